@@ -1,0 +1,21 @@
+"""Library exceptions. The CLI turns every BrainError into a clean click error."""
+
+
+class BrainError(Exception):
+    """Base class for errors a user can act on; the message says how."""
+
+
+class ConfigError(BrainError):
+    """Bad configuration: a missing vault, an unreadable path, a bad variable."""
+
+
+class ModelLoadError(BrainError):
+    """An embedding or reranking model could not be loaded."""
+
+
+class IndexMismatchError(BrainError):
+    """The on-disk index was built with another model or dimension."""
+
+
+class NoIndexError(BrainError):
+    """The vault has not been indexed yet."""

@@ -1,0 +1,94 @@
+"""Named, recorded schema migrations (the pattern of simonw/llm's ``migrations.py``).
+
+Each database has one ``Migrations`` registry. A migration is a function taking a
+connection, registered under a unique name; ``apply`` runs the ones not yet recorded in
+the ``_migrations`` table, in registration order, each in its own transaction.
+Never edit or reorder a released migration: add a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+@dataclass
+class Migrations:
+    name: str
+    steps: list[tuple[str, Migration]] = field(default_factory=list)
+
+    def __call__(self, fn: Migration) -> Migration:
+        """Register ``fn`` as the next migration, named after the function."""
+        if any(existing == fn.__name__ for existing, _ in self.steps):
+            raise ValueError(f"duplicate migration name {fn.__name__!r} in {self.name}")
+        self.steps.append((fn.__name__, fn))
+        return fn
+
+    def applied(self, conn: sqlite3.Connection) -> list[str]:
+        if not _has_table(conn, "_migrations"):
+            return []
+        rows = conn.execute(
+            "SELECT name FROM _migrations WHERE db = ? ORDER BY applied_at, rowid", (self.name,)
+        )
+        return [row[0] for row in rows]
+
+    def pending(self, conn: sqlite3.Connection) -> list[str]:
+        done = set(self.applied(conn))
+        return [name for name, _ in self.steps if name not in done]
+
+    def apply(self, conn: sqlite3.Connection) -> list[str]:
+        """Apply every pending migration; returns the names applied."""
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations ("
+            " db TEXT NOT NULL, name TEXT NOT NULL, applied_at REAL NOT NULL,"
+            " PRIMARY KEY (db, name))"
+        )
+        done = set(self.applied(conn))
+        ran = []
+        for name, fn in self.steps:
+            if name in done:
+                continue
+            # BEGIN IMMEDIATE takes the write lock first, so two processes racing to
+            # create a fresh database do not both run the same migration.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                already = conn.execute(
+                    "SELECT 1 FROM _migrations WHERE db = ? AND name = ?", (self.name, name)
+                ).fetchone()
+                if not already:
+                    fn(conn)
+                    conn.execute(
+                        "INSERT INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)",
+                        (self.name, name, time.time()),
+                    )
+                    ran.append(name)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return ran
+
+
+def _has_table(conn: sqlite3.Connection, table: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    return row is not None
+
+
+def connect(path: str, *, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
+    """Open a SQLite database in WAL mode with a busy timeout, autocommit off by hand.
+
+    ``isolation_level=None`` leaves transactions to explicit BEGIN/COMMIT, which is what
+    the migrations and the writers here want.
+    """
+    conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
