@@ -60,7 +60,7 @@ class Migrations:
                     "SELECT 1 FROM _migrations WHERE db = ? AND name = ?", (self.name, name)
                 ).fetchone()
                 if not already:
-                    fn(conn)
+                    fn(_InTransaction(conn))
                     conn.execute(
                         "INSERT INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)",
                         (self.name, name, time.time()),
@@ -71,6 +71,30 @@ class Migrations:
                 conn.execute("ROLLBACK")
                 raise
         return ran
+
+
+class _InTransaction:
+    """The connection a migration sees: ``executescript`` runs statement by statement.
+
+    sqlite3's own ``executescript`` COMMITs first, which would break the migration's
+    transaction (and its all-or-nothing promise).
+    """
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+    def executescript(self, script: str) -> None:
+        statement = ""
+        for line in script.splitlines(keepends=True):
+            statement += line
+            if sqlite3.complete_statement(statement):
+                self._conn.execute(statement)
+                statement = ""
+        if statement.strip():
+            self._conn.execute(statement)
 
 
 def _has_table(conn: sqlite3.Connection, table: str) -> bool:

@@ -1,0 +1,181 @@
+"""Heading-aware chunking.
+
+A note body is split at headings into sections (each knowing its heading path), then each
+section by size into pieces of about ``target`` characters with ``overlap`` characters carried
+over. Fenced code blocks stay whole where they fit in ``max_chars``; tiny sections are merged
+into their neighbour. The text that gets embedded carries the note title and heading path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .links import _FENCE
+
+TARGET_CHARS = 1100
+MAX_CHARS = 1600  # a code block up to this size is kept whole
+OVERLAP_CHARS = 165  # ~15% of the target
+MIN_CHARS = 200  # sections shorter than this merge into a neighbour
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int  # position in the note, from 0
+    heading_path: tuple[str, ...]  # ("Setup", "Linux") for a chunk under ## Setup / ### Linux
+    text: str  # the chunk's own text (what is shown as a snippet)
+
+    @property
+    def heading(self) -> str:
+        return " > ".join(self.heading_path)
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """What the embedder sees: the note title and heading path give the chunk its context."""
+    head = title if not chunk.heading_path else f"{title} > {chunk.heading}"
+    return f"{head}\n\n{chunk.text}"
+
+
+@dataclass
+class _Section:
+    heading_path: tuple[str, ...]
+    blocks: list[str]  # paragraphs and whole code blocks
+
+    @property
+    def size(self) -> int:
+        return sum(len(b) for b in self.blocks) + 2 * max(0, len(self.blocks) - 1)
+
+
+def _sections(body: str) -> list[_Section]:
+    sections = [_Section((), [])]
+    stack: list[tuple[int, str]] = []
+    paragraph: list[str] = []
+    fence: str | None = None
+    code: list[str] = []
+
+    def flush() -> None:
+        if paragraph and any(line.strip() for line in paragraph):
+            sections[-1].blocks.append("\n".join(paragraph).strip("\n"))
+        paragraph.clear()
+
+    for line in body.split("\n"):
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            code.append(line)
+            if fence_match and fence_match.group(1).startswith(fence) and line.strip() == fence_match.group(1):
+                sections[-1].blocks.append("\n".join(code))
+                code, fence = [], None
+            continue
+        if fence_match:
+            flush()
+            fence = fence_match.group(1)
+            code = [line]
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            flush()
+            level, text = len(heading.group(1)), heading.group(2).strip()
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, text))
+            sections.append(_Section(tuple(t for _, t in stack), [line.strip()]))
+            continue
+        if line.strip():
+            paragraph.append(line)
+        else:
+            flush()
+    flush()
+    if code:  # an unclosed fence runs to the end of the note
+        sections[-1].blocks.append("\n".join(code))
+    return [s for s in sections if s.blocks]
+
+
+def _merge_tiny(sections: list[_Section], max_chars: int) -> list[_Section]:
+    merged: list[_Section] = []
+    for section in sections:
+        previous = merged[-1] if merged else None
+        if previous is not None and (previous.size < MIN_CHARS or section.size < MIN_CHARS):
+            if previous.size + section.size + 2 <= max_chars:
+                # Keep the deeper context only when the pieces share it; otherwise the parent's.
+                path = _common_prefix(previous.heading_path, section.heading_path)
+                merged[-1] = _Section(path or previous.heading_path, previous.blocks + section.blocks)
+                continue
+        merged.append(section)
+    return merged
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    out = []
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        out.append(x)
+    return tuple(out)
+
+
+def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
+    """A block over max_chars: code by lines, prose by sentences, then hard cuts."""
+    if len(block) <= max_chars:
+        return [block]
+    is_code = bool(_FENCE.match(block))
+    pieces = block.split("\n") if is_code else re.split(r"(?<=[.!?…])\s+|\n", block)
+    out: list[str] = []
+    current = ""
+    for piece in pieces:
+        while len(piece) > target:  # a single enormous line or sentence
+            if current:
+                out.append(current)
+                current = ""
+            out.append(piece[:target])
+            piece = piece[target:]
+        joiner = "\n" if is_code else " "
+        if current and len(current) + len(piece) + 1 > target:
+            out.append(current)
+            current = piece
+        else:
+            current = f"{current}{joiner}{piece}" if current else piece
+    if current:
+        out.append(current)
+    return out
+
+
+def _overlap_tail(text: str, overlap: int) -> str:
+    """The last ~overlap characters, starting at a word boundary."""
+    if overlap <= 0 or len(text) <= overlap:
+        return text if overlap > 0 else ""
+    tail = text[-overlap:]
+    space = tail.find(" ")
+    return tail[space + 1:] if 0 <= space < overlap // 2 else tail
+
+
+def chunk_body(
+    body: str,
+    target: int = TARGET_CHARS,
+    overlap: int = OVERLAP_CHARS,
+    max_chars: int = MAX_CHARS,
+) -> list[Chunk]:
+    """Split a note body into heading-aware, size-bounded, overlapping chunks."""
+    chunks: list[Chunk] = []
+    for section in _merge_tiny(_sections(body), max_chars):
+        if section.size <= max_chars:
+            chunks.append(Chunk(len(chunks), section.heading_path, "\n\n".join(section.blocks)))
+            continue
+        blocks: list[str] = []
+        for block in section.blocks:
+            blocks.extend(_split_long_block(block, target, max_chars))
+        current: list[str] = []
+        size = 0
+        for block in blocks:
+            # A lone heading or overlap tail is too little to stand alone: keep filling.
+            if current and size >= MIN_CHARS and size + len(block) + 2 > target:
+                text = "\n\n".join(current)
+                chunks.append(Chunk(len(chunks), section.heading_path, text))
+                tail = _overlap_tail(text, overlap) if not _FENCE.match(block) else ""
+                current, size = ([tail] if tail else []), len(tail)
+            current.append(block)
+            size += len(block) + 2
+        if current:
+            chunks.append(Chunk(len(chunks), section.heading_path, "\n\n".join(current)))
+    return chunks

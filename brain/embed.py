@@ -1,0 +1,128 @@
+"""Embedders: text → normalised float32 vectors.
+
+The real one wraps sentence-transformers (imported only when a model is loaded). Others can
+be registered under a name prefix (``register_embedder("fake", factory)`` makes
+``BRAIN_EMBED_MODEL=fake:...`` resolve to it), which is how tests plug in a deterministic
+embedder without torch, and benchmarks a fast one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from . import config
+from .errors import ModelLoadError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger("brain")
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Passages → (n, dim) float32, L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query → (dim,) float32, L2-normalised."""
+        ...
+
+
+_REGISTRY: dict[str, Callable[[str], Embedder]] = {}
+
+
+def register_embedder(prefix: str, factory: Callable[[str], Embedder]) -> None:
+    """Make ``prefix:anything`` model names resolve to ``factory("prefix:anything")``."""
+    _REGISTRY[prefix] = factory
+
+
+def default_prefixes(model_name: str) -> tuple[str, str]:
+    """(query prefix, passage prefix): e5-family models are trained with them, others not.
+
+    ``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX`` override (set them to "" to disable).
+    """
+    is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
+    query, passage = ("query: ", "passage: ") if is_e5 else ("", "")
+    return (
+        os.environ.get("BRAIN_QUERY_PREFIX", query),
+        os.environ.get("BRAIN_PASSAGE_PREFIX", passage),
+    )
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model: a hub name or a local folder."""
+
+    def __init__(self, model_name: str, *, batch_size: int = 32, device: str | None = None):
+        self.name = model_name
+        self.query_prefix, self.passage_prefix = default_prefixes(model_name)
+        self.batch_size = int(config.env("BRAIN_EMBED_BATCH", str(batch_size)))  # type: ignore[arg-type]
+        self._model = _load_sentence_transformer(model_name, device)
+        dim = self._model.get_sentence_embedding_dimension()
+        if dim is None:  # some models only know their size after one encode
+            dim = int(self._model.encode(["probe"], convert_to_numpy=True).shape[1])
+        self.dim = int(dim)
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            [self.passage_prefix + t for t in texts],
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        vector = self._model.encode(
+            [self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True
+        )[0]
+        return np.ascontiguousarray(vector, dtype=np.float32)
+
+
+def _load_sentence_transformer(model_name: str, device: str | None):  # -> SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise ModelLoadError(
+            f"sentence-transformers is not installed ({exc}); install brain with its dependencies"
+        ) from exc
+    try:
+        # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
+        return SentenceTransformer(model_name, device=device or config.env("BRAIN_DEVICE"))
+    except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
+        raise ModelLoadError(model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc)) from exc
+
+
+def model_load_message(kind: str, model_name: str, variable: str, exc: BaseException) -> str:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    hint = (
+        f"If this machine cannot reach the Hugging Face hub, download the model elsewhere "
+        f"(e.g. `huggingface-cli download {model_name} --local-dir ./models/x`) and set "
+        f"{variable} to that folder."
+    )
+    if os.path.isdir(model_name):
+        hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."
+    return f"cannot load the {kind} model {model_name!r}: {reason}. {hint}"
+
+
+def load_embedder(model_name: str | None = None) -> Embedder:
+    """The embedder for ``model_name`` (default ``BRAIN_EMBED_MODEL``)."""
+    model_name = model_name or config.embed_model_name()
+    prefix = model_name.split(":", 1)[0] if ":" in model_name else None
+    if prefix and prefix in _REGISTRY and not os.path.exists(model_name):
+        return _REGISTRY[prefix](model_name)
+    log.info("loading embedding model %s", model_name)
+    return SentenceTransformerEmbedder(model_name)

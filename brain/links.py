@@ -1,0 +1,216 @@
+"""Wikilinks and markdown links: extraction from a note body, and resolution as Obsidian does.
+
+Extraction ignores fenced code blocks and inline code. Resolution order:
+vault-relative path (with or without ``.md``), then file name regardless of case (ties go to
+the note nearest the linking note), then a frontmatter alias. What is left is dangling.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+# Links to these are attachments, not notes; they are neither resolved nor dangling.
+_ATTACHMENT_EXT = re.compile(
+    r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp3|mp4|wav|ogg|m4a|webm|mov|canvas|excalidraw|zip|csv|xlsx?|docx?|pptx?)$",
+    re.IGNORECASE,
+)
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+(?:\s[^)\s>]+)*?)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link as written in a note."""
+
+    target: str  # the note part: "Folder/Note", "Note", "note.md"; "" for a same-note anchor
+    kind: str  # wikilink | embed | markdown
+    anchor: str | None  # "Heading", "^block", or None
+    display: str | None  # the alias after "|" or the markdown link text
+    line: int  # 1-based line of the link in the body
+
+
+def mask_code(text: str) -> str:
+    """Blank out fenced code blocks and inline code, keeping line structure and offsets."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is None:
+            if match:
+                fence = match.group(1)[0] * len(match.group(1))
+                out.append(" " * len(line))
+                continue
+            out.append(_INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line))
+        else:
+            # A fence closes on a line of at least as many of the same character.
+            if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
+                fence = None
+            out.append(" " * len(line))
+    return "\n".join(out)
+
+
+def extract_links(body: str) -> list[Link]:
+    """All note links in a body, in order, outside code."""
+    masked = mask_code(body)
+    links: list[tuple[int, Link]] = []
+    line_starts = _line_starts(masked)
+    for match in _WIKILINK.finditer(masked):
+        embed, inner = match.group(1), match.group(2)
+        target_part, _, display = inner.partition("|")
+        target, anchor = _split_anchor(target_part.strip())
+        if not target and not anchor:
+            continue
+        links.append(
+            (
+                match.start(),
+                Link(
+                    target=target,
+                    kind="embed" if embed else "wikilink",
+                    anchor=anchor,
+                    display=display.strip() or None,
+                    line=_line_of(line_starts, match.start()),
+                ),
+            )
+        )
+    for match in _MDLINK.finditer(masked):
+        embed, text, href = match.groups()
+        if embed or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):  # images, http:, obsidian: ...
+            continue
+        href = unquote(href)
+        path_part, _, fragment = href.partition("#")
+        if not path_part.lower().endswith(".md"):
+            continue
+        links.append(
+            (
+                match.start(),
+                Link(
+                    target=path_part,
+                    kind="markdown",
+                    anchor=fragment or None,
+                    display=text or None,
+                    line=_line_of(line_starts, match.start()),
+                ),
+            )
+        )
+    links.sort(key=lambda item: item[0])
+    return [link for _, link in links]
+
+
+def _split_anchor(target: str) -> tuple[str, str | None]:
+    if "#" in target:
+        note, _, anchor = target.partition("#")
+        return note.strip(), anchor.strip() or None
+    return target, None
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset)
+
+
+def is_attachment(target: str) -> bool:
+    return bool(_ATTACHMENT_EXT.search(target))
+
+
+def _norm(path: str) -> str:
+    # Case-insensitive and Unicode-normalised: macOS writes file names decomposed (NFD).
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def _strip_md(path: str) -> str:
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+class Resolver:
+    """Resolves link targets to note paths over one snapshot of the vault.
+
+    ``paths`` are vault-relative posix paths of notes (with ``.md``); ``aliases`` maps each
+    note path to its frontmatter aliases.
+    """
+
+    def __init__(self, paths: Iterable[str], aliases: dict[str, list[str]] | None = None):
+        self.by_path: dict[str, str] = {}  # exact path without .md -> path
+        self.by_path_ci: dict[str, str] = {}  # casefolded path without .md -> path
+        self.by_name: dict[str, list[str]] = {}  # casefolded stem -> paths
+        self.by_alias: dict[str, list[str]] = {}
+        for path in sorted(paths):
+            bare = _strip_md(path)
+            self.by_path[bare] = path
+            self.by_path_ci.setdefault(_norm(bare), path)
+            self.by_name.setdefault(_norm(posixpath.basename(bare)), []).append(path)
+        for path, names in sorted((aliases or {}).items()):
+            for alias in names:
+                self.by_alias.setdefault(_norm(alias.strip()), []).append(path)
+
+    def resolve(self, link: Link, source: str) -> str | None:
+        """The note path a link points to, or None when dangling."""
+        target = link.target.strip()
+        if not target:  # [[#Heading]]: a link inside the same note
+            return source
+        if link.kind == "markdown":
+            return self._resolve_markdown(target, source)
+        target = target.replace("\\", "/").lstrip("/")
+        bare = _strip_md(target)
+        if bare in self.by_path:
+            return self.by_path[bare]
+        if _norm(bare) in self.by_path_ci:
+            return self.by_path_ci[_norm(bare)]
+        if "/" in bare:
+            # A partial path ("Spells/Chaos-Ray") matches notes whose path ends with it.
+            tail = "/" + _norm(bare)
+            hits = [p for key, p in self.by_path_ci.items() if ("/" + key).endswith(tail)]
+            if hits:
+                return nearest(hits, source)
+        candidates = self.by_name.get(_norm(posixpath.basename(bare)))
+        if candidates and "/" not in bare:
+            return nearest(candidates, source)
+        aliased = self.by_alias.get(_norm(target))
+        if aliased:
+            return nearest(aliased, source)
+        return None
+
+    def _resolve_markdown(self, target: str, source: str) -> str | None:
+        # Markdown links are relative to the linking note's folder, or vault-absolute with "/".
+        if target.startswith("/"):
+            candidate = posixpath.normpath(target.lstrip("/"))
+        else:
+            candidate = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+        bare = _strip_md(candidate)
+        if bare in self.by_path:
+            return self.by_path[bare]
+        if _norm(bare) in self.by_path_ci:
+            return self.by_path_ci[_norm(bare)]
+        # Obsidian also writes vault-relative paths in markdown links.
+        bare = _strip_md(posixpath.normpath(target))
+        if bare in self.by_path:
+            return self.by_path[bare]
+        return self.by_path_ci.get(_norm(bare))
+
+
+def nearest(candidates: list[str], source: str) -> str:
+    """The candidate nearest the source note: fewest folder steps apart, then shallowest."""
+    source_dirs = posixpath.dirname(source).split("/") if "/" in source else []
+
+    def key(path: str) -> tuple[int, int, str]:
+        dirs = posixpath.dirname(path).split("/") if "/" in path else []
+        shared = 0
+        for a, b in zip(source_dirs, dirs):
+            if a != b:
+                break
+            shared += 1
+        distance = (len(source_dirs) - shared) + (len(dirs) - shared)
+        return (distance, len(dirs), path)
+
+    return min(candidates, key=key)

@@ -1,0 +1,201 @@
+"""The per-vault index database: notes, chunks (with their vectors), links, metadata.
+
+SQLite is the source of truth. Each chunk's vector is stored beside it, so the FAISS file
+(``vectors.py``) is a derived cache that can always be rebuilt without the model; a
+``vectors_version`` counter in ``meta`` says which state the FAISS file must match.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .migrations import Migrations, connect
+
+INDEX_MIGRATIONS = Migrations("index")
+
+
+@INDEX_MIGRATIONS
+def m001_initial(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            date TEXT,
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            warnings TEXT NOT NULL DEFAULT '[]',
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX notes_hash ON notes (hash);
+        CREATE TABLE aliases (
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            alias TEXT NOT NULL
+        );
+        CREATE INDEX aliases_note ON aliases (note_id);
+        CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+        CREATE TABLE tags (
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            tag TEXT NOT NULL
+        );
+        CREATE INDEX tags_note ON tags (note_id);
+        CREATE INDEX tags_tag ON tags (tag);
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX chunks_note ON chunks (note_id, ordinal);
+        CREATE TABLE links (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            target_id INTEGER REFERENCES notes (id) ON DELETE SET NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            anchor TEXT,
+            display TEXT,
+            line INTEGER,
+            status TEXT NOT NULL DEFAULT 'pending'
+        );
+        CREATE INDEX links_source ON links (source_id);
+        CREATE INDEX links_target ON links (target_id);
+        CREATE TABLE skipped (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        """
+    )
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    id: int
+    path: str
+    title: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+class IndexStore:
+    """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
+
+    def __init__(self, conn: sqlite3.Connection, directory: Path):
+        self.conn = conn
+        self.directory = directory
+
+    @classmethod
+    def open(cls, directory: Path, *, create: bool = True) -> IndexStore:
+        if create:
+            directory.mkdir(parents=True, exist_ok=True)
+        conn = connect(str(directory / "index.db"))
+        conn.row_factory = sqlite3.Row
+        INDEX_MIGRATIONS.apply(conn)
+        return cls(conn, directory)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # ----- metadata -------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: object) -> None:
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, str(value)),
+        )
+
+    def vectors_version(self) -> int:
+        return int(self.get_meta("vectors_version", "0") or 0)
+
+    def bump_vectors_version(self) -> None:
+        """Call inside the transaction that changes chunks: the FAISS file is now behind."""
+        self.set_meta("vectors_version", self.vectors_version() + 1)
+
+    # ----- notes ----------------------------------------------------------------------
+
+    def note_rows(self) -> dict[str, NoteRow]:
+        rows = self.conn.execute("SELECT id, path, title, size, mtime_ns, hash FROM notes")
+        return {r["path"]: NoteRow(r["id"], r["path"], r["title"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
+
+    def counts(self) -> dict[str, int]:
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "notes": one("SELECT count(*) FROM notes"),
+            "chunks": one("SELECT count(*) FROM chunks"),
+            "resolved": one("SELECT count(*) FROM links WHERE status = 'resolved'"),
+            "dangling": one("SELECT count(*) FROM links WHERE status = 'dangling'"),
+            "attachment": one("SELECT count(*) FROM links WHERE status = 'attachment'"),
+        }
+
+    def aliases_by_path(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        rows = self.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id")
+        for path, alias in rows:
+            out.setdefault(path, []).append(alias)
+        return out
+
+    def skipped(self) -> list[dict[str, str]]:
+        rows = self.conn.execute("SELECT path, reason, detail FROM skipped ORDER BY path")
+        return [dict(r) for r in rows]
+
+    def replace_skipped(self, entries: Iterable[tuple[str, str, str]]) -> None:
+        self.conn.execute("DELETE FROM skipped")
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO skipped (path, reason, detail) VALUES (?, ?, ?)", entries
+        )
+
+    # ----- links ----------------------------------------------------------------------
+
+    def outgoing(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT l.*, n.path AS target_path, n.title AS target_title FROM links l "
+            "LEFT JOIN notes n ON n.id = l.target_id WHERE l.source_id = ? ORDER BY l.id",
+            (note_id,),
+        ).fetchall()
+
+    def backlinks(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT l.*, n.path AS source_path, n.title AS source_title FROM links l "
+            "JOIN notes n ON n.id = l.source_id WHERE l.target_id = ? AND l.source_id != ? ORDER BY l.id",
+            (note_id, note_id),
+        ).fetchall()
+
+    def note_id(self, path: str) -> int | None:
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False)

@@ -1,0 +1,194 @@
+"""Walking a vault: which files are notes, and which are skipped and why.
+
+Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, Syncthing
+``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax) at the
+vault root, broken symlinks and symlink loops, and file names that are not valid Unicode.
+Size and binary checks need the bytes, so the indexer makes them (``read_note_bytes``).
+brain never writes inside the vault.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import config
+from .errors import ConfigError
+
+IGNORE_FILE = ".brainignore"
+DEFAULT_MAX_NOTE_MB = 10.0
+
+
+@dataclass(frozen=True)
+class VaultFile:
+    path: str  # vault-relative, posix
+    abspath: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+    detail: str = ""
+
+
+def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
+    """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
+    value = vault if vault not in (None, "") else config.env("BRAIN_VAULT")
+    if not value:
+        raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
+    path = Path(value).expanduser()
+    if not path.exists():
+        raise ConfigError(f"vault not found: {path}")
+    if not path.is_dir():
+        raise ConfigError(f"vault is not a folder: {path}")
+    return path.resolve()
+
+
+def max_note_bytes() -> int:
+    value = config.env("BRAIN_MAX_NOTE_MB", str(DEFAULT_MAX_NOTE_MB))
+    try:
+        return int(float(value) * 1024 * 1024)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ConfigError(f"BRAIN_MAX_NOTE_MB must be a number of megabytes, not {value!r}") from exc
+
+
+def _load_ignore(root: Path):  # -> pathspec.PathSpec | None
+    ignore_file = root / IGNORE_FILE
+    if not ignore_file.is_file():
+        return None
+    import pathspec
+
+    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def is_sync_conflict(name: str) -> bool:
+    return ".sync-conflict-" in name
+
+
+def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
+    """Every markdown note under ``root`` and every skipped file with its reason, sorted by path."""
+    spec = _load_ignore(root)
+    notes: list[VaultFile] = []
+    skipped: list[Skipped] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    root_stat = root.stat()
+    seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
+
+    def onerror(err: OSError) -> None:
+        skipped.append(Skipped(_rel(root, err.filename or ""), "unreadable", err.strerror or str(err)))
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
+        rel_dir = _rel(root, dirpath)
+        keep = []
+        for name in sorted(dirnames):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            full = os.path.join(dirpath, name)
+            if name.startswith("."):
+                skipped.extend(_dot_folder_entries(full, rel))
+                continue
+            if spec is not None and spec.match_file(rel + "/"):
+                skipped.append(Skipped(rel + "/", "brainignore"))
+                continue
+            try:
+                st = os.stat(full)
+            except OSError as exc:
+                skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen_dirs:  # a symlink back to a folder already walked
+                skipped.append(Skipped(rel + "/", "symlink-loop"))
+                continue
+            seen_dirs.add(key)
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if not name.lower().endswith(".md"):
+                continue
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not _valid_name(rel):
+                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
+                continue
+            if name.startswith("."):
+                skipped.append(Skipped(rel, "dot-file"))
+                continue
+            if is_sync_conflict(name):
+                skipped.append(Skipped(rel, "sync-conflict"))
+                continue
+            if spec is not None and spec.match_file(rel):
+                skipped.append(Skipped(rel, "brainignore"))
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError as exc:
+                reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if os.path.islink(full) else "unreadable"
+                skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
+                continue
+            if not os.path.isfile(full):
+                skipped.append(Skipped(rel, "not-a-file"))
+                continue
+            notes.append(VaultFile(rel, full, st.st_size, st.st_mtime_ns))
+    notes.sort(key=lambda f: f.path)
+    skipped.sort(key=lambda s: s.path)
+    return notes, skipped
+
+
+def _dot_folder_entries(full: str, rel: str) -> list[Skipped]:
+    """Each markdown file inside a dot-folder, so `status` can show what was left out.
+
+    ``.git`` and similar stores are reported as one entry: walking them is pure cost.
+    """
+    if os.path.basename(full) in (".git", ".hg", ".svn", ".stversions", ".venv", ".cache"):
+        return [Skipped(rel + "/", "dot-folder")]
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(full):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.lower().endswith(".md"):
+                sub = _rel(Path(full), os.path.join(dirpath, name))
+                path = f"{rel}/{sub}"
+                if _valid_name(path):
+                    entries.append(Skipped(path, "dot-folder"))
+    return entries or [Skipped(rel + "/", "dot-folder")]
+
+
+def _valid_name(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes came through as surrogates
+        return False
+    return True
+
+
+def _rel(root: Path, path: str) -> str:
+    rel = os.path.relpath(path, root)
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped | None]:
+    """The bytes of a note, or the reason it is skipped (too large, binary, unreadable)."""
+    if file.size > limit:
+        return None, Skipped(
+            file.path,
+            "too-large",
+            f"{file.size / 1048576:.1f} MB over the {limit / 1048576:.0f} MB limit (BRAIN_MAX_NOTE_MB)",
+        )
+    try:
+        with open(file.abspath, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        return None, Skipped(file.path, "unreadable", exc.strerror or str(exc))
+    if len(data) > limit:  # grew since it was listed
+        return None, Skipped(file.path, "too-large", f"over the {limit / 1048576:.0f} MB limit")
+    from .notes import looks_binary
+
+    if looks_binary(data):
+        return None, Skipped(file.path, "binary", "contains NUL bytes; not a text note")
+    return data, None

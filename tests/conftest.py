@@ -1,0 +1,98 @@
+"""Shared fixtures. The fake embedder lets most tests run without torch.
+
+``FakeEmbedder`` hashes word tokens (and their 3-letter prefixes, so "embedding" and
+"embeddings" meet) into a fixed-size vector: deterministic, fast, and lexical, which is
+enough to test plumbing and to build vaults whose ranking is predictable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from brain.embed import register_embedder  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY_VAULT = ROOT / "toy_vault"
+SHARED = ROOT.parent / "shared"
+REAL_VAULTS = SHARED / "bench" / "vaults"
+FIXTURES = SHARED / "fixtures" / "claude-code"
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words hashing embedder; counts what it embeds."""
+
+    def __init__(self, name: str = "fake:64", dim: int | None = None):
+        self.name = name
+        self.dim = dim or int(name.split(":", 1)[1]) if ":" in name else 64
+        self.query_prefix = "query: "
+        self.passage_prefix = "passage: "
+        self.embedded: list[str] = []
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        for token in _TOKEN.findall(text.lower()):
+            for feature in (token, token[:4]):
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self.dim
+                sign = 1.0 if digest[4] & 1 else -1.0
+                vector[index] += sign
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else vector
+
+    def embed_documents(self, texts, *, progress: bool = False) -> np.ndarray:
+        self.embedded.extend(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+register_embedder("fake", FakeEmbedder)
+
+
+@pytest.fixture(autouse=True)
+def brain_home(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own brain home and database; no test touches the user's."""
+    home = tmp_path_factory.mktemp("brain_home")
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    monkeypatch.delenv("BRAIN_VAULT", raising=False)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "none")
+    return home
+
+
+@pytest.fixture
+def toy_vault(tmp_path) -> Path:
+    """A private copy of toy_vault/, safe to edit."""
+    target = tmp_path / "vault"
+    shutil.copytree(TOY_VAULT, target, symlinks=True)
+    return target
+
+
+def real_vault(name: str) -> Path:
+    path = REAL_VAULTS / name
+    if not path.is_dir():
+        pytest.skip(f"../shared/bench/vaults/{name} is not here")
+    return path
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
