@@ -10,7 +10,39 @@ from .db import MIGRATIONS
 @MIGRATIONS
 def m001_turns(conn: sqlite3.Connection) -> None:
     """The turn ledger: one row per assistant turn, written by the Stop hook."""
-    raise NotImplementedError("turns table: written with the ledger (issue 4)")
+    conn.execute(
+        """
+CREATE TABLE turns (
+    id INTEGER PRIMARY KEY,
+    turn_key TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    prompt_id TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    stops INTEGER NOT NULL DEFAULT 1,
+    started_at TEXT,
+    ended_at TEXT,
+    cwd TEXT,
+    project TEXT,
+    git_branch TEXT,
+    ask TEXT,
+    summary TEXT,
+    files_written TEXT NOT NULL DEFAULT '[]',
+    files_read TEXT NOT NULL DEFAULT '[]',
+    tools TEXT NOT NULL DEFAULT '{}',
+    commands TEXT NOT NULL DEFAULT '[]',
+    decisions TEXT NOT NULL DEFAULT '[]',
+    tool_errors TEXT NOT NULL DEFAULT '[]',
+    subagents TEXT NOT NULL DEFAULT '[]',
+    transcript_path TEXT,
+    byte_start INTEGER,
+    byte_end INTEGER,
+    claude_version TEXT
+)"""
+    )
+    conn.execute("CREATE INDEX turns_session ON turns (session_id, started_at)")
+    conn.execute("CREATE INDEX turns_project ON turns (project, started_at)")
+    conn.execute("CREATE INDEX turns_started ON turns (started_at)")
 
 
 @MIGRATIONS
