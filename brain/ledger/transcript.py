@@ -342,10 +342,13 @@ class _Accumulator:
         kind = record.get("type")
         if kind not in ("user", "assistant"):
             return
-        self.meta(record)
         if record.get("isSidechain") and not self.sidechain_mode:
+            # Inline subagent lines: their cwd and branch are the subagent's, not the turn's.
+            if isinstance(record.get("timestamp"), str):
+                self.last_timestamp = record["timestamp"]
             self._sidechain(record)
             return
+        self.meta(record)
         content = _content(record)
         if not isinstance(content, list):
             return

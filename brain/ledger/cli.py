@@ -1,0 +1,186 @@
+"""Click commands of the turn ledger: ``brain hook install|uninstall|stop`` and ``brain turns``.
+
+``brain.cli`` imports this module at start-up, so nothing heavy (and not ``brain.cli``
+itself) is imported at module level here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    # brain.cli.library_errors, looked up at call time: brain.cli imports this module.
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ..cli import library_errors
+
+        return library_errors(fn)(*args, **kwargs)
+
+    return wrapper
+
+
+@click.group()
+def hook() -> None:
+    """The Claude Code Stop hook that records every assistant turn.
+
+    \b
+    brain hook install            add it to ./.claude/settings.json
+    brain hook install --user     add it to ~/.claude/settings.json
+    brain hook uninstall          remove it again
+    """
+
+
+_settings_options = [
+    click.option("--user", is_flag=True, help="Edit ~/.claude/settings.json (all projects)."),
+    click.option(
+        "--settings",
+        "settings_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Edit this settings file instead.",
+    ),
+]
+
+
+def _with_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_settings_options):
+        fn = option(fn)
+    return fn
+
+
+@hook.command()
+@_with_settings_options
+@click.option("--dry-run", is_flag=True, help="Print the command that would be written; change nothing.")
+@_library_errors
+def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
+    """Add the Stop hook to Claude Code's settings (the project's, or --user).
+
+    Merges into the existing file, keeps a backup (settings.json.bak-<time>), and is
+    safe to run again. The hook command names this brain by absolute path and carries
+    BRAIN_HOME / BRAIN_DB when they are set, so the hook writes where `brain turns` reads.
+    """
+    from . import install as setup
+
+    path = setup.settings_path(user=user, settings=settings_file)
+    command = setup.hook_command()
+    if dry_run:
+        click.echo(f"would write to {path}:\n  {command}")
+        return
+    click.echo(setup.install(path, command).message)
+
+
+@hook.command()
+@_with_settings_options
+@_library_errors
+def uninstall(user: bool, settings_file: Path | None) -> None:
+    """Remove the brain Stop hook from Claude Code's settings; nothing else is touched."""
+    from . import install as setup
+
+    click.echo(setup.uninstall(setup.settings_path(user=user, settings=settings_file)).message)
+
+
+@hook.command()
+def stop() -> None:
+    """Record the turn that just ended (run by Claude Code, JSON on stdin).
+
+    Exits 0 and prints nothing, whatever happens; errors go to <brain home>/logs/hook.log.
+    """
+    from .hook import run_stop_hook
+
+    raise SystemExit(run_stop_hook())
+
+
+@click.command()
+@click.option("-n", "--limit", default=10, show_default=True, help="How many turns.")
+@click.option("--session", help="Only this session (a prefix of the id is enough).")
+@click.option("--project", help="Only this project (the git root's folder name).")
+@click.option("--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files.")
+@click.option("--days", default=14, show_default=True, help="With --stats: how many days (with turns) to list per day.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@_library_errors
+def turns(
+    limit: int, session: str | None, project: str | None, stats: bool, days: int, as_json: bool
+) -> None:
+    """The last recorded turns: ask, summary, files, tools, commands.
+
+    \b
+    Examples:
+      brain turns
+      brain turns --stats
+      brain turns --session 491e126e --json
+    """
+    from ..db import open_db
+    from .store import recent_turns, turn_stats
+
+    conn = open_db()
+    try:
+        if stats:
+            data = turn_stats(conn, project=project, session=session, days=days)
+            click.echo(_dumps(data) if as_json else _format_stats(data, days))
+            return
+        rows = recent_turns(conn, limit=limit, session=session, project=project)
+    finally:
+        conn.close()
+    if as_json:
+        click.echo(_dumps(rows))
+    elif not rows:
+        click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
+    else:
+        click.echo("\n\n".join(_format_turn(row) for row in rows))
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def _one_line(text: str | None, width: int = 110) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _short_path(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def _format_turn(row: dict[str, Any]) -> str:
+    when = (row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
+    where = row.get("project") or "?"
+    if row.get("git_branch"):
+        where += f"@{row['git_branch']}"
+    lines = [f"{when}  {where}  session {str(row.get('session_id'))[:8]}"]
+    cwd = row.get("cwd")
+    fields = [
+        ("ask", _one_line(row.get("ask")) or "(no prompt found)"),
+        ("summary", _one_line(row.get("summary"))),
+        ("wrote", ", ".join(_short_path(p, cwd) for p in row.get("files_written") or [])),
+        ("read", ", ".join(_short_path(p, cwd) for p in row.get("files_read") or [])),
+        ("tools", ", ".join(f"{k}×{v}" for k, v in (row.get("tools") or {}).items())),
+    ]
+    fields += [("$", _one_line(c, 100)) for c in (row.get("commands") or [])[:5]]
+    if len(row.get("commands") or []) > 5:
+        fields.append(("$", f"… {len(row['commands']) - 5} more"))
+    fields += [("decided", _one_line(d)) for d in row.get("decisions") or []]
+    if row.get("tool_errors"):
+        fields.append(("errors", str(len(row["tool_errors"]))))
+    for agent in row.get("subagents") or []:
+        fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
+    lines += [f"  {name:8} {value}" for name, value in fields if value]
+    return "\n".join(lines)
+
+
+def _format_stats(data: dict[str, Any], days: int) -> str:
+    lines = [f"{data['turns']} turns recorded", "", f"turns per day and project (last {days} days with turns):"]
+    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or ["  (none)"]
+    lines += ["", "top tools (uses, turns):"]
+    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or ["  (none)"]
+    lines += ["", "most-touched files (turns that wrote them):"]
+    lines += [f"  {r['turns']:5}  {r['file']}" for r in data["top_files"]] or ["  (none)"]
+    return "\n".join(lines)

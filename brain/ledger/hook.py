@@ -1,0 +1,182 @@
+"""The Claude Code Stop hook: record the turn that just ended, and never hurt the agent.
+
+Claude Code runs ``brain hook stop`` after every assistant turn with a JSON object on
+stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
+``stop_hook_active``, newer versions also ``prompt_id`` and ``last_assistant_message``).
+The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
+hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s).
+Standard library only, and no click: this runs on every turn of every session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..db import open_db
+from .store import turn_row, utc_now, write_turn
+from .transcript import Turn, read_last_turn
+
+DEFAULT_BUDGET_SECONDS = 2.0
+LOG_MAX_BYTES = 1_000_000
+
+
+def run_stop_hook() -> int:
+    """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
+    if any(arg in ("-h", "--help") for arg in sys.argv[3:]):
+        return _click_help()
+    watchdog = _start_watchdog(_budget())
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return 0  # run by hand in a terminal: there is no hook input to wait for
+        raw = sys.stdin.buffer.read()
+        try:
+            payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict) or not (
+            _text(payload.get("session_id")) or _text(payload.get("transcript_path"))
+        ):
+            log(f"ignored stdin that is not a Stop hook payload ({len(raw)} bytes)")
+            return 0
+        record_stop(payload)
+    except BaseException as exc:  # noqa: BLE001 - nothing may reach the agent
+        _log_exception(exc)
+    finally:
+        watchdog.cancel()
+    return 0
+
+
+def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict[str, Any]:
+    """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it."""
+    event = payload.get("hook_event_name")
+    path = payload.get("transcript_path")
+    if event == "SubagentStop" and payload.get("agent_transcript_path"):
+        path = payload["agent_transcript_path"]
+    last_message = payload.get("last_assistant_message")
+    turn = read_last_turn(
+        path if isinstance(path, str) and path else None,
+        last_assistant_message=last_message if isinstance(last_message, str) else None,
+    )
+    session = _text(payload.get("session_id")) or turn.session_id or "unknown"
+    cwd = _text(payload.get("cwd")) or turn.cwd
+    root = git_root(cwd)
+    project = root.name if root else (Path(cwd).name if cwd else None)
+    prompt_id = _text(payload.get("prompt_id")) or turn.prompt_id
+    row = turn_row(turn, turn_key=turn_key(session, prompt_id, turn), project=project or None)
+    row.update(
+        session_id=session,
+        prompt_id=prompt_id,
+        cwd=cwd,
+        git_branch=turn.git_branch or (git_branch(root) if root else None),
+    )
+    if turn.lagging:
+        row["ended_at"] = utc_now()  # the final text is newer than anything in the file
+    conn = open_db(db_path)
+    try:
+        write_turn(conn, row)
+    finally:
+        conn.close()
+    return row
+
+
+def turn_key(session: str, prompt_id: str | None, turn: Turn) -> str:
+    """The identity of a turn: a repeated Stop for the same turn maps to the same key."""
+    if prompt_id:
+        return f"{session}:{prompt_id}"
+    if turn.prompt_uuid:
+        return f"{session}:{turn.prompt_uuid}"
+    # No prompt in sight (missing file, or a turn longer than the read cap): the text
+    # the turn ended with is the best stable identity left.
+    return f"{session}:text:{zlib.crc32(turn.summary.encode('utf-8', 'replace')):08x}"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def git_root(cwd: str | None) -> Path | None:
+    """The nearest folder at or above ``cwd`` holding ``.git`` (no git subprocess)."""
+    if not cwd:
+        return None
+    path = Path(cwd)
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def git_branch(root: Path) -> str | None:
+    """The checked-out branch read from ``.git/HEAD`` (worktrees included), else None."""
+    try:
+        git = root / ".git"
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            target = git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            git = (root / target) if not os.path.isabs(target) else Path(target)
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if head.startswith("ref:"):
+        return head.split("refs/heads/", 1)[-1] if "refs/heads/" in head else None
+    return head[:12] or None  # detached: the short commit
+
+
+def _budget() -> float:
+    try:
+        return float(config.env("BRAIN_HOOK_BUDGET", str(DEFAULT_BUDGET_SECONDS)))  # type: ignore[arg-type]
+    except ValueError:
+        return DEFAULT_BUDGET_SECONDS
+
+
+def _start_watchdog(seconds: float) -> threading.Timer:
+    # A hung filesystem or a locked database must not hold the agent: past the budget
+    # the process ends at once, exit code 0. SQLite rolls back an unfinished write.
+    def give_up() -> None:
+        log(f"gave up after the {seconds:g} s budget")
+        os._exit(0)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def log(message: str) -> None:
+    """Append one line to the hook's log file; never raises."""
+    try:
+        folder = config.log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "hook.log"
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, folder / "hook.log.1")
+        except FileNotFoundError:
+            pass
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{utc_now()} pid={os.getpid()} {message}\n")
+    except Exception:  # noqa: BLE001 - a broken log must not break the hook
+        pass
+
+
+def _log_exception(exc: BaseException) -> None:
+    import traceback  # only on the error path
+
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    log(f"error: {exc!r}\n{detail.rstrip()}")
+
+
+def _click_help() -> int:
+    # `brain hook stop --help` reaches here through the fast path; let click answer it.
+    from ..cli import cli
+
+    try:
+        cli(prog_name="brain")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    return 0

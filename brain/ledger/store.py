@@ -1,0 +1,156 @@
+"""Write and read the ``turns`` table of the brain database.
+
+``write_turn`` masks secrets in every text before it reaches SQLite and upserts on
+``turn_key``, so a repeated Stop for one turn updates its row. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from .redact import redact_value
+from .transcript import Turn
+
+JSON_COLUMNS = (
+    "files_written",
+    "files_read",
+    "tools",
+    "commands",
+    "decisions",
+    "tool_errors",
+    "subagents",
+)
+TEXT_COLUMNS = (
+    "session_id",
+    "prompt_id",
+    "started_at",
+    "ended_at",
+    "cwd",
+    "project",
+    "git_branch",
+    "ask",
+    "summary",
+    "transcript_path",
+    "claude_version",
+)
+COLUMNS = ("turn_key", *TEXT_COLUMNS, *JSON_COLUMNS, "byte_start", "byte_end")
+
+_UPSERT = (
+    f"INSERT INTO turns (created_at, updated_at, {', '.join(COLUMNS)}) "
+    f"VALUES (:now, :now, {', '.join(':' + c for c in COLUMNS)}) "
+    "ON CONFLICT(turn_key) DO UPDATE SET updated_at = excluded.updated_at, "
+    "stops = turns.stops + 1, "
+    + ", ".join(
+        # A later Stop may see less (a lagging file): never blank out what is known.
+        f"{c} = COALESCE(excluded.{c}, turns.{c})" if c in TEXT_COLUMNS else f"{c} = excluded.{c}"
+        for c in COLUMNS[1:]
+    )
+)
+
+
+def utc_now() -> str:
+    """Now as ISO 8601 UTC with milliseconds, the format of transcript timestamps."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
+def turn_row(turn: Turn, *, turn_key: str, project: str | None) -> dict[str, Any]:
+    """The column values of ``turn`` (JSON columns still as Python values)."""
+    row = {c: getattr(turn, c, None) for c in COLUMNS if c != "turn_key"}
+    row["turn_key"] = turn_key
+    row["project"] = project
+    return row
+
+
+def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None) -> None:
+    """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked."""
+    values = {c: redact_value(row.get(c)) for c in COLUMNS}
+    for column in TEXT_COLUMNS:
+        if values[column] == "":
+            values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
+    for column in JSON_COLUMNS:
+        default = {} if column == "tools" else []
+        values[column] = json.dumps(values[column] or default, ensure_ascii=False)
+    values["now"] = now or utc_now()
+    conn.execute(_UPSERT, values)
+
+
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    for column in JSON_COLUMNS:
+        try:
+            out[column] = json.loads(out[column]) if out.get(column) else None
+        except ValueError:
+            pass  # hand-edited rows stay readable
+    return out
+
+
+def recent_turns(
+    conn: sqlite3.Connection,
+    *,
+    limit: int = 10,
+    session: str | None = None,
+    project: str | None = None,
+) -> list[dict[str, Any]]:
+    """The last ``limit`` turns, newest first; ``session`` may be a prefix of the id."""
+    where, args = _filters(session=session, project=project)
+    rows = conn.execute(
+        f"SELECT * FROM turns {where} "
+        "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
+        (*args, limit),
+    ).fetchall()
+    return [_decode(r) for r in rows]
+
+
+def _filters(*, session: str | None, project: str | None) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    if session:
+        clauses.append("session_id LIKE ? ESCAPE '\\'")
+        args.append(session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    if project:
+        clauses.append("project = ?")
+        args.append(project)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def turn_stats(
+    conn: sqlite3.Connection,
+    *,
+    project: str | None = None,
+    session: str | None = None,
+    days: int = 14,
+    top: int = 10,
+) -> dict[str, Any]:
+    """Turns per day and project (the last ``days`` days with turns), top tools, most-touched files."""
+    where, args = _filters(session=session, project=project)
+    day = "date(COALESCE(started_at, created_at), 'localtime')"
+    total = conn.execute(f"SELECT COUNT(*) FROM turns {where}", args).fetchone()[0]
+    # The last `days` days that have turns, so a quiet fortnight still shows history.
+    recent_days = f"SELECT DISTINCT {day} FROM turns {where} ORDER BY 1 DESC LIMIT ?"
+    per_day = conn.execute(
+        f"SELECT {day} AS day, COALESCE(project, '?') AS project, COUNT(*) AS turns "
+        f"FROM turns {where} {'AND' if where else 'WHERE'} {day} IN ({recent_days}) "
+        "GROUP BY 1, 2 ORDER BY 1 DESC, 3 DESC, 2",
+        (*args, *args, max(days, 1)),
+    ).fetchall()
+    tools = conn.execute(
+        f"SELECT j.key AS tool, SUM(j.value) AS uses, COUNT(*) AS turns "
+        f"FROM turns, json_each(turns.tools) AS j {where} "
+        "GROUP BY j.key ORDER BY 2 DESC, 1 LIMIT ?",
+        (*args, top),
+    ).fetchall()
+    files = conn.execute(
+        f"SELECT j.value AS file, COUNT(*) AS turns "
+        f"FROM turns, json_each(turns.files_written) AS j {where} "
+        "GROUP BY j.value ORDER BY 2 DESC, 1 LIMIT ?",
+        (*args, top),
+    ).fetchall()
+    return {
+        "turns": total,
+        "per_day": [dict(r) for r in per_day],
+        "top_tools": [dict(r) for r in tools],
+        "top_files": [dict(r) for r in files],
+    }

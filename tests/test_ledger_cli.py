@@ -1,0 +1,112 @@
+"""`brain turns` and `brain hook install/uninstall` through click."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from brain.cli import cli
+from brain.ledger.hook import record_stop
+from ledger_helpers import Transcript, fixture, hook_payload
+
+SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
+
+
+def _record(tmp_path, session="sess-one-0001", ask="add a cache", cwd=None):
+    t = Transcript(tmp_path / f"{session}.jsonl", session=session)
+    t.prompt(ask)
+    t.tool("Read", file_path="/home/dev/proj/src/app.py")
+    t.tool("Edit", file_path="/home/dev/proj/src/app.py")
+    t.tool("Bash", command="pytest -q")
+    t.text("Added an LRU cache. We decided to keep it in memory instead of Redis.")
+    record_stop(hook_payload(t.write(), session_id=session, cwd=cwd or str(tmp_path)))
+
+
+def test_turns_empty():
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0
+    assert "no turns recorded yet" in result.output
+
+
+def test_turns_text(tmp_path):
+    _record(tmp_path)
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "session sess-one" in out and f"{tmp_path.name}@feature/x" in out
+    assert "ask      add a cache" in out
+    assert "wrote    /home/dev/proj/src/app.py" in out
+    assert "tools    Read×1, Edit×1, Bash×1" in out
+    assert "$        pytest -q" in out
+    assert "decided  Added an LRU cache. We decided to keep it in memory instead of Redis." in out
+
+
+def test_turns_json_and_filters(tmp_path):
+    _record(tmp_path, session="aaaa-1", ask="first")
+    _record(tmp_path, session="bbbb-2", ask="second")
+    result = CliRunner().invoke(cli, ["turns", "--session", "bbbb", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert row["ask"] == "second" and row["session_id"] == "bbbb-2"
+    assert row["tools"] == {"Read": 1, "Edit": 1, "Bash": 1}
+    assert row["commands"] == ["pytest -q"]
+    result = CliRunner().invoke(cli, ["turns", "--json", "--limit", "1"])
+    assert len(json.loads(result.output)) == 1
+    result = CliRunner().invoke(cli, ["turns", "--json", "--project", "no-such-project"])
+    assert json.loads(result.output) == []
+
+
+def test_turns_real_transcript(tmp_path):
+    record_stop(hook_payload(fixture(SPOTTER), cwd=str(tmp_path)))
+    result = CliRunner().invoke(cli, ["turns"])
+    assert "ask      create the beads" in result.output
+    assert "tools    Bash×4" in result.output
+    assert "$        bd dep add spotter-0p7.2 spotter-0p7.1" in result.output
+
+
+def test_turns_stats(tmp_path):
+    _record(tmp_path, session="aaaa-1", ask="first")
+    _record(tmp_path, session="bbbb-2", ask="second")
+    result = CliRunner().invoke(cli, ["turns", "--stats"])
+    assert result.exit_code == 0, result.output
+    assert "2 turns recorded" in result.output
+    assert f"2  {tmp_path.name}" in result.output
+    assert "/home/dev/proj/src/app.py" in result.output
+    data = json.loads(CliRunner().invoke(cli, ["turns", "--stats", "--json"]).output)
+    assert data["turns"] == 2
+    assert {"tool": "Bash", "uses": 2, "turns": 2} in data["top_tools"]
+    assert data["top_files"] == [{"file": "/home/dev/proj/src/app.py", "turns": 2}]
+
+
+def test_hook_install_and_uninstall_commands(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"model": "opus"}')
+    runner = CliRunner()
+    result = runner.invoke(cli, ["hook", "install", "--settings", str(settings)])
+    assert result.exit_code == 0, result.output
+    assert "added a Stop hook" in result.output and "backup:" in result.output
+    result = runner.invoke(cli, ["hook", "install", "--settings", str(settings)])
+    assert "already installed" in result.output
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and data["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook stop")
+    result = runner.invoke(cli, ["hook", "uninstall", "--settings", str(settings)])
+    assert result.exit_code == 0 and "removed the Stop hook" in result.output
+    assert json.loads(settings.read_text()) == {"model": "opus"}
+
+
+def test_hook_install_project_default_and_dry_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["hook", "install", "--dry-run"])
+    assert "would write to" in result.output and not (tmp_path / ".claude").exists()
+    result = CliRunner().invoke(cli, ["hook", "install"])
+    assert result.exit_code == 0
+    assert (tmp_path / ".claude" / "settings.json").is_file()
+
+
+def test_broken_settings_is_a_clean_error(tmp_path):
+    settings = tmp_path / "settings.json"
+    settings.write_text("{oops")
+    result = CliRunner().invoke(cli, ["hook", "install", "--settings", str(settings)])
+    assert result.exit_code == 1
+    assert "is not valid JSON" in result.output and "Traceback" not in result.output

@@ -1,0 +1,126 @@
+"""The installed `brain hook stop`, run as Claude Code runs it: a process, JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ledger_helpers import Transcript, brain_command, fixture, hook_payload, run_hook
+
+pytestmark = pytest.mark.slow  # subprocesses
+
+CRUD = "agentlogs_v2.0.14_crud_write_read_edit_bash.jsonl"
+
+
+def _rows(db: Path) -> list[dict]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute("SELECT * FROM turns ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_hook_process_records_a_real_turn(tmp_path):
+    payload = hook_payload(fixture(CRUD), cwd=str(tmp_path))
+    proc = run_hook(json.dumps(payload).encode(), tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["ask"].startswith("create a file `JOKE.md`")
+    assert json.loads(row["tools"]) == {"TodoWrite": 5, "Write": 1, "Read": 1, "Edit": 1, "Bash": 1}
+    assert json.loads(row["files_written"]) == ["/Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
+    assert json.loads(row["commands"]) == ["rm /Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
+    assert not (tmp_path / "logs" / "hook.log").exists()  # nothing went wrong
+
+
+def test_brain_db_variable_is_honoured(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    db = tmp_path / "elsewhere" / "ledger.db"
+    proc = run_hook(json.dumps(hook_payload(t.write())).encode(), tmp_path, BRAIN_DB=str(db))
+    assert proc.returncode == 0
+    assert [r["ask"] for r in _rows(db)] == ["hi"]
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [b"", b"not json", b"[1, 2]", b"\xff\xfe\x00garbage", b'{"transcript_path": 42}',
+     b'{"session_id": "s", "transcript_path": "/nonexistent/x.jsonl"}'],
+)
+def test_garbage_stdin_exits_zero_and_prints_nothing(tmp_path, stdin):
+    proc = run_hook(stdin, tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    assert proc.stderr == b""
+
+
+def test_errors_go_to_the_log_file(tmp_path):
+    (tmp_path / "brain.db").mkdir()  # the database path is a folder: opening it fails
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    proc = run_hook(json.dumps(hook_payload(t.write())).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "error:" in log and "Traceback" in log
+
+
+def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
+    # Claude Code never leaves stdin open, but a hung read must not hold the agent.
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="0.5")
+    start = time.monotonic()
+    proc = subprocess.Popen([*cmd, "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    try:
+        proc.stdin.write(b'{"session_id": ')  # half a payload, and stdin stays open
+        proc.stdin.flush()
+        code = proc.wait(timeout=20)
+        elapsed = time.monotonic() - start
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert code == 0
+    assert proc.stdout.read() == b"" and proc.stderr.read() == b""
+    assert elapsed < 10
+    assert "gave up after the 0.5 s budget" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_twenty_hooks_at_once_lose_no_row(tmp_path):
+    procs = []
+    cmd, env = brain_command()
+    # The budget is raised so a loaded CI machine tests locking, not start-up speed.
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="60")
+    for i in range(20):
+        t = Transcript(tmp_path / f"t{i}.jsonl", session=f"session-{i:02d}")
+        t.prompt(f"question {i}")
+        t.tool("Write", file_path=f"/p/file{i}.py")
+        t.text(f"answer {i}")
+        payload = hook_payload(t.write(), session_id=f"session-{i:02d}")
+        proc = subprocess.Popen([*cmd, "hook", "stop"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        procs.append((proc, json.dumps(payload).encode()))
+    for proc, stdin in procs:  # all started before any is fed, so they race for the db
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    for proc, _ in procs:
+        assert proc.wait(timeout=120) == 0
+        assert proc.stdout.read() == b""
+    rows = _rows(tmp_path / "brain.db")
+    assert sorted(r["ask"] for r in rows) == sorted(f"question {i}" for i in range(20))
+    assert len({r["session_id"] for r in rows}) == 20
+    assert not (tmp_path / "logs" / "hook.log").exists()
+
+
+def test_help_goes_to_click(tmp_path):
+    cmd, env = brain_command()
+    proc = subprocess.run([*cmd, "hook", "stop", "--help"], capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0
+    assert b"Record the turn that just ended" in proc.stdout

@@ -1,0 +1,189 @@
+"""`brain hook install/uninstall`: merge into settings.json without losing anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain.errors import ConfigError
+from brain.ledger import install as setup
+from ledger_helpers import Transcript, brain_command, hook_payload
+
+CMD = "/opt/brain/bin/brain hook stop"
+
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def _settings(tmp_path: Path, data: dict | None = USER_SETTINGS) -> Path:
+    path = tmp_path / ".claude" / "settings.json"
+    if data is not None:
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob("settings.json.bak-*"))
+
+
+def test_install_into_a_fresh_project(tmp_path):
+    path = _settings(tmp_path, None)
+    change = setup.install(path, CMD)
+    assert change.changed and change.backup is None
+    assert "added a Stop hook" in change.message and CMD in change.message
+    assert json.loads(path.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": CMD}]}]}
+    }
+
+
+def test_install_merges_and_keeps_everything_else(tmp_path):
+    path = _settings(tmp_path)
+    original = path.read_text()
+    change = setup.install(path, CMD)
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus" and data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert data["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "notify-send done"}]},
+        {"hooks": [{"type": "command", "command": CMD}]},
+    ]
+    (backup,) = _backups(path)
+    assert backup.read_text() == original and change.backup == backup
+    assert str(backup) in change.message
+
+
+def test_install_is_idempotent(tmp_path):
+    path = _settings(tmp_path)
+    setup.install(path, CMD)
+    after_first = path.read_text()
+    change = setup.install(path, CMD)
+    assert not change.changed and "already installed" in change.message
+    assert path.read_text() == after_first
+    assert len(_backups(path)) == 1
+
+
+def test_install_updates_a_stale_entry_instead_of_adding_one(tmp_path):
+    path = _settings(tmp_path)
+    setup.install(path, "/old/venv/bin/brain hook stop")
+    change = setup.install(path, CMD)
+    assert change.changed and "updated" in change.message and "/old/venv/bin/brain" in change.message
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert commands == ["notify-send done", CMD]
+
+
+def test_uninstall_removes_only_ours(tmp_path):
+    path = _settings(tmp_path)
+    setup.install(path, CMD)
+    change = setup.uninstall(path)
+    assert change.changed and CMD in change.message
+    assert json.loads(path.read_text()) == USER_SETTINGS
+    again = setup.uninstall(path)
+    assert not again.changed and "not installed" in again.message
+
+
+def test_uninstall_leaves_no_empty_containers(tmp_path):
+    path = _settings(tmp_path, {"model": "opus"})
+    setup.install(path, CMD)
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_uninstall_without_a_file(tmp_path):
+    change = setup.uninstall(tmp_path / "nope.json")
+    assert not change.changed
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+def test_a_broken_settings_file_is_left_alone(tmp_path, text):
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError):
+        setup.install(path, CMD)
+    assert path.read_text() == text and not _backups(path)
+
+
+def test_settings_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert setup.settings_path(cwd=tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert setup.settings_path(user=True) == tmp_path / "home" / ".claude" / "settings.json"
+    assert setup.settings_path(settings=tmp_path / "x.json") == tmp_path / "x.json"
+
+
+def _fake_env(tmp_path: Path, monkeypatch, *, with_script: bool) -> Path:
+    bindir = tmp_path / "my venv" / "bin"  # a space, as in many real home folders
+    bindir.mkdir(parents=True)
+    python = bindir / "python"
+    python.write_text("")
+    if with_script:
+        script = bindir / "brain"
+        script.write_text("#!/bin/sh\n")
+        script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setattr(setup.shutil, "which", lambda name: None)
+    return bindir
+
+
+def test_hook_command_is_absolute_and_quoted(tmp_path, monkeypatch):
+    bindir = _fake_env(tmp_path, monkeypatch, with_script=True)
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    monkeypatch.delenv("BRAIN_HOME", raising=False)
+    command = setup.hook_command()
+    assert shlex.split(command) == [str(bindir / "brain"), "hook", "stop"]
+    assert setup.is_ours(command)
+
+
+def test_hook_command_falls_back_to_the_interpreter(tmp_path, monkeypatch):
+    bindir = _fake_env(tmp_path, monkeypatch, with_script=False)
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    monkeypatch.delenv("BRAIN_HOME", raising=False)
+    command = setup.hook_command()
+    assert shlex.split(command) == [str(bindir / "python"), "-m", "brain", "hook", "stop"]
+    assert setup.is_ours(command)
+
+
+def test_hook_command_carries_brain_home_and_db(tmp_path, monkeypatch):
+    _fake_env(tmp_path, monkeypatch, with_script=True)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "brain home"))
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "db dir" / "b.db"))
+    words = shlex.split(setup.hook_command())
+    assert words[0] == f"BRAIN_HOME={tmp_path / 'brain home'}"
+    assert words[1] == f"BRAIN_DB={tmp_path / 'db dir' / 'b.db'}"
+    assert words[-2:] == ["hook", "stop"]
+
+
+@pytest.mark.slow
+def test_installed_command_runs_from_a_bare_shell(tmp_path, monkeypatch):
+    """What Claude Code does: run the written command through a shell, no venv, short PATH."""
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    cmd, _ = brain_command()
+    if cmd[0] == sys.executable:
+        pytest.skip("brain is not installed as a script")
+    path = tmp_path / "settings.json"
+    setup.install(path)
+    command = json.loads(path.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("from a bare shell")
+    t.text("ok")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no venv, no BRAIN_* variables
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(hook_payload(t.write())).encode(),
+                          env=env, capture_output=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b""
+    conn = sqlite3.connect(tmp_path / "home" / "brain.db")
+    assert conn.execute("SELECT ask FROM turns").fetchall() == [("from a bare shell",)]
+    conn.close()
+    assert os.environ["BRAIN_HOME"] in command  # baked in, since the installer had it

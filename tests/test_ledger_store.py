@@ -1,0 +1,181 @@
+"""Rows in the turns table: what record_stop writes, upserts, redaction, queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from brain.db import open_db
+from brain.ledger.hook import git_branch, git_root, record_stop
+from brain.ledger.store import recent_turns, turn_stats
+from ledger_helpers import SESSION, Transcript, fixture, hook_payload
+
+SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
+
+
+def _rows(path=None) -> list[dict]:
+    conn = open_db(path)
+    try:
+        return [dict(r) for r in conn.execute("SELECT * FROM turns ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_real_transcript_row(tmp_path):
+    record_stop(hook_payload(fixture(SPOTTER), cwd=str(tmp_path)))
+    (row,) = _rows()
+    assert row["session_id"] == SESSION
+    assert row["ask"] == "create the beads"
+    assert json.loads(row["tools"]) == {"Bash": 4}
+    assert json.loads(row["commands"])[-1] == "bd dep add spotter-0p7.2 spotter-0p7.1"
+    assert row["git_branch"] == "master"  # from the transcript, no git needed
+    assert row["project"] == tmp_path.name  # no git root above: the cwd's name
+    assert row["turn_key"] == f"{SESSION}:091e0ff4-fd44-4213-968d-b1fe201aae6f"
+    assert row["started_at"] == "2026-02-10T22:01:14.815Z"
+    assert row["claude_version"] == "2.1.38"
+    assert row["transcript_path"].endswith(SPOTTER)
+    assert 0 < row["byte_start"] < row["byte_end"]
+    assert row["stops"] == 1 and row["created_at"] == row["updated_at"]
+
+
+def test_repeated_stop_updates_the_same_row(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("write the docs")
+    t.tool("Write", file_path="/p/README.md")
+    t.text("Done.")
+    record_stop(hook_payload(t.write()))
+    # The Stop hook blocked; Claude went on; Stop fires again with stop_hook_active.
+    t.prompt("Stop hook feedback:\n- [lint]: typo", isMeta=True)
+    t.tool("Edit", file_path="/p/README.md")
+    t.text("Fixed the typo.")
+    record_stop(hook_payload(t.write(), stop_hook_active=True))
+    record_stop(hook_payload(t.write(), stop_hook_active=True))  # a hook that fires twice
+    (row,) = _rows()
+    assert row["stops"] == 3
+    assert json.loads(row["tools"]) == {"Write": 1, "Edit": 1}
+    assert row["summary"].endswith("Fixed the typo.")
+    assert row["updated_at"] >= row["created_at"]
+    # A new prompt is a new row.
+    t.prompt("now the changelog")
+    t.text("Added.")
+    record_stop(hook_payload(t.write()))
+    assert [r["ask"] for r in _rows()] == ["write the docs", "now the changelog"]
+
+
+def test_prompt_id_is_the_identity_when_given(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hello")
+    t.text("hi")
+    record_stop(hook_payload(t.write(), prompt_id="p-1"))
+    record_stop(hook_payload(t.write(), prompt_id="p-1"))
+    (row,) = _rows()
+    assert row["turn_key"] == f"{SESSION}:p-1" and row["prompt_id"] == "p-1"
+    assert row["stops"] == 2
+
+
+def test_a_later_stop_that_sees_less_does_not_blank_what_was_known(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hello")
+    t.text("hi there")
+    path = t.write()
+    record_stop(hook_payload(path, prompt_id="p-1"))
+    path.write_text("")  # e.g. the file was rotated away before the second Stop
+    record_stop(hook_payload(path, prompt_id="p-1"))
+    (row,) = _rows()
+    assert row["ask"] == "hello" and row["summary"] == "hi there"
+    assert row["stops"] == 2
+
+
+def test_missing_transcript_still_records_the_turn(tmp_path):
+    record_stop(hook_payload(tmp_path / "gone.jsonl", last_assistant_message="All set.",
+                             prompt_id="p-9"))
+    (row,) = _rows()
+    assert row["ask"] is None and row["summary"] == "All set."
+    assert row["byte_start"] is None and row["ended_at"] is not None
+
+
+def test_secrets_never_reach_the_database(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("use my key sk-ant-api03-SECRETSECRETSECRET1234 to call the API")
+    t.tool("Bash", command="curl -H 'Authorization: Bearer tok_ABCDEF123456789' https://x")
+    t.tool("Bash", command="mysql --password=hunter2 -e 'select 1'")
+    t.tool("Bash", "fatal: ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 rejected", error=True,
+           command="git push")
+    t.text("Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n"
+           "-----END PRIVATE KEY-----")
+    record_stop(hook_payload(t.write()))
+    raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
+    dump = "\n".join(raw.iterdump())
+    for secret in ("SECRETSECRETSECRET", "tok_ABCDEF123456789", "hunter2",
+                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "IOSFODNN7EXAMPLE", "MIIEvQIBADAN"):
+        assert secret not in dump
+    (row,) = _rows()
+    assert row["ask"] == "use my key sk-ant-*** to call the API"
+    assert json.loads(row["commands"])[1] == "mysql --password=*** -e 'select 1'"
+
+
+def test_git_root_and_branch_without_git(tmp_path):
+    repo = tmp_path / "myproj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/feature/ledger\n")
+    sub = repo / "src" / "pkg"
+    sub.mkdir(parents=True)
+    assert git_root(str(sub)) == repo
+    assert git_branch(repo) == "feature/ledger"
+    (repo / ".git" / "HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    assert git_branch(repo) == "0123456789ab"
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (tmp_path / "gitdir").mkdir()
+    (tmp_path / "gitdir" / "HEAD").write_text("ref: refs/heads/wt-branch\n")
+    (worktree / ".git").write_text(f"gitdir: {tmp_path / 'gitdir'}\n")
+    assert git_branch(worktree) == "wt-branch"
+
+
+def test_project_and_branch_from_the_git_root(tmp_path):
+    repo = tmp_path / "shop"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "web").mkdir()
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    for line in range(len(t.lines)):  # a transcript without gitBranch
+        t.lines[line] = t.lines[line].replace('"gitBranch": "feature/x"', '"gitBranch": ""')
+    record_stop(hook_payload(t.write(), cwd=str(repo / "web")))
+    (row,) = _rows()
+    assert row["project"] == "shop" and row["git_branch"] == "main"
+    assert row["cwd"] == str(repo / "web")
+
+
+def _turn(tmp_path, name, session, ask, tools, project_cwd):
+    t = Transcript(tmp_path / f"{name}.jsonl", session=session)
+    t.prompt(ask)
+    for tool, path in tools:
+        t.tool(tool, file_path=path, command="make")
+    t.text("ok")
+    record_stop(hook_payload(t.write(), session_id=session, cwd=project_cwd))
+
+
+def test_recent_turns_and_stats(tmp_path):
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    alpha.mkdir()
+    beta.mkdir()
+    _turn(tmp_path, "a", "aaaa-1", "first", [("Write", "/a/x.py"), ("Bash", "")], str(alpha))
+    _turn(tmp_path, "b", "aaaa-2", "second", [("Edit", "/a/x.py"), ("Read", "/a/y.py")], str(alpha))
+    _turn(tmp_path, "c", "bbbb-1", "third", [("Bash", ""), ("Bash", "")], str(beta))
+    conn = open_db()
+    try:
+        assert [r["ask"] for r in recent_turns(conn, limit=2)] == ["third", "second"]
+        assert {r["ask"] for r in recent_turns(conn, session="aaaa")} == {"first", "second"}
+        assert [r["ask"] for r in recent_turns(conn, project="beta")] == ["third"]
+        assert recent_turns(conn, session="aaaa%") == []  # LIKE wildcards are literal
+        row = recent_turns(conn, session="bbbb-1")[0]
+        assert row["tools"] == {"Bash": 2} and row["commands"] == ["make", "make"]
+        stats = turn_stats(conn)
+    finally:
+        conn.close()
+    assert stats["turns"] == 3
+    assert {(d["project"], d["turns"]) for d in stats["per_day"]} == {("alpha", 2), ("beta", 1)}
+    assert stats["top_tools"][0] == {"tool": "Bash", "uses": 3, "turns": 2}
+    assert stats["top_files"][0] == {"file": "/a/x.py", "turns": 2}
