@@ -167,6 +167,142 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo("  ... (--verbose lists all)")
 
 
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@vault_option
+@click.option("-k", "k", type=click.IntRange(1, 200), default=12, show_default=True, help="How many notes to return.")
+@click.option("--graph", is_flag=True, help="Expand one hop along wikilinks (skipped for name-shaped queries).")
+@click.option("--mode", help="An explicit mode instead: vector, graph, gated, each optionally +rerank.")
+@click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (also: BRAIN_RERANK_MODEL=none).")
+@click.option("--ab", is_flag=True, help="Run vector and vector+graph side by side and log the difference.")
+@click.option("--source", envvar="BRAIN_AB_SOURCE", default="work", show_default=True, help="Label for the --ab row.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
+@click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
+@click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
+@click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
+@click.option("--depth", type=click.IntRange(1, 1000), default=60, show_default=True, help="Distinct notes from the dense stage.")
+@click.option("--seeds", type=click.IntRange(0, 1000), default=15, show_default=True, help="Top notes whose links the graph follows.")
+@click.option("--max-new", type=click.IntRange(0, 1000), default=40, show_default=True, help="New notes the graph may add.")
+@click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=30, show_default=True,
+              help="Dense notes the reranker scores (graph notes come on top); lower it on slow CPUs.")
+@library_errors
+def ask(query, vault, k, graph, mode, no_rerank, ab, source, as_json, as_context, budget, no_update,
+        depth, seeds, max_new, pool) -> None:
+    """Recall the notes that answer QUERY.
+
+    Dense retrieval, then (with --graph) one hop along wikilinks unless the query is a
+    name, then a cross-encoder rerank. Before answering, notes changed since the last
+    index are indexed (or, with --no-update, counted in a warning).
+
+    \b
+    Examples:
+      brain ask "how should agent memory work"
+      brain ask --graph "how should agent memory work"
+      brain ask --json "sqlite wal"             # for agents
+      brain ask --context --budget 4000 "…"     # paste into a prompt
+      brain ask --ab "…"                         # vector vs vector+graph, logged
+    """
+    from .recall.pipeline import Recaller, RecallSettings
+
+    _setup_logging(as_json)
+    text = " ".join(query).strip()
+    if not text:
+        raise click.UsageError("empty query")
+    rerank = not no_rerank and config.rerank_model_name() is not None
+    suffix = "+rerank" if rerank else ""
+    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)
+    recaller = Recaller(vault, update=not no_update, progress=not as_json)
+    try:
+        if ab:
+            _ask_ab(recaller, text, settings, suffix, source, as_json)
+            return
+        chosen = mode or (("gated" if graph else "vector") + suffix)
+        result = recaller.ask(text, chosen, settings)
+    finally:
+        recaller.close()
+    if as_json:
+        from .output import result_json
+
+        _emit_json(result_json(result))
+    elif as_context:
+        from .output import context_bundle
+
+        click.echo(context_bundle(result, budget))
+    else:
+        from .output import result_text
+
+        click.echo(result_text(result))
+        if result.graph_used:
+            click.echo(f"\n(graph: {result.candidates_added} notes added one hop from the top hits)", err=True)
+        elif graph and result.gate.entity:
+            click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
+
+
+def _ask_ab(recaller, text, settings, suffix, source, as_json) -> None:
+    from .db import open_db
+    from .output import result_json, side_by_side
+    from .telemetry import diff, log_ab
+
+    a, b = recaller.compare(text, ["vector" + suffix, "graph" + suffix], settings)
+    row = diff(a, b, settings.k)
+    conn = open_db()
+    try:
+        row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
+    finally:
+        conn.close()
+    if as_json:
+        _emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
+                    "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
+        return
+    click.echo(side_by_side(a, b))
+    gate = "entity" if row.gate_entity else "not entity"
+    click.echo(
+        f"gate: {gate} ({row.gate_reason}); graph added {row.candidates_added} candidates, "
+        f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
+    )
+    click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
+
+
+@cli.group()
+def ab() -> None:
+    """The A/B log of `brain ask --ab`: does the graph earn its keep?"""
+
+
+@ab.command("report")
+@click.option("--since", default="7d", show_default=True, help="A span (7d, 12h, 2w) or a date (2026-11-01).")
+@click.option("--source", help="Only rows with this source label.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@library_errors
+def ab_report(since: str, source: str | None, as_json: bool) -> None:
+    """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
+    from .db import open_db
+    from .telemetry import parse_since, report
+
+    conn = open_db()
+    try:
+        data = report(conn, parse_since(since), source)
+    finally:
+        conn.close()
+    if as_json:
+        _emit_json(data)
+        return
+    total = data["all"]
+    click.echo(f"since {data['since']} UTC" + (f", source {source!r}" if source else ""))
+    click.echo(
+        f"queries: {total['queries']}   graph changed the top k: {total['changed_top_k']} "
+        f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
+    )
+    if data["by_gate"]:
+        click.echo(f"\n{'gate':<12}{'queries':>8}{'changed':>9}{'share':>8}{'promoted':>10}{'added/q':>9}")
+        for r in data["by_gate"]:
+            click.echo(
+                f"{r['gate']:<12}{r['queries']:>8}{r['changed_top_k'] or 0:>9}{(r['share_changed'] or 0):>8.0%}"
+                f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
+            )
+    if data["top_promoted"]:
+        click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+
+
 def _register_subcommands() -> None:
     # Each area keeps its commands beside its library code; they are plain click objects,
     # imported here cheaply (no heavy imports at module level in any of them).

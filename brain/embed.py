@@ -64,7 +64,9 @@ class SentenceTransformerEmbedder:
         self.query_prefix, self.passage_prefix = default_prefixes(model_name)
         self.batch_size = int(config.env("BRAIN_EMBED_BATCH", str(batch_size)))  # type: ignore[arg-type]
         self._model = _load_sentence_transformer(model_name, device)
-        dim = self._model.get_sentence_embedding_dimension()
+        # Renamed in sentence-transformers 5; keep working with both.
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = get_dim()
         if dim is None:  # some models only know their size after one encode
             dim = int(self._model.encode(["probe"], convert_to_numpy=True).shape[1])
         self.dim = int(dim)
@@ -99,6 +101,12 @@ def _load_sentence_transformer(model_name: str, device: str | None):  # -> Sente
         raise ModelLoadError(
             f"sentence-transformers is not installed ({exc}); install brain with its dependencies"
         ) from exc
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # brain shows its own progress
+    except Exception:  # an older transformers: its bar is only cosmetic
+        pass
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
         return SentenceTransformer(model_name, device=device or config.env("BRAIN_DEVICE"))

@@ -1,0 +1,127 @@
+"""Recall results for people (a ranked list), agents (JSON) and prompts (a context bundle)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from .recall.pipeline import RecallResult
+from .recall.types import Candidate
+
+SNIPPET_CHARS = 220
+_WORD = re.compile(r"\w{3,}", re.UNICODE)
+
+
+def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str:
+    """A short window of the best chunk, centred on the first query word it contains."""
+    text = re.sub(r"^\s{0,3}#{1,6}\s.*$", "", candidate.text, flags=re.MULTILINE)
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= width:
+        return text
+    lowered = text.casefold()
+    start = 0
+    for word in _WORD.findall(query.casefold()):
+        position = lowered.find(word)
+        if position >= 0:
+            start = max(0, position - width // 3)
+            break
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    piece = text[start:start + width]
+    if start + width < len(text):
+        piece = piece.rsplit(" ", 1)[0] + " …"
+    return ("… " if start else "") + piece
+
+
+def result_json(result: RecallResult) -> dict:
+    """The --json shape, documented in the README."""
+    return {
+        "query": result.query,
+        "mode": result.mode,
+        "gate": result.gate.as_dict(),
+        "results": [
+            {
+                "rank": rank,
+                "path": c.path,
+                "title": c.title,
+                "heading": c.heading,
+                "score": round(c.score, 4),
+                "dense_score": round(c.dense_score, 4),
+                "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 4),
+                "snippet": snippet(c, result.query),
+                "via": c.via.as_dict() if c.via else None,
+                "date": c.date,
+            }
+            for rank, c in enumerate(result.results, 1)
+        ],
+        "graph": {"used": result.graph_used, "candidates_added": result.candidates_added},
+        "reranked": result.reranked,
+        "fallbacks": result.fallbacks,
+        "stale_notes": result.stale,
+        "timings_ms": result.timings_ms,
+        "warnings": result.warnings,
+    }
+
+
+def result_text(result: RecallResult, *, width: int | None = None) -> str:
+    """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits."""
+    width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
+    lines = []
+    for rank, c in enumerate(result.results, 1):
+        via = f"  via [[{c.via.from_title}]]" if c.via else ""
+        lines.append(f"{rank:>2}. {c.score:6.3f}  {c.title}{via}")
+        location = c.path + (f" › {c.heading}" if c.heading else "")
+        lines.append(f"           {location}")
+        for line in _wrap(snippet(c, result.query), width - 11):
+            lines.append(f"           {line}")
+    if not result.results:
+        lines.append("no notes found")
+    return "\n".join(lines)
+
+
+def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) -> str:
+    """Two result lists in columns; notes only B has are marked + (and * when via the graph)."""
+    width = width or min(shutil.get_terminal_size((120, 20)).columns, 160)
+    column = max(30, (width - 8) // 2)
+    in_a = {c.path for c in a.results}
+    rows = [f"{'':4}{a.mode:<{column}}  {b.mode}", f"{'':4}{'-' * (column - 2):<{column}}  {'-' * (column - 2)}"]
+    for i in range(max(len(a.results), len(b.results))):
+        left = _clip(a.results[i].title, column) if i < len(a.results) else ""
+        right = ""
+        if i < len(b.results):
+            c = b.results[i]
+            mark = ("*" if c.via else "+") if c.path not in in_a else " "
+            right = f"{mark} " + _clip(c.title + (f"  via [[{c.via.from_title}]]" if c.via else ""), column)
+        rows.append(f"{i + 1:>2}. {left:<{column}}  {right}")
+    rows.append("")
+    rows.append("+ new in the top k   * new, promoted via a wikilink")
+    return "\n".join(rows)
+
+
+def context_bundle(result: RecallResult, budget: int) -> str:
+    """The best passages under their note path and heading, cut to ``budget`` characters."""
+    parts: list[str] = []
+    used = 0
+    for c in result.results:
+        header = f"### {c.path}" + (f" › {c.heading}" if c.heading else "")
+        body = c.text.strip()
+        block = f"{header}\n{body}\n"
+        room = budget - used
+        if room <= len(header) + 40:
+            break
+        if len(block) > room:
+            block = f"{header}\n{body[: room - len(header) - 4].rstrip()} …\n"
+        parts.append(block)
+        used += len(block) + 1
+    return "\n".join(parts)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width - 2 else text[: width - 3] + "…"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=max(20, width)) or [""]

@@ -1,0 +1,83 @@
+"""The entity gate: name-shaped queries skip the graph stage.
+
+A name's note tends to link to everything, so a hop from it pulls in noise (the seed pilot's
+finding). The gate is conservative: it says "entity" only for a query that *is* a name, and it
+always says why. Names come first from the vault itself (titles and aliases), then from shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..store import IndexStore
+from .types import Gate
+
+# Words that make a query a question or a request, not a name.
+_QUESTION_WORDS = {
+    "how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do", "did",
+    "is", "are", "was", "were", "can", "could", "should", "would", "will", "vs", "versus",
+    "compare", "difference", "between", "explain", "find", "list", "show", "about", "latest",
+    "current", "best", "my", "our", "the", "a", "an", "of", "for", "to", "in", "on", "with",
+    "как", "что", "почему", "зачем", "когда", "где", "какой", "какая", "какие", "чем", "ли",
+}
+# Common developer tools: a bare tool name is an entity even when the vault has no note on it.
+_TOOLS = {
+    "git", "docker", "kubernetes", "k8s", "sqlite", "postgres", "postgresql", "redis", "faiss",
+    "pytorch", "torch", "numpy", "pandas", "obsidian", "python", "rust", "go", "node", "npm",
+    "pip", "uv", "poetry", "pytest", "click", "vim", "neovim", "emacs", "vscode", "tmux", "bash",
+    "zsh", "curl", "jq", "ripgrep", "make", "cmake", "nginx", "kafka", "spark", "airflow",
+    "terraform", "ansible", "claude", "chatgpt", "ollama", "llama", "huggingface", "langchain",
+}
+_CAMEL = re.compile(r"^[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*$|^[A-Z]{2,}[a-z]+[A-Za-z0-9]*$")
+_SNAKE = re.compile(r"^[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)+$|^[a-z0-9]+(?:-[a-z0-9]+)+(?:\.[a-z]+)?$")
+_WORD = re.compile(r"[\w'’.-]+", re.UNICODE)
+MAX_NAME_WORDS = 4
+
+
+def _normalise(text: str) -> str:
+    text = text.strip().strip("\"'`“”«»[]").strip()
+    text = re.sub(r"[?!.]+$", "", text)
+    return re.sub(r"\s+", " ", text).casefold()
+
+
+def vault_names(store: IndexStore) -> dict[str, str]:
+    """Casefolded title or alias → the note path it names."""
+    names: dict[str, str] = {}
+    for path, title in store.conn.execute("SELECT path, title FROM notes"):
+        names.setdefault(_normalise(title), path)
+        stem = path.rsplit("/", 1)[-1]
+        names.setdefault(_normalise(stem[:-3] if stem.lower().endswith(".md") else stem), path)
+    for path, alias in store.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id"):
+        names.setdefault(_normalise(alias), path)
+    return names
+
+
+def entity_gate(query: str, names: dict[str, str] | None = None) -> Gate:
+    """Is ``query`` a name (skip the graph) or a question/theme (use it)? With the reason."""
+    normal = _normalise(query)
+    words = _WORD.findall(query.strip())
+    if names and normal in names:
+        return Gate(True, f"the query is the title or alias of [[{names[normal]}]]")
+    if not words:
+        return Gate(False, "no words")
+    lowered = [w.casefold().strip(".'’") for w in words]
+    question = [w for w in lowered if w in _QUESTION_WORDS]
+    if query.strip().endswith("?") or question:
+        return Gate(False, f"a question or phrase ({'“' + question[0] + '”' if question else '?'}), not a name")
+    if len(words) > MAX_NAME_WORDS:
+        return Gate(False, f"{len(words)} words: longer than a name")
+    if len(words) == 1:
+        word = words[0]
+        if _CAMEL.match(word):
+            return Gate(True, f"CamelCase token {word!r}")
+        if _SNAKE.match(word) and not word.replace(".", "").isdigit():
+            return Gate(True, f"identifier-shaped token {word!r}")
+        if lowered[0] in _TOOLS:
+            return Gate(True, f"tool name {word!r}")
+        if word[:1].isupper() and len(word) > 2:
+            return Gate(True, f"a single capitalised word {word!r}")
+        return Gate(False, f"a single common word {word!r}")
+    capitalised = [w for w in words if w[:1].isupper() or w[:1].isdigit()]
+    if len(capitalised) == len(words):
+        return Gate(True, f"a short capitalised name ({len(words)} words)")
+    return Gate(False, "a short phrase, not a name")

@@ -1,0 +1,58 @@
+"""Rerank stage: a cross-encoder scores (query, note passage) pairs.
+
+Loaded lazily and cached per process. When the model cannot be loaded or fails, the caller
+keeps the previous order and reports a warning: a missing reranker never breaks recall.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+from .. import config
+from ..embed import model_load_message
+from ..errors import ModelLoadError
+from .types import Candidate
+
+log = logging.getLogger("brain")
+
+DEFAULT_POOL = 30  # dense candidates the reranker sees (graph candidates are added on top)
+MAX_PASSAGE_CHARS = 1500
+
+
+class Reranker:
+    def __init__(self, model_name: str):
+        self.name = model_name
+        try:
+            from sentence_transformers import CrossEncoder
+
+            self._model = CrossEncoder(model_name, device=config.env("BRAIN_DEVICE"))
+        except Exception as exc:  # any failure to load means: no reranking this time
+            raise ModelLoadError(model_load_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc)) from exc
+
+    def score(self, query: str, candidates: list[Candidate]) -> list[float]:
+        pairs = [(query, passage(c)) for c in candidates]
+        if not pairs:
+            return []
+        scores = self._model.predict(pairs, batch_size=16, show_progress_bar=False, convert_to_numpy=True)
+        return [float(s) for s in scores.reshape(len(pairs), -1)[:, -1]]
+
+
+def passage(candidate: Candidate) -> str:
+    """What the cross-encoder reads: title, heading path, then the chunk text."""
+    head = candidate.title if not candidate.heading else f"{candidate.title} > {candidate.heading}"
+    return f"{head}\n{candidate.text}"[:MAX_PASSAGE_CHARS]
+
+
+@lru_cache(maxsize=2)
+def load_reranker(model_name: str) -> Reranker:
+    return Reranker(model_name)
+
+
+def rerank_pool_size() -> int:
+    value = config.env("BRAIN_RERANK_POOL", str(DEFAULT_POOL))
+    try:
+        return max(1, int(value))  # type: ignore[arg-type]
+    except ValueError:
+        log.warning("BRAIN_RERANK_POOL=%r is not a number; using %d", value, DEFAULT_POOL)
+        return DEFAULT_POOL

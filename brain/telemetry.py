@@ -1,0 +1,131 @@
+"""A/B telemetry: one ``ab_recall`` row per `brain ask --ab`, and the weekly report over them.
+
+Whether the graph earns its keep is then a SQL query, not a belief (README: "A/B log").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from .errors import ConfigError
+from .recall.pipeline import RecallResult
+
+
+@dataclass
+class ABRow:
+    query: str
+    mode_a: str
+    mode_b: str
+    k: int
+    gate_entity: bool
+    gate_reason: str
+    candidates_added: int
+    new_in_top_k: list[str]  # paths in B's top k and not in A's
+    via_graph: list[str]  # titles of those that came via the graph
+    top_a: list[str]
+    top_b: list[str]
+    reranked: bool
+    latency_ms: dict
+    warnings: list[str]
+
+
+def diff(a: RecallResult, b: RecallResult, k: int) -> ABRow:
+    """What B (usually with the graph) changed in the top k relative to A."""
+    top_a = [c.path for c in a.results[:k]]
+    top_b = [c.path for c in b.results[:k]]
+    new = [c for c in b.results[:k] if c.path not in set(top_a)]
+    return ABRow(
+        query=a.query,
+        mode_a=a.mode,
+        mode_b=b.mode,
+        k=k,
+        gate_entity=a.gate.entity,
+        gate_reason=a.gate.reason,
+        candidates_added=b.candidates_added,
+        new_in_top_k=[c.path for c in new],
+        via_graph=[c.title for c in new if c.via is not None],
+        top_a=top_a,
+        top_b=top_b,
+        reranked=a.reranked or b.reranked,
+        latency_ms={"a": a.timings_ms, "b": b.timings_ms},
+        warnings=sorted(set(a.warnings + b.warnings)),
+    )
+
+
+def now_utc() -> str:
+    """SQLite's own datetime format, so `created_at >= datetime('now', '-7 days')` works."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> int:
+    cursor = conn.execute(
+        "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
+        " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"
+        " top_b, reranked, latency_ms, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            now_utc(), source, vault, row.query, row.mode_a, row.mode_b, row.k, int(row.gate_entity),
+            row.gate_reason, row.candidates_added, len(row.new_in_top_k), len(row.via_graph),
+            json.dumps(row.via_graph, ensure_ascii=False), json.dumps(row.top_a, ensure_ascii=False),
+            json.dumps(row.top_b, ensure_ascii=False), int(row.reranked), json.dumps(row.latency_ms),
+            json.dumps(row.warnings, ensure_ascii=False),
+        ),
+    )
+    return int(cursor.lastrowid)
+
+
+def parse_since(text: str) -> str:
+    """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format."""
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
+    if match:
+        amount, unit = int(match.group(1)), match.group(2)
+        delta = {"m": dt.timedelta(minutes=amount), "h": dt.timedelta(hours=amount),
+                 "d": dt.timedelta(days=amount), "w": dt.timedelta(weeks=amount)}[unit]
+        return (dt.datetime.now(dt.timezone.utc) - delta).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return dt.datetime.fromisoformat(text.strip()).strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError as exc:
+        raise ConfigError(f"--since takes a span like 7d, 12h, 2w or a date like 2026-11-01, not {text!r}") from exc
+
+
+# The weekly figures. The README shows this same SQL.
+REPORT_SQL = """
+SELECT
+  CASE gate_entity WHEN 1 THEN 'entity' ELSE 'not entity' END AS gate,
+  count(*) AS queries,
+  sum(new_in_top_k > 0) AS changed_top_k,
+  round(avg(new_in_top_k > 0), 3) AS share_changed,
+  sum(via_graph_in_top_k) AS promoted_via_graph,
+  round(avg(candidates_added), 1) AS avg_candidates_added
+FROM ab_recall
+WHERE created_at >= :since AND (:source IS NULL OR source = :source)
+GROUP BY gate_entity
+ORDER BY gate_entity
+"""
+
+
+def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> dict:
+    """Figures over ab_recall since a time: overall and split by gate decision."""
+    rows = [dict(r) for r in conn.execute(REPORT_SQL, {"since": since, "source": source})]
+    total = {
+        "queries": sum(r["queries"] for r in rows),
+        "changed_top_k": sum(r["changed_top_k"] or 0 for r in rows),
+        "promoted_via_graph": sum(r["promoted_via_graph"] or 0 for r in rows),
+    }
+    total["share_changed"] = round(total["changed_top_k"] / total["queries"], 3) if total["queries"] else 0.0
+    top = conn.execute(
+        "SELECT value AS title, count(*) AS times FROM ab_recall, json_each(ab_recall.via_graph_titles)"
+        " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        " GROUP BY value ORDER BY times DESC, title LIMIT 10",
+        {"since": since, "source": source},
+    ).fetchall()
+    return {
+        "since": since,
+        "source": source,
+        "all": total,
+        "by_gate": rows,
+        "top_promoted": [dict(r) for r in top],
+    }
