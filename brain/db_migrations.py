@@ -48,4 +48,29 @@ CREATE TABLE turns (
 @MIGRATIONS
 def m002_ab_recall(conn: sqlite3.Connection) -> None:
     """A/B telemetry of `brain ask --ab`: dense vs dense+graph, one row per query."""
-    raise NotImplementedError("ab_recall table: written with recall (issue 3)")
+    conn.execute(
+        """
+CREATE TABLE ab_recall (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    vault TEXT NOT NULL,
+    query TEXT NOT NULL,
+    mode_a TEXT NOT NULL,
+    mode_b TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    gate_entity INTEGER NOT NULL,
+    gate_reason TEXT NOT NULL,
+    candidates_added INTEGER NOT NULL,
+    new_in_top_k INTEGER NOT NULL,
+    via_graph_in_top_k INTEGER NOT NULL,
+    via_graph_titles TEXT NOT NULL DEFAULT '[]',
+    top_a TEXT NOT NULL DEFAULT '[]',
+    top_b TEXT NOT NULL DEFAULT '[]',
+    reranked INTEGER NOT NULL DEFAULT 0,
+    latency_ms TEXT NOT NULL DEFAULT '{}',
+    warnings TEXT NOT NULL DEFAULT '[]'
+)"""
+    )
+    conn.execute("CREATE INDEX ab_recall_created ON ab_recall (created_at)")
+    conn.execute("CREATE INDEX ab_recall_source ON ab_recall (source, created_at)")
