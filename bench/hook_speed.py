@@ -125,6 +125,8 @@ def main() -> None:
         size = write_transcript(transcript, args.size_mb)
         env = {**os.environ, "BRAIN_HOME": str(tmp_path / "home")}
         env.pop("BRAIN_DB", None)
+        # As on an installed system: byte code is cached, not recompiled on every start.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         payload = json.dumps({
             "session_id": SESSION, "transcript_path": str(transcript), "cwd": str(tmp_path),
             "hook_event_name": "Stop", "stop_hook_active": False,

@@ -7,6 +7,7 @@ claude-code/README.md for what each one exercises).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -478,3 +479,10 @@ def test_decisions_english_and_russian():
         "Выбрал вариант с очередью вместо потоков.",
     ]
     assert decisions("All done. The file was created.") == []
+
+
+def test_a_fifo_or_folder_is_never_opened(tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    assert read_last_turn(fifo).ask is None
+    assert read_last_turn(tmp_path).ask is None

@@ -150,6 +150,12 @@ def _short_path(path: str, cwd: str | None) -> str:
     return path
 
 
+def _paths(paths: list[str] | None, cwd: str | None, shown: int = 5) -> str:
+    paths = paths or []
+    text = ", ".join(_short_path(p, cwd) for p in paths[:shown])
+    return text + (f", … {len(paths) - shown} more" if len(paths) > shown else "")
+
+
 def _format_turn(row: dict[str, Any]) -> str:
     when = (row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
     where = row.get("project") or "?"
@@ -160,8 +166,8 @@ def _format_turn(row: dict[str, Any]) -> str:
     fields = [
         ("ask", _one_line(row.get("ask")) or "(no prompt found)"),
         ("summary", _one_line(row.get("summary"))),
-        ("wrote", ", ".join(_short_path(p, cwd) for p in row.get("files_written") or [])),
-        ("read", ", ".join(_short_path(p, cwd) for p in row.get("files_read") or [])),
+        ("wrote", _paths(row.get("files_written"), cwd)),
+        ("read", _paths(row.get("files_read"), cwd)),
         ("tools", ", ".join(f"{k}×{v}" for k, v in (row.get("tools") or {}).items())),
     ]
     fields += [("$", _one_line(c, 100)) for c in (row.get("commands") or [])[:5]]

@@ -17,44 +17,50 @@ _SECRET_WORDS = (
     r"password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|credentials?"
 )
+_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
 
-# (pattern, replacement), in order: whole private keys first, then typed keys and headers.
-_RULES: list[tuple[re.Pattern[str], str]] = [
+# (triggers, pattern, replacement), in order: whole private keys first, then typed keys
+# and headers, then key=value forms. A rule runs only when one of its triggers occurs in
+# the lower-cased text, so the hook compiles (re caches) just the patterns it needs.
+# A replacement of None masks group 2 and keeps group 1 (see _mask_value).
+_RULES: list[tuple[tuple[str, ...], str, str | None]] = [
     (
-        re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)", re.S),
+        ("private key",),
+        r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)",
         r"-----BEGIN \1----- " + MASK + r" -----END \1-----",
     ),
-    (re.compile(r"\b(sk-(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{16,}"), r"\1" + MASK),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{20,}"), r"\1" + MASK),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{20,}"), r"\1" + MASK),
-    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"), r"\1" + MASK),
-    (re.compile(r"\b(xox[abposr]-)[A-Za-z0-9\-]{10,}"), r"\1" + MASK),
-    (re.compile(r"\b(AIza)[0-9A-Za-z_\-]{35}"), r"\1" + MASK),
+    (("sk-",), r"\b(sk-(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{16,}", r"\1" + MASK),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(gh[pousr]_)[A-Za-z0-9]{20,}", r"\1" + MASK),
+    (("github_pat_",), r"\b(github_pat_)[A-Za-z0-9_]{20,}", r"\1" + MASK),
+    (("akia", "asia"), r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", r"\1" + MASK),
+    (("xox",), r"\b(xox[abposr]-)[A-Za-z0-9\-]{10,}", r"\1" + MASK),
+    (("aiza",), r"\b(AIza)[0-9A-Za-z_\-]{35}", r"\1" + MASK),
     (
-        re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+"),
+        ("authorization",),
+        r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
         r"\1" + MASK,
     ),
     # A bare "Bearer <token>": the token must look like one (a digit or punctuation in it),
     # so prose such as "bearer authentication" stays.
     (
-        re.compile(r"(?i)\b(bearer\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}"),
+        ("bearer",),
+        r"(?i)\b(bearer\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
         r"\1" + MASK,
     ),
     # user:password@ in a URL
-    (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)"),
-        r"\1" + MASK + r"\2",
-    ),
-]
-
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
-
-# Group 1 (the key) is kept, group 2 (the value) is masked.
-_KEY_VALUE_RULES: list[re.Pattern[str]] = [
+    (("://",), r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)", r"\1" + MASK + r"\2"),
     # --password value, --api-key=value on a command line
-    re.compile(rf"(?i)(--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}"),
+    (
+        ("pass", "secret", "token", "key", "credential"),
+        rf"(?i)(--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
+        None,
+    ),
     # password=value, "api_key": "value", DB_PASSWORD=value, aws_secret_access_key = value
-    re.compile(rf"(?i)\b([a-z0-9_\-]*(?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}"),
+    (
+        ("pass", "secret", "token", "key", "credential"),
+        rf"(?i)\b([a-z0-9_\-]*(?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}",
+        None,
+    ),
 ]
 
 
@@ -70,10 +76,10 @@ def _mask_value(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
-    for pattern in _KEY_VALUE_RULES:
-        text = pattern.sub(_mask_value, text)
+    lowered = text.lower()
+    for triggers, pattern, replacement in _RULES:
+        if any(t in lowered for t in triggers):
+            text = re.sub(pattern, replacement if replacement is not None else _mask_value, text)
     return text
 
 
