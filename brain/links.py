@@ -66,7 +66,8 @@ def extract_links(body: str) -> list[Link]:
     for match in _WIKILINK.finditer(masked):
         embed, inner = match.group(1), match.group(2)
         target_part, _, display = inner.partition("|")
-        target, anchor = _split_anchor(target_part.strip())
+        # Inside a markdown table the alias pipe is escaped: [[Note\|alias]].
+        target, anchor = _split_anchor(target_part.strip().removesuffix("\\"))
         if not target and not anchor:
             continue
         links.append(
