@@ -17,7 +17,8 @@ from urllib.parse import unquote
 
 # Links to these are attachments, not notes; they are neither resolved nor dangling.
 _ATTACHMENT_EXT = re.compile(
-    r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp3|mp4|wav|ogg|m4a|webm|mov|canvas|excalidraw|zip|csv|xlsx?|docx?|pptx?)$",
+    r"\.(png|jpe?g|gif|svg|webp|avif|heic|tiff?|ico|bmp|pdf|mp3|mp4|wav|ogg|oga|opus|flac|m4a|3gp|webm|ogv|mkv|mov"
+    r"|canvas|excalidraw|base|zip|csv|xlsx?|docx?|pptx?)$",
     re.IGNORECASE,
 )
 
