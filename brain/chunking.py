@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from .links import _FENCE
 
 TARGET_CHARS = 1100
-MAX_CHARS = 1600  # a code block up to this size is kept whole
+MAX_CHARS = 1600  # a section up to this size stays one chunk
+MAX_CODE_CHARS = 2400  # a fenced code block up to this size is kept whole, in a chunk of its own if need be
 OVERLAP_CHARS = 165  # ~15% of the target
 MIN_CHARS = 200  # sections shorter than this merge into a neighbour
 
@@ -141,6 +142,13 @@ def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
     return out
 
 
+def _closed_code(block: str) -> bool:
+    """A whole fenced code block: opening and closing fence both in it."""
+    lines = block.rstrip().split("\n")
+    match = _FENCE.match(lines[0])
+    return bool(match) and len(lines) > 1 and lines[-1].strip().startswith(match.group(1))
+
+
 def _overlap_tail(text: str, overlap: int) -> str:
     """The last ~overlap characters, starting at a word boundary."""
     if overlap <= 0 or len(text) <= overlap:
@@ -155,6 +163,7 @@ def chunk_body(
     target: int = TARGET_CHARS,
     overlap: int = OVERLAP_CHARS,
     max_chars: int = MAX_CHARS,
+    max_code: int = MAX_CODE_CHARS,
 ) -> list[Chunk]:
     """Split a note body into heading-aware, size-bounded, overlapping chunks."""
     chunks: list[Chunk] = []
@@ -164,7 +173,7 @@ def chunk_body(
             continue
         blocks: list[str] = []
         for block in section.blocks:
-            blocks.extend(_split_long_block(block, target, max_chars))
+            blocks.extend(_split_long_block(block, target, max_code if _FENCE.match(block) else max_chars))
         current: list[str] = []
         size = 0
         for block in blocks:
@@ -172,7 +181,8 @@ def chunk_body(
             if current and size >= MIN_CHARS and size + len(block) + 2 > target:
                 text = "\n\n".join(current)
                 chunks.append(Chunk(len(chunks), section.heading_path, text))
-                tail = _overlap_tail(text, overlap) if not _FENCE.match(block) else ""
+                # No overlap into a code block, nor a fragment of a whole code block carried out.
+                tail = "" if _FENCE.match(block) or _closed_code(current[-1]) else _overlap_tail(text, overlap)
                 current, size = ([tail] if tail else []), len(tail)
             current.append(block)
             size += len(block) + 2
