@@ -121,17 +121,20 @@ def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
     if len(block) <= max_chars:
         return [block]
     is_code = bool(_FENCE.match(block))
-    pieces = block.split("\n") if is_code else re.split(r"(?<=[.!?…])\s+|\n", block)
+    # (piece, the separator before it): lines keep their line breaks (lists, tables, code).
+    pieces: list[tuple[str, str]] = []
+    for line in block.split("\n"):
+        sentences = [line] if is_code else re.split(r"(?<=[.!?…])\s+", line)
+        pieces.extend((sentence, " " if i else "\n") for i, sentence in enumerate(sentences))
     out: list[str] = []
     current = ""
-    for piece in pieces:
+    for piece, joiner in pieces:
         while len(piece) > target:  # a single enormous line or sentence
             if current:
                 out.append(current)
                 current = ""
             out.append(piece[:target])
             piece = piece[target:]
-        joiner = "\n" if is_code else " "
         if current and len(current) + len(piece) + 1 > target:
             out.append(current)
             current = piece
