@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,28 +47,58 @@ def _turn(start: int, result_bytes: int, final: bool = False) -> tuple[str, int]
     blob = ("lorem ipsum dolor sit amet " * (result_bytes // 27 + 1))[:result_bytes]
     steps = [
         ("Read", {"file_path": f"/home/dev/project/src/mod{n}.py"}, blob),
-        ("Edit", {"file_path": f"/home/dev/project/src/mod{n}.py", "old_string": "a", "new_string": "b"}, "ok"),
+        (
+            "Edit",
+            {"file_path": f"/home/dev/project/src/mod{n}.py", "old_string": "a", "new_string": "b"},
+            "ok",
+        ),
         ("Bash", {"command": "python -m pytest -q tests/"}, "12 passed"),
     ]
     for name, data, result in steps:
         n += 1
         tool_id = f"toolu_{n}"
-        out.append(_line("assistant", n, message={
-            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-opus-4-6",
-            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": data}],
-        }))
+        out.append(
+            _line(
+                "assistant",
+                n,
+                message={
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-opus-4-6",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": data}],
+                },
+            )
+        )
         n += 1
-        out.append(_line("user", n, message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tool_id, "content": result}]},
-            toolUseResult={"stdout": result[:200]}))
+        out.append(
+            _line(
+                "user",
+                n,
+                message={
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": result}],
+                },
+                toolUseResult={"stdout": result[:200]},
+            )
+        )
     n += 1
     text = "Fixed the parser; I'll use the streaming reader instead of loading the file."
     if final:
         text = "Done: " + text
-    out.append(_line("assistant", n, message={
-        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-opus-4-6",
-        "content": [{"type": "text", "text": text}],
-    }))
+    out.append(
+        _line(
+            "assistant",
+            n,
+            message={
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": text}],
+            },
+        )
+    )
     return "".join(out), n + 1
 
 
@@ -90,7 +119,7 @@ def time_runs(cmd: list[str], stdin: bytes, env: dict[str, str], runs: int) -> l
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, input=stdin, env=env, capture_output=True)
+        proc = subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=False)
         times.append(time.perf_counter() - start)
         if proc.returncode != 0 or proc.stdout:
             raise SystemExit(f"hook misbehaved: rc={proc.returncode} stdout={proc.stdout!r}")
@@ -127,10 +156,15 @@ def main() -> None:
         env.pop("BRAIN_DB", None)
         # As on an installed system: byte code is cached, not recompiled on every start.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        payload = json.dumps({
-            "session_id": SESSION, "transcript_path": str(transcript), "cwd": str(tmp_path),
-            "hook_event_name": "Stop", "stop_hook_active": False,
-        }).encode()
+        payload = json.dumps(
+            {
+                "session_id": SESSION,
+                "transcript_path": str(transcript),
+                "cwd": str(tmp_path),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            }
+        ).encode()
         cmd = [*brain_command(args.brain), "hook", "stop"]
         time_runs(cmd, payload, env, 2)  # warm the page cache and .pyc files, create the db
         hook = time_runs(cmd, payload, env, args.runs)
@@ -147,12 +181,14 @@ def main() -> None:
         log_tail = log.read_text(encoding="utf-8")[-500:] if log.exists() else ""
 
     print(f"transcript: {size / 1e6:.1f} MB; row(s): {rows}; ask: {ask!r}")
-    print(f"bytes read for the turn: {start}..{end} ({(end - start) / 1e3:.0f} kB of {size / 1e6:.1f} MB)")
+    print(
+        f"bytes read for the turn: {start}..{end} ({(end - start) / 1e3:.0f} kB of {size / 1e6:.1f} MB)"
+    )
     print(f"command: {' '.join(cmd)}  ({args.runs} runs)")
-    print(f"brain hook stop : p50 {p(hook, .5):6.1f} ms   p95 {p(hook, .95):6.1f} ms")
-    print(f"python -c pass  : p50 {p(bare, .5):6.1f} ms   p95 {p(bare, .95):6.1f} ms")
-    print(f"ratio (p50)     : {p(hook, .5) / p(bare, .5):.2f}x bare interpreter start-up")
-    print(f"over bare (p50) : {p(hook, .5) - p(bare, .5):6.1f} ms")
+    print(f"brain hook stop : p50 {p(hook, 0.5):6.1f} ms   p95 {p(hook, 0.95):6.1f} ms")
+    print(f"python -c pass  : p50 {p(bare, 0.5):6.1f} ms   p95 {p(bare, 0.95):6.1f} ms")
+    print(f"ratio (p50)     : {p(hook, 0.5) / p(bare, 0.5):.2f}x bare interpreter start-up")
+    print(f"over bare (p50) : {p(hook, 0.5) - p(bare, 0.5):6.1f} ms")
     if log_tail:
         print("hook.log was written (errors?):", log_tail)
 

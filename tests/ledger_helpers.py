@@ -65,18 +65,27 @@ class Transcript:
         return self._add("user", message={"role": "user", "content": text}, **fields)
 
     def text(self, text: str, message_id: str | None = None) -> dict[str, Any]:
-        return self._add("assistant", message=_assistant(message_id or f"msg_{self.n}", [
-            {"type": "text", "text": text}]))
+        return self._add(
+            "assistant",
+            message=_assistant(message_id or f"msg_{self.n}", [{"type": "text", "text": text}]),
+        )
 
     def tool(self, name: str, result: str = "ok", *, error: bool = False, **data: Any) -> str:
         tool_id = f"toolu_{self.n}"
-        self._add("assistant", message=_assistant(f"msg_{self.n}", [
-            {"type": "tool_use", "id": tool_id, "name": name, "input": data}]))
+        self._add(
+            "assistant",
+            message=_assistant(
+                f"msg_{self.n}", [{"type": "tool_use", "id": tool_id, "name": name, "input": data}]
+            ),
+        )
         block = {"type": "tool_result", "tool_use_id": tool_id, "content": result}
         if error:
             block["is_error"] = True
-        self._add("user", message={"role": "user", "content": [block]},
-                  toolUseResult=("Error: " + result) if error else {"stdout": result})
+        self._add(
+            "user",
+            message={"role": "user", "content": [block]},
+            toolUseResult=("Error: " + result) if error else {"stdout": result},
+        )
         return tool_id
 
     def raw(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -88,8 +97,13 @@ class Transcript:
 
 
 def _assistant(message_id: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"id": message_id, "type": "message", "role": "assistant",
-            "model": "claude-opus-4-6", "content": content}
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-opus-4-6",
+        "content": content,
+    }
 
 
 def brain_command() -> tuple[list[str], dict[str, str]]:
@@ -114,8 +128,17 @@ def hook_payload(transcript: Path | str | None, **extra: Any) -> dict[str, Any]:
     return payload
 
 
-def run_hook(stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str) -> subprocess.CompletedProcess:
+def run_hook(
+    stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str
+) -> subprocess.CompletedProcess:
     cmd, env = brain_command()
     env.update(BRAIN_HOME=str(home), **env_extra)
-    return subprocess.run([*cmd, "hook", "stop"], input=stdin, env=env, capture_output=True,
-                          timeout=timeout, cwd=home)
+    return subprocess.run(
+        [*cmd, "hook", "stop"],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=timeout,
+        cwd=home,
+    )

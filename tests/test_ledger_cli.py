@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from ledger_helpers import Transcript, fixture, hook_payload
 
 from brain.cli import cli
 from brain.ledger.hook import record_stop
-from ledger_helpers import Transcript, fixture, hook_payload
 
 SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
 
@@ -89,7 +89,9 @@ def test_hook_install_and_uninstall_commands(tmp_path):
     result = runner.invoke(cli, ["hook", "install", "--settings", str(settings)])
     assert "already installed" in result.output
     data = json.loads(settings.read_text())
-    assert data["model"] == "opus" and data["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook stop")
+    assert data["model"] == "opus" and data["hooks"]["Stop"][0]["hooks"][0]["command"].endswith(
+        "hook stop"
+    )
     result = runner.invoke(cli, ["hook", "uninstall", "--settings", str(settings)])
     assert result.exit_code == 0 and "removed the Stop hook" in result.output
     assert json.loads(settings.read_text()) == {"model": "opus"}

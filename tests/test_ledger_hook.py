@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-
 from ledger_helpers import Transcript, brain_command, fixture, hook_payload, run_hook
 
 pytestmark = pytest.mark.slow  # subprocesses
@@ -34,8 +34,12 @@ def test_hook_process_records_a_real_turn(tmp_path):
     (row,) = _rows(tmp_path / "brain.db")
     assert row["ask"].startswith("create a file `JOKE.md`")
     assert json.loads(row["tools"]) == {"TodoWrite": 5, "Write": 1, "Read": 1, "Edit": 1, "Bash": 1}
-    assert json.loads(row["files_written"]) == ["/Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
-    assert json.loads(row["commands"]) == ["rm /Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
+    assert json.loads(row["files_written"]) == [
+        "/Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"
+    ]
+    assert json.loads(row["commands"]) == [
+        "rm /Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"
+    ]
     assert not (tmp_path / "logs" / "hook.log").exists()  # nothing went wrong
 
 
@@ -51,8 +55,14 @@ def test_brain_db_variable_is_honoured(tmp_path):
 
 @pytest.mark.parametrize(
     "stdin",
-    [b"", b"not json", b"[1, 2]", b"\xff\xfe\x00garbage", b'{"transcript_path": 42}',
-     b'{"session_id": "s", "transcript_path": "/nonexistent/x.jsonl"}'],
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",
+        b"\xff\xfe\x00garbage",
+        b'{"transcript_path": 42}',
+        b'{"session_id": "s", "transcript_path": "/nonexistent/x.jsonl"}',
+    ],
 )
 def test_garbage_stdin_exits_zero_and_prints_nothing(tmp_path, stdin):
     proc = run_hook(stdin, tmp_path)
@@ -77,8 +87,13 @@ def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
     cmd, env = brain_command()
     env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="0.5")
     start = time.monotonic()
-    proc = subprocess.Popen([*cmd, "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [*cmd, "hook", "stop"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         proc.stdin.write(b'{"session_id": ')  # half a payload, and stdin stays open
         proc.stdin.flush()
@@ -104,8 +119,13 @@ def test_twenty_hooks_at_once_lose_no_row(tmp_path):
         t.tool("Write", file_path=f"/p/file{i}.py")
         t.text(f"answer {i}")
         payload = hook_payload(t.write(), session_id=f"session-{i:02d}")
-        proc = subprocess.Popen([*cmd, "hook", "stop"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            [*cmd, "hook", "stop"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         procs.append((proc, json.dumps(payload).encode()))
     for proc, stdin in procs:  # all started before any is fed, so they race for the db
         proc.stdin.write(stdin)
@@ -121,6 +141,32 @@ def test_twenty_hooks_at_once_lose_no_row(tmp_path):
 
 def test_help_goes_to_click(tmp_path):
     cmd, env = brain_command()
-    proc = subprocess.run([*cmd, "hook", "stop", "--help"], capture_output=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [*cmd, "hook", "stop", "--help"], capture_output=True, check=False, env=env, timeout=60
+    )
     assert proc.returncode == 0
     assert b"Record the turn that just ended" in proc.stdout
+
+
+def test_hook_path_imports_only_the_standard_library(tmp_path):
+    # What `brain hook stop` loads, in a fresh interpreter: no click, no numpy, no torch.
+    code = (
+        "import sys; sys.argv = ['brain', 'hook', 'stop']\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('click', 'numpy', 'torch', 'dotenv', 'sentence_transformers', 'brain.cli')\n"
+        "sys.stderr.write(repr(sorted(m for m in heavy if m in sys.modules)))\n"
+    )
+    _, env = brain_command()
+    env["BRAIN_HOME"] = str(tmp_path)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        input=b"{}",
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.stdout == b""
+    assert proc.stderr == b"[]"

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from ledger_helpers import Transcript, brain_command, hook_payload
 
 from brain.errors import ConfigError
 from brain.ledger import install as setup
-from ledger_helpers import Transcript, brain_command, hook_payload
 
 CMD = "/opt/brain/bin/brain hook stop"
 
@@ -80,8 +80,12 @@ def test_install_updates_a_stale_entry_instead_of_adding_one(tmp_path):
     path = _settings(tmp_path)
     setup.install(path, "/old/venv/bin/brain hook stop")
     change = setup.install(path, CMD)
-    assert change.changed and "updated" in change.message and "/old/venv/bin/brain" in change.message
-    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert (
+        change.changed and "updated" in change.message and "/old/venv/bin/brain" in change.message
+    )
+    commands = [
+        h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]
+    ]
     assert commands == ["notify-send done", CMD]
 
 
@@ -107,7 +111,9 @@ def test_uninstall_without_a_file(tmp_path):
     assert not change.changed
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+@pytest.mark.parametrize(
+    "text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}']
+)
 def test_a_broken_settings_file_is_left_alone(tmp_path, text):
     path = tmp_path / "settings.json"
     path.write_text(text)
@@ -180,8 +186,15 @@ def test_installed_command_runs_from_a_bare_shell(tmp_path, monkeypatch):
     t.prompt("from a bare shell")
     t.text("ok")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no venv, no BRAIN_* variables
-    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(hook_payload(t.write())).encode(),
-                          env=env, capture_output=True, timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(hook_payload(t.write())).encode(),
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0 and proc.stdout == b""
     conn = sqlite3.connect(tmp_path / "home" / "brain.db")
     assert conn.execute("SELECT ask FROM turns").fetchall() == [("from a bare shell",)]

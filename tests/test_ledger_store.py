@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ledger_helpers import SESSION, Transcript, fixture, hook_payload
+
 from brain.db import open_db
 from brain.ledger.hook import git_branch, git_root, record_stop
 from brain.ledger.store import recent_turns, turn_stats
-from ledger_helpers import SESSION, Transcript, fixture, hook_payload
 
 SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
 
@@ -87,8 +88,9 @@ def test_a_later_stop_that_sees_less_does_not_blank_what_was_known(tmp_path):
 
 
 def test_missing_transcript_still_records_the_turn(tmp_path):
-    record_stop(hook_payload(tmp_path / "gone.jsonl", last_assistant_message="All set.",
-                             prompt_id="p-9"))
+    record_stop(
+        hook_payload(tmp_path / "gone.jsonl", last_assistant_message="All set.", prompt_id="p-9")
+    )
     (row,) = _rows()
     assert row["ask"] is None and row["summary"] == "All set."
     assert row["byte_start"] is None and row["ended_at"] is not None
@@ -99,15 +101,27 @@ def test_secrets_never_reach_the_database(tmp_path):
     t.prompt("use my key sk-ant-api03-SECRETSECRETSECRET1234 to call the API")
     t.tool("Bash", command="curl -H 'Authorization: Bearer tok_ABCDEF123456789' https://x")
     t.tool("Bash", command="mysql --password=hunter2 -e 'select 1'")
-    t.tool("Bash", "fatal: ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 rejected", error=True,
-           command="git push")
-    t.text("Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n"
-           "-----END PRIVATE KEY-----")
+    t.tool(
+        "Bash",
+        "fatal: ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 rejected",
+        error=True,
+        command="git push",
+    )
+    t.text(
+        "Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n"
+        "-----END PRIVATE KEY-----"
+    )
     record_stop(hook_payload(t.write()))
     raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
     dump = "\n".join(raw.iterdump())
-    for secret in ("SECRETSECRETSECRET", "tok_ABCDEF123456789", "hunter2",
-                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", "IOSFODNN7EXAMPLE", "MIIEvQIBADAN"):
+    for secret in (
+        "SECRETSECRETSECRET",
+        "tok_ABCDEF123456789",
+        "hunter2",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        "IOSFODNN7EXAMPLE",
+        "MIIEvQIBADAN",
+    ):
         assert secret not in dump
     (row,) = _rows()
     assert row["ask"] == "use my key sk-ant-*** to call the API"

@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
+from ledger_helpers import Transcript, fixture, truncated_copy
 
 from brain.ledger import transcript as transcript_module
 from brain.ledger.transcript import decisions, prompt_text, read_last_turn
-from ledger_helpers import Transcript, fixture, truncated_copy
 
 CCVIEWER = "ccviewer_v1.0.98_orchestrator_inline_sidechains.jsonl"
 SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
@@ -237,12 +237,21 @@ def test_compaction_inside_a_turn(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("migrate the database layer")
     t.tool("Edit", file_path="/p/db.py")
-    t.raw("system", subtype="compact_boundary", content="Conversation compacted",
-          compactMetadata={"trigger": "auto"})
-    t.prompt("This session is being continued from a previous conversation that ran out "
-             "of context. The conversation is summarized below: ...", isCompactSummary=True)
-    t.prompt("This session is being continued from a previous conversation ... (older "
-             "versions have no isCompactSummary flag)")
+    t.raw(
+        "system",
+        subtype="compact_boundary",
+        content="Conversation compacted",
+        compactMetadata={"trigger": "auto"},
+    )
+    t.prompt(
+        "This session is being continued from a previous conversation that ran out "
+        "of context. The conversation is summarized below: ...",
+        isCompactSummary=True,
+    )
+    t.prompt(
+        "This session is being continued from a previous conversation ... (older "
+        "versions have no isCompactSummary flag)"
+    )
     t.tool("Write", file_path="/p/db2.py")
     t.text("Migrated.")
     turn = read_last_turn(t.write())
@@ -275,10 +284,13 @@ def test_interrupt_at_the_end_keeps_the_interrupted_turn(tmp_path):
 
 def test_slash_command_is_recorded_as_cmd_args(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
-    t.prompt("<command-message>review is running…</command-message>\n"
-             "<command-name>/review</command-name>\n<command-args>PR 12</command-args>")
-    t.prompt([{"type": "text", "text": "Review the pull request ... (expanded command)"}],
-             isMeta=True)
+    t.prompt(
+        "<command-message>review is running…</command-message>\n"
+        "<command-name>/review</command-name>\n<command-args>PR 12</command-args>"
+    )
+    t.prompt(
+        [{"type": "text", "text": "Review the pull request ... (expanded command)"}], isMeta=True
+    )
     t.text("Looks good.")
     assert read_last_turn(t.write()).ask == "/review PR 12"
 
@@ -286,13 +298,25 @@ def test_slash_command_is_recorded_as_cmd_args(tmp_path):
 @pytest.mark.parametrize(
     "content, ask",
     [
-        ("<command-name>/clear</command-name>\n  <command-message>clear</command-message>\n"
-         "  <command-args></command-args>", "/clear"),
+        (
+            (
+                "<command-name>/clear</command-name>\n  <command-message>clear</command-message>\n"
+                "  <command-args></command-args>"
+            ),
+            "/clear",
+        ),
         ("<command-name>model</command-name><command-args>opus</command-args>", "/model opus"),
-        ([{"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
-          {"type": "text", "text": "fix the bug"}], "fix the bug"),
-        ([{"type": "image", "source": {}}, {"type": "text", "text": "what is this?"}],
-         "[image]\nwhat is this?"),
+        (
+            [
+                {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+                {"type": "text", "text": "fix the bug"},
+            ],
+            "fix the bug",
+        ),
+        (
+            [{"type": "image", "source": {}}, {"type": "text", "text": "what is this?"}],
+            "[image]\nwhat is this?",
+        ),
         ("<system-reminder>only a reminder</system-reminder>", None),
         ("<local-command-stdout>done</local-command-stdout>", None),
         ("<bash-stdout>x</bash-stdout><bash-stderr></bash-stderr>", None),
@@ -321,13 +345,17 @@ def test_lagging_transcript_takes_the_final_text_from_the_hook(tmp_path):
     t.prompt("bump the version")
     t.tool("Edit", file_path="/p/pyproject.toml")
     path = t.write()  # the final assistant text has not reached the file yet
-    turn = read_last_turn(path, last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog.")
+    turn = read_last_turn(
+        path, last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog."
+    )
     assert turn.lagging
     assert turn.summary.endswith("Bumped to 1.2.0. I decided to skip the changelog.")
     assert turn.decisions == ["Bumped to 1.2.0. I decided to skip the changelog."]
     # Once the file has caught up the same text is not added twice.
     t.text("Bumped to 1.2.0. I decided to skip the changelog.")
-    turn = read_last_turn(t.write(), last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog.")
+    turn = read_last_turn(
+        t.write(), last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog."
+    )
     assert not turn.lagging
     assert turn.summary.count("Bumped to 1.2.0") == 1
 
@@ -364,8 +392,12 @@ def test_stop_hook_feedback_keeps_the_same_turn(tmp_path):
 def test_tool_errors_name_the_tool(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("build it")
-    t.tool("Bash", "<tool_use_error>make: *** No rule to make target</tool_use_error>",
-           error=True, command="make")
+    t.tool(
+        "Bash",
+        "<tool_use_error>make: *** No rule to make target</tool_use_error>",
+        error=True,
+        command="make",
+    )
     t.tool("Read", "File does not exist.", error=True, file_path="/nope")
     turn = read_last_turn(t.write())
     assert turn.tool_errors == [
@@ -389,7 +421,9 @@ def test_long_fields_are_clipped(tmp_path):
 def _big_transcript(path: Path, head_mb: int) -> int:
     """``head_mb`` MB of older turns' padding, then one real turn; returns the padding size."""
     pad = json.dumps({"type": "progress", "data": {"output": "p" * 1000}}) + "\n"
-    old_prompt = json.dumps({"type": "user", "uuid": "old", "message": {"content": "old ask"}}) + "\n"
+    old_prompt = (
+        json.dumps({"type": "user", "uuid": "old", "message": {"content": "old ask"}}) + "\n"
+    )
     block = (old_prompt + pad * 1023).encode()
     with open(path, "wb") as f:
         for _ in range(head_mb * 1024 * 1024 // len(block) + 1):
@@ -430,7 +464,9 @@ def test_transcript_over_50_mb_reads_only_the_tail(tmp_path, monkeypatch):
         def __getattr__(self, name):
             return getattr(self.f, name)
 
-    monkeypatch.setattr(transcript_module, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False)
+    monkeypatch.setattr(
+        transcript_module, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False
+    )
     turn = read_last_turn(path)
     assert turn.ask == "the real last question"
     assert turn.files_written == ["/p/out.txt"]
@@ -456,20 +492,22 @@ def test_read_cap_when_no_prompt_is_in_reach(tmp_path):
 
 
 def test_decisions_english_and_russian():
-    text = "\n".join([
-        "Here is what happened.",
-        "- We decided to keep SQLite instead of Postgres.",
-        "**I'll use** the streaming parser.",
-        "Going with option B.",
-        "```",
-        "x = 1  # we decided nothing here, this is code",
-        "```",
-        "Решили хранить индекс рядом с базой.",
-        "Будем использовать WAL.",
-        "Выбрал вариант с очередью вместо потоков.",
-        "The tests pass.",
-        "Тесты проходят.",
-    ])
+    text = "\n".join(
+        [
+            "Here is what happened.",
+            "- We decided to keep SQLite instead of Postgres.",
+            "**I'll use** the streaming parser.",
+            "Going with option B.",
+            "```",
+            "x = 1  # we decided nothing here, this is code",
+            "```",
+            "Решили хранить индекс рядом с базой.",
+            "Будем использовать WAL.",
+            "Выбрал вариант с очередью вместо потоков.",
+            "The tests pass.",
+            "Тесты проходят.",
+        ]
+    )
     assert decisions(text) == [
         "We decided to keep SQLite instead of Postgres.",
         "I'll use the streaming parser.",

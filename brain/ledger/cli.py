@@ -56,7 +56,9 @@ def _with_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @hook.command()
 @_with_settings_options
-@click.option("--dry-run", is_flag=True, help="Print the command that would be written; change nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print the command that would be written; change nothing."
+)
 @_library_errors
 def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
     """Add the Stop hook to Claude Code's settings (the project's, or --user).
@@ -100,8 +102,15 @@ def stop() -> None:
 @click.option("-n", "--limit", default=10, show_default=True, help="How many turns.")
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")
-@click.option("--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files.")
-@click.option("--days", default=14, show_default=True, help="With --stats: how many days (with turns) to list per day.")
+@click.option(
+    "--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files."
+)
+@click.option(
+    "--days",
+    default=14,
+    show_default=True,
+    help="With --stats: how many days (with turns) to list per day.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_library_errors
 def turns(
@@ -177,16 +186,26 @@ def _format_turn(row: dict[str, Any]) -> str:
     if row.get("tool_errors"):
         fields.append(("errors", str(len(row["tool_errors"]))))
     for agent in row.get("subagents") or []:
-        fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
+        fields.append(
+            ("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}"))
+        )
     lines += [f"  {name:8} {value}" for name, value in fields if value]
     return "\n".join(lines)
 
 
 def _format_stats(data: dict[str, Any], days: int) -> str:
-    lines = [f"{data['turns']} turns recorded", "", f"turns per day and project (last {days} days with turns):"]
-    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or ["  (none)"]
+    lines = [
+        f"{data['turns']} turns recorded",
+        "",
+        f"turns per day and project (last {days} days with turns):",
+    ]
+    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or [
+        "  (none)"
+    ]
     lines += ["", "top tools (uses, turns):"]
-    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or ["  (none)"]
+    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or [
+        "  (none)"
+    ]
     lines += ["", "most-touched files (turns that wrote them):"]
     lines += [f"  {r['turns']:5}  {r['file']}" for r in data["top_files"]] or ["  (none)"]
     return "\n".join(lines)

@@ -36,7 +36,9 @@ class Change:
     backup: Path | None = None
 
 
-def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path | None = None) -> Path:
+def settings_path(
+    *, user: bool = False, settings: Path | None = None, cwd: Path | None = None
+) -> Path:
     """The settings file to edit: explicit, the user's, or the project's in ``cwd``."""
     if settings is not None:
         return settings.expanduser()
@@ -138,7 +140,7 @@ def install(path: Path, command: str | None = None) -> Change:
     if any(hook.get("command") == command for _, hook in ours) and len(ours) == 1:
         return Change(path, False, f"already installed in {path}: {command}")
     if ours:
-        group, hook = ours[0]
+        _, hook = ours[0]
         old = hook.get("command")
         hook["command"] = command
         hook["type"] = "command"
@@ -177,4 +179,6 @@ def uninstall(path: Path) -> Change:
         del data["hooks"]
     removed = "\n".join(f"  - {hook.get('command')}" for _, hook in ours)
     backup = _save(path, data, True)
-    return Change(path, True, f"removed the Stop hook from {path}:\n{removed}\nbackup: {backup}", backup)
+    return Change(
+        path, True, f"removed the Stop hook from {path}:\n{removed}\nbackup: {backup}", backup
+    )

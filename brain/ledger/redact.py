@@ -69,7 +69,7 @@ def _mask_value(match: re.Match[str]) -> str:
     key, value = match.group(1), match.group(2)
     quote = value[0] if value[:1] in ("'", '"') else ""
     bare = value.strip("\"'")
-    if not bare or bare.startswith(MASK) or bare.startswith("$"):
+    if not bare or bare.startswith((MASK, "$")):
         return match.group(0)
     return f"{key}{quote}{MASK}{quote}"
 

@@ -63,9 +63,25 @@ _COMMAND_ARGS = r"(?s)<command-args>\s*(.*?)\s*</command-args>"
 # Conservative: phrases that state a choice made, in English and Russian. The keywords
 # are a cheap pre-check so most turns never compile the pattern.
 _DECISION_KEYWORDS = (
-    "decided", "decision:", "agreed", "'ll ", "’ll ", " will ", "let's", "let’s",
-    "going with", "went with", "chose", "opted for", "settled on", "instead of",
-    "реш", "будем", "выбра", "вместо", "останов",
+    "decided",
+    "decision:",
+    "agreed",
+    "'ll ",
+    "’ll ",
+    " will ",
+    "let's",
+    "let’s",
+    "going with",
+    "went with",
+    "chose",
+    "opted for",
+    "settled on",
+    "instead of",
+    "реш",
+    "будем",
+    "выбра",
+    "вместо",
+    "останов",
 )
 _DECISION = (
     r"(?i)\bdecided\b|\bdecision:|\bwe agreed\b"
