@@ -310,6 +310,8 @@ def _register_subcommands() -> None:
 
     cli.add_command(hook)
     cli.add_command(turns)
+    from .evaluation.cli import eval_command
+    cli.add_command(eval_command, name="eval")
 
 
 _register_subcommands()

@@ -1,0 +1,286 @@
+"""Run recall modes over labelled queries: metrics per query, per type, per mode, and latency.
+
+One ``Recaller`` answers every query; the index is built or updated once, before the first
+query. Each mode is run on its own through ``Recaller.ask`` (not ``compare``, which shares work
+between modes), so a mode's latency is what a user of that mode pays. Modes are plain strings:
+whatever ``Recaller`` accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..embed import Embedder, load_embedder
+from ..errors import ConfigError
+from .metrics import METRIC_KEYS, aggregate, query_metrics
+from .queries import QUERY_TYPES, EvalQuery
+
+log = logging.getLogger("brain")
+
+SUMMARY_KEYS = (*METRIC_KEYS, "latency_ms")
+MIN_K = 10  # recall@10 and nDCG@10 need ten results
+AB_MODES = ("vector", "graph")  # the A/B pair logged with --ab-log, as `brain ask --ab` does
+
+
+@dataclass
+class QueryOutcome:
+    query: EvalQuery
+    mode: str
+    ranked: list[str]
+    metrics: dict[str, float]
+    latency_ms: float
+    reranked: bool
+    fallbacks: dict[str, bool]
+
+
+@dataclass
+class EvalReport:
+    vault: str
+    model: str
+    k: int
+    queries: int
+    notes: int
+    modes: dict[str, dict]  # mode -> {"all": {...}, "by_type": {type: {...}}}
+    counts_by_type: dict[str, int]
+    outcomes: list[QueryOutcome] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    not_reranked: dict[str, int] = field(default_factory=dict)  # mode -> queries that fell back to dense order
+    ab_rows: int = 0
+
+    def as_json(self) -> dict:
+        """The `brain eval --json` object, exactly: queries, notes, modes."""
+        return {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+
+
+def canonical_modes(modes: Sequence[str]) -> list[str]:
+    """Modes as the pipeline spells them, validated by it, duplicates dropped, order kept."""
+    from ..recall.pipeline import Mode
+
+    out: list[str] = []
+    for text in modes:
+        if not text.strip():
+            continue
+        name = str(Mode.parse(text))
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ConfigError("no modes given: e.g. --modes vector,graph,gated")
+    return out
+
+
+def open_recaller(
+    vault: str | os.PathLike[str] | None,
+    *,
+    embedder: Embedder | None = None,
+    progress: bool = False,
+    rerank_model: str | None | bool = True,
+):
+    """Index ``vault`` (build or update, once) and a ``Recaller`` over it, sharing one model load."""
+    from ..indexer import index_vault
+    from ..recall.pipeline import Recaller
+    from ..vault import resolve_vault
+
+    root = resolve_vault(vault)
+    loaded: dict[str, Embedder] = {}
+
+    def load(name: str) -> Embedder:
+        loaded["embedder"] = load_embedder(name)
+        return loaded["embedder"]
+
+    index_vault(root, embedder=embedder, progress=progress, load=load)
+    return Recaller(root, embedder=embedder or loaded.get("embedder"), update=False, rerank_model=rerank_model)
+
+
+def run_eval(
+    queries: Sequence[EvalQuery],
+    vault: str | os.PathLike[str] | None,
+    modes: Sequence[str],
+    settings=None,  # RecallSettings; k below 10 is raised to 10
+    *,
+    embedder: Embedder | None = None,
+    rerank_model: str | None | bool = True,
+    progress: bool = False,
+    on_step: Callable[[int], None] | None = None,
+    ab_source: str | None = None,
+) -> EvalReport:
+    """Run every mode over every query; see ``EvalReport``."""
+    from ..recall.pipeline import RecallSettings
+
+    if not queries:
+        raise ConfigError("no queries to evaluate")
+    mode_names = canonical_modes(modes)
+    settings = replace(settings or RecallSettings(), k=max(MIN_K, (settings.k if settings else MIN_K)))
+    recaller = open_recaller(vault, embedder=embedder, progress=progress, rerank_model=rerank_model)
+    try:
+        return _run(recaller, list(queries), mode_names, settings, on_step, ab_source)
+    finally:
+        recaller.close()
+
+
+def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step, ab_source) -> EvalReport:
+    warnings = list(recaller.warnings)
+    indexed = {row[0] for row in recaller.store.conn.execute("SELECT path FROM notes")}
+    unindexed = sorted({p for q in queries for p in q.relevant if p not in indexed})
+    if unindexed:
+        warnings.append(
+            f"{len(unindexed)} relevant note(s) are in the vault but not in the index (skipped: too large, "
+            f"ignored, unreadable), so no mode can find them: {', '.join(unindexed)}"
+        )
+    # Warm up outside the timings: the model load, torch's first call, the reranker load.
+    recaller.embedder()
+    with _quiet_log():
+        for mode in modes:
+            recaller.ask(queries[0].query, mode, settings)
+
+    outcomes: list[QueryOutcome] = []
+    seen: dict[str, int] = {}  # per-query warnings, counted here instead of logged per query
+    ab_rows = 0
+    conn = None
+    if ab_source:
+        from ..db import open_db
+
+        conn = open_db()
+    try:
+        with _quiet_log():
+            for q in queries:
+                by_mode = {}
+                for mode in modes:
+                    started = time.perf_counter()
+                    result = recaller.ask(q.query, mode, settings)
+                    latency = (time.perf_counter() - started) * 1000
+                    by_mode[mode] = result
+                    ranked = [c.path for c in result.results]
+                    outcomes.append(QueryOutcome(
+                        query=q, mode=mode, ranked=ranked, metrics=query_metrics(ranked, q.relevant),
+                        latency_ms=latency, reranked=result.reranked, fallbacks=dict(result.fallbacks),
+                    ))
+                    for message in result.warnings:
+                        if result.fallbacks.get("rerank") and "rerank" in message:
+                            continue  # summed up per mode below, with the reason
+                        if message not in recaller.warnings:
+                            seen[message] = seen.get(message, 0) + 1
+                    if on_step:
+                        on_step(1)
+                if conn is not None:
+                    ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+    finally:
+        if conn is not None:
+            conn.close()
+
+    warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
+    summary: dict[str, dict] = {}
+    order = {t: i for i, t in enumerate(QUERY_TYPES)}
+    not_reranked: dict[str, int] = {}
+    for mode in modes:
+        rows = [(o.query.type, {**o.metrics, "latency_ms": o.latency_ms}) for o in outcomes if o.mode == mode]
+        rows.sort(key=lambda r: order.get(r[0], len(order)))
+        summary[mode] = aggregate(rows, SUMMARY_KEYS)
+        for part in [summary[mode]["all"], *summary[mode]["by_type"].values()]:
+            part["latency_ms"] = round(part["latency_ms"], 2)
+        mine = [o for o in outcomes if o.mode == mode]
+        if "rerank" in mode:
+            missed = sum(1 for o in mine if not o.reranked)
+            if missed:
+                not_reranked[mode] = missed
+                warnings.append(
+                    f"{mode}: the reranker did not run for {missed} of {len(mine)} queries "
+                    f"({_reason(recaller)}); those figures are the order before reranking, not reranked ones"
+                )
+        failed_graph = sum(1 for o in mine if o.fallbacks.get("graph"))
+        if failed_graph:
+            warnings.append(f"{mode}: the graph stage failed for {failed_graph} of {len(mine)} queries (dense result used)")
+    counts: dict[str, int] = {}
+    for q in sorted(queries, key=lambda q: order.get(q.type, len(order))):
+        counts[q.type] = counts.get(q.type, 0) + 1
+    return EvalReport(
+        vault=str(recaller.root),
+        model=recaller.model_name,
+        k=settings.k,
+        queries=len(queries),
+        notes=len(indexed),
+        modes=summary,
+        counts_by_type=counts,
+        outcomes=outcomes,
+        warnings=warnings,
+        not_reranked=not_reranked,
+        ab_rows=ab_rows,
+    )
+
+
+@contextlib.contextmanager
+def _quiet_log():
+    """Per-query warnings (e.g. "no reranker") would repeat once per query: count them instead."""
+    previous = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(previous)
+
+
+def _reason(recaller) -> str:
+    if not recaller.rerank_model:
+        return "no reranker configured: BRAIN_RERANK_MODEL=none"
+    return getattr(recaller, "_reranker_error", None) or f"reranker {recaller.rerank_model!r} unavailable"
+
+
+def _log_ab(conn, recaller, q: EvalQuery, by_mode: dict, settings, source: str) -> int:
+    """One ab_recall row, vector vs graph, reusing this query's results when those modes ran."""
+    from ..telemetry import diff, log_ab
+
+    a, b = (by_mode.get(m) for m in AB_MODES)
+    if a is None or b is None:
+        a, b = recaller.compare(q.query, list(AB_MODES), settings)
+    log_ab(conn, diff(a, b, settings.k), source=source, vault=str(recaller.root))
+    return 1
+
+
+# ----- presentation -------------------------------------------------------------------------
+
+_LABELS = {"recall@5": "recall@5", "recall@10": "recall@10", "ndcg@10": "nDCG@10", "mrr": "MRR",
+           "latency_ms": "latency ms (mean)"}
+
+
+def format_table(report: EvalReport, *, markdown: bool = False) -> str:
+    """One block per metric: rows are all queries then each type, columns the modes side by side."""
+    modes = list(report.modes)
+    heads = [m + "*" if m in report.not_reranked else m for m in modes]
+    rows = [("all", report.queries)] + list(report.counts_by_type.items())
+    first = max(len(label) for label in [*_LABELS.values(), *(name for name, _ in rows)]) + 2
+    widths = [max(9, len(h) + 2) for h in heads]
+    lines = [
+        f"{report.queries} queries over {report.notes} notes; model {Path(report.model).name}; "
+        f"top {report.k} per query"
+    ]
+    for key in SUMMARY_KEYS:
+        lines.append("")
+        cells = []
+        for name, n in rows:
+            values = []
+            for mode in modes:
+                part = report.modes[mode]["all"] if name == "all" else report.modes[mode]["by_type"][name]
+                values.append(f"{part[key]:.1f}" if key == "latency_ms" else f"{part[key]:.3f}")
+            cells.append((name, str(n), values))
+        if markdown:
+            lines.append("| " + " | ".join([_LABELS[key], "n", *heads]) + " |")
+            lines.append("|---|" + "--:|" * (1 + len(modes)))
+            lines.extend("| " + " | ".join([name, n, *values]) + " |" for name, n, values in cells)
+        else:
+            lines.append(f"{_LABELS[key]:<{first}}{'n':>5}" + "".join(f"{h:>{w}}" for h, w in zip(heads, widths)))
+            lines.extend(
+                f"{name:<{first}}{n:>5}" + "".join(f"{v:>{w}}" for v, w in zip(values, widths))
+                for name, n, values in cells
+            )
+    if report.not_reranked:
+        lines.append("")
+        lines.append("* not reranked: " + "; ".join(
+            f"{m} fell back to the order before reranking for {n} of {report.queries} queries"
+            for m, n in report.not_reranked.items()
+        ))
+    return "\n".join(lines)
