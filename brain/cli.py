@@ -172,9 +172,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @vault_option
 @click.option("-k", "k", type=click.IntRange(1, 200), default=12, show_default=True, help="How many notes to return.")
 @click.option("--graph", is_flag=True, help="Expand one hop along wikilinks (skipped for name-shaped queries).")
-@click.option("--mode", help="An explicit mode instead: vector, graph, gated, each optionally +rerank.")
+@click.option("--mode", help="An explicit mode: vector, graph, gated, hybrid, ppr, hybrid+ppr; each optionally +rerank.")
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (also: BRAIN_RERANK_MODEL=none).")
-@click.option("--ab", is_flag=True, help="Run vector and vector+graph side by side and log the difference.")
+@click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
+@click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
+              help="The two modes --ab compares (+rerank is added when a reranker is configured).")
 @click.option("--source", envvar="BRAIN_AB_SOURCE", default="work", show_default=True, help="Label for the --ab row.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
@@ -186,7 +188,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=30, show_default=True,
               help="Dense notes the reranker scores (graph notes come on top); lower it on slow CPUs.")
 @library_errors
-def ask(query, vault, k, graph, mode, no_rerank, ab, source, as_json, as_context, budget, no_update,
+def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, as_context, budget, no_update,
         depth, seeds, max_new, pool) -> None:
     """Recall the notes that answer QUERY.
 
@@ -214,7 +216,11 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, source, as_json, as_context
     recaller = Recaller(vault, update=not no_update, progress=not as_json)
     try:
         if ab:
-            _ask_ab(recaller, text, settings, suffix, source, as_json)
+            modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
+            if len(modes) != 2:
+                raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
+            modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
+            _ask_ab(recaller, text, settings, modes, source, as_json)
             return
         chosen = mode or (("gated" if graph else "vector") + suffix)
         result = recaller.ask(text, chosen, settings)
@@ -233,17 +239,18 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, source, as_json, as_context
 
         click.echo(result_text(result))
         if result.graph_used:
-            click.echo(f"\n(graph: {result.candidates_added} notes added one hop from the top hits)", err=True)
+            how = "by PageRank over the links" if "ppr" in result.mode else "one hop from the top hits"
+            click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
             click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
 
 
-def _ask_ab(recaller, text, settings, suffix, source, as_json) -> None:
+def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
     from .db import open_db
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
-    a, b = recaller.compare(text, ["vector" + suffix, "graph" + suffix], settings)
+    a, b = recaller.compare(text, modes, settings)
     row = diff(a, b, settings.k)
     conn = open_db()
     try:
@@ -257,7 +264,7 @@ def _ask_ab(recaller, text, settings, suffix, source, as_json) -> None:
     click.echo(side_by_side(a, b))
     gate = "entity" if row.gate_entity else "not entity"
     click.echo(
-        f"gate: {gate} ({row.gate_reason}); graph added {row.candidates_added} candidates, "
+        f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
         f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
     )
     click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)

@@ -85,6 +85,36 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m002_lexical(conn: sqlite3.Connection) -> None:
+    """FTS5 (BM25) over chunks, kept in step with them by triggers.
+
+    ``unicode61 remove_diacritics 2`` folds case and accents for Latin, Cyrillic and other
+    alphabets alike ("crème" matches "creme"). The title is copied in so exact titles score.
+    """
+    conn.executescript(
+        """
+        CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+            title, heading, text,
+            tokenize = "unicode61 remove_diacritics 2"
+        );
+        INSERT INTO chunks_fts (rowid, title, heading, text)
+            SELECT c.id, n.title, c.heading, c.text FROM chunks c JOIN notes n ON n.id = c.note_id;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+            VALUES (new.id, (SELECT title FROM notes WHERE id = new.note_id), new.heading, new.text);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunks_fts WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+            UPDATE chunks_fts SET title = new.title
+            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+        END;
+        """
+    )
+
+
 @dataclass(frozen=True)
 class NoteRow:
     id: int

@@ -73,3 +73,24 @@ def candidates_for(store: IndexStore, picks: list[tuple[int, int, float]], sourc
             )
         )
     return out
+
+
+def best_chunks(store: IndexStore, note_ids: list[int], query_vector: np.ndarray) -> dict[int, tuple[int, float]]:
+    """Each note's best chunk for the query, from the stored vectors: note id → (chunk id, score)."""
+    import numpy as np
+
+    best: dict[int, tuple[int, float]] = {}
+    query = query_vector.astype(np.float32)
+    for start in range(0, len(note_ids), 900):
+        part = note_ids[start:start + 900]
+        rows = store.conn.execute(
+            f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({','.join('?' * len(part))})", part
+        ).fetchall()
+        if not rows:
+            continue
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        scores = matrix @ query
+        for (chunk_id, note_id, _), score in zip(rows, scores.tolist()):
+            if note_id not in best or score > best[note_id][1]:
+                best[note_id] = (chunk_id, score)
+    return best

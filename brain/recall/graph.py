@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..store import IndexStore
-from .dense import candidates_for
+from .dense import best_chunks, candidates_for
 from .types import Candidate, Via
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ def expand(
     max_new: int = DEFAULT_MAX_NEW,
 ) -> list[Candidate]:
     """New candidates one hop from the top ``seeds`` of ``pool``, best first, each with ``via``."""
-    import numpy as np
-
     in_pool = {c.note_id for c in pool}
     seed_list = pool[:seeds]
     seed_by_id = {c.note_id: c for c in seed_list}
@@ -63,20 +61,7 @@ def expand(
     if not first_via:
         return []
     # Score every neighbour by its best chunk for this query, from the stored vectors.
-    ids = list(first_via)
-    best: dict[int, tuple[int, float]] = {}
-    for start in range(0, len(ids), 900):
-        part = ids[start:start + 900]
-        rows = store.conn.execute(
-            f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({','.join('?' * len(part))})", part
-        ).fetchall()
-        if not rows:
-            continue
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        scores = matrix @ query_vector.astype(np.float32)
-        for (chunk_id, note_id, _), score in zip(rows, scores.tolist()):
-            if note_id not in best or score > best[note_id][1]:
-                best[note_id] = (chunk_id, score)
+    best = best_chunks(store, list(first_via), query_vector)
     ranked = sorted(best.items(), key=lambda item: -item[1][1])[:max_new]
     found = candidates_for(store, [(n, c, s) for n, (c, s) in ranked], "graph")
     for candidate in found:

@@ -1,12 +1,19 @@
-"""The recall pipeline: dense → graph (gated) → rerank, over one vault's index.
+"""The recall pipeline over one vault's index: lanes → (hop | fusion) → rerank → freshness.
 
-A ``Recaller`` holds what is expensive (index, vectors, embedder, reranker) and answers many
-queries; ``Recaller.ask`` runs one mode, ``Recaller.ab`` two modes over shared work. Modes:
+A ``Recaller`` holds what is expensive (index, vectors, link graph, embedder, reranker) and
+answers many queries; ``Recaller.ask`` runs one mode, ``Recaller.compare`` several modes over
+shared work. Modes:
 
     vector        dense only
     graph         dense + one hop along wikilinks, ungated
     gated         dense + one hop, unless the entity gate says the query is a name
+    hybrid        dense + lexical (BM25), fused by reciprocal rank
+    ppr           dense + Personalized PageRank over the wikilinks, fused
+    hybrid+ppr    dense + lexical + PageRank, fused
     …+rerank      any of the above, reordered by the cross-encoder
+
+Fused modes also apply freshness: a superseded note never outranks its successor, and a
+query about the current state prefers the newest of near-equal notes.
 
 Every optional stage degrades to the previous stage's result on failure: a warning in the
 log and in ``RecallResult.warnings``, a flag in ``RecallResult.fallbacks``.
@@ -26,31 +33,49 @@ from ..errors import BrainError, ConfigError, NoIndexError
 from ..store import IndexStore
 from ..vault import resolve_vault
 from . import dense as dense_stage
+from . import fusion
 from . import graph as graph_stage
+from . import lexical as lexical_stage
+from . import ppr as ppr_stage
 from .gate import entity_gate, vault_names
 from .rerank import load_reranker, rerank_pool_size
-from .types import Candidate, Gate
+from .types import Candidate, Gate, Via
 
 log = logging.getLogger("brain")
 
-BASE_MODES = ("vector", "graph", "gated")
+BASE_MODES = ("vector", "graph", "gated", "hybrid", "ppr", "hybrid+ppr")
 DEFAULT_K = 12
 
 
 @dataclass(frozen=True)
 class Mode:
-    base: str  # vector | graph | gated
+    base: str  # one of BASE_MODES
     rerank: bool
 
     @classmethod
     def parse(cls, text: str) -> Mode:
-        parts = text.strip().lower().split("+")
-        base, extras = parts[0], set(parts[1:])
-        if base == "dense":
-            base = "vector"
-        if base not in BASE_MODES or not extras <= {"rerank"}:
+        name = text.strip().lower().replace("dense", "vector")
+        rerank = name.endswith("+rerank")
+        base = name[: -len("+rerank")] if rerank else name
+        if base not in BASE_MODES:
             raise ConfigError(f"unknown mode {text!r}: use one of {', '.join(BASE_MODES)}, each optionally +rerank")
-        return cls(base, "rerank" in extras)
+        return cls(base, rerank)
+
+    @property
+    def hop(self) -> bool:
+        return self.base in ("graph", "gated")
+
+    @property
+    def lexical(self) -> bool:
+        return self.base.startswith("hybrid")
+
+    @property
+    def ppr(self) -> bool:
+        return self.base.endswith("ppr")
+
+    @property
+    def fused(self) -> bool:
+        return self.lexical or self.ppr
 
     def __str__(self) -> str:
         return self.base + ("+rerank" if self.rerank else "")
@@ -63,6 +88,9 @@ class RecallSettings:
     seeds: int = graph_stage.DEFAULT_SEEDS  # top dense notes whose links are followed
     max_new: int = graph_stage.DEFAULT_MAX_NEW  # new notes the hop may add
     pool: int = field(default_factory=rerank_pool_size)  # dense notes the reranker sees
+    rrf_k: int = fusion.DEFAULT_RRF_K
+    ppr_alpha: float = ppr_stage.DEFAULT_ALPHA
+    freshness: float = fusion.FRESHNESS_BOOST
 
 
 @dataclass
@@ -116,6 +144,8 @@ class Recaller:
         self.timings_ms["load_index"] = _ms(started)
         self._names: dict[str, str] | None = None
         self._reranker_error: str | None = None
+        self._link_graph: ppr_stage.LinkGraph | None = None
+        self._successors: dict[int, int] | None = None
 
     # ----- set-up -------------------------------------------------------------------------
 
@@ -155,6 +185,20 @@ class Recaller:
         if self._names is None:
             self._names = vault_names(self.store)
         return self._names
+
+    def link_graph(self) -> ppr_stage.LinkGraph:
+        if self._link_graph is None:
+            started = time.perf_counter()
+            self._link_graph = ppr_stage.LinkGraph(self.store)
+            self.timings_ms["load_graph"] = _ms(started)
+        return self._link_graph
+
+    def successors(self) -> dict[int, int]:
+        if self._successors is None:
+            from .supersession import successors
+
+            self._successors = successors(self.store)
+        return self._successors
 
     def close(self) -> None:
         self.store.close()
@@ -237,37 +281,163 @@ class Recaller:
         shared: dict[str, float] = {}
         vector, hits = self._dense(query, settings, shared)
         gate = self.gate(query)
+        lanes: dict[str, list[Candidate]] = {"dense": hits}
         added: list[Candidate] | None = None
         rerank_cache: dict[int, float] = {}
         results = []
         for mode in modes:
+            mode_started = time.perf_counter()
             timings = dict(shared)
             result = RecallResult(query=query, mode=str(mode), gate=gate, results=[], stale=self.stale)
             result.warnings.extend(self.warnings)
-            use_graph = mode.base == "graph" or (mode.base == "gated" and not gate.entity)
             pool = [_copy(c) for c in hits]  # modes must not see each other's scores
-            if use_graph:
+            if mode.hop and (mode.base == "graph" or not gate.entity):
                 if added is None:
-                    added = self._graph(hits, vector, settings, timings, result)
+                    added = self._graph(hits, vector, settings, shared, result)
                 else:  # computed for an earlier mode of this query
                     result.graph_used, result.candidates_added = True, len(added)
-                    timings["graph"] = shared.get("graph", 0.0)
-                shared.setdefault("graph", timings.get("graph", 0.0))
-                pool = pool + [_copy(c) for c in added]
+                timings["graph"] = shared.get("graph", 0.0)
+                pool += [_copy(c) for c in added]
+            elif mode.fused:
+                pool = self._fuse(query, mode, vector, lanes, settings, shared, timings, result)
             if mode.rerank:
-                pool = self._apply_rerank(query, pool, settings, timings, result, rerank_cache)
-            else:
+                pool = self._apply_rerank(query, pool, settings, timings, result, rerank_cache, mode.fused)
+            elif not mode.fused:
                 pool.sort(key=lambda c: -c.score)
+            if mode.fused:
+                pool = self._freshen(query, pool, vector, settings, timings)
             result.results = pool[: settings.k]
-            timings["total"] = _ms(total_started)
+            timings["total"] = round(sum(shared.get(s, 0.0) for s in ("embed", "dense")) + _ms(mode_started), 2)
             result.timings_ms = timings
             results.append(result)
+        shared["total_all_modes"] = _ms(total_started)
         return results
 
-    def _apply_rerank(self, query, pool, settings, timings, result, cache) -> list[Candidate]:
-        dense_part = [c for c in pool if c.via is None][: settings.pool]
-        graph_part = [c for c in pool if c.via is not None]
-        candidates = dense_part + graph_part
+    # ----- fused modes ----------------------------------------------------------------------
+
+    def _fuse(self, query, mode, vector, lanes, settings, shared, timings, result) -> list[Candidate]:
+        """RRF over the lanes this mode uses; candidates keep the chunk that found them."""
+        if mode.lexical and "lexical" not in lanes:
+            started = time.perf_counter()
+            lanes["lexical"] = lexical_stage.lexical_search(self.store, query, settings.depth)
+            shared["lexical"] = _ms(started)
+        if mode.lexical:
+            timings["lexical"] = shared["lexical"]
+        rankings = {"dense": [c.note_id for c in lanes["dense"]]}
+        if mode.lexical:
+            rankings["lexical"] = [c.note_id for c in lanes["lexical"]]
+        by_note: dict[int, Candidate] = {}
+        for lane in ("dense", "lexical"):
+            for c in lanes.get(lane, []) if lane in rankings else []:
+                if c.note_id in by_note:
+                    by_note[c.note_id].sources.append(lane)
+                else:
+                    by_note[c.note_id] = _copy(c)
+        if mode.ppr:
+            key = "ppr+lexical" if mode.lexical else "ppr"
+            if key not in lanes:
+                started = time.perf_counter()
+                try:
+                    lanes[key] = self._ppr_lane(rankings, vector, settings)
+                except Exception as exc:  # never worse than no graph: fuse without it
+                    message = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
+                    log.warning("%s", message)
+                    result.warnings.append(message)
+                    result.fallbacks["graph"] = True
+                    lanes[key] = []
+                shared[key] = _ms(started)
+            timings["ppr"] = shared[key]
+            rankings["ppr"] = [c.note_id for c in lanes[key]]
+            for c in lanes[key]:
+                if c.note_id in by_note:
+                    by_note[c.note_id].sources.append("ppr")
+                else:
+                    by_note[c.note_id] = _copy(c)
+                    result.candidates_added += 1
+            result.graph_used = not result.fallbacks["graph"]
+        started = time.perf_counter()
+        fused = fusion.rrf(rankings, settings.rrf_k)
+        self._fill_dense_scores(list(by_note.values()), vector)
+        for note_id, candidate in by_note.items():
+            candidate.score = fused.get(note_id, 0.0)
+        pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
+        timings["fusion"] = _ms(started)
+        return pool
+
+    def _ppr_lane(self, rankings: dict[str, list[int]], vector, settings: RecallSettings) -> list[Candidate]:
+        graph = self.link_graph()
+        seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
+        scores = graph.personalized_pagerank(seeds, alpha=settings.ppr_alpha)
+        top = graph.top(scores, settings.depth)
+        if not top:
+            return []
+        best = dense_stage.best_chunks(self.store, [note_id for note_id, _ in top], vector)
+        picks = [(n, best[n][0], best[n][1]) for n, _ in top if n in best]
+        found = dense_stage.candidates_for(self.store, picks, "ppr")
+        # Notes that only PageRank proposed say which seed reached them (the first by rank).
+        seed_rank = {n: i for i, n in enumerate(sorted(seeds, key=lambda n: -seeds[n]))}
+        proposed_elsewhere = set().union(*map(set, rankings.values()))
+        outsiders = [c for c in found if c.note_id not in proposed_elsewhere]
+        if outsiders:
+            paths = {c.note_id: c for c in self._candidates_by_id(list(seed_rank))}
+            edges = graph_stage.neighbours(self.store, list(seed_rank))
+            edges.sort(key=lambda e: seed_rank[e[0]])
+            first: dict[int, tuple[int, str, str]] = {}
+            for seed_id, other, direction, kind in edges:
+                first.setdefault(other, (seed_id, direction, kind))
+            for c in outsiders:
+                if c.note_id in first and first[c.note_id][0] in paths:
+                    seed_id, direction, kind = first[c.note_id]
+                    seed = paths[seed_id]
+                    c.via = Via(seed.path, seed.title, direction, kind)
+        return found
+
+    def _candidates_by_id(self, note_ids: list[int]) -> list[Candidate]:
+        if not note_ids:
+            return []
+        rows = self.store.conn.execute(
+            f"SELECT id, path, title FROM notes WHERE id IN ({','.join('?' * len(note_ids))})", note_ids
+        ).fetchall()
+        return [Candidate(r["id"], r["path"], r["title"], 0, "", "", 0.0, 0.0) for r in rows]
+
+    def _fill_dense_scores(self, candidates: list[Candidate], vector) -> None:
+        """Lexical-only candidates get their best chunk's cosine too (shown, and a tie-break)."""
+        missing = [c for c in candidates if "dense" not in c.sources and "ppr" not in c.sources]
+        if not missing:
+            return
+        best = dense_stage.best_chunks(self.store, [c.note_id for c in missing], vector)
+        for c in missing:
+            c.dense_score = best.get(c.note_id, (0, 0.0))[1]
+
+    def _freshen(self, query: str, pool: list[Candidate], vector, settings: RecallSettings, timings) -> list[Candidate]:
+        """Temporal queries: newest first among near-equals. Always: successors above the superseded."""
+        started = time.perf_counter()
+        if settings.freshness > 0 and fusion.is_temporal(query) and pool:
+            position = fusion.recency({c.note_id: c.date for c in pool})
+            for c in pool:
+                c.score *= 1 + settings.freshness * position[c.note_id]
+            pool.sort(key=lambda c: -c.score)
+        successors = self.successors()
+        if successors and any(c.note_id in successors for c in pool[: settings.k]):
+            order = fusion.order_successors_first([c.note_id for c in pool], successors)
+            by_id = {c.note_id: c for c in pool}
+            missing = [n for n in order if n not in by_id]
+            if missing:
+                best = dense_stage.best_chunks(self.store, missing, vector)
+                for c in dense_stage.candidates_for(self.store, [(n, *best[n]) for n in missing if n in best], "successor"):
+                    by_id[c.note_id] = c
+            pool = [by_id[n] for n in order if n in by_id]
+            # Scores stay monotone in the shown order: a moved successor takes its place's score.
+            for i in range(len(pool) - 2, -1, -1):
+                pool[i].score = max(pool[i].score, pool[i + 1].score)
+        timings["freshness"] = _ms(started)
+        return pool
+
+    def _apply_rerank(self, query, pool, settings, timings, result, cache, fused: bool) -> list[Candidate]:
+        if fused:  # the fused order already mixes every lane: take its top
+            candidates = pool[: settings.pool]
+        else:  # the dense top, plus everything the hop added
+            candidates = [c for c in pool if c.via is None][: settings.pool] + [c for c in pool if c.via is not None]
         missing = [c for c in candidates if c.note_id not in cache]
         scores = self._rerank_scores(query, missing, timings, result) if missing else {}
         if scores is None:  # fallback: the order the earlier stages gave

@@ -1,0 +1,69 @@
+"""Reciprocal rank fusion, and the freshness rules applied after it.
+
+RRF: score(note) = Σ over rankers of 1 / (k + rank), rank from 1. It needs no score
+calibration between BM25, cosine and PageRank, which is why it is used here.
+
+Freshness: a query about the current state ("current", "latest", "now", "still",
+"deadline", ...) prefers the newest note among near-equals; and, for every query, a note
+marked superseded never ranks above the note that superseded it.
+"""
+
+from __future__ import annotations
+
+import re
+
+DEFAULT_RRF_K = 60
+FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
+
+_TEMPORAL = re.compile(
+    r"\b(current(ly)?|latest|newest|now|still|deadline|today|recent(ly)?|as of|up to date|"
+    r"these days|anymore|any more|at the moment|so far|текущ\w*|последн\w*|сейчас|актуальн\w*|"
+    r"срок\w*|дедлайн\w*)\b",
+    re.IGNORECASE | re.UNICODE,
+)
+
+
+def rrf(rankings: dict[str, list[int]], k: int = DEFAULT_RRF_K) -> dict[int, float]:
+    """Fused scores by note id from several rankings (lists of note ids, best first)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings.values():
+        for rank, note_id in enumerate(ranking, 1):
+            fused[note_id] = fused.get(note_id, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def is_temporal(query: str) -> bool:
+    return bool(_TEMPORAL.search(query))
+
+
+def recency(dates: dict[int, str | None]) -> dict[int, float]:
+    """Each note's date as a position from 0 (oldest in the pool) to 1 (newest)."""
+    known = sorted({d[:10] for d in dates.values() if d})
+    if len(known) < 2:
+        return {note_id: 0.0 for note_id in dates}
+    position = {d: i / (len(known) - 1) for i, d in enumerate(known)}
+    return {note_id: position[d[:10]] if d else 0.0 for note_id, d in dates.items()}
+
+
+def order_successors_first(order: list[int], successor: dict[int, int]) -> list[int]:
+    """Move each successor just above the note it supersedes when it ranks below it.
+
+    ``successor`` maps a superseded note id to the id of the note that replaced it; a chain
+    (A → B → C) is followed to its end. Notes not in ``order`` are inserted.
+    """
+    result = list(order)
+    for _ in range(len(successor) + 1):  # bounded: chains are short, cycles must not spin
+        moved = False
+        for old, new in successor.items():
+            if old not in result:
+                continue
+            i = result.index(old)
+            if new in result and result.index(new) < i:
+                continue
+            if new in result:
+                result.remove(new)
+            result.insert(i, new)
+            moved = True
+        if not moved:
+            break
+    return result
