@@ -131,6 +131,8 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, str):
         text = value.strip().strip("[]").strip()
         try:
+            if len(text) == 10:  # a date stays a date, quoted or not
+                return dt.date.fromisoformat(text).isoformat()
             return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
         except ValueError:
             match = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
