@@ -57,7 +57,6 @@ def _setup_logging(quiet: bool = False) -> None:
         handler.setFormatter(logging.Formatter("brain: %(levelname)s: %(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
-        logger.propagate = False
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)
 
 
