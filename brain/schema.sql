@@ -56,4 +56,142 @@ CREATE INDEX turns_started ON turns (started_at);
 
 -- ----- ab_recall (issue 3: A/B telemetry) -----
 
+-- One row per `brain ask --ab` (and per query of `brain eval --ab-log SOURCE`): two modes run
+-- side by side (mode_a, usually vector; mode_b, usually graph, run ungated) and what B changed.
+-- created_at: UTC in SQLite's format ('YYYY-MM-DD HH:MM:SS'), so datetime('now', '-7 days') works.
+-- source: a label (--source / BRAIN_AB_SOURCE, default 'work'); vault: the vault's absolute path.
+-- gate_entity/gate_reason: the entity gate's decision on the query (recorded, not applied to B).
+-- candidates_added: notes B's graph stage added to the pool; new_in_top_k: notes in B's top k
+--   that A's top k lacks; via_graph_in_top_k and via_graph_titles (JSON list): those of them
+--   that came via a wikilink. top_a, top_b: JSON lists of the top k paths.
+-- latency_ms: JSON {"a": {stage: ms}, "b": {stage: ms}}; warnings: JSON list (fallbacks).
+CREATE TABLE ab_recall (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    vault TEXT NOT NULL,
+    query TEXT NOT NULL,
+    mode_a TEXT NOT NULL,
+    mode_b TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    gate_entity INTEGER NOT NULL,
+    gate_reason TEXT NOT NULL,
+    candidates_added INTEGER NOT NULL,
+    new_in_top_k INTEGER NOT NULL,
+    via_graph_in_top_k INTEGER NOT NULL,
+    via_graph_titles TEXT NOT NULL DEFAULT '[]',
+    top_a TEXT NOT NULL DEFAULT '[]',
+    top_b TEXT NOT NULL DEFAULT '[]',
+    reranked INTEGER NOT NULL DEFAULT 0,
+    latency_ms TEXT NOT NULL DEFAULT '{}',
+    warnings TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX ab_recall_created ON ab_recall (created_at);
+CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
+
 -- ===== index database (per vault) ===========================================
+
+-- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix (what the
+--   vectors were made with; another model is refused), vectors_version (bumped by every
+--   transaction that changes chunks; vectors.json beside the FAISS file records the version
+--   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
+--   ('1' while links await re-resolution).
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- notes: one row per indexed markdown file. path: vault-relative, posix. title: frontmatter
+--   title, else the file stem. aliases, tags: JSON lists (tags from frontmatter and inline
+--   #tags). date: ISO date from a frontmatter date field (date, created, updated, ...), else
+--   the file's mtime. frontmatter: JSON. size, mtime_ns: the stat shortcut; hash: SHA-256 of
+--   the bytes (decides changed vs touched, and detects renames). warnings: JSON list of what
+--   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...).
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]',
+    tags TEXT NOT NULL DEFAULT '[]',
+    date TEXT,
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    indexed_at REAL NOT NULL
+);
+CREATE INDEX notes_hash ON notes (hash);
+
+-- aliases, tags: the same lists as rows, for lookups (link resolution, the entity gate).
+CREATE TABLE aliases (
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    alias TEXT NOT NULL
+);
+CREATE INDEX aliases_note ON aliases (note_id);
+CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+CREATE TABLE tags (
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    tag TEXT NOT NULL
+);
+CREATE INDEX tags_note ON tags (note_id);
+CREATE INDEX tags_tag ON tags (tag);
+
+-- chunks: heading-aware pieces of a note. id is the FAISS id. heading: the heading path
+--   joined by " > ". text: the chunk as shown (the embedded text adds title and heading).
+--   vector: float32 little-endian, L2-normalised: the truth the FAISS file is built from.
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX chunks_note ON chunks (note_id, ordinal);
+
+-- links: every link as written (target, kind: wikilink | embed | markdown, anchor: heading
+--   or ^block, display: alias or link text, line) and its resolution: status resolved
+--   (target_id set), dangling, attachment (a non-note file), or pending (awaiting the
+--   resolution pass at the end of an index run). Outgoing: WHERE source_id = ?;
+--   backlinks: WHERE target_id = ?.
+CREATE TABLE links (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    target_id INTEGER REFERENCES notes (id) ON DELETE SET NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    anchor TEXT,
+    display TEXT,
+    line INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending'
+);
+CREATE INDEX links_source ON links (source_id);
+CREATE INDEX links_target ON links (target_id);
+
+-- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
+--   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
+--   bad-file-name) and a detail.
+CREATE TABLE skipped (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+
+-- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
+--   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames).
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    title, heading, text,
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts (rowid, title, heading, text)
+    VALUES (new.id, (SELECT title FROM notes WHERE id = new.note_id), new.heading, new.text);
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+    UPDATE chunks_fts SET title = new.title
+    WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+END;
