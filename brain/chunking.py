@@ -103,6 +103,15 @@ def _merge_tiny(sections: list[_Section], max_chars: int) -> list[_Section]:
                 path = _common_prefix(previous.heading_path, section.heading_path)
                 merged[-1] = _Section(path or previous.heading_path, previous.blocks + section.blocks)
                 continue
+            if (
+                previous.size < MIN_CHARS
+                and section.size > max_chars
+                and section.heading_path[: len(previous.heading_path)] == previous.heading_path
+            ):
+                # A lone parent heading (or a line or two) before a section that is split by
+                # size anyway: it opens the section's first piece instead of being a chunk alone.
+                merged[-1] = _Section(section.heading_path, previous.blocks + section.blocks)
+                continue
         merged.append(section)
     return merged
 
