@@ -162,10 +162,13 @@ def _closed_code(block: str) -> bool:
 
 
 def _overlap_tail(text: str, overlap: int) -> str:
-    """The last ~overlap characters, starting at a word boundary."""
+    """The last ~overlap characters, starting at a line start (code, lists) or a word boundary."""
     if overlap <= 0 or len(text) <= overlap:
         return text if overlap > 0 else ""
     tail = text[-overlap:]
+    newline = tail.find("\n")
+    if 0 <= newline < overlap // 2:
+        return tail[newline + 1:]
     space = tail.find(" ")
     return tail[space + 1:] if 0 <= space < overlap // 2 else tail
 
