@@ -1,0 +1,1 @@
+"""Hand-written content tables for the mini-vault generator."""
