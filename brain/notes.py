@@ -66,8 +66,11 @@ def decode(data: bytes) -> tuple[str, list[str]]:
 def looks_binary(data: bytes) -> bool:
     """NUL bytes amid the first 8 KB: not a text note, whatever its name says.
 
-    A trailing run of NULs (padding left by a crashed write) does not count.
+    A trailing run of NULs (padding left by a crashed write) does not count, nor do the NULs
+    of UTF-16 text with a byte-order mark (Windows "Unicode" files), which ``decode`` reads.
     """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "\x00" in data[:8192].decode("utf-16", errors="replace")
     return b"\x00" in data[:8192].rstrip(b"\x00")
 
 
