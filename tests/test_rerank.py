@@ -1,0 +1,68 @@
+"""Rerank plumbing with a tiny cross-encoder built offline (random weights: order, not quality)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from brain.cli import cli
+from brain.recall.pipeline import Recaller, RecallSettings
+from brain.recall.rerank import load_reranker, passage
+
+from tiny_models import build_tiny_cross_encoder
+from test_recall import QUESTION, bridge_vault  # noqa: F401 - a fixture reused here
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("models") / "tiny-ce")
+
+
+def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
+    recaller = Recaller(bridge_vault)
+    settings = RecallSettings(k=8, depth=3, seeds=3, pool=3)
+    dense = recaller.ask(QUESTION, "vector", settings)
+    result = recaller.ask(QUESTION, "graph+rerank", settings)
+    assert result.reranked and not result.fallbacks["rerank"]
+    assert "rerank" in result.timings_ms
+    # Scores come from the cross-encoder itself, in descending order, and differ (no ties).
+    reranker = load_reranker(str(tiny_cross_encoder))
+    expected = reranker.score(QUESTION, result.results)
+    assert [c.rerank_score for c in result.results] == pytest.approx(expected, abs=1e-5)
+    assert expected == sorted(expected, reverse=True)
+    assert len(set(round(s, 6) for s in expected)) == len(expected)
+    # The pool is the dense top `pool` plus what the hop added; graph notes keep their via.
+    dense_paths = {c.path for c in dense.results[:3]}
+    assert {c.path for c in result.results if c.via is None} == dense_paths
+    assert len(result.results) == 3 + result.candidates_added
+    promoted = [c for c in result.results if c.path == "Tide tables.md"]
+    assert promoted and promoted[0].via.from_path == "Harbour operations.md"
+    # Deterministic: the same question gives the same order.
+    again = recaller.ask(QUESTION, "graph+rerank", settings)
+    assert [c.path for c in again.results] == [c.path for c in result.results]
+
+
+def test_reranker_reads_title_heading_and_text(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
+    result = Recaller(bridge_vault).ask(QUESTION, "vector", RecallSettings(k=1))
+    text = passage(result.results[0])
+    assert text.startswith("Harbour operations > Harbour operations\n") and "crane schedule" in text
+
+
+def test_cli_rerank_and_no_rerank(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
+    runner = CliRunner()
+    data = json.loads(runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", QUESTION]).stdout)
+    assert data["mode"] == "vector+rerank" and data["reranked"] is True
+    assert all(r["rerank_score"] is not None for r in data["results"])
+    plain = json.loads(runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-rerank", "--json", QUESTION]).stdout)
+    assert plain["mode"] == "vector" and plain["reranked"] is False
+    assert all(r["rerank_score"] is None for r in plain["results"])
+    ab = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "--json", QUESTION])
+    payload = json.loads(ab.stdout)
+    assert payload["a"]["mode"] == "vector+rerank" and payload["b"]["mode"] == "graph+rerank"
