@@ -170,8 +170,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.argument("query", nargs=-1, required=True)
 @vault_option
 @click.option("-k", "k", type=click.IntRange(1, 200), default=12, show_default=True, help="How many notes to return.")
-@click.option("--graph", is_flag=True, help="Expand one hop along wikilinks (skipped for name-shaped queries).")
-@click.option("--mode", help="An explicit mode: vector, graph, gated, hybrid, ppr, hybrid+ppr; each optionally +rerank.")
+@click.option("--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated).")
+@click.option("--mode", help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
+              "+rerank (added by default when a reranker is configured).")
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (also: BRAIN_RERANK_MODEL=none).")
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
 @click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
@@ -191,9 +192,11 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
         depth, seeds, max_new, pool) -> None:
     """Recall the notes that answer QUERY.
 
-    Dense retrieval, then (with --graph) one hop along wikilinks unless the query is a
-    name, then a cross-encoder rerank. Before answering, notes changed since the last
-    index are indexed (or, with --no-update, counted in a warning).
+    By default (mode hybrid+ppr): dense retrieval and BM25, with Personalized PageRank
+    over the wikilinks voting in the ranking, fused by reciprocal rank, then a
+    cross-encoder rerank when one is configured. --graph is the one-hop expansion instead,
+    skipped for name-shaped queries. Before answering, notes changed since the last index
+    are indexed (or, with --no-update, counted in a warning).
 
     \b
     Examples:
@@ -203,7 +206,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
     """
-    from .recall.pipeline import Recaller, RecallSettings
+    from .recall.pipeline import DEFAULT_MODE, Recaller, RecallSettings
 
     _setup_logging(as_json)
     text = " ".join(query).strip()
@@ -221,7 +224,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
             modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
             _ask_ab(recaller, text, settings, modes, source, as_json)
             return
-        chosen = mode or (("gated" if graph else "vector") + suffix)
+        chosen = mode or (("gated" if graph else DEFAULT_MODE) + suffix)
         result = recaller.ask(text, chosen, settings)
     finally:
         recaller.close()

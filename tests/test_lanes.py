@@ -41,7 +41,7 @@ def rare_vault(tmp_path):
 
 def test_lexical_lane_finds_a_rare_token_dense_misses(rare_vault):
     recaller = Recaller(rare_vault)
-    settings = RecallSettings(k=3, depth=10)
+    settings = RecallSettings(k=3)
     for query in ("errx-4471", "what did the log say about ERRX-4471"):
         dense = recaller.ask(query, "vector", settings)
         assert "Incident.md" not in [c.path for c in dense.results]  # the premise: dense misses it
@@ -50,7 +50,7 @@ def test_lexical_lane_finds_a_rare_token_dense_misses(rare_vault):
         paths = [c.path for c in hybrid.results]
         assert "Incident.md" in paths
         assert "lexical" in hybrid.results[paths.index("Incident.md")].sources
-    # The bare token: lexical rank 1 plus a weak dense rank beats any single-lane hit.
+    # The bare token: lexical rank 1 plus a weak dense rank beats the dense lane's own top.
     assert recaller.ask("errx-4471", "hybrid", settings).results[0].path == "Incident.md"
 
 

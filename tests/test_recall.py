@@ -247,7 +247,7 @@ def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
 
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", QUESTION])
     data = json.loads(out.stdout)
-    assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["mode"] == "vector+rerank"
+    assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["mode"] == "hybrid+ppr+rerank"
 
 
 def test_context_bundle_respects_budget(bridge_vault):

@@ -44,6 +44,8 @@ from .types import Candidate, Gate, Via
 log = logging.getLogger("brain")
 
 BASE_MODES = ("vector", "graph", "gated", "hybrid", "ppr", "hybrid+ppr")
+# Chosen by measurement on both labelled sets (README, "Does the graph help?").
+DEFAULT_MODE = "hybrid+ppr"
 DEFAULT_K = 12
 
 
@@ -91,6 +93,7 @@ class RecallSettings:
     rrf_k: int = fusion.DEFAULT_RRF_K
     ppr_alpha: float = ppr_stage.DEFAULT_ALPHA
     freshness: float = fusion.FRESHNESS_BOOST
+    weights: dict[str, float] = field(default_factory=lambda: dict(fusion.DEFAULT_WEIGHTS))  # RRF votes per lane
 
 
 @dataclass
@@ -356,7 +359,7 @@ class Recaller:
                     result.candidates_added += 1
             result.graph_used = not result.fallbacks["graph"]
         started = time.perf_counter()
-        fused = fusion.rrf(rankings, settings.rrf_k)
+        fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
         self._fill_dense_scores(list(by_note.values()), vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
