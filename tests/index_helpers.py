@@ -1,0 +1,166 @@
+"""Helpers for the vault-indexing tests: index a vault into a given brain home, read the graph.
+
+``index_into(home, vault)`` indexes without touching the test's own BRAIN_HOME (module-scoped
+fixtures use it to index a vault once per module). ``IndexView`` reads an index database:
+notes, chunks, links by path. ``CheapEmbedder`` (registered as ``cheap:<dim>``) gives each
+text a pseudo-random unit vector from its hash, for big vaults where only the plumbing counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from conftest import FakeEmbedder
+
+from brain import config
+from brain.embed import register_embedder
+from brain.indexer import IndexReport, index_vault
+from brain.store import IndexStore
+
+
+class CheapEmbedder:
+    """One pseudo-random unit vector per distinct text; no features, just fast."""
+
+    def __init__(self, name: str = "cheap:16"):
+        self.name = name
+        self.dim = int(name.split(":", 1)[1]) if ":" in name else 16
+        self.query_prefix = self.passage_prefix = ""
+        self.embedded = 0
+
+    def _vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed_documents(self, texts, *, progress: bool = False) -> np.ndarray:
+        self.embedded += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+register_embedder("cheap", CheapEmbedder)
+
+
+@contextlib.contextmanager
+def environ(**values: str | None) -> Iterator[None]:
+    """Set (or, with None, unset) environment variables for a block; restore them after."""
+    def put(settings: dict[str, str | None]) -> None:
+        for name, value in settings.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        put(values)
+        yield
+    finally:
+        put(saved)
+
+
+def index_into(home: Path, vault: Path, embedder=None, **kwargs) -> tuple[IndexReport, Path]:
+    """Index ``vault`` with its index under ``home``; (report, index folder)."""
+    with environ(BRAIN_HOME=str(home), BRAIN_MAX_NOTE_MB=None):
+        report = index_vault(vault, embedder=embedder or FakeEmbedder(), progress=False, **kwargs)
+        return report, config.index_dir(vault)
+
+
+class IndexView:
+    """Read-only questions about one index database, by note path."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.store = IndexStore.open(directory, create=False)
+        self.conn = self.store.conn
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> IndexView:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def paths(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT path FROM notes")}
+
+    def id(self, path: str) -> int:
+        note_id = self.store.note_id(path)
+        assert note_id is not None, f"{path} is not indexed"
+        return note_id
+
+    def note(self, path: str) -> dict:
+        row = dict(self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone())
+        for key in ("aliases", "tags", "frontmatter", "warnings"):
+            row[key] = json.loads(row[key])
+        return row
+
+    def links(self, source: str) -> list[dict]:
+        """Outgoing links of a note: target (as written), kind, anchor, status, target_path."""
+        return [
+            {k: r[k] for k in ("target", "kind", "anchor", "display", "status", "target_path")}
+            for r in self.store.outgoing(self.id(source))
+        ]
+
+    def targets(self, source: str) -> set[str]:
+        """Paths of the notes ``source`` links to (resolved links only)."""
+        return {link["target_path"] for link in self.links(source) if link["target_path"]}
+
+    def backlinks(self, target: str) -> set[str]:
+        return {r["source_path"] for r in self.store.backlinks(self.id(target))}
+
+    def dangling(self) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT n.path, l.target FROM links l JOIN notes n ON n.id = l.source_id "
+            "WHERE l.status = 'dangling' ORDER BY n.path, l.id"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def edge(self, source: str, target_text: str) -> dict:
+        """The one link from ``source`` written with target ``target_text``."""
+        hits = [link for link in self.links(source) if link["target"] == target_text]
+        assert len(hits) >= 1, f"no link [[{target_text}]] in {source}: {self.links(source)}"
+        return hits[0]
+
+    def chunks(self, path: str) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT id, ordinal, heading, text, vector FROM chunks WHERE note_id = ? ORDER BY ordinal",
+            (self.id(path),),
+        )
+        return [dict(r) for r in rows]
+
+    def chunk_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    def skipped(self) -> dict[str, str]:
+        return {entry["path"]: entry["reason"] for entry in self.store.skipped()}
+
+
+def faiss_ids(directory: Path) -> set[int]:
+    """The chunk ids in the saved FAISS file."""
+    import faiss
+
+    index = faiss.read_index(str(directory / "vectors.faiss"))
+    return {int(i) for i in faiss.vector_to_array(index.id_map)}
+
+
+def assert_faiss_matches(directory: Path) -> None:
+    """The saved FAISS file is at the database's version and holds exactly its chunk ids."""
+    with IndexView(directory) as view:
+        sidecar = json.loads((directory / "vectors.json").read_text())
+        assert sidecar["version"] == view.store.vectors_version()
+        chunk_ids = {r[0] for r in view.conn.execute("SELECT id FROM chunks")}
+        assert faiss_ids(directory) == chunk_ids
+        assert sidecar["count"] == len(chunk_ids)

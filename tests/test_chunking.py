@@ -1,0 +1,197 @@
+"""Heading-aware chunking: sizes, heading paths, whole code blocks, overlap, embedded text."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from conftest import TOY_VAULT
+
+from brain.chunking import (
+    MAX_CHARS,
+    MAX_CODE_CHARS,
+    MIN_CHARS,
+    OVERLAP_CHARS,
+    TARGET_CHARS,
+    Chunk,
+    chunk_body,
+    embedding_text,
+)
+from brain.notes import parse_note
+
+LONG_NOTES = ["AI/Chunking strategies.md", "Engineering/SQLite ledger.md", "Cooking/Sourdough bread.md"]
+
+
+def _note(path: str):
+    file = TOY_VAULT / path
+    return parse_note(path, file.read_bytes(), 0)
+
+
+def _chunks(path: str) -> list[Chunk]:
+    return chunk_body(_note(path).body)
+
+
+@pytest.fixture(scope="module")
+def toy_chunks() -> dict[str, list[Chunk]]:
+    return {
+        str(p.relative_to(TOY_VAULT)): _chunks(str(p.relative_to(TOY_VAULT)))
+        for p in sorted(TOY_VAULT.rglob("*.md"))
+        if not p.relative_to(TOY_VAULT).parts[0].startswith((".", "Templates"))
+    }
+
+
+def _is_code(text: str) -> bool:
+    return text.lstrip().startswith(("```", "~~~"))
+
+
+def test_the_constants_match_the_issue():
+    assert 1000 <= TARGET_CHARS <= 1200
+    assert 0.13 <= OVERLAP_CHARS / TARGET_CHARS <= 0.17  # ~15% overlap
+    assert MAX_CHARS < MAX_CODE_CHARS
+
+
+def test_sizes_within_bounds_on_the_long_notes():
+    for path in LONG_NOTES:
+        chunks = _chunks(path)
+        assert len(chunks) >= 10, path
+        for chunk in chunks:
+            limit = MAX_CODE_CHARS if "```" in chunk.text else MAX_CHARS
+            assert len(chunk.text) <= limit, (path, chunk.ordinal, len(chunk.text))
+            assert len(chunk.text) >= MIN_CHARS, (path, chunk.ordinal, len(chunk.text))
+        assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+
+
+def test_every_toy_note_chunked_within_bounds(toy_chunks):
+    assert len(toy_chunks) == 35
+    sizes = [len(c.text) for chunks in toy_chunks.values() for c in chunks]
+    assert max(sizes) <= MAX_CODE_CHARS
+    assert sum(1 for s in sizes if s > MAX_CHARS) == 1  # only the whole 56-line code block
+    # Most chunks are sections of a few hundred characters up to the target size.
+    assert sum(1 for s in sizes if s <= TARGET_CHARS + 200) / len(sizes) > 0.9
+    assert len(toy_chunks["AI/Context window.md"]) == 1  # one line, one chunk
+
+
+def test_text_is_covered_without_loss():
+    for path in LONG_NOTES:
+        body = _note(path).body
+        joined = "\n".join(c.text for c in _chunks(path))
+        for word in set(re.findall(r"\w{4,}", body)):
+            assert word in joined, (path, word)
+
+
+def test_heading_paths_on_chunking_strategies():
+    chunks = _chunks("AI/Chunking strategies.md")
+    paths = [c.heading_path for c in chunks]
+    assert paths[0] == ("Chunking strategies",)
+    assert ("Chunking strategies", "Why chunk at all") in paths
+    assert ("Chunking strategies", "Heading-aware chunking", "Breadcrumbs") in paths
+    assert ("Chunking strategies", "Heading-aware chunking", "Code blocks and other atoms") in paths
+    crumbs = next(c for c in chunks if c.heading_path[-1:] == ("Breadcrumbs",))
+    assert crumbs.text.startswith("### Breadcrumbs")
+    assert crumbs.heading == "Chunking strategies > Heading-aware chunking > Breadcrumbs"
+    # A chunk's heading path is the path of the headings above its text.
+    for chunk in chunks:
+        first = chunk.text.split("\n", 1)[0]
+        if first.startswith("#"):
+            assert first.lstrip("#").strip() == chunk.heading_path[-1]
+
+
+def test_the_56_line_code_block_is_one_chunk():
+    body = _note("AI/Chunking strategies.md").body
+    block = re.search(r"^```python\n.*?^```$", body, re.MULTILINE | re.DOTALL).group(0)
+    assert block.count("\n") - 1 == 56  # lines between the fences
+    assert len(block) > MAX_CHARS  # bigger than a section may be, so it is a real test
+    holders = [c for c in _chunks("AI/Chunking strategies.md") if "import re" in c.text or "return merged" in c.text]
+    assert len(holders) == 1
+    assert block in holders[0].text
+    assert holders[0].heading_path == ("Chunking strategies", "A reference implementation")
+    # No fragment of the code is repeated in the next chunk as overlap.
+    after = _chunks("AI/Chunking strategies.md")[holders[0].ordinal + 1]
+    assert "merged" not in after.text and after.text.startswith("Two details are easy to miss.")
+
+
+def test_code_links_and_code_blocks_stay_whole_in_other_notes(toy_chunks):
+    for path, chunks in toy_chunks.items():
+        for chunk in chunks:
+            assert chunk.text.count("```") % 2 == 0, (path, chunk.ordinal)
+            assert chunk.text.count("~~~") % 2 == 0, (path, chunk.ordinal)
+
+
+def test_small_sections_merge_and_long_ones_split():
+    body = "# T\n\nintro.\n\n## A\n\nshort a.\n\n## B\n\nshort b.\n"
+    chunks = chunk_body(body)
+    assert len(chunks) == 1
+    assert chunks[0].heading_path == ("T",)  # the shared parent of merged siblings
+    assert "## A" in chunks[0].text and "## B" in chunks[0].text
+
+    paragraph = " ".join(f"Sentence number {i} says something about retrieval." for i in range(120))
+    chunks = chunk_body(f"# Long\n\n## Part\n\n{paragraph}\n")
+    assert len(chunks) >= 5
+    assert all(c.heading_path == ("Long", "Part") for c in chunks)
+    assert all(len(c.text) <= MAX_CHARS for c in chunks)
+    assert all(c.text.endswith(".") for c in chunks)  # cut at sentence ends
+
+
+def test_overlap_between_consecutive_pieces():
+    paragraphs = "\n\n".join(
+        " ".join(f"Paragraph {p} sentence {s} mentions token{p}x{s}." for s in range(6)) for p in range(12)
+    )
+    chunks = chunk_body(f"## Section\n\n{paragraphs}\n")
+    assert len(chunks) >= 3
+    for before, after in itertools.pairwise(chunks):
+        tail = after.text.split("\n\n", 1)[0]
+        assert tail in before.text  # the next chunk opens with the end of the previous one
+        assert 40 <= len(tail) <= OVERLAP_CHARS
+
+
+def test_line_structure_kept_when_a_long_list_is_split():
+    items = "\n".join(f"- item {i}: " + "words " * 30 for i in range(20))
+    chunks = chunk_body(f"## List\n\n{items}\n")
+    assert len(chunks) >= 3
+    for chunk in chunks:
+        lines = [line for line in chunk.text.split("\n") if line.startswith("- item")]
+        assert lines and all(line.count("- item") == 1 for line in lines)
+
+
+def test_huge_code_block_is_split_by_lines():
+    code = "```python\n" + "\n".join(f"value_{i} = compute({i})  # line {i}" for i in range(200)) + "\n```"
+    chunks = chunk_body(f"## Code\n\n{code}\n")
+    assert len(code) > MAX_CODE_CHARS
+    assert len(chunks) >= 4
+    for chunk in chunks:
+        assert len(chunk.text) <= MAX_CODE_CHARS
+        lines = chunk.text.split("\n")
+        # Cut between lines, and the overlap starts at a line start too.
+        assert all(re.fullmatch(r"(## Code|```python|```|value_\d+ = compute\(\d+\)  # line \d+|)", line) for line in lines)
+    assert chunks[1].text.startswith("value_")
+
+
+def test_one_enormous_line_is_hard_cut():
+    chunks = chunk_body("x" * 5000)
+    assert len(chunks) >= 4
+    assert "".join(c.text.replace("\n", "") for c in chunks).count("x") >= 5000
+
+
+def test_unclosed_fence_runs_to_the_end():
+    chunks = chunk_body("# T\n\ntext\n\n```\ncode [[x]]\n# not a heading\n")
+    assert len(chunks) == 1
+    assert chunks[0].heading_path == ("T",)
+    assert "# not a heading" in chunks[0].text
+
+
+def test_empty_and_whitespace_bodies():
+    assert chunk_body("") == []
+    assert chunk_body("\n\n   \n") == []
+
+
+def test_embedding_text_carries_title_and_heading_path():
+    chunks = _chunks("Engineering/SQLite ledger.md")
+    hashed = next(c for c in chunks if c.heading_path[-1:] == ("Computing the hash",))
+    text = embedding_text("SQLite ledger", hashed)
+    assert text.startswith("SQLite ledger > SQLite ledger > Hash chain > Computing the hash\n\n")
+    assert text.endswith(hashed.text)
+    assert embedding_text("Title", Chunk(0, (), "body")) == "Title\n\nbody"
+    observability = _note("Engineering/Observability.md")
+    first = chunk_body(observability.body)[0]
+    assert embedding_text(observability.title, first).startswith("Observability and telemetry > Observability and telemetry\n\n")

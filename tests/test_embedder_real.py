@@ -1,0 +1,253 @@
+"""The real sentence-transformers embedder, with a tiny BERT built offline (tests/tiny_models.py).
+
+Covers loading a model from a local folder, vector shape and normalisation, determinism, the
+e5 prefix rule and its overrides, a full `brain index` through the CLI, and the error for a
+model that cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import TOY_VAULT
+from index_helpers import IndexView, assert_faiss_matches
+from tiny_models import (
+    HIDDEN,
+    build_tiny_cross_encoder,
+    build_tiny_sentence_transformer,
+    shared_tiny_cross_encoder,
+    shared_tiny_sentence_transformer,
+)
+
+from brain import config
+from brain.chunking import Chunk, embedding_text
+from brain.cli import cli
+from brain.embed import SentenceTransformerEmbedder, default_prefixes, load_embedder
+from brain.errors import ModelLoadError
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def tiny_st():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return shared_tiny_sentence_transformer()
+
+
+@pytest.fixture(scope="session")
+def tiny_e5(tiny_st):
+    """The same model in a folder whose name says e5: it gets the e5 prefixes."""
+    target = tiny_st.parent / "tiny-e5"
+    if not target.exists():
+        shutil.copytree(tiny_st, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def raw_model(tiny_st):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(tiny_st), device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def _prefix_env(monkeypatch):
+    monkeypatch.delenv("BRAIN_QUERY_PREFIX", raising=False)
+    monkeypatch.delenv("BRAIN_PASSAGE_PREFIX", raising=False)
+    monkeypatch.delenv("BRAIN_EMBED_BATCH", raising=False)
+    yield
+    import logging
+
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
+
+
+TEXTS = [
+    "Graph RAG follows one hop along wikilinks from the top dense hits.",
+    "Борщ is a sour beet soup; the family version is written in Russian.",
+    "sqlite wal mode keeps readers and one writer apart",
+    "",
+]
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    return vector / np.linalg.norm(vector, axis=-1, keepdims=True)
+
+
+def test_local_folder_loads_with_dims_and_unit_vectors(tiny_st):
+    embedder = load_embedder(str(tiny_st))
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert (embedder.name, embedder.dim) == (str(tiny_st), HIDDEN)
+    assert (embedder.query_prefix, embedder.passage_prefix) == ("", "")
+    vectors = embedder.embed_documents(TEXTS)
+    assert vectors.shape == (len(TEXTS), HIDDEN) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    query = embedder.embed_query("one hop graph")
+    assert query.shape == (HIDDEN,) and query.dtype == np.float32
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+    # Different texts, different vectors.
+    assert np.abs(vectors[0] - vectors[1]).max() > 1e-3
+    assert embedder.embed_documents([]).shape == (0, HIDDEN)
+
+
+def test_deterministic_across_loads_and_batches(tiny_st, monkeypatch):
+    first = load_embedder(str(tiny_st)).embed_documents(TEXTS)
+    monkeypatch.setenv("BRAIN_EMBED_BATCH", "1")
+    second = load_embedder(str(tiny_st))
+    assert second.batch_size == 1
+    assert np.allclose(first, second.embed_documents(TEXTS), atol=1e-5)
+    alone = np.stack([second.embed_documents([t])[0] for t in TEXTS])
+    assert np.allclose(first, alone, atol=1e-5)  # padding in a batch changes nothing
+
+
+def test_building_twice_gives_the_same_model(tiny_st, tmp_path, raw_model):
+    again = build_tiny_sentence_transformer(tmp_path / "again")
+    from sentence_transformers import SentenceTransformer
+
+    other = SentenceTransformer(str(again), device="cpu")
+    assert np.allclose(raw_model.encode(TEXTS), other.encode(TEXTS), atol=1e-6)
+    assert build_tiny_sentence_transformer(again) == again  # an existing folder is reused
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("intfloat/multilingual-e5-base", ("query: ", "passage: ")),
+        ("intfloat/e5-small-v2", ("query: ", "passage: ")),
+        ("/models/tiny-e5/", ("query: ", "passage: ")),
+        ("sentence-transformers/all-MiniLM-L6-v2", ("", "")),
+        ("/models/tiny-st", ("", "")),
+        ("BAAI/bge-small-en-v1.5", ("", "")),
+    ],
+)
+def test_default_prefixes(name, expected):
+    assert default_prefixes(name) == expected
+
+
+def test_prefix_overrides(monkeypatch):
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")
+    assert default_prefixes("intfloat/multilingual-e5-base") == ("", "passage: ")
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "")
+    assert default_prefixes("intfloat/multilingual-e5-base") == ("", "")
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "Represent this question: ")
+    assert default_prefixes("BAAI/bge-small-en-v1.5") == ("Represent this question: ", "")
+
+
+def test_e5_prefixes_reach_the_model(tiny_e5, raw_model, monkeypatch):
+    embedder = load_embedder(str(tiny_e5))
+    assert (embedder.query_prefix, embedder.passage_prefix) == ("query: ", "passage: ")
+    text = TEXTS[0]
+    assert np.allclose(embedder.embed_query(text), _unit(raw_model.encode("query: " + text)), atol=1e-5)
+    assert np.allclose(embedder.embed_documents([text])[0], _unit(raw_model.encode("passage: " + text)), atol=1e-5)
+    assert not np.allclose(embedder.embed_query(text), embedder.embed_documents([text])[0], atol=1e-3)
+
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")
+    plain = load_embedder(str(tiny_e5))
+    assert plain.query_prefix == ""
+    assert np.allclose(plain.embed_query(text), _unit(raw_model.encode(text)), atol=1e-5)
+
+
+def test_index_toy_vault_end_to_end_through_the_cli(tiny_st, raw_model, monkeypatch):
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_st))
+    runner = CliRunner()
+    result = runner.invoke(cli, ["index", "--vault", str(TOY_VAULT), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["notes"], report["skipped"], report["model"]) == (35, 3, str(tiny_st))
+    assert report["embedded"] == report["chunks"] > 150
+    assert report["links"]["dangling"] == 5
+
+    status = json.loads(runner.invoke(cli, ["status", "--vault", str(TOY_VAULT), "--json"]).stdout)
+    assert (status["model"], status["dim"], status["notes"]) == (str(tiny_st), HIDDEN, 35)
+    assert status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+
+    directory = config.index_dir(TOY_VAULT)
+    with IndexView(directory) as view:
+        rows = view.conn.execute(
+            "SELECT n.title, c.heading, c.text, c.vector FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY c.id"
+        ).fetchall()
+        vectors = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])
+        assert vectors.shape == (report["chunks"], HIDDEN)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        # Stored vectors are the model's vectors of "title > heading path" + chunk text.
+        for row, vector in list(zip(rows, vectors))[:: max(1, len(rows) // 12)]:
+            path = tuple(row["heading"].split(" > ")) if row["heading"] else ()
+            text = embedding_text(row["title"], Chunk(0, path, row["text"]))
+            assert np.allclose(vector, _unit(raw_model.encode(text)), atol=1e-5)
+        assert view.store.get_meta("passage_prefix") == "" and view.store.get_meta("dim") == str(HIDDEN)
+    assert_faiss_matches(directory)
+
+    again = json.loads(runner.invoke(cli, ["index", "--vault", str(TOY_VAULT), "--json"]).stdout)
+    assert (again["embedded"], again["unchanged"]) == (0, 35)
+    ask = runner.invoke(cli, ["ask", "--vault", str(TOY_VAULT), "--json", "--no-rerank", "-k", "3", "sqlite wal"])
+    assert ask.exit_code == 0, ask.output
+    results = json.loads(ask.stdout)["results"]
+    assert len(results) == 3 and all(-1.0 <= r["score"] <= 1.0001 for r in results)
+
+
+def test_e5_named_model_stores_its_prefixes(tiny_e5, tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    for name in ("Home.md", "AI/Graph RAG.md", "AI/Embeddings.md"):
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(TOY_VAULT / name, vault / name)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_e5))
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault), "--json"])
+    assert result.exit_code == 0, result.output
+    with IndexView(config.index_dir(vault)) as view:
+        assert view.store.get_meta("query_prefix") == "query: "
+        assert view.store.get_meta("passage_prefix") == "passage: "
+
+
+@pytest.mark.parametrize("name", ["no-such-org/no-such-model-4a7c", "/nonexistent/models/e5-base"])
+def test_unloadable_model_is_a_clear_error(name, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelLoadError) as info:
+        load_embedder(name)
+    message = str(info.value)
+    assert f"cannot load the embedding model {name!r}" in message
+    assert "BRAIN_EMBED_MODEL" in message and "--local-dir" in message
+    assert "\n" not in message
+
+
+def test_folder_that_is_not_a_model(tmp_path):
+    folder = tmp_path / "not-a-model"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("nothing here")
+    with pytest.raises(ModelLoadError, match="is a folder but not a loadable model; set BRAIN_EMBED_MODEL"):
+        load_embedder(str(folder))
+
+
+def test_cli_shows_one_line_for_an_unloadable_model(toy_vault, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "no-such-org/no-such-model-4a7c")
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("Error: cannot load the embedding model 'no-such-org/no-such-model-4a7c'")
+    assert result.stderr.count("\n") == 1
+    assert "BRAIN_EMBED_MODEL" in result.stderr and "Traceback" not in result.output
+
+
+def test_tiny_cross_encoder_scores_pairs_differently():
+    from sentence_transformers import CrossEncoder
+
+    folder = shared_tiny_cross_encoder()
+    assert build_tiny_cross_encoder(folder) == folder  # built once, then reused
+    model = CrossEncoder(str(folder), device="cpu")
+    pairs = [
+        ("sqlite wal", "Write-ahead logging keeps readers and the writer apart."),
+        ("sqlite wal", "Борщ is a sour beet soup."),
+        ("one hop graph", "Graph RAG follows wikilinks one hop from the seeds."),
+        ("one hop graph", "Knife skills: the claw grip."),
+    ]
+    scores = model.predict(pairs)
+    assert scores.shape == (4,)
+    assert len({round(float(s), 4) for s in scores}) == 4  # no ties
+    assert np.allclose(scores, CrossEncoder(str(folder), device="cpu").predict(pairs), atol=1e-6)

@@ -1,0 +1,617 @@
+"""The indexer end to end (fake embedder): incremental runs, bad input, model mismatch, FAISS
+consistency, and the `brain index` / `brain status` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from index_helpers import IndexView, assert_faiss_matches, faiss_ids
+
+import brain.embed
+from brain import config
+from brain.cli import cli
+from brain.errors import ConfigError, IndexMismatchError
+from brain.indexer import VaultLocked, index_vault, open_store, vault_lock, vault_status
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_logging():
+    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
+    stream after each call, so drop the handler between tests."""
+    yield
+    import logging
+
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
+
+
+def _index(vault: Path, embedder=None, **kwargs):
+    return index_vault(vault, embedder=embedder or FakeEmbedder(), progress=False, **kwargs)
+
+
+def _view(vault: Path) -> IndexView:
+    return IndexView(config.index_dir(vault))
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result
+
+
+@pytest.fixture
+def indexed(toy_vault):
+    """The toy vault copy, indexed once; the report of that first run."""
+    report = _index(toy_vault)
+    return toy_vault, report
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Model name ``explode:64``: building it fails loudly, so a run that loads it shows."""
+    loads: list[str] = []
+
+    def factory(name: str):
+        loads.append(name)
+        raise RuntimeError(f"model {name} loaded")
+
+    monkeypatch.setitem(brain.embed._REGISTRY, "explode", factory)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "explode:64")
+    return loads
+
+
+# ----- first run and no-op runs -------------------------------------------------------------
+
+
+def test_first_run_indexes_the_toy_vault(indexed):
+    vault, report = indexed
+    assert (report.notes, report.new, report.changed, report.renamed, report.removed) == (35, 35, 0, 0, 0)
+    assert report.skipped == 3
+    assert report.embedded == report.chunks
+    assert 150 <= report.chunks <= 220
+    assert report.links["dangling"] == 5 and report.links["attachment"] == 0
+    assert report.links["resolved"] > 180
+    assert report.model == "fake:64"
+    with _view(vault) as view:
+        assert view.chunk_count() == report.chunks
+        assert view.store.get_meta("model") == "fake:64"
+        assert view.store.get_meta("dim") == "64"
+        assert view.store.get_meta("passage_prefix") == "passage: "
+        assert view.note("Engineering/Observability.md")["title"] == "Observability and telemetry"
+        heading = view.chunks("AI/Chunking strategies.md")[5]["heading"]
+        assert heading == "Chunking strategies > Heading-aware chunking > Breadcrumbs"
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_brain_never_writes_inside_the_vault(toy_vault):
+    def snapshot():
+        return sorted((str(p.relative_to(toy_vault)), p.stat().st_mtime_ns) for p in toy_vault.rglob("*"))
+
+    before = snapshot()
+    _index(toy_vault)
+    vault_status(toy_vault)
+    assert snapshot() == before
+    assert config.index_dir(toy_vault).is_relative_to(config.brain_home())
+
+
+def test_noop_run_does_not_load_the_model(toy_vault, no_model):
+    _index(toy_vault, FakeEmbedder("explode:64"))  # built with the model passed in
+    report = index_vault(toy_vault, progress=False)  # now the model would come from the registry
+    assert (report.embedded, report.unchanged, report.new, report.changed) == (0, 35, 0, 0)
+    assert no_model == []
+    result = _invoke("index", "--vault", str(toy_vault), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["embedded"] == 0
+    assert no_model == []
+    # The factory is really wired: a change does load it.
+    write(toy_vault, "New.md", "# New\n\ntext")
+    with pytest.raises(RuntimeError, match="model explode:64 loaded"):
+        index_vault(toy_vault, progress=False)
+    assert no_model == ["explode:64"]
+
+
+def test_touched_but_unchanged_note_is_not_reembedded(indexed, no_model):
+    vault, _ = indexed
+    path = vault / "AI" / "Embeddings.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 0}
+    report = index_vault(vault, model_name="fake:64", progress=False, load=lambda name: pytest.fail("model loaded"))
+    assert (report.embedded, report.changed, report.unchanged) == (0, 0, 35)
+    with _view(vault) as view:
+        assert view.note("AI/Embeddings.md")["mtime_ns"] == path.stat().st_mtime_ns  # stat refreshed
+
+
+# ----- incremental cases --------------------------------------------------------------------
+
+
+def test_changed_note_is_rechunked_and_reembedded_alone(indexed):
+    vault, first = indexed
+    with _view(vault) as view:
+        before = {p: [c["id"] for c in view.chunks(p)] for p in view.paths()}
+        graph_id = view.id("AI/Graph RAG.md")
+        assert "AI/Graph RAG.md" in view.backlinks("Home.md")
+
+    note = vault / "AI" / "Graph RAG.md"
+    text = note.read_text(encoding="utf-8").replace("[[Home]]", "the home note")
+    added = "A new section, long enough to be a chunk of its own. " * 5 + "It points at [[PKM/Zettelkasten]]."
+    note.write_text(text + f"\n## Added later\n\n{added}\n", encoding="utf-8")
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+
+    with _view(vault) as view:
+        after = view.chunks("AI/Graph RAG.md")
+        assert (report.changed, report.new, report.unchanged, report.removed) == (1, 0, 34, 0)
+        assert report.embedded == len(after) == len(fake.embedded)
+        assert all(t.startswith("Graph RAG") for t in fake.embedded)  # embedded text = title + path
+        assert after[-1]["heading"] == "Graph RAG > Added later"
+        assert after[-1]["text"] == f"## Added later\n\n{added}"
+        assert not set(before["AI/Graph RAG.md"]) & {c["id"] for c in after}  # old chunks gone
+        for path, ids in before.items():  # every other note keeps its chunks
+            if path != "AI/Graph RAG.md":
+                assert [c["id"] for c in view.chunks(path)] == ids
+        assert view.id("AI/Graph RAG.md") == graph_id
+        assert "AI/Graph RAG.md" not in view.backlinks("Home.md")
+        assert "AI/Graph RAG.md" in view.backlinks("PKM/Zettelkasten.md")
+        assert report.chunks == first.chunks - len(before["AI/Graph RAG.md"]) + len(after)
+    assert_faiss_matches(config.index_dir(vault))
+    assert not set(before["AI/Graph RAG.md"]) & faiss_ids(config.index_dir(vault))
+
+
+def test_deleted_note_leaves_index_and_graph(indexed):
+    vault, first = indexed
+    with _view(vault) as view:
+        old_id = view.id("AI/Graph RAG.md")
+        old_chunks = {c["id"] for c in view.chunks("AI/Graph RAG.md")}
+        linkers = view.backlinks("AI/Graph RAG.md")
+    assert {"AI/Agent memory.md", "Projects/Brain MVP.md", "Daily/2026-03-14.md"} <= linkers
+
+    (vault / "AI" / "Graph RAG.md").unlink()
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 1}
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    assert (report.removed, report.notes, report.embedded) == (1, 34, 0)
+    assert fake.embedded == []
+
+    with _view(vault) as view:
+        assert "AI/Graph RAG.md" not in view.paths()
+        conn = view.conn
+        assert conn.execute("SELECT count(*) FROM chunks WHERE note_id = ?", (old_id,)).fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM links WHERE source_id = ?", (old_id,)).fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM links WHERE target_id = ?", (old_id,)).fetchone()[0] == 0
+        assert view.store.backlinks(old_id) == []
+        assert view.chunk_count() == first.chunks - len(old_chunks)
+        # Links to it are kept, now dangling.
+        agent = view.edge("AI/Agent memory.md", "Graph RAG")
+        assert (agent["status"], agent["target_path"]) == ("dangling", None)
+        assert ("AI/Retrieval-augmented generation.md", "graph rag") in view.dangling()
+        assert report.links["dangling"] == 5 + len([s for s, t in view.dangling() if "graph rag" in t.lower()])
+        # Its outgoing edges are gone from the targets' backlinks.
+        assert "AI/Graph RAG.md" not in view.backlinks("AI/Vector databases.md")
+    assert not old_chunks & faiss_ids(config.index_dir(vault))
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_renamed_note_moves_without_reembedding(indexed):
+    vault, _ = indexed
+    with _view(vault) as view:
+        old_id = view.id("AI/Embeddings.md")
+        old_chunks = [(c["id"], c["text"], c["vector"]) for c in view.chunks("AI/Embeddings.md")]
+
+    (vault / "Archive").mkdir()
+    shutil.move(vault / "AI" / "Embeddings.md", vault / "Archive" / "Embeddings.md")
+    status = vault_status(vault)
+    assert status.pending_paths == {"new": ["Archive/Embeddings.md"], "changed": [], "deleted": ["AI/Embeddings.md"]}
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    assert (report.renamed, report.new, report.removed, report.embedded) == (1, 0, 0, 0)
+    assert fake.embedded == []
+
+    with _view(vault) as view:
+        assert view.id("Archive/Embeddings.md") == old_id
+        assert [(c["id"], c["text"], c["vector"]) for c in view.chunks("Archive/Embeddings.md")] == old_chunks
+        assert view.note("Archive/Embeddings.md")["title"] == "Embeddings"
+        # Links are re-resolved against the new path.
+        assert view.edge("AI/Cross-encoder reranking.md", "Embeddings")["target_path"] == "Archive/Embeddings.md"
+        assert view.edge("Projects/Brain MVP.md", "AI/Embeddings")["status"] == "dangling"
+        assert view.edge("Home.md", "AI/Embeddings.md")["status"] == "dangling"
+        assert report.links["dangling"] == 5 + 4  # Brain MVP, Testing strategy, Daily, Home's markdown link
+        assert view.targets("Archive/Embeddings.md") >= {"AI/Vector databases.md", "Cooking/Борщ.md"}
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_new_notes_are_embedded_and_resolve_dangling_links(indexed):
+    vault, _ = indexed
+    write(vault, "Ideas/Future idea.md", "# Future idea\n\nBuild on [[Graph RAG]] and [[RAG]] someday.\n")
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    with _view(vault) as view:
+        assert (report.new, report.unchanged, report.embedded) == (1, 35, len(view.chunks("Ideas/Future idea.md")))
+        assert fake.embedded == ["Future idea > Future idea\n\n# Future idea\n\nBuild on [[Graph RAG]] and [[RAG]] someday."]
+        assert view.targets("Ideas/Future idea.md") == {"AI/Graph RAG.md", "AI/Retrieval-augmented generation.md"}
+        assert "Ideas/Future idea.md" in view.backlinks("AI/Graph RAG.md")
+        # The two [[Future idea]] links that dangled now resolve to it.
+        assert view.backlinks("Ideas/Future idea.md") == {"Daily/2026-03-14.md", "Projects/Brain MVP.md"}
+        assert report.links["dangling"] == 3
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_every_kind_of_change_in_one_run(indexed):
+    vault, _ = indexed
+    write(vault, "New note.md", "# New note\n\nLinks to [[Zettelkasten]].\n")
+    changed = vault / "PKM" / "Weekly review.md"
+    changed.write_text(changed.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    (vault / "People" / "Ada Lovelace.md").unlink()
+    (vault / "Cooking" / "Knife skills.md").rename(vault / "Cooking" / "Knives.md")
+    status = vault_status(vault)
+    assert status.pending == {"new": 2, "changed": 1, "deleted": 2}  # a rename shows as new + deleted
+    assert status.pending_paths["new"] == ["Cooking/Knives.md", "New note.md"]
+    assert status.pending_paths["deleted"] == ["Cooking/Knife skills.md", "People/Ada Lovelace.md"]
+    report = _index(vault)
+    assert (report.new, report.changed, report.renamed, report.removed, report.unchanged) == (1, 1, 1, 1, 32)
+    assert report.notes == 35
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 0}
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_copied_note_is_a_new_note_not_a_rename(indexed):
+    vault, _ = indexed
+    shutil.copy(vault / "AI" / "Embeddings.md", vault / "AI" / "Embeddings copy.md")
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    assert (report.new, report.renamed, report.notes) == (1, 0, 36)
+    assert report.embedded == len(fake.embedded) > 0
+
+
+def test_note_turned_binary_leaves_the_index(indexed):
+    vault, _ = indexed
+    (vault / "AI" / "Context window.md").write_bytes(b"\x00\x01\x02binary now" * 10)
+    report = _index(vault)
+    assert report.notes == 34
+    status = vault_status(vault)
+    assert {"path": "AI/Context window.md", "reason": "binary", "detail": "contains NUL bytes; not a text note"} in status.skipped
+    assert status.pending == {"new": 0, "changed": 0, "deleted": 0}
+
+
+def test_one_writer_at_a_time(indexed):
+    vault, _ = indexed
+    store = open_store(vault)
+    try:
+        with vault_lock(store), pytest.raises(VaultLocked, match="another `brain index` is running"):
+            _index(vault)
+    finally:
+        store.close()
+    assert _index(vault).unchanged == 35
+
+
+# ----- bad input ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def messy_vault(tmp_path) -> Path:
+    root = tmp_path / "messy"
+    write(root, "Good.md", "# Good\n\nLinks: [[Café]] [[bom]] [[日本語 ノート]] [[🧠 Brain]] [[Missing]]\n")
+    (root / "bad-utf8.md").write_bytes(b"# Bad bytes\n\ncaf\xe9 cr\xe8me and more text [[Good]]\n")
+    (root / "bom.md").write_bytes(b"\xef\xbb\xbf---\ntitle: With a BOM\ntags: [bom]\n---\n# Heading\n\nbody\n")
+    (root / "utf16.md").write_bytes("# UTF-16 note\n\nhello [[Good]]\n".encode("utf-16"))
+    write(root, "broken-yaml.md", "---\ntitle: [unclosed\ntags: : :\n---\n# Broken\n\nThe body survives and links [[Good]].\n")
+    (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
+    with open(root / "huge.md", "w", encoding="utf-8") as handle:  # 20 MB of real text
+        line = "a line of a very long generated note about nothing in particular\n"
+        handle.write(line * (20 * 1024 * 1024 // len(line) + 1))
+    write(root, "empty.md", "")
+    write(root, unicodedata.normalize("NFD", "Café.md"), "# Café\n\nA decomposed (NFD) file name, as macOS writes them.\n")
+    write(root, "日本語 ノート.md", "# 日本語\n\n本文です。\n")
+    write(root, "🧠 Brain.md", "# Brain\n\nemoji name\n")
+    write(root, "Plan.sync-conflict-20240312-101522-ABCDEF1.md", "# conflict copy\n")
+    write(root, ".obsidian/plugins/x/README.md", "plugin")
+    write(root, ".trash/gone.md", "trashed")
+    write(root, ".git/objects/x.md", "git")
+    write(root, ".stversions/Good~20240101.md", "old version")
+    write(root, ".brainignore", "Templates/\n*.private.md\n")
+    write(root, "Templates/T.md", "template")
+    write(root, "diary.private.md", "private")
+    if os.name != "nt":
+        os.symlink("..", root / "Templates" / "loop")  # inside an ignored folder: never walked
+        (root / "sub").mkdir()
+        os.symlink("..", root / "sub" / "up")
+        os.symlink("self.md", root / "self.md")
+        os.symlink("nowhere.md", root / "broken-link.md")
+    if sys.platform.startswith("linux"):
+        with open(os.path.join(os.fsencode(root), b"latin1-caf\xe9.md"), "wb") as handle:
+            handle.write(b"# not a UTF-8 name\n")
+    return root
+
+
+def test_bad_input_never_stops_a_run(messy_vault):
+    report = _index(messy_vault)
+    with _view(messy_vault) as view:
+        assert view.paths() == {
+            "Good.md", "bad-utf8.md", "bom.md", "utf16.md", "broken-yaml.md", "empty.md",
+            unicodedata.normalize("NFD", "Café.md"), "日本語 ノート.md", "🧠 Brain.md",
+        }
+        assert view.note("bom.md")["title"] == "With a BOM" and view.note("bom.md")["tags"] == ["bom"]
+        assert view.note("broken-yaml.md")["title"] == "broken-yaml"
+        assert "The body survives" in view.chunks("broken-yaml.md")[0]["text"]
+        assert "caf\ufffd cr\ufffdme" in view.chunks("bad-utf8.md")[0]["text"]
+        assert view.note("utf16.md")["title"] == "utf16" and "hello" in view.chunks("utf16.md")[0]["text"]
+        assert [c["text"] for c in view.chunks("empty.md")] == ["empty"]  # found by its title
+        assert view.targets("Good.md") == {
+            unicodedata.normalize("NFD", "Café.md"), "bom.md", "日本語 ノート.md", "🧠 Brain.md"
+        }
+        assert view.backlinks("Good.md") == {"bad-utf8.md", "utf16.md", "broken-yaml.md"}
+        assert view.dangling() == [("Good.md", "Missing")]
+    messages = {w["path"]: w["message"] for w in report.warnings}
+    assert messages["bad-utf8.md"].startswith("invalid UTF-8")
+    assert messages["broken-yaml.md"].startswith("broken YAML frontmatter ignored")
+    assert messages["utf16.md"] == "decoded as UTF-16"
+    assert messages["binary.md"].startswith("skipped (binary)")
+    assert messages["huge.md"].startswith("skipped (too-large)")
+
+
+def test_status_reports_every_skip_and_warning(messy_vault):
+    _index(messy_vault)
+    status = vault_status(messy_vault)
+    reasons = {s["path"]: s["reason"] for s in status.skipped}
+    expected = {
+        "binary.md": "binary",
+        "huge.md": "too-large",
+        "Plan.sync-conflict-20240312-101522-ABCDEF1.md": "sync-conflict",
+        ".obsidian/plugins/x/README.md": "dot-folder",
+        ".trash/gone.md": "dot-folder",
+        ".git/": "dot-folder",
+        ".stversions/": "dot-folder",
+        "Templates/": "brainignore",
+        "diary.private.md": "brainignore",
+    }
+    if os.name != "nt":
+        expected.update({"sub/up/": "symlink-loop", "self.md": "symlink-loop", "broken-link.md": "broken-symlink"})
+    if sys.platform.startswith("linux"):
+        expected["latin1-caf\ufffd.md"] = "bad-file-name"
+    assert reasons == expected
+    huge = next(s for s in status.skipped if s["path"] == "huge.md")
+    assert huge["detail"].startswith("20.0 MB over the 10 MB limit")
+    warned = {(w["path"], w["message"].split(" ")[0]) for w in status.warnings}
+    assert warned == {("bad-utf8.md", "invalid"), ("broken-yaml.md", "broken"), ("utf16.md", "decoded")}
+    assert status.pending == {"new": 0, "changed": 0, "deleted": 0}  # skipped files are not pending
+
+    result = _invoke("status", "--vault", str(messy_vault), "--verbose")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "notes:  9" in out
+    assert f"skipped: {len(expected)} (" in out
+    assert "too-large      huge.md  20.0 MB over the 10 MB limit (BRAIN_MAX_NOTE_MB)" in out
+    assert "sync-conflict  Plan.sync-conflict-20240312-101522-ABCDEF1.md" in out
+    assert "warnings: 3" in out and "bad-utf8.md: invalid UTF-8 at byte" in out
+
+
+def test_cli_index_on_a_messy_vault_warns_and_succeeds(messy_vault):
+    result = _invoke("index", "--vault", str(messy_vault))
+    assert result.exit_code == 0
+    assert "9 notes" in result.stdout
+    assert "brain: WARNING: huge.md: skipped (too-large)" in result.stderr
+    assert "brain: WARNING: bad-utf8.md: invalid UTF-8" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_note_size_limit_is_configurable(tmp_path, monkeypatch):
+    write(tmp_path, "small.md", "# Small\n\nshort")
+    write(tmp_path, "medium.md", "# Medium\n\n" + "word " * 600)
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "0.002")  # about 2 KB
+    report = _index(tmp_path)
+    assert report.notes == 1
+    assert vault_status(tmp_path).skipped == [
+        {"path": "medium.md", "reason": "too-large", "detail": "0.0 MB over the 0 MB limit (BRAIN_MAX_NOTE_MB)"}
+    ]
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "lots")
+    with pytest.raises(ConfigError, match="BRAIN_MAX_NOTE_MB must be a number"):
+        _index(tmp_path)
+    monkeypatch.delenv("BRAIN_MAX_NOTE_MB")
+    assert _index(tmp_path).notes == 2  # the limit lifted, the note comes in
+
+
+def test_fixing_a_bad_note_brings_it_in(messy_vault):
+    _index(messy_vault)
+    (messy_vault / "binary.md").write_text("# Not binary any more\n\n[[Good]]\n", encoding="utf-8")
+    report = _index(messy_vault)
+    assert report.new == 1 and report.notes == 10
+    assert "binary.md" not in {s["path"] for s in vault_status(messy_vault).skipped}
+
+
+# ----- model mismatch -----------------------------------------------------------------------
+
+
+def test_model_mismatch_is_a_clear_error_and_rebuild_fixes_it(indexed, monkeypatch):
+    vault, first = indexed
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
+    with pytest.raises(IndexMismatchError) as info:
+        index_vault(vault, progress=False)
+    message = str(info.value)
+    assert "'fake:64'" in message and "'fake:32'" in message and "brain index --rebuild" in message
+
+    result = _invoke("index", "--vault", str(vault))
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and result.output.startswith("Error: this vault's index was built with")
+    assert "Traceback" not in result.output
+    ask = _invoke("ask", "--vault", str(vault), "--no-rerank", "sqlite")
+    assert ask.exit_code == 1 and "--rebuild" in ask.output and "Traceback" not in ask.output
+
+    result = _invoke("index", "--vault", str(vault), "--rebuild", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["model"], data["notes"], data["embedded"]) == ("fake:32", 35, first.chunks)
+    status = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+    assert (status["model"], status["dim"], status["chunks"]) == ("fake:32", 32, first.chunks)
+    assert status["links"]["dangling"] == 5 and len(status["skipped"]) == 3
+    with _view(vault) as view:
+        vectors = view.conn.execute("SELECT DISTINCT length(vector) FROM chunks").fetchall()
+        assert [r[0] for r in vectors] == [32 * 4]
+    assert_faiss_matches(config.index_dir(vault))
+
+
+# ----- FAISS beside SQLite ------------------------------------------------------------------
+
+
+def _ask(vault: Path, query: str) -> list[tuple[str, float]]:
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-rerank", "-k", "6", query)
+    assert result.exit_code == 0, result.output
+    return [(r["path"], r["score"]) for r in json.loads(result.stdout)["results"]]
+
+
+QUERIES = ["sqlite wal checkpoint", "zettelkasten luhmann", "one hop graph expansion"]
+
+
+def test_missing_stale_or_corrupt_faiss_file_is_rebuilt(indexed):
+    vault, _ = indexed
+    directory = config.index_dir(vault)
+    expected = {q: _ask(vault, q) for q in QUERIES}
+    assert expected[QUERIES[0]][0][0] == "Engineering/SQLite WAL mode.md"
+    assert expected[QUERIES[1]][0][0] == "PKM/Zettelkasten.md"
+    assert all(len(results) == 6 for results in expected.values())
+
+    (directory / "vectors.faiss").unlink()
+    assert {q: _ask(vault, q) for q in QUERIES} == expected
+    assert_faiss_matches(directory)
+
+    sidecar = json.loads((directory / "vectors.json").read_text())
+    (directory / "vectors.json").write_text(json.dumps({**sidecar, "version": sidecar["version"] - 1}))
+    assert {q: _ask(vault, q) for q in QUERIES} == expected
+    assert_faiss_matches(directory)
+
+    (directory / "vectors.faiss").write_bytes(b"not a faiss index")
+    assert {q: _ask(vault, q) for q in QUERIES} == expected
+    assert_faiss_matches(directory)
+
+    (directory / "vectors.json").unlink()
+    assert {q: _ask(vault, q) for q in QUERIES} == expected
+    assert_faiss_matches(directory)
+
+
+def test_stale_faiss_file_before_an_incremental_run(indexed):
+    vault, _ = indexed
+    directory = config.index_dir(vault)
+    sidecar = json.loads((directory / "vectors.json").read_text())
+    (directory / "vectors.json").write_text(json.dumps({**sidecar, "version": 0}))
+    note = vault / "Home.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA new line about sourdough.\n", encoding="utf-8")
+    _index(vault)
+    assert_faiss_matches(directory)
+
+
+def test_faiss_follows_the_database_through_every_run(indexed):
+    vault, _ = indexed
+    directory = config.index_dir(vault)
+    steps = [
+        lambda: write(vault, "Extra.md", "# Extra\n\nabout [[Home]]\n"),
+        lambda: (vault / "Extra.md").write_text("# Extra\n\nchanged, and much longer.\n" * 40, encoding="utf-8"),
+        lambda: (vault / "Extra.md").rename(vault / "Moved extra.md"),
+        lambda: (vault / "Moved extra.md").unlink(),
+        lambda: shutil.rmtree(vault / "Cooking"),
+    ]
+    versions = []
+    for step in steps:
+        step()
+        _index(vault)
+        assert_faiss_matches(directory)
+        versions.append(json.loads((directory / "vectors.json").read_text())["version"])
+    assert versions == sorted(versions) and len(set(versions)) >= 4
+    assert _index(vault).notes == 30
+
+
+# ----- the CLI ------------------------------------------------------------------------------
+
+
+def test_index_json_schema(toy_vault):
+    result = _invoke("index", "--vault", str(toy_vault), "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    for key in ("notes", "chunks", "embedded", "removed", "skipped", "new", "changed", "renamed", "unchanged"):
+        assert isinstance(data[key], int), key
+    assert (data["notes"], data["new"], data["removed"], data["skipped"]) == (35, 35, 0, 3)
+    assert data["embedded"] == data["chunks"] > 100
+    assert data["links"] == {"resolved": data["links"]["resolved"], "dangling": 5, "attachment": 0}
+    assert data["model"] == "fake:64" and data["vault"] == str(toy_vault.resolve())
+    again = json.loads(_invoke("index", "--vault", str(toy_vault), "--json").stdout)
+    assert (again["embedded"], again["unchanged"], again["chunks"]) == (0, 35, data["chunks"])
+
+
+def test_status_json_schema(indexed):
+    vault, report = indexed
+    (vault / "Home.md").unlink()
+    write(vault, "Brand new.md", "# Brand new\n")
+    result = _invoke("status", "--vault", str(vault), "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert (data["notes"], data["chunks"], data["model"], data["dim"]) == (35, report.chunks, "fake:64", 64)
+    assert data["links"] == {"resolved": report.links["resolved"], "dangling": 5, "attachment": 0}
+    assert data["pending"] == {"new": 1, "changed": 0, "deleted": 1}
+    assert data["pending_paths"] == {"new": ["Brand new.md"], "changed": [], "deleted": ["Home.md"]}
+    assert data["skipped"] == [
+        {"path": ".obsidian/", "reason": "dot-folder", "detail": ""},
+        {"path": ".trash/deleted note.md", "reason": "dot-folder", "detail": ""},
+        {"path": "Templates/", "reason": "brainignore", "detail": ""},
+    ]
+    assert data["warnings"] == []
+    assert data["index_dir"] == str(config.index_dir(vault))
+
+
+def test_status_before_any_index(toy_vault):
+    data = json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)
+    assert (data["notes"], data["chunks"], data["model"]) == (0, 0, None)
+    assert data["pending"] == {"new": 35, "changed": 0, "deleted": 0}
+    human = _invoke("status", "--vault", str(toy_vault)).stdout
+    assert "model:  (nothing indexed yet)" in human
+    assert "pending: 35 new, 0 changed, 0 deleted  (run `brain index`)" in human
+
+
+def test_human_output(toy_vault):
+    first = _invoke("index", "--vault", str(toy_vault))
+    assert first.exit_code == 0
+    lines = first.stdout.splitlines()
+    chunks = int(lines[0].split(", ")[1].split()[0])
+    assert lines[0].startswith(f"35 notes, {chunks} chunks indexed with fake:64 (")
+    assert lines[1] == f"  this run: 35 new, 0 changed, 0 renamed, 0 removed, 0 unchanged; {chunks} chunks embedded"
+    assert lines[2].startswith("  links: ") and lines[2].endswith(" resolved, 5 dangling, 0 to attachments; 3 files skipped")
+    second = _invoke("index", "--vault", str(toy_vault)).stdout.splitlines()
+    assert second[1] == "  this run: 0 new, 0 changed, 0 renamed, 0 removed, 35 unchanged; 0 chunks embedded"
+    assert _invoke("index", "--vault", str(toy_vault), "--quiet").stdout == ""
+
+    status = _invoke("status", "--vault", str(toy_vault), "-v").stdout
+    assert f"notes:  35   chunks: {chunks}" in status
+    assert "model:  fake:64 (dim 64)" in status
+    assert "pending: 0 new, 0 changed, 0 deleted  (up to date)" in status
+    assert "skipped: 3 (2 dot-folder, 1 brainignore)" in status
+    assert "  brainignore    Templates/" in status
+    assert "  dot-folder     .trash/deleted note.md" in status
+
+
+@pytest.mark.parametrize("command", ["index", "status"])
+def test_bad_vault_is_one_line_error(tmp_path, command):
+    missing = tmp_path / "no such vault"
+    result = CliRunner().invoke(cli, [command, "--vault", str(missing)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: vault not found: {missing}\n"
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+    result = CliRunner().invoke(cli, [command])  # neither --vault nor BRAIN_VAULT
+    assert result.exit_code == 1
+    assert result.output == "Error: no vault given: pass --vault PATH or set BRAIN_VAULT\n"
+
+    not_a_folder = write(tmp_path, "note.md", "x")
+    result = CliRunner().invoke(cli, [command, "--vault", str(not_a_folder)])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output and "note.md" in result.output
+
+
+def test_vault_from_the_environment(toy_vault, monkeypatch):
+    monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
+    data = json.loads(_invoke("index", "--json").stdout)
+    assert data["notes"] == 35 and data["vault"] == str(toy_vault.resolve())

@@ -1,0 +1,292 @@
+"""An indexing run killed mid-way (SIGKILL, or Ctrl-C) leaves a usable index, and the next run
+finishes the job: the result equals a clean build in another brain home.
+
+The killed runs are real `brain index` subprocesses with the tiny model from
+tests/tiny_models.py. They run the CLI through a one-line wrapper that only lowers
+``brain.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
+notes is committed in a couple of dozen transactions and a kill lands between or inside them;
+the run that finishes the job afterwards runs in-process (the same ``index_vault`` the CLI
+calls), which saves a second model load per test.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from index_helpers import assert_faiss_matches, environ, index_into
+from tiny_models import shared_tiny_sentence_transformer
+
+from brain import config
+from brain.indexer import index_vault, vault_status
+from brain.store import IndexStore
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.name == "nt", reason="POSIX signals"),
+]
+
+NOTES = 200
+FIRST_STATE = range(100)  # notes in the vault before the interrupted update
+DELETED = {3, 17, 42, 88}
+CHANGED = {i for i in range(0, 100, 7)} - DELETED
+COMMIT_EVERY = 16  # chunks per transaction in the killed runs
+WRAPPER = (
+    "import sys, brain.indexer; brain.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
+    "sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+)
+QUERIES = ["graph memory vector index", "bread flour water starter", "sqlite schema migration ledger"]
+_WORDS = (
+    "note memory agent vector index graph link search query passage chunk heading model embedding "
+    "retrieval rerank score rank file folder vault markdown title tag alias date code block python "
+    "sqlite database table row schema migration ledger hook turn test data write read build speed "
+    "cache faiss cosine nearest bread flour water salt yeast starter dough oven knife soup recipe "
+    "meeting review decision project daily weekly habit idea context window prompt packaging"
+).split()
+
+
+def _note(i: int, version: int = 0) -> tuple[str, str]:
+    rng = random.Random(i * 1009 + version)
+
+    def sentences(words: int) -> str:
+        out = []
+        while words > 0:
+            n = min(words, rng.randint(6, 12))
+            out.append(" ".join(rng.choice(_WORDS) for _ in range(n)).capitalize() + ".")
+            words -= n
+        return " ".join(out)
+
+    links = [f"[[Note {(i * 7 + k * 13) % NOTES:03d}]]" for k in (1, 2, 3)]
+    text = (
+        f"---\ndate: 2025-{1 + i % 12:02d}-{1 + i % 28:02d}\ntags: [generated, group{i % 5}]\n---\n"
+        f"# Note {i:03d}\n\n{sentences(45)} See {links[0]}. #topic/{rng.choice(_WORDS)}\n\n"
+        f"## Details\n\n{sentences(50)} Also {links[1]} and {links[2]}.\n"
+    )
+    return f"group{i % 5}/Note {i:03d}.md", text
+
+
+def _write_state(vault: Path, final: bool) -> None:
+    """The vault before the update (the first 100 notes), or after it (200, some changed or deleted)."""
+    wanted = {}
+    for i in range(NOTES) if final else FIRST_STATE:
+        if final and i in DELETED:
+            continue
+        path, text = _note(i, 1 if final and i in CHANGED else 0)
+        wanted[path] = text
+    for existing in vault.rglob("*.md"):
+        if str(existing.relative_to(vault)) not in wanted:
+            existing.unlink()
+    for path, text in wanted.items():
+        target = vault / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def model():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    folder = shared_tiny_sentence_transformer()
+    from brain.embed import load_embedder
+
+    return folder, load_embedder(str(folder))
+
+
+@pytest.fixture(scope="module")
+def clean_build(tmp_path_factory, model):
+    """The final vault state indexed in one uninterrupted run, in its own brain home."""
+    _, embedder = model
+    vault = tmp_path_factory.mktemp("clean") / "vault"
+    _write_state(vault, final=True)
+    report, directory = index_into(tmp_path_factory.mktemp("clean_home"), vault, embedder)
+    assert report.notes == NOTES - len(DELETED)
+    return directory
+
+
+def _env(home: Path, model_folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        BRAIN_HOME=str(home),
+        BRAIN_EMBED_MODEL=str(model_folder),
+        BRAIN_EMBED_BATCH="4",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("BRAIN_DB", None)
+    return env
+
+
+def _start_wrapped(vault: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _committed(db: Path, since: float) -> int:
+    """Notes written since ``since`` that a reader can see (0 while the database is not there)."""
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("SELECT count(*) FROM notes WHERE indexed_at > ?", (since,)).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:  # not created yet, or mid-migration
+        return 0
+
+
+def _interrupt_when_committed(proc: subprocess.Popen, db: Path, since: float, sig: int, at_least: int = 8) -> int:
+    """Wait until the run has committed ``at_least`` notes, then send ``sig``; the count then."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        seen = _committed(db, since)
+        if seen >= at_least:
+            proc.send_signal(sig)
+            return seen
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended (code {proc.returncode}) before it could be interrupted:\n{out}\n{err}")
+        time.sleep(0.01)
+    proc.kill()
+    pytest.fail("no notes committed within 300 s")
+
+
+def _snapshot(directory: Path) -> dict:
+    conn = sqlite3.connect(directory / "index.db")
+    conn.row_factory = sqlite3.Row
+    try:
+        notes = {
+            r["path"]: (r["title"], r["aliases"], r["tags"], r["date"], r["frontmatter"], r["hash"], r["warnings"])
+            for r in conn.execute("SELECT * FROM notes")
+        }
+        chunks = {
+            (r["path"], r["ordinal"]): (r["heading"], r["text"], np.frombuffer(r["vector"], dtype=np.float32))
+            for r in conn.execute("SELECT n.path, c.* FROM chunks c JOIN notes n ON n.id = c.note_id")
+        }
+        links = sorted(
+            tuple(r)
+            for r in conn.execute(
+                "SELECT s.path, l.target, l.kind, l.anchor, l.display, l.line, l.status, t.path FROM links l "
+                "JOIN notes s ON s.id = l.source_id LEFT JOIN notes t ON t.id = l.target_id"
+            )
+        )
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('model', 'dim', 'links_dirty')").fetchall())
+        return {"notes": notes, "chunks": chunks, "links": links, "meta": meta}
+    finally:
+        conn.close()
+
+
+def _search(directory: Path, embedder, query: str, k: int = 10) -> list[tuple[tuple[str, int], float]]:
+    from brain.vectors import load_current
+
+    store = IndexStore.open(directory, create=False)
+    try:
+        index = load_current(store, int(store.get_meta("dim")))
+        ids, scores = index.search(embedder.embed_query(query), k)
+        where = {
+            r[0]: (r[1], r[2])
+            for r in store.conn.execute(
+                f"SELECT c.id, n.path, c.ordinal FROM chunks c JOIN notes n ON n.id = c.note_id "
+                f"WHERE c.id IN ({','.join('?' * len(ids))})",
+                [int(i) for i in ids],
+            )
+        }
+        return [(where[int(i)], float(s)) for i, s in zip(ids, scores)]
+    finally:
+        store.close()
+
+
+def _assert_same_as_clean(directory: Path, clean: Path, embedder) -> None:
+    got, want = _snapshot(directory), _snapshot(clean)
+    assert got["notes"] == want["notes"]
+    assert got["links"] == want["links"]
+    assert got["meta"] == want["meta"]
+    assert got["chunks"].keys() == want["chunks"].keys()
+    for key, (heading, text, vector) in want["chunks"].items():
+        other = got["chunks"][key]
+        assert (other[0], other[1]) == (heading, text), key
+        assert np.allclose(other[2], vector, atol=1e-5), key
+    for query in QUERIES:
+        mine, theirs = _search(directory, embedder, query), _search(clean, embedder, query)
+        assert [hit for hit, _ in mine] == [hit for hit, _ in theirs], query
+        assert np.allclose([s for _, s in mine], [s for _, s in theirs], atol=1e-5), query
+    assert_faiss_matches(directory)
+
+
+def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(
+    tmp_path, model, clean_build
+):
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=False)
+    first, directory = index_into(home, vault, embedder)
+    assert first.notes == len(FIRST_STATE)
+    before = _snapshot(directory)
+
+    _write_state(vault, final=True)
+    started = time.time()
+    proc = _start_wrapped(vault, _env(home, folder))
+    seen = _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+    # The index is usable as it stands: consistent, searchable, and honest about what is left.
+    after_kill = _snapshot(directory)
+    committed = _committed(directory / "index.db", started)
+    to_do = NOTES - len(FIRST_STATE) + len(CHANGED)
+    assert seen <= committed < to_do, "the run must have been killed part-way"
+    assert after_kill["notes"].keys() >= before["notes"].keys()  # deletions come last: none yet
+    for (path, ordinal), (_, text, _) in before["chunks"].items():
+        if path in after_kill["notes"] and after_kill["notes"][path][5] == before["notes"][path][5]:
+            assert after_kill["chunks"][(path, ordinal)][1] == text
+    with environ(BRAIN_HOME=str(home)):
+        status = vault_status(vault)
+    assert status.notes == len(after_kill["notes"])
+    assert status.pending["deleted"] == len(DELETED)
+    assert status.pending["new"] + status.pending["changed"] == to_do - committed
+    hits = _search(directory, embedder, QUERIES[0])  # the stale FAISS file is rebuilt from SQLite
+    assert len(hits) == 10
+    assert_faiss_matches(directory)
+
+    # The next run does only what is left.
+    with environ(BRAIN_HOME=str(home)):
+        report = index_vault(vault, embedder=embedder, progress=False)
+    assert report.new + report.changed == to_do - committed
+    assert report.removed == len(DELETED)
+    assert 0 < report.embedded < report.chunks
+    _assert_same_as_clean(directory, clean_build, embedder)
+
+
+def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=True)
+    directory = None
+    with environ(BRAIN_HOME=str(home)):
+        directory = config.index_dir(vault)
+    started = time.time()
+    proc = _start_wrapped(vault, _env(home, folder))
+    _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err  # click's "Aborted!"
+    assert "Aborted!" in err and "Traceback" not in err
+
+    committed = _committed(directory / "index.db", started)
+    assert 0 < committed < NOTES - len(DELETED)
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+        assert vault_status(vault).pending["new"] == NOTES - len(DELETED) - committed
+        report = index_vault(vault, embedder=embedder, progress=False)
+    assert report.new == NOTES - len(DELETED) - committed
+    assert report.unchanged == committed
+    _assert_same_as_clean(directory, clean_build, embedder)

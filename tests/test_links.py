@@ -1,0 +1,343 @@
+"""Links: extraction (every Obsidian form, never inside code) and resolution (path, name, alias),
+then the toy vault's link graph as stored in SQLite, queried both ways."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from conftest import TOY_VAULT
+from index_helpers import IndexView, index_into
+
+from brain.links import Link, Resolver, extract_links, is_attachment, mask_code, nearest
+
+# ----- extraction -------------------------------------------------------------------------
+
+
+def _forms(body: str) -> list[tuple[str, str, str | None, str | None]]:
+    return [(l.target, l.kind, l.anchor, l.display) for l in extract_links(body)]
+
+
+def test_every_wikilink_form():
+    body = (
+        "[[Plain]] [[Folder/Note]] [[Note.md]] [[T|alias text]] [[T#Heading]] [[T#^block-id]]\n"
+        "[[T#Heading|shown]] ![[Embedded]] ![[T#^block]] ![[image.png]] [[#Local heading]] [[ Spaced ]]\n"
+    )
+    assert _forms(body) == [
+        ("Plain", "wikilink", None, None),
+        ("Folder/Note", "wikilink", None, None),
+        ("Note.md", "wikilink", None, None),
+        ("T", "wikilink", None, "alias text"),
+        ("T", "wikilink", "Heading", None),
+        ("T", "wikilink", "^block-id", None),
+        ("T", "wikilink", "Heading", "shown"),
+        ("Embedded", "embed", None, None),
+        ("T", "embed", "^block", None),
+        ("image.png", "embed", None, None),
+        ("", "wikilink", "Local heading", None),
+        ("Spaced", "wikilink", None, None),
+    ]
+
+
+def test_escaped_pipe_in_a_table():
+    body = "| Race | Bonus |\n|---|---|\n| [[Compendium/13A/Races/Human\\|Human]] | +2 |\n| [[Elf#Traits\\|elves]] | |\n"
+    assert _forms(body) == [
+        ("Compendium/13A/Races/Human", "wikilink", None, "Human"),
+        ("Elf", "wikilink", "Traits", "elves"),
+    ]
+
+
+def test_markdown_links_to_notes_only():
+    body = (
+        "[Embeddings](AI/Embeddings.md) [the ledger](Engineering/SQLite%20ledger.md) "
+        "[up](../Other/Note.md#Some%20heading) [angle](<With space.md>) [titled](n.md \"Title\")\n"
+        "[web](https://example.com/page.md) [mail](mailto:x@y.z) ![img](pic.png) [pdf](doc.pdf) "
+        "[obs](obsidian://open?file=x.md) [no ext](Folder/Note)\n"
+    )
+    assert _forms(body) == [
+        ("AI/Embeddings.md", "markdown", None, "Embeddings"),
+        ("Engineering/SQLite ledger.md", "markdown", None, "the ledger"),
+        ("../Other/Note.md", "markdown", "Some heading", "up"),
+        ("With space.md", "markdown", None, "angle"),
+        ("n.md", "markdown", None, "titled"),
+    ]
+
+
+def test_links_in_code_are_ignored():
+    body = (
+        "Before [[Real one]].\n"
+        "```markdown\n[[In backtick fence]]\n![[Embed in fence]]\n```\n"
+        "~~~text\n[[In tilde fence]]\n~~~\n"
+        "````\n```\n[[In a longer fence, with a shorter one inside]]\n```\n````\n"
+        "Inline `[[In inline code]]` and ``[[double `ticks`]]`` then [[After]].\n"
+        "    indented fence markers do not count past three spaces\n"
+        "[md](in%20text.md) `[md](in-code.md)`\n"
+    )
+    assert [l.target for l in extract_links(body)] == ["Real one", "After", "in text.md"]
+
+
+def test_unclosed_fence_hides_the_rest():
+    assert [l.target for l in extract_links("[[A]]\n```\n[[B]]\nno closing fence [[C]]")] == ["A"]
+
+
+def test_link_line_numbers():
+    links = extract_links("line one\n\n[[A]] and [[B]]\n```\n[[code]]\n```\n[x](y.md)\n")
+    assert [(l.target, l.line) for l in links] == [("A", 3), ("B", 3), ("y.md", 7)]
+
+
+def test_mask_code_keeps_offsets():
+    text = "a `code` b\n```\nfenced\n```\nc"
+    masked = mask_code(text)
+    assert len(masked) == len(text)
+    assert masked.split("\n") == ["a        b", "   ", "      ", "   ", "c"]
+
+
+def test_attachments():
+    assert is_attachment("image.PNG") and is_attachment("Folder/photo.avif") and is_attachment("talk.mp3")
+    assert is_attachment("board.canvas") and is_attachment("scan.pdf")
+    assert not is_attachment("Note") and not is_attachment("Obsidian.md") and not is_attachment("v1.2 plan")
+
+
+# ----- resolution -------------------------------------------------------------------------
+
+PATHS = [
+    "Home.md",
+    "AI/Graph RAG.md",
+    "AI/Retrieval-augmented generation.md",
+    "Meetings/Index.md",
+    "Cooking/Index.md",
+    "Cooking/Recipes/Soups/Борщ.md",
+    "Deep/a/b/Index.md",
+    "Compendium/13A/Spells/Chaos-Ray.md",
+    "Other/Spells/Chaos-Ray.md",
+]
+ALIASES = {"AI/Retrieval-augmented generation.md": ["RAG"], "Cooking/Recipes/Soups/Борщ.md": ["Borscht"]}
+
+
+def _resolve(target: str, source: str = "Home.md", kind: str = "wikilink") -> str | None:
+    return Resolver(PATHS, ALIASES).resolve(Link(target, kind, None, None, 1), source)
+
+
+def test_resolution_by_path_with_and_without_md():
+    assert _resolve("AI/Graph RAG") == "AI/Graph RAG.md"
+    assert _resolve("AI/Graph RAG.md") == "AI/Graph RAG.md"
+    assert _resolve("/AI/Graph RAG") == "AI/Graph RAG.md"
+    assert _resolve("ai/graph rag") == "AI/Graph RAG.md"  # a path, case-insensitively
+    assert _resolve("Compendium/13A/Spells/Chaos-Ray") == "Compendium/13A/Spells/Chaos-Ray.md"
+
+
+def test_resolution_by_file_name_case_insensitive():
+    assert _resolve("graph rag") == "AI/Graph RAG.md"
+    assert _resolve("GRAPH RAG") == "AI/Graph RAG.md"
+    assert _resolve("борщ") == "Cooking/Recipes/Soups/Борщ.md"
+
+
+def test_resolution_by_name_prefers_the_nearest_note():
+    assert _resolve("Index", "Meetings/2026-03-10 Retrieval sync.md") == "Meetings/Index.md"
+    assert _resolve("Index", "Cooking/Knife skills.md") == "Cooking/Index.md"
+    assert _resolve("Index", "Cooking/Recipes/Soups/Борщ.md") == "Cooking/Index.md"
+    assert _resolve("Index", "Deep/a/b/c/x.md") == "Deep/a/b/Index.md"
+    # From the root, all are two folders away or more: the shallowest, then by path.
+    assert _resolve("Index", "Home.md") == "Cooking/Index.md"
+
+
+def test_partial_path_matches_the_end_of_a_path():
+    assert _resolve("Spells/Chaos-Ray", "Compendium/13A/Classes/Chaos-Mage.md") == "Compendium/13A/Spells/Chaos-Ray.md"
+    assert _resolve("Spells/Chaos-Ray", "Other/x.md") == "Other/Spells/Chaos-Ray.md"
+
+
+def test_resolution_by_alias_after_names():
+    assert _resolve("RAG") == "AI/Retrieval-augmented generation.md"
+    assert _resolve("rag") == "AI/Retrieval-augmented generation.md"
+    assert _resolve("Borscht") == "Cooking/Recipes/Soups/Борщ.md"
+
+
+def test_a_file_name_beats_an_alias():
+    resolver = Resolver(["A/RAG.md", "B/Retrieval.md"], {"B/Retrieval.md": ["RAG"]})
+    assert resolver.resolve(Link("RAG", "wikilink", None, None, 1), "x.md") == "A/RAG.md"
+
+
+def test_dangling_and_same_note_links():
+    assert _resolve("Future idea") is None
+    assert _resolve("Nowhere/Graph RAG") is None  # a path that matches nothing is not a name
+    assert _resolve("", "AI/Graph RAG.md") == "AI/Graph RAG.md"  # [[#Heading]]
+
+
+def test_markdown_links_resolve_relative_then_from_the_root():
+    assert _resolve("../Home.md", "AI/Graph RAG.md", "markdown") == "Home.md"
+    assert _resolve("Graph RAG.md", "AI/Retrieval-augmented generation.md", "markdown") == "AI/Graph RAG.md"
+    assert _resolve("AI/Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
+    assert _resolve("/AI/Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
+    assert _resolve("Graph RAG.md", "Meetings/Index.md", "markdown") is None  # not a name lookup
+
+
+def test_unicode_normalisation_of_names():
+    nfd = unicodedata.normalize("NFD", "Café.md")
+    resolver = Resolver([nfd], {})
+    assert resolver.resolve(Link("Café", "wikilink", None, None, 1), "x.md") == nfd
+    assert resolver.resolve(Link(unicodedata.normalize("NFD", "café"), "wikilink", None, None, 1), "x.md") == nfd
+
+
+def test_nearest_tie_breaks():
+    assert nearest(["b/x.md", "a/x.md"], "c/n.md") == "a/x.md"
+    assert nearest(["a/b/x.md", "x.md"], "n.md") == "x.md"
+    assert nearest(["a/b/x.md", "x.md"], "a/b/n.md") == "a/b/x.md"
+
+
+# ----- the toy vault's graph, from the index --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    report, directory = index_into(tmp_path_factory.mktemp("links_home"), TOY_VAULT)
+    assert report.notes == 35
+    view = IndexView(directory)
+    yield view
+    view.close()
+
+
+def test_case_mismatched_links(graph):
+    assert graph.edge("AI/Retrieval-augmented generation.md", "graph rag")["target_path"] == "AI/Graph RAG.md"
+    assert graph.edge("Engineering/Schema migrations.md", "sqlite wal mode")["target_path"] == "Engineering/SQLite WAL mode.md"
+
+
+def test_alias_links(graph):
+    for source in ("AI/Agent memory.md", "AI/Prompt engineering.md", "People/Vannevar Bush.md"):
+        assert graph.edge(source, "RAG")["target_path"] == "AI/Retrieval-augmented generation.md"
+    for source in ("AI/Embeddings.md", "Projects/Decision - Use FAISS flat index.md"):
+        assert graph.edge(source, "FAISS")["target_path"] == "AI/Vector databases.md"  # `aliases: FAISS`
+    for source in ("Cooking/Index.md", "Cooking/Cooking fundamentals.md", "Cooking/Knife skills.md"):
+        assert graph.edge(source, "Borscht")["target_path"] == "Cooking/Борщ.md"
+    assert graph.edge("AI/Embeddings.md", "Борщ")["target_path"] == "Cooking/Борщ.md"  # by file name
+
+
+def test_markdown_links(graph):
+    home = {l["target"]: l for l in graph.links("Home.md") if l["kind"] == "markdown"}
+    assert home["AI/Embeddings.md"]["target_path"] == "AI/Embeddings.md"
+    assert home["Engineering/SQLite ledger.md"]["target_path"] == "Engineering/SQLite ledger.md"  # %20
+    assert home["Engineering/SQLite ledger.md"]["display"] == "the ledger design"
+    mvp = {l["target"]: l["target_path"] for l in graph.links("Projects/Brain MVP.md") if l["kind"] == "markdown"}
+    assert mvp["../Engineering/SQLite WAL mode.md"] == "Engineering/SQLite WAL mode.md"
+    assert graph.edge("AI/Vector databases.md", "Cross-encoder reranking.md")["target_path"] == "AI/Cross-encoder reranking.md"
+    assert graph.edge("Cooking/Борщ.md", "Knife skills.md")["target_path"] == "Cooking/Knife skills.md"
+    # The external https link is not a note link at all.
+    assert not any("http" in l["target"] for src in graph.paths() for l in graph.links(src))
+
+
+def test_block_and_heading_anchors(graph):
+    one_hop = graph.edge("AI/Agent memory.md", "Graph RAG")
+    assert (one_hop["kind"], one_hop["anchor"], one_hop["target_path"]) == ("wikilink", "^one-hop", "AI/Graph RAG.md")
+    daily = [l for l in graph.links("Daily/2026-03-14.md") if l["target"] == "Graph RAG"]
+    assert [(l["kind"], l["anchor"]) for l in daily] == [("embed", "^one-hop")]
+    mvp = [(l["kind"], l["anchor"]) for l in graph.links("Projects/Brain MVP.md") if l["target"] == "Graph RAG"]
+    assert mvp == [("wikilink", "^one-hop")]
+    review = graph.edge("Meetings/2026-03-17 Architecture review.md", "SQLite ledger")
+    assert (review["kind"], review["anchor"], review["target_path"]) == ("embed", "^append-only", "Engineering/SQLite ledger.md")
+    zettel = [l for l in graph.links("PKM/Note-taking habits.md") if l["target"] == "Zettelkasten"]
+    assert zettel[0]["anchor"] == "^atomicity" and zettel[0]["target_path"] == "PKM/Zettelkasten.md"
+    sync = graph.edge("Meetings/2026-03-10 Retrieval sync.md", "Embeddings")
+    assert (sync["anchor"], sync["target_path"]) == ("^prefix-rule", "AI/Embeddings.md")
+    heading = graph.edge("AI/Graph RAG.md", "Chunking strategies")
+    assert (heading["anchor"], heading["target_path"]) == ("Heading-aware chunking", "AI/Chunking strategies.md")
+    crumbs = graph.edge("Meetings/2026-03-17 Architecture review.md", "AI/Chunking strategies")
+    assert (crumbs["anchor"], crumbs["target_path"]) == ("Breadcrumbs", "AI/Chunking strategies.md")
+    salt = graph.edge("Cooking/Борщ.md", "Cooking fundamentals")
+    assert (salt["anchor"], salt["target_path"]) == ("Salt, fat, acid, heat", "Cooking/Cooking fundamentals.md")
+
+
+def test_embeds(graph):
+    faiss = graph.edge("Projects/Brain MVP.md", "Decision - Use FAISS flat index")
+    assert (faiss["kind"], faiss["target_path"]) == ("embed", "Projects/Decision - Use FAISS flat index.md")
+    claw = [l for l in graph.links("Cooking/Index.md") if l["kind"] == "embed"]
+    assert [(l["target"], l["anchor"], l["target_path"]) for l in claw] == [
+        ("Knife skills", "The claw grip", "Cooking/Knife skills.md")
+    ]
+
+
+def test_exactly_four_dangling_targets(graph):
+    assert graph.dangling() == [
+        ("AI/Vector databases.md", "HNSW"),
+        ("Cooking/Sourdough bread.md", "Sourdough starter maintenance"),
+        ("Daily/2026-03-14.md", "Future idea"),
+        ("People/Vannevar Bush.md", "Memex revisited"),
+        ("Projects/Brain MVP.md", "Future idea"),
+    ]
+    assert graph.store.counts()["dangling"] == 5
+
+
+def test_duplicate_name_resolves_to_the_nearest_index(graph):
+    for source in ("Meetings/2026-03-10 Retrieval sync.md", "Meetings/2026-03-17 Architecture review.md"):
+        assert graph.edge(source, "Index")["target_path"] == "Meetings/Index.md"
+    for source in ("Cooking/Cooking fundamentals.md", "Cooking/Sourdough bread.md", "Cooking/Борщ.md", "Cooking/Knife skills.md"):
+        assert graph.edge(source, "Index")["target_path"] == "Cooking/Index.md"
+    assert graph.backlinks("Meetings/Index.md") >= {
+        "Meetings/2026-03-10 Retrieval sync.md", "Meetings/2026-03-17 Architecture review.md"
+    }
+    assert not graph.backlinks("Meetings/Index.md") & {
+        "Cooking/Cooking fundamentals.md", "Cooking/Sourdough bread.md", "Cooking/Борщ.md", "Cooking/Knife skills.md"
+    }
+
+
+def test_links_in_code_make_no_edges(graph):
+    obsidian_targets = {l["target"] for l in graph.links("PKM/Obsidian.md")}
+    assert obsidian_targets == {"Home", "AI/Retrieval-augmented generation", "Daily/2026-03-14", "Zettelkasten", "Note-taking habits"}
+    assert not graph.targets("PKM/Obsidian.md") & {
+        "Cooking/Cooking fundamentals.md", "Cooking/Knife skills.md", "Cooking/Sourdough bread.md",
+        "Cooking/Index.md", "Meetings/Index.md",
+    }
+    hooks = graph.targets("AI/Claude Code hooks.md")
+    assert hooks == {"AI/Agent memory.md", "AI/Prompt engineering.md", "Engineering/Observability.md"}
+    assert "Projects/Brain MVP.md" not in hooks and "Projects/Decision - Use FAISS flat index.md" not in hooks
+    # And nothing in code shows up as dangling either.
+    assert not {t for _, t in graph.dangling()} & {"Not a real link", "Wikilinks", "Meetings/Index"}
+
+
+def test_trash_and_templates_make_no_edges(graph):
+    assert "Templates/Daily template.md" not in graph.paths()
+    assert ".trash/deleted note.md" not in graph.paths()
+    # The trashed note links to Vector databases and Graph RAG; those links must not exist.
+    assert all(not src.startswith((".trash", "Templates")) for src in graph.backlinks("AI/Vector databases.md"))
+    assert all(not src.startswith((".trash", "Templates")) for src in graph.backlinks("AI/Graph RAG.md"))
+    rows = graph.conn.execute("SELECT count(*) FROM chunks WHERE text LIKE '%zanzibar-trash-token%' "
+                              "OR text LIKE '%quixotic-template-token%'").fetchone()
+    assert rows[0] == 0
+
+
+def test_backlinks_are_the_reverse_of_outgoing(graph):
+    forward = {(src, dst) for src in graph.paths() for dst in graph.targets(src) if dst != src}
+    backward = {(src, dst) for dst in graph.paths() for src in graph.backlinks(dst)}
+    assert forward == backward
+    assert len(forward) > 150
+    assert graph.backlinks("AI/Retrieval-augmented generation.md") >= {
+        "AI/Agent memory.md", "AI/Prompt engineering.md", "People/Vannevar Bush.md", "AI/Graph RAG.md", "Home.md"
+    }
+
+
+def test_link_counts(graph):
+    counts = graph.store.counts()
+    assert counts["dangling"] == 5
+    assert counts["attachment"] == 0
+    total = graph.conn.execute("SELECT count(*) FROM links").fetchone()[0]
+    assert counts["resolved"] == total - 5
+    kinds = dict(graph.conn.execute("SELECT kind, count(*) FROM links GROUP BY kind").fetchall())
+    markdown = graph.conn.execute(
+        "SELECT n.path, l.target FROM links l JOIN notes n ON n.id = l.source_id WHERE kind = 'markdown' ORDER BY n.path, l.id"
+    ).fetchall()
+    assert [tuple(r) for r in markdown] == [
+        ("AI/Vector databases.md", "Cross-encoder reranking.md"),
+        ("Cooking/Борщ.md", "Knife skills.md"),
+        ("Home.md", "AI/Embeddings.md"),
+        ("Home.md", "Engineering/SQLite ledger.md"),
+        ("Home.md", "PKM/Obsidian.md"),
+        ("Projects/Brain MVP.md", "../Engineering/SQLite ledger.md"),
+        ("Projects/Brain MVP.md", "../Engineering/SQLite WAL mode.md"),
+    ]
+    assert kinds["embed"] == 4  # Daily ^one-hop, Architecture review ^append-only, Brain MVP FAISS, Cooking claw grip
+
+
+def test_superseded_decision_links(graph):
+    chroma = graph.links("Projects/Decision - Use Chroma.md")
+    assert [l["target_path"] for l in chroma if l["target"] == "Decision - Use FAISS flat index"] == [
+        "Projects/Decision - Use FAISS flat index.md"
+    ] * 2  # the banner and the body; the frontmatter field is metadata, not a link
+    assert graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"] == "[[Decision - Use FAISS flat index]]"

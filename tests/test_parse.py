@@ -1,0 +1,418 @@
+"""Walking a vault and parsing notes: which files are notes, and what each note says.
+
+Unit tests on ``brain.vault`` and ``brain.notes``, most of them on the real toy_vault/.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+from conftest import TOY_VAULT, write
+
+from brain.errors import ConfigError
+from brain.notes import decode, inline_tags, looks_binary, parse_note, split_frontmatter
+from brain.vault import VaultFile, read_note_bytes, resolve_vault, scan
+
+TOY_NOTES = sorted(
+    """Home.md
+AI/Agent memory.md
+AI/Chunking strategies.md
+AI/Claude Code hooks.md
+AI/Context window.md
+AI/Cross-encoder reranking.md
+AI/Embeddings.md
+AI/Graph RAG.md
+AI/Prompt engineering.md
+AI/Retrieval-augmented generation.md
+AI/Vector databases.md
+Engineering/Observability.md
+Engineering/Python packaging.md
+Engineering/SQLite WAL mode.md
+Engineering/SQLite ledger.md
+Engineering/Schema migrations.md
+Engineering/Testing strategy.md
+PKM/Note-taking habits.md
+PKM/Obsidian.md
+PKM/Weekly review.md
+PKM/Zettelkasten.md
+Daily/2026-03-14.md
+Projects/Brain MVP.md
+Projects/Decision - Use Chroma.md
+Projects/Decision - Use FAISS flat index.md
+Meetings/Index.md
+Meetings/2026-03-10 Retrieval sync.md
+Meetings/2026-03-17 Architecture review.md
+Cooking/Index.md
+Cooking/Cooking fundamentals.md
+Cooking/Sourdough bread.md
+Cooking/Борщ.md
+Cooking/Knife skills.md
+People/Ada Lovelace.md
+People/Vannevar Bush.md""".split("\n")
+)
+NO_FRONTMATTER = [
+    "AI/Context window.md",
+    "Cooking/Knife skills.md",
+    "Meetings/2026-03-17 Architecture review.md",
+    "PKM/Weekly review.md",
+]
+
+
+def _parse(path: str):
+    file = TOY_VAULT / path
+    return parse_note(path, file.read_bytes(), file.stat().st_mtime)
+
+
+@pytest.fixture(scope="module")
+def toy_notes() -> dict:
+    return {path: _parse(path) for path in TOY_NOTES}
+
+
+# ----- walking the vault ------------------------------------------------------------------
+
+
+def test_scan_toy_vault_finds_the_35_notes_and_skips_the_rest():
+    files, skipped = scan(TOY_VAULT)
+    assert [f.path for f in files] == TOY_NOTES
+    assert len(files) == 35
+    reasons = {s.path: s.reason for s in skipped}
+    assert reasons == {
+        ".obsidian/": "dot-folder",  # holds only .json files: one entry for the folder
+        ".trash/deleted note.md": "dot-folder",
+        "Templates/": "brainignore",
+    }
+    # Not notes at all: never listed, neither as notes nor as skipped.
+    assert not any(s.path.endswith(".json") for s in skipped)
+    every = {f.abspath for f in files}
+    assert str(TOY_VAULT / "Templates" / "Daily template.md") not in every
+    assert str(TOY_VAULT / ".trash" / "deleted note.md") not in every
+
+
+def test_scan_records_size_and_mtime_of_each_note():
+    files, _ = scan(TOY_VAULT)
+    home = next(f for f in files if f.path == "Home.md")
+    st = (TOY_VAULT / "Home.md").stat()
+    assert (home.size, home.mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert home.abspath == str(TOY_VAULT / "Home.md")
+
+
+def test_scan_paths_are_posix_and_vault_relative(tmp_path):
+    write(tmp_path, "a/b/c/deep note.md", "x")
+    write(tmp_path, "top.MD", "upper-case extension is still a note")
+    write(tmp_path, "a/readme.txt", "not a note")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["a/b/c/deep note.md", "top.MD"]
+    assert skipped == []
+
+
+def test_dot_folders_and_dot_files_are_skipped_with_reasons(tmp_path):
+    write(tmp_path, "keep.md", "x")
+    write(tmp_path, ".obsidian/plugins/some-plugin/README.md", "plugin docs")
+    write(tmp_path, ".trash/old.md", "deleted")
+    write(tmp_path, ".git/info/x.md", "git internals")
+    write(tmp_path, ".stversions/keep~20240101.md", "syncthing version")
+    write(tmp_path, "sub/.hidden/inner.md", "hidden folder below the root")
+    write(tmp_path, ".dotfile.md", "hidden file")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["keep.md"]
+    assert {s.path: s.reason for s in skipped} == {
+        ".obsidian/plugins/some-plugin/README.md": "dot-folder",
+        ".trash/old.md": "dot-folder",
+        ".git/": "dot-folder",  # stores are one entry, not walked
+        ".stversions/": "dot-folder",
+        "sub/.hidden/inner.md": "dot-folder",
+        ".dotfile.md": "dot-file",
+    }
+
+
+def test_sync_conflict_copies_are_skipped(tmp_path):
+    write(tmp_path, "Plan.md", "x")
+    write(tmp_path, "Plan.sync-conflict-20240312-101522-ABCDEF1.md", "conflict copy")
+    write(tmp_path, "sub/Other.sync-conflict-20231224-000000-ZZZZZZZ.md", "conflict copy")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["Plan.md"]
+    assert [(s.path, s.reason) for s in skipped] == [
+        ("Plan.sync-conflict-20240312-101522-ABCDEF1.md", "sync-conflict"),
+        ("sub/Other.sync-conflict-20231224-000000-ZZZZZZZ.md", "sync-conflict"),
+    ]
+
+
+def test_brainignore_uses_gitignore_syntax(tmp_path):
+    write(tmp_path, ".brainignore", "# comment\nTemplates/\n*.private.md\narchive/**/old-*.md\n/root-only.md\n")
+    write(tmp_path, "Templates/Daily.md", "t")
+    write(tmp_path, "notes/Templates/nested.md", "a folder pattern matches at any depth")
+    write(tmp_path, "diary.private.md", "p")
+    write(tmp_path, "deep/x/secret.private.md", "p")
+    write(tmp_path, "archive/2020/old-plan.md", "o")
+    write(tmp_path, "archive/2020/new-plan.md", "kept")
+    write(tmp_path, "root-only.md", "anchored pattern")
+    write(tmp_path, "sub/root-only.md", "not matched by an anchored pattern")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["archive/2020/new-plan.md", "sub/root-only.md"]
+    assert {s.path: s.reason for s in skipped} == {
+        "Templates/": "brainignore",
+        "notes/Templates/": "brainignore",
+        "diary.private.md": "brainignore",
+        "deep/x/secret.private.md": "brainignore",
+        "archive/2020/old-plan.md": "brainignore",
+        "root-only.md": "brainignore",
+    }
+
+
+def test_resolve_vault_errors_are_clear(tmp_path, monkeypatch):
+    with pytest.raises(ConfigError, match="vault not found"):
+        resolve_vault(tmp_path / "missing")
+    write(tmp_path, "file.md", "x")
+    with pytest.raises(ConfigError, match="not a folder"):
+        resolve_vault(tmp_path / "file.md")
+    with pytest.raises(ConfigError, match="BRAIN_VAULT"):
+        resolve_vault(None)
+    monkeypatch.setenv("BRAIN_VAULT", str(TOY_VAULT))
+    assert resolve_vault(None) == TOY_VAULT.resolve()
+
+
+def test_read_note_bytes_skips_large_and_binary_files(tmp_path):
+    big = write(tmp_path, "big.md", "x" * 5000)
+    binary = tmp_path / "image.md"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    padded = tmp_path / "padded.md"
+    padded.write_bytes(b"# Text\n\nthen a crash padded it" + b"\x00" * 100)
+
+    def vault_file(path: Path) -> VaultFile:
+        st = path.stat()
+        return VaultFile(path.name, str(path), st.st_size, st.st_mtime_ns)
+
+    data, skip = read_note_bytes(vault_file(big), limit=4096)
+    assert data is None and skip.reason == "too-large" and "BRAIN_MAX_NOTE_MB" in skip.detail
+    data, skip = read_note_bytes(vault_file(binary), limit=1 << 20)
+    assert data is None and skip.reason == "binary"
+    data, skip = read_note_bytes(vault_file(padded), limit=1 << 20)
+    assert skip is None and data.startswith(b"# Text")  # trailing NULs are not "binary"
+
+
+# ----- decoding ---------------------------------------------------------------------------
+
+
+def test_decode_strips_bom_and_normalises_newlines():
+    text, warnings = decode(b"\xef\xbb\xbf# Title\r\nline two\rline three\n")
+    assert text == "# Title\nline two\nline three\n"
+    assert warnings == []
+
+
+def test_decode_replaces_invalid_utf8_with_a_warning():
+    text, warnings = decode(b"caf\xe9 au lait")
+    assert text == "caf\ufffd au lait"
+    assert warnings == ["invalid UTF-8 at byte 3; undecodable bytes replaced"]
+
+
+def test_decode_utf16_with_bom():
+    text, warnings = decode("# Заметка\n".encode("utf-16"))
+    assert text == "# Заметка\n"
+    assert warnings == ["decoded as UTF-16"]
+
+
+def test_decode_removes_nul_padding_with_a_warning():
+    text, warnings = decode(b"hello" + b"\x00" * 7)
+    assert text == "hello"
+    assert warnings == ["7 NUL bytes removed"]
+
+
+def test_looks_binary():
+    assert looks_binary(b"abc\x00def")
+    assert not looks_binary(b"abc" + b"\x00" * 10)
+    assert not looks_binary("plain Unicode — ü".encode())
+    assert not looks_binary("# UTF-16 with a BOM\n".encode("utf-16"))  # NULs of UTF-16 text
+    assert not looks_binary("# UTF-16 BE\n".encode("utf-16-be").join([b"\xfe\xff", b""]))
+    assert looks_binary(b"\xff\xfe" + b"\x00" * 8)  # a BOM and then NUL characters
+
+
+# ----- frontmatter ----------------------------------------------------------------------
+
+
+def test_frontmatter_split():
+    meta, body, warnings = split_frontmatter("---\ntitle: T\ntags: [a, b]\n---\n# Body\n")
+    assert meta == {"title": "T", "tags": ["a", "b"]}
+    assert body == "# Body\n"
+    assert warnings == []
+
+
+def test_broken_yaml_keeps_the_body_and_warns():
+    meta, body, warnings = split_frontmatter("---\ntitle: [unclosed\n---\nbody text [[Link]]\n")
+    assert meta == {}
+    assert body == "body text [[Link]]\n"
+    assert len(warnings) == 1 and warnings[0].startswith("broken YAML frontmatter ignored")
+
+
+def test_frontmatter_that_is_not_a_mapping_is_ignored():
+    meta, body, warnings = split_frontmatter("---\n- just\n- a list\n---\nbody\n")
+    assert (meta, body) == ({}, "body\n")
+    assert warnings == ["frontmatter is not a mapping; ignored"]
+
+
+def test_no_frontmatter_and_a_later_rule_are_not_confused():
+    text = "# Note\n\n---\n\nnot: frontmatter\n---\n"
+    meta, body, warnings = split_frontmatter(text)
+    assert (meta, body, warnings) == ({}, text, [])
+
+
+def test_parse_note_with_bom_and_frontmatter():
+    note = parse_note("x/bom.md", b"\xef\xbb\xbf---\ntitle: With BOM\naliases: Bommy\n---\n# Heading\n", 0)
+    assert note.title == "With BOM"
+    assert note.aliases == ["Bommy"]
+    assert note.body == "# Heading\n"
+    assert note.warnings == []
+
+
+def test_parse_note_bad_input_never_raises():
+    cases = [
+        b"---\ntitle: [broken\n---\n\xff\xfe\xfd text #tag [[L]]",
+        b"---\ntags: 42\naliases: {a: 1}\ndate: not a date\n---\nbody",
+        b"---\n---\n",
+        b"",
+        b"\x00\x00\x00",
+        "---\ntitle: \u202eRTL\u0000\n---\n\U0001f9e0 #emoji-tag".encode("utf-8"),
+    ]
+    for data in cases:
+        note = parse_note("odd.md", data, 1_700_000_000)
+        assert note.path == "odd.md"
+        assert note.title  # always something: frontmatter title or the file stem
+
+
+# ----- title, aliases, tags, dates on the toy vault -----------------------------------------
+
+
+def test_title_is_frontmatter_title_else_file_stem(toy_notes):
+    assert toy_notes["Engineering/Observability.md"].title == "Observability and telemetry"
+    assert toy_notes["Cooking/Борщ.md"].title == "Борщ"
+    assert toy_notes["Projects/Decision - Use Chroma.md"].title == "Decision - Use Chroma"
+    for path in NO_FRONTMATTER:
+        assert toy_notes[path].title == Path(path).stem
+        assert toy_notes[path].frontmatter == {}
+    assert toy_notes["Daily/2026-03-14.md"].title == "2026-03-14"  # frontmatter without a title
+
+
+def test_aliases_lists_and_plain_strings(toy_notes):
+    assert toy_notes["AI/Vector databases.md"].aliases == ["FAISS"]  # `aliases: FAISS`
+    assert toy_notes["AI/Retrieval-augmented generation.md"].aliases == ["RAG", "Retrieval augmented generation"]
+    assert toy_notes["Cooking/Борщ.md"].aliases == ["Borscht", "Borsch", "Borshch"]
+    assert toy_notes["PKM/Obsidian.md"].aliases == ["Obsidian.md"]
+    assert toy_notes["AI/Context window.md"].aliases == []
+
+
+def test_tags_from_frontmatter_and_inline(toy_notes):
+    assert toy_notes["PKM/Zettelkasten.md"].tags == ["pkm", "method", "pkm/zettelkasten", "pkm/method"]
+    assert toy_notes["AI/Graph RAG.md"].tags == ["ai", "retrieval", "graph", "ai/retrieval"]
+    # Comma strings, quoted or not.
+    assert toy_notes["Engineering/Python packaging.md"].tags[:3] == ["engineering", "python", "packaging"]
+    assert toy_notes["Cooking/Sourdough bread.md"].tags[:3] == ["cooking", "bread", "fermentation"]
+    assert toy_notes["Cooking/Sourdough bread.md"].tags == ["cooking", "bread", "fermentation", "cooking/bread"]
+    # Inline-only tags in a note without frontmatter.
+    assert toy_notes["Cooking/Knife skills.md"].tags == ["cooking/technique"]
+    assert toy_notes["PKM/Weekly review.md"].tags == ["pkm/review"]
+
+
+def test_things_that_look_like_tags_but_are_not(toy_notes):
+    wal = toy_notes["Engineering/SQLite WAL mode.md"].tags
+    assert wal == ["engineering", "sqlite", "engineering/sqlite"]
+    assert not any(t.startswith("42") or t in ("ckpt", "pragma_journal_mode") for t in wal)
+    packaging = toy_notes["Engineering/Python packaging.md"].tags
+    assert not any(t.startswith("1") for t in packaging)
+    hooks = toy_notes["AI/Claude Code hooks.md"].tags
+    assert "TODO-not-a-tag" not in hooks and not any(t.startswith("!") or "usr" in t for t in hooks)
+    assert hooks == ["ai", "agents", "claude-code", "tooling", "ai/agents"]
+    assert "not-a-tag-inside-code" not in toy_notes["PKM/Obsidian.md"].tags
+    every = {t for note in toy_notes.values() for t in note.tags}
+    assert not any(t[0].isdigit() and t.rstrip("0123456789") == "" for t in every)  # no "#1", "#42"
+
+
+def test_inline_tags_rules():
+    body = (
+        "#start and mid #tag, #nested/deep/path. #ünïcode #тег #1984 #2024year\n"
+        "## Issue #42: heading # not tags\n"
+        "## Heading with a real #tag-in-heading\n"
+        "url https://x.org/page#anchor and [link](note.md#section) word#notatag &#35;\n"
+        "`#inline-code` and\n```\n#in-fence\n```\n"
+    )
+    assert inline_tags(body) == [
+        "start", "tag", "nested/deep/path", "ünïcode", "тег", "2024year", "tag-in-heading",
+    ]
+
+
+def test_dates_from_frontmatter_fields(toy_notes):
+    assert toy_notes["Projects/Decision - Use Chroma.md"].date == "2026-02-20"  # date: wins over updated
+    assert toy_notes["Projects/Decision - Use FAISS flat index.md"].date == "2026-03-10"
+    assert toy_notes["AI/Graph RAG.md"].date == "2026-01-08"  # created:
+    assert toy_notes["Daily/2026-03-14.md"].date == "2026-03-14"
+
+
+def test_dates_fall_back_to_mtime(toy_notes):
+    for path in NO_FRONTMATTER + ["People/Ada Lovelace.md", "People/Vannevar Bush.md"]:
+        mtime = (TOY_VAULT / path).stat().st_mtime
+        expected = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
+        assert toy_notes[path].date == expected, path
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2024-05-06", "2024-05-06"),
+        ("2024-05-06T07:08:09", "2024-05-06T07:08:09"),
+        ("'2024-05-06 07:08'", "2024-05-06T07:08:00"),
+        ("2024-05-06T07:08:09Z", "2024-05-06T07:08:09+00:00"),
+        ("'[[2024-05-06]]'", "2024-05-06"),  # a daily-note link as the date
+        ("'2024-05-06, a Monday'", "2024-05-06"),
+    ],
+)
+def test_date_formats(value, expected):
+    note = parse_note("d.md", f"---\ncreated: {value}\n---\nbody\n".encode(), 0)
+    assert note.date == expected
+
+
+def test_invalid_date_falls_back_to_mtime():
+    note = parse_note("d.md", b"---\ndate: 2024-13-45\n---\nbody\n", 86400)
+    assert note.date == "1970-01-02T00:00:00+00:00"
+
+
+def test_body_excludes_frontmatter_and_superseded_fields_survive(toy_notes):
+    chroma = toy_notes["Projects/Decision - Use Chroma.md"]
+    assert chroma.body.startswith("\n# Decision: use Chroma as the vector store")
+    assert "superseded_by" not in chroma.body
+    assert chroma.frontmatter["superseded_by"] == "[[Decision - Use FAISS flat index]]"
+    assert chroma.frontmatter["status"] == "superseded"
+    assert chroma.frontmatter["date"] == "2026-02-20"  # JSON-safe: dates become ISO strings
+    context = toy_notes["AI/Context window.md"]
+    assert context.body == (TOY_VAULT / "AI/Context window.md").read_text(encoding="utf-8")
+
+
+def test_content_hash_is_of_the_raw_bytes(toy_notes):
+    import hashlib
+
+    raw = (TOY_VAULT / "Home.md").read_bytes()
+    assert toy_notes["Home.md"].content_hash == hashlib.sha256(raw).hexdigest()
+
+
+def test_unicode_file_names_in_the_toy_vault(toy_notes):
+    note = toy_notes["Cooking/Борщ.md"]
+    assert note.path == "Cooking/Борщ.md"
+    assert note.title == "Борщ" and "свёкла" in note.body
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_scan_follows_symlinks_but_not_loops(tmp_path):
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    write(vault, "real/a.md", "x")
+    write(outside, "b.md", "a folder kept elsewhere, linked into the vault")
+    os.symlink(outside, vault / "linked")
+    os.symlink("..", vault / "real" / "up")  # a loop back to the vault root
+    os.symlink("self.md", vault / "self.md")  # a file symlink to itself
+    os.symlink("missing.md", vault / "gone.md")
+    files, skipped = scan(vault)
+    assert [f.path for f in files] == ["linked/b.md", "real/a.md"]
+    assert {s.path: s.reason for s in skipped} == {
+        "real/up/": "symlink-loop",
+        "self.md": "symlink-loop",
+        "gone.md": "broken-symlink",
+    }
