@@ -344,12 +344,14 @@ class _Run:
 
     def _sync_vectors(self) -> None:
         """Bring the FAISS file level with the database: apply this run's changes, or rebuild."""
-        from .vectors import VectorIndex, load_current
+        from .vectors import FAISS_FILE, VectorIndex, load_current
 
         version = self.store.vectors_version()
         dim = self.store.get_meta("dim")
         if dim is None:
             return  # nothing was ever embedded
+        if VectorIndex.saved_version(self.store.directory) == version and (self.store.directory / FAISS_FILE).exists():
+            return  # level already: a no-op run never imports faiss
         existing = VectorIndex.load_file(self.store.directory)
         if existing is not None and existing.version == version:
             return

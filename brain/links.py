@@ -170,11 +170,9 @@ class Resolver:
         if _norm(bare) in self.by_path_ci:
             return self.by_path_ci[_norm(bare)]
         if "/" in bare:
-            # A partial path ("Spells/Chaos-Ray") matches notes whose path ends with it.
-            tail = "/" + _norm(bare)
-            hits = [p for key, p in self.by_path_ci.items() if ("/" + key).endswith(tail)]
-            if hits:
-                return nearest(hits, source)
+            hit = self._by_tail(bare, source)
+            if hit:
+                return hit
         candidates = self.by_name.get(_norm(posixpath.basename(bare)))
         if candidates and "/" not in bare:
             return nearest(candidates, source)
@@ -182,6 +180,16 @@ class Resolver:
         if aliased:
             return nearest(aliased, source)
         return None
+
+    def _by_tail(self, bare: str, source: str) -> str | None:
+        """A partial path ("Spells/Chaos-Ray") matches the notes whose path ends with it."""
+        if "/" not in bare or bare.startswith("../"):
+            return None
+        tail = "/" + _norm(bare)
+        stem = _norm(posixpath.basename(bare))
+        # Only notes with that file name can match: no scan of every path.
+        hits = [p for p in self.by_name.get(stem, []) if ("/" + _norm(_strip_md(p))).endswith(tail)]
+        return nearest(hits, source) if hits else None
 
     def _resolve_markdown(self, target: str, source: str) -> str | None:
         # Markdown links are relative to the linking note's folder, or vault-absolute with "/".
@@ -194,11 +202,14 @@ class Resolver:
             return self.by_path[bare]
         if _norm(bare) in self.by_path_ci:
             return self.by_path_ci[_norm(bare)]
-        # Obsidian also writes vault-relative paths in markdown links.
-        bare = _strip_md(posixpath.normpath(target))
+        # Obsidian also writes vault-relative paths in markdown links, and shortest paths
+        # that only the end of a note's path matches.
+        bare = _strip_md(posixpath.normpath(target.lstrip("/")))
         if bare in self.by_path:
             return self.by_path[bare]
-        return self.by_path_ci.get(_norm(bare))
+        if _norm(bare) in self.by_path_ci:
+            return self.by_path_ci[_norm(bare)]
+        return self._by_tail(bare, source)
 
 
 def nearest(candidates: list[str], source: str) -> str:

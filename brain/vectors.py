@@ -75,6 +75,14 @@ class VectorIndex:
         sidecar.write_text(json.dumps({"version": self.version, "dim": self.dim, "count": self.size}))
         _fsync_replace(sidecar, directory / SIDECAR_FILE)
 
+    @staticmethod
+    def saved_version(directory: Path) -> int | None:
+        """The version the saved file matches, from the sidecar alone (no faiss import)."""
+        try:
+            return int(json.loads((directory / SIDECAR_FILE).read_text())["version"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     @classmethod
     def load_file(cls, directory: Path) -> VectorIndex | None:
         """The saved index, or None when missing or unreadable."""

@@ -615,3 +615,19 @@ def test_vault_from_the_environment(toy_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
     data = json.loads(_invoke("index", "--json").stdout)
     assert data["notes"] == 35 and data["vault"] == str(toy_vault.resolve())
+
+
+def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
+    import subprocess
+
+    index_vault(toy_vault, progress=False)
+    code = (
+        "import sys, conftest\n"
+        "from brain.indexer import index_vault\n"
+        f"r = index_vault({str(toy_vault)!r}, progress=False)\n"
+        "assert r.embedded == 0, r\n"
+        "print(sorted(m for m in ('faiss', 'torch', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent,
+                         env={**os.environ}, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
