@@ -247,6 +247,12 @@ _LABELS = {"recall@5": "recall@5", "recall@10": "recall@10", "ndcg@10": "nDCG@10
            "latency_ms": "latency ms (mean)"}
 
 
+def model_label(name: str) -> str:
+    """A model's name as printed: a hub name as is, a local folder by its last two parts."""
+    path = Path(name)
+    return "/".join(path.parts[-2:]) if path.is_absolute() or os.path.isdir(name) else name
+
+
 def format_table(report: EvalReport, *, markdown: bool = False) -> str:
     """One block per metric: rows are all queries then each type, columns the modes side by side."""
     modes = list(report.modes)
@@ -255,8 +261,8 @@ def format_table(report: EvalReport, *, markdown: bool = False) -> str:
     first = max(len(label) for label in [*_LABELS.values(), *(name for name, _ in rows)]) + 2
     widths = [max(9, len(h) + 2) for h in heads]
     lines = [
-        f"{report.queries} queries over {report.notes} notes; model {Path(report.model).name}; "
-        f"top {report.k} per query"
+        (f"{report.queries} queries over {report.notes} notes; model {model_label(report.model)}; "
+        f"top {report.k} per query")
     ]
     for key in SUMMARY_KEYS:
         lines.append("")
