@@ -251,3 +251,17 @@ def test_tiny_cross_encoder_scores_pairs_differently():
     assert scores.shape == (4,)
     assert len({round(float(s), 4) for s in scores}) == 4  # no ties
     assert np.allclose(scores, CrossEncoder(str(folder), device="cpu").predict(pairs), atol=1e-6)
+
+
+def test_query_embedding_uses_its_own_thread_count_and_restores_torch(tiny_st, monkeypatch):
+    import torch
+
+    embedder = SentenceTransformerEmbedder(str(tiny_st))
+    assert embedder.query_threads == 1
+    before = torch.get_num_threads()
+    one = embedder.embed_query("harbour crane schedule")
+    assert torch.get_num_threads() == before
+    monkeypatch.setenv("BRAIN_QUERY_THREADS", "2")
+    two = SentenceTransformerEmbedder(str(tiny_st))
+    assert two.query_threads == 2
+    np.testing.assert_allclose(two.embed_query("harbour crane schedule"), one, atol=1e-5)
