@@ -11,6 +11,7 @@ does the rest. Links are re-resolved once at the end; the FAISS file is brought 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -388,15 +389,36 @@ def _title_only(note: Note) -> list:
     return [Chunk(0, (), note.title)]
 
 
-def resolve_links(store: IndexStore) -> dict[str, int]:
-    """Resolve every link against the notes now in the index; clears ``links_dirty``."""
+def _resolver_key(paths: list[str], aliases: dict[str, list[str]]) -> str:
+    """A fingerprint of everything resolution depends on: note paths and aliases."""
+    digest = hashlib.sha1()
+    for path in sorted(paths):
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        for alias in aliases.get(path, ()):
+            digest.update(b"\1" + alias.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, int]:
+    """Resolve links against the notes now in the index; clears ``links_dirty``.
+
+    When the set of note paths and aliases is what the last resolution saw, only links still
+    ``pending`` (those of new or changed notes) are resolved: any other link would resolve
+    the same way again. Otherwise (a note added, removed, renamed, or an alias changed) every
+    link is, since a dangling link may now resolve and a resolved one may now dangle.
+    """
     rows = store.note_rows()
-    resolver = Resolver(rows.keys(), store.aliases_by_path())
+    aliases = store.aliases_by_path()
+    key = _resolver_key(list(rows), aliases)
+    if full is None:
+        full = store.get_meta("resolver_key") != key
+    resolver = Resolver(rows.keys(), aliases)
     id_by_path = {path: row.id for path, row in rows.items()}
     path_by_id = {row.id: path for path, row in rows.items()}
     updates = []
     counts = {"resolved": 0, "dangling": 0, "attachment": 0}
-    cursor = store.conn.execute("SELECT id, source_id, target, kind FROM links")
+    where = "" if full else " WHERE status = 'pending'"
+    cursor = store.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")
     for link_id, source_id, target, kind in cursor:
         link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
         resolved = resolver.resolve(link, path_by_id[source_id])
@@ -411,6 +433,7 @@ def resolve_links(store: IndexStore) -> dict[str, int]:
     with store.transaction() as conn:
         conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
         store.set_meta("links_dirty", 0)
+        store.set_meta("resolver_key", key)
     return counts
 
 

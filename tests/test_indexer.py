@@ -631,3 +631,32 @@ def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent,
                          env={**os.environ}, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_link_resolution_is_incremental_unless_paths_or_aliases_change(tmp_path, monkeypatch):
+    from brain import links as links_module
+
+    root = tmp_path / "v"
+    write(root, "a.md", "[[b]] [[c]] [[Future]]")
+    write(root, "b.md", "[[a]]")
+    write(root, "c.md", "plain")
+    index_vault(root, progress=False)
+    calls = []
+    original = links_module.Resolver.resolve
+    monkeypatch.setattr(links_module.Resolver, "resolve", lambda self, link, source: calls.append(source) or original(self, link, source))
+
+    write(root, "b.md", "[[a]] and now [[c]]")  # content only: just b's links are resolved
+    index_vault(root, progress=False)
+    assert sorted(calls) == ["b.md", "b.md"]
+
+    calls.clear()
+    write(root, "Future.md", "at last")  # a new path: every link, so [[Future]] resolves
+    index_vault(root, progress=False)
+    assert len(calls) == 5
+    view = IndexView(config.index_dir(root))
+    assert "Future.md" in view.targets("a.md")
+
+    calls.clear()
+    write(root, "c.md", "---\naliases: [Sea]\n---\nplain")  # an alias changed: every link again
+    index_vault(root, progress=False)
+    assert len(calls) == 5
