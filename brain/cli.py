@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from . import __version__, config
+from .cli_options import recall_settings_options, vault_option
 from .errors import BrainError
 
 
@@ -64,14 +65,6 @@ def _emit_json(data: object) -> None:
     import json
 
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-vault_option = click.option(
-    "--vault",
-    type=click.Path(file_okay=False, path_type=str),
-    envvar="BRAIN_VAULT",
-    help="The vault folder (default: $BRAIN_VAULT).",
-)
 
 
 @cli.command()
@@ -182,11 +175,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
-@click.option("--depth", type=click.IntRange(1, 1000), default=60, show_default=True, help="Distinct notes from the dense stage.")
-@click.option("--seeds", type=click.IntRange(0, 1000), default=15, show_default=True, help="Top notes whose links the graph follows.")
-@click.option("--max-new", type=click.IntRange(0, 1000), default=40, show_default=True, help="New notes the graph may add.")
-@click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=30, show_default=True,
-              help="Dense notes the reranker scores (graph notes come on top); lower it on slow CPUs.")
+@recall_settings_options
 @library_errors
 def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, as_context, budget, no_update,
         depth, seeds, max_new, pool) -> None:

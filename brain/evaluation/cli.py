@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from ..cli_options import recall_settings_options, vault_option
+
 # brain.cli imports this module at start-up: nothing from brain.cli (nor anything heavy) is
 # imported at module level here; its helpers are looked up at call time.
 
@@ -25,8 +27,7 @@ def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command("eval")
 @click.argument("queries", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--vault", type=click.Path(file_okay=False, path_type=str), envvar="BRAIN_VAULT",
-              help="The vault folder (default: $BRAIN_VAULT).")
+@vault_option
 @click.option("--modes", default="vector,graph,gated", show_default=True,
               help="Comma-separated recall modes, as `brain ask --mode` takes them (e.g. vector,graph+rerank).")
 @click.option("-k", "k", type=click.IntRange(10, 200), default=10, show_default=True,
@@ -35,11 +36,7 @@ def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--markdown", is_flag=True, help="Print the tables as markdown (for a README).")
 @click.option("--ab-log", "ab_source", metavar="SOURCE",
               help="Also write each query's vector-vs-graph row to ab_recall with this source label.")
-@click.option("--depth", type=click.IntRange(1, 1000), default=60, show_default=True, help="Distinct notes from the dense stage.")
-@click.option("--seeds", type=click.IntRange(0, 1000), default=15, show_default=True, help="Top notes whose links the graph follows.")
-@click.option("--max-new", type=click.IntRange(0, 1000), default=40, show_default=True, help="New notes the graph may add.")
-@click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=30, show_default=True,
-              help="Dense notes the reranker scores (graph notes come on top).")
+@recall_settings_options
 @_library_errors
 def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, seeds, max_new, pool) -> None:
     """Score recall modes on the labelled queries in QUERIES (JSON Lines).

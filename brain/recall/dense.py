@@ -25,7 +25,7 @@ def dense_search(
     while True:
         ids, scores = vectors.search(query_vector, k)
         best: dict[int, tuple[int, float]] = {}  # note id -> (chunk id, score)
-        note_of = _note_ids(store, [int(i) for i in ids])
+        note_of = note_ids_of_chunks(store, [int(i) for i in ids])
         for chunk_id, score in zip(ids.tolist(), scores.tolist()):
             note_id = note_of.get(chunk_id)
             if note_id is not None and note_id not in best:
@@ -38,7 +38,7 @@ def dense_search(
     return candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
 
 
-def _note_ids(store: IndexStore, chunk_ids: list[int]) -> dict[int, int]:
+def note_ids_of_chunks(store: IndexStore, chunk_ids: list[int]) -> dict[int, int]:
     out: dict[int, int] = {}
     for start in range(0, len(chunk_ids), 900):
         part = chunk_ids[start:start + 900]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..store import IndexStore
-from .dense import candidates_for
+from .dense import note_ids_of_chunks, candidates_for
 from .types import Candidate
 
 DEFAULT_DEPTH = 60
@@ -35,21 +35,50 @@ def fts_query(query: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in unique) if unique else None
 
 
+COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
+
+
+def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
+    """Drop terms found in over COMMON_SHARE of the chunks (keeping the rarest if all are).
+
+    Scoring a term means visiting every chunk that holds it; a word in half the vault adds
+    almost nothing to BM25 but made each query visit most of the index (bench/scale.py).
+    """
+    store.conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+    )
+    total = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    frequency = {}
+    for term in terms:
+        row = store.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()
+        frequency[term] = row[0] if row else 0
+    kept = [t for t in terms if 0 < frequency[t] <= COMMON_SHARE * total]
+    if not kept:
+        present = [t for t in terms if frequency[t] > 0]
+        kept = [min(present, key=lambda t: frequency[t])] if present else []
+    return kept
+
+
 def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) -> list[Candidate]:
     """The top ``depth`` notes by their best chunk's BM25 score, best first."""
     expression = fts_query(query)
     if expression is None or depth <= 0:
         return []
+    terms = _informative_terms(store, [t.strip('"') for t in expression.split(" OR ")])
+    if not terms:
+        return []
     rows = store.conn.execute(
-        "SELECT c.id AS chunk_id, c.note_id, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts"
-        " JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
-        (*WEIGHTS, expression, depth * 5),
+        "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
+        " ORDER BY rank LIMIT ?",
+        (*WEIGHTS, " OR ".join(f'"{t}"' for t in terms), depth * 5),
     ).fetchall()
+    note_of = note_ids_of_chunks(store, [r[0] for r in rows])
     best: dict[int, tuple[int, float]] = {}
-    for row in rows:
-        if row["note_id"] not in best:  # rows come best first
-            best[row["note_id"]] = (row["chunk_id"], -float(row["rank"]))  # bm25() is lower-better
-        if len(best) >= depth:
-            break
+    for chunk_id, rank in rows:  # best first
+        note_id = note_of.get(chunk_id)
+        if note_id is not None and note_id not in best:
+            best[note_id] = (chunk_id, -float(rank))  # bm25() is lower-better
+            if len(best) >= depth:
+                break
     picks = [(note_id, chunk_id, score) for note_id, (chunk_id, score) in best.items()]
     return candidates_for(store, picks, "lexical")  # score = BM25; dense_score set by fusion
