@@ -280,7 +280,6 @@ class Recaller:
         query = query.strip()
         if not query:
             raise ConfigError("empty query: ask a question, e.g. brain ask \"how should agent memory work\"")
-        total_started = time.perf_counter()
         shared: dict[str, float] = {}
         vector, hits = self._dense(query, settings, shared)
         gate = self.gate(query)
@@ -313,7 +312,6 @@ class Recaller:
             timings["total"] = round(sum(shared.get(s, 0.0) for s in ("embed", "dense")) + _ms(mode_started), 2)
             result.timings_ms = timings
             results.append(result)
-        shared["total_all_modes"] = _ms(total_started)
         return results
 
     # ----- fused modes ----------------------------------------------------------------------
@@ -330,8 +328,8 @@ class Recaller:
         if mode.lexical:
             rankings["lexical"] = [c.note_id for c in lanes["lexical"]]
         by_note: dict[int, Candidate] = {}
-        for lane in ("dense", "lexical"):
-            for c in lanes.get(lane, []) if lane in rankings else []:
+        for lane in rankings:  # dense first: a note keeps the chunk the dense lane chose
+            for c in lanes[lane]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append(lane)
                 else:
