@@ -6,28 +6,12 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any
 
 import click
 
 from . import __version__, config
 from .cli_options import recall_settings_options, vault_option
-from .errors import BrainError
-
-
-def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a BrainError raised by the library into a clean CLI error."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except BrainError as exc:
-            raise click.ClickException(str(exc)) from exc
-
-    return wrapper
+from .cli_support import emit_json, library_errors, setup_logging
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,25 +30,6 @@ def cli() -> None:
     directory or the brain home); see .env.example for every one.
     """
     config.load_dotenv_files()
-
-
-def _setup_logging(quiet: bool = False) -> None:
-    """Library warnings go to stderr as one line each; --quiet keeps only errors."""
-    import logging
-
-    logger = logging.getLogger("brain")
-    if not any(getattr(h, "_brain", False) for h in logger.handlers):
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("brain: %(levelname)s: %(message)s"))
-        handler._brain = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
-    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
-
-
-def _emit_json(data: object) -> None:
-    import json
-
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 @cli.command()
@@ -88,10 +53,10 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     """
     from .indexer import index_vault
 
-    _setup_logging(quiet or as_json)
+    setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
     if as_json:
-        _emit_json(report.as_dict())
+        emit_json(report.as_dict())
         return
     if quiet:
         return
@@ -122,7 +87,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 
     st = vault_status(vault)
     if as_json:
-        _emit_json(st.as_dict())
+        emit_json(st.as_dict())
         return
     click.echo(f"vault:  {st.vault}")
     click.echo(f"index:  {st.index_dir}")
@@ -197,7 +162,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
     """
     from .recall.pipeline import DEFAULT_MODE, Recaller, RecallSettings
 
-    _setup_logging(as_json)
+    setup_logging(as_json)
     text = " ".join(query).strip()
     if not text:
         raise click.UsageError("empty query")
@@ -220,7 +185,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
     if as_json:
         from .output import result_json
 
-        _emit_json(result_json(result))
+        emit_json(result_json(result))
     elif as_context:
         from .output import context_bundle
 
@@ -249,7 +214,7 @@ def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
     finally:
         conn.close()
     if as_json:
-        _emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
+        emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
                     "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
         return
     click.echo(side_by_side(a, b))
@@ -282,7 +247,7 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
     finally:
         conn.close()
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     total = data["all"]
     click.echo(f"since {data['since']} UTC" + (f", source {source!r}" if source else ""))

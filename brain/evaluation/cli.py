@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
 from ..cli_options import recall_settings_options, vault_option
+from ..cli_support import emit_json, library_errors, setup_logging
 
-# brain.cli imports this module at start-up: nothing from brain.cli (nor anything heavy) is
-# imported at module level here; its helpers are looked up at call time.
-
-
-def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ..cli import library_errors
-
-        return library_errors(fn)(*args, **kwargs)
-
-    return wrapper
+# brain.cli imports this module at start-up: nothing heavy is imported at module level here.
 
 
 @click.command("eval")
@@ -37,7 +24,7 @@ def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--ab-log", "ab_source", metavar="SOURCE",
               help="Also write each query's vector-vs-graph row to ab_recall with this source label.")
 @recall_settings_options
-@_library_errors
+@library_errors
 def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, seeds, max_new, pool) -> None:
     """Score recall modes on the labelled queries in QUERIES (JSON Lines).
 
@@ -52,13 +39,12 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
       brain eval bench/minivault/queries.jsonl --vault bench/minivault/vault
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
     """
-    from ..cli import _emit_json, _setup_logging
     from ..recall.pipeline import RecallSettings
     from ..vault import resolve_vault
     from .queries import load_queries
     from .runner import canonical_modes, format_table, run_eval
 
-    _setup_logging()
+    setup_logging()
     root = resolve_vault(vault)
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
@@ -75,7 +61,7 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
     if ab_source:
         click.echo(f"logged {report.ab_rows} rows to ab_recall (source {ab_source!r})", err=True)
     if as_json:
-        _emit_json(report.as_json())
+        emit_json(report.as_json())
     else:
         click.echo(format_table(report, markdown=markdown))
 

@@ -6,24 +6,13 @@ itself) is imported at module level here.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-
-def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    # brain.cli.library_errors, looked up at call time: brain.cli imports this module.
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ..cli import library_errors
-
-        return library_errors(fn)(*args, **kwargs)
-
-    return wrapper
+from ..cli_support import emit_json, library_errors
 
 
 @click.group()
@@ -59,7 +48,7 @@ def _with_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--dry-run", is_flag=True, help="Print the command that would be written; change nothing."
 )
-@_library_errors
+@library_errors
 def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
     """Add the Stop hook to Claude Code's settings (the project's, or --user).
 
@@ -79,7 +68,7 @@ def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
 
 @hook.command()
 @_with_settings_options
-@_library_errors
+@library_errors
 def uninstall(user: bool, settings_file: Path | None) -> None:
     """Remove the brain Stop hook from Claude Code's settings; nothing else is touched."""
     from . import install as setup
@@ -112,7 +101,7 @@ def stop() -> None:
     help="With --stats: how many days (with turns) to list per day.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@_library_errors
+@library_errors
 def turns(
     limit: int, session: str | None, project: str | None, stats: bool, days: int, as_json: bool
 ) -> None:
@@ -131,21 +120,20 @@ def turns(
     try:
         if stats:
             data = turn_stats(conn, project=project, session=session, days=days)
-            click.echo(_dumps(data) if as_json else _format_stats(data, days))
+            if as_json:
+                emit_json(data)
+            else:
+                click.echo(_format_stats(data, days))
             return
         rows = recent_turns(conn, limit=limit, session=session, project=project)
     finally:
         conn.close()
     if as_json:
-        click.echo(_dumps(rows))
+        emit_json(rows)
     elif not rows:
         click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
     else:
         click.echo("\n\n".join(_format_turn(row) for row in rows))
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2)
 
 
 def _one_line(text: str | None, width: int = 110) -> str:
