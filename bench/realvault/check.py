@@ -3,11 +3,12 @@
 
     python3 bench/realvault/check.py [QUERIES] [--vault PATH] [-v]
 
-Uses only the standard library. Steps:
+Steps:
 
-1. Format: each line is a JSON object with id, query, type and relevant (partial is optional).
-   Ids must be unique, types must come from the allowed list, and paths must be relative to
-   the vault.
+1. Format: `brain eval`'s own validation of the file (brain.evaluation.queries: JSON objects
+   with id, query, type and relevant, unique ids, allowed types, vault-relative paths), plus
+   this set's extras: ``via`` is a vault-relative path, and no path is both relevant and
+   partial.
 2. Paths: every relevant, partial and via path must be a file in the vault. The default vault
    is ../shared/bench/vaults/13th-age-srd, relative to the repo root. If the vault is missing,
    the script says so and skips steps 2-4 without failing.
@@ -28,7 +29,6 @@ Exits 1 if any check fails and 0 otherwise.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -43,7 +43,6 @@ DEFAULT_QUERIES = HERE / "13th-age-srd.queries.jsonl"
 DEFAULT_VAULT = REPO_ROOT.parent / "shared" / "bench" / "vaults" / "13th-age-srd"
 
 TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
-REQUIRED = ("id", "query", "type", "relevant")
 
 STOPWORDS = set(
     """a an the and or but if then so of to in on at by for from with without into onto over under
@@ -65,60 +64,28 @@ TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def validate_format(path: Path) -> tuple[list[dict], list[str]]:
-    problems: list[str] = []
-    records: list[dict] = []
-    seen: dict[str, int] = {}
+    """brain eval's own validation of the file, plus this set's extras (``via``, overlaps)."""
+    from brain.evaluation.queries import QueryFileError, parse_queries
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         return [], [f"cannot read {path}: {exc}"]
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(rec, dict):
-            problems.append(f"line {number}: not a JSON object")
-            continue
-        missing = [k for k in REQUIRED if k not in rec]
-        if missing:
-            problems.append(f"line {number}: missing {', '.join(missing)}")
-            continue
-        qid = rec["id"]
-        if not isinstance(qid, str) or not qid.strip():
-            problems.append(f"line {number}: id must be a non-empty string")
-        elif qid in seen:
-            problems.append(f"line {number}: duplicate id {qid!r} (first on line {seen[qid]})")
-        else:
-            seen[qid] = number
-        if not isinstance(rec["query"], str) or not rec["query"].strip():
-            problems.append(f"line {number}: query must be a non-empty string")
-        if rec["type"] not in TYPES:
-            problems.append(f"line {number}: type {rec['type']!r} not in {', '.join(TYPES)}")
-        for key, allow_empty in (("relevant", False), ("partial", True)):
-            if key not in rec or (key == "partial" and rec[key] is None):
-                continue
-            value = rec[key]
-            if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
-                problems.append(f"line {number}: {key} must be a list of path strings")
-                continue
-            if not value and not allow_empty:
-                problems.append(f"line {number}: relevant is empty")
-            for p in value:
-                if not _is_relative(p):
-                    problems.append(f"line {number}: {key} path {p!r} is not vault-relative")
-        if "via" in rec and not (isinstance(rec["via"], str) and _is_relative(rec["via"])):
-            problems.append(f"line {number}: via must be a vault-relative path")
-        overlap = set(rec.get("relevant") or []) & set(rec.get("partial") or [])
+    try:
+        queries = parse_queries(text, str(path))
+    except QueryFileError as exc:
+        return [], exc.problems or [str(exc)]
+    problems: list[str] = []
+    records: list[dict] = []
+    for q in queries:
+        via = q.extra.get("via")
+        if via is not None and not (isinstance(via, str) and _is_relative(via)):
+            problems.append(f"line {q.line}: via must be a vault-relative path")
+        overlap = set(q.relevant) & set(q.partial)
         if overlap:
-            problems.append(f"line {number}: in both relevant and partial: {sorted(overlap)}")
-        rec["_line"] = number
-        records.append(rec)
-    if not records and not problems:
-        problems.append("no queries in the file")
+            problems.append(f"line {q.line}: in both relevant and partial: {sorted(overlap)}")
+        records.append({"id": q.id, "query": q.query, "type": q.type, "relevant": list(q.relevant),
+                        "partial": list(q.partial), "via": via, "_line": q.line})
     return records, problems
 
 
