@@ -6,7 +6,6 @@ Every variable is listed, with its default, in ``.env.example``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -53,6 +52,8 @@ def log_dir() -> Path:
 
 def index_dir(vault: Path) -> Path:
     """One index folder per vault, named after the vault and a hash of its absolute path."""
+    import hashlib  # here, not at the top: the Stop hook imports this module and never needs it
+
     resolved = vault.expanduser().resolve()
     digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:10]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
