@@ -213,10 +213,11 @@ def phase_index(vault: Path, label: str) -> dict:
 
 
 def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
-    from brain.recall.pipeline import Recaller, RecallSettings
+    from brain.recall.opening import open_recaller
+    from brain.recall.types import RecallSettings
 
     started = time.perf_counter()
-    recaller = Recaller(vault, embedder=BenchFakeEmbedder(), update=True, rerank_model=None)
+    recaller = open_recaller(vault, embedder=BenchFakeEmbedder(), update=True, rerank_model=None)
     open_s = time.perf_counter() - started
     rss_open = _peak_rss_mb()
     rng = random.Random("brain-scale-queries")

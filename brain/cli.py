@@ -12,6 +12,7 @@ import click
 from . import __version__, config
 from .cli_options import recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
+from .recall.types import DEFAULT_K
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -127,7 +128,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @vault_option
-@click.option("-k", "k", type=click.IntRange(1, 200), default=12, show_default=True, help="How many notes to return.")
+@click.option("-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return.")
 @click.option("--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated).")
 @click.option("--mode", help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
               "+rerank (added by default when a reranker is configured).")
@@ -135,7 +136,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
 @click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
               help="The two modes --ab compares (+rerank is added when a reranker is configured).")
-@click.option("--source", envvar="BRAIN_AB_SOURCE", default="work", show_default=True, help="Label for the --ab row.")
+@click.option("--source", envvar="BRAIN_AB_SOURCE", default=config.DEFAULT_AB_SOURCE, show_default=True,
+              help="Label for the --ab row.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
@@ -160,7 +162,8 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
     """
-    from .recall.pipeline import DEFAULT_MODE, Recaller, RecallSettings
+    from .recall.opening import open_recaller
+    from .recall.types import DEFAULT_MODE, RecallSettings
 
     setup_logging(as_json)
     text = " ".join(query).strip()
@@ -169,7 +172,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
     rerank = not no_rerank and config.rerank_model_name() is not None
     suffix = "+rerank" if rerank else ""
     settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)
-    recaller = Recaller(vault, update=not no_update, progress=not as_json)
+    recaller = open_recaller(vault, update=not no_update, progress=not as_json)
     try:
         if ab:
             modes = [m.strip() for m in ab_modes.split(",") if m.strip()]

@@ -10,9 +10,8 @@ from typing import Any
 
 import click
 
-from .recall.dense import DEFAULT_DEPTH
-from .recall.graph import DEFAULT_MAX_NEW, DEFAULT_SEEDS
-from .recall.rerank import DEFAULT_POOL
+from .config import DEFAULT_RERANK_POOL
+from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS
 
 vault_option = click.option(
     "--vault",
@@ -31,7 +30,7 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Top notes the graph starts from (one-hop links, or PageRank's restarts)."),
         click.option("--max-new", type=click.IntRange(0, 1000), default=DEFAULT_MAX_NEW, show_default=True,
                      help="New notes the one-hop expansion may add."),
-        click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=DEFAULT_POOL,
+        click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=DEFAULT_RERANK_POOL,
                      show_default=True, help="Notes the reranker scores (one-hop additions come on top); "
                      "lower it on slow CPUs."),
     ]

@@ -50,20 +50,22 @@ def default_prefixes(model_name: str) -> tuple[str, str]:
     """
     is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
     query, passage = ("query: ", "passage: ") if is_e5 else ("", "")
+    query_override = config.prefix_override("BRAIN_QUERY_PREFIX")
+    passage_override = config.prefix_override("BRAIN_PASSAGE_PREFIX")
     return (
-        os.environ.get("BRAIN_QUERY_PREFIX", query),
-        os.environ.get("BRAIN_PASSAGE_PREFIX", passage),
+        query if query_override is None else query_override,
+        passage if passage_override is None else passage_override,
     )
 
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model: a hub name or a local folder."""
 
-    def __init__(self, model_name: str, *, batch_size: int = 32, device: str | None = None):
+    def __init__(self, model_name: str, *, device: str | None = None):
         self.name = model_name
         self.query_prefix, self.passage_prefix = default_prefixes(model_name)
-        self.batch_size = int(config.env("BRAIN_EMBED_BATCH", str(batch_size)))  # type: ignore[arg-type]
-        self.query_threads = max(1, int(config.env("BRAIN_QUERY_THREADS", "1")))  # type: ignore[arg-type]
+        self.batch_size = config.embed_batch()
+        self.query_threads = config.query_threads()
         self._model = _load_sentence_transformer(model_name, device)
         # Renamed in sentence-transformers 5; keep working with both.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
@@ -119,7 +121,7 @@ def _load_sentence_transformer(model_name: str, device: str | None):  # -> Sente
         pass
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
-        return SentenceTransformer(model_name, device=device or config.env("BRAIN_DEVICE"))
+        return SentenceTransformer(model_name, device=device or config.device())
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
         raise ModelLoadError(model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc)) from exc
 
@@ -134,6 +136,48 @@ def model_load_message(kind: str, model_name: str, variable: str, exc: BaseExcep
     if os.path.isdir(model_name):
         hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."
     return f"cannot load the {kind} model {model_name!r}: {reason}. {hint}"
+
+
+class LazyEmbedder:
+    """An embedder that loads its model on first use, so a recaller can open without it.
+
+    ``name`` is known at once; ``ensure_loaded`` loads the model and returns the milliseconds
+    it took (None when it was loaded already), so a caller can time the load apart.
+    """
+
+    def __init__(self, name: str, load: Callable[[str], Embedder] | None = None):
+        self.name = name
+        self._load = load or load_embedder
+        self._embedder: Embedder | None = None
+
+    def ensure_loaded(self) -> float | None:
+        if self._embedder is not None:
+            return None
+        import time
+
+        started = time.perf_counter()
+        self._embedder = self._load(self.name)
+        return round((time.perf_counter() - started) * 1000, 2)
+
+    def loaded(self) -> Embedder:
+        self.ensure_loaded()
+        assert self._embedder is not None
+        return self._embedder
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.loaded().dim
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        return self.loaded().embed_documents(texts, progress=progress)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.loaded().embed_query(text)
+
+    def __getattr__(self, name: str) -> object:  # query_prefix, passage_prefix, ... of the real one
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.loaded(), name)
 
 
 def load_embedder(model_name: str | None = None) -> Embedder:

@@ -106,6 +106,12 @@ def _plan(root: Path, store: IndexStore) -> _Plan:
     return _Plan(unchanged, candidates, deleted, skipped)
 
 
+def pending_changes(root: Path, store: IndexStore) -> int:
+    """How many notes changed (new, changed or deleted) since the last index, by size and mtime."""
+    plan = _plan(root, store)
+    return len(plan.candidates) + len(plan.deleted)
+
+
 def check_model(store: IndexStore, model_name: str) -> None:
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +113,17 @@ def m002_lexical(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    note_id: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    date: str | None
 
 
 @dataclass(frozen=True)
@@ -225,6 +236,159 @@ class IndexStore:
     def note_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
+
+    # ----- what recall reads ------------------------------------------------------------------
+
+    def note_paths(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT path FROM notes")}
+
+    def note_ids(self) -> list[int]:
+        """Every note id, ascending."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM notes ORDER BY id")]
+
+    def note_titles(self) -> list[tuple[str, str]]:
+        """(path, title) of every note."""
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT path, title FROM notes")]
+
+    def alias_pairs(self) -> list[tuple[str, str]]:
+        """(path, alias) for every alias of every note."""
+        rows = self.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id")
+        return [(r[0], r[1]) for r in rows]
+
+    def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """note id → (path, title)."""
+        out: dict[int, tuple[str, str]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(f"SELECT id, path, title FROM notes WHERE id IN ({_marks(part)})", part)
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
+
+    def frontmatter_rows(self) -> list[tuple[int, str, str, str]]:
+        """(id, path, date, frontmatter JSON) of every note."""
+        rows = self.conn.execute("SELECT id, path, date, frontmatter FROM notes")
+        return [(r[0], r[1], r[2] or "", r[3] or "{}") for r in rows]
+
+    def chunk_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """chunk id → note id, for the chunks that exist."""
+        out: dict[int, int] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(f"SELECT id, note_id FROM chunks WHERE id IN ({_marks(part)})", part)
+            out.update((r[0], r[1]) for r in rows)
+        return out
+
+    def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """chunk id → the chunk with its note's path, title and date."""
+        out: dict[int, ChunkRow] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                "SELECT c.id, c.note_id, n.path, n.title, c.heading, c.text, n.date FROM chunks c "
+                f"JOIN notes n ON n.id = c.note_id WHERE c.id IN ({_marks(part)})",
+                part,
+            )
+            out.update((r[0], ChunkRow(*r)) for r in rows)
+        return out
+
+    def note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        """(chunk id, note id, float32 vector bytes) of every chunk of these notes."""
+        out: list[tuple[int, int, bytes]] = []
+        for part in _parts(note_ids):
+            rows = self.conn.execute(f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({_marks(part)})", part)
+            out.extend((r[0], r[1], r[2]) for r in rows)
+        return out
+
+    def chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(chunk id, float32 vector bytes) of these chunks."""
+        out: list[tuple[int, bytes]] = []
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(f"SELECT id, vector FROM chunks WHERE id IN ({_marks(part)})", part)
+            out.extend((r[0], r[1]) for r in rows)
+        return out
+
+    def iter_chunk_vectors(self, batch: int = 50_000) -> Iterator[list[tuple[int, bytes]]]:
+        """Every (chunk id, vector bytes), ascending by id, ``batch`` rows at a time."""
+        cursor = self.conn.execute("SELECT id, vector FROM chunks ORDER BY id")
+        while rows := cursor.fetchmany(batch):
+            yield [(r[0], r[1]) for r in rows]
+
+    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """For each FTS term, how many chunks hold it (0 when none)."""
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+        )
+        out = {}
+        for term in terms:
+            row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()
+            out[term] = int(row[0]) if row else 0
+        return out
+
+    def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first.
+
+        ``weights`` are the bm25() column weights: title, heading, text.
+        """
+        rows = self.conn.execute(
+            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
+            " ORDER BY rank LIMIT ?",
+            (*weights, expression, limit),
+        )
+        return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
+
+    def resolved_edges(self) -> list[tuple[int, int, str]]:
+        """(source id, target id, kind) of every resolved link between two different notes."""
+        rows = self.conn.execute(
+            "SELECT source_id, target_id, kind FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def neighbour_edges(self, note_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
+        """(note id, neighbour id, direction, kind) for every resolved link touching these notes.
+
+        Outgoing links first ("links to"), then backlinks ("linked from"), each in link order.
+        """
+        out: list[tuple[int, int, str, str]] = []
+        back: list[tuple[int, int, str, str]] = []
+        for part in _parts(note_ids):
+            marks = _marks(part)
+            out.extend(
+                (r[0], r[1], "links to", r[2])
+                for r in self.conn.execute(
+                    f"SELECT source_id, target_id, kind FROM links WHERE source_id IN ({marks})"
+                    " AND target_id IS NOT NULL AND target_id != source_id ORDER BY id",
+                    part,
+                )
+            )
+            back.extend(
+                (r[0], r[1], "linked from", r[2])
+                for r in self.conn.execute(
+                    f"SELECT target_id, source_id, kind FROM links WHERE target_id IN ({marks})"
+                    " AND source_id != target_id ORDER BY id",
+                    part,
+                )
+            )
+        return out + back
+
+    def linkers(self, note_id: int) -> list[int]:
+        """Ids of the other notes that link to ``note_id``."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?", (note_id, note_id)
+        )
+        return [r[0] for r in rows]
+
+
+_PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
+
+
+def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
+    ids = list(ids)
+    for start in range(0, len(ids), _PART):
+        yield ids[start:start + _PART]
+
+
+def _marks(part: Sequence[int]) -> str:
+    return ",".join("?" * len(part))
 
 
 def dumps(value: object) -> str:

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from .errors import ConfigError
-from .recall.pipeline import RecallResult
+from .recall.types import RecallResult
 
 
 @dataclass

@@ -39,7 +39,7 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
       brain eval bench/minivault/queries.jsonl --vault bench/minivault/vault
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
     """
-    from ..recall.pipeline import RecallSettings
+    from ..recall.types import RecallSettings
     from ..vault import resolve_vault
     from .queries import load_queries
     from .runner import canonical_modes, format_table, run_eval

@@ -9,14 +9,17 @@ than text.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ..store import IndexStore
-from .dense import note_ids_of_chunks, candidates_for
-from .types import Candidate
+from .dense import candidates_for
+from .types import DEFAULT_DEPTH, Candidate
 
-DEFAULT_DEPTH = 60
+if TYPE_CHECKING:
+    from ..store import IndexStore
+
 # Column weights for bm25(): title, heading, text.
 WEIGHTS = (4.0, 2.0, 1.0)
+COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway.
 _STOP = {
@@ -26,32 +29,31 @@ _STOP = {
 }
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 MATCH expression: the query's terms, quoted, OR-ed; None when nothing is left."""
+def query_terms(query: str) -> list[str]:
+    """The query's distinct terms, casefolded, without stop words (unless nothing else is left)."""
     terms = [t for t in _TERM.findall(query.casefold()) if t not in _STOP]
     if not terms:
         terms = _TERM.findall(query.casefold())
-    unique = list(dict.fromkeys(terms))[:32]
-    return " OR ".join(f'"{t}"' for t in unique) if unique else None
+    return list(dict.fromkeys(terms))[:32]
 
 
-COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
+def fts_query(query: str) -> str | None:
+    """An FTS5 MATCH expression: the query's terms, quoted, OR-ed; None when nothing is left."""
+    return _match(query_terms(query))
 
 
-def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
+def _match(terms: list[str]) -> str | None:
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     """Drop terms found in over COMMON_SHARE of the chunks (keeping the rarest if all are).
 
     Scoring a term means visiting every chunk that holds it; a word in half the vault adds
     almost nothing to BM25 but made each query visit most of the index (bench/scale.py).
     """
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-    )
-    total = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
-    frequency = {}
-    for term in terms:
-        row = store.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()
-        frequency[term] = row[0] if row else 0
+    total = store.chunk_count() or 1
+    frequency = store.term_chunk_counts(terms)
     kept = [t for t in terms if 0 < frequency[t] <= COMMON_SHARE * total]
     if not kept:
         present = [t for t in terms if frequency[t] > 0]
@@ -61,23 +63,18 @@ def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
 
 def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) -> list[Candidate]:
     """The top ``depth`` notes by their best chunk's BM25 score, best first."""
-    expression = fts_query(query)
-    if expression is None or depth <= 0:
+    if depth <= 0:
         return []
-    terms = _informative_terms(store, [t.strip('"') for t in expression.split(" OR ")])
-    if not terms:
+    expression = _match(informative_terms(store, query_terms(query)))
+    if expression is None:
         return []
-    rows = store.conn.execute(
-        "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-        " ORDER BY rank LIMIT ?",
-        (*WEIGHTS, " OR ".join(f'"{t}"' for t in terms), depth * 5),
-    ).fetchall()
-    note_of = note_ids_of_chunks(store, [r[0] for r in rows])
+    hits = store.fts_search(expression, WEIGHTS, depth * 5)
+    note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in hits])
     best: dict[int, tuple[int, float]] = {}
-    for chunk_id, rank in rows:  # best first
+    for chunk_id, score in hits:  # best first
         note_id = note_of.get(chunk_id)
         if note_id is not None and note_id not in best:
-            best[note_id] = (chunk_id, -float(rank))  # bm25() is lower-better
+            best[note_id] = (chunk_id, score)
             if len(best) >= depth:
                 break
     picks = [(note_id, chunk_id, score) for note_id, (chunk_id, score) in best.items()]
