@@ -29,8 +29,6 @@ LOG_MAX_BYTES = 1_000_000
 
 def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
-    if any(arg in ("-h", "--help") for arg in sys.argv[3:]):
-        return _click_help()
     watchdog = _start_watchdog(_budget())
     try:
         if sys.stdin is None or sys.stdin.isatty():
@@ -169,14 +167,3 @@ def _log_exception(exc: BaseException) -> None:
 
     detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     log(f"error: {exc!r}\n{detail.rstrip()}")
-
-
-def _click_help() -> int:
-    # `brain hook stop --help` reaches here through the fast path; let click answer it.
-    from ..cli import cli
-
-    try:
-        cli(prog_name="brain")
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 0
-    return 0
