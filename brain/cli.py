@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from . import __version__, config
-from .cli_options import recall_settings_options, vault_option
+from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K
 
@@ -136,8 +136,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
 @click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
               help="The two modes --ab compares (+rerank is added when a reranker is configured).")
-@click.option("--source", envvar="BRAIN_AB_SOURCE", default=config.DEFAULT_AB_SOURCE, show_default=True,
-              help="Label for the --ab row.")
+@click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
@@ -163,7 +162,7 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
       brain ask --ab "…"                         # vector vs vector+graph, logged
     """
     from .recall.opening import open_recaller
-    from .recall.types import DEFAULT_MODE, RecallSettings
+    from .recall.types import DEFAULT_MODE
 
     setup_logging(as_json)
     text = " ".join(query).strip()
@@ -171,7 +170,8 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
         raise click.UsageError("empty query")
     rerank = not no_rerank and config.rerank_model_name() is not None
     suffix = "+rerank" if rerank else ""
-    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)
+    settings = recall_settings(k, depth, seeds, max_new, pool)
+    source = source or config.ab_source()
     recaller = open_recaller(vault, update=not no_update, progress=not as_json)
     try:
         if ab:

@@ -18,7 +18,6 @@ from . import config
 from .errors import ConfigError
 
 IGNORE_FILE = ".brainignore"
-DEFAULT_MAX_NOTE_MB = 10.0
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class Skipped:
 
 def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
-    value = vault if vault not in (None, "") else config.env("BRAIN_VAULT")
+    value = vault if vault not in (None, "") else config.vault()
     if not value:
         raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
     path = Path(value).expanduser()
@@ -50,11 +49,7 @@ def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
 
 
 def max_note_bytes() -> int:
-    value = config.env("BRAIN_MAX_NOTE_MB", str(DEFAULT_MAX_NOTE_MB))
-    try:
-        return int(float(value) * 1024 * 1024)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise ConfigError(f"BRAIN_MAX_NOTE_MB must be a number of megabytes, not {value!r}") from exc
+    return config.max_note_bytes()
 
 
 def _load_ignore(root: Path):  # -> pathspec.PathSpec | None

@@ -20,10 +20,10 @@ from typing import Any
 
 from .. import config
 from ..db import open_db
+from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
 from .transcript import Turn, read_last_turn
 
-DEFAULT_BUDGET_SECONDS = 2.0
 LOG_MAX_BYTES = 1_000_000
 
 
@@ -127,9 +127,10 @@ def git_branch(root: Path) -> str | None:
 
 def _budget() -> float:
     try:
-        return float(config.env("BRAIN_HOOK_BUDGET", str(DEFAULT_BUDGET_SECONDS)))  # type: ignore[arg-type]
-    except ValueError:
-        return DEFAULT_BUDGET_SECONDS
+        return config.hook_budget()
+    except ConfigError as exc:  # the hook never fails on a setting: say so in its log, use the default
+        log(f"{exc}; using {config.DEFAULT_HOOK_BUDGET:g} s")
+        return config.DEFAULT_HOOK_BUDGET
 
 
 def _start_watchdog(seconds: float) -> threading.Timer:
