@@ -1,0 +1,194 @@
+"""Issue 9, reading notes: hostile or odd input in frontmatter, `.brainignore` and long lines
+never stops a run, never costs unbounded memory, and never loses more than the bad part.
+
+Item 6: YAML alias bombs; 9: a bad `.brainignore`; 14: the chunker cutting words;
+15: an impossible date; 16: null and empty aliases. (Item 18's query-file checks are in
+test_eval.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import IndexView
+
+from brain import config
+from brain.indexer import index_vault
+from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
+from brain.store import dumps
+
+
+def _index(vault: Path):
+    return index_vault(vault, embedder=FakeEmbedder(), progress=False)
+
+
+def _view(vault: Path) -> IndexView:
+    return IndexView(config.index_dir(vault))
+
+
+def _warnings_of(report, path: str) -> list[str]:
+    return [w["message"] for w in report.warnings if w["path"] == path]
+
+
+# ----- item 6: a YAML alias bomb in frontmatter -------------------------------------------
+
+
+def alias_bomb(levels: int, extra: str = "") -> bytes:
+    """The "billion laughs": each level lists the previous one nine times (9**levels leaves)."""
+    lines = ["---", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    return ("\n".join(lines) + f"\n{extra}---\nThe body of the bomb note mentions zeppelins.\n").encode()
+
+
+@pytest.mark.parametrize("levels", [6, 9])
+def test_alias_bomb_frontmatter_is_refused_with_a_warning_and_bounded_memory(levels):
+    data = alias_bomb(levels, extra="title: Not used\n")
+    assert len(data) < 600  # 9 levels: a 500-byte note that expands to 387 million strings
+    tracemalloc.start()
+    try:
+        note = parse_note("notes/bomb.md", data, 0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 1024 * 1024
+    assert note.frontmatter == {} and len(dumps(note.frontmatter)) == 2
+    assert note.title == "bomb"  # from the file name: nothing of the bomb is trusted
+    assert "zeppelins" in note.body
+    assert any("alias" in w and "frontmatter ignored" in w for w in note.warnings), note.warnings
+
+
+def test_alias_bomb_note_is_indexed_with_a_small_row_and_a_warning(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "bomb.md").write_bytes(alias_bomb(7))  # 4.8 million strings: 39 MB of JSON before
+    write(vault, "other.md", "An ordinary note that links to [[bomb]].\n")
+    report = _index(vault)
+    assert report.notes == 2
+    assert any("alias" in m for m in _warnings_of(report, "notes/bomb.md"))
+    with _view(vault) as view:
+        size = view.conn.execute("SELECT max(length(frontmatter)) FROM notes").fetchone()[0]
+        assert size <= MAX_STORED_FRONTMATTER_CHARS
+        row = view.note("notes/bomb.md")
+        assert row["title"] == "bomb" and row["frontmatter"] == {}
+        assert any("zeppelins" in c["text"] for c in view.chunks("notes/bomb.md"))
+        assert view.targets("other.md") == {"notes/bomb.md"}
+
+
+def test_alias_that_refers_to_itself_is_refused_not_a_crash():
+    for yaml_text in ("a: &a [*a]", "a: &a {b: *a}", "title: T\nx: &x [1, [2, *x]]"):
+        note = parse_note("loop.md", f"---\n{yaml_text}\n---\nbody\n".encode(), 0)
+        assert note.frontmatter == {} and note.title == "loop"
+        assert note.warnings == ["frontmatter ignored: a YAML alias refers to itself"]
+
+
+def test_deeply_nested_frontmatter_is_refused_not_a_crash():
+    note = parse_note("deep.md", ("---\na: " + "[" * 900 + "]" * 900 + "\n---\nbody\n").encode(), 0)
+    assert note.frontmatter == {} and note.body == "body\n"
+    assert note.warnings == ["frontmatter ignored: nested more than 64 levels deep"]
+
+
+def test_oversized_frontmatter_text_is_not_parsed():
+    big = "---\ntitle: Big\nabstract: " + "word " * 20_000 + "\n---\nbody\n"
+    meta, body, warnings = split_frontmatter(big)
+    assert meta == {} and body == "body\n"
+    assert warnings == ["frontmatter ignored: 97 KB is over the 64 KB limit"]
+
+
+def test_large_frontmatter_is_stored_without_its_largest_fields():
+    """Aliases that expand within the budget still must not make a huge row: the largest
+    fields are left out of the stored copy, the small ones brain reads stay."""
+    extra = "superseded_by: '[[Newer]]'\naliases: [Laughs]\n"
+    note = parse_note("notes/big.md", alias_bomb(4, extra=extra), 0)
+    stored = dumps(note.frontmatter)
+    assert len(stored) <= MAX_STORED_FRONTMATTER_CHARS
+    assert note.frontmatter["superseded_by"] == "[[Newer]]"
+    assert "a3" not in note.frontmatter and "a0" in note.frontmatter
+    assert note.aliases == ["Laughs"]
+    assert any(w.startswith("frontmatter fields not stored in the index") and "a3" in w for w in note.warnings)
+
+
+def test_unknown_yaml_tag_keeps_the_frontmatter_and_runs_nothing():
+    text = "---\ntitle: Tagged\ntags: !custom [x, y]\nrun: !!python/object/apply:os.system ['echo hi']\n---\nbody\n"
+    note = parse_note("t.md", text.encode(), 0)
+    assert note.title == "Tagged" and note.tags == ["x", "y"]
+    assert note.frontmatter["run"] == ["echo hi"]  # a plain list, never a call
+    assert note.warnings == []
+
+
+# ----- item 15: one impossible date dropped the whole frontmatter -------------------------
+
+
+def test_impossible_date_keeps_title_aliases_and_tags_and_warns():
+    text = "---\ntitle: Real title\naliases: [Other name]\ntags: [alpha]\ndate: 2026-02-30\n---\nbody #beta\n"
+    note = parse_note("notes/n.md", text.encode(), 86400)
+    assert note.title == "Real title"
+    assert note.aliases == ["Other name"]
+    assert note.tags == ["alpha", "beta"]
+    assert note.date == "1970-01-02T00:00:00+00:00"  # the file's mtime
+    assert note.frontmatter["date"] == "2026-02-30"  # kept as written
+    assert note.warnings == [
+        "frontmatter date: '2026-02-30' is not a valid date; the file's modification time is used instead"
+    ]
+
+
+def test_impossible_date_does_not_hide_a_valid_later_date_field():
+    note = parse_note("n.md", b"---\ndate: 2024-13-45 10:00:00\nupdated: 2024-05-06\n---\nbody\n", 0)
+    assert note.date == "2024-05-06"
+    assert note.warnings == ["frontmatter date: '2024-13-45 10:00:00' is not a valid date; ignored"]
+
+
+def test_impossible_date_note_still_resolves_alias_links(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, "Target.md", "---\naliases: [The Alias]\ndate: 2026-02-30\n---\nTarget body.\n")
+    write(vault, "Source.md", "Links to [[The Alias]].\n")
+    report = _index(vault)
+    assert any("not a valid date" in m for m in _warnings_of(report, "Target.md"))
+    with _view(vault) as view:
+        assert view.targets("Source.md") == {"Target.md"}
+        assert view.dangling() == []
+
+
+def test_valid_dates_and_datetimes_are_read_as_before():
+    note = parse_note("n.md", b"---\ncreated: 2024-01-05 10:30:00\nother: 2024-01-05\n---\nbody\n", 0)
+    assert note.date == "2024-01-05T10:30:00"
+    assert note.frontmatter == {"created": "2024-01-05T10:30:00", "other": "2024-01-05"}
+    assert note.warnings == []
+
+
+# ----- item 16: null and empty aliases ----------------------------------------------------
+
+
+def test_null_and_empty_aliases_are_dropped_numbers_kept_as_text():
+    note = parse_note("n.md", b"---\naliases: [2024, null, '', ' ', Name, Name]\n---\nbody\n", 0)
+    assert note.aliases == ["2024", "Name"]
+    assert "None" not in note.aliases
+
+
+@pytest.mark.parametrize(
+    ("yaml_value", "expected"),
+    [("null", []), ("''", []), ("[null]", []), ("[~, '']", []), ("2024", ["2024"]), ("{a: 1}", []),
+     ("[[x, null], 2024-05-06]", ["x", "2024-05-06"])],
+)
+def test_odd_alias_values(yaml_value, expected):
+    note = parse_note("n.md", f"---\naliases: {yaml_value}\n---\nbody\n".encode(), 0)
+    assert note.aliases == expected
+
+
+def test_null_and_empty_tags_are_dropped():
+    note = parse_note("n.md", b"---\ntags: [null, '', 2024, real]\n---\nbody\n", 0)
+    assert note.tags == ["2024", "real"]
+
+
+def test_null_alias_does_not_become_a_link_target(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, "A.md", "---\naliases: [null, '']\n---\nA body.\n")
+    write(vault, "B.md", "Links to [[None]].\n")
+    _index(vault)
+    with _view(vault) as view:
+        assert json.loads(view.conn.execute("SELECT aliases FROM notes WHERE path = 'A.md'").fetchone()[0]) == []
+        assert view.dangling() == [("B.md", "None")]
