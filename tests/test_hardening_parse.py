@@ -9,17 +9,33 @@ test_eval.py.)
 from __future__ import annotations
 
 import json
+import logging
+import os
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import IndexView
 
 from brain import config
-from brain.indexer import index_vault
+from brain.cli import cli
+from brain.indexer import index_vault, vault_status
 from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
 from brain.store import dumps
+from brain.vault import load_ignore, scan
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_logging():
+    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
+    stream after each call, so drop the handler between tests."""
+    yield
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
 
 
 def _index(vault: Path):
@@ -118,6 +134,108 @@ def test_unknown_yaml_tag_keeps_the_frontmatter_and_runs_nothing():
     assert note.title == "Tagged" and note.tags == ["x", "y"]
     assert note.frontmatter["run"] == ["echo hi"]  # a plain list, never a call
     assert note.warnings == []
+
+
+# ----- item 9: a bad .brainignore -------------------------------------------------------
+
+
+def _ignore_vault(tmp_path: Path, brainignore: str) -> Path:
+    vault = tmp_path / "vault"
+    write(vault, ".brainignore", brainignore)
+    write(vault, "kept.md", "A kept note.\n")
+    write(vault, "private/secret.md", "Not for the index.\n")
+    write(vault, "draft.tmp.md", "A draft.\n")
+    return vault
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "reason"),
+    [("!", ""), ("[z-a].md", " (bad character range z-a)"), ("\\", "")],
+)
+def test_bad_brainignore_line_is_reported_and_the_other_lines_still_apply(tmp_path, bad_line, reason):
+    vault = _ignore_vault(tmp_path, f"private/\n{bad_line}\n*.tmp.md\n")
+    rules = load_ignore(vault)
+    assert rules.warnings == [f"line 2: {bad_line!r} is not a valid pattern{reason}; line ignored"]
+    files, skipped = scan(vault, rules)
+    assert [f.path for f in files] == ["kept.md"]
+    assert {s.path for s in skipped} == {"private/", "draft.tmp.md"}
+
+
+def test_brainignore_byte_order_mark_is_stripped_as_git_does(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "private").mkdir(parents=True)
+    (vault / ".brainignore").write_bytes(b"\xef\xbb\xbfprivate/\n")
+    write(vault, "private/secret.md", "x")
+    write(vault, "kept.md", "y")
+    files, skipped = scan(vault)
+    assert [f.path for f in files] == ["kept.md"]
+    assert [s.path for s in skipped] == ["private/"]
+    assert load_ignore(vault).warnings == []
+
+
+def test_unreadable_brainignore_is_a_warning_not_a_crash(tmp_path, monkeypatch):
+    vault = _ignore_vault(tmp_path, "private/\n")
+    ignore_file = vault / ".brainignore"
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(self):  # chmod 000 binds no root user: fail the read as it would
+        if self == ignore_file:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    rules = load_ignore(vault)
+    assert rules.warnings == ["cannot be read (Permission denied); no ignore rules applied"]
+    files, _ = scan(vault, rules)
+    assert {f.path for f in files} == {"kept.md", "private/secret.md", "draft.tmp.md"}
+    report = _index(vault)
+    assert _warnings_of(report, ".brainignore") == rules.warnings
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_brainignore_that_is_a_broken_symlink_is_a_warning(tmp_path):
+    vault = tmp_path / "vault"
+    write(vault, "kept.md", "y")
+    (vault / ".brainignore").symlink_to(tmp_path / "nowhere")
+    rules = load_ignore(vault)
+    assert rules.warnings == ["cannot be read (No such file or directory); no ignore rules applied"]
+    assert [f.path for f in scan(vault, rules)[0]] == ["kept.md"]
+
+
+def test_brainignore_that_is_a_folder_is_a_warning(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / ".brainignore").mkdir(parents=True)
+    write(vault, "kept.md", "y")
+    rules = load_ignore(vault)
+    assert len(rules.warnings) == 1 and rules.warnings[0].startswith("cannot be read (")
+    assert [f.path for f in scan(vault, rules)[0]] == ["kept.md"]
+
+
+def test_bad_brainignore_is_surfaced_by_brain_index_and_brain_status(tmp_path):
+    vault = _ignore_vault(tmp_path, "!\nprivate/\n[z-a].md\n*.tmp.md\n")
+    expected = [
+        "line 1: '!' is not a valid pattern; line ignored",
+        "line 3: '[z-a].md' is not a valid pattern (bad character range z-a); line ignored",
+    ]
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output + result.stderr
+    for message in expected:
+        assert f"brain: WARNING: .brainignore: {message}" in result.stderr
+    assert "1 notes, " in result.stdout  # private/ and *.tmp.md still ignored
+
+    result = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    for message in expected:
+        assert f"  .brainignore: {message}" in result.stdout
+    assert "pending: 0 new, 0 changed, 0 deleted  (up to date)" in result.stdout
+
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault), "--json"])
+    assert [w["message"] for w in json.loads(result.stdout)["warnings"]] == expected
+    status = vault_status(vault)
+    assert [w for w in status.warnings if w["path"] == ".brainignore"] == [
+        {"path": ".brainignore", "message": m} for m in expected
+    ]
 
 
 # ----- item 15: one impossible date dropped the whole frontmatter -------------------------
