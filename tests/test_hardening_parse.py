@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import tracemalloc
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from conftest import FakeEmbedder, write
 from index_helpers import IndexView
 
 from brain import config
+from brain.chunking import MAX_CHARS, TARGET_CHARS, chunk_body
 from brain.cli import cli
 from brain.indexer import index_vault, vault_status
 from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
@@ -310,3 +312,66 @@ def test_null_alias_does_not_become_a_link_target(tmp_path):
     with _view(vault) as view:
         assert json.loads(view.conn.execute("SELECT aliases FROM notes WHERE path = 'A.md'").fetchone()[0]) == []
         assert view.dangling() == [("B.md", "None")]
+
+
+# ----- item 14: the chunker cut long sentences mid-word -----------------------------------
+
+
+def _long_sentence(words: int = 600) -> str:
+    """One sentence of ~4,000 characters with no . ! or ?, with links that hold spaces."""
+    parts = []
+    for i in range(words):
+        parts.append(f"word{i:04d}")
+        if i % 17 == 5:
+            parts.append(f"[[target note {i}]]")
+        if i % 23 == 7:
+            parts.append(f"[a link {i}](notes/n{i}.md)")
+    return " ".join(parts)
+
+
+def test_long_sentence_is_cut_between_words_not_inside_them():
+    sentence = _long_sentence()
+    assert len(sentence) > 3 * TARGET_CHARS and not set(".!?") & set(sentence.replace(".md", ""))
+    chunks = chunk_body(f"## Notes\n\n{sentence}\n")
+    assert len(chunks) >= 4
+    words = set(re.findall(r"\w+", sentence))
+    for chunk in chunks:
+        assert set(re.findall(r"\w+", chunk.text)) <= words | {"Notes"}, chunk.text  # no fragment
+        assert len(chunk.text) <= MAX_CHARS
+    found = set().union(*(re.findall(r"\w+", c.text) for c in chunks))
+    assert found >= words  # every word findable whole by BM25
+
+
+def test_long_sentence_never_cuts_inside_a_wikilink_or_a_markdown_link():
+    sentence = _long_sentence()
+    links = re.findall(r"\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)", sentence)
+    chunks = chunk_body(sentence)
+    for chunk in chunks:
+        assert chunk.text.count("[[") == chunk.text.count("]]"), chunk.text
+        assert chunk.text.count("](") == len(re.findall(r"\[[^\]]*\]\([^)]*\)", chunk.text))
+    texts = "\n".join(c.text for c in chunks)
+    assert all(link in texts for link in links)
+
+
+def test_a_single_token_longer_than_the_limit_is_the_only_hard_cut():
+    token = "x" * 2500
+    chunks = chunk_body(f"before words {token} after words")
+    assert "".join(c.text for c in chunks).count("x") >= 2500
+    assert any(c.text.startswith("before words") for c in chunks)
+    assert "after words" in chunks[-1].text
+
+
+def test_a_long_unspaced_path_is_cut_after_punctuation():
+    path = "/".join(f"part{i:04d}" for i in range(400))  # 3,600 characters, no space
+    chunks = chunk_body(path)
+    segments = {f"part{i:04d}" for i in range(400)}
+    for chunk in chunks:
+        assert set(re.findall(r"\w+", chunk.text)) <= segments, chunk.text[:80]
+
+
+def test_overlap_opens_at_a_word_not_inside_a_word_or_a_link():
+    sentence = " ".join(f"[[linked note number {i}]]" for i in range(200))
+    chunks = chunk_body(sentence)
+    assert len(chunks) >= 3
+    for chunk in chunks:
+        assert chunk.text.startswith("[[") and chunk.text.endswith("]]"), chunk.text[:40]
