@@ -105,8 +105,9 @@ def _parse(text: str) -> _Parsed:
         relevant = record.get("relevant")
         if isinstance(relevant, list):
             for item in relevant:
-                if isinstance(item, str) and item.strip() and _normal_path(item) is not None:
-                    parsed.paths.append((number, where, _normal_path(item)))
+                rel = _normal_path(item) if isinstance(item, str) and item.strip() else None
+                if rel is not None:
+                    parsed.paths.append((number, where, rel))
         if line_problems:
             continue
         extra = {k: v for k, v in record.items() if k not in (*REQUIRED, "partial")}
