@@ -261,7 +261,8 @@ def _iso(value: Any) -> str | None:
                 return dt.date.fromisoformat(text).isoformat()
             return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
         except ValueError:
-            match = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
+            # a date that opens the text; "+002023-02-07" is ISO 8601's expanded-year form
+            match = re.match(r"^(?:\+00)?(\d{4})-(\d{2})-(\d{2})", text)
             if match:
                 try:
                     return dt.date(*map(int, match.groups())).isoformat()

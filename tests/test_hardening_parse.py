@@ -273,6 +273,12 @@ def test_impossible_date_note_still_resolves_alias_links(tmp_path):
         assert view.dangling() == []
 
 
+def test_expanded_year_date_from_a_real_vault_is_read_not_warned():
+    """13th-age-srd has `created: +002023-02-07 2316`: ISO 8601's expanded-year form."""
+    note = parse_note("n.md", b"---\ncreated: +002023-02-07 2316\n---\nbody\n", 0)
+    assert note.date == "2023-02-07" and note.warnings == []
+
+
 def test_valid_dates_and_datetimes_are_read_as_before():
     note = parse_note("n.md", b"---\ncreated: 2024-01-05 10:30:00\nother: 2024-01-05\n---\nbody\n", 0)
     assert note.date == "2024-01-05T10:30:00"
