@@ -28,7 +28,7 @@ from .errors import BrainError, IndexMismatchError
 from .links import Link, Resolver, is_attachment
 from .notes import Note, content_hash, parse_note
 from .store import IndexStore, dumps
-from .vault import Skipped, VaultFile, max_note_bytes, read_note_bytes, resolve_vault, scan
+from .vault import IGNORE_FILE, Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, resolve_vault, scan
 
 log = logging.getLogger("brain")
 
@@ -62,6 +62,7 @@ class _Plan:
     candidates: list[tuple[VaultFile, int | None]]  # (file, existing note id or None)
     deleted: dict[str, int]  # path -> note id
     skipped: list[Skipped]
+    ignore_warnings: list[str] = field(default_factory=list)  # what was wrong with .brainignore
 
 
 class VaultLocked(BrainError):
@@ -92,7 +93,8 @@ def vault_lock(store: IndexStore, *, wait: bool = False) -> Iterator[None]:
 
 
 def _plan(root: Path, store: IndexStore) -> _Plan:
-    files, skipped = scan(root)
+    ignore = load_ignore(root)
+    files, skipped = scan(root, ignore)
     rows = store.note_rows()
     unchanged, candidates = [], []
     for file in files:
@@ -103,7 +105,7 @@ def _plan(root: Path, store: IndexStore) -> _Plan:
             candidates.append((file, row.id if row else None))
     present = {f.path for f in files}
     deleted = {path: row.id for path, row in rows.items() if path not in present}
-    return _Plan(unchanged, candidates, deleted, skipped)
+    return _Plan(unchanged, candidates, deleted, skipped, ignore.warnings)
 
 
 def pending_changes(root: Path, store: IndexStore) -> int:
@@ -179,6 +181,8 @@ class _Run:
 
     def run(self) -> None:
         plan = _plan(self.root, self.store)
+        for message in plan.ignore_warnings:
+            self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
         skipped = list(plan.skipped)
         limit = max_note_bytes()
@@ -499,7 +503,7 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
                 changed.append(file.path)
         counts = store.counts()
         dim = store.get_meta("dim")
-        warnings = [
+        warnings = [{"path": IGNORE_FILE, "message": message} for message in plan.ignore_warnings] + [
             {"path": row["path"], "message": message}
             for row in store.conn.execute("SELECT path, warnings FROM notes WHERE warnings != '[]' ORDER BY path")
             for message in json.loads(row["warnings"])
