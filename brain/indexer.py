@@ -345,18 +345,17 @@ class _Run:
 
     def _sync_vectors(self) -> None:
         """Bring the FAISS file level with the database: apply this run's changes, or rebuild."""
-        from .vectors import FAISS_FILE, VectorIndex, load_current
+        from .vectors import VectorIndex, load_current
 
-        version = self.store.vectors_version()
+        version, index_id = self.store.vectors_version(), self.store.index_id()
         dim = self.store.get_meta("dim")
         if dim is None:
             return  # nothing was ever embedded
-        if VectorIndex.saved_version(self.store.directory) == version and (self.store.directory / FAISS_FILE).exists():
+        if VectorIndex.saved_matches(self.store.directory, version, index_id, int(dim)):
             return  # level already: a no-op run never imports faiss
-        existing = VectorIndex.load_file(self.store.directory)
-        if existing is not None and existing.version == version:
-            return
-        if existing is not None and existing.version == self.start_version and existing.dim == int(dim):
+        existing, _ = VectorIndex.load_file(self.store.directory)
+        if existing is not None and (existing.index_id, existing.dim) == (index_id, int(dim)) \
+                and existing.version == self.start_version:
             import numpy as np
 
             existing.remove(self.removed_ids)

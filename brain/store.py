@@ -8,6 +8,7 @@ SQLite is the source of truth. Each chunk's vector is stored beside it, so the F
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .migrations import Migrations, connect
+
+INDEX_FILE = "index.db"
 
 INDEX_MIGRATIONS = Migrations("index")
 
@@ -115,6 +118,13 @@ def m002_lexical(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m003_index_id(conn: sqlite3.Connection) -> None:
+    """A random identity per index database. The FAISS sidecar records it, so a cache is never
+    paired with another database (``--rebuild`` builds a new one and swaps it in)."""
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(8))))")
+
+
 @dataclass(frozen=True)
 class NoteRow:
     id: int
@@ -128,21 +138,27 @@ class NoteRow:
 class IndexStore:
     """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
 
-    def __init__(self, conn: sqlite3.Connection, directory: Path):
+    def __init__(self, conn: sqlite3.Connection, directory: Path, *, readonly: bool = False):
         self.conn = conn
         self.directory = directory
+        self.readonly = readonly
+        self._identity = _file_identity(directory / INDEX_FILE)
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True) -> IndexStore:
         if create:
             directory.mkdir(parents=True, exist_ok=True)
-        conn = connect(str(directory / "index.db"))
+        conn = connect(str(directory / INDEX_FILE))
         conn.row_factory = sqlite3.Row
         INDEX_MIGRATIONS.apply(conn)
         return cls(conn, directory)
 
     def close(self) -> None:
         self.conn.close()
+
+    def still_at_its_path(self) -> bool:
+        """False once another database took this one's place (``--rebuild`` swapped one in)."""
+        return self._identity is not None and _file_identity(self.directory / INDEX_FILE) == self._identity
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -165,6 +181,9 @@ class IndexStore:
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+    def index_id(self) -> str | None:
+        return self.get_meta("index_id")
 
     def vectors_version(self) -> int:
         return int(self.get_meta("vectors_version", "0") or 0)
@@ -225,6 +244,14 @@ class IndexStore:
     def note_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def dumps(value: object) -> str:
