@@ -27,7 +27,7 @@ from .embed import Embedder, load_embedder
 from .errors import BrainError, IndexMismatchError
 from .links import Link, Resolver, is_attachment
 from .notes import Note, content_hash, parse_note
-from .store import IndexStore, dumps
+from .store import IndexStore, SkipRecord, dumps
 from .vault import Skipped, VaultFile, max_note_bytes, read_note_bytes, resolve_vault, scan
 
 log = logging.getLogger("brain")
@@ -62,6 +62,7 @@ class _Plan:
     candidates: list[tuple[VaultFile, int | None]]  # (file, existing note id or None)
     deleted: dict[str, int]  # path -> note id
     skipped: list[Skipped]
+    stats: dict[str, tuple[int, int]]  # content skips: path -> (size, mtime_ns) when read
 
 
 class VaultLocked(BrainError):
@@ -94,16 +95,39 @@ def vault_lock(store: IndexStore, *, wait: bool = False) -> Iterator[None]:
 def _plan(root: Path, store: IndexStore) -> _Plan:
     files, skipped = scan(root)
     rows = store.note_rows()
-    unchanged, candidates = [], []
+    held = store.skipped_for_content()
+    limit = max_note_bytes()
+    unchanged, candidates, stats = [], [], {}
     for file in files:
         row = rows.get(file.path)
         if row is not None and row.size == file.size and row.mtime_ns == file.mtime_ns:
             unchanged.append(file)
+        elif row is None and _still_skipped(file, held.get(file.path), limit):
+            record = held[file.path]
+            skipped.append(Skipped(file.path, record.reason, record.detail))
+            stats[file.path] = (file.size, file.mtime_ns)
         else:
             candidates.append((file, row.id if row else None))
     present = {f.path for f in files}
     deleted = {path: row.id for path, row in rows.items() if path not in present}
-    return _Plan(unchanged, candidates, deleted, skipped)
+    skipped.sort(key=lambda s: s.path)
+    return _Plan(unchanged, candidates, deleted, skipped, stats)
+
+
+def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:
+    """A file skipped for its content, unchanged since, that would be skipped again: not read,
+    not pending. A raised size limit or a fixed permission brings it back."""
+    if record is None or (record.size, record.mtime_ns) != (file.size, file.mtime_ns):
+        return False
+    if record.reason == "too-large":
+        return file.size > limit
+    if record.reason == "unreadable":  # chmod does not touch the mtime: look again
+        try:
+            os.close(os.open(file.abspath, os.O_RDONLY))
+        except OSError:
+            return True
+        return False
+    return record.reason == "binary"
 
 
 def check_model(store: IndexStore, model_name: str) -> None:
@@ -175,6 +199,7 @@ class _Run:
         plan = _plan(self.root, self.store)
         self.report.unchanged = len(plan.unchanged)
         skipped = list(plan.skipped)
+        stats = dict(plan.stats)
         limit = max_note_bytes()
         deleted_by_hash: dict[str, tuple[str, int]] = {}
         if plan.deleted:
@@ -192,6 +217,7 @@ class _Run:
                 data, skip = read_note_bytes(file, limit)
                 if skip is not None:
                     skipped.append(skip)
+                    stats[skip.path] = (file.size, file.mtime_ns)
                     self._warn(skip.path, f"skipped ({skip.reason}): {skip.detail}")
                     bar.update(1)
                     if note_id is not None:  # it was indexed before; it is not any more
@@ -231,7 +257,7 @@ class _Run:
         if plan.deleted:
             self._delete(plan.deleted)
         with self.store.transaction():
-            self.store.replace_skipped((s.path, s.reason, s.detail) for s in skipped)
+            self.store.replace_skipped((s.path, s.reason, s.detail, *stats.get(s.path, (None, None))) for s in skipped)
         self.report.skipped = len(skipped)
         if self.store.get_meta("links_dirty") == "1":
             resolve_links(self.store)

@@ -172,12 +172,15 @@ CREATE INDEX links_target ON links (target_id);
 
 -- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
 --   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
---   bad-file-name) and a detail.
+--   bad-file-name) and a detail. size, mtime_ns: the file's stat when it was skipped for its
+--   content (too-large, binary, unreadable); while they hold, it is not read again nor
+--   counted as pending (NULL for the other reasons). Added by m004_skipped_stat, hence the
+--   layout ALTER TABLE leaves.
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
     detail TEXT NOT NULL DEFAULT ''
-);
+, size INTEGER, mtime_ns INTEGER);
 
 -- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
 --   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames).

@@ -125,6 +125,18 @@ def m003_index_id(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(8))))")
 
 
+@INDEX_MIGRATIONS
+def m004_skipped_stat(conn: sqlite3.Connection) -> None:
+    """Size and mtime of a file skipped for its content (binary, too large, unreadable): while
+    they are unchanged the file is not read again, nor counted as a pending change."""
+    conn.executescript(
+        """
+        ALTER TABLE skipped ADD COLUMN size INTEGER;
+        ALTER TABLE skipped ADD COLUMN mtime_ns INTEGER;
+        """
+    )
+
+
 @dataclass(frozen=True)
 class NoteRow:
     id: int
@@ -133,6 +145,14 @@ class NoteRow:
     size: int
     mtime_ns: int
     hash: str
+
+
+@dataclass(frozen=True)
+class SkipRecord:
+    reason: str
+    detail: str
+    size: int
+    mtime_ns: int
 
 
 class IndexStore:
@@ -219,10 +239,18 @@ class IndexStore:
         rows = self.conn.execute("SELECT path, reason, detail FROM skipped ORDER BY path")
         return [dict(r) for r in rows]
 
-    def replace_skipped(self, entries: Iterable[tuple[str, str, str]]) -> None:
+    def skipped_for_content(self) -> dict[str, SkipRecord]:
+        """Files skipped after reading them (binary, too large, unreadable), with their stat then."""
+        rows = self.conn.execute(
+            "SELECT path, reason, detail, size, mtime_ns FROM skipped WHERE size IS NOT NULL AND mtime_ns IS NOT NULL"
+        )
+        return {r["path"]: SkipRecord(r["reason"], r["detail"], r["size"], r["mtime_ns"]) for r in rows}
+
+    def replace_skipped(self, entries: Iterable[tuple[str, str, str, int | None, int | None]]) -> None:
+        """Entries: (path, reason, detail, size, mtime_ns); size and mtime only for content skips."""
         self.conn.execute("DELETE FROM skipped")
         self.conn.executemany(
-            "INSERT OR REPLACE INTO skipped (path, reason, detail) VALUES (?, ?, ?)", entries
+            "INSERT OR REPLACE INTO skipped (path, reason, detail, size, mtime_ns) VALUES (?, ?, ?, ?, ?)", entries
         )
 
     # ----- links ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ from index_helpers import assert_faiss_matches
 
 from brain import config
 from brain.cli import cli
-from brain.indexer import index_vault
+from brain.indexer import _plan, index_vault, vault_status
+from brain.recall.pipeline import Recaller
 from brain.store import IndexStore
 from brain.vectors import VectorIndex, load_current
 
@@ -100,6 +102,30 @@ def test_faiss_sidecar_of_the_wrong_shape_is_rebuilt(indexed, sidecar):
     assert_faiss_matches(directory)
 
 
+# ----- 10. an unwritable or read-only BRAIN_HOME -------------------------------------------
+
+
+def _cannot_write() -> list[str]:
+    """A command prefix for a process that file modes bind (root ignores them otherwise)."""
+    if os.name == "nt":
+        pytest.skip("POSIX file modes")
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot make a folder unwritable for brain")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def _brain(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """`brain ARGS` in a process that cannot write where file modes forbid it."""
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+    return subprocess.run([*_cannot_write(), sys.executable, "-c", code, *args], cwd=TESTS, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
 # ----- 12. concurrent FAISS saves -----------------------------------------------------------
 
 _SAVER = """
@@ -172,3 +198,98 @@ def test_sidecar_that_does_not_describe_the_faiss_file_is_rebuilt(indexed):
         assert _ask(vault) == before
         assert_faiss_matches(directory)
         assert json.loads((directory / "vectors.json").read_text()) == sidecar
+
+
+# ----- 13. skipped files are not stale ------------------------------------------------------
+
+
+@pytest.fixture
+def vault_with_skips(tmp_path, monkeypatch):
+    root = tmp_path / "skips"
+    for name in ("Alpha", "Beta", "Gamma"):
+        write(root, f"{name}.md", f"# {name}\n\nA note about {name.lower()} and sqlite.\n")
+    (root / "binary.md").write_bytes(b"\x00\x01\x02PNG not text\x00" * 10)
+    write(root, "big.md", "# Big\n\n" + "many words about sqlite wal checkpoints " * 100)  # ~4 KB
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "0.002")  # ~2 KB
+    report = _index(root)
+    assert (report.notes, report.skipped) == (3, 2)
+    return root
+
+
+def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, caplog):
+    root = vault_with_skips
+    assert vault_status(root).pending == {"new": 0, "changed": 0, "deleted": 0}
+    reader = Recaller(root, update=False, embedder=FakeEmbedder())
+    assert reader.stale == 0 and reader.warnings == []
+    reader.close()
+    caplog.clear()
+    updating = Recaller(root, embedder=FakeEmbedder())  # no index pass, no skip warnings again
+    assert updating.warnings == [] and not [r for r in caplog.records if "skipped" in r.getMessage()]
+    updating.close()
+    store = IndexStore.open(config.index_dir(root), create=False)
+    try:
+        plan = _plan(root, store)
+        assert plan.candidates == [] and {s.path: s.reason for s in plan.skipped} == {"big.md": "too-large", "binary.md": "binary"}
+    finally:
+        store.close()
+    assert {(s["path"], s["reason"]) for s in vault_status(root).skipped} == {("big.md", "too-large"), ("binary.md", "binary")}
+
+    # A raised limit, or a fixed file, brings them in.
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "1")
+    assert Recaller(root, update=False, embedder=FakeEmbedder()).stale == 1
+    (root / "binary.md").write_text("# Binary no more\n\nplain text now\n", encoding="utf-8")
+    assert _index(root).notes == 5
+
+
+def test_skipped_rows_from_before_the_stat_columns_are_read_once_more(vault_with_skips):
+    root = vault_with_skips
+    store = IndexStore.open(config.index_dir(root), create=False)
+    with store.transaction() as conn:  # what m004_skipped_stat leaves on an older index
+        conn.execute("UPDATE skipped SET size = NULL, mtime_ns = NULL")
+    store.close()
+    assert Recaller(root, update=False, embedder=FakeEmbedder()).stale == 2
+    assert _index(root).skipped == 2
+    assert Recaller(root, update=False, embedder=FakeEmbedder()).stale == 0
+
+
+@pytest.mark.slow  # subprocesses
+def test_unreadable_file_is_not_stale_until_it_is_readable(tmp_path, brain_home):
+    _cannot_write()
+    root = tmp_path / "vault"
+    write(root, "Readable.md", "# Readable\n\nsqlite notes\n")
+    secret = write(root, "Private.md", "# Private\n\nkept from brain\n")
+    secret.chmod(0)
+    try:
+        indexed = _brain(brain_home, "index", "--vault", str(root), "--json")
+        assert indexed.returncode == 0, indexed.stderr
+        assert json.loads(indexed.stdout)["skipped"] == 1
+        asked = _brain(brain_home, "ask", "--vault", str(root), "--no-update", "--json", "--no-rerank", "sqlite")
+        assert asked.returncode == 0, asked.stderr
+        assert json.loads(asked.stdout)["stale_notes"] == 0 and "changed since" not in asked.stderr
+        asked = _brain(brain_home, "ask", "--vault", str(root), "--json", "--no-rerank", "sqlite")
+        assert "Private.md" not in asked.stderr  # no index pass, no skip warning again
+    finally:
+        secret.chmod(0o644)
+    asked = _brain(brain_home, "ask", "--vault", str(root), "--no-update", "--json", "--no-rerank", "sqlite")
+    assert json.loads(asked.stdout)["stale_notes"] == 1  # readable again: it is pending
+
+
+def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
+    from brain.migrations import Migrations, connect
+    from brain.store import INDEX_MIGRATIONS
+
+    directory = tmp_path / "idx"
+    directory.mkdir()
+    older = Migrations("index")
+    older.steps = INDEX_MIGRATIONS.steps[:2]  # m001_initial, m002_lexical
+    conn = connect(str(directory / "index.db"))
+    older.apply(conn)
+    conn.execute("INSERT INTO skipped (path, reason, detail) VALUES ('x.md', 'binary', '')")
+    conn.close()
+    store = IndexStore.open(directory)
+    try:
+        assert INDEX_MIGRATIONS.pending(store.conn) == []
+        assert len(store.index_id() or "") == 16
+        assert store.skipped_for_content() == {} and store.skipped()[0]["path"] == "x.md"
+    finally:
+        store.close()
