@@ -27,7 +27,7 @@ from .embed import Embedder, load_embedder
 from .errors import BrainError, IndexMismatchError
 from .links import Link, Resolver, is_attachment
 from .notes import Note, content_hash, parse_note
-from .store import IndexStore, SkipRecord, dumps
+from .store import INDEX_FILE, IndexStore, SkipRecord, dumps, index_errors
 from .vault import Skipped, VaultFile, max_note_bytes, read_note_bytes, resolve_vault, scan
 
 log = logging.getLogger("brain")
@@ -153,22 +153,24 @@ def index_vault(
     started = time.perf_counter()
     root = resolve_vault(vault)
     model_name = model_name or (embedder.name if embedder else config.embed_model_name())
-    store = open_store(root)
-    try:
-        with vault_lock(store):
-            if rebuild:
-                _clear(store)
-            else:
-                check_model(store, model_name)
-            report = IndexReport(vault=str(root), model=model_name)
-            _Run(root, store, report, model_name, embedder, load, progress).run()
-            counts = store.counts()
-            report.notes, report.chunks = counts["notes"], counts["chunks"]
-            report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
-            report.seconds = round(time.perf_counter() - started, 3)
-            return report
-    finally:
-        store.close()
+    directory = config.index_dir(root)
+    with index_errors(directory, root):
+        store = IndexStore.open(directory)
+        try:
+            with vault_lock(store):
+                if rebuild:
+                    _clear(store)
+                else:
+                    check_model(store, model_name)
+                report = IndexReport(vault=str(root), model=model_name)
+                _Run(root, store, report, model_name, embedder, load, progress).run()
+                counts = store.counts()
+                report.notes, report.chunks = counts["notes"], counts["chunks"]
+                report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
+                report.seconds = round(time.perf_counter() - started, 3)
+                return report
+        finally:
+            store.close()
 
 
 def _clear(store: IndexStore) -> None:
@@ -498,44 +500,56 @@ class VaultStatus:
 
 
 def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
-    """What is indexed, what changed since (new, changed, deleted), and what is skipped."""
+    """What is indexed, what changed since (new, changed, deleted), and what is skipped.
+
+    Read-only: before any `brain index` nothing is created, and a read-only brain home is read.
+    """
     root = resolve_vault(vault)
-    store = open_store(root)
-    try:
-        plan = _plan(root, store)
-        new, changed = [], []
-        skipped = {s.path: asdict(s) for s in plan.skipped}
-        limit = max_note_bytes()
-        for file, note_id in plan.candidates:
-            data, skip = read_note_bytes(file, limit)
-            if skip is not None:  # too large, binary, unreadable: skipped, not pending
-                skipped[skip.path] = asdict(skip)
-                if note_id is not None:
-                    plan.deleted[file.path] = note_id
-            elif note_id is None:
-                new.append(file.path)
-            elif not _same_hash(store, note_id, content_hash(data)):
-                changed.append(file.path)
-        counts = store.counts()
-        dim = store.get_meta("dim")
-        warnings = [
-            {"path": row["path"], "message": message}
-            for row in store.conn.execute("SELECT path, warnings FROM notes WHERE warnings != '[]' ORDER BY path")
-            for message in json.loads(row["warnings"])
-        ]
-        deleted = sorted(plan.deleted)
-        return VaultStatus(
-            vault=str(root),
-            index_dir=str(store.directory),
-            model=store.get_meta("model"),
-            dim=int(dim) if dim else None,
-            notes=counts["notes"],
-            chunks=counts["chunks"],
-            links={k: counts[k] for k in ("resolved", "dangling", "attachment")},
-            pending={"new": len(new), "changed": len(changed), "deleted": len(deleted)},
-            pending_paths={"new": new, "changed": changed, "deleted": deleted},
-            skipped=sorted(skipped.values(), key=lambda e: e["path"]),
-            warnings=warnings,
-        )
-    finally:
-        store.close()
+    directory = config.index_dir(root)
+    with index_errors(directory, root):
+        if (directory / INDEX_FILE).exists():
+            store = IndexStore.open(directory, create=False, readonly_ok=True)
+        else:
+            store = IndexStore.in_memory(directory)
+        try:
+            return _status(root, store)
+        finally:
+            store.close()
+
+
+def _status(root: Path, store: IndexStore) -> VaultStatus:
+    plan = _plan(root, store)
+    new, changed = [], []
+    skipped = {s.path: asdict(s) for s in plan.skipped}
+    limit = max_note_bytes()
+    for file, note_id in plan.candidates:
+        data, skip = read_note_bytes(file, limit)
+        if skip is not None:  # too large, binary, unreadable: skipped, not pending
+            skipped[skip.path] = asdict(skip)
+            if note_id is not None:
+                plan.deleted[file.path] = note_id
+        elif note_id is None:
+            new.append(file.path)
+        elif not _same_hash(store, note_id, content_hash(data)):
+            changed.append(file.path)
+    counts = store.counts()
+    dim = store.get_meta("dim")
+    warnings = [
+        {"path": row["path"], "message": message}
+        for row in store.conn.execute("SELECT path, warnings FROM notes WHERE warnings != '[]' ORDER BY path")
+        for message in json.loads(row["warnings"])
+    ]
+    deleted = sorted(plan.deleted)
+    return VaultStatus(
+        vault=str(root),
+        index_dir=str(store.directory),
+        model=store.get_meta("model"),
+        dim=int(dim) if dim else None,
+        notes=counts["notes"],
+        chunks=counts["chunks"],
+        links={k: counts[k] for k in ("resolved", "dangling", "attachment")},
+        pending={"new": len(new), "changed": len(changed), "deleted": len(deleted)},
+        pending_paths={"new": new, "changed": changed, "deleted": deleted},
+        skipped=sorted(skipped.values(), key=lambda e: e["path"]),
+        warnings=warnings,
+    )

@@ -7,6 +7,7 @@ SQLite is the source of truth. Each chunk's vector is stored beside it, so the F
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -15,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import config
+from .errors import BrainError, IndexDamagedError, NotWritableError
 from .migrations import Migrations, connect
 
 INDEX_FILE = "index.db"
@@ -165,13 +168,63 @@ class IndexStore:
         self._identity = _file_identity(directory / INDEX_FILE)
 
     @classmethod
-    def open(cls, directory: Path, *, create: bool = True) -> IndexStore:
+    def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
+        """Open (creating and migrating as needed) the index database in ``directory``.
+
+        ``readonly_ok``: where the folder cannot be written (a read-only brain home), open the
+        database read-only instead, for commands that only read.
+        """
         if create:
             directory.mkdir(parents=True, exist_ok=True)
-        conn = connect(str(directory / INDEX_FILE))
+        path = directory / INDEX_FILE
+        conn = None
+        try:
+            conn = connect(str(path))
+            conn.row_factory = sqlite3.Row
+            INDEX_MIGRATIONS.apply(conn)
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if not (readonly_ok and path.exists() and is_not_writable(exc)):
+                raise
+            return cls._open_readonly(directory)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        return cls(conn, directory)
+
+    @classmethod
+    def _open_readonly(cls, directory: Path) -> IndexStore:
+        path = (directory / INDEX_FILE).absolute()
+        # With a -wal file, SQLite reads it through the -shm beside it. Without one (the last
+        # writer closed cleanly) the database file is the whole truth, and since this folder
+        # cannot be written nobody here can change it: ``immutable`` reads it without the
+        # -shm file SQLite could not create.
+        wal = path.with_name(path.name + "-wal")
+        query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, isolation_level=None, timeout=5)
+        try:
+            conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
+            pending = INDEX_MIGRATIONS.pending(conn)
+        except BaseException:
+            conn.close()
+            raise
+        if pending:
+            conn.close()
+            raise NotWritableError(
+                f"the index {path} was made by an older brain and must be upgraded, which needs "
+                f"write access to {directory}: run `brain index` once where it is writable"
+            )
+        return cls(conn, directory, readonly=True)
+
+    @classmethod
+    def in_memory(cls, directory: Path) -> IndexStore:
+        """An empty index that is never saved: what `status` reads before any `brain index`."""
+        conn = connect(":memory:")
         conn.row_factory = sqlite3.Row
         INDEX_MIGRATIONS.apply(conn)
-        return cls(conn, directory)
+        return cls(conn, directory, readonly=True)
 
     def close(self) -> None:
         self.conn.close()
@@ -179,6 +232,10 @@ class IndexStore:
     def still_at_its_path(self) -> bool:
         """False once another database took this one's place (``--rebuild`` swapped one in)."""
         return self._identity is not None and _file_identity(self.directory / INDEX_FILE) == self._identity
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (before the folder is moved or swapped)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -272,6 +329,65 @@ class IndexStore:
     def note_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
+
+
+def is_not_writable(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the file or its folder cannot be written (or created)."""
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
+    if name:
+        return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open database file" in text
+
+
+@contextmanager
+def index_errors(directory: Path, vault: Path) -> Iterator[None]:
+    """One place that turns SQLite and file-system failures on a vault's index into a
+    ``BrainError`` naming the file or folder and what to do; anything else passes through."""
+    database = directory / INDEX_FILE
+    try:
+        yield
+    except BrainError:
+        raise
+    except sqlite3.OperationalError as exc:
+        if is_not_writable(exc):
+            raise NotWritableError(not_writable_message(directory, str(exc))) from exc
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise BrainError(
+                f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
+            ) from exc
+        raise BrainError(f"the index database {database} could not be used ({exc})") from exc  # disk full, I/O
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
+            raise
+        raise IndexDamagedError(damaged_message(database, vault, str(exc))) from exc
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename and _related(Path(exc.filename), directory):
+            raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
+        raise
+
+
+def damaged_message(database: Path, vault: Path, reason: str) -> str:
+    return (
+        f"the index database {database} is damaged ({reason}); run `brain index --rebuild --vault {vault}` "
+        "to rebuild it"
+    )
+
+
+def not_writable_message(where: Path, reason: str) -> str:
+    return (
+        f"cannot write to {where} ({reason}): brain keeps each vault's index under the brain home "
+        f"({config.brain_home()}); make it writable or set BRAIN_HOME to a folder that is"
+    )
+
+
+def _related(path: Path, directory: Path) -> bool:
+    """``path`` is the index folder, inside it, beside it, or one of the folders above it."""
+    try:
+        path, directory = path.absolute(), directory.absolute()
+    except OSError:
+        return False
+    return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:

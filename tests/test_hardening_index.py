@@ -58,10 +58,46 @@ def _ask(vault: Path, query: str = QUERY, *extra: str) -> list[str]:
     return [r["path"] for r in json.loads(result.stdout)["results"]]
 
 
+def _one_line_error(result, *needles: str) -> str:
+    """The command failed with exactly one line on the terminal, holding every needle."""
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+    for needle in needles:
+        assert needle in result.output, (needle, result.output)
+    return result.output
+
+
 @pytest.fixture
 def indexed(toy_vault):
     report = _index(toy_vault)
     return toy_vault, config.index_dir(toy_vault), report
+
+
+# ----- 7. a damaged index.db: one line saying what to do; --rebuild recovers ----------------
+
+
+def _damage(path: Path, how: str) -> bytes:
+    size = path.stat().st_size
+    if how == "garbage":
+        path.write_bytes(os.urandom(size))
+    elif how == "truncated":
+        os.truncate(path, size // 3)
+    elif how == "header":
+        with open(path, "r+b") as handle:
+            handle.write(b"\0" * 100)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "header"])
+def test_damaged_index_db_is_one_line_everywhere(indexed, how):
+    vault, directory, _ = indexed
+    _damage(directory / "index.db", how)
+    needles = (f"the index database {directory / 'index.db'} is damaged", f"brain index --rebuild --vault {vault}")
+    _one_line_error(_invoke("status", "--vault", str(vault)), *needles)
+    _one_line_error(_invoke("ask", "--vault", str(vault), "--no-update", "--no-rerank", QUERY), *needles)
+    _one_line_error(_invoke("ask", "--vault", str(vault), "--no-rerank", QUERY), *needles)
+    _one_line_error(_invoke("index", "--vault", str(vault)), *needles)
 
 
 def test_damaged_faiss_file_is_rebuilt_from_sqlite_with_a_warning(indexed, caplog):
@@ -124,6 +160,83 @@ def _brain(home: Path, *args: str) -> subprocess.CompletedProcess:
     code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run([*_cannot_write(), sys.executable, "-c", code, *args], cwd=TESTS, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+def _chmod_tree(top: Path, writable: bool) -> None:
+    for path in [top, *top.rglob("*")]:
+        mode = path.stat().st_mode
+        path.chmod((mode | 0o200) if writable else (mode & ~0o222))
+
+
+@pytest.fixture
+def read_only(request):
+    """read_only(folder): make a tree unwritable for this test; restored afterwards."""
+    made: list[Path] = []
+
+    def make(top: Path) -> Path:
+        _chmod_tree(top, writable=False)
+        made.append(top)
+        return top
+
+    yield make
+    for top in made:
+        _chmod_tree(top, writable=True)
+
+
+def _one_line_stderr(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, (needle, proc.stderr)
+
+
+@pytest.mark.slow  # subprocesses
+def test_read_only_home_still_answers_status_and_ask(indexed, brain_home, read_only):
+    vault, directory, _first = indexed
+    _cannot_write()
+    before = _ask(vault)
+    (directory / "vectors.faiss").unlink()  # the cache must be rebuilt, and cannot be saved
+    read_only(brain_home)
+
+    status = _brain(brain_home, "status", "--vault", str(vault), "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["notes"] == 35 and "Traceback" not in status.stderr
+    asked = _brain(brain_home, "ask", "--vault", str(vault), "--no-update", "--json", "--no-rerank", "-k", "6", QUERY)
+    assert asked.returncode == 0, asked.stderr
+    assert [r["path"] for r in json.loads(asked.stdout)["results"]] == before
+    asked = _brain(brain_home, "ask", "--vault", str(vault), "--no-update", "--no-rerank", QUERY)
+    assert asked.returncode == 0 and "SQLite WAL mode" in asked.stdout, asked.stderr
+    assert "vectors.faiss is missing" in asked.stderr and "kept in memory only" in asked.stderr
+    assert "Traceback" not in asked.stderr
+
+    # A changed note: `ask` answers from the index as it is, and says why it is not updated.
+    note = vault / "Home.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    asked = _brain(brain_home, "ask", "--vault", str(vault), "--json", "--no-rerank", QUERY)
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert answer["stale_notes"] == 1 and answer["results"]
+    assert any(f"the index folder {directory} is read-only" in w for w in answer["warnings"])
+    assert "Traceback" not in asked.stderr
+
+    _one_line_stderr(_brain(brain_home, "index", "--vault", str(vault)), "cannot write to", str(directory.parent))
+    _one_line_stderr(_brain(brain_home, "index", "--vault", str(vault), "--rebuild"), "cannot write to")
+    assert not (directory / "vectors.faiss").exists()
+
+
+@pytest.mark.slow  # subprocesses
+def test_unwritable_brain_home_is_one_line_naming_the_folder(toy_vault, tmp_path, read_only):
+    _cannot_write()
+    parent = tmp_path / "locked"
+    parent.mkdir()
+    home = parent / "brain"
+    read_only(parent)
+    _one_line_stderr(_brain(home, "index", "--vault", str(toy_vault)), "cannot write to", str(parent))
+    status = _brain(home, "status", "--vault", str(toy_vault), "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["pending"]["new"] == 35
+    _one_line_stderr(_brain(home, "ask", "--vault", str(toy_vault), QUERY), "no index for")
+    assert not home.exists()
 
 
 # ----- 12. concurrent FAISS saves -----------------------------------------------------------

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from .. import config
 from ..embed import Embedder, load_embedder
-from ..errors import BrainError, ConfigError, NoIndexError
-from ..store import IndexStore
+from ..errors import BrainError, ConfigError, NoIndexError, NotWritableError
+from ..store import INDEX_FILE, IndexStore, index_errors
 from ..vault import resolve_vault
 from . import dense as dense_stage
 from . import fusion
@@ -130,9 +130,21 @@ class Recaller:
         self.timings_ms: dict[str, float] = {}
         self.stale = 0
         self.directory = config.index_dir(self.root)
-        if not (self.directory / "index.db").exists():
+        if not (self.directory / INDEX_FILE).exists():
             raise NoIndexError(f"no index for {self.root} yet: run `brain index --vault {self.root}` first")
-        self.store = IndexStore.open(self.directory, create=False)
+        with index_errors(self.directory, self.root):
+            self.store = IndexStore.open(self.directory, create=False, readonly_ok=True)
+            try:
+                self._open(embedder, update, progress)
+            except BaseException:
+                self.store.close()
+                raise
+        self._names: dict[str, str] | None = None
+        self._reranker_error: str | None = None
+        self._link_graph: ppr_stage.LinkGraph | None = None
+        self._successors: dict[int, int] | None = None
+
+    def _open(self, embedder: Embedder | None, update: bool, progress: bool) -> None:
         self.model_name = self.store.get_meta("model")
         if not self.model_name:
             raise NoIndexError(f"the index for {self.root} is empty: run `brain index --vault {self.root}`")
@@ -145,10 +157,6 @@ class Recaller:
         started = time.perf_counter()
         self.vectors = load_current(self.store, int(self.store.get_meta("dim") or 0))
         self.timings_ms["load_index"] = _ms(started)
-        self._names: dict[str, str] | None = None
-        self._reranker_error: str | None = None
-        self._link_graph: ppr_stage.LinkGraph | None = None
-        self._successors: dict[int, int] | None = None
 
     # ----- set-up -------------------------------------------------------------------------
 
@@ -161,24 +169,37 @@ class Recaller:
 
     def _bring_up_to_date(self, update: bool, progress: bool) -> None:
         """Never answer silently from a stale index: update it, or say how stale it is."""
-        from ..indexer import VaultLocked, _plan, index_vault
+        from ..indexer import _plan
 
         started = time.perf_counter()
         plan = _plan(self.root, self.store)
         pending = len(plan.candidates) + len(plan.deleted)
         if pending and update:
-            try:
-                index_vault(self.root, embedder=None, model_name=self.model_name, progress=progress,
-                            load=lambda _name: self.embedder())
-            except VaultLocked:
-                self._warn(f"{pending} notes changed since the last index and another `brain index` is running; "
-                           "answering from the index as it is")
-                self.stale = pending
+            self._update(pending, progress)
         elif pending:
             self._warn(f"{pending} notes changed since the last index (--no-update): results may be stale; "
                        "run `brain index`")
             self.stale = pending
         self.timings_ms["update"] = _ms(started)
+
+    def _update(self, pending: int, progress: bool) -> None:
+        from ..indexer import VaultLocked, index_vault
+
+        why = None
+        if self.store.readonly:
+            why = f"the index folder {self.directory} is read-only"
+        else:
+            try:
+                index_vault(self.root, embedder=None, model_name=self.model_name,
+                            progress=progress, load=lambda _name: self.embedder())
+            except VaultLocked:
+                why = "another `brain index` is running"
+            except NotWritableError as exc:
+                why = str(exc)
+        if why:
+            self._warn(f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                       "answering from the index as it is")
+            self.stale = pending
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -277,6 +298,10 @@ class Recaller:
         return self._run(query, [Mode.parse(str(m)) for m in modes], settings or RecallSettings())
 
     def _run(self, query: str, modes: list[Mode], settings: RecallSettings) -> list[RecallResult]:
+        with index_errors(self.directory, self.root):
+            return self._run_modes(query, modes, settings)
+
+    def _run_modes(self, query: str, modes: list[Mode], settings: RecallSettings) -> list[RecallResult]:
         query = query.strip()
         if not query:
             raise ConfigError("empty query: ask a question, e.g. brain ask \"how should agent memory work\"")
