@@ -370,7 +370,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
 def damaged_message(database: Path, vault: Path, reason: str) -> str:
     return (
         f"the index database {database} is damaged ({reason}); run `brain index --rebuild --vault {vault}` "
-        "to rebuild it"
+        "to rebuild it (the damaged one is moved aside, not deleted)"
     )
 
 

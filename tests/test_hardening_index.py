@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +21,12 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import assert_faiss_matches
 
+import brain.embed
 from brain import config
 from brain.cli import cli
-from brain.indexer import _plan, index_vault, vault_status
-from brain.recall.pipeline import Recaller
+from brain.errors import ModelLoadError
+from brain.indexer import VaultLocked, _plan, index_vault, rebuild_dir, vault_status
+from brain.recall.pipeline import Recaller, RecallSettings
 from brain.store import IndexStore
 from brain.vectors import VectorIndex, load_current
 
@@ -68,10 +71,185 @@ def _one_line_error(result, *needles: str) -> str:
     return result.output
 
 
+def _home_listing(directory: Path) -> set[str]:
+    """What sits beside the vault's index folder under $BRAIN_HOME/vaults/."""
+    return {p.name for p in directory.parent.iterdir()}
+
+
 @pytest.fixture
 def indexed(toy_vault):
     report = _index(toy_vault)
     return toy_vault, config.index_dir(toy_vault), report
+
+
+# ----- 1. a failed or interrupted --rebuild must not wipe the index -------------------------
+
+
+def test_rebuild_with_a_model_that_cannot_load_keeps_the_old_index(indexed, monkeypatch):
+    vault, directory, first = indexed
+    before = _ask(vault)
+
+    def cannot_load(name: str):
+        raise ModelLoadError(f"cannot load the embedding model {name!r}: no such model")
+
+    monkeypatch.setitem(brain.embed._REGISTRY, "broken", cannot_load)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "broken:64")
+    _one_line_error(_invoke("index", "--vault", str(vault), "--rebuild"), "cannot load the embedding model")
+
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
+    status = vault_status(vault)
+    assert (status.notes, status.chunks, status.model) == (35, first.chunks, "fake:64")
+    assert _ask(vault) == before
+    assert status.rebuild is None and not rebuild_dir(directory).exists()  # nothing embedded, nothing kept
+    assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
+
+
+class _Probe(FakeEmbedder):
+    """Runs ``check`` once, at the first batch a rebuild embeds (the model is loaded by then)."""
+
+    def __init__(self, name: str, check):
+        super().__init__(name)
+        self.check, self.checked = check, False
+
+    def embed_documents(self, texts, *, progress: bool = False):
+        if not self.checked:
+            self.checked = True
+            self.check()
+        return super().embed_documents(texts, progress=progress)
+
+
+def test_rebuild_is_built_beside_and_the_old_index_answers_until_the_swap(indexed, monkeypatch):
+    vault, directory, _first = indexed
+    before = _ask(vault)
+    reader = Recaller(vault, update=False, embedder=FakeEmbedder())
+    expected = [c.path for c in reader.ask(QUERY, "hybrid", RecallSettings(k=6)).results]
+
+    def during_the_rebuild():
+        staging = rebuild_dir(directory)
+        assert (staging / "index.db").exists() and (staging / "rebuild.json").exists()
+        status = vault_status(vault)
+        assert (status.notes, status.model) == (35, "fake:64")
+        assert status.rebuild is not None and status.rebuild["path"] == str(staging)
+        during = Recaller(vault, update=False, embedder=FakeEmbedder())
+        assert [c.path for c in during.ask(QUERY, "hybrid", RecallSettings(k=6)).results] == expected
+        during.close()
+        with pytest.raises(VaultLocked):  # one writer per vault, rebuilds included
+            _index(vault)
+        # `ask` with a change pending answers from the old index and says why it is stale.
+        write(vault, "Written during the rebuild.md", "# Written during the rebuild\n")
+        updating = Recaller(vault, embedder=FakeEmbedder())
+        assert updating.stale == 1 and any("another `brain index` is running" in w for w in updating.warnings)
+        updating.close()
+
+    probe = _Probe("fake:32", during_the_rebuild)
+    report = _index(vault, probe, rebuild=True)
+    assert probe.checked
+    assert (report.model, report.notes, report.embedded) == ("fake:32", 35, report.chunks)
+    assert report.moved_aside is None
+    status = vault_status(vault)
+    assert (status.model, status.dim, status.notes, status.rebuild) == ("fake:32", 32, 35, None)
+    assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
+    assert sorted(p.name for p in directory.iterdir() if not p.name.startswith("index.db-")) == [
+        "index.db", "vectors.faiss", "vectors.json"]
+    assert_faiss_matches(directory)
+    # The reader opened before the swap still answers from the index it opened.
+    assert [c.path for c in reader.ask(QUERY, "hybrid", RecallSettings(k=6)).results] == expected
+    reader.close()
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")  # a new reader opens the new index
+    assert _ask(vault)[0] == before[0] == "Engineering/SQLite WAL mode.md"
+
+
+def test_a_reader_holding_the_old_database_through_the_swap(indexed):
+    """The old folder moves whole: an open reader keeps its database (and WAL), takes no
+    FAISS file of the new index, writes none into it, and its closing touches nothing new."""
+    vault, directory, _ = indexed
+    old_store = IndexStore.open(directory, create=False)
+    old_chunks = {r[0] for r in old_store.conn.execute("SELECT id FROM chunks")}
+    write(vault, "0000 first.md", "# 0000 first\n\nSorted first, so every chunk id of the rebuild shifts.\n")
+    _index(vault, rebuild=True)
+
+    new_sidecar = (directory / "vectors.json").read_text()
+    stale = load_current(old_store, 64)  # the new folder's FAISS file is not this database's
+    import faiss
+
+    ids = {int(i) for i in faiss.vector_to_array(stale.index.id_map)}
+    assert ids == old_chunks
+    assert (directory / "vectors.json").read_text() == new_sidecar  # not overwritten with the old index
+
+    # A write to the new index sits in its WAL while the old connection closes: SQLite must
+    # not fold or delete the new WAL on the old one's behalf.
+    writer = IndexStore.open(directory, create=False)
+    with writer.transaction():
+        writer.set_meta("probe", "in the wal")
+    assert Path(str(directory / "index.db") + "-wal").stat().st_size > 0
+    old_store.close()
+    fresh = sqlite3.connect(directory / "index.db")
+    assert fresh.execute("SELECT value FROM meta WHERE key = 'probe'").fetchone() == ("in the wal",)
+    assert fresh.execute("SELECT count(*) FROM notes WHERE path = '0000 first.md'").fetchone() == (1,)
+    fresh.close()
+    writer.close()
+    assert_faiss_matches(directory)
+
+
+def test_leftovers_of_a_cut_short_rebuild_are_never_taken_for_the_index(indexed, monkeypatch):
+    vault, directory, first = indexed
+    staging = rebuild_dir(directory)
+    # Killed between the swap and the clean-up: the old index sits under the rebuild name,
+    # without the marker of a rebuild in progress; the next run removes it.
+    shutil.copytree(directory, staging)
+    retired = directory.with_name(directory.name + ".retired")
+    shutil.copytree(directory, retired)
+    assert vault_status(vault).rebuild is None
+    assert _index(vault).unchanged == 35
+    assert not staging.exists() and not retired.exists()
+
+    # A rebuild started with another model is not resumed with this one: it starts over.
+    staging.mkdir()
+    (staging / "rebuild.json").write_text(json.dumps({"model": "fake:16"}))
+    IndexStore.open(staging).close()
+    report = _index(vault, rebuild=True)
+    assert report.embedded == report.chunks == first.chunks
+    # No atomic exchange on this file system: two renames, same result.
+    monkeypatch.setattr("brain.indexer._exchange", lambda a, b: False)
+    assert _index(vault, rebuild=True).notes == 35
+    assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
+    assert _ask(vault)[0] == "Engineering/SQLite WAL mode.md"
+
+
+def test_a_stopped_rebuild_is_resumed_by_the_next_one(indexed):
+    vault, directory, first = indexed
+
+    class Interrupt(Exception):
+        pass
+
+    calls = []
+
+    class StopsLater(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            calls.append(len(texts))
+            if len(calls) == 3:
+                raise Interrupt()
+            return super().embed_documents(texts, progress=progress)
+
+    import brain.indexer
+
+    old_batch, brain.indexer.CHUNKS_PER_BATCH = brain.indexer.CHUNKS_PER_BATCH, 16
+    try:
+        with pytest.raises(Interrupt):
+            _index(vault, StopsLater(), rebuild=True)
+    finally:
+        brain.indexer.CHUNKS_PER_BATCH = old_batch
+    done = vault_status(vault).rebuild
+    assert done is not None and 0 < done["notes"] < 35 and done["model"] == "fake:64"
+    assert vault_status(vault).notes == 35
+    status = _invoke("status", "--vault", str(vault)).stdout
+    assert f"rebuild: {done['notes']} notes so far in {rebuild_dir(directory)}" in status
+
+    report = _index(vault, rebuild=True)
+    assert report.notes == 35 and report.unchanged == done["notes"]
+    assert 0 < report.embedded < first.chunks
+    assert not rebuild_dir(directory).exists()
+    assert_faiss_matches(directory)
 
 
 # ----- 7. a damaged index.db: one line saying what to do; --rebuild recovers ----------------
@@ -98,6 +276,23 @@ def test_damaged_index_db_is_one_line_everywhere(indexed, how):
     _one_line_error(_invoke("ask", "--vault", str(vault), "--no-update", "--no-rerank", QUERY), *needles)
     _one_line_error(_invoke("ask", "--vault", str(vault), "--no-rerank", QUERY), *needles)
     _one_line_error(_invoke("index", "--vault", str(vault)), *needles)
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated"])
+def test_rebuild_starts_over_from_a_damaged_index_and_moves_it_aside(indexed, how):
+    vault, directory, first = indexed
+    before = _ask(vault)
+    damaged = _damage(directory / "index.db", how)
+    result = _invoke("index", "--vault", str(vault), "--rebuild", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["notes"], report["embedded"]) == (35, first.chunks)
+    moved = Path(report["moved_aside"])
+    assert moved.parent == directory.parent and moved.name.startswith(directory.name + ".damaged-")
+    assert (moved / "index.db").read_bytes() == damaged  # kept as it was, for the user
+    assert f"was moved to {moved}" in result.stderr
+    assert _ask(vault) == before
+    assert vault_status(vault).notes == 35
 
 
 def test_damaged_faiss_file_is_rebuilt_from_sqlite_with_a_warning(indexed, caplog):
@@ -385,6 +580,31 @@ def test_unreadable_file_is_not_stale_until_it_is_readable(tmp_path, brain_home)
         secret.chmod(0o644)
     asked = _brain(brain_home, "ask", "--vault", str(root), "--no-update", "--json", "--no-rerank", "sqlite")
     assert json.loads(asked.stdout)["stale_notes"] == 1  # readable again: it is pending
+
+
+def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, monkeypatch):
+    """Where a folder with open files cannot be renamed (Windows), the swap fails whole: the old
+    index stays in place, the finished rebuild waits, and the next --rebuild just swaps it in."""
+    vault, directory, _first = indexed
+    before = _ask(vault)
+    staging = rebuild_dir(directory)
+    real_rename = os.rename
+
+    def busy(src, dst):
+        if Path(src) == staging:
+            raise PermissionError(13, "The process cannot access the file", str(src))
+        return real_rename(src, dst)
+
+    monkeypatch.setattr("brain.indexer._exchange", lambda a, b: False)
+    monkeypatch.setattr(os, "rename", busy)
+    output = _one_line_error(_invoke("index", "--vault", str(vault), "--rebuild"),
+                             f"the rebuilt index is complete in {staging}", "run `brain index --rebuild` again")
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert "Traceback" not in output
+    assert _ask(vault) == before and vault_status(vault).rebuild["notes"] == 35
+    report = _index(vault, rebuild=True)
+    assert (report.notes, report.embedded) == (35, 0)
+    assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
 
 
 def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
