@@ -468,6 +468,7 @@ class _Run:
             self._delete(plan.deleted)
         with self.store.transaction():
             self.store.replace_skipped((s.path, s.reason, s.detail, *stats.get(s.path, (None, None))) for s in skipped)
+            self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
         self.report.skipped = len(skipped)
         if self.store.get_meta("links_dirty") == "1":
             resolve_links(self.store)

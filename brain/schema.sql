@@ -96,7 +96,8 @@ CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
---   records it too, so a rebuilt index never takes another's FAISS file).
+--   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
+--   the last `brain index` run completed, Unix time).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL

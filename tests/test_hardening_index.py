@@ -24,7 +24,7 @@ from index_helpers import assert_faiss_matches
 import brain.embed
 from brain import config
 from brain.cli import cli
-from brain.errors import ModelLoadError
+from brain.errors import ModelLoadError, NoIndexError
 from brain.indexer import VaultLocked, _plan, index_vault, rebuild_dir, vault_status
 from brain.recall.pipeline import Recaller, RecallSettings
 from brain.store import IndexStore
@@ -580,6 +580,36 @@ def test_unreadable_file_is_not_stale_until_it_is_readable(tmp_path, brain_home)
         secret.chmod(0o644)
     asked = _brain(brain_home, "ask", "--vault", str(root), "--no-update", "--json", "--no-rerank", "sqlite")
     assert json.loads(asked.stdout)["stale_notes"] == 1  # readable again: it is pending
+
+
+# ----- 18. an indexed empty vault -----------------------------------------------------------
+
+
+def test_ask_on_an_indexed_empty_vault_says_it_has_no_notes(tmp_path):
+    root = tmp_path / "empty"
+    (root / ".obsidian").mkdir(parents=True)
+    (root / ".obsidian" / "workspace.md").write_text("# ws\n")
+    (root / "binary.md").write_bytes(b"\x00\x01 not text")
+    assert _invoke("index", "--vault", str(root)).exit_code == 0
+    output = _one_line_error(_invoke("ask", "--vault", str(root), QUERY), f"the vault {root} has no notes to search",
+                             "2 files skipped", "brain status")
+    assert "run `brain index`" not in output
+    _one_line_error(_invoke("ask", "--vault", str(root), "--no-update", QUERY), "has no notes to search")
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert _invoke("index", "--vault", str(bare)).exit_code == 0
+    output = _one_line_error(_invoke("ask", "--vault", str(bare), QUERY), "has no notes to search")
+    assert "skipped" not in output
+
+    # Notes written since: `ask` indexes them first, as it does for any change.
+    write(root, "First.md", "# First\n\nsqlite wal checkpoint notes\n")
+    assert _ask(root) == ["First.md"]
+
+
+def test_never_indexed_is_still_its_own_message(toy_vault):
+    with pytest.raises(NoIndexError, match="no index for"):
+        Recaller(toy_vault)
 
 
 def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, monkeypatch):

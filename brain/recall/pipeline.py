@@ -129,6 +129,7 @@ class Recaller:
         self.warnings: list[str] = []
         self.timings_ms: dict[str, float] = {}
         self.stale = 0
+        self._not_updated: str | None = None  # why changed notes could not be indexed first
         self.directory = config.index_dir(self.root)
         if not (self.directory / INDEX_FILE).exists():
             raise NoIndexError(f"no index for {self.root} yet: run `brain index --vault {self.root}` first")
@@ -146,17 +147,34 @@ class Recaller:
 
     def _open(self, embedder: Embedder | None, update: bool, progress: bool) -> None:
         self.model_name = self.store.get_meta("model")
+        updated = False
         if not self.model_name:
-            raise NoIndexError(f"the index for {self.root} is empty: run `brain index --vault {self.root}`")
+            if update:  # nothing embedded yet, but the vault may have notes now
+                self._bring_up_to_date(update, progress)
+                self.model_name, updated = self.store.get_meta("model"), True
+            if not self.model_name:
+                raise NoIndexError(self._empty_message())
         from ..indexer import check_model
 
         check_model(self.store, embedder.name if embedder else config.embed_model_name())
-        self._bring_up_to_date(update, progress)
+        if not updated:
+            self._bring_up_to_date(update, progress)
         from ..vectors import load_current
 
         started = time.perf_counter()
         self.vectors = load_current(self.store, int(self.store.get_meta("dim") or 0))
         self.timings_ms["load_index"] = _ms(started)
+
+    def _empty_message(self) -> str:
+        if self._not_updated:  # notes are waiting, but the update could not run
+            return f"the index for {self.root} holds no notes yet and could not be updated now ({self._not_updated})"
+        if self.store.get_meta("indexed_at") is None:
+            return f"the index for {self.root} is empty: run `brain index --vault {self.root}`"
+        skipped = len(self.store.skipped())
+        return (
+            f"the vault {self.root} has no notes to search: `brain index` found no markdown notes in it"
+            + (f" ({skipped} files skipped; `brain status --vault {self.root} -v` lists them)" if skipped else "")
+        )
 
     # ----- set-up -------------------------------------------------------------------------
 
@@ -190,12 +208,13 @@ class Recaller:
             why = f"the index folder {self.directory} is read-only"
         else:
             try:
-                index_vault(self.root, embedder=None, model_name=self.model_name,
+                index_vault(self.root, embedder=None, model_name=self.model_name or config.embed_model_name(),
                             progress=progress, load=lambda _name: self.embedder())
             except VaultLocked:
                 why = "another `brain index` is running"
             except NotWritableError as exc:
                 why = str(exc)
+        self._not_updated = why
         if why:
             self._warn(f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
                        "answering from the index as it is")
