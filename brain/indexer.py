@@ -234,9 +234,9 @@ def _rebuild(root, directory, model_name, embedder, load, progress) -> IndexRepo
             break
     report.moved_aside = _swap_in(staging, directory, damage)
     if report.moved_aside:
+        # In the report, not the log: the CLI says it once, even with --json and --quiet.
         message = (f"the damaged index ({damage}) was moved to {report.moved_aside}; "
                    "delete it when you no longer need it")
-        log.warning("%s", message)
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
 
