@@ -35,7 +35,8 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Drop the index and embed everything again (e.g. after changing the model).")
+@click.option("--rebuild", is_flag=True, help="Embed everything again into a new index beside the old one, which "
+              "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
@@ -47,6 +48,10 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     load the model. brain never writes inside the vault: the index lives under the brain
     home ($BRAIN_HOME).
 
+    --rebuild fills a new index beside the old one and swaps it in when complete; if it
+    stops (Ctrl-C, a model that cannot load), the old index still answers and the next
+    --rebuild resumes.
+
     \b
     Examples:
       brain index --vault ~/notes
@@ -56,6 +61,9 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
+        click.echo(f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer "
+                   "need it", err=True)
     if as_json:
         emit_json(report.as_dict())
         return
@@ -117,6 +125,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+    if st.rebuild:
+        done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
+        click.echo(f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
+                   "or stopped: running it again resumes)")
     if st.warnings:
         click.echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:

@@ -7,14 +7,20 @@ SQLite is the source of truth. Each chunk's vector is stored beside it, so the F
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import config
+from .errors import BrainError, IndexDamagedError, NotWritableError
 from .migrations import Migrations, connect
+
+INDEX_FILE = "index.db"
 
 INDEX_MIGRATIONS = Migrations("index")
 
@@ -115,6 +121,25 @@ def m002_lexical(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m003_index_id(conn: sqlite3.Connection) -> None:
+    """A random identity per index database. The FAISS sidecar records it, so a cache is never
+    paired with another database (``--rebuild`` builds a new one and swaps it in)."""
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(8))))")
+
+
+@INDEX_MIGRATIONS
+def m004_skipped_stat(conn: sqlite3.Connection) -> None:
+    """Size and mtime of a file skipped for its content (binary, too large, unreadable): while
+    they are unchanged the file is not read again, nor counted as a pending change."""
+    conn.executescript(
+        """
+        ALTER TABLE skipped ADD COLUMN size INTEGER;
+        ALTER TABLE skipped ADD COLUMN mtime_ns INTEGER;
+        """
+    )
+
+
 @dataclass(frozen=True)
 class ChunkRow:
     id: int
@@ -136,24 +161,92 @@ class NoteRow:
     hash: str
 
 
+@dataclass(frozen=True)
+class SkipRecord:
+    reason: str
+    detail: str
+    size: int
+    mtime_ns: int
+
+
 class IndexStore:
     """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
 
-    def __init__(self, conn: sqlite3.Connection, directory: Path):
+    def __init__(self, conn: sqlite3.Connection, directory: Path, *, readonly: bool = False):
         self.conn = conn
         self.directory = directory
+        self.readonly = readonly
+        self._identity = _file_identity(directory / INDEX_FILE)
 
     @classmethod
-    def open(cls, directory: Path, *, create: bool = True) -> IndexStore:
+    def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
+        """Open (creating and migrating as needed) the index database in ``directory``.
+
+        ``readonly_ok``: where the folder cannot be written (a read-only brain home), open the
+        database read-only instead, for commands that only read.
+        """
         if create:
             directory.mkdir(parents=True, exist_ok=True)
-        conn = connect(str(directory / "index.db"))
+        path = directory / INDEX_FILE
+        conn = None
+        try:
+            conn = connect(str(path))
+            conn.row_factory = sqlite3.Row
+            INDEX_MIGRATIONS.apply(conn)
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if not (readonly_ok and path.exists() and is_not_writable(exc)):
+                raise
+            return cls._open_readonly(directory)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        return cls(conn, directory)
+
+    @classmethod
+    def _open_readonly(cls, directory: Path) -> IndexStore:
+        path = (directory / INDEX_FILE).absolute()
+        # With a -wal file, SQLite reads it through the -shm beside it. Without one (the last
+        # writer closed cleanly) the database file is the whole truth, and since this folder
+        # cannot be written nobody here can change it: ``immutable`` reads it without the
+        # -shm file SQLite could not create.
+        wal = path.with_name(path.name + "-wal")
+        query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, isolation_level=None, timeout=5)
+        try:
+            conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
+            pending = INDEX_MIGRATIONS.pending(conn)
+        except BaseException:
+            conn.close()
+            raise
+        if pending:
+            conn.close()
+            raise NotWritableError(
+                f"the index {path} was made by an older brain and must be upgraded, which needs "
+                f"write access to {directory}: run `brain index` once where it is writable"
+            )
+        return cls(conn, directory, readonly=True)
+
+    @classmethod
+    def in_memory(cls, directory: Path) -> IndexStore:
+        """An empty index that is never saved: what `status` reads before any `brain index`."""
+        conn = connect(":memory:")
         conn.row_factory = sqlite3.Row
         INDEX_MIGRATIONS.apply(conn)
-        return cls(conn, directory)
+        return cls(conn, directory, readonly=True)
 
     def close(self) -> None:
         self.conn.close()
+
+    def still_at_its_path(self) -> bool:
+        """False once another database took this one's place (``--rebuild`` swapped one in)."""
+        return self._identity is not None and _file_identity(self.directory / INDEX_FILE) == self._identity
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database file (before the folder is moved or swapped)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -176,6 +269,9 @@ class IndexStore:
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+    def index_id(self) -> str | None:
+        return self.get_meta("index_id")
 
     def vectors_version(self) -> int:
         return int(self.get_meta("vectors_version", "0") or 0)
@@ -211,10 +307,18 @@ class IndexStore:
         rows = self.conn.execute("SELECT path, reason, detail FROM skipped ORDER BY path")
         return [dict(r) for r in rows]
 
-    def replace_skipped(self, entries: Iterable[tuple[str, str, str]]) -> None:
+    def skipped_for_content(self) -> dict[str, SkipRecord]:
+        """Files skipped after reading them (binary, too large, unreadable), with their stat then."""
+        rows = self.conn.execute(
+            "SELECT path, reason, detail, size, mtime_ns FROM skipped WHERE size IS NOT NULL AND mtime_ns IS NOT NULL"
+        )
+        return {r["path"]: SkipRecord(r["reason"], r["detail"], r["size"], r["mtime_ns"]) for r in rows}
+
+    def replace_skipped(self, entries: Iterable[tuple[str, str, str, int | None, int | None]]) -> None:
+        """Entries: (path, reason, detail, size, mtime_ns); size and mtime only for content skips."""
         self.conn.execute("DELETE FROM skipped")
         self.conn.executemany(
-            "INSERT OR REPLACE INTO skipped (path, reason, detail) VALUES (?, ?, ?)", entries
+            "INSERT OR REPLACE INTO skipped (path, reason, detail, size, mtime_ns) VALUES (?, ?, ?, ?, ?)", entries
         )
 
     # ----- links ----------------------------------------------------------------------
@@ -389,6 +493,73 @@ def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
 
 def _marks(part: Sequence[int]) -> str:
     return ",".join("?" * len(part))
+
+
+def is_not_writable(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the file or its folder cannot be written (or created)."""
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
+    if name:
+        return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open database file" in text
+
+
+@contextmanager
+def index_errors(directory: Path, vault: Path) -> Iterator[None]:
+    """One place that turns SQLite and file-system failures on a vault's index into a
+    ``BrainError`` naming the file or folder and what to do; anything else passes through."""
+    database = directory / INDEX_FILE
+    try:
+        yield
+    except BrainError:
+        raise
+    except sqlite3.OperationalError as exc:
+        if is_not_writable(exc):
+            raise NotWritableError(not_writable_message(directory, str(exc))) from exc
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise BrainError(
+                f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
+            ) from exc
+        raise BrainError(f"the index database {database} could not be used ({exc})") from exc  # disk full, I/O
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
+            raise
+        raise IndexDamagedError(damaged_message(database, vault, str(exc))) from exc
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename and _related(Path(exc.filename), directory):
+            raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
+        raise
+
+
+def damaged_message(database: Path, vault: Path, reason: str) -> str:
+    return (
+        f"the index database {database} is damaged ({reason}); run `brain index --rebuild --vault {vault}` "
+        "to rebuild it (the damaged one is moved aside, not deleted)"
+    )
+
+
+def not_writable_message(where: Path, reason: str) -> str:
+    return (
+        f"cannot write to {where} ({reason}): brain keeps each vault's index under the brain home "
+        f"({config.brain_home()}); make it writable or set BRAIN_HOME to a folder that is"
+    )
+
+
+def _related(path: Path, directory: Path) -> bool:
+    """``path`` is the index folder, inside it, beside it, or one of the folders above it."""
+    try:
+        path, directory = path.absolute(), directory.absolute()
+    except OSError:
+        return False
+    return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def dumps(value: object) -> str:
