@@ -1,0 +1,274 @@
+"""Issue 9, the ledger side: each test reproduces one defect found by trying to break it.
+
+Names say which item of the issue a test holds: clip_after_mask (2), secret_format (5),
+hook_install (3, 11), surrogate (4), overflow (11), corrupt_db (7), read_only (10),
+dotenv (17).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pytest
+from ledger_helpers import Transcript, hook_payload
+
+from brain.db import open_db
+from brain.ledger import transcript as transcript_module
+from brain.ledger.hook import record_stop
+from brain.ledger.redact import redact
+from brain.ledger.transcript import clip, read_last_turn
+
+
+def _random_text(seed: str, n: int) -> str:
+    """``n`` characters of base64 that look like key material, the same on every run."""
+    out = b""
+    counter = 0
+    while len(out) * 4 // 3 < n + 4:
+        out += hashlib.sha256(f"{seed}{counter}".encode()).digest()
+        counter += 1
+    return base64.b64encode(out).decode()[:n]
+
+
+def _db_dump() -> str:
+    conn = open_db()
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def _pieces(secret: str, size: int = 10) -> list[str]:
+    """Every ``size``-character piece of ``secret``: none may be stored anywhere."""
+    return [secret[i : i + size] for i in range(0, len(secret) - size + 1)]
+
+
+# ----- 2. mask first, then clip -----------------------------------------------------------
+
+
+def _across_tail_cut(head: str, secret: str, limit: int, into: int) -> str:
+    """Text longer than ``limit`` whose clipped tail starts ``into`` characters into ``secret``."""
+    keep_tail = limit - limit // 3 - 3  # what clip keeps of the end
+    after = " z" * ((keep_tail - (len(secret) - into)) // 2)
+    after += "z" * (keep_tail - (len(secret) - into) - len(after))
+    text = head + " word" * (limit // 5 + 10) + " " + secret + after
+    assert len(text) - keep_tail == text.index(secret) + into
+    return text
+
+
+def test_clip_after_mask_password_tail(tmp_path):
+    # The tail of a 500-character command is kept; the cut fell inside --password's value.
+    password = "hunter2-Correct-Horse-Battery-Staple"
+    command = _across_tail_cut(
+        "mysql -u root", f"--password={password} --host db.internal", 500, into=11 + 12
+    )
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("run the query")
+    t.tool("Bash", command=command)
+    t.text("done")
+    record_stop(hook_payload(t.write()))
+    dump = _db_dump()
+    for piece in _pieces(password, 8):
+        assert piece not in dump, piece
+    assert "--host db.internal" in dump  # the rest of the tail is still there
+
+
+def test_clip_after_mask_sk_proj_key_tail(tmp_path):
+    # 44 characters of an sk-proj- key used to be stored: the tail of the summary began
+    # inside the key, after its prefix.
+    key = "sk-proj-" + _random_text("sk-proj", 156).replace("+", "-").replace("/", "_")
+    said = f"The key was {key} and then we went on."
+    text = _across_tail_cut(
+        "Here is what I found.", said, transcript_module.SUMMARY_CHARS, into=said.index(key) + len(key) - 44
+    )
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("what key did it use?")
+    t.text(text)
+    record_stop(hook_payload(t.write()))
+    dump = _db_dump()
+    for piece in _pieces(key[8:], 12):
+        assert piece not in dump, piece
+    assert "and then we went on." in dump
+
+
+def test_clip_after_mask_pem_body_with_end_line(tmp_path):
+    # The summary's tail began inside a private key: its body lines and END line were kept.
+    body = [_random_text(f"pem{i}", 64) for i in range(25)] + [_random_text("pem-last", 28) + "=="]
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----"
+    said = pem + "\nAfter the key."
+    text = _across_tail_cut(
+        "Intro line.", said, transcript_module.SUMMARY_CHARS, into=said.index(body[20])
+    )
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("show me the key file")
+    t.text(text)
+    record_stop(hook_payload(t.write()))
+    dump = _db_dump()
+    for line in body:
+        for piece in _pieces(line, 12):
+            assert piece not in dump, piece
+    assert "After the key." in dump
+
+
+def test_clip_after_mask_in_ask_error_and_decision(tmp_path):
+    # Every clip in the transcript reader masks first: the ask, tool errors, decisions.
+    secret = "s3cr3t-Value-That-Must-Not-Leak"
+    ask = _across_tail_cut("please run", f"PGPASSWORD={secret}", transcript_module.ASK_CHARS, 14)
+    error = _across_tail_cut("Error:", f"token={secret}", transcript_module.ERROR_CHARS, 9)
+    decision = _across_tail_cut(
+        "We decided to keep the cache", f"api_key={secret}", transcript_module.DECISION_CHARS, 10
+    )
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt(ask)
+    t.tool("Bash", error, error=True, command="deploy")
+    t.text(decision)
+    turn = read_last_turn(t.write())
+    assert turn.ask and turn.tool_errors and turn.decisions
+    stored = json.dumps([turn.ask, turn.tool_errors, turn.decisions, turn.summary])
+    for piece in _pieces(secret, 8):
+        assert piece not in stored, piece
+
+
+def test_clip_masks_before_cutting_whatever_the_length():
+    key = "sk-ant-api03-" + _random_text("long", 90)
+    for pad in (0, 100, 1000, 40_000, 200_000):  # inside and beyond the masking window
+        text = "a " * pad + key + " b" * pad
+        for limit in (300, 500, 4000):
+            clipped = clip(text, limit)
+            assert len(clipped) <= limit + 3
+            for piece in _pieces(key[13:], 12):
+                assert piece not in clipped
+
+
+# ----- 2. masking is robust to fragments --------------------------------------------------
+
+
+def test_redact_pem_body_without_begin_with_end_line():
+    body = [_random_text(f"b{i}", 64) for i in range(3)] + ["QWERTY=="]
+    text = "…the file ends with\n" + "\n".join(body) + "\n-----END OPENSSH PRIVATE KEY-----\nok"
+    masked = redact(text)
+    for line in body:
+        assert line not in masked
+    assert "-----END OPENSSH PRIVATE KEY-----" in masked and masked.endswith("\nok")
+    assert redact(masked) == masked
+
+
+def test_redact_pem_body_without_begin_or_end():
+    lines = [_random_text(f"mid{i}", 64) for i in range(4)]
+    masked = redact("middle of a key:\n" + "\n".join(lines) + "\n")
+    for line in lines:
+        assert line not in masked
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        _random_text("tok40", 40),
+        _random_text("tok44", 44).replace("+", "-").replace("/", "_"),  # base64url
+        _random_text("tok120", 120),
+    ],
+    ids=["base64-40", "base64url-44", "base64-120"],
+)
+def test_redact_long_high_entropy_token(token):
+    masked = redact(f"value {token} end")
+    assert token not in masked and masked == "value *** end"
+
+
+def test_redact_sk_proj_key_tail_fragment():
+    key = "sk-proj-" + _random_text("frag", 156).replace("+", "-").replace("/", "_")
+    fragment = key[-44:]
+    masked = redact(f"...{fragment} was the rest")
+    assert fragment not in masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git checkout 5e2b745c3d1f0a9b8e7d6c5b4a3928170f6e5d4c",  # a commit: hex, one case
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "id 123e4567-e89b-12d3-a456-426614174000 found",
+        "cat /home/dev/Project2024/src/components/Button.tsx",
+        "open Compendium/13A/Races/Racial-Feats/Never-Say-Die.md",
+        "see https://github.com/python/cpython/blob/5a094f0255eea1db58fb2cf14c200971e64ec36e/Lib/x.py",
+        "class HTTP2ServerPushPromiseFrameHandlerV3Impl:",
+        "def test_clip_after_mask_password_tail_Upper2_and_more():",
+        "model cross-encoder/mmarco-mMiniLMv2-L12-H384-v1 loaded",
+        "report 2024-01-01T10-00-00Z_Report_Final_v2_Backup.pdf",
+        "AWS_SECRET_ACCESS_KEY_ID_FOR_PROD2_ENVIRONMENT is unset",
+    ],
+)
+def test_redact_fragments_leave_ids_paths_and_hashes(text):
+    assert redact(text) == text
+
+
+# ----- 5. more secret formats in commands -------------------------------------------------
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+FORMATS = [
+    ("mysql -u root -pS3cretPass db", "S3cretPass", "mysql -u root -p*** db"),
+    ("mysqldump -h db -uroot -p'pa ss' shop > x.sql", "pa ss", "-p'***' shop"),
+    ('mariadb -p"hunter2" -e "select 1"', "hunter2", '-p"***"'),
+    ("mysql --password=hunter2 db", "hunter2", "--password=***"),
+    ("curl -u alice:hunter2 https://api.example.com", "hunter2", "curl -u alice:*** https://"),
+    ("curl -s --user 'bob:p@ss word' https://x", "p@ss word", "--user 'bob:***'"),
+    ("curl -ualice:hunter2 https://x", "hunter2", "-ualice:***"),
+    (
+        f"aws configure set aws_secret_access_key {AWS_SECRET}",
+        "wJalrXUtnFEMI",
+        "aws configure set aws_secret_access_key ***",
+    ),
+    (
+        "aws configure set default.aws_session_token FwoGZXIvYXdzEJr --profile dev",
+        "FwoGZXIvYXdzEJr",
+        "default.aws_session_token *** --profile dev",
+    ),
+    (f"export KEY_FOR_LATER {AWS_SECRET} done", "wJalrXUtnFEMI", "KEY_FOR_LATER *** done"),
+    (f"the secret is {AWS_SECRET}", "K7MDENG", "the secret is ***"),
+    ("sshpass -p hunter2 ssh bob@host", "hunter2", "sshpass -p *** ssh"),
+    ("redis-cli -h cache -a hunter2 ping", "hunter2", "-a *** ping"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", FORMATS)
+def test_secret_format_in_commands(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mkdir -p /tmp/build/output",
+        "ssh -p 2222 bob@host",
+        "git add -p src/app.py",
+        "mysql -u root -p shop",  # -p alone: mysql prompts, "shop" is the database
+        "mysql -h db -P 3306 -u root shop",  # -P is the port
+        "docker run -u 1000:1000 image",
+        "curl -u alice https://x",  # no password: curl prompts
+        "pip install -U requests",
+        "sort -u names.txt",
+        "aws configure list --profile dev",
+        "aws configure get aws_secret_access_key",
+        "redis-cli -h cache ping",
+        "python -m pytest -p no:cacheprovider",
+    ],
+)
+def test_secret_format_false_positives_stay(text):
+    assert redact(text) == text
+
+
+def test_secret_format_reaches_the_database_masked(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("set up the tools")
+    for command in ("mysql -uroot -pS3cretPass shop", "curl -u alice:hunter2 https://x",
+                    f"aws configure set aws_secret_access_key {AWS_SECRET}"):
+        t.tool("Bash", command=command)
+    t.text("done")
+    record_stop(hook_payload(t.write()))
+    dump = _db_dump()
+    for secret in ("S3cretPass", "hunter2", "wJalrXUtnFEMI"):
+        assert secret not in dump
