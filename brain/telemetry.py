@@ -11,6 +11,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from .db import storable
 from .errors import ConfigError
 from .recall.pipeline import RecallResult
 
@@ -62,6 +63,9 @@ def now_utc() -> str:
 
 
 def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> int:
+    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite.
+    row = ABRow(**storable(vars(row)))
+    source, vault = storable(source), storable(vault)
     cursor = conn.execute(
         "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
         " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"

@@ -10,9 +10,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
-from ledger_helpers import Transcript, hook_payload
+from ledger_helpers import Transcript, hook_payload, run_hook
 
 from brain.db import open_db
 from brain.ledger import transcript as transcript_module
@@ -228,6 +230,11 @@ FORMATS = [
     (f"the secret is {AWS_SECRET}", "K7MDENG", "the secret is ***"),
     ("sshpass -p hunter2 ssh bob@host", "hunter2", "sshpass -p *** ssh"),
     ("redis-cli -h cache -a hunter2 ping", "hunter2", "-a *** ping"),
+    (
+        "curl -H 'X-Auth: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0' x",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+        "X-Auth: eyJ***' x",
+    ),
 ]
 
 
@@ -272,3 +279,68 @@ def test_secret_format_reaches_the_database_masked(tmp_path):
     dump = _db_dump()
     for secret in ("S3cretPass", "hunter2", "wJalrXUtnFEMI"):
         assert secret not in dump
+
+
+# ----- 4. lone UTF-16 surrogates ----------------------------------------------------------
+
+
+def _transcript_with_lone_surrogates(tmp_path) -> Path:
+    """A transcript as JavaScript writes a string cut inside an emoji: "\\ud83d" alone."""
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("cut emoji LONE_HIGH here")
+    t.tool("Tool LONE_LOW", command="x")
+    t.tool("Bash", command="echo LONE_HIGH")
+    t.text("Done LONE_HIGH and a whole one: \U0001f600")
+    path = t.write()
+    raw = path.read_text(encoding="utf-8")
+    path.write_text(raw.replace("LONE_HIGH", "\\ud83d").replace("LONE_LOW", "\\ude00"))
+    return path
+
+
+def test_surrogate_in_transcript_and_session_id_is_recorded(tmp_path):
+    path = _transcript_with_lone_surrogates(tmp_path)
+    record_stop(hook_payload(path, session_id="sess-\ud83d", cwd="/home/dev/\udc80proj"))
+    conn = open_db()
+    try:
+        (row,) = conn.execute("SELECT * FROM turns").fetchall()
+    finally:
+        conn.close()
+    assert row["session_id"] == "sess-\ufffd"
+    assert row["ask"] == "cut emoji \ufffd here"
+    assert json.loads(row["commands"]) == ["echo \ufffd"]
+    assert json.loads(row["tools"]) == {"Tool \ufffd": 1, "Bash": 1}
+    assert row["summary"] == "Done \ufffd and a whole one: \U0001f600"  # a real pair stays
+    assert row["turn_key"].startswith("sess-\ufffd:")
+
+
+@pytest.mark.slow
+def test_surrogate_turn_is_recorded_by_the_hook_process(tmp_path):
+    path = _transcript_with_lone_surrogates(tmp_path)
+    stdin = json.dumps(hook_payload(path, session_id="s-\ud83d", cwd=str(tmp_path))).encode()
+    assert b"\\ud83d" in stdin  # JSON escapes it, as Claude Code's would
+    proc = run_hook(stdin, tmp_path)
+    assert proc.returncode == 0 and proc.stderr == b""
+    conn = sqlite3.connect(tmp_path / "brain.db")
+    try:
+        rows = conn.execute("SELECT session_id, ask FROM turns").fetchall()
+    finally:
+        conn.close()
+    assert rows == [("s-\ufffd", "cut emoji \ufffd here")]
+    assert not (tmp_path / "logs" / "hook.log").exists()
+
+
+def test_surrogate_in_an_ab_query_is_logged(tmp_path):
+    from brain.telemetry import ABRow, log_ab
+
+    row = ABRow(
+        query="why \ud83d", mode_a="vector", mode_b="graph", k=3, gate_entity=False,
+        gate_reason="r \udcff", candidates_added=0, new_in_top_k=[], via_graph=["T \ud83d"],
+        top_a=["a\ud83d.md"], top_b=[], reranked=False, latency_ms={}, warnings=["w \ud83d"],
+    )
+    conn = open_db()
+    try:
+        row_id = log_ab(conn, row, source="work \ud83d", vault="/v\udcff")
+        stored = conn.execute("SELECT query, via_graph_titles FROM ab_recall WHERE id = ?", (row_id,)).fetchone()
+    finally:
+        conn.close()
+    assert tuple(stored) == ("why \ufffd", '["T \ufffd"]')

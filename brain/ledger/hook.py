@@ -158,7 +158,7 @@ def log(message: str) -> None:
                 os.replace(path, folder / "hook.log.1")
         except FileNotFoundError:
             pass
-        with open(path, "a", encoding="utf-8") as f:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(f"{utc_now()} pid={os.getpid()} {message}\n")
     except Exception:  # noqa: BLE001 - a broken log must not break the hook
         pass

@@ -1,7 +1,8 @@
 """Write and read the ``turns`` table of the brain database.
 
-``write_turn`` masks secrets in every text before it reaches SQLite and upserts on
-``turn_key``, so a repeated Stop for one turn updates its row. Standard library only.
+``write_turn`` masks secrets in every text before it reaches SQLite (and replaces lone
+UTF-16 surrogates, which SQLite cannot store) and upserts on ``turn_key``, so a repeated
+Stop for one turn updates its row. Standard library only.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sqlite3
 import time
 from typing import Any
 
+from ..db import storable
 from .redact import redact_value
 from .transcript import Turn
 
@@ -67,7 +69,7 @@ def turn_row(turn: Turn, *, turn_key: str, project: str | None) -> dict[str, Any
 
 def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None) -> None:
     """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked."""
-    values = {c: redact_value(row.get(c)) for c in COLUMNS}
+    values = {c: redact_value(storable(row.get(c))) for c in COLUMNS}
     for column in TEXT_COLUMNS:
         if values[column] == "":
             values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
