@@ -10,17 +10,28 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import shutil
 import sqlite3
+import stat
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Transcript, hook_payload, run_hook
+from click.testing import CliRunner
+from ledger_helpers import Transcript, brain_command, hook_payload, run_hook
 
+from brain.cli import cli
 from brain.db import open_db
+from brain.errors import ConfigError
+from brain.ledger import install as setup
 from brain.ledger import transcript as transcript_module
 from brain.ledger.hook import record_stop
 from brain.ledger.redact import redact
 from brain.ledger.transcript import clip, read_last_turn
+
+CMD = "/opt/brain/bin/brain hook stop"
 
 
 def _random_text(seed: str, n: int) -> str:
@@ -39,6 +50,43 @@ def _db_dump() -> str:
         return "\n".join(conn.iterdump())
     finally:
         conn.close()
+
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def open_tmp():
+    """A temporary folder any user may enter (pytest's tmp_path is private to its user)."""
+    path = Path(tempfile.mkdtemp(prefix="brain-perm-"))
+    path.chmod(0o755)
+    yield path
+    for p in (path, *path.rglob("*")):
+        if not p.is_symlink():
+            p.chmod(0o700)
+    shutil.rmtree(path)
+
+
+def _for_test_user(*paths: Path) -> None:
+    """Give ``paths`` to the user _run_as_user runs as (nobody when the tests run as root)."""
+    if os.geteuid() == 0:
+        for path in paths:
+            os.chown(path, NOBODY, NOBODY)
+
+
+def _run_as_user(args: list[str], home: Path, **env_extra: str) -> subprocess.CompletedProcess:
+    """``brain args`` where file permissions apply: as nobody when the tests run as root."""
+    cmd, env = brain_command()
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            pytest.skip("running as root without setpriv: file permissions cannot be tested")
+        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    env.update(HOME=str(home), PYTHONDONTWRITEBYTECODE="1", **env_extra)
+    return subprocess.run(
+        [*prefix, *cmd, *args], env=env, cwd=home, capture_output=True, check=False, timeout=60
+    )
 
 
 def _pieces(secret: str, size: int = 10) -> list[str]:
@@ -344,3 +392,130 @@ def test_surrogate_in_an_ab_query_is_logged(tmp_path):
     finally:
         conn.close()
     assert tuple(stored) == ("why \ufffd", '["T \ufffd"]')
+
+
+# ----- 3 and 11. hook install / uninstall keep the settings file as it was -----------------
+
+
+def _settings_file(folder: Path, mode: int = 0o600) -> Path:
+    path = folder / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"model": "opus", "env": {"ANTHROPIC_API_KEY": "sk-ant-x"}}))
+    path.chmod(mode)
+    return path
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o644], ids=oct)
+def test_hook_install_keeps_the_settings_mode(tmp_path, mode):
+    path = _settings_file(tmp_path, mode)
+    installed = setup.install(path, CMD)
+    assert _mode(path) == mode
+    assert _mode(installed.backup) == mode  # a backup is no more readable than the original
+    removed = setup.uninstall(path)
+    assert _mode(path) == mode and _mode(removed.backup) == mode
+    assert json.loads(path.read_text())["model"] == "opus"
+
+
+def test_hook_install_keeps_the_owner(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    path = _settings_file(tmp_path)
+    os.chown(path, 65534, 65534)  # a user's file, edited by root
+    setup.install(path, CMD)
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+def test_hook_install_writes_through_a_symlink(tmp_path):
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}')
+    dotfiles.chmod(0o600)
+    link = tmp_path / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(dotfiles)
+    installed = setup.install(link, CMD)
+    assert link.is_symlink() and link.resolve() == dotfiles.resolve()
+    assert json.loads(dotfiles.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"] == CMD
+    assert _mode(dotfiles) == 0o600
+    assert installed.backup.parent == link.parent and not installed.backup.is_symlink()
+    assert json.loads(installed.backup.read_text()) == {"model": "opus"}
+    setup.uninstall(link)
+    assert link.is_symlink() and json.loads(dotfiles.read_text()) == {"model": "opus"}
+    assert sorted(p.name for p in dotfiles.parent.iterdir()) == ["claude-settings.json"]
+
+
+def test_hook_install_refuses_a_read_only_file(tmp_path):
+    path = _settings_file(tmp_path, 0o444)
+    before = path.read_bytes()
+    result = CliRunner().invoke(cli, ["hook", "install", "--settings", str(path)])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1
+    assert "read-only" in result.output and "Traceback" not in result.output
+    assert path.read_bytes() == before and _mode(path) == 0o444
+    assert list(path.parent.iterdir()) == [path]  # no backup, no temporary file
+    path.chmod(0o644)
+    setup.install(path, CMD)
+    path.chmod(0o444)
+    with pytest.raises(ConfigError, match="read-only"):
+        setup.uninstall(path)
+
+
+def test_hook_install_non_utf8_settings_is_one_line(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"model": "op\xffus"}')
+    for command in ("install", "uninstall"):
+        result = CliRunner().invoke(cli, ["hook", command, "--settings", str(path)])
+        assert result.exit_code == 1, result.output
+        assert result.output.count("\n") == 1 and "not UTF-8" in result.output
+        assert path.read_bytes() == b'{"model": "op\xffus"}'
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_hook_install_a_failed_write_leaves_the_file_unchanged(tmp_path, monkeypatch):
+    path = _settings_file(tmp_path)
+    before = path.read_bytes()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(setup.os, "replace", disk_full)
+    with pytest.raises(ConfigError, match="No space left on device.*unchanged"):
+        setup.install(path, CMD)
+    assert path.read_bytes() == before
+    assert list(path.parent.iterdir()) == [path]  # the backup and temporary file are gone
+
+
+def test_hook_install_in_a_read_only_claude_folder(open_tmp):
+    path = _settings_file(open_tmp, 0o644)
+    _for_test_user(path)  # the file is the user's and writable; its folder is not
+    path.parent.chmod(0o555)
+    before = path.read_bytes()
+    for command in ("install", "uninstall"):
+        proc = _run_as_user(
+            ["hook", command, "--settings", str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h")
+        )
+        if command == "uninstall":
+            assert proc.returncode == 0 and b"not installed" in proc.stdout
+            continue
+        assert proc.returncode == 1, proc
+        assert b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+        assert b"cannot write" in proc.stderr and b"unchanged" in proc.stderr
+    assert path.read_bytes() == before
+    assert list(path.parent.iterdir()) == [path]
+
+
+def test_hook_install_in_a_missing_folder_under_a_read_only_one(open_tmp):
+    locked = open_tmp / "locked"
+    locked.mkdir(mode=0o555)
+    proc = _run_as_user(
+        ["hook", "install", "--settings", str(locked / ".claude" / "settings.json")],
+        open_tmp,
+        BRAIN_HOME=str(open_tmp / "h"),
+    )
+    assert proc.returncode == 1, proc
+    assert b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert not (locked / ".claude").exists()
