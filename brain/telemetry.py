@@ -81,14 +81,20 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
     return int(cursor.lastrowid)
 
 
+EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold
+
+
 def parse_since(text: str) -> str:
     """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format."""
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
     if match:
         amount, unit = int(match.group(1)), match.group(2)
-        delta = {"m": dt.timedelta(minutes=amount), "h": dt.timedelta(hours=amount),
-                 "d": dt.timedelta(days=amount), "w": dt.timedelta(weeks=amount)}[unit]
-        return (dt.datetime.now(dt.timezone.utc) - delta).strftime("%Y-%m-%d %H:%M:%S")
+        unit_name = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[unit]
+        try:
+            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: amount})
+        except OverflowError:  # a span longer than the calendar: everything
+            return EVERYTHING
+        return since.strftime("%Y-%m-%d %H:%M:%S")
     try:
         return dt.datetime.fromisoformat(text.strip()).strftime("%Y-%m-%d %H:%M:%S")
     except ValueError as exc:

@@ -519,3 +519,49 @@ def test_hook_install_in_a_missing_folder_under_a_read_only_one(open_tmp):
     assert proc.returncode == 1, proc
     assert b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
     assert not (locked / ".claude").exists()
+
+
+# ----- 11. overflows -------------------------------------------------------------------
+
+
+def _one_turn(tmp_path, ask="hi") -> Path:
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt(ask)
+    t.text("hello")
+    return t.write()
+
+
+def test_overflow_turns_limit_and_days(tmp_path):
+    record_stop(hook_payload(_one_turn(tmp_path)))
+    huge = "99999999999999999999"
+    for args in (["turns", "-n", huge], ["turns", "-n", huge, "--json"],
+                 ["turns", "--stats", "--days", huge]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output
+    assert len(json.loads(CliRunner().invoke(cli, ["turns", "-n", huge, "--json"]).output)) == 1
+    result = CliRunner().invoke(cli, ["turns", "-n", "-5"])
+    assert result.exit_code == 2 and "Invalid value" in result.output
+
+
+@pytest.mark.parametrize("since", ["99999999d", "99999999999999999999999w", "9999999999999h"])
+def test_overflow_ab_report_since(since):
+    result = CliRunner().invoke(cli, ["ab", "report", "--since", since])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("since 0001-01-01 00:00:00 UTC")
+    result = CliRunner().invoke(cli, ["ab", "report", "--since", since, "--json"])
+    assert json.loads(result.output)["since"] == "0001-01-01 00:00:00"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("budget", ["inf", "-inf", "nan", "-1", "0", "1e999", "lots"])
+def test_overflow_hook_budget(tmp_path, budget):
+    stdin = json.dumps(hook_payload(_one_turn(tmp_path, ask=f"budget {budget}"))).encode()
+    proc = run_hook(stdin, tmp_path, BRAIN_HOOK_BUDGET=budget)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert proc.stderr == b""  # no traceback from the watchdog thread
+    conn = sqlite3.connect(tmp_path / "brain.db")
+    try:
+        assert conn.execute("SELECT ask FROM turns").fetchall() == [(f"budget {budget}",)]
+    finally:
+        conn.close()

@@ -88,7 +88,9 @@ def stop() -> None:
 
 
 @click.command()
-@click.option("-n", "--limit", default=10, show_default=True, help="How many turns.")
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="How many turns."
+)
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")
 @click.option(
@@ -96,6 +98,7 @@ def stop() -> None:
 )
 @click.option(
     "--days",
+    type=click.IntRange(min=1),
     default=14,
     show_default=True,
     help="With --stats: how many days (with turns) to list per day.",

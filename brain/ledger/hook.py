@@ -11,6 +11,7 @@ Standard library only, and no click: this runs on every turn of every session.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
@@ -24,6 +25,7 @@ from .store import turn_row, utc_now, write_turn
 from .transcript import Turn, read_last_turn
 
 DEFAULT_BUDGET_SECONDS = 2.0
+MAX_BUDGET_SECONDS = 3600.0
 LOG_MAX_BYTES = 1_000_000
 
 
@@ -128,10 +130,21 @@ def git_branch(root: Path) -> str | None:
 
 
 def _budget() -> float:
-    try:
-        return float(config.env("BRAIN_HOOK_BUDGET", str(DEFAULT_BUDGET_SECONDS)))  # type: ignore[arg-type]
-    except ValueError:
+    """``BRAIN_HOOK_BUDGET`` in seconds: a positive number, at most an hour (``inf`` too)."""
+    raw = config.env("BRAIN_HOOK_BUDGET")
+    if raw is None:
         return DEFAULT_BUDGET_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not value > 0:  # nan, zero, negative: a watchdog firing at once would lose the turn
+        log(
+            f"BRAIN_HOOK_BUDGET={raw!r} is not a positive number of seconds; "
+            f"using {DEFAULT_BUDGET_SECONDS:g}"
+        )
+        return DEFAULT_BUDGET_SECONDS
+    return min(value, MAX_BUDGET_SECONDS)  # threading.Timer overflows on inf
 
 
 def _start_watchdog(seconds: float) -> threading.Timer:

@@ -39,6 +39,7 @@ TEXT_COLUMNS = (
     "claude_version",
 )
 COLUMNS = ("turn_key", *TEXT_COLUMNS, *JSON_COLUMNS, "byte_start", "byte_end")
+SQLITE_INT_MAX = 2**63 - 1  # a larger LIMIT overflows the binding; this one means "all"
 
 _UPSERT = (
     f"INSERT INTO turns (created_at, updated_at, {', '.join(COLUMNS)}) "
@@ -102,7 +103,7 @@ def recent_turns(
     rows = conn.execute(
         f"SELECT * FROM turns {where} "
         "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
-        (*args, limit),
+        (*args, min(limit, SQLITE_INT_MAX)),
     ).fetchall()
     return [_decode(r) for r in rows]
 
@@ -136,19 +137,19 @@ def turn_stats(
         f"SELECT {day} AS day, COALESCE(project, '?') AS project, COUNT(*) AS turns "
         f"FROM turns {where} {'AND' if where else 'WHERE'} {day} IN ({recent_days}) "
         "GROUP BY 1, 2 ORDER BY 1 DESC, 3 DESC, 2",
-        (*args, *args, max(days, 1)),
+        (*args, *args, min(max(days, 1), SQLITE_INT_MAX)),
     ).fetchall()
     tools = conn.execute(
         f"SELECT j.key AS tool, SUM(j.value) AS uses, COUNT(*) AS turns "
         f"FROM turns, json_each(turns.tools) AS j {where} "
         "GROUP BY j.key ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, top),
+        (*args, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     files = conn.execute(
         f"SELECT j.value AS file, COUNT(*) AS turns "
         f"FROM turns, json_each(turns.files_written) AS j {where} "
         "GROUP BY j.value ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, top),
+        (*args, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     return {
         "turns": total,
