@@ -29,6 +29,7 @@ from brain.ledger import install as setup
 from brain.ledger import transcript as transcript_module
 from brain.ledger.hook import record_stop
 from brain.ledger.redact import redact
+from brain.ledger.store import write_turn
 from brain.ledger.transcript import clip, read_last_turn
 
 CMD = "/opt/brain/bin/brain hook stop"
@@ -565,3 +566,123 @@ def test_overflow_hook_budget(tmp_path, budget):
         assert conn.execute("SELECT ask FROM turns").fetchall() == [(f"budget {budget}",)]
     finally:
         conn.close()
+
+
+# ----- 7. a damaged brain.db ------------------------------------------------------------
+
+
+def _filled_db(path: Path, turns: int = 300) -> None:
+    """A brain.db with enough rows to span many pages, closed cleanly (no -wal left)."""
+    conn = open_db(path)
+    try:
+        for i in range(turns):
+            row = {"turn_key": f"k{i}", "session_id": f"s{i}", "ask": f"question {i} " + "x" * 400}
+            write_turn(conn, row)
+    finally:
+        conn.close()
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "garbage":
+        path.write_bytes(b"this is not a database at all\n" * 500)
+    elif how == "truncated-header":
+        path.write_bytes(data[:60])
+    elif how == "truncated-half":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "pages-overwritten":  # the header is fine, the pages after it are not
+        path.write_bytes(data[:4096] + b"\xde\xad\xbe\xef" * ((len(data) - 4096) // 4))
+
+
+DAMAGE = ["garbage", "truncated-header", "truncated-half", "pages-overwritten"]
+
+
+def _assert_damaged_message(result, db: Path) -> None:
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an exception
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+    assert f"{db} is damaged" in result.output and "move it aside" in result.output
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_corrupt_db_turns_and_ab_report_say_which_file(brain_home, how):
+    db = brain_home / "brain.db"
+    _filled_db(db)
+    _damage(db, how)
+    before = db.read_bytes()
+    for args in (["turns"], ["turns", "--json"], ["turns", "--stats"], ["ab", "report"]):
+        _assert_damaged_message(CliRunner().invoke(cli, args), db)
+    assert db.read_bytes() == before  # brain never "repairs" it behind the user's back
+
+
+def test_corrupt_db_ask_ab_says_which_file(brain_home, toy_vault):
+    assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
+    db = brain_home / "brain.db"
+    _filled_db(db)
+    _damage(db, "garbage")
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
+    _assert_damaged_message(result, db)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["garbage", "pages-overwritten"])
+def test_corrupt_db_stop_hook_exits_zero_and_logs_it(tmp_path, how):
+    db = tmp_path / "brain.db"
+    _filled_db(db)
+    _damage(db, how)
+    proc = run_hook(json.dumps(hook_payload(_one_turn(tmp_path))).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert f"{db} is damaged" in log
+
+
+# ----- 10. a read-only brain home ----------------------------------------------------------
+
+
+def _home_with_a_turn(folder: Path) -> Path:
+    home = folder / "home"
+    home.mkdir()
+    conn = open_db(home / "brain.db")
+    try:
+        write_turn(conn, {"turn_key": "k1", "session_id": "s1", "ask": "recorded before"})
+    finally:
+        conn.close()
+    assert sorted(p.name for p in home.iterdir()) == ["brain.db"]  # WAL files gone on close
+    return home
+
+
+def _turns_as_user(home: Path, *args: str) -> subprocess.CompletedProcess:
+    return _run_as_user(["turns", *args], home.parent, BRAIN_HOME=str(home))
+
+
+def test_read_only_home_turns_still_read(open_tmp):
+    home = _home_with_a_turn(open_tmp)
+    home.chmod(0o555)
+    (home / "brain.db").chmod(0o444)
+    for args in ([], ["--stats"], ["--json"]):
+        proc = _turns_as_user(home, *args)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == b""
+    assert b"recorded before" in _turns_as_user(home).stdout
+    proc = _run_as_user(["ab", "report"], open_tmp, BRAIN_HOME=str(home))
+    assert proc.returncode == 0 and b"queries: 0" in proc.stdout, proc.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["brain.db"]
+
+
+def test_read_only_db_file_in_a_writable_home_turns_still_read(open_tmp):
+    home = _home_with_a_turn(open_tmp)
+    _for_test_user(home)
+    (home / "brain.db").chmod(0o444)
+    proc = _turns_as_user(home)
+    assert proc.returncode == 0 and b"recorded before" in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("where", ["read-only home", "home under a read-only folder"])
+def test_read_only_home_without_a_db_is_one_line(open_tmp, where):
+    locked = open_tmp / "locked"
+    locked.mkdir(mode=0o555)
+    home = locked if where == "read-only home" else locked / "home"
+    proc = _run_as_user(["turns"], open_tmp, BRAIN_HOME=str(home))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(b"Error: ") and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert str(locked).encode() in proc.stderr and b"Traceback" not in proc.stderr

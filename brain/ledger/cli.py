@@ -116,21 +116,21 @@ def turns(
       brain turns --stats
       brain turns --session 491e126e --json
     """
-    from ..db import open_db
+    from ..db import connection
     from .store import recent_turns, turn_stats
 
-    conn = open_db()
-    try:
+    # Reading only: a read-only brain home or database file still answers.
+    with connection(read_only=True) as conn:
         if stats:
             data = turn_stats(conn, project=project, session=session, days=days)
-            if as_json:
-                emit_json(data)
-            else:
-                click.echo(_format_stats(data, days))
-            return
-        rows = recent_turns(conn, limit=limit, session=session, project=project)
-    finally:
-        conn.close()
+        else:
+            rows = recent_turns(conn, limit=limit, session=session, project=project)
+    if stats:
+        if as_json:
+            emit_json(data)
+        else:
+            click.echo(_format_stats(data, days))
+        return
     if as_json:
         emit_json(rows)
     elif not rows:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import open_db
+from ..db import connection
 from .store import turn_row, utc_now, write_turn
 from .transcript import Turn, read_last_turn
 
@@ -80,11 +80,8 @@ def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict
     )
     if turn.lagging:
         row["ended_at"] = utc_now()  # the final text is newer than anything in the file
-    conn = open_db(db_path)
-    try:
+    with connection(db_path) as conn:
         write_turn(conn, row)
-    finally:
-        conn.close()
     return row
 
 
