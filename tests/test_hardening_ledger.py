@@ -686,3 +686,81 @@ def test_read_only_home_without_a_db_is_one_line(open_tmp, where):
     assert proc.returncode == 1
     assert proc.stderr.startswith(b"Error: ") and proc.stderr.count(b"\n") == 1, proc.stderr
     assert str(locked).encode() in proc.stderr and b"Traceback" not in proc.stderr
+
+
+# ----- 17. one resolution of settings for the hook and the CLI ------------------------------
+
+
+def _brain(args: list[str], cwd: Path, stdin: bytes = b"", **env_extra: str):
+    cmd, env = brain_command()  # no BRAIN_* variable from the test run
+    env.update(env_extra)
+    return subprocess.run(
+        [*cmd, *args], input=stdin, env=env, cwd=cwd, capture_output=True, check=False, timeout=60
+    )
+
+
+def test_dotenv_brain_db_in_brain_home_is_used_by_hook_and_turns(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    ledger = tmp_path / "elsewhere" / "ledger.db"
+    (home / ".env").write_text(f"# where the ledger lives\nBRAIN_DB={ledger}\n")
+    work = tmp_path / "project"  # Claude Code runs the hook in the project, with no .env
+    work.mkdir()
+    stdin = json.dumps(hook_payload(_one_turn(tmp_path, ask="from the hook"), cwd=str(work)))
+    proc = _brain(["hook", "stop"], work, stdin.encode(), BRAIN_HOME=str(home))
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert ledger.is_file() and not (home / "brain.db").exists()
+    proc = _brain(["turns", "--json"], tmp_path, BRAIN_HOME=str(home))
+    assert [r["ask"] for r in json.loads(proc.stdout)] == ["from the hook"]
+
+
+def test_dotenv_in_the_working_directory_and_real_env_win(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".env").write_text("BRAIN_DB=${BRAIN_HOME}/from-home.db\nBRAIN_HOOK_BUDGET=30\n")
+    work = tmp_path / "project"
+    work.mkdir()
+    # The working directory's file names the home (then read too) and wins over it.
+    (work / ".env").write_text(f"export BRAIN_HOME='{home}'\nBRAIN_HOOK_BUDGET=\"5\"  # seconds\n")
+    stdin = json.dumps(hook_payload(_one_turn(tmp_path), cwd=str(work))).encode()
+    assert _brain(["hook", "stop"], work, stdin).returncode == 0
+    assert (home / "from-home.db").is_file()
+    # The real environment wins over both files.
+    real = tmp_path / "real.db"
+    assert _brain(["hook", "stop"], work, stdin, BRAIN_DB=str(real)).returncode == 0
+    assert real.is_file()
+
+
+def test_dotenv_parse_like_python_dotenv(monkeypatch):
+    from brain.config import parse_dotenv
+
+    monkeypatch.setenv("FROM_ENV", "env-value")
+    text = (
+        "# a comment\n"
+        "PLAIN=value\n"
+        "  export EXPORTED = spaced  # trailing comment\n"
+        "HASH=a#b\n"
+        "SINGLE='${FROM_ENV} \\n \\' here'\n"
+        'DOUBLE="line1\\nline2 \\"q\\" C:\\\\dir \\p"\n'
+        'MULTI="first\n'
+        'second"\n'
+        "EXPANDED=${FROM_ENV}/${PLAIN}/${MISSING:-fallback}/${MISSING}\n"
+        "EMPTY=\n"
+        "not an assignment\n"
+        "URL=https://x.example/?a=1&b=2\n"
+        "NOTE= # only a note\n"
+        "HASHV=#x\n"
+    )
+    assert parse_dotenv(text) == {
+        "PLAIN": "value",
+        "EXPORTED": "spaced",
+        "HASH": "a#b",
+        "SINGLE": "env-value \\n ' here",  # python-dotenv 1.x expands in single quotes too
+        "DOUBLE": 'line1\nline2 "q" C:\\dir \\p',
+        "MULTI": "first\nsecond",
+        "EXPANDED": "env-value/value/fallback/",
+        "EMPTY": "",
+        "URL": "https://x.example/?a=1&b=2",
+        "NOTE": "",
+        "HASHV": "#x",
+    }

@@ -4,7 +4,8 @@ Claude Code runs ``brain hook stop`` after every assistant turn with a JSON obje
 stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
 ``stop_hook_active``, newer versions also ``prompt_id`` and ``last_assistant_message``).
 The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
-hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s).
+hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s). It reads
+the same ``.env`` files as the CLI (``config.load_dotenv_files``).
 Standard library only, and no click: this runs on every turn of every session.
 """
 
@@ -33,6 +34,10 @@ def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
     if any(arg in ("-h", "--help") for arg in sys.argv[3:]):
         return _click_help()
+    try:
+        config.load_dotenv_files()  # the settings `brain turns` reads, BRAIN_DB above all
+    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
+        _log_exception(exc)
     watchdog = _start_watchdog(_budget())
     try:
         if sys.stdin is None or sys.stdin.isatty():
