@@ -99,14 +99,13 @@ def _load_env_file(path: Path) -> None:
         os.environ.setdefault(key, value)
 
 
-_DOTENV_LINE = re.compile(
-    r"""^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
-    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>[^\r\n]*))""",
-    re.MULTILINE | re.VERBOSE,
-)
+# Plain strings, not compiled here: the Stop hook imports this module, and re compiles
+# (and caches) them only when a .env file is there to read.
+_DOTENV_LINE = r"""(?mx)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
+    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>[^\r\n]*))"""
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
-_ESCAPE = re.compile(r"\\([\\'\"abfnrtv])")  # any other backslash stays as written
-_VARIABLE = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
+_ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
+_VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
 
 
 def parse_dotenv(text: str) -> dict[str, str]:
@@ -126,9 +125,9 @@ def parse_dotenv(text: str) -> dict[str, str]:
             found = os.environ.get(name, values.get(name))
             return found if found is not None else (default or "")
 
-        return _VARIABLE.sub(lookup, value) if "${" in value else value
+        return re.sub(_VARIABLE, lookup, value) if "${" in value else value
 
-    for match in _DOTENV_LINE.finditer(text):
+    for match in re.finditer(_DOTENV_LINE, text):
         single, double, bare = match.group("single", "double", "bare")
         if single is not None:
             value = re.sub(r"\\([\\'])", r"\1", single)

@@ -23,7 +23,7 @@ from .migrations import Migrations, connect
 
 MIGRATIONS = Migrations("brain")
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # compiled on first use, off the hook's start-up
 
 
 class BrainDatabaseError(BrainError):
@@ -153,7 +153,7 @@ def storable(value: Any) -> Any:
     value can be cleaned before json.dumps.
     """
     if isinstance(value, str):
-        if not _SURROGATE.search(value):
+        if not re.search(_SURROGATE, value):
             return value
         # Through UTF-16: a real pair becomes its character, a lone half U+FFFD.
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
