@@ -764,3 +764,16 @@ def test_dotenv_parse_like_python_dotenv(monkeypatch):
         "NOTE": "",
         "HASHV": "#x",
     }
+
+
+def test_read_only_db_that_needs_an_upgrade_is_one_line(open_tmp):
+    home = _home_with_a_turn(open_tmp)
+    conn = sqlite3.connect(home / "brain.db")  # as if written by an older brain
+    conn.execute("DELETE FROM _migrations WHERE name = 'm002_ab_recall'")
+    conn.execute("DROP TABLE ab_recall")
+    conn.commit()
+    conn.close()
+    home.chmod(0o555)
+    proc = _turns_as_user(home)
+    assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc.stderr
+    assert b"read-only and older than this brain" in proc.stderr
