@@ -46,7 +46,9 @@ def open_db(path: Path | None = None, *, read_only: bool = False) -> sqlite3.Con
 
 
 @contextmanager
-def connection(path: Path | None = None, *, read_only: bool = False) -> Iterator[sqlite3.Connection]:
+def connection(
+    path: Path | None = None, *, read_only: bool = False
+) -> Iterator[sqlite3.Connection]:
     """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
     (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
     path = path or config.db_path()

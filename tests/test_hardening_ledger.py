@@ -130,9 +130,8 @@ def test_clip_after_mask_sk_proj_key_tail(tmp_path):
     # inside the key, after its prefix.
     key = "sk-proj-" + _random_text("sk-proj", 156).replace("+", "-").replace("/", "_")
     said = f"The key was {key} and then we went on."
-    text = _across_tail_cut(
-        "Here is what I found.", said, transcript_module.SUMMARY_CHARS, into=said.index(key) + len(key) - 44
-    )
+    into = said.index(key) + len(key) - 44  # the tail keeps the key's last 44 characters
+    text = _across_tail_cut("Here is what I found.", said, transcript_module.SUMMARY_CHARS, into)
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("what key did it use?")
     t.text(text)
@@ -389,7 +388,9 @@ def test_surrogate_in_an_ab_query_is_logged(tmp_path):
     conn = open_db()
     try:
         row_id = log_ab(conn, row, source="work \ud83d", vault="/v\udcff")
-        stored = conn.execute("SELECT query, via_graph_titles FROM ab_recall WHERE id = ?", (row_id,)).fetchone()
+        stored = conn.execute(
+            "SELECT query, via_graph_titles FROM ab_recall WHERE id = ?", (row_id,)
+        ).fetchone()
     finally:
         conn.close()
     assert tuple(stored) == ("why \ufffd", '["T \ufffd"]')

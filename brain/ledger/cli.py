@@ -89,7 +89,12 @@ def stop() -> None:
 
 @click.command()
 @click.option(
-    "-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="How many turns."
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many turns.",
 )
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")

@@ -165,7 +165,7 @@ def _looks_random(token: str) -> bool:
     for segment in re.findall(r"[A-Za-z0-9]+", token):
         letters += len(segment)
         kinds = [0 if c.isupper() else 1 if c.islower() else 2 for c in segment]
-        switches += sum(a != b for a, b in zip(kinds, kinds[1:]))
+        switches += sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
     return switches >= _MIN_SWITCHES * letters
 
 
