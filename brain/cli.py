@@ -217,17 +217,14 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
 
 
 def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
-    from .db import open_db
+    from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     a, b = recaller.compare(text, modes, settings)
     row = diff(a, b, settings.k)
-    conn = open_db()
-    try:
+    with connection() as conn:
         row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
-    finally:
-        conn.close()
     if as_json:
         emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
                     "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
@@ -253,14 +250,11 @@ def ab() -> None:
 @library_errors
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
-    from .db import open_db
+    from .db import connection
     from .telemetry import parse_since, report
 
-    conn = open_db()
-    try:
+    with connection(read_only=True) as conn:
         data = report(conn, parse_since(since), source)
-    finally:
-        conn.close()
     if as_json:
         emit_json(data)
         return
