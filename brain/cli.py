@@ -81,7 +81,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
         f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped"
-        + (f", {len(report.warnings)} warnings" if report.warnings else "")
+        + (f", {_plural(len(report.warnings), 'warning')}" if report.warnings else "")
     )
 
 
@@ -273,6 +273,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
             )
     if data["top_promoted"]:
         click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _register_subcommands() -> None:

@@ -778,3 +778,27 @@ def test_read_only_db_that_needs_an_upgrade_is_one_line(open_tmp):
     proc = _turns_as_user(home)
     assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc.stderr
     assert b"read-only and older than this brain" in proc.stderr
+
+
+def test_corrupt_db_eval_ab_log_is_one_line(tmp_path, monkeypatch):
+    """brain eval --ab-log wrote through a bare open_db: a damaged brain.db was a traceback."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from conftest import write
+
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\napples and pears\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "1", "query": "apples", "type": "entity", "relevant": ["a.md"]}\n')
+    db = tmp_path / "brain.db"
+    monkeypatch.setenv("BRAIN_DB", str(db))
+    from brain.db import open_db
+
+    conn = open_db()  # opens cleanly; fails at the first row written, as a damaged page would
+    conn.execute("CREATE TRIGGER fail BEFORE INSERT ON ab_recall BEGIN SELECT RAISE(FAIL, 'database disk image is malformed'); END")
+    conn.close()
+    result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "x"])
+    assert result.exit_code == 1, result.output
+    assert str(db) in result.output and "malformed" in result.output
+    assert "Traceback" not in result.output and not isinstance(result.exception, sqlite3.Error)
