@@ -57,7 +57,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
     """
-    from .indexer import index_vault
+    from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
@@ -92,7 +92,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 @library_errors
 def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     """What is indexed, what changed since the last index, what was skipped and why."""
-    from .indexer import vault_status
+    from .index.status import vault_status
 
     st = vault_status(vault)
     if as_json:
@@ -107,9 +107,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         f"{st.links['attachment']} to attachments"
     )
     p = st.pending
-    stale = p["new"] + p["changed"] + p["deleted"]
+    stale = sum(p.values())
     click.echo(
-        f"pending: {p['new']} new, {p['changed']} changed, {p['deleted']} deleted"
+        f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
         + ("  (run `brain index`)" if stale else "  (up to date)")
     )
     if verbose:

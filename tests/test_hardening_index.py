@@ -25,11 +25,14 @@ import brain.embed
 from brain import config
 from brain.cli import cli
 from brain.errors import ModelLoadError, NoIndexError
-from brain.indexer import VaultLocked, _plan, index_vault, rebuild_dir, vault_status
+from brain.index import changes
+from brain.index.indexer import VaultLocked, index_vault
+from brain.index.rebuild import rebuild_dir
+from brain.index.status import vault_status
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
-from brain.store import IndexStore
-from brain.vectors import VectorIndex, load_current
+from brain.index.store import IndexStore
+from brain.index.vectors import VectorIndex, load_current
 
 TESTS = Path(__file__).resolve().parent
 QUERY = "sqlite wal checkpoint"
@@ -211,7 +214,7 @@ def test_leftovers_of_a_cut_short_rebuild_are_never_taken_for_the_index(indexed,
     report = _index(vault, rebuild=True)
     assert report.embedded == report.chunks == first.chunks
     # No atomic exchange on this file system: two renames, same result.
-    monkeypatch.setattr("brain.indexer._exchange", lambda a, b: False)
+    monkeypatch.setattr("brain.index.rebuild._exchange", lambda a, b: False)
     assert _index(vault, rebuild=True).notes == 35
     assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
     assert _ask(vault)[0] == "Engineering/SQLite WAL mode.md"
@@ -232,14 +235,14 @@ def test_a_stopped_rebuild_is_resumed_by_the_next_one(indexed):
                 raise Interrupt()
             return super().embed_documents(texts, progress=progress)
 
-    import brain.indexer
+    import brain.index.indexer
 
-    old_batch, brain.indexer.CHUNKS_PER_BATCH = brain.indexer.CHUNKS_PER_BATCH, 16
+    old_batch, brain.index.indexer.CHUNKS_PER_BATCH = brain.index.indexer.CHUNKS_PER_BATCH, 16
     try:
         with pytest.raises(Interrupt):
             _index(vault, StopsLater(), rebuild=True)
     finally:
-        brain.indexer.CHUNKS_PER_BATCH = old_batch
+        brain.index.indexer.CHUNKS_PER_BATCH = old_batch
     done = vault_status(vault).rebuild
     assert done is not None and 0 < done["notes"] < 35 and done["model"] == "fake:64"
     assert vault_status(vault).notes == 35
@@ -441,7 +444,7 @@ _SAVER = """
 import sys
 import numpy as np
 from pathlib import Path
-from brain.vectors import VectorIndex
+from brain.index.vectors import VectorIndex
 directory, first, saves = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for version in range(first, first + saves):
     count = 1 + version % 97  # each version has its own count and ids
@@ -527,7 +530,7 @@ def vault_with_skips(tmp_path, monkeypatch):
 
 def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, caplog):
     root = vault_with_skips
-    assert vault_status(root).pending == {"new": 0, "changed": 0, "deleted": 0}
+    assert vault_status(root).pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
     reader = open_recaller(root, update=False, embedder=FakeEmbedder())
     assert reader.stale == 0 and reader.warnings == []
     reader.close()
@@ -537,7 +540,7 @@ def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, capl
     updating.close()
     store = IndexStore.open(config.index_dir(root), create=False)
     try:
-        plan = _plan(root, store)
+        plan = changes.plan(root, store)
         assert plan.candidates == [] and {s.path: s.reason for s in plan.skipped} == {"big.md": "too-large", "binary.md": "binary"}
     finally:
         store.close()
@@ -626,7 +629,7 @@ def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, 
             raise PermissionError(13, "The process cannot access the file", str(src))
         return real_rename(src, dst)
 
-    monkeypatch.setattr("brain.indexer._exchange", lambda a, b: False)
+    monkeypatch.setattr("brain.index.rebuild._exchange", lambda a, b: False)
     monkeypatch.setattr(os, "rename", busy)
     output = _one_line_error(_invoke("index", "--vault", str(vault), "--rebuild"),
                              f"the rebuilt index is complete in {staging}", "run `brain index --rebuild` again")
@@ -640,7 +643,7 @@ def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, 
 
 def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
     from brain.migrations import Migrations, connect
-    from brain.store import INDEX_MIGRATIONS
+    from brain.index.schema import INDEX_MIGRATIONS
 
     directory = tmp_path / "idx"
     directory.mkdir()

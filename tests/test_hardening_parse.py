@@ -23,9 +23,10 @@ from index_helpers import IndexView
 from brain import config
 from brain.chunking import MAX_CHARS, TARGET_CHARS, chunk_body
 from brain.cli import cli
-from brain.indexer import index_vault, vault_status
+from brain.index.indexer import index_vault
+from brain.index.status import vault_status
 from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
-from brain.store import dumps
+from brain.index.store import dumps
 from brain.vault import load_ignore, scan
 
 
@@ -230,7 +231,7 @@ def test_bad_brainignore_is_surfaced_by_brain_index_and_brain_status(tmp_path):
     assert result.exit_code == 0, result.output
     for message in expected:
         assert f"  .brainignore: {message}" in result.stdout
-    assert "pending: 0 new, 0 changed, 0 deleted  (up to date)" in result.stdout
+    assert "pending: 0 new, 0 changed, 0 renamed, 0 deleted  (up to date)" in result.stdout
 
     result = CliRunner().invoke(cli, ["index", "--vault", str(vault), "--json"])
     assert [w["message"] for w in json.loads(result.stdout)["warnings"]] == expected

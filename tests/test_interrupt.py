@@ -3,7 +3,7 @@ finishes the job: the result equals a clean build in another brain home.
 
 The killed runs are real `brain index` subprocesses with the tiny model from
 tests/tiny_models.py. They run the CLI through a one-line wrapper that only lowers
-``brain.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
+``brain.index.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
 notes is committed in a couple of dozen transactions and a kill lands between or inside them;
 the run that finishes the job afterwards runs in-process (the same ``index_vault`` the CLI
 calls), which saves a second model load per test.
@@ -26,8 +26,9 @@ from index_helpers import assert_faiss_matches, environ, index_into
 from tiny_models import shared_tiny_sentence_transformer
 
 from brain import config
-from brain.indexer import index_vault, vault_status
-from brain.store import IndexStore
+from brain.index.indexer import index_vault
+from brain.index.status import vault_status
+from brain.index.store import IndexStore
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,7 +41,7 @@ DELETED = {3, 17, 42, 88}
 CHANGED = {i for i in range(0, 100, 7)} - DELETED
 COMMIT_EVERY = 16  # chunks per transaction in the killed runs
 WRAPPER = (
-    "import sys, brain.indexer; brain.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
+    "import sys, brain.index.indexer; brain.index.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
     "sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
 )
 QUERIES = ["graph memory vector index", "bread flour water starter", "sqlite schema migration ledger"]
@@ -191,7 +192,7 @@ def _snapshot(directory: Path) -> dict:
 
 
 def _search(directory: Path, embedder, query: str, k: int = 10) -> list[tuple[tuple[str, int], float]]:
-    from brain.vectors import load_current
+    from brain.index.vectors import load_current
 
     store = IndexStore.open(directory, create=False)
     try:
@@ -319,7 +320,7 @@ def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(t
     assert _search(directory, embedder, QUERIES[0]) == old_hits
     with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
         status = vault_status(vault)
-        assert status.notes == first.notes and status.pending == {"new": 0, "changed": 0, "deleted": 0}
+        assert status.notes == first.notes and status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
         assert status.rebuild is not None and status.rebuild["notes"] >= seen
         from brain.recall.opening import open_recaller
         from brain.recall.types import RecallSettings

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import NoIndexError, NotWritableError
-from ..store import INDEX_FILE, IndexStore, index_errors
+from ..index.store import INDEX_FILE, IndexStore, index_errors
 from ..vault import resolve_vault
 from .pipeline import Recaller
 
@@ -65,14 +65,15 @@ def _open(
     progress: bool,
     rerank_model: str | None | bool,
 ) -> Recaller:
-    from ..indexer import check_model, pending_changes
+    from ..index import changes
+    from ..index.indexer import check_model
 
     timings: dict[str, float] = {}
     warnings: list[str] = []
     stale = 0
     started = time.perf_counter()
     check_model(store, lazy.name)
-    pending = pending_changes(root, store)
+    pending = changes.plan(root, store).pending
     if pending and update:
         why = _update(root, store, lazy, embedder, progress)
         if why:
@@ -92,7 +93,7 @@ def _open(
         log.warning("%s", message)
     timings["update"] = _ms(started)
     started = time.perf_counter()
-    from ..vectors import load_current
+    from ..index.vectors import load_current
 
     vectors = load_current(store, int(store.get_meta("dim") or 0))
     timings["load_index"] = _ms(started)
@@ -103,7 +104,7 @@ def _open(
 
 def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
     """Index what changed; None when done, else why it could not be done now."""
-    from ..indexer import VaultLocked
+    from ..index.indexer import VaultLocked
 
     if store.readonly:
         return f"the index folder {store.directory} is read-only"
@@ -117,7 +118,7 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
 
 
 def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
-    from ..indexer import index_vault
+    from ..index.indexer import index_vault
 
     index_vault(root, embedder=embedder, model_name=lazy.name, progress=progress, load=_shared(lazy))
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from .. import config
 from ..errors import BrainError, ConfigError
-from ..store import index_errors
+from ..index.store import index_errors
 from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embed import Embedder
-    from ..store import IndexStore
-    from ..vectors import VectorIndex
+    from ..index.store import IndexStore
+    from ..index.vectors import VectorIndex
 
 __all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 

@@ -183,11 +183,7 @@ class VectorIndex:
         import numpy as np
 
         index = cls.empty(dim, store.vectors_version(), store.index_id())
-        cursor = store.conn.execute("SELECT id, vector FROM chunks ORDER BY id")
-        while True:
-            rows = cursor.fetchmany(_READ_BATCH)
-            if not rows:
-                break
+        for rows in store.iter_chunk_vectors(_READ_BATCH):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
             index.add(ids, vectors)
@@ -219,6 +215,34 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         except OSError as exc:
             log.warning("could not save the rebuilt vector index: %s", exc)
     return index
+
+
+def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_ids: list[int]) -> None:
+    """Bring the saved FAISS file level with the database after an indexing run.
+
+    When the saved file is the state the run started from, the run's own changes are applied
+    to it (removed and added chunk ids); otherwise it is rebuilt from the database. A no-op
+    run finds the sidecar level and never imports faiss (nor numpy).
+    """
+    dim_text = store.get_meta("dim")
+    if dim_text is None:
+        return  # nothing was ever embedded
+    version, index_id, dim = store.vectors_version(), store.index_id(), int(dim_text)
+    if VectorIndex.saved_matches(store.directory, version, index_id, dim):
+        return  # level already
+    existing, _ = VectorIndex.load_file(store.directory)
+    if existing is None or (existing.index_id, existing.dim, existing.version) != (index_id, dim, start_version):
+        load_current(store, dim)
+        return
+    import numpy as np
+
+    existing.remove(removed_ids)
+    for start in range(0, len(added_ids), _READ_BATCH):
+        rows = store.chunk_vectors(added_ids[start:start + _READ_BATCH])
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        existing.add(ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
+    existing.version = version
+    existing.save(store.directory)
 
 
 def _valid_sidecar(meta: object) -> bool:

@@ -1,8 +1,12 @@
-"""The per-vault index database: notes, chunks (with their vectors), links, metadata.
+"""The per-vault index database, and the only code that knows its SQL.
 
-SQLite is the source of truth. Each chunk's vector is stored beside it, so the FAISS file
+``IndexStore`` owns every statement on ``index.db``, reads and writes, as typed methods:
+notes, chunks with their vectors, links, the FTS5 lexical table, names, neighbours. SQLite is
+the source of truth. Each chunk's vector is stored beside it, so the FAISS file
 (``vectors.py``) is a derived cache that can always be rebuilt without the model; a
-``vectors_version`` counter in ``meta`` says which state the FAISS file must match.
+``vectors_version`` counter in ``meta`` says which state the FAISS file must match. The
+schema and its migrations are in ``schema.py``; ``index_errors`` turns failures on the
+database into one-line ``BrainError``s.
 """
 
 from __future__ import annotations
@@ -11,134 +15,23 @@ import errno
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import config
-from .errors import BrainError, IndexDamagedError, NotWritableError
-from .migrations import Migrations, connect
+from .. import config
+from ..errors import BrainError, IndexDamagedError, NotWritableError
+from ..migrations import connect
+from .schema import INDEX_MIGRATIONS
+
+if TYPE_CHECKING:
+    from ..links import Link
+    from ..notes import Note
 
 INDEX_FILE = "index.db"
-
-INDEX_MIGRATIONS = Migrations("index")
-
-
-@INDEX_MIGRATIONS
-def m001_initial(conn: sqlite3.Connection) -> None:
-    conn.executescript(
-        """
-        CREATE TABLE meta (
-            key TEXT PRIMARY KEY,
-            value TEXT NOT NULL
-        );
-        CREATE TABLE notes (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            path TEXT NOT NULL UNIQUE,
-            title TEXT NOT NULL,
-            aliases TEXT NOT NULL DEFAULT '[]',
-            tags TEXT NOT NULL DEFAULT '[]',
-            date TEXT,
-            frontmatter TEXT NOT NULL DEFAULT '{}',
-            size INTEGER NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            warnings TEXT NOT NULL DEFAULT '[]',
-            indexed_at REAL NOT NULL
-        );
-        CREATE INDEX notes_hash ON notes (hash);
-        CREATE TABLE aliases (
-            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
-            alias TEXT NOT NULL
-        );
-        CREATE INDEX aliases_note ON aliases (note_id);
-        CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
-        CREATE TABLE tags (
-            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
-            tag TEXT NOT NULL
-        );
-        CREATE INDEX tags_note ON tags (note_id);
-        CREATE INDEX tags_tag ON tags (tag);
-        CREATE TABLE chunks (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
-            ordinal INTEGER NOT NULL,
-            heading TEXT NOT NULL DEFAULT '',
-            text TEXT NOT NULL,
-            vector BLOB NOT NULL
-        );
-        CREATE INDEX chunks_note ON chunks (note_id, ordinal);
-        CREATE TABLE links (
-            id INTEGER PRIMARY KEY,
-            source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
-            target_id INTEGER REFERENCES notes (id) ON DELETE SET NULL,
-            target TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            anchor TEXT,
-            display TEXT,
-            line INTEGER,
-            status TEXT NOT NULL DEFAULT 'pending'
-        );
-        CREATE INDEX links_source ON links (source_id);
-        CREATE INDEX links_target ON links (target_id);
-        CREATE TABLE skipped (
-            path TEXT PRIMARY KEY,
-            reason TEXT NOT NULL,
-            detail TEXT NOT NULL DEFAULT ''
-        );
-        """
-    )
-
-
-@INDEX_MIGRATIONS
-def m002_lexical(conn: sqlite3.Connection) -> None:
-    """FTS5 (BM25) over chunks, kept in step with them by triggers.
-
-    ``unicode61 remove_diacritics 2`` folds case and accents for Latin, Cyrillic and other
-    alphabets alike ("crème" matches "creme"). The title is copied in so exact titles score.
-    """
-    conn.executescript(
-        """
-        CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-            title, heading, text,
-            tokenize = "unicode61 remove_diacritics 2"
-        );
-        INSERT INTO chunks_fts (rowid, title, heading, text)
-            SELECT c.id, n.title, c.heading, c.text FROM chunks c JOIN notes n ON n.id = c.note_id;
-        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-            INSERT INTO chunks_fts (rowid, title, heading, text)
-            VALUES (new.id, (SELECT title FROM notes WHERE id = new.note_id), new.heading, new.text);
-        END;
-        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-            DELETE FROM chunks_fts WHERE rowid = old.id;
-        END;
-        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
-            UPDATE chunks_fts SET title = new.title
-            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
-        END;
-        """
-    )
-
-
-@INDEX_MIGRATIONS
-def m003_index_id(conn: sqlite3.Connection) -> None:
-    """A random identity per index database. The FAISS sidecar records it, so a cache is never
-    paired with another database (``--rebuild`` builds a new one and swaps it in)."""
-    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(8))))")
-
-
-@INDEX_MIGRATIONS
-def m004_skipped_stat(conn: sqlite3.Connection) -> None:
-    """Size and mtime of a file skipped for its content (binary, too large, unreadable): while
-    they are unchanged the file is not read again, nor counted as a pending change."""
-    conn.executescript(
-        """
-        ALTER TABLE skipped ADD COLUMN size INTEGER;
-        ALTER TABLE skipped ADD COLUMN mtime_ns INTEGER;
-        """
-    )
-
 
 @dataclass(frozen=True)
 class ChunkRow:
@@ -236,6 +129,37 @@ class IndexStore:
         conn.row_factory = sqlite3.Row
         INDEX_MIGRATIONS.apply(conn)
         return cls(conn, directory, readonly=True)
+
+    @staticmethod
+    def note_count_at(directory: Path) -> int | None:
+        """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
+        try:
+            conn = sqlite3.connect(f"{(directory / INDEX_FILE).absolute().as_uri()}?mode=ro", uri=True, timeout=1)
+            try:
+                return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return None
+
+    @staticmethod
+    def integrity_problem(directory: Path) -> str | None:
+        """Why the index database in ``directory`` cannot be trusted, or None (also when absent)."""
+        path = directory / INDEX_FILE
+        if not path.exists():
+            return None
+        try:
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                row = conn.execute("PRAGMA quick_check(1)").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
+            return None
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        verdict = str(row[0]) if row else "no answer from the integrity check"
+        return None if verdict == "ok" else " ".join(verdict.split())[:200]
 
     def close(self) -> None:
         self.conn.close()
@@ -340,6 +264,112 @@ class IndexStore:
     def note_id(self, path: str) -> int | None:
         row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
+
+    def note_hash(self, note_id: int) -> str | None:
+        row = self.conn.execute("SELECT hash FROM notes WHERE id = ?", (note_id,)).fetchone()
+        return row[0] if row else None
+
+    def notes_by_hash(self, note_ids: Sequence[int]) -> dict[str, tuple[str, int]]:
+        """content hash → (path, id) of these notes (a deleted note whose bytes reappear is a rename)."""
+        out: dict[str, tuple[str, int]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(f"SELECT id, path, hash FROM notes WHERE id IN ({_marks(part)})", part)
+            out.update((r[2], (r[1], r[0])) for r in rows)
+        return out
+
+    def note_warnings(self) -> list[tuple[str, list[str]]]:
+        """(path, warnings) of every note that had any when it was parsed, by path."""
+        rows = self.conn.execute("SELECT path, warnings FROM notes WHERE warnings != '[]' ORDER BY path")
+        return [(r[0], json.loads(r[1])) for r in rows]
+
+    # ----- writes (call inside ``transaction()``) ------------------------------------------
+
+    def record_model(self, name: str, dim: int, query_prefix: str, passage_prefix: str) -> None:
+        """The model the vectors come from, set by the first batch embedded."""
+        if self.get_meta("model") is None:
+            self.set_meta("model", name)
+            self.set_meta("dim", dim)
+            self.set_meta("query_prefix", query_prefix)
+            self.set_meta("passage_prefix", passage_prefix)
+
+    def touch_note(self, note_id: int, size: int, mtime_ns: int) -> None:
+        """Same bytes, new stat: remember the stat so the next scan need not read the file."""
+        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, note_id))
+
+    def write_note(self, note: Note, size: int, mtime_ns: int, note_id: int | None = None) -> int:
+        """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags."""
+        values = (
+            note.path, note.title, dumps(note.aliases), dumps(note.tags), note.date, dumps(note.frontmatter),
+            size, mtime_ns, note.content_hash, dumps(note.warnings), time.time(),
+        )
+        if note_id is None:
+            cursor = self.conn.execute(
+                "INSERT INTO notes (path, title, aliases, tags, date, frontmatter, size, mtime_ns, hash,"
+                " warnings, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            note_id = int(cursor.lastrowid or 0)
+        else:
+            self.conn.execute(
+                "UPDATE notes SET path = ?, title = ?, aliases = ?, tags = ?, date = ?, frontmatter = ?,"
+                " size = ?, mtime_ns = ?, hash = ?, warnings = ?, indexed_at = ? WHERE id = ?",
+                values + (note_id,),
+            )
+            self.conn.execute("DELETE FROM aliases WHERE note_id = ?", (note_id,))
+            self.conn.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
+        self.conn.executemany("INSERT INTO aliases (note_id, alias) VALUES (?, ?)", [(note_id, a) for a in note.aliases])
+        self.conn.executemany("INSERT INTO tags (note_id, tag) VALUES (?, ?)", [(note_id, t) for t in note.tags])
+        return note_id
+
+    def replace_links(self, note_id: int, links: Sequence[Link]) -> None:
+        """The note's links as written, pending resolution (``linking.resolve_links``)."""
+        self.conn.execute("DELETE FROM links WHERE source_id = ?", (note_id,))
+        self.conn.executemany(
+            "INSERT INTO links (source_id, target, kind, anchor, display, line, status)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+            [(note_id, link.target, link.kind, link.anchor, link.display, link.line) for link in links],
+        )
+        self.set_meta("links_dirty", 1)
+
+    def replace_chunks(self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]]) -> tuple[list[int], list[int]]:
+        """The note's chunks, each (ordinal, heading, text, float32 vector bytes), replacing its
+        old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``."""
+        removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
+        self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
+        added = []
+        for ordinal, heading, text, vector in chunks:
+            cursor = self.conn.execute(
+                "INSERT INTO chunks (note_id, ordinal, heading, text, vector) VALUES (?, ?, ?, ?, ?)",
+                (note_id, ordinal, heading, text, vector),
+            )
+            added.append(int(cursor.lastrowid or 0))
+        self.bump_vectors_version()
+        return removed, added
+
+    def delete_notes(self, note_ids: Sequence[int]) -> list[int]:
+        """Delete notes with their chunks, links, aliases and tags; returns the removed chunk ids."""
+        removed: list[int] = []
+        for part in _parts(note_ids):
+            marks = _marks(part)
+            removed.extend(r[0] for r in self.conn.execute(f"SELECT id FROM chunks WHERE note_id IN ({marks})", part))
+            self.conn.execute(f"DELETE FROM notes WHERE id IN ({marks})", part)
+        self.bump_vectors_version()
+        self.set_meta("links_dirty", 1)
+        return removed
+
+    def links_dirty(self) -> bool:
+        return self.get_meta("links_dirty") == "1"
+
+    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str]]:
+        """(link id, source note id, target as written, kind): every link, or those still pending."""
+        where = "" if every else " WHERE status = 'pending'"
+        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")]
+
+    def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], resolver_key: str) -> None:
+        """(target note id or None, status, link id) for each link resolved; clears ``links_dirty``."""
+        self.conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
+        self.set_meta("links_dirty", 0)
+        self.set_meta("resolver_key", resolver_key)
 
     # ----- what recall reads ------------------------------------------------------------------
 
