@@ -382,3 +382,33 @@ def test_overlap_opens_at_a_word_not_inside_a_word_or_a_link():
     assert len(chunks) >= 3
     for chunk in chunks:
         assert chunk.text.startswith("[[") and chunk.text.endswith("]]"), chunk.text[:40]
+
+
+def test_an_old_index_with_a_huge_frontmatter_row_is_reparsed(tmp_path):
+    """An index from before the bound keeps its giant frontmatter row until the note's bytes
+    change; migration m005 makes the next `brain index` parse it again under the limits."""
+    import sqlite3
+
+    from brain import config
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.index.store import IndexStore
+    from brain.migrations import connect
+
+    vault = tmp_path / "v"
+    write(vault, "bomb.md", "---\ntitle: Bomb\n---\nbody\n")
+    write(vault, "fine.md", "---\ntitle: Fine\n---\nbody\n")
+    index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    path = config.index_dir(vault) / "index.db"
+    conn = connect(str(path))
+    conn.execute("UPDATE notes SET frontmatter = ? WHERE path = 'bomb.md'", ('{"x": "' + "a" * 300_000 + '"}',))
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm005_reparse_oversized_frontmatter'")
+    conn.close()
+    assert "m005_reparse_oversized_frontmatter" in INDEX_MIGRATIONS.pending(sqlite3.connect(path))
+    report = index_vault(vault, embedder=FakeEmbedder(), progress=False)  # migrates, then re-reads bomb.md
+    assert (report.changed, report.unchanged) == (1, 1)
+    store = IndexStore.open(config.index_dir(vault))
+    try:
+        sizes = dict(store.conn.execute("SELECT path, length(frontmatter) FROM notes").fetchall())
+    finally:
+        store.close()
+    assert sizes["bomb.md"] < 100 and sizes["fine.md"] < 100

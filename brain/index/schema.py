@@ -123,3 +123,11 @@ def m004_skipped_stat(conn: sqlite3.Connection) -> None:
         ALTER TABLE skipped ADD COLUMN mtime_ns INTEGER;
         """
     )
+
+
+@INDEX_MIGRATIONS
+def m005_reparse_oversized_frontmatter(conn: sqlite3.Connection) -> None:
+    """Indexes made before frontmatter was bounded may hold a huge copy of it (a YAML alias
+    bomb stored 254 MB, read on every ask). Forget those notes' stat and hash, so the next
+    `brain index` reads and parses them again under the limits."""
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE length(frontmatter) > 16384")
