@@ -6,12 +6,17 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
-from .recall.types import DEFAULT_K
+from .recall.types import DEFAULT_K, RecallSettings
+
+if TYPE_CHECKING:
+    from .recall.pipeline import Recaller
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -176,23 +181,23 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @recall_settings_options
 @library_errors
 def ask(
-    query,
-    vault,
-    k,
-    graph,
-    mode,
-    no_rerank,
-    ab,
-    ab_modes,
-    source,
-    as_json,
-    as_context,
-    budget,
-    no_update,
-    depth,
-    seeds,
-    max_new,
-    pool,
+    query: tuple[str, ...],
+    vault: str | None,
+    k: int,
+    graph: bool,
+    mode: str | None,
+    no_rerank: bool,
+    ab: bool,
+    ab_modes: str,
+    source: str | None,
+    as_json: bool,
+    as_context: bool,
+    budget: int,
+    no_update: bool,
+    depth: int,
+    seeds: int,
+    max_new: int,
+    pool: int | None,
 ) -> None:
     """Recall the notes that answer QUERY.
 
@@ -253,7 +258,9 @@ def ask(
             click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
 
 
-def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
+def _ask_ab(
+    recaller: Recaller, text: str, settings: RecallSettings, modes: list[str], source: str, as_json: bool
+) -> None:
     from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
