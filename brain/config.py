@@ -30,6 +30,7 @@ DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
 DEFAULT_PPR_HUB_DAMPING = 0.5  # edges into a note are scaled by degree ** -damping
+PPR_METHODS = ("auto", "push", "power")
 _OFF = ("none", "off", "0", "false")
 
 
@@ -175,6 +176,15 @@ def ppr_backlink_weight() -> float:
 
 def ppr_hub_damping() -> float:
     return _float("BRAIN_PPR_HUB_DAMPING", DEFAULT_PPR_HUB_DAMPING)
+
+
+def ppr_method() -> str:
+    """How PageRank is computed (``BRAIN_PPR_METHOD``): ``auto`` (the exact power iteration on
+    a small link graph, the local push on a large one), ``push`` or ``power``."""
+    value = (env("BRAIN_PPR_METHOD") or "auto").strip().lower()
+    if value not in PPR_METHODS:
+        raise ConfigError(f"BRAIN_PPR_METHOD must be one of {', '.join(PPR_METHODS)}, not {value!r}")
+    return value
 
 
 # ----- the Stop hook --------------------------------------------------------------------------

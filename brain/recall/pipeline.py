@@ -270,8 +270,7 @@ class Recaller:
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
         graph = self.link_graph()
         seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
-        scores = graph.personalized_pagerank(seeds, alpha=settings.ppr_alpha)
-        top = graph.top(scores, settings.depth)
+        top = graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha)
         found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
