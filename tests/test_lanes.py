@@ -94,6 +94,25 @@ def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault):
     assert "Renamed one" in titles and "Note 01" not in titles and "Note 00" not in titles
 
 
+def test_term_counts_and_chunk_count_follow_writes_by_any_connection(rare_vault):
+    """Both are cached between queries; a write by another process or by this connection
+    must show at once, or the common-term skip would judge terms on stale counts."""
+    store = open_store(rare_vault)
+    chunks = store.chunk_count()
+    errx = store.term_chunk_counts(["errx"])["errx"]
+    assert errx >= 1 and store.term_chunk_counts(["plover", "errx"]) == {"plover": 0, "errx": errx}
+    write(rare_vault, "Fresh.md", "# Fresh\n\nA plover, another plover.\n")
+    index_vault(rare_vault, progress=False)  # another connection
+    assert store.term_chunk_counts(["plover", "errx"]) == {"plover": 1, "errx": errx}
+    assert store.chunk_count() == chunks + 1
+    fresh = store.note_id("Fresh.md")
+    assert fresh is not None
+    with store.transaction():  # this connection
+        store.delete_notes([fresh])
+    assert store.term_chunk_counts(["plover"]) == {"plover": 0}
+    assert store.chunk_count() == chunks
+
+
 def _graph_vault(root):
     # a → b → c, a → d, e → a (backlink), f isolated; c embeds d.
     write(root, "a.md", "[[b]] and [[d]]")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..notes import Note
 
 INDEX_FILE = "index.db"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class IndexStore:
         self.directory = directory
         self.readonly = readonly
         self._identity = _file_identity(directory / INDEX_FILE)
+        self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
+        self._cache_key: tuple[int, int] | None = None
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
@@ -182,6 +185,14 @@ class IndexStore:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+    def _unchanged_cache(self) -> dict[str, object]:
+        """A cache that lives while the database is unchanged: by another connection (SQLite's
+        ``data_version``) or by this one (its ``total_changes``)."""
+        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes)
+        if key != self._cache_key:
+            self._cache, self._cache_key = {}, key
+        return self._cache
 
     # ----- metadata -------------------------------------------------------------------
 
@@ -419,7 +430,12 @@ class IndexStore:
         return [(r[0], r[1], r[2] or "", r[3] or "{}") for r in rows]
 
     def chunk_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        """How many chunks there are (a scan of an index: kept until the database changes)."""
+        cache = self._unchanged_cache()
+        count = cache.get("chunks")
+        if not isinstance(count, int):
+            count = cache["chunks"] = int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return count
 
     def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         """chunk id → note id, for the chunks that exist."""
@@ -464,20 +480,31 @@ class IndexStore:
             yield [(r[0], r[1]) for r in rows]
 
     def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """For each FTS term, how many chunks hold it (0 when none)."""
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-        )
-        out = {}
-        for term in terms:
-            row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()
-            out[term] = int(row[0]) if row else 0
-        return out
+        """For each FTS term, how many chunks hold it (0 when none); one statement for the
+        terms not seen since the database last changed."""
+        known = self._unchanged_cache().setdefault("term_chunks", {})
+        assert isinstance(known, dict)
+        missing = [t for t in dict.fromkeys(terms) if t not in known]
+        if missing:
+            if len(known) > _TERM_CACHE:
+                known.clear()
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+            )
+            known.update(dict.fromkeys(missing, 0))
+            for part in _parts(missing):
+                rows = self.conn.execute(
+                    f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({_marks(part)})", part
+                )
+                known.update((r[0], int(r[1])) for r in rows)
+        return {t: known[t] for t in terms}
 
     def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first.
 
-        ``weights`` are the bm25() column weights: title, heading, text.
+        ``weights`` are the bm25() column weights: title, heading, text. The FTS table alone,
+        nothing joined before the limit. (FTS5's own ``ORDER BY rank`` sorts every match in a
+        nested query: slower here, 0.92 s against 0.55 s at 110,000 matches on SQLite 3.40.)
         """
         rows = self.conn.execute(
             "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
@@ -529,15 +556,16 @@ class IndexStore:
 
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
+_TERM_CACHE = 100_000  # term counts kept between changes of the database
 
 
-def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
+def _parts(ids: Sequence[_T]) -> Iterator[list[_T]]:
     ids = list(ids)
     for start in range(0, len(ids), _PART):
         yield ids[start : start + _PART]
 
 
-def _marks(part: Sequence[int]) -> str:
+def _marks(part: Sequence[object]) -> str:
     return ",".join("?" * len(part))
 
 
