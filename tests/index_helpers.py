@@ -155,11 +155,12 @@ class IndexView:
 
 
 def faiss_ids(directory: Path) -> set[int]:
-    """The chunk ids in the saved FAISS file."""
-    import faiss
+    """The chunk ids in the saved vector files (the FAISS base and its delta)."""
+    from brain.index.vectors import VectorIndex
 
-    index = faiss.read_index(str(directory / "vectors.faiss"))
-    return {int(i) for i in faiss.vector_to_array(index.id_map)}
+    index, problem = VectorIndex.load_file(directory)
+    assert index is not None, problem
+    return {int(i) for i in index.ids()}
 
 
 def assert_faiss_matches(directory: Path) -> None:

@@ -1,15 +1,23 @@
 """The FAISS index over chunk vectors: inner product on normalised vectors, ids = chunk ids.
 
-It is a cache of what the index database holds. A sidecar (``vectors.json``) says which
-database state the FAISS file matches: the database's ``index_id`` (each index database has
-its own, so a rebuilt index never takes another's cache) and ``vectors_version``, plus a
-description of the file itself (its size, how many vectors, a digest of its ids). A reader
-trusts the pair only when all of it agrees; anything else (missing, unreadable, the wrong
-shape, behind, from another save) is rebuilt from the database, which needs no model.
+It is a cache of what the index database holds, kept in up to three files:
 
-Saves are atomic per file and never collide: each writes uniquely named temporary files,
-then renames them into place. Two saves racing can leave the FAISS file of one beside the
-sidecar of the other for a moment; the digest tells, and the reader tries again.
+- ``vectors.faiss``, the base: an ``IndexIDMap2(IndexFlatIP)``, read by memory map (nothing
+  is copied; the kernel pages it in as searches touch it);
+- ``vectors.delta``, the changes since the base was written: chunk ids removed from it, and
+  chunks added (ids and vectors). A run that changes a few notes writes only this small file;
+  once it holds ``COMPACT_SHARE`` of the vectors it is folded into a new base;
+- ``vectors.json``, the sidecar: which database state the pair matches (the database's
+  ``index_id`` and ``vectors_version``) and a description of both files (the base's size,
+  count and a digest of its ids; the delta's size and digest).
+
+A reader trusts the files only when all of it agrees; anything else (missing, unreadable, the
+wrong shape, behind, from another save) is rebuilt from the database, which needs no model.
+
+Every file is written under a unique temporary name, then renamed into place, the sidecar
+last: a reader never pairs files of two states. Two saves racing, or a save killed between
+its renames, can leave a file of one state beside the sidecar of another for a moment; the
+sizes and digests tell, and the reader tries again (then rebuilds).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import logging
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +40,99 @@ if TYPE_CHECKING:
 log = logging.getLogger("brain")
 
 FAISS_FILE = "vectors.faiss"
+DELTA_FILE = "vectors.delta"
 SIDECAR_FILE = "vectors.json"
-SIDECAR_FORMAT = 2  # 1: version, dim, count only
+SIDECAR_FORMAT = 3  # 2: the base alone (read as a base without a delta); 1: version, dim, count only
+COMPACT_SHARE = 0.1  # the delta is folded into a new base once it holds this share of the base's vectors
+_DELTA_MAGIC = b"BRAINVD1"
 _READ_BATCH = 50_000
 _READ_ATTEMPTS = 3  # a save racing the read can pair files of two saves for a moment
 
 
+@dataclass(frozen=True)
+class Delta:
+    """Changes on top of a saved base: ids removed from it, and vectors added (ids never reused)."""
+
+    removed: np.ndarray  # int64, sorted: ids of the base no longer there
+    ids: np.ndarray  # int64: ids added
+    vectors: np.ndarray  # float32 (len(ids), dim)
+
+    @classmethod
+    def empty(cls, dim: int) -> Delta:
+        import numpy as np
+
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
+
+    @property
+    def size(self) -> int:
+        return len(self.removed) + len(self.ids)
+
+    def then(self, removed: Any, ids: Any, vectors: Any) -> Delta:
+        """This delta followed by more changes. A removed id that this delta added is simply
+        dropped; any other is one of the base's."""
+        import numpy as np
+
+        removed = np.asarray(removed, dtype=np.int64)
+        ids = np.asarray(ids, dtype=np.int64)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.vectors.shape[1])
+        keep = ~np.isin(self.ids, removed)
+        from_base = removed[~np.isin(removed, self.ids)]
+        return Delta(
+            np.union1d(self.removed, from_base),
+            np.concatenate([self.ids[keep], ids]),
+            np.concatenate([self.vectors[keep], vectors]),
+        )
+
+    def encode(self) -> bytes:
+        import numpy as np
+
+        header = np.array([self.vectors.shape[1], len(self.removed), len(self.ids)], dtype=np.int64)
+        parts = (self.removed, self.ids, np.ascontiguousarray(self.vectors, dtype=np.float32))
+        return _DELTA_MAGIC + header.tobytes() + b"".join(p.tobytes() for p in parts)
+
+    @classmethod
+    def decode(cls, data: bytes, dim: int) -> Delta | None:
+        """The delta in ``data``, or None when it is not one of ``dim`` dimensions."""
+        import numpy as np
+
+        head = len(_DELTA_MAGIC) + 24
+        if len(data) < head or not data.startswith(_DELTA_MAGIC):
+            return None
+        d, n_removed, n_added = (int(x) for x in np.frombuffer(data, np.int64, 3, len(_DELTA_MAGIC)))
+        if d != dim or min(n_removed, n_added) < 0 or len(data) != head + 8 * (n_removed + n_added) + 4 * dim * n_added:
+            return None
+        removed = np.frombuffer(data, np.int64, n_removed, head)
+        ids = np.frombuffer(data, np.int64, n_added, head + 8 * n_removed)
+        vectors = np.frombuffer(data, np.float32, n_added * dim, head + 8 * (n_removed + n_added))
+        return cls(removed, ids, vectors.reshape(n_added, dim))
+
+
 class VectorIndex:
-    def __init__(self, index: Any, dim: int, version: int, index_id: str | None = None):  # faiss.IndexIDMap2
-        self.index = index
+    """A base FAISS index and the delta on top of it, searched as one."""
+
+    def __init__(
+        self,
+        index: Any,  # faiss.IndexIDMap2
+        dim: int,
+        version: int,
+        index_id: str | None = None,
+        *,
+        delta: Delta | None = None,
+        base_file: dict | None = None,
+        writable: bool = True,
+    ):
+        self.index = index  # the base
         self.dim = dim
         self.version = version
         self.index_id = index_id
+        self.base_file = base_file  # the sidecar's description of the base file it was read from
+        self.writable = writable  # False: the base is a read-only memory map
+        self.delta = Delta.empty(dim)
+        self._added: Any = None  # the delta's vectors, searchable
+        self._exclude: Any = None  # search parameters leaving out the delta's removed ids
+        self._selectors: tuple[Any, ...] = ()
+        if delta is not None:
+            self._set_delta(delta)
 
     @classmethod
     def empty(cls, dim: int, version: int = 0, index_id: str | None = None) -> VectorIndex:
@@ -52,19 +142,36 @@ class VectorIndex:
 
     @property
     def size(self) -> int:
-        return int(self.index.ntotal)
+        return int(self.index.ntotal) - len(self.delta.removed) + len(self.delta.ids)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         import numpy as np
 
         if len(ids):
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+            self._set_delta(self.delta.then(np.zeros(0, np.int64), ids, vectors))
 
     def remove(self, ids: list[int] | np.ndarray) -> None:
         import numpy as np
 
         if len(ids):
-            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+            self._set_delta(self.delta.then(ids, np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)))
+
+    def _set_delta(self, delta: Delta) -> None:
+        import faiss
+        import numpy as np
+
+        self.delta = delta
+        self._added = None
+        if len(delta.ids):
+            self._added = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+            self._added.add_with_ids(np.ascontiguousarray(delta.vectors), delta.ids)
+        self._exclude = None
+        if len(delta.removed):
+            batch = faiss.IDSelectorBatch(delta.removed)
+            selector = faiss.IDSelectorNot(batch)
+            self._exclude = faiss.SearchParameters()
+            self._exclude.sel = selector
+            self._selectors = (batch, selector)  # the parameters point into both: keep them alive
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, scores) of the k nearest chunks, best first; -1 ids dropped."""
@@ -74,77 +181,118 @@ class VectorIndex:
         k = min(k, self.size)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         # One query: OpenMP threads only contend (bench/scale.py, 500k chunks: 168 ms p50 on
         # the default threads, 51 ms on one).
         threads = faiss.omp_get_max_threads()
         faiss.omp_set_num_threads(1)
         try:
-            scores, ids = self.index.search(np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), k)
+            scores, ids = self.index.search(query, min(k, int(self.index.ntotal)) or 1, params=self._exclude)
+            if self._added is not None:
+                more_scores, more_ids = self._added.search(query, min(k, int(self._added.ntotal)))
+                scores, ids = np.concatenate([scores, more_scores], 1), np.concatenate([ids, more_ids], 1)
         finally:
             faiss.omp_set_num_threads(threads)
         keep = ids[0] >= 0
-        return ids[0][keep], scores[0][keep]
+        ids, scores = ids[0][keep], scores[0][keep]
+        order = np.argsort(-scores, kind="stable")[:k]
+        return ids[order], scores[order]
+
+    def ids(self) -> np.ndarray:
+        """Every chunk id this index holds (the base's, less those removed, and the delta's)."""
+        import faiss
+        import numpy as np
+
+        base = faiss.vector_to_array(self.index.id_map)
+        return np.concatenate([base[~np.isin(base, self.delta.removed)], self.delta.ids])
 
     def ids_digest(self) -> str:
-        """A digest of the chunk ids in index order: ids are never reused for other vectors
-        within one index database, so with its ``index_id`` this pins down the content."""
+        """A digest of the base's chunk ids in index order: ids are never reused for other
+        vectors within one index database, so with its ``index_id`` this pins down the content."""
         import faiss
 
         ids = faiss.vector_to_array(self.index.id_map)
         return hashlib.blake2b(ids.tobytes(), digest_size=16).hexdigest()
 
+    def merged(self) -> VectorIndex:
+        """This index with its delta folded into the base (which must be writable)."""
+        if not self.delta.size:
+            return self
+        if not self.writable:
+            raise ValueError("the base is a read-only memory map: load it with mmap=False to fold a delta in")
+        import numpy as np
+
+        if len(self.delta.removed):
+            self.index.remove_ids(self.delta.removed)
+        if len(self.delta.ids):
+            self.index.add_with_ids(np.ascontiguousarray(self.delta.vectors), self.delta.ids)
+        self._set_delta(Delta.empty(self.dim))
+        self.base_file = None
+        return self
+
     def save(self, directory: Path) -> None:
-        """Write the FAISS file and its sidecar atomically, under names no other save uses."""
+        """Write the whole index as the base, with no delta, atomically, under names no other save uses."""
         import faiss
 
+        self.merged()
         _remove_orphan_temps(directory)
         faiss_tmp, sidecar_tmp = _temp_name(directory, FAISS_FILE), _temp_name(directory, SIDECAR_FILE)
         try:
             faiss.write_index(self.index, str(faiss_tmp))
             _fsync(faiss_tmp)
-            meta = {
-                "format": SIDECAR_FORMAT,
-                "index_id": self.index_id,
-                "version": self.version,
-                "dim": self.dim,
-                "count": self.size,
-                "bytes": faiss_tmp.stat().st_size,
-                "ids": self.ids_digest(),
-            }
-            sidecar_tmp.write_text(json.dumps(meta))
-            _fsync(sidecar_tmp)
+            base = {"bytes": faiss_tmp.stat().st_size, "base_count": int(self.index.ntotal), "ids": self.ids_digest()}
+            _write_new(sidecar_tmp, json.dumps(self._sidecar(base, None)).encode())
             # FAISS first: a reader pairing the new file with the old sidecar sees the
             # digests disagree and reads again, never a wrong pair.
             os.replace(faiss_tmp, directory / FAISS_FILE)
             os.replace(sidecar_tmp, directory / SIDECAR_FILE)
+            self.base_file = base
         finally:
             for tmp in (faiss_tmp, sidecar_tmp):
                 tmp.unlink(missing_ok=True)
+        (directory / DELTA_FILE).unlink(missing_ok=True)  # no sidecar names it any more
+
+    def save_delta(self, directory: Path) -> None:
+        """Write only the delta (and the sidecar) over the base file this index was read from."""
+        if self.base_file is None:
+            raise ValueError("no saved base to write a delta over: save() the whole index")
+        write_delta(directory, self.base_file, self.delta, self.version, self.index_id, self.size)
+
+    def _sidecar(self, base: dict, delta: dict | None) -> dict:
+        return _sidecar(self.index_id, self.version, self.dim, self.size, base, delta)
 
     @staticmethod
     def read_sidecar(directory: Path) -> dict | None:
-        """The saved sidecar when it is one this version wrote (no faiss import), else None."""
+        """The saved sidecar when it is one this version reads (no faiss import), else None.
+        A format 2 sidecar describes a base without a delta."""
         try:
             meta = json.loads((directory / SIDECAR_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        if isinstance(meta, dict) and meta.get("format") == 2:
+            meta = {**meta, "format": SIDECAR_FORMAT, "base_count": meta.get("count"), "delta": None}
         return meta if _valid_sidecar(meta) else None
 
     @staticmethod
     def saved_matches(directory: Path, version: int, index_id: str | None, dim: int) -> bool:
-        """True when the saved pair is the cache of exactly this state, judged without faiss:
-        the sidecar names it, and the FAISS file on disk is the size the sidecar records."""
+        """True when the saved files are the cache of exactly this state, judged without faiss:
+        the sidecar names it, and the files on disk are the sizes it records."""
         meta = VectorIndex.read_sidecar(directory)
         if meta is None or (meta["version"], meta["index_id"], meta["dim"]) != (version, index_id, dim):
             return False
         try:
-            return (directory / FAISS_FILE).stat().st_size == meta["bytes"]
+            if (directory / FAISS_FILE).stat().st_size != meta["bytes"]:
+                return False
+            return meta["delta"] is None or (directory / DELTA_FILE).stat().st_size == meta["delta"]["bytes"]
         except OSError:
             return False
 
     @classmethod
-    def load_file(cls, directory: Path) -> tuple[VectorIndex | None, str | None]:
-        """(the saved index, None), or (None, why it cannot be used; None when never saved)."""
+    def load_file(cls, directory: Path, *, mmap: bool = True) -> tuple[VectorIndex | None, str | None]:
+        """(the saved index, None), or (None, why it cannot be used; None when never saved).
+
+        ``mmap``: map the base read-only rather than read it (recall); writers that fold the
+        delta in read it (``mmap=False``)."""
         import faiss
 
         faiss_path = directory / FAISS_FILE
@@ -161,19 +309,30 @@ class VectorIndex:
                 if faiss_path.stat().st_size != meta["bytes"]:
                     problem = f"{faiss_path} is not the file its sidecar describes (size)"
                     continue
-                index = faiss.read_index(str(faiss_path))
+                delta, problem = _read_delta(directory, meta)
+                if problem is not None:
+                    continue
+                # Not on Windows: a mapped file there cannot be replaced by the next save.
+                mapped = mmap and os.name != "nt"
+                index = faiss.read_index(str(faiss_path), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
             except FileNotFoundError:
                 return None, f"{faiss_path} is missing"
             except (OSError, RuntimeError, MemoryError) as exc:
                 return None, f"{faiss_path} is unreadable ({_first_line(exc)})"
-            loaded = cls(index, meta["dim"], meta["version"], meta["index_id"])
+            base = {k: meta[k] for k in ("bytes", "base_count", "ids")}
+            loaded = cls(index, meta["dim"], meta["version"], meta["index_id"], base_file=base, writable=not mapped)
             try:
                 described = (
-                    loaded.size == meta["count"] and index.d == meta["dim"] and loaded.ids_digest() == meta["ids"]
+                    index.ntotal == meta["base_count"] and index.d == meta["dim"] and loaded.ids_digest() == meta["ids"]
                 )
             except (AttributeError, RuntimeError):  # not an IndexIDMap2
                 described = False
-            if described:
+            if described and delta is not None:
+                base_ids = faiss.vector_to_array(loaded.index.id_map)
+                described = bool(_isin_all(delta.removed, base_ids)) and not _isin_any(delta.ids, base_ids)
+                if described:
+                    loaded._set_delta(delta)
+            if described and loaded.size == meta["count"]:
                 return loaded, None
             problem = f"{faiss_path} is not the file its sidecar describes"
         return None, problem
@@ -187,12 +346,67 @@ class VectorIndex:
         for rows in store.iter_chunk_vectors(_READ_BATCH):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-            index.add(ids, vectors)
+            index.index.add_with_ids(np.ascontiguousarray(vectors), ids)
         return index
 
 
+def write_delta(directory: Path, base: dict, delta: Delta, version: int, index_id: str | None, count: int) -> None:
+    """Write ``delta`` over the saved ``base`` (the sidecar's description of it) for ``version``:
+    the delta file, then the sidecar, each atomically. Needs numpy only, not faiss."""
+    _remove_orphan_temps(directory)
+    data = delta.encode()
+    described = {
+        "bytes": len(data),
+        "digest": hashlib.blake2b(data, digest_size=16).hexdigest(),
+        "removed": len(delta.removed),
+        "added": len(delta.ids),
+    }
+    delta_tmp, sidecar_tmp = _temp_name(directory, DELTA_FILE), _temp_name(directory, SIDECAR_FILE)
+    try:
+        _write_new(delta_tmp, data)
+        meta = _sidecar(index_id, version, int(delta.vectors.shape[1]), count, base, described)
+        _write_new(sidecar_tmp, json.dumps(meta).encode())
+        os.replace(delta_tmp, directory / DELTA_FILE)
+        os.replace(sidecar_tmp, directory / SIDECAR_FILE)
+    finally:
+        for tmp in (delta_tmp, sidecar_tmp):
+            tmp.unlink(missing_ok=True)
+
+
+def _sidecar(index_id: str | None, version: int, dim: int, count: int, base: dict, delta: dict | None) -> dict:
+    return {
+        "format": SIDECAR_FORMAT,
+        "index_id": index_id,
+        "version": version,
+        "dim": dim,
+        "count": count,
+        "bytes": base["bytes"],
+        "base_count": base["base_count"],
+        "ids": base["ids"],
+        "delta": delta,
+    }
+
+
+def _read_delta(directory: Path, meta: dict) -> tuple[Delta | None, str | None]:
+    """(the delta the sidecar names, None) or (None, why not); (None, None) when it names none."""
+    described = meta["delta"]
+    if described is None:
+        return None, None
+    path = directory / DELTA_FILE
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None, f"{path} is missing or unreadable"
+    if len(data) != described["bytes"] or hashlib.blake2b(data, digest_size=16).hexdigest() != described["digest"]:
+        return None, f"{path} is not the file its sidecar describes"
+    delta = Delta.decode(data, meta["dim"])
+    if delta is None or (len(delta.removed), len(delta.ids)) != (described["removed"], described["added"]):
+        return None, f"{path} is not a delta this version reads"
+    return delta, None
+
+
 def load_current(store: IndexStore, dim: int) -> VectorIndex:
-    """The FAISS index matching the database now: the saved file, or a rebuild (then saved)."""
+    """The FAISS index matching the database now: the saved files, or a rebuild (then saved)."""
     version, index_id = store.vectors_version(), store.index_id()
     loaded, problem = VectorIndex.load_file(store.directory)
     if loaded is not None and (loaded.version, loaded.index_id, loaded.dim) == (version, index_id, dim):
@@ -223,40 +437,95 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
 
 
 def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_ids: list[int]) -> None:
-    """Bring the saved FAISS file level with the database after an indexing run.
+    """Bring the saved vector files level with the database after an indexing run.
 
-    When the saved file is the state the run started from, the run's own changes are applied
-    to it (removed and added chunk ids); otherwise it is rebuilt from the database. A no-op
-    run finds the sidecar level and never imports faiss (nor numpy).
+    When they are the state the run started from, the run's changes (removed and added chunk
+    ids) are added to the delta, and only the delta file is written (numpy, no faiss);
+    once the delta holds ``COMPACT_SHARE`` of the base, it is folded into a new base.
+    Otherwise the index is rebuilt from the database. A no-op run finds the sidecar level and
+    never imports faiss (nor numpy).
     """
     dim_text = store.get_meta("dim")
     if dim_text is None:
         return  # nothing was ever embedded
     version, index_id, dim = store.vectors_version(), store.index_id(), int(dim_text)
-    if VectorIndex.saved_matches(store.directory, version, index_id, dim):
+    directory = store.directory
+    if VectorIndex.saved_matches(directory, version, index_id, dim):
         return  # level already
-    existing, _ = VectorIndex.load_file(store.directory)
-    if existing is None or (existing.index_id, existing.dim, existing.version) != (index_id, dim, start_version):
+    meta = VectorIndex.read_sidecar(directory)
+    at_start = meta is not None and (meta["index_id"], meta["dim"], meta["version"]) == (index_id, dim, start_version)
+    delta, problem = _read_delta(directory, meta) if meta is not None and at_start else (None, "")
+    if meta is None or not at_start or problem is not None or not _base_there(directory, meta):
         load_current(store, dim)
         return
     import numpy as np
 
+    delta = delta or Delta.empty(dim)
+    ids, vectors = _stored_vectors(store, added_ids, dim)
+    delta = delta.then(np.asarray(removed_ids, dtype=np.int64), ids, vectors)
+    if delta.size <= COMPACT_SHARE * max(meta["base_count"], 1):
+        count = meta["base_count"] - len(delta.removed) + len(delta.ids)
+        write_delta(directory, {k: meta[k] for k in ("bytes", "base_count", "ids")}, delta, version, index_id, count)
+        return
+    existing, _ = VectorIndex.load_file(directory, mmap=False)
+    if existing is None or (existing.index_id, existing.dim, existing.version) != (index_id, dim, start_version):
+        load_current(store, dim)
+        return
     existing.remove(removed_ids)
-    for start in range(0, len(added_ids), _READ_BATCH):
-        rows = store.chunk_vectors(added_ids[start : start + _READ_BATCH])
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        existing.add(ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
+    existing.add(ids, vectors)
     existing.version = version
-    existing.save(store.directory)
+    existing.save(directory)
+
+
+def _stored_vectors(store: IndexStore, chunk_ids: list[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, float32 vectors) of these chunks, as the database holds them."""
+    import numpy as np
+
+    ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
+    for start in range(0, len(chunk_ids), _READ_BATCH):
+        rows = store.chunk_vectors(chunk_ids[start : start + _READ_BATCH])
+        ids_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+        vector_parts.append(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
+    return np.concatenate(ids_parts), np.concatenate(vector_parts)
+
+
+def _base_there(directory: Path, meta: dict) -> bool:
+    try:
+        return (directory / FAISS_FILE).stat().st_size == meta["bytes"]
+    except OSError:
+        return False
+
+
+def _isin_all(values: np.ndarray, pool: np.ndarray) -> bool:
+    import numpy as np
+
+    return bool(np.isin(values, pool).all())
+
+
+def _isin_any(values: np.ndarray, pool: np.ndarray) -> bool:
+    import numpy as np
+
+    return bool(np.isin(values, pool).any())
 
 
 def _valid_sidecar(meta: object) -> bool:
     if not isinstance(meta, dict) or meta.get("format") != SIDECAR_FORMAT:
         return False
-    ints = ("version", "dim", "count", "bytes")
+    ints = ("version", "dim", "count", "bytes", "base_count")
     if not all(type(meta.get(key)) is int and meta[key] >= 0 for key in ints):
         return False
-    return isinstance(meta.get("ids"), str) and isinstance(meta.get("index_id"), (str, type(None))) and meta["dim"] > 0
+    if not (
+        isinstance(meta.get("ids"), str) and isinstance(meta.get("index_id"), (str, type(None))) and meta["dim"] > 0
+    ):
+        return False
+    delta = meta.get("delta")
+    if delta is None:
+        return True
+    return (
+        isinstance(delta, dict)
+        and all(type(delta.get(key)) is int and delta[key] >= 0 for key in ("bytes", "removed", "added"))
+        and isinstance(delta.get("digest"), str)
+    )
 
 
 def _temp_name(directory: Path, name: str) -> Path:
@@ -266,7 +535,7 @@ def _temp_name(directory: Path, name: str) -> Path:
 
 def _remove_orphan_temps(directory: Path) -> None:
     """Temporary files of saves killed mid-way (their process is gone): they can be large."""
-    for name in (FAISS_FILE, SIDECAR_FILE):
+    for name in (FAISS_FILE, DELTA_FILE, SIDECAR_FILE):
         for tmp in directory.glob(f"{name}.*.tmp"):
             parts = tmp.name[len(name) + 1 :].split(".")
             if len(parts) == 3 and parts[0].isdigit() and not _alive(int(parts[0])):
@@ -283,6 +552,14 @@ def _alive(pid: int) -> bool:
     except (PermissionError, OSError):  # someone else's process, or no way to tell: leave it
         return True
     return True
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file and flush it to disk before it is renamed into place."""
+    with open(path, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _fsync(path: Path) -> None:
