@@ -200,3 +200,21 @@ CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
     UPDATE chunks_fts SET title = new.title
     WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
 END;
+
+-- scan_snapshot: one row, a compact copy of every note's path, id, size and mtime_ns (what
+--   the walk comparing the vault with the index needs: one blob instead of 100,000 rows).
+--   The triggers delete it with any change to those columns, in the same transaction, so
+--   whenever it exists it is exact; the next reader that needs it stores a new one.
+CREATE TABLE scan_snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    data BLOB NOT NULL
+);
+CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;
+CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;
+CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;

@@ -2,7 +2,8 @@
 
 Two steps, the cheap one first:
 
-1. ``plan``: walk the vault and compare each file's size and mtime with its row. Matching
+1. ``plan``: walk the vault and compare each file's size and mtime with its row (read from
+   the compact snapshot the index keeps of them, ``IndexStore.note_stats``). Matching
    files are unchanged without being read; a file skipped for its content before (binary, too
    large, unreadable) with the same stat stays skipped without being read; notes whose file is
    gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
@@ -60,7 +61,7 @@ def plan(root: Path, store: IndexStore) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read)."""
     ignore = load_ignore(root)
     files, skipped = scan(root, ignore)
-    rows = store.note_rows()
+    rows = store.note_stats()  # path → (id, size, mtime_ns)
     held = store.skipped_for_content()
     limit = max_note_bytes()
     unchanged: list[VaultFile] = []
@@ -68,16 +69,18 @@ def plan(root: Path, store: IndexStore) -> Plan:
     stats: dict[str, tuple[int, int]] = {}
     for file in files:
         row = rows.get(file.path)
-        if row is not None and row.size == file.size and row.mtime_ns == file.mtime_ns:
+        if row is not None and row[1] == file.size and row[2] == file.mtime_ns:
             unchanged.append(file)
         elif row is None and _still_skipped(file, held.get(file.path), limit):
             record = held[file.path]
             skipped.append(Skipped(file.path, record.reason, record.detail))
             stats[file.path] = (file.size, file.mtime_ns)
         else:
-            candidates.append((file, row.id if row else None))
-    present = {f.path for f in files}
-    deleted = {path: row.id for path, row in rows.items() if path not in present}
+            candidates.append((file, row[0] if row else None))
+    deleted: dict[str, int] = {}
+    if len(rows) > len(unchanged):  # some note is not among the unchanged files: find which
+        present = {f.path for f in files}
+        deleted = {path: row[0] for path, row in rows.items() if path not in present}
     skipped.sort(key=lambda s: s.path)
     return Plan(unchanged, candidates, deleted, skipped, stats, ignore.warnings)
 

@@ -17,14 +17,14 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
     link is, since a dangling link may now resolve and a resolved one may now dangle.
     Returns how many of the links it looked at are resolved, dangling, or attachments.
     """
-    rows = store.note_rows()
+    rows = store.note_stats()  # path → (id, size, mtime_ns)
     aliases = store.aliases_by_path()
     key = resolver_key(list(rows), aliases)
     if full is None:
         full = store.get_meta("resolver_key") != key
     resolver = Resolver(rows.keys(), aliases)
-    id_by_path = {path: row.id for path, row in rows.items()}
-    path_by_id = {row.id: path for path, row in rows.items()}
+    id_by_path = {path: row[0] for path, row in rows.items()}
+    path_by_id = {row[0]: path for path, row in rows.items()}
     updates: list[tuple[int | None, str, int]] = []
     counts = {"resolved": 0, "dangling": 0, "attachment": 0}
     for link_id, source_id, target, kind in store.links_to_resolve(every=full):

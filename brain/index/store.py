@@ -15,7 +15,10 @@ import errno
 import json
 import os
 import sqlite3
+import struct
+import sys
 import time
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -221,6 +224,48 @@ class IndexStore:
     def note_rows(self) -> dict[str, NoteRow]:
         rows = self.conn.execute("SELECT id, path, title, size, mtime_ns, hash FROM notes")
         return {r["path"]: NoteRow(r["id"], r["path"], r["title"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
+
+    def note_stats(self) -> dict[str, tuple[int, int, int]]:
+        """path → (note id, size, mtime_ns) of every note.
+
+        Read from ``scan_snapshot`` when it is there: triggers delete it with any change to
+        these columns, in the same transaction, so whenever it exists it is exact. Else read
+        from the rows and stored for the next caller, inside one write transaction (so no
+        writer can commit between the read and the store); not when the database is
+        read-only or another connection is writing (then the rows are read and that is all).
+        """
+        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
+        stats = _decode_stats(row[0]) if row is not None else None
+        if stats is not None:
+            return stats
+        if self.readonly or self.conn.in_transaction or not self._try_begin_immediate():
+            return self._stats_from_rows()
+        try:
+            stats = self._stats_from_rows()
+            self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        return stats
+
+    def _stats_from_rows(self) -> dict[str, tuple[int, int, int]]:
+        rows = self.conn.execute("SELECT path, id, size, mtime_ns FROM notes")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def _try_begin_immediate(self) -> bool:
+        """Take the write lock now, or report that someone else holds it (never wait for it)."""
+        timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc) or is_not_writable(exc):
+                return False
+            raise
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+        return True
 
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
@@ -553,6 +598,43 @@ class IndexStore:
             "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?", (note_id, note_id)
         )
         return [r[0] for r in rows]
+
+
+_STATS_MAGIC = b"BRAINSS1"
+
+
+def _encode_stats(stats: dict[str, tuple[int, int, int]]) -> bytes:
+    """The snapshot's blob: magic, count, then ids, sizes and mtimes (int64 little-endian),
+    then the paths joined by NUL (which no path holds). Standard library only: a no-op
+    `brain index` does not import numpy."""
+    columns = [array("q", (v[i] for v in stats.values())) for i in range(3)]
+    if sys.byteorder == "big":
+        for column in columns:
+            column.byteswap()
+    paths = "\0".join(stats).encode("utf-8")
+    return _STATS_MAGIC + struct.pack("<q", len(stats)) + b"".join(c.tobytes() for c in columns) + paths
+
+
+def _decode_stats(data: bytes) -> dict[str, tuple[int, int, int]] | None:
+    """The snapshot in ``data``, or None when it is not one this version wrote."""
+    head = len(_STATS_MAGIC) + 8
+    if len(data) < head or not data.startswith(_STATS_MAGIC):
+        return None
+    (count,) = struct.unpack_from("<q", data, len(_STATS_MAGIC))
+    end = head + 24 * count
+    if count < 0 or len(data) < end:
+        return None
+    columns = []
+    for i in range(3):
+        column = array("q")
+        column.frombytes(data[head + 8 * count * i : head + 8 * count * (i + 1)])
+        if sys.byteorder == "big":
+            column.byteswap()
+        columns.append(column.tolist())
+    paths = data[end:].decode("utf-8").split("\0") if count else []
+    if len(paths) != count:
+        return None
+    return dict(zip(paths, zip(*columns)))
 
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables

@@ -1,0 +1,184 @@
+"""The scan snapshot: a compact copy of every note's path, id, size and mtime that the walk
+compares the vault with. It must never hide a change: any write to those columns deletes it
+in the same transaction, and a new one is stored only under the write lock, from the rows as
+they are then. Whenever it exists, it equals the rows."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import open_store
+
+from brain import config
+from brain.index import changes
+from brain.index.indexer import index_vault
+from brain.index.store import IndexStore
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _index(vault: Path):
+    return index_vault(vault, embedder=FakeEmbedder(), progress=False)
+
+
+def _stored(store: IndexStore) -> bool:
+    return store.conn.execute("SELECT count(*) FROM scan_snapshot").fetchone()[0] == 1
+
+
+def _rows(store: IndexStore) -> dict[str, tuple[int, int, int]]:
+    return {r[0]: (r[1], r[2], r[3]) for r in store.conn.execute("SELECT path, id, size, mtime_ns FROM notes")}
+
+
+def _plan_summary(vault: Path, store: IndexStore) -> tuple:
+    plan = changes.plan(vault, store)
+    return (
+        sorted(f.path for f in plan.unchanged),
+        sorted((f.path, note_id) for f, note_id in plan.candidates),
+        sorted(plan.deleted.items()),
+    )
+
+
+@pytest.fixture
+def indexed(toy_vault):
+    _index(toy_vault)
+    return toy_vault, open_store(toy_vault)
+
+
+def test_every_write_to_the_notes_deletes_the_snapshot(indexed):
+    _vault, store = indexed
+    note = next(iter(_rows(store)))
+    note_id = _rows(store)[note][0]
+
+    def fresh() -> None:
+        assert store.note_stats() == _rows(store)
+        assert _stored(store)
+
+    writes = {
+        "touch": lambda: store.touch_note(note_id, 1, 2),
+        "size by hand": lambda: store.conn.execute("UPDATE notes SET size = size + 1"),
+        "mtime by hand": lambda: store.conn.execute("UPDATE notes SET mtime_ns = -1 WHERE id = ?", (note_id,)),
+        "path by hand": lambda: store.conn.execute("UPDATE notes SET path = 'moved.md' WHERE id = ?", (note_id,)),
+        "delete": lambda: store.delete_notes([note_id]),
+    }
+    for name, change in writes.items():
+        fresh()
+        with store.transaction():
+            change()
+        assert not _stored(store), name
+        assert store.note_stats() == _rows(store), name
+    fresh()
+    with store.transaction():  # a column the walk does not read: the snapshot stays
+        store.conn.execute("UPDATE notes SET title = 'Another title'")
+    assert _stored(store)
+
+
+def test_index_runs_and_the_snapshot_agree_with_the_rows(indexed):
+    """Through every kind of change the plan made from the snapshot is the plan made from the rows."""
+    vault, store = indexed
+    steps = [
+        lambda: write(vault, "Fresh.md", "# Fresh\n\nnew\n"),
+        lambda: (vault / "Fresh.md").write_text("# Fresh\n\nnew, and longer\n", encoding="utf-8"),
+        lambda: os.utime(vault / "Fresh.md", ns=(1, 1)),  # same bytes, another mtime
+        lambda: (vault / "Fresh.md").rename(vault / "Renamed.md"),
+        lambda: (vault / "Renamed.md").unlink(),
+    ]
+    for step in steps:
+        step()
+        with_snapshot = _plan_summary(vault, store)
+        assert _stored(store)
+        store.conn.execute("DELETE FROM scan_snapshot")
+        assert _plan_summary(vault, store) == with_snapshot
+        _index(vault)
+        assert store.note_stats() == _rows(store)
+        assert _plan_summary(vault, store)[1:] == ([], [])  # level
+
+
+def test_a_file_put_back_with_its_old_stat_is_still_seen(indexed):
+    """What a stale snapshot would hide: the index moved on, the file went back to the size and
+    mtime an older snapshot recorded."""
+    vault, store = indexed
+    path = vault / "Home.md"
+    old_text, old_stat = path.read_text(encoding="utf-8"), path.stat()
+    store.note_stats()  # a snapshot of the old state
+    assert _stored(store)
+    path.write_text(old_text.upper(), encoding="utf-8")  # same size, new bytes and mtime
+    _index(vault)
+    path.write_text(old_text, encoding="utf-8")
+    os.utime(path, ns=(old_stat.st_atime_ns, old_stat.st_mtime_ns))  # restored, as `cp -p` would
+    candidates = _plan_summary(vault, store)[1]
+    assert [p for p, _ in candidates] == ["Home.md"]
+
+
+def test_a_reader_that_cannot_take_the_write_lock_reads_the_rows_and_stores_nothing(indexed):
+    vault, store = indexed
+    store.conn.execute("DELETE FROM scan_snapshot")
+    other = sqlite3.connect(config.index_dir(vault) / "index.db", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another writer, mid-transaction
+        assert store.note_stats() == _rows(store)
+        assert not _stored(store)
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+    assert store.note_stats() == _rows(store) and _stored(store)
+
+
+def test_a_snapshot_this_version_cannot_read_is_replaced(indexed):
+    _vault, store = indexed
+    store.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, x'00ff')")
+    assert store.note_stats() == _rows(store)
+    assert store.conn.execute("SELECT data FROM scan_snapshot").fetchone()[0] != b"\x00\xff"
+
+
+_WRITER = """
+import sys, conftest
+from pathlib import Path
+from brain.index.indexer import index_vault
+vault = Path(sys.argv[1])
+for i in range(int(sys.argv[2])):
+    (vault / f"w{i % 7}.md").write_text(f"# W\\n\\nround {i}\\n" * (1 + i % 3), encoding="utf-8")
+    if i % 5 == 4:
+        (vault / f"w{i % 7}.md").unlink()
+    index_vault(vault, embedder=conftest.FakeEmbedder(), progress=False)
+"""
+
+
+@pytest.mark.slow  # a subprocess
+def test_whenever_the_snapshot_exists_it_equals_the_rows_while_a_writer_runs(indexed):
+    vault, store = indexed
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(vault), "40"],
+        cwd=TESTS,
+        env={**os.environ},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    checks = 0
+    try:
+        while writer.poll() is None:
+            store.note_stats()  # stores one whenever it can
+            store.conn.execute("BEGIN")  # one read transaction: the snapshot and the rows of one state
+            try:
+                row = store.conn.execute("SELECT data FROM scan_snapshot").fetchone()
+                if row is not None:
+                    from brain.index.store import _decode_stats
+
+                    assert _decode_stats(row[0]) == _rows(store)
+                    checks += 1
+            finally:
+                store.conn.execute("COMMIT")
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        writer.wait()
+    _, err = writer.communicate()
+    assert writer.returncode == 0, err
+    assert checks > 0
+    assert store.note_stats() == _rows(store)
