@@ -133,6 +133,12 @@ def embed_batch() -> int:
     return _int("BRAIN_EMBED_BATCH", DEFAULT_EMBED_BATCH, minimum=1)
 
 
+def parse_workers() -> int:
+    """Worker processes that parse notes when an index run reads many (``BRAIN_PARSE_WORKERS``;
+    0 parses in the main process). Default: one fewer than the CPUs, at most 4."""
+    return _int("BRAIN_PARSE_WORKERS", max(0, min(4, (os.cpu_count() or 1) - 1)), minimum=0)
+
+
 def query_threads() -> int:
     """Threads for embedding one query (``BRAIN_QUERY_THREADS``)."""
     return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1)

@@ -48,6 +48,7 @@ def test_only_config_reads_brain_variables_from_the_environment():
     [
         ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf"]),
         ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0"]),
+        ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5"]),
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "99999999999999999999999e9"]),
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
         ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),

@@ -3,9 +3,10 @@
 ``changes.py`` says what changed: a note whose size and mtime match its row is unchanged
 without being read; otherwise its content hash decides (same bytes: only the stat is
 refreshed; a new path whose bytes match a deleted note: a rename, moved without
-re-embedding). Changed and new notes are parsed, chunked and embedded in batches, and each
-batch is committed in one SQLite transaction with its vectors, so an interrupted run keeps
-what it finished and the next run does the rest. Links are re-resolved once at the end
+re-embedding). Changed and new notes are parsed and chunked (in worker processes when a run
+reads many: ``parsing.py``) and embedded in batches, each committed in one SQLite
+transaction with its vectors, so an interrupted run keeps what it finished and the next run
+does the rest. Links are re-resolved once at the end
 (``linking.py``); the FAISS file is brought level last (``vectors.sync``). One writer per
 vault: a lock file beside the index folder. ``--rebuild`` is ``rebuild.py``.
 """
@@ -23,13 +24,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import config
-from ..chunking import Chunk, chunk_body, embedding_text
+from ..chunking import Chunk, embedding_text
 from ..embed import Embedder, load_embedder
 from ..errors import BrainError, IndexMismatchError
-from ..notes import Note, parse_note
+from ..notes import Note
 from ..vault import IGNORE_FILE, VaultFile, resolve_vault
 from . import changes, vectors
 from .linking import resolve_links
+from .parsing import Parser
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
 from .store import IndexStore, index_errors
@@ -185,40 +187,41 @@ class _Run:
         batch_chunks = 0
         bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
         try:
-            for change in changes.read(plan, self.store):
-                if change.kind == changes.SKIPPED:
-                    assert change.skip is not None
-                    self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
-                    bar.update(1)
-                    continue
-                if change.kind == changes.TOUCHED:
-                    assert change.note_id is not None
-                    with self.store.transaction():
-                        self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
-                    self.report.unchanged += 1
-                    bar.update(1)
-                    continue
-                file, data = change.file, change.data
-                assert data is not None
-                note = parse_note(file.path, data, file.mtime_ns / 1e9)
-                for message in note.warnings:
-                    self._warn(file.path, message)
-                if change.kind == changes.RENAMED:
-                    assert change.note_id is not None
-                    self._rename(change.note_id, note, file)
-                    bar.update(1)
-                    continue
-                chunks = chunk_body(note.body) or _title_only(note)
-                batch.append((note, file, change.note_id, chunks))
-                batch_chunks += len(chunks)
-                if change.kind == changes.NEW:
-                    self.report.new += 1
-                else:
-                    self.report.changed += 1
-                if batch_chunks >= CHUNKS_PER_BATCH:
-                    self._flush(batch)
-                    bar.update(len(batch))
-                    batch, batch_chunks = [], 0
+            with Parser[changes.Change](len(plan.candidates)) as parser:
+                work = ((change, _to_parse(change)) for change in changes.read(plan, self.store))
+                for change, parsed in parser.parsed(work):
+                    if change.kind == changes.SKIPPED:
+                        assert change.skip is not None
+                        self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
+                        bar.update(1)
+                        continue
+                    if change.kind == changes.TOUCHED:
+                        assert change.note_id is not None
+                        with self.store.transaction():
+                            self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
+                        self.report.unchanged += 1
+                        bar.update(1)
+                        continue
+                    assert parsed is not None
+                    note, chunks = parsed
+                    file = change.file
+                    for message in note.warnings:
+                        self._warn(file.path, message)
+                    if change.kind == changes.RENAMED:
+                        assert change.note_id is not None
+                        self._rename(change.note_id, note, file)
+                        bar.update(1)
+                        continue
+                    batch.append((note, file, change.note_id, chunks))
+                    batch_chunks += len(chunks)
+                    if change.kind == changes.NEW:
+                        self.report.new += 1
+                    else:
+                        self.report.changed += 1
+                    if batch_chunks >= CHUNKS_PER_BATCH:
+                        self._flush(batch)
+                        bar.update(len(batch))
+                        batch, batch_chunks = [], 0
             if batch:
                 self._flush(batch)
                 bar.update(len(batch))
@@ -286,9 +289,11 @@ class _Run:
                 self.store.replace_links(note_id, note.links)
 
 
-def _title_only(note: Note) -> list[Chunk]:
-    """An empty note still deserves to be found by its title."""
-    return [Chunk(0, (), note.title)]
+def _to_parse(change: changes.Change) -> tuple[str, bytes, float] | None:
+    """What the parser needs for a change that must be parsed (new, changed, renamed)."""
+    if change.kind in (changes.TOUCHED, changes.SKIPPED) or change.data is None:
+        return None
+    return change.file.path, change.data, change.file.mtime_ns / 1e9
 
 
 class _Bar(Protocol):

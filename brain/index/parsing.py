@@ -1,0 +1,204 @@
+"""Parsing and chunking the notes an index run reads: in this process, or, when there are
+many, in worker processes beside it.
+
+Parsing is pure Python and CPU-bound. In workers it runs while the main process embeds and
+writes SQLite, instead of between its batches (bench/scale.py measures a first build both
+ways). A small run never starts workers: their start-up (a fresh interpreter that imports
+the parser) would cost more than it saves. Results come back in the order the changes went
+in, so an index built either way is the same, ids included.
+
+The workers are plain ``python -m brain.index.parsing`` processes fed batches over a pipe,
+not ``multiprocessing``: a forked worker would inherit this process's SQLite connections and
+a model's threads, and a spawned one imports the caller's main script (which, without its
+``if __name__ == "__main__"`` guard, starts indexing again). A worker that fails costs only
+its batch, which is then parsed here: never worse than no workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import IO, Generic, TypeVar
+
+from .. import config
+from ..chunking import Chunk, chunk_body
+from ..notes import Note, parse_note
+
+log = logging.getLogger("brain")
+
+PARALLEL_FROM = 2_000  # notes to parse before workers pay for their start-up
+NOTES_PER_TASK = 64
+TASKS_AHEAD = 4  # per worker: bounds the notes (their bytes) in flight
+
+WORKER = [sys.executable, "-m", "brain.index.parsing"]  # a worker process's command line
+K = TypeVar("K")
+Work = tuple[str, bytes, float]  # (vault-relative path, bytes, mtime in seconds)
+Parsed = tuple[Note, list[Chunk]]
+
+
+def parse_and_chunk(path: str, data: bytes, mtime: float) -> Parsed:
+    """One note's parse and chunks (its title alone when it has no body: still findable)."""
+    note = parse_note(path, data, mtime)
+    return note, chunk_body(note.body) or [Chunk(0, (), note.title)]
+
+
+def _parse_many(items: list[Work]) -> list[Parsed]:
+    return [parse_and_chunk(*item) for item in items]
+
+
+class _Workers:
+    """Worker processes, one per thread of a thread pool: each thread sends its worker a batch
+    and waits for the answer (the GIL is released while it waits)."""
+
+    def __init__(self, count: int):
+        self._local = threading.local()
+        self._started: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()
+        self.threads = ThreadPoolExecutor(count, thread_name_prefix="brain-parse")
+
+    def submit(self, items: list[Work]) -> Future[list[Parsed]]:
+        return self.threads.submit(self._run, items)
+
+    def _run(self, items: list[Work]) -> list[Parsed]:
+        try:
+            worker = self._worker()
+            assert worker.stdin is not None and worker.stdout is not None
+            _send(worker.stdin, items)
+            results = _receive(worker.stdout)
+            if not isinstance(results, list) or len(results) != len(items):
+                raise RuntimeError("a parse worker answered with something else")
+            return results
+        except (OSError, EOFError, RuntimeError, pickle.PickleError, struct.error) as exc:
+            self._local.worker = None  # not used again
+            log.warning("a parse worker failed (%s); parsing its notes here", exc)
+            return _parse_many(items)
+
+    def _worker(self) -> subprocess.Popen[bytes]:
+        worker = getattr(self._local, "worker", None)
+        if worker is None:
+            worker = subprocess.Popen(
+                WORKER,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            with self._lock:
+                self._started.append(worker)
+            self._local.worker = worker
+        return worker
+
+    def close(self) -> None:
+        self.threads.shutdown(wait=True, cancel_futures=True)
+        for worker in self._started:
+            for stream in (worker.stdin, worker.stdout):
+                if stream is not None:
+                    stream.close()  # the worker stops at the end of its input
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+class _Task:
+    def __init__(self) -> None:
+        self.items: list[Work] = []
+        self.future: Future[list[Parsed]] | None = None
+
+
+class Parser(Generic[K]):
+    """``parsed(items)``: for each (key, work or None) in order, (key, its parse or None).
+    A context manager: workers, when there are any, stop on exit."""
+
+    def __init__(self, expected: int, workers: int | None = None):
+        workers = config.parse_workers() if workers is None else workers
+        self.workers = workers if expected >= PARALLEL_FROM else 0
+        self._pool = _Workers(self.workers) if self.workers > 0 else None
+
+    def __enter__(self) -> Parser[K]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+    def parsed(self, items: Iterable[tuple[K, Work | None]]) -> Iterator[tuple[K, Parsed | None]]:
+        if self._pool is None:
+            for key, work in items:
+                yield key, (parse_and_chunk(*work) if work is not None else None)
+            return
+        pool = self._pool
+        queue: deque[tuple[K, _Task | None, int]] = deque()  # in input order
+        open_task = _Task()
+        in_flight = 0
+
+        def submit(task: _Task) -> None:
+            nonlocal in_flight, open_task
+            task.future = pool.submit(task.items)
+            in_flight += 1
+            if task is open_task:
+                open_task = _Task()
+
+        def head() -> tuple[K, Parsed | None]:
+            nonlocal in_flight
+            key, task, position = queue.popleft()
+            if task is None:
+                return key, None
+            if task.future is None:
+                submit(task)
+            assert task.future is not None
+            results = task.future.result()
+            if position == len(task.items) - 1:
+                in_flight -= 1
+            return key, results[position]
+
+        for key, work in items:
+            if work is None:
+                queue.append((key, None, 0))
+            else:
+                open_task.items.append(work)
+                queue.append((key, open_task, len(open_task.items) - 1))
+                if len(open_task.items) >= NOTES_PER_TASK:
+                    submit(open_task)
+            while queue and (queue[0][1] is None or in_flight >= TASKS_AHEAD * self.workers):
+                yield head()
+        while queue:
+            yield head()
+
+
+def _send(stream: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> object:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError("the other end closed the pipe")
+    (size,) = struct.unpack("<Q", head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the other end closed the pipe mid-message")
+    return pickle.loads(data)
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    """A worker: batches of (path, bytes, mtime) in, their parses out, until the input ends."""
+    while True:
+        try:
+            items = _receive(stdin)
+        except EOFError:
+            return
+        assert isinstance(items, list)
+        _send(stdout, _parse_many(items))
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -1,0 +1,103 @@
+"""Parsing in a pool of worker processes gives the same index as parsing in the main process:
+same notes, chunks, links and ids, through first builds and runs that mix every kind of
+change. The pool is forced on a small vault here (it starts at PARALLEL_FROM notes)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write
+from index_helpers import index_into
+
+from brain.index import parsing
+from brain.index.parsing import Parser
+
+
+def _vault(root: Path, round_: int) -> None:
+    """40 notes with links, frontmatter, an empty one, a binary one; each round changes some."""
+    for i in range(40):
+        if round_ and i % 9 == 0:
+            (root / "n" / f"Note {i}.md").unlink(missing_ok=True)  # deleted in later rounds
+            continue
+        body = f"# Note {i}\n\nAbout topic {i % 5} and [[Note {(i + 1) % 40}]].\n\n## More\n\n" + "words " * (20 + i)
+        if round_ and i % 4 == 0:
+            body += f"\nchanged in round {round_}\n"
+        write(root, f"n/Note {i}.md", f"---\ntags: [t{i % 3}]\naliases: [alias {i}]\n---\n{body}")
+    write(root, "empty.md", "")
+    (root / "binary.md").write_bytes(b"\x00\x01 not text")
+    if round_:
+        old, new = root / "n" / "Note 1.md", root / "moved" / "Note 1.md"
+        if old.exists():
+            new.parent.mkdir(exist_ok=True)
+            old.rename(new)  # a rename
+        os.utime(root / "n" / "Note 2.md", ns=(10**18, 10**18))  # same bytes, new mtime
+
+
+def _dump(directory: Path) -> dict:
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        query = {
+            "notes": "SELECT id, path, title, aliases, tags, frontmatter, hash, warnings FROM notes ORDER BY id",
+            "chunks": "SELECT id, note_id, ordinal, heading, text, vector FROM chunks ORDER BY id",
+            "links": "SELECT id, source_id, target_id, target, kind, status FROM links ORDER BY id",
+            "skipped": "SELECT path, reason FROM skipped ORDER BY path",
+        }
+        return {name: conn.execute(sql).fetchall() for name, sql in query.items()}
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow  # worker processes
+def test_a_pool_builds_the_same_index_as_one_process(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 3)  # many tasks, some in flight at once
+    seen = {"renamed": 0, "removed": 0, "changed": 0, "unchanged": 0}
+    for round_ in range(3):
+        _vault(vault, round_)
+        monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+        one, one_dir = index_into(tmp_path / "one", vault)
+        monkeypatch.setenv("BRAIN_PARSE_WORKERS", "2")
+        pool, pool_dir = index_into(tmp_path / "pool", vault)
+        assert one.as_dict() | {"seconds": 0} == pool.as_dict() | {"seconds": 0}
+        assert _dump(one_dir) == _dump(pool_dir)
+        for kind in seen:
+            seen[kind] += getattr(pool, kind)
+    assert all(seen.values()), seen  # every kind of change went through the pool
+
+
+def test_results_come_back_in_order_with_the_items_that_need_no_parse(monkeypatch):
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
+    items = [(i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0) if i % 3 else None) for i in range(20)]
+    with Parser[int](expected=20, workers=0) as inline:
+        want = [(k, p[0].title if p else None) for k, p in inline.parsed(items)]
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    with Parser[int](expected=20, workers=2) as pooled:
+        assert pooled.workers == 2
+        got = [(k, p[0].title if p else None) for k, p in pooled.parsed(items)]
+    assert got == want
+    assert [k for k, _ in got] == list(range(20))
+    assert want[1] == (1, "n1") and want[3] == (3, None)
+
+
+def test_a_small_run_starts_no_pool(monkeypatch):
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "4")
+    with Parser[int](expected=parsing.PARALLEL_FROM - 1) as parser:
+        assert parser.workers == 0
+    with Parser[int](expected=parsing.PARALLEL_FROM, workers=0) as parser:
+        assert parser.workers == 0
+
+
+def test_a_worker_that_fails_costs_only_its_batch_which_is_parsed_here(monkeypatch, caplog):
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(parsing, "WORKER", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(3)"])
+    items = [(i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0)) for i in range(9)]
+    with Parser[int](expected=9, workers=2) as parser:
+        got = [(k, p[0].title if p else None) for k, p in parser.parsed(items)]
+    assert got == [(i, f"n{i}") for i in range(9)]
+    assert any("parse worker failed" in r.getMessage() for r in caplog.records)
