@@ -31,6 +31,7 @@ DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
 DEFAULT_PPR_HUB_DAMPING = 0.5  # edges into a note are scaled by degree ** -damping
 PPR_METHODS = ("auto", "push", "power")
+DENSE_INDEXES = ("auto", "exact", "ivf")
 _OFF = ("none", "off", "0", "false")
 
 
@@ -182,6 +183,15 @@ def ppr_backlink_weight() -> float:
 
 def ppr_hub_damping() -> float:
     return _float("BRAIN_PPR_HUB_DAMPING", DEFAULT_PPR_HUB_DAMPING)
+
+
+def dense_index() -> str:
+    """The FAISS index the dense lane searches (``BRAIN_DENSE_INDEX``): ``exact`` (a flat scan),
+    ``ivf`` (approximate: an inverted file), or ``auto`` (exact up to 100,000 chunks, IVF above)."""
+    value = (env("BRAIN_DENSE_INDEX") or "auto").strip().lower()
+    if value not in DENSE_INDEXES:
+        raise ConfigError(f"BRAIN_DENSE_INDEX must be one of {', '.join(DENSE_INDEXES)}, not {value!r}")
+    return value
 
 
 def ppr_method() -> str:

@@ -57,6 +57,7 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x"]),
         ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
         ("BRAIN_PPR_METHOD", config.ppr_method, ["fast", "pagerank"]),
+        ("BRAIN_DENSE_INDEX", config.dense_index, ["hnsw", "flat"]),
     ],
 )
 def test_a_bad_value_is_one_config_error_naming_the_variable(monkeypatch, name, getter, bad):

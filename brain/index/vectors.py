@@ -2,8 +2,11 @@
 
 It is a cache of what the index database holds, kept in up to three files:
 
-- ``vectors.faiss``, the base: an ``IndexIDMap2(IndexFlatIP)``, read by memory map (nothing
-  is copied; the kernel pages it in as searches touch it);
+- ``vectors.faiss``, the base, read by memory map (nothing is copied; the kernel pages it in
+  as searches touch it): an exact ``IndexIDMap2(IndexFlatIP)``, or above ``EXACT_UP_TO``
+  chunks an approximate ``IndexIVFFlat`` (``BRAIN_DENSE_INDEX``; bench/scale.py prints its
+  recall@10 against exact search). An IVF base is trained once, when it is built whole;
+  folding a delta in adds and removes in place;
 - ``vectors.delta``, the changes since the base was written: chunk ids removed from it, and
   chunks added (ids and vectors). A run that changes a few notes writes only this small file;
   once it holds ``COMPACT_SHARE`` of the vectors it is folded into a new base;
@@ -32,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import config
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -45,6 +50,10 @@ SIDECAR_FILE = "vectors.json"
 SIDECAR_FORMAT = 3  # 2: the base alone (read as a base without a delta); 1: version, dim, count only
 COMPACT_SHARE = 0.1  # the delta is folded into a new base once it holds this share of the base's vectors
 _DELTA_MAGIC = b"BRAINVD1"
+# Exact search up to this many chunks: one query scans them all, ~10 ms at 100,000 (384
+# dimensions, one thread; bench/scale.py: 51 ms at 500,000 on a quiet machine).
+EXACT_UP_TO = 100_000
+IVF_NPROBE = 32  # lists an IVF search visits (of about 2 * sqrt(chunks): 2.3% of 500,000)
 _READ_BATCH = 50_000
 _READ_ATTEMPTS = 3  # a save racing the read can pair files of two saves for a moment
 
@@ -107,6 +116,56 @@ class Delta:
         return cls(removed, ids, vectors.reshape(n_added, dim))
 
 
+def wanted_kind(count: int, current: str | None = None) -> str:
+    """``flat`` (exact) or ``ivf`` for an index of ``count`` chunks, as ``BRAIN_DENSE_INDEX``
+    says: ``exact``, ``ivf``, or ``auto``: IVF above ``EXACT_UP_TO`` chunks, and back to
+    exact only below 80% of it, so a vault around the threshold is not rebuilt back and forth."""
+    setting = config.dense_index()
+    if setting != "auto":
+        return "flat" if setting == "exact" else "ivf"
+    if current == "ivf":
+        return "ivf" if count >= 0.8 * EXACT_UP_TO else "flat"
+    return "ivf" if count > EXACT_UP_TO else "flat"
+
+
+def _kind(index: Any) -> str:
+    return "flat" if hasattr(index, "id_map") else "ivf"
+
+
+def _base_ids(index: Any) -> np.ndarray:
+    """The base's chunk ids in storage order (an IVF index: list by list)."""
+    import faiss
+    import numpy as np
+
+    if hasattr(index, "id_map"):
+        return faiss.vector_to_array(index.id_map)
+    lists: Any = faiss.extract_index_ivf(index).invlists
+    parts = [np.zeros(0, np.int64)]
+    for number in range(lists.nlist):
+        size = lists.list_size(number)
+        if size:
+            parts.append(faiss.rev_swig_ptr(lists.get_ids(number), size).copy())
+    return np.concatenate(parts)
+
+
+def _ivf(ids: np.ndarray, vectors: np.ndarray, dim: int) -> Any:
+    """An IVF index over these vectors: about 2 * sqrt(n) lists, trained on a sample (64 per list)."""
+    import faiss
+    import numpy as np
+
+    n = len(ids)
+    lists = max(1, min(int(2 * n**0.5), n // 39))  # k-means wants ~39 points per centroid
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, lists, faiss.METRIC_INNER_PRODUCT)
+    if n:
+        sample = np.sort(np.random.default_rng(0).choice(n, size=min(n, 64 * lists), replace=False))
+        index.train(np.ascontiguousarray(vectors[sample]))
+        index.add_with_ids(np.ascontiguousarray(vectors), ids)
+    else:
+        index.train(np.zeros((1, dim), np.float32))
+    index.nprobe = IVF_NPROBE
+    return index
+
+
 class VectorIndex:
     """A base FAISS index and the delta on top of it, searched as one."""
 
@@ -144,6 +203,11 @@ class VectorIndex:
     def size(self) -> int:
         return int(self.index.ntotal) - len(self.delta.removed) + len(self.delta.ids)
 
+    @property
+    def kind(self) -> str:
+        """``flat`` (exact) or ``ivf`` (approximate): the base's kind."""
+        return _kind(self.index)
+
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         import numpy as np
 
@@ -165,11 +229,15 @@ class VectorIndex:
         if len(delta.ids):
             self._added = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
             self._added.add_with_ids(np.ascontiguousarray(delta.vectors), delta.ids)
-        self._exclude = None
+        # Search parameters: an IVF base's lists to visit, and the ids the delta removed.
+        self._exclude = faiss.SearchParametersIVF() if self.kind == "ivf" else None
+        if self._exclude is not None:
+            self._exclude.nprobe = IVF_NPROBE
+        self._selectors = ()
         if len(delta.removed):
             batch = faiss.IDSelectorBatch(delta.removed)
             selector = faiss.IDSelectorNot(batch)
-            self._exclude = faiss.SearchParameters()
+            self._exclude = self._exclude or faiss.SearchParameters()
             self._exclude.sel = selector
             self._selectors = (batch, selector)  # the parameters point into both: keep them alive
 
@@ -200,19 +268,15 @@ class VectorIndex:
 
     def ids(self) -> np.ndarray:
         """Every chunk id this index holds (the base's, less those removed, and the delta's)."""
-        import faiss
         import numpy as np
 
-        base = faiss.vector_to_array(self.index.id_map)
+        base = _base_ids(self.index)
         return np.concatenate([base[~np.isin(base, self.delta.removed)], self.delta.ids])
 
     def ids_digest(self) -> str:
         """A digest of the base's chunk ids in index order: ids are never reused for other
         vectors within one index database, so with its ``index_id`` this pins down the content."""
-        import faiss
-
-        ids = faiss.vector_to_array(self.index.id_map)
-        return hashlib.blake2b(ids.tobytes(), digest_size=16).hexdigest()
+        return hashlib.blake2b(_base_ids(self.index).tobytes(), digest_size=16).hexdigest()
 
     def merged(self) -> VectorIndex:
         """This index with its delta folded into the base (which must be writable)."""
@@ -240,7 +304,12 @@ class VectorIndex:
         try:
             faiss.write_index(self.index, str(faiss_tmp))
             _fsync(faiss_tmp)
-            base = {"bytes": faiss_tmp.stat().st_size, "base_count": int(self.index.ntotal), "ids": self.ids_digest()}
+            base = {
+                "bytes": faiss_tmp.stat().st_size,
+                "base_count": int(self.index.ntotal),
+                "ids": self.ids_digest(),
+                "kind": self.kind,
+            }
             _write_new(sidecar_tmp, json.dumps(self._sidecar(base, None)).encode())
             # FAISS first: a reader pairing the new file with the old sidecar sees the
             # digests disagree and reads again, never a wrong pair.
@@ -271,6 +340,8 @@ class VectorIndex:
             return None
         if isinstance(meta, dict) and meta.get("format") == 2:
             meta = {**meta, "format": SIDECAR_FORMAT, "base_count": meta.get("count"), "delta": None}
+        if isinstance(meta, dict) and "kind" not in meta:
+            meta = {**meta, "kind": "flat"}
         return meta if _valid_sidecar(meta) else None
 
     @staticmethod
@@ -314,21 +385,25 @@ class VectorIndex:
                     continue
                 # Not on Windows: a mapped file there cannot be replaced by the next save.
                 mapped = mmap and os.name != "nt"
-                index = faiss.read_index(str(faiss_path), faiss.IO_FLAG_MMAP_IFC if mapped else 0)
+                flags = (faiss.IO_FLAG_MMAP_IFC if meta["kind"] == "flat" else faiss.IO_FLAG_MMAP) if mapped else 0
+                index = faiss.read_index(str(faiss_path), flags)
             except FileNotFoundError:
                 return None, f"{faiss_path} is missing"
             except (OSError, RuntimeError, MemoryError) as exc:
                 return None, f"{faiss_path} is unreadable ({_first_line(exc)})"
-            base = {k: meta[k] for k in ("bytes", "base_count", "ids")}
+            base = {k: meta[k] for k in ("bytes", "base_count", "ids", "kind")}
             loaded = cls(index, meta["dim"], meta["version"], meta["index_id"], base_file=base, writable=not mapped)
             try:
                 described = (
-                    index.ntotal == meta["base_count"] and index.d == meta["dim"] and loaded.ids_digest() == meta["ids"]
+                    index.ntotal == meta["base_count"]
+                    and index.d == meta["dim"]
+                    and loaded.kind == meta["kind"]
+                    and loaded.ids_digest() == meta["ids"]
                 )
-            except (AttributeError, RuntimeError):  # not an IndexIDMap2
+            except (AttributeError, RuntimeError):  # neither an IndexIDMap2 nor an IVF index
                 described = False
             if described and delta is not None:
-                base_ids = faiss.vector_to_array(loaded.index.id_map)
+                base_ids = _base_ids(loaded.index)
                 described = bool(_isin_all(delta.removed, base_ids)) and not _isin_any(delta.ids, base_ids)
                 if described:
                     loaded._set_delta(delta)
@@ -338,11 +413,18 @@ class VectorIndex:
         return None, problem
 
     @classmethod
-    def rebuild(cls, store: IndexStore, dim: int) -> VectorIndex:
-        """A fresh index from the vectors stored in the database (no model needed)."""
+    def rebuild(cls, store: IndexStore, dim: int, kind: str | None = None) -> VectorIndex:
+        """A fresh index from the vectors stored in the database (no model needed), of
+        ``kind`` (by default ``wanted_kind`` for its size)."""
         import numpy as np
 
+        kind = kind or wanted_kind(store.chunk_count())
         index = cls.empty(dim, store.vectors_version(), store.index_id())
+        if kind == "ivf":  # trained on a sample of all the vectors: read them all first
+            ids, vectors = _stored_vectors(store, None, dim)
+            index.index = _ivf(ids, vectors, dim)
+            index._set_delta(Delta.empty(dim))
+            return index
         for rows in store.iter_chunk_vectors(_READ_BATCH):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
@@ -383,6 +465,7 @@ def _sidecar(index_id: str | None, version: int, dim: int, count: int, base: dic
         "bytes": base["bytes"],
         "base_count": base["base_count"],
         "ids": base["ids"],
+        "kind": base["kind"],
         "delta": delta,
     }
 
@@ -450,9 +533,12 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
         return  # nothing was ever embedded
     version, index_id, dim = store.vectors_version(), store.index_id(), int(dim_text)
     directory = store.directory
+    meta = VectorIndex.read_sidecar(directory)
+    if meta is not None and meta["kind"] != wanted_kind(meta["count"], meta["kind"]):
+        _save_rebuilt(store, dim)  # BRAIN_DENSE_INDEX, or the vault's size, asks for the other kind
+        return
     if VectorIndex.saved_matches(directory, version, index_id, dim):
         return  # level already
-    meta = VectorIndex.read_sidecar(directory)
     at_start = meta is not None and (meta["index_id"], meta["dim"], meta["version"]) == (index_id, dim, start_version)
     delta, problem = _read_delta(directory, meta) if meta is not None and at_start else (None, "")
     if meta is None or not at_start or problem is not None or not _base_there(directory, meta):
@@ -465,7 +551,9 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
     delta = delta.then(np.asarray(removed_ids, dtype=np.int64), ids, vectors)
     if delta.size <= COMPACT_SHARE * max(meta["base_count"], 1):
         count = meta["base_count"] - len(delta.removed) + len(delta.ids)
-        write_delta(directory, {k: meta[k] for k in ("bytes", "base_count", "ids")}, delta, version, index_id, count)
+        write_delta(
+            directory, {k: meta[k] for k in ("bytes", "base_count", "ids", "kind")}, delta, version, index_id, count
+        )
         return
     existing, _ = VectorIndex.load_file(directory, mmap=False)
     if existing is None or (existing.index_id, existing.dim, existing.version) != (index_id, dim, start_version):
@@ -477,13 +565,22 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
     existing.save(directory)
 
 
-def _stored_vectors(store: IndexStore, chunk_ids: list[int], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, float32 vectors) of these chunks, as the database holds them."""
+def _save_rebuilt(store: IndexStore, dim: int) -> None:
+    index = VectorIndex.rebuild(store, dim)
+    if store.vectors_version() == index.version:
+        index.save(store.directory)
+
+
+def _stored_vectors(store: IndexStore, chunk_ids: list[int] | None, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, float32 vectors) of these chunks (None: every chunk), as the database holds them."""
     import numpy as np
 
     ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
-    for start in range(0, len(chunk_ids), _READ_BATCH):
-        rows = store.chunk_vectors(chunk_ids[start : start + _READ_BATCH])
+    if chunk_ids is None:
+        batches = store.iter_chunk_vectors(_READ_BATCH)
+    else:
+        batches = (store.chunk_vectors(chunk_ids[s : s + _READ_BATCH]) for s in range(0, len(chunk_ids), _READ_BATCH))
+    for rows in batches:
         ids_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
         vector_parts.append(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
     return np.concatenate(ids_parts), np.concatenate(vector_parts)

@@ -1,0 +1,126 @@
+"""The approximate dense index: BRAIN_DENSE_INDEX picks exact (flat) or IVF, ``auto`` switches
+at a size (with a margin so a vault near it is not rebuilt back and forth), a change of kind
+rebuilds the vector file at the next `brain index` without re-embedding, and an IVF base takes
+deltas and compaction like a flat one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import assert_faiss_matches
+
+from brain import config
+from brain.index import vectors
+from brain.index.indexer import index_vault
+from brain.index.store import IndexStore
+from brain.index.vectors import DELTA_FILE, FAISS_FILE, SIDECAR_FILE, VectorIndex, load_current, wanted_kind
+
+QUERIES = ["sqlite wal checkpoint", "sourdough starter", "agent memory graph"]
+
+
+def _index(vault: Path):
+    return index_vault(vault, embedder=FakeEmbedder(), progress=False)
+
+
+def _kind(directory: Path) -> str:
+    return json.loads((directory / SIDECAR_FILE).read_text())["kind"]
+
+
+def _top(directory: Path, k: int = 8) -> dict[str, list[int]]:
+    store = IndexStore.open(directory, create=False)
+    try:
+        index = load_current(store, 64)
+        return {q: index.search(FakeEmbedder().embed_query(q), k)[0].tolist() for q in QUERIES}
+    finally:
+        store.close()
+
+
+def test_the_setting_switches_the_kind_at_the_next_run_without_re_embedding(toy_vault, monkeypatch):
+    directory = config.index_dir(toy_vault)
+    _index(toy_vault)
+    assert _kind(directory) == "flat"
+    exact = _top(directory)
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf")
+    report = _index(toy_vault)  # nothing changed in the vault
+    assert report.embedded == 0
+    assert _kind(directory) == "ivf"
+    loaded, _ = VectorIndex.load_file(directory)
+    assert loaded is not None and loaded.kind == "ivf"
+    assert_faiss_matches(directory)
+    assert _top(directory) == exact  # a small vault: every list is visited, the same answers
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "exact")
+    _index(toy_vault)
+    assert _kind(directory) == "flat" and _top(directory) == exact
+
+
+def test_an_ivf_base_takes_deltas_and_compaction(toy_vault, monkeypatch):
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf")
+    directory = config.index_dir(toy_vault)
+    _index(toy_vault)
+    base = (directory / FAISS_FILE).stat().st_mtime_ns
+    write(toy_vault, "New.md", "# New\n\nabout sqlite checkpoints\n")
+    (toy_vault / "Home.md").unlink()
+    _index(toy_vault)
+    assert (directory / DELTA_FILE).exists() and (directory / FAISS_FILE).stat().st_mtime_ns == base
+    assert_faiss_matches(directory)
+    monkeypatch.setattr(vectors, "COMPACT_SHARE", 0.0)
+    write(toy_vault, "Newer.md", "# Newer\n\nmore\n")
+    _index(toy_vault)
+    assert not (directory / DELTA_FILE).exists() and _kind(directory) == "ivf"
+    assert_faiss_matches(directory)
+    store = IndexStore.open(directory, create=False)
+    try:
+        fresh = VectorIndex.rebuild(store, 64, "flat")
+        saved = load_current(store, 64)
+        for query in QUERIES:
+            vector = FakeEmbedder().embed_query(query)
+            assert saved.search(vector, 5)[0].tolist() == fresh.search(vector, 5)[0].tolist()
+    finally:
+        store.close()
+
+
+def test_auto_switches_above_the_threshold_and_back_only_well_below(monkeypatch):
+    monkeypatch.delenv("BRAIN_DENSE_INDEX", raising=False)
+    monkeypatch.setattr(vectors, "EXACT_UP_TO", 1000)
+    assert wanted_kind(1000) == "flat" and wanted_kind(1001) == "ivf"
+    assert wanted_kind(900, "ivf") == "ivf"  # within the margin: stays
+    assert wanted_kind(900, "flat") == "flat"
+    assert wanted_kind(799, "ivf") == "flat"
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "exact")
+    assert wanted_kind(10**9, "ivf") == "flat"
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf")
+    assert wanted_kind(1, "flat") == "ivf"
+
+
+def test_auto_builds_ivf_for_a_vault_over_the_threshold(toy_vault, monkeypatch):
+    monkeypatch.delenv("BRAIN_DENSE_INDEX", raising=False)
+    monkeypatch.setattr(vectors, "EXACT_UP_TO", 5)
+    _index(toy_vault)
+    assert _kind(config.index_dir(toy_vault)) == "ivf"
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf"])
+def test_an_ivf_search_leaves_out_removed_ids(tmp_path, kind):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    vectors_ = rng.standard_normal((400, 8)).astype(np.float32)
+    vectors_ /= np.linalg.norm(vectors_, axis=1, keepdims=True)
+    ids = np.arange(400, dtype=np.int64) + 1
+    index = VectorIndex.empty(8, 1, "x")
+    index.index = vectors._ivf(ids, vectors_, 8) if kind == "ivf" else index.index
+    if kind == "flat":
+        index.index.add_with_ids(vectors_, ids)
+    index._set_delta(vectors.Delta.empty(8))
+    index.save(tmp_path)
+    loaded, problem = VectorIndex.load_file(tmp_path)
+    assert loaded is not None, problem
+    assert loaded.kind == kind
+    top = loaded.search(vectors_[0], 3)[0].tolist()
+    assert top[0] == 1
+    loaded.remove([1])
+    assert 1 not in loaded.search(vectors_[0], 3)[0].tolist()
+    assert loaded.size == 399
