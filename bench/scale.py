@@ -1,20 +1,33 @@
 """Scale test of brain's own data structures, apart from the model (figures, not asserted).
 
 Generates a vault of N notes (default 100,000; ~5 chunks each, wikilinks between notes, some
-aliases and partial-path links) in a temporary folder and indexes it with a fast
-deterministic fake embedder (``benchfake:384``: a vector seeded by a hash of the text), then
-measures, each phase in its own process so that peak memory is that phase's own:
+aliases and partial-path links) and indexes it with a fast deterministic fake embedder
+(``benchfake:384``: a vector seeded by a hash of the text), then measures, each phase in its
+own process so that peak memory is that phase's own:
 
-    build        first index: wall time and where it goes (scan, parse+chunk, embed, SQLite
-                 writes, link resolution, FAISS), peak RSS
+    build        first index: wall and CPU time and where they go (scan, parsing, embed,
+                 SQLite writes, link resolution, FAISS), peak RSS
     noop         a re-index with nothing changed, in-process; and `brain index` as a whole process
     change       one note edited, then re-indexed
-    query        opening a Recaller (update check, FAISS load), then dense and dense+graph latency
-                 p50/p95 per stage over many queries, peak RSS
+    query        opening a Recaller (update check, FAISS load), then latency p50/p95 per stage
+                 of the `vector` and `hybrid+ppr` modes, peak RSS; PageRank by local push
+                 against the power iteration (time, top-60 overlap), once with exact dense
+                 search and once with the default for the size (IVF above 100,000 chunks)
+    faiss        the approximate (IVF) index brain builds against exact search: build time,
+                 latency, recall@10 on the bench's vectors and on clustered ones
 
-    python bench/scale.py --notes 10000            # quick (a few minutes)
-    python bench/scale.py                          # 100,000 notes (~500,000 chunks)
-    python bench/scale.py --notes 10000 --keep --dir /tmp/brain-scale
+The machine is shared (2 CPUs, other work running): every timing is printed with the load
+average, and CPU seconds beside wall seconds where it matters. The build is run once and the
+work folder kept: later runs reuse the index for the other phases (``--phases``), and the
+figures of every phase are kept in ``<dir>/results-<notes>.json``. With ``--before`` (default
+bench/scale-before-<notes>.json when it exists: main before issue 16) the summary puts the
+figures of the issue's table beside their goals, with the ratio of each to the before-figure and to
+its goal.
+
+    python bench/scale.py --notes 10000 --dir /tmp/brain-scale           # quick (minutes)
+    python bench/scale.py --dir /tmp/brain-scale                          # 100,000 notes
+    python bench/scale.py --dir /tmp/brain-scale --phases query,faiss     # reuse the index
+    python bench/scale.py --dir /tmp/brain-scale --phases build --rebuild # measure a build again
 
 Writes bench/out/scale-<notes>.json and prints a summary.
 """
@@ -166,6 +179,26 @@ class Timers:
 
         setattr(owner, name, wrapper)
 
+    def wrap_generator(self, owner, name: str, label: str) -> None:
+        """Time spent inside a generator's steps (waiting included), not in its consumer."""
+        original = getattr(owner, name)
+        timers = self
+
+        def wrapper(*args, **kwargs):
+            iterator = original(*args, **kwargs)
+            while True:
+                started = time.perf_counter()
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    return
+                finally:
+                    timers.seconds[label] += time.perf_counter() - started
+                timers.calls[label] += 1
+                yield item
+
+        setattr(owner, name, wrapper)
+
     def as_dict(self) -> dict:
         return {
             k: {"s": round(v, 2), "calls": self.calls[k]} for k, v in sorted(self.seconds.items(), key=lambda x: -x[1])
@@ -173,17 +206,17 @@ class Timers:
 
 
 def _instrument_indexer() -> Timers:
-    from brain.index import changes, indexer, vectors
+    from brain.index import changes, indexer, parsing, vectors
 
     t = Timers()
-    t.wrap(changes, "plan", "plan (scan + note rows)")
+    t.wrap(changes, "plan", "plan (scan + note stats)")
     t.wrap(changes, "read_note_bytes", "read files")
-    t.wrap(indexer, "parse_note", "parse notes")
-    t.wrap(indexer, "chunk_body", "chunk")
+    t.wrap_generator(parsing.Parser, "parsed", "parsing (main process: parsing, or waiting on workers)")
     t.wrap(indexer._Run, "_flush", "flush (embed + SQLite writes)")
     t.wrap(indexer, "resolve_links", "resolve links")
-    t.wrap(vectors, "sync", "FAISS sync (load/add/save)")
-    t.wrap(vectors.VectorIndex, "save", "FAISS save")
+    t.wrap(vectors, "sync", "FAISS sync (delta, or load/add/save)")
+    t.wrap(vectors.VectorIndex, "save", "FAISS save (whole)")
+    t.wrap(vectors, "write_delta", "FAISS delta write")
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
     return t
@@ -193,9 +226,24 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
 
 
+def _cpu(who: int = resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _load() -> list[float]:
+    return [round(x, 1) for x in os.getloadavg()]
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
+
+
+def _queries(n: int) -> list[str]:
+    rng = random.Random("brain-scale-queries")
+    vocab = _vocabulary()
+    return [f"how does {' '.join(rng.choices(vocab, k=4))} relate to {rng.choice(vocab)}" for _ in range(n)]
 
 
 def phase_index(vault: Path, label: str) -> dict:
@@ -203,6 +251,8 @@ def phase_index(vault: Path, label: str) -> dict:
 
     timers = _instrument_indexer()
     embedder = BenchFakeEmbedder()
+    load_before = _load()
+    cpu = _cpu()
     started = time.perf_counter()
     report = index_vault(vault, embedder=embedder, progress=False)
     seconds = time.perf_counter() - started
@@ -211,38 +261,45 @@ def phase_index(vault: Path, label: str) -> dict:
     return {
         "phase": label,
         "seconds": round(seconds, 2),
+        "cpu_s": round(_cpu() - cpu, 2),
+        "workers_cpu_s": round(_cpu(resource.RUSAGE_CHILDREN), 2),
+        "embed_s": round(embedder.seconds, 2),
         "notes": report.notes,
         "chunks": report.chunks,
         "embedded": report.embedded,
         "links": report.links,
         "stages": stages,
         "peak_rss_mb": _peak_rss_mb(),
-        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "load_average": load_before,
+        "load_average_after": _load(),
         "chunks_per_s": round(report.embedded / seconds, 1) if report.embedded else None,
     }
 
 
 def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
+    from brain.recall import lexical
+    from brain.recall import ppr as ppr_stage
     from brain.recall.opening import open_recaller
     from brain.recall.types import RecallSettings
 
+    load_before = _load()
     started = time.perf_counter()
     recaller = open_recaller(vault, embedder=BenchFakeEmbedder(), update=True, rerank_model=None)
     open_s = time.perf_counter() - started
     rss_open = _peak_rss_mb()
-    rng = random.Random("brain-scale-queries")
-    vocab = _vocabulary()
-    texts = [f"how does {' '.join(rng.choices(vocab, k=4))} relate to {rng.choice(vocab)}" for _ in range(queries)]
+    texts = _queries(queries)
     settings = RecallSettings(k=12)
     out = {
         "phase": "query",
+        "dense_index": recaller.vectors.kind,
+        "load_average": load_before,
         "open_s": round(open_s, 2),
         "open_stages_ms": dict(recaller.timings_ms),
         "peak_rss_after_open_mb": rss_open,
         "modes": {},
     }
     for mode in modes:
-        recaller.ask(texts[0], mode, settings)  # warm
+        recaller.ask(texts[0], mode, settings)  # warm: the link graph, the names, the pages
         totals: list[float] = []
         stages: dict[str, list[float]] = defaultdict(list)
         added = []
@@ -260,65 +317,105 @@ def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
             "stages_p95_ms": {k: _pct(v, 0.95) for k, v in stages.items()},
             "graph_added_mean": round(statistics.fmean(added), 1),
         }
+    # PageRank: the local push against the power iteration, from the seeds hybrid+ppr uses.
+    graph = recaller.link_graph()
+    push_ms, power_ms, overlap, same20 = [], [], [], 0
+    for text in texts[:50]:
+        state = recaller.prepare(text, settings)
+        hits = lexical.lexical_search(recaller.store, state.query, settings.depth)
+        seeds = ppr_stage.seed_weights([[c.note_id for c in state.lanes["dense"]], [c.note_id for c in hits]], 15)
+        t0 = time.perf_counter()
+        pushed = graph.rank(seeds, settings.depth, method="push")
+        t1 = time.perf_counter()
+        exact = graph.rank(seeds, settings.depth, method="power")
+        t2 = time.perf_counter()
+        push_ms.append((t1 - t0) * 1000)
+        power_ms.append((t2 - t1) * 1000)
+        overlap.append(len({n for n, _ in pushed} & {n for n, _ in exact}) / max(1, len(exact)))
+        same20 += [n for n, _ in pushed[:20]] == [n for n, _ in exact[:20]]
+    out["ppr"] = {
+        "push_p50_ms": _pct(push_ms, 0.5),
+        "power_p50_ms": _pct(power_ms, 0.5),
+        "top60_overlap_mean": round(statistics.fmean(overlap), 4),
+        "top60_overlap_min": round(min(overlap), 4),
+        "top20_identical_share": round(same20 / len(overlap), 3),
+        "graph_notes": graph.size,
+        "graph_links": graph.edges,
+    }
     recaller.close()
     out["peak_rss_mb"] = _peak_rss_mb()
+    out["load_average_after"] = _load()
     return out
 
 
 def phase_faiss(index_dir: Path, queries: int) -> dict:
-    """What-if: the same vectors in other FAISS layouts, search latency (brain does not use them)."""
+    """The IVF index brain builds above EXACT_UP_TO, against exact search, on the stored vectors
+    (from the fake embedder: random directions, the hardest case for any approximate index)
+    and on a clustered set of the same size, closer to what real embeddings look like."""
     import faiss
     import numpy as np
 
-    flat = faiss.read_index(str(index_dir / "vectors.faiss"))  # IndexIDMap2(IndexFlatIP), as brain writes it
-    base = faiss.downcast_index(flat.index)
-    n, dim = base.ntotal, base.d
-    vectors = base.reconstruct_n(0, n)
-    id_map = faiss.vector_to_array(flat.id_map)
-    rng = np.random.default_rng(0)
-    q = rng.standard_normal((queries, dim)).astype(np.float32)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    k = 240  # dense_search asks for depth * 4 chunks
-    _, truth = flat.search(q[:50], 10)
-    out: dict = {"vectors": n, "dim": dim}
+    from brain.index import vectors as brain_vectors
+    from brain.index.store import IndexStore
 
-    def bench(name: str, index, build_s: float, ids=None) -> None:
-        times = []
-        for row in q:
+    store = IndexStore.open(index_dir, create=False)
+    try:
+        dim = int(store.get_meta("dim") or 384)
+        ids, stored = brain_vectors._stored_vectors(store, None, dim)
+    finally:
+        store.close()
+    n = len(ids)
+    embedder = BenchFakeEmbedder()
+    bench_queries = np.stack([embedder.embed_query(t) for t in _queries(queries)])
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((max(1, n // 250), dim)).astype(np.float32)
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    clustered = centers[rng.integers(0, len(centers), n)] + 0.06 * rng.standard_normal((n, dim)).astype(np.float32)
+    clustered /= np.linalg.norm(clustered, axis=1, keepdims=True)
+    near = clustered[rng.choice(n, queries)] + 0.06 * rng.standard_normal((queries, dim)).astype(np.float32)
+    near /= np.linalg.norm(near, axis=1, keepdims=True)
+    out: dict = {"vectors": n, "dim": dim, "nprobe": brain_vectors.IVF_NPROBE, "load_average": _load()}
+    faiss.omp_set_num_threads(1)  # as brain searches: one query, one thread
+    for name, data, qs in (("bench vectors", stored, bench_queries), ("clustered vectors", clustered, near)):
+        flat = faiss.IndexFlatIP(dim)
+        flat.add(data)
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        t0 = time.perf_counter()
+        ivf = brain_vectors._ivf(np.arange(n, dtype=np.int64), data, dim)
+        build_s = time.perf_counter() - t0
+        faiss.omp_set_num_threads(threads)
+        params = faiss.SearchParametersIVF()
+        params.nprobe = brain_vectors.IVF_NPROBE
+        times: dict[str, list[float]] = {"exact": [], "ivf": []}
+        for q in qs:
+            row = q.reshape(1, -1)
             t0 = time.perf_counter()
-            index.search(row.reshape(1, -1), k)
-            times.append((time.perf_counter() - t0) * 1000)
-        _, got = index.search(q[:50], 10)
-        got = ids[got] if ids is not None else got
+            flat.search(row, 240)
+            t1 = time.perf_counter()
+            ivf.search(row, 240, params=params)
+            t2 = time.perf_counter()
+            times["exact"].append((t1 - t0) * 1000)
+            times["ivf"].append((t2 - t1) * 1000)
+        _, truth = flat.search(qs, 10)
+        _, got = ivf.search(qs, 10, params=params)
         recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, got)]))
         out[name] = {
+            "lists": int(ivf.nlist),
             "build_s": round(build_s, 1),
-            "p50_ms": _pct(times, 0.5),
-            "p95_ms": _pct(times, 0.95),
-            "recall@10_vs_flat": round(recall, 3),
+            "exact_p50_ms": _pct(times["exact"], 0.5),
+            "ivf_p50_ms": _pct(times["ivf"], 0.5),
+            "ivf_p95_ms": _pct(times["ivf"], 0.95),
+            "recall@10": round(recall, 3),
         }
-
-    bench("IDMap2(FlatIP) float32 (brain today)", flat, 0.0)
-    threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)  # one query at a time: OpenMP threads only spin and contend
-    bench("IDMap2(FlatIP) float32, omp threads 1", flat, 0.0)
-    faiss.omp_set_num_threads(threads)
-    t0 = time.perf_counter()
-    sq = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-    sq.add(vectors)
-    bench("SQ fp16 flat (half the memory)", sq, time.perf_counter() - t0, id_map)
-    t0 = time.perf_counter()
-    nlist = max(16, int(4 * n**0.5))
-    ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.train(vectors[rng.choice(n, size=min(n, 40 * nlist), replace=False)])
-    ivf.add(vectors)
-    ivf.nprobe = 16
-    bench(f"IVFFlat nlist={nlist} nprobe=16", ivf, time.perf_counter() - t0, id_map)
+        del flat, ivf
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
 
 
 # ----- driver -----------------------------------------------------------------------------
+
+PHASES = ("build", "noop", "change", "query", "faiss")
 
 
 def _child(args, phase: str, env: dict, extra: list[str] | None = None) -> dict:
@@ -352,6 +449,19 @@ def _dir_mb(path: Path) -> dict:
     return {p.name: round(p.stat().st_size / 1e6, 1) for p in sorted(path.iterdir()) if p.is_file()}
 
 
+def _brain_index(vault: Path, env: dict) -> tuple[float, float]:
+    """`brain index` as a user runs it, a whole process: (wall seconds, CPU seconds)."""
+    cpu = _cpu(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [*_brain_cli(), "index", "--vault", str(vault), "--json"], env=env, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"brain index failed: {proc.stderr[-2000:]}")
+    return wall, _cpu(resource.RUSAGE_CHILDREN) - cpu
+
+
 def run(args) -> dict:
     work = Path(args.dir)
     vault, home = work / "vault", work / "home"
@@ -363,88 +473,331 @@ def run(args) -> dict:
         "HF_HUB_OFFLINE": "1",
     }
     env.pop("BRAIN_DB", None)
-    result: dict = {
-        "notes": args.notes,
-        "cpus": os.cpu_count(),
-        "load_average_at_start": [round(x, 1) for x in os.getloadavg()],
-    }
-    if not (vault / note_path(args.notes - 1)).exists():
-        print(f"generating {args.notes} notes in {vault} ...", file=sys.stderr)
-        result["generate"] = generate(vault, args.notes)
-    for phase in ("build", "noop"):
-        print(f"{phase} ...", file=sys.stderr)
-        result[phase] = _child(args, phase, env)
-    # `brain index` as a user runs it: a whole process, nothing changed (the model is not loaded).
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [*_brain_cli(), "index", "--vault", str(vault), "--json"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        times.append(time.perf_counter() - t0)
-        if proc.returncode != 0:
-            raise SystemExit(f"brain index failed: {proc.stderr[-2000:]}")
-    result["noop_cli_s"] = {"runs": [round(t, 2) for t in times], "median": round(statistics.median(times), 2)}
-    target = vault / note_path(args.notes // 2)
-    with open(target, "a", encoding="utf-8") as f:
-        f.write(f"\nEdited at {time.time()}: one more line [[note-{args.notes // 3:06d}]].\n")
-    print("change ...", file=sys.stderr)
-    result["change"] = _child(args, "change", env)
-    print("query ...", file=sys.stderr)
-    result["query"] = _child(args, "query", env)
+    env.pop("BRAIN_DENSE_INDEX", None)
+    results_file = work / f"results-{args.notes}.json"
+    result: dict = json.loads(results_file.read_text()) if results_file.exists() else {}
+    result.update(notes=args.notes, cpus=os.cpu_count())
+    result.setdefault("runs", []).append({"started": time.strftime("%Y-%m-%d %H:%M"), "load_average": _load()})
+
+    def save() -> None:
+        results_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
+
     from brain.config import index_dir
 
     os.environ["BRAIN_HOME"] = str(home)
     directory = index_dir(vault)
-    result["index_files_mb"] = _dir_mb(directory)
-    if args.faiss:
-        print("faiss what-if ...", file=sys.stderr)
+    phases = [p for p in args.phases.split(",") if p] if args.phases else list(PHASES)
+    if "build" in phases and (directory / "index.db").exists() and not args.rebuild:
+        print("index kept from an earlier run: not built again (--rebuild to measure a build)", file=sys.stderr)
+        phases.remove("build")
+    if not (vault / note_path(args.notes - 1)).exists():
+        print(f"generating {args.notes} notes in {vault} ...", file=sys.stderr)
+        result["generate"] = generate(vault, args.notes)
+    if "build" in phases:
+        shutil.rmtree(directory, ignore_errors=True)
+        print("build ...", file=sys.stderr)
+        result["build"] = _child(args, "build", env)
+        result["index_files_mb"] = _dir_mb(directory)
+        save()
+    if "noop" in phases:
+        print("noop ...", file=sys.stderr)
+        _brain_index(vault, env)  # level first: an earlier phase may have left the vector file to convert
+        result["noop"] = _child(args, "noop", env)
+        runs = [_brain_index(vault, env) for _ in range(3)]
+        result["noop_cli_s"] = {
+            "runs": [round(w, 2) for w, _ in runs],
+            "median": round(statistics.median(w for w, _ in runs), 2),
+            "cpu_median": round(statistics.median(c for _, c in runs), 2),
+            "load_average": _load(),
+        }
+        save()
+    if "change" in phases:
+        target = vault / note_path(args.notes // 2)
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(f"\nEdited at {time.time()}: one more line [[note-{args.notes // 3:06d}]].\n")
+        print("change ...", file=sys.stderr)
+        result["change"] = _child(args, "change", env)
+        save()
+    if "query" in phases:
+        for dense in ("exact", "auto"):
+            print(f"query (dense index: {dense}) ...", file=sys.stderr)
+            env_dense = {**env, "BRAIN_DENSE_INDEX": dense}
+            wall, _ = _brain_index(vault, env_dense)  # converts the vector file if the kind changes
+            result[f"convert_{dense}_s"] = round(wall, 1)
+            result[f"query_{dense}"] = _child(args, "query", env_dense)
+            save()
+        result["index_files_mb"] = _dir_mb(directory)
+    if "faiss" in phases:
+        print("faiss (IVF against exact) ...", file=sys.stderr)
         result["faiss"] = _child(args, "faiss", env)
+        save()
+    save()
     return result
 
 
-def summary(r: dict) -> str:
-    b, nop, ch, q = r["build"], r["noop"], r["change"], r["query"]
-    lines = [
+# ----- the summary --------------------------------------------------------------------------
+
+
+def _get(data: dict | None, *keys, default=None):
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return default
+        data = data[key]
+    return data
+
+
+def _build_parts(build: dict | None) -> dict | None:
+    """Brain's own build time (without the fake embedder), SQLite writes, parsing."""
+    if not build:
+        return None
+    stages = build.get("stages", {})
+    embed = _get(stages, "embed (fake)", "s", default=0.0)
+    flush = _get(stages, "flush (embed + SQLite writes)", "s", default=0.0)
+    parse = sum(v["s"] for k, v in stages.items() if k.startswith(("parse", "parsing", "chunk")))
+    return {"own": build["seconds"] - embed, "sqlite": flush - embed, "parse": parse}
+
+
+def _table(r: dict, before: dict | None) -> list[str]:
+    """The issue's table: before (main, from the before-figures file), now, goal, now / before
+    (below 1 is faster or smaller) and now / goal (at most 1 meets it)."""
+    q_now = r.get("query_auto") or r.get("query_exact") or {}
+    q_exact = r.get("query_exact") or {}
+    q_before = _get(before, "query_auto") or _get(before, "query") or {}
+    # (row, before, now, goal, before value, now value, goal value)
+    rows: list[tuple[str, str, str, str, float | None, float | None, float]] = []
+
+    def mode(q: dict, name: str) -> dict:
+        return _get(q, "modes", name) or {}
+
+    def hybrid(q: dict) -> str:
+        m = mode(q, "hybrid+ppr")
+        if not m:
+            return "-"
+        st = m.get("stages_p50_ms", {})
+        parts = ", ".join(f"{k} {st.get(k, 0):.0f}" for k in ("lexical", "ppr", "dense", "fusion"))
+        return f"{m['p50_ms']:.1f} / {m['p95_ms']:.1f} ms ({parts})"
+
+    hb, hn = mode(q_before, "hybrid+ppr"), mode(q_now, "hybrid+ppr")
+    rows.append(
         (
-            f"scale: {r['notes']} notes (load average {r.get('load_average_at_start')} on {r.get('cpus')} cpus) , {b['chunks']} chunks, {sum(b['links'].values())} links "
-            f"({b['links']}), fake embedder {MODEL}"
+            "hybrid+ppr warm p50 / p95",
+            hybrid(q_before),
+            hybrid(q_now),
+            "<= 50 / 80 ms",
+            hb.get("p50_ms"),
+            hn.get("p50_ms"),
+            50,
         )
-    ]
-    if "generate" in r:
-        lines.append(f"  generated {r['generate']['mb']} MB of markdown in {r['generate']['seconds']} s")
-    lines.append(f"  build     {b['seconds']:8.1f} s  ({b['chunks_per_s']} chunks/s), peak RSS {b['peak_rss_mb']} MB")
-    for name, stage in b["stages"].items():
-        lines.append(f"              {stage['s']:8.1f} s  {name}")
-    lines.append(
-        f"  no-op     {nop['seconds']:8.2f} s in-process, peak RSS {nop['peak_rss_mb']} MB; "
-        f"`brain index` whole process {r['noop_cli_s']['median']} s (runs {r['noop_cli_s']['runs']})"
     )
-    for name, stage in nop["stages"].items():
-        if stage["s"] >= 0.05:
-            lines.append(f"              {stage['s']:8.2f} s  {name}")
-    lines.append(f"  1 change  {ch['seconds']:8.2f} s, peak RSS {ch['peak_rss_mb']} MB")
-    for name, stage in ch["stages"].items():
-        if stage["s"] >= 0.05:
-            lines.append(f"              {stage['s']:8.2f} s  {name}")
-    lines.append(
-        f"  open Recaller {q['open_s']} s (stages ms: {q['open_stages_ms']}), peak RSS {q['peak_rss_after_open_mb']} MB"
+    rows.append(
+        (
+            "  (p95)",
+            f"{hb['p95_ms']:.1f} ms" if hb else "-",
+            f"{hn['p95_ms']:.1f} ms" if hn else "-",
+            "<= 80 ms",
+            hb.get("p95_ms"),
+            hn.get("p95_ms"),
+            80,
+        )
     )
-    for mode, m in q["modes"].items():
-        stages = ", ".join(f"{k} {v}" for k, v in m["stages_p50_ms"].items() if k != "total")
-        lines.append(f"  {mode:<8} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms   (p50 stages ms: {stages})")
-    lines.append(f"  query peak RSS {q['peak_rss_mb']} MB; index files MB: {r['index_files_mb']}")
-    if "faiss" in r:
-        for name, v in r["faiss"].items():
-            if isinstance(v, dict):
-                lines.append(
-                    f"  what-if {name}: build {v['build_s']} s, search k=240 p50 {v['p50_ms']} ms "
-                    f"p95 {v['p95_ms']} ms, recall@10 vs flat {v['recall@10_vs_flat']}"
-                )
+    v_before, v_now, v_exact = mode(q_before, "vector"), mode(q_now, "vector"), mode(q_exact, "vector")
+    rows.append(
+        (
+            f"vector warm p50 ({q_now.get('dense_index', '?')} dense index)",
+            f"{v_before['p50_ms']:.1f} ms" if v_before else "-",
+            f"{v_now['p50_ms']:.1f} ms (exact: {v_exact.get('p50_ms', 0):.1f})" if v_now else "-",
+            "<= 15 ms",
+            v_before.get("p50_ms"),
+            v_now.get("p50_ms"),
+            15,
+        )
+    )
+
+    def opening(q: dict) -> str:
+        if not q:
+            return "-"
+        st = q.get("open_stages_ms", {})
+        return f"{q['open_s']:.2f} s (update check {st.get('update', 0) / 1000:.2f}, FAISS load {st.get('load_index', 0) / 1000:.2f})"
+
+    rows.append(
+        (
+            "opening a recaller",
+            opening(q_before),
+            opening(q_now),
+            "<= 0.5 s",
+            q_before.get("open_s"),
+            q_now.get("open_s"),
+            0.5,
+        )
+    )
+    nb, nn = _get(before, "noop_cli_s", "median"), _get(r, "noop_cli_s", "median")
+    rows.append(
+        (
+            "no-op `brain index`, whole process",
+            f"{nb} s" if nb is not None else "-",
+            f"{nn} s (CPU {_get(r, 'noop_cli_s', 'cpu_median')} s)" if nn is not None else "-",
+            "< 0.5 s",
+            nb,
+            nn,
+            0.5,
+        )
+    )
+
+    def change(c: dict | None) -> str:
+        if not c:
+            return "-"
+        st = c["stages"]
+        faiss_s = _get(st, "FAISS sync (delta, or load/add/save)", "s") or _get(
+            st, "FAISS sync (load/add/save)", "s", default=0
+        )
+        walk = _get(st, "plan (scan + note stats)", "s") or _get(st, "plan (scan + note rows)", "s", default=0)
+        return f"{c['seconds']:.2f} s (FAISS {faiss_s:.2f}, links {_get(st, 'resolve links', 's', default=0):.2f}, walk {walk:.2f})"
+
+    rows.append(
+        (
+            "one changed note",
+            change(_get(before, "change")),
+            change(r.get("change")),
+            "< 1 s",
+            _get(before, "change", "seconds"),
+            _get(r, "change", "seconds"),
+            1,
+        )
+    )
+
+    def build(b: dict | None) -> str:
+        parts = _build_parts(b)
+        if not parts or not b:
+            return "-"
+        cpu = f"; CPU {b['cpu_s']} + workers {b.get('workers_cpu_s', 0)}" if "cpu_s" in b else ""
+        return f"{parts['own']:.0f} s (SQLite writes {parts['sqlite']:.0f}, parsing {parts['parse']:.0f}{cpu})"
+
+    rows.append(
+        (
+            "first build, brain's own time",
+            build(_get(before, "build")),
+            build(r.get("build")),
+            "< 100 s",
+            (_build_parts(_get(before, "build")) or {}).get("own"),
+            (_build_parts(r.get("build")) or {}).get("own"),
+            100,
+        )
+    )
+
+    def per_chunk(res: dict | None) -> tuple[str, float | None]:
+        mb = _get(res, "index_files_mb", "index.db")
+        n = _get(res, "build", "chunks") or _get(res, "noop", "chunks")
+        if mb is None or not n:
+            return "-", None
+        kb = mb * 1e6 / n / 1e3
+        return f"{mb / 1000:.2f} GB ({kb:.1f} KB per chunk)", kb
+
+    db_before, kb_before = per_chunk(before)
+    db_now, kb_now = per_chunk(r)
+    rows.append(("index.db size", db_before, db_now, "<= 3 KB per chunk", kb_before, kb_now, 3))
+    rss_before, rss_now = q_before.get("peak_rss_mb"), q_now.get("peak_rss_mb")
+    rows.append(
+        (
+            "query peak RSS",
+            f"{rss_before} MB" if rss_before else "-",
+            f"{rss_now} MB" if rss_now else "-",
+            "<= 700 MB",
+            rss_before,
+            rss_now,
+            700,
+        )
+    )
+    ivf = _get(r, "faiss", "clustered vectors") or {}
+    ivf_bench = _get(r, "faiss", "bench vectors") or {}
+    rows.append(
+        (
+            "IVF recall@10 against exact",
+            "- (exact only)",
+            f"{ivf['recall@10']} clustered, {ivf_bench.get('recall@10')} random (IVF {ivf['ivf_p50_ms']} ms)"
+            if ivf
+            else "-",
+            ">= 0.95 (clustered)",
+            None,
+            ivf.get("recall@10"),
+            0.95,
+        )
+    )
+    head = ("", "before (main)", "now", "goal")
+    width = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return f"{a / b:.2f}" if a is not None and b else "-"
+
+    lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(head, width)) + "  now/before  now/goal"]
+    for row in rows:
+        cells = "  ".join(c.ljust(w) for c, w in zip(row[:4], width))
+        lines.append(f"  {cells}  {ratio(row[5], row[4]):<10}  {ratio(row[5], row[6])}")
+    return lines
+
+
+def summary(r: dict, before: dict | None) -> str:
+    lines = [f"scale: {r['notes']} notes on {r.get('cpus')} CPUs, fake embedder {MODEL}; runs: {r.get('runs')}"]
+    if before:
+        lines.append(f"before: {before.get('measured_on', 'main')}")
+    lines += _table(r, before)
+    b = r.get("build")
+    if b:
+        lines.append(
+            f"  build     {b['seconds']:8.1f} s wall, CPU {b.get('cpu_s')} s + workers {b.get('workers_cpu_s')} s,"
+            f" load {b.get('load_average')} -> {b.get('load_average_after')}, peak RSS {b['peak_rss_mb']} MB"
+        )
+        for name, stage in b["stages"].items():
+            lines.append(f"              {stage['s']:8.1f} s  {name}")
+    nop = r.get("noop")
+    if nop:
+        lines.append(
+            f"  no-op     {nop['seconds']:8.2f} s in-process (CPU {nop.get('cpu_s')} s, load {nop.get('load_average')}),"
+            f" peak RSS {nop['peak_rss_mb']} MB; `brain index` whole process {r['noop_cli_s']}"
+        )
+        for name, stage in nop["stages"].items():
+            if stage["s"] >= 0.05:
+                lines.append(f"              {stage['s']:8.2f} s  {name}")
+    ch = r.get("change")
+    if ch:
+        lines.append(
+            f"  1 change  {ch['seconds']:8.2f} s (CPU {ch.get('cpu_s')} s, load {ch.get('load_average')}), peak RSS {ch['peak_rss_mb']} MB"
+        )
+        for name, stage in ch["stages"].items():
+            if stage["s"] >= 0.05:
+                lines.append(f"              {stage['s']:8.2f} s  {name}")
+    for dense in ("exact", "auto"):
+        q = r.get(f"query_{dense}")
+        if not q:
+            continue
+        lines.append(
+            f"  query, BRAIN_DENSE_INDEX={dense} ({q['dense_index']} base; converting took {r.get(f'convert_{dense}_s')} s):"
+            f" open {q['open_s']} s (stages ms: {q['open_stages_ms']}), load {q.get('load_average')}, peak RSS {q['peak_rss_mb']} MB"
+        )
+        for mode, m in q["modes"].items():
+            stages = ", ".join(f"{k} {v}" for k, v in m["stages_p50_ms"].items() if k != "total")
+            lines.append(
+                f"    {mode:<10} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms   (p50 stages ms: {stages})"
+            )
+        p = q.get("ppr")
+        if p:
+            lines.append(
+                f"    PageRank over {p['graph_notes']} notes / {p['graph_links']} links: push p50 {p['push_p50_ms']} ms,"
+                f" power iteration {p['power_p50_ms']} ms; top-60 overlap mean {p['top60_overlap_mean']} (min"
+                f" {p['top60_overlap_min']}), identical top 20 in {p['top20_identical_share']:.0%} of queries"
+            )
+    f = r.get("faiss")
+    if f:
+        lines.append(
+            f"  IVF against exact, {f['vectors']} x {f['dim']}, nprobe {f['nprobe']} (load {f.get('load_average')}):"
+        )
+        for name in ("bench vectors", "clustered vectors"):
+            v = f[name]
+            lines.append(
+                f"    {name:<18} {v['lists']} lists, built in {v['build_s']} s; k=240 p50 exact {v['exact_p50_ms']} ms,"
+                f" IVF {v['ivf_p50_ms']} ms (p95 {v['ivf_p95_ms']}); recall@10 {v['recall@10']}"
+            )
+    if r.get("index_files_mb"):
+        lines.append(f"  index files MB: {r['index_files_mb']}")
     return "\n".join(lines)
 
 
@@ -452,10 +805,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--modes", default="vector,graph", help="recall modes to time (any `brain ask --mode`)")
-    parser.add_argument("--dir", help="work folder (default: a temporary one, removed afterwards)")
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    parser.add_argument("--faiss", action="store_true", help="also time other FAISS layouts on the same vectors")
+    parser.add_argument("--modes", default="vector,hybrid+ppr", help="recall modes to time (any `brain ask --mode`)")
+    parser.add_argument("--dir", help="work folder, kept (default: a temporary one, removed afterwards)")
+    parser.add_argument("--phases", help=f"comma-separated, of {','.join(PHASES)} (default: all)")
+    parser.add_argument("--rebuild", action="store_true", help="build again even when the work folder has an index")
+    parser.add_argument("--before", help="figures of an earlier run (JSON) to print beside these")
     parser.add_argument("--out", default=str(HERE / "out"))
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -478,18 +832,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     temporary = args.dir is None
     args.dir = args.dir or tempfile.mkdtemp(prefix="brain-scale-")
+    before_path = Path(args.before) if args.before else HERE / f"scale-before-{args.notes}.json"
+    before = json.loads(before_path.read_text()) if before_path.exists() else None
     started = time.perf_counter()
     try:
         result = run(args)
     finally:
-        if temporary and not args.keep:
+        if temporary:
             shutil.rmtree(args.dir, ignore_errors=True)
     result["seconds"] = round(time.perf_counter() - started, 1)
-    result["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]  # other work on the machine
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"scale-{args.notes}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-    print(summary(result))
+    print(summary(result, before))
     print(f"total {result['seconds']} s; wrote {out / f'scale-{args.notes}.json'}", file=sys.stderr)
     return 0
 
