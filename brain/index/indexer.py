@@ -29,6 +29,7 @@ from ..errors import BrainError, IndexMismatchError
 from ..notes import Note, parse_note
 from ..vault import IGNORE_FILE, VaultFile, resolve_vault
 from . import changes, vectors
+from .history import Recorder
 from .linking import resolve_links
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
@@ -37,6 +38,7 @@ from .store import IndexStore, index_errors
 log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
+_Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes]  # a note read, waiting to be embedded
 
 
 @dataclass
@@ -51,6 +53,7 @@ class IndexReport:
     new: int = 0
     changed: int = 0
     renamed: int = 0
+    restored: int = 0  # of the new ones: notes deleted before, back (history kept their identity)
     unchanged: int = 0
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -175,13 +178,14 @@ class _Run:
         self.start_version = store.vectors_version()
         self.added_ids: list[int] = []
         self.removed_ids: list[int] = []
+        self.history = Recorder(store, config.keep_versions())
 
     def run(self) -> None:
         plan = changes.plan(self.root, self.store)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
-        batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]] = []
+        batch: list[_Pending] = []
         batch_chunks = 0
         bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
         try:
@@ -195,6 +199,8 @@ class _Run:
                     assert change.note_id is not None
                     with self.store.transaction():
                         self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
+                        if change.data is not None:
+                            self.history.touched(change.note_id, change.data)
                     self.report.unchanged += 1
                     bar.update(1)
                     continue
@@ -205,11 +211,11 @@ class _Run:
                     self._warn(file.path, message)
                 if change.kind == changes.RENAMED:
                     assert change.note_id is not None
-                    self._rename(change.note_id, note, file)
+                    self._rename(change.note_id, note, file, data)
                     bar.update(1)
                     continue
                 chunks = chunk_body(note.body) or _title_only(note)
-                batch.append((note, file, change.note_id, chunks))
+                batch.append((note, file, change.note_id, chunks, data))
                 batch_chunks += len(chunks)
                 if change.kind == changes.NEW:
                     self.report.new += 1
@@ -226,7 +232,9 @@ class _Run:
             bar.close()
         if plan.deleted:
             with self.store.transaction():
-                self.removed_ids += self.store.delete_notes(list(plan.deleted.values()))
+                deleted = list(plan.deleted.values())
+                self.history.deleted(deleted, time.time())
+                self.removed_ids += self.store.delete_notes(deleted)
             self.report.removed = len(plan.deleted)
         with self.store.transaction():
             self.store.replace_skipped(
@@ -242,11 +250,13 @@ class _Run:
         log.warning("%s: %s", path, message)
         self.report.warnings.append({"path": path, "message": message})
 
-    def _rename(self, note_id: int, note: Note, file: VaultFile) -> None:
-        """Same bytes at a new path: move the note, keep its chunks and vectors."""
+    def _rename(self, note_id: int, note: Note, file: VaultFile, data: bytes) -> None:
+        """Same bytes at a new path: move the note, keep its chunks and vectors (and its history)."""
         with self.store.transaction():
+            prior = self.history.before_write(note_id, note)
             self.store.write_note(note, file.size, file.mtime_ns, note_id)
             self.store.replace_links(note_id, note.links)
+            self.history.after_write(note_id, note, file.size, data, prior, time.time())
         self.report.renamed += 1
 
     def _ensure_embedder(self) -> Embedder:
@@ -260,22 +270,25 @@ class _Run:
             )
         return self.embedder
 
-    def _flush(self, batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]]) -> None:
-        """Embed a batch of notes and commit them, with their vectors, in one transaction."""
+    def _flush(self, batch: list[_Pending]) -> None:
+        """Embed a batch of notes and commit them, with their vectors and their history, in one
+        transaction."""
         embedder = self._ensure_embedder()
-        texts = [embedding_text(note.title, chunk) for note, _, _, chunks in batch for chunk in chunks]
+        texts = [embedding_text(note.title, chunk) for note, _, _, chunks, _ in batch for chunk in chunks]
         matrix = embedder.embed_documents(texts)
         self.report.embedded += len(texts)
         offset = 0
         with self.store.transaction():
+            now = time.time()
             self.store.record_model(
                 self.model_name,
                 embedder.dim,
                 getattr(embedder, "query_prefix", ""),
                 getattr(embedder, "passage_prefix", ""),
             )
-            for note, file, note_id, chunks in batch:
-                note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)
+            for note, file, note_id, chunks, data in batch:
+                prior = self.history.before_write(note_id, note)
+                note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
                 rows = []
                 for chunk in chunks:
                     rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
@@ -284,6 +297,8 @@ class _Run:
                 self.removed_ids += removed
                 self.added_ids += added
                 self.store.replace_links(note_id, note.links)
+                if self.history.after_write(note_id, note, file.size, data, prior, now) == "restored":
+                    self.report.restored += 1
 
 
 def _title_only(note: Note) -> list[Chunk]:

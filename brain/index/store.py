@@ -29,7 +29,7 @@ from .schema import INDEX_MIGRATIONS
 
 if TYPE_CHECKING:
     from ..links import Link
-    from ..notes import Note
+    from ..notes import Note, WorldTime
 
 INDEX_FILE = "index.db"
 
@@ -56,6 +56,62 @@ class NoteRow:
 
 
 @dataclass(frozen=True)
+class VersionRow:
+    """One version of a note: a content the index saw, and when it was current."""
+
+    id: int
+    note_id: int
+    path: str
+    title: str
+    aliases: str  # JSON list
+    hash: str
+    size: int
+    date: str | None  # the note's date as recall shows it (frontmatter, else the file's mtime)
+    frontmatter: str  # JSON
+    world_date: str | None  # world time, as the frontmatter states it
+    valid_from: str | None
+    valid_to: str | None
+    status: str | None
+    event: str  # created, changed, renamed, restored, recorded (already there when history began)
+    recorded_from: float  # Unix time brain first saw it
+    recorded_to: float | None  # when it was replaced; None while current
+    ended: str | None  # changed, renamed, deleted
+    has_content: bool  # its bytes are kept
+
+
+_VERSION_COLUMNS = (
+    "id, note_id, path, title, aliases, hash, size, date, frontmatter, world_date, valid_from, valid_to,"
+    " status, event, recorded_from, recorded_to, ended, content IS NOT NULL"
+)
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One edge of the link history: a note's link to a target, and when it was recorded."""
+
+    id: int
+    source_id: int
+    target: str  # as written
+    kind: str
+    count: int  # times the note writes this link
+    target_id: int | None
+    status: str  # pending, resolved, dangling, attachment
+    world_date: str | None  # the source note's world time when the edge was recorded
+    valid_from: str | None
+    valid_to: str | None
+    note_status: str | None
+    recorded_from: float
+    recorded_to: float | None
+
+
+_EDGE_COLUMNS = (
+    "id, source_id, target, kind, count, target_id, status, world_date, valid_from, valid_to, note_status,"
+    " recorded_from, recorded_to"
+)
+_EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of no bytes
+
+
+@dataclass(frozen=True)
 class SkipRecord:
     reason: str
     detail: str
@@ -71,6 +127,12 @@ class IndexStore:
         self.directory = directory
         self.readonly = readonly
         self._identity = _file_identity(directory / INDEX_FILE)
+
+    def _share(self, other: IndexStore) -> None:
+        """Read through ``other``'s connection: for views over the same database (a past slice,
+        ``recall/past.py``), which then own it (closing the view closes it)."""
+        self.conn, self.directory, self.readonly = other.conn, other.directory, other.readonly
+        self._identity = other._identity
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
@@ -297,8 +359,13 @@ class IndexStore:
         """Same bytes, new stat: remember the stat so the next scan need not read the file."""
         self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, note_id))
 
-    def write_note(self, note: Note, size: int, mtime_ns: int, note_id: int | None = None) -> int:
-        """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags."""
+    def write_note(
+        self, note: Note, size: int, mtime_ns: int, note_id: int | None = None, *, restore_id: int | None = None
+    ) -> int:
+        """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags.
+
+        ``restore_id``: insert under this id, the identity history keeps for a note deleted before.
+        """
         values = (
             note.path,
             note.title,
@@ -315,8 +382,8 @@ class IndexStore:
         if note_id is None:
             cursor = self.conn.execute(
                 "INSERT INTO notes (path, title, aliases, tags, date, frontmatter, size, mtime_ns, hash,"
-                " warnings, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
+                " warnings, indexed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values + (restore_id,),
             )
             note_id = int(cursor.lastrowid or 0)
         else:
@@ -526,6 +593,445 @@ class IndexStore:
             "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?", (note_id, note_id)
         )
         return [r[0] for r in rows]
+
+    # ----- history: versions, past chunks, link history (see index/history.py) ---------------
+    #
+    # The present (notes, chunks, links, chunks_fts, FAISS) is what recall reads and it stays
+    # as it was; history sits beside it. ``note_versions`` holds every content of a note the
+    # index saw, ``chunk_history`` the chunks (and vectors) of contents that are no longer
+    # current, ``link_history`` every link of a note as an edge with a recorded span. A note's
+    # id is its identity for good: kept across renames and, through history, across a
+    # delete and a later restore.
+
+    def current_version(self, note_id: int) -> VersionRow | None:
+        row = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? AND recorded_to IS NULL", (note_id,)
+        ).fetchone()
+        return VersionRow(*row) if row else None
+
+    def add_version(
+        self,
+        note_id: int,
+        note: Note,
+        size: int,
+        content: bytes | None,
+        world: WorldTime,
+        event: str,
+        now: float,
+    ) -> int:
+        """Open a version (the note's current one from ``now``); ``content`` is compressed."""
+        cursor = self.conn.execute(
+            "INSERT INTO note_versions (note_id, path, title, aliases, hash, size, date, frontmatter, world_date,"
+            " valid_from, valid_to, status, content, event, recorded_from) VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                note_id,
+                note.path,
+                note.title,
+                dumps(note.aliases),
+                note.content_hash,
+                size,
+                note.date,
+                dumps(note.frontmatter),
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                content,
+                event,
+                now,
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def refresh_version(self, version_id: int, note: Note, size: int, content: bytes | None, world: WorldTime) -> None:
+        """The same bytes parsed again: the version's metadata in place (and its text, if it had none)."""
+        self.conn.execute(
+            "UPDATE note_versions SET title = ?, aliases = ?, hash = ?, size = ?, date = ?, frontmatter = ?,"
+            " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(content, ?)"
+            " WHERE id = ?",
+            (
+                note.title,
+                dumps(note.aliases),
+                note.content_hash,
+                size,
+                note.date,
+                dumps(note.frontmatter),
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                content,
+                version_id,
+            ),
+        )
+
+    def fill_version_content(self, note_id: int, digest: str, content: bytes) -> None:
+        """Give the note's current version its (compressed) bytes if it has none and they match."""
+        self.conn.execute(
+            "UPDATE note_versions SET content = ? WHERE note_id = ? AND recorded_to IS NULL AND hash = ?"
+            " AND content IS NULL",
+            (content, note_id, digest),
+        )
+
+    def close_version(self, version_id: int, now: float, ended: str) -> None:
+        """The version stops being current at ``now`` (``ended``: changed, renamed or deleted)."""
+        self.conn.execute(
+            "UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ? AND recorded_to IS NULL",
+            (now, ended, version_id),
+        )
+
+    def has_versions(self, note_id: int) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM note_versions WHERE note_id = ? LIMIT 1", (note_id,)).fetchone()
+            is not None
+        )
+
+    def identity_in_history(self, path: str, digest: str) -> int | None:
+        """The id of a note no longer indexed that a new file at ``path`` with content ``digest``
+        continues: one that once held these bytes (not empty ones: every empty note has them),
+        else one whose last path was ``path``. The most recently seen wins."""
+        if digest != _EMPTY_HASH:
+            row = self.conn.execute(
+                "SELECT v.note_id FROM note_versions v WHERE v.hash = ?"
+                " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
+                " ORDER BY coalesce(v.recorded_to, 9e99) DESC, v.id DESC LIMIT 1",
+                (digest,),
+            ).fetchone()
+            if row:
+                return int(row[0])
+        row = self.conn.execute(
+            "SELECT v.note_id FROM note_versions v WHERE v.path = ?"
+            " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
+            " AND v.id = (SELECT max(w.id) FROM note_versions w WHERE w.note_id = v.note_id)"
+            " ORDER BY v.id DESC LIMIT 1",
+            (path,),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def retire_chunks(self, note_id: int, digest: str, title: str) -> None:
+        """Copy the note's current chunks (with their vectors) to ``chunk_history`` as the chunks
+        of content ``digest``; call before they are replaced or deleted."""
+        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
+        self.conn.execute(
+            "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
+            " SELECT note_id, ?, ordinal, ?, heading, text, vector FROM chunks WHERE note_id = ? ORDER BY ordinal",
+            (digest, title, note_id),
+        )
+
+    def drop_history_chunks(self, note_id: int, digest: str) -> None:
+        """Content ``digest`` is current again (a revert, a restore): its current chunks stand for it."""
+        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
+
+    def open_edges(self, source_id: int) -> list[EdgeRow]:
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE source_id = ? AND recorded_to IS NULL ORDER BY id",
+            (source_id,),
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def close_edges(self, edge_ids: Sequence[int], now: float) -> None:
+        self.conn.executemany(
+            "UPDATE link_history SET recorded_to = ? WHERE id = ? AND recorded_to IS NULL",
+            [(now, edge_id) for edge_id in edge_ids],
+        )
+
+    def add_edges(self, source_id: int, edges: Sequence[tuple[str, str, int]], world: WorldTime, now: float) -> None:
+        """Open edges (target as written, kind, how many times written) from ``now``, awaiting
+        resolution (``sync_edge_targets``)."""
+        self.conn.executemany(
+            "INSERT INTO link_history (source_id, target, kind, count, status, world_date, valid_from, valid_to,"
+            " note_status, recorded_from) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+            [
+                (source_id, target, kind, count, world.date, world.valid_from, world.valid_to, world.status, now)
+                for target, kind, count in edges
+            ],
+        )
+
+    def sync_edge_targets(self, now: float, *, full: bool) -> None:
+        """After links were resolved (same transaction): open edges awaiting resolution take
+        their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
+        target renamed, deleted, or newly there) is closed and a new one opened from ``now``."""
+        match = "l.source_id = link_history.source_id AND l.target = link_history.target AND l.kind = link_history.kind"
+        self.conn.execute(
+            f"UPDATE link_history SET target_id = (SELECT l.target_id FROM links l WHERE {match} LIMIT 1),"
+            f" status = coalesce((SELECT l.status FROM links l WHERE {match} LIMIT 1), status)"
+            " WHERE status = 'pending' AND recorded_to IS NULL"
+        )
+        if not full:
+            return
+        columns = ", ".join(f"h.{c.strip()}" for c in _EDGE_COLUMNS.split(","))
+        changed = self.conn.execute(
+            f"SELECT {columns}, l.target_id, l.status FROM link_history h"
+            " JOIN links l ON l.source_id = h.source_id AND l.target = h.target AND l.kind = h.kind"
+            " WHERE h.recorded_to IS NULL AND l.status != 'pending'"
+            " AND (l.target_id IS NOT h.target_id OR l.status != h.status) GROUP BY h.id"
+        ).fetchall()
+        if not changed:
+            return
+        self.close_edges([r[0] for r in changed], now)
+        self.conn.executemany(
+            "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date, valid_from,"
+            " valid_to, note_status, recorded_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(r[1], r[2], r[3], r[4], r[-2], r[-1], r[7], r[8], r[9], r[10], now) for r in changed],
+        )
+
+    def close_orphan_history(self, now: float) -> int:
+        """Close versions and edges left open for notes the index no longer holds (what a
+        rebuild carried over from notes deleted since); returns how many versions."""
+        cursor = self.conn.execute(
+            "UPDATE note_versions SET recorded_to = ?, ended = 'deleted' WHERE recorded_to IS NULL"
+            " AND note_id NOT IN (SELECT id FROM notes)",
+            (now,),
+        )
+        self.conn.execute(
+            "UPDATE link_history SET recorded_to = ? WHERE recorded_to IS NULL AND source_id NOT IN (SELECT id FROM notes)",
+            (now,),
+        )
+        return cursor.rowcount
+
+    # ----- history: pruning -------------------------------------------------------------------
+
+    def prune_versions_of(self, note_id: int, keep: int) -> None:
+        """Keep the newest ``keep`` past versions of a note (the current one always stays); drop
+        the others, the chunks only they held, and the note's edges that closed before the
+        oldest version left began."""
+        self.conn.execute(
+            "DELETE FROM note_versions WHERE id IN (SELECT id FROM note_versions WHERE note_id = ?"
+            " AND recorded_to IS NOT NULL ORDER BY recorded_to DESC, id DESC LIMIT -1 OFFSET ?)",
+            (note_id, keep),
+        )
+        self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
+        self.conn.execute(
+            "DELETE FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
+            " AND recorded_to <= coalesce((SELECT min(recorded_from) FROM note_versions WHERE note_id = ?), 9e99)",
+            (note_id, note_id),
+        )
+
+    def notes_over_keep(self, keep: int) -> list[int]:
+        """Ids of the notes with more than ``keep`` past versions."""
+        rows = self.conn.execute(
+            "SELECT note_id FROM note_versions WHERE recorded_to IS NOT NULL GROUP BY note_id HAVING count(*) > ?",
+            (keep,),
+        )
+        return [r[0] for r in rows]
+
+    def prune_before(self, cutoff: float) -> dict[str, int]:
+        """Drop what stopped being current before ``cutoff``: versions, the chunks only they
+        held, closed edges. Returns how many of each."""
+        versions = self.conn.execute(
+            "DELETE FROM note_versions WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
+        ).rowcount
+        chunks = self._drop_orphan_history_chunks("", ())
+        edges = self.conn.execute(
+            "DELETE FROM link_history WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
+        ).rowcount
+        return {"versions": versions, "chunks": chunks, "links": edges}
+
+    def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
+        """Past chunks no version needs any more: no version holds their content, or it is current."""
+        return self.conn.execute(
+            "DELETE FROM chunk_history WHERE id IN (SELECT c.id FROM chunk_history c WHERE"
+            " (NOT EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = c.note_id AND v.hash = c.hash)"
+            " OR EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note_id AND n.hash = c.hash))"
+            f" {where.replace('note_id', 'c.note_id')})",
+            params,
+        ).rowcount
+
+    def vacuum(self) -> None:
+        self.conn.execute("VACUUM")
+
+    # ----- history: reads ---------------------------------------------------------------------
+
+    def versions_at(self, moment: float | None) -> list[VersionRow]:
+        """The version of every note current at ``moment`` (None: now), by note id."""
+        if moment is None:
+            sql = f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE recorded_to IS NULL ORDER BY note_id"
+            return [VersionRow(*r) for r in self.conn.execute(sql)]
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE recorded_from <= ?"
+            " AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY note_id",
+            (moment, moment),
+        )
+        return [VersionRow(*r) for r in rows]
+
+    def versions_of(self, note_id: int) -> list[VersionRow]:
+        """Every version of a note, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? ORDER BY recorded_from, id", (note_id,)
+        )
+        return [VersionRow(*r) for r in rows]
+
+    def version_content(self, version_id: int) -> bytes | None:
+        """The version's compressed bytes, or None when not kept."""
+        row = self.conn.execute("SELECT content FROM note_versions WHERE id = ?", (version_id,)).fetchone()
+        return bytes(row[0]) if row and row[0] is not None else None
+
+    def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
+        """note id → (recorded_from, recorded_to) of its current version."""
+        out: dict[int, tuple[float, float | None]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT note_id, recorded_from, recorded_to FROM note_versions WHERE note_id IN ({_marks(part)})"
+                " AND recorded_to IS NULL",
+                part,
+            )
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
+
+    def history_notes_matching(self, text: str) -> list[tuple[int, str, str]]:
+        """(note id, path, title) of the latest version of every note, present or deleted, whose
+        path, title or file name is ``text`` (case-insensitive), newest first."""
+        rows = self.conn.execute(
+            "SELECT v.note_id, v.path, v.title FROM note_versions v"
+            " WHERE v.id = (SELECT max(w.id) FROM note_versions w WHERE w.note_id = v.note_id)"
+            " AND (v.path = ? COLLATE NOCASE OR v.path = ? || '.md' COLLATE NOCASE OR v.title = ? COLLATE NOCASE"
+            " OR v.path LIKE '%/' || ? || '.md' OR v.path = ? || '.md' COLLATE NOCASE)"
+            " ORDER BY v.id DESC",
+            (text, text, text, text, text),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def history_chunks_of(self, note_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(past chunk id, note id, content hash) of every past chunk of these notes."""
+        out: list[tuple[int, int, str]] = []
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, hash FROM chunk_history WHERE note_id IN ({_marks(part)})", part
+            )
+            out.extend((r[0], r[1], r[2]) for r in rows)
+        return out
+
+    def history_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, tuple[int, str, str]]:
+        """past chunk id → (note id, heading, text)."""
+        out: dict[int, tuple[int, str, str]] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, heading, text FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.update((r[0], (r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def history_chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        """(past chunk id, note id, float32 vector bytes)."""
+        out: list[tuple[int, int, bytes]] = []
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.extend((r[0], r[1], r[2]) for r in rows)
+        return out
+
+    def history_chunks_to_embed(self, after_id: int, limit: int) -> list[tuple[int, str, str, str]]:
+        """(past chunk id, title, heading, text) past ``after_id``, ascending: a rebuild re-embeds them."""
+        rows = self.conn.execute(
+            "SELECT id, title, heading, text FROM chunk_history WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_history_vectors(self, rows: Iterable[tuple[bytes, int]]) -> None:
+        """(float32 vector bytes, past chunk id) for each past chunk re-embedded."""
+        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", rows)
+
+    def fts_hits(self, expression: str, weights: Sequence[float], *, past: bool) -> Iterator[tuple[int, float]]:
+        """Every (chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first,
+        over the current chunks or (``past``) the past ones; read lazily, so a caller that
+        filters can stop early."""
+        table = "chunk_history_fts" if past else "chunks_fts"
+        cursor = self.conn.execute(
+            f"SELECT rowid, bm25({table}, ?, ?, ?) AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank",
+            (*weights, expression),
+        )
+        try:
+            while rows := cursor.fetchmany(256):
+                yield from ((r[0], -float(r[1])) for r in rows)
+        finally:
+            cursor.close()
+
+    def history_term_chunk_ids(self, term: str) -> Iterator[int]:
+        """Ids of the past chunks that hold an FTS term (as ``term_chunk_counts`` takes it)."""
+        cursor = self.conn.execute(
+            "SELECT rowid FROM chunk_history_fts WHERE chunk_history_fts MATCH ?",
+            ('"' + term.replace('"', '""') + '"',),
+        )
+        try:
+            while rows := cursor.fetchmany(4096):
+                yield from (r[0] for r in rows)
+        finally:
+            cursor.close()
+
+    def edges_at(self, moment: float) -> list[tuple[int, int, str, int]]:
+        """(source id, target id, kind, times written) of every resolved edge recorded at
+        ``moment``, between two different notes, in link order."""
+        rows = self.conn.execute(
+            "SELECT source_id, target_id, kind, count FROM link_history WHERE status = 'resolved'"
+            " AND target_id IS NOT NULL AND target_id != source_id"
+            " AND recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY id",
+            (moment, moment),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def edges_from(self, note_id: int) -> list[EdgeRow]:
+        """Every edge the note's links ever made, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE source_id = ? ORDER BY recorded_from, id", (note_id,)
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def edges_into(self, note_id: int) -> list[EdgeRow]:
+        """Every edge other notes' links ever resolved to this note, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE target_id = ? AND source_id != ?"
+            " ORDER BY recorded_from, id",
+            (note_id, note_id),
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def latest_paths(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """note id → (path, title) of its latest version, present or past."""
+        out: dict[int, tuple[str, str]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                "SELECT v.note_id, v.path, v.title FROM note_versions v WHERE v.id IN"
+                f" (SELECT max(id) FROM note_versions WHERE note_id IN ({_marks(part)}) GROUP BY note_id)",
+                part,
+            )
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
+
+    def history_counts(self) -> dict[str, int]:
+        one = lambda sql: int(self.conn.execute(sql).fetchone()[0] or 0)
+        return {
+            "versions": one("SELECT count(*) FROM note_versions"),
+            "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
+            "notes_with_past": one("SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"),
+            "deleted_notes": one(
+                "SELECT count(DISTINCT note_id) FROM note_versions WHERE note_id NOT IN (SELECT id FROM notes)"
+            ),
+            "past_chunks": one("SELECT count(*) FROM chunk_history"),
+            "edges": one("SELECT count(*) FROM link_history"),
+            "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
+            "texts": one("SELECT count(*) FROM note_versions WHERE content IS NOT NULL"),
+        }
+
+    def history_bytes(self) -> tuple[int, int] | None:
+        """(bytes the history tables and their indexes take, bytes of the whole database), read
+        from SQLite's dbstat; None where SQLite was built without it."""
+        try:
+            rows = self.conn.execute(
+                "SELECT name, sum(pgsize) FROM dbstat WHERE aggregate = TRUE GROUP BY name"
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return None
+        names = {r[0]: int(r[1] or 0) for r in rows}
+        indexes = {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE tbl_name IN ('note_versions', 'chunk_history', 'link_history')"
+            )
+        }
+        history = sum(size for name, size in names.items() if name in indexes or name.startswith("chunk_history_fts"))
+        return history, sum(names.values())
 
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
