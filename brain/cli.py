@@ -178,6 +178,20 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     "--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context."
 )
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="WHEN",
+    help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
+    "(a date, the end of that day; a date and time; or a span back like 7d, 2w). Dates are shown.",
+)
+@click.option(
+    "--valid-at",
+    "valid_at",
+    metavar="DATE",
+    help="Only notes whose frontmatter says they held on DATE (date or valid_from, valid_to, "
+    "superseded_by, status: superseded); notes that say nothing stay.",
+)
 @recall_settings_options
 @library_errors
 def ask(
@@ -194,6 +208,8 @@ def ask(
     as_context: bool,
     budget: int,
     no_update: bool,
+    as_of: str | None,
+    valid_at: str | None,
     depth: int,
     seeds: int,
     max_new: int,
@@ -214,7 +230,9 @@ def ask(
       brain ask --json "sqlite wal"             # for agents
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
+      brain ask --as-of 2026-03-01 "rollout plan"  # what the notes said then
     """
+    from .index.history import parse_moment, parse_world_date
     from .recall.opening import open_recaller
     from .recall.types import DEFAULT_MODE
 
@@ -226,7 +244,9 @@ def ask(
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)
     source = source or config.ab_source()
-    recaller = open_recaller(vault, update=not no_update, progress=not as_json)
+    moment = parse_moment(as_of) if as_of is not None else None
+    world_day = parse_world_date(valid_at) if valid_at is not None else None
+    recaller = open_recaller(vault, update=not no_update, progress=not as_json, as_of=moment, valid_at=world_day)
     try:
         if ab:
             modes = [m.strip() for m in ab_modes.split(",") if m.strip()]

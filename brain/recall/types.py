@@ -101,6 +101,8 @@ class Candidate:
     via: Via | None = None
     sources: list[str] = field(default_factory=list)  # lanes that proposed it: dense, graph, ...
     rerank_score: float | None = None
+    recorded_from: float | None = None  # when brain first saw the version shown (Unix time)
+    recorded_to: float | None = None  # when it was replaced; None: still current
 
 
 @dataclass
@@ -125,3 +127,5 @@ class RecallResult:
     fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "rerank": False})
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
+    as_of: float | None = None  # recall over the vault as brain knew it then (Unix time)
+    valid_at: str | None = None  # only notes that say they held on this world date

@@ -1,0 +1,398 @@
+"""Memory over time: versions, past chunks, link history, identity across rename/delete/restore,
+and recall over the past (`--as-of`) and over world time (`--valid-at`). Fake embedder throughout."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import IndexView, history_problems, open_store
+
+from brain import config
+from brain.cli import cli
+from brain.index.history import decompress
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.past import PastIndex
+from brain.recall.types import BASE_MODES, RecallSettings
+
+PLAN_V1 = (
+    "---\ndate: 2026-01-10\n---\n# Rollout plan\n\nWe roll out in March, region by region, with canary "
+    "deployments watched for a day. See [[Canary]] and [[Pager duty]].\n"
+)
+PLAN_V2 = (
+    "---\ndate: 2026-02-02\n---\n# Rollout plan\n\nWe roll out in June, all regions at once, with "
+    "blue-green switches. See [[Blue green]] and [[Pager duty]].\n"
+)
+FILLER = [
+    ("Canary.md", "# Canary\n\nCanary releases send a little traffic to the new build first.\n"),
+    ("Blue green.md", "# Blue green\n\nTwo production stacks; the switch flips all traffic.\n"),
+    ("Pager duty.md", "# Pager duty\n\nWho answers the pager during a rollout: the release captain.\n"),
+    ("Bread.md", "# Bread\n\nFlour, water, salt and a starter. Bake at 240 degrees.\n"),
+    ("Garden.md", "# Garden\n\nTomatoes need sun; basil likes the same bed.\n"),
+]
+SETTINGS = RecallSettings(k=10, depth=20, seeds=5, max_new=10, pool=10)
+
+
+def _index(root: Path) -> float:
+    """Index, then return a moment strictly after the run and before the next one."""
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    moment = time.time()
+    time.sleep(0.01)
+    return moment
+
+
+def _ask(root: Path, query: str, mode: str = "hybrid+ppr", **past):
+    recaller = open_recaller(root, update=False, **past)
+    try:
+        return recaller.ask(query, mode, SETTINGS)
+    finally:
+        recaller.close()
+
+
+def _paths(result) -> list[str]:
+    return [c.path for c in result.results]
+
+
+def _text_of(result, path: str) -> str:
+    return " ".join(c.text for c in result.results if c.path == path)
+
+
+@pytest.fixture
+def timeline(tmp_path):
+    """A vault taken through edit, rename, delete and restore, indexed after each step; the
+    moments between steps."""
+    root = tmp_path / "vault"
+    for rel, text in FILLER:
+        write(root, rel, text)
+    write(root, "Rollout plan.md", PLAN_V1)
+    moments = {"created": _index(root)}
+    write(root, "Rollout plan.md", PLAN_V2)
+    moments["edited"] = _index(root)
+    (root / "Plans").mkdir()
+    (root / "Rollout plan.md").rename(root / "Plans" / "Rollout.md")
+    moments["renamed"] = _index(root)
+    (root / "Plans" / "Rollout.md").unlink()
+    moments["deleted"] = _index(root)
+    write(root, "Plans/Rollout.md", PLAN_V2)
+    moments["restored"] = _index(root)
+    return root, moments
+
+
+def test_each_step_is_a_version_of_one_note(timeline):
+    root, _ = timeline
+    store = open_store(root)
+    try:
+        note_id = store.note_id("Plans/Rollout.md")
+        assert note_id is not None
+        versions = store.versions_of(note_id)
+        assert [(v.event, v.ended, v.path) for v in versions] == [
+            ("created", "changed", "Rollout plan.md"),
+            ("changed", "renamed", "Rollout plan.md"),
+            ("renamed", "deleted", "Plans/Rollout.md"),
+            ("restored", None, "Plans/Rollout.md"),
+        ]
+        for before, after in itertools.pairwise(versions):
+            assert before.recorded_to is not None and before.recorded_to <= after.recorded_from
+        assert decompress(store.version_content(versions[0].id) or b"").decode() == PLAN_V1
+        assert versions[0].world_date == "2026-01-10" and versions[-1].world_date == "2026-02-02"
+        # The first content's chunks (and vectors) were kept; the restored content is current
+        # again, so its chunks are the present ones and no past copy is left.
+        past = store.history_chunks_of([note_id])
+        assert {digest for _, _, digest in past} == {versions[0].hash}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+def test_as_of_each_step_returns_what_was_there(timeline, mode):
+    root, at = timeline
+    query = "when do we roll out, march or june, canary or blue-green?"
+
+    created = _ask(root, query, mode, as_of=at["created"])
+    assert "Rollout plan.md" in _paths(created)
+    assert "March" in _text_of(created, "Rollout plan.md") and "June" not in _text_of(created, "Rollout plan.md")
+
+    edited = _ask(root, query, mode, as_of=at["edited"])
+    assert "Rollout plan.md" in _paths(edited)
+    assert "June" in _text_of(edited, "Rollout plan.md") and "March" not in _text_of(edited, "Rollout plan.md")
+
+    renamed = _ask(root, query, mode, as_of=at["renamed"])
+    assert "Plans/Rollout.md" in _paths(renamed) and "Rollout plan.md" not in _paths(renamed)
+
+    deleted = _ask(root, query, mode, as_of=at["deleted"])
+    assert not {"Plans/Rollout.md", "Rollout plan.md"} & set(_paths(deleted))
+    assert {c.note_id for c in deleted.results} and all(c.text for c in deleted.results)
+
+    restored = _ask(root, query, mode, as_of=at["restored"])
+    present = _ask(root, query, mode)
+    assert _paths(restored) == _paths(present)
+    assert "Plans/Rollout.md" in _paths(present)
+    ids = {c.path: c.note_id for r in (created, restored) for c in r.results}
+    assert ids["Rollout plan.md"] == ids["Plans/Rollout.md"]  # one note, one identity
+
+
+def test_as_of_before_history_is_empty_and_says_so(timeline):
+    root, at = timeline
+    result = _ask(root, "rollout", as_of=at["created"] - 3600)
+    assert result.results == []
+    assert any("began keeping this vault's history" in w for w in result.warnings)
+
+
+def test_as_of_lexical_lane_reads_past_text(timeline):
+    """'March' and 'canary' are only in the first version's text: BM25 finds them then, not after."""
+    root, at = timeline
+    then = _ask(root, "march canary region", "hybrid", as_of=at["created"])
+    hit = next(c for c in then.results if c.path == "Rollout plan.md")
+    assert "lexical" in hit.sources
+    later = _ask(root, "march canary region", "hybrid", as_of=at["edited"])
+    assert all("lexical" not in c.sources for c in later.results if c.path == "Rollout plan.md")
+
+
+def test_as_of_graph_reads_the_edges_recorded_then(timeline):
+    root, at = timeline
+
+    def targets(moment: float) -> set[str]:
+        store = open_store(root)
+        past = PastIndex(store, as_of=moment)
+        try:
+            note = next(n for n, v in past.versions.items() if v.title == "Rollout plan")
+            names = past.notes_brief([t for s, t, _ in past.resolved_edges() if s == note])
+            return {path for path, _ in names.values()}
+        finally:
+            past.close()
+
+    assert targets(at["created"]) == {"Canary.md", "Pager duty.md"}
+    assert targets(at["edited"]) == {"Blue green.md", "Pager duty.md"}
+
+
+def test_results_carry_the_versions_dates_in_text_and_json(timeline):
+    root, at = timeline
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["ask", "--vault", str(root), "--json", "--as-of", time_arg(at["created"]), "march rollout canary"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["as_of"].endswith("Z") and data["valid_at"] is None
+    plan = next(r for r in data["results"] if r["path"] == "Rollout plan.md")
+    assert plan["recorded_from"] and plan["recorded_to"]  # replaced since
+    assert plan["date"] == "2026-01-10"
+    out = runner.invoke(cli, ["ask", "--vault", str(root), "--as-of", time_arg(at["created"]), "march rollout"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("as of ")
+    assert "dated 2026-01-10 · version " in out.output
+    present = json.loads(runner.invoke(cli, ["ask", "--vault", str(root), "--json", "rollout june"]).output)
+    plan = next(r for r in present["results"] if r["path"] == "Plans/Rollout.md")
+    assert plan["recorded_from"] and plan["recorded_to"] is None and present["as_of"] is None
+
+
+def time_arg(moment: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(moment).isoformat(timespec="microseconds")
+
+
+@pytest.mark.parametrize("bad", ["yesterday-ish", "2026-13-01", "7 parsecs"])
+def test_a_bad_as_of_is_one_line(tmp_path, bad):
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\ntext\n")
+    index_vault(root, progress=False)
+    for option in ("--as-of", "--valid-at"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(root), option, bad, "text"])
+        assert out.exit_code != 0
+        assert option in out.output and "Traceback" not in out.output
+
+
+# ----- link history ----------------------------------------------------------------------------
+
+
+def _edges(root: Path, source: str) -> list[tuple[str, float, float | None, str | None]]:
+    with IndexView(config.index_dir(root)) as view:
+        return [(e.target, e.recorded_from, e.recorded_to, e.status) for e in view.store.edges_from(view.id(source))]
+
+
+def test_removing_a_link_closes_its_edge_and_bringing_it_back_opens_a_new_one(tmp_path):
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]] and [[C]].\n")
+    write(root, "B.md", "# B\n\nbee\n")
+    write(root, "C.md", "# C\n\nsea\n")
+    _index(root)
+    before = {target: (opened, closed) for target, opened, closed, _ in _edges(root, "A.md")}
+    assert set(before) == {"B", "C"} and all(closed is None for _, closed in before.values())
+
+    write(root, "A.md", "# A\n\nSee [[C]] only.\n")
+    _index(root)
+    edges = _edges(root, "A.md")
+    b_edges = [e for e in edges if e[0] == "B"]
+    assert len(b_edges) == 1 and b_edges[0][2] is not None  # closed, not deleted
+    assert [e for e in edges if e[0] == "C"] == [("C", before["C"][0], None, "resolved")]  # untouched
+
+    write(root, "A.md", "# A\n\nSee [[B]] again, and [[C]].\n")
+    _index(root)
+    b_edges = [e for e in _edges(root, "A.md") if e[0] == "B"]
+    assert len(b_edges) == 2 and b_edges[0][2] is not None and b_edges[1][2] is None
+    assert b_edges[1][1] >= b_edges[0][2]
+
+
+def test_an_edge_follows_its_targets_resolution(tmp_path):
+    """A target renamed away leaves the link dangling: the resolved edge closes and a dangling
+    one opens; so the graph as of each moment is what it was."""
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]].\n")
+    write(root, "B.md", "# B\n\nbee\n")
+    first = _index(root)
+    (root / "B.md").rename(root / "Bee.md")
+    second = _index(root)
+    edges = _edges(root, "A.md")
+    assert [(t, s) for t, _, _, s in edges] == [("B", "resolved"), ("B", "dangling")]
+    store = open_store(root)
+    try:
+        b = store.note_id("Bee.md")
+        assert (store.note_id("A.md"), b, "wikilink", 1) in store.edges_at(first)
+        assert not [e for e in store.edges_at(second) if e[1] == b]
+    finally:
+        store.close()
+
+
+def test_edges_record_the_world_time_their_note_states(tmp_path):
+    root = tmp_path / "v"
+    write(root, "A.md", "---\ndate: 2025-03-11\nvalid_to: 2025-09-01\nstatus: Superseded\n---\n# A\n\n[[B]]\n")
+    write(root, "B.md", "# B\n")
+    _index(root)
+    with IndexView(config.index_dir(root)) as view:
+        (edge,) = view.store.edges_from(view.id("A.md"))
+    assert (edge.world_date, edge.valid_from, edge.valid_to, edge.note_status) == (
+        "2025-03-11",
+        None,
+        "2025-09-01",
+        "superseded",
+    )
+
+
+# ----- identity ----------------------------------------------------------------------------------
+
+
+def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Ideas.md", "# Ideas\n\nfirst list\n")
+    _index(root)
+    first_id = open_store(root).note_id("Ideas.md")
+    (root / "Ideas.md").unlink()
+    _index(root)
+    write(root, "Ideas.md", "# Ideas\n\nan entirely new list\n")
+    report = index_vault(root, progress=False)
+    assert report.new == 1 and report.restored == 1
+    store = open_store(root)
+    try:
+        assert store.note_id("Ideas.md") == first_id
+        assert [v.event for v in store.versions_of(first_id)] == ["created", "restored"]
+    finally:
+        store.close()
+
+
+def test_empty_notes_are_not_matched_by_content(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Untitled.md", "")
+    _index(root)
+    old = open_store(root).note_id("Untitled.md")
+    (root / "Untitled.md").unlink()
+    _index(root)
+    write(root, "Other.md", "")
+    _index(root)
+    assert open_store(root).note_id("Other.md") != old
+
+
+# ----- keeping versions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keep, past", [("0", 0), ("1", 1), ("all", 3)])
+def test_keep_versions_bounds_the_past(tmp_path, monkeypatch, keep, past):
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", keep)
+    root = tmp_path / "v"
+    write(root, "B.md", "# B\n")
+    for i in range(4):
+        write(root, "A.md", f"# A\n\nversion {i} {'word ' * i}[[B]]{' [[C]]' if i % 2 else ''}\n")
+        _index(root)
+    (root / "B.md").unlink()
+    _index(root)
+    store = open_store(root)
+    try:
+        a = store.note_id("A.md")
+        assert a is not None
+        versions = store.versions_of(a)
+        assert len(versions) == past + 1 and versions[-1].recorded_to is None
+        kept = {v.hash for v in versions[:-1]}
+        assert {digest for _, _, digest in store.history_chunks_of([a])} == kept
+        oldest = versions[0].recorded_from
+        assert all(e.recorded_to is None or e.recorded_to > oldest for e in store.edges_from(a))
+        if past == 0:
+            assert store.history_counts()["past_chunks"] == 0
+    finally:
+        store.close()
+
+
+def test_keep_versions_rejects_nonsense(monkeypatch):
+    from brain.errors import ConfigError
+
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "some")
+    with pytest.raises(ConfigError, match="BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all'"):
+        config.keep_versions()
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "ALL")
+    assert config.keep_versions() is None
+
+
+# ----- consistency --------------------------------------------------------------------------------
+
+
+def test_history_stays_consistent_through_the_timeline(timeline):
+    root, _ = timeline
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
+    """m006_history on an existing index: every note's current version from its indexed_at,
+    every link an open edge; then history goes on from there."""
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]] and [[B]] and [[Nowhere]].\n")
+    write(root, "B.md", "---\nvalid_from: 2024-01-01\n---\n# B\n\nbee\n")
+    _index(root)
+    db = config.index_dir(root) / "index.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"
+        " DELETE FROM _migrations WHERE name = 'm006_history'; DELETE FROM meta WHERE key = 'history_since';"
+    )
+    indexed_at = dict(conn.execute("SELECT path, indexed_at FROM notes").fetchall())
+    conn.close()
+    store = open_store(root)  # migrates
+    try:
+        assert INDEX_MIGRATIONS.pending(store.conn) == []
+        b = store.current_version(store.note_id("B.md") or 0)
+        assert b is not None and (b.event, b.recorded_from, b.valid_from) == (
+            "recorded",
+            indexed_at["B.md"],
+            "2024-01-01",
+        )
+        assert not b.has_content
+        edges = store.edges_from(store.note_id("A.md") or 0)
+        assert sorted((e.target, e.count, e.status) for e in edges) == [
+            ("B", 2, "resolved"),
+            ("Nowhere", 1, "dangling"),
+        ]
+        assert float(store.get_meta("history_since") or 0) == min(indexed_at.values())
+    finally:
+        store.close()
+    assert history_problems(db) == []
+    write(root, "B.md", "# B\n\nbee, edited\n")
+    _index(root)
+    assert history_problems(db) == []
