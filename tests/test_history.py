@@ -396,3 +396,168 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
     write(root, "B.md", "# B\n\nbee, edited\n")
     _index(root)
     assert history_problems(db) == []
+
+
+# ----- world time: --valid-at --------------------------------------------------------------------
+
+
+@pytest.fixture
+def decisions(tmp_path):
+    root = tmp_path / "v"
+    write(
+        root,
+        "ADR-1 RabbitMQ.md",
+        "---\ndate: 2024-05-01\nstatus: superseded\nsuperseded_by: '[[ADR-2 Kafka]]'\n---\n# ADR-1\n\n"
+        "Telemetry goes through a message broker: RabbitMQ.\n",
+    )
+    write(
+        root,
+        "ADR-2 Kafka.md",
+        "---\ndate: 2025-03-11\nsupersedes: '[[ADR-1 RabbitMQ]]'\n---\n# ADR-2\n\n"
+        "Telemetry goes through a message broker: Kafka, replacing [[ADR-1 RabbitMQ]].\n",
+    )
+    write(
+        root,
+        "Broker trial.md",
+        "---\nvalid_from: 2025-01-01\nvalid_to: 2025-06-30\n---\n# Broker trial\n\nA message broker trial for telemetry.\n",
+    )
+    write(root, "Broker glossary.md", "# Broker glossary\n\nA message broker moves telemetry between services.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+@pytest.mark.parametrize(
+    "day, expected",
+    [
+        ("2024-12-01", {"ADR-1 RabbitMQ.md", "Broker glossary.md"}),
+        ("2025-04-01", {"ADR-2 Kafka.md", "Broker trial.md", "Broker glossary.md"}),
+        ("2025-07-01", {"ADR-2 Kafka.md", "Broker glossary.md"}),
+    ],
+)
+def test_valid_at_keeps_the_notes_that_held_that_day(decisions, mode, day, expected):
+    result = _ask(decisions, "which message broker carries telemetry?", mode, valid_at=day)
+    assert set(_paths(result)) == expected
+    assert result.valid_at == day and result.as_of is None
+
+
+def test_valid_at_and_as_of_combine(decisions):
+    before = time.time()
+    time.sleep(0.01)
+    write(decisions, "ADR-2 Kafka.md", "---\ndate: 2025-03-11\n---\n# ADR-2\n\nKafka, for good.\n")
+    index_vault(decisions, progress=False)
+    # Then, ADR-2 said it superseded ADR-1: on 2025-04-01 only ADR-2 held. ADR-1 still names its
+    # successor now, so the present agrees; but as of before the edit the text was the old one.
+    then = _ask(decisions, "which message broker carries telemetry?", "vector", as_of=before, valid_at="2025-04-01")
+    assert "ADR-1 RabbitMQ.md" not in _paths(then)
+    assert "replacing" in _text_of(then, "ADR-2 Kafka.md")
+
+
+def test_valid_at_text_output_says_what_it_filtered(decisions):
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(decisions), "--valid-at", "2024-12-01", "message broker"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("valid at 2024-12-01: ")
+    assert "ADR-2" not in out.output and "dated 2024-05-01" in out.output
+
+
+# ----- brain history, brain status, brain prune ------------------------------------------------------
+
+
+def test_brain_history_tells_a_notes_life(timeline):
+    root, _ = timeline
+    runner = CliRunner()
+    out = runner.invoke(cli, ["history", "--vault", str(root), "Rollout plan", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["path"] == "Plans/Rollout.md" and data["current"] is True
+    assert [(v["event"], v["ended"]) for v in data["versions"]] == [
+        ("created", "changed"),
+        ("changed", "renamed"),
+        ("renamed", "deleted"),
+        ("restored", None),
+    ]
+    assert data["versions"][1]["changes"].startswith("+1 −1 lines; sections: Rollout plan; frontmatter: date")
+    assert data["versions"][2]["changes"] == "same content; moved from Rollout plan.md"
+    assert data["versions"][3]["changes"].startswith("back after being deleted; same content")
+    links = {(s["target"], s["lost"] is None) for s in data["links"]}
+    assert ("Canary", False) in links and ("Blue green", True) in links and ("Pager duty", True) in links
+    canary = next(s for s in data["links"] if s["target"] == "Canary")
+    assert canary["path"] == "Canary.md" and canary["gained"] <= canary["lost"]
+    pager = [s for s in data["links"] if s["target"] == "Pager duty"]
+    assert len(pager) == 2  # closed by the delete, opened again by the restore
+    text = runner.invoke(cli, ["history", "--vault", str(root), "Plans/Rollout"]).output
+    assert "Plans/Rollout.md  (Rollout)  note " in text
+    for word in ("created", "changed", "renamed", "deleted", "restored", "− [[Canary]] → Canary.md"):
+        assert word in text, word
+
+
+def test_brain_history_finds_a_deleted_note_and_says_no_for_none(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Old idea.md", "# Old idea\n\n[[Gone]]\n")
+    write(root, "Other.md", "# Other\n")
+    _index(root)
+    (root / "Old idea.md").unlink()
+    _index(root)
+    runner = CliRunner()
+    data = json.loads(runner.invoke(cli, ["history", "--vault", str(root), "old idea", "--json"]).output)
+    assert data["current"] is False and data["versions"][-1]["ended"] == "deleted"
+    out = runner.invoke(cli, ["history", "--vault", str(root), "Never was"])
+    assert out.exit_code == 1 and "no note 'Never was' in this index or its history" in out.output
+
+
+def test_brain_history_shows_the_supersession_chain(decisions):
+    runner = CliRunner()
+    old = json.loads(runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-1 RabbitMQ", "--json"]).output)
+    assert [e["path"] for e in old["replaced_by"]] == ["ADR-2 Kafka.md"] and old["replaces"] == []
+    new = json.loads(runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka", "--json"]).output)
+    assert [e["path"] for e in new["replaces"]] == ["ADR-1 RabbitMQ.md"]
+    assert [e["path"] for e in new["backlinks"]] == []
+    text = runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka"]).output
+    assert "replaces     ADR-1 RabbitMQ  (ADR-1 RabbitMQ.md, dated 2024-05-01)" in text
+
+
+def test_status_shows_what_history_costs(timeline):
+    root, _ = timeline
+    runner = CliRunner()
+    data = json.loads(runner.invoke(cli, ["status", "--vault", str(root), "--json"]).output)
+    history = data["history"]
+    assert history["past_versions"] == 3 and history["notes_with_past"] == 1 and history["deleted_notes"] == 0
+    assert history["past_chunks"] >= 1 and history["closed_edges"] >= 3
+    assert 0 < history["bytes"] < history["database_bytes"] and history["keep_versions"] == "all"
+    text = runner.invoke(cli, ["status", "--vault", str(root)]).output
+    assert "history: 3 past versions of 1 note (0 deleted)," in text and "% of index.db" in text
+
+
+def test_prune_before_drops_the_older_past_and_as_of_says_so(timeline):
+    root, at = timeline
+    db = config.index_dir(root) / "index.db"
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", time_arg(at["renamed"]), "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["versions"] == 2 and report["links"] >= 2 and report["bytes_after"] <= report["bytes_before"]
+    assert history_problems(db) == []
+    store = open_store(root)
+    try:
+        note = store.note_id("Plans/Rollout.md") or 0
+        assert [v.event for v in store.versions_of(note)] == ["renamed", "restored"]
+        assert store.history_chunks_of([note]) == []  # the first content's chunks went with it
+    finally:
+        store.close()
+    early = _ask(root, "rollout march", as_of=at["created"])
+    assert any("was pruned" in w for w in early.warnings)
+    assert _paths(_ask(root, "rollout june", as_of=at["renamed"]))  # what is after stays
+    text = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "2000-01-01", "--vacuum"]).output
+    assert text.startswith("pruned 0 past versions") and "the space is back on the disk" in text
+
+
+def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timeline, monkeypatch):
+    root, _ = timeline
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 1 and "nothing to prune: give --before DATE" in out.output
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    out = runner.invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 0, out.output
+    assert "pruned 2 past versions" in out.output and "(1 note had more)" in out.output
+    assert history_problems(config.index_dir(root) / "index.db") == []

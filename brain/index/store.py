@@ -879,18 +879,13 @@ class IndexStore:
             out.update((r[0], (r[1], r[2])) for r in rows)
         return out
 
-    def history_notes_matching(self, text: str) -> list[tuple[int, str, str]]:
-        """(note id, path, title) of the latest version of every note, present or deleted, whose
-        path, title or file name is ``text`` (case-insensitive), newest first."""
+    def latest_versions(self) -> list[VersionRow]:
+        """The latest version of every note history knows, present or deleted, by note id."""
         rows = self.conn.execute(
-            "SELECT v.note_id, v.path, v.title FROM note_versions v"
-            " WHERE v.id = (SELECT max(w.id) FROM note_versions w WHERE w.note_id = v.note_id)"
-            " AND (v.path = ? COLLATE NOCASE OR v.path = ? || '.md' COLLATE NOCASE OR v.title = ? COLLATE NOCASE"
-            " OR v.path LIKE '%/' || ? || '.md' OR v.path = ? || '.md' COLLATE NOCASE)"
-            " ORDER BY v.id DESC",
-            (text, text, text, text, text),
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE id IN"
+            " (SELECT max(id) FROM note_versions GROUP BY note_id) ORDER BY note_id"
         )
-        return [(r[0], r[1], r[2]) for r in rows]
+        return [VersionRow(*r) for r in rows]
 
     def history_chunks_of(self, note_ids: Sequence[int]) -> list[tuple[int, int, str]]:
         """(past chunk id, note id, content hash) of every past chunk of these notes."""
@@ -987,6 +982,12 @@ class IndexStore:
         )
         return [EdgeRow(*r) for r in rows]
 
+    def version_names(self) -> list[tuple[int, str, str, str]]:
+        """(note id, path, title, aliases JSON) of every version, newest first: every name a note
+        ever had."""
+        rows = self.conn.execute("SELECT note_id, path, title, aliases FROM note_versions ORDER BY id DESC")
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
     def latest_paths(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """note id → (path, title) of its latest version, present or past."""
         out: dict[int, tuple[str, str]] = {}
@@ -1015,23 +1016,28 @@ class IndexStore:
         }
 
     def history_bytes(self) -> tuple[int, int] | None:
-        """(bytes the history tables and their indexes take, bytes of the whole database), read
-        from SQLite's dbstat; None where SQLite was built without it."""
-        try:
-            rows = self.conn.execute(
-                "SELECT name, sum(pgsize) FROM dbstat WHERE aggregate = TRUE GROUP BY name"
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return None
-        names = {r[0]: int(r[1] or 0) for r in rows}
-        indexes = {
+        """(bytes the history tables and their indexes take, bytes of the whole database). The
+        first is read from SQLite's dbstat, one b-tree at a time (only history's pages are
+        visited); None where SQLite was built without it."""
+        names = [
             r[0]
             for r in self.conn.execute(
                 "SELECT name FROM sqlite_master WHERE tbl_name IN ('note_versions', 'chunk_history', 'link_history')"
+                " OR name LIKE 'chunk_history_fts%'"
             )
-        }
-        history = sum(size for name, size in names.items() if name in indexes or name.startswith("chunk_history_fts"))
-        return history, sum(names.values())
+        ]
+        history = 0
+        try:
+            for name in names:
+                row = self.conn.execute(
+                    "SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = TRUE", (name,)
+                ).fetchone()
+                history += int(row[0] or 0) if row else 0
+        except sqlite3.OperationalError:
+            return None
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        return history, int(pages) * int(size)
 
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
