@@ -48,11 +48,18 @@ def cli() -> None:
     "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).",
 )
 @click.option(
+    "--keep-history",
+    is_flag=True,
+    help="With --rebuild: carry the index's history (past versions, link history) into the new index "
+    "(past chunks are embedded again if the model changed).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --rebuild: discard the index's history without asking.")
+@click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
-def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
+def index(vault: str | None, rebuild: bool, keep_history: bool, yes: bool, as_json: bool, quiet: bool) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
     The first run embeds everything; later runs re-embed only notes whose content
@@ -62,17 +69,23 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 
     --rebuild fills a new index beside the old one and swaps it in when complete; if it
     stops (Ctrl-C, a model that cannot load), the old index still answers and the next
-    --rebuild resumes.
+    --rebuild resumes. A rebuild that would discard the index's history (past versions, link
+    history: what `brain ask --as-of` and `brain history` read) asks first: --keep-history
+    carries it into the new index, --yes discards it.
 
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
+      brain index --rebuild --keep-history
     """
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
-    report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    keep = True  # with nothing past to lose, a rebuild still carries what history there is
+    if rebuild and not keep_history:
+        keep = not yes and not _confirm_discarding_history(vault)
+    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
@@ -350,6 +363,37 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         click.echo(
             "\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
         )
+
+
+def _confirm_discarding_history(vault: str | None) -> bool:
+    """`--rebuild` without --keep-history or --yes over an index with a past: say what history
+    would go, and ask (not on a terminal, stop). True when the user chose to discard it. A
+    damaged index's history cannot be read, so there is no choice to offer; an index without
+    a past has nothing to lose."""
+    from .index.history import local_time
+    from .index.store import IndexStore
+    from .vault import resolve_vault
+
+    held = IndexStore.history_at(config.index_dir(resolve_vault(vault)))
+    if held is None or held.get("damaged") or not (held["past_versions"] or held["closed_edges"]):
+        return False
+    since = f", kept since {local_time(held['since'])}" if held["since"] else ""
+    message = (
+        f"`brain index --rebuild` builds a new index, and this one's history would go: "
+        f"{_plural(held['past_versions'], 'past version')} of {_plural(held['notes_with_past'], 'note')} "
+        f"and {_plural(held['closed_edges'], 'closed link')}{since}"
+    )
+    if not _interactive():
+        raise click.ClickException(f"{message}. Add --keep-history to carry it over, or --yes to discard it")
+    if not click.confirm(f"{message}.\nDiscard it? (--keep-history carries it over)", default=False, err=True):
+        raise click.Abort()
+    return True
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
 
 
 def _history_line(h: dict) -> str:

@@ -561,3 +561,120 @@ def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timelin
     assert out.exit_code == 0, out.output
     assert "pruned 2 past versions" in out.output and "(1 note had more)" in out.output
     assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+# ----- --rebuild and history ---------------------------------------------------------------------
+
+
+def _history_snapshot(root: Path) -> dict:
+    store = open_store(root)
+    try:
+        return {
+            "versions": sorted(
+                (v.note_id, v.path, v.hash, v.event, v.ended, v.recorded_from, v.recorded_to)
+                for v in store.versions_at(None) + [v for n in store.note_ids() for v in store.versions_of(n)]
+            ),
+            "edges": sorted(
+                (e.source_id, e.target, e.target_id, e.status, e.recorded_from, e.recorded_to)
+                for n in {v.note_id for v in store.latest_versions()}
+                for e in store.edges_from(n)
+            ),
+            "ids": {path: row.id for path, row in store.note_rows().items()},
+            "past_chunks": sorted((n, digest) for _, n, digest in store.history_chunks_of(store.note_ids())),
+        }
+    finally:
+        store.close()
+
+
+def test_rebuild_asks_before_discarding_history(timeline):
+    root, _ = timeline
+    before = _history_snapshot(root)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"])
+    assert out.exit_code == 1
+    assert "this one's history would go: 3 past versions of 1 note and" in out.output
+    assert "Add --keep-history to carry it over, or --yes to discard it" in out.output
+    assert _history_snapshot(root) == before
+
+
+def test_rebuild_on_a_terminal_asks(timeline, monkeypatch):
+    root, _ = timeline
+    before = _history_snapshot(root)
+    monkeypatch.setattr("brain.cli._interactive", lambda: True)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"], input="n\n")
+    assert out.exit_code == 1 and "Discard it? (--keep-history carries it over) [y/N]" in out.output
+    assert _history_snapshot(root) == before
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"], input="y\n")
+    assert out.exit_code == 0, out.output
+    assert _history_snapshot(root)["versions"] != before["versions"]
+
+
+def test_rebuild_yes_discards_history(timeline):
+    root, _ = timeline
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--yes"])
+    assert out.exit_code == 0, out.output
+    store = open_store(root)
+    try:
+        assert store.history_counts()["past_versions"] == 0
+        assert {v.event for v in store.versions_at(None)} == {"created"}
+    finally:
+        store.close()
+
+
+def test_rebuild_keep_history_carries_it_over(timeline):
+    root, at = timeline
+    before = _history_snapshot(root)
+    queries = {moment: _paths(_ask(root, "rollout march june canary", as_of=at[moment])) for moment in at}
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--keep-history"])
+    assert out.exit_code == 0, out.output
+    assert _history_snapshot(root) == before
+    assert history_problems(config.index_dir(root) / "index.db") == []
+    for moment, paths in queries.items():
+        assert _paths(_ask(root, "rollout march june canary", as_of=at[moment])) == paths, moment
+
+
+def test_rebuild_keep_history_over_a_vault_that_moved_on(timeline):
+    """Changes the old index never saw (an edit, a delete, a new note) are recorded by the
+    rebuild, and the old content's chunks are kept as the past."""
+    root, at = timeline
+    write(root, "Canary.md", "# Canary\n\nCanary releases, now with automatic rollback.\n")
+    (root / "Garden.md").unlink()
+    write(root, "New.md", "# New\n\nA note the old index never saw.\n")
+    old_ids = _history_snapshot(root)["ids"]
+    report = index_vault(root, rebuild=True, keep_history=True, progress=False)
+    assert report.new == report.notes == 6 and report.restored == 0  # a rebuild reads every note afresh
+    store = open_store(root)
+    try:
+        canary = store.note_id("Canary.md")
+        assert canary == old_ids["Canary.md"]
+        assert [(v.event, v.ended) for v in store.versions_of(canary or 0)] == [
+            ("created", "changed"),
+            ("changed", None),
+        ]
+        garden = old_ids["Garden.md"]
+        assert store.versions_of(garden)[-1].ended == "deleted"
+        assert {digest for _, _, digest in store.history_chunks_of([canary or 0, garden])} == {
+            store.versions_of(canary or 0)[0].hash,
+            store.versions_of(garden)[0].hash,
+        }
+        assert store.note_id("New.md") not in old_ids.values()
+    finally:
+        store.close()
+    assert history_problems(config.index_dir(root) / "index.db") == []
+    then = _ask(root, "tomatoes basil sun garden", "vector", as_of=at["restored"])
+    assert "Garden.md" in _paths(then)
+
+
+def test_rebuild_keep_history_with_another_model_embeds_the_past_again(timeline, monkeypatch):
+    root, at = timeline
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
+    report = index_vault(root, rebuild=True, keep_history=True, progress=False)
+    assert report.past_embedded > 0
+    store = open_store(root)
+    try:
+        past = store.history_chunks_of(store.note_ids())
+        vectors = store.history_chunk_vectors([chunk_id for chunk_id, _, _ in past])
+        assert vectors and all(len(vector) == 32 * 4 for _, _, vector in vectors)
+    finally:
+        store.close()
+    created = _ask(root, "march canary rollout", "hybrid+ppr", as_of=at["created"])
+    assert "March" in _text_of(created, "Rollout plan.md")

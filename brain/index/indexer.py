@@ -54,6 +54,7 @@ class IndexReport:
     changed: int = 0
     renamed: int = 0
     restored: int = 0  # of the new ones: notes deleted before, back (history kept their identity)
+    past_embedded: int = 0  # past chunks embedded again (a --rebuild with another model carrying history)
     unchanged: int = 0
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -108,12 +109,14 @@ def index_vault(
     model_name: str | None = None,
     embedder: Embedder | None = None,
     rebuild: bool = False,
+    keep_history: bool = True,
     progress: bool = True,
     load: Callable[[str], Embedder] = load_embedder,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
-    ``rebuild``: build a new index beside the old one and swap it in when complete.
+    ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
+    the old one's history over unless ``keep_history`` is False.
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -126,6 +129,7 @@ def index_vault(
                 directory,
                 model_name,
                 lambda store: _index_into(root, store, model_name, embedder, load, progress),
+                keep_history=keep_history,
             )
         else:
             remove_leftovers(directory)
@@ -244,7 +248,44 @@ class _Run:
         self.report.skipped = len(plan.skipped)
         if self.store.links_dirty():
             resolve_links(self.store)
+        self._finish_carried_history()
         vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+
+    def _finish_carried_history(self) -> None:
+        """A rebuild that carried the old index's history: close what the vault no longer holds
+        (deleted since the last run), and embed the past chunks again if the model changed."""
+        if self.store.get_meta("history_carry") != "seeded":
+            return
+        old = Path(self.store.get_meta("history_carry_from") or "")
+        if old.is_file():
+            self.store.carry_replaced_chunks(old)
+        else:
+            self._warn(
+                str(old),
+                "the old index went away before the rebuild finished: the chunks of notes "
+                "changed since it was last updated are not in the carried history",
+            )
+        with self.store.transaction():
+            for note_id in self.store.close_orphan_history(time.time()):
+                if self.history.keep is not None:
+                    self.store.prune_versions_of(note_id, self.history.keep)
+        if self.store.get_meta("history_vectors_model") != self.model_name:
+            done = int(self.store.get_meta("history_reembed_after", "0") or 0)
+            while rows := self.store.history_chunks_to_embed(done, CHUNKS_PER_BATCH):
+                embedder = self._ensure_embedder()
+                texts = [
+                    embedding_text(title, Chunk(0, (heading,) if heading else (), text))
+                    for _, title, heading, text in rows
+                ]
+                matrix = embedder.embed_documents(texts)
+                with self.store.transaction():
+                    self.store.set_history_vectors((matrix[i].tobytes(), row[0]) for i, row in enumerate(rows))
+                    done = rows[-1][0]
+                    self.store.set_meta("history_reembed_after", done)
+                self.report.past_embedded += len(rows)
+        with self.store.transaction():
+            self.store.set_meta("history_vectors_model", self.model_name)
+            self.store.set_meta("history_carry", "done")
 
     def _warn(self, path: str, message: str) -> None:
         log.warning("%s: %s", path, message)

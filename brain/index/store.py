@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
@@ -108,6 +108,12 @@ _EDGE_COLUMNS = (
     "id, source_id, target, kind, count, target_id, status, world_date, valid_from, valid_to, note_status,"
     " recorded_from, recorded_to"
 )
+_VERSION_COPY = (
+    "id, note_id, path, title, aliases, hash, size, date, frontmatter, world_date, valid_from, valid_to, status,"
+    " content, event, recorded_from, recorded_to, ended"
+)
+_EDGE_COPY = _EDGE_COLUMNS
+_CHUNK_COPY = "id, note_id, hash, ordinal, title, heading, text, vector"
 _EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of no bytes
 
 
@@ -204,6 +210,34 @@ class IndexStore:
                 conn.close()
         except sqlite3.Error:
             return None
+
+    @staticmethod
+    def history_at(directory: Path) -> dict[str, Any] | None:
+        """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
+        cannot be read; None when there is no index): past_versions, notes_with_past,
+        closed_edges, since. Before m006_history, no history: zeros."""
+        path = directory / INDEX_FILE
+        if not path.exists():
+            return None
+        try:
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
+                    return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
+                one = lambda sql: conn.execute(sql).fetchone()[0]
+                since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
+                return {
+                    "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
+                    "notes_with_past": one(
+                        "SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"
+                    ),
+                    "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
+                    "since": float(since[0]) if since else None,
+                }
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            return {"damaged": True}
 
     @staticmethod
     def integrity_problem(directory: Path) -> str | None:
@@ -689,17 +723,8 @@ class IndexStore:
 
     def identity_in_history(self, path: str, digest: str) -> int | None:
         """The id of a note no longer indexed that a new file at ``path`` with content ``digest``
-        continues: one that once held these bytes (not empty ones: every empty note has them),
-        else one whose last path was ``path``. The most recently seen wins."""
-        if digest != _EMPTY_HASH:
-            row = self.conn.execute(
-                "SELECT v.note_id FROM note_versions v WHERE v.hash = ?"
-                " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
-                " ORDER BY coalesce(v.recorded_to, 9e99) DESC, v.id DESC LIMIT 1",
-                (digest,),
-            ).fetchone()
-            if row:
-                return int(row[0])
+        continues: the one whose last version was at ``path``, else one that once held these
+        bytes (not empty ones: every empty note has them), the most recently seen."""
         row = self.conn.execute(
             "SELECT v.note_id FROM note_versions v WHERE v.path = ?"
             " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
@@ -707,6 +732,13 @@ class IndexStore:
             " ORDER BY v.id DESC LIMIT 1",
             (path,),
         ).fetchone()
+        if row is None and digest != _EMPTY_HASH:
+            row = self.conn.execute(
+                "SELECT v.note_id FROM note_versions v WHERE v.hash = ?"
+                " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
+                " ORDER BY coalesce(v.recorded_to, 9e99) DESC, v.id DESC LIMIT 1",
+                (digest,),
+            ).fetchone()
         return int(row[0]) if row else None
 
     def retire_chunks(self, note_id: int, digest: str, title: str) -> None:
@@ -776,10 +808,16 @@ class IndexStore:
             [(r[1], r[2], r[3], r[4], r[-2], r[-1], r[7], r[8], r[9], r[10], now) for r in changed],
         )
 
-    def close_orphan_history(self, now: float) -> int:
+    def close_orphan_history(self, now: float) -> list[int]:
         """Close versions and edges left open for notes the index no longer holds (what a
-        rebuild carried over from notes deleted since); returns how many versions."""
-        cursor = self.conn.execute(
+        rebuild carried over from notes deleted since); returns those notes' ids."""
+        orphans = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT note_id FROM note_versions WHERE recorded_to IS NULL AND note_id NOT IN (SELECT id FROM notes)"
+            )
+        ]
+        self.conn.execute(
             "UPDATE note_versions SET recorded_to = ?, ended = 'deleted' WHERE recorded_to IS NULL"
             " AND note_id NOT IN (SELECT id FROM notes)",
             (now,),
@@ -788,7 +826,7 @@ class IndexStore:
             "UPDATE link_history SET recorded_to = ? WHERE recorded_to IS NULL AND source_id NOT IN (SELECT id FROM notes)",
             (now,),
         )
-        return cursor.rowcount
+        return orphans
 
     # ----- history: pruning -------------------------------------------------------------------
 
@@ -837,6 +875,73 @@ class IndexStore:
             f" {where.replace('note_id', 'c.note_id')})",
             params,
         ).rowcount
+
+    # ----- history: carried into a rebuilt index -----------------------------------------------
+
+    def history_fingerprint(self) -> str:
+        """Changes whenever this index's history or present changes (a rebuild that carried the
+        history of an index that moved on since must start over)."""
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]
+        parts = [
+            self.index_id(),
+            self.vectors_version(),
+            one("SELECT max(id) FROM note_versions"),
+            one("SELECT count(*) FROM note_versions WHERE recorded_to IS NULL"),
+            one("SELECT max(id) FROM link_history"),
+            one("SELECT count(*) FROM link_history WHERE recorded_to IS NULL"),
+            one("SELECT count(*) FROM chunk_history"),
+        ]
+        return ":".join(str(part) for part in parts)
+
+    def carry_history_from(self, old: Path) -> None:
+        """Seed this (new, empty) index with the history of the index database ``old``, ids kept:
+        its versions, edges and past chunks. Note ids continue after the old ones, so a note
+        the new index has not seen before gets an id of its own. ``carry_replaced_chunks``
+        finishes the job once the new index holds the vault."""
+        self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
+        try:
+            with self.transaction():
+                self.conn.execute(
+                    f"INSERT INTO note_versions ({_VERSION_COPY}) SELECT {_VERSION_COPY} FROM old.note_versions"
+                )
+                self.conn.execute(f"INSERT INTO link_history ({_EDGE_COPY}) SELECT {_EDGE_COPY} FROM old.link_history")
+                self.conn.execute(
+                    f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
+                )
+                last = self.conn.execute(
+                    "SELECT max(coalesce((SELECT seq FROM old.sqlite_sequence WHERE name = 'notes'), 0),"
+                    " coalesce((SELECT max(note_id) FROM note_versions), 0))"
+                ).fetchone()[0]
+                self.conn.execute("DELETE FROM sqlite_sequence WHERE name = 'notes'")
+                self.conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('notes', ?)", (last,))
+                for key in ("history_since", "history_pruned_before"):
+                    row = self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (key,)).fetchone()
+                    if row is not None:
+                        self.set_meta(key, row[0])
+                model = self.conn.execute("SELECT value FROM old.meta WHERE key = 'model'").fetchone()
+                self.set_meta("history_vectors_model", model[0] if model else "")
+                self.set_meta("history_carry_from", str(old.absolute()))
+                self.set_meta("history_carry", "seeded")
+        finally:
+            self.conn.execute("DETACH DATABASE old")
+
+    def carry_replaced_chunks(self, old: Path) -> None:
+        """The old index's current chunks of contents that are not current here (the note changed
+        or went since the old index was last brought up to date) become past chunks here."""
+        self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
+        try:
+            with self.transaction():
+                self.conn.execute(
+                    "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
+                    " SELECT c.note_id, n.hash, c.ordinal, n.title, c.heading, c.text, c.vector"
+                    " FROM old.chunks c JOIN old.notes n ON n.id = c.note_id"
+                    " WHERE NOT EXISTS (SELECT 1 FROM notes m WHERE m.id = n.id AND m.hash = n.hash)"
+                    " AND NOT EXISTS (SELECT 1 FROM chunk_history h WHERE h.note_id = n.id AND h.hash = n.hash)"
+                    " AND EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = n.id AND v.hash = n.hash)"
+                    " ORDER BY c.note_id, c.ordinal"
+                )
+        finally:
+            self.conn.execute("DETACH DATABASE old")
 
     def vacuum(self) -> None:
         self.conn.execute("VACUUM")
