@@ -678,3 +678,36 @@ def test_rebuild_keep_history_with_another_model_embeds_the_past_again(timeline,
         store.close()
     created = _ask(root, "march canary rollout", "hybrid+ppr", as_of=at["created"])
     assert "March" in _text_of(created, "Rollout plan.md")
+
+
+def test_the_consistency_check_sees_each_kind_of_damage(timeline):
+    """history_problems (used after kills in test_interrupt.py) is not a check that cannot fail."""
+    import shutil
+
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    damage = {
+        "a note without a current version": "DELETE FROM note_versions WHERE recorded_to IS NULL AND path = 'Canary.md'",
+        "an open edge without a current version": "UPDATE note_versions SET recorded_to = 1e10"
+        " WHERE recorded_to IS NULL AND path = 'Plans/Rollout.md'",
+        "a note's links and its open edges differ": "UPDATE link_history SET recorded_to = 1e10"
+        " WHERE target = 'Pager duty' AND recorded_to IS NULL",
+        "an open edge for a link not written": "DELETE FROM links WHERE target = 'Blue green'",
+        "a past version without its chunks": "DELETE FROM chunk_history",
+        "past chunks of current content": "UPDATE chunk_history SET hash = (SELECT hash FROM notes"
+        " WHERE path = 'Plans/Rollout.md')",
+        "overlapping versions": "UPDATE note_versions SET recorded_to = 1e10 WHERE event = 'created'"
+        " AND path = 'Rollout plan.md'",
+    }
+    for i, (problem, sql) in enumerate(damage.items()):
+        copy = db.with_name(f"damaged-{i}.db")
+        shutil.copy(db, copy)
+        if db.with_name("index.db-wal").exists():
+            shutil.copy(db.with_name("index.db-wal"), copy.with_name(copy.name + "-wal"))
+        conn = sqlite3.connect(copy)
+        conn.execute("PRAGMA wal_checkpoint")
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        found = history_problems(copy)
+        assert any(p.startswith(problem) for p in found), (problem, found)
