@@ -711,3 +711,27 @@ def test_the_consistency_check_sees_each_kind_of_damage(timeline):
         conn.close()
         found = history_problems(copy)
         assert any(p.startswith(problem) for p in found), (problem, found)
+
+
+def test_past_chunks_are_scored_as_fts5_scores_the_present(toy_vault):
+    """bm25.py reproduces FTS5's bm25() with the present table's statistics: scored in Python,
+    present chunks get FTS5's own scores, so past chunks scored the same way compare with them."""
+    from brain.recall import bm25
+
+    index_vault(toy_vault, progress=False)
+    store = open_store(toy_vault)
+    try:
+        rows, total = store.fts_totals()
+        assert rows == store.chunk_count() and total > rows
+        for expression in ('"memory"', '"sqlite" OR "wal" OR "readers"', '"borsch" OR "beet" OR "soup"', '"crème"'):
+            query = bm25.phrases(expression)
+            counts = store.term_chunk_counts([p[0] for p in query])
+            stats = bm25.TableStats(rows, total / rows, {p: counts[p[0]] for p in query})
+            hits = store.fts_search(expression, (4.0, 2.0, 1.0), 30)
+            chunks = store.chunk_rows([chunk_id for chunk_id, _ in hits])
+            for chunk_id, score in hits:
+                row = chunks[chunk_id]
+                mine = bm25.score((row.title, row.heading, row.text), query, (4.0, 2.0, 1.0), stats)
+                assert mine == pytest.approx(score, rel=1e-9), (expression, row.path)
+    finally:
+        store.close()

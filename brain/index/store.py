@@ -784,12 +784,12 @@ class IndexStore:
         """After links were resolved (same transaction): open edges awaiting resolution take
         their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
         target renamed, deleted, or newly there) is closed and a new one opened from ``now``."""
-        match = "l.source_id = link_history.source_id AND l.target = link_history.target AND l.kind = link_history.kind"
-        self.conn.execute(
-            f"UPDATE link_history SET target_id = (SELECT l.target_id FROM links l WHERE {match} LIMIT 1),"
-            f" status = coalesce((SELECT l.status FROM links l WHERE {match} LIMIT 1), status)"
-            " WHERE status = 'pending' AND recorded_to IS NULL"
-        )
+        resolved = self.conn.execute(
+            "SELECT l.target_id, l.status, h.id FROM link_history h"
+            " JOIN links l ON l.source_id = h.source_id AND l.target = h.target AND l.kind = h.kind"
+            " WHERE h.status = 'pending' AND h.recorded_to IS NULL AND l.status != 'pending' GROUP BY h.id"
+        ).fetchall()
+        self.conn.executemany("UPDATE link_history SET target_id = ?, status = ? WHERE id = ?", resolved)
         if not full:
             return
         columns = ", ".join(f"h.{c.strip()}" for c in _EDGE_COLUMNS.split(","))
@@ -1012,6 +1012,26 @@ class IndexStore:
             out.update((r[0], (r[1], r[2], r[3])) for r in rows)
         return out
 
+    def history_chunk_fields(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """past chunk id → (title, heading, text): its FTS columns."""
+        out: dict[int, tuple[str, str, str]] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, title, heading, text FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.update((r[0], (r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def fts_totals(self) -> tuple[int, int]:
+        """(rows, tokens over all columns) of the present FTS table, as BM25 reads them: from
+        FTS5's averages record (rowid 1 of its data table: varints, the row count, then each
+        column's token total)."""
+        row = self.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return 0, 0
+        values = _varints(bytes(row[0]))
+        return (values[0], sum(values[1:])) if values else (0, 0)
+
     def history_chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         """(past chunk id, note id, float32 vector bytes)."""
         out: list[tuple[int, int, bytes]] = []
@@ -1156,6 +1176,24 @@ def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
 
 def _marks(part: Sequence[int]) -> str:
     return ",".join("?" * len(part))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (big-endian, 7 bits a byte, a ninth byte of 8), as FTS5 writes them."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:

@@ -10,11 +10,13 @@ Where things come from:
 
 - notes: the version of each note current at ``as_of`` (``note_versions``);
 - chunks: a version whose content is still the note's current one reads ``chunks`` (ids as
-  they are); any other reads ``chunk_history`` (ids negated, so the two never collide);
-- dense: brute force over the slice's vectors read from SQLite (``SliceVectors``): no FAISS
-  index is kept for the past; a slice is loaded once per ``Recaller``;
-- lexical: the present FTS table and the past one, each filtered to the slice, merged by
-  score (each table's BM25 uses its own statistics);
+  they are); any other reads ``chunk_history`` (ids offset by ``PAST``, so the two never
+  collide);
+- dense: brute force over the slice's vectors read from SQLite into a flat FAISS index
+  (``slice_vectors``): no FAISS file is kept for the past; a slice is loaded once per ``Recaller``;
+- lexical: the present FTS table and the past one, each filtered to the slice; past chunks
+  are scored with FTS5's formula and the present table's statistics (``bm25.py``), so the
+  two merge by score;
 - links: the edges of ``link_history`` recorded at ``as_of``.
 
 With ``valid_at`` alone the present is sliced by world time and FAISS still serves the dense
@@ -26,15 +28,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
 from ..index.vectors import VectorIndex
-
-if TYPE_CHECKING:
-    import numpy as np
+from . import bm25
 
 log = logging.getLogger("brain")
+
+PAST = 1 << 40  # past chunk ids are offset by this in a slice (chunks' own ids never get near it)
+_READ = 5000
+_PAST_HITS = 20  # past chunks rescored per result wanted (found by the past table's own BM25 first)
 
 
 class PastIndex(IndexStore):
@@ -98,7 +101,7 @@ class PastIndex(IndexStore):
         return sorted(self._current)
 
     def past_chunk_ids(self) -> list[int]:
-        """Past chunks of the slice (ids as in ``chunk_history``, not negated)."""
+        """Past chunks of the slice (ids as in ``chunk_history``, not offset)."""
         return sorted(self._past_chunks)
 
     # ----- what recall reads --------------------------------------------------------------------
@@ -152,20 +155,21 @@ class PastIndex(IndexStore):
         }
 
     def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
-        out = {c: n for c, n in self.base.chunk_note_ids([c for c in chunk_ids if c > 0]).items() if n in self._current}
+        present = [c for c in chunk_ids if c < PAST]
+        out = {c: n for c, n in self.base.chunk_note_ids(present).items() if n in self._current}
         for chunk_id in chunk_ids:
-            if chunk_id < 0 and -chunk_id in self._past_chunks:
-                out[chunk_id] = self._past_chunks[-chunk_id]
+            if chunk_id >= PAST and chunk_id - PAST in self._past_chunks:
+                out[chunk_id] = self._past_chunks[chunk_id - PAST]
         return out
 
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
-        for chunk_id, row in self.base.chunk_rows([c for c in chunk_ids if c > 0]).items():
+        for chunk_id, row in self.base.chunk_rows([c for c in chunk_ids if c < PAST]).items():
             if row.note_id in self._current:
                 out[chunk_id] = self._row(chunk_id, row.note_id, row.heading, row.text)
-        past = [-c for c in chunk_ids if c < 0 and -c in self._past_chunks]
+        past = [c - PAST for c in chunk_ids if c >= PAST and c - PAST in self._past_chunks]
         for chunk_id, (note_id, heading, text) in self.base.history_chunk_rows(past).items():
-            out[-chunk_id] = self._row(-chunk_id, note_id, heading, text)
+            out[PAST + chunk_id] = self._row(PAST + chunk_id, note_id, heading, text)
         return out
 
     def _row(self, chunk_id: int, note_id: int, heading: str, text: str) -> ChunkRow:
@@ -177,20 +181,43 @@ class PastIndex(IndexStore):
         out = list(self.base.note_chunk_vectors(present))
         wanted = set(note_ids)
         past = [c for c, n in self._past_chunks.items() if n in wanted]
-        out += [(-c, n, vector) for c, n, vector in self.base.history_chunk_vectors(past)]
+        out += [(PAST + c, n, vector) for c, n, vector in self.base.history_chunk_vectors(past)]
         return out
 
     def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
-        """BM25 over the slice: the present table's hits on notes that read the present, the past
-        table's hits on past chunks of the slice, merged by score."""
+        """BM25 over the slice: the present table's hits on notes that read the present, and the
+        past table's hits on past chunks of the slice, scored as the present table would score
+        them (``bm25.py``), merged by score."""
         hits = list(self._present_hits(expression, weights, limit))
-        for chunk_id, score in self.base.fts_hits(expression, weights, past=True):
+        past: list[int] = []
+        for chunk_id, _ in self.base.fts_hits(expression, weights, past=True):
             if chunk_id in self._past_chunks:
-                hits.append((-chunk_id, score))
-                if len(hits) >= 2 * limit:
+                past.append(chunk_id)
+                if len(past) >= _PAST_HITS * limit:
                     break
+        if past:
+            query = bm25.phrases(expression)
+            stats = self._present_stats(query)
+            fields = self.base.history_chunk_fields(past)
+            hits += [(PAST + c, bm25.score(fields[c], query, weights, stats)) for c in past if c in fields]
         hits.sort(key=lambda hit: -hit[1])
         return hits[:limit]
+
+    def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
+        """The present table's statistics; a term only the past holds counts its past chunks."""
+        rows, total = self.base.fts_totals()
+        terms = sorted({token for phrase in query for token in phrase})
+        present = self.base.term_chunk_counts(terms)
+        frequency: dict[tuple[str, ...], int] = {}
+        for phrase in query:
+            counts = []
+            for token in phrase:
+                count = present.get(token, 0)
+                if not count:
+                    count = sum(1 for c in self.base.history_term_chunk_ids(token) if c in self._past_chunks)
+                counts.append(count)
+            frequency[phrase] = min(counts)
+        return bm25.TableStats(rows, total / rows if rows else 0.0, frequency)
 
     def _present_hits(self, expression: str, weights: Sequence[float], limit: int) -> Iterator[tuple[int, float]]:
         found = 0
@@ -227,49 +254,27 @@ class PastIndex(IndexStore):
         return list(dict.fromkeys(s for s, t, _, _ in self._edges if t == note_id))
 
 
-class SliceVectors(VectorIndex):
-    """The dense lane's index over a slice: every vector of it in one matrix, searched by brute
-    force (the past keeps no FAISS index). Answers ``size`` and ``search`` as ``VectorIndex``."""
+def slice_vectors(past: PastIndex, dim: int) -> VectorIndex:
+    """The dense lane's index over a slice: every vector of it, read from SQLite into a flat
+    (brute-force) FAISS index built for this Recaller: the past keeps no FAISS file of its own."""
+    index = VectorIndex.empty(dim, version=-1)
+    present = past.current_note_ids()
+    for start in range(0, len(present), _READ):
+        rows = past.base.note_chunk_vectors(present[start : start + _READ])
+        _add(index, [r[0] for r in rows], [r[2] for r in rows], dim)
+    chunks = past.past_chunk_ids()
+    for start in range(0, len(chunks), _READ):
+        rows = past.base.history_chunk_vectors(chunks[start : start + _READ])
+        _add(index, [PAST + r[0] for r in rows], [r[2] for r in rows], dim)
+    return index
 
-    def __init__(self, ids: np.ndarray, matrix: np.ndarray):
-        super().__init__(None, int(matrix.shape[1]) if matrix.ndim == 2 else 0, -1)
-        self.ids = ids
-        self.matrix = matrix
 
-    @classmethod
-    def load(cls, past: PastIndex, dim: int) -> SliceVectors:
-        import numpy as np
+def _add(index: VectorIndex, ids: list[int], blobs: list[bytes], dim: int) -> None:
+    import numpy as np
 
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        present = past.current_note_ids()
-        for start in range(0, len(present), 5000):
-            for chunk_id, _, vector in past.base.note_chunk_vectors(present[start : start + 5000]):
-                ids.append(chunk_id)
-                blobs.append(vector)
-        chunks = past.past_chunk_ids()
-        for start in range(0, len(chunks), 5000):
-            for chunk_id, _, vector in past.base.history_chunk_vectors(chunks[start : start + 5000]):
-                ids.append(-chunk_id)
-                blobs.append(vector)
+    if ids:
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
-        return cls(np.asarray(ids, dtype=np.int64), matrix)
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
-
-    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, scores) of the k nearest chunks, best first."""
-        import numpy as np
-
-        k = min(k, self.size)
-        if k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        scores = self.matrix @ query.astype(np.float32).reshape(-1)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return self.ids[top], scores[top]
+        index.add(np.asarray(ids, dtype=np.int64), matrix)
 
 
 def _start(version: VersionRow) -> str | None:
