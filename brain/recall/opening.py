@@ -104,11 +104,11 @@ def _open(
     dim = int(store.get_meta("dim") or 0)
     view: IndexStore = store
     if as_of is not None or valid_at is not None:
-        from .past import PastIndex, SliceVectors
+        from .past import PastIndex, slice_vectors
 
         warnings += _history_warnings(store, as_of)
         view = PastIndex(store, as_of=as_of, valid_at=valid_at)
-        vectors = SliceVectors.load(view, dim) if as_of is not None else load_current(store, dim)
+        vectors = slice_vectors(view, dim) if as_of is not None else load_current(store, dim)
     else:
         vectors = load_current(store, dim)
     timings["load_index"] = _ms(started)

@@ -185,7 +185,7 @@ class Recaller:
             pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
         elif not mode.fused:
             pool.sort(key=lambda c: -c.score)
-        if mode.fused:
+        if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
         result.results = pool[: settings.k]
         spans = self.store.version_spans([c.note_id for c in result.results])

@@ -69,6 +69,7 @@ class RecallSettings:
     rrf_k: int = DEFAULT_RRF_K
     ppr_alpha: float = DEFAULT_PPR_ALPHA
     freshness: float = FRESHNESS_BOOST
+    prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
 
 
