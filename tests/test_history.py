@@ -735,3 +735,45 @@ def test_past_chunks_are_scored_as_fts5_scores_the_present(toy_vault):
                 assert mine == pytest.approx(score, rel=1e-9), (expression, row.path)
     finally:
         store.close()
+
+
+def test_a_damaged_index_is_rebuilt_and_says_its_history_is_lost(timeline):
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    db.write_bytes(b"\0" * db.stat().st_size)
+    for wal in (db.with_name("index.db-wal"), db.with_name("index.db-shm")):
+        wal.unlink(missing_ok=True)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--json"])  # nothing to ask: it is gone
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert any("history could not be carried over" in w["message"] for w in report["warnings"])
+    assert history_problems(db) == []
+
+
+@pytest.mark.slow  # a subprocess that file modes bind
+def test_as_of_and_history_on_a_read_only_home(timeline, brain_home):
+    """A read-only brain home still answers --as-of (the slice is built in memory) and history."""
+    from test_hardening_index import _brain, _cannot_write, _chmod_tree
+
+    _cannot_write()
+    root, at = timeline
+    _chmod_tree(brain_home, writable=False)
+    try:
+        asked = _brain(
+            brain_home,
+            "ask",
+            "--vault",
+            str(root),
+            "--no-update",
+            "--json",
+            "--as-of",
+            time_arg(at["created"]),
+            "march canary rollout",
+        )
+        assert asked.returncode == 0, asked.stderr
+        plan = next(r for r in json.loads(asked.stdout)["results"] if r["path"] == "Rollout plan.md")
+        assert "March" in plan["snippet"]
+        told = _brain(brain_home, "history", "--vault", str(root), "Rollout", "--json")
+        assert told.returncode == 0 and len(json.loads(told.stdout)["versions"]) == 4, told.stderr
+    finally:
+        _chmod_tree(brain_home, writable=True)
