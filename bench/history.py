@@ -238,20 +238,27 @@ def child_age(args: argparse.Namespace) -> dict:
     temporal = [r for r in records if r["type"] == "temporal"]
     recaller = open_recaller(MINI_VAULT, build=True, rerank_model=None)
     try:
-        dates = {path: date for _, path, date, _ in recaller.store.frontmatter_rows()}
-        newest = max(dt.date.fromisoformat(d[:10]) for d in dates.values() if d)
+        # Age by the date a note's frontmatter gives (a note without one has only its file's
+        # mtime, which says when it was copied here, not when it was written).
+        dates = {v.path: v.world_date for v in recaller.store.versions_at(None) if v.world_date}
+        newest = max(dt.date.fromisoformat(d[:10]) for d in dates.values())
         out: dict = {"queries": len(temporal), "reference": newest.isoformat(), "mode": args.age_mode}
         for label, prefer in (("prefer_present", True), ("without", False)):
-            ages, recalls, ndcgs = [], [], []
+            ages, recalls, ndcgs, undated = [], [], [], 0
             for record in temporal:
                 result = recaller.ask(record["query"], args.age_mode, RecallSettings(k=10, prefer_present=prefer))
                 paths = [c.path for c in result.results]
-                ages += [(newest - dt.date.fromisoformat(c.date[:10])).days for c in result.results if c.date]
+                for path in paths:
+                    if path in dates:
+                        ages.append((newest - dt.date.fromisoformat(dates[path][:10])).days)
+                    else:
+                        undated += 1
                 recalls.append(recall_at_k(paths, record["relevant"], 10))
                 ndcgs.append(ndcg_at_k(paths, record["relevant"], 10))
             out[label] = {
                 "mean_age_days": statistics.mean(ages),
                 "median_age_days": statistics.median(ages),
+                "undated_in_top_10": undated,
                 "recall@10": statistics.mean(recalls),
                 "ndcg@10": statistics.mean(ndcgs),
             }
@@ -281,7 +288,13 @@ def _child(phase: str, env: dict[str, str], argv: list[str], src: str | None = N
 
 
 def run(args: argparse.Namespace) -> dict:
-    results: dict = {"vault": str(args.vault), "rounds": args.rounds, "share": args.share, "seed": args.seed}
+    results: dict = {
+        "vault": str(args.vault),
+        "rounds": args.rounds,
+        "share": args.share,
+        "seed": args.seed,
+        "cost_repeats": args.cost_repeats,
+    }
     only = set(args.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="brain-history-"))
     try:
@@ -292,15 +305,22 @@ def run(args: argparse.Namespace) -> dict:
                 settings.append(("baseline", "all", args.baseline_src))
             if "cost" not in only:
                 settings = settings[:1]
-            cost = {}
-            for label, keep, src in settings:
-                folder = work / label
-                folder.mkdir()
-                env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_KEEP_VERSIONS": keep, "BRAIN_EMBED_MODEL": MODEL}
-                argv = ["--work", str(folder), "--vault", str(args.vault), "--rounds", str(args.rounds)]
-                argv += ["--share", str(args.share), "--seed", str(args.seed)]
-                print(f"cost: {label} ...", file=sys.stderr, flush=True)
-                cost[label] = _child("cost", env, argv, src)
+            cost: dict = {}
+            for attempt in range(args.cost_repeats):  # interleaved, so load on the machine hits each alike
+                for label, keep, src in settings:
+                    folder = work / f"{label}-{attempt}"
+                    folder.mkdir()
+                    env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_KEEP_VERSIONS": keep, "BRAIN_EMBED_MODEL": MODEL}
+                    argv = ["--work", str(folder), "--vault", str(args.vault), "--rounds", str(args.rounds)]
+                    argv += ["--share", str(args.share), "--seed", str(args.seed)]
+                    print(f"cost: {label} ({attempt + 1}/{args.cost_repeats}) ...", file=sys.stderr, flush=True)
+                    run = _child("cost", env, argv, src)
+                    best = cost.get(label)
+                    if best is None:
+                        cost[label] = run
+                    else:  # the fastest of the runs: the same work, the least disturbed
+                        best["build_s"] = min(best["build_s"], run["build_s"])
+                        best["rounds_s"] = [min(a, b) for a, b in zip(best["rounds_s"], run["rounds_s"], strict=True)]
             results["cost"] = cost
             kept = cost["history"]
         if "query" in only and kept is not None:
@@ -326,7 +346,7 @@ def summary(r: dict) -> str:
         h = cost["history"]
         lines.append(
             f"\n## Cost: {r['rounds']} rounds of edits to {r['share']:.0%} of {h['notes']} notes "
-            f"({h['edits_per_round']} notes a round), benchfake embedder\n"
+            f"({h['edits_per_round']} notes a round), benchfake embedder, fastest of {r['cost_repeats']} runs each\n"
         )
         lines.append(
             "| | keep all versions | keep none (=0) | ratio |"
@@ -391,13 +411,14 @@ def summary(r: dict) -> str:
         w, wo = a["prefer_present"], a["without"]
         lines.append(
             f"\n## Mean age of the top 10, mini-benchmark temporal queries ({a['queries']}, `{a['mode']}`, MiniLM; "
-            f"days before {a['reference']})\n"
+            f"days before {a['reference']}, the newest frontmatter date; notes without one left out)\n"
         )
-        lines.append("| | mean age | median age | recall@10 | nDCG@10 |")
-        lines.append("|---|--:|--:|--:|--:|")
+        lines.append("| | mean age | median age | results without a date | recall@10 | nDCG@10 |")
+        lines.append("|---|--:|--:|--:|--:|--:|")
         for label, v in (("prefer the present (default)", w), ("without", wo)):
             lines.append(
-                f"| {label} | {v['mean_age_days']:.0f} days | {v['median_age_days']:.0f} days | {v['recall@10']:.3f} | {v['ndcg@10']:.3f} |"
+                f"| {label} | {v['mean_age_days']:.0f} days | {v['median_age_days']:.0f} days | {v['undated_in_top_10']}"
+                f" | {v['recall@10']:.3f} | {v['ndcg@10']:.3f} |"
             )
         lines.append(
             f"\nfresher by {1 - w['mean_age_days'] / wo['mean_age_days']:.0%} in mean age (ratio {w['mean_age_days'] / wo['mean_age_days']:.2f})"
@@ -412,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--cost-repeats", type=int, default=3, help="cost runs per setting, interleaved; the fastest kept"
+    )
     parser.add_argument("--modes", default="hybrid+ppr,vector")
     parser.add_argument("--age-mode", default="hybrid+ppr")
     parser.add_argument("--only", default="cost,query,age")

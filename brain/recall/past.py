@@ -37,7 +37,7 @@ log = logging.getLogger("brain")
 
 PAST = 1 << 40  # past chunk ids are offset by this in a slice (chunks' own ids never get near it)
 _READ = 5000
-_PAST_HITS = 20  # past chunks rescored per result wanted (found by the past table's own BM25 first)
+_PAST_HITS = 2  # past chunks rescored per result wanted (picked by the past table's own BM25 first)
 
 
 class PastIndex(IndexStore):
