@@ -784,29 +784,46 @@ class IndexStore:
         """After links were resolved (same transaction): open edges awaiting resolution take
         their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
         target renamed, deleted, or newly there) is closed and a new one opened from ``now``."""
-        resolved = self.conn.execute(
-            "SELECT l.target_id, l.status, h.id FROM link_history h"
-            " JOIN links l ON l.source_id = h.source_id AND l.target = h.target AND l.kind = h.kind"
-            " WHERE h.status = 'pending' AND h.recorded_to IS NULL AND l.status != 'pending' GROUP BY h.id"
+        # Edges and links are matched in Python, one pass over each: in SQL each of a hub note's
+        # edges scanned all of its links (a note linking 682 others made this quadratic).
+        pending = self.conn.execute(
+            "SELECT id, source_id, target, kind FROM link_history WHERE status = 'pending' AND recorded_to IS NULL"
         ).fetchall()
-        self.conn.executemany("UPDATE link_history SET target_id = ?, status = ? WHERE id = ?", resolved)
+        if pending:
+            sources = sorted({r[1] for r in pending})
+            resolution = self._link_resolution(sources if len(sources) < _PART * 4 else None)
+            self.conn.executemany(
+                "UPDATE link_history SET target_id = ?, status = ? WHERE id = ?",
+                [(*resolution[(r[1], r[2], r[3])], r[0]) for r in pending if (r[1], r[2], r[3]) in resolution],
+            )
         if not full:
             return
-        columns = ", ".join(f"h.{c.strip()}" for c in _EDGE_COLUMNS.split(","))
-        changed = self.conn.execute(
-            f"SELECT {columns}, l.target_id, l.status FROM link_history h"
-            " JOIN links l ON l.source_id = h.source_id AND l.target = h.target AND l.kind = h.kind"
-            " WHERE h.recorded_to IS NULL AND l.status != 'pending'"
-            " AND (l.target_id IS NOT h.target_id OR l.status != h.status) GROUP BY h.id"
-        ).fetchall()
+        resolution = self._link_resolution(None)
+        changed = []
+        for row in self.conn.execute(f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"):
+            now_resolved = resolution.get((row[1], row[2], row[3]))
+            if now_resolved is not None and now_resolved != (row[5], row[6]):
+                changed.append((row, now_resolved))
         if not changed:
             return
-        self.close_edges([r[0] for r in changed], now)
+        self.close_edges([row[0] for row, _ in changed], now)
         self.conn.executemany(
             "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date, valid_from,"
             " valid_to, note_status, recorded_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(r[1], r[2], r[3], r[4], r[-2], r[-1], r[7], r[8], r[9], r[10], now) for r in changed],
+            [(r[1], r[2], r[3], r[4], target, status, r[7], r[8], r[9], r[10], now) for r, (target, status) in changed],
         )
+
+    def _link_resolution(self, sources: Sequence[int] | None) -> dict[tuple[int, str, str], tuple[int | None, str]]:
+        """(source id, target as written, kind) → (target id, status) of resolved links, of these
+        sources (None: all)."""
+        sql = "SELECT source_id, target, kind, target_id, status FROM links WHERE status != 'pending'"
+        if sources is None:
+            rows = self.conn.execute(sql).fetchall()
+        else:
+            rows = []
+            for part in _parts(sources):
+                rows += self.conn.execute(f"{sql} AND source_id IN ({_marks(part)})", part).fetchall()
+        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
 
     def close_orphan_history(self, now: float) -> list[int]:
         """Close versions and edges left open for notes the index no longer holds (what a
