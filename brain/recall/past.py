@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
 from ..index.vectors import VectorIndex
@@ -188,7 +188,7 @@ class PastIndex(IndexStore):
         """BM25 over the slice: the present table's hits on notes that read the present, and the
         past table's hits on past chunks of the slice, scored as the present table would score
         them (``bm25.py``), merged by score."""
-        hits = list(self._present_hits(expression, weights, limit))
+        hits = self._present_hits(expression, weights, limit)
         past: list[int] = []
         for chunk_id, _ in self.base.fts_hits(expression, weights, past=True):
             if chunk_id in self._past_chunks:
@@ -219,24 +219,17 @@ class PastIndex(IndexStore):
             frequency[phrase] = min(counts)
         return bm25.TableStats(rows, total / rows if rows else 0.0, frequency)
 
-    def _present_hits(self, expression: str, weights: Sequence[float], limit: int) -> Iterator[tuple[int, float]]:
-        found = 0
-        pending: list[tuple[int, float]] = []
-        for hit in self.base.fts_hits(expression, weights, past=False):
-            pending.append(hit)
-            if len(pending) < 256:
-                continue
-            for kept in self._in_present(pending):
-                yield kept
-                found += 1
-            pending = []
-            if found >= limit:
-                return
-        yield from self._in_present(pending)
-
-    def _in_present(self, hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        notes = self.base.chunk_note_ids([c for c, _ in hits])
-        return [(c, s) for c, s in hits if notes.get(c) in self._current]
+    def _present_hits(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """The present table's best hits on chunks the slice reads from the present: asked with a
+        limit (FTS5 ranks the top cheaply), deeper while the filter leaves too few."""
+        depth = limit
+        while True:
+            hits = self.base.fts_search(expression, weights, depth)
+            notes = self.base.chunk_note_ids([c for c, _ in hits])
+            kept = [(c, s) for c, s in hits if notes.get(c) in self._current]
+            if len(kept) >= limit or len(hits) < depth:
+                return kept[:limit]
+            depth *= 4
 
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         out: list[tuple[int, int, str]] = []
