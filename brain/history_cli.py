@@ -67,10 +67,10 @@ def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: 
         what.append(f"replaced before {local_time(moment)}")
     if report.keep is not None:
         had = f"{report.notes} note had" if report.notes == 1 else f"{report.notes} notes had"
-        what.append(f"beyond {report.keep} past versions per note ({had} more)")
+        what.append(f"beyond {_plural(report.keep, 'past version')} per note: {had} more")
     click.echo(
-        f"pruned {report.versions} past versions, {report.chunks} past chunks and {report.links} closed links "
-        f"({'; '.join(what)})"
+        f"pruned {_plural(report.versions, 'past version')}, {_plural(report.chunks, 'past chunk')} and "
+        f"{_plural(report.links, 'closed link')} ({'; '.join(what)})"
     )
     if report.bytes_before is not None and report.bytes_after is not None:
         freed = report.bytes_before - report.bytes_after
@@ -85,4 +85,8 @@ def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: 
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -559,7 +559,7 @@ def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timelin
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
     out = runner.invoke(cli, ["prune", "--vault", str(root)])
     assert out.exit_code == 0, out.output
-    assert "pruned 2 past versions" in out.output and "(1 note had more)" in out.output
+    assert "pruned 2 past versions" in out.output and "beyond 1 past version per note: 1 note had more" in out.output
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 

@@ -204,9 +204,12 @@ def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: s
             continue
         removed += i2 - i1
         added += j2 - j1
-        heading = _heading_above(new_lines, j1) if j2 > j1 else _heading_above(old_lines, i1)
-        if heading and heading not in sections:
-            sections.append(heading)
+        # The sections a change touches: those it adds or removes, else the one it sits in.
+        inside = [m.group(1) for line in new_lines[j1:j2] + old_lines[i1:i2] if (m := _HEADING.match(line))]
+        if not inside:
+            above = _heading_above(new_lines, j1) if j2 > j1 else _heading_above(old_lines, i1)
+            inside = [above] if above else []
+        sections += [heading for heading in inside if heading not in sections]
     parts = [f"+{added} −{removed} lines"]
     if sections:
         parts.append(
