@@ -27,7 +27,7 @@ from .embed import Embedder, backend_name, load_embedder
 from .errors import BrainError, IndexMismatchError
 from .links import Link, Resolver, is_attachment
 from .notes import Note, content_hash, parse_note
-from .store import IndexStore, dumps
+from .store import IndexStore, dumps, fts_tokenizer_setting
 from .vault import Skipped, VaultFile, max_note_bytes, read_note_bytes, resolve_vault, scan
 
 log = logging.getLogger("brain")
@@ -107,6 +107,7 @@ def _plan(root: Path, store: IndexStore) -> _Plan:
 
 
 def check_model(store: IndexStore, model_name: str) -> None:
+    """Refuse an index built with another embedding model, or another lexical tokenizer."""
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
         raise IndexMismatchError(
@@ -114,6 +115,21 @@ def check_model(store: IndexStore, model_name: str) -> None:
             f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
+    wanted, built = fts_tokenizer_setting(), store.fts_tokenizer()
+    if wanted != built and store.has_chunks():
+        raise IndexMismatchError(
+            f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
+            f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
+            f"BRAIN_FTS_TOKENIZER={built}"
+        )
+
+
+def _apply_fts_tokenizer(store: IndexStore) -> None:
+    """An empty index (new, or just cleared by --rebuild) takes the configured tokenizer."""
+    wanted = fts_tokenizer_setting()
+    if store.fts_tokenizer() != wanted and not store.has_chunks():
+        with store.transaction():
+            store.recreate_fts(wanted)
 
 
 def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:
@@ -156,9 +172,11 @@ def index_vault(
     try:
         with vault_lock(store):
             if rebuild:
+                fts_tokenizer_setting()  # a bad value fails before anything is cleared
                 _clear(store)
             else:
                 check_model(store, model_name)
+            _apply_fts_tokenizer(store)
             report = IndexReport(vault=str(root), model=model_name)
             _Run(root, store, report, model_name, embedder, load, progress).run()
             counts = store.counts()

@@ -115,6 +115,65 @@ def m002_lexical(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m003_fts_fold_yo(conn: sqlite3.Connection) -> None:
+    """The lexical index folds ё into е (Ё into Е), and is refilled so.
+
+    ``remove_diacritics`` folds Latin accents only: "ёлкин" and "елкин" stay two words, while
+    Russian writes either letter for the same word. Titles, headings and text are folded on
+    their way into chunks_fts (read only for matching; results show chunks.text) and queries
+    are folded the same way (brain/recall/lexical.py).
+    """
+    conn.executescript(
+        """
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+            VALUES (
+                new.id,
+                replace(replace((SELECT title FROM notes WHERE id = new.note_id), 'ё', 'е'), 'Ё', 'Е'),
+                replace(replace(new.heading, 'ё', 'е'), 'Ё', 'Е'),
+                replace(replace(new.text, 'ё', 'е'), 'Ё', 'Е')
+            );
+        END;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+            UPDATE chunks_fts SET title = replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е')
+            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+        END;
+        DELETE FROM chunks_fts;
+        INSERT INTO chunks_fts (rowid, title, heading, text)
+            SELECT c.id, replace(replace(n.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(c.heading, 'ё', 'е'), 'Ё', 'Е'),
+                   replace(replace(c.text, 'ё', 'е'), 'Ё', 'Е')
+            FROM chunks c JOIN notes n ON n.id = c.note_id;
+        """
+    )
+
+
+# The lexical index's tokenizers, by the name BRAIN_FTS_TOKENIZER takes.
+FTS_TOKENIZERS = {
+    # Words, case and Latin accents folded: English, Russian, most alphabets. What m002 creates.
+    "unicode61": "unicode61 remove_diacritics 2",
+    # Character trigrams: Chinese, Japanese, Korean (no spaces between words). Case folded;
+    # accents too where SQLite has the option (3.45+).
+    "trigram": "trigram remove_diacritics 1" if sqlite3.sqlite_version_info >= (3, 45) else "trigram",
+}
+DEFAULT_FTS_TOKENIZER = "unicode61"
+
+
+def fts_tokenizer_setting() -> str:
+    """The tokenizer ``BRAIN_FTS_TOKENIZER`` asks for (default unicode61)."""
+    from . import config
+    from .errors import ConfigError
+
+    value = (config.env("BRAIN_FTS_TOKENIZER", DEFAULT_FTS_TOKENIZER) or "").strip().lower()
+    if value not in FTS_TOKENIZERS:
+        raise ConfigError(
+            f"BRAIN_FTS_TOKENIZER={value!r} is not a tokenizer brain knows: use {' or '.join(FTS_TOKENIZERS)}"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class NoteRow:
     id: int
@@ -165,6 +224,30 @@ class IndexStore:
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+    def fts_tokenizer(self) -> str:
+        """The tokenizer chunks_fts was created with (indexes from before the option: unicode61)."""
+        return self.get_meta("fts_tokenizer") or DEFAULT_FTS_TOKENIZER
+
+    def recreate_fts(self, tokenizer: str) -> None:
+        """Create chunks_fts anew with ``tokenizer`` and refill it; inside a transaction.
+
+        The triggers name the table, not its tokenizer, so they keep working on the new one.
+        """
+        self.conn.execute("DROP TABLE chunks_fts")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, "
+            f"tokenize = '{FTS_TOKENIZERS[tokenizer]}')"
+        )
+        self.conn.execute(
+            "INSERT INTO chunks_fts (rowid, title, heading, text) "
+            "SELECT c.id, replace(replace(n.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(c.heading, 'ё', 'е'), 'Ё', 'Е'),"
+            " replace(replace(c.text, 'ё', 'е'), 'Ё', 'Е') FROM chunks c JOIN notes n ON n.id = c.note_id"
+        )
+        self.set_meta("fts_tokenizer", tokenizer)
+
+    def has_chunks(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
 
     def vectors_version(self) -> int:
         return int(self.get_meta("vectors_version", "0") or 0)

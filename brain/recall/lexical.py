@@ -26,16 +26,61 @@ _STOP = {
 }
 
 
-def fts_query(query: str) -> str | None:
+def fold(text: str) -> str:
+    """Case folded, ё as е: what the index holds (store.py m003) and what unicode61 does."""
+    return text.casefold().replace("ё", "е")
+
+
+def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
+    """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
+
+    A trigram index only matches runs of three or more characters, and a Chinese or Japanese
+    query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
+    """
+    words = [t for t in _TERM.findall(fold(query)) if t not in _STOP] or _TERM.findall(fold(query))
+    if tokenizer == "trigram":
+        words = [w[i:i + 3] for w in words for i in range(len(w) - 2)]
+        return list(dict.fromkeys(words))[:64]
+    return list(dict.fromkeys(words))[:32]
+
+
+def fts_query(query: str, tokenizer: str = "unicode61") -> str | None:
     """An FTS5 MATCH expression: the query's terms, quoted, OR-ed; None when nothing is left."""
-    terms = [t for t in _TERM.findall(query.casefold()) if t not in _STOP]
-    if not terms:
-        terms = _TERM.findall(query.casefold())
-    unique = list(dict.fromkeys(terms))[:32]
-    return " OR ".join(f'"{t}"' for t in unique) if unique else None
+    terms = fts_terms(query, tokenizer)
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
 
 
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
+
+# Han, kana and Hangul: scripts where a word is often two characters, too short for a trigram.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
+PER_BIGRAM = 8  # indexed trigrams a two-character piece of a query may stand for
+
+
+def _vocab(store: IndexStore) -> None:
+    store.conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+    )
+
+
+def cjk_bigram_terms(store: IndexStore, query: str) -> list[str]:
+    """Indexed trigrams that begin with a two-character piece of a CJK run in the query.
+
+    "长城有多长" ("how long is the Great Wall") shares no trigram with a note on 长城, and a
+    trigram index cannot match two characters: the trigrams starting with 长城 ("长城是", …)
+    stand in for it, the most widespread first.
+    """
+    _vocab(store)
+    out: list[str] = []
+    for run in _CJK_RUN.findall(fold(query)):
+        for i in range(len(run) - 1):
+            bigram = run[i:i + 2]
+            rows = store.conn.execute(
+                "SELECT term FROM temp.chunks_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
+                (bigram, bigram + "\U0010ffff", PER_BIGRAM),
+            )
+            out.extend(r[0] for r in rows)
+    return list(dict.fromkeys(out))
 
 
 def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
@@ -44,9 +89,7 @@ def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     Scoring a term means visiting every chunk that holds it; a word in half the vault adds
     almost nothing to BM25 but made each query visit most of the index (bench/scale.py).
     """
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-    )
+    _vocab(store)
     total = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     frequency = {}
     for term in terms:
@@ -61,10 +104,13 @@ def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
 
 def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) -> list[Candidate]:
     """The top ``depth`` notes by their best chunk's BM25 score, best first."""
-    expression = fts_query(query)
-    if expression is None or depth <= 0:
+    tokenizer = store.fts_tokenizer()
+    terms = fts_terms(query, tokenizer)
+    if tokenizer == "trigram":
+        terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
+    if not terms or depth <= 0:
         return []
-    terms = _informative_terms(store, [t.strip('"') for t in expression.split(" OR ")])
+    terms = _informative_terms(store, terms)
     if not terms:
         return []
     rows = store.conn.execute(
