@@ -34,7 +34,7 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Drop the index and embed everything again (e.g. after changing the model).")
+@click.option("--rebuild", is_flag=True, help="Drop the index and embed everything again (after changing the model or BRAIN_FTS_TOKENIZER).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
