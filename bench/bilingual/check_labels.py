@@ -123,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     seen = set()
     for q in queries:
         qid = q.get("id")
-        err = lambda message: errors.append(f"{qid}: {message}")  # noqa: E731
+
+        def err(message: str, qid=qid) -> None:
+            errors.append(f"{qid}: {message}")
         if qid in seen:
             err("duplicate id")
         seen.add(qid)
