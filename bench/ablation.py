@@ -111,15 +111,16 @@ class Expansions:
 def evaluate(args) -> dict:
     from brain.evaluation.metrics import query_metrics
     from brain.evaluation.queries import QUERY_TYPES, load_queries
-    from brain.evaluation.runner import open_recaller
+    from brain.recall.opening import open_recaller
     from brain.recall.dense import dense_search
-    from brain.recall.pipeline import RecallSettings
+    from brain.recall.types import RecallSettings
 
     queries = load_queries(args.queries, args.vault)
     started = time.perf_counter()
-    recaller = open_recaller(args.vault, progress=sys.stderr.isatty())
+    recaller = open_recaller(args.vault, build=True, progress=sys.stderr.isatty())
     index_s = time.perf_counter() - started
-    embedder = recaller.embedder()
+    recaller.warm_up()
+    embedder = recaller.embedder
     settings_list = grid()
     k, depth = args.k, args.depth
     per_setting: dict[Setting, list[dict]] = {s: [] for s in settings_list}
@@ -192,7 +193,7 @@ def evaluate(args) -> dict:
 def rerank_sweep(recaller, queries, args) -> dict:
     """Rerank pool sizes, only when a cross-encoder loads; else why not."""
     from brain.evaluation.metrics import query_metrics
-    from brain.recall.pipeline import RecallSettings
+    from brain.recall.types import RecallSettings
 
     if not recaller.rerank_model:
         return {"measured": False, "reason": "not measured: no reranker configured (BRAIN_RERANK_MODEL=none)"}

@@ -90,7 +90,9 @@ def quality(home: Path, results: dict, sets: list[str]) -> None:
     from brain.evaluation.metrics import mean_rows, query_metrics
     from brain.evaluation.queries import load_queries
     from brain.evaluation.runner import run_eval
-    from brain.indexer import index_vault, open_store
+    from brain.index.indexer import index_vault
+    from brain import config
+    from brain.index.store import IndexStore
     from brain.recall.lexical import lexical_search
 
     keys = ("recall@10", "ndcg@10")
@@ -119,7 +121,7 @@ def quality(home: Path, results: dict, sets: list[str]) -> None:
                 outcomes = [o for o in eval_report.outcomes if o.mode == mode]
                 section["runs"][f"{label} {mode}"] = _grouped(outcomes, keys, mean_rows)
         # The BM25 lane alone: the same for both embedders (it reads only the text).
-        store = open_store(vault)
+        store = IndexStore.open(config.index_dir(vault.resolve()))
         lexical = []
         for q in queries:
             ranked = [c.path for c in lexical_search(store, q.query, depth=10)]
@@ -240,7 +242,7 @@ FLOORS = {
 
 
 def cold(home: Path, runs: int, results: dict) -> None:
-    from brain.indexer import index_vault
+    from brain.index.indexer import index_vault
 
     if not SRD.is_dir():
         print(f"cold: {SRD} is not here; skipped")

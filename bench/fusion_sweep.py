@@ -18,8 +18,8 @@ import sys
 
 from brain.evaluation.metrics import mean_rows, query_metrics
 from brain.evaluation.queries import load_queries
-from brain.indexer import index_vault
-from brain.recall.pipeline import Recaller, RecallSettings
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
 
 DEFAULT_SWEEP = [
     {"mode": "vector"},
@@ -38,9 +38,9 @@ DEFAULT_SWEEP = [
 
 
 def main(vault: str, queries_path: str, sweep: list[dict]) -> None:
-    index_vault(vault, progress=False)
-    recaller = Recaller(vault, rerank_model=None)
-    embedder = recaller.embedder()
+    recaller = open_recaller(vault, build=True, rerank_model=None)
+    recaller.warm_up()
+    embedder = recaller.embedder
     cache: dict[str, object] = {}
     embed_query = embedder.embed_query
 

@@ -85,18 +85,18 @@ def bench_ask(args, env: dict[str, str]) -> dict | None:
         print(f"skipped: {SRD} is not here")
         return None
     os.environ.update(env)
-    from brain.evaluation.runner import open_recaller
-    from brain.recall.pipeline import RecallSettings
+    from brain.recall.opening import open_recaller
+    from brain.recall.types import RecallSettings
 
     started = time.perf_counter()
-    recaller = open_recaller(SRD, progress=sys.stderr.isatty())
+    recaller = open_recaller(SRD, build=True, progress=sys.stderr.isatty())
     print(f"index ready in {time.perf_counter() - started:.1f} s (built on the first run only)")
     queries = ask_queries(recaller.store, args.ask_queries)
     settings = RecallSettings()
     out: dict = {"vault": str(SRD), "queries": len(queries), "warm": {}, "cold": {}}
     try:
         started = time.perf_counter()
-        recaller.embedder()
+        recaller.warm_up()
         out["load_embedder_s"] = round(time.perf_counter() - started, 2)
         for mode in args.ask_modes.split(","):
             recaller.ask(queries[0], mode, settings)  # warm-up: torch's first call, graph caches

@@ -10,8 +10,9 @@ from __future__ import annotations
 import click
 
 from . import __version__, config
-from .cli_options import recall_settings_options, vault_option
+from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
+from .recall.types import DEFAULT_K
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,7 +35,8 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Drop the index and embed everything again (after changing the model or BRAIN_FTS_TOKENIZER).")
+@click.option("--rebuild", is_flag=True, help="Embed everything again into a new index beside the old one, which "
+              "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
@@ -46,15 +48,22 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     load the model. brain never writes inside the vault: the index lives under the brain
     home ($BRAIN_HOME).
 
+    --rebuild fills a new index beside the old one and swaps it in when complete; if it
+    stops (Ctrl-C, a model that cannot load), the old index still answers and the next
+    --rebuild resumes.
+
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
     """
-    from .indexer import index_vault
+    from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
+        click.echo(f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer "
+                   "need it", err=True)
     if as_json:
         emit_json(report.as_dict())
         return
@@ -72,7 +81,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
         f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped"
-        + (f", {len(report.warnings)} warnings" if report.warnings else "")
+        + (f", {_plural(len(report.warnings), 'warning')}" if report.warnings else "")
     )
 
 
@@ -83,7 +92,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 @library_errors
 def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     """What is indexed, what changed since the last index, what was skipped and why."""
-    from .indexer import vault_status
+    from .index.status import vault_status
 
     st = vault_status(vault)
     if as_json:
@@ -98,9 +107,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         f"{st.links['attachment']} to attachments"
     )
     p = st.pending
-    stale = p["new"] + p["changed"] + p["deleted"]
+    stale = sum(p.values())
     click.echo(
-        f"pending: {p['new']} new, {p['changed']} changed, {p['deleted']} deleted"
+        f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
         + ("  (run `brain index`)" if stale else "  (up to date)")
     )
     if verbose:
@@ -116,6 +125,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+    if st.rebuild:
+        done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
+        click.echo(f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
+                   "or stopped: running it again resumes)")
     if st.warnings:
         click.echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
@@ -127,7 +140,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @vault_option
-@click.option("-k", "k", type=click.IntRange(1, 200), default=12, show_default=True, help="How many notes to return.")
+@click.option("-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return.")
 @click.option("--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated).")
 @click.option("--mode", help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
               "+rerank (added by default when a reranker is configured).")
@@ -135,7 +148,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
 @click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
               help="The two modes --ab compares (+rerank is added when a reranker is configured).")
-@click.option("--source", envvar="BRAIN_AB_SOURCE", default="work", show_default=True, help="Label for the --ab row.")
+@click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
@@ -160,7 +173,8 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
     """
-    from .recall.pipeline import DEFAULT_MODE, Recaller, RecallSettings
+    from .recall.opening import open_recaller
+    from .recall.types import DEFAULT_MODE
 
     setup_logging(as_json)
     text = " ".join(query).strip()
@@ -168,8 +182,9 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
         raise click.UsageError("empty query")
     rerank = not no_rerank and config.rerank_model_name() is not None
     suffix = "+rerank" if rerank else ""
-    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)
-    recaller = Recaller(vault, update=not no_update, progress=not as_json)
+    settings = recall_settings(k, depth, seeds, max_new, pool)
+    source = source or config.ab_source()
+    recaller = open_recaller(vault, update=not no_update, progress=not as_json)
     try:
         if ab:
             modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
@@ -202,17 +217,14 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
 
 
 def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
-    from .db import open_db
+    from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     a, b = recaller.compare(text, modes, settings)
     row = diff(a, b, settings.k)
-    conn = open_db()
-    try:
+    with connection() as conn:
         row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
-    finally:
-        conn.close()
     if as_json:
         emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
                     "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
@@ -238,14 +250,11 @@ def ab() -> None:
 @library_errors
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
-    from .db import open_db
+    from .db import connection
     from .telemetry import parse_since, report
 
-    conn = open_db()
-    try:
+    with connection(read_only=True) as conn:
         data = report(conn, parse_since(since), source)
-    finally:
-        conn.close()
     if as_json:
         emit_json(data)
         return
@@ -264,6 +273,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
             )
     if data["top_promoted"]:
         click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _register_subcommands() -> None:

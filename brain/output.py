@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from .recall.pipeline import RecallResult
+from .recall.types import RecallResult
 from .recall.types import Candidate
 
 SNIPPET_CHARS = 220

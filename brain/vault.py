@@ -1,8 +1,8 @@
 """Walking a vault: which files are notes, and which are skipped and why.
 
 Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, Syncthing
-``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax) at the
-vault root, broken symlinks and symlink loops, and file names that are not valid Unicode.
+``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax, at the
+vault root; a bad line is left out with a warning), broken symlinks and symlink loops, and file names that are not valid Unicode.
 Size and binary checks need the bytes, so the indexer makes them (``read_note_bytes``).
 brain never writes inside the vault.
 """
@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import config
 from .errors import ConfigError
 
 IGNORE_FILE = ".brainignore"
-DEFAULT_MAX_NOTE_MB = 10.0
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Skipped:
 
 def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
-    value = vault if vault not in (None, "") else config.env("BRAIN_VAULT")
+    value = vault if vault not in (None, "") else config.vault()
     if not value:
         raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
     path = Path(value).expanduser()
@@ -50,30 +51,63 @@ def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
 
 
 def max_note_bytes() -> int:
-    value = config.env("BRAIN_MAX_NOTE_MB", str(DEFAULT_MAX_NOTE_MB))
-    try:
-        return int(float(value) * 1024 * 1024)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise ConfigError(f"BRAIN_MAX_NOTE_MB must be a number of megabytes, not {value!r}") from exc
+    return config.max_note_bytes()
 
 
-def _load_ignore(root: Path):  # -> pathspec.PathSpec | None
+@dataclass
+class IgnoreRules:
+    """What ``.brainignore`` says, and what was wrong with it (each problem a warning)."""
+
+    spec: Any = None  # pathspec.GitIgnoreSpec, or None when there are no rules
+    warnings: list[str] = field(default_factory=list)
+
+    def match(self, rel: str) -> bool:
+        return self.spec is not None and self.spec.match_file(rel)
+
+
+def load_ignore(root: Path) -> IgnoreRules:
+    """The vault's ``.brainignore``. A bad line (a lone ``!``, ``[z-a].md``) is left out and an
+    unreadable file gives no rules, each with a warning: one typo must not stop every run."""
     ignore_file = root / IGNORE_FILE
-    if not ignore_file.is_file():
-        return None
+    if not os.path.lexists(ignore_file):
+        return IgnoreRules()
+    try:
+        data = ignore_file.read_bytes()
+    except OSError as exc:
+        return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"])
+    rules = IgnoreRules()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        rules.warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as git strips it
     import pathspec
 
-    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    good = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
+            reason = f" ({exc.msg})" if isinstance(exc, re.error) else ""
+            rules.warnings.append(f"line {number}: {line.strip()!r} is not a valid pattern{reason}; line ignored")
+            continue
+        good.append(line)
+    rules.spec = pathspec.GitIgnoreSpec.from_lines(good)
+    return rules
 
 
 def is_sync_conflict(name: str) -> bool:
     return ".sync-conflict-" in name
 
 
-def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
-    """Every markdown note under ``root`` and every skipped file with its reason, sorted by path."""
-    spec = _load_ignore(root)
+def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile], list[Skipped]]:
+    """Every markdown note under ``root`` and every skipped file with its reason, sorted by path.
+
+    ``ignore`` is the vault's ``.brainignore`` as ``load_ignore`` read it (read here when not
+    given; pass it to see its warnings)."""
+    if ignore is None:
+        ignore = load_ignore(root)
     notes: list[VaultFile] = []
     skipped: list[Skipped] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -92,7 +126,7 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
             if name.startswith("."):
                 skipped.extend(_dot_folder_entries(full, rel))
                 continue
-            if spec is not None and spec.match_file(rel + "/"):
+            if ignore.match(rel + "/"):
                 skipped.append(Skipped(rel + "/", "brainignore"))
                 continue
             try:
@@ -121,7 +155,7 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
             if is_sync_conflict(name):
                 skipped.append(Skipped(rel, "sync-conflict"))
                 continue
-            if spec is not None and spec.match_file(rel):
+            if ignore.match(rel):
                 skipped.append(Skipped(rel, "brainignore"))
                 continue
             full = os.path.join(dirpath, name)

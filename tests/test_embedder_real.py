@@ -166,7 +166,7 @@ def test_index_toy_vault_end_to_end_through_the_cli(tiny_st, raw_model, monkeypa
 
     status = json.loads(runner.invoke(cli, ["status", "--vault", str(TOY_VAULT), "--json"]).stdout)
     assert (status["model"], status["dim"], status["notes"]) == (str(tiny_st), HIDDEN, 35)
-    assert status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+    assert status["pending"] == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
 
     directory = config.index_dir(TOY_VAULT)
     with IndexView(directory) as view:
@@ -296,12 +296,12 @@ def test_an_e5_model_sees_exactly_one_prefix(tiny_e5, tmp_path, monkeypatch):
         (vault / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(TOY_VAULT / name, vault / name)
     seen.clear()
-    from brain.indexer import index_vault
-    from brain.recall.pipeline import Recaller
+    from brain.index.indexer import index_vault
+    from brain.recall.opening import open_recaller
 
     monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_e5))
     index_vault(vault, embedder=embedder, progress=False)
-    Recaller(vault, embedder=embedder, rerank_model=None).ask("graph rag one hop", "hybrid+ppr")
+    open_recaller(vault, embedder=embedder, rerank_model=None).ask("graph rag one hop", "hybrid+ppr")
     texts = [t for batch, _ in seen for t in batch]
     assert texts[-1] == "query: graph rag one hop"
     passages = texts[:-1]

@@ -1,7 +1,7 @@
 """The lexical lane's tokenizers: unicode61 on Russian (case, ё/е), trigram for CJK.
 
 unicode61 (the default) folds case for Cyrillic but keeps ё and е apart, so brain folds ё into
-е on both sides (migration m003_fts_fold_yo). Chinese and Japanese have no spaces: unicode61
+е on both sides (migration m006_fts_fold_yo). Chinese and Japanese have no spaces: unicode61
 makes a whole sentence one token, and only BRAIN_FTS_TOKENIZER=trigram finds anything there.
 """
 
@@ -16,11 +16,13 @@ from conftest import write
 from brain import config
 from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
-from brain.indexer import index_vault, open_store
+from brain.index.indexer import index_vault
+from index_helpers import open_store
 from brain.migrations import Migrations
 from brain.recall.lexical import fts_terms
-from brain.recall.pipeline import Recaller
-from brain.store import INDEX_MIGRATIONS, IndexStore
+from brain.recall.opening import open_recaller
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import IndexStore
 
 
 def _paths(store, query: str) -> list[str]:
@@ -76,7 +78,7 @@ def test_the_yo_migration_refills_an_older_index(tmp_path):
     assert conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'елкин'").fetchone()[0] == 0
     conn.close()
     store = IndexStore.open(directory)
-    assert "m003_fts_fold_yo" in INDEX_MIGRATIONS.applied(store.conn)
+    assert "m006_fts_fold_yo" in INDEX_MIGRATIONS.applied(store.conn)
     assert _paths(store, "Елкин еще") == ["Ёлкин.md"]
 
 
@@ -120,7 +122,7 @@ def test_cjk_query_finds_its_note_with_trigram(cjk_vault, monkeypatch):
     # Space-separated words still match, case folded.
     assert _paths(store, "HARBOUR crane")[:1] == ["Harbour.md"]
     # The whole pipeline's lexical lane uses it too.
-    result = Recaller(cjk_vault, rerank_model=None).ask("東京タワーの高さ", "hybrid")
+    result = open_recaller(cjk_vault, rerank_model=None).ask("東京タワーの高さ", "hybrid")
     top = result.results[0]
     assert top.path == "東京タワー.md" and "lexical" in top.sources
 
@@ -142,7 +144,7 @@ def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
         assert result.stderr.startswith("Error: this vault's index was built with the lexical tokenizer 'unicode61'")
         assert "brain index --rebuild" in result.stderr and result.stderr.count("\n") == 1
     with pytest.raises(IndexMismatchError):
-        Recaller(cjk_vault)
+        open_recaller(cjk_vault)
     rebuilt = runner.invoke(cli, ["index", "--vault", str(cjk_vault), "--rebuild", "--json"])
     assert rebuilt.exit_code == 0, rebuilt.output
     store = open_store(cjk_vault)
@@ -161,7 +163,7 @@ def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
 
 def test_unknown_tokenizer_is_one_clear_line(cjk_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "icu")
-    with pytest.raises(ConfigError, match="BRAIN_FTS_TOKENIZER='icu' is not a tokenizer brain knows: use unicode61 or trigram"):
+    with pytest.raises(ConfigError, match=r"BRAIN_FTS_TOKENIZER must be one of unicode61, trigram, not 'icu'"):
         index_vault(cjk_vault, progress=False)
     result = CliRunner().invoke(cli, ["index", "--vault", str(cjk_vault), "--rebuild"])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1

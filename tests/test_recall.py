@@ -11,10 +11,11 @@ from click.testing import CliRunner
 from brain.cli import cli
 from brain.db import open_db
 from brain.errors import ConfigError, IndexMismatchError, NoIndexError
-from brain.indexer import index_vault
+from brain.index.indexer import index_vault
 from brain.recall import graph as graph_stage
 from brain.recall.gate import entity_gate
-from brain.recall.pipeline import Recaller, RecallSettings
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
 
 from conftest import write
 
@@ -51,7 +52,7 @@ def small(k: int = 5) -> RecallSettings:
 
 
 def test_graph_promotes_linked_note_with_via(bridge_vault):
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     dense = recaller.ask(QUESTION, "vector", small())
     assert "Tide tables.md" not in [c.path for c in dense.results]
     assert dense.results[0].path == "Harbour operations.md"
@@ -71,7 +72,7 @@ def test_graph_promotes_linked_note_with_via(bridge_vault):
 
 def test_backlinks_are_followed(bridge_vault):
     # "Ada Lovelace" links to Storm log; a query matching Storm log reaches Ada via a backlink.
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     result = recaller.ask("storm log six", "graph", RecallSettings(k=10, depth=1, seeds=1, max_new=10))
     via = {c.path: c.via for c in result.results if c.via}
     assert via["Ada Lovelace.md"].direction == "linked from"
@@ -79,7 +80,7 @@ def test_backlinks_are_followed(bridge_vault):
 
 
 def test_name_query_is_gated(bridge_vault):
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     for query in ("Ada Lovelace", "countess of lovelace", "Tide tables"):
         result = recaller.ask(query, "gated", small())
         assert result.gate.entity, query
@@ -114,9 +115,9 @@ def test_entity_gate_shapes(query, entity):
 
 def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
     def broken(*args, **kwargs):
-        raise RuntimeError("links table on fire")
+        raise sqlite3.OperationalError("links table on fire")
 
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     dense = recaller.ask(QUESTION, "vector", small())
     monkeypatch.setattr(graph_stage, "expand", broken)
     with caplog.at_level("WARNING", logger="brain"):
@@ -131,6 +132,33 @@ def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
     data = json.loads(out.stdout)
     assert data["fallbacks"]["graph"] is True
     assert "Traceback" not in out.output
+
+
+@pytest.mark.parametrize("mode, stage", [("graph", "expand"), ("ppr", "first_via")])
+def test_a_bug_in_the_graph_stages_is_raised_not_hidden(bridge_vault, monkeypatch, mode, stage):
+    """Only the failures a graph stage expects fall back; a bug in our own code fails loudly."""
+    def buggy(*args, **kwargs):
+        raise TypeError("a bug in brain, not a missing graph")
+
+    recaller = open_recaller(bridge_vault)
+    monkeypatch.setattr(graph_stage, stage, buggy)
+    monkeypatch.setattr("brain.recall.ppr.LinkGraph.top", lambda self, scores, depth: [(i, 1.0) for i in self.note_ids[:depth].tolist()])
+    with pytest.raises(TypeError, match="a bug in brain"):
+        recaller.ask(QUESTION, mode, small())
+
+
+def test_pagerank_failure_falls_back_in_every_mode_that_uses_it(bridge_vault, monkeypatch):
+    def broken(*args, **kwargs):
+        raise MemoryError("no room for the graph")
+
+    recaller = open_recaller(bridge_vault)
+    monkeypatch.setattr("brain.recall.ppr.LinkGraph.personalized_pagerank", broken)
+    hybrid = recaller.ask(QUESTION, "hybrid", small())
+    first, second = recaller.compare(QUESTION, ["hybrid+ppr", "hybrid+ppr"], small())
+    for result in (first, second):  # the second mode reuses the failed lane and says so too
+        assert result.fallbacks["graph"] is True
+        assert any("PageRank stage failed" in w for w in result.warnings)
+        assert [c.path for c in result.results] == [c.path for c in hybrid.results]
 
 
 def test_json_schema(bridge_vault):
@@ -207,28 +235,28 @@ def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
     out = runner.invoke(cli, ["ask", "--vault", str(fresh), "hello"])
     assert out.exit_code != 0 and "brain index" in out.output
     with pytest.raises(NoIndexError):
-        Recaller(fresh)
+        open_recaller(fresh)
 
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
     with pytest.raises(IndexMismatchError):
-        Recaller(bridge_vault)
+        open_recaller(bridge_vault)
     out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "hello"])
     assert out.exit_code != 0 and "--rebuild" in out.output and "Traceback" not in out.output
 
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     with pytest.raises(ConfigError):
-        Recaller(bridge_vault).ask("x", "sideways")
+        open_recaller(bridge_vault).ask("x", "sideways")
 
 
 def test_stale_index_is_updated_before_answering(bridge_vault):
     write(bridge_vault, "Late note.md", "# Late note\n\nzephyr quokka marmalade\n")
-    stale = Recaller(bridge_vault, update=False)
+    stale = open_recaller(bridge_vault, update=False)
     assert stale.stale == 1 and any("1 notes changed" in w for w in stale.warnings)
     result = stale.ask("zephyr quokka marmalade", "vector", small())
     assert result.stale == 1 and "Late note.md" not in [c.path for c in result.results]
     stale.close()
 
-    fresh = Recaller(bridge_vault)
+    fresh = open_recaller(bridge_vault)
     assert fresh.stale == 0
     assert fresh.ask("zephyr quokka marmalade", "vector", small()).results[0].path == "Late note.md"
 
@@ -238,7 +266,7 @@ def test_stale_index_is_updated_before_answering(bridge_vault):
 
 def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(bridge_vault / "no-such-model"))
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     dense = recaller.ask(QUESTION, "vector", small())
     result = recaller.ask(QUESTION, "vector+rerank", small())
     assert [c.path for c in result.results] == [c.path for c in dense.results]

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from brain.cli import cli
-from brain.recall.pipeline import Recaller, RecallSettings
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
 from brain.recall.rerank import load_reranker, passage
 
 from tiny_models import build_tiny_cross_encoder
@@ -24,7 +25,7 @@ def tiny_cross_encoder(tmp_path_factory):
 
 def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
-    recaller = Recaller(bridge_vault)
+    recaller = open_recaller(bridge_vault)
     settings = RecallSettings(k=8, depth=3, seeds=3, pool=3)
     dense = recaller.ask(QUESTION, "vector", settings)
     result = recaller.ask(QUESTION, "graph+rerank", settings)
@@ -49,7 +50,7 @@ def test_reranker_reorders_the_pool_by_its_scores(bridge_vault, tiny_cross_encod
 
 def test_reranker_reads_title_heading_and_text(bridge_vault, tiny_cross_encoder, monkeypatch):  # noqa: F811
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
-    result = Recaller(bridge_vault).ask(QUESTION, "vector", RecallSettings(k=1))
+    result = open_recaller(bridge_vault).ask(QUESTION, "vector", RecallSettings(k=1))
     text = passage(result.results[0])
     assert text.startswith("Harbour operations > Harbour operations\n") and "crane schedule" in text
 

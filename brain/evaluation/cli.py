@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..cli_options import recall_settings_options, vault_option
+from ..cli_options import recall_settings, recall_settings_options, vault_option
 from ..cli_support import emit_json, library_errors, setup_logging
 
 # brain.cli imports this module at start-up: nothing heavy is imported at module level here.
@@ -39,7 +39,6 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
       brain eval bench/minivault/queries.jsonl --vault bench/minivault/vault
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
     """
-    from ..recall.pipeline import RecallSettings
     from ..vault import resolve_vault
     from .queries import load_queries
     from .runner import canonical_modes, format_table, run_eval
@@ -48,7 +47,7 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
     root = resolve_vault(vault)
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
-    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)
+    settings = recall_settings(k, depth, seeds, max_new, pool)
     bar = _bar(len(loaded) * len(mode_list))
     try:
         report = run_eval(loaded, root, mode_list, settings, progress=True, on_step=bar.update if bar else None,

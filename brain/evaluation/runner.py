@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..embed import Embedder, load_embedder
+from ..embed import Embedder
 from ..errors import ConfigError
 from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
@@ -60,7 +60,7 @@ class EvalReport:
 
 def canonical_modes(modes: Sequence[str]) -> list[str]:
     """Modes as the pipeline spells them, validated by it, duplicates dropped, order kept."""
-    from ..recall.pipeline import Mode
+    from ..recall.types import Mode
 
     out: list[str] = []
     for text in modes:
@@ -72,29 +72,6 @@ def canonical_modes(modes: Sequence[str]) -> list[str]:
     if not out:
         raise ConfigError("no modes given: e.g. --modes vector,graph,gated")
     return out
-
-
-def open_recaller(
-    vault: str | os.PathLike[str] | None,
-    *,
-    embedder: Embedder | None = None,
-    progress: bool = False,
-    rerank_model: str | None | bool = True,
-):
-    """Index ``vault`` (build or update, once) and a ``Recaller`` over it, sharing one model load."""
-    from ..indexer import index_vault
-    from ..recall.pipeline import Recaller
-    from ..vault import resolve_vault
-
-    root = resolve_vault(vault)
-    loaded: dict[str, Embedder] = {}
-
-    def load(name: str) -> Embedder:
-        loaded["embedder"] = load_embedder(name)
-        return loaded["embedder"]
-
-    index_vault(root, embedder=embedder, progress=progress, load=load)
-    return Recaller(root, embedder=embedder or loaded.get("embedder"), update=False, rerank_model=rerank_model)
 
 
 def run_eval(
@@ -110,13 +87,14 @@ def run_eval(
     ab_source: str | None = None,
 ) -> EvalReport:
     """Run every mode over every query; see ``EvalReport``."""
-    from ..recall.pipeline import RecallSettings
+    from ..recall.opening import open_recaller
+    from ..recall.types import RecallSettings
 
     if not queries:
         raise ConfigError("no queries to evaluate")
     mode_names = canonical_modes(modes)
     settings = replace(settings or RecallSettings(), k=max(MIN_K, (settings.k if settings else MIN_K)))
-    recaller = open_recaller(vault, embedder=embedder, progress=progress, rerank_model=rerank_model)
+    recaller = open_recaller(vault, build=True, embedder=embedder, progress=progress, rerank_model=rerank_model)
     try:
         return _run(recaller, list(queries), mode_names, settings, on_step, ab_source)
     finally:
@@ -125,7 +103,7 @@ def run_eval(
 
 def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step, ab_source) -> EvalReport:
     warnings = list(recaller.warnings)
-    indexed = {row[0] for row in recaller.store.conn.execute("SELECT path FROM notes")}
+    indexed = recaller.store.note_paths()
     unindexed = sorted({p for q in queries for p in q.relevant if p not in indexed})
     if unindexed:
         warnings.append(
@@ -133,7 +111,6 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
             f"ignored, unreadable), so no mode can find them: {', '.join(unindexed)}"
         )
     # Warm up outside the timings: the model load, torch's first call, the reranker load.
-    recaller.embedder()
     with _quiet_log():
         for mode in modes:
             recaller.ask(queries[0].query, mode, settings)
@@ -141,12 +118,12 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
     outcomes: list[QueryOutcome] = []
     seen: dict[str, int] = {}  # per-query warnings, counted here instead of logged per query
     ab_rows = 0
-    conn = None
-    if ab_source:
-        from ..db import open_db
+    with contextlib.ExitStack() as stack:
+        conn = None
+        if ab_source:  # a damaged or read-only brain.db, at open or mid-run, is one line
+            from ..db import connection
 
-        conn = open_db()
-    try:
+            conn = stack.enter_context(connection())
         with _quiet_log():
             for q in queries:
                 by_mode = {}
@@ -169,9 +146,6 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
                         on_step(1)
                 if conn is not None:
                     ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
-    finally:
-        if conn is not None:
-            conn.close()
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
     summary: dict[str, dict] = {}
@@ -227,7 +201,7 @@ def _quiet_log():
 def _reason(recaller) -> str:
     if not recaller.rerank_model:
         return "no reranker configured: BRAIN_RERANK_MODEL=none"
-    return getattr(recaller, "_reranker_error", None) or f"reranker {recaller.rerank_model!r} unavailable"
+    return recaller.reranker_error or f"reranker {recaller.rerank_model!r} unavailable"
 
 
 def _log_ab(conn, recaller, q: EvalQuery, by_mode: dict, settings, source: str) -> int:

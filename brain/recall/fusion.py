@@ -12,12 +12,7 @@ from __future__ import annotations
 
 import re
 
-DEFAULT_RRF_K = 60
-# BM25 votes at 0.3: at full weight its hits on common words pushed the right note down on
-# paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45); at 0.3 it keeps its gains on
-# exact names and rare terms (README, "Does the graph help?").
-DEFAULT_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
-FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
+from .types import DEFAULT_RRF_K
 
 _TEMPORAL = re.compile(
     r"\b(current(ly)?|latest|newest|now|still|deadline|today|recent(ly)?|as of|up to date|"

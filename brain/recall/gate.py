@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import re
 
-from ..store import IndexStore
+from typing import TYPE_CHECKING
+
 from .types import Gate
+
+if TYPE_CHECKING:
+    from ..index.store import IndexStore
 
 # Words that make a query a question or a request, not a name.
 _QUESTION_WORDS = {
@@ -43,11 +47,11 @@ def _normalise(text: str) -> str:
 def vault_names(store: IndexStore) -> dict[str, str]:
     """Casefolded title or alias → the note path it names."""
     names: dict[str, str] = {}
-    for path, title in store.conn.execute("SELECT path, title FROM notes"):
+    for path, title in store.note_titles():
         names.setdefault(_normalise(title), path)
         stem = path.rsplit("/", 1)[-1]
         names.setdefault(_normalise(stem[:-3] if stem.lower().endswith(".md") else stem), path)
-    for path, alias in store.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id"):
+    for path, alias in store.alias_pairs():
         names.setdefault(_normalise(alias), path)
     return names
 

@@ -1,69 +1,59 @@
-"""Graph stage: one hop along wikilinks from the top dense hits.
+"""The wikilink graph's first hop: neighbours of the top hits, and how each was reached (``via``).
 
-Neighbours of the top ``seeds`` notes, following outgoing links and backlinks, at most
-``max_new`` notes not already in the pool; each is scored by its best chunk for this query
-and records how it got there (``via``).
+The one-hop expansion (modes ``graph``/``gated``) adds the neighbours of the top ``seeds``
+notes, following outgoing links and backlinks, at most ``max_new`` notes not already in the
+pool, each scored by its best chunk for the query. PageRank (``ppr.py``) reuses
+``first_via`` to say which hit reached a note only it proposed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..store import IndexStore
 from .dense import best_chunks, candidates_for
-from .types import Candidate, Via
+from .types import DEFAULT_MAX_NEW, DEFAULT_SEEDS, Candidate, Via
 
 if TYPE_CHECKING:
     import numpy as np
 
-DEFAULT_SEEDS = 15
-DEFAULT_MAX_NEW = 40
+    from ..index.store import IndexStore
 
 
-def neighbours(store: IndexStore, note_ids: list[int]) -> list[tuple[int, int, str, str]]:
-    """(seed id, neighbour id, direction, kind) for every resolved link touching a seed."""
-    if not note_ids:
-        return []
-    marks = ",".join("?" * len(note_ids))
-    out = store.conn.execute(
-        f"SELECT source_id, target_id, 'links to', kind FROM links WHERE source_id IN ({marks})"
-        " AND target_id IS NOT NULL AND target_id != source_id ORDER BY id",
-        note_ids,
-    ).fetchall()
-    back = store.conn.execute(
-        f"SELECT target_id, source_id, 'linked from', kind FROM links WHERE target_id IN ({marks})"
-        " AND source_id != target_id ORDER BY id",
-        note_ids,
-    ).fetchall()
-    return [tuple(r) for r in out] + [tuple(r) for r in back]
+def first_via(store: IndexStore, seeds: Sequence[tuple[int, str, str]], skip: set[int]) -> dict[int, Via]:
+    """For every neighbour of ``seeds`` not in ``skip``: the best-ranked seed that reaches it.
+
+    ``seeds`` are (note id, path, title) in rank order, best first; outgoing links of a seed
+    come before its backlinks.
+    """
+    rank = {note_id: i for i, (note_id, _, _) in enumerate(seeds)}
+    named = {note_id: (path, title) for note_id, path, title in seeds}
+    found: dict[int, Via] = {}
+    edges = sorted(store.neighbour_edges(list(rank)), key=lambda edge: rank[edge[0]])  # stable: keeps link order
+    for seed_id, other_id, direction, kind in edges:
+        if other_id in skip or other_id in found:
+            continue
+        path, title = named[seed_id]
+        found[other_id] = Via(path, title, direction, kind)
+    return found
 
 
 def expand(
     store: IndexStore,
-    pool: list[Candidate],
+    pool: Sequence[Candidate],
     query_vector: np.ndarray,
     *,
     seeds: int = DEFAULT_SEEDS,
     max_new: int = DEFAULT_MAX_NEW,
 ) -> list[Candidate]:
     """New candidates one hop from the top ``seeds`` of ``pool``, best first, each with ``via``."""
-    in_pool = {c.note_id for c in pool}
-    seed_list = pool[:seeds]
-    seed_by_id = {c.note_id: c for c in seed_list}
-    first_via: dict[int, Via] = {}
-    # Seeds in rank order, so `via` names the best hit that reaches a neighbour.
-    rank = {c.note_id: i for i, c in enumerate(seed_list)}
-    for seed_id, other_id, direction, kind in sorted(neighbours(store, list(seed_by_id)), key=lambda e: rank[e[0]]):
-        if other_id in in_pool or other_id in first_via:
-            continue
-        seed = seed_by_id[seed_id]
-        first_via[other_id] = Via(seed.path, seed.title, direction, kind)
-    if not first_via:
+    reached = first_via(store, [(c.note_id, c.path, c.title) for c in pool[:seeds]], {c.note_id for c in pool})
+    if not reached:
         return []
     # Score every neighbour by its best chunk for this query, from the stored vectors.
-    best = best_chunks(store, list(first_via), query_vector)
+    best = best_chunks(store, list(reached), query_vector)
     ranked = sorted(best.items(), key=lambda item: -item[1][1])[:max_new]
     found = candidates_for(store, [(n, c, s) for n, (c, s) in ranked], "graph")
     for candidate in found:
-        candidate.via = first_via[candidate.note_id]
+        candidate.via = reached[candidate.note_id]
     return found

@@ -9,14 +9,17 @@ than text.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ..store import IndexStore
-from .dense import note_ids_of_chunks, candidates_for
-from .types import Candidate
+from .dense import candidates_for
+from .types import DEFAULT_DEPTH, Candidate
 
-DEFAULT_DEPTH = 60
+if TYPE_CHECKING:
+    from ..index.store import IndexStore
+
 # Column weights for bm25(): title, heading, text.
 WEIGHTS = (4.0, 2.0, 1.0)
+COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway.
 _STOP = {
@@ -27,40 +30,32 @@ _STOP = {
 
 
 def fold(text: str) -> str:
-    """Case folded, ё as е: what the index holds (store.py m003) and what unicode61 does."""
+    """Case folded, ё as е: what the index holds (schema.py m006) and what unicode61 does."""
     return text.casefold().replace("ё", "е")
 
 
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
 
-    A trigram index only matches runs of three or more characters, and a Chinese or Japanese
-    query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
+    Stop words are left out unless nothing else is left. A trigram index only matches runs of
+    three or more characters, and a Chinese or Japanese query is one run with no spaces: its
+    trigrams, OR-ed, let BM25 score partial overlaps.
     """
     words = [t for t in _TERM.findall(fold(query)) if t not in _STOP] or _TERM.findall(fold(query))
     if tokenizer == "trigram":
-        words = [w[i:i + 3] for w in words for i in range(len(w) - 2)]
+        words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
         return list(dict.fromkeys(words))[:64]
     return list(dict.fromkeys(words))[:32]
 
 
 def fts_query(query: str, tokenizer: str = "unicode61") -> str | None:
     """An FTS5 MATCH expression: the query's terms, quoted, OR-ed; None when nothing is left."""
-    terms = fts_terms(query, tokenizer)
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+    return _match(fts_terms(query, tokenizer))
 
-
-COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 
 # Han, kana and Hangul: scripts where a word is often two characters, too short for a trigram.
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
 PER_BIGRAM = 8  # indexed trigrams a two-character piece of a query may stand for
-
-
-def _vocab(store: IndexStore) -> None:
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-    )
 
 
 def cjk_bigram_terms(store: IndexStore, query: str) -> list[str]:
@@ -70,31 +65,25 @@ def cjk_bigram_terms(store: IndexStore, query: str) -> list[str]:
     trigram index cannot match two characters: the trigrams starting with 长城 ("长城是", …)
     stand in for it, the most widespread first.
     """
-    _vocab(store)
     out: list[str] = []
     for run in _CJK_RUN.findall(fold(query)):
         for i in range(len(run) - 1):
-            bigram = run[i:i + 2]
-            rows = store.conn.execute(
-                "SELECT term FROM temp.chunks_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
-                (bigram, bigram + "\U0010ffff", PER_BIGRAM),
-            )
-            out.extend(r[0] for r in rows)
+            out.extend(store.vocabulary_with_prefix(run[i : i + 2], PER_BIGRAM))
     return list(dict.fromkeys(out))
 
 
-def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
+def _match(terms: list[str]) -> str | None:
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     """Drop terms found in over COMMON_SHARE of the chunks (keeping the rarest if all are).
 
     Scoring a term means visiting every chunk that holds it; a word in half the vault adds
     almost nothing to BM25 but made each query visit most of the index (bench/scale.py).
     """
-    _vocab(store)
-    total = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
-    frequency = {}
-    for term in terms:
-        row = store.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()
-        frequency[term] = row[0] if row else 0
+    total = store.chunk_count() or 1
+    frequency = store.term_chunk_counts(terms)
     kept = [t for t in terms if 0 < frequency[t] <= COMMON_SHARE * total]
     if not kept:
         present = [t for t in terms if frequency[t] > 0]
@@ -104,26 +93,22 @@ def _informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
 
 def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) -> list[Candidate]:
     """The top ``depth`` notes by their best chunk's BM25 score, best first."""
+    if depth <= 0:
+        return []
     tokenizer = store.fts_tokenizer()
     terms = fts_terms(query, tokenizer)
     if tokenizer == "trigram":
         terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
-    if not terms or depth <= 0:
+    expression = _match(informative_terms(store, terms))
+    if expression is None:
         return []
-    terms = _informative_terms(store, terms)
-    if not terms:
-        return []
-    rows = store.conn.execute(
-        "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-        " ORDER BY rank LIMIT ?",
-        (*WEIGHTS, " OR ".join(f'"{t}"' for t in terms), depth * 5),
-    ).fetchall()
-    note_of = note_ids_of_chunks(store, [r[0] for r in rows])
+    hits = store.fts_search(expression, WEIGHTS, depth * 5)
+    note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in hits])
     best: dict[int, tuple[int, float]] = {}
-    for chunk_id, rank in rows:  # best first
+    for chunk_id, score in hits:  # best first
         note_id = note_of.get(chunk_id)
         if note_id is not None and note_id not in best:
-            best[note_id] = (chunk_id, -float(rank))  # bm25() is lower-better
+            best[note_id] = (chunk_id, score)
             if len(best) >= depth:
                 break
     picks = [(note_id, chunk_id, score) for note_id, (chunk_id, score) in best.items()]

@@ -1,8 +1,8 @@
 """The recall pipeline over one vault's index: lanes → (hop | fusion) → rerank → freshness.
 
-A ``Recaller`` holds what is expensive (index, vectors, link graph, embedder, reranker) and
-answers many queries; ``Recaller.ask`` runs one mode, ``Recaller.compare`` several modes over
-shared work. Modes:
+A ``Recaller`` holds what is expensive (the index store, the vectors, the embedder, the link
+graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` runs one mode,
+``Recaller.compare`` several modes over shared work. Modes:
 
     vector        dense only
     graph         dense + one hop along wikilinks, ungated
@@ -15,179 +15,102 @@ shared work. Modes:
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
 query about the current state prefers the newest of near-equal notes.
 
-Every optional stage degrades to the previous stage's result on failure: a warning in the
-log and in ``RecallResult.warnings``, a flag in ``RecallResult.fallbacks``.
+Every optional stage degrades to the previous stage's result on the failures it expects (a
+database error, memory, a missing optional library): a warning in the log and in
+``RecallResult.warnings``, a flag in ``RecallResult.fallbacks``. Anything else is a bug and
+is raised. ``open_recaller`` (recall/opening.py) builds a Recaller for a vault.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import config
-from ..embed import Embedder, load_embedder
-from ..errors import BrainError, ConfigError, NoIndexError
-from ..store import IndexStore
-from ..vault import resolve_vault
+from ..errors import BrainError, ConfigError
+from ..index.store import index_errors
 from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import ppr as ppr_stage
 from .gate import entity_gate, vault_names
-from .rerank import load_reranker, rerank_pool_size
-from .types import Candidate, Gate, Via
+from .rerank import load_reranker
+from .types import DEFAULT_MODE, Candidate, Gate, Mode, RecallResult, RecallSettings
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embed import Embedder
+    from ..index.store import IndexStore
+    from ..index.vectors import VectorIndex
+
+__all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 
 log = logging.getLogger("brain")
 
-BASE_MODES = ("vector", "graph", "gated", "hybrid", "ppr", "hybrid+ppr")
-# Chosen by measurement on both labelled sets (README, "Does the graph help?").
-DEFAULT_MODE = "hybrid+ppr"
-DEFAULT_K = 12
-
-
-@dataclass(frozen=True)
-class Mode:
-    base: str  # one of BASE_MODES
-    rerank: bool
-
-    @classmethod
-    def parse(cls, text: str) -> Mode:
-        name = text.strip().lower().replace("dense", "vector")
-        rerank = name.endswith("+rerank")
-        base = name[: -len("+rerank")] if rerank else name
-        if base not in BASE_MODES:
-            raise ConfigError(f"unknown mode {text!r}: use one of {', '.join(BASE_MODES)}, each optionally +rerank")
-        return cls(base, rerank)
-
-    @property
-    def hop(self) -> bool:
-        return self.base in ("graph", "gated")
-
-    @property
-    def lexical(self) -> bool:
-        return self.base.startswith("hybrid")
-
-    @property
-    def ppr(self) -> bool:
-        return self.base.endswith("ppr")
-
-    @property
-    def fused(self) -> bool:
-        return self.lexical or self.ppr
-
-    def __str__(self) -> str:
-        return self.base + ("+rerank" if self.rerank else "")
+# What a graph stage may fail with and still fall back to the result without it: the index
+# database, memory, or scipy missing. Anything else is a bug and must fail loudly.
+GRAPH_FAILURES = (sqlite3.Error, MemoryError, ImportError)
 
 
 @dataclass
-class RecallSettings:
-    k: int = DEFAULT_K
-    depth: int = dense_stage.DEFAULT_DEPTH  # distinct notes from the dense stage
-    seeds: int = graph_stage.DEFAULT_SEEDS  # top dense notes whose links are followed
-    max_new: int = graph_stage.DEFAULT_MAX_NEW  # new notes the hop may add
-    pool: int = field(default_factory=rerank_pool_size)  # dense notes the reranker sees
-    rrf_k: int = fusion.DEFAULT_RRF_K
-    ppr_alpha: float = ppr_stage.DEFAULT_ALPHA
-    freshness: float = fusion.FRESHNESS_BOOST
-    weights: dict[str, float] = field(default_factory=lambda: dict(fusion.DEFAULT_WEIGHTS))  # RRF votes per lane
+class QueryState:
+    """The work one query shares between the modes that answer it."""
 
-
-@dataclass
-class RecallResult:
     query: str
-    mode: str
+    vector: np.ndarray
     gate: Gate
-    results: list[Candidate]
-    graph_used: bool = False
-    candidates_added: int = 0  # notes the graph stage added to the pool
-    reranked: bool = False
-    warnings: list[str] = field(default_factory=list)
-    fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "rerank": False})
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    stale: int = 0  # notes changed since the index, when not updated
+    lanes: dict[str, list[Candidate]]  # "dense", then "lexical", "ppr", "ppr+lexical" as computed
+    timings: dict[str, float]  # ms of each shared step, by name
+    hop: list[Candidate] | None = None  # the one-hop additions, once computed
+    failures: dict[str, str] = field(default_factory=dict)  # step → warning, for steps that fell back
+    rerank_scores: dict[int, float] = field(default_factory=dict)  # note id → cross-encoder score
 
 
 class Recaller:
-    """Answers queries over one vault's index."""
+    """Answers queries over one vault's index. It reads the index and never writes it."""
 
     def __init__(
         self,
-        vault: str | os.PathLike[str] | None,
+        store: IndexStore,
+        vectors: VectorIndex,
+        embedder: Embedder,
         *,
-        embedder: Embedder | None = None,
-        update: bool = True,
-        progress: bool = False,
+        root: Path,
         rerank_model: str | None | bool = True,
+        stale: int = 0,
+        warnings: Sequence[str] = (),
     ):
-        self.root: Path = resolve_vault(vault)
-        self._embedder = embedder
+        self.store = store
+        self.vectors = vectors
+        self.embedder = embedder
+        self.root = root
+        self.model_name = embedder.name
         self.rerank_model = config.rerank_model_name() if rerank_model is True else (rerank_model or None)
-        self.warnings: list[str] = []
-        self.timings_ms: dict[str, float] = {}
-        self.stale = 0
-        self.directory = config.index_dir(self.root)
-        if not (self.directory / "index.db").exists():
-            raise NoIndexError(f"no index for {self.root} yet: run `brain index --vault {self.root}` first")
-        self.store = IndexStore.open(self.directory, create=False)
-        self.model_name = self.store.get_meta("model")
-        if not self.model_name:
-            raise NoIndexError(f"the index for {self.root} is empty: run `brain index --vault {self.root}`")
-        from ..indexer import check_model
-
-        check_model(self.store, embedder.name if embedder else config.embed_model_name())
-        self._bring_up_to_date(update, progress)
-        from ..vectors import load_current
-
-        started = time.perf_counter()
-        self.vectors = load_current(self.store, int(self.store.get_meta("dim") or 0))
-        self.timings_ms["load_index"] = _ms(started)
+        self.stale = stale  # notes changed since the index, when it was not brought up to date
+        self.warnings = list(warnings)  # said once when opening; repeated on every result
         self._names: dict[str, str] | None = None
-        self._reranker_error: str | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
+        self.reranker_error: str | None = None  # why the reranker did not run, once it failed
+        self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
 
-    # ----- set-up -------------------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
 
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from ..indexer import warn_if_engine_changed
+    def warm_up(self) -> None:
+        """Load the embedding model now rather than on the first query (servers, benchmarks)."""
+        load_ms = getattr(self.embedder, "ensure_loaded", lambda: None)()
+        if load_ms is not None:
+            self.timings_ms["load_embedder"] = load_ms
 
-            started = time.perf_counter()
-            self._embedder = load_embedder(self.model_name)
-            self.timings_ms["load_embedder"] = _ms(started)
-            message = warn_if_engine_changed(self.store, self._embedder)
-            if message and message not in self.warnings:
-                self.warnings.append(message)
-        return self._embedder
-
-    def _bring_up_to_date(self, update: bool, progress: bool) -> None:
-        """Never answer silently from a stale index: update it, or say how stale it is."""
-        from ..indexer import VaultLocked, _plan, index_vault
-
-        started = time.perf_counter()
-        plan = _plan(self.root, self.store)
-        pending = len(plan.candidates) + len(plan.deleted)
-        if pending and update:
-            try:
-                index_vault(self.root, embedder=None, model_name=self.model_name, progress=progress,
-                            load=lambda _name: self.embedder())
-            except VaultLocked:
-                self._warn(f"{pending} notes changed since the last index and another `brain index` is running; "
-                           "answering from the index as it is")
-                self.stale = pending
-        elif pending:
-            self._warn(f"{pending} notes changed since the last index (--no-update): results may be stale; "
-                       "run `brain index`")
-            self.stale = pending
-        self.timings_ms["update"] = _ms(started)
-
-    def _warn(self, message: str) -> None:
-        log.warning("%s", message)
-        self.warnings.append(message)
+    # ----- what is loaded once --------------------------------------------------------------
 
     def names(self) -> dict[str, str]:
         if self._names is None:
@@ -196,9 +119,7 @@ class Recaller:
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
-            started = time.perf_counter()
             self._link_graph = ppr_stage.LinkGraph(self.store)
-            self.timings_ms["load_graph"] = _ms(started)
         return self._link_graph
 
     def successors(self) -> dict[int, int]:
@@ -208,205 +129,158 @@ class Recaller:
             self._successors = successors(self.store)
         return self._successors
 
-    def close(self) -> None:
-        self.store.close()
-
-    # ----- stages -----------------------------------------------------------------------------
-
     def gate(self, query: str) -> Gate:
         return entity_gate(query, self.names())
 
-    def _dense(self, query: str, settings: RecallSettings, timings: dict[str, float]):
-        embedder = self.embedder()  # loading the model is timed apart, as load_embedder
+    # ----- queries ----------------------------------------------------------------------------
+
+    def ask(self, query: str, mode: str | Mode = DEFAULT_MODE, settings: RecallSettings | None = None) -> RecallResult:
+        """Run one mode for one query."""
+        return self.compare(query, [mode], settings)[0]
+
+    def compare(
+        self, query: str, modes: Sequence[str | Mode], settings: RecallSettings | None = None
+    ) -> list[RecallResult]:
+        """Run several modes for one query, sharing the embedding, the lanes and the rerank scores."""
+        parsed = [Mode.parse(m) for m in modes]
+        settings = settings or RecallSettings()
+        with index_errors(self.store.directory, self.root):  # a damaged index is one line, not a traceback
+            state = self.prepare(query, settings)
+            return [self._answer(state, mode, settings) for mode in parsed]
+
+    def prepare(self, query: str, settings: RecallSettings) -> QueryState:
+        """Embed the query, run the dense lane and the gate: what every mode starts from."""
+        query = query.strip()
+        if not query:
+            raise ConfigError('empty query: ask a question, e.g. brain ask "how should agent memory work"')
+        timings: dict[str, float] = {}
+        load_ms = getattr(self.embedder, "ensure_loaded", lambda: None)()  # a lazy model loads here, timed apart
+        if load_ms is not None:
+            timings["load_embedder"] = load_ms
+        elif "load_embedder" in self.timings_ms:  # loaded by the update before the first query
+            timings["load_embedder"] = self.timings_ms.pop("load_embedder")
         started = time.perf_counter()
-        vector = embedder.embed_query(query)
+        vector = self.embedder.embed_query(query)
         timings["embed"] = _ms(started)
         started = time.perf_counter()
         hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth)
         timings["dense"] = _ms(started)
-        if "load_embedder" in self.timings_ms:
-            timings["load_embedder"] = self.timings_ms.pop("load_embedder")
-        return vector, hits
+        return QueryState(query, vector, self.gate(query), {"dense": hits}, timings)
 
-    def _graph(self, hits, vector, settings, timings, result: RecallResult) -> list[Candidate]:
+    def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
-        try:
-            added = graph_stage.expand(self.store, hits, vector, seeds=settings.seeds, max_new=settings.max_new)
-        except Exception as exc:  # never worse than no graph: fall back to the dense pool
-            message = f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result"
-            log.warning("%s", message)
-            result.warnings.append(message)
-            result.fallbacks["graph"] = True
-            added = []
-        timings["graph"] = _ms(started)
-        result.graph_used = not result.fallbacks["graph"]
-        result.candidates_added = len(added)
-        return added
+        result = RecallResult(state.query, str(mode), state.gate, [], stale=self.stale, warnings=list(self.warnings))
+        timings = {step: state.timings[step] for step in ("load_embedder", "embed", "dense") if step in state.timings}
+        pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
+        if mode.hop and (mode.base == "graph" or not state.gate.entity):
+            pool += self._hop(state, settings, result, timings)
+        elif mode.fused:
+            pool = self._fuse(state, mode, settings, result, timings)
+        if mode.rerank:
+            pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
+        elif not mode.fused:
+            pool.sort(key=lambda c: -c.score)
+        if mode.fused:
+            pool = self._freshen(state, pool, settings, timings)
+        result.results = pool[: settings.k]
+        timings["total"] = round(timings["embed"] + timings["dense"] + _ms(started), 2)
+        result.timings_ms = timings
+        return result
 
-    def _rerank_scores(self, query: str, pool: list[Candidate], timings, result: RecallResult) -> dict[int, float] | None:
-        """Cross-encoder scores by note id, or None (with a warning) when it cannot run."""
-        if not self.rerank_model:
-            self._flag_rerank(result, "no reranker configured (BRAIN_RERANK_MODEL=none); dense order kept")
-            return None
-        if self._reranker_error:
-            self._flag_rerank(result, self._reranker_error)
-            return None
-        started = time.perf_counter()
-        try:
-            reranker = load_reranker(self.rerank_model)
-            timings["load_reranker"] = _ms(started)
+    # ----- the one-hop expansion --------------------------------------------------------------
+
+    def _hop(self, state: QueryState, settings: RecallSettings, result: RecallResult, timings: dict[str, float]) -> list[Candidate]:
+        if state.hop is None:
             started = time.perf_counter()
-            scores = reranker.score(query, pool)
-        except Exception as exc:
-            reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
-            self._reranker_error = f"reranker unavailable ({reason}); dense order kept"
-            self._flag_rerank(result, self._reranker_error)
-            return None
-        timings["rerank"] = _ms(started)
-        return {c.note_id: s for c, s in zip(pool, scores)}
+            try:
+                state.hop = graph_stage.expand(
+                    self.store, state.lanes["dense"], state.vector, seeds=settings.seeds, max_new=settings.max_new
+                )
+            except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
+                state.failures["graph"] = f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result"
+                log.warning("%s", state.failures["graph"])
+                state.hop = []
+            state.timings["graph"] = _ms(started)
+        timings["graph"] = state.timings["graph"]
+        if "graph" in state.failures:
+            self._fall_back(result, "graph", state.failures["graph"])
+        else:
+            result.graph_used = True
+            result.candidates_added = len(state.hop)
+        return [_copy(c) for c in state.hop]
 
-    @staticmethod
-    def _flag_rerank(result: RecallResult, message: str) -> None:
-        log.warning("%s", message)
-        result.warnings.append(message)
-        result.fallbacks["rerank"] = True
+    # ----- fused modes ------------------------------------------------------------------------
 
-    # ----- modes ----------------------------------------------------------------------------
-
-    def ask(self, query: str, mode: str | Mode = "vector", settings: RecallSettings | None = None) -> RecallResult:
-        """Run one mode for one query."""
-        return self._run(query, [Mode.parse(str(mode))], settings or RecallSettings())[0]
-
-    def compare(self, query: str, modes: list[str | Mode], settings: RecallSettings | None = None) -> list[RecallResult]:
-        """Run several modes for one query, sharing the embedding, dense search and rerank scores."""
-        return self._run(query, [Mode.parse(str(m)) for m in modes], settings or RecallSettings())
-
-    def _run(self, query: str, modes: list[Mode], settings: RecallSettings) -> list[RecallResult]:
-        query = query.strip()
-        if not query:
-            raise ConfigError("empty query: ask a question, e.g. brain ask \"how should agent memory work\"")
-        shared: dict[str, float] = {}
-        vector, hits = self._dense(query, settings, shared)
-        gate = self.gate(query)
-        lanes: dict[str, list[Candidate]] = {"dense": hits}
-        added: list[Candidate] | None = None
-        rerank_cache: dict[int, float] = {}
-        results = []
-        for mode in modes:
-            mode_started = time.perf_counter()
-            timings = dict(shared)
-            result = RecallResult(query=query, mode=str(mode), gate=gate, results=[], stale=self.stale)
-            result.warnings.extend(self.warnings)
-            pool = [_copy(c) for c in hits]  # modes must not see each other's scores
-            if mode.hop and (mode.base == "graph" or not gate.entity):
-                if added is None:
-                    added = self._graph(hits, vector, settings, shared, result)
-                else:  # computed for an earlier mode of this query
-                    result.graph_used, result.candidates_added = True, len(added)
-                timings["graph"] = shared.get("graph", 0.0)
-                pool += [_copy(c) for c in added]
-            elif mode.fused:
-                pool = self._fuse(query, mode, vector, lanes, settings, shared, timings, result)
-            if mode.rerank:
-                pool = self._apply_rerank(query, pool, settings, timings, result, rerank_cache, mode.fused)
-            elif not mode.fused:
-                pool.sort(key=lambda c: -c.score)
-            if mode.fused:
-                pool = self._freshen(query, pool, vector, settings, timings)
-            result.results = pool[: settings.k]
-            timings["total"] = round(sum(shared.get(s, 0.0) for s in ("embed", "dense")) + _ms(mode_started), 2)
-            result.timings_ms = timings
-            results.append(result)
-        return results
-
-    # ----- fused modes ----------------------------------------------------------------------
-
-    def _fuse(self, query, mode, vector, lanes, settings, shared, timings, result) -> list[Candidate]:
+    def _fuse(
+        self, state: QueryState, mode: Mode, settings: RecallSettings, result: RecallResult, timings: dict[str, float]
+    ) -> list[Candidate]:
         """RRF over the lanes this mode uses; candidates keep the chunk that found them."""
-        if mode.lexical and "lexical" not in lanes:
-            started = time.perf_counter()
-            lanes["lexical"] = lexical_stage.lexical_search(self.store, query, settings.depth)
-            shared["lexical"] = _ms(started)
+        lanes = ["dense"]
         if mode.lexical:
-            timings["lexical"] = shared["lexical"]
-        rankings = {"dense": [c.note_id for c in lanes["dense"]]}
-        if mode.lexical:
-            rankings["lexical"] = [c.note_id for c in lanes["lexical"]]
+            if "lexical" not in state.lanes:
+                started = time.perf_counter()
+                state.lanes["lexical"] = lexical_stage.lexical_search(self.store, state.query, settings.depth)
+                state.timings["lexical"] = _ms(started)
+            timings["lexical"] = state.timings["lexical"]
+            lanes.append("lexical")
+        rankings = {lane: [c.note_id for c in state.lanes[lane]] for lane in lanes}
         by_note: dict[int, Candidate] = {}
-        for lane in rankings:  # dense first: a note keeps the chunk the dense lane chose
-            for c in lanes[lane]:
+        for lane in lanes:  # dense first: a note keeps the chunk the dense lane chose
+            for c in state.lanes[lane]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
-            if key not in lanes:
+            if key not in state.lanes:
                 started = time.perf_counter()
                 try:
-                    lanes[key] = self._ppr_lane(rankings, vector, settings)
-                except Exception as exc:  # never worse than no graph: fuse without it
-                    message = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
-                    log.warning("%s", message)
-                    result.warnings.append(message)
-                    result.fallbacks["graph"] = True
-                    lanes[key] = []
-                shared[key] = _ms(started)
-            timings["ppr"] = shared[key]
-            rankings["ppr"] = [c.note_id for c in lanes[key]]
-            for c in lanes[key]:
+                    state.lanes[key] = self._ppr_lane(state, rankings, settings)
+                except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
+                    state.failures[key] = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
+                    log.warning("%s", state.failures[key])
+                    state.lanes[key] = []
+                state.timings[key] = _ms(started)
+            timings["ppr"] = state.timings[key]
+            rankings["ppr"] = [c.note_id for c in state.lanes[key]]
+            for c in state.lanes[key]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append("ppr")
                 else:
                     by_note[c.note_id] = _copy(c)
                     result.candidates_added += 1
-            result.graph_used = not result.fallbacks["graph"]
+            if key in state.failures:
+                self._fall_back(result, "graph", state.failures[key])
+            else:
+                result.graph_used = True
         started = time.perf_counter()
         fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
-        self._fill_dense_scores(list(by_note.values()), vector)
+        self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
         pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
         timings["fusion"] = _ms(started)
         return pool
 
-    def _ppr_lane(self, rankings: dict[str, list[int]], vector, settings: RecallSettings) -> list[Candidate]:
+    def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
         graph = self.link_graph()
         seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
         scores = graph.personalized_pagerank(seeds, alpha=settings.ppr_alpha)
         top = graph.top(scores, settings.depth)
-        if not top:
-            return []
-        best = dense_stage.best_chunks(self.store, [note_id for note_id, _ in top], vector)
-        picks = [(n, best[n][0], best[n][1]) for n, _ in top if n in best]
-        found = dense_stage.candidates_for(self.store, picks, "ppr")
-        # Notes that only PageRank proposed say which seed reached them (the first by rank).
-        seed_rank = {n: i for i, n in enumerate(sorted(seeds, key=lambda n: -seeds[n]))}
-        proposed_elsewhere = set().union(*map(set, rankings.values()))
-        outsiders = [c for c in found if c.note_id not in proposed_elsewhere]
+        found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
+        # Notes that only PageRank proposed say which seed reached them (the first by weight).
+        proposed = {note_id for ranking in rankings.values() for note_id in ranking}
+        outsiders = [c for c in found if c.note_id not in proposed]
         if outsiders:
-            paths = {c.note_id: c for c in self._candidates_by_id(list(seed_rank))}
-            edges = graph_stage.neighbours(self.store, list(seed_rank))
-            edges.sort(key=lambda e: seed_rank[e[0]])
-            first: dict[int, tuple[int, str, str]] = {}
-            for seed_id, other, direction, kind in edges:
-                first.setdefault(other, (seed_id, direction, kind))
+            order = sorted(seeds, key=lambda n: -seeds[n])
+            named = self.store.notes_brief(order)
+            reached = graph_stage.first_via(self.store, [(n, *named[n]) for n in order if n in named], set())
             for c in outsiders:
-                if c.note_id in first and first[c.note_id][0] in paths:
-                    seed_id, direction, kind = first[c.note_id]
-                    seed = paths[seed_id]
-                    c.via = Via(seed.path, seed.title, direction, kind)
+                c.via = reached.get(c.note_id)
         return found
 
-    def _candidates_by_id(self, note_ids: list[int]) -> list[Candidate]:
-        if not note_ids:
-            return []
-        rows = self.store.conn.execute(
-            f"SELECT id, path, title FROM notes WHERE id IN ({','.join('?' * len(note_ids))})", note_ids
-        ).fetchall()
-        return [Candidate(r["id"], r["path"], r["title"], 0, "", "", 0.0, 0.0) for r in rows]
-
-    def _fill_dense_scores(self, candidates: list[Candidate], vector) -> None:
+    def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
         """Lexical-only candidates get their best chunk's cosine too (shown, and a tie-break)."""
         missing = [c for c in candidates if "dense" not in c.sources and "ppr" not in c.sources]
         if not missing:
@@ -415,10 +289,12 @@ class Recaller:
         for c in missing:
             c.dense_score = best.get(c.note_id, (0, 0.0))[1]
 
-    def _freshen(self, query: str, pool: list[Candidate], vector, settings: RecallSettings, timings) -> list[Candidate]:
+    def _freshen(
+        self, state: QueryState, pool: list[Candidate], settings: RecallSettings, timings: dict[str, float]
+    ) -> list[Candidate]:
         """Temporal queries: newest first among near-equals. Always: successors above the superseded."""
         started = time.perf_counter()
-        if settings.freshness > 0 and fusion.is_temporal(query) and pool:
+        if settings.freshness > 0 and fusion.is_temporal(state.query) and pool:
             position = fusion.recency({c.note_id: c.date for c in pool})
             for c in pool:
                 c.score *= 1 + settings.freshness * position[c.note_id]
@@ -428,10 +304,8 @@ class Recaller:
             order = fusion.order_successors_first([c.note_id for c in pool], successors)
             by_id = {c.note_id: c for c in pool}
             missing = [n for n in order if n not in by_id]
-            if missing:
-                best = dense_stage.best_chunks(self.store, missing, vector)
-                for c in dense_stage.candidates_for(self.store, [(n, *best[n]) for n in missing if n in best], "successor"):
-                    by_id[c.note_id] = c
+            for c in dense_stage.scored_candidates(self.store, missing, state.vector, "successor"):
+                by_id[c.note_id] = c
             pool = [by_id[n] for n in order if n in by_id]
             # Scores stay monotone in the shown order: a moved successor takes its place's score.
             for i in range(len(pool) - 2, -1, -1):
@@ -439,22 +313,64 @@ class Recaller:
         timings["freshness"] = _ms(started)
         return pool
 
-    def _apply_rerank(self, query, pool, settings, timings, result, cache, fused: bool) -> list[Candidate]:
+    # ----- rerank -----------------------------------------------------------------------------
+
+    def _rerank(
+        self,
+        state: QueryState,
+        pool: list[Candidate],
+        settings: RecallSettings,
+        result: RecallResult,
+        timings: dict[str, float],
+        *,
+        fused: bool,
+    ) -> list[Candidate]:
         if fused:  # the fused order already mixes every lane: take its top
             candidates = pool[: settings.pool]
         else:  # the dense top, plus everything the hop added
             candidates = [c for c in pool if c.via is None][: settings.pool] + [c for c in pool if c.via is not None]
-        missing = [c for c in candidates if c.note_id not in cache]
-        scores = self._rerank_scores(query, missing, timings, result) if missing else {}
+        missing = [c for c in candidates if c.note_id not in state.rerank_scores]
+        scores = self._rerank_scores(state.query, missing, result, timings) if missing else {}
         if scores is None:  # fallback: the order the earlier stages gave
             pool.sort(key=lambda c: -c.score)
             return pool
-        cache.update(scores)
+        state.rerank_scores.update(scores)
         for candidate in candidates:
-            candidate.rerank_score = cache[candidate.note_id]
+            candidate.rerank_score = state.rerank_scores[candidate.note_id]
             candidate.score = candidate.rerank_score
         result.reranked = True
         return sorted(candidates, key=lambda c: -c.score)
+
+    def _rerank_scores(
+        self, query: str, pool: list[Candidate], result: RecallResult, timings: dict[str, float]
+    ) -> dict[int, float] | None:
+        """Cross-encoder scores by note id, or None (with a warning) when it cannot run."""
+        if not self.rerank_model:
+            self.reranker_error = "no reranker configured (BRAIN_RERANK_MODEL=none); dense order kept"
+        if self.reranker_error:
+            log.warning("%s", self.reranker_error)
+            self._fall_back(result, "rerank", self.reranker_error)
+            return None
+        started = time.perf_counter()
+        try:
+            reranker = load_reranker(self.rerank_model)
+            timings["load_reranker"] = _ms(started)
+            started = time.perf_counter()
+            scores = reranker.score(query, pool)
+        except Exception as exc:  # someone else's model: whatever it raises, keep the earlier order
+            reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
+            self.reranker_error = f"reranker unavailable ({reason}); dense order kept"
+            log.warning("%s", self.reranker_error)
+            self._fall_back(result, "rerank", self.reranker_error)
+            return None
+        timings["rerank"] = _ms(started)
+        return {c.note_id: s for c, s in zip(pool, scores)}
+
+    @staticmethod
+    def _fall_back(result: RecallResult, stage: str, message: str) -> None:
+        """Record on the result that ``stage`` fell back (the log has the message already)."""
+        result.warnings.append(message)
+        result.fallbacks[stage] = True
 
 
 def _copy(candidate: Candidate) -> Candidate:

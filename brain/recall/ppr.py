@@ -11,24 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import config
-from ..store import IndexStore
+from .types import DEFAULT_PPR_ALPHA
 
 if TYPE_CHECKING:
     import numpy as np
 
-DEFAULT_ALPHA = 0.85  # probability of following a link rather than jumping back to a seed
-LINK_WEIGHT = 1.0
-EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate (templates, stat blocks)
-BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
-HUB_DAMPING = 0.5  # edges into a note are scaled by degree ** -HUB_DAMPING
-
-
-def _weight(name: str, default: float) -> float:
-    value = config.env(name)
-    try:
-        return float(value) if value is not None else default
-    except ValueError:
-        return default
+    from ..index.store import IndexStore
 
 
 class LinkGraph:
@@ -38,16 +26,13 @@ class LinkGraph:
         import numpy as np
         from scipy import sparse
 
-        ids = [row[0] for row in store.conn.execute("SELECT id FROM notes ORDER BY id")]
+        ids = store.note_ids()
         self.note_ids = np.asarray(ids, dtype=np.int64)
         self.index_of = {note_id: i for i, note_id in enumerate(ids)}
         n = len(ids)
-        rows = store.conn.execute(
-            "SELECT source_id, target_id, kind FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
-        ).fetchall()
-        link_w = _weight("BRAIN_PPR_LINK_WEIGHT", LINK_WEIGHT)
-        embed_w = _weight("BRAIN_PPR_EMBED_WEIGHT", EMBED_WEIGHT)
-        back_w = _weight("BRAIN_PPR_BACKLINK_WEIGHT", BACKLINK_WEIGHT)
+        rows = store.resolved_edges()
+        link_w, embed_w = config.ppr_link_weight(), config.ppr_embed_weight()
+        back_w = config.ppr_backlink_weight()
         src = np.fromiter((self.index_of[r[0]] for r in rows), dtype=np.int64, count=len(rows))
         dst = np.fromiter((self.index_of[r[1]] for r in rows), dtype=np.int64, count=len(rows))
         kind_w = np.fromiter((embed_w if r[2] == "embed" else link_w for r in rows), dtype=np.float64, count=len(rows))
@@ -57,7 +42,7 @@ class LinkGraph:
         weights = np.concatenate([kind_w, kind_w * back_w])
         adjacency = sparse.csr_matrix((weights, (row_idx, col_idx)), shape=(n, n))
         degree = np.asarray((adjacency > 0).sum(axis=0)).ravel().astype(np.float64)
-        damp = np.power(np.maximum(degree, 1.0), -_weight("BRAIN_PPR_HUB_DAMPING", HUB_DAMPING))
+        damp = np.power(np.maximum(degree, 1.0), -config.ppr_hub_damping())
         adjacency = adjacency @ sparse.diags(damp)  # a hub's incoming edges count for less
         out = np.asarray(adjacency.sum(axis=1)).ravel()
         self.dangling = out == 0
@@ -70,7 +55,7 @@ class LinkGraph:
         return len(self.note_ids)
 
     def personalized_pagerank(
-        self, seeds: dict[int, float], *, alpha: float = DEFAULT_ALPHA, iterations: int = 50, tol: float = 1e-8
+        self, seeds: dict[int, float], *, alpha: float = DEFAULT_PPR_ALPHA, iterations: int = 50, tol: float = 1e-8
     ) -> np.ndarray:
         """Scores per note (aligned with ``note_ids``) for a walk restarting at ``seeds``."""
         import numpy as np

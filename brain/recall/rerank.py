@@ -6,7 +6,6 @@ keeps the previous order and reports a warning: a missing reranker never breaks 
 
 from __future__ import annotations
 
-import logging
 from functools import lru_cache
 
 from .. import config
@@ -14,9 +13,6 @@ from ..embed import model_load_message
 from ..errors import ModelLoadError
 from .types import Candidate
 
-log = logging.getLogger("brain")
-
-DEFAULT_POOL = 30  # dense candidates the reranker sees (graph candidates are added on top)
 MAX_PASSAGE_CHARS = 1500
 
 
@@ -26,7 +22,7 @@ class Reranker:
         try:
             from sentence_transformers import CrossEncoder
 
-            self._model = CrossEncoder(model_name, device=config.env("BRAIN_DEVICE"))
+            self._model = CrossEncoder(model_name, device=config.device())
         except Exception as exc:  # any failure to load means: no reranking this time
             raise ModelLoadError(model_load_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc)) from exc
 
@@ -47,12 +43,3 @@ def passage(candidate: Candidate) -> str:
 @lru_cache(maxsize=2)
 def load_reranker(model_name: str) -> Reranker:
     return Reranker(model_name)
-
-
-def rerank_pool_size() -> int:
-    value = config.env("BRAIN_RERANK_POOL", str(DEFAULT_POOL))
-    try:
-        return max(1, int(value))  # type: ignore[arg-type]
-    except ValueError:
-        log.warning("BRAIN_RERANK_POOL=%r is not a number; using %d", value, DEFAULT_POOL)
-        return DEFAULT_POOL

@@ -12,8 +12,12 @@ from __future__ import annotations
 import json
 import re
 
+from typing import TYPE_CHECKING
+
 from ..links import Link, Resolver
-from ..store import IndexStore
+
+if TYPE_CHECKING:
+    from ..index.store import IndexStore
 
 _FORWARD = ("superseded_by", "superseded-by", "supersededby", "replaced_by", "replaced-by")
 _BACKWARD = ("supersedes", "replaces")
@@ -34,11 +38,11 @@ def _targets(value: object) -> list[str]:
 
 def successors(store: IndexStore) -> dict[int, int]:
     """Superseded note id → successor note id."""
-    notes = store.conn.execute("SELECT id, path, date, frontmatter FROM notes").fetchall()
+    notes = store.frontmatter_rows()
     if not notes:
         return {}
-    id_by_path = {r["path"]: r["id"] for r in notes}
-    date_by_id = {r["id"]: r["date"] or "" for r in notes}
+    id_by_path = {path: note_id for note_id, path, _, _ in notes}
+    date_by_id = {note_id: date for note_id, _, date, _ in notes}
     resolver = Resolver(id_by_path, store.aliases_by_path())
 
     def resolve(target: str, source: str) -> int | None:
@@ -47,30 +51,27 @@ def successors(store: IndexStore) -> dict[int, int]:
 
     result: dict[int, int] = {}
     dead: set[int] = set()
-    for row in notes:
+    for note_id, path, _, frontmatter in notes:
         try:
-            meta = json.loads(row["frontmatter"] or "{}")
+            meta = json.loads(frontmatter)
         except ValueError:
             continue
         if not isinstance(meta, dict):
             continue
         for key in _FORWARD:
             for target in _targets(meta.get(key)):
-                new = resolve(target, row["path"])
-                if new is not None and new != row["id"]:
-                    result[row["id"]] = new
+                new = resolve(target, path)
+                if new is not None and new != note_id:
+                    result[note_id] = new
         for key in _BACKWARD:
             for target in _targets(meta.get(key)):
-                old = resolve(target, row["path"])
-                if old is not None and old != row["id"]:
-                    result.setdefault(old, row["id"])
+                old = resolve(target, path)
+                if old is not None and old != note_id:
+                    result.setdefault(old, note_id)
         if str(meta.get("status", "")).strip().lower() in _DEAD_STATUS:
-            dead.add(row["id"])
+            dead.add(note_id)
     for old in dead - set(result):
-        linkers = store.conn.execute(
-            "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?", (old, old)
-        ).fetchall()
-        newer = [r[0] for r in linkers if date_by_id[r[0]] > date_by_id[old]]
+        newer = [i for i in store.linkers(old) if date_by_id[i] > date_by_id[old]]
         if newer:
             result[old] = max(newer, key=lambda i: date_by_id[i])
     return result

@@ -1,0 +1,159 @@
+"""Opening a ``Recaller`` over a vault: the one place where recall meets the indexer.
+
+``brain ask``, ``brain eval`` and the server all open their recaller here. Before answering,
+notes changed since the last index are indexed (``update=True``), sharing one model load with
+the recaller; with ``update=False``, or when the index cannot be written now (another writer,
+a read-only brain home), the index answers as it is and the result says how many notes are
+stale. Nothing is ever answered silently from a stale index.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import config
+from ..embed import Embedder, LazyEmbedder
+from ..errors import NoIndexError, NotWritableError
+from ..index.store import INDEX_FILE, IndexStore, index_errors
+from ..vault import resolve_vault
+from .pipeline import Recaller
+
+log = logging.getLogger("brain")
+
+
+def open_recaller(
+    vault: str | os.PathLike[str] | None,
+    *,
+    update: bool = True,
+    build: bool = False,
+    progress: bool = False,
+    embedder: Embedder | None = None,
+    rerank_model: str | None | bool = True,
+) -> Recaller:
+    """A ``Recaller`` over ``vault``'s index, brought up to date first when ``update``.
+
+    ``build`` indexes a vault that has no index yet (``brain eval``); otherwise a missing index
+    is a ``NoIndexError`` telling the user to run ``brain index``. ``embedder`` is used as is
+    (tests, benchmarks); by default the index's own model is loaded on first use.
+    """
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    lazy = embedder or LazyEmbedder(config.embed_model_name())
+    if build and not (directory / INDEX_FILE).exists():
+        _index(root, lazy, embedder, progress)
+    if not (directory / INDEX_FILE).exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    with index_errors(directory, root):
+        store = IndexStore.open(directory, create=False, readonly_ok=True)
+        try:
+            return _open(root, store, lazy, embedder, update or build, progress, rerank_model)
+        except BaseException:
+            store.close()
+            raise
+
+
+def _open(
+    root: Path,
+    store: IndexStore,
+    lazy: Embedder,
+    embedder: Embedder | None,
+    update: bool,
+    progress: bool,
+    rerank_model: str | None | bool,
+) -> Recaller:
+    from ..index import changes
+    from ..index.indexer import check_model
+
+    timings: dict[str, float] = {}
+    warnings: list[str] = []
+    stale = 0
+    started = time.perf_counter()
+    check_model(store, lazy.name)
+    pending = changes.plan(root, store).pending
+    if pending and update:
+        why = _update(root, store, lazy, embedder, progress)
+        if why:
+            stale = pending
+            warnings.append(
+                f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                "answering from the index as it is"
+            )
+    elif pending:
+        stale = pending
+        warnings.append(
+            f"{pending} notes changed since the last index (--no-update): results may be stale; run `brain index`"
+        )
+    if not store.get_meta("model"):  # nothing embedded: the vault has no notes, or they wait
+        raise NoIndexError(_empty_message(root, store, warnings))
+    for message in warnings:
+        log.warning("%s", message)
+    timings["update"] = _ms(started)
+    started = time.perf_counter()
+    from ..index.vectors import load_current
+
+    vectors = load_current(store, int(store.get_meta("dim") or 0))
+    timings["load_index"] = _ms(started)
+    recaller = Recaller(store, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
+    recaller.timings_ms.update(timings)
+    if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
+        lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
+        if lazy.is_loaded:  # loaded already by the update above
+            _engine_changed(store, lazy.loaded(), recaller)
+    return recaller
+
+
+def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> None:
+    from ..index.indexer import warn_if_engine_changed
+
+    message = warn_if_engine_changed(store, loaded)
+    if message and message not in recaller.warnings:
+        recaller.warnings.append(message)
+
+
+def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
+    """Index what changed; None when done, else why it could not be done now."""
+    from ..index.indexer import VaultLocked
+
+    if store.readonly:
+        return f"the index folder {store.directory} is read-only"
+    try:
+        _index(root, lazy, embedder, progress)
+    except VaultLocked:
+        return "another `brain index` is running"
+    except NotWritableError as exc:
+        return str(exc)
+    return None
+
+
+def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
+    from ..index.indexer import index_vault
+
+    index_vault(root, embedder=embedder, model_name=lazy.name, progress=progress, load=_shared(lazy))
+
+
+def _shared(lazy: Embedder) -> Callable[[str], Embedder]:
+    """The indexer's model loader: the recaller's own model, loaded once for both."""
+
+    def load(_name: str) -> Embedder:
+        return lazy.loaded() if isinstance(lazy, LazyEmbedder) else lazy
+
+    return load
+
+
+def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
+    if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
+        return f"the index for {root} holds no notes yet and could not be updated now: {warnings[0]}"
+    if store.get_meta("indexed_at") is None:
+        return f"the index for {root} is empty: run `brain index --vault {root}`"
+    skipped = len(store.skipped())
+    return f"the vault {root} has no notes to search: `brain index` found no markdown notes in it" + (
+        f" ({skipped} files skipped; `brain status --vault {root} -v` lists them)" if skipped else ""
+    )
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

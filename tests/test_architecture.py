@@ -1,0 +1,134 @@
+"""The shape of the code, held by tests: no import cycles, recall only reads through the store."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+BRAIN = Path(__file__).resolve().parents[1] / "brain"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(BRAIN.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The brain modules ``path`` imports, at module level and inside functions.
+
+    Imports under ``if TYPE_CHECKING:`` never run and are left out.
+    """
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for stmt in child.orelse:
+                    visit(stmt)
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names if alias.name.startswith("brain"))
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (child.level - 1)]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                if not target.startswith("brain"):
+                    continue
+                for alias in child.names:  # `from . import x` may name a submodule
+                    sub = f"{target}.{alias.name}"
+                    found.add(sub if sub in modules else target)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    found.discard(name)
+    return {m for m in found if m in modules}
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in BRAIN.rglob("*.py")}
+    modules = set(files)
+    return {name: _imports(path, modules) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_the_import_walker_sees_function_level_imports():
+    graph = import_graph()
+    assert "brain.recall.opening" in graph
+    assert "brain.index.indexer" in graph["brain.recall.opening"]
+    assert "brain.cli" in graph["brain.__main__"]  # imported inside main()
+    # and it would report a cycle
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert not found, "import cycles in brain/: " + "; ".join(" → ".join(c) for c in found)
+
+
+def test_only_the_index_store_touches_its_connection():
+    """Recall, evaluation, the indexer and the rest go through IndexStore's typed methods:
+    brain/index/store.py is the one module that knows the index schema's SQL."""
+    offenders = []
+    for path in BRAIN.rglob("*.py"):
+        if path == BRAIN / "index" / "store.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\.conn\b", line):
+                offenders.append(f"{path.relative_to(BRAIN.parent)}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_only_opening_imports_the_indexer_from_recall():
+    graph = import_graph()
+    writers = {"brain.index.indexer", "brain.index.rebuild", "brain.index.linking", "brain.index.changes"}
+    users = sorted(m for m in graph if m.startswith("brain.recall") and graph[m] & writers)
+    assert users == ["brain.recall.opening"], users

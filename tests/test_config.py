@@ -1,0 +1,107 @@
+"""Configuration: one typed getter per BRAIN_* variable, one error policy, .env.example complete."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from brain import config
+from brain.cli import cli
+from brain.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+_NAME = re.compile(r"\bBRAIN_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def _names_in_code() -> set[str]:
+    names: set[str] = set()
+    for path in (ROOT / "brain").rglob("*.py"):
+        names |= set(_NAME.findall(path.read_text(encoding="utf-8")))
+    return names
+
+
+def _names_in_example() -> set[str]:
+    text = (ROOT / ".env.example").read_text(encoding="utf-8")
+    return set(re.findall(r"^#?\s*(BRAIN_[A-Z0-9_]+)=", text, flags=re.MULTILINE))
+
+
+def test_env_example_lists_every_variable_the_code_reads_and_no_other():
+    assert _names_in_code() == _names_in_example()
+
+
+def test_only_config_reads_brain_variables_from_the_environment():
+    offenders = []
+    for path in (ROOT / "brain").rglob("*.py"):
+        if path.name == "config.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _NAME.search(line) and re.search(r"environ|getenv|config\.env\(|envvar=", line):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
+@pytest.mark.parametrize(
+    "name, getter, bad",
+    [
+        ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf"]),
+        ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0"]),
+        ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "99999999999999999999999e9"]),
+        ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
+        ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),
+        ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan"]),
+        ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x"]),
+        ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x"]),
+        ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
+    ],
+)
+def test_a_bad_value_is_one_config_error_naming_the_variable(monkeypatch, name, getter, bad):
+    for value in bad:
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ConfigError) as caught:
+            getter()
+        message = str(caught.value)
+        assert name in message and repr(value) in message and "\n" not in message
+
+
+def test_defaults_and_good_values(monkeypatch):
+    for name in ("BRAIN_EMBED_BATCH", "BRAIN_RERANK_POOL", "BRAIN_HOOK_BUDGET", "BRAIN_MAX_NOTE_MB"):
+        monkeypatch.delenv(name, raising=False)
+    assert config.embed_batch() == config.DEFAULT_EMBED_BATCH
+    assert config.rerank_pool() == config.DEFAULT_RERANK_POOL
+    assert config.hook_budget() == config.DEFAULT_HOOK_BUDGET
+    assert config.max_note_bytes() == 10 * 1024 * 1024
+    monkeypatch.setenv("BRAIN_EMBED_BATCH", " 8 ")
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "0.5")
+    assert config.embed_batch() == 8 and config.max_note_bytes() == 512 * 1024
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "OFF")
+    assert config.rerank_model_name() is None
+
+
+def test_prefix_overrides_distinguish_unset_from_empty(monkeypatch):
+    monkeypatch.delenv("BRAIN_QUERY_PREFIX", raising=False)
+    assert config.prefix_override("BRAIN_QUERY_PREFIX") is None
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")
+    assert config.prefix_override("BRAIN_QUERY_PREFIX") == ""
+
+
+def test_a_bad_setting_reaches_the_cli_as_one_line(monkeypatch, toy_vault):
+    """It used to be a ValueError traceback (BRAIN_EMBED_BATCH=abc)."""
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "lots")
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+    assert result.exit_code == 1
+    assert "BRAIN_MAX_NOTE_MB must be a number above 0, not 'lots'" in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_vault):
+    monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
+    monkeypatch.setenv("BRAIN_RERANK_POOL", "0")
+    result = CliRunner().invoke(cli, ["index"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["ask", "--json", "agent memory"])
+    assert result.exit_code == 1
+    assert "BRAIN_RERANK_POOL must be a whole number at least 1, not '0'" in result.output
