@@ -19,7 +19,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from brain.embed import register_embedder  # noqa: E402
+from brain.embed import register_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_VAULT = ROOT / "toy_vault"
