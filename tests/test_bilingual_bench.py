@@ -10,7 +10,9 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "bilingual"
 
 
 def _run(script: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def test_committed_vault_is_what_the_generator_writes():

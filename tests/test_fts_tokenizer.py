@@ -12,17 +12,17 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 from conftest import write
+from index_helpers import open_store
 
 from brain import config
 from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
 from brain.index.indexer import index_vault
-from index_helpers import open_store
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import IndexStore
 from brain.migrations import Migrations
 from brain.recall.lexical import fts_terms
 from brain.recall.opening import open_recaller
-from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import IndexStore
 
 
 def _paths(store, query: str) -> list[str]:
@@ -34,7 +34,9 @@ def _paths(store, query: str) -> list[str]:
 @pytest.fixture
 def russian_vault(tmp_path):
     root = tmp_path / "ru"
-    write(root, "Пётр Ёлкин.md", "# Пётр Ёлкин\n\nЁлкин ещё не вернулся из Листвянки: лёд на Байкале тронулся поздно.\n")
+    write(
+        root, "Пётр Ёлкин.md", "# Пётр Ёлкин\n\nЁлкин ещё не вернулся из Листвянки: лёд на Байкале тронулся поздно.\n"
+    )
     write(root, "Москва.md", "# Москва\n\nМОСКВА — столица; поезд до Иркутска идёт четверо суток.\n")
     write(root, "Sourdough.md", "# Sourdough\n\nFeed the starter, bulk ferment five hours.\n")
     write(root, "Йошкар-Ола.md", "# Йошкар-Ола\n\nГород на Волге? Нет, на Малой Кокшаге.\n")
@@ -91,7 +93,11 @@ def cjk_vault(tmp_path):
     root = tmp_path / "cjk"
     write(root, "東京タワー.md", f"# 東京タワー\n\n{JAPANESE}\n")
     write(root, "长城.md", f"# 长城\n\n{CHINESE}\n")
-    write(root, "Harbour.md", "# Harbour\n\nThe Tokyo tower and the Great Wall are far from this harbour crane schedule.\n")
+    write(
+        root,
+        "Harbour.md",
+        "# Harbour\n\nThe Tokyo tower and the Great Wall are far from this harbour crane schedule.\n",
+    )
     write(root, "Crème brûlée.md", "# Crème brûlée\n\nCrème brûlée: custard, burnt sugar, a hot oven.\n")
     return root
 
@@ -150,7 +156,7 @@ def test_changing_the_tokenizer_needs_a_rebuild(cjk_vault, monkeypatch):
     store = open_store(cjk_vault)
     assert store.fts_tokenizer() == "trigram"
     assert _paths(store, "东京タワーの高さ".replace("东", "東"))[:1] == ["東京タワー.md"]
-    count = lambda sql: store.conn.execute(sql).fetchone()[0]  # noqa: E731
+    count = lambda sql: store.conn.execute(sql).fetchone()[0]
     assert count("SELECT count(*) FROM chunks_fts") == count("SELECT count(*) FROM chunks") == 4
     ask = runner.invoke(cli, ["ask", "--vault", str(cjk_vault), "--json", "-k", "1", "军事防御"])
     assert ask.exit_code == 0, ask.output

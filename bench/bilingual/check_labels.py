@@ -32,12 +32,14 @@ TYPES = ["entity", "theme", "bridge", "compare", "temporal", "navigational", "pa
 LANGS = ["en->en", "ru->ru", "en->ru", "ru->en", "en->en+ru", "ru->en+ru"]
 LINK_RE = re.compile(r"!?\[\[([^\]\|#]*)(#[^\]\|]*)?(\|[^\]]*)?\]\]")
 CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-STOP = set("""
+STOP = set(
+    """
 a an the and or of to in on for with is are was what how why when where which who do does did i we my our it this that be
 about from at by as can should vs versus
 и в во не что на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от меня еще нет о из
 ему когда ли если уже или ни быть был до вас там для мы их чем была сам чтобы без кто этот про сейчас теперь
-""".split())
+""".split()
+)
 
 
 def fold(text: str) -> str:
@@ -62,7 +64,7 @@ class Note:
             for line in text[4:end].split("\n"):
                 key, _, value = line.partition(":")
                 self.meta[key.strip()] = value.strip()
-            self.body = text[end + 5:]
+            self.body = text[end + 5 :]
         aliases = self.meta.get("aliases", "")
         self.aliases = [a.strip().strip('"') for a in aliases.strip("[]").split(",") if a.strip()]
 
@@ -126,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def err(message: str, qid=qid) -> None:
             errors.append(f"{qid}: {message}")
+
         if qid in seen:
             err("duplicate id")
         seen.add(qid)
@@ -200,8 +203,10 @@ def report(notes: dict[str, Note], queries: list[dict], links: dict[str, set[str
     for n in notes.values():
         langs[n.meta.get("lang", "?")] = langs.get(n.meta.get("lang", "?"), 0) + 1
     cross = sum(1 for s, ts in links.items() for t in ts if notes[s].meta.get("lang") != notes[t].meta.get("lang"))
-    print(f"vault: {len(notes)} notes (" + ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) + f"), "
-          f"{sum(len(t) for t in links.values())} body links, {cross} of them across languages")
+    print(
+        f"vault: {len(notes)} notes (" + ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) + f"), "
+        f"{sum(len(t) for t in links.values())} body links, {cross} of them across languages"
+    )
     print(f"queries: {len(queries)}")
     for key, order in (("type", TYPES), ("lang", LANGS)):
         counts = {k: sum(1 for q in queries if q[key] == k) for k in order}

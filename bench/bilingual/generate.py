@@ -39,8 +39,18 @@ GENERATED = ["vault", "queries.jsonl", "label_checks.json"]
 
 def all_notes() -> list[dict]:
     tables = [
-        people.PEOPLE, places.PLACES, science.CONCEPTS, guides.GUIDES, work.PROJECTS,
-        work.DECISIONS, work.MEETINGS, life.LIFE, life.READING, life.JOURNAL, life.MAPS, life.INBOX,
+        people.PEOPLE,
+        places.PLACES,
+        science.CONCEPTS,
+        guides.GUIDES,
+        work.PROJECTS,
+        work.DECISIONS,
+        work.MEETINGS,
+        life.LIFE,
+        life.READING,
+        life.JOURNAL,
+        life.MAPS,
+        life.INBOX,
     ]
     notes = [dict(n, title=unicodedata.normalize("NFC", n["title"])) for table in tables for n in table]
     for n in notes:
@@ -56,7 +66,9 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 def yaml_scalar(value: object) -> str:
     text = str(value)
-    if _DATE.match(text) or (_PLAIN.match(text) and text.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}):
+    if _DATE.match(text) or (
+        _PLAIN.match(text) and text.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}
+    ):
         return text
     return json.dumps(text, ensure_ascii=False)
 
@@ -142,8 +154,13 @@ def build_queries(notes: list[dict]) -> tuple[list[dict], dict]:
         return out
 
     for spec in queries.QUERIES:
-        record = {"id": spec["id"], "query": spec["query"], "type": spec["type"], "lang": spec["lang"],
-                  "relevant": paths(spec["relevant"], spec["id"])}
+        record = {
+            "id": spec["id"],
+            "query": spec["query"],
+            "type": spec["type"],
+            "lang": spec["lang"],
+            "relevant": paths(spec["relevant"], spec["id"]),
+        }
         if spec["partial"]:
             record["partial"] = paths(spec["partial"], spec["id"])
         records.append(record)
@@ -167,7 +184,7 @@ def write_all(out_dir: str) -> tuple[list[dict], list[dict], dict]:
     vault = os.path.join(out_dir, "vault")
     if os.path.isdir(vault):  # remove the previous notes only; anything else is left alone
         for root, _dirs, files in os.walk(vault, topdown=False):
-            if os.sep + "." in root[len(vault):]:
+            if os.sep + "." in root[len(vault) :]:
                 continue
             for name in files:
                 if name.endswith(".md"):
@@ -255,7 +272,9 @@ def summary(notes: list[dict], records: list[dict], stats: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=HERE, help="where to write vault/ and queries.jsonl (default: beside this script)")
+    parser.add_argument(
+        "--out", default=HERE, help="where to write vault/ and queries.jsonl (default: beside this script)"
+    )
     parser.add_argument("--check", action="store_true", help="regenerate into a temp dir and diff against --out")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)

@@ -150,7 +150,10 @@ def index_vault(
     with index_errors(directory, root), vault_lock(directory):
         if rebuild:
             report = rebuild_beside(
-                root, directory, model_name, lambda store: _index_into(root, store, model_name, embedder, load, progress)
+                root,
+                directory,
+                model_name,
+                lambda store: _index_into(root, store, model_name, embedder, load, progress),
             )
         else:
             remove_leftovers(directory)
@@ -165,8 +168,12 @@ def index_vault(
 
 
 def _index_into(
-    root: Path, store: IndexStore, model_name: str, embedder: Embedder | None,
-    load: Callable[[str], Embedder], progress: bool,
+    root: Path,
+    store: IndexStore,
+    model_name: str,
+    embedder: Embedder | None,
+    load: Callable[[str], Embedder],
+    progress: bool,
 ) -> IndexReport:
     report = IndexReport(vault=str(root), model=model_name)
     wanted = config.fts_tokenizer()
@@ -184,8 +191,14 @@ class _Run:
     """One indexing run over a vault: read what changed, embed in batches, commit each."""
 
     def __init__(
-        self, root: Path, store: IndexStore, report: IndexReport, model_name: str,
-        embedder: Embedder | None, load: Callable[[str], Embedder], progress: bool,
+        self,
+        root: Path,
+        store: IndexStore,
+        report: IndexReport,
+        model_name: str,
+        embedder: Embedder | None,
+        load: Callable[[str], Embedder],
+        progress: bool,
     ):
         self.root = root
         self.store = store
@@ -292,9 +305,12 @@ class _Run:
         offset = 0
         with self.store.transaction():
             self.store.record_model(
-                self.model_name, embedder.dim,
-                getattr(embedder, "query_prefix", ""), getattr(embedder, "passage_prefix", ""),
-                getattr(embedder, "backend", backend_name(self.model_name)), getattr(embedder, "backend_version", ""),
+                self.model_name,
+                embedder.dim,
+                getattr(embedder, "query_prefix", ""),
+                getattr(embedder, "passage_prefix", ""),
+                getattr(embedder, "backend", backend_name(self.model_name)),
+                getattr(embedder, "backend_version", ""),
             )
             for note, file, note_id, chunks in batch:
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)
@@ -334,5 +350,3 @@ def _progress_bar(total: int, enabled: bool) -> _Bar:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
-
-

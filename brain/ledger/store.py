@@ -101,8 +101,7 @@ def recent_turns(
     """The last ``limit`` turns, newest first; ``session`` may be a prefix of the id."""
     where, args = _filters(session=session, project=project)
     rows = conn.execute(
-        f"SELECT * FROM turns {where} "
-        "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
+        f"SELECT * FROM turns {where} ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
         (*args, min(limit, SQLITE_INT_MAX)),
     ).fetchall()
     return [_decode(r) for r in rows]

@@ -8,7 +8,11 @@ from .common import note
 
 GUIDES = [
     # ------------------------------------------------------------------ sampling protocol
-    note("Guides", "Sampling protocol", "en", """
+    note(
+        "Guides",
+        "Sampling protocol",
+        "en",
+        """
 How we take water samples at the shore stations of [[Shoreline monitoring]]. Russian version:
 [[Протокол отбора проб]].
 
@@ -30,9 +34,14 @@ How we take water samples at the shore stations of [[Shoreline monitoring]]. Rus
 
 Nutrient samples into the freezer within two hours. Chlorophyll filtered the same day.
 Everything logged in the field sheet and uploaded as described in [[Data upload]].
-""", tags=["guide", "sampling"]),
-
-    note("Guides", "Протокол отбора проб", "ru", """
+""",
+        tags=["guide", "sampling"],
+    ),
+    note(
+        "Guides",
+        "Протокол отбора проб",
+        "ru",
+        """
 Как мы отбираем пробы воды на прибрежных станциях [[Shoreline monitoring|берегового мониторинга]].
 Английская версия: [[Sampling protocol]].
 
@@ -54,10 +63,15 @@ Everything logged in the field sheet and uploaded as described in [[Data upload]
 
 Пробы на биогены — в морозилку не позже чем через два часа. Хлорофилл фильтруем в тот же день.
 Всё записываем в полевой журнал и загружаем, как описано в [[Загрузка данных]].
-""", tags=["guide", "sampling"]),
-
+""",
+        tags=["guide", "sampling"],
+    ),
     # ------------------------------------------------------------------ ice safety
-    note("Guides", "Ice safety", "en", """
+    note(
+        "Guides",
+        "Ice safety",
+        "en",
+        """
 Rules for every trip onto the ice, for staff and visitors alike. No exceptions, including for
 professors. Russian version: [[Безопасность на льду]].
 
@@ -81,9 +95,14 @@ leave.
 
 If someone goes through: lie flat, throw the rope, do not run to the edge. Warm them up in the
 car, not on the ice.
-""", tags=["guide", "ice", "safety"]),
-
-    note("Guides", "Безопасность на льду", "ru", """
+""",
+        tags=["guide", "ice", "safety"],
+    ),
+    note(
+        "Guides",
+        "Безопасность на льду",
+        "ru",
+        """
 Правила для любого выхода на лёд — для сотрудников и гостей одинаково. Исключений нет, в том
 числе для профессоров. Английская версия: [[Ice safety]].
 
@@ -108,10 +127,15 @@ car, not on the ice.
 
 Если кто-то провалился: ложиться, бросать верёвку, к краю не бежать. Отогревать в машине, а не
 на льду.
-""", tags=["guide", "ice", "safety"]),
-
+""",
+        tags=["guide", "ice", "safety"],
+    ),
     # ------------------------------------------------------------------ CTD maintenance
-    note("Guides", "CTD maintenance", "en", """
+    note(
+        "Guides",
+        "CTD maintenance",
+        "en",
+        """
 How to look after the CTD profiler (conductivity, temperature, depth, plus the fluorometer and the
 oxygen sensor). Written by [[Пётр Ёлкин|Pyotr]] in Russian, translated by me:
 [[Обслуживание CTD-зонда]].
@@ -136,9 +160,14 @@ profiles are taken with the old backup sonde, and every file says so.
 
 Never leave it in the sun on deck; the housing heats up and the first metres of every profile
 are wrong.
-""", tags=["guide", "equipment"]),
-
-    note("Guides", "Обслуживание CTD-зонда", "ru", """
+""",
+        tags=["guide", "equipment"],
+    ),
+    note(
+        "Guides",
+        "Обслуживание CTD-зонда",
+        "ru",
+        """
 Как ухаживать за CTD-зондом (электропроводность, температура, глубина, плюс флуориметр и
 датчик кислорода). Написал [[Пётр Ёлкин|Петя]], английский перевод: [[CTD maintenance]].
 
@@ -163,10 +192,15 @@ are wrong.
 
 Не оставлять на палубе на солнце: корпус нагревается, и первые метры каждого профиля
 получаются неправильными.
-""", tags=["guide", "equipment"]),
-
+""",
+        tags=["guide", "equipment"],
+    ),
     # ------------------------------------------------------------------ data upload
-    note("Guides", "Data upload", "en", """
+    note(
+        "Guides",
+        "Data upload",
+        "en",
+        """
 How field data gets from the boat to the lab server. Russian version: [[Загрузка данных]].
 
 1. The same evening, copy the CTD files and the photos of the field sheets from the laptop to
@@ -182,9 +216,14 @@ saying who changed what and why — [[Ewan Reid|Ewan]] insists, and he is right.
 
 The server replaced the shared cloud folder we used before; see
 [[Решение 2025-01 — данные на сервере лаборатории]].
-""", tags=["guide", "data"]),
-
-    note("Guides", "Загрузка данных", "ru", """
+""",
+        tags=["guide", "data"],
+    ),
+    note(
+        "Guides",
+        "Загрузка данных",
+        "ru",
+        """
 Как полевые данные попадают с катера на сервер лаборатории. Английская версия: [[Data upload]].
 
 1. В тот же вечер скопировать файлы CTD и фотографии полевых бланков с ноутбука на внешний диск
@@ -200,5 +239,7 @@ The server replaced the shared cloud folder we used before; see
 
 Сервер заменил общую облачную папку, которой мы пользовались раньше; см.
 [[Решение 2025-01 — данные на сервере лаборатории]].
-""", tags=["guide", "data"]),
+""",
+        tags=["guide", "data"],
+    ),
 ]

@@ -6,7 +6,11 @@ from __future__ import annotations
 from .common import note
 
 LIFE = [
-    note("Life", "Trans-Siberian trip 2024", "en", """
+    note(
+        "Life",
+        "Trans-Siberian trip 2024",
+        "en",
+        """
 In May 2024 I came back from a meeting in [[Москва|Moscow]] by train instead of flying:
 5,185 km to Irkutsk in four nights, second class, a compartment shared with a retired engineer
 from Omsk and, for one night, a very quiet soldier.
@@ -27,9 +31,15 @@ in the office. But the last night before Irkutsk I could not sleep for wanting t
 again.
 
 Compare the much shorter and prettier [[Кругобайкальская железная дорога]].
-""", aliases=["Транссиб 2024"], tags=["travel", "train"]),
-
-    note("Life", "Кругобайкальская железная дорога", "ru", """
+""",
+        aliases=["Транссиб 2024"],
+        tags=["travel", "train"],
+    ),
+    note(
+        "Life",
+        "Кругобайкальская железная дорога",
+        "ru",
+        """
 Старая железная дорога вдоль южного берега Байкала, от Слюдянки до порта Байкал. Построена в
 начале XX века как часть Транссиба, потом основной путь ушёл через перевал, а эта ветка осталась —
 тридцать девять тоннелей, больше двухсот мостов и подпорные стенки из тёсаного камня.
@@ -47,9 +57,15 @@ Compare the much shorter and prettier [[Кругобайкальская жел�
 
 Для сравнения: [[Trans-Siberian trip 2024]] — четыре дня и пять тысяч километров. Здесь
 восемьдесят девять километров, но впечатлений не меньше.
-""", aliases=["Circum-Baikal Railway"], tags=["travel", "train"]),
-
-    note("Life", "Позы", "ru", """
+""",
+        aliases=["Circum-Baikal Railway"],
+        tags=["travel", "train"],
+    ),
+    note(
+        "Life",
+        "Позы",
+        "ru",
+        """
 Бурятские позы (буузы) — большие пельмени на пару с дырочкой сверху, через которую видно фарш.
 Рецепт мне продиктовала хозяйка кафе в [[Улан-Удэ]], куда меня водит [[Баир Цыдыпов|Баир]].
 
@@ -70,9 +86,15 @@ Compare the much shorter and prettier [[Кругобайкальская жел�
 
 Получается штук тридцать. [[Fiona MacLeod|Фиона]] съела семь и попросила рецепт по-английски — пока
 не перевела.
-""", aliases=["Буузы", "Buuzy"], tags=["recipe"]),
-
-    note("Life", "Баня", "ru", """
+""",
+        aliases=["Буузы", "Buuzy"],
+        tags=["recipe"],
+    ),
+    note(
+        "Life",
+        "Баня",
+        "ru",
+        """
 Баня на станции — маленький сруб у самой воды, который построил ещё прежний завхоз. Топит
 всегда [[Пётр Ёлкин|Петя]], никому не доверяет.
 
@@ -85,9 +107,15 @@ Compare the much shorter and prettier [[Кругобайкальская жел�
 
 [[Ewan Reid|Юэн]] после первой бани сказал, что теперь понимает русскую литературу. Думаю, он
 преувеличил.
-""", aliases=["Banya"], tags=["life", "station"]),
-
-    note("Life", "Skating on Baikal ice", "en", """
+""",
+        aliases=["Banya"],
+        tags=["life", "station"],
+    ),
+    note(
+        "Life",
+        "Skating on Baikal ice",
+        "en",
+        """
 The best thing about winter here, better even than the silence. When the lake freezes without
 snow, as it did in January 2025, the ice near the shore is clear and black and you can skate for
 kilometres over water three hundred metres deep and see the stones on the bottom in the
@@ -106,11 +134,18 @@ Windless, minus fifteen, sun low in the south. The ice sings: long booming and c
 as it contracts in the cold. The first time it frightened me half to death; now I wait for it.
 
 [[Ewan Reid|Ewan]] wants to come back in winter just for this.
-""", aliases=["Коньки на Байкале"], tags=["life", "ice"]),
+""",
+        aliases=["Коньки на Байкале"],
+        tags=["life", "ice"],
+    ),
 ]
 
 READING = [
-    note("Reading", "Братья Карамазовы", "ru", """
+    note(
+        "Reading",
+        "Братья Карамазовы",
+        "ru",
+        """
 Перечитала зимой 2025 года, в третий раз, и впервые дочитала главу «Великий инквизитор», не
 пропуская. Читала по вечерам на станции, когда из-за льда не было выходов.
 
@@ -123,9 +158,15 @@ READING = [
 
 Порекомендовала [[Ewan Reid|Юэну]] английский перевод; он сказал, что начнёт после
 [[Silent Spring]], которую я, в свою очередь, обещала ему дочитать.
-""", aliases=["The Brothers Karamazov"], tags=["reading", "books"]),
-
-    note("Reading", "Silent Spring", "en", """
+""",
+        aliases=["The Brothers Karamazov"],
+        tags=["reading", "books"],
+    ),
+    note(
+        "Reading",
+        "Silent Spring",
+        "en",
+        """
 Rachel Carson, 1962. I read it in English on the advice of [[Ewan Reid|Ewan]], who was shocked
 that I had only ever read about it.
 
@@ -146,11 +187,18 @@ for [[Эвтрофикация|nutrient pollution]]: nobody reads phosphate tabl
 [[Spirogyra blooms]].
 
 In return I gave Ewan [[Братья Карамазовы]].
-""", aliases=["Безмолвная весна"], tags=["reading", "books"]),
+""",
+        aliases=["Безмолвная весна"],
+        tags=["reading", "books"],
+    ),
 ]
 
 JOURNAL = [
-    note("Journal", "2025-02-14", "ru", """
+    note(
+        "Journal",
+        "2025-02-14",
+        "ru",
+        """
 Лёд у станции наконец надёжный: Илья с утра прошёл трассу с пешнёй и разрешил. Первый выход
 [[Проект Подлёдный|Подлёдного]] в этом году — на две недели позже плана. Сделали обе точки,
 толщина льда 68 и 74 см, снега почти нет.
@@ -162,9 +210,15 @@ JOURNAL = [
 
 Холодно: минус двадцать шесть. Петя говорит, что генератор такого не любит, и всю ночь будет
 к нему выходить.
-""", date="2025-02-14", tags=["journal"]),
-
-    note("Journal", "2025-07-30", "en", """
+""",
+        date="2025-02-14",
+        tags=["journal"],
+    ),
+    note(
+        "Journal",
+        "2025-07-30",
+        "en",
+        """
 Writing in English tonight because Ewan asked to read about "a normal day" for his blog.
 
 Up at six. Weekly stations L1 to L4 with Ilya: calm morning, Secchi disc at nine metres at L2,
@@ -177,9 +231,15 @@ Irkutsk so that they reach Olga today.
 Evening: swim off the pier, which at 7 °C lasted four seconds. Dinner at the café in the
 village. The tourists were buying "omul" at the market again; I explained to Ewan, again, why it
 cannot be omul.
-""", date="2025-07-30", tags=["journal"]),
-
-    note("Journal", "2025-12-03", "ru", """
+""",
+        date="2025-07-30",
+        tags=["journal"],
+    ),
+    note(
+        "Journal",
+        "2025-12-03",
+        "ru",
+        """
 Вернулась из Эдинбурга. Две недели дождя, два семинара, одна ночь в библиотеке, чтобы доделать
 карту станций для отчёта Фионы.
 
@@ -190,11 +250,18 @@ cannot be omul.
 середине января. Подлёдный сезон теперь в марте — впервые за несколько лет февраль свободен.
 
 Записать на завтра: заказать пропуск в фонд на апрель, проверить, пришли ли анализы от Баира.
-""", date="2025-12-03", tags=["journal"]),
+""",
+        date="2025-12-03",
+        tags=["journal"],
+    ),
 ]
 
 MAPS = [
-    note("", "Home", "en", """
+    note(
+        "",
+        "Home",
+        "en",
+        """
 # Home
 
 My working notes: a limnologist at the Baikal Shore Lab in Irkutsk, working on the western
@@ -219,9 +286,14 @@ Russian for the rest.
 ## Places
 
 [[Листвянка]], [[Bolshiye Koty]], [[Иркутск]], [[Ольхон]], [[Ushkany Islands]]
-""", tags=["hub"]),
-
-    note("Maps", "Люди", "ru", """
+""",
+        tags=["hub"],
+    ),
+    note(
+        "Maps",
+        "Люди",
+        "ru",
+        """
 # Люди
 
 Все, с кем работаю, одним списком.
@@ -241,11 +313,18 @@ Russian for the rest.
 
 Кто кому пишет: Фиона — Наталье Алексеевне, Юэн — мне и Пете, Баир — Ольге. Дни рождения и
 телефоны — в записной книжке, не здесь.
-""", aliases=["People directory"], tags=["hub"]),
+""",
+        aliases=["People directory"],
+        tags=["hub"],
+    ),
 ]
 
 INBOX = [
-    note("Inbox", "Идеи для статьи", "ru", """
+    note(
+        "Inbox",
+        "Идеи для статьи",
+        "ru",
+        """
 Черновые мысли для статьи в научно-популярный журнал, пока без плана.
 
 - Начать с того, как выглядит берег в августе: зелёная слизь на камнях, запах, мёртвые губки.
@@ -257,9 +336,14 @@ INBOX = [
 - Закончить зимой: прозрачный лёд, пение льда, тишина.
 
 Не забыть попросить у редакции, чтобы фотографии подписывали с именами тех, кто снимал.
-""", tags=["inbox", "writing"]),
-
-    note("Inbox", "Packing list for the field", "en", """
+""",
+        tags=["inbox", "writing"],
+    ),
+    note(
+        "Inbox",
+        "Packing list for the field",
+        "en",
+        """
 For a week at the station in summer. Visitors get a copy before they fly.
 
 Clothes: thermal underwear even in July, a fleece, a proper waterproof jacket and trousers,
@@ -274,5 +358,7 @@ Winter additions: felt boots or insulated boots rated to minus forty, mittens ov
 a face mask against the wind, and ice picks — though the station has spares.
 
 Not needed: a hair dryer (the generator will not thank you), anything white.
-""", tags=["inbox", "field"]),
+""",
+        tags=["inbox", "field"],
+    ),
 ]

@@ -7,7 +7,11 @@ from __future__ import annotations
 from .common import note
 
 PEOPLE = [
-    note("People", "Пётр Ёлкин", "ru", """
+    note(
+        "People",
+        "Пётр Ёлкин",
+        "ru",
+        """
 Инженер станции в [[Листвянка|Листвянке]], на станции с 2019 года. До этого двенадцать лет
 ходил механиком на судах Восточно-Сибирского речного пароходства, поэтому чинит всё, что
 крутится, качает или течёт. В загранпаспорте он Petr Elkin, в статьях с Фионой — Pyotr Yolkin,
@@ -28,9 +32,15 @@ PEOPLE = [
 
 Говорит по-английски медленно, но всё понимает; на созвонах с Leith переводить ему не нужно,
 нужно просто дать договорить.
-""", aliases=["Pyotr Yolkin", "Petr Elkin", "Петя Ёлкин"], tags=["people", "station"]),
-
-    note("People", "Наталья Сорокина", "ru", """
+""",
+        aliases=["Pyotr Yolkin", "Petr Elkin", "Петя Ёлкин"],
+        tags=["people", "station"],
+    ),
+    note(
+        "People",
+        "Наталья Сорокина",
+        "ru",
+        """
 Заведующая лабораторией прибрежного мониторинга, мой научный руководитель со времён
 аспирантуры. Гидробиолог, сорок лет на Байкале; ещё студенткой в восьмидесятых считала
 [[Epischura baikalensis|эпишуру]] под микроскопом на биостанции в [[Bolshiye Koty|Больших Котах]].
@@ -46,9 +56,15 @@ PEOPLE = [
 сотрудничество с Leith. Раз в квартал созваниваются сами, без нас.
 
 Её кабинет в [[Иркутск|Иркутске]], на станцию приезжает раз в месяц, летом чаще.
-""", aliases=["Natalya Sorokina", "Natalia Sorokina", "Н. А. Сорокина"], tags=["people", "lab"]),
-
-    note("People", "Илья Громов", "ru", """
+""",
+        aliases=["Natalya Sorokina", "Natalia Sorokina", "Н. А. Сорокина"],
+        tags=["people", "lab"],
+    ),
+    note(
+        "People",
+        "Илья Громов",
+        "ru",
+        """
 # Илья Громов
 
 Капитан нашего катера и водолаз. Родом из Большого Голоустного, на воде с детства; знает
@@ -67,9 +83,15 @@ PEOPLE = [
 спуска зонда.
 
 По-английски почти не говорит, но с Юэном они прекрасно общаются жестами и картами глубин.
-""", aliases=["Ilya Gromov"], tags=["people", "station", "boat"]),
-
-    note("People", "Ольга Щербакова", "ru", """
+""",
+        aliases=["Ilya Gromov"],
+        tags=["people", "station", "boat"],
+    ),
+    note(
+        "People",
+        "Ольга Щербакова",
+        "ru",
+        """
 Альголог, определяет фитопланктон до вида. Сидит в Иркутске, в лаборатории на втором этаже, где
 микроскопы. Через неё проходят все пробы фитопланктона и все измерения хлорофилла.
 
@@ -85,9 +107,15 @@ Shcherbakova.
 
 Ведёт для студентов практикум по определению диатомей; сама говорит, что на Байкале диатомеи —
 это «весенний лёд, который цветёт».
-""", aliases=["Olga Shcherbakova", "Olga Scherbakova"], tags=["people", "lab"]),
-
-    note("People", "Баир Цыдыпов", "ru", """
+""",
+        aliases=["Olga Shcherbakova", "Olga Scherbakova"],
+        tags=["people", "lab"],
+    ),
+    note(
+        "People",
+        "Баир Цыдыпов",
+        "ru",
+        """
 Гидрохимик из Улан-Удэ, работает в институте на восточном берегу. Делает для нас анализы
 биогенных элементов — фосфаты, нитраты, кремний — когда своя лаборатория не успевает.
 Латиницей — Bair Tsydypov.
@@ -100,9 +128,15 @@ Shcherbakova.
 
 Когда бываю в Улан-Удэ, он всегда ведёт меня есть [[Позы|позы]] в одно и то же кафе у рынка и
 рассказывает про бурятские названия байкальских мысов.
-""", aliases=["Bair Tsydypov"], tags=["people", "partners"]),
-
-    note("People", "Fiona MacLeod", "en", """
+""",
+        aliases=["Bair Tsydypov"],
+        tags=["people", "partners"],
+    ),
+    note(
+        "People",
+        "Fiona MacLeod",
+        "en",
+        """
 Principal investigator at the Leith Institute of Freshwater Science in [[Edinburgh]] and the
 reason our collaboration exists. She met [[Наталья Сорокина|Natalya]] at a conference in Irkutsk
 in 2016 and came back the next winter to stand on the ice herself.
@@ -123,9 +157,15 @@ our winter data from [[Проект Подлёдный|Podlyodny]].
 
 She is the one who insisted that every dataset we share carries the name of whoever collected
 it, down to the boat crew.
-""", aliases=["Фиона Маклауд", "Fiona"], tags=["people", "leith"]),
-
-    note("People", "Ewan Reid", "en", """
+""",
+        aliases=["Фиона Маклауд", "Fiona"],
+        tags=["people", "leith"],
+    ),
+    note(
+        "People",
+        "Ewan Reid",
+        "en",
+        """
 Postdoc at Leith, in [[Fiona MacLeod|Fiona]]'s group since 2023. A modeller: he turns our
 temperature profiles into a model of the coastal zone and asks awkward questions about gaps in
 the data. Юэн Рид in our Russian paperwork.
@@ -141,5 +181,8 @@ Things to know:
 
 His current question is whether the cold water that shows up at our shore stations in late
 summer is [[Upwelling|upwelling]] driven by the wind or something else.
-""", aliases=["Юэн Рид"], tags=["people", "leith"]),
+""",
+        aliases=["Юэн Рид"],
+        tags=["people", "leith"],
+    ),
 ]

@@ -6,7 +6,11 @@ from __future__ import annotations
 from .common import note
 
 PLACES = [
-    note("Places", "Листвянка", "ru", """
+    note(
+        "Places",
+        "Листвянка",
+        "ru",
+        """
 Посёлок на западном берегу Байкала, у истока Ангары, в семидесяти километрах от Иркутска.
 Здесь наша станция: два деревянных дома на склоне, лодочный сарай и пирс, который каждую весну
 чинит [[Пётр Ёлкин|Петя]].
@@ -28,9 +32,15 @@ PLACES = [
 Посёлок растёт, гостиниц всё больше, а очистных сооружений всё так же не хватает. Для
 мониторинга прибрежной зоны это худшее и поэтому самое нужное место: именно у Листвянки
 [[Spirogyra blooms|нитчатка]] появилась одной из первых.
-""", aliases=["Listvyanka", "Listvianka"], tags=["places", "station"]),
-
-    note("Places", "Иркутск", "ru", """
+""",
+        aliases=["Listvyanka", "Listvianka"],
+        tags=["places", "station"],
+    ),
+    note(
+        "Places",
+        "Иркутск",
+        "ru",
+        """
 Город, где институт и лаборатория; на станцию отсюда час езды. Я живу на улице Карла Маркса,
 в пятнадцати минутах пешком от работы.
 
@@ -43,9 +53,15 @@ PLACES = [
 
 Любимые места: набережная Ангары в сентябре, 130-й квартал для гостей, рынок за хлебом и
 облепихой.
-""", aliases=["Irkutsk"], tags=["places"]),
-
-    note("Places", "Москва", "ru", """
+""",
+        aliases=["Irkutsk"],
+        tags=["places"],
+    ),
+    note(
+        "Places",
+        "Москва",
+        "ru",
+        """
 Бываю в Москве два-три раза в год, почти всегда по делам: защита отчёта по гранту, конференция
 или встреча в фонде. В латинице в билетах она Moskva, на английских визах Moscow — коллеги из
 Leith долго не понимали, что это один и тот же город.
@@ -58,9 +74,15 @@ Leith долго не понимали, что это один и тот же г
 
 Заметка себе: в фонде на Ленинском проспекте пропуск заказывают за три рабочих дня, паспорт
 нужен тот же, что указан в заявке.
-""", aliases=["Moskva", "Moscow"], tags=["places", "travel"]),
-
-    note("Places", "Ольхон", "ru", """
+""",
+        aliases=["Moskva", "Moscow"],
+        tags=["places", "travel"],
+    ),
+    note(
+        "Places",
+        "Ольхон",
+        "ru",
+        """
 Самый большой остров Байкала, в Малом Море. Посёлок Хужир, мыс Бурхан с Шаманской скалой,
 степь, сосны и вечный ветер. Сюда ездим не по работе, а на школу-семинар раз в два года и
 просто так, в сентябре, когда туристы уезжают.
@@ -74,9 +96,15 @@ Leith долго не понимали, что это один и тот же г
 
 Где ночевать: у тёти Даримы в Хужире, комнаты над кухней, завтрак в восемь. Знакомство через
 [[Баир Цыдыпов|Баира]].
-""", aliases=["Olkhon", "Olkhon Island"], tags=["places", "travel"]),
-
-    note("Places", "Улан-Удэ", "ru", """
+""",
+        aliases=["Olkhon", "Olkhon Island"],
+        tags=["places", "travel"],
+    ),
+    note(
+        "Places",
+        "Улан-Удэ",
+        "ru",
+        """
 Столица Бурятии, на другой стороне Байкала. Отсюда к нам приходят анализы
 [[Баир Цыдыпов|Баира]], и сюда же я езжу раз в год на совместный семинар.
 
@@ -90,9 +118,15 @@ Leith долго не понимали, что это один и тот же г
 
 Из Улан-Удэ образцы для гидрохимии возвращаются поездом в холодильной сумке — это нужно
 планировать так, чтобы проводник не поставил сумку у печки.
-""", aliases=["Ulan-Ude"], tags=["places", "travel"]),
-
-    note("Places", "Edinburgh", "en", """
+""",
+        aliases=["Ulan-Ude"],
+        tags=["places", "travel"],
+    ),
+    note(
+        "Places",
+        "Edinburgh",
+        "en",
+        """
 Home of the Leith Institute of Freshwater Science, which despite its name sits a bus ride from
 Leith, on the south side of the city. I spent six weeks there in spring 2024 and another two in
 November 2025.
@@ -112,9 +146,15 @@ forgiven him.
 
 In Russian paperwork it is Эдинбург; the visa centre in Moscow wanted the institute's address
 transliterated back into Latin letters exactly as on the invitation.
-""", aliases=["Эдинбург"], tags=["places", "travel", "leith"]),
-
-    note("Places", "Bolshiye Koty", "en", """
+""",
+        aliases=["Эдинбург"],
+        tags=["places", "travel", "leith"],
+    ),
+    note(
+        "Places",
+        "Bolshiye Koty",
+        "en",
+        """
 A village on the western shore, about twenty kilometres north-east of [[Листвянка|Listvyanka]].
 No road: you come by boat in summer, over the ice in winter, or on foot along the Great Baikal
 Trail, a long day's walk.
@@ -127,9 +167,15 @@ Compared with Listvyanka it is quiet, dark at night and almost free of sewage, w
 reference site: what the shore looks like without a growing tourist village next to it.
 
 Spelled Bolshie Koty on some maps; Большие Коты in Russian.
-""", aliases=["Большие Коты", "Bolshie Koty"], tags=["places", "station"]),
-
-    note("Places", "Ushkany Islands", "en", """
+""",
+        aliases=["Большие Коты", "Bolshie Koty"],
+        tags=["places", "station"],
+    ),
+    note(
+        "Places",
+        "Ushkany Islands",
+        "en",
+        """
 Four small islands in the middle of the lake, off the Svyatoy Nos peninsula, inside the
 Zabaikalsky National Park. The Big Ushkany island has a ranger station and a lighthouse; the
 small ones are bare rock.
@@ -142,5 +188,8 @@ shore, so we go once a year, in June, to service the cameras and swap memory car
 
 The rangers, Sergei and Lyuba, keep an eye on the cameras the rest of the year and send photos
 when a bear knocks one over.
-""", aliases=["Ушканьи острова"], tags=["places", "seals"]),
+""",
+        aliases=["Ушканьи острова"],
+        tags=["places", "seals"],
+    ),
 ]

@@ -6,7 +6,11 @@ from __future__ import annotations
 from .common import note
 
 CONCEPTS = [
-    note("Concepts", "Epischura baikalensis", "en", """
+    note(
+        "Concepts",
+        "Epischura baikalensis",
+        "en",
+        """
 An endemic copepod, about one and a half millimetres long, and the most important animal in the
 lake that nobody has heard of. It makes up most of the zooplankton biomass in open water, up to
 nine tenths of it in some years, and by eating algae and bacteria it filters the upper water
@@ -23,9 +27,15 @@ Natalya counted it at [[Bolshiye Koty]] as a student, and her numbers from the 1
 baseline. In Russian it is simply эпишура.
 
 See also [[Secchi depth]], which tracks the clarity it helps to keep.
-""", aliases=["Epischura", "эпишура"], tags=["concepts", "zooplankton", "endemic"]),
-
-    note("Concepts", "Нерпа", "ru", """
+""",
+        aliases=["Epischura", "эпишура"],
+        tags=["concepts", "zooplankton", "endemic"],
+    ),
+    note(
+        "Concepts",
+        "Нерпа",
+        "ru",
+        """
 Байкальская нерпа, *Pusa sibirica* — единственный в мире тюлень, который живёт только в пресной
 воде. Как она попала в Байкал, до сих пор спорят: скорее всего, по рекам с севера, из Ледовитого
 океана, во время одного из оледенений.
@@ -44,9 +54,15 @@ See also [[Secchi depth]], which tracks the clarity it helps to keep.
 В основном голомянку и бычков, [[Омуль|омуля]] гораздо меньше, чем думают рыбаки.
 
 Латинское и английское: Baikal seal, nerpa.
-""", aliases=["Baikal seal", "Pusa sibirica", "nerpa"], tags=["concepts", "endemic", "seals"]),
-
-    note("Concepts", "Омуль", "ru", """
+""",
+        aliases=["Baikal seal", "Pusa sibirica", "nerpa"],
+        tags=["concepts", "endemic", "seals"],
+    ),
+    note(
+        "Concepts",
+        "Омуль",
+        "ru",
+        """
 Байкальский омуль, *Coregonus migratorius* — эндемичная рыба из сиговых, символ Байкала и
 главная рыба на рынках вдоль берега. Нерестится в реках: Селенге, Баргузине, Верхней Ангаре,
 осенью поднимается вверх по течению.
@@ -61,9 +77,15 @@ See also [[Secchi depth]], which tracks the clarity it helps to keep.
 
 По-английски omul, иногда Baikal omul. В детстве дома его солили с душком — рецепт у бабушки
 был свой, но я его не записала, а теперь его и готовить не из чего.
-""", aliases=["Omul", "Baikal omul", "Coregonus migratorius"], tags=["concepts", "endemic", "fish"]),
-
-    note("Concepts", "Spirogyra blooms", "en", """
+""",
+        aliases=["Omul", "Baikal omul", "Coregonus migratorius"],
+        tags=["concepts", "endemic", "fish"],
+    ),
+    note(
+        "Concepts",
+        "Spirogyra blooms",
+        "en",
+        """
 Since about 2011 the stony shallows near settlements have been overgrown by filamentous green
 algae, mostly *Spirogyra*. In late summer the stones near [[Листвянка|Listvyanka]] are covered
 in green slimy mats, which then rot on the beach in autumn. The endemic sponges in the same
@@ -84,9 +106,15 @@ scraped samples.
 
 Ugly to look at, easy to explain to visitors, and the reason the local council finally answers
 our letters.
-""", aliases=["Спирогира", "нитчатка"], tags=["concepts", "algae", "pollution"]),
-
-    note("Concepts", "Ледовый покров", "ru", """
+""",
+        aliases=["Спирогира", "нитчатка"],
+        tags=["concepts", "algae", "pollution"],
+    ),
+    note(
+        "Concepts",
+        "Ледовый покров",
+        "ru",
+        """
 Байкал замерзает поздно: южная котловина обычно в январе, северная раньше. Лёд держится до мая,
 а у Листвянки, где Ангара не даёт воде застыть, кромка отходит раньше всего.
 
@@ -101,9 +129,15 @@ our letters.
 
 По-английски для Leith: ice cover, ice season; Фиона просит даты ледостава и вскрытия по
 каждому году.
-""", aliases=["Ice cover", "ice season"], tags=["concepts", "ice"]),
-
-    note("Concepts", "Secchi depth", "en", """
+""",
+        aliases=["Ice cover", "ice season"],
+        tags=["concepts", "ice"],
+    ),
+    note(
+        "Concepts",
+        "Secchi depth",
+        "en",
+        """
 The simplest measurement in limnology: lower a white disc, 30 cm across, on a marked rope and
 note the depth at which it disappears. In Baikal this can be forty metres in spring, which still
 amazes every visitor; near the shore in August it is often under ten.
@@ -123,9 +157,15 @@ always, and the gaps are interesting.
 In the 2025 comparison between disc readings and the profiler's fluorometer, the fluorometer had
 drifted by a third over the summer; [[Ольга Щербакова]] recalibrated it against her extracted
 chlorophyll. In Russian the disc is диск Секки.
-""", aliases=["Глубина Секки", "Secchi disc"], tags=["concepts", "measurements"]),
-
-    note("Concepts", "Эвтрофикация", "ru", """
+""",
+        aliases=["Глубина Секки", "Secchi disc"],
+        tags=["concepts", "measurements"],
+    ),
+    note(
+        "Concepts",
+        "Эвтрофикация",
+        "ru",
+        """
 Эвтрофикация — это когда в водоём попадает больше биогенных элементов, прежде всего фосфора и
 азота, чем он может переработать, и начинается избыточный рост водорослей. Для огромного и
 бедного питательными веществами Байкала это не про всё озеро, а про прибрежную полосу возле
@@ -140,9 +180,15 @@ chlorophyll. In Russian the disc is диск Секки.
 в Листвянке в три раза выше, чем у Больших Котов.
 
 Англоязычный термин — eutrophication; в отчётах для Leith это раздел «nutrient loading».
-""", aliases=["Eutrophication"], tags=["concepts", "pollution"]),
-
-    note("Concepts", "Chlorophyll a", "en", """
+""",
+        aliases=["Eutrophication"],
+        tags=["concepts", "pollution"],
+    ),
+    note(
+        "Concepts",
+        "Chlorophyll a",
+        "en",
+        """
 The green pigment every alga carries, so its concentration is the standard proxy for how much
 phytoplankton is in the water. We measure it in two ways.
 
@@ -157,9 +203,15 @@ several micrograms near the shore in August are a sign of nutrient input
 
 Chlorophyll and [[Secchi depth]] usually move in opposite directions. When they do not, the
 cause is usually silt after rain, not algae.
-""", aliases=["Хлорофилл", "chlorophyll"], tags=["concepts", "measurements"]),
-
-    note("Concepts", "Сарма", "ru", """
+""",
+        aliases=["Хлорофилл", "chlorophyll"],
+        tags=["concepts", "measurements"],
+    ),
+    note(
+        "Concepts",
+        "Сарма",
+        "ru",
+        """
 Сарма — самый сильный ветер на Байкале. Дует с северо-запада, из долины реки Сармы, в Малое Море
 у [[Ольхон|Ольхона]]. Налетает внезапно, за несколько минут, порывы бывают до сорока метров в
 секунду, волна поднимается такая, что в старые времена переворачивала рыбацкие лодки.
@@ -173,9 +225,15 @@ cause is usually silt after rain, not algae.
 С тех пор на выездах мы ставим катер только в бухте и на два якоря.
 
 Для англоязычных отчётов: sarma wind, northwesterly gale.
-""", aliases=["Sarma", "Sarma wind"], tags=["concepts", "weather"]),
-
-    note("Concepts", "Upwelling", "en", """
+""",
+        aliases=["Sarma", "Sarma wind"],
+        tags=["concepts", "weather"],
+    ),
+    note(
+        "Concepts",
+        "Upwelling",
+        "en",
+        """
 When wind pushes warm surface water away from the shore, cold deep water rises to replace it.
 On Baikal this happens within hours: a shore station reads 16 °C in the morning and 6 °C by
 evening, with nothing changed but the wind.
@@ -193,5 +251,8 @@ cooling, using the wind record from the station mast.
 
 Related winds: [[Сарма]] blows in the north, but the winds that matter at Listvyanka are the
 kultuk and the barguzin.
-""", aliases=["Апвеллинг"], tags=["concepts", "physics"]),
+""",
+        aliases=["Апвеллинг"],
+        tags=["concepts", "physics"],
+    ),
 ]

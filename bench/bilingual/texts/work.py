@@ -7,7 +7,11 @@ from __future__ import annotations
 from .common import note
 
 PROJECTS = [
-    note("Projects", "Shoreline monitoring", "en", """
+    note(
+        "Projects",
+        "Shoreline monitoring",
+        "en",
+        """
 The lab's main project and the core of the collaboration with the Leith Institute: regular
 measurements along the western shore, to see how settlements change the coastal zone.
 In Russian we call it береговой мониторинг.
@@ -35,9 +39,15 @@ work; [[Ewan Reid]] does the modelling.
 - [[2024-03 Buy a second CTD]] — replaced by [[Решение 2025-06 — арендовать второй зонд на лето]]
 - [[Решение 2024-05 — отбор проб раз в две недели]] — replaced by [[2025-03 Weekly sampling from June to September]]
 - [[2024-09 Field data in a shared cloud folder]] — replaced by [[Решение 2025-01 — данные на сервере лаборатории]]
-""", aliases=["Береговой мониторинг"], tags=["project"]),
-
-    note("Projects", "Проект Подлёдный", "ru", """
+""",
+        aliases=["Береговой мониторинг"],
+        tags=["project"],
+    ),
+    note(
+        "Projects",
+        "Проект Подлёдный",
+        "ru",
+        """
 Зимний проект: что происходит в воде подо льдом, с января по апрель. Под прозрачным льдом
 Байкала весной цветут диатомеи, и это цветение кормит всё озеро на полгода вперёд, но
 мерить его трудно — нужно выходить на лёд, сверлить лунки и работать на морозе.
@@ -57,9 +67,15 @@ work; [[Ewan Reid]] does the modelling.
 
 Сроки зимнего сезона: сначала планировали на февраль, потом перенесли — см.
 [[2025-10 Winter field season moved to March]].
-""", aliases=["Podlyodny", "Podlednyi", "Under-ice project"], tags=["project", "ice"]),
-
-    note("Projects", "Microplastics survey", "en", """
+""",
+        aliases=["Podlyodny", "Podlednyi", "Under-ice project"],
+        tags=["project", "ice"],
+    ),
+    note(
+        "Projects",
+        "Microplastics survey",
+        "en",
+        """
 A one-season survey in summer 2025: how much plastic is in the surface water and on the beaches
 near [[Листвянка|Listvyanka]], compared with the reference site at [[Bolshiye Koty]].
 
@@ -80,9 +96,15 @@ pier where tourist boats moor.
 
 Field work by me and [[Ewan Reid|Ewan]] in August; counting by two students in Irkutsk;
 spectroscopy in [[Edinburgh]]. Russian name for the reports: микропластик.
-""", aliases=["Микропластик"], tags=["project", "pollution"]),
-
-    note("Projects", "Нерпа-камера", "ru", """
+""",
+        aliases=["Микропластик"],
+        tags=["project", "pollution"],
+    ),
+    note(
+        "Projects",
+        "Нерпа-камера",
+        "ru",
+        """
 Фотоловушки на лежбищах [[Нерпа|нерпы]] на [[Ushkany Islands|Ушканьих островах]]: шесть камер
 на камнях, снимок каждые десять минут с июня по октябрь. Задача — посчитать, сколько нерп
 выходит на берег в зависимости от температуры воды и погоды, и как это меняется от года к году.
@@ -99,13 +121,20 @@ spectroscopy in [[Edinburgh]]. Russian name for the reports: микроплас�
 
 Результаты первых двух сезонов: в жаркие недели нерп на камнях меньше, они уходят в воду.
 По-английски проект называем Seal cam.
-""", aliases=["Seal cam"], tags=["project", "seals"]),
+""",
+        aliases=["Seal cam"],
+        tags=["project", "seals"],
+    ),
 ]
 
 
 DECISIONS = [
     # ------------------------------------------------------------------ second CTD
-    note("Decisions", "2024-03 Buy a second CTD", "en", """
+    note(
+        "Decisions",
+        "2024-03 Buy a second CTD",
+        "en",
+        """
 > Superseded by [[Решение 2025-06 — арендовать второй зонд на лето]]: we did not buy one.
 
 **Decision.** Buy a second CTD profiler so that the Listvyanka and Bolshiye Koty stations can be
@@ -119,10 +148,17 @@ covers the winter months when the first one is away for calibration.
 budget.
 
 Decided by [[Наталья Сорокина]], March 2024, after [[Пётр Ёлкин|Pyotr]] priced three models.
-""", date="2024-03-12", status="superseded", superseded_by="[[Решение 2025-06 — арендовать второй зонд на лето]]",
-        tags=["decision", "equipment"]),
-
-    note("Decisions", "Решение 2025-06 — арендовать второй зонд на лето", "ru", """
+""",
+        date="2024-03-12",
+        status="superseded",
+        superseded_by="[[Решение 2025-06 — арендовать второй зонд на лето]]",
+        tags=["decision", "equipment"],
+    ),
+    note(
+        "Decisions",
+        "Решение 2025-06 — арендовать второй зонд на лето",
+        "ru",
+        """
 Заменяет [[2024-03 Buy a second CTD]]: второй зонд не покупаем.
 
 **Решение.** На летний сезон, с июня по сентябрь, арендуем второй CTD-зонд у гидрометслужбы в
@@ -137,10 +173,17 @@ Decided by [[Наталья Сорокина]], March 2024, after [[Пётр Ё�
 
 Решила [[Наталья Сорокина|Наталья Алексеевна]], июнь 2025, обсуждали на
 [[2025-06-16 Call with Leith|созвоне с Leith]].
-""", date="2025-06-18", supersedes="[[2024-03 Buy a second CTD]]", tags=["decision", "equipment"]),
-
+""",
+        date="2025-06-18",
+        supersedes="[[2024-03 Buy a second CTD]]",
+        tags=["decision", "equipment"],
+    ),
     # ------------------------------------------------------------------ sampling frequency
-    note("Decisions", "Решение 2024-05 — отбор проб раз в две недели", "ru", """
+    note(
+        "Decisions",
+        "Решение 2024-05 — отбор проб раз в две недели",
+        "ru",
+        """
 > Заменено: [[2025-03 Weekly sampling from June to September]].
 
 **Решение.** С мая 2024 года береговые станции обходим раз в две недели круглый год, кроме
@@ -153,10 +196,17 @@ Decided by [[Наталья Сорокина]], March 2024, after [[Пётр Ё�
 [[Ольга Щербакова]].
 
 Утвердила [[Наталья Сорокина]] в мае 2024.
-""", date="2024-05-06", status="superseded", superseded_by="[[2025-03 Weekly sampling from June to September]]",
-        tags=["decision", "sampling"]),
-
-    note("Decisions", "2025-03 Weekly sampling from June to September", "en", """
+""",
+        date="2024-05-06",
+        status="superseded",
+        superseded_by="[[2025-03 Weekly sampling from June to September]]",
+        tags=["decision", "sampling"],
+    ),
+    note(
+        "Decisions",
+        "2025-03 Weekly sampling from June to September",
+        "en",
+        """
 Replaces [[Решение 2024-05 — отбор проб раз в две недели]].
 
 **Decision.** From June to September the shore stations are sampled every week; the rest of the
@@ -171,10 +221,17 @@ gets the summer student. The protocol itself does not change ([[Sampling protoco
 
 Agreed at the [[2025-03-05 Планёрка на станции|station meeting on 5 March 2025]] and signed off
 by [[Наталья Сорокина|Natalya]].
-""", date="2025-03-10", supersedes="[[Решение 2024-05 — отбор проб раз в две недели]]", tags=["decision", "sampling"]),
-
+""",
+        date="2025-03-10",
+        supersedes="[[Решение 2024-05 — отбор проб раз в две недели]]",
+        tags=["decision", "sampling"],
+    ),
     # ------------------------------------------------------------------ data storage
-    note("Decisions", "2024-09 Field data in a shared cloud folder", "en", """
+    note(
+        "Decisions",
+        "2024-09 Field data in a shared cloud folder",
+        "en",
+        """
 > Superseded by [[Решение 2025-01 — данные на сервере лаборатории]].
 
 **Decision.** All field data — CTD files, field sheets, photos — goes into one shared cloud
@@ -187,10 +244,17 @@ their pocket. Leith needs the files within a week of each trip.
 in about a year; the station connection makes large uploads slow.
 
 Decided by me and [[Ewan Reid|Ewan]], September 2024.
-""", date="2024-09-20", status="superseded", superseded_by="[[Решение 2025-01 — данные на сервере лаборатории]]",
-        tags=["decision", "data"]),
-
-    note("Decisions", "Решение 2025-01 — данные на сервере лаборатории", "ru", """
+""",
+        date="2024-09-20",
+        status="superseded",
+        superseded_by="[[Решение 2025-01 — данные на сервере лаборатории]]",
+        tags=["decision", "data"],
+    ),
+    note(
+        "Decisions",
+        "Решение 2025-01 — данные на сервере лаборатории",
+        "ru",
+        """
 Заменяет [[2024-09 Field data in a shared cloud folder]].
 
 **Решение.** Все полевые данные хранятся на сервере лаборатории в Иркутске. Leith получает доступ
@@ -204,10 +268,17 @@ Decided by me and [[Ewan Reid|Ewan]], September 2024.
 
 Обсудили на [[2025-01-20 Call with Leith|январском созвоне с Leith]]; [[Ewan Reid|Юэн]]
 проверил доступ из Эдинбурга в тот же день.
-""", date="2025-01-24", supersedes="[[2024-09 Field data in a shared cloud folder]]", tags=["decision", "data"]),
-
+""",
+        date="2025-01-24",
+        supersedes="[[2024-09 Field data in a shared cloud folder]]",
+        tags=["decision", "data"],
+    ),
     # ------------------------------------------------------------------ winter season
-    note("Decisions", "2024-11 Winter field season in February", "en", """
+    note(
+        "Decisions",
+        "2024-11 Winter field season in February",
+        "en",
+        """
 > Superseded by [[2025-10 Winter field season moved to March]].
 
 **Decision.** The under-ice field season of [[Проект Подлёдный|Podlyodny]] runs through February:
@@ -218,10 +289,17 @@ enough for a full station, and the [[CTD maintenance|calibration]] of the main p
 finished before March.
 
 Decided at a meeting with [[Fiona MacLeod|Fiona]] and [[Наталья Сорокина|Natalya]] in November 2024.
-""", date="2024-11-14", status="superseded", superseded_by="[[2025-10 Winter field season moved to March]]",
-        tags=["decision", "ice"]),
-
-    note("Decisions", "2025-10 Winter field season moved to March", "en", """
+""",
+        date="2024-11-14",
+        status="superseded",
+        superseded_by="[[2025-10 Winter field season moved to March]]",
+        tags=["decision", "ice"],
+    ),
+    note(
+        "Decisions",
+        "2025-10 Winter field season moved to March",
+        "en",
+        """
 Replaces [[2024-11 Winter field season in February]].
 
 **Decision.** From winter 2026 the under-ice season runs from 1 to 31 March.
@@ -235,12 +313,20 @@ peaks in March anyway. March days are longer and warmer for the crew.
 
 Proposed at the [[2025-09-02 Планёрка на станции|station meeting in September]], confirmed on
 the [[2025-11-10 Call with Leith|November call]].
-""", date="2025-10-06", supersedes="[[2024-11 Winter field season in February]]", tags=["decision", "ice"]),
+""",
+        date="2025-10-06",
+        supersedes="[[2024-11 Winter field season in February]]",
+        tags=["decision", "ice"],
+    ),
 ]
 
 
 MEETINGS = [
-    note("Meetings", "2025-01-20 Call with Leith", "en", """
+    note(
+        "Meetings",
+        "2025-01-20 Call with Leith",
+        "en",
+        """
 With [[Fiona MacLeod|Fiona]], [[Ewan Reid|Ewan]], [[Наталья Сорокина|Natalya]] and me.
 
 ## Notes
@@ -256,9 +342,15 @@ With [[Fiona MacLeod|Fiona]], [[Ewan Reid|Ewan]], [[Наталья Сороки�
 - Me: ask IT for an account for Ewan by Friday.
 - Ewan: send the flagging rule in writing.
 - Natalya: letter to the institute about server space.
-""", date="2025-01-20", tags=["meeting", "leith"]),
-
-    note("Meetings", "2025-06-16 Call with Leith", "en", """
+""",
+        date="2025-01-20",
+        tags=["meeting", "leith"],
+    ),
+    note(
+        "Meetings",
+        "2025-06-16 Call with Leith",
+        "en",
+        """
 [[Fiona MacLeod|Fiona]], [[Ewan Reid|Ewan]], [[Наталья Сорокина|Natalya]], [[Пётр Ёлкин|Pyotr]], me.
 
 The equipment budget came back cut in half. Natalya proposed renting the second profiler for
@@ -273,9 +365,15 @@ me ([[Microplastics survey]]).
 Fiona asked whether the weekly summer sampling has started. It has, since 2 June.
 
 Next call in November, after the field season.
-""", date="2025-06-16", tags=["meeting", "leith"]),
-
-    note("Meetings", "2025-11-10 Call with Leith", "en", """
+""",
+        date="2025-06-16",
+        tags=["meeting", "leith"],
+    ),
+    note(
+        "Meetings",
+        "2025-11-10 Call with Leith",
+        "en",
+        """
 Attendees: [[Fiona MacLeod|Fiona]], [[Ewan Reid|Ewan]], [[Наталья Сорокина|Natalya]] and me.
 
 1. **Winter season.** Confirmed the move of the under-ice season to March
@@ -289,9 +387,15 @@ Attendees: [[Fiona MacLeod|Fiona]], [[Ewan Reid|Ewan]], [[Наталья Сор�
    with the new Bolshiye Koty station K2.
 
 Next call: end of January 2026.
-""", date="2025-11-10", tags=["meeting", "leith"]),
-
-    note("Meetings", "2025-03-05 Планёрка на станции", "ru", """
+""",
+        date="2025-11-10",
+        tags=["meeting", "leith"],
+    ),
+    note(
+        "Meetings",
+        "2025-03-05 Планёрка на станции",
+        "ru",
+        """
 Присутствовали: [[Наталья Сорокина|Наталья Алексеевна]], [[Пётр Ёлкин|Петя]],
 [[Илья Громов|Илья]], [[Ольга Щербакова|Ольга]], я.
 
@@ -306,9 +410,15 @@ Next call: end of January 2026.
 **Катер.** Илья просит новый эхолот, старый врёт на мелководье. Отложили до осени.
 
 **Разное.** Ольга напомнила, что пробы с Люголем должны приезжать в Иркутск в тот же день.
-""", date="2025-03-05", tags=["meeting", "station"]),
-
-    note("Meetings", "2025-09-02 Планёрка на станции", "ru", """
+""",
+        date="2025-03-05",
+        tags=["meeting", "station"],
+    ),
+    note(
+        "Meetings",
+        "2025-09-02 Планёрка на станции",
+        "ru",
+        """
 Присутствовали: [[Наталья Сорокина|Наталья Алексеевна]], [[Пётр Ёлкин|Петя]],
 [[Илья Громов|Илья]], я.
 
@@ -322,5 +432,8 @@ Next call: end of January 2026.
 4. **Ушканьи острова.** Камеры сняты, карты памяти у студентов, см. [[Нерпа-камера]].
 
 Следующая планёрка — в декабре, после ледостава.
-""", date="2025-09-02", tags=["meeting", "station"]),
+""",
+        date="2025-09-02",
+        tags=["meeting", "station"],
+    ),
 ]
