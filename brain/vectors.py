@@ -137,6 +137,49 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     return index
 
 
+SNAPSHOT_SAMPLE = 32  # stored vectors compared with the saved file's before it is trusted
+
+
+def snapshot_vectors(store: IndexStore, dim: int) -> VectorIndex:
+    """The FAISS index of exactly the chunks ``store`` sees, for a reader pinned to one state.
+
+    The saved file is used when it holds exactly those chunk ids and, on a sample, their
+    vectors: an indexer may replace the file at any moment, and a rebuilt database numbers its
+    chunks from 1 again, so neither the sidecar's version nor the ids alone prove it matches.
+    Otherwise it is rebuilt in memory from the store. Never saved: the writer owns the file.
+    """
+    import numpy as np
+
+    import faiss
+
+    expected = np.asarray(store.chunk_ids(), dtype=np.int64)
+    loaded = VectorIndex.load_file(store.directory)
+    if loaded is not None and loaded.dim == dim and loaded.size == len(expected):
+        ids = np.sort(faiss.vector_to_array(loaded.index.id_map).astype(np.int64))
+        if np.array_equal(ids, expected) and _sample_matches(loaded, store, expected):
+            loaded.version = store.vectors_version()
+            return loaded
+    log.info("vector index file does not match this snapshot of the database; rebuilding it in memory")
+    return VectorIndex.rebuild(store, dim)
+
+
+def _sample_matches(index: VectorIndex, store: IndexStore, ids: np.ndarray) -> bool:
+    import numpy as np
+
+    if not len(ids):
+        return True
+    picks = np.unique(np.concatenate([ids[:1], ids[-1:], ids[:: max(1, len(ids) // SNAPSHOT_SAMPLE)]]))
+    for chunk_id, blob in store.chunk_vectors([int(i) for i in picks]):
+        stored = np.frombuffer(blob, dtype=np.float32)
+        try:
+            saved = index.index.reconstruct(int(chunk_id))
+        except RuntimeError:
+            return False
+        if not np.array_equal(stored, saved):
+            return False
+    return True
+
+
 def _fsync_replace(tmp: Path, final: Path) -> None:
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())
