@@ -52,7 +52,8 @@ def max_note_bytes() -> int:
     return config.max_note_bytes()
 
 
-def _load_ignore(root: Path):  # -> pathspec.PathSpec | None
+def load_ignore(root: Path):  # -> pathspec.PathSpec | None
+    """The vault's ``.brainignore`` rules, or None when it has none."""
     ignore_file = root / IGNORE_FILE
     if not ignore_file.is_file():
         return None
@@ -66,9 +67,39 @@ def is_sync_conflict(name: str) -> bool:
     return ".sync-conflict-" in name
 
 
+def name_rule(rel: str, spec, *, is_dir: bool) -> str | None:
+    """Why one entry (a folder or a file, vault-relative) is left out by its name alone, or None.
+
+    The rules ``scan`` applies at each step of its walk: dot-folders and dot-files, Syncthing
+    conflict copies, ``.brainignore``.
+    """
+    name = rel.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return "dot-folder" if is_dir else "dot-file"
+    if not is_dir and is_sync_conflict(name):
+        return "sync-conflict"
+    if spec is not None and spec.match_file(rel + "/" if is_dir else rel):
+        return "brainignore"
+    return None
+
+
+def excluded(rel: str, spec, *, is_dir: bool = False) -> str | None:
+    """Why a vault-relative path is left out by its name or a folder above it, or None.
+
+    What ``scan`` would decide for the path without walking to it (``brain serve``'s watcher
+    asks this of every changed path).
+    """
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        reason = name_rule("/".join(parts[:depth]), spec, is_dir=True)
+        if reason:
+            return reason
+    return name_rule(rel, spec, is_dir=is_dir)
+
+
 def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
     """Every markdown note under ``root`` and every skipped file with its reason, sorted by path."""
-    spec = _load_ignore(root)
+    spec = load_ignore(root)
     notes: list[VaultFile] = []
     skipped: list[Skipped] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -84,11 +115,12 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
-            if name.startswith("."):
+            reason = name_rule(rel, spec, is_dir=True)
+            if reason == "dot-folder":
                 skipped.extend(_dot_folder_entries(full, rel))
                 continue
-            if spec is not None and spec.match_file(rel + "/"):
-                skipped.append(Skipped(rel + "/", "brainignore"))
+            if reason:
+                skipped.append(Skipped(rel + "/", reason))
                 continue
             try:
                 st = os.stat(full)
@@ -110,14 +142,9 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
                 shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
                 continue
-            if name.startswith("."):
-                skipped.append(Skipped(rel, "dot-file"))
-                continue
-            if is_sync_conflict(name):
-                skipped.append(Skipped(rel, "sync-conflict"))
-                continue
-            if spec is not None and spec.match_file(rel):
-                skipped.append(Skipped(rel, "brainignore"))
+            reason = name_rule(rel, spec, is_dir=False)
+            if reason:
+                skipped.append(Skipped(rel, reason))
                 continue
             full = os.path.join(dirpath, name)
             try:
