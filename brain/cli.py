@@ -24,6 +24,7 @@ def cli() -> None:
     brain index --vault ~/notes        build or update the index (only what changed)
     brain status --vault ~/notes       what is indexed, what is pending, what was skipped
     brain ask "question"               recall the notes that answer a question
+    brain note "Title" / neighbours    read a note; its links and backlinks
     brain hook install                 record every Claude Code turn in the ledger
     brain turns                        the last recorded turns
 
@@ -227,6 +228,76 @@ def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
         f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
     )
     click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
+
+
+def _open_index(vault: str | None):  # -> (vault root, IndexStore)
+    from .errors import NoIndexError
+    from .store import IndexStore
+    from .vault import resolve_vault
+
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    if not (directory / "index.db").exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    return root, IndexStore.open(directory, create=False)
+
+
+@cli.command()
+@click.argument("note")
+@vault_option
+@click.option("--heading", help="Only this section: its heading, or the end of its path ('Setup > Linux').")
+@click.option("--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True,
+              help="Cut the text here.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
+@library_errors
+def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
+    """Print NOTE as it is on disk now; NOTE is a vault-relative path, a title or an alias.
+
+    Only indexed notes can be read, and never anything outside the vault (absolute paths,
+    `..`, and symlinks that lead out are refused).
+    """
+    from .reading import read_note
+
+    root, store = _open_index(vault)
+    try:
+        data = read_note(store, root, note, heading=heading, max_chars=max_chars)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n")
+    click.echo(data["text"].strip("\n"))
+    if data["truncated"]:
+        click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
+
+
+@cli.command()
+@click.argument("note")
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (links, backlinks).")
+@library_errors
+def neighbours(note: str, vault: str | None, as_json: bool) -> None:
+    """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
+    from .reading import neighbours as note_neighbours
+
+    _root, store = _open_index(vault)
+    try:
+        data = note_neighbours(store, note)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['title']}  ({data['path']})")
+    click.echo(f"\nlinks ({len(data['links'])}):")
+    for link in data["links"]:
+        where = link["path"] or link["status"]
+        anchor = f"#{link['anchor']}" if link["anchor"] else ""
+        click.echo(f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+    click.echo(f"\nbacklinks ({len(data['backlinks'])}):")
+    for link in data["backlinks"]:
+        click.echo(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
 
 
 @cli.group()
