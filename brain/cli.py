@@ -25,6 +25,7 @@ def cli() -> None:
     brain status --vault ~/notes       what is indexed, what is pending, what was skipped
     brain ask "question"               recall the notes that answer a question
     brain note "Title" / neighbours    read a note; its links and backlinks
+    brain serve --detach               keep the index warm and watched (ask answers in ms)
     brain hook install                 record every Claude Code turn in the ledger
     brain turns                        the last recorded turns
 
@@ -84,12 +85,20 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="List every pending and skipped file.")
 @library_errors
 def status(vault: str | None, as_json: bool, verbose: bool) -> None:
-    """What is indexed, what changed since the last index, what was skipped and why."""
+    """What is indexed, what changed since the last index, what was skipped and why.
+
+    The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
+    answered, and its last update (what changed, and how long after the change it was served).
+    """
+    from pathlib import Path
+
     from .indexer import vault_status
+    from .server.client import status as server_status
 
     st = vault_status(vault)
+    server = server_status(Path(st.vault))
     if as_json:
-        emit_json(st.as_dict())
+        emit_json({**st.as_dict(), "server": server})
         return
     click.echo(f"vault:  {st.vault}")
     click.echo(f"index:  {st.index_dir}")
@@ -109,6 +118,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for kind, paths in st.pending_paths.items():
             for path in paths:
                 click.echo(f"  {kind:8} {path}")
+    click.echo(_server_line(server))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
@@ -124,6 +134,35 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo(f"  {w['path']}: {w['message']}")
         if not verbose and len(st.warnings) > 5:
             click.echo("  ... (--verbose lists all)")
+
+
+def _server_line(server: dict | None) -> str:
+    if server is None:
+        return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
+    parts = [f"pid {server.get('pid')}", f"up {_span(server.get('uptime_s') or 0)}", f"{server.get('queries', 0)} queries"]
+    state = server.get("state")
+    if state != "ready":
+        parts.insert(0, str(state) + (f": {server['failure']}" if server.get("failure") else ""))
+    watch = server.get("watch") or {}
+    if watch.get("busy"):
+        parts.append(f"indexing {watch.get('pending') or ''} changes".replace("  ", " "))
+    update = server.get("last_update")
+    if update:
+        counts = ", ".join(f"{update[k]} {k}" for k in ("new", "changed", "removed", "renamed") if update.get(k))
+        parts.append(
+            f"last update {update['finished_at'].replace('T', ' ').rstrip('Z')} UTC ({counts or 'nothing changed'}, "
+            f"served {update['lag_s']:.1f} s after the change)"
+        )
+    return "server: up (" + ", ".join(parts) + ")"
+
+
+def _span(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60}m"
 
 
 @cli.command()
@@ -142,10 +181,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
+@click.option("--no-server", is_flag=True, help="Answer in this process even when `brain serve` runs for the vault.")
 @recall_settings_options
 @library_errors
 def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, as_context, budget, no_update,
-        depth, seeds, max_new, pool) -> None:
+        no_server, depth, seeds, max_new, pool) -> None:
     """Recall the notes that answer QUERY.
 
     By default (mode hybrid+ppr): dense retrieval and BM25, with Personalized PageRank
@@ -153,6 +193,10 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
     cross-encoder rerank when one is configured. --graph is the one-hop expansion instead,
     skipped for name-shaped queries. Before answering, notes changed since the last index
     are indexed (or, with --no-update, counted in a warning).
+
+    When `brain serve` runs for the vault, the answer comes from it (the same output, in
+    milliseconds instead of a model load); if it does not answer within $BRAIN_SERVE_TIMEOUT
+    seconds, or with --no-server, the work is done in this process.
 
     \b
     Examples:
@@ -162,8 +206,8 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
     """
-    from .recall.opening import open_recaller
-    from .recall.types import DEFAULT_MODE
+    from .recall.types import DEFAULT_MODE, Mode
+    from .vault import resolve_vault
 
     setup_logging(as_json)
     text = " ".join(query).strip()
@@ -173,19 +217,29 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)
     source = source or config.ab_source()
-    recaller = open_recaller(vault, update=not no_update, progress=not as_json)
-    try:
-        if ab:
-            modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
-            if len(modes) != 2:
-                raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
-            modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
-            _ask_ab(recaller, text, settings, modes, source, as_json)
-            return
-        chosen = mode or (("gated" if graph else DEFAULT_MODE) + suffix)
-        result = recaller.ask(text, chosen, settings)
-    finally:
-        recaller.close()
+    if ab:
+        modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
+        if len(modes) != 2:
+            raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
+        modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
+    else:
+        modes = [mode or (("gated" if graph else DEFAULT_MODE) + suffix)]
+    for name in modes:
+        Mode.parse(name)  # a bad mode is an error before any work
+    root = resolve_vault(vault)
+    results = None if no_server else _ask_server(root, text, modes, settings, update=not no_update)
+    if results is None:
+        from .recall.opening import open_recaller
+
+        recaller = open_recaller(root, update=not no_update, progress=not as_json)
+        try:
+            results = recaller.compare(text, modes, settings)
+        finally:
+            recaller.close()
+    if ab:
+        _ask_ab(results[0], results[1], root, settings, source, as_json)
+        return
+    result = results[0]
     if as_json:
         from .output import result_json
 
@@ -205,16 +259,33 @@ def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, 
             click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
 
 
-def _ask_ab(recaller, text, settings, modes, source, as_json) -> None:
+def _ask_server(root, text, modes, settings, *, update):  # -> list[RecallResult] | None
+    """The results from the vault's `brain serve`, or None (then the caller works in-process)."""
+    import logging
+
+    from .server import client, runtime
+
+    log = logging.getLogger("brain")
+    try:
+        results = client.ask(root, text, modes, settings, update=update, timeout=config.serve_timeout())
+    except client.NoServer as exc:
+        if runtime.read_record(root) is not None and runtime.lock_is_held(root):
+            log.warning("%s; answering in this process", exc)
+        return None
+    for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
+        log.warning("%s", message)
+    return results
+
+
+def _ask_ab(a, b, root, settings, source, as_json) -> None:
     from .db import open_db
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
-    a, b = recaller.compare(text, modes, settings)
     row = diff(a, b, settings.k)
     conn = open_db()
     try:
-        row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
+        row_id = log_ab(conn, row, source=source, vault=str(root))
     finally:
         conn.close()
     if as_json:
@@ -349,6 +420,9 @@ def _register_subcommands() -> None:
     cli.add_command(turns)
     from .evaluation.cli import eval_command
     cli.add_command(eval_command, name="eval")
+    from .server.cli import serve
+
+    cli.add_command(serve)
 
 
 _register_subcommands()
