@@ -26,6 +26,7 @@ def cli() -> None:
     brain ask "question"               recall the notes that answer a question
     brain note "Title" / neighbours    read a note; its links and backlinks
     brain serve --detach               keep the index warm and watched (ask answers in ms)
+    brain mcp install                  give Claude Code the memory as MCP tools
     brain hook install                 record every Claude Code turn in the ledger
     brain turns                        the last recorded turns
 
@@ -423,6 +424,9 @@ def _register_subcommands() -> None:
     from .server.cli import serve
 
     cli.add_command(serve)
+    from .mcp.cli import mcp
+
+    cli.add_command(mcp)
 
 
 _register_subcommands()
