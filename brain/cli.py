@@ -149,11 +149,12 @@ def _server_line(server: dict | None) -> str:
         parts.append(f"indexing {watch.get('pending') or ''} changes".replace("  ", " "))
     update = server.get("last_update")
     if update:
+        when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"
         counts = ", ".join(f"{update[k]} {k}" for k in ("new", "changed", "removed", "renamed") if update.get(k))
-        parts.append(
-            f"last update {update['finished_at'].replace('T', ' ').rstrip('Z')} UTC ({counts or 'nothing changed'}, "
-            f"served {update['lag_s']:.1f} s after the change)"
-        )
+        if update.get("reason") == "start":
+            parts.append(f"index loaded {when} in {update['took_s']:.1f} s" + (f" after indexing {counts}" if counts else ""))
+        else:
+            parts.append(f"last update {when}: {counts or 'no change'}, served {update['lag_s']:.1f} s after the change")
     return "server: up (" + ", ".join(parts) + ")"
 
 

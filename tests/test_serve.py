@@ -490,3 +490,16 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
     assert not torn, f"{len(torn)} of {len(answers)} answers mixed generations: {torn[:3]}"
     assert {"g3g"} in answers  # the last generation was served
     assert torn_in_sqlite, "the update never showed a mixed state in SQLite: this test would prove nothing"
+
+
+def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_so_once(toy_vault, caplog):
+    from conftest import FakeEmbedder
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder("fake:32"), rebuild=True)
+        time.sleep(6)  # three probes
+        failures = [r for r in caplog.records if "could not load the index" in r.getMessage()]
+        assert len(failures) == 1 and "fake:32" in failures[0].getMessage()
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={"k": 2})
+        assert reply["ok"] and len(reply["result"]["results"][0]["results"]) == 2  # the last good snapshot

@@ -166,6 +166,8 @@ class Service:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._query_thread = threading.Thread(target=self._query_loop, name="brain-query", daemon=True)
         self._last_probe = 0.0
+        self._failed_marker: tuple | None = None  # a committed state that would not load
+        self._counter = threading.Lock()
         self.watcher = VaultWatcher(
             root,
             self._on_batch,
@@ -274,7 +276,8 @@ class Service:
             self._refresh()
 
     def _moved(self) -> bool:
-        """Whether the committed index differs from the snapshot's, and is complete (links resolved)."""
+        """Whether the committed index differs from the snapshot's and is complete (links
+        resolved), and is not a state that already failed to load (it is said once, not every probe)."""
         from ..store import IndexStore
 
         current = self._snapshot
@@ -290,6 +293,8 @@ class Service:
             return False
         finally:
             store.close()
+        if marker == self._failed_marker:
+            return False
         return complete and (current is None or marker != current.marker)
 
     def _warm_model(self) -> None:
@@ -305,14 +310,17 @@ class Service:
 
         try:
             recaller = open_snapshot(self.root, self.embedder, rerank_model=self.rerank_model)
-        except BrainError as exc:
-            log.error("could not load the index of %s: %s", self.root, exc)
-            self._fail_if_nothing_loaded(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the last good snapshot goes on answering
+            if isinstance(exc, BrainError):
+                log.error("could not load the index of %s: %s", self.root, exc)
+                message = str(exc)
+            else:
+                log.exception("could not load the index of %s", self.root)
+                message = f"could not load the index ({type(exc).__name__}: {exc})"
+            self._fail_if_nothing_loaded(message)
+            self._failed_marker = self._current_marker()
             return False
-        except Exception as exc:  # noqa: BLE001
-            log.exception("could not load the index of %s", self.root)
-            self._fail_if_nothing_loaded(f"could not load the index ({type(exc).__name__}: {exc})")
-            return False
+        self._failed_marker = None
         store = recaller.store
         snapshot = Snapshot(
             recaller=recaller,
@@ -328,6 +336,20 @@ class Service:
         if old is not None:
             self._jobs.put(_Close(old))  # after any query still reading it
         return True
+
+    def _current_marker(self) -> tuple | None:
+        from ..store import IndexStore
+
+        try:
+            store = IndexStore.open_snapshot(config.index_dir(self.root))
+        except Exception:  # noqa: BLE001
+            return None
+        try:
+            return _marker(store)
+        except Exception:  # noqa: BLE001
+            return None
+        finally:
+            store.close()
 
     def _fail_if_nothing_loaded(self, message: str) -> None:
         with self._cond:
@@ -389,7 +411,8 @@ class Service:
             self._wait_until_settled(deadline)
         pending = self.watcher.pending if self.watcher.busy else 0
         results = self.run(lambda r: r.compare(query, parsed, settings), timeout=wait + QUERY_GRACE)
-        self.queries += 1
+        with self._counter:
+            self.queries += 1
         if pending:
             message = (
                 f"{pending} notes changed since the last index and brain serve is indexing them; "
@@ -508,7 +531,8 @@ class Service:
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug answers this request, not the server's life
-            self.errors += 1
+            with self._counter:
+                self.errors += 1
             log.exception("request %s failed", message.get("op"))
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
 
