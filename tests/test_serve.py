@@ -503,3 +503,50 @@ def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_
         assert len(failures) == 1 and "fake:32" in failures[0].getMessage()
         reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={"k": 2})
         assert reply["ok"] and len(reply["result"]["results"][0]["results"]) == 2  # the last good snapshot
+
+
+def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
+    from brain.indexer import open_store, vault_lock
+
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        store = open_store(toy_vault.resolve())
+        try:
+            with vault_lock(store):  # a long `brain index` in another shell
+                write(toy_vault, "Blocked.md", "# Blocked\n\nThe ibex memo waits for the lock.\n")
+                wait_until(lambda: daemon.service.blocked, 20, "the watcher to wait for the lock")
+                started = time.monotonic()
+                results = client.ask(daemon.root, "ibex memo", ["hybrid+ppr"], RecallSettings(k=3), timeout=15)
+                assert time.monotonic() - started < 5
+                assert results[0].stale == 1
+                assert any("another `brain index` is running" in w for w in results[0].warnings)
+        finally:
+            store.close()
+        settled(daemon)
+        assert _top(daemon, "ibex memo")["path"] == "Blocked.md"
+
+
+def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault):
+    from conftest import FakeEmbedder
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.2)
+            return super().embed_documents(texts, progress=progress)
+
+    _index(toy_vault)
+    for i in range(40):
+        write(toy_vault, f"New/Note {i}.md", f"# Note {i}\n\nA new note about otters, number {i}.\n")
+    service = Service(toy_vault.resolve(), embedder=Slow())
+    daemon = Daemon(toy_vault.resolve(), service)
+    daemon.start()
+    try:
+        wait_until(lambda: service.state == "ready", 30, "the existing index to load")
+        assert service.watcher.busy  # the first pass is still indexing the 40 new notes
+        results = client.ask(daemon.root, QUESTION, ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        assert len(results[0].results) == 3 and results[0].stale >= 1
+        wait_until(lambda: not service.watcher.busy, 60, "the first pass")
+        results = client.ask(daemon.root, "otters", ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        assert results[0].stale == 0 and results[0].results[0].path.startswith("New/")
+    finally:
+        daemon.stop()

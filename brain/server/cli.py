@@ -16,7 +16,8 @@ from ..cli_support import library_errors
 @click.option("--stop", "stop_it", is_flag=True, help="Stop the server running for the vault.")
 @click.option("--http", metavar="127.0.0.1:PORT",
               help="Also answer POST /v1 on this loopback address (requests carry the token from serve.json).")
-@click.option("--no-watch", is_flag=True, help="Do not watch the vault (index once at start; `brain index` updates are still picked up).")
+@click.option("--no-watch", is_flag=True,
+              help="Do not watch the vault (index once at start; `brain index` runs are still picked up).")
 @library_errors
 def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_watch: bool) -> None:
     """Keep the vault's index warm and answer recall in milliseconds.

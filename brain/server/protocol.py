@@ -103,7 +103,7 @@ def _check_ask(message: dict[str, Any]) -> None:
     settings = message.get("settings", {})
     if not isinstance(settings, dict):
         raise ProtocolError("bad_request", "settings: an object")
-    for name, value in settings.items():
+    for name in settings:
         if name not in SETTING_RANGES:
             raise ProtocolError("bad_request", f"unknown setting {name!r}")
         _int_field(settings, name, *SETTING_RANGES[name])

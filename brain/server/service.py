@@ -40,7 +40,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError
+from ..indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
+from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
+from ..store import IndexStore
 from . import protocol
 from .watcher import Batch, VaultWatcher
 
@@ -167,6 +170,7 @@ class Service:
         self._query_thread = threading.Thread(target=self._query_loop, name="brain-query", daemon=True)
         self._last_probe = 0.0
         self._failed_marker: tuple | None = None  # a committed state that would not load
+        self.blocked = False  # our pass waits for another process's `brain index`
         self._counter = threading.Lock()
         self.watcher = VaultWatcher(
             root,
@@ -205,9 +209,6 @@ class Service:
         return True
 
     def _check_model(self) -> None:
-        from ..indexer import check_model
-        from ..store import IndexStore
-
         directory = config.index_dir(self.root)
         if not (directory / "index.db").exists():
             return
@@ -222,30 +223,20 @@ class Service:
     def _on_batch(self, batch: Batch) -> None:
         """Index what changed (the whole vault is re-planned: renames, folders, missed events),
         then swap in a snapshot of the new state."""
-        from ..indexer import VaultLocked, index_vault
-
         started = time.monotonic()
-        while True:
-            try:
-                report = index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
-                break
-            except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
-                if self.watcher.stopping.wait(0.5):
-                    return
-            except BrainError as exc:
-                log.error("indexing %s failed: %s", self.root, exc)
-                self._fail_if_nothing_loaded(str(exc))
-                return
-            except Exception as exc:  # noqa: BLE001 - the server outlives one bad pass
-                log.exception("indexing %s failed", self.root)
-                self._fail_if_nothing_loaded(f"indexing failed ({type(exc).__name__}: {exc})")
-                return
+        if batch.reason == "start" and self._snapshot is None:
+            self._warm_model()
+            if (config.index_dir(self.root) / "index.db").exists():
+                self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
+        try:
+            report = self._index()
+        finally:
+            self.blocked = False
+        if report is None:
+            return
         changed = report.new + report.changed + report.removed + report.renamed
-        if batch.reason == "start" or changed or self._moved():
-            if self._snapshot is None:
-                self._warm_model()
-            if not self._refresh():
-                return
+        if (changed or self._snapshot is None or self._moved()) and not self._refresh():
+            return
         if changed or batch.reason == "start":
             now = time.monotonic()
             self.last_update = {
@@ -265,6 +256,24 @@ class Service:
                 now - started, now - batch.first_seen,
             )
 
+    def _index(self) -> Any:  # -> IndexReport | None (the pass failed, or the server stops)
+        """``index_vault``, the same as `brain index`; waits its turn behind another writer."""
+        while True:
+            try:
+                return index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
+            except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
+                self.blocked = True  # meanwhile queries do not wait for us
+                if self.watcher.stopping.wait(0.5):
+                    return None
+            except BrainError as exc:
+                log.error("indexing %s failed: %s", self.root, exc)
+                self._fail_if_nothing_loaded(str(exc))
+                return None
+            except Exception as exc:  # noqa: BLE001 - the server outlives one bad pass
+                log.exception("indexing %s failed", self.root)
+                self._fail_if_nothing_loaded(f"indexing failed ({type(exc).__name__}: {exc})")
+                return None
+
     def _on_idle(self) -> None:
         """Every few seconds: an index changed by another process (`brain index`) is picked up."""
         now = time.monotonic()
@@ -278,8 +287,6 @@ class Service:
     def _moved(self) -> bool:
         """Whether the committed index differs from the snapshot's and is complete (links
         resolved), and is not a state that already failed to load (it is said once, not every probe)."""
-        from ..store import IndexStore
-
         current = self._snapshot
         directory = config.index_dir(self.root)
         try:
@@ -305,12 +312,15 @@ class Service:
         except BrainError as exc:
             log.error("the embedding model did not load: %s", exc)
 
-    def _refresh(self) -> bool:
-        from ..recall.opening import open_snapshot
-
+    def _refresh(self, *, quiet: bool = False) -> bool:
+        """Open a snapshot of the committed index and swap it in. ``quiet``: a failure is not news
+        (the index as it was before the first pass, which may not exist yet)."""
         try:
             recaller = open_snapshot(self.root, self.embedder, rerank_model=self.rerank_model)
         except Exception as exc:  # noqa: BLE001 - the last good snapshot goes on answering
+            if quiet:
+                log.info("no index to answer from before the first pass (%s)", exc)
+                return False
             if isinstance(exc, BrainError):
                 log.error("could not load the index of %s: %s", self.root, exc)
                 message = str(exc)
@@ -338,8 +348,6 @@ class Service:
         return True
 
     def _current_marker(self) -> tuple | None:
-        from ..store import IndexStore
-
         try:
             store = IndexStore.open_snapshot(config.index_dir(self.root))
         except Exception:  # noqa: BLE001
@@ -409,15 +417,13 @@ class Service:
         self._wait_for_snapshot(deadline)
         if update:
             self._wait_until_settled(deadline)
-        pending = self.watcher.pending if self.watcher.busy else 0
+        pending = max(1, self.watcher.pending) if self.watcher.busy else 0
         results = self.run(lambda r: r.compare(query, parsed, settings), timeout=wait + QUERY_GRACE)
         with self._counter:
             self.queries += 1
         if pending:
-            message = (
-                f"{pending} notes changed since the last index and brain serve is indexing them; "
-                "answering from the index as it is"
-            )
+            doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
+            message = f"{pending} notes changed since the last index and {doing}; answering from the index as it is"
             for result in results:
                 result.stale = pending
                 result.warnings.append(message)
@@ -480,7 +486,7 @@ class Service:
 
     def _wait_until_settled(self, deadline: float) -> None:
         """Wait while the watcher holds changes not yet in the snapshot, up to ``deadline``."""
-        while self.watcher.busy:
+        while self.watcher.busy and not self.blocked:
             left = deadline - time.monotonic()
             if left <= 0:
                 return

@@ -74,6 +74,7 @@ class VaultWatcher:
         self._pending: set[str] = set()
         self._first_seen: float | None = None
         self._running = False  # a pass is running
+        self._in_flight = 0  # paths of the batch that pass is indexing
         self._started = False
         self._spec = load_ignore(root)
         self._thread = threading.Thread(target=self._run, name="brain-watch", daemon=True)
@@ -87,7 +88,8 @@ class VaultWatcher:
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        """Changed paths not yet served: gathered, and in the pass now running."""
+        return len(self._pending) + self._in_flight
 
     def behind(self) -> float | None:
         """Seconds since the oldest change not yet served, or None when level."""
@@ -176,6 +178,7 @@ class VaultWatcher:
 
     def _pass(self, batch: Batch) -> None:
         self._running = True
+        self._in_flight = len(batch.paths)
         try:
             self.passes += 1
             self.on_batch(batch)
@@ -183,6 +186,7 @@ class VaultWatcher:
             log.exception("an index pass failed")
         finally:
             self._running = False
+            self._in_flight = 0
             if not self._pending:
                 self._first_seen = None
 
