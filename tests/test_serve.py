@@ -150,6 +150,7 @@ def test_socket_and_record_are_owner_only(toy_vault):
         b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "settings": {"bogus": 1}}\n',
         b'{"v": 1, "op": "note", "vault": "/x", "note": 42}\n',
         b'{"v": 1, "op": "ping", "vault": "/x", "wait": -1}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "output": "xml"}\n',
         b"{" * 200 + b"\n",
         b'{"v": 1, "op": "ping", "vault": "/x"',  # no end of line, then the client stops writing
         b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b"\n",
@@ -292,6 +293,11 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
         good = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
         status, reply = post(good)
         assert status == 200 and reply["ok"] and len(reply["result"]["results"][0]["results"]) == 2
+        assert "text" in reply["result"]["results"][0]["results"][0]  # the full result by default
+        body = json.dumps({**json.loads(body), "output": "json"})
+        status, reply = post(good)
+        assert status == 200 and set(reply["result"]["results"][0]["results"][0]) == {
+            "rank", "path", "title", "heading", "score", "dense_score", "rerank_score", "snippet", "via", "date"}
         assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
         assert post({k: v for k, v in good.items() if k != "Authorization"})[0] == 401
         assert post({**good, "Host": f"evil.example:{port}"})[0] == 403  # DNS rebinding

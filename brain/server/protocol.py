@@ -10,7 +10,8 @@ wait for its index to load or catch up before answering. Operations:
 
     ping                                          → {"pid", "vault"}
     ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
-               update (bool), wait (seconds)         chunk text included; ``decode_result`` rebuilds it)
+               update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
+               output ("full" or "json")             with "json", what ``brain ask --json`` prints)
     note       note, heading?, max_chars?, wait?  → what ``brain note --json`` prints
     neighbours note, wait?                        → what ``brain neighbours --json`` prints
     status                                        → the server's state (pid, uptime, queries, updates)
@@ -109,6 +110,8 @@ def _check_ask(message: dict[str, Any]) -> None:
         _int_field(settings, name, *SETTING_RANGES[name])
     if not isinstance(message.get("update", True), bool):
         raise ProtocolError("bad_request", "update: true or false")
+    if message.get("output", "full") not in ("full", "json"):
+        raise ProtocolError("bad_request", 'output: "full" or "json"')
 
 
 def _text_field(message: dict[str, Any], name: str, limit: int) -> None:

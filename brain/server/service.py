@@ -517,6 +517,10 @@ class Service:
                     update=message.get("update", True),
                     wait=float(message.get("wait", 0)),
                 )
+                if message.get("output") == "json":
+                    from ..output import result_json
+
+                    return protocol.ok({"results": [result_json(r) for r in results]})
                 return protocol.ok({"results": [protocol.encode_result(r) for r in results]})
             wait = float(message.get("wait", 0))
             if op == "note":
