@@ -201,10 +201,12 @@ def serve_timeout() -> float:
 
 def load_dotenv_files() -> None:
     """Load ``.env`` from the working directory and the brain home; real env wins."""
+    found = [c for c in (Path.cwd() / ".env", brain_home() / ".env") if c.is_file()]
+    if not found:
+        return  # the usual case: no need to import python-dotenv (every command starts here)
     try:
         from dotenv import load_dotenv
     except ImportError:  # optional at run time; the CLI works without it
         return
-    for candidate in (Path.cwd() / ".env", brain_home() / ".env"):
-        if candidate.is_file():
-            load_dotenv(candidate, override=False)
+    for candidate in found:
+        load_dotenv(candidate, override=False)

@@ -556,3 +556,14 @@ def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault
         assert results[0].stale == 0 and results[0].results[0].path.startswith("New/")
     finally:
         daemon.stop()
+
+
+def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
+    monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        folder = daemon.socket_path.parent
+        assert folder.name == f"brain-{os.getuid()}" and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        assert runtime.read_record(daemon.root)["socket"] == str(daemon.socket_path)
+        assert client.call(daemon.root, "ping", timeout=5)["pid"] == os.getpid()
+    assert not daemon.socket_path.exists()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,8 @@ def socket_path(root: Path) -> Path:
 
 def private_dir() -> Path:
     """``<tmp>/brain-<uid>``, created 0700 and checked to be ours and private."""
+    import tempfile  # only for the rare long path: not on every client's import
+
     folder = Path(tempfile.gettempdir()) / f"brain-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     st = folder.lstat()
