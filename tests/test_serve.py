@@ -108,15 +108,21 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     silent.bind(str(path))
     silent.listen(8)
     runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
+    import fcntl
+
+    lock = open(runtime.lock_path(root), "a")  # as a live (hung) server holds it
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
     try:
         started = time.monotonic()
-        result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
+        result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
         elapsed = time.monotonic() - started
     finally:
         silent.close()
+        lock.close()
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["results"]
+    assert result.stdout.startswith(" 1.")
+    assert "did not answer" in result.stderr and "answering in this process" in result.stderr
     assert elapsed < 10
 
 
@@ -567,3 +573,22 @@ def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_va
         assert runtime.read_record(daemon.root)["socket"] == str(daemon.socket_path)
         assert client.call(daemon.root, "ping", timeout=5)["pid"] == os.getpid()
     assert not daemon.socket_path.exists()
+
+
+def test_out_of_inotify_watches_it_polls_instead(toy_vault, monkeypatch, caplog):
+    import watchfiles
+
+    real = watchfiles.watch
+
+    def limited(*paths, force_polling=None, **options):
+        if not force_polling:
+            raise OSError(28, "inotify watch limit reached")
+        return real(*paths, force_polling=True, poll_delay_ms=50, **options)
+
+    monkeypatch.setattr(watchfiles, "watch", limited)
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        wait_until(lambda: daemon.service.watcher.mode == "polling", 10, "polling")
+        assert any("polling instead" in r.getMessage() for r in caplog.records)
+        write(toy_vault, "Polled.md", "# Polled\n\nThe tapir note, seen by polling.\n")
+        wait_until(lambda: "Polled.md" in _paths(daemon), 30, "the polled change")

@@ -66,6 +66,16 @@ def test_a_second_server_on_the_same_vault_exits_non_zero(toy_vault, processes):
     assert first.proc.poll() is None and client.status(toy_vault.resolve())["pid"] == status["pid"]
 
 
+def test_the_foreground_server_stops_cleanly_on_ctrl_c(toy_vault, processes):
+    server = processes(["serve", "--vault", str(toy_vault)])
+    _ready(toy_vault)
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(30) == 0
+    index = config.index_dir(toy_vault)
+    assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
+    assert not runtime.lock_is_held(toy_vault.resolve())
+
+
 def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home):
     processes.vaults.append(toy_vault)
     started = run_brain(["serve", "--vault", str(toy_vault), "--detach"], timeout=120)
