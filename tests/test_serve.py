@@ -471,7 +471,14 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
                 seen = {c.text.split("generation ")[1].split(" ")[0] for c in result.results}
                 answers.append(seen)
 
-    with served(vault) as daemon:
+    from conftest import FakeEmbedder
+
+    class Steady(FakeEmbedder):  # each batch takes a moment, so updates have a middle to tear
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.02)
+            return super().embed_documents(texts, progress=progress)
+
+    with served(vault, embedder=Steady()) as daemon:
         torn_in_sqlite = []
 
         def naive_reader() -> None:  # reads the committed rows as they are, no snapshot
