@@ -172,7 +172,7 @@ def _bench(args, model: str, work: Path) -> int:
     # 2. In-process index with the model loaded first, then a bare encode of the same texts.
     from brain import config
     from brain.embed import load_embedder
-    from brain.indexer import index_vault
+    from brain.index.indexer import index_vault
 
     started = time.perf_counter()
     embedder = load_embedder(model)

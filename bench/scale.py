@@ -169,16 +169,16 @@ class Timers:
 
 
 def _instrument_indexer() -> Timers:
-    from brain import indexer, vectors
+    from brain.index import changes, indexer, vectors
 
     t = Timers()
-    t.wrap(indexer, "_plan", "plan (scan + note rows)")
-    t.wrap(indexer, "read_note_bytes", "read files")
+    t.wrap(changes, "plan", "plan (scan + note rows)")
+    t.wrap(changes, "read_note_bytes", "read files")
     t.wrap(indexer, "parse_note", "parse notes")
     t.wrap(indexer, "chunk_body", "chunk")
     t.wrap(indexer._Run, "_flush", "flush (embed + SQLite writes)")
     t.wrap(indexer, "resolve_links", "resolve links")
-    t.wrap(indexer._Run, "_sync_vectors", "FAISS sync (load/add/save)")
+    t.wrap(vectors, "sync", "FAISS sync (load/add/save)")
     t.wrap(vectors.VectorIndex, "save", "FAISS save")
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
@@ -195,7 +195,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def phase_index(vault: Path, label: str) -> dict:
-    from brain.indexer import index_vault
+    from brain.index.indexer import index_vault
 
     timers = _instrument_indexer()
     embedder = BenchFakeEmbedder()

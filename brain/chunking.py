@@ -3,11 +3,13 @@
 A note body is split at headings into sections (each knowing its heading path), then each
 section by size into pieces of about ``target`` characters with ``overlap`` characters carried
 over. Fenced code blocks stay whole where they fit in ``max_chars``; tiny sections are merged
-into their neighbour. The text that gets embedded carries the note title and heading path.
+into their neighbour. Prose is cut at sentence ends, and a sentence longer than ``target`` at
+whitespace: never inside a word or a link, so BM25 still finds every word whole. The text that gets embedded carries the note title and heading path.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -126,7 +128,7 @@ def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
-    """A block over max_chars: code by lines, prose by sentences, then hard cuts."""
+    """A block over max_chars: code by lines, prose by sentences, then between words."""
     if len(block) <= max_chars:
         return [block]
     is_code = bool(_FENCE.match(block))
@@ -138,12 +140,15 @@ def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
     out: list[str] = []
     current = ""
     for piece, joiner in pieces:
-        while len(piece) > target:  # a single enormous line or sentence
+        if len(piece) > target:  # a single enormous line or sentence
             if current:
                 out.append(current)
                 current = ""
-            out.append(piece[:target])
-            piece = piece[target:]
+            parts = _split_words(piece, target)
+            if not parts:  # nothing but spaces
+                continue
+            *whole, piece = parts
+            out.extend(whole)
         if current and len(current) + len(piece) + 1 > target:
             out.append(current)
             current = piece
@@ -154,6 +159,76 @@ def _split_long_block(block: str, target: int, max_chars: int) -> list[str]:
     return out
 
 
+# Links stay whole: a cut inside `[[target note]]` breaks the link in snippets and the words
+# in BM25. Neither kind spans lines.
+_LINK_SPAN = re.compile(r"!?\[\[[^\[\]\n]*\]\]|\[[^\[\]\n]*\]\([^()\n]*\)")
+_UP_TO_LAST_NONWORD = re.compile(r".*\W", re.DOTALL)
+
+
+def _link_spans(text: str) -> tuple[list[int], list[int]]:
+    starts, ends = [], []
+    for match in _LINK_SPAN.finditer(text):
+        starts.append(match.start())
+        ends.append(match.end())
+    return starts, ends
+
+
+def _inside_link(position: int, spans: tuple[list[int], list[int]]) -> int | None:
+    """The start of the link that a cut at ``position`` (between two characters) would break."""
+    starts, ends = spans
+    i = bisect.bisect_left(starts, position) - 1
+    if i >= 0 and position < ends[i]:
+        return starts[i]
+    return None
+
+
+def _split_words(text: str, limit: int) -> list[str]:
+    """``text`` in parts of at most ``limit`` characters, cut at whitespace outside links, else
+    after punctuation outside links, else at whitespace inside a link longer than ``limit``;
+    only a single token longer than ``limit`` is cut inside."""
+    spans = _link_spans(text)
+    parts: list[str] = []
+    start = 0
+    while len(text) - start > limit:
+        end = start + limit
+        cut, skip = _break_before(text, start, end, spans)
+        part = text[start:cut].rstrip()
+        if part:
+            parts.append(part)
+        start = cut + skip
+        while start < len(text) and text[start] in " \t":
+            start += 1
+    if start < len(text):
+        parts.append(text[start:])
+    return parts
+
+
+def _break_before(text: str, start: int, end: int, spans: tuple[list[int], list[int]]) -> tuple[int, int]:
+    """(cut position in (start, end], characters to skip after it) for ``_split_words``."""
+    hi = end + 1
+    while True:  # the last space or tab not inside a link
+        space = max(text.rfind(" ", start + 1, hi), text.rfind("\t", start + 1, hi))
+        if space < 0:
+            break
+        link_start = _inside_link(space, spans)
+        if link_start is None:
+            return space, 1
+        hi = link_start + 1  # a space before the link, or the link's own start
+    # After the last punctuation ("a/b", "a,b", CJK "、"); one inside a link gives way to a cut
+    # just before that link.
+    match = _UP_TO_LAST_NONWORD.match(text, start + 1, end)
+    cut = match.end() if match else end
+    link_start = _inside_link(cut, spans)
+    if link_start is None and match:
+        return cut, 0
+    if link_start is not None and link_start > start:
+        return link_start, 0  # the link opens the next part
+    space = max(text.rfind(" ", start + 1, end + 1), text.rfind("\t", start + 1, end + 1))
+    if space > 0:  # a link longer than the limit: between its words
+        return space, 1
+    return end, 0  # one token longer than the limit
+
+
 def _closed_code(block: str) -> bool:
     """A whole fenced code block: opening and closing fence both in it."""
     lines = block.rstrip().split("\n")
@@ -162,15 +237,23 @@ def _closed_code(block: str) -> bool:
 
 
 def _overlap_tail(text: str, overlap: int) -> str:
-    """The last ~overlap characters, starting at a line start (code, lists) or a word boundary."""
+    """The last ~overlap characters, starting at a line start (code, lists) or a word boundary
+    outside a link; none when the tail is one unbroken token."""
     if overlap <= 0 or len(text) <= overlap:
         return text if overlap > 0 else ""
-    tail = text[-overlap:]
+    offset = len(text) - overlap
+    tail = text[offset:]
     newline = tail.find("\n")
     if 0 <= newline < overlap // 2:
         return tail[newline + 1:]
+    spans = _link_spans(text)
     space = tail.find(" ")
-    return tail[space + 1:] if 0 <= space < overlap // 2 else tail
+    while space >= 0:
+        link_start = _inside_link(offset + space, spans)
+        if link_start is None:
+            return tail[space + 1:]
+        space = tail.find(" ", space + 1)
+    return tail[newline + 1:] if newline >= 0 else ""
 
 
 def chunk_body(

@@ -38,7 +38,8 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Drop the index and embed everything again (e.g. after changing the model).")
+@click.option("--rebuild", is_flag=True, help="Embed everything again into a new index beside the old one, which "
+              "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
@@ -50,15 +51,22 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     load the model. brain never writes inside the vault: the index lives under the brain
     home ($BRAIN_HOME).
 
+    --rebuild fills a new index beside the old one and swaps it in when complete; if it
+    stops (Ctrl-C, a model that cannot load), the old index still answers and the next
+    --rebuild resumes.
+
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
     """
-    from .indexer import index_vault
+    from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
+        click.echo(f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer "
+                   "need it", err=True)
     if as_json:
         emit_json(report.as_dict())
         return
@@ -76,7 +84,7 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
         f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped"
-        + (f", {len(report.warnings)} warnings" if report.warnings else "")
+        + (f", {_plural(len(report.warnings), 'warning')}" if report.warnings else "")
     )
 
 
@@ -93,7 +101,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     """
     from pathlib import Path
 
-    from .indexer import vault_status
+    from .index.status import vault_status
     from .server.client import status as server_status
 
     st = vault_status(vault)
@@ -110,9 +118,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         f"{st.links['attachment']} to attachments"
     )
     p = st.pending
-    stale = p["new"] + p["changed"] + p["deleted"]
+    stale = sum(p.values())
     click.echo(
-        f"pending: {p['new']} new, {p['changed']} changed, {p['deleted']} deleted"
+        f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
         + ("  (run `brain index`)" if stale else "  (up to date)")
     )
     if verbose:
@@ -129,6 +137,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+    if st.rebuild:
+        done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
+        click.echo(f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
+                   "or stopped: running it again resumes)")
     if st.warnings:
         click.echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
@@ -280,16 +292,13 @@ def _ask_server(root, text, modes, settings, *, update):  # -> list[RecallResult
 
 
 def _ask_ab(a, b, root, settings, source, as_json) -> None:
-    from .db import open_db
+    from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     row = diff(a, b, settings.k)
-    conn = open_db()
-    try:
+    with connection() as conn:
         row_id = log_ab(conn, row, source=source, vault=str(root))
-    finally:
-        conn.close()
     if as_json:
         emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
                     "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
@@ -305,7 +314,7 @@ def _ask_ab(a, b, root, settings, source, as_json) -> None:
 
 def _open_index(vault: str | None):  # -> (vault root, IndexStore)
     from .errors import NoIndexError
-    from .store import IndexStore
+    from .index.store import IndexStore
     from .vault import resolve_vault
 
     root = resolve_vault(vault)
@@ -385,14 +394,11 @@ def ab() -> None:
 @library_errors
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
-    from .db import open_db
+    from .db import connection
     from .telemetry import parse_since, report
 
-    conn = open_db()
-    try:
+    with connection(read_only=True) as conn:
         data = report(conn, parse_since(since), source)
-    finally:
-        conn.close()
     if as_json:
         emit_json(data)
         return
@@ -411,6 +417,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
             )
     if data["top_promoted"]:
         click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _register_subcommands() -> None:

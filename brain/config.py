@@ -200,13 +200,65 @@ def serve_timeout() -> float:
 
 
 def load_dotenv_files() -> None:
-    """Load ``.env`` from the working directory and the brain home; real env wins."""
-    found = [c for c in (Path.cwd() / ".env", brain_home() / ".env") if c.is_file()]
-    if not found:
-        return  # the usual case: no need to import python-dotenv (every command starts here)
+    """Load ``.env`` from the working directory, then from the brain home; real env wins.
+
+    The CLI and the Stop hook both call this, so they resolve ``BRAIN_HOME``, ``BRAIN_DB``
+    and the rest the same way. The brain home is looked up after the first file, which may
+    set it. A file that cannot be read is skipped: settings must never stop the hook.
+    """
     try:
-        from dotenv import load_dotenv
-    except ImportError:  # optional at run time; the CLI works without it
+        _load_env_file(Path.cwd() / ".env")
+    except OSError:  # the working directory was removed
+        pass
+    _load_env_file(brain_home() / ".env")
+
+
+def _load_env_file(path: Path) -> None:
+    try:
+        if not path.is_file():  # never open a FIFO or a device: the hook must not block
+            return
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
         return
-    for candidate in found:
-        load_dotenv(candidate, override=False)
+    for key, value in parse_dotenv(text).items():
+        os.environ.setdefault(key, value)
+
+
+# Plain strings, not compiled here: the Stop hook imports this module, and re compiles
+# (and caches) them only when a .env file is there to read.
+_DOTENV_LINE = r"""(?mx)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
+    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>[^\r\n]*))"""
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
+_VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """The variables of a ``.env`` file, read as python-dotenv reads them.
+
+    ``KEY=value`` and ``export KEY=value``; ``#`` comments (after a space in a bare value);
+    single quotes take ``\\'`` and ``\\\\``, double quotes also ``\\n``-style escapes, and both
+    may span lines; ``${VAR}`` and ``${VAR:-default}`` expand (python-dotenv 1.x does so in
+    single quotes too), from the real environment first, then the file's earlier lines.
+    Lines that are not assignments are skipped.
+    """
+    values: dict[str, str] = {}
+
+    def expand(value: str) -> str:
+        def lookup(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            found = os.environ.get(name, values.get(name))
+            return found if found is not None else (default or "")
+
+        return re.sub(_VARIABLE, lookup, value) if "${" in value else value
+
+    for match in re.finditer(_DOTENV_LINE, text):
+        single, double, bare = match.group("single", "double", "bare")
+        if single is not None:
+            value = re.sub(r"\\([\\'])", r"\1", single)
+        elif double is not None:
+            value = re.sub(_ESCAPE, lambda m: _ESCAPES.get(m[1], m[1]), double)
+        else:  # "KEY= # note" is empty, "KEY=#x" is "#x"
+            value = re.sub(r"\s+#.*", "", match.group("gap") + bare).strip()
+        values[match.group("key")] = expand(value)
+    return values

@@ -1,24 +1,166 @@
 """The telemetry and turn-ledger database (``BRAIN_DB``): one file for the user.
 
-Tables are created by the named migrations in ``db_migrations``; ``schema.sql`` documents the
-result. Standard library only: the Stop hook writes here.
+Tables are created by the named migrations in ``db_migrations``; ``schema.sql`` documents
+the result. Standard library only: the Stop hook writes here.
+
+Every failure to open or use the file becomes a ``BrainDatabaseError`` whose one line
+names the file and says what to do (damaged, read-only, locked, a folder that cannot be
+created). Commands that only read may open a read-only file or folder.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from . import config
 from .db_migrations import MIGRATIONS
+from .errors import BrainError
 from .migrations import connect
 
+_SURROGATE = "[\ud800-\udfff]"  # compiled on first use, off the hook's start-up
 
-def open_db(path: Path | None = None) -> sqlite3.Connection:
-    """Open (creating and migrating as needed) the brain database."""
+
+class BrainDatabaseError(BrainError):
+    """The brain database cannot be opened or used; the message names the file."""
+
+
+def open_db(path: Path | None = None, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open (creating and migrating as needed) the brain database.
+
+    ``read_only`` is for commands that only read (``brain turns``, ``ab report``): when the
+    file or its folder cannot be written, the file is opened read-only instead.
+    """
     path = path or config.db_path()
+    try:
+        return _open(path)
+    except (sqlite3.Error, OSError) as exc:
+        if read_only and _is_read_only(exc) and path.is_file():
+            return _open_read_only(path)
+        raise database_error(path, exc) from exc
+
+
+@contextmanager
+def connection(
+    path: Path | None = None, *, read_only: bool = False
+) -> Iterator[sqlite3.Connection]:
+    """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
+    (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
+    path = path or config.db_path()
+    conn = open_db(path, read_only=read_only)
+    try:
+        yield conn
+    except sqlite3.Error as exc:
+        raise database_error(path, exc) from exc
+    finally:
+        conn.close()
+
+
+def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = connect(str(path))
-    conn.row_factory = sqlite3.Row
-    MIGRATIONS.apply(conn)
+    try:
+        conn.row_factory = sqlite3.Row
+        MIGRATIONS.apply(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    # mode=ro reads a read-only file; a WAL database in a read-only folder also needs its
+    # -shm file, which cannot be created there: then immutable=1, which reads the file as
+    # it is (nobody can be writing it: nobody can write the folder).
+    uri = path.resolve().as_uri()
+    for flags in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, isolation_level=None)
+        try:
+            conn.row_factory = sqlite3.Row
+            pending = MIGRATIONS.pending(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            if flags == "immutable=1" or not _is_read_only(exc):
+                raise database_error(path, exc) from exc
+            continue
+        if pending:
+            conn.close()
+            raise BrainDatabaseError(
+                f"{path} is read-only and older than this brain (its tables need an upgrade): "
+                "make it and its folder writable once, then run this again"
+            )
+        return conn
+    raise AssertionError("unreachable")
+
+
+def _is_read_only(exc: BaseException) -> bool:
+    if isinstance(exc, PermissionError):
+        return True
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message before that
+    text = str(exc).lower()
+    return (
+        name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
+        or "readonly" in text
+        or "unable to open" in text
+    )
+
+
+def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
+    """One line for a failure on the brain database at ``path``: which file, what to do."""
+    text = str(exc)
+    name = getattr(exc, "sqlite_errorname", "")
+    if isinstance(exc, OSError):
+        folder = exc.filename or path.parent
+        return BrainDatabaseError(
+            f"cannot create {folder} for the brain database: {exc.strerror or exc}; "
+            "make it writable, or set BRAIN_HOME (or BRAIN_DB) to a folder you can write"
+        )
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or any(
+        s in text for s in ("malformed", "not a database", "corrupt")
+    ):
+        return BrainDatabaseError(
+            f"{path} is damaged ({text}): move it aside (mv '{path}' '{path}.damaged') and "
+            f"brain starts a new one; `sqlite3 '{path}.damaged' .recover` may save its rows"
+        )
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        return BrainDatabaseError(
+            f"{path} cannot be written (the file or its folder {path.parent} is read-only): "
+            "make them writable, or set BRAIN_DB to a file in a folder you can write"
+        )
+    if path.is_dir():
+        return BrainDatabaseError(
+            f"{path} is a folder, not a database file: move it, or set BRAIN_DB to a file"
+        )
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        what = "open" if path.exists() else "create"
+        return BrainDatabaseError(
+            f"cannot {what} {path} ({text}): check that {path.parent} is a folder you can "
+            "write, or set BRAIN_DB to a file in one"
+        )
+    if name.startswith("SQLITE_BUSY") or "locked" in text:
+        return BrainDatabaseError(f"{path} is locked by another process ({text}); try again")
+    return BrainDatabaseError(f"{path}: {text}")
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every string fit for SQLite: unpaired UTF-16 surrogates become U+FFFD.
+
+    JSON may hold "\\ud83d" alone (JavaScript cuts strings inside emoji), and json.loads
+    keeps it; SQLite's UTF-8 encoder refuses it. Walks lists and dicts (keys too), so a
+    value can be cleaned before json.dumps.
+    """
+    if isinstance(value, str):
+        if not re.search(_SURROGATE, value):
+            return value
+        # Through UTF-16: a real pair becomes its character, a lone half U+FFFD.
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    return value
+

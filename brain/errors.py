@@ -19,3 +19,11 @@ class IndexMismatchError(BrainError):
 
 class NoIndexError(BrainError):
     """The vault has not been indexed yet."""
+
+
+class IndexDamagedError(BrainError):
+    """The index database is not a readable SQLite database; ``--rebuild`` starts over."""
+
+
+class NotWritableError(BrainError):
+    """A folder brain must write to (the brain home, an index folder) is not writable."""

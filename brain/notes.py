@@ -1,13 +1,16 @@
 """One markdown file → one ``Note``: decoding, frontmatter, title, aliases, tags, dates, links.
 
 Bad input never raises: undecodable bytes, a BOM, broken YAML and odd frontmatter types are
-handled, and what was done about them is listed in ``Note.warnings``.
+handled, and what was done about them is listed in ``Note.warnings``. Frontmatter is bounded
+(text size, alias expansion, nesting, and the size of the copy stored in the index), and one
+bad value (an impossible date, an unknown ``!tag``) costs only itself, not the whole mapping.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,17 +77,125 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192].rstrip(b"\x00")
 
 
+# Frontmatter is a few hundred bytes in practice; these bounds only stop hostile or broken
+# input (a YAML "billion laughs" of nested aliases expands 300 bytes into gigabytes).
+MAX_FRONTMATTER_CHARS = 64 * 1024  # longer frontmatter text is not parsed
+MAX_FRONTMATTER_WEIGHT = 1_000_000  # ~characters once every alias is expanded
+MAX_FRONTMATTER_DEPTH = 64  # nesting levels (deeper structures exhaust Python's recursion)
+MAX_STORED_FRONTMATTER_CHARS = 16 * 1024  # the JSON copy kept in the index (read on every ask)
+
+
+class _FrontmatterTooBig(ValueError):
+    pass
+
+
+def _yaml_loader_class():
+    """A safe YAML loader (libyaml's when present) that keeps one odd value from costing the
+    whole frontmatter: an impossible date (``2026-02-30``) stays the string it was, and an
+    unknown ``!tag`` is read as the plain value it tags."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+        class BoundedLoader(base):  # type: ignore[misc, valid-type]
+            pass
+
+        def timestamp(loader, node):
+            try:
+                return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+            except (ValueError, OverflowError):
+                return loader.construct_scalar(node)
+
+        def untagged(loader, suffix_or_tag, node=None):
+            node = node if node is not None else suffix_or_tag
+            if isinstance(node, yaml.MappingNode):
+                return loader.construct_mapping(node)
+            if isinstance(node, yaml.SequenceNode):
+                return loader.construct_sequence(node)
+            return loader.construct_scalar(node)
+
+        BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+        BoundedLoader.add_constructor(None, untagged)
+        _LOADER = BoundedLoader
+    return _LOADER
+
+
+_LOADER = None
+
+
+def _expanded_weight(root: Any, limit: int) -> int:
+    """The size of a composed YAML node graph with every alias expanded, roughly in characters,
+    counted without expanding anything (each shared node is sized once). Raises
+    ``_FrontmatterTooBig`` past ``limit``, past ``MAX_FRONTMATTER_DEPTH`` levels of nesting,
+    or on an alias cycle (``&a [*a]``)."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.ScalarNode):
+            sizes[key] = 8 + len(node.value)
+            continue
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            children = list(node.value)
+        if finished:
+            on_path.discard(key)
+            sizes[key] = 8 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > limit:
+                raise _FrontmatterTooBig("its YAML aliases expand it past the size limit")
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise _FrontmatterTooBig("a YAML alias refers to itself")
+        on_path.add(key)
+        if len(on_path) > MAX_FRONTMATTER_DEPTH:
+            raise _FrontmatterTooBig(f"nested more than {MAX_FRONTMATTER_DEPTH} levels deep")
+        stack.append((node, True))
+        for child in children:
+            if id(child) in on_path:
+                raise _FrontmatterTooBig("a YAML alias refers to itself")
+            if id(child) not in sizes:
+                stack.append((child, False))
+    return sizes[id(root)]
+
+
+def _load_yaml(text: str) -> Any:
+    """Parse frontmatter YAML safely and within bounds (see ``_expanded_weight``)."""
+    loader = _yaml_loader_class()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_weight(node, MAX_FRONTMATTER_WEIGHT)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
-    """(metadata, body, warnings). Broken YAML keeps the body and drops the metadata."""
+    """(metadata, body, warnings). Broken, oversized or alias-bomb YAML keeps the body and drops
+    the metadata, with a warning."""
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text, []
     body = text[match.end():]
+    yaml_text = match.group(1)
+    if len(yaml_text) > MAX_FRONTMATTER_CHARS:
+        size_kb = len(yaml_text) // 1024
+        return {}, body, [f"frontmatter ignored: {size_kb} KB is over the {MAX_FRONTMATTER_CHARS // 1024} KB limit"]
     try:
-        from frontmatter.default_handlers import YAMLHandler  # python-frontmatter, safe loader
-
-        meta = YAMLHandler().load(match.group(1))
-    except Exception as exc:  # yaml.YAMLError and friends: never stop a run for one note
+        meta = _load_yaml(yaml_text)
+    except _FrontmatterTooBig as exc:
+        return {}, body, [f"frontmatter ignored: {exc}"]
+    except Exception as exc:  # yaml.YAMLError, RecursionError and friends: never stop a run for one note
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return {}, body, [f"broken YAML frontmatter ignored: {first_line}"]
     if meta is None:
@@ -95,17 +206,27 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
 
 
 def _string_list(value: Any) -> list[str]:
-    """Frontmatter lists come as lists, comma strings, or single values."""
-    if value is None:
+    """Frontmatter lists come as lists, comma strings, or single values. Null and empty items
+    mean nothing and are dropped; numbers and dates keep their written form (``2024``); a
+    mapping is not a name and is dropped too."""
+    if value is None or isinstance(value, dict):
         return []
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     if isinstance(value, (list, tuple, set)):
         out = []
         for item in value:
-            out.extend(_string_list(item) if isinstance(item, (list, tuple)) else [str(item).strip()])
+            if item is None or isinstance(item, dict):
+                continue
+            out.extend(_string_list(item) if isinstance(item, (list, tuple)) else [_text(item)])
         return [item for item in out if item]
-    return [str(value).strip()]
+    return [text for text in [_text(value)] if text]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    return str(value).strip()
 
 
 def _frontmatter_tags(value: Any) -> list[str]:
@@ -131,6 +252,8 @@ def _iso(value: Any) -> str | None:
         return value.isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, (list, tuple)) and len(value) == 1:  # an unquoted [[2024-05-06]]
+        return _iso(value[0])
     if isinstance(value, str):
         text = value.strip().strip("[]").strip()
         try:
@@ -138,13 +261,36 @@ def _iso(value: Any) -> str | None:
                 return dt.date.fromisoformat(text).isoformat()
             return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
         except ValueError:
-            match = re.match(r"^(\d{4})-(\d{2})-(\d{2})", text)
+            # a date that opens the text; "+002023-02-07" is ISO 8601's expanded-year form
+            match = re.match(r"^(?:\+00)?(\d{4})-(\d{2})-(\d{2})", text)
             if match:
                 try:
                     return dt.date(*map(int, match.groups())).isoformat()
                 except ValueError:
                     return None
     return None
+
+
+def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
+    """The first date field that holds a real date, else the file's mtime. A field that holds
+    something else (an impossible ``2026-02-30``) is named in a warning."""
+    date = None
+    invalid = []
+    for name in DATE_FIELDS:
+        value = meta.get(name)
+        if value is None or value == "":
+            continue
+        iso = _iso(value)
+        if iso is None:
+            shown = _text(value)
+            invalid.append((name, shown if len(shown) <= 60 else shown[:57] + "..."))
+        elif date is None:
+            date = iso
+    outcome = "ignored" if date else "the file's modification time is used instead"
+    warnings.extend(f"frontmatter {name}: {shown!r} is not a valid date; {outcome}" for name, shown in invalid)
+    if date is None:
+        date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
+    return date
 
 
 def parse_note(path: str, data: bytes, mtime: float) -> Note:
@@ -155,16 +301,10 @@ def parse_note(path: str, data: bytes, mtime: float) -> Note:
     stem = path.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.lower().endswith(".md") else stem
     title = str(meta.get("title") or "").strip() or stem
-    aliases = _string_list(meta.get("aliases", meta.get("alias")))
+    aliases = list(dict.fromkeys(_string_list(meta.get("aliases", meta.get("alias")))))
     tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
     tags = list(dict.fromkeys(tag_list))  # de-duplicated, first-seen order
-    date = None
-    for name in DATE_FIELDS:
-        date = _iso(meta.get(name))
-        if date:
-            break
-    if date is None:
-        date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
+    date = _note_date(meta, mtime, warnings)
     return Note(
         path=path,
         title=title,
@@ -172,11 +312,32 @@ def parse_note(path: str, data: bytes, mtime: float) -> Note:
         tags=tags,
         date=date,
         body=body,
-        frontmatter=_jsonable(meta),
+        frontmatter=_stored_copy(_jsonable(meta), warnings),
         links=extract_links(body),
         content_hash=content_hash(data),
         warnings=warnings,
     )
+
+
+def _stored_copy(meta: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """The frontmatter as kept in the index, at most ``MAX_STORED_FRONTMATTER_CHARS`` of JSON:
+    past that the largest fields are left out (with a warning), so the small ones brain reads
+    (``superseded_by``, dates) stay. Title, aliases and tags were read from the full copy."""
+    sizes = {key: len(key) + len(json.dumps(value, ensure_ascii=False)) + 6 for key, value in meta.items()}
+    total = sum(sizes.values()) + 2
+    if total <= MAX_STORED_FRONTMATTER_CHARS:
+        return meta
+    left_out = []
+    for key in sorted(sizes, key=lambda k: -sizes[k]):
+        if total <= MAX_STORED_FRONTMATTER_CHARS:
+            break
+        total -= sizes[key]
+        left_out.append(key)
+    names = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+    warnings.append(
+        f"frontmatter fields not stored in the index (over the {MAX_STORED_FRONTMATTER_CHARS // 1024} KB limit): {names}"
+    )
+    return {key: value for key, value in meta.items() if key not in left_out}
 
 
 def _jsonable(value: Any) -> Any:

@@ -21,7 +21,7 @@ from .notes import parse_note
 from .vault import max_note_bytes
 
 if TYPE_CHECKING:
-    from .store import IndexStore
+    from .index.store import IndexStore
 
 DEFAULT_MAX_CHARS = 40_000  # a long note is cut here (MCP clients cap a tool's output too)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -95,7 +95,9 @@ CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
 --   vectors were made with; another model is refused), vectors_version (bumped by every
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
---   ('1' while links await re-resolution).
+--   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
+--   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
+--   the last `brain index` run completed, Unix time).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -171,12 +173,15 @@ CREATE INDEX links_target ON links (target_id);
 
 -- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
 --   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
---   bad-file-name) and a detail.
+--   bad-file-name) and a detail. size, mtime_ns: the file's stat when it was skipped for its
+--   content (too-large, binary, unreadable); while they hold, it is not read again nor
+--   counted as pending (NULL for the other reasons). Added by m004_skipped_stat, hence the
+--   layout ALTER TABLE leaves.
 CREATE TABLE skipped (
     path TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
     detail TEXT NOT NULL DEFAULT ''
-);
+, size INTEGER, mtime_ns INTEGER);
 
 -- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
 --   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames).

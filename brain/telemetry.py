@@ -11,6 +11,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from .db import storable
 from .errors import ConfigError
 from .recall.types import RecallResult
 
@@ -62,6 +63,9 @@ def now_utc() -> str:
 
 
 def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> int:
+    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite.
+    row = ABRow(**storable(vars(row)))
+    source, vault = storable(source), storable(vault)
     cursor = conn.execute(
         "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
         " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"
@@ -77,14 +81,20 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
     return int(cursor.lastrowid)
 
 
+EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold
+
+
 def parse_since(text: str) -> str:
     """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format."""
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
     if match:
         amount, unit = int(match.group(1)), match.group(2)
-        delta = {"m": dt.timedelta(minutes=amount), "h": dt.timedelta(hours=amount),
-                 "d": dt.timedelta(days=amount), "w": dt.timedelta(weeks=amount)}[unit]
-        return (dt.datetime.now(dt.timezone.utc) - delta).strftime("%Y-%m-%d %H:%M:%S")
+        unit_name = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[unit]
+        try:
+            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: amount})
+        except OverflowError:  # a span longer than the calendar: everything
+            return EVERYTHING
+        return since.strftime("%Y-%m-%d %H:%M:%S")
     try:
         return dt.datetime.fromisoformat(text.strip()).strftime("%Y-%m-%d %H:%M:%S")
     except ValueError as exc:

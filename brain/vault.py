@@ -1,8 +1,8 @@
 """Walking a vault: which files are notes, and which are skipped and why.
 
 Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, Syncthing
-``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax) at the
-vault root, broken symlinks and symlink loops, and file names that are not valid Unicode.
+``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax, at the
+vault root; a bad line is left out with a warning), broken symlinks and symlink loops, and file names that are not valid Unicode.
 Size and binary checks need the bytes, so the indexer makes them (``read_note_bytes``).
 brain never writes inside the vault.
 """
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import config
 from .errors import ConfigError
@@ -52,22 +54,54 @@ def max_note_bytes() -> int:
     return config.max_note_bytes()
 
 
-def load_ignore(root: Path):  # -> pathspec.PathSpec | None
-    """The vault's ``.brainignore`` rules, or None when it has none."""
+@dataclass
+class IgnoreRules:
+    """What ``.brainignore`` says, and what was wrong with it (each problem a warning)."""
+
+    spec: Any = None  # pathspec.GitIgnoreSpec, or None when there are no rules
+    warnings: list[str] = field(default_factory=list)
+
+    def match(self, rel: str) -> bool:
+        return self.spec is not None and self.spec.match_file(rel)
+
+
+def load_ignore(root: Path) -> IgnoreRules:
+    """The vault's ``.brainignore``. A bad line (a lone ``!``, ``[z-a].md``) is left out and an
+    unreadable file gives no rules, each with a warning: one typo must not stop every run."""
     ignore_file = root / IGNORE_FILE
-    if not ignore_file.is_file():
-        return None
+    if not os.path.lexists(ignore_file):
+        return IgnoreRules()
+    try:
+        data = ignore_file.read_bytes()
+    except OSError as exc:
+        return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"])
+    rules = IgnoreRules()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        rules.warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as git strips it
     import pathspec
 
-    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    good = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
+            reason = f" ({exc.msg})" if isinstance(exc, re.error) else ""
+            rules.warnings.append(f"line {number}: {line.strip()!r} is not a valid pattern{reason}; line ignored")
+            continue
+        good.append(line)
+    rules.spec = pathspec.GitIgnoreSpec.from_lines(good)
+    return rules
 
 
 def is_sync_conflict(name: str) -> bool:
     return ".sync-conflict-" in name
 
 
-def name_rule(rel: str, spec, *, is_dir: bool) -> str | None:
+def name_rule(rel: str, ignore: IgnoreRules | None, *, is_dir: bool) -> str | None:
     """Why one entry (a folder or a file, vault-relative) is left out by its name alone, or None.
 
     The rules ``scan`` applies at each step of its walk: dot-folders and dot-files, Syncthing
@@ -78,12 +112,12 @@ def name_rule(rel: str, spec, *, is_dir: bool) -> str | None:
         return "dot-folder" if is_dir else "dot-file"
     if not is_dir and is_sync_conflict(name):
         return "sync-conflict"
-    if spec is not None and spec.match_file(rel + "/" if is_dir else rel):
+    if ignore is not None and ignore.match(rel + "/" if is_dir else rel):
         return "brainignore"
     return None
 
 
-def excluded(rel: str, spec, *, is_dir: bool = False) -> str | None:
+def excluded(rel: str, ignore: IgnoreRules | None, *, is_dir: bool = False) -> str | None:
     """Why a vault-relative path is left out by its name or a folder above it, or None.
 
     What ``scan`` would decide for the path without walking to it (``brain serve``'s watcher
@@ -91,15 +125,19 @@ def excluded(rel: str, spec, *, is_dir: bool = False) -> str | None:
     """
     parts = rel.split("/")
     for depth in range(1, len(parts)):
-        reason = name_rule("/".join(parts[:depth]), spec, is_dir=True)
+        reason = name_rule("/".join(parts[:depth]), ignore, is_dir=True)
         if reason:
             return reason
-    return name_rule(rel, spec, is_dir=is_dir)
+    return name_rule(rel, ignore, is_dir=is_dir)
 
 
-def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
-    """Every markdown note under ``root`` and every skipped file with its reason, sorted by path."""
-    spec = load_ignore(root)
+def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile], list[Skipped]]:
+    """Every markdown note under ``root`` and every skipped file with its reason, sorted by path.
+
+    ``ignore`` is the vault's ``.brainignore`` as ``load_ignore`` read it (read here when not
+    given; pass it to see its warnings)."""
+    if ignore is None:
+        ignore = load_ignore(root)
     notes: list[VaultFile] = []
     skipped: list[Skipped] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -115,7 +153,7 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
-            reason = name_rule(rel, spec, is_dir=True)
+            reason = name_rule(rel, ignore, is_dir=True)
             if reason == "dot-folder":
                 skipped.extend(_dot_folder_entries(full, rel))
                 continue
@@ -142,7 +180,7 @@ def scan(root: Path) -> tuple[list[VaultFile], list[Skipped]]:
                 shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
                 continue
-            reason = name_rule(rel, spec, is_dir=False)
+            reason = name_rule(rel, ignore, is_dir=False)
             if reason:
                 skipped.append(Skipped(rel, reason))
                 continue

@@ -20,8 +20,8 @@ from conftest import FakeEmbedder
 
 from brain import config
 from brain.embed import register_embedder
-from brain.indexer import IndexReport, index_vault
-from brain.store import IndexStore
+from brain.index.indexer import IndexReport, index_vault
+from brain.index.store import IndexStore
 
 
 class CheapEmbedder:
@@ -67,6 +67,11 @@ def environ(**values: str | None) -> Iterator[None]:
         yield
     finally:
         put(saved)
+
+
+def open_store(vault: Path) -> IndexStore:
+    """The index database of ``vault`` under the current BRAIN_HOME."""
+    return IndexStore.open(config.index_dir(vault))
 
 
 def index_into(home: Path, vault: Path, embedder=None, **kwargs) -> tuple[IndexReport, Path]:

@@ -103,7 +103,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_walker_sees_function_level_imports():
     graph = import_graph()
     assert "brain.recall.opening" in graph
-    assert "brain.indexer" in graph["brain.recall.opening"] or "brain.index.indexer" in graph["brain.recall.opening"]
+    assert "brain.index.indexer" in graph["brain.recall.opening"]
     assert "brain.cli" in graph["brain.__main__"]  # imported inside main()
     # and it would report a cycle
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
@@ -114,19 +114,21 @@ def test_no_import_cycles():
     assert not found, "import cycles in brain/: " + "; ".join(" → ".join(c) for c in found)
 
 
-def test_recall_and_evaluation_never_touch_a_connection():
-    """Recall stages read through the store's typed methods; only the store knows the schema."""
+def test_only_the_index_store_touches_its_connection():
+    """Recall, evaluation, the indexer and the rest go through IndexStore's typed methods:
+    brain/index/store.py is the one module that knows the index schema's SQL."""
     offenders = []
-    for folder in ("recall", "evaluation"):
-        for path in (BRAIN / folder).rglob("*.py"):
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if re.search(r"\.conn\b", line):
-                    offenders.append(f"{path.relative_to(BRAIN.parent)}:{number}: {line.strip()}")
+    for path in BRAIN.rglob("*.py"):
+        if path == BRAIN / "index" / "store.py":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\.conn\b", line):
+                offenders.append(f"{path.relative_to(BRAIN.parent)}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
 
 
 def test_only_opening_imports_the_indexer_from_recall():
     graph = import_graph()
-    indexer_modules = {m for m in graph if m == "brain.indexer" or m.startswith("brain.index.")}
-    users = sorted(m for m in graph if m.startswith("brain.recall") and graph[m] & (indexer_modules - {"brain.index.store"}))
+    writers = {"brain.index.indexer", "brain.index.rebuild", "brain.index.linking", "brain.index.changes"}
+    users = sorted(m for m in graph if m.startswith("brain.recall") and graph[m] & writers)
     assert users == ["brain.recall.opening"], users

@@ -166,7 +166,7 @@ def test_index_toy_vault_end_to_end_through_the_cli(tiny_st, raw_model, monkeypa
 
     status = json.loads(runner.invoke(cli, ["status", "--vault", str(TOY_VAULT), "--json"]).stdout)
     assert (status["model"], status["dim"], status["notes"]) == (str(tiny_st), HIDDEN, 35)
-    assert status["pending"] == {"new": 0, "changed": 0, "deleted": 0}
+    assert status["pending"] == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
 
     directory = config.index_dir(TOY_VAULT)
     with IndexView(directory) as view:

@@ -142,8 +142,53 @@ def test_missing_fields_and_bad_values_are_all_listed():
     assert "line 3: relevant must be a list" in message
     assert "line 4: query must be a non-empty string" in message
     assert "line 5: relevant path '/etc/passwd.md'" in message and "line 5: relevant path '../up.md'" in message
-    assert "line 6: duplicate id 'q2' (first on line 2)" not in message  # line 2 was invalid, so q2 is free
-    assert len(err.value.problems) == 6
+    # An invalid line still takes its id: the duplicate is reported now, not after line 2 is fixed.
+    assert "line 6: duplicate id 'q2' (first on line 2)" in message
+    assert len(err.value.problems) == 7
+
+
+def test_duplicate_id_on_a_line_with_another_problem_is_reported():
+    """Issue 9, item 18: both problems of line 2 in one pass."""
+    text = _line(id="q1") + "\n" + _line(id="q1", type="trivia", query="")
+    with pytest.raises(QueryFileError) as err:
+        parse_queries(text)
+    assert err.value.problems == [
+        "line 2: query must be a non-empty string",
+        f"line 2: unknown type 'trivia': use one of {', '.join(QUERY_TYPES)}",
+        "line 2: duplicate id 'q1' (first on line 1)",
+    ]
+
+
+def test_missing_relevant_paths_are_listed_with_the_other_problems(tmp_path):
+    """Issue 9, item 18: paths missing from the vault come in the same error as bad lines,
+    including the paths of a bad line."""
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    path = write(tmp_path, "q.jsonl", "\n".join([
+        _line(id="q1", relevant=["a.md", "gone.md"]),
+        "{not json",
+        _line(id="q1", type="trivia", relevant=["also-gone.md", "a.md"]),
+        _line(id="q4", relevant=["/abs.md", "third-gone.md"]),
+    ]))
+    with pytest.raises(QueryFileError) as err:
+        load_queries(path, vault)
+    assert err.value.problems == [
+        "line 2: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+        f"line 3: unknown type 'trivia': use one of {', '.join(QUERY_TYPES)}",
+        "line 3: duplicate id 'q1' (first on line 1)",
+        "line 4: relevant path '/abs.md' must be relative to the vault, without '..'",
+        "line 1 (q1): gone.md",
+        "line 3 (q1): also-gone.md",
+        "line 4 (q4): third-gone.md",
+    ]
+    message = str(err.value)
+    assert "4 problem(s) in the query file" in message
+    assert f"3 relevant path(s) are not notes in the vault {vault.resolve()}" in message
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(vault)])
+    assert result.exit_code == 1
+    for problem in err.value.problems:
+        assert f"  {problem}" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_duplicate_ids_are_rejected():

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from index_helpers import IndexView, assert_faiss_matches, faiss_ids
+from index_helpers import IndexView, assert_faiss_matches, faiss_ids, open_store
 
 import brain.embed
 from brain import config
 from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
-from brain.indexer import VaultLocked, index_vault, open_store, vault_lock, vault_status
+from brain.index.indexer import VaultLocked, index_vault, vault_lock
+from brain.index.status import vault_status
 
 
 @pytest.fixture(autouse=True)
@@ -123,7 +124,7 @@ def test_touched_but_unchanged_note_is_not_reembedded(indexed, no_model):
     vault, _ = indexed
     path = vault / "AI" / "Embeddings.md"
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
-    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 0}
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
     report = index_vault(vault, model_name="fake:64", progress=False, load=lambda name: pytest.fail("model loaded"))
     assert (report.embedded, report.changed, report.unchanged) == (0, 0, 35)
     with _view(vault) as view:
@@ -175,7 +176,7 @@ def test_deleted_note_leaves_index_and_graph(indexed):
     assert {"AI/Agent memory.md", "Projects/Brain MVP.md", "Daily/2026-03-14.md"} <= linkers
 
     (vault / "AI" / "Graph RAG.md").unlink()
-    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 1}
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 1}
     fake = FakeEmbedder()
     report = _index(vault, fake)
     assert (report.removed, report.notes, report.embedded) == (1, 34, 0)
@@ -209,7 +210,7 @@ def test_renamed_note_moves_without_reembedding(indexed):
     (vault / "Archive").mkdir()
     shutil.move(vault / "AI" / "Embeddings.md", vault / "Archive" / "Embeddings.md")
     status = vault_status(vault)
-    assert status.pending_paths == {"new": ["Archive/Embeddings.md"], "changed": [], "deleted": ["AI/Embeddings.md"]}
+    assert status.pending_paths == {"new": [], "changed": [], "renamed": ["Archive/Embeddings.md"], "deleted": []}
     fake = FakeEmbedder()
     report = _index(vault, fake)
     assert (report.renamed, report.new, report.removed, report.embedded) == (1, 0, 0, 0)
@@ -252,13 +253,14 @@ def test_every_kind_of_change_in_one_run(indexed):
     (vault / "People" / "Ada Lovelace.md").unlink()
     (vault / "Cooking" / "Knife skills.md").rename(vault / "Cooking" / "Knives.md")
     status = vault_status(vault)
-    assert status.pending == {"new": 2, "changed": 1, "deleted": 2}  # a rename shows as new + deleted
-    assert status.pending_paths["new"] == ["Cooking/Knives.md", "New note.md"]
-    assert status.pending_paths["deleted"] == ["Cooking/Knife skills.md", "People/Ada Lovelace.md"]
+    assert status.pending == {"new": 1, "changed": 1, "renamed": 1, "deleted": 1}  # classified as index does
+    assert status.pending_paths["new"] == ["New note.md"]
+    assert status.pending_paths["renamed"] == ["Cooking/Knives.md"]
+    assert status.pending_paths["deleted"] == ["People/Ada Lovelace.md"]
     report = _index(vault)
     assert (report.new, report.changed, report.renamed, report.removed, report.unchanged) == (1, 1, 1, 1, 32)
     assert report.notes == 35
-    assert vault_status(vault).pending == {"new": 0, "changed": 0, "deleted": 0}
+    assert vault_status(vault).pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
     assert_faiss_matches(config.index_dir(vault))
 
 
@@ -278,7 +280,7 @@ def test_note_turned_binary_leaves_the_index(indexed):
     assert report.notes == 34
     status = vault_status(vault)
     assert {"path": "AI/Context window.md", "reason": "binary", "detail": "contains NUL bytes; not a text note"} in status.skipped
-    assert status.pending == {"new": 0, "changed": 0, "deleted": 0}
+    assert status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
 
 
 def test_one_writer_at_a_time(indexed):
@@ -381,7 +383,7 @@ def test_status_reports_every_skip_and_warning(messy_vault):
     assert huge["detail"].startswith("20.0 MB over the 10 MB limit")
     warned = {(w["path"], w["message"].split(" ")[0]) for w in status.warnings}
     assert warned == {("bad-utf8.md", "invalid"), ("broken-yaml.md", "broken"), ("utf16.md", "decoded")}
-    assert status.pending == {"new": 0, "changed": 0, "deleted": 0}  # skipped files are not pending
+    assert status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}  # skipped files are not pending
 
     result = _invoke("status", "--vault", str(messy_vault), "--verbose")
     assert result.exit_code == 0
@@ -552,8 +554,8 @@ def test_status_json_schema(indexed):
     data = json.loads(result.stdout)
     assert (data["notes"], data["chunks"], data["model"], data["dim"]) == (35, report.chunks, "fake:64", 64)
     assert data["links"] == {"resolved": report.links["resolved"], "dangling": 5, "attachment": 0}
-    assert data["pending"] == {"new": 1, "changed": 0, "deleted": 1}
-    assert data["pending_paths"] == {"new": ["Brand new.md"], "changed": [], "deleted": ["Home.md"]}
+    assert data["pending"] == {"new": 1, "changed": 0, "renamed": 0, "deleted": 1}
+    assert data["pending_paths"] == {"new": ["Brand new.md"], "changed": [], "renamed": [], "deleted": ["Home.md"]}
     assert data["skipped"] == [
         {"path": ".obsidian/", "reason": "dot-folder", "detail": ""},
         {"path": ".trash/deleted note.md", "reason": "dot-folder", "detail": ""},
@@ -566,10 +568,10 @@ def test_status_json_schema(indexed):
 def test_status_before_any_index(toy_vault):
     data = json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)
     assert (data["notes"], data["chunks"], data["model"]) == (0, 0, None)
-    assert data["pending"] == {"new": 35, "changed": 0, "deleted": 0}
+    assert data["pending"] == {"new": 35, "changed": 0, "renamed": 0, "deleted": 0}
     human = _invoke("status", "--vault", str(toy_vault)).stdout
     assert "model:  (nothing indexed yet)" in human
-    assert "pending: 35 new, 0 changed, 0 deleted  (run `brain index`)" in human
+    assert "pending: 35 new, 0 changed, 0 renamed, 0 deleted  (run `brain index`)" in human
 
 
 def test_human_output(toy_vault):
@@ -587,7 +589,7 @@ def test_human_output(toy_vault):
     status = _invoke("status", "--vault", str(toy_vault), "-v").stdout
     assert f"notes:  35   chunks: {chunks}" in status
     assert "model:  fake:64 (dim 64)" in status
-    assert "pending: 0 new, 0 changed, 0 deleted  (up to date)" in status
+    assert "pending: 0 new, 0 changed, 0 renamed, 0 deleted  (up to date)" in status
     assert "skipped: 3 (2 dot-folder, 1 brainignore)" in status
     assert "  brainignore    Templates/" in status
     assert "  dot-folder     .trash/deleted note.md" in status
@@ -623,7 +625,7 @@ def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
     index_vault(toy_vault, progress=False)
     code = (
         "import sys, conftest\n"
-        "from brain.indexer import index_vault\n"
+        "from brain.index.indexer import index_vault\n"
         f"r = index_vault({str(toy_vault)!r}, progress=False)\n"
         "assert r.embedded == 0, r\n"
         "print(sorted(m for m in ('faiss', 'torch', 'sentence_transformers') if m in sys.modules))\n"
@@ -660,3 +662,14 @@ def test_link_resolution_is_incremental_unless_paths_or_aliases_change(tmp_path,
     write(root, "c.md", "---\naliases: [Sea]\n---\nplain")  # an alias changed: every link again
     index_vault(root, progress=False)
     assert len(calls) == 5
+
+
+def test_status_reports_a_rename_as_one_rename_not_new_and_deleted(indexed):
+    """changes.py classifies files once for index and status: a moved note is a rename in both."""
+    vault, _ = indexed
+    (vault / "Home.md").rename(vault / "Start here.md")
+    data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+    assert data["pending"] == {"new": 0, "changed": 0, "renamed": 1, "deleted": 0}
+    assert data["pending_paths"]["renamed"] == ["Start here.md"]
+    report = index_vault(vault, progress=False)
+    assert (report.renamed, report.new, report.removed, report.embedded) == (1, 0, 0, 0)

@@ -3,7 +3,7 @@ finishes the job: the result equals a clean build in another brain home.
 
 The killed runs are real `brain index` subprocesses with the tiny model from
 tests/tiny_models.py. They run the CLI through a one-line wrapper that only lowers
-``brain.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
+``brain.index.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
 notes is committed in a couple of dozen transactions and a kill lands between or inside them;
 the run that finishes the job afterwards runs in-process (the same ``index_vault`` the CLI
 calls), which saves a second model load per test.
@@ -26,8 +26,9 @@ from index_helpers import assert_faiss_matches, environ, index_into
 from tiny_models import shared_tiny_sentence_transformer
 
 from brain import config
-from brain.indexer import index_vault, vault_status
-from brain.store import IndexStore
+from brain.index.indexer import index_vault
+from brain.index.status import vault_status
+from brain.index.store import IndexStore
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,7 +41,7 @@ DELETED = {3, 17, 42, 88}
 CHANGED = {i for i in range(0, 100, 7)} - DELETED
 COMMIT_EVERY = 16  # chunks per transaction in the killed runs
 WRAPPER = (
-    "import sys, brain.indexer; brain.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
+    "import sys, brain.index.indexer; brain.index.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
     "sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
 )
 QUERIES = ["graph memory vector index", "bread flour water starter", "sqlite schema migration ledger"]
@@ -125,9 +126,9 @@ def _env(home: Path, model_folder: Path) -> dict[str, str]:
     return env
 
 
-def _start_wrapped(vault: Path, env: dict[str, str]) -> subprocess.Popen:
+def _start_wrapped(vault: Path, env: dict[str, str], *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault)],
+        [sys.executable, "-c", WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault), *extra],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 
@@ -146,11 +147,14 @@ def _committed(db: Path, since: float) -> int:
         return 0
 
 
-def _interrupt_when_committed(proc: subprocess.Popen, db: Path, since: float, sig: int, at_least: int = 8) -> int:
-    """Wait until the run has committed ``at_least`` notes, then send ``sig``; the count then."""
+def _interrupt_when_committed(proc: subprocess.Popen, db: Path | list[Path], since: float, sig: int,
+                              at_least: int = 8) -> int:
+    """Wait until the run has committed ``at_least`` notes (to ``db``, or to any of a list),
+    then send ``sig``; the count then."""
+    databases = db if isinstance(db, list) else [db]
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        seen = _committed(db, since)
+        seen = sum(_committed(path, since) for path in databases)
         if seen >= at_least:
             proc.send_signal(sig)
             return seen
@@ -188,7 +192,7 @@ def _snapshot(directory: Path) -> dict:
 
 
 def _search(directory: Path, embedder, query: str, k: int = 10) -> list[tuple[tuple[str, int], float]]:
-    from brain.vectors import load_current
+    from brain.index.vectors import load_current
 
     store = IndexStore.open(directory, create=False)
     try:
@@ -290,3 +294,58 @@ def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
     assert report.new == NOTES - len(DELETED) - committed
     assert report.unchanged == committed
     _assert_same_as_clean(directory, clean_build, embedder)
+
+
+def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(tmp_path, model, clean_build):
+    """Issue 9, item 1: `--rebuild` used to delete the old index first; killed, it left 0 notes."""
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=True)
+    first, directory = index_into(home, vault, embedder)
+    before = _snapshot(directory)
+    old_hits = _search(directory, embedder, QUERIES[0])
+    staging = directory.with_name(directory.name + ".rebuild")
+
+    started = time.time()
+    proc = _start_wrapped(vault, _env(home, folder), "--rebuild")
+    # Watching both databases: a rebuild that wrote into the index itself (as it once did)
+    # is killed the same way, and then fails the checks below.
+    seen = _interrupt_when_committed(proc, [staging / "index.db", directory / "index.db"], started, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert 0 < seen < first.notes, "the rebuild must have been killed part-way"
+
+    # The old index is untouched and answers: status, search, and `brain ask` itself.
+    assert _same_snapshot(_snapshot(directory), before)
+    assert _search(directory, embedder, QUERIES[0]) == old_hits
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+        status = vault_status(vault)
+        assert status.notes == first.notes and status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
+        assert status.rebuild is not None and status.rebuild["notes"] >= seen
+        from brain.recall.opening import open_recaller
+        from brain.recall.types import RecallSettings
+
+        recaller = open_recaller(vault, embedder=embedder, rerank_model=None)
+        assert recaller.ask(QUERIES[0], "hybrid", RecallSettings(k=5)).results
+        recaller.close()
+
+    # The next --rebuild resumes the killed one, swaps it in, and equals a clean build.
+    with environ(BRAIN_HOME=str(home)):
+        report = index_vault(vault, embedder=embedder, progress=False, rebuild=True)
+    assert report.notes == first.notes and report.unchanged >= seen
+    assert 0 < report.embedded < report.chunks
+    assert not staging.exists()
+    assert {p.name for p in directory.parent.iterdir()} == {directory.name, directory.name + ".lock"}
+    _assert_same_as_clean(directory, clean_build, embedder)
+
+
+def _same_snapshot(got: dict, want: dict) -> bool:
+    """Snapshots compare vectors as arrays: equal when every field and vector is."""
+    if got.keys() != want.keys() or got["notes"] != want["notes"] or got["links"] != want["links"]:
+        return False
+    if got["meta"] != want["meta"] or got["chunks"].keys() != want["chunks"].keys():
+        return False
+    return all(
+        got["chunks"][key][:2] == want["chunks"][key][:2] and np.array_equal(got["chunks"][key][2], want["chunks"][key][2])
+        for key in want["chunks"]
+    )

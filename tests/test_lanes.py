@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from brain.cli import cli
 from brain.db import open_db
-from brain.indexer import index_vault, open_store
+from brain.index.indexer import index_vault
 from brain.recall import fusion
 from brain.recall.lexical import fts_query, lexical_search
 from brain.recall.opening import open_recaller
@@ -19,6 +19,7 @@ from brain.recall.ppr import LinkGraph, seed_weights
 from brain.recall.supersession import successors
 
 from conftest import write
+from index_helpers import open_store
 
 WORDS = ("river stone harbour lantern window garden copper valley orchard meadow pepper "
          "ladder kettle anchor ribbon candle basket thunder marble pillow").split()

@@ -14,7 +14,7 @@ from index_helpers import index_into
 from brain import config
 from brain.cli import cli
 from brain.reading import NoteNotFound, OutsideVault, find_note, headings, neighbours, read_note
-from brain.store import IndexStore
+from brain.index.store import IndexStore
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from brain.cli import cli
 from brain.db import open_db
 from brain.errors import ConfigError, IndexMismatchError, NoIndexError
-from brain.indexer import index_vault
+from brain.index.indexer import index_vault
 from brain.recall import graph as graph_stage
 from brain.recall.gate import entity_gate
 from brain.recall.opening import open_recaller

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from brain.db import MIGRATIONS, open_db
 from brain.migrations import connect
-from brain.store import INDEX_MIGRATIONS, IndexStore
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import IndexStore
 
 SCHEMA = Path(__file__).resolve().parents[1] / "brain" / "schema.sql"
 

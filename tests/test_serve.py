@@ -439,9 +439,9 @@ def test_the_index_changed_by_another_process_is_picked_up(toy_vault):
 def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, monkeypatch):
     """Every note carries a generation number; the writer moves them all to the next one at once.
     An answer mixing generations would be a torn read (half an update)."""
-    import brain.indexer
+    import brain.index.indexer
 
-    monkeypatch.setattr(brain.indexer, "CHUNKS_PER_BATCH", 8)  # an update is many transactions
+    monkeypatch.setattr(brain.index.indexer, "CHUNKS_PER_BATCH", 8)  # an update is many transactions
     vault = tmp_path / "gen"
     notes = 48
 
@@ -527,7 +527,8 @@ def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_
 
 
 def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
-    from brain.indexer import open_store, vault_lock
+    from brain.index.indexer import vault_lock
+    from index_helpers import open_store
 
     _index(toy_vault)
     with served(toy_vault) as daemon:

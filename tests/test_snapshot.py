@@ -13,9 +13,9 @@ from index_helpers import index_into
 
 from brain import config
 from brain.recall.opening import open_snapshot
-from brain.store import IndexStore
+from brain.index.store import IndexStore
 from brain.vault import excluded
-from brain.vectors import FAISS_FILE, VectorIndex, snapshot_vectors
+from brain.index.vectors import FAISS_FILE, VectorIndex, snapshot_vectors
 
 
 def _home() -> Path:
@@ -106,5 +106,7 @@ def test_snapshot_vectors_use_the_saved_file_when_it_matches(toy_vault, monkeypa
 def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
     import pathspec
 
-    spec = pathspec.GitIgnoreSpec.from_lines(["Templates/"])
-    assert excluded(rel, spec, is_dir=is_dir) == reason
+    from brain.vault import IgnoreRules
+
+    rules = IgnoreRules(pathspec.GitIgnoreSpec.from_lines(["Templates/"]))
+    assert excluded(rel, rules, is_dir=is_dir) == reason

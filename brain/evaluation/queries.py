@@ -3,8 +3,9 @@
     {"id": "q001", "query": "...", "type": "theme", "relevant": ["notes/a.md"], "partial": ["notes/b.md"]}
 
 ``relevant`` paths are vault-relative; ``partial`` is accepted and not scored; other fields are
-ignored. Every problem in the file is reported at once, by line number, so a labeller fixes
-the file in one pass.
+ignored. Every problem in the file is reported at once, by line number (bad fields, duplicate
+ids, and relevant paths missing from the vault, even on a line with other problems), so a
+labeller fixes the file in one pass.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ class EvalQuery:
 
 
 def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | None = None) -> list[EvalQuery]:
-    """Parse and validate ``path``; with ``vault``, also check every relevant path exists there."""
+    """Parse and validate ``path``; with ``vault``, also check every relevant path exists there.
+
+    Every problem is reported in one ``QueryFileError``: bad lines and relevant paths missing
+    from the vault together (the paths of a bad line are checked too)."""
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
@@ -48,16 +52,33 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
         raise QueryFileError(f"query file not found: {source}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise QueryFileError(f"cannot read the query file {source}: {exc}") from exc
-    queries = parse_queries(text, str(source))
+    parsed = _parse(text)
+    missing: list[str] = []
+    root = None
     if vault is not None:
-        check_relevant_paths(queries, Path(vault), str(source))
-    return queries
+        root = Path(vault).expanduser().resolve()
+        missing = _missing_paths(parsed.paths, root)
+    _raise_problems(str(source), parsed, missing, root)
+    return parsed.queries
 
 
 def parse_queries(text: str, name: str = "<queries>") -> list[EvalQuery]:
     """Queries from JSON Lines text; raises ``QueryFileError`` listing every bad line."""
-    problems: list[str] = []
-    queries: list[EvalQuery] = []
+    parsed = _parse(text)
+    _raise_problems(name, parsed, [], None)
+    return parsed.queries
+
+
+@dataclass
+class _Parsed:
+    queries: list[EvalQuery] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    # (line, "line N (id)", path) for every well-formed relevant path, on good lines and bad
+    paths: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def _parse(text: str) -> _Parsed:
+    parsed = _Parsed()
     first_line_of: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -65,24 +86,34 @@ def parse_queries(text: str, name: str = "<queries>") -> list[EvalQuery]:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            parsed.problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue
         if not isinstance(record, dict):
-            problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
+            parsed.problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
             continue
         line_problems = _check_record(record)
+        qid = str(record["id"]) if _valid_id(record.get("id")) else None
+        if qid is not None:
+            # An id is taken by the first line that uses it, valid or not: a duplicate is
+            # reported now, not after the other problems of either line are fixed.
+            if qid in first_line_of:
+                line_problems.append(f"duplicate id {qid!r} (first on line {first_line_of[qid]})")
+            else:
+                first_line_of[qid] = number
+        parsed.problems.extend(f"line {number}: {p}" for p in line_problems)
+        where = f"line {number} ({qid})" if qid is not None else f"line {number}"
+        relevant = record.get("relevant")
+        if isinstance(relevant, list):
+            for item in relevant:
+                rel = _normal_path(item) if isinstance(item, str) and item.strip() else None
+                if rel is not None:
+                    parsed.paths.append((number, where, rel))
         if line_problems:
-            problems.extend(f"line {number}: {p}" for p in line_problems)
             continue
-        qid = str(record["id"])
-        if qid in first_line_of:
-            problems.append(f"line {number}: duplicate id {qid!r} (first on line {first_line_of[qid]})")
-            continue
-        first_line_of[qid] = number
         extra = {k: v for k, v in record.items() if k not in (*REQUIRED, "partial")}
-        queries.append(
+        parsed.queries.append(
             EvalQuery(
-                id=qid,
+                id=str(qid),
                 query=record["query"].strip(),
                 type=record["type"],
                 relevant=tuple(_normal_path(p) for p in record["relevant"]),
@@ -91,11 +122,24 @@ def parse_queries(text: str, name: str = "<queries>") -> list[EvalQuery]:
                 extra=extra,
             )
         )
-    if problems:
-        raise QueryFileError(_listing(f"{name}: {len(problems)} problem(s) in the query file", problems), problems)
-    if not queries:
+    return parsed
+
+
+def _raise_problems(name: str, parsed: _Parsed, missing: list[str], root: Path | None) -> None:
+    """One error listing every problem: bad lines first, then paths not in the vault."""
+    sections = []
+    if parsed.problems:
+        sections.append(_listing(f"{name}: {len(parsed.problems)} problem(s) in the query file", parsed.problems))
+    if missing:
+        sections.append(_listing(f"{name}: {len(missing)} relevant path(s) are not notes in the vault {root}", missing))
+    if sections:
+        raise QueryFileError("\n".join(sections), parsed.problems + missing)
+    if not parsed.queries:
         raise QueryFileError(f"{name}: no queries (expected one JSON object per line)")
-    return queries
+
+
+def _valid_id(qid: object) -> bool:
+    return isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != ""
 
 
 def _check_record(record: dict) -> list[str]:
@@ -103,8 +147,7 @@ def _check_record(record: dict) -> list[str]:
     missing = [key for key in REQUIRED if key not in record]
     if missing:
         problems.append(f"missing field(s): {', '.join(missing)}")
-    qid = record.get("id")
-    if "id" in record and (not isinstance(qid, (str, int)) or isinstance(qid, bool) or str(qid).strip() == ""):
+    if "id" in record and not _valid_id(record["id"]):
         problems.append("id must be a non-empty string")
     query = record.get("query")
     if "query" in record and (not isinstance(query, str) or not query.strip()):
@@ -140,16 +183,14 @@ def _normal_path(path: str) -> str | None:
 def check_relevant_paths(queries: list[EvalQuery], vault: Path, name: str = "<queries>") -> None:
     """Every ``relevant`` path must be a note in ``vault``; lists every one that is not."""
     root = vault.expanduser().resolve()
-    problems = []
-    for q in queries:
-        for rel in q.relevant:
-            if not (root / rel).is_file():
-                problems.append(f"line {q.line} ({q.id}): {rel}")
-    if problems:
-        raise QueryFileError(
-            _listing(f"{name}: {len(problems)} relevant path(s) are not notes in the vault {root}", problems),
-            problems,
-        )
+    paths = [(q.line, f"line {q.line} ({q.id})", rel) for q in queries for rel in q.relevant]
+    missing = _missing_paths(paths, root)
+    if missing:
+        _raise_problems(name, _Parsed(queries=queries), missing, root)
+
+
+def _missing_paths(paths: list[tuple[int, str, str]], root: Path) -> list[str]:
+    return [f"{where}: {rel}" for _, where, rel in paths if not (root / rel).is_file()]
 
 
 def _listing(head: str, problems: list[str]) -> str:

@@ -118,12 +118,12 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
     outcomes: list[QueryOutcome] = []
     seen: dict[str, int] = {}  # per-query warnings, counted here instead of logged per query
     ab_rows = 0
-    conn = None
-    if ab_source:
-        from ..db import open_db
+    with contextlib.ExitStack() as stack:
+        conn = None
+        if ab_source:  # a damaged or read-only brain.db, at open or mid-run, is one line
+            from ..db import connection
 
-        conn = open_db()
-    try:
+            conn = stack.enter_context(connection())
         with _quiet_log():
             for q in queries:
                 by_mode = {}
@@ -146,9 +146,6 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
                         on_step(1)
                 if conn is not None:
                     ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
-    finally:
-        if conn is not None:
-            conn.close()
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
     summary: dict[str, dict] = {}

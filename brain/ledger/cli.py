@@ -88,7 +88,14 @@ def stop() -> None:
 
 
 @click.command()
-@click.option("-n", "--limit", default=10, show_default=True, help="How many turns.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many turns.",
+)
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")
 @click.option(
@@ -96,6 +103,7 @@ def stop() -> None:
 )
 @click.option(
     "--days",
+    type=click.IntRange(min=1),
     default=14,
     show_default=True,
     help="With --stats: how many days (with turns) to list per day.",
@@ -113,21 +121,21 @@ def turns(
       brain turns --stats
       brain turns --session 491e126e --json
     """
-    from ..db import open_db
+    from ..db import connection
     from .store import recent_turns, turn_stats
 
-    conn = open_db()
-    try:
+    # Reading only: a read-only brain home or database file still answers.
+    with connection(read_only=True) as conn:
         if stats:
             data = turn_stats(conn, project=project, session=session, days=days)
-            if as_json:
-                emit_json(data)
-            else:
-                click.echo(_format_stats(data, days))
-            return
-        rows = recent_turns(conn, limit=limit, session=session, project=project)
-    finally:
-        conn.close()
+        else:
+            rows = recent_turns(conn, limit=limit, session=session, project=project)
+    if stats:
+        if as_json:
+            emit_json(data)
+        else:
+            click.echo(_format_stats(data, days))
+        return
     if as_json:
         emit_json(rows)
     elif not rows:

@@ -4,7 +4,8 @@ Claude Code runs ``brain hook stop`` after every assistant turn with a JSON obje
 stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
 ``stop_hook_active``, newer versions also ``prompt_id`` and ``last_assistant_message``).
 The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
-hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s).
+hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s). It reads
+the same ``.env`` files as the CLI (``config.load_dotenv_files``).
 Standard library only, and no click: this runs on every turn of every session.
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import open_db
+from ..db import connection
 from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
 from .transcript import Turn, read_last_turn
@@ -29,6 +30,10 @@ LOG_MAX_BYTES = 1_000_000
 
 def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
+    try:
+        config.load_dotenv_files()  # the settings `brain turns` reads, BRAIN_DB above all
+    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
+        _log_exception(exc)
     watchdog = _start_watchdog(_budget())
     try:
         if sys.stdin is None or sys.stdin.isatty():
@@ -76,11 +81,8 @@ def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict
     )
     if turn.lagging:
         row["ended_at"] = utc_now()  # the final text is newer than anything in the file
-    conn = open_db(db_path)
-    try:
+    with connection(db_path) as conn:
         write_turn(conn, row)
-    finally:
-        conn.close()
     return row
 
 
@@ -157,7 +159,7 @@ def log(message: str) -> None:
                 os.replace(path, folder / "hook.log.1")
         except FileNotFoundError:
             pass
-        with open(path, "a", encoding="utf-8") as f:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(f"{utc_now()} pid={os.getpid()} {message}\n")
     except Exception:  # noqa: BLE001 - a broken log must not break the hook
         pass

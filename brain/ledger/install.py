@@ -1,7 +1,9 @@
 """Add or remove the ``brain hook stop`` entry in a Claude Code ``settings.json``.
 
 The merge keeps every other setting and hook of the user, is idempotent, backs the file
-up before changing it, and reports what it did. The command written names the installed
+up before changing it, and reports what it did. The file keeps its mode and owner (a 0600
+file stays 0600, and so is its backup), a symlinked file is written through to its target,
+and a read-only one is left alone. The command written names the installed
 ``brain`` by absolute path (Claude Code's shell may not have the user's virtualenv or
 PATH), shell-quoted, with ``BRAIN_HOME``/``BRAIN_DB`` baked in when they are set.
 """
@@ -13,7 +15,9 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +87,21 @@ def is_ours(command: Any) -> bool:
     return isinstance(command, str) and bool(_OURS.search(command.strip()))
 
 
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+def _load(path: Path) -> dict[str, Any] | None:
+    """The settings in ``path``, or None when there is no such file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); "
+            "fix it, then run this again"
+        ) from exc
     if not text.strip():
         return {}
     try:
@@ -123,26 +135,98 @@ def _our_entries(groups: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any]
 
 
 def _save(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
-    backup = None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``data`` to ``path`` as the file it replaces was: same mode, owner and place.
+
+    A symlinked settings file (dotfiles) is written through: its target changes, the link
+    stays. A read-only file is refused. The new content goes to a temporary file beside
+    the target, then replaces it in one step, so no half-written settings file is ever
+    seen; on any error the settings file is unchanged.
+    """
+    target = Path(os.path.realpath(path))
+    original = None
     if existed:
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while backup.exists():  # two changes within a second keep both backups
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-            n += 1
-        shutil.copy2(path, backup)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # never leave a half-written settings file
+        try:
+            original = target.stat()
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        if not (original.st_mode & 0o222) or not os.access(target, os.W_OK):
+            raise ConfigError(
+                f"{path} is read-only: make it writable (chmod u+w) and run this again, "
+                "or add the hook by hand"
+            )
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    backup = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if original is not None:
+            backup = _backup(path, target, original)
+        _replace(target, text.encode("utf-8"), original)
+    except OSError as exc:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+        where = exc.filename or target
+        raise ConfigError(
+            f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged"
+        ) from exc
     return backup
+
+
+def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
+    """A copy of ``target`` beside ``path``, no more readable than the original."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    n = 0
+    while True:
+        # Two changes within a second keep both backups.
+        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            n += 1
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(target.read_bytes())
+        _copy_owner_and_mode(backup, original)
+    except BaseException:
+        backup.unlink(missing_ok=True)
+        raise
+    return backup
+
+
+def _replace(target: Path, content: bytes, original: os.stat_result | None) -> None:
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")  # 0600
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+        if original is not None:
+            _copy_owner_and_mode(tmp, original)
+        else:  # a new file: what the user's umask gives
+            umask = os.umask(0o022)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _copy_owner_and_mode(path: Path, original: os.stat_result) -> None:
+    if hasattr(os, "chown") and (original.st_uid, original.st_gid) != (os.getuid(), os.getgid()):
+        try:  # root editing a user's file leaves it theirs; anyone else cannot, and need not
+            os.chown(path, original.st_uid, original.st_gid)
+        except OSError:
+            pass
+    os.chmod(path, stat.S_IMODE(original.st_mode))
 
 
 def install(path: Path, command: str | None = None) -> Change:
     """Add (or update) the brain Stop hook in the settings file at ``path``."""
     command = command or hook_command()
-    existed = path.exists()
-    data = _load(path)
+    loaded = _load(path)
+    existed = loaded is not None
+    data = loaded if loaded is not None else {}
     groups = _stop_groups(data, path)
     ours = _our_entries(groups)
     if any(hook.get("command") == command for _, hook in ours) and len(ours) == 1:
@@ -171,9 +255,9 @@ def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]
 
 def uninstall(path: Path) -> Change:
     """Remove every brain Stop hook from the settings file at ``path``, nothing else."""
-    if not path.exists():
-        return Change(path, False, f"not installed: {path} does not exist")
     data = _load(path)
+    if data is None:
+        return Change(path, False, f"not installed: {path} does not exist")
     hooks = data.get("hooks")
     groups = hooks.get(EVENT) if isinstance(hooks, dict) else None
     ours = _our_entries(groups) if isinstance(groups, list) else []

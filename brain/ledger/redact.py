@@ -1,13 +1,21 @@
 """Mask secrets in text before a turn reaches the database.
 
 Shapes covered: API keys (``sk-…``, ``ghp_…`` and the other GitHub prefixes, ``AKIA…``,
-``xox?-…``, ``AIza…``), bearer and basic auth headers, PEM private keys, credentials in
-URLs, and ``password=``-style arguments (``key=value``, ``key: value``, ``--password x``).
+``xox?-…``, ``AIza…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
+credentials in URLs, ``password=``-style arguments (``key=value``, ``key: value``,
+``--password x``), and the password options of command-line clients (``mysql -pX``,
+``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``).
 The key name or prefix stays so a reader knows what was there; the value becomes ``***``.
+
+Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
+of a private key without its BEGIN line, and any long token that looks like key material
+(40+ characters of base64 with both cases and digits, and none of the words and structure
+of a path or an identifier; a bare AWS secret key is one).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -18,12 +26,17 @@ _SECRET_WORDS = (
     r"|credentials?"
 )
 _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
+# The rest of one shell command, shortest first: a client's options up to the password one.
+# Bounded, so a text with many client names costs a fixed amount per name.
+_SAME_COMMAND = r"[^\n;&|]{0,400}?"
 
 # (triggers, pattern, replacement), in order: whole private keys first, then typed keys
 # and headers, then key=value forms. A rule runs only when one of its triggers occurs in
 # the lower-cased text, so the hook compiles (re caches) just the patterns it needs.
 # A replacement of None masks group 2 and keeps group 1 (see _mask_value).
-_RULES: list[tuple[tuple[str, ...], str, str | None]] = [
+# Patterns that may start inside a run of word characters begin with a look-behind, so
+# each run is tried once: the text is masked before it is clipped, so it may be long.
+_RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("private key",),
         r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)",
@@ -47,18 +60,47 @@ _RULES: list[tuple[tuple[str, ...], str, str | None]] = [
         r"(?i)\b(bearer\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
         r"\1" + MASK,
     ),
+    # A JSON web token: header.payload.signature, the first two base64url JSON objects.
+    (("eyj",), r"\b(eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
     # user:password@ in a URL
-    (("://",), r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)", r"\1" + MASK + r"\2"),
+    (
+        ("://",),
+        r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)",
+        r"\1" + MASK + r"\2",
+    ),
+    # Password options of command-line clients, within the same command only: mysql's -p
+    # takes its value attached (-pSECRET; a lone -p prompts, and -P is the port).
+    (
+        ("mysql", "mariadb"),
+        rf"((?i:\b(?:mysql\w*|mariadb[\w-]*))\b{_SAME_COMMAND}\s-p){_VALUE}",
+        None,
+    ),
+    (("sshpass",), rf"((?i:\bsshpass)\b{_SAME_COMMAND}\s-p\s*){_VALUE}", None),
+    (("redis-cli",), rf"(\bredis-cli\b{_SAME_COMMAND}\s(?:-a\s*|--pass\s+)){_VALUE}", None),
+    # curl -u user:password (and --user, -U/--proxy-user): the user stays.
+    (
+        ("curl",),
+        rf"(\bcurl\b{_SAME_COMMAND}\s(?:-[uU]\s*|--(?:proxy-)?user(?:\s+|=))){_VALUE}",
+        "user_password",
+    ),
+    # aws configure set aws_secret_access_key VALUE (no "=", so the rule below misses it)
+    (
+        ("configure",),
+        rf"(?i)(\bconfigure\s+set\b{_SAME_COMMAND}\s(?:[\w-]+\.)*"
+        rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+){_VALUE}",
+        None,
+    ),
     # --password value, --api-key=value on a command line
     (
         ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)(--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
+        rf"(?i)((?<![\w-])--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
         None,
     ),
     # password=value, "api_key": "value", DB_PASSWORD=value, aws_secret_access_key = value
+    # (the match starts at the secret word: what comes before it in the name stays anyway)
     (
         ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)\b([a-z0-9_\-]*(?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}",
+        rf"(?i)((?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}",
         None,
     ),
 ]
@@ -74,12 +116,96 @@ def _mask_value(match: re.Match[str]) -> str:
     return f"{key}{quote}{MASK}{quote}"
 
 
+def _mask_user_password(match: re.Match[str]) -> str:
+    # "user:password" keeps the user; a value without a colon is a user alone (curl prompts).
+    key, value = match.group(1), match.group(2)
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    user, colon, password = value.strip("\"'").partition(":")
+    if not colon or not password or password.startswith((MASK, "$")):
+        return match.group(0)
+    return f"{key}{quote}{user}:{MASK}{quote}"
+
+
+_REPLACERS = {None: _mask_value, "user_password": _mask_user_password}
+
+# A private key's body without its BEGIN line (a text that starts inside the key): the
+# base64 lines just before an END line.
+_PEM_END = r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY)-----"
+_BASE64_LINE = r"[A-Za-z0-9+/=]+"
+
+# Long tokens: runs of base64 (and base64url) characters. A run right after a "." with a
+# "/" in it is the path of a URL ("github.com/…"), not a token.
+_TOKEN = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{40,}"
+_WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])"
+# Thresholds measured on random keys (40 characters of base64: ~0.2% missed, none from 64
+# characters on) against the paths, URLs, identifiers and hashes of two real vaults, real
+# transcripts and Python packages (none masked): see tests/test_hardening_ledger.py.
+_MAX_WORDY = 0.7  # share of the token in words ("Button", "components", "SQL")
+_MIN_ENTROPY = 4.2  # bits per character
+_MIN_SWITCHES = 0.3  # changes between upper case, lower case and digits, per character
+_SAMPLE = 512
+
+
+def _looks_random(token: str) -> bool:
+    """Whether ``token`` has the shape of key material rather than of a name or a path."""
+    if len(token) > 2 * _SAMPLE:  # judge a long run by its two ends, at a fixed cost
+        return _looks_random(token[:_SAMPLE]) or _looks_random(token[-_SAMPLE:])
+    if token.islower() or token.isupper() or not any(c.isdigit() for c in token):
+        return False  # hex digests, commit ids, CONSTANT_NAMES: one case only, or no digit
+    if sum(len(w) for w in re.findall(_WORD, token)) >= _MAX_WORDY * len(token):
+        return False
+    counts: dict[str, int] = {}
+    for c in token:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(token)
+    entropy = -sum(k / n * math.log2(k / n) for k in counts.values())
+    if entropy < _MIN_ENTROPY:
+        return False
+    switches = letters = 0
+    for segment in re.findall(r"[A-Za-z0-9]+", token):
+        letters += len(segment)
+        kinds = [0 if c.isupper() else 1 if c.islower() else 2 for c in segment]
+        switches += sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    return switches >= _MIN_SWITCHES * letters
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    token = match.group(0)
+    before = match.string[match.start() - 1] if match.start() else ""
+    if before == "." and "/" in token:
+        return token
+    return MASK if _looks_random(token) else token
+
+
+def _mask_pem_bodies(text: str) -> str:
+    """Mask the base64 lines right before each private key's END line."""
+    out: list[str] = []
+    done = 0  # text before this offset is settled
+    for end in re.finditer(_PEM_END, text):
+        start = end.start()
+        first = start  # the first body line found so far
+        while first > done and text[first - 1] == "\n":
+            line_start = text.rfind("\n", done, first - 1) + 1 or done
+            line = text[line_start : first - 1].rstrip("\r")
+            if not line or not re.fullmatch(_BASE64_LINE, line):
+                break
+            first = line_start
+        if first < start:
+            out.append(text[done:first] + MASK + "\n")
+            done = start
+    return "".join(out) + text[done:] if out else text
+
+
 def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
     lowered = text.lower()
     for triggers, pattern, replacement in _RULES:
         if any(t in lowered for t in triggers):
-            text = re.sub(pattern, replacement if replacement is not None else _mask_value, text)
+            text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
+    if "-----END" in text:
+        text = _mask_pem_bodies(text)
+    if any(len(piece) >= 40 for piece in text.split()):  # a cheap test before the regex
+        text = re.sub(_TOKEN, _mask_token, text)
     return text
 
 

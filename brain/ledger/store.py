@@ -1,7 +1,8 @@
 """Write and read the ``turns`` table of the brain database.
 
-``write_turn`` masks secrets in every text before it reaches SQLite and upserts on
-``turn_key``, so a repeated Stop for one turn updates its row. Standard library only.
+``write_turn`` masks secrets in every text before it reaches SQLite (and replaces lone
+UTF-16 surrogates, which SQLite cannot store) and upserts on ``turn_key``, so a repeated
+Stop for one turn updates its row. Standard library only.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sqlite3
 import time
 from typing import Any
 
+from ..db import storable
 from .redact import redact_value
 from .transcript import Turn
 
@@ -37,6 +39,7 @@ TEXT_COLUMNS = (
     "claude_version",
 )
 COLUMNS = ("turn_key", *TEXT_COLUMNS, *JSON_COLUMNS, "byte_start", "byte_end")
+SQLITE_INT_MAX = 2**63 - 1  # a larger LIMIT overflows the binding; this one means "all"
 
 _UPSERT = (
     f"INSERT INTO turns (created_at, updated_at, {', '.join(COLUMNS)}) "
@@ -67,7 +70,7 @@ def turn_row(turn: Turn, *, turn_key: str, project: str | None) -> dict[str, Any
 
 def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None) -> None:
     """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked."""
-    values = {c: redact_value(row.get(c)) for c in COLUMNS}
+    values = {c: redact_value(storable(row.get(c))) for c in COLUMNS}
     for column in TEXT_COLUMNS:
         if values[column] == "":
             values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
@@ -114,7 +117,7 @@ def recent_turns(
     rows = conn.execute(
         f"SELECT * FROM turns {where} "
         "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
-        (*args, limit),
+        (*args, min(limit, SQLITE_INT_MAX)),
     ).fetchall()
     return [_decode(r) for r in rows]
 
@@ -148,19 +151,19 @@ def turn_stats(
         f"SELECT {day} AS day, COALESCE(project, '?') AS project, COUNT(*) AS turns "
         f"FROM turns {where} {'AND' if where else 'WHERE'} {day} IN ({recent_days}) "
         "GROUP BY 1, 2 ORDER BY 1 DESC, 3 DESC, 2",
-        (*args, *args, max(days, 1)),
+        (*args, *args, min(max(days, 1), SQLITE_INT_MAX)),
     ).fetchall()
     tools = conn.execute(
         f"SELECT j.key AS tool, SUM(j.value) AS uses, COUNT(*) AS turns "
         f"FROM turns, json_each(turns.tools) AS j {where} "
         "GROUP BY j.key ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, top),
+        (*args, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     files = conn.execute(
         f"SELECT j.value AS file, COUNT(*) AS turns "
         f"FROM turns, json_each(turns.files_written) AS j {where} "
         "GROUP BY j.value ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, top),
+        (*args, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     return {
         "turns": total,

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .redact import redact
+
 INITIAL_BLOCK = 256 * 1024
 MAX_READ = 16 * 1024 * 1024
 
@@ -28,6 +30,11 @@ MAX_COMMANDS = 50
 MAX_FILES = 200
 MAX_ERRORS = 20
 MAX_DECISIONS = 10
+# Characters masked beyond each cut of a clip. A secret cut by the window's edge is either
+# recognised as a fragment (a key's body, a long token) or short (a password): it must stay
+# in the margin, outside the part kept.
+MASK_MARGIN = 4096
+MASK_WINDOW_MAX = 65_536  # a text that masks down to almost nothing stops growing here
 
 # tool name -> the input field holding the path
 WRITE_TOOLS = {
@@ -122,12 +129,41 @@ class Turn:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, keeping the head and the (often telling) tail."""
+    """``text`` masked, then cut to ``limit`` characters, keeping the head and the tail.
+
+    Masking comes first: a cut inside a secret would leave a piece of it (the tail of a
+    password, most of a key) that no longer looks like one. A long text is masked in two
+    windows, each ``MASK_MARGIN`` wider than the part kept, so the cost stays bounded.
+    """
     text = text.strip()
-    if len(text) <= limit:
-        return text
+    if len(text) <= limit + 2 * MASK_MARGIN:
+        text = redact(text).strip()
+        if len(text) <= limit:
+            return text
+        head_part, tail_part = text, text
+    else:
+        head_part = _masked_window(text, limit // 3, from_end=False)
+        tail_part = _masked_window(text, limit - limit // 3 - 3, from_end=True)
     head = limit // 3
-    return text[:head].rstrip() + " … " + text[-(limit - head - 3) :].lstrip()
+    return head_part[:head].rstrip() + " … " + tail_part[-(limit - head - 3) :].lstrip()
+
+
+def _masked_window(text: str, keep: int, *, from_end: bool) -> str:
+    """The first (or last) ``keep`` characters of ``text`` after masking, read off a window.
+
+    The window's far edge may cut a secret; that piece stays outside the part kept as
+    long as masking left at least ``MASK_MARGIN // 2`` characters beyond it (masks shrink
+    text), else the window doubles, up to ``MASK_WINDOW_MAX``.
+    """
+    window = keep + MASK_MARGIN
+    while True:
+        masked = redact(text[-window:] if from_end else text[:window])
+        if (
+            window >= min(len(text), MASK_WINDOW_MAX)
+            or len(masked) >= keep + MASK_MARGIN // 2
+        ):
+            return masked[-keep:] if from_end else masked[:keep]
+        window *= 2
 
 
 def iter_lines_backward(

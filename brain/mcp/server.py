@@ -177,37 +177,26 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 def _instructions(root: Path) -> str:
     """The server's instructions, naming the vault and its size (read from the index, cheaply)."""
     about = f" at {root}"
-    try:
-        import sqlite3
+    from ..index.store import IndexStore
 
-        db = config.index_dir(root) / "index.db"
-        if db.exists():
-            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-            try:
-                notes = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
-            finally:
-                conn.close()
-            about += f" ({notes} notes)"
-    except Exception:  # noqa: BLE001 - the instructions are a courtesy
-        pass
+    notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
+    if notes is not None:
+        about += f" ({notes} notes)"
     return INSTRUCTIONS.format(about=about)
 
 
 def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> list[dict[str, Any]]:
-    from ..db import open_db
+    from ..db import connection
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
     after = parse_since(since).replace(" ", "T") if since else None
-    conn = open_db()
-    try:
+    with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
         return recent_turns(conn, limit=limit, project=project, text=text, since=after)
-    finally:
-        conn.close()
 
 
 def _status(root: Path, backend: Backend) -> dict[str, Any]:
-    from ..indexer import vault_status
+    from ..index.status import vault_status
 
     st = vault_status(root)
     server = client.status(root) if backend.use_server else None

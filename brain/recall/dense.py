@@ -10,8 +10,8 @@ from .types import DEFAULT_DEPTH, Candidate
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..store import IndexStore
-    from ..vectors import VectorIndex
+    from ..index.store import IndexStore
+    from ..index.vectors import VectorIndex
 
 
 def dense_search(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .types import Gate
 
 if TYPE_CHECKING:
-    from ..store import IndexStore
+    from ..index.store import IndexStore
 
 # Words that make a query a question or a request, not a name.
 _QUESTION_WORDS = {

@@ -17,7 +17,7 @@ from .types import DEFAULT_MAX_NEW, DEFAULT_SEEDS, Candidate, Via
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..store import IndexStore
+    from ..index.store import IndexStore
 
 
 def first_via(store: IndexStore, seeds: Sequence[tuple[int, str, str]], skip: set[int]) -> dict[int, Via]:

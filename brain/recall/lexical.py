@@ -15,7 +15,7 @@ from .dense import candidates_for
 from .types import DEFAULT_DEPTH, Candidate
 
 if TYPE_CHECKING:
-    from ..store import IndexStore
+    from ..index.store import IndexStore
 
 # Column weights for bm25(): title, heading, text.
 WEIGHTS = (4.0, 2.0, 1.0)

@@ -2,8 +2,9 @@
 
 ``brain ask``, ``brain eval`` and the server all open their recaller here. Before answering,
 notes changed since the last index are indexed (``update=True``), sharing one model load with
-the recaller; with ``update=False`` the index answers as it is and the result says how many
-notes are stale. Nothing is ever answered silently from a stale index.
+the recaller; with ``update=False``, or when the index cannot be written now (another writer,
+a read-only brain home), the index answers as it is and the result says how many notes are
+stale. Nothing is ever answered silently from a stale index.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import NoIndexError
+from ..errors import NoIndexError, NotWritableError
+from ..index.store import INDEX_FILE, IndexStore, index_errors
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, Recaller
 
@@ -37,56 +40,81 @@ def open_recaller(
     is a ``NoIndexError`` telling the user to run ``brain index``. ``embedder`` is used as is
     (tests, benchmarks); by default the index's own model is loaded on first use.
     """
-    from ..indexer import VaultLocked, check_model, index_vault, pending_changes
-    from ..store import IndexStore
-    from ..vectors import load_current
-
     root = resolve_vault(vault)
     directory = config.index_dir(root)
-    model = embedder.name if embedder else config.embed_model_name()
-    lazy = embedder or LazyEmbedder(model)
-    if build and not (directory / "index.db").exists():
-        index_vault(root, embedder=embedder, model_name=model, progress=progress, load=_shared(lazy))
-    if not (directory / "index.db").exists():
+    lazy = embedder or LazyEmbedder(config.embed_model_name())
+    if build and not (directory / INDEX_FILE).exists():
+        _index(root, lazy, embedder, progress)
+    if not (directory / INDEX_FILE).exists():
         raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    with index_errors(directory, root):
+        store = IndexStore.open(directory, create=False, readonly_ok=True)
+        try:
+            return _open(root, store, lazy, embedder, update or build, progress, rerank_model)
+        except BaseException:
+            store.close()
+            raise
+
+
+def _open(
+    root: Path,
+    store: IndexStore,
+    lazy: Embedder,
+    embedder: Embedder | None,
+    update: bool,
+    progress: bool,
+    rerank_model: str | None | bool,
+) -> Recaller:
+    from ..index import changes
+    from ..index.indexer import check_model
+
+    timings: dict[str, float] = {}
     warnings: list[str] = []
     stale = 0
-    timings: dict[str, float] = {}
     started = time.perf_counter()
-    store = IndexStore.open(directory, create=False)
-    try:
-        check_model(store, model)
-        if build and store.get_meta("model") is None:  # an empty index: a build that embedded nothing yet
-            index_vault(root, embedder=embedder, model_name=model, progress=progress, load=_shared(lazy))
-        if not store.get_meta("model"):
-            raise NoIndexError(f"the index for {root} is empty: run `brain index --vault {root}`")
-        pending = pending_changes(root, store)
-        if pending and update:
-            try:
-                index_vault(root, embedder=embedder, model_name=model, progress=progress, load=_shared(lazy))
-            except VaultLocked:
-                stale = pending
-                warnings.append(
-                    f"{pending} notes changed since the last index and another `brain index` is running; "
-                    "answering from the index as it is"
-                )
-        elif pending:
+    check_model(store, lazy.name)
+    pending = changes.plan(root, store).pending
+    if pending and update:
+        why = _update(root, store, lazy, embedder, progress)
+        if why:
             stale = pending
             warnings.append(
-                f"{pending} notes changed since the last index (--no-update): results may be stale; run `brain index`"
+                f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                "answering from the index as it is"
             )
-        for message in warnings:
-            log.warning("%s", message)
-        timings["update"] = _ms(started)
-        started = time.perf_counter()
-        vectors = load_current(store, int(store.get_meta("dim") or 0))
-        timings["load_index"] = _ms(started)
-    except BaseException:
-        store.close()
-        raise
+    elif pending:
+        stale = pending
+        warnings.append(
+            f"{pending} notes changed since the last index (--no-update): results may be stale; run `brain index`"
+        )
+    if not store.get_meta("model"):  # nothing embedded: the vault has no notes, or they wait
+        raise NoIndexError(_empty_message(root, store, warnings))
+    for message in warnings:
+        log.warning("%s", message)
+    timings["update"] = _ms(started)
+    started = time.perf_counter()
+    from ..index.vectors import load_current
+
+    vectors = load_current(store, int(store.get_meta("dim") or 0))
+    timings["load_index"] = _ms(started)
     recaller = Recaller(store, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
     recaller.timings_ms.update(timings)
     return recaller
+
+
+def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
+    """Index what changed; None when done, else why it could not be done now."""
+    from ..index.indexer import VaultLocked
+
+    if store.readonly:
+        return f"the index folder {store.directory} is read-only"
+    try:
+        _index(root, lazy, embedder, progress)
+    except VaultLocked:
+        return "another `brain index` is running"
+    except NotWritableError as exc:
+        return str(exc)
+    return None
 
 
 def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | None | bool = True) -> Recaller:
@@ -97,12 +125,11 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | None | 
     from it before it is returned: a query through it never mixes two index states. It never
     indexes: ``brain serve``'s watcher does, then opens a new snapshot and swaps it in.
     """
-    from ..indexer import check_model
-    from ..store import IndexStore
-    from ..vectors import snapshot_vectors
+    from ..index.indexer import check_model
+    from ..index.vectors import snapshot_vectors
 
     directory = config.index_dir(root)
-    if not (directory / "index.db").exists():
+    if not (directory / INDEX_FILE).exists():
         raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
     store = IndexStore.open_snapshot(directory)
     try:
@@ -126,13 +153,31 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | None | 
     return recaller
 
 
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 2)
+def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
+    from ..index.indexer import index_vault
+
+    index_vault(root, embedder=embedder, model_name=lazy.name, progress=progress, load=_shared(lazy))
 
 
-def _shared(lazy: Embedder):  # -> Callable[[str], Embedder]
+def _shared(lazy: Embedder) -> Callable[[str], Embedder]:
     """The indexer's model loader: the recaller's own model, loaded once for both."""
+
     def load(_name: str) -> Embedder:
         return lazy.loaded() if isinstance(lazy, LazyEmbedder) else lazy
 
     return load
+
+
+def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
+    if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
+        return f"the index for {root} holds no notes yet and could not be updated now: {warnings[0]}"
+    if store.get_meta("indexed_at") is None:
+        return f"the index for {root} is empty: run `brain index --vault {root}`"
+    skipped = len(store.skipped())
+    return f"the vault {root} has no notes to search: `brain index` found no markdown notes in it" + (
+        f" ({skipped} files skipped; `brain status --vault {root} -v` lists them)" if skipped else ""
+    )
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

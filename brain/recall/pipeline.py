@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from .. import config
 from ..errors import BrainError, ConfigError
+from ..index.store import index_errors
 from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embed import Embedder
-    from ..store import IndexStore
-    from ..vectors import VectorIndex
+    from ..index.store import IndexStore
+    from ..index.vectors import VectorIndex
 
 __all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 
@@ -143,8 +144,9 @@ class Recaller:
         """Run several modes for one query, sharing the embedding, the lanes and the rerank scores."""
         parsed = [Mode.parse(m) for m in modes]
         settings = settings or RecallSettings()
-        state = self.prepare(query, settings)
-        return [self._answer(state, mode, settings) for mode in parsed]
+        with index_errors(self.store.directory, self.root):  # a damaged index is one line, not a traceback
+            state = self.prepare(query, settings)
+            return [self._answer(state, mode, settings) for mode in parsed]
 
     def prepare(self, query: str, settings: RecallSettings) -> QueryState:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""

@@ -16,7 +16,7 @@ from .types import DEFAULT_PPR_ALPHA
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..store import IndexStore
+    from ..index.store import IndexStore
 
 
 class LinkGraph:

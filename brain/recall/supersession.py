@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..links import Link, Resolver
 
 if TYPE_CHECKING:
-    from ..store import IndexStore
+    from ..index.store import IndexStore
 
 _FORWARD = ("superseded_by", "superseded-by", "supersededby", "replaced_by", "replaced-by")
 _BACKWARD = ("supersedes", "replaces")

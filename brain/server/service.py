@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError
-from ..indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
+from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
-from ..store import IndexStore
+from ..index.store import IndexStore
 from . import protocol
 from .watcher import Batch, VaultWatcher
 

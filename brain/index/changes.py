@@ -1,0 +1,124 @@
+"""Which files changed since the last index run, classified once for `index`, `status` and recall.
+
+Two steps, the cheap one first:
+
+1. ``plan``: walk the vault and compare each file's size and mtime with its row. Matching
+   files are unchanged without being read; a file skipped for its content before (binary, too
+   large, unreadable) with the same stat stays skipped without being read; notes whose file is
+   gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
+   recall's staleness check.
+2. ``read``: read each candidate and say what it is: ``touched`` (same bytes, new stat),
+   ``new``, ``changed``, ``renamed`` (a new path holding the bytes of a deleted note), or
+   ``skipped`` (binary, too large, unreadable). It updates the plan as it goes: a renamed note
+   is no longer deleted, a note that became unreadable is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..notes import content_hash
+from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, scan
+from .store import IndexStore, SkipRecord
+
+TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
+
+
+@dataclass
+class Plan:
+    """What a walk of the vault found, by size and mtime only."""
+
+    unchanged: list[VaultFile]
+    candidates: list[tuple[VaultFile, int | None]]  # (file, its note id, or None for a new path)
+    deleted: dict[str, int]  # path → note id, for notes whose file is gone
+    skipped: list[Skipped]
+    stats: dict[str, tuple[int, int]]  # content skips: path → (size, mtime_ns) when read
+    ignore_warnings: list[str] = field(default_factory=list)  # what was wrong with .brainignore
+
+    @property
+    def pending(self) -> int:
+        """Notes that may have changed (new, changed, deleted) since the last index."""
+        return len(self.candidates) + len(self.deleted)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One candidate, read: what it turned out to be."""
+
+    kind: str  # TOUCHED, NEW, CHANGED, RENAMED or SKIPPED
+    file: VaultFile
+    note_id: int | None  # the note it updates (touched, changed), or the one it moves (renamed)
+    data: bytes | None = None  # the file's bytes, unless skipped
+    skip: Skipped | None = None
+    old_path: str | None = None  # renamed: where the note was
+
+
+def plan(root: Path, store: IndexStore) -> Plan:
+    """Walk ``root`` and compare it with the index by size and mtime (nothing is read)."""
+    ignore = load_ignore(root)
+    files, skipped = scan(root, ignore)
+    rows = store.note_rows()
+    held = store.skipped_for_content()
+    limit = max_note_bytes()
+    unchanged: list[VaultFile] = []
+    candidates: list[tuple[VaultFile, int | None]] = []
+    stats: dict[str, tuple[int, int]] = {}
+    for file in files:
+        row = rows.get(file.path)
+        if row is not None and row.size == file.size and row.mtime_ns == file.mtime_ns:
+            unchanged.append(file)
+        elif row is None and _still_skipped(file, held.get(file.path), limit):
+            record = held[file.path]
+            skipped.append(Skipped(file.path, record.reason, record.detail))
+            stats[file.path] = (file.size, file.mtime_ns)
+        else:
+            candidates.append((file, row.id if row else None))
+    present = {f.path for f in files}
+    deleted = {path: row.id for path, row in rows.items() if path not in present}
+    skipped.sort(key=lambda s: s.path)
+    return Plan(unchanged, candidates, deleted, skipped, stats, ignore.warnings)
+
+
+def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
+    """Read each candidate of ``changes`` and classify it (see the module docstring)."""
+    limit = max_note_bytes()
+    deleted_by_hash = store.notes_by_hash(list(changes.deleted.values()))
+    for file, note_id in changes.candidates:
+        data, skip = read_note_bytes(file, limit)
+        if skip is not None:
+            changes.skipped.append(skip)
+            changes.stats[skip.path] = (file.size, file.mtime_ns)
+            if note_id is not None:  # it was indexed before; it is not any more
+                changes.deleted[file.path] = note_id
+            yield Change(SKIPPED, file, note_id, skip=skip)
+            continue
+        assert data is not None
+        digest = content_hash(data)
+        if note_id is not None:
+            kind = TOUCHED if store.note_hash(note_id) == digest else CHANGED
+            yield Change(kind, file, note_id, data)
+        elif digest in deleted_by_hash:
+            old_path, old_id = deleted_by_hash.pop(digest)
+            changes.deleted.pop(old_path, None)
+            yield Change(RENAMED, file, old_id, data, old_path=old_path)
+        else:
+            yield Change(NEW, file, None, data)
+
+
+def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:
+    """A file skipped for its content, unchanged since, that would be skipped again: not read,
+    not pending. A raised size limit or a fixed permission brings it back."""
+    if record is None or (record.size, record.mtime_ns) != (file.size, file.mtime_ns):
+        return False
+    if record.reason == "too-large":
+        return file.size > limit
+    if record.reason == "unreadable":  # chmod does not touch the mtime: look again
+        try:
+            os.close(os.open(file.abspath, os.O_RDONLY))
+        except OSError:
+            return True
+        return False
+    return record.reason == "binary"

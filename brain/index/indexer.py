@@ -1,0 +1,304 @@
+"""``brain index``: bring a vault's index up to date, embedding only what changed.
+
+``changes.py`` says what changed: a note whose size and mtime match its row is unchanged
+without being read; otherwise its content hash decides (same bytes: only the stat is
+refreshed; a new path whose bytes match a deleted note: a rename, moved without
+re-embedding). Changed and new notes are parsed, chunked and embedded in batches, and each
+batch is committed in one SQLite transaction with its vectors, so an interrupted run keeps
+what it finished and the next run does the rest. Links are re-resolved once at the end
+(``linking.py``); the FAISS file is brought level last (``vectors.sync``). One writer per
+vault: a lock file beside the index folder. ``--rebuild`` is ``rebuild.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .. import config
+from ..chunking import Chunk, chunk_body, embedding_text
+from ..embed import Embedder, load_embedder
+from ..errors import BrainError, IndexMismatchError
+from ..notes import Note, parse_note
+from ..vault import IGNORE_FILE, VaultFile, resolve_vault
+from . import changes, vectors
+from .linking import resolve_links
+from .rebuild import rebuild as rebuild_beside
+from .rebuild import remove_leftovers
+from .store import IndexStore, index_errors
+
+log = logging.getLogger("brain")
+
+CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
+
+
+@dataclass
+class IndexReport:
+    vault: str
+    model: str
+    notes: int = 0
+    chunks: int = 0
+    embedded: int = 0  # chunks embedded this run
+    removed: int = 0  # notes removed this run
+    skipped: int = 0
+    new: int = 0
+    changed: int = 0
+    renamed: int = 0
+    unchanged: int = 0
+    links: dict[str, int] = field(default_factory=dict)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class VaultLocked(BrainError):
+    pass
+
+
+def lock_path(directory: Path) -> Path:
+    """The vault's writer lock: beside the index folder, so it survives the rebuild swap."""
+    return directory.with_name(directory.name + ".lock")
+
+
+@contextlib.contextmanager
+def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[None]:
+    """One writer per vault index, rebuilds included. Readers never need it (SQLite WAL,
+    a FAISS cache checked against the database, folders swapped whole)."""
+    directory = target.directory if isinstance(target, IndexStore) else target
+    try:
+        import fcntl
+    except ImportError:  # Windows: SQLite's own locking still keeps the data consistent
+        yield
+        return
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(lock_path(directory), "a")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError as exc:
+            raise VaultLocked(f"another `brain index` is running on this vault ({directory})") from exc
+        yield
+    finally:
+        handle.close()
+
+
+def check_model(store: IndexStore, model_name: str) -> None:
+    built_with = store.get_meta("model")
+    if built_with and built_with != model_name:
+        raise IndexMismatchError(
+            f"this vault's index was built with the model {built_with!r}, but BRAIN_EMBED_MODEL is "
+            f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
+            f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
+        )
+
+
+def index_vault(
+    vault: str | os.PathLike[str] | None,
+    *,
+    model_name: str | None = None,
+    embedder: Embedder | None = None,
+    rebuild: bool = False,
+    progress: bool = True,
+    load: Callable[[str], Embedder] = load_embedder,
+) -> IndexReport:
+    """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
+
+    ``rebuild``: build a new index beside the old one and swap it in when complete.
+    """
+    started = time.perf_counter()
+    root = resolve_vault(vault)
+    model_name = model_name or (embedder.name if embedder else config.embed_model_name())
+    directory = config.index_dir(root)
+    with index_errors(directory, root), vault_lock(directory):
+        if rebuild:
+            report = rebuild_beside(
+                root, directory, model_name, lambda store: _index_into(root, store, model_name, embedder, load, progress)
+            )
+        else:
+            remove_leftovers(directory)
+            store = IndexStore.open(directory)
+            try:
+                check_model(store, model_name)
+                report = _index_into(root, store, model_name, embedder, load, progress)
+            finally:
+                store.close()
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _index_into(
+    root: Path, store: IndexStore, model_name: str, embedder: Embedder | None,
+    load: Callable[[str], Embedder], progress: bool,
+) -> IndexReport:
+    report = IndexReport(vault=str(root), model=model_name)
+    _Run(root, store, report, model_name, embedder, load, progress).run()
+    counts = store.counts()
+    report.notes, report.chunks = counts["notes"], counts["chunks"]
+    report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
+    return report
+
+
+class _Run:
+    """One indexing run over a vault: read what changed, embed in batches, commit each."""
+
+    def __init__(
+        self, root: Path, store: IndexStore, report: IndexReport, model_name: str,
+        embedder: Embedder | None, load: Callable[[str], Embedder], progress: bool,
+    ):
+        self.root = root
+        self.store = store
+        self.report = report
+        self.model_name = model_name
+        self.embedder = embedder
+        self.load = load
+        self.progress = progress
+        self.start_version = store.vectors_version()
+        self.added_ids: list[int] = []
+        self.removed_ids: list[int] = []
+
+    def run(self) -> None:
+        plan = changes.plan(self.root, self.store)
+        for message in plan.ignore_warnings:
+            self._warn(IGNORE_FILE, message)
+        self.report.unchanged = len(plan.unchanged)
+        batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]] = []
+        batch_chunks = 0
+        bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
+        try:
+            for change in changes.read(plan, self.store):
+                if change.kind == changes.SKIPPED:
+                    assert change.skip is not None
+                    self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
+                    bar.update(1)
+                    continue
+                if change.kind == changes.TOUCHED:
+                    assert change.note_id is not None
+                    with self.store.transaction():
+                        self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
+                    self.report.unchanged += 1
+                    bar.update(1)
+                    continue
+                file, data = change.file, change.data
+                assert data is not None
+                note = parse_note(file.path, data, file.mtime_ns / 1e9)
+                for message in note.warnings:
+                    self._warn(file.path, message)
+                if change.kind == changes.RENAMED:
+                    assert change.note_id is not None
+                    self._rename(change.note_id, note, file)
+                    bar.update(1)
+                    continue
+                chunks = chunk_body(note.body) or _title_only(note)
+                batch.append((note, file, change.note_id, chunks))
+                batch_chunks += len(chunks)
+                if change.kind == changes.NEW:
+                    self.report.new += 1
+                else:
+                    self.report.changed += 1
+                if batch_chunks >= CHUNKS_PER_BATCH:
+                    self._flush(batch)
+                    bar.update(len(batch))
+                    batch, batch_chunks = [], 0
+            if batch:
+                self._flush(batch)
+                bar.update(len(batch))
+        finally:
+            bar.close()
+        if plan.deleted:
+            with self.store.transaction():
+                self.removed_ids += self.store.delete_notes(list(plan.deleted.values()))
+            self.report.removed = len(plan.deleted)
+        with self.store.transaction():
+            self.store.replace_skipped(
+                (s.path, s.reason, s.detail, *plan.stats.get(s.path, (None, None))) for s in plan.skipped
+            )
+            self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
+        self.report.skipped = len(plan.skipped)
+        if self.store.links_dirty():
+            resolve_links(self.store)
+        vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+
+    def _warn(self, path: str, message: str) -> None:
+        log.warning("%s: %s", path, message)
+        self.report.warnings.append({"path": path, "message": message})
+
+    def _rename(self, note_id: int, note: Note, file: VaultFile) -> None:
+        """Same bytes at a new path: move the note, keep its chunks and vectors."""
+        with self.store.transaction():
+            self.store.write_note(note, file.size, file.mtime_ns, note_id)
+            self.store.replace_links(note_id, note.links)
+        self.report.renamed += 1
+
+    def _ensure_embedder(self) -> Embedder:
+        if self.embedder is None:
+            self.embedder = self.load(self.model_name)
+        dim = self.store.get_meta("dim")
+        if dim is not None and int(dim) != self.embedder.dim:
+            raise IndexMismatchError(
+                f"the index holds {dim}-dimensional vectors but {self.model_name!r} makes "
+                f"{self.embedder.dim}; run `brain index --rebuild`"
+            )
+        return self.embedder
+
+    def _flush(self, batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]]) -> None:
+        """Embed a batch of notes and commit them, with their vectors, in one transaction."""
+        embedder = self._ensure_embedder()
+        texts = [embedding_text(note.title, chunk) for note, _, _, chunks in batch for chunk in chunks]
+        matrix = embedder.embed_documents(texts)
+        self.report.embedded += len(texts)
+        offset = 0
+        with self.store.transaction():
+            self.store.record_model(
+                self.model_name, embedder.dim,
+                getattr(embedder, "query_prefix", ""), getattr(embedder, "passage_prefix", ""),
+            )
+            for note, file, note_id, chunks in batch:
+                note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)
+                rows = []
+                for chunk in chunks:
+                    rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
+                    offset += 1
+                removed, added = self.store.replace_chunks(note_id, rows)
+                self.removed_ids += removed
+                self.added_ids += added
+                self.store.replace_links(note_id, note.links)
+
+
+def _title_only(note: Note) -> list[Chunk]:
+    """An empty note still deserves to be found by its title."""
+    return [Chunk(0, (), note.title)]
+
+
+class _Bar(Protocol):
+    def update(self, n: int = 1) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, enabled: bool) -> _Bar:
+    """A tqdm bar on stderr, only when asked for and stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
+
+

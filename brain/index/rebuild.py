@@ -1,0 +1,220 @@
+"""`brain index --rebuild`: a new index built beside the old one, then swapped in whole.
+
+The new index is filled in ``<index folder>.rebuild`` (marked by ``rebuild.json``, which names
+the model), while the old folder keeps answering. When it is complete, the WAL is folded
+into the database and the two folders trade places: on Linux and macOS in one atomic
+exchange, elsewhere by two renames. The database, its WAL and its FAISS file always move
+together, so a reader never sees a database replaced under an open WAL. A rebuild that stops
+(Ctrl-C, kill -9, a model that cannot load) changes nothing readers see; the next
+``--rebuild`` with the same model resumes it. A damaged index is moved aside, never deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BrainError, IndexMismatchError
+from .store import INDEX_FILE, IndexStore, index_errors
+
+if TYPE_CHECKING:
+    from .indexer import IndexReport
+
+log = logging.getLogger("brain")
+
+REBUILD_SUFFIX = ".rebuild"  # the folder a rebuild fills, beside the index folder
+REBUILD_MARKER = "rebuild.json"  # in that folder while it is a rebuild in progress
+RETIRED_SUFFIX = ".retired"  # where the old index waits to be deleted when no atomic swap exists
+
+
+def rebuild_dir(directory: Path) -> Path:
+    return directory.with_name(directory.name + REBUILD_SUFFIX)
+
+
+def rebuild(
+    root: Path, directory: Path, model_name: str, index_into: Callable[[IndexStore], IndexReport]
+) -> IndexReport:
+    """Build a new index for ``root`` beside ``directory`` with ``index_into``, then swap it in.
+
+    The caller holds the vault's writer lock. Returns ``index_into``'s report, with
+    ``moved_aside`` set when a damaged index was moved out of the way.
+    """
+    damage = IndexStore.integrity_problem(directory)
+    if damage:
+        log.warning("the index database %s is damaged (%s); building a new one beside it",
+                    directory / INDEX_FILE, damage)
+    staging = rebuild_dir(directory)
+    with index_errors(staging, root):  # a failure here is about the new index, not the old
+        for attempt in (1, 2):
+            store, resumed = _open_staging(staging, model_name)
+            try:
+                report = index_into(store)
+                store.checkpoint()
+            except IndexMismatchError:
+                store.close()
+                if not resumed or attempt == 2:
+                    raise
+                # Same model name, other vectors (the model folder changed): start over.
+                log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
+                shutil.rmtree(staging)
+                continue
+            except BaseException:
+                _stopped(store, staging)
+                raise
+            store.close()
+            break
+    report.moved_aside = _swap_in(staging, directory, damage)
+    if report.moved_aside:
+        # In the report, not the log: the CLI says it once, even with --json and --quiet.
+        message = (f"the damaged index ({damage}) was moved to {report.moved_aside}; "
+                   "delete it when you no longer need it")
+        report.warnings.append({"path": report.moved_aside, "message": message})
+    return report
+
+
+def _open_staging(staging: Path, model_name: str) -> tuple[IndexStore, bool]:
+    """The rebuild folder: resumed when an interrupted rebuild with this model left it, else new."""
+    marker = staging / REBUILD_MARKER
+    if staging.exists():
+        try:
+            resumable = json.loads(marker.read_text(encoding="utf-8")).get("model") == model_name
+        except (OSError, ValueError, AttributeError):
+            resumable = False  # not a rebuild in progress: the old index of a swap cut short
+        if resumable:
+            try:
+                store = IndexStore.open(staging)
+                store.counts()
+            except sqlite3.DatabaseError as exc:
+                log.warning("the interrupted rebuild in %s is unreadable (%s); starting over", staging, exc)
+            else:
+                log.info("resuming the interrupted rebuild in %s", staging)
+                return store, True
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    marker.write_text(json.dumps({"model": model_name, "started": time.time()}), encoding="utf-8")
+    return IndexStore.open(staging), False
+
+
+def _stopped(store: IndexStore | None, staging: Path) -> None:
+    """A rebuild that stops keeps what it embedded for the next ``--rebuild``, unless nothing."""
+    try:
+        done = store.counts()["notes"] if store is not None else 0
+    except sqlite3.Error:
+        done = 0
+    if store is not None:
+        store.close()
+    if done:
+        log.warning("the rebuild stopped after %d notes; the previous index still answers, and "
+                    "`brain index --rebuild` resumes it", done)
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
+    """Put the completed rebuild in the index folder's place; the old folder goes whole (its
+    database with its WAL and FAISS file). Readers that hold the old database open keep
+    reading it; new readers open the new one. Returns where a damaged index was moved."""
+    moved = None
+    try:
+        if not directory.exists():
+            os.rename(staging, directory)
+        elif not damage and _exchange(staging, directory):  # atomic: there is always an index to open
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            # A damaged index is kept for the user, under a name nothing takes for an index;
+            # a sound one waits under the retired name until the new one is in place.
+            aside = _damaged_name(directory) if damage else directory.with_name(directory.name + RETIRED_SUFFIX)
+            if not damage:
+                shutil.rmtree(aside, ignore_errors=True)
+            os.rename(directory, aside)
+            try:
+                os.rename(staging, directory)
+            except OSError:
+                os.rename(aside, directory)
+                raise
+            if damage:
+                moved = aside
+            else:
+                shutil.rmtree(aside, ignore_errors=True)
+    except OSError as exc:  # e.g. Windows, where a folder with open files cannot be renamed
+        raise BrainError(
+            f"the rebuilt index is complete in {staging} but could not take the place of {directory} "
+            f"({exc.strerror or exc}); stop other brain processes on this vault and run "
+            "`brain index --rebuild` again: it resumes from there"
+        ) from exc
+    (directory / REBUILD_MARKER).unlink(missing_ok=True)
+    _fsync_dir(directory.parent)
+    return str(moved) if moved else None
+
+
+def _damaged_name(directory: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate, n = directory.with_name(f"{directory.name}.damaged-{stamp}"), 1
+    while candidate.exists():  # never over an earlier one the user has not looked at yet
+        n += 1
+        candidate = directory.with_name(f"{directory.name}.damaged-{stamp}-{n}")
+    return candidate
+
+
+def remove_leftovers(directory: Path) -> None:
+    """What a swap cut short leaves: the old index under the rebuild name (without its marker)
+    or under the retired name. A rebuild in progress (marker present) is left for --rebuild."""
+    staging = rebuild_dir(directory)
+    if staging.exists() and not (staging / REBUILD_MARKER).exists():
+        shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(directory.with_name(directory.name + RETIRED_SUFFIX), ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically where the system can (Linux renameat2, macOS renamex_np)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
+            at_fdcwd, rename_exchange = -100, 2
+            fn = libc.renameat2
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+            return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+        if sys.platform == "darwin" and hasattr(libc, "renamex_np"):
+            rename_swap = 2
+            fn = libc.renamex_np
+            fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+            return fn(os.fsencode(a), os.fsencode(b), rename_swap) == 0
+    except (OSError, AttributeError):
+        pass
+    return False  # e.g. a file system without exchange (EINVAL): the caller renames twice
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make the renames durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def rebuild_status(directory: Path) -> dict[str, Any] | None:
+    """A rebuild running or stopped beside the index: its folder, model and notes so far."""
+    staging = rebuild_dir(directory)
+    try:
+        model = json.loads((staging / REBUILD_MARKER).read_text(encoding="utf-8")).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return {"path": str(staging), "model": model, "notes": IndexStore.note_count_at(staging)}

@@ -1,0 +1,133 @@
+"""The index database's schema: named, recorded migrations, in order (``schema.sql`` documents
+the result). Never edit a released migration; append a new one."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..migrations import Migrations
+
+INDEX_MIGRATIONS = Migrations("index")
+
+
+@INDEX_MIGRATIONS
+def m001_initial(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            date TEXT,
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            warnings TEXT NOT NULL DEFAULT '[]',
+            indexed_at REAL NOT NULL
+        );
+        CREATE INDEX notes_hash ON notes (hash);
+        CREATE TABLE aliases (
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            alias TEXT NOT NULL
+        );
+        CREATE INDEX aliases_note ON aliases (note_id);
+        CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+        CREATE TABLE tags (
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            tag TEXT NOT NULL
+        );
+        CREATE INDEX tags_note ON tags (note_id);
+        CREATE INDEX tags_tag ON tags (tag);
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX chunks_note ON chunks (note_id, ordinal);
+        CREATE TABLE links (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+            target_id INTEGER REFERENCES notes (id) ON DELETE SET NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            anchor TEXT,
+            display TEXT,
+            line INTEGER,
+            status TEXT NOT NULL DEFAULT 'pending'
+        );
+        CREATE INDEX links_source ON links (source_id);
+        CREATE INDEX links_target ON links (target_id);
+        CREATE TABLE skipped (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        """
+    )
+
+
+@INDEX_MIGRATIONS
+def m002_lexical(conn: sqlite3.Connection) -> None:
+    """FTS5 (BM25) over chunks, kept in step with them by triggers.
+
+    ``unicode61 remove_diacritics 2`` folds case and accents for Latin, Cyrillic and other
+    alphabets alike ("crème" matches "creme"). The title is copied in so exact titles score.
+    """
+    conn.executescript(
+        """
+        CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+            title, heading, text,
+            tokenize = "unicode61 remove_diacritics 2"
+        );
+        INSERT INTO chunks_fts (rowid, title, heading, text)
+            SELECT c.id, n.title, c.heading, c.text FROM chunks c JOIN notes n ON n.id = c.note_id;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+            VALUES (new.id, (SELECT title FROM notes WHERE id = new.note_id), new.heading, new.text);
+        END;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunks_fts WHERE rowid = old.id;
+        END;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+            UPDATE chunks_fts SET title = new.title
+            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+        END;
+        """
+    )
+
+
+@INDEX_MIGRATIONS
+def m003_index_id(conn: sqlite3.Connection) -> None:
+    """A random identity per index database. The FAISS sidecar records it, so a cache is never
+    paired with another database (``--rebuild`` builds a new one and swaps it in)."""
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(8))))")
+
+
+@INDEX_MIGRATIONS
+def m004_skipped_stat(conn: sqlite3.Connection) -> None:
+    """Size and mtime of a file skipped for its content (binary, too large, unreadable): while
+    they are unchanged the file is not read again, nor counted as a pending change."""
+    conn.executescript(
+        """
+        ALTER TABLE skipped ADD COLUMN size INTEGER;
+        ALTER TABLE skipped ADD COLUMN mtime_ns INTEGER;
+        """
+    )
+
+
+@INDEX_MIGRATIONS
+def m005_reparse_oversized_frontmatter(conn: sqlite3.Connection) -> None:
+    """Indexes made before frontmatter was bounded may hold a huge copy of it (a YAML alias
+    bomb stored 254 MB, read on every ask). Forget those notes' stat and hash, so the next
+    `brain index` reads and parses them again under the limits."""
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE length(frontmatter) > 16384")

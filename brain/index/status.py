@@ -1,0 +1,79 @@
+"""`brain status`: what is indexed, what changed since the last run, what is skipped and why."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..vault import IGNORE_FILE, resolve_vault
+from . import changes
+from .rebuild import rebuild_status
+from .store import INDEX_FILE, IndexStore, index_errors
+
+
+@dataclass
+class VaultStatus:
+    vault: str
+    index_dir: str
+    model: str | None
+    dim: int | None
+    notes: int
+    chunks: int
+    links: dict[str, int]
+    pending: dict[str, int]
+    pending_paths: dict[str, list[str]]
+    skipped: list[dict[str, str]]
+    warnings: list[dict[str, str]]
+    rebuild: dict[str, Any] | None = None  # a `--rebuild` running or stopped: {"path", "model", "notes"}
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
+    """What is indexed, what changed since (new, changed, renamed, deleted), and what is skipped.
+
+    Read-only: before any `brain index` nothing is created, and a read-only brain home is read.
+    """
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    with index_errors(directory, root):
+        if (directory / INDEX_FILE).exists():
+            store = IndexStore.open(directory, create=False, readonly_ok=True)
+        else:
+            store = IndexStore.in_memory(directory)
+        try:
+            return _status(root, store)
+        finally:
+            store.close()
+
+
+def _status(root: Path, store: IndexStore) -> VaultStatus:
+    plan = changes.plan(root, store)
+    pending: dict[str, list[str]] = {"new": [], "changed": [], "renamed": []}
+    for change in changes.read(plan, store):
+        if change.kind in pending:
+            pending[change.kind].append(change.file.path)
+    pending["deleted"] = sorted(plan.deleted)
+    counts = store.counts()
+    dim = store.get_meta("dim")
+    warnings = [{"path": IGNORE_FILE, "message": message} for message in plan.ignore_warnings] + [
+        {"path": path, "message": message} for path, messages in store.note_warnings() for message in messages
+    ]
+    return VaultStatus(
+        vault=str(root),
+        index_dir=str(store.directory),
+        model=store.get_meta("model"),
+        dim=int(dim) if dim else None,
+        notes=counts["notes"],
+        chunks=counts["chunks"],
+        links={k: counts[k] for k in ("resolved", "dangling", "attachment")},
+        pending={kind: len(paths) for kind, paths in pending.items()},
+        pending_paths=pending,
+        skipped=sorted({s.path: asdict(s) for s in plan.skipped}.values(), key=lambda e: e["path"]),
+        warnings=warnings,
+        rebuild=rebuild_status(store.directory),
+    )
