@@ -103,6 +103,7 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     """A socket that accepts and never replies: brain ask answers in-process after the timeout."""
     _index(toy_vault)
     root = toy_vault.resolve()
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
     path = runtime.socket_path(root)
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.bind(str(path))
@@ -211,7 +212,7 @@ def test_a_stale_socket_is_detected_and_replaced(toy_vault):
     """What `kill -9` leaves: a socket file nobody listens on and a record naming a dead pid."""
     _index(toy_vault)
     root = toy_vault.resolve()
-    runtime.index_dir(root).mkdir(parents=True, exist_ok=True)
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
     path = runtime.socket_path(root)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
@@ -243,8 +244,8 @@ def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
                            ("stop", {})):
             assert request(daemon, op, vault=other.resolve(), **fields)["error"]["code"] == "wrong_vault"
         assert request(daemon, "ping")["ok"]  # and the stop request for B did not stop A
-        # B's index folder pointing at A's socket (a copied folder, say): B's client falls back.
-        runtime.index_dir(other.resolve()).mkdir(parents=True, exist_ok=True)
+        # B's server folder pointing at A's socket (a copied folder, say): B's client falls back.
+        runtime.runtime_dir(other.resolve()).mkdir(parents=True, exist_ok=True)
         runtime.write_record(other.resolve(), runtime.read_record(daemon.root))
         queries = daemon.service.queries
         out = CliRunner().invoke(cli, ["ask", "--vault", str(other), "--json", "quokkas"])

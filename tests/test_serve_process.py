@@ -71,7 +71,7 @@ def test_the_foreground_server_stops_cleanly_on_ctrl_c(toy_vault, processes):
     _ready(toy_vault)
     server.proc.send_signal(signal.SIGINT)
     assert server.proc.wait(30) == 0
-    index = config.index_dir(toy_vault)
+    index = runtime.runtime_dir(toy_vault.resolve())
     assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
     assert not runtime.lock_is_held(toy_vault.resolve())
 
@@ -90,7 +90,7 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
     assert stopped.returncode == 0 and f"stopped brain serve for {toy_vault.resolve()} (pid {pid})".encode() in stopped.stdout
     wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
-    index = config.index_dir(toy_vault)
+    index = runtime.runtime_dir(toy_vault.resolve())
     assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
     again = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
     assert again.returncode == 0 and b"no brain serve is running" in again.stdout
@@ -103,7 +103,7 @@ def test_after_kill_9_the_stale_socket_costs_nothing_and_is_replaced(toy_vault, 
     _ready(toy_vault)
     server.proc.send_signal(signal.SIGKILL)
     server.proc.wait(10)
-    index = config.index_dir(toy_vault)
+    index = runtime.runtime_dir(toy_vault.resolve())
     assert (index / "serve.sock").exists() and (index / "serve.json").exists()  # left behind
     started = time.monotonic()
     ask = run_brain(["ask", "--vault", str(toy_vault), "--json", QUESTION])

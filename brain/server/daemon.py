@@ -1,10 +1,10 @@
 """The ``brain serve`` process: one per vault, a Unix socket, optional loopback HTTP, logs.
 
 - **One per vault.** The server holds an exclusive ``flock`` on ``serve.lock`` in the vault's
-  index folder for its whole life. A second server cannot take it and exits with a message
+  server folder (``runtime.runtime_dir``, beside the index folder) for its whole life. A second server cannot take it and exits with a message
   naming the first. The kernel drops the lock when a process dies, even by ``kill -9``: a
   server that gets the lock knows any socket or record left there is stale and replaces it.
-- **Socket.** ``serve.sock`` in the index folder, created owner-only (0600) under a tight
+- **Socket.** ``serve.sock`` in that folder (0700), created owner-only (0600) under a tight
   umask, so no moment exists where another user could connect. One request per connection
   (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
   at most ``MAX_CONNECTIONS`` are served at once. Garbage gets an error reply; a client that
@@ -93,8 +93,8 @@ class Daemon:
     # ----- life -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        directory = runtime.index_dir(self.root)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = runtime.runtime_dir(self.root)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._take_lock()
         try:
             self._clear_stale()

@@ -1,6 +1,8 @@
 """Where a vault's server keeps its files, and what its record says. Standard library only.
 
-In the vault's index folder (``$BRAIN_HOME/vaults/<name>-<hash>/``):
+In a folder beside the vault's index folder (``$BRAIN_HOME/vaults/<name>-<hash>.serve/``, mode
+0700): beside it, not in it, because ``brain index --rebuild`` swaps the index folder whole,
+and the socket and the record must outlive that.
 
     serve.lock   held (flock) by the running server for its whole life: one server per vault,
                  and a lock nobody holds means anything else here is stale (a ``kill -9``)
@@ -27,24 +29,26 @@ RECORD_FILE = "serve.json"
 MAX_SOCKET_PATH = 100  # bytes; sun_path is 104 (macOS) or 108 (Linux) with the terminator
 
 
-def index_dir(root: Path) -> Path:
-    return config.index_dir(root)
+def runtime_dir(root: Path) -> Path:
+    """The server's folder for this vault: ``<index folder>.serve``."""
+    index = config.index_dir(root)
+    return index.with_name(index.name + ".serve")
 
 
 def record_path(root: Path) -> Path:
-    return index_dir(root) / RECORD_FILE
+    return runtime_dir(root) / RECORD_FILE
 
 
 def lock_path(root: Path) -> Path:
-    return index_dir(root) / LOCK_FILE
+    return runtime_dir(root) / LOCK_FILE
 
 
 def socket_path(root: Path) -> Path:
-    """The socket's path: in the index folder, or a short private path when that is too long."""
-    preferred = index_dir(root) / SOCKET_FILE
+    """The socket's path: in the server's folder, or a short private path when that is too long."""
+    preferred = runtime_dir(root) / SOCKET_FILE
     if len(os.fsencode(str(preferred))) <= MAX_SOCKET_PATH:
         return preferred
-    digest = hashlib.sha1(os.fsencode(str(index_dir(root)))).hexdigest()[:16]
+    digest = hashlib.sha1(os.fsencode(str(runtime_dir(root)))).hexdigest()[:16]
     return private_dir() / f"{digest}.sock"
 
 
