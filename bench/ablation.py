@@ -111,8 +111,8 @@ class Expansions:
 def evaluate(args) -> dict:
     from brain.evaluation.metrics import query_metrics
     from brain.evaluation.queries import QUERY_TYPES, load_queries
-    from brain.recall.opening import open_recaller
     from brain.recall.dense import dense_search
+    from brain.recall.opening import open_recaller
     from brain.recall.types import RecallSettings
 
     queries = load_queries(args.queries, args.vault)

@@ -6,7 +6,6 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
-
 import click
 
 from . import __version__, config

@@ -117,7 +117,7 @@ def _load_sentence_transformer(model_name: str, device: str | None):  # -> Sente
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # brain shows its own progress
-    except Exception:  # an older transformers: its bar is only cosmetic
+    except (ImportError, AttributeError):  # an older transformers: its bar is only cosmetic
         pass
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.

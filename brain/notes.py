@@ -195,7 +195,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
         meta = _load_yaml(yaml_text)
     except _FrontmatterTooBig as exc:
         return {}, body, [f"frontmatter ignored: {exc}"]
-    except Exception as exc:  # yaml.YAMLError, RecursionError and friends: never stop a run for one note
+    except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, RecursionError and friends: one note never stops a run
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return {}, body, [f"broken YAML frontmatter ignored: {first_line}"]
     if meta is None:

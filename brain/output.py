@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from .recall.types import RecallResult
-from .recall.types import Candidate
+from .recall.types import Candidate, RecallResult
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)

@@ -95,7 +95,7 @@ def test_a_bad_setting_reaches_the_cli_as_one_line(monkeypatch, toy_vault):
     result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
     assert result.exit_code == 1
     assert "BRAIN_MAX_NOTE_MB must be a number above 0, not 'lots'" in result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert ("Traceback" not in result.output and result.exception is None) or isinstance(result.exception, SystemExit)
 
 
 def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_vault):

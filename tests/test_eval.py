@@ -8,13 +8,12 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from conftest import FakeEmbedder, write
 
 from brain.cli import cli
 from brain.evaluation.metrics import aggregate, ndcg_at_k, query_metrics, recall_at_k, reciprocal_rank
 from brain.evaluation.queries import QUERY_TYPES, QueryFileError, load_queries, parse_queries
 from brain.evaluation.runner import run_eval
-
-from conftest import FakeEmbedder, write
 
 # ----- metrics ----------------------------------------------------------------------------
 

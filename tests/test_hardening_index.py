@@ -29,10 +29,10 @@ from brain.index import changes
 from brain.index.indexer import VaultLocked, index_vault
 from brain.index.rebuild import rebuild_dir
 from brain.index.status import vault_status
-from brain.recall.opening import open_recaller
-from brain.recall.types import RecallSettings
 from brain.index.store import IndexStore
 from brain.index.vectors import VectorIndex, load_current
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
 
 TESTS = Path(__file__).resolve().parent
 QUERY = "sqlite wal checkpoint"
@@ -642,8 +642,8 @@ def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, 
 
 
 def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
-    from brain.migrations import Migrations, connect
     from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import Migrations, connect
 
     directory = tmp_path / "idx"
     directory.mkdir()

@@ -485,7 +485,7 @@ def test_hook_install_a_failed_write_leaves_the_file_unchanged(tmp_path, monkeyp
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(setup.os, "replace", disk_full)
-    with pytest.raises(ConfigError, match="No space left on device.*unchanged"):
+    with pytest.raises(ConfigError, match=r"No space left on device.*unchanged"):
         setup.install(path, CMD)
     assert path.read_bytes() == before
     assert list(path.parent.iterdir()) == [path]  # the backup and temporary file are gone
@@ -783,9 +783,9 @@ def test_read_only_db_that_needs_an_upgrade_is_one_line(open_tmp):
 def test_corrupt_db_eval_ab_log_is_one_line(tmp_path, monkeypatch):
     """brain eval --ab-log wrote through a bare open_db: a damaged brain.db was a traceback."""
     from click.testing import CliRunner
+    from conftest import write
 
     from brain.cli import cli
-    from conftest import write
 
     vault = tmp_path / "v"
     write(vault, "a.md", "# Alpha\n\napples and pears\n")

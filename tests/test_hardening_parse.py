@@ -25,8 +25,8 @@ from brain.chunking import MAX_CHARS, TARGET_CHARS, chunk_body
 from brain.cli import cli
 from brain.index.indexer import index_vault
 from brain.index.status import vault_status
-from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
 from brain.index.store import dumps
+from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
 from brain.vault import load_ignore, scan
 
 

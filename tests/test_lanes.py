@@ -7,6 +7,8 @@ import random
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import write
+from index_helpers import open_store
 
 from brain.cli import cli
 from brain.db import open_db
@@ -14,12 +16,9 @@ from brain.index.indexer import index_vault
 from brain.recall import fusion
 from brain.recall.lexical import fts_query, lexical_search
 from brain.recall.opening import open_recaller
-from brain.recall.types import Mode, RecallSettings
 from brain.recall.ppr import LinkGraph, seed_weights
 from brain.recall.supersession import successors
-
-from conftest import write
-from index_helpers import open_store
+from brain.recall.types import Mode, RecallSettings
 
 WORDS = ("river stone harbour lantern window garden copper valley orchard meadow pepper "
          "ladder kettle anchor ribbon candle basket thunder marble pillow").split()

@@ -15,7 +15,7 @@ from brain.links import Link, Resolver, extract_links, is_attachment, mask_code,
 
 
 def _forms(body: str) -> list[tuple[str, str, str | None, str | None]]:
-    return [(l.target, l.kind, l.anchor, l.display) for l in extract_links(body)]
+    return [(link.target, link.kind, link.anchor, link.display) for link in extract_links(body)]
 
 
 def test_every_wikilink_form():
@@ -73,16 +73,16 @@ def test_links_in_code_are_ignored():
         "    indented fence markers do not count past three spaces\n"
         "[md](in%20text.md) `[md](in-code.md)`\n"
     )
-    assert [l.target for l in extract_links(body)] == ["Real one", "After", "in text.md"]
+    assert [link.target for link in extract_links(body)] == ["Real one", "After", "in text.md"]
 
 
 def test_unclosed_fence_hides_the_rest():
-    assert [l.target for l in extract_links("[[A]]\n```\n[[B]]\nno closing fence [[C]]")] == ["A"]
+    assert [link.target for link in extract_links("[[A]]\n```\n[[B]]\nno closing fence [[C]]")] == ["A"]
 
 
 def test_link_line_numbers():
     links = extract_links("line one\n\n[[A]] and [[B]]\n```\n[[code]]\n```\n[x](y.md)\n")
-    assert [(l.target, l.line) for l in links] == [("A", 3), ("B", 3), ("y.md", 7)]
+    assert [(link.target, link.line) for link in links] == [("A", 3), ("B", 3), ("y.md", 7)]
 
 
 def test_mask_code_keeps_offsets():
@@ -212,28 +212,28 @@ def test_alias_links(graph):
 
 
 def test_markdown_links(graph):
-    home = {l["target"]: l for l in graph.links("Home.md") if l["kind"] == "markdown"}
+    home = {link["target"]: link for link in graph.links("Home.md") if link["kind"] == "markdown"}
     assert home["AI/Embeddings.md"]["target_path"] == "AI/Embeddings.md"
     assert home["Engineering/SQLite ledger.md"]["target_path"] == "Engineering/SQLite ledger.md"  # %20
     assert home["Engineering/SQLite ledger.md"]["display"] == "the ledger design"
-    mvp = {l["target"]: l["target_path"] for l in graph.links("Projects/Brain MVP.md") if l["kind"] == "markdown"}
+    mvp = {link["target"]: link["target_path"] for link in graph.links("Projects/Brain MVP.md") if link["kind"] == "markdown"}
     assert mvp["../Engineering/SQLite WAL mode.md"] == "Engineering/SQLite WAL mode.md"
     assert graph.edge("AI/Vector databases.md", "Cross-encoder reranking.md")["target_path"] == "AI/Cross-encoder reranking.md"
     assert graph.edge("Cooking/Борщ.md", "Knife skills.md")["target_path"] == "Cooking/Knife skills.md"
     # The external https link is not a note link at all.
-    assert not any("http" in l["target"] for src in graph.paths() for l in graph.links(src))
+    assert not any("http" in link["target"] for src in graph.paths() for link in graph.links(src))
 
 
 def test_block_and_heading_anchors(graph):
     one_hop = graph.edge("AI/Agent memory.md", "Graph RAG")
     assert (one_hop["kind"], one_hop["anchor"], one_hop["target_path"]) == ("wikilink", "^one-hop", "AI/Graph RAG.md")
-    daily = [l for l in graph.links("Daily/2026-03-14.md") if l["target"] == "Graph RAG"]
-    assert [(l["kind"], l["anchor"]) for l in daily] == [("embed", "^one-hop")]
-    mvp = [(l["kind"], l["anchor"]) for l in graph.links("Projects/Brain MVP.md") if l["target"] == "Graph RAG"]
+    daily = [link for link in graph.links("Daily/2026-03-14.md") if link["target"] == "Graph RAG"]
+    assert [(link["kind"], link["anchor"]) for link in daily] == [("embed", "^one-hop")]
+    mvp = [(link["kind"], link["anchor"]) for link in graph.links("Projects/Brain MVP.md") if link["target"] == "Graph RAG"]
     assert mvp == [("wikilink", "^one-hop")]
     review = graph.edge("Meetings/2026-03-17 Architecture review.md", "SQLite ledger")
     assert (review["kind"], review["anchor"], review["target_path"]) == ("embed", "^append-only", "Engineering/SQLite ledger.md")
-    zettel = [l for l in graph.links("PKM/Note-taking habits.md") if l["target"] == "Zettelkasten"]
+    zettel = [link for link in graph.links("PKM/Note-taking habits.md") if link["target"] == "Zettelkasten"]
     assert zettel[0]["anchor"] == "^atomicity" and zettel[0]["target_path"] == "PKM/Zettelkasten.md"
     sync = graph.edge("Meetings/2026-03-10 Retrieval sync.md", "Embeddings")
     assert (sync["anchor"], sync["target_path"]) == ("^prefix-rule", "AI/Embeddings.md")
@@ -248,8 +248,8 @@ def test_block_and_heading_anchors(graph):
 def test_embeds(graph):
     faiss = graph.edge("Projects/Brain MVP.md", "Decision - Use FAISS flat index")
     assert (faiss["kind"], faiss["target_path"]) == ("embed", "Projects/Decision - Use FAISS flat index.md")
-    claw = [l for l in graph.links("Cooking/Index.md") if l["kind"] == "embed"]
-    assert [(l["target"], l["anchor"], l["target_path"]) for l in claw] == [
+    claw = [link for link in graph.links("Cooking/Index.md") if link["kind"] == "embed"]
+    assert [(link["target"], link["anchor"], link["target_path"]) for link in claw] == [
         ("Knife skills", "The claw grip", "Cooking/Knife skills.md")
     ]
 
@@ -279,7 +279,7 @@ def test_duplicate_name_resolves_to_the_nearest_index(graph):
 
 
 def test_links_in_code_make_no_edges(graph):
-    obsidian_targets = {l["target"] for l in graph.links("PKM/Obsidian.md")}
+    obsidian_targets = {link["target"] for link in graph.links("PKM/Obsidian.md")}
     assert obsidian_targets == {"Home", "AI/Retrieval-augmented generation", "Daily/2026-03-14", "Zettelkasten", "Note-taking habits"}
     assert not graph.targets("PKM/Obsidian.md") & {
         "Cooking/Cooking fundamentals.md", "Cooking/Knife skills.md", "Cooking/Sourdough bread.md",
@@ -321,7 +321,7 @@ def test_link_counts(graph):
     assert counts["resolved"] == total - 5
     kinds = dict(graph.conn.execute("SELECT kind, count(*) FROM links GROUP BY kind").fetchall())
     markdown = graph.conn.execute(
-        "SELECT n.path, l.target FROM links l JOIN notes n ON n.id = l.source_id WHERE kind = 'markdown' ORDER BY n.path, l.id"
+        "SELECT n.path, link.target FROM links link JOIN notes n ON n.id = link.source_id WHERE kind = 'markdown' ORDER BY n.path, link.id"
     ).fetchall()
     assert [tuple(r) for r in markdown] == [
         ("AI/Vector databases.md", "Cross-encoder reranking.md"),
@@ -337,7 +337,7 @@ def test_link_counts(graph):
 
 def test_superseded_decision_links(graph):
     chroma = graph.links("Projects/Decision - Use Chroma.md")
-    assert [l["target_path"] for l in chroma if l["target"] == "Decision - Use FAISS flat index"] == [
+    assert [link["target_path"] for link in chroma if link["target"] == "Decision - Use FAISS flat index"] == [
         "Projects/Decision - Use FAISS flat index.md"
     ] * 2  # the banner and the body; the frontmatter field is metadata, not a link
     assert graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"] == "[[Decision - Use FAISS flat index]]"

@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from conftest import write
 
 from brain.cli import cli
 from brain.db import open_db
@@ -16,8 +17,6 @@ from brain.recall import graph as graph_stage
 from brain.recall.gate import entity_gate
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
-
-from conftest import write
 
 QUESTION = "which harbour crane schedule applies during winter storms"
 

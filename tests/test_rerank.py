@@ -6,14 +6,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_recall import QUESTION, bridge_vault  # noqa: F401 - a fixture reused here
+from tiny_models import build_tiny_cross_encoder
 
 from brain.cli import cli
 from brain.recall.opening import open_recaller
-from brain.recall.types import RecallSettings
 from brain.recall.rerank import load_reranker, passage
-
-from tiny_models import build_tiny_cross_encoder
-from test_recall import QUESTION, bridge_vault  # noqa: F401 - a fixture reused here
+from brain.recall.types import RecallSettings
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 from brain.db import MIGRATIONS, open_db
-from brain.migrations import connect
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
+from brain.migrations import connect
 
 SCHEMA = Path(__file__).resolve().parents[1] / "brain" / "schema.sql"
 

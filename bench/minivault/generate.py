@@ -31,8 +31,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from content import common  # noqa: E402
-from content import concepts, decisions, life, meetings, misc, people, projects, reading  # noqa: E402
+from content import (  # noqa: E402
+    common,
+    concepts,
+    decisions,
+    life,
+    meetings,
+    misc,
+    people,
+    projects,
+    reading,
+)
 from content import queries as query_tables  # noqa: E402
 
 SEED = "brain-minivault-v1"
@@ -98,9 +107,9 @@ def yaml_scalar(v: object) -> str:
     s = str(v)
     if _DATE.match(s):
         return s
-    if _PLAIN.match(s) and not s.endswith(" ") and s.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}:
-        if not re.match(r"^\d", s) or not re.match(r"^[\d.]+$", s):
-            return s
+    plain = _PLAIN.match(s) and not s.endswith(" ") and s.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}
+    if plain and (not re.match(r"^\d", s) or not re.match(r"^[\d.]+$", s)):
+        return s
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -214,7 +223,7 @@ def validate(notes: list[Note]) -> dict:
     if problems:
         raise SystemExit("vault validation failed:\n  " + "\n  ".join(problems))
     inbound: dict[str, int] = {n.path: 0 for n in notes}
-    for src, dsts in out_links.items():
+    for dsts in out_links.values():
         for d in dsts:
             inbound[d] += 1
     isolated = [p for p in out_links if not out_links[p] and not inbound[p]]
@@ -248,7 +257,7 @@ def write_all(out_dir: str) -> tuple[list[Note], list[dict], dict]:
     vault = os.path.join(out_dir, "vault")
     if os.path.isdir(vault):
         # Remove the previous notes only; anything else (an .obsidian/ folder, say) is left alone.
-        for root, dirs, files in os.walk(vault, topdown=False):
+        for root, _dirs, files in os.walk(vault, topdown=False):
             if os.sep + "." in root[len(vault):]:
                 continue
             for f in files:

@@ -81,7 +81,7 @@ def run_eval(
     settings=None,  # RecallSettings; k below 10 is raised to 10
     *,
     embedder: Embedder | None = None,
-    rerank_model: str | None | bool = True,
+    rerank_model: str | bool | None = True,
     progress: bool = False,
     on_step: Callable[[int], None] | None = None,
     ab_source: str | None = None,

@@ -81,15 +81,12 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
         yield
         return
     directory.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(lock_path(directory), "a")
-    try:
+    with open(lock_path(directory), "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError as exc:
             raise VaultLocked(f"another `brain index` is running on this vault ({directory})") from exc
         yield
-    finally:
-        handle.close()
 
 
 def check_model(store: IndexStore, model_name: str) -> None:

@@ -230,7 +230,7 @@ class IndexStore:
         return {r["path"]: NoteRow(r["id"], r["path"], r["title"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
 
     def counts(self) -> dict[str, int]:
-        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]
         return {
             "notes": one("SELECT count(*) FROM notes"),
             "chunks": one("SELECT count(*) FROM chunks"),

@@ -68,9 +68,8 @@ class VectorIndex:
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, scores) of the k nearest chunks, best first; -1 ids dropped."""
-        import numpy as np
-
         import faiss
+        import numpy as np
 
         k = min(k, self.size)
         if k <= 0:

@@ -15,6 +15,7 @@ of a path or an identifier; a bare AWS secret key is one).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Any
@@ -165,7 +166,7 @@ def _looks_random(token: str) -> bool:
     for segment in re.findall(r"[A-Za-z0-9]+", token):
         letters += len(segment)
         kinds = [0 if c.isupper() else 1 if c.islower() else 2 for c in segment]
-        switches += sum(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+        switches += sum(a != b for a, b in itertools.pairwise(kinds))
     return switches >= _MIN_SWITCHES * letters
 
 

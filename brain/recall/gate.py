@@ -8,7 +8,6 @@ always says why. Names come first from the vault itself (titles and aliases), th
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from .types import Gate
@@ -17,21 +16,25 @@ if TYPE_CHECKING:
     from ..index.store import IndexStore
 
 # Words that make a query a question or a request, not a name.
-_QUESTION_WORDS = {
-    "how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do", "did",
-    "is", "are", "was", "were", "can", "could", "should", "would", "will", "vs", "versus",
-    "compare", "difference", "between", "explain", "find", "list", "show", "about", "latest",
-    "current", "best", "my", "our", "the", "a", "an", "of", "for", "to", "in", "on", "with",
-    "как", "что", "почему", "зачем", "когда", "где", "какой", "какая", "какие", "чем", "ли",
-}
+_QUESTION_WORDS = set(
+    """
+    how what why when where which who whom whose does do did
+    is are was were can could should would will vs versus
+    compare difference between explain find list show about latest
+    current best my our the a an of for to in on with
+    как что почему зачем когда где какой какая какие чем ли
+    """.split()
+)
 # Common developer tools: a bare tool name is an entity even when the vault has no note on it.
-_TOOLS = {
-    "git", "docker", "kubernetes", "k8s", "sqlite", "postgres", "postgresql", "redis", "faiss",
-    "pytorch", "torch", "numpy", "pandas", "obsidian", "python", "rust", "go", "node", "npm",
-    "pip", "uv", "poetry", "pytest", "click", "vim", "neovim", "emacs", "vscode", "tmux", "bash",
-    "zsh", "curl", "jq", "ripgrep", "make", "cmake", "nginx", "kafka", "spark", "airflow",
-    "terraform", "ansible", "claude", "chatgpt", "ollama", "llama", "huggingface", "langchain",
-}
+_TOOLS = set(
+    """
+    git docker kubernetes k8s sqlite postgres postgresql redis faiss
+    pytorch torch numpy pandas obsidian python rust go node npm
+    pip uv poetry pytest click vim neovim emacs vscode tmux bash
+    zsh curl jq ripgrep make cmake nginx kafka spark airflow
+    terraform ansible claude chatgpt ollama llama huggingface langchain
+    """.split()
+)
 _CAMEL = re.compile(r"^[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*$|^[A-Z]{2,}[a-z]+[A-Za-z0-9]*$")
 _SNAKE = re.compile(r"^[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)+$|^[a-z0-9]+(?:-[a-z0-9]+)+(?:\.[a-z]+)?$")
 _WORD = re.compile(r"[\w'’.-]+", re.UNICODE)

@@ -22,11 +22,13 @@ WEIGHTS = (4.0, 2.0, 1.0)
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway.
-_STOP = {
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was",
-    "what", "how", "why", "when", "where", "which", "who", "do", "does", "did", "i", "we", "my",
-    "our", "it", "this", "that", "be", "about", "from", "at", "by", "as", "can", "should",
-}
+_STOP = set(
+    """
+    a an the and or of to in on for with is are was
+    what how why when where which who do does did i we my
+    our it this that be about from at by as can should
+    """.split()
+)
 
 
 def query_terms(query: str) -> list[str]:

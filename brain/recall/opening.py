@@ -32,7 +32,7 @@ def open_recaller(
     build: bool = False,
     progress: bool = False,
     embedder: Embedder | None = None,
-    rerank_model: str | None | bool = True,
+    rerank_model: str | bool | None = True,
 ) -> Recaller:
     """A ``Recaller`` over ``vault``'s index, brought up to date first when ``update``.
 
@@ -63,7 +63,7 @@ def _open(
     embedder: Embedder | None,
     update: bool,
     progress: bool,
-    rerank_model: str | None | bool,
+    rerank_model: str | bool | None,
 ) -> Recaller:
     from ..index import changes
     from ..index.indexer import check_model

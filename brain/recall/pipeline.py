@@ -83,7 +83,7 @@ class Recaller:
         embedder: Embedder,
         *,
         root: Path,
-        rerank_model: str | None | bool = True,
+        rerank_model: str | bool | None = True,
         stale: int = 0,
         warnings: Sequence[str] = (),
     ):
@@ -357,7 +357,7 @@ class Recaller:
             timings["load_reranker"] = _ms(started)
             started = time.perf_counter()
             scores = reranker.score(query, pool)
-        except Exception as exc:  # someone else's model: whatever it raises, keep the earlier order
+        except Exception as exc:  # noqa: BLE001 - someone else's model: whatever it raises, keep the earlier order
             reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
             self.reranker_error = f"reranker unavailable ({reason}); dense order kept"
             log.warning("%s", self.reranker_error)

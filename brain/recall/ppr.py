@@ -48,7 +48,7 @@ class LinkGraph:
         self.dangling = out == 0
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         self.transition_t = (sparse.diags(inv) @ adjacency).T.tocsr()  # column-stochastic
-        self.edges = int(len(rows))
+        self.edges = len(rows)
 
     @property
     def size(self) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-
 from typing import TYPE_CHECKING
 
 from ..links import Link, Resolver

@@ -145,22 +145,22 @@ LIFE = [
 
 
 def register(ctx):
-    for l in LIFE:
-        ctx.add("Life", l["title"], "life", aliases=l["aliases"]).data = l
+    for item in LIFE:
+        ctx.add("Life", item["title"], "life", aliases=item["aliases"]).data = item
 
 
 def write(ctx):
-    for l in LIFE:
-        n = ctx.get(l["title"])
+    for item in LIFE:
+        n = ctx.get(item["title"])
         rng = n.rng()
-        fm = [("aliases", l["aliases"])]
-        if l.get("date"):
-            fm.append(("date", l["date"]))
-        fm.append(("tags", l["tags"]))
+        fm = [("aliases", item["aliases"])]
+        if item.get("date"):
+            fm.append(("date", item["date"]))
+        fm.append(("tags", item["tags"]))
         n.frontmatter = fm
         blocks = []
-        if rng.random() < 0.6 or l.get("lang") == "ru":
-            blocks.append(f"# {l['title']}")
-        for head, body in l["text"]:
+        if rng.random() < 0.6 or item.get("lang") == "ru":
+            blocks.append(f"# {item['title']}")
+        for head, body in item["text"]:
             blocks.append(f"## {head}\n\n{body}" if head else body)
         n.body = sections(blocks)

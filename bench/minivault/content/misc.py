@@ -402,9 +402,9 @@ def write(ctx):
         rng.shuffle(lines)
         head = f"# {weekday(d)} {human(d)}"
         body = [head, bullets(lines)]
-        mentioned = [l for l in links if f"[[{l}]]" not in "\n".join(items)]
+        mentioned = [item for item in links if f"[[{item}]]" not in "\n".join(items)]
         if mentioned:
-            body.append("Related: " + ", ".join(link(l) for l in mentioned))
+            body.append("Related: " + ", ".join(link(item) for item in mentioned))
         for img in images:
             body.append(f"![[{img}]]")
         n.body = sections(body)
@@ -482,9 +482,9 @@ def _write_hubs(ctx):
                     blocks.append(f"## {status.capitalize()}\n\n" + bullets(items))
         elif t == "Life MOC":
             groups = {}
-            for l in life:
-                groups.setdefault(l.data["group"], []).append(l)
+            for item in life:
+                groups.setdefault(item.data["group"], []).append(item)
             blocks.append("Rough split of my free time in 2025, by my own guess: a third cooking, a third sport, the rest reading and travel.")
             for g in ("Cooking", "Travel", "Sport and hobbies"):
-                blocks.append(f"## {g}\n\n" + bullets([link(l.title) for l in groups.get(g, []) if not l.data.get("nolinks")]))
+                blocks.append(f"## {g}\n\n" + bullets([link(item.title) for item in groups.get(g, []) if not item.data.get("nolinks")]))
         n.body = sections(blocks)
