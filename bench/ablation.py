@@ -102,8 +102,9 @@ class Expansions:
                 if frontier:
                     # expand() takes its seeds from the head of the pool and skips the whole pool:
                     # frontier first, so the next hop starts from the notes the last one added.
-                    found += expand(self.store, frontier + self.hits, self.vector,
-                                    seeds=min(seeds, len(frontier)), max_new=max_new)
+                    found += expand(
+                        self.store, frontier + self.hits, self.vector, seeds=min(seeds, len(frontier)), max_new=max_new
+                    )
             self._cache[key] = found
         return self._cache[key]
 
@@ -155,9 +156,14 @@ def evaluate(args) -> dict:
                 per_setting[setting].append(row)
             if n <= args.check:  # the grid's hops=1 settings must be what the pipeline does
                 for mode, policy in (("vector", "off"), ("gated", "gate"), ("graph", "always")):
-                    setting = Setting(0) if policy == "off" else Setting(1, DEFAULT["seeds"], DEFAULT["max_new"], policy)
-                    result = recaller.ask(q.query, mode, RecallSettings(k=k, depth=depth, seeds=DEFAULT["seeds"],
-                                                                        max_new=DEFAULT["max_new"]))
+                    setting = (
+                        Setting(0) if policy == "off" else Setting(1, DEFAULT["seeds"], DEFAULT["max_new"], policy)
+                    )
+                    result = recaller.ask(
+                        q.query,
+                        mode,
+                        RecallSettings(k=k, depth=depth, seeds=DEFAULT["seeds"], max_new=DEFAULT["max_new"]),
+                    )
                     consistency["checked"] += 1
                     consistency["equal"] += int([c.path for c in result.results] == ranked_by_setting[setting])
             if sys.stderr.isatty():
@@ -171,8 +177,14 @@ def evaluate(args) -> dict:
     types = [t for t in QUERY_TYPES if any(q.type == t for q in queries)]
     rows = []
     for setting, values in per_setting.items():
-        rows.append({"setting": setting.as_dict(), "label": setting.label,
-                     "all": _means(values), "by_type": {t: _means([v for v in values if v["type"] == t]) for t in types}})
+        rows.append(
+            {
+                "setting": setting.as_dict(),
+                "label": setting.label,
+                "all": _means(values),
+                "by_type": {t: _means([v for v in values if v["type"] == t]) for t in types},
+            }
+        )
     return {
         "vault": str(Path(args.vault).resolve()),
         "queries_file": str(Path(args.queries).resolve()),
@@ -211,8 +223,14 @@ def rerank_sweep(recaller, queries, args) -> dict:
             row["type"] = q.type
             values.append(row)
         types = sorted({v["type"] for v in values})
-        out["rows"].append({"pool": pool, "mode": mode, "all": _means(values),
-                            "by_type": {t: _means([v for v in values if v["type"] == t]) for t in types}})
+        out["rows"].append(
+            {
+                "pool": pool,
+                "mode": mode,
+                "all": _means(values),
+                "by_type": {t: _means([v for v in values if v["type"] == t]) for t in types},
+            }
+        )
     return out
 
 
@@ -225,11 +243,15 @@ def _pcts(values: list[float]) -> dict:
     if not values:
         return {"p50": 0.0, "p95": 0.0, "n": 0}
     ordered = sorted(values)
-    return {"p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2), "n": len(ordered)}
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+        "n": len(ordered),
+    }
 
 
 # ----- the report ---------------------------------------------------------------------------
+
 
 def _is_default(setting: dict) -> bool:
     return all(setting[k] == v for k, v in DEFAULT.items())
@@ -237,6 +259,7 @@ def _is_default(setting: dict) -> bool:
 
 def _best(rows: list[dict], part, key: str) -> dict:
     """The row with the highest ``key``; ties go to the cheaper setting (fewer hops, seeds, notes)."""
+
     def cost(row):
         s = row["setting"]
         return (s["hops"], s["max_new"], s["seeds"], s["policy"] != "gate")
@@ -250,16 +273,22 @@ def markdown(data: dict) -> str:
     rows = data["rows"]
     vector = next(r for r in rows if r["setting"]["hops"] == 0)
     lines = [
-        (f"# Ablation: the graph stage on {'/'.join(Path(data['vault']).parts[-2:])} "
-        f"({data['queries']} queries, model {model_label(data['model'])}, top {data['k']}, dense depth {data['depth']})"),
+        (
+            f"# Ablation: the graph stage on {'/'.join(Path(data['vault']).parts[-2:])} "
+            f"({data['queries']} queries, model {model_label(data['model'])}, top {data['k']}, dense depth {data['depth']})"
+        ),
         "",
-        (f"Per query: embed p50 {data['timing_ms']['embed_ms']['p50']} ms, dense search p50 "
-        f"{data['timing_ms']['dense_ms']['p50']} ms, one graph expansion p50 {data['timing_ms']['expand_ms']['p50']} ms "
-        f"(p95 {data['timing_ms']['expand_ms']['p95']} ms). Consistency with `Recaller.ask`: "
-        f"{data['consistency']['equal']}/{data['consistency']['checked']} top-k lists identical."),
+        (
+            f"Per query: embed p50 {data['timing_ms']['embed_ms']['p50']} ms, dense search p50 "
+            f"{data['timing_ms']['dense_ms']['p50']} ms, one graph expansion p50 {data['timing_ms']['expand_ms']['p50']} ms "
+            f"(p95 {data['timing_ms']['expand_ms']['p95']} ms). Consistency with `Recaller.ask`: "
+            f"{data['consistency']['equal']}/{data['consistency']['checked']} top-k lists identical."
+        ),
         "",
-        ("pool recall = share of relevant notes anywhere in the candidate pool (dense depth + graph); "
-        "changed = share of queries whose top k differs from hops=0."),
+        (
+            "pool recall = share of relevant notes anywhere in the candidate pool (dense depth + graph); "
+            "changed = share of queries whose top k differs from hops=0."
+        ),
         "",
     ]
 
@@ -271,8 +300,10 @@ def markdown(data: dict) -> str:
         for r in selected:
             a = r["all"]
             mark = " (today's default)" if _is_default(r["setting"]) else ""
-            lines.append(f"| {r['label']}{mark} | {a['ndcg@10']:.3f} | {a['recall@10']:.3f} | {a['mrr']:.3f} | "
-                         f"{a['pool_recall']:.3f} | {a['added']:.1f} | {a['changed_top_k']:.0%} |")
+            lines.append(
+                f"| {r['label']}{mark} | {a['ndcg@10']:.3f} | {a['recall@10']:.3f} | {a['mrr']:.3f} | "
+                f"{a['pool_recall']:.3f} | {a['added']:.1f} | {a['changed_top_k']:.0%} |"
+            )
         lines.append("")
 
     def vary(axis: str, values) -> list[dict]:
@@ -289,16 +320,22 @@ def markdown(data: dict) -> str:
 
     lines.append(f"## Which setting wins per query type (over all {len(rows)} settings)")
     lines.append("")
-    lines.append("| type | n | nDCG@10 hops=0 | best nDCG@10 | its setting | pool recall hops=0 | best pool recall | its setting |")
+    lines.append(
+        "| type | n | nDCG@10 hops=0 | best nDCG@10 | its setting | pool recall hops=0 | best pool recall | its setting |"
+    )
     lines.append("|---|--:|--:|--:|---|--:|--:|---|")
     for t, n in [("all", data["queries"]), *data["counts_by_type"].items()]:
         part = (lambda r: r["all"]) if t == "all" else (lambda r, t=t: r["by_type"][t])
         top = _best(rows, part, "ndcg@10")
         pool = _best(rows, part, "pool_recall")
         top_label = "tie: none beats hops=0" if part(top)["ndcg@10"] <= part(vector)["ndcg@10"] else top["label"]
-        pool_label = "tie: none beats hops=0" if part(pool)["pool_recall"] <= part(vector)["pool_recall"] else pool["label"]
-        lines.append(f"| {t} | {n} | {part(vector)['ndcg@10']:.3f} | {part(top)['ndcg@10']:.3f} | {top_label} | "
-                     f"{part(vector)['pool_recall']:.3f} | {part(pool)['pool_recall']:.3f} | {pool_label} |")
+        pool_label = (
+            "tie: none beats hops=0" if part(pool)["pool_recall"] <= part(vector)["pool_recall"] else pool["label"]
+        )
+        lines.append(
+            f"| {t} | {n} | {part(vector)['ndcg@10']:.3f} | {part(top)['ndcg@10']:.3f} | {top_label} | "
+            f"{part(vector)['pool_recall']:.3f} | {part(pool)['pool_recall']:.3f} | {pool_label} |"
+        )
     lines.append("")
     lines.append("## Rerank pool size")
     lines.append("")
@@ -312,8 +349,10 @@ def markdown(data: dict) -> str:
         lines.append("|--:|---|--:|--:|--:|--:|")
         for r in rerank["rows"]:
             a = r["all"]
-            lines.append(f"| {r['pool']} | {r['mode']} | {a['ndcg@10']:.3f} | {a['recall@10']:.3f} | {a['mrr']:.3f} | "
-                         f"{a['latency_ms']:.0f} |")
+            lines.append(
+                f"| {r['pool']} | {r['mode']} | {a['ndcg@10']:.3f} | {a['recall@10']:.3f} | {a['mrr']:.3f} | "
+                f"{a['latency_ms']:.0f} |"
+            )
     lines.append("")
     return "\n".join(lines)
 
@@ -329,8 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", type=int, default=20, help="queries checked against Recaller.ask")
     args = parser.parse_args(argv)
     if not Path(args.queries).is_file() or not Path(args.vault).is_dir():
-        print(f"no benchmark at {args.queries} / {args.vault}: generate it first "
-              "(python bench/minivault/generate.py) or pass --vault and --queries", file=sys.stderr)
+        print(
+            f"no benchmark at {args.queries} / {args.vault}: generate it first "
+            "(python bench/minivault/generate.py) or pass --vault and --queries",
+            file=sys.stderr,
+        )
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -63,8 +63,12 @@ def main(vault: str, queries_path: str, sweep: list[dict]) -> None:
             result = recaller.ask(q.query, mode, settings)
             rows.setdefault(q.type, []).append(query_metrics([c.path for c in result.results], q.relevant))
         every = [row for group in rows.values() for row in group]
-        cells = [mean_rows(every, ["recall@10", "ndcg@10"])] + [mean_rows(rows[t], ["recall@10", "ndcg@10"]) for t in types]
-        print(label.ljust(34) + "".join(f"{c['recall@10']:.2f}/{c['ndcg@10']:.2f}".rjust(13) for c in cells), flush=True)
+        cells = [mean_rows(every, ["recall@10", "ndcg@10"])] + [
+            mean_rows(rows[t], ["recall@10", "ndcg@10"]) for t in types
+        ]
+        print(
+            label.ljust(34) + "".join(f"{c['recall@10']:.2f}/{c['ndcg@10']:.2f}".rjust(13) for c in cells), flush=True
+        )
 
 
 if __name__ == "__main__":

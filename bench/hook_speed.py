@@ -184,9 +184,7 @@ def main() -> None:
         log_tail = log.read_text(encoding="utf-8")[-500:] if log.exists() else ""
 
     print(f"transcript: {size / 1e6:.1f} MB; row(s): {rows}; ask: {ask!r}")
-    print(
-        f"bytes read for the turn: {start}..{end} ({(end - start) / 1e3:.0f} kB of {size / 1e6:.1f} MB)"
-    )
+    print(f"bytes read for the turn: {start}..{end} ({(end - start) / 1e3:.0f} kB of {size / 1e6:.1f} MB)")
     print(f"command: {' '.join(cmd)}  ({args.runs} runs)")
     print(f"brain hook stop : p50 {p(hook, 0.5):6.1f} ms   p95 {p(hook, 0.95):6.1f} ms")
     print(f"python -c pass  : p50 {p(bare, 0.5):6.1f} ms   p95 {p(bare, 0.95):6.1f} ms")

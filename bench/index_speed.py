@@ -52,8 +52,14 @@ def _default_model() -> str | None:
 
 
 def _env(home: Path, model: str) -> dict[str, str]:
-    env = dict(os.environ, BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=model, HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", BRAIN_RERANK_MODEL="none")
+    env = dict(
+        os.environ,
+        BRAIN_HOME=str(home),
+        BRAIN_EMBED_MODEL=model,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        BRAIN_RERANK_MODEL="none",
+    )
     env.pop("BRAIN_DB", None)
     return env
 
@@ -166,8 +172,10 @@ def _bench(args, model: str, work: Path) -> int:
     elapsed, proc = _timed_run([*cli, "index", "--vault", str(vault), "--json"], env1)
     report = json.loads(proc.stdout)
     chunks = report["chunks"]
-    print(f"\nfull `brain index`, whole process: {report['notes']} notes, {chunks} chunks in {elapsed:.1f} s "
-          f"= {chunks / elapsed:.1f} chunks/s (start, imports and model load included)")
+    print(
+        f"\nfull `brain index`, whole process: {report['notes']} notes, {chunks} chunks in {elapsed:.1f} s "
+        f"= {chunks / elapsed:.1f} chunks/s (start, imports and model load included)"
+    )
 
     # 2. In-process index with the model loaded first, then a bare encode of the same texts.
     from brain import config
@@ -189,8 +197,9 @@ def _bench(args, model: str, work: Path) -> int:
 
     st_model = embedder._model  # the SentenceTransformer itself
     started = time.perf_counter()
-    st_model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True, show_progress_bar=False)
+    st_model.encode(
+        texts, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
     bare_seconds = time.perf_counter() - started
 
     rest = index_seconds - timed.seconds
@@ -200,19 +209,25 @@ def _bench(args, model: str, work: Path) -> int:
     print(f"  the rest      {rest:7.1f} s  (walk, parse, chunk, SQLite, links, FAISS)")
     print(f"bare model.encode of the same {len(texts)} texts, same batch size:")
     print(f"  encode        {bare_seconds:7.1f} s  {chunks / bare_seconds:7.1f} chunks/s")
-    print(f"ratios: index / bare encode = {index_seconds / bare_seconds:.3f} "
-          f"(pipeline overhead {100 * (index_seconds / bare_seconds - 1):+.1f}%, target < 10%); "
-          f"embed calls / bare encode = {timed.seconds / bare_seconds:.3f}")
+    print(
+        f"ratios: index / bare encode = {index_seconds / bare_seconds:.3f} "
+        f"(pipeline overhead {100 * (index_seconds / bare_seconds - 1):+.1f}%, target < 10%); "
+        f"embed calls / bare encode = {timed.seconds / bare_seconds:.3f}"
+    )
 
     # 3. No-op index and imports, whole process, medians.
     noop, noop_all = _median_process([*cli, "index", "--vault", str(vault), "--json"], env1, args.runs)
     imp, _ = _median_process([sys.executable, "-c", "import brain.cli"], env1, args.runs)
     bare, _ = _median_process([sys.executable, "-c", "pass"], env1, args.runs)
     last = json.loads(_timed_run([*cli, "index", "--vault", str(vault), "--json"], env1)[1].stdout)
-    print(f"\nno-op `brain index`, whole process, median of {args.runs}: {noop:.3f} s (target < 1 s; "
-          f"embedded {last['embedded']}) runs: {', '.join(f'{t:.2f}' for t in noop_all)}")
-    print(f"`python -c \"import brain.cli\"`, median of {args.runs}: {imp:.3f} s; "
-          f"`python -c pass`: {bare:.3f} s; no-op / import = {noop / imp:.2f}")
+    print(
+        f"\nno-op `brain index`, whole process, median of {args.runs}: {noop:.3f} s (target < 1 s; "
+        f"embedded {last['embedded']}) runs: {', '.join(f'{t:.2f}' for t in noop_all)}"
+    )
+    print(
+        f'`python -c "import brain.cli"`, median of {args.runs}: {imp:.3f} s; '
+        f"`python -c pass`: {bare:.3f} s; no-op / import = {noop / imp:.2f}"
+    )
 
     # 4. One note touched: only its chunks are embedded again.
     note = "Compendium/13A/Classes/Chaos-Mage.md"
@@ -222,8 +237,10 @@ def _bench(args, model: str, work: Path) -> int:
     changed = json.loads(proc.stdout)
     os.environ["BRAIN_HOME"] = str(home1)
     expected = _chunks_of(config.index_dir(vault), note)
-    print(f"\none note changed ({note}): embedded {changed['embedded']} chunks; the note has {expected} chunks; "
-          f"changed {changed['changed']}, unchanged {changed['unchanged']}; whole process {elapsed:.1f} s")
+    print(
+        f"\none note changed ({note}): embedded {changed['embedded']} chunks; the note has {expected} chunks; "
+        f"changed {changed['changed']}, unchanged {changed['unchanged']}; whole process {elapsed:.1f} s"
+    )
     print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

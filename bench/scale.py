@@ -61,7 +61,9 @@ class BenchFakeEmbedder:
 
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+            seed = int.from_bytes(
+                hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+            )
             out[i] = np.random.default_rng(seed).standard_normal(self.dim, dtype=np.float32)
         out /= np.linalg.norm(out, axis=1, keepdims=True)
         return out
@@ -165,7 +167,9 @@ class Timers:
         setattr(owner, name, wrapper)
 
     def as_dict(self) -> dict:
-        return {k: {"s": round(v, 2), "calls": self.calls[k]} for k, v in sorted(self.seconds.items(), key=lambda x: -x[1])}
+        return {
+            k: {"s": round(v, 2), "calls": self.calls[k]} for k, v in sorted(self.seconds.items(), key=lambda x: -x[1])
+        }
 
 
 def _instrument_indexer() -> Timers:
@@ -205,8 +209,14 @@ def phase_index(vault: Path, label: str) -> dict:
     stages = timers.as_dict()
     stages["embed (fake)"] = {"s": round(embedder.seconds, 2), "calls": embedder.count}
     return {
-        "phase": label, "seconds": round(seconds, 2), "notes": report.notes, "chunks": report.chunks,
-        "embedded": report.embedded, "links": report.links, "stages": stages, "peak_rss_mb": _peak_rss_mb(),
+        "phase": label,
+        "seconds": round(seconds, 2),
+        "notes": report.notes,
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "links": report.links,
+        "stages": stages,
+        "peak_rss_mb": _peak_rss_mb(),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "chunks_per_s": round(report.embedded / seconds, 1) if report.embedded else None,
     }
@@ -224,8 +234,13 @@ def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
     vocab = _vocabulary()
     texts = [f"how does {' '.join(rng.choices(vocab, k=4))} relate to {rng.choice(vocab)}" for _ in range(queries)]
     settings = RecallSettings(k=12)
-    out = {"phase": "query", "open_s": round(open_s, 2), "open_stages_ms": dict(recaller.timings_ms),
-           "peak_rss_after_open_mb": rss_open, "modes": {}}
+    out = {
+        "phase": "query",
+        "open_s": round(open_s, 2),
+        "open_stages_ms": dict(recaller.timings_ms),
+        "peak_rss_after_open_mb": rss_open,
+        "modes": {},
+    }
     for mode in modes:
         recaller.ask(texts[0], mode, settings)  # warm
         totals: list[float] = []
@@ -239,7 +254,8 @@ def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
                 stages[key].append(value)
             added.append(result.candidates_added)
         out["modes"][mode] = {
-            "p50_ms": _pct(totals, 0.5), "p95_ms": _pct(totals, 0.95),
+            "p50_ms": _pct(totals, 0.5),
+            "p95_ms": _pct(totals, 0.95),
             "stages_p50_ms": {k: _pct(v, 0.5) for k, v in stages.items()},
             "stages_p95_ms": {k: _pct(v, 0.95) for k, v in stages.items()},
             "graph_added_mean": round(statistics.fmean(added), 1),
@@ -275,8 +291,12 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
         _, got = index.search(q[:50], 10)
         got = ids[got] if ids is not None else got
         recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, got)]))
-        out[name] = {"build_s": round(build_s, 1), "p50_ms": _pct(times, 0.5), "p95_ms": _pct(times, 0.95),
-                     "recall@10_vs_flat": round(recall, 3)}
+        out[name] = {
+            "build_s": round(build_s, 1),
+            "p50_ms": _pct(times, 0.5),
+            "p95_ms": _pct(times, 0.95),
+            "recall@10_vs_flat": round(recall, 3),
+        }
 
     bench("IDMap2(FlatIP) float32 (brain today)", flat, 0.0)
     threads = faiss.omp_get_max_threads()
@@ -288,7 +308,7 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
     sq.add(vectors)
     bench("SQ fp16 flat (half the memory)", sq, time.perf_counter() - t0, id_map)
     t0 = time.perf_counter()
-    nlist = max(16, int(4 * n ** 0.5))
+    nlist = max(16, int(4 * n**0.5))
     ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.train(vectors[rng.choice(n, size=min(n, 40 * nlist), replace=False)])
     ivf.add(vectors)
@@ -302,8 +322,21 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
 
 
 def _child(args, phase: str, env: dict, extra: list[str] | None = None) -> dict:
-    cmd = [sys.executable, __file__, "--phase", phase, "--dir", str(args.dir), "--notes", str(args.notes),
-           "--queries", str(args.queries), "--modes", args.modes, *(extra or [])]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--phase",
+        phase,
+        "--dir",
+        str(args.dir),
+        "--notes",
+        str(args.notes),
+        "--queries",
+        str(args.queries),
+        "--modes",
+        args.modes,
+        *(extra or []),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"phase {phase} failed:\n{proc.stderr[-4000:]}")
@@ -322,10 +355,19 @@ def _dir_mb(path: Path) -> dict:
 def run(args) -> dict:
     work = Path(args.dir)
     vault, home = work / "vault", work / "home"
-    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": MODEL, "BRAIN_RERANK_MODEL": "none",
-           "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "BRAIN_HOME": str(home),
+        "BRAIN_EMBED_MODEL": MODEL,
+        "BRAIN_RERANK_MODEL": "none",
+        "HF_HUB_OFFLINE": "1",
+    }
     env.pop("BRAIN_DB", None)
-    result: dict = {"notes": args.notes, "cpus": os.cpu_count(), "load_average_at_start": [round(x, 1) for x in os.getloadavg()]}
+    result: dict = {
+        "notes": args.notes,
+        "cpus": os.cpu_count(),
+        "load_average_at_start": [round(x, 1) for x in os.getloadavg()],
+    }
     if not (vault / note_path(args.notes - 1)).exists():
         print(f"generating {args.notes} notes in {vault} ...", file=sys.stderr)
         result["generate"] = generate(vault, args.notes)
@@ -336,8 +378,13 @@ def run(args) -> dict:
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        proc = subprocess.run([*_brain_cli(), "index", "--vault", str(vault), "--json"], env=env,
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [*_brain_cli(), "index", "--vault", str(vault), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         times.append(time.perf_counter() - t0)
         if proc.returncode != 0:
             raise SystemExit(f"brain index failed: {proc.stderr[-2000:]}")
@@ -362,15 +409,21 @@ def run(args) -> dict:
 
 def summary(r: dict) -> str:
     b, nop, ch, q = r["build"], r["noop"], r["change"], r["query"]
-    lines = [(f"scale: {r['notes']} notes (load average {r.get('load_average_at_start')} on {r.get('cpus')} cpus) , {b['chunks']} chunks, {sum(b['links'].values())} links "
-             f"({b['links']}), fake embedder {MODEL}")]
+    lines = [
+        (
+            f"scale: {r['notes']} notes (load average {r.get('load_average_at_start')} on {r.get('cpus')} cpus) , {b['chunks']} chunks, {sum(b['links'].values())} links "
+            f"({b['links']}), fake embedder {MODEL}"
+        )
+    ]
     if "generate" in r:
         lines.append(f"  generated {r['generate']['mb']} MB of markdown in {r['generate']['seconds']} s")
     lines.append(f"  build     {b['seconds']:8.1f} s  ({b['chunks_per_s']} chunks/s), peak RSS {b['peak_rss_mb']} MB")
     for name, stage in b["stages"].items():
         lines.append(f"              {stage['s']:8.1f} s  {name}")
-    lines.append(f"  no-op     {nop['seconds']:8.2f} s in-process, peak RSS {nop['peak_rss_mb']} MB; "
-                 f"`brain index` whole process {r['noop_cli_s']['median']} s (runs {r['noop_cli_s']['runs']})")
+    lines.append(
+        f"  no-op     {nop['seconds']:8.2f} s in-process, peak RSS {nop['peak_rss_mb']} MB; "
+        f"`brain index` whole process {r['noop_cli_s']['median']} s (runs {r['noop_cli_s']['runs']})"
+    )
     for name, stage in nop["stages"].items():
         if stage["s"] >= 0.05:
             lines.append(f"              {stage['s']:8.2f} s  {name}")
@@ -378,7 +431,9 @@ def summary(r: dict) -> str:
     for name, stage in ch["stages"].items():
         if stage["s"] >= 0.05:
             lines.append(f"              {stage['s']:8.2f} s  {name}")
-    lines.append(f"  open Recaller {q['open_s']} s (stages ms: {q['open_stages_ms']}), peak RSS {q['peak_rss_after_open_mb']} MB")
+    lines.append(
+        f"  open Recaller {q['open_s']} s (stages ms: {q['open_stages_ms']}), peak RSS {q['peak_rss_after_open_mb']} MB"
+    )
     for mode, m in q["modes"].items():
         stages = ", ".join(f"{k} {v}" for k, v in m["stages_p50_ms"].items() if k != "total")
         lines.append(f"  {mode:<8} p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms   (p50 stages ms: {stages})")
@@ -386,8 +441,10 @@ def summary(r: dict) -> str:
     if "faiss" in r:
         for name, v in r["faiss"].items():
             if isinstance(v, dict):
-                lines.append(f"  what-if {name}: build {v['build_s']} s, search k=240 p50 {v['p50_ms']} ms "
-                             f"p95 {v['p95_ms']} ms, recall@10 vs flat {v['recall@10_vs_flat']}")
+                lines.append(
+                    f"  what-if {name}: build {v['build_s']} s, search k=240 p50 {v['p50_ms']} ms "
+                    f"p95 {v['p95_ms']} ms, recall@10 vs flat {v['recall@10_vs_flat']}"
+                )
     return "\n".join(lines)
 
 

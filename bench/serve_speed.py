@@ -66,8 +66,12 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=3, help="whole-process asks without a server")
     parser.add_argument("--mcp-calls", type=int, default=50)
     parser.add_argument("--saves", type=int, default=20)
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "brain-serve-bench",
-                        help="the vault copy and its index; kept, so a second run does not embed it all again")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "brain-serve-bench",
+        help="the vault copy and its index; kept, so a second run does not embed it all again",
+    )
     args = parser.parse_args()
     if not args.vault.is_dir():
         raise SystemExit(f"no vault at {args.vault}")
@@ -83,8 +87,10 @@ def main() -> None:
     from brain.recall.types import RecallSettings
     from brain.server import client
 
-    print(f"vault: {args.vault.name} (copied to {vault}); model: {Path(env.get('BRAIN_EMBED_MODEL', '?')).parent.name}; "
-          f"reranker: {env.get('BRAIN_RERANK_MODEL', 'default')}")
+    print(
+        f"vault: {args.vault.name} (copied to {vault}); model: {Path(env.get('BRAIN_EMBED_MODEL', '?')).parent.name}; "
+        f"reranker: {env.get('BRAIN_RERANK_MODEL', 'default')}"
+    )
     print(f"machine at start: {load()}")
     seconds, _ = brain(["index", "--vault", str(vault), "-q"], env)
     status = json.loads(brain(["status", "--vault", str(vault), "--json"], env)[1].stdout)
@@ -92,11 +98,15 @@ def main() -> None:
     root = vault.resolve()
     try:
         # 1. whole-process brain ask, without and with a server
-        cold = [brain(["ask", "--vault", str(vault), "--json", "--no-server", queries[i % len(queries)]], env)[0]
-                for i in range(args.cold_runs)]
+        cold = [
+            brain(["ask", "--vault", str(vault), "--json", "--no-server", queries[i % len(queries)]], env)[0]
+            for i in range(args.cold_runs)
+        ]
         started = time.perf_counter()
         detach = brain(["serve", "--vault", str(vault), "--detach"], env)[1]
-        print(f"\nbrain serve --detach: {time.perf_counter() - started:.1f} s until loaded: {detach.stdout.decode().strip()}")
+        print(
+            f"\nbrain serve --detach: {time.perf_counter() - started:.1f} s until loaded: {detach.stdout.decode().strip()}"
+        )
         server = client.status(root, timeout=5)
         assert server and server["state"] == "ready", server
         pid = server["pid"]
@@ -117,16 +127,22 @@ def main() -> None:
         print(f"  python -c pass                   p50 {pct(interpreter, 50) * 1000:7.0f} ms")
         print(f"  brain --version (process start)  p50 {pct(baseline, 50) * 1000:7.0f} ms   (python, click, brain.cli)")
         print(f"  without a server (--no-server)   p50 {pct(cold, 50) * 1000:7.0f} ms   (n={len(cold)})")
-        print(f"  with brain serve up              p50 {pct(warm, 50) * 1000:7.0f} ms   p95 {pct(warm, 95) * 1000:.0f} ms (n={len(warm)})")
+        print(
+            f"  with brain serve up              p50 {pct(warm, 50) * 1000:7.0f} ms   p95 {pct(warm, 95) * 1000:.0f} ms (n={len(warm)})"
+        )
         print(f"  ratio without / with             {pct(cold, 50) / pct(warm, 50):7.1f} ×")
-        print(f"  socket round trip alone          p50 {pct(socket_rt, 50) * 1000:7.1f} ms   (recall in the server + JSON)")
+        print(
+            f"  socket round trip alone          p50 {pct(socket_rt, 50) * 1000:7.1f} ms   (recall in the server + JSON)"
+        )
         print(f"  [{load()}]")
 
         # 2. MCP search from the SDK's client, warm, with the server up
         from mcp import Client, StdioServerParameters
 
         async def mcp_figures() -> tuple[float, list[float]]:
-            params = StdioServerParameters(command=sys.executable, args=["-m", "brain", "mcp", "--vault", str(vault)], env=env)
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "brain", "mcp", "--vault", str(vault)], env=env
+            )
             t = time.perf_counter()
             async with Client(params, mode="legacy", read_timeout_seconds=120) as session:
                 start = time.perf_counter() - t
@@ -142,7 +158,9 @@ def main() -> None:
         start, mcp_times = asyncio.run(mcp_figures())
         print("\nMCP `search` from the SDK's Client over stdio, brain serve up (goal: p50 ≤ 80 ms)")
         print(f"  spawn + initialize               {start * 1000:7.0f} ms")
-        print(f"  search round trip                p50 {pct(mcp_times, 50) * 1000:7.1f} ms   p95 {pct(mcp_times, 95) * 1000:.1f} ms (n={len(mcp_times)})")
+        print(
+            f"  search round trip                p50 {pct(mcp_times, 50) * 1000:7.1f} ms   p95 {pct(mcp_times, 95) * 1000:.1f} ms (n={len(mcp_times)})"
+        )
         print(f"  [{load()}]")
 
         # 3. the watcher: saved → retrievable
@@ -164,8 +182,9 @@ def main() -> None:
                 os.replace(tmp, path)
             rel = path.relative_to(vault).as_posix()
             while True:
-                results = client.ask(root, f"the {token} rule", ["hybrid+ppr"], RecallSettings(k=5), update=False,
-                                     timeout=30)
+                results = client.ask(
+                    root, f"the {token} rule", ["hybrid+ppr"], RecallSettings(k=5), update=False, timeout=30
+                )
                 if any(c.path == rel and token in c.text for c in results[0].results):
                     latencies.append(time.perf_counter() - t)
                     break
@@ -173,8 +192,10 @@ def main() -> None:
                     raise SystemExit(f"{token} not retrievable after 60 s")
                 time.sleep(0.02)
         print("\nwatch: a note saved → its new text retrievable by ask (goal: p95 ≤ 3 s)")
-        print(f"  p50 {pct(latencies, 50):.2f} s   p95 {pct(latencies, 95):.2f} s   max {max(latencies):.2f} s "
-              f"(n={len(latencies)}: half new notes, half atomic rewrites)")
+        print(
+            f"  p50 {pct(latencies, 50):.2f} s   p95 {pct(latencies, 95):.2f} s   max {max(latencies):.2f} s "
+            f"(n={len(latencies)}: half new notes, half atomic rewrites)"
+        )
         print(f"  [{load()}]")
 
         # 3b. a burst of 1,000 new files
@@ -183,7 +204,9 @@ def main() -> None:
         burst.mkdir()
         t = time.perf_counter()
         for i in range(1000):
-            (burst / f"Card {i:04d}.md").write_text(f"# Card {i}\n\nBurst card {i}: the ogre rule number {i}.\n", encoding="utf-8")
+            (burst / f"Card {i:04d}.md").write_text(
+                f"# Card {i}\n\nBurst card {i}: the ogre rule number {i}.\n", encoding="utf-8"
+            )
         written = time.perf_counter() - t
         time.sleep(0.5)
         while True:
@@ -195,14 +218,18 @@ def main() -> None:
         passes = now["watch"]["passes"] - before["watch"]["passes"]
         update = now["last_update"]
         print("\nwatch: 1,000 new files written at once (a git checkout)")
-        print(f"  written in {written:.2f} s; indexed and served {total:.1f} s after the first write, "
-              f"in {passes} index pass{'es' if passes != 1 else ''} (last pass: {update['new']} new, {update['took_s']:.1f} s)")
+        print(
+            f"  written in {written:.2f} s; indexed and served {total:.1f} s after the first write, "
+            f"in {passes} index pass{'es' if passes != 1 else ''} (last pass: {update['new']} new, {update['took_s']:.1f} s)"
+        )
         print(f"  [{load()}]")
 
         # 4. memory
         rss, peak = rss_mb(pid)
-        print(f"\nserver memory: RSS {rss:.0f} MB now, peak {peak:.0f} MB "
-              f"({client.status(root)['index']['notes']} notes, {client.status(root)['index']['chunks']} chunks)")
+        print(
+            f"\nserver memory: RSS {rss:.0f} MB now, peak {peak:.0f} MB "
+            f"({client.status(root)['index']['notes']} notes, {client.status(root)['index']['chunks']} chunks)"
+        )
     finally:
         brain(["serve", "--vault", str(vault), "--stop"], env, check=False)
     print(f"\nmachine at end: {load()}")

@@ -105,8 +105,10 @@ def bench_ask(args, env: dict[str, str]) -> dict | None:
                 result = recaller.ask(query, mode, settings)
                 for key, value in result.timings_ms.items():
                     stages.setdefault(key, []).append(value)
-            out["warm"][mode] = {k: {"p50": round(_pct(v, 0.5), 2), "p95": round(_pct(v, 0.95), 2), "n": len(v)}
-                                 for k, v in stages.items()}
+            out["warm"][mode] = {
+                k: {"p50": round(_pct(v, 0.5), 2), "p95": round(_pct(v, 0.95), 2), "n": len(v)}
+                for k, v in stages.items()
+            }
     finally:
         recaller.close()
     print(f"warm, in-process, {len(queries)} queries per mode (ms):")
@@ -156,8 +158,10 @@ def bench_ask(args, env: dict[str, str]) -> dict | None:
     c = out["cold"]
     print(f"cold, whole process `brain ask --json --graph`, {c['runs']} runs:")
     print(f"  brain ask           p50 {c['brain_ask_s']['p50']:.2f} s   p95 {c['brain_ask_s']['p95']:.2f} s")
-    print(f"  torch + model alone p50 {c['torch_and_model_s']['p50']:.2f} s   p95 {c['torch_and_model_s']['p95']:.2f} s"
-          f"   (python -c pass: {c['python_bare_s']['p50']:.2f} s)")
+    print(
+        f"  torch + model alone p50 {c['torch_and_model_s']['p50']:.2f} s   p95 {c['torch_and_model_s']['p95']:.2f} s"
+        f"   (python -c pass: {c['python_bare_s']['p50']:.2f} s)"
+    )
     print(f"  load average {out['load_average']} on {os.cpu_count()} cpus (other work skews every figure)")
     verdict = "within" if c["overhead_s_p50"] < 0.5 else "OVER"
     print(f"  brain's own share   p50 {c['overhead_s_p50']:+.2f} s per run ({verdict} the 0.5 s target)")
@@ -181,8 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}: use {', '.join(SECTIONS)}")
     model = args.model or packaged_minilm()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "BRAIN_HOME": args.home,
-           "BRAIN_RERANK_MODEL": os.environ.get("BRAIN_RERANK_MODEL", "none")}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "BRAIN_HOME": args.home,
+        "BRAIN_RERANK_MODEL": os.environ.get("BRAIN_RERANK_MODEL", "none"),
+    }
     env.pop("BRAIN_DB", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: byte code cached
     if model:

@@ -245,15 +245,15 @@ def _overlap_tail(text: str, overlap: int) -> str:
     tail = text[offset:]
     newline = tail.find("\n")
     if 0 <= newline < overlap // 2:
-        return tail[newline + 1:]
+        return tail[newline + 1 :]
     spans = _link_spans(text)
     space = tail.find(" ")
     while space >= 0:
         link_start = _inside_link(offset + space, spans)
         if link_start is None:
-            return tail[space + 1:]
+            return tail[space + 1 :]
         space = tail.find(" ", space + 1)
-    return tail[newline + 1:] if newline >= 0 else ""
+    return tail[newline + 1 :] if newline >= 0 else ""
 
 
 def chunk_body(

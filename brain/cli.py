@@ -37,9 +37,15 @@ def cli() -> None:
 
 @cli.command()
 @vault_option
-@click.option("--rebuild", is_flag=True, help="Embed everything again into a new index beside the old one, which "
-              "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...).")
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Embed everything again into a new index beside the old one, which "
+    "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
 def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
@@ -64,18 +70,17 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
     setup_logging(quiet or as_json)
     report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
-        click.echo(f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer "
-                   "need it", err=True)
+        click.echo(
+            f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
+            err=True,
+        )
     if as_json:
         emit_json(report.as_dict())
         return
     if quiet:
         return
     links = report.links
-    click.echo(
-        f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} "
-        f"({report.seconds:.1f}s)"
-    )
+    click.echo(f"{report.notes} notes, {report.chunks} chunks indexed with {report.model} ({report.seconds:.1f}s)")
     click.echo(
         f"  this run: {report.new} new, {report.changed} changed, {report.renamed} renamed, "
         f"{report.removed} removed, {report.unchanged} unchanged; {report.embedded} chunks embedded"
@@ -138,8 +143,10 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
-        click.echo(f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
-                   "or stopped: running it again resumes)")
+        click.echo(
+            f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
+            "or stopped: running it again resumes)"
+        )
     if st.warnings:
         click.echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
@@ -151,7 +158,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 def _server_line(server: dict | None) -> str:
     if server is None:
         return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
-    parts = [f"pid {server.get('pid')}", f"up {_span(server.get('uptime_s') or 0)}", f"{server.get('queries', 0)} queries"]
+    parts = [
+        f"pid {server.get('pid')}",
+        f"up {_span(server.get('uptime_s') or 0)}",
+        f"{server.get('queries', 0)} queries",
+    ]
     state = server.get("state")
     if state != "ready":
         parts.insert(0, str(state) + (f": {server['failure']}" if server.get("failure") else ""))
@@ -163,9 +174,13 @@ def _server_line(server: dict | None) -> str:
         when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"
         counts = ", ".join(f"{update[k]} {k}" for k in ("new", "changed", "removed", "renamed") if update.get(k))
         if update.get("reason") == "start":
-            parts.append(f"index loaded {when} in {update['took_s']:.1f} s" + (f" after indexing {counts}" if counts else ""))
+            parts.append(
+                f"index loaded {when} in {update['took_s']:.1f} s" + (f" after indexing {counts}" if counts else "")
+            )
         else:
-            parts.append(f"last update {when}: {counts or 'no change'}, served {update['lag_s']:.1f} s after the change")
+            parts.append(
+                f"last update {when}: {counts or 'no change'}, served {update['lag_s']:.1f} s after the change"
+            )
     return "server: up (" + ", ".join(parts) + ")"
 
 
@@ -181,24 +196,56 @@ def _span(seconds: float) -> str:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @vault_option
-@click.option("-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return.")
-@click.option("--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated).")
-@click.option("--mode", help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
-              "+rerank (added by default when a reranker is configured).")
+@click.option(
+    "-k", "k", type=click.IntRange(1, 200), default=DEFAULT_K, show_default=True, help="How many notes to return."
+)
+@click.option(
+    "--graph", is_flag=True, help="The pilot's graph mode: dense + one hop along wikilinks, gated (mode gated)."
+)
+@click.option(
+    "--mode",
+    help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
+    "+rerank (added by default when a reranker is configured).",
+)
 @click.option("--no-rerank", is_flag=True, help="Skip the cross-encoder (also: BRAIN_RERANK_MODEL=none).")
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
-@click.option("--ab-modes", default="vector,graph", show_default=True, metavar="A,B",
-              help="The two modes --ab compares (+rerank is added when a reranker is configured).")
+@click.option(
+    "--ab-modes",
+    default="vector,graph",
+    show_default=True,
+    metavar="A,B",
+    help="The two modes --ab compares (+rerank is added when a reranker is configured).",
+)
 @click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
-@click.option("--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context.")
+@click.option(
+    "--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context."
+)
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
 @click.option("--no-server", is_flag=True, help="Answer in this process even when `brain serve` runs for the vault.")
 @recall_settings_options
 @library_errors
-def ask(query, vault, k, graph, mode, no_rerank, ab, ab_modes, source, as_json, as_context, budget, no_update,
-        no_server, depth, seeds, max_new, pool) -> None:
+def ask(
+    query,
+    vault,
+    k,
+    graph,
+    mode,
+    no_rerank,
+    ab,
+    ab_modes,
+    source,
+    as_json,
+    as_context,
+    budget,
+    no_update,
+    no_server,
+    depth,
+    seeds,
+    max_new,
+    pool,
+) -> None:
     """Recall the notes that answer QUERY.
 
     By default (mode hybrid+ppr): dense retrieval and BM25, with Personalized PageRank
@@ -299,8 +346,15 @@ def _ask_ab(a, b, root, settings, source, as_json) -> None:
     with connection() as conn:
         row_id = log_ab(conn, row, source=source, vault=str(root))
     if as_json:
-        emit_json({"a": result_json(a), "b": result_json(b), "ab_recall_id": row_id,
-                    "new_in_top_k": row.new_in_top_k, "via_graph": row.via_graph})
+        emit_json(
+            {
+                "a": result_json(a),
+                "b": result_json(b),
+                "ab_recall_id": row_id,
+                "new_in_top_k": row.new_in_top_k,
+                "via_graph": row.via_graph,
+            }
+        )
         return
     click.echo(side_by_side(a, b))
     gate = "entity" if row.gate_entity else "not entity"
@@ -327,8 +381,9 @@ def _open_index(vault: str | None):  # -> (vault root, IndexStore)
 @click.argument("note")
 @vault_option
 @click.option("--heading", help="Only this section: its heading, or the end of its path ('Setup > Linux').")
-@click.option("--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True,
-              help="Cut the text here.")
+@click.option(
+    "--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True, help="Cut the text here."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
 @library_errors
 def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
@@ -375,7 +430,9 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     for link in data["links"]:
         where = link["path"] or link["status"]
         anchor = f"#{link['anchor']}" if link["anchor"] else ""
-        click.echo(f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+        click.echo(
+            f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+        )
     click.echo(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:
         click.echo(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
@@ -415,7 +472,9 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        click.echo("\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"]))
+        click.echo(
+            "\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
+        )
 
 
 def _plural(n: int, word: str) -> str:
@@ -430,6 +489,7 @@ def _register_subcommands() -> None:
     cli.add_command(hook)
     cli.add_command(turns)
     from .evaluation.cli import eval_command
+
     cli.add_command(eval_command, name="eval")
     from .server.cli import serve
 

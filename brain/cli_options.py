@@ -23,15 +23,34 @@ vault_option = click.option(
 def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--depth, --seeds, --max-new, --pool: the knobs of RecallSettings."""
     options = [
-        click.option("--depth", type=click.IntRange(1, 1000), default=DEFAULT_DEPTH, show_default=True,
-                     help="Distinct notes from the dense (and lexical) stage."),
-        click.option("--seeds", type=click.IntRange(0, 1000), default=DEFAULT_SEEDS, show_default=True,
-                     help="Top notes the graph starts from (one-hop links, or PageRank's restarts)."),
-        click.option("--max-new", type=click.IntRange(0, 1000), default=DEFAULT_MAX_NEW, show_default=True,
-                     help="New notes the one-hop expansion may add."),
-        click.option("--pool", type=click.IntRange(1, 1000), default=None,
-                     help=f"Notes the reranker scores (one-hop additions come on top); lower it on slow CPUs. "
-                     f"[default: $BRAIN_RERANK_POOL or {DEFAULT_RERANK_POOL}]"),
+        click.option(
+            "--depth",
+            type=click.IntRange(1, 1000),
+            default=DEFAULT_DEPTH,
+            show_default=True,
+            help="Distinct notes from the dense (and lexical) stage.",
+        ),
+        click.option(
+            "--seeds",
+            type=click.IntRange(0, 1000),
+            default=DEFAULT_SEEDS,
+            show_default=True,
+            help="Top notes the graph starts from (one-hop links, or PageRank's restarts).",
+        ),
+        click.option(
+            "--max-new",
+            type=click.IntRange(0, 1000),
+            default=DEFAULT_MAX_NEW,
+            show_default=True,
+            help="New notes the one-hop expansion may add.",
+        ),
+        click.option(
+            "--pool",
+            type=click.IntRange(1, 1000),
+            default=None,
+            help=f"Notes the reranker scores (one-hop additions come on top); lower it on slow CPUs. "
+            f"[default: $BRAIN_RERANK_POOL or {DEFAULT_RERANK_POOL}]",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)

@@ -45,9 +45,7 @@ def open_db(path: Path | None = None, *, read_only: bool = False) -> sqlite3.Con
 
 
 @contextmanager
-def connection(
-    path: Path | None = None, *, read_only: bool = False
-) -> Iterator[sqlite3.Connection]:
+def connection(path: Path | None = None, *, read_only: bool = False) -> Iterator[sqlite3.Connection]:
     """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
     (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
     path = path or config.db_path()
@@ -102,11 +100,7 @@ def _is_read_only(exc: BaseException) -> bool:
         return True
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message before that
     text = str(exc).lower()
-    return (
-        name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
-        or "readonly" in text
-        or "unable to open" in text
-    )
+    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text or "unable to open" in text
 
 
 def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
@@ -132,9 +126,7 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
             "make them writable, or set BRAIN_DB to a file in a folder you can write"
         )
     if path.is_dir():
-        return BrainDatabaseError(
-            f"{path} is a folder, not a database file: move it, or set BRAIN_DB to a file"
-        )
+        return BrainDatabaseError(f"{path} is a folder, not a database file: move it, or set BRAIN_DB to a file")
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         what = "open" if path.exists() else "create"
         return BrainDatabaseError(
@@ -163,4 +155,3 @@ def storable(value: Any) -> Any:
     if isinstance(value, dict):
         return {storable(k): storable(v) for k, v in value.items()}
     return value
-

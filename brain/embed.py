@@ -98,9 +98,7 @@ class SentenceTransformerEmbedder:
         threads = torch.get_num_threads()
         torch.set_num_threads(self.query_threads)
         try:
-            vector = self._model.encode(
-                [self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True
-            )[0]
+            vector = self._model.encode([self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True)[0]
         finally:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vector, dtype=np.float32)

@@ -32,9 +32,7 @@ class Migrations:
     def applied(self, conn: sqlite3.Connection) -> list[str]:
         if not _has_table(conn, "_migrations"):
             return []
-        rows = conn.execute(
-            "SELECT name FROM _migrations WHERE db = ? ORDER BY applied_at, rowid", (self.name,)
-        )
+        rows = conn.execute("SELECT name FROM _migrations WHERE db = ? ORDER BY applied_at, rowid", (self.name,))
         return [row[0] for row in rows]
 
     def pending(self, conn: sqlite3.Connection) -> list[str]:
@@ -100,9 +98,7 @@ class _InTransaction:
 
 
 def _has_table(conn: sqlite3.Connection, table: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
     return row is not None
 
 

@@ -186,7 +186,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text, []
-    body = text[match.end():]
+    body = text[match.end() :]
     yaml_text = match.group(1)
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         size_kb = len(yaml_text) // 1024

@@ -27,7 +27,7 @@ def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str
     if start:
         space = text.find(" ", start)
         start = space + 1 if 0 <= space < start + 20 else start
-    piece = text[start:start + width]
+    piece = text[start : start + width]
     if start + width < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start else "") + piece

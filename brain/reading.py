@@ -194,7 +194,12 @@ def neighbours(store: IndexStore, ref: str) -> dict[str, Any]:
             continue
         seen.add(key)
         backlinks.append(
-            {"path": row["source_path"], "title": row["source_title"], "kind": row["kind"],
-             "anchor": row["anchor"], "line": row["line"]}
+            {
+                "path": row["source_path"],
+                "title": row["source_title"],
+                "kind": row["kind"],
+                "anchor": row["anchor"],
+                "line": row["line"],
+            }
         )
     return {"path": path, "title": titles.get(path, path), "links": links, "backlinks": backlinks}

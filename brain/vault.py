@@ -188,7 +188,13 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
             try:
                 st = os.stat(full)
             except OSError as exc:
-                reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if os.path.islink(full) else "unreadable"
+                reason = (
+                    "symlink-loop"
+                    if exc.errno == errno.ELOOP
+                    else "broken-symlink"
+                    if os.path.islink(full)
+                    else "unreadable"
+                )
                 skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
                 continue
             if not os.path.isfile(full):

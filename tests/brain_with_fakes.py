@@ -13,8 +13,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import conftest  # noqa: E402,F401 - registers fake:<dim>
-from conftest import FakeEmbedder  # noqa: E402
+import conftest  # noqa: F401 - registers fake:<dim>
+from conftest import FakeEmbedder
 
 _delay = float(os.environ.get("FAKE_EMBED_DELAY") or 0)
 if _delay:

@@ -24,7 +24,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 SESSION_MARK = "PYTEST_BRAIN_SESSION"
 os.environ.setdefault(SESSION_MARK, str(os.getpid()))
 
-from brain.embed import register_embedder
+from brain.embed import register_embedder  # noqa: E402 - after the environment above is set
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_VAULT = ROOT / "toy_vault"

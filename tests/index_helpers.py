@@ -54,6 +54,7 @@ register_embedder("cheap", CheapEmbedder)
 @contextlib.contextmanager
 def environ(**values: str | None) -> Iterator[None]:
     """Set (or, with None, unset) environment variables for a block; restore them after."""
+
     def put(settings: dict[str, str | None]) -> None:
         for name, value in settings.items():
             if value is None:

@@ -74,9 +74,7 @@ class Transcript:
         tool_id = f"toolu_{self.n}"
         self._add(
             "assistant",
-            message=_assistant(
-                f"msg_{self.n}", [{"type": "tool_use", "id": tool_id, "name": name, "input": data}]
-            ),
+            message=_assistant(f"msg_{self.n}", [{"type": "tool_use", "id": tool_id, "name": name, "input": data}]),
         )
         block = {"type": "tool_result", "tool_use_id": tool_id, "content": result}
         if error:
@@ -128,9 +126,7 @@ def hook_payload(transcript: Path | str | None, **extra: Any) -> dict[str, Any]:
     return payload
 
 
-def run_hook(
-    stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str
-) -> subprocess.CompletedProcess:
+def run_hook(stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str) -> subprocess.CompletedProcess:
     cmd, env = brain_command()
     env.update(BRAIN_HOME=str(home), **env_extra)
     return subprocess.run(

@@ -30,10 +30,18 @@ LAUNCHER = TESTS / "brain_with_fakes.py"
 
 
 @contextlib.contextmanager
-def served(vault: Path, *, embedder: Any = None, watch: bool = True, http: tuple[str, int] | None = None,
-           settle_ms: int = 150, **service_options: Any) -> Iterator[Daemon]:
-    service = Service(vault.resolve(), embedder=embedder or FakeEmbedder(), watch=watch, settle_ms=settle_ms,
-                      **service_options)
+def served(
+    vault: Path,
+    *,
+    embedder: Any = None,
+    watch: bool = True,
+    http: tuple[str, int] | None = None,
+    settle_ms: int = 150,
+    **service_options: Any,
+) -> Iterator[Daemon]:
+    service = Service(
+        vault.resolve(), embedder=embedder or FakeEmbedder(), watch=watch, settle_ms=settle_ms, **service_options
+    )
     daemon = Daemon(vault.resolve(), service, http=http)
     daemon.start()
     try:
@@ -113,8 +121,13 @@ class BrainProcess:
 
 
 def run_brain(args: list[str], *, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(LAUNCHER), *args], env=brain_env(**env),
-                          capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), *args],
+        env=brain_env(**env),
+        capture_output=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def kill_recorded_server(vault: Path, sig: int = signal.SIGKILL) -> int | None:

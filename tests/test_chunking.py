@@ -163,7 +163,9 @@ def test_huge_code_block_is_split_by_lines():
         assert len(chunk.text) <= MAX_CODE_CHARS
         lines = chunk.text.split("\n")
         # Cut between lines, and the overlap starts at a line start too.
-        assert all(re.fullmatch(r"(## Code|```python|```|value_\d+ = compute\(\d+\)  # line \d+|)", line) for line in lines)
+        assert all(
+            re.fullmatch(r"(## Code|```python|```|value_\d+ = compute\(\d+\)  # line \d+|)", line) for line in lines
+        )
     assert chunks[1].text.startswith("value_")
 
 
@@ -194,4 +196,6 @@ def test_embedding_text_carries_title_and_heading_path():
     assert embedding_text("Title", Chunk(0, (), "body")) == "Title\n\nbody"
     observability = _note("Engineering/Observability.md")
     first = chunk_body(observability.body)[0]
-    assert embedding_text(observability.title, first).startswith("Observability and telemetry > Observability and telemetry\n\n")
+    assert embedding_text(observability.title, first).startswith(
+        "Observability and telemetry > Observability and telemetry\n\n"
+    )

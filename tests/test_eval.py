@@ -29,7 +29,10 @@ def test_no_relevant_note_in_the_top_k():
 
 def test_single_relevant_at_rank_one_and_three():
     assert query_metrics(["rel.md", "a.md", "b.md"], ["rel.md"]) == {
-        "recall@5": 1.0, "recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0,
+        "recall@5": 1.0,
+        "recall@10": 1.0,
+        "ndcg@10": 1.0,
+        "mrr": 1.0,
     }
     at3 = query_metrics(["a.md", "b.md", "rel.md", "c.md"], ["rel.md"])
     # DCG = 1/log2(3+1) = 0.5, IDCG = 1/log2(2) = 1
@@ -94,11 +97,13 @@ def _line(**fields) -> str:
 
 
 def test_parse_a_good_file_with_partial_and_extra_fields():
-    text = "\n".join([
-        _line(id="q1", partial=["b.md"], note="ignored"),
-        "",
-        _line(id="q2", type="entity", relevant=["dir/c.md", "./d.md"]),
-    ])
+    text = "\n".join(
+        [
+            _line(id="q1", partial=["b.md"], note="ignored"),
+            "",
+            _line(id="q2", type="entity", relevant=["dir/c.md", "./d.md"]),
+        ]
+    )
     q1, q2 = parse_queries(text)
     assert (q1.id, q1.type, q1.relevant, q1.partial, q1.line) == ("q1", "theme", ("a.md",), ("b.md",), 1)
     assert (q2.id, q2.relevant, q2.line) == ("q2", ("dir/c.md", "d.md"), 3)
@@ -125,14 +130,16 @@ def test_unknown_type_lists_the_allowed_types():
 
 
 def test_missing_fields_and_bad_values_are_all_listed():
-    text = "\n".join([
-        json.dumps({"id": "q1", "query": "x"}),
-        _line(id="q2", relevant=[]),
-        _line(id="q3", relevant="a.md"),
-        _line(id="q4", query="  "),
-        _line(id="q5", relevant=["/etc/passwd.md", "../up.md"]),
-        _line(id="q2"),
-    ])
+    text = "\n".join(
+        [
+            json.dumps({"id": "q1", "query": "x"}),
+            _line(id="q2", relevant=[]),
+            _line(id="q3", relevant="a.md"),
+            _line(id="q4", query="  "),
+            _line(id="q5", relevant=["/etc/passwd.md", "../up.md"]),
+            _line(id="q2"),
+        ]
+    )
     with pytest.raises(QueryFileError) as err:
         parse_queries(text)
     message = str(err.value)
@@ -163,12 +170,18 @@ def test_missing_relevant_paths_are_listed_with_the_other_problems(tmp_path):
     including the paths of a bad line."""
     vault = tmp_path / "vault"
     write(vault, "a.md", "# A\n")
-    path = write(tmp_path, "q.jsonl", "\n".join([
-        _line(id="q1", relevant=["a.md", "gone.md"]),
-        "{not json",
-        _line(id="q1", type="trivia", relevant=["also-gone.md", "a.md"]),
-        _line(id="q4", relevant=["/abs.md", "third-gone.md"]),
-    ]))
+    path = write(
+        tmp_path,
+        "q.jsonl",
+        "\n".join(
+            [
+                _line(id="q1", relevant=["a.md", "gone.md"]),
+                "{not json",
+                _line(id="q1", type="trivia", relevant=["also-gone.md", "a.md"]),
+                _line(id="q4", relevant=["/abs.md", "third-gone.md"]),
+            ]
+        ),
+    )
     with pytest.raises(QueryFileError) as err:
         load_queries(path, vault)
     assert err.value.problems == [
@@ -207,11 +220,17 @@ def test_every_missing_relevant_path_is_listed(tmp_path):
     vault = tmp_path / "vault"
     write(vault, "a.md", "# A\n")
     write(vault, "dir/b.md", "# B\n")
-    path = write(tmp_path, "q.jsonl", "\n".join([
-        _line(id="q1", relevant=["a.md", "nope.md"]),
-        _line(id="q2", relevant=["dir/b.md"]),
-        _line(id="q3", relevant=["dir/gone.md", "Dir/B2.md", "a.md"]),
-    ]))
+    path = write(
+        tmp_path,
+        "q.jsonl",
+        "\n".join(
+            [
+                _line(id="q1", relevant=["a.md", "nope.md"]),
+                _line(id="q2", relevant=["dir/b.md"]),
+                _line(id="q3", relevant=["dir/gone.md", "Dir/B2.md", "a.md"]),
+            ]
+        ),
+    )
     assert len(load_queries(path)) == 3  # without a vault, paths are not checked
     with pytest.raises(QueryFileError) as err:
         load_queries(path, vault)
@@ -230,8 +249,11 @@ def eval_vault(tmp_path):
     """A vault whose ranking the fake (lexical) embedder makes predictable."""
     vault = tmp_path / "vault"
     for i in range(12):
-        write(vault, f"Fishing/Fishing {i:02d}.md",
-              f"# Fishing {i:02d}\n\nRiver boat fishing: trout, river, boat, fishing, river boat. Day {i}.\n")
+        write(
+            vault,
+            f"Fishing/Fishing {i:02d}.md",
+            f"# Fishing {i:02d}\n\nRiver boat fishing: trout, river, boat, fishing, river boat. Day {i}.\n",
+        )
     write(vault, "Animals/Quokka.md", "# Quokka\n\nThe quokka is a small marsupial of Rottnest island. [[Wombat]]\n")
     write(vault, "Animals/Wombat.md", "# Wombat\n\nA wombat digs a burrow; a marsupial with cube droppings.\n")
     write(vault, "Coast/Lighthouse.md", "# Lighthouse\n\nThe lighthouse keeper tends the lamp in a storm.\n")
@@ -241,8 +263,13 @@ def eval_vault(tmp_path):
         {"id": "e2", "query": "wombat burrow", "type": "entity", "relevant": ["Animals/Wombat.md"]},
         # Twelve fishing notes outrank the (unrelated) relevant note: a certain miss.
         {"id": "t1", "query": "river boat fishing", "type": "theme", "relevant": ["Work/Taxes.md"]},
-        {"id": "t2", "query": "lighthouse keeper storm", "type": "theme", "relevant": ["Coast/Lighthouse.md"],
-         "partial": ["Work/Taxes.md"]},
+        {
+            "id": "t2",
+            "query": "lighthouse keeper storm",
+            "type": "theme",
+            "relevant": ["Coast/Lighthouse.md"],
+            "partial": ["Work/Taxes.md"],
+        },
     ]
     path = write(tmp_path, "queries.jsonl", "\n".join(json.dumps(q) for q in queries) + "\n")
     return vault, path

@@ -154,7 +154,10 @@ def test_rebuild_is_built_beside_and_the_old_index_answers_until_the_swap(indexe
     assert (status.model, status.dim, status.notes, status.rebuild) == ("fake:32", 32, 35, None)
     assert _home_listing(directory) == {directory.name, directory.name + ".lock"}
     assert sorted(p.name for p in directory.iterdir() if not p.name.startswith("index.db-")) == [
-        "index.db", "vectors.faiss", "vectors.json"]
+        "index.db",
+        "vectors.faiss",
+        "vectors.json",
+    ]
     assert_faiss_matches(directory)
     # The reader opened before the swap still answers from the index it opened.
     assert [c.path for c in reader.ask(QUERY, "hybrid", RecallSettings(k=6)).results] == expected
@@ -305,9 +308,11 @@ def test_damaged_faiss_file_is_rebuilt_from_sqlite_with_a_warning(indexed, caplo
     try:
         expected = load_current(store, 64).search(FakeEmbedder().embed_query(QUERY), 10)[0].tolist()
         faiss_file = directory / "vectors.faiss"
-        for damage in (lambda: faiss_file.write_bytes(os.urandom(faiss_file.stat().st_size)),
-                       lambda: os.truncate(faiss_file, faiss_file.stat().st_size // 2),
-                       lambda: faiss_file.write_bytes(b"")):
+        for damage in (
+            lambda: faiss_file.write_bytes(os.urandom(faiss_file.stat().st_size)),
+            lambda: os.truncate(faiss_file, faiss_file.stat().st_size // 2),
+            lambda: faiss_file.write_bytes(b""),
+        ):
             damage()
             caplog.clear()
             index = load_current(store, 64)
@@ -321,8 +326,19 @@ def test_damaged_faiss_file_is_rebuilt_from_sqlite_with_a_warning(indexed, caplo
 # ----- 8. a sidecar of the wrong shape is rebuilt, not a crash ------------------------------
 
 
-@pytest.mark.parametrize("sidecar", ["{}", "null", "[]", '{"version": "x", "dim": 384}', '{"version": 3, "dim": 64}',
-                                     '{"version": 1, "dim": -5, "count": "many"}', "[1, 2, 3]", '"text"'])
+@pytest.mark.parametrize(
+    "sidecar",
+    [
+        "{}",
+        "null",
+        "[]",
+        '{"version": "x", "dim": 384}',
+        '{"version": 3, "dim": 64}',
+        '{"version": 1, "dim": -5, "count": "many"}',
+        "[1, 2, 3]",
+        '"text"',
+    ],
+)
 def test_faiss_sidecar_of_the_wrong_shape_is_rebuilt(indexed, sidecar):
     vault, directory, _ = indexed
     before = _ask(vault)
@@ -357,8 +373,15 @@ def _brain(home: Path, *args: str) -> subprocess.CompletedProcess:
     """`brain ARGS` in a process that cannot write where file modes forbid it."""
     env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
     code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
-    return subprocess.run([*_cannot_write(), sys.executable, "-c", code, *args], cwd=TESTS, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [*_cannot_write(), sys.executable, "-c", code, *args],
+        cwd=TESTS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _chmod_tree(top: Path, writable: bool) -> None:
@@ -384,7 +407,9 @@ def read_only(request):
 
 def _one_line_stderr(proc: subprocess.CompletedProcess, *needles: str) -> None:
     assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("Error: ") and proc.stderr.count("\n") == 1, (
+        proc.stderr
+    )
     for needle in needles:
         assert needle in proc.stderr, (needle, proc.stderr)
 
@@ -462,8 +487,12 @@ def test_concurrent_faiss_saves_and_readers_never_disagree(tmp_path):
     directory = tmp_path / "idx"
     directory.mkdir()
     writers = [
-        subprocess.Popen([sys.executable, "-c", _SAVER, str(directory), str(first), "400"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _SAVER, str(directory), str(first), "400"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for first in (1_000, 5_000)
     ]
     loads = 0
@@ -490,7 +519,9 @@ def test_concurrent_faiss_saves_and_readers_never_disagree(tmp_path):
 
 @pytest.mark.slow  # subprocesses
 def test_temp_files_of_a_killed_save_are_removed_by_the_next(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     pid = int(dead.stdout)
     orphan = tmp_path / f"vectors.faiss.{pid}.0badf00d.tmp"
     orphan.write_bytes(b"half a file")
@@ -504,8 +535,12 @@ def test_sidecar_that_does_not_describe_the_faiss_file_is_rebuilt(indexed):
     vault, directory, _ = indexed
     before = _ask(vault)
     sidecar = json.loads((directory / "vectors.json").read_text())
-    for wrong in ({"count": sidecar["count"] + 1}, {"ids": "0" * 32}, {"index_id": "another-index"},
-                  {"bytes": sidecar["bytes"] - 8}):
+    for wrong in (
+        {"count": sidecar["count"] + 1},
+        {"ids": "0" * 32},
+        {"index_id": "another-index"},
+        {"bytes": sidecar["bytes"] - 8},
+    ):
         (directory / "vectors.json").write_text(json.dumps({**sidecar, **wrong}))
         assert _ask(vault) == before
         assert_faiss_matches(directory)
@@ -541,10 +576,16 @@ def test_skipped_files_are_not_stale_for_ask(vault_with_skips, monkeypatch, capl
     store = IndexStore.open(config.index_dir(root), create=False)
     try:
         plan = changes.plan(root, store)
-        assert plan.candidates == [] and {s.path: s.reason for s in plan.skipped} == {"big.md": "too-large", "binary.md": "binary"}
+        assert plan.candidates == [] and {s.path: s.reason for s in plan.skipped} == {
+            "big.md": "too-large",
+            "binary.md": "binary",
+        }
     finally:
         store.close()
-    assert {(s["path"], s["reason"]) for s in vault_status(root).skipped} == {("big.md", "too-large"), ("binary.md", "binary")}
+    assert {(s["path"], s["reason"]) for s in vault_status(root).skipped} == {
+        ("big.md", "too-large"),
+        ("binary.md", "binary"),
+    }
 
     # A raised limit, or a fixed file, brings them in.
     monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "1")
@@ -595,8 +636,12 @@ def test_ask_on_an_indexed_empty_vault_says_it_has_no_notes(tmp_path):
     (root / ".obsidian" / "workspace.md").write_text("# ws\n")
     (root / "binary.md").write_bytes(b"\x00\x01 not text")
     assert _invoke("index", "--vault", str(root)).exit_code == 0
-    output = _one_line_error(_invoke("ask", "--vault", str(root), QUERY), f"the vault {root} has no notes to search",
-                             "2 files skipped", "brain status")
+    output = _one_line_error(
+        _invoke("ask", "--vault", str(root), QUERY),
+        f"the vault {root} has no notes to search",
+        "2 files skipped",
+        "brain status",
+    )
     assert "run `brain index`" not in output
     _one_line_error(_invoke("ask", "--vault", str(root), "--no-update", QUERY), "has no notes to search")
 
@@ -631,8 +676,11 @@ def test_a_swap_that_cannot_rename_keeps_the_old_index_and_the_rebuild(indexed, 
 
     monkeypatch.setattr("brain.index.rebuild._exchange", lambda a, b: False)
     monkeypatch.setattr(os, "rename", busy)
-    output = _one_line_error(_invoke("index", "--vault", str(vault), "--rebuild"),
-                             f"the rebuilt index is complete in {staging}", "run `brain index --rebuild` again")
+    output = _one_line_error(
+        _invoke("index", "--vault", str(vault), "--rebuild"),
+        f"the rebuilt index is complete in {staging}",
+        "run `brain index --rebuild` again",
+    )
     monkeypatch.setattr(os, "rename", real_rename)
     assert "Traceback" not in output
     assert _ask(vault) == before and vault_status(vault).rebuild["notes"] == 35

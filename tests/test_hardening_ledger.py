@@ -85,9 +85,7 @@ def _run_as_user(args: list[str], home: Path, **env_extra: str) -> subprocess.Co
             pytest.skip("running as root without setpriv: file permissions cannot be tested")
         prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
     env.update(HOME=str(home), PYTHONDONTWRITEBYTECODE="1", **env_extra)
-    return subprocess.run(
-        [*prefix, *cmd, *args], env=env, cwd=home, capture_output=True, check=False, timeout=60
-    )
+    return subprocess.run([*prefix, *cmd, *args], env=env, cwd=home, capture_output=True, check=False, timeout=60)
 
 
 def _pieces(secret: str, size: int = 10) -> list[str]:
@@ -111,9 +109,7 @@ def _across_tail_cut(head: str, secret: str, limit: int, into: int) -> str:
 def test_clip_after_mask_password_tail(tmp_path):
     # The tail of a 500-character command is kept; the cut fell inside --password's value.
     password = "hunter2-Correct-Horse-Battery-Staple"
-    command = _across_tail_cut(
-        "mysql -u root", f"--password={password} --host db.internal", 500, into=11 + 12
-    )
+    command = _across_tail_cut("mysql -u root", f"--password={password} --host db.internal", 500, into=11 + 12)
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("run the query")
     t.tool("Bash", command=command)
@@ -147,9 +143,7 @@ def test_clip_after_mask_pem_body_with_end_line(tmp_path):
     body = [_random_text(f"pem{i}", 64) for i in range(25)] + [_random_text("pem-last", 28) + "=="]
     pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----"
     said = pem + "\nAfter the key."
-    text = _across_tail_cut(
-        "Intro line.", said, transcript_module.SUMMARY_CHARS, into=said.index(body[20])
-    )
+    text = _across_tail_cut("Intro line.", said, transcript_module.SUMMARY_CHARS, into=said.index(body[20]))
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("show me the key file")
     t.text(text)
@@ -319,8 +313,11 @@ def test_secret_format_false_positives_stay(text):
 def test_secret_format_reaches_the_database_masked(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("set up the tools")
-    for command in ("mysql -uroot -pS3cretPass shop", "curl -u alice:hunter2 https://x",
-                    f"aws configure set aws_secret_access_key {AWS_SECRET}"):
+    for command in (
+        "mysql -uroot -pS3cretPass shop",
+        "curl -u alice:hunter2 https://x",
+        f"aws configure set aws_secret_access_key {AWS_SECRET}",
+    ):
         t.tool("Bash", command=command)
     t.text("done")
     record_stop(hook_payload(t.write()))
@@ -381,16 +378,25 @@ def test_surrogate_in_an_ab_query_is_logged(tmp_path):
     from brain.telemetry import ABRow, log_ab
 
     row = ABRow(
-        query="why \ud83d", mode_a="vector", mode_b="graph", k=3, gate_entity=False,
-        gate_reason="r \udcff", candidates_added=0, new_in_top_k=[], via_graph=["T \ud83d"],
-        top_a=["a\ud83d.md"], top_b=[], reranked=False, latency_ms={}, warnings=["w \ud83d"],
+        query="why \ud83d",
+        mode_a="vector",
+        mode_b="graph",
+        k=3,
+        gate_entity=False,
+        gate_reason="r \udcff",
+        candidates_added=0,
+        new_in_top_k=[],
+        via_graph=["T \ud83d"],
+        top_a=["a\ud83d.md"],
+        top_b=[],
+        reranked=False,
+        latency_ms={},
+        warnings=["w \ud83d"],
     )
     conn = open_db()
     try:
         row_id = log_ab(conn, row, source="work \ud83d", vault="/v\udcff")
-        stored = conn.execute(
-            "SELECT query, via_graph_titles FROM ab_recall WHERE id = ?", (row_id,)
-        ).fetchone()
+        stored = conn.execute("SELECT query, via_graph_titles FROM ab_recall WHERE id = ?", (row_id,)).fetchone()
     finally:
         conn.close()
     assert tuple(stored) == ("why \ufffd", '["T \ufffd"]')
@@ -497,9 +503,7 @@ def test_hook_install_in_a_read_only_claude_folder(open_tmp):
     path.parent.chmod(0o555)
     before = path.read_bytes()
     for command in ("install", "uninstall"):
-        proc = _run_as_user(
-            ["hook", command, "--settings", str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h")
-        )
+        proc = _run_as_user(["hook", command, "--settings", str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h"))
         if command == "uninstall":
             assert proc.returncode == 0 and b"not installed" in proc.stdout
             continue
@@ -536,8 +540,7 @@ def _one_turn(tmp_path, ask="hi") -> Path:
 def test_overflow_turns_limit_and_days(tmp_path):
     record_stop(hook_payload(_one_turn(tmp_path)))
     huge = "99999999999999999999"
-    for args in (["turns", "-n", huge], ["turns", "-n", huge, "--json"],
-                 ["turns", "--stats", "--days", huge]):
+    for args in (["turns", "-n", huge], ["turns", "-n", huge, "--json"], ["turns", "--stats", "--days", huge]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
         assert "Traceback" not in result.output
@@ -695,9 +698,7 @@ def test_read_only_home_without_a_db_is_one_line(open_tmp, where):
 def _brain(args: list[str], cwd: Path, stdin: bytes = b"", **env_extra: str):
     cmd, env = brain_command()  # no BRAIN_* variable from the test run
     env.update(env_extra)
-    return subprocess.run(
-        [*cmd, *args], input=stdin, env=env, cwd=cwd, capture_output=True, check=False, timeout=60
-    )
+    return subprocess.run([*cmd, *args], input=stdin, env=env, cwd=cwd, capture_output=True, check=False, timeout=60)
 
 
 def test_dotenv_brain_db_in_brain_home_is_used_by_hook_and_turns(tmp_path):
@@ -796,9 +797,13 @@ def test_corrupt_db_eval_ab_log_is_one_line(tmp_path, monkeypatch):
     from brain.db import open_db
 
     conn = open_db()  # opens cleanly; fails at the first row written, as a damaged page would
-    conn.execute("CREATE TRIGGER fail BEFORE INSERT ON ab_recall BEGIN SELECT RAISE(FAIL, 'database disk image is malformed'); END")
+    conn.execute(
+        "CREATE TRIGGER fail BEFORE INSERT ON ab_recall BEGIN SELECT RAISE(FAIL, 'database disk image is malformed'); END"
+    )
     conn.close()
-    result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "x"])
+    result = CliRunner().invoke(
+        cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "x"]
+    )
     assert result.exit_code == 1, result.output
     assert str(db) in result.output and "malformed" in result.output
     assert "Traceback" not in result.output and not isinstance(result.exception, sqlite3.Error)

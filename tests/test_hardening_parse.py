@@ -298,8 +298,15 @@ def test_null_and_empty_aliases_are_dropped_numbers_kept_as_text():
 
 @pytest.mark.parametrize(
     ("yaml_value", "expected"),
-    [("null", []), ("''", []), ("[null]", []), ("[~, '']", []), ("2024", ["2024"]), ("{a: 1}", []),
-     ("[[x, null], 2024-05-06]", ["x", "2024-05-06"])],
+    [
+        ("null", []),
+        ("''", []),
+        ("[null]", []),
+        ("[~, '']", []),
+        ("2024", ["2024"]),
+        ("{a: 1}", []),
+        ("[[x, null], 2024-05-06]", ["x", "2024-05-06"]),
+    ],
 )
 def test_odd_alias_values(yaml_value, expected):
     note = parse_note("n.md", f"---\naliases: {yaml_value}\n---\nbody\n".encode(), 0)

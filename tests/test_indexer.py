@@ -236,7 +236,9 @@ def test_new_notes_are_embedded_and_resolve_dangling_links(indexed):
     report = _index(vault, fake)
     with _view(vault) as view:
         assert (report.new, report.unchanged, report.embedded) == (1, 35, len(view.chunks("Ideas/Future idea.md")))
-        assert fake.embedded == ["Future idea > Future idea\n\n# Future idea\n\nBuild on [[Graph RAG]] and [[RAG]] someday."]
+        assert fake.embedded == [
+            "Future idea > Future idea\n\n# Future idea\n\nBuild on [[Graph RAG]] and [[RAG]] someday."
+        ]
         assert view.targets("Ideas/Future idea.md") == {"AI/Graph RAG.md", "AI/Retrieval-augmented generation.md"}
         assert "Ideas/Future idea.md" in view.backlinks("AI/Graph RAG.md")
         # The two [[Future idea]] links that dangled now resolve to it.
@@ -279,7 +281,11 @@ def test_note_turned_binary_leaves_the_index(indexed):
     report = _index(vault)
     assert report.notes == 34
     status = vault_status(vault)
-    assert {"path": "AI/Context window.md", "reason": "binary", "detail": "contains NUL bytes; not a text note"} in status.skipped
+    assert {
+        "path": "AI/Context window.md",
+        "reason": "binary",
+        "detail": "contains NUL bytes; not a text note",
+    } in status.skipped
     assert status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
 
 
@@ -304,13 +310,19 @@ def messy_vault(tmp_path) -> Path:
     (root / "bad-utf8.md").write_bytes(b"# Bad bytes\n\ncaf\xe9 cr\xe8me and more text [[Good]]\n")
     (root / "bom.md").write_bytes(b"\xef\xbb\xbf---\ntitle: With a BOM\ntags: [bom]\n---\n# Heading\n\nbody\n")
     (root / "utf16.md").write_bytes("# UTF-16 note\n\nhello [[Good]]\n".encode("utf-16"))
-    write(root, "broken-yaml.md", "---\ntitle: [unclosed\ntags: : :\n---\n# Broken\n\nThe body survives and links [[Good]].\n")
+    write(
+        root,
+        "broken-yaml.md",
+        "---\ntitle: [unclosed\ntags: : :\n---\n# Broken\n\nThe body survives and links [[Good]].\n",
+    )
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
     with open(root / "huge.md", "w", encoding="utf-8") as handle:  # 20 MB of real text
         line = "a line of a very long generated note about nothing in particular\n"
         handle.write(line * (20 * 1024 * 1024 // len(line) + 1))
     write(root, "empty.md", "")
-    write(root, unicodedata.normalize("NFD", "Café.md"), "# Café\n\nA decomposed (NFD) file name, as macOS writes them.\n")
+    write(
+        root, unicodedata.normalize("NFD", "Café.md"), "# Café\n\nA decomposed (NFD) file name, as macOS writes them.\n"
+    )
     write(root, "日本語 ノート.md", "# 日本語\n\n本文です。\n")
     write(root, "🧠 Brain.md", "# Brain\n\nemoji name\n")
     write(root, "Plan.sync-conflict-20240312-101522-ABCDEF1.md", "# conflict copy\n")
@@ -337,8 +349,15 @@ def test_bad_input_never_stops_a_run(messy_vault):
     report = _index(messy_vault)
     with _view(messy_vault) as view:
         assert view.paths() == {
-            "Good.md", "bad-utf8.md", "bom.md", "utf16.md", "broken-yaml.md", "empty.md",
-            unicodedata.normalize("NFD", "Café.md"), "日本語 ノート.md", "🧠 Brain.md",
+            "Good.md",
+            "bad-utf8.md",
+            "bom.md",
+            "utf16.md",
+            "broken-yaml.md",
+            "empty.md",
+            unicodedata.normalize("NFD", "Café.md"),
+            "日本語 ノート.md",
+            "🧠 Brain.md",
         }
         assert view.note("bom.md")["title"] == "With a BOM" and view.note("bom.md")["tags"] == ["bom"]
         assert view.note("broken-yaml.md")["title"] == "broken-yaml"
@@ -347,7 +366,10 @@ def test_bad_input_never_stops_a_run(messy_vault):
         assert view.note("utf16.md")["title"] == "utf16" and "hello" in view.chunks("utf16.md")[0]["text"]
         assert [c["text"] for c in view.chunks("empty.md")] == ["empty"]  # found by its title
         assert view.targets("Good.md") == {
-            unicodedata.normalize("NFD", "Café.md"), "bom.md", "日本語 ノート.md", "🧠 Brain.md"
+            unicodedata.normalize("NFD", "Café.md"),
+            "bom.md",
+            "日本語 ノート.md",
+            "🧠 Brain.md",
         }
         assert view.backlinks("Good.md") == {"bad-utf8.md", "utf16.md", "broken-yaml.md"}
         assert view.dangling() == [("Good.md", "Missing")]
@@ -581,7 +603,9 @@ def test_human_output(toy_vault):
     chunks = int(lines[0].split(", ")[1].split()[0])
     assert lines[0].startswith(f"35 notes, {chunks} chunks indexed with fake:64 (")
     assert lines[1] == f"  this run: 35 new, 0 changed, 0 renamed, 0 removed, 0 unchanged; {chunks} chunks embedded"
-    assert lines[2].startswith("  links: ") and lines[2].endswith(" resolved, 5 dangling, 0 to attachments; 3 files skipped")
+    assert lines[2].startswith("  links: ") and lines[2].endswith(
+        " resolved, 5 dangling, 0 to attachments; 3 files skipped"
+    )
     second = _invoke("index", "--vault", str(toy_vault)).stdout.splitlines()
     assert second[1] == "  this run: 0 new, 0 changed, 0 renamed, 0 removed, 35 unchanged; 0 chunks embedded"
     assert _invoke("index", "--vault", str(toy_vault), "--quiet").stdout == ""
@@ -630,8 +654,14 @@ def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
         "assert r.embedded == 0, r\n"
         "print(sorted(m for m in ('faiss', 'torch', 'sentence_transformers') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent,
-                         env={**os.environ}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+        env={**os.environ},
+        check=True,
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
@@ -645,7 +675,11 @@ def test_link_resolution_is_incremental_unless_paths_or_aliases_change(tmp_path,
     index_vault(root, progress=False)
     calls = []
     original = links_module.Resolver.resolve
-    monkeypatch.setattr(links_module.Resolver, "resolve", lambda self, link, source: calls.append(source) or original(self, link, source))
+    monkeypatch.setattr(
+        links_module.Resolver,
+        "resolve",
+        lambda self, link, source: calls.append(source) or original(self, link, source),
+    )
 
     write(root, "b.md", "[[a]] and now [[c]]")  # content only: just b's links are resolved
     index_vault(root, progress=False)

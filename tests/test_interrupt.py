@@ -129,7 +129,10 @@ def _env(home: Path, model_folder: Path) -> dict[str, str]:
 def _start_wrapped(vault: Path, env: dict[str, str], *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault), *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -147,8 +150,9 @@ def _committed(db: Path, since: float) -> int:
         return 0
 
 
-def _interrupt_when_committed(proc: subprocess.Popen, db: Path | list[Path], since: float, sig: int,
-                              at_least: int = 8) -> int:
+def _interrupt_when_committed(
+    proc: subprocess.Popen, db: Path | list[Path], since: float, sig: int, at_least: int = 8
+) -> int:
     """Wait until the run has committed ``at_least`` notes (to ``db``, or to any of a list),
     then send ``sig``; the count then."""
     databases = db if isinstance(db, list) else [db]
@@ -228,9 +232,7 @@ def _assert_same_as_clean(directory: Path, clean: Path, embedder) -> None:
     assert_faiss_matches(directory)
 
 
-def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(
-    tmp_path, model, clean_build
-):
+def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(tmp_path, model, clean_build):
     folder, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=False)
@@ -346,6 +348,7 @@ def _same_snapshot(got: dict, want: dict) -> bool:
     if got["meta"] != want["meta"] or got["chunks"].keys() != want["chunks"].keys():
         return False
     return all(
-        got["chunks"][key][:2] == want["chunks"][key][:2] and np.array_equal(got["chunks"][key][2], want["chunks"][key][2])
+        got["chunks"][key][:2] == want["chunks"][key][:2]
+        and np.array_equal(got["chunks"][key][2], want["chunks"][key][2])
         for key in want["chunks"]
     )

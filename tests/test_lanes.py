@@ -20,8 +20,10 @@ from brain.recall.ppr import LinkGraph, seed_weights
 from brain.recall.supersession import successors
 from brain.recall.types import Mode, RecallSettings
 
-WORDS = ("river stone harbour lantern window garden copper valley orchard meadow pepper "
-         "ladder kettle anchor ribbon candle basket thunder marble pillow").split()
+WORDS = (
+    "river stone harbour lantern window garden copper valley orchard meadow pepper "
+    "ladder kettle anchor ribbon candle basket thunder marble pillow"
+).split()
 
 
 def _prose(rng: random.Random, n: int) -> str:
@@ -175,8 +177,7 @@ def test_seed_weights_and_successor_order():
 
 
 def test_temporal_detection():
-    for q in ("what is the current deadline", "latest decision on storage", "is it still true",
-              "какой сейчас срок"):
+    for q in ("what is the current deadline", "latest decision on storage", "is it still true", "какой сейчас срок"):
         assert fusion.is_temporal(q), q
     for q in ("how does sourdough work", "faiss index types"):
         assert not fusion.is_temporal(q), q
@@ -197,15 +198,21 @@ def test_superseded_decision_ranks_below_its_successor(toy_vault):
         order = [c.path for c in result.results]
         assert "Projects/Decision - Use FAISS flat index.md" in order, mode
         if "Projects/Decision - Use Chroma.md" in order:
-            assert order.index("Projects/Decision - Use FAISS flat index.md") < order.index("Projects/Decision - Use Chroma.md")
+            assert order.index("Projects/Decision - Use FAISS flat index.md") < order.index(
+                "Projects/Decision - Use Chroma.md"
+            )
         scores = [c.score for c in result.results]
         assert scores == sorted(scores, reverse=True)
 
 
 def test_superseded_note_never_outranks_successor(tmp_path):
     root = tmp_path / "plans"
-    write(root, "Old plan.md", "---\nsuperseded_by: \"[[New plan]]\"\ndate: 2024-01-01\n---\n"
-          "Ship the kettle anchor ribbon release on copper rails.\n")
+    write(
+        root,
+        "Old plan.md",
+        '---\nsuperseded_by: "[[New plan]]"\ndate: 2024-01-01\n---\n'
+        "Ship the kettle anchor ribbon release on copper rails.\n",
+    )
     write(root, "New plan.md", "---\ndate: 2024-05-01\n---\nWe changed course: see [[Old plan]].\n")
     for i in range(8):
         write(root, f"Other {i}.md", f"Kettle anchor notes {i}: lantern meadow garden.\n")
@@ -215,9 +222,13 @@ def test_superseded_note_never_outranks_successor(tmp_path):
     recaller = open_recaller(root)
     paths = {note_id: path for note_id, path, _, _ in recaller.store.frontmatter_rows()}
     assert {paths[o]: paths[n] for o, n in successors(recaller.store).items()} == {
-        "Old plan.md": "New plan.md", "Dead.md": "Alive.md"}
+        "Old plan.md": "New plan.md",
+        "Dead.md": "Alive.md",
+    }
     for mode in ("hybrid", "ppr", "hybrid+ppr"):
-        order = [c.path for c in recaller.ask("kettle anchor ribbon release copper rails", mode, RecallSettings(k=4)).results]
+        order = [
+            c.path for c in recaller.ask("kettle anchor ribbon release copper rails", mode, RecallSettings(k=4)).results
+        ]
         assert order.index("New plan.md") < order.index("Old plan.md"), (mode, order)
     # The pilot's modes are left as they were measured: no freshness there.
     vector = [c.path for c in recaller.ask("kettle anchor ribbon release copper rails", "vector").results]
@@ -241,7 +252,9 @@ def test_new_modes_parse_and_run_from_the_cli(rare_vault):
     assert Mode.parse("dense").base == "vector"
     out = CliRunner().invoke(cli, ["ask", "--vault", str(rare_vault), "--mode", "hybrid+ppr", "--json", "errx-4471"])
     assert out.exit_code == 0, out.output
-    out = CliRunner().invoke(cli, ["ask", "--vault", str(rare_vault), "--ab", "-k", "5", "--ab-modes", "vector,hybrid", "errx-4471"])
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(rare_vault), "--ab", "-k", "5", "--ab-modes", "vector,hybrid", "errx-4471"]
+    )
     assert out.exit_code == 0, out.output
     assert "+ Incident" in out.stdout.splitlines()[2]  # hybrid's #1, absent from vector's list
     row = open_db().execute("SELECT mode_a, mode_b, top_b FROM ab_recall").fetchone()

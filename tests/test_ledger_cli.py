@@ -89,9 +89,7 @@ def test_hook_install_and_uninstall_commands(tmp_path):
     result = runner.invoke(cli, ["hook", "install", "--settings", str(settings)])
     assert "already installed" in result.output
     data = json.loads(settings.read_text())
-    assert data["model"] == "opus" and data["hooks"]["Stop"][0]["hooks"][0]["command"].endswith(
-        "hook stop"
-    )
+    assert data["model"] == "opus" and data["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook stop")
     result = runner.invoke(cli, ["hook", "uninstall", "--settings", str(settings)])
     assert result.exit_code == 0 and "removed the Stop hook" in result.output
     assert json.loads(settings.read_text()) == {"model": "opus"}

@@ -34,12 +34,8 @@ def test_hook_process_records_a_real_turn(tmp_path):
     (row,) = _rows(tmp_path / "brain.db")
     assert row["ask"].startswith("create a file `JOKE.md`")
     assert json.loads(row["tools"]) == {"TodoWrite": 5, "Write": 1, "Read": 1, "Edit": 1, "Bash": 1}
-    assert json.loads(row["files_written"]) == [
-        "/Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"
-    ]
-    assert json.loads(row["commands"]) == [
-        "rm /Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"
-    ]
+    assert json.loads(row["files_written"]) == ["/Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
+    assert json.loads(row["commands"]) == ["rm /Users/philipp/dev/vibeinsights/fixtures/claudecode/JOKE.md"]
     assert not (tmp_path / "logs" / "hook.log").exists()  # nothing went wrong
 
 
@@ -141,9 +137,7 @@ def test_twenty_hooks_at_once_lose_no_row(tmp_path):
 
 def test_help_goes_to_click(tmp_path):
     cmd, env = brain_command()
-    proc = subprocess.run(
-        [*cmd, "hook", "stop", "--help"], capture_output=True, check=False, env=env, timeout=60
-    )
+    proc = subprocess.run([*cmd, "hook", "stop", "--help"], capture_output=True, check=False, env=env, timeout=60)
     assert proc.returncode == 0
     assert b"Record the turn that just ended" in proc.stdout
 

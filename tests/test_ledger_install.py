@@ -45,9 +45,7 @@ def test_install_into_a_fresh_project(tmp_path):
     change = setup.install(path, CMD)
     assert change.changed and change.backup is None
     assert "added a Stop hook" in change.message and CMD in change.message
-    assert json.loads(path.read_text()) == {
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": CMD}]}]}
-    }
+    assert json.loads(path.read_text()) == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": CMD}]}]}}
 
 
 def test_install_merges_and_keeps_everything_else(tmp_path):
@@ -80,12 +78,8 @@ def test_install_updates_a_stale_entry_instead_of_adding_one(tmp_path):
     path = _settings(tmp_path)
     setup.install(path, "/old/venv/bin/brain hook stop")
     change = setup.install(path, CMD)
-    assert (
-        change.changed and "updated" in change.message and "/old/venv/bin/brain" in change.message
-    )
-    commands = [
-        h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]
-    ]
+    assert change.changed and "updated" in change.message and "/old/venv/bin/brain" in change.message
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
     assert commands == ["notify-send done", CMD]
 
 
@@ -111,9 +105,7 @@ def test_uninstall_without_a_file(tmp_path):
     assert not change.changed
 
 
-@pytest.mark.parametrize(
-    "text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}']
-)
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
 def test_a_broken_settings_file_is_left_alone(tmp_path, text):
     path = tmp_path / "settings.json"
     path.write_text(text)

@@ -88,9 +88,7 @@ def test_a_later_stop_that_sees_less_does_not_blank_what_was_known(tmp_path):
 
 
 def test_missing_transcript_still_records_the_turn(tmp_path):
-    record_stop(
-        hook_payload(tmp_path / "gone.jsonl", last_assistant_message="All set.", prompt_id="p-9")
-    )
+    record_stop(hook_payload(tmp_path / "gone.jsonl", last_assistant_message="All set.", prompt_id="p-9"))
     (row,) = _rows()
     assert row["ask"] is None and row["summary"] == "All set."
     assert row["byte_start"] is None and row["ended_at"] is not None
@@ -107,10 +105,7 @@ def test_secrets_never_reach_the_database(tmp_path):
         error=True,
         command="git push",
     )
-    t.text(
-        "Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n"
-        "-----END PRIVATE KEY-----"
-    )
+    t.text("Called it with AKIAIOSFODNN7EXAMPLE.\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN\n-----END PRIVATE KEY-----")
     record_stop(hook_payload(t.write()))
     raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
     dump = "\n".join(raw.iterdump())

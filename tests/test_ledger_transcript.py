@@ -288,9 +288,7 @@ def test_slash_command_is_recorded_as_cmd_args(tmp_path):
         "<command-message>review is running…</command-message>\n"
         "<command-name>/review</command-name>\n<command-args>PR 12</command-args>"
     )
-    t.prompt(
-        [{"type": "text", "text": "Review the pull request ... (expanded command)"}], isMeta=True
-    )
+    t.prompt([{"type": "text", "text": "Review the pull request ... (expanded command)"}], isMeta=True)
     t.text("Looks good.")
     assert read_last_turn(t.write()).ask == "/review PR 12"
 
@@ -345,17 +343,13 @@ def test_lagging_transcript_takes_the_final_text_from_the_hook(tmp_path):
     t.prompt("bump the version")
     t.tool("Edit", file_path="/p/pyproject.toml")
     path = t.write()  # the final assistant text has not reached the file yet
-    turn = read_last_turn(
-        path, last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog."
-    )
+    turn = read_last_turn(path, last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog.")
     assert turn.lagging
     assert turn.summary.endswith("Bumped to 1.2.0. I decided to skip the changelog.")
     assert turn.decisions == ["Bumped to 1.2.0. I decided to skip the changelog."]
     # Once the file has caught up the same text is not added twice.
     t.text("Bumped to 1.2.0. I decided to skip the changelog.")
-    turn = read_last_turn(
-        t.write(), last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog."
-    )
+    turn = read_last_turn(t.write(), last_assistant_message="Bumped to 1.2.0. I decided to skip the changelog.")
     assert not turn.lagging
     assert turn.summary.count("Bumped to 1.2.0") == 1
 
@@ -421,9 +415,7 @@ def test_long_fields_are_clipped(tmp_path):
 def _big_transcript(path: Path, head_mb: int) -> int:
     """``head_mb`` MB of older turns' padding, then one real turn; returns the padding size."""
     pad = json.dumps({"type": "progress", "data": {"output": "p" * 1000}}) + "\n"
-    old_prompt = (
-        json.dumps({"type": "user", "uuid": "old", "message": {"content": "old ask"}}) + "\n"
-    )
+    old_prompt = json.dumps({"type": "user", "uuid": "old", "message": {"content": "old ask"}}) + "\n"
     block = (old_prompt + pad * 1023).encode()
     with open(path, "wb") as f:
         for _ in range(head_mb * 1024 * 1024 // len(block) + 1):
@@ -464,9 +456,7 @@ def test_transcript_over_50_mb_reads_only_the_tail(tmp_path, monkeypatch):
         def __getattr__(self, name):
             return getattr(self.f, name)
 
-    monkeypatch.setattr(
-        transcript_module, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False
-    )
+    monkeypatch.setattr(transcript_module, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False)
     turn = read_last_turn(path)
     assert turn.ask == "the real last question"
     assert turn.files_written == ["/p/out.txt"]

@@ -40,7 +40,9 @@ def test_every_wikilink_form():
 
 
 def test_escaped_pipe_in_a_table():
-    body = "| Race | Bonus |\n|---|---|\n| [[Compendium/13A/Races/Human\\|Human]] | +2 |\n| [[Elf#Traits\\|elves]] | |\n"
+    body = (
+        "| Race | Bonus |\n|---|---|\n| [[Compendium/13A/Races/Human\\|Human]] | +2 |\n| [[Elf#Traits\\|elves]] | |\n"
+    )
     assert _forms(body) == [
         ("Compendium/13A/Races/Human", "wikilink", None, "Human"),
         ("Elf", "wikilink", "Traits", "elves"),
@@ -50,7 +52,7 @@ def test_escaped_pipe_in_a_table():
 def test_markdown_links_to_notes_only():
     body = (
         "[Embeddings](AI/Embeddings.md) [the ledger](Engineering/SQLite%20ledger.md) "
-        "[up](../Other/Note.md#Some%20heading) [angle](<With space.md>) [titled](n.md \"Title\")\n"
+        '[up](../Other/Note.md#Some%20heading) [angle](<With space.md>) [titled](n.md "Title")\n'
         "[web](https://example.com/page.md) [mail](mailto:x@y.z) ![img](pic.png) [pdf](doc.pdf) "
         "[obs](obsidian://open?file=x.md) [no ext](Folder/Note)\n"
     )
@@ -198,7 +200,10 @@ def graph(tmp_path_factory):
 
 def test_case_mismatched_links(graph):
     assert graph.edge("AI/Retrieval-augmented generation.md", "graph rag")["target_path"] == "AI/Graph RAG.md"
-    assert graph.edge("Engineering/Schema migrations.md", "sqlite wal mode")["target_path"] == "Engineering/SQLite WAL mode.md"
+    assert (
+        graph.edge("Engineering/Schema migrations.md", "sqlite wal mode")["target_path"]
+        == "Engineering/SQLite WAL mode.md"
+    )
 
 
 def test_alias_links(graph):
@@ -216,9 +221,16 @@ def test_markdown_links(graph):
     assert home["AI/Embeddings.md"]["target_path"] == "AI/Embeddings.md"
     assert home["Engineering/SQLite ledger.md"]["target_path"] == "Engineering/SQLite ledger.md"  # %20
     assert home["Engineering/SQLite ledger.md"]["display"] == "the ledger design"
-    mvp = {link["target"]: link["target_path"] for link in graph.links("Projects/Brain MVP.md") if link["kind"] == "markdown"}
+    mvp = {
+        link["target"]: link["target_path"]
+        for link in graph.links("Projects/Brain MVP.md")
+        if link["kind"] == "markdown"
+    }
     assert mvp["../Engineering/SQLite WAL mode.md"] == "Engineering/SQLite WAL mode.md"
-    assert graph.edge("AI/Vector databases.md", "Cross-encoder reranking.md")["target_path"] == "AI/Cross-encoder reranking.md"
+    assert (
+        graph.edge("AI/Vector databases.md", "Cross-encoder reranking.md")["target_path"]
+        == "AI/Cross-encoder reranking.md"
+    )
     assert graph.edge("Cooking/Борщ.md", "Knife skills.md")["target_path"] == "Cooking/Knife skills.md"
     # The external https link is not a note link at all.
     assert not any("http" in link["target"] for src in graph.paths() for link in graph.links(src))
@@ -229,10 +241,16 @@ def test_block_and_heading_anchors(graph):
     assert (one_hop["kind"], one_hop["anchor"], one_hop["target_path"]) == ("wikilink", "^one-hop", "AI/Graph RAG.md")
     daily = [link for link in graph.links("Daily/2026-03-14.md") if link["target"] == "Graph RAG"]
     assert [(link["kind"], link["anchor"]) for link in daily] == [("embed", "^one-hop")]
-    mvp = [(link["kind"], link["anchor"]) for link in graph.links("Projects/Brain MVP.md") if link["target"] == "Graph RAG"]
+    mvp = [
+        (link["kind"], link["anchor"]) for link in graph.links("Projects/Brain MVP.md") if link["target"] == "Graph RAG"
+    ]
     assert mvp == [("wikilink", "^one-hop")]
     review = graph.edge("Meetings/2026-03-17 Architecture review.md", "SQLite ledger")
-    assert (review["kind"], review["anchor"], review["target_path"]) == ("embed", "^append-only", "Engineering/SQLite ledger.md")
+    assert (review["kind"], review["anchor"], review["target_path"]) == (
+        "embed",
+        "^append-only",
+        "Engineering/SQLite ledger.md",
+    )
     zettel = [link for link in graph.links("PKM/Note-taking habits.md") if link["target"] == "Zettelkasten"]
     assert zettel[0]["anchor"] == "^atomicity" and zettel[0]["target_path"] == "PKM/Zettelkasten.md"
     sync = graph.edge("Meetings/2026-03-10 Retrieval sync.md", "Embeddings")
@@ -268,22 +286,40 @@ def test_exactly_four_dangling_targets(graph):
 def test_duplicate_name_resolves_to_the_nearest_index(graph):
     for source in ("Meetings/2026-03-10 Retrieval sync.md", "Meetings/2026-03-17 Architecture review.md"):
         assert graph.edge(source, "Index")["target_path"] == "Meetings/Index.md"
-    for source in ("Cooking/Cooking fundamentals.md", "Cooking/Sourdough bread.md", "Cooking/Борщ.md", "Cooking/Knife skills.md"):
+    for source in (
+        "Cooking/Cooking fundamentals.md",
+        "Cooking/Sourdough bread.md",
+        "Cooking/Борщ.md",
+        "Cooking/Knife skills.md",
+    ):
         assert graph.edge(source, "Index")["target_path"] == "Cooking/Index.md"
     assert graph.backlinks("Meetings/Index.md") >= {
-        "Meetings/2026-03-10 Retrieval sync.md", "Meetings/2026-03-17 Architecture review.md"
+        "Meetings/2026-03-10 Retrieval sync.md",
+        "Meetings/2026-03-17 Architecture review.md",
     }
     assert not graph.backlinks("Meetings/Index.md") & {
-        "Cooking/Cooking fundamentals.md", "Cooking/Sourdough bread.md", "Cooking/Борщ.md", "Cooking/Knife skills.md"
+        "Cooking/Cooking fundamentals.md",
+        "Cooking/Sourdough bread.md",
+        "Cooking/Борщ.md",
+        "Cooking/Knife skills.md",
     }
 
 
 def test_links_in_code_make_no_edges(graph):
     obsidian_targets = {link["target"] for link in graph.links("PKM/Obsidian.md")}
-    assert obsidian_targets == {"Home", "AI/Retrieval-augmented generation", "Daily/2026-03-14", "Zettelkasten", "Note-taking habits"}
+    assert obsidian_targets == {
+        "Home",
+        "AI/Retrieval-augmented generation",
+        "Daily/2026-03-14",
+        "Zettelkasten",
+        "Note-taking habits",
+    }
     assert not graph.targets("PKM/Obsidian.md") & {
-        "Cooking/Cooking fundamentals.md", "Cooking/Knife skills.md", "Cooking/Sourdough bread.md",
-        "Cooking/Index.md", "Meetings/Index.md",
+        "Cooking/Cooking fundamentals.md",
+        "Cooking/Knife skills.md",
+        "Cooking/Sourdough bread.md",
+        "Cooking/Index.md",
+        "Meetings/Index.md",
     }
     hooks = graph.targets("AI/Claude Code hooks.md")
     assert hooks == {"AI/Agent memory.md", "AI/Prompt engineering.md", "Engineering/Observability.md"}
@@ -298,8 +334,9 @@ def test_trash_and_templates_make_no_edges(graph):
     # The trashed note links to Vector databases and Graph RAG; those links must not exist.
     assert all(not src.startswith((".trash", "Templates")) for src in graph.backlinks("AI/Vector databases.md"))
     assert all(not src.startswith((".trash", "Templates")) for src in graph.backlinks("AI/Graph RAG.md"))
-    rows = graph.conn.execute("SELECT count(*) FROM chunks WHERE text LIKE '%zanzibar-trash-token%' "
-                              "OR text LIKE '%quixotic-template-token%'").fetchone()
+    rows = graph.conn.execute(
+        "SELECT count(*) FROM chunks WHERE text LIKE '%zanzibar-trash-token%' OR text LIKE '%quixotic-template-token%'"
+    ).fetchone()
     assert rows[0] == 0
 
 
@@ -309,7 +346,11 @@ def test_backlinks_are_the_reverse_of_outgoing(graph):
     assert forward == backward
     assert len(forward) > 150
     assert graph.backlinks("AI/Retrieval-augmented generation.md") >= {
-        "AI/Agent memory.md", "AI/Prompt engineering.md", "People/Vannevar Bush.md", "AI/Graph RAG.md", "Home.md"
+        "AI/Agent memory.md",
+        "AI/Prompt engineering.md",
+        "People/Vannevar Bush.md",
+        "AI/Graph RAG.md",
+        "Home.md",
     }
 
 
@@ -340,4 +381,7 @@ def test_superseded_decision_links(graph):
     assert [link["target_path"] for link in chroma if link["target"] == "Decision - Use FAISS flat index"] == [
         "Projects/Decision - Use FAISS flat index.md"
     ] * 2  # the banner and the body; the frontmatter field is metadata, not a link
-    assert graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"] == "[[Decision - Use FAISS flat index]]"
+    assert (
+        graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"]
+        == "[[Decision - Use FAISS flat index]]"
+    )

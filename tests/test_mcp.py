@@ -29,13 +29,24 @@ def _index(vault: Path) -> None:
 def _seed_turns() -> None:
     conn = open_db()
     try:
-        for i, (project, ask, when) in enumerate([
-            ("brain", "fix the parser for wikilinks", "2026-11-20T10:00:00.000Z"),
-            ("brain", "add the watcher", "2026-11-28T10:00:00.000Z"),
-            ("shop", "refactor the cart", "2026-11-29T10:00:00.000Z"),
-        ]):
-            write_turn(conn, {"turn_key": f"s:{i}", "session_id": "s", "project": project, "ask": ask,
-                              "summary": f"done: {ask}", "started_at": when})
+        for i, (project, ask, when) in enumerate(
+            [
+                ("brain", "fix the parser for wikilinks", "2026-11-20T10:00:00.000Z"),
+                ("brain", "add the watcher", "2026-11-28T10:00:00.000Z"),
+                ("shop", "refactor the cart", "2026-11-29T10:00:00.000Z"),
+            ]
+        ):
+            write_turn(
+                conn,
+                {
+                    "turn_key": f"s:{i}",
+                    "session_id": "s",
+                    "project": project,
+                    "ask": ask,
+                    "summary": f"done: {ask}",
+                    "started_at": when,
+                },
+            )
     finally:
         conn.close()
 
@@ -173,7 +184,9 @@ def test_recent_turns_filters(brain_home):
         assert [t["ask"] for t in recent_turns(conn, text="PARSER wikilinks")] == ["fix the parser for wikilinks"]
         assert [t["ask"] for t in recent_turns(conn, text="parser cart")] == []  # every word must appear
         assert [t["project"] for t in recent_turns(conn, since="2026-11-28T00:00:00")] == ["shop", "brain"]
-        assert [t["ask"] for t in recent_turns(conn, project="brain", since="2026-11-01", limit=1)] == ["add the watcher"]
+        assert [t["ask"] for t in recent_turns(conn, project="brain", since="2026-11-01", limit=1)] == [
+            "add the watcher"
+        ]
     finally:
         conn.close()
 
@@ -219,7 +232,9 @@ def test_install_for_the_user_keeps_everything_else_in_claude_json(toy_vault, tm
     assert json.loads(claude.read_text())["mcpServers"] == {}
 
 
-@pytest.mark.parametrize("content, message", [("{not json", "is not valid JSON"), ('{"mcpServers": []}', "is not an object")])
+@pytest.mark.parametrize(
+    "content, message", [("{not json", "is not valid JSON"), ('{"mcpServers": []}', "is not an object")]
+)
 def test_install_refuses_a_file_it_cannot_merge(toy_vault, tmp_path, monkeypatch, content, message):
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".mcp.json").write_text(content, encoding="utf-8")

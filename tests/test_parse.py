@@ -337,7 +337,13 @@ def test_inline_tags_rules():
         "`#inline-code` and\n```\n#in-fence\n```\n"
     )
     assert inline_tags(body) == [
-        "start", "tag", "nested/deep/path", "ünïcode", "тег", "2024year", "tag-in-heading",
+        "start",
+        "tag",
+        "nested/deep/path",
+        "ünïcode",
+        "тег",
+        "2024year",
+        "tag-in-heading",
     ]
 
 

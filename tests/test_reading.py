@@ -13,8 +13,8 @@ from index_helpers import index_into
 
 from brain import config
 from brain.cli import cli
-from brain.reading import NoteNotFound, OutsideVault, find_note, headings, neighbours, read_note
 from brain.index.store import IndexStore
+from brain.reading import NoteNotFound, OutsideVault, find_note, headings, neighbours, read_note
 
 
 @pytest.fixture
@@ -50,8 +50,16 @@ def test_an_unknown_note_suggests_near_names(indexed):
 
 @pytest.mark.parametrize(
     "ref",
-    ["/etc/passwd", "../outside.md", "AI/../../outside", "..", "~/.ssh/id_rsa", "C:\\Windows\\win.ini",
-     "\\\\server\\share\\x.md", "AI/Graph RAG.md\0.txt"],
+    [
+        "/etc/passwd",
+        "../outside.md",
+        "AI/../../outside",
+        "..",
+        "~/.ssh/id_rsa",
+        "C:\\Windows\\win.ini",
+        "\\\\server\\share\\x.md",
+        "AI/Graph RAG.md\0.txt",
+    ],
 )
 def test_references_outside_the_vault_are_refused(indexed, ref):
     root, store = indexed
@@ -93,7 +101,10 @@ def test_read_note_gives_text_frontmatter_and_sections(indexed):
     assert not note["text"].startswith("---") and "# Graph RAG" in note["text"]
     assert "Graph RAG > Microsoft's GraphRAG" in note["headings"]
     section = read_note(store, root, "GraphRAG", heading="Microsoft's GraphRAG")
-    assert section["text"].startswith("## Microsoft's GraphRAG") and section["heading"] == "Graph RAG > Microsoft's GraphRAG"
+    assert (
+        section["text"].startswith("## Microsoft's GraphRAG")
+        and section["heading"] == "Graph RAG > Microsoft's GraphRAG"
+    )
     assert "##" not in section["text"][3:]  # stops at the next heading of its level
     assert read_note(store, root, "GraphRAG", heading="graph rag > microsoft's graphrag")["text"] == section["text"]
     with pytest.raises(NoteNotFound, match="no heading 'Nope'"):

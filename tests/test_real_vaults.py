@@ -66,7 +66,11 @@ def test_srd_every_note_indexed(srd):
 def test_srd_full_path_links_with_block_refs(srd):
     _, _, view = srd
     link = view.edge("Compendium/13A/Classes/Chaos-Mage.md", "Compendium/13A/Spells/Chaos-Ray")
-    assert (link["anchor"], link["status"], link["target_path"]) == ("^spell", "resolved", "Compendium/13A/Spells/Chaos-Ray.md")
+    assert (link["anchor"], link["status"], link["target_path"]) == (
+        "^spell",
+        "resolved",
+        "Compendium/13A/Spells/Chaos-Ray.md",
+    )
     # Every full-path wikilink resolves, except one that climbs out of the vault.
     rows = view.conn.execute(
         "SELECT target, status FROM links WHERE kind != 'markdown' AND target LIKE '%/%'"
@@ -174,7 +178,11 @@ def test_vok_case_mismatched_links_resolve(vok):
         "SELECT l.target, t.path FROM links l JOIN notes t ON t.id = l.target_id "
         "WHERE l.kind = 'wikilink' AND instr(l.target, '/') = 0"
     ).fetchall()
-    case_only = [r for r in rows if r[0] != posixpath.basename(r[1])[:-3] and r[0].casefold() == posixpath.basename(r[1])[:-3].casefold()]
+    case_only = [
+        r
+        for r in rows
+        if r[0] != posixpath.basename(r[1])[:-3] and r[0].casefold() == posixpath.basename(r[1])[:-3].casefold()
+    ]
     assert len(case_only) >= 9  # links whose case differs from the file name, all resolved
 
 

@@ -29,19 +29,31 @@ def bridge_vault(tmp_path):
     it low; only the hop along [[Tide tables]] can bring it in.
     """
     root = tmp_path / "bridge"
-    write(root, "Harbour operations.md",
-          "# Harbour operations\n\nThe harbour crane schedule during winter storms is decided by "
-          "the [[Tide tables]] note, not here. Cranes stop when storms come.\n")
-    write(root, "Tide tables.md",
-          "# Tide tables\n\nOperators consult the almanac: lifting pauses once gusts exceed "
-          "forty knots, resuming after the ebb.\n")
-    write(root, "Crane maintenance.md",
-          "# Crane maintenance\n\nCrane gearboxes get oil every winter. Schedule it with the "
-          "harbour master.\n")
+    write(
+        root,
+        "Harbour operations.md",
+        "# Harbour operations\n\nThe harbour crane schedule during winter storms is decided by "
+        "the [[Tide tables]] note, not here. Cranes stop when storms come.\n",
+    )
+    write(
+        root,
+        "Tide tables.md",
+        "# Tide tables\n\nOperators consult the almanac: lifting pauses once gusts exceed "
+        "forty knots, resuming after the ebb.\n",
+    )
+    write(
+        root,
+        "Crane maintenance.md",
+        "# Crane maintenance\n\nCrane gearboxes get oil every winter. Schedule it with the harbour master.\n",
+    )
     write(root, "Storm log.md", "# Storm log\n\nWinter storms in the harbour: 2024 had six.\n")
     for i in range(12):
         write(root, f"Filler {i}.md", f"# Filler {i}\n\nA note about apples, pears and plums number {i}.\n")
-    write(root, "Ada Lovelace.md", "---\naliases: [Countess of Lovelace]\n---\n# Ada\n\nSee [[Harbour operations]] and [[Storm log]].\n")
+    write(
+        root,
+        "Ada Lovelace.md",
+        "---\naliases: [Countess of Lovelace]\n---\n# Ada\n\nSee [[Harbour operations]] and [[Storm log]].\n",
+    )
     index_vault(root, progress=False)
     return root
 
@@ -136,12 +148,15 @@ def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
 @pytest.mark.parametrize("mode, stage", [("graph", "expand"), ("ppr", "first_via")])
 def test_a_bug_in_the_graph_stages_is_raised_not_hidden(bridge_vault, monkeypatch, mode, stage):
     """Only the failures a graph stage expects fall back; a bug in our own code fails loudly."""
+
     def buggy(*args, **kwargs):
         raise TypeError("a bug in brain, not a missing graph")
 
     recaller = open_recaller(bridge_vault)
     monkeypatch.setattr(graph_stage, stage, buggy)
-    monkeypatch.setattr("brain.recall.ppr.LinkGraph.top", lambda self, scores, depth: [(i, 1.0) for i in self.note_ids[:depth].tolist()])
+    monkeypatch.setattr(
+        "brain.recall.ppr.LinkGraph.top", lambda self, scores, depth: [(i, 1.0) for i in self.note_ids[:depth].tolist()]
+    )
     with pytest.raises(TypeError, match="a bug in brain"):
         recaller.ask(QUESTION, mode, small())
 
@@ -161,7 +176,9 @@ def test_pagerank_failure_falls_back_in_every_mode_that_uses_it(bridge_vault, mo
 
 
 def test_json_schema(bridge_vault):
-    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--graph", "--depth", "3", "--seeds", "3", "--json", QUESTION])
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--graph", "--depth", "3", "--seeds", "3", "--json", QUESTION]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["query"] == QUESTION
@@ -188,7 +205,22 @@ def test_human_output_marks_via(bridge_vault):
 
 def test_ab_logs_the_difference(bridge_vault):
     out = CliRunner().invoke(
-        cli, ["ask", "--vault", str(bridge_vault), "--ab", "--depth", "3", "--seeds", "3", "-k", "5", "--source", "test-src", QUESTION]
+        cli,
+        [
+            "ask",
+            "--vault",
+            str(bridge_vault),
+            "--ab",
+            "--depth",
+            "3",
+            "--seeds",
+            "3",
+            "-k",
+            "5",
+            "--source",
+            "test-src",
+            QUESTION,
+        ],
     )
     assert out.exit_code == 0, out.output
     assert "* Tide tables  via [[Harbour operations]]" in out.stdout

@@ -60,7 +60,9 @@ def test_cli_rerank_and_no_rerank(bridge_vault, tiny_cross_encoder, monkeypatch)
     data = json.loads(runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", QUESTION]).stdout)
     assert data["mode"] == "hybrid+ppr+rerank" and data["reranked"] is True
     assert all(r["rerank_score"] is not None for r in data["results"])
-    plain = json.loads(runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-rerank", "--json", QUESTION]).stdout)
+    plain = json.loads(
+        runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-rerank", "--json", QUESTION]).stdout
+    )
     assert plain["mode"] == "hybrid+ppr" and plain["reranked"] is False
     assert all(r["rerank_score"] is None for r in plain["results"])
     ab = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "--json", QUESTION])

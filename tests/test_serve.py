@@ -111,7 +111,7 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
     import fcntl
 
-    lock = open(runtime.lock_path(root), "a")  # as a live (hung) server holds it
+    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live (hung) server holds it
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
     try:
@@ -178,7 +178,9 @@ def test_garbage_on_the_socket_gets_an_error_reply_and_the_server_lives_on(toy_v
 def test_clients_that_leave_cost_nothing(toy_vault):
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
-        ask = protocol.encode(protocol.request("ask", str(daemon.root), query=QUESTION, modes=["hybrid+ppr"], settings={}))
+        ask = protocol.encode(
+            protocol.request("ask", str(daemon.root), query=QUESTION, modes=["hybrid+ppr"], settings={})
+        )
         for _ in range(20):  # ask, then hang up before the answer
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.connect(str(daemon.socket_path))
@@ -240,8 +242,12 @@ def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
     with served(toy_vault, watch=False) as daemon:
         reply = request(daemon, "ask", vault=other.resolve(), query="quokkas", modes=["vector"], settings={})
         assert reply["error"]["code"] == "wrong_vault"
-        for op, fields in (("note", {"note": "Quokkas"}), ("neighbours", {"note": "Quokkas"}), ("status", {}),
-                           ("stop", {})):
+        for op, fields in (
+            ("note", {"note": "Quokkas"}),
+            ("neighbours", {"note": "Quokkas"}),
+            ("status", {}),
+            ("stop", {}),
+        ):
             assert request(daemon, op, vault=other.resolve(), **fields)["error"]["code"] == "wrong_vault"
         assert request(daemon, "ping")["ok"]  # and the stop request for B did not stop A
         # B's server folder pointing at A's socket (a copied folder, say): B's client falls back.
@@ -276,7 +282,9 @@ def test_status_says_whether_a_server_is_up(toy_vault):
 # ----- HTTP -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["0.0.0.0:8181", "192.168.1.5:80", "example.com:80", "[::]:80", "8181", "127.0.0.1:x"])
+@pytest.mark.parametrize(
+    "value", ["0.0.0.0:8181", "192.168.1.5:80", "example.com:80", "[::]:80", "8181", "127.0.0.1:x"]
+)
 def test_http_is_only_ever_on_loopback(value):
     with pytest.raises(ConfigError):
         parse_http(value)
@@ -289,7 +297,9 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
         url = daemon.http_url()
         port = url.split(":")[2].split("/")[0]
         token = runtime.read_record(daemon.root)["token"]
-        body = json.dumps(protocol.request("ask", str(daemon.root), query=QUESTION, modes=["vector"], settings={"k": 2}))
+        body = json.dumps(
+            protocol.request("ask", str(daemon.root), query=QUESTION, modes=["vector"], settings={"k": 2})
+        )
 
         def post(headers: dict[str, str]) -> tuple[int, dict]:
             req = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
@@ -306,7 +316,17 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
         body = json.dumps({**json.loads(body), "output": "json"})
         status, reply = post(good)
         assert status == 200 and set(reply["result"]["results"][0]["results"][0]) == {
-            "rank", "path", "title", "heading", "score", "dense_score", "rerank_score", "snippet", "via", "date"}
+            "rank",
+            "path",
+            "title",
+            "heading",
+            "score",
+            "dense_score",
+            "rerank_score",
+            "snippet",
+            "via",
+            "date",
+        }
         assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
         assert post({k: v for k, v in good.items() if k != "Authorization"})[0] == 401
         assert post({**good, "Host": f"evil.example:{port}"})[0] == 403  # DNS rebinding
@@ -449,8 +469,11 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
     def generation(n: int) -> None:
         for i in range(notes):
             links = f" See [[Report {(i + 1) % notes}]]." if i % 3 == 0 else ""
-            write(vault, f"Reports/Report {i}.md",
-                  f"# Report {i}\n\ngeneration g{n}g of the quokka census report number {i}.{links}\n")
+            write(
+                vault,
+                f"Reports/Report {i}.md",
+                f"# Report {i}\n\ngeneration g{n}g of the quokka census report number {i}.{links}\n",
+            )
 
     generation(0)
     _index(vault)
@@ -461,9 +484,15 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
     def asker() -> None:
         while not stop.is_set():
             try:
-                results = client.ask(vault.resolve(), "quokka census report generation", ["hybrid+ppr", "vector"],
-                                     RecallSettings(k=12), update=False, timeout=30)
-            except Exception as exc:  # noqa: BLE001 - collected, then asserted empty
+                results = client.ask(
+                    vault.resolve(),
+                    "quokka census report generation",
+                    ["hybrid+ppr", "vector"],
+                    RecallSettings(k=12),
+                    update=False,
+                    timeout=30,
+                )
+            except Exception as exc:
                 errors.append(repr(exc))
                 continue
             for result in results:
@@ -528,8 +557,9 @@ def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_
 
 
 def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
-    from brain.index.indexer import vault_lock
     from index_helpers import open_store
+
+    from brain.index.indexer import vault_lock
 
     _index(toy_vault)
     with served(toy_vault) as daemon:

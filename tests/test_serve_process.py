@@ -88,7 +88,10 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     assert ask.returncode == 0 and json.loads(ask.stdout)["results"]
     assert client.status(toy_vault.resolve())["queries"] == 1  # the server answered it
     stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
-    assert stopped.returncode == 0 and f"stopped brain serve for {toy_vault.resolve()} (pid {pid})".encode() in stopped.stdout
+    assert (
+        stopped.returncode == 0
+        and f"stopped brain serve for {toy_vault.resolve()} (pid {pid})".encode() in stopped.stdout
+    )
     wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
     index = runtime.runtime_dir(toy_vault.resolve())
     assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
@@ -120,11 +123,18 @@ def _index_state(directory: Path) -> dict:
     conn = sqlite3.connect(directory / "index.db")
     try:
         notes = sorted(conn.execute("SELECT path, title, hash, aliases, tags, date, frontmatter FROM notes"))
-        chunks = sorted(conn.execute(
-            "SELECT n.path, c.ordinal, c.heading, c.text, c.vector FROM chunks c JOIN notes n ON n.id = c.note_id"))
-        links = sorted(conn.execute(
-            "SELECT s.path, l.target, l.kind, l.anchor, l.status, t.path FROM links l JOIN notes s ON s.id = l.source_id "
-            "LEFT JOIN notes t ON t.id = l.target_id"), key=repr)
+        chunks = sorted(
+            conn.execute(
+                "SELECT n.path, c.ordinal, c.heading, c.text, c.vector FROM chunks c JOIN notes n ON n.id = c.note_id"
+            )
+        )
+        links = sorted(
+            conn.execute(
+                "SELECT s.path, l.target, l.kind, l.anchor, l.status, t.path FROM links l JOIN notes s ON s.id = l.source_id "
+                "LEFT JOIN notes t ON t.id = l.target_id"
+            ),
+            key=repr,
+        )
         fts = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
     finally:
         conn.close()
@@ -134,8 +144,11 @@ def _index_state(directory: Path) -> dict:
 def test_killed_in_the_middle_of_an_update_then_restarted_equals_a_clean_build(toy_vault, tmp_path, processes):
     bulk = 200
     for i in range(bulk):  # about 1,600 chunks: more than one committed batch (CHUNKS_PER_BATCH)
-        write(toy_vault, f"Bulk/Note {i:03d}.md",
-              f"# Note {i}\n\n" + f"Paragraph {{n}} about topic {i} and [[Note {(i + 7) % bulk:03d}]].\n\n" * 120)
+        write(
+            toy_vault,
+            f"Bulk/Note {i:03d}.md",
+            f"# Note {i}\n\n" + f"Paragraph {{n}} about topic {i} and [[Note {(i + 7) % bulk:03d}]].\n\n" * 120,
+        )
     total = bulk + 35
     db = config.index_dir(toy_vault) / "index.db"
     server = processes(["serve", "--vault", str(toy_vault)], FAKE_EMBED_DELAY="0.05")
@@ -168,8 +181,18 @@ def test_killed_in_the_middle_of_an_update_then_restarted_equals_a_clean_build(t
 def test_the_client_path_imports_only_the_standard_library(toy_vault):
     """`brain ask` with a server up, and `brain status`: no torch, numpy, faiss, scipy or mcp."""
     index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
-    heavy = ("torch", "numpy", "faiss", "scipy", "sentence_transformers", "transformers", "mcp", "pydantic",
-             "anyio", "watchfiles")
+    heavy = (
+        "torch",
+        "numpy",
+        "faiss",
+        "scipy",
+        "sentence_transformers",
+        "transformers",
+        "mcp",
+        "pydantic",
+        "anyio",
+        "watchfiles",
+    )
     code = (
         "import sys\n"
         "sys.argv = ['brain'] + sys.argv[1:]\n"
@@ -179,8 +202,11 @@ def test_the_client_path_imports_only_the_standard_library(toy_vault):
         "sys.stderr.write('HEAVY=' + repr(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
     )
     with served(toy_vault, watch=False) as daemon:
-        for args in (["ask", "--vault", str(toy_vault), "--json", QUESTION], ["ask", "--vault", str(toy_vault), QUESTION],
-                     ["status", "--vault", str(toy_vault)]):
+        for args in (
+            ["ask", "--vault", str(toy_vault), "--json", QUESTION],
+            ["ask", "--vault", str(toy_vault), QUESTION],
+            ["status", "--vault", str(toy_vault)],
+        ):
             queries = daemon.service.queries
             proc = subprocess.run([sys.executable, "-c", code, *args], env=brain_env(), capture_output=True, timeout=60)
             assert proc.returncode == 0, proc.stderr
@@ -188,7 +214,14 @@ def test_the_client_path_imports_only_the_standard_library(toy_vault):
             if args[0] == "ask":
                 assert daemon.service.queries == queries + 1  # answered by the server
         client_only = subprocess.run(
-            [sys.executable, "-c", "import sys; import brain.server.client, brain.output; "
-             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in ('click', 'brain.cli')))"],
-            env=brain_env(), capture_output=True, timeout=60)
+            [
+                sys.executable,
+                "-c",
+                "import sys; import brain.server.client, brain.output; "
+                f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in ('click', 'brain.cli')))",
+            ],
+            env=brain_env(),
+            capture_output=True,
+            timeout=60,
+        )
         assert client_only.stdout.decode().strip() == "[]"

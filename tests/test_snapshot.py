@@ -12,10 +12,10 @@ from conftest import FakeEmbedder, write
 from index_helpers import index_into
 
 from brain import config
-from brain.recall.opening import open_snapshot
 from brain.index.store import IndexStore
-from brain.vault import excluded
 from brain.index.vectors import FAISS_FILE, VectorIndex, snapshot_vectors
+from brain.recall.opening import open_snapshot
+from brain.vault import excluded
 
 
 def _home() -> Path:
@@ -70,7 +70,9 @@ def test_snapshot_vectors_never_trust_a_file_from_another_build(toy_vault):
         other.save(directory)
         saved = (directory / FAISS_FILE).read_bytes()
         index = snapshot_vectors(store, dim)
-        stored = {cid: np.frombuffer(blob, dtype=np.float32) for cid, blob in store.chunk_vectors([int(i) for i in ids])}
+        stored = {
+            cid: np.frombuffer(blob, dtype=np.float32) for cid, blob in store.chunk_vectors([int(i) for i in ids])
+        }
         for cid in ids[:: max(1, len(ids) // 10)]:
             assert np.array_equal(index.index.reconstruct(int(cid)), stored[int(cid)])
         assert (directory / FAISS_FILE).read_bytes() == saved  # a reader never writes the writer's file

@@ -34,12 +34,7 @@ MAX_SEQ_LENGTH = 256  # tokens per text the sentence transformer reads
 SEED = 1234
 
 _SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-_CHARS = (
-    string.ascii_lowercase
-    + string.digits
-    + "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ"
-    + "àâçéèêëîïôûùüÿñæœäöß"
-)
+_CHARS = string.ascii_lowercase + string.digits + "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ" + "àâçéèêëîïôûùüÿñæœäöß"
 _PUNCTUATION = list("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~–—…«»“”‘’°")
 _WORDS = """
 the of and to in is for on that with as it be are this by from or an at not was but

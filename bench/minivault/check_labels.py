@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TYPES = ["entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase"]
 LINK_RE = re.compile(r"!?\[\[([^\]\|#]*)(#[^\]\|]*)?(\|[^\]]*)?\]\]")
 
-STOP = set("""
+STOP = set(
+    """
 a about above after again against all am an and any are as at be because been before being below between both but by
 can could did do does doing down during each few for from further had has have having he her here hers herself him
 himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
@@ -43,7 +44,8 @@ also much many one two new us let via per
 о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж вам ведь там потом себя ничего
 ей может они тут где есть надо ней для мы тебя их чем была сам чтобы без будто чего раз тоже себе под будет ж тогда кто
 этот про
-""".split())
+""".split()
+)
 
 
 def fold(s: str) -> str:
@@ -64,7 +66,7 @@ class Note:
         body = text
         if text.startswith("---\n"):
             end = text.find("\n---\n", 4)
-            fm_text, body = text[4:end], text[end + 5:]
+            fm_text, body = text[4:end], text[end + 5 :]
             key = None
             for line in fm_text.split("\n"):
                 m = re.match(r"^(\w+):\s*(.*)$", line)
@@ -219,11 +221,15 @@ def main(argv=None) -> int:
         for d in v:
             inbound[d] += 1
     isolated = sum(1 for p in notes if not graph[p] and not inbound[p])
-    print(f"vault: {len(notes)} notes, {n_links} resolved links, {no_out} notes without outgoing links, {isolated} without any link")
+    print(
+        f"vault: {len(notes)} notes, {n_links} resolved links, {no_out} notes without outgoing links, {isolated} without any link"
+    )
     print(f"queries: {len(queries)}")
     for t in TYPES:
         print(f"  {t:13s} {counts.get(t, 0)}")
-    print(f"temporal queries with an older, superseded or earlier-in-series distractor: {with_distractor}/{counts['temporal']}")
+    print(
+        f"temporal queries with an older, superseded or earlier-in-series distractor: {with_distractor}/{counts['temporal']}"
+    )
 
     lexical_report(notes, queries, args.verbose)
 
@@ -305,7 +311,9 @@ def lexical_report(notes: dict[str, Note], queries: list[dict], verbose: bool) -
             mark = "+" if row["bm25"] in q["relevant"] else "-"
             print(f"  {mark} {q['id']:16s} bm25 top1={row['bm25']}  | {q['query']}")
     print("\nlexical baseline: share of queries whose top-1 note is relevant")
-    print(f"  {'type':13s} {'overlap':>8s} {'idf':>6s} {'bm25':>6s}   {'query words found in relevant':>30s} {'rare (df<=5) shared':>20s}")
+    print(
+        f"  {'type':13s} {'overlap':>8s} {'idf':>6s} {'bm25':>6s}   {'query words found in relevant':>30s} {'rare (df<=5) shared':>20s}"
+    )
     totals = {name: 0 for name in scorers}
     total = 0
     for t in TYPES:

@@ -62,7 +62,7 @@ def expand(rng: random.Random, text: str, **vars: str) -> str:
         if not m:
             break
         options = m.group(1).split("|")
-        text = text[: m.start()] + options[rng.randrange(len(options))] + text[m.end():]
+        text = text[: m.start()] + options[rng.randrange(len(options))] + text[m.end() :]
 
     def sub(m: re.Match) -> str:
         key = m.group(1)
@@ -107,7 +107,9 @@ def yaml_scalar(v: object) -> str:
     s = str(v)
     if _DATE.match(s):
         return s
-    plain = _PLAIN.match(s) and not s.endswith(" ") and s.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}
+    plain = (
+        _PLAIN.match(s) and not s.endswith(" ") and s.lower() not in {"yes", "no", "true", "false", "null", "on", "off"}
+    )
     if plain and (not re.match(r"^\d", s) or not re.match(r"^[\d.]+$", s)):
         return s
     return json.dumps(s, ensure_ascii=False)
@@ -185,7 +187,15 @@ def validate(notes: list[Note]) -> dict:
     resolve = resolver(notes)
     headings = {n.path: set(re.findall(r"^#+ (.+)$", n.body, flags=re.M)) for n in notes}
     dangling: list[tuple[str, str]] = []
-    forms = {"plain": 0, "display alias": 0, "heading": 0, "embed": 0, "path-qualified": 0, "to frontmatter alias": 0, "in frontmatter": 0}
+    forms = {
+        "plain": 0,
+        "display alias": 0,
+        "heading": 0,
+        "embed": 0,
+        "path-qualified": 0,
+        "to frontmatter alias": 0,
+        "in frontmatter": 0,
+    }
     out_links: dict[str, set[str]] = {n.path: set() for n in notes}
     problems: list[str] = []
     for n in notes:
@@ -228,7 +238,14 @@ def validate(notes: list[Note]) -> dict:
             inbound[d] += 1
     isolated = [p for p in out_links if not out_links[p] and not inbound[p]]
     no_out = [p for p in out_links if not out_links[p]]
-    return {"out": out_links, "inbound": inbound, "isolated": isolated, "no_out": no_out, "dangling": dangling, "forms": forms}
+    return {
+        "out": out_links,
+        "inbound": inbound,
+        "isolated": isolated,
+        "no_out": no_out,
+        "dangling": dangling,
+        "forms": forms,
+    }
 
 
 def build_queries(notes: list[Note]) -> tuple[list[dict], dict]:
@@ -258,7 +275,7 @@ def write_all(out_dir: str) -> tuple[list[Note], list[dict], dict]:
     if os.path.isdir(vault):
         # Remove the previous notes only; anything else (an .obsidian/ folder, say) is left alone.
         for root, _dirs, files in os.walk(vault, topdown=False):
-            if os.sep + "." in root[len(vault):]:
+            if os.sep + "." in root[len(vault) :]:
                 continue
             for f in files:
                 if f.endswith(".md"):
@@ -337,7 +354,9 @@ def summary(notes: list[Note], records: list[dict], stats: dict) -> None:
         folders[top] = folders.get(top, 0) + 1
     words = [len(re.findall(r"\w+", n.body)) for n in notes]
     print(f"notes: {len(notes)}  (" + ", ".join(f"{k} {v}" for k, v in sorted(folders.items())) + ")")
-    print(f"words per note: min {min(words)}, median {sorted(words)[len(words) // 2]}, max {max(words)}, total {sum(words)}")
+    print(
+        f"words per note: min {min(words)}, median {sorted(words)[len(words) // 2]}, max {max(words)}, total {sum(words)}"
+    )
     print(f"notes with no outgoing links: {len(stats['no_out'])}; with no links either way: {len(stats['isolated'])}")
     print(f"dangling link occurrences: {len(stats['dangling'])}")
     forms = stats["forms"]
@@ -350,7 +369,9 @@ def summary(notes: list[Note], records: list[dict], stats: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=HERE, help="directory to write vault/ and queries.jsonl into (default: next to this script)")
+    ap.add_argument(
+        "--out", default=HERE, help="directory to write vault/ and queries.jsonl into (default: next to this script)"
+    )
     ap.add_argument("--check", action="store_true", help="regenerate into a temp dir and diff against --out")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)

@@ -84,8 +84,17 @@ def validate_format(path: Path) -> tuple[list[dict], list[str]]:
         overlap = set(q.relevant) & set(q.partial)
         if overlap:
             problems.append(f"line {q.line}: in both relevant and partial: {sorted(overlap)}")
-        records.append({"id": q.id, "query": q.query, "type": q.type, "relevant": list(q.relevant),
-                        "partial": list(q.partial), "via": via, "_line": q.line})
+        records.append(
+            {
+                "id": q.id,
+                "query": q.query,
+                "type": q.type,
+                "relevant": list(q.relevant),
+                "partial": list(q.partial),
+                "via": via,
+                "_line": q.line,
+            }
+        )
     return records, problems
 
 

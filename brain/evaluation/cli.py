@@ -15,14 +15,28 @@ from ..cli_support import emit_json, library_errors, setup_logging
 @click.command("eval")
 @click.argument("queries", type=click.Path(dir_okay=False, path_type=str))
 @vault_option
-@click.option("--modes", default="vector,graph,gated", show_default=True,
-              help="Comma-separated recall modes, as `brain ask --mode` takes them (e.g. vector,graph+rerank).")
-@click.option("-k", "k", type=click.IntRange(10, 200), default=10, show_default=True,
-              help="Notes each mode returns per query; MRR looks this deep (recall@5/@10 and nDCG@10 are fixed).")
+@click.option(
+    "--modes",
+    default="vector,graph,gated",
+    show_default=True,
+    help="Comma-separated recall modes, as `brain ask --mode` takes them (e.g. vector,graph+rerank).",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(10, 200),
+    default=10,
+    show_default=True,
+    help="Notes each mode returns per query; MRR looks this deep (recall@5/@10 and nDCG@10 are fixed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: queries, notes, modes.")
 @click.option("--markdown", is_flag=True, help="Print the tables as markdown (for a README).")
-@click.option("--ab-log", "ab_source", metavar="SOURCE",
-              help="Also write each query's vector-vs-graph row to ab_recall with this source label.")
+@click.option(
+    "--ab-log",
+    "ab_source",
+    metavar="SOURCE",
+    help="Also write each query's vector-vs-graph row to ab_recall with this source label.",
+)
 @recall_settings_options
 @library_errors
 def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, seeds, max_new, pool) -> None:
@@ -50,8 +64,9 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
     settings = recall_settings(k, depth, seeds, max_new, pool)
     bar = _bar(len(loaded) * len(mode_list))
     try:
-        report = run_eval(loaded, root, mode_list, settings, progress=True, on_step=bar.update if bar else None,
-                          ab_source=ab_source)
+        report = run_eval(
+            loaded, root, mode_list, settings, progress=True, on_step=bar.update if bar else None, ab_source=ab_source
+        )
     finally:
         if bar:
             bar.close()

@@ -67,9 +67,7 @@ def mean_rows(rows: Sequence[Mapping[str, float]], keys: Sequence[str], digits: 
     return {key: round(sum(float(r[key]) for r in rows) / len(rows), digits) for key in keys}
 
 
-def aggregate(
-    rows: Sequence[tuple[str, Mapping[str, float]]], keys: Sequence[str], digits: int = 4
-) -> dict[str, dict]:
+def aggregate(rows: Sequence[tuple[str, Mapping[str, float]]], keys: Sequence[str], digits: int = 4) -> dict[str, dict]:
     """``{"all": means, "by_type": {type: means}}`` from (query type, per-query values) pairs.
 
     Types appear in the order they first occur.

@@ -133,10 +133,17 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
                     latency = (time.perf_counter() - started) * 1000
                     by_mode[mode] = result
                     ranked = [c.path for c in result.results]
-                    outcomes.append(QueryOutcome(
-                        query=q, mode=mode, ranked=ranked, metrics=query_metrics(ranked, q.relevant),
-                        latency_ms=latency, reranked=result.reranked, fallbacks=dict(result.fallbacks),
-                    ))
+                    outcomes.append(
+                        QueryOutcome(
+                            query=q,
+                            mode=mode,
+                            ranked=ranked,
+                            metrics=query_metrics(ranked, q.relevant),
+                            latency_ms=latency,
+                            reranked=result.reranked,
+                            fallbacks=dict(result.fallbacks),
+                        )
+                    )
                     for message in result.warnings:
                         if result.fallbacks.get("rerank") and "rerank" in message:
                             continue  # summed up per mode below, with the reason
@@ -168,7 +175,9 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
                 )
         failed_graph = sum(1 for o in mine if o.fallbacks.get("graph"))
         if failed_graph:
-            warnings.append(f"{mode}: the graph stage failed for {failed_graph} of {len(mine)} queries (dense result used)")
+            warnings.append(
+                f"{mode}: the graph stage failed for {failed_graph} of {len(mine)} queries (dense result used)"
+            )
     counts: dict[str, int] = {}
     for q in sorted(queries, key=lambda q: order.get(q.type, len(order))):
         counts[q.type] = counts.get(q.type, 0) + 1
@@ -217,8 +226,13 @@ def _log_ab(conn, recaller, q: EvalQuery, by_mode: dict, settings, source: str) 
 
 # ----- presentation -------------------------------------------------------------------------
 
-_LABELS = {"recall@5": "recall@5", "recall@10": "recall@10", "ndcg@10": "nDCG@10", "mrr": "MRR",
-           "latency_ms": "latency ms (mean)"}
+_LABELS = {
+    "recall@5": "recall@5",
+    "recall@10": "recall@10",
+    "ndcg@10": "nDCG@10",
+    "mrr": "MRR",
+    "latency_ms": "latency ms (mean)",
+}
 
 
 def model_label(name: str) -> str:
@@ -235,8 +249,10 @@ def format_table(report: EvalReport, *, markdown: bool = False) -> str:
     first = max(len(label) for label in [*_LABELS.values(), *(name for name, _ in rows)]) + 2
     widths = [max(9, len(h) + 2) for h in heads]
     lines = [
-        (f"{report.queries} queries over {report.notes} notes; model {model_label(report.model)}; "
-        f"top {report.k} per query")
+        (
+            f"{report.queries} queries over {report.notes} notes; model {model_label(report.model)}; "
+            f"top {report.k} per query"
+        )
     ]
     for key in SUMMARY_KEYS:
         lines.append("")
@@ -259,8 +275,11 @@ def format_table(report: EvalReport, *, markdown: bool = False) -> str:
             )
     if report.not_reranked:
         lines.append("")
-        lines.append("* not reranked: " + "; ".join(
-            f"{m} fell back to the order before reranking for {n} of {report.queries} queries"
-            for m, n in report.not_reranked.items()
-        ))
+        lines.append(
+            "* not reranked: "
+            + "; ".join(
+                f"{m} fell back to the order before reranking for {n} of {report.queries} queries"
+                for m, n in report.not_reranked.items()
+            )
+        )
     return "\n".join(lines)

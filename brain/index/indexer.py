@@ -119,7 +119,10 @@ def index_vault(
     with index_errors(directory, root), vault_lock(directory):
         if rebuild:
             report = rebuild_beside(
-                root, directory, model_name, lambda store: _index_into(root, store, model_name, embedder, load, progress)
+                root,
+                directory,
+                model_name,
+                lambda store: _index_into(root, store, model_name, embedder, load, progress),
             )
         else:
             remove_leftovers(directory)
@@ -134,8 +137,12 @@ def index_vault(
 
 
 def _index_into(
-    root: Path, store: IndexStore, model_name: str, embedder: Embedder | None,
-    load: Callable[[str], Embedder], progress: bool,
+    root: Path,
+    store: IndexStore,
+    model_name: str,
+    embedder: Embedder | None,
+    load: Callable[[str], Embedder],
+    progress: bool,
 ) -> IndexReport:
     report = IndexReport(vault=str(root), model=model_name)
     _Run(root, store, report, model_name, embedder, load, progress).run()
@@ -149,8 +156,14 @@ class _Run:
     """One indexing run over a vault: read what changed, embed in batches, commit each."""
 
     def __init__(
-        self, root: Path, store: IndexStore, report: IndexReport, model_name: str,
-        embedder: Embedder | None, load: Callable[[str], Embedder], progress: bool,
+        self,
+        root: Path,
+        store: IndexStore,
+        report: IndexReport,
+        model_name: str,
+        embedder: Embedder | None,
+        load: Callable[[str], Embedder],
+        progress: bool,
     ):
         self.root = root
         self.store = store
@@ -256,8 +269,10 @@ class _Run:
         offset = 0
         with self.store.transaction():
             self.store.record_model(
-                self.model_name, embedder.dim,
-                getattr(embedder, "query_prefix", ""), getattr(embedder, "passage_prefix", ""),
+                self.model_name,
+                embedder.dim,
+                getattr(embedder, "query_prefix", ""),
+                getattr(embedder, "passage_prefix", ""),
             )
             for note, file, note_id, chunks in batch:
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)
@@ -297,5 +312,3 @@ def _progress_bar(total: int, enabled: bool) -> _Bar:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
-
-

@@ -49,8 +49,9 @@ def rebuild(
     """
     damage = IndexStore.integrity_problem(directory)
     if damage:
-        log.warning("the index database %s is damaged (%s); building a new one beside it",
-                    directory / INDEX_FILE, damage)
+        log.warning(
+            "the index database %s is damaged (%s); building a new one beside it", directory / INDEX_FILE, damage
+        )
     staging = rebuild_dir(directory)
     with index_errors(staging, root):  # a failure here is about the new index, not the old
         for attempt in (1, 2):
@@ -74,8 +75,9 @@ def rebuild(
     report.moved_aside = _swap_in(staging, directory, damage)
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
-        message = (f"the damaged index ({damage}) was moved to {report.moved_aside}; "
-                   "delete it when you no longer need it")
+        message = (
+            f"the damaged index ({damage}) was moved to {report.moved_aside}; delete it when you no longer need it"
+        )
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
 
@@ -112,8 +114,11 @@ def _stopped(store: IndexStore | None, staging: Path) -> None:
     if store is not None:
         store.close()
     if done:
-        log.warning("the rebuild stopped after %d notes; the previous index still answers, and "
-                    "`brain index --rebuild` resumes it", done)
+        log.warning(
+            "the rebuild stopped after %d notes; the previous index still answers, and "
+            "`brain index --rebuild` resumes it",
+            done,
+        )
     else:
         shutil.rmtree(staging, ignore_errors=True)
 

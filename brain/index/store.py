@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "index.db"
 
+
 @dataclass(frozen=True)
 class ChunkRow:
     id: int
@@ -318,8 +319,17 @@ class IndexStore:
     def write_note(self, note: Note, size: int, mtime_ns: int, note_id: int | None = None) -> int:
         """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags."""
         values = (
-            note.path, note.title, dumps(note.aliases), dumps(note.tags), note.date, dumps(note.frontmatter),
-            size, mtime_ns, note.content_hash, dumps(note.warnings), time.time(),
+            note.path,
+            note.title,
+            dumps(note.aliases),
+            dumps(note.tags),
+            note.date,
+            dumps(note.frontmatter),
+            size,
+            mtime_ns,
+            note.content_hash,
+            dumps(note.warnings),
+            time.time(),
         )
         if note_id is None:
             cursor = self.conn.execute(
@@ -336,7 +346,9 @@ class IndexStore:
             )
             self.conn.execute("DELETE FROM aliases WHERE note_id = ?", (note_id,))
             self.conn.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
-        self.conn.executemany("INSERT INTO aliases (note_id, alias) VALUES (?, ?)", [(note_id, a) for a in note.aliases])
+        self.conn.executemany(
+            "INSERT INTO aliases (note_id, alias) VALUES (?, ?)", [(note_id, a) for a in note.aliases]
+        )
         self.conn.executemany("INSERT INTO tags (note_id, tag) VALUES (?, ?)", [(note_id, t) for t in note.tags])
         return note_id
 
@@ -350,7 +362,9 @@ class IndexStore:
         )
         self.set_meta("links_dirty", 1)
 
-    def replace_chunks(self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]]) -> tuple[list[int], list[int]]:
+    def replace_chunks(
+        self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]]
+    ) -> tuple[list[int], list[int]]:
         """The note's chunks, each (ordinal, heading, text, float32 vector bytes), replacing its
         old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``."""
         removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
@@ -382,7 +396,9 @@ class IndexStore:
     def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str]]:
         """(link id, source note id, target as written, kind): every link, or those still pending."""
         where = "" if every else " WHERE status = 'pending'"
-        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")]
+        return [
+            (r[0], r[1], r[2], r[3]) for r in self.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")
+        ]
 
     def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], resolver_key: str) -> None:
         """(target note id or None, status, link id) for each link resolved; clears ``links_dirty``."""
@@ -541,7 +557,7 @@ _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variab
 def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
     ids = list(ids)
     for start in range(0, len(ids), _PART):
-        yield ids[start:start + _PART]
+        yield ids[start : start + _PART]
 
 
 def _marks(part: Sequence[int]) -> str:
@@ -579,7 +595,11 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise
         raise IndexDamagedError(damaged_message(database, vault, str(exc))) from exc
     except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and exc.filename and _related(Path(exc.filename), directory):
+        if (
+            exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+            and exc.filename
+            and _related(Path(exc.filename), directory)
+        ):
             raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
         raise
 

@@ -168,7 +168,9 @@ class VectorIndex:
                 return None, f"{faiss_path} is unreadable ({_first_line(exc)})"
             loaded = cls(index, meta["dim"], meta["version"], meta["index_id"])
             try:
-                described = loaded.size == meta["count"] and index.d == meta["dim"] and loaded.ids_digest() == meta["ids"]
+                described = (
+                    loaded.size == meta["count"] and index.d == meta["dim"] and loaded.ids_digest() == meta["ids"]
+                )
             except (AttributeError, RuntimeError):  # not an IndexIDMap2
                 described = False
             if described:
@@ -198,14 +200,18 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     if loaded is not None and loaded.index_id != index_id:
         log.warning("the vector index in %s belongs to another index database; rebuilding it", store.directory)
     elif loaded is not None:
-        log.warning("vector index is behind the database (version %s, expected %s); rebuilding it", loaded.version, version)
+        log.warning(
+            "vector index is behind the database (version %s, expected %s); rebuilding it", loaded.version, version
+        )
     elif problem is not None:
         log.warning("%s; rebuilding the vector index from the database", problem)
     index = VectorIndex.rebuild(store, dim)
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
     elif store.readonly:
-        log.warning("the index folder %s is read-only: the rebuilt vector index is kept in memory only", store.directory)
+        log.warning(
+            "the index folder %s is read-only: the rebuilt vector index is kept in memory only", store.directory
+        )
     elif not store.still_at_its_path():
         pass  # another index took this folder (a rebuild swapped in): its cache is not ours to write
     else:
@@ -257,7 +263,7 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
 
     existing.remove(removed_ids)
     for start in range(0, len(added_ids), _READ_BATCH):
-        rows = store.chunk_vectors(added_ids[start:start + _READ_BATCH])
+        rows = store.chunk_vectors(added_ids[start : start + _READ_BATCH])
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         existing.add(ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
     existing.version = version
@@ -282,7 +288,7 @@ def _remove_orphan_temps(directory: Path) -> None:
     """Temporary files of saves killed mid-way (their process is gone): they can be large."""
     for name in (FAISS_FILE, SIDECAR_FILE):
         for tmp in directory.glob(f"{name}.*.tmp"):
-            parts = tmp.name[len(name) + 1:].split(".")
+            parts = tmp.name[len(name) + 1 :].split(".")
             if len(parts) == 3 and parts[0].isdigit() and not _alive(int(parts[0])):
                 tmp.unlink(missing_ok=True)
 

@@ -45,9 +45,7 @@ def _with_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @hook.command()
 @_with_settings_options
-@click.option(
-    "--dry-run", is_flag=True, help="Print the command that would be written; change nothing."
-)
+@click.option("--dry-run", is_flag=True, help="Print the command that would be written; change nothing.")
 @library_errors
 def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
     """Add the Stop hook to Claude Code's settings (the project's, or --user).
@@ -98,9 +96,7 @@ def stop() -> None:
 )
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")
-@click.option(
-    "--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files."
-)
+@click.option("--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files.")
 @click.option(
     "--days",
     type=click.IntRange(min=1),
@@ -110,9 +106,7 @@ def stop() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @library_errors
-def turns(
-    limit: int, session: str | None, project: str | None, stats: bool, days: int, as_json: bool
-) -> None:
+def turns(limit: int, session: str | None, project: str | None, stats: bool, days: int, as_json: bool) -> None:
     """The last recorded turns: ask, summary, files, tools, commands.
 
     \b
@@ -182,9 +176,7 @@ def _format_turn(row: dict[str, Any]) -> str:
     if row.get("tool_errors"):
         fields.append(("errors", str(len(row["tool_errors"]))))
     for agent in row.get("subagents") or []:
-        fields.append(
-            ("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}"))
-        )
+        fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
     lines += [f"  {name:8} {value}" for name, value in fields if value]
     return "\n".join(lines)
 
@@ -195,13 +187,9 @@ def _format_stats(data: dict[str, Any], days: int) -> str:
         "",
         f"turns per day and project (last {days} days with turns):",
     ]
-    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or [
-        "  (none)"
-    ]
+    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or ["  (none)"]
     lines += ["", "top tools (uses, turns):"]
-    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or [
-        "  (none)"
-    ]
+    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or ["  (none)"]
     lines += ["", "most-touched files (turns that wrote them):"]
     lines += [f"  {r['turns']:5}  {r['file']}" for r in data["top_files"]] or ["  (none)"]
     return "\n".join(lines)

@@ -40,9 +40,7 @@ class Change:
     backup: Path | None = None
 
 
-def settings_path(
-    *, user: bool = False, settings: Path | None = None, cwd: Path | None = None
-) -> Path:
+def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path | None = None) -> Path:
     """The settings file to edit: explicit, the user's, or the project's in ``cwd``."""
     if settings is not None:
         return settings.expanduser()
@@ -99,8 +97,7 @@ def _load(path: Path) -> dict[str, Any] | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"{path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); "
-            "fix it, then run this again"
+            f"{path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); fix it, then run this again"
         ) from exc
     if not text.strip():
         return {}
@@ -151,8 +148,7 @@ def _save(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
             raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
         if not (original.st_mode & 0o222) or not os.access(target, os.W_OK):
             raise ConfigError(
-                f"{path} is read-only: make it writable (chmod u+w) and run this again, "
-                "or add the hook by hand"
+                f"{path} is read-only: make it writable (chmod u+w) and run this again, or add the hook by hand"
             )
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     backup = None
@@ -165,9 +161,7 @@ def _save(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
         if backup is not None:
             backup.unlink(missing_ok=True)
         where = exc.filename or target
-        raise ConfigError(
-            f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged"
-        ) from exc
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged") from exc
     return backup
 
 
@@ -271,6 +265,4 @@ def uninstall(path: Path) -> Change:
         del data["hooks"]
     removed = "\n".join(f"  - {hook.get('command')}" for _, hook in ours)
     backup = _save(path, data, True)
-    return Change(
-        path, True, f"removed the Stop hook from {path}:\n{removed}\nbackup: {backup}", backup
-    )
+    return Change(path, True, f"removed the Stop hook from {path}:\n{removed}\nbackup: {backup}", backup)

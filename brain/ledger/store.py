@@ -106,7 +106,7 @@ def recent_turns(
     UTC time (``2026-11-01T00:00:00``), turns that started at or after it.
     """
     where, args = _filters(session=session, project=project)
-    clauses = [where[len("WHERE "):]] if where else []
+    clauses = [where[len("WHERE ") :]] if where else []
     for word in (text or "").split():
         clauses.append("(instr(lower(COALESCE(ask, '')), ?) > 0 OR instr(lower(COALESCE(summary, '')), ?) > 0)")
         args += [word.lower(), word.lower()]
@@ -115,8 +115,7 @@ def recent_turns(
         args.append(since)
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     rows = conn.execute(
-        f"SELECT * FROM turns {where} "
-        "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
+        f"SELECT * FROM turns {where} ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
         (*args, min(limit, SQLITE_INT_MAX)),
     ).fetchall()
     return [_decode(r) for r in rows]

@@ -158,10 +158,7 @@ def _masked_window(text: str, keep: int, *, from_end: bool) -> str:
     window = keep + MASK_MARGIN
     while True:
         masked = redact(text[-window:] if from_end else text[:window])
-        if (
-            window >= min(len(text), MASK_WINDOW_MAX)
-            or len(masked) >= keep + MASK_MARGIN // 2
-        ):
+        if window >= min(len(text), MASK_WINDOW_MAX) or len(masked) >= keep + MASK_MARGIN // 2:
             return masked[-keep:] if from_end else masked[:keep]
         window *= 2
 
@@ -374,9 +371,7 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
 
 

@@ -38,8 +38,12 @@ def mcp(ctx: click.Context, vault: str | None) -> None:
 
 
 _scope = click.option("--user", is_flag=True, help="Edit ~/.claude.json (every project) instead of ./.mcp.json.")
-_file = click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Edit this MCP config file instead.")
+_file = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Edit this MCP config file instead.",
+)
 _name = click.option("--name", default="brain", show_default=True, help="The server's name in the config.")
 
 

@@ -73,7 +73,9 @@ def uninstall(path: Path, name: str = NAME) -> Change:
     if not servers and path.name == ".mcp.json":
         del data["mcpServers"]
     backup = _save(path, data, True)
-    return Change(path, True, f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}\nbackup: {backup}", backup)
+    return Change(
+        path, True, f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}\nbackup: {backup}", backup
+    )
 
 
 def _shown(entry: Any) -> str:

@@ -123,8 +123,10 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         k: Annotated[int, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
         mode: Annotated[
             str | None,
-            Field(description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
-                  "leave it unset unless asked."),
+            Field(
+                description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
+                "leave it unset unless asked."
+            ),
         ] = None,
     ) -> CallToolResult:
         def work() -> dict[str, Any]:
@@ -160,7 +162,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(
-        project: Annotated[str | None, Field(description="Only this project (the git repository's folder name).")] = None,
+        project: Annotated[
+            str | None, Field(description="Only this project (the git repository's folder name).")
+        ] = None,
         text: Annotated[str | None, Field(description="Only turns whose ask or summary holds these words.")] = None,
         since: Annotated[str | None, Field(description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns.")] = 10,

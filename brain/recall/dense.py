@@ -47,8 +47,16 @@ def candidates_for(store: IndexStore, picks: Sequence[tuple[int, int, float]], s
             continue
         out.append(
             Candidate(
-                note_id=note_id, path=row.path, title=row.title, chunk_id=chunk_id, heading=row.heading,
-                text=row.text, dense_score=float(score), score=float(score), date=row.date, sources=[source],
+                note_id=note_id,
+                path=row.path,
+                title=row.title,
+                chunk_id=chunk_id,
+                heading=row.heading,
+                text=row.text,
+                dense_score=float(score),
+                score=float(score),
+                date=row.date,
+                sources=[source],
             )
         )
     return out

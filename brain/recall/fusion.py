@@ -22,7 +22,9 @@ _TEMPORAL = re.compile(
 )
 
 
-def rrf(rankings: dict[str, list[int]], k: int = DEFAULT_RRF_K, weights: dict[str, float] | None = None) -> dict[int, float]:
+def rrf(
+    rankings: dict[str, list[int]], k: int = DEFAULT_RRF_K, weights: dict[str, float] | None = None
+) -> dict[int, float]:
     """Fused scores by note id from several rankings (lists of note ids, best first).
 
     ``weights`` scales each ranker's votes (weighted RRF); a ranker not named weighs 1.

@@ -117,7 +117,7 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
     return None
 
 
-def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | None | bool = True) -> Recaller:
+def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | None = True) -> Recaller:
     """A ``Recaller`` pinned to the index state committed now, warmed, for a long-lived process.
 
     Its store holds one read transaction (``IndexStore.open_snapshot``), its vectors are the

@@ -189,7 +189,9 @@ class Recaller:
 
     # ----- the one-hop expansion --------------------------------------------------------------
 
-    def _hop(self, state: QueryState, settings: RecallSettings, result: RecallResult, timings: dict[str, float]) -> list[Candidate]:
+    def _hop(
+        self, state: QueryState, settings: RecallSettings, result: RecallResult, timings: dict[str, float]
+    ) -> list[Candidate]:
         if state.hop is None:
             started = time.perf_counter()
             try:

@@ -14,10 +14,16 @@ from ..cli_support import library_errors
 @vault_option
 @click.option("--detach", is_flag=True, help="Run in the background; return once it listens and has loaded the index.")
 @click.option("--stop", "stop_it", is_flag=True, help="Stop the server running for the vault.")
-@click.option("--http", metavar="127.0.0.1:PORT",
-              help="Also answer POST /v1 on this loopback address (requests carry the token from serve.json).")
-@click.option("--no-watch", is_flag=True,
-              help="Do not watch the vault (index once at start; `brain index` runs are still picked up).")
+@click.option(
+    "--http",
+    metavar="127.0.0.1:PORT",
+    help="Also answer POST /v1 on this loopback address (requests carry the token from serve.json).",
+)
+@click.option(
+    "--no-watch",
+    is_flag=True,
+    help="Do not watch the vault (index once at start; `brain index` runs are still picked up).",
+)
 @library_errors
 def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_watch: bool) -> None:
     """Keep the vault's index warm and answer recall in milliseconds.

@@ -115,7 +115,9 @@ class Daemon:
             runtime.write_record(self.root, self._record)
             for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):
                 if server is not None:
-                    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True)
+                    thread = threading.Thread(
+                        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True
+                    )
                     thread.start()
                     self._threads.append(thread)
         except BaseException:
@@ -123,8 +125,13 @@ class Daemon:
             self.service.stop()
             self._release_lock()
             raise
-        log.info("serving %s on %s%s (pid %s)", self.root, self.socket_path,
-                 f" and {self.http_url()}" if self._http else "", os.getpid())
+        log.info(
+            "serving %s on %s%s (pid %s)",
+            self.root,
+            self.socket_path,
+            f" and {self.http_url()}" if self._http else "",
+            os.getpid(),
+        )
 
     def wait(self) -> None:
         """Block until ``request_stop`` (a signal, or a ``stop`` request)."""
@@ -154,7 +161,7 @@ class Daemon:
     def _take_lock(self) -> None:
         import fcntl
 
-        handle = open(runtime.lock_path(self.root), "a")
+        handle = open(runtime.lock_path(self.root), "a")  # noqa: SIM115 - held for the server's life
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -243,7 +250,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 self._send(protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
                 return
             self._send(daemon.answer(data))
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             log.info("a client sent no request within %.0f s", READ_TIMEOUT)
         except OSError as exc:  # reset, broken pipe: the client left
             log.info("a client left mid-request (%s)", type(exc).__name__)
@@ -273,7 +280,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
     server_version = "brain"
     timeout = READ_TIMEOUT
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server name
+    def do_POST(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         port = self.server.server_address[1]
         hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
@@ -300,7 +307,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
             daemon._slots.release()
         self._reply(200, reply)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
 
     def _reply(self, status: int, body: dict[str, Any]) -> None:
@@ -314,7 +321,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
         except OSError as exc:
             log.info("an HTTP client left before its answer (%s)", type(exc).__name__)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server name
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
 
 
@@ -344,9 +351,7 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
     for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
         logger.removeHandler(handler)
     file_handler = logging.FileHandler(path, encoding="utf-8")
-    file_handler.setFormatter(
-        logging.Formatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s")
-    )
+    file_handler.setFormatter(logging.Formatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
     if foreground:
         stream = logging.StreamHandler(sys.stderr)
@@ -365,7 +370,7 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
     """Serve until SIGTERM/SIGINT or a ``stop`` request. ``ready(message)`` is told when the
     socket listens and again when the index is loaded (``--detach``'s parent waits on it)."""
     daemon = Daemon(root, Service(root, watch=watch), http=http)
-    stop = lambda *_: daemon.request_stop()  # noqa: E731
+    stop = lambda *_: daemon.request_stop()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal closing is no reason to stop
@@ -416,7 +421,7 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
             code = run_foreground(root, http=http, watch=watch, ready=ready)
         except BrainError as exc:  # the parent was told through the pipe
             log.error("brain serve did not start: %s", exc)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             log.exception("brain serve failed")
         finally:
             os._exit(code)

@@ -103,13 +103,11 @@ def lock_is_held(root: Path) -> bool:
         record = read_record(root)
         return bool(record and pid_alive(record.get("pid")))
     try:
-        handle = open(lock_path(root), "a")
+        with open(lock_path(root), "a") as handle:  # closing releases a lock we took
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
     except OSError:
         return False
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        handle.close()  # closing releases a lock we took
     return False

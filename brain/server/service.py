@@ -41,9 +41,9 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
+from ..index.store import IndexStore
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
-from ..index.store import IndexStore
 from . import protocol
 from .watcher import Batch, VaultWatcher
 
@@ -107,7 +107,7 @@ class SerialEmbedder:
         parts = []
         for start in range(0, len(texts), EMBED_SLICE):
             with self._lock:
-                parts.append(self.inner.embed_documents(texts[start:start + EMBED_SLICE]))
+                parts.append(self.inner.embed_documents(texts[start : start + EMBED_SLICE]))
         return np.concatenate(parts)
 
     def __getattr__(self, name: str) -> Any:  # query_prefix, passage_prefix, ... of the model
@@ -149,7 +149,7 @@ class Service:
         *,
         embedder: Embedder | None = None,
         watch: bool = True,
-        rerank_model: str | None | bool = True,
+        rerank_model: str | bool | None = True,
         settle_ms: int = 300,
         rescan_seconds: float = 300.0,
         force_polling: bool | None = None,
@@ -252,8 +252,13 @@ class Service:
             }
             log.info(
                 "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%.2f s after the first event)",
-                batch.reason, report.new, report.changed, report.removed, report.renamed,
-                now - started, now - batch.first_seen,
+                batch.reason,
+                report.new,
+                report.changed,
+                report.removed,
+                report.renamed,
+                now - started,
+                now - batch.first_seen,
             )
 
     def _index(self) -> Any:  # -> IndexReport | None (the pass failed, or the server stops)
@@ -269,7 +274,7 @@ class Service:
                 log.error("indexing %s failed: %s", self.root, exc)
                 self._fail_if_nothing_loaded(str(exc))
                 return None
-            except Exception as exc:  # noqa: BLE001 - the server outlives one bad pass
+            except Exception as exc:
                 log.exception("indexing %s failed", self.root)
                 self._fail_if_nothing_loaded(f"indexing failed ({type(exc).__name__}: {exc})")
                 return None
@@ -317,7 +322,7 @@ class Service:
         (the index as it was before the first pass, which may not exist yet)."""
         try:
             recaller = open_snapshot(self.root, self.embedder, rerank_model=self.rerank_model)
-        except Exception as exc:  # noqa: BLE001 - the last good snapshot goes on answering
+        except Exception as exc:
             if quiet:
                 log.info("no index to answer from before the first pass (%s)", exc)
                 return False
@@ -436,7 +441,9 @@ class Service:
 
         self._wait_for_snapshot(time.monotonic() + wait)
         limit = max_chars or DEFAULT_MAX_CHARS
-        return self.run(lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE)
+        return self.run(
+            lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE
+        )
 
     def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
         from ..reading import neighbours
@@ -457,7 +464,9 @@ class Service:
             "model": self.model,
             "queries": self.queries,
             "errors": self.errors,
-            "index": None if snapshot is None else {
+            "index": None
+            if snapshot is None
+            else {
                 "notes": snapshot.counts["notes"],
                 "chunks": snapshot.counts["chunks"],
                 "vectors_version": snapshot.marker[2],
@@ -524,7 +533,9 @@ class Service:
                 return protocol.ok({"results": [protocol.encode_result(r) for r in results]})
             wait = float(message.get("wait", 0))
             if op == "note":
-                return protocol.ok(self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait))
+                return protocol.ok(
+                    self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait)
+                )
             if op == "neighbours":
                 return protocol.ok(self.neighbours(message["note"], wait=wait))
             raise protocol.ProtocolError("bad_request", f"op {op!r} is not answered here")
@@ -540,7 +551,7 @@ class Service:
             return protocol.error("not_found", str(exc))
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
-        except Exception as exc:  # noqa: BLE001 - a bug answers this request, not the server's life
+        except Exception as exc:
             with self._counter:
                 self.errors += 1
             log.exception("request %s failed", message.get("op"))

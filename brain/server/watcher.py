@@ -124,7 +124,7 @@ class VaultWatcher:
                 log.error("the vault %s is gone; watching again when it is back", self.root)
                 if self.stopping.wait(5.0):
                     return
-            except Exception as exc:  # noqa: BLE001 - e.g. out of inotify watches
+            except Exception as exc:
                 if force:
                     log.exception("watching %s failed; retrying in 5 s", self.root)
                     if self.stopping.wait(5.0):
@@ -133,7 +133,9 @@ class VaultWatcher:
                     log.warning(
                         "watching %s with file-system events failed (%s: %s); polling instead "
                         "(raise fs.inotify.max_user_watches to go back to events)",
-                        self.root, type(exc).__name__, exc,
+                        self.root,
+                        type(exc).__name__,
+                        exc,
                     )
                     force = True
 
@@ -182,7 +184,7 @@ class VaultWatcher:
         try:
             self.passes += 1
             self.on_batch(batch)
-        except Exception:  # noqa: BLE001 - the watcher outlives one bad pass
+        except Exception:
             log.exception("an index pass failed")
         finally:
             self._running = False
@@ -193,7 +195,7 @@ class VaultWatcher:
     def _idle(self) -> None:
         try:
             self.on_idle()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("idle check failed")
 
     # ----- which events matter ----------------------------------------------------------------
