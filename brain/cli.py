@@ -6,12 +6,18 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
-from .recall.types import DEFAULT_K
+from .recall.types import DEFAULT_K, RecallResult, RecallSettings
+
+if TYPE_CHECKING:
+    from .index.store import IndexStore
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,8 +109,6 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
     answered, and its last update (what changed, and how long after the change it was served).
     """
-    from pathlib import Path
-
     from .index.status import vault_status
     from .server.client import status as server_status
 
@@ -227,24 +231,24 @@ def _span(seconds: float) -> str:
 @recall_settings_options
 @library_errors
 def ask(
-    query,
-    vault,
-    k,
-    graph,
-    mode,
-    no_rerank,
-    ab,
-    ab_modes,
-    source,
-    as_json,
-    as_context,
-    budget,
-    no_update,
-    no_server,
-    depth,
-    seeds,
-    max_new,
-    pool,
+    query: tuple[str, ...],
+    vault: str | None,
+    k: int,
+    graph: bool,
+    mode: str | None,
+    no_rerank: bool,
+    ab: bool,
+    ab_modes: str,
+    source: str | None,
+    as_json: bool,
+    as_context: bool,
+    budget: int,
+    no_update: bool,
+    no_server: bool,
+    depth: int,
+    seeds: int,
+    max_new: int,
+    pool: int | None,
 ) -> None:
     """Recall the notes that answer QUERY.
 
@@ -319,7 +323,9 @@ def ask(
             click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
 
 
-def _ask_server(root, text, modes, settings, *, update):  # -> list[RecallResult] | None
+def _ask_server(
+    root: Path, text: str, modes: list[str], settings: RecallSettings, *, update: bool
+) -> list[RecallResult] | None:
     """The results from the vault's `brain serve`, or None (then the caller works in-process)."""
     import logging
 
@@ -337,7 +343,7 @@ def _ask_server(root, text, modes, settings, *, update):  # -> list[RecallResult
     return results
 
 
-def _ask_ab(a, b, root, settings, source, as_json) -> None:
+def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:
     from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
@@ -365,16 +371,18 @@ def _ask_ab(a, b, root, settings, source, as_json) -> None:
     click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 
-def _open_index(vault: str | None):  # -> (vault root, IndexStore)
+def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
+    """The vault and its index, opened to read (a read-only brain home is fine)."""
     from .errors import NoIndexError
-    from .index.store import IndexStore
+    from .index.store import INDEX_FILE, IndexStore, index_errors
     from .vault import resolve_vault
 
     root = resolve_vault(vault)
     directory = config.index_dir(root)
-    if not (directory / "index.db").exists():
+    if not (directory / INDEX_FILE).exists():
         raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
-    return root, IndexStore.open(directory, create=False)
+    with index_errors(directory, root):
+        return root, IndexStore.open(directory, create=False, readonly_ok=True)
 
 
 @cli.command()

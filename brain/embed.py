@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import config
 from .errors import ModelLoadError
@@ -23,8 +23,15 @@ log = logging.getLogger("brain")
 
 
 class Embedder(Protocol):
-    name: str
-    dim: int
+    @property
+    def name(self) -> str:
+        """The model's name as the index records it."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """Dimensions of its vectors."""
+        ...
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Passages → (n, dim) float32, L2-normalised."""
@@ -104,7 +111,7 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vector, dtype=np.float32)
 
 
-def _load_sentence_transformer(model_name: str, device: str | None):  # -> SentenceTransformer
+def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a SentenceTransformer
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -163,7 +170,7 @@ class LazyEmbedder:
         return self._embedder
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         return self.loaded().dim
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:

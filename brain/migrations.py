@@ -11,8 +11,9 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import Any
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Any], None]  # takes a sqlite3.Connection (inside a transaction: _InTransaction)
 
 
 class Migrations:
@@ -82,7 +83,7 @@ class _InTransaction:
     def __init__(self, conn: sqlite3.Connection):
         self._conn = conn
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
 
     def executescript(self, script: str) -> None:

@@ -21,7 +21,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ _READ_ATTEMPTS = 3  # a save racing the read can pair files of two saves for a m
 
 
 class VectorIndex:
-    def __init__(self, index, dim: int, version: int, index_id: str | None = None):  # index: faiss.IndexIDMap2
+    def __init__(self, index: Any, dim: int, version: int, index_id: str | None = None):  # faiss.IndexIDMap2
         self.index = index
         self.dim = dim
         self.version = version

@@ -257,10 +257,11 @@ def uninstall(path: Path) -> Change:
     ours = _our_entries(groups) if isinstance(groups, list) else []
     if not ours:
         return Change(path, False, f"not installed in {path}: no brain Stop hook found")
-    _drop(groups, ours)  # type: ignore[arg-type]
+    assert isinstance(hooks, dict) and isinstance(groups, list)  # ours is empty otherwise
+    _drop(groups, ours)
     # Leave no empty containers behind that the install created.
     if not groups:
-        del hooks[EVENT]  # type: ignore[index]
+        del hooks[EVENT]
     if isinstance(hooks, dict) and not hooks:
         del data["hooks"]
     removed = "\n".join(f"  - {hook.get('command')}" for _, hook in ours)

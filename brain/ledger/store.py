@@ -75,7 +75,7 @@ def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None
         if values[column] == "":
             values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
     for column in JSON_COLUMNS:
-        default = {} if column == "tools" else []
+        default: dict[str, Any] | list[Any] = {} if column == "tools" else []
         values[column] = json.dumps(values[column] or default, ensure_ascii=False)
     values["now"] = now or utc_now()
     conn.execute(_UPSERT, values)

@@ -45,7 +45,7 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
     existed = path.exists()
-    data = _load(path)
+    data = _load(path) or {}
     servers = _servers(data, path)
     old = servers.get(name)
     if old == entry:
@@ -65,7 +65,7 @@ def uninstall(path: Path, name: str = NAME) -> Change:
     """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
     if not path.exists():
         return Change(path, False, f"not installed: {path} does not exist")
-    data = _load(path)
+    data = _load(path) or {}
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
         return Change(path, False, f"not installed in {path}: no MCP server {name!r}")

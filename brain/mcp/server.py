@@ -13,6 +13,7 @@ warnings to stderr, configured before the SDK's own ``basicConfig`` can add a ha
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import sys
@@ -219,7 +220,8 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
 
 def run(root: Path, *, embedder: Any = None) -> None:
     """``brain mcp``: serve the tools over stdio until the client closes stdin."""
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr] - a stray print must not wait for exit
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # a stray print must not wait for the exit
     configure_logging()
     backend = Backend(root, embedder=embedder)
     server = build_server(root, backend)

@@ -57,7 +57,8 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
         raise NoServer(f"brain serve for {root} sent a reply this client cannot read")
     if reply.get("ok") is True:
         return reply.get("result")
-    err = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+    raw_error = reply.get("error")
+    err: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     code, text = str(err.get("code", "internal")), str(err.get("message", "no message"))
     if code in FALL_BACK:
         raise NoServer(f"brain serve for {root}: {code}: {text}")

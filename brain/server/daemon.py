@@ -155,7 +155,7 @@ class Daemon:
     def http_url(self) -> str | None:
         if self._http is None:
             return None
-        host, port = self._http.server_address[:2]
+        host, port = str(self._http.server_address[0]), int(self._http.server_address[1])
         return f"http://{'[' + host + ']' if ':' in host else host}:{port}/v1"
 
     def _take_lock(self) -> None:
@@ -282,7 +282,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
-        port = self.server.server_address[1]
+        port = self.server.server_address[1]  # type: ignore[index]  # an (address, port) pair: TCP
         hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
         if self.path != "/v1":
             return self._reply(404, protocol.error("bad_request", "POST /v1"))

@@ -23,9 +23,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..vault import IGNORE_FILE, excluded, load_ignore
 
@@ -168,8 +169,8 @@ class VaultWatcher:
                     continue
             if self._pending:  # quiet for settle_ms (a timeout), or changing for too long
                 self.batches += 1
-                paths, self._pending = frozenset(self._pending), set()
-                self._pass(Batch("changes", paths, self._first_seen or now))
+                batch, self._pending = frozenset(self._pending), set()
+                self._pass(Batch("changes", batch, self._first_seen or now))
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 self._first_seen = now
@@ -205,7 +206,7 @@ class VaultWatcher:
         rel = self._rel(path)
         return rel is not None and (rel == IGNORE_FILE or not any(p.startswith(".") for p in rel.split("/")))
 
-    def _relevant(self, changes: set[tuple[object, str]]) -> set[str]:
+    def _relevant(self, changes: Iterable[tuple[Any, str]]) -> set[str]:
         """The changed paths that can change the index: notes, folders, ``.brainignore``."""
         out: set[str] = set()
         for _change, path in changes:
