@@ -233,7 +233,7 @@ def _closed_code(block: str) -> bool:
     """A whole fenced code block: opening and closing fence both in it."""
     lines = block.rstrip().split("\n")
     match = _FENCE.match(lines[0])
-    return bool(match) and len(lines) > 1 and lines[-1].strip().startswith(match.group(1))
+    return match is not None and len(lines) > 1 and lines[-1].strip().startswith(match.group(1))
 
 
 def _overlap_tail(text: str, overlap: int) -> str:

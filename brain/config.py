@@ -207,6 +207,17 @@ def hook_budget() -> float:
     return _float("BRAIN_HOOK_BUDGET", DEFAULT_HOOK_BUDGET, above=True)
 
 
+# ----- brain serve -----------------------------------------------------------------------------
+
+DEFAULT_SERVE_TIMEOUT = 15.0
+
+
+def serve_timeout() -> float:
+    """Seconds ``brain ask`` waits for a running ``brain serve`` before answering in-process
+    (``BRAIN_SERVE_TIMEOUT``)."""
+    return _float("BRAIN_SERVE_TIMEOUT", DEFAULT_SERVE_TIMEOUT, above=True)
+
+
 # ----- .env files -----------------------------------------------------------------------------
 
 

@@ -335,7 +335,7 @@ class LazyEmbedder:
         return self._embedder
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         return self.loaded().dim
 
     def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import Any
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Any], None]  # takes a sqlite3.Connection (inside a transaction: _InTransaction)
 
 
 class Migrations:
@@ -82,7 +83,7 @@ class _InTransaction:
     def __init__(self, conn: sqlite3.Connection):
         self._conn = conn
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
 
     def executescript(self, script: str) -> None:
@@ -102,13 +103,16 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
     return row is not None
 
 
-def connect(path: str, *, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
+def connect(path: str, *, busy_timeout_ms: int = 5000, check_same_thread: bool = True) -> sqlite3.Connection:
     """Open a SQLite database in WAL mode with a busy timeout, autocommit off by hand.
 
     ``isolation_level=None`` leaves transactions to explicit BEGIN/COMMIT, which is what
-    the migrations and the writers here want.
+    the migrations and the writers here want. ``check_same_thread=False`` is for a connection
+    handed from one thread to another, never used by two at once (a server's index snapshot).
     """
-    conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
+    )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

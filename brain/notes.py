@@ -122,7 +122,7 @@ def _yaml_loader_class():
     return _LOADER
 
 
-_LOADER = None
+_LOADER: Any = None  # the yaml loader class, built on first use (yaml is imported lazily)
 
 
 def _expanded_weight(root: Any, limit: int) -> int:
@@ -230,7 +230,7 @@ def _text(value: Any) -> str:
 
 
 def _frontmatter_tags(value: Any) -> list[str]:
-    tags = []
+    tags: list[str] = []
     for item in _string_list(value):
         # "tags: a b" and "tags: #a, #b" are both seen in the wild.
         tags.extend(part.lstrip("#") for part in item.split() if part.lstrip("#"))

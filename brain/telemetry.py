@@ -91,7 +91,7 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
             json.dumps(row.warnings, ensure_ascii=False),
         ),
     )
-    return int(cursor.lastrowid)
+    return int(cursor.lastrowid or 0)
 
 
 EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold

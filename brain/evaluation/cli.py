@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -39,7 +40,19 @@ from ..cli_support import emit_json, library_errors, setup_logging
 )
 @recall_settings_options
 @library_errors
-def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, seeds, max_new, pool) -> None:
+def eval_command(
+    queries: str,
+    vault: str | None,
+    modes: str,
+    k: int,
+    as_json: bool,
+    markdown: bool,
+    ab_source: str | None,
+    depth: int,
+    seeds: int,
+    max_new: int,
+    pool: int | None,
+) -> None:
     """Score recall modes on the labelled queries in QUERIES (JSON Lines).
 
     Each line: {"id", "query", "type", "relevant": [vault-relative paths], "partial": [...]};
@@ -80,7 +93,7 @@ def eval_command(queries, vault, modes, k, as_json, markdown, ab_source, depth, 
         click.echo(format_table(report, markdown=markdown))
 
 
-def _bar(total: int):
+def _bar(total: int) -> Any:  # a tqdm bar, or None
     """A tqdm bar on stderr, only when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None

@@ -116,8 +116,8 @@ def _parse(text: str) -> _Parsed:
                 id=str(qid),
                 query=record["query"].strip(),
                 type=record["type"],
-                relevant=tuple(_normal_path(p) for p in record["relevant"]),
-                partial=tuple(_normal_path(p) for p in record.get("partial") or ()),
+                relevant=tuple(str(_normal_path(p)) for p in record["relevant"]),
+                partial=tuple(str(_normal_path(p)) for p in record.get("partial") or ()),
                 line=number,
                 extra=extra,
             )

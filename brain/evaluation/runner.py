@@ -15,11 +15,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..embed import Embedder
 from ..errors import ConfigError
+from ..recall.types import RecallResult, RecallSettings
 from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ..recall.pipeline import Recaller
 
 log = logging.getLogger("brain")
 
@@ -78,7 +85,7 @@ def run_eval(
     queries: Sequence[EvalQuery],
     vault: str | os.PathLike[str] | None,
     modes: Sequence[str],
-    settings=None,  # RecallSettings; k below 10 is raised to 10
+    settings: RecallSettings | None = None,  # k below 10 is raised to 10
     *,
     embedder: Embedder | None = None,
     rerank_model: str | bool | None = True,
@@ -88,7 +95,6 @@ def run_eval(
 ) -> EvalReport:
     """Run every mode over every query; see ``EvalReport``."""
     from ..recall.opening import open_recaller
-    from ..recall.types import RecallSettings
 
     if not queries:
         raise ConfigError("no queries to evaluate")
@@ -101,7 +107,14 @@ def run_eval(
         recaller.close()
 
 
-def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step, ab_source) -> EvalReport:
+def _run(
+    recaller: Recaller,
+    queries: list[EvalQuery],
+    modes: list[str],
+    settings: RecallSettings,
+    on_step: Callable[[int], None] | None,
+    ab_source: str | None,
+) -> EvalReport:
     warnings = list(recaller.warnings)
     indexed = recaller.store.note_paths()
     unindexed = sorted({p for q in queries for p in q.relevant if p not in indexed})
@@ -151,7 +164,7 @@ def _run(recaller, queries: list[EvalQuery], modes: list[str], settings, on_step
                             seen[message] = seen.get(message, 0) + 1
                     if on_step:
                         on_step(1)
-                if conn is not None:
+                if conn is not None and ab_source:
                     ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
@@ -207,13 +220,20 @@ def _quiet_log():
         log.setLevel(previous)
 
 
-def _reason(recaller) -> str:
+def _reason(recaller: Recaller) -> str:
     if not recaller.rerank_model:
         return "no reranker configured: BRAIN_RERANK_MODEL=none"
     return recaller.reranker_error or f"reranker {recaller.rerank_model!r} unavailable"
 
 
-def _log_ab(conn, recaller, q: EvalQuery, by_mode: dict, settings, source: str) -> int:
+def _log_ab(
+    conn: sqlite3.Connection,
+    recaller: Recaller,
+    q: EvalQuery,
+    by_mode: dict[str, RecallResult],
+    settings: RecallSettings,
+    source: str,
+) -> int:
     """One ab_recall row, vector vs graph, reusing this query's results when those modes ran."""
     from ..telemetry import diff, log_ab
 

@@ -131,6 +131,25 @@ class IndexStore:
         INDEX_MIGRATIONS.apply(conn)
         return cls(conn, directory, readonly=True)
 
+    @classmethod
+    def open_snapshot(cls, directory: Path) -> IndexStore:
+        """A reader pinned to the state committed when it opens, until ``close()``.
+
+        It holds one read transaction (SQLite WAL: writers go on committing; this reader keeps
+        seeing the state it started from), so every query through it reads the rows its vectors
+        were built from. The connection is not bound to the opening thread: a server builds a
+        snapshot on one thread and queries it on another, never both at once.
+        """
+        conn = connect(str(directory / INDEX_FILE), check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, directory)
+
     @staticmethod
     def note_count_at(directory: Path) -> int | None:
         """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
@@ -440,6 +459,10 @@ class IndexStore:
         """(id, path, date, frontmatter JSON) of every note."""
         rows = self.conn.execute("SELECT id, path, date, frontmatter FROM notes")
         return [(r[0], r[1], r[2] or "", r[3] or "{}") for r in rows]
+
+    def chunk_ids(self) -> list[int]:
+        """Every chunk id, ascending."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks ORDER BY id")]
 
     def chunk_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])

@@ -21,7 +21,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ _READ_ATTEMPTS = 3  # a save racing the read can pair files of two saves for a m
 
 
 class VectorIndex:
-    def __init__(self, index, dim: int, version: int, index_id: str | None = None):  # index: faiss.IndexIDMap2
+    def __init__(self, index: Any, dim: int, version: int, index_id: str | None = None):  # faiss.IndexIDMap2
         self.index = index
         self.dim = dim
         self.version = version
@@ -220,6 +220,26 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         except OSError as exc:
             log.warning("could not save the rebuilt vector index: %s", exc)
     return index
+
+
+def snapshot_vectors(store: IndexStore, dim: int) -> VectorIndex:
+    """The FAISS index of exactly the chunks ``store`` sees, for a reader pinned to one state.
+
+    The saved file is used when its sidecar names this database (``index_id``) at this
+    ``vectors_version`` and the file is the one the sidecar describes (``load_file`` checks its
+    size, count and a digest of its ids); an indexer may replace it at any moment, and the
+    reader keeps the state it opened. Otherwise it is rebuilt in memory from the store. Never
+    saved: the writer owns the file.
+    """
+    loaded, _ = VectorIndex.load_file(store.directory)
+    if loaded is not None and (loaded.index_id, loaded.version, loaded.dim) == (
+        store.index_id(),
+        store.vectors_version(),
+        dim,
+    ):
+        return loaded
+    log.info("the vector index file is not this snapshot's state; rebuilding it in memory")
+    return VectorIndex.rebuild(store, dim)
 
 
 def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_ids: list[int]) -> None:

@@ -440,12 +440,13 @@ class _Accumulator:
             return
         if kind != "tool_use":
             return
-        key = ("tool", block.get("id") or id(block))
-        if key in self.seen:
+        tool_key = ("tool", block.get("id") or id(block))
+        if tool_key in self.seen:
             return
-        self.seen.add(key)
+        self.seen.add(tool_key)
         name = str(block.get("name") or "?")
-        data = block.get("input") if isinstance(block.get("input"), dict) else {}
+        raw_input = block.get("input")
+        data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         self.tools[name] = self.tools.get(name, 0) + 1
         if block.get("id"):
             self.tool_names[block["id"]] = name
@@ -456,7 +457,7 @@ class _Accumulator:
         elif name == "Bash" and isinstance(data.get("command"), str):
             self.commands.append(clip(data["command"], COMMAND_CHARS))
         elif name in SUBAGENT_TOOLS:
-            task = {
+            task: dict[str, Any] = {
                 "type": data.get("subagent_type"),
                 "description": data.get("description"),
                 "tools": {},
@@ -467,7 +468,7 @@ class _Accumulator:
                 self.task_by_prompt[data["prompt"].strip()] = task
 
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
-        use_id = block.get("tool_use_id")
+        use_id = str(block.get("tool_use_id") or "")
         name = self.tool_names.get(use_id, "?")
         if block.get("is_error"):
             text = _result_text(block.get("content"))
@@ -487,7 +488,7 @@ class _Accumulator:
 
     def _sidechain(self, record: dict[str, Any]) -> None:
         # Old transcripts inline the subagents' lines; credit their tools to the Task.
-        task = self.sidechain_task.get(record.get("parentUuid"))
+        task = self.sidechain_task.get(str(record.get("parentUuid") or ""))
         if task is None and record.get("type") == "user":
             content = _content(record)
             if isinstance(content, str):
@@ -503,7 +504,8 @@ class _Accumulator:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 name = str(block.get("name") or "?")
                 task["tools"][name] = task["tools"].get(name, 0) + 1
-                data = block.get("input") if isinstance(block.get("input"), dict) else {}
+                raw_input = block.get("input")
+                data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
                 if name in WRITE_TOOLS:
                     _append_unique(task["files_written"], data.get(WRITE_TOOLS[name]))
 

@@ -170,7 +170,9 @@ class Recaller:
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
         result = RecallResult(state.query, str(mode), state.gate, [], stale=self.stale, warnings=list(self.warnings))
-        timings = {step: state.timings[step] for step in ("load_embedder", "embed", "dense") if step in state.timings}
+        timings: dict[str, float] = {
+            s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
+        }
         pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
         if mode.hop and (mode.base == "graph" or not state.gate.entity):
             pool += self._hop(state, settings, result, timings)

@@ -26,7 +26,7 @@ _WIKILINK = re.compile(r"\[\[([^\]|#]+)")
 
 def _targets(value: object) -> list[str]:
     values = value if isinstance(value, list) else [value]
-    out = []
+    out: list[str] = []
     for item in values:
         if not isinstance(item, str):
             continue
