@@ -101,6 +101,36 @@ def is_sync_conflict(name: str) -> bool:
     return ".sync-conflict-" in name
 
 
+def name_rule(rel: str, ignore: IgnoreRules | None, *, is_dir: bool) -> str | None:
+    """Why one entry (a folder or a file, vault-relative) is left out by its name alone, or None.
+
+    The rules ``scan`` applies at each step of its walk: dot-folders and dot-files, Syncthing
+    conflict copies, ``.brainignore``.
+    """
+    name = rel.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return "dot-folder" if is_dir else "dot-file"
+    if not is_dir and is_sync_conflict(name):
+        return "sync-conflict"
+    if ignore is not None and ignore.match(rel + "/" if is_dir else rel):
+        return "brainignore"
+    return None
+
+
+def excluded(rel: str, ignore: IgnoreRules | None, *, is_dir: bool = False) -> str | None:
+    """Why a vault-relative path is left out by its name or a folder above it, or None.
+
+    What ``scan`` would decide for the path without walking to it (``brain serve``'s watcher
+    asks this of every changed path).
+    """
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        reason = name_rule("/".join(parts[:depth]), ignore, is_dir=True)
+        if reason:
+            return reason
+    return name_rule(rel, ignore, is_dir=is_dir)
+
+
 def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile], list[Skipped]]:
     """Every markdown note under ``root`` and every skipped file with its reason, sorted by path.
 
@@ -123,11 +153,12 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
         for name in sorted(dirnames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             full = os.path.join(dirpath, name)
-            if name.startswith("."):
+            reason = name_rule(rel, ignore, is_dir=True)
+            if reason == "dot-folder":
                 skipped.extend(_dot_folder_entries(full, rel))
                 continue
-            if ignore.match(rel + "/"):
-                skipped.append(Skipped(rel + "/", "brainignore"))
+            if reason:
+                skipped.append(Skipped(rel + "/", reason))
                 continue
             try:
                 st = os.stat(full)
@@ -149,14 +180,9 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
                 continue
-            if name.startswith("."):
-                skipped.append(Skipped(rel, "dot-file"))
-                continue
-            if is_sync_conflict(name):
-                skipped.append(Skipped(rel, "sync-conflict"))
-                continue
-            if ignore.match(rel):
-                skipped.append(Skipped(rel, "brainignore"))
+            reason = name_rule(rel, ignore, is_dir=False)
+            if reason:
+                skipped.append(Skipped(rel, reason))
                 continue
             full = os.path.join(dirpath, name)
             try:

@@ -358,7 +358,7 @@ def test_history_stays_consistent_through_the_timeline(timeline):
 
 
 def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
-    """m006_history on an existing index: every note's current version from its indexed_at,
+    """m007_history on an existing index: every note's current version from its indexed_at,
     every link an open edge; then history goes on from there."""
     from brain.index.schema import INDEX_MIGRATIONS
 
@@ -370,7 +370,7 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
     conn = sqlite3.connect(db)
     conn.executescript(
         "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"
-        " DELETE FROM _migrations WHERE name = 'm006_history'; DELETE FROM meta WHERE key = 'history_since';"
+        " DELETE FROM _migrations WHERE name = 'm007_history'; DELETE FROM meta WHERE key = 'history_since';"
     )
     indexed_at = dict(conn.execute("SELECT path, indexed_at FROM notes").fetchall())
     conn.close()

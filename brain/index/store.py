@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
 from ..migrations import connect
-from .schema import INDEX_MIGRATIONS
+from .schema import DEFAULT_FTS_TOKENIZER, FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRATIONS
 
 if TYPE_CHECKING:
     from ..links import Link
@@ -199,6 +199,25 @@ class IndexStore:
         INDEX_MIGRATIONS.apply(conn)
         return cls(conn, directory, readonly=True)
 
+    @classmethod
+    def open_snapshot(cls, directory: Path) -> IndexStore:
+        """A reader pinned to the state committed when it opens, until ``close()``.
+
+        It holds one read transaction (SQLite WAL: writers go on committing; this reader keeps
+        seeing the state it started from), so every query through it reads the rows its vectors
+        were built from. The connection is not bound to the opening thread: a server builds a
+        snapshot on one thread and queries it on another, never both at once.
+        """
+        conn = connect(str(directory / INDEX_FILE), check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, directory)
+
     @staticmethod
     def note_count_at(directory: Path) -> int | None:
         """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
@@ -215,7 +234,7 @@ class IndexStore:
     def history_at(directory: Path) -> dict[str, Any] | None:
         """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
         cannot be read; None when there is no index): past_versions, notes_with_past,
-        closed_edges, since. Before m006_history, no history: zeros."""
+        closed_edges, since. Before m007_history, no history: zeros."""
         path = directory / INDEX_FILE
         if not path.exists():
             return None
@@ -290,6 +309,25 @@ class IndexStore:
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+    def fts_tokenizer(self) -> str:
+        """The tokenizer chunks_fts was created with (indexes from before the option: unicode61)."""
+        return self.get_meta("fts_tokenizer") or DEFAULT_FTS_TOKENIZER
+
+    def recreate_fts(self, tokenizer: str) -> None:
+        """Create chunks_fts anew with ``tokenizer`` and refill it; inside a transaction.
+
+        The triggers name the table, not its tokenizer, so they keep working on the new one.
+        """
+        self.conn.execute("DROP TABLE chunks_fts")
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, tokenize = '{FTS_TOKENIZERS[tokenizer]}')"
+        )
+        self.conn.execute(FILL_FTS)
+        self.set_meta("fts_tokenizer", tokenizer)
+
+    def has_chunks(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
 
     def index_id(self) -> str | None:
         return self.get_meta("index_id")
@@ -381,13 +419,17 @@ class IndexStore:
 
     # ----- writes (call inside ``transaction()``) ------------------------------------------
 
-    def record_model(self, name: str, dim: int, query_prefix: str, passage_prefix: str) -> None:
+    def record_model(
+        self, name: str, dim: int, query_prefix: str, passage_prefix: str, backend: str, backend_version: str
+    ) -> None:
         """The model the vectors come from, set by the first batch embedded."""
         if self.get_meta("model") is None:
             self.set_meta("model", name)
             self.set_meta("dim", dim)
             self.set_meta("query_prefix", query_prefix)
             self.set_meta("passage_prefix", passage_prefix)
+            self.set_meta("backend", backend)
+            self.set_meta("backend_version", backend_version)
 
     def touch_note(self, note_id: int, size: int, mtime_ns: int) -> None:
         """Same bytes, new stat: remember the stat so the next scan need not read the file."""
@@ -519,6 +561,10 @@ class IndexStore:
         rows = self.conn.execute("SELECT id, path, date, frontmatter FROM notes")
         return [(r[0], r[1], r[2] or "", r[3] or "{}") for r in rows]
 
+    def chunk_ids(self) -> list[int]:
+        """Every chunk id, ascending."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM chunks ORDER BY id")]
+
     def chunk_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
@@ -564,11 +610,23 @@ class IndexStore:
         while rows := cursor.fetchmany(batch):
             yield [(r[0], r[1]) for r in rows]
 
-    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """For each FTS term, how many chunks hold it (0 when none)."""
+    def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Terms of the lexical index that begin with ``prefix``, the most widespread first."""
+        self._vocabulary()
+        rows = self.conn.execute(
+            "SELECT term FROM temp.chunks_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def _vocabulary(self) -> None:
         self.conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
         )
+
+    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """For each FTS term, how many chunks hold it (0 when none)."""
+        self._vocabulary()
         out = {}
         for term in terms:
             row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()

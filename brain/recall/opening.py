@@ -20,7 +20,7 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, index_errors
 from ..vault import resolve_vault
-from .pipeline import Recaller
+from .pipeline import GRAPH_FAILURES, Recaller
 
 log = logging.getLogger("brain")
 
@@ -114,6 +114,10 @@ def _open(
     timings["load_index"] = _ms(started)
     recaller = Recaller(view, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
     recaller.timings_ms.update(timings)
+    if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
+        lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
+        if lazy.is_loaded:  # loaded already by the update above
+            _engine_changed(store, lazy.loaded(), recaller)
     return recaller
 
 
@@ -135,6 +139,14 @@ def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
     return out
 
 
+def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> None:
+    from ..index.indexer import warn_if_engine_changed
+
+    message = warn_if_engine_changed(store, loaded)
+    if message and message not in recaller.warnings:
+        recaller.warnings.append(message)
+
+
 def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
     """Index what changed; None when done, else why it could not be done now."""
     from ..index.indexer import VaultLocked
@@ -148,6 +160,42 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
     except NotWritableError as exc:
         return str(exc)
     return None
+
+
+def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | None = True) -> Recaller:
+    """A ``Recaller`` pinned to the index state committed now, warmed, for a long-lived process.
+
+    Its store holds one read transaction (``IndexStore.open_snapshot``), its vectors are the
+    FAISS index of exactly that state, and the link graph, names and successors are built
+    from it before it is returned: a query through it never mixes two index states. It never
+    indexes: ``brain serve``'s watcher does, then opens a new snapshot and swaps it in.
+    """
+    from ..index.indexer import check_model
+    from ..index.vectors import snapshot_vectors
+
+    directory = config.index_dir(root)
+    if not (directory / INDEX_FILE).exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    store = IndexStore.open_snapshot(directory)
+    try:
+        check_model(store, embedder.name)
+        if not store.get_meta("model"):
+            raise NoIndexError(f"the index for {root} is empty: run `brain index --vault {root}`")
+        started = time.perf_counter()
+        vectors = snapshot_vectors(store, int(store.get_meta("dim") or 0))
+        load_ms = _ms(started)
+        recaller = Recaller(store, vectors, embedder, root=root, rerank_model=rerank_model)
+        recaller.names()
+        try:
+            recaller.link_graph()
+            recaller.successors()
+        except GRAPH_FAILURES as exc:  # the queries fall back on their own, and say so
+            log.warning("could not build the link graph of the snapshot (%s: %s)", type(exc).__name__, exc)
+    except BaseException:
+        store.close()
+        raise
+    recaller.timings_ms["load_index"] = load_ms
+    return recaller
 
 
 def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
