@@ -141,6 +141,14 @@ class PastIndex(IndexStore):
     # present table's counts, plus the slice's own past chunks counted exactly. As of now
     # that is the present's figures; further back, notes created since still count.
 
+    def fts_tokenizer(self) -> str:
+        """The lexical table's tokenizer: one for the present and the past (a change needs a rebuild)."""
+        return self.base.fts_tokenizer()
+
+    def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """The present's vocabulary stands in for the past's (only CJK queries ask, with trigram)."""
+        return self.base.vocabulary_with_prefix(prefix, limit)
+
     def chunk_count(self) -> int:
         return self.base.chunk_count() + len(self._past_chunks)
 
