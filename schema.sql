@@ -1,1 +1,337 @@
-brain/schema.sql
+-- brain: every table, as the migrations create them.
+-- Two kinds of database:
+--   1. the brain database (BRAIN_DB, default $BRAIN_HOME/brain.db): turn ledger and telemetry;
+--   2. one index database per vault ($BRAIN_HOME/vaults/<name>-<hash>/index.db): notes, chunks,
+--      links, metadata, beside the FAISS file vectors.faiss.
+-- Both record applied migrations in _migrations (db, name, applied_at).
+-- tests/test_schema.py checks that this file matches what the migrations build.
+
+-- ===== brain database ======================================================
+
+-- ----- turns (issue 4: turn ledger) -----
+
+-- One row per Claude Code assistant turn, written by the Stop hook (`brain hook stop`).
+-- turn_key: the turn's identity, "<session_id>:<prompt_id or uuid of the prompt line>"; a
+--   repeated Stop for the same turn updates the row (and counts it in `stops`).
+-- Times are ISO 8601 UTC text: created_at/updated_at when the hook wrote the row,
+--   started_at/ended_at the timestamps of the prompt line and of the turn's last line.
+-- project: basename of the git root of cwd (or of cwd); git_branch from the transcript.
+-- ask: the last real user prompt (a slash command as "/cmd args"); summary: the
+--   assistant's text of the turn, clipped. Secrets in every text field are masked.
+-- JSON columns: files_written, files_read, commands, decisions (lists of strings);
+--   tools ({"name": count}); tool_errors ([{"tool", "error"}]); subagents ([{"type",
+--   "description", "agent_id", "status", "tool_uses", "duration_ms", "tokens", "tools",
+--   "files_written"}]).
+-- transcript_path, byte_start, byte_end: the bytes of the transcript the turn was read from.
+CREATE TABLE turns (
+    id INTEGER PRIMARY KEY,
+    turn_key TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    prompt_id TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    stops INTEGER NOT NULL DEFAULT 1,
+    started_at TEXT,
+    ended_at TEXT,
+    cwd TEXT,
+    project TEXT,
+    git_branch TEXT,
+    ask TEXT,
+    summary TEXT,
+    files_written TEXT NOT NULL DEFAULT '[]',
+    files_read TEXT NOT NULL DEFAULT '[]',
+    tools TEXT NOT NULL DEFAULT '{}',
+    commands TEXT NOT NULL DEFAULT '[]',
+    decisions TEXT NOT NULL DEFAULT '[]',
+    tool_errors TEXT NOT NULL DEFAULT '[]',
+    subagents TEXT NOT NULL DEFAULT '[]',
+    transcript_path TEXT,
+    byte_start INTEGER,
+    byte_end INTEGER,
+    claude_version TEXT
+);
+CREATE INDEX turns_session ON turns (session_id, started_at);
+CREATE INDEX turns_project ON turns (project, started_at);
+CREATE INDEX turns_started ON turns (started_at);
+
+-- ----- ab_recall (issue 3: A/B telemetry) -----
+
+-- One row per `brain ask --ab` (and per query of `brain eval --ab-log SOURCE`): two modes run
+-- side by side (mode_a, usually vector; mode_b, usually graph, run ungated) and what B changed.
+-- created_at: UTC in SQLite's format ('YYYY-MM-DD HH:MM:SS'), so datetime('now', '-7 days') works.
+-- source: a label (--source / BRAIN_AB_SOURCE, default 'work'); vault: the vault's absolute path.
+-- gate_entity/gate_reason: the entity gate's decision on the query (recorded, not applied to B).
+-- candidates_added: notes B's graph stage added to the pool; new_in_top_k: notes in B's top k
+--   that A's top k lacks; via_graph_in_top_k and via_graph_titles (JSON list): those of them
+--   that came via a wikilink. top_a, top_b: JSON lists of the top k paths.
+-- latency_ms: JSON {"a": {stage: ms}, "b": {stage: ms}}; warnings: JSON list (fallbacks).
+CREATE TABLE ab_recall (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    vault TEXT NOT NULL,
+    query TEXT NOT NULL,
+    mode_a TEXT NOT NULL,
+    mode_b TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    gate_entity INTEGER NOT NULL,
+    gate_reason TEXT NOT NULL,
+    candidates_added INTEGER NOT NULL,
+    new_in_top_k INTEGER NOT NULL,
+    via_graph_in_top_k INTEGER NOT NULL,
+    via_graph_titles TEXT NOT NULL DEFAULT '[]',
+    top_a TEXT NOT NULL DEFAULT '[]',
+    top_b TEXT NOT NULL DEFAULT '[]',
+    reranked INTEGER NOT NULL DEFAULT 0,
+    latency_ms TEXT NOT NULL DEFAULT '{}',
+    warnings TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX ab_recall_created ON ab_recall (created_at);
+CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
+
+-- ===== index database (per vault) ===========================================
+
+-- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,
+--   backend_version (what the vectors were made with; another model is refused, another
+--   engine version warned about), fts_tokenizer (chunks_fts's tokenizer, absent = unicode61;
+--   another is refused until --rebuild), resolver_key, vectors_version (bumped by every
+--   transaction that changes chunks; vectors.json beside the FAISS file records the version
+--   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
+--   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
+--   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
+--   the last `brain index` run completed, Unix time), history_since (when this index began
+--   keeping history), history_pruned_before (`brain prune --before`: the past before it is
+--   incomplete).
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- notes: one row per indexed markdown file. path: vault-relative, posix. title: frontmatter
+--   title, else the file stem. aliases, tags: JSON lists (tags from frontmatter and inline
+--   #tags). date: ISO date from a frontmatter date field (date, created, updated, ...), else
+--   the file's mtime. frontmatter: JSON. size, mtime_ns: the stat shortcut; hash: SHA-256 of
+--   the bytes (decides changed vs touched, and detects renames). warnings: JSON list of what
+--   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...).
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]',
+    tags TEXT NOT NULL DEFAULT '[]',
+    date TEXT,
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    indexed_at REAL NOT NULL
+);
+CREATE INDEX notes_hash ON notes (hash);
+
+-- aliases, tags: the same lists as rows, for lookups (link resolution, the entity gate).
+CREATE TABLE aliases (
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    alias TEXT NOT NULL
+);
+CREATE INDEX aliases_note ON aliases (note_id);
+CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+CREATE TABLE tags (
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    tag TEXT NOT NULL
+);
+CREATE INDEX tags_note ON tags (note_id);
+CREATE INDEX tags_tag ON tags (tag);
+
+-- chunks: heading-aware pieces of a note. id is the FAISS id. heading: the heading path
+--   joined by " > ". text: the chunk as shown (the embedded text adds title and heading).
+--   vector: float32 little-endian, L2-normalised: the truth the FAISS file is built from.
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX chunks_note ON chunks (note_id, ordinal);
+
+-- links: every link as written (target, kind: wikilink | embed | markdown, anchor: heading
+--   or ^block, display: alias or link text, line) and its resolution: status resolved
+--   (target_id set), dangling, attachment (a non-note file), or pending (awaiting the
+--   resolution pass at the end of an index run). Outgoing: WHERE source_id = ?;
+--   backlinks: WHERE target_id = ?.
+CREATE TABLE links (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
+    target_id INTEGER REFERENCES notes (id) ON DELETE SET NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    anchor TEXT,
+    display TEXT,
+    line INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending'
+);
+CREATE INDEX links_source ON links (source_id);
+CREATE INDEX links_target ON links (target_id);
+
+-- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
+--   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
+--   bad-file-name) and a detail. size, mtime_ns: the file's stat when it was skipped for its
+--   content (too-large, binary, unreadable); while they hold, it is not read again nor
+--   counted as pending (NULL for the other reasons). Added by m004_skipped_stat, hence the
+--   layout ALTER TABLE leaves.
+CREATE TABLE skipped (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+, size INTEGER, mtime_ns INTEGER);
+
+-- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
+--   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames), folding
+--   ё into е on the way in (queries are folded alike). BRAIN_FTS_TOKENIZER=trigram recreates
+--   it, when the index is empty or rebuilt, with tokenize = 'trigram' (meta fts_tokenizer).
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    title, heading, text,
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts (rowid, title, heading, text)
+    VALUES (
+        new.id,
+        replace(replace((SELECT title FROM notes WHERE id = new.note_id), 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(new.heading, 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(new.text, 'ё', 'е'), 'Ё', 'Е')
+    );
+END;
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+    UPDATE chunks_fts SET title = replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е')
+    WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+END;
+
+-- ----- history (issue 15: memory over time) -----
+-- The present above is what recall reads; history sits beside it and never slows it down.
+-- Times recorded_from / recorded_to are Unix seconds (the index's own clock: when brain saw
+-- a state, not when the file was written); recorded_to NULL means "still current".
+-- Identity: note_id is the note's id for good. notes.id is AUTOINCREMENT (never reused); a
+--   rename keeps it; a deleted note's versions keep it, and a file that later holds bytes one
+--   of its versions had (unless empty), or appears where it last was, continues it (restore).
+-- A crash between two transactions leaves history in step: each change and its history rows
+--   are written in one transaction, so every open edge has a current version of its note.
+
+-- note_versions: every content of a note the index saw. At most one current version per note
+--   (recorded_to NULL, the partial unique index), and it is the notes row: same hash, path.
+--   event: how it began (created, changed, renamed, restored; recorded: already indexed when
+--   history began, m007_history); ended: how it stopped (changed, renamed, deleted).
+--   date: the note's date as recall shows it; world_date, valid_from, valid_to, status: world
+--   time as the frontmatter states it (date/created; valid_from; valid_to; status), NULL where
+--   it says nothing. content: the file's bytes, zlib-compressed (NULL for versions recorded
+--   before history began).
+CREATE TABLE note_versions (
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]',
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    date TEXT,
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    world_date TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    status TEXT,
+    content BLOB,
+    event TEXT NOT NULL,
+    recorded_from REAL NOT NULL,
+    recorded_to REAL,
+    ended TEXT
+);
+CREATE UNIQUE INDEX note_versions_current ON note_versions (note_id) WHERE recorded_to IS NULL;
+CREATE INDEX note_versions_note ON note_versions (note_id, recorded_from);
+CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
+CREATE INDEX note_versions_path ON note_versions (path);
+CREATE INDEX note_versions_hash ON note_versions (hash);
+
+-- chunk_history: the chunks, with their vectors, of every (note_id, hash) content that some
+--   version holds and that is not the note's current content (the current one's chunks are in
+--   chunks). Moved here when a note changes or is deleted; dropped when the content becomes
+--   current again or no version needs it (pruning). title: the version's title (for BM25).
+CREATE TABLE chunk_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX chunk_history_content ON chunk_history (note_id, hash, ordinal);
+
+-- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
+--   table (the text is stored once, in chunk_history), kept in step by triggers.
+CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+    title, heading, text,
+    content = 'chunk_history', content_rowid = 'id',
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
+    INSERT INTO chunk_history_fts (rowid, title, heading, text)
+    VALUES (new.id, new.title, new.heading, new.text);
+END;
+CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
+    INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+    VALUES ('delete', old.id, old.title, old.heading, old.text);
+END;
+
+-- link_history: every link a note writes, as an edge (source note, target as written, kind,
+--   count: how many times the note writes it) with a recorded span. An edge opens when a
+--   version starts writing the link and closes when a version stops (or the note is deleted);
+--   it is never deleted, except by pruning. target_id/status: its resolution (pending until the
+--   end of the run resolves it); a link that comes to resolve elsewhere (its target renamed,
+--   deleted or created) closes and reopens with the new target. world_date, valid_from,
+--   valid_to, note_status: the source note's world time when the edge was recorded (a change of
+--   them reopens the edge). Edges between notes at time T:
+--   WHERE status = 'resolved' AND recorded_from <= T AND (recorded_to IS NULL OR recorded_to > T).
+CREATE TABLE link_history (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    target_id INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending',
+    world_date TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    note_status TEXT,
+    recorded_from REAL NOT NULL,
+    recorded_to REAL
+);
+CREATE INDEX link_history_source ON link_history (source_id, recorded_from);
+CREATE INDEX link_history_target ON link_history (target_id, recorded_from);
+CREATE INDEX link_history_span ON link_history (recorded_from, recorded_to);
+CREATE INDEX link_history_open ON link_history (source_id, target, kind) WHERE recorded_to IS NULL;
+CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pending';
+
+-- scan_snapshot: one row, a compact copy of every note's path, id, size and mtime_ns (what
+--   the walk comparing the vault with the index needs: one blob instead of 100,000 rows).
+--   The triggers delete it with any change to those columns, in the same transaction, so
+--   whenever it exists it is exact; the next reader that needs it stores a new one.
+CREATE TABLE scan_snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    data BLOB NOT NULL
+);
+CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;
+CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;
+CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes BEGIN
+    DELETE FROM scan_snapshot;
+END;

@@ -6,6 +6,7 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -13,10 +14,10 @@ import click
 from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
-from .recall.types import DEFAULT_K, RecallSettings
+from .recall.types import DEFAULT_K, RecallResult, RecallSettings
 
 if TYPE_CHECKING:
-    from .recall.pipeline import Recaller
+    from .index.store import IndexStore
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +29,11 @@ def cli() -> None:
     brain index --vault ~/notes        build or update the index (only what changed)
     brain status --vault ~/notes       what is indexed, what is pending, what was skipped
     brain ask "question"               recall the notes that answer a question
+    brain ask --as-of 2026-03-01 "q"   recall over the vault as it was then
+    brain history "Note"               a note's versions, links gained and lost
+    brain note "Title" / neighbours    read a note; its links and backlinks
+    brain serve --detach               keep the index warm and watched (ask answers in ms)
+    brain mcp install                  give Claude Code the memory as MCP tools
     brain hook install                 record every Claude Code turn in the ledger
     brain turns                        the last recorded turns
 
@@ -43,14 +49,21 @@ def cli() -> None:
     "--rebuild",
     is_flag=True,
     help="Embed everything again into a new index beside the old one, which "
-    "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).",
+    "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).",
 )
+@click.option(
+    "--keep-history",
+    is_flag=True,
+    help="With --rebuild: carry the index's history (past versions, link history) into the new index "
+    "(past chunks are embedded again if the model changed).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --rebuild: discard the index's history without asking.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
-def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
+def index(vault: str | None, rebuild: bool, keep_history: bool, yes: bool, as_json: bool, quiet: bool) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
     The first run embeds everything; later runs re-embed only notes whose content
@@ -60,17 +73,23 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 
     --rebuild fills a new index beside the old one and swaps it in when complete; if it
     stops (Ctrl-C, a model that cannot load), the old index still answers and the next
-    --rebuild resumes.
+    --rebuild resumes. A rebuild that would discard the index's history (past versions, link
+    history: what `brain ask --as-of` and `brain history` read) asks first: --keep-history
+    carries it into the new index, --yes discards it.
 
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
+      brain index --rebuild --keep-history
     """
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
-    report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    keep = True  # with nothing past to lose, a rebuild still carries what history there is
+    if rebuild and not keep_history:
+        keep = not yes and not _confirm_discarding_history(vault)
+    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
@@ -100,12 +119,18 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="List every pending and skipped file.")
 @library_errors
 def status(vault: str | None, as_json: bool, verbose: bool) -> None:
-    """What is indexed, what changed since the last index, what was skipped and why."""
+    """What is indexed, what changed since the last index, what was skipped and why.
+
+    The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
+    answered, and its last update (what changed, and how long after the change it was served).
+    """
     from .index.status import vault_status
+    from .server.client import status as server_status
 
     st = vault_status(vault)
+    server = server_status(Path(st.vault))
     if as_json:
-        emit_json(st.as_dict())
+        emit_json({**st.as_dict(), "server": server})
         return
     click.echo(f"vault:  {st.vault}")
     click.echo(f"index:  {st.index_dir}")
@@ -125,6 +150,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for kind, paths in st.pending_paths.items():
             for path in paths:
                 click.echo(f"  {kind:8} {path}")
+    click.echo(_server_line(server))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
@@ -134,6 +160,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+    if st.history is not None:
+        click.echo(_history_line(st.history))
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
         click.echo(
@@ -146,6 +174,44 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo(f"  {w['path']}: {w['message']}")
         if not verbose and len(st.warnings) > 5:
             click.echo("  ... (--verbose lists all)")
+
+
+def _server_line(server: dict | None) -> str:
+    if server is None:
+        return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
+    parts = [
+        f"pid {server.get('pid')}",
+        f"up {_span(server.get('uptime_s') or 0)}",
+        f"{server.get('queries', 0)} queries",
+    ]
+    state = server.get("state")
+    if state != "ready":
+        parts.insert(0, str(state) + (f": {server['failure']}" if server.get("failure") else ""))
+    watch = server.get("watch") or {}
+    if watch.get("busy"):
+        parts.append(f"indexing {watch.get('pending') or ''} changes".replace("  ", " "))
+    update = server.get("last_update")
+    if update:
+        when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"
+        counts = ", ".join(f"{update[k]} {k}" for k in ("new", "changed", "removed", "renamed") if update.get(k))
+        if update.get("reason") == "start":
+            parts.append(
+                f"index loaded {when} in {update['took_s']:.1f} s" + (f" after indexing {counts}" if counts else "")
+            )
+        else:
+            parts.append(
+                f"last update {when}: {counts or 'no change'}, served {update['lag_s']:.1f} s after the change"
+            )
+    return "server: up (" + ", ".join(parts) + ")"
+
+
+def _span(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60}m"
 
 
 @cli.command()
@@ -178,6 +244,21 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     "--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context."
 )
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="WHEN",
+    help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
+    "(a date, the end of that day; a date and time; or a span back like 7d, 2w). Dates are shown.",
+)
+@click.option(
+    "--valid-at",
+    "valid_at",
+    metavar="DATE",
+    help="Only notes whose frontmatter says they held on DATE (date or valid_from, valid_to, "
+    "superseded_by, status: superseded); notes that say nothing stay.",
+)
+@click.option("--no-server", is_flag=True, help="Answer in this process even when `brain serve` runs for the vault.")
 @recall_settings_options
 @library_errors
 def ask(
@@ -194,6 +275,9 @@ def ask(
     as_context: bool,
     budget: int,
     no_update: bool,
+    as_of: str | None,
+    valid_at: str | None,
+    no_server: bool,
     depth: int,
     seeds: int,
     max_new: int,
@@ -207,6 +291,10 @@ def ask(
     skipped for name-shaped queries. Before answering, notes changed since the last index
     are indexed (or, with --no-update, counted in a warning).
 
+    When `brain serve` runs for the vault, the answer comes from it (the same output, in
+    milliseconds instead of a model load); if it does not answer within $BRAIN_SERVE_TIMEOUT
+    seconds, or with --no-server, the work is done in this process.
+
     \b
     Examples:
       brain ask "how should agent memory work"
@@ -214,9 +302,11 @@ def ask(
       brain ask --json "sqlite wal"             # for agents
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
+      brain ask --as-of 2026-03-01 "rollout plan"  # what the notes said then
     """
-    from .recall.opening import open_recaller
-    from .recall.types import DEFAULT_MODE
+    from .index.history import parse_moment, parse_world_date
+    from .recall.types import DEFAULT_MODE, Mode
+    from .vault import resolve_vault
 
     setup_logging(as_json)
     text = " ".join(query).strip()
@@ -226,19 +316,32 @@ def ask(
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)
     source = source or config.ab_source()
-    recaller = open_recaller(vault, update=not no_update, progress=not as_json)
-    try:
-        if ab:
-            modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
-            if len(modes) != 2:
-                raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
-            modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
-            _ask_ab(recaller, text, settings, modes, source, as_json)
-            return
-        chosen = mode or (("gated" if graph else DEFAULT_MODE) + suffix)
-        result = recaller.ask(text, chosen, settings)
-    finally:
-        recaller.close()
+    moment = parse_moment(as_of) if as_of is not None else None
+    world_day = parse_world_date(valid_at) if valid_at is not None else None
+    if ab:
+        modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
+        if len(modes) != 2:
+            raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
+        modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
+    else:
+        modes = [mode or (("gated" if graph else DEFAULT_MODE) + suffix)]
+    for name in modes:
+        Mode.parse(name)  # a bad mode is an error before any work
+    root = resolve_vault(vault)
+    past = moment is not None or world_day is not None  # brain serve holds the present only
+    results = None if no_server or past else _ask_server(root, text, modes, settings, update=not no_update)
+    if results is None:
+        from .recall.opening import open_recaller
+
+        recaller = open_recaller(root, update=not no_update, progress=not as_json, as_of=moment, valid_at=world_day)
+        try:
+            results = recaller.compare(text, modes, settings)
+        finally:
+            recaller.close()
+    if ab:
+        _ask_ab(results[0], results[1], root, settings, source, as_json)
+        return
+    result = results[0]
     if as_json:
         from .output import result_json
 
@@ -258,17 +361,34 @@ def ask(
             click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
 
 
-def _ask_ab(
-    recaller: Recaller, text: str, settings: RecallSettings, modes: list[str], source: str, as_json: bool
-) -> None:
+def _ask_server(
+    root: Path, text: str, modes: list[str], settings: RecallSettings, *, update: bool
+) -> list[RecallResult] | None:
+    """The results from the vault's `brain serve`, or None (then the caller works in-process)."""
+    import logging
+
+    from .server import client, runtime
+
+    log = logging.getLogger("brain")
+    try:
+        results = client.ask(root, text, modes, settings, update=update, timeout=config.serve_timeout())
+    except client.NoServer as exc:
+        if runtime.read_record(root) is not None and runtime.lock_is_held(root):
+            log.warning("%s; answering in this process", exc)
+        return None
+    for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
+        log.warning("%s", message)
+    return results
+
+
+def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:
     from .db import connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
-    a, b = recaller.compare(text, modes, settings)
     row = diff(a, b, settings.k)
     with connection() as conn:
-        row_id = log_ab(conn, row, source=source, vault=str(recaller.root))
+        row_id = log_ab(conn, row, source=source, vault=str(root))
     if as_json:
         emit_json(
             {
@@ -287,6 +407,81 @@ def _ask_ab(
         f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
     )
     click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
+
+
+def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
+    """The vault and its index, opened to read (a read-only brain home is fine)."""
+    from .errors import NoIndexError
+    from .index.store import INDEX_FILE, IndexStore, index_errors
+    from .vault import resolve_vault
+
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    if not (directory / INDEX_FILE).exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    with index_errors(directory, root):
+        return root, IndexStore.open(directory, create=False, readonly_ok=True)
+
+
+@cli.command()
+@click.argument("note")
+@vault_option
+@click.option("--heading", help="Only this section: its heading, or the end of its path ('Setup > Linux').")
+@click.option(
+    "--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True, help="Cut the text here."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
+@library_errors
+def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
+    """Print NOTE as it is on disk now; NOTE is a vault-relative path, a title or an alias.
+
+    Only indexed notes can be read, and never anything outside the vault (absolute paths,
+    `..`, and symlinks that lead out are refused).
+    """
+    from .reading import read_note
+
+    root, store = _open_index(vault)
+    try:
+        data = read_note(store, root, note, heading=heading, max_chars=max_chars)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n")
+    click.echo(data["text"].strip("\n"))
+    if data["truncated"]:
+        click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
+
+
+@cli.command()
+@click.argument("note")
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (links, backlinks).")
+@library_errors
+def neighbours(note: str, vault: str | None, as_json: bool) -> None:
+    """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
+    from .reading import neighbours as note_neighbours
+
+    _root, store = _open_index(vault)
+    try:
+        data = note_neighbours(store, note)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['title']}  ({data['path']})")
+    click.echo(f"\nlinks ({len(data['links'])}):")
+    for link in data["links"]:
+        where = link["path"] or link["status"]
+        anchor = f"#{link['anchor']}" if link["anchor"] else ""
+        click.echo(
+            f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+        )
+    click.echo(f"\nbacklinks ({len(data['backlinks'])}):")
+    for link in data["backlinks"]:
+        click.echo(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
 
 
 @cli.group()
@@ -328,6 +523,48 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         )
 
 
+def _confirm_discarding_history(vault: str | None) -> bool:
+    """`--rebuild` without --keep-history or --yes over an index with a past: say what history
+    would go, and ask (not on a terminal, stop). True when the user chose to discard it. A
+    damaged index's history cannot be read, so there is no choice to offer; an index without
+    a past has nothing to lose."""
+    from .index.history import local_time
+    from .index.store import IndexStore
+    from .vault import resolve_vault
+
+    held = IndexStore.history_at(config.index_dir(resolve_vault(vault)))
+    if held is None or held.get("damaged") or not (held["past_versions"] or held["closed_edges"]):
+        return False
+    since = f", kept since {local_time(held['since'])}" if held["since"] else ""
+    message = (
+        f"`brain index --rebuild` builds a new index, and this one's history would go: "
+        f"{_plural(held['past_versions'], 'past version')} of {_plural(held['notes_with_past'], 'note')} "
+        f"and {_plural(held['closed_edges'], 'closed link')}{since}"
+    )
+    if not _interactive():
+        raise click.ClickException(f"{message}. Add --keep-history to carry it over, or --yes to discard it")
+    if not click.confirm(f"{message}.\nDiscard it? (--keep-history carries it over)", default=False, err=True):
+        raise click.Abort()
+    return True
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _history_line(h: dict) -> str:
+    """history: 40 past versions of 12 notes (2 deleted), 95 past chunks, 31 closed links; 0.4 MB, 18% of index.db"""
+    line = (
+        f"history: {_plural(h['past_versions'], 'past version')} of {_plural(h['notes_with_past'], 'note')}"
+        f" ({h['deleted_notes']} deleted), {h['past_chunks']} past chunks, {h['closed_edges']} closed links"
+    )
+    if h["bytes"] is not None and h["database_bytes"]:
+        line += f"; {h['bytes'] / 1e6:.1f} MB, {h['bytes'] / h['database_bytes']:.0%} of index.db"
+    return line + f"  (keeping {h['keep_versions']} past versions per note)"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -342,6 +579,16 @@ def _register_subcommands() -> None:
     from .evaluation.cli import eval_command
 
     cli.add_command(eval_command, name="eval")
+    from .history_cli import history_command, prune_command
+
+    cli.add_command(history_command)
+    cli.add_command(prune_command)
+    from .server.cli import serve
+
+    cli.add_command(serve)
+    from .mcp.cli import mcp
+
+    cli.add_command(mcp)
 
 
 _register_subcommands()

@@ -103,13 +103,16 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
     return row is not None
 
 
-def connect(path: str, *, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
+def connect(path: str, *, busy_timeout_ms: int = 5000, check_same_thread: bool = True) -> sqlite3.Connection:
     """Open a SQLite database in WAL mode with a busy timeout, autocommit off by hand.
 
     ``isolation_level=None`` leaves transactions to explicit BEGIN/COMMIT, which is what
-    the migrations and the writers here want.
+    the migrations and the writers here want. ``check_same_thread=False`` is for a connection
+    handed from one thread to another, never used by two at once (a server's index snapshot).
     """
-    conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
+    )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")

@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Every process this test run starts inherits the mark, detached servers included: the
+# session's end finds any `brain serve`/`brain mcp` left behind by it (and only by it).
+SESSION_MARK = "PYTEST_BRAIN_SESSION"
+os.environ.setdefault(SESSION_MARK, str(os.getpid()))
 
-from brain.embed import register_embedder
+from brain.embed import register_embedder  # noqa: E402 - after the environment above is set
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_VAULT = ROOT / "toy_vault"
@@ -73,6 +78,8 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "none")
+    for name in ("BRAIN_FTS_TOKENIZER", "BRAIN_INDEX_THREADS"):  # a developer's own settings stay out
+        monkeypatch.delenv(name, raising=False)
     return home
 
 
@@ -96,3 +103,44 @@ def write(root: Path, rel: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def leftover_servers() -> list[tuple[int, str]]:
+    """(pid, command line) of each `brain serve`/`brain mcp` process this test run started that is
+    still alive (Linux: read from /proc; elsewhere nothing is found)."""
+    mark = f"{SESSION_MARK}={os.environ[SESSION_MARK]}".encode()
+    found = []
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            if "brain" not in command or not re.search(r"\s(serve|mcp)(\s|$)", command):
+                continue
+            if mark not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            status = (entry / "status").read_text()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if "\nState:\tZ" not in status:  # a zombie is already dead
+            found.append((int(entry.name), command.strip()))
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get(SESSION_MARK) != str(os.getpid()):
+        return  # a pytest run inside a test: the outer run checks
+    left = leftover_servers()
+    if not left:
+        return
+    import signal
+
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    lines = "\n".join(f"  pid {pid}: {command}" for pid, command in left)
+    sys.stderr.write(f"\nbrain processes left running by the tests (now killed):\n{lines}\n")
+    session.exitstatus = 1

@@ -52,6 +52,7 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "99999999999999999999999e9"]),
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
         ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),
+        ("BRAIN_SERVE_TIMEOUT", config.serve_timeout, ["soon", "0", "-1", "inf"]),
         ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan"]),
         ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x"]),
         ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x"]),

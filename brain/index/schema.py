@@ -3,7 +3,9 @@ the result). Never edit a released migration; append a new one."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import time
 
 from ..migrations import Migrations
 
@@ -134,7 +136,187 @@ def m005_reparse_oversized_frontmatter(conn: sqlite3.Connection) -> None:
 
 
 @INDEX_MIGRATIONS
-def m006_scan_snapshot(conn: sqlite3.Connection) -> None:
+def m006_fts_fold_yo(conn: sqlite3.Connection) -> None:
+    """The lexical index folds ё into е (Ё into Е), and is refilled so.
+
+    ``remove_diacritics`` folds Latin accents only: "ёлкин" and "елкин" stay two words, while
+    Russian writes either letter for the same word. Titles, headings and text are folded on
+    their way into chunks_fts (read only for matching; results show chunks.text) and queries
+    are folded the same way (brain/recall/lexical.py).
+    """
+    conn.executescript(
+        f"""
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+            VALUES (
+                new.id,
+                {fold_yo("(SELECT title FROM notes WHERE id = new.note_id)")},
+                {fold_yo("new.heading")},
+                {fold_yo("new.text")}
+            );
+        END;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+            UPDATE chunks_fts SET title = {fold_yo("new.title")}
+            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+        END;
+        DELETE FROM chunks_fts;
+        {FILL_FTS};
+        """
+    )
+
+
+def fold_yo(expression: str) -> str:
+    """SQL folding ё into е (and Ё into Е) in ``expression``, as the lexical lane folds queries."""
+    return f"replace(replace({expression}, 'ё', 'е'), 'Ё', 'Е')"
+
+
+# Every chunk into chunks_fts, folded: the migration above and a tokenizer change refill with it.
+FILL_FTS = (
+    "INSERT INTO chunks_fts (rowid, title, heading, text) "
+    f"SELECT c.id, {fold_yo('n.title')}, {fold_yo('c.heading')}, {fold_yo('c.text')} "
+    "FROM chunks c JOIN notes n ON n.id = c.note_id"
+)
+
+# What each BRAIN_FTS_TOKENIZER name means to FTS5.
+FTS_TOKENIZERS = {
+    # Words, case and Latin accents folded: English, Russian, most alphabets. What m002 creates.
+    "unicode61": "unicode61 remove_diacritics 2",
+    # Character trigrams: Chinese, Japanese, Korean (no spaces between words). Case folded;
+    # accents too where SQLite has the option (3.45+).
+    "trigram": "trigram remove_diacritics 1" if sqlite3.sqlite_version_info >= (3, 45) else "trigram",
+}
+DEFAULT_FTS_TOKENIZER = "unicode61"
+
+
+@INDEX_MIGRATIONS
+def m007_history(conn: sqlite3.Connection) -> None:
+    """Memory over time: note versions, the chunks of past versions, and link history.
+
+    The present stays where recall reads it (notes, chunks, links, chunks_fts, FAISS); history
+    sits beside it. An existing index starts its history from what it holds now: each note's
+    current version recorded from its ``indexed_at``, each of its links an open edge since
+    then. Versions recorded this way have no text (the index never kept a note's whole text).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE note_versions (
+            id INTEGER PRIMARY KEY,
+            note_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            date TEXT,
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            world_date TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            status TEXT,
+            content BLOB,
+            event TEXT NOT NULL,
+            recorded_from REAL NOT NULL,
+            recorded_to REAL,
+            ended TEXT
+        );
+        CREATE UNIQUE INDEX note_versions_current ON note_versions (note_id) WHERE recorded_to IS NULL;
+        CREATE INDEX note_versions_note ON note_versions (note_id, recorded_from);
+        CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
+        CREATE INDEX note_versions_path ON note_versions (path);
+        CREATE INDEX note_versions_hash ON note_versions (hash);
+        CREATE TABLE chunk_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            note_id INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX chunk_history_content ON chunk_history (note_id, hash, ordinal);
+        CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+            title, heading, text,
+            content = 'chunk_history', content_rowid = 'id',
+            tokenize = "unicode61 remove_diacritics 2"
+        );
+        CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (rowid, title, heading, text)
+            VALUES (new.id, new.title, new.heading, new.text);
+        END;
+        CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+            VALUES ('delete', old.id, old.title, old.heading, old.text);
+        END;
+        CREATE TABLE link_history (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            target_id INTEGER,
+            status TEXT NOT NULL DEFAULT 'pending',
+            world_date TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            note_status TEXT,
+            recorded_from REAL NOT NULL,
+            recorded_to REAL
+        );
+        CREATE INDEX link_history_source ON link_history (source_id, recorded_from);
+        CREATE INDEX link_history_target ON link_history (target_id, recorded_from);
+        CREATE INDEX link_history_span ON link_history (recorded_from, recorded_to);
+        CREATE INDEX link_history_open ON link_history (source_id, target, kind) WHERE recorded_to IS NULL;
+        CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pending';
+        """
+    )
+    from ..notes import world_time
+
+    rows = conn.execute(
+        "SELECT id, path, title, aliases, hash, size, date, frontmatter, indexed_at FROM notes"
+    ).fetchall()
+    for note_id, path, title, aliases, digest, size, date, frontmatter, indexed_at in rows:
+        try:
+            meta = json.loads(frontmatter or "{}")
+        except ValueError:
+            meta = {}
+        world = world_time(meta if isinstance(meta, dict) else {})
+        conn.execute(
+            "INSERT INTO note_versions (note_id, path, title, aliases, hash, size, date, frontmatter, world_date,"
+            " valid_from, valid_to, status, content, event, recorded_from)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'recorded', ?)",
+            (
+                note_id,
+                path,
+                title,
+                aliases,
+                digest,
+                size,
+                date,
+                frontmatter,
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                indexed_at,
+            ),
+        )
+    conn.execute(
+        "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date, valid_from,"
+        " valid_to, note_status, recorded_from)"
+        " SELECT l.source_id, l.target, l.kind, count(*), l.target_id, l.status, v.world_date, v.valid_from,"
+        " v.valid_to, v.status, v.recorded_from"
+        " FROM links l JOIN note_versions v ON v.note_id = l.source_id AND v.recorded_to IS NULL"
+        " GROUP BY l.source_id, l.target, l.kind ORDER BY min(l.id)"
+    )
+    since = conn.execute("SELECT min(recorded_from) FROM note_versions").fetchone()[0]
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('history_since', ?)", (repr(since or time.time()),))
+
+
+@INDEX_MIGRATIONS
+def m008_scan_snapshot(conn: sqlite3.Connection) -> None:
     """A compact copy of every note's path, id, size and mtime, for the walk that compares the
     vault with the index (``IndexStore.note_stats``): one blob read instead of 100,000 rows.
     Any change to those columns deletes it in the same transaction, so whenever it exists it

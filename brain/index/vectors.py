@@ -519,6 +519,26 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     return index
 
 
+def snapshot_vectors(store: IndexStore, dim: int) -> VectorIndex:
+    """The FAISS index of exactly the chunks ``store`` sees, for a reader pinned to one state.
+
+    The saved file is used when its sidecar names this database (``index_id``) at this
+    ``vectors_version`` and the file is the one the sidecar describes (``load_file`` checks its
+    size, count and a digest of its ids); an indexer may replace it at any moment, and the
+    reader keeps the state it opened. Otherwise it is rebuilt in memory from the store. Never
+    saved: the writer owns the file.
+    """
+    loaded, _ = VectorIndex.load_file(store.directory)
+    if loaded is not None and (loaded.index_id, loaded.version, loaded.dim) == (
+        store.index_id(),
+        store.vectors_version(),
+        dim,
+    ):
+        return loaded
+    log.info("the vector index file is not this snapshot's state; rebuilding it in memory")
+    return VectorIndex.rebuild(store, dim)
+
+
 def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_ids: list[int]) -> None:
     """Bring the saved vector files level with the database after an indexing run.
 

@@ -49,28 +49,36 @@ def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path
     return (cwd or Path.cwd()) / ".claude" / "settings.json"
 
 
-def hook_command() -> str:
-    """The shell command Claude Code should run: absolute, quoted, with our env vars."""
+def brain_executable() -> list[str]:
+    """This brain, by absolute path: the ``brain`` script, or ``python -m brain`` (argv form)."""
     exe_dir = Path(sys.executable).parent
     # The script beside this interpreter is the one installed with this brain; a PATH
     # lookup could find a shim or another environment's copy first.
     for name in ("brain", "brain.exe"):
         script = exe_dir / name
         if script.is_file() and os.access(script, os.X_OK):
-            base = shlex.quote(str(script))
-            break
-    else:
-        found = shutil.which("brain")
-        if found:
-            base = shlex.quote(str(Path(found).absolute()))
-        else:
-            base = f"{shlex.quote(sys.executable)} -m brain"
-    env = [
-        f"{name}={shlex.quote(str(Path(value).expanduser().absolute()))}"
+            return [str(script)]
+    found = shutil.which("brain")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "brain"]
+
+
+def hook_command() -> str:
+    """The shell command Claude Code should run: absolute, quoted, with our env vars."""
+    base = " ".join(shlex.quote(part) for part in brain_executable())
+    env = [f"{name}={shlex.quote(value)}" for name, value in pinned_env().items()]
+    return " ".join([*env, base, "hook", "stop"])
+
+
+def pinned_env() -> dict[str, str]:
+    """The locations set in this environment (absolute), for a command Claude Code runs, so it
+    writes and reads where this shell's brain does."""
+    return {
+        name: str(Path(value).expanduser().absolute())
         for name in ("BRAIN_HOME", "BRAIN_DB")
         if (value := os.environ.get(name))
-    ]
-    return " ".join([*env, base, "hook", "stop"])
+    }
 
 
 def is_ours(command: Any) -> bool:

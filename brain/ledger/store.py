@@ -97,9 +97,23 @@ def recent_turns(
     limit: int = 10,
     session: str | None = None,
     project: str | None = None,
+    text: str | None = None,
+    since: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The last ``limit`` turns, newest first; ``session`` may be a prefix of the id."""
+    """The last ``limit`` turns, newest first; ``session`` may be a prefix of the id.
+
+    ``text``: every word appears in the ask or the summary (any case); ``since``: an ISO 8601
+    UTC time (``2026-11-01T00:00:00``), turns that started at or after it.
+    """
     where, args = _filters(session=session, project=project)
+    clauses = [where[len("WHERE ") :]] if where else []
+    for word in (text or "").split():
+        clauses.append("(instr(lower(COALESCE(ask, '')), ?) > 0 OR instr(lower(COALESCE(summary, '')), ?) > 0)")
+        args += [word.lower(), word.lower()]
+    if since:
+        clauses.append("COALESCE(started_at, created_at) >= ?")
+        args.append(since)
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     rows = conn.execute(
         f"SELECT * FROM turns {where} ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
         (*args, min(limit, SQLITE_INT_MAX)),

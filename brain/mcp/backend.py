@@ -1,0 +1,82 @@
+"""Who answers the MCP tools: the vault's ``brain serve`` when it runs, else this process.
+
+Each call first asks the running server (a Unix socket round trip, under a millisecond when
+there is none); when no server answers, the session's own ``Service`` (the warm index ``brain
+serve`` uses, watching the vault the same way) is started once and answers. Both paths take
+the same protocol requests and give the same replies, so the tools have one code path.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..server import client, protocol
+
+log = logging.getLogger("brain")
+
+LOCAL_WAIT = 300.0  # seconds a call may wait for this process's own index to load (model, first scan)
+
+
+class Backend:
+    def __init__(self, root: Path, *, embedder: Any = None, use_server: bool = True, watch: bool = True):
+        self.root = root
+        self.embedder = embedder
+        self.use_server = use_server
+        self.watch = watch
+        self._service: Any = None
+        self._lock = threading.Lock()
+
+    def call(self, op: str, **fields: Any) -> Any:
+        """The result of one protocol request; ``client.ServerError`` when it is refused."""
+        if self.use_server:
+            timeout = config.serve_timeout()
+            remote = dict(fields)
+            if op in ("ask", "note", "neighbours"):  # a server still loading may take a moment
+                remote.setdefault("wait", max(0.0, timeout - 1.0))
+            try:
+                return client.call(self.root, op, timeout=timeout, **remote)
+            except client.NoServer as exc:
+                log.debug("%s; answering in this process", exc)
+        if op in ("ask", "note", "neighbours"):
+            fields.setdefault("wait", LOCAL_WAIT)
+        message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
+        reply = self.local().handle(message)
+        if reply["ok"]:
+            return reply["result"]
+        raise client.ServerError(reply["error"]["code"], reply["error"]["message"])
+
+    def server_running(self) -> bool:
+        return self.use_server and client.status(self.root, timeout=0.5) is not None
+
+    def local(self) -> Any:
+        """This process's own warm index, started on first use."""
+        with self._lock:
+            if self._service is None:
+                from ..server.service import Service
+
+                log.info("no brain serve for %s: loading the index in this process", self.root)
+                service = Service(self.root, embedder=self.embedder, watch=self.watch)
+                service.start()
+                self._service = service
+            return self._service
+
+    def warm_up(self) -> None:
+        """Start loading this process's index in the background when no server runs."""
+        if not self.server_running():
+            threading.Thread(target=self._warm, name="brain-mcp-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.local()
+        except Exception as exc:  # noqa: BLE001 - said again by the first tool call
+            log.warning("could not load the index: %s", exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._service is not None:
+                self._service.stop()
+                self._service = None

@@ -1,0 +1,87 @@
+"""``brain mcp``, ``brain mcp install``, ``brain mcp uninstall``: the click commands.
+
+Nothing heavy at import: ``brain --help`` must stay fast, and ``mcp`` costs 0.4 s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..cli_options import vault_option
+from ..cli_support import library_errors
+
+
+@click.group(invoke_without_command=True)
+@vault_option
+@click.pass_context
+@library_errors
+def mcp(ctx: click.Context, vault: str | None) -> None:
+    """Serve brain's memory to Claude Code (and any MCP client) over stdio.
+
+    Read-only tools: search, get_note, neighbours, recent_turns, status. A running
+    `brain serve` for the vault answers them (warm, watching the vault); without one,
+    this process loads the index itself for the session.
+
+    \b
+    brain mcp --vault ~/notes            # what Claude Code runs
+    brain mcp install --vault ~/notes    # add it to ./.mcp.json (--user: every project)
+    claude mcp add --scope user brain -- brain mcp --vault ~/notes
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..vault import resolve_vault
+    from .server import run
+
+    run(resolve_vault(vault))
+
+
+_scope = click.option("--user", is_flag=True, help="Edit ~/.claude.json (every project) instead of ./.mcp.json.")
+_file = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Edit this MCP config file instead.",
+)
+_name = click.option("--name", default="brain", show_default=True, help="The server's name in the config.")
+
+
+@mcp.command()
+@vault_option
+@_scope
+@_file
+@_name
+@click.option("--dry-run", is_flag=True, help="Print the entry that would be written; change nothing.")
+@library_errors
+def install(vault: str | None, user: bool, config_file: Path | None, name: str, dry_run: bool) -> None:
+    """Add brain's MCP server to ./.mcp.json (or --user: ~/.claude.json).
+
+    Merges into the existing file, keeps a backup (<file>.bak-<time>), and is safe to run
+    again. The entry names this brain by absolute path and pins the vault (and BRAIN_HOME /
+    BRAIN_DB when set). Claude Code asks once before it uses a project's .mcp.json.
+    """
+    import json
+
+    from ..vault import resolve_vault
+    from . import install as setup
+
+    path = config_file.expanduser() if config_file else setup.config_path(user=user)
+    entry = setup.server_entry(resolve_vault(vault))
+    if dry_run:
+        click.echo(f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2))
+        return
+    click.echo(setup.install(path, entry, name).message)
+
+
+@mcp.command()
+@_scope
+@_file
+@_name
+@library_errors
+def uninstall(user: bool, config_file: Path | None, name: str) -> None:
+    """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json); nothing else."""
+    from . import install as setup
+
+    path = config_file.expanduser() if config_file else setup.config_path(user=user)
+    click.echo(setup.uninstall(path, name).message)

@@ -1,0 +1,86 @@
+"""``brain mcp install``: add brain's MCP server to Claude Code's configuration.
+
+Project scope writes ``.mcp.json`` in the current folder (``claude mcp add --scope project``
+writes the same); ``--user`` writes the ``mcpServers`` of ``~/.claude.json`` (``--scope user``).
+The same discipline as ``brain hook install``, through the same file helpers
+(``ledger/install.py``): merge into what is there, a backup before any change, nothing written
+when it is already installed, and the absolute path of this brain, with the vault and
+``BRAIN_HOME``/``BRAIN_DB`` pinned so the agent's brain reads what this shell's brain wrote.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..ledger.install import Change, _load, _save, brain_executable, pinned_env
+
+NAME = "brain"
+
+
+def config_path(*, user: bool = False, cwd: Path | None = None) -> Path:
+    if user:
+        return Path.home() / ".claude.json"
+    return (cwd or Path.cwd()) / ".mcp.json"
+
+
+def server_entry(vault: Path) -> dict[str, Any]:
+    """The ``mcpServers`` entry: stdio, this brain by absolute path, the vault pinned."""
+    command, *args = brain_executable()
+    entry: dict[str, Any] = {"type": "stdio", "command": command, "args": [*args, "mcp", "--vault", str(vault)]}
+    env = pinned_env()
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'"mcpServers" in {path} is not an object; fix it, then run this again')
+    return servers
+
+
+def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
+    """Add (or update) the ``name`` server in the MCP config at ``path``."""
+    existed = path.exists()
+    data = _load(path) or {}
+    servers = _servers(data, path)
+    old = servers.get(name)
+    if old == entry:
+        return Change(path, False, f"already installed in {path}: {_shown(entry)}")
+    servers[name] = entry
+    backup = _save(path, data, existed)
+    if old is None:
+        message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
+    else:
+        message = f"updated the MCP server {name!r} in {path}:\n  - {_shown(old)}\n  + {_shown(entry)}"
+    if backup:
+        message += f"\nbackup: {backup}"
+    return Change(path, True, message, backup)
+
+
+def uninstall(path: Path, name: str = NAME) -> Change:
+    """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
+    if not path.exists():
+        return Change(path, False, f"not installed: {path} does not exist")
+    data = _load(path) or {}
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or name not in servers:
+        return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
+    old = servers.pop(name)
+    if not servers and path.name == ".mcp.json":
+        del data["mcpServers"]
+    backup = _save(path, data, True)
+    return Change(
+        path, True, f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}\nbackup: {backup}", backup
+    )
+
+
+def _shown(entry: Any) -> str:
+    if not isinstance(entry, dict):
+        return repr(entry)
+    env = " ".join(f"{k}={v}" for k, v in (entry.get("env") or {}).items())
+    command = " ".join([str(entry.get("command", "")), *map(str, entry.get("args") or [])])
+    return (env + " " if env else "") + command

@@ -1,0 +1,233 @@
+"""The MCP tools, on the official SDK (``mcp`` 2.x: ``MCPServer``), served over stdio.
+
+Read-only tools: ``search``, ``get_note``, ``neighbours``, ``recent_turns``, ``status``. Each
+returns compact JSON text (the shapes ``brain ask --json``, ``brain note --json`` and friends
+print); a refusal or an error the model can act on comes back as an ``isError`` result with a
+one-line message. Tools are plain functions: the SDK runs them on worker threads, and the
+backend is safe for that (socket calls are independent; this process's own index serialises
+its queries on one thread).
+
+stdout is the protocol: nothing here prints, logging goes to ``$BRAIN_HOME/logs/mcp.log`` and
+warnings to stderr, configured before the SDK's own ``basicConfig`` can add a handler.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .. import __version__, config
+from ..errors import BrainError
+from ..recall.types import BASE_MODES, DEFAULT_MODE
+from ..server import client, protocol
+from .backend import Backend
+
+log = logging.getLogger("brain")
+
+MAX_K = 50
+
+INSTRUCTIONS = """\
+brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
+BM25 and the [[wikilink]] graph, plus a ledger of earlier Claude Code turns.
+Use it whenever a question may touch what the user knows, wrote, decided or planned (projects,
+people, meetings, designs, notes), or what was done in earlier sessions.
+Start with `search` (a question in plain words); read a hit in full with `get_note`; follow its
+links with `neighbours`; `recent_turns` lists what earlier sessions asked and changed.
+Everything is read-only and stays inside the vault."""
+
+SEARCH_DOC = """\
+Find the notes in the user's vault that answer a question: semantic search plus keyword (BM25)
+search plus the wikilink graph, fused. Use it first, for any question about the user's own
+knowledge, projects, people, decisions or past work; phrase the query as a question or as the
+words the note would contain. Returns JSON: `results` ranked best first, each with `path`,
+`title`, `heading`, `snippet` (a passage around the query words), `score`, `date`, and `via`
+when the note was reached through a link from another hit. `warnings` and `stale_notes` say when
+the index is catching up with recent edits. Read a result in full with get_note(path)."""
+
+GET_NOTE_DOC = """\
+Read one note of the vault as it is on disk now: `text` (markdown, without the frontmatter),
+`frontmatter`, `title`, `aliases`, `tags`, `date`, and its `headings`. Name the note by its
+vault-relative path (as search returns it), its title, or one of its aliases. Give `heading` to
+read only that section ("Setup", or a path such as "Setup > Linux"). Long notes are cut at
+`max_chars` (`truncated` says so). Only notes inside the vault that brain indexes can be read:
+absolute paths, `..` and symlinks out of the vault are refused."""
+
+NEIGHBOURS_DOC = """\
+The wikilink neighbourhood of one note: `links` (each link as written, the note it resolves to
+or `status` dangling/attachment, its kind wikilink/embed/markdown, and the #anchor) and
+`backlinks` (the notes that link to it, with kind and anchor). Use it to explore around a search
+hit: related decisions, the people in a meeting, the parts of a project. Name the note by path,
+title or alias."""
+
+RECENT_TURNS_DOC = """\
+Earlier Claude Code turns recorded by brain's Stop hook, newest first: what the user asked
+(`ask`), how the assistant answered (`summary`), the files it wrote and read, the commands it
+ran, the tools it used, with session, project, git branch and time. Use it to recall what was
+done before ("what did we change in the parser last week?"). Filter by `project` (the git
+repository's folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w or a
+date like 2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
+
+STATUS_DOC = """\
+The state of brain's memory for this vault: how many notes and chunks are indexed and with which
+model, how many notes changed since the last index, and whether a warm `brain serve` is running
+(its uptime, queries answered and last update). Use it when results look stale or empty."""
+
+
+def configure_logging() -> None:
+    """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
+    folder = config.log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    file_handler = logging.FileHandler(folder / "mcp.log", encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
+    file_handler.setLevel(logging.INFO)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("brain mcp: %(levelname)s: %(message)s"))
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(file_handler)
+    root.addHandler(stderr)
+    root.setLevel(logging.WARNING)
+    brain = logging.getLogger("brain")
+    for handler in list(brain.handlers):  # the CLI's stderr handler
+        brain.removeHandler(handler)
+    brain.setLevel(logging.INFO)
+    brain.propagate = True
+
+
+def build_server(root: Path, backend: Backend) -> MCPServer:
+    # The SDK reads the tools' annotations by name from this module's globals: the types
+    # they use are imported at the top.
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    server = MCPServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
+
+    def answer(work: Any) -> CallToolResult:
+        try:
+            data = work()
+        except (client.ServerError, BrainError) as exc:
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
+    def search(
+        query: Annotated[str, Field(description="What to look for, in plain words or as a question.")],
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
+        mode: Annotated[
+            str | None,
+            Field(
+                description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
+                "leave it unset unless asked."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        def work() -> dict[str, Any]:
+            from ..output import result_json
+            from ..recall.types import Mode, RecallSettings
+
+            chosen = mode or DEFAULT_MODE + ("+rerank" if config.rerank_model_name() else "")
+            Mode.parse(chosen)
+            settings = RecallSettings(k=k)
+            result = backend.call(
+                "ask", query=query, modes=[chosen], settings=protocol.settings_to_dict(settings), update=True
+            )
+            return result_json(protocol.decode_result(result["results"][0]))
+
+        return answer(work)
+
+    @server.tool(description=GET_NOTE_DOC, annotations=read_only, structured_output=False)
+    def get_note(
+        note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
+        heading: Annotated[str | None, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
+        max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text here.")] = 40_000,
+    ) -> CallToolResult:
+        fields: dict[str, Any] = {"note": note, "max_chars": max_chars}
+        if heading:
+            fields["heading"] = heading
+        return answer(lambda: backend.call("note", **fields))
+
+    @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
+    def neighbours(
+        note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
+    ) -> CallToolResult:
+        return answer(lambda: backend.call("neighbours", note=note))
+
+    @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
+    def recent_turns(
+        project: Annotated[
+            str | None, Field(description="Only this project (the git repository's folder name).")
+        ] = None,
+        text: Annotated[str | None, Field(description="Only turns whose ask or summary holds these words.")] = None,
+        since: Annotated[str | None, Field(description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns.")] = 10,
+    ) -> CallToolResult:
+        return answer(lambda: _turns(project=project, text=text, since=since, limit=limit))
+
+    @server.tool(description=STATUS_DOC, annotations=read_only, structured_output=False)
+    def status() -> CallToolResult:
+        return answer(lambda: _status(root, backend))
+
+    return server
+
+
+def _instructions(root: Path) -> str:
+    """The server's instructions, naming the vault and its size (read from the index, cheaply)."""
+    about = f" at {root}"
+    from ..index.store import IndexStore
+
+    notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
+    if notes is not None:
+        about += f" ({notes} notes)"
+    return INSTRUCTIONS.format(about=about)
+
+
+def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> list[dict[str, Any]]:
+    from ..db import connection
+    from ..ledger.store import recent_turns
+    from ..telemetry import parse_since
+
+    after = parse_since(since).replace(" ", "T") if since else None
+    with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
+        return recent_turns(conn, limit=limit, project=project, text=text, since=after)
+
+
+def _status(root: Path, backend: Backend) -> dict[str, Any]:
+    from ..index.status import vault_status
+
+    st = vault_status(root)
+    server = client.status(root) if backend.use_server else None
+    return {
+        "vault": st.vault,
+        "model": st.model,
+        "notes": st.notes,
+        "chunks": st.chunks,
+        "links": st.links,
+        "pending": st.pending,
+        "skipped": len(st.skipped),
+        "warnings": len(st.warnings),
+        "server": server,
+    }
+
+
+def run(root: Path, *, embedder: Any = None) -> None:
+    """``brain mcp``: serve the tools over stdio until the client closes stdin."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # a stray print must not wait for the exit
+    configure_logging()
+    backend = Backend(root, embedder=embedder)
+    server = build_server(root, backend)
+    backend.warm_up()
+    log.info("brain mcp serving %s", root)
+    try:
+        server.run()
+    finally:
+        backend.close()

@@ -1,0 +1,205 @@
+"""Reading notes back out of a vault: find one by path, title or alias; its text; its links.
+
+What ``brain note``, ``brain neighbours``, ``brain serve`` and the MCP tools ``get_note`` and
+``neighbours`` answer. Only notes in the index can be read (so ``.brainignore``, dot-folders and
+the other skip rules hold here too), and never anything outside the vault: an absolute path, a
+``..`` step, or a note that is a symlink to a file elsewhere is refused with ``OutsideVault``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import BrainError
+from .links import _FENCE, Link, Resolver
+from .notes import parse_note
+from .vault import max_note_bytes
+
+if TYPE_CHECKING:
+    from .index.store import IndexStore
+
+DEFAULT_MAX_CHARS = 40_000  # a long note is cut here (MCP clients cap a tool's output too)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+class NoteNotFound(BrainError):
+    """No indexed note answers to the name (the message suggests near names)."""
+
+
+class OutsideVault(BrainError):
+    """The reference points outside the vault; brain never reads there."""
+
+
+def check_reference(ref: str) -> str:
+    """The reference with slashes normalised; ``OutsideVault`` for absolute paths and ``..`` steps."""
+    text = ref.strip()
+    if "\0" in text:
+        raise OutsideVault("a note reference cannot hold a NUL byte")
+    normal = text.replace("\\", "/")
+    if normal.startswith(("/", "~")) or _DRIVE.match(text):
+        raise OutsideVault(f"{ref!r} is an absolute path: give a vault-relative path, a title or an alias")
+    if ".." in normal.split("/"):
+        raise OutsideVault(f"{ref!r} steps out of its folder (..): give a vault-relative path, a title or an alias")
+    return normal
+
+
+def find_note(store: IndexStore, ref: str) -> str:
+    """The vault-relative path of the indexed note ``ref`` names: a path, a title or an alias.
+
+    Tried in order: the exact path (``.md`` optional), then Obsidian's link resolution (path
+    ignoring case, file name, end of a path, alias), then the title.
+    """
+    normal = check_reference(ref)
+    paths = store.note_paths()
+    for candidate in (normal, normal + ".md"):
+        if candidate in paths:
+            return candidate
+    resolved = Resolver(paths, store.aliases_by_path()).resolve(Link(normal, "wikilink", None, None, 0), "")
+    if resolved is not None and resolved != "":
+        return resolved
+    titles = store.note_titles()
+    by_title = {title.casefold(): path for path, title in sorted(titles)}
+    if normal.casefold() in by_title:
+        return by_title[normal.casefold()]
+    names = sorted({title for _, title in titles})
+    close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise NoteNotFound(f"no note {ref!r} in the index (by path, title or alias){hint}")
+
+
+def inside_vault(root: Path, path: str) -> Path:
+    """The file of note ``path``, after checking that it really lies inside the vault."""
+    full = root / path
+    real = os.path.realpath(full)
+    base = os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:
+        raise OutsideVault(f"{path} leads outside the vault (a symlink to {real}); brain does not read there")
+    return Path(real)
+
+
+def read_note(
+    store: IndexStore, root: Path, ref: str, *, heading: str | None = None, max_chars: int = DEFAULT_MAX_CHARS
+) -> dict[str, Any]:
+    """One note as it is on disk now: title, aliases, tags, date, frontmatter, and its text.
+
+    With ``heading``, only that section (from the heading to the next one of the same or a
+    higher level). The text is cut at ``max_chars`` (``truncated`` says so).
+    """
+    path = find_note(store, ref)
+    file = inside_vault(root, path)
+    limit = max_note_bytes()
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(limit + 1)
+        mtime = os.stat(file).st_mtime
+    except OSError as exc:
+        raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
+    if len(data) > limit:
+        raise BrainError(f"{path} is over the {limit // 1048576} MB limit (BRAIN_MAX_NOTE_MB)")
+    note = parse_note(path, data, mtime)
+    sections = headings(note.body)
+    text = note.body
+    found = None
+    if heading:
+        found = _pick_section(sections, heading)
+        if found is None:
+            listed = ", ".join(repr(s["heading"]) for s in sections[:12]) or "none"
+            raise NoteNotFound(f"no heading {heading!r} in {path}; its headings: {listed}")
+        lines = note.body.split("\n")
+        text = "\n".join(lines[found["line"] : found["end"]])
+    return {
+        "path": path,
+        "title": note.title,
+        "aliases": note.aliases,
+        "tags": note.tags,
+        "date": note.date,
+        "frontmatter": note.frontmatter,
+        "heading": found["path"] if found else None,
+        "headings": [s["path"] for s in sections],
+        "text": text[:max_chars],
+        "chars": len(text),
+        "truncated": len(text) > max_chars,
+        "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime)),
+    }
+
+
+def headings(body: str) -> list[dict[str, Any]]:
+    """Every heading outside code fences: its text, path (``A > B``), level, first and end line."""
+    found: list[dict[str, Any]] = []
+    stack: list[tuple[int, str]] = []
+    fence: str | None = None
+    lines = body.split("\n")
+    for number, line in enumerate(lines):
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            if fence_match and fence_match.group(1).startswith(fence) and line.strip() == fence_match.group(1):
+                fence = None
+            continue
+        if fence_match:
+            fence = fence_match.group(1)
+            continue
+        match = _HEADING.match(line)
+        if not match:
+            continue
+        level, text = len(match.group(1)), match.group(2).strip()
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, text))
+        found.append({"heading": text, "path": " > ".join(t for _, t in stack), "level": level, "line": number})
+    for i, section in enumerate(found):
+        later = [s["line"] for s in found[i + 1 :] if s["level"] <= section["level"]]
+        section["end"] = later[0] if later else len(lines)
+    return found
+
+
+def _pick_section(sections: list[dict[str, Any]], wanted: str) -> dict[str, Any] | None:
+    """The section named ``wanted``: its heading text, or the end of its path ("A > B")."""
+    parts = [p.strip().lstrip("#").strip().casefold() for p in wanted.split(">") if p.strip()]
+    for section in sections:
+        path = [p.strip().casefold() for p in section["path"].split(" > ")]
+        if parts and path[-len(parts) :] == parts:
+            return section
+    return None
+
+
+def neighbours(store: IndexStore, ref: str) -> dict[str, Any]:
+    """A note's links (as written, where each resolves, kind, anchor) and its backlinks."""
+    path = find_note(store, ref)
+    note_id = store.note_id(path)
+    assert note_id is not None
+    titles = dict(store.note_titles())
+    links = [
+        {
+            "target": row["target"],
+            "path": row["target_path"],
+            "title": row["target_title"],
+            "kind": row["kind"],
+            "anchor": row["anchor"],
+            "status": row["status"],
+            "line": row["line"],
+        }
+        for row in store.outgoing(note_id)
+    ]
+    backlinks = []
+    seen: set[tuple[str, str, str | None]] = set()
+    for row in store.backlinks(note_id):
+        key = (row["source_path"], row["kind"], row["anchor"])
+        if key in seen:  # one entry per linking note, kind and anchor
+            continue
+        seen.add(key)
+        backlinks.append(
+            {
+                "path": row["source_path"],
+                "title": row["source_title"],
+                "kind": row["kind"],
+                "anchor": row["anchor"],
+                "line": row["line"],
+            }
+        )
+    return {"path": path, "title": titles.get(path, path), "links": links, "backlinks": backlinks}

@@ -1,0 +1,64 @@
+"""``brain serve``: the click command. Nothing heavy is imported until it runs."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..cli_options import vault_option
+from ..cli_support import library_errors
+
+
+@click.command()
+@vault_option
+@click.option("--detach", is_flag=True, help="Run in the background; return once it listens and has loaded the index.")
+@click.option("--stop", "stop_it", is_flag=True, help="Stop the server running for the vault.")
+@click.option(
+    "--http",
+    metavar="127.0.0.1:PORT",
+    help="Also answer POST /v1 on this loopback address (requests carry the token from serve.json).",
+)
+@click.option(
+    "--no-watch",
+    is_flag=True,
+    help="Do not watch the vault (index once at start; `brain index` runs are still picked up).",
+)
+@library_errors
+def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_watch: bool) -> None:
+    """Keep the vault's index warm and answer recall in milliseconds.
+
+    One process per vault loads the model, the vectors and the link graph once, watches the
+    vault and indexes what changes (the same incremental index as `brain index`), and answers
+    over a Unix socket in the vault's index folder (owner only). `brain ask`, `brain status`
+    and `brain mcp` use it when it runs, and work without it. Logs go to
+    $BRAIN_HOME/logs/serve.log.
+
+    \b
+    Examples:
+      brain serve --vault ~/notes              # in the foreground; Ctrl-C stops it
+      brain serve --vault ~/notes --detach     # in the background
+      brain status --vault ~/notes             # is it up? queries, last update
+      brain serve --vault ~/notes --stop
+    """
+    from ..errors import ConfigError
+    from ..vault import resolve_vault
+
+    if os.name != "posix":
+        raise ConfigError("brain serve needs a POSIX system (Unix sockets); use `brain ask` directly")
+    root = resolve_vault(vault)
+    from . import daemon
+
+    if stop_it:
+        _, message = daemon.stop_server(root)
+        click.echo(message)
+        return
+    address = daemon.parse_http(http) if http else None
+    if detach:
+        code, message = daemon.run_detached(root, http=address, watch=not no_watch)
+        if code:
+            raise click.ClickException(message)
+        click.echo(message)
+        return
+    daemon.setup_logging(root, foreground=True)
+    daemon.run_foreground(root, http=address, watch=not no_watch)

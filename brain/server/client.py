@@ -1,0 +1,134 @@
+"""Asking a running ``brain serve``, with a hard deadline. Standard library only.
+
+Every call either returns the server's answer or raises ``NoServer`` within its ``timeout``,
+whatever the server does (absent, stale socket, hung, garbage, wrong vault): callers fall back
+to doing the work themselves. ``ServerError`` is the one exception that is not a reason to
+fall back: the server understood the request and refused it (an unknown mode, a note outside
+the vault), and an in-process run would refuse it the same way.
+
+Used by ``brain ask``, ``brain status``, ``brain serve --stop``, ``brain mcp`` and the prompt
+hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.py checks).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import BrainError
+from ..recall.types import RecallResult, RecallSettings
+from . import protocol, runtime
+
+# Reasons a server's reply means "do it yourself" rather than "this is the answer".
+FALL_BACK = ("starting", "busy", "internal", "wrong_vault", "bad_request")
+
+
+class NoServer(Exception):
+    """No server answered for this vault in time; the message says why (for logs)."""
+
+
+class ServerError(BrainError):
+    """The server refused the request for a reason the user must see (``code`` says which)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
+    """Send one request to the server of vault ``root``; its ``result``, or an exception.
+
+    ``NoServer`` when none answers in ``timeout`` seconds or it answers with a reason to fall
+    back (``FALL_BACK``); ``ServerError`` for a refusal.
+    """
+    deadline = time.monotonic() + timeout
+    record = runtime.read_record(root)
+    if record is None or not isinstance(record.get("socket"), str):
+        raise NoServer(f"no brain serve for {root}")
+    message = protocol.request(op, str(root), **fields)
+    try:
+        reply = _exchange(record["socket"], protocol.encode(message), deadline)
+    except (OSError, ValueError) as exc:  # refused, missing socket, timeout, reset, bad JSON
+        raise NoServer(f"brain serve for {root} did not answer ({type(exc).__name__}: {exc})") from None
+    if not isinstance(reply, dict) or reply.get("v") != protocol.VERSION:
+        raise NoServer(f"brain serve for {root} sent a reply this client cannot read")
+    if reply.get("ok") is True:
+        return reply.get("result")
+    raw_error = reply.get("error")
+    err: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+    code, text = str(err.get("code", "internal")), str(err.get("message", "no message"))
+    if code in FALL_BACK:
+        raise NoServer(f"brain serve for {root}: {code}: {text}")
+    raise ServerError(code, text)
+
+
+def _exchange(path: str, payload: bytes, deadline: float) -> Any:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(_left(deadline))
+        sock.connect(path)
+        sock.settimeout(_left(deadline))
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            sock.settimeout(_left(deadline))
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        sock.close()
+    return json.loads(b"".join(chunks).decode("utf-8"))
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    return left
+
+
+# ----- the operations, typed ------------------------------------------------------------------
+
+
+def ask(
+    root: Path,
+    query: str,
+    modes: list[str],
+    settings: RecallSettings,
+    *,
+    update: bool = True,
+    timeout: float,
+) -> list[RecallResult]:
+    """One result per mode, as ``Recaller.compare`` would return them in-process.
+
+    With ``update``, a server that is indexing notes that just changed waits for them (up to
+    about ``timeout``) before answering, as ``brain ask`` indexes them first in-process.
+    """
+    result = call(
+        root,
+        "ask",
+        timeout=timeout,
+        query=query,
+        modes=modes,
+        settings=protocol.settings_to_dict(settings),
+        update=update,
+        wait=max(0.0, timeout - 1.0) if update else 0.0,
+    )
+    try:
+        return [protocol.decode_result(r) for r in result["results"]]
+    except (TypeError, KeyError, protocol.ProtocolError) as exc:
+        raise NoServer(f"brain serve for {root} sent results this client cannot read ({exc})") from None
+
+
+def status(root: Path, *, timeout: float = 1.0) -> dict[str, Any] | None:
+    """The server's state, or None when no server answers."""
+    try:
+        result = call(root, "status", timeout=timeout)
+    except (NoServer, ServerError):
+        return None
+    return result if isinstance(result, dict) else None

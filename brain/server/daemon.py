@@ -1,0 +1,468 @@
+"""The ``brain serve`` process: one per vault, a Unix socket, optional loopback HTTP, logs.
+
+- **One per vault.** The server holds an exclusive ``flock`` on ``serve.lock`` in the vault's
+  server folder (``runtime.runtime_dir``, beside the index folder) for its whole life. A second server cannot take it and exits with a message
+  naming the first. The kernel drops the lock when a process dies, even by ``kill -9``: a
+  server that gets the lock knows any socket or record left there is stale and replaces it.
+- **Socket.** ``serve.sock`` in that folder (0700), created owner-only (0600) under a tight
+  umask, so no moment exists where another user could connect. One request per connection
+  (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
+  at most ``MAX_CONNECTIONS`` are served at once. Garbage gets an error reply; a client that
+  goes away mid-reply costs one failed write.
+- **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
+  carry the token from ``serve.json`` (readable by the owner only) and a loopback ``Host``:
+  other local users and web pages (DNS rebinding) get nothing.
+- **Logs** go to ``$BRAIN_HOME/logs/serve.log`` (one file for every vault's server, each line
+  naming the vault), and to stderr as well when running in the foreground.
+- ``--detach`` forks twice (the server is not a child of the shell), waits until the server
+  listens and has loaded the index (or failed), and says which. ``--stop`` asks the server to
+  stop over its socket, or sends SIGTERM to the lock holder when it does not answer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, config
+from ..errors import BrainError, ConfigError
+from . import client, protocol, runtime
+from .service import Service
+
+log = logging.getLogger("brain")
+
+MAX_CONNECTIONS = 64
+READ_TIMEOUT = 30.0  # seconds a connection may take to send its request
+LOG_MAX_BYTES = 5_000_000  # serve.log is rotated (once, to serve.log.1) at start beyond this
+READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
+
+
+class AlreadyRunning(BrainError):
+    pass
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` with a loopback host (127.0.0.1, ::1 in brackets, localhost)."""
+    host, sep, port_text = value.strip().rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ConfigError(f"--http takes HOST:PORT on a loopback address, e.g. 127.0.0.1:8181, not {value!r}")
+    host = host.strip("[]")
+    if host == "localhost":
+        host = "127.0.0.1"
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ConfigError(
+            f"--http serves only on a loopback address (127.0.0.1 or ::1), not {host!r}: "
+            "the vault's notes must not be reachable from the network"
+        )
+    return host, int(port_text)
+
+
+class Daemon:
+    """A started ``Service`` behind the socket (and HTTP); ``start``, ``wait``, ``stop``."""
+
+    def __init__(self, root: Path, service: Service, *, http: tuple[str, int] | None = None):
+        self.root = root
+        self.service = service
+        self.http_address = http
+        self.socket_path = runtime.socket_path(root)
+        self.token = secrets.token_urlsafe(32) if http else None
+        self.stopping = threading.Event()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._lock_handle: Any = None
+        self._unix: _UnixServer | None = None
+        self._http: _HttpServer | None = None
+        self._threads: list[threading.Thread] = []
+        self._record: dict[str, Any] | None = None
+
+    # ----- life -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        directory = runtime.runtime_dir(self.root)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._take_lock()
+        try:
+            self._clear_stale()
+            self._unix = _UnixServer(str(self.socket_path), self)
+            if self.http_address:
+                self._http = _HttpServer(self.http_address, self)
+            self.service.start()
+            self._record = {
+                "pid": os.getpid(),
+                "vault": str(self.root),
+                "socket": str(self.socket_path),
+                "http": self.http_url(),
+                "token": self.token,
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.service.started_at)),
+                "protocol": protocol.VERSION,
+                "brain": __version__,
+            }
+            runtime.write_record(self.root, self._record)
+            for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):
+                if server is not None:
+                    thread = threading.Thread(
+                        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True
+                    )
+                    thread.start()
+                    self._threads.append(thread)
+        except BaseException:
+            self._close_listeners()
+            self.service.stop()
+            self._release_lock()
+            raise
+        log.info(
+            "serving %s on %s%s (pid %s)",
+            self.root,
+            self.socket_path,
+            f" and {self.http_url()}" if self._http else "",
+            os.getpid(),
+        )
+
+    def wait(self) -> None:
+        """Block until ``request_stop`` (a signal, or a ``stop`` request)."""
+        while not self.stopping.wait(0.5):
+            pass
+
+    def request_stop(self) -> None:
+        self.stopping.set()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._close_listeners()
+        self.service.stop()
+        record = runtime.read_record(self.root)
+        if record and record.get("pid") == os.getpid():
+            _unlink(runtime.record_path(self.root))
+        _unlink(self.socket_path)
+        self._release_lock()
+        log.info("stopped serving %s", self.root)
+
+    def http_url(self) -> str | None:
+        if self._http is None:
+            return None
+        host, port = str(self._http.server_address[0]), int(self._http.server_address[1])
+        return f"http://{'[' + host + ']' if ':' in host else host}:{port}/v1"
+
+    def _take_lock(self) -> None:
+        import fcntl
+
+        handle = open(runtime.lock_path(self.root), "a")  # noqa: SIM115 - held for the server's life
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            record = runtime.read_record(self.root) or {}
+            who = f"pid {record.get('pid')}, since {record.get('started_at')}" if record else "starting"
+            raise AlreadyRunning(
+                f"brain serve is already running for {self.root} ({who}); "
+                f"`brain serve --vault {self.root} --stop` stops it"
+            ) from None
+        self._lock_handle = handle
+
+    def _release_lock(self) -> None:
+        if self._lock_handle is not None:
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    def _clear_stale(self) -> None:
+        """We hold the lock: whatever a previous server left here is stale."""
+        record = runtime.read_record(self.root)
+        if record is not None:
+            log.warning("replacing the socket of a server that did not stop cleanly (pid %s)", record.get("pid"))
+            if isinstance(record.get("socket"), str):
+                _unlink(Path(record["socket"]))
+            _unlink(runtime.record_path(self.root))
+        _unlink(self.socket_path)
+
+    def _close_listeners(self) -> None:
+        for server in (self._unix, self._http):
+            if server is not None:
+                if any(t.is_alive() for t in self._threads):
+                    server.shutdown()
+                server.server_close()
+        self._unix = self._http = None
+
+    # ----- requests ---------------------------------------------------------------------------
+
+    def answer(self, data: bytes) -> dict[str, Any]:
+        """One raw request → its reply; never raises."""
+        try:
+            message = protocol.parse_request(data)
+        except protocol.ProtocolError as exc:
+            log.info("bad request (%s): %s", exc.code, exc.message)
+            return protocol.error(exc.code, exc.message)
+        if message["op"] == "stop":
+            if os.path.realpath(message["vault"]) != str(self.root):
+                return protocol.error("wrong_vault", f"this server answers for {self.root}, not {message['vault']}")
+            log.info("asked to stop")
+            threading.Timer(0.05, self.request_stop).start()  # after the reply is written
+            return protocol.ok({"stopping": True, "pid": os.getpid()})
+        reply = self.service.handle(message)
+        if message["op"] == "status" and reply.get("ok"):
+            reply["result"]["socket"] = str(self.socket_path)
+            reply["result"]["http"] = self.http_url()
+        return reply
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128  # the listen backlog: a burst of clients waits instead of failing
+
+    def __init__(self, path: str, daemon: Daemon):
+        self.daemon_ref = daemon
+        old = os.umask(0o177)  # the socket is born owner-only
+        try:
+            super().__init__(path, _SocketHandler)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+
+
+class _SocketHandler(socketserver.StreamRequestHandler):
+    timeout = READ_TIMEOUT
+
+    def handle(self) -> None:
+        daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
+        if not daemon._slots.acquire(blocking=False):
+            self._send(protocol.error("busy", f"over {MAX_CONNECTIONS} connections at once"))
+            return
+        try:
+            data = self.rfile.readline(protocol.MAX_REQUEST_BYTES + 1)
+            if not data:
+                return  # connected and left
+            if len(data) > protocol.MAX_REQUEST_BYTES:
+                self._send(protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
+                return
+            self._send(daemon.answer(data))
+        except TimeoutError:
+            log.info("a client sent no request within %.0f s", READ_TIMEOUT)
+        except OSError as exc:  # reset, broken pipe: the client left
+            log.info("a client left mid-request (%s)", type(exc).__name__)
+        finally:
+            daemon._slots.release()
+
+    def _send(self, reply: dict[str, Any]) -> None:
+        try:
+            self.wfile.write(protocol.encode(reply))
+            self.wfile.flush()
+        except OSError as exc:  # the client left before its answer: nothing lost but the write
+            log.info("a client left before its answer (%s)", type(exc).__name__)
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], daemon: Daemon):
+        self.daemon_ref = daemon
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        super().__init__(address, _HttpHandler)
+
+
+class _HttpHandler(BaseHTTPRequestHandler):
+    server_version = "brain"
+    timeout = READ_TIMEOUT
+
+    def do_POST(self) -> None:
+        daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
+        port = self.server.server_address[1]  # type: ignore[index]  # an (address, port) pair: TCP
+        hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+        if self.path != "/v1":
+            return self._reply(404, protocol.error("bad_request", "POST /v1"))
+        if self.headers.get("Host", "") not in hosts:  # a page on another origin, via DNS rebinding
+            return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
+        expected = f"Bearer {daemon.token}"
+        if not hmac.compare_digest(self.headers.get("Authorization", "").encode(), expected.encode()):
+            return self._reply(401, protocol.error("bad_request", "missing or wrong token (serve.json holds it)"))
+        if not self.headers.get("Content-Type", "").startswith("application/json"):
+            return self._reply(415, protocol.error("bad_request", "Content-Type: application/json"))
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            return self._reply(411, protocol.error("bad_request", "Content-Length required"))
+        if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
+            return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
+        if not daemon._slots.acquire(blocking=False):
+            return self._reply(503, protocol.error("busy", f"over {MAX_CONNECTIONS} connections at once"))
+        try:
+            reply = daemon.answer(self.rfile.read(length))
+        finally:
+            daemon._slots.release()
+        self._reply(200, reply)
+
+    def do_GET(self) -> None:
+        self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
+
+    def _reply(self, status: int, body: dict[str, Any]) -> None:
+        data = protocol.encode(body)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError as exc:
+            log.info("an HTTP client left before its answer (%s)", type(exc).__name__)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http: " + format, *args)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("could not remove %s: %s", path, exc)
+
+
+# ----- logging --------------------------------------------------------------------------------
+
+
+def setup_logging(root: Path, *, foreground: bool) -> Path:
+    """Log to ``$BRAIN_HOME/logs/serve.log`` (and stderr in the foreground); returns the file."""
+    folder = config.log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "serve.log"
+    try:
+        if path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, folder / "serve.log.1")
+    except FileNotFoundError:
+        pass
+    logger = logging.getLogger("brain")
+    for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
+        logger.removeHandler(handler)
+    file_handler = logging.FileHandler(path, encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
+    logger.addHandler(file_handler)
+    if foreground:
+        stream = logging.StreamHandler(sys.stderr)
+        stream.setFormatter(logging.Formatter("brain serve: %(message)s"))
+        logger.addHandler(stream)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
+    return path
+
+
+# ----- the command's work ---------------------------------------------------------------------
+
+
+def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = True, ready: Any = None) -> int:
+    """Serve until SIGTERM/SIGINT or a ``stop`` request. ``ready(message)`` is told when the
+    socket listens and again when the index is loaded (``--detach``'s parent waits on it)."""
+    daemon = Daemon(root, Service(root, watch=watch), http=http)
+    stop = lambda *_: daemon.request_stop()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal closing is no reason to stop
+    try:
+        daemon.start()
+    except BrainError as exc:
+        if ready:
+            ready(f"error {exc}")
+        raise
+    if ready:
+        ready(f"listening {os.getpid()} {daemon.socket_path}")
+
+        def tell_when_loaded() -> None:
+            loaded = daemon.service.wait_ready(READY_TIMEOUT)
+            state = daemon.service.state
+            ready("error " + (daemon.service.failure or "") if state == "failed" else "loaded" if loaded else "loading")
+
+        threading.Thread(target=tell_when_loaded, name="brain-ready", daemon=True).start()
+    try:
+        daemon.wait()
+    finally:
+        daemon.stop()
+    return 0
+
+
+def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True) -> tuple[int, str]:
+    """Start the server in the background; (exit code, what to tell the user)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the first child: a new session, then the server as its child, then gone
+        os.close(read_end)
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        code = 1
+        try:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            setup_logging(root, foreground=False)
+
+            def ready(message: str) -> None:
+                try:
+                    os.write(write_end, message.encode("utf-8", "replace") + b"\n")
+                except OSError:
+                    pass
+
+            code = run_foreground(root, http=http, watch=watch, ready=ready)
+        except BrainError as exc:  # the parent was told through the pipe
+            log.error("brain serve did not start: %s", exc)
+        except BaseException:
+            log.exception("brain serve failed")
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    lines: list[str] = []
+    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading
+        for raw in pipe:
+            lines.append(raw.decode("utf-8", "replace").strip())
+            if lines[-1].startswith(("error", "loaded", "loading")):
+                break
+    listening = next((line for line in lines if line.startswith("listening")), None)
+    failure = next((line[6:] for line in lines if line.startswith("error")), None)
+    if listening is None:
+        return 1, failure or "brain serve did not start; see the log: " + str(config.log_dir() / "serve.log")
+    _, server_pid, path = listening.split(" ", 2)
+    if failure:
+        return 1, f"brain serve (pid {server_pid}) could not load the index: {failure}"
+    loaded = "loaded" in lines
+    return 0, (
+        f"brain serve started for {root} (pid {server_pid}, socket {path})"
+        + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
+    )
+
+
+def stop_server(root: Path, *, timeout: float = 15.0) -> tuple[bool, str]:
+    """Stop the vault's server: ask it, or SIGTERM the lock holder; (was one running, message)."""
+    record = runtime.read_record(root)
+    held = runtime.lock_is_held(root)
+    if not held:
+        return False, f"no brain serve is running for {root}"
+    pid = record.get("pid") if record else None
+    try:
+        client.call(root, "stop", timeout=3.0)
+    except (client.NoServer, client.ServerError) as exc:
+        if not isinstance(pid, int) or not runtime.pid_alive(pid):
+            return True, f"brain serve for {root} did not answer ({exc}) and its pid is unknown; kill it by hand"
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not runtime.lock_is_held(root):
+            return True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else "")
+        time.sleep(0.1)
+    return True, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill {pid}` ends it"

@@ -1,0 +1,165 @@
+"""The wire format between ``brain serve`` and its clients. Standard library only.
+
+One request per connection: the client sends one JSON object on one line (UTF-8, ``\\n``
+ended, at most ``MAX_REQUEST_BYTES``), the server answers with one JSON object on one line
+and closes. Over HTTP (``--http``) the same objects are the body of ``POST /v1`` and its reply.
+
+Request: ``{"v": 1, "op": OP, "vault": "/absolute/vault/path", ...}``; every request names
+the vault, and a server answers only for its own. ``wait`` is how many seconds the server may
+wait for its index to load or catch up before answering. Operations:
+
+    ping                                          → {"pid", "vault"}
+    ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
+               update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
+               output ("full" or "json")             with "json", what ``brain ask --json`` prints)
+    note       note, heading?, max_chars?, wait?  → what ``brain note --json`` prints
+    neighbours note, wait?                        → what ``brain neighbours --json`` prints
+    status                                        → the server's state (pid, uptime, queries, updates)
+    stop                                          → {"stopping": true}
+
+Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
+"message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field),
+``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``brain_error`` (what the
+CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
+
+VERSION = 1
+MAX_REQUEST_BYTES = 1 << 20
+MAX_QUERY_CHARS = 10_000
+OPS = ("ping", "ask", "note", "neighbours", "status", "stop")
+# The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
+# is a second front door.
+SETTING_RANGES = {"k": (1, 200), "depth": (1, 1000), "seeds": (0, 1000), "max_new": (0, 1000), "pool": (1, 1000)}
+
+
+class ProtocolError(Exception):
+    """A request the server cannot take, or a reply the client cannot read."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def ok(result: Any) -> dict[str, Any]:
+    return {"v": VERSION, "ok": True, "result": result}
+
+
+def error(code: str, message: str) -> dict[str, Any]:
+    return {"v": VERSION, "ok": False, "error": {"code": code, "message": message}}
+
+
+def request(op: str, vault: str, **fields: Any) -> dict[str, Any]:
+    return {"v": VERSION, "op": op, "vault": vault, **fields}
+
+
+def parse_request(data: bytes) -> dict[str, Any]:
+    """One request line → a checked dict; ``ProtocolError("bad_request")`` otherwise."""
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ProtocolError("bad_request", f"request over {MAX_REQUEST_BYTES} bytes")
+    try:
+        message = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ProtocolError("bad_request", "a request is one JSON object on one line") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("bad_request", "a request is one JSON object on one line")
+    if message.get("v") != VERSION:
+        raise ProtocolError("bad_request", f"protocol version {message.get('v')!r} is not {VERSION}")
+    op = message.get("op")
+    if op not in OPS:
+        raise ProtocolError("bad_request", f"unknown op {op!r}: one of {', '.join(OPS)}")
+    if not isinstance(message.get("vault"), str) or not message["vault"]:
+        raise ProtocolError("bad_request", "every request names its vault (an absolute path)")
+    wait = message.get("wait", 0)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 600:
+        raise ProtocolError("bad_request", "wait: seconds between 0 and 600")
+    if op == "ask":
+        _check_ask(message)
+    elif op in ("note", "neighbours"):
+        _text_field(message, "note", 4096)
+        if message.get("heading") is not None:
+            _text_field(message, "heading", 4096)
+        if message.get("max_chars") is not None:
+            _int_field(message, "max_chars", 1, 10_000_000)
+    return message
+
+
+def _check_ask(message: dict[str, Any]) -> None:
+    _text_field(message, "query", MAX_QUERY_CHARS)
+    modes = message.get("modes")
+    if not isinstance(modes, list) or not 1 <= len(modes) <= 2 or not all(isinstance(m, str) for m in modes):
+        raise ProtocolError("bad_request", "modes: a list of one or two mode names")
+    settings = message.get("settings", {})
+    if not isinstance(settings, dict):
+        raise ProtocolError("bad_request", "settings: an object")
+    for name in settings:
+        if name not in SETTING_RANGES:
+            raise ProtocolError("bad_request", f"unknown setting {name!r}")
+        _int_field(settings, name, *SETTING_RANGES[name])
+    if not isinstance(message.get("update", True), bool):
+        raise ProtocolError("bad_request", "update: true or false")
+    if message.get("output", "full") not in ("full", "json"):
+        raise ProtocolError("bad_request", 'output: "full" or "json"')
+
+
+def _text_field(message: dict[str, Any], name: str, limit: int) -> None:
+    value = message.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ProtocolError("bad_request", f"{name}: a non-empty string")
+    if len(value) > limit:
+        raise ProtocolError("bad_request", f"{name}: over {limit} characters")
+
+
+def _int_field(message: dict[str, Any], name: str, low: int, high: int) -> None:
+    value = message.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ProtocolError("bad_request", f"{name}: a whole number from {low} to {high}")
+
+
+# ----- recall results on the wire -------------------------------------------------------------
+
+
+def settings_to_dict(settings: RecallSettings) -> dict[str, int]:
+    return {name: getattr(settings, name) for name in SETTING_RANGES}
+
+
+def settings_from_dict(data: dict[str, int]) -> RecallSettings:
+    settings = RecallSettings()
+    for name, value in data.items():
+        setattr(settings, name, value)
+    return settings
+
+
+def encode_result(result: RecallResult) -> dict[str, Any]:
+    """Every field of a result, so a client renders exactly what an in-process run would."""
+    return asdict(result)
+
+
+def decode_result(data: dict[str, Any]) -> RecallResult:
+    """The ``RecallResult`` that ``encode_result`` wrote; ``ProtocolError`` when it is not one."""
+    try:
+        fields = dict(data)
+        fields["gate"] = Gate(**fields["gate"])
+        fields["results"] = [_candidate(c) for c in fields["results"]]
+        return RecallResult(**fields)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ProtocolError("internal", f"the server sent a result this client cannot read ({exc})") from None
+
+
+def _candidate(data: dict[str, Any]) -> Candidate:
+    fields = dict(data)
+    if fields.get("via") is not None:
+        fields["via"] = Via(**fields["via"])
+    return Candidate(**fields)

@@ -1,0 +1,113 @@
+"""Where a vault's server keeps its files, and what its record says. Standard library only.
+
+In a folder beside the vault's index folder (``$BRAIN_HOME/vaults/<name>-<hash>.serve/``, mode
+0700): beside it, not in it, because ``brain index --rebuild`` swaps the index folder whole,
+and the socket and the record must outlive that.
+
+    serve.lock   held (flock) by the running server for its whole life: one server per vault,
+                 and a lock nobody holds means anything else here is stale (a ``kill -9``)
+    serve.sock   the Unix socket, mode 0600 (owner only)
+    serve.json   the record: pid, vault, socket, start time, HTTP address and token; mode 0600
+
+A socket path longer than the platform allows (about 100 bytes) goes to a private folder
+under the temporary directory instead; ``serve.json`` says where.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import config
+
+LOCK_FILE = "serve.lock"
+SOCKET_FILE = "serve.sock"
+RECORD_FILE = "serve.json"
+MAX_SOCKET_PATH = 100  # bytes; sun_path is 104 (macOS) or 108 (Linux) with the terminator
+
+
+def runtime_dir(root: Path) -> Path:
+    """The server's folder for this vault: ``<index folder>.serve``."""
+    index = config.index_dir(root)
+    return index.with_name(index.name + ".serve")
+
+
+def record_path(root: Path) -> Path:
+    return runtime_dir(root) / RECORD_FILE
+
+
+def lock_path(root: Path) -> Path:
+    return runtime_dir(root) / LOCK_FILE
+
+
+def socket_path(root: Path) -> Path:
+    """The socket's path: in the server's folder, or a short private path when that is too long."""
+    preferred = runtime_dir(root) / SOCKET_FILE
+    if len(os.fsencode(str(preferred))) <= MAX_SOCKET_PATH:
+        return preferred
+    digest = hashlib.sha1(os.fsencode(str(runtime_dir(root)))).hexdigest()[:16]
+    return private_dir() / f"{digest}.sock"
+
+
+def private_dir() -> Path:
+    """``<tmp>/brain-<uid>``, created 0700 and checked to be ours and private."""
+    import tempfile  # only for the rare long path: not on every client's import
+
+    folder = Path(tempfile.gettempdir()) / f"brain-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.lstat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
+        raise OSError(f"{folder} is not a private folder of this user; remove it and try again")
+    return folder
+
+
+def read_record(root: Path) -> dict[str, Any] | None:
+    """The running (or stale) server's record, or None when there is none or it is unreadable."""
+    try:
+        data = json.loads(record_path(root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_record(root: Path, record: dict[str, Any]) -> None:
+    """Write ``serve.json`` atomically, owner-only from the start (it may hold the HTTP token)."""
+    path = record_path(root)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=2, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
+def pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def lock_is_held(root: Path) -> bool:
+    """Whether a server holds this vault's lock now (without taking it for long)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: trust the record's pid
+        record = read_record(root)
+        return bool(record and pid_alive(record.get("pid")))
+    try:
+        with open(lock_path(root), "a") as handle:  # closing releases a lock we took
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+    except OSError:
+        return False
+    return False

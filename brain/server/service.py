@@ -1,0 +1,580 @@
+"""The warm index of one vault: what ``brain serve`` answers from, and ``brain mcp`` without one.
+
+Threads, and the one thing each owns:
+
+- **The query thread** runs every operation that reads the index (``ask``, ``note``,
+  ``neighbours``), one at a time in arrival order. It is the only user of the current
+  snapshot's SQLite connection. Callers (socket and HTTP handler threads, MCP tool threads)
+  submit a job and wait for its result with a deadline. One thread is deliberate: queries take
+  tens of milliseconds, the machine has few cores, and a SQLite connection is not shared.
+- **The indexing thread** (``watcher.py``) runs the same ``index_vault`` as ``brain index``, on
+  its own connection and under the vault's index lock, for a full scan at start and after every
+  settled batch of changes. When a pass has committed, it opens a new snapshot
+  (``recall.opening.open_snapshot``: a ``Recaller`` whose store holds one read transaction, with
+  the FAISS index of exactly that state and the link graph, names and successors built from it)
+  and swaps it in by replacing one reference. The old snapshot is closed by the query thread,
+  after the query that may be using it.
+- **The embedding model** is shared: ``SerialEmbedder`` lets one call in at a time and feeds the
+  indexer in small slices, so a query waits for at most one slice of an indexing batch.
+
+So every query reads one snapshot from start to end: its vectors, graph, names, successors and
+every SQLite row come from one committed index state, never half of an update. Readers keep
+answering from the last snapshot while a pass runs; ``ask`` with ``update`` waits (up to its
+deadline) for changes the watcher has seen, as ``brain ask`` indexes them first in-process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .. import config
+from ..embed import Embedder, LazyEmbedder
+from ..errors import BrainError
+from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
+from ..index.store import IndexStore
+from ..recall.opening import open_snapshot
+from ..recall.types import Mode, RecallResult, RecallSettings
+from . import protocol
+from .watcher import Batch, VaultWatcher
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..recall.pipeline import Recaller
+
+log = logging.getLogger("brain")
+
+T = TypeVar("T")
+EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
+QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
+PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
+
+
+class Starting(BrainError):
+    """No index state is loaded yet (the first scan or the model load is still running)."""
+
+
+class Busy(BrainError):
+    """The query thread did not get to the request in time."""
+
+
+class SerialEmbedder:
+    """One model for the query thread and the indexer, one call at a time.
+
+    Indexing goes through in slices of ``EMBED_SLICE`` texts, so a query waits for at most one
+    slice. Serialising also keeps torch's process-wide thread setting (``embed_query`` lowers it
+    for one query) from changing under an indexing batch.
+    """
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.name = inner.name
+        self._lock = threading.RLock()
+
+    def ensure_loaded(self) -> float | None:
+        load = getattr(self.inner, "ensure_loaded", None)
+        if load is None:
+            return None
+        with self._lock:
+            return load()
+
+    @property
+    def dim(self) -> int:
+        with self._lock:
+            return self.inner.dim
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self.inner.embed_query(text)
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        import numpy as np
+
+        texts = list(texts)
+        if not texts:
+            with self._lock:
+                return self.inner.embed_documents(texts)
+        parts = []
+        for start in range(0, len(texts), EMBED_SLICE):
+            with self._lock:
+                parts.append(self.inner.embed_documents(texts[start : start + EMBED_SLICE]))
+        return np.concatenate(parts)
+
+    def __getattr__(self, name: str) -> Any:  # query_prefix, passage_prefix, ... of the model
+        if name.startswith("_") or name == "inner":
+            raise AttributeError(name)
+        with self._lock:
+            return getattr(self.inner, name)
+
+
+@dataclass
+class Snapshot:
+    recaller: Recaller
+    marker: tuple  # (file identity, vectors_version, resolver_key): which committed state it holds
+    opened_at: float
+    counts: dict[str, int]
+    folders: frozenset[str]  # every folder holding an indexed note (the watcher's deleted-folder check)
+
+
+@dataclass
+class _Job:
+    fn: Callable[[Recaller], Any]
+    future: Future = field(default_factory=Future)
+
+
+@dataclass
+class _Close:
+    snapshot: Snapshot
+
+
+_STOP = object()
+
+
+class Service:
+    """One vault's warm index and the operations on it (``handle`` takes protocol requests)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        embedder: Embedder | None = None,
+        watch: bool = True,
+        rerank_model: str | bool | None = True,
+        settle_ms: int = 300,
+        rescan_seconds: float = 300.0,
+        force_polling: bool | None = None,
+    ):
+        self.root = root
+        self.model = embedder.name if embedder is not None else config.embed_model_name()
+        self.embedder = SerialEmbedder(embedder if embedder is not None else LazyEmbedder(self.model))
+        self.rerank_model = rerank_model
+        self.started_at = time.time()
+        self.queries = 0
+        self.errors = 0
+        self.state = "starting"  # starting → ready; failed (with ``failure``) when no state can load
+        self.failure: str | None = None
+        self.last_update: dict[str, Any] | None = None
+        self._snapshot: Snapshot | None = None
+        self._cond = threading.Condition()
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._query_thread = threading.Thread(target=self._query_loop, name="brain-query", daemon=True)
+        self._last_probe = 0.0
+        self._failed_marker: tuple | None = None  # a committed state that would not load
+        self.blocked = False  # our pass waits for another process's `brain index`
+        self._counter = threading.Lock()
+        self.watcher = VaultWatcher(
+            root,
+            self._on_batch,
+            on_idle=self._on_idle,
+            known_folder=self._known_folder,
+            watch=watch,
+            settle_ms=settle_ms,
+            rescan_seconds=rescan_seconds,
+            force_polling=force_polling,
+        )
+
+    # ----- life -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check the index's model now (a mismatch is an error before anything starts), then run."""
+        self._check_model()
+        self._query_thread.start()
+        self.watcher.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.watcher.stop(timeout)
+        if self._query_thread.is_alive():
+            self._jobs.put(_STOP)
+            self._query_thread.join(timeout)
+
+    def wait_ready(self, timeout: float) -> bool:
+        """True once a snapshot is loaded (or loading failed for good); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._snapshot is None and self.state == "starting":
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.5))
+        return True
+
+    def _check_model(self) -> None:
+        directory = config.index_dir(self.root)
+        if not (directory / "index.db").exists():
+            return
+        store = IndexStore.open(directory, create=False)
+        try:
+            check_model(store, self.model)
+        finally:
+            store.close()
+
+    # ----- the indexing thread: passes and snapshots ------------------------------------------
+
+    def _on_batch(self, batch: Batch) -> None:
+        """Index what changed (the whole vault is re-planned: renames, folders, missed events),
+        then swap in a snapshot of the new state."""
+        started = time.monotonic()
+        if batch.reason == "start" and self._snapshot is None:
+            self._warm_model()
+            if (config.index_dir(self.root) / "index.db").exists():
+                self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
+        try:
+            report = self._index()
+        finally:
+            self.blocked = False
+        if report is None:
+            return
+        changed = report.new + report.changed + report.removed + report.renamed
+        if (changed or self._snapshot is None or self._moved()) and not self._refresh():
+            return
+        if changed or batch.reason == "start":
+            now = time.monotonic()
+            self.last_update = {
+                "reason": batch.reason,
+                "finished_at": _iso(time.time()),
+                "took_s": round(now - started, 3),
+                "lag_s": round(now - batch.first_seen, 3),  # first event seen → answerable
+                "new": report.new,
+                "changed": report.changed,
+                "removed": report.removed,
+                "renamed": report.renamed,
+                "embedded": report.embedded,
+            }
+            log.info(
+                "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%.2f s after the first event)",
+                batch.reason,
+                report.new,
+                report.changed,
+                report.removed,
+                report.renamed,
+                now - started,
+                now - batch.first_seen,
+            )
+
+    def _index(self) -> Any:  # -> IndexReport | None (the pass failed, or the server stops)
+        """``index_vault``, the same as `brain index`; waits its turn behind another writer."""
+        while True:
+            try:
+                return index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
+            except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
+                self.blocked = True  # meanwhile queries do not wait for us
+                if self.watcher.stopping.wait(0.5):
+                    return None
+            except BrainError as exc:
+                log.error("indexing %s failed: %s", self.root, exc)
+                self._fail_if_nothing_loaded(str(exc))
+                return None
+            except Exception as exc:
+                log.exception("indexing %s failed", self.root)
+                self._fail_if_nothing_loaded(f"indexing failed ({type(exc).__name__}: {exc})")
+                return None
+
+    def _on_idle(self) -> None:
+        """Every few seconds: an index changed by another process (`brain index`) is picked up."""
+        now = time.monotonic()
+        if now - self._last_probe < PROBE_EVERY or self._snapshot is None:
+            return
+        self._last_probe = now
+        if self._moved():
+            log.info("the index changed outside this server; loading the new state")
+            self._refresh()
+
+    def _moved(self) -> bool:
+        """Whether the committed index differs from the snapshot's and is complete (links
+        resolved), and is not a state that already failed to load (it is said once, not every probe)."""
+        current = self._snapshot
+        directory = config.index_dir(self.root)
+        try:
+            store = IndexStore.open_snapshot(directory)
+        except Exception:  # noqa: BLE001 - no index yet, or a rebuild swapping files: not now
+            return False
+        try:
+            marker = _marker(store)
+            complete = store.get_meta("links_dirty") in (None, "0")
+        except Exception:  # noqa: BLE001
+            return False
+        finally:
+            store.close()
+        if marker == self._failed_marker:
+            return False
+        return complete and (current is None or marker != current.marker)
+
+    def _warm_model(self) -> None:
+        """Load the model before the first snapshot is published, so no query pays for it."""
+        try:
+            self.embedder.ensure_loaded()
+            self.embedder.embed_query("warm up")  # first call initialises the kernels
+        except BrainError as exc:
+            log.error("the embedding model did not load: %s", exc)
+
+    def _refresh(self, *, quiet: bool = False) -> bool:
+        """Open a snapshot of the committed index and swap it in. ``quiet``: a failure is not news
+        (the index as it was before the first pass, which may not exist yet)."""
+        try:
+            recaller = open_snapshot(self.root, self.embedder, rerank_model=self.rerank_model)
+        except Exception as exc:
+            if quiet:
+                log.info("no index to answer from before the first pass (%s)", exc)
+                return False
+            if isinstance(exc, BrainError):
+                log.error("could not load the index of %s: %s", self.root, exc)
+                message = str(exc)
+            else:
+                log.exception("could not load the index of %s", self.root)
+                message = f"could not load the index ({type(exc).__name__}: {exc})"
+            self._fail_if_nothing_loaded(message)
+            self._failed_marker = self._current_marker()
+            return False
+        self._failed_marker = None
+        store = recaller.store
+        snapshot = Snapshot(
+            recaller=recaller,
+            marker=_marker(store),
+            opened_at=time.time(),
+            counts={k: v for k, v in store.counts().items()},
+            folders=_folders(store.note_paths()),
+        )
+        with self._cond:
+            old, self._snapshot = self._snapshot, snapshot
+            self.state, self.failure = "ready", None
+            self._cond.notify_all()
+        if old is not None:
+            self._jobs.put(_Close(old))  # after any query still reading it
+        return True
+
+    def _current_marker(self) -> tuple | None:
+        try:
+            store = IndexStore.open_snapshot(config.index_dir(self.root))
+        except Exception:  # noqa: BLE001
+            return None
+        try:
+            return _marker(store)
+        except Exception:  # noqa: BLE001
+            return None
+        finally:
+            store.close()
+
+    def _fail_if_nothing_loaded(self, message: str) -> None:
+        with self._cond:
+            if self._snapshot is None:
+                self.state, self.failure = "failed", message
+                self._cond.notify_all()
+
+    def _known_folder(self, rel: str) -> bool:
+        snapshot = self._snapshot
+        return snapshot is not None and rel in snapshot.folders
+
+    # ----- the query thread -------------------------------------------------------------------
+
+    def _query_loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is _STOP:
+                break
+            if isinstance(job, _Close):
+                job.snapshot.recaller.close()
+                continue
+            if not job.future.set_running_or_notify_cancel():
+                continue  # its caller gave up waiting
+            snapshot = self._snapshot
+            try:
+                if snapshot is None:
+                    raise Starting(self.failure or "brain serve is still loading the index")
+                job.future.set_result(job.fn(snapshot.recaller))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                job.future.set_exception(exc)
+        with self._cond:
+            snapshot, self._snapshot = self._snapshot, None
+        if snapshot is not None:
+            snapshot.recaller.close()
+
+    def run(self, fn: Callable[[Recaller], T], *, timeout: float) -> T:
+        """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``."""
+        if self._snapshot is None:
+            with self._cond:
+                if self._snapshot is None and self.state == "failed":
+                    raise BrainError(self.failure or "the index could not be loaded")
+        job = _Job(fn)
+        self._jobs.put(job)
+        try:
+            return job.future.result(timeout=timeout)
+        except FutureTimeout:
+            job.future.cancel()
+            raise Busy(f"no answer within {timeout:.0f} s; the server is busy") from None
+
+    # ----- operations -------------------------------------------------------------------------
+
+    def ask(
+        self, query: str, modes: Sequence[str], settings: RecallSettings, *, update: bool = True, wait: float = 0.0
+    ) -> list[RecallResult]:
+        parsed = [Mode.parse(m) for m in modes]  # a bad mode is the caller's error, at once
+        deadline = time.monotonic() + wait
+        self._wait_for_snapshot(deadline)
+        if update:
+            self._wait_until_settled(deadline)
+        pending = max(1, self.watcher.pending) if self.watcher.busy else 0
+        results = self.run(lambda r: r.compare(query, parsed, settings), timeout=wait + QUERY_GRACE)
+        with self._counter:
+            self.queries += 1
+        if pending:
+            doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
+            message = f"{pending} notes changed since the last index and {doing}; answering from the index as it is"
+            for result in results:
+                result.stale = pending
+                result.warnings.append(message)
+        return results
+
+    def note(
+        self, ref: str, heading: str | None = None, max_chars: int | None = None, *, wait: float = 0.0
+    ) -> dict[str, Any]:
+        from ..reading import DEFAULT_MAX_CHARS, read_note
+
+        self._wait_for_snapshot(time.monotonic() + wait)
+        limit = max_chars or DEFAULT_MAX_CHARS
+        return self.run(
+            lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE
+        )
+
+    def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
+        from ..reading import neighbours
+
+        self._wait_for_snapshot(time.monotonic() + wait)
+        return self.run(lambda r: neighbours(r.store, ref), timeout=QUERY_GRACE)
+
+    def status(self) -> dict[str, Any]:
+        snapshot = self._snapshot
+        watcher = self.watcher
+        return {
+            "vault": str(self.root),
+            "pid": os.getpid(),
+            "started_at": _iso(self.started_at),
+            "uptime_s": round(time.time() - self.started_at, 1),
+            "state": self.state,
+            "failure": self.failure,
+            "model": self.model,
+            "queries": self.queries,
+            "errors": self.errors,
+            "index": None
+            if snapshot is None
+            else {
+                "notes": snapshot.counts["notes"],
+                "chunks": snapshot.counts["chunks"],
+                "vectors_version": snapshot.marker[2],
+                "loaded_at": _iso(snapshot.opened_at),
+            },
+            "watch": {
+                "mode": watcher.mode,
+                "batches": watcher.batches,
+                "passes": watcher.passes,
+                "busy": watcher.busy,
+                "pending": watcher.pending if watcher.busy else 0,
+                "behind_s": watcher.behind(),
+            },
+            "last_update": self.last_update,
+        }
+
+    def _wait_for_snapshot(self, deadline: float) -> None:
+        with self._cond:
+            while self._snapshot is None:
+                if self.state == "failed":
+                    raise BrainError(self.failure or "the index could not be loaded")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Starting("brain serve is still loading the index (the first scan, or the model)")
+                self._cond.wait(min(left, 0.25))
+
+    def _wait_until_settled(self, deadline: float) -> None:
+        """Wait while the watcher holds changes not yet in the snapshot, up to ``deadline``."""
+        while self.watcher.busy and not self.blocked:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            with self._cond:
+                self._cond.wait(min(left, 0.05))
+
+    # ----- requests ---------------------------------------------------------------------------
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One checked request (``protocol.parse_request``) → its reply. Never raises."""
+        from ..reading import NoteNotFound, OutsideVault
+
+        try:
+            if os.path.realpath(message["vault"]) != str(self.root):
+                raise protocol.ProtocolError(
+                    "wrong_vault", f"this server answers for {self.root}, not {message['vault']}"
+                )
+            op = message["op"]
+            if op == "ping":
+                return protocol.ok({"pid": os.getpid(), "vault": str(self.root)})
+            if op == "status":
+                return protocol.ok(self.status())
+            if op == "ask":
+                results = self.ask(
+                    message["query"],
+                    message["modes"],
+                    protocol.settings_from_dict(message.get("settings", {})),
+                    update=message.get("update", True),
+                    wait=float(message.get("wait", 0)),
+                )
+                if message.get("output") == "json":
+                    from ..output import result_json
+
+                    return protocol.ok({"results": [result_json(r) for r in results]})
+                return protocol.ok({"results": [protocol.encode_result(r) for r in results]})
+            wait = float(message.get("wait", 0))
+            if op == "note":
+                return protocol.ok(
+                    self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait)
+                )
+            if op == "neighbours":
+                return protocol.ok(self.neighbours(message["note"], wait=wait))
+            raise protocol.ProtocolError("bad_request", f"op {op!r} is not answered here")
+        except protocol.ProtocolError as exc:
+            return protocol.error(exc.code, exc.message)
+        except Starting as exc:
+            return protocol.error("starting", str(exc))
+        except Busy as exc:
+            return protocol.error("busy", str(exc))
+        except OutsideVault as exc:
+            return protocol.error("refused", str(exc))
+        except NoteNotFound as exc:
+            return protocol.error("not_found", str(exc))
+        except BrainError as exc:
+            return protocol.error("brain_error", str(exc))
+        except Exception as exc:
+            with self._counter:
+                self.errors += 1
+            log.exception("request %s failed", message.get("op"))
+            return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+
+def _marker(store: Any) -> tuple:
+    try:
+        st = os.stat(store.directory / "index.db")
+        identity: tuple = (st.st_dev, st.st_ino)
+    except OSError:
+        identity = ()
+    return (identity, store.get_meta("resolver_key"), store.vectors_version())
+
+
+def _folders(paths: set[str]) -> frozenset[str]:
+    folders = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folders.add("/".join(parts[:depth]))
+    return frozenset(folders)
+
+
+def _iso(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))

@@ -1,0 +1,252 @@
+"""Watching a vault with ``watchfiles`` and turning what changed into index passes.
+
+What file systems report is a hint, not a record: an editor's atomic save arrives as "added",
+a renamed or moved-in folder only as the folder, files written right after ``mkdir`` can be
+missed, and the order of events is lost. So an event only decides *when* to index, never
+*what*: each pass is ``index_vault`` over the whole vault (the same function as ``brain
+index``), which re-plans from disk by size, mtime and hash and so gets renames, folders and
+missed files right. A pass is cheap when little changed (a stat walk, then only the changed
+notes are read and embedded).
+
+Batches: events are gathered until the vault has been quiet for ``settle_ms`` (or for at most
+``max_wait_seconds`` of continuous change), so a ``git checkout`` of a thousand files is one
+pass. Events in dot-folders (``.obsidian``, ``.git``, ``.trash``), in ``.brainignore``d paths,
+sync-conflict copies and files that are neither notes nor folders never wake the indexer
+(the rules are ``vault.excluded``, the same as the scan's). A full pass runs at start and every
+``rescan_seconds`` as a safety net. When the kernel's watches run out, it falls back to
+polling, loudly in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..vault import IGNORE_FILE, excluded, load_ignore
+
+log = logging.getLogger("brain")
+
+STEP_MS = 50  # how often watchfiles looks for new events while a batch grows
+MAX_DEBOUNCE_MS = 2000  # watchfiles hands over a growing batch at least this often
+
+
+@dataclass
+class Batch:
+    reason: str  # start | changes | rescan
+    paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/") that changed
+    first_seen: float = field(default_factory=time.monotonic)  # when the first of them was noticed
+
+
+class VaultWatcher:
+    """Runs ``on_batch`` on its own thread: once at start, then for every settled batch."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_batch: Callable[[Batch], None],
+        *,
+        on_idle: Callable[[], None] = lambda: None,
+        known_folder: Callable[[str], bool] = lambda rel: False,
+        watch: bool = True,
+        settle_ms: int = 300,
+        max_wait_seconds: float = 10.0,
+        rescan_seconds: float = 300.0,
+        force_polling: bool | None = None,
+    ):
+        self.root = root
+        self.on_batch = on_batch
+        self.on_idle = on_idle
+        self.known_folder = known_folder
+        self.watch_enabled = watch
+        self.settle_ms = settle_ms
+        self.max_wait_seconds = max_wait_seconds
+        self.rescan_seconds = rescan_seconds
+        self.force_polling = force_polling
+        self.mode = "starting" if watch else "off"
+        self.batches = 0  # batches of changes seen
+        self.passes = 0  # index passes run (start and rescans included)
+        self.stopping = threading.Event()
+        self._pending: set[str] = set()
+        self._first_seen: float | None = None
+        self._running = False  # a pass is running
+        self._in_flight = 0  # paths of the batch that pass is indexing
+        self._started = False
+        self._spec = load_ignore(root)
+        self._thread = threading.Thread(target=self._run, name="brain-watch", daemon=True)
+
+    # ----- what the service reads -----------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Changes seen (or the first scan) not yet in the served index."""
+        return not self._started or self._running or bool(self._pending)
+
+    @property
+    def pending(self) -> int:
+        """Changed paths not yet served: gathered, and in the pass now running."""
+        return len(self._pending) + self._in_flight
+
+    def behind(self) -> float | None:
+        """Seconds since the oldest change not yet served, or None when level."""
+        return None if self._first_seen is None else round(time.monotonic() - self._first_seen, 3)
+
+    # ----- life -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("the indexing thread did not stop within %.0f s; leaving it", timeout)
+
+    def _run(self) -> None:
+        self._first_seen = time.monotonic()
+        self._pass(Batch("start", first_seen=self._first_seen))
+        self._started = True
+        if not self.watch_enabled:
+            while not self.stopping.wait(1.0):
+                self._idle()
+            return
+        force = self.force_polling
+        while not self.stopping.is_set():
+            try:
+                self._watch(force)
+                return
+            except FileNotFoundError:
+                log.error("the vault %s is gone; watching again when it is back", self.root)
+                if self.stopping.wait(5.0):
+                    return
+            except Exception as exc:
+                if force:
+                    log.exception("watching %s failed; retrying in 5 s", self.root)
+                    if self.stopping.wait(5.0):
+                        return
+                else:
+                    log.warning(
+                        "watching %s with file-system events failed (%s: %s); polling instead "
+                        "(raise fs.inotify.max_user_watches to go back to events)",
+                        self.root,
+                        type(exc).__name__,
+                        exc,
+                    )
+                    force = True
+
+    def _watch(self, force_polling: bool | None) -> None:
+        from watchfiles import watch
+
+        self.mode = "polling" if force_polling or os.environ.get("WATCHFILES_FORCE_POLLING") else "events"
+        last_pass = time.monotonic()
+        for changes in watch(
+            self.root,
+            watch_filter=self._wakes,
+            debounce=MAX_DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=self.stopping,
+            rust_timeout=self.settle_ms,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+            force_polling=force_polling,
+        ):
+            now = time.monotonic()
+            if changes:
+                paths = self._relevant(changes)
+                if paths:
+                    if not self._pending:
+                        self._first_seen = now
+                    self._pending |= paths
+                    if now - (self._first_seen or now) < self.max_wait_seconds:
+                        continue  # still changing: gather more before indexing
+                else:
+                    continue
+            if self._pending:  # quiet for settle_ms (a timeout), or changing for too long
+                self.batches += 1
+                batch, self._pending = frozenset(self._pending), set()
+                self._pass(Batch("changes", batch, self._first_seen or now))
+                last_pass = time.monotonic()
+            elif now - last_pass >= self.rescan_seconds:
+                self._first_seen = now
+                self._pass(Batch("rescan", first_seen=now))
+                last_pass = time.monotonic()
+            else:
+                self._idle()
+
+    def _pass(self, batch: Batch) -> None:
+        self._running = True
+        self._in_flight = len(batch.paths)
+        try:
+            self.passes += 1
+            self.on_batch(batch)
+        except Exception:
+            log.exception("an index pass failed")
+        finally:
+            self._running = False
+            self._in_flight = 0
+            if not self._pending:
+                self._first_seen = None
+
+    def _idle(self) -> None:
+        try:
+            self.on_idle()
+        except Exception:
+            log.exception("idle check failed")
+
+    # ----- which events matter ----------------------------------------------------------------
+
+    def _wakes(self, _change: object, path: str) -> bool:
+        """The cheap first filter (inside watchfiles): nothing under a dot-folder wakes us."""
+        rel = self._rel(path)
+        return rel is not None and (rel == IGNORE_FILE or not any(p.startswith(".") for p in rel.split("/")))
+
+    def _relevant(self, changes: Iterable[tuple[Any, str]]) -> set[str]:
+        """The changed paths that can change the index: notes, folders, ``.brainignore``."""
+        out: set[str] = set()
+        for _change, path in changes:
+            rel = self._rel(path)
+            if rel is None:
+                continue
+            if rel == IGNORE_FILE:
+                self._spec = load_ignore(self.root)
+                out.add(rel)
+                continue
+            is_dir = os.path.isdir(path)
+            if excluded(rel, self._spec, is_dir=is_dir):
+                continue
+            if rel.lower().endswith(".md"):
+                out.add(rel)
+            elif is_dir and self._holds_notes(path):
+                out.add(rel + "/")  # a folder renamed or moved in: its notes are not reported
+            elif not os.path.lexists(path) and self.known_folder(rel):
+                out.add(rel + "/")  # a folder deleted or renamed away
+        return out
+
+    def _holds_notes(self, path: str, limit: int = 20_000) -> bool:
+        """Whether a folder holds a note the scan would index (an empty new folder is no news)."""
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(path):
+            rel_dir = self._rel(dirpath) or ""
+            dirnames[:] = [d for d in dirnames if not excluded(f"{rel_dir}/{d}".lstrip("/"), self._spec, is_dir=True)]
+            for name in filenames:
+                if name.lower().endswith(".md") and not excluded(f"{rel_dir}/{name}".lstrip("/"), self._spec):
+                    return True
+            seen += len(filenames) + len(dirnames)
+            if seen > limit:
+                return True  # too big to look through here: let the pass decide
+        return False
+
+    def _rel(self, path: str) -> str | None:
+        try:
+            rel = os.path.relpath(path, self.root)
+        except ValueError:
+            return None
+        if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+            return None
+        return rel.replace(os.sep, "/")

@@ -1,0 +1,140 @@
+"""Servers for tests: in-process (a Daemon on threads) or as processes, always stopped.
+
+``served(vault)`` runs a real ``Daemon`` + ``Service`` in this process with the fake embedder,
+waits until it has loaded the index, and stops it whatever happens. ``BrainProcess`` runs the
+CLI (with the test embedders) as a child and kills it at the end if it is still there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from conftest import FakeEmbedder
+
+from brain.server import protocol, runtime
+from brain.server.daemon import Daemon
+from brain.server.service import Service
+
+TESTS = Path(__file__).resolve().parent
+LAUNCHER = TESTS / "brain_with_fakes.py"
+
+
+@contextlib.contextmanager
+def served(
+    vault: Path,
+    *,
+    embedder: Any = None,
+    watch: bool = True,
+    http: tuple[str, int] | None = None,
+    settle_ms: int = 150,
+    **service_options: Any,
+) -> Iterator[Daemon]:
+    service = Service(
+        vault.resolve(), embedder=embedder or FakeEmbedder(), watch=watch, settle_ms=settle_ms, **service_options
+    )
+    daemon = Daemon(vault.resolve(), service, http=http)
+    daemon.start()
+    try:
+        assert service.wait_ready(60), "the server did not load the index"
+        assert service.state == "ready", service.failure
+        wait_until(lambda: not service.watcher.busy, 60, "the first pass")
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "the condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def settled(daemon: Daemon, timeout: float = 30.0) -> None:
+    """Wait until the watcher has seen and served every change made so far."""
+    time.sleep(0.4)  # let the file system's events arrive
+    wait_until(lambda: not daemon.service.watcher.busy, timeout, "the watcher to settle")
+
+
+def raw_exchange(path: str | Path, payload: bytes, *, timeout: float = 10.0, shut: bool = True) -> bytes:
+    """Send bytes to a server socket, return everything it answers."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        sock.sendall(payload)
+        if shut:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        sock.close()
+
+
+def request(daemon: Daemon, op: str, vault: Path | str | None = None, **fields: Any) -> dict[str, Any]:
+    message = protocol.request(op, str(vault or daemon.root), **fields)
+    return json.loads(raw_exchange(daemon.socket_path, protocol.encode(message)))
+
+
+def brain_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(TESTS.parent))
+    env.update(extra)
+    return env
+
+
+class BrainProcess:
+    """``brain ARGS`` (with the test embedders) as a child process, killed at ``close``."""
+
+    def __init__(self, args: list[str], **env: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(LAUNCHER), *args],
+            env=brain_env(**env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+
+
+def run_brain(args: list[str], *, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), *args],
+        env=brain_env(**env),
+        capture_output=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def kill_recorded_server(vault: Path, sig: int = signal.SIGKILL) -> int | None:
+    """Signal the server named in the vault's serve.json, if any; its pid."""
+    record = runtime.read_record(vault.resolve())
+    pid = record.get("pid") if record else None
+    if isinstance(pid, int) and runtime.pid_alive(pid):
+        os.kill(pid, sig)
+        return pid
+    return None

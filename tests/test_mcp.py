@@ -1,0 +1,249 @@
+"""`brain mcp`: a real MCP client from the SDK over stdio, every tool, the vault boundary, and
+`brain mcp install`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from index_helpers import index_into
+from serve_helpers import LAUNCHER, brain_env, served
+
+from brain.cli import cli
+from brain.db import open_db
+from brain.ledger.store import recent_turns, write_turn
+
+TOOLS = {"search", "get_note", "neighbours", "recent_turns", "status"}
+
+
+def _index(vault: Path) -> None:
+    index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())
+
+
+def _seed_turns() -> None:
+    conn = open_db()
+    try:
+        for i, (project, ask, when) in enumerate(
+            [
+                ("brain", "fix the parser for wikilinks", "2026-11-20T10:00:00.000Z"),
+                ("brain", "add the watcher", "2026-11-28T10:00:00.000Z"),
+                ("shop", "refactor the cart", "2026-11-29T10:00:00.000Z"),
+            ]
+        ):
+            write_turn(
+                conn,
+                {
+                    "turn_key": f"s:{i}",
+                    "session_id": "s",
+                    "project": project,
+                    "ask": ask,
+                    "summary": f"done: {ask}",
+                    "started_at": when,
+                },
+            )
+    finally:
+        conn.close()
+
+
+def _texts(result) -> str:
+    return "".join(part.text for part in result.content)
+
+
+async def _session(calls, *, env: dict[str, str], vault: Path):
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[str(LAUNCHER), "mcp", "--vault", str(vault)], env=env)
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as session:
+        tools = (await session.list_tools()).tools
+        results = {}
+        for name, arguments in calls:
+            results[(name, json.dumps(arguments, sort_keys=True))] = await session.call_tool(name, arguments)
+        return tools, results
+
+
+CALLS = [
+    ("search", {"query": "how should agent memory work", "k": 3}),
+    ("search", {"query": "agent memory", "k": 2, "mode": "vector"}),
+    ("get_note", {"note": "GraphRAG", "heading": "Microsoft's GraphRAG"}),
+    ("get_note", {"note": "../../etc/passwd"}),
+    ("neighbours", {"note": "Graph RAG"}),
+    ("recent_turns", {"project": "brain", "text": "watcher"}),
+    ("recent_turns", {"since": "2026-11-25"}),
+    ("status", {}),
+]
+
+
+def _check(tools, results, vault: Path) -> None:
+    assert {t.name for t in tools} == TOOLS
+    for tool in tools:
+        assert len(tool.description) > 200, tool.name  # written for a model: when to use it, what comes back
+        assert tool.annotations.read_only_hint is True and tool.annotations.open_world_hint is False
+    by = {name: [r for (n, _), r in results.items() if n == name] for name in TOOLS}
+    search = json.loads(_texts(by["search"][0]))
+    assert search["mode"] == "hybrid+ppr" and len(search["results"]) == 3
+    assert {"path", "title", "snippet", "via", "score"} <= set(search["results"][0])
+    assert json.loads(_texts(by["search"][1]))["mode"] == "vector"
+    note, refused = by["get_note"]
+    assert not note.is_error and json.loads(_texts(note))["text"].startswith("## Microsoft's GraphRAG")
+    assert refused.is_error and "steps out of its folder" in _texts(refused)
+    links = json.loads(_texts(by["neighbours"][0]))
+    assert links["path"] == "AI/Graph RAG.md" and links["backlinks"]
+    turns = json.loads(_texts(by["recent_turns"][0]))
+    assert [t["ask"] for t in turns] == ["add the watcher"]
+    assert [t["ask"] for t in json.loads(_texts(by["recent_turns"][1]))] == ["refactor the cart", "add the watcher"]
+    status = json.loads(_texts(by["status"][0]))
+    assert status["vault"] == str(vault.resolve()) and status["notes"] > 0
+
+
+@pytest.mark.slow
+def test_a_real_mcp_client_lists_and_calls_every_tool_without_a_server(toy_vault, brain_home):
+    _index(toy_vault)
+    _seed_turns()
+    tools, results = asyncio.run(_session(CALLS, env=brain_env(), vault=toy_vault))
+    _check(tools, results, toy_vault)
+    assert json.loads(_texts(results[("status", "{}")]))["server"] is None
+    log = (brain_home / "logs" / "mcp.log").read_text()
+    assert "loading the index in this process" in log
+
+
+@pytest.mark.slow
+def test_with_brain_serve_up_the_tools_are_answered_by_it(toy_vault, brain_home):
+    _index(toy_vault)
+    _seed_turns()
+    with served(toy_vault, watch=False) as daemon:
+        tools, results = asyncio.run(_session(CALLS, env=brain_env(), vault=toy_vault))
+        assert daemon.service.queries == 2  # both searches
+        _check(tools, results, toy_vault)
+        assert json.loads(_texts(results[("status", "{}")]))["server"]["pid"] == os.getpid()
+    assert "loading the index in this process" not in (brain_home / "logs" / "mcp.log").read_text()
+
+
+# ----- in this process (fast), for the boundary cases ------------------------------------------
+
+
+def _call(vault: Path, name: str, arguments: dict):
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(vault.resolve(), backend)) as session:
+            return await session.call_tool(name, arguments)
+
+    try:
+        return asyncio.run(go())
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize(
+    "note, message",
+    [
+        ("/etc/passwd", "absolute path"),
+        ("../outside.md", "steps out of its folder"),
+        ("AI/../../../etc/passwd", "steps out of its folder"),
+        ("~/.ssh/id_rsa", "absolute path"),
+        ("Leak.md", "outside the vault"),  # a symlink to a file outside
+        ("Linked/Inner", "outside the vault"),  # a note in a symlinked folder outside
+        (".trash/deleted note.md", "no note"),  # never indexed
+        ("Templates/Daily template", "no note"),  # .brainignore
+    ],
+)
+def test_get_note_refuses_anything_outside_the_vault(toy_vault, tmp_path, note, message):
+    (tmp_path / "secret.md").write_text("# Secret\n\nthe password is hunter2\n", encoding="utf-8")
+    (toy_vault / "Leak.md").symlink_to(tmp_path / "secret.md")
+    write(tmp_path / "outside", "Inner.md", "# Inner\n\nthe other password is hunter3\n")
+    (toy_vault / "Linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    _index(toy_vault)
+    result = _call(toy_vault, "get_note", {"note": note})
+    assert result.is_error and message in _texts(result)
+    assert "hunter" not in _texts(result)
+
+
+def test_a_tool_error_is_one_line_the_model_can_act_on(toy_vault):
+    _index(toy_vault)
+    result = _call(toy_vault, "search", {"query": "memory", "mode": "sideways"})
+    assert result.is_error and _texts(result).startswith("unknown mode 'sideways'")
+    result = _call(toy_vault, "get_note", {"note": "Grpah RAG"})
+    assert result.is_error and "did you mean 'Graph RAG'" in _texts(result)
+
+
+def test_recent_turns_filters(brain_home):
+    _seed_turns()
+    conn = open_db()
+    try:
+        assert [t["ask"] for t in recent_turns(conn, text="PARSER wikilinks")] == ["fix the parser for wikilinks"]
+        assert [t["ask"] for t in recent_turns(conn, text="parser cart")] == []  # every word must appear
+        assert [t["project"] for t in recent_turns(conn, since="2026-11-28T00:00:00")] == ["shop", "brain"]
+        assert [t["ask"] for t in recent_turns(conn, project="brain", since="2026-11-01", limit=1)] == [
+            "add the watcher"
+        ]
+    finally:
+        conn.close()
+
+
+# ----- brain mcp install -------------------------------------------------------------------------
+
+
+def test_install_merges_backs_up_and_is_idempotent(toy_vault, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    existing = {"mcpServers": {"github": {"type": "http", "url": "https://example.com/mcp"}}, "other": [1, 2]}
+    (project / ".mcp.json").write_text(json.dumps(existing), encoding="utf-8")
+    first = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert first.exit_code == 0, first.output
+    assert "added the MCP server 'brain'" in first.output and "backup:" in first.output
+    data = json.loads((project / ".mcp.json").read_text())
+    assert data["mcpServers"]["github"] == existing["mcpServers"]["github"] and data["other"] == [1, 2]
+    entry = data["mcpServers"]["brain"]
+    assert entry["type"] == "stdio" and Path(entry["command"]).is_absolute()
+    assert entry["args"][-3:] == ["mcp", "--vault", str(toy_vault.resolve())]
+    assert entry["env"]["BRAIN_HOME"] == os.environ["BRAIN_HOME"]
+    backups = sorted(project.glob(".mcp.json.bak-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == existing
+    again = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert again.exit_code == 0 and "already installed" in again.output
+    assert sorted(project.glob(".mcp.json.bak-*")) == backups  # nothing written
+    gone = CliRunner().invoke(cli, ["mcp", "uninstall"])
+    assert gone.exit_code == 0 and "removed the MCP server 'brain'" in gone.output
+    assert json.loads((project / ".mcp.json").read_text()) == existing
+
+
+def test_install_for_the_user_keeps_everything_else_in_claude_json(toy_vault, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    claude = tmp_path / ".claude.json"
+    claude.write_text(json.dumps({"projects": {"/x": {"allowedTools": []}}, "numStartups": 7}), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(toy_vault)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(claude.read_text())
+    assert data["numStartups"] == 7 and data["projects"] == {"/x": {"allowedTools": []}}
+    assert data["mcpServers"]["brain"]["args"][-1] == str(toy_vault.resolve())
+    out = CliRunner().invoke(cli, ["mcp", "uninstall", "--user"])
+    assert json.loads(claude.read_text())["mcpServers"] == {}
+
+
+@pytest.mark.parametrize(
+    "content, message", [("{not json", "is not valid JSON"), ('{"mcpServers": []}', "is not an object")]
+)
+def test_install_refuses_a_file_it_cannot_merge(toy_vault, tmp_path, monkeypatch, content, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".mcp.json").write_text(content, encoding="utf-8")
+    out = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output
+    assert (tmp_path / ".mcp.json").read_text() == content
+
+
+def test_install_dry_run_writes_nothing(toy_vault, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault), "--dry-run"])
+    assert out.exit_code == 0 and '"mcpServers"' in out.output and not (tmp_path / ".mcp.json").exists()

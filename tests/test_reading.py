@@ -1,0 +1,145 @@
+"""Reading notes back: by path, title or alias; sections; links; and never outside the vault."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from index_helpers import index_into
+
+from brain import config
+from brain.cli import cli
+from brain.index.store import IndexStore
+from brain.reading import NoteNotFound, OutsideVault, find_note, headings, neighbours, read_note
+
+
+@pytest.fixture
+def indexed(toy_vault):
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    store = IndexStore.open(config.index_dir(toy_vault), create=False)
+    yield toy_vault.resolve(), store
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "ref, path",
+    [
+        ("AI/Graph RAG.md", "AI/Graph RAG.md"),
+        ("AI/Graph RAG", "AI/Graph RAG.md"),
+        ("ai/graph rag", "AI/Graph RAG.md"),  # Obsidian ignores case
+        ("Graph RAG", "AI/Graph RAG.md"),  # file name
+        ("GraphRAG", "AI/Graph RAG.md"),  # alias
+        ("Graph-based retrieval", "AI/Graph RAG.md"),
+        ("AI\\Graph RAG.md", "AI/Graph RAG.md"),
+    ],
+)
+def test_a_note_is_found_by_path_title_or_alias(indexed, ref, path):
+    _, store = indexed
+    assert find_note(store, ref) == path
+
+
+def test_an_unknown_note_suggests_near_names(indexed):
+    _, store = indexed
+    with pytest.raises(NoteNotFound, match="did you mean 'Graph RAG'"):
+        find_note(store, "Grpah RAG")
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "/etc/passwd",
+        "../outside.md",
+        "AI/../../outside",
+        "..",
+        "~/.ssh/id_rsa",
+        "C:\\Windows\\win.ini",
+        "\\\\server\\share\\x.md",
+        "AI/Graph RAG.md\0.txt",
+    ],
+)
+def test_references_outside_the_vault_are_refused(indexed, ref):
+    root, store = indexed
+    with pytest.raises(OutsideVault):
+        read_note(store, root, ref)
+
+
+def test_a_note_that_is_a_symlink_out_of_the_vault_is_refused(tmp_path, toy_vault):
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nOutside the vault.\n", encoding="utf-8")
+    (toy_vault / "Leak.md").symlink_to(secret)
+    outside = tmp_path / "elsewhere"
+    write(outside, "Inner.md", "# Inner\n\nAlso outside.\n")
+    (toy_vault / "Linked").symlink_to(outside, target_is_directory=True)
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    store = IndexStore.open(config.index_dir(toy_vault), create=False)
+    try:
+        assert {"Leak.md", "Linked/Inner.md"} <= store.note_paths()  # the indexer follows them...
+        for ref in ("Leak.md", "Leak", "Linked/Inner.md", "Inner"):
+            with pytest.raises(OutsideVault, match="outside the vault"):
+                read_note(store, toy_vault.resolve(), ref)  # ...but reading never leaves the vault
+    finally:
+        store.close()
+
+
+def test_ignored_and_dot_folder_notes_cannot_be_read(indexed):
+    root, store = indexed
+    assert (root / ".trash" / "deleted note.md").exists() and (root / "Templates").is_dir()
+    for ref in (".trash/deleted note.md", "deleted note", "Templates/Daily template.md"):
+        with pytest.raises(NoteNotFound):
+            read_note(store, root, ref)
+
+
+def test_read_note_gives_text_frontmatter_and_sections(indexed):
+    root, store = indexed
+    note = read_note(store, root, "GraphRAG")
+    assert note["path"] == "AI/Graph RAG.md" and note["title"] == "Graph RAG"
+    assert note["frontmatter"]["aliases"] == ["GraphRAG", "Graph-based retrieval"]
+    assert not note["text"].startswith("---") and "# Graph RAG" in note["text"]
+    assert "Graph RAG > Microsoft's GraphRAG" in note["headings"]
+    section = read_note(store, root, "GraphRAG", heading="Microsoft's GraphRAG")
+    assert (
+        section["text"].startswith("## Microsoft's GraphRAG")
+        and section["heading"] == "Graph RAG > Microsoft's GraphRAG"
+    )
+    assert "##" not in section["text"][3:]  # stops at the next heading of its level
+    assert read_note(store, root, "GraphRAG", heading="graph rag > microsoft's graphrag")["text"] == section["text"]
+    with pytest.raises(NoteNotFound, match="no heading 'Nope'"):
+        read_note(store, root, "GraphRAG", heading="Nope")
+    cut = read_note(store, root, "GraphRAG", max_chars=200)
+    assert cut["truncated"] and len(cut["text"]) == 200 and cut["chars"] > 200
+
+
+def test_headings_inside_code_fences_are_not_sections():
+    body = "# Top\n\ntext\n\n```md\n# not a heading\n```\n\n## Sub\n\nmore\n\n# Next\n"
+    found = headings(body)
+    assert [h["path"] for h in found] == ["Top", "Top > Sub", "Next"]
+    assert found[0]["end"] == found[2]["line"]
+
+
+def test_neighbours_lists_links_and_backlinks(indexed):
+    _, store = indexed
+    data = neighbours(store, "Graph RAG")
+    targets = {link["path"] for link in data["links"] if link["path"]}
+    assert {"AI/Agent memory.md", "Home.md"} <= targets
+    anchored = [link for link in data["links"] if link["anchor"]]
+    assert anchored and anchored[0]["target"].startswith("Chunking strategies")
+    back = {(b["path"], b["kind"]) for b in data["backlinks"]}
+    assert ("Daily/2026-03-14.md", "embed") in back and ("Home.md", "wikilink") in back
+
+
+def test_note_and_neighbours_commands(indexed):
+    root, _ = indexed
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "GraphRAG", "--json"])
+    assert out.exit_code == 0 and json.loads(out.output)["path"] == "AI/Graph RAG.md"
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "GraphRAG"])
+    assert out.output.startswith("Graph RAG  (AI/Graph RAG.md)\n\n# Graph RAG")
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "/etc/passwd"])
+    assert out.exit_code == 1 and "absolute path" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Graph RAG"])
+    assert out.exit_code == 0 and "← Daily/2026-03-14.md  (embed)" in out.output
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Graph RAG"])
+    assert json.loads(out.output)["title"] == "Graph RAG"

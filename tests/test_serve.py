@@ -1,0 +1,637 @@
+"""`brain serve` in this process: the same answers as in-process, the socket's defences, the
+vault boundary, the watcher, and queries while it indexes (never a torn result)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import IndexView, index_into
+from serve_helpers import raw_exchange, request, served, settled, wait_until
+
+from brain import config
+from brain.cli import cli
+from brain.errors import ConfigError
+from brain.recall.types import RecallSettings
+from brain.server import client, protocol, runtime
+from brain.server.daemon import AlreadyRunning, Daemon, parse_http
+from brain.server.service import Service
+
+QUESTION = "how should agent memory work"
+
+
+def _index(vault: Path) -> None:
+    from conftest import FakeEmbedder
+
+    index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())
+
+
+def _invoke(*args: str) -> tuple[str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output + result.stderr
+    return result.stdout, result.stderr
+
+
+def _without_timings(text: str) -> dict:
+    data = json.loads(text)
+    for part in (data, data.get("a"), data.get("b")):
+        if isinstance(part, dict):
+            part.pop("timings_ms", None)
+    data.pop("ab_recall_id", None)
+    return data
+
+
+# ----- the same answer, with or without a server ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--json"],
+        ["--context", "--budget", "900"],
+        ["--graph", "--json"],
+        ["--mode", "vector", "-k", "4"],
+        ["--mode", "hybrid", "--depth", "7", "--seeds", "3", "--json"],
+        ["--ab", "--json"],
+        ["--ab", "--ab-modes", "vector,hybrid+ppr"],
+    ],
+)
+def test_ask_through_the_server_prints_what_an_in_process_run_prints(toy_vault, flags):
+    _index(toy_vault)
+    args = ["ask", "--vault", str(toy_vault), *flags, QUESTION]
+    with served(toy_vault) as daemon:
+        before = daemon.service.queries
+        served_out, served_err = _invoke(*args)
+        assert daemon.service.queries == before + 1  # the server answered it
+        local_out, local_err = _invoke(*args, "--no-server")
+        assert daemon.service.queries == before + 1  # and it did not answer this one
+    if "--json" in flags:
+        assert _without_timings(served_out) == _without_timings(local_out)
+    else:
+        served_out = served_out.replace("#2", "#1")  # the --ab row number
+        assert served_out == local_out
+        assert served_err.replace("#1", "#N") == local_err.replace("#2", "#N")
+
+
+def test_a_bad_mode_is_the_same_error_with_a_server(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault):
+        result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--mode", "sideways", QUESTION])
+    assert result.exit_code == 1
+    assert "unknown mode 'sideways'" in result.output and "Traceback" not in result.output
+
+
+def test_no_server_means_no_cost_and_no_message(toy_vault):
+    _index(toy_vault)
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["results"]
+
+
+def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch, caplog):
+    """A socket that accepts and never replies: brain ask answers in-process after the timeout."""
+    _index(toy_vault)
+    root = toy_vault.resolve()
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    path = runtime.socket_path(root)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(path))
+    silent.listen(8)
+    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
+    import fcntl
+
+    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live (hung) server holds it
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
+    try:
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        elapsed = time.monotonic() - started
+    finally:
+        silent.close()
+        lock.close()
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(" 1.")
+    # (the CLI's log handler keeps the stderr of the first CliRunner run: read the record instead)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("did not answer" in m and "answering in this process" in m for m in said), said
+    assert elapsed < 10
+
+
+# ----- the socket ------------------------------------------------------------------------------
+
+
+def test_socket_and_record_are_owner_only(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert stat.S_IMODE(os.stat(daemon.socket_path).st_mode) == 0o600
+        assert stat.S_ISSOCK(os.stat(daemon.socket_path).st_mode)
+        record_file = runtime.record_path(toy_vault.resolve())
+        assert stat.S_IMODE(os.stat(record_file).st_mode) == 0o600
+        record = runtime.read_record(toy_vault.resolve())
+        assert record["pid"] == os.getpid() and record["socket"] == str(daemon.socket_path)
+    assert not daemon.socket_path.exists() and not record_file.exists()  # cleaned up on stop
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"not json\n",
+        b"\xff\xfe\x00garbage\n",
+        b"[1, 2]\n",
+        b'{"v": 1}\n',
+        b'{"v": 2, "op": "ping", "vault": "/x"}\n',
+        b'{"v": 1, "op": "rm -rf", "vault": "/x"}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x"}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "settings": {"k": 0}}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": [], "settings": {}}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "settings": {"bogus": 1}}\n',
+        b'{"v": 1, "op": "note", "vault": "/x", "note": 42}\n',
+        b'{"v": 1, "op": "ping", "vault": "/x", "wait": -1}\n',
+        b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "output": "xml"}\n',
+        b"{" * 200 + b"\n",
+        b'{"v": 1, "op": "ping", "vault": "/x"',  # no end of line, then the client stops writing
+        b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b"\n",
+    ],
+)
+def test_garbage_on_the_socket_gets_an_error_reply_and_the_server_lives_on(toy_vault, payload):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        reply = json.loads(raw_exchange(daemon.socket_path, payload))
+        assert reply["ok"] is False and reply["error"]["code"] in ("bad_request", "wrong_vault")
+        assert reply["error"]["message"]
+        assert request(daemon, "ping")["ok"] is True
+        assert daemon.service.errors == 0
+
+
+def test_clients_that_leave_cost_nothing(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        ask = protocol.encode(
+            protocol.request("ask", str(daemon.root), query=QUESTION, modes=["hybrid+ppr"], settings={})
+        )
+        for _ in range(20):  # ask, then hang up before the answer
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(daemon.socket_path))
+            sock.sendall(ask)
+            sock.close()
+        for _ in range(5):  # connect and leave without a word
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(daemon.socket_path))
+            sock.close()
+        idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # connect and say nothing, for now
+        idle.connect(str(daemon.socket_path))
+        try:
+            reply = request(daemon, "ask", query=QUESTION, modes=["hybrid+ppr"], settings={"k": 3})
+        finally:
+            idle.close()
+        assert reply["ok"] is True and len(reply["result"]["results"][0]["results"]) == 3
+        assert daemon.service.errors == 0
+
+
+def test_a_second_server_on_the_same_vault_is_refused(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as first:
+        second = Daemon(first.root, Service(first.root, watch=False))
+        with pytest.raises(AlreadyRunning, match=f"already running for {first.root} .pid {os.getpid()}"):
+            second.start()
+        assert request(first, "ping")["ok"] is True  # the first one is untouched
+        assert runtime.read_record(first.root)["pid"] == os.getpid()
+
+
+def test_a_stale_socket_is_detected_and_replaced(toy_vault):
+    """What `kill -9` leaves: a socket file nobody listens on and a record naming a dead pid."""
+    _index(toy_vault)
+    root = toy_vault.resolve()
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    path = runtime.socket_path(root)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # the file stays; connecting to it is refused
+    runtime.write_record(root, {"pid": 2**22 + 12345, "socket": str(path), "vault": str(root)})
+    assert not runtime.lock_is_held(root)
+    with pytest.raises(client.NoServer):
+        client.call(root, "ping", timeout=2)
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
+    assert result.exit_code == 0 and "did not answer" not in result.output  # a stale record is no news
+    with served(toy_vault, watch=False) as daemon:
+        assert request(daemon, "ping")["result"]["pid"] == os.getpid()
+        assert runtime.read_record(root)["pid"] == os.getpid()
+
+
+# ----- one vault, one server --------------------------------------------------------------------
+
+
+def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
+    _index(toy_vault)
+    other = tmp_path / "other"
+    write(other, "Quokkas.md", "# Quokkas\n\nQuokkas are small marsupials that live on Rottnest Island.\n")
+    write(other, "Ferries.md", "# Ferries\n\nThe ferry to Rottnest leaves from Fremantle.\n")
+    _index(other)
+    with served(toy_vault, watch=False) as daemon:
+        reply = request(daemon, "ask", vault=other.resolve(), query="quokkas", modes=["vector"], settings={})
+        assert reply["error"]["code"] == "wrong_vault"
+        for op, fields in (
+            ("note", {"note": "Quokkas"}),
+            ("neighbours", {"note": "Quokkas"}),
+            ("status", {}),
+            ("stop", {}),
+        ):
+            assert request(daemon, op, vault=other.resolve(), **fields)["error"]["code"] == "wrong_vault"
+        assert request(daemon, "ping")["ok"]  # and the stop request for B did not stop A
+        # B's server folder pointing at A's socket (a copied folder, say): B's client falls back.
+        runtime.runtime_dir(other.resolve()).mkdir(parents=True, exist_ok=True)
+        runtime.write_record(other.resolve(), runtime.read_record(daemon.root))
+        queries = daemon.service.queries
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(other), "--json", "quokkas"])
+        assert out.exit_code == 0
+        assert {r["path"] for r in json.loads(out.output)["results"]} <= {"Quokkas.md", "Ferries.md"}
+        assert daemon.service.queries == queries
+
+
+# ----- status -----------------------------------------------------------------------------------
+
+
+def test_status_says_whether_a_server_is_up(toy_vault):
+    _index(toy_vault)
+    out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+    assert "server: none" in out.output
+    assert json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).output)["server"] is None
+    with served(toy_vault) as daemon:
+        _invoke("ask", "--vault", str(toy_vault), QUESTION)
+        out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        assert f"server: up (pid {os.getpid()}, up " in out.output and "1 queries" in out.output
+        data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).output)["server"]
+        assert data["pid"] == os.getpid() and data["queries"] == 1 and data["state"] == "ready"
+        assert data["socket"] == str(daemon.socket_path)
+        assert data["index"]["notes"] == data["index"]["notes"] > 0
+        assert data["last_update"]["reason"] == "start"
+
+
+# ----- HTTP -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value", ["0.0.0.0:8181", "192.168.1.5:80", "example.com:80", "[::]:80", "8181", "127.0.0.1:x"]
+)
+def test_http_is_only_ever_on_loopback(value):
+    with pytest.raises(ConfigError):
+        parse_http(value)
+
+
+def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
+    assert parse_http("localhost:0") == ("127.0.0.1", 0) and parse_http("[::1]:9") == ("::1", 9)
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        url = daemon.http_url()
+        port = url.split(":")[2].split("/")[0]
+        token = runtime.read_record(daemon.root)["token"]
+        body = json.dumps(
+            protocol.request("ask", str(daemon.root), query=QUESTION, modes=["vector"], settings={"k": 2})
+        )
+
+        def post(headers: dict[str, str]) -> tuple[int, dict]:
+            req = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=10) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        good = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
+        status, reply = post(good)
+        assert status == 200 and reply["ok"] and len(reply["result"]["results"][0]["results"]) == 2
+        assert "text" in reply["result"]["results"][0]["results"][0]  # the full result by default
+        body = json.dumps({**json.loads(body), "output": "json"})
+        status, reply = post(good)
+        assert status == 200 and set(reply["result"]["results"][0]["results"][0]) == {
+            "rank",
+            "path",
+            "title",
+            "heading",
+            "score",
+            "dense_score",
+            "rerank_score",
+            "snippet",
+            "via",
+            "date",
+            "recorded_from",
+            "recorded_to",
+        }
+        assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
+        assert post({k: v for k, v in good.items() if k != "Authorization"})[0] == 401
+        assert post({**good, "Host": f"evil.example:{port}"})[0] == 403  # DNS rebinding
+        assert post({**good, "Content-Type": "text/plain"})[0] == 415  # a cross-site form post
+
+
+# ----- the watcher ------------------------------------------------------------------------------
+
+
+def _paths(daemon: Daemon) -> set[str]:
+    return daemon.service.run(lambda r: r.store.note_paths(), timeout=10)
+
+
+def _top(daemon: Daemon, query: str) -> dict:
+    results = client.ask(daemon.root, query, ["hybrid+ppr"], RecallSettings(k=3), update=True, timeout=30)
+    return results[0].results[0].__dict__ if results[0].results else {}
+
+
+def test_the_watcher_follows_saves_renames_and_deletes(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        # an editor's atomic save: a temporary file, then a rename over the note
+        target = toy_vault / "AI" / "Agent memory.md"
+        tmp = toy_vault / "AI" / ".Agent memory.md.tmp-123"
+        tmp.write_text("# Agent memory\n\nThe zanzibar protocol replaces all episodic memory.\n", encoding="utf-8")
+        os.replace(tmp, target)
+        settled(daemon)
+        top = _top(daemon, "zanzibar")
+        assert top["path"] == "AI/Agent memory.md" and "zanzibar" in top["text"]
+
+        # a vim-style save: the note moved away, a new file written, the backup removed
+        os.replace(target, toy_vault / "AI" / "Agent memory.md~")
+        target.write_text("# Agent memory\n\nThe quagga ledger holds the episodic memory now.\n", encoding="utf-8")
+        (toy_vault / "AI" / "Agent memory.md~").unlink()
+        settled(daemon)
+        assert "quagga" in _top(daemon, "quagga")["text"]
+
+        os.rename(toy_vault / "Cooking" / "Knife skills.md", toy_vault / "Cooking" / "Blade craft.md")
+        settled(daemon)
+        assert "Cooking/Blade craft.md" in _paths(daemon) and "Cooking/Knife skills.md" not in _paths(daemon)
+
+        os.rename(toy_vault / "Cooking", toy_vault / "Kitchen")  # only the folder is reported
+        settled(daemon)
+        paths = _paths(daemon)
+        assert not any(p.startswith("Cooking/") for p in paths)
+        assert {"Kitchen/Blade craft.md", "Kitchen/Sourdough bread.md"} <= paths
+
+        (toy_vault / "People" / "Ada Lovelace.md").unlink()
+        import shutil
+
+        shutil.rmtree(toy_vault / "Kitchen")
+        settled(daemon)
+        paths = _paths(daemon)
+        assert "People/Ada Lovelace.md" not in paths and not any(p.startswith("Kitchen/") for p in paths)
+
+        # a new folder with notes written at once (inotify can miss files in a brand-new folder)
+        new = toy_vault / "Inbox" / "Deep" / "Deeper"
+        new.mkdir(parents=True)
+        for i in range(30):
+            (new / f"Idea {i}.md").write_text(f"# Idea {i}\n\nIdea number {i} about walruses.\n", encoding="utf-8")
+        settled(daemon)
+        assert {f"Inbox/Deep/Deeper/Idea {i}.md" for i in range(30)} <= _paths(daemon)
+        with IndexView(config.index_dir(toy_vault)) as view:
+            assert view.paths() == _paths(daemon)  # the served snapshot is the committed index
+
+
+def test_ignored_files_are_not_indexed_and_do_not_wake_the_indexer(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        passes = daemon.service.watcher.passes
+        for i in range(5):  # Obsidian rewrites its workspace file all the time
+            (toy_vault / ".obsidian" / "workspace.json").write_text(json.dumps({"n": i}), encoding="utf-8")
+            write(toy_vault, ".trash/Old.md", f"# Old {i}\n")
+            write(toy_vault, "Attachments/picture.png", "not a note")
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert daemon.service.watcher.passes == passes
+        assert "Templates/" in (toy_vault / ".brainignore").read_text(encoding="utf-8")
+        write(toy_vault, "Templates/Secret.md", "# Secret\n\nNever indexed.\n")
+        write(toy_vault, "Notes.sync-conflict-20260101-abc.md", "# Conflict copy\n")
+        time.sleep(1.0)
+        assert daemon.service.watcher.passes == passes
+        (toy_vault / ".brainignore").write_text("Templates/\nDaily/\n", encoding="utf-8")  # new rules: a pass
+        settled(daemon)
+        assert daemon.service.watcher.passes == passes + 1
+        paths = _paths(daemon)
+        assert not any(p.startswith("Daily/") for p in paths)
+        assert not any(p.startswith((".trash/", ".obsidian/", "Templates/")) or "sync-conflict" in p for p in paths)
+
+
+def test_a_burst_of_a_thousand_files_is_one_pass(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=300) as daemon:
+        passes = daemon.service.watcher.passes
+        burst = toy_vault / "Burst"
+        burst.mkdir()
+        for i in range(1000):
+            (burst / f"Card {i:04d}.md").write_text(f"# Card {i}\n\nCard {i} of the burst.\n", encoding="utf-8")
+        settled(daemon, timeout=120)
+        assert sum(p.startswith("Burst/") for p in _paths(daemon)) == 1000
+        # one pass; a second only if the machine stalled the writer for longer than the settle time
+        assert daemon.service.watcher.passes - passes <= 2, daemon.service.watcher.passes - passes
+        assert daemon.service.status()["last_update"]["reason"] == "changes"
+
+
+def test_a_note_saved_while_the_server_runs_is_answered_by_the_next_ask(toy_vault):
+    """`brain ask` right after a save waits for the watcher, as in-process it indexes first."""
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        write(toy_vault, "Fresh.md", "# Fresh\n\nThe okapi procedure is brand new.\n")
+        deadline = time.monotonic() + 20
+        while True:  # the watcher needs a moment to hear of it; then ask waits for the pass
+            top = _top(daemon, "okapi procedure")
+            if top.get("path") == "Fresh.md" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert top["path"] == "Fresh.md"
+
+
+def test_the_index_changed_by_another_process_is_picked_up(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        write(toy_vault, "Elsewhere.md", "# Elsewhere\n\nThe narwhal clause, indexed by `brain index`.\n")
+        _index(toy_vault)  # as `brain index` in another shell
+        wait_until(lambda: "Elsewhere.md" in _paths(daemon), 20, "the server to load the new index")
+
+
+# ----- concurrency ------------------------------------------------------------------------------
+
+
+def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, monkeypatch):
+    """Every note carries a generation number; the writer moves them all to the next one at once.
+    An answer mixing generations would be a torn read (half an update)."""
+    import brain.index.indexer
+
+    monkeypatch.setattr(brain.index.indexer, "CHUNKS_PER_BATCH", 8)  # an update is many transactions
+    vault = tmp_path / "gen"
+    notes = 48
+
+    def generation(n: int) -> None:
+        for i in range(notes):
+            links = f" See [[Report {(i + 1) % notes}]]." if i % 3 == 0 else ""
+            write(
+                vault,
+                f"Reports/Report {i}.md",
+                f"# Report {i}\n\ngeneration g{n}g of the quokka census report number {i}.{links}\n",
+            )
+
+    generation(0)
+    _index(vault)
+    errors: list[str] = []
+    answers: list[set[str]] = []
+    stop = threading.Event()
+
+    def asker() -> None:
+        while not stop.is_set():
+            try:
+                results = client.ask(
+                    vault.resolve(),
+                    "quokka census report generation",
+                    ["hybrid+ppr", "vector"],
+                    RecallSettings(k=12),
+                    update=False,
+                    timeout=30,
+                )
+            except Exception as exc:
+                errors.append(repr(exc))
+                continue
+            for result in results:
+                if len(result.results) != 12:
+                    errors.append(f"{len(result.results)} results")
+                seen = {c.text.split("generation ")[1].split(" ")[0] for c in result.results}
+                answers.append(seen)
+
+    from conftest import FakeEmbedder
+
+    class Steady(FakeEmbedder):  # each batch takes a moment, so updates have a middle to tear
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.02)
+            return super().embed_documents(texts, progress=progress)
+
+    with served(vault, embedder=Steady()) as daemon:
+        torn_in_sqlite = []
+
+        def naive_reader() -> None:  # reads the committed rows as they are, no snapshot
+            import sqlite3
+
+            conn = sqlite3.connect(config.index_dir(vault) / "index.db")
+            while not stop.is_set():
+                gens = {row[0].split("generation ")[1].split(" ")[0] for row in conn.execute("SELECT text FROM chunks")}
+                if len(gens) > 1:
+                    torn_in_sqlite.append(gens)
+                time.sleep(0.002)
+            conn.close()
+
+        threads = [threading.Thread(target=asker) for _ in range(8)] + [threading.Thread(target=naive_reader)]
+        for t in threads:
+            t.start()
+        try:
+            for n in range(1, 4):
+                generation(n)
+                settled(daemon, timeout=60)
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(30)
+        assert daemon.service.errors == 0
+    assert not errors, errors[:5]
+    assert len(answers) > 50
+    torn = [a for a in answers if len(a) != 1]
+    assert not torn, f"{len(torn)} of {len(answers)} answers mixed generations: {torn[:3]}"
+    assert {"g3g"} in answers  # the last generation was served
+    assert torn_in_sqlite, "the update never showed a mixed state in SQLite: this test would prove nothing"
+
+
+def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_so_once(toy_vault, caplog):
+    from conftest import FakeEmbedder
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder("fake:32"), rebuild=True)
+        time.sleep(6)  # three probes
+        failures = [r for r in caplog.records if "could not load the index" in r.getMessage()]
+        assert len(failures) == 1 and "fake:32" in failures[0].getMessage()
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={"k": 2})
+        assert reply["ok"] and len(reply["result"]["results"][0]["results"]) == 2  # the last good snapshot
+
+
+def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
+    from index_helpers import open_store
+
+    from brain.index.indexer import vault_lock
+
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        store = open_store(toy_vault.resolve())
+        try:
+            with vault_lock(store):  # a long `brain index` in another shell
+                write(toy_vault, "Blocked.md", "# Blocked\n\nThe ibex memo waits for the lock.\n")
+                wait_until(lambda: daemon.service.blocked, 20, "the watcher to wait for the lock")
+                started = time.monotonic()
+                results = client.ask(daemon.root, "ibex memo", ["hybrid+ppr"], RecallSettings(k=3), timeout=15)
+                assert time.monotonic() - started < 5
+                assert results[0].stale == 1
+                assert any("another `brain index` is running" in w for w in results[0].warnings)
+        finally:
+            store.close()
+        settled(daemon)
+        assert _top(daemon, "ibex memo")["path"] == "Blocked.md"
+
+
+def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault):
+    from conftest import FakeEmbedder
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.2)
+            return super().embed_documents(texts, progress=progress)
+
+    _index(toy_vault)
+    for i in range(40):
+        write(toy_vault, f"New/Note {i}.md", f"# Note {i}\n\nA new note about otters, number {i}.\n")
+    service = Service(toy_vault.resolve(), embedder=Slow())
+    daemon = Daemon(toy_vault.resolve(), service)
+    daemon.start()
+    try:
+        wait_until(lambda: service.state == "ready", 30, "the existing index to load")
+        assert service.watcher.busy  # the first pass is still indexing the 40 new notes
+        results = client.ask(daemon.root, QUESTION, ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        assert len(results[0].results) == 3 and results[0].stale >= 1
+        wait_until(lambda: not service.watcher.busy, 60, "the first pass")
+        results = client.ask(daemon.root, "otters", ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
+        assert results[0].stale == 0 and results[0].results[0].path.startswith("New/")
+    finally:
+        daemon.stop()
+
+
+def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
+    monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        folder = daemon.socket_path.parent
+        assert folder.name == f"brain-{os.getuid()}" and stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        assert runtime.read_record(daemon.root)["socket"] == str(daemon.socket_path)
+        assert client.call(daemon.root, "ping", timeout=5)["pid"] == os.getpid()
+    assert not daemon.socket_path.exists()
+
+
+def test_out_of_inotify_watches_it_polls_instead(toy_vault, monkeypatch, caplog):
+    import watchfiles
+
+    real = watchfiles.watch
+
+    def limited(*paths, force_polling=None, **options):
+        if not force_polling:
+            raise OSError(28, "inotify watch limit reached")
+        return real(*paths, force_polling=True, poll_delay_ms=50, **options)
+
+    monkeypatch.setattr(watchfiles, "watch", limited)
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        wait_until(lambda: daemon.service.watcher.mode == "polling", 10, "polling")
+        assert any("polling instead" in r.getMessage() for r in caplog.records)
+        write(toy_vault, "Polled.md", "# Polled\n\nThe tapir note, seen by polling.\n")
+        wait_until(lambda: "Polled.md" in _paths(daemon), 30, "the polled change")

@@ -1,0 +1,227 @@
+"""`brain serve` as a process: one per vault, --detach and --stop, kill -9 and a restart that
+finishes the interrupted update, and a client path that imports only the standard library."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import assert_faiss_matches, index_into
+from serve_helpers import BrainProcess, brain_env, kill_recorded_server, run_brain, served, wait_until
+
+from brain import config
+from brain.server import client, runtime
+
+pytestmark = pytest.mark.slow  # subprocesses
+
+QUESTION = "how should agent memory work"
+
+
+@pytest.fixture
+def processes():
+    """Every server process a test starts is killed at its end, whatever happened."""
+    started: list[BrainProcess] = []
+    vaults: list[Path] = []
+
+    def start(args: list[str], **env: str) -> BrainProcess:
+        proc = BrainProcess(args, **env)
+        started.append(proc)
+        return proc
+
+    start.vaults = vaults  # type: ignore[attr-defined] - vaults whose detached server to kill
+    yield start
+    for proc in started:
+        proc.close()
+    for vault in vaults:
+        kill_recorded_server(vault)
+
+
+def _up(vault: Path, timeout: float = 60) -> dict:
+    return wait_until(lambda: client.status(vault.resolve(), timeout=1.0), timeout, "the server to answer")
+
+
+def _ready(vault: Path, timeout: float = 60) -> dict:
+    def ready():
+        status = client.status(vault.resolve(), timeout=1.0)
+        return status if status and status["state"] == "ready" and not status["watch"]["busy"] else None
+
+    return wait_until(ready, timeout, "the server to load the index")
+
+
+def test_a_second_server_on_the_same_vault_exits_non_zero(toy_vault, processes):
+    first = processes(["serve", "--vault", str(toy_vault)])
+    status = _ready(toy_vault)
+    second = run_brain(["serve", "--vault", str(toy_vault)], timeout=60)
+    assert second.returncode == 1
+    assert f"brain serve is already running for {toy_vault.resolve()} (pid {status['pid']}".encode() in second.stderr
+    assert b"Traceback" not in second.stderr
+    assert first.proc.poll() is None and client.status(toy_vault.resolve())["pid"] == status["pid"]
+
+
+def test_the_foreground_server_stops_cleanly_on_ctrl_c(toy_vault, processes):
+    server = processes(["serve", "--vault", str(toy_vault)])
+    _ready(toy_vault)
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(30) == 0
+    index = runtime.runtime_dir(toy_vault.resolve())
+    assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
+    assert not runtime.lock_is_held(toy_vault.resolve())
+
+
+def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home):
+    processes.vaults.append(toy_vault)
+    started = run_brain(["serve", "--vault", str(toy_vault), "--detach"], timeout=120)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.decode().startswith(f"brain serve started for {toy_vault.resolve()} (pid ")
+    status = _ready(toy_vault)
+    pid = status["pid"]
+    assert runtime.pid_alive(pid)
+    ask = run_brain(["ask", "--vault", str(toy_vault), "--json", QUESTION])
+    assert ask.returncode == 0 and json.loads(ask.stdout)["results"]
+    assert client.status(toy_vault.resolve())["queries"] == 1  # the server answered it
+    stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+    assert (
+        stopped.returncode == 0
+        and f"stopped brain serve for {toy_vault.resolve()} (pid {pid})".encode() in stopped.stdout
+    )
+    wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
+    index = runtime.runtime_dir(toy_vault.resolve())
+    assert not (index / "serve.sock").exists() and not (index / "serve.json").exists()
+    again = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+    assert again.returncode == 0 and b"no brain serve is running" in again.stdout
+    log = (brain_home / "logs" / "serve.log").read_text()
+    assert f"serving {toy_vault.resolve()}" in log and "stopped serving" in log
+
+
+def test_after_kill_9_the_stale_socket_costs_nothing_and_is_replaced(toy_vault, processes):
+    server = processes(["serve", "--vault", str(toy_vault)])
+    _ready(toy_vault)
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(10)
+    index = runtime.runtime_dir(toy_vault.resolve())
+    assert (index / "serve.sock").exists() and (index / "serve.json").exists()  # left behind
+    started = time.monotonic()
+    ask = run_brain(["ask", "--vault", str(toy_vault), "--json", QUESTION])
+    assert ask.returncode == 0 and json.loads(ask.stdout)["results"]
+    assert b"did not answer" not in ask.stderr  # a dead server is no news
+    assert time.monotonic() - started < 60
+    processes(["serve", "--vault", str(toy_vault)])
+    status = _ready(toy_vault)
+    assert status["pid"] != server.proc.pid and runtime.read_record(toy_vault.resolve())["pid"] == status["pid"]
+
+
+def _index_state(directory: Path) -> dict:
+    """What an index holds, by path (chunk ids differ between two builds)."""
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        notes = sorted(conn.execute("SELECT path, title, hash, aliases, tags, date, frontmatter FROM notes"))
+        chunks = sorted(
+            conn.execute(
+                "SELECT n.path, c.ordinal, c.heading, c.text, c.vector FROM chunks c JOIN notes n ON n.id = c.note_id"
+            )
+        )
+        links = sorted(
+            conn.execute(
+                "SELECT s.path, l.target, l.kind, l.anchor, l.status, t.path FROM links l JOIN notes s ON s.id = l.source_id "
+                "LEFT JOIN notes t ON t.id = l.target_id"
+            ),
+            key=repr,
+        )
+        fts = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    finally:
+        conn.close()
+    return {"notes": notes, "chunks": chunks, "links": links, "fts": fts}
+
+
+def test_killed_in_the_middle_of_an_update_then_restarted_equals_a_clean_build(toy_vault, tmp_path, processes):
+    bulk = 200
+    for i in range(bulk):  # about 1,600 chunks: more than one committed batch (CHUNKS_PER_BATCH)
+        write(
+            toy_vault,
+            f"Bulk/Note {i:03d}.md",
+            f"# Note {i}\n\n" + f"Paragraph {{n}} about topic {i} and [[Note {(i + 7) % bulk:03d}]].\n\n" * 120,
+        )
+    total = bulk + 35
+    db = config.index_dir(toy_vault) / "index.db"
+    server = processes(["serve", "--vault", str(toy_vault)], FAKE_EMBED_DELAY="0.05")
+
+    def some_notes_committed() -> bool:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            try:
+                return 0 < conn.execute("SELECT count(*) FROM notes").fetchone()[0] < total
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return False
+
+    wait_until(some_notes_committed, 120, "the first batches to be committed")
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(10)
+    assert some_notes_committed()  # killed mid-update
+    processes(["serve", "--vault", str(toy_vault)])
+    _ready(toy_vault, timeout=180)
+    run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+    clean_home = tmp_path / "clean_home"
+    _, clean = index_into(clean_home, toy_vault, FakeEmbedder())
+    served_state, clean_state = _index_state(db.parent), _index_state(clean)
+    for key in clean_state:
+        assert served_state[key] == clean_state[key], key
+    assert_faiss_matches(db.parent)
+
+
+def test_the_client_path_imports_only_the_standard_library(toy_vault):
+    """`brain ask` with a server up, and `brain status`: no torch, numpy, faiss, scipy or mcp."""
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    heavy = (
+        "torch",
+        "numpy",
+        "faiss",
+        "scipy",
+        "sentence_transformers",
+        "transformers",
+        "mcp",
+        "pydantic",
+        "anyio",
+        "watchfiles",
+    )
+    code = (
+        "import sys\n"
+        "sys.argv = ['brain'] + sys.argv[1:]\n"
+        "from brain.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    code = exit.code\n"
+        f"heavy = {heavy!r}\n"
+        "sys.stderr.write('HEAVY=' + repr(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
+    )
+    with served(toy_vault, watch=False) as daemon:
+        for args in (
+            ["ask", "--vault", str(toy_vault), "--json", QUESTION],
+            ["ask", "--vault", str(toy_vault), QUESTION],
+            ["status", "--vault", str(toy_vault)],
+        ):
+            queries = daemon.service.queries
+            proc = subprocess.run([sys.executable, "-c", code, *args], env=brain_env(), capture_output=True, timeout=60)
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stderr.decode().rsplit("HEAVY=", 1)[1] == "[]", proc.stderr.decode()
+            if args[0] == "ask":
+                assert daemon.service.queries == queries + 1  # answered by the server
+        client_only = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; import brain.server.client, brain.output; "
+                f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in ('click', 'brain.cli')))",
+            ],
+            env=brain_env(),
+            capture_output=True,
+            timeout=60,
+        )
+        assert client_only.stdout.decode().strip() == "[]"

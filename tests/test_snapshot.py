@@ -1,0 +1,114 @@
+"""A recaller pinned to one committed index state (what `brain serve` answers from)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import index_into
+
+from brain import config
+from brain.index.store import IndexStore
+from brain.index.vectors import FAISS_FILE, VectorIndex, snapshot_vectors
+from brain.recall.opening import open_snapshot
+from brain.vault import excluded
+
+
+def _home() -> Path:
+    return Path(os.environ["BRAIN_HOME"])
+
+
+def test_a_snapshot_keeps_answering_from_its_state_while_the_index_moves_on(toy_vault):
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    old = open_snapshot(toy_vault.resolve(), embedder)
+    try:
+        write(toy_vault, "Walrus.md", "# Walrus\n\nThe walrus doctrine of memory.\n")
+        (toy_vault / "Home.md").unlink()
+        index_into(_home(), toy_vault, embedder)
+        paths = old.store.note_paths()
+        assert "Home.md" in paths and "Walrus.md" not in paths
+        hits = [c.path for c in old.ask("walrus doctrine", "hybrid+ppr").results]
+        assert "Walrus.md" not in hits
+        assert old.vectors.size == old.store.chunk_count()  # vectors and rows: one state
+        new = open_snapshot(toy_vault.resolve(), embedder)
+        try:
+            assert new.ask("walrus doctrine", "hybrid+ppr").results[0].path == "Walrus.md"
+            assert "Home.md" not in new.store.note_paths()
+        finally:
+            new.close()
+    finally:
+        old.close()
+
+
+def test_a_snapshot_is_built_warm(toy_vault):
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    recaller = open_snapshot(toy_vault.resolve(), embedder)
+    try:
+        assert recaller._link_graph is not None and recaller._names is not None and recaller._successors is not None
+    finally:
+        recaller.close()
+
+
+def test_snapshot_vectors_never_trust_a_file_from_another_build(toy_vault):
+    """Same chunk ids, other vectors (a rebuilt database numbers chunks from 1 again)."""
+    index_into(_home(), toy_vault, FakeEmbedder())
+    directory = config.index_dir(toy_vault)
+    store = IndexStore.open_snapshot(directory)
+    try:
+        dim = int(store.get_meta("dim"))
+        ids = np.asarray(store.chunk_ids(), dtype=np.int64)
+        other = VectorIndex.empty(dim, store.vectors_version())
+        rng = np.random.default_rng(7)
+        vectors = rng.standard_normal((len(ids), dim)).astype(np.float32)
+        other.add(ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+        other.save(directory)
+        saved = (directory / FAISS_FILE).read_bytes()
+        index = snapshot_vectors(store, dim)
+        stored = {
+            cid: np.frombuffer(blob, dtype=np.float32) for cid, blob in store.chunk_vectors([int(i) for i in ids])
+        }
+        for cid in ids[:: max(1, len(ids) // 10)]:
+            assert np.array_equal(index.index.reconstruct(int(cid)), stored[int(cid)])
+        assert (directory / FAISS_FILE).read_bytes() == saved  # a reader never writes the writer's file
+        assert json.loads((directory / "vectors.json").read_text())["count"] == len(ids)
+    finally:
+        store.close()
+
+
+def test_snapshot_vectors_use_the_saved_file_when_it_matches(toy_vault, monkeypatch):
+    index_into(_home(), toy_vault, FakeEmbedder())
+    store = IndexStore.open_snapshot(config.index_dir(toy_vault))
+    try:
+        monkeypatch.setattr(VectorIndex, "rebuild", classmethod(lambda cls, *a: pytest.fail("rebuilt")))
+        index = snapshot_vectors(store, int(store.get_meta("dim")))
+        assert index.size == store.chunk_count()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "rel, is_dir, reason",
+    [
+        ("Notes/a.md", False, None),
+        (".obsidian/workspace.json", False, "dot-folder"),
+        ("Notes/.hidden.md", False, "dot-file"),
+        ("Deep/.git/HEAD", False, "dot-folder"),
+        ("Templates/Daily.md", False, "brainignore"),
+        ("Templates", True, "brainignore"),
+        ("Notes/a.sync-conflict-20260101-x.md", False, "sync-conflict"),
+        ("Notes", True, None),
+    ],
+)
+def test_excluded_applies_the_scans_rules_to_one_path(rel, is_dir, reason):
+    import pathspec
+
+    from brain.vault import IgnoreRules
+
+    rules = IgnoreRules(pathspec.GitIgnoreSpec.from_lines(["Templates/"]))
+    assert excluded(rel, rules, is_dir=is_dir) == reason
