@@ -145,7 +145,8 @@ CREATE INDEX tags_tag ON tags (tag);
 
 -- chunks: heading-aware pieces of a note. id is the FAISS id. heading: the heading path
 --   joined by " > ". text: the chunk as shown (the embedded text adds title and heading).
---   vector: float32 little-endian, L2-normalised: the truth the FAISS file is built from.
+--   vector: float16 little-endian (m009_compact_chunks; float32 before), L2-normalised: the
+--   truth the FAISS file is built from (read back as float32).
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
@@ -188,28 +189,41 @@ CREATE TABLE skipped (
 , size INTEGER, mtime_ns INTEGER);
 
 -- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
---   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames), folding
---   ё into е on the way in (queries are folded alike). BRAIN_FTS_TOKENIZER=trigram recreates
---   it, when the index is empty or rebuilt, with tokenize = 'trigram' (meta fts_tokenizer).
-CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-    title, heading, text,
-    tokenize = "unicode61 remove_diacritics 2"
-);
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts (rowid, title, heading, text)
+--   rowid = chunks.id. An external-content index (m009_compact_chunks): it keeps only the
+--   index, and reads its content, when it needs it, from the view chunks_fts_source.
+--   IndexStore.replace_chunks, the one writer of chunks, adds a note's new chunks (from the
+--   view: folding ё into е on the way in; queries are folded alike); triggers keep it in step
+--   with deletes and note renames, handing FTS5 the old values; a note's chunks are deleted
+--   before the note (notes_delete_chunks), so that the delete can still read its title. BRAIN_FTS_TOKENIZER=trigram recreates it, when the index is empty or rebuilt, with
+--   tokenize = 'trigram' (meta fts_tokenizer).
+CREATE VIEW chunks_fts_source AS
+    SELECT c.id AS id, replace(replace(n.title, 'ё', 'е'), 'Ё', 'Е') AS title,
+           replace(replace(c.heading, 'ё', 'е'), 'Ё', 'Е') AS heading,
+           replace(replace(c.text, 'ё', 'е'), 'Ё', 'Е') AS text
+    FROM chunks c JOIN notes n ON n.id = c.note_id;
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, content = 'chunks_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
     VALUES (
-        new.id,
-        replace(replace((SELECT title FROM notes WHERE id = new.note_id), 'ё', 'е'), 'Ё', 'Е'),
-        replace(replace(new.heading, 'ё', 'е'), 'Ё', 'Е'),
-        replace(replace(new.text, 'ё', 'е'), 'Ё', 'Е')
+        'delete',
+        old.id,
+        replace(replace((SELECT title FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(old.heading, 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(old.text, 'ё', 'е'), 'Ё', 'Е')
     );
 END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    DELETE FROM chunks_fts WHERE rowid = old.id;
-END;
 CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
-    UPDATE chunks_fts SET title = replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е')
-    WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+    INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+        SELECT 'delete', id, replace(replace(old.title, 'ё', 'е'), 'Ё', 'Е'),
+               replace(replace(heading, 'ё', 'е'), 'Ё', 'Е'), replace(replace(text, 'ё', 'е'), 'Ё', 'Е')
+        FROM chunks WHERE note_id = old.id;
+    INSERT INTO chunks_fts (rowid, title, heading, text)
+        SELECT id, replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е'),
+               replace(replace(heading, 'ё', 'е'), 'Ё', 'Е'), replace(replace(text, 'ё', 'е'), 'Ё', 'Е')
+        FROM chunks WHERE note_id = new.id;
+END;
+CREATE TRIGGER notes_delete_chunks BEFORE DELETE ON notes BEGIN
+    DELETE FROM chunks WHERE note_id = old.id;
 END;
 
 -- ----- history (issue 15: memory over time) -----
@@ -260,6 +274,7 @@ CREATE INDEX note_versions_hash ON note_versions (hash);
 --   version holds and that is not the note's current content (the current one's chunks are in
 --   chunks). Moved here when a note changes or is deleted; dropped when the content becomes
 --   current again or no version needs it (pruning). title: the version's title (for BM25).
+--   vector: float16, as chunks.vector.
 CREATE TABLE chunk_history (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     note_id INTEGER NOT NULL,

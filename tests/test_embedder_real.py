@@ -88,7 +88,7 @@ def test_local_folder_loads_with_dims_and_unit_vectors(tiny_st):
     assert (embedder.query_prefix, embedder.passage_prefix) == ("", "")
     vectors = embedder.embed_documents(TEXTS)
     assert vectors.shape == (len(TEXTS), HIDDEN) and vectors.dtype == np.float32
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
     query = embedder.embed_query("one hop graph")
     assert query.shape == (HIDDEN,) and query.dtype == np.float32
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
@@ -173,14 +173,16 @@ def test_index_toy_vault_end_to_end_through_the_cli(tiny_st, raw_model, monkeypa
         rows = view.conn.execute(
             "SELECT n.title, c.heading, c.text, c.vector FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY c.id"
         ).fetchall()
-        vectors = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])
+        vectors = np.stack(
+            [np.frombuffer(r["vector"], dtype=np.float16).astype(np.float32) for r in rows]
+        )  # stored as float16
         assert vectors.shape == (report["chunks"], HIDDEN)
-        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
         # Stored vectors are the model's vectors of "title > heading path" + chunk text.
         for row, vector in list(zip(rows, vectors))[:: max(1, len(rows) // 12)]:
             path = tuple(row["heading"].split(" > ")) if row["heading"] else ()
             text = embedding_text(row["title"], Chunk(0, path, row["text"]))
-            assert np.allclose(vector, _unit(raw_model.encode(text)), atol=1e-5)
+            assert np.allclose(vector, _unit(raw_model.encode(text)), atol=2e-3)
         assert view.store.get_meta("passage_prefix") == "" and view.store.get_meta("dim") == str(HIDDEN)
     assert_faiss_matches(directory)
 

@@ -179,7 +179,7 @@ def _snapshot(directory: Path) -> dict:
             for r in conn.execute("SELECT * FROM notes")
         }
         chunks = {
-            (r["path"], r["ordinal"]): (r["heading"], r["text"], np.frombuffer(r["vector"], dtype=np.float32))
+            (r["path"], r["ordinal"]): (r["heading"], r["text"], np.frombuffer(r["vector"], dtype=np.float16))
             for r in conn.execute("SELECT n.path, c.* FROM chunks c JOIN notes n ON n.id = c.note_id")
         }
         links = sorted(

@@ -95,7 +95,9 @@ def test_a_small_run_starts_no_pool(monkeypatch):
 def test_a_worker_that_fails_costs_only_its_batch_which_is_parsed_here(monkeypatch, caplog):
     import logging
 
-    monkeypatch.setattr(logging.getLogger("brain"), "propagate", True)  # an earlier test may have left it off
+    # Earlier tests may have left the brain logger quiet (--quiet) or not propagating (serve).
+    monkeypatch.setattr(logging.getLogger("brain"), "propagate", True)
+    caplog.set_level(logging.WARNING, logger="brain")
     monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
     monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
     monkeypatch.setattr(parsing, "WORKER", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(3)"])

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
 from ..migrations import connect
-from .schema import DEFAULT_FTS_TOKENIZER, FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRATIONS
+from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts
 
 if TYPE_CHECKING:
     from ..links import Link
@@ -335,10 +335,8 @@ class IndexStore:
         The triggers name the table, not its tokenizer, so they keep working on the new one.
         """
         self.conn.execute("DROP TABLE chunks_fts")
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, tokenize = '{FTS_TOKENIZERS[tokenizer]}')"
-        )
-        self.conn.execute(FILL_FTS)
+        self.conn.execute(create_chunks_fts(tokenizer))
+        self.conn.execute(REFILL_FTS)
         self.set_meta("fts_tokenizer", tokenizer)
 
     def has_chunks(self) -> bool:
@@ -550,13 +548,22 @@ class IndexStore:
         old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``."""
         removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
         self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
-        added = []
-        for ordinal, heading, text, vector in chunks:
-            cursor = self.conn.execute(
-                "INSERT INTO chunks (note_id, ordinal, heading, text, vector) VALUES (?, ?, ?, ?, ?)",
-                (note_id, ordinal, heading, text, vector),
+        # One statement for all of them: AUTOINCREMENT numbers the rows one after another, so
+        # they are the last len(chunks) ids the table handed out.
+        self.conn.executemany(
+            "INSERT INTO chunks (note_id, ordinal, heading, text, vector) VALUES (?, ?, ?, ?, ?)",
+            [(note_id, ordinal, heading, text, _stored(vector)) for ordinal, heading, text, vector in chunks],
+        )
+        added: list[int] = []
+        if chunks:
+            last = int(self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()[0])
+            added = list(range(last - len(chunks) + 1, last + 1))
+            # Into the lexical index here, not by a trigger (schema.py m009_compact_chunks).
+            self.conn.execute(
+                "INSERT INTO chunks_fts (rowid, title, heading, text)"
+                " SELECT id, title, heading, text FROM chunks_fts_source WHERE id BETWEEN ? AND ?",
+                (added[0], added[-1]),
             )
-            added.append(int(cursor.lastrowid or 0))
         self.bump_vectors_version()
         return removed, added
 
@@ -655,7 +662,7 @@ class IndexStore:
         out: list[tuple[int, int, bytes]] = []
         for part in _parts(note_ids):
             rows = self.conn.execute(f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({_marks(part)})", part)
-            out.extend((r[0], r[1], r[2]) for r in rows)
+            out.extend((r[0], r[1], _float32(r[2])) for r in rows)
         return out
 
     def chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, bytes]]:
@@ -663,14 +670,14 @@ class IndexStore:
         out: list[tuple[int, bytes]] = []
         for part in _parts(chunk_ids):
             rows = self.conn.execute(f"SELECT id, vector FROM chunks WHERE id IN ({_marks(part)})", part)
-            out.extend((r[0], r[1]) for r in rows)
+            out.extend((r[0], _float32(r[1])) for r in rows)
         return out
 
     def iter_chunk_vectors(self, batch: int = 50_000) -> Iterator[list[tuple[int, bytes]]]:
-        """Every (chunk id, vector bytes), ascending by id, ``batch`` rows at a time."""
+        """Every (chunk id, float32 vector bytes), ascending by id, ``batch`` rows at a time."""
         cursor = self.conn.execute("SELECT id, vector FROM chunks ORDER BY id")
         while rows := cursor.fetchmany(batch):
-            yield [(r[0], r[1]) for r in rows]
+            yield [(r[0], _float32(r[1])) for r in rows]
 
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Terms of the lexical index that begin with ``prefix``, the most widespread first."""
@@ -1187,7 +1194,7 @@ class IndexStore:
             rows = self.conn.execute(
                 f"SELECT id, note_id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part
             )
-            out.extend((r[0], r[1], r[2]) for r in rows)
+            out.extend((r[0], r[1], _float32(r[2])) for r in rows)
         return out
 
     def history_chunks_to_embed(self, after_id: int, limit: int) -> list[tuple[int, str, str, str]]:
@@ -1199,7 +1206,7 @@ class IndexStore:
 
     def set_history_vectors(self, rows: Iterable[tuple[bytes, int]]) -> None:
         """(float32 vector bytes, past chunk id) for each past chunk re-embedded."""
-        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", rows)
+        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", ((_stored(v), i) for v, i in rows))
 
     def fts_hits(self, expression: str, weights: Sequence[float], *, past: bool) -> Iterator[tuple[int, float]]:
         """Every (chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first,
@@ -1455,3 +1462,17 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 
 def dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
+
+
+def _stored(vector: bytes) -> bytes:
+    """float32 vector bytes as the index stores them: float16 (schema.py m009)."""
+    import numpy as np
+
+    return np.frombuffer(vector, dtype=np.float32).astype(np.float16).tobytes()
+
+
+def _float32(blob: bytes) -> bytes:
+    """A stored (float16) vector as float32 bytes, what every reader of vectors expects."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32).tobytes()

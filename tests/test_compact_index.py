@@ -1,0 +1,189 @@
+"""The index stores each chunk once (schema.py m009_compact_chunks): vectors as float16, read
+back as float32; chunks_fts an external-content index over the chunks, kept exact by triggers
+through edits, renamed titles, deletes and a tokenizer change; an older index migrated."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+from conftest import write
+from index_helpers import open_store
+
+from brain.index.indexer import index_vault
+from brain.index.schema import FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRATIONS
+from brain.index.store import IndexStore
+from brain.migrations import Migrations
+from brain.recall.lexical import lexical_search
+
+
+def _vocabulary(conn) -> list[tuple]:
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.check_vocab USING fts5vocab(main, 'chunks_fts', 'instance')")
+    return conn.execute("SELECT term, doc, col, offset FROM temp.check_vocab ORDER BY 1, 2, 3, 4").fetchall()
+
+
+def _fts_exact(store) -> bool:
+    """The index holds exactly what FTS5 builds from its content anew (a wrong 'delete' from a
+    trigger leaves stale terms behind, which only a comparison like this one shows)."""
+    store.conn.execute("BEGIN")
+    try:
+        kept = _vocabulary(store.conn)
+        store.conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
+        fresh = _vocabulary(store.conn)
+    finally:
+        store.conn.execute("ROLLBACK")
+    return bool(kept) and kept == fresh
+
+
+def _paths(store, query: str) -> list[str]:
+    return [c.path for c in lexical_search(store, query, depth=5)]
+
+
+def test_vectors_are_stored_as_float16_and_read_as_float32(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Sourdough.md", "# Sourdough\n\nFeed the starter, bulk ferment five hours.\n")
+    write(root, "Kiln.md", "# Kiln\n\nBisque firing to cone 04, then glaze.\n")
+    index_vault(root, progress=False)
+    store = open_store(root)
+    try:
+        rows = store.conn.execute("SELECT id, heading, text, vector FROM chunks ORDER BY id").fetchall()
+        assert rows and all(len(r[3]) == 64 * 2 for r in rows)  # fake:64, two bytes a number
+        stored = dict(store.chunk_vectors([r[0] for r in rows]))
+        for chunk_id, _, _, raw in rows:
+            vector = np.frombuffer(stored[chunk_id], dtype=np.float32)
+            assert vector.shape == (64,)
+            assert np.array_equal(vector, np.frombuffer(raw, dtype=np.float16).astype(np.float32))
+            assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+        assert len(stored) == len(rows)
+        assert (
+            store.conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts_content'").fetchone()[0]
+            == 0
+        )
+    finally:
+        store.close()
+
+
+def test_the_external_content_index_stays_exact_through_edits_renames_and_deletes(tmp_path, monkeypatch):
+    root = tmp_path / "v"
+    write(root, "Пётр Ёлкин.md", "# Пётр Ёлкин\n\nЁлкин ещё не вернулся из Листвянки.\n\n## Лёд\n\nЛёд тронулся.\n")
+    write(root, "Sourdough.md", "# Sourdough\n\nFeed the starter, bulk ferment five hours.\n")
+    write(root, "Kiln.md", "---\ntitle: Kiln log\n---\nBisque firing to cone 04, then glaze.\n")
+    index_vault(root, progress=False)
+    store = open_store(root)
+    assert _fts_exact(store)
+    assert _paths(store, "елкин")[:1] == ["Пётр Ёлкин.md"]
+    store.close()
+    # Edited text, a title changed in place (frontmatter), a renamed note, a deleted note.
+    write(root, "Sourdough.md", "# Sourdough\n\nFeed the starter twice; bulk ferment four hours.\n")
+    write(root, "Kiln.md", "---\ntitle: Ёмкий обжиг\n---\nBisque firing to cone 04, then glaze.\n")
+    (root / "Пётр Ёлкин.md").rename(root / "Ёлкин.md")
+    index_vault(root, progress=False)
+    store = open_store(root)
+    assert _fts_exact(store)
+    assert _paths(store, "емкий") == ["Kiln.md"]
+    assert _paths(store, "kiln") == []  # the old title left the index with its chunks' old values
+    assert _paths(store, "twice") == ["Sourdough.md"]
+    assert _paths(store, "лед")[:1] == ["Ёлкин.md"]
+    store.close()
+    (root / "Kiln.md").unlink()
+    index_vault(root, progress=False)
+    store = open_store(root)
+    assert _fts_exact(store)
+    assert _paths(store, "bisque") == []
+    store.close()
+    # A tokenizer change recreates the index over the same content.
+    monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
+    index_vault(root, rebuild=True, progress=False)
+    store = open_store(root)
+    assert store.fts_tokenizer() == "trigram"
+    assert _fts_exact(store)
+    assert _paths(store, "ферм") == [] and _paths(store, "ferment")[:1] == ["Sourdough.md"]
+    store.close()
+
+
+def test_m009_compacts_an_older_index(tmp_path):
+    """An index made before m009 (float32 vectors, chunks_fts holding its own copy, a trigram
+    tokenizer chosen) opens migrated: vectors float16, the same hits, the tokenizer kept."""
+    directory = tmp_path / "old-index"
+    directory.mkdir()
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    before = Migrations("index")
+    names = [step[0] for step in INDEX_MIGRATIONS.steps]
+    before.steps = INDEX_MIGRATIONS.steps[: names.index("m009_compact_chunks")]
+    before.apply(conn)
+    conn.execute("BEGIN")
+    conn.execute(
+        "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (1, 'Ёлкин.md', 'Ёлкин', 1, 1, 'h', 0)"
+    )
+    conn.execute(
+        "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (2, 'Kiln.md', 'Kiln', 1, 1, 'k', 0)"
+    )
+    vectors = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+    for note_id, text, vector in zip(
+        (1, 1, 2), ("Ёлкин ещё в Листвянке", "лёд тронулся", "bisque firing to cone 04"), vectors
+    ):
+        conn.execute(
+            "INSERT INTO chunks (note_id, ordinal, text, vector) VALUES (?, 0, ?, ?)", (note_id, text, vector.tobytes())
+        )
+    conn.execute(
+        "INSERT INTO chunk_history (note_id, hash, ordinal, title, text, vector) VALUES (2, 'old', 0, 'Kiln', 'glaze', ?)",
+        (vectors[2].tobytes(),),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    store = IndexStore.open(directory)
+    try:
+        assert "m009_compact_chunks" in INDEX_MIGRATIONS.applied(store.conn)
+        got = dict(store.chunk_vectors([1, 2, 3]))
+        for chunk_id, vector in zip((1, 2, 3), vectors):
+            assert np.allclose(np.frombuffer(got[chunk_id], dtype=np.float32), vector, atol=2e-3)
+        raw = [r[0] for r in store.conn.execute("SELECT vector FROM chunk_history")]
+        assert [len(v) for v in raw] == [8 * 2]
+        assert [v for _, _, v in store.history_chunk_vectors([1])] == [
+            np.frombuffer(raw[0], dtype=np.float16).astype(np.float32).tobytes()
+        ]
+        assert _paths(store, "Елкин еще") == ["Ёлкин.md"]
+        assert _paths(store, "bisque") == ["Kiln.md"]
+        assert _fts_exact(store)
+        with store.transaction():
+            store.delete_notes([2])
+        assert _paths(store, "bisque") == []
+        assert _fts_exact(store)
+    finally:
+        store.close()
+
+
+def test_m009_keeps_the_trigram_tokenizer_an_older_index_chose(tmp_path):
+    directory = tmp_path / "old-index"
+    directory.mkdir()
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    before = Migrations("index")
+    names = [step[0] for step in INDEX_MIGRATIONS.steps]
+    before.steps = INDEX_MIGRATIONS.steps[: names.index("m009_compact_chunks")]
+    before.apply(conn)
+    conn.execute("BEGIN")
+    conn.execute(
+        "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (1, '长城.md', '长城', 1, 1, 'h', 0)"
+    )
+    conn.execute(
+        "INSERT INTO chunks (note_id, ordinal, text, vector) VALUES (1, 0, '长城是中国古代的军事防御工程', ?)",
+        (np.ones(8, np.float32).tobytes(),),
+    )
+    # What IndexStore.recreate_fts did before m009 when BRAIN_FTS_TOKENIZER=trigram was chosen.
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, tokenize = '{FTS_TOKENIZERS['trigram']}')"
+    )
+    conn.execute(FILL_FTS)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('fts_tokenizer', 'trigram')")
+    conn.execute("COMMIT")
+    conn.close()
+    store = IndexStore.open(directory)
+    try:
+        assert store.fts_tokenizer() == "trigram"
+        sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+        assert "trigram" in sql and "chunks_fts_source" in sql
+        assert _paths(store, "军事防御") == ["长城.md"]
+        assert _fts_exact(store)
+    finally:
+        store.close()
