@@ -85,6 +85,26 @@ def stop() -> None:
     raise SystemExit(run_stop_hook())
 
 
+@hook.command()
+def prompt() -> None:
+    """Add the vault's notes relevant to a prompt (run by Claude Code, JSON on stdin).
+
+    Asks the running `brain serve` of BRAIN_VAULT (written into the command by `brain hook
+    install --prompt`) and prints one JSON object whose additionalContext holds, under one
+    header, each note above the relevance threshold: title, path › heading, the best passage,
+    and `via` when the graph found it. At most BRAIN_PROMPT_K notes and BRAIN_PROMPT_CHARS
+    characters; a note already shown in the session is not shown again unless it changed.
+
+    Prints nothing for slash commands, acknowledgements and very short prompts, without a
+    server, or when no answer comes within BRAIN_PROMPT_BUDGET seconds; never loads a model,
+    always exits 0. Every prompt leaves a row in `brain recalls`; errors and the reason for
+    an empty answer go to <brain home>/logs/hook.log.
+    """
+    from ..autorecall.hook import run_prompt_hook
+
+    raise SystemExit(run_prompt_hook())
+
+
 @click.command()
 @click.option(
     "-n",

@@ -7,7 +7,8 @@ and the socket and the record must outlive that.
     serve.lock   held (flock) by the running server for its whole life: one server per vault,
                  and a lock nobody holds means anything else here is stale (a ``kill -9``)
     serve.sock   the Unix socket, mode 0600 (owner only)
-    serve.json   the record: pid, vault, socket, start time, HTTP address and token; mode 0600
+    serve.json   the record: pid, vault, socket, start time, HTTP address and token, embedding
+                 model; mode 0600
 
 A socket path longer than the platform allows (about 100 bytes) goes to a private folder
 under the temporary directory instead; ``serve.json`` says where.
