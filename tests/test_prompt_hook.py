@@ -318,16 +318,14 @@ def test_a_stale_server_record_is_no_server(indexed):
 
 
 def test_a_slow_server_costs_the_budget_and_nothing_else(indexed):
-    with fake_server(indexed):
-        started = time.monotonic()
-        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.6")
-        elapsed = time.monotonic() - started
+    with fake_server(indexed) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="1.5")
+        assert fake.held  # it was asked, and never answered
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
-    assert elapsed < 10  # the budget plus a Python start-up on a loaded machine
     (row,) = _rows()
-    assert row["reason"] == "timeout" and 300 <= row["server_ms"] <= 600
-    assert row["latency_ms"] < 600  # decided within the budget, the row written after
-    assert "nothing added (timeout" in _log()
+    # Gave up on the server before the budget ran out, with time left to say so.
+    assert row["reason"] == "timeout" and row["server_ms"] < 1500 and row["latency_ms"] < 1500
+    assert "nothing added (timeout" in _log() and "gave up" not in _log()
 
 
 def test_hung_stdin_is_cut_off_by_the_watchdog(indexed):

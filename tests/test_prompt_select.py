@@ -80,11 +80,14 @@ def test_the_threshold_follows_the_model_family(model, expected):
     assert select.default_min_cosine(model) == expected
 
 
-def test_choose_keeps_the_order_and_only_notes_above_the_threshold():
+def test_choose_looks_at_the_top_k_only_and_keeps_their_order():
     results = [_note(1, 0.5), _note(2, 0.2), _note(3, 0.45), _note(4, 0.41), _note(5, 0.9)]
     choice = select.choose(results, min_cosine=0.4, k=3)
-    assert [c.note_id for c in choice.notes] == [1, 3, 4]  # recall order, not cosine order
-    assert choice.reason is None and choice.above == 4
+    # Recall order, not cosine order; note 5 is not in the top 3, however close: looking deeper
+    # for notes that pass is what would show notes on prompts about something else.
+    assert [c.note_id for c in choice.notes] == [1, 3]
+    assert choice.reason is None and choice.above == 2
+    assert [c.note_id for c in select.choose(results, min_cosine=0.4, k=5).notes] == [1, 3, 4, 5]
 
 
 def test_choose_says_why_nothing_passes():
@@ -92,12 +95,15 @@ def test_choose_says_why_nothing_passes():
     assert select.choose([_note(1, 0.39)], min_cosine=0.4, k=5).reason == select.BELOW_THRESHOLD
     shown = select.choose([_note(1, 0.5)], min_cosine=0.4, k=5, shown_before=lambda c: True)
     assert shown.reason == select.ALREADY_SHOWN and shown.notes == [] and shown.above == 1
+    low = select.choose([_note(1, 0.5), _note(2, 0.1)], min_cosine=0.4, k=1, shown_before=lambda c: c.note_id == 1)
+    assert low.reason == select.ALREADY_SHOWN  # what passes was shown; what is left does not pass
 
 
-def test_choose_fills_the_place_of_a_note_shown_before():
+def test_a_note_shown_before_gives_its_place_to_the_next():
     results = [_note(n, 0.6) for n in range(1, 8)]
     choice = select.choose(results, min_cosine=0.4, k=3, shown_before=lambda c: c.note_id in (1, 3))
     assert [c.note_id for c in choice.notes] == [2, 4, 5]
+    assert choice.above == 5
 
 
 @pytest.mark.parametrize("budget", [500, 800, 1500, 3000, 9000])

@@ -17,7 +17,6 @@ that ends the process at the budget, errors and the reason for every empty answe
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -142,7 +141,7 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
         row.update(reason=NO_VAULT, detail=str(exc))
         return ""
     row["vault"] = str(root)
-    from ..server import client, runtime
+    from ..server import runtime
 
     record = runtime.read_record(root)
     if record is None:
@@ -156,27 +155,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     k = _setting(config.prompt_k, config.DEFAULT_PROMPT_K)
     budget_chars = _setting(config.prompt_chars, config.DEFAULT_PROMPT_CHARS)
 
-    timeout = deadline - time.monotonic() - RESERVE
-    if timeout < MIN_ASK:
-        row.update(reason=TIMEOUT, detail="no time left in the budget to ask the server")
+    candidates = _ask(root, row, deadline)
+    if candidates is None:
         return ""
-    from ..recall.types import RecallSettings
-
-    asked = time.monotonic()
-    try:
-        results = client.ask(root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout)
-    except client.NoServer as exc:
-        late = time.monotonic() - asked >= timeout * 0.9
-        row.update(reason=TIMEOUT if late else SERVER_UNAVAILABLE, detail=str(exc))
-        return ""
-    except client.ServerError as exc:
-        row.update(reason=SERVER_ERROR, detail=f"{exc.code}: {exc}")
-        return ""
-    finally:
-        row["server_ms"] = round((time.monotonic() - asked) * 1000, 1)
-    candidates = results[0].results if results else []
-    row["results"] = len(candidates)
-
     shown = _shown_before(row.get("session_id"), db_path)
     hashes: dict[str, str | None] = {}
 
@@ -221,6 +202,32 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     return context
 
 
+def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
+    """The server's results for the (masked) prompt in ``row``, or None with the reason set."""
+    from ..recall.types import RecallSettings
+    from ..server import client
+
+    timeout = deadline - time.monotonic() - RESERVE
+    if timeout < MIN_ASK:
+        row.update(reason=TIMEOUT, detail="no time left in the budget to ask the server")
+        return None
+    asked = time.monotonic()
+    try:
+        results = client.ask(root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout)
+    except client.NoServer as exc:
+        late = time.monotonic() - asked >= timeout * 0.9
+        row.update(reason=TIMEOUT if late else SERVER_UNAVAILABLE, detail=str(exc))
+        return None
+    except client.ServerError as exc:
+        row.update(reason=SERVER_ERROR, detail=f"{exc.code}: {exc}")
+        return None
+    finally:
+        row["server_ms"] = round((time.monotonic() - asked) * 1000, 1)
+    candidates = results[0].results if results else []
+    row["results"] = len(candidates)
+    return candidates
+
+
 def emit(context: str) -> None:
     """Print the one JSON object Claude Code reads as the prompt's additional context."""
     answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
@@ -259,6 +266,8 @@ def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, str
 
 def file_hash(path: Path) -> str | None:
     """SHA-256 of a regular file's bytes (as the index hashes notes), or None when unreadable."""
+    import hashlib  # here: loading OpenSSL is a cost worth paying only when notes are shown
+
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO: it would block
             return None

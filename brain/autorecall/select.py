@@ -88,7 +88,7 @@ class Choice:
 
     notes: list[Candidate] = field(default_factory=list)
     reason: str | None = None
-    above: int = 0  # results above the threshold (shown before or not)
+    above: int = 0  # notes considered that reach the threshold (shown before or not)
 
 
 def choose(
@@ -98,21 +98,28 @@ def choose(
     k: int,
     shown_before: Callable[[Candidate], bool] = lambda c: False,
 ) -> Choice:
-    """The first ``k`` results (in recall order) above ``min_cosine`` not shown before in this session."""
+    """Of the first ``k`` results (in recall order) not shown before in this session, those that
+    reach ``min_cosine``.
+
+    Only the top ``k`` are considered, as the calibration measured: looking deeper for notes that
+    pass would show more notes on prompts about something else. A note shown before gives its
+    place to the next result, so a session sees new notes on the same topic, never the same twice.
+    """
     if not results:
         return Choice(reason=NO_RESULTS)
-    above = [c for c in results if c.dense_score >= min_cosine]
-    if not above:
-        return Choice(reason=BELOW_THRESHOLD)
-    fresh: list[Candidate] = []
-    for c in above:
-        if len(fresh) >= k:
+    window: list[Candidate] = []
+    skipped = 0  # notes that reach the threshold but were shown before
+    for c in results:
+        if len(window) >= k:
             break
-        if not shown_before(c):
-            fresh.append(c)
-    if not fresh:
-        return Choice(reason=ALREADY_SHOWN, above=len(above))
-    return Choice(notes=fresh, above=len(above))
+        if shown_before(c):
+            skipped += c.dense_score >= min_cosine
+            continue
+        window.append(c)
+    notes = [c for c in window if c.dense_score >= min_cosine]
+    if notes:
+        return Choice(notes=notes, above=len(notes) + skipped)
+    return Choice(reason=ALREADY_SHOWN if skipped else BELOW_THRESHOLD, above=skipped)
 
 
 def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, list[int]]:
