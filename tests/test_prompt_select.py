@@ -144,6 +144,13 @@ def test_render_shows_path_heading_via_and_the_passage():
     )
 
 
+def test_render_does_not_repeat_the_title_as_a_heading():
+    note = _note(1, 0.7, heading="Note 1 > Timeline", text="- March: pilot")
+    assert "\nNotes/Note 1.md › Timeline\n" in select.render([note], 3000, "/v")[0]
+    note = _note(1, 0.7, heading="Note 1", text="The whole note.")
+    assert "\nNotes/Note 1.md\nThe whole note." in select.render([note], 3000, "/v")[0]
+
+
 def test_render_leaves_out_what_cannot_fit():
     notes = [_note(n, 0.6) for n in range(1, 30)]
     text, shares = select.render(notes, 600, "/v")

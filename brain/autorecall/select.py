@@ -142,7 +142,10 @@ def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, lis
 
 
 def _block(c: Candidate, room: int) -> str | None:
-    location = c.path + (f" › {c.heading.replace(' > ', ' › ')}" if c.heading else "")
+    headings = c.heading.split(" > ") if c.heading else []
+    if headings and headings[0].strip() == c.title.strip():
+        headings = headings[1:]  # the note's own H1, already the block's title
+    location = " › ".join([c.path, *headings])
     via = f", via [[{c.via.from_title}]]" if c.via else ""
     head = f"\n\n## {c.title}\n{location}{via}\n"
     if room - len(head) < NOTE_MIN_CHARS // 2:

@@ -21,10 +21,10 @@ def hook() -> None:
     """Claude Code hooks: the turn ledger (Stop) and automatic recall (UserPromptSubmit).
 
     \b
-    brain hook install                          record every turn (./.claude/settings.json)
-    brain hook install --user                   the same, for every project (~/.claude/settings.json)
+    brain hook install                           record every turn (./.claude/settings.json)
+    brain hook install --user                    the same, for every project (~/.claude/settings.json)
     brain hook install --prompt --vault ~/notes  add the vault's relevant notes to every prompt
-    brain hook uninstall                        remove brain's hooks again (both kinds)
+    brain hook uninstall                         remove brain's hooks again (both kinds)
     """
 
 
