@@ -140,15 +140,25 @@ def test_render_shows_path_heading_via_and_the_passage():
     assert block == (
         "## Note 1\n"
         "Notes/Note 1.md › Halyard launch › Timeline, via [[Halyard]]\n"
-        "- March: pilot with Coldlink\n- June: general availability"
+        "> - March: pilot with Coldlink\n> - June: general availability"
     )
+
+
+def test_a_passage_is_quoted_so_its_headings_stay_inside_it():
+    note = _note(1, 0.7, heading="Backpressure", text="## Lessons\n\n- Unbounded queues hide the problem.\n\n## Links")
+    text, _ = select.render([note], 3000, "/v")
+    assert text.endswith("\n> ## Lessons\n>\n> - Unbounded queues hide the problem.\n>\n> ## Links")
+    assert text.count("\n## ") == 1  # one note, one title line
+    many_lines = _note(2, 0.7, text="\n".join(f"line {i}" for i in range(400)))
+    text, _ = select.render([many_lines], 1000, "/v")
+    assert len(text) <= 1000 and text.endswith(" …")
 
 
 def test_render_does_not_repeat_the_title_as_a_heading():
     note = _note(1, 0.7, heading="Note 1 > Timeline", text="- March: pilot")
     assert "\nNotes/Note 1.md › Timeline\n" in select.render([note], 3000, "/v")[0]
     note = _note(1, 0.7, heading="Note 1", text="The whole note.")
-    assert "\nNotes/Note 1.md\nThe whole note." in select.render([note], 3000, "/v")[0]
+    assert "\nNotes/Note 1.md\n> The whole note." in select.render([note], 3000, "/v")[0]
 
 
 def test_render_leaves_out_what_cannot_fit():

@@ -126,7 +126,7 @@ def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, lis
     """The context text for ``notes`` in at most ``budget`` characters, and each note's share.
 
     Under one header naming the vault, each note: its title, path › heading, ``via`` when the graph
-    found it, then its best passage. The room left is split evenly over the notes still to come,
+    found it, then its best passage, quoted. The room left is split evenly over the notes still to come,
     so the first passage cannot take it all; a note whose share would be under ``NOTE_MIN_CHARS``,
     or whose title and path alone fill it, is left out (its share is 0). No note: "".
     """
@@ -148,9 +148,20 @@ def _block(c: Candidate, room: int) -> str | None:
     location = " › ".join([c.path, *headings])
     via = f", via [[{c.via.from_title}]]" if c.via else ""
     head = f"\n\n## {c.title}\n{location}{via}\n"
-    if room - len(head) < NOTE_MIN_CHARS // 2:
+    limit = room - len(head)
+    if limit < NOTE_MIN_CHARS // 2:
         return None
-    return head + clip_passage(passage(c), room - len(head))
+    text = passage(c)
+    while True:  # quoting adds two characters a line: cut again until the quote fits
+        quoted = quote(clip_passage(text, limit))
+        if len(quoted) <= room - len(head):
+            return head + quoted
+        limit -= len(quoted) - (room - len(head))
+
+
+def quote(text: str) -> str:
+    """``text`` as a Markdown quote: its own headings cannot pass for the next note's title."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
 
 
 def passage(c: Candidate) -> str:
