@@ -36,6 +36,8 @@ def _note(n: int, cosine: float, *, text: str | None = None, heading: str = "", 
         ("ok, do it", select.ACKNOWLEDGEMENT),
         ("thanks!", select.ACKNOWLEDGEMENT),
         ("lgtm, ship it", select.ACKNOWLEDGEMENT),
+        ("да, продолжай", select.ACKNOWLEDGEMENT),
+        ("Ок, давай дальше", select.ACKNOWLEDGEMENT),
         ("", select.TOO_SHORT),
         ("   \n ", select.TOO_SHORT),
         ("Kafka?", select.TOO_SHORT),
@@ -56,6 +58,7 @@ def test_prompts_not_worth_a_recall(prompt, reason):
         "/home/me/project/app.py fails with a KeyError, why?",  # a path, not a slash command
         "no, the other approach: keep the graph lane",
         "yes but use the sqlite ledger instead",
+        "да, но сначала проверь миграции",
     ],
 )
 def test_prompts_worth_a_recall(prompt):

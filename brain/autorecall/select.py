@@ -54,6 +54,9 @@ ACK_WORDS = frozenset(
     go on ahead continue proceed carry keep going next resume retry again more
     do it that this so lgtm ship merge approve approved agreed agree right correct exactly
     sounds looks works done all and then now lets let s just yes please
+    да ага угу ок окей хорошо ладно давай давайте продолжай продолжи продолжаем дальше го
+    делай сделай спасибо пасиб норм нормально отлично супер класс понял ясно верно точно нет
+    пожалуйста так это все всё и
     """.split()
 )
 _SLASH = r"/[\w:.-]+"  # "/compact", "/mcp", "/plugin:command": a slash command's name (no second slash)
