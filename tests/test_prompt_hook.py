@@ -420,3 +420,24 @@ def test_a_note_that_cannot_be_read_is_not_shown_twice(server, indexed):
     (indexed / first[0]).unlink()  # gone from disk, still in the index (the server is not watching)
     second = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
     assert first[0] not in second
+
+
+def test_the_watchdog_lets_an_answer_being_printed_end_whole(tmp_path):
+    # The budget runs out while the answer is half written: the process ends after the whole of it.
+    code = (
+        "import sys, threading, time\n"
+        "from brain.ledger.hook import start_watchdog\n"
+        "printing = threading.Lock()\n"
+        "printing.acquire()\n"
+        "start_watchdog(0.2, label='test: ', hold=printing)\n"
+        "sys.stdout.write('{\"half\": '); sys.stdout.flush()\n"
+        "time.sleep(0.6)\n"
+        "sys.stdout.write('\"whole\"}'); sys.stdout.flush()\n"
+        "printing.release()\n"
+        "time.sleep(30)\n"
+        "sys.stdout.write('never')\n"
+    )
+    env = dict(os.environ, BRAIN_HOME=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == b'{"half": "whole"}'
+    assert "test: gave up after the 0.2 s budget" in (tmp_path / "logs" / "hook.log").read_text()
