@@ -16,7 +16,6 @@ under the temporary directory instead; ``serve.json`` says where.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -49,6 +48,8 @@ def socket_path(root: Path) -> Path:
     preferred = runtime_dir(root) / SOCKET_FILE
     if len(os.fsencode(str(preferred))) <= MAX_SOCKET_PATH:
         return preferred
+    import hashlib  # only for the rare long path: loading OpenSSL is not free on every client's start
+
     digest = hashlib.sha1(os.fsencode(str(runtime_dir(root)))).hexdigest()[:16]
     return private_dir() / f"{digest}.sock"
 
