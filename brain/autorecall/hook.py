@@ -23,7 +23,6 @@ import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +93,14 @@ def parse_payload(raw: bytes) -> dict[str, Any] | None:
     return payload
 
 
-@dataclass
 class Recall:
-    row: dict[str, Any]  # the recalls row (latency_ms is set when the answer is out)
-    context: str = ""  # the additionalContext; "" when nothing is shown
+    """What to print for a prompt (``context``; "" for nothing) and the recalls ``row`` recording it."""
+
+    __slots__ = ("context", "row")
+
+    def __init__(self, row: dict[str, Any], context: str = ""):
+        self.row = row  # latency_ms is set again once the answer is out
+        self.context = context
 
 
 def recall_for_prompt(
@@ -133,12 +136,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     if reason:
         row["reason"] = reason
         return ""
-    from ..vault import resolve_vault
-
-    try:
-        root = resolve_vault(None)
-    except ConfigError as exc:
-        row.update(reason=NO_VAULT, detail=str(exc))
+    root = _vault()
+    if isinstance(root, str):
+        row.update(reason=NO_VAULT, detail=root)
         return ""
     row["vault"] = str(root)
     from ..server import runtime
@@ -275,6 +275,21 @@ def file_hash(path: Path) -> str | None:
             return hashlib.sha256(f.read()).hexdigest()
     except OSError:
         return None
+
+
+def _vault() -> Path | str:
+    """The vault (``BRAIN_VAULT``), resolved; or why there is none.
+
+    ``vault.resolve_vault``'s checks, without importing ``brain.vault`` (its dataclasses cost
+    milliseconds at start-up, on every prompt).
+    """
+    value = config.vault()
+    if not value:
+        return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
+    return path.resolve()
 
 
 def _setting(getter: Any, default: Any) -> Any:

