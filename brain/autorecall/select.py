@@ -2,8 +2,8 @@
 
 The relevance test is the cosine between the prompt and a note's best passage (``dense_score``):
 across both labelled vaults it is the one signal that tells a prompt about the vault from a prompt
-that is not (the fused score is a reciprocal-rank sum, near 1/61 for every top note, whatever the
-prompt; a rank or a margin to the top note always lets the top note through). Its scale belongs
+that is not (the fused score is a sum of reciprocal ranks: a few hundredths for the top notes of
+any prompt; a rank or a margin to the top note always lets the top note through). Its scale belongs
 to the embedding model, so the default is calibrated per model family (``bench/prompt_threshold.py``,
 README "Automatic recall").
 
@@ -26,7 +26,7 @@ NOTE_MIN_CHARS = 200  # a note gets at least this much room, or is left out
 # Cosine thresholds by model family, from bench/prompt_threshold.py (README, "Automatic recall").
 # e5 models put every text pair between about 0.7 and 0.9; sentence-transformers models such as
 # all-MiniLM-L6-v2 spread them from about 0 to 1.
-MIN_COSINE_E5 = 0.82
+MIN_COSINE_E5 = 0.835
 MIN_COSINE_OTHER = 0.35
 
 HEADER = (
