@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -160,3 +161,13 @@ def test_cli_stats(tmp_path, monkeypatch):
     assert re.search(r"\n\d{4}-\d\d-\d\d\s+13\s+1\s+12\s+55\s+100\s+2\s+1\s+1\n", out)
     data = json.loads(CliRunner().invoke(cli, ["recalls", "--stats", "--json"]).output)
     assert data["all"]["prompts"] == 15 and len(data["per_day"]) == 2
+
+
+def _flat(sql: str) -> str:
+    return " ".join(sql.split())
+
+
+def test_the_readme_shows_the_report_sql():
+    readme = _flat((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8"))
+    for sql in (store.PER_DAY_SQL, store.REASONS_SQL, store.LATENCY_SQL, store.USE_SQL):
+        assert _flat(sql) in readme
