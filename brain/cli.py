@@ -48,7 +48,7 @@ def cli() -> None:
     "--rebuild",
     is_flag=True,
     help="Embed everything again into a new index beside the old one, which "
-    "answers until the new one replaces it (e.g. after changing the model, or over a damaged index).",
+    "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."

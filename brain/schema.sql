@@ -133,8 +133,10 @@ CREATE INDEX recalls_created ON recalls (created_at);
 
 -- ===== index database (per vault) ===========================================
 
--- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix (what the
---   vectors were made with; another model is refused), vectors_version (bumped by every
+-- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,
+--   backend_version (what the vectors were made with; another model is refused, another
+--   engine version warned about), fts_tokenizer (chunks_fts's tokenizer, absent = unicode61;
+--   another is refused until --rebuild), resolver_key, vectors_version (bumped by every
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
@@ -226,19 +228,26 @@ CREATE TABLE skipped (
 , size INTEGER, mtime_ns INTEGER);
 
 -- chunks_fts: the lexical lane (BM25), FTS5 over each chunk's note title, heading and text;
---   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames).
+--   rowid = chunks.id. Triggers keep it in step with chunks (and with note renames), folding
+--   ё into е on the way in (queries are folded alike). BRAIN_FTS_TOKENIZER=trigram recreates
+--   it, when the index is empty or rebuilt, with tokenize = 'trigram' (meta fts_tokenizer).
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     title, heading, text,
     tokenize = "unicode61 remove_diacritics 2"
 );
 CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts (rowid, title, heading, text)
-    VALUES (new.id, (SELECT title FROM notes WHERE id = new.note_id), new.heading, new.text);
+    VALUES (
+        new.id,
+        replace(replace((SELECT title FROM notes WHERE id = new.note_id), 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(new.heading, 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(new.text, 'ё', 'е'), 'Ё', 'Е')
+    );
 END;
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
 CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
-    UPDATE chunks_fts SET title = new.title
+    UPDATE chunks_fts SET title = replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е')
     WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
 END;

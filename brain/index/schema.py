@@ -131,3 +131,58 @@ def m005_reparse_oversized_frontmatter(conn: sqlite3.Connection) -> None:
     bomb stored 254 MB, read on every ask). Forget those notes' stat and hash, so the next
     `brain index` reads and parses them again under the limits."""
     conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE length(frontmatter) > 16384")
+
+
+@INDEX_MIGRATIONS
+def m006_fts_fold_yo(conn: sqlite3.Connection) -> None:
+    """The lexical index folds ё into е (Ё into Е), and is refilled so.
+
+    ``remove_diacritics`` folds Latin accents only: "ёлкин" and "елкин" stay two words, while
+    Russian writes either letter for the same word. Titles, headings and text are folded on
+    their way into chunks_fts (read only for matching; results show chunks.text) and queries
+    are folded the same way (brain/recall/lexical.py).
+    """
+    conn.executescript(
+        f"""
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+            VALUES (
+                new.id,
+                {fold_yo("(SELECT title FROM notes WHERE id = new.note_id)")},
+                {fold_yo("new.heading")},
+                {fold_yo("new.text")}
+            );
+        END;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+            UPDATE chunks_fts SET title = {fold_yo("new.title")}
+            WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
+        END;
+        DELETE FROM chunks_fts;
+        {FILL_FTS};
+        """
+    )
+
+
+def fold_yo(expression: str) -> str:
+    """SQL folding ё into е (and Ё into Е) in ``expression``, as the lexical lane folds queries."""
+    return f"replace(replace({expression}, 'ё', 'е'), 'Ё', 'Е')"
+
+
+# Every chunk into chunks_fts, folded: the migration above and a tokenizer change refill with it.
+FILL_FTS = (
+    "INSERT INTO chunks_fts (rowid, title, heading, text) "
+    f"SELECT c.id, {fold_yo('n.title')}, {fold_yo('c.heading')}, {fold_yo('c.text')} "
+    "FROM chunks c JOIN notes n ON n.id = c.note_id"
+)
+
+# What each BRAIN_FTS_TOKENIZER name means to FTS5.
+FTS_TOKENIZERS = {
+    # Words, case and Latin accents folded: English, Russian, most alphabets. What m002 creates.
+    "unicode61": "unicode61 remove_diacritics 2",
+    # Character trigrams: Chinese, Japanese, Korean (no spaces between words). Case folded;
+    # accents too where SQLite has the option (3.45+).
+    "trigram": "trigram remove_diacritics 1" if sqlite3.sqlite_version_info >= (3, 45) else "trigram",
+}
+DEFAULT_FTS_TOKENIZER = "unicode61"

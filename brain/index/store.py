@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
 from ..migrations import connect
-from .schema import INDEX_MIGRATIONS
+from .schema import DEFAULT_FTS_TOKENIZER, FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRATIONS
 
 if TYPE_CHECKING:
     from ..links import Link
@@ -214,6 +214,25 @@ class IndexStore:
             (key, str(value)),
         )
 
+    def fts_tokenizer(self) -> str:
+        """The tokenizer chunks_fts was created with (indexes from before the option: unicode61)."""
+        return self.get_meta("fts_tokenizer") or DEFAULT_FTS_TOKENIZER
+
+    def recreate_fts(self, tokenizer: str) -> None:
+        """Create chunks_fts anew with ``tokenizer`` and refill it; inside a transaction.
+
+        The triggers name the table, not its tokenizer, so they keep working on the new one.
+        """
+        self.conn.execute("DROP TABLE chunks_fts")
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, tokenize = '{FTS_TOKENIZERS[tokenizer]}')"
+        )
+        self.conn.execute(FILL_FTS)
+        self.set_meta("fts_tokenizer", tokenizer)
+
+    def has_chunks(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+
     def index_id(self) -> str | None:
         return self.get_meta("index_id")
 
@@ -304,13 +323,17 @@ class IndexStore:
 
     # ----- writes (call inside ``transaction()``) ------------------------------------------
 
-    def record_model(self, name: str, dim: int, query_prefix: str, passage_prefix: str) -> None:
+    def record_model(
+        self, name: str, dim: int, query_prefix: str, passage_prefix: str, backend: str, backend_version: str
+    ) -> None:
         """The model the vectors come from, set by the first batch embedded."""
         if self.get_meta("model") is None:
             self.set_meta("model", name)
             self.set_meta("dim", dim)
             self.set_meta("query_prefix", query_prefix)
             self.set_meta("passage_prefix", passage_prefix)
+            self.set_meta("backend", backend)
+            self.set_meta("backend_version", backend_version)
 
     def touch_note(self, note_id: int, size: int, mtime_ns: int) -> None:
         """Same bytes, new stat: remember the stat so the next scan need not read the file."""
@@ -486,11 +509,23 @@ class IndexStore:
         while rows := cursor.fetchmany(batch):
             yield [(r[0], r[1]) for r in rows]
 
-    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """For each FTS term, how many chunks hold it (0 when none)."""
+    def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Terms of the lexical index that begin with ``prefix``, the most widespread first."""
+        self._vocabulary()
+        rows = self.conn.execute(
+            "SELECT term FROM temp.chunks_vocab WHERE term > ? AND term < ? ORDER BY doc DESC LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [r[0] for r in rows]
+
+    def _vocabulary(self) -> None:
         self.conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
         )
+
+    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """For each FTS term, how many chunks hold it (0 when none)."""
+        self._vocabulary()
         out = {}
         for term in terms:
             row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (term,)).fetchone()

@@ -31,17 +31,47 @@ _STOP = set(
 )
 
 
-def query_terms(query: str) -> list[str]:
-    """The query's distinct terms, casefolded, without stop words (unless nothing else is left)."""
-    terms = [t for t in _TERM.findall(query.casefold()) if t not in _STOP]
-    if not terms:
-        terms = _TERM.findall(query.casefold())
-    return list(dict.fromkeys(terms))[:32]
+def fold(text: str) -> str:
+    """Case folded, ё as е: what the index holds (schema.py m006) and what unicode61 does."""
+    return text.casefold().replace("ё", "е")
 
 
-def fts_query(query: str) -> str | None:
+def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
+    """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
+
+    Stop words are left out unless nothing else is left. A trigram index only matches runs of
+    three or more characters, and a Chinese or Japanese query is one run with no spaces: its
+    trigrams, OR-ed, let BM25 score partial overlaps.
+    """
+    words = [t for t in _TERM.findall(fold(query)) if t not in _STOP] or _TERM.findall(fold(query))
+    if tokenizer == "trigram":
+        words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
+        return list(dict.fromkeys(words))[:64]
+    return list(dict.fromkeys(words))[:32]
+
+
+def fts_query(query: str, tokenizer: str = "unicode61") -> str | None:
     """An FTS5 MATCH expression: the query's terms, quoted, OR-ed; None when nothing is left."""
-    return _match(query_terms(query))
+    return _match(fts_terms(query, tokenizer))
+
+
+# Han, kana and Hangul: scripts where a word is often two characters, too short for a trigram.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
+PER_BIGRAM = 8  # indexed trigrams a two-character piece of a query may stand for
+
+
+def cjk_bigram_terms(store: IndexStore, query: str) -> list[str]:
+    """Indexed trigrams that begin with a two-character piece of a CJK run in the query.
+
+    "长城有多长" ("how long is the Great Wall") shares no trigram with a note on 长城, and a
+    trigram index cannot match two characters: the trigrams starting with 长城 ("长城是", …)
+    stand in for it, the most widespread first.
+    """
+    out: list[str] = []
+    for run in _CJK_RUN.findall(fold(query)):
+        for i in range(len(run) - 1):
+            out.extend(store.vocabulary_with_prefix(run[i : i + 2], PER_BIGRAM))
+    return list(dict.fromkeys(out))
 
 
 def _match(terms: list[str]) -> str | None:
@@ -67,7 +97,11 @@ def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) ->
     """The top ``depth`` notes by their best chunk's BM25 score, best first."""
     if depth <= 0:
         return []
-    expression = _match(informative_terms(store, query_terms(query)))
+    tokenizer = store.fts_tokenizer()
+    terms = fts_terms(query, tokenizer)
+    if tokenizer == "trigram":
+        terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
+    expression = _match(informative_terms(store, terms))
     if expression is None:
         return []
     hits = store.fts_search(expression, WEIGHTS, depth * 5)

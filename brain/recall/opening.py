@@ -99,7 +99,19 @@ def _open(
     timings["load_index"] = _ms(started)
     recaller = Recaller(store, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
     recaller.timings_ms.update(timings)
+    if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
+        lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
+        if lazy.is_loaded:  # loaded already by the update above
+            _engine_changed(store, lazy.loaded(), recaller)
     return recaller
+
+
+def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> None:
+    from ..index.indexer import warn_if_engine_changed
+
+    message = warn_if_engine_changed(store, loaded)
+    if message and message not in recaller.warnings:
+        recaller.warnings.append(message)
 
 
 def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:

@@ -1,0 +1,1 @@
+"""Hand-written notes and queries of the bilingual (English + Russian) benchmark vault."""
