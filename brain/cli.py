@@ -29,6 +29,8 @@ def cli() -> None:
     brain index --vault ~/notes        build or update the index (only what changed)
     brain status --vault ~/notes       what is indexed, what is pending, what was skipped
     brain ask "question"               recall the notes that answer a question
+    brain ask --as-of 2026-03-01 "q"   recall over the vault as it was then
+    brain history "Note"               a note's versions, links gained and lost
     brain note "Title" / neighbours    read a note; its links and backlinks
     brain serve --detach               keep the index warm and watched (ask answers in ms)
     brain mcp install                  give Claude Code the memory as MCP tools
@@ -51,11 +53,18 @@ def cli() -> None:
     "answers until the new one replaces it (after changing the model or BRAIN_FTS_TOKENIZER, or over a damaged index).",
 )
 @click.option(
+    "--keep-history",
+    is_flag=True,
+    help="With --rebuild: carry the index's history (past versions, link history) into the new index "
+    "(past chunks are embedded again if the model changed).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --rebuild: discard the index's history without asking.")
+@click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
-def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
+def index(vault: str | None, rebuild: bool, keep_history: bool, yes: bool, as_json: bool, quiet: bool) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
     The first run embeds everything; later runs re-embed only notes whose content
@@ -65,17 +74,23 @@ def index(vault: str | None, rebuild: bool, as_json: bool, quiet: bool) -> None:
 
     --rebuild fills a new index beside the old one and swaps it in when complete; if it
     stops (Ctrl-C, a model that cannot load), the old index still answers and the next
-    --rebuild resumes.
+    --rebuild resumes. A rebuild that would discard the index's history (past versions, link
+    history: what `brain ask --as-of` and `brain history` read) asks first: --keep-history
+    carries it into the new index, --yes discards it.
 
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
+      brain index --rebuild --keep-history
     """
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
-    report = index_vault(vault, rebuild=rebuild, progress=not quiet and not as_json)
+    keep = True  # with nothing past to lose, a rebuild still carries what history there is
+    if rebuild and not keep_history:
+        keep = not yes and not _confirm_discarding_history(vault)
+    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
@@ -146,6 +161,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
             click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+    if st.history is not None:
+        click.echo(_history_line(st.history))
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
         click.echo(
@@ -228,6 +245,20 @@ def _span(seconds: float) -> str:
     "--budget", type=click.IntRange(200, 1_000_000), default=6000, show_default=True, help="Characters for --context."
 )
 @click.option("--no-update", is_flag=True, help="Do not bring the index up to date first; warn if it is stale.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="WHEN",
+    help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
+    "(a date, the end of that day; a date and time; or a span back like 7d, 2w). Dates are shown.",
+)
+@click.option(
+    "--valid-at",
+    "valid_at",
+    metavar="DATE",
+    help="Only notes whose frontmatter says they held on DATE (date or valid_from, valid_to, "
+    "superseded_by, status: superseded); notes that say nothing stay.",
+)
 @click.option("--no-server", is_flag=True, help="Answer in this process even when `brain serve` runs for the vault.")
 @recall_settings_options
 @library_errors
@@ -245,6 +276,8 @@ def ask(
     as_context: bool,
     budget: int,
     no_update: bool,
+    as_of: str | None,
+    valid_at: str | None,
     no_server: bool,
     depth: int,
     seeds: int,
@@ -270,7 +303,9 @@ def ask(
       brain ask --json "sqlite wal"             # for agents
       brain ask --context --budget 4000 "…"     # paste into a prompt
       brain ask --ab "…"                         # vector vs vector+graph, logged
+      brain ask --as-of 2026-03-01 "rollout plan"  # what the notes said then
     """
+    from .index.history import parse_moment, parse_world_date
     from .recall.types import DEFAULT_MODE, Mode
     from .vault import resolve_vault
 
@@ -282,6 +317,8 @@ def ask(
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)
     source = source or config.ab_source()
+    moment = parse_moment(as_of) if as_of is not None else None
+    world_day = parse_world_date(valid_at) if valid_at is not None else None
     if ab:
         modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
         if len(modes) != 2:
@@ -292,11 +329,12 @@ def ask(
     for name in modes:
         Mode.parse(name)  # a bad mode is an error before any work
     root = resolve_vault(vault)
-    results = None if no_server else _ask_server(root, text, modes, settings, update=not no_update)
+    past = moment is not None or world_day is not None  # brain serve holds the present only
+    results = None if no_server or past else _ask_server(root, text, modes, settings, update=not no_update)
     if results is None:
         from .recall.opening import open_recaller
 
-        recaller = open_recaller(root, update=not no_update, progress=not as_json)
+        recaller = open_recaller(root, update=not no_update, progress=not as_json, as_of=moment, valid_at=world_day)
         try:
             results = recaller.compare(text, modes, settings)
         finally:
@@ -486,6 +524,48 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         )
 
 
+def _confirm_discarding_history(vault: str | None) -> bool:
+    """`--rebuild` without --keep-history or --yes over an index with a past: say what history
+    would go, and ask (not on a terminal, stop). True when the user chose to discard it. A
+    damaged index's history cannot be read, so there is no choice to offer; an index without
+    a past has nothing to lose."""
+    from .index.history import local_time
+    from .index.store import IndexStore
+    from .vault import resolve_vault
+
+    held = IndexStore.history_at(config.index_dir(resolve_vault(vault)))
+    if held is None or held.get("damaged") or not (held["past_versions"] or held["closed_edges"]):
+        return False
+    since = f", kept since {local_time(held['since'])}" if held["since"] else ""
+    message = (
+        f"`brain index --rebuild` builds a new index, and this one's history would go: "
+        f"{_plural(held['past_versions'], 'past version')} of {_plural(held['notes_with_past'], 'note')} "
+        f"and {_plural(held['closed_edges'], 'closed link')}{since}"
+    )
+    if not _interactive():
+        raise click.ClickException(f"{message}. Add --keep-history to carry it over, or --yes to discard it")
+    if not click.confirm(f"{message}.\nDiscard it? (--keep-history carries it over)", default=False, err=True):
+        raise click.Abort()
+    return True
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _history_line(h: dict) -> str:
+    """history: 40 past versions of 12 notes (2 deleted), 95 past chunks, 31 closed links; 0.4 MB, 18% of index.db"""
+    line = (
+        f"history: {_plural(h['past_versions'], 'past version')} of {_plural(h['notes_with_past'], 'note')}"
+        f" ({h['deleted_notes']} deleted), {h['past_chunks']} past chunks, {h['closed_edges']} closed links"
+    )
+    if h["bytes"] is not None and h["database_bytes"]:
+        line += f"; {h['bytes'] / 1e6:.1f} MB, {h['bytes'] / h['database_bytes']:.0%} of index.db"
+    return line + f"  (keeping {h['keep_versions']} past versions per note)"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -500,6 +580,10 @@ def _register_subcommands() -> None:
     from .evaluation.cli import eval_command
 
     cli.add_command(eval_command, name="eval")
+    from .history_cli import history_command, prune_command
+
+    cli.add_command(history_command)
+    cli.add_command(prune_command)
     from .server.cli import serve
 
     cli.add_command(serve)

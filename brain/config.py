@@ -119,6 +119,18 @@ def index_dir(vault: Path) -> Path:
     return brain_home() / "vaults" / f"{slug}-{digest}"
 
 
+def keep_versions() -> int | None:
+    """Past versions kept per note (``BRAIN_KEEP_VERSIONS``): None keeps all (``all``, the
+    default); 0 keeps none, so the index holds only the present, as before history."""
+    value = env("BRAIN_KEEP_VERSIONS")
+    if value is None or value.strip().lower() == "all":
+        return None
+    try:
+        return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0)
+    except ConfigError:
+        raise ConfigError(f"BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all', not {value!r}") from None
+
+
 def max_note_bytes() -> int:
     """Notes larger than ``BRAIN_MAX_NOTE_MB`` megabytes are skipped."""
     return int(_float("BRAIN_MAX_NOTE_MB", DEFAULT_MAX_NOTE_MB, above=True) * 1024 * 1024)

@@ -18,6 +18,10 @@ from typing import Any
 from .links import Link, extract_links, mask_code
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
+# World time: when what a note says holds, as the note states it (never the file's mtime).
+WORLD_DATE_FIELDS = ("date", "created", "created_at", "creation_date")
+VALID_FROM_FIELDS = ("valid_from", "valid-from", "validfrom", "effective_from", "effective")
+VALID_TO_FIELDS = ("valid_to", "valid-to", "validto", "valid_until", "valid-until", "effective_to")
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 # Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs.
@@ -291,6 +295,35 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     if date is None:
         date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
     return date
+
+
+@dataclass(frozen=True)
+class WorldTime:
+    """What a note's frontmatter says about world time: its own date, when it holds from and
+    until (ISO dates or datetimes, None where it says nothing), and its status, lowercased."""
+
+    date: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    status: str | None = None
+
+
+def world_time(frontmatter: dict[str, Any]) -> WorldTime:
+    """The world-time fields of a (stored, JSON-safe) frontmatter mapping; bad values are None."""
+
+    def first(names: tuple[str, ...]) -> str | None:
+        lowered = {str(k).lower(): v for k, v in frontmatter.items()}
+        for name in names:
+            value = lowered.get(name)
+            if value not in (None, ""):
+                iso = _iso(value)
+                if iso is not None:
+                    return iso
+        return None
+
+    status = frontmatter.get("status")
+    status_text = _text(status).lower() if isinstance(status, (str, int, float)) and _text(status) else None
+    return WorldTime(first(WORLD_DATE_FIELDS), first(VALID_FROM_FIELDS), first(VALID_TO_FIELDS), status_text)
 
 
 def parse_note(path: str, data: bytes, mtime: float) -> Note:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
+from .index.history import iso_time, local_time
 from .recall.types import Candidate, RecallResult
 
 SNIPPET_CHARS = 220
@@ -51,9 +52,13 @@ def result_json(result: RecallResult) -> dict:
                 "snippet": snippet(c, result.query),
                 "via": c.via.as_dict() if c.via else None,
                 "date": c.date,
+                "recorded_from": iso_time(c.recorded_from),
+                "recorded_to": iso_time(c.recorded_to),
             }
             for rank, c in enumerate(result.results, 1)
         ],
+        "as_of": iso_time(result.as_of),
+        "valid_at": result.valid_at,
         "graph": {"used": result.graph_used, "candidates_added": result.candidates_added},
         "reranked": result.reranked,
         "fallbacks": result.fallbacks,
@@ -67,16 +72,33 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits."""
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = []
+    dated = result.as_of is not None or result.valid_at is not None
+    if result.as_of is not None:
+        lines.append(f"as of {local_time(result.as_of)}: the vault as brain knew it then")
+    if result.valid_at is not None:
+        lines.append(f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)")
+    if dated:
+        lines.append("")
     for rank, c in enumerate(result.results, 1):
         via = f"  via [[{c.via.from_title}]]" if c.via else ""
         lines.append(f"{rank:>2}. {c.score:6.3f}  {c.title}{via}")
         location = c.path + (f" › {c.heading}" if c.heading else "")
         lines.append(f"           {location}")
+        if dated:
+            lines.append(f"           {_dates(c)}")
         for line in _wrap(snippet(c, result.query), width - 11):
             lines.append(f"           {line}")
     if not result.results:
         lines.append("no notes found")
     return "\n".join(lines)
+
+
+def _dates(c: Candidate) -> str:
+    """The note's own date and when brain held this version: ``dated 2025-03-11 · version
+    2026-01-02 10:00 → 2026-02-10 09:12`` (→ now while current)."""
+    until = local_time(c.recorded_to) if c.recorded_to is not None else "now"
+    held = f"version {local_time(c.recorded_from)} → {until}" if c.recorded_from is not None else ""
+    return " · ".join(part for part in (f"dated {c.date[:10]}" if c.date else "", held) if part)
 
 
 def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) -> str:

@@ -141,7 +141,9 @@ CREATE INDEX recalls_created ON recalls (created_at);
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
 --   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
---   the last `brain index` run completed, Unix time).
+--   the last `brain index` run completed, Unix time), history_since (when this index began
+--   keeping history), history_pruned_before (`brain prune --before`: the past before it is
+--   incomplete).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -251,3 +253,109 @@ CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
     UPDATE chunks_fts SET title = replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е')
     WHERE rowid IN (SELECT id FROM chunks WHERE note_id = new.id);
 END;
+
+-- ----- history (issue 15: memory over time) -----
+-- The present above is what recall reads; history sits beside it and never slows it down.
+-- Times recorded_from / recorded_to are Unix seconds (the index's own clock: when brain saw
+-- a state, not when the file was written); recorded_to NULL means "still current".
+-- Identity: note_id is the note's id for good. notes.id is AUTOINCREMENT (never reused); a
+--   rename keeps it; a deleted note's versions keep it, and a file that later holds bytes one
+--   of its versions had (unless empty), or appears where it last was, continues it (restore).
+-- A crash between two transactions leaves history in step: each change and its history rows
+--   are written in one transaction, so every open edge has a current version of its note.
+
+-- note_versions: every content of a note the index saw. At most one current version per note
+--   (recorded_to NULL, the partial unique index), and it is the notes row: same hash, path.
+--   event: how it began (created, changed, renamed, restored; recorded: already indexed when
+--   history began, m007_history); ended: how it stopped (changed, renamed, deleted).
+--   date: the note's date as recall shows it; world_date, valid_from, valid_to, status: world
+--   time as the frontmatter states it (date/created; valid_from; valid_to; status), NULL where
+--   it says nothing. content: the file's bytes, zlib-compressed (NULL for versions recorded
+--   before history began).
+CREATE TABLE note_versions (
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]',
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    date TEXT,
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    world_date TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    status TEXT,
+    content BLOB,
+    event TEXT NOT NULL,
+    recorded_from REAL NOT NULL,
+    recorded_to REAL,
+    ended TEXT
+);
+CREATE UNIQUE INDEX note_versions_current ON note_versions (note_id) WHERE recorded_to IS NULL;
+CREATE INDEX note_versions_note ON note_versions (note_id, recorded_from);
+CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
+CREATE INDEX note_versions_path ON note_versions (path);
+CREATE INDEX note_versions_hash ON note_versions (hash);
+
+-- chunk_history: the chunks, with their vectors, of every (note_id, hash) content that some
+--   version holds and that is not the note's current content (the current one's chunks are in
+--   chunks). Moved here when a note changes or is deleted; dropped when the content becomes
+--   current again or no version needs it (pruning). title: the version's title (for BM25).
+CREATE TABLE chunk_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX chunk_history_content ON chunk_history (note_id, hash, ordinal);
+
+-- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
+--   table (the text is stored once, in chunk_history), kept in step by triggers.
+CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+    title, heading, text,
+    content = 'chunk_history', content_rowid = 'id',
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
+    INSERT INTO chunk_history_fts (rowid, title, heading, text)
+    VALUES (new.id, new.title, new.heading, new.text);
+END;
+CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
+    INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+    VALUES ('delete', old.id, old.title, old.heading, old.text);
+END;
+
+-- link_history: every link a note writes, as an edge (source note, target as written, kind,
+--   count: how many times the note writes it) with a recorded span. An edge opens when a
+--   version starts writing the link and closes when a version stops (or the note is deleted);
+--   it is never deleted, except by pruning. target_id/status: its resolution (pending until the
+--   end of the run resolves it); a link that comes to resolve elsewhere (its target renamed,
+--   deleted or created) closes and reopens with the new target. world_date, valid_from,
+--   valid_to, note_status: the source note's world time when the edge was recorded (a change of
+--   them reopens the edge). Edges between notes at time T:
+--   WHERE status = 'resolved' AND recorded_from <= T AND (recorded_to IS NULL OR recorded_to > T).
+CREATE TABLE link_history (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    target_id INTEGER,
+    status TEXT NOT NULL DEFAULT 'pending',
+    world_date TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    note_status TEXT,
+    recorded_from REAL NOT NULL,
+    recorded_to REAL
+);
+CREATE INDEX link_history_source ON link_history (source_id, recorded_from);
+CREATE INDEX link_history_target ON link_history (target_id, recorded_from);
+CREATE INDEX link_history_span ON link_history (recorded_from, recorded_to);
+CREATE INDEX link_history_open ON link_history (source_id, target, kind) WHERE recorded_to IS NULL;
+CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pending';

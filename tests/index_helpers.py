@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -170,3 +171,36 @@ def assert_faiss_matches(directory: Path) -> None:
         chunk_ids = {r[0] for r in view.conn.execute("SELECT id FROM chunks")}
         assert faiss_ids(directory) == chunk_ids
         assert sidecar["count"] == len(chunk_ids)
+
+
+def history_problems(db: Path) -> list[str]:
+    """What would make history disagree with the present (or with itself); [] when consistent."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    problems = []
+    checks = {
+        "a note without a current version": "SELECT n.path FROM notes n WHERE NOT EXISTS (SELECT 1 FROM note_versions v"
+        " WHERE v.note_id = n.id AND v.recorded_to IS NULL AND v.hash = n.hash AND v.path = n.path)",
+        "a current version without its note": "SELECT v.path FROM note_versions v WHERE v.recorded_to IS NULL"
+        " AND v.note_id NOT IN (SELECT id FROM notes)",
+        "an open edge without a current version": "SELECT e.target FROM link_history e WHERE e.recorded_to IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = e.source_id AND v.recorded_to IS NULL)",
+        "a note's links and its open edges differ": "SELECT source_id, target, kind, count(*) FROM links"
+        " GROUP BY 1, 2, 3 EXCEPT SELECT source_id, target, kind, count FROM link_history WHERE recorded_to IS NULL",
+        "an open edge for a link not written": "SELECT source_id, target, kind, count FROM link_history"
+        " WHERE recorded_to IS NULL EXCEPT SELECT source_id, target, kind, count(*) FROM links GROUP BY 1, 2, 3",
+        "overlapping versions": "SELECT a.note_id FROM note_versions a JOIN note_versions b ON a.note_id = b.note_id"
+        " AND a.id < b.id WHERE coalesce(a.recorded_to, 9e99) > b.recorded_from",
+        "a past version without its chunks": "SELECT v.path FROM note_versions v WHERE v.recorded_to IS NOT NULL"
+        " AND v.hash NOT IN (SELECT hash FROM notes WHERE id = v.note_id)"
+        " AND NOT EXISTS (SELECT 1 FROM chunk_history c WHERE c.note_id = v.note_id AND c.hash = v.hash)",
+        "past chunks of current content": "SELECT c.id FROM chunk_history c JOIN notes n ON n.id = c.note_id"
+        " AND n.hash = c.hash",
+    }
+    try:
+        for name, sql in checks.items():
+            rows = conn.execute(sql).fetchall()
+            if rows:
+                problems.append(f"{name}: {rows[:3]}")
+    finally:
+        conn.close()
+    return problems

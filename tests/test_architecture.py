@@ -132,3 +132,20 @@ def test_only_opening_imports_the_indexer_from_recall():
     writers = {"brain.index.indexer", "brain.index.rebuild", "brain.index.linking", "brain.index.changes"}
     users = sorted(m for m in graph if m.startswith("brain.recall") and graph[m] & writers)
     assert users == ["brain.recall.opening"], users
+
+
+def test_the_past_answers_every_store_read_recall_makes():
+    """`brain ask --as-of` runs the same lanes over ``PastIndex``: a store method a lane calls
+    that the slice does not answer would read the present into a past answer. A new lane
+    that reads the store needs its method answered in recall/past.py (or listed here as
+    independent of time)."""
+    from brain.recall.past import PastIndex
+
+    timeless = {"close", "directory", "get_meta", "readonly", "skipped"}
+    used: set[str] = set()
+    for path in (BRAIN / "recall").glob("*.py"):
+        if path.name in ("past.py", "opening.py", "timeline.py"):  # the slice; the real store, before or beside it
+            continue
+        used |= set(re.findall(r"\bstore\.([a-z_]+)", path.read_text(encoding="utf-8")))
+    missing = sorted(name for name in used - timeless if name not in vars(PastIndex))
+    assert not missing, f"recall reads these store methods that PastIndex does not answer for the past: {missing}"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from index_helpers import assert_faiss_matches, environ, index_into
+from index_helpers import assert_faiss_matches, environ, history_problems, index_into
 from tiny_models import shared_tiny_sentence_transformer
 
 from brain import config
@@ -264,6 +264,7 @@ def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(t
     hits = _search(directory, embedder, QUERIES[0])  # the stale FAISS file is rebuilt from SQLite
     assert len(hits) == 10
     assert_faiss_matches(directory)
+    assert history_problems(directory / "index.db") == []
 
     # The next run does only what is left.
     with environ(BRAIN_HOME=str(home)):
@@ -272,6 +273,7 @@ def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(t
     assert report.removed == len(DELETED)
     assert 0 < report.embedded < report.chunks
     _assert_same_as_clean(directory, clean_build, embedder)
+    assert history_problems(directory / "index.db") == []
 
 
 def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
@@ -339,6 +341,7 @@ def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(t
     assert not staging.exists()
     assert {p.name for p in directory.parent.iterdir()} == {directory.name, directory.name + ".lock"}
     _assert_same_as_clean(directory, clean_build, embedder)
+    assert history_problems(directory / "index.db") == []
 
 
 def _same_snapshot(got: dict, want: dict) -> bool:
@@ -352,3 +355,80 @@ def _same_snapshot(got: dict, want: dict) -> bool:
         and np.array_equal(got["chunks"][key][2], want["chunks"][key][2])
         for key in want["chunks"]
     )
+
+
+def _history(db: Path) -> dict[str, list[tuple]]:
+    """Each note's versions (event, ended, hash) by its first path, and its edges (target, open)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        first = dict(conn.execute("SELECT note_id, path FROM note_versions GROUP BY note_id HAVING id = min(id)"))
+        versions: dict[str, list[tuple]] = {}
+        for note_id, event, ended, digest in conn.execute(
+            "SELECT note_id, event, ended, hash FROM note_versions ORDER BY note_id, id"
+        ):
+            versions.setdefault(first[note_id], []).append((event, ended, digest))
+        return versions
+    finally:
+        conn.close()
+
+
+def test_sigkill_mid_update_leaves_history_consistent(tmp_path, model):
+    """Issue 15: each batch's versions, past chunks and edges are committed with the batch, so
+    a kill anywhere leaves no open edge without a current version, no note without its version,
+    no past version without its chunks; the next run completes history as if never stopped."""
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=False)
+    _, directory = index_into(home, vault, embedder)
+    db = directory / "index.db"
+    moment = time.time()
+    time.sleep(0.01)
+    _write_state(vault, final=True)  # new notes, changed ones, deleted ones
+    unlinked = [i for i in range(1, 100, 9) if i not in DELETED | CHANGED]
+    for i in unlinked:  # and notes that drop every link
+        path, text = _note(i)
+        (vault / path).write_text(text.replace("[[", "").replace("]]", ""), encoding="utf-8")
+    started = time.time()
+    proc = _start_wrapped(vault, _env(home, folder))
+    _interrupt_when_committed(proc, db, started, signal.SIGKILL, at_least=20)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert history_problems(db) == []
+
+    with environ(BRAIN_HOME=str(home)):
+        index_vault(vault, embedder=embedder, progress=False)
+    assert history_problems(db) == []
+    history = _history(db)
+    for i in DELETED:
+        path, _ = _note(i)
+        assert history[path][-1][1] == "deleted"
+    for i in CHANGED:
+        path, _ = _note(i)
+        assert [(event, ended) for event, ended, _ in history[path]] == [("created", "changed"), ("changed", None)]
+    for i in range(100, NOTES):
+        assert [event for event, _, _ in history[_note(i)[0]]] == ["created"]
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        for i in unlinked:
+            edges = conn.execute(
+                "SELECT e.recorded_to IS NULL FROM link_history e JOIN notes n ON n.id = e.source_id WHERE n.path = ?",
+                (_note(i)[0],),
+            ).fetchall()
+            assert edges == [(0,), (0,), (0,)], i  # three links, each closed, none deleted
+    finally:
+        conn.close()
+    # The past is searchable as it was: as of before the update, a changed note reads its old text.
+    from brain.recall.opening import open_recaller
+    from brain.recall.types import RecallSettings
+
+    changed = sorted(CHANGED)[1]
+    path, old_text = _note(changed, 0)
+    query = " ".join(old_text.split("\n\n")[1].split()[:12])
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+        recaller = open_recaller(vault, embedder=embedder, rerank_model=None, update=False, as_of=moment)
+        try:
+            result = recaller.ask(query, "hybrid", RecallSettings(k=5))
+        finally:
+            recaller.close()
+    hit = next(c for c in result.results if c.path == path)
+    assert hit.text in old_text

@@ -326,6 +326,8 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
             "snippet",
             "via",
             "date",
+            "recorded_from",
+            "recorded_to",
         }
         assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
         assert post({k: v for k, v in good.items() if k != "Authorization"})[0] == 401

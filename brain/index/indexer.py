@@ -29,6 +29,7 @@ from ..errors import BrainError, IndexMismatchError
 from ..notes import Note, parse_note
 from ..vault import IGNORE_FILE, VaultFile, resolve_vault
 from . import changes, vectors
+from .history import Recorder
 from .linking import resolve_links
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
@@ -37,6 +38,7 @@ from .store import IndexStore, index_errors
 log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
+_Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes]  # a note read, waiting to be embedded
 
 
 @dataclass
@@ -51,6 +53,8 @@ class IndexReport:
     new: int = 0
     changed: int = 0
     renamed: int = 0
+    restored: int = 0  # of the new ones: notes deleted before, back (history kept their identity)
+    past_embedded: int = 0  # past chunks embedded again (a --rebuild with another model carrying history)
     unchanged: int = 0
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -136,12 +140,14 @@ def index_vault(
     model_name: str | None = None,
     embedder: Embedder | None = None,
     rebuild: bool = False,
+    keep_history: bool = True,
     progress: bool = True,
     load: Callable[[str], Embedder] = load_embedder,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
-    ``rebuild``: build a new index beside the old one and swap it in when complete.
+    ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
+    the old one's history over unless ``keep_history`` is False.
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -154,6 +160,7 @@ def index_vault(
                 directory,
                 model_name,
                 lambda store: _index_into(root, store, model_name, embedder, load, progress),
+                keep_history=keep_history,
             )
         else:
             remove_leftovers(directory)
@@ -210,13 +217,14 @@ class _Run:
         self.start_version = store.vectors_version()
         self.added_ids: list[int] = []
         self.removed_ids: list[int] = []
+        self.history = Recorder(store, config.keep_versions())
 
     def run(self) -> None:
         plan = changes.plan(self.root, self.store)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
-        batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]] = []
+        batch: list[_Pending] = []
         batch_chunks = 0
         bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
         try:
@@ -230,6 +238,8 @@ class _Run:
                     assert change.note_id is not None
                     with self.store.transaction():
                         self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
+                        if change.data is not None:
+                            self.history.touched(change.note_id, change.data)
                     self.report.unchanged += 1
                     bar.update(1)
                     continue
@@ -240,11 +250,11 @@ class _Run:
                     self._warn(file.path, message)
                 if change.kind == changes.RENAMED:
                     assert change.note_id is not None
-                    self._rename(change.note_id, note, file)
+                    self._rename(change.note_id, note, file, data)
                     bar.update(1)
                     continue
                 chunks = chunk_body(note.body) or _title_only(note)
-                batch.append((note, file, change.note_id, chunks))
+                batch.append((note, file, change.note_id, chunks, data))
                 batch_chunks += len(chunks)
                 if change.kind == changes.NEW:
                     self.report.new += 1
@@ -261,7 +271,9 @@ class _Run:
             bar.close()
         if plan.deleted:
             with self.store.transaction():
-                self.removed_ids += self.store.delete_notes(list(plan.deleted.values()))
+                deleted = list(plan.deleted.values())
+                self.history.deleted(deleted, time.time())
+                self.removed_ids += self.store.delete_notes(deleted)
             self.report.removed = len(plan.deleted)
         with self.store.transaction():
             self.store.replace_skipped(
@@ -271,17 +283,56 @@ class _Run:
         self.report.skipped = len(plan.skipped)
         if self.store.links_dirty():
             resolve_links(self.store)
+        self._finish_carried_history()
         vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+
+    def _finish_carried_history(self) -> None:
+        """A rebuild that carried the old index's history: close what the vault no longer holds
+        (deleted since the last run), and embed the past chunks again if the model changed."""
+        if self.store.get_meta("history_carry") != "seeded":
+            return
+        old = Path(self.store.get_meta("history_carry_from") or "")
+        if old.is_file():
+            self.store.carry_replaced_chunks(old)
+        else:
+            self._warn(
+                str(old),
+                "the old index went away before the rebuild finished: the chunks of notes "
+                "changed since it was last updated are not in the carried history",
+            )
+        with self.store.transaction():
+            for note_id in self.store.close_orphan_history(time.time()):
+                if self.history.keep is not None:
+                    self.store.prune_versions_of(note_id, self.history.keep)
+        if self.store.get_meta("history_vectors_model") != self.model_name:
+            done = int(self.store.get_meta("history_reembed_after", "0") or 0)
+            while rows := self.store.history_chunks_to_embed(done, CHUNKS_PER_BATCH):
+                embedder = self._ensure_embedder()
+                texts = [
+                    embedding_text(title, Chunk(0, (heading,) if heading else (), text))
+                    for _, title, heading, text in rows
+                ]
+                matrix = embedder.embed_documents(texts)
+                with self.store.transaction():
+                    self.store.set_history_vectors((matrix[i].tobytes(), row[0]) for i, row in enumerate(rows))
+                    done = rows[-1][0]
+                    self.store.set_meta("history_reembed_after", done)
+                self.report.past_embedded += len(rows)
+        with self.store.transaction():
+            self.store.set_meta("history_vectors_model", self.model_name)
+            self.store.set_meta("history_carry", "done")
 
     def _warn(self, path: str, message: str) -> None:
         log.warning("%s: %s", path, message)
         self.report.warnings.append({"path": path, "message": message})
 
-    def _rename(self, note_id: int, note: Note, file: VaultFile) -> None:
-        """Same bytes at a new path: move the note, keep its chunks and vectors."""
+    def _rename(self, note_id: int, note: Note, file: VaultFile, data: bytes) -> None:
+        """Same bytes at a new path: move the note, keep its chunks and vectors (and its history)."""
         with self.store.transaction():
+            prior = self.history.before_write(note_id, note)
             self.store.write_note(note, file.size, file.mtime_ns, note_id)
             self.store.replace_links(note_id, note.links)
+            self.history.after_write(note_id, note, file.size, data, prior, time.time())
         self.report.renamed += 1
 
     def _ensure_embedder(self) -> Embedder:
@@ -296,14 +347,16 @@ class _Run:
             )
         return self.embedder
 
-    def _flush(self, batch: list[tuple[Note, VaultFile, int | None, list[Chunk]]]) -> None:
-        """Embed a batch of notes and commit them, with their vectors, in one transaction."""
+    def _flush(self, batch: list[_Pending]) -> None:
+        """Embed a batch of notes and commit them, with their vectors and their history, in one
+        transaction."""
         embedder = self._ensure_embedder()
-        texts = [embedding_text(note.title, chunk) for note, _, _, chunks in batch for chunk in chunks]
+        texts = [embedding_text(note.title, chunk) for note, _, _, chunks, _ in batch for chunk in chunks]
         matrix = embedder.embed_documents(texts)
         self.report.embedded += len(texts)
         offset = 0
         with self.store.transaction():
+            now = time.time()
             self.store.record_model(
                 self.model_name,
                 embedder.dim,
@@ -312,8 +365,9 @@ class _Run:
                 getattr(embedder, "backend", backend_name(self.model_name)),
                 getattr(embedder, "backend_version", ""),
             )
-            for note, file, note_id, chunks in batch:
-                note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id)
+            for note, file, note_id, chunks, data in batch:
+                prior = self.history.before_write(note_id, note)
+                note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
                 rows = []
                 for chunk in chunks:
                     rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
@@ -322,6 +376,8 @@ class _Run:
                 self.removed_ids += removed
                 self.added_ids += added
                 self.store.replace_links(note_id, note.links)
+                if self.history.after_write(note_id, note, file.size, data, prior, now) == "restored":
+                    self.report.restored += 1
 
 
 def _title_only(note: Note) -> list[Chunk]:

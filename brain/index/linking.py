@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 from ..links import Link, Resolver, is_attachment
 from .store import IndexStore
@@ -41,6 +42,7 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
         updates.append((target_id, status, link_id))
     with store.transaction():
         store.set_link_targets(updates, key)
+        store.sync_edge_targets(time.time(), full=full)  # link history follows, in the same step
     return counts
 
 

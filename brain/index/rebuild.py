@@ -40,23 +40,45 @@ def rebuild_dir(directory: Path) -> Path:
 
 
 def rebuild(
-    root: Path, directory: Path, model_name: str, index_into: Callable[[IndexStore], IndexReport]
+    root: Path,
+    directory: Path,
+    model_name: str,
+    index_into: Callable[[IndexStore], IndexReport],
+    *,
+    keep_history: bool = True,
 ) -> IndexReport:
     """Build a new index for ``root`` beside ``directory`` with ``index_into``, then swap it in.
 
-    The caller holds the vault's writer lock. Returns ``index_into``'s report, with
-    ``moved_aside`` set when a damaged index was moved out of the way.
+    ``keep_history``: the new index starts with the old one's history (versions, link history,
+    past chunks; ``index_into`` finishes carrying it, re-embedding past chunks when the model
+    changed); otherwise history starts again from the rebuild. The caller holds the vault's
+    writer lock. Returns ``index_into``'s report, with ``moved_aside`` set when a damaged index
+    was moved out of the way.
     """
     damage = IndexStore.integrity_problem(directory)
     if damage:
         log.warning(
             "the index database %s is damaged (%s); building a new one beside it", directory / INDEX_FILE, damage
         )
+    source = None
+    lost_history = None
+    if keep_history and damage:
+        lost_history = f"the damaged index's history could not be carried over ({damage}); it starts again now"
+        log.warning("%s", lost_history)
+    elif keep_history and (directory / INDEX_FILE).exists():
+        with index_errors(directory, root):
+            old = IndexStore.open(directory, create=False)  # an index from before history is migrated first
+            try:
+                source = old.history_fingerprint()
+            finally:
+                old.close()
     staging = rebuild_dir(directory)
     with index_errors(staging, root):  # a failure here is about the new index, not the old
         for attempt in (1, 2):
-            store, resumed = _open_staging(staging, model_name)
+            store, resumed = _open_staging(staging, model_name, source)
             try:
+                if source is not None and store.get_meta("history_carry") is None:
+                    store.carry_history_from(directory / INDEX_FILE)
                 report = index_into(store)
                 store.checkpoint()
             except IndexMismatchError:
@@ -72,6 +94,8 @@ def rebuild(
                 raise
             store.close()
             break
+    if lost_history:
+        report.warnings.append({"path": str(directory / INDEX_FILE), "message": lost_history})
     report.moved_aside = _swap_in(staging, directory, damage)
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
@@ -82,12 +106,14 @@ def rebuild(
     return report
 
 
-def _open_staging(staging: Path, model_name: str) -> tuple[IndexStore, bool]:
-    """The rebuild folder: resumed when an interrupted rebuild with this model left it, else new."""
+def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[IndexStore, bool]:
+    """The rebuild folder: resumed when an interrupted rebuild with this model (carrying the
+    history of the index as it is now, or none) left it, else new."""
     marker = staging / REBUILD_MARKER
     if staging.exists():
         try:
-            resumable = json.loads(marker.read_text(encoding="utf-8")).get("model") == model_name
+            found = json.loads(marker.read_text(encoding="utf-8"))
+            resumable = found.get("model") == model_name and found.get("history") == history
         except (OSError, ValueError, AttributeError):
             resumable = False  # not a rebuild in progress: the old index of a swap cut short
         if resumable:
@@ -101,7 +127,7 @@ def _open_staging(staging: Path, model_name: str) -> tuple[IndexStore, bool]:
                 return store, True
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    marker.write_text(json.dumps({"model": model_name, "started": time.time()}), encoding="utf-8")
+    marker.write_text(json.dumps({"model": model_name, "started": time.time(), "history": history}), encoding="utf-8")
     return IndexStore.open(staging), False
 
 

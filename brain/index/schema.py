@@ -3,7 +3,9 @@ the result). Never edit a released migration; append a new one."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import time
 
 from ..migrations import Migrations
 
@@ -186,3 +188,128 @@ FTS_TOKENIZERS = {
     "trigram": "trigram remove_diacritics 1" if sqlite3.sqlite_version_info >= (3, 45) else "trigram",
 }
 DEFAULT_FTS_TOKENIZER = "unicode61"
+
+
+@INDEX_MIGRATIONS
+def m007_history(conn: sqlite3.Connection) -> None:
+    """Memory over time: note versions, the chunks of past versions, and link history.
+
+    The present stays where recall reads it (notes, chunks, links, chunks_fts, FAISS); history
+    sits beside it. An existing index starts its history from what it holds now: each note's
+    current version recorded from its ``indexed_at``, each of its links an open edge since
+    then. Versions recorded this way have no text (the index never kept a note's whole text).
+    """
+    conn.executescript(
+        """
+        CREATE TABLE note_versions (
+            id INTEGER PRIMARY KEY,
+            note_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            hash TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            date TEXT,
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            world_date TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            status TEXT,
+            content BLOB,
+            event TEXT NOT NULL,
+            recorded_from REAL NOT NULL,
+            recorded_to REAL,
+            ended TEXT
+        );
+        CREATE UNIQUE INDEX note_versions_current ON note_versions (note_id) WHERE recorded_to IS NULL;
+        CREATE INDEX note_versions_note ON note_versions (note_id, recorded_from);
+        CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
+        CREATE INDEX note_versions_path ON note_versions (path);
+        CREATE INDEX note_versions_hash ON note_versions (hash);
+        CREATE TABLE chunk_history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            note_id INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX chunk_history_content ON chunk_history (note_id, hash, ordinal);
+        CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+            title, heading, text,
+            content = 'chunk_history', content_rowid = 'id',
+            tokenize = "unicode61 remove_diacritics 2"
+        );
+        CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (rowid, title, heading, text)
+            VALUES (new.id, new.title, new.heading, new.text);
+        END;
+        CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+            VALUES ('delete', old.id, old.title, old.heading, old.text);
+        END;
+        CREATE TABLE link_history (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            target_id INTEGER,
+            status TEXT NOT NULL DEFAULT 'pending',
+            world_date TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            note_status TEXT,
+            recorded_from REAL NOT NULL,
+            recorded_to REAL
+        );
+        CREATE INDEX link_history_source ON link_history (source_id, recorded_from);
+        CREATE INDEX link_history_target ON link_history (target_id, recorded_from);
+        CREATE INDEX link_history_span ON link_history (recorded_from, recorded_to);
+        CREATE INDEX link_history_open ON link_history (source_id, target, kind) WHERE recorded_to IS NULL;
+        CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pending';
+        """
+    )
+    from ..notes import world_time
+
+    rows = conn.execute(
+        "SELECT id, path, title, aliases, hash, size, date, frontmatter, indexed_at FROM notes"
+    ).fetchall()
+    for note_id, path, title, aliases, digest, size, date, frontmatter, indexed_at in rows:
+        try:
+            meta = json.loads(frontmatter or "{}")
+        except ValueError:
+            meta = {}
+        world = world_time(meta if isinstance(meta, dict) else {})
+        conn.execute(
+            "INSERT INTO note_versions (note_id, path, title, aliases, hash, size, date, frontmatter, world_date,"
+            " valid_from, valid_to, status, content, event, recorded_from)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'recorded', ?)",
+            (
+                note_id,
+                path,
+                title,
+                aliases,
+                digest,
+                size,
+                date,
+                frontmatter,
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                indexed_at,
+            ),
+        )
+    conn.execute(
+        "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date, valid_from,"
+        " valid_to, note_status, recorded_from)"
+        " SELECT l.source_id, l.target, l.kind, count(*), l.target_id, l.status, v.world_date, v.valid_from,"
+        " v.valid_to, v.status, v.recorded_from"
+        " FROM links l JOIN note_versions v ON v.note_id = l.source_id AND v.recorded_to IS NULL"
+        " GROUP BY l.source_id, l.target, l.kind ORDER BY min(l.id)"
+    )
+    since = conn.execute("SELECT min(recorded_from) FROM note_versions").fetchone()[0]
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('history_since', ?)", (repr(since or time.time()),))

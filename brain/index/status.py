@@ -10,6 +10,7 @@ from typing import Any
 from .. import config
 from ..vault import IGNORE_FILE, resolve_vault
 from . import changes
+from .history import iso_time
 from .rebuild import rebuild_status
 from .store import INDEX_FILE, IndexStore, index_errors
 
@@ -28,6 +29,7 @@ class VaultStatus:
     skipped: list[dict[str, str]]
     warnings: list[dict[str, str]]
     rebuild: dict[str, Any] | None = None  # a `--rebuild` running or stopped: {"path", "model", "notes"}
+    history: dict[str, Any] | None = None  # what history holds and what it costs on disk
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,4 +78,19 @@ def _status(root: Path, store: IndexStore) -> VaultStatus:
         skipped=sorted({s.path: asdict(s) for s in plan.skipped}.values(), key=lambda e: e["path"]),
         warnings=warnings,
         rebuild=rebuild_status(store.directory),
+        history=_history(store),
     )
+
+
+def _history(store: IndexStore) -> dict[str, Any]:
+    """Counts of what history keeps, and its cost: the bytes its tables and indexes take in
+    index.db (SQLite's dbstat; None where SQLite lacks it) against the whole database."""
+    counts: dict[str, Any] = dict(store.history_counts())
+    sizes = store.history_bytes()
+    counts["bytes"], counts["database_bytes"] = sizes if sizes else (None, None)
+    since, pruned = store.get_meta("history_since"), store.get_meta("history_pruned_before")
+    counts["since"] = iso_time(float(since)) if since else None
+    counts["pruned_before"] = iso_time(float(pruned)) if pruned else None
+    keep = config.keep_versions()
+    counts["keep_versions"] = "all" if keep is None else keep
+    return counts

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NotWritableError
@@ -29,7 +29,7 @@ from .schema import DEFAULT_FTS_TOKENIZER, FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRA
 
 if TYPE_CHECKING:
     from ..links import Link
-    from ..notes import Note
+    from ..notes import Note, WorldTime
 
 INDEX_FILE = "index.db"
 
@@ -56,6 +56,68 @@ class NoteRow:
 
 
 @dataclass(frozen=True)
+class VersionRow:
+    """One version of a note: a content the index saw, and when it was current."""
+
+    id: int
+    note_id: int
+    path: str
+    title: str
+    aliases: str  # JSON list
+    hash: str
+    size: int
+    date: str | None  # the note's date as recall shows it (frontmatter, else the file's mtime)
+    frontmatter: str  # JSON
+    world_date: str | None  # world time, as the frontmatter states it
+    valid_from: str | None
+    valid_to: str | None
+    status: str | None
+    event: str  # created, changed, renamed, restored, recorded (already there when history began)
+    recorded_from: float  # Unix time brain first saw it
+    recorded_to: float | None  # when it was replaced; None while current
+    ended: str | None  # changed, renamed, deleted
+    has_content: bool  # its bytes are kept
+
+
+_VERSION_COLUMNS = (
+    "id, note_id, path, title, aliases, hash, size, date, frontmatter, world_date, valid_from, valid_to,"
+    " status, event, recorded_from, recorded_to, ended, content IS NOT NULL"
+)
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One edge of the link history: a note's link to a target, and when it was recorded."""
+
+    id: int
+    source_id: int
+    target: str  # as written
+    kind: str
+    count: int  # times the note writes this link
+    target_id: int | None
+    status: str  # pending, resolved, dangling, attachment
+    world_date: str | None  # the source note's world time when the edge was recorded
+    valid_from: str | None
+    valid_to: str | None
+    note_status: str | None
+    recorded_from: float
+    recorded_to: float | None
+
+
+_EDGE_COLUMNS = (
+    "id, source_id, target, kind, count, target_id, status, world_date, valid_from, valid_to, note_status,"
+    " recorded_from, recorded_to"
+)
+_VERSION_COPY = (
+    "id, note_id, path, title, aliases, hash, size, date, frontmatter, world_date, valid_from, valid_to, status,"
+    " content, event, recorded_from, recorded_to, ended"
+)
+_EDGE_COPY = _EDGE_COLUMNS
+_CHUNK_COPY = "id, note_id, hash, ordinal, title, heading, text, vector"
+_EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of no bytes
+
+
+@dataclass(frozen=True)
 class SkipRecord:
     reason: str
     detail: str
@@ -71,6 +133,12 @@ class IndexStore:
         self.directory = directory
         self.readonly = readonly
         self._identity = _file_identity(directory / INDEX_FILE)
+
+    def _share(self, other: IndexStore) -> None:
+        """Read through ``other``'s connection: for views over the same database (a past slice,
+        ``recall/past.py``), which then own it (closing the view closes it)."""
+        self.conn, self.directory, self.readonly = other.conn, other.directory, other.readonly
+        self._identity = other._identity
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
@@ -161,6 +229,34 @@ class IndexStore:
                 conn.close()
         except sqlite3.Error:
             return None
+
+    @staticmethod
+    def history_at(directory: Path) -> dict[str, Any] | None:
+        """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
+        cannot be read; None when there is no index): past_versions, notes_with_past,
+        closed_edges, since. Before m007_history, no history: zeros."""
+        path = directory / INDEX_FILE
+        if not path.exists():
+            return None
+        try:
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
+                    return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
+                one = lambda sql: conn.execute(sql).fetchone()[0]
+                since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
+                return {
+                    "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
+                    "notes_with_past": one(
+                        "SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"
+                    ),
+                    "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
+                    "since": float(since[0]) if since else None,
+                }
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            return {"damaged": True}
 
     @staticmethod
     def integrity_problem(directory: Path) -> str | None:
@@ -339,8 +435,13 @@ class IndexStore:
         """Same bytes, new stat: remember the stat so the next scan need not read the file."""
         self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, note_id))
 
-    def write_note(self, note: Note, size: int, mtime_ns: int, note_id: int | None = None) -> int:
-        """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags."""
+    def write_note(
+        self, note: Note, size: int, mtime_ns: int, note_id: int | None = None, *, restore_id: int | None = None
+    ) -> int:
+        """Insert the note (``note_id`` None) or overwrite the row ``note_id``; with its aliases and tags.
+
+        ``restore_id``: insert under this id, the identity history keeps for a note deleted before.
+        """
         values = (
             note.path,
             note.title,
@@ -357,8 +458,8 @@ class IndexStore:
         if note_id is None:
             cursor = self.conn.execute(
                 "INSERT INTO notes (path, title, aliases, tags, date, frontmatter, size, mtime_ns, hash,"
-                " warnings, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
+                " warnings, indexed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values + (restore_id,),
             )
             note_id = int(cursor.lastrowid or 0)
         else:
@@ -585,6 +686,559 @@ class IndexStore:
         )
         return [r[0] for r in rows]
 
+    # ----- history: versions, past chunks, link history (see index/history.py) ---------------
+    #
+    # The present (notes, chunks, links, chunks_fts, FAISS) is what recall reads and it stays
+    # as it was; history sits beside it. ``note_versions`` holds every content of a note the
+    # index saw, ``chunk_history`` the chunks (and vectors) of contents that are no longer
+    # current, ``link_history`` every link of a note as an edge with a recorded span. A note's
+    # id is its identity for good: kept across renames and, through history, across a
+    # delete and a later restore.
+
+    def current_version(self, note_id: int) -> VersionRow | None:
+        row = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? AND recorded_to IS NULL", (note_id,)
+        ).fetchone()
+        return VersionRow(*row) if row else None
+
+    def add_version(
+        self,
+        note_id: int,
+        note: Note,
+        size: int,
+        content: bytes | None,
+        world: WorldTime,
+        event: str,
+        now: float,
+    ) -> int:
+        """Open a version (the note's current one from ``now``); ``content`` is compressed."""
+        cursor = self.conn.execute(
+            "INSERT INTO note_versions (note_id, path, title, aliases, hash, size, date, frontmatter, world_date,"
+            " valid_from, valid_to, status, content, event, recorded_from) VALUES"
+            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                note_id,
+                note.path,
+                note.title,
+                dumps(note.aliases),
+                note.content_hash,
+                size,
+                note.date,
+                dumps(note.frontmatter),
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                content,
+                event,
+                now,
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def refresh_version(self, version_id: int, note: Note, size: int, content: bytes | None, world: WorldTime) -> None:
+        """The same bytes parsed again: the version's metadata in place (and its text, if it had none)."""
+        self.conn.execute(
+            "UPDATE note_versions SET title = ?, aliases = ?, hash = ?, size = ?, date = ?, frontmatter = ?,"
+            " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(content, ?)"
+            " WHERE id = ?",
+            (
+                note.title,
+                dumps(note.aliases),
+                note.content_hash,
+                size,
+                note.date,
+                dumps(note.frontmatter),
+                world.date,
+                world.valid_from,
+                world.valid_to,
+                world.status,
+                content,
+                version_id,
+            ),
+        )
+
+    def fill_version_content(self, note_id: int, digest: str, content: bytes) -> None:
+        """Give the note's current version its (compressed) bytes if it has none and they match."""
+        self.conn.execute(
+            "UPDATE note_versions SET content = ? WHERE note_id = ? AND recorded_to IS NULL AND hash = ?"
+            " AND content IS NULL",
+            (content, note_id, digest),
+        )
+
+    def close_version(self, version_id: int, now: float, ended: str) -> None:
+        """The version stops being current at ``now`` (``ended``: changed, renamed or deleted)."""
+        self.conn.execute(
+            "UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ? AND recorded_to IS NULL",
+            (now, ended, version_id),
+        )
+
+    def has_versions(self, note_id: int) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM note_versions WHERE note_id = ? LIMIT 1", (note_id,)).fetchone()
+            is not None
+        )
+
+    def identity_in_history(self, path: str, digest: str) -> int | None:
+        """The id of a note no longer indexed that a new file at ``path`` with content ``digest``
+        continues: the one whose last version was at ``path``, else one that once held these
+        bytes (not empty ones: every empty note has them), the most recently seen."""
+        row = self.conn.execute(
+            "SELECT v.note_id FROM note_versions v WHERE v.path = ?"
+            " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
+            " AND v.id = (SELECT max(w.id) FROM note_versions w WHERE w.note_id = v.note_id)"
+            " ORDER BY v.id DESC LIMIT 1",
+            (path,),
+        ).fetchone()
+        if row is None and digest != _EMPTY_HASH:
+            row = self.conn.execute(
+                "SELECT v.note_id FROM note_versions v WHERE v.hash = ?"
+                " AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = v.note_id)"
+                " ORDER BY coalesce(v.recorded_to, 9e99) DESC, v.id DESC LIMIT 1",
+                (digest,),
+            ).fetchone()
+        return int(row[0]) if row else None
+
+    def retire_chunks(self, note_id: int, digest: str, title: str) -> None:
+        """Copy the note's current chunks (with their vectors) to ``chunk_history`` as the chunks
+        of content ``digest``; call before they are replaced or deleted."""
+        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
+        self.conn.execute(
+            "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
+            " SELECT note_id, ?, ordinal, ?, heading, text, vector FROM chunks WHERE note_id = ? ORDER BY ordinal",
+            (digest, title, note_id),
+        )
+
+    def drop_history_chunks(self, note_id: int, digest: str) -> None:
+        """Content ``digest`` is current again (a revert, a restore): its current chunks stand for it."""
+        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
+
+    def open_edges(self, source_id: int) -> list[EdgeRow]:
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE source_id = ? AND recorded_to IS NULL ORDER BY id",
+            (source_id,),
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def close_edges(self, edge_ids: Sequence[int], now: float) -> None:
+        self.conn.executemany(
+            "UPDATE link_history SET recorded_to = ? WHERE id = ? AND recorded_to IS NULL",
+            [(now, edge_id) for edge_id in edge_ids],
+        )
+
+    def add_edges(self, source_id: int, edges: Sequence[tuple[str, str, int]], world: WorldTime, now: float) -> None:
+        """Open edges (target as written, kind, how many times written) from ``now``, awaiting
+        resolution (``sync_edge_targets``)."""
+        self.conn.executemany(
+            "INSERT INTO link_history (source_id, target, kind, count, status, world_date, valid_from, valid_to,"
+            " note_status, recorded_from) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+            [
+                (source_id, target, kind, count, world.date, world.valid_from, world.valid_to, world.status, now)
+                for target, kind, count in edges
+            ],
+        )
+
+    def sync_edge_targets(self, now: float, *, full: bool) -> None:
+        """After links were resolved (same transaction): open edges awaiting resolution take
+        their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
+        target renamed, deleted, or newly there) is closed and a new one opened from ``now``."""
+        # Edges and links are matched in Python, one pass over each: in SQL each of a hub note's
+        # edges scanned all of its links (a note linking 682 others made this quadratic).
+        pending = self.conn.execute(
+            "SELECT id, source_id, target, kind FROM link_history WHERE status = 'pending' AND recorded_to IS NULL"
+        ).fetchall()
+        if pending:
+            sources = sorted({r[1] for r in pending})
+            resolution = self._link_resolution(sources if len(sources) < _PART * 4 else None)
+            self.conn.executemany(
+                "UPDATE link_history SET target_id = ?, status = ? WHERE id = ?",
+                [(*resolution[(r[1], r[2], r[3])], r[0]) for r in pending if (r[1], r[2], r[3]) in resolution],
+            )
+        if not full:
+            return
+        resolution = self._link_resolution(None)
+        changed = []
+        for row in self.conn.execute(f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"):
+            now_resolved = resolution.get((row[1], row[2], row[3]))
+            if now_resolved is not None and now_resolved != (row[5], row[6]):
+                changed.append((row, now_resolved))
+        if not changed:
+            return
+        self.close_edges([row[0] for row, _ in changed], now)
+        self.conn.executemany(
+            "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date, valid_from,"
+            " valid_to, note_status, recorded_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(r[1], r[2], r[3], r[4], target, status, r[7], r[8], r[9], r[10], now) for r, (target, status) in changed],
+        )
+
+    def _link_resolution(self, sources: Sequence[int] | None) -> dict[tuple[int, str, str], tuple[int | None, str]]:
+        """(source id, target as written, kind) → (target id, status) of resolved links, of these
+        sources (None: all)."""
+        sql = "SELECT source_id, target, kind, target_id, status FROM links WHERE status != 'pending'"
+        if sources is None:
+            rows = self.conn.execute(sql).fetchall()
+        else:
+            rows = []
+            for part in _parts(sources):
+                rows += self.conn.execute(f"{sql} AND source_id IN ({_marks(part)})", part).fetchall()
+        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
+
+    def close_orphan_history(self, now: float) -> list[int]:
+        """Close versions and edges left open for notes the index no longer holds (what a
+        rebuild carried over from notes deleted since); returns those notes' ids."""
+        orphans = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT note_id FROM note_versions WHERE recorded_to IS NULL AND note_id NOT IN (SELECT id FROM notes)"
+            )
+        ]
+        self.conn.execute(
+            "UPDATE note_versions SET recorded_to = ?, ended = 'deleted' WHERE recorded_to IS NULL"
+            " AND note_id NOT IN (SELECT id FROM notes)",
+            (now,),
+        )
+        self.conn.execute(
+            "UPDATE link_history SET recorded_to = ? WHERE recorded_to IS NULL AND source_id NOT IN (SELECT id FROM notes)",
+            (now,),
+        )
+        return orphans
+
+    # ----- history: pruning -------------------------------------------------------------------
+
+    def prune_versions_of(self, note_id: int, keep: int) -> None:
+        """Keep the newest ``keep`` past versions of a note (the current one always stays); drop
+        the others, the chunks only they held, and the note's edges that closed before the
+        oldest version left began."""
+        self.conn.execute(
+            "DELETE FROM note_versions WHERE id IN (SELECT id FROM note_versions WHERE note_id = ?"
+            " AND recorded_to IS NOT NULL ORDER BY recorded_to DESC, id DESC LIMIT -1 OFFSET ?)",
+            (note_id, keep),
+        )
+        self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
+        self.conn.execute(
+            "DELETE FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
+            " AND recorded_to <= coalesce((SELECT min(recorded_from) FROM note_versions WHERE note_id = ?), 9e99)",
+            (note_id, note_id),
+        )
+
+    def notes_over_keep(self, keep: int) -> list[int]:
+        """Ids of the notes with more than ``keep`` past versions."""
+        rows = self.conn.execute(
+            "SELECT note_id FROM note_versions WHERE recorded_to IS NOT NULL GROUP BY note_id HAVING count(*) > ?",
+            (keep,),
+        )
+        return [r[0] for r in rows]
+
+    def prune_before(self, cutoff: float) -> dict[str, int]:
+        """Drop what stopped being current before ``cutoff``: versions, the chunks only they
+        held, closed edges. Returns how many of each."""
+        versions = self.conn.execute(
+            "DELETE FROM note_versions WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
+        ).rowcount
+        chunks = self._drop_orphan_history_chunks("", ())
+        edges = self.conn.execute(
+            "DELETE FROM link_history WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
+        ).rowcount
+        return {"versions": versions, "chunks": chunks, "links": edges}
+
+    def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
+        """Past chunks no version needs any more: no version holds their content, or it is current."""
+        return self.conn.execute(
+            "DELETE FROM chunk_history WHERE id IN (SELECT c.id FROM chunk_history c WHERE"
+            " (NOT EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = c.note_id AND v.hash = c.hash)"
+            " OR EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note_id AND n.hash = c.hash))"
+            f" {where.replace('note_id', 'c.note_id')})",
+            params,
+        ).rowcount
+
+    # ----- history: carried into a rebuilt index -----------------------------------------------
+
+    def history_fingerprint(self) -> str:
+        """Changes whenever this index's history or present changes (a rebuild that carried the
+        history of an index that moved on since must start over)."""
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]
+        parts = [
+            self.index_id(),
+            self.vectors_version(),
+            one("SELECT max(id) FROM note_versions"),
+            one("SELECT count(*) FROM note_versions WHERE recorded_to IS NULL"),
+            one("SELECT max(id) FROM link_history"),
+            one("SELECT count(*) FROM link_history WHERE recorded_to IS NULL"),
+            one("SELECT count(*) FROM chunk_history"),
+        ]
+        return ":".join(str(part) for part in parts)
+
+    def carry_history_from(self, old: Path) -> None:
+        """Seed this (new, empty) index with the history of the index database ``old``, ids kept:
+        its versions, edges and past chunks. Note ids continue after the old ones, so a note
+        the new index has not seen before gets an id of its own. ``carry_replaced_chunks``
+        finishes the job once the new index holds the vault."""
+        self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
+        try:
+            with self.transaction():
+                self.conn.execute(
+                    f"INSERT INTO note_versions ({_VERSION_COPY}) SELECT {_VERSION_COPY} FROM old.note_versions"
+                )
+                self.conn.execute(f"INSERT INTO link_history ({_EDGE_COPY}) SELECT {_EDGE_COPY} FROM old.link_history")
+                self.conn.execute(
+                    f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
+                )
+                last = self.conn.execute(
+                    "SELECT max(coalesce((SELECT seq FROM old.sqlite_sequence WHERE name = 'notes'), 0),"
+                    " coalesce((SELECT max(note_id) FROM note_versions), 0))"
+                ).fetchone()[0]
+                self.conn.execute("DELETE FROM sqlite_sequence WHERE name = 'notes'")
+                self.conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('notes', ?)", (last,))
+                for key in ("history_since", "history_pruned_before"):
+                    row = self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (key,)).fetchone()
+                    if row is not None:
+                        self.set_meta(key, row[0])
+                model = self.conn.execute("SELECT value FROM old.meta WHERE key = 'model'").fetchone()
+                self.set_meta("history_vectors_model", model[0] if model else "")
+                self.set_meta("history_carry_from", str(old.absolute()))
+                self.set_meta("history_carry", "seeded")
+        finally:
+            self.conn.execute("DETACH DATABASE old")
+
+    def carry_replaced_chunks(self, old: Path) -> None:
+        """The old index's current chunks of contents that are not current here (the note changed
+        or went since the old index was last brought up to date) become past chunks here."""
+        self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
+        try:
+            with self.transaction():
+                self.conn.execute(
+                    "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
+                    " SELECT c.note_id, n.hash, c.ordinal, n.title, c.heading, c.text, c.vector"
+                    " FROM old.chunks c JOIN old.notes n ON n.id = c.note_id"
+                    " WHERE NOT EXISTS (SELECT 1 FROM notes m WHERE m.id = n.id AND m.hash = n.hash)"
+                    " AND NOT EXISTS (SELECT 1 FROM chunk_history h WHERE h.note_id = n.id AND h.hash = n.hash)"
+                    " AND EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = n.id AND v.hash = n.hash)"
+                    " ORDER BY c.note_id, c.ordinal"
+                )
+        finally:
+            self.conn.execute("DETACH DATABASE old")
+
+    def vacuum(self) -> None:
+        self.conn.execute("VACUUM")
+
+    # ----- history: reads ---------------------------------------------------------------------
+
+    def versions_at(self, moment: float | None) -> list[VersionRow]:
+        """The version of every note current at ``moment`` (None: now), by note id."""
+        if moment is None:
+            sql = f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE recorded_to IS NULL ORDER BY note_id"
+            return [VersionRow(*r) for r in self.conn.execute(sql)]
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE recorded_from <= ?"
+            " AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY note_id",
+            (moment, moment),
+        )
+        return [VersionRow(*r) for r in rows]
+
+    def versions_of(self, note_id: int) -> list[VersionRow]:
+        """Every version of a note, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? ORDER BY recorded_from, id", (note_id,)
+        )
+        return [VersionRow(*r) for r in rows]
+
+    def version_content(self, version_id: int) -> bytes | None:
+        """The version's compressed bytes, or None when not kept."""
+        row = self.conn.execute("SELECT content FROM note_versions WHERE id = ?", (version_id,)).fetchone()
+        return bytes(row[0]) if row and row[0] is not None else None
+
+    def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
+        """note id → (recorded_from, recorded_to) of its current version."""
+        out: dict[int, tuple[float, float | None]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT note_id, recorded_from, recorded_to FROM note_versions WHERE note_id IN ({_marks(part)})"
+                " AND recorded_to IS NULL",
+                part,
+            )
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
+
+    def latest_versions(self) -> list[VersionRow]:
+        """The latest version of every note history knows, present or deleted, by note id."""
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE id IN"
+            " (SELECT max(id) FROM note_versions GROUP BY note_id) ORDER BY note_id"
+        )
+        return [VersionRow(*r) for r in rows]
+
+    def history_chunks_of(self, note_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(past chunk id, note id, content hash) of every past chunk of these notes."""
+        out: list[tuple[int, int, str]] = []
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, hash FROM chunk_history WHERE note_id IN ({_marks(part)})", part
+            )
+            out.extend((r[0], r[1], r[2]) for r in rows)
+        return out
+
+    def history_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, tuple[int, str, str]]:
+        """past chunk id → (note id, heading, text)."""
+        out: dict[int, tuple[int, str, str]] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, heading, text FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.update((r[0], (r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def history_chunk_fields(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """past chunk id → (title, heading, text): its FTS columns."""
+        out: dict[int, tuple[str, str, str]] = {}
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, title, heading, text FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.update((r[0], (r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def fts_totals(self) -> tuple[int, int]:
+        """(rows, tokens over all columns) of the present FTS table, as BM25 reads them: from
+        FTS5's averages record (rowid 1 of its data table: varints, the row count, then each
+        column's token total)."""
+        row = self.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return 0, 0
+        values = _varints(bytes(row[0]))
+        return (values[0], sum(values[1:])) if values else (0, 0)
+
+    def history_chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        """(past chunk id, note id, float32 vector bytes)."""
+        out: list[tuple[int, int, bytes]] = []
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, note_id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part
+            )
+            out.extend((r[0], r[1], r[2]) for r in rows)
+        return out
+
+    def history_chunks_to_embed(self, after_id: int, limit: int) -> list[tuple[int, str, str, str]]:
+        """(past chunk id, title, heading, text) past ``after_id``, ascending: a rebuild re-embeds them."""
+        rows = self.conn.execute(
+            "SELECT id, title, heading, text FROM chunk_history WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def set_history_vectors(self, rows: Iterable[tuple[bytes, int]]) -> None:
+        """(float32 vector bytes, past chunk id) for each past chunk re-embedded."""
+        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", rows)
+
+    def fts_hits(self, expression: str, weights: Sequence[float], *, past: bool) -> Iterator[tuple[int, float]]:
+        """Every (chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first,
+        over the current chunks or (``past``) the past ones; read lazily, so a caller that
+        filters can stop early."""
+        table = "chunk_history_fts" if past else "chunks_fts"
+        cursor = self.conn.execute(
+            f"SELECT rowid, bm25({table}, ?, ?, ?) AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank",
+            (*weights, expression),
+        )
+        try:
+            while rows := cursor.fetchmany(256):
+                yield from ((r[0], -float(r[1])) for r in rows)
+        finally:
+            cursor.close()
+
+    def history_term_chunk_ids(self, term: str) -> Iterator[int]:
+        """Ids of the past chunks that hold an FTS term (as ``term_chunk_counts`` takes it)."""
+        cursor = self.conn.execute(
+            "SELECT rowid FROM chunk_history_fts WHERE chunk_history_fts MATCH ?",
+            ('"' + term.replace('"', '""') + '"',),
+        )
+        try:
+            while rows := cursor.fetchmany(4096):
+                yield from (r[0] for r in rows)
+        finally:
+            cursor.close()
+
+    def edges_at(self, moment: float) -> list[tuple[int, int, str, int]]:
+        """(source id, target id, kind, times written) of every resolved edge recorded at
+        ``moment``, between two different notes, in link order."""
+        rows = self.conn.execute(
+            "SELECT source_id, target_id, kind, count FROM link_history WHERE status = 'resolved'"
+            " AND target_id IS NOT NULL AND target_id != source_id"
+            " AND recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY id",
+            (moment, moment),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def edges_from(self, note_id: int) -> list[EdgeRow]:
+        """Every edge the note's links ever made, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE source_id = ? ORDER BY recorded_from, id", (note_id,)
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def edges_into(self, note_id: int) -> list[EdgeRow]:
+        """Every edge other notes' links ever resolved to this note, oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE target_id = ? AND source_id != ?"
+            " ORDER BY recorded_from, id",
+            (note_id, note_id),
+        )
+        return [EdgeRow(*r) for r in rows]
+
+    def version_names(self) -> list[tuple[int, str, str, str]]:
+        """(note id, path, title, aliases JSON) of every version, newest first: every name a note
+        ever had."""
+        rows = self.conn.execute("SELECT note_id, path, title, aliases FROM note_versions ORDER BY id DESC")
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def latest_paths(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """note id → (path, title) of its latest version, present or past."""
+        out: dict[int, tuple[str, str]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                "SELECT v.note_id, v.path, v.title FROM note_versions v WHERE v.id IN"
+                f" (SELECT max(id) FROM note_versions WHERE note_id IN ({_marks(part)}) GROUP BY note_id)",
+                part,
+            )
+            out.update((r[0], (r[1], r[2])) for r in rows)
+        return out
+
+    def history_counts(self) -> dict[str, int]:
+        one = lambda sql: int(self.conn.execute(sql).fetchone()[0] or 0)
+        return {
+            "versions": one("SELECT count(*) FROM note_versions"),
+            "past_versions": one("SELECT count(*) FROM note_versions WHERE recorded_to IS NOT NULL"),
+            "notes_with_past": one("SELECT count(DISTINCT note_id) FROM note_versions WHERE recorded_to IS NOT NULL"),
+            "deleted_notes": one(
+                "SELECT count(DISTINCT note_id) FROM note_versions WHERE note_id NOT IN (SELECT id FROM notes)"
+            ),
+            "past_chunks": one("SELECT count(*) FROM chunk_history"),
+            "edges": one("SELECT count(*) FROM link_history"),
+            "closed_edges": one("SELECT count(*) FROM link_history WHERE recorded_to IS NOT NULL"),
+            "texts": one("SELECT count(*) FROM note_versions WHERE content IS NOT NULL"),
+        }
+
+    def history_bytes(self) -> tuple[int, int] | None:
+        """(bytes the history tables and their indexes take, bytes of the whole database). The
+        first is read from SQLite's dbstat, one b-tree at a time (only history's pages are
+        visited); None where SQLite was built without it."""
+        names = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE tbl_name IN ('note_versions', 'chunk_history', 'link_history')"
+                " OR name LIKE 'chunk_history_fts%'"
+            )
+        ]
+        history = 0
+        try:
+            for name in names:
+                row = self.conn.execute(
+                    "SELECT pgsize FROM dbstat WHERE name = ? AND aggregate = TRUE", (name,)
+                ).fetchone()
+                history += int(row[0] or 0) if row else 0
+        except sqlite3.OperationalError:
+            return None
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        return history, int(pages) * int(size)
+
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
 
@@ -597,6 +1251,24 @@ def _parts(ids: Sequence[int]) -> Iterator[list[int]]:
 
 def _marks(part: Sequence[int]) -> str:
     return ",".join("?" * len(part))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (big-endian, 7 bits a byte, a ninth byte of 8), as FTS5 writes them."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:

@@ -33,12 +33,16 @@ def open_recaller(
     progress: bool = False,
     embedder: Embedder | None = None,
     rerank_model: str | bool | None = True,
+    as_of: float | None = None,
+    valid_at: str | None = None,
 ) -> Recaller:
     """A ``Recaller`` over ``vault``'s index, brought up to date first when ``update``.
 
     ``build`` indexes a vault that has no index yet (``brain eval``); otherwise a missing index
     is a ``NoIndexError`` telling the user to run ``brain index``. ``embedder`` is used as is
     (tests, benchmarks); by default the index's own model is loaded on first use.
+    ``as_of`` (Unix time) recalls over the vault as brain knew it then; ``valid_at`` (an ISO
+    date) only over notes that say they held on that day (``recall/past.py``).
     """
     root = resolve_vault(vault)
     directory = config.index_dir(root)
@@ -50,7 +54,7 @@ def open_recaller(
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
-            return _open(root, store, lazy, embedder, update or build, progress, rerank_model)
+            return _open(root, store, lazy, embedder, update or build, progress, rerank_model, as_of, valid_at)
         except BaseException:
             store.close()
             raise
@@ -64,6 +68,8 @@ def _open(
     update: bool,
     progress: bool,
     rerank_model: str | bool | None,
+    as_of: float | None = None,
+    valid_at: str | None = None,
 ) -> Recaller:
     from ..index import changes
     from ..index.indexer import check_model
@@ -95,15 +101,42 @@ def _open(
     started = time.perf_counter()
     from ..index.vectors import load_current
 
-    vectors = load_current(store, int(store.get_meta("dim") or 0))
+    dim = int(store.get_meta("dim") or 0)
+    view: IndexStore = store
+    if as_of is not None or valid_at is not None:
+        from .past import PastIndex, slice_vectors
+
+        warnings += _history_warnings(store, as_of)
+        view = PastIndex(store, as_of=as_of, valid_at=valid_at)
+        vectors = slice_vectors(view, dim) if as_of is not None else load_current(store, dim)
+    else:
+        vectors = load_current(store, dim)
     timings["load_index"] = _ms(started)
-    recaller = Recaller(store, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
+    recaller = Recaller(view, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
     recaller.timings_ms.update(timings)
     if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
         lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
         if lazy.is_loaded:  # loaded already by the update above
             _engine_changed(store, lazy.loaded(), recaller)
     return recaller
+
+
+def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
+    """What ``--as-of`` cannot see: before history began, or before what was pruned."""
+    from ..index.history import local_time
+
+    if as_of is None:
+        return []
+    out = []
+    since = float(store.get_meta("history_since", "0") or 0)
+    pruned = float(store.get_meta("history_pruned_before", "0") or 0)
+    if since and as_of < since:
+        out.append(f"brain began keeping this vault's history on {local_time(since)}: nothing before is known")
+    elif pruned and as_of < pruned:
+        out.append(f"history before {local_time(pruned)} was pruned (`brain prune`): what was replaced before is gone")
+    for message in out:
+        log.warning("%s", message)
+    return out
 
 
 def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> None:

@@ -100,6 +100,8 @@ class Recaller:
         self._successors: dict[int, int] | None = None
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
+        self.as_of: float | None = getattr(store, "as_of", None)  # a past slice (recall/past.py)
+        self.valid_at: str | None = getattr(store, "valid_at", None)
 
     def close(self) -> None:
         self.store.close()
@@ -170,6 +172,7 @@ class Recaller:
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
         result = RecallResult(state.query, str(mode), state.gate, [], stale=self.stale, warnings=list(self.warnings))
+        result.as_of, result.valid_at = self.as_of, self.valid_at
         timings: dict[str, float] = {
             s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
         }
@@ -182,9 +185,12 @@ class Recaller:
             pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
         elif not mode.fused:
             pool.sort(key=lambda c: -c.score)
-        if mode.fused:
+        if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
         result.results = pool[: settings.k]
+        spans = self.store.version_spans([c.note_id for c in result.results])
+        for c in result.results:
+            c.recorded_from, c.recorded_to = spans.get(c.note_id, (None, None))
         timings["total"] = round(timings["embed"] + timings["dense"] + _ms(started), 2)
         result.timings_ms = timings
         return result

@@ -69,6 +69,7 @@ class RecallSettings:
     rrf_k: int = DEFAULT_RRF_K
     ppr_alpha: float = DEFAULT_PPR_ALPHA
     freshness: float = FRESHNESS_BOOST
+    prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
 
 
@@ -101,6 +102,8 @@ class Candidate:
     via: Via | None = None
     sources: list[str] = field(default_factory=list)  # lanes that proposed it: dense, graph, ...
     rerank_score: float | None = None
+    recorded_from: float | None = None  # when brain first saw the version shown (Unix time)
+    recorded_to: float | None = None  # when it was replaced; None: still current
 
 
 @dataclass
@@ -125,3 +128,5 @@ class RecallResult:
     fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "rerank": False})
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
+    as_of: float | None = None  # recall over the vault as brain knew it then (Unix time)
+    valid_at: str | None = None  # only notes that say they held on this world date

@@ -1,0 +1,92 @@
+"""`brain history` and `brain prune`: reading and bounding a vault's memory over time."""
+
+from __future__ import annotations
+
+import click
+
+from .cli_options import vault_option
+from .cli_support import emit_json, library_errors, setup_logging
+
+
+@click.command("history")
+@click.argument("note")
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@library_errors
+def history_command(note: str, vault: str | None, as_json: bool) -> None:
+    """The history of NOTE: its versions, the links it gained and lost, its supersession chain.
+
+    NOTE is a path, title, file name or alias, as a wikilink would name it; a deleted note is
+    found by its last path or title. Each version says when brain saw it, how it began
+    (created, changed, renamed, restored) and what changed against the one before. A renamed
+    note is one history, and a note deleted and brought back continues its own.
+
+    \b
+    Examples:
+      brain history "Rollout plan"
+      brain history Projects/Halyard.md --json
+    """
+    from .recall.timeline import history_text, note_history
+
+    setup_logging(as_json)
+    found = note_history(vault, note)
+    if as_json:
+        emit_json(found.as_dict())
+    else:
+        click.echo(history_text(found))
+
+
+@click.command("prune")
+@vault_option
+@click.option(
+    "--before",
+    metavar="WHEN",
+    help="Drop what was replaced before WHEN (a date, a date and time, or a span back like 90d, 1y).",
+)
+@click.option("--vacuum", is_flag=True, help="Give the freed space back to the disk (rewrites index.db).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@library_errors
+def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
+    """Bound history: drop past versions replaced before --before, and past versions beyond
+    BRAIN_KEEP_VERSIONS per note.
+
+    `brain ask --as-of` earlier than --before then warns that the past there is incomplete.
+    Current notes, their links and recall over the present are never touched.
+    """
+    from .index.history import local_time, parse_moment
+    from .index.prune import prune_vault
+
+    setup_logging(as_json)
+    moment = parse_moment(before, "--before") if before is not None else None
+    report = prune_vault(vault, before=moment, vacuum=vacuum)
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    what = []
+    if moment is not None:
+        what.append(f"replaced before {local_time(moment)}")
+    if report.keep is not None:
+        had = f"{report.notes} note had" if report.notes == 1 else f"{report.notes} notes had"
+        what.append(f"beyond {_plural(report.keep, 'past version')} per note: {had} more")
+    click.echo(
+        f"pruned {_plural(report.versions, 'past version')}, {_plural(report.chunks, 'past chunk')} and "
+        f"{_plural(report.links, 'closed link')} ({'; '.join(what)})"
+    )
+    if report.bytes_before is not None and report.bytes_after is not None:
+        freed = report.bytes_before - report.bytes_after
+        click.echo(
+            f"history now takes {_mb(report.bytes_after)} (was {_mb(report.bytes_before)}); "
+            + (
+                "the space is back on the disk"
+                if vacuum
+                else f"{_mb(freed)} freed inside index.db (--vacuum returns it)"
+            )
+        )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

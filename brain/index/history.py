@@ -1,0 +1,229 @@
+"""Memory over time, the writing side: every change the indexer makes is recorded beside it.
+
+Each content of a note the index sees is a *version* (``note_versions``), current from when
+brain first saw it (``recorded_from``) until it was replaced (``recorded_to``): edited,
+renamed, or deleted. A replaced version keeps its bytes (compressed) and its chunks with
+their vectors (``chunk_history``), so the past can be searched without embedding anything
+again. Every link of a note is an *edge* (``link_history``) with a recorded span too: a link
+the note no longer writes is closed, never deleted, and one that comes back opens a new edge.
+Each edge carries the world time its note states (frontmatter ``date``, ``valid_from``,
+``valid_to``, ``status``).
+
+Everything here runs inside the transaction of the change it records, so a crash leaves
+history and the present in step: no version without its note's state, no open edge of a
+version that was replaced.
+
+Identity: a note's id is kept across renames (same bytes at a new path) and, through history,
+across a delete and a restore: a new file whose bytes a deleted note once held, or that sits
+where a deleted note last was, continues that note.
+
+``BRAIN_KEEP_VERSIONS`` bounds how many past versions a note keeps (all by default; 0 keeps only
+the present); ``prune`` applies it, or a date, to the whole index (`brain prune`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..notes import Note, WorldTime, content_hash, world_time
+
+if TYPE_CHECKING:
+    from .store import IndexStore, VersionRow
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, 6)
+
+
+def decompress(blob: bytes) -> bytes:
+    return zlib.decompress(blob)
+
+
+@dataclass
+class Prior:
+    """What a note was before this write: its open version, and the id history gives a new path."""
+
+    version: VersionRow | None
+    restore_id: int | None = None
+
+
+class Recorder:
+    """Records history for one indexing run; call it inside the run's transactions."""
+
+    def __init__(self, store: IndexStore, keep: int | None):
+        self.store = store
+        self.keep = keep  # past versions kept per note; None: all
+
+    @property
+    def keeps_past(self) -> bool:
+        return self.keep is None or self.keep > 0
+
+    def before_write(self, note_id: int | None, note: Note) -> Prior:
+        """Call before the note's row and chunks are written. For a known note whose content
+        changes, its current chunks are copied to history first (they are about to go); for a
+        new path, the identity history keeps for it, if any."""
+        if note_id is None:
+            restore_id = self.store.identity_in_history(note.path, note.content_hash)
+            version = self.store.current_version(restore_id) if restore_id is not None else None
+            return Prior(version, restore_id)
+        version = self.store.current_version(note_id)
+        if version is not None and self.keeps_past and version.hash not in (note.content_hash, ""):
+            self.store.retire_chunks(note_id, version.hash, version.title)
+        return Prior(version)
+
+    def after_write(self, note_id: int, note: Note, size: int, data: bytes | None, prior: Prior, now: float) -> str:
+        """Record the note's new state (its chunks and links are written): a new version unless
+        the bytes and path are the version's already, and its edges. Returns the event."""
+        world = world_time(note.frontmatter)
+        content = compress(data) if data is not None else None
+        version = prior.version
+        same_bytes = version is not None and version.hash in (note.content_hash, "")
+        if version is not None and same_bytes and version.path == note.path:
+            self.store.refresh_version(version.id, note, size, content, world)  # parsed again, same version
+            event = "unchanged"
+        else:
+            if version is not None:
+                event = "renamed" if same_bytes else "changed"
+                self.store.close_version(version.id, now, event)
+            elif prior.restore_id is not None or self.store.has_versions(note_id):
+                event = "restored"
+            else:
+                event = "created"
+            self.store.add_version(note_id, note, size, content, world, event, now)
+        self.store.drop_history_chunks(note_id, note.content_hash)  # current again: its chunks stand for it
+        self._sync_edges(note_id, note, world, now)
+        if event != "unchanged" and self.keep is not None:
+            self.store.prune_versions_of(note_id, self.keep)
+        return event
+
+    def touched(self, note_id: int, data: bytes) -> None:
+        """Same bytes, new stat: the file was read anyway, so a current version recorded without
+        its text (history began after it was indexed) gets it now."""
+        self.store.fill_version_content(note_id, content_hash(data), compress(data))
+
+    def deleted(self, note_ids: Sequence[int], now: float) -> None:
+        """Call before the notes are deleted: their versions end, their chunks go to history,
+        their edges close."""
+        for note_id in note_ids:
+            version = self.store.current_version(note_id)
+            if version is not None:
+                if self.keeps_past:
+                    self.store.retire_chunks(note_id, version.hash, version.title)
+                self.store.close_version(version.id, now, "deleted")
+            self.store.close_edges([edge.id for edge in self.store.open_edges(note_id)], now)
+            if self.keep is not None:
+                self.store.prune_versions_of(note_id, self.keep)
+
+    def _sync_edges(self, note_id: int, note: Note, world: WorldTime, now: float) -> None:
+        """Close the open edges the note no longer writes (or writes with other world time);
+        open edges for the links that are new."""
+        wanted = Counter((link.target, link.kind) for link in note.links)
+        stamp = (world.date, world.valid_from, world.valid_to, world.status)
+        closing = []
+        for edge in self.store.open_edges(note_id):
+            key = (edge.target, edge.kind)
+            same = (edge.world_date, edge.valid_from, edge.valid_to, edge.note_status) == stamp
+            if same and wanted.get(key) == edge.count:
+                del wanted[key]  # still written, as often, under the same world time: stays open
+            else:
+                closing.append(edge.id)
+        self.store.close_edges(closing, now)
+        self.store.add_edges(note_id, [(target, kind, count) for (target, kind), count in wanted.items()], world, now)
+
+
+# ----- pruning -------------------------------------------------------------------------------
+
+
+@dataclass
+class PruneReport:
+    versions: int = 0
+    chunks: int = 0
+    links: int = 0
+    notes: int = 0  # notes whose past was cut to BRAIN_KEEP_VERSIONS
+    before: str | None = None
+    keep: int | None = None
+    bytes_before: int | None = None
+    bytes_after: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def prune(store: IndexStore, *, before: float | None, keep: int | None) -> PruneReport:
+    """Drop history replaced before ``before`` and past versions beyond ``keep`` per note.
+    The caller holds the writer lock. Records ``history_pruned_before`` so that ``--as-of``
+    earlier than it says the past there is incomplete."""
+    report = PruneReport(keep=keep)
+    counts_before = store.history_counts()
+    with store.transaction():
+        if before is not None:
+            store.prune_before(before)
+            previous = float(store.get_meta("history_pruned_before", "0") or 0)
+            store.set_meta("history_pruned_before", max(previous, before))
+            report.before = iso_time(before)
+        if keep is not None:
+            over = store.notes_over_keep(keep)
+            for note_id in over:
+                store.prune_versions_of(note_id, keep)
+            report.notes = len(over)
+    after = store.history_counts()
+    report.versions = counts_before["past_versions"] - after["past_versions"]
+    report.chunks = counts_before["past_chunks"] - after["past_chunks"]
+    report.links = counts_before["closed_edges"] - after["closed_edges"]
+    return report
+
+
+# ----- dates -----------------------------------------------------------------------------------
+
+_SPAN = re.compile(r"\s*(\d+)\s*([hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
+_SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
+
+
+def parse_moment(text: str, option: str = "--as-of") -> float:
+    """A moment in the index's own time (Unix seconds) from what a user types: a date
+    (``2026-03-01``: the end of that day, local time), a date and time (local unless it names
+    a zone), or a span back from now (``12h``, ``7d``, ``2w``, ``1y``)."""
+    value = (text or "").strip()
+    match = _SPAN.fullmatch(value)
+    if match:
+        return time.time() - int(match.group(1)) * _SPAN_DAYS[match.group(2).lower()] * 86400
+    try:
+        if len(value) == 10:
+            day = dt.date.fromisoformat(value)
+            return dt.datetime.combine(day, dt.time.max).timestamp()
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()  # naive: local time
+    except (ValueError, OverflowError, OSError):
+        raise ConfigError(
+            f"{option} takes a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back "
+            f"from now (12h, 7d, 2w, 1y), not {text!r}"
+        ) from None
+
+
+def parse_world_date(text: str, option: str = "--valid-at") -> str:
+    """A world date (what notes' frontmatter states), as an ISO date."""
+    try:
+        return dt.date.fromisoformat((text or "").strip()[:10]).isoformat()
+    except ValueError:
+        raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
+
+
+def iso_time(moment: float | None) -> str | None:
+    """Unix time → ISO 8601 in UTC, to the second (JSON)."""
+    if moment is None:
+        return None
+    return dt.datetime.fromtimestamp(moment, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def local_time(moment: float | None) -> str:
+    """Unix time → ``2026-03-01 14:30`` in local time (for people)."""
+    if moment is None:
+        return ""
+    return dt.datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")

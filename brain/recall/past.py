@@ -1,0 +1,290 @@
+"""The index as it was: a read-only slice of history that every recall lane reads unchanged.
+
+``PastIndex`` answers the store's read methods that recall uses (notes, chunks, vectors, BM25,
+links, frontmatter) for one moment of the index's own time (``as_of``: the vault as brain
+knew it then) and/or for one day of world time (``valid_at``: only notes whose frontmatter
+says they held then). The ``Recaller`` runs over it as over the present, so the dense,
+lexical, graph and PageRank lanes and freshness are all sliced without a line of their own.
+
+Where things come from:
+
+- notes: the version of each note current at ``as_of`` (``note_versions``);
+- chunks: a version whose content is still the note's current one reads ``chunks`` (ids as
+  they are); any other reads ``chunk_history`` (ids offset by ``PAST``, so the two never
+  collide);
+- dense: brute force over the slice's vectors read from SQLite into a flat FAISS index
+  (``slice_vectors``): no FAISS file is kept for the past; a slice is loaded once per ``Recaller``;
+- lexical: the present FTS table and the past one, each filtered to the slice; past chunks
+  are scored with FTS5's formula and the present table's statistics (``bm25.py``), so the
+  two merge by score;
+- links: the edges of ``link_history`` recorded at ``as_of``.
+
+With ``valid_at`` alone the present is sliced by world time and FAISS still serves the dense
+lane (it searches deeper until enough notes of the slice are found).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+from ..index.store import ChunkRow, IndexStore, VersionRow
+from ..index.vectors import VectorIndex
+from . import bm25
+
+log = logging.getLogger("brain")
+
+PAST = 1 << 40  # past chunk ids are offset by this in a slice (chunks' own ids never get near it)
+_READ = 5000
+_PAST_HITS = 2  # past chunks rescored per result wanted (picked by the past table's own BM25 first)
+
+
+class PastIndex(IndexStore):
+    """A slice of one index's history; shares (and closes) the store's connection."""
+
+    def __init__(self, store: IndexStore, *, as_of: float | None = None, valid_at: str | None = None):
+        self._share(store)
+        self.base = store
+        self.as_of = as_of
+        self.valid_at = valid_at
+        versions = store.versions_at(as_of)
+        current = store.note_rows()
+        current_hash = {row.id: row.hash for row in current.values()}
+        self.versions: dict[int, VersionRow] = {v.note_id: v for v in versions}
+        if as_of is None:  # the present: the notes are the notes table (a version may lag a crash)
+            self.versions = {v.note_id: v for v in versions if v.note_id in current_hash}
+        # Notes whose content then is their content now read the present chunks.
+        self._current = {n for n, v in self.versions.items() if current_hash.get(n) == v.hash}
+        self._past_chunks: dict[int, int] = {}  # past chunk id → note id
+        wanted = {(n, v.hash) for n, v in self.versions.items() if n not in self._current}
+        if wanted:
+            for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
+                if (note_id, digest) in wanted:
+                    self._past_chunks[chunk_id] = note_id
+        if as_of is None:
+            self._edges = [(s, t, k, 1) for s, t, k in store.resolved_edges()]
+        else:
+            self._edges = store.edges_at(as_of)
+        if valid_at is not None:
+            self._keep_valid_at(valid_at)
+        self._edges = [e for e in self._edges if e[0] in self.versions and e[1] in self.versions]
+
+    # ----- the slice ----------------------------------------------------------------------------
+
+    def _keep_valid_at(self, day: str) -> None:
+        """Leave out the notes that say they did not hold on ``day``: begun after it (valid_from,
+        else their frontmatter date), ended on or before it (valid_to), or superseded by then
+        (their successor had begun). A note that says nothing about world time stays."""
+        from .supersession import successors
+
+        starts = {n: _start(v) for n, v in self.versions.items()}
+        gone = set()
+        for note_id, version in self.versions.items():
+            start, end = starts[note_id], version.valid_to
+            if (start and start[:10] > day) or (end and end[:10] <= day):
+                gone.add(note_id)
+        for old, new in successors(self).items():
+            begun = starts.get(new)
+            if begun and begun[:10] <= day:
+                gone.add(old)
+        for note_id in gone:
+            del self.versions[note_id]
+        self._current -= gone
+        self._past_chunks = {c: n for c, n in self._past_chunks.items() if n not in gone}
+
+    def slice_note_ids(self) -> list[int]:
+        return sorted(self.versions)
+
+    def current_note_ids(self) -> list[int]:
+        """Notes of the slice that read the present chunks."""
+        return sorted(self._current)
+
+    def past_chunk_ids(self) -> list[int]:
+        """Past chunks of the slice (ids as in ``chunk_history``, not offset)."""
+        return sorted(self._past_chunks)
+
+    # ----- what recall reads --------------------------------------------------------------------
+
+    def note_paths(self) -> set[str]:
+        return {v.path for v in self.versions.values()}
+
+    def note_ids(self) -> list[int]:
+        return sorted(self.versions)
+
+    def note_titles(self) -> list[tuple[str, str]]:
+        return [(v.path, v.title) for _, v in sorted(self.versions.items())]
+
+    def alias_pairs(self) -> list[tuple[str, str]]:
+        return [(path, alias) for path, aliases in self.aliases_by_path().items() for alias in aliases]
+
+    def aliases_by_path(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for _, version in sorted(self.versions.items()):
+            aliases = _json_list(version.aliases)
+            if aliases:
+                out[version.path] = aliases
+        return out
+
+    def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return {n: (self.versions[n].path, self.versions[n].title) for n in note_ids if n in self.versions}
+
+    def frontmatter_rows(self) -> list[tuple[int, str, str, str]]:
+        return [(n, v.path, v.date or "", v.frontmatter or "{}") for n, v in sorted(self.versions.items())]
+
+    def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
+        return {
+            n: (self.versions[n].recorded_from, self.versions[n].recorded_to) for n in note_ids if n in self.versions
+        }
+
+    # Term statistics (the lexical lane drops terms in over a quarter of the chunks): the
+    # present table's counts, plus the slice's own past chunks counted exactly. As of now
+    # that is the present's figures; further back, notes created since still count.
+
+    def fts_tokenizer(self) -> str:
+        """The lexical table's tokenizer: one for the present and the past (a change needs a rebuild)."""
+        return self.base.fts_tokenizer()
+
+    def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """The present's vocabulary stands in for the past's (only CJK queries ask, with trigram)."""
+        return self.base.vocabulary_with_prefix(prefix, limit)
+
+    def chunk_count(self) -> int:
+        return self.base.chunk_count() + len(self._past_chunks)
+
+    def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        present = self.base.term_chunk_counts(terms)
+        if not self._past_chunks:
+            return present
+        return {
+            term: present.get(term, 0)
+            + sum(1 for chunk_id in self.base.history_term_chunk_ids(term) if chunk_id in self._past_chunks)
+            for term in terms
+        }
+
+    def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        present = [c for c in chunk_ids if c < PAST]
+        out = {c: n for c, n in self.base.chunk_note_ids(present).items() if n in self._current}
+        for chunk_id in chunk_ids:
+            if chunk_id >= PAST and chunk_id - PAST in self._past_chunks:
+                out[chunk_id] = self._past_chunks[chunk_id - PAST]
+        return out
+
+    def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for chunk_id, row in self.base.chunk_rows([c for c in chunk_ids if c < PAST]).items():
+            if row.note_id in self._current:
+                out[chunk_id] = self._row(chunk_id, row.note_id, row.heading, row.text)
+        past = [c - PAST for c in chunk_ids if c >= PAST and c - PAST in self._past_chunks]
+        for chunk_id, (note_id, heading, text) in self.base.history_chunk_rows(past).items():
+            out[PAST + chunk_id] = self._row(PAST + chunk_id, note_id, heading, text)
+        return out
+
+    def _row(self, chunk_id: int, note_id: int, heading: str, text: str) -> ChunkRow:
+        version = self.versions[note_id]
+        return ChunkRow(chunk_id, note_id, version.path, version.title, heading, text, version.date)
+
+    def note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
+        present = [n for n in note_ids if n in self._current]
+        out = list(self.base.note_chunk_vectors(present))
+        wanted = set(note_ids)
+        past = [c for c, n in self._past_chunks.items() if n in wanted]
+        out += [(PAST + c, n, vector) for c, n, vector in self.base.history_chunk_vectors(past)]
+        return out
+
+    def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """BM25 over the slice: the present table's hits on notes that read the present, and the
+        past table's hits on past chunks of the slice, scored as the present table would score
+        them (``bm25.py``), merged by score."""
+        hits = self._present_hits(expression, weights, limit)
+        past: list[int] = []
+        for chunk_id, _ in self.base.fts_hits(expression, weights, past=True):
+            if chunk_id in self._past_chunks:
+                past.append(chunk_id)
+                if len(past) >= _PAST_HITS * limit:
+                    break
+        if past:
+            query = bm25.phrases(expression)
+            stats = self._present_stats(query)
+            fields = self.base.history_chunk_fields(past)
+            hits += [(PAST + c, bm25.score(fields[c], query, weights, stats)) for c in past if c in fields]
+        hits.sort(key=lambda hit: -hit[1])
+        return hits[:limit]
+
+    def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
+        """The present table's statistics; a term only the past holds counts its past chunks."""
+        rows, total = self.base.fts_totals()
+        terms = sorted({token for phrase in query for token in phrase})
+        present = self.base.term_chunk_counts(terms)
+        frequency: dict[tuple[str, ...], int] = {}
+        for phrase in query:
+            counts = []
+            for token in phrase:
+                count = present.get(token, 0)
+                if not count:
+                    count = sum(1 for c in self.base.history_term_chunk_ids(token) if c in self._past_chunks)
+                counts.append(count)
+            frequency[phrase] = min(counts)
+        return bm25.TableStats(rows, total / rows if rows else 0.0, frequency)
+
+    def _present_hits(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """The present table's best hits on chunks the slice reads from the present: asked with a
+        limit (FTS5 ranks the top cheaply), deeper while the filter leaves too few."""
+        depth = limit
+        while True:
+            hits = self.base.fts_search(expression, weights, depth)
+            notes = self.base.chunk_note_ids([c for c, _ in hits])
+            kept = [(c, s) for c, s in hits if notes.get(c) in self._current]
+            if len(kept) >= limit or len(hits) < depth:
+                return kept[:limit]
+            depth *= 4
+
+    def resolved_edges(self) -> list[tuple[int, int, str]]:
+        out: list[tuple[int, int, str]] = []
+        for source, target, kind, count in self._edges:
+            out.extend([(source, target, kind)] * max(1, count))  # written twice, a stronger tie
+        return out
+
+    def neighbour_edges(self, note_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
+        wanted = set(note_ids)
+        out = [(s, t, "links to", k) for s, t, k, c in self._edges if s in wanted for _ in range(max(1, c))]
+        back = [(t, s, "linked from", k) for s, t, k, c in self._edges if t in wanted for _ in range(max(1, c))]
+        return out + back
+
+    def linkers(self, note_id: int) -> list[int]:
+        return list(dict.fromkeys(s for s, t, _, _ in self._edges if t == note_id))
+
+
+def slice_vectors(past: PastIndex, dim: int) -> VectorIndex:
+    """The dense lane's index over a slice: every vector of it, read from SQLite into a flat
+    (brute-force) FAISS index built for this Recaller: the past keeps no FAISS file of its own."""
+    index = VectorIndex.empty(dim, version=-1)
+    present = past.current_note_ids()
+    for start in range(0, len(present), _READ):
+        rows = past.base.note_chunk_vectors(present[start : start + _READ])
+        _add(index, [r[0] for r in rows], [r[2] for r in rows], dim)
+    chunks = past.past_chunk_ids()
+    for start in range(0, len(chunks), _READ):
+        rows = past.base.history_chunk_vectors(chunks[start : start + _READ])
+        _add(index, [PAST + r[0] for r in rows], [r[2] for r in rows], dim)
+    return index
+
+
+def _add(index: VectorIndex, ids: list[int], blobs: list[bytes], dim: int) -> None:
+    import numpy as np
+
+    if ids:
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+        index.add(np.asarray(ids, dtype=np.int64), matrix)
+
+
+def _start(version: VersionRow) -> str | None:
+    return version.valid_from or version.world_date
+
+
+def _json_list(text: str) -> list[str]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []

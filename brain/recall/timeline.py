@@ -1,0 +1,334 @@
+"""`brain history NOTE`: one note's life as the index saw it.
+
+Its versions (when brain saw each, how it began and ended, its size, and a short summary of
+what changed against the one before), the links it gained and lost and when, the backlinks
+other notes gained and lost to it, and its supersession chain: what it replaced and what
+replaced it, as the notes' frontmatter says. A renamed note is one history; a deleted note is
+found by its last path or title, and a restored one continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .. import config
+from ..errors import BrainError, NoIndexError
+from ..index.history import decompress, iso_time, local_time
+from ..index.store import INDEX_FILE, EdgeRow, IndexStore, VersionRow, index_errors
+from ..links import Link, Resolver
+from ..notes import decode, split_frontmatter
+from ..vault import resolve_vault
+from .past import PastIndex
+from .supersession import successors
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+@dataclass
+class VersionEntry:
+    event: str  # created, changed, renamed, restored, recorded (there when history began)
+    ended: str | None  # changed, renamed, deleted; None while current
+    recorded_from: str  # ISO 8601, UTC
+    recorded_to: str | None
+    path: str
+    title: str
+    size: int
+    hash: str
+    date: str | None  # the note's own date
+    text_kept: bool
+    changes: str  # a short summary against the version before
+    added_lines: int | None = None
+    removed_lines: int | None = None
+
+
+@dataclass
+class LinkSpan:
+    """A link the note wrote (or, for backlinks, that another note wrote to it) over one span."""
+
+    path: str | None  # the other note (None: dangling, or an attachment)
+    title: str | None
+    target: str  # as written
+    kind: str
+    gained: str  # ISO 8601, UTC
+    lost: str | None  # None: still there
+
+
+@dataclass
+class NoteHistory:
+    note_id: int
+    path: str
+    title: str
+    current: bool
+    versions: list[VersionEntry]
+    links: list[LinkSpan]
+    backlinks: list[LinkSpan]
+    replaces: list[dict[str, Any]] = field(default_factory=list)  # oldest first: {"path", "title", "date"}
+    replaced_by: list[dict[str, Any]] = field(default_factory=list)  # next first
+    history_since: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def note_history(vault: str | os.PathLike[str] | None, name: str) -> NoteHistory:
+    """The history of the note ``name`` (a path, title, file name or alias, as a wikilink names
+    it; a deleted note by its last path or title) in ``vault``'s index."""
+    root = resolve_vault(vault)
+    directory = config.index_dir(root)
+    if not (directory / INDEX_FILE).exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    with index_errors(directory, root):
+        store = IndexStore.open(directory, create=False, readonly_ok=True)
+        try:
+            return _history(store, name)
+        finally:
+            store.close()
+
+
+def _history(store: IndexStore, name: str) -> NoteHistory:
+    latest = {v.note_id: v for v in store.latest_versions()}
+    note_id = _find(store, latest, name)
+    versions = store.versions_of(note_id)
+    last = versions[-1]
+    current = last.recorded_to is None
+    entries = _versions(store, versions)
+    outgoing, incoming = store.edges_from(note_id), store.edges_into(note_id)
+    others = {e.target_id for e in outgoing if e.target_id is not None} | {e.source_id for e in incoming}
+    names = store.latest_paths(sorted(others))
+    links = _spans(outgoing, names, lambda e: e.target_id)
+    backlinks = _spans(incoming, names, lambda e: e.source_id)
+    # Supersession as the notes said it when this one was last seen.
+    past = PastIndex(store, as_of=None if current else (last.recorded_to or 0) - 1e-6)
+    chain = successors(past)
+    replaces, replaced_by = _chain(note_id, chain, past)
+    since = store.get_meta("history_since")
+    return NoteHistory(
+        note_id=note_id,
+        path=last.path,
+        title=last.title,
+        current=current,
+        versions=entries,
+        links=links,
+        backlinks=backlinks,
+        replaces=replaces,
+        replaced_by=replaced_by,
+        history_since=iso_time(float(since)) if since else None,
+    )
+
+
+def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
+    """The note ``name`` names: among the notes now (as a wikilink would resolve it, or by
+    title), else among deleted ones (by their last path, file name, alias or title), else by
+    any name a note had before (a renamed note answers to its old names)."""
+    wanted = name.strip()
+    if not wanted:
+        raise BrainError("name a note: its path, title or file name, e.g. brain history 'Rollout plan'")
+    present = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is None]
+    gone = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is not None]
+    for pool in (present, gone, store.version_names()):
+        by_path: dict[str, int] = {}
+        aliases: dict[str, list[str]] = {}
+        for note_id, path, _, alias_json in pool:
+            if path not in by_path:  # newest first: a path later taken by another note is its
+                by_path[path] = note_id
+                aliases[path] = _json_list(alias_json)
+        found = Resolver(by_path, aliases).resolve(Link(wanted, "wikilink", None, None, 0), "")
+        if found is not None:
+            return by_path[found]
+        titled = [note_id for note_id, _, title, _ in pool if title.casefold() == wanted.casefold()]
+        if titled:
+            return titled[0]
+    raise BrainError(f"no note {wanted!r} in this index or its history (a path, title, file name or alias)")
+
+
+def _versions(store: IndexStore, versions: list[VersionRow]) -> list[VersionEntry]:
+    out = []
+    previous: VersionRow | None = None
+    previous_text: str | None = None
+    for version in versions:
+        text = _text(store, version)
+        added = removed = None
+        if previous is None:
+            changes = "there when brain began keeping history" if version.event == "recorded" else "first seen"
+        elif version.hash == previous.hash:
+            changes = "same content" + (f"; moved from {previous.path}" if version.path != previous.path else "")
+        else:
+            changes, added, removed = _summary(previous, previous_text, version, text)
+            if version.path != previous.path:
+                changes += f"; moved from {previous.path}"
+        if version.event == "restored":
+            changes = f"back after being deleted; {changes}"
+        out.append(
+            VersionEntry(
+                event=version.event,
+                ended=version.ended,
+                recorded_from=iso_time(version.recorded_from) or "",
+                recorded_to=iso_time(version.recorded_to),
+                path=version.path,
+                title=version.title,
+                size=version.size,
+                hash=version.hash[:12],
+                date=version.date,
+                text_kept=version.has_content,
+                changes=changes,
+                added_lines=added,
+                removed_lines=removed,
+            )
+        )
+        previous, previous_text = version, text
+    return out
+
+
+def _text(store: IndexStore, version: VersionRow) -> str | None:
+    blob = store.version_content(version.id) if version.has_content else None
+    return decode(decompress(blob))[0] if blob is not None else None
+
+
+def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: str | None) -> tuple[str, int, int]:
+    """'+3 −1 lines; sections: Risks, Dates; frontmatter: date' (0, 0 when a text was not kept)."""
+    if old_text is None or new_text is None:
+        return "content changed (the earlier text was not kept)", 0, 0
+    _, old_body, _ = split_frontmatter(old_text)
+    _, new_body, _ = split_frontmatter(new_text)
+    old_lines, new_lines = old_body.splitlines(), new_body.splitlines()
+    added = removed = 0
+    sections: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        removed += i2 - i1
+        added += j2 - j1
+        # The sections a change touches: those it adds or removes, else the one it sits in.
+        inside = [m.group(1) for line in new_lines[j1:j2] + old_lines[i1:i2] if (m := _HEADING.match(line))]
+        if not inside:
+            above = _heading_above(new_lines, j1) if j2 > j1 else _heading_above(old_lines, i1)
+            inside = [above] if above else []
+        sections += [heading for heading in inside if heading not in sections]
+    parts = [f"+{added} −{removed} lines"]
+    if sections:
+        parts.append(
+            "sections: " + ", ".join(sections[:3]) + (f" and {len(sections) - 3} more" if len(sections) > 3 else "")
+        )
+    keys = _changed_keys(old.frontmatter, new.frontmatter)
+    if keys:
+        parts.append("frontmatter: " + ", ".join(keys[:5]))
+    if new.title != old.title:
+        parts.append(f"title was {old.title!r}")
+    return "; ".join(parts), added, removed
+
+
+def _heading_above(lines: list[str], index: int) -> str | None:
+    for line in reversed(lines[: index + 1]):
+        match = _HEADING.match(line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _changed_keys(old: str, new: str) -> list[str]:
+    before, after = _json_dict(old), _json_dict(new)
+    return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+
+
+def _spans(edges: list[EdgeRow], names: dict[int, tuple[str, str]], other: Any) -> list[LinkSpan]:
+    """Edges as spans per (other note or target, kind): an edge closed and reopened at the same
+    moment (another count, world time, or resolution) continues its span."""
+    spans: list[LinkSpan] = []
+    last: dict[tuple[Any, str], tuple[LinkSpan, float | None]] = {}  # the latest span, and when it ended
+    for edge in edges:  # oldest first
+        other_id = other(edge)
+        key = (other_id if other_id is not None else edge.target, edge.kind)
+        if key in last and last[key][1] == edge.recorded_from:  # closed and reopened in one step
+            last[key][0].lost = iso_time(edge.recorded_to)
+            last[key] = (last[key][0], edge.recorded_to)
+            continue
+        path, title = names.get(other_id, (None, None)) if other_id is not None else (None, None)
+        span = LinkSpan(
+            path, title, edge.target, edge.kind, iso_time(edge.recorded_from) or "", iso_time(edge.recorded_to)
+        )
+        spans.append(span)
+        last[key] = (span, edge.recorded_to)
+    return spans
+
+
+def _chain(note_id: int, chain: dict[int, int], past: PastIndex) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(what the note replaced, oldest first; what replaced it, next first), following chains."""
+
+    def brief(other: int) -> dict[str, Any]:
+        version = past.versions.get(other)
+        if version is None:
+            return {"path": None, "title": None, "date": None}
+        return {"path": version.path, "title": version.title, "date": version.date}
+
+    later: list[int] = []
+    step = note_id
+    while step in chain and chain[step] not in later and chain[step] != note_id:
+        step = chain[step]
+        later.append(step)
+    earlier: list[int] = []
+    frontier = [note_id]
+    while frontier:
+        found = [old for old, new in chain.items() if new in frontier and old not in earlier and old != note_id]
+        earlier = found + earlier
+        frontier = found
+    return [brief(n) for n in earlier], [brief(n) for n in later]
+
+
+def _json_dict(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _json_list(text: str) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def history_text(history: NoteHistory) -> str:
+    """``brain history`` for a person."""
+
+    def when(iso: str | None) -> str:
+        if iso is None:
+            return "now"
+        return local_time(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+
+    state = "current" if history.current else "deleted"
+    lines = [f"{history.path}  ({history.title})  note {history.note_id}, {state}", "", "versions"]
+    for v in history.versions:
+        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {v.path}")
+        lines.append(f"  {'':16}  {'':9} {'':>8}  {v.changes}")
+        if v.ended == "deleted":
+            lines.append(f"  {when(v.recorded_to)}  deleted")
+    lines += ["", "links (written by this note)"]
+    lines += [_span_line(s, when, "→") for s in history.links] or ["  none"]
+    lines += ["", "backlinks (other notes linking here)"]
+    lines += [_span_line(s, when, "←") for s in history.backlinks] or ["  none"]
+    if history.replaces or history.replaced_by:
+        lines += ["", "supersession"]
+        for entry in history.replaces:
+            lines.append(f"  replaces     {entry['title']}  ({entry['path']}, dated {(entry['date'] or '?')[:10]})")
+        for entry in history.replaced_by:
+            lines.append(f"  replaced by  {entry['title']}  ({entry['path']}, dated {(entry['date'] or '?')[:10]})")
+    return "\n".join(lines)
+
+
+def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
+    mark = "+" if span.lost is None else "−"
+    where = span.path or ("dangling" if span.kind != "embed" else "not a note")
+    return f"  {mark} [[{span.target}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
+
+
+def _size(size: int) -> str:
+    return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"

@@ -1,0 +1,779 @@
+"""Memory over time: versions, past chunks, link history, identity across rename/delete/restore,
+and recall over the past (`--as-of`) and over world time (`--valid-at`). Fake embedder throughout."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import IndexView, history_problems, open_store
+
+from brain import config
+from brain.cli import cli
+from brain.index.history import decompress
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.past import PastIndex
+from brain.recall.types import BASE_MODES, RecallSettings
+
+PLAN_V1 = (
+    "---\ndate: 2026-01-10\n---\n# Rollout plan\n\nWe roll out in March, region by region, with canary "
+    "deployments watched for a day. See [[Canary]] and [[Pager duty]].\n"
+)
+PLAN_V2 = (
+    "---\ndate: 2026-02-02\n---\n# Rollout plan\n\nWe roll out in June, all regions at once, with "
+    "blue-green switches. See [[Blue green]] and [[Pager duty]].\n"
+)
+FILLER = [
+    ("Canary.md", "# Canary\n\nCanary releases send a little traffic to the new build first.\n"),
+    ("Blue green.md", "# Blue green\n\nTwo production stacks; the switch flips all traffic.\n"),
+    ("Pager duty.md", "# Pager duty\n\nWho answers the pager during a rollout: the release captain.\n"),
+    ("Bread.md", "# Bread\n\nFlour, water, salt and a starter. Bake at 240 degrees.\n"),
+    ("Garden.md", "# Garden\n\nTomatoes need sun; basil likes the same bed.\n"),
+]
+SETTINGS = RecallSettings(k=10, depth=20, seeds=5, max_new=10, pool=10)
+
+
+def _index(root: Path) -> float:
+    """Index, then return a moment strictly after the run and before the next one."""
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    moment = time.time()
+    time.sleep(0.01)
+    return moment
+
+
+def _ask(root: Path, query: str, mode: str = "hybrid+ppr", **past):
+    recaller = open_recaller(root, update=False, **past)
+    try:
+        return recaller.ask(query, mode, SETTINGS)
+    finally:
+        recaller.close()
+
+
+def _paths(result) -> list[str]:
+    return [c.path for c in result.results]
+
+
+def _text_of(result, path: str) -> str:
+    return " ".join(c.text for c in result.results if c.path == path)
+
+
+@pytest.fixture
+def timeline(tmp_path):
+    """A vault taken through edit, rename, delete and restore, indexed after each step; the
+    moments between steps."""
+    root = tmp_path / "vault"
+    for rel, text in FILLER:
+        write(root, rel, text)
+    write(root, "Rollout plan.md", PLAN_V1)
+    moments = {"created": _index(root)}
+    write(root, "Rollout plan.md", PLAN_V2)
+    moments["edited"] = _index(root)
+    (root / "Plans").mkdir()
+    (root / "Rollout plan.md").rename(root / "Plans" / "Rollout.md")
+    moments["renamed"] = _index(root)
+    (root / "Plans" / "Rollout.md").unlink()
+    moments["deleted"] = _index(root)
+    write(root, "Plans/Rollout.md", PLAN_V2)
+    moments["restored"] = _index(root)
+    return root, moments
+
+
+def test_each_step_is_a_version_of_one_note(timeline):
+    root, _ = timeline
+    store = open_store(root)
+    try:
+        note_id = store.note_id("Plans/Rollout.md")
+        assert note_id is not None
+        versions = store.versions_of(note_id)
+        assert [(v.event, v.ended, v.path) for v in versions] == [
+            ("created", "changed", "Rollout plan.md"),
+            ("changed", "renamed", "Rollout plan.md"),
+            ("renamed", "deleted", "Plans/Rollout.md"),
+            ("restored", None, "Plans/Rollout.md"),
+        ]
+        for before, after in itertools.pairwise(versions):
+            assert before.recorded_to is not None and before.recorded_to <= after.recorded_from
+        assert decompress(store.version_content(versions[0].id) or b"").decode() == PLAN_V1
+        assert versions[0].world_date == "2026-01-10" and versions[-1].world_date == "2026-02-02"
+        # The first content's chunks (and vectors) were kept; the restored content is current
+        # again, so its chunks are the present ones and no past copy is left.
+        past = store.history_chunks_of([note_id])
+        assert {digest for _, _, digest in past} == {versions[0].hash}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+def test_as_of_each_step_returns_what_was_there(timeline, mode):
+    root, at = timeline
+    query = "when do we roll out, march or june, canary or blue-green?"
+
+    created = _ask(root, query, mode, as_of=at["created"])
+    assert "Rollout plan.md" in _paths(created)
+    assert "March" in _text_of(created, "Rollout plan.md") and "June" not in _text_of(created, "Rollout plan.md")
+
+    edited = _ask(root, query, mode, as_of=at["edited"])
+    assert "Rollout plan.md" in _paths(edited)
+    assert "June" in _text_of(edited, "Rollout plan.md") and "March" not in _text_of(edited, "Rollout plan.md")
+
+    renamed = _ask(root, query, mode, as_of=at["renamed"])
+    assert "Plans/Rollout.md" in _paths(renamed) and "Rollout plan.md" not in _paths(renamed)
+
+    deleted = _ask(root, query, mode, as_of=at["deleted"])
+    assert not {"Plans/Rollout.md", "Rollout plan.md"} & set(_paths(deleted))
+    assert {c.note_id for c in deleted.results} and all(c.text for c in deleted.results)
+
+    restored = _ask(root, query, mode, as_of=at["restored"])
+    present = _ask(root, query, mode)
+    assert _paths(restored) == _paths(present)
+    assert "Plans/Rollout.md" in _paths(present)
+    ids = {c.path: c.note_id for r in (created, restored) for c in r.results}
+    assert ids["Rollout plan.md"] == ids["Plans/Rollout.md"]  # one note, one identity
+
+
+def test_as_of_before_history_is_empty_and_says_so(timeline):
+    root, at = timeline
+    result = _ask(root, "rollout", as_of=at["created"] - 3600)
+    assert result.results == []
+    assert any("began keeping this vault's history" in w for w in result.warnings)
+
+
+def test_as_of_lexical_lane_reads_past_text(timeline):
+    """'March' and 'canary' are only in the first version's text: BM25 finds them then, not after."""
+    root, at = timeline
+    then = _ask(root, "march canary region", "hybrid", as_of=at["created"])
+    hit = next(c for c in then.results if c.path == "Rollout plan.md")
+    assert "lexical" in hit.sources
+    later = _ask(root, "march canary region", "hybrid", as_of=at["edited"])
+    assert all("lexical" not in c.sources for c in later.results if c.path == "Rollout plan.md")
+
+
+def test_as_of_graph_reads_the_edges_recorded_then(timeline):
+    root, at = timeline
+
+    def targets(moment: float) -> set[str]:
+        store = open_store(root)
+        past = PastIndex(store, as_of=moment)
+        try:
+            note = next(n for n, v in past.versions.items() if v.title == "Rollout plan")
+            names = past.notes_brief([t for s, t, _ in past.resolved_edges() if s == note])
+            return {path for path, _ in names.values()}
+        finally:
+            past.close()
+
+    assert targets(at["created"]) == {"Canary.md", "Pager duty.md"}
+    assert targets(at["edited"]) == {"Blue green.md", "Pager duty.md"}
+
+
+def test_results_carry_the_versions_dates_in_text_and_json(timeline):
+    root, at = timeline
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["ask", "--vault", str(root), "--json", "--as-of", time_arg(at["created"]), "march rollout canary"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["as_of"].endswith("Z") and data["valid_at"] is None
+    plan = next(r for r in data["results"] if r["path"] == "Rollout plan.md")
+    assert plan["recorded_from"] and plan["recorded_to"]  # replaced since
+    assert plan["date"] == "2026-01-10"
+    out = runner.invoke(cli, ["ask", "--vault", str(root), "--as-of", time_arg(at["created"]), "march rollout"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("as of ")
+    assert "dated 2026-01-10 · version " in out.output
+    present = json.loads(runner.invoke(cli, ["ask", "--vault", str(root), "--json", "rollout june"]).output)
+    plan = next(r for r in present["results"] if r["path"] == "Plans/Rollout.md")
+    assert plan["recorded_from"] and plan["recorded_to"] is None and present["as_of"] is None
+
+
+def time_arg(moment: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(moment).isoformat(timespec="microseconds")
+
+
+@pytest.mark.parametrize("bad", ["yesterday-ish", "2026-13-01", "7 parsecs"])
+def test_a_bad_as_of_is_one_line(tmp_path, bad):
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\ntext\n")
+    index_vault(root, progress=False)
+    for option in ("--as-of", "--valid-at"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(root), option, bad, "text"])
+        assert out.exit_code != 0
+        assert option in out.output and "Traceback" not in out.output
+
+
+# ----- link history ----------------------------------------------------------------------------
+
+
+def _edges(root: Path, source: str) -> list[tuple[str, float, float | None, str | None]]:
+    with IndexView(config.index_dir(root)) as view:
+        return [(e.target, e.recorded_from, e.recorded_to, e.status) for e in view.store.edges_from(view.id(source))]
+
+
+def test_removing_a_link_closes_its_edge_and_bringing_it_back_opens_a_new_one(tmp_path):
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]] and [[C]].\n")
+    write(root, "B.md", "# B\n\nbee\n")
+    write(root, "C.md", "# C\n\nsea\n")
+    _index(root)
+    before = {target: (opened, closed) for target, opened, closed, _ in _edges(root, "A.md")}
+    assert set(before) == {"B", "C"} and all(closed is None for _, closed in before.values())
+
+    write(root, "A.md", "# A\n\nSee [[C]] only.\n")
+    _index(root)
+    edges = _edges(root, "A.md")
+    b_edges = [e for e in edges if e[0] == "B"]
+    assert len(b_edges) == 1 and b_edges[0][2] is not None  # closed, not deleted
+    assert [e for e in edges if e[0] == "C"] == [("C", before["C"][0], None, "resolved")]  # untouched
+
+    write(root, "A.md", "# A\n\nSee [[B]] again, and [[C]].\n")
+    _index(root)
+    b_edges = [e for e in _edges(root, "A.md") if e[0] == "B"]
+    assert len(b_edges) == 2 and b_edges[0][2] is not None and b_edges[1][2] is None
+    assert b_edges[1][1] >= b_edges[0][2]
+
+
+def test_an_edge_follows_its_targets_resolution(tmp_path):
+    """A target renamed away leaves the link dangling: the resolved edge closes and a dangling
+    one opens; so the graph as of each moment is what it was."""
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]].\n")
+    write(root, "B.md", "# B\n\nbee\n")
+    first = _index(root)
+    (root / "B.md").rename(root / "Bee.md")
+    second = _index(root)
+    edges = _edges(root, "A.md")
+    assert [(t, s) for t, _, _, s in edges] == [("B", "resolved"), ("B", "dangling")]
+    store = open_store(root)
+    try:
+        b = store.note_id("Bee.md")
+        assert (store.note_id("A.md"), b, "wikilink", 1) in store.edges_at(first)
+        assert not [e for e in store.edges_at(second) if e[1] == b]
+    finally:
+        store.close()
+
+
+def test_edges_record_the_world_time_their_note_states(tmp_path):
+    root = tmp_path / "v"
+    write(root, "A.md", "---\ndate: 2025-03-11\nvalid_to: 2025-09-01\nstatus: Superseded\n---\n# A\n\n[[B]]\n")
+    write(root, "B.md", "# B\n")
+    _index(root)
+    with IndexView(config.index_dir(root)) as view:
+        (edge,) = view.store.edges_from(view.id("A.md"))
+    assert (edge.world_date, edge.valid_from, edge.valid_to, edge.note_status) == (
+        "2025-03-11",
+        None,
+        "2025-09-01",
+        "superseded",
+    )
+
+
+# ----- identity ----------------------------------------------------------------------------------
+
+
+def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Ideas.md", "# Ideas\n\nfirst list\n")
+    _index(root)
+    first_id = open_store(root).note_id("Ideas.md")
+    (root / "Ideas.md").unlink()
+    _index(root)
+    write(root, "Ideas.md", "# Ideas\n\nan entirely new list\n")
+    report = index_vault(root, progress=False)
+    assert report.new == 1 and report.restored == 1
+    store = open_store(root)
+    try:
+        assert store.note_id("Ideas.md") == first_id
+        assert [v.event for v in store.versions_of(first_id)] == ["created", "restored"]
+    finally:
+        store.close()
+
+
+def test_empty_notes_are_not_matched_by_content(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Untitled.md", "")
+    _index(root)
+    old = open_store(root).note_id("Untitled.md")
+    (root / "Untitled.md").unlink()
+    _index(root)
+    write(root, "Other.md", "")
+    _index(root)
+    assert open_store(root).note_id("Other.md") != old
+
+
+# ----- keeping versions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keep, past", [("0", 0), ("1", 1), ("all", 3)])
+def test_keep_versions_bounds_the_past(tmp_path, monkeypatch, keep, past):
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", keep)
+    root = tmp_path / "v"
+    write(root, "B.md", "# B\n")
+    for i in range(4):
+        write(root, "A.md", f"# A\n\nversion {i} {'word ' * i}[[B]]{' [[C]]' if i % 2 else ''}\n")
+        _index(root)
+    (root / "B.md").unlink()
+    _index(root)
+    store = open_store(root)
+    try:
+        a = store.note_id("A.md")
+        assert a is not None
+        versions = store.versions_of(a)
+        assert len(versions) == past + 1 and versions[-1].recorded_to is None
+        kept = {v.hash for v in versions[:-1]}
+        assert {digest for _, _, digest in store.history_chunks_of([a])} == kept
+        oldest = versions[0].recorded_from
+        assert all(e.recorded_to is None or e.recorded_to > oldest for e in store.edges_from(a))
+        if past == 0:
+            assert store.history_counts()["past_chunks"] == 0
+    finally:
+        store.close()
+
+
+def test_keep_versions_rejects_nonsense(monkeypatch):
+    from brain.errors import ConfigError
+
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "some")
+    with pytest.raises(ConfigError, match="BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all'"):
+        config.keep_versions()
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "ALL")
+    assert config.keep_versions() is None
+
+
+# ----- consistency --------------------------------------------------------------------------------
+
+
+def test_history_stays_consistent_through_the_timeline(timeline):
+    root, _ = timeline
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
+    """m007_history on an existing index: every note's current version from its indexed_at,
+    every link an open edge; then history goes on from there."""
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nSee [[B]] and [[B]] and [[Nowhere]].\n")
+    write(root, "B.md", "---\nvalid_from: 2024-01-01\n---\n# B\n\nbee\n")
+    _index(root)
+    db = config.index_dir(root) / "index.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"
+        " DELETE FROM _migrations WHERE name = 'm007_history'; DELETE FROM meta WHERE key = 'history_since';"
+    )
+    indexed_at = dict(conn.execute("SELECT path, indexed_at FROM notes").fetchall())
+    conn.close()
+    store = open_store(root)  # migrates
+    try:
+        assert INDEX_MIGRATIONS.pending(store.conn) == []
+        b = store.current_version(store.note_id("B.md") or 0)
+        assert b is not None and (b.event, b.recorded_from, b.valid_from) == (
+            "recorded",
+            indexed_at["B.md"],
+            "2024-01-01",
+        )
+        assert not b.has_content
+        edges = store.edges_from(store.note_id("A.md") or 0)
+        assert sorted((e.target, e.count, e.status) for e in edges) == [
+            ("B", 2, "resolved"),
+            ("Nowhere", 1, "dangling"),
+        ]
+        assert float(store.get_meta("history_since") or 0) == min(indexed_at.values())
+    finally:
+        store.close()
+    assert history_problems(db) == []
+    write(root, "B.md", "# B\n\nbee, edited\n")
+    _index(root)
+    assert history_problems(db) == []
+
+
+# ----- world time: --valid-at --------------------------------------------------------------------
+
+
+@pytest.fixture
+def decisions(tmp_path):
+    root = tmp_path / "v"
+    write(
+        root,
+        "ADR-1 RabbitMQ.md",
+        "---\ndate: 2024-05-01\nstatus: superseded\nsuperseded_by: '[[ADR-2 Kafka]]'\n---\n# ADR-1\n\n"
+        "Telemetry goes through a message broker: RabbitMQ.\n",
+    )
+    write(
+        root,
+        "ADR-2 Kafka.md",
+        "---\ndate: 2025-03-11\nsupersedes: '[[ADR-1 RabbitMQ]]'\n---\n# ADR-2\n\n"
+        "Telemetry goes through a message broker: Kafka, replacing [[ADR-1 RabbitMQ]].\n",
+    )
+    write(
+        root,
+        "Broker trial.md",
+        "---\nvalid_from: 2025-01-01\nvalid_to: 2025-06-30\n---\n# Broker trial\n\nA message broker trial for telemetry.\n",
+    )
+    write(root, "Broker glossary.md", "# Broker glossary\n\nA message broker moves telemetry between services.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+@pytest.mark.parametrize(
+    "day, expected",
+    [
+        ("2024-12-01", {"ADR-1 RabbitMQ.md", "Broker glossary.md"}),
+        ("2025-04-01", {"ADR-2 Kafka.md", "Broker trial.md", "Broker glossary.md"}),
+        ("2025-07-01", {"ADR-2 Kafka.md", "Broker glossary.md"}),
+    ],
+)
+def test_valid_at_keeps_the_notes_that_held_that_day(decisions, mode, day, expected):
+    result = _ask(decisions, "which message broker carries telemetry?", mode, valid_at=day)
+    assert set(_paths(result)) == expected
+    assert result.valid_at == day and result.as_of is None
+
+
+def test_valid_at_and_as_of_combine(decisions):
+    before = time.time()
+    time.sleep(0.01)
+    write(decisions, "ADR-2 Kafka.md", "---\ndate: 2025-03-11\n---\n# ADR-2\n\nKafka, for good.\n")
+    index_vault(decisions, progress=False)
+    # Then, ADR-2 said it superseded ADR-1: on 2025-04-01 only ADR-2 held. ADR-1 still names its
+    # successor now, so the present agrees; but as of before the edit the text was the old one.
+    then = _ask(decisions, "which message broker carries telemetry?", "vector", as_of=before, valid_at="2025-04-01")
+    assert "ADR-1 RabbitMQ.md" not in _paths(then)
+    assert "replacing" in _text_of(then, "ADR-2 Kafka.md")
+
+
+def test_valid_at_text_output_says_what_it_filtered(decisions):
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(decisions), "--valid-at", "2024-12-01", "message broker"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("valid at 2024-12-01: ")
+    assert "ADR-2" not in out.output and "dated 2024-05-01" in out.output
+
+
+# ----- brain history, brain status, brain prune ------------------------------------------------------
+
+
+def test_brain_history_tells_a_notes_life(timeline):
+    root, _ = timeline
+    runner = CliRunner()
+    out = runner.invoke(cli, ["history", "--vault", str(root), "Rollout plan", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["path"] == "Plans/Rollout.md" and data["current"] is True
+    assert [(v["event"], v["ended"]) for v in data["versions"]] == [
+        ("created", "changed"),
+        ("changed", "renamed"),
+        ("renamed", "deleted"),
+        ("restored", None),
+    ]
+    assert data["versions"][1]["changes"].startswith("+1 −1 lines; sections: Rollout plan; frontmatter: date")
+    assert data["versions"][2]["changes"] == "same content; moved from Rollout plan.md"
+    assert data["versions"][3]["changes"].startswith("back after being deleted; same content")
+    links = {(s["target"], s["lost"] is None) for s in data["links"]}
+    assert ("Canary", False) in links and ("Blue green", True) in links and ("Pager duty", True) in links
+    canary = next(s for s in data["links"] if s["target"] == "Canary")
+    assert canary["path"] == "Canary.md" and canary["gained"] <= canary["lost"]
+    pager = [s for s in data["links"] if s["target"] == "Pager duty"]
+    assert len(pager) == 2  # closed by the delete, opened again by the restore
+    text = runner.invoke(cli, ["history", "--vault", str(root), "Plans/Rollout"]).output
+    assert "Plans/Rollout.md  (Rollout)  note " in text
+    for word in ("created", "changed", "renamed", "deleted", "restored", "− [[Canary]] → Canary.md"):
+        assert word in text, word
+
+
+def test_brain_history_finds_a_deleted_note_and_says_no_for_none(tmp_path):
+    root = tmp_path / "v"
+    write(root, "Old idea.md", "# Old idea\n\n[[Gone]]\n")
+    write(root, "Other.md", "# Other\n")
+    _index(root)
+    (root / "Old idea.md").unlink()
+    _index(root)
+    runner = CliRunner()
+    data = json.loads(runner.invoke(cli, ["history", "--vault", str(root), "old idea", "--json"]).output)
+    assert data["current"] is False and data["versions"][-1]["ended"] == "deleted"
+    out = runner.invoke(cli, ["history", "--vault", str(root), "Never was"])
+    assert out.exit_code == 1 and "no note 'Never was' in this index or its history" in out.output
+
+
+def test_brain_history_shows_the_supersession_chain(decisions):
+    runner = CliRunner()
+    old = json.loads(runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-1 RabbitMQ", "--json"]).output)
+    assert [e["path"] for e in old["replaced_by"]] == ["ADR-2 Kafka.md"] and old["replaces"] == []
+    new = json.loads(runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka", "--json"]).output)
+    assert [e["path"] for e in new["replaces"]] == ["ADR-1 RabbitMQ.md"]
+    assert [e["path"] for e in new["backlinks"]] == []
+    text = runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka"]).output
+    assert "replaces     ADR-1 RabbitMQ  (ADR-1 RabbitMQ.md, dated 2024-05-01)" in text
+
+
+def test_status_shows_what_history_costs(timeline):
+    root, _ = timeline
+    runner = CliRunner()
+    data = json.loads(runner.invoke(cli, ["status", "--vault", str(root), "--json"]).output)
+    history = data["history"]
+    assert history["past_versions"] == 3 and history["notes_with_past"] == 1 and history["deleted_notes"] == 0
+    assert history["past_chunks"] >= 1 and history["closed_edges"] >= 3
+    assert 0 < history["bytes"] < history["database_bytes"] and history["keep_versions"] == "all"
+    text = runner.invoke(cli, ["status", "--vault", str(root)]).output
+    assert "history: 3 past versions of 1 note (0 deleted)," in text and "% of index.db" in text
+
+
+def test_prune_before_drops_the_older_past_and_as_of_says_so(timeline):
+    root, at = timeline
+    db = config.index_dir(root) / "index.db"
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", time_arg(at["renamed"]), "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["versions"] == 2 and report["links"] >= 2 and report["bytes_after"] <= report["bytes_before"]
+    assert history_problems(db) == []
+    store = open_store(root)
+    try:
+        note = store.note_id("Plans/Rollout.md") or 0
+        assert [v.event for v in store.versions_of(note)] == ["renamed", "restored"]
+        assert store.history_chunks_of([note]) == []  # the first content's chunks went with it
+    finally:
+        store.close()
+    early = _ask(root, "rollout march", as_of=at["created"])
+    assert any("was pruned" in w for w in early.warnings)
+    assert _paths(_ask(root, "rollout june", as_of=at["renamed"]))  # what is after stays
+    text = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "2000-01-01", "--vacuum"]).output
+    assert text.startswith("pruned 0 past versions") and "the space is back on the disk" in text
+
+
+def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timeline, monkeypatch):
+    root, _ = timeline
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 1 and "nothing to prune: give --before DATE" in out.output
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    out = runner.invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 0, out.output
+    assert "pruned 2 past versions" in out.output and "beyond 1 past version per note: 1 note had more" in out.output
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+# ----- --rebuild and history ---------------------------------------------------------------------
+
+
+def _history_snapshot(root: Path) -> dict:
+    store = open_store(root)
+    try:
+        return {
+            "versions": sorted(
+                (v.note_id, v.path, v.hash, v.event, v.ended, v.recorded_from, v.recorded_to)
+                for v in store.versions_at(None) + [v for n in store.note_ids() for v in store.versions_of(n)]
+            ),
+            "edges": sorted(
+                (e.source_id, e.target, e.target_id, e.status, e.recorded_from, e.recorded_to)
+                for n in {v.note_id for v in store.latest_versions()}
+                for e in store.edges_from(n)
+            ),
+            "ids": {path: row.id for path, row in store.note_rows().items()},
+            "past_chunks": sorted((n, digest) for _, n, digest in store.history_chunks_of(store.note_ids())),
+        }
+    finally:
+        store.close()
+
+
+def test_rebuild_asks_before_discarding_history(timeline):
+    root, _ = timeline
+    before = _history_snapshot(root)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"])
+    assert out.exit_code == 1
+    assert "this one's history would go: 3 past versions of 1 note and" in out.output
+    assert "Add --keep-history to carry it over, or --yes to discard it" in out.output
+    assert _history_snapshot(root) == before
+
+
+def test_rebuild_on_a_terminal_asks(timeline, monkeypatch):
+    root, _ = timeline
+    before = _history_snapshot(root)
+    monkeypatch.setattr("brain.cli._interactive", lambda: True)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"], input="n\n")
+    assert out.exit_code == 1 and "Discard it? (--keep-history carries it over) [y/N]" in out.output
+    assert _history_snapshot(root) == before
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild"], input="y\n")
+    assert out.exit_code == 0, out.output
+    assert _history_snapshot(root)["versions"] != before["versions"]
+
+
+def test_rebuild_yes_discards_history(timeline):
+    root, _ = timeline
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--yes"])
+    assert out.exit_code == 0, out.output
+    store = open_store(root)
+    try:
+        assert store.history_counts()["past_versions"] == 0
+        assert {v.event for v in store.versions_at(None)} == {"created"}
+    finally:
+        store.close()
+
+
+def test_rebuild_keep_history_carries_it_over(timeline):
+    root, at = timeline
+    before = _history_snapshot(root)
+    queries = {moment: _paths(_ask(root, "rollout march june canary", as_of=at[moment])) for moment in at}
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--keep-history"])
+    assert out.exit_code == 0, out.output
+    assert _history_snapshot(root) == before
+    assert history_problems(config.index_dir(root) / "index.db") == []
+    for moment, paths in queries.items():
+        assert _paths(_ask(root, "rollout march june canary", as_of=at[moment])) == paths, moment
+
+
+def test_rebuild_keep_history_over_a_vault_that_moved_on(timeline):
+    """Changes the old index never saw (an edit, a delete, a new note) are recorded by the
+    rebuild, and the old content's chunks are kept as the past."""
+    root, at = timeline
+    write(root, "Canary.md", "# Canary\n\nCanary releases, now with automatic rollback.\n")
+    (root / "Garden.md").unlink()
+    write(root, "New.md", "# New\n\nA note the old index never saw.\n")
+    old_ids = _history_snapshot(root)["ids"]
+    report = index_vault(root, rebuild=True, keep_history=True, progress=False)
+    assert report.new == report.notes == 6 and report.restored == 0  # a rebuild reads every note afresh
+    store = open_store(root)
+    try:
+        canary = store.note_id("Canary.md")
+        assert canary == old_ids["Canary.md"]
+        assert [(v.event, v.ended) for v in store.versions_of(canary or 0)] == [
+            ("created", "changed"),
+            ("changed", None),
+        ]
+        garden = old_ids["Garden.md"]
+        assert store.versions_of(garden)[-1].ended == "deleted"
+        assert {digest for _, _, digest in store.history_chunks_of([canary or 0, garden])} == {
+            store.versions_of(canary or 0)[0].hash,
+            store.versions_of(garden)[0].hash,
+        }
+        assert store.note_id("New.md") not in old_ids.values()
+    finally:
+        store.close()
+    assert history_problems(config.index_dir(root) / "index.db") == []
+    then = _ask(root, "tomatoes basil sun garden", "vector", as_of=at["restored"])
+    assert "Garden.md" in _paths(then)
+
+
+def test_rebuild_keep_history_with_another_model_embeds_the_past_again(timeline, monkeypatch):
+    root, at = timeline
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
+    report = index_vault(root, rebuild=True, keep_history=True, progress=False)
+    assert report.past_embedded > 0
+    store = open_store(root)
+    try:
+        past = store.history_chunks_of(store.note_ids())
+        vectors = store.history_chunk_vectors([chunk_id for chunk_id, _, _ in past])
+        assert vectors and all(len(vector) == 32 * 4 for _, _, vector in vectors)
+    finally:
+        store.close()
+    created = _ask(root, "march canary rollout", "hybrid+ppr", as_of=at["created"])
+    assert "March" in _text_of(created, "Rollout plan.md")
+
+
+def test_the_consistency_check_sees_each_kind_of_damage(timeline):
+    """history_problems (used after kills in test_interrupt.py) is not a check that cannot fail."""
+    import shutil
+
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    damage = {
+        "a note without a current version": "DELETE FROM note_versions WHERE recorded_to IS NULL AND path = 'Canary.md'",
+        "an open edge without a current version": "UPDATE note_versions SET recorded_to = 1e10"
+        " WHERE recorded_to IS NULL AND path = 'Plans/Rollout.md'",
+        "a note's links and its open edges differ": "UPDATE link_history SET recorded_to = 1e10"
+        " WHERE target = 'Pager duty' AND recorded_to IS NULL",
+        "an open edge for a link not written": "DELETE FROM links WHERE target = 'Blue green'",
+        "a past version without its chunks": "DELETE FROM chunk_history",
+        "past chunks of current content": "UPDATE chunk_history SET hash = (SELECT hash FROM notes"
+        " WHERE path = 'Plans/Rollout.md')",
+        "overlapping versions": "UPDATE note_versions SET recorded_to = 1e10 WHERE event = 'created'"
+        " AND path = 'Rollout plan.md'",
+    }
+    for i, (problem, sql) in enumerate(damage.items()):
+        copy = db.with_name(f"damaged-{i}.db")
+        shutil.copy(db, copy)
+        if db.with_name("index.db-wal").exists():
+            shutil.copy(db.with_name("index.db-wal"), copy.with_name(copy.name + "-wal"))
+        conn = sqlite3.connect(copy)
+        conn.execute("PRAGMA wal_checkpoint")
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        found = history_problems(copy)
+        assert any(p.startswith(problem) for p in found), (problem, found)
+
+
+def test_past_chunks_are_scored_as_fts5_scores_the_present(toy_vault):
+    """bm25.py reproduces FTS5's bm25() with the present table's statistics: scored in Python,
+    present chunks get FTS5's own scores, so past chunks scored the same way compare with them."""
+    from brain.recall import bm25
+
+    index_vault(toy_vault, progress=False)
+    store = open_store(toy_vault)
+    try:
+        rows, total = store.fts_totals()
+        assert rows == store.chunk_count() and total > rows
+        for expression in ('"memory"', '"sqlite" OR "wal" OR "readers"', '"borsch" OR "beet" OR "soup"', '"crème"'):
+            query = bm25.phrases(expression)
+            counts = store.term_chunk_counts([p[0] for p in query])
+            stats = bm25.TableStats(rows, total / rows, {p: counts[p[0]] for p in query})
+            hits = store.fts_search(expression, (4.0, 2.0, 1.0), 30)
+            chunks = store.chunk_rows([chunk_id for chunk_id, _ in hits])
+            for chunk_id, score in hits:
+                row = chunks[chunk_id]
+                mine = bm25.score((row.title, row.heading, row.text), query, (4.0, 2.0, 1.0), stats)
+                assert mine == pytest.approx(score, rel=1e-9), (expression, row.path)
+    finally:
+        store.close()
+
+
+def test_a_damaged_index_is_rebuilt_and_says_its_history_is_lost(timeline):
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    db.write_bytes(b"\0" * db.stat().st_size)
+    for wal in (db.with_name("index.db-wal"), db.with_name("index.db-shm")):
+        wal.unlink(missing_ok=True)
+    out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--json"])  # nothing to ask: it is gone
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert any("history could not be carried over" in w["message"] for w in report["warnings"])
+    assert history_problems(db) == []
+
+
+@pytest.mark.slow  # a subprocess that file modes bind
+def test_as_of_and_history_on_a_read_only_home(timeline, brain_home):
+    """A read-only brain home still answers --as-of (the slice is built in memory) and history."""
+    from test_hardening_index import _brain, _cannot_write, _chmod_tree
+
+    _cannot_write()
+    root, at = timeline
+    _chmod_tree(brain_home, writable=False)
+    try:
+        asked = _brain(
+            brain_home,
+            "ask",
+            "--vault",
+            str(root),
+            "--no-update",
+            "--json",
+            "--as-of",
+            time_arg(at["created"]),
+            "march canary rollout",
+        )
+        assert asked.returncode == 0, asked.stderr
+        plan = next(r for r in json.loads(asked.stdout)["results"] if r["path"] == "Rollout plan.md")
+        assert "March" in plan["snippet"]
+        told = _brain(brain_home, "history", "--vault", str(root), "Rollout", "--json")
+        assert told.returncode == 0 and len(json.loads(told.stdout)["versions"]) == 4, told.stderr
+    finally:
+        _chmod_tree(brain_home, writable=True)
