@@ -129,11 +129,13 @@ def test_m009_compacts_an_older_index(tmp_path):
         "INSERT INTO chunk_history (note_id, hash, ordinal, title, text, vector) VALUES (2, 'old', 0, 'Kiln', 'glaze', ?)",
         (vectors[2].tobytes(),),
     )
+    conn.execute("INSERT INTO meta (key, value) VALUES ('vectors_version', '7')")
     conn.execute("COMMIT")
     conn.close()
     store = IndexStore.open(directory)
     try:
         assert "m009_compact_chunks" in INDEX_MIGRATIONS.applied(store.conn)
+        assert store.vectors_version() == 8  # the vector files, made from float32, are rebuilt
         got = dict(store.chunk_vectors([1, 2, 3]))
         for chunk_id, vector in zip((1, 2, 3), vectors):
             assert np.allclose(np.frombuffer(got[chunk_id], dtype=np.float32), vector, atol=2e-3)

@@ -358,6 +358,12 @@ def m009_compact_chunks(conn: sqlite3.Connection) -> None:
     conn.create_function("brain_float16", 1, _float16_blob, deterministic=True)
     conn.execute("UPDATE chunks SET vector = brain_float16(vector)")
     conn.execute("UPDATE chunk_history SET vector = brain_float16(vector)")
+    # The vector files hold the float32 originals: a new version makes readers rebuild them
+    # from what the database now holds (without the model), as after any change.
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+        " WHERE key = 'vectors_version' AND EXISTS (SELECT 1 FROM chunks)"
+    )
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer'").fetchone()
     tokenizer = row[0] if row and row[0] in FTS_TOKENIZERS else DEFAULT_FTS_TOKENIZER
     conn.executescript(
