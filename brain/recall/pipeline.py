@@ -314,7 +314,11 @@ class Recaller:
             order = fusion.order_successors_first([c.note_id for c in pool], successors)
             by_id = {c.note_id: c for c in pool}
             missing = [n for n in order if n not in by_id]
+            replaced = {new: old for old, new in successors.items()}
             for c in dense_stage.scored_candidates(self.store, missing, state.vector, "successor"):
+                # Its cosine is not on the fused scale: it ties the note it replaces, and sits above it.
+                predecessor = by_id.get(replaced.get(c.note_id, -1))
+                c.score = predecessor.score if predecessor is not None else 0.0
                 by_id[c.note_id] = c
             pool = [by_id[n] for n in order if n in by_id]
             # Scores stay monotone in the shown order: a moved successor takes its place's score.
