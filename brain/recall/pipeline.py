@@ -165,7 +165,7 @@ class Recaller:
         vector = self.embedder.embed_query(query)
         timings["embed"] = _ms(started)
         started = time.perf_counter()
-        hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth)
+        hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth, settings.chunk_decay)
         timings["dense"] = _ms(started)
         return QueryState(query, vector, self.gate(query), {"dense": hits}, timings)
 
@@ -229,7 +229,9 @@ class Recaller:
         if mode.lexical:
             if "lexical" not in state.lanes:
                 started = time.perf_counter()
-                state.lanes["lexical"] = lexical_stage.lexical_search(self.store, state.query, settings.depth)
+                state.lanes["lexical"] = lexical_stage.lexical_search(
+                    self.store, state.query, settings.depth, settings.chunk_decay, tuple(settings.lexical_weights)
+                )
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")

@@ -20,6 +20,7 @@ DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping 
 # paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45); at 0.3 it keeps its gains on
 # exact names and rare terms (README, "Does the graph help?").
 DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
+DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
 
 
@@ -71,6 +72,8 @@ class RecallSettings:
     freshness: float = FRESHNESS_BOOST
     prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
+    chunk_decay: float = 0.0  # a note scores best chunk + decay × second + decay² × third ... (dense, lexical)
+    lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
 
 
 @dataclass
