@@ -65,4 +65,167 @@ def test_lexical_column_weights_are_a_setting(tmp_path):
     text_first = lexical_search(recaller.store, "kettle", 5, weights=(0.1, 1.0, 10.0))
     assert title_first[0].path == "Kettle.md" and text_first[0].path == "Note.md"
     hybrid = recaller.ask("kettle", "hybrid", RecallSettings(lexical_weights=(0.1, 1.0, 10.0)))
-    assert [c.path for c in hybrid.results if "lexical" in c.sources][0] == "Note.md"
+    assert hybrid.lanes["lexical"][0].path == "Note.md"
+
+
+# ----- names lane ---------------------------------------------------------------------------
+
+NAMES_OFF = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}  # the lanes hybrid+ppr fused before issue 13
+
+
+def test_fold_and_stem():
+    from brain.recall.names import fold, stem
+
+    assert fold("Crème Brûlée ÅNGSTRÖM") == "creme brulee angstrom"
+    assert [stem(w) for w in ("dragons", "abilities", "boxes", "class", "bus", "axis", "rogue")] == [
+        "dragon",
+        "ability",
+        "box",
+        "class",
+        "bus",
+        "axis",
+        "rogue",
+    ]
+
+
+@pytest.fixture
+def named_vault(tmp_path):
+    root = tmp_path / "named"
+    write(
+        root, "Monsters/Balor.md", "---\naliases: [Flame Demon]\n---\nA huge demon wreathed in fire. Hit points 500.\n"
+    )
+    write(root, "Rules/Escalation Die.md", "The counter starts at one and climbs to six.\n")
+    write(root, "People/Sofía Castaño.md", "Works on the Lisbon depot, joined in 2023.\n")
+    write(root, "Monsters/Red Dragon.md", "A red dragon breathes fire over the valley.\n")
+    write(root, "Places/Home.md", "Where the heart is.\n")
+    for i in range(30):  # notes full of the query's other words
+        write(root, f"Filler/Round {i:02}.md", f"Each round the die rolls: round {i}, the die, fire stats.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_name_index_finds_titles_aliases_typos_accents_and_plurals(named_vault):
+    from brain.recall.names import NameIndex
+
+    recaller = open_recaller(named_vault)
+    index = NameIndex.from_store(recaller.store)
+    path = {note_id: p for note_id, p, _ in recaller.store.note_names()}
+
+    def top(query: str) -> str | None:
+        found = index.search(query, 3)
+        return path[found[0][0]] if found else None
+
+    assert top("flame demon stats") == "Monsters/Balor.md"  # only an alias names it
+    assert top("escalaton die") == "Rules/Escalation Die.md"  # one letter missing
+    assert top("Sofia Castano") == "People/Sofía Castaño.md"  # no accents typed
+    assert top("red dragons") == "Monsters/Red Dragon.md"  # plural
+    # A short common word is not a typo of a name, and a name in passing is not what is asked.
+    assert top("rules for the die in each round") != "Places/Home.md"
+    assert top("how do I get home after the long trip through the valley with the kids") is None
+
+
+def test_names_lane_stays_out_of_questions(named_vault):
+    from brain.recall.names import is_question
+
+    assert is_question("what is the current decision on the vector store?")
+    assert is_question("Which demon burns?") and is_question("flame demon?")
+    assert not is_question("flame demon stats") and not is_question("the ADR about Keycloak")
+    assert not is_question("whatever happened to the red dragon")
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    assert recaller.ask("what are the flame demon stats?", "hybrid", settings).lanes["names"] == []
+    assert recaller.ask("flame demon stats", "hybrid", settings).lanes["names"][0].path == "Monsters/Balor.md"
+
+
+def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
+    recaller = open_recaller(named_vault)
+    query = "escalaton die round"
+    off = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**NAMES_OFF, "names": 0.0}))
+    # Weighted to outvote the three lanes that all rank the filler notes first.
+    on = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**NAMES_OFF, "names": 3.0}))
+    assert "Rules/Escalation Die.md" not in _paths(off)
+    assert _paths(on)[0] == "Rules/Escalation Die.md"
+    assert list(on.lanes) == ["dense", "lexical", "names", "ppr"]
+    assert on.lanes["names"][0].path == "Rules/Escalation Die.md"
+    assert "names" in on.results[0].sources
+    assert 0 < on.lanes["names"][0].dense_score < 1  # shown by its best chunk, with that chunk's cosine
+
+
+def test_names_lane_off_is_the_old_behaviour_exactly(named_vault):
+    recaller = open_recaller(named_vault)
+    for query in ("flame demon stats", "escalaton die round", "fire in the valley"):
+        old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
+        off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 0.0}))
+        assert _ranked(off) == _ranked(old)
+        assert "names" not in off.lanes and "names" not in off.timings_ms
+
+
+def test_names_lane_only_joins_lexical_modes(named_vault):
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    assert "names" not in recaller.ask("flame demon", "ppr", settings).lanes
+    assert "names" in recaller.ask("flame demon", "hybrid", settings).lanes
+    assert list(recaller.ask("flame demon", "vector", settings).lanes) == ["dense"]
+
+
+def test_a_names_lane_that_cannot_read_the_index_is_a_warning_and_the_fusion_goes_on(named_vault, monkeypatch):
+    import sqlite3
+
+    from brain.recall import names
+
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(names, "names_search", locked)
+    result = recaller.ask("flame demon", "hybrid+ppr", settings)
+    assert result.results and result.lanes["names"] == []
+    assert result.fallbacks == {"graph": False, "names": True, "rerank": False}
+    assert any("names lane failed (OperationalError: database is locked)" in w for w in result.warnings)
+
+    def bug(*args, **kwargs):
+        raise KeyError("a bug in our own code")
+
+    monkeypatch.setattr(names, "names_search", bug)  # anything else is a bug: it fails loudly
+    with pytest.raises(KeyError):
+        recaller.ask("flame demon", "hybrid+ppr", settings)
+
+
+def test_the_names_lane_over_the_past_matches_the_names_notes_had_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Monsters/Balor.md", "---\naliases: [Flame Demon]\n---\nA huge demon wreathed in fire.\n")
+    write(root, "Rules/Other.md", "Nothing about demons here.\n")
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Monsters/Balor.md", "---\naliases: [Pit Fiend]\n---\nA huge demon wreathed in fire.\n")
+    index_vault(root, progress=False)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+
+    def names_lane(query: str, **past) -> list[str]:
+        recaller = open_recaller(root, update=False, **past)
+        try:
+            return [c.path for c in recaller.ask(query, "hybrid", settings).lanes["names"]]
+        finally:
+            recaller.close()
+
+    assert names_lane("flame demon") == [] and names_lane("pit fiend") == ["Monsters/Balor.md"]
+    assert names_lane("flame demon", as_of=before) == ["Monsters/Balor.md"]
+    assert names_lane("pit fiend", as_of=before) == []
+
+
+def test_each_lanes_ranking_stays_in_process(named_vault):
+    from brain.server import protocol
+
+    recaller = open_recaller(named_vault)
+    result = recaller.ask("flame demon stats", "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 1.0}))
+    assert set(result.lanes) == {"dense", "lexical", "names", "ppr"}
+    wire = protocol.encode_result(result)
+    assert "lanes" not in wire  # up to six lists of candidates: `brain eval --explain` reads them in-process
+    back = protocol.decode_result(wire)
+    assert back.lanes == {} and _ranked(back) == _ranked(result)

@@ -548,6 +548,14 @@ class IndexStore:
         rows = self.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id")
         return [(r[0], r[1]) for r in rows]
 
+    def note_names(self) -> list[tuple[int, str, str]]:
+        """(id, path, title) of every note, by id: what the names lane matches queries against."""
+        return [(r[0], r[1], r[2]) for r in self.conn.execute("SELECT id, path, title FROM notes ORDER BY id")]
+
+    def alias_rows(self) -> list[tuple[int, str]]:
+        """(note id, alias) for every alias of every note, by note id."""
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT note_id, alias FROM aliases ORDER BY note_id, rowid")]
+
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """note id → (path, title)."""
         out: dict[int, tuple[str, str]] = {}

@@ -126,6 +126,12 @@ class PastIndex(IndexStore):
                 out[version.path] = aliases
         return out
 
+    def note_names(self) -> list[tuple[int, str, str]]:
+        return [(n, v.path, v.title) for n, v in sorted(self.versions.items())]
+
+    def alias_rows(self) -> list[tuple[int, str]]:
+        return [(n, alias) for n, v in sorted(self.versions.items()) for alias in _json_list(v.aliases)]
+
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: (self.versions[n].path, self.versions[n].title) for n in note_ids if n in self.versions}
 

@@ -7,9 +7,9 @@ graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` r
     vector        dense only
     graph         dense + one hop along wikilinks, ungated
     gated         dense + one hop, unless the entity gate says the query is a name
-    hybrid        dense + lexical (BM25), fused by reciprocal rank
+    hybrid        dense + lexical (BM25) + names (titles, aliases), fused by reciprocal rank
     ppr           dense + Personalized PageRank over the wikilinks, fused
-    hybrid+ppr    dense + lexical + PageRank, fused
+    hybrid+ppr    all of them, fused
     …+rerank      any of the above, reordered by the cross-encoder
 
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
@@ -38,6 +38,7 @@ from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
 from . import lexical as lexical_stage
+from . import names as names_stage
 from . import ppr as ppr_stage
 from .gate import entity_gate, vault_names
 from .rerank import load_reranker
@@ -57,6 +58,21 @@ log = logging.getLogger("brain")
 # What a graph stage may fail with and still fall back to the result without it: the index
 # database, memory, or scipy missing. Anything else is a bug and must fail loudly.
 GRAPH_FAILURES = (sqlite3.Error, MemoryError, ImportError)
+# What a lane beyond dense, BM25 and PageRank may fail with: the index database, or memory.
+LANE_FAILURES = (sqlite3.Error, MemoryError)
+
+
+@dataclass(frozen=True)
+class ExtraLane:
+    """A lane beyond dense, BM25 and PageRank: it joins the modes of one family when its weight is > 0."""
+
+    family: str  # the Mode property a mode needs: "lexical" (hybrid modes) or "ppr" (PageRank modes)
+    failures: tuple[type[BaseException], ...]  # what it falls back on: fused without it, a warning
+    flag: str  # the ``RecallResult.fallbacks`` entry a failure sets
+
+
+# The names lane is lexical evidence (hybrid modes).
+EXTRA_LANES = {"names": ExtraLane("lexical", LANE_FAILURES, "names")}
 
 
 @dataclass
@@ -66,7 +82,7 @@ class QueryState:
     query: str
     vector: np.ndarray
     gate: Gate
-    lanes: dict[str, list[Candidate]]  # "dense", then "lexical", "ppr", "ppr+lexical" as computed
+    lanes: dict[str, list[Candidate]]  # "dense", then "lexical", "names", …, "ppr", "ppr+lexical" as computed
     timings: dict[str, float]  # ms of each shared step, by name
     hop: list[Candidate] | None = None  # the one-hop additions, once computed
     failures: dict[str, str] = field(default_factory=dict)  # step → warning, for steps that fell back
@@ -96,6 +112,7 @@ class Recaller:
         self.stale = stale  # notes changed since the index, when it was not brought up to date
         self.warnings = list(warnings)  # said once when opening; repeated on every result
         self._names: dict[str, str] | None = None
+        self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
@@ -118,6 +135,12 @@ class Recaller:
         if self._names is None:
             self._names = vault_names(self.store)
         return self._names
+
+    def name_index(self) -> names_stage.NameIndex:
+        """Every note's names (title, file name, aliases) for the names lane, read once."""
+        if self._name_index is None:
+            self._name_index = names_stage.NameIndex.from_store(self.store)
+        return self._name_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
@@ -177,6 +200,7 @@ class Recaller:
             s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
         }
         pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
+        result.lanes = {"dense": state.lanes["dense"]}
         if mode.hop and (mode.base == "graph" or not state.gate.entity):
             pool += self._hop(state, settings, result, timings)
         elif mode.fused:
@@ -235,6 +259,10 @@ class Recaller:
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
+        seed_lanes = list(lanes)  # PageRank restarts from the dense and lexical hits only
+        for name in self._extra_lanes(mode, settings):
+            self._extra_lane(name, state, settings, result, timings)
+            lanes.append(name)
         rankings = {lane: [c.note_id for c in state.lanes[lane]] for lane in lanes}
         by_note: dict[int, Candidate] = {}
         for lane in lanes:  # dense first: a note keeps the chunk the dense lane chose
@@ -243,12 +271,13 @@ class Recaller:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
+        result.lanes = {lane: state.lanes[lane] for lane in lanes}
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
             if key not in state.lanes:
                 started = time.perf_counter()
                 try:
-                    state.lanes[key] = self._ppr_lane(state, rankings, settings)
+                    state.lanes[key] = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
                     state.failures[key] = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
                     log.warning("%s", state.failures[key])
@@ -256,6 +285,7 @@ class Recaller:
                 state.timings[key] = _ms(started)
             timings["ppr"] = state.timings[key]
             rankings["ppr"] = [c.note_id for c in state.lanes[key]]
+            result.lanes["ppr"] = state.lanes[key]
             for c in state.lanes[key]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append("ppr")
@@ -274,6 +304,38 @@ class Recaller:
         pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
         timings["fusion"] = _ms(started)
         return pool
+
+    @staticmethod
+    def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:
+        """The lanes beyond dense, BM25 and PageRank this mode fuses: its family's, weighted > 0."""
+        return [
+            name
+            for name, lane in EXTRA_LANES.items()
+            if settings.weights.get(name, 0.0) > 0 and getattr(mode, lane.family)
+        ]
+
+    def _extra_lane(
+        self, name: str, state: QueryState, settings: RecallSettings, result: RecallResult, timings: dict[str, float]
+    ) -> None:
+        """Run one extra lane into ``state.lanes`` (once per query); on a failure it expects, fuse without it."""
+        lane = EXTRA_LANES[name]
+        if name not in state.lanes:
+            started = time.perf_counter()
+            try:
+                state.lanes[name] = self._run_lane(name, state, settings)
+            except lane.failures as exc:  # never worse than without the lane
+                state.failures[name] = f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it"
+                log.warning("%s", state.failures[name])
+                state.lanes[name] = []
+            state.timings[name] = _ms(started)
+        timings[name] = state.timings[name]
+        if name in state.failures:
+            self._fall_back(result, lane.flag, state.failures[name])
+
+    def _run_lane(self, name: str, state: QueryState, settings: RecallSettings) -> list[Candidate]:
+        if name == "names":
+            return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
+        raise ValueError(f"no lane named {name!r}")
 
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
         graph = self.link_graph()
@@ -294,7 +356,7 @@ class Recaller:
 
     def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
         """Lexical-only candidates get their best chunk's cosine too (shown, and a tie-break)."""
-        missing = [c for c in candidates if "dense" not in c.sources and "ppr" not in c.sources]
+        missing = [c for c in candidates if set(c.sources) <= {"lexical"}]
         if not missing:
             return
         best = dense_stage.best_chunks(self.store, [c.note_id for c in missing], vector)

@@ -128,8 +128,11 @@ class RecallResult:
     candidates_added: int = 0  # notes the graph stage added to the pool
     reranked: bool = False
     warnings: list[str] = field(default_factory=list)
-    fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "rerank": False})
+    fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "names": False, "rerank": False})
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
     as_of: float | None = None  # recall over the vault as brain knew it then (Unix time)
     valid_at: str | None = None  # only notes that say they held on this world date
+    # Each lane's own ranking, by lane name, as the mode fused them (`brain eval --explain`);
+    # in-process only: a server does not send it.
+    lanes: dict[str, list[Candidate]] = field(default_factory=dict)
