@@ -229,3 +229,144 @@ def test_each_lanes_ranking_stays_in_process(named_vault):
     assert "lanes" not in wire  # up to six lists of candidates: `brain eval --explain` reads them in-process
     back = protocol.decode_result(wire)
     assert back.lanes == {} and _ranked(back) == _ranked(result)
+
+
+# ----- anchor lanes -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anchored_vault(tmp_path):
+    root = tmp_path / "anchored"
+    write(root, "Rules/Coup de Grace.md", "Deal triple damage to a foe who cannot act.\n")
+    write(
+        root,
+        "Rules/Helpless.md",
+        "A sleeping or paralysed creature is helpless: you may finish it off with a [[Coup de Grace]].\n",
+    )
+    # An index note whose one passage links to forty notes, all under the same words.
+    links = " ".join(f"[[Spell {i:02}]]" for i in range(40))
+    write(root, "Index.md", f"Sleeping, paralysed, finish: every spell that can finish a sleeping creature: {links}\n")
+    for i in range(40):
+        write(root, f"Spells/Spell {i:02}.md", f"Spell {i}: a bolt of light, range {i} feet.\n")
+    for i in range(20):
+        write(root, f"Filler/Camp {i:02}.md", f"Sleeping at camp {i}: the creature watch, finish the fire.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+ANCHORS_OFF = {**NAMES_OFF, "anchor_dense": 0.0, "anchor_lex": 0.0}
+
+
+def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    query = "sleeping creature, can I finish it off"
+    both = recaller.ask(
+        query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+    )
+    for lane in ("anchor_dense", "anchor_lex"):
+        # The hub's forty targets are discounted: the one passage that links to a single note wins.
+        assert both.lanes[lane][0].path == "Rules/Coup de Grace.md", [c.path for c in both.lanes[lane]]
+        top = both.lanes[lane][0]
+        assert -1 <= top.dense_score <= 1 and top.dense_score != top.score  # shown by its own best chunk's cosine
+    off = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights=dict(ANCHORS_OFF)))
+    on = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**ANCHORS_OFF, "anchor_lex": 2.0}))
+    assert "Rules/Coup de Grace.md" not in _paths(off)
+    assert "Rules/Coup de Grace.md" in _paths(on)
+    assert on.lanes["anchor_lex"][0].path == "Rules/Coup de Grace.md"
+
+
+def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path):
+    from brain.recall.anchors import linked_from_chunks, written_targets
+
+    assert written_targets('see [[B|bee]] and [[C#Top]], [x](a%20b.md#h) [y](<c d.md> "t")') == [
+        "B",
+        "C",
+        "a b.md",
+        "c d.md",
+    ]
+    root = tmp_path / "v"
+    write(
+        root,
+        "A.md",
+        "# One\n\n"
+        + "alpha words here. " * 20
+        + "See [[B]] and [[A]].\n\n# Two\n\n"
+        + "beta words there. " * 20
+        + "Then [C](C.md).\n",
+    )
+    write(root, "B.md", "bee\n")
+    write(root, "C.md", "sea\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
+    chunks = recaller.store.conn.execute(
+        "SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (ids["A.md"],)
+    ).fetchall()
+    linked = linked_from_chunks(recaller.store, [c[0] for c in chunks])
+    assert linked == {chunks[0][0]: [ids["B.md"]], chunks[1][0]: [ids["C.md"]]}
+
+
+def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    for query in ("sleeping creature finish", "bolt of light", "camp fire"):
+        old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
+        off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(ANCHORS_OFF)))
+        assert _ranked(off) == _ranked(old)
+        assert set(off.lanes) == {"dense", "lexical", "ppr"}
+
+
+def test_anchor_lanes_only_join_pagerank_modes(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+    assert set(recaller.ask("finish it off", "hybrid", settings).lanes) == {"dense", "lexical"}
+    assert set(recaller.ask("finish it off", "ppr", settings).lanes) == {"dense", "anchor_dense", "anchor_lex", "ppr"}
+
+
+def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_flag(anchored_vault, monkeypatch):
+    import sqlite3
+
+    from brain.recall import anchors
+
+    recaller = open_recaller(anchored_vault)
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(anchors, "anchor_lex", locked)
+    result = recaller.ask("finish it off", "hybrid+ppr", RecallSettings(weights={**ANCHORS_OFF, "anchor_lex": 1.0}))
+    assert result.results and result.lanes["anchor_lex"] == []
+    assert result.fallbacks["graph"] is True
+    assert any("anchor_lex lane failed (OperationalError" in w for w in result.warnings)
+
+
+def test_the_anchor_lanes_over_the_past_read_the_links_as_they_were_written_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Rules/Coup de Grace.md", "Deal triple damage to a foe who cannot act.\n")
+    write(root, "Rules/Dodge.md", "Step aside from a blow.\n")
+    helpless = "A sleeping creature is helpless: you may finish it off with a [[{}]].\n"
+    write(root, "Rules/Helpless.md", helpless.format("Coup de Grace"))
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Rules/Helpless.md", helpless.format("Dodge"))
+    index_vault(root, progress=False)
+    settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+
+    def anchored(**past) -> dict[str, list[str]]:
+        recaller = open_recaller(root, update=False, **past)
+        try:
+            lanes = recaller.ask("sleeping creature finish it off", "hybrid+ppr", settings).lanes
+            return {lane: [c.path for c in lanes[lane]] for lane in ("anchor_dense", "anchor_lex")}
+        finally:
+            recaller.close()
+
+    now = {"anchor_dense": ["Rules/Dodge.md"], "anchor_lex": ["Rules/Dodge.md"]}
+    assert anchored() == now
+    assert anchored(as_of=before) == {
+        "anchor_dense": ["Rules/Coup de Grace.md"],
+        "anchor_lex": ["Rules/Coup de Grace.md"],
+    }
+    assert anchored(as_of=time.time()) == now

@@ -9,7 +9,7 @@ graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` r
     gated         dense + one hop, unless the entity gate says the query is a name
     hybrid        dense + lexical (BM25) + names (titles, aliases), fused by reciprocal rank
     ppr           dense + Personalized PageRank over the wikilinks, fused
-    hybrid+ppr    all of them, fused
+    hybrid+ppr    all of them, fused (with the anchor lanes: the passages that link to a note)
     …+rerank      any of the above, reordered by the cross-encoder
 
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from .. import config
 from ..errors import BrainError, ConfigError
 from ..index.store import index_errors
+from . import anchors as anchors_stage
 from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
@@ -71,8 +72,13 @@ class ExtraLane:
     flag: str  # the ``RecallResult.fallbacks`` entry a failure sets
 
 
-# The names lane is lexical evidence (hybrid modes).
-EXTRA_LANES = {"names": ExtraLane("lexical", LANE_FAILURES, "names")}
+# The names lane is lexical evidence (hybrid modes); the anchor lanes, the passages that link
+# to a note, are graph evidence (PageRank modes). Each falls back under its family's flag.
+EXTRA_LANES = {
+    "names": ExtraLane("lexical", LANE_FAILURES, "names"),
+    "anchor_dense": ExtraLane("ppr", LANE_FAILURES, "graph"),
+    "anchor_lex": ExtraLane("ppr", LANE_FAILURES, "graph"),
+}
 
 
 @dataclass
@@ -335,6 +341,13 @@ class Recaller:
     def _run_lane(self, name: str, state: QueryState, settings: RecallSettings) -> list[Candidate]:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
+        if name == "anchor_dense":
+            ids, scores = self.vectors.search(state.vector, settings.depth * anchors_stage.CHUNKS_PER_NOTE)
+            nearest = list(zip(ids.tolist(), scores.tolist()))
+            return anchors_stage.anchor_dense(self.store, nearest, state.vector, settings.depth, settings.anchor_hub)
+        if name == "anchor_lex":
+            expression = lexical_stage.match_expression(self.store, state.query)
+            return anchors_stage.anchor_lex(self.store, expression, state.vector, settings.depth, settings.anchor_hub)
         raise ValueError(f"no lane named {name!r}")
 
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:

@@ -22,6 +22,7 @@ DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping 
 DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
+DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class RecallSettings:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
     chunk_decay: float = 0.0  # a note scores best chunk + decay × second + decay² × third ... (dense, lexical)
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
+    anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
 
 
 @dataclass
