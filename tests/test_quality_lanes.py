@@ -370,3 +370,71 @@ def test_the_anchor_lanes_over_the_past_read_the_links_as_they_were_written_then
         "anchor_lex": ["Rules/Coup de Grace.md"],
     }
     assert anchored(as_of=time.time()) == now
+
+
+# ----- fusion details -----------------------------------------------------------------------
+
+
+def test_rank_bonus_and_score_fusion_arithmetic():
+    from brain.recall import fusion
+
+    rankings = {"dense": [1, 2, 3], "lexical": [3, 2]}
+    bonus = fusion.rank_bonus(rankings, (0.05, 0.02), {"dense": 1.0, "lexical": 0.5})
+    assert bonus == pytest.approx({1: 0.05, 2: 0.02 + 0.5 * 0.02, 3: 0.5 * 0.05})
+    plain = fusion.rrf(rankings, 60, None)
+    with_bonus = fusion.rank_bonus(rankings, (0.05,), None, plain)
+    assert with_bonus[1] == pytest.approx(plain[1] + 0.05) and with_bonus[2] == plain[2]
+    scored = fusion.score_fusion(
+        {"dense": [(1, 0.9), (2, 0.5), (3, 0.1)], "lexical": [(3, 10.0), (4, 10.0)]}, {"dense": 1.0, "lexical": 0.5}
+    )
+    # min-max within a lane; a lane whose scores are all equal gives each listed note its full weight
+    assert scored == pytest.approx({1: 1.0, 2: 0.5, 3: 0.0 + 0.5, 4: 0.5})
+
+
+def test_bonus_only_where_a_lane_is_sure():
+    from brain.recall import fusion
+
+    rankings = {"dense": [1, 2, 3]}
+    sure = fusion.rank_bonus(rankings, (0.05, 0.02), None, None, {"dense": [0.9, 0.5, 0.49]}, 0.05)
+    assert sure == pytest.approx({1: 0.05})  # 2 is no surer than 3: within 5% of it
+    unsure = fusion.rank_bonus(rankings, (0.05, 0.02), None, None, {"dense": [0.50, 0.49, 0.1]}, 0.05)
+    assert unsure == pytest.approx({2: 0.02})
+    assert fusion.rank_bonus(rankings, (0.05,), None, None, {"dense": [0.5, 0.49]}, 0.0) == pytest.approx({1: 0.05})
+
+
+def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
+    recaller = open_recaller(named_vault)
+    query = "escalaton die round"
+    weights = {**NAMES_OFF, "names": 1.0}
+    plain = recaller.ask(query, "hybrid+ppr", RecallSettings(k=60, weights=weights, top_bonus=()))
+    bonus = recaller.ask(
+        query, "hybrid+ppr", RecallSettings(k=60, weights=weights, top_bonus=(0.05, 0.02), bonus_margin=0.0)
+    )
+    before = {c.path: c.score for c in plain.results}
+    assert any(c.score != before[c.path] for c in bonus.results)
+    for c in bonus.results:
+        ranks = {
+            lane: [x.path for x in ranking].index(c.path) + 1
+            for lane, ranking in bonus.lanes.items()
+            if c.path in [x.path for x in ranking]
+        }
+        extra = sum(weights[lane] * (0.05, 0.02)[r - 1] for lane, r in ranks.items() if r <= 2)
+        assert c.score == pytest.approx(before[c.path] + extra), c.path
+    scores = [c.score for c in bonus.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault):
+    from brain.errors import ConfigError
+
+    recaller = open_recaller(named_vault)
+    assert RecallSettings().fusion_method == "rrf"
+    for mode in ("hybrid", "ppr", "hybrid+ppr"):
+        result = recaller.ask("fire valley dragon", mode, RecallSettings(fusion_method="score"))
+        assert result.results[0].path == "Monsters/Red Dragon.md", mode
+        assert 0 < result.results[0].score <= sum(RecallSettings().weights.values())
+    ppr = recaller.ask("fire valley dragon", "ppr").lanes["ppr"]
+    values = [c.score for c in ppr]
+    assert values == sorted(values, reverse=True) and 0 < sum(values) <= 1.0 + 1e-6  # PageRank mass, not cosines
+    with pytest.raises(ConfigError, match="unknown fusion method"):
+        recaller.ask("fire valley dragon", "hybrid", RecallSettings(fusion_method="borda"))

@@ -303,7 +303,18 @@ class Recaller:
             else:
                 result.graph_used = True
         started = time.perf_counter()
-        fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
+        if settings.fusion_method == "score":
+            lane_scores = {name: [(c.note_id, c.score) for c in lane] for name, lane in result.lanes.items()}
+            fused = fusion.score_fusion(lane_scores, settings.weights)
+        elif settings.fusion_method == "rrf":
+            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
+            if settings.top_bonus:
+                scored = {name: [c.score for c in result.lanes[name]] for name in rankings}
+                fused = fusion.rank_bonus(
+                    rankings, settings.top_bonus, settings.weights, fused, scored, settings.bonus_margin
+                )
+        else:
+            raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
@@ -356,6 +367,9 @@ class Recaller:
         scores = graph.personalized_pagerank(seeds, alpha=settings.ppr_alpha)
         top = graph.top(scores, settings.depth)
         found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
+        value = dict(top)
+        for c in found:
+            c.score = value[c.note_id]  # the PageRank value (dense_score stays the best chunk's cosine)
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
         outsiders = [c for c in found if c.note_id not in proposed]

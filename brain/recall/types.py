@@ -20,6 +20,11 @@ DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping 
 # paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45); at 0.3 it keeps its gains on
 # exact names and rare terms (README, "Does the graph help?").
 DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
+# A lane's first and second notes get this much more (times the lane's weight), where the lane
+# is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. Off here.
+DEFAULT_TOP_BONUS: tuple[float, ...] = ()
+BONUS_MARGIN = 0.05
+FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
@@ -75,6 +80,9 @@ class RecallSettings:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
     chunk_decay: float = 0.0  # a note scores best chunk + decay × second + decay² × third ... (dense, lexical)
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
+    fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
+    top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
+    bonus_margin: float = BONUS_MARGIN  # ... only where the lane's score drops this much (a share) after it
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
 
 
