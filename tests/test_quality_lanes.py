@@ -438,3 +438,65 @@ def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_va
     assert values == sorted(values, reverse=True) and 0 < sum(values) <= 1.0 + 1e-6  # PageRank mass, not cosines
     with pytest.raises(ConfigError, match="unknown fusion method"):
         recaller.ask("fire valley dragon", "hybrid", RecallSettings(fusion_method="borda"))
+
+
+# ----- PageRank restarts --------------------------------------------------------------------
+
+
+def test_ppr_seeds_by_score_and_without_hubs(anchored_vault):
+    from brain.recall.ppr import drop_hubs, seed_weights_by_score
+
+    assert seed_weights_by_score([[(1, 0.8), (2, 0.4), (3, 0.2)], [(2, 10.0), (4, 5.0)]], 2) == {
+        1: 1.0,
+        2: 0.5 + 1.0,
+        4: 0.5,
+    }
+    recaller = open_recaller(anchored_vault)
+    ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
+    index, helpless = ids["Index.md"], ids["Rules/Helpless.md"]
+    degrees = recaller.store.out_degrees([index, helpless, ids["Spells/Spell 00.md"]])
+    assert degrees == {index: 40, helpless: 1}
+    seeds = {index: 1.0, helpless: 0.5}
+    assert drop_hubs(seeds, degrees, 30) == {helpless: 0.5}
+    assert drop_hubs(seeds, degrees, 0) == seeds
+    assert drop_hubs({index: 1.0}, degrees, 30) == {index: 1.0}  # only hubs: keep them
+    query = "every spell that can finish a sleeping creature"
+    hubless = recaller.ask(query, "ppr", RecallSettings(ppr_hub_seeds=30))
+    with_hub = recaller.ask(query, "ppr", RecallSettings())
+
+    def spell_mass(result) -> float:
+        return sum(c.score for c in result.lanes["ppr"] if c.path.startswith("Spells/"))
+
+    assert "Index.md" in [c.path for c in with_hub.lanes["dense"][:15]]  # it is a seed
+    assert spell_mass(hubless) < 0.8 * spell_mass(with_hub)  # and its walk is gone
+    by_score = recaller.ask(query, "ppr", RecallSettings(ppr_seed_scores=True))
+    assert [c.path for c in by_score.lanes["ppr"]] != [c.path for c in with_hub.lanes["ppr"]] or [
+        c.score for c in by_score.lanes["ppr"]
+    ] != [c.score for c in with_hub.lanes["ppr"]]
+    for mode in ("ppr", "hybrid+ppr"):  # off is the old behaviour exactly
+        off = recaller.ask(query, mode, RecallSettings(ppr_seed_scores=False, ppr_hub_seeds=0))
+        assert _ranked(off) == _ranked(recaller.ask(query, mode, RecallSettings()))
+
+
+def test_the_past_answers_out_degrees_as_the_links_were_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Hub.md", "[[A]] [[B]] [[C]]\n")
+    for name in "ABC":
+        write(root, f"{name}.md", f"note {name}\n")
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Hub.md", "[[A]]\n")
+    index_vault(root, progress=False)
+    now = open_recaller(root, update=False)
+    then = open_recaller(root, update=False, as_of=before)
+    try:
+        hub = dict(now.store.conn.execute("SELECT path, id FROM notes"))["Hub.md"]
+        assert now.store.out_degrees([hub]) == {hub: 1}
+        assert then.store.out_degrees([hub]) == {hub: 3}
+    finally:
+        now.close()
+        then.close()

@@ -363,7 +363,13 @@ class Recaller:
 
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
         graph = self.link_graph()
-        seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
+        if settings.ppr_seed_scores:
+            scored = [[(c.note_id, c.score) for c in state.lanes[name]] for name in rankings]
+            seeds = ppr_stage.seed_weights_by_score(scored, settings.seeds)
+        else:
+            seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
+        if settings.ppr_hub_seeds > 0:
+            seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
         scores = graph.personalized_pagerank(seeds, alpha=settings.ppr_alpha)
         top = graph.top(scores, settings.depth)
         found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")

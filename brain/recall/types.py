@@ -83,6 +83,8 @@ class RecallSettings:
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
     bonus_margin: float = BONUS_MARGIN  # ... only where the lane's score drops this much (a share) after it
+    ppr_seed_scores: bool = False  # PageRank restarts weighted by the hits' scores, not their ranks
+    ppr_hub_seeds: int = 0  # no PageRank restarts from notes linking to more notes than this (0: any note)
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
 
 
