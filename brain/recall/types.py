@@ -16,13 +16,17 @@ DEFAULT_SEEDS = 15  # top notes the graph starts from
 DEFAULT_MAX_NEW = 40  # new notes the one-hop expansion may add
 DEFAULT_RRF_K = 60
 DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping back to a seed
-# BM25 votes at 0.3: at full weight its hits on common words pushed the right note down on
-# paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45); at 0.3 it keeps its gains on
-# exact names and rare terms (README, "Does the graph help?").
-DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
+# RRF votes per lane, chosen on three labelled sets (bench/quality_ablation.py; README, "Does
+# the graph help?"). BM25 at 0.3: at full weight its hits on common words pushed the right note
+# down on paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45). The names lane at 0.3
+# settles compare and entity queries; the anchor lanes at 0.2 find bridge answers, and above
+# that cost navigational and paraphrase queries more than dense alone; PageRank at 0.5 once
+# the anchors vote too.
+DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 0.5, "names": 0.3, "anchor_dense": 0.2, "anchor_lex": 0.2}
 # A lane's first and second notes get this much more (times the lane's weight), where the lane
-# is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. Off here.
-DEFAULT_TOP_BONUS: tuple[float, ...] = ()
+# is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. RRF with k=60 is
+# nearly flat at the top of a list, so a sure answer lost to notes several lanes rank middling.
+DEFAULT_TOP_BONUS: tuple[float, ...] = (0.01, 0.005)
 BONUS_MARGIN = 0.05
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
