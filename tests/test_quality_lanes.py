@@ -6,6 +6,8 @@ says, and with its switch off the results are the old ones exactly.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from conftest import write
 
@@ -500,3 +502,170 @@ def test_the_past_answers_out_degrees_as_the_links_were_then(tmp_path):
     finally:
         now.close()
         then.close()
+
+
+# ----- chunking strategies (BRAIN_CHUNKING) -------------------------------------------------
+
+
+def _store(root):
+    from brain import config
+    from brain.index.store import IndexStore
+    from brain.vault import resolve_vault
+
+    return IndexStore.open(config.index_dir(resolve_vault(root)))
+
+
+def test_window_chunks_cover_the_text_with_overlap_and_cut_at_spaces():
+    from brain.chunking import chunk_windows
+
+    words = [f"w{i:04d}" for i in range(900)]
+    chunks = chunk_windows(" ".join(words), size=1200, overlap=200)
+    assert len(chunks) > 4 and all(len(c.text) <= 1200 for c in chunks)
+    assert all(c.heading_path == () for c in chunks)
+    for c in chunks:  # never a cut word
+        assert all(t in words for t in c.text.split())
+    assert set(" ".join(c.text for c in chunks).split()) == set(words)
+    for a, b in itertools.pairwise(chunks):
+        shared = set(a.text.split()) & set(b.text.split())
+        assert 20 <= len(shared) <= 45  # about 200 characters carried over
+    assert chunk_windows("   ") == [] and [c.text for c in chunk_windows("short note")] == ["short note"]
+
+
+def test_note_strategy_keeps_a_short_note_whole_and_splits_a_long_one_by_headings():
+    from brain.chunking import MAX_CHARS, chunk_body, chunk_note
+
+    short = "# A\n\n" + "alpha " * 60 + "\n\n## B\n\n" + "beta " * 60 + "\n\n## C\n\n" + "gamma " * 60
+    assert len(short) <= MAX_CHARS and len(chunk_body(short)) == 3
+    [whole] = chunk_note(short, "note")
+    assert whole.heading_path == () and "## B" in whole.text and "gamma" in whole.text
+    long = short * 3
+    assert chunk_note(long, "note") == chunk_body(long)
+    assert chunk_note(short, "heading") == chunk_body(short)
+    assert chunk_note(short, "windows")[0].text.startswith("# A")
+
+
+def test_short_strategy_keeps_chunks_within_a_small_model_s_window():
+    from brain.chunking import SHORT_MAX, chunk_body, chunk_note
+
+    section = "\n\n".join(f"sentence number {i} of a long paragraph, with words." for i in range(24))
+    body = "# Long\n\n" + section + "\n\n# Other\n\n" + "short text here. " * 20
+    assert max(len(c.text) for c in chunk_body(body)) > SHORT_MAX  # heading keeps up to 1600 whole
+    short = chunk_note(body, "short")
+    assert max(len(c.text) for c in short) <= SHORT_MAX
+    assert short[0].heading_path == ("Long",) and short[-1].heading_path == ("Other",)
+    assert "sentence number 23" in " ".join(c.text for c in short)
+
+
+def test_the_index_keeps_one_chunking_and_says_how_to_change_it(tmp_path, monkeypatch):
+    from brain.errors import ConfigError, IndexMismatchError
+
+    root = tmp_path / "v"
+    write(root, "A.md", "# One\n\n" + "alpha " * 60 + "\n\n# Two\n\n" + "beta " * 60 + "\n")
+    index_vault(root, progress=False)
+    store = _store(root)
+    assert store.get_meta("chunking") == "heading" and store.chunk_count() == 2
+    store.close()
+    monkeypatch.setenv("BRAIN_CHUNKING", "note")
+    with pytest.raises(IndexMismatchError, match=r"BRAIN_CHUNKING=heading, not note.*--rebuild"):
+        index_vault(root, progress=False)
+    with pytest.raises(IndexMismatchError, match="BRAIN_CHUNKING=heading"):  # recall says so too
+        open_recaller(root, update=False)
+    index_vault(root, progress=False, rebuild=True)
+    store = _store(root)
+    assert store.get_meta("chunking") == "note" and store.chunk_count() == 1
+    store.close()
+    monkeypatch.setenv("BRAIN_CHUNKING", "sentences")
+    with pytest.raises(ConfigError, match="BRAIN_CHUNKING must be one of heading, short, note, windows"):
+        index_vault(root, progress=False)
+
+
+def test_an_index_from_before_chunking_was_recorded_counts_as_heading(tmp_path, monkeypatch):
+    from brain.errors import IndexMismatchError
+
+    root = tmp_path / "v"
+    write(root, "A.md", "alpha\n")
+    index_vault(root, progress=False)
+    store = _store(root)
+    with store.transaction():
+        store.conn.execute("DELETE FROM meta WHERE key = 'chunking'")
+    store.close()
+    write(root, "B.md", "beta\n")
+    index_vault(root, progress=False)  # heading, as it was built: no rebuild asked for
+    monkeypatch.setenv("BRAIN_CHUNKING", "short")
+    with pytest.raises(IndexMismatchError, match="BRAIN_CHUNKING=heading, not short"):
+        index_vault(root, progress=False)
+
+
+def test_path_strategies_put_the_folders_in_front_of_every_chunk(tmp_path, monkeypatch):
+    from conftest import FakeEmbedder
+
+    from brain.chunking import Chunk, embedding_text, parse_strategy
+
+    assert embedding_text("Trello", Chunk(0, ("Features",), "Boards."), "Work/PM Software/Trello.md") == (
+        "Work > PM Software > Trello > Features\n\nBoards."
+    )
+    assert embedding_text("Top", Chunk(0, (), "x"), "Top.md") == "Top\n\nx"
+    assert parse_strategy("heading+path") == ("heading", True) and parse_strategy("windows") == ("windows", False)
+    assert parse_strategy("heading+folders") is None and parse_strategy("lines") is None
+    root = tmp_path / "v"
+    write(root, "Work/PM Software/Trello.md", "Boards and cards.\n")
+    monkeypatch.setenv("BRAIN_CHUNKING", "note+path")
+    embedder = FakeEmbedder()
+    index_vault(root, progress=False, embedder=embedder)
+    assert embedder.embedded == ["Work > PM Software > Trello\n\nBoards and cards."]
+
+
+# ----- links inside code fences (BRAIN_LINK_FENCES) -----------------------------------------
+
+
+def test_fence_links_count_only_for_the_listed_languages():
+    from brain.links import extract_links, fence_language
+
+    body = (
+        'Intro [[Rules]].\n\n```statblock\nname: Balor\ntraits:\n  - desc: "[[Demon|demonic]] powers"\n```\n\n'
+        "```python\nx = '[[Not a link]]'\n```\n\n~~~ StatBlock {.yaml}\n- [[Dragon]]\n~~~\n"
+    )
+    assert [link.target for link in extract_links(body)] == ["Rules"]
+    assert [link.target for link in extract_links(body, frozenset({"statblock"}))] == ["Rules", "Demon", "Dragon"]
+    demon = extract_links(body, frozenset({"statblock"}))[1]
+    assert demon.display == "demonic" and demon.line == 6
+    assert fence_language("```statblock") == "statblock" and fence_language("~~~ StatBlock {.yaml}") == "statblock"
+    assert fence_language("```") == "" and fence_language("no fence") == ""
+
+
+def test_changing_link_fences_relinks_without_re_embedding_and_the_history_records_it(tmp_path, monkeypatch):
+    import time
+
+    from conftest import FakeEmbedder
+
+    root = tmp_path / "v"
+    write(root, "Balor.md", 'A demon.\n\n```statblock\nname: Balor\ntraits: "[[Demon|demonic]]"\n```\n')
+    write(root, "Demon.md", "Demons are fiends.\n")
+    embedder = FakeEmbedder()
+    index_vault(root, progress=False, embedder=embedder)
+
+    def links() -> list[tuple[str, str]]:
+        store = _store(root)
+        try:
+            paths = {row.id: path for path, row in store.note_rows().items()}
+            return [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+        finally:
+            store.close()
+
+    assert links() == []
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    embedded = len(embedder.embedded)
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "statblock, dataview")
+    report = index_vault(root, progress=False, embedder=embedder)
+    assert links() == [("Balor.md", "Demon.md")]
+    assert report.embedded == 0 and len(embedder.embedded) == embedded
+    store = _store(root)
+    try:  # the link history: none then, one now
+        assert store.edges_at(before) == [] and len(store.edges_at(time.time())) == 1
+    finally:
+        store.close()
+    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    index_vault(root, progress=False, embedder=embedder)
+    assert links() == []
