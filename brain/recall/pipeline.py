@@ -8,8 +8,8 @@ graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` r
     graph         dense + one hop along wikilinks, ungated
     gated         dense + one hop, unless the entity gate says the query is a name
     hybrid        dense + lexical (BM25) + names (titles, aliases), fused by reciprocal rank
-    ppr           dense + Personalized PageRank over the wikilinks, fused
-    hybrid+ppr    all of them, fused (with the anchor lanes: the passages that link to a note)
+    ppr           dense + Personalized PageRank + anchors (the passages linking to a note), fused
+    hybrid+ppr    all of them, fused (the default)
     …+rerank      any of the above, reordered by the cross-encoder
 
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
