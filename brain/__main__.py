@@ -1,8 +1,8 @@
 """Console entry point.
 
-``brain hook stop`` runs on every assistant turn of Claude Code, so it bypasses click and
-everything else: standard library only, exit 0 always. Every other command, ``brain hook stop
---help`` included, goes to ``brain.cli``.
+``brain hook stop`` runs on every assistant turn of Claude Code and ``brain hook prompt`` on
+every prompt, so both bypass click and everything else: standard library only, exit 0 always.
+Every other command, and either hook with ``--help``, goes to ``brain.cli``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,15 @@ import sys
 
 
 def main() -> None:
-    if sys.argv[1:3] == ["hook", "stop"] and not {"-h", "--help"} & set(sys.argv[3:]):
-        from .ledger.hook import run_stop_hook
+    hook = sys.argv[1:3]
+    if hook in (["hook", "stop"], ["hook", "prompt"]) and not {"-h", "--help"} & set(sys.argv[3:]):
+        if hook[1] == "stop":
+            from .ledger.hook import run_stop_hook
 
-        sys.exit(run_stop_hook())
+            sys.exit(run_stop_hook())
+        from .autorecall.hook import run_prompt_hook
+
+        sys.exit(run_prompt_hook())
     from .cli import cli
 
     cli(prog_name="brain")

@@ -35,7 +35,8 @@ def cli() -> None:
     brain serve --detach               keep the index warm and watched (ask answers in ms)
     brain mcp install                  give Claude Code the memory as MCP tools
     brain hook install                 record every Claude Code turn in the ledger
-    brain turns                        the last recorded turns
+    brain hook install --prompt        add the vault's relevant notes to every prompt
+    brain turns / brain recalls        the last recorded turns; what the prompts were shown
 
     Configuration comes from environment variables (and a .env file in the working
     directory or the brain home); see .env.example for every one.
@@ -589,6 +590,9 @@ def _register_subcommands() -> None:
     from .mcp.cli import mcp
 
     cli.add_command(mcp)
+    from .autorecall.cli import recalls
+
+    cli.add_command(recalls)
 
 
 _register_subcommands()

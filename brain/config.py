@@ -39,27 +39,38 @@ def env(name: str, default: str | None = None) -> str | None:
     return value if value not in (None, "") else default
 
 
-def _number(name: str, default: float, *, minimum: float, integer: bool, above: bool = False) -> float:
+def _number(
+    name: str, default: float, *, minimum: float, integer: bool, above: bool = False, maximum: float | None = None
+) -> float:
     value = env(name)
     if value is None:
         return default
     what = "a whole number" if integer else "a number"
     bound = f"{'above' if above else 'at least'} {minimum:g}"
+    if maximum is not None:
+        bound = f"{'above' if above else 'from'} {minimum:g} {'and at most' if above else 'to'} {maximum:g}"
     try:
         number = int(value) if integer else float(value)
     except ValueError:
         raise ConfigError(f"{name} must be {what} {bound}, not {value!r}") from None
-    if not math.isfinite(number) or number < minimum or (above and number == minimum):
+    if (
+        not math.isfinite(number)
+        or number < minimum
+        or (above and number == minimum)
+        or (maximum is not None and number > maximum)
+    ):
         raise ConfigError(f"{name} must be {what} {bound}, not {value!r}")
     return number
 
 
-def _int(name: str, default: int, *, minimum: int) -> int:
-    return int(_number(name, default, minimum=minimum, integer=True))
+def _int(name: str, default: int, *, minimum: int, maximum: int | None = None) -> int:
+    return int(_number(name, default, minimum=minimum, integer=True, maximum=maximum))
 
 
-def _float(name: str, default: float, *, minimum: float = 0.0, above: bool = False) -> float:
-    return _number(name, default, minimum=minimum, integer=False, above=above)
+def _float(
+    name: str, default: float, *, minimum: float = 0.0, above: bool = False, maximum: float | None = None
+) -> float:
+    return _number(name, default, minimum=minimum, integer=False, above=above, maximum=maximum)
 
 
 # ----- places ---------------------------------------------------------------------------------
@@ -237,6 +248,40 @@ def ppr_hub_damping() -> float:
 def hook_budget() -> float:
     """Seconds the Stop hook may take before it gives up quietly (``BRAIN_HOOK_BUDGET``)."""
     return _float("BRAIN_HOOK_BUDGET", DEFAULT_HOOK_BUDGET, above=True)
+
+
+# ----- the prompt hook (automatic recall) -------------------------------------------------------
+
+DEFAULT_PROMPT_BUDGET = 0.8
+MAX_PROMPT_BUDGET = 5.0  # the installed hook's own timeout in Claude Code is 10 s
+DEFAULT_PROMPT_K = 5
+MAX_PROMPT_K = 20
+DEFAULT_PROMPT_CHARS = 3000
+MAX_PROMPT_CHARS = 9000  # Claude Code shows the model only a preview of hook output over 10,000
+
+
+def prompt_budget() -> float:
+    """Seconds ``brain hook prompt`` may take before it gives up and adds nothing
+    (``BRAIN_PROMPT_BUDGET``)."""
+    return _float("BRAIN_PROMPT_BUDGET", DEFAULT_PROMPT_BUDGET, above=True, maximum=MAX_PROMPT_BUDGET)
+
+
+def prompt_k() -> int:
+    """At most this many notes added to a prompt (``BRAIN_PROMPT_K``)."""
+    return _int("BRAIN_PROMPT_K", DEFAULT_PROMPT_K, minimum=1, maximum=MAX_PROMPT_K)
+
+
+def prompt_chars() -> int:
+    """At most this many characters added to a prompt, header included (``BRAIN_PROMPT_CHARS``)."""
+    return _int("BRAIN_PROMPT_CHARS", DEFAULT_PROMPT_CHARS, minimum=500, maximum=MAX_PROMPT_CHARS)
+
+
+def prompt_min_cosine() -> float | None:
+    """The cosine a note's best passage needs to be added to a prompt (``BRAIN_PROMPT_MIN_COSINE``);
+    None: the default calibrated for the server's embedding model."""
+    if env("BRAIN_PROMPT_MIN_COSINE") is None:
+        return None
+    return _float("BRAIN_PROMPT_MIN_COSINE", 0.0, minimum=-1.0, maximum=1.0)
 
 
 # ----- brain serve -----------------------------------------------------------------------------

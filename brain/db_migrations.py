@@ -76,3 +76,35 @@ CREATE TABLE ab_recall (
     )
     conn.execute("CREATE INDEX ab_recall_created ON ab_recall (created_at)")
     conn.execute("CREATE INDEX ab_recall_source ON ab_recall (source, created_at)")
+
+
+@MIGRATIONS
+def m003_recalls(conn: sqlite3.Connection) -> None:
+    """The prompt hook's ledger: one row per prompt, what it was shown or why nothing."""
+    conn.execute(
+        """
+CREATE TABLE recalls (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    session_id TEXT,
+    prompt_id TEXT,
+    cwd TEXT,
+    vault TEXT,
+    prompt TEXT NOT NULL,
+    prompt_chars INTEGER NOT NULL,
+    reason TEXT,
+    detail TEXT,
+    mode TEXT,
+    model TEXT,
+    min_cosine REAL,
+    results INTEGER,
+    above INTEGER,
+    notes TEXT NOT NULL DEFAULT '[]',
+    shown INTEGER NOT NULL DEFAULT 0,
+    chars INTEGER NOT NULL DEFAULT 0,
+    server_ms REAL,
+    latency_ms REAL NOT NULL
+)"""
+    )
+    conn.execute("CREATE INDEX recalls_session ON recalls (session_id, created_at)")
+    conn.execute("CREATE INDEX recalls_created ON recalls (created_at)")

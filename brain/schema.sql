@@ -89,6 +89,48 @@ CREATE TABLE ab_recall (
 CREATE INDEX ab_recall_created ON ab_recall (created_at);
 CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
 
+-- ----- recalls (issue 12: automatic recall on every prompt) -----
+
+-- One row per prompt that reached the prompt hook (`brain hook prompt`, Claude Code's
+-- UserPromptSubmit): the notes it added to the prompt, or the reason it added none.
+-- created_at: ISO 8601 UTC with milliseconds, as in turns. session_id, prompt_id, cwd: from the
+--   hook's input. vault: the vault's absolute path (with a note's path, the file the agent reads).
+-- prompt: the prompt, secrets masked, then clipped (head and tail); prompt_chars: its full length.
+-- reason: NULL when notes were shown; else one of slash-command, shell-command, acknowledgement,
+--   too-short, no-vault, no-server, server-unavailable, timeout, server-error, no-results,
+--   below-threshold, already-shown, no-room, error; detail: what the log says about it.
+-- mode, model: the recall mode and the server's embedding model; min_cosine: the threshold used.
+-- results: notes the server returned; above: of those, notes at or above min_cosine.
+-- notes: JSON list of the notes shown, in order: [{"path", "title", "heading", "chunk_id",
+--   "score" (fused), "dense_score" (cosine), "via" (the title it was reached from, or null),
+--   "chars" (of the context it took), "hash" (SHA-256 of the file when shown: a note is shown
+--   again in a session only when this changed)}]; shown: their number; chars: the whole context.
+-- server_ms: the server's round trip; latency_ms: the hook's own time, start to output.
+CREATE TABLE recalls (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    session_id TEXT,
+    prompt_id TEXT,
+    cwd TEXT,
+    vault TEXT,
+    prompt TEXT NOT NULL,
+    prompt_chars INTEGER NOT NULL,
+    reason TEXT,
+    detail TEXT,
+    mode TEXT,
+    model TEXT,
+    min_cosine REAL,
+    results INTEGER,
+    above INTEGER,
+    notes TEXT NOT NULL DEFAULT '[]',
+    shown INTEGER NOT NULL DEFAULT 0,
+    chars INTEGER NOT NULL DEFAULT 0,
+    server_ms REAL,
+    latency_ms REAL NOT NULL
+);
+CREATE INDEX recalls_session ON recalls (session_id, created_at);
+CREATE INDEX recalls_created ON recalls (created_at);
+
 -- ===== index database (per vault) ===========================================
 
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,

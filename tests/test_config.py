@@ -56,6 +56,10 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x"]),
         ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x"]),
         ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
+        ("BRAIN_PROMPT_BUDGET", config.prompt_budget, ["soon", "0", "-1", "5.5", "inf", "nan"]),
+        ("BRAIN_PROMPT_K", config.prompt_k, ["many", "0", "21", "2.5"]),
+        ("BRAIN_PROMPT_CHARS", config.prompt_chars, ["lots", "499", "9001", "1e4"]),
+        ("BRAIN_PROMPT_MIN_COSINE", config.prompt_min_cosine, ["high", "1.5", "-2", "nan"]),
     ],
 )
 def test_a_bad_value_is_one_config_error_naming_the_variable(monkeypatch, name, getter, bad):
@@ -106,3 +110,19 @@ def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_
     result = CliRunner().invoke(cli, ["ask", "--json", "agent memory"])
     assert result.exit_code == 1
     assert "BRAIN_RERANK_POOL must be a whole number at least 1, not '0'" in result.output
+
+
+def test_prompt_hook_settings(monkeypatch):
+    for name in ("BRAIN_PROMPT_BUDGET", "BRAIN_PROMPT_K", "BRAIN_PROMPT_CHARS", "BRAIN_PROMPT_MIN_COSINE"):
+        monkeypatch.delenv(name, raising=False)
+    assert config.prompt_budget() == 0.8 and config.prompt_k() == 5 and config.prompt_chars() == 3000
+    assert config.prompt_min_cosine() is None  # the model's calibrated default
+    monkeypatch.setenv("BRAIN_PROMPT_BUDGET", "5")
+    monkeypatch.setenv("BRAIN_PROMPT_K", "20")
+    monkeypatch.setenv("BRAIN_PROMPT_CHARS", "9000")  # the hard cap itself is allowed
+    monkeypatch.setenv("BRAIN_PROMPT_MIN_COSINE", "0.5")
+    assert (config.prompt_budget(), config.prompt_k(), config.prompt_chars()) == (5.0, 20, 9000)
+    assert config.prompt_min_cosine() == 0.5
+    monkeypatch.setenv("BRAIN_PROMPT_CHARS", "12000")
+    with pytest.raises(ConfigError, match=r"BRAIN_PROMPT_CHARS must be a whole number from 500 to 9000, not '12000'"):
+        config.prompt_chars()

@@ -192,3 +192,183 @@ def test_installed_command_runs_from_a_bare_shell(tmp_path, monkeypatch):
     assert conn.execute("SELECT ask FROM turns").fetchall() == [("from a bare shell",)]
     conn.close()
     assert os.environ["BRAIN_HOME"] in command  # baked in, since the installer had it
+
+
+# ----- the prompt hook (UserPromptSubmit) beside the Stop hook ------------------------------------
+
+PROMPT_CMD = "BRAIN_VAULT=/home/me/notes /opt/brain/bin/brain hook prompt"
+
+SETTINGS_WITH_HOOKS = {
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "~/bin/remind-me-of-tests.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def _commands(path: Path, event: str) -> list[str]:
+    return [h["command"] for g in json.loads(path.read_text())["hooks"].get(event, []) for h in g["hooks"]]
+
+
+def test_install_prompt_merges_beside_other_hooks(tmp_path):
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    original = path.read_text()
+    change = setup.install(path, PROMPT_CMD, "prompt")
+    assert change.changed and "added a prompt hook" in change.message
+    data = json.loads(path.read_text())
+    assert data["hooks"]["UserPromptSubmit"] == [
+        {"hooks": [{"type": "command", "command": "~/bin/remind-me-of-tests.sh"}]},
+        {"hooks": [{"type": "command", "command": PROMPT_CMD, "timeout": setup.PROMPT_TIMEOUT}]},
+    ]
+    for event in ("PreToolUse", "Stop"):
+        assert data["hooks"][event] == SETTINGS_WITH_HOOKS["hooks"][event]
+    assert data["model"] == "opus"
+    (backup,) = _backups(path)
+    assert backup.read_text() == original
+
+
+def test_install_prompt_is_idempotent_and_updates_a_stale_vault(tmp_path):
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    setup.install(path, PROMPT_CMD, "prompt")
+    after = path.read_text()
+    again = setup.install(path, PROMPT_CMD, "prompt")
+    assert not again.changed and "already installed" in again.message and path.read_text() == after
+    moved = PROMPT_CMD.replace("/home/me/notes", "/home/me/vault")
+    change = setup.install(path, moved, "prompt")
+    assert change.changed and "updated the prompt hook" in change.message
+    assert _commands(path, "UserPromptSubmit") == ["~/bin/remind-me-of-tests.sh", moved]
+
+
+def test_stop_and_prompt_hooks_live_side_by_side(tmp_path):
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    setup.install(path, CMD)
+    setup.install(path, PROMPT_CMD, "prompt")
+    assert not setup.install(path, CMD).changed  # the prompt hook is not mistaken for the Stop hook
+    assert _commands(path, "Stop") == ["notify-send done", CMD]
+    assert _commands(path, "UserPromptSubmit") == ["~/bin/remind-me-of-tests.sh", PROMPT_CMD]
+    only_prompt = setup.uninstall(path, ("prompt",))
+    assert only_prompt.changed and PROMPT_CMD in only_prompt.message and CMD not in only_prompt.message
+    assert _commands(path, "UserPromptSubmit") == ["~/bin/remind-me-of-tests.sh"]
+    assert _commands(path, "Stop") == ["notify-send done", CMD]
+
+
+def test_uninstall_removes_both_kinds_and_only_them(tmp_path):
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    setup.install(path, CMD)
+    setup.install(path, PROMPT_CMD, "prompt")
+    change = setup.uninstall(path)
+    assert change.changed and CMD in change.message and PROMPT_CMD in change.message
+    assert json.loads(path.read_text()) == SETTINGS_WITH_HOOKS
+    assert not setup.uninstall(path).changed
+
+
+def test_uninstall_leaves_no_empty_prompt_event(tmp_path):
+    path = _settings(tmp_path, {"model": "opus"})
+    setup.install(path, PROMPT_CMD, "prompt")
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+@pytest.mark.parametrize(
+    "command, kind",
+    [
+        ("/opt/brain/bin/brain hook prompt", "prompt"),
+        ("BRAIN_VAULT='/my notes' '/my venv/bin/brain' hook prompt", "prompt"),
+        ("/usr/bin/python3 -m brain hook prompt", "prompt"),
+        ("/opt/brain/bin/brain hook stop", "stop"),
+    ],
+)
+def test_is_ours_tells_the_kinds_apart(command, kind):
+    other = "stop" if kind == "prompt" else "prompt"
+    assert setup.is_ours(command, kind) and not setup.is_ours(command, other)
+    assert not setup.is_ours(command.replace("/brain", "/mybrain").replace("m brain", "m mybrain"), kind)
+
+
+def test_prompt_hook_command_pins_the_vault(tmp_path, monkeypatch):
+    bindir = _fake_env(tmp_path, monkeypatch, with_script=True)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "brain home"))
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    vault = tmp_path / "my notes"
+    words = shlex.split(setup.hook_command("prompt", vault))
+    assert words == [
+        f"BRAIN_HOME={tmp_path / 'brain home'}",
+        f"BRAIN_VAULT={vault}",
+        str(bindir / "brain"),
+        "hook",
+        "prompt",
+    ]
+    assert setup.is_ours(setup.hook_command("prompt", vault), "prompt")
+
+
+def test_cli_install_prompt(tmp_path, toy_vault):
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    result = CliRunner().invoke(
+        cli, ["hook", "install", "--prompt", "--vault", str(toy_vault), "--settings", str(path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "added a prompt hook" in result.stdout
+    assert "no index yet" in result.stderr and "brain serve --vault" in result.stderr
+    (command,) = [c for c in _commands(path, "UserPromptSubmit") if setup.is_ours(c, "prompt")]
+    assert f"BRAIN_VAULT={shlex.quote(str(toy_vault.resolve()))}" in command
+    assert _commands(path, "Stop") == ["notify-send done"]  # --prompt alone leaves the Stop hook out
+
+    both = CliRunner().invoke(
+        cli, ["hook", "install", "--stop", "--prompt", "--vault", str(toy_vault), "--settings", str(path)]
+    )
+    assert both.exit_code == 0 and "added a Stop hook" in both.stdout and "prompt hook already installed" in both.stdout
+
+    dry = CliRunner().invoke(
+        cli,
+        ["hook", "install", "--prompt", "--vault", str(toy_vault), "--dry-run", "--settings", str(tmp_path / "x.json")],
+    )
+    assert dry.exit_code == 0 and "UserPromptSubmit: " in dry.stdout and not (tmp_path / "x.json").exists()
+
+    result = CliRunner().invoke(cli, ["hook", "uninstall", "--settings", str(path)])
+    assert result.exit_code == 0 and json.loads(path.read_text()) == SETTINGS_WITH_HOOKS
+
+
+def test_cli_install_prompt_needs_a_vault(tmp_path, toy_vault):
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    path = tmp_path / "settings.json"
+    result = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--settings", str(path)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1 and "BRAIN_VAULT" in result.output
+    result = CliRunner().invoke(cli, ["hook", "install", "--vault", str(toy_vault), "--settings", str(path)])
+    assert result.exit_code == 2 and "--prompt" in result.output
+    assert not path.exists()
+
+
+@pytest.mark.slow
+def test_installed_prompt_command_runs_from_a_bare_shell(tmp_path, monkeypatch, toy_vault):
+    """The written command finds its brain home and vault with no venv and no BRAIN_* variables."""
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    cmd, _ = brain_command()
+    if cmd[0] == sys.executable:
+        pytest.skip("brain is not installed as a script")
+    path = tmp_path / "settings.json"
+    setup.install(path, setup.hook_command("prompt", toy_vault.resolve()), "prompt")
+    command = json.loads(path.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    payload = {"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "how should agent memory work"}
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload).encode(),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""  # no server: nothing added
+    conn = sqlite3.connect(tmp_path / "home" / "brain.db")
+    rows = conn.execute("SELECT vault, reason FROM recalls").fetchall()
+    conn.close()
+    assert rows == [(str(toy_vault.resolve()), "no-server")]

@@ -1,4 +1,4 @@
-"""Click commands of the turn ledger: ``brain hook install|uninstall|stop`` and ``brain turns``.
+"""Click commands of the hooks and the turn ledger: ``brain hook install|uninstall|stop|prompt``, ``brain turns``.
 
 ``brain.cli`` imports this module at start-up, so nothing heavy (and not ``brain.cli``
 itself) is imported at module level here.
@@ -12,17 +12,19 @@ from typing import Any
 
 import click
 
+from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors
 
 
 @click.group()
 def hook() -> None:
-    """The Claude Code Stop hook that records every assistant turn.
+    """Claude Code hooks: the turn ledger (Stop) and automatic recall (UserPromptSubmit).
 
     \b
-    brain hook install            add it to ./.claude/settings.json
-    brain hook install --user     add it to ~/.claude/settings.json
-    brain hook uninstall          remove it again
+    brain hook install                           record every turn (./.claude/settings.json)
+    brain hook install --user                    the same, for every project (~/.claude/settings.json)
+    brain hook install --prompt --vault ~/notes  add the vault's relevant notes to every prompt
+    brain hook uninstall                         remove brain's hooks again (both kinds)
     """
 
 
@@ -45,33 +47,78 @@ def _with_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @hook.command()
 @_with_settings_options
-@click.option("--dry-run", is_flag=True, help="Print the command that would be written; change nothing.")
+@click.option("--stop", "stop_hook", is_flag=True, help="The Stop hook: the turn ledger (the default).")
+@click.option(
+    "--prompt", "prompt_hook", is_flag=True, help="The UserPromptSubmit hook: the vault's notes added to each prompt."
+)
+@vault_option
+@click.option("--dry-run", is_flag=True, help="Print the commands that would be written; change nothing.")
 @library_errors
-def install(user: bool, settings_file: Path | None, dry_run: bool) -> None:
-    """Add the Stop hook to Claude Code's settings (the project's, or --user).
+def install(
+    user: bool, settings_file: Path | None, stop_hook: bool, prompt_hook: bool, vault: str | None, dry_run: bool
+) -> None:
+    """Add brain's hooks to Claude Code's settings (the project's, or --user).
 
-    Merges into the existing file, keeps a backup (settings.json.bak-<time>), and is
-    safe to run again. The hook command names this brain by absolute path and carries
-    BRAIN_HOME / BRAIN_DB when they are set, so the hook writes where `brain turns` reads.
+    Without --prompt, the Stop hook that records every turn (`brain turns`). With --prompt, the
+    hook that adds the vault's notes relevant to each prompt, asked of the vault's running
+    `brain serve` (add --stop for both). Merges into the existing file, keeps a backup
+    (settings.json.bak-<time>), and is safe to run again. The commands name this brain by
+    absolute path and carry BRAIN_HOME / BRAIN_DB when they are set, and the prompt hook the
+    vault (--vault or BRAIN_VAULT), so the hooks use what this shell's brain uses.
     """
     from . import install as setup
 
+    kinds = (["stop"] if stop_hook or not prompt_hook else []) + (["prompt"] if prompt_hook else [])
+    root = None
+    if prompt_hook:
+        from ..vault import resolve_vault
+
+        root = resolve_vault(vault)
+    elif vault:
+        raise click.UsageError("--vault is for the prompt hook: add --prompt")
     path = setup.settings_path(user=user, settings=settings_file)
-    command = setup.hook_command()
+    commands = {kind: setup.hook_command(kind, root if kind == "prompt" else None) for kind in kinds}
     if dry_run:
-        click.echo(f"would write to {path}:\n  {command}")
+        click.echo(f"would write to {path}:")
+        for kind, command in commands.items():
+            click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return
-    click.echo(setup.install(path, command).message)
+    for kind, command in commands.items():
+        click.echo(setup.install(path, command, kind).message)
+    if root is not None:
+        _prompt_hook_advice(root)
+
+
+def _prompt_hook_advice(root: Path) -> None:
+    """What the prompt hook needs that the settings file cannot give it: an index and a server."""
+    from .. import config
+    from ..index.store import INDEX_FILE
+    from ..server import runtime
+
+    if not (config.index_dir(root) / INDEX_FILE).exists():
+        click.echo(f"note: {root} has no index yet: run `brain index --vault {root}`", err=True)
+    if not runtime.lock_is_held(root):
+        click.echo(
+            f"note: the prompt hook asks a running server and adds nothing without one: "
+            f"`brain serve --vault {root} --detach`",
+            err=True,
+        )
 
 
 @hook.command()
 @_with_settings_options
+@click.option("--stop", "stop_hook", is_flag=True, help="Only the Stop hook.")
+@click.option("--prompt", "prompt_hook", is_flag=True, help="Only the prompt hook.")
 @library_errors
-def uninstall(user: bool, settings_file: Path | None) -> None:
-    """Remove the brain Stop hook from Claude Code's settings; nothing else is touched."""
+def uninstall(user: bool, settings_file: Path | None, stop_hook: bool, prompt_hook: bool) -> None:
+    """Remove brain's hooks from Claude Code's settings (both kinds, unless --stop or --prompt).
+
+    Nothing but brain's own entries is touched.
+    """
     from . import install as setup
 
-    click.echo(setup.uninstall(setup.settings_path(user=user, settings=settings_file)).message)
+    kinds = tuple(k for k, chosen in (("stop", stop_hook), ("prompt", prompt_hook)) if chosen) or tuple(setup.HOOKS)
+    click.echo(setup.uninstall(setup.settings_path(user=user, settings=settings_file), kinds).message)
 
 
 @hook.command()
@@ -83,6 +130,26 @@ def stop() -> None:
     from .hook import run_stop_hook
 
     raise SystemExit(run_stop_hook())
+
+
+@hook.command()
+def prompt() -> None:
+    """Add the vault's notes relevant to a prompt (run by Claude Code, JSON on stdin).
+
+    Asks the running `brain serve` of BRAIN_VAULT (written into the command by `brain hook
+    install --prompt`) and prints one JSON object whose additionalContext holds, under one
+    header, each note above the relevance threshold: title, path › heading, the best passage,
+    and `via` when the graph found it. At most BRAIN_PROMPT_K notes and BRAIN_PROMPT_CHARS
+    characters; a note already shown in the session is not shown again unless it changed.
+
+    Prints nothing for slash commands, acknowledgements and very short prompts, without a
+    server, or when no answer comes within BRAIN_PROMPT_BUDGET seconds; never loads a model,
+    always exits 0. Every prompt leaves a row in `brain recalls`; errors and the reason for
+    an empty answer go to <brain home>/logs/hook.log.
+    """
+    from ..autorecall.hook import run_prompt_hook
+
+    raise SystemExit(run_prompt_hook())
 
 
 @click.command()

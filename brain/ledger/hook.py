@@ -34,7 +34,7 @@ def run_stop_hook() -> int:
         config.load_dotenv_files()  # the settings `brain turns` reads, BRAIN_DB above all
     except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
         _log_exception(exc)
-    watchdog = _start_watchdog(_budget())
+    watchdog = start_watchdog(_budget())
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
@@ -135,11 +135,16 @@ def _budget() -> float:
         return config.DEFAULT_HOOK_BUDGET
 
 
-def _start_watchdog(seconds: float) -> threading.Timer:
+def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | None = None) -> threading.Timer:
+    """End the process (exit code 0) ``seconds`` from now unless cancelled; ``hold``, when given,
+    is taken first, so whatever runs under it (printing the prompt hook's answer) ends whole."""
+
     # A hung filesystem or a locked database must not hold the agent: past the budget
     # the process ends at once, exit code 0. SQLite rolls back an unfinished write.
     def give_up() -> None:
-        log(f"gave up after the {seconds:g} s budget")
+        if hold is not None:
+            hold.acquire()
+        log(f"{label}gave up after the {seconds:g} s budget")
         os._exit(0)
 
     timer = threading.Timer(seconds, give_up)

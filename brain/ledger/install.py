@@ -1,11 +1,13 @@
-"""Add or remove the ``brain hook stop`` entry in a Claude Code ``settings.json``.
+"""Add or remove brain's hooks in a Claude Code ``settings.json``.
 
-The merge keeps every other setting and hook of the user, is idempotent, backs the file
-up before changing it, and reports what it did. The file keeps its mode and owner (a 0600
-file stays 0600, and so is its backup), a symlinked file is written through to its target,
-and a read-only one is left alone. The command written names the installed
-``brain`` by absolute path (Claude Code's shell may not have the user's virtualenv or
-PATH), shell-quoted, with ``BRAIN_HOME``/``BRAIN_DB`` baked in when they are set.
+Two kinds: ``stop`` (the ``Stop`` event, ``brain hook stop``: the turn ledger) and ``prompt``
+(the ``UserPromptSubmit`` event, ``brain hook prompt``: automatic recall). The merge keeps every
+other setting and hook of the user, is idempotent, backs the file up before changing it, and
+reports what it did. The file keeps its mode and owner (a 0600 file stays 0600, and so is its
+backup), a symlinked file is written through to its target, and a read-only one is left alone.
+The command written names the installed ``brain`` by absolute path (Claude Code's shell may not
+have the user's virtualenv or PATH), shell-quoted, with ``BRAIN_HOME``/``BRAIN_DB`` baked in when
+they are set, and for the prompt hook ``BRAIN_VAULT``: the vault it recalls from.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from typing import Any
 
 from ..errors import ConfigError
 
-EVENT = "Stop"
-# Ours: any command ending in "brain hook stop" or "-m brain hook stop", whatever the path.
-_OURS = re.compile(r"(?:^|[\s/\\'\"])(?:brain(?:\.exe)?['\"]?|-m brain)\s+hook\s+stop\s*$")
+# kind → (the Claude Code event, what a message calls it)
+HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
+EVENT = HOOKS["stop"][0]
+PROMPT_TIMEOUT = 10  # seconds Claude Code gives the prompt hook (its own budget is far less)
+# Ours: any command ending in "brain hook <kind>" or "-m brain hook <kind>", whatever the path.
+_OURS = r"(?:^|[\s/\\'\"])(?:brain(?:\.exe)?['\"]?|-m brain)\s+hook\s+{kind}\s*$"
 
 
 @dataclass
@@ -64,11 +69,15 @@ def brain_executable() -> list[str]:
     return [sys.executable, "-m", "brain"]
 
 
-def hook_command() -> str:
-    """The shell command Claude Code should run: absolute, quoted, with our env vars."""
+def hook_command(kind: str = "stop", vault: Path | None = None) -> str:
+    """The shell command Claude Code should run: absolute, quoted, with our env vars (and, for
+    the prompt hook, the vault as ``BRAIN_VAULT``)."""
     base = " ".join(shlex.quote(part) for part in brain_executable())
-    env = [f"{name}={shlex.quote(value)}" for name, value in pinned_env().items()]
-    return " ".join([*env, base, "hook", "stop"])
+    pinned = pinned_env()
+    if vault is not None:
+        pinned["BRAIN_VAULT"] = str(vault)
+    env = [f"{name}={shlex.quote(value)}" for name, value in pinned.items()]
+    return " ".join([*env, base, "hook", kind])
 
 
 def pinned_env() -> dict[str, str]:
@@ -81,8 +90,8 @@ def pinned_env() -> dict[str, str]:
     }
 
 
-def is_ours(command: Any) -> bool:
-    return isinstance(command, str) and bool(_OURS.search(command.strip()))
+def is_ours(command: Any, kind: str = "stop") -> bool:
+    return isinstance(command, str) and bool(re.search(_OURS.format(kind=kind), command.strip()))
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -110,23 +119,23 @@ def _load(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _stop_groups(data: dict[str, Any], path: Path) -> list[Any]:
+def _event_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f'"hooks" in {path} is not an object; fix it, then run this again')
-    groups = hooks.setdefault(EVENT, [])
+    groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
-        raise ConfigError(f'"hooks.{EVENT}" in {path} is not a list; fix it, then run this again')
+        raise ConfigError(f'"hooks.{event}" in {path} is not a list; fix it, then run this again')
     return groups
 
 
-def _our_entries(groups: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(group, hook) pairs of every brain Stop hook in ``groups``."""
+def _our_entries(groups: list[Any], kind: str = "stop") -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(group, hook) pairs of every brain hook of ``kind`` in ``groups``."""
     found = []
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hook in group["hooks"]:
-                if isinstance(hook, dict) and is_ours(hook.get("command")):
+                if isinstance(hook, dict) and is_ours(hook.get("command"), kind):
                     found.append((group, hook))
     return found
 
@@ -215,26 +224,29 @@ def _copy_owner_and_mode(path: Path, original: os.stat_result) -> None:
     os.chmod(path, stat.S_IMODE(original.st_mode))
 
 
-def install(path: Path, command: str | None = None) -> Change:
-    """Add (or update) the brain Stop hook in the settings file at ``path``."""
-    command = command or hook_command()
+def install(path: Path, command: str | None = None, kind: str = "stop") -> Change:
+    """Add (or update) brain's hook of ``kind`` (``stop`` or ``prompt``) in the settings file at ``path``."""
+    event, what = HOOKS[kind]
+    command = command or hook_command(kind)
+    entry: dict[str, Any] = {"type": "command", "command": command}
+    if kind == "prompt":
+        entry["timeout"] = PROMPT_TIMEOUT
     loaded = _load(path)
     existed = loaded is not None
     data = loaded if loaded is not None else {}
-    groups = _stop_groups(data, path)
-    ours = _our_entries(groups)
-    if any(hook.get("command") == command for _, hook in ours) and len(ours) == 1:
-        return Change(path, False, f"already installed in {path}: {command}")
+    groups = _event_groups(data, path, event)
+    ours = _our_entries(groups, kind)
+    if len(ours) == 1 and all(ours[0][1].get(key) == value for key, value in entry.items()):
+        return Change(path, False, f"{what} already installed in {path}: {command}")
     if ours:
         _, hook = ours[0]
         old = hook.get("command")
-        hook["command"] = command
-        hook["type"] = "command"
+        hook.update(entry)
         _drop(groups, ours[1:])
-        message = f"updated the Stop hook in {path}:\n  - {old}\n  + {command}"
+        message = f"updated the {what} in {path}:\n  - {old}\n  + {command}"
     else:
-        groups.append({"hooks": [{"type": "command", "command": command}]})
-        message = f"added a Stop hook to {path}:\n  + {command}"
+        groups.append({"hooks": [entry]})
+        message = f"added a {what} to {path}:\n  + {command}"
     backup = _save(path, data, existed)
     if backup:
         message += f"\nbackup: {backup}"
@@ -247,23 +259,28 @@ def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]
     groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
 
 
-def uninstall(path: Path) -> Change:
-    """Remove every brain Stop hook from the settings file at ``path``, nothing else."""
+def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
+    """Remove brain's hooks of ``kinds`` (both by default) from the settings file at ``path``, nothing else."""
     data = _load(path)
     if data is None:
         return Change(path, False, f"not installed: {path} does not exist")
     hooks = data.get("hooks")
-    groups = hooks.get(EVENT) if isinstance(hooks, dict) else None
-    ours = _our_entries(groups) if isinstance(groups, list) else []
-    if not ours:
-        return Change(path, False, f"not installed in {path}: no brain Stop hook found")
-    assert isinstance(hooks, dict) and isinstance(groups, list)  # ours is empty otherwise
-    _drop(groups, ours)
-    # Leave no empty containers behind that the install created.
-    if not groups:
-        del hooks[EVENT]
+    removed: list[str] = []
+    for kind in kinds:
+        event, what = HOOKS[kind]
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        ours = _our_entries(groups, kind) if isinstance(groups, list) else []
+        if not ours:
+            continue
+        assert isinstance(hooks, dict) and isinstance(groups, list)  # ours is empty otherwise
+        _drop(groups, ours)
+        if not groups:  # leave no empty containers behind that the install created
+            del hooks[event]
+        removed += [f"removed the {what} from {path}:"] + [f"  - {hook.get('command')}" for _, hook in ours]
+    if not removed:
+        names = " or ".join(HOOKS[kind][1] for kind in kinds)
+        return Change(path, False, f"not installed in {path}: no brain {names} found")
     if isinstance(hooks, dict) and not hooks:
         del data["hooks"]
-    removed = "\n".join(f"  - {hook.get('command')}" for _, hook in ours)
     backup = _save(path, data, True)
-    return Change(path, True, f"removed the Stop hook from {path}:\n{removed}\nbackup: {backup}", backup)
+    return Change(path, True, "\n".join(removed) + f"\nbackup: {backup}", backup)

@@ -111,6 +111,7 @@ class Daemon:
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.service.started_at)),
                 "protocol": protocol.VERSION,
                 "brain": __version__,
+                "model": self.service.model,  # the prompt hook's threshold depends on it
             }
             runtime.write_record(self.root, self._record)
             for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):

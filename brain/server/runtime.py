@@ -7,7 +7,8 @@ and the socket and the record must outlive that.
     serve.lock   held (flock) by the running server for its whole life: one server per vault,
                  and a lock nobody holds means anything else here is stale (a ``kill -9``)
     serve.sock   the Unix socket, mode 0600 (owner only)
-    serve.json   the record: pid, vault, socket, start time, HTTP address and token; mode 0600
+    serve.json   the record: pid, vault, socket, start time, HTTP address and token, embedding
+                 model; mode 0600
 
 A socket path longer than the platform allows (about 100 bytes) goes to a private folder
 under the temporary directory instead; ``serve.json`` says where.
@@ -15,7 +16,6 @@ under the temporary directory instead; ``serve.json`` says where.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -48,6 +48,8 @@ def socket_path(root: Path) -> Path:
     preferred = runtime_dir(root) / SOCKET_FILE
     if len(os.fsencode(str(preferred))) <= MAX_SOCKET_PATH:
         return preferred
+    import hashlib  # only for the rare long path: loading OpenSSL is not free on every client's start
+
     digest = hashlib.sha1(os.fsencode(str(runtime_dir(root)))).hexdigest()[:16]
     return private_dir() / f"{digest}.sock"
 

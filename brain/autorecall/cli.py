@@ -1,0 +1,119 @@
+"""``brain recalls``: what the prompt hook showed the agent, and whether it was used.
+
+``brain.cli`` imports this module at start-up: nothing heavy at module level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..cli_support import emit_json, library_errors
+
+
+@click.command()
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many prompts (without --stats).",
+)
+@click.option("--session", help="Only this session (a prefix of the id is enough).")
+@click.option(
+    "--stats", is_flag=True, help="Per day: prompts with and without notes and why, latency, notes then read or edited."
+)
+@click.option(
+    "--days", type=click.IntRange(min=1), default=14, show_default=True, help="With --stats: how many days back."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@library_errors
+def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bool) -> None:
+    """What the prompt hook (`brain hook install --prompt`) added to recent prompts, or why nothing.
+
+    With --stats, per day: how many prompts got notes and how many none (and why), the hook's
+    p50/p95 latency over the prompts that asked the server, and how many of the notes shown the
+    agent then read or edited later in the same session (from `brain turns`: install both hooks).
+
+    \b
+    Examples:
+      brain recalls
+      brain recalls --stats --days 7
+      brain recalls --session 491e126e --json
+    """
+    from ..db import connection
+    from .store import recent_recalls, report
+
+    with connection(read_only=True) as conn:
+        data: Any = report(conn, days=days) if stats else recent_recalls(conn, limit=limit, session=session)
+    if as_json:
+        emit_json(data)
+    elif stats:
+        click.echo(_format_stats(data))
+    elif not data:
+        click.echo("no prompts recorded yet (brain hook install --prompt --vault V, then use Claude Code)")
+    else:
+        click.echo("\n\n".join(_format_recall(row) for row in data))
+
+
+def _one_line(text: str | None, width: int = 100) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _format_recall(row: dict[str, Any]) -> str:
+    when = (row.get("created_at") or "")[:16].replace("T", " ")
+    ms = f"{row['latency_ms']:.0f} ms" if row.get("latency_ms") is not None else "? ms"
+    if row.get("reason"):
+        what = f"nothing: {row['reason']}"
+    else:
+        what = f"{row.get('shown') or 0} notes, {row.get('chars') or 0} chars"
+    lines = [f"{when}  session {str(row.get('session_id') or '?')[:8]}  {what} ({ms})"]
+    lines.append(f"  prompt  {_one_line(row.get('prompt')) or '(empty)'}")
+    notes = row.get("notes")
+    for note in notes if isinstance(notes, list) else []:
+        via = f", via {note['via']}" if note.get("via") else ""
+        lines.append(f"  shown   {note.get('path')}  (cosine {note.get('dense_score', 0):.2f}{via})")
+    if row.get("detail"):
+        lines.append(f"  why     {_one_line(row['detail'])}")
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "-"
+
+
+def _format_stats(data: dict[str, Any]) -> str:
+    total = data["all"]
+    lines = [f"last {data['days']} days: {total['prompts']} prompts reached the prompt hook"]
+    if not total["prompts"]:
+        return lines[0] + " (brain hook install --prompt --vault V, then use Claude Code)"
+    why = ", ".join(f"{reason} {n}" for reason, n in total["reasons"].items())
+    lines.append(f"  with notes {total['with_notes']}, without {total['without_notes']}" + (f" ({why})" if why else ""))
+    lines.append(
+        f"  latency over the {total['asked']} prompts that asked the server: "
+        f"p50 {_ms(total['p50_ms'])} ms, p95 {_ms(total['p95_ms'])} ms"
+    )
+    lines.append(
+        f"  notes shown {total['notes_shown']}: then read {total['notes_read']} "
+        f"({_share(total['notes_read'], total['notes_shown'])}), edited {total['notes_edited']}; "
+        f"prompts whose notes were used {total['prompts_used']} of {total['with_notes']}"
+    )
+    lines += [
+        "",
+        f"{'day':<12}{'prompts':>8}{'notes':>7}{'none':>6}{'p50 ms':>8}{'p95 ms':>8}{'shown':>7}{'read':>6}{'edited':>8}",
+    ]
+    for d in data["per_day"]:
+        lines.append(
+            f"{d['day']:<12}{d['prompts']:>8}{d['with_notes']:>7}{d['without_notes']:>6}{_ms(d['p50_ms']):>8}"
+            f"{_ms(d['p95_ms']):>8}{d['notes_shown'] or 0:>7}{d['notes_read']:>6}{d['notes_edited']:>8}"
+        )
+        if d["reasons"]:
+            lines.append(f"{'':12}none: " + ", ".join(f"{r} {n}" for r, n in d["reasons"].items()))
+    return "\n".join(lines)

@@ -1,0 +1,311 @@
+"""The Claude Code UserPromptSubmit hook: notes from the vault that bear on the prompt, added to it.
+
+Claude Code runs ``brain hook prompt`` on every prompt, with a JSON object on stdin
+(``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` = ``UserPromptSubmit``,
+``prompt``; newer versions also ``permission_mode`` and ``prompt_id``). When notes pass, the hook
+prints one JSON object, ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+"additionalContext": "..."}}``, and Claude Code adds the context to the prompt; otherwise it
+prints nothing.
+
+It asks the vault's running ``brain serve`` (``BRAIN_VAULT``, which ``brain hook install --prompt``
+writes into the command) and never loads a model or indexes: no server, or no answer within
+``BRAIN_PROMPT_BUDGET`` seconds, and the prompt goes on without notes. Like the Stop hook it can
+never block or break a prompt: standard library only, exit code 0 whatever happens, a watchdog
+that ends the process at the budget, errors and the reason for every empty answer in
+``<brain home>/logs/hook.log``. Every prompt that reaches it leaves a row in ``recalls``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..errors import ConfigError
+from ..ledger.hook import log, start_watchdog
+from ..ledger.store import utc_now
+from ..ledger.transcript import clip
+from . import select
+
+MAX_STDIN = 16 * 1024 * 1024
+RESERVE = 0.15  # seconds of the budget kept for the database and the output after asking
+MIN_ASK = 0.05  # less time than this left: not worth asking
+ASK_K = 20  # results asked for: the threshold and the session's dedupe thin them to BRAIN_PROMPT_K
+
+# Reasons for showing nothing, besides select's (recalls.reason).
+NO_VAULT = "no-vault"
+NO_SERVER = "no-server"
+SERVER_UNAVAILABLE = "server-unavailable"
+TIMEOUT = "timeout"
+SERVER_ERROR = "server-error"
+ERROR = "error"
+
+
+def run_prompt_hook() -> int:
+    """The whole ``brain hook prompt`` process: stdin JSON in, at most one JSON object out, exit 0."""
+    started = time.monotonic()
+    try:
+        config.load_dotenv_files()
+    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
+        _log_exception(exc)
+    budget = _setting(config.prompt_budget, config.DEFAULT_PROMPT_BUDGET)
+    printing = threading.Lock()
+    watchdog = start_watchdog(budget, label="prompt: ", hold=printing)
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return 0  # run by hand in a terminal: there is no hook input to wait for
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        payload = parse_payload(raw)
+        if payload is None:
+            log(f"prompt: ignored stdin that is not a UserPromptSubmit payload ({len(raw)} bytes)")
+            return 0
+        recall = recall_for_prompt(payload, started=started, deadline=started + budget)
+        if recall.context:
+            with printing:  # the watchdog waits for a started answer to end whole
+                emit(recall.context)
+        recall.row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        record(recall.row)
+    except BaseException as exc:  # noqa: BLE001 - nothing may reach the prompt
+        _log_exception(exc)
+    finally:
+        watchdog.cancel()
+    return 0
+
+
+def parse_payload(raw: bytes) -> dict[str, Any] | None:
+    """The hook input, or None when it is not a UserPromptSubmit payload with a prompt."""
+    if len(raw) > MAX_STDIN or not raw.strip():
+        return None
+    try:
+        payload = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("prompt"), str):
+        return None
+    if payload.get("hook_event_name") not in (None, "UserPromptSubmit"):
+        return None
+    return payload
+
+
+class Recall:
+    """What to print for a prompt (``context``; "" for nothing) and the recalls ``row`` recording it."""
+
+    __slots__ = ("context", "row")
+
+    def __init__(self, row: dict[str, Any], context: str = ""):
+        self.row = row  # latency_ms is set again once the answer is out
+        self.context = context
+
+
+def recall_for_prompt(
+    payload: dict[str, Any], *, started: float, deadline: float, db_path: Path | None = None
+) -> Recall:
+    """Decide what to add to the prompt in ``payload``: the context and the row that records it."""
+    prompt: str = payload["prompt"]
+    row: dict[str, Any] = {
+        "created_at": utc_now(),
+        "session_id": _text(payload.get("session_id")),
+        "prompt_id": _text(payload.get("prompt_id")),
+        "cwd": _text(payload.get("cwd")),
+        "prompt": clip(prompt, select.QUERY_CHARS),  # masked, then clipped: also the query
+        "prompt_chars": len(prompt),
+        "latency_ms": 0.0,
+    }
+    try:
+        context = _recall(prompt, row, deadline, db_path)
+    except Exception as exc:  # noqa: BLE001 - a bug must cost this prompt its notes, nothing more
+        _log_exception(exc)
+        row.update(reason=ERROR, detail=f"{type(exc).__name__}: {exc}")
+        context = ""
+    if row.get("reason"):
+        log(f"prompt: nothing added ({row['reason']}" + (f": {row['detail']}" if row.get("detail") else "") + ")")
+        context = ""
+    row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+    return Recall(row, context)
+
+
+def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | None) -> str:
+    """Fill ``row``; the context to print, or "" with ``row["reason"]`` set."""
+    reason = select.skip_reason(prompt)
+    if reason:
+        row["reason"] = reason
+        return ""
+    root = _vault()
+    if isinstance(root, str):
+        row.update(reason=NO_VAULT, detail=root)
+        return ""
+    row["vault"] = str(root)
+    from ..server import runtime
+
+    record = runtime.read_record(root)
+    if record is None:
+        row.update(reason=NO_SERVER, detail=f"no brain serve for {root}")
+        return ""
+    model = record.get("model") if isinstance(record.get("model"), str) else config.embed_model_name()
+    min_cosine = _setting(config.prompt_min_cosine, None)
+    row.update(
+        mode=select.MODE, model=model, min_cosine=select.default_min_cosine(model) if min_cosine is None else min_cosine
+    )
+    k = _setting(config.prompt_k, config.DEFAULT_PROMPT_K)
+    budget_chars = _setting(config.prompt_chars, config.DEFAULT_PROMPT_CHARS)
+
+    candidates = _ask(root, row, deadline)
+    if candidates is None:
+        return ""
+    shown = _shown_before(row.get("session_id"), db_path)
+    hashes: dict[str, str | None] = {}
+
+    def current_hash(path: str) -> str | None:
+        if path not in hashes:
+            hashes[path] = file_hash(root / path)
+        return hashes[path]
+
+    def shown_before(c: Any) -> bool:
+        # Shown in this session, and the file is what it was then (or cannot be read now).
+        if c.path not in shown:
+            return False
+        now = current_hash(c.path)
+        return now is None or now == shown[c.path]
+
+    choice = select.choose(candidates, min_cosine=row["min_cosine"], k=k, shown_before=shown_before)
+    row["above"] = choice.above
+    if choice.reason:
+        row["reason"] = choice.reason
+        return ""
+    context, shares = select.render(choice.notes, budget_chars, str(root))
+    if not context:
+        row.update(reason=select.NO_ROOM, detail=f"BRAIN_PROMPT_CHARS={budget_chars} leaves no room for a note")
+        return ""
+    row["notes"] = [
+        {
+            "path": c.path,
+            "title": c.title,
+            "heading": c.heading,
+            "chunk_id": c.chunk_id,
+            "score": round(c.score, 5),
+            "dense_score": round(c.dense_score, 4),
+            "via": c.via.from_title if c.via else None,
+            "chars": share,
+            "hash": current_hash(c.path),
+        }
+        for c, share in zip(choice.notes, shares)
+        if share
+    ]
+    row["shown"] = len(row["notes"])
+    row["chars"] = len(context)
+    return context
+
+
+def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
+    """The server's results for the (masked) prompt in ``row``, or None with the reason set."""
+    from ..recall.types import RecallSettings
+    from ..server import client
+
+    timeout = deadline - time.monotonic() - RESERVE
+    if timeout < MIN_ASK:
+        row.update(reason=TIMEOUT, detail="no time left in the budget to ask the server")
+        return None
+    asked = time.monotonic()
+    try:
+        results = client.ask(root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout)
+    except client.NoServer as exc:
+        late = time.monotonic() - asked >= timeout * 0.9
+        row.update(reason=TIMEOUT if late else SERVER_UNAVAILABLE, detail=str(exc))
+        return None
+    except client.ServerError as exc:
+        row.update(reason=SERVER_ERROR, detail=f"{exc.code}: {exc}")
+        return None
+    finally:
+        row["server_ms"] = round((time.monotonic() - asked) * 1000, 1)
+    candidates = results[0].results if results else []
+    row["results"] = len(candidates)
+    return candidates
+
+
+def emit(context: str) -> None:
+    """Print the one JSON object Claude Code reads as the prompt's additional context."""
+    answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
+    out = sys.stdout
+    if out is None:
+        return
+    out.buffer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8", "replace") + b"\n")
+    out.buffer.flush()
+
+
+def record(row: dict[str, Any], db_path: Path | None = None) -> None:
+    """Write the recall row; a database that cannot be written costs the row, logged."""
+    from ..db import connection
+    from .store import write_recall
+
+    try:
+        with connection(db_path) as conn:
+            write_recall(conn, row)
+    except Exception as exc:  # noqa: BLE001 - BrainDatabaseError, or worse: the prompt goes on
+        log(f"prompt: the recall row was not written ({exc})")
+
+
+def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, str | None]:
+    if not session_id:
+        return {}
+    from ..db import connection
+    from .store import shown_in_session
+
+    try:
+        with connection(db_path) as conn:
+            return shown_in_session(conn, session_id)
+    except Exception as exc:  # noqa: BLE001 - no dedupe this time, said in the log
+        log(f"prompt: cannot read the notes shown earlier in this session ({exc})")
+        return {}
+
+
+def file_hash(path: Path) -> str | None:
+    """SHA-256 of a regular file's bytes (as the index hashes notes), or None when unreadable."""
+    import hashlib  # here: loading OpenSSL is a cost worth paying only when notes are shown
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO: it would block
+            return None
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _vault() -> Path | str:
+    """The vault (``BRAIN_VAULT``), resolved; or why there is none.
+
+    ``vault.resolve_vault``'s checks, without importing ``brain.vault`` (its dataclasses cost
+    milliseconds at start-up, on every prompt).
+    """
+    value = config.vault()
+    if not value:
+        return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
+    return path.resolve()
+
+
+def _setting(getter: Any, default: Any) -> Any:
+    try:
+        return getter()
+    except ConfigError as exc:  # the hook never fails on a setting: say so in its log, use the default
+        log(f"prompt: {exc}; using the default")
+        return default
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _log_exception(exc: BaseException) -> None:
+    import traceback  # only on the error path
+
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    log(f"prompt: error: {exc!r}\n{detail.rstrip()}")

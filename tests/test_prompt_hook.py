@@ -1,0 +1,443 @@
+"""`brain hook prompt`, run as Claude Code runs it: a process, JSON on stdin, at most one JSON out.
+
+Servers run in this process (``served``, the fake embedder) or are fakes on a socket that hang or
+record what they were sent; every one is stopped by its fixture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FakeEmbedder
+from index_helpers import index_into
+from ledger_helpers import brain_command
+from serve_helpers import served
+
+from brain.autorecall import select
+from brain.autorecall.hook import parse_payload
+from brain.server import protocol, runtime
+
+pytestmark = pytest.mark.slow  # subprocesses
+
+SESSION = "5e55104e-0000-4000-8000-000000000001"
+QUESTION = "how should agent memory work"
+HEAVY = ("click", "numpy", "torch", "faiss", "scipy", "mcp", "sentence_transformers", "transformers", "brain.cli")
+
+
+def _payload(prompt: Any = QUESTION, **extra: Any) -> dict[str, Any]:
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": "/home/dev/.claude/projects/p/x.jsonl",
+        "cwd": "/home/dev/project",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    payload.update(extra)
+    return payload
+
+
+def run_prompt_hook(
+    stdin: bytes, vault: Path | None, *, timeout: float = 60, **env_extra: str
+) -> subprocess.CompletedProcess:
+    """``brain hook prompt`` as a process, with this test's brain home (and vault)."""
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=os.environ["BRAIN_HOME"], BRAIN_PROMPT_MIN_COSINE="0.2", BRAIN_PROMPT_BUDGET="5")
+    if vault is not None:
+        env["BRAIN_VAULT"] = str(vault)
+    env.update(env_extra)
+    return subprocess.run(
+        [*cmd, "hook", "prompt"], input=stdin, env=env, capture_output=True, check=False, timeout=timeout
+    )
+
+
+def _context(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    if not proc.stdout:
+        return ""
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def _rows() -> list[dict[str, Any]]:
+    path = Path(os.environ["BRAIN_HOME"]) / "brain.db"
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = [dict(r) for r in conn.execute("SELECT * FROM recalls ORDER BY id")]
+    finally:
+        conn.close()
+    for row in rows:
+        row["notes"] = json.loads(row["notes"])
+    return rows
+
+
+def _log() -> str:
+    path = Path(os.environ["BRAIN_HOME"]) / "logs" / "hook.log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.fixture
+def indexed(toy_vault) -> Path:
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    return toy_vault.resolve()
+
+
+@pytest.fixture
+def server(indexed):
+    with served(indexed, watch=False) as daemon:
+        yield daemon
+
+
+class FakeServer:
+    """A socket where the vault's server should be: it hangs, or answers ``reply`` and keeps what
+    it was sent. ``close`` stops it."""
+
+    def __init__(self, root: Path, *, reply: dict[str, Any] | None = None):
+        self.root, self.reply = root, reply
+        self.received: list[bytes] = []
+        self.held: list[socket.socket] = []
+        directory = runtime.runtime_dir(root)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / "serve.sock"
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(self.path))
+        self.listener.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+        runtime.write_record(
+            root, {"pid": os.getpid(), "vault": str(root), "socket": str(self.path), "model": "fake:64"}
+        )
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.reply is None:
+                self.held.append(conn)  # never answer
+                continue
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            self.received.append(data)
+            conn.sendall(protocol.encode(self.reply))
+            conn.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.held:
+            conn.close()
+        self.thread.join(5)
+
+
+@contextlib.contextmanager
+def fake_server(root: Path, **options: Any) -> Iterator[FakeServer]:
+    fake = FakeServer(root, **options)
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
+# ----- what reaches the prompt ---------------------------------------------------------------------
+
+
+def test_notes_are_added_in_the_exact_shape_claude_code_reads(server, indexed):
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout.count(b"\n") == 1 and proc.stdout.endswith(b"\n")  # one JSON object, one line
+    answer = json.loads(proc.stdout)
+    assert list(answer) == ["hookSpecificOutput"]
+    assert list(answer["hookSpecificOutput"]) == ["hookEventName", "additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(select.HEADER.format(root=indexed))
+    assert len(context) <= 3000 and "## Agent memory\nAI/Agent memory.md" in context
+    (row,) = _rows()
+    assert row["reason"] is None and row["session_id"] == SESSION and row["vault"] == str(indexed)
+    assert row["mode"] == "hybrid+ppr" and row["model"] == "fake:64" and row["min_cosine"] == 0.2
+    assert 1 <= row["shown"] == len(row["notes"]) <= 5 and row["chars"] == len(context)
+    assert [n["path"] for n in row["notes"]] == _note_lines(context)
+    assert all(n["dense_score"] >= 0.2 and n["hash"] and n["chars"] > 0 for n in row["notes"])
+    assert row["server_ms"] > 0 and row["latency_ms"] >= row["server_ms"]
+    assert _log() == ""  # nothing went wrong, nothing to say
+
+
+def _note_lines(context: str) -> list[str]:
+    """The note path of each note shown, from the location line under its title."""
+    lines = [block.split("\n")[1] for block in context.split("\n\n## ")[1:]]
+    return [re.sub(r", via \[\[.*\]\]$", "", line).split(" › ")[0] for line in lines]
+
+
+def test_limits_come_from_the_settings(server, indexed):
+    context = _context(run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_K="2"))
+    assert len(_note_lines(context)) == 2
+    context = _context(
+        run_prompt_hook(json.dumps(_payload(session_id="other")).encode(), indexed, BRAIN_PROMPT_CHARS="800")
+    )
+    assert 0 < len(context) <= 800
+    context = _context(
+        run_prompt_hook(json.dumps(_payload(session_id="third")).encode(), indexed, BRAIN_PROMPT_MIN_COSINE="0.99")
+    )
+    assert context == "" and _rows()[-1]["reason"] == select.BELOW_THRESHOLD
+    # A bad setting costs nothing but the log line: the default is used.
+    context = _context(
+        run_prompt_hook(json.dumps(_payload(session_id="fourth")).encode(), indexed, BRAIN_PROMPT_CHARS="50000")
+    )
+    assert 0 < len(context) <= 3000 and "BRAIN_PROMPT_CHARS must be" in _log()
+
+
+def test_dedupe_across_three_prompts_of_one_session(server, indexed):
+    first = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    assert first
+    # The same question again: nothing already shown comes back, whatever else does.
+    second = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    assert not set(first) & set(second)
+    # A note shown before changes on disk: it is shown again.
+    changed = first[0]
+    path = indexed / changed
+    path.write_text(path.read_text(encoding="utf-8") + "\n\nA new paragraph on agent memory.\n", encoding="utf-8")
+    third = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    assert changed in third and not (set(third) - {changed}) & set(first)
+    # Another session starts afresh.
+    other = _note_lines(_context(run_prompt_hook(json.dumps(_payload(session_id="another")).encode(), indexed)))
+    assert other[: len(first)] == first or set(first) <= set(other)
+    rows = _rows()
+    assert [r["session_id"] for r in rows] == [SESSION] * 3 + ["another"]
+
+
+def test_everything_shown_already_is_a_reason(server, indexed):
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_K="20")
+    assert _context(proc)
+    again = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_K="20")
+    assert _context(again) == ""
+    assert _rows()[-1]["reason"] == select.ALREADY_SHOWN and "already-shown" in _log()
+
+
+# ----- stdin ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",
+        b"\xff\xfe\x00garbage",
+        b'{"session_id": "s"}',  # no prompt
+        b'{"session_id": "s", "prompt": 42}',
+        b'{"session_id": "s", "hook_event_name": "Stop", "prompt": "how should agent memory work"}',
+    ],
+)
+def test_garbage_stdin_exits_zero_and_prints_nothing(server, indexed, stdin):
+    proc = run_prompt_hook(stdin, indexed)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert _rows() == []  # not a prompt: no row
+    assert "ignored stdin that is not a UserPromptSubmit payload" in _log()
+
+
+@pytest.mark.parametrize(
+    "prompt, reason",
+    [
+        ("/compact", select.SLASH_COMMAND),
+        ("/review agent memory design", select.SLASH_COMMAND),
+        ("go on", select.ACKNOWLEDGEMENT),
+        ("Yes, continue.", select.ACKNOWLEDGEMENT),
+        ("ok", select.ACKNOWLEDGEMENT),
+        ("memory", select.TOO_SHORT),
+        ("", select.TOO_SHORT),
+    ],
+)
+def test_prompts_not_worth_a_recall_get_nothing_and_say_why(server, indexed, prompt, reason):
+    queries = server.service.queries
+    proc = run_prompt_hook(json.dumps(_payload(prompt)).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert server.service.queries == queries  # the server was not asked
+    (row,) = _rows()
+    assert row["reason"] == reason and row["server_ms"] is None and row["shown"] == 0
+    assert f"nothing added ({reason})" in _log()
+
+
+def test_a_one_megabyte_prompt(server, indexed):
+    prompt = "how should agent memory work? " + "lorem ipsum dolor sit amet " * 40_000
+    assert len(prompt) > 1_000_000
+    proc = run_prompt_hook(json.dumps(_payload(prompt)).encode(), indexed)
+    assert proc.returncode == 0 and proc.stderr == b""
+    if proc.stdout:
+        json.loads(proc.stdout)
+    (row,) = _rows()
+    assert row["prompt_chars"] == len(prompt) and len(row["prompt"]) <= select.QUERY_CHARS
+    assert row["reason"] in (None, select.BELOW_THRESHOLD) and row["server_ms"] is not None
+
+
+# ----- no server, a slow server, the watchdog ------------------------------------------------------
+
+
+def test_no_server_prints_nothing_and_says_why(indexed):
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows()
+    assert row["reason"] == "no-server" and row["vault"] == str(indexed)
+    assert "nothing added (no-server: no brain serve for" in _log()
+
+
+def test_no_vault_prints_nothing_and_says_why(tmp_path):
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), None)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert _rows()[0]["reason"] == "no-vault"
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), tmp_path / "gone")
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert _rows()[1]["reason"] == "no-vault" and "vault not found" in _rows()[1]["detail"]
+
+
+def test_a_stale_server_record_is_no_server(indexed):
+    runtime.runtime_dir(indexed).mkdir(parents=True, exist_ok=True)
+    runtime.write_record(indexed, {"pid": 999999, "vault": str(indexed), "socket": "/nonexistent/serve.sock"})
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert _rows()[0]["reason"] == "server-unavailable"
+
+
+def test_a_slow_server_costs_the_budget_and_nothing_else(indexed):
+    with fake_server(indexed) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="1.5")
+        assert fake.held  # it was asked, and never answered
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows()
+    # Gave up on the server before the budget ran out, with time left to say so.
+    assert row["reason"] == "timeout" and row["server_ms"] < 1500 and row["latency_ms"] < 1500
+    assert "nothing added (timeout" in _log() and "gave up" not in _log()
+
+
+def test_hung_stdin_is_cut_off_by_the_watchdog(indexed):
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=os.environ["BRAIN_HOME"], BRAIN_VAULT=str(indexed), BRAIN_PROMPT_BUDGET="0.5")
+    proc = subprocess.Popen(
+        [*cmd, "hook", "prompt"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    try:
+        proc.stdin.write(b'{"prompt": ')  # half a payload, and stdin stays open
+        proc.stdin.flush()
+        code = proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert code == 0 and proc.stdout.read() == b"" and proc.stderr.read() == b""
+    proc.stdout.close()
+    proc.stderr.close()
+    assert "prompt: gave up after the 0.5 s budget" in _log()
+
+
+# ----- secrets --------------------------------------------------------------------------------------
+
+SECRETS = (
+    "sk-ant-api03-" + "Zq8xW2vN7pL4kR9tY6uB3mC1dF5gH0jKaS",
+    "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "hunter2-correct-horse",
+)
+
+
+def test_secrets_in_a_prompt_are_never_stored_nor_sent(indexed):
+    prompt = (
+        f"my key is {SECRETS[0]} and the token {SECRETS[1]}; "
+        f"the db password={SECRETS[2]}: how should agent memory work with them?"
+    )
+    reply = protocol.ok({"results": []})
+    with fake_server(indexed, reply=reply) as fake:
+        proc = run_prompt_hook(json.dumps(_payload(prompt)).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b""
+    (row,) = _rows()
+    assert row["reason"] == select.NO_RESULTS and "***" in row["prompt"]
+    (sent,) = fake.received
+    stored = (Path(os.environ["BRAIN_HOME"]) / "brain.db").read_bytes()
+    for secret in SECRETS:
+        assert secret not in row["prompt"] and secret.encode() not in sent
+        assert secret.encode() not in stored and secret not in _log()
+    assert json.loads(sent)["query"] == row["prompt"]  # the server gets the masked text
+
+
+# ----- the process: imports, --help ---------------------------------------------------------------
+
+
+def test_the_prompt_hook_imports_only_the_standard_library(server, indexed):
+    code = (
+        "import sys; sys.argv = ['brain', 'hook', 'prompt']\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
+        f"heavy = {HEAVY!r}\n"
+        "sys.stderr.write(repr(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy)))\n"
+    )
+    _, env = brain_command()
+    env.update(
+        BRAIN_HOME=os.environ["BRAIN_HOME"],
+        BRAIN_VAULT=str(indexed),
+        BRAIN_PROMPT_MIN_COSINE="0.2",
+        PYTHONPATH=str(Path(__file__).resolve().parents[1]),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(_payload()).encode(), env=env, capture_output=True, timeout=60
+    )
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]  # the whole path ran
+    assert proc.stderr == b"[]"
+
+
+def test_help_goes_to_click():
+    cmd, env = brain_command()
+    proc = subprocess.run([*cmd, "hook", "prompt", "--help"], capture_output=True, check=False, env=env, timeout=60)
+    assert proc.returncode == 0 and b"Add the vault's notes relevant to a prompt" in proc.stdout
+
+
+# ----- in process --------------------------------------------------------------------------------------
+
+
+def test_parse_payload():
+    assert parse_payload(json.dumps(_payload()).encode())["prompt"] == QUESTION
+    assert parse_payload(json.dumps({"prompt": "x"}).encode()) == {"prompt": "x"}  # older versions: no event name
+    assert parse_payload(b"   ") is None
+    assert parse_payload(json.dumps(_payload(hook_event_name="PreToolUse")).encode()) is None
+
+
+def test_a_note_that_cannot_be_read_is_not_shown_twice(server, indexed):
+    first = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    (indexed / first[0]).unlink()  # gone from disk, still in the index (the server is not watching)
+    second = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    assert first[0] not in second
+
+
+def test_the_watchdog_lets_an_answer_being_printed_end_whole(tmp_path):
+    # The budget runs out while the answer is half written: the process ends after the whole of it.
+    code = (
+        "import sys, threading, time\n"
+        "from brain.ledger.hook import start_watchdog\n"
+        "printing = threading.Lock()\n"
+        "printing.acquire()\n"
+        "start_watchdog(0.2, label='test: ', hold=printing)\n"
+        "sys.stdout.write('{\"half\": '); sys.stdout.flush()\n"
+        "time.sleep(0.6)\n"
+        "sys.stdout.write('\"whole\"}'); sys.stdout.flush()\n"
+        "printing.release()\n"
+        "time.sleep(30)\n"
+        "sys.stdout.write('never')\n"
+    )
+    env = dict(os.environ, BRAIN_HOME=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == b'{"half": "whole"}'
+    assert "test: gave up after the 0.2 s budget" in (tmp_path / "logs" / "hook.log").read_text()

