@@ -35,9 +35,17 @@ class Chunk:
         return " > ".join(self.heading_path)
 
 
-def embedding_text(title: str, chunk: Chunk) -> str:
-    """What the embedder sees: the note title and heading path give the chunk its context."""
+def embedding_text(title: str, chunk: Chunk, path: str | None = None) -> str:
+    """What the embedder sees: the note title and heading path give the chunk its context.
+
+    With ``path`` (the note's vault-relative path; ``BRAIN_CHUNKING=…+path``) its folders come
+    first: "Project Management > PM Software > Testing PM Software > Trello" says what a
+    three-line note is.
+    """
     head = title if not chunk.heading_path else f"{title} > {chunk.heading}"
+    folders = path.split("/")[:-1] if path else []
+    if folders:
+        head = " > ".join(folders) + " > " + head
     return f"{head}\n\n{chunk.text}"
 
 
@@ -287,3 +295,60 @@ def chunk_body(
         if current:
             chunks.append(Chunk(len(chunks), section.heading_path, "\n\n".join(current)))
     return chunks
+
+
+# ----- strategies (BRAIN_CHUNKING) ----------------------------------------------------------
+
+WINDOW_CHARS = 1200
+WINDOW_OVERLAP = 200
+STRATEGIES = ("heading", "short", "note", "windows")
+# "short": heading-aware, cut to what a 256-token model (all-MiniLM-L6-v2) reads whole: a
+# section up to MAX_CHARS (1600) stays one chunk, but such a model sees only its first ~1000
+# characters, so a long section's tail was invisible to the dense lane.
+SHORT_TARGET, SHORT_OVERLAP, SHORT_MAX = 700, 110, 1000
+DEFAULT_STRATEGY = "heading"
+PATH_SUFFIX = "+path"  # e.g. BRAIN_CHUNKING=heading+path: the note's folders in front of every chunk
+
+
+def parse_strategy(value: str) -> tuple[str, bool] | None:
+    """("heading", True) for "heading+path"; None when the value is not a strategy."""
+    base, plus, rest = value.partition("+")
+    if base not in STRATEGIES or (plus and rest != PATH_SUFFIX[1:]):
+        return None
+    return base, bool(plus)
+
+
+def chunk_windows(body: str, size: int = WINDOW_CHARS, overlap: int = WINDOW_OVERLAP) -> list[Chunk]:
+    """Plain overlapping character windows, blind to headings (each cut moved back to a space)."""
+    text = body.strip()
+    if not text:
+        return []
+    chunks: list[Chunk] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            cut = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
+            end = cut if cut > start else end
+        chunks.append(Chunk(len(chunks), (), text[start:end].strip()))
+        if end >= len(text):
+            break
+        next_start = max(end - overlap, start + 1)
+        space = text.find(" ", next_start, end)
+        start = space + 1 if 0 <= space < end - overlap // 2 else next_start
+    return [c for c in chunks if c.text]
+
+
+def chunk_note(body: str, strategy: str = DEFAULT_STRATEGY) -> list[Chunk]:
+    """Chunks by strategy (without "+path"): ``heading`` (heading-aware, the default), ``short``
+    (heading-aware, at most SHORT_MAX characters), ``note`` (a note that fits in MAX_CHARS is
+    one chunk, headings and all; longer notes heading-aware) or ``windows`` (plain overlapping
+    windows, the pilot's recipe)."""
+    if strategy == "windows":
+        return chunk_windows(body)
+    if strategy == "short":
+        return chunk_body(body, SHORT_TARGET, SHORT_OVERLAP, SHORT_MAX)
+    if strategy == "note" and len(body.strip()) <= MAX_CHARS:
+        text = body.strip()
+        return [Chunk(0, (), text)] if text else []
+    return chunk_body(body)

@@ -209,6 +209,26 @@ def fts_tokenizer() -> str:
     return value
 
 
+def chunking() -> str:
+    """How notes are cut into chunks (``BRAIN_CHUNKING``): heading, short, note or windows, each
+    optionally ``+path`` (brain/chunking.py says what each does). Recorded in the index."""
+    from .chunking import PATH_SUFFIX, STRATEGIES, parse_strategy
+
+    value = (env("BRAIN_CHUNKING") or STRATEGIES[0]).strip().lower()
+    if parse_strategy(value) is None:
+        raise ConfigError(
+            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {value!r}"
+        )
+    return value
+
+
+def link_fences() -> frozenset[str]:
+    """Code-fence languages whose ``[[links]]`` count (``BRAIN_LINK_FENCES``, comma-separated;
+    e.g. ``statblock``, which the Fantasy Statblocks plugin renders, links and all). None by default."""
+    value = env("BRAIN_LINK_FENCES") or ""
+    return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
+
+
 def ab_source() -> str:
     """The source label of ``brain ask --ab`` rows (``BRAIN_AB_SOURCE``)."""
     return env("BRAIN_AB_SOURCE") or DEFAULT_AB_SOURCE

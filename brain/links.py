@@ -39,15 +39,28 @@ class Link:
     line: int  # 1-based line of the link in the body
 
 
-def mask_code(text: str) -> str:
-    """Blank out fenced code blocks and inline code, keeping line structure and offsets."""
+def fence_language(line: str) -> str:
+    """The language of a fence's opening line ("```statblock" → "statblock"), lowercased; "" if none."""
+    match = _FENCE.match(line)
+    info = line[match.end() :].strip() if match else ""
+    return info.split()[0].lower().strip("{}.") if info else ""
+
+
+def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """Blank out fenced code blocks and inline code, keeping line structure and offsets.
+
+    The body of a fence whose language is in ``keep`` is left as it is: some plugins render
+    their blocks, links and all (Fantasy Statblocks renders ```statblock YAML).
+    """
     out: list[str] = []
     fence: str | None = None
+    kept = False
     for line in text.split("\n"):
         match = _FENCE.match(line)
         if fence is None:
             if match:
                 fence = match.group(1)[0] * len(match.group(1))
+                kept = bool(keep) and fence_language(line) in keep
                 out.append(" " * len(line))
                 continue
             out.append(_INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line))
@@ -55,13 +68,15 @@ def mask_code(text: str) -> str:
             # A fence closes on a line of at least as many of the same character.
             if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
                 fence = None
-            out.append(" " * len(line))
+                out.append(" " * len(line))
+                continue
+            out.append(line if kept else " " * len(line))
     return "\n".join(out)
 
 
-def extract_links(body: str) -> list[Link]:
-    """All note links in a body, in order, outside code."""
-    masked = mask_code(body)
+def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]:
+    """All note links in a body, in order, outside code (but inside fences of the ``fences`` languages)."""
+    masked = mask_code(body, fences)
     links: list[tuple[int, Link]] = []
     line_starts = _line_starts(masked)
     for match in _WIKILINK.finditer(masked):

@@ -326,8 +326,9 @@ def world_time(frontmatter: dict[str, Any]) -> WorldTime:
     return WorldTime(first(WORLD_DATE_FIELDS), first(VALID_FROM_FIELDS), first(VALID_TO_FIELDS), status_text)
 
 
-def parse_note(path: str, data: bytes, mtime: float) -> Note:
-    """Parse one note's bytes. ``path`` is vault-relative, posix."""
+def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str] = frozenset()) -> Note:
+    """Parse one note's bytes. ``path`` is vault-relative, posix; links inside fenced code count
+    only in fences of the ``link_fences`` languages (``BRAIN_LINK_FENCES``)."""
     text, warnings = decode(data)
     meta, body, fm_warnings = split_frontmatter(text)
     warnings += fm_warnings
@@ -346,7 +347,7 @@ def parse_note(path: str, data: bytes, mtime: float) -> Note:
         date=date,
         body=body,
         frontmatter=_stored_copy(_jsonable(meta), warnings),
-        links=extract_links(body),
+        links=extract_links(body, link_fences),
         content_hash=content_hash(data),
         warnings=warnings,
     )

@@ -374,3 +374,43 @@ def test_eval_errors_are_one_clear_line(eval_vault, tmp_path):
     assert "Traceback" not in result.output
     k_low = _invoke(queries, "--vault", vault, "-k", "5")
     assert k_low.exit_code != 0
+
+
+# ----- brain eval --explain -----------------------------------------------------------------
+
+
+def test_explain_shows_each_lane_for_labelled_notes_and_the_top_10(eval_vault):
+    vault, queries = eval_vault
+    result = _invoke(queries, "--vault", vault, "--explain", "t2", "--json")
+    assert result.exit_code == 0, result.output
+    [ex] = json.loads(result.stdout)
+    assert ex["id"] == "t2" and ex["mode"] == "hybrid+ppr"  # the default mode unless --modes is given
+    assert ex["lanes"] == ["dense", "lexical", "names", "anchor_dense", "anchor_lex", "ppr"]
+    relevant, partial = ex["labelled"]
+    assert relevant["path"] == "Coast/Lighthouse.md" and relevant["label"] == "relevant"
+    assert relevant["fused_rank"] == 1 and relevant["lanes"]["dense"]["rank"] == 1
+    assert relevant["lanes"]["lexical"]["rank"] == 1
+    assert partial["path"] == "Work/Taxes.md" and partial["label"] == "partial"
+    assert partial["lanes"]["lexical"] is None  # no query word in it: BM25 never saw it
+    assert len(ex["top"]) == 10 and ex["top"][0]["path"] == "Coast/Lighthouse.md"
+    assert ex["metrics"]["ndcg@10"] == 1.0
+
+
+def test_explain_text_for_a_miss_and_several_modes(eval_vault):
+    vault, queries = eval_vault
+    result = _invoke(queries, "--vault", vault, "--explain", "t1", "--modes", "vector,hybrid")
+    assert result.exit_code == 0, result.output
+    blocks = result.stdout.split("\n\n\n")
+    assert len(blocks) == 2
+    assert blocks[0].startswith("t1 (theme): river boat fishing\nmode vector; recall@10 0.00")
+    assert "mode hybrid;" in blocks[1]
+    miss = next(line for line in blocks[1].splitlines() if "Work/Taxes.md" in line)
+    assert miss.split()[0] == "R" and int(miss.split()[2]) > 10  # fused rank shown beyond the top 10
+    assert "Fishing/Fishing" in blocks[1].split("fused top 10")[1]
+
+
+def test_explain_an_unknown_id_is_one_clear_line(eval_vault):
+    vault, queries = eval_vault
+    result = _invoke(queries, "--vault", vault, "--explain", "nope")
+    assert result.exit_code != 0
+    assert "no query with id 'nope' in the query file" in result.output

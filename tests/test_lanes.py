@@ -280,3 +280,22 @@ def test_new_modes_parse_and_run_from_the_cli(rare_vault):
     assert (row["mode_a"], row["mode_b"]) == ("vector", "hybrid") and "Incident.md" in row["top_b"]
     bad = CliRunner().invoke(cli, ["ask", "--vault", str(rare_vault), "--ab", "--ab-modes", "vector", "x"])
     assert bad.exit_code != 0 and "exactly two modes" in bad.output
+
+
+def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp_path):
+    root = tmp_path / "plans"
+    write(
+        root, "Old plan.md", '---\nsuperseded_by: "[[New plan]]"\n---\nKettle anchor ribbon release on copper rails.\n'
+    )
+    write(root, "New plan.md", "---\ndate: 2024-05-01\n---\nKettle lantern meadow garden, orchard pepper.\n")
+    for i in range(70):  # closer to the query than the successor: it is in no lane's top 5
+        write(root, f"Other {i}.md", f"Kettle anchor ribbon release copper {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    result = recaller.ask("kettle anchor ribbon release copper rails", "hybrid+ppr", RecallSettings(k=5, depth=5))
+    by_path = {c.path: c for c in result.results}
+    assert [c.path for c in result.results[:2]] == ["New plan.md", "Old plan.md"]
+    # The successor was in no lane; it ties its predecessor instead of showing its cosine.
+    assert by_path["New plan.md"].sources == ["successor"]
+    assert by_path["New plan.md"].score == by_path["Old plan.md"].score
+    assert all(c.score <= by_path["Old plan.md"].score for c in result.results)

@@ -72,7 +72,10 @@ def test_a_pool_builds_the_same_index_as_one_process(tmp_path, monkeypatch):
 
 def test_results_come_back_in_order_with_the_items_that_need_no_parse(monkeypatch):
     monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
-    items = [(i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0) if i % 3 else None) for i in range(20)]
+    items = [
+        (i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0, frozenset(), "heading") if i % 3 else None)
+        for i in range(20)
+    ]
     with Parser[int](expected=20, workers=0) as inline:
         want = [(k, p[0].title if p else None) for k, p in inline.parsed(items)]
     monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
@@ -101,8 +104,33 @@ def test_a_worker_that_fails_costs_only_its_batch_which_is_parsed_here(monkeypat
     monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
     monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
     monkeypatch.setattr(parsing, "WORKER", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(3)"])
-    items = [(i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0)) for i in range(9)]
+    items = [(i, (f"n{i}.md", f"# N{i}\n\ntext {i}".encode(), 0.0, frozenset(), "heading")) for i in range(9)]
     with Parser[int](expected=9, workers=2) as parser:
         got = [(k, p[0].title if p else None) for k, p in parser.parsed(items)]
     assert got == [(i, f"n{i}") for i in range(9)]
     assert any("parse worker failed" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.slow  # worker processes
+def test_the_pool_parses_with_the_runs_chunking_and_link_fences(tmp_path, monkeypatch):
+    """Workers are other processes: the run's BRAIN_CHUNKING and BRAIN_LINK_FENCES travel with
+    each note, so the pool cuts and links exactly as the main process does."""
+    vault = tmp_path / "vault"
+    for i in range(12):
+        sections = "".join(f"\n\n## Part {p}\n\n" + f"words of part {p} " * 60 for p in range(4))
+        fence = f"\n\n```statblock\nname: Beast {i}\nsee: [[Note {(i + 1) % 12}]]\n```\n"
+        write(vault, f"Note {i}.md", f"# Note {i}{sections}{fence}")
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 4)
+    monkeypatch.setenv("BRAIN_CHUNKING", "short")
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "statblock")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    _, one_dir = index_into(tmp_path / "one", vault)
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "2")
+    pool, pool_dir = index_into(tmp_path / "pool", vault)
+    assert _dump(one_dir) == _dump(pool_dir)
+    assert pool.links["resolved"] == 12  # the links inside the statblock fences count
+    monkeypatch.delenv("BRAIN_CHUNKING")
+    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    plain, _ = index_into(tmp_path / "plain", vault)
+    assert plain.links["resolved"] == 0 and plain.chunks < pool.chunks  # the settings made a difference

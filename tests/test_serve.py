@@ -347,6 +347,11 @@ def _top(daemon: Daemon, query: str) -> dict:
     return results[0].results[0].__dict__ if results[0].results else {}
 
 
+def _hits(daemon: Daemon, query: str) -> list[dict]:
+    results = client.ask(daemon.root, query, ["hybrid+ppr"], RecallSettings(k=3), update=True, timeout=30)
+    return [c.__dict__ for c in results[0].results]
+
+
 def test_the_watcher_follows_saves_renames_and_deletes(toy_vault):
     _index(toy_vault)
     with served(toy_vault) as daemon:
@@ -356,15 +361,17 @@ def test_the_watcher_follows_saves_renames_and_deletes(toy_vault):
         tmp.write_text("# Agent memory\n\nThe zanzibar protocol replaces all episodic memory.\n", encoding="utf-8")
         os.replace(tmp, target)
         settled(daemon)
-        top = _top(daemon, "zanzibar")
-        assert top["path"] == "AI/Agent memory.md" and "zanzibar" in top["text"]
+        # In the top 3, not first: the fake embedder's dense lane ranks by hashed words, and its
+        # sure first note outvotes BM25's only hit under today's lane weights.
+        hits = {hit["path"]: hit["text"] for hit in _hits(daemon, "zanzibar")}
+        assert "zanzibar" in hits.get("AI/Agent memory.md", "")
 
         # a vim-style save: the note moved away, a new file written, the backup removed
         os.replace(target, toy_vault / "AI" / "Agent memory.md~")
         target.write_text("# Agent memory\n\nThe quagga ledger holds the episodic memory now.\n", encoding="utf-8")
         (toy_vault / "AI" / "Agent memory.md~").unlink()
         settled(daemon)
-        assert "quagga" in _top(daemon, "quagga")["text"]
+        assert "quagga" in {hit["path"]: hit["text"] for hit in _hits(daemon, "quagga")}.get("AI/Agent memory.md", "")
 
         os.rename(toy_vault / "Cooking" / "Knife skills.md", toy_vault / "Cooking" / "Blade craft.md")
         settled(daemon)

@@ -10,7 +10,8 @@ Steps:
    this set's extras: ``via`` is a vault-relative path, and no path is both relevant and
    partial.
 2. Paths: every relevant, partial and via path must be a file in the vault. The default vault
-   is ../shared/bench/vaults/13th-age-srd, relative to the repo root. If the vault is missing,
+   is named after the query file: ``NAME.queries.jsonl`` is checked against
+   ../shared/bench/vaults/NAME, relative to the repo root. If the vault is missing,
    the script says so and skips steps 2-4 without failing.
 3. Bridges: for each bridge query, some note must link to or embed a relevant note, or be
    linked from one. If the query has a ``via`` field (the note the wording comes from), the
@@ -40,7 +41,13 @@ from urllib.parse import unquote
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 DEFAULT_QUERIES = HERE / "13th-age-srd.queries.jsonl"
-DEFAULT_VAULT = REPO_ROOT.parent / "shared" / "bench" / "vaults" / "13th-age-srd"
+VAULTS = REPO_ROOT.parent / "shared" / "bench" / "vaults"
+
+
+def default_vault(queries: Path) -> Path:
+    """``NAME.queries.jsonl`` is labelled over ``../shared/bench/vaults/NAME``."""
+    return VAULTS / queries.name.removesuffix(".jsonl").removesuffix(".queries")
+
 
 TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 
@@ -290,7 +297,7 @@ def _share(rows: list[tuple[bool, bool]], i: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("queries", nargs="?", default=str(DEFAULT_QUERIES), help="query file (JSON Lines)")
-    ap.add_argument("--vault", default=str(DEFAULT_VAULT), help="vault root (default: %(default)s)")
+    ap.add_argument("--vault", help="vault root (default: ../shared/bench/vaults/NAME for NAME.queries.jsonl)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each bridge link and each query's top-1 note")
     args = ap.parse_args(argv)
 
@@ -308,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     if absent:
         print("  no queries of type: " + ", ".join(absent))
 
-    vault_root = Path(args.vault).expanduser()
+    vault_root = Path(args.vault).expanduser() if args.vault else default_vault(qpath)
     if not vault_root.is_dir():
         print(f"vault not found at {vault_root}; skipping path, bridge and baseline checks")
         return 0

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..cli_options import recall_settings, recall_settings_options, vault_option
 from ..cli_support import emit_json, library_errors, setup_logging
+
+if TYPE_CHECKING:
+    from ..recall.types import RecallSettings
+    from .queries import EvalQuery
 
 # brain.cli imports this module at start-up: nothing heavy is imported at module level here.
 
@@ -33,6 +38,14 @@ from ..cli_support import emit_json, library_errors, setup_logging
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: queries, notes, modes.")
 @click.option("--markdown", is_flag=True, help="Print the tables as markdown (for a README).")
 @click.option(
+    "--explain",
+    "explain_ids",
+    metavar="ID",
+    multiple=True,
+    help="Explain these queries instead of scoring them: each lane's rank and score for every labelled note "
+    "and for the fused top 10 (modes: --modes if given, else the default mode). Repeatable.",
+)
+@click.option(
     "--ab-log",
     "ab_source",
     metavar="SOURCE",
@@ -47,6 +60,7 @@ def eval_command(
     k: int,
     as_json: bool,
     markdown: bool,
+    explain_ids: tuple[str, ...],
     ab_source: str | None,
     depth: int,
     seeds: int,
@@ -65,6 +79,7 @@ def eval_command(
     Examples:
       brain eval bench/minivault/queries.jsonl --vault bench/minivault/vault
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
+      brain eval q.jsonl --vault ~/notes --explain q017
     """
     from ..vault import resolve_vault
     from .queries import load_queries
@@ -75,6 +90,10 @@ def eval_command(
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
     settings = recall_settings(k, depth, seeds, max_new, pool)
+    if explain_ids:
+        explicit = click.get_current_context().get_parameter_source("modes") != click.core.ParameterSource.DEFAULT
+        _explain(loaded, root, explain_ids, mode_list if explicit else None, settings, as_json)
+        return
     bar = _bar(len(loaded) * len(mode_list))
     try:
         report = run_eval(
@@ -91,6 +110,34 @@ def eval_command(
         emit_json(report.as_json())
     else:
         click.echo(format_table(report, markdown=markdown))
+
+
+def _explain(
+    loaded: list[EvalQuery],
+    root: Path,
+    ids: tuple[str, ...],
+    modes: list[str] | None,
+    settings: RecallSettings,
+    as_json: bool,
+) -> None:
+    from ..errors import ConfigError
+    from ..recall.opening import open_recaller
+    from ..recall.types import DEFAULT_MODE
+    from .explain import explain, format_explanation
+
+    by_id = {q.id: q for q in loaded}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise ConfigError(f"no query with id {', '.join(map(repr, unknown))} in the query file")
+    recaller = open_recaller(root, build=True, progress=True)
+    try:
+        out = [explain(recaller, by_id[i], mode, settings) for i in ids for mode in (modes or [DEFAULT_MODE])]
+    finally:
+        recaller.close()
+    if as_json:
+        emit_json([e.as_dict() for e in out])
+    else:
+        click.echo("\n\n\n".join(format_explanation(e) for e in out))
 
 
 def _bar(total: int) -> Any:  # a tqdm bar, or None

@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import config
-from ..chunking import Chunk, embedding_text
+from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexMismatchError
-from ..notes import Note
-from ..vault import IGNORE_FILE, VaultFile, resolve_vault
+from ..notes import Note, parse_note
+from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault
 from . import changes, vectors
 from .history import Recorder
 from .linking import resolve_links
-from .parsing import Parser
+from .parsing import Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
 from .store import IndexStore, index_errors
@@ -96,7 +96,7 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
 
 
 def check_model(store: IndexStore, model_name: str) -> None:
-    """Refuse an index built with another embedding model, or another lexical tokenizer."""
+    """Refuse an index built with another embedding model, lexical tokenizer or chunking."""
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
         raise IndexMismatchError(
@@ -110,6 +110,14 @@ def check_model(store: IndexStore, model_name: str) -> None:
             f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
             f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
             f"BRAIN_FTS_TOKENIZER={built}"
+        )
+    chunking = config.chunking()
+    chunked = store.get_meta("chunking") or ("heading" if store.get_meta("model") else None)  # before it was recorded
+    if chunked and chunked != chunking:
+        raise IndexMismatchError(
+            f"this vault's index was chunked with BRAIN_CHUNKING={chunked}, not {chunking}; notes cut two ways "
+            f"would rank unevenly. Run `brain index --rebuild` to re-chunk and re-embed everything, or set "
+            f"BRAIN_CHUNKING={chunked}"
         )
 
 
@@ -220,18 +228,22 @@ class _Run:
         self.added_ids: list[int] = []
         self.removed_ids: list[int] = []
         self.history = Recorder(store, config.keep_versions())
+        self.chunking = config.chunking()
+        self.chunk_strategy, self.chunk_path = parse_strategy(self.chunking) or ("heading", False)
+        self.link_fences = config.link_fences()
 
     def run(self) -> None:
         plan = changes.plan(self.root, self.store)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
+        self._relink_if_fences_changed(plan.unchanged)
         batch: list[_Pending] = []
         batch_chunks = 0
         bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
         try:
             with Parser[changes.Change](len(plan.candidates)) as parser:
-                work = ((change, _to_parse(change)) for change in changes.read(plan, self.store))
+                work = ((change, self._to_parse(change)) for change in changes.read(plan, self.store))
                 for change, parsed in parser.parsed(work):
                     if change.kind == changes.SKIPPED:
                         assert change.skip is not None
@@ -289,6 +301,39 @@ class _Run:
             resolve_links(self.store)
         self._finish_carried_history()
         vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+
+    def _to_parse(self, change: changes.Change) -> Work | None:
+        """What the parser needs for a change that must be parsed (new, changed, renamed)."""
+        if change.kind in (changes.TOUCHED, changes.SKIPPED) or change.data is None:
+            return None
+        return change.file.path, change.data, change.file.mtime_ns / 1e9, self.link_fences, self.chunk_strategy
+
+    def _relink_if_fences_changed(self, unchanged: list[VaultFile]) -> None:
+        """BRAIN_LINK_FENCES changed since the last run: read every unchanged note's links again.
+
+        Only links depend on it (chunks keep fenced code whole either way), so nothing is
+        re-embedded; the link history records the change as any edit's would. Changed notes
+        are parsed by the run anyway.
+        """
+        key = ",".join(sorted(self.link_fences))
+        if (self.store.get_meta("link_fences") or "") == key:
+            return
+        ids = {path: row.id for path, row in self.store.note_rows().items()}
+        limit = config.max_note_bytes()
+        for start in range(0, len(unchanged), CHUNKS_PER_BATCH):
+            with self.store.transaction():
+                now = time.time()
+                for file in unchanged[start : start + CHUNKS_PER_BATCH]:
+                    note_id = ids.get(file.path)
+                    data, _ = read_note_bytes(file, limit) if note_id is not None else (None, None)
+                    if note_id is None or data is None:
+                        continue
+                    note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
+                    prior = self.history.before_write(note_id, note)
+                    self.store.replace_links(note_id, note.links)
+                    self.history.after_write(note_id, note, file.size, data, prior, now)
+        with self.store.transaction():
+            self.store.set_meta("link_fences", key)
 
     def _finish_carried_history(self) -> None:
         """A rebuild that carried the old index's history: close what the vault no longer holds
@@ -355,7 +400,11 @@ class _Run:
         """Embed a batch of notes and commit them, with their vectors and their history, in one
         transaction."""
         embedder = self._ensure_embedder()
-        texts = [embedding_text(note.title, chunk) for note, _, _, chunks, _ in batch for chunk in chunks]
+        texts = [
+            embedding_text(note.title, chunk, note.path if self.chunk_path else None)
+            for note, _, _, chunks, _ in batch
+            for chunk in chunks
+        ]
         matrix = embedder.embed_documents(texts)
         self.report.embedded += len(texts)
         offset = 0
@@ -369,6 +418,8 @@ class _Run:
                 getattr(embedder, "backend", backend_name(self.model_name)),
                 getattr(embedder, "backend_version", ""),
             )
+            if self.store.get_meta("chunking") is None:
+                self.store.set_meta("chunking", self.chunking)
             for note, file, note_id, chunks, data in batch:
                 prior = self.history.before_write(note_id, note)
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
@@ -382,13 +433,6 @@ class _Run:
                 self.store.replace_links(note_id, note.links)
                 if self.history.after_write(note_id, note, file.size, data, prior, now) == "restored":
                     self.report.restored += 1
-
-
-def _to_parse(change: changes.Change) -> tuple[str, bytes, float] | None:
-    """What the parser needs for a change that must be parsed (new, changed, renamed)."""
-    if change.kind in (changes.TOUCHED, changes.SKIPPED) or change.data is None:
-        return None
-    return change.file.path, change.data, change.file.mtime_ns / 1e9
 
 
 class _Bar(Protocol):

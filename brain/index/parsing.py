@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Generic, TypeVar
 
 from .. import config
-from ..chunking import Chunk, chunk_body
+from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
 from ..notes import Note, parse_note
 
 log = logging.getLogger("brain")
@@ -39,14 +39,17 @@ TASKS_AHEAD = 4  # per worker: bounds the notes (their bytes) in flight
 
 WORKER = [sys.executable, "-m", "brain.index.parsing"]  # a worker process's command line
 K = TypeVar("K")
-Work = tuple[str, bytes, float]  # (vault-relative path, bytes, mtime in seconds)
+# (vault-relative path, bytes, mtime in seconds, BRAIN_LINK_FENCES, chunking strategy)
+Work = tuple[str, bytes, float, frozenset[str], str]
 Parsed = tuple[Note, list[Chunk]]
 
 
-def parse_and_chunk(path: str, data: bytes, mtime: float) -> Parsed:
+def parse_and_chunk(
+    path: str, data: bytes, mtime: float, link_fences: frozenset[str] = frozenset(), strategy: str = DEFAULT_STRATEGY
+) -> Parsed:
     """One note's parse and chunks (its title alone when it has no body: still findable)."""
-    note = parse_note(path, data, mtime)
-    return note, chunk_body(note.body) or [Chunk(0, (), note.title)]
+    note = parse_note(path, data, mtime, link_fences)
+    return note, chunk_note(note.body, strategy) or [Chunk(0, (), note.title)]
 
 
 def _parse_many(items: list[Work]) -> list[Parsed]:
@@ -190,7 +193,7 @@ def _receive(stream: IO[bytes]) -> object:
 
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """A worker: batches of (path, bytes, mtime) in, their parses out, until the input ends."""
+    """A worker: batches of ``Work`` in, their parses out, until the input ends."""
     while True:
         try:
             items = _receive(stdin)

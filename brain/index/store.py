@@ -612,6 +612,14 @@ class IndexStore:
         rows = self.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id")
         return [(r[0], r[1]) for r in rows]
 
+    def note_names(self) -> list[tuple[int, str, str]]:
+        """(id, path, title) of every note, by id: what the names lane matches queries against."""
+        return [(r[0], r[1], r[2]) for r in self.conn.execute("SELECT id, path, title FROM notes ORDER BY id")]
+
+    def alias_rows(self) -> list[tuple[int, str]]:
+        """(note id, alias) for every alias of every note, by note id."""
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT note_id, alias FROM aliases ORDER BY note_id, rowid")]
+
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """note id → (path, title)."""
         out: dict[int, tuple[str, str]] = {}
@@ -758,6 +766,43 @@ class IndexStore:
                 )
             )
         return out + back
+
+    def written_link_targets(self, note_ids: Sequence[int]) -> dict[tuple[int, str], int]:
+        """(note id, target as written) → the other note it resolves to, for these notes' links."""
+        out: dict[tuple[int, str], int] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                "SELECT source_id, target, target_id FROM links WHERE target_id IS NOT NULL"
+                f" AND target_id != source_id AND source_id IN ({_marks(part)})",
+                part,
+            )
+            out.update(((r[0], r[1]), r[2]) for r in rows)
+        return out
+
+    def written_link_targets_at(self, moment: float, note_ids: Sequence[int]) -> dict[tuple[int, str], int]:
+        """``written_link_targets`` as the link history recorded it at ``moment``."""
+        out: dict[tuple[int, str], int] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                "SELECT source_id, target, target_id FROM link_history WHERE status = 'resolved'"
+                " AND target_id IS NOT NULL AND target_id != source_id AND recorded_from <= ?"
+                f" AND (recorded_to IS NULL OR recorded_to > ?) AND source_id IN ({_marks(part)}) ORDER BY id",
+                (moment, moment, *part),
+            )
+            out.update(((r[0], r[1]), r[2]) for r in rows)
+        return out
+
+    def out_degrees(self, note_ids: Sequence[int]) -> dict[int, int]:
+        """How many other notes each of these notes links to (notes with no such link left out)."""
+        out: dict[int, int] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                "SELECT source_id, count(DISTINCT target_id) FROM links WHERE target_id IS NOT NULL"
+                f" AND target_id != source_id AND source_id IN ({_marks(part)}) GROUP BY source_id",
+                part,
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out
 
     def linkers(self, note_id: int) -> list[int]:
         """Ids of the other notes that link to ``note_id``."""

@@ -15,26 +15,52 @@ if TYPE_CHECKING:
 
 
 def dense_search(
-    store: IndexStore, vectors: VectorIndex, query_vector: np.ndarray, depth: int = DEFAULT_DEPTH
+    store: IndexStore,
+    vectors: VectorIndex,
+    query_vector: np.ndarray,
+    depth: int = DEFAULT_DEPTH,
+    decay: float = 0.0,
 ) -> list[Candidate]:
-    """The top ``depth`` distinct notes by their best chunk's similarity, best first."""
+    """The top ``depth`` distinct notes by their best chunk's similarity, best first.
+
+    With ``decay`` > 0 a note scores its best chunk plus decay × its second, decay² × its
+    third, ... (of the chunks this search reached): a note that answers across several
+    passages rises. Its shown chunk and ``dense_score`` stay the best one's.
+    """
     if vectors.size == 0 or depth <= 0:
         return []
     k = min(vectors.size, depth * 4)
     while True:
         ids, scores = vectors.search(query_vector, k)
         best: dict[int, tuple[int, float]] = {}  # note id -> (chunk id, score)
+        more: dict[int, list[float]] = {}  # note id -> its other chunks' scores, best first
         note_of = store.chunk_note_ids([int(i) for i in ids])
         for chunk_id, score in zip(ids.tolist(), scores.tolist()):
             note_id = note_of.get(chunk_id)
-            if note_id is not None and note_id not in best:
+            if note_id is None:
+                continue
+            if note_id not in best:
                 best[note_id] = (chunk_id, score)
+            elif decay > 0:
+                more.setdefault(note_id, []).append(score)
         # Notes with many chunks can crowd the list: search deeper until enough notes.
         if len(best) >= depth or k >= vectors.size:
             break
         k = min(vectors.size, k * 4)
-    top = sorted(best.items(), key=lambda item: -item[1][1])[:depth]
-    return candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
+    total = {n: score + decayed(more.get(n, []), decay) for n, (_, score) in best.items()}
+    top = sorted(best.items(), key=lambda item: -total[item[0]])[:depth]
+    out = candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
+    if decay > 0:
+        for c in out:
+            c.score = total[c.note_id]
+    return out
+
+
+def decayed(scores: list[float], decay: float) -> float:
+    """decay × s2 + decay² × s3 + ... for a note's further chunks (best first); 0 when decay is 0."""
+    if decay <= 0:
+        return 0.0
+    return sum(max(s, 0.0) * decay**i for i, s in enumerate(scores, 1))
 
 
 def candidates_for(store: IndexStore, picks: Sequence[tuple[int, int, float]], source: str) -> list[Candidate]:

@@ -37,6 +37,58 @@ def rrf(
     return fused
 
 
+def rank_bonus(
+    rankings: dict[str, list[int]],
+    bonus: tuple[float, ...],
+    weights: dict[str, float] | None = None,
+    fused: dict[int, float] | None = None,
+    scores: dict[str, list[float]] | None = None,
+    margin: float = 0.0,
+) -> dict[int, float]:
+    """Add ``bonus[r - 1]`` (times the lane's weight) to a note a lane ranks r-th, r ≤ len(bonus).
+
+    RRF with k=60 is nearly flat at the top of a list (rank 1 votes 1/61, rank 4 1/64), so a
+    note several lanes rank middling beats the one a lane ranks first; a bonus for the top ranks
+    keeps a lane's sure answer up (qmd adds +0.05 for rank 1, +0.02 for 2-3). With ``scores``
+    (each lane's scores, in rank order) and a ``margin``, a note gets its bonus only when the
+    lane is sure of it: the next note scores at least ``margin`` (a share) lower. Two notes a
+    lane cannot tell apart stay near-equal, for freshness to decide between.
+    """
+    fused = dict(fused or {})
+    for name, ranking in rankings.items():
+        weight = (weights or {}).get(name, 1.0)
+        lane = (scores or {}).get(name)
+        for rank, note_id in enumerate(ranking[: len(bonus)], 1):
+            if margin > 0 and lane and len(lane) > rank:
+                here, after = lane[rank - 1], lane[rank]
+                if here <= 0 or (here - after) / here < margin:
+                    continue
+            fused[note_id] = fused.get(note_id, 0.0) + weight * bonus[rank - 1]
+    return fused
+
+
+def score_fusion(
+    scored: dict[str, list[tuple[int, float]]], weights: dict[str, float] | None = None
+) -> dict[int, float]:
+    """Weighted sum of each lane's scores, min-max scaled within the lane (its best is 1, its last 0).
+
+    Unlike RRF it keeps a lane's margins: a lane sure of one note and unsure of the rest gives
+    the rest little; a note a lane did not list gets nothing from it.
+    """
+    fused: dict[int, float] = {}
+    for name, pairs in scored.items():
+        if not pairs:
+            continue
+        weight = (weights or {}).get(name, 1.0)
+        values = [s for _, s in pairs]
+        top, bottom = max(values), min(values)
+        span = top - bottom
+        for note_id, value in pairs:
+            scaled = (value - bottom) / span if span > 0 else 1.0
+            fused[note_id] = fused.get(note_id, 0.0) + weight * scaled
+    return fused
+
+
 def is_temporal(query: str) -> bool:
     return bool(_TEMPORAL.search(query))
 

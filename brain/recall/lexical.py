@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .dense import candidates_for
-from .types import DEFAULT_DEPTH, Candidate
+from .dense import candidates_for, decayed
+from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
 
 if TYPE_CHECKING:
     from ..index.store import IndexStore
 
-# Column weights for bm25(): title, heading, text.
-WEIGHTS = (4.0, 2.0, 1.0)
+# Column weights for bm25(): title, heading, text (``RecallSettings.lexical_weights``).
+WEIGHTS = DEFAULT_BM25_WEIGHTS
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway.
@@ -93,25 +93,52 @@ def informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     return kept
 
 
-def lexical_search(store: IndexStore, query: str, depth: int = DEFAULT_DEPTH) -> list[Candidate]:
-    """The top ``depth`` notes by their best chunk's BM25 score, best first."""
-    if depth <= 0:
-        return []
+def match_expression(store: IndexStore, query: str) -> str | None:
+    """The FTS5 MATCH expression the lexical lanes search with: the query's informative terms
+    as the index's tokenizer holds them, OR-ed; None when nothing is left."""
     tokenizer = store.fts_tokenizer()
     terms = fts_terms(query, tokenizer)
     if tokenizer == "trigram":
         terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
-    expression = _match(informative_terms(store, terms))
+    return _match(informative_terms(store, terms))
+
+
+def lexical_search(
+    store: IndexStore,
+    query: str,
+    depth: int = DEFAULT_DEPTH,
+    decay: float = 0.0,
+    weights: tuple[float, ...] = WEIGHTS,
+    *,
+    expression: str | None = None,
+) -> list[Candidate]:
+    """The top ``depth`` notes by their best chunk's BM25 score, best first (with ``decay``, plus
+    decay × the second chunk's, ... as ``dense_search`` does). ``weights``: the bm25() column
+    weights; ``expression``: ``match_expression(store, query)`` when the caller has it already."""
+    if depth <= 0:
+        return []
+    expression = expression or match_expression(store, query)
     if expression is None:
         return []
-    hits = store.fts_search(expression, WEIGHTS, depth * 5)
+    hits = store.fts_search(expression, weights, depth * 5)
     note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in hits])
     best: dict[int, tuple[int, float]] = {}
+    more: dict[int, list[float]] = {}  # note id -> its further chunks' scores, best first
     for chunk_id, score in hits:  # best first
         note_id = note_of.get(chunk_id)
-        if note_id is not None and note_id not in best:
+        if note_id is None:
+            continue
+        if note_id in best:
+            if decay > 0:
+                more.setdefault(note_id, []).append(score)
+        elif len(best) < depth:
             best[note_id] = (chunk_id, score)
-            if len(best) >= depth:
-                break
-    picks = [(note_id, chunk_id, score) for note_id, (chunk_id, score) in best.items()]
+        elif decay <= 0:
+            break
+    picks = [
+        (note_id, chunk_id, score + decayed(more.get(note_id, []), decay))
+        for note_id, (chunk_id, score) in best.items()
+    ]
+    if decay > 0:
+        picks.sort(key=lambda pick: -pick[2])
     return candidates_for(store, picks, "lexical")  # score = BM25; dense_score set by fusion

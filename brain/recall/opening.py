@@ -166,7 +166,7 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | 
     """A ``Recaller`` pinned to the index state committed now, warmed, for a long-lived process.
 
     Its store holds one read transaction (``IndexStore.open_snapshot``), its vectors are the
-    FAISS index of exactly that state, and the link graph, names and successors are built
+    FAISS index of exactly that state, and the link graph, names, name index and successors are built
     from it before it is returned: a query through it never mixes two index states. It never
     indexes: ``brain serve``'s watcher does, then opens a new snapshot and swaps it in.
     """
@@ -186,6 +186,7 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | 
         load_ms = _ms(started)
         recaller = Recaller(store, vectors, embedder, root=root, rerank_model=rerank_model)
         recaller.names()
+        recaller.name_index()
         try:
             recaller.link_graph()
             recaller.successors()

@@ -126,6 +126,12 @@ class PastIndex(IndexStore):
                 out[version.path] = aliases
         return out
 
+    def note_names(self) -> list[tuple[int, str, str]]:
+        return [(n, v.path, v.title) for n, v in sorted(self.versions.items())]
+
+    def alias_rows(self) -> list[tuple[int, str]]:
+        return [(n, alias) for n, v in sorted(self.versions.items()) for alias in _json_list(v.aliases)]
+
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: (self.versions[n].path, self.versions[n].title) for n in note_ids if n in self.versions}
 
@@ -250,6 +256,23 @@ class PastIndex(IndexStore):
         out = [(s, t, "links to", k) for s, t, k, c in self._edges if s in wanted for _ in range(max(1, c))]
         back = [(t, s, "linked from", k) for s, t, k, c in self._edges if t in wanted for _ in range(max(1, c))]
         return out + back
+
+    def written_link_targets(self, note_ids: Sequence[int]) -> dict[tuple[int, str], int]:
+        """The links as they were written then (``link_history`` at ``as_of``), between notes of the slice."""
+        sources = [n for n in note_ids if n in self.versions]
+        if self.as_of is None:
+            found = self.base.written_link_targets(sources)
+        else:
+            found = self.base.written_link_targets_at(self.as_of, sources)
+        return {key: target for key, target in found.items() if target in self.versions}
+
+    def out_degrees(self, note_ids: Sequence[int]) -> dict[int, int]:
+        wanted = set(note_ids)
+        targets: dict[int, set[int]] = {}
+        for source, target, _, _ in self._edges:
+            if source in wanted:
+                targets.setdefault(source, set()).add(target)
+        return {source: len(found) for source, found in targets.items()}
 
     def linkers(self, note_id: int) -> list[int]:
         return list(dict.fromkeys(s for s, t, _, _ in self._edges if t == note_id))

@@ -7,9 +7,9 @@ graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` r
     vector        dense only
     graph         dense + one hop along wikilinks, ungated
     gated         dense + one hop, unless the entity gate says the query is a name
-    hybrid        dense + lexical (BM25), fused by reciprocal rank
-    ppr           dense + Personalized PageRank over the wikilinks, fused
-    hybrid+ppr    dense + lexical + PageRank, fused
+    hybrid        dense + lexical (BM25) + names (titles, aliases), fused by reciprocal rank
+    ppr           dense + Personalized PageRank + anchors (the passages linking to a note), fused
+    hybrid+ppr    all of them, fused (the default)
     …+rerank      any of the above, reordered by the cross-encoder
 
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
@@ -34,10 +34,12 @@ from typing import TYPE_CHECKING
 from .. import config
 from ..errors import BrainError, ConfigError
 from ..index.store import index_errors
+from . import anchors as anchors_stage
 from . import dense as dense_stage
 from . import fusion
 from . import graph as graph_stage
 from . import lexical as lexical_stage
+from . import names as names_stage
 from . import ppr as ppr_stage
 from .gate import entity_gate, vault_names
 from .rerank import load_reranker
@@ -57,6 +59,26 @@ log = logging.getLogger("brain")
 # What a graph stage may fail with and still fall back to the result without it: the index
 # database, memory, or scipy missing. Anything else is a bug and must fail loudly.
 GRAPH_FAILURES = (sqlite3.Error, MemoryError, ImportError)
+# What a lane beyond dense, BM25 and PageRank may fail with: the index database, or memory.
+LANE_FAILURES = (sqlite3.Error, MemoryError)
+
+
+@dataclass(frozen=True)
+class ExtraLane:
+    """A lane beyond dense, BM25 and PageRank: it joins the modes of one family when its weight is > 0."""
+
+    family: str  # the Mode property a mode needs: "lexical" (hybrid modes) or "ppr" (PageRank modes)
+    failures: tuple[type[BaseException], ...]  # what it falls back on: fused without it, a warning
+    flag: str  # the ``RecallResult.fallbacks`` entry a failure sets
+
+
+# The names lane is lexical evidence (hybrid modes); the anchor lanes, the passages that link
+# to a note, are graph evidence (PageRank modes). Each falls back under its family's flag.
+EXTRA_LANES = {
+    "names": ExtraLane("lexical", LANE_FAILURES, "names"),
+    "anchor_dense": ExtraLane("ppr", LANE_FAILURES, "graph"),
+    "anchor_lex": ExtraLane("ppr", LANE_FAILURES, "graph"),
+}
 
 
 @dataclass
@@ -66,7 +88,7 @@ class QueryState:
     query: str
     vector: np.ndarray
     gate: Gate
-    lanes: dict[str, list[Candidate]]  # "dense", then "lexical", "ppr", "ppr+lexical" as computed
+    lanes: dict[str, list[Candidate]]  # "dense", then "lexical", "names", …, "ppr", "ppr+lexical" as computed
     timings: dict[str, float]  # ms of each shared step, by name
     hop: list[Candidate] | None = None  # the one-hop additions, once computed
     failures: dict[str, str] = field(default_factory=dict)  # step → warning, for steps that fell back
@@ -96,6 +118,7 @@ class Recaller:
         self.stale = stale  # notes changed since the index, when it was not brought up to date
         self.warnings = list(warnings)  # said once when opening; repeated on every result
         self._names: dict[str, str] | None = None
+        self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
@@ -118,6 +141,12 @@ class Recaller:
         if self._names is None:
             self._names = vault_names(self.store)
         return self._names
+
+    def name_index(self) -> names_stage.NameIndex:
+        """Every note's names (title, file name, aliases) for the names lane, read once."""
+        if self._name_index is None:
+            self._name_index = names_stage.NameIndex.from_store(self.store)
+        return self._name_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
@@ -165,7 +194,7 @@ class Recaller:
         vector = self.embedder.embed_query(query)
         timings["embed"] = _ms(started)
         started = time.perf_counter()
-        hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth)
+        hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth, settings.chunk_decay)
         timings["dense"] = _ms(started)
         return QueryState(query, vector, self.gate(query), {"dense": hits}, timings)
 
@@ -177,6 +206,7 @@ class Recaller:
             s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
         }
         pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
+        result.lanes = {"dense": state.lanes["dense"]}
         if mode.hop and (mode.base == "graph" or not state.gate.entity):
             pool += self._hop(state, settings, result, timings)
         elif mode.fused:
@@ -229,10 +259,16 @@ class Recaller:
         if mode.lexical:
             if "lexical" not in state.lanes:
                 started = time.perf_counter()
-                state.lanes["lexical"] = lexical_stage.lexical_search(self.store, state.query, settings.depth)
+                state.lanes["lexical"] = lexical_stage.lexical_search(
+                    self.store, state.query, settings.depth, settings.chunk_decay, tuple(settings.lexical_weights)
+                )
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
+        seed_lanes = list(lanes)  # PageRank restarts from the dense and lexical hits only
+        for name in self._extra_lanes(mode, settings):
+            self._extra_lane(name, state, settings, result, timings)
+            lanes.append(name)
         rankings = {lane: [c.note_id for c in state.lanes[lane]] for lane in lanes}
         by_note: dict[int, Candidate] = {}
         for lane in lanes:  # dense first: a note keeps the chunk the dense lane chose
@@ -241,12 +277,13 @@ class Recaller:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
+        result.lanes = {lane: state.lanes[lane] for lane in lanes}
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
             if key not in state.lanes:
                 started = time.perf_counter()
                 try:
-                    state.lanes[key] = self._ppr_lane(state, rankings, settings)
+                    state.lanes[key] = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
                     state.failures[key] = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
                     log.warning("%s", state.failures[key])
@@ -254,6 +291,7 @@ class Recaller:
                 state.timings[key] = _ms(started)
             timings["ppr"] = state.timings[key]
             rankings["ppr"] = [c.note_id for c in state.lanes[key]]
+            result.lanes["ppr"] = state.lanes[key]
             for c in state.lanes[key]:
                 if c.note_id in by_note:
                     by_note[c.note_id].sources.append("ppr")
@@ -265,7 +303,18 @@ class Recaller:
             else:
                 result.graph_used = True
         started = time.perf_counter()
-        fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
+        if settings.fusion_method == "score":
+            lane_scores = {name: [(c.note_id, c.score) for c in lane] for name, lane in result.lanes.items()}
+            fused = fusion.score_fusion(lane_scores, settings.weights)
+        elif settings.fusion_method == "rrf":
+            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
+            if settings.top_bonus:
+                scored = {name: [c.score for c in result.lanes[name]] for name in rankings}
+                fused = fusion.rank_bonus(
+                    rankings, settings.top_bonus, settings.weights, fused, scored, settings.bonus_margin
+                )
+        else:
+            raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
@@ -273,11 +322,59 @@ class Recaller:
         timings["fusion"] = _ms(started)
         return pool
 
+    @staticmethod
+    def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:
+        """The lanes beyond dense, BM25 and PageRank this mode fuses: its family's, weighted > 0."""
+        return [
+            name
+            for name, lane in EXTRA_LANES.items()
+            if settings.weights.get(name, 0.0) > 0 and getattr(mode, lane.family)
+        ]
+
+    def _extra_lane(
+        self, name: str, state: QueryState, settings: RecallSettings, result: RecallResult, timings: dict[str, float]
+    ) -> None:
+        """Run one extra lane into ``state.lanes`` (once per query); on a failure it expects, fuse without it."""
+        lane = EXTRA_LANES[name]
+        if name not in state.lanes:
+            started = time.perf_counter()
+            try:
+                state.lanes[name] = self._run_lane(name, state, settings)
+            except lane.failures as exc:  # never worse than without the lane
+                state.failures[name] = f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it"
+                log.warning("%s", state.failures[name])
+                state.lanes[name] = []
+            state.timings[name] = _ms(started)
+        timings[name] = state.timings[name]
+        if name in state.failures:
+            self._fall_back(result, lane.flag, state.failures[name])
+
+    def _run_lane(self, name: str, state: QueryState, settings: RecallSettings) -> list[Candidate]:
+        if name == "names":
+            return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
+        if name == "anchor_dense":
+            ids, scores = self.vectors.search(state.vector, settings.depth * anchors_stage.CHUNKS_PER_NOTE)
+            nearest = list(zip(ids.tolist(), scores.tolist()))
+            return anchors_stage.anchor_dense(self.store, nearest, state.vector, settings.depth, settings.anchor_hub)
+        if name == "anchor_lex":
+            expression = lexical_stage.match_expression(self.store, state.query)
+            return anchors_stage.anchor_lex(self.store, expression, state.vector, settings.depth, settings.anchor_hub)
+        raise ValueError(f"no lane named {name!r}")
+
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
         graph = self.link_graph()
-        seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
+        if settings.ppr_seed_scores:
+            scored = [[(c.note_id, c.score) for c in state.lanes[name]] for name in rankings]
+            seeds = ppr_stage.seed_weights_by_score(scored, settings.seeds)
+        else:
+            seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
+        if settings.ppr_hub_seeds > 0:
+            seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
         top = graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha)
         found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
+        value = dict(top)
+        for c in found:
+            c.score = value[c.note_id]  # the PageRank value (dense_score stays the best chunk's cosine)
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
         outsiders = [c for c in found if c.note_id not in proposed]
@@ -291,7 +388,7 @@ class Recaller:
 
     def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
         """Lexical-only candidates get their best chunk's cosine too (shown, and a tie-break)."""
-        missing = [c for c in candidates if "dense" not in c.sources and "ppr" not in c.sources]
+        missing = [c for c in candidates if set(c.sources) <= {"lexical"}]
         if not missing:
             return
         best = dense_stage.best_chunks(self.store, [c.note_id for c in missing], vector)
@@ -313,7 +410,11 @@ class Recaller:
             order = fusion.order_successors_first([c.note_id for c in pool], successors)
             by_id = {c.note_id: c for c in pool}
             missing = [n for n in order if n not in by_id]
+            replaced = {new: old for old, new in successors.items()}
             for c in dense_stage.scored_candidates(self.store, missing, state.vector, "successor"):
+                # Its cosine is not on the fused scale: it ties the note it replaces, and sits above it.
+                predecessor = by_id.get(replaced.get(c.note_id, -1))
+                c.score = predecessor.score if predecessor is not None else 0.0
                 by_id[c.note_id] = c
             pool = [by_id[n] for n in order if n in by_id]
             # Scores stay monotone in the shown order: a moved successor takes its place's score.

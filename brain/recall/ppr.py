@@ -251,3 +251,29 @@ def seed_weights(rankings: list[list[int]], seeds: int) -> dict[int, float]:
         for rank, note_id in enumerate(ranking[:seeds]):
             weights[note_id] = weights.get(note_id, 0.0) + 1.0 / (rank + 1)
     return weights
+
+
+def seed_weights_by_score(scored: list[list[tuple[int, float]]], seeds: int) -> dict[int, float]:
+    """Restart weights from the top ``seeds`` of each ranking: the score over the ranking's best, summed.
+
+    A clear winner then restarts most walks; near-equals share the mass, whatever their rank.
+    """
+    weights: dict[int, float] = {}
+    for ranking in scored:
+        top = ranking[:seeds]
+        best = max((s for _, s in top), default=0.0)
+        if best <= 0:
+            continue
+        for note_id, score in top:
+            weights[note_id] = weights.get(note_id, 0.0) + max(score, 0.0) / best
+    return weights
+
+
+def drop_hubs(weights: dict[int, float], out_degrees: dict[int, int], hub: int) -> dict[int, float]:
+    """No restarts from notes linking to more than ``hub`` notes (index notes spread the walk everywhere).
+
+    ``out_degrees``: how many other notes each seed links to (``IndexStore.out_degrees``)."""
+    if hub <= 0:
+        return weights
+    kept = {n: w for n, w in weights.items() if out_degrees.get(n, 0) <= hub}
+    return kept or weights  # only hubs matched: better their walk than none

@@ -16,11 +16,22 @@ DEFAULT_SEEDS = 15  # top notes the graph starts from
 DEFAULT_MAX_NEW = 40  # new notes the one-hop expansion may add
 DEFAULT_RRF_K = 60
 DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping back to a seed
-# BM25 votes at 0.3: at full weight its hits on common words pushed the right note down on
-# paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45); at 0.3 it keeps its gains on
-# exact names and rare terms (README, "Does the graph help?").
-DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
+# RRF votes per lane, chosen on three labelled sets (bench/quality_ablation.py; README, "Does
+# the graph help?"). BM25 at 0.3: at full weight its hits on common words pushed the right note
+# down on paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45). The names lane at 0.3
+# settles compare and entity queries; the anchor lanes at 0.2 find bridge answers, and above
+# that cost navigational and paraphrase queries more than dense alone; PageRank at 0.5 once
+# the anchors vote too.
+DEFAULT_LANE_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 0.5, "names": 0.3, "anchor_dense": 0.2, "anchor_lex": 0.2}
+# A lane's first and second notes get this much more (times the lane's weight), where the lane
+# is sure of them: the next note scores at least BONUS_MARGIN (a share) lower. RRF with k=60 is
+# nearly flat at the top of a list, so a sure answer lost to notes several lanes rank middling.
+DEFAULT_TOP_BONUS: tuple[float, ...] = (0.01, 0.005)
+BONUS_MARGIN = 0.05
+FUSION_METHODS = ("rrf", "score")
+DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
+DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,14 @@ class RecallSettings:
     freshness: float = FRESHNESS_BOOST
     prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
+    chunk_decay: float = 0.0  # a note scores best chunk + decay × second + decay² × third ... (dense, lexical)
+    lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
+    fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
+    top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
+    bonus_margin: float = BONUS_MARGIN  # ... only where the lane's score drops this much (a share) after it
+    ppr_seed_scores: bool = False  # PageRank restarts weighted by the hits' scores, not their ranks
+    ppr_hub_seeds: int = 0  # no PageRank restarts from notes linking to more notes than this (0: any note)
+    anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
 
 
 @dataclass
@@ -125,8 +144,11 @@ class RecallResult:
     candidates_added: int = 0  # notes the graph stage added to the pool
     reranked: bool = False
     warnings: list[str] = field(default_factory=list)
-    fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "rerank": False})
+    fallbacks: dict[str, bool] = field(default_factory=lambda: {"graph": False, "names": False, "rerank": False})
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
     as_of: float | None = None  # recall over the vault as brain knew it then (Unix time)
     valid_at: str | None = None  # only notes that say they held on this world date
+    # Each lane's own ranking, by lane name, as the mode fused them (`brain eval --explain`);
+    # in-process only: a server does not send it.
+    lanes: dict[str, list[Candidate]] = field(default_factory=dict)

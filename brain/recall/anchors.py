@@ -1,0 +1,147 @@
+"""Anchor lanes: what the vault says *about* a note, as evidence for that note.
+
+The passage around a ``[[X]]`` in another note is the vault describing X, often in the words a
+person would use to ask for it ("the guy is asleep, can I finish him off?" sits beside a link
+to *Coup de Grace*, whose own text never says "asleep"). These lanes rank notes by the best
+passage that links to them:
+
+    anchor_dense   the chunks nearest the query (the dense lane's own FAISS search) vote, each
+                   with its cosine, for the notes they link to
+    anchor_lex     the chunks best for the query by BM25 (all columns weighted alike) vote, each
+                   with its BM25 score
+
+A passage that links to many notes says little about each, and an index note links to
+everything: a vote is scaled by 1/√(links in the passage) and, from a note with more than
+``hub`` outgoing links, by √(hub / its links). A note is ranked by its best vote; links to
+itself do not count. No schema of its own: a link belongs to a passage when the passage's
+text holds the link as written (``[[Target``, or ``](target`` for markdown links), resolved as
+the index resolved its note's links (``IndexStore.written_link_targets``; for the past, as
+they were recorded then).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from .dense import best_chunks, candidates_for
+from .types import DEFAULT_ANCHOR_HUB, Candidate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..index.store import IndexStore
+
+# Passages read per note wanted: 120 for 60 notes (4 measured the same, at twice the cost).
+CHUNKS_PER_NOTE = 2
+LEXICAL_WEIGHTS = (1.0, 1.0, 1.0)  # bm25() column weights of the passages anchor_lex reads
+
+_WIKI = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MD = re.compile(r"\]\(\s*<?([^)>\n]+?)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def written_targets(text: str) -> list[str]:
+    """Link targets as written in a passage: [[Target|x]] → "Target", [x](a%20b.md#h) → "a b.md"."""
+    out = []
+    for match in _WIKI.finditer(text):
+        out.append(match.group(1).split("|", 1)[0].split("#", 1)[0].strip().removesuffix("\\"))
+    for match in _MD.finditer(text):
+        out.append(unquote(match.group(1)).split("#", 1)[0].strip())
+    return out
+
+
+def linked_from_chunks(store: IndexStore, chunk_ids: Sequence[int]) -> dict[int, list[int]]:
+    """chunk id → the notes its text links to (resolved, not its own note), in order."""
+    return _links(store, chunk_ids)[0]
+
+
+def _links(store: IndexStore, chunk_ids: Sequence[int]) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """(chunk id → the notes its text links to, chunk id → its note) for these chunks."""
+    rows = store.chunk_rows(chunk_ids)
+    resolved = store.written_link_targets(sorted({row.note_id for row in rows.values()}))
+    out: dict[int, list[int]] = {}
+    for chunk_id in dict.fromkeys(chunk_ids):
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        for written in written_targets(row.text):
+            target_id = resolved.get((row.note_id, written))
+            if target_id is None:
+                continue
+            targets = out.setdefault(chunk_id, [])
+            if target_id not in targets:
+                targets.append(target_id)
+    return out, {chunk_id: row.note_id for chunk_id, row in rows.items()}
+
+
+def vote(store: IndexStore, passages: Sequence[tuple[int, float]], hub: int = DEFAULT_ANCHOR_HUB) -> dict[int, float]:
+    """Target note → its best discounted vote, from (chunk id, score) passages."""
+    if not passages:
+        return {}
+    links, note_of = _links(store, [chunk_id for chunk_id, _ in passages])
+    if not links:
+        return {}
+    degree = store.out_degrees(sorted({note_of[chunk_id] for chunk_id in links}))
+    best: dict[int, float] = {}
+    for chunk_id, score in passages:
+        targets = links.get(chunk_id)
+        if not targets or score <= 0:
+            continue
+        weight = score / math.sqrt(len(targets))
+        links_out = degree.get(note_of[chunk_id], 0)
+        if hub > 0 and links_out > hub:
+            weight *= math.sqrt(hub / links_out)
+        for target in targets:
+            if weight > best.get(target, 0.0):
+                best[target] = weight
+    return best
+
+
+def _lane(
+    store: IndexStore, best: dict[int, float], query_vector: np.ndarray, depth: int, source: str
+) -> list[Candidate]:
+    """The voted notes as candidates, best vote first; each shown by its best chunk for the query."""
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]
+    if not ranked:
+        return []
+    chunks = best_chunks(store, [note_id for note_id, _ in ranked], query_vector)
+    out = candidates_for(store, [(n, chunks[n][0], s) for n, s in ranked if n in chunks], source)
+    for c in out:
+        c.dense_score = chunks[c.note_id][1]  # shown, and the tie-break; score stays the vote
+    return out
+
+
+def anchor_dense(
+    store: IndexStore,
+    nearest: Sequence[tuple[int, float]],
+    query_vector: np.ndarray,
+    depth: int,
+    hub: int = DEFAULT_ANCHOR_HUB,
+) -> list[Candidate]:
+    """Notes linked from the chunks nearest the query, by the best such chunk's cosine.
+
+    ``nearest``: (chunk id, cosine) of the nearest chunks, best first (the dense lane's search,
+    at least ``depth × CHUNKS_PER_NOTE`` deep where the index holds that many)."""
+    if depth <= 0:
+        return []
+    passages = list(nearest[: depth * CHUNKS_PER_NOTE])
+    return _lane(store, vote(store, passages, hub), query_vector, depth, "anchor_dense")
+
+
+def anchor_lex(
+    store: IndexStore,
+    expression: str | None,
+    query_vector: np.ndarray,
+    depth: int,
+    hub: int = DEFAULT_ANCHOR_HUB,
+) -> list[Candidate]:
+    """Notes linked from the chunks BM25 ranks best for the query, by the best such chunk's score.
+
+    ``expression``: the lexical lane's FTS5 MATCH expression (``lexical.match_expression``)."""
+    if expression is None or depth <= 0:
+        return []
+    passages = store.fts_search(expression, LEXICAL_WEIGHTS, depth * CHUNKS_PER_NOTE)
+    return _lane(store, vote(store, passages, hub), query_vector, depth, "anchor_lex")

@@ -1,0 +1,671 @@
+"""Issue 13 stages: names lane, anchor lanes, fusion details, chunking strategies, fence links.
+
+Plumbing on small hand-built vaults with the fake (lexical) embedder: each stage does what it
+says, and with its switch off the results are the old ones exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
+
+
+def _paths(result) -> list[str]:
+    return [c.path for c in result.results]
+
+
+def _ranked(result) -> list[tuple[str, float]]:
+    return [(c.path, c.score) for c in result.results]
+
+
+# ----- a note's score from several chunks, BM25 column weights ------------------------------
+
+
+def test_chunk_decay_lifts_a_note_that_answers_in_several_passages(tmp_path):
+    from brain.recall.dense import decayed
+
+    assert decayed([0.5, 0.25], 0.0) == 0.0
+    assert decayed([0.5, 0.25], 0.5) == pytest.approx(0.25 + 0.0625)
+    root = tmp_path / "v"
+    body = "\n\n".join(f"## Part {i}\n\n" + f"orchard pepper ladder kettle section {i}. " * 12 for i in range(4))
+    write(root, "Long.md", body + "\n")
+    write(root, "Short.md", "orchard pepper ladder kettle basket.\n")
+    for i in range(10):
+        write(root, f"Other {i}.md", f"thunder marble pillow {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    query = "orchard pepper ladder kettle"
+    plain = recaller.ask(query, "vector", RecallSettings(k=3))
+    summed = recaller.ask(query, "vector", RecallSettings(k=3, chunk_decay=0.5))
+    assert _paths(plain)[0] == "Short.md" and _paths(summed)[0] == "Long.md"
+    assert summed.results[0].dense_score < summed.results[0].score  # the shown cosine stays the best chunk's
+    lexical = recaller.ask(query, "hybrid", RecallSettings(k=3, chunk_decay=0.5))
+    long_lexical = next(c for c in lexical.results if c.path == "Long.md")
+    assert "lexical" in long_lexical.sources
+    for mode in ("vector", "hybrid+ppr"):
+        default = recaller.ask(query, mode, RecallSettings())
+        off = recaller.ask(query, mode, RecallSettings(chunk_decay=0.0))
+        assert _ranked(off) == _ranked(default)
+
+
+def test_lexical_column_weights_are_a_setting(tmp_path):
+    from brain.recall.lexical import WEIGHTS, lexical_search
+
+    root = tmp_path / "v"
+    write(root, "Kettle.md", "Orchard pepper ladder.\n")  # the word only in the title
+    write(root, "Note.md", "# Kettle\n\nkettle kettle orchard.\n")  # in a heading and the text
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    assert WEIGHTS == (4.0, 2.0, 1.0) and RecallSettings().lexical_weights == WEIGHTS
+    title_first = lexical_search(recaller.store, "kettle", 5, weights=(50.0, 1.0, 1.0))
+    text_first = lexical_search(recaller.store, "kettle", 5, weights=(0.1, 1.0, 10.0))
+    assert title_first[0].path == "Kettle.md" and text_first[0].path == "Note.md"
+    hybrid = recaller.ask("kettle", "hybrid", RecallSettings(lexical_weights=(0.1, 1.0, 10.0)))
+    assert hybrid.lanes["lexical"][0].path == "Note.md"
+
+
+# ----- names lane ---------------------------------------------------------------------------
+
+NAMES_OFF = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}  # the lanes hybrid+ppr fused before issue 13
+
+
+def test_fold_and_stem():
+    from brain.recall.names import fold, stem
+
+    assert fold("Crème Brûlée ÅNGSTRÖM") == "creme brulee angstrom"
+    assert [stem(w) for w in ("dragons", "abilities", "boxes", "class", "bus", "axis", "rogue")] == [
+        "dragon",
+        "ability",
+        "box",
+        "class",
+        "bus",
+        "axis",
+        "rogue",
+    ]
+
+
+@pytest.fixture
+def named_vault(tmp_path):
+    root = tmp_path / "named"
+    write(
+        root, "Monsters/Balor.md", "---\naliases: [Flame Demon]\n---\nA huge demon wreathed in fire. Hit points 500.\n"
+    )
+    write(root, "Rules/Escalation Die.md", "The counter starts at one and climbs to six.\n")
+    write(root, "People/Sofía Castaño.md", "Works on the Lisbon depot, joined in 2023.\n")
+    write(root, "Monsters/Red Dragon.md", "A red dragon breathes fire over the valley.\n")
+    write(root, "Places/Home.md", "Where the heart is.\n")
+    for i in range(30):  # notes full of the query's other words
+        write(root, f"Filler/Round {i:02}.md", f"Each round the die rolls: round {i}, the die, fire stats.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_name_index_finds_titles_aliases_typos_accents_and_plurals(named_vault):
+    from brain.recall.names import NameIndex
+
+    recaller = open_recaller(named_vault)
+    index = NameIndex.from_store(recaller.store)
+    path = {note_id: p for note_id, p, _ in recaller.store.note_names()}
+
+    def top(query: str) -> str | None:
+        found = index.search(query, 3)
+        return path[found[0][0]] if found else None
+
+    assert top("flame demon stats") == "Monsters/Balor.md"  # only an alias names it
+    assert top("escalaton die") == "Rules/Escalation Die.md"  # one letter missing
+    assert top("Sofia Castano") == "People/Sofía Castaño.md"  # no accents typed
+    assert top("red dragons") == "Monsters/Red Dragon.md"  # plural
+    # A short common word is not a typo of a name, and a name in passing is not what is asked.
+    assert top("rules for the die in each round") != "Places/Home.md"
+    assert top("how do I get home after the long trip through the valley with the kids") is None
+
+
+def test_names_lane_stays_out_of_questions(named_vault):
+    from brain.recall.names import is_question
+
+    assert is_question("what is the current decision on the vector store?")
+    assert is_question("Which demon burns?") and is_question("flame demon?")
+    assert not is_question("flame demon stats") and not is_question("the ADR about Keycloak")
+    assert not is_question("whatever happened to the red dragon")
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    assert recaller.ask("what are the flame demon stats?", "hybrid", settings).lanes["names"] == []
+    assert recaller.ask("flame demon stats", "hybrid", settings).lanes["names"][0].path == "Monsters/Balor.md"
+
+
+def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
+    recaller = open_recaller(named_vault)
+    query = "escalaton die round"
+    off = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**NAMES_OFF, "names": 0.0}))
+    # Weighted to outvote the three lanes that all rank the filler notes first.
+    on = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**NAMES_OFF, "names": 3.0}))
+    assert "Rules/Escalation Die.md" not in _paths(off)
+    assert _paths(on)[0] == "Rules/Escalation Die.md"
+    assert list(on.lanes) == ["dense", "lexical", "names", "ppr"]
+    assert on.lanes["names"][0].path == "Rules/Escalation Die.md"
+    assert "names" in on.results[0].sources
+    assert 0 < on.lanes["names"][0].dense_score < 1  # shown by its best chunk, with that chunk's cosine
+
+
+def test_names_lane_off_is_the_old_behaviour_exactly(named_vault):
+    recaller = open_recaller(named_vault)
+    for query in ("flame demon stats", "escalaton die round", "fire in the valley"):
+        old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
+        off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 0.0}))
+        assert _ranked(off) == _ranked(old)
+        assert "names" not in off.lanes and "names" not in off.timings_ms
+
+
+def test_names_lane_only_joins_lexical_modes(named_vault):
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    assert "names" not in recaller.ask("flame demon", "ppr", settings).lanes
+    assert "names" in recaller.ask("flame demon", "hybrid", settings).lanes
+    assert list(recaller.ask("flame demon", "vector", settings).lanes) == ["dense"]
+
+
+def test_a_names_lane_that_cannot_read_the_index_is_a_warning_and_the_fusion_goes_on(named_vault, monkeypatch):
+    import sqlite3
+
+    from brain.recall import names
+
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(names, "names_search", locked)
+    result = recaller.ask("flame demon", "hybrid+ppr", settings)
+    assert result.results and result.lanes["names"] == []
+    assert result.fallbacks == {"graph": False, "names": True, "rerank": False}
+    assert any("names lane failed (OperationalError: database is locked)" in w for w in result.warnings)
+
+    def bug(*args, **kwargs):
+        raise KeyError("a bug in our own code")
+
+    monkeypatch.setattr(names, "names_search", bug)  # anything else is a bug: it fails loudly
+    with pytest.raises(KeyError):
+        recaller.ask("flame demon", "hybrid+ppr", settings)
+
+
+def test_the_names_lane_over_the_past_matches_the_names_notes_had_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Monsters/Balor.md", "---\naliases: [Flame Demon]\n---\nA huge demon wreathed in fire.\n")
+    write(root, "Rules/Other.md", "Nothing about demons here.\n")
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Monsters/Balor.md", "---\naliases: [Pit Fiend]\n---\nA huge demon wreathed in fire.\n")
+    index_vault(root, progress=False)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+
+    def names_lane(query: str, **past) -> list[str]:
+        recaller = open_recaller(root, update=False, **past)
+        try:
+            return [c.path for c in recaller.ask(query, "hybrid", settings).lanes["names"]]
+        finally:
+            recaller.close()
+
+    assert names_lane("flame demon") == [] and names_lane("pit fiend") == ["Monsters/Balor.md"]
+    assert names_lane("flame demon", as_of=before) == ["Monsters/Balor.md"]
+    assert names_lane("pit fiend", as_of=before) == []
+
+
+def test_each_lanes_ranking_stays_in_process(named_vault):
+    from brain.server import protocol
+
+    recaller = open_recaller(named_vault)
+    result = recaller.ask("flame demon stats", "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "names": 1.0}))
+    assert set(result.lanes) == {"dense", "lexical", "names", "ppr"}
+    wire = protocol.encode_result(result)
+    assert "lanes" not in wire  # up to six lists of candidates: `brain eval --explain` reads them in-process
+    back = protocol.decode_result(wire)
+    assert back.lanes == {} and _ranked(back) == _ranked(result)
+
+
+# ----- anchor lanes -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anchored_vault(tmp_path):
+    root = tmp_path / "anchored"
+    write(root, "Rules/Coup de Grace.md", "Deal triple damage to a foe who cannot act.\n")
+    write(
+        root,
+        "Rules/Helpless.md",
+        "A sleeping or paralysed creature is helpless: you may finish it off with a [[Coup de Grace]].\n",
+    )
+    # An index note whose one passage links to forty notes, all under the same words.
+    links = " ".join(f"[[Spell {i:02}]]" for i in range(40))
+    write(root, "Index.md", f"Sleeping, paralysed, finish: every spell that can finish a sleeping creature: {links}\n")
+    for i in range(40):
+        write(root, f"Spells/Spell {i:02}.md", f"Spell {i}: a bolt of light, range {i} feet.\n")
+    for i in range(20):
+        write(root, f"Filler/Camp {i:02}.md", f"Sleeping at camp {i}: the creature watch, finish the fire.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+ANCHORS_OFF = {**NAMES_OFF, "anchor_dense": 0.0, "anchor_lex": 0.0}
+
+
+def test_anchor_lanes_find_a_note_by_words_only_its_backlinks_use(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    query = "sleeping creature, can I finish it off"
+    both = recaller.ask(
+        query, "hybrid+ppr", RecallSettings(weights={**NAMES_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+    )
+    for lane in ("anchor_dense", "anchor_lex"):
+        # The hub's forty targets are discounted: the one passage that links to a single note wins.
+        assert both.lanes[lane][0].path == "Rules/Coup de Grace.md", [c.path for c in both.lanes[lane]]
+        top = both.lanes[lane][0]
+        assert -1 <= top.dense_score <= 1 and top.dense_score != top.score  # shown by its own best chunk's cosine
+    off = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights=dict(ANCHORS_OFF)))
+    on = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, weights={**ANCHORS_OFF, "anchor_lex": 2.0}))
+    assert "Rules/Coup de Grace.md" not in _paths(off)
+    assert "Rules/Coup de Grace.md" in _paths(on)
+    assert on.lanes["anchor_lex"][0].path == "Rules/Coup de Grace.md"
+
+
+def test_anchor_votes_skip_self_links_and_links_outside_the_passage(tmp_path):
+    from brain.recall.anchors import linked_from_chunks, written_targets
+
+    assert written_targets('see [[B|bee]] and [[C#Top]], [x](a%20b.md#h) [y](<c d.md> "t")') == [
+        "B",
+        "C",
+        "a b.md",
+        "c d.md",
+    ]
+    root = tmp_path / "v"
+    write(
+        root,
+        "A.md",
+        "# One\n\n"
+        + "alpha words here. " * 20
+        + "See [[B]] and [[A]].\n\n# Two\n\n"
+        + "beta words there. " * 20
+        + "Then [C](C.md).\n",
+    )
+    write(root, "B.md", "bee\n")
+    write(root, "C.md", "sea\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
+    chunks = recaller.store.conn.execute(
+        "SELECT id, heading FROM chunks WHERE note_id = ? ORDER BY ordinal", (ids["A.md"],)
+    ).fetchall()
+    linked = linked_from_chunks(recaller.store, [c[0] for c in chunks])
+    assert linked == {chunks[0][0]: [ids["B.md"]], chunks[1][0]: [ids["C.md"]]}
+
+
+def test_anchor_lanes_off_are_the_old_behaviour_exactly(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    for query in ("sleeping creature finish", "bolt of light", "camp fire"):
+        old = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(NAMES_OFF)))
+        off = recaller.ask(query, "hybrid+ppr", RecallSettings(weights=dict(ANCHORS_OFF)))
+        assert _ranked(off) == _ranked(old)
+        assert set(off.lanes) == {"dense", "lexical", "ppr"}
+
+
+def test_anchor_lanes_only_join_pagerank_modes(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+    assert set(recaller.ask("finish it off", "hybrid", settings).lanes) == {"dense", "lexical"}
+    assert set(recaller.ask("finish it off", "ppr", settings).lanes) == {"dense", "anchor_dense", "anchor_lex", "ppr"}
+
+
+def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_flag(anchored_vault, monkeypatch):
+    import sqlite3
+
+    from brain.recall import anchors
+
+    recaller = open_recaller(anchored_vault)
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(anchors, "anchor_lex", locked)
+    result = recaller.ask("finish it off", "hybrid+ppr", RecallSettings(weights={**ANCHORS_OFF, "anchor_lex": 1.0}))
+    assert result.results and result.lanes["anchor_lex"] == []
+    assert result.fallbacks["graph"] is True
+    assert any("anchor_lex lane failed (OperationalError" in w for w in result.warnings)
+
+
+def test_the_anchor_lanes_over_the_past_read_the_links_as_they_were_written_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Rules/Coup de Grace.md", "Deal triple damage to a foe who cannot act.\n")
+    write(root, "Rules/Dodge.md", "Step aside from a blow.\n")
+    helpless = "A sleeping creature is helpless: you may finish it off with a [[{}]].\n"
+    write(root, "Rules/Helpless.md", helpless.format("Coup de Grace"))
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Rules/Helpless.md", helpless.format("Dodge"))
+    index_vault(root, progress=False)
+    settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 1.0, "anchor_lex": 1.0})
+
+    def anchored(**past) -> dict[str, list[str]]:
+        recaller = open_recaller(root, update=False, **past)
+        try:
+            lanes = recaller.ask("sleeping creature finish it off", "hybrid+ppr", settings).lanes
+            return {lane: [c.path for c in lanes[lane]] for lane in ("anchor_dense", "anchor_lex")}
+        finally:
+            recaller.close()
+
+    now = {"anchor_dense": ["Rules/Dodge.md"], "anchor_lex": ["Rules/Dodge.md"]}
+    assert anchored() == now
+    assert anchored(as_of=before) == {
+        "anchor_dense": ["Rules/Coup de Grace.md"],
+        "anchor_lex": ["Rules/Coup de Grace.md"],
+    }
+    assert anchored(as_of=time.time()) == now
+
+
+# ----- fusion details -----------------------------------------------------------------------
+
+
+def test_rank_bonus_and_score_fusion_arithmetic():
+    from brain.recall import fusion
+
+    rankings = {"dense": [1, 2, 3], "lexical": [3, 2]}
+    bonus = fusion.rank_bonus(rankings, (0.05, 0.02), {"dense": 1.0, "lexical": 0.5})
+    assert bonus == pytest.approx({1: 0.05, 2: 0.02 + 0.5 * 0.02, 3: 0.5 * 0.05})
+    plain = fusion.rrf(rankings, 60, None)
+    with_bonus = fusion.rank_bonus(rankings, (0.05,), None, plain)
+    assert with_bonus[1] == pytest.approx(plain[1] + 0.05) and with_bonus[2] == plain[2]
+    scored = fusion.score_fusion(
+        {"dense": [(1, 0.9), (2, 0.5), (3, 0.1)], "lexical": [(3, 10.0), (4, 10.0)]}, {"dense": 1.0, "lexical": 0.5}
+    )
+    # min-max within a lane; a lane whose scores are all equal gives each listed note its full weight
+    assert scored == pytest.approx({1: 1.0, 2: 0.5, 3: 0.0 + 0.5, 4: 0.5})
+
+
+def test_bonus_only_where_a_lane_is_sure():
+    from brain.recall import fusion
+
+    rankings = {"dense": [1, 2, 3]}
+    sure = fusion.rank_bonus(rankings, (0.05, 0.02), None, None, {"dense": [0.9, 0.5, 0.49]}, 0.05)
+    assert sure == pytest.approx({1: 0.05})  # 2 is no surer than 3: within 5% of it
+    unsure = fusion.rank_bonus(rankings, (0.05, 0.02), None, None, {"dense": [0.50, 0.49, 0.1]}, 0.05)
+    assert unsure == pytest.approx({2: 0.02})
+    assert fusion.rank_bonus(rankings, (0.05,), None, None, {"dense": [0.5, 0.49]}, 0.0) == pytest.approx({1: 0.05})
+
+
+def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
+    recaller = open_recaller(named_vault)
+    query = "escalaton die round"
+    weights = {**NAMES_OFF, "names": 1.0}
+    plain = recaller.ask(query, "hybrid+ppr", RecallSettings(k=60, weights=weights, top_bonus=()))
+    bonus = recaller.ask(
+        query, "hybrid+ppr", RecallSettings(k=60, weights=weights, top_bonus=(0.05, 0.02), bonus_margin=0.0)
+    )
+    before = {c.path: c.score for c in plain.results}
+    assert any(c.score != before[c.path] for c in bonus.results)
+    for c in bonus.results:
+        ranks = {
+            lane: [x.path for x in ranking].index(c.path) + 1
+            for lane, ranking in bonus.lanes.items()
+            if c.path in [x.path for x in ranking]
+        }
+        extra = sum(weights[lane] * (0.05, 0.02)[r - 1] for lane, r in ranks.items() if r <= 2)
+        assert c.score == pytest.approx(before[c.path] + extra), c.path
+    scores = [c.score for c in bonus.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault):
+    from brain.errors import ConfigError
+
+    recaller = open_recaller(named_vault)
+    assert RecallSettings().fusion_method == "rrf"
+    for mode in ("hybrid", "ppr", "hybrid+ppr"):
+        result = recaller.ask("fire valley dragon", mode, RecallSettings(fusion_method="score"))
+        assert result.results[0].path == "Monsters/Red Dragon.md", mode
+        assert 0 < result.results[0].score <= sum(RecallSettings().weights.values())
+    ppr = recaller.ask("fire valley dragon", "ppr").lanes["ppr"]
+    values = [c.score for c in ppr]
+    assert values == sorted(values, reverse=True) and 0 < sum(values) <= 1.0 + 1e-6  # PageRank mass, not cosines
+    with pytest.raises(ConfigError, match="unknown fusion method"):
+        recaller.ask("fire valley dragon", "hybrid", RecallSettings(fusion_method="borda"))
+
+
+# ----- PageRank restarts --------------------------------------------------------------------
+
+
+def test_ppr_seeds_by_score_and_without_hubs(anchored_vault):
+    from brain.recall.ppr import drop_hubs, seed_weights_by_score
+
+    assert seed_weights_by_score([[(1, 0.8), (2, 0.4), (3, 0.2)], [(2, 10.0), (4, 5.0)]], 2) == {
+        1: 1.0,
+        2: 0.5 + 1.0,
+        4: 0.5,
+    }
+    recaller = open_recaller(anchored_vault)
+    ids = dict(recaller.store.conn.execute("SELECT path, id FROM notes"))
+    index, helpless = ids["Index.md"], ids["Rules/Helpless.md"]
+    degrees = recaller.store.out_degrees([index, helpless, ids["Spells/Spell 00.md"]])
+    assert degrees == {index: 40, helpless: 1}
+    seeds = {index: 1.0, helpless: 0.5}
+    assert drop_hubs(seeds, degrees, 30) == {helpless: 0.5}
+    assert drop_hubs(seeds, degrees, 0) == seeds
+    assert drop_hubs({index: 1.0}, degrees, 30) == {index: 1.0}  # only hubs: keep them
+    query = "every spell that can finish a sleeping creature"
+    hubless = recaller.ask(query, "ppr", RecallSettings(ppr_hub_seeds=30))
+    with_hub = recaller.ask(query, "ppr", RecallSettings())
+
+    def spell_mass(result) -> float:
+        return sum(c.score for c in result.lanes["ppr"] if c.path.startswith("Spells/"))
+
+    assert "Index.md" in [c.path for c in with_hub.lanes["dense"][:15]]  # it is a seed
+    assert spell_mass(hubless) < 0.8 * spell_mass(with_hub)  # and its walk is gone
+    by_score = recaller.ask(query, "ppr", RecallSettings(ppr_seed_scores=True))
+    assert [c.path for c in by_score.lanes["ppr"]] != [c.path for c in with_hub.lanes["ppr"]] or [
+        c.score for c in by_score.lanes["ppr"]
+    ] != [c.score for c in with_hub.lanes["ppr"]]
+    for mode in ("ppr", "hybrid+ppr"):  # off is the old behaviour exactly
+        off = recaller.ask(query, mode, RecallSettings(ppr_seed_scores=False, ppr_hub_seeds=0))
+        assert _ranked(off) == _ranked(recaller.ask(query, mode, RecallSettings()))
+
+
+def test_the_past_answers_out_degrees_as_the_links_were_then(tmp_path):
+    import time
+
+    root = tmp_path / "v"
+    write(root, "Hub.md", "[[A]] [[B]] [[C]]\n")
+    for name in "ABC":
+        write(root, f"{name}.md", f"note {name}\n")
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    write(root, "Hub.md", "[[A]]\n")
+    index_vault(root, progress=False)
+    now = open_recaller(root, update=False)
+    then = open_recaller(root, update=False, as_of=before)
+    try:
+        hub = dict(now.store.conn.execute("SELECT path, id FROM notes"))["Hub.md"]
+        assert now.store.out_degrees([hub]) == {hub: 1}
+        assert then.store.out_degrees([hub]) == {hub: 3}
+    finally:
+        now.close()
+        then.close()
+
+
+# ----- chunking strategies (BRAIN_CHUNKING) -------------------------------------------------
+
+
+def _store(root):
+    from brain import config
+    from brain.index.store import IndexStore
+    from brain.vault import resolve_vault
+
+    return IndexStore.open(config.index_dir(resolve_vault(root)))
+
+
+def test_window_chunks_cover_the_text_with_overlap_and_cut_at_spaces():
+    from brain.chunking import chunk_windows
+
+    words = [f"w{i:04d}" for i in range(900)]
+    chunks = chunk_windows(" ".join(words), size=1200, overlap=200)
+    assert len(chunks) > 4 and all(len(c.text) <= 1200 for c in chunks)
+    assert all(c.heading_path == () for c in chunks)
+    for c in chunks:  # never a cut word
+        assert all(t in words for t in c.text.split())
+    assert set(" ".join(c.text for c in chunks).split()) == set(words)
+    for a, b in itertools.pairwise(chunks):
+        shared = set(a.text.split()) & set(b.text.split())
+        assert 20 <= len(shared) <= 45  # about 200 characters carried over
+    assert chunk_windows("   ") == [] and [c.text for c in chunk_windows("short note")] == ["short note"]
+
+
+def test_note_strategy_keeps_a_short_note_whole_and_splits_a_long_one_by_headings():
+    from brain.chunking import MAX_CHARS, chunk_body, chunk_note
+
+    short = "# A\n\n" + "alpha " * 60 + "\n\n## B\n\n" + "beta " * 60 + "\n\n## C\n\n" + "gamma " * 60
+    assert len(short) <= MAX_CHARS and len(chunk_body(short)) == 3
+    [whole] = chunk_note(short, "note")
+    assert whole.heading_path == () and "## B" in whole.text and "gamma" in whole.text
+    long = short * 3
+    assert chunk_note(long, "note") == chunk_body(long)
+    assert chunk_note(short, "heading") == chunk_body(short)
+    assert chunk_note(short, "windows")[0].text.startswith("# A")
+
+
+def test_short_strategy_keeps_chunks_within_a_small_model_s_window():
+    from brain.chunking import SHORT_MAX, chunk_body, chunk_note
+
+    section = "\n\n".join(f"sentence number {i} of a long paragraph, with words." for i in range(24))
+    body = "# Long\n\n" + section + "\n\n# Other\n\n" + "short text here. " * 20
+    assert max(len(c.text) for c in chunk_body(body)) > SHORT_MAX  # heading keeps up to 1600 whole
+    short = chunk_note(body, "short")
+    assert max(len(c.text) for c in short) <= SHORT_MAX
+    assert short[0].heading_path == ("Long",) and short[-1].heading_path == ("Other",)
+    assert "sentence number 23" in " ".join(c.text for c in short)
+
+
+def test_the_index_keeps_one_chunking_and_says_how_to_change_it(tmp_path, monkeypatch):
+    from brain.errors import ConfigError, IndexMismatchError
+
+    root = tmp_path / "v"
+    write(root, "A.md", "# One\n\n" + "alpha " * 60 + "\n\n# Two\n\n" + "beta " * 60 + "\n")
+    index_vault(root, progress=False)
+    store = _store(root)
+    assert store.get_meta("chunking") == "heading" and store.chunk_count() == 2
+    store.close()
+    monkeypatch.setenv("BRAIN_CHUNKING", "note")
+    with pytest.raises(IndexMismatchError, match=r"BRAIN_CHUNKING=heading, not note.*--rebuild"):
+        index_vault(root, progress=False)
+    with pytest.raises(IndexMismatchError, match="BRAIN_CHUNKING=heading"):  # recall says so too
+        open_recaller(root, update=False)
+    index_vault(root, progress=False, rebuild=True)
+    store = _store(root)
+    assert store.get_meta("chunking") == "note" and store.chunk_count() == 1
+    store.close()
+    monkeypatch.setenv("BRAIN_CHUNKING", "sentences")
+    with pytest.raises(ConfigError, match="BRAIN_CHUNKING must be one of heading, short, note, windows"):
+        index_vault(root, progress=False)
+
+
+def test_an_index_from_before_chunking_was_recorded_counts_as_heading(tmp_path, monkeypatch):
+    from brain.errors import IndexMismatchError
+
+    root = tmp_path / "v"
+    write(root, "A.md", "alpha\n")
+    index_vault(root, progress=False)
+    store = _store(root)
+    with store.transaction():
+        store.conn.execute("DELETE FROM meta WHERE key = 'chunking'")
+    store.close()
+    write(root, "B.md", "beta\n")
+    index_vault(root, progress=False)  # heading, as it was built: no rebuild asked for
+    monkeypatch.setenv("BRAIN_CHUNKING", "short")
+    with pytest.raises(IndexMismatchError, match="BRAIN_CHUNKING=heading, not short"):
+        index_vault(root, progress=False)
+
+
+def test_path_strategies_put_the_folders_in_front_of_every_chunk(tmp_path, monkeypatch):
+    from conftest import FakeEmbedder
+
+    from brain.chunking import Chunk, embedding_text, parse_strategy
+
+    assert embedding_text("Trello", Chunk(0, ("Features",), "Boards."), "Work/PM Software/Trello.md") == (
+        "Work > PM Software > Trello > Features\n\nBoards."
+    )
+    assert embedding_text("Top", Chunk(0, (), "x"), "Top.md") == "Top\n\nx"
+    assert parse_strategy("heading+path") == ("heading", True) and parse_strategy("windows") == ("windows", False)
+    assert parse_strategy("heading+folders") is None and parse_strategy("lines") is None
+    root = tmp_path / "v"
+    write(root, "Work/PM Software/Trello.md", "Boards and cards.\n")
+    monkeypatch.setenv("BRAIN_CHUNKING", "note+path")
+    embedder = FakeEmbedder()
+    index_vault(root, progress=False, embedder=embedder)
+    assert embedder.embedded == ["Work > PM Software > Trello\n\nBoards and cards."]
+
+
+# ----- links inside code fences (BRAIN_LINK_FENCES) -----------------------------------------
+
+
+def test_fence_links_count_only_for_the_listed_languages():
+    from brain.links import extract_links, fence_language
+
+    body = (
+        'Intro [[Rules]].\n\n```statblock\nname: Balor\ntraits:\n  - desc: "[[Demon|demonic]] powers"\n```\n\n'
+        "```python\nx = '[[Not a link]]'\n```\n\n~~~ StatBlock {.yaml}\n- [[Dragon]]\n~~~\n"
+    )
+    assert [link.target for link in extract_links(body)] == ["Rules"]
+    assert [link.target for link in extract_links(body, frozenset({"statblock"}))] == ["Rules", "Demon", "Dragon"]
+    demon = extract_links(body, frozenset({"statblock"}))[1]
+    assert demon.display == "demonic" and demon.line == 6
+    assert fence_language("```statblock") == "statblock" and fence_language("~~~ StatBlock {.yaml}") == "statblock"
+    assert fence_language("```") == "" and fence_language("no fence") == ""
+
+
+def test_changing_link_fences_relinks_without_re_embedding_and_the_history_records_it(tmp_path, monkeypatch):
+    import time
+
+    from conftest import FakeEmbedder
+
+    root = tmp_path / "v"
+    write(root, "Balor.md", 'A demon.\n\n```statblock\nname: Balor\ntraits: "[[Demon|demonic]]"\n```\n')
+    write(root, "Demon.md", "Demons are fiends.\n")
+    embedder = FakeEmbedder()
+    index_vault(root, progress=False, embedder=embedder)
+
+    def links() -> list[tuple[str, str]]:
+        store = _store(root)
+        try:
+            paths = {row.id: path for path, row in store.note_rows().items()}
+            return [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+        finally:
+            store.close()
+
+    assert links() == []
+    time.sleep(0.01)
+    before = time.time()
+    time.sleep(0.01)
+    embedded = len(embedder.embedded)
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "statblock, dataview")
+    report = index_vault(root, progress=False, embedder=embedder)
+    assert links() == [("Balor.md", "Demon.md")]
+    assert report.embedded == 0 and len(embedder.embedded) == embedded
+    store = _store(root)
+    try:  # the link history: none then, one now
+        assert store.edges_at(before) == [] and len(store.edges_at(time.time())) == 1
+    finally:
+        store.close()
+    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    index_vault(root, progress=False, embedder=embedder)
+    assert links() == []
