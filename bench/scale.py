@@ -574,7 +574,9 @@ def _table(r: dict, before: dict | None) -> list[str]:
         if not m:
             return "-"
         st = m.get("stages_p50_ms", {})
-        parts = ", ".join(f"{k} {st.get(k, 0):.0f}" for k in ("lexical", "ppr", "dense", "fusion"))
+        # Every lane and stage of a millisecond or more, the slowest first (the lanes vary by version).
+        stages = sorted(((v, k) for k, v in st.items() if k not in ("total", "embed") and v >= 1), reverse=True)
+        parts = ", ".join(f"{k} {v:.0f}" for v, k in stages)
         return f"{m['p50_ms']:.1f} / {m['p95_ms']:.1f} ms ({parts})"
 
     hb, hn = mode(q_before, "hybrid+ppr"), mode(q_now, "hybrid+ppr")
