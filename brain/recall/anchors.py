@@ -137,11 +137,18 @@ def anchor_lex(
     query_vector: np.ndarray,
     depth: int,
     hub: int = DEFAULT_ANCHOR_HUB,
+    *,
+    passages: list[tuple[int, float]] | None = None,
 ) -> list[Candidate]:
     """Notes linked from the chunks BM25 ranks best for the query, by the best such chunk's score.
 
-    ``expression``: the lexical lane's FTS5 MATCH expression (``lexical.match_expression``)."""
-    if expression is None or depth <= 0:
+    ``expression``: the lexical lane's FTS5 MATCH expression (``lexical.match_expression``);
+    ``passages``: what ``fts_search`` gives for it with ``LEXICAL_WEIGHTS`` and ``depth ×
+    CHUNKS_PER_NOTE``, when the caller asked for it together with the lexical lane's search."""
+    if depth <= 0:
         return []
-    passages = store.fts_search(expression, LEXICAL_WEIGHTS, depth * CHUNKS_PER_NOTE)
+    if passages is None:
+        if expression is None:
+            return []
+        passages = store.fts_search(expression, LEXICAL_WEIGHTS, depth * CHUNKS_PER_NOTE)
     return _lane(store, vote(store, passages, hub), query_vector, depth, "anchor_lex")

@@ -103,6 +103,11 @@ def match_expression(store: IndexStore, query: str) -> str | None:
     return _match(informative_terms(store, terms))
 
 
+def search_depth(depth: int) -> int:
+    """How many chunks the lane asks FTS5 for to find ``depth`` distinct notes."""
+    return depth * 5
+
+
 def lexical_search(
     store: IndexStore,
     query: str,
@@ -111,16 +116,20 @@ def lexical_search(
     weights: tuple[float, ...] = WEIGHTS,
     *,
     expression: str | None = None,
+    hits: list[tuple[int, float]] | None = None,
 ) -> list[Candidate]:
     """The top ``depth`` notes by their best chunk's BM25 score, best first (with ``decay``, plus
     decay × the second chunk's, ... as ``dense_search`` does). ``weights``: the bm25() column
-    weights; ``expression``: ``match_expression(store, query)`` when the caller has it already."""
+    weights; ``expression``: ``match_expression(store, query)`` when the caller has it already;
+    ``hits``: the ``search_depth(depth)`` chunks ``fts_search`` gives for them, when the caller
+    asked for them together with another lane's (``fts_search_many``)."""
     if depth <= 0:
         return []
-    expression = expression or match_expression(store, query)
-    if expression is None:
-        return []
-    hits = store.fts_search(expression, weights, depth * 5)
+    if hits is None:
+        expression = expression or match_expression(store, query)
+        if expression is None:
+            return []
+        hits = store.fts_search(expression, weights, search_depth(depth))
     note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in hits])
     best: dict[int, tuple[int, float]] = {}
     more: dict[int, list[float]] = {}  # note id -> its further chunks' scores, best first

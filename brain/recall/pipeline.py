@@ -93,6 +93,9 @@ class QueryState:
     hop: list[Candidate] | None = None  # the one-hop additions, once computed
     failures: dict[str, str] = field(default_factory=dict)  # step → warning, for steps that fell back
     rerank_scores: dict[int, float] = field(default_factory=dict)  # note id → cross-encoder score
+    match: str | None = None  # the FTS5 MATCH expression (None: the query has no searchable term) ...
+    match_known: bool = False  # ... once computed
+    anchor_passages: list[tuple[int, float]] | None = None  # anchor_lex's BM25 hits, fetched with the lexical lane's
 
 
 class Recaller:
@@ -259,9 +262,7 @@ class Recaller:
         if mode.lexical:
             if "lexical" not in state.lanes:
                 started = time.perf_counter()
-                state.lanes["lexical"] = lexical_stage.lexical_search(
-                    self.store, state.query, settings.depth, settings.chunk_decay, tuple(settings.lexical_weights)
-                )
+                state.lanes["lexical"] = self._lexical_lane(state, mode, settings)
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
@@ -322,6 +323,38 @@ class Recaller:
         timings["fusion"] = _ms(started)
         return pool
 
+    def _match(self, state: QueryState) -> str | None:
+        """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""
+        if not state.match_known:
+            state.match, state.match_known = lexical_stage.match_expression(self.store, state.query), True
+        return state.match
+
+    def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
+        """The BM25 lane; when this mode also runs anchor_lex, both lanes' searches are one FTS5
+        walk of the match (``fts_search_many``), so the second costs little more than its scoring."""
+        expression = self._match(state)
+        if expression is None or settings.depth <= 0:
+            return []
+        weights = tuple(settings.lexical_weights)
+        hits = None
+        if "anchor_lex" in self._extra_lanes(mode, settings) and "anchor_lex" not in state.lanes:
+            hits, state.anchor_passages = self.store.fts_search_many(
+                expression,
+                [
+                    (weights, lexical_stage.search_depth(settings.depth)),
+                    (anchors_stage.LEXICAL_WEIGHTS, settings.depth * anchors_stage.CHUNKS_PER_NOTE),
+                ],
+            )
+        return lexical_stage.lexical_search(
+            self.store,
+            state.query,
+            settings.depth,
+            settings.chunk_decay,
+            weights,
+            expression=expression,
+            hits=hits,
+        )
+
     @staticmethod
     def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:
         """The lanes beyond dense, BM25 and PageRank this mode fuses: its family's, weighted > 0."""
@@ -357,8 +390,14 @@ class Recaller:
             nearest = list(zip(ids.tolist(), scores.tolist()))
             return anchors_stage.anchor_dense(self.store, nearest, state.vector, settings.depth, settings.anchor_hub)
         if name == "anchor_lex":
-            expression = lexical_stage.match_expression(self.store, state.query)
-            return anchors_stage.anchor_lex(self.store, expression, state.vector, settings.depth, settings.anchor_hub)
+            return anchors_stage.anchor_lex(
+                self.store,
+                self._match(state),
+                state.vector,
+                settings.depth,
+                settings.anchor_hub,
+                passages=state.anchor_passages,
+            )
         raise ValueError(f"no lane named {name!r}")
 
     def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
