@@ -111,6 +111,20 @@ def log_dir() -> Path:
     return brain_home() / "logs"
 
 
+def log_file(name: str, max_bytes: int) -> Path:
+    """``<log dir>/<name>``, its folder made; a file already over ``max_bytes`` is first moved to
+    ``<name>.1`` (one old generation kept), so no log of brain's grows without bound."""
+    folder = log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    try:
+        if path.stat().st_size > max_bytes:
+            os.replace(path, folder / f"{name}.1")
+    except FileNotFoundError:
+        pass
+    return path
+
+
 def index_dir(vault: Path) -> Path:
     """One index folder per vault, named after the vault and a hash of its absolute path."""
     import hashlib  # here, not at the top: the Stop hook imports this module and never needs it

@@ -129,3 +129,58 @@ def test_prompt_hook_settings(monkeypatch):
     monkeypatch.setenv("BRAIN_PROMPT_CHARS", "12000")
     with pytest.raises(ConfigError, match=r"BRAIN_PROMPT_CHARS must be a whole number from 500 to 9000, not '12000'"):
         config.prompt_chars()
+
+
+# ----- logs: every log file of brain's is bounded by the same rule ---------------------------
+
+
+@pytest.fixture
+def loggers_restored():
+    """setup_logging / configure_logging rewire the root and "brain" loggers: put them back."""
+    import logging
+
+    saved = {}
+    for name in (None, "brain"):
+        logger = logging.getLogger(name)
+        saved[name] = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if handler not in handlers:
+                handler.close()
+            logger.removeHandler(handler)
+        for handler in handlers:
+            logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def test_log_file_moves_an_oversized_log_aside_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    path = config.log_file("x.log", 10)
+    assert path == tmp_path / "home" / "logs" / "x.log" and path.parent.is_dir() and not path.exists()
+    path.write_text("small")
+    assert config.log_file("x.log", 10) == path and path.read_text() == "small"
+    path.write_text("more than ten bytes")
+    config.log_file("x.log", 10)
+    assert not path.exists() and (path.parent / "x.log.1").read_text() == "more than ten bytes"
+
+
+def test_the_hook_serve_and_mcp_logs_are_all_bounded(tmp_path, monkeypatch, loggers_restored):
+    from brain.ledger import hook
+    from brain.mcp import server as mcp_server
+    from brain.server import daemon
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    logs = tmp_path / "home" / "logs"
+    logs.mkdir(parents=True)
+    for name, limit in (("hook.log", hook.LOG_MAX_BYTES), ("serve.log", daemon.LOG_MAX_BYTES)):
+        (logs / name).write_bytes(b"x" * (limit + 1))
+    (logs / "mcp.log").write_bytes(b"x" * (mcp_server.LOG_MAX_BYTES + 1))
+    hook.log("a line")
+    daemon.setup_logging(tmp_path, foreground=False)
+    mcp_server.configure_logging()
+    for name in ("hook.log", "serve.log", "mcp.log"):
+        assert (logs / f"{name}.1").stat().st_size > 1_000_000, name
+        assert (logs / name).stat().st_size < 1_000, name

@@ -156,14 +156,7 @@ def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | No
 def log(message: str) -> None:
     """Append one line to the hook's log file; never raises."""
     try:
-        folder = config.log_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "hook.log"
-        try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, folder / "hook.log.1")
-        except FileNotFoundError:
-            pass
+        path = config.log_file("hook.log", LOG_MAX_BYTES)
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(f"{utc_now()} pid={os.getpid()} {message}\n")
     except Exception:  # noqa: BLE001 - a broken log must not break the hook

@@ -81,11 +81,12 @@ model, how many notes changed since the last index, and whether a warm `brain se
 (its uptime, queries answered and last update). Use it when results look stale or empty."""
 
 
+LOG_MAX_BYTES = 5_000_000  # mcp.log is moved aside (once, to mcp.log.1) at start beyond this
+
+
 def configure_logging() -> None:
     """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
-    folder = config.log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    file_handler = logging.FileHandler(folder / "mcp.log", encoding="utf-8")
+    file_handler = logging.FileHandler(config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)

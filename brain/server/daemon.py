@@ -340,14 +340,7 @@ def _unlink(path: Path) -> None:
 
 def setup_logging(root: Path, *, foreground: bool) -> Path:
     """Log to ``$BRAIN_HOME/logs/serve.log`` (and stderr in the foreground); returns the file."""
-    folder = config.log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "serve.log"
-    try:
-        if path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, folder / "serve.log.1")
-    except FileNotFoundError:
-        pass
+    path = config.log_file("serve.log", LOG_MAX_BYTES)
     logger = logging.getLogger("brain")
     for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
         logger.removeHandler(handler)
