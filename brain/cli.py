@@ -412,14 +412,11 @@ def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettin
 
 def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
     """The vault and its index, opened to read (a read-only brain home is fine)."""
-    from .errors import NoIndexError
-    from .index.store import INDEX_FILE, IndexStore, index_errors
+    from .index.store import IndexStore, built_index_dir, index_errors
     from .vault import resolve_vault
 
     root = resolve_vault(vault)
-    directory = config.index_dir(root)
-    if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    directory = built_index_dir(root)
     with index_errors(directory, root):
         return root, IndexStore.open(directory, create=False, readonly_ok=True)
 

@@ -12,23 +12,21 @@ from __future__ import annotations
 import os
 
 from .. import config
-from ..errors import ConfigError, NoIndexError
+from ..errors import ConfigError
 from ..vault import resolve_vault
 from .history import PruneReport, prune
 from .indexer import vault_lock
-from .store import INDEX_FILE, IndexStore, index_errors
+from .store import IndexStore, built_index_dir, index_errors
 
 
 def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, vacuum: bool = False) -> PruneReport:
     root = resolve_vault(vault)
-    directory = config.index_dir(root)
     keep = config.keep_versions()
     if before is None and keep is None:
         raise ConfigError(
             "nothing to prune: give --before DATE, or set BRAIN_KEEP_VERSIONS to how many past versions to keep"
         )
-    if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    directory = built_index_dir(root)
     with index_errors(directory, root), vault_lock(directory):
         store = IndexStore.open(directory, create=False)
         try:

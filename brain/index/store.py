@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import BrainError, IndexDamagedError, NotWritableError
+from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
 from ..migrations import connect
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts
 
@@ -1465,6 +1465,14 @@ def is_not_writable(exc: sqlite3.OperationalError) -> bool:
         return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open database file" in text
+
+
+def built_index_dir(root: Path) -> Path:
+    """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
+    directory = config.index_dir(root)
+    if not (directory / INDEX_FILE).exists():
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    return directory
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import NoIndexError, NotWritableError
-from ..index.store import INDEX_FILE, IndexStore, index_errors
+from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, Recaller
 
@@ -49,8 +49,7 @@ def open_recaller(
     lazy = embedder or LazyEmbedder(config.embed_model_name())
     if build and not (directory / INDEX_FILE).exists():
         _index(root, lazy, embedder, progress)
-    if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    built_index_dir(root)
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
@@ -173,9 +172,7 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | 
     from ..index.indexer import check_model
     from ..index.vectors import snapshot_vectors
 
-    directory = config.index_dir(root)
-    if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    directory = built_index_dir(root)
     store = IndexStore.open_snapshot(directory)
     try:
         check_model(store, embedder.name)

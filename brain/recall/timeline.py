@@ -17,10 +17,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import config
-from ..errors import BrainError, NoIndexError
+from ..errors import BrainError
 from ..index.history import decompress, iso_time, local_time
-from ..index.store import INDEX_FILE, EdgeRow, IndexStore, VersionRow, index_errors
+from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..links import Link, Resolver
 from ..notes import decode, split_frontmatter
 from ..vault import resolve_vault
@@ -80,9 +79,7 @@ def note_history(vault: str | os.PathLike[str] | None, name: str) -> NoteHistory
     """The history of the note ``name`` (a path, title, file name or alias, as a wikilink names
     it; a deleted note by its last path or title) in ``vault``'s index."""
     root = resolve_vault(vault)
-    directory = config.index_dir(root)
-    if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {root}` first")
+    directory = built_index_dir(root)
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
