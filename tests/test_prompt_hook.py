@@ -441,3 +441,26 @@ def test_the_watchdog_lets_an_answer_being_printed_end_whole(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == b'{"half": "whole"}'
     assert "test: gave up after the 0.2 s budget" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_eight_sessions_prompting_at_once_all_get_notes_and_rows(server, indexed):
+    """Parallel sessions: eight hook processes at once on one server and a brain.db none of them
+    has created yet (its migrations race too): each exits 0 with notes, each leaves its row."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sessions = [f"5e55104e-0000-4000-8000-00000000010{i}" for i in range(8)]
+    assert not (Path(os.environ["BRAIN_HOME"]) / "brain.db").exists()
+    with ThreadPoolExecutor(len(sessions)) as pool:
+        procs = list(
+            pool.map(
+                lambda s: run_prompt_hook(
+                    json.dumps(_payload(session_id=s)).encode(), indexed, BRAIN_PROMPT_BUDGET="30"
+                ),
+                sessions,
+            )
+        )
+    for proc in procs:
+        assert _context(proc)  # exit 0, nothing on stderr, notes added
+    rows = _rows()
+    assert sorted(r["session_id"] for r in rows) == sessions
+    assert all(r["shown"] and r["reason"] is None for r in rows), [(r["reason"], r.get("detail")) for r in rows]
