@@ -453,9 +453,7 @@ def test_eight_sessions_prompting_at_once_all_get_notes_and_rows(server, indexed
     with ThreadPoolExecutor(len(sessions)) as pool:
         procs = list(
             pool.map(
-                lambda s: run_prompt_hook(
-                    json.dumps(_payload(session_id=s)).encode(), indexed, BRAIN_PROMPT_BUDGET="30"
-                ),
+                lambda s: run_prompt_hook(json.dumps(_payload(session_id=s)).encode(), indexed),
                 sessions,
             )
         )
