@@ -94,7 +94,7 @@ def is_ours(command: Any, kind: str = "stop") -> bool:
     return isinstance(command, str) and bool(re.search(_OURS.format(kind=kind), command.strip()))
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def load_settings(path: Path) -> dict[str, Any] | None:
     """The settings in ``path``, or None when there is no such file."""
     try:
         raw = path.read_bytes()
@@ -140,7 +140,7 @@ def _our_entries(groups: list[Any], kind: str = "stop") -> list[tuple[dict[str, 
     return found
 
 
-def _save(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
+def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
     """Write ``data`` to ``path`` as the file it replaces was: same mode, owner and place.
 
     A symlinked settings file (dotfiles) is written through: its target changes, the link
@@ -231,7 +231,7 @@ def install(path: Path, command: str | None = None, kind: str = "stop") -> Chang
     entry: dict[str, Any] = {"type": "command", "command": command}
     if kind == "prompt":
         entry["timeout"] = PROMPT_TIMEOUT
-    loaded = _load(path)
+    loaded = load_settings(path)
     existed = loaded is not None
     data = loaded if loaded is not None else {}
     groups = _event_groups(data, path, event)
@@ -247,7 +247,7 @@ def install(path: Path, command: str | None = None, kind: str = "stop") -> Chang
     else:
         groups.append({"hooks": [entry]})
         message = f"added a {what} to {path}:\n  + {command}"
-    backup = _save(path, data, existed)
+    backup = save_settings(path, data, existed)
     if backup:
         message += f"\nbackup: {backup}"
     return Change(path, True, message, backup)
@@ -261,7 +261,7 @@ def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]
 
 def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
     """Remove brain's hooks of ``kinds`` (both by default) from the settings file at ``path``, nothing else."""
-    data = _load(path)
+    data = load_settings(path)
     if data is None:
         return Change(path, False, f"not installed: {path} does not exist")
     hooks = data.get("hooks")
@@ -282,5 +282,5 @@ def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
         return Change(path, False, f"not installed in {path}: no brain {names} found")
     if isinstance(hooks, dict) and not hooks:
         del data["hooks"]
-    backup = _save(path, data, True)
+    backup = save_settings(path, data, True)
     return Change(path, True, "\n".join(removed) + f"\nbackup: {backup}", backup)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..ledger.install import Change, _load, _save, brain_executable, pinned_env
+from ..ledger.install import Change, brain_executable, load_settings, pinned_env, save_settings
 
 NAME = "brain"
 
@@ -45,13 +45,13 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
     existed = path.exists()
-    data = _load(path) or {}
+    data = load_settings(path) or {}
     servers = _servers(data, path)
     old = servers.get(name)
     if old == entry:
         return Change(path, False, f"already installed in {path}: {_shown(entry)}")
     servers[name] = entry
-    backup = _save(path, data, existed)
+    backup = save_settings(path, data, existed)
     if old is None:
         message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
     else:
@@ -65,14 +65,14 @@ def uninstall(path: Path, name: str = NAME) -> Change:
     """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
     if not path.exists():
         return Change(path, False, f"not installed: {path} does not exist")
-    data = _load(path) or {}
+    data = load_settings(path) or {}
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
         return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
     old = servers.pop(name)
     if not servers and path.name == ".mcp.json":
         del data["mcpServers"]
-    backup = _save(path, data, True)
+    backup = save_settings(path, data, True)
     return Change(
         path, True, f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}\nbackup: {backup}", backup
     )
