@@ -733,30 +733,6 @@ class IndexStore:
         )
         return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
 
-    def fts_search_many(
-        self, expression: str, searches: Sequence[tuple[Sequence[float], int]]
-    ) -> list[list[tuple[int, float]]]:
-        """``fts_search`` for each (weights, limit) of ``searches``, in one statement: FTS5 walks
-        the match once and scores each row with every weighting (the walk is most of the cost:
-        two lanes' searches took 90 ms together against 131 ms apart, 100,000 notes)."""
-        if len(searches) <= 1:
-            return [self.fts_search(expression, weights, limit) for weights, limit in searches]
-        scores = ", ".join(f"bm25(chunks_fts, ?, ?, ?) AS s{i}" for i in range(len(searches)))
-        tops = " UNION ALL ".join(
-            f"SELECT * FROM (SELECT {i}, id, s{i} FROM m ORDER BY s{i} LIMIT ?)" for i in range(len(searches))
-        )
-        weights = [w for ws, _ in searches for w in ws]
-        rows = self.conn.execute(
-            f"WITH m AS MATERIALIZED (SELECT rowid AS id, {scores} FROM chunks_fts WHERE chunks_fts MATCH ?) {tops}",
-            (*weights, expression, *(limit for _, limit in searches)),
-        )
-        out: list[list[tuple[int, float]]] = [[] for _ in searches]
-        for search, chunk_id, score in rows:
-            out[search].append((chunk_id, -float(score)))
-        for hits in out:  # each part comes sorted; a stable sort keeps it so whatever UNION ALL does
-            hits.sort(key=lambda hit: -hit[1])
-        return out
-
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         """(source id, target id, kind) of every resolved link between two different notes."""
         rows = self.conn.execute(
