@@ -136,7 +136,10 @@ CREATE INDEX recalls_created ON recalls (created_at);
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,
 --   backend_version (what the vectors were made with; another model is refused, another
 --   engine version warned about), fts_tokenizer (chunks_fts's tokenizer, absent = unicode61;
---   another is refused until --rebuild), resolver_key, vectors_version (bumped by every
+--   another is refused until --rebuild), names_version (bumped by the names_note_* triggers
+--   whenever a note is added, deleted, renamed or its aliases change), resolver_key (the
+--   names_version links were last resolved against: while equal, only pending links need
+--   resolving), vectors_version (bumped by every
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
@@ -154,7 +157,9 @@ CREATE TABLE meta (
 --   #tags). date: ISO date from a frontmatter date field (date, created, updated, ...), else
 --   the file's mtime. frontmatter: JSON. size, mtime_ns: the stat shortcut; hash: SHA-256 of
 --   the bytes (decides changed vs touched, and detects renames). warnings: JSON list of what
---   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...).
+--   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...). path_key,
+--   name_key: the casefolded path and file name without .md that link resolution files the
+--   note under (links.note_keys; m010_name_keys), to find a link's candidate notes.
 CREATE TABLE notes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL UNIQUE,
@@ -168,16 +173,20 @@ CREATE TABLE notes (
     hash TEXT NOT NULL,
     warnings TEXT NOT NULL DEFAULT '[]',
     indexed_at REAL NOT NULL
-);
+, path_key TEXT, name_key TEXT);
 CREATE INDEX notes_hash ON notes (hash);
+CREATE INDEX notes_path_key ON notes (path_key);
+CREATE INDEX notes_name_key ON notes (name_key);
 
 -- aliases, tags: the same lists as rows, for lookups (link resolution, the entity gate).
+--   aliases.key: the alias as link resolution files it (links.alias_key).
 CREATE TABLE aliases (
     note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
     alias TEXT NOT NULL
-);
+, key TEXT);
 CREATE INDEX aliases_note ON aliases (note_id);
 CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+CREATE INDEX aliases_key ON aliases (key);
 CREATE TABLE tags (
     note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
     tag TEXT NOT NULL
@@ -391,4 +400,18 @@ CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_n
 END;
 CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes BEGIN
     DELETE FROM scan_snapshot;
+END;
+
+-- names_note_*: bump meta.names_version in the transaction that changes what link
+--   resolution depends on (m010_name_keys). notes.aliases stands for the aliases rows,
+--   which IndexStore.write_note rewrites with every note from the same list.
+CREATE TRIGGER names_note_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER names_note_delete AFTER DELETE ON notes BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
+WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
 END;
