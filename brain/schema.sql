@@ -386,20 +386,35 @@ CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pe
 
 -- scan_snapshot: one row, a compact copy of every note's path, id, size and mtime_ns (what
 --   the walk comparing the vault with the index needs: one blob instead of 100,000 rows).
---   The triggers delete it with any change to those columns, in the same transaction, so
---   whenever it exists it is exact; the next reader that needs it stores a new one.
+--   scan_snapshot_log: the notes changed since it was stored, (old id, old path) of a row
+--   updated or deleted, (new id, NULL) of a row inserted or updated, written by the triggers
+--   in the same transaction (m011_scan_snapshot_log). The snapshot without the logged ids,
+--   plus their rows, is the notes as they are. Past 2,000 log rows both are dropped; the
+--   next reader that needs the snapshot stores a new one and empties the log.
 CREATE TABLE scan_snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     data BLOB NOT NULL
 );
-CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes BEGIN
-    DELETE FROM scan_snapshot;
+CREATE TABLE scan_snapshot_log (
+    note_id INTEGER NOT NULL,
+    path TEXT
+);
+CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (new.id, NULL);
 END;
-CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes BEGIN
-    DELETE FROM scan_snapshot;
+CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path), (new.id, NULL);
 END;
-CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes BEGIN
+CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path);
+END;
+CREATE TRIGGER scan_snapshot_log_full AFTER INSERT ON scan_snapshot_log
+WHEN new.rowid > 2000 BEGIN
     DELETE FROM scan_snapshot;
+    DELETE FROM scan_snapshot_log;
 END;
 
 -- names_note_*: bump meta.names_version in the transaction that changes what link

@@ -459,6 +459,50 @@ def m010_name_keys(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m011_scan_snapshot_log(conn: sqlite3.Connection) -> None:
+    """The scan snapshot survives small changes: a log of the notes changed since it was stored.
+
+    m008 deleted the snapshot with any change to a note's id, path, size or mtime, so after
+    one edited note the next walk (or the link resolution before m010) read 100,000 rows and
+    stored 5.6 MB again. Now the triggers log each changed row instead: (old id, old path) of
+    a row updated or deleted, (new id, NULL) of a row inserted or updated. ``note_stats``
+    reads the snapshot, drops the entries of logged ids, and reads those ids' rows: the notes
+    as they are, whatever happened in between. Past 2,000 log rows the log is not worth
+    reading: the snapshot and log are dropped, and the next reader stores a new snapshot.
+    Nothing is logged while there is no snapshot.
+    """
+    conn.executescript(
+        """
+        DROP TRIGGER scan_snapshot_note_insert;
+        DROP TRIGGER scan_snapshot_note_update;
+        DROP TRIGGER scan_snapshot_note_delete;
+        DELETE FROM scan_snapshot;
+        CREATE TABLE scan_snapshot_log (
+            note_id INTEGER NOT NULL,
+            path TEXT
+        );
+        CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (new.id, NULL);
+        END;
+        CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path), (new.id, NULL);
+        END;
+        CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path);
+        END;
+        CREATE TRIGGER scan_snapshot_log_full AFTER INSERT ON scan_snapshot_log
+        WHEN new.rowid > 2000 BEGIN
+            DELETE FROM scan_snapshot;
+            DELETE FROM scan_snapshot_log;
+        END;
+        """
+    )
+
+
 def create_chunks_fts(tokenizer: str) -> str:
     """The statement creating chunks_fts (an index over the view chunks_fts_source) with one
     of ``FTS_TOKENIZERS``: m009 and a tokenizer change (``IndexStore.recreate_fts``)."""

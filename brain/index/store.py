@@ -362,14 +362,21 @@ class IndexStore:
     def note_stats(self) -> dict[str, tuple[int, int, int]]:
         """path → (note id, size, mtime_ns) of every note.
 
-        Read from ``scan_snapshot`` when it is there: triggers delete it with any change to
-        these columns, in the same transaction, so whenever it exists it is exact. Else read
-        from the rows and stored for the next caller, inside one write transaction (so no
-        writer can commit between the read and the store); not when the database is
-        read-only or another connection is writing (then the rows are read and that is all).
+        Read from ``scan_snapshot`` when it is there, corrected by ``scan_snapshot_log`` (the
+        notes changed since, logged by triggers in the same transaction as the change), in
+        one read transaction: exact. Else read from the rows and stored for the next caller,
+        with the log emptied, inside one write transaction (so no writer can commit between
+        the read and the store); not when the database is read-only or another connection
+        is writing (then the rows are read and that is all).
         """
-        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
-        stats = _decode_stats(row[0]) if row is not None else None
+        own = not self.conn.in_transaction
+        if own:
+            self.conn.execute("BEGIN")
+        try:
+            stats = self._snapshot_stats()
+        finally:
+            if own:
+                self.conn.execute("COMMIT")
         if stats is not None:
             return stats
         if self.readonly or self.conn.in_transaction or not self._try_begin_immediate():
@@ -377,10 +384,29 @@ class IndexStore:
         try:
             stats = self._stats_from_rows()
             self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
+            self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        return stats
+
+    def _snapshot_stats(self) -> dict[str, tuple[int, int, int]] | None:
+        """The snapshot with the logged notes as they are now; None without a readable one."""
+        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
+        stats = _decode_stats(row[0]) if row is not None else None
+        if stats is None:
+            return None
+        log = self.conn.execute("SELECT note_id, path FROM scan_snapshot_log").fetchall()
+        for note_id, path in log:
+            # The first change to a row after the snapshot logs the path the snapshot has.
+            if path is not None and path in stats and stats[path][0] == note_id:
+                del stats[path]
+        for part in _parts(sorted({r[0] for r in log})):
+            for path, note_id, size, mtime_ns in self.conn.execute(
+                f"SELECT path, id, size, mtime_ns FROM notes WHERE id IN ({_marks(part)})", part
+            ):
+                stats[path] = (note_id, size, mtime_ns)
         return stats
 
     def _stats_from_rows(self) -> dict[str, tuple[int, int, int]]:
