@@ -281,6 +281,8 @@ def lookup_keys(link: Link, source: str) -> LookupKeys:
 
 def nearest(candidates: list[str], source: str) -> str:
     """The candidate nearest the source note: fewest folder steps apart, then shallowest."""
+    if len(candidates) == 1:  # most names are unique: no distances to weigh
+        return candidates[0]
     source_dirs = posixpath.dirname(source).split("/") if "/" in source else []
 
     def key(path: str) -> tuple[int, int, str]:

@@ -40,7 +40,7 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
         else:
             resolver, id_by_path, path_by_id = _candidates_resolver(store, todo)
         updates: list[tuple[int | None, str, int]] = []
-        for link_id, source_id, target, kind in todo:
+        for link_id, source_id, target, kind, was_target_id, was_status in todo:
             link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
             resolved = resolver.resolve(link, path_by_id[source_id])
             target_id: int | None = None
@@ -51,22 +51,23 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
             else:
                 status = "dangling"
             counts[status] += 1
-            updates.append((target_id, status, link_id))
+            if (target_id, status) != (was_target_id, was_status):  # most of a full pass: none
+                updates.append((target_id, status, link_id))
         store.set_link_targets(updates, version)
         store.sync_edge_targets(time.time(), full=full)  # link history follows, in the same step
     return counts
 
 
 def _candidates_resolver(
-    store: IndexStore, todo: list[tuple[int, int, str, str]]
+    store: IndexStore, todo: list[tuple[int, int, str, str, int | None, str]]
 ) -> tuple[Resolver, dict[str, int], dict[int, str]]:
     """A Resolver over the links' sources and every note filed under a key one of the links
     can match: for these links it answers as one over every note would (``links.LookupKeys``)."""
-    path_by_id = store.note_paths_of(source_id for _, source_id, _, _ in todo)
+    path_by_id = store.note_paths_of(row[1] for row in todo)
     path_keys: set[str] = set()
     name_keys: set[str] = set()
     alias_keys: set[str] = set()
-    for _, source_id, target, kind in todo:
+    for _, source_id, target, kind, _, _ in todo:
         keys = lookup_keys(Link(target=target, kind=kind, anchor=None, display=None, line=0), path_by_id[source_id])
         path_keys |= keys.paths
         name_keys |= keys.names

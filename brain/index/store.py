@@ -613,16 +613,16 @@ class IndexStore:
     def links_dirty(self) -> bool:
         return self.get_meta("links_dirty") == "1"
 
-    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str]]:
-        """(link id, source note id, target as written, kind): every link, or those still pending."""
+    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str, int | None, str]]:
+        """(link id, source note id, target as written, kind, target id, status): every link, or
+        those still pending."""
         where = "" if every else " WHERE status = 'pending'"
-        return [
-            (r[0], r[1], r[2], r[3]) for r in self.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")
-        ]
+        sql = f"SELECT id, source_id, target, kind, target_id, status FROM links{where}"
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(sql)]
 
     def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], names_version: str) -> None:
-        """(target note id or None, status, link id) for each link resolved; clears ``links_dirty``
-        and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
+        """(target note id or None, status, link id) for each link whose resolution changed;
+        clears ``links_dirty`` and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
         self.conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
         self.set_meta("links_dirty", 0)
         self.set_meta("resolver_key", names_version)
