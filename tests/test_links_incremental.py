@@ -150,8 +150,10 @@ def _note(rng: random.Random, names: list[str], aliases: list[str]) -> str:
     return front + _body(rng, names)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_after_random_edits_the_links_are_what_a_full_resolution_makes(tmp_path, monkeypatch, seed):
+@pytest.mark.parametrize(("seed", "limit"), [(0, linking.CANDIDATE_LIMIT), (1, linking.CANDIDATE_LIMIT), (2, 0)])
+def test_after_random_edits_the_links_are_what_a_full_resolution_makes(tmp_path, monkeypatch, seed, limit):
+    """limit 0: pending links resolved against every note (what a run with many changes does)."""
+    monkeypatch.setattr(linking, "CANDIDATE_LIMIT", limit)
     rng = random.Random(seed)
     root = tmp_path / "v"
     names = ["Alpha", "beta", "Gamma ray", "A/Alpha", "B/alpha", "A/deep/Beta", "Ёж", "B/ЁЖ", "Delta"]
@@ -210,7 +212,7 @@ def test_after_random_edits_the_links_are_what_a_full_resolution_makes(tmp_path,
         assert all(status != "pending" for *_, status in got[0])
         resolved += sum(status == "resolved" for *_, status in got[0])
         edges += len(got[1])
-    assert candidate_runs  # content edits did take the few-candidates path
+    assert bool(candidate_runs) == (limit > 0)  # content edits took the few-candidates path
     assert applied == {"edit", "add", "delete", "rename", "aliases"} and resolved and edges, (applied, resolved, edges)
 
 
@@ -252,6 +254,20 @@ def test_a_content_edit_resolves_against_the_few_notes_its_links_can_match(tmp_p
         ("A/Target", "A/Target.md", "resolved"),
         ("Folder 1/Note 1.md", "Folder 1/Note 1.md", "resolved"),
     ]
+
+    built.clear()
+    write(root, "Linker.md", "[[ the TARGET ]]")  # found by its alias alone
+    index_vault(root, progress=False)
+    assert built == [{"Linker.md", "A/Target.md"}]
+    store = open_store(root)
+    try:
+        row = store.conn.execute(
+            "SELECT n.path FROM links l JOIN notes n ON n.id = l.target_id"
+            " WHERE l.source_id = (SELECT id FROM notes WHERE path = 'Linker.md')"
+        ).fetchall()
+    finally:
+        store.close()
+    assert [r[0] for r in row] == ["A/Target.md"]
 
 
 def test_names_version_moves_with_names_and_only_with_names(tmp_path):
