@@ -234,7 +234,8 @@ CREATE TABLE skipped (
 --   rowid = chunks.id. An external-content index (m009_compact_chunks): it keeps only the
 --   index, and reads its content, when it needs it, from the view chunks_fts_source.
 --   IndexStore.replace_chunks, the one writer of chunks, adds a note's new chunks (from the
---   view: folding ё into е on the way in; queries are folded alike); triggers keep it in step
+--   view: folding ё into е on the way in; queries are folded alike), or the indexer adds a
+--   whole batch's in one statement (add_to_lexical, before it commits); triggers keep it in step
 --   with deletes and note renames, handing FTS5 the old values; a note's chunks are deleted
 --   before the note (notes_delete_chunks), so that the delete can still read its title. BRAIN_FTS_TOKENIZER=trigram recreates it, when the index is empty or rebuilt, with
 --   tokenize = 'trigram' (meta fts_tokenizer).

@@ -408,6 +408,7 @@ class _Run:
         matrix = embedder.embed_documents(texts)
         self.report.embedded += len(texts)
         offset = 0
+        batch_added: list[int] = []
         with self.store.transaction():
             now = time.time()
             self.store.record_model(
@@ -427,12 +428,15 @@ class _Run:
                 for chunk in chunks:
                     rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
                     offset += 1
-                removed, added = self.store.replace_chunks(note_id, rows)
+                removed, added = self.store.replace_chunks(note_id, rows, lexical=False)
                 self.removed_ids += removed
                 self.added_ids += added
+                batch_added += added
                 self.store.replace_links(note_id, note.links)
                 if self.history.after_write(note_id, note, file.size, data, prior, now) == "restored":
                     self.report.restored += 1
+            if batch_added:  # each note of a batch is written once: none of these chunks was deleted since
+                self.store.add_to_lexical(min(batch_added), max(batch_added))
 
 
 class _Bar(Protocol):
