@@ -286,7 +286,8 @@ END;
 --   date: the note's date as recall shows it; world_date, valid_from, valid_to, status: world
 --   time as the frontmatter states it (date/created; valid_from; valid_to; status), NULL where
 --   it says nothing. content: the file's bytes, zlib-compressed (NULL for versions recorded
---   before history began).
+--   before history began); the current version's against the note's chunk texts as zlib's
+--   preset dictionary (FDICT set: brain/index/version_text.py), a past version's plain.
 CREATE TABLE note_versions (
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,
