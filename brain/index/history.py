@@ -72,12 +72,25 @@ class Recorder:
             self.store.retire_chunks(note_id, version.hash, version.title)
         return Prior(version)
 
-    def after_write(self, note_id: int, note: Note, size: int, data: bytes | None, prior: Prior, now: float) -> str:
+    def after_write(
+        self,
+        note_id: int,
+        note: Note,
+        size: int,
+        data: bytes | None,
+        prior: Prior,
+        now: float,
+        text: bytes | None = None,
+    ) -> str:
         """Record the note's new state (its chunks and links are written): a new version unless
-        the bytes and path are the version's already, and its edges. Returns the event."""
+        the bytes and path are the version's already, and its edges. Returns the event.
+
+        Its bytes are kept compressed against the chunks just written (version_text.py; settled
+        before they change): ``text`` when the parse made them so (parsing.py), else made here."""
         world = world_time(note.frontmatter)
-        # Kept against the chunks just written (version_text.py): settled before they change.
-        content = compress(data, self.store.chunk_dictionary(note_id)) if data is not None else None
+        content = text
+        if content is None and data is not None:
+            content = compress(data, self.store.chunk_dictionary(note_id))
         version = prior.version
         same_bytes = version is not None and version.hash in (note.content_hash, "")
         if version is not None and same_bytes and version.path == note.path:

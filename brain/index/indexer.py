@@ -40,7 +40,8 @@ from .store import IndexStore, index_errors
 log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
-_Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes]  # a note read, waiting to be embedded
+# a note read, waiting to be embedded: with its bytes, and them compressed for its version
+_Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes, bytes]
 
 
 @dataclass
@@ -260,7 +261,7 @@ class _Run:
                         bar.update(1)
                         continue
                     assert parsed is not None
-                    note, chunks = parsed
+                    note, chunks, text = parsed
                     file, data = change.file, change.data
                     assert data is not None
                     for message in note.warnings:
@@ -270,7 +271,7 @@ class _Run:
                         self._rename(change.note_id, note, file, data)
                         bar.update(1)
                         continue
-                    batch.append((note, file, change.note_id, chunks, data))
+                    batch.append((note, file, change.note_id, chunks, data, text))
                     batch_chunks += len(chunks)
                     if change.kind == changes.NEW:
                         self.report.new += 1
@@ -402,7 +403,7 @@ class _Run:
         embedder = self._ensure_embedder()
         texts = [
             embedding_text(note.title, chunk, note.path if self.chunk_path else None)
-            for note, _, _, chunks, _ in batch
+            for note, _, _, chunks, _, _ in batch
             for chunk in chunks
         ]
         matrix = embedder.embed_documents(texts)
@@ -421,7 +422,7 @@ class _Run:
             )
             if self.store.get_meta("chunking") is None:
                 self.store.set_meta("chunking", self.chunking)
-            for note, file, note_id, chunks, data in batch:
+            for note, file, note_id, chunks, data, text in batch:
                 prior = self.history.before_write(note_id, note)
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
                 rows = []
@@ -433,7 +434,7 @@ class _Run:
                 self.added_ids += added
                 batch_added += added
                 self.store.replace_links(note_id, note.links)
-                if self.history.after_write(note_id, note, file.size, data, prior, now) == "restored":
+                if self.history.after_write(note_id, note, file.size, data, prior, now, text) == "restored":
                     self.report.restored += 1
             if batch_added:  # each note of a batch is written once: none of these chunks was deleted since
                 self.store.add_to_lexical(min(batch_added), max(batch_added))
