@@ -40,6 +40,12 @@ from .store import IndexStore, index_errors
 log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
+# A run over many notes (a first build) commits this many batches' worth at once: each commit
+# rewrites the pages it touched in every index over random keys (content hashes, link targets),
+# so fewer, larger ones write less (20,000 notes: 2.2 -> 1.6 GB written, 1-2 CPU seconds less).
+# An interrupted run loses at most one batch; small runs keep small batches.
+BULK_FROM = 2_000  # notes to read
+BULK_BATCHES = 4
 # a note read, waiting to be embedded: with its bytes, and them compressed for its version
 _Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes, bytes]
 
@@ -241,6 +247,7 @@ class _Run:
         self._relink_if_fences_changed(plan.unchanged)
         batch: list[_Pending] = []
         batch_chunks = 0
+        per_batch = CHUNKS_PER_BATCH * (BULK_BATCHES if len(plan.candidates) >= BULK_FROM else 1)
         bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
         try:
             with Parser[changes.Change](len(plan.candidates)) as parser:
@@ -277,7 +284,7 @@ class _Run:
                         self.report.new += 1
                     else:
                         self.report.changed += 1
-                    if batch_chunks >= CHUNKS_PER_BATCH:
+                    if batch_chunks >= per_batch:
                         self._flush(batch)
                         bar.update(len(batch))
                         batch, batch_chunks = [], 0
