@@ -326,7 +326,7 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
     _write_state(vault, final=True)
     with environ(BRAIN_HOME=str(home)):
         directory = config.index_dir(vault)
-    bulk = WRAPPER.replace("; sys.argv[0]", "; brain.index.indexer.BULK_FROM = 0; sys.argv[0]")
+    bulk = "import brain.index.indexer as bulk; bulk.BULK_FROM = 0; " + WRAPPER  # every run a bulk run
     started = time.time()
     proc = subprocess.Popen(
         [sys.executable, "-c", bulk, str(COMMIT_EVERY), "index", "--vault", str(vault)],
