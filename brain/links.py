@@ -163,13 +163,13 @@ class Resolver:
         self.by_name: dict[str, list[str]] = {}  # casefolded stem -> paths
         self.by_alias: dict[str, list[str]] = {}
         for path in sorted(paths):
-            bare = _strip_md(path)
-            self.by_path[bare] = path
-            self.by_path_ci.setdefault(_norm(bare), path)
-            self.by_name.setdefault(_norm(posixpath.basename(bare)), []).append(path)
+            self.by_path[_strip_md(path)] = path
+            path_key, name_key = note_keys(path)
+            self.by_path_ci.setdefault(path_key, path)
+            self.by_name.setdefault(name_key, []).append(path)
         for path, names in sorted((aliases or {}).items()):
             for alias in names:
-                self.by_alias.setdefault(_norm(alias.strip()), []).append(path)
+                self.by_alias.setdefault(alias_key(alias), []).append(path)
 
     def resolve(self, link: Link, source: str) -> str | None:
         """The note path a link points to, or None when dangling."""
@@ -228,9 +228,61 @@ class Resolver:
         return self._by_tail(bare, source)
 
 
+def note_keys(path: str) -> tuple[str, str]:
+    """(path key, name key) of a note: the casefolded path without ``.md``, and its file name
+    without ``.md``. ``Resolver`` files a note under these and nothing else (and its aliases
+    under ``alias_key``); the index stores them, to find a link's candidates (``lookup_keys``)."""
+    bare = _strip_md(path)
+    return _norm(bare), _norm(posixpath.basename(bare))
+
+
+def alias_key(alias: str) -> str:
+    """The key ``Resolver`` files a note's alias under."""
+    return _norm(alias.strip())
+
+
+@dataclass(frozen=True)
+class LookupKeys:
+    """Every key ``Resolver.resolve`` looks a link up by: notes' path keys, name keys, alias keys.
+
+    Its answer depends only on the notes filed under one of them (and on the source path),
+    so a ``Resolver`` over any set of notes holding all of those notes answers as one over
+    the whole vault does. ``lookup_keys`` must follow ``Resolver.resolve`` step by step.
+    """
+
+    paths: frozenset[str]
+    names: frozenset[str]
+    aliases: frozenset[str]
+
+
+def lookup_keys(link: Link, source: str) -> LookupKeys:
+    """The keys ``Resolver.resolve(link, source)`` consults (see ``LookupKeys``)."""
+    target = link.target.strip()
+    if not target:  # the source note itself
+        return LookupKeys(frozenset(), frozenset(), frozenset())
+    if link.kind == "markdown":
+        if target.startswith("/"):
+            candidate = posixpath.normpath(target.lstrip("/"))
+        else:
+            candidate = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+        relative = _strip_md(candidate)
+        rooted = _strip_md(posixpath.normpath(target.lstrip("/")))
+        return LookupKeys(
+            frozenset({_norm(relative), _norm(rooted)}),
+            frozenset({_norm(posixpath.basename(rooted))}),
+            frozenset(),
+        )
+    target = target.replace("\\", "/").lstrip("/")
+    bare = _strip_md(target)
+    # by_path / by_path_ci; _by_tail and by_name (same name key); by_alias.
+    return LookupKeys(
+        frozenset({_norm(bare)}), frozenset({_norm(posixpath.basename(bare))}), frozenset({_norm(target)})
+    )
+
+
 def nearest(candidates: list[str], source: str) -> str:
     """The candidate nearest the source note: fewest folder steps apart, then shallowest."""
-    if len(candidates) == 1:  # most links: one note has that name
+    if len(candidates) == 1:  # most names are unique: no distances to weigh
         return candidates[0]
     source_dirs = posixpath.dirname(source).split("/") if "/" in source else []
 

@@ -136,7 +136,10 @@ CREATE INDEX recalls_created ON recalls (created_at);
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,
 --   backend_version (what the vectors were made with; another model is refused, another
 --   engine version warned about), fts_tokenizer (chunks_fts's tokenizer, absent = unicode61;
---   another is refused until --rebuild), resolver_key, vectors_version (bumped by every
+--   another is refused until --rebuild), names_version (bumped by the names_note_* triggers
+--   whenever a note is added, deleted, renamed or its aliases change), resolver_key (the
+--   names_version links were last resolved against: while equal, only pending links need
+--   resolving), vectors_version (bumped by every
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
@@ -154,7 +157,9 @@ CREATE TABLE meta (
 --   #tags). date: ISO date from a frontmatter date field (date, created, updated, ...), else
 --   the file's mtime. frontmatter: JSON. size, mtime_ns: the stat shortcut; hash: SHA-256 of
 --   the bytes (decides changed vs touched, and detects renames). warnings: JSON list of what
---   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...).
+--   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...). path_key,
+--   name_key: the casefolded path and file name without .md that link resolution files the
+--   note under (links.note_keys; m010_name_keys), to find a link's candidate notes.
 CREATE TABLE notes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL UNIQUE,
@@ -168,16 +173,20 @@ CREATE TABLE notes (
     hash TEXT NOT NULL,
     warnings TEXT NOT NULL DEFAULT '[]',
     indexed_at REAL NOT NULL
-);
+, path_key TEXT, name_key TEXT);
 CREATE INDEX notes_hash ON notes (hash);
+CREATE INDEX notes_path_key ON notes (path_key);
+CREATE INDEX notes_name_key ON notes (name_key);
 
 -- aliases, tags: the same lists as rows, for lookups (link resolution, the entity gate).
+--   aliases.key: the alias as link resolution files it (links.alias_key).
 CREATE TABLE aliases (
     note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
     alias TEXT NOT NULL
-);
+, key TEXT);
 CREATE INDEX aliases_note ON aliases (note_id);
 CREATE INDEX aliases_alias ON aliases (alias COLLATE NOCASE);
+CREATE INDEX aliases_key ON aliases (key);
 CREATE TABLE tags (
     note_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
     tag TEXT NOT NULL
@@ -379,18 +388,47 @@ CREATE INDEX link_history_pending ON link_history (source_id) WHERE status = 'pe
 
 -- scan_snapshot: one row, a compact copy of every note's path, id, size and mtime_ns (what
 --   the walk comparing the vault with the index needs: one blob instead of 100,000 rows).
---   The triggers delete it with any change to those columns, in the same transaction, so
---   whenever it exists it is exact; the next reader that needs it stores a new one.
+--   scan_snapshot_log: the notes changed since it was stored, (old id, old path) of a row
+--   updated or deleted, (new id, NULL) of a row inserted or updated, written by the triggers
+--   in the same transaction (m011_scan_snapshot_log). The snapshot without the logged ids,
+--   plus their rows, is the notes as they are. Past 2,000 log rows both are dropped; the
+--   next reader that needs the snapshot stores a new one and empties the log.
 CREATE TABLE scan_snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     data BLOB NOT NULL
 );
-CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes BEGIN
-    DELETE FROM scan_snapshot;
+CREATE TABLE scan_snapshot_log (
+    note_id INTEGER NOT NULL,
+    path TEXT
+);
+CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (new.id, NULL);
 END;
-CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes BEGIN
-    DELETE FROM scan_snapshot;
+CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path), (new.id, NULL);
 END;
-CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes BEGIN
+CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes
+WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+    INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path);
+END;
+CREATE TRIGGER scan_snapshot_log_full AFTER INSERT ON scan_snapshot_log
+WHEN new.rowid > 2000 BEGIN
     DELETE FROM scan_snapshot;
+    DELETE FROM scan_snapshot_log;
+END;
+
+-- names_note_*: bump meta.names_version in the transaction that changes what link
+--   resolution depends on (m010_name_keys). notes.aliases stands for the aliases rows,
+--   which IndexStore.write_note rewrites with every note from the same list.
+CREATE TRIGGER names_note_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER names_note_delete AFTER DELETE ON notes BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
+WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
 END;

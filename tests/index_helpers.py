@@ -234,3 +234,36 @@ def _version_text_problems(conn: sqlite3.Connection) -> list[str]:
         if hashlib.sha256(data).hexdigest() != digest:
             out.append(f"a version's text is not its content: version {version_id}")
     return out
+
+
+def write_float32_base(directory: Path) -> None:
+    """Replace the saved vector files with a base as brain wrote it before float16 codes: the
+    same chunks (read from the database) in an ``IndexFlatIP`` or ``IndexIVFFlat``, of the kind
+    the sidecar names, and a sidecar without ``codes``."""
+    import faiss
+
+    from brain.index import vectors
+
+    sidecar = json.loads((directory / vectors.SIDECAR_FILE).read_text())
+    store = IndexStore.open(directory, create=False)
+    try:
+        dim = int(store.get_meta("dim") or 0)
+        ids, stored = vectors._stored_vectors(store, None, dim)
+        version, index_id = store.vectors_version(), store.index_id()
+    finally:
+        store.close()
+    if sidecar["kind"] == "flat":
+        base = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        base.add_with_ids(stored, ids)
+    else:
+        lists = max(1, min(int(2 * len(ids) ** 0.5), len(ids) // 39))
+        base = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, lists, faiss.METRIC_INNER_PRODUCT)
+        base.train(stored)
+        base.add_with_ids(stored, ids)
+        base.nprobe = vectors.IVF_NPROBE
+    old = vectors.VectorIndex(base, dim, version, index_id)
+    assert old.codes == "float32"
+    old.save(directory)
+    written = json.loads((directory / vectors.SIDECAR_FILE).read_text())
+    del written["codes"]
+    (directory / vectors.SIDECAR_FILE).write_text(json.dumps(written))

@@ -12,6 +12,8 @@ import pytest
 from conftest import write
 
 from brain.index.indexer import index_vault
+from brain.recall.lexical import match_expression
+from brain.recall.lexical import search_depth as lexical_search_depth
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
 
@@ -341,60 +343,39 @@ def test_an_anchor_lane_that_cannot_read_the_index_falls_back_under_the_graph_fl
     assert any("anchor_lex lane failed (OperationalError" in w for w in result.warnings)
 
 
-def test_both_bm25_searches_of_a_query_are_one_fts5_walk(anchored_vault, monkeypatch):
-    """hybrid+ppr's lexical and anchor_lex lanes search the same match: asked together
-    (``fts_search_many``, issue 16: each was a full walk of the match at 100,000 notes), with the
-    results of asking apart."""
+def test_both_bm25_lanes_of_a_query_are_one_fts5_search(anchored_vault, monkeypatch):
+    """hybrid+ppr's lexical and anchor_lex lanes read one FTS5 search (issue 16: at 100,000 notes
+    scoring every match is most of a search's cost), and anchor_lex gets what its own search,
+    with the lexical lane's weights, would give it."""
     from brain.index.store import IndexStore
+    from brain.recall import anchors
 
     recaller = open_recaller(anchored_vault)
     settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_lex": 0.5})
     queries = ("finish it off", "bolt of light", "camp fire", "sleeping creature finish")
-    calls: list[str] = []
-    one, many = IndexStore.fts_search, IndexStore.fts_search_many
+    calls: list[int] = []
+    search = IndexStore.fts_search
 
-    def counted_one(self, *args, **kwargs):
-        calls.append("one")
-        return one(self, *args, **kwargs)
+    def counted(self, expression, weights, limit):
+        calls.append(limit)
+        return search(self, expression, weights, limit)
 
-    def counted_many(self, expression, searches):
-        calls.append(f"many:{len(searches)}")
-        return many(self, expression, searches)
-
-    monkeypatch.setattr(IndexStore, "fts_search", counted_one)
-    monkeypatch.setattr(IndexStore, "fts_search_many", counted_many)
+    monkeypatch.setattr(IndexStore, "fts_search", counted)
     together = {q: recaller.ask(q, "hybrid+ppr", settings) for q in queries}
-    assert calls == ["many:2"] * len(queries)
-
-    def apart(self, expression, searches):
-        return [one(self, expression, weights, limit) for weights, limit in searches]
-
-    monkeypatch.setattr(IndexStore, "fts_search_many", apart)
+    assert calls == [lexical_search_depth(settings.depth)] * len(queries)
+    monkeypatch.setattr(IndexStore, "fts_search", search)
     for query, result in together.items():
-        alone = recaller.ask(query, "hybrid+ppr", settings)
-        assert _ranked(result) == _ranked(alone)
-        assert {lane: _paths_of(c) for lane, c in result.lanes.items()} == {
-            lane: _paths_of(c) for lane, c in alone.lanes.items()
-        }
-    assert any(result.lanes["anchor_lex"] for result in together.values())  # the shared walk fed the lane
+        state = recaller.prepare(query, settings)
+        expression = match_expression(recaller.store, state.query)
+        alone = anchors.anchor_lex(
+            recaller.store, expression, state.vector, settings.depth, settings.anchor_hub, settings.lexical_weights
+        )
+        assert _paths_of(result.lanes["anchor_lex"]) == _paths_of(alone)
+    assert any(result.lanes["anchor_lex"] for result in together.values())  # the shared search fed the lane
 
 
 def _paths_of(candidates) -> list[str]:
     return [c.path for c in candidates]
-
-
-def test_fts_search_many_is_each_search_alone(anchored_vault):
-    from brain.recall.lexical import match_expression
-
-    store = open_recaller(anchored_vault).store
-    searches = [((4.0, 2.0, 1.0), 10), ((1.0, 1.0, 1.0), 3), ((0.1, 1.0, 10.0), 50)]
-    for query in ("finish it off", "bolt of light", "triple damage foe", "coup de grace"):
-        expression = match_expression(store, query)
-        assert expression is not None
-        alone = [store.fts_search(expression, weights, limit) for weights, limit in searches]
-        assert store.fts_search_many(expression, searches) == alone
-        assert store.fts_search_many(expression, searches[:1]) == alone[:1]
-    assert store.fts_search_many('"nothingmatchesthis"', searches) == [[], [], []]
 
 
 def test_the_anchor_lanes_over_the_past_read_the_links_as_they_were_written_then(tmp_path):

@@ -1,7 +1,8 @@
 """The scan snapshot: a compact copy of every note's path, id, size and mtime that the walk
-compares the vault with. It must never hide a change: any write to those columns deletes it
-in the same transaction, and a new one is stored only under the write lock, from the rows as
-they are then. Whenever it exists, it equals the rows."""
+compares the vault with. It must never hide a change: any write to those columns is logged
+in the same transaction (m011_scan_snapshot_log), and a new one is stored only under the
+write lock, from the rows as they are then. Whenever it exists, it corrected by its log
+equals the rows."""
 
 from __future__ import annotations
 
@@ -50,32 +51,57 @@ def indexed(toy_vault):
     return toy_vault, open_store(toy_vault)
 
 
-def test_every_write_to_the_notes_deletes_the_snapshot(indexed):
+def _blob(store: IndexStore) -> bytes:
+    return store.conn.execute("SELECT data FROM scan_snapshot").fetchone()[0]
+
+
+def test_every_write_to_the_notes_is_seen_through_the_snapshot_and_its_log(indexed):
+    """The snapshot is not stored again after a write: the log of changed notes corrects it."""
     _vault, store = indexed
     note = next(iter(_rows(store)))
     note_id = _rows(store)[note][0]
+    store.conn.execute("DELETE FROM scan_snapshot")
+    store.note_stats()  # one of the notes as they are, with an empty log
+    assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == 0
+    blob = _blob(store)
 
-    def fresh() -> None:
-        assert store.note_stats() == _rows(store)
-        assert _stored(store)
-
+    insert = "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (?, ?, 'n', 1, 2, 'h', 0)"
     writes = {
         "touch": lambda: store.touch_note(note_id, 1, 2),
         "size by hand": lambda: store.conn.execute("UPDATE notes SET size = size + 1"),
         "mtime by hand": lambda: store.conn.execute("UPDATE notes SET mtime_ns = -1 WHERE id = ?", (note_id,)),
         "path by hand": lambda: store.conn.execute("UPDATE notes SET path = 'moved.md' WHERE id = ?", (note_id,)),
+        "path back": lambda: store.conn.execute("UPDATE notes SET path = ? WHERE id = ?", (note, note_id)),
+        "insert": lambda: store.conn.execute(insert, (100001, "new.md")),
+        "id by hand": lambda: store.conn.execute("UPDATE notes SET id = 100002 WHERE id = 100001"),
         "delete": lambda: store.delete_notes([note_id]),
+        "its path taken": lambda: store.conn.execute("UPDATE notes SET path = ? WHERE id = 100002", (note,)),
+        "its id taken": lambda: store.conn.execute(insert, (note_id, "again.md")),  # as history's restore does
     }
     for name, change in writes.items():
-        fresh()
         with store.transaction():
             change()
-        assert not _stored(store), name
         assert store.note_stats() == _rows(store), name
-    fresh()
-    with store.transaction():  # a column the walk does not read: the snapshot stays
+        assert _blob(store) == blob, name
+    with store.transaction():  # a column the walk does not read: nothing logged
+        before = store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0]
         store.conn.execute("UPDATE notes SET title = 'Another title'")
-    assert _stored(store)
+    assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == before
+
+
+def test_a_long_log_drops_the_snapshot_and_the_next_reader_stores_a_new_one(indexed):
+    _vault, store = indexed
+    store.note_stats()
+    note_id = next(iter(_rows(store).values()))[0]
+    with store.transaction():
+        for mtime in range(1001):  # two log rows each
+            store.touch_note(note_id, 1, mtime)
+    assert not _stored(store)
+    assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == 0
+    with store.transaction():
+        store.touch_note(note_id, 1, 5)  # no snapshot: nothing to correct, nothing logged
+    assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == 0
+    assert store.note_stats() == _rows(store) and _stored(store)
 
 
 def test_index_runs_and_the_snapshot_agree_with_the_rows(indexed):
@@ -150,7 +176,7 @@ for i in range(int(sys.argv[2])):
 
 
 @pytest.mark.slow  # a subprocess
-def test_whenever_the_snapshot_exists_it_equals_the_rows_while_a_writer_runs(indexed):
+def test_whenever_the_snapshot_exists_it_and_its_log_equal_the_rows_while_a_writer_runs(indexed):
     vault, store = indexed
     writer = subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(vault), "40"],
@@ -166,11 +192,9 @@ def test_whenever_the_snapshot_exists_it_equals_the_rows_while_a_writer_runs(ind
             store.note_stats()  # stores one whenever it can
             store.conn.execute("BEGIN")  # one read transaction: the snapshot and the rows of one state
             try:
-                row = store.conn.execute("SELECT data FROM scan_snapshot").fetchone()
-                if row is not None:
-                    from brain.index.store import _decode_stats
-
-                    assert _decode_stats(row[0]) == _rows(store)
+                stats = store._snapshot_stats()
+                if stats is not None:
+                    assert stats == _rows(store)
                     checks += 1
             finally:
                 store.conn.execute("COMMIT")

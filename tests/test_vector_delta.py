@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FakeEmbedder, write
-from index_helpers import assert_faiss_matches
+from index_helpers import assert_faiss_matches, write_float32_base
 
 from brain import config
 from brain.index import vectors
@@ -117,16 +117,22 @@ def test_the_delta_path_does_not_load_faiss(indexed):
 
 def test_a_sidecar_of_the_previous_format_is_read_as_a_base_without_delta(indexed, caplog):
     vault, directory = indexed
+    write_float32_base(directory)  # format 2 was written with float32 codes
     sidecar = json.loads((directory / SIDECAR_FILE).read_text())
     old = {k: sidecar[k] for k in ("index_id", "version", "dim", "count", "bytes", "ids")}
     (directory / SIDECAR_FILE).write_text(json.dumps({**old, "format": 2}))
     loaded, problem = VectorIndex.load_file(directory)
     assert problem is None and loaded is not None and loaded.size == sidecar["count"]
+    assert loaded.codes == "float32"
     write(vault, "After.md", "# After\n\nupgraded\n")
+    _index(vault)  # converted to float16 codes (tests/test_vector_codes.py), then deltas as usual
+    assert json.loads((directory / SIDECAR_FILE).read_text())["codes"] == "fp16"
+    assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]  # no warning: not damage
+    assert_faiss_matches(directory)
     base = _stat(directory / FAISS_FILE)
+    write(vault, "Later.md", "# Later\n\nafter the conversion\n")
     _index(vault)
-    assert _stat(directory / FAISS_FILE) == base  # upgraded by a delta, not a rebuild
-    assert not [r for r in caplog.records if "rebuilding" in r.getMessage()]
+    assert _stat(directory / FAISS_FILE) == base  # a delta, not a rebuild
     assert_faiss_matches(directory)
 
 

@@ -2,55 +2,77 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 
-from ..links import Link, Resolver, is_attachment
+from ..links import Link, Resolver, is_attachment, lookup_keys
 from .store import IndexStore
+
+# Above this many links to resolve, one Resolver over every note is quicker than finding
+# each link's candidates (both give the same answers).
+CANDIDATE_LIMIT = 5_000
 
 
 def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, int]:
     """Resolve links against the notes now in the index; clears ``links_dirty``.
 
-    When the set of note paths and aliases is what the last resolution saw, only links still
-    ``pending`` (those of new or changed notes) are resolved: any other link would resolve
-    the same way again. Otherwise (a note added, removed, renamed, or an alias changed) every
-    link is, since a dangling link may now resolve and a resolved one may now dangle.
-    Returns how many of the links it looked at are resolved, dangling, or attachments.
+    When no note was added, deleted or renamed and no alias changed since the last resolution
+    (``store.names_version()`` is what it recorded), only links still ``pending`` (those of
+    new or changed notes) are resolved, each against the few notes filed under the keys it
+    can match (``links.lookup_keys``): any other link would resolve the same way again.
+    Otherwise every link is, against every note, since a dangling link may now resolve and a
+    resolved one may now dangle. Returns how many of the links it looked at are resolved,
+    dangling, or attachments.
     """
-    rows = store.note_stats()  # path → (id, size, mtime_ns)
-    aliases = store.aliases_by_path()
-    key = resolver_key(list(rows), aliases)
-    if full is None:
-        full = store.get_meta("resolver_key") != key
-    resolver = Resolver(rows.keys(), aliases)
-    id_by_path = {path: row[0] for path, row in rows.items()}
-    path_by_id = {row[0]: path for path, row in rows.items()}
-    updates: list[tuple[int | None, str, int]] = []
     counts = {"resolved": 0, "dangling": 0, "attachment": 0}
-    for link_id, source_id, target, kind in store.links_to_resolve(every=full):
-        link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
-        resolved = resolver.resolve(link, path_by_id[source_id])
-        target_id: int | None = None
-        if resolved is not None:
-            status, target_id = "resolved", id_by_path[resolved]
-        elif is_attachment(target):
-            status = "attachment"
-        else:
-            status = "dangling"
-        counts[status] += 1
-        updates.append((target_id, status, link_id))
+    # Read and written in one transaction: a change committed in between cannot be missed.
     with store.transaction():
-        store.set_link_targets(updates, key)
+        version = store.names_version()
+        if full is None:
+            full = store.get_meta("resolver_key") != version
+        todo = store.links_to_resolve(every=full)
+        if full:
+            store.fill_name_keys()
+        if full or len(todo) > CANDIDATE_LIMIT:
+            stats = store.note_stats()  # path → (id, size, mtime_ns)
+            resolver = Resolver(stats.keys(), store.aliases_by_path())
+            id_by_path = {path: row[0] for path, row in stats.items()}
+            path_by_id = {row[0]: path for path, row in stats.items()}
+        else:
+            resolver, id_by_path, path_by_id = _candidates_resolver(store, todo)
+        updates: list[tuple[int | None, str, int]] = []
+        for link_id, source_id, target, kind, was_target_id, was_status in todo:
+            link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
+            resolved = resolver.resolve(link, path_by_id[source_id])
+            target_id: int | None = None
+            if resolved is not None:
+                status, target_id = "resolved", id_by_path[resolved]
+            elif is_attachment(target):
+                status = "attachment"
+            else:
+                status = "dangling"
+            counts[status] += 1
+            if (target_id, status) != (was_target_id, was_status):  # most of a full pass: none
+                updates.append((target_id, status, link_id))
+        store.set_link_targets(updates, version)
         store.sync_edge_targets(time.time(), full=full)  # link history follows, in the same step
     return counts
 
 
-def resolver_key(paths: list[str], aliases: dict[str, list[str]]) -> str:
-    """A fingerprint of everything resolution depends on: note paths and aliases."""
-    digest = hashlib.sha1()
-    for path in sorted(paths):
-        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
-        for alias in aliases.get(path, ()):
-            digest.update(b"\1" + alias.encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+def _candidates_resolver(
+    store: IndexStore, todo: list[tuple[int, int, str, str, int | None, str]]
+) -> tuple[Resolver, dict[str, int], dict[int, str]]:
+    """A Resolver over the links' sources and every note filed under a key one of the links
+    can match: for these links it answers as one over every note would (``links.LookupKeys``)."""
+    path_by_id = store.note_paths_of(row[1] for row in todo)
+    path_keys: set[str] = set()
+    name_keys: set[str] = set()
+    alias_keys: set[str] = set()
+    for _, source_id, target, kind, _, _ in todo:
+        keys = lookup_keys(Link(target=target, kind=kind, anchor=None, display=None, line=0), path_by_id[source_id])
+        path_keys |= keys.paths
+        name_keys |= keys.names
+        alias_keys |= keys.aliases
+    id_by_path = store.notes_named(path_keys, name_keys, alias_keys)
+    id_by_path.update((path, note_id) for note_id, path in path_by_id.items())
+    resolver = Resolver(id_by_path, store.aliases_of(id_by_path.values()))
+    return resolver, id_by_path, path_by_id

@@ -7,6 +7,7 @@ import json
 import sqlite3
 import time
 
+from ..links import alias_key, note_keys
 from ..migrations import Migrations
 
 INDEX_MIGRATIONS = Migrations("index")
@@ -399,6 +400,105 @@ def m009_compact_chunks(conn: sqlite3.Connection) -> None:
             DELETE FROM chunks WHERE note_id = old.id;
         END;
         {REFILL_FTS};
+        """
+    )
+
+
+@INDEX_MIGRATIONS
+def m010_name_keys(conn: sqlite3.Connection) -> None:
+    """What link resolution needs to touch only what changed (``linking.resolve_links``).
+
+    Each note keeps the keys ``links.Resolver`` files it under (``links.note_keys``: its
+    casefolded path and file name without ``.md``), each alias its ``links.alias_key``, all
+    indexed: the links of a changed note are resolved against the few notes those keys find,
+    not against 100,000. And ``meta.names_version`` counts changes to what resolution depends
+    on (a note added, deleted, renamed, or its aliases changed), bumped by triggers in the
+    same transaction: equal to ``meta.resolver_key`` (the version links were last resolved
+    against), no link but a pending one can resolve differently, and nothing need be hashed.
+    The aliases rows are rewritten with every note, so the triggers watch ``notes.aliases``
+    (the same list, written in the same statement as the rows by ``IndexStore.write_note``).
+    """
+    conn.executescript(
+        """
+        ALTER TABLE notes ADD COLUMN path_key TEXT;
+        ALTER TABLE notes ADD COLUMN name_key TEXT;
+        ALTER TABLE aliases ADD COLUMN key TEXT;
+        """
+    )
+    conn.executemany(
+        "UPDATE notes SET path_key = ?, name_key = ? WHERE id = ?",
+        [(*note_keys(path), note_id) for note_id, path in conn.execute("SELECT id, path FROM notes").fetchall()],
+    )
+    conn.executemany(
+        "UPDATE aliases SET key = ? WHERE rowid = ?",
+        [(alias_key(alias), rowid) for rowid, alias in conn.execute("SELECT rowid, alias FROM aliases").fetchall()],
+    )
+    bump = (
+        "INSERT INTO meta (key, value) VALUES ('names_version', '1')"
+        " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;"
+    )
+    # Unlike the resolver_key fingerprint it replaces, the version never repeats: links
+    # resolved under the old one are resolved once more, in full.
+    conn.executescript(
+        f"""
+        CREATE INDEX notes_path_key ON notes (path_key);
+        CREATE INDEX notes_name_key ON notes (name_key);
+        CREATE INDEX aliases_key ON aliases (key);
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('names_version', '1');
+        CREATE TRIGGER names_note_insert AFTER INSERT ON notes BEGIN
+            {bump}
+        END;
+        CREATE TRIGGER names_note_delete AFTER DELETE ON notes BEGIN
+            {bump}
+        END;
+        CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
+        WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
+            {bump}
+        END;
+        """
+    )
+
+
+@INDEX_MIGRATIONS
+def m011_scan_snapshot_log(conn: sqlite3.Connection) -> None:
+    """The scan snapshot survives small changes: a log of the notes changed since it was stored.
+
+    m008 deleted the snapshot with any change to a note's id, path, size or mtime, so after
+    one edited note the next walk (or the link resolution before m010) read 100,000 rows and
+    stored 5.6 MB again. Now the triggers log each changed row instead: (old id, old path) of
+    a row updated or deleted, (new id, NULL) of a row inserted or updated. ``note_stats``
+    reads the snapshot, drops the entries of logged ids, and reads those ids' rows: the notes
+    as they are, whatever happened in between. Past 2,000 log rows the log is not worth
+    reading: the snapshot and log are dropped, and the next reader stores a new snapshot.
+    Nothing is logged while there is no snapshot.
+    """
+    conn.executescript(
+        """
+        DROP TRIGGER scan_snapshot_note_insert;
+        DROP TRIGGER scan_snapshot_note_update;
+        DROP TRIGGER scan_snapshot_note_delete;
+        DELETE FROM scan_snapshot;
+        CREATE TABLE scan_snapshot_log (
+            note_id INTEGER NOT NULL,
+            path TEXT
+        );
+        CREATE TRIGGER scan_snapshot_note_insert AFTER INSERT ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (new.id, NULL);
+        END;
+        CREATE TRIGGER scan_snapshot_note_update AFTER UPDATE OF id, path, size, mtime_ns ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path), (new.id, NULL);
+        END;
+        CREATE TRIGGER scan_snapshot_note_delete AFTER DELETE ON notes
+        WHEN EXISTS (SELECT 1 FROM scan_snapshot) BEGIN
+            INSERT INTO scan_snapshot_log (note_id, path) VALUES (old.id, old.path);
+        END;
+        CREATE TRIGGER scan_snapshot_log_full AFTER INSERT ON scan_snapshot_log
+        WHEN new.rowid > 2000 BEGIN
+            DELETE FROM scan_snapshot;
+            DELETE FROM scan_snapshot_log;
+        END;
         """
     )
 

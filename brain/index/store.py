@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
+from ..links import alias_key, note_keys
 from ..migrations import connect
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts
 from .version_text import chunk_dictionary, needs_dictionary
@@ -374,14 +375,21 @@ class IndexStore:
     def note_stats(self) -> dict[str, tuple[int, int, int]]:
         """path → (note id, size, mtime_ns) of every note.
 
-        Read from ``scan_snapshot`` when it is there: triggers delete it with any change to
-        these columns, in the same transaction, so whenever it exists it is exact. Else read
-        from the rows and stored for the next caller, inside one write transaction (so no
-        writer can commit between the read and the store); not when the database is
-        read-only or another connection is writing (then the rows are read and that is all).
+        Read from ``scan_snapshot`` when it is there, corrected by ``scan_snapshot_log`` (the
+        notes changed since, logged by triggers in the same transaction as the change), in
+        one read transaction: exact. Else read from the rows and stored for the next caller,
+        with the log emptied, inside one write transaction (so no writer can commit between
+        the read and the store); not when the database is read-only or another connection
+        is writing (then the rows are read and that is all).
         """
-        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
-        stats = _decode_stats(row[0]) if row is not None else None
+        own = not self.conn.in_transaction
+        if own:
+            self.conn.execute("BEGIN")
+        try:
+            stats = self._snapshot_stats()
+        finally:
+            if own:
+                self.conn.execute("COMMIT")
         if stats is not None:
             return stats
         if self.readonly or self.conn.in_transaction or not self._try_begin_immediate():
@@ -389,10 +397,29 @@ class IndexStore:
         try:
             stats = self._stats_from_rows()
             self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
+            self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        return stats
+
+    def _snapshot_stats(self) -> dict[str, tuple[int, int, int]] | None:
+        """The snapshot with the logged notes as they are now; None without a readable one."""
+        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
+        stats = _decode_stats(row[0]) if row is not None else None
+        if stats is None:
+            return None
+        log = self.conn.execute("SELECT note_id, path FROM scan_snapshot_log").fetchall()
+        for note_id, path in log:
+            # The first change to a row after the snapshot logs the path the snapshot has.
+            if path is not None and path in stats and stats[path][0] == note_id:
+                del stats[path]
+        for part in _parts(sorted({r[0] for r in log})):
+            for path, note_id, size, mtime_ns in self.conn.execute(
+                f"SELECT path, id, size, mtime_ns FROM notes WHERE id IN ({_marks(part)})", part
+            ):
+                stats[path] = (note_id, size, mtime_ns)
         return stats
 
     def _stats_from_rows(self) -> dict[str, tuple[int, int, int]]:
@@ -522,24 +549,29 @@ class IndexStore:
             note.content_hash,
             dumps(note.warnings),
             time.time(),
+            *note_keys(note.path),
         )
         if note_id is None:
             cursor = self.conn.execute(
                 "INSERT INTO notes (path, title, aliases, tags, date, frontmatter, size, mtime_ns, hash,"
-                " warnings, indexed_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " warnings, indexed_at, path_key, name_key, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values + (restore_id,),
             )
             note_id = int(cursor.lastrowid or 0)
         else:
             self.conn.execute(
                 "UPDATE notes SET path = ?, title = ?, aliases = ?, tags = ?, date = ?, frontmatter = ?,"
-                " size = ?, mtime_ns = ?, hash = ?, warnings = ?, indexed_at = ? WHERE id = ?",
+                " size = ?, mtime_ns = ?, hash = ?, warnings = ?, indexed_at = ?, path_key = ?, name_key = ?"
+                " WHERE id = ?",
                 values + (note_id,),
             )
             self.conn.execute("DELETE FROM aliases WHERE note_id = ?", (note_id,))
             self.conn.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
+        # notes.aliases above and these rows are one list: the names_version triggers watch the
+        # former (schema.py m010_name_keys).
         self.conn.executemany(
-            "INSERT INTO aliases (note_id, alias) VALUES (?, ?)", [(note_id, a) for a in note.aliases]
+            "INSERT INTO aliases (note_id, alias, key) VALUES (?, ?, ?)",
+            [(note_id, a, alias_key(a)) for a in note.aliases],
         )
         self.conn.executemany("INSERT INTO tags (note_id, tag) VALUES (?, ?)", [(note_id, t) for t in note.tags])
         return note_id
@@ -608,18 +640,73 @@ class IndexStore:
     def links_dirty(self) -> bool:
         return self.get_meta("links_dirty") == "1"
 
-    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str]]:
-        """(link id, source note id, target as written, kind): every link, or those still pending."""
+    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str, int | None, str]]:
+        """(link id, source note id, target as written, kind, target id, status): every link, or
+        those still pending."""
         where = "" if every else " WHERE status = 'pending'"
-        return [
-            (r[0], r[1], r[2], r[3]) for r in self.conn.execute(f"SELECT id, source_id, target, kind FROM links{where}")
-        ]
+        sql = f"SELECT id, source_id, target, kind, target_id, status FROM links{where}"
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(sql)]
 
-    def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], resolver_key: str) -> None:
-        """(target note id or None, status, link id) for each link resolved; clears ``links_dirty``."""
+    def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], names_version: str) -> None:
+        """(target note id or None, status, link id) for each link whose resolution changed;
+        clears ``links_dirty`` and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
         self.conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
         self.set_meta("links_dirty", 0)
-        self.set_meta("resolver_key", resolver_key)
+        self.set_meta("resolver_key", names_version)
+
+    def names_version(self) -> str:
+        """Bumped by triggers whenever a note is added, deleted, renamed, or its aliases change:
+        all that link resolution depends on besides the links themselves (m010_name_keys)."""
+        return self.get_meta("names_version") or "0"
+
+    def note_paths_of(self, note_ids: Iterable[int]) -> dict[int, str]:
+        """note id → path, for these notes."""
+        out: dict[int, str] = {}
+        for part in _parts(sorted(set(note_ids))):
+            out.update(self.conn.execute(f"SELECT id, path FROM notes WHERE id IN ({_marks(part)})", part).fetchall())
+        return out
+
+    def notes_named(
+        self, path_keys: Iterable[str], name_keys: Iterable[str], alias_keys: Iterable[str]
+    ) -> dict[str, int]:
+        """path → id of every note filed under one of these keys (``links.note_keys``, ``links.alias_key``)."""
+        out: dict[str, int] = {}
+        for sql, keys in (
+            ("SELECT path, id FROM notes WHERE path_key IN ({})", path_keys),
+            ("SELECT path, id FROM notes WHERE name_key IN ({})", name_keys),
+            ("SELECT n.path, n.id FROM aliases a JOIN notes n ON n.id = a.note_id WHERE a.key IN ({})", alias_keys),
+        ):
+            for part in _parts(sorted(set(keys))):
+                out.update(self.conn.execute(sql.format(_marks(part)), part).fetchall())
+        return out
+
+    def aliases_of(self, note_ids: Iterable[int]) -> dict[str, list[str]]:
+        """path → aliases of these notes (those that have any), as ``aliases_by_path``."""
+        out: dict[str, list[str]] = {}
+        for part in _parts(sorted(set(note_ids))):
+            rows = self.conn.execute(
+                f"SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id WHERE a.note_id IN ({_marks(part)})",
+                part,
+            )
+            for path, alias in rows:
+                out.setdefault(path, []).append(alias)
+        return out
+
+    def fill_name_keys(self) -> None:
+        """Keys for notes and aliases written without them (by a brain from before m010)."""
+        self.conn.executemany(
+            "UPDATE notes SET path_key = ?, name_key = ? WHERE id = ?",
+            [
+                (*note_keys(path), note_id)
+                for note_id, path in self.conn.execute(
+                    "SELECT id, path FROM notes WHERE path_key IS NULL"  # both or neither: indexed
+                ).fetchall()
+            ],
+        )
+        self.conn.executemany(
+            "UPDATE aliases SET key = ? WHERE rowid = ?",
+            [(alias_key(a), r) for r, a in self.conn.execute("SELECT rowid, alias FROM aliases WHERE key IS NULL")],
+        )
 
     # ----- what recall reads ------------------------------------------------------------------
 
@@ -759,30 +846,6 @@ class IndexStore:
             (*weights, expression, limit),
         )
         return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
-
-    def fts_search_many(
-        self, expression: str, searches: Sequence[tuple[Sequence[float], int]]
-    ) -> list[list[tuple[int, float]]]:
-        """``fts_search`` for each (weights, limit) of ``searches``, in one statement: FTS5 walks
-        the match once and scores each row with every weighting (the walk is most of the cost:
-        two lanes' searches took 90 ms together against 131 ms apart, 100,000 notes)."""
-        if len(searches) <= 1:
-            return [self.fts_search(expression, weights, limit) for weights, limit in searches]
-        scores = ", ".join(f"bm25(chunks_fts, ?, ?, ?) AS s{i}" for i in range(len(searches)))
-        tops = " UNION ALL ".join(
-            f"SELECT * FROM (SELECT {i}, id, s{i} FROM m ORDER BY s{i} LIMIT ?)" for i in range(len(searches))
-        )
-        weights = [w for ws, _ in searches for w in ws]
-        rows = self.conn.execute(
-            f"WITH m AS MATERIALIZED (SELECT rowid AS id, {scores} FROM chunks_fts WHERE chunks_fts MATCH ?) {tops}",
-            (*weights, expression, *(limit for _, limit in searches)),
-        )
-        out: list[list[tuple[int, float]]] = [[] for _ in searches]
-        for search, chunk_id, score in rows:
-            out[search].append((chunk_id, -float(score)))
-        for hits in out:  # each part comes sorted; a stable sort keeps it so whatever UNION ALL does
-            hits.sort(key=lambda hit: -hit[1])
-        return out
 
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         """(source id, target id, kind) of every resolved link between two different notes."""

@@ -3,10 +3,16 @@
 It is a cache of what the index database holds, kept in up to three files:
 
 - ``vectors.faiss``, the base, read by memory map (nothing is copied; the kernel pages it in
-  as searches touch it): an exact ``IndexIDMap2(IndexFlatIP)``, or above ``EXACT_UP_TO``
-  chunks an approximate ``IndexIVFFlat`` (``BRAIN_DENSE_INDEX``; bench/scale.py prints its
-  recall@10 against exact search). An IVF base is trained once, when it is built whole;
-  folding a delta in adds and removes in place;
+  as searches touch it): an exact ``IndexIDMap2(IndexScalarQuantizer)``, or above
+  ``EXACT_UP_TO`` chunks an approximate ``IndexIVFScalarQuantizer`` (``BRAIN_DENSE_INDEX``;
+  bench/scale.py prints its recall@10 against exact search). Both keep float16 codes: the
+  database stores the vectors as float16 (schema.py m009), so the codes hold exactly what a
+  float32 file would, in half the bytes and half the resident pages, and inner products
+  still accumulate in float32 (bench/vector_codes.py: the same ids and scores, and no
+  slower). An IVF base is trained once, when it is built whole; folding a delta in adds and
+  removes in place. A float32 base written before (``IndexFlatIP``, ``IndexIVFFlat``: the
+  sidecar says ``"codes": "float32"``, or nothing) is still read, and the next indexing run
+  rebuilds it from the database with float16 codes, as a change of kind does;
 - ``vectors.delta``, the changes since the base was written: chunk ids removed from it, and
   chunks added (ids and vectors). A run that changes a few notes writes only this small file;
   once it holds ``COMPACT_SHARE`` of the vectors it is folded into a new base;
@@ -48,6 +54,8 @@ FAISS_FILE = "vectors.faiss"
 DELTA_FILE = "vectors.delta"
 SIDECAR_FILE = "vectors.json"
 SIDECAR_FORMAT = 3  # 2: the base alone (read as a base without a delta); 1: version, dim, count only
+CODES = "fp16"  # what a base is saved with; "float32": written before, still read, converted by sync
+_BASE_KEYS = ("bytes", "base_count", "ids", "kind", "codes")  # the sidecar's description of the base
 COMPACT_SHARE = 0.1  # the delta is folded into a new base once it holds this share of the base's vectors
 _DELTA_MAGIC = b"BRAINVD1"
 # Exact search up to this many chunks: one query scans them all, ~10 ms at 100,000 (384
@@ -132,6 +140,24 @@ def _kind(index: Any) -> str:
     return "flat" if hasattr(index, "id_map") else "ivf"
 
 
+def _codes(index: Any) -> str:
+    """``fp16`` (a scalar quantizer of float16 codes) or ``float32`` (flat codes): how the
+    base stores its vectors."""
+    import faiss
+
+    inner = faiss.downcast_index(index.index if hasattr(index, "id_map") else faiss.extract_index_ivf(index))
+    if isinstance(inner, (faiss.IndexScalarQuantizer, faiss.IndexIVFScalarQuantizer)):
+        return "fp16" if inner.sq.qtype == faiss.ScalarQuantizer.QT_fp16 else "other"
+    return "float32" if isinstance(inner, (faiss.IndexFlat, faiss.IndexIVFFlat)) else "other"
+
+
+def _exact(dim: int) -> Any:
+    """An empty exact index of float16 codes, ids mapped: every search scans all of them."""
+    import faiss
+
+    return faiss.IndexIDMap2(faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT))
+
+
 def _base_ids(index: Any) -> np.ndarray:
     """The base's chunk ids in storage order (an IVF index: list by list)."""
     import faiss
@@ -155,7 +181,12 @@ def _ivf(ids: np.ndarray, vectors: np.ndarray, dim: int) -> Any:
 
     n = len(ids)
     lists = max(1, min(int(2 * n**0.5), n // 39))  # k-means wants ~39 points per centroid
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, lists, faiss.METRIC_INNER_PRODUCT)
+    # Codes of the vectors themselves (not of their residuals from the list's centroid): float16
+    # holds a stored vector exactly, so scores are those of exact search over the lists visited.
+    by_residual = False
+    index = faiss.IndexIVFScalarQuantizer(
+        faiss.IndexFlatIP(dim), dim, lists, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT, by_residual
+    )
     if n:
         sample = np.sort(np.random.default_rng(0).choice(n, size=min(n, 64 * lists), replace=False))
         index.train(np.ascontiguousarray(vectors[sample]))
@@ -171,7 +202,7 @@ class VectorIndex:
 
     def __init__(
         self,
-        index: Any,  # faiss.IndexIDMap2
+        index: Any,  # faiss.IndexIDMap2 (exact) or an IVF index
         dim: int,
         version: int,
         index_id: str | None = None,
@@ -195,9 +226,7 @@ class VectorIndex:
 
     @classmethod
     def empty(cls, dim: int, version: int = 0, index_id: str | None = None) -> VectorIndex:
-        import faiss
-
-        return cls(faiss.IndexIDMap2(faiss.IndexFlatIP(dim)), dim, version, index_id)
+        return cls(_exact(dim), dim, version, index_id)
 
     @property
     def size(self) -> int:
@@ -207,6 +236,11 @@ class VectorIndex:
     def kind(self) -> str:
         """``flat`` (exact) or ``ivf`` (approximate): the base's kind."""
         return _kind(self.index)
+
+    @property
+    def codes(self) -> str:
+        """``fp16`` or ``float32`` (a base written before float16 codes): how the base stores vectors."""
+        return _codes(self.index)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         import numpy as np
@@ -309,6 +343,7 @@ class VectorIndex:
                 "base_count": int(self.index.ntotal),
                 "ids": self.ids_digest(),
                 "kind": self.kind,
+                "codes": self.codes,
             }
             _write_new(sidecar_tmp, json.dumps(self._sidecar(base, None)).encode())
             # FAISS first: a reader pairing the new file with the old sidecar sees the
@@ -342,6 +377,8 @@ class VectorIndex:
             meta = {**meta, "format": SIDECAR_FORMAT, "base_count": meta.get("count"), "delta": None}
         if isinstance(meta, dict) and "kind" not in meta:
             meta = {**meta, "kind": "flat"}
+        if isinstance(meta, dict) and "codes" not in meta:  # written before float16 codes
+            meta = {**meta, "codes": "float32"}
         return meta if _valid_sidecar(meta) else None
 
     @staticmethod
@@ -391,13 +428,14 @@ class VectorIndex:
                 return None, f"{faiss_path} is missing"
             except (OSError, RuntimeError, MemoryError) as exc:
                 return None, f"{faiss_path} is unreadable ({_first_line(exc)})"
-            base = {k: meta[k] for k in ("bytes", "base_count", "ids", "kind")}
+            base = {k: meta[k] for k in _BASE_KEYS}
             loaded = cls(index, meta["dim"], meta["version"], meta["index_id"], base_file=base, writable=not mapped)
             try:
                 described = (
                     index.ntotal == meta["base_count"]
                     and index.d == meta["dim"]
                     and loaded.kind == meta["kind"]
+                    and loaded.codes == meta["codes"]
                     and loaded.ids_digest() == meta["ids"]
                 )
             except (AttributeError, RuntimeError):  # neither an IndexIDMap2 nor an IVF index
@@ -466,6 +504,7 @@ def _sidecar(index_id: str | None, version: int, dim: int, count: int, base: dic
         "base_count": base["base_count"],
         "ids": base["ids"],
         "kind": base["kind"],
+        "codes": base["codes"],
         "delta": delta,
     }
 
@@ -557,6 +596,10 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
     if meta is not None and meta["kind"] != wanted_kind(meta["count"], meta["kind"]):
         _save_rebuilt(store, dim)  # BRAIN_DENSE_INDEX, or the vault's size, asks for the other kind
         return
+    if meta is not None and meta["codes"] != CODES:
+        log.info("converting the vector index in %s to %s codes", directory, CODES)
+        _save_rebuilt(store, dim)  # a float32 base written before: rebuilt once, as for a kind
+        return
     if VectorIndex.saved_matches(directory, version, index_id, dim):
         return  # level already
     at_start = meta is not None and (meta["index_id"], meta["dim"], meta["version"]) == (index_id, dim, start_version)
@@ -571,9 +614,7 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
     delta = delta.then(np.asarray(removed_ids, dtype=np.int64), ids, vectors)
     if delta.size <= COMPACT_SHARE * max(meta["base_count"], 1):
         count = meta["base_count"] - len(delta.removed) + len(delta.ids)
-        write_delta(
-            directory, {k: meta[k] for k in ("bytes", "base_count", "ids", "kind")}, delta, version, index_id, count
-        )
+        write_delta(directory, {k: meta[k] for k in _BASE_KEYS}, delta, version, index_id, count)
         return
     existing, _ = VectorIndex.load_file(directory, mmap=False)
     if existing is None or (existing.index_id, existing.dim, existing.version) != (index_id, dim, start_version):
@@ -634,6 +675,8 @@ def _valid_sidecar(meta: object) -> bool:
     if not (
         isinstance(meta.get("ids"), str) and isinstance(meta.get("index_id"), (str, type(None))) and meta["dim"] > 0
     ):
+        return False
+    if meta.get("kind") not in ("flat", "ivf") or meta.get("codes") not in ("fp16", "float32"):
         return False
     delta = meta.get("delta")
     if delta is None:

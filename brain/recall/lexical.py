@@ -122,7 +122,7 @@ def lexical_search(
     decay × the second chunk's, ... as ``dense_search`` does). ``weights``: the bm25() column
     weights; ``expression``: ``match_expression(store, query)`` when the caller has it already;
     ``hits``: the ``search_depth(depth)`` chunks ``fts_search`` gives for them, when the caller
-    asked for them together with another lane's (``fts_search_many``)."""
+    has searched already (the pipeline shares them with anchor_lex)."""
     if depth <= 0:
         return []
     if hits is None:

@@ -217,11 +217,6 @@ class PastIndex(IndexStore):
         hits.sort(key=lambda hit: -hit[1])
         return hits[:limit]
 
-    def fts_search_many(
-        self, expression: str, searches: Sequence[tuple[Sequence[float], int]]
-    ) -> list[list[tuple[int, float]]]:
-        return [self.fts_search(expression, weights, limit) for weights, limit in searches]
-
     def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
         """The present table's statistics; a term only the past holds counts its past chunks."""
         rows, total = self.base.fts_totals()

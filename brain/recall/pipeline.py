@@ -95,7 +95,7 @@ class QueryState:
     rerank_scores: dict[int, float] = field(default_factory=dict)  # note id → cross-encoder score
     match: str | None = None  # the FTS5 MATCH expression (None: the query has no searchable term) ...
     match_known: bool = False  # ... once computed
-    anchor_passages: list[tuple[int, float]] | None = None  # anchor_lex's BM25 hits, fetched with the lexical lane's
+    anchor_passages: list[tuple[int, float]] | None = None  # the lexical lane's BM25 hits, which anchor_lex reads
 
 
 class Recaller:
@@ -330,21 +330,14 @@ class Recaller:
         return state.match
 
     def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
-        """The BM25 lane; when this mode also runs anchor_lex, both lanes' searches are one FTS5
-        walk of the match (``fts_search_many``), so the second costs little more than its scoring."""
+        """The BM25 lane; its hits, best first, are kept for anchor_lex, which reads the first of
+        them rather than asking FTS5 again (at 100,000 notes each search scores every match)."""
         expression = self._match(state)
         if expression is None or settings.depth <= 0:
             return []
         weights = tuple(settings.lexical_weights)
-        hits = None
-        if "anchor_lex" in self._extra_lanes(mode, settings) and "anchor_lex" not in state.lanes:
-            hits, state.anchor_passages = self.store.fts_search_many(
-                expression,
-                [
-                    (weights, lexical_stage.search_depth(settings.depth)),
-                    (anchors_stage.LEXICAL_WEIGHTS, settings.depth * anchors_stage.CHUNKS_PER_NOTE),
-                ],
-            )
+        hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
+        state.anchor_passages = hits
         return lexical_stage.lexical_search(
             self.store,
             state.query,
@@ -396,6 +389,7 @@ class Recaller:
                 state.vector,
                 settings.depth,
                 settings.anchor_hub,
+                tuple(settings.lexical_weights),
                 passages=state.anchor_passages,
             )
         raise ValueError(f"no lane named {name!r}")
