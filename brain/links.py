@@ -182,13 +182,14 @@ class Resolver:
         bare = _strip_md(target)
         if bare in self.by_path:
             return self.by_path[bare]
-        if _norm(bare) in self.by_path_ci:
-            return self.by_path_ci[_norm(bare)]
+        folded = _norm(bare)
+        if folded in self.by_path_ci:
+            return self.by_path_ci[folded]
         if "/" in bare:
             hit = self._by_tail(bare, source)
             if hit:
                 return hit
-        candidates = self.by_name.get(_norm(posixpath.basename(bare)))
+        candidates = self.by_name.get(folded if "/" not in bare else _norm(posixpath.basename(bare)))
         if candidates and "/" not in bare:
             return nearest(candidates, source)
         aliased = self.by_alias.get(_norm(target))

@@ -103,17 +103,23 @@ def _has_table(conn: sqlite3.Connection, table: str) -> bool:
     return row is not None
 
 
-def connect(path: str, *, busy_timeout_ms: int = 5000, check_same_thread: bool = True) -> sqlite3.Connection:
+def connect(
+    path: str, *, busy_timeout_ms: int = 5000, check_same_thread: bool = True, page_size: int | None = None
+) -> sqlite3.Connection:
     """Open a SQLite database in WAL mode with a busy timeout, autocommit off by hand.
 
     ``isolation_level=None`` leaves transactions to explicit BEGIN/COMMIT, which is what
     the migrations and the writers here want. ``check_same_thread=False`` is for a connection
     handed from one thread to another, never used by two at once (a server's index snapshot).
+    ``page_size``: the page size of a database this creates (SQLite fixes it when the file is
+    first written, here by the switch to WAL; an existing database keeps its own).
     """
     conn = sqlite3.connect(
         path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=check_same_thread
     )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    if page_size:
+        conn.execute(f"PRAGMA page_size = {int(page_size)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")

@@ -243,7 +243,8 @@ CREATE TABLE skipped (
 --   rowid = chunks.id. An external-content index (m009_compact_chunks): it keeps only the
 --   index, and reads its content, when it needs it, from the view chunks_fts_source.
 --   IndexStore.replace_chunks, the one writer of chunks, adds a note's new chunks (from the
---   view: folding ё into е on the way in; queries are folded alike); triggers keep it in step
+--   view: folding ё into е on the way in; queries are folded alike), or the indexer adds a
+--   whole batch's in one statement (add_to_lexical, before it commits); triggers keep it in step
 --   with deletes and note renames, handing FTS5 the old values; a note's chunks are deleted
 --   before the note (notes_delete_chunks), so that the delete can still read its title. BRAIN_FTS_TOKENIZER=trigram recreates it, when the index is empty or rebuilt, with
 --   tokenize = 'trigram' (meta fts_tokenizer).
@@ -294,7 +295,8 @@ END;
 --   date: the note's date as recall shows it; world_date, valid_from, valid_to, status: world
 --   time as the frontmatter states it (date/created; valid_from; valid_to; status), NULL where
 --   it says nothing. content: the file's bytes, zlib-compressed (NULL for versions recorded
---   before history began).
+--   before history began); the current version's against the note's chunk texts as zlib's
+--   preset dictionary (FDICT set: brain/index/version_text.py), a past version's plain.
 CREATE TABLE note_versions (
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,

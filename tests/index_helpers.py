@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from brain import config
 from brain.embed import register_embedder
 from brain.index.indexer import IndexReport, index_vault
 from brain.index.store import IndexStore
+from brain.index.version_text import chunk_dictionary, decompress, needs_dictionary
 
 
 class CheapEmbedder:
@@ -202,9 +204,36 @@ def history_problems(db: Path) -> list[str]:
             rows = conn.execute(sql).fetchall()
             if rows:
                 problems.append(f"{name}: {rows[:3]}")
+        problems += _version_text_problems(conn)
     finally:
         conn.close()
     return problems
+
+
+def _version_text_problems(conn: sqlite3.Connection) -> list[str]:
+    """Every kept text reads back as the bytes its hash names; only a current version keeps
+    its text against its chunks (brain/index/version_text.py)."""
+    rows = conn.execute(
+        "SELECT id, note_id, hash, content, recorded_to IS NULL FROM note_versions WHERE content IS NOT NULL"
+    ).fetchall()
+    out = []
+    for version_id, note_id, digest, content, current in rows:
+        blob = bytes(content)
+        dictionary = b""
+        if needs_dictionary(blob):
+            if not current:
+                out.append(f"a past version's text kept against chunks: version {version_id}")
+                continue
+            texts = conn.execute("SELECT text FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,))
+            dictionary = chunk_dictionary(r[0] for r in texts)
+        try:
+            data = decompress(blob, dictionary)
+        except zlib.error as exc:
+            out.append(f"a version's text unreadable: version {version_id} ({exc})")
+            continue
+        if hashlib.sha256(data).hexdigest() != digest:
+            out.append(f"a version's text is not its content: version {version_id}")
+    return out
 
 
 def write_float32_base(directory: Path) -> None:

@@ -16,7 +16,6 @@ from index_helpers import IndexView, history_problems, open_store
 
 from brain import config
 from brain.cli import cli
-from brain.index.history import decompress
 from brain.index.indexer import index_vault
 from brain.recall.opening import open_recaller
 from brain.recall.past import PastIndex
@@ -101,7 +100,7 @@ def test_each_step_is_a_version_of_one_note(timeline):
         ]
         for before, after in itertools.pairwise(versions):
             assert before.recorded_to is not None and before.recorded_to <= after.recorded_from
-        assert decompress(store.version_content(versions[0].id) or b"").decode() == PLAN_V1
+        assert (store.version_bytes(versions[0].id) or b"").decode() == PLAN_V1
         assert versions[0].world_date == "2026-01-10" and versions[-1].world_date == "2026-02-02"
         # The first content's chunks (and vectors) were kept; the restored content is current
         # again, so its chunks are the present ones and no past copy is left.
@@ -350,6 +349,106 @@ def test_keep_versions_rejects_nonsense(monkeypatch):
 
 
 # ----- consistency --------------------------------------------------------------------------------
+
+
+def test_the_current_text_is_kept_against_its_chunks_and_a_past_one_plain(timeline):
+    """The current version's bytes are compressed against the note's own chunk texts (a few
+    dozen bytes, not the whole text again); a version that stops being current (edited,
+    renamed, deleted) keeps them plain, before its chunks go. Every text reads back exactly."""
+    from brain.index.version_text import compress, needs_dictionary
+
+    root, _ = timeline
+    store = open_store(root)
+    try:
+        note_id = store.note_id("Plans/Rollout.md") or 0
+        versions = store.versions_of(note_id)
+        blobs = [
+            bytes(store.conn.execute("SELECT content FROM note_versions WHERE id = ?", (v.id,)).fetchone()[0])
+            for v in versions
+        ]
+        assert [needs_dictionary(b) for b in blobs] == [False, False, False, True]
+        assert [store.version_bytes(v.id) for v in versions] == [PLAN_V1.encode(), *[PLAN_V2.encode()] * 3]
+        assert len(blobs[-1]) < len(compress(PLAN_V2.encode())) / 2
+        for path, text in FILLER:  # never changed: their first version is current, kept against chunks
+            (version,) = store.versions_of(store.note_id(path) or 0)
+            assert store.version_bytes(version.id) == text.encode()
+    finally:
+        store.close()
+    # A text that cannot be read back against the chunks is missing, never wrong.
+    db = config.index_dir(root) / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE chunks SET text = 'other' WHERE note_id = ?", (note_id,))
+    conn.commit()
+    conn.close()
+    store = open_store(root)
+    try:
+        assert store.version_bytes(versions[-1].id) is None
+        assert store.version_bytes(versions[0].id) == PLAN_V1.encode()
+    finally:
+        store.close()
+
+
+def test_a_rebuild_keeps_the_old_current_texts_plain_and_the_new_ones_against_its_chunks(timeline):
+    """The old index's current texts were kept against its chunks, which a rebuild does not
+    carry: they come over plain, and the notes still there are kept against the new chunks."""
+    from brain.index.version_text import needs_dictionary
+
+    root, _ = timeline
+    write(root, "Canary.md", "# Canary\n\nCanary releases, now with automatic rollback.\n")
+    (root / "Garden.md").unlink()
+    index_vault(root, rebuild=True, keep_history=True, progress=False)
+    assert history_problems(config.index_dir(root) / "index.db") == []
+    store = open_store(root)
+    try:
+        texts = dict(FILLER)
+        for path in ("Canary.md", "Garden.md", "Bread.md"):
+            note_id = (
+                store.note_id(path)
+                or next(v for v in store.conn.execute("SELECT note_id FROM note_versions WHERE path = ?", (path,)))[0]
+            )
+            versions = store.versions_of(note_id)
+            assert store.version_bytes(versions[0].id) == texts[path].encode()
+            kinds = [
+                needs_dictionary(
+                    bytes(store.conn.execute("SELECT content FROM note_versions WHERE id = ?", (v.id,)).fetchone()[0])
+                )
+                for v in versions
+            ]
+            assert kinds == {"Canary.md": [False, True], "Garden.md": [False], "Bread.md": [True]}[path]
+    finally:
+        store.close()
+
+
+def test_an_older_plain_current_text_is_read_and_replaced_when_the_note_is_read_again(timeline):
+    """Indexes from before kept every text plain: read as they are; a note parsed again (here
+    after an edit and its revert) is kept against its chunks from then on."""
+    from brain.index.version_text import compress, needs_dictionary
+
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "UPDATE note_versions SET content = ? WHERE recorded_to IS NULL AND path = 'Bread.md'",
+        (compress(dict(FILLER)["Bread.md"].encode()),),
+    )
+    conn.commit()
+    conn.close()
+    assert history_problems(db) == []
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Bread", "--json"])
+    assert out.exit_code == 0, out.output
+    write(root, "Bread.md", "# Bread\n\nFlour, water, salt and a starter. Bake at 250 degrees.\n")
+    index_vault(root, progress=False)
+    assert history_problems(db) == []
+    store = open_store(root)
+    try:
+        versions = store.versions_of(store.note_id("Bread.md") or 0)
+        assert store.version_bytes(versions[0].id) == dict(FILLER)["Bread.md"].encode()
+        last = store.conn.execute("SELECT content FROM note_versions WHERE id = ?", (versions[-1].id,)).fetchone()
+        assert needs_dictionary(bytes(last[0]))
+    finally:
+        store.close()
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Bread", "--json"])
+    assert out.exit_code == 0 and "+1" in out.output, out.output
 
 
 def test_history_stays_consistent_through_the_timeline(timeline):
@@ -697,6 +796,11 @@ def test_the_consistency_check_sees_each_kind_of_damage(timeline):
         "past chunks of current content": "UPDATE chunk_history SET hash = (SELECT hash FROM notes"
         " WHERE path = 'Plans/Rollout.md')",
         "overlapping versions": "UPDATE note_versions SET recorded_to = 1e10 WHERE event = 'created'"
+        " AND path = 'Rollout plan.md'",
+        "a version's text unreadable": "UPDATE chunks SET text = 'other' WHERE note_id = (SELECT id FROM notes"
+        " WHERE path = 'Canary.md')",
+        "a past version's text kept against chunks": "UPDATE note_versions SET content = (SELECT content"
+        " FROM note_versions WHERE recorded_to IS NULL AND path = 'Canary.md') WHERE event = 'created'"
         " AND path = 'Rollout plan.md'",
     }
     for i, (problem, sql) in enumerate(damage.items()):

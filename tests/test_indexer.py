@@ -707,3 +707,22 @@ def test_status_reports_a_rename_as_one_rename_not_new_and_deleted(indexed):
     assert data["pending_paths"]["renamed"] == ["Start here.md"]
     report = index_vault(vault, progress=False)
     assert (report.renamed, report.new, report.removed, report.embedded) == (1, 0, 0, 0)
+
+
+@pytest.mark.parametrize("notes, commits", [(12, 3), (30, 2)])
+def test_a_run_over_many_notes_commits_larger_batches(tmp_path, monkeypatch, notes, commits):
+    """Every commit rewrites the pages it touched in the indexes over random keys: a run over
+    many notes (BULK_FROM, a first build) commits BULK_BATCHES batches' worth at once; a small
+    one keeps CHUNKS_PER_BATCH, so an update loses little when it is stopped."""
+    from brain.index import indexer
+
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 4)
+    monkeypatch.setattr(indexer, "BULK_FROM", 20)
+    for i in range(notes):
+        write(tmp_path / "v", f"Note {i}.md", f"# Note {i}\n\nAbout {i}.\n")  # one chunk each
+    flushes: list[int] = []
+    flush = indexer._Run._flush
+    monkeypatch.setattr(indexer._Run, "_flush", lambda run, batch: (flushes.append(len(batch)), flush(run, batch)))
+    report = index_vault(tmp_path / "v", progress=False)
+    assert report.chunks == sum(flushes) == notes
+    assert len(flushes) == commits  # 12 notes: 4 a commit; 30 (a bulk run): 16 a commit

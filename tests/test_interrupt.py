@@ -304,6 +304,63 @@ def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
     _assert_same_as_clean(directory, clean_build, embedder)
 
 
+def _fts_exact(directory: Path) -> bool:
+    """chunks_fts holds exactly what FTS5 builds anew from the chunks (test_compact_index.py)."""
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 'chunks_fts', 'instance')")
+        conn.execute("BEGIN")
+        kept = conn.execute("SELECT term, doc, col, offset FROM temp.v ORDER BY 1, 2, 3, 4").fetchall()
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
+        fresh = conn.execute("SELECT term, doc, col, offset FROM temp.v ORDER BY 1, 2, 3, 4").fetchall()
+        conn.execute("ROLLBACK")
+        return bool(kept) and kept == fresh
+    finally:
+        conn.close()
+
+
+def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model, clean_build):
+    """A first build over many notes commits several batches at once, each with its chunks'
+    lexical index and its versions (the bytes kept against the chunks): killed between or
+    inside those commits, the next run ends with what a clean build holds."""
+    from brain.recall.lexical import lexical_search
+
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=True)
+    with environ(BRAIN_HOME=str(home)):
+        directory = config.index_dir(vault)
+    bulk = "import brain.index.indexer as bulk; bulk.BULK_FROM = 0; " + WRAPPER  # every run a bulk run
+    started = time.time()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", bulk, str(COMMIT_EVERY), "index", "--vault", str(vault)],
+        env=_env(home, folder),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    committed = _committed(directory / "index.db", started)
+    assert 0 < committed < NOTES - len(DELETED)
+    assert _fts_exact(directory) and history_problems(directory / "index.db") == []
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+        report = index_vault(vault, embedder=embedder, progress=False)
+    assert report.new == NOTES - len(DELETED) - committed
+    _assert_same_as_clean(directory, clean_build, embedder)
+    assert _fts_exact(directory) and history_problems(directory / "index.db") == []
+    for query in QUERIES:
+        found = []
+        for where in (directory, clean_build):
+            store = IndexStore.open(where, create=False)
+            try:
+                found.append([(c.path, round(c.score, 6)) for c in lexical_search(store, query, depth=20)])
+            finally:
+                store.close()
+        assert found[0] == found[1] and found[0], query
+
+
 def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(tmp_path, model, clean_build):
     """Issue 9, item 1: `--rebuild` used to delete the old index first; killed, it left 0 notes."""
     folder, embedder = model

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import index_into
+from index_helpers import history_problems, index_into
 
 from brain.index import parsing
 from brain.index.parsing import Parser
@@ -45,6 +45,8 @@ def _dump(directory: Path) -> dict:
             "chunks": "SELECT id, note_id, ordinal, heading, text, vector FROM chunks ORDER BY id",
             "links": "SELECT id, source_id, target_id, target, kind, status FROM links ORDER BY id",
             "skipped": "SELECT path, reason FROM skipped ORDER BY path",
+            # their bytes, compressed in the workers against the chunks the index holds
+            "versions": "SELECT id, note_id, hash, content, recorded_to IS NULL FROM note_versions ORDER BY id",
         }
         return {name: conn.execute(sql).fetchall() for name, sql in query.items()}
     finally:
@@ -65,6 +67,7 @@ def test_a_pool_builds_the_same_index_as_one_process(tmp_path, monkeypatch):
         pool, pool_dir = index_into(tmp_path / "pool", vault)
         assert one.as_dict() | {"seconds": 0} == pool.as_dict() | {"seconds": 0}
         assert _dump(one_dir) == _dump(pool_dir)
+        assert history_problems(pool_dir / "index.db") == []  # every version's text reads back
         for kind in seen:
             seen[kind] += getattr(pool, kind)
     assert all(seen.values()), seen  # every kind of change went through the pool

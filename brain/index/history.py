@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-import zlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,17 +33,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..notes import Note, WorldTime, content_hash, world_time
+from .version_text import compress
 
 if TYPE_CHECKING:
     from .store import IndexStore, VersionRow
-
-
-def compress(data: bytes) -> bytes:
-    return zlib.compress(data, 6)
-
-
-def decompress(blob: bytes) -> bytes:
-    return zlib.decompress(blob)
 
 
 @dataclass
@@ -74,16 +66,31 @@ class Recorder:
             restore_id = self.store.identity_in_history(note.path, note.content_hash)
             version = self.store.current_version(restore_id) if restore_id is not None else None
             return Prior(version, restore_id)
+        self.store.settle_version_text(note_id)  # while its chunks are still those of its content
         version = self.store.current_version(note_id)
         if version is not None and self.keeps_past and version.hash not in (note.content_hash, ""):
             self.store.retire_chunks(note_id, version.hash, version.title)
         return Prior(version)
 
-    def after_write(self, note_id: int, note: Note, size: int, data: bytes | None, prior: Prior, now: float) -> str:
+    def after_write(
+        self,
+        note_id: int,
+        note: Note,
+        size: int,
+        data: bytes | None,
+        prior: Prior,
+        now: float,
+        text: bytes | None = None,
+    ) -> str:
         """Record the note's new state (its chunks and links are written): a new version unless
-        the bytes and path are the version's already, and its edges. Returns the event."""
+        the bytes and path are the version's already, and its edges. Returns the event.
+
+        Its bytes are kept compressed against the chunks just written (version_text.py; settled
+        before they change): ``text`` when the parse made them so (parsing.py), else made here."""
         world = world_time(note.frontmatter)
-        content = compress(data) if data is not None else None
+        content = text
+        if content is None and data is not None:
+            content = compress(data, self.store.chunk_dictionary(note_id))
         version = prior.version
         same_bytes = version is not None and version.hash in (note.content_hash, "")
         if version is not None and same_bytes and version.path == note.path:
@@ -107,12 +114,15 @@ class Recorder:
     def touched(self, note_id: int, data: bytes) -> None:
         """Same bytes, new stat: the file was read anyway, so a current version recorded without
         its text (history began after it was indexed) gets it now."""
-        self.store.fill_version_content(note_id, content_hash(data), compress(data))
+        self.store.fill_version_content(
+            note_id, content_hash(data), compress(data, self.store.chunk_dictionary(note_id))
+        )
 
     def deleted(self, note_ids: Sequence[int], now: float) -> None:
         """Call before the notes are deleted: their versions end, their chunks go to history,
         their edges close."""
         for note_id in note_ids:
+            self.store.settle_version_text(note_id)
             version = self.store.current_version(note_id)
             if version is not None:
                 if self.keeps_past:

@@ -30,6 +30,7 @@ from typing import IO, Generic, TypeVar
 from .. import config
 from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
 from ..notes import Note, parse_note
+from .version_text import chunk_dictionary, compress
 
 log = logging.getLogger("brain")
 
@@ -41,15 +42,19 @@ WORKER = [sys.executable, "-m", "brain.index.parsing"]  # a worker process's com
 K = TypeVar("K")
 # (vault-relative path, bytes, mtime in seconds, BRAIN_LINK_FENCES, chunking strategy)
 Work = tuple[str, bytes, float, frozenset[str], str]
-Parsed = tuple[Note, list[Chunk]]
+# (the note, its chunks, its bytes as history keeps them: compressed against those chunks' texts)
+Parsed = tuple[Note, list[Chunk], bytes]
 
 
 def parse_and_chunk(
     path: str, data: bytes, mtime: float, link_fences: frozenset[str] = frozenset(), strategy: str = DEFAULT_STRATEGY
 ) -> Parsed:
-    """One note's parse and chunks (its title alone when it has no body: still findable)."""
+    """One note's parse and chunks (its title alone when it has no body: still findable), and
+    its bytes compressed for its version (``version_text.py``): here, so that workers do it."""
     note = parse_note(path, data, mtime, link_fences)
-    return note, chunk_note(note.body, strategy) or [Chunk(0, (), note.title)]
+    chunks = chunk_note(note.body, strategy) or [Chunk(0, (), note.title)]
+    texts = (chunk.text for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal))
+    return note, chunks, compress(data, chunk_dictionary(texts))
 
 
 def _parse_many(items: list[Work]) -> list[Parsed]:

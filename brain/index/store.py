@@ -12,12 +12,15 @@ database into one-line ``BrainError``s.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
+import logging
 import os
 import sqlite3
 import struct
 import sys
 import time
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,12 +33,22 @@ from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableErr
 from ..links import alias_key, note_keys
 from ..migrations import connect
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts
+from .version_text import chunk_dictionary, needs_dictionary
+from .version_text import compress as compress_text
+from .version_text import decompress as decompress_text
 
 if TYPE_CHECKING:
     from ..links import Link
     from ..notes import Note, WorldTime
 
+log = logging.getLogger("brain")
+
 INDEX_FILE = "index.db"
+# The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
+# version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
+# the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);
+# 16 KB gains little more and reads twice the bytes for each chunk recall fetches.
+INDEX_PAGE_SIZE = 8192
 _T = TypeVar("_T")
 
 
@@ -160,7 +173,7 @@ class IndexStore:
         path = directory / INDEX_FILE
         conn = None
         try:
-            conn = connect(str(path))
+            conn = connect(str(path), page_size=INDEX_PAGE_SIZE)
             conn.row_factory = sqlite3.Row
             INDEX_MIGRATIONS.apply(conn)
         except sqlite3.OperationalError as exc:
@@ -574,10 +587,14 @@ class IndexStore:
         self.set_meta("links_dirty", 1)
 
     def replace_chunks(
-        self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]]
+        self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]], *, lexical: bool = True
     ) -> tuple[list[int], list[int]]:
         """The note's chunks, each (ordinal, heading, text, float32 vector bytes), replacing its
-        old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``."""
+        old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``.
+
+        ``lexical``: add them to chunks_fts now. A writer of many notes passes False and calls
+        ``add_to_lexical`` once for all of them before it commits (and before anything could
+        delete them or rename their note: chunks_fts must hold a chunk before it is deleted)."""
         removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
         self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
         # One statement for all of them: AUTOINCREMENT numbers the rows one after another, so
@@ -590,14 +607,24 @@ class IndexStore:
         if chunks:
             last = int(self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()[0])
             added = list(range(last - len(chunks) + 1, last + 1))
-            # Into the lexical index here, not by a trigger (schema.py m009_compact_chunks).
-            self.conn.execute(
-                "INSERT INTO chunks_fts (rowid, title, heading, text)"
-                " SELECT id, title, heading, text FROM chunks_fts_source WHERE id BETWEEN ? AND ?",
-                (added[0], added[-1]),
-            )
+            if lexical:
+                self.add_to_lexical(added[0], added[-1])
         self.bump_vectors_version()
         return removed, added
+
+    def add_to_lexical(self, first: int, last: int) -> None:
+        """The chunks with ids ``first`` to ``last`` into chunks_fts, in one statement.
+
+        Here, not from a trigger (schema.py m009_compact_chunks); and for many notes at once where
+        the writer can: SQLite runs each statement in a savepoint, at which FTS5 writes out the
+        terms it holds as a new segment (SQLite 3.40), so one statement a note made a segment a
+        note, merged again and again (a first build spent 40% of its time here).
+        """
+        self.conn.execute(
+            "INSERT INTO chunks_fts (rowid, title, heading, text)"
+            " SELECT id, title, heading, text FROM chunks_fts_source WHERE id BETWEEN ? AND ?",
+            (first, last),
+        )
 
     def delete_notes(self, note_ids: Sequence[int]) -> list[int]:
         """Delete notes with their chunks, links, aliases and tags; returns the removed chunk ids."""
@@ -949,10 +976,11 @@ class IndexStore:
         return int(cursor.lastrowid or 0)
 
     def refresh_version(self, version_id: int, note: Note, size: int, content: bytes | None, world: WorldTime) -> None:
-        """The same bytes parsed again: the version's metadata in place (and its text, if it had none)."""
+        """The same bytes parsed again: the version's metadata in place, and its text as given
+        (kept against the chunks just written: ``version_text.py``), else as it was."""
         self.conn.execute(
             "UPDATE note_versions SET title = ?, aliases = ?, hash = ?, size = ?, date = ?, frontmatter = ?,"
-            " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(content, ?)"
+            " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(?, content)"
             " WHERE id = ?",
             (
                 note.title,
@@ -977,6 +1005,47 @@ class IndexStore:
             " AND content IS NULL",
             (content, note_id, digest),
         )
+
+    def chunk_dictionary(self, note_id: int) -> bytes:
+        """The note's current chunk texts as a preset dictionary for its version's bytes."""
+        rows = self.conn.execute("SELECT text FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,))
+        return chunk_dictionary(r[0] for r in rows)
+
+    def settle_version_text(self, note_id: int) -> None:
+        """Keep the note's current version's bytes plain, not against its chunks: call before the
+        version stops being current or the note's chunks are replaced (``version_text.py``)."""
+        row = self.conn.execute(
+            "SELECT id, hash, content FROM note_versions WHERE note_id = ? AND recorded_to IS NULL", (note_id,)
+        ).fetchone()
+        if row is None or row[2] is None or not needs_dictionary(bytes(row[2])):
+            return
+        data = self._text_against_chunks(note_id, row[1], bytes(row[2]))
+        self.conn.execute(
+            "UPDATE note_versions SET content = ? WHERE id = ?",
+            (compress_text(data) if data is not None else None, row[0]),
+        )
+
+    def _text_against_chunks(self, note_id: int, digest: str, blob: bytes, schema: str = "main") -> bytes | None:
+        """A version's bytes kept against its content's chunks: the note's current chunks, else
+        the past chunks of that content; checked against the content hash. None (logged) if
+        neither gives them back."""
+        sources = (
+            (f"SELECT text FROM {schema}.chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)),
+            (
+                f"SELECT text FROM {schema}.chunk_history WHERE note_id = ? AND hash = ? ORDER BY ordinal",
+                (note_id, digest),
+            ),
+        )
+        for sql, args in sources:
+            dictionary = chunk_dictionary(r[0] for r in self.conn.execute(sql, args))
+            try:
+                data = decompress_text(blob, dictionary)
+            except zlib.error:
+                continue
+            if hashlib.sha256(data).hexdigest() == digest:
+                return data
+        log.error("note %s: the text of its version %s could not be read back from its chunks", note_id, digest[:12])
+        return None
 
     def close_version(self, version_id: int, now: float, ended: str) -> None:
         """The version stops being current at ``now`` (``ended``: changed, renamed or deleted)."""
@@ -1191,6 +1260,17 @@ class IndexStore:
                 self.conn.execute(
                     f"INSERT INTO note_versions ({_VERSION_COPY}) SELECT {_VERSION_COPY} FROM old.note_versions"
                 )
+                # The old index's current versions keep their bytes against its chunks: plain here.
+                rows = self.conn.execute(
+                    "SELECT id, note_id, hash, content FROM note_versions WHERE recorded_to IS NULL AND content IS NOT NULL"
+                ).fetchall()
+                for version_id, note_id, digest, content in rows:
+                    if needs_dictionary(bytes(content)):
+                        data = self._text_against_chunks(note_id, digest, bytes(content), "old")
+                        self.conn.execute(
+                            "UPDATE note_versions SET content = ? WHERE id = ?",
+                            (compress_text(data) if data is not None else None, version_id),
+                        )
                 self.conn.execute(f"INSERT INTO link_history ({_EDGE_COPY}) SELECT {_EDGE_COPY} FROM old.link_history")
                 self.conn.execute(
                     f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
@@ -1254,10 +1334,17 @@ class IndexStore:
         )
         return [VersionRow(*r) for r in rows]
 
-    def version_content(self, version_id: int) -> bytes | None:
-        """The version's compressed bytes, or None when not kept."""
-        row = self.conn.execute("SELECT content FROM note_versions WHERE id = ?", (version_id,)).fetchone()
-        return bytes(row[0]) if row and row[0] is not None else None
+    def version_bytes(self, version_id: int) -> bytes | None:
+        """The version's bytes (the file as it was), or None when not kept."""
+        row = self.conn.execute(
+            "SELECT note_id, hash, content FROM note_versions WHERE id = ?", (version_id,)
+        ).fetchone()
+        if row is None or row[2] is None:
+            return None
+        blob = bytes(row[2])
+        if needs_dictionary(blob):
+            return self._text_against_chunks(row[0], row[1], blob)
+        return decompress_text(blob)
 
     def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
         """note id → (recorded_from, recorded_to) of its current version."""

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import BrainError
-from ..index.history import decompress, iso_time, local_time
+from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..links import Link, Resolver
 from ..notes import decode, split_frontmatter
@@ -183,8 +183,8 @@ def _versions(store: IndexStore, versions: list[VersionRow]) -> list[VersionEntr
 
 
 def _text(store: IndexStore, version: VersionRow) -> str | None:
-    blob = store.version_content(version.id) if version.has_content else None
-    return decode(decompress(blob))[0] if blob is not None else None
+    data = store.version_bytes(version.id) if version.has_content else None
+    return decode(data)[0] if data is not None else None
 
 
 def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: str | None) -> tuple[str, int, int]:
