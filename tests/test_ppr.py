@@ -25,6 +25,11 @@ class EdgeStore:
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         return self.edges
 
+    def resolved_edge_batches(self, batch: int = 1000):
+        edges = [(s, t, int(k == "embed")) for s, t, k in self.edges]
+        for start in range(0, len(edges), batch):
+            yield edges[start : start + batch]
+
 
 def random_graph(n: int, links: int, seed: int, first: int = 1, isolated: int = 0) -> EdgeStore:
     """n notes with ids from ``first``, ``links`` random links (some embeds), a few hubs, and

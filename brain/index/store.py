@@ -854,6 +854,15 @@ class IndexStore:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def resolved_edge_batches(self, batch: int = 65_536) -> Iterator[list[tuple[int, int, int]]]:
+        """``resolved_edges`` as (source id, target id, 1 for an embed else 0), ``batch`` rows at a
+        time: the link graph of 500,000 links is built without holding them all as tuples."""
+        cursor = self.conn.execute(
+            "SELECT source_id, target_id, kind = 'embed' FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
+        )
+        while rows := cursor.fetchmany(batch):
+            yield rows
+
     def neighbour_edges(self, note_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
         """(note id, neighbour id, direction, kind) for every resolved link touching these notes.
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
 from ..index.vectors import VectorIndex
@@ -250,6 +250,11 @@ class PastIndex(IndexStore):
         for source, target, kind, count in self._edges:
             out.extend([(source, target, kind)] * max(1, count))  # written twice, a stronger tie
         return out
+
+    def resolved_edge_batches(self, batch: int = 65_536) -> Iterator[list[tuple[int, int, int]]]:
+        edges = [(source, target, int(kind == "embed")) for source, target, kind in self.resolved_edges()]
+        for start in range(0, len(edges), batch):
+            yield edges[start : start + batch]
 
     def neighbour_edges(self, note_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
         wanted = set(note_ids)

@@ -18,7 +18,7 @@ Two ways to compute it over the same transition matrix (``LinkGraph.rank`` picks
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .types import DEFAULT_PPR_ALPHA
@@ -49,16 +49,19 @@ class LinkGraph:
 
         ids = store.note_ids()  # ascending
         self.note_ids = np.asarray(ids, dtype=np.int64)
-        self.index_of = dict(zip(ids, range(len(ids))))
         n = len(ids)
-        rows = store.resolved_edges()
+        # The links a batch at a time into arrays: 500,000 links as Python tuples were 60 MB more
+        # at the moment of the process's peak memory (bench/scale.py).
+        parts = [np.array(rows, dtype=np.int64) for rows in store.resolved_edge_batches()]
+        edges = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
+        del parts
         link_w, embed_w = config.ppr_link_weight(), config.ppr_embed_weight()
         back_w = config.ppr_backlink_weight()
-        ends = np.fromiter((end for r in rows for end in r[:2]), dtype=np.int64, count=2 * len(rows)).reshape(-1, 2)
-        src = np.searchsorted(self.note_ids, ends[:, 0])
-        dst = np.searchsorted(self.note_ids, ends[:, 1])
-        embeds = np.fromiter((r[2] == "embed" for r in rows), dtype=bool, count=len(rows))
-        kind_w = np.where(embeds, embed_w, link_w)
+        src = np.searchsorted(self.note_ids, edges[:, 0])
+        dst = np.searchsorted(self.note_ids, edges[:, 1])
+        kind_w = np.where(edges[:, 2] == 1, embed_w, link_w)
+        count = len(edges)
+        del edges
         # Both directions; duplicate links between the same pair add up (a stronger tie).
         row_idx = np.concatenate([src, dst])
         col_idx = np.concatenate([dst, src])
@@ -72,13 +75,23 @@ class LinkGraph:
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         transition = (sparse.diags(inv) @ adjacency).tocsr()  # row-stochastic: row u = where u's mass goes
         transition.eliminate_zeros()
-        self.transition_t = transition.T.tocsr()  # column-stochastic, for the power iteration
+        self._transition_t: Any = None  # column-stochastic, for the power iteration: built when first used
         # The push reads rows of the transition directly.
         self._indptr = transition.indptr.astype(np.int64)
         self._indices = transition.indices.astype(np.int64)
         self._probs = transition.data.astype(np.float64)
         self._degree = np.maximum(np.diff(self._indptr), 1).astype(np.float64)
-        self.edges = len(rows)
+        self.edges = count
+
+    def transition_t(self) -> Any:
+        """The column-stochastic transition matrix the power iteration multiplies by, made from
+        the push's arrays the first time (a large graph is ranked by the push alone)."""
+        if self._transition_t is None:
+            from scipy import sparse
+
+            transition = sparse.csr_matrix((self._probs, self._indices, self._indptr), shape=(self.size, self.size))
+            self._transition_t = transition.T.tocsr()
+        return self._transition_t
 
     @property
     def size(self) -> int:
@@ -89,10 +102,12 @@ class LinkGraph:
         import numpy as np
 
         picked: dict[int, float] = {}
-        for note_id, weight in seeds.items():
-            i = self.index_of.get(note_id)
-            if i is not None and weight > 0:
-                picked[i] = picked.get(i, 0.0) + weight
+        wanted = [(note_id, weight) for note_id, weight in seeds.items() if weight > 0]
+        # note_ids is sorted: a binary search, not a dict of 100,000 ids kept for this
+        found = np.searchsorted(self.note_ids, np.array([note_id for note_id, _ in wanted], dtype=np.int64))
+        for (note_id, weight), i in zip(wanted, found.tolist()):
+            if i < self.size and self.note_ids[i] == note_id:
+                picked[int(i)] = picked.get(int(i), 0.0) + weight
         index = np.fromiter(picked, dtype=np.int64, count=len(picked))
         weights = np.fromiter(picked.values(), dtype=np.float64, count=len(picked))
         total = weights.sum()
@@ -118,7 +133,7 @@ class LinkGraph:
         for _ in range(iterations):
             # Mass on notes without links goes back to the seeds, as a restart would.
             lost = rank[self.dangling].sum()
-            new = alpha * (self.transition_t @ rank) + (alpha * lost + 1 - alpha) * personal
+            new = alpha * (self.transition_t() @ rank) + (alpha * lost + 1 - alpha) * personal
             if np.abs(new - rank).sum() < tol:
                 rank = new
                 break
