@@ -137,3 +137,33 @@ def test_the_pool_parses_with_the_runs_chunking_and_link_fences(tmp_path, monkey
     monkeypatch.delenv("BRAIN_LINK_FENCES")
     plain, _ = index_into(tmp_path / "plain", vault)
     assert plain.links["resolved"] == 0 and plain.chunks < pool.chunks  # the settings made a difference
+
+
+@pytest.mark.slow  # a worker process
+def test_parsing_runs_ahead_of_the_writes_within_its_bounds(monkeypatch):
+    """While the indexer writes a batch, the workers parse the next: the parser reads TASKS_AHEAD
+    tasks ahead of what it has handed out (4 tasks, 256 notes, left the worker idle through most
+    of each write), and no more than BYTES_AHEAD of notes."""
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 4)
+    note = ("# A note\n\nwords and [[a link]]\n" * 20).encode()
+    pulled = 0
+
+    def works(count: int):
+        nonlocal pulled
+        for i in range(count):
+            pulled += 1
+            yield i, (f"n{i}.md", note, 0.0, frozenset(), "heading")
+
+    def read_ahead() -> int:
+        nonlocal pulled
+        pulled = 0
+        with Parser[int](parsing.PARALLEL_FROM, workers=1) as parser:
+            results = parser.parsed(works(2_000))
+            key, parsed = next(results)
+            assert key == 0 and parsed is not None and parsed[0].path == "n0.md"
+            return pulled
+
+    assert read_ahead() == parsing.TASKS_AHEAD * parsing.NOTES_PER_TASK
+    assert parsing.TASKS_AHEAD >= 16  # a bulk batch's worth of notes: ~800
+    monkeypatch.setattr(parsing, "BYTES_AHEAD", 10 * parsing.NOTES_PER_TASK * len(note))
+    assert read_ahead() == 10 * parsing.NOTES_PER_TASK  # ten tasks' bytes, then it waits

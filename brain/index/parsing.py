@@ -36,7 +36,12 @@ log = logging.getLogger("brain")
 
 PARALLEL_FROM = 2_000  # notes to parse before workers pay for their start-up
 NOTES_PER_TASK = 64
-TASKS_AHEAD = 4  # per worker: bounds the notes (their bytes) in flight
+# Parsing runs ahead of the writes: while the main process embeds and writes a batch (a first
+# build's is 4,096 chunks, ~800 notes), the workers parse the next. 4 tasks (256 notes) ahead
+# left a worker idle most of each write: at 20,000 notes the main process waited 10 s on it.
+# The lead is bounded by tasks and by the bytes of the notes in flight.
+TASKS_AHEAD = 24  # per worker
+BYTES_AHEAD = 64 * 1024 * 1024
 
 WORKER = [sys.executable, "-m", "brain.index.parsing"]  # a worker process's command line
 K = TypeVar("K")
@@ -117,6 +122,7 @@ class _Workers:
 class _Task:
     def __init__(self) -> None:
         self.items: list[Work] = []
+        self.size = 0  # bytes of the notes
         self.future: Future[list[Parsed]] | None = None
 
 
@@ -144,17 +150,19 @@ class Parser(Generic[K]):
         pool = self._pool
         queue: deque[tuple[K, _Task | None, int]] = deque()  # in input order
         open_task = _Task()
-        in_flight = 0
+        in_flight = 0  # tasks submitted and not yet read to their end
+        bytes_ahead = 0  # the bytes of their notes
 
         def submit(task: _Task) -> None:
-            nonlocal in_flight, open_task
+            nonlocal in_flight, bytes_ahead, open_task
             task.future = pool.submit(task.items)
             in_flight += 1
+            bytes_ahead += task.size
             if task is open_task:
                 open_task = _Task()
 
         def head() -> tuple[K, Parsed | None]:
-            nonlocal in_flight
+            nonlocal in_flight, bytes_ahead
             key, task, position = queue.popleft()
             if task is None:
                 return key, None
@@ -164,6 +172,7 @@ class Parser(Generic[K]):
             results = task.future.result()
             if position == len(task.items) - 1:
                 in_flight -= 1
+                bytes_ahead -= task.size
             return key, results[position]
 
         for key, work in items:
@@ -171,10 +180,13 @@ class Parser(Generic[K]):
                 queue.append((key, None, 0))
             else:
                 open_task.items.append(work)
+                open_task.size += len(work[1])
                 queue.append((key, open_task, len(open_task.items) - 1))
                 if len(open_task.items) >= NOTES_PER_TASK:
                     submit(open_task)
-            while queue and (queue[0][1] is None or in_flight >= TASKS_AHEAD * self.workers):
+            while queue and (
+                queue[0][1] is None or in_flight >= TASKS_AHEAD * self.workers or bytes_ahead >= BYTES_AHEAD
+            ):
                 yield head()
         while queue:
             yield head()
