@@ -149,8 +149,7 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
     while folders:  # in no particular order: both lists are sorted at the end
         dirpath, prefix = folders.pop()
         try:
-            with os.scandir(dirpath) as listing:
-                entries = list(listing)
+            entries, dir_fd = _listing(dirpath)
         except OSError as err:
             skipped.append(
                 Skipped(
@@ -158,66 +157,95 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 )
             )
             continue
-        for entry in entries:
-            name = entry.name
-            try:
-                is_dir = entry.is_dir()  # follows symlinks
-            except OSError:
-                is_dir = False
-            if is_dir:
+        try:
+            for entry in entries:
+                name = entry.name
+                try:
+                    is_dir = entry.is_dir()  # follows symlinks
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    rel = prefix + name
+                    if name.startswith("."):
+                        skipped.extend(_dot_folder_entries(_join(dirpath, name), rel))
+                    elif spec is not None and spec.match_file(rel + "/"):
+                        skipped.append(Skipped(rel + "/", "brainignore"))
+                    else:
+                        try:
+                            st = entry.stat()
+                        except OSError as exc:
+                            skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
+                            continue
+                        key = (st.st_dev, st.st_ino)
+                        if key in seen_dirs:  # a symlink back to a folder already walked
+                            skipped.append(Skipped(rel + "/", "symlink-loop"))
+                            continue
+                        seen_dirs.add(key)
+                        folders.append((_join(dirpath, name), rel + "/"))
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
                 rel = prefix + name
+                if not _valid_name(rel):
+                    shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                    skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
+                    continue
                 if name.startswith("."):
-                    skipped.extend(_dot_folder_entries(entry.path, rel))
-                elif spec is not None and spec.match_file(rel + "/"):
-                    skipped.append(Skipped(rel + "/", "brainignore"))
-                else:
-                    try:
-                        st = entry.stat()
-                    except OSError as exc:
-                        skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
-                        continue
-                    key = (st.st_dev, st.st_ino)
-                    if key in seen_dirs:  # a symlink back to a folder already walked
-                        skipped.append(Skipped(rel + "/", "symlink-loop"))
-                        continue
-                    seen_dirs.add(key)
-                    folders.append((entry.path, rel + "/"))
-                continue
-            if not name.lower().endswith(".md"):
-                continue
-            rel = prefix + name
-            if not _valid_name(rel):
-                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
-                continue
-            if name.startswith("."):
-                skipped.append(Skipped(rel, "dot-file"))
-                continue
-            if ".sync-conflict-" in name:  # is_sync_conflict, inline: this loop runs once per note
-                skipped.append(Skipped(rel, "sync-conflict"))
-                continue
-            if spec is not None and spec.match_file(rel):
-                skipped.append(Skipped(rel, "brainignore"))
-                continue
-            try:
-                st = entry.stat()  # follows symlinks
-            except OSError as exc:
-                reason = (
-                    "symlink-loop"
-                    if exc.errno == errno.ELOOP
-                    else "broken-symlink"
-                    if entry.is_symlink()
-                    else "unreadable"
-                )
-                skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                skipped.append(Skipped(rel, "not-a-file"))
-                continue
-            notes.append(VaultFile(rel, entry.path, st.st_size, st.st_mtime_ns))
+                    skipped.append(Skipped(rel, "dot-file"))
+                    continue
+                if ".sync-conflict-" in name:  # is_sync_conflict, inline: this loop runs once per note
+                    skipped.append(Skipped(rel, "sync-conflict"))
+                    continue
+                if spec is not None and spec.match_file(rel):
+                    skipped.append(Skipped(rel, "brainignore"))
+                    continue
+                try:
+                    st = entry.stat()  # follows symlinks
+                except OSError as exc:
+                    reason = (
+                        "symlink-loop"
+                        if exc.errno == errno.ELOOP
+                        else "broken-symlink"
+                        if entry.is_symlink()
+                        else "unreadable"
+                    )
+                    skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    skipped.append(Skipped(rel, "not-a-file"))
+                    continue
+                notes.append(VaultFile(rel, _join(dirpath, name), st.st_size, st.st_mtime_ns))
+        finally:
+            if dir_fd is not None:
+                os.close(dir_fd)
     notes.sort(key=lambda f: f.path)
     skipped.sort(key=lambda s: s.path)
     return notes, skipped
+
+
+# Listing a folder by its file descriptor: each entry's stat() is then an fstatat() of one name,
+# not a stat() that resolves the whole path again (a fifth less time for the walk of a
+# 100,000-note vault: bench/scale.py's bare walk, 0.29 -> 0.24 s).
+_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _listing(dirpath: str) -> tuple[list[os.DirEntry[str]], int | None]:
+    """A folder's entries, and the descriptor their stat() needs open until they are read
+    (None when listed by path)."""
+    if not _BY_FD:
+        with os.scandir(dirpath) as listing:
+            return list(listing), None
+    dir_fd = os.open(dirpath, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(dir_fd) as listing:
+            return list(listing), dir_fd
+    except BaseException:
+        os.close(dir_fd)
+        raise
+
+
+def _join(folder: str, name: str) -> str:
+    return folder + name if folder.endswith(os.sep) else f"{folder}{os.sep}{name}"
 
 
 def _dot_folder_entries(full: str, rel: str) -> list[Skipped]:

@@ -14,7 +14,7 @@ from conftest import TOY_VAULT, write
 
 from brain.errors import ConfigError
 from brain.notes import decode, inline_tags, looks_binary, parse_note, split_frontmatter
-from brain.vault import VaultFile, read_note_bytes, resolve_vault, scan
+from brain.vault import IgnoreRules, VaultFile, read_note_bytes, resolve_vault, scan
 
 TOY_NOTES = sorted(
     """Home.md
@@ -422,3 +422,31 @@ def test_scan_follows_symlinks_but_not_loops(tmp_path):
         "self.md": "symlink-loop",
         "gone.md": "broken-symlink",
     }
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open descriptors in /proc")
+def test_the_walk_closes_every_folder_it_opens(tmp_path):
+    """The walk lists each folder by a descriptor (its entries' stats are then one-name
+    lookups); every one is closed, for a folder that cannot be read and for a walk cut short."""
+    for i in range(30):
+        write(tmp_path, f"f{i}/sub/note {i}.md", f"# Note {i}\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    write(tmp_path, "locked/hidden.md", "# Hidden\n")
+    locked.chmod(0)
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        files, _ = scan(tmp_path)
+        assert len(files) == 30 + (1 if os.geteuid() == 0 else 0)  # root reads any folder
+        assert all(Path(f.abspath).is_file() and f.abspath.endswith(f.path) for f in files)
+        assert len(os.listdir("/proc/self/fd")) == before
+
+        class CutShort:  # a failure inside the walk of one folder
+            def match_file(self, _rel):
+                raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError):
+            scan(tmp_path, IgnoreRules(spec=CutShort()))
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        locked.chmod(0o755)
