@@ -16,8 +16,10 @@ Two steps, the cheap one first:
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +61,25 @@ class Change:
 
 def plan(root: Path, store: IndexStore) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read)."""
+    # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
+    # the cyclic garbage collector, woken every 700 allocations, only walked them again and
+    # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
+    with _collector_paused():
+        return _plan(root, store)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plan(root: Path, store: IndexStore) -> Plan:
     ignore = load_ignore(root)
     files, skipped = scan(root, ignore)
     rows = store.note_stats()  # path → (id, size, mtime_ns)
