@@ -374,6 +374,36 @@ def test_both_bm25_lanes_of_a_query_are_one_fts5_search(anchored_vault, monkeypa
     assert any(result.lanes["anchor_lex"] for result in together.values())  # the shared search fed the lane
 
 
+def test_anchor_dense_reads_the_dense_lanes_search(anchored_vault, monkeypatch):
+    """anchor_dense votes from the chunks nearest the query, which the dense lane has just
+    searched for (as deep or deeper): one vector search a query, not two, and the lane ranks as
+    with a search of its own."""
+    from brain.recall import anchors
+
+    recaller = open_recaller(anchored_vault)
+    settings = RecallSettings(weights={**ANCHORS_OFF, "anchor_dense": 0.5})
+    queries = ("finish it off", "bolt of light", "camp fire", "sleeping creature finish")
+    searches: list[int] = []
+    search = recaller.vectors.search
+
+    def counted(vector, k, *args, **kwargs):
+        searches.append(k)
+        return search(vector, k, *args, **kwargs)
+
+    monkeypatch.setattr(recaller.vectors, "search", counted)
+    together = {q: recaller.ask(q, "hybrid+ppr", settings) for q in queries}
+    assert len(searches) == len(queries)  # the dense lane's, once a query
+    monkeypatch.setattr(recaller.vectors, "search", search)
+    for query, result in together.items():
+        state = recaller.prepare(query, settings)
+        ids, scores = search(state.vector, settings.depth * anchors.CHUNKS_PER_NOTE)
+        alone = anchors.anchor_dense(
+            recaller.store, list(zip(ids.tolist(), scores.tolist())), state.vector, settings.depth, settings.anchor_hub
+        )
+        assert _paths_of(result.lanes["anchor_dense"]) == _paths_of(alone)
+    assert any(result.lanes["anchor_dense"] for result in together.values())
+
+
 def _paths_of(candidates) -> list[str]:
     return [c.path for c in candidates]
 

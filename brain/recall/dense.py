@@ -20,18 +20,24 @@ def dense_search(
     query_vector: np.ndarray,
     depth: int = DEFAULT_DEPTH,
     decay: float = 0.0,
+    *,
+    nearest: list[tuple[int, float]] | None = None,
 ) -> list[Candidate]:
     """The top ``depth`` distinct notes by their best chunk's similarity, best first.
 
     With ``decay`` > 0 a note scores its best chunk plus decay × its second, decay² × its
     third, ... (of the chunks this search reached): a note that answers across several
-    passages rises. Its shown chunk and ``dense_score`` stay the best one's.
+    passages rises. Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when
+    given, receives the (chunk id, similarity) of the chunks the search reached, nearest first
+    (the anchor_dense lane reads the first of them rather than searching again).
     """
     if vectors.size == 0 or depth <= 0:
         return []
     k = min(vectors.size, depth * 4)
     while True:
         ids, scores = vectors.search(query_vector, k)
+        if nearest is not None:
+            nearest[:] = zip(ids.tolist(), scores.tolist())
         best: dict[int, tuple[int, float]] = {}  # note id -> (chunk id, score)
         more: dict[int, list[float]] = {}  # note id -> its other chunks' scores, best first
         note_of = store.chunk_note_ids([int(i) for i in ids])

@@ -96,6 +96,9 @@ class QueryState:
     match: str | None = None  # the FTS5 MATCH expression (None: the query has no searchable term) ...
     match_known: bool = False  # ... once computed
     anchor_passages: list[tuple[int, float]] | None = None  # the lexical lane's BM25 hits, which anchor_lex reads
+    nearest_chunks: list[tuple[int, float]] = field(
+        default_factory=list
+    )  # the dense search's, which anchor_dense reads
 
 
 class Recaller:
@@ -197,9 +200,12 @@ class Recaller:
         vector = self.embedder.embed_query(query)
         timings["embed"] = _ms(started)
         started = time.perf_counter()
-        hits = dense_stage.dense_search(self.store, self.vectors, vector, settings.depth, settings.chunk_decay)
+        nearest: list[tuple[int, float]] = []
+        hits = dense_stage.dense_search(
+            self.store, self.vectors, vector, settings.depth, settings.chunk_decay, nearest=nearest
+        )
         timings["dense"] = _ms(started)
-        return QueryState(query, vector, self.gate(query), {"dense": hits}, timings)
+        return QueryState(query, vector, self.gate(query), {"dense": hits}, timings, nearest_chunks=nearest)
 
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
@@ -379,9 +385,14 @@ class Recaller:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
         if name == "anchor_dense":
-            ids, scores = self.vectors.search(state.vector, settings.depth * anchors_stage.CHUNKS_PER_NOTE)
-            nearest = list(zip(ids.tolist(), scores.tolist()))
-            return anchors_stage.anchor_dense(self.store, nearest, state.vector, settings.depth, settings.anchor_hub)
+            wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
+            nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
+            if len(nearest) < min(wanted, self.vectors.size):
+                ids, scores = self.vectors.search(state.vector, wanted)
+                nearest = list(zip(ids.tolist(), scores.tolist()))
+            return anchors_stage.anchor_dense(
+                self.store, nearest[:wanted], state.vector, settings.depth, settings.anchor_hub
+            )
         if name == "anchor_lex":
             return anchors_stage.anchor_lex(
                 self.store,
