@@ -267,3 +267,18 @@ def write_float32_base(directory: Path) -> None:
     written = json.loads((directory / vectors.SIDECAR_FILE).read_text())
     del written["codes"]
     (directory / vectors.SIDECAR_FILE).write_text(json.dumps(written))
+
+
+def index_db_before(directory: Path, migration: str) -> sqlite3.Connection:
+    """A new index database in ``directory`` (made), migrated up to just before ``migration``:
+    an index an older brain left, for the tests of that migration. Autocommit: BEGIN by hand."""
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import Migrations
+
+    directory.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    older = Migrations("index")
+    names = [step[0] for step in INDEX_MIGRATIONS.steps]
+    older.steps = INDEX_MIGRATIONS.steps[: names.index(migration)]
+    older.apply(conn)
+    return conn

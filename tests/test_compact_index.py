@@ -8,13 +8,12 @@ import sqlite3
 
 import numpy as np
 from conftest import write
-from index_helpers import open_store
+from index_helpers import index_db_before, open_store
 
 from brain import config
 from brain.index.indexer import index_vault
 from brain.index.schema import FILL_FTS, FTS_TOKENIZERS, INDEX_MIGRATIONS
 from brain.index.store import IndexStore
-from brain.migrations import Migrations
 from brain.recall.lexical import lexical_search
 
 
@@ -178,12 +177,7 @@ def test_m009_compacts_an_older_index(tmp_path):
     """An index made before m009 (float32 vectors, chunks_fts holding its own copy, a trigram
     tokenizer chosen) opens migrated: vectors float16, the same hits, the tokenizer kept."""
     directory = tmp_path / "old-index"
-    directory.mkdir()
-    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
-    before = Migrations("index")
-    names = [step[0] for step in INDEX_MIGRATIONS.steps]
-    before.steps = INDEX_MIGRATIONS.steps[: names.index("m009_compact_chunks")]
-    before.apply(conn)
+    conn = index_db_before(directory, "m009_compact_chunks")
     conn.execute("BEGIN")
     conn.execute(
         "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (1, 'Ёлкин.md', 'Ёлкин', 1, 1, 'h', 0)"
@@ -230,12 +224,7 @@ def test_m009_compacts_an_older_index(tmp_path):
 
 def test_m009_keeps_the_trigram_tokenizer_an_older_index_chose(tmp_path):
     directory = tmp_path / "old-index"
-    directory.mkdir()
-    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
-    before = Migrations("index")
-    names = [step[0] for step in INDEX_MIGRATIONS.steps]
-    before.steps = INDEX_MIGRATIONS.steps[: names.index("m009_compact_chunks")]
-    before.apply(conn)
+    conn = index_db_before(directory, "m009_compact_chunks")
     conn.execute("BEGIN")
     conn.execute(
         "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (1, '长城.md', '长城', 1, 1, 'h', 0)"

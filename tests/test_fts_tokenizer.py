@@ -7,12 +7,10 @@ makes a whole sentence one token, and only BRAIN_FTS_TOKENIZER=trigram finds any
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import open_store
+from index_helpers import index_db_before, open_store
 
 from brain import config
 from brain.cli import cli
@@ -20,7 +18,6 @@ from brain.errors import ConfigError, IndexMismatchError
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
-from brain.migrations import Migrations
 from brain.recall.lexical import fts_terms
 from brain.recall.opening import open_recaller
 
@@ -67,11 +64,7 @@ def test_titles_renamed_later_are_folded_too(russian_vault):
 def test_the_yo_migration_refills_an_older_index(tmp_path):
     """An index made before m003 holds ё unfolded; opening it folds what is there."""
     directory = tmp_path / "old-index"
-    directory.mkdir()
-    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
-    before = Migrations("index")
-    before.steps = [step for step in INDEX_MIGRATIONS.steps if step[0] in ("m001_initial", "m002_lexical")]
-    before.apply(conn)
+    conn = index_db_before(directory, "m003_index_id")
     conn.execute(
         "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) "
         "VALUES (1, 'Ёлкин.md', 'Ёлкин', 1, 1, 'h', 0)"

@@ -17,17 +17,15 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import open_store
+from index_helpers import index_db_before, open_store
 
 from brain import config
 from brain import links as links_module
 from brain.index import linking
 from brain.index.indexer import index_vault
 from brain.index.linking import resolve_links
-from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
 from brain.links import Link, Resolver, alias_key, lookup_keys, note_keys
-from brain.migrations import Migrations
 
 FOLDERS = ["", "A/", "a/", "B/", "A/deep/", "Ёлки/", "ёлки/", "Ёлки/Палки/"]
 STEMS = ["note", "Note", "NOTE", "café", unicodedata.normalize("NFD", "café"), "x y", "index", "ёлка", "Ёлка", "b.c"]
@@ -304,12 +302,7 @@ def test_names_version_moves_with_names_and_only_with_names(tmp_path):
 
 def test_m010_files_an_older_index_notes_and_aliases_under_their_keys(tmp_path):
     directory = tmp_path / "old-index"
-    directory.mkdir()
-    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
-    before = Migrations("index")
-    names = [step[0] for step in INDEX_MIGRATIONS.steps]
-    before.steps = INDEX_MIGRATIONS.steps[: names.index("m010_name_keys")]
-    before.apply(conn)
+    conn = index_db_before(directory, "m010_name_keys")
     path = unicodedata.normalize("NFD", "Ёлки/Café.MD")
     conn.execute(
         "INSERT INTO notes (id, path, title, size, mtime_ns, hash, indexed_at) VALUES (1, ?, 't', 1, 1, 'h', 0)",
