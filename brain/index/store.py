@@ -1143,16 +1143,19 @@ class IndexStore:
         pending = self.conn.execute(
             "SELECT id, source_id, target, kind FROM link_history WHERE status = 'pending' AND recorded_to IS NULL"
         ).fetchall()
+        every = self._link_resolution(None) if full else None  # read once for both steps (links do not change here)
         if pending:
             sources = sorted({r[1] for r in pending})
-            resolution = self._link_resolution(sources if len(sources) < _PART * 4 else None)
+            resolution = (
+                every if every is not None else self._link_resolution(sources if len(sources) < _PART * 4 else None)
+            )
             self.conn.executemany(
                 "UPDATE link_history SET target_id = ?, status = ? WHERE id = ?",
                 [(*resolution[(r[1], r[2], r[3])], r[0]) for r in pending if (r[1], r[2], r[3]) in resolution],
             )
-        if not full:
+        if every is None:
             return
-        resolution = self._link_resolution(None)
+        resolution = every
         changed = []
         for row in self.conn.execute(f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"):
             now_resolved = resolution.get((row[1], row[2], row[3]))
