@@ -6,6 +6,7 @@ deltas and compaction like a flat one."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,31 @@ def test_the_setting_switches_the_kind_at_the_next_run_without_re_embedding(toy_
     monkeypatch.setenv("BRAIN_DENSE_INDEX", "exact")
     _index(toy_vault)
     assert _kind(directory) == "flat" and _top(directory) == exact
+
+
+@pytest.mark.parametrize(("setting", "kind"), [("ivf", "ivf"), ("exact", "flat")])
+def test_a_changed_setting_is_searched_as_it_says_before_the_next_run(toy_vault, monkeypatch, caplog, setting, kind):
+    """`brain ask` after BRAIN_DENSE_INDEX changed, no `brain index` between: it searches the
+    kind the setting asks for (saying so once), not the saved file's other kind."""
+    directory = config.index_dir(toy_vault)
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "exact" if kind == "ivf" else "ivf")
+    _index(toy_vault)
+    exact = _top(directory)
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", setting)
+    store = IndexStore.open(directory, create=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="brain"):
+            assert load_current(store, 64).kind == kind
+        assert "BRAIN_DENSE_INDEX asks for" in caplog.text
+        assert _kind(directory) == kind  # saved: the next open reads it as it is
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="brain"):
+            assert load_current(store, 64).kind == kind
+        assert caplog.text == ""
+    finally:
+        store.close()
+    assert_faiss_matches(directory)
+    assert _top(directory) == exact
 
 
 def test_an_ivf_base_takes_deltas_and_compaction(toy_vault, monkeypatch):

@@ -531,9 +531,20 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     """The FAISS index matching the database now: the saved files, or a rebuild (then saved)."""
     version, index_id = store.vectors_version(), store.index_id()
     loaded, problem = VectorIndex.load_file(store.directory)
-    if loaded is not None and (loaded.version, loaded.index_id, loaded.dim) == (version, index_id, dim):
-        return loaded
-    if loaded is not None and loaded.index_id != index_id:
+    level = loaded is not None and (loaded.version, loaded.index_id, loaded.dim) == (version, index_id, dim)
+    wanted: str | None = None  # the kind to rebuild as (None: as the size says)
+    if loaded is not None and level:
+        wanted = wanted_kind(loaded.size, loaded.kind)
+        if loaded.kind == wanted:
+            return loaded
+        # BRAIN_DENSE_INDEX changed since the last `brain index`: search as it now says, not
+        # silently with the other kind until the next run converts the file.
+        log.warning(
+            "BRAIN_DENSE_INDEX asks for %s search, the saved vector index is %s; rebuilding it",
+            "exact" if wanted == "flat" else "IVF",
+            "exact" if loaded.kind == "flat" else "IVF",
+        )
+    elif loaded is not None and loaded.index_id != index_id:
         log.warning("the vector index in %s belongs to another index database; rebuilding it", store.directory)
     elif loaded is not None:
         log.warning(
@@ -541,7 +552,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         )
     elif problem is not None:
         log.warning("%s; rebuilding the vector index from the database", problem)
-    index = VectorIndex.rebuild(store, dim)
+    index = VectorIndex.rebuild(store, dim, wanted)
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
     elif store.readonly:
