@@ -9,6 +9,8 @@ own process so that peak memory is that phase's own:
                  SQLite writes, link resolution, FAISS), peak RSS
     noop         a re-index with nothing changed, in-process; and `brain index` as a whole process
     change       one note edited, then re-indexed
+    names        one note added, one renamed (backlinks and all), one deleted, each re-indexed
+                 by itself (what changes names, and so link resolution); then all put back
     query        opening a Recaller (update check, FAISS load), then latency p50/p95 per stage
                  of the `vector` and `hybrid+ppr` modes, peak RSS; PageRank by local push
                  against the power iteration (time, top-60 overlap), once with exact dense
@@ -415,7 +417,8 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
 
 # ----- driver -----------------------------------------------------------------------------
 
-PHASES = ("build", "noop", "change", "query", "faiss")
+PHASES = ("build", "noop", "change", "names", "query", "faiss")
+NAME_STEPS = ("add", "rename", "delete")
 
 
 def _child(args, phase: str, env: dict, extra: list[str] | None = None) -> dict:
@@ -480,6 +483,41 @@ def _brain_index(vault: Path, env: dict) -> tuple[float, float]:
     return wall, _cpu(resource.RUSAGE_CHILDREN) - cpu
 
 
+def _names(args, vault: Path, env: dict) -> dict:
+    """Add a note, rename one, delete one, each followed by a re-index in its own process (the
+    names a link can match change, which a content edit never does); then put the vault back
+    as it was, untimed. The renamed and deleted notes have backlinks (~5 each), which dangle."""
+    n = args.notes
+    added = vault / "inbox" / "scale-added-note.md"
+    renamed = vault / note_path(n // 4)
+    renamed_to = renamed.with_name(renamed.stem + "-renamed.md")
+    deleted = vault / note_path(n // 5 + 1)
+    if added.exists() or renamed_to.exists() or not renamed.exists() or not deleted.exists():
+        raise SystemExit(f"names: {vault} is not as generated (a names phase left unfinished?)")
+    deleted_text = deleted.read_text(encoding="utf-8")
+    rng = random.Random("brain-scale-names")
+    links = " ".join(f"[[note-{rng.randrange(n):06d}]]" for _ in range(5))
+
+    def add() -> None:
+        added.parent.mkdir(parents=True, exist_ok=True)
+        added.write_text(f"# A new note\n\nWritten by the names phase, linking {links}.\n", encoding="utf-8")
+
+    out: dict = {}
+    for label, change in (
+        ("add", add),
+        ("rename", lambda: renamed.rename(renamed_to)),
+        ("delete", deleted.unlink),
+    ):
+        change()
+        out[label] = _child(args, label, env)
+    renamed_to.rename(renamed)
+    deleted.write_text(deleted_text, encoding="utf-8")
+    added.unlink()
+    added.parent.rmdir()
+    out["put_back_s"] = _child(args, "put-back", env)["seconds"]
+    return out
+
+
 def run(args) -> dict:
     work = Path(args.dir)
     vault, home = work / "vault", work / "home"
@@ -536,6 +574,10 @@ def run(args) -> dict:
             f.write(f"\nEdited at {time.time()}: one more line [[note-{args.notes // 3:06d}]].\n")
         print("change ...", file=sys.stderr)
         result["change"] = _child(args, "change", env)
+        save()
+    if "names" in phases:
+        print("names (add, rename, delete) ...", file=sys.stderr)
+        result["names"] = _names(args, vault, env)
         save()
     if "query" in phases:
         for dense in ("exact", "auto"):
@@ -689,6 +731,19 @@ def _table(r: dict, before: dict | None) -> list[str]:
         )
     )
 
+    for step in NAME_STEPS:
+        rows.append(
+            (
+                f"one note {'added' if step == 'add' else step + 'd'}",
+                change(_get(before, "names", step)),
+                change(_get(r, "names", step)),
+                "< 1 s",
+                _get(before, "names", step, "seconds"),
+                _get(r, "names", step, "seconds"),
+                1,
+            )
+        )
+
     def build(b: dict | None) -> str:
         parts = _build_parts(b)
         if not parts or not b:
@@ -789,6 +844,17 @@ def summary(r: dict, before: dict | None) -> str:
         for name, stage in ch["stages"].items():
             if stage["s"] >= 0.05:
                 lines.append(f"              {stage['s']:8.2f} s  {name}")
+    for step in NAME_STEPS:
+        st = _get(r, "names", step)
+        if not st:
+            continue
+        lines.append(
+            f"  1 {step:<7} {st['seconds']:8.2f} s (CPU {st.get('cpu_s')} s, load {st.get('load_average')}),"
+            f" peak RSS {st['peak_rss_mb']} MB"
+        )
+        for name, stage in st["stages"].items():
+            if stage["s"] >= 0.05:
+                lines.append(f"              {stage['s']:8.2f} s  {name}")
     for dense in ("exact", "auto"):
         q = r.get(f"query_{dense}")
         if not q:
@@ -842,7 +908,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase:  # a child process: one phase, one JSON line on stdout
         vault = Path(args.dir) / "vault"
         modes = [m for m in args.modes.split(",") if m]
-        if args.phase in ("build", "noop", "change"):
+        if args.phase in ("build", "noop", "change", *NAME_STEPS, "put-back"):
             data = phase_index(vault, args.phase)
         elif args.phase == "query":
             data = phase_query(vault, args.queries, modes)

@@ -280,6 +280,32 @@ def lookup_keys(link: Link, source: str) -> LookupKeys:
     )
 
 
+def key_stem(key: str) -> str:
+    """The file name a key ends in, without ``.md`` (every one: a key of ``x.md.md`` is ``x``).
+
+    Every key ``lookup_keys`` gives one link shares one stem, ``link_stem``, and so do a note's
+    path and name keys (its alias keys have their own): a link can only resolve differently
+    when a note filed under a key with its stem came, went, or moved (``linking.resolve_links``).
+    """
+    stem = key.rpartition("/")[2]
+    while stem.endswith(".md"):
+        stem = stem[:-3]
+    return stem
+
+
+def link_stem(target: str, kind: str) -> str | None:
+    """``key_stem`` of each key ``lookup_keys`` gives a link (they are all the same), None for a
+    link to its own note (no keys). Taken from the last part of the target as written, without
+    building the keys: no step of ``lookup_keys`` moves that part (a markdown link's target ends
+    in ``.md``, so normpath keeps it; NFC and casefold neither make nor take a ``/``)."""
+    target = target.strip()
+    if not target:
+        return None
+    if kind != "markdown":
+        target = target.replace("\\", "/")
+    return key_stem(_norm(target.rpartition("/")[2]))
+
+
 def nearest(candidates: list[str], source: str) -> str:
     """The candidate nearest the source note: fewest folder steps apart, then shallowest."""
     if len(candidates) == 1:  # most names are unique: no distances to weigh

@@ -139,7 +139,9 @@ CREATE INDEX recalls_created ON recalls (created_at);
 --   another is refused until --rebuild), names_version (bumped by the names_note_* triggers
 --   whenever a note is added, deleted, renamed or its aliases change), resolver_key (the
 --   names_version links were last resolved against: while equal, only pending links need
---   resolving), vectors_version (bumped by every
+--   resolving), name_changes_from (the names_version the name_changes log starts from: while
+--   it is resolver_key, the log holds every change of names since; absent, it holds nothing
+--   and the next resolution after a change of names is a full one), vectors_version (bumped by every
 --   transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
@@ -212,7 +214,10 @@ CREATE INDEX chunks_note ON chunks (note_id, ordinal);
 --   or ^block, display: alias or link text, line) and its resolution: status resolved
 --   (target_id set), dangling, attachment (a non-note file), or pending (awaiting the
 --   resolution pass at the end of an index run). Outgoing: WHERE source_id = ?;
---   backlinks: WHERE target_id = ?.
+--   backlinks: WHERE target_id = ?. stem_hash: CRC-32 (signed, 4 bytes) of the stem every
+--   key the link is looked up by ends in (links.link_stem: its file name, casefolded, without
+--   .md); after a change of names, the links under the changed keys' stems are the ones
+--   resolved again (m012_name_changes). NULL until set (written by a brain from before m012).
 CREATE TABLE links (
     id INTEGER PRIMARY KEY,
     source_id INTEGER NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
@@ -223,9 +228,10 @@ CREATE TABLE links (
     display TEXT,
     line INTEGER,
     status TEXT NOT NULL DEFAULT 'pending'
-);
+, stem_hash INTEGER);
 CREATE INDEX links_source ON links (source_id);
 CREATE INDEX links_target ON links (target_id);
+CREATE INDEX links_stem ON links (stem_hash);
 
 -- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
 --   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,
@@ -431,4 +437,42 @@ END;
 CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
 WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
     INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+
+-- name_changes: the keys notes came, went or moved under since the links were last resolved
+--   (m012_name_changes), written by the name_changes_* triggers while meta.name_changes_from
+--   is there: the old and new name_key of a note added, deleted, renamed or whose aliases
+--   changed, the keys of its old aliases, and those of its new ones as their rows are written
+--   after it. key NULL: not known (a note written without keys, by a brain from before m010).
+--   Emptied by each resolution; past 2,000 rows it is emptied and the marker dropped, so the
+--   next resolution is a full one.
+CREATE TABLE name_changes (
+    note_id INTEGER NOT NULL,
+    key TEXT
+);
+CREATE INDEX name_changes_note ON name_changes (note_id);
+CREATE TRIGGER name_changes_note_insert AFTER INSERT ON notes
+WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'name_changes_from') BEGIN
+    INSERT INTO name_changes (note_id, key) VALUES (new.id, new.name_key);
+END;
+CREATE TRIGGER name_changes_note_update AFTER UPDATE OF id, path, aliases ON notes
+WHEN (old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases)
+AND EXISTS (SELECT 1 FROM meta WHERE key = 'name_changes_from') BEGIN
+    INSERT INTO name_changes (note_id, key) VALUES (old.id, old.name_key), (new.id, new.name_key);
+    INSERT INTO name_changes (note_id, key) SELECT note_id, key FROM aliases WHERE note_id = old.id;
+END;
+CREATE TRIGGER name_changes_note_delete BEFORE DELETE ON notes
+WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'name_changes_from') BEGIN
+    INSERT INTO name_changes (note_id, key) VALUES (old.id, old.name_key);
+    INSERT INTO name_changes (note_id, key) SELECT note_id, key FROM aliases WHERE note_id = old.id;
+END;
+CREATE TRIGGER name_changes_alias_insert AFTER INSERT ON aliases
+WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'name_changes_from')
+AND EXISTS (SELECT 1 FROM name_changes WHERE note_id = new.note_id) BEGIN
+    INSERT INTO name_changes (note_id, key) VALUES (new.note_id, new.key);
+END;
+CREATE TRIGGER name_changes_full AFTER INSERT ON name_changes
+WHEN new.rowid > 2000 BEGIN
+    DELETE FROM name_changes;
+    DELETE FROM meta WHERE key = 'name_changes_from';
 END;

@@ -665,12 +665,12 @@ def test_no_op_run_never_imports_faiss_or_torch(toy_vault):
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-def test_link_resolution_is_incremental_unless_paths_or_aliases_change(tmp_path, monkeypatch):
+def test_link_resolution_resolves_only_the_links_a_change_can_move(tmp_path, monkeypatch):
     from brain import links as links_module
 
     root = tmp_path / "v"
     write(root, "a.md", "[[b]] [[c]] [[Future]]")
-    write(root, "b.md", "[[a]]")
+    write(root, "b.md", "[[a]] [[c]]")
     write(root, "c.md", "plain")
     index_vault(root, progress=False)
     calls = []
@@ -678,24 +678,24 @@ def test_link_resolution_is_incremental_unless_paths_or_aliases_change(tmp_path,
     monkeypatch.setattr(
         links_module.Resolver,
         "resolve",
-        lambda self, link, source: calls.append(source) or original(self, link, source),
+        lambda self, link, source: calls.append((source, link.target)) or original(self, link, source),
     )
 
     write(root, "b.md", "[[a]] and now [[c]]")  # content only: just b's links are resolved
     index_vault(root, progress=False)
-    assert sorted(calls) == ["b.md", "b.md"]
+    assert sorted(calls) == [("b.md", "a"), ("b.md", "c")]
 
     calls.clear()
-    write(root, "Future.md", "at last")  # a new path: every link, so [[Future]] resolves
+    write(root, "Future.md", "at last")  # a new name: the links that name it, so [[Future]] resolves
     index_vault(root, progress=False)
-    assert len(calls) == 5
+    assert calls == [("a.md", "Future")]
     view = IndexView(config.index_dir(root))
     assert "Future.md" in view.targets("a.md")
 
     calls.clear()
-    write(root, "c.md", "---\naliases: [Sea]\n---\nplain")  # an alias changed: every link again
+    write(root, "c.md", "---\naliases: [Sea]\n---\nplain")  # an alias changed: the links to c's names
     index_vault(root, progress=False)
-    assert len(calls) == 5
+    assert sorted(calls) == [("a.md", "c"), ("b.md", "c")]
 
 
 def test_status_reports_a_rename_as_one_rename_not_new_and_deleted(indexed):

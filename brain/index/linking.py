@@ -15,24 +15,36 @@ CANDIDATE_LIMIT = 5_000
 def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, int]:
     """Resolve links against the notes now in the index; clears ``links_dirty``.
 
-    When no note was added, deleted or renamed and no alias changed since the last resolution
-    (``store.names_version()`` is what it recorded), only links still ``pending`` (those of
-    new or changed notes) are resolved, each against the few notes filed under the keys it
-    can match (``links.lookup_keys``): any other link would resolve the same way again.
-    Otherwise every link is, against every note, since a dangling link may now resolve and a
-    resolved one may now dangle. Returns how many of the links it looked at are resolved,
-    dangling, or attachments.
+    The links resolved are those still ``pending`` (of new or changed notes) and, when names
+    changed since the last resolution (a note added, deleted or renamed, or its aliases changed:
+    ``store.names_version()`` is not what it recorded), those that can answer differently: the
+    links filed under the stem of a key a note came, went or moved under (``links.key_stem``;
+    the keys are logged by triggers, ``store.changed_stems``). Each is resolved against the few
+    notes filed under the keys it can match (``links.lookup_keys``): any other link, or any other
+    note, would change nothing. When the log cannot say (an index from before m012, a run that
+    changed more names than it keeps) or ``full``, every link is resolved against every note.
+    Returns how many of the links it looked at are resolved, dangling, or attachments.
     """
     counts = {"resolved": 0, "dangling": 0, "attachment": 0}
     # Read and written in one transaction: a change committed in between cannot be missed.
     with store.transaction():
         version = store.names_version()
+        resolved_against = store.get_meta("resolver_key")
+        stems: set[str] | None = None
         if full is None:
-            full = store.get_meta("resolver_key") != version
+            if resolved_against != version:
+                stems = store.changed_stems(resolved_against)
+            full = resolved_against != version and stems is None
+        store.fill_link_stems()  # links written by a brain from before m012
         todo = store.links_to_resolve(every=full)
+        if stems:
+            pending = {row[0] for row in todo}
+            todo += [row for row in store.links_under_stems(stems) if row[0] not in pending]
         if full:
             store.fill_name_keys()
-        if full or len(todo) > CANDIDATE_LIMIT:
+        if not todo:
+            resolver, id_by_path, path_by_id = Resolver(()), {}, {}
+        elif full or len(todo) > CANDIDATE_LIMIT:
             stats = store.note_stats()  # path → (id, size, mtime_ns)
             resolver = Resolver(stats.keys(), store.aliases_by_path())
             id_by_path = {path: row[0] for path, row in stats.items()}
@@ -40,6 +52,7 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
         else:
             resolver, id_by_path, path_by_id = _candidates_resolver(store, todo)
         updates: list[tuple[int | None, str, int]] = []
+        moved: set[int] = set()  # notes some of whose links now resolve elsewhere
         for link_id, source_id, target, kind, was_target_id, was_status in todo:
             link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
             resolved = resolver.resolve(link, path_by_id[source_id])
@@ -53,8 +66,12 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
             counts[status] += 1
             if (target_id, status) != (was_target_id, was_status):  # most of a full pass: none
                 updates.append((target_id, status, link_id))
+                moved.add(source_id)
         store.set_link_targets(updates, version)
-        store.sync_edge_targets(time.time(), full=full)  # link history follows, in the same step
+        # Link history follows, in the same step. Without a change of names, a pending link
+        # answers as the link it replaced did (same notes, same source path): only pending
+        # edges need their targets; after one, the edges of the links that moved are compared.
+        store.sync_edge_targets(time.time(), full=full, sources=moved if stems is not None else ())
     return counts
 
 

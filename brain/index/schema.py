@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import zlib
 
 from ..links import alias_key, note_keys
 from ..migrations import Migrations
@@ -501,6 +502,71 @@ def m011_scan_snapshot_log(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@INDEX_MIGRATIONS
+def m012_name_changes(conn: sqlite3.Connection) -> None:
+    """A change of names re-resolves the links it can move, not all of them (``linking.resolve_links``).
+
+    A link can answer differently only when a note filed under one of its keys came, went, or
+    changed the names it is filed under (or when its own note moved, and then its links are
+    written again, pending). Every key ``links.lookup_keys`` gives a link shares one stem, the
+    file name it ends in (``links.link_stem``); ``links.stem_hash`` is that stem's CRC-32 (four
+    bytes), indexed. And while ``meta.name_changes_from`` is the names version links were last
+    resolved against, triggers log in ``name_changes`` the keys of every note added, deleted,
+    renamed or with changed aliases, old and new: its ``name_key`` (its path key's stem is the
+    same) and its aliases' keys. The new aliases are logged as their rows are written, after
+    the note's (``IndexStore.write_note``), for a note already logged. The links to resolve
+    again are those under the logged keys' stems. Past 2,000 rows the log is dropped, with the
+    marker: the next resolution is a full one, and starts the log again. A key of NULL (a note
+    written by a brain from before m010) means the same. Links get their stems as they are
+    written; those an older brain wrote, or written before this migration, at the next
+    resolution (``IndexStore.fill_link_stems``).
+    """
+    logged = "EXISTS (SELECT 1 FROM meta WHERE key = 'name_changes_from')"
+    conn.executescript(
+        f"""
+        ALTER TABLE links ADD COLUMN stem_hash INTEGER;
+        CREATE INDEX links_stem ON links (stem_hash);
+        CREATE TABLE name_changes (
+            note_id INTEGER NOT NULL,
+            key TEXT
+        );
+        CREATE INDEX name_changes_note ON name_changes (note_id);
+        CREATE TRIGGER name_changes_note_insert AFTER INSERT ON notes
+        WHEN {logged} BEGIN
+            INSERT INTO name_changes (note_id, key) VALUES (new.id, new.name_key);
+        END;
+        CREATE TRIGGER name_changes_note_update AFTER UPDATE OF id, path, aliases ON notes
+        WHEN (old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases)
+        AND {logged} BEGIN
+            INSERT INTO name_changes (note_id, key) VALUES (old.id, old.name_key), (new.id, new.name_key);
+            INSERT INTO name_changes (note_id, key) SELECT note_id, key FROM aliases WHERE note_id = old.id;
+        END;
+        CREATE TRIGGER name_changes_note_delete BEFORE DELETE ON notes
+        WHEN {logged} BEGIN
+            INSERT INTO name_changes (note_id, key) VALUES (old.id, old.name_key);
+            INSERT INTO name_changes (note_id, key) SELECT note_id, key FROM aliases WHERE note_id = old.id;
+        END;
+        CREATE TRIGGER name_changes_alias_insert AFTER INSERT ON aliases
+        WHEN {logged} AND EXISTS (SELECT 1 FROM name_changes WHERE note_id = new.note_id) BEGIN
+            INSERT INTO name_changes (note_id, key) VALUES (new.note_id, new.key);
+        END;
+        CREATE TRIGGER name_changes_full AFTER INSERT ON name_changes
+        WHEN new.rowid > 2000 BEGIN
+            DELETE FROM name_changes;
+            DELETE FROM meta WHERE key = 'name_changes_from';
+        END;
+        """
+    )
+
+
+def stem_hash(stem: str) -> int:
+    """What ``links.stem_hash`` files a link under: the CRC-32 of its stem (``links.link_stem``)
+    as a signed 32-bit integer, four bytes in SQLite. Two stems alike cost only a few links
+    resolved again for nothing."""
+    value = zlib.crc32(stem.encode("utf-8", "surrogatepass"))
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def create_chunks_fts(tokenizer: str) -> str:

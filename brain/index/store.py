@@ -22,7 +22,7 @@ import sys
 import time
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
-from ..links import alias_key, note_keys
+from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
-from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts
+from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
 from .version_text import chunk_dictionary, needs_dictionary
 from .version_text import compress as compress_text
 from .version_text import decompress as decompress_text
@@ -586,9 +586,20 @@ class IndexStore:
         """The note's links as written, pending resolution (``linking.resolve_links``)."""
         self.conn.execute("DELETE FROM links WHERE source_id = ?", (note_id,))
         self.conn.executemany(
-            "INSERT INTO links (source_id, target, kind, anchor, display, line, status)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'pending')",
-            [(note_id, link.target, link.kind, link.anchor, link.display, link.line) for link in links],
+            "INSERT INTO links (source_id, target, kind, anchor, display, line, status, stem_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+            [
+                (
+                    note_id,
+                    link.target,
+                    link.kind,
+                    link.anchor,
+                    link.display,
+                    link.line,
+                    _link_stem_hash(link.target, link.kind),
+                )
+                for link in links
+            ],
         )
         self.set_meta("links_dirty", 1)
 
@@ -659,6 +670,39 @@ class IndexStore:
         self.conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
         self.set_meta("links_dirty", 0)
         self.set_meta("resolver_key", names_version)
+        # The log of changed names starts again from here (m012_name_changes).
+        self.conn.execute("DELETE FROM name_changes")
+        self.set_meta("name_changes_from", names_version)
+
+    def changed_stems(self, resolved_against: str | None) -> set[str] | None:
+        """The stems (``links.key_stem``) of every key a note came, went or moved under since the
+        links were resolved against names version ``resolved_against``; None when the log does not
+        hold them all (it began later, or overflowed: m012_name_changes; or a key is unknown)."""
+        if resolved_against is None or self.get_meta("name_changes_from") != resolved_against:
+            return None
+        keys = [r[0] for r in self.conn.execute("SELECT key FROM name_changes")]
+        if any(key is None for key in keys):  # written by a brain from before m010
+            return None
+        return {key_stem(key) for key in keys}
+
+    def links_under_stems(self, stems: Iterable[str]) -> list[tuple[int, int, str, str, int | None, str]]:
+        """``links_to_resolve`` rows of the links whose keys have one of these stems (and of the
+        few others whose stem hashes alike)."""
+        out: list[tuple[int, int, str, str, int | None, str]] = []
+        for part in _parts(sorted({stem_hash(stem) for stem in stems})):
+            rows = self.conn.execute(
+                f"SELECT id, source_id, target, kind, target_id, status FROM links WHERE stem_hash IN ({_marks(part)})",
+                part,
+            )
+            out.extend((r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows)
+        return out
+
+    def fill_link_stems(self) -> None:
+        """Stems for links written without them (by a brain from before m012)."""
+        rows = self.conn.execute("SELECT id, target, kind FROM links WHERE stem_hash IS NULL").fetchall()
+        self.conn.executemany(
+            "UPDATE links SET stem_hash = ? WHERE id = ?", [(_link_stem_hash(r[1], r[2]), r[0]) for r in rows]
+        )
 
     def names_version(self) -> str:
         """Bumped by triggers whenever a note is added, deleted, renamed, or its aliases change:
@@ -1134,10 +1178,12 @@ class IndexStore:
             ],
         )
 
-    def sync_edge_targets(self, now: float, *, full: bool) -> None:
+    def sync_edge_targets(self, now: float, *, full: bool, sources: Collection[int] = ()) -> None:
         """After links were resolved (same transaction): open edges awaiting resolution take
         their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
-        target renamed, deleted, or newly there) is closed and a new one opened from ``now``."""
+        target renamed, deleted, or newly there) is closed and a new one opened from ``now``;
+        with ``sources``, the same for the open edges of those notes only (the notes whose links
+        moved: every other edge still matches its link)."""
         # Edges and links are matched in Python, one pass over each: in SQL each of a hub note's
         # edges scanned all of its links (a note linking 682 others made this quadratic).
         pending = self.conn.execute(
@@ -1145,19 +1191,33 @@ class IndexStore:
         ).fetchall()
         every = self._link_resolution(None) if full else None  # read once for both steps (links do not change here)
         if pending:
-            sources = sorted({r[1] for r in pending})
+            writers = sorted({r[1] for r in pending})
             resolution = (
-                every if every is not None else self._link_resolution(sources if len(sources) < _PART * 4 else None)
+                every if every is not None else self._link_resolution(writers if len(writers) < _PART * 4 else None)
             )
             self.conn.executemany(
                 "UPDATE link_history SET target_id = ?, status = ? WHERE id = ?",
                 [(*resolution[(r[1], r[2], r[3])], r[0]) for r in pending if (r[1], r[2], r[3]) in resolution],
             )
-        if every is None:
+        if every is not None:
+            resolution = every
+            edges: Iterable[Sequence[Any]] = self.conn.execute(
+                f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"
+            )
+        elif sources:
+            ids = sorted(set(sources))
+            resolution = self._link_resolution(ids)
+            edges = []
+            for part in _parts(ids):
+                edges += self.conn.execute(
+                    f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"
+                    f" AND source_id IN ({_marks(part)})",
+                    part,
+                ).fetchall()
+        else:
             return
-        resolution = every
         changed = []
-        for row in self.conn.execute(f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL"):
+        for row in edges:
             now_resolved = resolution.get((row[1], row[2], row[3]))
             if now_resolved is not None and now_resolved != (row[5], row[6]):
                 changed.append((row, now_resolved))
@@ -1592,6 +1652,12 @@ def _decode_stats(data: bytes) -> dict[str, tuple[int, int, int]] | None:
     if len(paths) != count:
         return None
     return dict(zip(paths, zip(*columns)))
+
+
+def _link_stem_hash(target: str, kind: str) -> int:
+    # A link to its own note ([[#Heading]]) has no keys: it goes under the empty stem, which
+    # only a note named ".md" shares (resolving it again then changes nothing).
+    return stem_hash(link_stem(target, kind) or "")
 
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
