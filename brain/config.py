@@ -24,6 +24,8 @@ DEFAULT_RERANK_POOL = 30
 DEFAULT_AB_SOURCE = "work"
 DEFAULT_EMBED_BATCH = 32
 DEFAULT_QUERY_THREADS = 1
+MAX_LEXICAL_THREADS = 4  # BM25 parts by default, at most
+DEFAULT_LEXICAL_SPLIT_MATCHES = 10_000  # below, one BM25 statement is as fast (bench/lexical_split.py)
 DEFAULT_MAX_NOTE_MB = 10.0
 DEFAULT_HOOK_BUDGET = 2.0
 DEFAULT_PPR_LINK_WEIGHT = 1.0
@@ -180,6 +182,18 @@ def parse_workers() -> int:
 def query_threads() -> int:
     """Threads for embedding one query (``BRAIN_QUERY_THREADS``)."""
     return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1)
+
+
+def lexical_threads() -> int:
+    """Parts (connections and threads) one large BM25 search is split into
+    (``BRAIN_LEXICAL_THREADS``; 1: never split). Default: the CPUs, at most MAX_LEXICAL_THREADS."""
+    return _int("BRAIN_LEXICAL_THREADS", max(1, min(MAX_LEXICAL_THREADS, os.cpu_count() or 1)), minimum=1, maximum=64)
+
+
+def lexical_split_matches() -> int:
+    """How many chunks a BM25 search must be able to match before it is split
+    (``BRAIN_LEXICAL_SPLIT_MATCHES``): below, one statement is faster."""
+    return _int("BRAIN_LEXICAL_SPLIT_MATCHES", DEFAULT_LEXICAL_SPLIT_MATCHES, minimum=1)
 
 
 def index_threads() -> int | None:

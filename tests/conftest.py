@@ -78,7 +78,7 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "none")
-    for name in ("BRAIN_FTS_TOKENIZER", "BRAIN_INDEX_THREADS"):  # a developer's own settings stay out
+    for name in ("BRAIN_FTS_TOKENIZER", "BRAIN_INDEX_THREADS", "BRAIN_LEXICAL_THREADS", "BRAIN_LEXICAL_SPLIT_MATCHES"):
         monkeypatch.delenv(name, raising=False)
     return home
 

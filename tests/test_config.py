@@ -49,6 +49,8 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf"]),
         ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0"]),
         ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5"]),
+        ("BRAIN_LEXICAL_THREADS", config.lexical_threads, ["many", "0", "65", "2.5"]),
+        ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5"]),
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "99999999999999999999999e9"]),
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
         ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),
@@ -86,6 +88,18 @@ def test_defaults_and_good_values(monkeypatch):
     assert config.embed_batch() == 8 and config.max_note_bytes() == 512 * 1024
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "OFF")
     assert config.rerank_model_name() is None
+
+
+def test_lexical_threads_default_to_the_cpus_at_most_four(monkeypatch):
+    monkeypatch.delenv("BRAIN_LEXICAL_THREADS", raising=False)
+    monkeypatch.delenv("BRAIN_LEXICAL_SPLIT_MATCHES", raising=False)
+    for cpus, threads in ((None, 1), (1, 1), (2, 2), (4, 4), (64, 4)):
+        monkeypatch.setattr(config.os, "cpu_count", lambda cpus=cpus: cpus)
+        assert config.lexical_threads() == threads
+    assert config.lexical_split_matches() == config.DEFAULT_LEXICAL_SPLIT_MATCHES
+    monkeypatch.setenv("BRAIN_LEXICAL_THREADS", "1")
+    monkeypatch.setenv("BRAIN_LEXICAL_SPLIT_MATCHES", "500")
+    assert (config.lexical_threads(), config.lexical_split_matches()) == (1, 500)
 
 
 def test_prefix_overrides_distinguish_unset_from_empty(monkeypatch):

@@ -16,15 +16,18 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import struct
 import sys
 import time
 import zlib
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +35,7 @@ from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
+from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
 from .version_text import chunk_dictionary, needs_dictionary
 from .version_text import compress as compress_text
@@ -146,20 +150,33 @@ class SkipRecord:
 class IndexStore:
     """One vault's index database. Open with ``IndexStore.open(index_dir)``."""
 
-    def __init__(self, conn: sqlite3.Connection, directory: Path, *, readonly: bool = False):
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        directory: Path,
+        *,
+        readonly: bool = False,
+        reader: Callable[[], sqlite3.Connection] | None = None,
+    ):
+        """``reader`` opens another connection to the database as this one's (for a large BM25
+        search in parts, ``fts_search``); None: searches are never split."""
         self.conn = conn
         self.directory = directory
         self.readonly = readonly
         self._identity = _file_identity(directory / INDEX_FILE)
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
+        self._reader = reader
+        self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
+        self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
 
     def _share(self, other: IndexStore) -> None:
         """Read through ``other``'s connection: for views over the same database (a past slice,
-        ``recall/past.py``), which then own it (closing the view closes it)."""
+        ``recall/past.py``), which then own it (closing the view closes it, and its readers)."""
         self.conn, self.directory, self.readonly = other.conn, other.directory, other.readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
+        self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
@@ -186,7 +203,7 @@ class IndexStore:
             if conn is not None:
                 conn.close()
             raise
-        return cls(conn, directory)
+        return cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
 
     @classmethod
     def _open_readonly(cls, directory: Path) -> IndexStore:
@@ -197,7 +214,8 @@ class IndexStore:
         # -shm file SQLite could not create.
         wal = path.with_name(path.name + "-wal")
         query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-        conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, isolation_level=None, timeout=5)
+        uri = f"{path.as_uri()}?{query}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
         try:
             conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
             pending = INDEX_MIGRATIONS.pending(conn)
@@ -210,7 +228,10 @@ class IndexStore:
                 f"the index {path} was made by an older brain and must be upgraded, which needs "
                 f"write access to {directory}: run `brain index` once where it is writable"
             )
-        return cls(conn, directory, readonly=True)
+        reader = lambda: _reader(
+            sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
+        )
+        return cls(conn, directory, readonly=True, reader=reader)
 
     @classmethod
     def in_memory(cls, directory: Path) -> IndexStore:
@@ -221,23 +242,72 @@ class IndexStore:
         return cls(conn, directory, readonly=True)
 
     @classmethod
-    def open_snapshot(cls, directory: Path) -> IndexStore:
+    def open_snapshot(cls, directory: Path, *, split_searches: bool = False) -> IndexStore:
         """A reader pinned to the state committed when it opens, until ``close()``.
 
         It holds one read transaction (SQLite WAL: writers go on committing; this reader keeps
         seeing the state it started from), so every query through it reads the rows its vectors
         were built from. The connection is not bound to the opening thread: a server builds a
         snapshot on one thread and queries it on another, never both at once.
+
+        ``split_searches`` (a snapshot that answers queries): on an index large enough to split
+        BM25 searches, open the readers that run the parts now, each pinned to the same state
+        (``_pin_readers``); a snapshot opened only to look at the index leaves them closed.
         """
-        conn = connect(str(directory / INDEX_FILE), check_same_thread=False)
+        path = directory / INDEX_FILE
+        conn = connect(str(path), check_same_thread=False)
         conn.row_factory = sqlite3.Row
+        reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
+        store = cls(conn, directory, reader=reader)
         try:
-            conn.execute("BEGIN")
-            conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
+            store._begin_snapshot()
+            if split_searches:
+                store._pin_readers()
         except BaseException:
-            conn.close()
+            store.close()
             raise
-        return cls(conn, directory)
+        return store
+
+    def _begin_snapshot(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
+
+    def _pin_readers(self) -> None:
+        """Open this snapshot's BM25 readers, each in a read transaction on this one's state;
+        or close them when this index is too small to split a search or the state cannot be
+        pinned (one statement then, as always before).
+
+        SQLite gives no way to start a connection at another's state, only to tell whether a
+        commit came between two of its reads (``data_version``). So: each reader reads it; this
+        connection's snapshot starts again; each reader's snapshot starts and reads it again.
+        Unchanged everywhere: no commit came between, and all read the same state. A writer
+        committing meanwhile: try again, twice, then give up for this snapshot.
+        """
+        readers = self._readers
+        self._split_at = config.lexical_split_matches()
+        if not readers.usable or self.chunk_count() < self._split_at:
+            readers.close()
+            return
+        for _ in range(3):
+            try:
+                conns = readers.connections()
+            except OPEN_FAILURES as exc:
+                log.warning("BM25 searches of this snapshot run in one statement (%s)", exc)
+                return
+            assert conns is not None
+            before = [_data_version(c) for c in conns]
+            self.conn.execute("ROLLBACK")
+            self._begin_snapshot()
+            for c in conns:
+                c.execute("BEGIN")
+                c.execute("SELECT count(*) FROM meta").fetchone()
+            if [_data_version(c) for c in conns] == before:
+                readers.pinned = True
+                return
+            for c in conns:
+                c.execute("ROLLBACK")
+        log.info("the index kept changing while this snapshot opened: its BM25 searches run in one statement")
+        readers.close()
 
     @staticmethod
     def note_count_at(directory: Path) -> int | None:
@@ -299,7 +369,18 @@ class IndexStore:
         return None if verdict == "ok" else " ".join(verdict.split())[:200]
 
     def close(self) -> None:
+        self._readers.close()
         self.conn.close()
+
+    def _open_reader(self) -> sqlite3.Connection:
+        """Another connection to this store's database (``reader``), or OPEN_FAILURES: only
+        while the file at the path is still the one this store opened (``--rebuild`` swaps)."""
+        assert self._reader is not None
+        conn = self._reader()
+        if not self.still_at_its_path():
+            conn.close()
+            raise sqlite3.DatabaseError(f"{self.directory / INDEX_FILE} was replaced since this index was opened")
+        return conn
 
     def still_at_its_path(self) -> bool:
         """False once another database took this one's place (``--rebuild`` swapped one in)."""
@@ -884,18 +965,107 @@ class IndexStore:
         return {t: known[t] for t in terms}
 
     def fts_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first.
+        """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first;
+        equal scores by chunk id.
 
         ``weights`` are the bm25() column weights: title, heading, text. The FTS table alone,
         nothing joined before the limit. (FTS5's own ``ORDER BY rank`` sorts every match in a
         nested query: slower here, 0.92 s against 0.55 s at 110,000 matches on SQLite 3.40.)
+
+        bm25() scores every match (~0.7 µs each), so a search that may match many chunks is
+        split into rowid ranges searched at once, on this connection and the readers'
+        (``_split_search``): the same rows, the same scores, in the same order.
         """
+        bounds = self._split_bounds(expression, limit)
+        if bounds is not None:
+            hits = self._split_search(expression, weights, limit, bounds)
+            if hits is not None:
+                return hits
         rows = self.conn.execute(
             "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-            " ORDER BY rank LIMIT ?",
+            " ORDER BY rank, rowid LIMIT ?",
             (*weights, expression, limit),
         )
         return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
+
+    def _split_bounds(self, expression: str, limit: int) -> list[int] | None:
+        """The chunk ids that split this search into parts of equal numbers of chunks, or None
+        to search in one statement: no readers (BRAIN_LEXICAL_THREADS=1, an in-memory index),
+        a transaction the readers cannot see into, or a search that cannot match
+        BRAIN_LEXICAL_SPLIT_MATCHES chunks (every search of a small index): bounded by the sum
+        of its terms' chunk counts (which the lexical lane has just read) and by the chunks."""
+        readers = self._readers
+        if limit <= 0 or not readers.usable or (self.conn.in_transaction and not readers.pinned):
+            return None
+        if self._split_at is None:
+            self._split_at = config.lexical_split_matches()
+        threshold = self._split_at
+        chunks = self.chunk_count()
+        if chunks < threshold:
+            return None
+        counts = self.term_chunk_counts(_expression_terms(expression))
+        if min(chunks, sum(counts.values())) < threshold:
+            return None
+        return self._fts_bounds(readers.size + 1) or None
+
+    def _fts_bounds(self, parts: int) -> list[int]:
+        """``parts - 1`` ascending chunk ids at equal steps through the lexical table (fewer when
+        it is short); kept until the database changes. Each step walks only its own rows of the
+        table's small per-row sizes, not the chunks."""
+        cache = self._unchanged_cache()
+        key = f"fts_bounds:{parts}"
+        found = cache.get(key)
+        if isinstance(found, list):
+            return found
+        step = self.chunk_count() // parts
+        bounds: list[int] = []
+        if step > 0:
+            last = _LOWEST_ROWID
+            for _ in range(parts - 1):
+                row = self.conn.execute(
+                    "SELECT id FROM chunks_fts_docsize WHERE id > ? ORDER BY id LIMIT 1 OFFSET ?", (last, step - 1)
+                ).fetchone()
+                if row is None:
+                    break
+                last = int(row[0])
+                bounds.append(last)
+        cache[key] = bounds
+        return bounds
+
+    def _split_search(
+        self, expression: str, weights: Sequence[float], limit: int, bounds: list[int]
+    ) -> list[tuple[int, float]] | None:
+        """The search in rowid ranges cut at ``bounds``: the first on this connection, the rest on
+        the readers, at once; each range's best ``limit``, merged. None when a reader failed
+        (said in the log; the caller searches in one statement).
+
+        The same rows as one statement: bm25() takes its statistics (rows, average lengths, each
+        term's chunk count) from the whole table whatever the range, so a chunk scores the same
+        in its range as in the whole, and the best ``limit`` of the ranges' best ``limit`` are the
+        best ``limit`` of all; equal scores go by rowid in both. Each reader reads the committed
+        state when its part starts (a snapshot's readers: the snapshot's): a chunk a writer
+        deleted meanwhile is dropped by the reads after (``chunk_note_ids``, ``chunk_rows``),
+        and ids are never reused (AUTOINCREMENT).
+        """
+        sql = (
+            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? AND rowid > ? AND rowid <= ? ORDER BY rank, rowid LIMIT ?"
+        )
+
+        def part(conn: sqlite3.Connection, low: int, high: int) -> list[tuple[int, float]]:
+            return [(r[0], r[1]) for r in conn.execute(sql, (*weights, expression, low, high, limit))]
+
+        (low, high), *rest = pairwise([_LOWEST_ROWID, *bounds, _HIGHEST_ROWID])
+        jobs = [partial(part, low=low, high=high) for low, high in rest]
+        try:
+            mine, theirs = self._readers.run(partial(part, self.conn, low, high), jobs)
+        except ReaderFailed as exc:  # a reader's trouble, not the search's: one statement from now on
+            self._readers.close()
+            log.warning("BM25 searches run in one statement from now on (%s)", exc)
+            return None
+        rows = [*mine, *(row for rows in theirs for row in rows)]
+        rows.sort(key=lambda row: (row[1], row[0]))
+        return [(rowid, -float(rank)) for rowid, rank in rows[:limit]]  # bm25() is lower-better
 
     def resolved_edges(self) -> list[tuple[int, int, str]]:
         """(source id, target id, kind) of every resolved link between two different notes."""
@@ -1662,6 +1832,8 @@ def _link_stem_hash(target: str, kind: str) -> int:
 
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
+_LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 
 
 def _parts(ids: Sequence[_T]) -> Iterator[list[_T]]:
@@ -1761,6 +1933,25 @@ def _related(path: Path, directory: Path) -> bool:
     except OSError:
         return False
     return directory.is_relative_to(path) or path.is_relative_to(directory.parent)
+
+
+def _expression_terms(expression: str) -> list[str]:
+    """The quoted terms of an FTS5 MATCH expression (``"a" OR "b"``, as the lexical lane writes it)."""
+    return [m.replace('""', '"') for m in _QUOTED.findall(expression)]
+
+
+def _reader(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """A connection opened for reading only (``query_only``: it could not write by mistake)."""
+    try:
+        conn.execute("PRAGMA query_only = 1")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _data_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:

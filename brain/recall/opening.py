@@ -173,7 +173,7 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | 
     from ..index.vectors import snapshot_vectors
 
     directory = built_index_dir(root)
-    store = IndexStore.open_snapshot(directory)
+    store = IndexStore.open_snapshot(directory, split_searches=True)
     try:
         check_model(store, embedder.name)
         if not store.get_meta("model"):
