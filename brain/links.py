@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import unquote
 
 # Links to these are attachments, not notes; they are neither resolved nor dangling.
@@ -304,6 +305,35 @@ def link_stem(target: str, kind: str) -> str | None:
     if kind != "markdown":
         target = target.replace("\\", "/")
     return key_stem(_norm(target.rpartition("/")[2]))
+
+
+class NameLookup(Protocol):
+    """Where the notes filed under some keys are found (``IndexStore``; a past slice)."""
+
+    def notes_named(
+        self, path_keys: Iterable[str], name_keys: Iterable[str], alias_keys: Iterable[str]
+    ) -> dict[str, int]: ...
+
+    def aliases_of(self, note_ids: Iterable[int]) -> dict[str, list[str]]: ...
+
+
+def candidate_resolver(
+    names: NameLookup, links: Iterable[tuple[Link, str]], sources: dict[str, int]
+) -> tuple[Resolver, dict[str, int]]:
+    """A Resolver over ``sources`` (path → id of the links' notes) and every note filed under a
+    key one of ``links`` (each with its source note's path) can match: for these links it
+    answers as one over every note would (``LookupKeys``); and path → id of its notes."""
+    path_keys: set[str] = set()
+    name_keys: set[str] = set()
+    alias_keys: set[str] = set()
+    for link, source in links:
+        keys = lookup_keys(link, source)
+        path_keys |= keys.paths
+        name_keys |= keys.names
+        alias_keys |= keys.aliases
+    id_by_path = names.notes_named(path_keys, name_keys, alias_keys)
+    id_by_path.update(sources)
+    return Resolver(id_by_path, names.aliases_of(id_by_path.values())), id_by_path
 
 
 def nearest(candidates: list[str], source: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ..links import Link, Resolver, is_attachment, lookup_keys
+from ..links import Link, Resolver, candidate_resolver, is_attachment
 from .store import IndexStore
 
 # Above this many links to resolve, one Resolver over every note is quicker than finding
@@ -78,18 +78,12 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
 def _candidates_resolver(
     store: IndexStore, todo: list[tuple[int, int, str, str, int | None, str]]
 ) -> tuple[Resolver, dict[str, int], dict[int, str]]:
-    """A Resolver over the links' sources and every note filed under a key one of the links
-    can match: for these links it answers as one over every note would (``links.LookupKeys``)."""
+    """``candidate_resolver`` for links to resolve (rows of ``links_to_resolve``), and their
+    sources' paths by id."""
     path_by_id = store.note_paths_of(row[1] for row in todo)
-    path_keys: set[str] = set()
-    name_keys: set[str] = set()
-    alias_keys: set[str] = set()
-    for _, source_id, target, kind, _, _ in todo:
-        keys = lookup_keys(Link(target=target, kind=kind, anchor=None, display=None, line=0), path_by_id[source_id])
-        path_keys |= keys.paths
-        name_keys |= keys.names
-        alias_keys |= keys.aliases
-    id_by_path = store.notes_named(path_keys, name_keys, alias_keys)
-    id_by_path.update((path, note_id) for note_id, path in path_by_id.items())
-    resolver = Resolver(id_by_path, store.aliases_of(id_by_path.values()))
+    links = [
+        (Link(target=target, kind=kind, anchor=None, display=None, line=0), path_by_id[source_id])
+        for _, source_id, target, kind, _, _ in todo
+    ]
+    resolver, id_by_path = candidate_resolver(store, links, {path: note_id for note_id, path in path_by_id.items()})
     return resolver, id_by_path, path_by_id

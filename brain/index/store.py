@@ -873,10 +873,22 @@ class IndexStore:
             out.update((r[0], (r[1], r[2])) for r in rows)
         return out
 
-    def frontmatter_rows(self) -> list[tuple[int, str, str, str]]:
-        """(id, path, date, frontmatter JSON) of every note."""
-        rows = self.conn.execute("SELECT id, path, date, frontmatter FROM notes")
+    def frontmatter_rows(self, containing: Sequence[str] = ()) -> list[tuple[int, str, str, str]]:
+        """(id, path, date, frontmatter JSON) of every note; with ``containing`` (ASCII words),
+        only of the notes whose frontmatter holds one of them, case aside."""
+        sql = "SELECT id, path, date, frontmatter FROM notes"
+        if containing:
+            sql += " WHERE " + " OR ".join("frontmatter LIKE ? ESCAPE '\\'" for _ in containing)
+        rows = self.conn.execute(sql, [f"%{_like_escaped(word)}%" for word in containing])
         return [(r[0], r[1], r[2] or "", r[3] or "{}") for r in rows]
+
+    def note_dates(self, note_ids: Iterable[int]) -> dict[int, str]:
+        """note id → its date ("" when it has none), for these notes."""
+        out: dict[int, str] = {}
+        for part in _parts(sorted(set(note_ids))):
+            rows = self.conn.execute(f"SELECT id, date FROM notes WHERE id IN ({_marks(part)})", part)
+            out.update((r[0], r[1] or "") for r in rows)
+        return out
 
     def chunk_ids(self) -> list[int]:
         """Every chunk id, ascending."""
@@ -1840,6 +1852,11 @@ def _parts(ids: Sequence[_T]) -> Iterator[list[_T]]:
     ids = list(ids)
     for start in range(0, len(ids), _PART):
         yield ids[start : start + _PART]
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` matched literally by LIKE ... ESCAPE '\\'."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _marks(part: Sequence[object]) -> str:

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
 from ..index.vectors import VectorIndex
+from ..links import alias_key, note_keys
 from . import bm25
 
 log = logging.getLogger("brain")
@@ -135,8 +136,39 @@ class PastIndex(IndexStore):
     def notes_brief(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: (self.versions[n].path, self.versions[n].title) for n in note_ids if n in self.versions}
 
-    def frontmatter_rows(self) -> list[tuple[int, str, str, str]]:
-        return [(n, v.path, v.date or "", v.frontmatter or "{}") for n, v in sorted(self.versions.items())]
+    def frontmatter_rows(self, containing: Sequence[str] = ()) -> list[tuple[int, str, str, str]]:
+        rows = [(n, v.path, v.date or "", v.frontmatter or "{}") for n, v in sorted(self.versions.items())]
+        if containing:
+            words = [word.lower() for word in containing]
+            rows = [row for row in rows if any(word in row[3].lower() for word in words)]
+        return rows
+
+    def note_dates(self, note_ids: Iterable[int]) -> dict[int, str]:
+        return {n: self.versions[n].date or "" for n in note_ids if n in self.versions}
+
+    def notes_named(
+        self, path_keys: Iterable[str], name_keys: Iterable[str], alias_keys: Iterable[str]
+    ) -> dict[str, int]:
+        paths, names, aliases = set(path_keys), set(name_keys), set(alias_keys)
+        out: dict[str, int] = {}
+        for n, version in sorted(self.versions.items()):
+            path_key, name_key = note_keys(version.path)
+            if (
+                path_key in paths
+                or name_key in names
+                or any(alias_key(alias) in aliases for alias in _json_list(version.aliases))
+            ):
+                out[version.path] = n
+        return out
+
+    def aliases_of(self, note_ids: Iterable[int]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for n in sorted(set(note_ids)):
+            version = self.versions.get(n)
+            aliases = _json_list(version.aliases) if version is not None else []
+            if version is not None and aliases:
+                out[version.path] = aliases
+        return out
 
     def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
         return {
