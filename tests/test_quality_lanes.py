@@ -92,6 +92,27 @@ def test_fold_and_stem():
     ]
 
 
+def test_fold_takes_a_shortcut_for_ascii_that_answers_the_same():
+    """The names lane folds 200,000 names at 100,000 notes: ASCII ones skip NFKD and the mark
+    walk, which must change nothing for any ASCII character."""
+    import random
+    import unicodedata
+
+    from brain.recall.names import fold
+
+    def by_decomposition(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text.casefold())
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+    every_ascii = "".join(chr(i) for i in range(128))
+    assert fold(every_ascii) == by_decomposition(every_ascii)
+    rng = random.Random(0)
+    for _ in range(500):
+        text = "".join(rng.choice(every_ascii) for _ in range(rng.randint(0, 30)))
+        assert fold(text) == by_decomposition(text)
+    assert fold("Crème Brûlée ŒUVRE Ёлка") == by_decomposition("Crème Brûlée ŒUVRE Ёлка")
+
+
 @pytest.fixture
 def named_vault(tmp_path):
     root = tmp_path / "named"

