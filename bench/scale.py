@@ -814,6 +814,13 @@ def _table(r: dict, before: dict | None) -> list[str]:
     return lines
 
 
+def _stage_lines(phase: dict) -> list[str]:
+    """A timed run's stages of 0.05 s or more, one line each."""
+    return [
+        f"              {stage['s']:8.2f} s  {name}" for name, stage in phase["stages"].items() if stage["s"] >= 0.05
+    ]
+
+
 def summary(r: dict, before: dict | None) -> str:
     lines = [f"scale: {r['notes']} notes on {r.get('cpus')} CPUs, fake embedder {MODEL}; runs: {r.get('runs')}"]
     if before:
@@ -833,28 +840,15 @@ def summary(r: dict, before: dict | None) -> str:
             f"  no-op     {nop['seconds']:8.2f} s in-process (CPU {nop.get('cpu_s')} s, load {nop.get('load_average')}),"
             f" peak RSS {nop['peak_rss_mb']} MB; `brain index` whole process {r['noop_cli_s']}"
         )
-        for name, stage in nop["stages"].items():
-            if stage["s"] >= 0.05:
-                lines.append(f"              {stage['s']:8.2f} s  {name}")
-    ch = r.get("change")
-    if ch:
-        lines.append(
-            f"  1 change  {ch['seconds']:8.2f} s (CPU {ch.get('cpu_s')} s, load {ch.get('load_average')}), peak RSS {ch['peak_rss_mb']} MB"
-        )
-        for name, stage in ch["stages"].items():
-            if stage["s"] >= 0.05:
-                lines.append(f"              {stage['s']:8.2f} s  {name}")
-    for step in NAME_STEPS:
-        st = _get(r, "names", step)
+        lines += _stage_lines(nop)
+    for step, st in [("change", r.get("change")), *((step, _get(r, "names", step)) for step in NAME_STEPS)]:
         if not st:
             continue
         lines.append(
             f"  1 {step:<7} {st['seconds']:8.2f} s (CPU {st.get('cpu_s')} s, load {st.get('load_average')}),"
             f" peak RSS {st['peak_rss_mb']} MB"
         )
-        for name, stage in st["stages"].items():
-            if stage["s"] >= 0.05:
-                lines.append(f"              {stage['s']:8.2f} s  {name}")
+        lines += _stage_lines(st)
     for dense in ("exact", "auto"):
         q = r.get(f"query_{dense}")
         if not q:
