@@ -642,3 +642,24 @@ def test_out_of_inotify_watches_it_polls_instead(toy_vault, monkeypatch, caplog)
         assert any("polling instead" in r.getMessage() for r in caplog.records)
         write(toy_vault, "Polled.md", "# Polled\n\nThe tapir note, seen by polling.\n")
         wait_until(lambda: "Polled.md" in _paths(daemon), 30, "the polled change")
+
+
+def test_after_an_edit_the_new_snapshot_takes_over_the_names_and_link_graph(toy_vault):
+    """A save that changes no names or links does not rebuild them (recall/carry.py); one that
+    adds a link gets a graph with it."""
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        before = daemon.service._snapshot
+        assert before is not None
+        graph, names = before.recaller.link_graph(), before.recaller.name_index()
+        note = toy_vault / "AI" / "Agent memory.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nThe capybara clause applies.\n", encoding="utf-8")
+        settled(daemon)
+        after = daemon.service._snapshot
+        assert after is not before and "AI/Agent memory.md" in {hit["path"] for hit in _hits(daemon, "capybara")}
+        assert after.recaller.link_graph() is graph and after.recaller.name_index() is names
+        assert after.folders is before.folders
+        note.write_text(note.read_text(encoding="utf-8") + "\nSee [[Sourdough bread]].\n", encoding="utf-8")
+        settled(daemon)
+        linked = daemon.service._snapshot.recaller.link_graph()
+        assert linked is not graph and linked.edges == graph.edges + 1

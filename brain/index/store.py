@@ -848,13 +848,22 @@ class IndexStore:
         """Every note id, ascending."""
         return [r[0] for r in self.conn.execute("SELECT id FROM notes ORDER BY id")]
 
+    def note_basis(self) -> list[tuple[int, float | None, str]]:
+        """(id, indexed_at, title) of every note, by id: what ``recall.carry`` compares."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples: 100,000 sqlite3.Row objects were half the time
+        return cursor.execute("SELECT id, indexed_at, title FROM notes ORDER BY id").fetchall()
+
     def note_titles(self) -> list[tuple[str, str]]:
-        """(path, title) of every note."""
-        return [(r[0], r[1]) for r in self.conn.execute("SELECT path, title FROM notes")]
+        """(path, title) of every note, by id."""
+        return [(r[0], r[1]) for r in self.conn.execute("SELECT path, title FROM notes ORDER BY id")]
 
     def alias_pairs(self) -> list[tuple[str, str]]:
-        """(path, alias) for every alias of every note."""
-        rows = self.conn.execute("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id")
+        """(path, alias) for every alias of every note, by note id: an order that does not
+        depend on which note was written last (two notes may share an alias)."""
+        rows = self.conn.execute(
+            "SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id ORDER BY a.note_id, a.rowid"
+        )
         return [(r[0], r[1]) for r in rows]
 
     def note_names(self) -> list[tuple[int, str, str]]:
@@ -1096,6 +1105,17 @@ class IndexStore:
         )
         while rows := cursor.fetchmany(batch):
             yield rows
+
+    def resolved_edges_from(self, note_ids: Iterable[int]) -> list[tuple[int, int, int]]:
+        """``resolved_edge_batches``' rows of the links these notes write."""
+        out: list[tuple[int, int, int]] = []
+        for part in _parts(sorted(set(note_ids))):
+            out += self.conn.execute(
+                "SELECT source_id, target_id, kind = 'embed' FROM links WHERE target_id IS NOT NULL"
+                f" AND target_id != source_id AND source_id IN ({_marks(part)})",
+                part,
+            ).fetchall()
+        return [(r[0], r[1], r[2]) for r in out]
 
     def neighbour_edges(self, note_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
         """(note id, neighbour id, direction, kind) for every resolved link touching these notes.

@@ -161,13 +161,17 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
     return None
 
 
-def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | None = True) -> Recaller:
+def open_snapshot(
+    root: Path, embedder: Embedder, *, rerank_model: str | bool | None = True, previous: Recaller | None = None
+) -> Recaller:
     """A ``Recaller`` pinned to the index state committed now, warmed, for a long-lived process.
 
     Its store holds one read transaction (``IndexStore.open_snapshot``), its vectors are the
     FAISS index of exactly that state, and the link graph, names, name index and successors are built
     from it before it is returned: a query through it never mixes two index states. It never
     indexes: ``brain serve``'s watcher does, then opens a new snapshot and swaps it in.
+    ``previous``, the snapshot it replaces, lends what this state would build the same
+    (``recall/carry.py``): after an edit that changed no names, the names and the link graph.
     """
     from ..index.indexer import check_model
     from ..index.vectors import snapshot_vectors
@@ -182,6 +186,16 @@ def open_snapshot(root: Path, embedder: Embedder, *, rerank_model: str | bool | 
         vectors = snapshot_vectors(store, int(store.get_meta("dim") or 0))
         load_ms = _ms(started)
         recaller = Recaller(store, vectors, embedder, root=root, rerank_model=rerank_model)
+        started = time.perf_counter()
+        recaller.basis()  # the next snapshot compares against it
+        if previous is not None:
+            try:
+                taken = recaller.carry_over(previous)
+            except Exception as exc:  # noqa: BLE001 - built afresh below: slower, never wrong
+                log.warning("could not take over the last snapshot's names and links (%s: %s)", type(exc).__name__, exc)
+                taken = []
+            log.info("new snapshot: %s taken over from the last one", ", ".join(taken) or "nothing")
+        recaller.timings_ms["carry_over"] = _ms(started)
         recaller.names()
         recaller.name_index()
         try:

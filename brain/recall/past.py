@@ -283,6 +283,10 @@ class PastIndex(IndexStore):
             out.extend([(source, target, kind)] * max(1, count))  # written twice, a stronger tie
         return out
 
+    def resolved_edges_from(self, note_ids: Iterable[int]) -> list[tuple[int, int, int]]:
+        wanted = set(note_ids)
+        return [(s, t, int(kind == "embed")) for s, t, kind in self.resolved_edges() if s in wanted]
+
     def resolved_edge_batches(self, batch: int = 65_536) -> Iterator[list[tuple[int, int, int]]]:
         edges = [(source, target, int(kind == "embed")) for source, target, kind in self.resolved_edges()]
         for start in range(0, len(edges), batch):

@@ -35,8 +35,8 @@ from .. import config
 from ..errors import BrainError, ConfigError
 from ..index.store import index_errors
 from . import anchors as anchors_stage
+from . import carry, fusion
 from . import dense as dense_stage
-from . import fusion
 from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
@@ -127,6 +127,7 @@ class Recaller:
         self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
+        self._basis: carry.Basis | None = None
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
         self.as_of: float | None = getattr(store, "as_of", None)  # a past slice (recall/past.py)
@@ -165,6 +166,29 @@ class Recaller:
 
             self._successors = successors(self.store)
         return self._successors
+
+    def basis(self) -> carry.Basis:
+        """What the names and the link graph are built from (``recall/carry.py``), read once."""
+        if self._basis is None:
+            self._basis = carry.read_basis(self.store)
+        return self._basis
+
+    def carry_over(self, previous: Recaller) -> list[str]:
+        """Take over from ``previous``, a recaller over an earlier state of the same index,
+        what this state would build the same (``recall/carry.py``); what was taken, by name.
+        Call it before the first query: what it takes is read-only from then on."""
+        old, new = previous.basis(), self.basis()
+        taken: list[str] = []
+        if carry.names_unchanged(old, new):
+            if previous._names is not None:
+                self._names, taken = previous._names, [*taken, "names"]
+            if previous._name_index is not None:
+                self._name_index, taken = previous._name_index, [*taken, "name index"]
+        written = carry.written_since(old, new)
+        if written is not None and previous._link_graph is not None:
+            self._link_graph = previous._link_graph.carried(self.store, written)
+            taken.append("link graph" if self._link_graph is previous._link_graph else "link graph (patched)")
+        return taken
 
     def gate(self, query: str) -> Gate:
         return entity_gate(query, self.names())

@@ -18,6 +18,7 @@ Two ways to compute it over the same transition matrix (``LinkGraph.rank`` picks
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
@@ -45,23 +46,33 @@ class LinkGraph:
 
     def __init__(self, store: IndexStore):
         import numpy as np
-        from scipy import sparse
 
         ids = store.note_ids()  # ascending
-        self.note_ids = np.asarray(ids, dtype=np.int64)
-        n = len(ids)
+        note_ids = np.asarray(ids, dtype=np.int64)
         # The links a batch at a time into arrays: 500,000 links as Python tuples were 60 MB more
         # at the moment of the process's peak memory (bench/scale.py).
         parts = [np.array(rows, dtype=np.int64) for rows in store.resolved_edge_batches()]
         edges = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
         del parts
+        arrays = _edge_arrays(note_ids, edges)
+        del edges
+        self._build(note_ids, *arrays)
+
+    def _build(self, note_ids: np.ndarray, src: np.ndarray, dst: np.ndarray, embed: np.ndarray) -> None:
+        """The matrix of these links (``src``/``dst``: indices into ``note_ids``; ``embed``:
+        an embed, not a link), and the links themselves, kept so that ``carried`` can compare."""
+        import numpy as np
+        from scipy import sparse
+
+        self.note_ids = note_ids
+        n = len(note_ids)
+        # Kept compact (4.5 MB at 500,000 links): the next snapshot of `brain serve` compares
+        # the links of the notes that changed against them.
+        self._src, self._dst, self._embed = src.astype(np.int32), dst.astype(np.int32), embed.astype(bool)
         link_w, embed_w = config.ppr_link_weight(), config.ppr_embed_weight()
         back_w = config.ppr_backlink_weight()
-        src = np.searchsorted(self.note_ids, edges[:, 0])
-        dst = np.searchsorted(self.note_ids, edges[:, 1])
-        kind_w = np.where(edges[:, 2] == 1, embed_w, link_w)
-        count = len(edges)
-        del edges
+        kind_w = np.where(self._embed, embed_w, link_w)
+        count = len(src)
         # Both directions; duplicate links between the same pair add up (a stronger tie).
         row_idx = np.concatenate([src, dst])
         col_idx = np.concatenate([dst, src])
@@ -82,6 +93,37 @@ class LinkGraph:
         self._probs = transition.data.astype(np.float64)
         self._degree = np.maximum(np.diff(self._indptr), 1).astype(np.float64)
         self.edges = count
+
+    def carried(self, store: IndexStore, changed: Sequence[int]) -> LinkGraph:
+        """This graph for ``store``, whose notes are this graph's and whose links differ from
+        the ones it was built from at most in those written by the notes ``changed``: this
+        graph itself when their links are as they were (an edit that left them alone), else a
+        new one from these links with theirs replaced, without reading the others again.
+
+        The caller vouches for the premise (``recall/carry.py``: the same notes, the same names,
+        every other note unwritten since)."""
+        import numpy as np
+
+        if not len(changed):
+            return self
+        changed_idx = np.searchsorted(self.note_ids, np.asarray(sorted(changed), dtype=np.int64))
+        mine = np.isin(self._src, changed_idx.astype(np.int32))
+        rows = store.resolved_edges_from(changed)
+        edges = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        src, dst, embed = _edge_arrays(self.note_ids, edges)
+        before = sorted(zip(self._src[mine].tolist(), self._dst[mine].tolist(), self._embed[mine].tolist()))
+        after = sorted(zip(src.tolist(), dst.tolist(), embed.astype(bool).tolist()))
+        if before == after:
+            return self
+        keep = ~mine
+        graph = LinkGraph.__new__(LinkGraph)
+        graph._build(
+            self.note_ids,
+            np.concatenate([self._src[keep], src.astype(np.int32)]),
+            np.concatenate([self._dst[keep], dst.astype(np.int32)]),
+            np.concatenate([self._embed[keep], embed.astype(bool)]),
+        )
+        return graph
 
     def transition_t(self) -> Any:
         """The column-stochastic transition matrix the power iteration multiplies by, made from
@@ -257,6 +299,14 @@ class LinkGraph:
         picked = np.argpartition(-scores, depth - 1)[:depth]
         picked = picked[np.argsort(-scores[picked], kind="stable")]
         return [(int(self.note_ids[index[i]]), float(scores[i])) for i in picked]
+
+
+def _edge_arrays(note_ids: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(source indices, target indices, embed or not) of (source id, target id, embed) rows,
+    indices into ``note_ids``."""
+    import numpy as np
+
+    return np.searchsorted(note_ids, edges[:, 0]), np.searchsorted(note_ids, edges[:, 1]), edges[:, 2] == 1
 
 
 def seed_weights(rankings: list[list[int]], seeds: int) -> dict[int, float]:

@@ -320,8 +320,14 @@ class Service:
     def _refresh(self, *, quiet: bool = False) -> bool:
         """Open a snapshot of the committed index and swap it in. ``quiet``: a failure is not news
         (the index as it was before the first pass, which may not exist yet)."""
+        current = self._snapshot
         try:
-            recaller = open_snapshot(self.root, self.embedder, rerank_model=self.rerank_model)
+            recaller = open_snapshot(
+                self.root,
+                self.embedder,
+                rerank_model=self.rerank_model,
+                previous=current.recaller if current is not None else None,
+            )
         except Exception as exc:
             if quiet:
                 log.info("no index to answer from before the first pass (%s)", exc)
@@ -342,7 +348,10 @@ class Service:
             marker=_marker(store),
             opened_at=time.time(),
             counts={k: v for k, v in store.counts().items()},
-            folders=_folders(store.note_paths()),
+            # the same paths when the names were taken over (no note added, deleted or renamed)
+            folders=current.folders
+            if current is not None and recaller.names() is current.recaller.names()
+            else _folders(store.note_paths()),
         )
         with self._cond:
             old, self._snapshot = self._snapshot, snapshot
