@@ -11,6 +11,10 @@ own process so that peak memory is that phase's own:
     change       one note edited, then re-indexed
     names        one note added, one renamed (backlinks and all), one deleted, each re-indexed
                  by itself (what changes names, and so link resolution); then all put back
+    serve        what `brain serve` does after a save: the index pass, then a new snapshot of
+                 the index, warmed, taking over from the last one what the edit left alone
+                 (recall/carry.py); for an edit of words and one that adds a link, beside a
+                 snapshot opened afresh
     query        opening a Recaller (update check, FAISS load), then latency p50/p95 per stage
                  of the `vector` and `hybrid+ppr` modes, peak RSS; PageRank by local push
                  against the power iteration (time, top-60 overlap), once with exact dense
@@ -39,6 +43,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import random
 import resource
@@ -278,6 +283,70 @@ def phase_index(vault: Path, label: str) -> dict:
     }
 
 
+def phase_serve(vault: Path, notes: int) -> dict:
+    """A save while `brain serve` runs: the watcher's index pass, then the new snapshot (opened
+    with the one before, as the server does), for two edits of one note; put back after."""
+    from brain.index.indexer import index_vault
+    from brain.recall.opening import open_snapshot
+
+    embedder = BenchFakeEmbedder()
+    root = vault.resolve()
+    target = vault / note_path(notes // 3 + 7)
+    original = target.read_bytes()
+    load_before = _load()
+
+    def snapshot(previous=None):
+        started = time.perf_counter()
+        recaller = open_snapshot(root, embedder, rerank_model=None, previous=previous)
+        return recaller, round(time.perf_counter() - started, 3)
+
+    def edit(text: bytes, previous) -> tuple[dict, object]:
+        target.write_bytes(original + text)
+        started = time.perf_counter()
+        index_vault(vault, embedder=embedder, progress=False)
+        index_s = round(time.perf_counter() - started, 3)
+        recaller, open_s = snapshot(previous)
+        taken = said.last
+        return {
+            "index_s": index_s,
+            "snapshot_s": open_s,
+            "total_s": round(index_s + open_s, 3),
+            "taken": taken,
+        }, recaller
+
+    out: dict = {"phase": "serve", "load_average": load_before}
+    said = _Said()
+    logger = logging.getLogger("brain")
+    logger.addHandler(said)
+    logger.setLevel(logging.INFO)
+    try:
+        index_vault(vault, embedder=embedder, progress=False)  # a server has made passes before: imports paid
+        first, out["fresh_snapshot_s"] = snapshot()
+        out["words"], second = edit(b"\nOne more line of plain words, and nothing else.\n", first)
+        out["link"], third = edit(f"\nSee [[note-{notes // 7:06d}]].\n".encode(), second)
+        for recaller in (first, second, third):
+            recaller.close()
+    finally:
+        target.write_bytes(original)
+        index_vault(vault, embedder=embedder, progress=False)
+    out["peak_rss_mb"] = _peak_rss_mb()
+    out["load_average_after"] = _load()
+    return out
+
+
+class _Said(logging.Handler):
+    """What open_snapshot says it took over from the last snapshot."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "taken over" in message:
+            self.last = message.split(": ", 1)[-1].replace(" taken over from the last one", "")
+
+
 def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
     from brain.recall import lexical
     from brain.recall import ppr as ppr_stage
@@ -417,7 +486,7 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
 
 # ----- driver -----------------------------------------------------------------------------
 
-PHASES = ("build", "noop", "change", "names", "query", "faiss")
+PHASES = ("build", "noop", "change", "names", "serve", "query", "faiss")
 NAME_STEPS = ("add", "rename", "delete")
 
 
@@ -578,6 +647,10 @@ def run(args) -> dict:
     if "names" in phases:
         print("names (add, rename, delete) ...", file=sys.stderr)
         result["names"] = _names(args, vault, env)
+        save()
+    if "serve" in phases:
+        print("serve (an edit, then a new snapshot) ...", file=sys.stderr)
+        result["serve"] = _child(args, "serve", env)
         save()
     if "query" in phases:
         for dense in ("exact", "auto"):
@@ -744,6 +817,24 @@ def _table(r: dict, before: dict | None) -> list[str]:
             )
         )
 
+    def served(sv: dict | None) -> str:
+        e = _get(sv, "words")
+        if not e:
+            return "-"
+        return f"{e['total_s']:.2f} s (index pass {e['index_s']:.2f}, new snapshot {e['snapshot_s']:.2f})"
+
+    rows.append(
+        (
+            "a save answered by `brain serve`",
+            served(_get(before, "serve")),
+            served(r.get("serve")),
+            "< 1 s",
+            _get(before, "serve", "words", "total_s"),
+            _get(r, "serve", "words", "total_s"),
+            1,
+        )
+    )
+
     def build(b: dict | None) -> str:
         parts = _build_parts(b)
         if not parts or not b:
@@ -849,6 +940,18 @@ def summary(r: dict, before: dict | None) -> str:
             f" peak RSS {st['peak_rss_mb']} MB"
         )
         lines += _stage_lines(st)
+    sv = r.get("serve")
+    if sv:
+        lines.append(
+            f"  serve     a fresh snapshot {sv['fresh_snapshot_s']:.2f} s (load {sv.get('load_average')}),"
+            f" peak RSS {sv['peak_rss_mb']} MB; after a save:"
+        )
+        for edit in ("words", "link"):
+            e = sv[edit]
+            lines.append(
+                f"              {e['total_s']:8.2f} s  an edit of {edit}: index pass {e['index_s']:.2f} s + snapshot"
+                f" {e['snapshot_s']:.2f} s (taken over: {e['taken']})"
+            )
     for dense in ("exact", "auto"):
         q = r.get(f"query_{dense}")
         if not q:
@@ -906,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
             data = phase_index(vault, args.phase)
         elif args.phase == "query":
             data = phase_query(vault, args.queries, modes)
+        elif args.phase == "serve":
+            data = phase_serve(vault, args.notes)
         elif args.phase == "faiss":
             from brain.config import index_dir
 
