@@ -111,10 +111,13 @@ class NameIndex:
         # variant → the name words it stands for; tuples, not sets: nearly every variant stands
         # for one word, and 200,000 sets of one were 40 MB at 100,000 notes.
         self._fuzzy: dict[str, tuple[str, ...]] = {}
+        fuzzy, get = self._fuzzy, self._fuzzy.get
         for w in self.by_word:
             if len(w) >= FUZZY_MIN:
-                for variant in _deletions(w) | {w}:
-                    self._fuzzy[variant] = self._fuzzy.get(variant, ()) + (w,)
+                variants = _deletions(w)
+                variants.add(w)
+                for variant in variants:
+                    fuzzy[variant] = get(variant, ()) + (w,)
 
     @classmethod
     def from_store(cls, store: IndexStore) -> NameIndex:
@@ -130,7 +133,9 @@ class NameIndex:
         for note_id, path, title in store.note_names():
             add(note_id, title)
             file_name = path.rsplit("/", 1)[-1]
-            add(note_id, file_name[:-3] if file_name.lower().endswith(".md") else file_name)
+            stem = file_name[:-3] if file_name.lower().endswith(".md") else file_name
+            if stem != title:  # most titles are the file name: the same words, already added
+                add(note_id, stem)
         for note_id, alias in store.alias_rows():
             add(note_id, alias)
         return cls(names)
