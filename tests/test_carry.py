@@ -175,7 +175,11 @@ def test_an_edit_that_leaves_names_and_links_alone_rebuilds_neither(toy_vault):
         new = open_snapshot(root, embedder, previous=old)
         fresh = open_snapshot(root, embedder)
         try:
-            assert new.carry_over(old) == ["names", "name index", "link graph"]
+            assert Recaller(new.store, new.vectors, new.embedder, root=root).carry_over(old.built()) == [
+                "names",
+                "name index",
+                "link graph",
+            ]
             assert new._link_graph is old._link_graph and new._name_index is old._name_index
             for query in ("plain words", "memory graph", "Home"):
                 assert [(c.path, round(c.score, 9)) for c in new.ask(query, "hybrid+ppr").results] == [
@@ -198,8 +202,197 @@ def test_a_snapshot_of_another_index_takes_nothing(toy_vault, tmp_path):
     a = open_snapshot(toy_vault.resolve(), embedder)
     b = open_snapshot(other.resolve(), embedder, previous=a)
     try:
-        assert b.carry_over(a) == []
+        assert Recaller(b.store, b.vectors, b.embedder, root=b.root).carry_over(a.built()) == []
         assert b._link_graph is not a._link_graph and b._names is not a._names
     finally:
         a.close()
         b.close()
+
+
+# ----- kept on disk between runs (recall/cache.py) ----------------------------------------------
+
+
+def _one_shot(root: Path, embedder, **kwargs):
+    from brain.recall.opening import open_recaller
+
+    return open_recaller(root, embedder=embedder, rerank_model=None, **kwargs)
+
+
+def _fresh(root: Path, embedder) -> Recaller:
+    recaller = _one_shot(root, embedder, update=False)
+    recaller.disk_cache, recaller._disk_checked = "off", True  # builds everything itself
+    return recaller
+
+
+def _cache_file(root: Path) -> Path:
+    from brain import config
+    from brain.recall.cache import CACHE_FILE
+
+    return config.index_dir(root) / CACHE_FILE
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_what_one_run_keeps_the_next_takes_over_as_a_fresh_build_would(tmp_path, seed, caplog):
+    caplog.set_level(logging.INFO, logger="brain")
+    rng = random.Random(100 + seed)
+    vault = tmp_path / "vault"
+    notes: dict[str, tuple[str | None, list[str]]] = {}
+    for i, name in enumerate(NAMES):
+        notes[rng.choice(FOLDERS) + name + ".md"] = (
+            rng.choice([None, f"Title {i}"]),
+            rng.sample(NAMES, rng.randint(0, 1)),
+        )
+    for path, (title, aliases) in notes.items():
+        write(vault, path, _text(rng, [Path(p).stem for p in notes], title, aliases))
+    embedder = FakeEmbedder()
+    root = vault.resolve()
+    index_into(_home(), vault, embedder)
+    first = _one_shot(root, embedder)
+    first.ask("alpha beta", "hybrid+ppr")
+    first.close()
+    assert _cache_file(root).exists()
+    taken = []
+    for step in range(20):
+        fences = "statblock" if rng.random() < 0.15 else None
+        with environ(BRAIN_LINK_FENCES=fences):
+            did = _change(rng, vault, notes)
+            caplog.clear()
+            run = _one_shot(root, embedder)  # indexes the change first, as `brain ask` does
+            fresh = _fresh(root, embedder)
+            try:
+                _assert_same(run, fresh, f"step {step}: {did}")
+                query = rng.choice(NAMES) + " words"
+                assert [(c.path, round(c.score, 9)) for c in run.ask(query, "hybrid+ppr").results] == [
+                    (c.path, round(c.score, 9)) for c in fresh.ask(query, "hybrid+ppr").results
+                ], f"step {step}: {did}"
+            finally:
+                run.close()
+                fresh.close()
+        taken += [r.getMessage() for r in caplog.records if "from the last run" in r.getMessage()]
+    assert any("names, name index, link graph" in m for m in taken), taken  # all of it, where nothing changed
+    assert any("patched" in m for m in taken), taken
+
+
+def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="brain")
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    expected = _snapshot_state(_fresh(root, embedder))
+    path = _cache_file(root)
+    run = _one_shot(root, embedder)
+    run.link_graph(), run.names(), run.name_index()
+    run.close()
+    good = path.read_bytes()
+    for damage in (b"", b"not a zip", good[: len(good) // 2], good[:-40] + b"\0" * 40):
+        path.write_bytes(damage)
+        caplog.clear()
+        run = _one_shot(root, embedder)
+        try:
+            state = _snapshot_state(run)
+        finally:
+            run.close()
+        assert state["names"] == expected["names"] and state["graph"] == expected["graph"]
+        assert np.allclose(state["matrix"], expected["matrix"])
+        assert any("cannot be used" in r.getMessage() for r in caplog.records), damage[:20]
+        assert path.read_bytes() != damage  # kept again by the run that built afresh
+    from brain.recall import cache
+
+    monkeypatch.setattr(cache, "code_stamp", lambda: 12345)  # another version of brain
+    caplog.clear()
+    run = _one_shot(root, embedder)
+    run.names()
+    run.close()
+    assert any("another version" in r.getMessage() for r in caplog.records)
+
+
+def test_other_link_weights_rebuild_the_kept_graph_from_its_links(toy_vault):
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.link_graph()
+    run.close()
+    with environ(BRAIN_PPR_BACKLINK_WEIGHT="0.2", BRAIN_PPR_HUB_DAMPING="0.9"):
+        run, fresh = _one_shot(root, embedder), _fresh(root, embedder)
+        try:
+            _assert_same(run, fresh, "other weights")
+        finally:
+            run.close()
+            fresh.close()
+
+
+def test_a_run_whose_index_changed_under_it_keeps_nothing(toy_vault):
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.link_graph()
+    write(toy_vault, "Later.md", "# Later\n\nWritten while the run was reading. See [[Home]].\n")
+    index_into(_home(), toy_vault, embedder)
+    run.close()
+    assert not _cache_file(root).exists()
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
+    """`brain ask` on an index it cannot write takes what an earlier run kept and leaves it."""
+    import subprocess
+    import sys
+
+    from test_hardening_index import TESTS, _cannot_write, _chmod_tree
+
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.names(), run.link_graph()
+    run.close()
+    path = _cache_file(root)
+    kept = path.read_bytes()
+    _chmod_tree(brain_home, writable=False)
+    try:
+        # `brain ask` with its log at INFO, in a process that file modes bind
+        code = (
+            "import logging, sys, conftest; import brain.cli as cli; setup = cli.setup_logging;"
+            " cli.setup_logging = lambda quiet=False: (setup(quiet), logging.getLogger('brain').setLevel(logging.INFO));"
+            " sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+        )
+        asked = subprocess.run(
+            [*_cannot_write(), sys.executable, "-c", code, "ask", "--vault", str(root), "--no-update", "memory graph"],
+            cwd=TESTS,
+            env={**os.environ, "BRAIN_HOME": str(brain_home), "BRAIN_EMBED_MODEL": "fake:64"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        _chmod_tree(brain_home, writable=True)
+    assert asked.returncode == 0 and "Traceback" not in asked.stderr, asked.stderr
+    assert "taken over from the last run: names, link graph" in asked.stderr, asked.stderr
+    assert path.read_bytes() == kept and not list(path.parent.glob(".recall-cache-*"))
+
+
+def test_a_servers_first_snapshot_takes_what_a_run_kept_and_leaves_the_file(toy_vault, caplog):
+    caplog.set_level(logging.INFO, logger="brain")
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.names(), run.name_index(), run.link_graph()
+    run.close()
+    kept = _cache_file(root).stat().st_mtime_ns
+    write(toy_vault, "Home.md", (toy_vault / "Home.md").read_text(encoding="utf-8") + "\nSee [[Sourdough bread]].\n")
+    index_into(_home(), toy_vault, embedder)
+    caplog.clear()
+    snapshot = open_snapshot(root, embedder)
+    fresh = _fresh(root, embedder)
+    try:
+        _assert_same(snapshot, fresh, "first snapshot")
+        said = [r.getMessage() for r in caplog.records if "from the last run" in r.getMessage()]
+        assert said == ["taken over from the last run: names, name index, link graph (patched)"], said
+    finally:
+        snapshot.close()
+        fresh.close()
+    assert _cache_file(root).stat().st_mtime_ns == kept  # a server never writes it

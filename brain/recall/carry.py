@@ -22,6 +22,7 @@ build after random sequences of changes of every kind.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..index.store import IndexStore
+    from .names import NameIndex
+    from .ppr import LinkGraph
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,29 @@ class Basis:
     link_fences: str | None
     note_ids: np.ndarray  # ascending
     written_at: np.ndarray  # each note's indexed_at (NaN when unknown: never equal)
-    titles: np.ndarray  # a hash of each note's title (within one process: hash() is salted per process)
+    titles: np.ndarray  # each note's title's CRC-32 (stable across processes: recall/cache.py keeps it)
+
+    def same(self, other: Basis) -> bool:
+        """Exactly the same state of notes (nothing written in between)."""
+        import numpy as np
+
+        return (
+            (self.index_id, self.names_version, self.link_fences)
+            == (other.index_id, other.names_version, other.link_fences)
+            and np.array_equal(self.note_ids, other.note_ids)
+            and np.array_equal(self.written_at, other.written_at, equal_nan=True)
+            and np.array_equal(self.titles, other.titles)
+        )
+
+
+@dataclass
+class Built:
+    """What a recaller built from one state of the index (None: not built)."""
+
+    basis: Basis
+    names: dict[str, str] | None
+    name_index: NameIndex | None
+    link_graph: LinkGraph | None
 
 
 def read_basis(store: IndexStore) -> Basis:
@@ -54,7 +79,7 @@ def read_basis(store: IndexStore) -> Basis:
         link_fences=store.get_meta("link_fences"),
         note_ids=np.array(ids, dtype=np.int64),
         written_at=np.array([float("nan") if t is None else t for t in written], dtype=np.float64),
-        titles=np.array([hash(t) for t in titles], dtype=np.int64),
+        titles=np.array([zlib.crc32(t.encode("utf-8", "surrogatepass")) for t in titles], dtype=np.int64),
     )
 
 

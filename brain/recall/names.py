@@ -119,6 +119,24 @@ class NameIndex:
                 for variant in variants:
                     fuzzy[variant] = get(variant, ()) + (w,)
 
+    def state(self) -> tuple:
+        """Everything the index holds, as plain values (``recall/cache.py`` marshals it)."""
+        names = [(n.note_id, n.text, n.words) for n in self.names]
+        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy)
+
+    @classmethod
+    def from_state(cls, state: tuple) -> NameIndex:
+        """The index ``state`` describes, without building it again."""
+        names, by_word, idf, max_idf, fuzzy = state
+        if not (isinstance(names, list) and isinstance(by_word, dict) and isinstance(idf, dict)):
+            raise ValueError("not the state of a name index")
+        if not (isinstance(max_idf, float) and isinstance(fuzzy, dict)):
+            raise ValueError("not the state of a name index")
+        index = cls.__new__(cls)
+        index.names = [Name(note_id, text, tuple(words)) for note_id, text, words in names]
+        index.by_word, index.idf, index.max_idf, index._fuzzy = by_word, idf, max_idf, fuzzy
+        return index
+
     @classmethod
     def from_store(cls, store: IndexStore) -> NameIndex:
         names: list[Name] = []

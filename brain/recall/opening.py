@@ -111,7 +111,19 @@ def _open(
     else:
         vectors = load_current(store, dim)
     timings["load_index"] = _ms(started)
-    recaller = Recaller(view, vectors, lazy, root=root, rerank_model=rerank_model, stale=stale, warnings=warnings)
+    # The names and link graph an earlier run kept (recall/cache.py): for the present only, and
+    # kept again only where the index can be written.
+    disk_cache = "off" if view is not store else ("read" if store.readonly else "write")
+    recaller = Recaller(
+        view,
+        vectors,
+        lazy,
+        root=root,
+        rerank_model=rerank_model,
+        stale=stale,
+        warnings=warnings,
+        disk_cache=disk_cache,
+    )
     recaller.timings_ms.update(timings)
     if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
         lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
@@ -185,12 +197,16 @@ def open_snapshot(
         started = time.perf_counter()
         vectors = snapshot_vectors(store, int(store.get_meta("dim") or 0))
         load_ms = _ms(started)
-        recaller = Recaller(store, vectors, embedder, root=root, rerank_model=rerank_model)
+        # The first snapshot may take what a one-shot run kept on disk; the next ones take over
+        # from the snapshot before them, and leave the file to one-shot runs.
+        recaller = Recaller(
+            store, vectors, embedder, root=root, rerank_model=rerank_model, disk_cache="off" if previous else "read"
+        )
         started = time.perf_counter()
         recaller.basis()  # the next snapshot compares against it
         if previous is not None:
             try:
-                taken = recaller.carry_over(previous)
+                taken = recaller.carry_over(previous.built())
             except Exception as exc:  # noqa: BLE001 - built afresh below: slower, never wrong
                 log.warning("could not take over the last snapshot's names and links (%s: %s)", type(exc).__name__, exc)
                 taken = []

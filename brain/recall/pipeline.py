@@ -114,6 +114,7 @@ class Recaller:
         rerank_model: str | bool | None = True,
         stale: int = 0,
         warnings: Sequence[str] = (),
+        disk_cache: str = "off",
     ):
         self.store = store
         self.vectors = vectors
@@ -128,13 +129,50 @@ class Recaller:
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
         self._basis: carry.Basis | None = None
+        # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
+        # first needed; "write": also keep them for the next run, on close, if built here.
+        self.disk_cache = disk_cache
+        self._disk_checked = disk_cache == "off"
+        self._built_here: set[str] = set()
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
         self.as_of: float | None = getattr(store, "as_of", None)  # a past slice (recall/past.py)
         self.valid_at: str | None = getattr(store, "valid_at", None)
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            if self.disk_cache == "write" and self._built_here:
+                self._keep_on_disk()
+        finally:
+            self.store.close()
+
+    def _keep_on_disk(self) -> None:
+        """Keep what this run built for the next one, if the notes did not change meanwhile."""
+        try:
+            built = self.built()
+            if not carry.read_basis(self.store).same(built.basis):
+                log.info("the index changed while this run read it: its names and link graph are not kept")
+                return
+            from . import cache
+
+            cache.save(self.store.directory, built)
+        except (OSError, sqlite3.Error, BrainError) as exc:
+            log.info("could not keep the names and link graph for the next run (%s)", exc)
+
+    def _from_disk(self) -> None:
+        """Before the first of the names, name index or link graph is built: the state is read
+        first (what is built after is at least as new), then what an earlier run kept is taken
+        over where still valid."""
+        if self._disk_checked:
+            return
+        self._disk_checked = True
+        self.basis()
+        from . import cache
+
+        kept = cache.load(self.store.directory)
+        if kept is not None:
+            taken = self.carry_over(kept)
+            log.info("taken over from the last run: %s", ", ".join(taken) or "nothing")
 
     def warm_up(self) -> None:
         """Load the embedding model now rather than on the first query (servers, benchmarks)."""
@@ -146,18 +184,27 @@ class Recaller:
 
     def names(self) -> dict[str, str]:
         if self._names is None:
+            self._from_disk()
+        if self._names is None:
             self._names = vault_names(self.store)
+            self._built_here.add("names")
         return self._names
 
     def name_index(self) -> names_stage.NameIndex:
         """Every note's names (title, file name, aliases) for the names lane, read once."""
         if self._name_index is None:
+            self._from_disk()
+        if self._name_index is None:
             self._name_index = names_stage.NameIndex.from_store(self.store)
+            self._built_here.add("name index")
         return self._name_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
+            self._from_disk()
+        if self._link_graph is None:
             self._link_graph = ppr_stage.LinkGraph(self.store)
+            self._built_here.add("link graph")
         return self._link_graph
 
     def successors(self) -> dict[int, int]:
@@ -173,21 +220,30 @@ class Recaller:
             self._basis = carry.read_basis(self.store)
         return self._basis
 
-    def carry_over(self, previous: Recaller) -> list[str]:
-        """Take over from ``previous``, a recaller over an earlier state of the same index,
-        what this state would build the same (``recall/carry.py``); what was taken, by name.
-        Call it before the first query: what it takes is read-only from then on."""
-        old, new = previous.basis(), self.basis()
+    def built(self) -> carry.Built:
+        """What this recaller has built so far, with what it was built from."""
+        return carry.Built(self.basis(), self._names, self._name_index, self._link_graph)
+
+    def carry_over(self, previous: carry.Built) -> list[str]:
+        """Take over from ``previous`` (what a recaller built from an earlier state of the same
+        index: the last snapshot, or the last run's, kept on disk) what this state would build
+        the same (``recall/carry.py``); what was taken, by name. Call it before the first
+        query: what it takes is read-only from then on."""
+        old, new = previous.basis, self.basis()
         taken: list[str] = []
         if carry.names_unchanged(old, new):
-            if previous._names is not None:
-                self._names, taken = previous._names, [*taken, "names"]
-            if previous._name_index is not None:
-                self._name_index, taken = previous._name_index, [*taken, "name index"]
+            if previous.names is not None and self._names is None:
+                self._names, taken = previous.names, [*taken, "names"]
+            if previous.name_index is not None and self._name_index is None:
+                self._name_index, taken = previous.name_index, [*taken, "name index"]
         written = carry.written_since(old, new)
-        if written is not None and previous._link_graph is not None:
-            self._link_graph = previous._link_graph.carried(self.store, written)
-            taken.append("link graph" if self._link_graph is previous._link_graph else "link graph (patched)")
+        if written is not None and previous.link_graph is not None and self._link_graph is None:
+            self._link_graph = previous.link_graph.carried(self.store, written)
+            if self._link_graph is previous.link_graph:
+                taken.append("link graph")
+            else:
+                taken.append("link graph (patched)")
+                self._built_here.add("link graph")
         return taken
 
     def gate(self, query: str) -> Gate:

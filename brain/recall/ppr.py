@@ -94,6 +94,56 @@ class LinkGraph:
         self._degree = np.maximum(np.diff(self._indptr), 1).astype(np.float64)
         self.edges = count
 
+    _MATRIX = ("indptr", "indices", "probs", "degree", "dangling")
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The graph as arrays (``recall/cache.py`` keeps them): its notes, its links, its matrix."""
+        out = {"note_ids": self.note_ids, "src": self._src, "dst": self._dst, "embed": self._embed}
+        out.update(
+            indptr=self._indptr, indices=self._indices, probs=self._probs, degree=self._degree, dangling=self.dangling
+        )
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], *, matrix: bool = True) -> LinkGraph:
+        """The graph ``arrays`` holds; with ``matrix`` False (other weights now) its matrix is
+        built again from its links."""
+        import numpy as np
+
+        graph = cls.__new__(cls)
+        note_ids, src, dst = arrays["note_ids"], arrays["src"], arrays["dst"]
+        count = len(note_ids)
+        if (
+            len(src) != len(dst)
+            or len(src) != len(arrays["embed"])
+            or (len(src) and max(src.max(), dst.max()) >= count)
+        ):
+            raise ValueError("the links do not fit the notes")
+        if not matrix:
+            graph._build(note_ids.astype(np.int64), src, dst, arrays["embed"])
+            return graph
+        indptr, indices = arrays["indptr"], arrays["indices"]
+        if (
+            len(indptr) != count + 1
+            or len(arrays["dangling"]) != count
+            or len(arrays["degree"]) != count
+            or int(indptr[-1]) != len(indices)
+            or len(arrays["probs"]) != len(indices)
+            or (len(indices) and (indices.min() < 0 or indices.max() >= count))
+            or np.any(np.diff(indptr) < 0)
+        ):
+            raise ValueError("the matrix does not fit the notes")
+        graph.note_ids = note_ids.astype(np.int64)
+        graph._src, graph._dst, graph._embed = src.astype(np.int32), dst.astype(np.int32), arrays["embed"].astype(bool)
+        graph._indptr = arrays["indptr"].astype(np.int64)
+        graph._indices = arrays["indices"].astype(np.int64)
+        graph._probs = arrays["probs"].astype(np.float64)
+        graph._degree = arrays["degree"].astype(np.float64)
+        graph.dangling = arrays["dangling"].astype(bool)
+        graph._transition_t = None
+        graph.edges = len(src)
+        return graph
+
     def carried(self, store: IndexStore, changed: Sequence[int]) -> LinkGraph:
         """This graph for ``store``, whose notes are this graph's and whose links differ from
         the ones it was built from at most in those written by the notes ``changed``: this

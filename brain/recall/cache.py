@@ -1,0 +1,139 @@
+"""The names and the link graph of an index, kept on disk for the next process.
+
+A `brain ask` without a server builds, for its first query, every note's names (the entity
+gate), the names lane's index and the link graph: 2.1 s at 100,000 notes, and the next run
+built the same again. Now a run that built them leaves them beside the index
+(``recall-cache.npz``: numpy arrays, the names as one marshalled blob), stamped with what they
+were built from (``carry.Basis``), and the next run takes over what is still valid exactly as
+``brain serve`` does from one snapshot to the next (``recall/carry.py``): all of it when nothing
+changed, the names and a patched graph after an edit. The file is derived: deleting it costs
+the next run its build, nothing else. One that cannot be read, or is of another index, format,
+code or link weights, is not used (said in the log); it is replaced atomically, and only by a
+run whose notes did not change while it built (else its stamp could be older than its
+contents).
+"""
+
+from __future__ import annotations
+
+import logging
+import marshal
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from .carry import Basis, Built
+
+log = logging.getLogger("brain")
+
+CACHE_FILE = "recall-cache.npz"
+FORMAT = 1
+_SOURCES = ("names.py", "gate.py", "ppr.py", "carry.py", "cache.py")
+
+
+def code_stamp() -> int:
+    """The CRC-32 of the code that builds and reads what is kept: another version's file is not used."""
+    here = Path(__file__).resolve().parent
+    crc = 0
+    for name in _SOURCES:
+        crc = zlib.crc32((here / name).read_bytes(), crc)
+    return crc
+
+
+def graph_settings() -> list[float]:
+    """The link graph's weights (``BRAIN_PPR_*``): its matrix is kept only for these."""
+    return [
+        config.ppr_link_weight(),
+        config.ppr_embed_weight(),
+        config.ppr_backlink_weight(),
+        config.ppr_hub_damping(),
+    ]
+
+
+def save(directory: Path, built: Built) -> bool:
+    """Keep ``built`` in ``directory``; False (logged) when it cannot be written."""
+    import numpy as np
+
+    basis = built.basis
+    arrays: dict[str, Any] = {
+        "format": np.array(FORMAT),
+        "code": np.array(code_stamp()),
+        "stamp": np.array([basis.index_id or "", basis.names_version, _text(basis.link_fences)]),
+        "note_ids": basis.note_ids,
+        "written_at": basis.written_at,
+        "titles": basis.titles,
+    }
+    if built.names is not None or built.name_index is not None:
+        state = (built.names, built.name_index.state() if built.name_index is not None else None)
+        arrays["names"] = np.frombuffer(marshal.dumps(state), dtype=np.uint8)
+    if built.link_graph is not None:
+        arrays["graph_settings"] = np.array(graph_settings())
+        arrays.update({f"graph_{k}": v for k, v in built.link_graph.arrays().items()})
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".recall-cache-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, **arrays)
+            os.replace(temporary, directory / CACHE_FILE)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as exc:
+        log.info("could not keep the names and link graph for the next run (%s)", exc)
+        return False
+    return True
+
+
+def load(directory: Path) -> Built | None:
+    """What a run kept in ``directory``, or None (no file, or one not to be used: logged)."""
+    import numpy as np
+
+    path = directory / CACHE_FILE
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            files = set(data.files)
+            if int(data["format"]) != FORMAT or int(data["code"]) != code_stamp():
+                log.info("%s was written by another version of brain: not used", path)
+                return None
+            index_id, names_version, fences = (str(x) for x in data["stamp"])
+            basis = Basis(
+                index_id=index_id or None,
+                names_version=names_version,
+                link_fences=_untext(fences),
+                note_ids=data["note_ids"],
+                written_at=data["written_at"],
+                titles=data["titles"],
+            )
+            names = name_index = graph = None
+            if "names" in files:
+                names, state = marshal.loads(data["names"].tobytes())
+                if names is not None and not isinstance(names, dict):
+                    raise ValueError("the names are not a mapping")
+                if state is not None:
+                    from .names import NameIndex
+
+                    name_index = NameIndex.from_state(state)
+            if "graph_note_ids" in files:
+                from .ppr import LinkGraph
+
+                arrays = {
+                    k[len("graph_") :]: data[k] for k in files if k.startswith("graph_") and k != "graph_settings"
+                }
+                same_weights = data["graph_settings"].tolist() == graph_settings()
+                graph = LinkGraph.from_arrays(arrays, matrix=same_weights)
+    except Exception as exc:  # noqa: BLE001 - a derived file: rebuilt, never trusted when in doubt
+        log.info("%s cannot be used (%s: %s); building afresh", path, type(exc).__name__, exc)
+        return None
+    return Built(basis=basis, names=names, name_index=name_index, link_graph=graph)
+
+
+def _text(value: str | None) -> str:
+    return "" if value is None else "=" + value  # numpy drops trailing NULs: no sentinel of its own
+
+
+def _untext(value: str) -> str | None:
+    return value[1:] if value.startswith("=") else None
