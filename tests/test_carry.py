@@ -396,3 +396,18 @@ def test_a_servers_first_snapshot_takes_what_a_run_kept_and_leaves_the_file(toy_
         snapshot.close()
         fresh.close()
     assert _cache_file(root).stat().st_mtime_ns == kept  # a server never writes it
+
+
+def test_what_a_killed_save_left_is_cleared_by_the_next(toy_vault):
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    directory = _cache_file(root).parent
+    dead = directory / "recall-cache.npz.999999999.0badf00d.tmp"  # no such process
+    alive = directory / f"recall-cache.npz.{os.getppid()}.0badf00d.tmp"  # a save in progress elsewhere
+    dead.write_bytes(b"half a file")
+    alive.write_bytes(b"being written")
+    run = _one_shot(root, embedder)
+    run.names()
+    run.close()
+    assert not dead.exists() and alive.exists() and _cache_file(root).exists()

@@ -35,13 +35,13 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import config
+from .tempfiles import remove_orphans, temp_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -333,8 +333,8 @@ class VectorIndex:
         import faiss
 
         self.merged()
-        _remove_orphan_temps(directory)
-        faiss_tmp, sidecar_tmp = _temp_name(directory, FAISS_FILE), _temp_name(directory, SIDECAR_FILE)
+        remove_orphans(directory, (FAISS_FILE, DELTA_FILE, SIDECAR_FILE))
+        faiss_tmp, sidecar_tmp = temp_name(directory, FAISS_FILE), temp_name(directory, SIDECAR_FILE)
         try:
             faiss.write_index(self.index, str(faiss_tmp))
             _fsync(faiss_tmp)
@@ -473,7 +473,7 @@ class VectorIndex:
 def write_delta(directory: Path, base: dict, delta: Delta, version: int, index_id: str | None, count: int) -> None:
     """Write ``delta`` over the saved ``base`` (the sidecar's description of it) for ``version``:
     the delta file, then the sidecar, each atomically. Needs numpy only, not faiss."""
-    _remove_orphan_temps(directory)
+    remove_orphans(directory, (FAISS_FILE, DELTA_FILE, SIDECAR_FILE))
     data = delta.encode()
     described = {
         "bytes": len(data),
@@ -481,7 +481,7 @@ def write_delta(directory: Path, base: dict, delta: Delta, version: int, index_i
         "removed": len(delta.removed),
         "added": len(delta.ids),
     }
-    delta_tmp, sidecar_tmp = _temp_name(directory, DELTA_FILE), _temp_name(directory, SIDECAR_FILE)
+    delta_tmp, sidecar_tmp = temp_name(directory, DELTA_FILE), temp_name(directory, SIDECAR_FILE)
     try:
         _write_new(delta_tmp, data)
         meta = _sidecar(index_id, version, int(delta.vectors.shape[1]), count, base, described)
@@ -697,32 +697,6 @@ def _valid_sidecar(meta: object) -> bool:
         and all(type(delta.get(key)) is int and delta[key] >= 0 for key in ("bytes", "removed", "added"))
         and isinstance(delta.get("digest"), str)
     )
-
-
-def _temp_name(directory: Path, name: str) -> Path:
-    """``<name>.<pid>.<random>.tmp``: unique per save; the pid lets a later save clear orphans."""
-    return directory / f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-
-
-def _remove_orphan_temps(directory: Path) -> None:
-    """Temporary files of saves killed mid-way (their process is gone): they can be large."""
-    for name in (FAISS_FILE, DELTA_FILE, SIDECAR_FILE):
-        for tmp in directory.glob(f"{name}.*.tmp"):
-            parts = tmp.name[len(name) + 1 :].split(".")
-            if len(parts) == 3 and parts[0].isdigit() and not _alive(int(parts[0])):
-                tmp.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name == "nt":  # Windows: os.kill(pid, 0) is not a probe there
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):  # someone else's process, or no way to tell: leave it
-        return True
-    return True
 
 
 def _write_new(path: Path, data: bytes) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import marshal
 import os
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -71,14 +70,17 @@ def save(directory: Path, built: Built) -> bool:
     if built.link_graph is not None:
         arrays["graph_settings"] = np.array(graph_settings())
         arrays.update({f"graph_{k}": v for k, v in built.link_graph.arrays().items()})
+    from ..index.tempfiles import remove_orphans, temp_name
+
+    temporary = temp_name(directory, CACHE_FILE)
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".recall-cache-", suffix=".tmp", dir=directory)
+        remove_orphans(directory, [CACHE_FILE])
         try:
-            with os.fdopen(handle, "wb") as out:
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
                 np.savez(out, **arrays)
             os.replace(temporary, directory / CACHE_FILE)
         except BaseException:
-            os.unlink(temporary)
+            temporary.unlink(missing_ok=True)
             raise
     except OSError as exc:
         log.info("could not keep the names and link graph for the next run (%s)", exc)

@@ -1,0 +1,39 @@
+"""Temporary files of atomic saves into the index folder, and the orphans of killed saves.
+
+A save writes ``<name>.<pid>.<random>.tmp`` and renames it over ``<name>``: unique per save, so
+concurrent saves never collide, and the pid lets a later save clear what a killed one left
+(the vector files and the recall cache can be large).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def temp_name(directory: Path, name: str) -> Path:
+    """``<name>.<pid>.<random>.tmp`` in ``directory``."""
+    return directory / f"{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+
+
+def remove_orphans(directory: Path, names: Iterable[str]) -> None:
+    """Temporary files of saves of these files killed mid-way (their process is gone)."""
+    for name in names:
+        for tmp in directory.glob(f"{name}.*.tmp"):
+            parts = tmp.name[len(name) + 1 :].split(".")
+            if len(parts) == 3 and parts[0].isdigit() and not _alive(int(parts[0])):
+                tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # Windows: os.kill(pid, 0) is not a probe there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # someone else's process, or no way to tell: leave it
+        return True
+    return True
