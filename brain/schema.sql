@@ -270,7 +270,9 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
         replace(replace(old.text, 'ё', 'е'), 'Ё', 'Е')
     );
 END;
-CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes BEGIN
+-- A changed title re-indexes the note's chunks under it; an edit of the words alone does not touch them
+-- here (m013_fts_title_when_changed): its old chunks leave through chunks_fts_delete.
+CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
         SELECT 'delete', id, replace(replace(old.title, 'ё', 'е'), 'Ё', 'Е'),
                replace(replace(heading, 'ё', 'е'), 'Ё', 'Е'), replace(replace(text, 'ё', 'е'), 'Ё', 'Е')

@@ -561,6 +561,31 @@ def m012_name_changes(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m013_fts_title_when_changed(conn: sqlite3.Connection) -> None:
+    """The BM25 index takes a note's new title only when the title changed.
+
+    m009's trigger ran on every write of a note (``IndexStore.write_note`` sets every column):
+    each edit of a note's words deleted its old chunks from chunks_fts and inserted them again,
+    for them to be deleted once more a statement later, with the note's new chunks coming in.
+    The same entries result when it runs only for a changed title; an edit writes less to
+    FTS5, and never hands it one rowid three times in one transaction.
+    """
+    conn.executescript(
+        f"""
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+                SELECT 'delete', id, {fold_yo("old.title")}, {fold_yo("heading")}, {fold_yo("text")}
+                FROM chunks WHERE note_id = old.id;
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+                SELECT id, {fold_yo("new.title")}, {fold_yo("heading")}, {fold_yo("text")}
+                FROM chunks WHERE note_id = new.id;
+        END;
+        """
+    )
+
+
 def stem_hash(stem: str) -> int:
     """What ``links.stem_hash`` files a link under: the CRC-32 of its stem (``links.link_stem``)
     as a signed 32-bit integer, four bytes in SQLite. Two stems alike cost only a few links
