@@ -60,11 +60,19 @@ def cli() -> None:
 )
 @click.option("--yes", "-y", is_flag=True, help="With --rebuild: discard the index's history without asking.")
 @click.option(
+    "--repair",
+    is_flag=True,
+    help="Check the index database and rebuild its search index from its own rows, embedding nothing "
+    "(when `brain ask` says the BM25 index is out of step, or a damaged index is reported).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
-def index(vault: str | None, rebuild: bool, keep_history: bool, yes: bool, as_json: bool, quiet: bool) -> None:
+def index(
+    vault: str | None, rebuild: bool, keep_history: bool, yes: bool, repair: bool, as_json: bool, quiet: bool
+) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
     The first run embeds everything; later runs re-embed only notes whose content
@@ -78,15 +86,31 @@ def index(vault: str | None, rebuild: bool, keep_history: bool, yes: bool, as_js
     history: what `brain ask --as-of` and `brain history` read) asks first: --keep-history
     carries it into the new index, --yes discards it.
 
+    --repair checks the database and refills its search (BM25) index from the rows it
+    indexes, without embedding anything: seconds, where --rebuild embeds every note again.
+
     \b
     Examples:
       brain index --vault ~/notes
       BRAIN_VAULT=~/notes brain index --json
       brain index --rebuild --keep-history
+      brain index --repair
     """
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
+    if repair:
+        if rebuild:
+            raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")
+        from .index.repair import repair_vault
+
+        repaired = repair_vault(vault)
+        if as_json:
+            emit_json(repaired.as_dict())
+        elif not quiet:
+            rows = ", ".join(f"{table} ({count:,} rows)" for table, count in repaired.rebuilt.items())
+            click.echo(f"repaired the index of {repaired.vault}: rebuilt and checked {rows} in {repaired.seconds} s")
+        return
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
+RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
 # version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
 # the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);
@@ -1595,6 +1596,28 @@ class IndexStore:
     def vacuum(self) -> None:
         self.conn.execute("VACUUM")
 
+    # ----- repair -----------------------------------------------------------------------------
+
+    SEARCH_INDEXES = ("chunks_fts", "chunk_history_fts")
+
+    def database_problems(self, limit: int = 5) -> list[str]:
+        """What SQLite's ``quick_check`` finds wrong with the database file (none: empty). It
+        cannot see into the search indexes: FTS5 keeps no copy of what it indexes."""
+        rows = [r[0] for r in self.conn.execute(f"PRAGMA quick_check({int(limit)})")]
+        return [] if rows == ["ok"] else rows
+
+    def rebuild_search_indexes(self) -> dict[str, int]:
+        """Refill each BM25 index from the rows it indexes (FTS5 'rebuild'), in one transaction,
+        then let FTS5 check each against its rows; rows indexed, by index."""
+        counts = {}
+        with self.transaction():
+            for table, rows in zip(self.SEARCH_INDEXES, ("chunks", "chunk_history")):
+                self.conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+                counts[table] = int(self.conn.execute(f"SELECT count(*) FROM {rows}").fetchone()[0])
+        for table in self.SEARCH_INDEXES:
+            self.conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+        return counts
+
     # ----- history: reads ---------------------------------------------------------------------
 
     def versions_at(self, moment: float | None) -> list[VersionRow]:
@@ -1953,9 +1976,21 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
 
 def damaged_message(database: Path, vault: Path, reason: str) -> str:
     return (
-        f"the index database {database} is damaged ({reason}); run `brain index --rebuild --vault {vault}` "
-        "to rebuild it (the damaged one is moved aside, not deleted)"
+        f"the index database {database} is damaged ({reason}); run `brain index --repair --vault {vault}` "
+        "to rebuild its search index from its own rows (no re-embedding); if the database itself is damaged "
+        f"it says so, and `brain index --rebuild --vault {vault}` builds a new one (the damaged one is moved "
+        "aside, not deleted)"
     )
+
+
+def search_index_damaged(exc: BaseException) -> bool:
+    """Whether a search failed on a damaged index: SQLite's "malformed" (SQLITE_CORRUPT, or
+    FTS5's SQLITE_CORRUPT_VTAB). From an FTS5 statement that is the BM25 index out of step with
+    the rows it indexes (a 'delete' handed other values than were indexed leaves entries
+    behind), mended by ``rebuild_search_indexes``."""
+    if type(exc) is not sqlite3.DatabaseError:
+        return False
+    return getattr(exc, "sqlite_errorcode", None) in (11, 267) or "malformed" in str(exc)
 
 
 def not_writable_message(where: Path, reason: str) -> str:

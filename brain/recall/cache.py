@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
+from ..index.store import RECALL_CACHE_FILE
 from .carry import Basis, Built
 
 log = logging.getLogger("brain")
 
-CACHE_FILE = "recall-cache.npz"
+CACHE_FILE = RECALL_CACHE_FILE
 FORMAT = 1
 _SOURCES = ("names.py", "gate.py", "ppr.py", "carry.py", "cache.py")
 

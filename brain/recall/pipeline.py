@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from .. import config
 from ..errors import BrainError, ConfigError
-from ..index.store import index_errors
+from ..index.store import index_errors, search_index_damaged
 from . import anchors as anchors_stage
 from . import carry, fusion
 from . import dense as dense_stage
@@ -352,6 +352,8 @@ class Recaller:
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
+            if "lexical" in state.failures:
+                self._fall_back(result, "lexical", state.failures["lexical"])
         seed_lanes = list(lanes)  # PageRank restarts from the dense and lexical hits only
         for name in self._extra_lanes(mode, settings):
             self._extra_lane(name, state, settings, result, timings)
@@ -422,7 +424,18 @@ class Recaller:
         if expression is None or settings.depth <= 0:
             return []
         weights = tuple(settings.lexical_weights)
-        hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
+        try:
+            hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
+        except sqlite3.DatabaseError as exc:
+            if not search_index_damaged(exc):
+                raise
+            # Never worse than no BM25: the other lanes stand, and the result says how to mend it.
+            state.failures["lexical"] = (
+                f"the BM25 index is out of step with the chunks it indexes ({exc}); fusing without it:"
+                f" `brain index --repair --vault {self.root}` rebuilds it from them (no re-embedding)"
+            )
+            log.warning("%s", state.failures["lexical"])
+            return []
         state.anchor_passages = hits
         return lexical_stage.lexical_search(
             self.store,

@@ -1,0 +1,64 @@
+"""`brain index --repair`: mend what the index derives from its own rows, without embedding.
+
+The BM25 indexes (FTS5 over the chunks and the past chunks) keep no copy of the text they
+index: a 'delete' handed other values than were indexed leaves entries behind, and a search
+that meets one fails with "database disk image is malformed" while the database itself is
+sound (`brain ask` then answers without BM25 and says so). `--rebuild` would embed every note
+again: hours for a large vault on a CPU. Repair checks the database file (SQLite's
+quick_check), refills each search index from its rows and has FTS5 check it (about 25 s at
+100,000 notes), and drops the names and link graph kept for the next run (recall-cache.npz).
+A damaged database file is a ``IndexDamagedError`` that says to rebuild.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+from ..errors import IndexDamagedError
+from ..vault import resolve_vault
+from .indexer import vault_lock
+from .store import INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, index_errors
+
+
+@dataclass
+class RepairReport:
+    vault: str
+    rebuilt: dict[str, int] = field(default_factory=dict)  # search index → rows indexed
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def repair_vault(vault: str | os.PathLike[str] | None) -> RepairReport:
+    started = time.perf_counter()
+    root = resolve_vault(vault)
+    directory = built_index_dir(root)
+    report = RepairReport(vault=str(root))
+    with vault_lock(directory):
+        try:
+            with index_errors(directory, root):
+                store = IndexStore.open(directory, create=False)
+                try:
+                    problems = store.database_problems()
+                    if problems:
+                        raise IndexDamagedError("; ".join(problems))
+                    report.rebuilt = store.rebuild_search_indexes()
+                finally:
+                    store.close()
+        except IndexDamagedError as exc:  # not a search index out of step: a repair cannot mend it
+            raise IndexDamagedError(
+                f"the index database {directory / INDEX_FILE} is damaged beyond its search index ({_reason(exc)}):"
+                f" run `brain index --rebuild --vault {root}` to build a new one (the damaged one is moved aside,"
+                " not deleted)"
+            ) from exc
+        (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)  # derived from the rows
+    report.seconds = round(time.perf_counter() - started, 2)
+    return report
+
+
+def _reason(exc: IndexDamagedError) -> str:
+    cause = exc.__cause__
+    return str(cause) if cause is not None else str(exc)

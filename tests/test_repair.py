@@ -1,0 +1,122 @@
+"""A BM25 index out of step with its rows: `brain ask` answers without it and says how to mend
+it; `brain index --repair` mends it without embedding; a damaged database file is sent to
+--rebuild (brain/index/repair.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder
+from index_helpers import index_into
+
+from brain import config
+from brain.cli import cli
+from brain.index.store import RECALL_CACHE_FILE
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_logging():
+    """CliRunner closes the stream the "brain" handler writes to: drop it between tests."""
+    yield
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _database(vault: Path) -> Path:
+    return config.index_dir(vault.resolve()) / "index.db"
+
+
+def _desync(vault: Path, word: str) -> int:
+    """Leave ``word`` of one chunk in the BM25 index while the rest of that chunk's entry goes:
+    what a 'delete' handed other values than were indexed does. Returns the chunk id."""
+    conn = sqlite3.connect(_database(vault))
+    try:
+        chunk_id, title, heading, text = conn.execute(
+            "SELECT id, title, heading, text FROM chunks_fts_source WHERE text LIKE ? LIMIT 1", (f"%{word}%",)
+        ).fetchone()
+        kept = " ".join(t for t in text.split() if word not in t.lower())
+        conn.execute(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text) VALUES ('delete', ?, ?, ?, ?)",
+            (chunk_id, title, heading, kept),
+        )
+        conn.commit()
+        with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+            conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        conn.close()
+    return int(chunk_id)
+
+
+def _ask(vault: Path, query: str) -> dict:
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", query)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_a_bm25_index_out_of_step_is_answered_around_and_repaired(toy_vault):
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    before = _ask(toy_vault, "sourdough starter")
+    assert before["results"] and not before["warnings"]
+    _desync(toy_vault, "sourdough")
+    damaged = _ask(toy_vault, "sourdough starter")  # not "database disk image is malformed" and nothing else
+    assert damaged["results"], damaged
+    assert any(f"brain index --repair --vault {toy_vault.resolve()}" in w for w in damaged["warnings"]), damaged
+    assert damaged["fallbacks"].get("lexical") is True
+
+    result = _invoke("index", "--repair", "--vault", str(toy_vault))
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"repaired the index of {toy_vault.resolve()}: rebuilt and checked chunks_fts (")
+    conn = sqlite3.connect(_database(toy_vault))
+    conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")  # raises if not mended
+    conn.close()
+    after = _ask(toy_vault, "sourdough starter")
+    assert not after["warnings"] and [r["path"] for r in after["results"]] == [r["path"] for r in before["results"]]
+
+
+def test_repair_says_what_it_did_as_json_and_drops_the_kept_names(toy_vault):
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    _ask(toy_vault, "memory graph")  # keeps the names and link graph for the next run
+    cache = _database(toy_vault).parent / RECALL_CACHE_FILE
+    assert cache.exists()
+    result = _invoke("index", "--repair", "--json", "--vault", str(toy_vault))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["vault"] == str(toy_vault.resolve()) and report["seconds"] >= 0
+    chunks = sqlite3.connect(_database(toy_vault)).execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert report["rebuilt"] == {"chunks_fts": chunks, "chunk_history_fts": report["rebuilt"]["chunk_history_fts"]}
+    assert not cache.exists()
+
+
+def test_repair_and_rebuild_together_is_a_usage_error(toy_vault):
+    result = CliRunner().invoke(cli, ["index", "--repair", "--rebuild", "--vault", str(toy_vault)])
+    assert result.exit_code == 2 and "--repair and --rebuild do not go together" in result.output
+
+
+@pytest.mark.parametrize("how", ["garbage", "pages"])
+def test_a_damaged_database_is_sent_to_rebuild_in_one_line(toy_vault, how):
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    path = _database(toy_vault)
+    data = bytearray(path.read_bytes())
+    if how == "garbage":
+        data[:] = b"x" * len(data)
+    else:  # the header sound, pages in the middle overwritten
+        page = 4096
+        for start in range(page * 3, min(len(data), page * 12), page):
+            data[start : start + page] = b"\xff" * page
+    path.write_bytes(bytes(data))
+    result = CliRunner().invoke(cli, ["index", "--repair", "--vault", str(toy_vault)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+    assert f"brain index --rebuild --vault {toy_vault.resolve()}" in result.output and "--repair" not in result.output
