@@ -5,7 +5,6 @@ it; `brain index --repair` mends it without embedding; a damaged database file i
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from pathlib import Path
 
@@ -13,21 +12,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder
 from index_helpers import index_into
+from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
 from brain import config
 from brain.cli import cli
 from brain.index.store import RECALL_CACHE_FILE
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """CliRunner closes the stream the "brain" handler writes to: drop it between tests."""
-    yield
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
-    logger.setLevel(logging.NOTSET)
 
 
 def _invoke(*args: str):
