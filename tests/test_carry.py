@@ -427,3 +427,27 @@ def test_what_a_killed_save_left_is_cleared_by_the_next(toy_vault):
     run.names()
     run.close()
     assert not dead.exists() and alive.exists() and _cache_file(root).exists()
+
+
+def test_a_kept_graph_of_other_notes_than_its_stamp_is_not_used(toy_vault, caplog):
+    caplog.set_level(logging.INFO, logger="brain")
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.link_graph()
+    run.close()
+    path = _cache_file(root)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["graph_note_ids"] = arrays["graph_note_ids"] + 1000  # a file put together from two others
+    with open(path, "wb") as out:
+        np.savez(out, **arrays)
+    caplog.clear()
+    run, fresh = _one_shot(root, embedder), _fresh(root, embedder)
+    try:
+        _assert_same(run, fresh, "foreign graph")
+        assert any("not of the notes it is stamped with" in r.getMessage() for r in caplog.records)
+    finally:
+        run.close()
+        fresh.close()

@@ -126,6 +126,8 @@ def load(directory: Path) -> Built | None:
                 arrays = {
                     k[len("graph_") :]: data[k] for k in files if k.startswith("graph_") and k != "graph_settings"
                 }
+                if not np.array_equal(arrays["note_ids"], basis.note_ids):
+                    raise ValueError("the link graph is not of the notes it is stamped with")
                 same_weights = data["graph_settings"].tolist() == graph_settings()
                 graph = LinkGraph.from_arrays(arrays, matrix=same_weights)
     except Exception as exc:  # noqa: BLE001 - a derived file: rebuilt, never trusted when in doubt

@@ -20,7 +20,7 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
 from ..vault import resolve_vault
-from .pipeline import GRAPH_FAILURES, Recaller
+from .pipeline import GRAPH_FAILURES, DiskCache, Recaller
 
 log = logging.getLogger("brain")
 
@@ -113,7 +113,7 @@ def _open(
     timings["load_index"] = _ms(started)
     # The names and link graph an earlier run kept (recall/cache.py): for the present only, and
     # kept again only where the index can be written.
-    disk_cache = "off" if view is not store else ("read" if store.readonly else "write")
+    disk_cache: DiskCache = "off" if view is not store else ("read" if store.readonly else "write")
     recaller = Recaller(
         view,
         vectors,

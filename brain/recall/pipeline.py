@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .. import config
 from ..errors import BrainError, ConfigError
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 
 log = logging.getLogger("brain")
+
+DiskCache = Literal["off", "read", "write"]  # recall/cache.py: never, take what a run kept, also keep
 
 # What a graph stage may fail with and still fall back to the result without it: the index
 # database, memory, or scipy missing. Anything else is a bug and must fail loudly.
@@ -114,7 +116,7 @@ class Recaller:
         rerank_model: str | bool | None = True,
         stale: int = 0,
         warnings: Sequence[str] = (),
-        disk_cache: str = "off",
+        disk_cache: DiskCache = "off",
     ):
         self.store = store
         self.vectors = vectors
@@ -170,9 +172,14 @@ class Recaller:
         from . import cache
 
         kept = cache.load(self.store.directory)
-        if kept is not None:
+        if kept is None:
+            return
+        try:
             taken = self.carry_over(kept)
-            log.info("taken over from the last run: %s", ", ".join(taken) or "nothing")
+        except Exception as exc:  # noqa: BLE001 - what was not taken is built afresh: slower, never wrong
+            log.info("could not take over what the last run kept (%s: %s); building afresh", type(exc).__name__, exc)
+            return
+        log.info("taken over from the last run: %s", ", ".join(taken) or "nothing")
 
     def warm_up(self) -> None:
         """Load the embedding model now rather than on the first query (servers, benchmarks)."""
