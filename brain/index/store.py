@@ -849,11 +849,20 @@ class IndexStore:
         """Every note id, ascending."""
         return [r[0] for r in self.conn.execute("SELECT id FROM notes ORDER BY id")]
 
-    def note_basis(self) -> list[tuple[int, float | None, str]]:
-        """(id, indexed_at, title) of every note, by id: what ``recall.carry`` compares."""
+    def note_write_times(self) -> list[tuple[int, float]]:
+        """(id, indexed_at) of every note, by id: what ``recall.carry`` compares."""
         cursor = self.conn.cursor()
         cursor.row_factory = None  # plain tuples: 100,000 sqlite3.Row objects were half the time
-        return cursor.execute("SELECT id, indexed_at, title FROM notes ORDER BY id").fetchall()
+        return cursor.execute("SELECT id, indexed_at FROM notes ORDER BY id").fetchall()
+
+    def titles_of(self, note_ids: Iterable[int] | None = None) -> dict[int, str]:
+        """note id → title, of these notes (None: every note)."""
+        if note_ids is None:
+            return dict(self.conn.execute("SELECT id, title FROM notes").fetchall())
+        out: dict[int, str] = {}
+        for part in _parts(sorted(set(note_ids))):
+            out.update(self.conn.execute(f"SELECT id, title FROM notes WHERE id IN ({_marks(part)})", part).fetchall())
+        return out
 
     def note_titles(self) -> list[tuple[str, str]]:
         """(path, title) of every note, by id."""

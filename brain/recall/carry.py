@@ -42,7 +42,7 @@ class Basis:
     names_version: str
     link_fences: str | None
     note_ids: np.ndarray  # ascending
-    written_at: np.ndarray  # each note's indexed_at (NaN when unknown: never equal)
+    written_at: np.ndarray  # each note's indexed_at (NOT NULL: set by every write of the note)
     titles: np.ndarray  # each note's title's CRC-32 (stable across processes: recall/cache.py keeps it)
 
     def same(self, other: Basis) -> bool:
@@ -53,7 +53,7 @@ class Basis:
             (self.index_id, self.names_version, self.link_fences)
             == (other.index_id, other.names_version, other.link_fences)
             and np.array_equal(self.note_ids, other.note_ids)
-            and np.array_equal(self.written_at, other.written_at, equal_nan=True)
+            and np.array_equal(self.written_at, other.written_at)
             and np.array_equal(self.titles, other.titles)
         )
 
@@ -68,19 +68,36 @@ class Built:
     link_graph: LinkGraph | None
 
 
-def read_basis(store: IndexStore) -> Basis:
+def read_basis(store: IndexStore, previous: Basis | None = None) -> Basis:
+    """The state of ``store``'s notes. With ``previous`` (an earlier basis of the same index),
+    only the titles of notes written since are read: a title changes only with a write of its
+    note (``IndexStore.write_note`` sets ``indexed_at``), so the others are ``previous``'s."""
     import numpy as np
 
-    rows = store.note_basis()
-    ids, written, titles = zip(*rows) if rows else ((), (), ())
+    rows = store.note_write_times()
+    table = np.array(rows, dtype=np.float64).reshape(-1, 2)  # ids are far below 2**53: exact
+    note_ids, written_at = table[:, 0].astype(np.int64), np.ascontiguousarray(table[:, 1])
+    if previous is not None and np.array_equal(previous.note_ids, note_ids):
+        titles = previous.titles.copy()
+        moved = np.flatnonzero(previous.written_at != written_at)
+        if len(moved):
+            read = store.titles_of(note_ids[moved].tolist())
+            titles[moved] = [_crc(read[int(note_ids[i])]) for i in moved]
+    else:
+        read = store.titles_of()
+        titles = np.array([_crc(read[int(i)]) for i in note_ids], dtype=np.int64)
     return Basis(
         index_id=store.index_id(),
         names_version=store.names_version(),
         link_fences=store.get_meta("link_fences"),
-        note_ids=np.array(ids, dtype=np.int64),
-        written_at=np.array([float("nan") if t is None else t for t in written], dtype=np.float64),
-        titles=np.array([zlib.crc32(t.encode("utf-8", "surrogatepass")) for t in titles], dtype=np.int64),
+        note_ids=note_ids,
+        written_at=written_at,
+        titles=titles,
     )
+
+
+def _crc(title: str) -> int:
+    return zlib.crc32(title.encode("utf-8", "surrogatepass"))
 
 
 def _same_notes(old: Basis, new: Basis) -> bool:
@@ -105,5 +122,5 @@ def written_since(old: Basis, new: Basis) -> list[int] | None:
     the link graph cannot be carried over (other notes, names or link setting)."""
     if not _same_notes(old, new) or old.link_fences != new.link_fences:
         return None
-    moved = old.written_at != new.written_at  # NaN != NaN: an unknown time counts as written
+    moved = old.written_at != new.written_at
     return [int(i) for i in new.note_ids[moved]]

@@ -203,7 +203,7 @@ def open_snapshot(
             store, vectors, embedder, root=root, rerank_model=rerank_model, disk_cache="off" if previous else "read"
         )
         started = time.perf_counter()
-        recaller.basis()  # the next snapshot compares against it
+        recaller.basis(previous.basis() if previous is not None else None)  # the next snapshot compares against it
         if previous is not None:
             try:
                 taken = recaller.carry_over(previous.built())

@@ -152,7 +152,7 @@ class Recaller:
         """Keep what this run built for the next one, if the notes did not change meanwhile."""
         try:
             built = self.built()
-            if not carry.read_basis(self.store).same(built.basis):
+            if not carry.read_basis(self.store, built.basis).same(built.basis):
                 log.info("the index changed while this run read it: its names and link graph are not kept")
                 return
             from . import cache
@@ -168,10 +168,10 @@ class Recaller:
         if self._disk_checked:
             return
         self._disk_checked = True
-        self.basis()
         from . import cache
 
-        kept = cache.load(self.store.directory)
+        kept = cache.load(self.store.directory)  # a file, not the index: the state is still read first
+        self.basis(kept.basis if kept is not None else None)
         if kept is None:
             return
         try:
@@ -221,10 +221,11 @@ class Recaller:
             self._successors = successors(self.store)
         return self._successors
 
-    def basis(self) -> carry.Basis:
-        """What the names and the link graph are built from (``recall/carry.py``), read once."""
+    def basis(self, previous: carry.Basis | None = None) -> carry.Basis:
+        """What the names and the link graph are built from (``recall/carry.py``), read once;
+        ``previous``, an earlier state's, spares reading the titles of notes not written since."""
         if self._basis is None:
-            self._basis = carry.read_basis(self.store)
+            self._basis = carry.read_basis(self.store, previous)
         return self._basis
 
     def built(self) -> carry.Built:
