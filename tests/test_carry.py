@@ -451,3 +451,30 @@ def test_a_kept_graph_of_other_notes_than_its_stamp_is_not_used(toy_vault, caplo
     finally:
         run.close()
         fresh.close()
+
+
+def test_what_cannot_be_taken_over_is_not_even_read(toy_vault, caplog, monkeypatch):
+    """After a note is added nothing kept is valid: the names are not unmarshalled for nothing."""
+    caplog.set_level(logging.INFO, logger="brain")
+    embedder = FakeEmbedder()
+    root = toy_vault.resolve()
+    index_into(_home(), toy_vault, embedder)
+    run = _one_shot(root, embedder)
+    run.names(), run.name_index(), run.link_graph()
+    run.close()
+    write(toy_vault, "Newcomer.md", "# Newcomer\n\nA note added since. See [[Home]].\n")
+    from brain.recall import cache
+
+    def refuse(_data):
+        raise AssertionError("the kept names were read")
+
+    monkeypatch.setattr(cache.marshal, "loads", refuse)
+    caplog.clear()
+    run, fresh = _one_shot(root, embedder), _fresh(root, embedder)
+    try:
+        _assert_same(run, fresh, "a note added")
+        assert not [r for r in caplog.records if "cannot be used" in r.getMessage()]
+    finally:
+        monkeypatch.undo()
+        run.close()
+        fresh.close()

@@ -170,8 +170,12 @@ class Recaller:
         self._disk_checked = True
         from . import cache
 
-        kept = cache.load(self.store.directory)  # a file, not the index: the state is still read first
-        self.basis(kept.basis if kept is not None else None)
+        def worth(kept: carry.Basis) -> tuple[bool, bool]:  # the state is read before anything is built
+            new = self.basis(kept)
+            return carry.names_unchanged(kept, new), carry.written_since(kept, new) is not None
+
+        kept = cache.load(self.store.directory, worth)
+        self.basis()
         if kept is None:
             return
         try:
