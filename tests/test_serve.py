@@ -663,3 +663,24 @@ def test_after_an_edit_the_new_snapshot_takes_over_the_names_and_link_graph(toy_
         settled(daemon)
         linked = daemon.service._snapshot.recaller.link_graph()
         assert linked is not graph and linked.edges == graph.edges + 1
+
+
+def test_a_stopped_server_leaves_its_names_and_graph_for_the_next_start(toy_vault, caplog):
+    """The next start takes them over (recall/cache.py) instead of building them again."""
+    import logging
+
+    from brain.index.store import RECALL_CACHE_FILE
+
+    _index(toy_vault)
+    kept = config.index_dir(toy_vault) / RECALL_CACHE_FILE
+    with served(toy_vault) as daemon:
+        graph_edges = daemon.service._snapshot.recaller.link_graph().edges
+        assert not kept.exists()
+    assert kept.exists()
+    written = kept.stat().st_mtime_ns
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(toy_vault) as daemon:
+        said = [r.getMessage() for r in caplog.records if "from the last run" in r.getMessage()]
+        assert said and said[0].endswith("names, name index, link graph"), said
+        assert daemon.service._snapshot.recaller.link_graph().edges == graph_edges
+    assert kept.stat().st_mtime_ns == written  # the same state: not written again

@@ -90,6 +90,12 @@ def save(directory: Path, built: Built) -> bool:
     return True
 
 
+def kept_basis(directory: Path) -> Basis | None:
+    """The stamp of what is kept in ``directory`` (None: nothing usable), without the rest."""
+    kept = load(directory, lambda _basis: (False, False))
+    return kept.basis if kept is not None else None
+
+
 def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = None) -> Built | None:
     """What a run kept in ``directory``, or None (no file, or one not to be used: logged).
 

@@ -148,6 +148,22 @@ class Recaller:
         finally:
             self.store.close()
 
+    def keep_for_next_run(self) -> None:
+        """Keep what this recaller built on disk for the next process (``brain serve`` as it
+        stops: its next start then takes them over), unless the kept file is of this state."""
+        if self._names is None and self._name_index is None and self._link_graph is None:
+            return
+        from . import cache
+
+        try:
+            kept = cache.kept_basis(self.store.directory)
+            if kept is not None and kept.same(self.basis()):
+                return
+        except (OSError, sqlite3.Error, BrainError) as exc:
+            log.info("could not keep the names and link graph for the next run (%s)", exc)
+            return
+        self._keep_on_disk()
+
     def _keep_on_disk(self) -> None:
         """Keep what this run built for the next one, if the notes did not change meanwhile."""
         try:

@@ -405,7 +405,10 @@ class Service:
         with self._cond:
             snapshot, self._snapshot = self._snapshot, None
         if snapshot is not None:
-            snapshot.recaller.close()
+            try:  # the next start (or a one-shot `brain ask`) takes them over: recall/cache.py
+                snapshot.recaller.keep_for_next_run()
+            finally:
+                snapshot.recaller.close()
 
     def run(self, fn: Callable[[Recaller], T], *, timeout: float) -> T:
         """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``."""
