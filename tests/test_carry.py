@@ -247,6 +247,19 @@ def _cache_file(root: Path) -> Path:
     return config.index_dir(root) / CACHE_FILE
 
 
+def _kept(vault: Path, *built: str) -> tuple[FakeEmbedder, Path]:
+    """Index ``vault``, and keep on disk what a one-shot run builds of ``built`` (Recaller
+    methods: names, name_index, link_graph). Returns the embedder and the vault's root."""
+    embedder = FakeEmbedder()
+    root = vault.resolve()
+    index_into(_home(), vault, embedder)
+    run = _one_shot(root, embedder)
+    for name in built:
+        getattr(run, name)()
+    run.close()
+    return embedder, root
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_what_one_run_keeps_the_next_takes_over_as_a_fresh_build_would(tmp_path, seed, caplog):
     caplog.set_level(logging.INFO, logger="brain")
@@ -323,12 +336,7 @@ def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog
 
 
 def test_other_link_weights_rebuild_the_kept_graph_from_its_links(toy_vault):
-    embedder = FakeEmbedder()
-    root = toy_vault.resolve()
-    index_into(_home(), toy_vault, embedder)
-    run = _one_shot(root, embedder)
-    run.link_graph()
-    run.close()
+    embedder, root = _kept(toy_vault, "link_graph")
     with environ(BRAIN_PPR_BACKLINK_WEIGHT="0.2", BRAIN_PPR_HUB_DAMPING="0.9"):
         run, fresh = _one_shot(root, embedder), _fresh(root, embedder)
         try:
@@ -358,12 +366,7 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
 
     from test_hardening_index import TESTS, _cannot_write, _chmod_tree
 
-    embedder = FakeEmbedder()
-    root = toy_vault.resolve()
-    index_into(_home(), toy_vault, embedder)
-    run = _one_shot(root, embedder)
-    run.names(), run.link_graph()
-    run.close()
+    _, root = _kept(toy_vault, "names", "link_graph")
     path = _cache_file(root)
     kept = path.read_bytes()
     _chmod_tree(brain_home, writable=False)
@@ -392,12 +395,7 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
 
 def test_a_servers_first_snapshot_takes_what_a_run_kept_and_leaves_the_file(toy_vault, caplog):
     caplog.set_level(logging.INFO, logger="brain")
-    embedder = FakeEmbedder()
-    root = toy_vault.resolve()
-    index_into(_home(), toy_vault, embedder)
-    run = _one_shot(root, embedder)
-    run.names(), run.name_index(), run.link_graph()
-    run.close()
+    embedder, root = _kept(toy_vault, "names", "name_index", "link_graph")
     kept = _cache_file(root).stat().st_mtime_ns
     write(toy_vault, "Home.md", (toy_vault / "Home.md").read_text(encoding="utf-8") + "\nSee [[Sourdough bread]].\n")
     index_into(_home(), toy_vault, embedder)
@@ -411,7 +409,7 @@ def test_a_servers_first_snapshot_takes_what_a_run_kept_and_leaves_the_file(toy_
     finally:
         snapshot.close()
         fresh.close()
-    assert _cache_file(root).stat().st_mtime_ns == kept  # a server never writes it
+    assert _cache_file(root).stat().st_mtime_ns == kept  # a snapshot's close never writes it (a server's stop may)
 
 
 def test_what_a_killed_save_left_is_cleared_by_the_next(toy_vault):
@@ -431,12 +429,7 @@ def test_what_a_killed_save_left_is_cleared_by_the_next(toy_vault):
 
 def test_a_kept_graph_of_other_notes_than_its_stamp_is_not_used(toy_vault, caplog):
     caplog.set_level(logging.INFO, logger="brain")
-    embedder = FakeEmbedder()
-    root = toy_vault.resolve()
-    index_into(_home(), toy_vault, embedder)
-    run = _one_shot(root, embedder)
-    run.link_graph()
-    run.close()
+    embedder, root = _kept(toy_vault, "link_graph")
     path = _cache_file(root)
     with np.load(path) as data:
         arrays = {k: data[k] for k in data.files}
@@ -456,12 +449,7 @@ def test_a_kept_graph_of_other_notes_than_its_stamp_is_not_used(toy_vault, caplo
 def test_what_cannot_be_taken_over_is_not_even_read(toy_vault, caplog, monkeypatch):
     """After a note is added nothing kept is valid: the names are not unmarshalled for nothing."""
     caplog.set_level(logging.INFO, logger="brain")
-    embedder = FakeEmbedder()
-    root = toy_vault.resolve()
-    index_into(_home(), toy_vault, embedder)
-    run = _one_shot(root, embedder)
-    run.names(), run.name_index(), run.link_graph()
-    run.close()
+    embedder, root = _kept(toy_vault, "names", "name_index", "link_graph")
     write(toy_vault, "Newcomer.md", "# Newcomer\n\nA note added since. See [[Home]].\n")
     from brain.recall import cache
 
