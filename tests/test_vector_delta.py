@@ -211,9 +211,10 @@ def _vec(i: int) -> np.ndarray:
 
 def _check(directory: Path) -> int | None:
     """Load what is saved: either nothing usable, or exactly one version's content."""
+    saved = (directory / SIDECAR_FILE).exists()  # before loading: the first save may land meanwhile
     loaded, problem = VectorIndex.load_file(directory)
     if loaded is None:  # never saved yet, or a pairing it refused (and says why)
-        assert problem is not None or not (directory / SIDECAR_FILE).exists()
+        assert problem is not None or not saved
         return None
     ids = {int(i) for i in loaded.ids()}
     assert ids == _target(loaded.version), "files of two states paired"
