@@ -62,6 +62,7 @@ def test_a_bm25_index_out_of_step_is_answered_around_and_repaired(toy_vault):
     damaged = _ask(toy_vault, "sourdough starter")  # not "database disk image is malformed" and nothing else
     assert damaged["results"], damaged
     assert any(f"brain index --repair --vault {toy_vault.resolve()}" in w for w in damaged["warnings"]), damaged
+    assert len(damaged["warnings"]) == 1, damaged["warnings"]  # said once: anchor_lex does not search it again
     assert damaged["fallbacks"].get("lexical") is True
 
     result = _invoke("index", "--repair", "--vault", str(toy_vault))

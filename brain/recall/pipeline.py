@@ -515,6 +515,8 @@ class Recaller:
                 self.store, nearest[:wanted], state.vector, settings.depth, settings.anchor_hub
             )
         if name == "anchor_lex":
+            if "lexical" in state.failures:  # the BM25 index failed the lexical lane, which said so
+                return []
             return anchors_stage.anchor_lex(
                 self.store,
                 self._match(state),
