@@ -463,6 +463,7 @@ class Recaller:
                 f" `brain index --repair --vault {self.root}` rebuilds it from them (no re-embedding)"
             )
             log.warning("%s", state.failures["lexical"])
+            state.anchor_passages = []  # anchor_lex reads the lane's hits: none, not a search of that index again
             return []
         state.anchor_passages = hits
         return lexical_stage.lexical_search(
@@ -515,8 +516,6 @@ class Recaller:
                 self.store, nearest[:wanted], state.vector, settings.depth, settings.anchor_hub
             )
         if name == "anchor_lex":
-            if "lexical" in state.failures:  # the BM25 index failed the lexical lane, which said so
-                return []
             return anchors_stage.anchor_lex(
                 self.store,
                 self._match(state),
