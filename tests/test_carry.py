@@ -20,6 +20,7 @@ import pytest
 from conftest import FakeEmbedder, write
 from index_helpers import environ, index_into
 
+from brain.recall import carry
 from brain.recall.opening import open_snapshot
 from brain.recall.pipeline import Recaller
 
@@ -242,9 +243,9 @@ def _fresh(root: Path, embedder) -> Recaller:
 
 def _cache_file(root: Path) -> Path:
     from brain import config
-    from brain.recall.cache import CACHE_FILE
+    from brain.index.store import RECALL_CACHE_FILE
 
-    return config.index_dir(root) / CACHE_FILE
+    return config.index_dir(root) / RECALL_CACHE_FILE
 
 
 def _kept(vault: Path, *built: str) -> tuple[FakeEmbedder, Path]:
@@ -466,3 +467,49 @@ def test_what_cannot_be_taken_over_is_not_even_read(toy_vault, caplog, monkeypat
         monkeypatch.undo()
         run.close()
         fresh.close()
+
+
+def test_saves_racing_each_other_and_a_reader_never_leave_half_a_file(toy_vault):
+    """Two runs keeping different states at once, a third reading: each read is one whole state."""
+    import threading
+
+    from brain.recall import cache
+
+    _, root = _kept(toy_vault, "names", "name_index", "link_graph")
+    first = cache.load(_cache_file(root).parent)
+    assert first is not None
+    other = carry.Built(
+        carry.Basis(
+            first.basis.index_id, "other", None, first.basis.note_ids, first.basis.written_at, first.basis.titles
+        ),
+        first.names,
+        first.name_index,
+        first.link_graph,
+    )
+    directory = _cache_file(root).parent
+    stop, seen, errors = threading.Event(), set(), []
+
+    def save(built: carry.Built) -> None:
+        while not stop.is_set():
+            if not cache.save(directory, built):
+                errors.append("a save failed")
+
+    def read() -> None:
+        for _ in range(40):
+            kept = cache.load(directory)
+            if kept is None:
+                errors.append("a read found no whole file")
+            else:
+                seen.add(kept.basis.names_version)
+
+    writers = [threading.Thread(target=save, args=(b,)) for b in (first, other)]
+    for t in writers:
+        t.start()
+    try:
+        read()
+    finally:
+        stop.set()
+        for t in writers:
+            t.join()
+    assert not errors and seen <= {first.basis.names_version, "other"} and seen, (errors, seen)
+    assert not list(directory.glob(f"{cache.RECALL_CACHE_FILE}.*.tmp"))

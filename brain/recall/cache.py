@@ -29,7 +29,6 @@ from .carry import Basis, Built
 
 log = logging.getLogger("brain")
 
-CACHE_FILE = RECALL_CACHE_FILE
 FORMAT = 1
 _SOURCES = ("names.py", "gate.py", "ppr.py", "carry.py", "cache.py")
 
@@ -74,13 +73,13 @@ def save(directory: Path, built: Built) -> bool:
         arrays.update({f"graph_{k}": v for k, v in built.link_graph.arrays().items()})
     from ..index.tempfiles import remove_orphans, temp_name
 
-    temporary = temp_name(directory, CACHE_FILE)
+    temporary = temp_name(directory, RECALL_CACHE_FILE)
     try:
-        remove_orphans(directory, [CACHE_FILE])
+        remove_orphans(directory, [RECALL_CACHE_FILE])
         try:
             with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
                 np.savez(out, **arrays)
-            os.replace(temporary, directory / CACHE_FILE)
+            os.replace(temporary, directory / RECALL_CACHE_FILE)
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
@@ -104,7 +103,7 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     notes is 0.3 s, for nothing after a note was added)."""
     import numpy as np
 
-    path = directory / CACHE_FILE
+    path = directory / RECALL_CACHE_FILE
     if not path.exists():
         return None
     try:
