@@ -22,6 +22,7 @@ import pytest
 from conftest import write
 from index_helpers import CheapEmbedder, index_into
 
+from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall.opening import open_snapshot
 from brain.recall.past import PastIndex
@@ -66,9 +67,11 @@ def index(built, tmp_path) -> Path:
 
 @pytest.fixture
 def split(monkeypatch):
-    """Split every search that matches a chunk, in three parts."""
+    """Split every search that matches a chunk, in three parts (never narrowed: that has its own
+    tests, test_lexical_pruning.py, with and without parts)."""
     monkeypatch.setenv("BRAIN_LEXICAL_THREADS", "3")
     monkeypatch.setenv("BRAIN_LEXICAL_SPLIT_MATCHES", "1")
+    monkeypatch.setattr(fts_pruning, "pruning", lambda *args, **kwargs: None)
 
 
 def _queries(n: int, seed: int = 7) -> list[str]:

@@ -35,6 +35,8 @@ from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
+from . import fts_pruning
+from .fts_pruning import Pruning
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
 from .version_text import chunk_dictionary, needs_dictionary
@@ -1003,10 +1005,65 @@ class IndexStore:
         nothing joined before the limit. (FTS5's own ``ORDER BY rank`` sorts every match in a
         nested query: slower here, 0.92 s against 0.55 s at 110,000 matches on SQLite 3.40.)
 
-        bm25() scores every match (~0.7 µs each), so a search that may match many chunks is
-        split into rowid ranges searched at once, on this connection and the readers'
-        (``_split_search``): the same rows, the same scores, in the same order.
+        bm25() scores every match (~0.7 µs each), so a search of the lexical lane's form (``"a"
+        OR "b" OR …``) that may match many chunks first asks for the chunks that can be among the
+        best (two of its words, or a rare one alone: ``fts_pruning``) and keeps that answer when
+        its last hit outscores every chunk left out; and a search is split into rowid ranges
+        searched at once, on this connection and the readers' (``_split_search``). Either way:
+        the same rows, the same scores, in the same order.
         """
+        narrower = self._pruning(expression, weights, limit)
+        if narrower is not None:
+            hits = self._search_branches(narrower.branches, weights, limit)
+            if hits is not None and len(hits) >= limit and hits[limit - 1][1] > narrower.bound:
+                log.debug("BM25 search narrowed: %d hits, the last above %.3f", len(hits), narrower.bound)
+                return hits
+            log.debug("BM25 search not narrowed: the last hit not above %.3f", narrower.bound)
+        return self._search(expression, weights, limit)
+
+    def _search_branches(
+        self, branches: Sequence[str], weights: Sequence[float], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The best ``limit`` of the disjoint ``branches`` together: each branch's best ``limit``,
+        one statement each, on this connection and the readers' at once; None when a reader failed."""
+        sql = (
+            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
+            " ORDER BY rank, rowid LIMIT ?"
+        )
+
+        def branch(conn: sqlite3.Connection, expression: str) -> list[tuple[int, float]]:
+            return [(r[0], r[1]) for r in conn.execute(sql, (*weights, expression, limit))]
+
+        found = self._at_once([partial(branch, expression=b) for b in branches])
+        if found is None:
+            return None
+        rows = sorted((row for rows in found for row in rows), key=lambda row: (row[1], row[0]))
+        return [(rowid, -float(rank)) for rowid, rank in rows[:limit]]  # bm25() is lower-better
+
+    def _pruning(self, expression: str, weights: Sequence[float], limit: int) -> Pruning | None:
+        """The narrower search for a search of the lexical lane's form that may match
+        BRAIN_LEXICAL_SPLIT_MATCHES chunks or more (below, the whole search is quick), on an
+        SQLite whose FTS5 scores it alike; else None."""
+        terms = _expression_terms(expression)
+        if not 2 <= len(terms) <= fts_pruning.MAX_TERMS or expression != " OR ".join(map(fts_pruning.quote, terms)):
+            return None
+        if self._split_at is None:
+            self._split_at = config.lexical_split_matches()
+        counts = self.term_chunk_counts(terms)
+        if sum(counts.values()) < self._split_at or not fts_pruning.branches_score_alike():
+            return None
+        return fts_pruning.pruning(terms, counts, self.fts_row_count(), limit, weights)
+
+    def fts_row_count(self) -> int:
+        """Rows of the BM25 index, as bm25() counts them for its IDF (kept until the database changes)."""
+        cache = self._unchanged_cache()
+        count = cache.get("fts_rows")
+        if not isinstance(count, int):
+            count = cache["fts_rows"] = int(self.conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0])
+        return count
+
+    def _search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """``fts_search`` of exactly this expression: in parts where that pays, else one statement."""
         bounds = self._split_bounds(expression, limit)
         if bounds is not None:
             hits = self._split_search(expression, weights, limit, bounds)
@@ -1025,8 +1082,7 @@ class IndexStore:
         a transaction the readers cannot see into, or a search that cannot match
         BRAIN_LEXICAL_SPLIT_MATCHES chunks (every search of a small index): bounded by the sum
         of its terms' chunk counts (which the lexical lane has just read) and by the chunks."""
-        readers = self._readers
-        if limit <= 0 or not readers.usable or (self.conn.in_transaction and not readers.pinned):
+        if limit <= 0 or not self._readers_usable():
             return None
         if self._split_at is None:
             self._split_at = config.lexical_split_matches()
@@ -1037,7 +1093,38 @@ class IndexStore:
         counts = self.term_chunk_counts(_expression_terms(expression))
         if min(chunks, sum(counts.values())) < threshold:
             return None
-        return self._fts_bounds(readers.size + 1) or None
+        return self._fts_bounds(self._readers.size + 1) or None
+
+    def _readers_usable(self) -> bool:
+        """Whether the readers may search now: they are open or can be, and see what this
+        connection sees (not inside a transaction of its own, unless pinned to a snapshot)."""
+        readers = self._readers
+        return readers.usable and not (self.conn.in_transaction and not readers.pinned)
+
+    def _at_once(self, work: Sequence[Callable[[sqlite3.Connection], _T]]) -> list[_T] | None:
+        """Each of ``work`` run with a connection: shared out between this one and the readers,
+        which run at once, or all on this one when the readers may not search; the results in
+        order. None when a reader failed (said in the log; searches run on this connection from
+        then on)."""
+        if len(work) <= 1 or not self._readers_usable():
+            return [job(self.conn) for job in work]
+        lanes = min(len(work), self._readers.size + 1)
+        shares = [list(work[i::lanes]) for i in range(lanes)]
+
+        def run(share: list[Callable[[sqlite3.Connection], _T]], conn: sqlite3.Connection) -> list[_T]:
+            return [job(conn) for job in share]
+
+        try:
+            mine, theirs = self._readers.run(partial(run, shares[0], self.conn), [partial(run, s) for s in shares[1:]])
+        except ReaderFailed as exc:  # a reader's trouble, not the search's: one connection from now on
+            self._readers.close()
+            log.warning("BM25 searches run in one statement from now on (%s)", exc)
+            return None
+        results: dict[int, _T] = {}
+        for lane, done in enumerate([mine, *theirs]):
+            for step, result in enumerate(done):
+                results[lane + step * lanes] = result  # shares[lane][step] is work[lane + step × lanes]
+        return [results[i] for i in range(len(work))]
 
     def _fts_bounds(self, parts: int) -> list[int]:
         """``parts - 1`` ascending chunk ids at equal steps through the lexical table (fewer when
@@ -1086,15 +1173,12 @@ class IndexStore:
         def part(conn: sqlite3.Connection, low: int, high: int) -> list[tuple[int, float]]:
             return [(r[0], r[1]) for r in conn.execute(sql, (*weights, expression, low, high, limit))]
 
-        (low, high), *rest = pairwise([_LOWEST_ROWID, *bounds, _HIGHEST_ROWID])
-        jobs = [partial(part, low=low, high=high) for low, high in rest]
-        try:
-            mine, theirs = self._readers.run(partial(part, self.conn, low, high), jobs)
-        except ReaderFailed as exc:  # a reader's trouble, not the search's: one statement from now on
-            self._readers.close()
-            log.warning("BM25 searches run in one statement from now on (%s)", exc)
+        found = self._at_once(
+            [partial(part, low=low, high=high) for low, high in pairwise([_LOWEST_ROWID, *bounds, _HIGHEST_ROWID])]
+        )
+        if found is None:
             return None
-        rows = [*mine, *(row for rows in theirs for row in rows)]
+        rows = [row for rows in found for row in rows]
         rows.sort(key=lambda row: (row[1], row[0]))
         return [(rowid, -float(rank)) for rowid, rank in rows[:limit]]  # bm25() is lower-better
 
