@@ -14,7 +14,10 @@ import logging
 import math
 import random
 import re
+import shutil
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ from conftest import write
 from index_helpers import CheapEmbedder, index_into
 
 from brain.index import fts_pruning
-from brain.index.store import IndexStore
+from brain.index.store import INDEX_FILE, IndexStore
 
 COMMON = "amber basil cedar delta ember fjord garnet harbor".split()
 RARE = [f"rare{i}" for i in range(30)]
@@ -235,3 +238,99 @@ def test_a_sqlite_error_in_the_check_means_no_narrowing(monkeypatch):
         monkeypatch.undo()
         fts_pruning.branches_score_alike.cache_clear()
     assert fts_pruning.branches_score_alike() is True
+
+
+def test_a_writer_committing_during_narrowed_searches_breaks_nothing(pruned_index, tmp_path, monkeypatch):
+    """Each branch reads the committed state as it starts: chunks come and go, and a note's new
+    title re-indexes its chunks under the same ids, between branches; never an error, never a
+    chunk twice, always best first."""
+    directory = tmp_path / "index"
+    directory.mkdir()
+    shutil.copy2(pruned_index / INDEX_FILE, directory / INDEX_FILE)
+    monkeypatch.setenv("BRAIN_LEXICAL_SPLIT_MATCHES", "1")
+    monkeypatch.setenv("BRAIN_LEXICAL_THREADS", "2")
+    store = IndexStore.open(directory, create=False)
+    note_ids = store.note_ids()
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    commits = 0
+
+    def write_away() -> None:
+        nonlocal commits
+        writer = IndexStore.open(directory, create=False)
+        try:
+            rng = random.Random(3)
+            vector = bytes(16 * 4)
+            while not stop.is_set():
+                with writer.transaction():
+                    note = rng.choice(note_ids)
+                    if rng.random() < 0.5:
+                        words = " ".join(rng.choices(COMMON, k=3))
+                        writer.replace_chunks(
+                            note, [(0, "part", words, vector), (1, "part", f"{words} filler", vector)]
+                        )
+                    else:
+                        title = " ".join(rng.sample(COMMON, 2))
+                        writer.conn.execute("UPDATE notes SET title = ? WHERE id = ?", (title, note))
+                commits += 1
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            writer.close()
+
+    thread = threading.Thread(target=write_away)
+    thread.start()
+    searched, deadline = 0, time.monotonic() + 60
+    try:
+        for terms in itertools.cycle(_queries(60, seed=11)):
+            hits = store.fts_search(_or(terms), WEIGHTS[0], 20)
+            ids = [c for c, _ in hits]
+            assert len(ids) == len(set(ids))
+            assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+            searched += 1
+            if (searched >= 100 and commits >= 30) or failures or time.monotonic() > deadline:
+                break
+    finally:
+        stop.set()
+        thread.join()
+    try:
+        assert not failures, failures
+        assert commits >= 30
+        for terms in _queries(20, seed=12):  # and once the writer is done, exactly
+            assert store.fts_search(_or(terms), WEIGHTS[0], 20) == _whole(store, _or(terms), WEIGHTS[0], 20)
+    finally:
+        store.close()
+
+
+def test_a_chunk_re_titled_between_two_branches_is_kept_once(pruned_index, tmp_path, monkeypatch):
+    """A note's new title re-indexes its chunks under the same ids: a commit landing between two
+    branch statements can put one chunk in both (with its old title in the first, its new one
+    in the second). It is kept once."""
+    directory = tmp_path / "index"
+    directory.mkdir()
+    shutil.copy2(pruned_index / INDEX_FILE, directory / INDEX_FILE)
+    store = IndexStore.open(directory, create=False)
+    writer = IndexStore.open(directory, create=False)
+    note = store.note_ids()[7]
+    with writer.transaction():
+        writer.replace_chunks(note, [(0, "part", "basil cedar", bytes(16 * 4))])
+        writer.conn.execute("UPDATE notes SET title = 'amber' WHERE id = ?", (note,))
+    (chunk,) = [r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note,))]
+    real = IndexStore._at_once
+
+    def retitled_between(self, work):
+        first = real(self, work[:1])
+        with writer.transaction():
+            writer.conn.execute("UPDATE notes SET title = 'plain' WHERE id = ?", (note,))
+        rest = real(self, work[1:])
+        return None if first is None or rest is None else first + rest
+
+    monkeypatch.setattr(IndexStore, "_at_once", retitled_between)
+    try:
+        branches = fts_pruning.branches(["amber", "basil", "cedar"], set())
+        hits = store._search_branches(branches, WEIGHTS[0], 10_000)
+        ids = [c for c, _ in hits]
+        assert chunk in ids and len(ids) == len(set(ids))
+    finally:
+        writer.close()
+        store.close()

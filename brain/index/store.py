@@ -1038,7 +1038,15 @@ class IndexStore:
         if found is None:
             return None
         rows = sorted((row for rows in found for row in rows), key=lambda row: (row[1], row[0]))
-        return [(rowid, -float(rank)) for rowid, rank in rows[:limit]]  # bm25() is lower-better
+        # Each statement reads the state committed as it starts: a chunk a writer re-titled in
+        # between (same rowid, new words) may be in two branches. Kept once, by its better score.
+        seen: set[int] = set()
+        hits = []
+        for rowid, rank in rows:
+            if rowid not in seen:
+                seen.add(rowid)
+                hits.append((rowid, -float(rank)))  # bm25() is lower-better
+        return hits[:limit]
 
     def _pruning(self, expression: str, weights: Sequence[float], limit: int) -> Pruning | None:
         """The narrower search for a search of the lexical lane's form that may match
