@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import CheapEmbedder, index_into
+from index_helpers import CheapEmbedder, environ, index_into
 
 from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
@@ -42,7 +42,20 @@ def pruned_index(tmp_path_factory) -> Path:
     common word, so that some searches keep the narrowed answer and others must search
     everything."""
     root = tmp_path_factory.mktemp("pruned")
-    vault = root / "vault"
+    _write_vault(root / "vault")
+    return index_into(root / "home", root / "vault", CheapEmbedder())[1]
+
+
+@pytest.fixture(scope="module")
+def trigram_index(tmp_path_factory) -> Path:
+    """The same vault, indexed by trigrams (BRAIN_FTS_TOKENIZER=trigram, for CJK)."""
+    root = tmp_path_factory.mktemp("pruned-trigram")
+    _write_vault(root / "vault")
+    with environ(BRAIN_FTS_TOKENIZER="trigram"):
+        return index_into(root / "home", root / "vault", CheapEmbedder())[1]
+
+
+def _write_vault(vault: Path) -> None:
     rng = random.Random(13)
     for i in range(400):
         sections = []
@@ -61,8 +74,6 @@ def pruned_index(tmp_path_factory) -> Path:
             write(vault, f"f{i // 100}/{word} {i:04d}.md", f"# {word} {i}\n\nfiller filler\n")
             continue
         write(vault, f"f{i // 100}/n{i:04d}.md", f"# n {i}\n\n" + "\n".join(sections))
-    _, directory = index_into(root / "home", vault, CheapEmbedder())
-    return directory
 
 
 @pytest.fixture
@@ -334,3 +345,22 @@ def test_a_chunk_re_titled_between_two_branches_is_kept_once(pruned_index, tmp_p
     finally:
         writer.close()
         store.close()
+
+
+def test_a_trigram_index_narrows_exactly_too(trigram_index, monkeypatch, caplog):
+    """A trigram index's terms are its trigrams, each one token: the same narrowing, the same answers."""
+    monkeypatch.setenv("BRAIN_LEXICAL_SPLIT_MATCHES", "1")
+    caplog.set_level(logging.DEBUG, logger="brain")
+    trigrams = sorted({w[i : i + 3] for w in COMMON for i in range(len(w) - 2)})
+    rng = random.Random(21)
+    store = IndexStore.open(trigram_index, create=False)
+    try:
+        assert store.fts_tokenizer() == "trigram"
+        for number in range(120):
+            terms = rng.sample(trigrams, rng.randint(2, 6))
+            weights, limit = WEIGHTS[number % 2], LIMITS[number % len(LIMITS)]
+            assert store.fts_search(_or(terms), weights, limit) == _whole(store, _or(terms), weights, limit), terms
+    finally:
+        store.close()
+    kept, again = _outcomes(caplog)
+    assert kept >= 10, (kept, again)
