@@ -12,9 +12,11 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import sqlite3
+import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -282,3 +284,42 @@ def index_db_before(directory: Path, migration: str) -> sqlite3.Connection:
     older.steps = INDEX_MIGRATIONS.steps[: names.index(migration)]
     older.apply(conn)
     return conn
+
+
+class WriterRace:
+    """A thread that commits ``write(writer, rng)`` in a transaction of its own store, again and
+    again, until ``stop``; ``commits`` counts them, ``failures`` holds what it raised."""
+
+    def __init__(self, directory: Path, write: Callable[[IndexStore, random.Random], None]):
+        self.commits = 0
+        self.failures: list[BaseException] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(directory, write))
+
+    def _run(self, directory: Path, write: Callable[[IndexStore, random.Random], None]) -> None:
+        writer = IndexStore.open(directory, create=False)
+        try:
+            rng = random.Random(3)
+            while not self._stop.is_set():
+                with writer.transaction():
+                    write(writer, rng)
+                self.commits += 1
+        except BaseException as exc:
+            self.failures.append(exc)
+        finally:
+            writer.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@contextlib.contextmanager
+def writer_racing(directory: Path, write: Callable[[IndexStore, random.Random], None]) -> Iterator[WriterRace]:
+    """``WriterRace`` running for the block, stopped and joined however it ends."""
+    race = WriterRace(directory, write)
+    race._thread.start()
+    try:
+        yield race
+    finally:
+        race.stop()

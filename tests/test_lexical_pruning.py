@@ -16,13 +16,12 @@ import random
 import re
 import shutil
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import CheapEmbedder, environ, index_into
+from index_helpers import CheapEmbedder, environ, index_into, writer_racing
 
 from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
@@ -262,51 +261,29 @@ def test_a_writer_committing_during_narrowed_searches_breaks_nothing(pruned_inde
     monkeypatch.setenv("BRAIN_LEXICAL_THREADS", "2")
     store = IndexStore.open(directory, create=False)
     note_ids = store.note_ids()
-    stop = threading.Event()
-    failures: list[BaseException] = []
-    commits = 0
+    vector = bytes(16 * 4)
 
-    def write_away() -> None:
-        nonlocal commits
-        writer = IndexStore.open(directory, create=False)
-        try:
-            rng = random.Random(3)
-            vector = bytes(16 * 4)
-            while not stop.is_set():
-                with writer.transaction():
-                    note = rng.choice(note_ids)
-                    if rng.random() < 0.5:
-                        words = " ".join(rng.choices(COMMON, k=3))
-                        writer.replace_chunks(
-                            note, [(0, "part", words, vector), (1, "part", f"{words} filler", vector)]
-                        )
-                    else:
-                        title = " ".join(rng.sample(COMMON, 2))
-                        writer.conn.execute("UPDATE notes SET title = ? WHERE id = ?", (title, note))
-                commits += 1
-        except BaseException as exc:
-            failures.append(exc)
-        finally:
-            writer.close()
+    def write(writer: IndexStore, rng: random.Random) -> None:
+        note = rng.choice(note_ids)
+        if rng.random() < 0.5:
+            words = " ".join(rng.choices(COMMON, k=3))
+            writer.replace_chunks(note, [(0, "part", words, vector), (1, "part", f"{words} filler", vector)])
+        else:
+            writer.conn.execute("UPDATE notes SET title = ? WHERE id = ?", (" ".join(rng.sample(COMMON, 2)), note))
 
-    thread = threading.Thread(target=write_away)
-    thread.start()
     searched, deadline = 0, time.monotonic() + 60
     try:
-        for terms in itertools.cycle(_queries(60, seed=11)):
-            hits = store.fts_search(_or(terms), WEIGHTS[0], 20)
-            ids = [c for c, _ in hits]
-            assert len(ids) == len(set(ids))
-            assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-            searched += 1
-            if (searched >= 100 and commits >= 30) or failures or time.monotonic() > deadline:
-                break
-    finally:
-        stop.set()
-        thread.join()
-    try:
-        assert not failures, failures
-        assert commits >= 30
+        with writer_racing(directory, write) as race:
+            for terms in itertools.cycle(_queries(60, seed=11)):
+                hits = store.fts_search(_or(terms), WEIGHTS[0], 20)
+                ids = [c for c, _ in hits]
+                assert len(ids) == len(set(ids))
+                assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+                searched += 1
+                if (searched >= 100 and race.commits >= 30) or race.failures or time.monotonic() > deadline:
+                    break
+        assert not race.failures, race.failures
+        assert race.commits >= 30
         for terms in _queries(20, seed=12):  # and once the writer is done, exactly
             assert store.fts_search(_or(terms), WEIGHTS[0], 20) == _whole(store, _or(terms), WEIGHTS[0], 20)
     finally:

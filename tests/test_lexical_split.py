@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import CheapEmbedder, index_into
+from index_helpers import CheapEmbedder, index_into, writer_racing
 
 from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
@@ -262,45 +262,25 @@ def test_a_writer_committing_during_split_searches_breaks_nothing(index, split):
     never an error, never a chunk twice."""
     store = IndexStore.open(index, create=False)
     note_ids = store.note_ids()
-    stop = threading.Event()
-    failures: list[BaseException] = []
-    commits = 0
+    vector = bytes(16 * 4)
 
-    def write_away() -> None:
-        nonlocal commits
-        writer = IndexStore.open(index, create=False)
-        try:
-            rng = random.Random(3)
-            vector = bytes(16 * 4)
-            while not stop.is_set():
-                with writer.transaction():
-                    note = rng.choice(note_ids)
-                    words = " ".join(rng.choices(VOCAB, k=20))
-                    writer.replace_chunks(note, [(0, "part", words, vector), (1, "part", words, vector)])
-                commits += 1
-        except BaseException as exc:
-            failures.append(exc)
-        finally:
-            writer.close()
+    def write(writer: IndexStore, rng: random.Random) -> None:
+        words = " ".join(rng.choices(VOCAB, k=20))
+        writer.replace_chunks(rng.choice(note_ids), [(0, "part", words, vector), (1, "part", words, vector)])
 
-    thread = threading.Thread(target=write_away)
-    thread.start()
     searched, deadline = 0, time.monotonic() + 60
     try:
-        for expression in itertools.cycle(_queries(60, seed=11)):
-            hits = store.fts_search(expression, WEIGHTS, 300)
-            ids = [c for c, _ in hits]
-            assert len(ids) == len(set(ids))
-            assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-            searched += 1
-            if (searched >= 60 and commits >= 20) or failures or time.monotonic() > deadline:
-                break
-    finally:
-        stop.set()
-        thread.join()
-    try:
-        assert not failures, failures
-        assert commits >= 20
+        with writer_racing(index, write) as race:
+            for expression in itertools.cycle(_queries(60, seed=11)):
+                hits = store.fts_search(expression, WEIGHTS, 300)
+                ids = [c for c, _ in hits]
+                assert len(ids) == len(set(ids))
+                assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+                searched += 1
+                if (searched >= 60 and race.commits >= 20) or race.failures or time.monotonic() > deadline:
+                    break
+        assert not race.failures, race.failures
+        assert race.commits >= 20
         assert _fts_threads()  # it did split while the writer wrote
         for expression in _queries(10, seed=12):  # and once the writer is done, exactly
             assert store.fts_search(expression, WEIGHTS, 300) == _one_statement(store, expression)
