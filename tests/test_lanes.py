@@ -96,21 +96,23 @@ def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault):
 
 def test_term_counts_and_chunk_count_follow_writes_by_any_connection(rare_vault):
     """Both are cached between queries; a write by another process or by this connection
-    must show at once, or the common-term skip would judge terms on stale counts."""
+    must show at once, or the common-term skip would judge terms on stale counts. The BM25
+    index's row count (read from FTS5's averages record, not counted) follows them too."""
     store = open_store(rare_vault)
     chunks = store.chunk_count()
+    assert store.fts_row_count() == chunks
     errx = store.term_chunk_counts(["errx"])["errx"]
     assert errx >= 1 and store.term_chunk_counts(["plover", "errx"]) == {"plover": 0, "errx": errx}
     write(rare_vault, "Fresh.md", "# Fresh\n\nA plover, another plover.\n")
     index_vault(rare_vault, progress=False)  # another connection
     assert store.term_chunk_counts(["plover", "errx"]) == {"plover": 1, "errx": errx}
-    assert store.chunk_count() == chunks + 1
+    assert store.chunk_count() == store.fts_row_count() == chunks + 1
     fresh = store.note_id("Fresh.md")
     assert fresh is not None
     with store.transaction():  # this connection
         store.delete_notes([fresh])
     assert store.term_chunk_counts(["plover"]) == {"plover": 0}
-    assert store.chunk_count() == chunks
+    assert store.chunk_count() == store.fts_row_count() == chunks
 
 
 def _graph_vault(root):

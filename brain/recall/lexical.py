@@ -84,7 +84,7 @@ def informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     Scoring a term means visiting every chunk that holds it; a word in half the vault adds
     almost nothing to BM25 but made each query visit most of the index (bench/scale.py).
     """
-    total = store.chunk_count() or 1
+    total = store.fts_row_count() or 1
     frequency = store.term_chunk_counts(terms)
     kept = [t for t in terms if 0 < frequency[t] <= COMMON_SHARE * total]
     if not kept:

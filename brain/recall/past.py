@@ -190,6 +190,9 @@ class PastIndex(IndexStore):
     def chunk_count(self) -> int:
         return self.base.chunk_count() + len(self._past_chunks)
 
+    def fts_row_count(self) -> int:
+        return self.base.fts_row_count() + len(self._past_chunks)
+
     def term_chunk_counts(self, terms: Sequence[str]) -> dict[str, int]:
         present = self.base.term_chunk_counts(terms)
         if not self._past_chunks:
