@@ -206,3 +206,32 @@ def test_whenever_the_snapshot_exists_it_and_its_log_equal_the_rows_while_a_writ
     assert writer.returncode == 0, err
     assert checks > 0
     assert store.note_stats() == _rows(store)
+
+
+def test_the_walk_leaves_the_garbage_collector_as_it_found_it(indexed):
+    """The walk pauses the cyclic collector and thaws what it made into the oldest generation:
+    after it the collector is on, nothing stays frozen, and a cycle made before is still found
+    (by a full collection); with the collector off before, it stays off."""
+    import gc
+    import weakref
+
+    vault, store = indexed
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle: only the collector frees it
+    alive = weakref.ref(a)
+    del a, b
+    assert gc.isenabled()
+    changes.plan(vault, store)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive() is None
+    gc.disable()
+    try:
+        changes.plan(vault, store)
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
