@@ -157,6 +157,7 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 )
             )
             continue
+        base = _join(dirpath, "")  # the folder with one separator after it: each file's path is base + name
         try:
             for entry in entries:
                 name = entry.name
@@ -186,7 +187,7 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 if not name.lower().endswith(".md"):
                     continue
                 rel = prefix + name
-                if not _valid_name(rel):
+                if not rel.isascii() and not _valid_name(rel):  # only non-ASCII can hold a surrogate
                     shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                     skipped.append(Skipped(shown, "bad-file-name", "not valid Unicode"))
                     continue
@@ -214,7 +215,7 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 if not stat.S_ISREG(st.st_mode):
                     skipped.append(Skipped(rel, "not-a-file"))
                     continue
-                notes.append(VaultFile(rel, _join(dirpath, name), st.st_size, st.st_mtime_ns))
+                notes.append(VaultFile(rel, base + name, st.st_size, st.st_mtime_ns))
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
