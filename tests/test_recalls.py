@@ -22,8 +22,13 @@ def _iso(when: dt.datetime) -> str:
 
 
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-TODAY = NOW - dt.timedelta(minutes=30)
-YESTERDAY = NOW - dt.timedelta(days=1)
+# The report groups by local date: "today" must be today's date whatever the hour the tests run
+# (half an hour back from 00:10 is yesterday), with room for the minutes _fill adds after it.
+_MIDNIGHT = NOW.astimezone().replace(hour=0, minute=0, second=0).astimezone(dt.timezone.utc)
+TODAY = min(
+    max(NOW - dt.timedelta(minutes=30), _MIDNIGHT + dt.timedelta(minutes=1)), _MIDNIGHT + dt.timedelta(hours=22)
+)
+YESTERDAY = TODAY - dt.timedelta(days=1)
 
 
 def _recall(
