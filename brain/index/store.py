@@ -1026,13 +1026,9 @@ class IndexStore:
     ) -> list[tuple[int, float]] | None:
         """The best ``limit`` of the disjoint ``branches`` together: each branch's best ``limit``,
         one statement each, on this connection and the readers' at once; None when a reader failed."""
-        sql = (
-            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-            " ORDER BY rank, rowid LIMIT ?"
-        )
 
         def branch(conn: sqlite3.Connection, expression: str) -> list[tuple[int, float]]:
-            return [(r[0], r[1]) for r in conn.execute(sql, (*weights, expression, limit))]
+            return [(r[0], r[1]) for r in conn.execute(_BM25_BEST, (*weights, expression, limit))]
 
         found = self._at_once([partial(branch, expression=b) for b in branches])
         if found is None:
@@ -1055,10 +1051,8 @@ class IndexStore:
         terms = _expression_terms(expression)
         if not 2 <= len(terms) <= fts_pruning.MAX_TERMS or expression != " OR ".join(map(fts_pruning.quote, terms)):
             return None
-        if self._split_at is None:
-            self._split_at = config.lexical_split_matches()
         counts = self.term_chunk_counts(terms)
-        if sum(counts.values()) < self._split_at or not fts_pruning.branches_score_alike():
+        if sum(counts.values()) < self._split_threshold() or not fts_pruning.branches_score_alike():
             return None
         return fts_pruning.pruning(terms, counts, self.fts_row_count(), limit, weights)
 
@@ -1075,11 +1069,7 @@ class IndexStore:
             hits = self._split_search(expression, weights, limit, bounds)
             if hits is not None:
                 return hits
-        rows = self.conn.execute(
-            "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
-            " ORDER BY rank, rowid LIMIT ?",
-            (*weights, expression, limit),
-        )
+        rows = self.conn.execute(_BM25_BEST, (*weights, expression, limit))
         return [(r[0], -float(r[1])) for r in rows]  # bm25() is lower-better
 
     def _split_bounds(self, expression: str, limit: int) -> list[int] | None:
@@ -1090,9 +1080,7 @@ class IndexStore:
         of its terms' chunk counts (which the lexical lane has just read) and by the chunks."""
         if limit <= 0 or not self._readers_usable():
             return None
-        if self._split_at is None:
-            self._split_at = config.lexical_split_matches()
-        threshold = self._split_at
+        threshold = self._split_threshold()
         chunks = self.fts_row_count()
         if chunks < threshold:
             return None
@@ -1100,6 +1088,12 @@ class IndexStore:
         if min(chunks, sum(counts.values())) < threshold:
             return None
         return self._fts_bounds(self._readers.size + 1) or None
+
+    def _split_threshold(self) -> int:
+        """BRAIN_LEXICAL_SPLIT_MATCHES: the possible matches from which a search is narrowed or split."""
+        if self._split_at is None:
+            self._split_at = config.lexical_split_matches()
+        return self._split_at
 
     def _readers_usable(self) -> bool:
         """Whether the readers may search now: they are open or can be, and see what this
@@ -1990,6 +1984,11 @@ _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variab
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
 _LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+# A BM25 search's best ``limit`` (weights, expression, limit): the FTS table alone, nothing joined.
+_BM25_BEST = (
+    "SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
+    " ORDER BY rank, rowid LIMIT ?"
+)
 
 
 def _parts(ids: Sequence[_T]) -> Iterator[list[_T]]:

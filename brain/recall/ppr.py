@@ -94,8 +94,6 @@ class LinkGraph:
         self._degree = np.maximum(np.diff(self._indptr), 1).astype(np.float64)
         self.edges = count
 
-    _MATRIX = ("indptr", "indices", "probs", "degree", "dangling")
-
     def arrays(self) -> dict[str, np.ndarray]:
         """The graph as arrays (``recall/cache.py`` keeps them): its notes, its links, its matrix."""
         out = {"note_ids": self.note_ids, "src": self._src, "dst": self._dst, "embed": self._embed}
