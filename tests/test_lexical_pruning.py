@@ -341,3 +341,32 @@ def test_a_trigram_index_narrows_exactly_too(trigram_index, monkeypatch, caplog)
         store.close()
     kept, again = _outcomes(caplog)
     assert kept >= 10, (kept, again)
+
+
+def test_russian_words_and_yo_narrow_exactly(tmp_path, monkeypatch, caplog):
+    """The pilot's vault is Russian and English: Cyrillic words, and ё folded to е on both sides
+    (the index and the query), narrow to the very same answers."""
+    words = "ёлка берёза сосна дуб клён липа ясень ива ель пихта".split()
+    vault = tmp_path / "vault"
+    rng = random.Random(8)
+    for i in range(600):  # two of ten words a note: each in a fifth of the chunks
+        text = " ".join(rng.sample(words, 2)) + " " + "текст " * rng.randint(1, 30)
+        write(vault, f"n{i:04d}.md", f"# заметка {i}\n\n{text}\n")
+    directory = index_into(tmp_path / "home", vault, CheapEmbedder())[1]
+    monkeypatch.setenv("BRAIN_LEXICAL_SPLIT_MATCHES", "1")
+    caplog.set_level(logging.DEBUG, logger="brain")
+    from brain.recall.lexical import match_expression
+
+    store = IndexStore.open(directory, create=False)
+    try:
+        for number in range(60):
+            query = " ".join(rng.sample(words, rng.randint(2, 5)))
+            query = query.upper() if number % 2 else query
+            expression = match_expression(store, query)
+            assert expression is not None and "ё" not in expression
+            for limit in (5, 20):
+                assert store.fts_search(expression, WEIGHTS[0], limit) == _whole(store, expression, WEIGHTS[0], limit)
+    finally:
+        store.close()
+    kept, _ = _outcomes(caplog)
+    assert kept >= 10
