@@ -13,7 +13,9 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -135,10 +137,31 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
     """Every markdown note under ``root`` and every skipped file with its reason, sorted by path.
 
     ``ignore`` is the vault's ``.brainignore`` as ``load_ignore`` read it (read here when not
-    given; pass it to see its warnings). One ``stat`` per note (``os.scandir`` knows which
-    entries are folders): at 100,000 notes the walk is most of a no-op ``brain index``."""
+    given; pass it to see its warnings)."""
+    found = walk(root, ignore)
+    return found.notes, found.skipped
+
+
+class Walk(NamedTuple):
+    notes: list[VaultFile]  # sorted by path; with ``known``, only those whose stat differs from it
+    skipped: list[Skipped]  # sorted by path
+    unchanged: list[str]  # with ``known``: the paths whose size and mtime it has, in no particular order
+
+
+def walk(
+    root: Path, ignore: IgnoreRules | None = None, known: Mapping[str, tuple[int, int, int]] | None = None
+) -> Walk:
+    """What ``scan`` finds, with each note compared on the way against ``known`` (path →
+    (note id, size, mtime_ns), as ``IndexStore.note_stats`` gives them) when it is given: a note
+    with the same size and mtime is only its path in ``unchanged``.
+
+    One ``stat`` per note (``os.scandir`` knows which entries are folders): at 100,000 notes
+    the walk is most of a no-op ``brain index``, and making, sorting and comparing a record
+    of every unchanged note afterwards was a fifth of it (0.07 s)."""
     if ignore is None:
         ignore = load_ignore(root)
+    lookup = known.get if known is not None else None
+    unchanged: list[str] = []
     notes: list[VaultFile] = []
     skipped: list[Skipped] = []
     root_stat = root.stat()
@@ -215,13 +238,28 @@ def scan(root: Path, ignore: IgnoreRules | None = None) -> tuple[list[VaultFile]
                 if not stat.S_ISREG(st.st_mode):
                     skipped.append(Skipped(rel, "not-a-file"))
                     continue
-                notes.append(VaultFile(rel, base + name, st.st_size, st.st_mtime_ns))
+                size, mtime_ns = st.st_size, st.st_mtime_ns
+                row = lookup(rel) if lookup is not None else None
+                if row is not None and row[1] == size and row[2] == mtime_ns:
+                    unchanged.append(rel)
+                else:
+                    notes.append(VaultFile(rel, base + name, size, mtime_ns))
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
-    notes.sort(key=lambda f: f.path)
+    notes.sort(key=itemgetter(0))  # by path
     skipped.sort(key=lambda s: s.path)
-    return notes, skipped
+    return Walk(notes, skipped, unchanged)
+
+
+def vault_file(root: Path, path: str) -> VaultFile | None:
+    """The note at vault-relative ``path`` as the walk would have found it; None when it is gone."""
+    abspath = os.path.join(root, *path.split("/"))
+    try:
+        st = os.stat(abspath)
+    except OSError:
+        return None
+    return VaultFile(path, abspath, st.st_size, st.st_mtime_ns)
 
 
 # Listing a folder by its file descriptor: each entry's stat() is then an fstatat() of one name,

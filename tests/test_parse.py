@@ -14,7 +14,7 @@ from conftest import TOY_VAULT, write
 
 from brain.errors import ConfigError
 from brain.notes import decode, inline_tags, looks_binary, parse_note, split_frontmatter
-from brain.vault import IgnoreRules, VaultFile, read_note_bytes, resolve_vault, scan
+from brain.vault import IgnoreRules, VaultFile, read_note_bytes, resolve_vault, scan, vault_file, walk
 
 TOY_NOTES = sorted(
     """Home.md
@@ -97,6 +97,28 @@ def test_scan_records_size_and_mtime_of_each_note():
     st = (TOY_VAULT / "Home.md").stat()
     assert (home.size, home.mtime_ns) == (st.st_size, st.st_mtime_ns)
     assert home.abspath == str(TOY_VAULT / "Home.md")
+
+
+def test_a_walk_against_known_stats_keeps_only_the_paths_of_matching_notes(tmp_path):
+    """With ``known`` (path → (id, size, mtime_ns)), a note whose size and mtime both match is
+    only its path; one that differs in either, or is not known, is a whole record; together
+    they are what ``scan`` finds, and skips are the same."""
+    for name in ("same.md", "bigger.md", "touched.md", "new.md", "sub/deep.md", ".hidden.md"):
+        write(tmp_path, name, f"# {name}\n")
+    files, skipped = scan(tmp_path)
+    by_path = {f.path: f for f in files}
+    known = {path: (i, f.size, f.mtime_ns) for i, (path, f) in enumerate(by_path.items())}
+    del known["new.md"]
+    known["bigger.md"] = (99, by_path["bigger.md"].size + 1, by_path["bigger.md"].mtime_ns)
+    known["touched.md"] = (98, by_path["touched.md"].size, by_path["touched.md"].mtime_ns - 1)
+    known["gone.md"] = (97, 1, 1)
+    found = walk(tmp_path, known=known)
+    assert sorted(found.unchanged) == ["same.md", "sub/deep.md"]
+    assert found.notes == [by_path["bigger.md"], by_path["new.md"], by_path["touched.md"]]
+    assert found.skipped == skipped
+    assert walk(tmp_path) == (files, skipped, [])
+    assert vault_file(tmp_path, "sub/deep.md") == by_path["sub/deep.md"]
+    assert vault_file(tmp_path, "gone.md") is None
 
 
 def test_scan_paths_are_posix_and_vault_relative(tmp_path):

@@ -39,7 +39,7 @@ def _rows(store: IndexStore) -> dict[str, tuple[int, int, int]]:
 def _plan_summary(vault: Path, store: IndexStore) -> tuple:
     plan = changes.plan(vault, store)
     return (
-        sorted(f.path for f in plan.unchanged),
+        sorted(plan.unchanged),
         sorted((f.path, note_id) for f, note_id in plan.candidates),
         sorted(plan.deleted.items()),
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..notes import content_hash
-from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, scan
+from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, walk
 from .store import IndexStore, SkipRecord
 
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
@@ -34,7 +34,7 @@ TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed"
 class Plan:
     """What a walk of the vault found, by size and mtime only."""
 
-    unchanged: list[VaultFile]
+    unchanged: list[str]  # paths of the notes whose size and mtime are their rows', in no particular order
     candidates: list[tuple[VaultFile, int | None]]  # (file, its note id, or None for a new path)
     deleted: dict[str, int]  # path → note id, for notes whose file is gone
     skipped: list[Skipped]
@@ -86,29 +86,29 @@ def _collector_paused() -> Iterator[None]:
 
 def _plan(root: Path, store: IndexStore) -> Plan:
     ignore = load_ignore(root)
-    files, skipped = scan(root, ignore)
+    # Read before the walk, not after: either way a file written in between has a stat that
+    # differs from its row (the row has the stat of what was read), so it is a candidate.
     rows = store.note_stats()  # path → (id, size, mtime_ns)
+    found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
+    skipped = found.skipped
     held = store.skipped_for_content()
     limit = max_note_bytes()
-    unchanged: list[VaultFile] = []
     candidates: list[tuple[VaultFile, int | None]] = []
     stats: dict[str, tuple[int, int]] = {}
-    for file in files:
+    for file in found.notes:
         row = rows.get(file.path)
-        if row is not None and row[1] == file.size and row[2] == file.mtime_ns:
-            unchanged.append(file)
-        elif row is None and _still_skipped(file, held.get(file.path), limit):
+        if row is None and _still_skipped(file, held.get(file.path), limit):
             record = held[file.path]
             skipped.append(Skipped(file.path, record.reason, record.detail))
             stats[file.path] = (file.size, file.mtime_ns)
         else:
             candidates.append((file, row[0] if row else None))
     deleted: dict[str, int] = {}
-    if len(rows) > len(unchanged):  # some note is not among the unchanged files: find which
-        present = {f.path for f in files}
+    if len(rows) > len(found.unchanged):  # some note is not among the unchanged files: find which
+        present = set(found.unchanged).union(f.path for f in found.notes)
         deleted = {path: row[0] for path, row in rows.items() if path not in present}
     skipped.sort(key=lambda s: s.path)
-    return Plan(unchanged, candidates, deleted, skipped, stats, ignore.warnings)
+    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings)
 
 
 def read(changes: Plan, store: IndexStore) -> Iterator[Change]:

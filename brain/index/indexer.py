@@ -28,7 +28,7 @@ from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexMismatchError
 from ..notes import Note, parse_note
-from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault
+from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, vectors
 from .history import Recorder
 from .linking import resolve_links
@@ -316,7 +316,7 @@ class _Run:
             return None
         return change.file.path, change.data, change.file.mtime_ns / 1e9, self.link_fences, self.chunk_strategy
 
-    def _relink_if_fences_changed(self, unchanged: list[VaultFile]) -> None:
+    def _relink_if_fences_changed(self, unchanged: list[str]) -> None:
         """BRAIN_LINK_FENCES changed since the last run: read every unchanged note's links again.
 
         Only links depend on it (chunks keep fenced code whole either way), so nothing is
@@ -328,13 +328,15 @@ class _Run:
             return
         ids = {path: row.id for path, row in self.store.note_rows().items()}
         limit = config.max_note_bytes()
-        for start in range(0, len(unchanged), CHUNKS_PER_BATCH):
+        paths = sorted(unchanged)
+        for start in range(0, len(paths), CHUNKS_PER_BATCH):
             with self.store.transaction():
                 now = time.time()
-                for file in unchanged[start : start + CHUNKS_PER_BATCH]:
-                    note_id = ids.get(file.path)
-                    data, _ = read_note_bytes(file, limit) if note_id is not None else (None, None)
-                    if note_id is None or data is None:
+                for path in paths[start : start + CHUNKS_PER_BATCH]:
+                    note_id = ids.get(path)
+                    file = vault_file(self.root, path) if note_id is not None else None
+                    data, _ = read_note_bytes(file, limit) if file is not None else (None, None)
+                    if note_id is None or file is None or data is None:
                         continue
                     note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
                     prior = self.history.before_write(note_id, note)
