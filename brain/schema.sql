@@ -232,6 +232,10 @@ CREATE TABLE links (
 CREATE INDEX links_source ON links (source_id);
 CREATE INDEX links_target ON links (target_id);
 CREATE INDEX links_stem ON links (stem_hash);
+-- links_unresolved: the links not resolved (pending, dangling, attachment), few beside the
+--   resolved ones: pending links are found and the links counted by status without reading every
+--   link (m014_links_unresolved).
+CREATE INDEX links_unresolved ON links (status) WHERE status <> 'resolved';
 
 -- skipped: files the last walk left out, with the reason (dot-folder, dot-file,
 --   sync-conflict, brainignore, too-large, binary, unreadable, symlink-loop, broken-symlink,

@@ -376,6 +376,37 @@ def test_link_counts(graph):
     assert kinds["embed"] == 4  # Daily ^one-hop, Architecture review ^append-only, Brain MVP FAISS, Cooking claw grip
 
 
+
+def test_links_by_status_are_counted_and_found_without_reading_every_link(tmp_path):
+    """Every status counted as a pass over all links would count it, and neither the counts
+    nor the search for pending links reads the links table whole (m014's links_unresolved:
+    at 100,000 notes a pass over every link was 50 ms of each `brain index`)."""
+    _report, directory = index_into(tmp_path / "home", TOY_VAULT)
+    with IndexView(directory) as view:
+        conn = view.conn
+        ids = [r[0] for r in conn.execute("SELECT id FROM links WHERE status = 'resolved' ORDER BY id LIMIT 5")]
+        conn.execute("UPDATE links SET status = 'attachment' WHERE id IN (?, ?)", ids[:2])
+        conn.execute("UPDATE links SET status = 'pending' WHERE id IN (?, ?, ?)", ids[2:])
+        conn.commit()
+        by_status = dict(conn.execute("SELECT status, count(*) FROM links GROUP BY status").fetchall())
+        assert by_status["pending"] == 3 and by_status["attachment"] == 2 and by_status["dangling"] == 5
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        counts = view.store.counts()
+        pending = view.store.links_to_resolve(every=False)
+        conn.set_trace_callback(None)
+        assert (counts["resolved"], counts["dangling"], counts["attachment"]) == (
+            by_status["resolved"],
+            by_status["dangling"],
+            by_status["attachment"],
+        )
+        assert sorted(r[0] for r in pending) == sorted(ids[2:])
+        on_links = [sql for sql in statements if " FROM links" in sql]
+        assert len(on_links) >= 2
+        for sql in on_links:
+            plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "INDEX" in plan, f"{sql} reads every link: {plan}"
+
 def test_superseded_decision_links(graph):
     chroma = graph.links("Projects/Decision - Use Chroma.md")
     assert [link["target_path"] for link in chroma if link["target"] == "Decision - Use FAISS flat index"] == [

@@ -526,18 +526,18 @@ class IndexStore:
 
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
-        # The links by status in one pass: a pass over 500,000 links is 25 ms, and every
-        # `brain index` and `brain status` reports these.
-        resolved, dangling, attachment = self.conn.execute(
-            "SELECT coalesce(sum(status = 'resolved'), 0), coalesce(sum(status = 'dangling'), 0),"
-            " coalesce(sum(status = 'attachment'), 0) FROM links"
-        ).fetchone()
+        # Every `brain index` and `brain status` reports these: the links not resolved are
+        # counted through their index (m014), the resolved ones as the rest, not by reading
+        # 500,000 links (50 ms).
+        others = dict(
+            self.conn.execute(f"SELECT status, count(*) FROM links WHERE {_UNRESOLVED} GROUP BY status").fetchall()
+        )
         return {
             "notes": one("SELECT count(*) FROM notes"),
             "chunks": one("SELECT count(*) FROM chunks"),
-            "resolved": resolved,
-            "dangling": dangling,
-            "attachment": attachment,
+            "resolved": one("SELECT count(*) FROM links") - sum(others.values()),
+            "dangling": others.get("dangling", 0),
+            "attachment": others.get("attachment", 0),
         }
 
     def aliases_by_path(self) -> dict[str, list[str]]:
@@ -744,7 +744,7 @@ class IndexStore:
     def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str, int | None, str]]:
         """(link id, source note id, target as written, kind, target id, status): every link, or
         those still pending."""
-        where = "" if every else " WHERE status = 'pending'"
+        where = "" if every else f" WHERE {_UNRESOLVED} AND status = 'pending'"  # through links_unresolved
         sql = f"SELECT id, source_id, target, kind, target_id, status FROM links{where}"
         return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(sql)]
 
@@ -1980,6 +1980,9 @@ def _link_stem_hash(target: str, kind: str) -> int:
     return stem_hash(link_stem(target, kind) or "")
 
 
+_UNRESOLVED = (
+    "status <> 'resolved'"  # the condition of the index links_unresolved (m014): a query must state it to use it
+)
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
 _LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
