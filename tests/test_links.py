@@ -376,7 +376,6 @@ def test_link_counts(graph):
     assert kinds["embed"] == 4  # Daily ^one-hop, Architecture review ^append-only, Brain MVP FAISS, Cooking claw grip
 
 
-
 def test_links_by_status_are_counted_and_found_without_reading_every_link(tmp_path):
     """Every status counted as a pass over all links would count it, and neither the counts
     nor the search for pending links reads the links table whole (m014's links_unresolved:
@@ -406,6 +405,7 @@ def test_links_by_status_are_counted_and_found_without_reading_every_link(tmp_pa
         for sql in on_links:
             plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "INDEX" in plan, f"{sql} reads every link: {plan}"
+
 
 def test_superseded_decision_links(graph):
     chroma = graph.links("Projects/Decision - Use Chroma.md")
