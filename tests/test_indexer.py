@@ -477,7 +477,7 @@ def test_model_mismatch_is_a_clear_error_and_rebuild_fixes_it(indexed, monkeypat
     assert status["links"]["dangling"] == 5 and len(status["skipped"]) == 3
     with _view(vault) as view:
         vectors = view.conn.execute("SELECT DISTINCT length(vector) FROM chunks").fetchall()
-        assert [r[0] for r in vectors] == [32 * 2]  # float16
+        assert [r[0] for r in vectors] == [32 + 2]  # a byte a value and two for the step (m015)
     assert_faiss_matches(config.index_dir(vault))
 
 

@@ -599,6 +599,27 @@ def m014_links_unresolved(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX links_unresolved ON links (status) WHERE status <> 'resolved'")
 
 
+@INDEX_MIGRATIONS
+def m015_vectors_one_byte_a_value(conn: sqlite3.Connection) -> None:
+    """Vectors stored with one signed byte a dimension and a power of two (vector_blobs.py).
+
+    At 100,000 notes a float16 vector was 768 of the 3.4 KB each chunk took; now 385. Each
+    value moves by at most half a step (for MiniLM and e5 vectors about 1/1,000 of the
+    largest value; the labelled sets' figures are unchanged, README), and stays exactly a
+    float16, which the FAISS file's codes are. The vector files hold the float16 values: a
+    new ``vectors_version`` makes readers rebuild them from the database, as m009 did.
+    """
+    from .vector_blobs import from_float16
+
+    conn.create_function("brain_vector_from_float16", 1, from_float16, deterministic=True)
+    conn.execute("UPDATE chunks SET vector = brain_vector_from_float16(vector)")
+    conn.execute("UPDATE chunk_history SET vector = brain_vector_from_float16(vector)")
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+        " WHERE key = 'vectors_version' AND EXISTS (SELECT 1 FROM chunks)"
+    )
+
+
 def stem_hash(stem: str) -> int:
     """What ``links.stem_hash`` files a link under: the CRC-32 of its stem (``links.link_stem``)
     as a signed 32-bit integer, four bytes in SQLite. Two stems alike cost only a few links

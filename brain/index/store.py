@@ -702,7 +702,10 @@ class IndexStore:
         # they are the last len(chunks) ids the table handed out.
         self.conn.executemany(
             "INSERT INTO chunks (note_id, ordinal, heading, text, vector) VALUES (?, ?, ?, ?, ?)",
-            [(note_id, ordinal, heading, text, _stored(vector)) for ordinal, heading, text, vector in chunks],
+            [
+                (note_id, ordinal, heading, text, blob)
+                for (ordinal, heading, text, _), blob in zip(chunks, _stored([c[3] for c in chunks]))
+            ],
         )
         added: list[int] = []
         if chunks:
@@ -947,23 +950,25 @@ class IndexStore:
         """(chunk id, note id, float32 vector bytes) of every chunk of these notes."""
         out: list[tuple[int, int, bytes]] = []
         for part in _parts(note_ids):
-            rows = self.conn.execute(f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({_marks(part)})", part)
-            out.extend((r[0], r[1], _float32(r[2])) for r in rows)
+            rows = self.conn.execute(
+                f"SELECT id, note_id, vector FROM chunks WHERE note_id IN ({_marks(part)})", part
+            ).fetchall()
+            out.extend((r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows])))
         return out
 
     def chunk_vectors(self, chunk_ids: Sequence[int]) -> list[tuple[int, bytes]]:
         """(chunk id, float32 vector bytes) of these chunks."""
         out: list[tuple[int, bytes]] = []
         for part in _parts(chunk_ids):
-            rows = self.conn.execute(f"SELECT id, vector FROM chunks WHERE id IN ({_marks(part)})", part)
-            out.extend((r[0], _float32(r[1])) for r in rows)
+            rows = self.conn.execute(f"SELECT id, vector FROM chunks WHERE id IN ({_marks(part)})", part).fetchall()
+            out.extend((r[0], v) for r, v in zip(rows, _float32([r[1] for r in rows])))
         return out
 
     def iter_chunk_vectors(self, batch: int = 50_000) -> Iterator[list[tuple[int, bytes]]]:
         """Every (chunk id, float32 vector bytes), ascending by id, ``batch`` rows at a time."""
         cursor = self.conn.execute("SELECT id, vector FROM chunks ORDER BY id")
         while rows := cursor.fetchmany(batch):
-            yield [(r[0], _float32(r[1])) for r in rows]
+            yield [(r[0], v) for r, v in zip(rows, _float32([r[1] for r in rows]))]
 
     def vocabulary_with_prefix(self, prefix: str, limit: int) -> list[str]:
         """Terms of the lexical index that begin with ``prefix``, the most widespread first."""
@@ -1810,8 +1815,8 @@ class IndexStore:
         for part in _parts(chunk_ids):
             rows = self.conn.execute(
                 f"SELECT id, note_id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part
-            )
-            out.extend((r[0], r[1], _float32(r[2])) for r in rows)
+            ).fetchall()
+            out.extend((r[0], r[1], v) for r, v in zip(rows, _float32([r[2] for r in rows])))
         return out
 
     def history_chunks_to_embed(self, after_id: int, limit: int) -> list[tuple[int, str, str, str]]:
@@ -1823,7 +1828,9 @@ class IndexStore:
 
     def set_history_vectors(self, rows: Iterable[tuple[bytes, int]]) -> None:
         """(float32 vector bytes, past chunk id) for each past chunk re-embedded."""
-        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", ((_stored(v), i) for v, i in rows))
+        rows = list(rows)
+        blobs = _stored([v for v, _ in rows])
+        self.conn.executemany("UPDATE chunk_history SET vector = ? WHERE id = ?", zip(blobs, (i for _, i in rows)))
 
     def fts_hits(self, expression: str, weights: Sequence[float], *, past: bool) -> Iterator[tuple[int, float]]:
         """Every (chunk id, BM25 score, higher is better) for an FTS5 MATCH expression, best first,
@@ -2141,15 +2148,16 @@ def dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
 
-def _stored(vector: bytes) -> bytes:
-    """float32 vector bytes as the index stores them: float16 (schema.py m009)."""
-    import numpy as np
+def _stored(vectors: Sequence[bytes]) -> list[bytes]:
+    """float32 vectors' bytes as the index stores them (vector_blobs.py; imported here, on
+    first use, for numpy: a no-op `brain index` imports none)."""
+    from .vector_blobs import encode
 
-    return np.frombuffer(vector, dtype=np.float32).astype(np.float16).tobytes()
+    return encode(vectors)
 
 
-def _float32(blob: bytes) -> bytes:
-    """A stored (float16) vector as float32 bytes, what every reader of vectors expects."""
-    import numpy as np
+def _float32(blobs: Sequence[bytes]) -> list[bytes]:
+    """Stored vectors as float32 bytes, what every reader of vectors expects."""
+    from .vector_blobs import decode_many
 
-    return np.frombuffer(blob, dtype=np.float16).astype(np.float32).tobytes()
+    return decode_many(blobs)
