@@ -16,6 +16,7 @@ notes the vectors were 0.77 of the index's 3.4 KB per chunk.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,23 +33,35 @@ def encode(vectors: Sequence[bytes]) -> list[bytes]:
     if any(len(vector) != len(vectors[0]) for vector in vectors):
         return [encode([vector])[0] for vector in vectors]
     values = np.frombuffer(b"".join(vectors), dtype=np.float32).reshape(len(vectors), -1)
-    values = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
-    largest = np.abs(values).max(axis=1).astype(np.float64)
-    # The smallest step (8 + m) × 2**x at or above largest / 127: with largest / 127 =
-    # g × 2**e (1 ≤ g < 2), m = ceil(8 (g - 1)) and x = e - 3, carried into e + 1 at m = 8.
-    fraction, exponent = np.frexp(largest / _LIMIT)  # fraction in [0.5, 1)
-    eighths = np.ceil(16 * fraction - 8).astype(np.int32)
-    exponent = exponent - 4 + (eighths == 8)
-    eighths = np.where(eighths == 8, 0, eighths)
-    zero = (largest == 0) | (exponent < -128)  # nothing to keep, or below what the byte holds
-    exponent = np.clip(np.where(zero, 0, exponent), -128, 127)
-    eighths = np.where(zero, 0, eighths)
-    step = np.ldexp((8 + eighths).astype(np.float64), exponent)
+    largest = np.abs(values).max(axis=1)
+    if not np.isfinite(largest).all():
+        values = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+        largest = np.abs(values).max(axis=1)
+    # Few numpy calls, the steps in plain Python: the indexer encodes a note's chunks at a
+    # time, and per call numpy's overhead is most of the cost (100,000 notes, 100,000 calls).
+    steps = [_step(value) for value in largest.tolist()]
     out = np.empty((len(vectors), values.shape[1] + _HEAD), dtype=np.int8)
-    out[:, 0] = exponent
-    out[:, 1] = eighths
-    out[:, _HEAD:] = np.where(zero[:, None], 0, np.rint(values / step[:, None]))
+    out[:, 0] = [exponent for exponent, _, _ in steps]
+    out[:, 1] = [eighths for _, eighths, _ in steps]
+    out[:, _HEAD:] = np.rint(values / np.array([[step] for _, _, step in steps]))
     return [row.tobytes() for row in out]
+
+
+def _step(largest: float) -> tuple[int, int, float]:
+    """(x, m, (8 + m) × 2**x): the smallest such step at or above ``largest`` / 127. With
+    largest / 127 = g × 2**e (1 ≤ g < 2): m = ceil(8 (g - 1)) and x = e - 3, carried into
+    e + 1 at m = 8. A vector of zeros, or one too small for the byte's exponents, is all 0
+    (its step infinite: every value divided by it is 0)."""
+    if not largest > 0:
+        return 0, 0, math.inf
+    fraction, exponent = math.frexp(largest / _LIMIT)  # fraction in [0.5, 1)
+    eighths = math.ceil(16 * fraction - 8)
+    exponent -= 4
+    if eighths == 8:
+        eighths, exponent = 0, exponent + 1
+    if exponent < -128:
+        return 0, 0, math.inf
+    return exponent, eighths, math.ldexp(8 + eighths, exponent)
 
 
 def decode(blob: bytes) -> bytes:
