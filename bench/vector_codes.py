@@ -1,6 +1,7 @@
 """float32 against float16 codes in the FAISS vector file: search time of one query, file size.
 
-brain's vectors are stored as float16 (schema.py m009), so a FAISS file of float16 codes
+brain's stored vectors are float16 values (schema.py m009; since m015 a byte a value times a
+step, each value exactly a float16: brain/index/vector_blobs.py), so a FAISS file of float16 codes
 (``IndexScalarQuantizer`` QT_fp16) holds exactly what a float32 one does in half the bytes.
 This prints, for each size, the p50/p95 of one query on one thread (as brain searches) for:
 

@@ -6,7 +6,8 @@ It is a cache of what the index database holds, kept in up to three files:
   as searches touch it): an exact ``IndexIDMap2(IndexScalarQuantizer)``, or above
   ``EXACT_UP_TO`` chunks an approximate ``IndexIVFScalarQuantizer`` (``BRAIN_DENSE_INDEX``;
   bench/scale.py prints its recall@10 against exact search). Both keep float16 codes: the
-  database stores the vectors as float16 (schema.py m009), so the codes hold exactly what a
+  database's vectors are float16 values (float16 since m009; since m015 a byte a value times
+  a step, vector_blobs.py, each value still exactly a float16), so the codes hold exactly what a
   float32 file would, in half the bytes and half the resident pages, and inner products
   still accumulate in float32 (bench/vector_codes.py: the same ids and scores, and no
   slower). An IVF base is trained once, when it is built whole; folding a delta in adds and
