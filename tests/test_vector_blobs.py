@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from index_helpers import index_db_before
+from conftest import FakeEmbedder, write
+from index_helpers import index_db_before, open_store
 
+from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
-from brain.index.vector_blobs import decode, decode_many, encode, from_float16
+from brain.index.vector_blobs import decode, decode_array, decode_many, encode, from_float16
 
 
 def _step(blob: bytes) -> float:
@@ -64,6 +66,32 @@ def test_many_at_once_read_as_one_by_one_even_of_mixed_widths():
     assert decode_many(blobs) == [decode(b) for b in blobs]
     assert decode_many(blobs[:3]) == [decode(b) for b in blobs[:3]]
     assert encode([]) == [] and decode_many([]) == []
+
+
+def test_a_matrix_of_vectors_reads_as_each_vector_and_refuses_mixed_widths():
+    rng = np.random.default_rng(3)
+    blobs = encode([rng.standard_normal(6).astype(np.float32).tobytes() for _ in range(4)])
+    matrix = decode_array(blobs)
+    assert matrix.dtype == np.float32 and matrix.shape == (4, 6)
+    assert [row.tobytes() for row in matrix] == decode_many(blobs)
+    with pytest.raises(ValueError, match="dimensions"):
+        decode_array([*blobs, encode([np.ones(5, np.float32).tobytes()])[0]])
+
+
+def test_the_store_reads_every_vector_as_arrays_as_it_reads_them_one_by_one(tmp_path):
+    for i in range(7):
+        write(tmp_path / "v", f"n{i}.md", f"# Note {i}\n\nline {i} of seven.\n\n## More\n\nand more {i}\n")
+    index_vault(tmp_path / "v", embedder=FakeEmbedder(), progress=False)
+    store = open_store(tmp_path / "v")
+    try:
+        parts = list(store.iter_chunk_vector_arrays(batch=3))
+        assert [len(ids) for ids, _ in parts][:-1] == [3] * (len(parts) - 1)
+        ids = [int(i) for part, _ in parts for i in part]
+        assert ids == sorted(store.chunk_ids()) and len(ids) >= 7
+        rows = [row.tobytes() for _, matrix in parts for row in matrix]
+        assert rows == [vector for _, vector in store.chunk_vectors(ids)]
+    finally:
+        store.close()
 
 
 def test_m015_converts_float16_vectors_and_has_the_vector_files_rebuilt(tmp_path):

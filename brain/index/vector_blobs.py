@@ -74,13 +74,23 @@ def decode_many(blobs: Sequence[bytes]) -> list[bytes]:
     lanes read a thousand vectors: one numpy call each was most of the cost)."""
     if not blobs:
         return []
+    if any(len(blob) != len(blobs[0]) for blob in blobs):
+        return [decode_array([blob])[0].tobytes() for blob in blobs]
+    return [row.tobytes() for row in decode_array(blobs)]
+
+
+def decode_array(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored vectors of one width as the rows of a float32 matrix (rebuilding the vector
+    files reads every vector this way: no bytes object per vector)."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
     width = len(blobs[0])
     if any(len(blob) != width for blob in blobs):
-        return [decode(blob) for blob in blobs]
+        raise ValueError(f"stored vectors of {sorted({len(b) - _HEAD for b in blobs})} dimensions in one batch")
     rows = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), width)
     # q × (8 + m) is an integer below 2,048: exact in float32, and times 2**x exact too.
     values = rows[:, _HEAD:].astype(np.float32) * (8 + rows[:, 1:2].astype(np.float32))
-    return [row.tobytes() for row in np.ldexp(values, rows[:, :1].astype(np.int32))]
+    return np.ldexp(values, rows[:, :1].astype(np.int32))
 
 
 def from_float16(blob: bytes | None) -> bytes | None:

@@ -464,10 +464,8 @@ class VectorIndex:
             index.index = _ivf(ids, vectors, dim)
             index._set_delta(Delta.empty(dim))
             return index
-        for rows in store.iter_chunk_vectors(_READ_BATCH):
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-            index.index.add_with_ids(np.ascontiguousarray(vectors), ids)
+        for ids, vectors in store.iter_chunk_vector_arrays(_READ_BATCH):
+            index.index.add_with_ids(np.ascontiguousarray(vectors.reshape(len(ids), dim)), ids)
         return index
 
 
@@ -650,10 +648,12 @@ def _stored_vectors(store: IndexStore, chunk_ids: list[int] | None, dim: int) ->
 
     ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
     if chunk_ids is None:
-        batches = store.iter_chunk_vectors(_READ_BATCH)
-    else:
-        batches = (store.chunk_vectors(chunk_ids[s : s + _READ_BATCH]) for s in range(0, len(chunk_ids), _READ_BATCH))
-    for rows in batches:
+        for ids, vectors in store.iter_chunk_vector_arrays(_READ_BATCH):
+            ids_parts.append(ids)
+            vector_parts.append(vectors.reshape(len(ids), dim))
+        return np.concatenate(ids_parts), np.concatenate(vector_parts)
+    for start in range(0, len(chunk_ids), _READ_BATCH):
+        rows = store.chunk_vectors(chunk_ids[start : start + _READ_BATCH])
         ids_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
         vector_parts.append(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
     return np.concatenate(ids_parts), np.concatenate(vector_parts)
