@@ -286,6 +286,19 @@ def index_db_before(directory: Path, migration: str) -> sqlite3.Connection:
     return conn
 
 
+def close_old_index_with_a_past_chunk(conn: sqlite3.Connection, note_id: int, vector: bytes) -> None:
+    """Give an index ``index_db_before`` made (in a transaction) one past chunk of ``note_id``
+    with this vector blob and vector files at version 7, then commit and close it: the tests
+    of the migrations that convert stored vectors open it and look at both tables."""
+    conn.execute(
+        "INSERT INTO chunk_history (note_id, hash, ordinal, title, text, vector) VALUES (?, 'old', 0, 'Kiln', 'glaze', ?)",
+        (note_id, vector),
+    )
+    conn.execute("INSERT INTO meta (key, value) VALUES ('vectors_version', '7')")
+    conn.execute("COMMIT")
+    conn.close()
+
+
 class WriterRace:
     """A thread that commits ``write(writer, rng)`` in a transaction of its own store, again and
     again, until ``stop``; ``commits`` counts them, ``failures`` holds what it raised."""

@@ -8,7 +8,7 @@ import sqlite3
 
 import numpy as np
 from conftest import write
-from index_helpers import index_db_before, open_store
+from index_helpers import close_old_index_with_a_past_chunk, index_db_before, open_store
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -193,13 +193,7 @@ def test_m009_compacts_an_older_index(tmp_path):
         conn.execute(
             "INSERT INTO chunks (note_id, ordinal, text, vector) VALUES (?, 0, ?, ?)", (note_id, text, vector.tobytes())
         )
-    conn.execute(
-        "INSERT INTO chunk_history (note_id, hash, ordinal, title, text, vector) VALUES (2, 'old', 0, 'Kiln', 'glaze', ?)",
-        (vectors[2].tobytes(),),
-    )
-    conn.execute("INSERT INTO meta (key, value) VALUES ('vectors_version', '7')")
-    conn.execute("COMMIT")
-    conn.close()
+    close_old_index_with_a_past_chunk(conn, 2, vectors[2].tobytes())
     store = IndexStore.open(directory)
     try:
         assert "m009_compact_chunks" in INDEX_MIGRATIONS.applied(store.conn)

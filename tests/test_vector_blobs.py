@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import FakeEmbedder, write
-from index_helpers import index_db_before, open_store
+from index_helpers import close_old_index_with_a_past_chunk, index_db_before, open_store
 
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
@@ -107,13 +107,7 @@ def test_m015_converts_float16_vectors_and_has_the_vector_files_rebuilt(tmp_path
             "INSERT INTO chunks (note_id, ordinal, text, vector) VALUES (1, ?, 'bisque firing', ?)",
             (ordinal, vector.tobytes()),
         )
-    conn.execute(
-        "INSERT INTO chunk_history (note_id, hash, ordinal, title, text, vector) VALUES (1, 'old', 0, 'Kiln', 'glaze', ?)",
-        (vectors[2].tobytes(),),
-    )
-    conn.execute("INSERT INTO meta (key, value) VALUES ('vectors_version', '7')")
-    conn.execute("COMMIT")
-    conn.close()
+    close_old_index_with_a_past_chunk(conn, 1, vectors[2].tobytes())
     store = IndexStore.open(directory)
     try:
         assert "m015_vectors_one_byte_a_value" in INDEX_MIGRATIONS.applied(store.conn)
