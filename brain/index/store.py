@@ -1995,9 +1995,8 @@ def _link_stem_hash(target: str, kind: str) -> int:
     return stem_hash(link_stem(target, kind) or "")
 
 
-_UNRESOLVED = (
-    "status <> 'resolved'"  # the condition of the index links_unresolved (m014): a query must state it to use it
-)
+# The condition of the index links_unresolved (m014): a query must state it to use the index.
+_UNRESOLVED = "status <> 'resolved'"
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
 _LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
