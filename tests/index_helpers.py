@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import random
 import sqlite3
 import threading
+import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from conftest import FakeEmbedder
@@ -325,6 +328,27 @@ class WriterRace:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def search_while_writing(
+    race: WriterRace,
+    search: Callable[[Any], list[tuple[int, float]]],
+    queries: Sequence[Any],
+    *,
+    searches: int,
+    commits: int,
+) -> None:
+    """Run ``search`` over ``queries``, again and again, while ``race`` writes: each answer
+    holds a chunk once, best first. Stops after ``searches`` searches and ``commits`` of the
+    writer's commits, when the writer failed, or after a minute."""
+    deadline = time.monotonic() + 60
+    for searched, query in enumerate(itertools.cycle(queries), start=1):
+        hits = search(query)
+        ids = [c for c, _ in hits]
+        assert len(ids) == len(set(ids))
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        if (searched >= searches and race.commits >= commits) or race.failures or time.monotonic() > deadline:
+            return
 
 
 @contextlib.contextmanager

@@ -16,12 +16,11 @@ import random
 import re
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import CheapEmbedder, environ, index_into, writer_racing
+from index_helpers import CheapEmbedder, environ, index_into, search_while_writing, writer_racing
 
 from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
@@ -271,17 +270,15 @@ def test_a_writer_committing_during_narrowed_searches_breaks_nothing(pruned_inde
         else:
             writer.conn.execute("UPDATE notes SET title = ? WHERE id = ?", (" ".join(rng.sample(COMMON, 2)), note))
 
-    searched, deadline = 0, time.monotonic() + 60
     try:
         with writer_racing(directory, write) as race:
-            for terms in itertools.cycle(_queries(60, seed=11)):
-                hits = store.fts_search(_or(terms), WEIGHTS[0], 20)
-                ids = [c for c, _ in hits]
-                assert len(ids) == len(set(ids))
-                assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-                searched += 1
-                if (searched >= 100 and race.commits >= 30) or race.failures or time.monotonic() > deadline:
-                    break
+            search_while_writing(
+                race,
+                lambda terms: store.fts_search(_or(terms), WEIGHTS[0], 20),
+                _queries(60, seed=11),
+                searches=100,
+                commits=30,
+            )
         assert not race.failures, race.failures
         assert race.commits >= 30
         for terms in _queries(20, seed=12):  # and once the writer is done, exactly

@@ -15,12 +15,11 @@ import random
 import shutil
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from conftest import write
-from index_helpers import CheapEmbedder, index_into, writer_racing
+from index_helpers import CheapEmbedder, index_into, search_while_writing, writer_racing
 
 from brain.index import fts_pruning
 from brain.index.store import INDEX_FILE, IndexStore
@@ -268,17 +267,15 @@ def test_a_writer_committing_during_split_searches_breaks_nothing(index, split):
         words = " ".join(rng.choices(VOCAB, k=20))
         writer.replace_chunks(rng.choice(note_ids), [(0, "part", words, vector), (1, "part", words, vector)])
 
-    searched, deadline = 0, time.monotonic() + 60
     try:
         with writer_racing(index, write) as race:
-            for expression in itertools.cycle(_queries(60, seed=11)):
-                hits = store.fts_search(expression, WEIGHTS, 300)
-                ids = [c for c, _ in hits]
-                assert len(ids) == len(set(ids))
-                assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-                searched += 1
-                if (searched >= 60 and race.commits >= 20) or race.failures or time.monotonic() > deadline:
-                    break
+            search_while_writing(
+                race,
+                lambda expression: store.fts_search(expression, WEIGHTS, 300),
+                _queries(60, seed=11),
+                searches=60,
+                commits=20,
+            )
         assert not race.failures, race.failures
         assert race.commits >= 20
         assert _fts_threads()  # it did split while the writer wrote
