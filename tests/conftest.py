@@ -70,6 +70,30 @@ register_embedder("fake", FakeEmbedder)
 
 
 @pytest.fixture(autouse=True)
+def loggers_restored():
+    """The CLI's setup_logging (quiet: errors only), `brain serve`'s and the MCP server's rewire
+    the root and "brain" loggers: every test starts from them as they were, or a later test's
+    caplog misses the warnings it checks for (which test ran before decided)."""
+    import logging
+
+    saved = {}
+    for name in (None, "brain"):
+        logger = logging.getLogger(name)
+        saved[name] = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    for name, (handlers, level, propagate) in saved.items():
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if handler not in handlers:
+                handler.close()
+            logger.removeHandler(handler)
+        for handler in handlers:
+            logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+@pytest.fixture(autouse=True)
 def brain_home(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own brain home and database; no test touches the user's."""
     home = tmp_path_factory.mktemp("brain_home")

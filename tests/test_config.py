@@ -148,28 +148,6 @@ def test_prompt_hook_settings(monkeypatch):
 # ----- logs: every log file of brain's is bounded by the same rule ---------------------------
 
 
-@pytest.fixture
-def loggers_restored():
-    """setup_logging / configure_logging rewire the root and "brain" loggers: put them back."""
-    import logging
-
-    saved = {}
-    for name in (None, "brain"):
-        logger = logging.getLogger(name)
-        saved[name] = (list(logger.handlers), logger.level, logger.propagate)
-    yield
-    for name, (handlers, level, propagate) in saved.items():
-        logger = logging.getLogger(name)
-        for handler in list(logger.handlers):
-            if handler not in handlers:
-                handler.close()
-            logger.removeHandler(handler)
-        for handler in handlers:
-            logger.addHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = propagate
-
-
 def test_log_file_moves_an_oversized_log_aside_once(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
     path = config.log_file("x.log", 10)
@@ -181,7 +159,7 @@ def test_log_file_moves_an_oversized_log_aside_once(tmp_path, monkeypatch):
     assert not path.exists() and (path.parent / "x.log.1").read_text() == "more than ten bytes"
 
 
-def test_the_hook_serve_and_mcp_logs_are_all_bounded(tmp_path, monkeypatch, loggers_restored):
+def test_the_hook_serve_and_mcp_logs_are_all_bounded(tmp_path, monkeypatch):  # loggers: conftest
     from brain.ledger import hook
     from brain.mcp import server as mcp_server
     from brain.server import daemon
