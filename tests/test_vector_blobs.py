@@ -9,6 +9,7 @@ import pytest
 from conftest import FakeEmbedder, write
 from index_helpers import close_old_index_with_a_past_chunk, index_db_before, open_store
 
+from brain.index import vector_blobs
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
@@ -78,20 +79,32 @@ def test_a_matrix_of_vectors_reads_as_each_vector_and_refuses_mixed_widths():
         decode_array([*blobs, encode([np.ones(5, np.float32).tobytes()])[0]])
 
 
-def test_the_store_reads_every_vector_as_arrays_as_it_reads_them_one_by_one(tmp_path):
+def test_the_store_reads_every_vector_as_codes_as_it_reads_them_one_by_one(tmp_path):
     for i in range(7):
         write(tmp_path / "v", f"n{i}.md", f"# Note {i}\n\nline {i} of seven.\n\n## More\n\nand more {i}\n")
     index_vault(tmp_path / "v", embedder=FakeEmbedder(), progress=False)
     store = open_store(tmp_path / "v")
     try:
-        parts = list(store.iter_chunk_vector_arrays(batch=3))
-        assert [len(ids) for ids, _ in parts][:-1] == [3] * (len(parts) - 1)
-        ids = [int(i) for part, _ in parts for i in part]
-        assert ids == sorted(store.chunk_ids()) and len(ids) >= 7
-        rows = [row.tobytes() for _, matrix in parts for row in matrix]
-        assert rows == [vector for _, vector in store.chunk_vectors(ids)]
+        ids, rows = store.chunk_vector_codes(batch=3)  # read in batches of three, joined
+        assert rows.dtype == np.int8 and [int(i) for i in ids] == sorted(store.chunk_ids()) and len(ids) >= 7
+        codes = vector_blobs.Codes(rows)
+        expected = [vector for _, vector in store.chunk_vectors([int(i) for i in ids])]
+        assert [row.tobytes() for row in codes[:]] == expected
+        assert [row.tobytes() for row in codes[2:5]] == expected[2:5]
+        assert [row.tobytes() for row in codes[np.array([6, 0, 3])]] == [expected[6], expected[0], expected[3]]
     finally:
         store.close()
+
+
+def test_decoding_into_a_given_matrix_and_the_empty_cases():
+    vectors = np.random.default_rng(4).standard_normal((5, 16)).astype(np.float32)
+    rows = vector_blobs.as_rows(vector_blobs.encode([v.tobytes() for v in vectors]))
+    out = np.full((5, 16), np.nan, dtype=np.float32)
+    assert vector_blobs.decode_rows(rows, out=out) is out
+    assert np.array_equal(out, vector_blobs.decode_array([r.tobytes() for r in rows]))
+    assert vector_blobs.decode_rows(vector_blobs.as_rows([])).shape == (0, 0)
+    with pytest.raises(ValueError):
+        vector_blobs.as_rows([rows[0].tobytes(), rows[0].tobytes()[:-1]])
 
 
 def test_m015_converts_float16_vectors_and_has_the_vector_files_rebuilt(tmp_path):

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .store import IndexStore
+    from .vector_blobs import Codes
 
 log = logging.getLogger("brain")
 
@@ -175,8 +176,9 @@ def _base_ids(index: Any) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _ivf(ids: np.ndarray, vectors: np.ndarray, dim: int) -> Any:
-    """An IVF index over these vectors: about 2 * sqrt(n) lists, trained on a sample (64 per list)."""
+def _ivf(ids: np.ndarray, vectors: np.ndarray | Codes, dim: int) -> Any:
+    """An IVF index over these vectors (float32 rows, or stored ``Codes`` read batch by batch):
+    about 2 * sqrt(n) lists, trained on a sample (64 per list)."""
     import faiss
     import numpy as np
 
@@ -191,7 +193,10 @@ def _ivf(ids: np.ndarray, vectors: np.ndarray, dim: int) -> Any:
     if n:
         sample = np.sort(np.random.default_rng(0).choice(n, size=min(n, 64 * lists), replace=False))
         index.train(np.ascontiguousarray(vectors[sample]))
-        index.add_with_ids(np.ascontiguousarray(vectors), ids)
+        for start in range(0, n, _READ_BATCH):
+            index.add_with_ids(
+                np.ascontiguousarray(vectors[start : start + _READ_BATCH]), ids[start : start + _READ_BATCH]
+            )
     else:
         index.train(np.zeros((1, dim), np.float32))
     index.nprobe = IVF_NPROBE
@@ -455,17 +460,19 @@ class VectorIndex:
     def rebuild(cls, store: IndexStore, dim: int, kind: str | None = None) -> VectorIndex:
         """A fresh index from the vectors stored in the database (no model needed), of
         ``kind`` (by default ``wanted_kind`` for its size)."""
-        import numpy as np
+        from .vector_blobs import Codes
 
         kind = kind or wanted_kind(store.chunk_count())
         index = cls.empty(dim, store.vectors_version(), store.index_id())
-        if kind == "ivf":  # trained on a sample of all the vectors: read them all first
-            ids, vectors = _stored_vectors(store, None, dim)
-            index.index = _ivf(ids, vectors, dim)
+        ids, rows = store.chunk_vector_codes(_READ_BATCH)
+        codes = Codes(rows)
+        if kind == "ivf":  # trained on a sample of all the vectors
+            index.index = _ivf(ids, codes, dim)
             index._set_delta(Delta.empty(dim))
             return index
-        for ids, vectors in store.iter_chunk_vector_arrays(_READ_BATCH):
-            index.index.add_with_ids(np.ascontiguousarray(vectors.reshape(len(ids), dim)), ids)
+        for start in range(0, len(ids), _READ_BATCH):
+            vectors = codes[start : start + _READ_BATCH].reshape(-1, dim)
+            index.index.add_with_ids(vectors, ids[start : start + _READ_BATCH])
         return index
 
 
@@ -646,12 +653,12 @@ def _stored_vectors(store: IndexStore, chunk_ids: list[int] | None, dim: int) ->
     """(ids, float32 vectors) of these chunks (None: every chunk), as the database holds them."""
     import numpy as np
 
-    ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
     if chunk_ids is None:
-        for ids, vectors in store.iter_chunk_vector_arrays(_READ_BATCH):
-            ids_parts.append(ids)
-            vector_parts.append(vectors.reshape(len(ids), dim))
-        return np.concatenate(ids_parts), np.concatenate(vector_parts)
+        from .vector_blobs import Codes
+
+        ids, codes = store.chunk_vector_codes(_READ_BATCH)
+        return ids, Codes(codes)[:].reshape(len(ids), dim)
+    ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
     for start in range(0, len(chunk_ids), _READ_BATCH):
         rows = store.chunk_vectors(chunk_ids[start : start + _READ_BATCH])
         ids_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
