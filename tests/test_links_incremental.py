@@ -22,6 +22,7 @@ from index_helpers import IndexView, environ, index_db_before, index_into, open_
 from brain import config
 from brain import links as links_module
 from brain.index import indexer, linking
+from brain.index import store as store_module
 from brain.index.indexer import index_vault
 from brain.index.linking import resolve_links
 from brain.index.schema import INDEX_MIGRATIONS, stem_hash
@@ -679,5 +680,55 @@ def test_m012_adds_the_stem_column_and_the_log_to_an_older_index(tmp_path):
         with store.transaction():
             store.conn.execute("UPDATE notes SET path = 'C/Note.md', name_key = 'note' WHERE id = 1")
         assert store.changed_stems(store.get_meta("resolver_key")) == {"note"}
+    finally:
+        store.close()
+
+
+def _indexes(conn: sqlite3.Connection) -> list[tuple]:
+    return [
+        tuple(r)
+        for r in conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name")
+    ]
+
+
+def test_resolving_most_links_at_once_remakes_their_indexes_and_answers_the_same(tmp_path, monkeypatch):
+    """A first build resolves every link: the indexes over the columns it sets are dropped and
+    made again from their own SQL (store._update_rows) rather than updated row by row. The
+    links, their history and the indexes come out as a twin index's, which updated row by row;
+    the drops really happened (each DDL moves SQLite's schema_version)."""
+    rng = random.Random(7)
+    root = tmp_path / "v"
+    for path in rng.sample([f + s + ".md" for f in VAULT_FOLDERS for s in VAULT_STEMS], 20):
+        write(root, path, _note(rng, LINK_NAMES, rng.sample(ALIAS_POOL, rng.randint(0, 1))))
+    index_into(tmp_path / "twin", root)  # a few dozen links: row by row
+    monkeypatch.setattr(store_module, "_BULK_UPDATE_FROM", 1)
+    index_vault(root, progress=False)
+    store = open_store(root)
+    try:
+        got, history, indexes = _state(store.conn), _history(store.conn), _indexes(store.conn)
+        schema_version = store.conn.execute("PRAGMA schema_version").fetchone()[0]
+    finally:
+        store.close()
+    with environ(BRAIN_HOME=str(tmp_path / "twin")), IndexView(config.index_dir(root)) as twin:
+        assert (got, history) == (_state(twin.conn), _history(twin.conn))
+        assert indexes == _indexes(twin.conn)
+        assert schema_version == twin.conn.execute("PRAGMA schema_version").fetchone()[0] + 8  # 2 tables × 2 × 2
+    assert sum(status == "resolved" for *_, status in got[0]) > 10
+
+
+def test_a_bulk_resolution_that_fails_leaves_the_links_and_their_indexes_as_they_were(tmp_path, monkeypatch):
+    rng = random.Random(8)
+    root = tmp_path / "v"
+    for path in rng.sample([f + s + ".md" for f in VAULT_FOLDERS for s in VAULT_STEMS], 12):
+        write(root, path, _note(rng, LINK_NAMES, []))
+    index_vault(root, progress=False)
+    monkeypatch.setattr(store_module, "_BULK_UPDATE_FROM", 1)
+    store = open_store(root)
+    try:
+        before, indexes = _state(store.conn), _indexes(store.conn)
+        ids = [row[0] for row in before[0]]
+        with pytest.raises(sqlite3.ProgrammingError), store.transaction():  # the last row is short of a value
+            store.set_link_targets([(None, "dangling", i) for i in ids] + [(None, "dangling")], "x")
+        assert (_state(store.conn), _indexes(store.conn)) == (before, indexes)
     finally:
         store.close()

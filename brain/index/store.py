@@ -756,12 +756,32 @@ class IndexStore:
     def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], names_version: str) -> None:
         """(target note id or None, status, link id) for each link whose resolution changed;
         clears ``links_dirty`` and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
-        self.conn.executemany("UPDATE links SET target_id = ?, status = ? WHERE id = ?", updates)
+        self._update_rows("links", "UPDATE links SET target_id = ?, status = ? WHERE id = ?", list(updates))
         self.set_meta("links_dirty", 0)
         self.set_meta("resolver_key", names_version)
         # The log of changed names starts again from here (m012_name_changes).
         self.conn.execute("DELETE FROM name_changes")
         self.set_meta("name_changes_from", names_version)
+
+    def _update_rows(self, table: str, statement: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run an UPDATE of the columns a link's resolution sets, by row id, for each of ``rows``
+        (in a transaction). When they are many of the table's rows (a first build resolves every
+        link), the indexes over those columns are dropped first and made again after, from their
+        own SQL: sorting once is quicker than moving each row's entries (100,000 notes: the two
+        tables' updates 6.6 -> 2.7 s)."""
+        largest = self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0  # no count: a full pass
+        if len(rows) < _BULK_UPDATE_FROM or len(rows) * 4 < largest:
+            self.conn.executemany(statement, rows)
+            return
+        names = _RESOLUTION_INDEXES[table]
+        indexes = self.conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({_marks(names)})", names
+        ).fetchall()
+        for name, _ in indexes:
+            self.conn.execute(f"DROP INDEX {name}")
+        self.conn.executemany(statement, rows)
+        for _, sql in indexes:
+            self.conn.execute(sql)
 
     def changed_stems(self, resolved_against: str | None) -> set[str] | None:
         """The stems (``links.key_stem``) of every key a note came, went or moved under since the
@@ -1509,7 +1529,8 @@ class IndexStore:
             resolution = (
                 every if every is not None else self._link_resolution(writers if len(writers) < _PART * 4 else None)
             )
-            self.conn.executemany(
+            self._update_rows(
+                "link_history",
                 "UPDATE link_history SET target_id = ?, status = ? WHERE id = ?",
                 [(*resolution[(r[1], r[2], r[3])], r[0]) for r in pending if (r[1], r[2], r[3]) in resolution],
             )
@@ -2001,6 +2022,13 @@ def _link_stem_hash(target: str, kind: str) -> int:
 # The condition of the index links_unresolved (m014): a query must state it to use the index.
 _UNRESOLVED = "status <> 'resolved'"
 _PART = 900  # ids per IN (...) list: under SQLite's default limit of 999 variables
+# The indexes over the columns a link's resolution sets (``_update_rows``), and how many rows
+# an update must change before they are made again rather than kept up to date.
+_RESOLUTION_INDEXES = {
+    "links": ("links_target", "links_unresolved"),
+    "link_history": ("link_history_target", "link_history_pending"),
+}
+_BULK_UPDATE_FROM = 20_000
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
 _LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
