@@ -72,17 +72,20 @@ register_embedder("fake", FakeEmbedder)
 @pytest.fixture(autouse=True)
 def loggers_restored():
     """The CLI's setup_logging (quiet: errors only), `brain serve`'s and the MCP server's rewire
-    the root and "brain" loggers: every test starts from them as they were, or a later test's
-    caplog misses the warnings it checks for (which test ran before decided)."""
+    the root and "brain" loggers. Every test starts with "brain" as a fresh process has it (no
+    handler, no level of its own, propagating) and the root logger is put back after it: else a
+    test's caplog misses the warnings it checks for, depending on which test ran before."""
     import logging
 
-    saved = {}
-    for name in (None, "brain"):
-        logger = logging.getLogger(name)
-        saved[name] = (list(logger.handlers), logger.level, logger.propagate)
+    brain = logging.getLogger("brain")
+    for handler in list(brain.handlers):
+        brain.removeHandler(handler)
+    brain.setLevel(logging.NOTSET)
+    brain.propagate = True
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
     yield
-    for name, (handlers, level, propagate) in saved.items():
-        logger = logging.getLogger(name)
+    for logger, handlers, level in ((root, *saved), (brain, [], logging.NOTSET)):
         for handler in list(logger.handlers):
             if handler not in handlers:
                 handler.close()
@@ -90,7 +93,7 @@ def loggers_restored():
         for handler in handlers:
             logger.addHandler(handler)
         logger.setLevel(level)
-        logger.propagate = propagate
+    brain.propagate = True
 
 
 @pytest.fixture(autouse=True)
