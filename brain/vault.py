@@ -329,7 +329,12 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
         )
     try:
         with open(file.abspath, "rb") as handle:
-            data = handle.read(limit + 1)
+            # The size the walk saw and a byte more (to tell a file that grew since): reading
+            # up to the limit made Python set aside a buffer of the limit (10 MB) for every
+            # note, a third of the time of reading 100,000 notes.
+            data = handle.read(file.size + 1)
+            if len(data) > file.size:
+                data += handle.read(limit + 1 - len(data))
     except OSError as exc:
         return None, Skipped(file.path, "unreadable", exc.strerror or str(exc))
     if len(data) > limit:  # grew since it was listed

@@ -215,6 +215,20 @@ def test_read_note_bytes_skips_large_and_binary_files(tmp_path):
     assert skip is None and data.startswith(b"# Text")  # trailing NULs are not "binary"
 
 
+def test_read_note_bytes_reads_a_note_that_changed_size_since_the_walk(tmp_path):
+    """The read asks for the size the walk saw: a note that grew since is still read whole, up
+    to the limit; one that shrank is read as it is now."""
+    note = write(tmp_path, "note.md", "# Note\n\n" + "grown " * 1000)
+    full = note.read_bytes()
+    for seen in (0, 10, len(full) - 1):
+        data, skip = read_note_bytes(VaultFile("note.md", str(note), seen, 0), limit=1 << 20)
+        assert skip is None and data == full, seen
+    data, skip = read_note_bytes(VaultFile("note.md", str(note), 10, 0), limit=4096)  # grew past the limit
+    assert data is None and skip.reason == "too-large"
+    data, skip = read_note_bytes(VaultFile("note.md", str(note), len(full) + 500, 0), limit=1 << 20)
+    assert skip is None and data == full
+
+
 # ----- decoding ---------------------------------------------------------------------------
 
 
