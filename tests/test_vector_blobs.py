@@ -96,15 +96,18 @@ def test_the_store_reads_every_vector_as_codes_as_it_reads_them_one_by_one(tmp_p
         store.close()
 
 
-def test_decoding_into_a_given_matrix_and_the_empty_cases():
+def test_decoding_rows_as_stored_and_the_empty_cases():
     vectors = np.random.default_rng(4).standard_normal((5, 16)).astype(np.float32)
-    rows = vector_blobs.as_rows(vector_blobs.encode([v.tobytes() for v in vectors]))
-    out = np.full((5, 16), np.nan, dtype=np.float32)
-    assert vector_blobs.decode_rows(rows, out=out) is out
-    assert np.array_equal(out, vector_blobs.decode_array([r.tobytes() for r in rows]))
+    blobs = vector_blobs.encode([v.tobytes() for v in vectors])
+    rows = vector_blobs.as_rows(blobs)
+    assert rows.dtype == np.int8 and rows.shape == (5, 18)
+    decoded = vector_blobs.decode_rows(rows)
+    exact = rows[:, 2:].astype(np.float64) * (8 + rows[:, 1:2]) * np.exp2(rows[:, :1].astype(np.float64))
+    assert decoded.dtype == np.float32 and np.array_equal(decoded.astype(np.float64), exact)  # q × (8 + m) × 2**x
+    assert np.abs(decoded - vectors).max() <= np.abs(vectors).max() / 127  # within a step
     assert vector_blobs.decode_rows(vector_blobs.as_rows([])).shape == (0, 0)
     with pytest.raises(ValueError):
-        vector_blobs.as_rows([rows[0].tobytes(), rows[0].tobytes()[:-1]])
+        vector_blobs.as_rows([blobs[0], blobs[0][:-1]])
 
 
 def test_m015_converts_float16_vectors_and_has_the_vector_files_rebuilt(tmp_path):
