@@ -601,12 +601,13 @@ def m014_links_unresolved(conn: sqlite3.Connection) -> None:
 
 @INDEX_MIGRATIONS
 def m015_vectors_one_byte_a_value(conn: sqlite3.Connection) -> None:
-    """Vectors stored with one signed byte a dimension and a power of two (vector_blobs.py).
+    """Vectors stored with one signed byte a dimension and a two-byte step (8 + m) × 2**x
+    (vector_blobs.py).
 
-    At 100,000 notes a float16 vector was 768 of the 3.4 KB each chunk took; now 385. Each
-    value moves by at most half a step (for MiniLM and e5 vectors about 1/1,000 of the
-    largest value; the labelled sets' figures are unchanged, README), and stays exactly a
-    float16, which the FAISS file's codes are. The vector files hold the float16 values: a
+    At 100,000 notes a float16 vector was 768 of the 3.4 KB each chunk took; now 386. Each
+    value moves by at most half a step (about 1/250 of the vector's largest value; the
+    labelled sets' figures within 0.0022, README), and stays exactly a float16, which the
+    FAISS file's codes are. The vector files hold the float16 values: a
     new ``vectors_version`` makes readers rebuild them from the database, as m009 did.
     """
     from .vector_blobs import from_float16

@@ -654,10 +654,10 @@ def _stored_vectors(store: IndexStore, chunk_ids: list[int] | None, dim: int) ->
     import numpy as np
 
     if chunk_ids is None:
-        from .vector_blobs import Codes
+        from .vector_blobs import decode_rows
 
         ids, codes = store.chunk_vector_codes(_READ_BATCH)
-        return ids, Codes(codes)[:].reshape(len(ids), dim)
+        return ids, decode_rows(codes).reshape(len(ids), dim)
     ids_parts, vector_parts = [np.zeros(0, np.int64)], [np.zeros((0, dim), np.float32)]
     for start in range(0, len(chunk_ids), _READ_BATCH):
         rows = store.chunk_vectors(chunk_ids[start : start + _READ_BATCH])
