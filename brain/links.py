@@ -25,8 +25,12 @@ _ATTACHMENT_EXT = re.compile(
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+(?:\s[^)\s>]+)*?)>?(?:\s+\"[^\"]*\")?\s*\)")
+# Both start at the bracket, a literal, which the regex engine finds by a fast scan (an optional
+# "!" in front made it try every position: half a note's parse); an embed is a link with "!"
+# just before it.
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_URL_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+_MDLINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+(?:\s[^)\s>]+)*?)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     The body of a fence whose language is in ``keep`` is left as it is: some plugins render
     their blocks, links and all (Fantasy Statblocks renders ```statblock YAML).
     """
+    if "`" not in text and "~" not in text:  # no fence, no inline code: most notes
+        return text
     out: list[str] = []
     fence: str | None = None
     kept = False
@@ -81,7 +87,10 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
     links: list[tuple[int, Link]] = []
     line_starts = _line_starts(masked)
     for match in _WIKILINK.finditer(masked):
-        embed, inner = match.group(1), match.group(2)
+        start = match.start()
+        embed = start > 0 and masked[start - 1] == "!"
+        start -= embed  # where the link begins, its "!" included
+        inner = match.group(1)
         target_part, _, display = inner.partition("|")
         # Inside a markdown table the alias pipe is escaped: [[Note\|alias]].
         target, anchor = _split_anchor(target_part.strip().removesuffix("\\"))
@@ -89,19 +98,20 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
             continue
         links.append(
             (
-                match.start(),
+                start,
                 Link(
                     target=target,
                     kind="embed" if embed else "wikilink",
                     anchor=anchor,
                     display=display.strip() or None,
-                    line=_line_of(line_starts, match.start()),
+                    line=_line_of(line_starts, start),
                 ),
             )
         )
     for match in _MDLINK.finditer(masked):
-        embed, text, href = match.groups()
-        if embed or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):  # images, http:, obsidian: ...
+        text, href = match.groups()
+        start = match.start()
+        if (start > 0 and masked[start - 1] == "!") or _URL_SCHEME.match(href):  # images, http:, obsidian: ...
             continue
         href = unquote(href)
         path_part, _, fragment = href.partition("#")
@@ -109,13 +119,13 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
             continue
         links.append(
             (
-                match.start(),
+                start,
                 Link(
                     target=path_part,
                     kind="markdown",
                     anchor=fragment or None,
                     display=text or None,
-                    line=_line_of(line_starts, match.start()),
+                    line=_line_of(line_starts, start),
                 ),
             )
         )

@@ -242,8 +242,12 @@ def _frontmatter_tags(value: Any) -> list[str]:
 
 
 def inline_tags(body: str) -> list[str]:
+    if "#" not in body:
+        return []
     tags = []
     for line in mask_code(body).split("\n"):
+        if "#" not in line:  # the pattern below tries every position of a line: most have no tag
+            continue
         if _HEADING.match(line):
             line = line.lstrip(" ").lstrip("#")
         for match in _INLINE_TAG.finditer(line):

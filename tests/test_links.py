@@ -3,7 +3,10 @@ then the toy vault's link graph as stored in SQLite, queried both ways."""
 
 from __future__ import annotations
 
+import random
+import re
 import unicodedata
+from urllib.parse import unquote
 
 import pytest
 from conftest import TOY_VAULT
@@ -92,6 +95,61 @@ def test_mask_code_keeps_offsets():
     masked = mask_code(text)
     assert len(masked) == len(text)
     assert masked.split("\n") == ["a        b", "   ", "      ", "   ", "c"]
+
+
+# The forms extraction had before its patterns began at the bracket (an optional "!" in front
+# made the regex engine try every position of a note): the reference the fast form must equal.
+_SLOW_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_SLOW_MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+(?:\s[^)\s>]+)*?)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _slow_links(masked: str) -> list[tuple[int, str, str]]:
+    """(start, kind, the text matched) of every link the slow patterns find, as extraction kept them."""
+    found = [(m.start(), "embed" if m.group(1) else "wikilink", m.group(2)) for m in _SLOW_WIKILINK.finditer(masked)]
+    for m in _SLOW_MDLINK.finditer(masked):
+        if not m.group(1) and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", m.group(3)):
+            found.append((m.start(), "markdown", m.group(3)))
+    return sorted(found)
+
+
+def test_link_extraction_equals_the_slow_patterns_on_hostile_text():
+    pieces = ["!", "[", "]", "[[", "]]", "(", ")", "`", "```", "~~~", "#", "\n", " ", "a", "b.md", "|", "\\", "<",
+              ">", '"', "x y", "é", "http:", "  ```py\n", "^", "%20", "![[", "](c.md)"]  # fmt: skip
+    rng = random.Random(16)
+    for _ in range(3000):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 50)))
+        masked = mask_code(body)
+        # each link the slow patterns find that has a target, in order: its kind and its line
+        kept = [
+            (kind, masked.count("\n", 0, start) + 1)
+            for start, kind, text in _slow_links(masked)
+            if _has_target(kind, text)
+        ]
+        assert [(link.kind, link.line) for link in extract_links(body)] == kept, body
+
+
+def _has_target(kind: str, text: str) -> bool:
+    if kind == "markdown":
+        return unquote(text).partition("#")[0].lower().endswith(".md")
+    target = text.partition("|")[0].strip().removesuffix("\\")
+    return bool(target.partition("#")[0].strip() or target.partition("#")[2].strip())
+
+
+def test_embeds_and_images_next_to_links():
+    body = "![[First]]![[Second]] x![y](a.md)[z](b.md) !!![[Third]] [![[Inner]]"
+    assert _forms(body) == [
+        ("First", "embed", None, None),
+        ("Second", "embed", None, None),
+        ("b.md", "markdown", None, "z"),  # after an image, not one
+        ("Third", "embed", None, None),
+        ("Inner", "embed", None, None),
+    ]
+
+
+def test_text_without_code_is_its_own_mask():
+    plain = "no code here: [[A]] and #tag\n\nnot even a tilde"
+    assert mask_code(plain) is plain
+    assert mask_code("a ~~~ b\n~~~\n[[Hidden]]\n~~~\n") == "a ~~~ b\n   \n          \n   \n"
 
 
 def test_attachments():
