@@ -43,7 +43,7 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
 OFF = {"names": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
-OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": ()}
+OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": (), "ppr_degree_norm": 0.0}
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
     "vector": ("vector", {}),
@@ -66,6 +66,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +ppr_hub_seeds 30": ("hybrid+ppr", {**OLD, "ppr_hub_seeds": 30}),
     "old +chunk_decay 0.3": ("hybrid+ppr", {**OLD, "chunk_decay": 0.3}),
     "old +bm25 weights 1,1,1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
+    "old +ppr_degree_norm 0.5": ("hybrid+ppr", {**OLD, "ppr_degree_norm": 0.5}),
     # each idea taken alone out of the new default
     "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
     "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
@@ -75,6 +76,10 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new anchors 0.3": ("hybrid+ppr", {"weights": {"anchor_lex": 0.3, "anchor_dense": 0.3}}),
     "new +score fusion": ("hybrid+ppr", {"fusion_method": "score"}),
     "new +ppr_hub_seeds 30": ("hybrid+ppr", {"ppr_hub_seeds": 30}),
+    "new -ppr_degree_norm": ("hybrid+ppr", {"ppr_degree_norm": 0.0}),
+    "new ppr_degree_norm 0.3": ("hybrid+ppr", {"ppr_degree_norm": 0.3}),
+    "new ppr_degree_norm 0.7": ("hybrid+ppr", {"ppr_degree_norm": 0.7}),
+    "new ppr_degree_norm 1.0": ("hybrid+ppr", {"ppr_degree_norm": 1.0}),
 }
 
 

@@ -144,6 +144,24 @@ def test_rank_runs_the_power_iteration_on_small_graphs_and_the_push_above(monkey
     assert len({n for n, _ in power} & {n for n, _ in pushed}) >= 18  # and close to each other
 
 
+def test_a_hub_near_the_seed_ranks_below_a_leaf_once_scores_are_over_degree():
+    # 1 (the seed) links to 2, a leaf, and to 10-13, which like 14-29 link to 3, an index note
+    # (20 links). Every walk through 10-13 ends at the hub: raw, it outranks the leaf the seed
+    # names directly; over √degree the leaf ranks first, for both methods.
+    edges = (
+        [(1, 2, "wikilink")] + [(1, n, "wikilink") for n in range(10, 14)] + [(n, 3, "wikilink") for n in range(10, 30)]
+    )
+    graph = LinkGraph(EdgeStore([1, 2, 3, *range(10, 30)], edges))
+    for method in ("power", "push"):
+        raw = dict(graph.rank({1: 1.0}, 30, method=method))
+        normed = dict(graph.rank({1: 1.0}, 30, method=method, degree_norm=0.5))
+        assert raw[3] > raw[2], method
+        assert normed[2] > normed[3], method
+        for note, degree in ((2, 1), (3, 20)):
+            assert normed[note] == pytest.approx(raw[note] / degree**0.5, rel=1e-12), method
+    assert graph.rank({1: 1.0}, 5, degree_norm=0.0) == graph.rank({1: 1.0}, 5)  # 0: the scores as they are
+
+
 def test_no_usable_seed_ranks_nothing():
     graph = LinkGraph(random_graph(50, 100, 1))
     assert graph.rank({999: 1.0}, 10, method="push") == []

@@ -757,3 +757,25 @@ def test_changing_link_fences_relinks_without_re_embedding_and_the_history_recor
     monkeypatch.delenv("BRAIN_LINK_FENCES")
     index_vault(root, progress=False, embedder=embedder)
     assert links() == []
+
+
+def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vault):
+    recaller = open_recaller(anchored_vault)
+    query = "every spell that can finish a sleeping creature"
+    assert RecallSettings().ppr_degree_norm == 0.5
+    normed = recaller.ask(query, "ppr", RecallSettings())
+    raw = recaller.ask(query, "ppr", RecallSettings(ppr_degree_norm=0.0))
+    graph = recaller.link_graph()
+    position = {int(n): i for i, n in enumerate(graph.note_ids)}
+    degree = {c.note_id: float(graph._degree[position[c.note_id]]) for c in raw.lanes["ppr"]}
+    raw_scores = {c.note_id: c.score for c in raw.lanes["ppr"]}
+    for c in normed.lanes["ppr"]:  # each lane score is its raw PageRank over √degree
+        if c.note_id in raw_scores:
+            assert c.score == pytest.approx(raw_scores[c.note_id] / degree[c.note_id] ** 0.5, rel=1e-9)
+
+    # The index note, linked with all 40 spells, falls: every walk passes it, few stop there.
+    def place(result) -> int:
+        paths = [c.path for c in result.lanes["ppr"]]
+        return paths.index("Index.md") if "Index.md" in paths else len(paths)
+
+    assert place(normed) > place(raw)

@@ -536,7 +536,7 @@ class Recaller:
             seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
         if settings.ppr_hub_seeds > 0:
             seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
-        top = graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha)
+        top = graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm)
         found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
         value = dict(top)
         for c in found:

@@ -314,18 +314,31 @@ class LinkGraph:
         return reached[keep], scores[keep]
 
     def rank(
-        self, seeds: dict[int, float], depth: int, *, alpha: float = DEFAULT_PPR_ALPHA, method: str | None = None
+        self,
+        seeds: dict[int, float],
+        depth: int,
+        *,
+        alpha: float = DEFAULT_PPR_ALPHA,
+        method: str | None = None,
+        degree_norm: float = 0.0,
     ) -> list[tuple[int, float]]:
         """(note id, score) of the ``depth`` notes PageRank ranks highest from ``seeds``.
 
         ``method`` (default ``BRAIN_PPR_METHOD``): ``push``, ``power``, or ``auto``: the exact
         power iteration on a graph of at most ``EXACT_UP_TO`` (links both ways plus notes),
-        where it is cheap, the push on a larger one.
+        where it is cheap, the push on a larger one. ``degree_norm``: each score divided by the
+        note's degree (the notes it links with, either way) to this power before ranking: a hub
+        gathers mass from any walk near it, wherever the seeds are.
         """
         method = method or config.ppr_method()
         if method == "power" or (method == "auto" and len(self._indices) + self.size <= EXACT_UP_TO):
-            return self.top(self.personalized_pagerank(seeds, alpha=alpha), depth)
+            scores = self.personalized_pagerank(seeds, alpha=alpha)
+            if degree_norm:
+                scores = scores / self._degree**degree_norm
+            return self.top(scores, depth)
         reached, scores = self.push(seeds, alpha=alpha)
+        if degree_norm:
+            scores = scores / self._degree[reached] ** degree_norm
         return self.top_of(reached, scores, depth)
 
     def top(self, scores: np.ndarray, depth: int) -> list[tuple[int, float]]:

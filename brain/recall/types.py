@@ -16,6 +16,11 @@ DEFAULT_SEEDS = 15  # top notes the graph starts from
 DEFAULT_MAX_NEW = 40  # new notes the one-hop expansion may add
 DEFAULT_RRF_K = 60
 DEFAULT_PPR_ALPHA = 0.85  # probability of following a link rather than jumping back to a seed
+# PageRank's scores divided by each note's degree ** this: an index note every walk passes
+# through ranks by how close it is to these seeds, not by how many notes it touches. 0.5 and
+# 0.7 lifted nDCG@10 on all three labelled sets, 0.3 and 1.0 did not (README, "What each stage
+# is worth"); the square root, the lower of the two.
+DEFAULT_PPR_DEGREE_NORM = 0.5
 # RRF votes per lane, chosen on three labelled sets (bench/quality_ablation.py; README, "Does
 # the graph help?"). BM25 at 0.3: at full weight its hits on common words pushed the right note
 # down on paraphrase queries (mini-benchmark nDCG@10 0.74 → 0.45). The names lane at 0.3
@@ -79,6 +84,7 @@ class RecallSettings:
     pool: int = field(default_factory=config.rerank_pool)  # notes the reranker scores
     rrf_k: int = DEFAULT_RRF_K
     ppr_alpha: float = DEFAULT_PPR_ALPHA
+    ppr_degree_norm: float = DEFAULT_PPR_DEGREE_NORM  # PageRank scores over degree ** this (0: as they are)
     freshness: float = FRESHNESS_BOOST
     prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
