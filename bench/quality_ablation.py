@@ -42,7 +42,7 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # name -> (mode, RecallSettings overrides). "old" is hybrid+ppr as it was on main before issue 13:
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
-OFF = {"names": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
+OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
 OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": (), "ppr_degree_norm": 0.0}
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -53,6 +53,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "ppr": ("ppr", {}),
     # each idea added alone to the old default
     "old +names 0.3": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "names": 0.3}}),
+    "old +dates 0.5": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "dates": 0.5}}),
     "old +anchor_lex 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.2}}),
     "old +anchor_dense 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_dense": 0.2}}),
     "old +anchors 0.3 (both)": (
@@ -69,6 +70,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +ppr_degree_norm 0.5": ("hybrid+ppr", {**OLD, "ppr_degree_norm": 0.5}),
     # each idea taken alone out of the new default
     "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
+    "new -dates": ("hybrid+ppr", {"weights": {"dates": 0.0}}),
+    "new dates 0.3": ("hybrid+ppr", {"weights": {"dates": 0.3}}),
+    "new dates 1.0": ("hybrid+ppr", {"weights": {"dates": 1.0}}),
     "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),

@@ -36,6 +36,7 @@ from ..errors import BrainError, ConfigError
 from ..index.store import index_errors, search_index_damaged
 from . import anchors as anchors_stage
 from . import carry, fusion
+from . import dates as dates_stage
 from . import dense as dense_stage
 from . import graph as graph_stage
 from . import lexical as lexical_stage
@@ -78,6 +79,7 @@ class ExtraLane:
 # to a note, are graph evidence (PageRank modes). Each falls back under its family's flag.
 EXTRA_LANES = {
     "names": ExtraLane("lexical", LANE_FAILURES, "names"),
+    "dates": ExtraLane("lexical", LANE_FAILURES, "dates"),
     "anchor_dense": ExtraLane("ppr", LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane("ppr", LANE_FAILURES, "graph"),
 }
@@ -130,6 +132,7 @@ class Recaller:
         self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
+        self._date_index: dates_stage.DateIndex | None = None
         self._basis: carry.Basis | None = None
         # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
         # first needed; "write": also keep them for the next run, on close, if built here.
@@ -225,6 +228,12 @@ class Recaller:
             self._name_index = names_stage.NameIndex.from_store(self.store)
             self._built_here.add("name index")
         return self._name_index
+
+    def date_index(self) -> dates_stage.DateIndex:
+        """Every note with a stated date, for the dates lane: read at the first query that names a period."""
+        if self._date_index is None:
+            self._date_index = dates_stage.DateIndex.from_store(self.store)
+        return self._date_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
@@ -506,6 +515,10 @@ class Recaller:
     def _run_lane(self, name: str, state: QueryState, settings: RecallSettings) -> list[Candidate]:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
+        if name == "dates":
+            if dates_stage.query_period(state.query) is None:  # most queries: the index is not read
+                return []
+            return dates_stage.dates_search(self.store, self.date_index(), state.query, state.vector, settings.depth)
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
             nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could

@@ -1,0 +1,251 @@
+"""Dates lane: a query that names a period asks for the notes written in it.
+
+"what did I jot down in my daily notes in November 2024?", "late January 2025", "summer 2024",
+"2024-11", "в июне 2025": embeddings and BM25 see "November" as one more word, and a daily
+note's text rarely says its own date. The date is in its name ("2024-11-04", "Entry of 28th
+Jun, 2025", "04.11.2024", "28 июня 2025": Obsidian's daily notes are named by their date) or
+in its frontmatter (``date``, ``created``). This lane finds the notes whose stated date falls
+in the query's period and ranks them by their best chunk for the query; it says nothing for
+a query without a period, or with a period that holds more than ``MAX_NOTES`` notes (then the
+period does not narrow anything). English and Russian month and season names.
+"""
+
+from __future__ import annotations
+
+import bisect
+import calendar
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..notes import WORLD_DATE_FIELDS, world_time
+from .dense import scored_candidates
+from .types import Candidate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..index.store import IndexStore
+
+MAX_NOTES = 1_000  # a period holding more notes than this ranks nothing
+
+_MONTHS_EN = [
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may", "may"),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sept", "sep"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+]
+# Russian month names in the cases a date or a question uses: май, мая, мае; июнь, июня, июне.
+_MONTHS_RU = [
+    r"январ[ьяе]",
+    r"феврал[ьяе]",
+    r"март[ае]?",
+    r"апрел[ьяе]",
+    r"ма[йяе]",
+    r"июн[ьяе]",
+    r"июл[ьяе]",
+    r"август[ае]?",
+    r"сентябр[ьяе]",
+    r"октябр[ьяе]",
+    r"ноябр[ьяе]",
+    r"декабр[ьяе]",
+]
+_MONTH = "|".join(
+    [f"(?P<en{i}>{'|'.join(names)})" for i, names in enumerate(_MONTHS_EN, 1)]
+    + [f"(?P<ru{i}>{pattern})" for i, pattern in enumerate(_MONTHS_RU, 1)]
+)
+_MONTH_RE = re.compile(rf"^(?:{_MONTH})$")
+_ORDINAL = r"(?:st|nd|rd|th|-?го|-?е)?"
+_YEAR = r"((?:19|20)\d\d)"
+_W = r"(?<![\w])"  # a word starts here
+_E = r"(?![\w])"  # and ends here
+
+# A note's name that is a day.
+_ISO_DAY = re.compile(rf"{_W}((?:19|20)\d\d)[-_.](\d\d)[-_.](\d\d){_E}")
+_DOTTED_DAY = re.compile(rf"{_W}(\d{{1,2}})\.(\d{{1,2}})\.((?:19|20)\d\d){_E}")
+_DAY_MONTH_YEAR = re.compile(rf"{_W}(\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(\w+)\.?,?\s+{_YEAR}{_E}")
+_MONTH_DAY_YEAR = re.compile(rf"{_W}(\w+)\.?\s+(\d{{1,2}}){_ORDINAL},?\s+{_YEAR}{_E}")
+# A query's period.
+_QUALIFIER = (
+    r"(?:(?P<q>early|mid|middle of|late|beginning of|start of|end of|the end of|"
+    r"начал[еоа]|середин[еуа]|конц[еа]|конец)\s+)?"
+)
+_MONTH_YEAR = re.compile(rf"{_W}{_QUALIFIER}(?:in\s+|of\s+)?(\w+)\.?,?\s+(?:of\s+)?{_YEAR}{_E}")
+_ISO_MONTH = re.compile(rf"{_W}((?:19|20)\d\d)-(\d\d){_E}(?!-\d)")
+_SEASONS = {
+    "spring": (3, 3),
+    "summer": (6, 3),
+    "autumn": (9, 3),
+    "fall": (9, 3),
+    "winter": (1, 2),
+    "весна": (3, 3),
+    "весной": (3, 3),
+    "весны": (3, 3),
+    "лето": (6, 3),
+    "летом": (6, 3),
+    "лета": (6, 3),
+    "осень": (9, 3),
+    "осенью": (9, 3),
+    "осени": (9, 3),
+    "зима": (1, 2),
+    "зимой": (1, 2),
+    "зимы": (1, 2),
+}
+_SEASON = re.compile(rf"{_W}({'|'.join(_SEASONS)})\s+(?:of\s+)?{_YEAR}{_E}")
+
+
+@dataclass(frozen=True)
+class Period:
+    start: dt.date
+    end: dt.date  # the first day after it
+
+
+def month_number(word: str) -> int | None:
+    """1-12 for an English (full or short) or Russian month name in any case; None otherwise."""
+    match = _MONTH_RE.match(word.casefold())
+    if match is None:
+        return None
+    name = next(key for key, value in match.groupdict().items() if value is not None)
+    return int(name[2:])
+
+
+def query_period(query: str) -> Period | None:
+    """The period a query names: a day, a month (or its first, middle or last third), a season
+    of a year, or None. The first one found counts."""
+    text = query.casefold()
+    found = _ISO_DAY.search(text)
+    if found:
+        return _day(*map(int, found.groups()))
+    for pattern, order in ((_DAY_MONTH_YEAR, (0, 1)), (_MONTH_DAY_YEAR, (1, 0))):
+        for match in pattern.finditer(text):
+            day, month = match.group(1 + order[0]), month_number(match.group(1 + order[1]))
+            if month is not None:
+                period = _day(int(match.group(3)), month, int(day))
+                if period is not None:
+                    return period
+    for match in _MONTH_YEAR.finditer(text):
+        month = month_number(match.group(2))
+        if month is not None:
+            return _month(int(match.group(3)), month, match.group("q"))
+    found = _ISO_MONTH.search(text)
+    if found and 1 <= int(found.group(2)) <= 12:
+        return _month(int(found.group(1)), int(found.group(2)), None)
+    found = _SEASON.search(text)
+    if found:
+        first, months = _SEASONS[found.group(1)]
+        year = int(found.group(2))
+        end_month = first + months
+        end = dt.date(year + (end_month - 1) // 12, (end_month - 1) % 12 + 1, 1)
+        return Period(dt.date(year, first, 1), end)
+    return None
+
+
+def stated_date(name: str) -> dt.date | None:
+    """The day a note's name says it is, if it says one: "2024-11-04", "2024_11_04 standup",
+    "04.11.2024", "Entry of 28th Jun, 2025", "June 28, 2025", "28 июня 2025"."""
+    text = name.casefold()
+    found = _ISO_DAY.search(text)
+    if found:
+        return _date(*map(int, found.groups()))
+    found = _DOTTED_DAY.search(text)
+    if found:
+        day_of_month, month_of_year, year = map(int, found.groups())
+        return _date(year, month_of_year, day_of_month)
+    for pattern, order in ((_DAY_MONTH_YEAR, (0, 1)), (_MONTH_DAY_YEAR, (1, 0))):
+        for match in pattern.finditer(text):
+            month = month_number(match.group(1 + order[1]))
+            if month is not None:
+                named = _date(int(match.group(3)), month, int(match.group(1 + order[0])))
+                if named is not None:
+                    return named
+    return None
+
+
+def _date(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _day(year: int, month: int, day: int) -> Period | None:
+    start = _date(year, month, day)
+    return Period(start, start + dt.timedelta(days=1)) if start is not None else None
+
+
+def _month(year: int, month: int, qualifier: str | None) -> Period:
+    last = calendar.monthrange(year, month)[1]
+    first_day, end_day = 1, last + 1
+    if qualifier:
+        if qualifier in ("early", "beginning of", "start of") or qualifier.startswith("начал"):
+            end_day = 11
+        elif qualifier in ("mid", "middle of") or qualifier.startswith("середин"):
+            first_day, end_day = 11, 21
+        else:  # late, end of, конец
+            first_day = 21
+    start = dt.date(year, month, first_day)
+    return Period(start, dt.date(year, month, end_day) if end_day <= last else _next_month(year, month))
+
+
+def _next_month(year: int, month: int) -> dt.date:
+    return dt.date(year + month // 12, month % 12 + 1, 1)
+
+
+class DateIndex:
+    """Every note with a stated date (its frontmatter's, else its name's), by date."""
+
+    def __init__(self, dated: list[tuple[dt.date, int]]):
+        dated.sort()
+        self._days = [day.toordinal() for day, _ in dated]
+        self._notes = [note_id for _, note_id in dated]
+
+    def __len__(self) -> int:
+        return len(self._notes)
+
+    @classmethod
+    def from_store(cls, store: IndexStore) -> DateIndex:
+        stated: dict[int, dt.date] = {}
+        for note_id, path, title in store.note_names():
+            stem = path.rsplit("/", 1)[-1]
+            day = stated_date(stem[:-3] if stem.lower().endswith(".md") else stem) or stated_date(title)
+            if day is not None:
+                stated[note_id] = day
+        for note_id, _, _, frontmatter in store.frontmatter_rows(WORLD_DATE_FIELDS):
+            try:
+                value = world_time(json.loads(frontmatter)).date
+            except ValueError:
+                continue
+            day = _date(*map(int, value[:10].split("-"))) if value and re.match(r"\d{4}-\d\d-\d\d", value) else None
+            if day is not None:
+                stated[note_id] = day  # what the note says of itself wins over its name
+        return cls([(day, note_id) for note_id, day in stated.items()])
+
+    def notes_in(self, period: Period) -> list[int]:
+        low = bisect.bisect_left(self._days, period.start.toordinal())
+        high = bisect.bisect_left(self._days, period.end.toordinal())
+        return self._notes[low:high]
+
+
+def dates_search(
+    store: IndexStore, index: DateIndex, query: str, query_vector: np.ndarray, depth: int
+) -> list[Candidate]:
+    """The notes of the query's period, each by its best chunk for the query, best first."""
+    period = query_period(query)
+    if period is None or depth <= 0:
+        return []
+    notes = index.notes_in(period)
+    if not notes or len(notes) > MAX_NOTES:
+        return []
+    found = scored_candidates(store, notes, query_vector, "dates")
+    found.sort(key=lambda c: (-c.dense_score, c.note_id))
+    return found[:depth]

@@ -1,0 +1,158 @@
+"""The dates lane: a query that names a period (a day, a month or a third of one, a season of a
+year; English or Russian) ranks the notes whose stated date falls in it, from their frontmatter
+or their name, and nothing for any other query."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import time
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.recall import dates
+from brain.recall.dates import DateIndex, Period, query_period, stated_date
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
+
+
+def _period(first: str, end: str) -> Period:
+    return Period(dt.date.fromisoformat(first), dt.date.fromisoformat(end))
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        ("what did I jot down in my daily notes in November 2024?", ("2024-11-01", "2024-12-01")),
+        ("guns and bullets in late January 2025", ("2025-01-21", "2025-02-01")),
+        ("my entry from mid February 2025", ("2025-02-11", "2025-02-21")),
+        ("early Dec 2024 plans", ("2024-12-01", "2024-12-11")),
+        ("the end of february 2024", ("2024-02-21", "2024-03-01")),  # a leap year's last day included
+        ("which apps did I back up in summer 2024", ("2024-06-01", "2024-09-01")),
+        ("winter 2025 reading", ("2025-01-01", "2025-03-01")),
+        ("notes for 2024-11", ("2024-11-01", "2024-12-01")),
+        ("the standup of 2024-11-04", ("2024-11-04", "2024-11-05")),
+        ("what happened on June 28, 2025", ("2025-06-28", "2025-06-29")),
+        ("the meeting on 3rd March 2025", ("2025-03-03", "2025-03-04")),
+        ("что я писал в июне 2025", ("2025-06-01", "2025-07-01")),
+        ("в конце мая 2025", ("2025-05-21", "2025-06-01")),
+        ("на встрече 3 марта 2025", ("2025-03-03", "2025-03-04")),
+        ("заметки летом 2024", ("2024-06-01", "2024-09-01")),
+    ],
+)
+def test_the_period_a_query_names(query, period):
+    assert query_period(query) == _period(*period)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "apps and games I discovered in 2025",  # a year alone is a word of a title, not a period
+        "may I ask about the kafka consumer",
+        "the 2024 march of progress",  # not a month then a year
+        "notes on 2024-13",  # no such month
+        "February 30, 2025",  # no such day: and nothing else named
+        "escalation die",
+        "",
+    ],
+)
+def test_queries_that_name_no_period(query):
+    assert query_period(query) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "day"),
+    [
+        ("2024-11-04", "2024-11-04"),
+        ("2024_11_04 standup", "2024-11-04"),
+        ("Meeting 2026.01.20 Halyard", "2026-01-20"),
+        ("04.11.2024", "2024-11-04"),
+        ("Entry of 28th Jun, 2025", "2025-06-28"),
+        ("June 28, 2025", "2025-06-28"),
+        ("28 июня 2025", "2025-06-28"),
+        ("Android Apps Backup Jul-Aug 2024", None),  # a span, not a day
+        ("v1.2.2024", None),
+        ("2024-02-30", None),
+        ("Kafka", None),
+    ],
+)
+def test_the_day_a_note_name_states(name, day):
+    assert stated_date(name) == (dt.date.fromisoformat(day) if day else None)
+
+
+@pytest.fixture
+def journal(tmp_path):
+    root = tmp_path / "journal"
+    write(root, "Daily/2024-11-04.md", "Fixed the heater in the garage; ordered a new valve.\n")
+    write(root, "Daily/2024-11-19.md", "Read about kafka consumer lag and backpressure.\n")
+    write(root, "Daily/Entry of 28th Jun, 2025.md", "Pomodoros and a long walk.\n")
+    write(root, "Daily/2024-12-02.md", "December already: the heater again.\n")
+    # Its name says April; its frontmatter says when it was written, and that wins.
+    write(root, "Decisions/GA moved to 13 April 2026.md", "---\ndate: 2024-11-25\n---\nThe launch moves.\n")
+    write(root, "Topics/Heater.md", "How the garage heater works: valve, thermostat.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_the_lane_ranks_the_notes_of_the_period_only(journal):
+    recaller = open_recaller(journal)
+    result = recaller.ask("what did I write about the heater in November 2024?", "hybrid+ppr", RecallSettings())
+    lane = [c.path for c in result.lanes["dates"]]
+    assert sorted(lane) == ["Daily/2024-11-04.md", "Daily/2024-11-19.md", "Decisions/GA moved to 13 April 2026.md"]
+    scores = [c.dense_score for c in result.lanes["dates"]]
+    assert scores == sorted(scores, reverse=True)  # by their best chunk for the query
+    assert all(c.sources[0] == "dates" for c in result.lanes["dates"])
+    no_period = recaller.ask("what did I write about the heater?", "hybrid+ppr", RecallSettings())
+    assert no_period.lanes["dates"] == []
+    vector = recaller.ask("what did I write about the heater in November 2024?", "vector", RecallSettings())
+    assert "dates" not in vector.lanes  # the hybrid modes' lane: vector stays dense alone
+    off = recaller.ask(
+        "what did I write about the heater in November 2024?", "hybrid+ppr", RecallSettings(weights={"dates": 0.0})
+    )
+    assert "dates" not in off.lanes
+
+
+def test_a_period_with_too_many_notes_says_nothing(journal, monkeypatch):
+    monkeypatch.setattr(dates, "MAX_NOTES", 2)
+    recaller = open_recaller(journal)
+    result = recaller.ask("heater notes from November 2024", "hybrid", RecallSettings())
+    assert result.lanes["dates"] == []
+
+
+def test_the_date_index_is_read_only_for_a_query_that_names_a_period(journal, monkeypatch):
+    built = []
+    real = DateIndex.from_store.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(DateIndex, "from_store", classmethod(lambda cls, store: built.append(1) or real(cls, store)))
+    recaller = open_recaller(journal)
+    recaller.ask("the garage heater", "hybrid+ppr", RecallSettings())
+    assert built == []
+    recaller.ask("the garage heater in December 2024", "hybrid+ppr", RecallSettings())
+    recaller.ask("the garage heater in November 2024", "hybrid+ppr", RecallSettings())
+    assert built == [1]  # once, then kept
+
+
+def test_a_failing_dates_lane_falls_back_with_a_warning(journal, monkeypatch, caplog):
+    def broken(cls, store):
+        raise sqlite3.OperationalError("database disk image is malformed")
+
+    monkeypatch.setattr(DateIndex, "from_store", classmethod(broken))
+    recaller = open_recaller(journal)
+    result = recaller.ask("the heater in November 2024", "hybrid+ppr", RecallSettings())
+    assert result.fallbacks["dates"] is True
+    assert result.results  # fused without it
+    assert any("dates lane failed" in r.getMessage() for r in caplog.records)
+
+
+def test_the_past_has_the_dates_of_the_notes_then(journal):
+    before = time.time()
+    time.sleep(0.01)
+    write(journal, "Daily/2024-11-27.md", "The heater is fixed for good.\n")
+    index_vault(journal, progress=False)
+    query = "the heater in November 2024"
+    now = open_recaller(journal).ask(query, "hybrid+ppr", RecallSettings())
+    assert "Daily/2024-11-27.md" in [c.path for c in now.lanes["dates"]]
+    then = open_recaller(journal, as_of=before).ask(query, "hybrid+ppr", RecallSettings())
+    assert "Daily/2024-11-27.md" not in [c.path for c in then.lanes["dates"]]
+    assert "Daily/2024-11-04.md" in [c.path for c in then.lanes["dates"]]
