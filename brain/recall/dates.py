@@ -241,11 +241,11 @@ class DateIndex:
 
 
 def dates_search(
-    store: IndexStore, index: DateIndex, query: str, query_vector: np.ndarray, depth: int
+    store: IndexStore, index: DateIndex, period: Period, query_vector: np.ndarray, depth: int
 ) -> list[Candidate]:
-    """The notes of the query's period, each by its best chunk for the query, best first."""
-    period = query_period(query)
-    if period is None or depth <= 0:
+    """The notes of the query's ``period`` (``query_period``), each by its best chunk for the
+    query, best first."""
+    if depth <= 0:
         return []
     notes = index.notes_in(period)
     if not notes or len(notes) > MAX_NOTES:

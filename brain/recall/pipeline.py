@@ -516,9 +516,10 @@ class Recaller:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
         if name == "dates":
-            if dates_stage.query_period(state.query) is None:  # most queries: the index is not read
+            period = dates_stage.query_period(state.query)
+            if period is None:  # most queries: the index of days is not read
                 return []
-            return dates_stage.dates_search(self.store, self.date_index(), state.query, state.vector, settings.depth)
+            return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, settings.depth)
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
             nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
