@@ -156,3 +156,47 @@ def test_the_past_has_the_dates_of_the_notes_then(journal):
     then = open_recaller(journal, as_of=before).ask(query, "hybrid+ppr", RecallSettings())
     assert "Daily/2024-11-27.md" not in [c.path for c in then.lanes["dates"]]
     assert "Daily/2024-11-04.md" in [c.path for c in then.lanes["dates"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "period"),
+    [
+        ("what did I do today", ("2026-12-02", "2026-12-03")),
+        ("what did I work on yesterday?", ("2026-12-01", "2026-12-02")),
+        ("notes from this week", ("2026-11-30", "2026-12-07")),  # 2 December 2026 is a Wednesday
+        ("what did I read last week", ("2026-11-23", "2026-11-30")),
+        ("decisions this month", ("2026-12-01", "2027-01-01")),
+        ("what happened last month", ("2026-11-01", "2026-12-01")),
+        ("что я делал вчера", ("2026-12-01", "2026-12-02")),
+        ("заметки на прошлой неделе", ("2026-11-23", "2026-11-30")),
+        ("в прошлом месяце", ("2026-11-01", "2026-12-01")),
+        ("last week's notes from June 2025", ("2025-06-01", "2025-07-01")),  # a written date first
+    ],
+)
+def test_periods_named_from_today(query, period):
+    assert query_period(query, dt.date(2026, 12, 2)) == _period(*period)
+
+
+def test_last_month_in_january_is_december():
+    assert query_period("last month", dt.date(2027, 1, 15)) == _period("2026-12-01", "2027-01-01")
+
+
+def test_yesterday_is_the_day_before_the_moment_a_past_view_is_of(tmp_path):
+    root = tmp_path / "days"
+    today = dt.date.today()
+    for offset in (1, 2, 3):
+        day = today - dt.timedelta(days=offset)
+        write(root, f"Daily/{day.isoformat()}.md", f"Worked on the heater, day {offset}.\n")
+    index_vault(root, progress=False)
+    query = "what did I do on the heater yesterday"
+    now = open_recaller(root).ask(query, "hybrid+ppr", RecallSettings())
+    assert [c.path for c in now.lanes["dates"]] == [f"Daily/{(today - dt.timedelta(days=1)).isoformat()}.md"]
+    # A past view counts from its moment: the lane is asked with that day as today.
+    asked: list[dt.date | None] = []
+    real = dates.query_period
+    recaller = open_recaller(root, as_of=time.time())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dates, "query_period", lambda q, day=None: asked.append(day) or real(q, day))
+        recaller.ask(query, "hybrid+ppr", RecallSettings())
+    assert asked == [dt.date.fromtimestamp(recaller.as_of)]
+    assert open_recaller(root).as_of is None  # the present asks with no day: today's

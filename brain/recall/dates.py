@@ -1,7 +1,8 @@
 """Dates lane: a query that names a period asks for the notes written in it.
 
 "what did I jot down in my daily notes in November 2024?", "late January 2025", "summer 2024",
-"2024-11", "в июне 2025": embeddings and BM25 see "November" as one more word, and a daily
+"2024-11", "в июне 2025", "what did I do yesterday", "last week": embeddings and BM25 see
+"November" as one more word (and "yesterday" as none), and a daily
 note's text rarely says its own date. The date is in its name ("2024-11-04", "Entry of 28th
 Jun, 2025", "04.11.2024", "28 июня 2025": Obsidian's daily notes are named by their date) or
 in its frontmatter (``date``, ``created``). This lane finds the notes whose stated date falls
@@ -103,6 +104,26 @@ _SEASONS = {
     "зимы": (1, 2),
 }
 _SEASON = re.compile(rf"{_W}({'|'.join(_SEASONS)})\s+(?:of\s+)?{_YEAR}{_E}")
+# Periods named from today (the moment a past view is of, for `--as-of`).
+_RELATIVE = re.compile(
+    rf"{_W}(today|yesterday|this week|last week|the past week|this month|last month|"
+    rf"сегодня|вчера|на этой неделе|на прошлой неделе|в этом месяце|в прошлом месяце){_E}"
+)
+_RELATIVE_KIND = {
+    "today": "day",
+    "сегодня": "day",
+    "yesterday": "yesterday",
+    "вчера": "yesterday",
+    "this week": "week",
+    "на этой неделе": "week",
+    "last week": "last week",
+    "the past week": "last week",
+    "на прошлой неделе": "last week",
+    "this month": "month",
+    "в этом месяце": "month",
+    "last month": "last month",
+    "в прошлом месяце": "last month",
+}
 
 
 @dataclass(frozen=True)
@@ -120,10 +141,33 @@ def month_number(word: str) -> int | None:
     return int(name[2:])
 
 
-def query_period(query: str) -> Period | None:
+def query_period(query: str, today: dt.date | None = None) -> Period | None:
     """The period a query names: a day, a month (or its first, middle or last third), a season
-    of a year, or None. The first one found counts."""
+    of a year, or one named from ``today`` (yesterday, last week, this month, …); None when it
+    names none. A date written out counts before a relative one."""
     text = query.casefold()
+    period = _written_period(text)
+    if period is not None:
+        return period
+    found = _RELATIVE.search(text)
+    return _relative(_RELATIVE_KIND[found.group(1)], today or dt.date.today()) if found else None
+
+
+def _relative(kind: str, today: dt.date) -> Period:
+    if kind in ("day", "yesterday"):
+        day = today - dt.timedelta(days=1 if kind == "yesterday" else 0)
+        return Period(day, day + dt.timedelta(days=1))
+    if kind in ("week", "last week"):  # weeks from Monday
+        monday = today - dt.timedelta(days=today.weekday() + (7 if kind == "last week" else 0))
+        return Period(monday, monday + dt.timedelta(days=7))
+    first = today.replace(day=1)
+    if kind == "last month":
+        first = (first - dt.timedelta(days=1)).replace(day=1)
+    return Period(first, _next_month(first.year, first.month))
+
+
+def _written_period(text: str) -> Period | None:
+    """A period written out in ``text`` (case-folded): a day, a month or a third of one, a season."""
     found = _ISO_DAY.search(text)
     if found:
         return _day(*map(int, found.groups()))

@@ -23,6 +23,7 @@ is raised. ``open_recaller`` (recall/opening.py) builds a Recaller for a vault.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sqlite3
 import time
@@ -516,7 +517,8 @@ class Recaller:
         if name == "names":
             return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
         if name == "dates":
-            period = dates_stage.query_period(state.query)
+            today = dt.date.fromtimestamp(self.as_of) if self.as_of is not None else None  # a past view's today
+            period = dates_stage.query_period(state.query, today)
             if period is None:  # most queries: the index of days is not read
                 return []
             return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, settings.depth)
