@@ -200,3 +200,15 @@ def test_yesterday_is_the_day_before_the_moment_a_past_view_is_of(tmp_path):
         recaller.ask(query, "hybrid+ppr", RecallSettings())
     assert asked == [dt.date.fromtimestamp(recaller.as_of)]
     assert open_recaller(root).as_of is None  # the present asks with no day: today's
+
+
+def test_frontmatter_that_is_not_a_mapping_states_no_date():
+    class Store:
+        def note_names(self):
+            return [(1, "Daily/2024-11-04.md", "2024-11-04"), (2, "A.md", "A"), (3, "B.md", "B")]
+
+        def frontmatter_rows(self, containing=()):
+            return [(2, "A.md", "", '["date", "2024-11-05"]'), (3, "B.md", "", "{not json"), (1, "x", "", "{}")]
+
+    index = DateIndex.from_store(Store())  # type: ignore[arg-type]
+    assert index.notes_in(_period("2024-11-01", "2024-12-01")) == [1]

@@ -2,10 +2,10 @@
 
 "what did I jot down in my daily notes in November 2024?", "late January 2025", "summer 2024",
 "2024-11", "в июне 2025", "what did I do yesterday", "last week": embeddings and BM25 see
-"November" as one more word (and "yesterday" as none), and a daily
-note's text rarely says its own date. The date is in its name ("2024-11-04", "Entry of 28th
-Jun, 2025", "04.11.2024", "28 июня 2025": Obsidian's daily notes are named by their date) or
-in its frontmatter (``date``, ``created``). This lane finds the notes whose stated date falls
+"November" as one more word (and "yesterday" as none), and a daily note's text rarely says
+its own date. The date is in its name ("2024-11-04", "Entry of 28th Jun, 2025", "04.11.2024",
+"28 июня 2025": Obsidian's daily notes are named by their date) or in its frontmatter
+(``date``, ``created``). This lane finds the notes whose stated date falls
 in the query's period and ranks them by their best chunk for the query; it says nothing for
 a query without a period, or with a period that holds more than ``MAX_NOTES`` notes (then the
 period does not narrow anything). English and Russian month and season names.
@@ -270,9 +270,12 @@ class DateIndex:
                 stated[note_id] = day
         for note_id, _, _, frontmatter in store.frontmatter_rows(WORLD_DATE_FIELDS):
             try:
-                value = world_time(json.loads(frontmatter)).date
+                data = json.loads(frontmatter)
             except ValueError:
                 continue
+            if not isinstance(data, dict):  # what the index stores is a mapping; anything else says no date
+                continue
+            value = world_time(data).date
             day = _date(*map(int, value[:10].split("-"))) if value and re.match(r"\d{4}-\d\d-\d\d", value) else None
             if day is not None:
                 stated[note_id] = day  # what the note says of itself wins over its name
