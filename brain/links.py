@@ -88,7 +88,7 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
     line_starts = _line_starts(masked)
     for match in _WIKILINK.finditer(masked):
         start = match.start()
-        embed = start > 0 and masked[start - 1] == "!"
+        embed = _bang_before(masked, start)
         start -= embed  # where the link begins, its "!" included
         inner = match.group(1)
         target_part, _, display = inner.partition("|")
@@ -111,7 +111,7 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
     for match in _MDLINK.finditer(masked):
         text, href = match.groups()
         start = match.start()
-        if (start > 0 and masked[start - 1] == "!") or _URL_SCHEME.match(href):  # images, http:, obsidian: ...
+        if _bang_before(masked, start) or _URL_SCHEME.match(href):  # images, http:, obsidian: ...
             continue
         href = unquote(href)
         path_part, _, fragment = href.partition("#")
@@ -131,6 +131,11 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
         )
     links.sort(key=lambda item: item[0])
     return [link for _, link in links]
+
+
+def _bang_before(text: str, start: int) -> bool:
+    """Whether the link found at ``start`` is an embed (or an image): "!" just before it."""
+    return start > 0 and text[start - 1] == "!"
 
 
 def _split_anchor(target: str) -> tuple[str, str | None]:

@@ -104,11 +104,7 @@ _SEASONS = {
     "зимы": (1, 2),
 }
 _SEASON = re.compile(rf"{_W}({'|'.join(_SEASONS)})\s+(?:of\s+)?{_YEAR}{_E}")
-# Periods named from today (the moment a past view is of, for `--as-of`).
-_RELATIVE = re.compile(
-    rf"{_W}(today|yesterday|this week|last week|the past week|this month|last month|"
-    rf"сегодня|вчера|на этой неделе|на прошлой неделе|в этом месяце|в прошлом месяце){_E}"
-)
+# Periods named from today (the moment a past view is of, for `--as-of`), and what each is.
 _RELATIVE_KIND = {
     "today": "day",
     "сегодня": "day",
@@ -124,6 +120,7 @@ _RELATIVE_KIND = {
     "last month": "last month",
     "в прошлом месяце": "last month",
 }
+_RELATIVE = re.compile(rf"{_W}({'|'.join(_RELATIVE_KIND)}){_E}")
 
 
 @dataclass(frozen=True)
@@ -170,14 +167,10 @@ def _written_period(text: str) -> Period | None:
     """A period written out in ``text`` (case-folded): a day, a month or a third of one, a season."""
     found = _ISO_DAY.search(text)
     if found:
-        return _day(*map(int, found.groups()))
-    for pattern, order in ((_DAY_MONTH_YEAR, (0, 1)), (_MONTH_DAY_YEAR, (1, 0))):
-        for match in pattern.finditer(text):
-            day, month = match.group(1 + order[0]), month_number(match.group(1 + order[1]))
-            if month is not None:
-                period = _day(int(match.group(3)), month, int(day))
-                if period is not None:
-                    return period
+        return _one_day(_date(*map(int, found.groups())))
+    named = _named_day(text)
+    if named is not None:
+        return _one_day(named)
     for match in _MONTH_YEAR.finditer(text):
         month = month_number(match.group(2))
         if month is not None:
@@ -208,11 +201,17 @@ def stated_date(name: str) -> dt.date | None:
     if found:
         day_of_month, month_of_year, year = map(int, found.groups())
         return _date(year, month_of_year, day_of_month)
-    for pattern, order in ((_DAY_MONTH_YEAR, (0, 1)), (_MONTH_DAY_YEAR, (1, 0))):
+    return _named_day(text)
+
+
+def _named_day(text: str) -> dt.date | None:
+    """The first real day written with a month's name ("28th Jun, 2025", "June 28, 2025",
+    "28 июня 2025") in ``text`` (case-folded)."""
+    for pattern, (day_at, month_at) in ((_DAY_MONTH_YEAR, (1, 2)), (_MONTH_DAY_YEAR, (2, 1))):
         for match in pattern.finditer(text):
-            month = month_number(match.group(1 + order[1]))
+            month = month_number(match.group(month_at))
             if month is not None:
-                named = _date(int(match.group(3)), month, int(match.group(1 + order[0])))
+                named = _date(int(match.group(3)), month, int(match.group(day_at)))
                 if named is not None:
                     return named
     return None
@@ -225,9 +224,8 @@ def _date(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
-def _day(year: int, month: int, day: int) -> Period | None:
-    start = _date(year, month, day)
-    return Period(start, start + dt.timedelta(days=1)) if start is not None else None
+def _one_day(day: dt.date | None) -> Period | None:
+    return Period(day, day + dt.timedelta(days=1)) if day is not None else None
 
 
 def _month(year: int, month: int, qualifier: str | None) -> Period:
@@ -276,7 +274,10 @@ class DateIndex:
             if not isinstance(data, dict):  # what the index stores is a mapping; anything else says no date
                 continue
             value = world_time(data).date
-            day = _date(*map(int, value[:10].split("-"))) if value and re.match(r"\d{4}-\d\d-\d\d", value) else None
+            try:
+                day = dt.date.fromisoformat(value[:10]) if value else None
+            except ValueError:
+                day = None
             if day is not None:
                 stated[note_id] = day  # what the note says of itself wins over its name
         return cls([(day, note_id) for note_id, day in stated.items()])
