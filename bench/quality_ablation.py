@@ -43,7 +43,7 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
 OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
-OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": (), "ppr_degree_norm": 0.0}
+OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": (), "ppr_degree_norm": 0.0, "long_note_discount": 0.0}
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
     "vector": ("vector", {}),
@@ -68,6 +68,8 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +chunk_decay 0.3": ("hybrid+ppr", {**OLD, "chunk_decay": 0.3}),
     "old +bm25 weights 1,1,1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
     "old +ppr_degree_norm 0.5": ("hybrid+ppr", {**OLD, "ppr_degree_norm": 0.5}),
+    "old +long_note_discount 0.02": ("hybrid+ppr", {**OLD, "long_note_discount": 0.02}),
+    "vector -long_note_discount": ("vector", {"long_note_discount": 0.0}),
     # each idea taken alone out of the new default
     "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
     "new -dates": ("hybrid+ppr", {"weights": {"dates": 0.0}}),
@@ -84,6 +86,12 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new ppr_degree_norm 0.3": ("hybrid+ppr", {"ppr_degree_norm": 0.3}),
     "new ppr_degree_norm 0.7": ("hybrid+ppr", {"ppr_degree_norm": 0.7}),
     "new ppr_degree_norm 1.0": ("hybrid+ppr", {"ppr_degree_norm": 1.0}),
+    "new -long_note_discount": ("hybrid+ppr", {"long_note_discount": 0.0}),
+    "new long_note_discount 0.01": ("hybrid+ppr", {"long_note_discount": 0.01}),
+    "new long_note_discount 0.05": ("hybrid+ppr", {"long_note_discount": 0.05}),
+    "new long_note_chunks 8": ("hybrid+ppr", {"long_note_chunks": 8}),
+    "new long_note_chunks 32": ("hybrid+ppr", {"long_note_chunks": 32}),
+    "new long_note_chunks 1 (every note)": ("hybrid+ppr", {"long_note_chunks": 1, "long_note_discount": 0.01}),
 }
 
 

@@ -56,6 +56,72 @@ def test_chunk_decay_lifts_a_note_that_answers_in_several_passages(tmp_path):
         assert _ranked(off) == _ranked(default)
 
 
+def _long_and_short(root) -> None:
+    """Long.md: 40 chunks, one of them the query's words and one more; Short.md: the words and two more."""
+    sections = [f"## Part {i}\n\n" + f"thunder marble pillow {i} " * 35 for i in range(39)]
+    sections.append("## Kettle\n\n" + "orchard pepper ladder kettle basket. " * 25)
+    write(root, "Long.md", "\n\n".join(sections) + "\n")
+    write(root, "Short.md", "orchard pepper ladder kettle lantern velvet.\n")
+    for i in range(6):
+        write(root, f"Other {i}.md", f"velvet canyon {i} orchard.\n")
+
+
+def test_long_notes_lose_a_little_of_their_dense_score(tmp_path):
+    import math
+
+    from brain.recall.dense import long_note_cost
+    from brain.recall.types import LONG_NOTE_CHUNKS
+
+    assert long_note_cost(LONG_NOTE_CHUNKS, 0.02) == 0.0 and long_note_cost(1, 0.02) == 0.0
+    assert long_note_cost(40, 0.02) == pytest.approx(0.02 * math.log(40 / 16))
+    assert long_note_cost(40, 0.0) == 0.0 and long_note_cost(40, 0.02, free=40) == 0.0
+    root = tmp_path / "v"
+    _long_and_short(root)
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    ids = {row.path: row.id for row in recaller.store.note_rows().values()}
+    assert recaller.store.note_chunk_counts([ids["Long.md"], ids["Short.md"], 999]) == {
+        ids["Long.md"]: 40,
+        ids["Short.md"]: 1,
+    }
+    query = "orchard pepper ladder kettle basket"
+    off = recaller.ask(query, "vector", RecallSettings(k=3, long_note_discount=0.0))
+    assert _paths(off)[0] == "Long.md"  # its best chunk is the closer one
+    gap = off.results[0].score - off.results[1].score
+    assert 0 < gap < 0.5
+    on = recaller.ask(query, "vector", RecallSettings(k=3, long_note_discount=gap / math.log(40 / 16) * 1.5))
+    assert _paths(on)[:2] == ["Short.md", "Long.md"]
+    long = on.results[1]
+    assert long.dense_score == pytest.approx(off.results[0].dense_score)  # the shown cosine stays the chunk's
+    assert long.score == pytest.approx(long.dense_score - gap * 1.5)
+    # Past LONG_NOTE_CHUNKS only: with the threshold above the note's size nothing moves.
+    spared = recaller.ask(query, "vector", RecallSettings(k=3, long_note_discount=1.0, long_note_chunks=40))
+    assert _ranked(spared) == _ranked(off)
+    assert RecallSettings().long_note_discount == 0.02 and RecallSettings().long_note_chunks == 16
+    recaller.close()
+
+
+def test_a_past_view_counts_the_chunks_a_note_had_then(tmp_path):
+    import time
+
+    from brain.recall.past import PastIndex
+
+    root = tmp_path / "v"
+    _long_and_short(root)
+    index_vault(root, progress=False)
+    then = time.time()
+    time.sleep(0.05)
+    write(root, "Long.md", "## Kettle\n\norchard pepper ladder kettle basket.\n")  # now one chunk
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    store = recaller.store
+    ids = {row.path: row.id for row in store.note_rows().values()}
+    assert store.note_chunk_counts([ids["Long.md"]]) == {ids["Long.md"]: 1}
+    past = PastIndex(store, as_of=then)
+    assert past.note_chunk_counts([ids["Long.md"], ids["Short.md"]]) == {ids["Long.md"]: 40, ids["Short.md"]: 1}
+    recaller.close()
+
+
 def test_lexical_column_weights_are_a_setting(tmp_path):
     from brain.recall.lexical import WEIGHTS, lexical_search
 

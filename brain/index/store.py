@@ -956,6 +956,16 @@ class IndexStore:
             out.update((r[0], r[1]) for r in rows)
         return out
 
+    def note_chunk_counts(self, note_ids: Sequence[int]) -> dict[int, int]:
+        """note id → how many chunks it has, for the notes that have any."""
+        out: dict[int, int] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT note_id, count(*) FROM chunks WHERE note_id IN ({_marks(part)}) GROUP BY note_id", part
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out
+
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         """chunk id → the chunk with its note's path, title and date."""
         out: dict[int, ChunkRow] = {}

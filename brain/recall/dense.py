@@ -1,11 +1,20 @@
-"""Dense lane: nearest chunks in FAISS, folded to notes (each note by its best chunk)."""
+"""Dense lane: nearest chunks in FAISS, folded to notes (each note by its best chunk).
+
+A note is scored by its best chunk, so a document of a hundred chunks gets a hundred draws
+at a query and its best is high by luck alone: the 13th Age SRD's 30-100 KB class notes
+came up for questions about monsters, items and single rules. Past ``LONG_NOTE_CHUNKS``
+chunks a note's score is lowered by ``discount × ln(chunks / LONG_NOTE_CHUNKS)`` (0.02: a
+note of 40 chunks loses 0.018 of cosine, one of 150 loses 0.045); notes up to that size, what
+people write, are scored as they were.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .types import DEFAULT_DEPTH, Candidate
+from .types import DEFAULT_DEPTH, LONG_NOTE_CHUNKS, Candidate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,14 +31,18 @@ def dense_search(
     decay: float = 0.0,
     *,
     nearest: list[tuple[int, float]] | None = None,
+    long_note_discount: float = 0.0,
+    long_note_chunks: int = LONG_NOTE_CHUNKS,
 ) -> list[Candidate]:
     """The top ``depth`` distinct notes by their best chunk's similarity, best first.
 
     With ``decay`` > 0 a note scores its best chunk plus decay × its second, decay² × its
     third, ... (of the chunks this search reached): a note that answers across several
-    passages rises. Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when
-    given, receives the (chunk id, similarity) of the chunks the search reached, nearest first
-    (the anchor_dense lane reads the first of them rather than searching again).
+    passages rises. With ``long_note_discount`` > 0 a note of more than ``long_note_chunks``
+    chunks scores that much less per unit of ln(chunks / long_note_chunks) (``long_note_cost``).
+    Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when given, receives
+    the (chunk id, similarity) of the chunks the search reached, nearest first (the
+    anchor_dense lane reads the first of them rather than searching again).
     """
     if vectors.size == 0 or depth <= 0:
         return []
@@ -54,12 +67,23 @@ def dense_search(
             break
         k = min(vectors.size, k * 4)
     total = {n: score + decayed(more.get(n, []), decay) for n, (_, score) in best.items()}
+    if long_note_discount > 0:
+        sizes = store.note_chunk_counts(list(best))
+        for n in total:
+            total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
     top = sorted(best.items(), key=lambda item: -total[item[0]])[:depth]
     out = candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
-    if decay > 0:
+    if decay > 0 or long_note_discount > 0:
         for c in out:
             c.score = total[c.note_id]
     return out
+
+
+def long_note_cost(chunks: int, discount: float, free: int = LONG_NOTE_CHUNKS) -> float:
+    """What a note of ``chunks`` chunks loses from its dense score: nothing up to ``free`` chunks."""
+    if discount <= 0 or chunks <= max(free, 1):
+        return 0.0
+    return discount * math.log(chunks / max(free, 1))
 
 
 def decayed(scores: list[float], decay: float) -> float:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
@@ -58,6 +59,7 @@ class PastIndex(IndexStore):
         # Notes whose content then is their content now read the present chunks.
         self._current = {n for n, v in self.versions.items() if current_hash.get(n) == v.hash}
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id
+        self._past_counts: Counter[int] | None = None  # note id → its past chunks, once asked
         wanted = {(n, v.hash) for n, v in self.versions.items() if n not in self._current}
         if wanted:
             for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
@@ -209,6 +211,13 @@ class PastIndex(IndexStore):
         for chunk_id in chunk_ids:
             if chunk_id >= PAST and chunk_id - PAST in self._past_chunks:
                 out[chunk_id] = self._past_chunks[chunk_id - PAST]
+        return out
+
+    def note_chunk_counts(self, note_ids: Sequence[int]) -> dict[int, int]:
+        out = self.base.note_chunk_counts([n for n in note_ids if n in self._current])
+        if self._past_counts is None:
+            self._past_counts = Counter(self._past_chunks.values())
+        out.update((n, self._past_counts[n]) for n in note_ids if n not in self._current and n in self._past_counts)
         return out
 
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:

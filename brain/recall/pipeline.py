@@ -320,7 +320,14 @@ class Recaller:
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
         hits = dense_stage.dense_search(
-            self.store, self.vectors, vector, settings.depth, settings.chunk_decay, nearest=nearest
+            self.store,
+            self.vectors,
+            vector,
+            settings.depth,
+            settings.chunk_decay,
+            nearest=nearest,
+            long_note_discount=settings.long_note_discount,
+            long_note_chunks=settings.long_note_chunks,
         )
         timings["dense"] = _ms(started)
         return QueryState(query, vector, self.gate(query), {"dense": hits}, timings, nearest_chunks=nearest)

@@ -47,6 +47,14 @@ FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
+# The dense lane's discount of long documents (dense.py): a note of more chunks than this loses
+# DEFAULT_LONG_NOTE_DISCOUNT × ln(chunks / LONG_NOTE_CHUNKS) of its best chunk's cosine. Measured
+# on the three labelled sets: 12-32 chunks and 0.01-0.05 all lifted the SRD (+0.010 to +0.016
+# nDCG@10) and vaultofknowledge (+0.001 to +0.007) and left the mini-benchmark (no note over 8
+# chunks) as it was; from 8 chunks on, a 10-chunk note vaultofknowledge asks for fell out of the
+# top 10 (README, "What each stage is worth").
+LONG_NOTE_CHUNKS = 16
+DEFAULT_LONG_NOTE_DISCOUNT = 0.02
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,8 @@ class RecallSettings:
     prefer_present: bool = True  # fused modes: successors above the superseded, temporal queries newest first
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_LANE_WEIGHTS))  # RRF votes per lane
     chunk_decay: float = 0.0  # a note scores best chunk + decay × second + decay² × third ... (dense, lexical)
+    long_note_discount: float = DEFAULT_LONG_NOTE_DISCOUNT  # dense: × ln(chunks / long_note_chunks) off long notes
+    long_note_chunks: int = LONG_NOTE_CHUNKS  # ... of more chunks than this
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
