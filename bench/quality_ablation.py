@@ -43,7 +43,13 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
 OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
-OLD = {"weights": {**OLD_WEIGHTS, **OFF}, "top_bonus": (), "ppr_degree_norm": 0.0, "long_note_discount": 0.0}
+OLD = {
+    "weights": {**OLD_WEIGHTS, **OFF},
+    "top_bonus": (),
+    "ppr_degree_norm": 0.0,
+    "long_note_discount": 0.0,
+    "name_first": False,
+}
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
     "vector": ("vector", {}),
@@ -87,6 +93,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new ppr_degree_norm 0.7": ("hybrid+ppr", {"ppr_degree_norm": 0.7}),
     "new ppr_degree_norm 1.0": ("hybrid+ppr", {"ppr_degree_norm": 1.0}),
     "new -long_note_discount": ("hybrid+ppr", {"long_note_discount": 0.0}),
+    "new -name_first": ("hybrid+ppr", {"name_first": False}),
     "new long_note_discount 0.01": ("hybrid+ppr", {"long_note_discount": 0.01}),
     "new long_note_discount 0.05": ("hybrid+ppr", {"long_note_discount": 0.05}),
     "new long_note_chunks 8": ("hybrid+ppr", {"long_note_chunks": 8}),

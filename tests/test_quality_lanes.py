@@ -242,6 +242,83 @@ def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
     assert 0 < on.lanes["names"][0].dense_score < 1  # shown by its best chunk, with that chunk's cosine
 
 
+def test_a_name_of_several_words_answers_to_its_initials_in_capitals():
+    from brain.recall.names import Name, NameIndex, acronyms, query_acronyms
+
+    assert acronyms("Signalling System 7") == {"acronym:ss7"}  # a number stays whole
+    assert acronyms("Cost of Goods Sold") == {"acronym:cogs", "acronym:cgs"}  # with and without "of"
+    assert acronyms("Kafka") == set() and acronyms("2024-11-04") == set()  # one word; no letters
+    assert query_acronyms("SS7 vs PAM, ГОСТ") == ["acronym:ss7", "acronym:pam", "acronym:гост"]
+    assert query_acronyms("ss7 Kafka A K8s") == []  # lower case, one capital: words, not acronyms
+    index = NameIndex(
+        [
+            Name(1, "Signalling System 7", ("signalling", "system", "7")),
+            Name(1, "Signalling System 7", ("acronym:ss7",)),
+        ]
+    )
+    assert [(m.note_id, m.whole) for m in index.search("SS7", 5)] == [(1, True)]
+    assert index.search("ss7", 5) == [] and index.search("acronym ss7", 5) == []
+
+
+def test_the_name_index_says_which_names_are_the_whole_query(named_vault):
+    from brain.recall.names import NameIndex
+
+    recaller = open_recaller(named_vault)
+    index = NameIndex.from_store(recaller.store)
+    path = {note_id: p for note_id, p, _ in recaller.store.note_names()}
+
+    def whole(query: str) -> list[str]:
+        return [path[m.note_id] for m in index.search(query, 5) if m.whole]
+
+    assert whole("flame demon") == ["Monsters/Balor.md"]  # an alias, whole
+    assert whole("the Red Dragons") == ["Monsters/Red Dragon.md"]  # small words and plurals aside
+    assert whole("flame demon stats") == []  # a word more
+    assert whole("escalaton die") == []  # a typo is a guess: found, not named
+    assert whole("red") == []  # a part of a name
+
+
+@pytest.fixture
+def acronym_vault(tmp_path):
+    root = tmp_path / "acr"
+    write(root, "Telecom/Signalling System 7.md", "The protocol suite of the telephone network's control plane.\n")
+    for i in range(12):  # notes that say the letters, and nothing of the network
+        write(root, f"Chatter/Chat {i:02}.md", f"ss7 ss7 said the parrot {i}, ss7 again.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_a_query_that_is_one_notes_name_puts_it_first(acronym_vault):
+    recaller = open_recaller(acronym_vault)
+    on = recaller.ask("SS7", "hybrid+ppr", RecallSettings(k=5))
+    off = recaller.ask("SS7", "hybrid+ppr", RecallSettings(k=5, name_first=False))
+    assert _paths(on)[0] == "Telecom/Signalling System 7.md"
+    assert on.lanes["names"][0].named and on.results[0].named
+    assert "Telecom/Signalling System 7.md" not in _paths(off)[:1]
+    assert _paths(on)[1:] == [p for p in _paths(off) if p != "Telecom/Signalling System 7.md"][:4]
+    # Lower case is a word: no name is the whole query, nothing is put first.
+    assert _ranked(recaller.ask("ss7", "hybrid+ppr", RecallSettings(k=5))) == _ranked(
+        recaller.ask("ss7", "hybrid+ppr", RecallSettings(k=5, name_first=False))
+    )
+    assert recaller.ask("SS7", "vector", RecallSettings(k=5)).results[0].path != "Telecom/Signalling System 7.md"
+
+
+def test_a_name_two_notes_share_puts_neither_first(tmp_path):
+    from brain.recall.names import named_note
+
+    root = tmp_path / "twins"
+    write(root, "People/Kafka.md", "---\naliases: [Franz]\n---\nA writer from Prague.\n")
+    write(root, "Tech/Kafka.md", "A log-based message broker.\n")
+    for i in range(8):
+        write(root, f"Other {i}.md", f"kafka kafka topic {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    on = recaller.ask("Kafka", "hybrid+ppr", RecallSettings(k=5))
+    assert sum(c.named for c in on.lanes["names"]) == 2 and named_note(on.lanes["names"]) is None
+    assert _ranked(on) == _ranked(recaller.ask("Kafka", "hybrid+ppr", RecallSettings(k=5, name_first=False)))
+    franz = recaller.ask("Franz", "hybrid+ppr", RecallSettings(k=5))
+    assert franz.results[0].path == "People/Kafka.md" and franz.results[0].named
+
+
 def test_names_lane_off_is_the_old_behaviour_exactly(named_vault):
     recaller = open_recaller(named_vault)
     for query in ("flame demon stats", "escalaton die round", "fire in the valley"):

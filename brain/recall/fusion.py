@@ -67,6 +67,15 @@ def rank_bonus(
     return fused
 
 
+FIRST_MARGIN = 0.01  # a note put first leads the next by this (times the lane's weight): a rank-1 bonus
+
+
+def put_first(fused: dict[int, float], note_id: int, margin: float) -> dict[int, float]:
+    """``fused`` with ``note_id`` first, ``margin`` above the best of the others."""
+    others = max((score for other, score in fused.items() if other != note_id), default=0.0)
+    return {**fused, note_id: max(fused.get(note_id, 0.0), others + margin)}
+
+
 def score_fusion(
     scored: dict[str, list[tuple[int, float]]], weights: dict[str, float] | None = None
 ) -> dict[int, float]:

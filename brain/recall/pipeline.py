@@ -449,6 +449,10 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
+        named = names_stage.named_note(state.lanes["names"]) if "names" in rankings and settings.name_first else None
+        if named is not None and fused:  # the query is this note's name and no other's: it is the note asked for
+            fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)
+            by_note[named].named = True
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)

@@ -116,6 +116,7 @@ class RecallSettings:
     ppr_seed_scores: bool = False  # PageRank restarts weighted by the hits' scores, not their ranks
     ppr_hub_seeds: int = 0  # no PageRank restarts from notes linking to more notes than this (0: any note)
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
+    name_first: bool = True  # fused modes with the names lane: the one note the query names whole comes first
 
 
 @dataclass
@@ -149,6 +150,7 @@ class Candidate:
     rerank_score: float | None = None
     recorded_from: float | None = None  # when brain first saw the version shown (Unix time)
     recorded_to: float | None = None  # when it was replaced; None: still current
+    named: bool = False  # names lane: the query is this note's name, whole (names.NameMatch.whole)
 
 
 @dataclass
