@@ -245,19 +245,36 @@ def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
 def test_a_name_of_several_words_answers_to_its_initials_in_capitals():
     from brain.recall.names import Name, NameIndex, acronyms, query_acronyms
 
-    assert acronyms("Signalling System 7") == {"acronym:ss7"}  # a number stays whole
-    assert acronyms("Cost of Goods Sold") == {"acronym:cogs", "acronym:cgs"}  # with and without "of"
+    assert acronyms("Signalling System 7") == {"ss7"}  # a number stays whole
+    assert acronyms("Cost of Goods Sold") == {"cogs", "cgs"}  # with and without "of"
     assert acronyms("Kafka") == set() and acronyms("2024-11-04") == set()  # one word; no letters
-    assert query_acronyms("SS7 vs PAM, ГОСТ") == ["acronym:ss7", "acronym:pam", "acronym:гост"]
+    assert query_acronyms("SS7 vs PAM, ГОСТ") == ["ss7", "pam", "гост"]
     assert query_acronyms("ss7 Kafka A K8s") == []  # lower case, one capital: words, not acronyms
-    index = NameIndex(
-        [
-            Name(1, "Signalling System 7", ("signalling", "system", "7")),
-            Name(1, "Signalling System 7", ("acronym:ss7",)),
-        ]
-    )
+    names = [
+        Name(1, "Signalling System 7", ("signalling", "system", "7")),
+        Name(2, "Signal Strength", ("signal", "strength")),
+    ]
+    index = NameIndex(names, {"ss7": (0,), "ss": (1,)})
     assert [(m.note_id, m.whole) for m in index.search("SS7", 5)] == [(1, True)]
-    assert index.search("ss7", 5) == [] and index.search("acronym ss7", 5) == []
+    assert index.search("ss7", 5) == []  # a word, not initials
+    assert [(m.note_id, m.whole) for m in index.search("SS", 5)] == [(2, True)]
+    assert {(m.note_id, m.whole) for m in index.search("SS7 signal", 5)} == {(1, False), (2, False)}  # a word more
+    assert NameIndex.from_state(index.state()).initials == {"ss7": (0,), "ss": (1,)}
+
+
+def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, tmp_path):
+    from brain.recall.names import NameIndex
+
+    recaller = open_recaller(named_vault)
+    index = NameIndex.from_store(recaller.store)
+    by_note = {note_id: p for note_id, p, _ in recaller.store.note_names()}
+    assert {k: sorted(by_note[index.names[i].note_id] for i in v) for k, v in index.initials.items()} == {
+        "fd": ["Monsters/Balor.md"],  # an alias
+        "ed": ["Rules/Escalation Die.md"],
+        "sc": ["People/Sofía Castaño.md"],
+        "rd": ["Monsters/Red Dragon.md"],
+    }  # "Round 07": one letter, no initials
+    assert all(len(name.words) and not any(":" in w for w in name.words) for name in index.names)
 
 
 def test_the_name_index_says_which_names_are_the_whole_query(named_vault):

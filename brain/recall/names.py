@@ -51,8 +51,7 @@ FUZZY_WEIGHT = 0.8
 ORDER_BONUS = 1.2
 MIN_COVERAGE = 0.5  # a name less than half present is not that name
 MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word in passing, not what is asked for
-ACRONYM = "acronym:"  # a name word for a name's initials: no query word has a colon, so only an acronym matches it
-_ACRONYM_LENGTH = 8  # characters at most
+ACRONYM_LENGTH = 8  # characters at most
 
 
 def fold(text: str) -> str:
@@ -79,28 +78,29 @@ def words(text: str) -> list[str]:
 
 
 def acronyms(text: str) -> set[str]:
-    """The initials a name of several words answers to, as name words: "Signalling System 7" →
-    ss7 (a number stays whole), "Cost of Goods Sold" → cogs and cgs (with and without its small
-    words)."""
-    every = _WORD.findall(fold(text))
-    if len(every) < 2:
-        return set()
+    """The initials a name of several words answers to: "Signalling System 7" → ss7 (a number
+    stays whole), "Cost of Goods Sold" → cogs and cgs (with and without its small words)."""
+    every = words(text)
+    return _initials(every, [w for w in every if w not in STOP])
+
+
+def _initials(every: list[str], content: list[str]) -> set[str]:
     out = set()
-    for part in (every, [w for w in every if w not in STOP]):
+    for part in (every, content):  # stemming keeps a word's first letter
         initials = "".join(w if w.isdigit() else w[0] for w in part)
         letters = sum(ch.isalpha() for ch in initials)  # dates and numbers are not acronyms
-        if len(part) >= 2 and letters >= 2 and len(initials) <= _ACRONYM_LENGTH:
-            out.add(ACRONYM + initials)
+        if len(part) >= 2 and letters >= 2 and len(initials) <= ACRONYM_LENGTH:
+            out.add(initials)
     return out
 
 
 def query_acronyms(query: str) -> list[str]:
     """The query's words written as acronyms (two capitals or more, no small letter: "SS7",
-    "PAM", "ГОСТ"), as the name words ``acronyms`` makes."""
+    "PAM", "ГОСТ"), folded as ``acronyms`` gives them."""
     out = []
     for word in _WORD.findall(query):
         if sum(ch.isupper() for ch in word) >= 2 and not any(ch.islower() for ch in word):
-            out.append(ACRONYM + fold(word))
+            out.append(fold(word))
     return out
 
 
@@ -140,8 +140,11 @@ class NameMatch(NamedTuple):
 class NameIndex:
     """Every note's title, file name and aliases, ready for matching queries against."""
 
-    def __init__(self, names: list[Name]):
+    def __init__(self, names: list[Name], initials: dict[str, tuple[int, ...]] | None = None):
         self.names = names
+        # initials → the names (indices) of several words they stand for ("ss7"): kept apart
+        # from the name words, which they would otherwise dilute (every name's IDF).
+        self.initials: dict[str, tuple[int, ...]] = initials or {}
         self.by_word: dict[str, list[int]] = {}
         for i, name in enumerate(names):
             for w in set(name.words):
@@ -154,7 +157,7 @@ class NameIndex:
         self._fuzzy: dict[str, tuple[str, ...]] = {}
         fuzzy, get = self._fuzzy, self._fuzzy.get
         for w in self.by_word:
-            if len(w) >= FUZZY_MIN and not w.startswith(ACRONYM):
+            if len(w) >= FUZZY_MIN:
                 variants = _deletions(w)
                 variants.add(w)
                 for variant in variants:
@@ -163,32 +166,37 @@ class NameIndex:
     def state(self) -> tuple:
         """Everything the index holds, as plain values (``recall/cache.py`` marshals it)."""
         names = [(n.note_id, n.text, n.words) for n in self.names]
-        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy)
+        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy, self.initials)
 
     @classmethod
     def from_state(cls, state: tuple) -> NameIndex:
         """The index ``state`` describes, without building it again."""
-        names, by_word, idf, max_idf, fuzzy = state
+        names, by_word, idf, max_idf, fuzzy, initials = state
         if not (isinstance(names, list) and isinstance(by_word, dict) and isinstance(idf, dict)):
             raise ValueError("not the state of a name index")
-        if not (isinstance(max_idf, float) and isinstance(fuzzy, dict)):
+        if not (isinstance(max_idf, float) and isinstance(fuzzy, dict) and isinstance(initials, dict)):
             raise ValueError("not the state of a name index")
         index = cls.__new__(cls)
         index.names = [Name(note_id, text, tuple(words)) for note_id, text, words in names]
         index.by_word, index.idf, index.max_idf, index._fuzzy = by_word, idf, max_idf, fuzzy
+        index.initials = initials
         return index
 
     @classmethod
     def from_store(cls, store: IndexStore) -> NameIndex:
         names: list[Name] = []
         seen: set[tuple[int, tuple[str, ...]]] = set()
+        initials: dict[str, tuple[int, ...]] = {}
 
         def add(note_id: int, text: str) -> None:
-            content = tuple(w for w in words(text) if w not in STOP) or tuple(words(text))
-            for name_words in [content, *((a,) for a in sorted(acronyms(text)))]:
-                if name_words and (note_id, name_words) not in seen:
-                    seen.add((note_id, name_words))
-                    names.append(Name(note_id, text, name_words))
+            every = words(text)
+            content = tuple(w for w in every if w not in STOP) or tuple(every)
+            if content and (note_id, content) not in seen:
+                seen.add((note_id, content))
+                names.append(Name(note_id, text, content))
+                if len(every) > 1:
+                    for key in _initials(every, list(content)):
+                        initials[key] = initials.get(key, ()) + (len(names) - 1,)
 
         for note_id, path, title in store.note_names():
             add(note_id, title)
@@ -198,7 +206,7 @@ class NameIndex:
                 add(note_id, stem)
         for note_id, alias in store.alias_rows():
             add(note_id, alias)
-        return cls(names)
+        return cls(names, initials)
 
     def _matches(self, word: str) -> dict[str, float]:
         """Name words this query word matches, with the weight of the match."""
@@ -222,9 +230,6 @@ class NameIndex:
             for name_word, weight in self._matches(word).items():
                 if weight > matched.get(name_word, (0.0, 0))[0]:
                     matched[name_word] = (weight, position)
-        for word in query_acronyms(query):  # another reading of a query word: no more query mass
-            if word in self.by_word:
-                matched.setdefault(word, (1.0, 0))
         query_mass = sum(self.idf.get(w, self.max_idf) for w in set(query_words)) or 1.0
         best: dict[int, tuple[float, str]] = {}
         whole: set[int] = set()  # notes with a name that is the whole query, word for word
@@ -245,6 +250,22 @@ class NameIndex:
                 score *= ORDER_BONUS
             if score > best.get(name.note_id, (0.0, ""))[0]:
                 best[name.note_id] = (score, name.text)
+        # A query word in capitals may be a name's initials: that name found whole, as one word
+        # as rare as the notes they stand for (no more query mass: another reading of its word).
+        for word in query_acronyms(query):
+            named = self.initials.get(word, ())
+            notes = {self.names[i].note_id for i in named}
+            found = math.log(1 + max(1, len(self.names)) / max(1, len(notes)))
+            share = min(1.0, found / query_mass)
+            if not named or share < MIN_QUERY_SHARE:
+                continue
+            for i in named:
+                name = self.names[i]
+                score = found * (0.5 + 0.5 * share)
+                if share > 0.999:
+                    whole.add(name.note_id)
+                if score > best.get(name.note_id, (0.0, ""))[0]:
+                    best[name.note_id] = (score, name.text)
         ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:depth]
         return [NameMatch(note_id, score, text, note_id in whole) for note_id, (score, text) in ranked]
 
