@@ -409,6 +409,25 @@ def test_explain_text_for_a_miss_and_several_modes(eval_vault):
     assert "Fishing/Fishing" in blocks[1].split("fused top 10")[1]
 
 
+def test_explain_says_when_the_query_is_a_notes_name(eval_vault, tmp_path):
+    vault, _ = eval_vault
+    queries = write(
+        tmp_path,
+        "named.jsonl",
+        _line(id="n1", query="Wombat", relevant=["Animals/Wombat.md"])
+        + "\n"
+        + _line(id="n2", query="wombat droppings", relevant=["Animals/Wombat.md"])
+        + "\n",
+    )
+    named = _invoke(queries, "--vault", vault, "--explain", "n1")
+    assert named.exit_code == 0, named.output
+    assert "the query is the name of Animals/Wombat.md, and only of it: put first" in named.stdout
+    data = json.loads(_invoke(queries, "--vault", vault, "--explain", "n1", "--json").stdout)
+    assert data[0]["named"] == "Animals/Wombat.md"
+    other = _invoke(queries, "--vault", vault, "--explain", "n2", "--json")
+    assert json.loads(other.stdout)[0]["named"] is None  # a word more: not its name
+
+
 def test_explain_an_unknown_id_is_one_clear_line(eval_vault):
     vault, queries = eval_vault
     result = _invoke(queries, "--vault", vault, "--explain", "nope")

@@ -55,6 +55,7 @@ class Explanation:
     labelled: list[Row]  # relevant notes, then partial ones
     top: list[Row]  # the fused top 10
     metrics: dict[str, float]
+    named: str | None = None  # the note the query is the name of, put first (``RecallSettings.name_first``)
 
     def as_dict(self) -> dict:
         return {
@@ -64,6 +65,7 @@ class Explanation:
             "mode": self.mode,
             "lanes": self.lanes,
             "metrics": self.metrics,
+            "named": self.named,
             "labelled": [r.as_dict() for r in self.labelled],
             "top": [r.as_dict() for r in self.top],
         }
@@ -90,7 +92,8 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     labelled = [row(p) for p in query.relevant] + [row(p) for p in query.partial if p not in query.relevant]
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
-    return Explanation(query, str(mode), lanes, labelled, top, metrics)
+    named = next((c.path for c in result.results if c.named), None)
+    return Explanation(query, str(mode), lanes, labelled, top, metrics, named)
 
 
 def format_explanation(ex: Explanation) -> str:
@@ -101,6 +104,8 @@ def format_explanation(ex: Explanation) -> str:
         f"mode {ex.mode}; recall@10 {ex.metrics['recall@10']:.2f}, nDCG@10 {ex.metrics['ndcg@10']:.3f}, "
         f"MRR {ex.metrics['mrr']:.3f}",
     ]
+    if ex.named:
+        lines.append(f"the query is the name of {ex.named}, and only of it: put first")
     width = min(60, max([len(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
     head = f"{'':>4} {'note':<{width}}{'fused':>14}" + "".join(f"{name:>16}" for name in ex.lanes)
 
