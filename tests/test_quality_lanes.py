@@ -215,6 +215,25 @@ def test_name_index_finds_titles_aliases_typos_accents_and_plurals(named_vault):
     assert top("how do I get home after the long trip through the valley with the kids") is None
 
 
+def test_a_long_word_two_edits_from_a_name_still_matches_it_for_less():
+    from brain.recall.names import FUZZY2_WEIGHT, FUZZY_WEIGHT, Name, NameIndex
+
+    index = NameIndex(
+        [
+            Name(1, "Owlbear", ("owlbear",)),
+            Name(2, "Dragon", ("dragon",)),
+            Name(3, "Escalation Die", ("escalation", "die")),
+        ]
+    )
+    assert index._matches("owlbear") == {"owlbear": 1.0}
+    assert index._matches("owlbare") == {"owlbear": FUZZY2_WEIGHT}  # "are" for "ear": two edits
+    assert index._matches("escalaton") == {"escalation": FUZZY_WEIGHT}  # one edit counts more
+    assert index._matches("dargno") == {}  # six letters: one edit at most
+    assert index._matches("owlbxyz") == {}  # three edits
+    assert [m.note_id for m in index.search("owlbare", 3)] == [1]
+    assert not index.search("owlbare", 3)[0].whole  # a guess is not the name
+
+
 def test_names_lane_stays_out_of_questions(named_vault):
     from brain.recall.names import is_question
 

@@ -4,7 +4,8 @@ A person asking for "the flame demon" or "escalaton die" means a note by its nam
 retrieval blurs names and BM25 drowns them in the notes that mention them; this lane looks
 only at names. Names and query are case- and accent-folded and lightly stemmed (plurals,
 possessives); a query word of five letters or more also matches a name word one edit away
-(a typo, a missing letter). A note scores by its best name:
+(a typo, a missing letter), and one of seven or more a name word two edits away ("owlbare":
+*Owlbear*). A note scores by its best name:
 
     score = matched · coverage² · (½ + ½ · query share)
 
@@ -12,7 +13,8 @@ where ``matched`` is the IDF mass (over all names) of the name's words found in 
 ``coverage`` the share of the name's own IDF mass that was found, and ``query share`` the
 share of the query's IDF mass the name accounts for. A whole name in the query ranks first; a
 name half in the query still counts; a name's one common word alone barely does. Fuzzy
-matches count 0.8 of an exact one; a name whose words appear in the query in order gets 1.2×.
+matches count 0.8 of an exact one (0.6 at two edits); a name whose words appear in the query in
+order gets 1.2×.
 A name of several words also answers to its initials when the query writes them in capitals
 ("SS7" is *Signalling System 7*, "PAM" *Pluggable Authentication Module*, "COGS" *Cost of Goods
 Sold*): a word in lower case is a word, not an acronym ("cat" is no *Common Assessment Test*).
@@ -48,6 +50,9 @@ STOP = set(
 )
 FUZZY_MIN = 5  # shorter words must match exactly: one edit away is another word
 FUZZY_WEIGHT = 0.8
+# Words this long also match a name word two edits away ("owlbare" → owlbear), for less.
+FUZZY2_MIN = 7
+FUZZY2_WEIGHT = 0.6
 ORDER_BONUS = 1.2
 MIN_COVERAGE = 0.5  # a name less than half present is not that name
 MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word in passing, not what is asked for
@@ -214,10 +219,16 @@ class NameIndex:
             return {word: 1.0}
         out: dict[str, float] = {}
         if len(word) >= FUZZY_MIN:
+            # A name word sharing a variant with this one (itself or one letter deleted, each
+            # side) is at most two edits away: one, or two for words of FUZZY2_MIN letters.
             for variant in _deletions(word) | {word}:
                 for candidate in self._fuzzy.get(variant, ()):
-                    if candidate not in out and _within_one_edit(word, candidate):
+                    if out.get(candidate) == FUZZY_WEIGHT:
+                        continue
+                    if _within_one_edit(word, candidate):
                         out[candidate] = FUZZY_WEIGHT
+                    elif len(word) >= FUZZY2_MIN and len(candidate) >= FUZZY2_MIN and FUZZY2_WEIGHT > 0:
+                        out[candidate] = FUZZY2_WEIGHT
         return out
 
     def search(self, query: str, depth: int) -> list[NameMatch]:
