@@ -65,7 +65,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "ppr": ("ppr", {}),
     # each idea added alone to the old default
     "old +names 0.3": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "names": 0.3}}),
-    "old +dates 0.5": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "dates": 0.5}}),
+    "old +dates 1.0": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "dates": 1.0}}),
     "old +anchor_lex 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.2}}),
     "old +anchor_dense 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_dense": 0.2}}),
     "old +anchors 0.3 (both)": (
@@ -86,7 +86,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
     "new -dates": ("hybrid+ppr", {"weights": {"dates": 0.0}}),
     "new dates 0.3": ("hybrid+ppr", {"weights": {"dates": 0.3}}),
-    "new dates 1.0": ("hybrid+ppr", {"weights": {"dates": 1.0}}),
+    "new dates 0.5": ("hybrid+ppr", {"weights": {"dates": 0.5}}),
     "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
