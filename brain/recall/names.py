@@ -223,11 +223,11 @@ class NameIndex:
             # side) is at most two edits away: one, or two for words of FUZZY2_MIN letters.
             for variant in _deletions(word) | {word}:
                 for candidate in self._fuzzy.get(variant, ()):
-                    if out.get(candidate) == FUZZY_WEIGHT:
+                    if candidate in out:
                         continue
                     if _within_one_edit(word, candidate):
                         out[candidate] = FUZZY_WEIGHT
-                    elif len(word) >= FUZZY2_MIN and len(candidate) >= FUZZY2_MIN and FUZZY2_WEIGHT > 0:
+                    elif len(word) >= FUZZY2_MIN and len(candidate) >= FUZZY2_MIN:
                         out[candidate] = FUZZY2_WEIGHT
         return out
 
