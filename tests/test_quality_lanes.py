@@ -296,6 +296,32 @@ def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, t
     assert all(len(name.words) and not any(":" in w for w in name.words) for name in index.names)
 
 
+def test_a_names_own_text_is_always_the_whole_query_for_it():
+    import random
+    import string
+
+    from brain.recall.names import STOP, Name, NameIndex, words
+
+    rng = random.Random(2)
+    alphabet = string.ascii_letters + "éüß0123456789 -_'.,"
+    checked = 0
+    for _ in range(60):
+        names = []
+        for i in range(rng.randint(1, 30)):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 25)))
+            content = tuple(w for w in words(text) if w not in STOP) or tuple(words(text))
+            if content:
+                names.append(Name(i, text, content))
+        index = NameIndex(names)
+        for name in names:
+            if set(w for w in words(name.text) if w not in STOP) != set(name.words):
+                continue  # only small words: the name is them, the query drops them
+            found = {m.note_id: m for m in index.search(name.text, 100)}
+            assert name.note_id in found and found[name.note_id].whole, name.text
+            checked += 1
+    assert checked > 500
+
+
 def test_the_name_index_says_which_names_are_the_whole_query(named_vault):
     from brain.recall.names import NameIndex
 
