@@ -89,6 +89,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new dates 0.5": ("hybrid+ppr", {"weights": {"dates": 0.5}}),
     "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
+    "new -anchors": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0, "anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     "new ppr 1.0": ("hybrid+ppr", {"weights": {"ppr": 1.0}}),
     "new anchors 0.3": ("hybrid+ppr", {"weights": {"anchor_lex": 0.3, "anchor_dense": 0.3}}),
