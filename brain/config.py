@@ -250,10 +250,17 @@ def chunking() -> str:
     return value
 
 
+# ```statblock is the Fantasy Statblocks plugin's, which renders its links as links: a vault that
+# has such blocks shows them as links, and one without them is not changed by it.
+DEFAULT_LINK_FENCES = "statblock"
+
+
 def link_fences() -> frozenset[str]:
     """Code-fence languages whose ``[[links]]`` count (``BRAIN_LINK_FENCES``, comma-separated;
-    e.g. ``statblock``, which the Fantasy Statblocks plugin renders, links and all). None by default."""
-    value = env("BRAIN_LINK_FENCES") or ""
+    ``statblock`` by default, ``none`` for no fence)."""
+    value = env("BRAIN_LINK_FENCES", DEFAULT_LINK_FENCES) or ""
+    if value.strip().lower() == "none":
+        return frozenset()
     return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
 
 

@@ -51,6 +51,14 @@ def fence_language(line: str) -> str:
     return info.split()[0].lower().strip("{}.") if info else ""
 
 
+def has_fence_of(text: str, languages: frozenset[str]) -> bool:
+    """Whether a fenced block of one of these languages opens anywhere in ``text``: only such a
+    note's links depend on whether those languages' links count."""
+    if not languages or ("```" not in text and "~~~" not in text):
+        return False
+    return any(fence_language(line) in languages for line in text.splitlines() if _FENCE.match(line))
+
+
 def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     """Blank out fenced code blocks and inline code, keeping line structure and offsets.
 

@@ -158,7 +158,7 @@ def test_a_carried_snapshot_holds_what_a_fresh_one_builds(tmp_path, seed, caplog
     taken: dict[str, int] = {"names": 0, "link graph": 0, "link graph (patched)": 0}
     try:
         for step in range(30):
-            fences = "statblock" if rng.random() < 0.15 else None
+            fences = "none" if rng.random() < 0.15 else "statblock"
             with environ(BRAIN_LINK_FENCES=fences):
                 did = _change(rng, vault, notes)
                 index_into(_home(), vault, embedder)
@@ -283,7 +283,7 @@ def test_what_one_run_keeps_the_next_takes_over_as_a_fresh_build_would(tmp_path,
     assert _cache_file(root).exists()
     taken = []
     for step in range(20):
-        fences = "statblock" if rng.random() < 0.15 else None
+        fences = "none" if rng.random() < 0.15 else "statblock"
         with environ(BRAIN_LINK_FENCES=fences):
             did = _change(rng, vault, notes)
             caplog.clear()

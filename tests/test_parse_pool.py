@@ -134,7 +134,7 @@ def test_the_pool_parses_with_the_runs_chunking_and_link_fences(tmp_path, monkey
     assert _dump(one_dir) == _dump(pool_dir)
     assert pool.links["resolved"] == 12  # the links inside the statblock fences count
     monkeypatch.delenv("BRAIN_CHUNKING")
-    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")
     plain, _ = index_into(tmp_path / "plain", vault)
     assert plain.links["resolved"] == 0 and plain.chunks < pool.chunks  # the settings made a difference
 

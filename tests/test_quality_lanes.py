@@ -935,6 +935,7 @@ def test_changing_link_fences_relinks_without_re_embedding_and_the_history_recor
     write(root, "Balor.md", 'A demon.\n\n```statblock\nname: Balor\ntraits: "[[Demon|demonic]]"\n```\n')
     write(root, "Demon.md", "Demons are fiends.\n")
     embedder = FakeEmbedder()
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")
     index_vault(root, progress=False, embedder=embedder)
 
     def links() -> list[tuple[str, str]]:
@@ -959,9 +960,45 @@ def test_changing_link_fences_relinks_without_re_embedding_and_the_history_recor
         assert store.edges_at(before) == [] and len(store.edges_at(time.time())) == 1
     finally:
         store.close()
-    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")
     index_vault(root, progress=False, embedder=embedder)
     assert links() == []
+
+
+def test_statblock_links_count_by_default_and_only_notes_with_such_a_fence_are_read_again(tmp_path, monkeypatch):
+    from brain.config import link_fences
+    from brain.index import indexer
+    from brain.links import has_fence_of
+
+    assert link_fences() == frozenset({"statblock"})
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")
+    assert link_fences() == frozenset()
+    assert has_fence_of("x\n~~~ StatBlock {.yaml}\n[[A]]\n~~~\n", frozenset({"statblock"}))
+    assert not has_fence_of("```python\n[[A]]\n```\nstatblock", frozenset({"statblock"}))
+    root = tmp_path / "v"
+    write(root, "Balor.md", 'A demon.\n\n```statblock\nname: Balor\ntraits: "[[Demon|demonic]]"\n```\n')
+    write(root, "Demon.md", "Demons are fiends. [[Balor]]\n")
+    for i in range(5):
+        write(root, f"Other {i}.md", f"Plain note {i}, linking [[Demon]].\n\n```python\nx = {i}\n```\n")
+    index_vault(root, progress=False)  # an index from before: fence links did not count
+    monkeypatch.delenv("BRAIN_LINK_FENCES")
+    parsed: list[str] = []
+    real_parse = indexer.parse_note
+
+    def counting(path, *args, **kwargs):
+        parsed.append(path)
+        return real_parse(path, *args, **kwargs)
+
+    monkeypatch.setattr(indexer, "parse_note", counting)
+    report = index_vault(root, progress=False)
+    assert parsed == ["Balor.md"]  # the one note whose links can change; the rest only scanned
+    assert report.links["resolved"] == 7
+    store = _store(root)
+    try:
+        paths = {row.id: path for path, row in store.note_rows().items()}
+        assert ("Balor.md", "Demon.md") in [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+    finally:
+        store.close()
 
 
 def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vault):

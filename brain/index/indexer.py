@@ -27,7 +27,8 @@ from .. import config
 from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexMismatchError
-from ..notes import Note, parse_note
+from ..links import has_fence_of
+from ..notes import Note, decode, parse_note
 from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, vectors
 from .history import Recorder
@@ -324,8 +325,12 @@ class _Run:
         are parsed by the run anyway.
         """
         key = ",".join(sorted(self.link_fences))
-        if (self.store.get_meta("link_fences") or "") == key:
+        before = self.store.get_meta("link_fences") or ""
+        if before == key:
             return
+        # Only a note with a fence of a language that joined or left can link otherwise: the
+        # others are read (a scan for the fence) but not parsed or written again.
+        changed = frozenset(self.link_fences) ^ frozenset(filter(None, before.split(",")))
         ids = {path: row.id for path, row in self.store.note_rows().items()}
         limit = config.max_note_bytes()
         paths = sorted(unchanged)
@@ -337,6 +342,8 @@ class _Run:
                     file = vault_file(self.root, path) if note_id is not None else None
                     data, _ = read_note_bytes(file, limit) if file is not None else (None, None)
                     if note_id is None or file is None or data is None:
+                        continue
+                    if not has_fence_of(decode(data)[0], changed):
                         continue
                     note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
                     prior = self.history.before_write(note_id, note)
