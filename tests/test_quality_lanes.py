@@ -980,6 +980,9 @@ def test_statblock_links_count_by_default_and_only_notes_with_such_a_fence_are_r
     write(root, "Demon.md", "Demons are fiends. [[Balor]]\n")
     for i in range(5):
         write(root, f"Other {i}.md", f"Plain note {i}, linking [[Demon]].\n\n```python\nx = {i}\n```\n")
+    # The word without its fence, and a fence in UTF-16: read to be sure, the first for nothing.
+    write(root, "Mention.md", "I like statblock plugins; see [[Demon]].\n")
+    (root / "Wide.md").write_bytes('```StatBlock\nname: Wide\nsee: "[[Demon]]"\n```\n'.encode("utf-16"))
     index_vault(root, progress=False)  # an index from before: fence links did not count
     monkeypatch.delenv("BRAIN_LINK_FENCES")
     parsed: list[str] = []
@@ -991,12 +994,13 @@ def test_statblock_links_count_by_default_and_only_notes_with_such_a_fence_are_r
 
     monkeypatch.setattr(indexer, "parse_note", counting)
     report = index_vault(root, progress=False)
-    assert parsed == ["Balor.md"]  # the one note whose links can change; the rest only scanned
-    assert report.links["resolved"] == 7
+    assert sorted(parsed) == ["Balor.md", "Wide.md"]  # the notes whose links change; the rest only scanned
+    assert report.links["resolved"] == 9
     store = _store(root)
     try:
         paths = {row.id: path for path, row in store.note_rows().items()}
-        assert ("Balor.md", "Demon.md") in [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+        edges = [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+        assert ("Balor.md", "Demon.md") in edges and ("Wide.md", "Demon.md") in edges
     finally:
         store.close()
 

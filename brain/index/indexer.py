@@ -343,7 +343,7 @@ class _Run:
                     data, _ = read_note_bytes(file, limit) if file is not None else (None, None)
                     if note_id is None or file is None or data is None:
                         continue
-                    if not has_fence_of(decode(data)[0], changed):
+                    if not _may_hold(data, changed) or not has_fence_of(decode(data)[0], changed):
                         continue
                     note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
                     prior = self.history.before_write(note_id, note)
@@ -477,3 +477,13 @@ def _progress_bar(total: int, enabled: bool) -> _Bar:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
+
+
+def _may_hold(data: bytes, languages: frozenset[str]) -> bool:
+    """Whether a note's bytes may hold a fence of one of these languages: their names in ASCII
+    appear in it (any case). Most notes are ruled out without being decoded (100,000 notes in
+    seconds, not 15)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: decoded before anything is read from it
+        return True
+    lowered = data.lower()
+    return any(not name.isascii() or name.encode() in lowered for name in languages)
