@@ -1005,6 +1005,26 @@ def test_statblock_links_count_by_default_and_only_notes_with_such_a_fence_are_r
         store.close()
 
 
+def test_brain_ask_reads_the_links_again_when_the_fences_changed_though_no_note_did(tmp_path, monkeypatch):
+    root = tmp_path / "v"
+    write(root, "Balor.md", 'A demon.\n\n```statblock\nname: Balor\ntraits: "[[Demon|demonic]]"\n```\n')
+    write(root, "Demon.md", "Demons are fiends.\n")
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")  # an index from before: no fence counted
+    index_vault(root, progress=False)
+    monkeypatch.delenv("BRAIN_LINK_FENCES")
+
+    def edges(recaller) -> int:
+        return len(recaller.store.resolved_edges())
+
+    stale = open_recaller(root, update=False)
+    assert edges(stale) == 0
+    assert any("BRAIN_LINK_FENCES changed since the last index" in w for w in stale.warnings)
+    stale.close()
+    fresh = open_recaller(root)  # updates: reads the links again, embeds nothing
+    assert edges(fresh) == 1 and not fresh.warnings
+    fresh.close()
+
+
 def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vault):
     recaller = open_recaller(anchored_vault)
     query = "every spell that can finish a sleeping creature"

@@ -326,7 +326,7 @@ class _Run:
         """
         key = ",".join(sorted(self.link_fences))
         before = self.store.get_meta("link_fences") or ""
-        if before == key:
+        if before == key:  # as ``link_fences_changed`` says
             return
         # Only a note with a fence of a language that joined or left can link otherwise: the
         # others are read (a scan for the fence) but not parsed or written again.
@@ -477,6 +477,12 @@ def _progress_bar(total: int, enabled: bool) -> _Bar:
     from tqdm import tqdm
 
     return tqdm(total=total, desc="indexing", unit="note", file=sys.stderr, leave=False)
+
+
+def link_fences_changed(store: IndexStore) -> bool:
+    """Whether ``BRAIN_LINK_FENCES`` now names other languages than the index's links were read
+    with: the next run reads them again (``_relink_if_fences_changed``), even with no note changed."""
+    return (store.get_meta("link_fences") or "") != ",".join(sorted(config.link_fences()))
 
 
 def _may_hold(data: bytes, languages: frozenset[str]) -> bool:

@@ -71,7 +71,7 @@ def _open(
     valid_at: str | None = None,
 ) -> Recaller:
     from ..index import changes
-    from ..index.indexer import check_model
+    from ..index.indexer import check_model, link_fences_changed
 
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -79,18 +79,28 @@ def _open(
     started = time.perf_counter()
     check_model(store, lazy.name)
     pending = changes.plan(root, store).pending
-    if pending and update:
+    relink = link_fences_changed(store)  # the links are read again, though no note changed
+    if (pending or relink) and update:
         why = _update(root, store, lazy, embedder, progress)
-        if why:
+        if why and pending:
             stale = pending
             warnings.append(
                 f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is"
             )
+        elif why:
+            warnings.append(
+                f"BRAIN_LINK_FENCES changed since the last index and its links cannot be read again now ({why}); "
+                "answering with the links as they were"
+            )
     elif pending:
         stale = pending
         warnings.append(
             f"{pending} notes changed since the last index (--no-update): results may be stale; run `brain index`"
+        )
+    elif relink:
+        warnings.append(
+            "BRAIN_LINK_FENCES changed since the last index: its links are as they were read then; run `brain index`"
         )
     if not store.get_meta("model"):  # nothing embedded: the vault has no notes, or they wait
         raise NoIndexError(_empty_message(root, store, warnings))
