@@ -258,7 +258,7 @@ DEFAULT_LINK_FENCES = "statblock"
 def link_fences() -> frozenset[str]:
     """Code-fence languages whose ``[[links]]`` count (``BRAIN_LINK_FENCES``, comma-separated;
     ``statblock`` by default, ``none`` for no fence)."""
-    value = env("BRAIN_LINK_FENCES", DEFAULT_LINK_FENCES) or ""
+    value = env("BRAIN_LINK_FENCES", DEFAULT_LINK_FENCES) or DEFAULT_LINK_FENCES
     if value.strip().lower() == "none":
         return frozenset()
     return frozenset(part.strip().lower() for part in value.split(",") if part.strip())

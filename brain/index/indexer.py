@@ -324,13 +324,12 @@ class _Run:
         re-embedded; the link history records the change as any edit's would. Changed notes
         are parsed by the run anyway.
         """
-        key = ",".join(sorted(self.link_fences))
-        before = self.store.get_meta("link_fences") or ""
-        if before == key:  # as ``link_fences_changed`` says
+        before = _read_fences(self.store)
+        if before == self.link_fences:
             return
         # Only a note with a fence of a language that joined or left can link otherwise: the
         # others are read (a scan for the fence) but not parsed or written again.
-        changed = frozenset(self.link_fences) ^ frozenset(filter(None, before.split(",")))
+        changed = self.link_fences ^ before
         ids = {path: row.id for path, row in self.store.note_rows().items()}
         limit = config.max_note_bytes()
         paths = sorted(unchanged)
@@ -350,7 +349,7 @@ class _Run:
                     self.store.replace_links(note_id, note.links)
                     self.history.after_write(note_id, note, file.size, data, prior, now)
         with self.store.transaction():
-            self.store.set_meta("link_fences", key)
+            self.store.set_meta("link_fences", ",".join(sorted(self.link_fences)))
 
     def _finish_carried_history(self) -> None:
         """A rebuild that carried the old index's history: close what the vault no longer holds
@@ -482,7 +481,12 @@ def _progress_bar(total: int, enabled: bool) -> _Bar:
 def link_fences_changed(store: IndexStore) -> bool:
     """Whether ``BRAIN_LINK_FENCES`` now names other languages than the index's links were read
     with: the next run reads them again (``_relink_if_fences_changed``), even with no note changed."""
-    return (store.get_meta("link_fences") or "") != ",".join(sorted(config.link_fences()))
+    return _read_fences(store) != config.link_fences()
+
+
+def _read_fences(store: IndexStore) -> frozenset[str]:
+    """The fence languages the index's links were read with (``meta.link_fences``, comma-separated)."""
+    return frozenset(filter(None, (store.get_meta("link_fences") or "").split(",")))
 
 
 def _may_hold(data: bytes, languages: frozenset[str]) -> bool:
