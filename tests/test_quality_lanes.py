@@ -911,6 +911,16 @@ def test_path_strategies_put_the_folders_in_front_of_every_chunk(tmp_path, monke
 # ----- links inside code fences (BRAIN_LINK_FENCES) -----------------------------------------
 
 
+def _edges(root) -> list[tuple[str, str]]:
+    """(source path, target path) of the index's resolved links."""
+    store = _store(root)
+    try:
+        paths = {row.id: path for path, row in store.note_rows().items()}
+        return [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
+    finally:
+        store.close()
+
+
 def test_fence_links_count_only_for_the_listed_languages():
     from brain.links import extract_links, fence_language
 
@@ -939,12 +949,7 @@ def test_changing_link_fences_relinks_without_re_embedding_and_the_history_recor
     index_vault(root, progress=False, embedder=embedder)
 
     def links() -> list[tuple[str, str]]:
-        store = _store(root)
-        try:
-            paths = {row.id: path for path, row in store.note_rows().items()}
-            return [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
-        finally:
-            store.close()
+        return _edges(root)
 
     assert links() == []
     time.sleep(0.01)
@@ -996,13 +1001,8 @@ def test_statblock_links_count_by_default_and_only_notes_with_such_a_fence_are_r
     report = index_vault(root, progress=False)
     assert sorted(parsed) == ["Balor.md", "Wide.md"]  # the notes whose links change; the rest only scanned
     assert report.links["resolved"] == 9
-    store = _store(root)
-    try:
-        paths = {row.id: path for path, row in store.note_rows().items()}
-        edges = [(paths[s], paths[t]) for s, t, _ in store.resolved_edges()]
-        assert ("Balor.md", "Demon.md") in edges and ("Wide.md", "Demon.md") in edges
-    finally:
-        store.close()
+    edges = _edges(root)
+    assert ("Balor.md", "Demon.md") in edges and ("Wide.md", "Demon.md") in edges
 
 
 def test_brain_ask_reads_the_links_again_when_the_fences_changed_though_no_note_did(tmp_path, monkeypatch):
@@ -1020,6 +1020,14 @@ def test_brain_ask_reads_the_links_again_when_the_fences_changed_though_no_note_
     assert edges(stale) == 0
     assert any("BRAIN_LINK_FENCES changed since the last index" in w for w in stale.warnings)
     stale.close()
+    from brain.recall import opening
+
+    with monkeypatch.context() as m:  # an index that cannot be written now (a read-only home, a running index)
+        m.setattr(opening, "_update", lambda *args: "the index folder is read-only")
+        cannot = open_recaller(root)
+        assert edges(cannot) == 0 and cannot.ask("demon", "hybrid+ppr").results
+        assert any("cannot be read again now (the index folder is read-only)" in w for w in cannot.warnings)
+        cannot.close()
     fresh = open_recaller(root)  # updates: reads the links again, embeds nothing
     assert edges(fresh) == 1 and not fresh.warnings
     fresh.close()
