@@ -55,6 +55,8 @@ OLD = {
     "ppr_degree_norm": 0.0,
     "long_note_discount": 0.0,
     "name_first": False,
+    "bonus_scale": {},
+    "ppr_hub_seeds": 0,
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -91,10 +93,18 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
     "new -anchors": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0, "anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
+    "new -anchor bonus x2": ("hybrid+ppr", {"bonus_scale": {}}),
+    "new anchor bonus x1.5": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 1.5, "anchor_lex": 1.5}}),
+    "new anchor bonus x2.5": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 2.5, "anchor_lex": 2.5}}),
+    "new anchor bonus x3": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 3.0, "anchor_lex": 3.0}}),
+    "new anchor_dense bonus x2 alone": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 2.0}}),
+    "new anchor_lex bonus x2 alone": ("hybrid+ppr", {"bonus_scale": {"anchor_lex": 2.0}}),
     "new ppr 1.0": ("hybrid+ppr", {"weights": {"ppr": 1.0}}),
     "new anchors 0.3": ("hybrid+ppr", {"weights": {"anchor_lex": 0.3, "anchor_dense": 0.3}}),
     "new +score fusion": ("hybrid+ppr", {"fusion_method": "score"}),
-    "new +ppr_hub_seeds 30": ("hybrid+ppr", {"ppr_hub_seeds": 30}),
+    "new -ppr_hub_seeds": ("hybrid+ppr", {"ppr_hub_seeds": 0}),
+    "new ppr_hub_seeds 20": ("hybrid+ppr", {"ppr_hub_seeds": 20}),
+    "new ppr_hub_seeds 50": ("hybrid+ppr", {"ppr_hub_seeds": 50}),
     "new -ppr_degree_norm": ("hybrid+ppr", {"ppr_degree_norm": 0.0}),
     "new ppr_degree_norm 0.3": ("hybrid+ppr", {"ppr_degree_norm": 0.3}),
     "new ppr_degree_norm 0.7": ("hybrid+ppr", {"ppr_degree_norm": 0.7}),

@@ -719,6 +719,42 @@ def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
     assert scores == sorted(scores, reverse=True)
 
 
+def test_the_anchor_lanes_bonus_counts_twice_their_weight(anchored_vault):
+    """Both anchor lanes sure of the note the best passage links to: it gets twice their bonus
+    (bench/quality_ablation.py, "new -anchor bonus x2"); every other lane's is its weight."""
+    from dataclasses import replace
+
+    recaller = open_recaller(anchored_vault)
+    query = "sleeping creature, can I finish it off"
+    settings = RecallSettings(k=60, bonus_margin=0.0)
+    assert settings.bonus_scale == {"anchor_dense": 2.0, "anchor_lex": 2.0}
+    plain = recaller.ask(query, "hybrid+ppr", replace(settings, top_bonus=()))
+    bonus = recaller.ask(query, "hybrid+ppr", settings)
+    single = recaller.ask(query, "hybrid+ppr", replace(settings, bonus_scale={}))
+    before = {c.path: c.score for c in plain.results}
+    ranks = {
+        c.path: {
+            lane: [x.path for x in lane_hits].index(c.path) + 1
+            for lane, lane_hits in bonus.lanes.items()
+            if c.path in [x.path for x in lane_hits]
+        }
+        for c in bonus.results
+    }
+    weights = settings.weights
+    for result, scale in ((bonus, settings.bonus_scale), (single, {})):
+        for c in result.results:
+            extra = sum(
+                weights[lane] * scale.get(lane, 1.0) * settings.top_bonus[r - 1]
+                for lane, r in ranks[c.path].items()
+                if r <= len(settings.top_bonus)
+            )
+            assert c.score == pytest.approx(before[c.path] + extra), c.path
+    coup = "Rules/Coup de Grace.md"
+    assert ranks[coup]["anchor_dense"] == ranks[coup]["anchor_lex"] == 1
+    gained = {c.path: c.score for c in bonus.results}[coup] - {c.path: c.score for c in single.results}[coup]
+    assert gained == pytest.approx((weights["anchor_dense"] + weights["anchor_lex"]) * settings.top_bonus[0])
+
+
 def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault):
     from brain.errors import ConfigError
 
@@ -757,20 +793,24 @@ def test_ppr_seeds_by_score_and_without_hubs(anchored_vault):
     assert drop_hubs({index: 1.0}, degrees, 30) == {index: 1.0}  # only hubs: keep them
     query = "every spell that can finish a sleeping creature"
     hubless = recaller.ask(query, "ppr", RecallSettings(ppr_hub_seeds=30))
-    with_hub = recaller.ask(query, "ppr", RecallSettings())
+    with_hub = recaller.ask(query, "ppr", RecallSettings(ppr_hub_seeds=0))
+    assert RecallSettings().ppr_hub_seeds == 30  # the default: no restarts from a note of over 30 links
 
     def spell_mass(result) -> float:
         return sum(c.score for c in result.lanes["ppr"] if c.path.startswith("Spells/"))
 
     assert "Index.md" in [c.path for c in with_hub.lanes["dense"][:15]]  # it is a seed
     assert spell_mass(hubless) < 0.8 * spell_mass(with_hub)  # and its walk is gone
-    by_score = recaller.ask(query, "ppr", RecallSettings(ppr_seed_scores=True))
+    by_score = recaller.ask(query, "ppr", RecallSettings(ppr_seed_scores=True, ppr_hub_seeds=0))
     assert [c.path for c in by_score.lanes["ppr"]] != [c.path for c in with_hub.lanes["ppr"]] or [
         c.score for c in by_score.lanes["ppr"]
     ] != [c.score for c in with_hub.lanes["ppr"]]
-    for mode in ("ppr", "hybrid+ppr"):  # off is the old behaviour exactly
+    for mode in ("ppr", "hybrid+ppr"):  # off is the old behaviour exactly; the default drops hubs
         off = recaller.ask(query, mode, RecallSettings(ppr_seed_scores=False, ppr_hub_seeds=0))
-        assert _ranked(off) == _ranked(recaller.ask(query, mode, RecallSettings()))
+        assert _ranked(off) == _ranked(recaller.ask(query, mode, RecallSettings(ppr_hub_seeds=0)))
+        assert _ranked(recaller.ask(query, mode, RecallSettings())) == _ranked(
+            recaller.ask(query, mode, RecallSettings(ppr_hub_seeds=30))
+        )
 
 
 def test_the_past_answers_out_degrees_as_the_links_were_then(tmp_path):

@@ -44,10 +44,20 @@ DEFAULT_LANE_WEIGHTS = {
 # nearly flat at the top of a list, so a sure answer lost to notes several lanes rank middling.
 DEFAULT_TOP_BONUS: tuple[float, ...] = (0.01, 0.005)
 BONUS_MARGIN = 0.05
+# The anchor lanes' bonus counts twice their weight. Their first note is where the passage that
+# best matches the query links to; when both are sure of it (the best passage by meaning and by
+# words), it is the answer of a bridge question ("how hurt must an enemy be for the barbarian's
+# Slayer talent": *Staggered*, first in both, was 24th fused). Doubled, bridge nDCG@10 rose on
+# all five labelled sets; one lane's alone, or 1.5×, moved none of them (README, "What each stage is worth").
+DEFAULT_BONUS_SCALE = {"anchor_dense": 2.0, "anchor_lex": 2.0}
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
+# PageRank restarts from no such note (unless only hubs matched): an index note spreads the walk
+# over everything it lists. Measured at stop 27 with 20, 30, 50 and 100 links: none lost a
+# labelled query, 20 and 30 won two (README, "What each stage is worth").
+DEFAULT_PPR_HUB_SEEDS = DEFAULT_ANCHOR_HUB
 # The dense lane's discount of long documents (dense.py): a note of more chunks than this loses
 # DEFAULT_LONG_NOTE_DISCOUNT × ln(chunks / LONG_NOTE_CHUNKS) of its best chunk's cosine. Measured
 # on the three labelled sets: 12-32 chunks and 0.01-0.05 all lifted the SRD (+0.010 to +0.016
@@ -113,9 +123,10 @@ class RecallSettings:
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
+    bonus_scale: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_BONUS_SCALE))  # a lane's bonus × this
     bonus_margin: float = BONUS_MARGIN  # ... only where the lane's score drops this much (a share) after it
     ppr_seed_scores: bool = False  # PageRank restarts weighted by the hits' scores, not their ranks
-    ppr_hub_seeds: int = 0  # no PageRank restarts from notes linking to more notes than this (0: any note)
+    ppr_hub_seeds: int = DEFAULT_PPR_HUB_SEEDS  # no PageRank restarts from notes of more links than this (0: any)
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
     name_first: bool = True  # fused modes with the names lane: the one note the query names whole comes first
 
