@@ -1070,8 +1070,9 @@ class IndexStore:
     def _search_branches(
         self, branches: Sequence[str], weights: Sequence[float], limit: int
     ) -> list[tuple[int, float]] | None:
-        """The best ``limit`` of the disjoint ``branches`` together: each branch's best ``limit``,
-        one statement each, on this connection and the readers' at once; None when a reader failed."""
+        """The best ``limit`` of the ``branches`` together: each branch's best ``limit``, one
+        statement each, on this connection and the readers' at once, a chunk found by several
+        kept once by its best score (``fts_pruning``); None when a reader failed."""
 
         def branch(conn: sqlite3.Connection, expression: str) -> list[tuple[int, float]]:
             return [(r[0], r[1]) for r in conn.execute(_BM25_BEST, (*weights, expression, limit))]
@@ -1080,8 +1081,9 @@ class IndexStore:
         if found is None:
             return None
         rows = sorted((row for rows in found for row in rows), key=lambda row: (row[1], row[0]))
-        # Each statement reads the state committed as it starts: a chunk a writer re-titled in
-        # between (same rowid, new words) may be in two branches. Kept once, by its better score.
+        # A chunk of several words is in several branches, scored whole only in its own. (Each
+        # statement reads the state committed as it starts: a chunk a writer re-titled in
+        # between, same rowid with new words, may be in two. Kept once, by its better score.)
         seen: set[int] = set()
         hits = []
         for rowid, rank in rows:
