@@ -101,6 +101,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new anchor_lex bonus x2 alone": ("hybrid+ppr", {"bonus_scale": {"anchor_lex": 2.0}}),
     "new ppr 1.0": ("hybrid+ppr", {"weights": {"ppr": 1.0}}),
     "new anchors 0.3": ("hybrid+ppr", {"weights": {"anchor_lex": 0.3, "anchor_dense": 0.3}}),
+    "new anchors 0.25": ("hybrid+ppr", {"weights": {"anchor_lex": 0.25, "anchor_dense": 0.25}}),
     "new +score fusion": ("hybrid+ppr", {"fusion_method": "score"}),
     "new -ppr_hub_seeds": ("hybrid+ppr", {"ppr_hub_seeds": 0}),
     "new ppr_hub_seeds 20": ("hybrid+ppr", {"ppr_hub_seeds": 20}),
