@@ -22,10 +22,10 @@ branch it is (whatever ranks above such a chunk there scores above it in the OR 
 merged answer, kept once per chunk by its best score, is the OR's, hits, order and ties. A
 branch names only its own and the later words, not the earlier ones behind a NOT: ``bm25()``
 counts the chunks of every phrase in a statement for its IDF, and a NOT added that work (at
-100,000 notes, bench/scale.py's queries: a search 38.2 ms with it, 34.5 ms without, p50). The branches are separate
-statements, not one OR of them: in one, the iterators of a branch that had run out stay where
-they stopped, and a row they stopped on counted their words twice (found by
-tests/test_lexical_pruning.py).
+100,000 notes, bench/scale.py's queries: a search 38.2 ms with it, 34.5 ms without, p50).
+The branches are separate statements, not one OR of them: in one, the iterators of a branch
+that had run out stay where they stopped, and a row they stopped on counted their words twice
+(found by tests/test_lexical_pruning.py).
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ BONUS_MARGIN = 0.05
 # best matches the query links to; when both are sure of it (the best passage by meaning and by
 # words), it is the answer of a bridge question ("how hurt must an enemy be for the barbarian's
 # Slayer talent": *Staggered*, first in both, was 24th fused). Doubled, bridge nDCG@10 rose on
-# all five labelled sets; one lane's alone, or 1.5×, moved none of them (README, "What each stage is worth").
+# all five labelled sets; one lane's alone, or 1.5×, moved none of them (README, "What each
+# stage is worth").
 DEFAULT_BONUS_SCALE = {"anchor_dense": 2.0, "anchor_lex": 2.0}
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
