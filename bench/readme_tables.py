@@ -132,11 +132,10 @@ def rewrite_stage_rows(text: str, runs: list[dict]) -> tuple[str, list[str]]:
             break
         cells = lines[i].split(" | ")
         label = cells[0][2:]
-        known = [(row, ref) for prefix, row, ref in STAGE_ROWS if label.startswith(prefix)]
-        if not known or any(row not in ndcg[s] or ref not in ndcg[s] for s in SETS for row, ref in known[:1]):
+        row, ref = next(((row, ref) for prefix, row, ref in STAGE_ROWS if label.startswith(prefix)), ("", ""))
+        if any(row not in ndcg[s] or ref not in ndcg[s] for s in SETS):  # not a row this run has
             left.append(label)
             continue
-        row, ref = known[0]
         cells[1:6] = [_delta(ndcg[s][row] - ndcg[s][ref]) for s in SETS]
         lines[i] = " | ".join(cells)
     return "\n".join(lines), left
