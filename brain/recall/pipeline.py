@@ -444,8 +444,10 @@ class Recaller:
             fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
             if settings.top_bonus:
                 scored = {name: [c.score for c in result.lanes[name]] for name in rankings}
-                weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
-                fused = fusion.rank_bonus(rankings, settings.top_bonus, weights, fused, scored, settings.bonus_margin)
+                bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
+                fused = fusion.rank_bonus(
+                    rankings, settings.top_bonus, bonus_weights, fused, scored, settings.bonus_margin
+                )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
         named = names_stage.named_note(state.lanes["names"]) if "names" in rankings and settings.name_first else None
