@@ -37,6 +37,7 @@ from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
 from . import fts_pruning
 from .fts_pruning import Pruning
+from .query_reads import QueryReads
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
 from .version_text import chunk_dictionary, needs_dictionary
@@ -174,6 +175,7 @@ class IndexStore:
         self._reader = reader
         self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
         self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
+        self._query_reads: QueryReads[ChunkRow] | None = None  # inside ``one_query``
 
     def _share(self, other: IndexStore) -> None:
         """Read through ``other``'s connection: for views over the same database (a past slice,
@@ -182,6 +184,21 @@ class IndexStore:
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
+        self._query_reads = None
+
+    @contextmanager
+    def one_query(self) -> Iterator[None]:
+        """Within it, each chunk's row and each note's chunk vectors are read once
+        (``query_reads``): the lanes of one query ask for many of the same. Re-entered, the
+        outer one holds; what it read is dropped as it ends, so another query reads afresh."""
+        if self._query_reads is not None:
+            yield
+            return
+        self._query_reads = QueryReads()
+        try:
+            yield
+        finally:
+            self._query_reads = None
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
@@ -968,6 +985,11 @@ class IndexStore:
 
     def chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         """chunk id → the chunk with its note's path, title and date."""
+        if self._query_reads is not None:
+            return self._query_reads.chunk_rows(chunk_ids, self._read_chunk_rows)
+        return self._read_chunk_rows(chunk_ids)
+
+    def _read_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
         for part in _parts(chunk_ids):
             rows = self.conn.execute(
@@ -980,6 +1002,11 @@ class IndexStore:
 
     def note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         """(chunk id, note id, float32 vector bytes) of every chunk of these notes."""
+        if self._query_reads is not None:
+            return self._query_reads.note_chunk_vectors(note_ids, self._read_note_chunk_vectors)
+        return self._read_note_chunk_vectors(note_ids)
+
+    def _read_note_chunk_vectors(self, note_ids: Sequence[int]) -> list[tuple[int, int, bytes]]:
         out: list[tuple[int, int, bytes]] = []
         for part in _parts(note_ids):
             rows = self.conn.execute(

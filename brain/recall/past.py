@@ -29,6 +29,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
 from ..index.vectors import VectorIndex
@@ -72,6 +73,12 @@ class PastIndex(IndexStore):
         if valid_at is not None:
             self._keep_valid_at(valid_at)
         self._edges = [e for e in self._edges if e[0] in self.versions and e[1] in self.versions]
+
+    @contextmanager
+    def one_query(self) -> Iterator[None]:
+        """The store's: this slice reads its present chunks through it."""
+        with self.base.one_query():
+            yield
 
     # ----- the slice ----------------------------------------------------------------------------
 

@@ -299,7 +299,8 @@ class Recaller:
         """Run several modes for one query, sharing the embedding, the lanes and the rerank scores."""
         parsed = [Mode.parse(m) for m in modes]
         settings = settings or RecallSettings()
-        with index_errors(self.store.directory, self.root):  # a damaged index is one line, not a traceback
+        # A damaged index is one line, not a traceback; the lanes read each chunk once.
+        with index_errors(self.store.directory, self.root), self.store.one_query():
             state = self.prepare(query, settings)
             return [self._answer(state, mode, settings) for mode in parsed]
 

@@ -1,0 +1,51 @@
+"""What the lanes of one query read of the same chunks, read once (``IndexStore.one_query``).
+
+Each lane shows its notes by a chunk (``chunk_rows``) and scores notes by their best chunk for
+the query (``note_chunk_vectors``), and the lanes' notes overlap: on the 13th-age SRD a query
+asked for 500 chunk rows of 270 chunks and the vectors of 180 notes, 130 of them distinct.
+This memo holds them for the one query; no SQL here, the store's readers fill it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+Row = TypeVar("Row")
+VectorRow = tuple[int, int, bytes]  # (chunk id, note id, float32 vector bytes)
+
+
+class QueryReads(Generic[Row]):
+    """Chunk rows by chunk id and chunk vectors by note id, as first read in this query."""
+
+    def __init__(self) -> None:
+        self._rows: dict[int, Row | None] = {}  # None: no such chunk (deleted since a lane saw it)
+        self._vectors: dict[int, list[VectorRow]] = {}  # note id → its chunks' rows, as read
+
+    def chunk_rows(self, chunk_ids: Sequence[int], read: Callable[[list[int]], dict[int, Row]]) -> dict[int, Row]:
+        """``read``'s answer for ``chunk_ids``, reading only the chunks not read before."""
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._rows]
+        if missing:
+            found = read(missing)
+            for chunk_id in missing:
+                self._rows[chunk_id] = found.get(chunk_id)
+        out: dict[int, Row] = {}
+        for chunk_id in chunk_ids:
+            row = self._rows[chunk_id]
+            if row is not None:
+                out[chunk_id] = row
+        return out
+
+    def note_chunk_vectors(
+        self, note_ids: Sequence[int], read: Callable[[list[int]], list[VectorRow]]
+    ) -> list[VectorRow]:
+        """``read``'s rows for ``note_ids``, note by note, each note's rows in the order read;
+        only the notes not read before are read."""
+        wanted = list(dict.fromkeys(note_ids))
+        missing = [n for n in wanted if n not in self._vectors]
+        if missing:
+            for note_id in missing:
+                self._vectors[note_id] = []
+            for row in read(missing):
+                self._vectors[row[1]].append(row)
+        return [row for note_id in wanted for row in self._vectors[note_id]]

@@ -1,0 +1,146 @@
+"""One query reads each chunk's row and each note's chunk vectors once (``IndexStore.one_query``).
+
+The lanes of one query show and score many of the same notes; within a query the store
+answers a repeated read from what it read, and a new query reads afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.index.query_reads import QueryReads
+from brain.index.store import IndexStore
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
+
+SETTINGS = RecallSettings(k=8)
+
+
+@pytest.fixture
+def vault(tmp_path):
+    """Notes that link to each other, so that every lane (anchors, PageRank) has work."""
+    root = tmp_path / "vault"
+    topics = ["harbour cranes", "winter storms", "tide tables", "crane maintenance", "storm log"]
+    for i, topic in enumerate(topics):
+        other = topics[(i + 1) % len(topics)]
+        write(
+            root,
+            f"{topic.title()}.md",
+            f"# {topic.title()}\n\nOn {topic}: see [[{other.title()}]] for more.\n\n"
+            f"## Details\n\nThe {topic} of the harbour in winter, and [[{topics[(i + 2) % len(topics)].title()}]].\n",
+        )
+    for i in range(10):
+        write(root, f"Filler {i}.md", f"# Filler {i}\n\nApples and harbour pears, number {i}; see [[Storm Log]].\n")
+    index_vault(root, progress=False)
+    return root
+
+
+class _Reads:
+    """Counts what the store reads from the database, by id."""
+
+    def __init__(self, monkeypatch):
+        self.chunks: Counter[int] = Counter()
+        self.notes: Counter[int] = Counter()
+        rows, vectors = IndexStore._read_chunk_rows, IndexStore._read_note_chunk_vectors
+
+        def read_rows(store, chunk_ids):
+            self.chunks.update(chunk_ids)
+            return rows(store, chunk_ids)
+
+        def read_vectors(store, note_ids):
+            self.notes.update(note_ids)
+            return vectors(store, note_ids)
+
+        monkeypatch.setattr(IndexStore, "_read_chunk_rows", read_rows)
+        monkeypatch.setattr(IndexStore, "_read_note_chunk_vectors", read_vectors)
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.notes.clear()
+
+
+def _results(result) -> list[tuple[str, int, float]]:
+    return [(c.path, c.chunk_id, round(c.score, 9)) for c in result.results]
+
+
+def test_one_query_reads_each_chunk_and_note_once_and_answers_alike(vault, monkeypatch):
+    reads = _Reads(monkeypatch)
+    recaller = open_recaller(vault, update=False)
+    try:
+        for query in ("harbour cranes in winter storms", "tide tables", "what does the storm log say"):
+            reads.clear()
+            once = recaller.ask(query, "hybrid+ppr", SETTINGS)
+            assert reads.chunks and reads.notes, "the lanes read chunks and vectors"
+            assert max(reads.chunks.values()) == 1, reads.chunks
+            assert max(reads.notes.values()) == 1, reads.notes
+            with monkeypatch.context() as m:  # the same query with every read made afresh
+                m.setattr(IndexStore, "one_query", lambda store: contextlib.nullcontext())
+                reads.clear()
+                afresh = recaller.ask(query, "hybrid+ppr", SETTINGS)
+                assert max(reads.chunks.values()) > 1  # what the memo spares
+            assert _results(once) == _results(afresh)
+            assert [c.text for c in once.results] == [c.text for c in afresh.results]
+    finally:
+        recaller.close()
+
+
+def test_a_new_query_reads_what_changed(vault):
+    recaller = open_recaller(vault, update=False)
+    try:
+        store = recaller.store
+        chunk_id = store.conn.execute("SELECT min(id) FROM chunks").fetchone()[0]
+        with store.one_query():
+            before = store.chunk_rows([chunk_id])[chunk_id].text
+            store.conn.execute("UPDATE chunks SET text = 'rewritten' WHERE id = ?", (chunk_id,))
+            assert store.chunk_rows([chunk_id])[chunk_id].text == before  # as first read, in this query
+            with store.one_query():  # re-entered: the outer query's reads hold
+                assert store.chunk_rows([chunk_id])[chunk_id].text == before
+        assert store.chunk_rows([chunk_id])[chunk_id].text == "rewritten"
+        with store.one_query():
+            assert store.chunk_rows([chunk_id])[chunk_id].text == "rewritten"
+        store.conn.rollback()
+    finally:
+        recaller.close()
+
+
+def test_a_past_view_reads_through_the_stores_memo(vault, monkeypatch):
+    import time
+
+    reads = _Reads(monkeypatch)
+    recaller = open_recaller(vault, update=False, as_of=time.time() + 60)
+    try:
+        reads.clear()
+        result = recaller.ask("harbour cranes in winter storms", "hybrid+ppr", SETTINGS)
+        assert result.results
+        assert max(reads.chunks.values()) == 1 and max(reads.notes.values()) == 1
+    finally:
+        recaller.close()
+
+
+def test_query_reads_keeps_order_and_missing_rows():
+    reads: QueryReads[str] = QueryReads()
+    asked: list[list[int]] = []
+
+    def rows(ids: list[int]) -> dict[int, str]:
+        asked.append(ids)
+        return {i: f"row {i}" for i in ids if i != 3}  # chunk 3 is gone
+
+    assert reads.chunk_rows([2, 3, 1, 2], rows) == {2: "row 2", 1: "row 1"}
+    assert list(reads.chunk_rows([1, 4, 3], rows)) == [1, 4]
+    assert asked == [[2, 3, 1], [4]]  # each id read once, a gone one too
+
+    vectors_asked: list[list[int]] = []
+
+    def vectors(note_ids: list[int]) -> list[tuple[int, int, bytes]]:
+        vectors_asked.append(note_ids)
+        table = {7: [(70, 7, b"a"), (71, 7, b"b")], 8: [(80, 8, b"c")]}
+        return [row for n in sorted(note_ids) for row in table.get(n, [])]
+
+    assert reads.note_chunk_vectors([8, 7, 9], vectors) == [(80, 8, b"c"), (70, 7, b"a"), (71, 7, b"b")]
+    assert reads.note_chunk_vectors([7, 9], vectors) == [(70, 7, b"a"), (71, 7, b"b")]
+    assert vectors_asked == [[8, 7, 9]]
