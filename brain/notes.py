@@ -27,6 +27,9 @@ _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?
 # Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs.
 _INLINE_TAG = re.compile(r"(?<![\w&/#\]\)])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s")
+# Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
+# markdown link's target ([back](#anchor)).
+_LINK_SPANS = re.compile(r"\[\[[^\]\n]*\]\]|\]\([^)\n]*\)")
 
 
 @dataclass
@@ -250,6 +253,8 @@ def inline_tags(body: str) -> list[str]:
             continue
         if _HEADING.match(line):
             line = line.lstrip(" ").lstrip("#")
+        if "[" in line:
+            line = _LINK_SPANS.sub(" ", line)
         for match in _INLINE_TAG.finditer(line):
             tags.append(match.group(1).rstrip("/"))
     return tags

@@ -383,6 +383,12 @@ def test_inline_tags_rules():
     ]
 
 
+def test_a_links_hash_is_not_a_tag():
+    """[[#Heading]], [[Note|#label]] and [text](#anchor) point somewhere; only #realtag tags."""
+    body = "See [[#Intro]], [[Other|#label]], [[Note#Part]] and [back](#anchor). Real: #realtag [[x]] #after\n"
+    assert inline_tags(body) == ["realtag", "after"]
+
+
 def test_dates_from_frontmatter_fields(toy_notes):
     assert toy_notes["Projects/Decision - Use Chroma.md"].date == "2026-02-20"  # date: wins over updated
     assert toy_notes["Projects/Decision - Use FAISS flat index.md"].date == "2026-03-10"
