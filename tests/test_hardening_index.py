@@ -445,6 +445,7 @@ def test_read_only_home_still_answers_status_and_ask(indexed, brain_home, read_o
 
     _one_line_stderr(_brain(brain_home, "index", "--vault", str(vault)), "cannot write to", str(directory.parent))
     _one_line_stderr(_brain(brain_home, "index", "--vault", str(vault), "--rebuild"), "cannot write to")
+    _one_line_stderr(_brain(brain_home, "index", "--vault", str(vault), "--repair"), "cannot write to")
     assert not (directory / "vectors.faiss").exists()
 
 

@@ -94,13 +94,19 @@ def test_repair_and_rebuild_together_is_a_usage_error(toy_vault):
     assert result.exit_code == 2 and "--repair and --rebuild do not go together" in result.output
 
 
-@pytest.mark.parametrize("how", ["garbage", "pages"])
+@pytest.mark.parametrize("how", ["garbage", "pages", "random"])
 def test_a_damaged_database_is_sent_to_rebuild_in_one_line(toy_vault, how):
     index_into(config.brain_home(), toy_vault, FakeEmbedder())
     path = _database(toy_vault)
     data = bytearray(path.read_bytes())
     if how == "garbage":
         data[:] = b"x" * len(data)
+    elif how == "random":  # random bytes mid-file: SQLite's check reports pages on lines of their own
+        import random
+
+        noise = random.Random(7).randbytes(20_000)
+        at = len(data) * 7 // 10  # past the first tables' pages: the check runs, and finds them broken
+        data[at : at + len(noise)] = noise
     else:  # the header sound, pages in the middle overwritten
         page = 4096
         for start in range(page * 3, min(len(data), page * 12), page):

@@ -37,7 +37,7 @@ def repair_vault(vault: str | os.PathLike[str] | None) -> RepairReport:
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     report = RepairReport(vault=str(root))
-    with vault_lock(directory):
+    with index_errors(directory, root), vault_lock(directory):  # an unwritable home: one line, as `index` says it
         try:
             with index_errors(directory, root):
                 store = IndexStore.open(directory, create=False)

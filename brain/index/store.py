@@ -1773,7 +1773,9 @@ class IndexStore:
         """What SQLite's ``quick_check`` finds wrong with the database file (none: empty). It
         cannot see into the search indexes: FTS5 keeps no copy of what it indexes."""
         rows = [r[0] for r in self.conn.execute(f"PRAGMA quick_check({int(limit)})")]
-        return [] if rows == ["ok"] else rows
+        # A row can span lines ("*** in database main ***\nPage 46: ..."): each is one line here,
+        # as the errors that quote them are.
+        return [] if rows == ["ok"] else [" ".join(str(row).split()) for row in rows]
 
     def rebuild_search_indexes(self) -> dict[str, int]:
         """Refill each BM25 index from the rows it indexes (FTS5 'rebuild'), in one transaction,
