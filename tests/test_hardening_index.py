@@ -464,6 +464,25 @@ def test_unwritable_brain_home_is_one_line_naming_the_folder(toy_vault, tmp_path
     assert not home.exists()
 
 
+@pytest.mark.slow  # subprocesses
+def test_an_old_index_that_cannot_be_deleted_is_said_not_a_traceback(indexed, brain_home, read_only):
+    """The old index left under the rebuild name (a swap's clean-up that could not delete it,
+    e.g. built by another user): the next rebuild says so in one line; `index` warns."""
+    vault, directory, _first = indexed
+    _cannot_write()
+    staging = rebuild_dir(directory)
+    shutil.copytree(directory, staging)  # no rebuild marker: the old index of a swap
+    read_only(staging)
+    _one_line_stderr(
+        _brain(brain_home, "index", "--vault", str(vault), "--rebuild", "--yes"), f"cannot remove {staging}"
+    )
+    indexed_again = _brain(brain_home, "index", "--vault", str(vault))
+    assert indexed_again.returncode == 0, indexed_again.stderr
+    assert f"the replaced index could not be deleted from {staging}" in indexed_again.stderr
+    assert "Traceback" not in indexed_again.stderr
+    assert staging.exists()
+
+
 # ----- 12. concurrent FAISS saves -----------------------------------------------------------
 
 _SAVER = """

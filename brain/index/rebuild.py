@@ -125,7 +125,13 @@ def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[
             else:
                 log.info("resuming the interrupted rebuild in %s", staging)
                 return store, True
-        shutil.rmtree(staging)
+        try:
+            shutil.rmtree(staging)
+        except OSError as exc:  # e.g. an old index built by another user (sudo) under this name
+            raise BrainError(
+                f"cannot remove {staging}, left by an earlier rebuild ({exc.strerror or exc}): delete it"
+                " yourself (it may belong to another user) and run `brain index --rebuild` again"
+            ) from exc
     staging.mkdir(parents=True)
     marker.write_text(json.dumps({"model": model_name, "started": time.time(), "history": history}), encoding="utf-8")
     return IndexStore.open(staging), False
@@ -158,7 +164,7 @@ def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
         if not directory.exists():
             os.rename(staging, directory)
         elif not damage and _exchange(staging, directory):  # atomic: there is always an index to open
-            shutil.rmtree(staging, ignore_errors=True)
+            _remove_old(staging)
         else:
             # A damaged index is kept for the user, under a name nothing takes for an index;
             # a sound one waits under the retired name until the new one is in place.
@@ -174,7 +180,7 @@ def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
             if damage:
                 moved = aside
             else:
-                shutil.rmtree(aside, ignore_errors=True)
+                _remove_old(aside)
     except OSError as exc:  # e.g. Windows, where a folder with open files cannot be renamed
         raise BrainError(
             f"the rebuilt index is complete in {staging} but could not take the place of {directory} "
@@ -184,6 +190,13 @@ def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
     (directory / REBUILD_MARKER).unlink(missing_ok=True)
     _fsync_dir(directory.parent)
     return str(moved) if moved else None
+
+
+def _remove_old(folder: Path) -> None:
+    """Delete the index a rebuild replaced; what cannot be deleted is said, not left silently."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if folder.exists():
+        log.warning("the replaced index could not be deleted from %s; delete it yourself", folder)
 
 
 def _damaged_name(directory: Path) -> Path:
@@ -200,8 +213,10 @@ def remove_leftovers(directory: Path) -> None:
     or under the retired name. A rebuild in progress (marker present) is left for --rebuild."""
     staging = rebuild_dir(directory)
     if staging.exists() and not (staging / REBUILD_MARKER).exists():
-        shutil.rmtree(staging, ignore_errors=True)
-    shutil.rmtree(directory.with_name(directory.name + RETIRED_SUFFIX), ignore_errors=True)
+        _remove_old(staging)
+    retired = directory.with_name(directory.name + RETIRED_SUFFIX)
+    if retired.exists():
+        _remove_old(retired)
 
 
 def _exchange(a: Path, b: Path) -> bool:
