@@ -268,13 +268,15 @@ def _damage(path: Path, how: str) -> bytes:
         path.write_bytes(os.urandom(size))
     elif how == "truncated":
         os.truncate(path, size // 3)
+    elif how == "emptied":  # 0 bytes: SQLite would take it for a new database
+        os.truncate(path, 0)
     elif how == "header":
         with open(path, "r+b") as handle:
             handle.write(b"\0" * 100)
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("how", ["garbage", "truncated", "header"])
+@pytest.mark.parametrize("how", ["garbage", "truncated", "header", "emptied"])
 def test_damaged_index_db_is_one_line_everywhere(indexed, how):
     vault, directory, _ = indexed
     _damage(directory / "index.db", how)
@@ -283,9 +285,10 @@ def test_damaged_index_db_is_one_line_everywhere(indexed, how):
     _one_line_error(_invoke("ask", "--vault", str(vault), "--no-update", "--no-rerank", QUERY), *needles)
     _one_line_error(_invoke("ask", "--vault", str(vault), "--no-rerank", QUERY), *needles)
     _one_line_error(_invoke("index", "--vault", str(vault)), *needles)
+    _one_line_error(_invoke("history", "Home.md", "--vault", str(vault)), *needles)
 
 
-@pytest.mark.parametrize("how", ["garbage", "truncated"])
+@pytest.mark.parametrize("how", ["garbage", "truncated", "emptied"])
 def test_rebuild_starts_over_from_a_damaged_index_and_moves_it_aside(indexed, how):
     vault, directory, first = indexed
     before = _ask(vault)

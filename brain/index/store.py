@@ -210,6 +210,7 @@ class IndexStore:
         if create:
             directory.mkdir(parents=True, exist_ok=True)
         path = directory / INDEX_FILE
+        _refuse_emptied(path)
         conn = None
         try:
             conn = connect(str(path), page_size=INDEX_PAGE_SIZE)
@@ -277,6 +278,7 @@ class IndexStore:
         (``_pin_readers``); a snapshot opened only to look at the index leaves them closed.
         """
         path = directory / INDEX_FILE
+        _refuse_emptied(path)
         conn = connect(str(path), check_same_thread=False)
         conn.row_factory = sqlite3.Row
         reader = (lambda: _reader(connect(str(path), check_same_thread=False))) if split_searches else None
@@ -352,6 +354,7 @@ class IndexStore:
         if not path.exists():
             return None
         try:
+            _refuse_emptied(path)
             conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
             try:
                 if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
@@ -378,6 +381,7 @@ class IndexStore:
         if not path.exists():
             return None
         try:
+            _refuse_emptied(path)
             conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
@@ -2120,6 +2124,21 @@ def is_not_writable(exc: sqlite3.OperationalError) -> bool:
         return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN"))
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open database file" in text
+
+
+def _refuse_emptied(path: Path) -> None:
+    """An index database emptied to 0 bytes beside the files an index had (its vectors, its
+    cache) is a damaged index, not a new one: SQLite would take it for new, and the next
+    `brain index` would start over, the history gone, without a word. Raised as SQLite's
+    damage, which ``index_errors`` turns into the one line that says what to do."""
+    try:
+        if path.stat().st_size != 0:
+            return
+        others = [p.name for p in path.parent.iterdir() if not p.name.startswith(path.name)]
+    except OSError:
+        return  # no database yet, or a folder that cannot be read: opening says what is wrong
+    if others:
+        raise sqlite3.DatabaseError(f"the database file is empty (0 bytes) beside {', '.join(sorted(others))}")
 
 
 def built_index_dir(root: Path) -> Path:
