@@ -66,12 +66,25 @@ def cli() -> None:
     "(when `brain ask` says the BM25 index is out of step, or a damaged index is reported).",
 )
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Read every note, not only those whose size or modification time changed, and re-index "
+    "those whose bytes differ (after files were swapped by name, or copied keeping their time).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
 @library_errors
 def index(
-    vault: str | None, rebuild: bool, keep_history: bool, yes: bool, repair: bool, as_json: bool, quiet: bool
+    vault: str | None,
+    rebuild: bool,
+    keep_history: bool,
+    yes: bool,
+    repair: bool,
+    verify: bool,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
@@ -79,6 +92,10 @@ def index(
     changed, drop deleted notes and move renamed ones. A run with nothing to do does not
     load the model. brain never writes inside the vault: the index lives under the brain
     home ($BRAIN_HOME).
+
+    A note is read again when its size or modification time changed, as make and rsync
+    judge; --verify reads every note and compares its bytes (after notes were swapped by
+    name, or copied keeping their times).
 
     --rebuild fills a new index beside the old one and swaps it in when complete; if it
     stops (Ctrl-C, a model that cannot load), the old index still answers and the next
@@ -95,10 +112,13 @@ def index(
       BRAIN_VAULT=~/notes brain index --json
       brain index --rebuild --keep-history
       brain index --repair
+      brain index --verify
     """
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
+    if verify and (rebuild or repair):
+        raise click.UsageError("--verify goes with a plain `brain index`: --rebuild reads every note anyway")
     if repair:
         if rebuild:
             raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")
@@ -114,7 +134,7 @@ def index(
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)
-    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json)
+    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json, verify=verify)
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",

@@ -131,6 +131,40 @@ def test_touched_but_unchanged_note_is_not_reembedded(indexed, no_model):
         assert view.note("AI/Embeddings.md")["mtime_ns"] == path.stat().st_mtime_ns  # stat refreshed
 
 
+def test_notes_swapped_with_the_same_size_and_time_are_found_by_verify(toy_vault):
+    """Size and mtime, as make and rsync judge, cannot see two notes of one size and time
+    swapped by name (or a copy that kept its time); --verify reads every note's bytes."""
+    write(toy_vault, "Swap/Apples.md", "# Fruit\n\nApples grow in the orchard.\n")
+    write(toy_vault, "Swap/Banana.md", "# Fruit\n\nBananas ripen on the quays.\n")
+    a, b = toy_vault / "Swap" / "Apples.md", toy_vault / "Swap" / "Banana.md"
+    assert a.stat().st_size == b.stat().st_size
+    os.utime(b, ns=(a.stat().st_atime_ns, a.stat().st_mtime_ns))
+    _index(toy_vault)
+    parked = toy_vault / "Swap" / "parked"
+    a.rename(parked)
+    b.rename(a)
+    parked.rename(b)
+
+    plain = _index(toy_vault)
+    assert (plain.changed, plain.unchanged) == (0, 37)  # the documented limit of the cheap check
+    verify = _invoke("index", "--vault", str(toy_vault), "--verify", "--json")
+    assert verify.exit_code == 0, verify.output
+    report = json.loads(verify.stdout)
+    assert (report["changed"], report["unchanged"], report["new"], report["notes"]) == (2, 35, 0, 37)
+    with _view(toy_vault) as view:
+        assert "Bananas" in view.chunks("Swap/Apples.md")[0]["text"]
+        assert "Apples" in view.chunks("Swap/Banana.md")[0]["text"]
+    again = _index(toy_vault, verify=True)  # nothing left to find: every note read, none changed
+    assert (again.changed, again.unchanged, again.embedded) == (0, 37, 0)
+    assert_faiss_matches(config.index_dir(toy_vault))
+
+
+def test_verify_goes_with_a_plain_index_only(toy_vault):
+    for other in ("--rebuild", "--repair"):
+        result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "--verify", other])
+        assert result.exit_code == 2 and "--verify goes with a plain `brain index`" in result.output
+
+
 # ----- incremental cases --------------------------------------------------------------------
 
 

@@ -10,7 +10,8 @@ Two steps, the cheap one first:
    recall's staleness check.
 2. ``read``: read each candidate and say what it is: ``touched`` (same bytes, new stat),
    ``new``, ``changed``, ``renamed`` (a new path holding the bytes of a deleted note), or
-   ``skipped`` (binary, too large, unreadable). It updates the plan as it goes: a renamed note
+   ``skipped`` (binary, too large, unreadable); with ``verify``, the notes unchanged by their
+   stat are read after them, each ``same`` or ``changed``. It updates the plan as it goes: a renamed note
    is no longer deleted, a note that became unreadable is.
 """
 
@@ -24,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..notes import content_hash
-from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, walk
+from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, vault_file, walk
 from .store import IndexStore, SkipRecord
 
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
+SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
 
 
 @dataclass
@@ -40,6 +42,8 @@ class Plan:
     skipped: list[Skipped]
     stats: dict[str, tuple[int, int]]  # content skips: path → (size, mtime_ns) when read
     ignore_warnings: list[str] = field(default_factory=list)  # what was wrong with .brainignore
+    # With ``verify``: the unchanged notes too, to be read and compared by their bytes.
+    rechecks: list[tuple[VaultFile, int]] = field(default_factory=list)
 
     @property
     def pending(self) -> int:
@@ -57,15 +61,27 @@ class Change:
     data: bytes | None = None  # the file's bytes, unless skipped
     skip: Skipped | None = None
     old_path: str | None = None  # renamed: where the note was
+    recheck: bool = False  # one of ``Plan.rechecks``: counted unchanged by its stat until read
 
 
-def plan(root: Path, store: IndexStore) -> Plan:
-    """Walk ``root`` and compare it with the index by size and mtime (nothing is read)."""
+def plan(root: Path, store: IndexStore, *, verify: bool = False) -> Plan:
+    """Walk ``root`` and compare it with the index by size and mtime (nothing is read).
+
+    ``verify``: the notes whose size and mtime match are to be read too (``Plan.rechecks``):
+    a file replaced by other bytes of the same size and time (two notes swapped by name, a
+    copy that kept its time) is found only by its bytes."""
     # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
     with _collector_paused():
-        return _plan(root, store)
+        found = _plan(root, store)
+    if verify:
+        rows = store.note_stats()
+        for path in sorted(found.unchanged):
+            file = vault_file(root, path)
+            if file is not None:  # gone since the walk: the next run deletes it
+                found.rechecks.append((file, rows[path][0]))
+    return found
 
 
 @contextmanager
@@ -135,6 +151,12 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
             yield Change(NEW, file, None, data)
+    for file, note_id in changes.rechecks:
+        data, _skip = read_note_bytes(file, limit)
+        if data is not None and store.note_hash(note_id) != content_hash(data):
+            yield Change(CHANGED, file, note_id, data, recheck=True)
+        else:  # the same bytes, or unreadable now: left as its stat said (its next edit shows)
+            yield Change(SAME, file, note_id, recheck=True)
 
 
 def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:

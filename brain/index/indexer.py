@@ -161,11 +161,13 @@ def index_vault(
     keep_history: bool = True,
     progress: bool = True,
     load: Callable[[str], Embedder] = load_embedder,
+    verify: bool = False,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
     ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
-    the old one's history over unless ``keep_history`` is False.
+    the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
+    not only those whose size or mtime changed, and re-index those whose bytes differ.
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -185,7 +187,7 @@ def index_vault(
             store = IndexStore.open(directory)
             try:
                 check_model(store, model_name)
-                report = _index_into(root, store, model_name, embedder, load, progress)
+                report = _index_into(root, store, model_name, embedder, load, progress, verify)
             finally:
                 store.close()
     report.seconds = round(time.perf_counter() - started, 3)
@@ -199,13 +201,14 @@ def _index_into(
     embedder: Embedder | None,
     load: Callable[[str], Embedder],
     progress: bool,
+    verify: bool = False,
 ) -> IndexReport:
     report = IndexReport(vault=str(root), model=model_name)
     wanted = config.fts_tokenizer()
     if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
         with store.transaction():
             store.recreate_fts(wanted)
-    _Run(root, store, report, model_name, embedder, load, progress).run()
+    _Run(root, store, report, model_name, embedder, load, progress, verify).run()
     counts = store.counts()
     report.notes, report.chunks = counts["notes"], counts["chunks"]
     report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
@@ -224,8 +227,10 @@ class _Run:
         embedder: Embedder | None,
         load: Callable[[str], Embedder],
         progress: bool,
+        verify: bool = False,
     ):
         self.root = root
+        self.verify = verify
         self.store = store
         self.report = report
         self.model_name = model_name
@@ -241,7 +246,7 @@ class _Run:
         self.link_fences = config.link_fences()
 
     def run(self) -> None:
-        plan = changes.plan(self.root, self.store)
+        plan = changes.plan(self.root, self.store, verify=self.verify)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
@@ -249,11 +254,15 @@ class _Run:
         batch: list[_Pending] = []
         batch_chunks = 0
         per_batch = CHUNKS_PER_BATCH * (BULK_BATCHES if len(plan.candidates) >= BULK_FROM else 1)
-        bar = _progress_bar(len(plan.candidates), self.progress and bool(plan.candidates))
+        reading = len(plan.candidates) + len(plan.rechecks)
+        bar = _progress_bar(reading, self.progress and bool(reading))
         try:
             with Parser[changes.Change](len(plan.candidates)) as parser:
                 work = ((change, self._to_parse(change)) for change in changes.read(plan, self.store))
                 for change, parsed in parser.parsed(work):
+                    if change.kind == changes.SAME:
+                        bar.update(1)
+                        continue
                     if change.kind == changes.SKIPPED:
                         assert change.skip is not None
                         self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
@@ -285,6 +294,7 @@ class _Run:
                         self.report.new += 1
                     else:
                         self.report.changed += 1
+                        self.report.unchanged -= change.recheck  # its stat had counted it unchanged
                     if batch_chunks >= per_batch:
                         self._flush(batch)
                         bar.update(len(batch))
@@ -313,7 +323,7 @@ class _Run:
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""
-        if change.kind in (changes.TOUCHED, changes.SKIPPED) or change.data is None:
+        if change.kind in (changes.TOUCHED, changes.SKIPPED, changes.SAME) or change.data is None:
             return None
         return change.file.path, change.data, change.file.mtime_ns / 1e9, self.link_fences, self.chunk_strategy
 
