@@ -142,7 +142,9 @@ def test_rebuild_is_built_beside_and_the_old_index_answers_until_the_swap(indexe
         # `ask` with a change pending answers from the old index and says why it is stale.
         write(vault, "Written during the rebuild.md", "# Written during the rebuild\n")
         updating = open_recaller(vault, embedder=FakeEmbedder())
-        assert updating.stale == 1 and any("another `brain index` is running" in w for w in updating.warnings)
+        assert updating.stale == 1 and any(
+            "another brain process is indexing this vault" in w for w in updating.warnings
+        )
         updating.close()
 
     probe = _Probe("fake:32", during_the_rebuild)

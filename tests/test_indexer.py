@@ -327,7 +327,7 @@ def test_one_writer_at_a_time(indexed):
     vault, _ = indexed
     store = open_store(vault)
     try:
-        with vault_lock(store), pytest.raises(VaultLocked, match="another `brain index` is running"):
+        with vault_lock(store), pytest.raises(VaultLocked, match="another brain process is indexing this vault"):
             _index(vault)
     finally:
         store.close()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import pytest
 from click.testing import CliRunner
 from conftest import write
 
+from brain import config
 from brain.cli import cli
 from brain.db import open_db
 from brain.errors import ConfigError, IndexMismatchError, NoIndexError
@@ -297,6 +299,31 @@ def test_stale_index_is_updated_before_answering(bridge_vault):
 
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-update", "--json", "quokka"])
     assert json.loads(out.stdout)["stale_notes"] == 0  # the update above already ran
+
+
+def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_vault):
+    """The index cannot be updated (another process holds it, or --no-update): a deleted
+    note is left out of the answer, and the warning says so and names the real cause."""
+    from brain.index.indexer import vault_lock
+
+    query = "harbour crane schedule during winter storms"
+    assert open_recaller(bridge_vault).ask(query, "hybrid+ppr", small()).results[0].path == "Harbour operations.md"
+    (bridge_vault / "Harbour operations.md").unlink()
+    with vault_lock(config.index_dir(bridge_vault)):  # a writer is at work: the update must wait
+        held = open_recaller(bridge_vault)
+        warning = " ".join(held.warnings)
+        assert "another brain process is indexing this vault" in warning
+        assert "the 1 whose file is gone, deleted or renamed, are left out" in warning
+        for mode in ("vector", "hybrid", "hybrid+ppr", "graph"):
+            paths = [c.path for c in held.ask(query, mode, small()).results]
+            assert paths and "Harbour operations.md" not in paths, (mode, paths)
+        held.close()
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-update", "--json", query])
+    answer = json.loads(out.stdout)
+    assert answer["stale_notes"] == 1 and "Harbour operations.md" not in [r["path"] for r in answer["results"]]
+    past = open_recaller(bridge_vault, update=False, as_of=time.time())  # a past view had it, and shows it
+    assert "Harbour operations.md" in [c.path for c in past.ask(query, "vector", small()).results]
+    past.close()
 
 
 def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):

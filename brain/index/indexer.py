@@ -99,7 +99,10 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError as exc:
-            raise VaultLocked(f"another `brain index` is running on this vault ({directory})") from exc
+            raise VaultLocked(
+                f"another brain process is indexing this vault ({directory}): `brain index`, the watcher of"
+                " `brain serve`, or a `brain ask` bringing the index up to date; try again when it is done"
+            ) from exc
         yield
 
 

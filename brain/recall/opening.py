@@ -78,15 +78,17 @@ def _open(
     stale = 0
     started = time.perf_counter()
     check_model(store, lazy.name)
-    pending = changes.plan(root, store).pending
+    plan = changes.plan(root, store)
+    pending = plan.pending
+    gone: set[int] = set()  # notes whose file is gone, while the index still holds them
     relink = link_fences_changed(store)  # the links are read again, though no note changed
     if (pending or relink) and update:
         why = _update(root, store, lazy, embedder, progress)
         if why and pending:
-            stale = pending
+            stale, gone = pending, set(plan.deleted.values())
             warnings.append(
                 f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
-                "answering from the index as it is"
+                "answering from the index as it is" + _left_out(gone)
             )
         elif why:
             warnings.append(
@@ -94,9 +96,11 @@ def _open(
                 "answering with the links as they were"
             )
     elif pending:
-        stale = pending
+        stale, gone = pending, set(plan.deleted.values())
         warnings.append(
-            f"{pending} notes changed since the last index (--no-update): results may be stale; run `brain index`"
+            f"{pending} notes changed since the last index (--no-update): results may be stale"
+            + _left_out(gone)
+            + "; run `brain index`"
         )
     elif relink:
         warnings.append(
@@ -135,11 +139,19 @@ def _open(
         disk_cache=disk_cache,
     )
     recaller.timings_ms.update(timings)
+    if view is store:  # the present: a note whose file is gone is never an answer (a past view had it then)
+        recaller.gone = gone
     if isinstance(lazy, LazyEmbedder):  # a newer engine than the index's vectors: say so on every result
         lazy.after_load = lambda loaded: _engine_changed(store, loaded, recaller)
         if lazy.is_loaded:  # loaded already by the update above
             _engine_changed(store, lazy.loaded(), recaller)
     return recaller
+
+
+def _left_out(gone: set[int]) -> str:
+    if not gone:
+        return ""
+    return f" (the {len(gone)} whose file is gone, deleted or renamed, are left out)"
 
 
 def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
@@ -177,7 +189,7 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
     try:
         _index(root, lazy, embedder, progress)
     except VaultLocked:
-        return "another `brain index` is running"
+        return "another brain process is indexing this vault"
     except NotWritableError as exc:
         return str(exc)
     return None

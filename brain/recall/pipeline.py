@@ -142,6 +142,9 @@ class Recaller:
         self._built_here: set[str] = set()
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
+        # Notes whose file is gone while the index could not be updated (recall/opening.py):
+        # left out of every answer, since a path that no longer exists is no answer.
+        self.gone: set[int] = set()
         self.as_of: float | None = getattr(store, "as_of", None)  # a past slice (recall/past.py)
         self.valid_at: str | None = getattr(store, "valid_at", None)
 
@@ -352,6 +355,8 @@ class Recaller:
             pool.sort(key=lambda c: -c.score)
         if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
+        if self.gone:
+            pool = [c for c in pool if c.note_id not in self.gone]
         result.results = pool[: settings.k]
         spans = self.store.version_spans([c.note_id for c in result.results])
         for c in result.results:
