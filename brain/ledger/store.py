@@ -72,8 +72,10 @@ def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None
     """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked."""
     values = {c: redact_value(storable(row.get(c))) for c in COLUMNS}
     for column in TEXT_COLUMNS:
-        if values[column] == "":
-            values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
+        if not isinstance(values[column], str) or values[column] == "":
+            # So the COALESCE on update keeps what an earlier Stop saw; a value of another
+            # type (a transcript field that was not text) is absent, never a failed write.
+            values[column] = None
     for column in JSON_COLUMNS:
         default: dict[str, Any] | list[Any] = {} if column == "tools" else []
         values[column] = json.dumps(values[column] or default, ensure_ascii=False)

@@ -3,7 +3,9 @@
 A transcript is JSON Lines and grows to tens of MB, so it is read backwards in growing
 blocks until the last real user prompt turns up, and never more than ``MAX_READ`` bytes.
 Lines that do not parse (a partial last line still being written, a torn first line of
-the window) are skipped. Standard library only: the Stop hook runs this on every turn.
+the window) are skipped, and a field of the wrong type (a number where text belongs, a list
+for an id) counts as absent: one odd value never costs the turn. Standard library only: the
+Stop hook runs this on every turn.
 """
 
 from __future__ import annotations
@@ -209,6 +211,15 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+def _str(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else None: a field of another type is absent."""
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> int | float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _content(record: dict[str, Any]) -> Any:
     message = record.get("message")
     return message.get("content") if isinstance(message, dict) else None
@@ -310,9 +321,9 @@ def _fill(
 ) -> None:
     acc = _Accumulator(sidechain_mode)
     if prompt is not None:
-        turn.prompt_uuid = prompt.get("uuid")
-        turn.prompt_id = prompt.get("promptId")
-        turn.started_at = prompt.get("timestamp")
+        turn.prompt_uuid = _str(prompt.get("uuid"))
+        turn.prompt_id = _str(prompt.get("promptId"))
+        turn.started_at = _str(prompt.get("timestamp"))
         acc.meta(prompt)
     for record in records:
         acc.add(record)
@@ -371,7 +382,7 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(_str(b.get("text")) or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
 
 
@@ -398,12 +409,11 @@ class _Accumulator:
         self.sidechain_task: dict[str, dict[str, Any]] = {}  # sidechain line uuid -> task
 
     def meta(self, record: dict[str, Any]) -> None:
-        self.session_id = record.get("sessionId") or self.session_id
-        self.cwd = record.get("cwd") or self.cwd
-        self.git_branch = record.get("gitBranch") or self.git_branch
-        self.version = record.get("version") or self.version
-        if isinstance(record.get("timestamp"), str):
-            self.last_timestamp = record["timestamp"]
+        self.session_id = _str(record.get("sessionId")) or self.session_id
+        self.cwd = _str(record.get("cwd")) or self.cwd
+        self.git_branch = _str(record.get("gitBranch")) or self.git_branch
+        self.version = _str(record.get("version")) or self.version
+        self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -411,8 +421,7 @@ class _Accumulator:
             return
         if record.get("isSidechain") and not self.sidechain_mode:
             # Inline subagent lines: their cwd and branch are the subagent's, not the turn's.
-            if isinstance(record.get("timestamp"), str):
-                self.last_timestamp = record["timestamp"]
+            self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
             self._sidechain(record)
             return
         self.meta(record)
@@ -420,7 +429,7 @@ class _Accumulator:
         if not isinstance(content, list):
             return
         if kind == "assistant":
-            message_id = record["message"].get("id")
+            message_id = _str(record["message"].get("id"))
             for block in content:
                 if isinstance(block, dict):
                     self._assistant_block(message_id, block)
@@ -429,10 +438,10 @@ class _Accumulator:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._tool_result(block, record.get("toolUseResult"))
 
-    def _assistant_block(self, message_id: Any, block: dict[str, Any]) -> None:
+    def _assistant_block(self, message_id: str | None, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "text":
-            text = (block.get("text") or "").strip()
+            text = (_str(block.get("text")) or "").strip()
             key = ("text", message_id, text)
             if text and key not in self.seen:
                 self.seen.add(key)
@@ -440,16 +449,17 @@ class _Accumulator:
             return
         if kind != "tool_use":
             return
-        tool_key = ("tool", block.get("id") or id(block))
+        tool_id = _str(block.get("id"))
+        tool_key = ("tool", tool_id or id(block))
         if tool_key in self.seen:
             return
         self.seen.add(tool_key)
-        name = str(block.get("name") or "?")
+        name = _str(block.get("name")) or "?"
         raw_input = block.get("input")
         data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         self.tools[name] = self.tools.get(name, 0) + 1
-        if block.get("id"):
-            self.tool_names[block["id"]] = name
+        if tool_id:
+            self.tool_names[tool_id] = name
         if name in WRITE_TOOLS:
             _append_unique(self.files_written, data.get(WRITE_TOOLS[name]))
         elif name in READ_TOOLS:
@@ -458,17 +468,17 @@ class _Accumulator:
             self.commands.append(clip(data["command"], COMMAND_CHARS))
         elif name in SUBAGENT_TOOLS:
             task: dict[str, Any] = {
-                "type": data.get("subagent_type"),
-                "description": data.get("description"),
+                "type": _str(data.get("subagent_type")),
+                "description": _str(data.get("description")),
                 "tools": {},
                 "files_written": [],
             }
-            self.tasks[block.get("id") or str(len(self.tasks))] = task
+            self.tasks[tool_id or str(len(self.tasks))] = task
             if isinstance(data.get("prompt"), str):
                 self.task_by_prompt[data["prompt"].strip()] = task
 
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
-        use_id = str(block.get("tool_use_id") or "")
+        use_id = _str(block.get("tool_use_id")) or ""
         name = self.tool_names.get(use_id, "?")
         if block.get("is_error"):
             text = _result_text(block.get("content"))
@@ -476,33 +486,35 @@ class _Accumulator:
             self.errors.append({"tool": name, "error": clip(text, ERROR_CHARS)})
         task = self.tasks.get(use_id)
         if task is not None and isinstance(result, dict):
-            for src, dst in (
-                ("agentId", "agent_id"),
-                ("status", "status"),
-                ("totalToolUseCount", "tool_uses"),
-                ("totalDurationMs", "duration_ms"),
-                ("totalTokens", "tokens"),
+            for src, dst, kind in (
+                ("agentId", "agent_id", _str),
+                ("status", "status", _str),
+                ("totalToolUseCount", "tool_uses", _number),
+                ("totalDurationMs", "duration_ms", _number),
+                ("totalTokens", "tokens", _number),
             ):
-                if result.get(src) is not None:
-                    task[dst] = result[src]
+                value = kind(result.get(src))
+                if value is not None:
+                    task[dst] = value
 
     def _sidechain(self, record: dict[str, Any]) -> None:
         # Old transcripts inline the subagents' lines; credit their tools to the Task.
-        task = self.sidechain_task.get(str(record.get("parentUuid") or ""))
+        task = self.sidechain_task.get(_str(record.get("parentUuid")) or "")
         if task is None and record.get("type") == "user":
             content = _content(record)
             if isinstance(content, str):
                 task = self.task_by_prompt.get(content.strip())
         if task is None:
             return
-        if record.get("uuid"):
-            self.sidechain_task[record["uuid"]] = task
+        uuid = _str(record.get("uuid"))
+        if uuid:
+            self.sidechain_task[uuid] = task
         content = _content(record)
         if record.get("type") != "assistant" or not isinstance(content, list):
             return
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                name = str(block.get("name") or "?")
+                name = _str(block.get("name")) or "?"
                 task["tools"][name] = task["tools"].get(name, 0) + 1
                 raw_input = block.get("input")
                 data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
