@@ -336,8 +336,9 @@ def _fill(
     turn.files_written = acc.files_written[:MAX_FILES]
     turn.files_read = acc.files_read[:MAX_FILES]
     turn.tools = acc.tools
-    turn.commands = acc.commands[:MAX_COMMANDS]
-    turn.tool_errors = acc.errors[:MAX_ERRORS]
+    # Masked and clipped here, once the turn is read: only the ones kept cost that work.
+    turn.commands = [clip(command, COMMAND_CHARS) for command in acc.commands]
+    turn.tool_errors = [{"tool": name, "error": _error_text(content)} for name, content in acc.errors]
     turn.subagents = acc.subagents()
 
 
@@ -374,7 +375,8 @@ def decisions(text: str) -> list[str]:
 
 
 def _append_unique(items: list[str], value: Any) -> None:
-    if isinstance(value, str) and value and value not in items:
+    # Only the first MAX_FILES are kept: past them, checking for repeats is wasted work.
+    if len(items) < MAX_FILES and isinstance(value, str) and value and value not in items:
         items.append(value)
 
 
@@ -384,6 +386,11 @@ def _result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(_str(b.get("text")) or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
+
+
+def _error_text(content: Any) -> str:
+    text = _result_text(content).replace("<tool_use_error>", "").replace("</tool_use_error>", "")
+    return clip(text, ERROR_CHARS)
 
 
 class _Accumulator:
@@ -400,8 +407,10 @@ class _Accumulator:
         self.files_written: list[str] = []
         self.files_read: list[str] = []
         self.tools: dict[str, int] = {}
+        # The raw text of the first MAX_COMMANDS commands and MAX_ERRORS errors, the ones
+        # kept: masking every one of thousands would spend the hook's budget on nothing.
         self.commands: list[str] = []
-        self.errors: list[dict[str, str]] = []
+        self.errors: list[tuple[str, Any]] = []  # (tool name, the tool_result's content)
         self.seen: set[Any] = set()  # newer formats may repeat a block; count each once
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
         self.tasks: dict[str, dict[str, Any]] = {}  # Task tool_use id -> subagent record
@@ -465,7 +474,8 @@ class _Accumulator:
         elif name in READ_TOOLS:
             _append_unique(self.files_read, data.get(READ_TOOLS[name]))
         elif name == "Bash" and isinstance(data.get("command"), str):
-            self.commands.append(clip(data["command"], COMMAND_CHARS))
+            if len(self.commands) < MAX_COMMANDS:
+                self.commands.append(data["command"])
         elif name in SUBAGENT_TOOLS:
             task: dict[str, Any] = {
                 "type": _str(data.get("subagent_type")),
@@ -480,10 +490,8 @@ class _Accumulator:
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
         use_id = _str(block.get("tool_use_id")) or ""
         name = self.tool_names.get(use_id, "?")
-        if block.get("is_error"):
-            text = _result_text(block.get("content"))
-            text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
-            self.errors.append({"tool": name, "error": clip(text, ERROR_CHARS)})
+        if block.get("is_error") and len(self.errors) < MAX_ERRORS:
+            self.errors.append((name, block.get("content")))
         task = self.tasks.get(use_id)
         if task is not None and isinstance(result, dict):
             for src, dst, kind in (
