@@ -977,3 +977,22 @@ def test_odd_value_the_hook_process_records_the_turn(tmp_path):
     finally:
         conn.close()
     assert not (tmp_path / "logs" / "hook.log").exists()
+
+
+def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
+    from brain import config
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("FROM_BIG", "FROM_SMALL"):  # set then unset: both are removed again after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    big = tmp_path / ".env"
+    big.write_text("FROM_BIG=1\n" + "#" * config.MAX_DOTENV_BYTES + "\n")
+    home = Path(os.environ["BRAIN_HOME"])
+    (home / ".env").write_bytes(b"\xef\xbb\xbfFROM_SMALL='two\r\nlines'\r\n")  # BOM and CRLF, as read_text reads them
+    assert config.load_dotenv_files() == [big]
+    assert "FROM_BIG" not in os.environ
+    assert os.environ["FROM_SMALL"] == "two\nlines"
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0
+    assert f"warning: {big} is over 256 KB: not read as settings" in result.output

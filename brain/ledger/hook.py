@@ -4,8 +4,9 @@ Claude Code runs ``brain hook stop`` after every assistant turn with a JSON obje
 stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
 ``stop_hook_active``, newer versions also ``prompt_id`` and ``last_assistant_message``).
 The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
-hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s). It reads
-the same ``.env`` files as the CLI (``config.load_dotenv_files``).
+hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s), counted
+from before it reads the same ``.env`` files as the CLI (``config.load_dotenv_files``) and
+its input (at most ``MAX_STDIN`` bytes).
 Standard library only, and no click: this runs on every turn of every session.
 """
 
@@ -15,7 +16,9 @@ import json
 import os
 import sys
 import threading
+import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +29,20 @@ from .store import turn_row, utc_now, write_turn
 from .transcript import Turn, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
+MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
 
 
 def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
-    try:
-        config.load_dotenv_files()  # the settings `brain turns` reads, BRAIN_DB above all
-    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
-        _log_exception(exc)
-    watchdog = start_watchdog(_budget())
+    # The settings `brain turns` reads, BRAIN_DB above all, under the watchdog already.
+    _, watchdog = load_settings_under_watchdog(_budget, "BRAIN_HOOK_BUDGET", started=time.monotonic())
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:
+            log(f"ignored stdin over {MAX_STDIN} bytes: not a Stop hook payload")
+            return 0
         try:
             payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
         except ValueError:
@@ -135,9 +139,42 @@ def _budget() -> float:
         return config.DEFAULT_HOOK_BUDGET
 
 
-def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | None = None) -> threading.Timer:
-    """End the process (exit code 0) ``seconds`` from now unless cancelled; ``hold``, when given,
-    is taken first, so whatever runs under it (printing the prompt hook's answer) ends whole."""
+def load_settings_under_watchdog(
+    budget_of: Callable[[], float],
+    variable: str,
+    *,
+    started: float,
+    label: str = "",
+    hold: threading.Lock | None = None,
+) -> tuple[float, threading.Timer]:
+    """Start a hook's watchdog, then load the ``.env`` files under it; returns the budget and
+    the watchdog.
+
+    The budget is the one the environment sets (``budget_of()``, reading ``variable``); when a
+    ``.env`` file sets ``variable``, the watchdog moves to that budget, still counted from
+    ``started``. So reading the files is inside the budget, whatever they hold.
+    """
+    budget = budget_of()
+    watchdog = start_watchdog(budget, label=label, hold=hold)
+    before = os.environ.get(variable)
+    try:
+        for path in config.load_dotenv_files():
+            log(f"{label}did not read {path}: over {config.MAX_DOTENV_BYTES // 1024} KB, not a settings file")
+    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
+        _log_exception(exc, label=label)
+    if os.environ.get(variable) != before:
+        watchdog.cancel()
+        budget = budget_of()
+        watchdog = start_watchdog(budget, label=label, hold=hold, elapsed=time.monotonic() - started)
+    return budget, watchdog
+
+
+def start_watchdog(
+    seconds: float, *, label: str = "", hold: threading.Lock | None = None, elapsed: float = 0.0
+) -> threading.Timer:
+    """End the process (exit code 0) ``seconds`` from now unless cancelled (less ``elapsed``, the
+    part of the budget already spent); ``hold``, when given, is taken first, so whatever runs
+    under it (printing the prompt hook's answer) ends whole."""
 
     # A hung filesystem or a locked database must not hold the agent: past the budget
     # the process ends at once, exit code 0. SQLite rolls back an unfinished write.
@@ -147,7 +184,7 @@ def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | No
         log(f"{label}gave up after the {seconds:g} s budget")
         os._exit(0)
 
-    timer = threading.Timer(seconds, give_up)
+    timer = threading.Timer(max(seconds - elapsed, 0.0), give_up)
     timer.daemon = True
     timer.start()
     return timer
@@ -163,8 +200,8 @@ def log(message: str) -> None:
         pass
 
 
-def _log_exception(exc: BaseException) -> None:
+def _log_exception(exc: BaseException, *, label: str = "") -> None:
     import traceback  # only on the error path
 
     detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    log(f"error: {exc!r}\n{detail.rstrip()}")
+    log(f"{label}error: {exc!r}\n{detail.rstrip()}")
