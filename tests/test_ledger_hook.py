@@ -229,3 +229,21 @@ def test_stdin_is_read_up_to_16_mb(tmp_path):
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     assert not (tmp_path / "brain.db").exists()
     assert "ignored stdin over 16777216 bytes" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_a_stop_out_of_time_still_leaves_a_row(tmp_path):
+    # A turn too long to read within the budget (here 17 MB of small lines, ~3 s) used to
+    # leave no row at all: the watchdog ended the process first.
+    path = tmp_path / "long.jsonl"
+    line = json.dumps({"type": "progress", "data": {"type": "bash_progress", "output": "."}}) + "\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "user", "uuid": "p", "message": {"content": "run the long job"}}) + "\n")
+        f.write(line * (17 * 1024 * 1024 // len(line)))
+    payload = hook_payload(path, last_assistant_message="The job finished.")
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="1")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["partial"] == 1 and row["summary"] == "The job finished."
+    assert row["byte_end"] == path.stat().st_size
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "out of time reading" in log and "gave up" not in log

@@ -6,7 +6,9 @@ stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
 The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
 hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s), counted
 from before it reads the same ``.env`` files as the CLI (``config.load_dotenv_files``) and
-its input (at most ``MAX_STDIN`` bytes).
+its input (at most ``MAX_STDIN`` bytes). When reading the turn takes most of the budget (a
+long turn, a loaded machine), it stops with ``FALLBACK_RESERVE`` left and records a partial
+row instead: what its input says, which a later full row of the same turn replaces.
 Standard library only, and no click: this runs on every turn of every session.
 """
 
@@ -26,16 +28,20 @@ from .. import config
 from ..db import connection
 from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
-from .transcript import Turn, read_last_turn
+from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
 MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
+# Seconds of the budget (at most a quarter of it) kept to record a partial row when reading
+# the turn runs late: opening the database and one small write, on a loaded machine.
+FALLBACK_RESERVE = 0.5
 
 
 def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
+    started = time.monotonic()
     # The settings `brain turns` reads, BRAIN_DB above all, under the watchdog already.
-    _, watchdog = load_settings_under_watchdog(_budget, "BRAIN_HOOK_BUDGET", started=time.monotonic())
+    budget, watchdog = load_settings_under_watchdog(_budget, "BRAIN_HOOK_BUDGET", started=started)
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
@@ -52,7 +58,7 @@ def run_stop_hook() -> int:
         ):
             log(f"ignored stdin that is not a Stop hook payload ({len(raw)} bytes)")
             return 0
-        record_stop(payload)
+        record_stop(payload, deadline=started + budget - min(FALLBACK_RESERVE, budget / 4))
     except BaseException as exc:  # noqa: BLE001 - nothing may reach the agent
         _log_exception(exc)
     finally:
@@ -60,17 +66,33 @@ def run_stop_hook() -> int:
     return 0
 
 
-def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict[str, Any]:
-    """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it."""
-    event = payload.get("hook_event_name")
+def record_stop(
+    payload: dict[str, Any], *, db_path: Path | None = None, deadline: float | None = None
+) -> dict[str, Any]:
+    """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it.
+
+    Still reading at ``deadline`` (a ``time.monotonic()``), it records a partial row instead
+    (``partial_row``).
+    """
     path = payload.get("transcript_path")
-    if event == "SubagentStop" and payload.get("agent_transcript_path"):
+    if payload.get("hook_event_name") == "SubagentStop" and payload.get("agent_transcript_path"):
         path = payload["agent_transcript_path"]
+    path = path if isinstance(path, str) and path else None
     last_message = payload.get("last_assistant_message")
-    turn = read_last_turn(
-        path if isinstance(path, str) and path else None,
-        last_assistant_message=last_message if isinstance(last_message, str) else None,
-    )
+    progress = Turn()  # what the reader knows so far, should it run out of time
+    try:
+        turn = read_last_turn(
+            path,
+            last_assistant_message=last_message if isinstance(last_message, str) else None,
+            progress=progress,
+            deadline=deadline,
+        )
+    except OutOfTime:
+        row = partial_row(payload, path, progress)
+        with connection(db_path) as conn:
+            write_turn(conn, row, partial=True)
+        log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
+        return row
     session = _text(payload.get("session_id")) or turn.session_id or "unknown"
     cwd = _text(payload.get("cwd")) or turn.cwd
     root = git_root(cwd)
@@ -88,6 +110,47 @@ def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict
     with connection(db_path) as conn:
         write_turn(conn, row)
     return row
+
+
+def partial_row(payload: dict[str, Any], path: str | None, progress: Turn) -> dict[str, Any]:
+    """The row of a Stop that ran out of time reading its turn: what the hook input says
+    (session, prompt id, cwd, the final text) and the prompt if the reader had found it.
+
+    Its key is the full row's whenever a prompt id is known; else ``<session>:partial:<size>``,
+    the size of the transcript at this Stop, by which the full row of the turn finds it.
+    """
+    session = _text(payload.get("session_id")) or "unknown"
+    cwd = _text(payload.get("cwd"))
+    root = git_root(cwd)
+    prompt_id = _text(payload.get("prompt_id")) or progress.prompt_id
+    last_message = payload.get("last_assistant_message")
+    summary = clip(last_message.strip(), SUMMARY_CHARS) if isinstance(last_message, str) else ""
+    size = _file_size(path)
+    if prompt_id or progress.prompt_uuid or size is None:
+        key = turn_key(session, prompt_id, Turn(prompt_uuid=progress.prompt_uuid, summary=summary))
+    else:
+        key = f"{session}:partial:{size}"
+    return {
+        "turn_key": key,
+        "session_id": session,
+        "prompt_id": prompt_id,
+        "cwd": cwd,
+        "project": (root.name if root else (Path(cwd).name if cwd else None)) or None,
+        "git_branch": git_branch(root) if root else None,
+        "ask": progress.ask,
+        "summary": summary,
+        "started_at": progress.started_at,
+        "ended_at": utc_now(),
+        "transcript_path": path,
+        "byte_end": size,
+    }
+
+
+def _file_size(path: str | None) -> int | None:
+    try:
+        return os.stat(path).st_size if path and Path(path).is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def turn_key(session: str, prompt_id: str | None, turn: Turn) -> str:

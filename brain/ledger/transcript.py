@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,15 @@ _DECISION = (
     r"|\bвместо\b|\bостановил(?:ся|ась|ись) на\b"
 )
 _BULLET = r"^(?:[-*•>]+|\d+[.)]|#+)\s*"
+
+
+class OutOfTime(Exception):
+    """The reader went past its deadline: the turn is not read whole."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime
 
 
 @dataclass
@@ -277,13 +287,19 @@ def read_last_turn(
     *,
     last_assistant_message: str | None = None,
     max_read: int = MAX_READ,
+    progress: Turn | None = None,
+    deadline: float | None = None,
 ) -> Turn:
     """Parse the last turn of the transcript at ``path``.
 
     A missing or empty file gives a turn with no ask; ``last_assistant_message`` (from
-    the hook's input) fills in the final text when the file lags behind.
+    the hook's input) fills in the final text when the file lags behind. Past ``deadline``
+    (a ``time.monotonic()``) it raises ``OutOfTime``; ``progress``, when given, is the Turn
+    filled in (and returned), so the caller still has what was known by then: the prompt
+    (``ask``, ``prompt_uuid``, ``prompt_id``, ``started_at``) is set as soon as it is found.
     """
-    turn = Turn(transcript_path=str(path) if path else None)
+    turn = progress if progress is not None else Turn()
+    turn.transcript_path = str(path) if path else None
     records: list[dict[str, Any]] = []  # newest first while scanning
     prompt: dict[str, Any] | None = None
     sidechain_mode: bool | None = None
@@ -291,6 +307,7 @@ def read_last_turn(
     if path and Path(path).is_file():
         try:
             for start, end, record in iter_lines_backward(path, max_read=max_read):
+                _check(deadline)
                 if turn.byte_end is None:
                     turn.byte_end = end
                 turn.byte_start = start
@@ -301,14 +318,17 @@ def read_last_turn(
                 ask = prompt_text(record, allow_sidechain=bool(sidechain_mode))
                 if ask is not None:
                     prompt = record
+                    turn.prompt_uuid = _str(record.get("uuid"))
+                    turn.prompt_id = _str(record.get("promptId"))
+                    turn.started_at = _str(record.get("timestamp"))
                     turn.ask = ask
                     break
                 records.append(record)
         except FileNotFoundError:
             pass  # removed between the check and the open
     records.reverse()
-    _fill(turn, prompt, records, sidechain_mode=bool(sidechain_mode))
-    _add_last_message(turn, last_assistant_message)
+    _fill(turn, prompt, records, sidechain_mode=bool(sidechain_mode), deadline=deadline)
+    _add_last_message(turn, last_assistant_message, deadline=deadline)
     return turn
 
 
@@ -318,14 +338,13 @@ def _fill(
     records: list[dict[str, Any]],
     *,
     sidechain_mode: bool,
+    deadline: float | None = None,
 ) -> None:
     acc = _Accumulator(sidechain_mode)
     if prompt is not None:
-        turn.prompt_uuid = _str(prompt.get("uuid"))
-        turn.prompt_id = _str(prompt.get("promptId"))
-        turn.started_at = _str(prompt.get("timestamp"))
         acc.meta(prompt)
     for record in records:
+        _check(deadline)
         acc.add(record)
     turn.session_id = acc.session_id
     turn.cwd = acc.cwd
@@ -337,29 +356,37 @@ def _fill(
     turn.files_read = acc.files_read[:MAX_FILES]
     turn.tools = acc.tools
     # Masked and clipped here, once the turn is read: only the ones kept cost that work.
-    turn.commands = [clip(command, COMMAND_CHARS) for command in acc.commands]
-    turn.tool_errors = [{"tool": name, "error": _error_text(content)} for name, content in acc.errors]
+    commands, errors = [], []
+    for command in acc.commands:
+        _check(deadline)
+        commands.append(clip(command, COMMAND_CHARS))
+    for name, content in acc.errors:
+        _check(deadline)
+        errors.append({"tool": name, "error": _error_text(content)})
+    turn.commands, turn.tool_errors = commands, errors
     turn.subagents = acc.subagents()
 
 
-def _add_last_message(turn: Turn, last_message: str | None) -> None:
+def _add_last_message(turn: Turn, last_message: str | None, *, deadline: float | None = None) -> None:
     if isinstance(last_message, str) and last_message.strip():
         text = last_message.strip()
         if text not in turn.summary:
             turn.summary = f"{turn.summary}\n\n{text}" if turn.summary else text
             turn.lagging = True
-    turn.decisions = decisions(turn.summary)
+    turn.decisions = decisions(turn.summary, deadline=deadline)
     turn.summary = clip(turn.summary, SUMMARY_CHARS)
 
 
-def decisions(text: str) -> list[str]:
-    """Lines of ``text`` that state a decision (outside code blocks), clipped."""
+def decisions(text: str, *, deadline: float | None = None) -> list[str]:
+    """Lines of ``text`` that state a decision (outside code blocks), clipped; past ``deadline``
+    it raises ``OutOfTime``."""
     found: list[str] = []
     lowered = text.lower()
     if not any(k in lowered for k in _DECISION_KEYWORDS):
         return found
     in_code = False
     for line in text.splitlines():
+        _check(deadline)
         stripped = line.strip()
         if stripped.startswith("```"):
             in_code = not in_code
