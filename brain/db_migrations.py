@@ -108,3 +108,11 @@ CREATE TABLE recalls (
     )
     conn.execute("CREATE INDEX recalls_session ON recalls (session_id, created_at)")
     conn.execute("CREATE INDEX recalls_created ON recalls (created_at)")
+
+
+@MIGRATIONS
+def m004_turns_partial(conn: sqlite3.Connection) -> None:
+    """turns.partial: 1 for a row the Stop hook wrote from its input alone, out of time to read
+    the transcript; a later full row of the same turn replaces it."""
+    conn.execute("ALTER TABLE turns ADD COLUMN partial INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX turns_partial ON turns (session_id) WHERE partial = 1")

@@ -8,6 +8,7 @@ Never edit or reorder a released migration: add a new one.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
@@ -68,7 +69,11 @@ class Migrations:
                     ran.append(name)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk, an I/O error): a ROLLBACK
+                # then fails with "no transaction is active", which must not hide the cause.
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
         return ran
 

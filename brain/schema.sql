@@ -23,6 +23,9 @@
 --   "description", "agent_id", "status", "tool_uses", "duration_ms", "tokens", "tools",
 --   "files_written"}]).
 -- transcript_path, byte_start, byte_end: the bytes of the transcript the turn was read from.
+-- partial: 1 when the hook ran out of time before it had read the turn: the row holds what
+--   its input said (session, cwd, the final text) and byte_end = the transcript's size then;
+--   a later full row of the same turn takes its place (and its stops).
 CREATE TABLE turns (
     id INTEGER PRIMARY KEY,
     turn_key TEXT NOT NULL UNIQUE,
@@ -49,10 +52,11 @@ CREATE TABLE turns (
     byte_start INTEGER,
     byte_end INTEGER,
     claude_version TEXT
-);
+, partial INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX turns_session ON turns (session_id, started_at);
 CREATE INDEX turns_project ON turns (project, started_at);
 CREATE INDEX turns_started ON turns (started_at);
+CREATE INDEX turns_partial ON turns (session_id) WHERE partial = 1;
 
 -- ----- ab_recall (issue 3: A/B telemetry) -----
 

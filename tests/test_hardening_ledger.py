@@ -2,7 +2,7 @@
 
 Names say which item of the issue a test holds: clip_after_mask (2), secret_format (5),
 hook_install (3, 11), surrogate (4), overflow (11), corrupt_db (7), read_only (10),
-dotenv (17).
+dotenv (17); from a later QA pass of the hooks: odd_value.
 """
 
 from __future__ import annotations
@@ -807,3 +807,192 @@ def test_corrupt_db_eval_ab_log_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 1, result.output
     assert str(db) in result.output and "malformed" in result.output
     assert "Traceback" not in result.output and not isinstance(result.exception, sqlite3.Error)
+
+
+# ----- QA: a value of the wrong type in one line never costs the turn --------------------
+
+_TASK_PROMPT = "find the flaky test"
+_ODD_LINES: dict[str, list[dict]] = {
+    "cwd is a number": [
+        {"type": "assistant", "cwd": 5, "message": {"id": "m", "content": [{"type": "text", "text": "answer"}]}}
+    ],
+    "text is a number": [{"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": 5}]}}],
+    "message id is a list": [
+        {"type": "assistant", "message": {"id": ["m"], "content": [{"type": "text", "text": "answer"}]}}
+    ],
+    "message id is an object": [
+        {"type": "assistant", "message": {"id": {"m": 1}, "content": [{"type": "text", "text": "answer"}]}}
+    ],
+    "tool id is a list": [
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m",
+                "content": [{"type": "tool_use", "id": ["t"], "name": "Bash", "input": {"command": "ls"}}],
+            },
+        }
+    ],
+    "tool name is an object": [
+        {
+            "type": "assistant",
+            "message": {"id": "m", "content": [{"type": "tool_use", "id": "t", "name": {"n": 1}, "input": {}}]},
+        }
+    ],
+    "version is an object": [
+        {
+            "type": "assistant",
+            "version": {"v": 2},
+            "message": {"id": "m", "content": [{"type": "text", "text": "answer"}]},
+        }
+    ],
+    "gitBranch is a list": [
+        {
+            "type": "assistant",
+            "gitBranch": ["main"],
+            "message": {"id": "m", "content": [{"type": "text", "text": "answer"}]},
+        }
+    ],
+    "sessionId is a number": [
+        {"type": "assistant", "sessionId": 7, "message": {"id": "m", "content": [{"type": "text", "text": "answer"}]}}
+    ],
+    "timestamp is an object": [
+        {
+            "type": "assistant",
+            "timestamp": {"t": 1},
+            "message": {"id": "m", "content": [{"type": "text", "text": "answer"}]},
+        }
+    ],
+    "error text is a number": [
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m",
+                "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": ["t"],
+                        "is_error": True,
+                        "content": [{"type": "text", "text": 5}],
+                    }
+                ]
+            },
+        },
+    ],
+    "subagent fields of the wrong types": [
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "task",
+                        "name": "Task",
+                        "input": {"subagent_type": {"x": 1}, "description": 3, "prompt": _TASK_PROMPT},
+                    }
+                ],
+            },
+        },
+        # Inline subagent lines (old transcripts) with a list for a uuid.
+        {"type": "user", "isSidechain": True, "uuid": ["s1"], "message": {"content": _TASK_PROMPT}},
+        {"type": "assistant", "isSidechain": True, "parentUuid": ["s1"], "message": {"id": "s", "content": []}},
+        {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "task", "content": "done"}]},
+            "toolUseResult": {"agentId": ["a"], "status": "completed", "totalTokens": "many", "totalDurationMs": 12},
+        },
+    ],
+}
+_ODD_PROMPTS: dict[str, dict] = {
+    "prompt promptId is an object": {"promptId": {"id": 1}},
+    "prompt uuid is a list": {"uuid": ["p1"]},
+    "prompt timestamp is a number": {"timestamp": 1700000000},
+    "prompt cwd is a list": {"cwd": ["/tmp"]},
+}
+
+
+def _odd_transcript(path: Path, lines: list[dict], prompt_fields: dict | None = None) -> Path:
+    prompt = {
+        "type": "user",
+        "uuid": "p1",
+        "sessionId": "S",
+        "cwd": "/tmp",
+        "message": {"role": "user", "content": "the real prompt"},
+    }
+    prompt.update(prompt_fields or {})
+    path.write_text("".join(json.dumps(line) + "\n" for line in [prompt, *lines]), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("lines", "prompt_fields"),
+    [pytest.param(lines, None, id=name) for name, lines in _ODD_LINES.items()]
+    + [pytest.param(_ODD_LINES["cwd is a number"], fields, id=name) for name, fields in _ODD_PROMPTS.items()],
+)
+def test_odd_value_the_turn_is_recorded_without_it(tmp_path, lines, prompt_fields):
+    path = _odd_transcript(tmp_path / "t.jsonl", lines, prompt_fields)
+    record_stop({"session_id": "s", "transcript_path": str(path), "hook_event_name": "Stop"})
+    conn = open_db()
+    try:
+        rows = [dict(r) for r in conn.execute("SELECT * FROM turns")]
+    finally:
+        conn.close()
+    assert [r["ask"] for r in rows] == ["the real prompt"]
+    (row,) = rows
+    for column in ("cwd", "git_branch", "claude_version", "started_at", "ended_at", "prompt_id", "summary"):
+        assert row[column] is None or isinstance(row[column], str)
+    if prompt_fields is None or "cwd" not in prompt_fields:
+        assert row["cwd"] == "/tmp"  # the prompt's cwd; the odd one is ignored
+    for agent in json.loads(row["subagents"]):
+        assert agent == {"status": "completed", "duration_ms": 12}  # the fields of the wrong type are absent
+
+
+def test_odd_value_write_turn_drops_a_text_column_of_another_type(tmp_path):
+    conn = open_db()
+    try:
+        write_turn(conn, {"turn_key": "k", "session_id": "s", "cwd": 5, "claude_version": {"v": 1}, "ask": "hi"})
+        row = dict(conn.execute("SELECT cwd, claude_version, ask FROM turns").fetchone())
+    finally:
+        conn.close()
+    assert row == {"cwd": None, "claude_version": None, "ask": "hi"}
+
+
+@pytest.mark.slow
+def test_odd_value_the_hook_process_records_the_turn(tmp_path):
+    lines = [
+        line for case in ("cwd is a number", "tool id is a list", "error text is a number") for line in _ODD_LINES[case]
+    ]
+    path = _odd_transcript(tmp_path / "t.jsonl", lines, {"promptId": {"id": 1}})
+    proc = run_hook(json.dumps({"session_id": "s", "transcript_path": str(path)}).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    conn = sqlite3.connect(tmp_path / "brain.db")
+    try:
+        assert conn.execute("SELECT ask, tools FROM turns").fetchall() == [("the real prompt", '{"Bash": 2}')]
+    finally:
+        conn.close()
+    assert not (tmp_path / "logs" / "hook.log").exists()
+
+
+def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
+    from brain import config
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("FROM_BIG", "FROM_SMALL"):  # set then unset: both are removed again after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    big = tmp_path / ".env"
+    big.write_text("FROM_BIG=1\n" + "#" * config.MAX_DOTENV_BYTES + "\n")
+    home = Path(os.environ["BRAIN_HOME"])
+    (home / ".env").write_bytes(b"\xef\xbb\xbfFROM_SMALL='two\r\nlines'\r\n")  # BOM and CRLF, as read_text reads them
+    assert config.load_dotenv_files() == [big]
+    assert "FROM_BIG" not in os.environ
+    assert os.environ["FROM_SMALL"] == "two\nlines"
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0
+    assert f"warning: {big} is over 256 KB: not read as settings" in result.output

@@ -110,3 +110,15 @@ def test_broken_settings_is_a_clean_error(tmp_path):
     result = CliRunner().invoke(cli, ["hook", "install", "--settings", str(settings)])
     assert result.exit_code == 1
     assert "is not valid JSON" in result.output and "Traceback" not in result.output
+
+
+def test_turns_says_which_rows_are_partial(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("run the long job")
+    t.text("The job finished.")
+    record_stop(hook_payload(t.write(), last_assistant_message="The job finished."), deadline=0.0)
+    out = CliRunner().invoke(cli, ["turns"]).output
+    assert "ask      (no prompt found)" in out and "summary  The job finished." in out
+    assert "partial  the hook ran out of time reading this turn: only what its input said" in out
+    (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
+    assert row["partial"] == 1

@@ -164,3 +164,86 @@ def test_hook_path_imports_only_the_standard_library(tmp_path):
     )
     assert proc.stdout == b""
     assert proc.stderr == b"[]"
+
+
+def _hook_with_slow_settings(hook: str, home: Path, stdin: bytes, **env_extra: str) -> subprocess.CompletedProcess:
+    """``brain hook <hook>`` whose .env loading takes 30 s (a huge file, a slow disk)."""
+    code = (
+        "import sys, time\n"
+        "from brain import config\n"
+        "def slow():\n    time.sleep(30)\n    return []\n"
+        "config.load_dotenv_files = slow\n"
+        "sys.argv = ['brain', 'hook', sys.argv[1]]\n"
+        "from brain.__main__ import main\n"
+        "main()\n"
+    )
+    _, env = brain_command()
+    env.update(BRAIN_HOME=str(home), PYTHONPATH=str(Path(__file__).resolve().parents[1]), **env_extra)
+    return subprocess.run(
+        [sys.executable, "-c", code, hook], input=stdin, env=env, capture_output=True, check=False, timeout=20
+    )
+
+
+@pytest.mark.parametrize(("hook", "budget"), [("stop", "BRAIN_HOOK_BUDGET"), ("prompt", "BRAIN_PROMPT_BUDGET")])
+def test_the_budget_covers_reading_the_env_files(tmp_path, hook, budget):
+    # The watchdog used to start after the .env files were read: a 200 MB .env held both hooks ~7 s.
+    stdin = json.dumps(hook_payload(None, prompt="add retry with backoff to the consumer")).encode()
+    proc = _hook_with_slow_settings(hook, tmp_path, stdin, **{budget: "0.5"})
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert "gave up after the 0.5 s budget" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_a_huge_env_file_is_not_read(tmp_path):
+    (tmp_path / ".env").write_text("BRAIN_DB=" + str(tmp_path / "from-env.db") + "\nA=" + "x" * 300_000 + "\n")
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    proc = run_hook(json.dumps(hook_payload(t.write())).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert [r["ask"] for r in _rows(tmp_path / "brain.db")] == ["hi"]  # not the .env's BRAIN_DB
+    assert f"did not read {tmp_path / '.env'}: over 256 KB" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_a_budget_set_in_an_env_file_moves_the_watchdog(tmp_path):
+    (tmp_path / ".env").write_text("BRAIN_HOOK_BUDGET=0.4\n")
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path))
+    proc = subprocess.Popen(
+        [*cmd, "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=tmp_path
+    )
+    try:
+        assert proc.wait(timeout=20) == 0  # stdin stays open: only the watchdog ends it
+    finally:
+        proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+    assert "gave up after the 0.4 s budget" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_stdin_is_read_up_to_16_mb(tmp_path):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    payload = hook_payload(t.write(), padding="x" * (16 * 1024 * 1024))
+    proc = run_hook(json.dumps(payload).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert not (tmp_path / "brain.db").exists()
+    assert "ignored stdin over 16777216 bytes" in (tmp_path / "logs" / "hook.log").read_text()
+
+
+def test_a_stop_out_of_time_still_leaves_a_row(tmp_path):
+    # A turn too long to read within the budget (here 17 MB of small lines, ~3 s) used to
+    # leave no row at all: the watchdog ended the process first.
+    path = tmp_path / "long.jsonl"
+    line = json.dumps({"type": "progress", "data": {"type": "bash_progress", "output": "."}}) + "\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "user", "uuid": "p", "message": {"content": "run the long job"}}) + "\n")
+        f.write(line * (17 * 1024 * 1024 // len(line)))
+    payload = hook_payload(path, last_assistant_message="The job finished.")
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="1")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["partial"] == 1 and row["summary"] == "The job finished."
+    assert row["byte_end"] == path.stat().st_size
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "out of time reading" in log and "gave up" not in log

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from ledger_helpers import SESSION, Transcript, fixture, hook_payload
 
 from brain.db import open_db
@@ -188,3 +189,88 @@ def test_recent_turns_and_stats(tmp_path):
     assert {(d["project"], d["turns"]) for d in stats["per_day"]} == {("alpha", 2), ("beta", 1)}
     assert stats["top_tools"][0] == {"tool": "Bash", "uses": 3, "turns": 2}
     assert stats["top_files"][0] == {"file": "/a/x.py", "turns": 2}
+
+
+# ----- a Stop out of time: a partial row, which the full row of its turn replaces ------------
+
+PAST = 0.0  # a deadline long gone: the reader is out of time at its first line
+
+
+def _refactor_turn(tmp_path) -> Transcript:
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("refactor the parser")
+    t.tool("Bash", command="pytest -k parser")
+    t.text("Refactored.")
+    t.write()
+    return t
+
+
+def test_a_stop_out_of_time_records_a_partial_row(tmp_path):
+    path = _refactor_turn(tmp_path).path
+    record_stop(hook_payload(path, last_assistant_message="Refactored."), deadline=PAST)
+    (row,) = _rows()
+    assert row["partial"] == 1 and row["stops"] == 1
+    assert (row["session_id"], row["cwd"], row["project"]) == (SESSION, "/home/dev/proj", "proj")
+    assert row["summary"] == "Refactored." and row["ask"] is None  # what the hook input said
+    assert row["transcript_path"] == str(path) and row["byte_end"] == path.stat().st_size
+    assert json.loads(row["tools"]) == {} and json.loads(row["commands"]) == []
+
+
+def test_a_partial_row_keeps_the_prompt_when_the_reader_had_found_it(tmp_path, monkeypatch):
+    from brain.ledger import transcript
+
+    path = _refactor_turn(tmp_path).path
+
+    def out_of_time(*args, **kwargs):
+        raise transcript.OutOfTime
+
+    monkeypatch.setattr(transcript, "_fill", out_of_time)  # time runs out after the prompt is found
+    record_stop(hook_payload(path), deadline=PAST + 1e12)
+    (row,) = _rows()
+    assert row["partial"] == 1 and row["ask"] == "refactor the parser"
+    assert row["turn_key"] == f"{SESSION}:uuid-1"  # the full row's key
+    assert row["started_at"] == "2026-03-01T10:00:01.000Z"
+
+
+@pytest.mark.parametrize("prompt_id", [None, "p-1"])
+def test_the_full_row_of_a_turn_replaces_its_partial_row(tmp_path, prompt_id):
+    path = _refactor_turn(tmp_path).path
+    payload = hook_payload(path, **({"prompt_id": prompt_id} if prompt_id else {}))
+    record_stop(payload, deadline=PAST)
+    record_stop(payload, deadline=PAST)  # two Stops out of time: still one row
+    record_stop(payload)
+    (row,) = _rows()
+    assert row["partial"] == 0 and row["stops"] == 3
+    assert row["ask"] == "refactor the parser" and json.loads(row["tools"]) == {"Bash": 1}
+    assert row["turn_key"] == f"{SESSION}:{prompt_id or 'uuid-1'}"
+
+
+@pytest.mark.parametrize("prompt_id", [None, "p-1"])
+def test_a_partial_row_after_the_full_one_only_counts_its_stop(tmp_path, prompt_id):
+    path = _refactor_turn(tmp_path).path
+    payload = hook_payload(
+        path, last_assistant_message="Refactored.", **({"prompt_id": prompt_id} if prompt_id else {})
+    )
+    for i in range(10):  # ten identical Stops at once, every other one out of time, in any order
+        record_stop(payload, deadline=PAST if i % 2 == 0 else None)
+    (row,) = _rows()
+    assert row["partial"] == 0 and row["stops"] == 10
+    assert row["ask"] == "refactor the parser" and json.loads(row["commands"]) == ["pytest -k parser"]
+
+
+def test_a_partial_row_of_the_next_turn_stays_its_own(tmp_path):
+    t = _refactor_turn(tmp_path)
+    record_stop(hook_payload(t.path))
+    t.prompt("now the docs")
+    t.text("Documented.")
+    t.write()
+    record_stop(hook_payload(t.path, last_assistant_message="Documented."), deadline=PAST)
+    assert [(r["ask"], r["summary"], r["partial"]) for r in _rows()] == [
+        ("refactor the parser", "Refactored.", 0),
+        (None, "Documented.", 1),
+    ]
+    record_stop(hook_payload(t.path))  # the next Stop of that turn has the time to read it
+    assert [(r["ask"], r["partial"], r["stops"]) for r in _rows()] == [
+        ("refactor the parser", 0, 1),
+        ("now the docs", 0, 2),
+    ]

@@ -514,3 +514,47 @@ def test_a_fifo_or_folder_is_never_opened(tmp_path):
     os.mkfifo(fifo)  # opening it for reading would block until a writer comes
     assert read_last_turn(fifo).ask is None
     assert read_last_turn(tmp_path).ask is None
+
+
+def _counting_redact(monkeypatch) -> list[int]:
+    """Replace the reader's redact with one that records the length of every text it masks."""
+    calls: list[int] = []
+    real = transcript_module.redact
+
+    def counting(text: str) -> str:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(transcript_module, "redact", counting)
+    return calls
+
+
+def test_only_the_commands_and_errors_kept_are_masked(tmp_path, monkeypatch):
+    # 300 commands and 100 errors: the row keeps 50 and 20, and only those are masked.
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("run the migrations")
+    commands = [f"mysql -uroot -psecret{i} -e 'select {i}'" for i in range(300)]
+    for i, command in enumerate(commands):
+        t.tool("Bash", f"<tool_use_error>failed {i} token=abc{i}</tool_use_error>", error=i % 3 == 0, command=command)
+    t.text("Done.")
+    calls = _counting_redact(monkeypatch)
+    turn = read_last_turn(t.write())
+    masked = len(calls)
+    clip, limit = transcript_module.clip, transcript_module.COMMAND_CHARS
+    assert turn.commands == [clip(c, limit) for c in commands[:50]]  # the first 50, in order
+    assert turn.commands[0] == "mysql -uroot -p*** -e 'select 0'"
+    assert turn.tool_errors == [{"tool": "Bash", "error": f"failed {i} token=***"} for i in range(0, 60, 3)]
+    assert masked == 50 + 20 + 2  # the commands and errors kept, the ask and the summary: was 300 + 100 + 2
+
+
+def test_a_turn_of_thousands_of_long_commands_masks_only_the_kept_ones(tmp_path, monkeypatch):
+    # The QA case (r9): 2,000 commands full of "mysql" (each masked alone costs ~7 ms) took
+    # over 14 s, past the Stop hook's budget, and the turn was lost.
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("migrate the db")
+    for _ in range(2000):
+        t.tool("Bash", command="mysql " * 800)
+    calls = _counting_redact(monkeypatch)
+    turn = read_last_turn(t.write())
+    assert len(turn.commands) == transcript_module.MAX_COMMANDS
+    assert sum(calls) <= 51 * len("mysql " * 800)  # was 2,000 times that

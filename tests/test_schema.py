@@ -6,6 +6,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from brain.db import MIGRATIONS, open_db
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
@@ -77,3 +79,65 @@ def test_a_failing_migration_leaves_nothing_behind(tmp_path):
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "ok" in tables and "half" not in tables
     assert migrations.applied(conn) == ["m001_ok"]
+
+
+def test_a_migration_sqlite_already_rolled_back_reports_its_own_error(tmp_path):
+    # A full disk makes SQLite roll the transaction back itself: the ROLLBACK that follows
+    # must not replace "database or disk is full" with "no transaction is active".
+    from brain.migrations import Migrations
+
+    migrations = Migrations("demo")
+
+    @migrations
+    def m001_disk_full(conn):
+        conn.execute("CREATE TABLE t (x)")
+        conn.execute("ROLLBACK")  # what SQLite does on SQLITE_FULL or an I/O error
+        raise sqlite3.OperationalError("database or disk is full")
+
+    conn = connect(str(tmp_path / "demo.db"))
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+        migrations.apply(conn)
+    assert not conn.in_transaction
+    assert migrations.applied(conn) == []
+
+
+def test_a_failing_rollback_does_not_hide_the_migration_error(tmp_path):
+    from brain.migrations import Migrations
+
+    class RollbackFails:
+        """A connection whose ROLLBACK fails (the file went away, the disk is gone)."""
+
+        def __init__(self, conn):
+            self._conn = conn
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+        def execute(self, sql, *args):
+            if sql == "ROLLBACK":
+                raise sqlite3.OperationalError("disk I/O error")
+            return self._conn.execute(sql, *args)
+
+    migrations = Migrations("demo")
+
+    @migrations
+    def m001_broken(conn):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    conn = connect(str(tmp_path / "demo.db"))
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+        migrations.apply(RollbackFails(conn))
+
+
+def test_a_full_disk_during_the_first_migration_is_what_brain_db_reports(tmp_path, monkeypatch):
+    from brain import db_migrations
+    from brain.db import BrainDatabaseError
+
+    def disk_full(conn):
+        conn.execute("ROLLBACK")
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(db_migrations.MIGRATIONS, "steps", [("m001_turns", disk_full)])
+    with pytest.raises(BrainDatabaseError, match="database or disk is full") as info:
+        open_db(tmp_path / "brain.db")
+    assert "cannot rollback" not in str(info.value)

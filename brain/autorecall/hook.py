@@ -28,12 +28,11 @@ from typing import Any
 
 from .. import config
 from ..errors import ConfigError
-from ..ledger.hook import log, start_watchdog
+from ..ledger.hook import MAX_STDIN, load_settings_under_watchdog, log
 from ..ledger.store import utc_now
 from ..ledger.transcript import clip
 from . import select
 
-MAX_STDIN = 16 * 1024 * 1024
 RESERVE = 0.15  # seconds of the budget kept for the database and the output after asking
 MIN_ASK = 0.05  # less time than this left: not worth asking
 ASK_K = 20  # results asked for: the threshold and the session's dedupe thin them to BRAIN_PROMPT_K
@@ -50,13 +49,14 @@ ERROR = "error"
 def run_prompt_hook() -> int:
     """The whole ``brain hook prompt`` process: stdin JSON in, at most one JSON object out, exit 0."""
     started = time.monotonic()
-    try:
-        config.load_dotenv_files()
-    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
-        _log_exception(exc)
-    budget = _setting(config.prompt_budget, config.DEFAULT_PROMPT_BUDGET)
     printing = threading.Lock()
-    watchdog = start_watchdog(budget, label="prompt: ", hold=printing)
+    budget, watchdog = load_settings_under_watchdog(
+        lambda: _setting(config.prompt_budget, config.DEFAULT_PROMPT_BUDGET),
+        "BRAIN_PROMPT_BUDGET",
+        started=started,
+        label="prompt: ",
+        hold=printing,
+    )
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for

@@ -244,6 +244,8 @@ def _format_turn(row: dict[str, Any]) -> str:
         fields.append(("errors", str(len(row["tool_errors"]))))
     for agent in row.get("subagents") or []:
         fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
+    if row.get("partial"):
+        fields.append(("partial", "the hook ran out of time reading this turn: only what its input said"))
     lines += [f"  {name:8} {value}" for name, value in fields if value]
     return "\n".join(lines)
 

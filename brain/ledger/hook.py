@@ -4,8 +4,11 @@ Claude Code runs ``brain hook stop`` after every assistant turn with a JSON obje
 stdin (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``,
 ``stop_hook_active``, newer versions also ``prompt_id`` and ``last_assistant_message``).
 The hook always exits 0, prints nothing, logs its own errors to ``<brain home>/logs/
-hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s). It reads
-the same ``.env`` files as the CLI (``config.load_dotenv_files``).
+hook.log`` and gives up quietly after a time budget (``BRAIN_HOOK_BUDGET``, 2 s), counted
+from before it reads the same ``.env`` files as the CLI (``config.load_dotenv_files``) and
+its input (at most ``MAX_STDIN`` bytes). When reading the turn takes most of the budget (a
+long turn, a loaded machine), it stops with ``FALLBACK_RESERVE`` left and records a partial
+row instead: what its input says, which a later full row of the same turn replaces.
 Standard library only, and no click: this runs on every turn of every session.
 """
 
@@ -15,7 +18,9 @@ import json
 import os
 import sys
 import threading
+import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +28,27 @@ from .. import config
 from ..db import connection
 from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
-from .transcript import Turn, read_last_turn
+from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
+MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
+# Seconds of the budget (at most a quarter of it) kept to record a partial row when reading
+# the turn runs late: opening the database and one small write, on a loaded machine.
+FALLBACK_RESERVE = 0.5
 
 
 def run_stop_hook() -> int:
     """The whole ``brain hook stop`` process: stdin JSON in, one row out, exit code 0."""
-    try:
-        config.load_dotenv_files()  # the settings `brain turns` reads, BRAIN_DB above all
-    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
-        _log_exception(exc)
-    watchdog = start_watchdog(_budget())
+    started = time.monotonic()
+    # The settings `brain turns` reads, BRAIN_DB above all, under the watchdog already.
+    budget, watchdog = load_settings_under_watchdog(_budget, "BRAIN_HOOK_BUDGET", started=started)
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:
+            log(f"ignored stdin over {MAX_STDIN} bytes: not a Stop hook payload")
+            return 0
         try:
             payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
         except ValueError:
@@ -48,7 +58,7 @@ def run_stop_hook() -> int:
         ):
             log(f"ignored stdin that is not a Stop hook payload ({len(raw)} bytes)")
             return 0
-        record_stop(payload)
+        record_stop(payload, deadline=started + budget - min(FALLBACK_RESERVE, budget / 4))
     except BaseException as exc:  # noqa: BLE001 - nothing may reach the agent
         _log_exception(exc)
     finally:
@@ -56,17 +66,33 @@ def run_stop_hook() -> int:
     return 0
 
 
-def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict[str, Any]:
-    """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it."""
-    event = payload.get("hook_event_name")
+def record_stop(
+    payload: dict[str, Any], *, db_path: Path | None = None, deadline: float | None = None
+) -> dict[str, Any]:
+    """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it.
+
+    Still reading at ``deadline`` (a ``time.monotonic()``), it records a partial row instead
+    (``partial_row``).
+    """
     path = payload.get("transcript_path")
-    if event == "SubagentStop" and payload.get("agent_transcript_path"):
+    if payload.get("hook_event_name") == "SubagentStop" and payload.get("agent_transcript_path"):
         path = payload["agent_transcript_path"]
+    path = path if isinstance(path, str) and path else None
     last_message = payload.get("last_assistant_message")
-    turn = read_last_turn(
-        path if isinstance(path, str) and path else None,
-        last_assistant_message=last_message if isinstance(last_message, str) else None,
-    )
+    progress = Turn()  # what the reader knows so far, should it run out of time
+    try:
+        turn = read_last_turn(
+            path,
+            last_assistant_message=last_message if isinstance(last_message, str) else None,
+            progress=progress,
+            deadline=deadline,
+        )
+    except OutOfTime:
+        row = partial_row(payload, path, progress)
+        with connection(db_path) as conn:
+            write_turn(conn, row, partial=True)
+        log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
+        return row
     session = _text(payload.get("session_id")) or turn.session_id or "unknown"
     cwd = _text(payload.get("cwd")) or turn.cwd
     root = git_root(cwd)
@@ -84,6 +110,47 @@ def record_stop(payload: dict[str, Any], *, db_path: Path | None = None) -> dict
     with connection(db_path) as conn:
         write_turn(conn, row)
     return row
+
+
+def partial_row(payload: dict[str, Any], path: str | None, progress: Turn) -> dict[str, Any]:
+    """The row of a Stop that ran out of time reading its turn: what the hook input says
+    (session, prompt id, cwd, the final text) and the prompt if the reader had found it.
+
+    Its key is the full row's whenever a prompt id is known; else ``<session>:partial:<size>``,
+    the size of the transcript at this Stop, by which the full row of the turn finds it.
+    """
+    session = _text(payload.get("session_id")) or "unknown"
+    cwd = _text(payload.get("cwd"))
+    root = git_root(cwd)
+    prompt_id = _text(payload.get("prompt_id")) or progress.prompt_id
+    last_message = payload.get("last_assistant_message")
+    summary = clip(last_message.strip(), SUMMARY_CHARS) if isinstance(last_message, str) else ""
+    size = _file_size(path)
+    if prompt_id or progress.prompt_uuid or size is None:
+        key = turn_key(session, prompt_id, Turn(prompt_uuid=progress.prompt_uuid, summary=summary))
+    else:
+        key = f"{session}:partial:{size}"
+    return {
+        "turn_key": key,
+        "session_id": session,
+        "prompt_id": prompt_id,
+        "cwd": cwd,
+        "project": (root.name if root else (Path(cwd).name if cwd else None)) or None,
+        "git_branch": git_branch(root) if root else None,
+        "ask": progress.ask,
+        "summary": summary,
+        "started_at": progress.started_at,
+        "ended_at": utc_now(),
+        "transcript_path": path,
+        "byte_end": size,
+    }
+
+
+def _file_size(path: str | None) -> int | None:
+    try:
+        return os.stat(path).st_size if path and Path(path).is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def turn_key(session: str, prompt_id: str | None, turn: Turn) -> str:
@@ -135,9 +202,42 @@ def _budget() -> float:
         return config.DEFAULT_HOOK_BUDGET
 
 
-def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | None = None) -> threading.Timer:
-    """End the process (exit code 0) ``seconds`` from now unless cancelled; ``hold``, when given,
-    is taken first, so whatever runs under it (printing the prompt hook's answer) ends whole."""
+def load_settings_under_watchdog(
+    budget_of: Callable[[], float],
+    variable: str,
+    *,
+    started: float,
+    label: str = "",
+    hold: threading.Lock | None = None,
+) -> tuple[float, threading.Timer]:
+    """Start a hook's watchdog, then load the ``.env`` files under it; returns the budget and
+    the watchdog.
+
+    The budget is the one the environment sets (``budget_of()``, reading ``variable``); when a
+    ``.env`` file sets ``variable``, the watchdog moves to that budget, still counted from
+    ``started``. So reading the files is inside the budget, whatever they hold.
+    """
+    budget = budget_of()
+    watchdog = start_watchdog(budget, label=label, hold=hold)
+    before = os.environ.get(variable)
+    try:
+        for path in config.load_dotenv_files():
+            log(f"{label}did not read {path}: over {config.MAX_DOTENV_BYTES // 1024} KB, not a settings file")
+    except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
+        _log_exception(exc, label=label)
+    if os.environ.get(variable) != before:
+        watchdog.cancel()
+        budget = budget_of()
+        watchdog = start_watchdog(budget, label=label, hold=hold, elapsed=time.monotonic() - started)
+    return budget, watchdog
+
+
+def start_watchdog(
+    seconds: float, *, label: str = "", hold: threading.Lock | None = None, elapsed: float = 0.0
+) -> threading.Timer:
+    """End the process (exit code 0) ``seconds`` from now unless cancelled (less ``elapsed``, the
+    part of the budget already spent); ``hold``, when given, is taken first, so whatever runs
+    under it (printing the prompt hook's answer) ends whole."""
 
     # A hung filesystem or a locked database must not hold the agent: past the budget
     # the process ends at once, exit code 0. SQLite rolls back an unfinished write.
@@ -147,7 +247,7 @@ def start_watchdog(seconds: float, *, label: str = "", hold: threading.Lock | No
         log(f"{label}gave up after the {seconds:g} s budget")
         os._exit(0)
 
-    timer = threading.Timer(seconds, give_up)
+    timer = threading.Timer(max(seconds - elapsed, 0.0), give_up)
     timer.daemon = True
     timer.start()
     return timer
@@ -163,8 +263,8 @@ def log(message: str) -> None:
         pass
 
 
-def _log_exception(exc: BaseException) -> None:
+def _log_exception(exc: BaseException, *, label: str = "") -> None:
     import traceback  # only on the error path
 
     detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    log(f"error: {exc!r}\n{detail.rstrip()}")
+    log(f"{label}error: {exc!r}\n{detail.rstrip()}")

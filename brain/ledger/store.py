@@ -2,11 +2,14 @@
 
 ``write_turn`` masks secrets in every text before it reaches SQLite (and replaces lone
 UTF-16 surrogates, which SQLite cannot store) and upserts on ``turn_key``, so a repeated
-Stop for one turn updates its row. Standard library only.
+Stop for one turn updates its row. A partial row (the hook ran out of time to read the turn)
+never overwrites what is known, and the full row of its turn takes its place. Standard
+library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -42,15 +45,39 @@ COLUMNS = ("turn_key", *TEXT_COLUMNS, *JSON_COLUMNS, "byte_start", "byte_end")
 SQLITE_INT_MAX = 2**63 - 1  # a larger LIMIT overflows the binding; this one means "all"
 
 _UPSERT = (
-    f"INSERT INTO turns (created_at, updated_at, {', '.join(COLUMNS)}) "
-    f"VALUES (:now, :now, {', '.join(':' + c for c in COLUMNS)}) "
-    "ON CONFLICT(turn_key) DO UPDATE SET updated_at = excluded.updated_at, "
-    "stops = turns.stops + 1, "
+    f"INSERT INTO turns (created_at, updated_at, stops, {', '.join(COLUMNS)}) "
+    f"VALUES (:created, :now, :stops, {', '.join(':' + c for c in COLUMNS)}) "
+    "ON CONFLICT(turn_key) DO UPDATE SET created_at = min(turns.created_at, excluded.created_at), "
+    "updated_at = excluded.updated_at, stops = turns.stops + excluded.stops, partial = 0, "
     + ", ".join(
         # A later Stop may see less (a lagging file): never blank out what is known.
         f"{c} = COALESCE(excluded.{c}, turns.{c})" if c in TEXT_COLUMNS else f"{c} = excluded.{c}"
         for c in COLUMNS[1:]
     )
+)
+# The partial rows a full row replaces: the same session and transcript, and the size the
+# transcript had at their Stop inside the bytes of this turn.
+_PARTIALS_OF_TURN = (
+    "SELECT id, stops, created_at FROM turns WHERE session_id = :session_id AND partial = 1 "
+    "AND turn_key != :turn_key AND transcript_path = :transcript_path "
+    "AND byte_end > COALESCE(:byte_start, 0) AND byte_end <= :byte_end"
+)
+# The row a partial row belongs to when its key is new: a full row whose bytes hold the size
+# the transcript had at this Stop, or a partial row of a Stop that saw the same size.
+_ROW_OF_PARTIAL = (
+    "SELECT id FROM turns WHERE session_id = :session_id AND transcript_path = :transcript_path "
+    "AND ((partial = 0 AND byte_start < :byte_end AND byte_end >= :byte_end) "
+    "OR (partial = 1 AND byte_end = :byte_end)) ORDER BY partial, id DESC LIMIT 1"
+)
+_INSERT_PARTIAL = (
+    f"INSERT INTO turns (created_at, updated_at, partial, {', '.join(COLUMNS)}) "
+    f"VALUES (:now, :now, 1, {', '.join(':' + c for c in COLUMNS)})"
+)
+# A partial row only counts its Stop in a row that exists, and fills what that row lacks.
+_MERGE_PARTIAL = (
+    "UPDATE turns SET updated_at = :now, stops = stops + 1, "
+    + ", ".join(f"{c} = COALESCE({c}, :{c})" for c in TEXT_COLUMNS)
+    + " WHERE id = :id"
 )
 
 
@@ -68,17 +95,59 @@ def turn_row(turn: Turn, *, turn_key: str, project: str | None) -> dict[str, Any
     return row
 
 
-def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None) -> None:
-    """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked."""
+def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None, partial: bool = False) -> None:
+    """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked.
+
+    ``partial``: the row holds only what the Stop hook's input said (it ran out of time to
+    read the transcript), and ``byte_end`` is the transcript's size then. It never overwrites
+    a row of its turn (the same key, or a full row whose bytes hold that size): it counts its
+    Stop there. A full row takes the place of the partial rows of its turn, and their stops.
+    """
+    values = _values(row, now)
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        if partial:
+            found = conn.execute("SELECT id FROM turns WHERE turn_key = :turn_key", values).fetchone()
+            if found is None and values["transcript_path"] is not None and values["byte_end"] is not None:
+                found = conn.execute(_ROW_OF_PARTIAL, values).fetchone()
+            if found is None:
+                conn.execute(_INSERT_PARTIAL, values)
+            else:
+                conn.execute(_MERGE_PARTIAL, {**values, "id": found[0]})
+        else:
+            replaced = []
+            if values["transcript_path"] is not None and values["byte_end"] is not None:
+                replaced = conn.execute(_PARTIALS_OF_TURN, values).fetchall()
+                conn.executemany("DELETE FROM turns WHERE id = ?", [(r[0],) for r in replaced])
+            values["stops"] = 1 + sum(r[1] for r in replaced)
+            values["created"] = min([values["now"], *(r[2] for r in replaced)])
+            conn.execute(_UPSERT, values)
+        if own:
+            conn.execute("COMMIT")
+    except BaseException:
+        if own and conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                conn.execute("ROLLBACK")
+        raise
+
+
+def _values(row: dict[str, Any], now: str | None) -> dict[str, Any]:
     values = {c: redact_value(storable(row.get(c))) for c in COLUMNS}
     for column in TEXT_COLUMNS:
-        if values[column] == "":
-            values[column] = None  # so the COALESCE on update keeps what an earlier Stop saw
+        if not isinstance(values[column], str) or values[column] == "":
+            # So the COALESCE on update keeps what an earlier Stop saw; a value of another
+            # type (a transcript field that was not text) is absent, never a failed write.
+            values[column] = None
     for column in JSON_COLUMNS:
         default: dict[str, Any] | list[Any] = {} if column == "tools" else []
         values[column] = json.dumps(values[column] or default, ensure_ascii=False)
+    for column in ("byte_start", "byte_end"):
+        if not isinstance(values[column], int) or isinstance(values[column], bool):
+            values[column] = None
     values["now"] = now or utc_now()
-    conn.execute(_UPSERT, values)
+    return values
 
 
 def _decode(row: sqlite3.Row) -> dict[str, Any]:

@@ -3,13 +3,16 @@
 A transcript is JSON Lines and grows to tens of MB, so it is read backwards in growing
 blocks until the last real user prompt turns up, and never more than ``MAX_READ`` bytes.
 Lines that do not parse (a partial last line still being written, a torn first line of
-the window) are skipped. Standard library only: the Stop hook runs this on every turn.
+the window) are skipped, and a field of the wrong type (a number where text belongs, a list
+for an id) counts as absent: one odd value never costs the turn. Standard library only: the
+Stop hook runs this on every turn.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +101,15 @@ _DECISION = (
     r"|\bвместо\b|\bостановил(?:ся|ась|ись) на\b"
 )
 _BULLET = r"^(?:[-*•>]+|\d+[.)]|#+)\s*"
+
+
+class OutOfTime(Exception):
+    """The reader went past its deadline: the turn is not read whole."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime
 
 
 @dataclass
@@ -209,6 +221,15 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+def _str(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else None: a field of another type is absent."""
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> int | float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _content(record: dict[str, Any]) -> Any:
     message = record.get("message")
     return message.get("content") if isinstance(message, dict) else None
@@ -266,13 +287,19 @@ def read_last_turn(
     *,
     last_assistant_message: str | None = None,
     max_read: int = MAX_READ,
+    progress: Turn | None = None,
+    deadline: float | None = None,
 ) -> Turn:
     """Parse the last turn of the transcript at ``path``.
 
     A missing or empty file gives a turn with no ask; ``last_assistant_message`` (from
-    the hook's input) fills in the final text when the file lags behind.
+    the hook's input) fills in the final text when the file lags behind. Past ``deadline``
+    (a ``time.monotonic()``) it raises ``OutOfTime``; ``progress``, when given, is the Turn
+    filled in (and returned), so the caller still has what was known by then: the prompt
+    (``ask``, ``prompt_uuid``, ``prompt_id``, ``started_at``) is set as soon as it is found.
     """
-    turn = Turn(transcript_path=str(path) if path else None)
+    turn = progress if progress is not None else Turn()
+    turn.transcript_path = str(path) if path else None
     records: list[dict[str, Any]] = []  # newest first while scanning
     prompt: dict[str, Any] | None = None
     sidechain_mode: bool | None = None
@@ -280,6 +307,7 @@ def read_last_turn(
     if path and Path(path).is_file():
         try:
             for start, end, record in iter_lines_backward(path, max_read=max_read):
+                _check(deadline)
                 if turn.byte_end is None:
                     turn.byte_end = end
                 turn.byte_start = start
@@ -290,14 +318,17 @@ def read_last_turn(
                 ask = prompt_text(record, allow_sidechain=bool(sidechain_mode))
                 if ask is not None:
                     prompt = record
+                    turn.prompt_uuid = _str(record.get("uuid"))
+                    turn.prompt_id = _str(record.get("promptId"))
+                    turn.started_at = _str(record.get("timestamp"))
                     turn.ask = ask
                     break
                 records.append(record)
         except FileNotFoundError:
             pass  # removed between the check and the open
     records.reverse()
-    _fill(turn, prompt, records, sidechain_mode=bool(sidechain_mode))
-    _add_last_message(turn, last_assistant_message)
+    _fill(turn, prompt, records, sidechain_mode=bool(sidechain_mode), deadline=deadline)
+    _add_last_message(turn, last_assistant_message, deadline=deadline)
     return turn
 
 
@@ -307,14 +338,13 @@ def _fill(
     records: list[dict[str, Any]],
     *,
     sidechain_mode: bool,
+    deadline: float | None = None,
 ) -> None:
     acc = _Accumulator(sidechain_mode)
     if prompt is not None:
-        turn.prompt_uuid = prompt.get("uuid")
-        turn.prompt_id = prompt.get("promptId")
-        turn.started_at = prompt.get("timestamp")
         acc.meta(prompt)
     for record in records:
+        _check(deadline)
         acc.add(record)
     turn.session_id = acc.session_id
     turn.cwd = acc.cwd
@@ -325,29 +355,38 @@ def _fill(
     turn.files_written = acc.files_written[:MAX_FILES]
     turn.files_read = acc.files_read[:MAX_FILES]
     turn.tools = acc.tools
-    turn.commands = acc.commands[:MAX_COMMANDS]
-    turn.tool_errors = acc.errors[:MAX_ERRORS]
+    # Masked and clipped here, once the turn is read: only the ones kept cost that work.
+    commands, errors = [], []
+    for command in acc.commands:
+        _check(deadline)
+        commands.append(clip(command, COMMAND_CHARS))
+    for name, content in acc.errors:
+        _check(deadline)
+        errors.append({"tool": name, "error": _error_text(content)})
+    turn.commands, turn.tool_errors = commands, errors
     turn.subagents = acc.subagents()
 
 
-def _add_last_message(turn: Turn, last_message: str | None) -> None:
+def _add_last_message(turn: Turn, last_message: str | None, *, deadline: float | None = None) -> None:
     if isinstance(last_message, str) and last_message.strip():
         text = last_message.strip()
         if text not in turn.summary:
             turn.summary = f"{turn.summary}\n\n{text}" if turn.summary else text
             turn.lagging = True
-    turn.decisions = decisions(turn.summary)
+    turn.decisions = decisions(turn.summary, deadline=deadline)
     turn.summary = clip(turn.summary, SUMMARY_CHARS)
 
 
-def decisions(text: str) -> list[str]:
-    """Lines of ``text`` that state a decision (outside code blocks), clipped."""
+def decisions(text: str, *, deadline: float | None = None) -> list[str]:
+    """Lines of ``text`` that state a decision (outside code blocks), clipped; past ``deadline``
+    it raises ``OutOfTime``."""
     found: list[str] = []
     lowered = text.lower()
     if not any(k in lowered for k in _DECISION_KEYWORDS):
         return found
     in_code = False
     for line in text.splitlines():
+        _check(deadline)
         stripped = line.strip()
         if stripped.startswith("```"):
             in_code = not in_code
@@ -363,7 +402,8 @@ def decisions(text: str) -> list[str]:
 
 
 def _append_unique(items: list[str], value: Any) -> None:
-    if isinstance(value, str) and value and value not in items:
+    # Only the first MAX_FILES are kept: past them, checking for repeats is wasted work.
+    if len(items) < MAX_FILES and isinstance(value, str) and value and value not in items:
         items.append(value)
 
 
@@ -371,8 +411,13 @@ def _result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        return "\n".join(_str(b.get("text")) or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
+
+
+def _error_text(content: Any) -> str:
+    text = _result_text(content).replace("<tool_use_error>", "").replace("</tool_use_error>", "")
+    return clip(text, ERROR_CHARS)
 
 
 class _Accumulator:
@@ -389,8 +434,10 @@ class _Accumulator:
         self.files_written: list[str] = []
         self.files_read: list[str] = []
         self.tools: dict[str, int] = {}
+        # The raw text of the first MAX_COMMANDS commands and MAX_ERRORS errors, the ones
+        # kept: masking every one of thousands would spend the hook's budget on nothing.
         self.commands: list[str] = []
-        self.errors: list[dict[str, str]] = []
+        self.errors: list[tuple[str, Any]] = []  # (tool name, the tool_result's content)
         self.seen: set[Any] = set()  # newer formats may repeat a block; count each once
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
         self.tasks: dict[str, dict[str, Any]] = {}  # Task tool_use id -> subagent record
@@ -398,12 +445,11 @@ class _Accumulator:
         self.sidechain_task: dict[str, dict[str, Any]] = {}  # sidechain line uuid -> task
 
     def meta(self, record: dict[str, Any]) -> None:
-        self.session_id = record.get("sessionId") or self.session_id
-        self.cwd = record.get("cwd") or self.cwd
-        self.git_branch = record.get("gitBranch") or self.git_branch
-        self.version = record.get("version") or self.version
-        if isinstance(record.get("timestamp"), str):
-            self.last_timestamp = record["timestamp"]
+        self.session_id = _str(record.get("sessionId")) or self.session_id
+        self.cwd = _str(record.get("cwd")) or self.cwd
+        self.git_branch = _str(record.get("gitBranch")) or self.git_branch
+        self.version = _str(record.get("version")) or self.version
+        self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
 
     def add(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -411,8 +457,7 @@ class _Accumulator:
             return
         if record.get("isSidechain") and not self.sidechain_mode:
             # Inline subagent lines: their cwd and branch are the subagent's, not the turn's.
-            if isinstance(record.get("timestamp"), str):
-                self.last_timestamp = record["timestamp"]
+            self.last_timestamp = _str(record.get("timestamp")) or self.last_timestamp
             self._sidechain(record)
             return
         self.meta(record)
@@ -420,7 +465,7 @@ class _Accumulator:
         if not isinstance(content, list):
             return
         if kind == "assistant":
-            message_id = record["message"].get("id")
+            message_id = _str(record["message"].get("id"))
             for block in content:
                 if isinstance(block, dict):
                     self._assistant_block(message_id, block)
@@ -429,10 +474,10 @@ class _Accumulator:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._tool_result(block, record.get("toolUseResult"))
 
-    def _assistant_block(self, message_id: Any, block: dict[str, Any]) -> None:
+    def _assistant_block(self, message_id: str | None, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "text":
-            text = (block.get("text") or "").strip()
+            text = (_str(block.get("text")) or "").strip()
             key = ("text", message_id, text)
             if text and key not in self.seen:
                 self.seen.add(key)
@@ -440,69 +485,71 @@ class _Accumulator:
             return
         if kind != "tool_use":
             return
-        tool_key = ("tool", block.get("id") or id(block))
+        tool_id = _str(block.get("id"))
+        tool_key = ("tool", tool_id or id(block))
         if tool_key in self.seen:
             return
         self.seen.add(tool_key)
-        name = str(block.get("name") or "?")
+        name = _str(block.get("name")) or "?"
         raw_input = block.get("input")
         data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         self.tools[name] = self.tools.get(name, 0) + 1
-        if block.get("id"):
-            self.tool_names[block["id"]] = name
+        if tool_id:
+            self.tool_names[tool_id] = name
         if name in WRITE_TOOLS:
             _append_unique(self.files_written, data.get(WRITE_TOOLS[name]))
         elif name in READ_TOOLS:
             _append_unique(self.files_read, data.get(READ_TOOLS[name]))
         elif name == "Bash" and isinstance(data.get("command"), str):
-            self.commands.append(clip(data["command"], COMMAND_CHARS))
+            if len(self.commands) < MAX_COMMANDS:
+                self.commands.append(data["command"])
         elif name in SUBAGENT_TOOLS:
             task: dict[str, Any] = {
-                "type": data.get("subagent_type"),
-                "description": data.get("description"),
+                "type": _str(data.get("subagent_type")),
+                "description": _str(data.get("description")),
                 "tools": {},
                 "files_written": [],
             }
-            self.tasks[block.get("id") or str(len(self.tasks))] = task
+            self.tasks[tool_id or str(len(self.tasks))] = task
             if isinstance(data.get("prompt"), str):
                 self.task_by_prompt[data["prompt"].strip()] = task
 
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
-        use_id = str(block.get("tool_use_id") or "")
+        use_id = _str(block.get("tool_use_id")) or ""
         name = self.tool_names.get(use_id, "?")
-        if block.get("is_error"):
-            text = _result_text(block.get("content"))
-            text = text.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
-            self.errors.append({"tool": name, "error": clip(text, ERROR_CHARS)})
+        if block.get("is_error") and len(self.errors) < MAX_ERRORS:
+            self.errors.append((name, block.get("content")))
         task = self.tasks.get(use_id)
         if task is not None and isinstance(result, dict):
-            for src, dst in (
-                ("agentId", "agent_id"),
-                ("status", "status"),
-                ("totalToolUseCount", "tool_uses"),
-                ("totalDurationMs", "duration_ms"),
-                ("totalTokens", "tokens"),
+            for src, dst, kind in (
+                ("agentId", "agent_id", _str),
+                ("status", "status", _str),
+                ("totalToolUseCount", "tool_uses", _number),
+                ("totalDurationMs", "duration_ms", _number),
+                ("totalTokens", "tokens", _number),
             ):
-                if result.get(src) is not None:
-                    task[dst] = result[src]
+                value = kind(result.get(src))
+                if value is not None:
+                    task[dst] = value
 
     def _sidechain(self, record: dict[str, Any]) -> None:
         # Old transcripts inline the subagents' lines; credit their tools to the Task.
-        task = self.sidechain_task.get(str(record.get("parentUuid") or ""))
+        task = self.sidechain_task.get(_str(record.get("parentUuid")) or "")
         if task is None and record.get("type") == "user":
             content = _content(record)
             if isinstance(content, str):
                 task = self.task_by_prompt.get(content.strip())
         if task is None:
             return
-        if record.get("uuid"):
-            self.sidechain_task[record["uuid"]] = task
+        uuid = _str(record.get("uuid"))
+        if uuid:
+            self.sidechain_task[uuid] = task
         content = _content(record)
         if record.get("type") != "assistant" or not isinstance(content, list):
             return
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                name = str(block.get("name") or "?")
+                name = _str(block.get("name")) or "?"
                 task["tools"][name] = task["tools"].get(name, 0) + 1
                 raw_input = block.get("input")
                 data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
