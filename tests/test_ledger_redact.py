@@ -106,3 +106,85 @@ def test_redact_value_walks_json_like_values():
     assert out["commands"] == ["curl -H 'Authorization: Bearer ***'", "ls"]
     assert out["tools"] == {"Bash": 2} and out["byte_end"] == 10
     assert out["tool_errors"][0]["error"] == "bad key sk-ant-***"
+
+
+# ----- key names: a secret word anywhere in the name, not only right before the "=" -----------
+
+NAMED = [
+    ("SECRET_KEY=DjangoSk42val", "DjangoSk42val", "SECRET_KEY=***"),
+    ("STRIPE_SECRET_KEY=StripeSk42val x", "StripeSk42val", "STRIPE_SECRET_KEY=*** x"),
+    ("ENCRYPTION_KEY=EncKey42val", "EncKey42val", "ENCRYPTION_KEY=***"),
+    ("AWS_SECRET_KEY=AwsSk42val", "AwsSk42val", "AWS_SECRET_KEY=***"),
+    ("OPENAI_KEY: OpenAiKey42val", "OpenAiKey42val", "OPENAI_KEY: ***"),
+    ("DB_PASS=DbPass42val SMTP_PWD=SmtpPwd42val", "DbPass42val", "DB_PASS=*** SMTP_PWD=***"),
+    ("DB_PASS=DbPass42val SMTP_PWD=SmtpPwd42val", "SmtpPwd42val", "SMTP_PWD=***"),
+    ("ADMIN_PW=AdminPw42val", "AdminPw42val", "ADMIN_PW=***"),
+    ("secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a", "secret_key_base: ***"),
+    ("DB_PASSWORD_PROD=ProdPw42val", "ProdPw42val", "DB_PASSWORD_PROD=***"),
+    ("MYSQL_PASSWORD2=Pw2val42", "Pw2val42", "MYSQL_PASSWORD2=***"),
+    ('app.secret_key = "FlaskSk42val"', "FlaskSk42val", 'app.secret_key = "***"'),
+    ("config.api_key='CfgKey42val'", "CfgKey42val", "config.api_key='***'"),
+    ('{"apiKey": "CamelKey42val", "clientSecret": "CamelSec42"}', "CamelKey42val", '"apiKey": "***"'),
+    ('{"apiKey": "CamelKey42val", "clientSecret": "CamelSec42"}', "CamelSec42", '"clientSecret": "***"'),
+    ("X-Api-Key: HdrKey42val", "HdrKey42val", "X-Api-Key: ***"),
+    ("x-auth-token: HdrTok42val", "HdrTok42val", "x-auth-token: ***"),
+    ("GITHUB_TOKEN=GhTok42val", "GhTok42val", "GITHUB_TOKEN=***"),
+    ("refresh_token: RefTok42val", "RefTok42val", "refresh_token: ***"),
+    ("PGPASSWORD=PgPw42val psql", "PgPw42val", "PGPASSWORD=*** psql"),
+    ('os.environ["SECRET_KEY"] = "EnvSk42val"', "EnvSk42val", 'os.environ["SECRET_KEY"] = "***"'),
+    ("'password' => 'PhpPw42val',", "PhpPw42val", "'password' => '***',"),
+    ('password := "GoPw42val"', "GoPw42val", 'password := "***"'),
+    ("https://api.example.com/v1?api_key=QueryKey42&page=2", "QueryKey42", "?api_key=***&page=2"),
+    ("signingKey: SignKey42val", "SignKey42val", "signingKey: ***"),
+    # a name that holds no secret gives its value back to the search
+    ("--label sort_key=DB_PASSWORD=Nested42", "Nested42", "sort_key=DB_PASSWORD=***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", NAMED)
+def test_secret_key_names_are_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key = 3",
+        "sorted(names, key=len)",
+        "id = Column(Integer, primary_key=True)",
+        "user = ForeignKey(User); foreign_key: user_id",
+        "primaryKey: true",
+        "json.dumps(row, sort_keys=True)",
+        "partition_key: tenant_id",
+        "cache_key = f'user:{user_id}'",
+        "keyboard: us",
+        "monkey: 1",
+        "hotkey: ctrl+k",
+        "passport=AB123456",
+        "compass: north",
+        "bypass=1",
+        "first_pass = True",
+        "pass: 12, fail: 3",
+        "PWD=/home/dev/proj OLDPWD=/home/dev",
+        "max_tokens=100 num_tokens: 5",
+        "token_count: 42",
+        "password_length: 12",
+        "password_file: /run/secrets/db",
+        "secret_name: db-credentials",
+        "secrets: inherit",
+        "token_type: bearer",
+        'PUBLIC_KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5"',
+        "STRIPE_PUBLISHABLE_KEY=pk_live_51HqLyjWDarjtT1zdp7dcXyZ9",
+        "AWS_ACCESS_KEY_ID_NAME: prod",
+        "token.py:12: error: bad indent",
+        "use_token: false",
+        "api_key: str | None = None",
+        "if password == expected:",
+        "Token::new(kind)",
+    ],
+)
+def test_key_names_that_are_not_secrets_stay(text):
+    assert redact(text) == text

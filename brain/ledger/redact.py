@@ -2,10 +2,32 @@
 
 Shapes covered: API keys (``sk-…``, ``ghp_…`` and the other GitHub prefixes, ``AKIA…``,
 ``xox?-…``, ``AIza…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
-credentials in URLs, ``password=``-style arguments (``key=value``, ``key: value``,
-``--password x``), and the password options of command-line clients (``mysql -pX``,
-``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``).
-The key name or prefix stays so a reader knows what was there; the value becomes ``***``.
+credentials in URLs, secrets assigned to a name (``key=value``, ``key: value``,
+``"key": "value"``, ``--password x``), and the password options of command-line clients
+(``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``,
+``aws configure set …_key X``). The key name or prefix stays so a reader knows what was
+there; the value becomes ``***``.
+
+Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
+(``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed by ``=``,
+``:``, ``:=``, or ``=>`` after a quoted name (not ``==`` nor ``::``). It is cut into words at
+``_ - .``, at digits and at camelCase humps; qualifiers at its end (``PROD``, ``BASE``, ``V2``,
+digits: ``_QUALIFIERS``) are set aside, and the word left last decides:
+
+- a word ending in ``password``, ``passwd``, ``passphrase``, ``secret``, ``token``,
+  ``credential(s)``, ``apikey`` (and the other ``_STRONG`` words): a secret, whatever comes
+  before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
+- ``pass``, ``pwd``, ``pw`` or ``key`` as a whole word after another one: a secret
+  (``DB_PASS``, ``SMTP_PWD``, ``SECRET_KEY``, ``ENCRYPTION_KEY``, ``apiKey``), unless that
+  word names an ordinary kind of key (``primary_key``, ``sort_key``, ``cache_key``,
+  ``public_key``: ``_NOT_SECRET_KEYS``) or pass (``first_pass``: ``_NOT_PASSWORDS``);
+- anything else is not: ``key``, ``pass`` or ``token`` alone, plurals (``max_tokens``,
+  ``secrets``), a secret word followed by another word (``password_length``,
+  ``token_type``, ``secret_name``, ``api_key_id``), words that merely contain one
+  (``keyboard``, ``monkey``, ``passport``, ``compass``, ``bypass``, ``OLDPWD``).
+
+A value that is a ``$VARIABLE``, already masked, or a literal (``true``, ``None``, ``str``:
+``_LITERALS``) stays.
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
 of a private key without its BEGIN line, and any long token that looks like key material
@@ -30,6 +52,49 @@ _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
+
+# A name with a secret word in it, then "=", ":", ":=", or "=>" after a quoted name; the
+# match starts at the secret word (found case-sensitively on its first letter, which is
+# fast) and _mask_assignments reads the whole name back from there.
+_ASSIGNMENT = (
+    r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
+    r"(?P<sep>(?:[\"']\]?[ \t]*=>|(?:[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*)"
+    rf"(?P<value>{_VALUE})"
+)
+_NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+# A name whose last word ends in one of these holds a secret.
+_STRONG = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+)
+# Words set aside at the end of a name: environments, encodings, versions.
+_QUALIFIERS = frozenset(
+    "base value val str string raw enc encoded encrypted b64 base64 hex pem prod production"
+    " dev devel development stage staging stg test testing qa uat live local sandbox demo"
+    " old new prev previous current next backup secondary main default alt tmp temp v".split()
+)
+# "<word>_key" names that are not credentials: database, cache and data-structure keys,
+# and public keys.
+_NOT_SECRET_KEYS = frozenset(
+    "primary foreign unique composite natural surrogate candidate partition sort range hash"
+    " shard routing row column col field table index group lookup cache dict map hot short"
+    " idempotency dedup dedupe object item entry record parent child public publishable pub"
+    " i18n translation label message search order join cursor lock queue event metric"
+    " attribute attr prop property type name list react".split()
+)
+_NOT_PASSWORDS = frozenset(
+    "first second third fourth last next final single multi one two each every full render".split()
+)
+_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean".split())
 
 # (triggers, pattern, replacement), in order: whole private keys first, then typed keys
 # and headers, then key=value forms. A rule runs only when one of its triggers occurs in
@@ -97,13 +162,9 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?i)((?<![\w-])--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
         None,
     ),
-    # password=value, "api_key": "value", DB_PASSWORD=value, aws_secret_access_key = value
-    # (the match starts at the secret word: what comes before it in the name stays anyway)
-    (
-        ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)((?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}",
-        None,
-    ),
+    # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value:
+    # a name holding a secret word, then its value (see _mask_assignments for the rest).
+    (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
 ]
 
 
@@ -128,6 +189,54 @@ def _mask_user_password(match: re.Match[str]) -> str:
 
 
 _REPLACERS = {None: _mask_value, "user_password": _mask_user_password}
+
+
+def _secret_name(name: str) -> bool:
+    """Whether the name of an assignment says its value is a secret (see the docstring)."""
+    words = [w.lower() for w in re.findall(_NAME_WORD, name)]
+    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
+        words.pop()
+    if not words:
+        return False
+    last = words[-1]
+    if last.endswith(_STRONG):
+        return True
+    if len(words) < 2:
+        return False
+    if last in ("pass", "pwd", "pw"):
+        return words[-2] not in _NOT_PASSWORDS
+    return last == "key" and words[-2] not in _NOT_SECRET_KEYS
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the name around ``at`` begins: letters, digits, "_", "-", "." (100 at most)."""
+    start, low = at, max(0, at - 100)
+    while start > low and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return start
+
+
+def _mask_assignments(text: str, pattern: str) -> str:
+    """Mask the values of names that hold a secret; other names are read past, not eaten.
+
+    A name that is no secret (``sort_key=``) gives its value back to the search, so a
+    secret assigned inside its value (``sort_key=DB_PASSWORD=x``) is still found.
+    """
+    compiled = re.compile(pattern)
+    out: list[str] = []
+    done = pos = 0
+    while (match := compiled.search(text, pos)) is not None:
+        name = text[_name_start(text, match.start()) : match.end("name")]
+        value = match.group("value")
+        quote = value[0] if value[:1] in ("'", '"') else ""
+        bare = value.strip("\"'")
+        if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS or not _secret_name(name):
+            pos = match.end("sep")
+            continue
+        out.append(text[done : match.start("value")] + f"{quote}{MASK}{quote}")
+        done = pos = match.end()
+    return "".join(out) + text[done:] if out else text
+
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
 # base64 lines just before an END line.
@@ -201,7 +310,11 @@ def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
     lowered = text.lower()
     for triggers, pattern, replacement in _RULES:
-        if any(t in lowered for t in triggers):
+        if not any(t in lowered for t in triggers):
+            continue
+        if replacement == "assignment":
+            text = _mask_assignments(text, pattern)
+        else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
