@@ -188,3 +188,55 @@ def test_secret_key_names_are_masked(text, secret, kept):
 )
 def test_key_names_that_are_not_secrets_stay(text):
     assert redact(text) == text
+
+
+# ----- credentials in URLs: the whole password, whatever is in it -------------------------------
+
+URLS = [
+    ("REDIS_URL=redis://:RedisPw9876@cache:6379/0", "RedisPw9876", "redis://:***@cache:6379/0"),
+    (
+        "psql postgresql://admin:p@ssW0rdZ@db.example.com/app",
+        "ssW0rdZ",
+        "postgresql://admin:***@db.example.com/app",
+    ),
+    (
+        "psql postgresql://admin:pa/ssW0rdQ@db.example.com/app",
+        "ssW0rdQ",
+        "postgresql://admin:***@db.example.com/app",
+    ),
+    (
+        "amqp://guest:g@u/e:st@rabbit:5672/vhost ok",
+        "e:st",
+        "amqp://guest:***@rabbit:5672/vhost ok",
+    ),
+    ("mongodb+srv://app:Mongo123@cluster0.x.net/db", "Mongo123", "mongodb+srv://app:***@cluster0.x.net/db"),
+    (
+        "https://ci:NpmTok42@registry.npmjs.org/@babel%2fcore",
+        "NpmTok42",
+        "https://ci:***@registry.npmjs.org/@babel%2fcore",
+    ),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", URLS)
+def test_url_password_is_masked_whole(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GET http://localhost:5173/@vite/client 200",
+        "open http://127.0.0.1:8080/@fs/home/dev/app.ts",
+        "https://medium.com/@alice/a-post and mail bob@example.com",
+        "https://github.com/org/repo/blob/main/x.py#L10 by @carol",
+        "git clone git@github.com:org/repo.git",
+        "ssh://git@host.example.com:2222/org/repo.git",
+        "http://[::1]:8000/@id/x",
+    ],
+)
+def test_urls_without_a_password_stay(text):
+    assert redact(text) == text

@@ -2,11 +2,12 @@
 
 Shapes covered: API keys (``sk-…``, ``ghp_…`` and the other GitHub prefixes, ``AKIA…``,
 ``xox?-…``, ``AIza…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
-credentials in URLs, secrets assigned to a name (``key=value``, ``key: value``,
-``"key": "value"``, ``--password x``), and the password options of command-line clients
-(``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``,
-``aws configure set …_key X``). The key name or prefix stays so a reader knows what was
-there; the value becomes ``***``.
+passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
+last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``), and the
+password options of command-line clients (``mysql -pX``, ``curl -u user:X``,
+``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``). The key name or
+prefix stays so a reader knows what was there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
 (``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed by ``=``,
@@ -52,6 +53,9 @@ _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
+
+# What follows the "@" that ends a URL's password: a host, maybe a port, then the path.
+_URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%]))"
 
 # A name with a secret word in it, then "=", ":", ":=", or "=>" after a quoted name; the
 # match starts at the secret word (found case-sensitively on its first letter, which is
@@ -128,10 +132,12 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     ),
     # A JSON web token: header.payload.signature, the first two base64url JSON objects.
     (("eyj",), r"\b(eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
-    # user:password@ in a URL
+    # user:password@ in a URL, the user maybe empty (redis://:pw@host). The password runs to
+    # the last "@" that a host follows, so an "@" or a "/" inside it is masked too; a
+    # host:port/ is no password (http://localhost:5173/@vite/client).
     (
         ("://",),
-        r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)",
+        rf"(://[^\s:/@'\"\[\]]*:)(?![0-9]+/)[^\s'\"]{{1,200}}(@){_URL_HOST}",
         r"\1" + MASK + r"\2",
     ),
     # Password options of command-line clients, within the same command only: mysql's -p
