@@ -240,3 +240,39 @@ def test_url_password_is_masked_whole(text, secret, kept):
 )
 def test_urls_without_a_password_stay(text):
     assert redact(text) == text
+
+
+# ----- escaped quotes: JSON inside a shell string, a quote inside a quoted value ----------------
+
+ESCAPED = [
+    (
+        'curl -d "{\\"password\\":\\"JsonEscPw42\\",\\"api_key\\":\\"JsonEscKey42\\"}" https://x/login',
+        "JsonEscPw42",
+        '"{\\"password\\":\\"***\\",\\"api_key\\":\\"***\\"}" https://x/login',
+    ),
+    (
+        'curl -d "{\\"password\\":\\"JsonEscPw42\\",\\"api_key\\":\\"JsonEscKey42\\"}"',
+        "JsonEscKey42",
+        '\\"api_key\\":\\"***\\"',
+    ),
+    ('body="{\\"token\\":\\"TokEsc42\\"}"', "TokEsc42", '{\\"token\\":\\"***\\"}'),
+    (
+        '{\\"token\\": \\"Tok Esc 42\\", \\"user\\": \\"bob\\"}',
+        "Esc 42",
+        '{\\"token\\": \\"***\\", \\"user\\": \\"bob\\"}',
+    ),
+    ('password = "has \\" quote Esc42"', "quote Esc42", 'password = "***"'),
+    ("secret: 'it\\'s Esc42' # note", "s Esc42", "secret: '***' # note"),
+    ('"{\\\\\\"password\\\\\\":\\\\\\"DblEsc42\\\\\\"}"', "DblEsc42", '\\\\\\"password\\\\\\":\\\\\\"***\\\\\\"'),
+    ('echo \\"password=BareEsc42\\" | x', "BareEsc42", 'echo \\"password=***\\" | x'),
+    ('psql --password "pa\\"ss42" db', "ss42", '--password "***" db'),
+    ('PASSWORD="Unclosed42', "Unclosed42", 'PASSWORD="***'),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", ESCAPED)
+def test_secret_in_escaped_quotes_is_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked

@@ -27,8 +27,11 @@ digits: ``_QUALIFIERS``) are set aside, and the word left last decides:
   ``token_type``, ``secret_name``, ``api_key_id``), words that merely contain one
   (``keyboard``, ``monkey``, ``passport``, ``compass``, ``bypass``, ``OLDPWD``).
 
-A value that is a ``$VARIABLE``, already masked, or a literal (``true``, ``None``, ``str``:
-``_LITERALS``) stays.
+Quotes around the name and the value may be backslash-escaped, as in JSON inside a shell
+string (``-d "{\\"password\\":\\"x\\"}"``); a quoted value ends at the quote that
+opened it, escaped quotes inside it are part of it (``"a \\" b"``). A value that is a
+``$VARIABLE``, already masked, or a literal (``true``, ``None``, ``str``: ``_LITERALS``)
+stays.
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
 of a private key without its BEGIN line, and any long token that looks like key material
@@ -49,7 +52,28 @@ _SECRET_WORDS = (
     r"password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|credentials?"
 )
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
+
+
+def _quoted(quote: str, group: str) -> str:
+    """A value in ``quote``s, the quotes maybe backslash-escaped (``\\"x\\"`` in a JSON string).
+
+    It ends at the same quote with as many backslashes; inside it, a quote with any other
+    number of them is a character (``"a \\" b"``). Each backslash run is read whole, so a
+    value that does not end is given up at a cost linear in its length.
+    """
+    return (
+        rf"(?P<{group}>\\*){quote}"
+        rf"(?:[^{quote}\\]|\\+(?![\\{quote}])|(?!(?P={group}){quote})\\+{quote}){{0,4096}}"
+        rf"(?P={group}){quote}"
+    )
+
+
+# A value: quoted (see _quoted), else a bare word, its quote maybe never closed
+# (PASSWORD="x). A bare word stops at a backslash before a quote: the end of a string.
+_VALUE = (
+    rf"({_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')}"
+    r"|(?:\\*[\"'])?(?:[^\s\"',;&\\]|\\+(?![\\\"']))+)"
+)
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
@@ -62,7 +86,7 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # fast) and _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
-    r"(?P<sep>(?:[\"']\]?[ \t]*=>|(?:[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*)"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*)"
     rf"(?P<value>{_VALUE})"
 )
 _NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
@@ -174,24 +198,34 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
 ]
 
 
+def _unquote(value: str) -> tuple[str, str, str]:
+    """``value`` as (opening quote, inside, closing quote); quotes may be escaped (``\\"``)."""
+    lead = re.match(r"\\*[\"']", value)
+    if lead is None:
+        return "", value, ""
+    quote = lead.group()
+    if len(value) >= 2 * len(quote) and value.endswith(quote):
+        return quote, value[len(quote) : -len(quote)], quote
+    return quote, value[len(quote) :], ""  # a quote never closed
+
+
 def _mask_value(match: re.Match[str]) -> str:
     # Keep the quotes of a quoted value; leave a masked value or a $VARIABLE alone.
-    key, value = match.group(1), match.group(2)
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    bare = value.strip("\"'")
+    key = match.group(1)
+    opening, bare, closing = _unquote(match.group(2))
     if not bare or bare.startswith((MASK, "$")):
         return match.group(0)
-    return f"{key}{quote}{MASK}{quote}"
+    return f"{key}{opening}{MASK}{closing}"
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
     # "user:password" keeps the user; a value without a colon is a user alone (curl prompts).
-    key, value = match.group(1), match.group(2)
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    user, colon, password = value.strip("\"'").partition(":")
+    key = match.group(1)
+    opening, value, closing = _unquote(match.group(2))
+    user, colon, password = value.partition(":")
     if not colon or not password or password.startswith((MASK, "$")):
         return match.group(0)
-    return f"{key}{quote}{user}:{MASK}{quote}"
+    return f"{key}{opening}{user}:{MASK}{closing}"
 
 
 _REPLACERS = {None: _mask_value, "user_password": _mask_user_password}
@@ -233,13 +267,11 @@ def _mask_assignments(text: str, pattern: str) -> str:
     done = pos = 0
     while (match := compiled.search(text, pos)) is not None:
         name = text[_name_start(text, match.start()) : match.end("name")]
-        value = match.group("value")
-        quote = value[0] if value[:1] in ("'", '"') else ""
-        bare = value.strip("\"'")
+        opening, bare, closing = _unquote(match.group("value"))
         if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS or not _secret_name(name):
             pos = match.end("sep")
             continue
-        out.append(text[done : match.start("value")] + f"{quote}{MASK}{quote}")
+        out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
         done = pos = match.end()
     return "".join(out) + text[done:] if out else text
 
