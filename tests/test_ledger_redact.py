@@ -68,6 +68,9 @@ SECRETS = [
     ("psql postgres://bob:hunter2@db.local/app", "hunter2", "postgres://bob:***@db.local/app"),
     ("slack xoxb-123456789012-abcdefghijkl", "123456789012-abcdefghijkl", "xoxb-***"),
     ("google AIzaSyA1234567890abcdefghijklmnopqrstuv", "SyA1234567890abcdefghij", "AIza***"),
+    # a prefix right after "_" (a key pasted into a name) is a key too
+    ("tool mcp__x__sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA done", "AAAAAAAAAAAAAAAA", "mcp__x__sk-ant-*** done"),
+    ("GH_ghp_1234567890abcdefghijABCDEFGHIJ123456", "1234567890abcdefghij", "GH_ghp_***"),
 ]
 
 

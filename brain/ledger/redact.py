@@ -124,6 +124,16 @@ _NOT_PASSWORDS = frozenset(
 )
 _LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean".split())
 
+
+def _lead(prefix: str) -> str:
+    """A key's ``prefix`` (fixed width) where no letter or digit comes before it.
+
+    The pattern starts with the prefix itself, so re looks for it as a literal, which is
+    fast, and only then looks back; ``_`` may come before (``mcp__x__sk-ant-…``).
+    """
+    return rf"{prefix}(?<![A-Za-z0-9]{prefix})"
+
+
 # (triggers, pattern, replacement), in order: whole private keys first, then typed keys
 # and headers, then key=value forms. A rule runs only when one of its triggers occurs in
 # the lower-cased text, so the hook compiles (re caches) just the patterns it needs.
@@ -136,12 +146,12 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)",
         r"-----BEGIN \1----- " + MASK + r" -----END \1-----",
     ),
-    (("sk-",), r"\b(sk-(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{16,}", r"\1" + MASK),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(gh[pousr]_)[A-Za-z0-9]{20,}", r"\1" + MASK),
-    (("github_pat_",), r"\b(github_pat_)[A-Za-z0-9_]{20,}", r"\1" + MASK),
-    (("akia", "asia"), r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", r"\1" + MASK),
-    (("xox",), r"\b(xox[abposr]-)[A-Za-z0-9\-]{10,}", r"\1" + MASK),
-    (("aiza",), r"\b(AIza)[0-9A-Za-z_\-]{35}", r"\1" + MASK),
+    (("sk-",), rf"({_lead('sk-')}(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{{16,}}", r"\1" + MASK),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), rf"({_lead('gh[pousr]_')})[A-Za-z0-9]{{20,}}", r"\1" + MASK),
+    (("github_pat_",), rf"({_lead('github_pat_')})[A-Za-z0-9_]{{20,}}", r"\1" + MASK),
+    (("akia", "asia"), rf"({_lead('A[KS]IA')})[0-9A-Z]{{16}}\b", r"\1" + MASK),
+    (("xox",), rf"({_lead('xox[abposr]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
+    (("aiza",), rf"({_lead('AIza')})[0-9A-Za-z_\-]{{35}}", r"\1" + MASK),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
@@ -151,11 +161,11 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # so prose such as "bearer authentication" stays.
     (
         ("bearer",),
-        r"(?i)\b(bearer\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
+        r"(?i)(bearer(?<!\wbearer)\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
         r"\1" + MASK,
     ),
     # A JSON web token: header.payload.signature, the first two base64url JSON objects.
-    (("eyj",), r"\b(eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
+    (("eyj",), rf"({_lead('eyJ')})[A-Za-z0-9_\-]{{8,}}\.eyJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
     # user:password@ in a URL, the user maybe empty (redis://:pw@host). The password runs to
     # the last "@" that a host follows, so an "@" or a "/" inside it is masked too; a
     # host:port/ is no password (http://localhost:5173/@vite/client).
