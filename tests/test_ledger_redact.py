@@ -279,3 +279,60 @@ def test_secret_in_escaped_quotes_is_masked(text, secret, kept):
     assert secret not in masked
     assert kept in masked
     assert redact(masked) == masked
+
+
+# ----- typed keys with a fixed prefix -------------------------------------------------------------
+
+NPM = "npm_C15vS79YaDRxr5W7V9OmL9daikjXvxsKez9p"
+PYPI = "pypi-AgEIcHlwaS5vcmcBXTM2CdsjOWqpFHjPP8KSDUb8TbZOzeP9njNOMsUdwBwLA4ETcWMqOciRbeY"
+SENDGRID = "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"
+DIGITALOCEAN = "dop_v1_c0a039ba02add81be12e92a4474f1f142f1dc5326f7f0d6470271b44c4d3a0da"
+
+TYPED = [
+    ("stripe sk_live_51HqLyjWDarjtT1zdp7dcXyZ9 ok", "51HqLyjWDarjtT1zdp7dcXyZ9", "stripe sk_live_*** ok"),
+    ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc", "sk_test_***"),
+    ("and rk_live_P6n0a0uARxlNtencYFJEeAgY,", "P6n0a0uARxlNtencYFJEeAgY", "and rk_live_***,"),
+    ("webhook whsec_rgsE7j0AHRcRlA1vVBUO50yonR4C1nsW", "rgsE7j0AHRcRlA1vVBUO50", "webhook whsec_***"),
+    ("hf_wskHk7egyFWZY9Zmti18c6EudM7Oyf5TNS, next", "wskHk7egyFWZY9Zmti18c6Eud", "hf_***, next"),
+    ("glpat-AbCdEf123456GhIjKl78 and", "AbCdEf123456GhIjKl78", "glpat-*** and"),
+    ("deploy gldt-kjjVh7p9udRg1VPwqyoN", "kjjVh7p9udRg1VPwqyoN", "deploy gldt-***"),
+    ("runner glrt-uhAQ5dDjoXTACfqBtMxF", "uhAQ5dDjoXTACfqBtMxF", "runner glrt-***"),
+    (
+        "curl -X POST https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/aBcDeFgHiJkLmNoPqRsTuVwX -d x",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+        "https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/*** -d x",
+    ),
+    (f"//registry.npmjs.org/:_authToken {NPM}", NPM[4:], "_authToken npm_***"),
+    (f"twine upload -p {PYPI} dist/*", PYPI[5:], "-p pypi-*** dist/*"),
+    ("oauth ya29.I26PVKClRLzN3j-3JBATBCYjAXpfGZ x", "I26PVKClRLzN3j", "oauth ya29.*** x"),
+    (f"sendgrid {SENDGRID} done", SENDGRID[3:], "sendgrid SG.*** done"),
+    (f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN[7:], "-t dop_v1_***"),
+    ("shopify 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", "19f7bfd87efb692ce1707274fd0d7855", "shopify shpat_***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", TYPED)
+def test_typed_key_is_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "publishable pk_live_51HqLyjWDarjtT1zdp7dcXyZ9 goes to the browser",  # public by design
+        "use sk_live_ keys on the server only",
+        "from huggingface_hub import hf_hub_download; hf_transfer=1",
+        "HF_TOKEN is read by hf_hub_download_with_retries_and_backoff_v2",
+        "npm_config_registry=https://registry.npmjs.org/ $npm_package_version",
+        "create a glpat- token with the api scope",
+        "see https://hooks.slack.com/services/ for incoming webhooks",
+        "msg.SG.short.value and ya29.x",
+        "dop_v1_ tokens are 64 hex characters",
+        "shpat_ is a Shopify admin token prefix",
+    ],
+)
+def test_typed_key_prefixes_alone_stay(text):
+    assert redact(text) == text

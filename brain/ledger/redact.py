@@ -1,7 +1,12 @@
 """Mask secrets in text before a turn reaches the database.
 
-Shapes covered: API keys (``sk-…``, ``ghp_…`` and the other GitHub prefixes, ``AKIA…``,
-``xox?-…``, ``AIza…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
+Shapes covered: API keys by their prefix, which may follow ``_`` but no letter or digit
+(OpenAI and Anthropic ``sk-…``, GitHub ``ghp_…``, ``github_pat_…`` and the other GitHub
+prefixes, AWS ``AKIA…``, Slack ``xox?-…`` and webhook URLs, Google ``AIza…`` and
+``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
+``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
+tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
+Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``), and the
@@ -152,6 +157,48 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("akia", "asia"), rf"({_lead('A[KS]IA')})[0-9A-Z]{{16}}\b", r"\1" + MASK),
     (("xox",), rf"({_lead('xox[abposr]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
     (("aiza",), rf"({_lead('AIza')})[0-9A-Za-z_\-]{{35}}", r"\1" + MASK),
+    # Not here: Twilio's "SK" + 32 hex is a key's id, not its secret, and the secret that
+    # goes with it (32 characters, no prefix) has no shape to find it by.
+    # Stripe secret and restricted keys and webhook secrets. Publishable keys (pk_live_…)
+    # are public by design, made to ship in web pages: they stay.
+    (
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        rf"({_lead('[sr]k_(?:live|test)_')})[A-Za-z0-9]{{16,}}",
+        r"\1" + MASK,
+    ),
+    (("whsec_",), rf"({_lead('whsec_')})[A-Za-z0-9+/=]{{24,}}", r"\1" + MASK),
+    (("hf_",), rf"({_lead('hf_')})[A-Za-z0-9]{{30,}}", r"\1" + MASK),  # Hugging Face
+    # GitLab: personal, deploy, runner, pipeline trigger, CI job, feed, incoming mail,
+    # OAuth application, service account and agent tokens.
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-"),
+        rf"({_lead('gl')}(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-)[A-Za-z0-9_\-]{{20,}}",
+        r"\1" + MASK,
+    ),
+    # A Slack incoming webhook: the workspace and channel ids stay, the secret goes.
+    (
+        ("hooks.slack.com/services/",),
+        r"(hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/)[A-Za-z0-9]{8,}",
+        r"\1" + MASK,
+    ),
+    (("npm_",), rf"({_lead('npm_')})[A-Za-z0-9]{{36,}}", r"\1" + MASK),
+    (("pypi-ag",), rf"({_lead('pypi-')})Ag[A-Za-z0-9_\-]{{50,}}", r"\1" + MASK),  # a macaroon
+    (("ya29.",), rf"({_lead('ya29[.]')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),  # Google OAuth
+    (
+        ("sg.",),  # SendGrid: SG.<22>.<43>
+        rf"({_lead('SG[.]')})[A-Za-z0-9_\-]{{22}}\.[A-Za-z0-9_\-]{{43}}(?![A-Za-z0-9_\-])",
+        r"\1" + MASK,
+    ),
+    (
+        ("dop_v1_", "doo_v1_", "dor_v1_"),  # DigitalOcean
+        rf"({_lead('do[opr]_v1_')})[a-f0-9]{{64}}(?![A-Za-z0-9])",
+        r"\1" + MASK,
+    ),
+    (
+        ("shpat_", "shpca_", "shppa_", "shpss_"),  # Shopify
+        rf"({_lead('shp(?:at|ca|pa|ss)_')})[a-fA-F0-9]{{32}}(?![A-Za-z0-9])",
+        r"\1" + MASK,
+    ),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
