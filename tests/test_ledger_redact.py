@@ -336,3 +336,10 @@ def test_typed_key_is_masked(text, secret, kept):
 )
 def test_typed_key_prefixes_alone_stay(text):
     assert redact(text) == text
+
+
+def test_redact_value_masks_keys_too():
+    # A dict's keys are data as much as its values: tool names are the keys of "tools".
+    key = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
+    out = redact_value({f"mcp__x__{key}": 2, "Bash": 1, "nested": [{f"t {key}": key}]})
+    assert out == {"mcp__x__sk-ant-***": 2, "Bash": 1, "nested": [{"t sk-ant-***": "sk-ant-***"}]}

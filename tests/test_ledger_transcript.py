@@ -514,3 +514,29 @@ def test_a_fifo_or_folder_is_never_opened(tmp_path):
     os.mkfifo(fifo)  # opening it for reading would block until a writer comes
     assert read_last_turn(fifo).ask is None
     assert read_last_turn(tmp_path).ask is None
+
+
+ANTHROPIC_KEY = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
+
+
+def test_tool_names_are_masked(tmp_path):
+    # A key pasted into an MCP server's name comes back in every tool name of that server.
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("look it up")
+    tool = f"mcp__x__{ANTHROPIC_KEY}"
+    t.tool(tool, "Error: denied", error=True, query="a")
+    t.tool(tool, query="b")
+    t.tool("Task", prompt="search the wiki", description="wiki", subagent_type="general")
+    t.raw("user", isSidechain=True, message={"role": "user", "content": "search the wiki"})
+    t.raw(
+        "assistant",
+        isSidechain=True,
+        message={"id": "m_side", "role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": tool}]},
+    )
+    t.text("Found it.")
+    turn = read_last_turn(t.write())
+    masked = "mcp__x__sk-ant-***"
+    assert turn.tools == {masked: 2, "Task": 1}
+    assert turn.tool_errors == [{"tool": masked, "error": "Error: denied"}]
+    assert turn.subagents[0]["tools"] == {masked: 1}
+    assert ANTHROPIC_KEY[14:] not in json.dumps(turn.__dict__)

@@ -419,11 +419,11 @@ def redact(text: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (before it is encoded, never after)."""
+    """Redact every string inside a JSON-like value, a dict's keys too (before it is encoded)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
         return [redact_value(v) for v in value]
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {redact(k) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
     return value

@@ -393,6 +393,7 @@ class _Accumulator:
         self.errors: list[dict[str, str]] = []
         self.seen: set[Any] = set()  # newer formats may repeat a block; count each once
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
+        self.masked_names: dict[str, str] = {}  # tool name as written -> masked
         self.tasks: dict[str, dict[str, Any]] = {}  # Task tool_use id -> subagent record
         self.task_by_prompt: dict[str, dict[str, Any]] = {}
         self.sidechain_task: dict[str, dict[str, Any]] = {}  # sidechain line uuid -> task
@@ -444,7 +445,7 @@ class _Accumulator:
         if tool_key in self.seen:
             return
         self.seen.add(tool_key)
-        name = str(block.get("name") or "?")
+        name = self._tool_name(block)
         raw_input = block.get("input")
         data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         self.tools[name] = self.tools.get(name, 0) + 1
@@ -466,6 +467,14 @@ class _Accumulator:
             self.tasks[block.get("id") or str(len(self.tasks))] = task
             if isinstance(data.get("prompt"), str):
                 self.task_by_prompt[data["prompt"].strip()] = task
+
+    def _tool_name(self, block: dict[str, Any]) -> str:
+        """The block's tool name, masked: an MCP server's name may hold a key someone pasted."""
+        name = str(block.get("name") or "?")
+        masked = self.masked_names.get(name)
+        if masked is None:
+            masked = self.masked_names[name] = redact(name)
+        return masked
 
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
         use_id = str(block.get("tool_use_id") or "")
@@ -502,7 +511,7 @@ class _Accumulator:
             return
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                name = str(block.get("name") or "?")
+                name = self._tool_name(block)
                 task["tools"][name] = task["tools"].get(name, 0) + 1
                 raw_input = block.get("input")
                 data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
