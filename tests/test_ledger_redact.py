@@ -343,3 +343,36 @@ def test_redact_value_masks_keys_too():
     key = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
     out = redact_value({f"mcp__x__{key}": 2, "Bash": 1, "nested": [{f"t {key}": key}]})
     assert out == {"mcp__x__sk-ant-***": 2, "Bash": 1, "nested": [{"t sk-ant-***": "sk-ant-***"}]}
+
+
+# ----- command-line flags: "--name value" follows the same name rule as "name=value" ------------
+
+FLAGS = [
+    ("pg_dump --db-pass DbPassFlag42 shop", "DbPassFlag42", "--db-pass *** shop"),
+    ("./tool --encryption-key EncFlag42 -v", "EncFlag42", "--encryption-key *** -v"),
+    ("app --client-secret-prod 'Sec Flag 42'", "Sec Flag 42", "--client-secret-prod '***'"),
+    ("az login --service-principal -u x --password PwFlag42", "PwFlag42", "--password ***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", FLAGS)
+def test_secret_flags_are_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kubectl sort --sort-key name",
+        "llm --max-tokens 100 --key-file k.pem",
+        "docker login --password-stdin < pw.txt",
+        "gh auth --token-file ~/.config/gh/t",
+        "the token expires; an API key is required; the secret sauce",
+        "--public-key ~/.ssh/id_ed25519.pub",
+    ],
+)
+def test_flags_that_are_not_secrets_stay(text):
+    assert redact(text) == text

@@ -16,9 +16,10 @@ prefix stays so a reader knows what was there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
 (``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed by ``=``,
-``:``, ``:=``, or ``=>`` after a quoted name (not ``==`` nor ``::``). It is cut into words at
-``_ - .``, at digits and at camelCase humps; qualifiers at its end (``PROD``, ``BASE``, ``V2``,
-digits: ``_QUALIFIERS``) are set aside, and the word left last decides:
+``:``, ``:=``, ``=>`` after a quoted name (not ``==`` nor ``::``), or spaces after a
+command-line flag (``--db-pass x``). It is cut into words at ``_ - .``, at digits and at
+camelCase humps; qualifiers at its end (``PROD``, ``BASE``, ``V2``, digits:
+``_QUALIFIERS``) are set aside, and the word left last decides:
 
 - a word ending in ``password``, ``passwd``, ``passphrase``, ``secret``, ``token``,
   ``credential(s)``, ``apikey`` (and the other ``_STRONG`` words): a secret, whatever comes
@@ -53,11 +54,6 @@ from typing import Any
 
 MASK = "***"
 
-_SECRET_WORDS = (
-    r"password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-    r"|credentials?"
-)
-
 
 def _quoted(quote: str, group: str) -> str:
     """A value in ``quote``s, the quotes maybe backslash-escaped (``\\"x\\"`` in a JSON string).
@@ -86,12 +82,13 @@ _SAME_COMMAND = r"[^\n;&|]{0,400}?"
 # What follows the "@" that ends a URL's password: a host, maybe a port, then the path.
 _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%]))"
 
-# A name with a secret word in it, then "=", ":", ":=", or "=>" after a quoted name; the
-# match starts at the secret word (found case-sensitively on its first letter, which is
+# A name with a secret word in it, then "=", ":", ":=", "=>" after a quoted name, or
+# spaces after a command-line flag (_mask_assignments checks the "-"); the match starts
+# at the secret word (found case-sensitively on its first letter, which is
 # fast) and _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
-    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*)"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*|[ \t]+)"
     rf"(?P<value>{_VALUE})"
 )
 _NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
@@ -243,14 +240,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+){_VALUE}",
         None,
     ),
-    # --password value, --api-key=value on a command line
-    (
-        ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)((?<![\w-])--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
-        None,
-    ),
-    # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value:
-    # a name holding a secret word, then its value (see _mask_assignments for the rest).
+    # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
+    # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
 ]
 
@@ -320,13 +311,22 @@ def _mask_assignments(text: str, pattern: str) -> str:
     secret assigned inside its value (``sort_key=DB_PASSWORD=x``) is still found.
     """
     compiled = re.compile(pattern)
+    secret_names: dict[str, bool] = {}  # a text repeats its names
     out: list[str] = []
     done = pos = 0
     while (match := compiled.search(text, pos)) is not None:
-        name = text[_name_start(text, match.start()) : match.end("name")]
+        pos = match.end("sep")  # where the search goes on unless the value is masked
+        start = _name_start(text, match.start())
+        if text[start] != "-" and match.group("sep").isspace():  # "name value": flags only
+            continue
+        name = text[start : match.end("name")]
+        secret = secret_names.get(name)
+        if secret is None:
+            secret = secret_names[name] = _secret_name(name)
+        if not secret:
+            continue
         opening, bare, closing = _unquote(match.group("value"))
-        if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS or not _secret_name(name):
-            pos = match.end("sep")
+        if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
             continue
         out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
         done = pos = match.end()
