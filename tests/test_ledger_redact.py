@@ -187,6 +187,13 @@ def test_secret_key_names_are_masked(text, secret, kept):
         "api_key: str | None = None",
         "if password == expected:",
         "Token::new(kind)",
+        # code on the right: a call, a lookup, a literal container, an SQL placeholder
+        'password = getpass("Password: ")',
+        'SECRET_KEY = os.environ["SECRET_KEY"]',
+        "row = turn_row(turn, turn_key=turn_key(session, prompt_id))",
+        "by_key = {d['key']: d for d in rows}",
+        'tool_key = ("tool", block.get("id"))',
+        '"UPDATE notes SET path_key = ?, name_key = %s WHERE id = ?"',
     ],
 )
 def test_key_names_that_are_not_secrets_stay(text):

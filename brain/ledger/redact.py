@@ -36,8 +36,8 @@ camelCase humps; qualifiers at its end (``PROD``, ``BASE``, ``V2``, digits:
 Quotes around the name and the value may be backslash-escaped, as in JSON inside a shell
 string (``-d "{\\"password\\":\\"x\\"}"``); a quoted value ends at the quote that
 opened it, escaped quotes inside it are part of it (``"a \\" b"``). A value that is a
-``$VARIABLE``, already masked, or a literal (``true``, ``None``, ``str``: ``_LITERALS``)
-stays.
+``$VARIABLE``, already masked, a literal (``true``, ``None``, ``str``, an SQL ``?``:
+``_LITERALS``) or unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``) stays.
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
 of a private key without its BEGIN line, and any long token that looks like key material
@@ -70,10 +70,12 @@ def _quoted(quote: str, group: str) -> str:
 
 
 # A value: quoted (see _quoted), else a bare word, its quote maybe never closed
-# (PASSWORD="x). A bare word stops at a backslash before a quote: the end of a string.
+# (PASSWORD="x; a letter or digit must follow that quote, so the end of an enclosing
+# string, as in getpass("Password: "), is no value). A bare word stops at a backslash
+# before a quote: the end of a string.
 _VALUE = (
     rf"({_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')}"
-    r"|(?:\\*[\"'])?(?:[^\s\"',;&\\]|\\+(?![\\\"']))+)"
+    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\+(?![\\\"']))+)"
 )
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
@@ -124,7 +126,10 @@ _NOT_SECRET_KEYS = frozenset(
 _NOT_PASSWORDS = frozenset(
     "first second third fourth last next final single multi one two each every full render".split()
 )
-_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean".split())
+_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s".split())
+# An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
+# list or dict.
+_CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]"
 
 
 def _lead(prefix: str) -> str:
@@ -327,6 +332,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         opening, bare, closing = _unquote(match.group("value"))
         if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+            continue
+        if not opening and re.match(_CODE_VALUE, bare):
             continue
         out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
         done = pos = match.end()
