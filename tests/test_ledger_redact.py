@@ -139,6 +139,9 @@ NAMED = [
     ('password := "GoPw42val"', "GoPw42val", 'password := "***"'),
     ("https://api.example.com/v1?api_key=QueryKey42&page=2", "QueryKey42", "?api_key=***&page=2"),
     ("signingKey: SignKey42val", "SignKey42val", "signingKey: ***"),
+    ("licenseKey: ABCD-1234-EFGH", "ABCD-1234", "licenseKey: ***"),
+    ("self.api_key = 'SelfKey42val'", "SelfKey42val", "self.api_key = '***'"),
+    ("MAPBOX_KEY=MapboxKey42val", "MapboxKey42val", "MAPBOX_KEY=***"),
     # a name that holds no secret gives its value back to the search
     ("--label sort_key=DB_PASSWORD=Nested42", "Nested42", "sort_key=DB_PASSWORD=***"),
 ]
@@ -194,6 +197,13 @@ def test_secret_key_names_are_masked(text, secret, kept):
         "by_key = {d['key']: d for d in rows}",
         'tool_key = ("tool", block.get("id"))',
         '"UPDATE notes SET path_key = ?, name_key = %s WHERE id = ?"',
+        # a key in code or data: a lower-case "<word>_key" whose word names no credential
+        "self.key = key; self.pwd = cwd",
+        '{"result_key": "LaunchTemplateVersions", "limit_key": "maxResults"}',
+        'xmltodict.parse(x, comment_key="#comment"); self.output_key = output_key',
+        # the line after a "name:" is not its value
+        'if not self._key:\n    raise ValueError("no key")',
+        'if kind == "token":\n    section = "KEY"',
     ],
 )
 def test_key_names_that_are_not_secrets_stay(text):

@@ -15,19 +15,25 @@ password options of command-line clients (``mysql -pX``, ``curl -u user:X``,
 prefix stays so a reader knows what was there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
-(``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed by ``=``,
-``:``, ``:=``, ``=>`` after a quoted name (not ``==`` nor ``::``), or spaces after a
-command-line flag (``--db-pass x``). It is cut into words at ``_ - .``, at digits and at
-camelCase humps; qualifiers at its end (``PROD``, ``BASE``, ``V2``, digits:
-``_QUALIFIERS``) are set aside, and the word left last decides:
+(``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed, on the
+same line, by ``=``, ``:``, ``:=``, ``=>`` after a quoted name (not ``==`` nor ``::``), or
+spaces after a command-line flag (``--db-pass x``). It is cut into words at ``_ - .``, at
+digits and at camelCase humps; a leading ``self``/``this``/``cls`` and qualifiers at its
+end (``PROD``, ``BASE``, ``V2``, digits: ``_QUALIFIERS``) are set aside, and the word left
+last decides:
 
 - a word ending in ``password``, ``passwd``, ``passphrase``, ``secret``, ``token``,
   ``credential(s)``, ``apikey`` (and the other ``_STRONG`` words): a secret, whatever comes
   before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
-- ``pass``, ``pwd``, ``pw`` or ``key`` as a whole word after another one: a secret
-  (``DB_PASS``, ``SMTP_PWD``, ``SECRET_KEY``, ``ENCRYPTION_KEY``, ``apiKey``), unless that
-  word names an ordinary kind of key (``primary_key``, ``sort_key``, ``cache_key``,
-  ``public_key``: ``_NOT_SECRET_KEYS``) or pass (``first_pass``: ``_NOT_PASSWORDS``);
+- ``pass``, ``pwd`` or ``pw`` as a whole word after another one: a secret (``DB_PASS``,
+  ``SMTP_PWD``), unless that word says otherwise (``first_pass``: ``_NOT_PASSWORDS``);
+- ``key`` as a whole word after another one, unless that word names an ordinary kind of
+  key (``primary_key``, ``sort_key``, ``cache_key``, ``public_key``: ``_NOT_SECRET_KEYS``):
+  a secret when the name is in upper case, as environment variables are (``SECRET_KEY``,
+  ``ENCRYPTION_KEY``, ``OPENAI_KEY``), or when one of its words names a credential
+  (``api``, ``secret``, ``private``, ``signing``, …: ``_CREDENTIAL_KEYS``; ``apiKey``,
+  ``app.secret_key``, ``x-api-key``); a lower-case ``result_key`` or ``self.key`` is the key
+  of a dict or a table;
 - anything else is not: ``key``, ``pass`` or ``token`` alone, plurals (``max_tokens``,
   ``secrets``), a secret word followed by another word (``password_length``,
   ``token_type``, ``secret_name``, ``api_key_id``), words that merely contain one
@@ -58,13 +64,13 @@ MASK = "***"
 def _quoted(quote: str, group: str) -> str:
     """A value in ``quote``s, the quotes maybe backslash-escaped (``\\"x\\"`` in a JSON string).
 
-    It ends at the same quote with as many backslashes; inside it, a quote with any other
-    number of them is a character (``"a \\" b"``). Each backslash run is read whole, so a
+    It ends at the same quote with as many backslashes, on the same line; inside it, a
+    quote with any other number of them is a character (``"a \\" b"``). Each backslash run is read whole, so a
     value that does not end is given up at a cost linear in its length.
     """
     return (
         rf"(?P<{group}>\\*){quote}"
-        rf"(?:[^{quote}\\]|\\+(?![\\{quote}])|(?!(?P={group}){quote})\\+{quote}){{0,4096}}"
+        rf"(?:[^{quote}\\\n]|\\+(?![\\{quote}])|(?!(?P={group}){quote})\\+{quote}){{0,4096}}"
         rf"(?P={group}){quote}"
     )
 
@@ -90,7 +96,7 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # fast) and _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
-    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?\s*(?::=|[=:](?![=:>])))\s*|[ \t]+)"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
     rf"(?P<value>{_VALUE})"
 )
 _NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
@@ -110,12 +116,23 @@ _STRONG = (
 )
 # Words set aside at the end of a name: environments, encodings, versions.
 _QUALIFIERS = frozenset(
-    "base value val str string raw enc encoded encrypted b64 base64 hex pem prod production"
+    "base value val raw enc encoded encrypted b64 base64 hex pem prod production"
     " dev devel development stage staging stg test testing qa uat live local sandbox demo"
     " old new prev previous current next backup secondary main default alt tmp temp v".split()
 )
 # "<word>_key" names that are not credentials: database, cache and data-structure keys,
 # and public keys.
+# A "<word>_key" name in lower or camel case (code, YAML, JSON) is a credential when one
+# of its words says so; most are keys of a dict, a cache or a table (result_key).
+_CREDENTIAL_KEYS = frozenset(
+    "api access secret private encryption encrypt decryption crypto cipher signing sign"
+    " signature hmac jwt master auth client app session license licence aes rsa ssh gpg pgp"
+    " service account admin root deploy webhook consumer developer subscription shared"
+    " secure security password token".split()
+)
+# An upper-case one (an environment variable: OPENAI_KEY, ENCRYPTION_KEY) is one unless
+# the word before "key" names an ordinary kind of key: database, cache and data-structure
+# keys, and public keys.
 _NOT_SECRET_KEYS = frozenset(
     "primary foreign unique composite natural surrogate candidate partition sort range hash"
     " shard routing row column col field table index group lookup cache dict map hot short"
@@ -126,10 +143,10 @@ _NOT_SECRET_KEYS = frozenset(
 _NOT_PASSWORDS = frozenset(
     "first second third fourth last next final single multi one two each every full render".split()
 )
-_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s".split())
+_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s ... …".split())
 # An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
-# list or dict.
-_CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]"
+# list or dict, an attribute of self.
+_CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]|(?:self|this|cls)\."
 
 
 def _lead(prefix: str) -> str:
@@ -289,6 +306,8 @@ def _secret_name(name: str) -> bool:
     words = [w.lower() for w in re.findall(_NAME_WORD, name)]
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
+    while words and words[0] in ("self", "this", "cls"):  # self.key is the key
+        words.pop(0)
     if not words:
         return False
     last = words[-1]
@@ -298,7 +317,9 @@ def _secret_name(name: str) -> bool:
         return False
     if last in ("pass", "pwd", "pw"):
         return words[-2] not in _NOT_PASSWORDS
-    return last == "key" and words[-2] not in _NOT_SECRET_KEYS
+    if last != "key" or words[-2] in _NOT_SECRET_KEYS:
+        return False
+    return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
 
 
 def _name_start(text: str, at: int) -> int:
