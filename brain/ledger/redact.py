@@ -65,8 +65,9 @@ def _quoted(quote: str, group: str) -> str:
     """A value in ``quote``s, the quotes maybe backslash-escaped (``\\"x\\"`` in a JSON string).
 
     It ends at the same quote with as many backslashes, on the same line; inside it, a
-    quote with any other number of them is a character (``"a \\" b"``). Each backslash run is read whole, so a
-    value that does not end is given up at a cost linear in its length.
+    quote with any other number of them is a character (``"a \\" b"``). Each backslash
+    run is read whole, so a value that does not end is given up at a cost linear in its
+    length.
     """
     return (
         rf"(?P<{group}>\\*){quote}"
@@ -91,9 +92,9 @@ _SAME_COMMAND = r"[^\n;&|]{0,400}?"
 _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%]))"
 
 # A name with a secret word in it, then "=", ":", ":=", "=>" after a quoted name, or
-# spaces after a command-line flag (_mask_assignments checks the "-"); the match starts
-# at the secret word (found case-sensitively on its first letter, which is
-# fast) and _mask_assignments reads the whole name back from there.
+# spaces after a command-line flag (_mask_assignments checks the "-"). The match starts
+# at the secret word (found case-sensitively on its first letter, which is fast) and
+# _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
@@ -120,8 +121,6 @@ _QUALIFIERS = frozenset(
     " dev devel development stage staging stg test testing qa uat live local sandbox demo"
     " old new prev previous current next backup secondary main default alt tmp temp v".split()
 )
-# "<word>_key" names that are not credentials: database, cache and data-structure keys,
-# and public keys.
 # A "<word>_key" name in lower or camel case (code, YAML, JSON) is a credential when one
 # of its words says so; most are keys of a dict, a cache or a table (result_key).
 _CREDENTIAL_KEYS = frozenset(
@@ -143,6 +142,7 @@ _NOT_SECRET_KEYS = frozenset(
 _NOT_PASSWORDS = frozenset(
     "first second third fourth last next final single multi one two each every full render".split()
 )
+# Values that are no secret: literals, type names, SQL placeholders, an ellipsis.
 _LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s ... …".split())
 # An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
 # list or dict, an attribute of self.
@@ -162,8 +162,9 @@ def _lead(prefix: str) -> str:
 # and headers, then key=value forms. A rule runs only when one of its triggers occurs in
 # the lower-cased text, so the hook compiles (re caches) just the patterns it needs.
 # A replacement of None masks group 2 and keeps group 1 (see _mask_value).
-# Patterns that may start inside a run of word characters begin with a look-behind, so
-# each run is tried once: the text is masked before it is clipped, so it may be long.
+# Patterns that may start inside a run of word characters begin with a look-behind, or
+# with a literal prefix and then a look-behind (_lead), so each run is tried once: the
+# text is masked before it is clipped, so it may be long.
 _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("private key",),
