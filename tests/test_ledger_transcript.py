@@ -540,3 +540,17 @@ def test_tool_names_are_masked(tmp_path):
     assert turn.tool_errors == [{"tool": masked, "error": "Error: denied"}]
     assert turn.subagents[0]["tools"] == {masked: 1}
     assert ANTHROPIC_KEY[14:] not in json.dumps(turn.__dict__)
+
+
+def test_plain_tool_names_are_not_masked_one_by_one(tmp_path, monkeypatch):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("look around")
+    t.tool("Read", file_path="/p/a.py")
+    t.tool("mcp__docs__search", query="x")
+    t.text("Done.")
+    masked: list[str] = []
+    real = transcript_module.redact
+    monkeypatch.setattr(transcript_module, "redact", lambda text: masked.append(text) or real(text))
+    turn = read_last_turn(t.write())
+    assert turn.tools == {"Read": 1, "mcp__docs__search": 1}
+    assert "mcp__docs__search" in masked and "Read" not in masked
