@@ -68,6 +68,9 @@ SECRETS = [
     ("psql postgres://bob:hunter2@db.local/app", "hunter2", "postgres://bob:***@db.local/app"),
     ("slack xoxb-123456789012-abcdefghijkl", "123456789012-abcdefghijkl", "xoxb-***"),
     ("google AIzaSyA1234567890abcdefghijklmnopqrstuv", "SyA1234567890abcdefghij", "AIza***"),
+    # a prefix right after "_" (a key pasted into a name) is a key too
+    ("tool mcp__x__sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA done", "AAAAAAAAAAAAAAAA", "mcp__x__sk-ant-*** done"),
+    ("GH_ghp_1234567890abcdefghijABCDEFGHIJ123456", "1234567890abcdefghij", "GH_ghp_***"),
 ]
 
 
@@ -106,3 +109,287 @@ def test_redact_value_walks_json_like_values():
     assert out["commands"] == ["curl -H 'Authorization: Bearer ***'", "ls"]
     assert out["tools"] == {"Bash": 2} and out["byte_end"] == 10
     assert out["tool_errors"][0]["error"] == "bad key sk-ant-***"
+
+
+# ----- key names: a secret word anywhere in the name, not only right before the "=" -----------
+
+NAMED = [
+    ("SECRET_KEY=DjangoSk42val", "DjangoSk42val", "SECRET_KEY=***"),
+    ("STRIPE_SECRET_KEY=StripeSk42val x", "StripeSk42val", "STRIPE_SECRET_KEY=*** x"),
+    ("ENCRYPTION_KEY=EncKey42val", "EncKey42val", "ENCRYPTION_KEY=***"),
+    ("AWS_SECRET_KEY=AwsSk42val", "AwsSk42val", "AWS_SECRET_KEY=***"),
+    ("OPENAI_KEY: OpenAiKey42val", "OpenAiKey42val", "OPENAI_KEY: ***"),
+    ("DB_PASS=DbPass42val SMTP_PWD=SmtpPwd42val", "DbPass42val", "DB_PASS=*** SMTP_PWD=***"),
+    ("DB_PASS=DbPass42val SMTP_PWD=SmtpPwd42val", "SmtpPwd42val", "SMTP_PWD=***"),
+    ("ADMIN_PW=AdminPw42val", "AdminPw42val", "ADMIN_PW=***"),
+    ("secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a", "secret_key_base: ***"),
+    ("DB_PASSWORD_PROD=ProdPw42val", "ProdPw42val", "DB_PASSWORD_PROD=***"),
+    ("MYSQL_PASSWORD2=Pw2val42", "Pw2val42", "MYSQL_PASSWORD2=***"),
+    ('app.secret_key = "FlaskSk42val"', "FlaskSk42val", 'app.secret_key = "***"'),
+    ("config.api_key='CfgKey42val'", "CfgKey42val", "config.api_key='***'"),
+    ('{"apiKey": "CamelKey42val", "clientSecret": "CamelSec42"}', "CamelKey42val", '"apiKey": "***"'),
+    ('{"apiKey": "CamelKey42val", "clientSecret": "CamelSec42"}', "CamelSec42", '"clientSecret": "***"'),
+    ("X-Api-Key: HdrKey42val", "HdrKey42val", "X-Api-Key: ***"),
+    ("x-auth-token: HdrTok42val", "HdrTok42val", "x-auth-token: ***"),
+    ("GITHUB_TOKEN=GhTok42val", "GhTok42val", "GITHUB_TOKEN=***"),
+    ("refresh_token: RefTok42val", "RefTok42val", "refresh_token: ***"),
+    ("PGPASSWORD=PgPw42val psql", "PgPw42val", "PGPASSWORD=*** psql"),
+    ('os.environ["SECRET_KEY"] = "EnvSk42val"', "EnvSk42val", 'os.environ["SECRET_KEY"] = "***"'),
+    ("'password' => 'PhpPw42val',", "PhpPw42val", "'password' => '***',"),
+    ('password := "GoPw42val"', "GoPw42val", 'password := "***"'),
+    ("https://api.example.com/v1?api_key=QueryKey42&page=2", "QueryKey42", "?api_key=***&page=2"),
+    ("signingKey: SignKey42val", "SignKey42val", "signingKey: ***"),
+    ("licenseKey: ABCD-1234-EFGH", "ABCD-1234", "licenseKey: ***"),
+    ("self.api_key = 'SelfKey42val'", "SelfKey42val", "self.api_key = '***'"),
+    ("MAPBOX_KEY=MapboxKey42val", "MapboxKey42val", "MAPBOX_KEY=***"),
+    # a name that holds no secret gives its value back to the search
+    ("--label sort_key=DB_PASSWORD=Nested42", "Nested42", "sort_key=DB_PASSWORD=***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", NAMED)
+def test_secret_key_names_are_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key = 3",
+        "sorted(names, key=len)",
+        "id = Column(Integer, primary_key=True)",
+        "user = ForeignKey(User); foreign_key: user_id",
+        "primaryKey: true",
+        "json.dumps(row, sort_keys=True)",
+        "partition_key: tenant_id",
+        "cache_key = f'user:{user_id}'",
+        "keyboard: us",
+        "monkey: 1",
+        "hotkey: ctrl+k",
+        "passport=AB123456",
+        "compass: north",
+        "bypass=1",
+        "first_pass = True",
+        "pass: 12, fail: 3",
+        "PWD=/home/dev/proj OLDPWD=/home/dev",
+        "max_tokens=100 num_tokens: 5",
+        "token_count: 42",
+        "password_length: 12",
+        "password_file: /run/secrets/db",
+        "secret_name: db-credentials",
+        "secrets: inherit",
+        "token_type: bearer",
+        'PUBLIC_KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5"',
+        "STRIPE_PUBLISHABLE_KEY=pk_live_51HqLyjWDarjtT1zdp7dcXyZ9",
+        "AWS_ACCESS_KEY_ID_NAME: prod",
+        "token.py:12: error: bad indent",
+        "use_token: false",
+        "api_key: str | None = None",
+        "if password == expected:",
+        "Token::new(kind)",
+        # code on the right: a call, a lookup, a literal container, an SQL placeholder
+        'password = getpass("Password: ")',
+        'SECRET_KEY = os.environ["SECRET_KEY"]',
+        "row = turn_row(turn, turn_key=turn_key(session, prompt_id))",
+        "by_key = {d['key']: d for d in rows}",
+        'tool_key = ("tool", block.get("id"))',
+        '"UPDATE notes SET path_key = ?, name_key = %s WHERE id = ?"',
+        # a key in code or data: a lower-case "<word>_key" whose word names no credential
+        "self.key = key; self.pwd = cwd",
+        '{"result_key": "LaunchTemplateVersions", "limit_key": "maxResults"}',
+        'xmltodict.parse(x, comment_key="#comment"); self.output_key = output_key',
+        # the line after a "name:" is not its value
+        'if not self._key:\n    raise ValueError("no key")',
+        'if kind == "token":\n    section = "KEY"',
+    ],
+)
+def test_key_names_that_are_not_secrets_stay(text):
+    assert redact(text) == text
+
+
+# ----- credentials in URLs: the whole password, whatever is in it -------------------------------
+
+URLS = [
+    ("REDIS_URL=redis://:RedisPw9876@cache:6379/0", "RedisPw9876", "redis://:***@cache:6379/0"),
+    (
+        "psql postgresql://admin:p@ssW0rdZ@db.example.com/app",
+        "ssW0rdZ",
+        "postgresql://admin:***@db.example.com/app",
+    ),
+    (
+        "psql postgresql://admin:pa/ssW0rdQ@db.example.com/app",
+        "ssW0rdQ",
+        "postgresql://admin:***@db.example.com/app",
+    ),
+    (
+        "amqp://guest:g@u/e:st@rabbit:5672/vhost ok",
+        "e:st",
+        "amqp://guest:***@rabbit:5672/vhost ok",
+    ),
+    ("mongodb+srv://app:Mongo123@cluster0.x.net/db", "Mongo123", "mongodb+srv://app:***@cluster0.x.net/db"),
+    (
+        "https://ci:NpmTok42@registry.npmjs.org/@babel%2fcore",
+        "NpmTok42",
+        "https://ci:***@registry.npmjs.org/@babel%2fcore",
+    ),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", URLS)
+def test_url_password_is_masked_whole(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "GET http://localhost:5173/@vite/client 200",
+        "open http://127.0.0.1:8080/@fs/home/dev/app.ts",
+        "https://medium.com/@alice/a-post and mail bob@example.com",
+        "https://github.com/org/repo/blob/main/x.py#L10 by @carol",
+        "git clone git@github.com:org/repo.git",
+        "ssh://git@host.example.com:2222/org/repo.git",
+        "http://[::1]:8000/@id/x",
+    ],
+)
+def test_urls_without_a_password_stay(text):
+    assert redact(text) == text
+
+
+# ----- escaped quotes: JSON inside a shell string, a quote inside a quoted value ----------------
+
+ESCAPED = [
+    (
+        'curl -d "{\\"password\\":\\"JsonEscPw42\\",\\"api_key\\":\\"JsonEscKey42\\"}" https://x/login',
+        "JsonEscPw42",
+        '"{\\"password\\":\\"***\\",\\"api_key\\":\\"***\\"}" https://x/login',
+    ),
+    (
+        'curl -d "{\\"password\\":\\"JsonEscPw42\\",\\"api_key\\":\\"JsonEscKey42\\"}"',
+        "JsonEscKey42",
+        '\\"api_key\\":\\"***\\"',
+    ),
+    ('body="{\\"token\\":\\"TokEsc42\\"}"', "TokEsc42", '{\\"token\\":\\"***\\"}'),
+    (
+        '{\\"token\\": \\"Tok Esc 42\\", \\"user\\": \\"bob\\"}',
+        "Esc 42",
+        '{\\"token\\": \\"***\\", \\"user\\": \\"bob\\"}',
+    ),
+    ('password = "has \\" quote Esc42"', "quote Esc42", 'password = "***"'),
+    ("secret: 'it\\'s Esc42' # note", "s Esc42", "secret: '***' # note"),
+    ('"{\\\\\\"password\\\\\\":\\\\\\"DblEsc42\\\\\\"}"', "DblEsc42", '\\\\\\"password\\\\\\":\\\\\\"***\\\\\\"'),
+    ('echo \\"password=BareEsc42\\" | x', "BareEsc42", 'echo \\"password=***\\" | x'),
+    ('psql --password "pa\\"ss42" db', "ss42", '--password "***" db'),
+    ('PASSWORD="Unclosed42', "Unclosed42", 'PASSWORD="***'),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", ESCAPED)
+def test_secret_in_escaped_quotes_is_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+# ----- typed keys with a fixed prefix -------------------------------------------------------------
+
+NPM = "npm_C15vS79YaDRxr5W7V9OmL9daikjXvxsKez9p"
+PYPI = "pypi-AgEIcHlwaS5vcmcBXTM2CdsjOWqpFHjPP8KSDUb8TbZOzeP9njNOMsUdwBwLA4ETcWMqOciRbeY"
+SENDGRID = "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"
+DIGITALOCEAN = "dop_v1_c0a039ba02add81be12e92a4474f1f142f1dc5326f7f0d6470271b44c4d3a0da"
+
+TYPED = [
+    ("stripe sk_live_51HqLyjWDarjtT1zdp7dcXyZ9 ok", "51HqLyjWDarjtT1zdp7dcXyZ9", "stripe sk_live_*** ok"),
+    ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc", "sk_test_***"),
+    ("and rk_live_P6n0a0uARxlNtencYFJEeAgY,", "P6n0a0uARxlNtencYFJEeAgY", "and rk_live_***,"),
+    ("webhook whsec_rgsE7j0AHRcRlA1vVBUO50yonR4C1nsW", "rgsE7j0AHRcRlA1vVBUO50", "webhook whsec_***"),
+    ("hf_wskHk7egyFWZY9Zmti18c6EudM7Oyf5TNS, next", "wskHk7egyFWZY9Zmti18c6Eud", "hf_***, next"),
+    ("glpat-AbCdEf123456GhIjKl78 and", "AbCdEf123456GhIjKl78", "glpat-*** and"),
+    ("deploy gldt-kjjVh7p9udRg1VPwqyoN", "kjjVh7p9udRg1VPwqyoN", "deploy gldt-***"),
+    ("runner glrt-uhAQ5dDjoXTACfqBtMxF", "uhAQ5dDjoXTACfqBtMxF", "runner glrt-***"),
+    (
+        "curl -X POST https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/aBcDeFgHiJkLmNoPqRsTuVwX -d x",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+        "https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/*** -d x",
+    ),
+    (f"//registry.npmjs.org/:_authToken {NPM}", NPM[4:], "_authToken npm_***"),
+    (f"twine upload -p {PYPI} dist/*", PYPI[5:], "-p pypi-*** dist/*"),
+    ("oauth ya29.I26PVKClRLzN3j-3JBATBCYjAXpfGZ x", "I26PVKClRLzN3j", "oauth ya29.*** x"),
+    (f"sendgrid {SENDGRID} done", SENDGRID[3:], "sendgrid SG.*** done"),
+    (f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN[7:], "-t dop_v1_***"),
+    ("shopify 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", "19f7bfd87efb692ce1707274fd0d7855", "shopify shpat_***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", TYPED)
+def test_typed_key_is_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "publishable pk_live_51HqLyjWDarjtT1zdp7dcXyZ9 goes to the browser",  # public by design
+        "use sk_live_ keys on the server only",
+        "from huggingface_hub import hf_hub_download; hf_transfer=1",
+        "HF_TOKEN is read by hf_hub_download_with_retries_and_backoff_v2",
+        "npm_config_registry=https://registry.npmjs.org/ $npm_package_version",
+        "create a glpat- token with the api scope",
+        "see https://hooks.slack.com/services/ for incoming webhooks",
+        "msg.SG.short.value and ya29.x",
+        "dop_v1_ tokens are 64 hex characters",
+        "shpat_ is a Shopify admin token prefix",
+    ],
+)
+def test_typed_key_prefixes_alone_stay(text):
+    assert redact(text) == text
+
+
+def test_redact_value_masks_keys_too():
+    # A dict's keys are data as much as its values: tool names are the keys of "tools".
+    key = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
+    out = redact_value({f"mcp__x__{key}": 2, "Bash": 1, "nested": [{f"t {key}": key}]})
+    assert out == {"mcp__x__sk-ant-***": 2, "Bash": 1, "nested": [{"t sk-ant-***": "sk-ant-***"}]}
+
+
+# ----- command-line flags: "--name value" follows the same name rule as "name=value" ------------
+
+FLAGS = [
+    ("pg_dump --db-pass DbPassFlag42 shop", "DbPassFlag42", "--db-pass *** shop"),
+    ("./tool --encryption-key EncFlag42 -v", "EncFlag42", "--encryption-key *** -v"),
+    ("app --client-secret-prod 'Sec Flag 42'", "Sec Flag 42", "--client-secret-prod '***'"),
+    ("az login --service-principal -u x --password PwFlag42", "PwFlag42", "--password ***"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", FLAGS)
+def test_secret_flags_are_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kubectl sort --sort-key name",
+        "llm --max-tokens 100 --key-file k.pem",
+        "docker login --password-stdin < pw.txt",
+        "gh auth --token-file ~/.config/gh/t",
+        "the token expires; an API key is required; the secret sauce",
+        "--public-key ~/.ssh/id_ed25519.pub",
+    ],
+)
+def test_flags_that_are_not_secrets_stay(text):
+    assert redact(text) == text

@@ -274,3 +274,16 @@ def test_a_partial_row_of_the_next_turn_stays_its_own(tmp_path):
         ("refactor the parser", 0, 1),
         ("now the docs", 0, 2),
     ]
+
+
+def test_a_key_in_a_tool_name_never_reaches_the_database(tmp_path):
+    key = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("look it up")
+    t.tool(f"mcp__x__{key}", "Error: denied", error=True, query="a")
+    t.text("Done.")
+    record_stop(hook_payload(t.write()))
+    raw = sqlite3.connect(open_db().execute("PRAGMA database_list").fetchone()[2])
+    assert "Zq8Lm2Np4Rt6" not in "\n".join(raw.iterdump())
+    (row,) = _rows()
+    assert json.loads(row["tools"]) == {"mcp__x__sk-ant-***": 1}

@@ -558,3 +558,43 @@ def test_a_turn_of_thousands_of_long_commands_masks_only_the_kept_ones(tmp_path,
     turn = read_last_turn(t.write())
     assert len(turn.commands) == transcript_module.MAX_COMMANDS
     assert sum(calls) <= 51 * len("mysql " * 800)  # was 2,000 times that
+
+
+ANTHROPIC_KEY = "sk-ant-api03-Zq8Lm2Np4Rt6Vx0Bc3Df5Gh7Jk9"
+
+
+def test_tool_names_are_masked(tmp_path):
+    # A key pasted into an MCP server's name comes back in every tool name of that server.
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("look it up")
+    tool = f"mcp__x__{ANTHROPIC_KEY}"
+    t.tool(tool, "Error: denied", error=True, query="a")
+    t.tool(tool, query="b")
+    t.tool("Task", prompt="search the wiki", description="wiki", subagent_type="general")
+    t.raw("user", isSidechain=True, message={"role": "user", "content": "search the wiki"})
+    t.raw(
+        "assistant",
+        isSidechain=True,
+        message={"id": "m_side", "role": "assistant", "content": [{"type": "tool_use", "id": "s1", "name": tool}]},
+    )
+    t.text("Found it.")
+    turn = read_last_turn(t.write())
+    masked = "mcp__x__sk-ant-***"
+    assert turn.tools == {masked: 2, "Task": 1}
+    assert turn.tool_errors == [{"tool": masked, "error": "Error: denied"}]
+    assert turn.subagents[0]["tools"] == {masked: 1}
+    assert ANTHROPIC_KEY[14:] not in json.dumps(turn.__dict__)
+
+
+def test_plain_tool_names_are_not_masked_one_by_one(tmp_path, monkeypatch):
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("look around")
+    t.tool("Read", file_path="/p/a.py")
+    t.tool("mcp__docs__search", query="x")
+    t.text("Done.")
+    masked: list[str] = []
+    real = transcript_module.redact
+    monkeypatch.setattr(transcript_module, "redact", lambda text: masked.append(text) or real(text))
+    turn = read_last_turn(t.write())
+    assert turn.tools == {"Read": 1, "mcp__docs__search": 1}
+    assert "mcp__docs__search" in masked and "Read" not in masked

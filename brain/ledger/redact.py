@@ -1,11 +1,49 @@
 """Mask secrets in text before a turn reaches the database.
 
-Shapes covered: API keys (``sk-…``, ``ghp_…`` and the other GitHub prefixes, ``AKIA…``,
-``xox?-…``, ``AIza…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
-credentials in URLs, ``password=``-style arguments (``key=value``, ``key: value``,
-``--password x``), and the password options of command-line clients (``mysql -pX``,
-``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``).
-The key name or prefix stays so a reader knows what was there; the value becomes ``***``.
+Shapes covered: API keys by their prefix, which may follow ``_`` but no letter or digit
+(OpenAI and Anthropic ``sk-…``, GitHub ``ghp_…``, ``github_pat_…`` and the other GitHub
+prefixes, AWS ``AKIA…``, Slack ``xox?-…`` and webhook URLs, Google ``AIza…`` and
+``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
+``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
+tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
+Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
+passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
+last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``), and the
+password options of command-line clients (``mysql -pX``, ``curl -u user:X``,
+``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``). The key name or
+prefix stays so a reader knows what was there; the value becomes ``***``.
+
+Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
+(``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed, on the
+same line, by ``=``, ``:``, ``:=``, ``=>`` after a quoted name (not ``==`` nor ``::``), or
+spaces after a command-line flag (``--db-pass x``). It is cut into words at ``_ - .``, at
+digits and at camelCase humps; a leading ``self``/``this``/``cls`` and qualifiers at its
+end (``PROD``, ``BASE``, ``V2``, digits: ``_QUALIFIERS``) are set aside, and the word left
+last decides:
+
+- a word ending in ``password``, ``passwd``, ``passphrase``, ``secret``, ``token``,
+  ``credential(s)``, ``apikey`` (and the other ``_STRONG`` words): a secret, whatever comes
+  before it (``PGPASSWORD``, ``GITHUB_TOKEN``, ``DB_PASSWORD_PROD``, ``secret_key_base``);
+- ``pass``, ``pwd`` or ``pw`` as a whole word after another one: a secret (``DB_PASS``,
+  ``SMTP_PWD``), unless that word says otherwise (``first_pass``: ``_NOT_PASSWORDS``);
+- ``key`` as a whole word after another one, unless that word names an ordinary kind of
+  key (``primary_key``, ``sort_key``, ``cache_key``, ``public_key``: ``_NOT_SECRET_KEYS``):
+  a secret when the name is in upper case, as environment variables are (``SECRET_KEY``,
+  ``ENCRYPTION_KEY``, ``OPENAI_KEY``), or when one of its words names a credential
+  (``api``, ``secret``, ``private``, ``signing``, …: ``_CREDENTIAL_KEYS``; ``apiKey``,
+  ``app.secret_key``, ``x-api-key``); a lower-case ``result_key`` or ``self.key`` is the key
+  of a dict or a table;
+- anything else is not: ``key``, ``pass`` or ``token`` alone, plurals (``max_tokens``,
+  ``secrets``), a secret word followed by another word (``password_length``,
+  ``token_type``, ``secret_name``, ``api_key_id``), words that merely contain one
+  (``keyboard``, ``monkey``, ``passport``, ``compass``, ``bypass``, ``OLDPWD``).
+
+Quotes around the name and the value may be backslash-escaped, as in JSON inside a shell
+string (``-d "{\\"password\\":\\"x\\"}"``); a quoted value ends at the quote that
+opened it, escaped quotes inside it are part of it (``"a \\" b"``). A value that is a
+``$VARIABLE``, already masked, a literal (``true``, ``None``, ``str``, an SQL ``?``:
+``_LITERALS``) or unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``) stays.
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
 of a private key without its BEGIN line, and any long token that looks like key material
@@ -22,33 +60,165 @@ from typing import Any
 
 MASK = "***"
 
-_SECRET_WORDS = (
-    r"password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-    r"|credentials?"
+
+def _quoted(quote: str, group: str) -> str:
+    """A value in ``quote``s, the quotes maybe backslash-escaped (``\\"x\\"`` in a JSON string).
+
+    It ends at the same quote with as many backslashes, on the same line; inside it, a
+    quote with any other number of them is a character (``"a \\" b"``). Each backslash
+    run is read whole, so a value that does not end is given up at a cost linear in its
+    length.
+    """
+    return (
+        rf"(?P<{group}>\\*){quote}"
+        rf"(?:[^{quote}\\\n]|\\+(?![\\{quote}])|(?!(?P={group}){quote})\\+{quote}){{0,4096}}"
+        rf"(?P={group}){quote}"
+    )
+
+
+# A value: quoted (see _quoted), else a bare word, its quote maybe never closed
+# (PASSWORD="x; a letter or digit must follow that quote, so the end of an enclosing
+# string, as in getpass("Password: "), is no value). A bare word stops at a backslash
+# before a quote: the end of a string.
+_VALUE = (
+    rf"({_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')}"
+    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\+(?![\\\"']))+)"
 )
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s\"',;&]+)"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
+
+# What follows the "@" that ends a URL's password: a host, maybe a port, then the path.
+_URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%]))"
+
+# A name with a secret word in it, then "=", ":", ":=", "=>" after a quoted name, or
+# spaces after a command-line flag (_mask_assignments checks the "-"). The match starts
+# at the secret word (found case-sensitively on its first letter, which is fast) and
+# _mask_assignments reads the whole name back from there.
+_ASSIGNMENT = (
+    r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
+    rf"(?P<value>{_VALUE})"
+)
+_NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+# A name whose last word ends in one of these holds a secret.
+_STRONG = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+)
+# Words set aside at the end of a name: environments, encodings, versions.
+_QUALIFIERS = frozenset(
+    "base value val raw enc encoded encrypted b64 base64 hex pem prod production"
+    " dev devel development stage staging stg test testing qa uat live local sandbox demo"
+    " old new prev previous current next backup secondary main default alt tmp temp v".split()
+)
+# A "<word>_key" name in lower or camel case (code, YAML, JSON) is a credential when one
+# of its words says so; most are keys of a dict, a cache or a table (result_key).
+_CREDENTIAL_KEYS = frozenset(
+    "api access secret private encryption encrypt decryption crypto cipher signing sign"
+    " signature hmac jwt master auth client app session license licence aes rsa ssh gpg pgp"
+    " service account admin root deploy webhook consumer developer subscription shared"
+    " secure security password token".split()
+)
+# An upper-case one (an environment variable: OPENAI_KEY, ENCRYPTION_KEY) is one unless
+# the word before "key" names an ordinary kind of key: database, cache and data-structure
+# keys, and public keys.
+_NOT_SECRET_KEYS = frozenset(
+    "primary foreign unique composite natural surrogate candidate partition sort range hash"
+    " shard routing row column col field table index group lookup cache dict map hot short"
+    " idempotency dedup dedupe object item entry record parent child public publishable pub"
+    " i18n translation label message search order join cursor lock queue event metric"
+    " attribute attr prop property type name list react".split()
+)
+_NOT_PASSWORDS = frozenset(
+    "first second third fourth last next final single multi one two each every full render".split()
+)
+# Values that are no secret: literals, type names, SQL placeholders, an ellipsis.
+_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s ... …".split())
+# An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
+# list or dict, an attribute of self.
+_CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]|(?:self|this|cls)\."
+
+
+def _lead(prefix: str) -> str:
+    """A key's ``prefix`` (fixed width) where no letter or digit comes before it.
+
+    The pattern starts with the prefix itself, so re looks for it as a literal, which is
+    fast, and only then looks back; ``_`` may come before (``mcp__x__sk-ant-…``).
+    """
+    return rf"{prefix}(?<![A-Za-z0-9]{prefix})"
+
 
 # (triggers, pattern, replacement), in order: whole private keys first, then typed keys
 # and headers, then key=value forms. A rule runs only when one of its triggers occurs in
 # the lower-cased text, so the hook compiles (re caches) just the patterns it needs.
 # A replacement of None masks group 2 and keeps group 1 (see _mask_value).
-# Patterns that may start inside a run of word characters begin with a look-behind, so
-# each run is tried once: the text is masked before it is clipped, so it may be long.
+# Patterns that may start inside a run of word characters begin with a look-behind, or
+# with a literal prefix and then a look-behind (_lead), so each run is tried once: the
+# text is masked before it is clipped, so it may be long.
 _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("private key",),
         r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)",
         r"-----BEGIN \1----- " + MASK + r" -----END \1-----",
     ),
-    (("sk-",), r"\b(sk-(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{16,}", r"\1" + MASK),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(gh[pousr]_)[A-Za-z0-9]{20,}", r"\1" + MASK),
-    (("github_pat_",), r"\b(github_pat_)[A-Za-z0-9_]{20,}", r"\1" + MASK),
-    (("akia", "asia"), r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", r"\1" + MASK),
-    (("xox",), r"\b(xox[abposr]-)[A-Za-z0-9\-]{10,}", r"\1" + MASK),
-    (("aiza",), r"\b(AIza)[0-9A-Za-z_\-]{35}", r"\1" + MASK),
+    (("sk-",), rf"({_lead('sk-')}(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{{16,}}", r"\1" + MASK),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), rf"({_lead('gh[pousr]_')})[A-Za-z0-9]{{20,}}", r"\1" + MASK),
+    (("github_pat_",), rf"({_lead('github_pat_')})[A-Za-z0-9_]{{20,}}", r"\1" + MASK),
+    (("akia", "asia"), rf"({_lead('A[KS]IA')})[0-9A-Z]{{16}}\b", r"\1" + MASK),
+    (("xox",), rf"({_lead('xox[abposr]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
+    (("aiza",), rf"({_lead('AIza')})[0-9A-Za-z_\-]{{35}}", r"\1" + MASK),
+    # Not here: Twilio's "SK" + 32 hex is a key's id, not its secret, and the secret that
+    # goes with it (32 characters, no prefix) has no shape to find it by.
+    # Stripe secret and restricted keys and webhook secrets. Publishable keys (pk_live_…)
+    # are public by design, made to ship in web pages: they stay.
+    (
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        rf"({_lead('[sr]k_(?:live|test)_')})[A-Za-z0-9]{{16,}}",
+        r"\1" + MASK,
+    ),
+    (("whsec_",), rf"({_lead('whsec_')})[A-Za-z0-9+/=]{{24,}}", r"\1" + MASK),
+    (("hf_",), rf"({_lead('hf_')})[A-Za-z0-9]{{30,}}", r"\1" + MASK),  # Hugging Face
+    # GitLab: personal, deploy, runner, pipeline trigger, CI job, feed, incoming mail,
+    # OAuth application, service account and agent tokens.
+    (
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-", "glagent-"),
+        rf"({_lead('gl')}(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-)[A-Za-z0-9_\-]{{20,}}",
+        r"\1" + MASK,
+    ),
+    # A Slack incoming webhook: the workspace and channel ids stay, the secret goes.
+    (
+        ("hooks.slack.com/services/",),
+        r"(hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/)[A-Za-z0-9]{8,}",
+        r"\1" + MASK,
+    ),
+    (("npm_",), rf"({_lead('npm_')})[A-Za-z0-9]{{36,}}", r"\1" + MASK),
+    (("pypi-ag",), rf"({_lead('pypi-')})Ag[A-Za-z0-9_\-]{{50,}}", r"\1" + MASK),  # a macaroon
+    (("ya29.",), rf"({_lead('ya29[.]')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),  # Google OAuth
+    (
+        ("sg.",),  # SendGrid: SG.<22>.<43>
+        rf"({_lead('SG[.]')})[A-Za-z0-9_\-]{{22}}\.[A-Za-z0-9_\-]{{43}}(?![A-Za-z0-9_\-])",
+        r"\1" + MASK,
+    ),
+    (
+        ("dop_v1_", "doo_v1_", "dor_v1_"),  # DigitalOcean
+        rf"({_lead('do[opr]_v1_')})[a-f0-9]{{64}}(?![A-Za-z0-9])",
+        r"\1" + MASK,
+    ),
+    (
+        ("shpat_", "shpca_", "shppa_", "shpss_"),  # Shopify
+        rf"({_lead('shp(?:at|ca|pa|ss)_')})[a-fA-F0-9]{{32}}(?![A-Za-z0-9])",
+        r"\1" + MASK,
+    ),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
@@ -58,15 +228,17 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # so prose such as "bearer authentication" stays.
     (
         ("bearer",),
-        r"(?i)\b(bearer\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
+        r"(?i)(bearer(?<!\wbearer)\s+)(?=[\w.~+/=\-]*[0-9.~+/=\-])[\w.~+/=\-]{12,}",
         r"\1" + MASK,
     ),
     # A JSON web token: header.payload.signature, the first two base64url JSON objects.
-    (("eyj",), r"\b(eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
-    # user:password@ in a URL
+    (("eyj",), rf"({_lead('eyJ')})[A-Za-z0-9_\-]{{8,}}\.eyJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]*", r"\1" + MASK),
+    # user:password@ in a URL, the user maybe empty (redis://:pw@host). The password runs to
+    # the last "@" that a host follows, so an "@" or a "/" inside it is masked too; a
+    # host:port/ is no password (http://localhost:5173/@vite/client).
     (
         ("://",),
-        r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)",
+        rf"(://[^\s:/@'\"\[\]]*:)(?![0-9]+/)[^\s'\"]{{1,200}}(@){_URL_HOST}",
         r"\1" + MASK + r"\2",
     ),
     # Password options of command-line clients, within the same command only: mysql's -p
@@ -91,43 +263,104 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+){_VALUE}",
         None,
     ),
-    # --password value, --api-key=value on a command line
-    (
-        ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)((?<![\w-])--?(?:[a-z]+[_-])*(?:{_SECRET_WORDS})(?:\s+|=)){_VALUE}",
-        None,
-    ),
-    # password=value, "api_key": "value", DB_PASSWORD=value, aws_secret_access_key = value
-    # (the match starts at the secret word: what comes before it in the name stays anyway)
-    (
-        ("pass", "secret", "token", "key", "credential"),
-        rf"(?i)((?:{_SECRET_WORDS})[\"']?\s*[=:]\s*){_VALUE}",
-        None,
-    ),
+    # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
+    # --password value: a name holding a secret word, then its value (see _mask_assignments).
+    (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
 ]
+
+
+def _unquote(value: str) -> tuple[str, str, str]:
+    """``value`` as (opening quote, inside, closing quote); quotes may be escaped (``\\"``)."""
+    lead = re.match(r"\\*[\"']", value)
+    if lead is None:
+        return "", value, ""
+    quote = lead.group()
+    if len(value) >= 2 * len(quote) and value.endswith(quote):
+        return quote, value[len(quote) : -len(quote)], quote
+    return quote, value[len(quote) :], ""  # a quote never closed
 
 
 def _mask_value(match: re.Match[str]) -> str:
     # Keep the quotes of a quoted value; leave a masked value or a $VARIABLE alone.
-    key, value = match.group(1), match.group(2)
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    bare = value.strip("\"'")
+    key = match.group(1)
+    opening, bare, closing = _unquote(match.group(2))
     if not bare or bare.startswith((MASK, "$")):
         return match.group(0)
-    return f"{key}{quote}{MASK}{quote}"
+    return f"{key}{opening}{MASK}{closing}"
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
     # "user:password" keeps the user; a value without a colon is a user alone (curl prompts).
-    key, value = match.group(1), match.group(2)
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    user, colon, password = value.strip("\"'").partition(":")
+    key = match.group(1)
+    opening, value, closing = _unquote(match.group(2))
+    user, colon, password = value.partition(":")
     if not colon or not password or password.startswith((MASK, "$")):
         return match.group(0)
-    return f"{key}{quote}{user}:{MASK}{quote}"
+    return f"{key}{opening}{user}:{MASK}{closing}"
 
 
 _REPLACERS = {None: _mask_value, "user_password": _mask_user_password}
+
+
+def _secret_name(name: str) -> bool:
+    """Whether the name of an assignment says its value is a secret (see the docstring)."""
+    words = [w.lower() for w in re.findall(_NAME_WORD, name)]
+    while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
+        words.pop()
+    while words and words[0] in ("self", "this", "cls"):  # self.key is the key
+        words.pop(0)
+    if not words:
+        return False
+    last = words[-1]
+    if last.endswith(_STRONG):
+        return True
+    if len(words) < 2:
+        return False
+    if last in ("pass", "pwd", "pw"):
+        return words[-2] not in _NOT_PASSWORDS
+    if last != "key" or words[-2] in _NOT_SECRET_KEYS:
+        return False
+    return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the name around ``at`` begins: letters, digits, "_", "-", "." (100 at most)."""
+    start, low = at, max(0, at - 100)
+    while start > low and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return start
+
+
+def _mask_assignments(text: str, pattern: str) -> str:
+    """Mask the values of names that hold a secret; other names are read past, not eaten.
+
+    A name that is no secret (``sort_key=``) gives its value back to the search, so a
+    secret assigned inside its value (``sort_key=DB_PASSWORD=x``) is still found.
+    """
+    compiled = re.compile(pattern)
+    secret_names: dict[str, bool] = {}  # a text repeats its names
+    out: list[str] = []
+    done = pos = 0
+    while (match := compiled.search(text, pos)) is not None:
+        pos = match.end("sep")  # where the search goes on unless the value is masked
+        start = _name_start(text, match.start())
+        if text[start] != "-" and match.group("sep").isspace():  # "name value": flags only
+            continue
+        name = text[start : match.end("name")]
+        secret = secret_names.get(name)
+        if secret is None:
+            secret = secret_names[name] = _secret_name(name)
+        if not secret:
+            continue
+        opening, bare, closing = _unquote(match.group("value"))
+        if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+            continue
+        if not opening and re.match(_CODE_VALUE, bare):
+            continue
+        out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
+        done = pos = match.end()
+    return "".join(out) + text[done:] if out else text
+
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
 # base64 lines just before an END line.
@@ -201,7 +434,11 @@ def redact(text: str) -> str:
     """``text`` with every secret shape masked."""
     lowered = text.lower()
     for triggers, pattern, replacement in _RULES:
-        if any(t in lowered for t in triggers):
+        if not any(t in lowered for t in triggers):
+            continue
+        if replacement == "assignment":
+            text = _mask_assignments(text, pattern)
+        else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
@@ -211,11 +448,11 @@ def redact(text: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (before it is encoded, never after)."""
+    """Redact every string inside a JSON-like value, a dict's keys too (before it is encoded)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
         return [redact_value(v) for v in value]
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {redact(k) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
     return value

@@ -440,6 +440,7 @@ class _Accumulator:
         self.errors: list[tuple[str, Any]] = []  # (tool name, the tool_result's content)
         self.seen: set[Any] = set()  # newer formats may repeat a block; count each once
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
+        self.masked_names: dict[str, str] = {}  # tool name as written -> masked
         self.tasks: dict[str, dict[str, Any]] = {}  # Task tool_use id -> subagent record
         self.task_by_prompt: dict[str, dict[str, Any]] = {}
         self.sidechain_task: dict[str, dict[str, Any]] = {}  # sidechain line uuid -> task
@@ -490,7 +491,7 @@ class _Accumulator:
         if tool_key in self.seen:
             return
         self.seen.add(tool_key)
-        name = _str(block.get("name")) or "?"
+        name = self._tool_name(block)
         raw_input = block.get("input")
         data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         self.tools[name] = self.tools.get(name, 0) + 1
@@ -513,6 +514,16 @@ class _Accumulator:
             self.tasks[tool_id or str(len(self.tasks))] = task
             if isinstance(data.get("prompt"), str):
                 self.task_by_prompt[data["prompt"].strip()] = task
+
+    def _tool_name(self, block: dict[str, Any]) -> str:
+        """The block's tool name, masked: an MCP server's name may hold a key someone pasted."""
+        name = _str(block.get("name")) or "?"
+        if len(name) < 20 and name.isalpha():  # Bash, Read, Task: no rule masks so few letters
+            return name
+        masked = self.masked_names.get(name)
+        if masked is None:
+            masked = self.masked_names[name] = redact(name)
+        return masked
 
     def _tool_result(self, block: dict[str, Any], result: Any) -> None:
         use_id = _str(block.get("tool_use_id")) or ""
@@ -549,7 +560,7 @@ class _Accumulator:
             return
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                name = _str(block.get("name")) or "?"
+                name = self._tool_name(block)
                 task["tools"][name] = task["tools"].get(name, 0) + 1
                 raw_input = block.get("input")
                 data: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
