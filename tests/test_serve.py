@@ -161,6 +161,7 @@ def test_socket_and_record_are_owner_only(toy_vault):
         b'{"v": 1, "op": "ping", "vault": "/x", "wait": -1}\n',
         b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "output": "xml"}\n',
         b"{" * 200 + b"\n",
+        b'{"v": 1, "op": "ping", "vault": "/x", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",  # too deep
         b'{"v": 1, "op": "ping", "vault": "/x"',  # no end of line, then the client stops writing
         b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b"\n",
     ],
@@ -173,6 +174,65 @@ def test_garbage_on_the_socket_gets_an_error_reply_and_the_server_lives_on(toy_v
         assert reply["error"]["message"]
         assert request(daemon, "ping")["ok"] is True
         assert daemon.service.errors == 0
+
+
+def test_nesting_too_deep_for_the_json_parser_is_a_bad_request_on_the_socket_and_over_http(toy_vault, caplog):
+    _index(toy_vault)
+    deep = b'{"v": 1, "op": "ping", "vault": "/x", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        reply = json.loads(raw_exchange(daemon.socket_path, deep + b"\n"))
+        assert reply["error"]["code"] == "bad_request" and "nested" in reply["error"]["message"]
+        status, reply = _post(daemon, deep)
+        assert status == 200 and reply["error"]["code"] == "bad_request"
+        assert request(daemon, "ping")["ok"] is True
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_an_unexpected_error_in_a_handler_is_logged_and_answered_never_a_silent_close(toy_vault, caplog):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+
+        def broken(data: bytes) -> dict:
+            raise RuntimeError("a bug")
+
+        daemon.answer = broken  # type: ignore[method-assign]
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        reply = json.loads(raw_exchange(daemon.socket_path, ping))
+        assert reply["ok"] is False and reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+        status, reply = _post(daemon, ping)
+        assert status == 500 and reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+        del daemon.answer
+        assert request(daemon, "ping")["ok"] is True  # and it lives on
+    failed = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(failed) == 2 and all(r.exc_info and "a bug" in str(r.exc_info[1]) for r in failed)
+
+
+def test_an_unexpected_error_while_answering_is_an_internal_error_reply(toy_vault, monkeypatch, caplog):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+
+        def broken(message: dict) -> dict:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(daemon.service, "handle", broken)
+        reply = request(daemon, "ping")
+        assert reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+    assert any(r.levelname == "ERROR" and r.exc_info for r in caplog.records)
+
+
+def _post(daemon: Daemon, body: bytes) -> tuple[int, dict]:
+    """POST ``body`` to the daemon's HTTP address with the right token and host."""
+    url = daemon.http_url()
+    assert url is not None
+    port = url.split(":")[2].split("/")[0]
+    token = runtime.read_record(daemon.root)["token"]
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
 
 
 def test_clients_that_leave_cost_nothing(toy_vault):

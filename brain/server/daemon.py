@@ -8,7 +8,8 @@
   umask, so no moment exists where another user could connect. One request per connection
   (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
   at most ``MAX_CONNECTIONS`` are served at once. Garbage gets an error reply; a client that
-  goes away mid-reply costs one failed write.
+  goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
+  traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
   carry the token from ``serve.json`` (readable by the owner only) and a loopback ``Host``:
   other local users and web pages (DNS rebinding) get nothing.
@@ -203,6 +204,14 @@ class Daemon:
     def answer(self, data: bytes) -> dict[str, Any]:
         """One raw request → its reply; never raises."""
         try:
+            return self._answer(data)
+        except Exception as exc:
+            self.service.count_error()
+            log.exception("a request failed")
+            return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+    def _answer(self, data: bytes) -> dict[str, Any]:
+        try:
             message = protocol.parse_request(data)
         except protocol.ProtocolError as exc:
             log.info("bad request (%s): %s", exc.code, exc.message)
@@ -255,6 +264,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             log.info("a client sent no request within %.0f s", READ_TIMEOUT)
         except OSError as exc:  # reset, broken pipe: the client left
             log.info("a client left mid-request (%s)", type(exc).__name__)
+        except Exception as exc:  # a bug: said in the log and to the client, never a silent close
+            log.exception("a request on the socket failed")
+            self._send(protocol.error("internal", f"{type(exc).__name__}: {exc}"))
         finally:
             daemon._slots.release()
 
@@ -282,6 +294,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT
 
     def do_POST(self) -> None:
+        try:
+            self._post()
+        except Exception as exc:  # a bug: said in the log and to the client, never a silent close
+            log.exception("a request over HTTP failed")
+            self._reply(500, protocol.error("internal", f"{type(exc).__name__}: {exc}"))
+
+    def _post(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         port = self.server.server_address[1]  # type: ignore[index]  # an (address, port) pair: TCP
         hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}

@@ -73,6 +73,8 @@ def parse_request(data: bytes) -> dict[str, Any]:
         message = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ProtocolError("bad_request", "a request is one JSON object on one line") from None
+    except RecursionError:  # brackets nested deeper than the parser goes
+        raise ProtocolError("bad_request", "a request is one JSON object on one line, not nested this deep") from None
     if not isinstance(message, dict):
         raise ProtocolError("bad_request", "a request is one JSON object on one line")
     if message.get("v") != VERSION:

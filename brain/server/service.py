@@ -197,6 +197,11 @@ class Service:
             self._jobs.put(_STOP)
             self._query_thread.join(timeout)
 
+    def count_error(self) -> None:
+        """One more request that failed unexpectedly (``status`` reports them)."""
+        with self._counter:
+            self.errors += 1
+
     def wait_ready(self, timeout: float) -> bool:
         """True once a snapshot is loaded (or loading failed for good); False on timeout."""
         deadline = time.monotonic() + timeout
@@ -564,8 +569,7 @@ class Service:
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
         except Exception as exc:
-            with self._counter:
-                self.errors += 1
+            self.count_error()
             log.exception("request %s failed", message.get("op"))
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
 
