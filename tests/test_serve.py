@@ -92,6 +92,38 @@ def test_a_bad_mode_is_the_same_error_with_a_server(toy_vault):
     assert "unknown mode 'sideways'" in result.output and "Traceback" not in result.output
 
 
+def test_a_request_the_server_refuses_is_said_not_answered_elsewhere(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        with pytest.raises(client.ServerError, match="query: a non-empty string") as refused:
+            client.call(daemon.root, "ask", timeout=10, query=" ", modes=["vector"], settings={})
+        assert refused.value.code == "bad_request"
+        with pytest.raises(client.ServerError, match="note: a non-empty string of at most 4,096 characters"):
+            client.call(daemon.root, "note", timeout=10, note="x" * 5000)
+
+
+def test_a_query_longer_than_the_server_takes_is_answered_in_process_without_asking_it(toy_vault, caplog):
+    _index(toy_vault)
+    long = QUESTION + " " + "word " * 2500  # over protocol.MAX_QUERY_CHARS
+    with served(toy_vault, watch=False) as daemon:
+        with caplog.at_level("INFO", logger="brain"):
+            served_out, _ = _invoke("ask", "--vault", str(toy_vault), long)
+        assert daemon.service.queries == 0
+        assert not [r for r in caplog.records if "bad request" in r.getMessage()]  # never sent
+        said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert any("at most 10,000 characters" in m and "answering in this process" in m for m in said), said
+        local_out, _ = _invoke("ask", "--vault", str(toy_vault), "--no-server", long)
+    assert served_out == local_out and served_out.startswith(" 1.")
+
+
+def test_a_serve_timeout_beyond_the_longest_wait_still_asks_the_server(toy_vault, monkeypatch):
+    _index(toy_vault)
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "1000")  # more than the 600 s a request may wait
+    with served(toy_vault, watch=False) as daemon:
+        _invoke("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        assert daemon.service.queries == 1
+
+
 def test_no_server_means_no_cost_and_no_message(toy_vault):
     _index(toy_vault)
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])

@@ -18,7 +18,9 @@ wait for its index to load or catch up before answering. Operations:
     stop                                          → {"stopping": true}
 
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
-"message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field),
+"message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
+caller's mistake, said to the user, never answered elsewhere instead; ``check_request`` lets a
+client see it coming),
 ``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``brain_error`` (what the
 CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
 """
@@ -34,6 +36,8 @@ from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
 VERSION = 1
 MAX_REQUEST_BYTES = 1 << 20
 MAX_QUERY_CHARS = 10_000
+MAX_NOTE_CHARS = 4096  # a note's name or a heading
+MAX_WAIT = 600  # seconds a request may ask the server to wait
 OPS = ("ping", "ask", "note", "neighbours", "status", "stop")
 # The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
 # is a second front door.
@@ -77,6 +81,13 @@ def parse_request(data: bytes) -> dict[str, Any]:
         raise ProtocolError("bad_request", "a request is one JSON object on one line, not nested this deep") from None
     if not isinstance(message, dict):
         raise ProtocolError("bad_request", "a request is one JSON object on one line")
+    check_request(message)
+    return message
+
+
+def check_request(message: dict[str, Any]) -> None:
+    """``ProtocolError("bad_request")`` when the server would refuse ``message`` (a request
+    as ``request`` builds it); what ``parse_request`` checks once the JSON is read."""
     if message.get("v") != VERSION:
         raise ProtocolError("bad_request", f"protocol version {message.get('v')!r} is not {VERSION}")
     op = message.get("op")
@@ -85,17 +96,16 @@ def parse_request(data: bytes) -> dict[str, Any]:
     if not isinstance(message.get("vault"), str) or not message["vault"]:
         raise ProtocolError("bad_request", "every request names its vault (an absolute path)")
     wait = message.get("wait", 0)
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 600:
-        raise ProtocolError("bad_request", "wait: seconds between 0 and 600")
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= MAX_WAIT:
+        raise ProtocolError("bad_request", f"wait: seconds between 0 and {MAX_WAIT}")
     if op == "ask":
         _check_ask(message)
     elif op in ("note", "neighbours"):
-        _text_field(message, "note", 4096)
+        _text_field(message, "note", MAX_NOTE_CHARS)
         if message.get("heading") is not None:
-            _text_field(message, "heading", 4096)
+            _text_field(message, "heading", MAX_NOTE_CHARS)
         if message.get("max_chars") is not None:
             _int_field(message, "max_chars", 1, 10_000_000)
-    return message
 
 
 def _check_ask(message: dict[str, Any]) -> None:
@@ -118,10 +128,8 @@ def _check_ask(message: dict[str, Any]) -> None:
 
 def _text_field(message: dict[str, Any], name: str, limit: int) -> None:
     value = message.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise ProtocolError("bad_request", f"{name}: a non-empty string")
-    if len(value) > limit:
-        raise ProtocolError("bad_request", f"{name}: over {limit} characters")
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ProtocolError("bad_request", f"{name}: a non-empty string of at most {limit:,} characters")
 
 
 def _int_field(message: dict[str, Any], name: str, low: int, high: int) -> None:
