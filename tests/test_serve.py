@@ -706,6 +706,43 @@ def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault
         daemon.stop()
 
 
+def test_a_vault_with_no_notes_is_served_empty_and_fills_as_notes_arrive(tmp_path, caplog):
+    from conftest import FakeEmbedder
+
+    class Slow(FakeEmbedder):  # the first note's pass takes a moment: an ask meanwhile waits for it
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.5 if texts else 0)
+            return super().embed_documents(texts, progress=progress)
+
+    vault = tmp_path / "empty"
+    vault.mkdir()
+    root = vault.resolve()
+    service = Service(root, embedder=Slow(), settle_ms=150)
+    daemon = Daemon(root, service)
+    daemon.start()
+    try:
+        assert service.wait_ready(30) and service.state == "empty" and service.failure is None
+        wait_until(lambda: not service.watcher.busy, 30, "the first pass")
+        no_notes = f"the vault {root} has no notes to search: `brain index` found no markdown notes in it"
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={})
+        assert reply["error"] == {"code": "brain_error", "message": no_notes}
+        assert request(daemon, "note", note="Otters")["error"]["message"] == no_notes
+        served_run = CliRunner().invoke(cli, ["ask", "--vault", str(vault), QUESTION])
+        local_run = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-server", QUESTION])
+        assert served_run.exit_code == local_run.exit_code == 1
+        assert served_run.output == local_run.output == f"Error: {no_notes}\n"
+        status = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).output
+        assert "server: up (empty, pid" in status
+        assert service.errors == 0 and not [r for r in caplog.records if r.levelname == "ERROR"]
+        write(vault, "Otters.md", "# Otters\n\nOtters hold hands while they sleep.\n")
+        wait_until(lambda: service.watcher.busy, 10, "the watcher to hear of the note")
+        assert service.state == "empty"
+        results = client.ask(root, "otters sleep", ["hybrid+ppr"], RecallSettings(k=3), timeout=15)
+        assert [c.path for c in results[0].results] == ["Otters.md"] and service.state == "ready"
+    finally:
+        daemon.stop()
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)

@@ -16,7 +16,8 @@
 - **Logs** go to ``$BRAIN_HOME/logs/serve.log`` (one file for every vault's server, each line
   naming the vault), and to stderr as well when running in the foreground.
 - ``--detach`` forks twice (the server is not a child of the shell), waits until the server
-  listens and has loaded the index (or failed), and says which. ``--stop`` asks the server to
+  listens and has loaded the index (or found it empty: a vault with no notes yet is served,
+  and fills as notes are written; or failed), and says which. ``--stop`` asks the server to
   stop over its socket, or sends SIGTERM to the lock holder when it does not answer.
 """
 
@@ -381,7 +382,9 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
 
 def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = True, ready: Any = None) -> int:
     """Serve until SIGTERM/SIGINT or a ``stop`` request. ``ready(message)`` is told when the
-    socket listens and again when the index is loaded (``--detach``'s parent waits on it)."""
+    socket listens and again when the index is loaded (``--detach``'s parent waits on it); a
+    server told of by ``ready`` that cannot load the index stops (``--detach`` says it failed:
+    nothing is left running behind that error)."""
     daemon = Daemon(root, Service(root, watch=watch), http=http)
     stop = lambda *_: daemon.request_stop()
     signal.signal(signal.SIGTERM, stop)
@@ -399,7 +402,11 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
         def tell_when_loaded() -> None:
             loaded = daemon.service.wait_ready(READY_TIMEOUT)
             state = daemon.service.state
-            ready("error " + (daemon.service.failure or "") if state == "failed" else "loaded" if loaded else "loading")
+            if state == "failed":
+                daemon.request_stop()
+                ready("error " + (daemon.service.failure or ""))
+            else:
+                ready("empty" if state == "empty" else "loaded" if loaded else "loading")
 
         threading.Thread(target=tell_when_loaded, name="brain-ready", daemon=True).start()
     try:
@@ -441,10 +448,10 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
     os.close(write_end)
     os.waitpid(pid, 0)
     lines: list[str] = []
-    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading
+    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading/empty
         for raw in pipe:
             lines.append(raw.decode("utf-8", "replace").strip())
-            if lines[-1].startswith(("error", "loaded", "loading")):
+            if lines[-1].startswith(("error", "loaded", "loading", "empty")):
                 break
     listening = next((line for line in lines if line.startswith("listening")), None)
     failure = next((line[6:] for line in lines if line.startswith("error")), None)
@@ -452,12 +459,15 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
         return 1, failure or "brain serve did not start; see the log: " + str(config.log_dir() / "serve.log")
     _, server_pid, path = listening.split(" ", 2)
     if failure:
-        return 1, f"brain serve (pid {server_pid}) could not load the index: {failure}"
+        deadline = time.monotonic() + 15.0
+        while runtime.lock_is_held(root) and time.monotonic() < deadline:  # it stops: see run_foreground
+            time.sleep(0.05)
+        return 1, f"brain serve (pid {server_pid}) could not load the index, and stopped: {failure}"
+    started = f"brain serve started for {root} (pid {server_pid}, socket {path})"
+    if "empty" in lines:
+        return 0, started + "; the vault has no notes yet: they are indexed and served as they are written"
     loaded = "loaded" in lines
-    return 0, (
-        f"brain serve started for {root} (pid {server_pid}, socket {path})"
-        + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
-    )
+    return 0, started + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
 
 
 def stop_server(root: Path, *, timeout: float = 15.0) -> tuple[bool, str]:
