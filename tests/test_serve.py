@@ -124,6 +124,43 @@ def test_a_serve_timeout_beyond_the_longest_wait_still_asks_the_server(toy_vault
         assert daemon.service.queries == 1
 
 
+@pytest.mark.parametrize(
+    "variable, value, words",
+    [
+        ("BRAIN_EMBED_MODEL", "/nonexistent-model", "built with the model 'fake:64', but BRAIN_EMBED_MODEL is"),
+        ("BRAIN_EMBED_MODEL", "fake:32", "built with the model 'fake:64', but BRAIN_EMBED_MODEL is 'fake:32'"),
+        ("BRAIN_FTS_TOKENIZER", "trigram", "built with the lexical tokenizer 'unicode61', but BRAIN_FTS_TOKENIZER"),
+        ("BRAIN_CHUNKING", "short", "chunked with BRAIN_CHUNKING=heading, not short"),
+    ],
+)
+def test_ask_with_settings_the_index_was_not_built_with_is_the_same_error_with_a_server(
+    toy_vault, monkeypatch, variable, value, words
+):
+    """The server's index was built with fake:64; this client would use something else."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        monkeypatch.setenv(variable, value)
+        served_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        local_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-server", QUESTION])
+        assert daemon.service.queries == 0 and daemon.service.errors == 0
+    assert served_run.exit_code == local_run.exit_code == 1
+    assert words in served_run.output and served_run.output == local_run.output
+    assert served_run.output.count("\n") == 1  # one line, as in-process
+
+
+def test_a_server_tells_an_index_mismatch_by_its_own_code(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        fields = {"query": QUESTION, "modes": ["vector"], "settings": {}}
+        index = {"model": "fake:64", "fts_tokenizer": "unicode61", "chunking": "heading"}
+        assert request(daemon, "ask", **fields, index=index)["ok"] is True
+        reply = request(daemon, "ask", **fields, index={**index, "model": "other"})
+        assert reply["error"]["code"] == "index_mismatch" and "'other'" in reply["error"]["message"]
+        assert request(daemon, "ask", **fields, index={"model": 3})["error"]["code"] == "bad_request"
+        assert request(daemon, "ask", **fields, index={"colour": "red"})["error"]["code"] == "bad_request"
+        assert request(daemon, "ask", **fields)["ok"] is True  # a client that does not say: as before
+
+
 def test_no_server_means_no_cost_and_no_message(toy_vault):
     _index(toy_vault)
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])

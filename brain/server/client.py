@@ -107,8 +107,14 @@ def ask(
     *,
     update: bool = True,
     timeout: float,
+    same_index: bool = False,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
+
+    With ``same_index`` (``brain ask``), the server checks its index against this process's
+    ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``, as an in-process run
+    would: an index built otherwise is ``ServerError`` (``index_mismatch``) with the message that
+    run would give. Without it the server's index is taken as it is (the prompt hook).
 
     With ``update``, a server that is indexing notes that just changed waits for them (up to
     about ``timeout``, at most ``protocol.MAX_WAIT``) before answering, as ``brain ask`` indexes
@@ -122,6 +128,14 @@ def ask(
         "update": update,
         "wait": wait_for(timeout) if update else 0.0,
     }
+    if same_index:
+        from .. import config
+
+        fields["index"] = {
+            "model": config.embed_model_name(),
+            "fts_tokenizer": config.fts_tokenizer(),
+            "chunking": config.chunking(),
+        }
     try:
         protocol.check_request(protocol.request("ask", str(root), **fields))
     except protocol.ProtocolError as exc:

@@ -11,18 +11,27 @@ wait for its index to load or catch up before answering. Operations:
     ping                                          → {"pid", "vault"}
     ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
                update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
-               output ("full" or "json")             with "json", what ``brain ask --json`` prints)
+               output ("full" or "json"),            with "json", what ``brain ask --json`` prints)
+               index?
     note       note, heading?, max_chars?, wait?  → what ``brain note --json`` prints
     neighbours note, wait?                        → what ``brain neighbours --json`` prints
     status                                        → the server's state (pid, uptime, queries, updates)
     stop                                          → {"stopping": true}
 
+``index`` (optional) is what the client would check the index against in-process: ``{"model",
+"fts_tokenizer", "chunking"}`` (``INDEX_SETTINGS``, each optional), its ``BRAIN_EMBED_MODEL``,
+``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``. A server whose index was built otherwise answers
+``index_mismatch`` with the message ``brain ask`` would print in-process; without ``index`` the
+server's index is taken as it is (the prompt hook, ``brain mcp``). Added within version 1: a
+server from before it ignores the field, as servers ignore every field they do not know.
+
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
 caller's mistake, said to the user, never answered elsewhere instead; ``check_request`` lets a
 client see it coming),
-``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``brain_error`` (what the
-CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
+``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``index_mismatch`` (the
+request's ``index`` is not what the index was built with), ``brain_error`` (what the CLI would
+print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ MAX_QUERY_CHARS = 10_000
 MAX_NOTE_CHARS = 4096  # a note's name or a heading
 MAX_WAIT = 600  # seconds a request may ask the server to wait
 OPS = ("ping", "ask", "note", "neighbours", "status", "stop")
+INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking")
 # The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
 # is a second front door.
 SETTING_RANGES = {"k": (1, 200), "depth": (1, 1000), "seeds": (0, 1000), "max_new": (0, 1000), "pool": (1, 1000)}
@@ -124,6 +134,16 @@ def _check_ask(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", "update: true or false")
     if message.get("output", "full") not in ("full", "json"):
         raise ProtocolError("bad_request", 'output: "full" or "json"')
+    index = message.get("index")
+    if index is not None:
+        if not isinstance(index, dict):
+            raise ProtocolError("bad_request", f"index: an object of {', '.join(INDEX_SETTINGS)}")
+        for name in index:
+            if name not in INDEX_SETTINGS:
+                raise ProtocolError(
+                    "bad_request", f"unknown index setting {name!r}: one of {', '.join(INDEX_SETTINGS)}"
+                )
+            _text_field(index, name, MAX_NOTE_CHARS)
 
 
 def _text_field(message: dict[str, Any], name: str, limit: int) -> None:

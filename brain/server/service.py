@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import BrainError, EmptyIndexError
+from ..errors import BrainError, EmptyIndexError, IndexMismatchError
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
 from ..index.store import IndexStore
 from ..recall.opening import open_snapshot
@@ -461,8 +461,18 @@ class Service:
     # ----- operations -------------------------------------------------------------------------
 
     def ask(
-        self, query: str, modes: Sequence[str], settings: RecallSettings, *, update: bool = True, wait: float = 0.0
+        self,
+        query: str,
+        modes: Sequence[str],
+        settings: RecallSettings,
+        *,
+        update: bool = True,
+        wait: float = 0.0,
+        index: dict[str, str] | None = None,
     ) -> list[RecallResult]:
+        """``index``: the client's model, tokenizer and chunking (``protocol.INDEX_SETTINGS``),
+        checked against the snapshot's as ``brain ask`` checks them in-process:
+        ``IndexMismatchError`` when the index was built otherwise."""
         parsed = [Mode.parse(m) for m in modes]  # a bad mode is the caller's error, at once
         deadline = time.monotonic() + wait
         if update and self.state == "empty":  # the first notes may be on their way in
@@ -471,7 +481,18 @@ class Service:
         if update:
             self._wait_until_settled(deadline)
         pending = max(1, self.watcher.pending) if self.watcher.busy else 0
-        results = self.run(lambda r: r.compare(query, parsed, settings), timeout=wait + QUERY_GRACE)
+
+        def work(recaller: Recaller) -> list[RecallResult]:
+            if index is not None:
+                check_model(
+                    recaller.store,
+                    index.get("model") or self.model,
+                    fts_tokenizer=index.get("fts_tokenizer"),
+                    chunking=index.get("chunking"),
+                )
+            return recaller.compare(query, parsed, settings)
+
+        results = self.run(work, timeout=wait + QUERY_GRACE)
         with self._counter:
             self.queries += 1
         if pending:
@@ -576,6 +597,7 @@ class Service:
                     protocol.settings_from_dict(message.get("settings", {})),
                     update=message.get("update", True),
                     wait=float(message.get("wait", 0)),
+                    index=message.get("index"),
                 )
                 if message.get("output") == "json":
                     from ..output import result_json
@@ -600,6 +622,8 @@ class Service:
             return protocol.error("refused", str(exc))
         except NoteNotFound as exc:
             return protocol.error("not_found", str(exc))
+        except IndexMismatchError as exc:
+            return protocol.error("index_mismatch", str(exc))
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
         except Exception as exc:
