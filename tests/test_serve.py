@@ -780,6 +780,24 @@ def test_a_vault_with_no_notes_is_served_empty_and_fills_as_notes_arrive(tmp_pat
         daemon.stop()
 
 
+def test_an_empty_server_whose_indexing_fails_says_the_failure_not_the_emptiness(tmp_path):
+    from conftest import FakeEmbedder
+
+    vault = tmp_path / "empty"
+    vault.mkdir()
+    service = Service(vault.resolve(), embedder=FakeEmbedder(), watch=False)
+    daemon = Daemon(vault.resolve(), service)
+    daemon.start()
+    try:
+        assert service.wait_ready(30) and service.state == "empty"
+        service._fail_if_nothing_loaded("indexing failed (the disk is full)")  # as a later pass would
+        assert service.state == "failed" and service.status()["empty"] is None
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={})
+        assert reply["error"] == {"code": "brain_error", "message": "indexing failed (the disk is full)"}
+    finally:
+        daemon.stop()
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)

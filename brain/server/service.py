@@ -406,7 +406,7 @@ class Service:
     def _fail_if_nothing_loaded(self, message: str) -> None:
         with self._cond:
             if self._snapshot is None:
-                self.state, self.failure = "failed", message
+                self.state, self.failure, self.empty = "failed", message, None
                 self._cond.notify_all()
 
     def _known_folder(self, rel: str) -> bool:
