@@ -417,7 +417,9 @@ def _ask_server(
 
     log = logging.getLogger("brain")
     try:
-        results = client.ask(root, text, modes, settings, update=update, timeout=config.serve_timeout())
+        results = client.ask(
+            root, text, modes, settings, update=update, timeout=config.serve_timeout(), same_index=True
+        )
     except client.NoServer as exc:
         if runtime.read_record(root) is not None and runtime.lock_is_held(root):
             log.warning("%s; answering in this process", exc)

@@ -21,6 +21,10 @@ class NoIndexError(BrainError):
     """The vault has not been indexed yet."""
 
 
+class EmptyIndexError(NoIndexError):
+    """The vault's index holds no notes: the vault has none (yet), or they are still waiting."""
+
+
 class IndexDamagedError(BrainError):
     """The index database is not a readable SQLite database; ``--rebuild`` starts over."""
 

@@ -2,7 +2,8 @@
 `brain mcp` as processes (the fakes live in conftest.py, which a child process never imports).
 
 FAKE_EMBED_DELAY=<seconds> makes each embedding call that long: an index pass that can be
-interrupted in the middle.
+interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed notes raise a
+``ModelLoadError`` with that message: an index pass that fails.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ if _delay:
         return _embed(self, texts, progress=progress)
 
     FakeEmbedder.embed_documents = _slow
+
+if os.environ.get("FAKE_EMBED_FAIL"):
+    from brain.errors import ModelLoadError
+
+    def _fail(self, texts, *, progress=False):
+        raise ModelLoadError(os.environ["FAKE_EMBED_FAIL"])
+
+    FakeEmbedder.embed_documents = _fail
 
 from brain.__main__ import main  # noqa: E402
 

@@ -127,13 +127,13 @@ def test_with_brain_serve_up_the_tools_are_answered_by_it(toy_vault, brain_home)
 # ----- in this process (fast), for the boundary cases ------------------------------------------
 
 
-def _call(vault: Path, name: str, arguments: dict):
+def _call(vault: Path, name: str, arguments: dict, *, use_server: bool = False):
     from mcp import Client
 
     from brain.mcp.backend import Backend
     from brain.mcp.server import build_server
 
-    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=use_server, watch=False)
 
     async def go():
         async with Client(build_server(vault.resolve(), backend)) as session:
@@ -175,6 +175,53 @@ def test_a_tool_error_is_one_line_the_model_can_act_on(toy_vault):
     assert result.is_error and _texts(result).startswith("unknown mode 'sideways'")
     result = _call(toy_vault, "get_note", {"note": "Grpah RAG"})
     assert result.is_error and "did you mean 'Graph RAG'" in _texts(result)
+
+
+BAD_ARGUMENTS = [
+    ("search", {"query": ""}, "query: a non-empty string of at most 10,000 characters"),
+    ("search", {"query": " \n\t "}, "query: a non-empty string of at most 10,000 characters"),
+    ("search", {"query": "a " * 6000}, "query: a non-empty string of at most 10,000 characters"),
+    ("get_note", {"note": ""}, "note: a non-empty string of at most 4,096 characters"),
+    ("get_note", {"note": "x" * 5000}, "note: a non-empty string of at most 4,096 characters"),
+    (
+        "get_note",
+        {"note": "GraphRAG", "heading": "h" * 5000},
+        "heading: a non-empty string of at most 4,096 characters",
+    ),
+    ("neighbours", {"note": "   "}, "note: a non-empty string of at most 4,096 characters"),
+]
+
+
+@pytest.mark.parametrize("name, arguments, message", BAD_ARGUMENTS)
+def test_a_bad_argument_is_an_error_saying_why_without_a_traceback(toy_vault, caplog, name, arguments, message):
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    assert result.is_error and _texts(result) == message
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@pytest.mark.parametrize("name, arguments, message", BAD_ARGUMENTS)
+def test_with_a_server_a_bad_argument_is_said_and_not_answered_in_this_process(
+    toy_vault, caplog, name, arguments, message
+):
+    from brain.mcp.backend import Backend
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        started = []
+        real_local = Backend.local
+
+        def local(self):
+            started.append(self)
+            return real_local(self)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Backend, "local", local)
+            result = _call(toy_vault, name, arguments, use_server=True)
+        assert result.is_error and _texts(result) == message
+        assert started == []  # no index loaded here to answer it again
+        assert daemon.service.queries == 0 and daemon.service.errors == 0
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
 
 
 def test_recent_turns_filters(brain_home):

@@ -92,6 +92,75 @@ def test_a_bad_mode_is_the_same_error_with_a_server(toy_vault):
     assert "unknown mode 'sideways'" in result.output and "Traceback" not in result.output
 
 
+def test_a_request_the_server_refuses_is_said_not_answered_elsewhere(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        with pytest.raises(client.ServerError, match="query: a non-empty string") as refused:
+            client.call(daemon.root, "ask", timeout=10, query=" ", modes=["vector"], settings={})
+        assert refused.value.code == "bad_request"
+        with pytest.raises(client.ServerError, match="note: a non-empty string of at most 4,096 characters"):
+            client.call(daemon.root, "note", timeout=10, note="x" * 5000)
+
+
+def test_a_query_longer_than_the_server_takes_is_answered_in_process_without_asking_it(toy_vault, caplog):
+    _index(toy_vault)
+    long = QUESTION + " " + "word " * 2500  # over protocol.MAX_QUERY_CHARS
+    with served(toy_vault, watch=False) as daemon:
+        with caplog.at_level("INFO", logger="brain"):
+            served_out, _ = _invoke("ask", "--vault", str(toy_vault), long)
+        assert daemon.service.queries == 0
+        assert not [r for r in caplog.records if "bad request" in r.getMessage()]  # never sent
+        said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert any("at most 10,000 characters" in m and "answering in this process" in m for m in said), said
+        local_out, _ = _invoke("ask", "--vault", str(toy_vault), "--no-server", long)
+    assert served_out == local_out and served_out.startswith(" 1.")
+
+
+def test_a_serve_timeout_beyond_the_longest_wait_still_asks_the_server(toy_vault, monkeypatch):
+    _index(toy_vault)
+    monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "1000")  # more than the 600 s a request may wait
+    with served(toy_vault, watch=False) as daemon:
+        _invoke("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        assert daemon.service.queries == 1
+
+
+@pytest.mark.parametrize(
+    "variable, value, words",
+    [
+        ("BRAIN_EMBED_MODEL", "/nonexistent-model", "built with the model 'fake:64', but BRAIN_EMBED_MODEL is"),
+        ("BRAIN_EMBED_MODEL", "fake:32", "built with the model 'fake:64', but BRAIN_EMBED_MODEL is 'fake:32'"),
+        ("BRAIN_FTS_TOKENIZER", "trigram", "built with the lexical tokenizer 'unicode61', but BRAIN_FTS_TOKENIZER"),
+        ("BRAIN_CHUNKING", "short", "chunked with BRAIN_CHUNKING=heading, not short"),
+    ],
+)
+def test_ask_with_settings_the_index_was_not_built_with_is_the_same_error_with_a_server(
+    toy_vault, monkeypatch, variable, value, words
+):
+    """The server's index was built with fake:64; this client would use something else."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        monkeypatch.setenv(variable, value)
+        served_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        local_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-server", QUESTION])
+        assert daemon.service.queries == 0 and daemon.service.errors == 0
+    assert served_run.exit_code == local_run.exit_code == 1
+    assert words in served_run.output and served_run.output == local_run.output
+    assert served_run.output.count("\n") == 1  # one line, as in-process
+
+
+def test_a_server_tells_an_index_mismatch_by_its_own_code(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        fields = {"query": QUESTION, "modes": ["vector"], "settings": {}}
+        index = {"model": "fake:64", "fts_tokenizer": "unicode61", "chunking": "heading"}
+        assert request(daemon, "ask", **fields, index=index)["ok"] is True
+        reply = request(daemon, "ask", **fields, index={**index, "model": "other"})
+        assert reply["error"]["code"] == "index_mismatch" and "'other'" in reply["error"]["message"]
+        assert request(daemon, "ask", **fields, index={"model": 3})["error"]["code"] == "bad_request"
+        assert request(daemon, "ask", **fields, index={"colour": "red"})["error"]["code"] == "bad_request"
+        assert request(daemon, "ask", **fields)["ok"] is True  # a client that does not say: as before
+
+
 def test_no_server_means_no_cost_and_no_message(toy_vault):
     _index(toy_vault)
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
@@ -161,6 +230,7 @@ def test_socket_and_record_are_owner_only(toy_vault):
         b'{"v": 1, "op": "ping", "vault": "/x", "wait": -1}\n',
         b'{"v": 1, "op": "ask", "vault": "/x", "query": "q", "modes": ["vector"], "output": "xml"}\n',
         b"{" * 200 + b"\n",
+        b'{"v": 1, "op": "ping", "vault": "/x", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n",  # too deep
         b'{"v": 1, "op": "ping", "vault": "/x"',  # no end of line, then the client stops writing
         b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b"\n",
     ],
@@ -173,6 +243,65 @@ def test_garbage_on_the_socket_gets_an_error_reply_and_the_server_lives_on(toy_v
         assert reply["error"]["message"]
         assert request(daemon, "ping")["ok"] is True
         assert daemon.service.errors == 0
+
+
+def test_nesting_too_deep_for_the_json_parser_is_a_bad_request_on_the_socket_and_over_http(toy_vault, caplog):
+    _index(toy_vault)
+    deep = b'{"v": 1, "op": "ping", "vault": "/x", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        reply = json.loads(raw_exchange(daemon.socket_path, deep + b"\n"))
+        assert reply["error"]["code"] == "bad_request" and "nested" in reply["error"]["message"]
+        status, reply = _post(daemon, deep)
+        assert status == 200 and reply["error"]["code"] == "bad_request"
+        assert request(daemon, "ping")["ok"] is True
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def test_an_unexpected_error_in_a_handler_is_logged_and_answered_never_a_silent_close(toy_vault, caplog):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+
+        def broken(data: bytes) -> dict:
+            raise RuntimeError("a bug")
+
+        daemon.answer = broken  # type: ignore[method-assign]
+        ping = protocol.encode(protocol.request("ping", str(daemon.root)))
+        reply = json.loads(raw_exchange(daemon.socket_path, ping))
+        assert reply["ok"] is False and reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+        status, reply = _post(daemon, ping)
+        assert status == 500 and reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+        del daemon.answer
+        assert request(daemon, "ping")["ok"] is True  # and it lives on
+    failed = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(failed) == 2 and all(r.exc_info and "a bug" in str(r.exc_info[1]) for r in failed)
+
+
+def test_an_unexpected_error_while_answering_is_an_internal_error_reply(toy_vault, monkeypatch, caplog):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+
+        def broken(message: dict) -> dict:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(daemon.service, "handle", broken)
+        reply = request(daemon, "ping")
+        assert reply["error"] == {"code": "internal", "message": "RuntimeError: a bug"}
+    assert any(r.levelname == "ERROR" and r.exc_info for r in caplog.records)
+
+
+def _post(daemon: Daemon, body: bytes) -> tuple[int, dict]:
+    """POST ``body`` to the daemon's HTTP address with the right token and host."""
+    url = daemon.http_url()
+    assert url is not None
+    port = url.split(":")[2].split("/")[0]
+    token = runtime.read_record(daemon.root)["token"]
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
 
 
 def test_clients_that_leave_cost_nothing(toy_vault):
@@ -610,6 +739,61 @@ def test_at_start_the_existing_index_answers_while_the_first_pass_runs(toy_vault
         wait_until(lambda: not service.watcher.busy, 60, "the first pass")
         results = client.ask(daemon.root, "otters", ["hybrid+ppr"], RecallSettings(k=3), update=False, timeout=15)
         assert results[0].stale == 0 and results[0].results[0].path.startswith("New/")
+    finally:
+        daemon.stop()
+
+
+def test_a_vault_with_no_notes_is_served_empty_and_fills_as_notes_arrive(tmp_path, caplog):
+    from conftest import FakeEmbedder
+
+    class Slow(FakeEmbedder):  # the first note's pass takes a moment: an ask meanwhile waits for it
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.5 if texts else 0)
+            return super().embed_documents(texts, progress=progress)
+
+    vault = tmp_path / "empty"
+    vault.mkdir()
+    root = vault.resolve()
+    service = Service(root, embedder=Slow(), settle_ms=150)
+    daemon = Daemon(root, service)
+    daemon.start()
+    try:
+        assert service.wait_ready(30) and service.state == "empty" and service.failure is None
+        wait_until(lambda: not service.watcher.busy, 30, "the first pass")
+        no_notes = f"the vault {root} has no notes to search: `brain index` found no markdown notes in it"
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={})
+        assert reply["error"] == {"code": "brain_error", "message": no_notes}
+        assert request(daemon, "note", note="Otters")["error"]["message"] == no_notes
+        served_run = CliRunner().invoke(cli, ["ask", "--vault", str(vault), QUESTION])
+        local_run = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-server", QUESTION])
+        assert served_run.exit_code == local_run.exit_code == 1
+        assert served_run.output == local_run.output == f"Error: {no_notes}\n"
+        status = CliRunner().invoke(cli, ["status", "--vault", str(vault)]).output
+        assert "server: up (empty, pid" in status
+        assert service.errors == 0 and not [r for r in caplog.records if r.levelname == "ERROR"]
+        write(vault, "Otters.md", "# Otters\n\nOtters hold hands while they sleep.\n")
+        wait_until(lambda: service.watcher.busy, 10, "the watcher to hear of the note")
+        assert service.state == "empty"
+        results = client.ask(root, "otters sleep", ["hybrid+ppr"], RecallSettings(k=3), timeout=15)
+        assert [c.path for c in results[0].results] == ["Otters.md"] and service.state == "ready"
+    finally:
+        daemon.stop()
+
+
+def test_an_empty_server_whose_indexing_fails_says_the_failure_not_the_emptiness(tmp_path):
+    from conftest import FakeEmbedder
+
+    vault = tmp_path / "empty"
+    vault.mkdir()
+    service = Service(vault.resolve(), embedder=FakeEmbedder(), watch=False)
+    daemon = Daemon(vault.resolve(), service)
+    daemon.start()
+    try:
+        assert service.wait_ready(30) and service.state == "empty"
+        service._fail_if_nothing_loaded("indexing failed (the disk is full)")  # as a later pass would
+        assert service.state == "failed" and service.status()["empty"] is None
+        reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={})
+        assert reply["error"] == {"code": "brain_error", "message": "indexing failed (the disk is full)"}
     finally:
         daemon.stop()
 

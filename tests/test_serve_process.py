@@ -101,6 +101,40 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     assert f"serving {toy_vault.resolve()}" in log and "stopped serving" in log
 
 
+def test_detach_on_a_vault_with_no_notes_serves_it_empty_then_stop_leaves_nothing(tmp_path, processes):
+    vault = tmp_path / "empty"
+    vault.mkdir()
+    processes.vaults.append(vault)
+    started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120)
+    assert started.returncode == 0, started.stderr
+    out = started.stdout.decode()
+    assert out.startswith(f"brain serve started for {vault.resolve()} (pid ") and "no notes yet" in out, out
+    assert started.stderr == b""
+    status = _up(vault)
+    assert status["state"] == "empty" and status["failure"] is None
+    ask = run_brain(["ask", "--vault", str(vault), QUESTION])
+    assert ask.returncode == 1
+    assert ask.stderr.decode() == (
+        f"Error: the vault {vault.resolve()} has no notes to search: `brain index` found no markdown notes in it\n"
+    )
+    stopped = run_brain(["serve", "--vault", str(vault), "--stop"])
+    assert stopped.returncode == 0 and b"stopped brain serve" in stopped.stdout
+    wait_until(lambda: not runtime.pid_alive(status["pid"]), 20, "the server process to exit")
+    assert not runtime.lock_is_held(vault.resolve())
+
+
+def test_detach_that_cannot_load_the_index_says_so_and_leaves_nothing_running(toy_vault, processes):
+    processes.vaults.append(toy_vault)
+    started = run_brain(["serve", "--vault", str(toy_vault), "--detach"], timeout=120, FAKE_EMBED_FAIL="no model")
+    assert started.returncode == 1
+    err = started.stderr.decode()
+    assert err.startswith("Error: brain serve (pid ") and "could not load the index, and stopped: no model" in err, err
+    assert not runtime.lock_is_held(toy_vault.resolve())
+    assert client.status(toy_vault.resolve()) is None
+    again = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+    assert b"no brain serve is running" in again.stdout
+
+
 def test_after_kill_9_the_stale_socket_costs_nothing_and_is_replaced(toy_vault, processes):
     server = processes(["serve", "--vault", str(toy_vault)])
     _ready(toy_vault)

@@ -106,8 +106,12 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
         yield
 
 
-def check_model(store: IndexStore, model_name: str) -> None:
-    """Refuse an index built with another embedding model, lexical tokenizer or chunking."""
+def check_model(
+    store: IndexStore, model_name: str, *, fts_tokenizer: str | None = None, chunking: str | None = None
+) -> None:
+    """Refuse an index built with another embedding model, lexical tokenizer or chunking
+    (``fts_tokenizer`` and ``chunking``: this process's settings unless given, as a server is
+    given a client's)."""
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
         raise IndexMismatchError(
@@ -115,14 +119,14 @@ def check_model(store: IndexStore, model_name: str) -> None:
             f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
-    wanted, built = config.fts_tokenizer(), store.fts_tokenizer()
+    wanted, built = fts_tokenizer or config.fts_tokenizer(), store.fts_tokenizer()
     if wanted != built and store.has_chunks():
         raise IndexMismatchError(
             f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
             f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
             f"BRAIN_FTS_TOKENIZER={built}"
         )
-    chunking = config.chunking()
+    chunking = chunking or config.chunking()
     chunked = store.get_meta("chunking") or ("heading" if store.get_meta("model") else None)  # before it was recorded
     if chunked and chunked != chunking:
         raise IndexMismatchError(

@@ -31,19 +31,27 @@ class Backend:
         self._lock = threading.Lock()
 
     def call(self, op: str, **fields: Any) -> Any:
-        """The result of one protocol request; ``client.ServerError`` when it is refused."""
+        """The result of one protocol request; ``client.ServerError`` when it is refused (a bad
+        request too: said at once, neither sent to the server nor answered here)."""
+        try:
+            protocol.check_request(protocol.request(op, str(self.root), **fields))
+        except protocol.ProtocolError as exc:
+            raise client.ServerError(exc.code, exc.message) from None
         if self.use_server:
             timeout = config.serve_timeout()
             remote = dict(fields)
             if op in ("ask", "note", "neighbours"):  # a server still loading may take a moment
-                remote.setdefault("wait", max(0.0, timeout - 1.0))
+                remote.setdefault("wait", client.wait_for(timeout))
             try:
                 return client.call(self.root, op, timeout=timeout, **remote)
             except client.NoServer as exc:
                 log.debug("%s; answering in this process", exc)
         if op in ("ask", "note", "neighbours"):
             fields.setdefault("wait", LOCAL_WAIT)
-        message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
+        try:
+            message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
+        except protocol.ProtocolError as exc:
+            raise client.ServerError(exc.code, exc.message) from None
         reply = self.local().handle(message)
         if reply["ok"]:
             return reply["result"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import NoIndexError, NotWritableError
+from ..errors import EmptyIndexError, NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, DiskCache, Recaller
@@ -214,8 +214,8 @@ def open_snapshot(
     store = IndexStore.open_snapshot(directory, split_searches=True)
     try:
         check_model(store, embedder.name)
-        if not store.get_meta("model"):
-            raise NoIndexError(f"the index for {root} is empty: run `brain index --vault {root}`")
+        if not store.get_meta("model"):  # what brain ask says of it, word for word
+            raise EmptyIndexError(_empty_message(root, store, []))
         started = time.perf_counter()
         vectors = snapshot_vectors(store, int(store.get_meta("dim") or 0))
         load_ms = _ms(started)

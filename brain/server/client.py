@@ -3,8 +3,11 @@
 Every call either returns the server's answer or raises ``NoServer`` within its ``timeout``,
 whatever the server does (absent, stale socket, hung, garbage, wrong vault): callers fall back
 to doing the work themselves. ``ServerError`` is the one exception that is not a reason to
-fall back: the server understood the request and refused it (an unknown mode, a note outside
-the vault), and an in-process run would refuse it the same way.
+fall back: the server refused the request (an unknown mode, a note outside the vault, a
+``bad_request`` such as an empty query), and doing the work elsewhere would refuse it the same
+way or, worse, answer what the server would not. ``ask`` checks its request first: one the
+server would refuse by the protocol's limits (a query over ``MAX_QUERY_CHARS``), which
+``brain ask`` in-process takes, is ``NoServer`` at once, without a round trip.
 
 Used by ``brain ask``, ``brain status``, ``brain serve --stop``, ``brain mcp`` and the prompt
 hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.py checks).
@@ -22,8 +25,9 @@ from ..errors import BrainError
 from ..recall.types import RecallResult, RecallSettings
 from . import protocol, runtime
 
-# Reasons a server's reply means "do it yourself" rather than "this is the answer".
-FALL_BACK = ("starting", "busy", "internal", "wrong_vault", "bad_request")
+# Reasons a server's reply means "do it yourself" rather than "this is the answer". Not
+# ``bad_request``: the request is wrong, wherever it is answered.
+FALL_BACK = ("starting", "busy", "internal", "wrong_vault")
 
 
 class NoServer(Exception):
@@ -103,26 +107,50 @@ def ask(
     *,
     update: bool = True,
     timeout: float,
+    same_index: bool = False,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
+    With ``same_index`` (``brain ask``), the server checks its index against this process's
+    ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``, as an in-process run
+    would: an index built otherwise is ``ServerError`` (``index_mismatch``) with the message that
+    run would give. Without it the server's index is taken as it is (the prompt hook).
+
     With ``update``, a server that is indexing notes that just changed waits for them (up to
-    about ``timeout``) before answering, as ``brain ask`` indexes them first in-process.
+    about ``timeout``, at most ``protocol.MAX_WAIT``) before answering, as ``brain ask`` indexes
+    them first in-process. A request the server would refuse (a query over
+    ``protocol.MAX_QUERY_CHARS``) is ``NoServer``, never sent: the caller answers it in-process.
     """
-    result = call(
-        root,
-        "ask",
-        timeout=timeout,
-        query=query,
-        modes=modes,
-        settings=protocol.settings_to_dict(settings),
-        update=update,
-        wait=max(0.0, timeout - 1.0) if update else 0.0,
-    )
+    fields: dict[str, Any] = {
+        "query": query,
+        "modes": modes,
+        "settings": protocol.settings_to_dict(settings),
+        "update": update,
+        "wait": wait_for(timeout) if update else 0.0,
+    }
+    if same_index:
+        from .. import config
+
+        fields["index"] = {
+            "model": config.embed_model_name(),
+            "fts_tokenizer": config.fts_tokenizer(),
+            "chunking": config.chunking(),
+        }
+    try:
+        protocol.check_request(protocol.request("ask", str(root), **fields))
+    except protocol.ProtocolError as exc:
+        raise NoServer(f"brain serve does not take this request ({exc.message})") from None
+    result = call(root, "ask", timeout=timeout, **fields)
     try:
         return [protocol.decode_result(r) for r in result["results"]]
     except (TypeError, KeyError, protocol.ProtocolError) as exc:
         raise NoServer(f"brain serve for {root} sent results this client cannot read ({exc})") from None
+
+
+def wait_for(timeout: float) -> float:
+    """How long a request with a ``timeout`` deadline may ask the server to wait: a second less
+    (for the answer to travel), within what the protocol allows."""
+    return min(float(protocol.MAX_WAIT), max(0.0, timeout - 1.0))
 
 
 def status(root: Path, *, timeout: float = 1.0) -> dict[str, Any] | None:

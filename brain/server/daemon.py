@@ -8,14 +8,16 @@
   umask, so no moment exists where another user could connect. One request per connection
   (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
   at most ``MAX_CONNECTIONS`` are served at once. Garbage gets an error reply; a client that
-  goes away mid-reply costs one failed write.
+  goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
+  traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
   carry the token from ``serve.json`` (readable by the owner only) and a loopback ``Host``:
   other local users and web pages (DNS rebinding) get nothing.
 - **Logs** go to ``$BRAIN_HOME/logs/serve.log`` (one file for every vault's server, each line
   naming the vault), and to stderr as well when running in the foreground.
 - ``--detach`` forks twice (the server is not a child of the shell), waits until the server
-  listens and has loaded the index (or failed), and says which. ``--stop`` asks the server to
+  listens and has loaded the index (or found it empty: a vault with no notes yet is served,
+  and fills as notes are written; or failed), and says which. ``--stop`` asks the server to
   stop over its socket, or sends SIGTERM to the lock holder when it does not answer.
 """
 
@@ -203,6 +205,14 @@ class Daemon:
     def answer(self, data: bytes) -> dict[str, Any]:
         """One raw request → its reply; never raises."""
         try:
+            return self._answer(data)
+        except Exception as exc:
+            self.service.count_error()
+            log.exception("a request failed")
+            return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+    def _answer(self, data: bytes) -> dict[str, Any]:
+        try:
             message = protocol.parse_request(data)
         except protocol.ProtocolError as exc:
             log.info("bad request (%s): %s", exc.code, exc.message)
@@ -255,6 +265,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             log.info("a client sent no request within %.0f s", READ_TIMEOUT)
         except OSError as exc:  # reset, broken pipe: the client left
             log.info("a client left mid-request (%s)", type(exc).__name__)
+        except Exception as exc:  # a bug: said in the log and to the client, never a silent close
+            log.exception("a request on the socket failed")
+            self._send(protocol.error("internal", f"{type(exc).__name__}: {exc}"))
         finally:
             daemon._slots.release()
 
@@ -282,6 +295,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT
 
     def do_POST(self) -> None:
+        try:
+            self._post()
+        except Exception as exc:  # a bug: said in the log and to the client, never a silent close
+            log.exception("a request over HTTP failed")
+            self._reply(500, protocol.error("internal", f"{type(exc).__name__}: {exc}"))
+
+    def _post(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         port = self.server.server_address[1]  # type: ignore[index]  # an (address, port) pair: TCP
         hosts = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
@@ -362,7 +382,9 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
 
 def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = True, ready: Any = None) -> int:
     """Serve until SIGTERM/SIGINT or a ``stop`` request. ``ready(message)`` is told when the
-    socket listens and again when the index is loaded (``--detach``'s parent waits on it)."""
+    socket listens and again when the index is loaded (``--detach``'s parent waits on it); a
+    server told of by ``ready`` that cannot load the index stops (``--detach`` says it failed:
+    nothing is left running behind that error)."""
     daemon = Daemon(root, Service(root, watch=watch), http=http)
     stop = lambda *_: daemon.request_stop()
     signal.signal(signal.SIGTERM, stop)
@@ -380,7 +402,11 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
         def tell_when_loaded() -> None:
             loaded = daemon.service.wait_ready(READY_TIMEOUT)
             state = daemon.service.state
-            ready("error " + (daemon.service.failure or "") if state == "failed" else "loaded" if loaded else "loading")
+            if state == "failed":
+                daemon.request_stop()
+                ready("error " + (daemon.service.failure or ""))
+            else:
+                ready("empty" if state == "empty" else "loaded" if loaded else "loading")
 
         threading.Thread(target=tell_when_loaded, name="brain-ready", daemon=True).start()
     try:
@@ -422,10 +448,10 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
     os.close(write_end)
     os.waitpid(pid, 0)
     lines: list[str] = []
-    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading
+    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading/empty
         for raw in pipe:
             lines.append(raw.decode("utf-8", "replace").strip())
-            if lines[-1].startswith(("error", "loaded", "loading")):
+            if lines[-1].startswith(("error", "loaded", "loading", "empty")):
                 break
     listening = next((line for line in lines if line.startswith("listening")), None)
     failure = next((line[6:] for line in lines if line.startswith("error")), None)
@@ -433,12 +459,15 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
         return 1, failure or "brain serve did not start; see the log: " + str(config.log_dir() / "serve.log")
     _, server_pid, path = listening.split(" ", 2)
     if failure:
-        return 1, f"brain serve (pid {server_pid}) could not load the index: {failure}"
+        deadline = time.monotonic() + 15.0
+        while runtime.lock_is_held(root) and time.monotonic() < deadline:  # it stops: see run_foreground
+            time.sleep(0.05)
+        return 1, f"brain serve (pid {server_pid}) could not load the index, and stopped: {failure}"
+    started = f"brain serve started for {root} (pid {server_pid}, socket {path})"
+    if "empty" in lines:
+        return 0, started + "; the vault has no notes yet: they are indexed and served as they are written"
     loaded = "loaded" in lines
-    return 0, (
-        f"brain serve started for {root} (pid {server_pid}, socket {path})"
-        + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
-    )
+    return 0, started + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
 
 
 def stop_server(root: Path, *, timeout: float = 15.0) -> tuple[bool, str]:

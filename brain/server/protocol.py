@@ -11,16 +11,27 @@ wait for its index to load or catch up before answering. Operations:
     ping                                          → {"pid", "vault"}
     ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
                update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
-               output ("full" or "json")             with "json", what ``brain ask --json`` prints)
+               output ("full" or "json"),            with "json", what ``brain ask --json`` prints)
+               index?
     note       note, heading?, max_chars?, wait?  → what ``brain note --json`` prints
     neighbours note, wait?                        → what ``brain neighbours --json`` prints
     status                                        → the server's state (pid, uptime, queries, updates)
     stop                                          → {"stopping": true}
 
+``index`` (optional) is what the client would check the index against in-process: ``{"model",
+"fts_tokenizer", "chunking"}`` (``INDEX_SETTINGS``, each optional), its ``BRAIN_EMBED_MODEL``,
+``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``. A server whose index was built otherwise answers
+``index_mismatch`` with the message ``brain ask`` would print in-process; without ``index`` the
+server's index is taken as it is (the prompt hook, ``brain mcp``). Added within version 1: a
+server from before it ignores the field, as servers ignore every field they do not know.
+
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
-"message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field),
-``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``brain_error`` (what the
-CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
+"message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
+caller's mistake, said to the user, never answered elsewhere instead; ``check_request`` lets a
+client see it coming),
+``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``index_mismatch`` (the
+request's ``index`` is not what the index was built with), ``brain_error`` (what the CLI would
+print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
 """
 
 from __future__ import annotations
@@ -34,7 +45,10 @@ from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
 VERSION = 1
 MAX_REQUEST_BYTES = 1 << 20
 MAX_QUERY_CHARS = 10_000
+MAX_NOTE_CHARS = 4096  # a note's name or a heading
+MAX_WAIT = 600  # seconds a request may ask the server to wait
 OPS = ("ping", "ask", "note", "neighbours", "status", "stop")
+INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking")
 # The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
 # is a second front door.
 SETTING_RANGES = {"k": (1, 200), "depth": (1, 1000), "seeds": (0, 1000), "max_new": (0, 1000), "pool": (1, 1000)}
@@ -73,8 +87,17 @@ def parse_request(data: bytes) -> dict[str, Any]:
         message = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ProtocolError("bad_request", "a request is one JSON object on one line") from None
+    except RecursionError:  # brackets nested deeper than the parser goes
+        raise ProtocolError("bad_request", "a request is one JSON object on one line, not nested this deep") from None
     if not isinstance(message, dict):
         raise ProtocolError("bad_request", "a request is one JSON object on one line")
+    check_request(message)
+    return message
+
+
+def check_request(message: dict[str, Any]) -> None:
+    """``ProtocolError("bad_request")`` when the server would refuse ``message`` (a request
+    as ``request`` builds it); what ``parse_request`` checks once the JSON is read."""
     if message.get("v") != VERSION:
         raise ProtocolError("bad_request", f"protocol version {message.get('v')!r} is not {VERSION}")
     op = message.get("op")
@@ -83,17 +106,16 @@ def parse_request(data: bytes) -> dict[str, Any]:
     if not isinstance(message.get("vault"), str) or not message["vault"]:
         raise ProtocolError("bad_request", "every request names its vault (an absolute path)")
     wait = message.get("wait", 0)
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= 600:
-        raise ProtocolError("bad_request", "wait: seconds between 0 and 600")
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait <= MAX_WAIT:
+        raise ProtocolError("bad_request", f"wait: seconds between 0 and {MAX_WAIT}")
     if op == "ask":
         _check_ask(message)
     elif op in ("note", "neighbours"):
-        _text_field(message, "note", 4096)
+        _text_field(message, "note", MAX_NOTE_CHARS)
         if message.get("heading") is not None:
-            _text_field(message, "heading", 4096)
+            _text_field(message, "heading", MAX_NOTE_CHARS)
         if message.get("max_chars") is not None:
             _int_field(message, "max_chars", 1, 10_000_000)
-    return message
 
 
 def _check_ask(message: dict[str, Any]) -> None:
@@ -112,14 +134,22 @@ def _check_ask(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", "update: true or false")
     if message.get("output", "full") not in ("full", "json"):
         raise ProtocolError("bad_request", 'output: "full" or "json"')
+    index = message.get("index")
+    if index is not None:
+        if not isinstance(index, dict):
+            raise ProtocolError("bad_request", f"index: an object of {', '.join(INDEX_SETTINGS)}")
+        for name in index:
+            if name not in INDEX_SETTINGS:
+                raise ProtocolError(
+                    "bad_request", f"unknown index setting {name!r}: one of {', '.join(INDEX_SETTINGS)}"
+                )
+            _text_field(index, name, MAX_NOTE_CHARS)
 
 
 def _text_field(message: dict[str, Any], name: str, limit: int) -> None:
     value = message.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise ProtocolError("bad_request", f"{name}: a non-empty string")
-    if len(value) > limit:
-        raise ProtocolError("bad_request", f"{name}: over {limit} characters")
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ProtocolError("bad_request", f"{name}: a non-empty string of at most {limit:,} characters")
 
 
 def _int_field(message: dict[str, Any], name: str, low: int, high: int) -> None:

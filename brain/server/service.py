@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import BrainError
+from ..errors import BrainError, EmptyIndexError, IndexMismatchError
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
 from ..index.store import IndexStore
 from ..recall.opening import open_snapshot
@@ -161,8 +161,12 @@ class Service:
         self.started_at = time.time()
         self.queries = 0
         self.errors = 0
-        self.state = "starting"  # starting → ready; failed (with ``failure``) when no state can load
+        # starting → ready; empty (``empty`` says so) while the index holds no notes, which is no
+        # failure: the vault has none yet, and the watcher serves them as they are written; failed
+        # (with ``failure``) when no state can load
+        self.state = "starting"
         self.failure: str | None = None
+        self.empty: str | None = None  # what brain ask says of an index with no notes
         self.last_update: dict[str, Any] | None = None
         self._snapshot: Snapshot | None = None
         self._cond = threading.Condition()
@@ -197,8 +201,14 @@ class Service:
             self._jobs.put(_STOP)
             self._query_thread.join(timeout)
 
+    def count_error(self) -> None:
+        """One more request that failed unexpectedly (``status`` reports them)."""
+        with self._counter:
+            self.errors += 1
+
     def wait_ready(self, timeout: float) -> bool:
-        """True once a snapshot is loaded (or loading failed for good); False on timeout."""
+        """True once a snapshot is loaded (or the index is empty, or loading failed for good);
+        False on timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._snapshot is None and self.state == "starting":
@@ -328,6 +338,12 @@ class Service:
                 rerank_model=self.rerank_model,
                 previous=current.recaller if current is not None else None,
             )
+        except EmptyIndexError as exc:
+            if quiet:
+                log.info("no index to answer from before the first pass (%s)", exc)
+                return False
+            self._serve_empty(str(exc))
+            return True
         except Exception as exc:
             if quiet:
                 log.info("no index to answer from before the first pass (%s)", exc)
@@ -355,11 +371,25 @@ class Service:
         )
         with self._cond:
             old, self._snapshot = self._snapshot, snapshot
-            self.state, self.failure = "ready", None
+            self.state, self.failure, self.empty = "ready", None, None
             self._cond.notify_all()
         if old is not None:
             self._jobs.put(_Close(old))  # after any query still reading it
         return True
+
+    def _serve_empty(self, message: str) -> None:
+        """The committed index holds no notes: every read says so, as brain ask does, until the
+        watcher indexes the first note."""
+        self._failed_marker = None
+        with self._cond:
+            old, self._snapshot = self._snapshot, None
+            news = self.state != "empty"
+            self.state, self.failure, self.empty = "empty", None, message
+            self._cond.notify_all()
+        if old is not None:
+            self._jobs.put(_Close(old))  # after any query still reading it
+        if news:
+            log.info("%s; serving the notes as they are written", message)
 
     def _current_marker(self) -> tuple | None:
         try:
@@ -376,7 +406,7 @@ class Service:
     def _fail_if_nothing_loaded(self, message: str) -> None:
         with self._cond:
             if self._snapshot is None:
-                self.state, self.failure = "failed", message
+                self.state, self.failure, self.empty = "failed", message, None
                 self._cond.notify_all()
 
     def _known_folder(self, rel: str) -> bool:
@@ -397,6 +427,8 @@ class Service:
                 continue  # its caller gave up waiting
             snapshot = self._snapshot
             try:
+                if snapshot is None and self.empty:
+                    raise EmptyIndexError(self.empty)
                 if snapshot is None:
                     raise Starting(self.failure or "brain serve is still loading the index")
                 job.future.set_result(job.fn(snapshot.recaller))
@@ -416,6 +448,8 @@ class Service:
             with self._cond:
                 if self._snapshot is None and self.state == "failed":
                     raise BrainError(self.failure or "the index could not be loaded")
+                if self._snapshot is None and self.state == "empty":
+                    raise EmptyIndexError(self.empty or "the index holds no notes")
         job = _Job(fn)
         self._jobs.put(job)
         try:
@@ -427,15 +461,38 @@ class Service:
     # ----- operations -------------------------------------------------------------------------
 
     def ask(
-        self, query: str, modes: Sequence[str], settings: RecallSettings, *, update: bool = True, wait: float = 0.0
+        self,
+        query: str,
+        modes: Sequence[str],
+        settings: RecallSettings,
+        *,
+        update: bool = True,
+        wait: float = 0.0,
+        index: dict[str, str] | None = None,
     ) -> list[RecallResult]:
+        """``index``: the client's model, tokenizer and chunking (``protocol.INDEX_SETTINGS``),
+        checked against the snapshot's as ``brain ask`` checks them in-process:
+        ``IndexMismatchError`` when the index was built otherwise."""
         parsed = [Mode.parse(m) for m in modes]  # a bad mode is the caller's error, at once
         deadline = time.monotonic() + wait
+        if update and self.state == "empty":  # the first notes may be on their way in
+            self._wait_until_settled(deadline)
         self._wait_for_snapshot(deadline)
         if update:
             self._wait_until_settled(deadline)
         pending = max(1, self.watcher.pending) if self.watcher.busy else 0
-        results = self.run(lambda r: r.compare(query, parsed, settings), timeout=wait + QUERY_GRACE)
+
+        def work(recaller: Recaller) -> list[RecallResult]:
+            if index is not None:
+                check_model(
+                    recaller.store,
+                    index.get("model") or self.model,
+                    fts_tokenizer=index.get("fts_tokenizer"),
+                    chunking=index.get("chunking"),
+                )
+            return recaller.compare(query, parsed, settings)
+
+        results = self.run(work, timeout=wait + QUERY_GRACE)
         with self._counter:
             self.queries += 1
         if pending:
@@ -473,6 +530,7 @@ class Service:
             "uptime_s": round(time.time() - self.started_at, 1),
             "state": self.state,
             "failure": self.failure,
+            "empty": self.empty,
             "model": self.model,
             "queries": self.queries,
             "errors": self.errors,
@@ -500,6 +558,8 @@ class Service:
             while self._snapshot is None:
                 if self.state == "failed":
                     raise BrainError(self.failure or "the index could not be loaded")
+                if self.state == "empty":
+                    raise EmptyIndexError(self.empty or "the index holds no notes")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise Starting("brain serve is still loading the index (the first scan, or the model)")
@@ -537,6 +597,7 @@ class Service:
                     protocol.settings_from_dict(message.get("settings", {})),
                     update=message.get("update", True),
                     wait=float(message.get("wait", 0)),
+                    index=message.get("index"),
                 )
                 if message.get("output") == "json":
                     from ..output import result_json
@@ -561,11 +622,12 @@ class Service:
             return protocol.error("refused", str(exc))
         except NoteNotFound as exc:
             return protocol.error("not_found", str(exc))
+        except IndexMismatchError as exc:
+            return protocol.error("index_mismatch", str(exc))
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
         except Exception as exc:
-            with self._counter:
-                self.errors += 1
+            self.count_error()
             log.exception("request %s failed", message.get("op"))
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
 
