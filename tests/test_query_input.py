@@ -1,0 +1,162 @@
+"""What a user or a file hands the query side, held to one-line errors and clean text: --as-of
+moments past the calendar, queries that are not valid Unicode, `ab report --since` windows, and
+terminal control sequences in notes. Fake embedder throughout."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+
+from brain.cli import cli
+from brain.errors import ConfigError
+from brain.index.history import iso_time, local_time, parse_moment
+from brain.index.indexer import index_vault
+from brain.recall.dates import Period, query_period
+
+NOTES = {
+    "Agent memory.md": "# Agent memory\n\nAn agent remembers through recall over its notes. See [[Daily]].\n",
+    "Daily.md": "---\ndate: 2026-11-30\n---\n# Daily\n\nWhat I did: wrote the memory notes for the agent.\n",
+}
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    root = tmp_path / "v"
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.fixture
+def zone():
+    """Set the local time zone (a POSIX TZ string) for one test; put back after it."""
+    saved = os.environ.get("TZ")
+
+    def set_zone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_zone
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()
+
+
+def _one_line_error(out, option: str) -> None:
+    assert out.exit_code == 1, out.output
+    assert isinstance(out.exception, SystemExit), repr(out.exception)
+    assert "Traceback" not in out.output
+    assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
+    assert option in out.output
+
+
+# ----- 1. --as-of past the calendar ------------------------------------------------------------
+
+PAST_THE_CALENDAR = [
+    "99999999999y",  # before year 1
+    "1" * 5000 + "d",  # more digits than int() reads
+    "0001-01-01T00:00+14:00",  # 0000-12-31 in UTC
+    "9999-12-31T23:59:59-14:00",  # year 10000 in UTC
+    "0001-01-01",  # local times on the calendar's first day cannot be shown
+]
+
+
+@pytest.mark.parametrize("when", PAST_THE_CALENDAR)
+def test_as_of_past_the_calendar_is_one_line(vault, zone, when):
+    zone("UTC0")
+    with pytest.raises(ConfigError, match="end of the calendar"):
+        parse_moment(when)
+    for extra in ([], ["--json"]):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", *extra, "--as-of", when, "x"])
+        _one_line_error(out, "--as-of")
+        assert "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now" in out.output
+
+
+def test_the_end_of_9999_in_a_zone_behind_utc_is_one_line(vault, zone):
+    """The end of 9999-12-31 west of Greenwich is year 10000 in UTC."""
+    zone("EST5")
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", "9999-12-31", "x"])
+    _one_line_error(out, "--as-of")
+    zone("KIR-14")  # and 14 hours ahead, the local end of the calendar comes before UTC's
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", "9999-12-31T23:59Z", "x"])
+    _one_line_error(out, "--as-of")
+
+
+@pytest.mark.parametrize("when", ["99999999999y", "0001-01-01T00:00+14:00"])
+def test_prune_before_past_the_calendar_is_one_line_and_prunes_nothing(vault, zone, when):
+    zone("UTC0")
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(vault), "--before", when])
+    _one_line_error(out, "--before")
+
+
+@pytest.mark.parametrize(
+    ("when", "as_of"),
+    [
+        ("9999-12-31", "9999-12-31T23:59:59Z"),  # its last microsecond rounds into year 10000 as a float
+        ("9999-12-30", "9999-12-30T23:59:59Z"),
+        ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+        ("0001-01-02", "0001-01-02T23:59:59Z"),  # four digits for a year before 1000
+        ("0001-01-02T00:00Z", "0001-01-02T00:00:00Z"),
+        ("0999-06-01T12:00", "0999-06-01T12:00:00Z"),
+    ],
+)
+@pytest.mark.parametrize("query", ["what did I do yesterday", "notes of last week", "agent memory this month"])
+def test_as_of_at_the_calendar_edges_answers(vault, zone, when, as_of, query):
+    """The edges that fit still answer, with queries naming a period from that day (the
+    dates lane's today), in JSON and for people."""
+    zone("UTC0")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--json", "--as-of", when, query])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["as_of"] == as_of
+    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, query])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith(f"as of {as_of[:10]} ")
+
+
+def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
+    zone("EST5")
+    now = time.time()
+    assert parse_moment("12h") == pytest.approx(now - 12 * 3600, abs=5)
+    assert parse_moment("7d ago") == pytest.approx(now - 7 * 86400, abs=5)
+    assert parse_moment("1y") == pytest.approx(now - 365 * 86400, abs=5)
+    assert iso_time(parse_moment("2026-03-01")) == "2026-03-02T04:59:59Z"  # the end of the local day
+    assert local_time(parse_moment("2026-03-01T14:30")) == "2026-03-01 14:30"
+    for when in ("7d", "2w", "1y", "2026-03-01", "2026-03-01T14:30", "2026-03-01T14:30+02:00"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, "yesterday"])
+        assert out.exit_code == 0, out.output
+
+
+def test_periods_named_from_the_calendar_ends():
+    """A past view of year 1 or 9999: a period that would leave the calendar is none."""
+    first, last = dt.date(1, 1, 2), dt.date(9999, 12, 31)
+    assert query_period("what did I do yesterday", first) == Period(dt.date(1, 1, 1), first)
+    assert query_period("notes of last week", first) is None
+    assert query_period("what did I do today", last) is None  # its end, 10000-01-01, is no date
+    assert query_period("notes of last month", last) == Period(dt.date(9999, 11, 1), dt.date(9999, 12, 1))
+
+
+def test_times_before_the_year_1000_keep_four_digits(zone):
+    zone("UTC0")
+    moment = dt.datetime(999, 6, 1, 12, 30, tzinfo=dt.timezone.utc).timestamp()
+    assert iso_time(moment) == "0999-06-01T12:30:00Z"
+    assert local_time(moment) == "0999-06-01 12:30"
+
+
+def test_valid_at_takes_any_calendar_date(vault):
+    """--valid-at is a date compared as text: its ends are no trouble, a bad one is one line."""
+    for day in ("0001-01-01", "9999-12-31"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--valid-at", day, "yesterday"])
+        assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--valid-at", "10000-01-01", "x"])
+    _one_line_error(out, "--valid-at")
