@@ -351,10 +351,12 @@ def ask(
     """
     from .index.history import parse_moment, parse_world_date
     from .recall.types import DEFAULT_MODE, Mode
+    from .text import valid_unicode
     from .vault import resolve_vault
 
     setup_logging(as_json)
-    text = " ".join(query).strip()
+    # Bytes the command line could not decode, before the query goes to brain serve or recall.
+    text = valid_unicode(" ".join(query)).strip()
     if not text:
         raise click.UsageError("empty query")
     rerank = not no_rerank and config.rerank_model_name() is not None

@@ -9,16 +9,22 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import ClassVar
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import write
+from conftest import FakeEmbedder, write
 
 from brain.cli import cli
+from brain.embed import register_embedder
 from brain.errors import ConfigError
+from brain.evaluation.queries import load_queries
 from brain.index.history import iso_time, local_time, parse_moment
 from brain.index.indexer import index_vault
 from brain.recall.dates import Period, query_period
+from brain.recall.opening import open_recaller
+from brain.text import valid_unicode
 
 NOTES = {
     "Agent memory.md": "# Agent memory\n\nAn agent remembers through recall over its notes. See [[Daily]].\n",
@@ -160,3 +166,100 @@ def test_valid_at_takes_any_calendar_date(vault):
         assert out.exit_code == 0, out.output
     out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--valid-at", "10000-01-01", "x"])
     _one_line_error(out, "--valid-at")
+
+
+# ----- 2. queries that are not valid Unicode ---------------------------------------------------
+
+
+class StrictEmbedder(FakeEmbedder):
+    """Refuses what UTF-8 cannot hold, as the real tokenizer does (TypeError: TextEncodeInput
+    must be Union[...]); keeps the queries it embeds."""
+
+    queries: ClassVar[list[str]] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TypeError(
+                "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"
+            ) from None
+        StrictEmbedder.queries.append(text)
+        return super().embed_query(text)
+
+
+register_embedder("strict", StrictEmbedder)
+
+ARGV_BYTES = "caf\udce9 memory"  # what Python makes of the argument b"caf\xe9 memory"
+LONE_HALF = "agent \ud800 memory"  # "\ud800" alone is valid JSON
+
+
+@pytest.fixture
+def strict_vault(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "strict:64")
+    StrictEmbedder.queries.clear()
+    root = tmp_path / "v"
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    index_vault(root, progress=False)
+    return root
+
+
+def test_valid_unicode():
+    assert valid_unicode(ARGV_BYTES) == "caf\ufffd memory"
+    assert valid_unicode(LONE_HALF) == "agent \ufffd memory"
+    assert valid_unicode("caf\udcc3\udca9") == "café"  # UTF-8 bytes a non-UTF-8 locale left undecoded
+    assert valid_unicode("\ud83d\ude00 and \ud83d\udc80") == "😀 and 💀"  # halves in order are their character
+    assert valid_unicode("x\udcff\ud800\udbffy") == "x\ufffd\ufffd\ufffdy"
+    assert valid_unicode("plain café") == "plain café"
+
+
+@pytest.mark.parametrize("query", [ARGV_BYTES, LONE_HALF])
+def test_ask_with_a_surrogate_in_the_query_answers(strict_vault, query):
+    for extra in ([], ["--json"], ["--context"], ["--ab"]):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--no-update", *extra, query])
+        assert out.exit_code == 0, out.output
+        assert "Agent memory" in out.output
+    answer = json.loads(CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--json", query]).output)
+    assert answer["query"] == valid_unicode(query) and answer["results"]
+    assert all(q == valid_unicode(query) for q in StrictEmbedder.queries)
+
+
+def test_ask_sends_brain_serve_valid_unicode(strict_vault, monkeypatch):
+    """The query goes to `brain serve` as JSON in UTF-8: cleaned before it is sent."""
+    from brain.server import client
+
+    sent = []
+
+    def ask(root, text, *args, **kwargs):
+        text.encode("utf-8")
+        sent.append(text)
+        raise client.NoServer("none here")
+
+    monkeypatch.setattr(client, "ask", ask)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--no-update", ARGV_BYTES])
+    assert out.exit_code == 0, out.output
+    assert sent == ["caf\ufffd memory"]
+
+
+def test_recaller_takes_a_query_with_a_surrogate(strict_vault):
+    recaller = open_recaller(strict_vault, update=False)
+    try:
+        result = recaller.ask(LONE_HALF, "hybrid+ppr")
+        both = recaller.compare(ARGV_BYTES, ["vector", "hybrid"])
+    finally:
+        recaller.close()
+    assert result.query == "agent \ufffd memory" and result.results
+    assert [r.query for r in both] == ["caf\ufffd memory"] * 2
+
+
+def test_eval_with_a_surrogate_in_a_query(strict_vault, tmp_path):
+    line = json.dumps({"id": "s", "query": LONE_HALF, "type": "entity", "relevant": ["Agent memory.md"]})
+    assert "\\ud800" in line
+    path = tmp_path / "q.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert [q.query for q in load_queries(path)] == ["agent \ufffd memory"]
+    out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(strict_vault), "--modes", "vector,hybrid+ppr"])
+    assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(strict_vault), "--explain", "s"])
+    assert out.exit_code == 0, out.output
