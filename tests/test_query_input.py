@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 
 from brain.cli import cli
+from brain.db import connection
 from brain.embed import register_embedder
 from brain.errors import ConfigError
 from brain.evaluation.queries import load_queries
@@ -24,6 +25,7 @@ from brain.index.history import iso_time, local_time, parse_moment
 from brain.index.indexer import index_vault
 from brain.recall.dates import Period, query_period
 from brain.recall.opening import open_recaller
+from brain.telemetry import ABRow, log_ab, parse_since
 from brain.text import valid_unicode
 
 NOTES = {
@@ -263,3 +265,52 @@ def test_eval_with_a_surrogate_in_a_query(strict_vault, tmp_path):
     assert out.exit_code == 0, out.output
     out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(strict_vault), "--explain", "s"])
     assert out.exit_code == 0, out.output
+
+
+# ----- 3. ab report --since --------------------------------------------------------------------
+
+
+def _ab_rows(*created: str) -> None:
+    """One ab_recall row per time (SQLite's format, UTC)."""
+    row = ABRow("q", "vector", "graph", 10, False, "", 0, [], [], [], [], False, {}, [])
+    with connection() as conn:
+        for at in created:
+            row_id = log_ab(conn, row, source="work", vault="/v")
+            conn.execute("UPDATE ab_recall SET created_at = ? WHERE id = ?", (at, row_id))
+        conn.commit()
+
+
+def _report(since: str) -> tuple[str, int]:
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", since])
+    assert out.exit_code == 0, out.output
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--since", since, "--json"]).output)
+    assert out.output.startswith(f"since {data['since']} UTC\nqueries: {data['all']['queries']} ")
+    return data["since"], data["all"]["queries"]
+
+
+def test_ab_report_since_a_year_before_1000_keeps_four_digits():
+    _ab_rows("2026-11-30 10:00:00", "2026-12-01 10:00:00", "2026-12-02 10:00:00", "2026-12-02 12:00:00")
+    assert _report("1000-01-01") == ("1000-01-01 00:00:00", 4)
+    assert _report("0999-01-01") == ("0999-01-01 00:00:00", 4)  # was "999-01-01", after "2026" as text
+    assert _report("0001-01-01") == ("0001-01-01 00:00:00", 4)
+
+
+def test_ab_report_since_a_time_with_a_zone_is_converted_to_utc():
+    _ab_rows("2026-12-02 10:59:59", "2026-12-02 11:00:00", "2026-12-02 22:00:00")
+    assert _report("2026-12-02T23:00+12:00") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T06:00-05:00") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T11:00Z") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T11:00") == ("2026-12-02 11:00:00", 2)  # no zone: UTC, as before
+    assert _report("2026-12-02") == ("2026-12-02 00:00:00", 3)
+    assert _report("0001-01-01T00:00+14:00") == ("0001-01-01 00:00:00", 3)  # before year 1 in UTC: everything
+    assert _report("9999-12-31T23:00-05:00") == ("9999-12-31 23:59:59", 0)  # after 9999: nothing
+
+
+def test_since_for_recent_turns_is_utc_with_four_digit_years():
+    """The MCP tool recent_turns(since=…) reads the same parser."""
+    assert parse_since("0999-01-01") == "0999-01-01 00:00:00"
+    assert parse_since("2026-12-02T23:00+12:00") == "2026-12-02 11:00:00"
+    assert parse_since("2026-12-02T23:00:00.5+05:30") == "2026-12-02 17:30:00"
+    assert parse_since("99999999999999w") == "0001-01-01 00:00:00"
+    with pytest.raises(ConfigError, match="--since takes"):
+        parse_since("last tuesday")
