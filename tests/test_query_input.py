@@ -7,16 +7,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import ClassVar
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 
 from brain.cli import cli
+from brain.cli_support import library_errors
 from brain.db import connection
 from brain.embed import register_embedder
 from brain.errors import ConfigError
@@ -26,7 +29,7 @@ from brain.index.indexer import index_vault
 from brain.recall.dates import Period, query_period
 from brain.recall.opening import open_recaller
 from brain.telemetry import ABRow, log_ab, parse_since
-from brain.text import valid_unicode
+from brain.text import terminal_safe, valid_unicode
 
 NOTES = {
     "Agent memory.md": "# Agent memory\n\nAn agent remembers through recall over its notes. See [[Daily]].\n",
@@ -314,3 +317,89 @@ def test_since_for_recent_turns_is_utc_with_four_digit_years():
     assert parse_since("99999999999999w") == "0001-01-01 00:00:00"
     with pytest.raises(ConfigError, match="--since takes"):
         parse_since("last tuesday")
+
+
+# ----- 4. terminal control in notes ------------------------------------------------------------
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but \t and \n
+TRICKS = (
+    "osc \x1b]0;pwned\x07 bel-ended, \x1b]8;;http://evil\x1b\\linked\x1b]8;;\x1b\\ st-ended, "
+    "dcs \x1bP1$qm\x1b\\ done, apc \x1b_hidden\x1b\\ gone, csi \x1b[31mred\x1b[0m \x1b[2J cleared, "
+    "c1 \x9b31mred\x9b0m \x9d0;title\x9c ok, bell\x07 back\x08\x08\x08space, "
+    "shown\rHIDDEN overwrite, esc \x1bc reset, del\x7f, charset \x1b(0 lines"
+)
+
+
+def test_terminal_safe_strips_control_and_keeps_text():
+    assert terminal_safe("platypus \x1b]0;pwned\x07 harmonica") == "platypus  harmonica"
+    assert terminal_safe("a\x1bP1;2|data\x1b\\b") == "ab"  # DCS up to ST
+    assert terminal_safe("\x1b[1;31mred\x1b[0m \x9b4mline\x9b0m") == "red line"  # CSI, 7- and 8-bit
+    assert terminal_safe("\x9d0;title\x9c after") == " after"  # 8-bit OSC and ST
+    assert terminal_safe("bell\x07 bs\x08\x08x") == "bell bsx"
+    assert terminal_safe("safe\rEVIL") == "safeEVIL"  # no carriage return to write over a line with
+    assert terminal_safe("crlf\r\nline\ttab") == "crlf\nline\ttab"
+    assert terminal_safe("unterminated \x1b]0;title and more") == "unterminated 0;title and more"
+    assert terminal_safe("esc \x1bc, \x1b(0, \x1b7 and a last \x1b") == "esc , ,  and a last "
+    assert terminal_safe("del\x7f \x85nel \x90dcs") == "del nel dcs"
+    assert CONTROL.search(terminal_safe(TRICKS)) is None
+    assert terminal_safe("plain — text, ünïcode 😀\n") == "plain — text, ünïcode 😀\n"
+
+
+@pytest.fixture
+def tricky_vault(tmp_path) -> Path:
+    root = tmp_path / "v"
+    write(root, "Platypus.md", f"# Platypus \x1b]0;title\x07 notes\n\nplatypus harmonica {TRICKS} [[Harmonica]]\n")
+    write(root, "Harmonica.md", "# Harmonica\n\nA harmonica, for the platypus.\n")
+    write(root, "Esc\x1b[2Jape.md", "# Escape\n\nplatypus harmonica escape [[Platypus]]\n")
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("extra", [[], ["--context"], ["--ab"], ["--graph"], ["--as-of", "0h"]])
+def test_ask_shows_no_terminal_control_from_notes(tricky_vault, extra):
+    args = ["ask", "--vault", str(tricky_vault), "--no-update", *extra, "platypus harmonica"]
+    out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
+    assert out.exit_code == 0, out.output
+    assert "Platypus" in out.output and "Escape" in out.output  # a file name with CSI in it: Esc\x1b[2Jape.md
+    assert CONTROL.search(out.output) is None, repr(out.output)
+    if extra != ["--ab"]:
+        assert "pwned" not in out.output and "linked" in out.output and "cleared" in out.output
+
+
+def test_ask_json_escapes_every_control_character(tricky_vault):
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(tricky_vault), "--no-update", "--json", "platypus harmonica"], color=True
+    )
+    assert out.exit_code == 0, out.output
+    assert CONTROL.search(out.output) is None, repr(out.output)  # C1 and DEL too: \u009b, \u007f
+    answer = json.loads(out.output)
+    snippet = next(r["snippet"] for r in answer["results"] if r["path"] == "Platypus.md")
+    assert "\x1b]0;pwned\x07" in snippet and "\x9b31m" in snippet and "\x08\x08" in snippet  # the text as it is
+    assert "Esc\x1b[2Jape.md" in [r["path"] for r in answer["results"]]
+
+
+def test_links_history_and_errors_show_no_terminal_control(tricky_vault):
+    for args in (["neighbours", "Platypus"], ["history", "Platypus"], ["neighbours", "Esc\x1b[2Jape"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", str(tricky_vault)], color=True)
+        assert out.exit_code == 0, out.output
+        assert "Platypus" in out.output and "Escape.md" in out.output
+        assert CONTROL.search(out.output) is None, repr(out.output)
+    queries = tricky_vault.parent / "q.jsonl"
+    line = {"id": "e", "query": "platypus escape", "type": "entity", "relevant": ["Esc\x1b[2Jape.md"]}
+    queries.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(tricky_vault), "--explain", "e"], color=True)
+    assert out.exit_code == 0, out.output
+    assert "Escape" in out.output and CONTROL.search(out.output) is None, repr(out.output)
+    out = CliRunner().invoke(cli, ["neighbours", "Escape", "--vault", str(tricky_vault)], color=True)
+    _one_line_error(out, "did you mean 'Esc\\x1b[2Jape'?")  # the name as Python writes it: no control
+    assert CONTROL.search(out.output) is None, repr(out.output)
+
+
+def test_a_library_error_is_shown_with_no_terminal_control():
+    @click.command()
+    @library_errors
+    def command() -> None:
+        raise ConfigError("no note 'Esc\x1b]0;pwned\x07ape' here;\nsecond line\r")
+
+    out = CliRunner().invoke(command, color=True)
+    assert out.exit_code == 1 and out.output == "Error: no note 'Escape' here;\nsecond line\n"
