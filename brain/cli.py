@@ -352,10 +352,12 @@ def ask(
     """
     from .index.history import parse_moment, parse_world_date
     from .recall.types import DEFAULT_MODE, Mode
+    from .text import valid_unicode
     from .vault import resolve_vault
 
     setup_logging(as_json)
-    text = " ".join(query).strip()
+    # Bytes the command line could not decode, before the query goes to brain serve or recall.
+    text = valid_unicode(" ".join(query)).strip()
     if not text:
         raise click.UsageError("empty query")
     rerank = not no_rerank and config.rerank_model_name() is not None
@@ -507,6 +509,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
 def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
     from .reading import neighbours as note_neighbours
+    from .text import terminal_safe
 
     _root, store = _open_index(vault)
     try:
@@ -516,17 +519,17 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['title']}  ({data['path']})")
-    click.echo(f"\nlinks ({len(data['links'])}):")
+    lines = [f"{data['title']}  ({data['path']})", f"\nlinks ({len(data['links'])}):"]
     for link in data["links"]:
         where = link["path"] or link["status"]
         anchor = f"#{link['anchor']}" if link["anchor"] else ""
-        click.echo(
+        lines.append(
             f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
         )
-    click.echo(f"\nbacklinks ({len(data['backlinks'])}):")
+    lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:
-        click.echo(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+        lines.append(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+    click.echo(terminal_safe("\n".join(lines)))  # titles, link targets and paths from the vault
 
 
 @cli.group()
@@ -563,9 +566,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        click.echo(
-            "\nmost promoted via links: " + ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
-        )
+        from .text import terminal_safe
+
+        titles = ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
+        click.echo(terminal_safe(f"\nmost promoted via links: {titles}"))
 
 
 def _confirm_discarding_history(vault: str | None) -> bool:

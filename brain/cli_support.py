@@ -1,7 +1,7 @@
 """What every CLI module shares: library errors as click errors, JSON output, logging.
 
-Click and the standard library only, so each area's commands (brain.cli, brain.ledger.cli,
-brain.evaluation.cli) import it at module level without a cycle through brain.cli.
+Click, the standard library and brain.text only, so each area's commands (brain.cli,
+brain.ledger.cli, brain.evaluation.cli) import it at module level without a cycle through brain.cli.
 """
 
 from __future__ import annotations
@@ -9,29 +9,39 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from .errors import BrainError
+from .text import terminal_safe
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a BrainError raised by the library into a clean CLI error."""
+    """Turn a BrainError raised by the library into a clean CLI error (a note's name in it
+    with no terminal control)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except BrainError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(terminal_safe(str(exc))) from exc
 
     return wrapper
 
 
+# What json.dumps leaves raw with ensure_ascii=False that a terminal acts on: DEL and the C1
+# controls (U+009B is CSI). C0 controls it escapes already.
+_RAW_CONTROL = re.compile(r"[\x7f-\x9f]")
+
+
 def emit_json(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    """``data`` as indented JSON, every control character escaped (a note's text may hold them)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    click.echo(_RAW_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def setup_logging(quiet: bool = False) -> None:

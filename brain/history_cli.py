@@ -27,13 +27,14 @@ def history_command(note: str, vault: str | None, as_json: bool) -> None:
       brain history Projects/Halyard.md --json
     """
     from .recall.timeline import history_text, note_history
+    from .text import terminal_safe
 
     setup_logging(as_json)
     found = note_history(vault, note)
     if as_json:
         emit_json(found.as_dict())
     else:
-        click.echo(history_text(found))
+        click.echo(terminal_safe(history_text(found)))  # paths and titles from the vault
 
 
 @click.command("prune")

@@ -1,4 +1,7 @@
-"""Recall results for people (a ranked list), agents (JSON) and prompts (a context bundle)."""
+"""Recall results for people (a ranked list), agents (JSON) and prompts (a context bundle).
+
+What people and prompts are shown passes through ``terminal_safe``: a note's control characters
+and escape sequences would act on the terminal (JSON escapes them instead: ``emit_json``)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import shutil
 
 from .index.history import iso_time, local_time
 from .recall.types import Candidate, RecallResult
+from .text import terminal_safe
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -69,7 +73,8 @@ def result_json(result: RecallResult) -> dict:
 
 
 def result_text(result: RecallResult, *, width: int | None = None) -> str:
-    """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits."""
+    """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits;
+    no terminal control from the notes."""
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = []
     dated = result.as_of is not None or result.valid_at is not None
@@ -86,11 +91,11 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
         lines.append(f"           {location}")
         if dated:
             lines.append(f"           {_dates(c)}")
-        for line in _wrap(snippet(c, result.query), width - 11):
+        for line in _wrap(terminal_safe(snippet(c, result.query)), width - 11):
             lines.append(f"           {line}")
     if not result.results:
         lines.append("no notes found")
-    return "\n".join(lines)
+    return terminal_safe("\n".join(lines))
 
 
 def _dates(c: Candidate) -> str:
@@ -108,16 +113,18 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     in_a = {c.path for c in a.results}
     rows = [f"{'':4}{a.mode:<{column}}  {b.mode}", f"{'':4}{'-' * (column - 2):<{column}}  {'-' * (column - 2)}"]
     for i in range(max(len(a.results), len(b.results))):
-        left = _clip(a.results[i].title, column) if i < len(a.results) else ""
+        left = _clip(terminal_safe(a.results[i].title), column) if i < len(a.results) else ""
         right = ""
         if i < len(b.results):
             c = b.results[i]
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
-            right = f"{mark} " + _clip(c.title + (f"  via [[{c.via.from_title}]]" if c.via else ""), column)
+            right = f"{mark} " + _clip(
+                terminal_safe(c.title + (f"  via [[{c.via.from_title}]]" if c.via else "")), column
+            )
         rows.append(f"{i + 1:>2}. {left:<{column}}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
-    return "\n".join(rows)
+    return terminal_safe("\n".join(rows))
 
 
 def context_bundle(result: RecallResult, budget: int) -> str:
@@ -125,8 +132,8 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     parts: list[str] = []
     used = 0
     for c in result.results:
-        header = f"### {c.path}" + (f" › {c.heading}" if c.heading else "")
-        body = c.text.strip()
+        header = terminal_safe(f"### {c.path}" + (f" › {c.heading}" if c.heading else ""))
+        body = terminal_safe(c.text).strip()
         block = f"{header}\n{body}\n"
         room = budget - used
         if room <= len(header) + 40:

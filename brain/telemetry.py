@@ -95,10 +95,20 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
 
 
 EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold
+NOTHING = "9999-12-31 23:59:59"  # the latest
+
+
+def sqlite_time(moment: dt.datetime) -> str:
+    """A UTC time in SQLite's format, which compares as text: the year always four digits
+    (strftime's ``%Y`` writes 999, and "999-…" sorts after "1000-…")."""
+    return moment.isoformat(sep=" ", timespec="seconds")
 
 
 def parse_since(text: str) -> str:
-    """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format."""
+    """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format.
+
+    A date or time without a zone is UTC; one with a zone (``2026-12-02T23:00+12:00``) is
+    converted to UTC. A moment before year 1 is everything, one after 9999 nothing."""
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
     if match:
         amount, unit = int(match.group(1)), match.group(2)
@@ -107,11 +117,18 @@ def parse_since(text: str) -> str:
             since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: amount})
         except OverflowError:  # a span longer than the calendar: everything
             return EVERYTHING
-        return since.strftime("%Y-%m-%d %H:%M:%S")
+        return sqlite_time(since.replace(tzinfo=None))
     try:
-        return dt.datetime.fromisoformat(text.strip()).strftime("%Y-%m-%d %H:%M:%S")
+        since = dt.datetime.fromisoformat((text or "").strip())
     except ValueError as exc:
         raise ConfigError(f"--since takes a span like 7d, 12h, 2w or a date like 2026-11-01, not {text!r}") from exc
+    offset = since.utcoffset()
+    if offset is not None:
+        try:
+            since = since.replace(tzinfo=None) - offset
+        except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC; 9999-12-31T23:00-05:00 after 9999
+            return EVERYTHING if since.year == 1 else NOTHING
+    return sqlite_time(since)
 
 
 # The weekly figures. The README shows this same SQL.

@@ -123,6 +123,7 @@ def _explain(
     from ..errors import ConfigError
     from ..recall.opening import open_recaller
     from ..recall.types import DEFAULT_MODE
+    from ..text import terminal_safe
     from .explain import explain, format_explanation
 
     by_id = {q.id: q for q in loaded}
@@ -137,7 +138,7 @@ def _explain(
     if as_json:
         emit_json([e.as_dict() for e in out])
     else:
-        click.echo("\n\n\n".join(format_explanation(e) for e in out))
+        click.echo(terminal_safe("\n\n\n".join(format_explanation(e) for e in out)))  # note paths
 
 
 def _bar(total: int) -> Any:  # a tqdm bar, or None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError
+from ..text import valid_unicode
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 REQUIRED = ("id", "query", "type", "relevant")
@@ -114,7 +115,7 @@ def _parse(text: str) -> _Parsed:
         parsed.queries.append(
             EvalQuery(
                 id=str(qid),
-                query=record["query"].strip(),
+                query=valid_unicode(record["query"]).strip(),  # "\ud800" alone is valid JSON
                 type=record["type"],
                 relevant=tuple(str(_normal_path(p)) for p in record["relevant"]),
                 partial=tuple(str(_normal_path(p)) for p in record.get("partial") or ()),

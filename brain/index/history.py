@@ -24,6 +24,7 @@ the present); ``prune`` applies it, or a date, to the whole index (`brain prune`
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import time
 from collections import Counter
@@ -200,21 +201,60 @@ _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
 def parse_moment(text: str, option: str = "--as-of") -> float:
     """A moment in the index's own time (Unix seconds) from what a user types: a date
     (``2026-03-01``: the end of that day, local time), a date and time (local unless it names
-    a zone), or a span back from now (``12h``, ``7d``, ``2w``, ``1y``)."""
+    a zone), or a span back from now (``12h``, ``7d``, ``2w``, ``1y``).
+
+    The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
+    recall turns it back into a date and prints it, so one past either end is an error here."""
+    forms = "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now (12h, 7d, 2w, 1y)"
     value = (text or "").strip()
-    match = _SPAN.fullmatch(value)
-    if match:
-        return time.time() - int(match.group(1)) * _SPAN_DAYS[match.group(2).lower()] * 86400
+    span = _SPAN.fullmatch(value)
     try:
-        if len(value) == 10:
-            day = dt.date.fromisoformat(value)
-            return dt.datetime.combine(day, dt.time.max).timestamp()
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()  # naive: local time
-    except (ValueError, OverflowError, OSError):
+        if span is None:
+            written = dt.date.fromisoformat(value) if len(value) == 10 else _datetime(value)
+    except ValueError:
+        raise ConfigError(f"{option} takes {forms}, not {text!r}") from None
+    try:
+        if span is not None:
+            moment = time.time() - int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()] * 86400
+        elif isinstance(written, dt.datetime):
+            moment = written.timestamp()  # naive: local time
+        else:
+            moment = _end_of_day(written)
+    except (ValueError, OverflowError, OSError):  # a span of thousands of digits; a local time past year 1 or 9999
+        moment = math.nan
+    if not _fits(moment):
         raise ConfigError(
-            f"{option} takes a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back "
-            f"from now (12h, 7d, 2w, 1y), not {text!r}"
-        ) from None
+            f"{option} {text!r} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
+            f"time): it takes {forms}"
+        )
+    return moment
+
+
+def _datetime(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _end_of_day(day: dt.date) -> float:
+    """The last moment of ``day`` in local time. Far from 1970 a float cannot hold the day's
+    last microsecond and rounds up to the next day's start (9999-12-31 to year 10000): then
+    the moment just before it."""
+    end = dt.datetime.combine(day, dt.time.max).timestamp()
+    try:
+        past = dt.datetime.fromtimestamp(end).date() > day
+    except (ValueError, OverflowError, OSError):
+        past = True
+    return min(math.nextafter(end, -math.inf), end - 1e-6) if past else end
+
+
+def _fits(moment: float) -> bool:
+    """Whether ``moment`` is a date and time in UTC and in local time (what ``iso_time``,
+    ``local_time`` and a past view's today make of it)."""
+    try:
+        dt.datetime.fromtimestamp(moment, dt.timezone.utc)
+        dt.datetime.fromtimestamp(moment)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return True
 
 
 def parse_world_date(text: str, option: str = "--valid-at") -> str:
@@ -229,11 +269,12 @@ def iso_time(moment: float | None) -> str | None:
     """Unix time → ISO 8601 in UTC, to the second (JSON)."""
     if moment is None:
         return None
-    return dt.datetime.fromtimestamp(moment, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = dt.datetime.fromtimestamp(moment, dt.timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="seconds") + "Z"  # isoformat, not strftime: years before 1000 keep 4 digits
 
 
 def local_time(moment: float | None) -> str:
     """Unix time → ``2026-03-01 14:30`` in local time (for people)."""
     if moment is None:
         return ""
-    return dt.datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
+    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec="minutes")

@@ -141,13 +141,18 @@ def month_number(word: str) -> int | None:
 def query_period(query: str, today: dt.date | None = None) -> Period | None:
     """The period a query names: a day, a month (or its first, middle or last third), a season
     of a year, or one named from ``today`` (yesterday, last week, this month, …); None when it
-    names none. A date written out counts before a relative one."""
+    names none (or one past an end of the calendar). A date written out counts before a relative one."""
     text = query.casefold()
     period = _written_period(text)
     if period is not None:
         return period
     found = _RELATIVE.search(text)
-    return _relative(_RELATIVE_KIND[found.group(1)], today or dt.date.today()) if found else None
+    if found is None:
+        return None
+    try:
+        return _relative(_RELATIVE_KIND[found.group(1)], today or dt.date.today())
+    except (OverflowError, ValueError):  # a past view of the calendar's first or last days: no such period
+        return None
 
 
 def _relative(kind: str, today: dt.date) -> Period:

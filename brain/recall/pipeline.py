@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from .. import config
 from ..errors import BrainError, ConfigError
 from ..index.store import index_errors, search_index_damaged
+from ..text import valid_unicode
 from . import anchors as anchors_stage
 from . import carry, fusion
 from . import dates as dates_stage
@@ -309,7 +310,7 @@ class Recaller:
 
     def prepare(self, query: str, settings: RecallSettings) -> QueryState:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""
-        query = query.strip()
+        query = valid_unicode(query).strip()  # lone surrogates: the tokenizer and SQLite refuse them
         if not query:
             raise ConfigError('empty query: ask a question, e.g. brain ask "how should agent memory work"')
         timings: dict[str, float] = {}

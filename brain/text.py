@@ -1,0 +1,45 @@
+"""Text at the query side's edges: valid Unicode coming in, no terminal control going out.
+
+A query can arrive holding UTF-16 surrogates no UTF-8 text can: Python decodes a command
+line's undecodable bytes to U+DC80-U+DCFF ("surrogateescape"), and JSON may hold "\\ud800"
+alone. The tokenizer, SQLite and a JSON request to `brain serve` all refuse them.
+
+A note can hold terminal control sequences (a window title set by OSC, colours, a cursor
+moved by CSI, a line overwritten after \\r); shown to a person they would act on the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with no surrogate left: a high and low half in order become their character,
+    bytes a command line could not decode (U+DC80-U+DCFF) are read again as UTF-8 (what cannot
+    be becomes U+FFFD), and any other lone half becomes U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    text = _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
+    text = _ESCAPED_BYTES.sub(lambda m: m.group().encode("utf-8", "surrogateescape").decode("utf-8", "replace"), text)
+    return _SURROGATE.sub("\ufffd", text)
+
+
+# ECMA-48: a control string (OSC, DCS, SOS, PM, APC; 7- or 8-bit) up to its terminator (BEL or
+# ST); a CSI sequence; any other escape sequence; then any C0 control but tab and newline, DEL
+# and C1. An unterminated string loses its introducer and shows the rest as plain text.
+_TERMINAL = re.compile(
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b[ -/]*[0-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` for a terminal: every control character and escape sequence taken out but
+    newlines and tabs (a note's text shown in `brain ask`, its title, its path)."""
+    return _TERMINAL.sub("", text)

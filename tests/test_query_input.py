@@ -1,0 +1,405 @@
+"""What a user or a file hands the query side, held to one-line errors and clean text: --as-of
+moments past the calendar, queries that are not valid Unicode, `ab report --since` windows, and
+terminal control sequences in notes. Fake embedder throughout."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+
+from brain.cli import cli
+from brain.cli_support import library_errors
+from brain.db import connection
+from brain.embed import register_embedder
+from brain.errors import ConfigError
+from brain.evaluation.queries import load_queries
+from brain.index.history import iso_time, local_time, parse_moment
+from brain.index.indexer import index_vault
+from brain.recall.dates import Period, query_period
+from brain.recall.opening import open_recaller
+from brain.telemetry import ABRow, log_ab, parse_since
+from brain.text import terminal_safe, valid_unicode
+
+NOTES = {
+    "Agent memory.md": "# Agent memory\n\nAn agent remembers through recall over its notes. See [[Daily]].\n",
+    "Daily.md": "---\ndate: 2026-11-30\n---\n# Daily\n\nWhat I did: wrote the memory notes for the agent.\n",
+}
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    root = tmp_path / "v"
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.fixture
+def zone():
+    """Set the local time zone (a POSIX TZ string) for one test; put back after it."""
+    saved = os.environ.get("TZ")
+
+    def set_zone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_zone
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()
+
+
+def _one_line_error(out, option: str) -> None:
+    assert out.exit_code == 1, out.output
+    assert isinstance(out.exception, SystemExit), repr(out.exception)
+    assert "Traceback" not in out.output
+    assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
+    assert option in out.output
+
+
+# ----- 1. --as-of past the calendar ------------------------------------------------------------
+
+PAST_THE_CALENDAR = [
+    "99999999999y",  # before year 1
+    "1" * 5000 + "d",  # more digits than int() reads
+    "0001-01-01T00:00+14:00",  # 0000-12-31 in UTC
+    "9999-12-31T23:59:59-14:00",  # year 10000 in UTC
+    "0001-01-01",  # local times on the calendar's first day cannot be shown
+]
+
+
+@pytest.mark.parametrize("when", PAST_THE_CALENDAR)
+def test_as_of_past_the_calendar_is_one_line(vault, zone, when):
+    zone("UTC0")
+    with pytest.raises(ConfigError, match="end of the calendar"):
+        parse_moment(when)
+    for extra in ([], ["--json"]):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", *extra, "--as-of", when, "x"])
+        _one_line_error(out, "--as-of")
+        assert "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now" in out.output
+
+
+def test_the_end_of_9999_in_a_zone_behind_utc_is_one_line(vault, zone):
+    """The end of 9999-12-31 west of Greenwich is year 10000 in UTC."""
+    zone("EST5")
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", "9999-12-31", "x"])
+    _one_line_error(out, "--as-of")
+    zone("KIR-14")  # and 14 hours ahead, the local end of the calendar comes before UTC's
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", "9999-12-31T23:59Z", "x"])
+    _one_line_error(out, "--as-of")
+
+
+@pytest.mark.parametrize("when", ["99999999999y", "0001-01-01T00:00+14:00"])
+def test_prune_before_past_the_calendar_is_one_line_and_prunes_nothing(vault, zone, when):
+    zone("UTC0")
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(vault), "--before", when])
+    _one_line_error(out, "--before")
+
+
+@pytest.mark.parametrize(
+    ("when", "as_of"),
+    [
+        ("9999-12-31", "9999-12-31T23:59:59Z"),  # its last microsecond rounds into year 10000 as a float
+        ("9999-12-30", "9999-12-30T23:59:59Z"),
+        ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+        ("0001-01-02", "0001-01-02T23:59:59Z"),  # four digits for a year before 1000
+        ("0001-01-02T00:00Z", "0001-01-02T00:00:00Z"),
+        ("0999-06-01T12:00", "0999-06-01T12:00:00Z"),
+    ],
+)
+@pytest.mark.parametrize("query", ["what did I do yesterday", "notes of last week", "agent memory this month"])
+def test_as_of_at_the_calendar_edges_answers(vault, zone, when, as_of, query):
+    """The edges that fit still answer, with queries naming a period from that day (the
+    dates lane's today), in JSON and for people."""
+    zone("UTC0")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--json", "--as-of", when, query])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["as_of"] == as_of
+    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, query])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith(f"as of {as_of[:10]} ")
+
+
+def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
+    zone("EST5")
+    now = time.time()
+    assert parse_moment("12h") == pytest.approx(now - 12 * 3600, abs=5)
+    assert parse_moment("7d ago") == pytest.approx(now - 7 * 86400, abs=5)
+    assert parse_moment("1y") == pytest.approx(now - 365 * 86400, abs=5)
+    assert iso_time(parse_moment("2026-03-01")) == "2026-03-02T04:59:59Z"  # the end of the local day
+    assert local_time(parse_moment("2026-03-01T14:30")) == "2026-03-01 14:30"
+    for when in ("7d", "2w", "1y", "2026-03-01", "2026-03-01T14:30", "2026-03-01T14:30+02:00"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, "yesterday"])
+        assert out.exit_code == 0, out.output
+
+
+def test_periods_named_from_the_calendar_ends():
+    """A past view of year 1 or 9999: a period that would leave the calendar is none."""
+    first, last = dt.date(1, 1, 2), dt.date(9999, 12, 31)
+    assert query_period("what did I do yesterday", first) == Period(dt.date(1, 1, 1), first)
+    assert query_period("notes of last week", first) is None
+    assert query_period("what did I do today", last) is None  # its end, 10000-01-01, is no date
+    assert query_period("notes of last month", last) == Period(dt.date(9999, 11, 1), dt.date(9999, 12, 1))
+
+
+def test_times_before_the_year_1000_keep_four_digits(zone):
+    zone("UTC0")
+    moment = dt.datetime(999, 6, 1, 12, 30, tzinfo=dt.timezone.utc).timestamp()
+    assert iso_time(moment) == "0999-06-01T12:30:00Z"
+    assert local_time(moment) == "0999-06-01 12:30"
+
+
+def test_valid_at_takes_any_calendar_date(vault):
+    """--valid-at is a date compared as text: its ends are no trouble, a bad one is one line."""
+    for day in ("0001-01-01", "9999-12-31"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--valid-at", day, "yesterday"])
+        assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--valid-at", "10000-01-01", "x"])
+    _one_line_error(out, "--valid-at")
+
+
+# ----- 2. queries that are not valid Unicode ---------------------------------------------------
+
+
+class StrictEmbedder(FakeEmbedder):
+    """Refuses what UTF-8 cannot hold, as the real tokenizer does (TypeError: TextEncodeInput
+    must be Union[...]); keeps the queries it embeds."""
+
+    queries: ClassVar[list[str]] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TypeError(
+                "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"
+            ) from None
+        StrictEmbedder.queries.append(text)
+        return super().embed_query(text)
+
+
+register_embedder("strict", StrictEmbedder)
+
+ARGV_BYTES = "caf\udce9 memory"  # what Python makes of the argument b"caf\xe9 memory"
+LONE_HALF = "agent \ud800 memory"  # "\ud800" alone is valid JSON
+
+
+@pytest.fixture
+def strict_vault(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "strict:64")
+    StrictEmbedder.queries.clear()
+    root = tmp_path / "v"
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    index_vault(root, progress=False)
+    return root
+
+
+def test_valid_unicode():
+    assert valid_unicode(ARGV_BYTES) == "caf\ufffd memory"
+    assert valid_unicode(LONE_HALF) == "agent \ufffd memory"
+    assert valid_unicode("caf\udcc3\udca9") == "café"  # UTF-8 bytes a non-UTF-8 locale left undecoded
+    assert valid_unicode("\ud83d\ude00 and \ud83d\udc80") == "😀 and 💀"  # halves in order are their character
+    assert valid_unicode("x\udcff\ud800\udbffy") == "x\ufffd\ufffd\ufffdy"
+    assert valid_unicode("plain café") == "plain café"
+
+
+@pytest.mark.parametrize("query", [ARGV_BYTES, LONE_HALF])
+def test_ask_with_a_surrogate_in_the_query_answers(strict_vault, query):
+    for extra in ([], ["--json"], ["--context"], ["--ab"]):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--no-update", *extra, query])
+        assert out.exit_code == 0, out.output
+        assert "Agent memory" in out.output
+    answer = json.loads(CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--json", query]).output)
+    assert answer["query"] == valid_unicode(query) and answer["results"]
+    assert all(q == valid_unicode(query) for q in StrictEmbedder.queries)
+
+
+def test_ask_sends_brain_serve_valid_unicode(strict_vault, monkeypatch):
+    """The query goes to `brain serve` as JSON in UTF-8: cleaned before it is sent."""
+    from brain.server import client
+
+    sent = []
+
+    def ask(root, text, *args, **kwargs):
+        text.encode("utf-8")
+        sent.append(text)
+        raise client.NoServer("none here")
+
+    monkeypatch.setattr(client, "ask", ask)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(strict_vault), "--no-update", ARGV_BYTES])
+    assert out.exit_code == 0, out.output
+    assert sent == ["caf\ufffd memory"]
+
+
+def test_recaller_takes_a_query_with_a_surrogate(strict_vault):
+    recaller = open_recaller(strict_vault, update=False)
+    try:
+        result = recaller.ask(LONE_HALF, "hybrid+ppr")
+        both = recaller.compare(ARGV_BYTES, ["vector", "hybrid"])
+    finally:
+        recaller.close()
+    assert result.query == "agent \ufffd memory" and result.results
+    assert [r.query for r in both] == ["caf\ufffd memory"] * 2
+
+
+def test_eval_with_a_surrogate_in_a_query(strict_vault, tmp_path):
+    line = json.dumps({"id": "s", "query": LONE_HALF, "type": "entity", "relevant": ["Agent memory.md"]})
+    assert "\\ud800" in line
+    path = tmp_path / "q.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert [q.query for q in load_queries(path)] == ["agent \ufffd memory"]
+    out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(strict_vault), "--modes", "vector,hybrid+ppr"])
+    assert out.exit_code == 0, out.output
+    out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(strict_vault), "--explain", "s"])
+    assert out.exit_code == 0, out.output
+
+
+# ----- 3. ab report --since --------------------------------------------------------------------
+
+
+def _ab_rows(*created: str) -> None:
+    """One ab_recall row per time (SQLite's format, UTC)."""
+    row = ABRow("q", "vector", "graph", 10, False, "", 0, [], [], [], [], False, {}, [])
+    with connection() as conn:
+        for at in created:
+            row_id = log_ab(conn, row, source="work", vault="/v")
+            conn.execute("UPDATE ab_recall SET created_at = ? WHERE id = ?", (at, row_id))
+        conn.commit()
+
+
+def _report(since: str) -> tuple[str, int]:
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", since])
+    assert out.exit_code == 0, out.output
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--since", since, "--json"]).output)
+    assert out.output.startswith(f"since {data['since']} UTC\nqueries: {data['all']['queries']} ")
+    return data["since"], data["all"]["queries"]
+
+
+def test_ab_report_since_a_year_before_1000_keeps_four_digits():
+    _ab_rows("2026-11-30 10:00:00", "2026-12-01 10:00:00", "2026-12-02 10:00:00", "2026-12-02 12:00:00")
+    assert _report("1000-01-01") == ("1000-01-01 00:00:00", 4)
+    assert _report("0999-01-01") == ("0999-01-01 00:00:00", 4)  # was "999-01-01", after "2026" as text
+    assert _report("0001-01-01") == ("0001-01-01 00:00:00", 4)
+
+
+def test_ab_report_since_a_time_with_a_zone_is_converted_to_utc():
+    _ab_rows("2026-12-02 10:59:59", "2026-12-02 11:00:00", "2026-12-02 22:00:00")
+    assert _report("2026-12-02T23:00+12:00") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T06:00-05:00") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T11:00Z") == ("2026-12-02 11:00:00", 2)
+    assert _report("2026-12-02T11:00") == ("2026-12-02 11:00:00", 2)  # no zone: UTC, as before
+    assert _report("2026-12-02") == ("2026-12-02 00:00:00", 3)
+    assert _report("0001-01-01T00:00+14:00") == ("0001-01-01 00:00:00", 3)  # before year 1 in UTC: everything
+    assert _report("9999-12-31T23:00-05:00") == ("9999-12-31 23:59:59", 0)  # after 9999: nothing
+
+
+def test_since_for_recent_turns_is_utc_with_four_digit_years():
+    """The MCP tool recent_turns(since=…) reads the same parser."""
+    assert parse_since("0999-01-01") == "0999-01-01 00:00:00"
+    assert parse_since("2026-12-02T23:00+12:00") == "2026-12-02 11:00:00"
+    assert parse_since("2026-12-02T23:00:00.5+05:30") == "2026-12-02 17:30:00"
+    assert parse_since("99999999999999w") == "0001-01-01 00:00:00"
+    with pytest.raises(ConfigError, match="--since takes"):
+        parse_since("last tuesday")
+
+
+# ----- 4. terminal control in notes ------------------------------------------------------------
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but \t and \n
+TRICKS = (
+    "osc \x1b]0;pwned\x07 bel-ended, \x1b]8;;http://evil\x1b\\linked\x1b]8;;\x1b\\ st-ended, "
+    "dcs \x1bP1$qm\x1b\\ done, apc \x1b_hidden\x1b\\ gone, csi \x1b[31mred\x1b[0m \x1b[2J cleared, "
+    "c1 \x9b31mred\x9b0m \x9d0;title\x9c ok, bell\x07 back\x08\x08\x08space, "
+    "shown\rHIDDEN overwrite, esc \x1bc reset, del\x7f, charset \x1b(0 lines"
+)
+
+
+def test_terminal_safe_strips_control_and_keeps_text():
+    assert terminal_safe("platypus \x1b]0;pwned\x07 harmonica") == "platypus  harmonica"
+    assert terminal_safe("a\x1bP1;2|data\x1b\\b") == "ab"  # DCS up to ST
+    assert terminal_safe("\x1b[1;31mred\x1b[0m \x9b4mline\x9b0m") == "red line"  # CSI, 7- and 8-bit
+    assert terminal_safe("\x9d0;title\x9c after") == " after"  # 8-bit OSC and ST
+    assert terminal_safe("bell\x07 bs\x08\x08x") == "bell bsx"
+    assert terminal_safe("safe\rEVIL") == "safeEVIL"  # no carriage return to write over a line with
+    assert terminal_safe("crlf\r\nline\ttab") == "crlf\nline\ttab"
+    assert terminal_safe("unterminated \x1b]0;title and more") == "unterminated 0;title and more"
+    assert terminal_safe("esc \x1bc, \x1b(0, \x1b7 and a last \x1b") == "esc , ,  and a last "
+    assert terminal_safe("del\x7f \x85nel \x90dcs") == "del nel dcs"
+    assert CONTROL.search(terminal_safe(TRICKS)) is None
+    assert terminal_safe("plain — text, ünïcode 😀\n") == "plain — text, ünïcode 😀\n"
+
+
+@pytest.fixture
+def tricky_vault(tmp_path) -> Path:
+    root = tmp_path / "v"
+    write(root, "Platypus.md", f"# Platypus \x1b]0;title\x07 notes\n\nplatypus harmonica {TRICKS} [[Harmonica]]\n")
+    write(root, "Harmonica.md", "# Harmonica\n\nA harmonica, for the platypus.\n")
+    write(root, "Esc\x1b[2Jape.md", "# Escape\n\nplatypus harmonica escape [[Platypus]]\n")
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("extra", [[], ["--context"], ["--ab"], ["--graph"], ["--as-of", "0h"]])
+def test_ask_shows_no_terminal_control_from_notes(tricky_vault, extra):
+    args = ["ask", "--vault", str(tricky_vault), "--no-update", *extra, "platypus harmonica"]
+    out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
+    assert out.exit_code == 0, out.output
+    assert "Platypus" in out.output and "Escape" in out.output  # a file name with CSI in it: Esc\x1b[2Jape.md
+    assert CONTROL.search(out.output) is None, repr(out.output)
+    if extra != ["--ab"]:
+        assert "pwned" not in out.output and "linked" in out.output and "cleared" in out.output
+
+
+def test_ask_json_escapes_every_control_character(tricky_vault):
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(tricky_vault), "--no-update", "--json", "platypus harmonica"], color=True
+    )
+    assert out.exit_code == 0, out.output
+    assert CONTROL.search(out.output) is None, repr(out.output)  # C1 and DEL too: \u009b, \u007f
+    answer = json.loads(out.output)
+    snippet = next(r["snippet"] for r in answer["results"] if r["path"] == "Platypus.md")
+    assert "\x1b]0;pwned\x07" in snippet and "\x9b31m" in snippet and "\x08\x08" in snippet  # the text as it is
+    assert "Esc\x1b[2Jape.md" in [r["path"] for r in answer["results"]]
+
+
+def test_links_history_and_errors_show_no_terminal_control(tricky_vault):
+    for args in (["neighbours", "Platypus"], ["history", "Platypus"], ["neighbours", "Esc\x1b[2Jape"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", str(tricky_vault)], color=True)
+        assert out.exit_code == 0, out.output
+        assert "Platypus" in out.output and "Escape.md" in out.output
+        assert CONTROL.search(out.output) is None, repr(out.output)
+    queries = tricky_vault.parent / "q.jsonl"
+    line = {"id": "e", "query": "platypus escape", "type": "entity", "relevant": ["Esc\x1b[2Jape.md"]}
+    queries.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(tricky_vault), "--explain", "e"], color=True)
+    assert out.exit_code == 0, out.output
+    assert "Escape" in out.output and CONTROL.search(out.output) is None, repr(out.output)
+    out = CliRunner().invoke(cli, ["neighbours", "Escape", "--vault", str(tricky_vault)], color=True)
+    _one_line_error(out, "did you mean 'Esc\\x1b[2Jape'?")  # the name as Python writes it: no control
+    assert CONTROL.search(out.output) is None, repr(out.output)
+
+
+def test_a_library_error_is_shown_with_no_terminal_control():
+    @click.command()
+    @library_errors
+    def command() -> None:
+        raise ConfigError("no note 'Esc\x1b]0;pwned\x07ape' here;\nsecond line\r")
+
+    out = CliRunner().invoke(command, color=True)
+    assert out.exit_code == 1 and out.output == "Error: no note 'Escape' here;\nsecond line\n"
