@@ -868,3 +868,14 @@ def test_a_stopped_server_leaves_its_names_and_graph_for_the_next_start(toy_vaul
         assert said and said[0].endswith("names, name index, link graph"), said
         assert daemon.service._snapshot.recaller.link_graph().edges == graph_edges
     assert kept.stat().st_mtime_ns == written  # the same state: not written again
+
+
+def test_a_lone_surrogate_in_a_query_reaches_the_server(toy_vault):
+    """A prompt's JSON may hold "\\ud800" alone (the prompt hook passes it on as it came): the
+    request is sent, not failed as a server that did not answer, and the server answers."""
+    _index(toy_vault)
+    message = protocol.request("ask", str(toy_vault), query="agent \ud800 memory")
+    assert json.loads(protocol.encode(message))["query"].startswith("agent ")
+    with served(toy_vault, watch=False) as daemon:
+        results = client.ask(daemon.root, "agent \ud800 memory", ["hybrid"], RecallSettings(k=3), timeout=30)
+        assert len(results[0].results) == 3

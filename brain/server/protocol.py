@@ -64,7 +64,9 @@ class ProtocolError(Exception):
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    # A lone surrogate (a prompt's JSON may hold "\ud800" alone) has no UTF-8: it goes as "?",
+    # a character of no meaning either way, rather than failing the request as unanswered.
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n"
 
 
 def ok(result: Any) -> dict[str, Any]:
