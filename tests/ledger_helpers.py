@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from brain.ledger.redact import redact
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "claude-code"
 SESSION = "11111111-2222-4333-8444-555555555555"
@@ -138,3 +140,11 @@ def run_hook(stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str)
         timeout=timeout,
         cwd=home,
     )
+
+
+def assert_masked(text: str, secret: str, kept: str) -> None:
+    """``secret`` is gone, ``kept`` (what says what was there) stays, and masking again changes nothing."""
+    masked = redact(text)
+    assert secret not in masked
+    assert kept in masked
+    assert redact(masked) == masked

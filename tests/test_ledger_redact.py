@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ledger_helpers import assert_masked
 
 from brain.ledger.redact import redact, redact_value
 
@@ -76,10 +77,7 @@ SECRETS = [
 
 @pytest.mark.parametrize("text, secret, kept", SECRETS)
 def test_secret_is_masked(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked  # idempotent
+    assert_masked(text, secret, kept)
 
 
 @pytest.mark.parametrize(
@@ -149,10 +147,7 @@ NAMED = [
 
 @pytest.mark.parametrize("text, secret, kept", NAMED)
 def test_secret_key_names_are_masked(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked
+    assert_masked(text, secret, kept)
 
 
 @pytest.mark.parametrize(
@@ -240,10 +235,7 @@ URLS = [
 
 @pytest.mark.parametrize("text, secret, kept", URLS)
 def test_url_password_is_masked_whole(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked
+    assert_masked(text, secret, kept)
 
 
 @pytest.mark.parametrize(
@@ -292,10 +284,7 @@ ESCAPED = [
 
 @pytest.mark.parametrize("text, secret, kept", ESCAPED)
 def test_secret_in_escaped_quotes_is_masked(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked
+    assert_masked(text, secret, kept)
 
 
 # ----- typed keys with a fixed prefix -------------------------------------------------------------
@@ -330,10 +319,7 @@ TYPED = [
 
 @pytest.mark.parametrize("text, secret, kept", TYPED)
 def test_typed_key_is_masked(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked
+    assert_masked(text, secret, kept)
 
 
 @pytest.mark.parametrize(
@@ -374,10 +360,7 @@ FLAGS = [
 
 @pytest.mark.parametrize("text, secret, kept", FLAGS)
 def test_secret_flags_are_masked(text, secret, kept):
-    masked = redact(text)
-    assert secret not in masked
-    assert kept in masked
-    assert redact(masked) == masked
+    assert_masked(text, secret, kept)
 
 
 @pytest.mark.parametrize(
