@@ -219,8 +219,9 @@ def rerank_model_name() -> str | None:
 
 
 def rerank_pool() -> int:
-    """Notes the reranker scores (``BRAIN_RERANK_POOL``)."""
-    return _int("BRAIN_RERANK_POOL", DEFAULT_RERANK_POOL, minimum=1)
+    """Notes the reranker scores (``BRAIN_RERANK_POOL``): 1 to 1000, as ``--pool`` and the
+    server's protocol take (above it, `brain serve` and `brain mcp` would refuse every query)."""
+    return _int("BRAIN_RERANK_POOL", DEFAULT_RERANK_POOL, minimum=1, maximum=1000)
 
 
 # ----- recall and telemetry -------------------------------------------------------------------

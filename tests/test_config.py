@@ -51,7 +51,7 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5"]),
         ("BRAIN_LEXICAL_THREADS", config.lexical_threads, ["many", "0", "65", "2.5"]),
         ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5"]),
-        ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "99999999999999999999999e9"]),
+        ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "1001", "99999999999999999999999e9"]),
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
         ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),
         ("BRAIN_SERVE_TIMEOUT", config.serve_timeout, ["soon", "0", "-1", "inf"]),
@@ -126,7 +126,7 @@ def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_
     assert result.exit_code == 0, result.output
     result = CliRunner().invoke(cli, ["ask", "--json", "agent memory"])
     assert result.exit_code == 1
-    assert "BRAIN_RERANK_POOL must be a whole number at least 1, not '0'" in result.output
+    assert "BRAIN_RERANK_POOL must be a whole number from 1 to 1000, not '0'" in result.output
 
 
 def test_prompt_hook_settings(monkeypatch):

@@ -199,6 +199,17 @@ def time_arg(moment: float) -> str:
     return dt.datetime.fromtimestamp(moment).isoformat(timespec="microseconds")
 
 
+def test_valid_at_takes_a_date_or_a_date_and_time_and_nothing_after():
+    from brain.errors import ConfigError
+    from brain.index.history import parse_world_date
+
+    for good in ("2026-03-01", " 2026-03-01 ", "2026-03-01T10:00", "2026-03-01 10:00:00+02:00", "2026-03-01T10:00Z"):
+        assert parse_world_date(good) == "2026-03-01", good
+    for bad in ("2026-03-01junk", "2026-03-01T25:00", "2026-03-01 and more", "2026-3-1"):
+        with pytest.raises(ConfigError, match="--valid-at takes a date like 2026-03-01"):
+            parse_world_date(bad)
+
+
 @pytest.mark.parametrize("bad", ["yesterday-ish", "2026-13-01", "7 parsecs"])
 def test_a_bad_as_of_is_one_line(tmp_path, bad):
     root = tmp_path / "v"

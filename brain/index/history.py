@@ -258,11 +258,16 @@ def _fits(moment: float) -> bool:
 
 
 def parse_world_date(text: str, option: str = "--valid-at") -> str:
-    """A world date (what notes' frontmatter states), as an ISO date."""
+    """A world date (what notes' frontmatter states), as an ISO date: a date, or a date and
+    time (its date); anything after them is a mistake, not ignored."""
+    value = (text or "").strip()
     try:
-        return dt.date.fromisoformat((text or "").strip()[:10]).isoformat()
+        day = dt.date.fromisoformat(value[:10])
+        if len(value) > 10:  # a time too: the whole must read as one ("Z" as Python 3.10 lacks it)
+            dt.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
     except ValueError:
         raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
+    return day.isoformat()
 
 
 def iso_time(moment: float | None) -> str | None:
