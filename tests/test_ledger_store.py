@@ -287,3 +287,30 @@ def test_a_key_in_a_tool_name_never_reaches_the_database(tmp_path):
     assert "Zq8Lm2Np4Rt6" not in "\n".join(raw.iterdump())
     (row,) = _rows()
     assert json.loads(row["tools"]) == {"mcp__x__sk-ant-***": 1}
+
+
+@pytest.mark.parametrize("prompt_id", [None, "p-2"])
+def test_a_partial_row_takes_the_prompt_the_prompt_hook_recorded(tmp_path, prompt_id):
+    """The reader found nothing in time; the prompt hook had recorded the turn's prompt."""
+    from brain.autorecall.store import write_recall
+    from brain.db import connection
+
+    path = _refactor_turn(tmp_path).path
+    with connection() as conn:
+        for pid, prompt in (("p-1", "an earlier prompt"), ("p-2", "refactor the parser")):
+            write_recall(
+                conn, {"session_id": SESSION, "prompt_id": pid, "prompt": prompt, "prompt_chars": 20, "latency_ms": 5}
+            )
+        write_recall(
+            conn,
+            {
+                "session_id": "another",
+                "prompt_id": "p-9",
+                "prompt": "not this one",
+                "prompt_chars": 12,
+                "latency_ms": 5,
+            },
+        )
+    record_stop(hook_payload(path, prompt_id=prompt_id), deadline=PAST)
+    (row,) = _rows()
+    assert row["partial"] == 1 and row["ask"] == "refactor the parser"

@@ -57,6 +57,17 @@ def write_recall(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
     return int(cursor.lastrowid or 0)
 
 
+def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | None) -> str | None:
+    """The prompt this hook recorded for a turn (masked and clipped, as stored): the session's
+    last, with ``prompt_id`` when known; None without one (the prompt hook not installed)."""
+    row = conn.execute(
+        "SELECT prompt FROM recalls WHERE session_id = ? AND (? IS NULL OR prompt_id = ?)"
+        " ORDER BY created_at DESC, id DESC LIMIT 1",
+        (session_id, prompt_id, prompt_id),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
 def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, str | None]:
     """Path → file hash of every note shown in ``session_id`` so far (the latest showing wins)."""
     rows = conn.execute(

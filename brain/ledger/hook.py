@@ -90,6 +90,11 @@ def record_stop(
     except OutOfTime:
         row = partial_row(payload, path, progress)
         with connection(db_path) as conn:
+            if not row["ask"] and payload.get("hook_event_name") != "SubagentStop":
+                # What was asked, as the prompt hook recorded it when the turn began.
+                from ..autorecall.store import recalled_prompt
+
+                row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
             write_turn(conn, row, partial=True)
         log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
         return row
