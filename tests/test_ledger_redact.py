@@ -376,3 +376,45 @@ def test_secret_flags_are_masked(text, secret, kept):
 )
 def test_flags_that_are_not_secrets_stay(text):
     assert redact(text) == text
+
+
+# ----- more clients' password options, and a secret's name in XML, .NET config and Ruby ---------
+
+MORE = [
+    ("openssl enc -aes-256-cbc -pass pass:OsslPw42 -in x", "OsslPw42", "-pass pass:*** -in x"),
+    ("openssl pkcs12 -passin pass:InPw42 -passout pass:OutPw42", "Pw42", "-passin pass:*** -passout pass:***"),
+    ("openssl enc -k EncK42 -in f", "EncK42", "openssl enc -k *** -in f"),
+    ("keytool -genkey -storepass StorePw42 -keypass KeyPw42 -alias a", "Pw42", "-storepass *** -keypass *** -alias"),
+    ("keytool -importkeystore -srcstorepass SrcPw42 -deststorepass DstPw42", "Pw42", "-deststorepass ***"),
+    ("docker login -p DockPw42 -u me registry.io", "DockPw42", "docker login -p *** -u me"),
+    ("mongo -u admin -p MongoPw42 shop", "MongoPw42", "-p *** shop"),
+    ("sqlcmd -S db -U sa -P SqlCmdPw42 -Q 'select 1'", "SqlCmdPw42", "-P *** -Q"),
+    ("<password>XmlPw42</password>", "XmlPw42", "<password>***</password>"),
+    ("<db:apiKey>XmlKey42val</db:apiKey>", "XmlKey42val", "<db:apiKey>***</db:apiKey>"),
+    ('<Password type="plain">AttrPw42</Password>', "AttrPw42", '<Password type="plain">***</Password>'),
+    ('<add key="ApiSecret" value="CfgPw42val"/>', "CfgPw42val", '<add key="ApiSecret" value="***"/>'),
+    (':password => "RubyPw42"', "RubyPw42", ':password => "***"'),
+    ("config = { :secret_key_base => 'RbSk42val' }", "RbSk42val", ":secret_key_base => '***'"),
+]
+
+
+@pytest.mark.parametrize("text, secret, kept", MORE)
+def test_more_clients_and_syntaxes_are_masked(text, secret, kept):
+    assert_masked(text, secret, kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openssl rsa -passin env:KEY_PASS -in k.pem -passout file:pw.txt",
+        "keytool -list -storepass:env STORE_PW -keystore k.jks",
+        "docker login -u me --password-stdin registry.io",
+        "mongosh -u admin -p --authenticationDatabase admin",
+        "ssh -p 2222 host; git add -p; sqlcmd -S db -E",
+        "<primaryKey>id</primaryKey> <title>Password reset</title> <tokenType>bearer</tokenType>",
+        '<add key="Timeout" value="30"/>',
+        'user = { :name => "Bob", :key => :id, :password_length => 12 }',
+    ],
+)
+def test_more_clients_and_syntaxes_without_a_secret_stay(text):
+    assert redact(text) == text

@@ -9,10 +9,13 @@ tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOc
 Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
-a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``), and the
-password options of command-line clients (``mysql -pX``, ``curl -u user:X``,
-``sshpass -p X``, ``redis-cli -a X``, ``aws configure set …_key X``). The key name or
-prefix stays so a reader knows what was there; the value becomes ``***``.
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; and in XML,
+.NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
+value="x"/>``, ``:password => x``), and the password options of command-line clients
+(``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
+set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
+``mongo -p X``, ``sqlcmd -P X``). The key name or prefix stays so a reader knows what was
+there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
 (``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed, on the
@@ -53,6 +56,7 @@ of a path or an identifier; a bare AWS secret key is one).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -147,6 +151,11 @@ _LITERALS = frozenset("true false null none nil undefined str bytes int bool str
 # An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
 # list or dict, an attribute of self.
 _CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]|(?:self|this|cls)\."
+
+
+# A word a secret's name holds (what _secret_name then judges whole): the patterns of names in
+# other syntaxes match only such names, so ordinary tags and symbols cost no call.
+_HINT = r"(?i:pass|pw|secret|token|key|credential)"
 
 
 def _lead(prefix: str) -> str:
@@ -263,6 +272,31 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+){_VALUE}",
         None,
     ),
+    # More clients' password options: openssl's "-pass pass:X" (and -passin, -passout; an
+    # env: or file: source names no secret) and "enc -k X", keytool's -storepass/-keypass,
+    # a registry login's -p, mongo's -p, sqlcmd's -P. A value starting with "-" is the next
+    # option (a lone -p prompts).
+    (("pass:",), r"((?<![\w-])-pass(?:in|out|word)?\s+pass:)[^\s\"']+", r"\1" + MASK),
+    (("openssl",), rf"(\bopenssl\b{_SAME_COMMAND}\s-k\s+)(?!-){_VALUE}", None),
+    (("storepass", "keypass"), rf"((?<![\w-])-(?:src|dest)?(?:store|key)pass\s+)(?!-){_VALUE}", None),
+    (
+        ("login",),
+        rf"(\b(?:docker|podman|buildah|skopeo|helm\s+registry)\s+login\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}",
+        None,
+    ),
+    (("mongo",), rf"(\bmongo(?:sh|dump|restore|import|export|stat|top)?\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}", None),
+    (("sqlcmd",), rf"(\bsqlcmd\b{_SAME_COMMAND}\s-P\s*)(?!-){_VALUE}", None),
+    # A secret's name in other syntaxes, judged as an assignment's name is (_secret_name):
+    # an XML element (<password>x</password>, <db:apiKey>x</db:apiKey>), a .NET setting
+    # (<add key="ApiSecret" value="x"/>), a Ruby symbol (:password => "x").
+    (
+        ("</",),
+        rf"<(?P<name>(?=[A-Za-z_])[\w.:-]{{0,60}}?{_HINT}[\w.:-]{{0,60}})(?:\s[^<>\n]{{0,200}})?>"
+        r"(?P<value>[^<\n]{1,400})</(?P=name)>",
+        "named",
+    ),
+    (("<add",), r'<add\s+key\s*=\s*"(?P<name>[^"\n]{1,80})"\s+value\s*=\s*"(?P<value>[^"\n]{1,400})"', "named"),
+    (("=>",), rf"(?<![\w:]):(?P<name>\w{{0,60}}?{_HINT}\w{{0,60}})\s*=>\s*(?P<value>{_VALUE})", "named"),
     # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
@@ -299,9 +333,23 @@ def _mask_user_password(match: re.Match[str]) -> str:
     return f"{key}{opening}{user}:{MASK}{closing}"
 
 
-_REPLACERS = {None: _mask_value, "user_password": _mask_user_password}
+def _mask_named(match: re.Match[str]) -> str:
+    """The value of a match whose ``name`` holds a secret (``_secret_name``), masked; its
+    quotes, a $VARIABLE, a literal or what is masked already stay."""
+    name = match.group("name").rsplit(":", 1)[-1]  # an XML namespace says nothing
+    opening, bare, closing = _unquote(match.group("value").strip())
+    if not _secret_name(name) or not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+        return match.group(0)
+    start, end = match.start(), match.end()
+    value_start, value_end = match.span("value")
+    text = match.string
+    return text[start:value_start] + f"{opening}{MASK}{closing}" + text[value_end:end]
 
 
+_REPLACERS = {None: _mask_value, "user_password": _mask_user_password, "named": _mask_named}
+
+
+@functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
 def _secret_name(name: str) -> bool:
     """Whether the name of an assignment says its value is a secret (see the docstring)."""
     words = [w.lower() for w in re.findall(_NAME_WORD, name)]
