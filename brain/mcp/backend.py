@@ -48,10 +48,7 @@ class Backend:
                 log.debug("%s; answering in this process", exc)
         if op in ("ask", "note", "neighbours"):
             fields.setdefault("wait", LOCAL_WAIT)
-        try:
-            message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
-        except protocol.ProtocolError as exc:
-            raise client.ServerError(exc.code, exc.message) from None
+        message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
         reply = self.local().handle(message)
         if reply["ok"]:
             return reply["result"]

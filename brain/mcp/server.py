@@ -114,7 +114,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     def answer(work: Any) -> CallToolResult:
         try:
             data = work()
-        except (client.ServerError, BrainError, protocol.ProtocolError) as exc:
+        except (client.ServerError, BrainError) as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return CallToolResult(content=[TextContent(type="text", text=text)])
