@@ -263,8 +263,8 @@ def parse_world_date(text: str, option: str = "--valid-at") -> str:
     value = (text or "").strip()
     try:
         day = dt.date.fromisoformat(value[:10])
-        if len(value) > 10:  # a time too: the whole must read as one ("Z" as Python 3.10 lacks it)
-            dt.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+        if len(value) > 10:  # a time too: the whole must read as one
+            _datetime(value)
     except ValueError:
         raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
     return day.isoformat()
