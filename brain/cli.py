@@ -15,6 +15,7 @@ from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K, RecallResult, RecallSettings
+from .text import terminal_safe, valid_unicode  # re only; cli_support has it loaded already
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -352,7 +353,6 @@ def ask(
     """
     from .index.history import parse_moment, parse_world_date
     from .recall.types import DEFAULT_MODE, Mode
-    from .text import valid_unicode
     from .vault import resolve_vault
 
     setup_logging(as_json)
@@ -509,7 +509,6 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
 def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
     from .reading import neighbours as note_neighbours
-    from .text import terminal_safe
 
     _root, store = _open_index(vault)
     try:
@@ -566,8 +565,6 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        from .text import terminal_safe
-
         titles = ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
         click.echo(terminal_safe(f"\nmost promoted via links: {titles}"))
 

@@ -6,6 +6,7 @@ import click
 
 from .cli_options import vault_option
 from .cli_support import emit_json, library_errors, setup_logging
+from .text import terminal_safe
 
 
 @click.command("history")
@@ -27,7 +28,6 @@ def history_command(note: str, vault: str | None, as_json: bool) -> None:
       brain history Projects/Halyard.md --json
     """
     from .recall.timeline import history_text, note_history
-    from .text import terminal_safe
 
     setup_logging(as_json)
     found = note_history(vault, note)

@@ -10,6 +10,7 @@ import click
 
 from ..cli_options import recall_settings, recall_settings_options, vault_option
 from ..cli_support import emit_json, library_errors, setup_logging
+from ..text import terminal_safe
 
 if TYPE_CHECKING:
     from ..recall.types import RecallSettings
@@ -123,7 +124,6 @@ def _explain(
     from ..errors import ConfigError
     from ..recall.opening import open_recaller
     from ..recall.types import DEFAULT_MODE
-    from ..text import terminal_safe
     from .explain import explain, format_explanation
 
     by_id = {q.id: q for q in loaded}
