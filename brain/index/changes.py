@@ -74,14 +74,7 @@ def plan(root: Path, store: IndexStore, *, verify: bool = False) -> Plan:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
     with _collector_paused():
-        found = _plan(root, store)
-    if verify:
-        rows = store.note_stats()
-        for path in sorted(found.unchanged):
-            file = vault_file(root, path)
-            if file is not None:  # gone since the walk: the next run deletes it
-                found.rechecks.append((file, rows[path][0]))
-    return found
+        return _plan(root, store, verify)
 
 
 @contextmanager
@@ -100,7 +93,7 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _plan(root: Path, store: IndexStore) -> Plan:
+def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
     # differs from its row (the row has the stat of what was read), so it is a candidate.
@@ -124,7 +117,13 @@ def _plan(root: Path, store: IndexStore) -> Plan:
         present = set(found.unchanged).union(f.path for f in found.notes)
         deleted = {path: row[0] for path, row in rows.items() if path not in present}
     skipped.sort(key=lambda s: s.path)
-    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings)
+    rechecks: list[tuple[VaultFile, int]] = []
+    if verify:
+        for path in sorted(found.unchanged):
+            again = vault_file(root, path)
+            if again is not None:  # gone since the walk: the next run deletes it
+                rechecks.append((again, rows[path][0]))
+    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks)
 
 
 def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
