@@ -386,7 +386,6 @@ def _mask_assignments(text: str, pattern: str) -> str:
     secret assigned inside its value (``sort_key=DB_PASSWORD=x``) is still found.
     """
     compiled = re.compile(pattern)
-    secret_names: dict[str, bool] = {}  # a text repeats its names
     out: list[str] = []
     done = pos = 0
     while (match := compiled.search(text, pos)) is not None:
@@ -394,11 +393,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         start = _name_start(text, match.start())
         if text[start] != "-" and match.group("sep").isspace():  # "name value": flags only
             continue
-        name = text[start : match.end("name")]
-        secret = secret_names.get(name)
-        if secret is None:
-            secret = secret_names[name] = _secret_name(name)
-        if not secret:
+        if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
         opening, bare, closing = _unquote(match.group("value"))
         if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
