@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..index.schema import FTS_TOKENIZERS
+from ..index.tokens import index_words
 from .dense import candidates_for, decayed
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
 
@@ -39,11 +41,13 @@ def fold(text: str) -> str:
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
 
-    Stop words are left out unless nothing else is left. A trigram index only matches runs of
-    three or more characters, and a Chinese or Japanese query is one run with no spaces: its
-    trigrams, OR-ed, let BM25 score partial overlaps.
+    Words are the tokenizer's own (``index_words``: "Ruairí" is "ruairi", "wpa_supplicant" two
+    words), or the vocabulary would not know them. Stop words are left out unless nothing else
+    is left. A trigram index only matches runs of three or more characters, and a Chinese or
+    Japanese query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
     """
-    words = [t for t in _TERM.findall(fold(query)) if t not in _STOP] or _TERM.findall(fold(query))
+    every = _TERM.findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
+    words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
         return list(dict.fromkeys(words))[:64]
