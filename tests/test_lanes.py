@@ -62,6 +62,8 @@ def test_fts_query_is_safe_for_any_input():
     assert fts_query("the of and") == '"the" OR "of" OR "and"'
     assert fts_query("??") is None
     assert fts_query("Crème brûlée") == '"creme" OR "brulee"'  # as unicode61 holds them
+    assert fts_query("ok \udc80 fine") == '"ok" OR "fine"'  # a lone surrogate: no word, no error
+    assert fts_query("abc\x00def") == '"abc" OR "def"'
 
 
 def test_lexical_handles_accents_and_cyrillic(toy_vault):

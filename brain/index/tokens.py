@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+from ..text import valid_unicode
+
 _lock = threading.Lock()
 _tables: dict[str, sqlite3.Connection] = {}  # tokenizer spec -> a connection holding its table
 
@@ -21,8 +23,9 @@ _tables: dict[str, sqlite3.Connection] = {}  # tokenizer spec -> a connection ho
 def index_words(text: str, tokenize: str) -> list[str]:
     """``text``'s tokens under the FTS5 tokenizer spec ``tokenize`` (``schema.FTS_TOKENIZERS``), in order.
 
-    The index holds every ё as е (schema.py m006), so the text is folded so first."""
-    text = text.replace("ё", "е").replace("Ё", "Е")
+    The index holds every ё as е (schema.py m006), so the text is folded so first; a lone
+    surrogate, which SQLite cannot take, is U+FFFD."""
+    text = valid_unicode(text).replace("ё", "е").replace("Ё", "Е")
     with _lock:
         conn = _tables.get(tokenize) or _table(tokenize)
         conn.execute("BEGIN")
