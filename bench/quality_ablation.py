@@ -57,6 +57,7 @@ OLD = {
     "name_first": False,
     "bonus_scale": {},
     "ppr_hub_seeds": 0,
+    "respell": False,
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -83,6 +84,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +bm25 weights 1,1,1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
     "old +ppr_degree_norm 0.5": ("hybrid+ppr", {**OLD, "ppr_degree_norm": 0.5}),
     "old +long_note_discount 0.02": ("hybrid+ppr", {**OLD, "long_note_discount": 0.02}),
+    "old +respell": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "names": 0.3}, "respell": True}),
     "vector -long_note_discount": ("vector", {"long_note_discount": 0.0}),
     # each idea taken alone out of the new default
     "new -names": ("hybrid+ppr", {"weights": {"names": 0.0}}),
@@ -112,6 +114,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new ppr_degree_norm 1.0": ("hybrid+ppr", {"ppr_degree_norm": 1.0}),
     "new -long_note_discount": ("hybrid+ppr", {"long_note_discount": 0.0}),
     "new -name_first": ("hybrid+ppr", {"name_first": False}),
+    "new -respell": ("hybrid+ppr", {"respell": False}),
     "new long_note_discount 0.01": ("hybrid+ppr", {"long_note_discount": 0.01}),
     "new long_note_discount 0.05": ("hybrid+ppr", {"long_note_discount": 0.05}),
     "new long_note_chunks 8": ("hybrid+ppr", {"long_note_chunks": 8}),

@@ -41,6 +41,7 @@ STAGE_ROWS = [
     ("long-note discount (", "old +long_note_discount 0.02", "old"),
     ("default without the names lane", "new -names", "new"),
     ("default without putting a note", "new -name_first", "new"),
+    ("default without respelling", "new -respell", "new"),
     ("default without the dates lane", "new -dates", "new"),
     ("default with the dates lane at 0.3", "new dates 0.3", "new"),
     ("default with the dates lane at 0.5", "new dates 0.5", "new"),

@@ -61,7 +61,9 @@ def test_fts_query_is_safe_for_any_input():
     assert fts_query('what is "ERRX-4471" (really)?') == '"errx" OR "4471" OR "really"'
     assert fts_query("the of and") == '"the" OR "of" OR "and"'
     assert fts_query("??") is None
-    assert fts_query("Crème brûlée") == '"crème" OR "brûlée"'
+    assert fts_query("Crème brûlée") == '"creme" OR "brulee"'  # as unicode61 holds them
+    assert fts_query("ok \udc80 fine") == '"ok" OR "fine"'  # a lone surrogate: no word, no error
+    assert fts_query("abc\x00def") == '"abc" OR "def"'
 
 
 def test_lexical_handles_accents_and_cyrillic(toy_vault):
@@ -69,6 +71,30 @@ def test_lexical_handles_accents_and_cyrillic(toy_vault):
     store = open_store(toy_vault)
     assert lexical_search(store, "борщ", depth=3)[0].path == "Cooking/Борщ.md"
     assert any(c.path.startswith("Cooking/") for c in lexical_search(store, "creme brulee", depth=3))
+
+
+def test_a_query_word_counts_as_the_index_holds_it(tmp_path):
+    """Accents, underscores, ß and ё: the query's words are looked up in the vocabulary as the
+    tokenizer holds them. Before, "Ruairí" was looked up as written, counted in no chunk and left
+    out, and a query of such words searched nothing."""
+    root = tmp_path / "v"
+    write(root, "Ruairí.md", "# Ruairí Ó Brádaigh\n\nLed the party for years.\n")
+    write(root, "Wifi.md", "# Wifi\n\nConfigure wpa_supplicant before dhcpcd.\n")
+    write(root, "Street.md", "# Straße\n\nThe Hauptstraße runs past the station.\n")
+    write(root, "Tree.md", "# Ёлка\n\nНовогодняя ёлка стоит в углу.\n")
+    for i in range(6):
+        write(root, f"Other {i}.md", f"# Other {i}\n\nNothing of the kind here, note {i}.\n")
+    index_vault(root, progress=False)
+    store = open_store(root)
+    for query, path in [
+        ("Ruairí Ó Brádaigh", "Ruairí.md"),
+        ("RUAIRÍ", "Ruairí.md"),
+        ("wpa_supplicant", "Wifi.md"),
+        ("Straße", "Street.md"),
+        ("ЁЛКА", "Tree.md"),
+    ]:
+        found = lexical_search(store, query, depth=3)
+        assert found and found[0].path == path, query
 
 
 def test_fts_stays_in_step_with_edits_deletes_and_renames(rare_vault):

@@ -261,6 +261,44 @@ def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
     assert 0 < on.lanes["names"][0].dense_score < 1  # shown by its best chunk, with that chunk's cosine
 
 
+def test_a_short_querys_misspelt_name_is_searched_as_that_name(named_vault):
+    """The blind set's hsrd-001, "owlbare stats": BM25 knew no "owlbare" and searched "stats"
+    alone, ranking every note of stats above the owlbear."""
+    recaller = open_recaller(named_vault)
+    store, index = recaller.store, recaller.name_index()
+    assert match_expression(store, "escalaton stats") == '"stats"'  # the unknown word adds nothing
+    # ("stats", in most chunks, is left out beside a rarer word: ``informative_terms``)
+    assert match_expression(store, "escalaton stats", index.respellings) == '"escalation"'
+    # A word the index holds is never respelled; nor one whose first letter differs ("hotline" is
+    # no "outline"); nor an unknown word in a longer query, where it is more likely a word the
+    # vault does not use ("picking which lorry …" is not about pricing).
+    for query in ("dragon stats", "scalation stats", "escalaton stats for each fire round"):
+        assert match_expression(store, query, index.respellings) == match_expression(store, query), query
+
+    on = recaller.ask("escalaton stats", "hybrid", RecallSettings(k=5))
+    off = recaller.ask("escalaton stats", "hybrid", RecallSettings(k=5, respell=False))
+    assert on.lanes["lexical"][0].path == "Rules/Escalation Die.md"
+    assert "Rules/Escalation Die.md" not in [c.path for c in off.lanes["lexical"]]
+    without_names = RecallSettings(k=5, weights={**NAMES_OFF, "names": 0.0})
+    assert "Rules/Escalation Die.md" not in [
+        c.path for c in recaller.ask("escalaton stats", "hybrid", without_names).lanes["lexical"]
+    ]
+
+
+def test_no_respelling_when_the_name_index_cannot_load_and_the_search_goes_on(named_vault, monkeypatch):
+    import sqlite3
+
+    from brain.recall import names
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(names.NameIndex, "from_store", locked)
+    result = open_recaller(named_vault).ask("escalaton stats", "hybrid", RecallSettings(k=5))
+    assert result.lanes["lexical"] and result.lanes["names"] == []  # "stats" searched as written
+    assert result.fallbacks["names"] and any("names lane failed" in w for w in result.warnings)
+
+
 def test_a_name_of_several_words_answers_to_its_initials_in_capitals():
     from brain.recall.names import Name, NameIndex, acronyms, query_acronyms
 

@@ -9,8 +9,11 @@ than text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ..index.schema import FTS_TOKENIZERS
+from ..index.tokens import index_words
 from .dense import candidates_for, decayed
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
 
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
 # Column weights for bm25(): title, heading, text (``RecallSettings.lexical_weights``).
 WEIGHTS = DEFAULT_BM25_WEIGHTS
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
+RESPELL_MAX_WORDS = 3  # a query of this many words or fewer is a lookup: its unknown words may be typos
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway.
 _STOP = set(
@@ -39,11 +43,13 @@ def fold(text: str) -> str:
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
 
-    Stop words are left out unless nothing else is left. A trigram index only matches runs of
-    three or more characters, and a Chinese or Japanese query is one run with no spaces: its
-    trigrams, OR-ed, let BM25 score partial overlaps.
+    Words are the tokenizer's own (``index_words``: "Ruairí" is "ruairi", "wpa_supplicant" two
+    words), or the vocabulary would not know them. Stop words are left out unless nothing else
+    is left. A trigram index only matches runs of three or more characters, and a Chinese or
+    Japanese query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
     """
-    words = [t for t in _TERM.findall(fold(query)) if t not in _STOP] or _TERM.findall(fold(query))
+    every = _TERM.findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
+    words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
         return list(dict.fromkeys(words))[:64]
@@ -93,14 +99,43 @@ def informative_terms(store: IndexStore, terms: list[str]) -> list[str]:
     return kept
 
 
-def match_expression(store: IndexStore, query: str) -> str | None:
+def match_expression(
+    store: IndexStore, query: str, respell: Callable[[str], Sequence[str]] | None = None
+) -> str | None:
     """The FTS5 MATCH expression the lexical lanes search with: the query's informative terms
-    as the index's tokenizer holds them, OR-ed; None when nothing is left."""
+    as the index's tokenizer holds them, OR-ed; None when nothing is left. ``respell``: the
+    words a word may misspell, closer first (``respelled``)."""
     tokenizer = store.fts_tokenizer()
     terms = fts_terms(query, tokenizer)
     if tokenizer == "trigram":
         terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
+    elif respell is not None:
+        terms = respelled(store, terms, respell)
     return _match(informative_terms(store, terms))
+
+
+def respelled(store: IndexStore, terms: list[str], respell: Callable[[str], Sequence[str]]) -> list[str]:
+    """``terms``, where the query is a lookup of a few words, with each word no chunk holds
+    replaced by the indexed word it misspells ("owlbare stats": *owlbear*).
+
+    A word the index lacks adds nothing to BM25, so only such words change. ``respell`` offers
+    the candidates (the names lane's: words of note names, one edit away, two in long words),
+    closer first; the first held by some chunk and beginning with the same letter is taken
+    (people rarely mistype a word's first letter, and "hotline" is no misspelt "outline"). In a
+    longer query an unknown word is more likely a word the vault does not use than a typo:
+    "picking which lorry visits which customers" does not mean *pricing*.
+    """
+    if len(terms) > RESPELL_MAX_WORDS:
+        return terms
+    counts = store.term_chunk_counts(terms)
+    out = []
+    for term in terms:
+        if counts[term] == 0 and term.isalpha():
+            offered = [w for w in respell(term) if w[:1] == term[:1]]
+            held = store.term_chunk_counts(offered) if offered else {}
+            term = next((w for w in offered if held[w] > 0), term)
+        out.append(term)
+    return list(dict.fromkeys(out))
 
 
 def search_depth(depth: int) -> int:

@@ -231,6 +231,12 @@ class NameIndex:
                         out[candidate] = FUZZY2_WEIGHT
         return out
 
+    def respellings(self, word: str) -> list[str]:
+        """The name words ``word`` (a folded word, as the lexical index holds it) may misspell,
+        the closer first (one edit, then two); none for a word names use as it is written."""
+        found = self._matches(stem(word))
+        return sorted((w for w in found if w != stem(word)), key=lambda w: (-found[w], w))
+
     def search(self, query: str, depth: int) -> list[NameMatch]:
         """The notes whose names the query holds, best first, at most ``depth``."""
         query_words = [w for w in words(query) if w not in STOP]

@@ -27,7 +27,7 @@ import datetime as dt
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -468,16 +468,29 @@ class Recaller:
         timings["fusion"] = _ms(started)
         return pool
 
-    def _match(self, state: QueryState) -> str | None:
+    def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""
         if not state.match_known:
-            state.match, state.match_known = lexical_stage.match_expression(self.store, state.query), True
+            respell = self._respeller(settings)
+            state.match = lexical_stage.match_expression(self.store, state.query, respell)
+            state.match_known = True
         return state.match
+
+    def _respeller(self, settings: RecallSettings) -> Callable[[str], Sequence[str]] | None:
+        """The names lane's respellings, where that lane runs (its index is loaded for it anyway);
+        None when it cannot load: the query is searched as written, and the names lane says why."""
+        if not settings.respell or settings.weights.get("names", 0.0) <= 0:
+            return None
+        try:
+            return self.name_index().respellings
+        except LANE_FAILURES as exc:
+            log.warning("no respelling of unknown words (%s: %s)", type(exc).__name__, exc)
+            return None
 
     def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
         """The BM25 lane; its hits, best first, are kept for anchor_lex, which reads the first of
         them rather than asking FTS5 again (at 100,000 notes each search scores every match)."""
-        expression = self._match(state)
+        expression = self._match(state, settings)
         if expression is None or settings.depth <= 0:
             return []
         weights = tuple(settings.lexical_weights)
@@ -553,7 +566,7 @@ class Recaller:
         if name == "anchor_lex":
             return anchors_stage.anchor_lex(
                 self.store,
-                self._match(state),
+                self._match(state, settings),
                 state.vector,
                 settings.depth,
                 settings.anchor_hub,

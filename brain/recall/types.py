@@ -130,6 +130,7 @@ class RecallSettings:
     ppr_hub_seeds: int = DEFAULT_PPR_HUB_SEEDS  # no PageRank restarts from notes of more links than this (0: any)
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
     name_first: bool = True  # fused modes with the names lane: the one note the query names whole comes first
+    respell: bool = True  # ... and a short query's word no chunk holds searched as the name word it misspells
 
 
 @dataclass
