@@ -394,6 +394,17 @@ def test_explain_shows_each_lane_for_labelled_notes_and_the_top_10(eval_vault):
     assert partial["lanes"]["lexical"] is None  # no query word in it: BM25 never saw it
     assert len(ex["top"]) == 10 and ex["top"][0]["path"] == "Coast/Lighthouse.md"
     assert ex["metrics"]["ndcg@10"] == 1.0
+    assert ex["bm25_searched"] == '"lighthouse" OR "keeper" OR "storm"'  # what the lexical lane was asked
+
+
+def test_explain_shows_what_bm25_searched_respelt(eval_vault, tmp_path):
+    vault, _ = eval_vault
+    queries = write(tmp_path, "typo.jsonl", _line(id="y1", query="wombatt", relevant=["Animals/Wombat.md"]) + "\n")
+    result = _invoke(queries, "--vault", vault, "--explain", "y1")
+    assert result.exit_code == 0, result.output
+    assert 'BM25 searched: "wombat"' in result.stdout  # no chunk holds "wombatt"; a note's name is one edit away
+    vector = _invoke(queries, "--vault", vault, "--explain", "y1", "--modes", "vector")
+    assert "BM25 searched" not in vector.stdout  # no lexical lane, nothing to say
 
 
 def test_explain_text_for_a_miss_and_several_modes(eval_vault):

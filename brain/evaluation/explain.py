@@ -56,6 +56,7 @@ class Explanation:
     top: list[Row]  # the fused top 10
     metrics: dict[str, float]
     named: str | None = None  # the note the query is the name of, put first (``RecallSettings.name_first``)
+    searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
 
     def as_dict(self) -> dict:
         return {
@@ -66,6 +67,7 @@ class Explanation:
             "lanes": self.lanes,
             "metrics": self.metrics,
             "named": self.named,
+            "bm25_searched": self.searched,
             "labelled": [r.as_dict() for r in self.labelled],
             "top": [r.as_dict() for r in self.top],
         }
@@ -93,7 +95,7 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
-    return Explanation(query, str(mode), lanes, labelled, top, metrics, named)
+    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, result.lexical_match)
 
 
 def format_explanation(ex: Explanation) -> str:
@@ -106,6 +108,8 @@ def format_explanation(ex: Explanation) -> str:
     ]
     if ex.named:
         lines.append(f"the query is the name of {ex.named}, and only of it: put first")
+    if "lexical" in ex.lanes:
+        lines.append(f"BM25 searched: {ex.searched or '(no word of the query is in the index)'}")
     width = min(60, max([len(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
     head = f"{'':>4} {'note':<{width}}{'fused':>14}" + "".join(f"{name:>16}" for name in ex.lanes)
 

@@ -404,6 +404,7 @@ class Recaller:
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
+            result.lexical_match = state.match
             if "lexical" in state.failures:
                 self._fall_back(result, "lexical", state.failures["lexical"])
         seed_lanes = list(lanes)  # PageRank restarts from the dense and lexical hits only

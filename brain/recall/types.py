@@ -196,3 +196,4 @@ class RecallResult:
     # Each lane's own ranking, by lane name, as the mode fused them (`brain eval --explain`);
     # in-process only: a server does not send it.
     lanes: dict[str, list[Candidate]] = field(default_factory=dict)
+    lexical_match: str | None = None  # the FTS5 expression BM25 searched, in modes with BM25 (`eval --explain`)
