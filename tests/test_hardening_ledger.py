@@ -434,6 +434,22 @@ def test_hook_install_keeps_the_owner(tmp_path):
     assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
 
 
+def test_hook_install_refuses_a_file_it_cannot_give_back_to_its_owner(open_tmp):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a file of another user for this test")
+    path = _settings_file(open_tmp, 0o666)  # root's, and anyone may write it
+    path.parent.chmod(0o777)
+    before = path.read_bytes()
+    for command in (["hook", "install"], ["mcp", "install", "--vault", str(open_tmp)]):
+        option = "--config" if command[0] == "mcp" else "--settings"
+        proc = _run_as_user([*command, option, str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h"))
+        assert proc.returncode == 1, proc
+        assert b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+        assert b"belongs to another user" in proc.stderr and b"unchanged" in proc.stderr
+    assert path.read_bytes() == before and path.stat().st_uid == 0
+    assert list(path.parent.iterdir()) == [path]  # no backup, no temporary file
+
+
 def test_hook_install_writes_through_a_symlink(tmp_path):
     dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
     dotfiles.parent.mkdir()

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import shlex
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from ledger_helpers import Transcript, brain_command, hook_payload
 
+from brain.cli import cli
 from brain.errors import ConfigError
 from brain.ledger import install as setup
+from brain.mcp import install as mcp_setup
 
 CMD = "/opt/brain/bin/brain hook stop"
 
@@ -112,6 +117,86 @@ def test_a_broken_settings_file_is_left_alone(tmp_path, text):
     with pytest.raises(ConfigError):
         setup.install(path, CMD)
     assert path.read_text() == text and not _backups(path)
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ('{"model": "opus", "model": "sonnet"}', 'the key "model" twice'),
+        ('{"env": {"A": "1", "A": "2"}}', 'the key "A" twice'),
+        ('{"cleanupPeriodDays": 1e400}', "too large to keep"),
+        ('{"x": NaN}', "NaN, which is not JSON"),
+        ('{"x": [-Infinity]}', "-Infinity, which is not JSON"),
+    ],
+)
+def test_settings_the_rewrite_would_change_are_refused_in_one_line(tmp_path, text, why):
+    # json.loads takes all of these; written back, a duplicate key loses its first value and
+    # 1e400 becomes Infinity, which Claude Code cannot read.
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    for command in (["hook", "install"], ["hook", "uninstall"], ["mcp", "install", "--vault", str(tmp_path)]):
+        option = "--config" if command[0] == "mcp" else "--settings"
+        result = CliRunner().invoke(cli, [*command, option, str(path)])
+        assert result.exit_code == 1, result.output
+        assert result.output.count("\n") == 1 and why in result.output and "Traceback" not in result.output
+    assert path.read_text() == text and not list(tmp_path.glob("*.bak-*"))
+
+
+def test_a_lone_surrogate_escape_is_written_back_as_it_was(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"statusLine": "\\ud83d half \\ud83d\\ude00 whole", "model": "opus"}')
+    before = json.loads(path.read_text())
+    setup.install(path, CMD)
+    assert '"\\ud83d half' in path.read_text()  # escaped again: a raw surrogate is not UTF-8
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/proj && brain hook stop",
+        "echo brain hook stop",
+        "notify-send done; /usr/bin/brain hook stop",
+        "/usr/bin/python3 tidy.py && python3 -m brain hook stop",
+        "brain hook stop # and mine",
+    ],
+)
+def test_a_users_command_that_only_ends_like_ours_is_theirs(tmp_path, command):
+    path = _settings(tmp_path, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    before = path.read_bytes()
+    assert not setup.uninstall(path).changed and path.read_bytes() == before
+    setup.install(path, CMD)
+    assert _commands(path, "Stop") == [command, CMD]
+    setup.uninstall(path)
+    assert _commands(path, "Stop") == [command]
+
+
+def test_concurrent_installs_each_keep_the_others_change(tmp_path, monkeypatch):
+    """Ten installs at once (threads that read, wait, then write): every change is kept."""
+    path = _settings(tmp_path, {"model": "opus"})
+    mcp_path = tmp_path / ".mcp.json"
+    mcp_path.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
+    load = setup.load_settings
+
+    def slow_load(p: Path):
+        data = load(p)
+        time.sleep(0.05)  # the window in which another install reads the same file
+        return data
+
+    monkeypatch.setattr(setup, "load_settings", slow_load)
+    monkeypatch.setattr(mcp_setup, "load_settings", slow_load)
+    jobs = [lambda: setup.install(path, "/opt/brain/bin/brain hook stop", "stop")] * 5
+    jobs += [lambda: setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")] * 5
+    jobs += [lambda i=i: mcp_setup.install(mcp_path, {"command": f"s{i}"}, f"s{i}") for i in range(5)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        for future in [pool.submit(job) for job in jobs]:
+            future.result()
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus"
+    assert len(_commands(path, "Stop")) == 1 and len(_commands(path, "UserPromptSubmit")) == 1
+    servers = json.loads(mcp_path.read_text())["mcpServers"]
+    assert sorted(servers) == ["mine", "s0", "s1", "s2", "s3", "s4"]
 
 
 def test_settings_path(tmp_path, monkeypatch):

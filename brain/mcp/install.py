@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..ledger.install import Change, brain_executable, load_settings, pinned_env, save_settings
+from ..ledger.install import Change, brain_executable, editing, load_settings, pinned_env, save_settings
 
 NAME = "brain"
 
@@ -44,6 +44,11 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
+    with editing(path, create=True):
+        return _install(path, entry, name)
+
+
+def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     existed = path.exists()
     data = load_settings(path) or {}
     servers = _servers(data, path)
@@ -63,6 +68,11 @@ def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
 
 def uninstall(path: Path, name: str = NAME) -> Change:
     """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
+    with editing(path):
+        return _uninstall(path, name)
+
+
+def _uninstall(path: Path, name: str) -> Change:
     if not path.exists():
         return Change(path, False, f"not installed: {path} does not exist")
     data = load_settings(path) or {}
