@@ -450,6 +450,33 @@ def test_hook_install_refuses_a_file_it_cannot_give_back_to_its_owner(open_tmp):
     assert list(path.parent.iterdir()) == [path]  # no backup, no temporary file
 
 
+def test_hook_install_refuses_a_fifo_without_waiting_on_it(tmp_path):
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+    cmd, env = brain_command()
+    for args in (
+        ["hook", "install", "--settings"],
+        ["hook", "uninstall", "--settings"],
+        ["mcp", "uninstall", "--config"],
+    ):
+        # Reading a FIFO with no writer would wait for ever; the write would replace it.
+        proc = subprocess.run([*cmd, *args, str(fifo)], env=env, capture_output=True, timeout=30, check=False)
+        assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc
+        assert b"not a regular file" in proc.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and list(tmp_path.iterdir()) == [fifo]
+
+
+def test_hook_install_leaves_a_device_such_as_dev_null_alone(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a device node")
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's own numbers
+    for args in (["hook", "install", "--settings"], ["mcp", "install", "--vault", str(tmp_path), "--config"]):
+        result = CliRunner().invoke(cli, [*args, str(null)])
+        assert result.exit_code == 1 and "not a regular file" in result.output, result.output
+    assert stat.S_ISCHR(null.lstat().st_mode) and list(tmp_path.iterdir()) == [null]
+
+
 def test_hook_install_writes_through_a_symlink(tmp_path):
     dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
     dotfiles.parent.mkdir()

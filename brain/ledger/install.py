@@ -134,6 +134,9 @@ def _basename(word: str) -> str:
 def load_settings(path: Path) -> dict[str, Any] | None:
     """The settings in ``path``, or None when there is no such file."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            # /dev/null or a FIFO: reading one may never end, and the write would replace it.
+            raise ConfigError(f"{path} is not a regular file; name the settings file itself")
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
