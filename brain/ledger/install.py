@@ -114,16 +114,18 @@ def is_ours(command: Any, kind: str = "stop") -> bool:
         return False
     while words and _ASSIGNMENT.match(words[0]):
         words.pop(0)
-    if words[-2:] != ["hook", kind]:
-        return False
-    program = words[:-2]
-    if len(program) == 1:
-        return _basename(program[0]) in ("brain", "brain.exe")
+    return words[-2:] == ["hook", kind] and is_brain_program(words[:-2])
+
+
+def is_brain_program(words: list[str]) -> bool:
+    """Whether ``words`` run brain: a path to ``brain``, or ``<python> [-flags] -m brain``."""
+    if len(words) == 1:
+        return _basename(words[0]) in ("brain", "brain.exe")
     return (
-        len(program) >= 3
-        and program[-2:] == ["-m", "brain"]
-        and bool(_PYTHON.fullmatch(_basename(program[0])))
-        and all(word.startswith("-") for word in program[1:-2])
+        len(words) >= 3
+        and words[-2:] == ["-m", "brain"]
+        and bool(_PYTHON.fullmatch(_basename(words[0])))
+        and all(word.startswith("-") for word in words[1:-2])
     )
 
 

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..ledger.install import Change, brain_executable, editing, load_settings, pinned_env, save_settings
+from ..ledger.install import (
+    Change,
+    brain_executable,
+    editing,
+    is_brain_program,
+    load_settings,
+    pinned_env,
+    save_settings,
+)
 
 NAME = "brain"
 
@@ -33,6 +41,18 @@ def server_entry(vault: Path) -> dict[str, Any]:
     if env:
         entry["env"] = env
     return entry
+
+
+def is_ours(entry: Any) -> bool:
+    """Whether ``entry`` is a server brain wrote: brain (by any path) then ``mcp --vault DIR``.
+    Another program of the same name (``npx @acme/brain-mcp``) is the user's, and stays."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return False
+    words = [command, *args]
+    return len(words) >= 4 and words[-3:-1] == ["mcp", "--vault"] and is_brain_program(words[:-3])
 
 
 def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -55,6 +75,11 @@ def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     old = servers.get(name)
     if old == entry:
         return Change(path, False, f"already installed in {path}: {_shown(entry)}")
+    if old is not None and not is_ours(old):
+        raise ConfigError(
+            f"{path} already has an MCP server named {name!r} that is not brain's ({_shown(old)}); "
+            "choose another name with --name"
+        )
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if old is None:
@@ -79,6 +104,10 @@ def _uninstall(path: Path, name: str) -> Change:
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
         return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
+    if not is_ours(servers[name]):
+        return Change(
+            path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_shown(servers[name])})"
+        )
     old = servers.pop(name)
     if not servers and path.name == ".mcp.json":
         del data["mcpServers"]
