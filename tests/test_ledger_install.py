@@ -142,6 +142,21 @@ def test_settings_the_rewrite_would_change_are_refused_in_one_line(tmp_path, tex
     assert path.read_text() == text and not list(tmp_path.glob("*.bak-*"))
 
 
+def test_settings_nested_too_deeply_are_one_line_not_a_traceback(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    before = path.read_bytes()
+    for command in (
+        ["hook", "install", "--settings"],
+        ["hook", "uninstall", "--settings"],
+        ["mcp", "uninstall", "--config"],
+    ):
+        result = CliRunner().invoke(cli, [*command, str(path)])
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert "too deeply" in result.output
+    assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]
+
+
 def test_a_lone_surrogate_escape_is_written_back_as_it_was(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text('{"statusLine": "\\ud83d half \\ud83d\\ude00 whole", "model": "opus"}')

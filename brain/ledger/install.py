@@ -158,6 +158,8 @@ def load_settings(path: Path) -> dict[str, Any] | None:
         )
     except _Unsafe as exc:  # would be written back changed, or not as JSON: refused, not "fixed"
         raise ConfigError(f"{path} {exc}; fix it, then run this again") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path} nests arrays or objects too deeply to read; fix it, then run this again") from exc
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix it, then run this again") from exc
     if not isinstance(data, dict):
@@ -265,7 +267,10 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
                 f"{path} belongs to another user (uid {original.st_uid}, gid {original.st_gid}) and the new file "
                 "would be yours: run this as its owner, or edit it by hand; the file is unchanged"
             )
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    except RecursionError as exc:  # the indenting encoder recurses deeper than the reader
+        raise ConfigError(f"{path} nests arrays or objects too deeply to write back; the file is unchanged") from exc
     # A lone surrogate (read from a "\\ud83d" escape) cannot be UTF-8: written back escaped, as it was.
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     backup = None
