@@ -341,6 +341,19 @@ def test_install_prompt_is_idempotent_and_updates_a_stale_vault(tmp_path):
     assert _commands(path, "UserPromptSubmit") == ["~/bin/remind-me-of-tests.sh", moved]
 
 
+def test_install_prompt_keeps_a_timeout_the_user_raised(tmp_path):
+    path = _settings(tmp_path, {})
+    setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    data = json.loads(path.read_text())
+    data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"] = 30  # a slow machine
+    path.write_text(json.dumps(data))
+    again = setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    assert not again.changed and "already installed" in again.message
+    setup.install(path, "BRAIN_VAULT=/w /opt/brain/bin/brain hook prompt", "prompt")  # another vault
+    hook = json.loads(path.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert hook["timeout"] == 30 and hook["command"].startswith("BRAIN_VAULT=/w")
+
+
 def test_stop_and_prompt_hooks_live_side_by_side(tmp_path):
     path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
     setup.install(path, CMD)

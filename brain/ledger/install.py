@@ -361,6 +361,9 @@ def _install(path: Path, command: str | None, kind: str) -> Change:
     data = loaded if loaded is not None else {}
     groups = _event_groups(data, path, event)
     ours = _our_entries(groups, kind)
+    timeout = ours[0][1].get("timeout") if ours else None
+    if "timeout" in entry and isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        entry["timeout"] = timeout  # the user's own budget for the hook stays theirs
     if len(ours) == 1 and all(ours[0][1].get(key) == value for key, value in entry.items()):
         return Change(path, False, f"{what} already installed in {path}: {command}")
     if ours:
