@@ -446,6 +446,18 @@ def test_cli_install_prompt(tmp_path, toy_vault):
     assert result.exit_code == 0 and json.loads(path.read_text()) == SETTINGS_WITH_HOOKS
 
 
+def test_cli_install_prompt_advice_quotes_a_vault_with_a_space(tmp_path):
+    vault = tmp_path / "Obsidian Vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    path = tmp_path / "settings.json"
+    result = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(vault), "--settings", str(path)])
+    assert result.exit_code == 0, result.output
+    quoted = shlex.quote(str(vault.resolve()))
+    assert f"`brain index --vault {quoted}`" in result.stderr
+    assert f"`brain serve --vault {quoted} --detach`" in result.stderr  # pasted, it runs as said
+
+
 def test_cli_install_prompt_needs_a_vault(tmp_path, toy_vault):
     from click.testing import CliRunner
 
