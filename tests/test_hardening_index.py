@@ -733,3 +733,35 @@ def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
         assert store.skipped_for_content() == {} and store.skipped()[0]["path"] == "x.md"
     finally:
         store.close()
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Every entry under ``root`` (dot-folders too) with its mode, size and mtime."""
+    return {
+        str(p.relative_to(root)): (p.lstat().st_mode, p.lstat().st_size, p.lstat().st_mtime_ns) for p in root.rglob("*")
+    } | {".": (root.stat().st_mode, 0, root.stat().st_mtime_ns)}
+
+
+def test_no_command_writes_inside_the_vault(toy_vault, tmp_path):
+    """The README: "brain never writes inside the vault" (the index lives in $BRAIN_HOME)."""
+    before = _tree(toy_vault)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "q", "query": "graph rag", "relevant": ["AI/Graph RAG.md"]}) + "\n")
+    v = ["--vault", str(toy_vault)]
+    for args in (
+        ["index", *v],
+        ["index", "--verify", *v],
+        ["ask", "graph rag", *v],
+        ["ask", "graph rag", "--json", "--ab", *v],
+        ["ask", "graph rag", "--context", "--as-of", "1d", *v],
+        ["status", "-v", *v],
+        ["history", "AI/Graph RAG.md", *v],
+        ["neighbours", "Graph RAG", *v],
+        ["note", "AI/Graph RAG.md", *v],
+        ["eval", str(queries), *v],
+        ["prune", "--before", "1d", "--vacuum", *v],
+        ["index", "--repair", *v],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (0, 1), (args, result.output)
+        assert _tree(toy_vault) == before, args
