@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -29,7 +30,7 @@ from brain.index import changes
 from brain.index.indexer import VaultLocked, index_vault
 from brain.index.rebuild import rebuild_dir
 from brain.index.status import vault_status
-from brain.index.store import IndexStore
+from brain.index.store import IndexStore, damaged_message
 from brain.index.vectors import VectorIndex, load_current
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
@@ -765,3 +766,12 @@ def test_no_command_writes_inside_the_vault(toy_vault, tmp_path):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code in (0, 1), (args, result.output)
         assert _tree(toy_vault) == before, args
+
+
+def test_the_commands_an_error_suggests_quote_a_vault_with_a_space(tmp_path):
+    vault = tmp_path / "Obsidian Vault"
+    vault.mkdir()
+    quoted = shlex.quote(str(vault.resolve()))
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "platypus"])
+    assert out.exit_code == 1 and f"run `brain index --vault {quoted}` first" in out.output, out.output
+    assert damaged_message(tmp_path / "index.db", vault, "x").count(f"--vault {shlex.quote(str(vault))}`") == 2
