@@ -142,6 +142,26 @@ def test_settings_the_rewrite_would_change_are_refused_in_one_line(tmp_path, tex
     assert path.read_text() == text and not list(tmp_path.glob("*.bak-*"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "model": "opus",\n  "hooks": {\n    "PreToolUse": []\n  }\n}',  # Claude Code's: no last newline
+        '{\n    "model": "opus",\n    "env": {\n        "A": "é"\n    }\n}\n',
+        '{\n\t"model": "opus"\n}\n',
+        '{"model":"opus","n":[1,2]}',
+        '{"model": "opus", "n": [1, 2]}\n',
+    ],
+    ids=["claude-code", "four-spaces", "tab", "compact", "one-line"],
+)
+def test_install_then_uninstall_gives_back_the_same_bytes(tmp_path, text):
+    path = tmp_path / "settings.json"
+    path.write_text(text, encoding="utf-8")
+    setup.install(path, CMD)
+    setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    setup.uninstall(path)
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_settings_nested_too_deeply_are_one_line_not_a_traceback(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")

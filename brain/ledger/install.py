@@ -267,8 +267,15 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
                 f"{path} belongs to another user (uid {original.st_uid}, gid {original.st_gid}) and the new file "
                 "would be yours: run this as its owner, or edit it by hand; the file is unchanged"
             )
+    layout: dict[str, Any] = {"indent": 2}
+    end = "\n"
+    if original is not None:
+        try:
+            layout, end = _layout(target.read_bytes().decode("utf-8", "replace"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(data, ensure_ascii=False, **layout) + end
     except RecursionError as exc:  # the indenting encoder recurses deeper than the reader
         raise ConfigError(f"{path} nests arrays or objects too deeply to write back; the file is unchanged") from exc
     # A lone surrogate (read from a "\\ud83d" escape) cannot be UTF-8: written back escaped, as it was.
@@ -285,6 +292,18 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
         where = exc.filename or target
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged") from exc
     return backup
+
+
+def _layout(text: str) -> tuple[dict[str, Any], str]:
+    """The indent, separators and last newline of the JSON ``text``, for json.dumps to write
+    the file back as it was laid out: a file brain's install then uninstall leave as it was
+    (Claude Code's two spaces and no last newline, four spaces, one line)."""
+    end = "\n" if text.endswith("\n") else ""
+    body = text.strip()
+    if body and "\n" not in body:  # one line: as compact as it was
+        return {"separators": (", " if ", " in body else ",", ": " if '": ' in body else ":")}, end
+    indent = re.search(r"\n([ \t]+)\S", body)
+    return {"indent": indent.group(1) if indent else 2}, end
 
 
 def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
