@@ -517,3 +517,17 @@ def test_installed_prompt_command_runs_from_a_bare_shell(tmp_path, monkeypatch, 
     rows = conn.execute("SELECT vault, reason FROM recalls").fetchall()
     conn.close()
     assert rows == [(str(toy_vault.resolve()), "no-server")]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["hook", "install"], ["hook", "uninstall"], ["mcp", "uninstall"], ["hook", "install", "--settings", "s.json"]],
+)
+def test_a_deleted_working_directory_is_one_line(tmp_path, monkeypatch, args):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # the project folder removed under the shell
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "working directory no longer exists" in result.output

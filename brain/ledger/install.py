@@ -59,10 +59,21 @@ class Change:
 def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path | None = None) -> Path:
     """The settings file to edit: explicit, the user's, or the project's in ``cwd``."""
     if settings is not None:
-        return settings.expanduser()
+        settings = settings.expanduser()
+        return settings if settings.is_absolute() else working_directory() / settings
     if user:
         return Path.home() / ".claude" / "settings.json"
-    return (cwd or Path.cwd()) / ".claude" / "settings.json"
+    return (cwd or working_directory()) / ".claude" / "settings.json"
+
+
+def working_directory() -> Path:
+    """The working directory, or a one-line error when it has been deleted under this shell."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise ConfigError(
+            "the working directory no longer exists: cd to the project again (or give the file's absolute path)"
+        ) from None
 
 
 def brain_executable() -> list[str]:

@@ -22,15 +22,20 @@ from ..ledger.install import (
     load_settings,
     pinned_env,
     save_settings,
+    working_directory,
 )
 
 NAME = "brain"
 
 
-def config_path(*, user: bool = False, cwd: Path | None = None) -> Path:
+def config_path(*, user: bool = False, config: Path | None = None, cwd: Path | None = None) -> Path:
+    """The MCP config to edit: explicit, the user's ``~/.claude.json``, or the project's ``.mcp.json``."""
+    if config is not None:
+        config = config.expanduser()
+        return config if config.is_absolute() else working_directory() / config
     if user:
         return Path.home() / ".claude.json"
-    return (cwd or Path.cwd()) / ".mcp.json"
+    return (cwd or working_directory()) / ".mcp.json"
 
 
 def server_entry(vault: Path) -> dict[str, Any]:
