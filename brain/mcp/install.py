@@ -82,7 +82,7 @@ def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
         return Change(path, False, f"already installed in {path}: {_shown(entry)}")
     if old is not None and not is_ours(old):
         raise ConfigError(
-            f"{path} already has an MCP server named {name!r} that is not brain's ({_shown(old)}); "
+            f"{path} already has an MCP server named {name!r} that is not brain's ({_program(old)}); "
             "choose another name with --name"
         )
     servers[name] = entry
@@ -111,7 +111,7 @@ def _uninstall(path: Path, name: str) -> Change:
         return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
     if not is_ours(servers[name]):
         return Change(
-            path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_shown(servers[name])})"
+            path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_program(servers[name])})"
         )
     old = servers.pop(name)
     if not servers and path.name == ".mcp.json":
@@ -122,9 +122,17 @@ def _uninstall(path: Path, name: str) -> Change:
     )
 
 
+def _program(entry: Any) -> str:
+    """Another program's entry, named by its command alone: its arguments and env may hold keys."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return f"{command} …" if isinstance(command, str) else "not a command"
+
+
 def _shown(entry: Any) -> str:
     if not isinstance(entry, dict):
         return repr(entry)
-    env = " ".join(f"{k}={v}" for k, v in (entry.get("env") or {}).items())
+    env_items = entry["env"] if isinstance(entry.get("env"), dict) else {}
+    # brain's own locations are shown; any other value (a key someone added) is not
+    env = " ".join(f"{k}={v if str(k).startswith('BRAIN_') else '…'}" for k, v in env_items.items())
     command = " ".join([str(entry.get("command", "")), *map(str, entry.get("args") or [])])
     return (env + " " if env else "") + command
