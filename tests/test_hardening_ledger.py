@@ -450,6 +450,20 @@ def test_hook_install_refuses_a_file_it_cannot_give_back_to_its_owner(open_tmp):
     assert list(path.parent.iterdir()) == [path]  # no backup, no temporary file
 
 
+def test_hook_install_refuses_a_group_it_cannot_give_back(open_tmp):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a file of a group its owner is not in")
+    path = _settings_file(open_tmp, 0o664)
+    os.chown(path, NOBODY, 0)  # the user's file, in a group they are not in
+    path.parent.chmod(0o777)
+    before = path.read_bytes()
+    proc = _run_as_user(["hook", "install", "--settings", str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h"))
+    assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc
+    assert b"cannot keep the group" in proc.stderr and b"unchanged" in proc.stderr
+    assert path.read_bytes() == before and (path.stat().st_uid, path.stat().st_gid) == (NOBODY, 0)
+    assert list(path.parent.iterdir()) == [path]
+
+
 def test_hook_install_refuses_a_fifo_without_waiting_on_it(tmp_path):
     fifo = tmp_path / "settings.json"
     os.mkfifo(fifo)

@@ -16,6 +16,7 @@ they are set, and for the prompt hook ``BRAIN_VAULT``: the vault it recalls from
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -359,18 +360,21 @@ def _replace(target: Path, content: bytes, original: os.stat_result | None) -> N
 
 
 def _can_give(original: os.stat_result) -> bool:
-    """Whether a file this process writes can be given ``original``'s owner and group."""
-    if not hasattr(os, "geteuid") or os.geteuid() == 0:
-        return True
-    return original.st_uid == os.geteuid() and original.st_gid in {os.getegid(), *os.getgroups()}
+    """Whether a file this process writes can be given ``original``'s owner (only root can
+    give a file away); its group is checked on the written file itself (``_copy_owner_and_mode``)."""
+    return not hasattr(os, "geteuid") or os.geteuid() in (0, original.st_uid)
 
 
 def _copy_owner_and_mode(path: Path, original: os.stat_result) -> None:
-    if hasattr(os, "chown") and (original.st_uid, original.st_gid) != (os.getuid(), os.getgid()):
-        try:  # root editing a user's file leaves it theirs; anyone else cannot, and need not
-            os.chown(path, original.st_uid, original.st_gid)
-        except OSError:
-            pass
+    if hasattr(os, "chown"):
+        written = path.stat()
+        if (written.st_uid, written.st_gid) != (original.st_uid, original.st_gid):
+            try:  # root editing a user's file leaves it theirs; an owner may set a group of theirs
+                os.chown(path, original.st_uid, original.st_gid)
+            except OSError:
+                raise PermissionError(
+                    errno.EPERM, f"the new file cannot keep the group (gid {original.st_gid})", str(path)
+                ) from None
     os.chmod(path, stat.S_IMODE(original.st_mode))
 
 
