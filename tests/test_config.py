@@ -176,3 +176,25 @@ def test_the_hook_serve_and_mcp_logs_are_all_bounded(tmp_path, monkeypatch):  # 
     for name in ("hook.log", "serve.log", "mcp.log"):
         assert (logs / f"{name}.1").stat().st_size > 1_000_000, name
         assert (logs / name).stat().st_size < 1_000, name
+
+
+def test_every_command_and_option_says_what_it_does():
+    """The README sends people to --help: no command or option may be there without words."""
+    import click
+
+    from brain.cli import cli
+
+    def walk(command: click.Command, path: str):
+        yield path, command
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, f"{path} {name}")
+
+    silent = [
+        f"{path} {'/'.join(param.opts)}" if param else path
+        for path, command in walk(cli, "brain")
+        for param in [None, *command.params]
+        if (param is None and not (command.help or "").strip())
+        or (isinstance(param, click.Option) and not param.hidden and not (param.help or "").strip())
+    ]
+    assert silent == []

@@ -109,6 +109,12 @@ def test_parse_a_good_file_with_partial_and_extra_fields():
     assert (q2.id, q2.relevant, q2.line) == ("q2", ("dir/c.md", "d.md"), 3)
 
 
+def test_a_line_nested_too_deeply_is_reported_not_a_traceback():
+    text = "\n".join([_line(id="q1"), "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(QueryFileError, match=r"line 2: not valid JSON \(nested too deeply\)"):
+        parse_queries(text, "q.jsonl")
+
+
 def test_bad_json_lines_are_reported_by_number():
     text = "\n".join([_line(id="q1"), "{not json", "", '{"id": "q3", "query": ', _line(id="q5"), "[1, 2]"])
     with pytest.raises(QueryFileError) as err:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -29,7 +30,7 @@ from brain.index import changes
 from brain.index.indexer import VaultLocked, index_vault
 from brain.index.rebuild import rebuild_dir
 from brain.index.status import vault_status
-from brain.index.store import IndexStore
+from brain.index.store import IndexStore, damaged_message
 from brain.index.vectors import VectorIndex, load_current
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
@@ -733,3 +734,44 @@ def test_an_index_from_before_the_new_migrations_is_upgraded(tmp_path):
         assert store.skipped_for_content() == {} and store.skipped()[0]["path"] == "x.md"
     finally:
         store.close()
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int, int]]:
+    """Every entry under ``root`` (dot-folders too) with its mode, size and mtime."""
+    return {
+        str(p.relative_to(root)): (p.lstat().st_mode, p.lstat().st_size, p.lstat().st_mtime_ns) for p in root.rglob("*")
+    } | {".": (root.stat().st_mode, 0, root.stat().st_mtime_ns)}
+
+
+def test_no_command_writes_inside_the_vault(toy_vault, tmp_path):
+    """The README: "brain never writes inside the vault" (the index lives in $BRAIN_HOME)."""
+    before = _tree(toy_vault)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "q", "query": "graph rag", "relevant": ["AI/Graph RAG.md"]}) + "\n")
+    v = ["--vault", str(toy_vault)]
+    for args in (
+        ["index", *v],
+        ["index", "--verify", *v],
+        ["ask", "graph rag", *v],
+        ["ask", "graph rag", "--json", "--ab", *v],
+        ["ask", "graph rag", "--context", "--as-of", "1d", *v],
+        ["status", "-v", *v],
+        ["history", "AI/Graph RAG.md", *v],
+        ["neighbours", "Graph RAG", *v],
+        ["note", "AI/Graph RAG.md", *v],
+        ["eval", str(queries), *v],
+        ["prune", "--before", "1d", "--vacuum", *v],
+        ["index", "--repair", *v],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (0, 1), (args, result.output)
+        assert _tree(toy_vault) == before, args
+
+
+def test_the_commands_an_error_suggests_quote_a_vault_with_a_space(tmp_path):
+    vault = tmp_path / "Obsidian Vault"
+    vault.mkdir()
+    quoted = shlex.quote(str(vault.resolve()))
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "platypus"])
+    assert out.exit_code == 1 and f"run `brain index --vault {quoted}` first" in out.output, out.output
+    assert damaged_message(tmp_path / "index.db", vault, "x").count(f"--vault {shlex.quote(str(vault))}`") == 2

@@ -434,6 +434,63 @@ def test_hook_install_keeps_the_owner(tmp_path):
     assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
 
 
+def test_hook_install_refuses_a_file_it_cannot_give_back_to_its_owner(open_tmp):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a file of another user for this test")
+    path = _settings_file(open_tmp, 0o666)  # root's, and anyone may write it
+    path.parent.chmod(0o777)
+    before = path.read_bytes()
+    for command in (["hook", "install"], ["mcp", "install", "--vault", str(open_tmp)]):
+        option = "--config" if command[0] == "mcp" else "--settings"
+        proc = _run_as_user([*command, option, str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h"))
+        assert proc.returncode == 1, proc
+        assert b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") == 1, proc.stderr
+        assert b"belongs to another user" in proc.stderr and b"unchanged" in proc.stderr
+    assert path.read_bytes() == before and path.stat().st_uid == 0
+    assert list(path.parent.iterdir()) == [path]  # no backup, no temporary file
+
+
+def test_hook_install_refuses_a_group_it_cannot_give_back(open_tmp):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a file of a group its owner is not in")
+    path = _settings_file(open_tmp, 0o664)
+    os.chown(path, NOBODY, 0)  # the user's file, in a group they are not in
+    path.parent.chmod(0o777)
+    before = path.read_bytes()
+    proc = _run_as_user(["hook", "install", "--settings", str(path)], open_tmp, BRAIN_HOME=str(open_tmp / "h"))
+    assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc
+    assert b"cannot keep the group" in proc.stderr and b"unchanged" in proc.stderr
+    assert path.read_bytes() == before and (path.stat().st_uid, path.stat().st_gid) == (NOBODY, 0)
+    assert list(path.parent.iterdir()) == [path]
+
+
+def test_hook_install_refuses_a_fifo_without_waiting_on_it(tmp_path):
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+    cmd, env = brain_command()
+    for args in (
+        ["hook", "install", "--settings"],
+        ["hook", "uninstall", "--settings"],
+        ["mcp", "uninstall", "--config"],
+    ):
+        # Reading a FIFO with no writer would wait for ever; the write would replace it.
+        proc = subprocess.run([*cmd, *args, str(fifo)], env=env, capture_output=True, timeout=30, check=False)
+        assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, proc
+        assert b"not a regular file" in proc.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and list(tmp_path.iterdir()) == [fifo]
+
+
+def test_hook_install_leaves_a_device_such_as_dev_null_alone(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a device node")
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's own numbers
+    for args in (["hook", "install", "--settings"], ["mcp", "install", "--vault", str(tmp_path), "--config"]):
+        result = CliRunner().invoke(cli, [*args, str(null)])
+        assert result.exit_code == 1 and "not a regular file" in result.output, result.output
+    assert stat.S_ISCHR(null.lstat().st_mode) and list(tmp_path.iterdir()) == [null]
+
+
 def test_hook_install_writes_through_a_symlink(tmp_path):
     dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
     dotfiles.parent.mkdir()

@@ -58,6 +58,7 @@ def test_brain_db_variable_is_honoured(tmp_path):
         b"\xff\xfe\x00garbage",
         b'{"transcript_path": 42}',
         b'{"session_id": "s", "transcript_path": "/nonexistent/x.jsonl"}',
+        b"[" * 100_000 + b"]" * 100_000,
     ],
 )
 def test_garbage_stdin_exits_zero_and_prints_nothing(tmp_path, stdin):
@@ -65,6 +66,8 @@ def test_garbage_stdin_exits_zero_and_prints_nothing(tmp_path, stdin):
     assert proc.returncode == 0
     assert proc.stdout == b""
     assert proc.stderr == b""
+    log = tmp_path / "logs" / "hook.log"
+    assert not log.exists() or "Traceback" not in log.read_text()  # one line, not an error
 
 
 def test_errors_go_to_the_log_file(tmp_path):

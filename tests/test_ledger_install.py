@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import shlex
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from ledger_helpers import Transcript, brain_command, hook_payload
 
+from brain.cli import cli
 from brain.errors import ConfigError
 from brain.ledger import install as setup
+from brain.mcp import install as mcp_setup
 
 CMD = "/opt/brain/bin/brain hook stop"
 
@@ -112,6 +117,121 @@ def test_a_broken_settings_file_is_left_alone(tmp_path, text):
     with pytest.raises(ConfigError):
         setup.install(path, CMD)
     assert path.read_text() == text and not _backups(path)
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ('{"model": "opus", "model": "sonnet"}', 'the key "model" twice'),
+        ('{"env": {"A": "1", "A": "2"}}', 'the key "A" twice'),
+        ('{"cleanupPeriodDays": 1e400}', "too large to keep"),
+        ('{"x": NaN}', "NaN, which is not JSON"),
+        ('{"x": [-Infinity]}', "-Infinity, which is not JSON"),
+    ],
+)
+def test_settings_the_rewrite_would_change_are_refused_in_one_line(tmp_path, text, why):
+    # json.loads takes all of these; written back, a duplicate key loses its first value and
+    # 1e400 becomes Infinity, which Claude Code cannot read.
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    for command in (["hook", "install"], ["hook", "uninstall"], ["mcp", "install", "--vault", str(tmp_path)]):
+        option = "--config" if command[0] == "mcp" else "--settings"
+        result = CliRunner().invoke(cli, [*command, option, str(path)])
+        assert result.exit_code == 1, result.output
+        assert result.output.count("\n") == 1 and why in result.output and "Traceback" not in result.output
+    assert path.read_text() == text and not list(tmp_path.glob("*.bak-*"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "model": "opus",\n  "hooks": {\n    "PreToolUse": []\n  }\n}',  # Claude Code's: no last newline
+        '{\n    "model": "opus",\n    "env": {\n        "A": "é"\n    }\n}\n',
+        '{\n\t"model": "opus"\n}\n',
+        '{"model":"opus","n":[1,2]}',
+        '{"model": "opus", "n": [1, 2]}\n',
+    ],
+    ids=["claude-code", "four-spaces", "tab", "compact", "one-line"],
+)
+def test_install_then_uninstall_gives_back_the_same_bytes(tmp_path, text):
+    path = tmp_path / "settings.json"
+    path.write_text(text, encoding="utf-8")
+    setup.install(path, CMD)
+    setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    setup.uninstall(path)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_settings_nested_too_deeply_are_one_line_not_a_traceback(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    before = path.read_bytes()
+    for command in (
+        ["hook", "install", "--settings"],
+        ["hook", "uninstall", "--settings"],
+        ["mcp", "uninstall", "--config"],
+    ):
+        result = CliRunner().invoke(cli, [*command, str(path)])
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert "too deeply" in result.output
+    assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]
+
+
+def test_a_lone_surrogate_escape_is_written_back_as_it_was(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"statusLine": "\\ud83d half \\ud83d\\ude00 whole", "model": "opus"}')
+    before = json.loads(path.read_text())
+    setup.install(path, CMD)
+    assert '"\\ud83d half' in path.read_text()  # escaped again: a raw surrogate is not UTF-8
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/proj && brain hook stop",
+        "echo brain hook stop",
+        "notify-send done; /usr/bin/brain hook stop",
+        "/usr/bin/python3 tidy.py && python3 -m brain hook stop",
+        "brain hook stop # and mine",
+    ],
+)
+def test_a_users_command_that_only_ends_like_ours_is_theirs(tmp_path, command):
+    path = _settings(tmp_path, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    before = path.read_bytes()
+    assert not setup.uninstall(path).changed and path.read_bytes() == before
+    setup.install(path, CMD)
+    assert _commands(path, "Stop") == [command, CMD]
+    setup.uninstall(path)
+    assert _commands(path, "Stop") == [command]
+
+
+def test_concurrent_installs_each_keep_the_others_change(tmp_path, monkeypatch):
+    """Ten installs at once (threads that read, wait, then write): every change is kept."""
+    path = _settings(tmp_path, {"model": "opus"})
+    mcp_path = tmp_path / ".mcp.json"
+    mcp_path.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
+    load = setup.load_settings
+
+    def slow_load(p: Path):
+        data = load(p)
+        time.sleep(0.05)  # the window in which another install reads the same file
+        return data
+
+    monkeypatch.setattr(setup, "load_settings", slow_load)
+    monkeypatch.setattr(mcp_setup, "load_settings", slow_load)
+    jobs = [lambda: setup.install(path, "/opt/brain/bin/brain hook stop", "stop")] * 5
+    jobs += [lambda: setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")] * 5
+    jobs += [lambda i=i: mcp_setup.install(mcp_path, {"command": f"s{i}"}, f"s{i}") for i in range(5)]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        for future in [pool.submit(job) for job in jobs]:
+            future.result()
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus"
+    assert len(_commands(path, "Stop")) == 1 and len(_commands(path, "UserPromptSubmit")) == 1
+    servers = json.loads(mcp_path.read_text())["mcpServers"]
+    assert sorted(servers) == ["mine", "s0", "s1", "s2", "s3", "s4"]
 
 
 def test_settings_path(tmp_path, monkeypatch):
@@ -241,6 +361,19 @@ def test_install_prompt_is_idempotent_and_updates_a_stale_vault(tmp_path):
     assert _commands(path, "UserPromptSubmit") == ["~/bin/remind-me-of-tests.sh", moved]
 
 
+def test_install_prompt_keeps_a_timeout_the_user_raised(tmp_path):
+    path = _settings(tmp_path, {})
+    setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    data = json.loads(path.read_text())
+    data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"] = 30  # a slow machine
+    path.write_text(json.dumps(data))
+    again = setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
+    assert not again.changed and "already installed" in again.message
+    setup.install(path, "BRAIN_VAULT=/w /opt/brain/bin/brain hook prompt", "prompt")  # another vault
+    hook = json.loads(path.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert hook["timeout"] == 30 and hook["command"].startswith("BRAIN_VAULT=/w")
+
+
 def test_stop_and_prompt_hooks_live_side_by_side(tmp_path):
     path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
     setup.install(path, CMD)
@@ -333,6 +466,18 @@ def test_cli_install_prompt(tmp_path, toy_vault):
     assert result.exit_code == 0 and json.loads(path.read_text()) == SETTINGS_WITH_HOOKS
 
 
+def test_cli_install_prompt_advice_quotes_a_vault_with_a_space(tmp_path):
+    vault = tmp_path / "Obsidian Vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    path = tmp_path / "settings.json"
+    result = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(vault), "--settings", str(path)])
+    assert result.exit_code == 0, result.output
+    quoted = shlex.quote(str(vault.resolve()))
+    assert f"`brain index --vault {quoted}`" in result.stderr
+    assert f"`brain serve --vault {quoted} --detach`" in result.stderr  # pasted, it runs as said
+
+
 def test_cli_install_prompt_needs_a_vault(tmp_path, toy_vault):
     from click.testing import CliRunner
 
@@ -372,3 +517,17 @@ def test_installed_prompt_command_runs_from_a_bare_shell(tmp_path, monkeypatch, 
     rows = conn.execute("SELECT vault, reason FROM recalls").fetchall()
     conn.close()
     assert rows == [(str(toy_vault.resolve()), "no-server")]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["hook", "install"], ["hook", "uninstall"], ["mcp", "uninstall"], ["hook", "install", "--settings", "s.json"]],
+)
+def test_a_deleted_working_directory_is_one_line(tmp_path, monkeypatch, args):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # the project folder removed under the shell
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "working directory no longer exists" in result.output

@@ -294,3 +294,40 @@ def test_install_dry_run_writes_nothing(toy_vault, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault), "--dry-run"])
     assert out.exit_code == 0 and '"mcpServers"' in out.output and not (tmp_path / ".mcp.json").exists()
+
+
+def test_a_server_of_another_program_named_brain_is_left_alone(toy_vault, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    key = "sk-acme-0123456789abcdef"
+    theirs = {
+        "mcpServers": {"brain": {"command": "npx", "args": ["-y", "@acme/brain-mcp", "--key", key], "env": {"K": key}}}
+    }
+    config = tmp_path / ".mcp.json"
+    config.write_text(json.dumps(theirs), encoding="utf-8")
+    before = config.read_bytes()
+    out = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
+    assert "not brain's" in out.output and "--name" in out.output and key not in out.output  # its key not shown
+    gone = CliRunner().invoke(cli, ["mcp", "uninstall"])
+    assert gone.exit_code == 0 and "not removed" in gone.output and key not in gone.output, gone.output
+    assert config.read_bytes() == before and not list(tmp_path.glob(".mcp.json.bak-*"))
+    mine = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault), "--name", "notes"])
+    assert (
+        mine.exit_code == 0 and json.loads(config.read_text())["mcpServers"]["brain"] == theirs["mcpServers"]["brain"]
+    )
+
+
+def test_an_entry_brain_wrote_by_another_path_is_updated(toy_vault, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    old = {
+        "type": "stdio",
+        "command": "/usr/bin/python3",
+        "args": ["-m", "brain", "mcp", "--vault", "/old/notes"],
+        "env": {"BRAIN_HOME": "/old/home", "HF_TOKEN": "hf_0123456789abcdef"},  # a key the user added
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"brain": old}}), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert out.exit_code == 0 and "updated the MCP server 'brain'" in out.output, out.output
+    assert "BRAIN_HOME=/old/home" in out.output and "HF_TOKEN=…" in out.output and "hf_0123" not in out.output
+    gone = CliRunner().invoke(cli, ["mcp", "uninstall"])
+    assert gone.exit_code == 0 and "removed the MCP server 'brain'" in gone.output

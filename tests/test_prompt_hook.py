@@ -412,6 +412,7 @@ def test_parse_payload():
     assert parse_payload(json.dumps(_payload()).encode())["prompt"] == QUESTION
     assert parse_payload(json.dumps({"prompt": "x"}).encode()) == {"prompt": "x"}  # older versions: no event name
     assert parse_payload(b"   ") is None
+    assert parse_payload(b"[" * 100_000 + b"]" * 100_000) is None  # nested too deeply: not a traceback in the log
     assert parse_payload(json.dumps(_payload(hook_event_name="PreToolUse")).encode()) is None
 
 

@@ -84,7 +84,7 @@ def parse_payload(raw: bytes) -> dict[str, Any] | None:
         return None
     try:
         payload = json.loads(raw.decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deeply is not a payload either
         return None
     if not isinstance(payload, dict) or not isinstance(payload.get("prompt"), str):
         return None

@@ -89,6 +89,9 @@ def _parse(text: str) -> _Parsed:
         except json.JSONDecodeError as exc:
             parsed.problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue
+        except RecursionError:
+            parsed.problems.append(f"line {number}: not valid JSON (nested too deeply)")
+            continue
         if not isinstance(record, dict):
             parsed.problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
             continue

@@ -91,16 +91,19 @@ def install(
 
 def _prompt_hook_advice(root: Path) -> None:
     """What the prompt hook needs that the settings file cannot give it: an index and a server."""
+    import shlex
+
     from .. import config
     from ..index.store import INDEX_FILE
     from ..server import runtime
 
+    vault = shlex.quote(str(root))  # a command to paste: "Obsidian Vault" must stay one word
     if not (config.index_dir(root) / INDEX_FILE).exists():
-        click.echo(f"note: {root} has no index yet: run `brain index --vault {root}`", err=True)
+        click.echo(f"note: {root} has no index yet: run `brain index --vault {vault}`", err=True)
     if not runtime.lock_is_held(root):
         click.echo(
             f"note: the prompt hook asks a running server and adds nothing without one: "
-            f"`brain serve --vault {root} --detach`",
+            f"`brain serve --vault {vault} --detach`",
             err=True,
         )
 

@@ -51,7 +51,7 @@ def run_stop_hook() -> int:
             return 0
         try:
             payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deeply is not a payload either
             payload = None
         if not isinstance(payload, dict) or not (
             _text(payload.get("session_id")) or _text(payload.get("transcript_path"))

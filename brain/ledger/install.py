@@ -4,7 +4,10 @@ Two kinds: ``stop`` (the ``Stop`` event, ``brain hook stop``: the turn ledger) a
 (the ``UserPromptSubmit`` event, ``brain hook prompt``: automatic recall). The merge keeps every
 other setting and hook of the user, is idempotent, backs the file up before changing it, and
 reports what it did. The file keeps its mode and owner (a 0600 file stays 0600, and so is its
-backup), a symlinked file is written through to its target, and a read-only one is left alone.
+backup), a symlinked file is written through to its target, and a read-only one is left alone,
+as is one whose owner the new file could not keep and JSON the rewrite would change (a key twice,
+NaN, a number that overflows). Edits of one file are serialised (``editing``), and only a
+command of brain's own form is brain's (``is_ours``).
 The command written names the installed ``brain`` by absolute path (Claude Code's shell may not
 have the user's virtualenv or PATH), shell-quoted, with ``BRAIN_HOME``/``BRAIN_DB`` baked in when
 they are set, and for the prompt hook ``BRAIN_VAULT``: the vault it recalls from.
@@ -12,6 +15,8 @@ they are set, and for the prompt hook ``BRAIN_VAULT``: the vault it recalls from
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -21,9 +26,15 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: edits are not serialised
+    fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConfigError
 
@@ -31,8 +42,9 @@ from ..errors import ConfigError
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
 EVENT = HOOKS["stop"][0]
 PROMPT_TIMEOUT = 10  # seconds Claude Code gives the prompt hook (its own budget is far less)
-# Ours: any command ending in "brain hook <kind>" or "-m brain hook <kind>", whatever the path.
-_OURS = r"(?:^|[\s/\\'\"])(?:brain(?:\.exe)?['\"]?|-m brain)\s+hook\s+{kind}\s*$"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
 
 
 @dataclass
@@ -48,10 +60,21 @@ class Change:
 def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path | None = None) -> Path:
     """The settings file to edit: explicit, the user's, or the project's in ``cwd``."""
     if settings is not None:
-        return settings.expanduser()
+        settings = settings.expanduser()
+        return settings if settings.is_absolute() else working_directory() / settings
     if user:
         return Path.home() / ".claude" / "settings.json"
-    return (cwd or Path.cwd()) / ".claude" / "settings.json"
+    return (cwd or working_directory()) / ".claude" / "settings.json"
+
+
+def working_directory() -> Path:
+    """The working directory, or a one-line error when it has been deleted under this shell."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise ConfigError(
+            "the working directory no longer exists: cd to the project again (or give the file's absolute path)"
+        ) from None
 
 
 def brain_executable() -> list[str]:
@@ -91,12 +114,43 @@ def pinned_env() -> dict[str, str]:
 
 
 def is_ours(command: Any, kind: str = "stop") -> bool:
-    return isinstance(command, str) and bool(re.search(_OURS.format(kind=kind), command.strip()))
+    """Whether ``command`` is brain's hook of ``kind`` as install writes it: ``NAME=value``
+    assignments, brain by any path (or ``<python> -m brain``), ``hook <kind>``, and nothing else.
+    A user's own command that only ends so (``cd ~/x && brain hook stop``) is theirs: install and
+    uninstall leave it as it is."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: not something brain wrote
+        return False
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    return words[-2:] == ["hook", kind] and is_brain_program(words[:-2])
+
+
+def is_brain_program(words: list[str]) -> bool:
+    """Whether ``words`` run brain: a path to ``brain``, or ``<python> [-flags] -m brain``."""
+    if len(words) == 1:
+        return _basename(words[0]) in ("brain", "brain.exe")
+    return (
+        len(words) >= 3
+        and words[-2:] == ["-m", "brain"]
+        and bool(_PYTHON.fullmatch(_basename(words[0])))
+        and all(word.startswith("-") for word in words[1:-2])
+    )
+
+
+def _basename(word: str) -> str:
+    return re.split(r"[\\/]", word)[-1].lower()
 
 
 def load_settings(path: Path) -> dict[str, Any] | None:
     """The settings in ``path``, or None when there is no such file."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            # /dev/null or a FIFO: reading one may never end, and the write would replace it.
+            raise ConfigError(f"{path} is not a regular file; name the settings file itself")
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
@@ -111,12 +165,42 @@ def load_settings(path: Path) -> dict[str, Any] | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_not_json, parse_float=_finite_float
+        )
+    except _Unsafe as exc:  # would be written back changed, or not as JSON: refused, not "fixed"
+        raise ConfigError(f"{path} {exc}; fix it, then run this again") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path} nests arrays or objects too deeply to read; fix it, then run this again") from exc
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix it, then run this again") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it, then run this again")
     return data
+
+
+class _Unsafe(ValueError):
+    """JSON that the rewrite would change: loading it is refused rather than losing a value."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:  # json.loads keeps the last; the rewrite would drop the first
+            raise _Unsafe(f"has the key {json.dumps(key, ensure_ascii=False)} twice in one object")
+        data[key] = value
+    return data
+
+
+def _not_json(name: str) -> Any:
+    raise _Unsafe(f"holds {name}, which is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e400 would be written back as Infinity: not JSON
+        raise _Unsafe(f"holds the number {text[:40]}, too large to keep")
+    return value
 
 
 def _event_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
@@ -140,6 +224,37 @@ def _our_entries(groups: list[Any], kind: str = "stop") -> list[tuple[dict[str, 
     return found
 
 
+@contextlib.contextmanager
+def editing(path: Path, *, create: bool = False) -> Iterator[None]:
+    """One brain edit of ``path`` at a time, from reading it to replacing it, so installs run
+    at once each see the change of the one before instead of writing over it. The lock is an
+    flock on the folder that holds the file (its target, for a link): no lock file is left in
+    the user's folder, and a lock that cannot be taken (no fcntl, an unreadable folder) is
+    skipped rather than stopping the edit. ``create`` makes the folder first (an install writes
+    there anyway), so that the first installs into a new folder wait for each other too."""
+    folder = Path(os.path.realpath(path)).parent
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            where = exc.filename or folder
+            raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); nothing was changed") from exc
+    fd = None
+    if fcntl is not None:
+        try:
+            fd = os.open(folder, os.O_RDONLY)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing releases the flock
+
+
 def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
     """Write ``data`` to ``path`` as the file it replaces was: same mode, owner and place.
 
@@ -157,9 +272,26 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
             raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
         if not (original.st_mode & 0o222) or not os.access(target, os.W_OK):
             raise ConfigError(
-                f"{path} is read-only: make it writable (chmod u+w) and run this again, or add the hook by hand"
+                f"{path} is read-only: make it writable (chmod u+w) and run this again, or edit it by hand"
             )
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if not _can_give(original):
+            raise ConfigError(
+                f"{path} belongs to another user (uid {original.st_uid}, gid {original.st_gid}) and the new file "
+                "would be yours: run this as its owner, or edit it by hand; the file is unchanged"
+            )
+    layout: dict[str, Any] = {"indent": 2}
+    end = "\n"
+    if original is not None:
+        try:
+            layout, end = _layout(target.read_bytes().decode("utf-8", "replace"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        text = json.dumps(data, ensure_ascii=False, **layout) + end
+    except RecursionError as exc:  # the indenting encoder recurses deeper than the reader
+        raise ConfigError(f"{path} nests arrays or objects too deeply to write back; the file is unchanged") from exc
+    # A lone surrogate (read from a "\\ud83d" escape) cannot be UTF-8: written back escaped, as it was.
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     backup = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -172,6 +304,18 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
         where = exc.filename or target
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged") from exc
     return backup
+
+
+def _layout(text: str) -> tuple[dict[str, Any], str]:
+    """The indent, separators and last newline of the JSON ``text``, for json.dumps to write
+    the file back as it was laid out: a file brain's install then uninstall leave as it was
+    (Claude Code's two spaces and no last newline, four spaces, one line)."""
+    end = "\n" if text.endswith("\n") else ""
+    body = text.strip()
+    if body and "\n" not in body:  # one line: as compact as it was
+        return {"separators": (", " if ", " in body else ",", ": " if '": ' in body else ":")}, end
+    indent = re.search(r"\n([ \t]+)\S", body)
+    return {"indent": indent.group(1) if indent else 2}, end
 
 
 def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
@@ -215,17 +359,32 @@ def _replace(target: Path, content: bytes, original: os.stat_result | None) -> N
         raise
 
 
+def _can_give(original: os.stat_result) -> bool:
+    """Whether a file this process writes can be given ``original``'s owner (only root can
+    give a file away); its group is checked on the written file itself (``_copy_owner_and_mode``)."""
+    return not hasattr(os, "geteuid") or os.geteuid() in (0, original.st_uid)
+
+
 def _copy_owner_and_mode(path: Path, original: os.stat_result) -> None:
-    if hasattr(os, "chown") and (original.st_uid, original.st_gid) != (os.getuid(), os.getgid()):
-        try:  # root editing a user's file leaves it theirs; anyone else cannot, and need not
-            os.chown(path, original.st_uid, original.st_gid)
-        except OSError:
-            pass
+    if hasattr(os, "chown"):
+        written = path.stat()
+        if (written.st_uid, written.st_gid) != (original.st_uid, original.st_gid):
+            try:  # root editing a user's file leaves it theirs; an owner may set a group of theirs
+                os.chown(path, original.st_uid, original.st_gid)
+            except OSError:
+                raise PermissionError(
+                    errno.EPERM, f"the new file cannot keep the group (gid {original.st_gid})", str(path)
+                ) from None
     os.chmod(path, stat.S_IMODE(original.st_mode))
 
 
 def install(path: Path, command: str | None = None, kind: str = "stop") -> Change:
     """Add (or update) brain's hook of ``kind`` (``stop`` or ``prompt``) in the settings file at ``path``."""
+    with editing(path, create=True):
+        return _install(path, command, kind)
+
+
+def _install(path: Path, command: str | None, kind: str) -> Change:
     event, what = HOOKS[kind]
     command = command or hook_command(kind)
     entry: dict[str, Any] = {"type": "command", "command": command}
@@ -236,6 +395,9 @@ def install(path: Path, command: str | None = None, kind: str = "stop") -> Chang
     data = loaded if loaded is not None else {}
     groups = _event_groups(data, path, event)
     ours = _our_entries(groups, kind)
+    timeout = ours[0][1].get("timeout") if ours else None
+    if "timeout" in entry and isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        entry["timeout"] = timeout  # the user's own budget for the hook stays theirs
     if len(ours) == 1 and all(ours[0][1].get(key) == value for key, value in entry.items()):
         return Change(path, False, f"{what} already installed in {path}: {command}")
     if ours:
@@ -261,6 +423,11 @@ def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]
 
 def uninstall(path: Path, kinds: tuple[str, ...] = tuple(HOOKS)) -> Change:
     """Remove brain's hooks of ``kinds`` (both by default) from the settings file at ``path``, nothing else."""
+    with editing(path):
+        return _uninstall(path, kinds)
+
+
+def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     data = load_settings(path)
     if data is None:
         return Change(path, False, f"not installed: {path} does not exist")

@@ -66,7 +66,7 @@ def install(vault: str | None, user: bool, config_file: Path | None, name: str, 
     from ..vault import resolve_vault
     from . import install as setup
 
-    path = config_file.expanduser() if config_file else setup.config_path(user=user)
+    path = setup.config_path(user=user, config=config_file)
     entry = setup.server_entry(resolve_vault(vault))
     if dry_run:
         click.echo(f"would write to {path}:\n" + json.dumps({"mcpServers": {name: entry}}, indent=2))
@@ -83,5 +83,5 @@ def uninstall(user: bool, config_file: Path | None, name: str) -> None:
     """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json); nothing else."""
     from . import install as setup
 
-    path = config_file.expanduser() if config_file else setup.config_path(user=user)
+    path = setup.config_path(user=user, config=config_file)
     click.echo(setup.uninstall(path, name).message)

@@ -14,15 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..ledger.install import Change, brain_executable, load_settings, pinned_env, save_settings
+from ..ledger.install import (
+    Change,
+    brain_executable,
+    editing,
+    is_brain_program,
+    load_settings,
+    pinned_env,
+    save_settings,
+    working_directory,
+)
 
 NAME = "brain"
 
 
-def config_path(*, user: bool = False, cwd: Path | None = None) -> Path:
+def config_path(*, user: bool = False, config: Path | None = None, cwd: Path | None = None) -> Path:
+    """The MCP config to edit: explicit, the user's ``~/.claude.json``, or the project's ``.mcp.json``."""
+    if config is not None:
+        config = config.expanduser()
+        return config if config.is_absolute() else working_directory() / config
     if user:
         return Path.home() / ".claude.json"
-    return (cwd or Path.cwd()) / ".mcp.json"
+    return (cwd or working_directory()) / ".mcp.json"
 
 
 def server_entry(vault: Path) -> dict[str, Any]:
@@ -35,6 +48,18 @@ def server_entry(vault: Path) -> dict[str, Any]:
     return entry
 
 
+def is_ours(entry: Any) -> bool:
+    """Whether ``entry`` is a server brain wrote: brain (by any path) then ``mcp --vault DIR``.
+    Another program of the same name (``npx @acme/brain-mcp``) is the user's, and stays."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    if not isinstance(command, str) or not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return False
+    words = [command, *args]
+    return len(words) >= 4 and words[-3:-1] == ["mcp", "--vault"] and is_brain_program(words[:-3])
+
+
 def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
@@ -44,12 +69,22 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
+    with editing(path, create=True):
+        return _install(path, entry, name)
+
+
+def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     existed = path.exists()
     data = load_settings(path) or {}
     servers = _servers(data, path)
     old = servers.get(name)
     if old == entry:
         return Change(path, False, f"already installed in {path}: {_shown(entry)}")
+    if old is not None and not is_ours(old):
+        raise ConfigError(
+            f"{path} already has an MCP server named {name!r} that is not brain's ({_program(old)}); "
+            "choose another name with --name"
+        )
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if old is None:
@@ -63,12 +98,21 @@ def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
 
 def uninstall(path: Path, name: str = NAME) -> Change:
     """Remove the ``name`` server from the MCP config at ``path``; nothing else."""
+    with editing(path):
+        return _uninstall(path, name)
+
+
+def _uninstall(path: Path, name: str) -> Change:
     if not path.exists():
         return Change(path, False, f"not installed: {path} does not exist")
     data = load_settings(path) or {}
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
         return Change(path, False, f"not installed in {path}: no MCP server {name!r}")
+    if not is_ours(servers[name]):
+        return Change(
+            path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_program(servers[name])})"
+        )
     old = servers.pop(name)
     if not servers and path.name == ".mcp.json":
         del data["mcpServers"]
@@ -78,9 +122,17 @@ def uninstall(path: Path, name: str = NAME) -> Change:
     )
 
 
+def _program(entry: Any) -> str:
+    """Another program's entry, named by its command alone: its arguments and env may hold keys."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return f"{command} …" if isinstance(command, str) else "not a command"
+
+
 def _shown(entry: Any) -> str:
     if not isinstance(entry, dict):
         return repr(entry)
-    env = " ".join(f"{k}={v}" for k, v in (entry.get("env") or {}).items())
+    env_items = entry["env"] if isinstance(entry.get("env"), dict) else {}
+    # brain's own locations are shown; any other value (a key someone added) is not
+    env = " ".join(f"{k}={v if str(k).startswith('BRAIN_') else '…'}" for k, v in env_items.items())
     command = " ".join([str(entry.get("command", "")), *map(str, entry.get("args") or [])])
     return (env + " " if env else "") + command

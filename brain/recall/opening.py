@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -267,10 +268,10 @@ def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
     if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
         return f"the index for {root} holds no notes yet and could not be updated now: {warnings[0]}"
     if store.get_meta("indexed_at") is None:
-        return f"the index for {root} is empty: run `brain index --vault {root}`"
+        return f"the index for {root} is empty: run `brain index --vault {shlex.quote(str(root))}`"
     skipped = len(store.skipped())
     return f"the vault {root} has no notes to search: `brain index` found no markdown notes in it" + (
-        f" ({skipped} files skipped; `brain status --vault {root} -v` lists them)" if skipped else ""
+        f" ({skipped} files skipped; `brain status --vault {shlex.quote(str(root))} -v` lists them)" if skipped else ""
     )
 
 

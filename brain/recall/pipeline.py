@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -503,7 +504,7 @@ class Recaller:
             # Never worse than no BM25: the other lanes stand, and the result says how to mend it.
             state.failures["lexical"] = (
                 f"the BM25 index is out of step with the chunks it indexes ({exc}); fusing without it:"
-                f" `brain index --repair --vault {self.root}` rebuilds it from them (no re-embedding)"
+                f" `brain index --repair --vault {shlex.quote(str(self.root))}` rebuilds it from them (no re-embedding)"
             )
             log.warning("%s", state.failures["lexical"])
             state.anchor_passages = []  # anchor_lex reads the lane's hits: none, not a search of that index again

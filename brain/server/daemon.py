@@ -28,6 +28,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import shlex
 import signal
 import socket
 import socketserver
@@ -173,7 +174,7 @@ class Daemon:
             who = f"pid {record.get('pid')}, since {record.get('started_at')}" if record else "starting"
             raise AlreadyRunning(
                 f"brain serve is already running for {self.root} ({who}); "
-                f"`brain serve --vault {self.root} --stop` stops it"
+                f"`brain serve --vault {shlex.quote(str(self.root))} --stop` stops it"
             ) from None
         self._lock_handle = handle
 
