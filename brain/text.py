@@ -1,4 +1,5 @@
-"""Text at the query side's edges: valid Unicode coming in, no terminal control going out.
+"""Text at the edges: valid Unicode coming in, no terminal control going out, and a path
+quoted as one word in a command a message asks the user to paste.
 
 A query can arrive holding UTF-16 surrogates no UTF-8 text can: Python decodes a command
 line's undecodable bytes to U+DC80-U+DCFF ("surrogateescape"), and JSON may hold "\\ud800"
@@ -11,6 +12,7 @@ moved by CSI, a line overwritten after \\r); shown to a person they would act on
 from __future__ import annotations
 
 import re
+import shlex
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -43,3 +45,9 @@ def terminal_safe(text: str) -> str:
     """``text`` for a terminal: every control character and escape sequence taken out but
     newlines and tabs (a note's text shown in `brain ask`, its title, its path)."""
     return _TERMINAL.sub("", text)
+
+
+def shell_word(path: object) -> str:
+    """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
+    run as two words was another vault, or none."""
+    return shlex.quote(str(path))

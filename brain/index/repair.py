@@ -13,11 +13,11 @@ A damaged database file is a ``IndexDamagedError`` that says to rebuild.
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from dataclasses import asdict, dataclass, field
 
 from ..errors import IndexDamagedError
+from ..text import shell_word
 from ..vault import resolve_vault
 from .indexer import vault_lock
 from .store import INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, index_errors
@@ -52,7 +52,7 @@ def repair_vault(vault: str | os.PathLike[str] | None) -> RepairReport:
         except IndexDamagedError as exc:  # not a search index out of step: a repair cannot mend it
             raise IndexDamagedError(
                 f"the index database {directory / INDEX_FILE} is damaged beyond its search index ({_reason(exc)}):"
-                f" run `brain index --rebuild --vault {shlex.quote(str(root))}` to build a new one (the damaged one is moved aside,"
+                f" run `brain index --rebuild --vault {shell_word(root)}` to build a new one (the damaged one is moved aside,"
                 " not deleted)"
             ) from exc
         (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)  # derived from the rows

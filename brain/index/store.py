@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import sqlite3
 import struct
 import sys
@@ -36,6 +35,7 @@ from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
+from ..text import shell_word
 from . import fts_pruning
 from .fts_pruning import Pruning
 from .query_reads import QueryReads
@@ -2146,7 +2146,7 @@ def built_index_dir(root: Path) -> Path:
     """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
     directory = config.index_dir(root)
     if not (directory / INDEX_FILE).exists():
-        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {shlex.quote(str(root))}` first")
+        raise NoIndexError(f"no index for {root} yet: run `brain index --vault {shell_word(root)}` first")
     return directory
 
 
@@ -2183,9 +2183,9 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
 
 def damaged_message(database: Path, vault: Path, reason: str) -> str:
     return (
-        f"the index database {database} is damaged ({reason}); run `brain index --repair --vault {shlex.quote(str(vault))}` "
+        f"the index database {database} is damaged ({reason}); run `brain index --repair --vault {shell_word(vault)}` "
         "to rebuild its search index from its own rows (no re-embedding); if the database itself is damaged "
-        f"it says so, and `brain index --rebuild --vault {shlex.quote(str(vault))}` builds a new one (the damaged one is moved "
+        f"it says so, and `brain index --rebuild --vault {shell_word(vault)}` builds a new one (the damaged one is moved "
         "aside, not deleted)"
     )
 

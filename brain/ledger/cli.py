@@ -14,6 +14,7 @@ import click
 
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors
+from ..text import shell_word
 
 
 @click.group()
@@ -91,13 +92,12 @@ def install(
 
 def _prompt_hook_advice(root: Path) -> None:
     """What the prompt hook needs that the settings file cannot give it: an index and a server."""
-    import shlex
 
     from .. import config
     from ..index.store import INDEX_FILE
     from ..server import runtime
 
-    vault = shlex.quote(str(root))  # a command to paste: "Obsidian Vault" must stay one word
+    vault = shell_word(root)  # a command to paste: "Obsidian Vault" must stay one word
     if not (config.index_dir(root) / INDEX_FILE).exists():
         click.echo(f"note: {root} has no index yet: run `brain index --vault {vault}`", err=True)
     if not runtime.lock_is_held(root):

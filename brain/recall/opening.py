@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
+from ..text import shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, DiskCache, Recaller
 
@@ -268,10 +268,10 @@ def _empty_message(root: Path, store: IndexStore, warnings: list[str]) -> str:
     if warnings and "cannot be updated" in warnings[0]:  # notes are waiting, but the update could not run
         return f"the index for {root} holds no notes yet and could not be updated now: {warnings[0]}"
     if store.get_meta("indexed_at") is None:
-        return f"the index for {root} is empty: run `brain index --vault {shlex.quote(str(root))}`"
+        return f"the index for {root} is empty: run `brain index --vault {shell_word(root)}`"
     skipped = len(store.skipped())
     return f"the vault {root} has no notes to search: `brain index` found no markdown notes in it" + (
-        f" ({skipped} files skipped; `brain status --vault {shlex.quote(str(root))} -v` lists them)" if skipped else ""
+        f" ({skipped} files skipped; `brain status --vault {shell_word(root)} -v` lists them)" if skipped else ""
     )
 
 

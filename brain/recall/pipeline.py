@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from .. import config
 from ..errors import BrainError, ConfigError
 from ..index.store import index_errors, search_index_damaged
-from ..text import valid_unicode
+from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import carry, fusion
 from . import dates as dates_stage
@@ -504,7 +503,7 @@ class Recaller:
             # Never worse than no BM25: the other lanes stand, and the result says how to mend it.
             state.failures["lexical"] = (
                 f"the BM25 index is out of step with the chunks it indexes ({exc}); fusing without it:"
-                f" `brain index --repair --vault {shlex.quote(str(self.root))}` rebuilds it from them (no re-embedding)"
+                f" `brain index --repair --vault {shell_word(self.root)}` rebuilds it from them (no re-embedding)"
             )
             log.warning("%s", state.failures["lexical"])
             state.anchor_passages = []  # anchor_lex reads the lane's hits: none, not a search of that index again

@@ -28,7 +28,6 @@ import ipaddress
 import logging
 import os
 import secrets
-import shlex
 import signal
 import socket
 import socketserver
@@ -41,6 +40,7 @@ from typing import Any
 
 from .. import __version__, config
 from ..errors import BrainError, ConfigError
+from ..text import shell_word
 from . import client, protocol, runtime
 from .service import Service
 
@@ -174,7 +174,7 @@ class Daemon:
             who = f"pid {record.get('pid')}, since {record.get('started_at')}" if record else "starting"
             raise AlreadyRunning(
                 f"brain serve is already running for {self.root} ({who}); "
-                f"`brain serve --vault {shlex.quote(str(self.root))} --stop` stops it"
+                f"`brain serve --vault {shell_word(self.root)} --stop` stops it"
             ) from None
         self._lock_handle = handle
 
