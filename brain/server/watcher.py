@@ -144,7 +144,7 @@ class VaultWatcher:
         from watchfiles import watch
 
         self.mode = "polling" if force_polling or os.environ.get("WATCHFILES_FORCE_POLLING") else "events"
-        last_pass = time.monotonic()
+        last_pass = last_change = time.monotonic()
         for changes in watch(
             self.root,
             watch_filter=self._wakes,
@@ -157,17 +157,17 @@ class VaultWatcher:
             force_polling=force_polling,
         ):
             now = time.monotonic()
-            if changes:
-                paths = self._relevant(changes)
-                if paths:
-                    if not self._pending:
-                        self._first_seen = now
-                    self._pending |= paths
-                    if now - (self._first_seen or now) < self.max_wait_seconds:
-                        continue  # still changing: gather more before indexing
-                else:
-                    continue
-            if self._pending:  # quiet for settle_ms (a timeout), or changing for too long
+            paths = self._relevant(changes) if changes else set()
+            if paths:
+                if not self._pending:
+                    self._first_seen = now
+                self._pending |= paths
+                last_change = now
+                if now - (self._first_seen or now) < self.max_wait_seconds:
+                    continue  # still changing: gather more before indexing
+            elif changes and self._pending and now - last_change < self.settle_ms / 1000:
+                continue  # only events that change nothing (an attachment being written): not quiet yet
+            if self._pending:  # quiet for settle_ms, or changing for too long
                 self.batches += 1
                 batch, self._pending = frozenset(self._pending), set()
                 self._pass(Batch("changes", batch, self._first_seen or now))
@@ -208,10 +208,16 @@ class VaultWatcher:
 
     def _relevant(self, changes: Iterable[tuple[Any, str]]) -> set[str]:
         """The changed paths that can change the index: notes, folders, ``.brainignore``."""
+        from watchfiles import Change
+
         out: set[str] = set()
-        for _change, path in changes:
+        for change, path in changes:
             rel = self._rel(path)
             if rel is None:
+                continue
+            if change == Change.deleted and os.path.lexists(path):
+                # no deletion: the poller says this of a dangling symlink on every poll, and a
+                # path deleted then written again is reported as added or modified as well
                 continue
             if rel == IGNORE_FILE:
                 self._spec = load_ignore(self.root)

@@ -1,0 +1,69 @@
+"""`brain serve` under churn and through its life: what a watcher must survive (a vault swapped
+under it, dangling symlinks, file names that are not UTF-8), and the server's folder and
+record when something else got there first."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from conftest import write
+from index_helpers import index_into
+from serve_helpers import served, wait_until
+
+from brain.server.daemon import Daemon
+
+
+def _index(vault: Path) -> None:
+    from conftest import FakeEmbedder
+
+    index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())
+
+
+def _paths(daemon: Daemon) -> set[str]:
+    return daemon.service.run(lambda r: r.store.note_paths(), timeout=10)
+
+
+def test_a_dangling_symlink_does_not_keep_a_polling_watcher_busy(toy_vault):
+    """The poller reports a dangling symlink as deleted on every poll: that is no change. Taken
+    for one, it kept the watcher busy for good (an index pass every poll, every change served
+    only after the longest batch, every ask waiting for it)."""
+    os.symlink(toy_vault / "Nowhere" / "Gone.md", toy_vault / "Dangling.md")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True, settle_ms=300) as daemon:
+        watcher = daemon.service.watcher
+        write(toy_vault, "First.md", "# First\n\nThe okapi note.\n")
+        wait_until(lambda: "First.md" in _paths(daemon), 30, "the first change")
+        wait_until(lambda: not watcher.busy, 3, "the watcher to settle")
+        batches = watcher.batches
+        time.sleep(2)
+        assert watcher.batches == batches and not watcher.busy
+        write(toy_vault, "Second.md", "# Second\n\nThe tapir note.\n")
+        wait_until(lambda: "Second.md" in _paths(daemon), 4, "the second change, well before the longest batch")
+
+
+def test_a_file_written_on_and_on_beside_the_notes_does_not_hold_back_a_save(toy_vault):
+    """Events that change nothing (an attachment being downloaded, a log in the vault) are not
+    changes, but they are not quiet either: a note saved among them must still be served."""
+    import threading
+
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=300) as daemon:
+        stop = threading.Event()
+
+        def scribble() -> None:
+            with open(toy_vault / "download.pdf.part", "a") as handle:
+                while not stop.wait(0.05):
+                    handle.write("x" * 100)
+                    handle.flush()
+
+        thread = threading.Thread(target=scribble)
+        thread.start()
+        try:
+            time.sleep(0.5)
+            write(toy_vault, "Saved.md", "# Saved\n\nThe pangolin note.\n")
+            wait_until(lambda: "Saved.md" in _paths(daemon), 5, "the save, while the other file is written")
+        finally:
+            stop.set()
+            thread.join()
