@@ -67,3 +67,27 @@ def test_a_file_written_on_and_on_beside_the_notes_does_not_hold_back_a_save(toy
         finally:
             stop.set()
             thread.join()
+
+
+def test_a_vault_swapped_for_another_folder_is_watched_again(toy_vault, tmp_path):
+    """inotify watches a folder, not a path: after ``mv vault vault.old && mv new vault`` (a
+    restore, a fresh clone, a sync tool's swap) the watcher heard only the old folder, and
+    served the old notes until the next rescan, five minutes later."""
+    import shutil
+
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=300) as daemon:
+        shutil.copytree(toy_vault, tmp_path / "new")
+        write(tmp_path / "new", "Restored.md", "# Restored\n\nThe quokka note.\n")
+        os.rename(toy_vault, tmp_path / "old")
+        os.rename(tmp_path / "new", toy_vault)
+        wait_until(lambda: "Restored.md" in _paths(daemon), 10, "the new folder's note")
+        write(toy_vault, "After.md", "# After\n\nThe numbat note.\n")
+        wait_until(lambda: "After.md" in _paths(daemon), 5, "a save in the new folder")
+
+        shutil.rmtree(toy_vault)  # deleted, then made again
+        time.sleep(1)
+        toy_vault.mkdir()
+        write(toy_vault, "Again.md", "# Again\n\nThe wombat note.\n")
+        wait_until(lambda: _paths(daemon) == {"Again.md"}, 10, "the vault made again")
+        wait_until(lambda: not daemon.service.watcher.busy, 5, "the watcher to settle")

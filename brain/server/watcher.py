@@ -36,10 +36,14 @@ STEP_MS = 50  # how often watchfiles looks for new events while a batch grows
 MAX_DEBOUNCE_MS = 2000  # watchfiles hands over a growing batch at least this often
 
 
+class _VaultReplaced(Exception):
+    """The vault's path no longer leads to the folder being watched."""
+
+
 @dataclass
 class Batch:
     reason: str  # start | changes | rescan
-    paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/") that changed
+    paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/", "." the vault) that changed
     first_seen: float = field(default_factory=time.monotonic)  # when the first of them was noticed
 
 
@@ -121,10 +125,16 @@ class VaultWatcher:
             try:
                 self._watch(force)
                 return
-            except FileNotFoundError:
-                log.error("the vault %s is gone; watching again when it is back", self.root)
-                if self.stopping.wait(5.0):
-                    return
+            except (FileNotFoundError, _VaultReplaced):
+                # inotify follows the folder, not its name: a vault moved away is still watched
+                # where it went, and one deleted or swapped for another is not watched at all
+                log.error("the vault %s was moved, deleted or replaced; watching again when it is back", self.root)
+                while not self.root.is_dir():
+                    if self.stopping.wait(1.0):
+                        return
+                log.info("the vault %s is back; indexing it", self.root)
+                self._first_seen = time.monotonic()
+                self._pending.add(".")  # the whole vault: the first quiet moment of the new watch indexes it
             except Exception as exc:
                 if force:
                     log.exception("watching %s failed; retrying in 5 s", self.root)
@@ -145,6 +155,9 @@ class VaultWatcher:
 
         self.mode = "polling" if force_polling or os.environ.get("WATCHFILES_FORCE_POLLING") else "events"
         last_pass = last_change = time.monotonic()
+        folder = self._identity()
+        if folder is None:
+            raise FileNotFoundError(self.root)
         for changes in watch(
             self.root,
             watch_filter=self._wakes,
@@ -156,6 +169,8 @@ class VaultWatcher:
             raise_interrupt=False,
             force_polling=force_polling,
         ):
+            if self._identity() != folder:
+                raise _VaultReplaced(self.root)
             now = time.monotonic()
             paths = self._relevant(changes) if changes else set()
             if paths:
@@ -178,6 +193,14 @@ class VaultWatcher:
                 last_pass = time.monotonic()
             else:
                 self._idle()
+
+    def _identity(self) -> tuple[int, int] | None:
+        """The vault folder itself (device, inode) now, or None when nothing is at its path."""
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
 
     def _pass(self, batch: Batch) -> None:
         self._running = True
