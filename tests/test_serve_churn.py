@@ -91,3 +91,21 @@ def test_a_vault_swapped_for_another_folder_is_watched_again(toy_vault, tmp_path
         write(toy_vault, "Again.md", "# Again\n\nThe wombat note.\n")
         wait_until(lambda: _paths(daemon) == {"Again.md"}, 10, "the vault made again")
         wait_until(lambda: not daemon.service.watcher.busy, 5, "the watcher to settle")
+
+
+def test_a_file_name_that_is_not_utf8_does_not_cost_the_watcher_its_events(toy_vault, caplog):
+    """watchfiles fails on such a name (``Unable to decode path``), in either mode: it was taken
+    for running out of inotify watches, and the server fell back to polling for good."""
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        watcher = daemon.service.watcher
+        wait_until(lambda: watcher.mode == "events", 5, "watching by events")
+        with open(os.path.join(os.fsencode(toy_vault), b"Caf\xe9.md"), "wb") as handle:
+            handle.write(b"# Cafe\n\nLatin-1 in the name.\n")
+        write(toy_vault, "Beside.md", "# Beside\n\nThe axolotl note.\n")
+        wait_until(lambda: "Beside.md" in _paths(daemon), 10, "the note saved beside it")
+        time.sleep(1)
+        write(toy_vault, "Later.md", "# Later\n\nThe ocelot note.\n")
+        wait_until(lambda: "Later.md" in _paths(daemon), 5, "a later save")
+        assert watcher.mode == "events"
+        assert not any("polling instead" in r.getMessage() for r in caplog.records)

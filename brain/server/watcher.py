@@ -136,6 +136,17 @@ class VaultWatcher:
                 self._first_seen = time.monotonic()
                 self._pending.add(".")  # the whole vault: the first quiet moment of the new watch indexes it
             except Exception as exc:
+                if "Unable to decode path" in str(exc):
+                    # watchfiles gives up on a file name that is not UTF-8 (the scan skips such a
+                    # file); polling fails on it the same way, so watch again and index the vault
+                    # for the events lost with the watch
+                    log.warning("watching %s: %s (not UTF-8; skipped); watching again", self.root, exc)
+                    if not self._pending:
+                        self._first_seen = time.monotonic()
+                    self._pending.add(".")
+                    if self.stopping.wait(0.5):
+                        return
+                    continue
                 if force:
                     log.exception("watching %s failed; retrying in 5 s", self.root)
                     if self.stopping.wait(5.0):
