@@ -4,14 +4,20 @@ record when something else got there first."""
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import time
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from conftest import write
 from index_helpers import index_into
 from serve_helpers import served, wait_until
 
+from brain.cli import cli
+from brain.server import runtime
 from brain.server.daemon import Daemon
 
 
@@ -109,3 +115,54 @@ def test_a_file_name_that_is_not_utf8_does_not_cost_the_watcher_its_events(toy_v
         wait_until(lambda: "Later.md" in _paths(daemon), 5, "a later save")
         assert watcher.mode == "events"
         assert not any("polling instead" in r.getMessage() for r in caplog.records)
+
+
+def test_a_server_folder_others_can_write_to_is_made_private_before_anything_is_put_in_it(toy_vault):
+    """Made 0777 beforehand (by hand, a restore, a umask of 0), others could swap the socket or
+    the record for theirs and be sent every question: the server narrows it to 0700."""
+    _index(toy_vault)
+    folder = runtime.runtime_dir(toy_vault.resolve())
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    with served(toy_vault, watch=False) as daemon:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert stat.S_IMODE(os.stat(daemon.socket_path).st_mode) == 0o600
+
+
+@pytest.mark.parametrize("long_path", [False, True])
+def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_traceback(
+    toy_vault, tmp_path, monkeypatch, long_path
+):
+    """A symlink where the server's folder goes (or the private folder in /tmp that a socket
+    path too long for the platform goes to) is refused, in one line: it was a traceback."""
+    import tempfile
+
+    _index(toy_vault)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    if long_path:
+        monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        (tmp_path / f"brain-{os.getuid()}").symlink_to(elsewhere)
+    else:
+        folder = runtime.runtime_dir(toy_vault.resolve())
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.symlink_to(elsewhere)
+    logger = logging.getLogger("brain")  # the command logs to serve.log in place of this
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    try:
+        result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])
+    finally:
+        for handler in list(logger.handlers):
+            if handler not in handlers:
+                logger.removeHandler(handler)
+                handler.close()
+        for handler in handlers:
+            if handler not in logger.handlers:
+                logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+    assert result.exit_code == 1, result.output
+    assert "is not a private folder of this user" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    assert not list(elsewhere.iterdir())
