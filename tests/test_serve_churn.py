@@ -16,6 +16,7 @@ from conftest import write
 from index_helpers import index_into
 from serve_helpers import served, wait_until
 
+from brain import config
 from brain.cli import cli
 from brain.server import runtime
 from brain.server.daemon import Daemon
@@ -166,3 +167,43 @@ def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_
     assert "is not a private folder of this user" in result.stderr
     assert "Traceback" not in result.output + result.stderr
     assert not list(elsewhere.iterdir())
+
+
+def _graph_edges(vault: Path) -> int:
+    from conftest import FakeEmbedder
+
+    from brain.recall.opening import open_snapshot
+
+    recaller = open_snapshot(vault.resolve(), FakeEmbedder(), rerank_model=False)
+    try:
+        return recaller.link_graph().edges
+    finally:
+        recaller.close()
+
+
+def _as_if_killed_before_its_links_were_resolved(vault: Path) -> None:
+    """The state a pass killed mid-way leaves: notes committed, their links not yet resolved."""
+    import sqlite3
+
+    db = sqlite3.connect(config.index_dir(vault.resolve()) / "index.db")
+    with db:
+        db.execute("UPDATE links SET target_id = NULL, status = 'pending'")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'links_dirty'")
+    db.close()
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_after_a_kill_mid_pass_the_server_serves_the_links_its_first_pass_resolves(toy_vault, edited):
+    """The index as it was answers while the first pass runs; when that was a killed pass's
+    state, its links unresolved, the pass resolved them but the server kept the graph without
+    them: for good when nothing else changed, and taken over into the next snapshot when a note did."""
+    _index(toy_vault)
+    edges = _graph_edges(toy_vault)
+    assert edges > 0
+    _as_if_killed_before_its_links_were_resolved(toy_vault)
+    if edited:
+        note = toy_vault / "AI" / "Agent memory.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nThe capybara clause applies.\n", encoding="utf-8")
+    with served(toy_vault) as daemon:
+        assert daemon.service._snapshot.recaller.link_graph().edges == edges
+    assert _graph_edges(toy_vault) == edges
