@@ -207,3 +207,25 @@ def test_after_a_kill_mid_pass_the_server_serves_the_links_its_first_pass_resolv
     with served(toy_vault) as daemon:
         assert daemon.service._snapshot.recaller.link_graph().edges == edges
     assert _graph_edges(toy_vault) == edges
+
+
+def test_status_says_a_server_that_holds_the_lock_but_does_not_answer_is_not_answering(toy_vault):
+    """Hung, stopped (SIGSTOP) or still binding: `server: none` sent the user to start a second
+    one, which is refused as already running."""
+    import fcntl
+    import json
+
+    _index(toy_vault)
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    runtime.write_record(root, {"pid": os.getpid(), "socket": str(runtime.runtime_dir(root) / "serve.sock")})
+    with open(runtime.lock_path(root), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        as_json = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if line.startswith("server:"))
+    assert line.startswith(f"server: not answering (pid {os.getpid()}, it holds the vault's lock"), line
+    assert json.loads(as_json.stdout)["server"] is None
+    result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])  # the lock let go: none
+    assert "server: none" in result.stdout
