@@ -197,7 +197,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         for kind, paths in st.pending_paths.items():
             for path in paths:
                 click.echo(f"  {kind:8} {path}")
-    click.echo(_server_line(server))
+    click.echo(_server_line(server, Path(st.vault)))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
@@ -223,8 +223,17 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             click.echo("  ... (--verbose lists all)")
 
 
-def _server_line(server: dict | None) -> str:
+def _server_line(server: dict | None, root: Path) -> str:
     if server is None:
+        from .server import runtime
+
+        if runtime.lock_is_held(root):  # hung, stopped (SIGSTOP), or too busy to say: not "none"
+            record = runtime.read_record(root) or {}
+            pid = record.get("pid")
+            return (
+                f"server: not answering ({f'pid {pid}, ' if pid else ''}it holds the vault's lock; "
+                f"`brain serve --vault {root} --stop` stops it); asks work without it"
+            )
         return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
     parts = [
         f"pid {server.get('pid')}",

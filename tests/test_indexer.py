@@ -263,6 +263,28 @@ def test_renamed_note_moves_without_reembedding(indexed):
     assert_faiss_matches(config.index_dir(vault))
 
 
+def test_a_rename_that_renames_the_title_embeds_the_note_again(indexed, tmp_path):
+    """A note without a title of its own takes it from its file name, and its chunks embed the
+    title: kept as they were, they answered as the old name, unlike a fresh index of the vault."""
+    vault, _ = indexed
+    (vault / "Cooking" / "Knife skills.md").rename(vault / "Cooking" / "Blade craft.md")
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    assert (report.renamed, report.new, report.changed, report.removed) == (1, 0, 0, 0)
+    assert fake.embedded and all(text.startswith("Blade craft") for text in fake.embedded)
+    fresh = tmp_path / "fresh-home"
+    from index_helpers import index_into
+
+    _, fresh_dir = index_into(fresh, vault)
+    with _view(vault) as view, IndexView(fresh_dir) as again:
+        path = "Cooking/Blade craft.md"
+        assert view.note(path)["title"] == "Blade craft"
+        assert [(c["text"], c["vector"]) for c in view.chunks(path)] == [
+            (c["text"], c["vector"]) for c in again.chunks(path)
+        ]
+    assert_faiss_matches(config.index_dir(vault))
+
+
 def test_new_notes_are_embedded_and_resolve_dangling_links(indexed):
     vault, _ = indexed
     write(vault, "Ideas/Future idea.md", "# Future idea\n\nBuild on [[Graph RAG]] and [[RAG]] someday.\n")

@@ -290,7 +290,7 @@ class _Run:
                     assert data is not None
                     for message in note.warnings:
                         self._warn(file.path, message)
-                    if change.kind == changes.RENAMED:
+                    if change.kind == changes.RENAMED and not self._embeds_otherwise(change, note):
                         assert change.note_id is not None
                         self._rename(change.note_id, note, file, data)
                         bar.update(1)
@@ -299,6 +299,8 @@ class _Run:
                     batch_chunks += len(chunks)
                     if change.kind == changes.NEW:
                         self.report.new += 1
+                    elif change.kind == changes.RENAMED:  # and embedded again: its title came from its name
+                        self.report.renamed += 1
                     else:
                         self.report.changed += 1
                         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
@@ -407,6 +409,16 @@ class _Run:
     def _warn(self, path: str, message: str) -> None:
         log.warning("%s: %s", path, message)
         self.report.warnings.append({"path": path, "message": message})
+
+    def _embeds_otherwise(self, change: changes.Change, note: Note) -> bool:
+        """Whether a renamed note's chunks embed differently at the new path: their text holds
+        the title, which a note without one in its frontmatter takes from its file name (and the
+        folders, with ``BRAIN_CHUNKING=…+path``). Kept, they would answer as the old name."""
+        assert change.note_id is not None
+        if self.store.titles_of([change.note_id]).get(change.note_id) != note.title:
+            return True
+        old_folders = (change.old_path or "").rpartition("/")[0]
+        return self.chunk_path and old_folders != note.path.rpartition("/")[0]
 
     def _rename(self, note_id: int, note: Note, file: VaultFile, data: bytes) -> None:
         """Same bytes at a new path: move the note, keep its chunks and vectors (and its history)."""

@@ -83,7 +83,7 @@ class Daemon:
         self.root = root
         self.service = service
         self.http_address = http
-        self.socket_path = runtime.socket_path(root)
+        self.socket_path = runtime.runtime_dir(root) / runtime.SOCKET_FILE  # where it is: see start
         self.token = secrets.token_urlsafe(32) if http else None
         self.stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
@@ -96,10 +96,10 @@ class Daemon:
     # ----- life -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        directory = runtime.runtime_dir(self.root)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        runtime.make_private(runtime.runtime_dir(self.root))
         self._take_lock()
         try:
+            self.socket_path = runtime.socket_path(self.root)  # a long path's private folder is checked here
             self._clear_stale()
             self._unix = _UnixServer(str(self.socket_path), self)
             if self.http_address:

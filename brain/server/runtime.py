@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,22 @@ def private_dir() -> Path:
     import tempfile  # only for the rare long path: not on every client's import
 
     folder = Path(tempfile.gettempdir()) / f"brain-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    st = folder.lstat()
-    if st.st_uid != os.getuid() or st.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
-        raise OSError(f"{folder} is not a private folder of this user; remove it and try again")
+    make_private(folder, parents=False)
     return folder
+
+
+def make_private(folder: Path, *, parents: bool = True) -> None:
+    """Create ``folder`` 0700, or make an existing one ours alone: a folder of ours that others
+    may write to is narrowed to 0700 (else they could swap the socket or the record, and take
+    our questions); one that is not ours, or a symlink, is refused."""
+    from ..errors import ConfigError
+
+    folder.mkdir(mode=0o700, parents=parents, exist_ok=True)
+    st = folder.lstat()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise ConfigError(f"{folder} is not a private folder of this user; remove it and try again")
+    if st.st_mode & 0o077:
+        os.chmod(folder, 0o700)
 
 
 def read_record(root: Path) -> dict[str, Any] | None:

@@ -124,6 +124,7 @@ class Snapshot:
     opened_at: float
     counts: dict[str, int]
     folders: frozenset[str]  # every folder holding an indexed note (the watcher's deleted-folder check)
+    complete: bool = True  # its links were resolved (not the state of a pass killed before it resolved them)
 
 
 @dataclass
@@ -245,7 +246,8 @@ class Service:
         if report is None:
             return
         changed = report.new + report.changed + report.removed + report.renamed
-        if (changed or self._snapshot is None or self._moved()) and not self._refresh():
+        current = self._snapshot
+        if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
             return
         if changed or batch.reason == "start":
             now = time.monotonic()
@@ -336,7 +338,9 @@ class Service:
                 self.root,
                 self.embedder,
                 rerank_model=self.rerank_model,
-                previous=current.recaller if current is not None else None,
+                # links unresolved then may resolve now in notes not written since: carry.py
+                # would take over a graph without them
+                previous=current.recaller if current is not None and current.complete else None,
             )
         except EmptyIndexError as exc:
             if quiet:
@@ -368,6 +372,7 @@ class Service:
             folders=current.folders
             if current is not None and recaller.names() is current.recaller.names()
             else _folders(store.note_paths()),
+            complete=not store.links_dirty(),
         )
         with self._cond:
             old, self._snapshot = self._snapshot, snapshot

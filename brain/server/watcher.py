@@ -36,10 +36,14 @@ STEP_MS = 50  # how often watchfiles looks for new events while a batch grows
 MAX_DEBOUNCE_MS = 2000  # watchfiles hands over a growing batch at least this often
 
 
+class _VaultReplaced(Exception):
+    """The vault's path no longer leads to the folder being watched."""
+
+
 @dataclass
 class Batch:
     reason: str  # start | changes | rescan
-    paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/") that changed
+    paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/", "." the vault) that changed
     first_seen: float = field(default_factory=time.monotonic)  # when the first of them was noticed
 
 
@@ -121,11 +125,28 @@ class VaultWatcher:
             try:
                 self._watch(force)
                 return
-            except FileNotFoundError:
-                log.error("the vault %s is gone; watching again when it is back", self.root)
-                if self.stopping.wait(5.0):
-                    return
+            except (FileNotFoundError, _VaultReplaced):
+                # inotify follows the folder, not its name: a vault moved away is still watched
+                # where it went, and one deleted or swapped for another is not watched at all
+                log.error("the vault %s was moved, deleted or replaced; watching again when it is back", self.root)
+                while not self.root.is_dir():
+                    if self.stopping.wait(1.0):
+                        return
+                log.info("the vault %s is back; indexing it", self.root)
+                self._first_seen = time.monotonic()
+                self._pending.add(".")  # the whole vault: the first quiet moment of the new watch indexes it
             except Exception as exc:
+                if "Unable to decode path" in str(exc):
+                    # watchfiles gives up on a file name that is not UTF-8 (the scan skips such a
+                    # file); polling fails on it the same way, so watch again and index the vault
+                    # for the events lost with the watch
+                    log.warning("watching %s: %s (not UTF-8; skipped); watching again", self.root, exc)
+                    if not self._pending:
+                        self._first_seen = time.monotonic()
+                    self._pending.add(".")
+                    if self.stopping.wait(0.5):
+                        return
+                    continue
                 if force:
                     log.exception("watching %s failed; retrying in 5 s", self.root)
                     if self.stopping.wait(5.0):
@@ -144,7 +165,10 @@ class VaultWatcher:
         from watchfiles import watch
 
         self.mode = "polling" if force_polling or os.environ.get("WATCHFILES_FORCE_POLLING") else "events"
-        last_pass = time.monotonic()
+        last_pass = last_change = time.monotonic()
+        folder = self._identity()
+        if folder is None:
+            raise FileNotFoundError(self.root)
         for changes in watch(
             self.root,
             watch_filter=self._wakes,
@@ -156,18 +180,20 @@ class VaultWatcher:
             raise_interrupt=False,
             force_polling=force_polling,
         ):
+            if self._identity() != folder:
+                raise _VaultReplaced(self.root)
             now = time.monotonic()
-            if changes:
-                paths = self._relevant(changes)
-                if paths:
-                    if not self._pending:
-                        self._first_seen = now
-                    self._pending |= paths
-                    if now - (self._first_seen or now) < self.max_wait_seconds:
-                        continue  # still changing: gather more before indexing
-                else:
-                    continue
-            if self._pending:  # quiet for settle_ms (a timeout), or changing for too long
+            paths = self._relevant(changes) if changes else set()
+            if paths:
+                if not self._pending:
+                    self._first_seen = now
+                self._pending |= paths
+                last_change = now
+                if now - (self._first_seen or now) < self.max_wait_seconds:
+                    continue  # still changing: gather more before indexing
+            elif changes and self._pending and now - last_change < self.settle_ms / 1000:
+                continue  # only events that change nothing (an attachment being written): not quiet yet
+            if self._pending:  # quiet for settle_ms, or changing for too long
                 self.batches += 1
                 batch, self._pending = frozenset(self._pending), set()
                 self._pass(Batch("changes", batch, self._first_seen or now))
@@ -178,6 +204,14 @@ class VaultWatcher:
                 last_pass = time.monotonic()
             else:
                 self._idle()
+
+    def _identity(self) -> tuple[int, int] | None:
+        """The vault folder itself (device, inode) now, or None when nothing is at its path."""
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
 
     def _pass(self, batch: Batch) -> None:
         self._running = True
@@ -208,10 +242,16 @@ class VaultWatcher:
 
     def _relevant(self, changes: Iterable[tuple[Any, str]]) -> set[str]:
         """The changed paths that can change the index: notes, folders, ``.brainignore``."""
+        from watchfiles import Change
+
         out: set[str] = set()
-        for _change, path in changes:
+        for change, path in changes:
             rel = self._rel(path)
             if rel is None:
+                continue
+            if change == Change.deleted and os.path.lexists(path):
+                # no deletion: the poller says this of a dangling symlink on every poll, and a
+                # path deleted then written again is reported as added or modified as well
                 continue
             if rel == IGNORE_FILE:
                 self._spec = load_ignore(self.root)

@@ -1,0 +1,231 @@
+"""`brain serve` under churn and through its life: what a watcher must survive (a vault swapped
+under it, dangling symlinks, file names that are not UTF-8), and the server's folder and
+record when something else got there first."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import index_into
+from serve_helpers import served, wait_until
+
+from brain import config
+from brain.cli import cli
+from brain.server import runtime
+from brain.server.daemon import Daemon
+
+
+def _index(vault: Path) -> None:
+    from conftest import FakeEmbedder
+
+    index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())
+
+
+def _paths(daemon: Daemon) -> set[str]:
+    return daemon.service.run(lambda r: r.store.note_paths(), timeout=10)
+
+
+def test_a_dangling_symlink_does_not_keep_a_polling_watcher_busy(toy_vault):
+    """The poller reports a dangling symlink as deleted on every poll: that is no change. Taken
+    for one, it kept the watcher busy for good (an index pass every poll, every change served
+    only after the longest batch, every ask waiting for it)."""
+    os.symlink(toy_vault / "Nowhere" / "Gone.md", toy_vault / "Dangling.md")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True, settle_ms=300) as daemon:
+        watcher = daemon.service.watcher
+        write(toy_vault, "First.md", "# First\n\nThe okapi note.\n")
+        wait_until(lambda: "First.md" in _paths(daemon), 30, "the first change")
+        wait_until(lambda: not watcher.busy, 3, "the watcher to settle")
+        batches = watcher.batches
+        time.sleep(2)
+        assert watcher.batches == batches and not watcher.busy
+        write(toy_vault, "Second.md", "# Second\n\nThe tapir note.\n")
+        wait_until(lambda: "Second.md" in _paths(daemon), 4, "the second change, well before the longest batch")
+
+
+def test_a_file_written_on_and_on_beside_the_notes_does_not_hold_back_a_save(toy_vault):
+    """Events that change nothing (an attachment being downloaded, a log in the vault) are not
+    changes, but they are not quiet either: a note saved among them must still be served."""
+    import threading
+
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=300) as daemon:
+        stop = threading.Event()
+
+        def scribble() -> None:
+            with open(toy_vault / "download.pdf.part", "a") as handle:
+                while not stop.wait(0.05):
+                    handle.write("x" * 100)
+                    handle.flush()
+
+        thread = threading.Thread(target=scribble)
+        thread.start()
+        try:
+            time.sleep(0.5)
+            write(toy_vault, "Saved.md", "# Saved\n\nThe pangolin note.\n")
+            wait_until(lambda: "Saved.md" in _paths(daemon), 5, "the save, while the other file is written")
+        finally:
+            stop.set()
+            thread.join()
+
+
+def test_a_vault_swapped_for_another_folder_is_watched_again(toy_vault, tmp_path):
+    """inotify watches a folder, not a path: after ``mv vault vault.old && mv new vault`` (a
+    restore, a fresh clone, a sync tool's swap) the watcher heard only the old folder, and
+    served the old notes until the next rescan, five minutes later."""
+    import shutil
+
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=300) as daemon:
+        shutil.copytree(toy_vault, tmp_path / "new")
+        write(tmp_path / "new", "Restored.md", "# Restored\n\nThe quokka note.\n")
+        os.rename(toy_vault, tmp_path / "old")
+        os.rename(tmp_path / "new", toy_vault)
+        wait_until(lambda: "Restored.md" in _paths(daemon), 10, "the new folder's note")
+        write(toy_vault, "After.md", "# After\n\nThe numbat note.\n")
+        wait_until(lambda: "After.md" in _paths(daemon), 5, "a save in the new folder")
+
+        shutil.rmtree(toy_vault)  # deleted, then made again
+        time.sleep(1)
+        toy_vault.mkdir()
+        write(toy_vault, "Again.md", "# Again\n\nThe wombat note.\n")
+        wait_until(lambda: _paths(daemon) == {"Again.md"}, 10, "the vault made again")
+        wait_until(lambda: not daemon.service.watcher.busy, 5, "the watcher to settle")
+
+
+def test_a_file_name_that_is_not_utf8_does_not_cost_the_watcher_its_events(toy_vault, caplog):
+    """watchfiles fails on such a name (``Unable to decode path``), in either mode: it was taken
+    for running out of inotify watches, and the server fell back to polling for good."""
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        watcher = daemon.service.watcher
+        wait_until(lambda: watcher.mode == "events", 5, "watching by events")
+        with open(os.path.join(os.fsencode(toy_vault), b"Caf\xe9.md"), "wb") as handle:
+            handle.write(b"# Cafe\n\nLatin-1 in the name.\n")
+        write(toy_vault, "Beside.md", "# Beside\n\nThe axolotl note.\n")
+        wait_until(lambda: "Beside.md" in _paths(daemon), 10, "the note saved beside it")
+        time.sleep(1)
+        write(toy_vault, "Later.md", "# Later\n\nThe ocelot note.\n")
+        wait_until(lambda: "Later.md" in _paths(daemon), 5, "a later save")
+        assert watcher.mode == "events"
+        assert not any("polling instead" in r.getMessage() for r in caplog.records)
+
+
+def test_a_server_folder_others_can_write_to_is_made_private_before_anything_is_put_in_it(toy_vault):
+    """Made 0777 beforehand (by hand, a restore, a umask of 0), others could swap the socket or
+    the record for theirs and be sent every question: the server narrows it to 0700."""
+    _index(toy_vault)
+    folder = runtime.runtime_dir(toy_vault.resolve())
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+    with served(toy_vault, watch=False) as daemon:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert stat.S_IMODE(os.stat(daemon.socket_path).st_mode) == 0o600
+
+
+@pytest.mark.parametrize("long_path", [False, True])
+def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_traceback(
+    toy_vault, tmp_path, monkeypatch, long_path
+):
+    """A symlink where the server's folder goes (or the private folder in /tmp that a socket
+    path too long for the platform goes to) is refused, in one line: it was a traceback."""
+    import tempfile
+
+    _index(toy_vault)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    if long_path:
+        monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+        (tmp_path / f"brain-{os.getuid()}").symlink_to(elsewhere)
+    else:
+        folder = runtime.runtime_dir(toy_vault.resolve())
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.symlink_to(elsewhere)
+    logger = logging.getLogger("brain")  # the command logs to serve.log in place of this
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    try:
+        result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])
+    finally:
+        for handler in list(logger.handlers):
+            if handler not in handlers:
+                logger.removeHandler(handler)
+                handler.close()
+        for handler in handlers:
+            if handler not in logger.handlers:
+                logger.addHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+    assert result.exit_code == 1, result.output
+    assert "is not a private folder of this user" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    assert not list(elsewhere.iterdir())
+
+
+def _graph_edges(vault: Path) -> int:
+    from conftest import FakeEmbedder
+
+    from brain.recall.opening import open_snapshot
+
+    recaller = open_snapshot(vault.resolve(), FakeEmbedder(), rerank_model=False)
+    try:
+        return recaller.link_graph().edges
+    finally:
+        recaller.close()
+
+
+def _as_if_killed_before_its_links_were_resolved(vault: Path) -> None:
+    """The state a pass killed mid-way leaves: notes committed, their links not yet resolved."""
+    import sqlite3
+
+    db = sqlite3.connect(config.index_dir(vault.resolve()) / "index.db")
+    with db:
+        db.execute("UPDATE links SET target_id = NULL, status = 'pending'")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'links_dirty'")
+    db.close()
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_after_a_kill_mid_pass_the_server_serves_the_links_its_first_pass_resolves(toy_vault, edited):
+    """The index as it was answers while the first pass runs; when that was a killed pass's
+    state, its links unresolved, the pass resolved them but the server kept the graph without
+    them: for good when nothing else changed, and taken over into the next snapshot when a note did."""
+    _index(toy_vault)
+    edges = _graph_edges(toy_vault)
+    assert edges > 0
+    _as_if_killed_before_its_links_were_resolved(toy_vault)
+    if edited:
+        note = toy_vault / "AI" / "Agent memory.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nThe capybara clause applies.\n", encoding="utf-8")
+    with served(toy_vault) as daemon:
+        assert daemon.service._snapshot.recaller.link_graph().edges == edges
+    assert _graph_edges(toy_vault) == edges
+
+
+def test_status_says_a_server_that_holds_the_lock_but_does_not_answer_is_not_answering(toy_vault):
+    """Hung, stopped (SIGSTOP) or still binding: `server: none` sent the user to start a second
+    one, which is refused as already running."""
+    import fcntl
+    import json
+
+    _index(toy_vault)
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    runtime.write_record(root, {"pid": os.getpid(), "socket": str(runtime.runtime_dir(root) / "serve.sock")})
+    with open(runtime.lock_path(root), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+        as_json = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if line.startswith("server:"))
+    assert line.startswith(f"server: not answering (pid {os.getpid()}, it holds the vault's lock"), line
+    assert json.loads(as_json.stdout)["server"] is None
+    result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])  # the lock let go: none
+    assert "server: none" in result.stdout
