@@ -15,7 +15,7 @@ from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K, RecallResult, RecallSettings
-from .text import terminal_safe, valid_unicode  # re only; cli_support has it loaded already
+from .text import shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -232,7 +232,7 @@ def _server_line(server: dict | None, root: Path) -> str:
             pid = record.get("pid")
             return (
                 f"server: not answering ({f'pid {pid}, ' if pid else ''}it holds the vault's lock; "
-                f"`brain serve --vault {root} --stop` stops it); asks work without it"
+                f"`brain serve --vault {shell_word(root)} --stop` stops it); asks work without it"
             )
         return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
     parts = [
