@@ -131,6 +131,23 @@ def test_touched_but_unchanged_note_is_not_reembedded(indexed, no_model):
         assert view.note("AI/Embeddings.md")["mtime_ns"] == path.stat().st_mtime_ns  # stat refreshed
 
 
+def test_a_note_dated_past_2262_or_before_1677_is_indexed(tmp_path):
+    """An mtime in nanoseconds past 2262 (or before 1677) does not fit SQLite's 64-bit integer:
+    a bad clock or `touch -d 2300-01-01` on one note failed the whole run with a traceback."""
+    vault = tmp_path / "v"
+    write(vault, "Future.md", "# Future\n\nfrom a bad clock\n")
+    write(vault, "Past.md", "# Past\n\nfrom a worse clock\n")
+    os.utime(vault / "Future.md", ns=(0, 10_413_792_000 * 10**9))  # 2300-01-01
+    os.utime(vault / "Past.md", ns=(0, -10_000_000_000 * 10**9))  # 1653
+    report = _index(tmp_path / "v")
+    assert (report.new, report.notes) == (2, 2)
+    again = _index(vault)  # clamped the same way each walk: unchanged, not changed again
+    assert (again.changed, again.unchanged) == (0, 2)
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-update", "--mode", "vector", "clock")
+    assert result.exit_code == 0, result.output
+    assert sorted(r["path"] for r in json.loads(result.stdout)["results"]) == ["Future.md", "Past.md"]
+
+
 def test_notes_swapped_with_the_same_size_and_time_are_found_by_verify(toy_vault):
     """Size and mtime, as make and rsync judge, cannot see two notes of one size and time
     swapped by name (or a copy that kept its time); --verify reads every note's bytes."""
