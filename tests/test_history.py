@@ -673,6 +673,31 @@ def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timelin
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
+def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monkeypatch):
+    """A past version dropped by BRAIN_KEEP_VERSIONS (while indexing, or by `brain prune`) leaves
+    the past before it incomplete: --as-of then says so, as after `brain prune --before`,
+    instead of answering without the note as if it had not been there."""
+    root = tmp_path / "v"
+    write(root, "Bread.md", "# Bread\n\nFlour, water, salt.\n")
+    write(root, "Plan.md", "# Plan\n\nversion one: zebras\n")
+    first = _index(root)
+    write(root, "Plan.md", "# Plan\n\nversion two: yaks\n")
+    second = _index(root)
+    write(root, "Plan.md", "# Plan\n\nversion three: xerus\n")
+    third = _index(root)
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 0 and "pruned 1 past version" in out.output, out.output
+    early = _ask(root, "zebras", as_of=first)
+    assert "Plan.md" not in _paths(early) and any("was pruned" in w for w in early.warnings)
+    assert not _ask(root, "yaks", as_of=second).warnings  # what is kept is whole
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "0")  # and while indexing
+    write(root, "Plan.md", "# Plan\n\nversion four: wombats\n")
+    _index(root)
+    assert any("was pruned" in w for w in _ask(root, "xerus", as_of=third).warnings)
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
 # ----- --rebuild and history ---------------------------------------------------------------------
 
 

@@ -177,8 +177,7 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
     with store.transaction():
         if before is not None:
             store.prune_before(before)
-            previous = float(store.get_meta("history_pruned_before", "0") or 0)
-            store.set_meta("history_pruned_before", max(previous, before))
+            store.note_pruned_before(before)
             report.before = iso_time(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
