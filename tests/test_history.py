@@ -698,6 +698,21 @@ def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monk
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
+def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(timeline):
+    """`--before 2099-01-01` drops everything replaced so far; a version replaced after the
+    prune is whole history, and --as-of while it was current does not warn."""
+    root, at = timeline
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2099-01-01"])
+    assert out.exit_code == 0, out.output
+    assert any("was pruned" in w for w in _ask(root, "rollout", as_of=at["restored"]).warnings)
+    write(root, "Garden.md", "# Garden\n\nTomatoes and basil, and now peppers.\n")
+    before_edit = _index(root)
+    write(root, "Garden.md", "# Garden\n\nOnly peppers now.\n")
+    _index(root)
+    result = _ask(root, "tomatoes basil peppers", as_of=before_edit)
+    assert "Garden.md" in _paths(result) and result.warnings == []
+
+
 # ----- --rebuild and history ---------------------------------------------------------------------
 
 

@@ -177,7 +177,7 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
     with store.transaction():
         if before is not None:
             store.prune_before(before)
-            store.note_pruned_before(before)
+            store.note_pruned_before(min(before, time.time()))  # nothing was replaced after now
             report.before = iso_time(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
