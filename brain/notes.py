@@ -306,6 +306,18 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     return date
 
 
+def _check_validity(meta: dict[str, Any], warnings: list[str]) -> None:
+    """Name in a warning a validity field (``valid_to: 2026-02-30``, a bare number) that
+    ``world_time`` cannot read: ignored, it leaves the note in every ``--valid-at`` slice."""
+    for name, value in meta.items():
+        if str(name).lower() not in VALID_FROM_FIELDS + VALID_TO_FIELDS or value in (None, ""):
+            continue
+        if _iso(value) is None:
+            shown = _text(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            warnings.append(f"frontmatter {name}: {shown!r} is not a valid date; ignored")
+
+
 @dataclass(frozen=True)
 class WorldTime:
     """What a note's frontmatter says about world time: its own date, when it holds from and
@@ -348,6 +360,7 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
     tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
     tags = list(dict.fromkeys(tag_list))  # de-duplicated, first-seen order
     date = _note_date(meta, mtime, warnings)
+    _check_validity(meta, warnings)
     return Note(
         path=path,
         title=title,
