@@ -284,6 +284,13 @@ def _iso(value: Any) -> str | None:
     return None
 
 
+def note_date(data: bytes, mtime: float) -> str:
+    """The date ``parse_note`` gives these bytes at this mtime, reading only their frontmatter
+    (a touched note: same bytes, new mtime, whose date may be that mtime)."""
+    meta, _, _ = split_frontmatter(decode(data)[0])
+    return _note_date(meta, mtime, [])
+
+
 def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     """The first date field that holds a real date, else the file's mtime. A field that holds
     something else (an impossible ``2026-02-30``) is named in a warning."""

@@ -639,9 +639,18 @@ class IndexStore:
             self.set_meta("backend", backend)
             self.set_meta("backend_version", backend_version)
 
-    def touch_note(self, note_id: int, size: int, mtime_ns: int) -> None:
-        """Same bytes, new stat: remember the stat so the next scan need not read the file."""
-        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, note_id))
+    def touch_note(self, note_id: int, size: int, mtime_ns: int, date: str | None = None) -> None:
+        """Same bytes, new stat: remember the stat so the next scan need not read the file; and
+        ``date``, the note's date at that stat (the mtime, for a note whose frontmatter has none),
+        on the note and its current version, as a fresh index would have it."""
+        self.conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ?, date = coalesce(?, date) WHERE id = ?",
+            (size, mtime_ns, date, note_id),
+        )
+        if date is not None:
+            self.conn.execute(
+                "UPDATE note_versions SET date = ? WHERE note_id = ? AND recorded_to IS NULL", (date, note_id)
+            )
 
     def write_note(
         self, note: Note, size: int, mtime_ns: int, note_id: int | None = None, *, restore_id: int | None = None
