@@ -713,6 +713,28 @@ def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(time
     assert "Garden.md" in _paths(result) and result.warnings == []
 
 
+def test_a_prune_under_an_open_view_of_the_past_is_said_on_each_answer(timeline):
+    """A view of the past reads its text and chunks as it answers: a `brain prune` that drops
+    them after it opened leaves answers without them, so each answer says why."""
+    root, at = timeline
+    recaller = open_recaller(root, update=False, as_of=at["created"])
+    try:
+        assert "Rollout plan.md" in _paths(recaller.ask("rollout march canary", "hybrid+ppr", SETTINGS))
+        out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "0h"])
+        assert out.exit_code == 0, out.output
+        for mode in ("hybrid+ppr", "vector"):
+            result = recaller.ask("rollout march canary", mode, SETTINGS)
+            assert "Rollout plan.md" not in _paths(result)
+            assert any("pruned after this view of the past was opened" in w for w in result.warnings), mode
+    finally:
+        recaller.close()
+    present = open_recaller(root, update=False)
+    try:
+        assert present.ask("rollout", "hybrid+ppr", SETTINGS).warnings == []  # the present: nothing to say
+    finally:
+        present.close()
+
+
 # ----- --rebuild and history ---------------------------------------------------------------------
 
 

@@ -639,6 +639,10 @@ class IndexStore:
             self.set_meta("backend", backend)
             self.set_meta("backend_version", backend_version)
 
+    def past_warnings(self) -> list[str]:
+        """What a view of the past can no longer read (``PastIndex``); the present: nothing."""
+        return []
+
     def touch_note(self, note_id: int, size: int, mtime_ns: int, date: str | None = None) -> None:
         """Same bytes, new stat: remember the stat so the next scan need not read the file; and
         ``date``, the note's date at that stat (the mtime, for a note whose frontmatter has none),
