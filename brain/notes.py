@@ -284,6 +284,13 @@ def _iso(value: Any) -> str | None:
     return None
 
 
+def note_date(data: bytes, mtime: float) -> str:
+    """The date ``parse_note`` gives these bytes at this mtime, reading only their frontmatter
+    (a touched note: same bytes, new mtime, whose date may be that mtime)."""
+    meta, _, _ = split_frontmatter(decode(data)[0])
+    return _note_date(meta, mtime, [])
+
+
 def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     """The first date field that holds a real date, else the file's mtime. A field that holds
     something else (an impossible ``2026-02-30``) is named in a warning."""
@@ -304,6 +311,18 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     if date is None:
         date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
     return date
+
+
+def _check_validity(meta: dict[str, Any], warnings: list[str]) -> None:
+    """Name in a warning a validity field (``valid_to: 2026-02-30``, a bare number) that
+    ``world_time`` cannot read: ignored, it leaves the note in every ``--valid-at`` slice."""
+    for name, value in meta.items():
+        if str(name).lower() not in VALID_FROM_FIELDS + VALID_TO_FIELDS or value in (None, ""):
+            continue
+        if _iso(value) is None:
+            shown = _text(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            warnings.append(f"frontmatter {name}: {shown!r} is not a valid date; ignored")
 
 
 @dataclass(frozen=True)
@@ -348,6 +367,7 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
     tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
     tags = list(dict.fromkeys(tag_list))  # de-duplicated, first-seen order
     date = _note_date(meta, mtime, warnings)
+    _check_validity(meta, warnings)
     return Note(
         path=path,
         title=title,

@@ -26,7 +26,7 @@ from brain.cli import cli
 from brain.index.indexer import index_vault
 from brain.index.status import vault_status
 from brain.index.store import dumps
-from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter
+from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter, world_time
 from brain.vault import load_ignore, scan
 
 
@@ -261,6 +261,20 @@ def test_impossible_date_does_not_hide_a_valid_later_date_field():
     note = parse_note("n.md", b"---\ndate: 2024-13-45 10:00:00\nupdated: 2024-05-06\n---\nbody\n", 0)
     assert note.date == "2024-05-06"
     assert note.warnings == ["frontmatter date: '2024-13-45 10:00:00' is not a valid date; ignored"]
+
+
+def test_an_unreadable_validity_date_is_named_in_a_warning():
+    """`valid_to: 2026-02-30` (or a bare number) cannot be read, so --valid-at keeps the note
+    as if it said nothing: a warning says so, as for `date`; readable ones say nothing."""
+    text = "---\nvalid_to: 2026-02-30\nValid-From: 20260101\nvalid_until: 2026-03-01\n---\nbody\n"
+    note = parse_note("n.md", text.encode(), 0)
+    assert note.warnings == [
+        "frontmatter valid_to: '2026-02-30' is not a valid date; ignored",
+        "frontmatter Valid-From: '20260101' is not a valid date; ignored",
+    ]
+    assert world_time(note.frontmatter).valid_to == "2026-03-01"  # the next field that reads
+    good = "---\nvalid_from: 2026-01-01 10:00:00\nvalid_to: [[2026-03-01]]\neffective: ''\n---\nbody\n"
+    assert parse_note("n.md", good.encode(), 0).warnings == []
 
 
 def test_impossible_date_note_still_resolves_alias_links(tmp_path):

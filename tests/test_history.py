@@ -673,6 +673,68 @@ def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timelin
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
+def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monkeypatch):
+    """A past version dropped by BRAIN_KEEP_VERSIONS (while indexing, or by `brain prune`) leaves
+    the past before it incomplete: --as-of then says so, as after `brain prune --before`,
+    instead of answering without the note as if it had not been there."""
+    root = tmp_path / "v"
+    write(root, "Bread.md", "# Bread\n\nFlour, water, salt.\n")
+    write(root, "Plan.md", "# Plan\n\nversion one: zebras\n")
+    first = _index(root)
+    write(root, "Plan.md", "# Plan\n\nversion two: yaks\n")
+    second = _index(root)
+    write(root, "Plan.md", "# Plan\n\nversion three: xerus\n")
+    third = _index(root)
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root)])
+    assert out.exit_code == 0 and "pruned 1 past version" in out.output, out.output
+    early = _ask(root, "zebras", as_of=first)
+    assert "Plan.md" not in _paths(early) and any("was pruned" in w for w in early.warnings)
+    assert not _ask(root, "yaks", as_of=second).warnings  # what is kept is whole
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "0")  # and while indexing
+    write(root, "Plan.md", "# Plan\n\nversion four: wombats\n")
+    _index(root)
+    assert any("was pruned" in w for w in _ask(root, "xerus", as_of=third).warnings)
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(timeline):
+    """`--before 2099-01-01` drops everything replaced so far; a version replaced after the
+    prune is whole history, and --as-of while it was current does not warn."""
+    root, at = timeline
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2099-01-01"])
+    assert out.exit_code == 0, out.output
+    assert any("was pruned" in w for w in _ask(root, "rollout", as_of=at["restored"]).warnings)
+    write(root, "Garden.md", "# Garden\n\nTomatoes and basil, and now peppers.\n")
+    before_edit = _index(root)
+    write(root, "Garden.md", "# Garden\n\nOnly peppers now.\n")
+    _index(root)
+    result = _ask(root, "tomatoes basil peppers", as_of=before_edit)
+    assert "Garden.md" in _paths(result) and result.warnings == []
+
+
+def test_a_prune_under_an_open_view_of_the_past_is_said_on_each_answer(timeline):
+    """A view of the past reads its text and chunks as it answers: a `brain prune` that drops
+    them after it opened leaves answers without them, so each answer says why."""
+    root, at = timeline
+    recaller = open_recaller(root, update=False, as_of=at["created"])
+    try:
+        assert "Rollout plan.md" in _paths(recaller.ask("rollout march canary", "hybrid+ppr", SETTINGS))
+        out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "0h"])
+        assert out.exit_code == 0, out.output
+        for mode in ("hybrid+ppr", "vector"):
+            result = recaller.ask("rollout march canary", mode, SETTINGS)
+            assert "Rollout plan.md" not in _paths(result)
+            assert any("pruned after this view of the past was opened" in w for w in result.warnings), mode
+    finally:
+        recaller.close()
+    present = open_recaller(root, update=False)
+    try:
+        assert present.ask("rollout", "hybrid+ppr", SETTINGS).warnings == []  # the present: nothing to say
+    finally:
+        present.close()
+
+
 # ----- --rebuild and history ---------------------------------------------------------------------
 
 

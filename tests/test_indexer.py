@@ -131,6 +131,50 @@ def test_touched_but_unchanged_note_is_not_reembedded(indexed, no_model):
         assert view.note("AI/Embeddings.md")["mtime_ns"] == path.stat().st_mtime_ns  # stat refreshed
 
 
+def test_a_touched_note_dated_by_its_mtime_takes_the_new_one(tmp_path, no_model):
+    """A note whose date is its file's mtime (no date field), touched (same bytes, new mtime),
+    is dated as a fresh index would date it, in the present and its current version; one
+    whose frontmatter dates it keeps that date. Neither is read for more than its date."""
+    vault = tmp_path / "v"
+    write(vault, "Plain.md", "# Plain\n\nno date field\n")
+    write(vault, "Dated.md", "---\ndate: 2024-05-06\n---\n# Dated\n\ndated\n")
+    for name in ("Plain.md", "Dated.md"):
+        os.utime(vault / name, (1_735_689_600, 1_735_689_600))  # 2025-01-01
+    _index(vault)
+    for name in ("Plain.md", "Dated.md"):
+        os.utime(vault / name, (1_782_864_000, 1_782_864_000))  # 2026-07-01
+    report = index_vault(vault, model_name="fake:64", progress=False, load=lambda name: pytest.fail("model loaded"))
+    assert (report.changed, report.unchanged) == (0, 2)
+    with _view(vault) as view:
+        assert view.note("Plain.md")["date"] == "2026-07-01T00:00:00+00:00"
+        assert view.note("Dated.md")["date"] == "2024-05-06"
+    store = open_store(vault)
+    try:
+        plain, dated = store.note_id("Plain.md"), store.note_id("Dated.md")
+        assert plain is not None and dated is not None
+        assert [v.date for v in store.versions_of(plain)] == ["2026-07-01T00:00:00+00:00"]
+        assert [v.date for v in store.versions_of(dated)] == ["2024-05-06"]
+    finally:
+        store.close()
+
+
+def test_a_note_dated_past_2262_or_before_1677_is_indexed(tmp_path):
+    """An mtime in nanoseconds past 2262 (or before 1677) does not fit SQLite's 64-bit integer:
+    a bad clock or `touch -d 2300-01-01` on one note failed the whole run with a traceback."""
+    vault = tmp_path / "v"
+    write(vault, "Future.md", "# Future\n\nfrom a bad clock\n")
+    write(vault, "Past.md", "# Past\n\nfrom a worse clock\n")
+    os.utime(vault / "Future.md", ns=(0, 10_413_792_000 * 10**9))  # 2300-01-01
+    os.utime(vault / "Past.md", ns=(0, -10_000_000_000 * 10**9))  # 1653
+    report = _index(tmp_path / "v")
+    assert (report.new, report.notes) == (2, 2)
+    again = _index(vault)  # clamped the same way each walk: unchanged, not changed again
+    assert (again.changed, again.unchanged) == (0, 2)
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-update", "--mode", "vector", "clock")
+    assert result.exit_code == 0, result.output
+    assert sorted(r["path"] for r in json.loads(result.stdout)["results"]) == ["Future.md", "Past.md"]
+
+
 def test_notes_swapped_with_the_same_size_and_time_are_found_by_verify(toy_vault):
     """Size and mtime, as make and rsync judge, cannot see two notes of one size and time
     swapped by name (or a copy that kept its time); --verify reads every note's bytes."""

@@ -135,6 +135,18 @@ def test_as_of_at_the_calendar_edges_answers(vault, zone, when, as_of, query):
     assert out.output.startswith(f"as of {as_of[:10]} ")
 
 
+def test_a_date_in_any_iso_form_means_the_end_of_that_day(zone):
+    """`20260301` and `2026-W09-7` are the day `2026-03-01` is, so they mean its end too, not
+    its first moment (a day earlier, as they read as a date and time at midnight)."""
+    zone("EST5")
+    end = parse_moment("2026-03-01")
+    assert iso_time(end) == "2026-03-02T04:59:59Z"
+    for same in ("20260301", "2026-W09-7", " 2026-03-01 "):
+        assert parse_moment(same) == end, same
+    assert local_time(parse_moment("2026-03-01T00:00")) == "2026-03-01 00:00"  # a time stays that time
+    assert local_time(parse_moment("20260301T0930")) == "2026-03-01 09:30"
+
+
 def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
     zone("EST5")
     now = time.time()

@@ -177,8 +177,7 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
     with store.transaction():
         if before is not None:
             store.prune_before(before)
-            previous = float(store.get_meta("history_pruned_before", "0") or 0)
-            store.set_meta("history_pruned_before", max(previous, before))
+            store.note_pruned_before(min(before, time.time()))  # nothing was replaced after now
             report.before = iso_time(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
@@ -210,7 +209,7 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
     span = _SPAN.fullmatch(value)
     try:
         if span is None:
-            written = dt.date.fromisoformat(value) if len(value) == 10 else _datetime(value)
+            written = _date_or_datetime(value)
     except ValueError:
         raise ConfigError(f"{option} takes {forms}, not {text!r}") from None
     try:
@@ -228,6 +227,15 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
             f"time): it takes {forms}"
         )
     return moment
+
+
+def _date_or_datetime(value: str) -> dt.date | dt.datetime:
+    """A date in any ISO form (``2026-03-01``, ``20260301``, ``2026-W09-7``): the day, whose end
+    it means; else a date and time."""
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return _datetime(value)
 
 
 def _datetime(value: str) -> dt.datetime:

@@ -28,7 +28,7 @@ from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexMismatchError
 from ..links import has_fence_of
-from ..notes import Note, decode, parse_note
+from ..notes import Note, decode, note_date, parse_note
 from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, vectors
 from .history import Recorder
@@ -277,8 +277,10 @@ class _Run:
                         continue
                     if change.kind == changes.TOUCHED:
                         assert change.note_id is not None
+                        stat = change.file
+                        date = note_date(change.data, stat.mtime_ns / 1e9) if change.data is not None else None
                         with self.store.transaction():
-                            self.store.touch_note(change.note_id, change.file.size, change.file.mtime_ns)
+                            self.store.touch_note(change.note_id, stat.size, stat.mtime_ns, date)
                             if change.data is not None:
                                 self.history.touched(change.note_id, change.data)
                         self.report.unchanged += 1

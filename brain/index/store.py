@@ -640,9 +640,22 @@ class IndexStore:
             self.set_meta("backend", backend)
             self.set_meta("backend_version", backend_version)
 
-    def touch_note(self, note_id: int, size: int, mtime_ns: int) -> None:
-        """Same bytes, new stat: remember the stat so the next scan need not read the file."""
-        self.conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, note_id))
+    def past_warnings(self) -> list[str]:
+        """What a view of the past can no longer read (``PastIndex``); the present: nothing."""
+        return []
+
+    def touch_note(self, note_id: int, size: int, mtime_ns: int, date: str | None = None) -> None:
+        """Same bytes, new stat: remember the stat so the next scan need not read the file; and
+        ``date``, the note's date at that stat (the mtime, for a note whose frontmatter has none),
+        on the note and its current version, as a fresh index would have it."""
+        self.conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ?, date = coalesce(?, date) WHERE id = ?",
+            (size, mtime_ns, date, note_id),
+        )
+        if date is not None:
+            self.conn.execute(
+                "UPDATE note_versions SET date = ? WHERE note_id = ? AND recorded_to IS NULL", (date, note_id)
+            )
 
     def write_note(
         self, note: Note, size: int, mtime_ns: int, note_id: int | None = None, *, restore_id: int | None = None
@@ -1646,18 +1659,32 @@ class IndexStore:
     def prune_versions_of(self, note_id: int, keep: int) -> None:
         """Keep the newest ``keep`` past versions of a note (the current one always stays); drop
         the others, the chunks only they held, and the note's edges that closed before the
-        oldest version left began."""
-        self.conn.execute(
-            "DELETE FROM note_versions WHERE id IN (SELECT id FROM note_versions WHERE note_id = ?"
-            " AND recorded_to IS NOT NULL ORDER BY recorded_to DESC, id DESC LIMIT -1 OFFSET ?)",
-            (note_id, keep),
+        oldest version left began. The past before the last of them is then incomplete:
+        ``history_pruned_before`` moves up to it, so ``--as-of`` earlier says so."""
+        old_versions = (
+            "SELECT id, recorded_to FROM note_versions WHERE note_id = ? AND recorded_to IS NOT NULL"
+            " ORDER BY recorded_to DESC, id DESC LIMIT -1 OFFSET ?"
         )
+        (versions_end,) = self.conn.execute(
+            f"SELECT max(recorded_to) FROM ({old_versions})", (note_id, keep)
+        ).fetchone()
+        self.conn.execute(f"DELETE FROM note_versions WHERE id IN (SELECT id FROM ({old_versions}))", (note_id, keep))
         self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
-        self.conn.execute(
-            "DELETE FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
-            " AND recorded_to <= coalesce((SELECT min(recorded_from) FROM note_versions WHERE note_id = ?), 9e99)",
-            (note_id, note_id),
+        old_edges = (
+            "FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
+            " AND recorded_to <= coalesce((SELECT min(recorded_from) FROM note_versions WHERE note_id = ?), 9e99)"
         )
+        (edges_end,) = self.conn.execute(f"SELECT max(recorded_to) {old_edges}", (note_id, note_id)).fetchone()
+        self.conn.execute(f"DELETE {old_edges}", (note_id, note_id))
+        ends = [end for end in (versions_end, edges_end) if end is not None]
+        if ends:
+            self.note_pruned_before(max(ends))
+
+    def note_pruned_before(self, moment: float) -> None:
+        """History before ``moment`` is incomplete (pruned): ``history_pruned_before`` only moves up."""
+        previous = float(self.get_meta("history_pruned_before", "0") or 0)
+        if moment > previous:
+            self.set_meta("history_pruned_before", moment)
 
     def notes_over_keep(self, keep: int) -> list[int]:
         """Ids of the notes with more than ``keep`` past versions."""

@@ -167,7 +167,9 @@ def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
     if since and as_of < since:
         out.append(f"brain began keeping this vault's history on {local_time(since)}: nothing before is known")
     elif pruned and as_of < pruned:
-        out.append(f"history before {local_time(pruned)} was pruned (`brain prune`): what was replaced before is gone")
+        out.append(
+            f"history before {local_time(pruned)} was pruned (`brain prune`, BRAIN_KEEP_VERSIONS): what was replaced before is gone"
+        )
     for message in out:
         log.warning("%s", message)
     return out

@@ -73,6 +73,20 @@ class PastIndex(IndexStore):
         if valid_at is not None:
             self._keep_valid_at(valid_at)
         self._edges = [e for e in self._edges if e[0] in self.versions and e[1] in self.versions]
+        self._pruned_at_open = store.get_meta("history_pruned_before")
+
+    def past_warnings(self) -> list[str]:
+        """A `brain prune` (or BRAIN_KEEP_VERSIONS) that dropped some of this slice after it was
+        read: the rows it reads as it answers may be gone, so each answer says so."""
+        from ..index.history import local_time
+
+        pruned = self.base.get_meta("history_pruned_before")
+        if self.as_of is None or pruned == self._pruned_at_open or float(pruned or 0) <= self.as_of:
+            return []
+        return [
+            f"history before {local_time(float(pruned or 0))} was pruned after this view of the past was opened "
+            "(`brain prune`, BRAIN_KEEP_VERSIONS): some of what it held may be missing; open it again"
+        ]
 
     @contextmanager
     def one_query(self) -> Iterator[None]:

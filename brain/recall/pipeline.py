@@ -340,6 +340,7 @@ class Recaller:
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
         result = RecallResult(state.query, str(mode), state.gate, [], stale=self.stale, warnings=list(self.warnings))
+        result.warnings += [w for w in self.store.past_warnings() if w not in result.warnings]
         result.as_of, result.valid_at = self.as_of, self.valid_at
         timings: dict[str, float] = {
             s: state.timings[s] for s in ("load_embedder", "embed", "dense") if s in state.timings
