@@ -8,13 +8,21 @@ from .cli_options import vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .text import terminal_safe
 
+LAST_SHOWN = 20  # versions `brain history` lists for a person unless --last says otherwise
+
 
 @click.command("history")
 @click.argument("note")
 @vault_option
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    default=None,
+    help=f"List only the newest N versions; 0: all. [default: {LAST_SHOWN} for people, all with --json]",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
-def history_command(note: str, vault: str | None, as_json: bool) -> None:
+def history_command(note: str, vault: str | None, last: int | None, as_json: bool) -> None:
     """The history of NOTE: its versions, the links it gained and lost, its supersession chain.
 
     NOTE is a path, title, file name or alias, as a wikilink would name it; a deleted note is
@@ -26,11 +34,14 @@ def history_command(note: str, vault: str | None, as_json: bool) -> None:
     Examples:
       brain history "Rollout plan"
       brain history Projects/Halyard.md --json
+      brain history "Daily log" --last 5
     """
     from .recall.timeline import history_text, note_history
 
     setup_logging(as_json)
-    found = note_history(vault, note)
+    if last is None and not as_json:
+        last = LAST_SHOWN  # a note edited 500 times is 1,000 lines: the newest, and how many more
+    found = note_history(vault, note, last=last or None)
     if as_json:
         emit_json(found.as_dict())
     else:

@@ -601,6 +601,32 @@ def test_brain_history_tells_a_notes_life(timeline):
         assert word in text, word
 
 
+def test_brain_history_lists_the_newest_versions_for_a_person_and_says_how_many_more(tmp_path):
+    root = tmp_path / "v"
+    for i in range(23):  # a daily log: 23 versions
+        write(root, "Log.md", "# Log\n\n" + "".join(f"- day {d}\n" for d in range(i + 1)))
+        _index(root)
+    runner = CliRunner()
+
+    def listed(*args: str) -> str:
+        out = runner.invoke(cli, ["history", "--vault", str(root), "Log", *args])
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    text = listed()
+    assert text.count("  changed  ") == 20 and "created" not in text  # the newest 20 of 22 changes
+    assert "… 3 earlier (`--last 0` lists every version)" in text
+    assert listed("--last", "0").count("  changed  ") == 22 and "created" in listed("--last", "0")
+    assert listed("--last", "2").count("  changed  ") == 2 and "… 21 earlier" in listed("--last", "2")
+    every = json.loads(listed("--json"))  # a machine gets every version unless it asks for fewer
+    assert len(every["versions"]) == 23 and every["earlier_versions"] == 0
+    few = json.loads(listed("--json", "--last", "3"))
+    assert [v["event"] for v in few["versions"]] == ["changed"] * 3 and few["earlier_versions"] == 20
+    assert few["versions"] == every["versions"][-3:]
+    bad = runner.invoke(cli, ["history", "--vault", str(root), "Log", "--last", "-1"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
 def test_brain_history_finds_a_deleted_note_and_says_no_for_none(tmp_path):
     root = tmp_path / "v"
     write(root, "Old idea.md", "# Old idea\n\n[[Gone]]\n")

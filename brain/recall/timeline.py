@@ -70,22 +70,28 @@ class NoteHistory:
     replaces: list[dict[str, Any]] = field(default_factory=list)  # oldest first: {"path", "title", "date"}
     replaced_by: list[dict[str, Any]] = field(default_factory=list)  # next first
     history_since: str | None = None
+    earlier_versions: int = 0  # versions older than those listed (``note_history(last=N)``)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def note_history(vault: str | os.PathLike[str] | None, name: str) -> NoteHistory:
+def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int | None = None) -> NoteHistory:
     """The history of the note ``name`` (a path, title, file name or alias, as a wikilink names
-    it; a deleted note by its last path or title) in ``vault``'s index."""
+    it; a deleted note by its last path or title) in ``vault``'s index. ``last``: only the
+    newest ``last`` versions are listed (``earlier_versions`` counts the others); None: all."""
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
-            return _history(store, name)
+            history = _history(store, name)
         finally:
             store.close()
+    if last is not None and len(history.versions) > last:
+        history.earlier_versions = len(history.versions) - last
+        history.versions = history.versions[len(history.versions) - last :]
+    return history
 
 
 def _history(store: IndexStore, name: str) -> NoteHistory:
@@ -303,6 +309,8 @@ def history_text(history: NoteHistory) -> str:
 
     state = "current" if history.current else "deleted"
     lines = [f"{history.path}  ({history.title})  note {history.note_id}, {state}", "", "versions"]
+    if history.earlier_versions:
+        lines.append(f"  … {history.earlier_versions} earlier (`--last 0` lists every version)")
     for v in history.versions:
         lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {v.path}")
         lines.append(f"  {'':16}  {'':9} {'':>8}  {v.changes}")
