@@ -229,3 +229,38 @@ def test_status_says_a_server_that_holds_the_lock_but_does_not_answer_is_not_ans
     assert json.loads(as_json.stdout)["server"] is None
     result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])  # the lock let go: none
     assert "server: none" in result.stdout
+
+
+def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault):
+    """A SIGSTOPped server holds SIGTERM back: `--stop` suggested `kill PID`, which does nothing."""
+    import subprocess
+    import sys
+    import time
+
+    from brain.server.daemon import stop_server
+
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+            str(runtime.lock_path(root)),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        runtime.write_record(root, {"pid": holder.pid, "socket": str(runtime.runtime_dir(root) / "serve.sock")})
+        started = time.monotonic()
+        running, message = stop_server(root, timeout=1.0)
+        assert running and time.monotonic() - started < 10
+        assert message.endswith(f"did not stop within 1 s; `kill -9 {holder.pid}` ends it"), message
+        assert holder.poll() is None  # SIGTERM did nothing, as the message says
+    finally:
+        holder.kill()
+        holder.wait(10)
+        if holder.stdout:
+            holder.stdout.close()

@@ -489,4 +489,6 @@ def stop_server(root: Path, *, timeout: float = 15.0) -> tuple[bool, str]:
         if not runtime.lock_is_held(root):
             return True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else "")
         time.sleep(0.1)
-    return True, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill {pid}` ends it"
+    # it ignored SIGTERM (hung, or stopped by SIGSTOP, which holds SIGTERM back): only SIGKILL
+    # ends it, and a pass killed midway is redone by the next one
+    return True, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill -9 {pid}` ends it"
