@@ -144,7 +144,7 @@ def test_a_touched_note_dated_by_its_mtime_takes_the_new_one(tmp_path, no_model)
     for name in ("Plain.md", "Dated.md"):
         os.utime(vault / name, (1_782_864_000, 1_782_864_000))  # 2026-07-01
     report = index_vault(vault, model_name="fake:64", progress=False, load=lambda name: pytest.fail("model loaded"))
-    assert (report.changed, report.unchanged) == (0, 2)
+    assert (report.changed, report.unchanged, report.redated) == (0, 2, 1)  # Plain's date moved
     with _view(vault) as view:
         assert view.note("Plain.md")["date"] == "2026-07-01T00:00:00+00:00"
         assert view.note("Dated.md")["date"] == "2024-05-06"

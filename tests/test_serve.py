@@ -879,3 +879,19 @@ def test_a_lone_surrogate_in_a_query_reaches_the_server(toy_vault):
     with served(toy_vault, watch=False) as daemon:
         results = client.ask(daemon.root, "agent \ud800 memory", ["hybrid"], RecallSettings(k=3), timeout=30)
         assert len(results[0].results) == 3
+
+
+def test_a_touched_note_dated_by_its_mtime_is_served_with_the_new_date(toy_vault):
+    """Same bytes, new mtime: the index takes the new date (a note without a date field is
+    dated by its mtime), and the server serves it, where it had kept the state it loaded."""
+    import os
+
+    write(toy_vault, "Okapi.md", "# Okapi\n\nThe okapi procedure, with no date field.\n")
+    os.utime(toy_vault / "Okapi.md", (1_735_689_600, 1_735_689_600))  # 2025-01-01
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert _top(daemon, "okapi procedure")["date"].startswith("2025-01-01")
+        os.utime(toy_vault / "Okapi.md", (1_782_864_000, 1_782_864_000))  # 2026-07-01
+        settled(daemon)
+        wait_until(lambda: _top(daemon, "okapi procedure")["date"].startswith("2026-07-01"), 20, "the new date")
+        assert daemon.service.status()["last_update"]["redated"] == 1

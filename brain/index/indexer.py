@@ -66,6 +66,7 @@ class IndexReport:
     restored: int = 0  # of the new ones: notes deleted before, back (history kept their identity)
     past_embedded: int = 0  # past chunks embedded again (a --rebuild with another model carrying history)
     unchanged: int = 0
+    redated: int = 0  # of the unchanged: same bytes, new mtime, and so a new date (no date field)
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
@@ -280,7 +281,8 @@ class _Run:
                         stat = change.file
                         date = note_date(change.data, stat.mtime_ns / 1e9) if change.data is not None else None
                         with self.store.transaction():
-                            self.store.touch_note(change.note_id, stat.size, stat.mtime_ns, date)
+                            if self.store.touch_note(change.note_id, stat.size, stat.mtime_ns, date):
+                                self.report.redated += 1
                             if change.data is not None:
                                 self.history.touched(change.note_id, change.data)
                         self.report.unchanged += 1

@@ -644,18 +644,21 @@ class IndexStore:
         """What a view of the past can no longer read (``PastIndex``); the present: nothing."""
         return []
 
-    def touch_note(self, note_id: int, size: int, mtime_ns: int, date: str | None = None) -> None:
+    def touch_note(self, note_id: int, size: int, mtime_ns: int, date: str | None = None) -> bool:
         """Same bytes, new stat: remember the stat so the next scan need not read the file; and
         ``date``, the note's date at that stat (the mtime, for a note whose frontmatter has none),
-        on the note and its current version, as a fresh index would have it."""
+        on the note and its current version, as a fresh index would have it. Whether the date moved."""
+        row = self.conn.execute("SELECT date FROM notes WHERE id = ?", (note_id,)).fetchone()
         self.conn.execute(
             "UPDATE notes SET size = ?, mtime_ns = ?, date = coalesce(?, date) WHERE id = ?",
             (size, mtime_ns, date, note_id),
         )
-        if date is not None:
-            self.conn.execute(
-                "UPDATE note_versions SET date = ? WHERE note_id = ? AND recorded_to IS NULL", (date, note_id)
-            )
+        if date is None or (row is not None and row[0] == date):
+            return False
+        self.conn.execute(
+            "UPDATE note_versions SET date = ? WHERE note_id = ? AND recorded_to IS NULL", (date, note_id)
+        )
+        return True
 
     def write_note(
         self, note: Note, size: int, mtime_ns: int, note_id: int | None = None, *, restore_id: int | None = None

@@ -245,7 +245,7 @@ class Service:
             self.blocked = False
         if report is None:
             return
-        changed = report.new + report.changed + report.removed + report.renamed
+        changed = report.new + report.changed + report.removed + report.renamed + report.redated
         current = self._snapshot
         if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
             return
@@ -260,6 +260,7 @@ class Service:
                 "changed": report.changed,
                 "removed": report.removed,
                 "renamed": report.renamed,
+                "redated": report.redated,
                 "embedded": report.embedded,
             }
             log.info(
