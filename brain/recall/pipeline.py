@@ -492,15 +492,17 @@ class Recaller:
     def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
         """The BM25 lane; its hits, best first, are kept for anchor_lex, which reads the first of
         them rather than asking FTS5 again (at 100,000 notes each search scores every match)."""
-        expression = self._match(state, settings)
-        if expression is None or settings.depth <= 0:
-            return []
         weights = tuple(settings.lexical_weights)
         try:
+            # The MATCH expression reads the BM25 index's vocabulary too: a damaged one fails here first.
+            expression = self._match(state, settings)
+            if expression is None or settings.depth <= 0:
+                return []
             hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
         except sqlite3.DatabaseError as exc:
             if not search_index_damaged(exc):
                 raise
+            state.match, state.match_known = None, True  # anchor_lex searches nothing either
             # Never worse than no BM25: the other lanes stand, and the result says how to mend it.
             state.failures["lexical"] = (
                 f"the BM25 index is out of step with the chunks it indexes ({exc}); fusing without it:"
