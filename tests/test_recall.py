@@ -353,3 +353,26 @@ def test_ab_recall_table_matches_schema_doc():
     columns = [r[1] for r in conn.execute("PRAGMA table_info(ab_recall)")]
     assert columns[:6] == ["id", "created_at", "source", "vault", "query", "mode_a"]
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_links_to_no_note_are_left_out_of_pagerank_and_said(bridge_vault):
+    """A links table whose target ids name no note: PageRank runs without those links, says so
+    with how to mend it, and the answer is no traceback."""
+    before = json.loads(
+        CliRunner()
+        .invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION])
+        .stdout
+    )
+    database = config.index_dir(bridge_vault.resolve()) / "index.db"
+    conn = sqlite3.connect(database)
+    conn.execute("INSERT INTO links (source_id, target_id, target, kind) SELECT id, 999999, 'x', 'wikilink' FROM notes")
+    conn.commit()
+    conn.close()
+    (database.parent / "recall-cache.npz").unlink(missing_ok=True)
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert any("links point at no note of the index" in w and "brain index --rebuild" in w for w in data["warnings"])
+    assert [r["path"] for r in data["results"]] == [r["path"] for r in before["results"]]

@@ -246,6 +246,13 @@ class Recaller:
         if self._link_graph is None:
             self._link_graph = ppr_stage.LinkGraph(self.store)
             self._built_here.add("link graph")
+            if self._link_graph.dropped:  # a damaged links table: the graph stands without them, said on every result
+                message = (
+                    f"{self._link_graph.dropped} links point at no note of the index and were left out of the"
+                    f" link graph: `brain index --rebuild --vault {shell_word(self.root)}` reads them again"
+                )
+                log.warning("%s", message)
+                self.warnings.append(message)
         return self._link_graph
 
     def successors(self) -> dict[int, int]:
@@ -365,6 +372,7 @@ class Recaller:
             c.recorded_from, c.recorded_to = spans.get(c.note_id, (None, None))
         timings["total"] = round(timings["embed"] + timings["dense"] + _ms(started), 2)
         result.timings_ms = timings
+        result.warnings += [w for w in self.warnings if w not in result.warnings]  # any said while answering
         return result
 
     # ----- the one-hop expansion --------------------------------------------------------------
