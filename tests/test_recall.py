@@ -340,6 +340,32 @@ def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
     assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["mode"] == "hybrid+ppr+rerank"
 
 
+@pytest.mark.parametrize("scores", ["nan", "inf", "short"])
+def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_vault, monkeypatch, scores):
+    """A model that loads but scores NaN (fp16 overflow), infinities or fewer passages than it
+    was given: its order is no order, and NaN is no JSON. The earlier order stands, said."""
+
+    class Broken:
+        def score(self, query, candidates):
+            return {
+                "nan": [float("nan")] * len(candidates),
+                "inf": [float("inf"), -float("inf")] * len(candidates),
+                "short": [1.0] * (len(candidates) - 1),
+            }[scores][: len(candidates)]
+
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-broken-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Broken())
+    recaller = open_recaller(bridge_vault)
+    dense = recaller.ask(QUESTION, "vector", small())
+    result = recaller.ask(QUESTION, "vector+rerank", small())
+    assert [c.path for c in result.results] == [c.path for c in dense.results]
+    assert result.fallbacks["rerank"] is True and not result.reranked
+    assert any("reranker unavailable" in w for w in result.warnings)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-server", "--json", QUESTION])
+    assert out.exit_code == 0, out.output
+    json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
 def test_context_bundle_respects_budget(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--context", "--budget", "400", QUESTION])
     assert out.exit_code == 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -693,6 +694,11 @@ class Recaller:
             timings["load_reranker"] = _ms(started)
             started = time.perf_counter()
             scores = reranker.score(query, pool)
+            # A score a passage, each a number: NaN (a model overflowing in fp16) orders nothing,
+            # and is no JSON.
+            if len(scores) != len(pool) or not all(math.isfinite(s) for s in scores):
+                bad = sum(1 for s in scores if not math.isfinite(s))
+                raise ValueError(f"it gave {len(scores)} scores for {len(pool)} passages, {bad} of them not a number")
         except Exception as exc:  # noqa: BLE001 - someone else's model: whatever it raises, keep the earlier order
             reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
             self.reranker_error = f"reranker unavailable ({reason}); dense order kept"
