@@ -366,6 +366,21 @@ def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_v
     json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
 
 
+def test_a_model_of_another_width_under_the_same_name_is_one_clear_error(bridge_vault):
+    """A model folder replaced by another model: same name, vectors of another width. FAISS
+    failed on a bare assertion (a traceback); it is an index mismatch, with how to mend it."""
+    from conftest import FakeEmbedder
+
+    recaller = open_recaller(bridge_vault, update=False, embedder=FakeEmbedder("fake:64", dim=32))
+    try:
+        with pytest.raises(
+            IndexMismatchError, match=r"gives vectors of 32 dimensions.*holds 64.*brain index --rebuild"
+        ):
+            recaller.ask(QUESTION, "vector", small())
+    finally:
+        recaller.close()
+
+
 def test_context_bundle_respects_budget(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--context", "--budget", "400", QUESTION])
     assert out.exit_code == 0

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .. import config
-from ..errors import BrainError, ConfigError
+from ..errors import BrainError, ConfigError, IndexMismatchError
 from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
@@ -329,6 +329,12 @@ class Recaller:
             timings["load_embedder"] = self.timings_ms.pop("load_embedder")
         started = time.perf_counter()
         vector = self.embedder.embed_query(query)
+        if getattr(vector, "shape", None) != (self.vectors.dim,):  # FAISS would fail on an assertion
+            raise IndexMismatchError(
+                f"the embedding model {self.model_name!r} gives vectors of {getattr(vector, 'size', '?')} dimensions,"
+                f" but this vault's index holds {self.vectors.dim}: the model at that name changed since the index"
+                f" was built. Run `brain index --rebuild --vault {shell_word(self.root)}` to re-embed everything with it"
+            )
         timings["embed"] = _ms(started)
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
