@@ -417,3 +417,8 @@ def test_links_to_no_note_are_left_out_of_pagerank_and_said(bridge_vault):
     data = json.loads(out.stdout)
     assert any("links point at no note of the index" in w and "brain index --rebuild" in w for w in data["warnings"])
     assert [r["path"] for r in data["results"]] == [r["path"] for r in before["results"]]
+    assert (database.parent / "recall-cache.npz").exists()  # the next run takes the graph over, and says it too
+    again = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION]
+    )
+    assert json.loads(again.stdout)["warnings"] == data["warnings"]

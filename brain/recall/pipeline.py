@@ -247,11 +247,12 @@ class Recaller:
         if self._link_graph is None:
             self._link_graph = ppr_stage.LinkGraph(self.store)
             self._built_here.add("link graph")
-            if self._link_graph.dropped:  # a damaged links table: the graph stands without them, said on every result
-                message = (
-                    f"{self._link_graph.dropped} links point at no note of the index and were left out of the"
-                    f" link graph: `brain index --rebuild --vault {shell_word(self.root)}` reads them again"
-                )
+        if self._link_graph.dropped:  # a damaged links table: the graph stands without them, said on every result
+            message = (
+                f"{self._link_graph.dropped} links point at no note of the index and were left out of the"
+                f" link graph: `brain index --rebuild --vault {shell_word(self.root)}` reads them again"
+            )
+            if message not in self.warnings:
                 log.warning("%s", message)
                 self.warnings.append(message)
         return self._link_graph

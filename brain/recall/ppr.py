@@ -102,10 +102,13 @@ class LinkGraph:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The graph as arrays (``recall/cache.py`` keeps them): its notes, its links, its matrix."""
+        import numpy as np
+
         out = {"note_ids": self.note_ids, "src": self._src, "dst": self._dst, "embed": self._embed}
         out.update(
             indptr=self._indptr, indices=self._indices, probs=self._probs, degree=self._degree, dangling=self.dangling
         )
+        out["dropped"] = np.array([self.dropped], dtype=np.int64)  # said again by the run that takes them over
         return out
 
     @classmethod
@@ -115,6 +118,7 @@ class LinkGraph:
         import numpy as np
 
         graph = cls.__new__(cls)
+        graph.dropped = int(arrays["dropped"][0]) if "dropped" in arrays else 0
         note_ids, src, dst = arrays["note_ids"], arrays["src"], arrays["dst"]
         count = len(note_ids)
         if (
