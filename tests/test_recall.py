@@ -381,6 +381,27 @@ def test_a_model_of_another_width_under_the_same_name_is_one_clear_error(bridge_
         recaller.close()
 
 
+def test_a_links_table_the_index_lacks_falls_back_to_hybrid_and_says_how_to_mend_it(bridge_vault):
+    def ask(mode: str) -> dict:
+        out = CliRunner().invoke(
+            cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", mode, QUESTION]
+        )
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)
+
+    hybrid = ask("hybrid")
+    conn = sqlite3.connect(config.index_dir(bridge_vault.resolve()) / "index.db")
+    conn.execute("ALTER TABLE links RENAME TO links_gone")
+    conn.commit()
+    conn.close()
+    broken = ask("hybrid+ppr")
+    assert broken["fallbacks"]["graph"] is True
+    assert [r["path"] for r in broken["results"]] == [r["path"] for r in hybrid["results"]]
+    assert broken["warnings"] and all(
+        f"brain index --rebuild --vault {bridge_vault.resolve()}" in w for w in broken["warnings"]
+    ), broken["warnings"]
+
+
 def test_context_bundle_respects_budget(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--context", "--budget", "400", QUESTION])
     assert out.exit_code == 0

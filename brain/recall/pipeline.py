@@ -395,7 +395,9 @@ class Recaller:
                     self.store, state.lanes["dense"], state.vector, seeds=settings.seeds, max_new=settings.max_new
                 )
             except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
-                state.failures["graph"] = f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result"
+                state.failures["graph"] = (
+                    f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result{self._mend(exc)}"
+                )
                 log.warning("%s", state.failures["graph"])
                 state.hop = []
             state.timings["graph"] = _ms(started)
@@ -444,7 +446,9 @@ class Recaller:
                 try:
                     state.lanes[key] = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
-                    state.failures[key] = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
+                    state.failures[key] = (
+                        f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
+                    )
                     log.warning("%s", state.failures[key])
                     state.lanes[key] = []
                 state.timings[key] = _ms(started)
@@ -557,7 +561,9 @@ class Recaller:
             try:
                 state.lanes[name] = self._run_lane(name, state, settings)
             except lane.failures as exc:  # never worse than without the lane
-                state.failures[name] = f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it"
+                state.failures[name] = (
+                    f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
+                )
                 log.warning("%s", state.failures[name])
                 state.lanes[name] = []
             state.timings[name] = _ms(started)
@@ -714,6 +720,15 @@ class Recaller:
             return None
         timings["rerank"] = _ms(started)
         return {c.note_id: s for c, s in zip(pool, scores)}
+
+    def _mend(self, exc: BaseException) -> str:
+        """How to mend what a stage failed on, where the user can: a table the index lacks or
+        cannot read (the index built anew), a library missing."""
+        if isinstance(exc, sqlite3.Error):
+            return f": if it persists, `brain index --rebuild --vault {shell_word(self.root)}` builds the index anew"
+        if isinstance(exc, ImportError):
+            return f": install {exc.name or 'the missing library'} to use it"
+        return ""
 
     @staticmethod
     def _fall_back(result: RecallResult, stage: str, message: str) -> None:
