@@ -167,3 +167,17 @@ def test_no_usable_seed_ranks_nothing():
     assert graph.rank({999: 1.0}, 10, method="push") == []
     assert graph.rank({999: 1.0}, 10, method="power") == []
     assert graph.rank({3: 0.0}, 10, method="push") == []
+
+
+def test_links_to_no_note_of_the_index_are_left_out_not_given_to_another_note():
+    """A damaged links table (a target id no note has): searchsorted gave such a link the next
+    note's index, or one past the matrix (a ValueError from scipy, a traceback in brain ask)."""
+    notes = [1, 2, 3, 10, 11]
+    good = [(1, 2, "wikilink"), (2, 3, "wikilink"), (10, 11, "embed")]
+    clean = LinkGraph(EdgeStore(notes, good))
+    damaged = LinkGraph(EdgeStore(notes, [*good, (1, 5, "wikilink"), (3, 99, "wikilink"), (-4, 11, "wikilink")]))
+    assert damaged.dropped == 3 and clean.dropped == 0
+    assert damaged.edges == clean.edges == 3
+    for key, values in clean.arrays().items():
+        assert key == "dropped" or np.array_equal(damaged.arrays()[key], values), key
+    assert LinkGraph.from_arrays(damaged.arrays()).dropped == 3  # a run taking it over says so too

@@ -27,6 +27,7 @@ from serve_helpers import served
 
 from brain.autorecall import select
 from brain.autorecall.hook import parse_payload
+from brain.recall.types import Gate, RecallResult
 from brain.server import protocol, runtime
 
 pytestmark = pytest.mark.slow  # subprocesses
@@ -360,7 +361,8 @@ def test_secrets_in_a_prompt_are_never_stored_nor_sent(indexed):
         f"my key is {SECRETS[0]} and the token {SECRETS[1]}; "
         f"the db password={SECRETS[2]}: how should agent memory work with them?"
     )
-    reply = protocol.ok({"results": []})
+    empty = RecallResult("", select.MODE, Gate(False, "a question"), [])  # one result, of no notes, as a server sends
+    reply = protocol.ok({"results": [protocol.encode_result(empty)]})
     with fake_server(indexed, reply=reply) as fake:
         proc = run_prompt_hook(json.dumps(_payload(prompt)).encode(), indexed)
     assert proc.returncode == 0 and proc.stdout == b""

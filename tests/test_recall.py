@@ -340,6 +340,68 @@ def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
     assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["mode"] == "hybrid+ppr+rerank"
 
 
+@pytest.mark.parametrize("scores", ["nan", "inf", "short"])
+def test_a_reranker_giving_no_number_or_too_few_keeps_the_earlier_order(bridge_vault, monkeypatch, scores):
+    """A model that loads but scores NaN (fp16 overflow), infinities or fewer passages than it
+    was given: its order is no order, and NaN is no JSON. The earlier order stands, said."""
+
+    class Broken:
+        def score(self, query, candidates):
+            return {
+                "nan": [float("nan")] * len(candidates),
+                "inf": [float("inf"), -float("inf")] * len(candidates),
+                "short": [1.0] * (len(candidates) - 1),
+            }[scores][: len(candidates)]
+
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-broken-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Broken())
+    recaller = open_recaller(bridge_vault)
+    dense = recaller.ask(QUESTION, "vector", small())
+    result = recaller.ask(QUESTION, "vector+rerank", small())
+    assert [c.path for c in result.results] == [c.path for c in dense.results]
+    assert result.fallbacks["rerank"] is True and not result.reranked
+    assert any("reranker unavailable" in w for w in result.warnings)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--no-server", "--json", QUESTION])
+    assert out.exit_code == 0, out.output
+    json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
+def test_a_model_of_another_width_under_the_same_name_is_one_clear_error(bridge_vault):
+    """A model folder replaced by another model: same name, vectors of another width. FAISS
+    failed on a bare assertion (a traceback); it is an index mismatch, with how to mend it."""
+    from conftest import FakeEmbedder
+
+    recaller = open_recaller(bridge_vault, update=False, embedder=FakeEmbedder("fake:64", dim=32))
+    try:
+        with pytest.raises(
+            IndexMismatchError, match=r"gives vectors of 32 dimensions.*holds 64.*brain index --rebuild"
+        ):
+            recaller.ask(QUESTION, "vector", small())
+    finally:
+        recaller.close()
+
+
+def test_a_links_table_the_index_lacks_falls_back_to_hybrid_and_says_how_to_mend_it(bridge_vault):
+    def ask(mode: str) -> dict:
+        out = CliRunner().invoke(
+            cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", mode, QUESTION]
+        )
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)
+
+    hybrid = ask("hybrid")
+    conn = sqlite3.connect(config.index_dir(bridge_vault.resolve()) / "index.db")
+    conn.execute("ALTER TABLE links RENAME TO links_gone")
+    conn.commit()
+    conn.close()
+    broken = ask("hybrid+ppr")
+    assert broken["fallbacks"]["graph"] is True
+    assert [r["path"] for r in broken["results"]] == [r["path"] for r in hybrid["results"]]
+    assert broken["warnings"] and all(
+        f"brain index --rebuild --vault {bridge_vault.resolve()}" in w for w in broken["warnings"]
+    ), broken["warnings"]
+
+
 def test_context_bundle_respects_budget(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--context", "--budget", "400", QUESTION])
     assert out.exit_code == 0
@@ -353,3 +415,31 @@ def test_ab_recall_table_matches_schema_doc():
     columns = [r[1] for r in conn.execute("PRAGMA table_info(ab_recall)")]
     assert columns[:6] == ["id", "created_at", "source", "vault", "query", "mode_a"]
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_links_to_no_note_are_left_out_of_pagerank_and_said(bridge_vault):
+    """A links table whose target ids name no note: PageRank runs without those links, says so
+    with how to mend it, and the answer is no traceback."""
+    before = json.loads(
+        CliRunner()
+        .invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION])
+        .stdout
+    )
+    database = config.index_dir(bridge_vault.resolve()) / "index.db"
+    conn = sqlite3.connect(database)
+    conn.execute("INSERT INTO links (source_id, target_id, target, kind) SELECT id, 999999, 'x', 'wikilink' FROM notes")
+    conn.commit()
+    conn.close()
+    (database.parent / "recall-cache.npz").unlink(missing_ok=True)
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert any("links point at no note of the index" in w and "brain index --rebuild" in w for w in data["warnings"])
+    assert [r["path"] for r in data["results"]] == [r["path"] for r in before["results"]]
+    assert (database.parent / "recall-cache.npz").exists()  # the next run takes the graph over, and says it too
+    again = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION]
+    )
+    assert json.loads(again.stdout)["warnings"] == data["warnings"]

@@ -116,3 +116,23 @@ def test_a_damaged_database_is_sent_to_rebuild_in_one_line(toy_vault, how):
     assert result.exit_code == 1, result.output
     assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
     assert f"brain index --rebuild --vault {toy_vault.resolve()}" in result.output and "--repair" not in result.output
+
+
+def test_a_bm25_index_missing_its_pages_is_answered_around_in_every_lexical_mode(toy_vault):
+    """Its shadow rows deleted, the index fails already where the query's words are looked up
+    (their counts, a misspelling's respelling): the lane falls back there too, not the answer."""
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    query = "what did I write about the sourdough starter"  # a question: the names lane stays out
+    vector = _invoke("ask", "--vault", str(toy_vault), "--json", "--no-rerank", "--mode", "vector", query)
+    conn = sqlite3.connect(_database(toy_vault))
+    conn.execute("DELETE FROM chunks_fts_data WHERE id > 10")  # the structure and averages records stay
+    conn.commit()
+    conn.close()
+    for mode in ("hybrid", "hybrid+ppr"):
+        result = _invoke("ask", "--vault", str(toy_vault), "--json", "--no-rerank", "--mode", mode, query)
+        assert result.exit_code == 0, result.output
+        damaged = json.loads(result.stdout)
+        assert damaged["fallbacks"].get("lexical") is True, damaged
+        assert any(f"brain index --repair --vault {toy_vault.resolve()}" in w for w in damaged["warnings"]), damaged
+        if mode == "hybrid":  # without BM25, what is left of hybrid for a question is the dense lane
+            assert [r["path"] for r in damaged["results"]] == [r["path"] for r in json.loads(vector.stdout)["results"]]

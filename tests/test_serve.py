@@ -213,6 +213,59 @@ def test_socket_and_record_are_owner_only(toy_vault):
     assert not daemon.socket_path.exists() and not record_file.exists()  # cleaned up on stop
 
 
+_GATE = {"entity": False, "reason": "r"}
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"results": ["x"]},  # a result that is no object
+        {"results": []},  # none for the one mode asked
+        {"results": [{"query": "q", "mode": "hybrid+ppr", "gate": _GATE, "results": [], "warnings": 5}]},
+        {"results": [{"query": "q", "mode": "hybrid+ppr", "gate": _GATE, "results": [], "fallbacks": "all"}]},
+        {"results": [{"query": "q", "mode": "hybrid+ppr", "gate": {"entity": "no", "reason": 3}, "results": []}]},
+    ],
+)
+def test_a_server_sending_results_of_the_wrong_shape_is_answered_around(toy_vault, caplog, result):
+    """A reply that parses but is no list of results, one a mode, of the declared types: brain ask
+    answers in-process and says why, not a traceback where a field is read."""
+    _index(toy_vault)
+    expected = _invoke("ask", "--vault", str(toy_vault), "--no-server", QUESTION)[0]
+    root = toy_vault.resolve()
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    path = runtime.socket_path(root)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
+    import fcntl
+
+    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live server holds it
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def answer() -> None:
+        try:
+            conn, _ = server.accept()
+        except OSError:  # closed by the test
+            return
+        with conn:
+            conn.recv(1 << 20)
+            conn.sendall(protocol.encode({"v": protocol.VERSION, "ok": True, "result": result}))
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+    finally:
+        server.close()
+        lock.close()
+        thread.join(5)
+    assert out.exit_code == 0, out.output
+    assert out.stdout == expected
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("answering in this process" in m for m in said), said
+
+
 @pytest.mark.parametrize(
     "payload",
     [

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .. import config
-from ..errors import BrainError, ConfigError
+from ..errors import BrainError, ConfigError, IndexMismatchError
 from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
@@ -246,6 +247,14 @@ class Recaller:
         if self._link_graph is None:
             self._link_graph = ppr_stage.LinkGraph(self.store)
             self._built_here.add("link graph")
+        if self._link_graph.dropped:  # a damaged links table: the graph stands without them, said on every result
+            message = (
+                f"{self._link_graph.dropped} links point at no note of the index and were left out of the"
+                f" link graph: `brain index --rebuild --vault {shell_word(self.root)}` reads them again"
+            )
+            if message not in self.warnings:
+                log.warning("%s", message)
+                self.warnings.append(message)
         return self._link_graph
 
     def successors(self) -> dict[int, int]:
@@ -321,6 +330,12 @@ class Recaller:
             timings["load_embedder"] = self.timings_ms.pop("load_embedder")
         started = time.perf_counter()
         vector = self.embedder.embed_query(query)
+        if getattr(vector, "shape", None) != (self.vectors.dim,):  # FAISS would fail on an assertion
+            raise IndexMismatchError(
+                f"the embedding model {self.model_name!r} gives vectors of {getattr(vector, 'size', '?')} dimensions,"
+                f" but this vault's index holds {self.vectors.dim}: the model at that name changed since the index"
+                f" was built. Run `brain index --rebuild --vault {shell_word(self.root)}` to re-embed everything with it"
+            )
         timings["embed"] = _ms(started)
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
@@ -365,6 +380,7 @@ class Recaller:
             c.recorded_from, c.recorded_to = spans.get(c.note_id, (None, None))
         timings["total"] = round(timings["embed"] + timings["dense"] + _ms(started), 2)
         result.timings_ms = timings
+        result.warnings += [w for w in self.warnings if w not in result.warnings]  # any said while answering
         return result
 
     # ----- the one-hop expansion --------------------------------------------------------------
@@ -379,7 +395,9 @@ class Recaller:
                     self.store, state.lanes["dense"], state.vector, seeds=settings.seeds, max_new=settings.max_new
                 )
             except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
-                state.failures["graph"] = f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result"
+                state.failures["graph"] = (
+                    f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result{self._mend(exc)}"
+                )
                 log.warning("%s", state.failures["graph"])
                 state.hop = []
             state.timings["graph"] = _ms(started)
@@ -428,7 +446,9 @@ class Recaller:
                 try:
                     state.lanes[key] = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
-                    state.failures[key] = f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it"
+                    state.failures[key] = (
+                        f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
+                    )
                     log.warning("%s", state.failures[key])
                     state.lanes[key] = []
                 state.timings[key] = _ms(started)
@@ -492,15 +512,17 @@ class Recaller:
     def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
         """The BM25 lane; its hits, best first, are kept for anchor_lex, which reads the first of
         them rather than asking FTS5 again (at 100,000 notes each search scores every match)."""
-        expression = self._match(state, settings)
-        if expression is None or settings.depth <= 0:
-            return []
         weights = tuple(settings.lexical_weights)
         try:
+            # The MATCH expression reads the BM25 index's vocabulary too: a damaged one fails here first.
+            expression = self._match(state, settings)
+            if expression is None or settings.depth <= 0:
+                return []
             hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
         except sqlite3.DatabaseError as exc:
             if not search_index_damaged(exc):
                 raise
+            state.match, state.match_known = None, True  # anchor_lex searches nothing either
             # Never worse than no BM25: the other lanes stand, and the result says how to mend it.
             state.failures["lexical"] = (
                 f"the BM25 index is out of step with the chunks it indexes ({exc}); fusing without it:"
@@ -539,7 +561,9 @@ class Recaller:
             try:
                 state.lanes[name] = self._run_lane(name, state, settings)
             except lane.failures as exc:  # never worse than without the lane
-                state.failures[name] = f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it"
+                state.failures[name] = (
+                    f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
+                )
                 log.warning("%s", state.failures[name])
                 state.lanes[name] = []
             state.timings[name] = _ms(started)
@@ -683,6 +707,11 @@ class Recaller:
             timings["load_reranker"] = _ms(started)
             started = time.perf_counter()
             scores = reranker.score(query, pool)
+            # A score a passage, each a number: NaN (a model overflowing in fp16) orders nothing,
+            # and is no JSON.
+            if len(scores) != len(pool) or not all(math.isfinite(s) for s in scores):
+                bad = sum(1 for s in scores if not math.isfinite(s))
+                raise ValueError(f"it gave {len(scores)} scores for {len(pool)} passages, {bad} of them not a number")
         except Exception as exc:  # noqa: BLE001 - someone else's model: whatever it raises, keep the earlier order
             reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
             self.reranker_error = f"reranker unavailable ({reason}); dense order kept"
@@ -691,6 +720,15 @@ class Recaller:
             return None
         timings["rerank"] = _ms(started)
         return {c.note_id: s for c, s in zip(pool, scores)}
+
+    def _mend(self, exc: BaseException) -> str:
+        """How to mend what a stage failed on, where the user can: a table the index lacks or
+        cannot read (the index built anew), a library missing."""
+        if isinstance(exc, sqlite3.Error):
+            return f": if it persists, `brain index --rebuild --vault {shell_word(self.root)}` builds the index anew"
+        if isinstance(exc, ImportError):
+            return f": install {exc.name or 'the missing library'} to use it"
+        return ""
 
     @staticmethod
     def _fall_back(result: RecallResult, stage: str, message: str) -> None:

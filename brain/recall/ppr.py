@@ -18,11 +18,14 @@ Two ways to compute it over the same transition matrix (``LinkGraph.rank`` picks
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .types import DEFAULT_PPR_ALPHA
+
+log = logging.getLogger("brain")
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +47,8 @@ EXACT_UP_TO = 60_000
 class LinkGraph:
     """The resolved note graph of one index as a sparse, row-normalised transition matrix."""
 
+    dropped = 0  # links read from the index that point at no note of it (a damaged links table)
+
     def __init__(self, store: IndexStore):
         import numpy as np
 
@@ -55,6 +60,7 @@ class LinkGraph:
         edges = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
         del parts
         arrays = _edge_arrays(note_ids, edges)
+        self.dropped = len(edges) - len(arrays[0])  # links to no note of the index, left out
         del edges
         self._build(note_ids, *arrays)
 
@@ -96,10 +102,13 @@ class LinkGraph:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The graph as arrays (``recall/cache.py`` keeps them): its notes, its links, its matrix."""
+        import numpy as np
+
         out = {"note_ids": self.note_ids, "src": self._src, "dst": self._dst, "embed": self._embed}
         out.update(
             indptr=self._indptr, indices=self._indices, probs=self._probs, degree=self._degree, dangling=self.dangling
         )
+        out["dropped"] = np.array([self.dropped], dtype=np.int64)  # said again by the run that takes them over
         return out
 
     @classmethod
@@ -109,6 +118,7 @@ class LinkGraph:
         import numpy as np
 
         graph = cls.__new__(cls)
+        graph.dropped = int(arrays["dropped"][0]) if "dropped" in arrays else 0
         note_ids, src, dst = arrays["note_ids"], arrays["src"], arrays["dst"]
         count = len(note_ids)
         if (
@@ -367,7 +377,16 @@ def _edge_arrays(note_ids: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, n
     indices into ``note_ids``."""
     import numpy as np
 
-    return np.searchsorted(note_ids, edges[:, 0]), np.searchsorted(note_ids, edges[:, 1]), edges[:, 2] == 1
+    src = np.searchsorted(note_ids, edges[:, 0])
+    dst = np.searchsorted(note_ids, edges[:, 1])
+    # A link whose end is no note of the index (a damaged links table) is left out: searchsorted
+    # would give it another note's index, or one past the matrix.
+    held = (src < len(note_ids)) & (dst < len(note_ids))
+    held[held] = (note_ids[src[held]] == edges[held, 0]) & (note_ids[dst[held]] == edges[held, 1])
+    if not held.all():
+        log.info("%d links point at no note of the index: left out of the link graph", int((~held).sum()))
+        src, dst, edges = src[held], dst[held], edges[held]
+    return src, dst, edges[:, 2] == 1
 
 
 def seed_weights(rankings: list[list[int]], seeds: int) -> dict[int, float]:

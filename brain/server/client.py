@@ -142,9 +142,12 @@ def ask(
         raise NoServer(f"brain serve does not take this request ({exc.message})") from None
     result = call(root, "ask", timeout=timeout, **fields)
     try:
-        return [protocol.decode_result(r) for r in result["results"]]
+        results = [protocol.decode_result(r) for r in result["results"]]
     except (TypeError, KeyError, protocol.ProtocolError) as exc:
         raise NoServer(f"brain serve for {root} sent results this client cannot read ({exc})") from None
+    if len(results) != len(modes):  # one a mode, as the caller reads them
+        raise NoServer(f"brain serve for {root} sent {len(results)} results for {len(modes)} modes")
+    return results
 
 
 def wait_for(timeout: float) -> float:

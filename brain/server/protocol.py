@@ -37,7 +37,11 @@ print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+import types
+import typing
+from dataclasses import asdict, is_dataclass, replace
+from dataclasses import fields as dataclass_fields
+from functools import cache
 from typing import Any
 
 from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
@@ -186,16 +190,53 @@ def encode_result(result: RecallResult) -> dict[str, Any]:
 def decode_result(data: dict[str, Any]) -> RecallResult:
     """The ``RecallResult`` that ``encode_result`` wrote; ``ProtocolError`` when it is not one."""
     try:
-        fields = dict(data)
-        fields["gate"] = Gate(**fields["gate"])
-        fields["results"] = [_candidate(c) for c in fields["results"]]
-        return RecallResult(**fields)
-    except (KeyError, TypeError, AttributeError) as exc:
+        given = dict(data)
+        given["gate"] = Gate(**given["gate"])
+        given["results"] = [_candidate(c) for c in given["results"]]
+        result = RecallResult(**given)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ProtocolError("internal", f"the server sent a result this client cannot read ({exc})") from None
+    # Each field of the type it is declared: a list of warnings that is a number would be a
+    # traceback where it is printed, not a result to fall back from.
+    wrong = _wrong_field(result)
+    if wrong:
+        raise ProtocolError("internal", f"the server sent a result this client cannot read ({wrong} of another type)")
+    return result
 
 
 def _candidate(data: dict[str, Any]) -> Candidate:
-    fields = dict(data)
-    if fields.get("via") is not None:
-        fields["via"] = Via(**fields["via"])
-    return Candidate(**fields)
+    given = dict(data)
+    if given.get("via") is not None:
+        given["via"] = Via(**given["via"])
+    return Candidate(**given)
+
+
+@cache
+def _hints(cls: Any) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _wrong_field(value: Any) -> str | None:
+    """The name of the first field of dataclass ``value`` not of its declared type, or None."""
+    hints = _hints(value.__class__)
+    for f in dataclass_fields(value):
+        if not _fits(getattr(value, f.name), hints[f.name]):
+            return f.name
+    return None
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if origin is list:
+        return isinstance(value, list) and all(_fits(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
+    if hint is float:  # JSON writes a whole float as an int
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(hint, type) and is_dataclass(hint):
+        return isinstance(value, hint) and _wrong_field(value) is None
+    return isinstance(value, hint) if isinstance(hint, type) else True
