@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -113,11 +114,54 @@ def log_dir() -> Path:
     return brain_home() / "logs"
 
 
+def private_folder(folder: Path, *, create: bool = True) -> None:
+    """Make ``folder`` (and any missing folder above it) 0700, or take the group's and others'
+    bits from one of ours already there (its owner's are kept: a read-only one stays so). What
+    brain keeps (note text, prompts, logs) is the user's alone, whatever the umask. A folder
+    that cannot be narrowed (a read-only home, another owner's) is left as it is."""
+    missing = []
+    here = folder
+    while create and not here.exists() and here.parent != here:
+        missing.append(here)
+        here = here.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by another process
+            pass
+    try:
+        st = folder.stat()
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(folder, stat.S_IMODE(st.st_mode) & 0o700)
+    except OSError:
+        pass
+
+
+def private_file(path: Path) -> None:
+    """Make the file ``path`` owner-only (0600) before anyone writes to it: created empty when
+    missing (SQLite then gives its -wal and -shm files the same mode), narrowed when ours and
+    readable by others (with its -wal and -shm), as ``private_folder``. Failures are left to
+    whoever opens it next."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        return
+    except OSError:
+        pass
+    for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            st = each.stat()
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+                os.chmod(each, stat.S_IMODE(st.st_mode) & 0o700)
+        except OSError:
+            pass
+
+
 def log_file(name: str, max_bytes: int) -> Path:
-    """``<log dir>/<name>``, its folder made; a file already over ``max_bytes`` is first moved to
-    ``<name>.1`` (one old generation kept), so no log of brain's grows without bound."""
+    """``<log dir>/<name>``, its folder made owner-only; a file already over ``max_bytes`` is
+    first moved to ``<name>.1`` (one old generation kept), so no log of brain's grows without
+    bound."""
     folder = log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     path = folder / name
     try:
         if path.stat().st_size > max_bytes:

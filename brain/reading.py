@@ -2,7 +2,8 @@
 
 What ``brain note``, ``brain neighbours``, ``brain serve`` and the MCP tools ``get_note`` and
 ``neighbours`` answer. Only notes in the index can be read (so ``.brainignore``, dot-folders and
-the other skip rules hold here too), and never anything outside the vault: an absolute path, a
+the other skip rules hold here too, for a note and for where it leads now, should it have become
+a symlink), and never anything outside the vault: an absolute path, a
 ``..`` step, or a note that is a symlink to a file elsewhere is refused with ``OutsideVault``.
 """
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BrainError
 from .links import _FENCE, Link, Resolver
 from .notes import parse_note
-from .vault import max_note_bytes
+from .vault import excluded, load_ignore, max_note_bytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -80,6 +81,18 @@ def inside_vault(root: Path, path: str) -> Path:
     base = os.path.realpath(root)
     if os.path.commonpath([real, base]) != base:
         raise OutsideVault(f"{path} leads outside the vault (a symlink to {real}); brain does not read there")
+    # The file may have become a link since it was indexed: where it leads now must be a note
+    # the walk reads, not a dot-folder's or a .brainignored file.
+    target = os.path.relpath(real, base).replace(os.sep, "/")
+    for rel in dict.fromkeys((path, target)):
+        reason = excluded(rel, load_ignore(root))
+        if reason:
+            what = (
+                f"{path} leads to {target}, which brain now leaves out"
+                if target != path
+                else f"brain now leaves {path} out"
+            )
+            raise NoteNotFound(f"{what} ({reason}): it is not read")
     return Path(real)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .db import storable
 from .errors import ConfigError
+from .ledger.redact import redact
 from .recall.types import RecallResult
 
 
@@ -63,8 +64,10 @@ def now_utc() -> str:
 
 
 def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> int:
-    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite.
+    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite. A query is
+    # what the user typed: its secrets are masked as the ledger masks a prompt's.
     row = ABRow(**storable(vars(row)))
+    row.query, row.gate_reason = redact(row.query), redact(row.gate_reason)
     source, vault = storable(source), storable(vault)
     cursor = conn.execute(
         "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"

@@ -3,6 +3,9 @@
 Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, Syncthing
 ``*.sync-conflict-*`` copies, anything matched by ``.brainignore`` (gitignore syntax, at the
 vault root; a bad line is left out with a warning), broken symlinks and symlink loops, and file names that are not valid Unicode.
+A symlink into the vault is judged by where it leads: one to a dot-folder or a ``.brainignore``d
+path is skipped as that path is, so no link is a way around the rules (one out of the vault, a
+folder kept elsewhere, is followed).
 Size and binary checks need the bytes, so the indexer makes them (``read_note_bytes``).
 brain never writes inside the vault.
 """
@@ -165,12 +168,15 @@ def walk(
     notes: list[VaultFile] = []
     skipped: list[Skipped] = []
     root_stat = root.stat()
+    real_root = os.path.realpath(root)
     seen_dirs: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
     spec = ignore.spec  # None: no rules, nothing to match
     # name_rule's decisions, inlined: this loop runs once per entry of a 100,000-note vault.
-    folders = [(str(root), "")]  # (absolute path, vault-relative path with a trailing slash, or "")
+    # (absolute path, vault-relative path with a trailing slash or "", and where the folder really
+    # is in the vault when a symlinked folder on the way makes that another path, else None)
+    folders: list[tuple[str, str, str | None]] = [(str(root), "", None)]
     while folders:  # in no particular order: both lists are sorted at the end
-        dirpath, prefix = folders.pop()
+        dirpath, prefix, real_prefix = folders.pop()
         try:
             entries, dir_fd = _listing(dirpath)
         except OSError as err:
@@ -192,7 +198,10 @@ def walk(
                     rel = prefix + name
                     if name.startswith("."):
                         skipped.extend(_dot_folder_entries(_join(dirpath, name), rel))
-                    elif spec is not None and spec.match_file(rel + "/"):
+                    elif spec is not None and (
+                        spec.match_file(rel + "/")
+                        or (real_prefix is not None and spec.match_file(real_prefix + name + "/"))
+                    ):
                         skipped.append(Skipped(rel + "/", "brainignore"))
                     else:
                         try:
@@ -200,12 +209,18 @@ def walk(
                         except OSError as exc:
                             skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
                             continue
+                        real_rel = None if real_prefix is None else real_prefix + name + "/"
+                        if entry.is_symlink():
+                            reason, real_rel = _symlink_rule(real_root, _join(dirpath, name), spec, is_dir=True)
+                            if reason:
+                                skipped.append(Skipped(rel + "/", reason))
+                                continue
                         key = (st.st_dev, st.st_ino)
                         if key in seen_dirs:  # a symlink back to a folder already walked
                             skipped.append(Skipped(rel + "/", "symlink-loop"))
                             continue
                         seen_dirs.add(key)
-                        folders.append((_join(dirpath, name), rel + "/"))
+                        folders.append((_join(dirpath, name), rel + "/", real_rel))
                     continue
                 if not name.lower().endswith(".md"):
                     continue
@@ -220,7 +235,9 @@ def walk(
                 if ".sync-conflict-" in name:  # is_sync_conflict, inline: this loop runs once per note
                     skipped.append(Skipped(rel, "sync-conflict"))
                     continue
-                if spec is not None and spec.match_file(rel):
+                if spec is not None and (
+                    spec.match_file(rel) or (real_prefix is not None and spec.match_file(real_prefix + name))
+                ):
                     skipped.append(Skipped(rel, "brainignore"))
                     continue
                 try:
@@ -238,6 +255,11 @@ def walk(
                 if not stat.S_ISREG(st.st_mode):
                     skipped.append(Skipped(rel, "not-a-file"))
                     continue
+                if entry.is_symlink():  # from the listing: no system call for the files that are not links
+                    reason, _ = _symlink_rule(real_root, _join(dirpath, name), spec, is_dir=False)
+                    if reason:
+                        skipped.append(Skipped(rel, reason))
+                        continue
                 size, mtime_ns = st.st_size, st.st_mtime_ns
                 if not _INT64_MIN <= mtime_ns <= _INT64_MAX:  # inline: a call a file is 6% of a no-op
                     mtime_ns = stored_mtime(mtime_ns)
@@ -255,6 +277,34 @@ def walk(
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _symlink_rule(real_root: str, full: str, spec: Any, *, is_dir: bool) -> tuple[str | None, str | None]:
+    """Why the symlink at ``full`` is left out by where it leads, or None; and that place's
+    vault-relative path (a trailing slash for a folder, "" for the root itself, None outside
+    the vault, where the rules of the link's own path hold).
+
+    Else the text of a dot-folder or of a ``.brainignore``d file would be indexed, searched and
+    shown under the link's name."""
+    real = os.path.realpath(full)
+    try:
+        rel = os.path.relpath(real, real_root)
+    except ValueError:  # Windows: another drive
+        return None, None
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return None, None
+    if rel == os.curdir:
+        return None, ""
+    parts = rel.replace(os.sep, "/").split("/")
+    for depth, part in enumerate(parts, 1):
+        if part.startswith("."):
+            return ("dot-folder" if is_dir or depth < len(parts) else "dot-file"), None
+        if spec is not None:
+            last = depth == len(parts)
+            path = "/".join(parts[:depth]) + ("/" if is_dir or not last else "")
+            if spec.match_file(path):
+                return "brainignore", None
+    return None, "/".join(parts) + ("/" if is_dir else "")
 
 
 def stored_mtime(mtime_ns: int) -> int:

@@ -706,6 +706,7 @@ def _home_with_a_turn(folder: Path) -> Path:
     finally:
         conn.close()
     assert sorted(p.name for p in home.iterdir()) == ["brain.db"]  # WAL files gone on close
+    (home / "brain.db").chmod(0o644)  # brain makes it 0600: the test user stands in for its owner
     return home
 
 

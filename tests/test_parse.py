@@ -492,3 +492,33 @@ def test_the_walk_closes_every_folder_it_opens(tmp_path):
         assert len(os.listdir("/proc/self/fd")) == before
     finally:
         locked.chmod(0o755)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_a_symlink_into_the_vault_is_no_way_around_the_skip_rules(tmp_path):
+    """A link to a .brainignored file or folder, or into a dot-folder, is skipped as its target
+    is: else that text is indexed, searched and shown by `brain note` under the link's name."""
+    vault = tmp_path / "vault"
+    write(vault, ".brainignore", "ignored.md\nprivate/\n/notes/secret/\n")
+    write(vault, "ignored.md", "IGNORED_SECRET")
+    write(vault, "private/p.md", "PRIVATE_SECRET")
+    write(vault, ".hidden/h.md", "HIDDEN_SECRET")
+    write(vault, "notes/secret/s.md", "NESTED_SECRET")
+    write(vault, "notes/open.md", "kept")
+    write(vault, "real/n.md", "kept")
+    (vault / "sub").mkdir()
+    os.symlink("../ignored.md", vault / "sub" / "to-ignored.md")
+    os.symlink("../.hidden/h.md", vault / "sub" / "to-hidden.md")
+    os.symlink("../.hidden", vault / "sub" / "hidden-dir")
+    os.symlink("../private", vault / "sub" / "private-dir")
+    os.symlink("../notes", vault / "sub" / "notes-dir")  # walked first or not: secret/ stays out
+    os.symlink("../real/n.md", vault / "sub" / "alias.md")  # a link to a note that is read: read
+    files, skipped = scan(vault)
+    assert all("SECRET" not in Path(f.abspath).read_text() for f in files)
+    paths = [f.path for f in files]
+    assert {"real/n.md", "sub/alias.md"} <= set(paths) and len(
+        {"notes/open.md", "sub/notes-dir/open.md"} & set(paths)
+    ) == 1
+    reasons = {s.path: s.reason for s in skipped}
+    assert reasons["sub/to-ignored.md"] == reasons["sub/private-dir/"] == "brainignore"
+    assert reasons["sub/to-hidden.md"] == reasons["sub/hidden-dir/"] == "dot-folder"  # where it leads

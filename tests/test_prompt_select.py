@@ -175,3 +175,15 @@ def test_clip_passage_cuts_at_a_word():
     assert select.clip_passage("short", 10) == "short"
     cut = select.clip_passage("alpha beta gamma delta epsilon", 20)
     assert cut == "alpha beta gamma …" and len(cut) <= 20
+
+
+def test_a_secret_in_a_note_is_masked_before_it_is_added_to_a_prompt():
+    """Added unasked to a prompt the agent sends to its model: a key kept in a note is masked as
+    the ledger masks one, before the passage is cut (no cut leaves part of it behind)."""
+    key = "sk-ant-api03-" + "a1B2c3D4e5" * 8
+    text = f"Deploy notes.\nexport ANTHROPIC_API_KEY={key}\nThe staging password: hunter2hunter2\n"
+    context, _ = select.render([_note(1, 0.9, text=text)], 3000, "/v")
+    assert "Deploy notes." in context and "ANTHROPIC_API_KEY=" in context
+    assert "a1B2c3D4e5" not in context and "hunter2" not in context
+    for budget in range(200, 320, 7):  # cut at every place: never a piece of the key
+        assert "a1B2" not in select.render([_note(1, 0.9, text=text)], budget, "/v")[0]

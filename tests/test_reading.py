@@ -85,6 +85,28 @@ def test_a_note_that_is_a_symlink_out_of_the_vault_is_refused(tmp_path, toy_vaul
         store.close()
 
 
+@pytest.mark.parametrize("target", [".trash/deleted note.md", "Templates/Daily template.md"])
+def test_a_note_that_became_a_link_to_a_note_left_out_is_refused(indexed, target):
+    """The index has Home.md; the file is now a link into a dot-folder or a .brainignored one:
+    until the next pass, reading it must not show what the walk leaves out."""
+    root, store = indexed
+    secret = "HIDDEN_TEXT"
+    with open(root / target, "a", encoding="utf-8") as f:
+        f.write(secret)
+    (root / "Home.md").unlink()
+    (root / "Home.md").symlink_to(root / target)
+    with pytest.raises(NoteNotFound, match="brain now leaves out") as caught:
+        read_note(store, root, "Home.md")
+    assert secret not in str(caught.value)
+
+
+def test_a_note_brainignored_since_it_was_indexed_is_not_read(indexed):
+    root, store = indexed
+    (root / ".brainignore").write_text("Home.md\n", encoding="utf-8")
+    with pytest.raises(NoteNotFound, match=r"brain now leaves Home.md out \(brainignore\)"):
+        read_note(store, root, "Home.md")
+
+
 def test_ignored_and_dot_folder_notes_cannot_be_read(indexed):
     root, store = indexed
     assert (root / ".trash" / "deleted note.md").exists() and (root / "Templates").is_dir()

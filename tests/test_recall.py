@@ -262,6 +262,16 @@ def test_ab_with_a_name_records_the_gate(bridge_vault):
     assert row["gate_entity"] == 1 and "title or alias" in row["gate_reason"] and row["mode_b"] == "graph"
 
 
+def test_ab_masks_a_secret_in_the_query_as_the_ledger_does(bridge_vault):
+    """The query is stored in ab_recall: a token pasted into it must not be (the ledger masks it)."""
+    query = "Ada Lovelace deploy with GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", query])
+    assert out.exit_code == 0, out.output
+    row = open_db().execute("SELECT query, gate_reason FROM ab_recall").fetchone()
+    assert "ghp_abc" not in row["query"] + row["gate_reason"]
+    assert row["query"].startswith("Ada Lovelace deploy with GITHUB_TOKEN=")
+
+
 def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
     runner = CliRunner()
     out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "   "])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ..ledger.redact import redact
 from ..recall.types import Candidate
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
@@ -178,7 +179,9 @@ def passage(c: Candidate) -> str:
     first, _, rest = text.partition("\n")
     if last and re.fullmatch(r" {0,3}#{1,6}\s+" + re.escape(last) + r"\s*#*\s*", first):
         text = rest.strip()
-    return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
+    # Added unasked to what the agent sends its model: a key kept in a note is masked as the
+    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
+    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text))
 
 
 def clip_passage(text: str, limit: int) -> str:

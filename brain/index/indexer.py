@@ -95,7 +95,7 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
     except ImportError:  # Windows: SQLite's own locking still keeps the data consistent
         yield
         return
-    directory.parent.mkdir(parents=True, exist_ok=True)
+    config.private_folder(directory.parent)
     with open(lock_path(directory), "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))

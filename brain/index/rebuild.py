@@ -132,7 +132,7 @@ def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[
                 f"cannot remove {staging}, left by an earlier rebuild ({exc.strerror or exc}): delete it"
                 " yourself (it may belong to another user) and run `brain index --rebuild` again"
             ) from exc
-    staging.mkdir(parents=True)
+    staging.mkdir(mode=0o700, parents=True)
     marker.write_text(json.dumps({"model": model_name, "started": time.time(), "history": history}), encoding="utf-8")
     return IndexStore.open(staging), False
 

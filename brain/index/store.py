@@ -208,8 +208,7 @@ class IndexStore:
         ``readonly_ok``: where the folder cannot be written (a read-only brain home), open the
         database read-only instead, for commands that only read.
         """
-        if create:
-            directory.mkdir(parents=True, exist_ok=True)
+        config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
         path = directory / INDEX_FILE
         _refuse_emptied(path)
         conn = None

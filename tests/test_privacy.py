@@ -1,0 +1,72 @@
+"""What brain keeps under its home (note text in the index, prompts and turns in brain.db, logs)
+is readable by no other user of the machine, whatever the umask, and an older home whose
+files the umask left readable is narrowed the next time brain opens them."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder
+from index_helpers import index_into
+
+from brain import db
+from brain.ledger.hook import log
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+
+
+def readable_by_others(home: Path) -> list[str]:
+    """The files under ``home`` another user could read: o+r, and every folder above o+x."""
+    found = []
+    for folder, _, files in os.walk(home):
+        chain = [Path(folder), *Path(folder).parents]
+        chain = chain[: chain.index(home) + 1]
+        if all(os.stat(c).st_mode & stat.S_IXOTH for c in chain):
+            found += [
+                str(Path(folder, f).relative_to(home)) for f in files if os.stat(Path(folder, f)).st_mode & stat.S_IROTH
+            ]
+    return sorted(found)
+
+
+@pytest.fixture
+def umask(request):
+    old = os.umask(request.param)
+    yield request.param
+    os.umask(old)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002], indirect=True)
+def test_what_brain_keeps_is_readable_by_no_other_user(tmp_path, toy_vault, monkeypatch, umask):
+    os.chmod(tmp_path, 0o755)  # a place others can walk into, like a home folder
+    home = tmp_path / "share" / "brain"
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    index_into(home, toy_vault, FakeEmbedder())
+    db.open_db().close()  # the ledger: prompts and answers
+    log("prompt: a line")
+    assert (home / "brain.db").is_file() and (home / "logs" / "hook.log").is_file()
+    assert readable_by_others(tmp_path / "share") == []
+    assert stat.S_IMODE(os.stat(home / "brain.db").st_mode) == 0o600
+    for folder in (home, home / "logs", home / "vaults"):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
+def test_a_home_an_older_brain_left_readable_is_narrowed(tmp_path, toy_vault, monkeypatch):
+    home = tmp_path / "brain"
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    old = os.umask(0o022)
+    try:
+        index_into(home, toy_vault, FakeEmbedder())
+        db.open_db().close()
+        log("prompt: a line")
+    finally:
+        os.umask(old)
+    for path in [home, *home.rglob("*")]:  # as an older brain left it: the umask's modes
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    index_into(home, toy_vault, FakeEmbedder())
+    db.open_db().close()
+    log("prompt: another line")
+    assert readable_by_others(home) == []
+    assert stat.S_IMODE(os.stat(home / "brain.db").st_mode) == 0o600
