@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import ConfigError
@@ -129,12 +130,7 @@ def private_folder(folder: Path, *, create: bool = True) -> None:
             path.mkdir(mode=0o700)
         except FileExistsError:  # made meanwhile by another process
             pass
-    try:
-        st = folder.stat()
-        if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
-            os.chmod(folder, stat.S_IMODE(st.st_mode) & 0o700)
-    except OSError:
-        pass
+    _owner_only(folder, stat.S_ISDIR)
 
 
 def private_file(path: Path) -> None:
@@ -148,12 +144,18 @@ def private_file(path: Path) -> None:
     except OSError:
         pass
     for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        try:
-            st = each.stat()
-            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
-                os.chmod(each, stat.S_IMODE(st.st_mode) & 0o700)
-        except OSError:
-            pass
+        _owner_only(each, stat.S_ISREG)
+
+
+def _owner_only(path: Path, of_kind: Callable[[int], bool]) -> None:
+    """Take the group's and others' bits from ``path`` when it is of the kind and ours; else,
+    or when that fails, leave it as it is."""
+    try:
+        st = path.stat()
+        if of_kind(st.st_mode) and st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
+    except OSError:
+        pass
 
 
 def log_file(name: str, max_bytes: int) -> Path:
