@@ -13,7 +13,7 @@ from conftest import write
 from brain import config
 from brain.cli import cli
 from brain.db import open_db
-from brain.errors import ConfigError, IndexMismatchError, NoIndexError
+from brain.errors import ConfigError, IndexMismatchError, ModelLoadError, NoIndexError
 from brain.index.indexer import index_vault
 from brain.recall import graph as graph_stage
 from brain.recall.gate import entity_gate
@@ -387,6 +387,25 @@ def test_a_model_of_another_width_under_the_same_name_is_one_clear_error(bridge_
             IndexMismatchError, match=r"gives vectors of 32 dimensions.*holds 64.*brain index --rebuild"
         ):
             recaller.ask(QUESTION, "vector", small())
+    finally:
+        recaller.close()
+
+
+def test_a_query_vector_that_is_not_a_number_is_one_clear_error(bridge_vault):
+    """A broken model (fp16 overflow, damaged weights) giving a NaN query vector: FAISS ranked
+    nothing and the answer was empty, unsaid, as if no note matched."""
+    import numpy as np
+    from conftest import FakeEmbedder
+
+    class Broken(FakeEmbedder):
+        def embed_query(self, text):
+            return np.full(self.dim, np.nan, dtype=np.float32)
+
+    recaller = open_recaller(bridge_vault, update=False, embedder=Broken("fake:64"))
+    try:
+        for mode in ("vector", "hybrid+ppr"):
+            with pytest.raises(ModelLoadError, match=r"gave this query a vector that is not a number"):
+                recaller.ask(QUESTION, mode, small())
     finally:
         recaller.close()
 

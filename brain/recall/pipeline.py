@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .. import config
-from ..errors import BrainError, ConfigError, IndexMismatchError
+from ..errors import BrainError, ConfigError, IndexMismatchError, ModelLoadError
 from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
@@ -335,6 +335,11 @@ class Recaller:
                 f"the embedding model {self.model_name!r} gives vectors of {getattr(vector, 'size', '?')} dimensions,"
                 f" but this vault's index holds {self.vectors.dim}: the model at that name changed since the index"
                 f" was built. Run `brain index --rebuild --vault {shell_word(self.root)}` to re-embed everything with it"
+            )
+        if not math.isfinite(float(vector.sum())):  # NaN ranks nothing: an empty answer would look like "no such notes"
+            raise ModelLoadError(
+                f"the embedding model {self.model_name!r} gave this query a vector that is not a number (NaN or"
+                " infinity): the model or its files are broken; load it again, or set BRAIN_EMBED_MODEL to another"
             )
         timings["embed"] = _ms(started)
         started = time.perf_counter()
@@ -696,7 +701,7 @@ class Recaller:
     ) -> dict[int, float] | None:
         """Cross-encoder scores by note id, or None (with a warning) when it cannot run."""
         if not self.rerank_model:
-            self.reranker_error = "no reranker configured (BRAIN_RERANK_MODEL=none); dense order kept"
+            self.reranker_error = "no reranker configured (BRAIN_RERANK_MODEL=none); the order before it kept"
         if self.reranker_error:
             log.warning("%s", self.reranker_error)
             self._fall_back(result, "rerank", self.reranker_error)
@@ -714,7 +719,8 @@ class Recaller:
                 raise ValueError(f"it gave {len(scores)} scores for {len(pool)} passages, {bad} of them not a number")
         except Exception as exc:  # noqa: BLE001 - someone else's model: whatever it raises, keep the earlier order
             reason = str(exc) if isinstance(exc, BrainError) else f"{type(exc).__name__}: {exc}"
-            self.reranker_error = f"reranker unavailable ({reason}); dense order kept"
+            # the order before it: dense in vector and graph modes, fused in the others
+            self.reranker_error = f"reranker unavailable ({reason}); the order before it kept"
             log.warning("%s", self.reranker_error)
             self._fall_back(result, "rerank", self.reranker_error)
             return None
