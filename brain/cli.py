@@ -386,7 +386,9 @@ def ask(
         Mode.parse(name)  # a bad mode is an error before any work
     root = resolve_vault(vault)
     past = moment is not None or world_day is not None  # brain serve holds the present only
-    results = None if no_server or past else _ask_server(root, text, modes, settings, update=not no_update)
+    results, passed_over = (
+        (None, None) if no_server or past else _ask_server(root, text, modes, settings, update=not no_update)
+    )
     if results is None:
         from .recall.opening import open_recaller
 
@@ -395,6 +397,9 @@ def ask(
             results = recaller.compare(text, modes, settings)
         finally:
             recaller.close()
+        if passed_over:  # --json hides the log: the result says it too
+            for result in results:
+                result.warnings.insert(0, passed_over)
     if ab:
         _ask_ab(results[0], results[1], root, settings, source, as_json)
         return
@@ -420,8 +425,9 @@ def ask(
 
 def _ask_server(
     root: Path, text: str, modes: list[str], settings: RecallSettings, *, update: bool
-) -> list[RecallResult] | None:
-    """The results from the vault's `brain serve`, or None (then the caller works in-process)."""
+) -> tuple[list[RecallResult] | None, str | None]:
+    """The results from the vault's `brain serve`, or None (then the caller works in-process);
+    and, when a server runs but was passed over, why."""
     import logging
 
     from .server import client, runtime
@@ -434,10 +440,11 @@ def _ask_server(
     except client.NoServer as exc:
         if runtime.read_record(root) is not None and runtime.lock_is_held(root):
             log.warning("%s; answering in this process", exc)
-        return None
+            return None, f"{exc}; answering in this process"
+        return None, None
     for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
         log.warning("%s", message)
-    return results
+    return results, None
 
 
 def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:

@@ -256,6 +256,10 @@ def test_a_server_sending_results_of_the_wrong_shape_is_answered_around(toy_vaul
     thread.start()
     try:
         out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        thread.join(5)
+        thread = threading.Thread(target=answer, daemon=True)  # and once more, for --json
+        thread.start()
+        as_json = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
     finally:
         server.close()
         lock.close()
@@ -264,6 +268,10 @@ def test_a_server_sending_results_of_the_wrong_shape_is_answered_around(toy_vaul
     assert out.stdout == expected
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("answering in this process" in m for m in said), said
+    # --json hides the log: why the server was passed over is among the result's warnings
+    assert as_json.exit_code == 0, as_json.output
+    warnings = json.loads(as_json.stdout)["warnings"]
+    assert warnings and warnings[0].startswith(f"brain serve for {root}") and "answering in this process" in warnings[0]
 
 
 @pytest.mark.parametrize(
