@@ -211,7 +211,7 @@ def walk(
                             continue
                         real_rel = None if real_prefix is None else real_prefix + name + "/"
                         if entry.is_symlink():
-                            reason, real_rel = _symlink_rule(real_root, _join(dirpath, name), spec, is_dir=True)
+                            reason, real_rel = _symlink_rule(real_root, _join(dirpath, name), ignore, is_dir=True)
                             if reason:
                                 skipped.append(Skipped(rel + "/", reason))
                                 continue
@@ -256,7 +256,7 @@ def walk(
                     skipped.append(Skipped(rel, "not-a-file"))
                     continue
                 if entry.is_symlink():  # from the listing: no system call for the files that are not links
-                    reason, _ = _symlink_rule(real_root, _join(dirpath, name), spec, is_dir=False)
+                    reason, _ = _symlink_rule(real_root, _join(dirpath, name), ignore, is_dir=False)
                     if reason:
                         skipped.append(Skipped(rel, reason))
                         continue
@@ -279,10 +279,10 @@ def walk(
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _symlink_rule(real_root: str, full: str, spec: Any, *, is_dir: bool) -> tuple[str | None, str | None]:
-    """Why the symlink at ``full`` is left out by where it leads, or None; and that place's
-    vault-relative path (a trailing slash for a folder, "" for the root itself, None outside
-    the vault, where the rules of the link's own path hold).
+def _symlink_rule(real_root: str, full: str, ignore: IgnoreRules, *, is_dir: bool) -> tuple[str | None, str | None]:
+    """Why the symlink at ``full`` is left out by where it leads (``excluded`` of that path), or
+    None; and that place's vault-relative path (a trailing slash for a folder, "" for the root
+    itself, None outside the vault, where the rules of the link's own path hold).
 
     Else the text of a dot-folder or of a ``.brainignore``d file would be indexed, searched and
     shown under the link's name."""
@@ -295,16 +295,9 @@ def _symlink_rule(real_root: str, full: str, spec: Any, *, is_dir: bool) -> tupl
         return None, None
     if rel == os.curdir:
         return None, ""
-    parts = rel.replace(os.sep, "/").split("/")
-    for depth, part in enumerate(parts, 1):
-        if part.startswith("."):
-            return ("dot-folder" if is_dir or depth < len(parts) else "dot-file"), None
-        if spec is not None:
-            last = depth == len(parts)
-            path = "/".join(parts[:depth]) + ("/" if is_dir or not last else "")
-            if spec.match_file(path):
-                return "brainignore", None
-    return None, "/".join(parts) + ("/" if is_dir else "")
+    rel = rel.replace(os.sep, "/")
+    reason = excluded(rel, ignore, is_dir=is_dir)
+    return (reason, None) if reason else (None, rel + ("/" if is_dir else ""))
 
 
 def stored_mtime(mtime_ns: int) -> int:
