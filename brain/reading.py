@@ -84,8 +84,9 @@ def inside_vault(root: Path, path: str) -> Path:
     # The file may have become a link since it was indexed: where it leads now must be a note
     # the walk reads, not a dot-folder's or a .brainignored file.
     target = os.path.relpath(real, base).replace(os.sep, "/")
+    ignore = load_ignore(root)
     for rel in dict.fromkeys((path, target)):
-        reason = excluded(rel, load_ignore(root))
+        reason = excluded(rel, ignore)
         if reason:
             what = (
                 f"{path} leads to {target}, which brain now leaves out"
