@@ -61,7 +61,6 @@ def connection(path: Path | None = None, *, read_only: bool = False) -> Iterator
 def _open(path: Path) -> sqlite3.Connection:
     if not path.parent.exists():  # a folder brain makes is owner-only; one already there is the user's
         config.private_folder(path.parent)
-    path.parent.mkdir(parents=True, exist_ok=True)
     config.private_file(path)  # prompts and turns: the user's alone, not the umask's 0644
     conn = connect(str(path))
     try:
