@@ -513,6 +513,8 @@ def test_a_symlink_into_the_vault_is_no_way_around_the_skip_rules(tmp_path):
     os.symlink("../private", vault / "sub" / "private-dir")
     os.symlink("../notes", vault / "sub" / "notes-dir")  # walked first or not: secret/ stays out
     os.symlink("../real/n.md", vault / "sub" / "alias.md")  # a link to a note that is read: read
+    write(vault, "real/n.sync-conflict-20260101-abc.md", "CONFLICT_SECRET")  # a Syncthing copy
+    os.symlink("../real/n.sync-conflict-20260101-abc.md", vault / "sub" / "to-conflict.md")
     files, skipped = scan(vault)
     assert all("SECRET" not in Path(f.abspath).read_text() for f in files)
     paths = [f.path for f in files]
@@ -522,3 +524,4 @@ def test_a_symlink_into_the_vault_is_no_way_around_the_skip_rules(tmp_path):
     reasons = {s.path: s.reason for s in skipped}
     assert reasons["sub/to-ignored.md"] == reasons["sub/private-dir/"] == "brainignore"
     assert reasons["sub/to-hidden.md"] == reasons["sub/hidden-dir/"] == "dot-folder"  # where it leads
+    assert reasons["sub/to-conflict.md"] == "sync-conflict"  # every rule of the walk, where it leads
