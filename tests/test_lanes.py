@@ -66,6 +66,18 @@ def test_fts_query_is_safe_for_any_input():
     assert fts_query("abc\x00def") == '"abc" OR "def"'
 
 
+def test_the_query_tokenizer_answers_each_thread_its_own_words():
+    """`brain serve` answers queries on several threads, and they share one in-memory FTS5 table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from brain.recall.lexical import fts_terms
+
+    queries = [f"Ruairí{i} wpa_supplicant{i} Straße{i} ЁЛКА{i}" for i in range(200)]
+    expected = [[f"ruairi{i}", "wpa", f"supplicant{i}", f"straße{i}", f"елка{i}"] for i in range(200)]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(fts_terms, queries)) == expected
+
+
 def test_lexical_handles_accents_and_cyrillic(toy_vault):
     index_vault(toy_vault, progress=False)
     store = open_store(toy_vault)
