@@ -7,6 +7,7 @@ Every other command, and either hook with ``--help``, goes to ``brain.cli``.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -22,7 +23,22 @@ def main() -> None:
         sys.exit(run_prompt_hook())
     from .cli import cli
 
-    cli(prog_name="brain")
+    try:
+        cli(prog_name="brain")
+    except FileNotFoundError:
+        # A relative path, or a library that resolves paths on import (transformers), asked
+        # for a working directory deleted under the shell: one line, not their traceback.
+        if _working_directory_exists():
+            raise
+        sys.exit("Error: the working directory no longer exists (deleted or moved); cd to a folder that does.")
+
+
+def _working_directory_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

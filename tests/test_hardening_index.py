@@ -775,3 +775,38 @@ def test_the_commands_an_error_suggests_quote_a_vault_with_a_space(tmp_path):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "platypus"])
     assert out.exit_code == 1 and f"run `brain index --vault {quoted}` first" in out.output, out.output
     assert damaged_message(tmp_path / "index.db", vault, "x").count(f"--vault {shlex.quote(str(vault))}`") == 2
+
+
+def test_a_deleted_working_directory_is_one_line_not_a_traceback(tmp_path):
+    """A shell left in a folder deleted under it: `brain index --vault .` resolved "." inside
+    pathlib and printed its traceback (and the real model's import did the same for any ask).
+    One line saying what to do; absolute paths still work from there."""
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n\nSome words about deploying.\n")
+    gone = tmp_path / "gone"
+    env = {
+        **os.environ,
+        "BRAIN_HOME": str(tmp_path / "home"),
+        "BRAIN_EMBED_MODEL": "fake:64",
+        "BRAIN_RERANK_MODEL": "none",
+    }
+    script = str(TESTS / "brain_with_fakes.py")
+    code = (
+        f"import os, runpy; os.mkdir({str(gone)!r}); os.chdir({str(gone)!r}); os.rmdir({str(gone)!r});"
+        f" runpy.run_path({script!r}, run_name='__main__')"
+    )
+
+    def brain(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+
+    relative = brain("index", "--vault", ".")
+    assert relative.returncode == 1
+    assert "Traceback" not in relative.stderr
+    assert relative.stderr.strip() == (
+        "Error: the working directory no longer exists (deleted or moved); cd to a folder that does."
+    )
+    absolute = brain("index", "--vault", str(vault))
+    assert absolute.returncode == 0, absolute.stderr
+    assert "1 new" in absolute.stdout
