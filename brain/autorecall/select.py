@@ -153,9 +153,9 @@ def _block(c: Candidate, room: int) -> str | None:
     headings = c.heading.split(" > ") if c.heading else []
     if headings and headings[0].strip() == c.title.strip():
         headings = headings[1:]  # the note's own H1, already the block's title
-    location = " › ".join([c.path, *headings])
-    via = f", via [[{c.via.from_title}]]" if c.via else ""
-    head = f"\n\n## {c.title}\n{location}{via}\n"
+    location = _line(" › ".join([c.path, *headings]))
+    via = f", via [[{_line(c.via.from_title)}]]" if c.via else ""
+    head = f"\n\n## {_line(c.title)}\n{location}{via}\n"
     limit = room - len(head)
     if limit < NOTE_MIN_CHARS // 2:
         return None
@@ -167,9 +167,18 @@ def _block(c: Candidate, room: int) -> str | None:
         limit -= len(quoted) - (room - len(head))
 
 
+def _line(text: str) -> str:
+    """A title, path or heading on one line, secrets masked: a newline in a frontmatter title or a
+    file name cannot start a line of its own (a forged "## " section or instruction), and a key
+    in one is not handed to the model, as in a passage."""
+    return redact(" ".join(text.split()))
+
+
 def quote(text: str) -> str:
-    """``text`` as a Markdown quote: its own headings cannot pass for the next note's title."""
-    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+    """``text`` as a Markdown quote: its own headings cannot pass for the next note's title.
+
+    Every line break Python knows (U+2028, form feed, ...) starts a quoted line, not only "\\n"."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
 
 def passage(c: Candidate) -> str:
