@@ -38,6 +38,7 @@ def _note(n: int, cosine: float, *, text: str | None = None, heading: str = "", 
         ("lgtm, ship it", select.ACKNOWLEDGEMENT),
         ("да, продолжай", select.ACKNOWLEDGEMENT),
         ("Ок, давай дальше", select.ACKNOWLEDGEMENT),
+        ("好的，谢谢", select.TOO_SHORT),
         ("", select.TOO_SHORT),
         ("   \n ", select.TOO_SHORT),
         ("Kafka?", select.TOO_SHORT),
@@ -59,6 +60,10 @@ def test_prompts_not_worth_a_recall(prompt, reason):
         "no, the other approach: keep the graph lane",
         "yes but use the sqlite ledger instead",
         "да, но сначала проверь миграции",
+        # No spaces between words: a sentence is not one word, too short.
+        "Kafka消费者为什么会滞后",
+        "给Kafka消费者加上指数退避重试",
+        "Kafkaのコンシューマーに指数バックオフのリトライを追加して",
     ],
 )
 def test_prompts_worth_a_recall(prompt):

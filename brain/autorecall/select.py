@@ -59,6 +59,10 @@ ACK_WORDS = frozenset(
     пожалуйста так это все всё и
     """.split()
 )
+# Chinese and Japanese put no spaces between words: each of their characters counts as one, or a
+# whole sentence would be one "word" and too short.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_WORD = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _SLASH = r"/[\w:.-]+"  # "/compact", "/mcp", "/plugin:command": a slash command's name (no second slash)
 
 
@@ -70,7 +74,7 @@ def skip_reason(prompt: str) -> str | None:
         return SLASH_COMMAND
     if text.startswith("!"):  # bash mode: "! git status"
         return SHELL_COMMAND
-    words = re.findall(r"\w+", text.lower())
+    words = _WORD.findall(text.lower())
     if words and all(w in ACK_WORDS for w in words):
         return ACKNOWLEDGEMENT
     if len(text) < MIN_CHARS or len(words) < MIN_WORDS:
