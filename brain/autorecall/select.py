@@ -53,10 +53,11 @@ ACK_WORDS = frozenset(
     no nope nah stop wait hold
     go on ahead continue proceed carry keep going next resume retry again more
     do it that this so lgtm ship merge approve approved agreed agree right correct exactly
-    sounds looks works done all and then now lets let s just yes please
+    sounds looks works done all and then now lets let s just yes please very much appreciated cheers alright one
     да ага угу ок окей хорошо ладно давай давайте продолжай продолжи продолжаем дальше го
     делай сделай спасибо пасиб норм нормально отлично супер класс понял ясно верно точно нет
-    пожалуйста так это все всё и
+    пожалуйста так это все всё и сделаем идём идем пошли поехали вперёд вперед продолжим продолжайте ну
+    подожди погоди стоп спс
     """.split()
 )
 # Chinese and Japanese put no spaces between words: each of their characters counts as one, or a
