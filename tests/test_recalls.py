@@ -176,3 +176,43 @@ def test_the_readme_shows_the_report_sql():
     readme = _flat((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8"))
     for sql in (store.PER_DAY_SQL, store.REASONS_SQL, store.LATENCY_SQL, store.USE_SQL):
         assert _flat(sql) in readme
+
+
+def _odd_rows(conn) -> None:
+    """Rows `brain recalls` did not write: hand-edited, or from another version."""
+    store.write_recall(conn, _recall(TODAY, session="odd-1", notes=[("A.md", "a")]))
+    conn.execute(
+        "UPDATE recalls SET notes = ?, latency_ms = 'abc', prompt = 7, session_id = 5 WHERE session_id = 'odd-1'",
+        (json.dumps([1, None, "x", {"path": 5, "dense_score": "high", "via": ["v"]}, {"path": "B.md"}]),),
+    )
+    store.write_recall(conn, _recall(TODAY, session="odd-2", reason="no-server"))
+    conn.execute("UPDATE recalls SET server_ms = 1, latency_ms = 'slow' WHERE session_id = 'odd-2'")
+
+
+def test_cli_reads_odd_rows_without_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        _odd_rows(conn)
+    result = CliRunner().invoke(cli, ["recalls", "-n", "50"])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    odd = next(b for b in result.output.split("\n\n") if "session 5 " in b)
+    assert "(? ms)" in odd and "prompt  7" in odd
+    assert "  shown   5  (cosine ?, via ['v'])" in odd and "  shown   B.md  (cosine ?)" in odd
+    stats = CliRunner().invoke(cli, ["recalls", "--stats"])
+    assert stats.exit_code == 0 and stats.exception is None, stats.output
+    assert "p50 50 ms, p95 100 ms" in stats.output  # the numbers, without "abc" and "slow"
+
+
+def test_cli_shows_no_terminal_control_from_a_prompt_or_a_path(tmp_path, monkeypatch):
+    """A pasted prompt may carry coloured output or an OSC sequence (it sets the window title even
+    through a pipe); a file name may too: `brain recalls` prints them as text, not commands."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    row = _recall(TODAY, notes=[("Evil/a\x1b[2Jb.md", "h")])
+    row["prompt"] = "see \x1b]0;PWNED\x07\x1b[31mred\x1b[0m output"
+    row["notes"][0]["via"] = "Hub\x9b2J"
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, row)
+    out = CliRunner().invoke(cli, ["recalls"], color=True).output
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "prompt  see red output" in out and "shown   Evil/ab.md  (cosine 0.50, via Hub)" in out

@@ -216,8 +216,10 @@ def report(conn: sqlite3.Connection, *, days: int = 14) -> dict[str, Any]:
         for reason, n in d["reasons"].items():
             reasons[reason] = reasons.get(reason, 0) + n
     totals["reasons"] = dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
-    latencies = sorted(
-        r[0] for r in conn.execute(f"SELECT latency_ms FROM recalls WHERE server_ms IS NOT NULL AND {_SINCE}", params)
+    latencies = sorted(  # numbers only: a hand-edited "abc" cannot be ordered with them
+        r[0]
+        for r in conn.execute(f"SELECT latency_ms FROM recalls WHERE server_ms IS NOT NULL AND {_SINCE}", params)
+        if isinstance(r[0], (int, float))
     )
     totals["p50_ms"] = _nearest_rank(latencies, 0.50)
     totals["p95_ms"] = _nearest_rank(latencies, 0.95)
