@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from brain.autorecall import store
 from brain.cli import cli
-from brain.db import connection
+from brain.db import BrainDatabaseError, connection
 from brain.ledger.store import write_turn
 
 VAULT = "/home/me/notes"
@@ -216,3 +216,34 @@ def test_cli_shows_no_terminal_control_from_a_prompt_or_a_path(tmp_path, monkeyp
     out = CliRunner().invoke(cli, ["recalls"], color=True).output
     assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
     assert "prompt  see red output" in out and "shown   Evil/ab.md  (cosine 0.50, via Hub)" in out
+
+
+def test_a_row_with_json_that_is_not_valid_is_passed_over(tmp_path, monkeypatch):
+    """A hand-edited notes column costs that row, not the session's dedupe nor the report, and is
+    never called a damaged database to move aside (with every turn and prompt in it)."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        store.write_recall(conn, _recall(TODAY, notes=[("Bad.md", "b")]))
+        conn.execute("UPDATE recalls SET notes = '[{\"path\": oops' WHERE notes LIKE '%Bad.md%'")
+        store.write_recall(conn, _recall(TODAY, notes=[("Scalar.md", "s")]))
+        conn.execute("UPDATE recalls SET notes = '\"Scalar.md\"' WHERE notes LIKE '%Scalar.md%'")
+        conn.execute("UPDATE turns SET files_read = 'not json' WHERE turn_key = 't4'")
+        assert store.shown_in_session(conn, "s1") == {"Projects/Halyard.md": "h1", "People/Priya.md": "h2"}
+        assert store.report(conn, days=7)["all"]["notes_read"] == 1
+    stats = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "7"])
+    assert stats.exit_code == 0, stats.output
+    assert re.search(r"notes shown \d+: then read 1 \(\d+%\), edited 1;", stats.output)
+
+
+def test_json_that_is_not_valid_is_not_called_a_damaged_database(tmp_path):
+    db = tmp_path / "brain.db"
+    try:
+        with connection(db) as conn:
+            conn.execute("SELECT json_extract('[{\"path\": oops', '$.path')").fetchall()
+    except BrainDatabaseError as exc:
+        message = str(exc)
+    assert "is damaged" not in message and "move it aside" not in message
+    assert (
+        f"{db} has a row whose JSON is not valid (malformed JSON" in message and "the file itself is sound" in message
+    )

@@ -72,8 +72,8 @@ def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, str
     """Path → file hash of every note shown in ``session_id`` so far (the latest showing wins)."""
     rows = conn.execute(
         "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash') "
-        "FROM recalls AS r, json_each(r.notes) AS n "
-        "WHERE r.session_id = ? AND r.shown > 0 ORDER BY r.created_at, r.id",
+        "FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n "
+        "WHERE r.session_id = ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
         (session_id,),
     )
     return {path: digest for path, digest in rows if isinstance(path, str)}
@@ -145,20 +145,21 @@ ORDER BY day DESC
 """
 
 # A shown note counts as read (edited) when a later turn of the same session read (wrote) its
-# file: the vault's path joined with the note's, as the agent's tools name files.
+# file: the vault's path joined with the note's, as the agent's tools name files. A row whose JSON
+# is not valid (hand-edited) is passed over, not an error for the whole report.
 USE_SQL = f"""
 WITH shown AS (
   SELECT r.id, r.session_id, r.created_at, date(r.created_at, 'localtime') AS day,
          rtrim(r.vault, '/') || '/' || json_extract(n.value, '$.path') AS file
-  FROM recalls AS r, json_each(r.notes) AS n
-  WHERE r.reason IS NULL AND {_SINCE.replace("created_at", "r.created_at")}
+  FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n
+  WHERE r.reason IS NULL AND n.type = 'object' AND {_SINCE.replace("created_at", "r.created_at")}
 ),
 used AS (
   SELECT shown.*,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(t.files_read) AS f
+         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_read) THEN t.files_read END) AS f
                  WHERE t.session_id = shown.session_id AND f.value = shown.file
                    AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_read,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(t.files_written) AS f
+         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_written) THEN t.files_written END) AS f
                  WHERE t.session_id = shown.session_id AND f.value = shown.file
                    AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_edited
   FROM shown
