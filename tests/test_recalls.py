@@ -247,3 +247,24 @@ def test_json_that_is_not_valid_is_not_called_a_damaged_database(tmp_path):
     assert (
         f"{db} has a row whose JSON is not valid (malformed JSON" in message and "the file itself is sound" in message
     )
+
+
+def _strict_json(text: str):
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is no JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_is_json_when_a_row_holds_an_infinity(tmp_path, monkeypatch):
+    """SQLite keeps 1e999 as an infinity; Python's json writes it as Infinity, which jq refuses."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        conn.execute("UPDATE recalls SET latency_ms = 1e999, min_cosine = -1e999")
+        conn.execute('UPDATE recalls SET notes = \'[{"path": "a.md", "dense_score": 1e999}]\' WHERE shown > 0')
+    rows = _strict_json(CliRunner().invoke(cli, ["recalls", "--json", "-n", "1"]).output)
+    assert rows[0]["latency_ms"] is None and rows[0]["min_cosine"] is None
+    assert rows[0]["notes"] == [{"path": "a.md", "dense_score": None}]
+    stats = _strict_json(CliRunner().invoke(cli, ["recalls", "--stats", "--json"]).output)
+    assert stats["all"]["prompts"] == 15 and stats["all"]["p50_ms"] is None
