@@ -120,7 +120,7 @@ def test_shown_in_session_keeps_the_latest_hash(tmp_path):
         store.write_recall(conn, _recall(TODAY, notes=[("A.md", "old"), ("B.md", "b")]))
         store.write_recall(conn, _recall(TODAY + dt.timedelta(seconds=5), notes=[("A.md", "new")]))
         store.write_recall(conn, _recall(TODAY, session="other", notes=[("C.md", "c")]))
-        assert store.shown_in_session(conn, "s1") == {"A.md": "new", "B.md": "b"}
+        assert store.shown_in_session(conn, "s1") == {"A.md": ("new", None), "B.md": ("b", None)}
         assert store.shown_in_session(conn, "nobody") == {}
 
 
@@ -229,7 +229,10 @@ def test_a_row_with_json_that_is_not_valid_is_passed_over(tmp_path, monkeypatch)
         store.write_recall(conn, _recall(TODAY, notes=[("Scalar.md", "s")]))
         conn.execute("UPDATE recalls SET notes = '\"Scalar.md\"' WHERE notes LIKE '%Scalar.md%'")
         conn.execute("UPDATE turns SET files_read = 'not json' WHERE turn_key = 't4'")
-        assert store.shown_in_session(conn, "s1") == {"Projects/Halyard.md": "h1", "People/Priya.md": "h2"}
+        assert store.shown_in_session(conn, "s1") == {
+            "Projects/Halyard.md": ("h1", None),
+            "People/Priya.md": ("h2", None),
+        }
         assert store.report(conn, days=7)["all"]["notes_read"] == 1
     stats = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "7"])
     assert stats.exit_code == 0, stats.output

@@ -68,15 +68,21 @@ def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | 
     return str(row[0]) if row else None
 
 
-def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, str | None]:
-    """Path → file hash of every note shown in ``session_id`` so far (the latest showing wins)."""
+def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, tuple[str | None, int | None]]:
+    """Path → (file hash, chunk id) of every note shown in ``session_id`` so far (the latest
+    showing wins)."""
     rows = conn.execute(
-        "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash') "
+        "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash'), "
+        "json_extract(n.value, '$.chunk_id') "
         "FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n "
         "WHERE r.session_id = ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
         (session_id,),
     )
-    return {path: digest for path, digest in rows if isinstance(path, str)}
+    return {
+        path: (digest if isinstance(digest, str) else None, chunk if isinstance(chunk, int) else None)
+        for path, digest, chunk in rows
+        if isinstance(path, str)
+    }
 
 
 def recent_recalls(conn: sqlite3.Connection, *, limit: int = 10, session: str | None = None) -> list[dict[str, Any]]:
