@@ -238,3 +238,13 @@ def test_a_secret_in_a_title_or_heading_is_masked_too():
     text, _ = select.render([note], 3000, "/v")
     assert "Hunter2" not in text and "abcdefghij" not in text and "Zq8xW2" not in text
     assert "## Deploy password=***" in text and "How the consumer is deployed." in text
+
+
+def test_render_leaves_out_the_last_notes_not_the_best():
+    """BRAIN_PROMPT_K=20 in the default 3,000 characters: room for 14 notes. The 14 best are shown;
+    an even split over all 20 left out the six best and showed the six worst in their place."""
+    notes = [_note(n, 0.9 - n / 100) for n in range(1, 21)]
+    text, shares = select.render(notes, 3000, "/v")
+    shown = [n for n, share in zip(range(1, 21), shares) if share]
+    assert shown == list(range(1, len(shown) + 1)) and len(shown) >= 10
+    assert "## Note 1\n" in text and "## Note 20\n" not in text

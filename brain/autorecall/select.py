@@ -140,13 +140,17 @@ def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, lis
 
     Under one header naming the vault, each note: its title, path › heading, ``via`` when the graph
     found it, then its best passage, quoted. The room left is split evenly over the notes still to come,
-    so the first passage cannot take it all; a note whose share would be under ``NOTE_MIN_CHARS``,
-    or whose title and path alone fill it, is left out (its share is 0). No note: "".
+    so the first passage cannot take it all; the last notes, past as many as can have
+    ``NOTE_MIN_CHARS`` each, and a note whose title and path alone fill its share, are left out
+    (their share is 0). No note: "".
     """
     text = HEADER.format(root=root)
     shares = [0] * len(notes)
-    for i, c in enumerate(notes):
-        room = (budget - len(text)) // (len(notes) - i)
+    # As many as can have NOTE_MIN_CHARS each, the best first: an even split over them all would
+    # leave out the first notes (the best) and give their room to the last.
+    fit = notes[: max(0, (budget - len(text)) // NOTE_MIN_CHARS)]
+    for i, c in enumerate(fit):
+        room = (budget - len(text)) // (len(fit) - i)
         block = _block(c, room) if room >= NOTE_MIN_CHARS else None
         if block is not None:
             shares[i] = len(block)
