@@ -248,3 +248,13 @@ def test_render_leaves_out_the_last_notes_not_the_best():
     shown = [n for n, share in zip(range(1, 21), shares) if share]
     assert shown == list(range(1, len(shown) + 1)) and len(shown) >= 10
     assert "## Note 1\n" in text and "## Note 20\n" not in text
+
+
+def test_a_stub_note_gives_its_place_to_the_next():
+    """A note that is its title alone ranks high on its title's words; shown, it was an empty
+    quote (">") that took one of the k places from a note with something to say."""
+    stub = _note(1, 0.8, heading="Kafka consumer retry tuning", text="# Kafka consumer retry tuning\n\n")
+    notes = [stub, *(_note(n, 0.6) for n in range(2, 8))]
+    choice = select.choose(notes, min_cosine=0.35, k=5)
+    assert [c.note_id for c in choice.notes] == [2, 3, 4, 5, 6]
+    assert select.choose([stub], min_cosine=0.35, k=5).reason == select.BELOW_THRESHOLD

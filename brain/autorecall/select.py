@@ -112,7 +112,8 @@ def choose(
     shown_before: Callable[[Candidate], bool] = lambda c: False,
 ) -> Choice:
     """Of the first ``k`` results (in recall order) not shown before in this session, those that
-    reach ``min_cosine``.
+    reach ``min_cosine``. A result with no text past its heading (a stub: a title alone) is passed
+    over: it would take a place to show an empty quote.
 
     Only the top ``k`` are considered, as the calibration measured: looking deeper for notes that
     pass would show more notes on prompts about something else. A note shown before gives its
@@ -125,6 +126,8 @@ def choose(
     for c in results:
         if len(window) >= k:
             break
+        if not _body(c):  # a stub (its title alone): its place would show an empty quote
+            continue
         if shown_before(c):
             skipped += c.dense_score >= min_cosine
             continue
@@ -192,14 +195,18 @@ def quote(text: str) -> str:
 
 def passage(c: Candidate) -> str:
     """The chunk's text without its own heading line (the location line names it) and blank runs."""
+    # Added unasked to what the agent sends its model: a key kept in a note is masked as the
+    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
+    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", _body(c)))
+
+
+def _body(c: Candidate) -> str:
     text = c.text.strip()
     last = c.heading.rsplit(" > ", 1)[-1] if c.heading else ""
     first, _, rest = text.partition("\n")
     if last and re.fullmatch(r" {0,3}#{1,6}\s+" + re.escape(last) + r"\s*#*\s*", first):
         text = rest.strip()
-    # Added unasked to what the agent sends its model: a key kept in a note is masked as the
-    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
-    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text))
+    return text
 
 
 def clip_passage(text: str, limit: int) -> str:
