@@ -271,3 +271,23 @@ def test_json_output_is_json_when_a_row_holds_an_infinity(tmp_path, monkeypatch)
     assert rows[0]["notes"] == [{"path": "a.md", "dense_score": None}]
     stats = _strict_json(CliRunner().invoke(cli, ["recalls", "--stats", "--json"]).output)
     assert stats["all"]["prompts"] == 15 and stats["all"]["p50_ms"] is None
+
+
+def test_notes_shown_before_a_compact_may_be_shown_again(tmp_path):
+    """/compact (and /clear) keep the session's id but take the notes shown so far out of the
+    conversation: withheld as "shown", the agent had them neither in its context nor again."""
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "a")]))
+        compact = _recall(TODAY + dt.timedelta(seconds=1), reason="slash-command", asked=False)
+        compact["prompt"] = "/compact keep the Kafka parts"
+        store.write_recall(conn, compact)
+        store.write_recall(conn, _recall(TODAY + dt.timedelta(seconds=2), notes=[("B.md", "b")]))
+        assert store.shown_in_session(conn, "s1") == {"B.md": ("b", None)}
+        other = _recall(TODAY + dt.timedelta(seconds=3), reason="slash-command", asked=False)
+        other["prompt"] = "/compactor is not /compact"
+        store.write_recall(conn, other)
+        assert store.shown_in_session(conn, "s1") == {"B.md": ("b", None)}
+        clear = _recall(TODAY + dt.timedelta(seconds=4), reason="slash-command", asked=False)
+        clear["prompt"] = "/clear"
+        store.write_recall(conn, clear)
+        assert store.shown_in_session(conn, "s1") == {}

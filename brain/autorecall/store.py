@@ -68,15 +68,26 @@ def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | 
     return str(row[0]) if row else None
 
 
+# Slash commands after which the notes shown before are no longer in the conversation.
+FORGETTING = ("/compact", "/clear")
+
+
 def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, tuple[str | None, int | None]]:
-    """Path → (file hash, chunk id) of every note shown in ``session_id`` so far (the latest
-    showing wins)."""
+    """Path → (file hash, chunk id) of every note shown in ``session_id`` since its last
+    ``/compact`` or ``/clear`` (the latest showing wins): the notes the conversation still holds."""
+    forgotten = 0  # the row of the last /compact or /clear: the session keeps its id across them
+    for row_id, prompt in conn.execute(
+        "SELECT id, prompt FROM recalls WHERE session_id = ? AND reason = 'slash-command'", (session_id,)
+    ):
+        command = prompt.split(maxsplit=1)[:1] if isinstance(prompt, str) else []
+        if command and command[0] in FORGETTING:
+            forgotten = max(forgotten, row_id)
     rows = conn.execute(
         "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash'), "
         "json_extract(n.value, '$.chunk_id') "
         "FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n "
-        "WHERE r.session_id = ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
-        (session_id,),
+        "WHERE r.session_id = ? AND r.id > ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
+        (session_id, forgotten),
     )
     return {
         path: (digest if isinstance(digest, str) else None, chunk if isinstance(chunk, int) else None)
