@@ -291,3 +291,14 @@ def test_notes_shown_before_a_compact_may_be_shown_again(tmp_path):
         clear["prompt"] = "/clear"
         store.write_recall(conn, clear)
         assert store.shown_in_session(conn, "s1") == {}
+
+
+def test_stats_for_one_session_is_refused_not_ignored(tmp_path, monkeypatch):
+    """The report covers every session: with --session it printed everyone's figures as if they
+    were that session's."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+    result = CliRunner().invoke(cli, ["recalls", "--stats", "--session", "s0"])
+    assert result.exit_code == 2 and "--stats covers every session" in result.output
+    assert "prompts reached the prompt hook" not in result.output

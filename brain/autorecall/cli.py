@@ -45,6 +45,8 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
       brain recalls --stats --days 7
       brain recalls --session 491e126e --json
     """
+    if stats and session:  # the report covers every session: a filter it ignored looked applied
+        raise click.UsageError("--session lists one session's prompts; --stats covers every session")
     from ..db import connection
     from .store import recent_recalls, report
 
