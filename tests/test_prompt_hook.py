@@ -472,3 +472,13 @@ def test_eight_sessions_prompting_at_once_all_get_notes_and_rows(server, indexed
     rows = _rows()
     assert sorted(r["session_id"] for r in rows) == sessions
     assert all(r["shown"] and r["reason"] is None for r in rows), [(r["reason"], r.get("detail")) for r in rows]
+
+
+def test_a_note_deleted_since_the_index_saw_it_is_not_shown(server, indexed):
+    """The index lags the vault (a server not watching, or the seconds before its watcher runs):
+    a deleted note sent the agent to a file that is not there."""
+    first = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    (indexed / first[0]).unlink()
+    other = _note_lines(_context(run_prompt_hook(json.dumps(_payload(session_id="new")).encode(), indexed)))
+    assert other and first[0] not in other
+    assert first[1] in other  # the rest as before

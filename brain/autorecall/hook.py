@@ -158,6 +158,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     candidates = _ask(root, row, deadline)
     if candidates is None:
         return ""
+    # The index lags the vault (seconds before the watcher runs, or a server not watching): a
+    # note deleted since would send the agent to a file that is not there.
+    candidates = [c for c in candidates if (root / c.path).exists()]
     shown = _shown_before(row.get("session_id"), db_path)
     hashes: dict[str, str | None] = {}
 
