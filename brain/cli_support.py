@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -39,9 +40,24 @@ _RAW_CONTROL = re.compile(r"[\x7f-\x9f]")
 
 
 def emit_json(data: object) -> None:
-    """``data`` as indented JSON, every control character escaped (a note's text may hold them)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2)
+    """``data`` as indented JSON, every control character escaped (a note's text may hold them),
+    a number that is not finite as null: NaN and Infinity are no JSON (jq and most parsers refuse
+    the whole output), and a hand-edited row of brain.db may hold one."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(data), ensure_ascii=False, indent=2)
     click.echo(_RAW_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def _finite(data: object) -> object:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(value) for value in data]
+    return data
 
 
 def setup_logging(quiet: bool = False) -> None:

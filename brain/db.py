@@ -115,6 +115,13 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
             f"cannot create {folder} for the brain database: {exc.strerror or exc}; "
             "make it writable, or set BRAIN_HOME (or BRAIN_DB) to a folder you can write"
         )
+    if "malformed JSON" in text and name not in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        # A JSON column edited by hand: one row is wrong, not the file; moving it aside would
+        # set every turn and prompt aside for it.
+        return BrainDatabaseError(
+            f"{path} has a row whose JSON is not valid ({text}; edited by hand?): the file itself is "
+            "sound, keep it; put that row's JSON right with sqlite3, or delete the row"
+        )
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or any(
         s in text for s in ("malformed", "not a database", "corrupt")
     ):

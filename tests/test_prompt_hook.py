@@ -23,7 +23,7 @@ import pytest
 from conftest import FakeEmbedder
 from index_helpers import index_into
 from ledger_helpers import brain_command
-from serve_helpers import served
+from serve_helpers import served, wait_until
 
 from brain.autorecall import select
 from brain.autorecall.hook import parse_payload
@@ -212,17 +212,24 @@ def test_dedupe_across_three_prompts_of_one_session(server, indexed):
     # The same question again: nothing already shown comes back, whatever else does.
     second = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
     assert not set(first) & set(second)
-    # A note shown before changes on disk: it is shown again.
+    # A note shown before changes on disk: it is shown again, once the index has the change.
     changed = first[0]
     path = indexed / changed
     path.write_text(path.read_text(encoding="utf-8") + "\n\nA new paragraph on agent memory.\n", encoding="utf-8")
+    # Until then the index still holds the passage shown: not again (it would be recorded under
+    # the new hash, and the new text never shown in this session).
+    stale = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    assert changed not in stale
+    loaded = server.service._snapshot
+    index_into(Path(os.environ["BRAIN_HOME"]), indexed, FakeEmbedder())  # a `brain index` run
+    wait_until(lambda: server.service._snapshot is not loaded, 20, "the server to take up the index run")
     third = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
     assert changed in third and not (set(third) - {changed}) & set(first)
     # Another session starts afresh.
     other = _note_lines(_context(run_prompt_hook(json.dumps(_payload(session_id="another")).encode(), indexed)))
     assert other[: len(first)] == first or set(first) <= set(other)
     rows = _rows()
-    assert [r["session_id"] for r in rows] == [SESSION] * 3 + ["another"]
+    assert [r["session_id"] for r in rows] == [SESSION] * 4 + ["another"]
 
 
 def test_everything_shown_already_is_a_reason(server, indexed):
@@ -465,3 +472,13 @@ def test_eight_sessions_prompting_at_once_all_get_notes_and_rows(server, indexed
     rows = _rows()
     assert sorted(r["session_id"] for r in rows) == sessions
     assert all(r["shown"] and r["reason"] is None for r in rows), [(r["reason"], r.get("detail")) for r in rows]
+
+
+def test_a_note_deleted_since_the_index_saw_it_is_not_shown(server, indexed):
+    """The index lags the vault (a server not watching, or the seconds before its watcher runs):
+    a deleted note sent the agent to a file that is not there."""
+    first = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
+    (indexed / first[0]).unlink()
+    other = _note_lines(_context(run_prompt_hook(json.dumps(_payload(session_id="new")).encode(), indexed)))
+    assert other and first[0] not in other
+    assert first[1] in other  # the rest as before

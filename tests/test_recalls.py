@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from brain.autorecall import store
 from brain.cli import cli
-from brain.db import connection
+from brain.db import BrainDatabaseError, connection
 from brain.ledger.store import write_turn
 
 VAULT = "/home/me/notes"
@@ -120,7 +120,7 @@ def test_shown_in_session_keeps_the_latest_hash(tmp_path):
         store.write_recall(conn, _recall(TODAY, notes=[("A.md", "old"), ("B.md", "b")]))
         store.write_recall(conn, _recall(TODAY + dt.timedelta(seconds=5), notes=[("A.md", "new")]))
         store.write_recall(conn, _recall(TODAY, session="other", notes=[("C.md", "c")]))
-        assert store.shown_in_session(conn, "s1") == {"A.md": "new", "B.md": "b"}
+        assert store.shown_in_session(conn, "s1") == {"A.md": ("new", None), "B.md": ("b", None)}
         assert store.shown_in_session(conn, "nobody") == {}
 
 
@@ -176,3 +176,129 @@ def test_the_readme_shows_the_report_sql():
     readme = _flat((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8"))
     for sql in (store.PER_DAY_SQL, store.REASONS_SQL, store.LATENCY_SQL, store.USE_SQL):
         assert _flat(sql) in readme
+
+
+def _odd_rows(conn) -> None:
+    """Rows `brain recalls` did not write: hand-edited, or from another version."""
+    store.write_recall(conn, _recall(TODAY, session="odd-1", notes=[("A.md", "a")]))
+    conn.execute(
+        "UPDATE recalls SET notes = ?, latency_ms = 'abc', prompt = 7, session_id = 5 WHERE session_id = 'odd-1'",
+        (json.dumps([1, None, "x", {"path": 5, "dense_score": "high", "via": ["v"]}, {"path": "B.md"}]),),
+    )
+    store.write_recall(conn, _recall(TODAY, session="odd-2", reason="no-server"))
+    conn.execute("UPDATE recalls SET server_ms = 1, latency_ms = 'slow' WHERE session_id = 'odd-2'")
+
+
+def test_cli_reads_odd_rows_without_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        _odd_rows(conn)
+    result = CliRunner().invoke(cli, ["recalls", "-n", "50"])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    odd = next(b for b in result.output.split("\n\n") if "session 5 " in b)
+    assert "(? ms)" in odd and "prompt  7" in odd
+    assert "  shown   5  (cosine ?, via ['v'])" in odd and "  shown   B.md  (cosine ?)" in odd
+    stats = CliRunner().invoke(cli, ["recalls", "--stats"])
+    assert stats.exit_code == 0 and stats.exception is None, stats.output
+    assert "p50 50 ms, p95 100 ms" in stats.output  # the numbers, without "abc" and "slow"
+
+
+def test_cli_shows_no_terminal_control_from_a_prompt_or_a_path(tmp_path, monkeypatch):
+    """A pasted prompt may carry coloured output or an OSC sequence (it sets the window title even
+    through a pipe); a file name may too: `brain recalls` prints them as text, not commands."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    row = _recall(TODAY, notes=[("Evil/a\x1b[2Jb.md", "h")])
+    row["prompt"] = "see \x1b]0;PWNED\x07\x1b[31mred\x1b[0m output"
+    row["notes"][0]["via"] = "Hub\x9b2J"
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, row)
+    out = CliRunner().invoke(cli, ["recalls"], color=True).output
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "prompt  see red output" in out and "shown   Evil/ab.md  (cosine 0.50, via Hub)" in out
+
+
+def test_a_row_with_json_that_is_not_valid_is_passed_over(tmp_path, monkeypatch):
+    """A hand-edited notes column costs that row, not the session's dedupe nor the report, and is
+    never called a damaged database to move aside (with every turn and prompt in it)."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        store.write_recall(conn, _recall(TODAY, notes=[("Bad.md", "b")]))
+        conn.execute("UPDATE recalls SET notes = '[{\"path\": oops' WHERE notes LIKE '%Bad.md%'")
+        store.write_recall(conn, _recall(TODAY, notes=[("Scalar.md", "s")]))
+        conn.execute("UPDATE recalls SET notes = '\"Scalar.md\"' WHERE notes LIKE '%Scalar.md%'")
+        conn.execute("UPDATE turns SET files_read = 'not json' WHERE turn_key = 't4'")
+        assert store.shown_in_session(conn, "s1") == {
+            "Projects/Halyard.md": ("h1", None),
+            "People/Priya.md": ("h2", None),
+        }
+        assert store.report(conn, days=7)["all"]["notes_read"] == 1
+    stats = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "7"])
+    assert stats.exit_code == 0, stats.output
+    assert re.search(r"notes shown \d+: then read 1 \(\d+%\), edited 1;", stats.output)
+
+
+def test_json_that_is_not_valid_is_not_called_a_damaged_database(tmp_path):
+    db = tmp_path / "brain.db"
+    try:
+        with connection(db) as conn:
+            conn.execute("SELECT json_extract('[{\"path\": oops', '$.path')").fetchall()
+    except BrainDatabaseError as exc:
+        message = str(exc)
+    assert "is damaged" not in message and "move it aside" not in message
+    assert (
+        f"{db} has a row whose JSON is not valid (malformed JSON" in message and "the file itself is sound" in message
+    )
+
+
+def _strict_json(text: str):
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is no JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_is_json_when_a_row_holds_an_infinity(tmp_path, monkeypatch):
+    """SQLite keeps 1e999 as an infinity; Python's json writes it as Infinity, which jq refuses."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        conn.execute("UPDATE recalls SET latency_ms = 1e999, min_cosine = -1e999")
+        conn.execute('UPDATE recalls SET notes = \'[{"path": "a.md", "dense_score": 1e999}]\' WHERE shown > 0')
+    rows = _strict_json(CliRunner().invoke(cli, ["recalls", "--json", "-n", "1"]).output)
+    assert rows[0]["latency_ms"] is None and rows[0]["min_cosine"] is None
+    assert rows[0]["notes"] == [{"path": "a.md", "dense_score": None}]
+    stats = _strict_json(CliRunner().invoke(cli, ["recalls", "--stats", "--json"]).output)
+    assert stats["all"]["prompts"] == 15 and stats["all"]["p50_ms"] is None
+
+
+def test_notes_shown_before_a_compact_may_be_shown_again(tmp_path):
+    """/compact (and /clear) keep the session's id but take the notes shown so far out of the
+    conversation: withheld as "shown", the agent had them neither in its context nor again."""
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "a")]))
+        compact = _recall(TODAY + dt.timedelta(seconds=1), reason="slash-command", asked=False)
+        compact["prompt"] = "/compact keep the Kafka parts"
+        store.write_recall(conn, compact)
+        store.write_recall(conn, _recall(TODAY + dt.timedelta(seconds=2), notes=[("B.md", "b")]))
+        assert store.shown_in_session(conn, "s1") == {"B.md": ("b", None)}
+        other = _recall(TODAY + dt.timedelta(seconds=3), reason="slash-command", asked=False)
+        other["prompt"] = "/compactor is not /compact"
+        store.write_recall(conn, other)
+        assert store.shown_in_session(conn, "s1") == {"B.md": ("b", None)}
+        clear = _recall(TODAY + dt.timedelta(seconds=4), reason="slash-command", asked=False)
+        clear["prompt"] = "/clear"
+        store.write_recall(conn, clear)
+        assert store.shown_in_session(conn, "s1") == {}
+
+
+def test_stats_for_one_session_is_refused_not_ignored(tmp_path, monkeypatch):
+    """The report covers every session: with --session it printed everyone's figures as if they
+    were that session's."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+    result = CliRunner().invoke(cli, ["recalls", "--stats", "--session", "s0"])
+    assert result.exit_code == 2 and "--stats covers every session" in result.output
+    assert "prompts reached the prompt hook" not in result.output

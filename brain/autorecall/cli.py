@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
 
 from ..cli_support import emit_json, library_errors
+from ..text import terminal_safe
 
 
 @click.command()
@@ -43,6 +45,8 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
       brain recalls --stats --days 7
       brain recalls --session 491e126e --json
     """
+    if stats and session:  # the report covers every session: a filter it ignored looked applied
+        raise click.UsageError("--session lists one session's prompts; --stats covers every session")
     from ..db import connection
     from .store import recent_recalls, report
 
@@ -58,31 +62,46 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
         click.echo("\n\n".join(_format_recall(row) for row in data))
 
 
-def _one_line(text: str | None, width: int = 100) -> str:
-    flat = " ".join((text or "").split())
+def _one_line(text: object, width: int = 100) -> str:
+    """``text`` flat on one line, at most ``width`` characters, with no terminal control: a prompt
+    may hold pasted coloured output, a note's path an escape sequence, and a row may be hand-edited."""
+    flat = " ".join(terminal_safe("" if text is None else str(text)).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _number(value: object) -> float | None:
+    """A stored figure, or None when the row holds something else (a hand-edited or older row)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 def _format_recall(row: dict[str, Any]) -> str:
-    when = (row.get("created_at") or "")[:16].replace("T", " ")
-    ms = f"{row['latency_ms']:.0f} ms" if row.get("latency_ms") is not None else "? ms"
+    when = _one_line(row.get("created_at"))[:16].replace("T", " ")
+    latency = _number(row.get("latency_ms"))
+    ms = f"{latency:.0f} ms" if latency is not None else "? ms"
     if row.get("reason"):
-        what = f"nothing: {row['reason']}"
+        what = f"nothing: {_one_line(row['reason'])}"
     else:
-        what = f"{row.get('shown') or 0} notes, {row.get('chars') or 0} chars"
-    lines = [f"{when}  session {str(row.get('session_id') or '?')[:8]}  {what} ({ms})"]
+        what = f"{_one_line(row.get('shown') or 0)} notes, {_one_line(row.get('chars') or 0)} chars"
+    lines = [f"{when}  session {_one_line(row.get('session_id') or '?')[:8]}  {what} ({ms})"]
     lines.append(f"  prompt  {_one_line(row.get('prompt')) or '(empty)'}")
     notes = row.get("notes")
     for note in notes if isinstance(notes, list) else []:
-        via = f", via {note['via']}" if note.get("via") else ""
-        lines.append(f"  shown   {note.get('path')}  (cosine {note.get('dense_score', 0):.2f}{via})")
+        if not isinstance(note, dict):
+            continue
+        via = f", via {_one_line(note['via'])}" if note.get("via") else ""
+        cosine = _number(note.get("dense_score"))
+        score = "?" if cosine is None else f"{cosine:.2f}"
+        lines.append(f"  shown   {_one_line(note.get('path'), 1000)}  (cosine {score}{via})")
     if row.get("detail"):
         lines.append(f"  why     {_one_line(row['detail'])}")
     return "\n".join(lines)
 
 
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}"
+def _ms(value: object) -> str:
+    number = _number(value)
+    return "-" if number is None else f"{number:.0f}"
 
 
 def _share(part: int, whole: int) -> str:
@@ -94,7 +113,7 @@ def _format_stats(data: dict[str, Any]) -> str:
     lines = [f"last {data['days']} days: {total['prompts']} prompts reached the prompt hook"]
     if not total["prompts"]:
         return lines[0] + " (brain hook install --prompt --vault V, then use Claude Code)"
-    why = ", ".join(f"{reason} {n}" for reason, n in total["reasons"].items())
+    why = ", ".join(f"{_one_line(reason)} {n}" for reason, n in total["reasons"].items())
     lines.append(f"  with notes {total['with_notes']}, without {total['without_notes']}" + (f" ({why})" if why else ""))
     lines.append(
         f"  latency over the {total['asked']} prompts that asked the server: "
@@ -115,5 +134,5 @@ def _format_stats(data: dict[str, Any]) -> str:
             f"{_ms(d['p95_ms']):>8}{d['notes_shown'] or 0:>7}{d['notes_read']:>6}{d['notes_edited']:>8}"
         )
         if d["reasons"]:
-            lines.append(f"{'':12}none: " + ", ".join(f"{r} {n}" for r, n in d["reasons"].items()))
+            lines.append(f"{'':12}none: " + ", ".join(f"{_one_line(r)} {n}" for r, n in d["reasons"].items()))
     return "\n".join(lines)

@@ -158,6 +158,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     candidates = _ask(root, row, deadline)
     if candidates is None:
         return ""
+    # The index lags the vault (seconds before the watcher runs, or a server not watching): a
+    # note deleted since would send the agent to a file that is not there.
+    candidates = [c for c in candidates if (root / c.path).exists()]
     shown = _shown_before(row.get("session_id"), db_path)
     hashes: dict[str, str | None] = {}
 
@@ -167,11 +170,17 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
         return hashes[path]
 
     def shown_before(c: Any) -> bool:
-        # Shown in this session, and the file is what it was then (or cannot be read now).
+        # Shown in this session, and the file is what it was then (or cannot be read now), or the
+        # index has not taken its change in yet: the same chunk is the passage shown then (a
+        # changed note's chunks are stored anew, with new ids). Shown again, it would be
+        # recorded under the new hash, and the new text never shown.
         if c.path not in shown:
             return False
+        digest, chunk = shown[c.path]
+        if c.chunk_id == chunk:
+            return True
         now = current_hash(c.path)
-        return now is None or now == shown[c.path]
+        return now is None or now == digest
 
     choice = select.choose(candidates, min_cosine=row["min_cosine"], k=k, shown_before=shown_before)
     row["above"] = choice.above
@@ -250,7 +259,7 @@ def record(row: dict[str, Any], db_path: Path | None = None) -> None:
         log(f"prompt: the recall row was not written ({exc})")
 
 
-def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, str | None]:
+def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, tuple[str | None, int | None]]:
     if not session_id:
         return {}
     from ..db import connection

@@ -53,12 +53,17 @@ ACK_WORDS = frozenset(
     no nope nah stop wait hold
     go on ahead continue proceed carry keep going next resume retry again more
     do it that this so lgtm ship merge approve approved agreed agree right correct exactly
-    sounds looks works done all and then now lets let s just yes please
+    sounds looks works done all and then now lets let s just yes please very much appreciated cheers alright one
     да ага угу ок окей хорошо ладно давай давайте продолжай продолжи продолжаем дальше го
     делай сделай спасибо пасиб норм нормально отлично супер класс понял ясно верно точно нет
-    пожалуйста так это все всё и
+    пожалуйста так это все всё и сделаем идём идем пошли поехали вперёд вперед продолжим продолжайте ну
+    подожди погоди стоп спс
     """.split()
 )
+# Chinese and Japanese put no spaces between words: each of their characters counts as one, or a
+# whole sentence would be one "word" and too short.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_WORD = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _SLASH = r"/[\w:.-]+"  # "/compact", "/mcp", "/plugin:command": a slash command's name (no second slash)
 
 
@@ -70,7 +75,7 @@ def skip_reason(prompt: str) -> str | None:
         return SLASH_COMMAND
     if text.startswith("!"):  # bash mode: "! git status"
         return SHELL_COMMAND
-    words = re.findall(r"\w+", text.lower())
+    words = _WORD.findall(text.lower())
     if words and all(w in ACK_WORDS for w in words):
         return ACKNOWLEDGEMENT
     if len(text) < MIN_CHARS or len(words) < MIN_WORDS:
@@ -107,7 +112,8 @@ def choose(
     shown_before: Callable[[Candidate], bool] = lambda c: False,
 ) -> Choice:
     """Of the first ``k`` results (in recall order) not shown before in this session, those that
-    reach ``min_cosine``.
+    reach ``min_cosine``. A result with no text past its heading (a stub: a title alone) is passed
+    over: it would take a place to show an empty quote.
 
     Only the top ``k`` are considered, as the calibration measured: looking deeper for notes that
     pass would show more notes on prompts about something else. A note shown before gives its
@@ -120,6 +126,8 @@ def choose(
     for c in results:
         if len(window) >= k:
             break
+        if not _body(c):  # a stub (its title alone): its place would show an empty quote
+            continue
         if shown_before(c):
             skipped += c.dense_score >= min_cosine
             continue
@@ -135,13 +143,17 @@ def render(notes: Sequence[Candidate], budget: int, root: str) -> tuple[str, lis
 
     Under one header naming the vault, each note: its title, path › heading, ``via`` when the graph
     found it, then its best passage, quoted. The room left is split evenly over the notes still to come,
-    so the first passage cannot take it all; a note whose share would be under ``NOTE_MIN_CHARS``,
-    or whose title and path alone fill it, is left out (its share is 0). No note: "".
+    so the first passage cannot take it all; the last notes, past as many as can have
+    ``NOTE_MIN_CHARS`` each, and a note whose title and path alone fill its share, are left out
+    (their share is 0). No note: "".
     """
     text = HEADER.format(root=root)
     shares = [0] * len(notes)
-    for i, c in enumerate(notes):
-        room = (budget - len(text)) // (len(notes) - i)
+    # As many as can have NOTE_MIN_CHARS each, the best first: an even split over them all would
+    # leave out the first notes (the best) and give their room to the last.
+    fit = notes[: max(0, (budget - len(text)) // NOTE_MIN_CHARS)]
+    for i, c in enumerate(fit):
+        room = (budget - len(text)) // (len(fit) - i)
         block = _block(c, room) if room >= NOTE_MIN_CHARS else None
         if block is not None:
             shares[i] = len(block)
@@ -153,9 +165,9 @@ def _block(c: Candidate, room: int) -> str | None:
     headings = c.heading.split(" > ") if c.heading else []
     if headings and headings[0].strip() == c.title.strip():
         headings = headings[1:]  # the note's own H1, already the block's title
-    location = " › ".join([c.path, *headings])
-    via = f", via [[{c.via.from_title}]]" if c.via else ""
-    head = f"\n\n## {c.title}\n{location}{via}\n"
+    location = _line(" › ".join([c.path, *headings]))
+    via = f", via [[{_line(c.via.from_title)}]]" if c.via else ""
+    head = f"\n\n## {_line(c.title)}\n{location}{via}\n"
     limit = room - len(head)
     if limit < NOTE_MIN_CHARS // 2:
         return None
@@ -167,21 +179,34 @@ def _block(c: Candidate, room: int) -> str | None:
         limit -= len(quoted) - (room - len(head))
 
 
+def _line(text: str) -> str:
+    """A title, path or heading on one line, secrets masked: a newline in a frontmatter title or a
+    file name cannot start a line of its own (a forged "## " section or instruction), and a key
+    in one is not handed to the model, as in a passage."""
+    return redact(" ".join(text.split()))
+
+
 def quote(text: str) -> str:
-    """``text`` as a Markdown quote: its own headings cannot pass for the next note's title."""
-    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+    """``text`` as a Markdown quote: its own headings cannot pass for the next note's title.
+
+    Every line break Python knows (U+2028, form feed, ...) starts a quoted line, not only "\\n"."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
 
 def passage(c: Candidate) -> str:
     """The chunk's text without its own heading line (the location line names it) and blank runs."""
+    # Added unasked to what the agent sends its model: a key kept in a note is masked as the
+    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
+    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", _body(c)))
+
+
+def _body(c: Candidate) -> str:
     text = c.text.strip()
     last = c.heading.rsplit(" > ", 1)[-1] if c.heading else ""
     first, _, rest = text.partition("\n")
     if last and re.fullmatch(r" {0,3}#{1,6}\s+" + re.escape(last) + r"\s*#*\s*", first):
         text = rest.strip()
-    # Added unasked to what the agent sends its model: a key kept in a note is masked as the
-    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
-    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text))
+    return text
 
 
 def clip_passage(text: str, limit: int) -> str:

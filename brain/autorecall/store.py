@@ -68,15 +68,32 @@ def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | 
     return str(row[0]) if row else None
 
 
-def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, str | None]:
-    """Path → file hash of every note shown in ``session_id`` so far (the latest showing wins)."""
+# Slash commands after which the notes shown before are no longer in the conversation.
+FORGETTING = ("/compact", "/clear")
+
+
+def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, tuple[str | None, int | None]]:
+    """Path → (file hash, chunk id) of every note shown in ``session_id`` since its last
+    ``/compact`` or ``/clear`` (the latest showing wins): the notes the conversation still holds."""
+    forgotten = 0  # the row of the last /compact or /clear: the session keeps its id across them
+    for row_id, prompt in conn.execute(
+        "SELECT id, prompt FROM recalls WHERE session_id = ? AND reason = 'slash-command'", (session_id,)
+    ):
+        command = prompt.split(maxsplit=1)[:1] if isinstance(prompt, str) else []
+        if command and command[0] in FORGETTING:
+            forgotten = max(forgotten, row_id)
     rows = conn.execute(
-        "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash') "
-        "FROM recalls AS r, json_each(r.notes) AS n "
-        "WHERE r.session_id = ? AND r.shown > 0 ORDER BY r.created_at, r.id",
-        (session_id,),
+        "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash'), "
+        "json_extract(n.value, '$.chunk_id') "
+        "FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n "
+        "WHERE r.session_id = ? AND r.id > ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
+        (session_id, forgotten),
     )
-    return {path: digest for path, digest in rows if isinstance(path, str)}
+    return {
+        path: (digest if isinstance(digest, str) else None, chunk if isinstance(chunk, int) else None)
+        for path, digest, chunk in rows
+        if isinstance(path, str)
+    }
 
 
 def recent_recalls(conn: sqlite3.Connection, *, limit: int = 10, session: str | None = None) -> list[dict[str, Any]]:
@@ -145,20 +162,21 @@ ORDER BY day DESC
 """
 
 # A shown note counts as read (edited) when a later turn of the same session read (wrote) its
-# file: the vault's path joined with the note's, as the agent's tools name files.
+# file: the vault's path joined with the note's, as the agent's tools name files. A row whose JSON
+# is not valid (hand-edited) is passed over, not an error for the whole report.
 USE_SQL = f"""
 WITH shown AS (
   SELECT r.id, r.session_id, r.created_at, date(r.created_at, 'localtime') AS day,
          rtrim(r.vault, '/') || '/' || json_extract(n.value, '$.path') AS file
-  FROM recalls AS r, json_each(r.notes) AS n
-  WHERE r.reason IS NULL AND {_SINCE.replace("created_at", "r.created_at")}
+  FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n
+  WHERE r.reason IS NULL AND n.type = 'object' AND {_SINCE.replace("created_at", "r.created_at")}
 ),
 used AS (
   SELECT shown.*,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(t.files_read) AS f
+         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_read) THEN t.files_read END) AS f
                  WHERE t.session_id = shown.session_id AND f.value = shown.file
                    AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_read,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(t.files_written) AS f
+         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_written) THEN t.files_written END) AS f
                  WHERE t.session_id = shown.session_id AND f.value = shown.file
                    AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_edited
   FROM shown
@@ -216,8 +234,10 @@ def report(conn: sqlite3.Connection, *, days: int = 14) -> dict[str, Any]:
         for reason, n in d["reasons"].items():
             reasons[reason] = reasons.get(reason, 0) + n
     totals["reasons"] = dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
-    latencies = sorted(
-        r[0] for r in conn.execute(f"SELECT latency_ms FROM recalls WHERE server_ms IS NOT NULL AND {_SINCE}", params)
+    latencies = sorted(  # numbers only: a hand-edited "abc" cannot be ordered with them
+        r[0]
+        for r in conn.execute(f"SELECT latency_ms FROM recalls WHERE server_ms IS NOT NULL AND {_SINCE}", params)
+        if isinstance(r[0], (int, float))
     )
     totals["p50_ms"] = _nearest_rank(latencies, 0.50)
     totals["p95_ms"] = _nearest_rank(latencies, 0.95)
