@@ -448,19 +448,25 @@ def _ask_server(
 
 
 def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:
-    from .db import connection
+    from .db import BrainDatabaseError, connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     row = diff(a, b, settings.k)
-    with connection() as conn:
-        row_id = log_ab(conn, row, source=source, vault=str(root))
+    row_id, not_logged = None, None
+    try:
+        with connection() as conn:
+            row_id = log_ab(conn, row, source=source, vault=str(root))
+    except BrainDatabaseError as exc:  # telemetry never costs the answer: it is printed, and this said
+        not_logged = str(exc)
+        click.echo(terminal_safe(f"brain: warning: not logged to ab_recall: {not_logged}"), err=True)
     if as_json:
         emit_json(
             {
                 "a": result_json(a),
                 "b": result_json(b),
                 "ab_recall_id": row_id,
+                **({"ab_recall_error": not_logged} if not_logged else {}),
                 "new_in_top_k": row.new_in_top_k,
                 "via_graph": row.via_graph,
             }
@@ -472,7 +478,8 @@ def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettin
         f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
         f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
     )
-    click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
+    if row_id is not None:
+        click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 
 def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
