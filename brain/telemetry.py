@@ -159,8 +159,12 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         "promoted_via_graph": sum(r["promoted_via_graph"] or 0 for r in rows),
     }
     total["share_changed"] = round(total["changed_top_k"] / total["queries"], 3) if total["queries"] else 0.0
+    # A row whose titles are not a JSON list (written by hand or another tool) adds no title:
+    # json_each would fail on it with "malformed JSON", which reads as a damaged database.
     top = conn.execute(
-        "SELECT value AS title, count(*) AS times FROM ab_recall, json_each(ab_recall.via_graph_titles)"
+        "SELECT value AS title, count(*) AS times FROM ab_recall, json_each("
+        "CASE WHEN json_valid(via_graph_titles) AND json_type(via_graph_titles) = 'array'"
+        " THEN via_graph_titles ELSE '[]' END)"
         " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
         {"since": since, "source": source},

@@ -1,0 +1,38 @@
+"""Measuring must not lie: `brain eval`, its query file, and the A/B log read back by
+`brain ab report`. Each test reproduces one defect found by trying to break them. Fake
+embedder throughout."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from brain.cli import cli
+from brain.db import connection
+from brain.telemetry import ABRow, log_ab
+
+
+def _ab_row(conn, titles: list[str], *, gate_entity: bool = False) -> int:
+    row = ABRow("q", "vector", "graph", 10, gate_entity, "", 3, titles, titles, [], [], False, {}, [])
+    return log_ab(conn, row, source="work", vault="/v")
+
+
+def test_ab_report_reads_past_a_row_whose_titles_are_not_json(brain_home):
+    """One row written by hand or by another tool, its titles not a JSON list, made the whole
+    report "damaged: move it aside" (the database with every turn in it)."""
+    with connection() as conn:
+        _ab_row(conn, ["Alpha", "Beta"])
+        _ab_row(conn, ["Alpha"])
+        odd = _ab_row(conn, ["Gamma"])
+        conn.execute("UPDATE ab_recall SET via_graph_titles = 'Gamma, Delta' WHERE id = ?", (odd,))
+        scalar = _ab_row(conn, ["Epsilon"])
+        conn.execute("UPDATE ab_recall SET via_graph_titles = '\"Epsilon\"' WHERE id = ?", (scalar,))
+    out = CliRunner().invoke(cli, ["ab", "report"])
+    assert out.exit_code == 0, out.output
+    assert "damaged" not in out.output
+    assert "queries: 4" in out.output and "notes promoted via links: 5" in out.output
+    assert "most promoted via links: Alpha (2), Beta (1)" in out.output
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert data["all"]["queries"] == 4
+    assert data["top_promoted"] == [{"title": "Alpha", "times": 2}, {"title": "Beta", "times": 1}]
