@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from conftest import write
 
 from brain.cli import cli
 from brain.db import connection
+from brain.evaluation.queries import load_queries
 from brain.telemetry import ABRow, log_ab
 
 
@@ -36,3 +38,16 @@ def test_ab_report_reads_past_a_row_whose_titles_are_not_json(brain_home):
     data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
     assert data["all"]["queries"] == 4
     assert data["top_promoted"] == [{"title": "Alpha", "times": 2}, {"title": "Beta", "times": 1}]
+
+
+LINE = {"id": "a", "query": "apples", "type": "entity", "relevant": ["a.md"]}
+
+
+def test_a_query_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Notepad and PowerShell save UTF-8 with a BOM: the first query was "not valid JSON
+    (Unexpected UTF-8 BOM (decode using utf-8-sig))", a Python hint the user cannot act on."""
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    second = {**LINE, "id": "b"}
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(LINE) + "\r\n" + json.dumps(second) + "\r\n").encode())
+    assert [q.id for q in load_queries(path, tmp_path / "v")] == ["a", "b"]

@@ -48,7 +48,7 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
     from the vault together (the paths of a bad line are checked too)."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = source.read_text(encoding="utf-8-sig")  # Notepad's and PowerShell's BOM is no JSON error
     except FileNotFoundError as exc:
         raise QueryFileError(f"query file not found: {source}") from exc
     except (OSError, UnicodeDecodeError) as exc:
