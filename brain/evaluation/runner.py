@@ -61,8 +61,12 @@ class EvalReport:
     ab_rows: int = 0
 
     def as_json(self) -> dict:
-        """The `brain eval --json` object, exactly: queries, notes, modes."""
-        return {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+        """The `brain eval --json` object, exactly: queries, notes, modes; and not_reranked when a
+        +rerank mode fell back for some queries (its figures are not reranked ones)."""
+        out: dict = {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+        if self.not_reranked:
+            out["not_reranked"] = dict(self.not_reranked)
+        return out
 
 
 def canonical_modes(modes: Sequence[str]) -> list[str]:
