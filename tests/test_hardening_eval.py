@@ -5,13 +5,15 @@ embedder throughout."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
+import pytest
 from click.testing import CliRunner
 from conftest import write
 
 from brain.cli import cli
 from brain.db import connection
-from brain.evaluation.queries import load_queries
+from brain.evaluation.queries import QueryFileError, load_queries
 from brain.telemetry import ABRow, log_ab
 
 
@@ -51,3 +53,39 @@ def test_a_query_file_saved_with_a_byte_order_mark_is_read(tmp_path):
     second = {**LINE, "id": "b"}
     path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(LINE) + "\r\n" + json.dumps(second) + "\r\n").encode())
     assert [q.id for q in load_queries(path, tmp_path / "v")] == ["a", "b"]
+
+
+def test_a_label_spelt_in_another_unicode_form_is_the_note_on_disk(tmp_path):
+    """A title typed as "Zoë Café" (composed, NFC) labels a note saved decomposed (NFD, as macOS
+    may write it): the two look the same, and the path was "not a note in the vault"."""
+    nfd = unicodedata.normalize("NFD", "People/Zoë Café.md")
+    nfc = unicodedata.normalize("NFC", nfd)
+    assert nfd != nfc
+    vault = tmp_path / "v"
+    write(vault, nfd, "# Zoë Café\n\nZoë runs the café by the harbour.\n")
+    if (vault / nfc).exists():
+        pytest.skip("this file system treats the two forms as one name")
+    write(vault, "Other.md", "# Other\n\nnothing to do with it\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**LINE, "query": "Zoë", "relevant": [nfc]}, ensure_ascii=False) + "\n", "utf-8")
+    assert load_queries(path, vault)[0].relevant == (nfd,)  # the indexed path, byte for byte
+    out = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(vault), "--modes", "vector", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["modes"]["vector"]["all"]["recall@10"] == 1.0  # two notes: always found
+
+
+def test_a_missing_relevant_path_names_the_note_it_nearly_is(tmp_path):
+    vault = tmp_path / "v"
+    write(vault, "People/Mirela Okafor.md", "# Mirela\n")
+    lines = [
+        {**LINE, "id": "case", "relevant": ["people/mirela okafor.md"]},
+        {**LINE, "id": "ext", "relevant": ["People/Mirela Okafor"]},
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", "utf-8")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, vault)
+    assert caught.value.problems == [
+        "line 1 (case): people/mirela okafor.md (the vault has People/Mirela Okafor.md)",
+        "line 2 (ext): People/Mirela Okafor (the vault has People/Mirela Okafor.md)",
+    ]
