@@ -580,6 +580,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         f"queries: {total['queries']}   graph changed the top k: {total['changed_top_k']} "
         f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
     )
+    if len(data["rows_from"]) > 1:  # the figures are over all of them: say so
+        groups = ", ".join(f"{g['source']} {g['mode_a']} vs {g['mode_b']} ({g['queries']})" for g in data["rows_from"])
+        several = len({g["source"] for g in data["rows_from"]}) > 1
+        click.echo(terminal_safe(f"rows from: {groups}" + ("; --source picks a source" if several else "")))
     if data["by_gate"]:
         click.echo(f"\n{'gate':<12}{'queries':>8}{'changed':>9}{'share':>8}{'promoted':>10}{'added/q':>9}")
         for r in data["by_gate"]:

@@ -169,10 +169,19 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
         {"since": since, "source": source},
     ).fetchall()
+    # What the figures are over: a benchmark's rows (eval --ab-log) or another pair of modes
+    # (--ab-modes) land in the same table as everyday `brain ask --ab`.
+    rows_from = conn.execute(
+        "SELECT source, mode_a, mode_b, count(*) AS queries FROM ab_recall"
+        " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        " GROUP BY source, mode_a, mode_b ORDER BY source, mode_a, mode_b",
+        {"since": since, "source": source},
+    ).fetchall()
     return {
         "since": since,
         "source": source,
         "all": total,
         "by_gate": rows,
         "top_promoted": [dict(r) for r in top],
+        "rows_from": [dict(r) for r in rows_from],
     }

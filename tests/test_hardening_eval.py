@@ -89,3 +89,28 @@ def test_a_missing_relevant_path_names_the_note_it_nearly_is(tmp_path):
         "line 1 (case): people/mirela okafor.md (the vault has People/Mirela Okafor.md)",
         "line 2 (ext): People/Mirela Okafor (the vault has People/Mirela Okafor.md)",
     ]
+
+
+def test_ab_report_says_when_its_figures_mix_sources_or_mode_pairs(brain_home):
+    """`brain eval --ab-log minibench` and `brain ask --ab --ab-modes hybrid,hybrid+ppr` write to
+    the same table as everyday `brain ask --ab`: the weekly figures took them all in, unsaid."""
+    work = ABRow("q", "vector", "graph", 10, False, "", 3, [], [], [], [], False, {}, [])
+    with connection() as conn:
+        log_ab(conn, work, source="work", vault="/v")
+        for _ in range(3):
+            log_ab(conn, work, source="minibench", vault="/v")
+        log_ab(conn, ABRow(**{**vars(work), "mode_a": "hybrid", "mode_b": "hybrid+ppr"}), source="work", vault="/v")
+    out = CliRunner().invoke(cli, ["ab", "report"])
+    assert out.exit_code == 0, out.output
+    assert (
+        "rows from: minibench vector vs graph (3), work hybrid vs hybrid+ppr (1), work vector vs graph (1);"
+        " --source picks a source" in out.output
+    )
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert data["rows_from"] == [
+        {"source": "minibench", "mode_a": "vector", "mode_b": "graph", "queries": 3},
+        {"source": "work", "mode_a": "hybrid", "mode_b": "hybrid+ppr", "queries": 1},
+        {"source": "work", "mode_a": "vector", "mode_b": "graph", "queries": 1},
+    ]
+    alone = CliRunner().invoke(cli, ["ab", "report", "--source", "minibench"])
+    assert alone.exit_code == 0 and "queries: 3" in alone.output and "rows from" not in alone.output
