@@ -114,3 +114,34 @@ def test_ab_report_says_when_its_figures_mix_sources_or_mode_pairs(brain_home):
     ]
     alone = CliRunner().invoke(cli, ["ab", "report", "--source", "minibench"])
     assert alone.exit_code == 0 and "queries: 3" in alone.output and "rows from" not in alone.output
+
+
+def test_eval_ab_log_failing_mid_run_still_prints_the_figures(tmp_path, monkeypatch):
+    """brain.db failing at the second row threw the whole run away: the figures, correct and
+    paid for, were never printed."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\napples and pears\n")
+    write(vault, "b.md", "# Beta\n\nboats and rivers\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(LINE) + "\n" + json.dumps({**LINE, "id": "b", "relevant": ["b.md"]}) + "\n")
+    db = tmp_path / "brain.db"
+    monkeypatch.setenv("BRAIN_DB", str(db))
+    with connection() as conn:  # the first row is written; the second fails, as a damaged page would
+        conn.execute(
+            "CREATE TRIGGER fail BEFORE INSERT ON ab_recall WHEN (SELECT count(*) FROM ab_recall) >= 1"
+            " BEGIN SELECT RAISE(FAIL, 'database disk image is malformed'); END"
+        )
+    for as_json in (False, True):
+        args = ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "x"]
+        result = CliRunner().invoke(cli, args + (["--json"] if as_json else []))
+        assert result.exit_code == 1, result.output
+        if as_json:
+            assert json.loads(result.stdout)["queries"] == 2
+        else:
+            assert result.stdout.startswith("2 queries over 2 notes") and "nDCG@10" in result.stdout
+        error = result.stderr.splitlines()[-1]
+        assert error.startswith("Error: ") and str(db) in error and "malformed" in error, result.stderr
+        assert "1 of 2 rows were logged to ab_recall" in error
+        assert "Traceback" not in result.stderr
+        with connection() as conn:
+            conn.execute("DELETE FROM ab_recall")

@@ -105,12 +105,19 @@ def eval_command(
             bar.close()
     for message in report.warnings:
         click.echo(f"brain: warning: {message}", err=True)
-    if ab_source:
+    if ab_source and not report.ab_error:
         click.echo(f"logged {report.ab_rows} rows to ab_recall (source {ab_source!r})", err=True)
     if as_json:
         emit_json(report.as_json())
     else:
         click.echo(format_table(report, markdown=markdown))
+    if report.ab_error:  # after the figures, which stand: the log is what failed
+        from ..db import BrainDatabaseError
+
+        raise BrainDatabaseError(
+            f"only {report.ab_rows} of {report.queries} rows were logged to ab_recall (source {ab_source!r}): "
+            f"{report.ab_error}"
+        )
 
 
 def _explain(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,6 @@ from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from ..recall.pipeline import Recaller
 
 log = logging.getLogger("brain")
@@ -59,6 +58,7 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     not_reranked: dict[str, int] = field(default_factory=dict)  # mode -> queries that fell back to dense order
     ab_rows: int = 0
+    ab_error: str | None = None  # why --ab-log stopped logging mid-run (the figures stand)
 
     def as_json(self) -> dict:
         """The `brain eval --json` object, exactly: queries, notes, modes; and not_reranked when a
@@ -135,9 +135,10 @@ def _run(
     outcomes: list[QueryOutcome] = []
     seen: dict[str, int] = {}  # per-query warnings, counted here instead of logged per query
     ab_rows = 0
+    ab_error = None
     with contextlib.ExitStack() as stack:
         conn = None
-        if ab_source:  # a damaged or read-only brain.db, at open or mid-run, is one line
+        if ab_source:  # a damaged or read-only brain.db at open is one line, before any query
             from ..db import connection
 
             conn = stack.enter_context(connection())
@@ -169,7 +170,13 @@ def _run(
                     if on_step:
                         on_step(1)
                 if conn is not None and ab_source:
-                    ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+                    try:
+                        ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+                    except sqlite3.Error as exc:  # mid-run: the run's figures stand; logging stops
+                        from .. import config
+                        from ..db import database_error
+
+                        ab_error, conn = str(database_error(config.db_path(), exc)), None
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
     summary: dict[str, dict] = {}
@@ -210,6 +217,7 @@ def _run(
         warnings=warnings,
         not_reranked=not_reranked,
         ab_rows=ab_rows,
+        ab_error=ab_error,
     )
 
 
