@@ -145,3 +145,24 @@ def test_eval_ab_log_failing_mid_run_still_prints_the_figures(tmp_path, monkeypa
         assert "Traceback" not in result.stderr
         with connection() as conn:
             conn.execute("DELETE FROM ab_recall")
+
+
+def test_a_query_file_with_a_million_problems_is_not_a_million_lines(tmp_path):
+    """A 70 MB file of non-JSON (a CSV, a log passed by mistake) printed one error line per
+    line of it: a million lines of terminal for one mistake."""
+    path = tmp_path / "q.jsonl"
+    path.write_text("id,query,type\n" * 5000 + json.dumps({**LINE, "relevant": ["gone.md"]}) + "\n" * 3)
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, vault)
+    assert len(caught.value.problems) == 5001  # every one kept for a caller
+    message = str(caught.value).splitlines()
+    assert message[0] == f"{path}: 5000 problem(s) in the query file:"
+    assert message[1] == "  line 1: not valid JSON (Expecting value at column 1)"
+    assert message[50] == "  line 50: not valid JSON (Expecting value at column 1)"
+    assert message[51] == "  … and 4950 more"
+    assert message[52:] == [
+        f"{path}: 1 relevant path(s) are not notes in the vault {vault.resolve()}:",
+        "  line 5001 (a): gone.md",
+    ]

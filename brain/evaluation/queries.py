@@ -261,5 +261,9 @@ class _Spelling:
         return replace(query, relevant=spelt(query.relevant), partial=spelt(query.partial))
 
 
+SHOWN = 50  # problems listed per section: a CSV passed by mistake is not a million lines of terminal
+
+
 def _listing(head: str, problems: list[str]) -> str:
-    return "\n".join([head + ":", *(f"  {p}" for p in problems)])
+    more = [f"  … and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else []
+    return "\n".join([head + ":", *(f"  {p}" for p in problems[:SHOWN]), *more])
