@@ -166,3 +166,17 @@ def test_a_query_file_with_a_million_problems_is_not_a_million_lines(tmp_path):
         f"{path}: 1 relevant path(s) are not notes in the vault {vault.resolve()}:",
         "  line 5001 (a): gone.md",
     ]
+
+
+def test_explain_refuses_the_options_it_would_drop(tmp_path):
+    """`--explain ID --ab-log SOURCE` logged nothing and said nothing; --markdown was dropped too."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\napples\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(LINE) + "\n")
+    for extra in (["--ab-log", "bench"], ["--markdown"]):
+        result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--explain", "a", *extra])
+        assert result.exit_code == 2, result.output
+        assert f"{extra[0]} does not go with --explain" in result.output
+    with connection() as conn:
+        assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 0

@@ -87,6 +87,10 @@ def eval_command(
     from .runner import canonical_modes, format_table, run_eval
 
     setup_logging()
+    if explain_ids:  # --explain reads queries, it neither scores nor logs them: say so, not drop them
+        for given, option in ((ab_source, "--ab-log"), (markdown, "--markdown")):
+            if given:
+                raise click.UsageError(f"{option} does not go with --explain (it scores no table and logs no row)")
     root = resolve_vault(vault)
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
