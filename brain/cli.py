@@ -401,7 +401,7 @@ def ask(
             for result in results:
                 result.warnings.insert(0, passed_over)
     if ab:
-        _ask_ab(results[0], results[1], root, settings, source, as_json)
+        _ask_ab(results[0], results[1], root, settings, source, as_json, past=past)
         return
     result = results[0]
     if as_json:
@@ -447,18 +447,26 @@ def _ask_server(
     return results, None
 
 
-def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:
+def _ask_ab(
+    a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool, *, past: bool
+) -> None:
     from .db import BrainDatabaseError, connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     row = diff(a, b, settings.k)
     row_id, not_logged = None, None
-    try:
-        with connection() as conn:
-            row_id = log_ab(conn, row, source=source, vault=str(root))
-    except BrainDatabaseError as exc:  # telemetry never costs the answer: it is printed, and this said
-        not_logged = str(exc)
+    if past:  # the log is of everyday recall: a row of the past would count in this week's figures
+        not_logged = (
+            "recall over the past (--as-of, --valid-at) is shown, not logged: the A/B log is of everyday recall"
+        )
+    else:
+        try:
+            with connection() as conn:
+                row_id = log_ab(conn, row, source=source, vault=str(root))
+        except BrainDatabaseError as exc:  # telemetry never costs the answer: it is printed, and this said
+            not_logged = str(exc)
+    if not_logged:
         click.echo(terminal_safe(f"brain: warning: not logged to ab_recall: {not_logged}"), err=True)
     if as_json:
         emit_json(

@@ -180,3 +180,18 @@ def test_explain_refuses_the_options_it_would_drop(tmp_path):
         assert f"{extra[0]} does not go with --explain" in result.output
     with connection() as conn:
         assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("past", [["--as-of", "2020-01-01"], ["--valid-at", "2020-01-01"]])
+def test_ask_ab_over_the_past_is_shown_not_logged(toy_vault, past):
+    """`--ab --as-of` (before brain kept any history: two empty lists) was logged as an everyday
+    query where the graph changed nothing, lowering the weekly share with recall nobody had."""
+    assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", *past, "graph memory"])
+    assert result.exit_code == 0, result.output
+    assert "gate:" in result.stdout
+    assert "not logged to ab_recall: recall over the past" in result.stderr
+    data = json.loads(CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "--json", *past, "q"]).stdout)
+    assert data["ab_recall_id"] is None and data["ab_recall_error"].startswith("recall over the past")
+    with connection() as conn:
+        assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 0
