@@ -195,3 +195,11 @@ def test_ask_ab_over_the_past_is_shown_not_logged(toy_vault, past):
     assert data["ab_recall_id"] is None and data["ab_recall_error"].startswith("recall over the past")
     with connection() as conn:
         assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 0
+
+
+def test_a_query_file_in_utf16_is_read(tmp_path):
+    """PowerShell 5's `>` writes UTF-16 with a BOM: "'utf-8' codec can't decode byte 0xff"."""
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    path.write_bytes((json.dumps({**LINE, "query": "pommes à l'été"}, ensure_ascii=False) + "\r\n").encode("utf-16"))
+    assert [q.query for q in load_queries(path, tmp_path / "v")] == ["pommes à l'été"]

@@ -10,6 +10,7 @@ labeller fixes the file in one pass.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import unicodedata
@@ -49,11 +50,16 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
     from the vault together (the paths of a bad line are checked too)."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8-sig")  # Notepad's and PowerShell's BOM is no JSON error
+        data = source.read_bytes()
+        # A byte-order mark says the encoding: UTF-8 with one (Notepad), UTF-16 (PowerShell 5's `>`).
+        utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except FileNotFoundError as exc:
         raise QueryFileError(f"query file not found: {source}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise QueryFileError(f"cannot read the query file {source}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise QueryFileError(f"cannot read the query file {source}: it is not UTF-8 ({exc})") from exc
     parsed = _parse(text)
     missing: list[str] = []
     root = None
