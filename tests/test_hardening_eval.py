@@ -203,3 +203,20 @@ def test_a_query_file_in_utf16_is_read(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_bytes((json.dumps({**LINE, "query": "pommes à l'été"}, ensure_ascii=False) + "\r\n").encode("utf-16"))
     assert [q.query for q in load_queries(path, tmp_path / "v")] == ["pommes à l'été"]
+
+
+def test_a_query_file_that_is_one_json_array_says_so(tmp_path):
+    """A pretty-printed JSON array was "not valid JSON" at its brackets and, for one query, the
+    line between them taken as a query: the file's one mistake (its format) was never named."""
+    path = tmp_path / "q.jsonl"
+    for text in (
+        json.dumps([LINE, {**LINE, "id": "b"}], indent=2),
+        json.dumps([LINE]),
+        "[\n" + json.dumps(LINE) + "\n]\n",
+    ):
+        path.write_text(text)
+        with pytest.raises(QueryFileError) as caught:
+            load_queries(path)
+        assert caught.value.problems == [
+            "the file is one JSON array, not JSON Lines: write one query object per line (jq -c '.[]' FILE)"
+        ]

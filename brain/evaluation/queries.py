@@ -89,6 +89,11 @@ class _Parsed:
 
 def _parse(text: str) -> _Parsed:
     parsed = _Parsed()
+    if _one_json_array(text):  # its brackets would be "not valid JSON", and the cause never named
+        parsed.problems.append(
+            "the file is one JSON array, not JSON Lines: write one query object per line (jq -c '.[]' FILE)"
+        )
+        return parsed
     first_line_of: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -136,6 +141,15 @@ def _parse(text: str) -> _Parsed:
             )
         )
     return parsed
+
+
+def _one_json_array(text: str) -> bool:
+    if not text.lstrip().startswith("["):
+        return False
+    try:
+        return isinstance(json.loads(text), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _raise_problems(name: str, parsed: _Parsed, missing: list[str], root: Path | None) -> None:
