@@ -5,6 +5,7 @@ embedder throughout."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import unicodedata
 
 import pytest
@@ -220,3 +221,36 @@ def test_a_query_file_that_is_one_json_array_says_so(tmp_path):
         assert caught.value.problems == [
             "the file is one JSON array, not JSON Lines: write one query object per line (jq -c '.[]' FILE)"
         ]
+
+
+def test_a_mode_whose_stage_fell_back_is_marked_not_passed_off(tmp_path):
+    """A damaged BM25 index: every `hybrid` query fused without its lexical lane, and the table
+    and the JSON gave those figures as hybrid's (only a +rerank mode that fell back was marked)."""
+    from brain import config
+
+    vault = tmp_path / "v"
+    for i, word in enumerate(["apples", "boats", "clouds", "dunes", "embers"]):
+        write(vault, f"n{i}.md", f"# N{i}\n\n{word} and more {word}\n")
+    queries = tmp_path / "q.jsonl"
+    lines = [
+        {**LINE, "id": word, "query": word, "relevant": [f"n{i}.md"]} for i, word in enumerate(["apples", "boats"])
+    ]
+    queries.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert CliRunner().invoke(cli, ["index", "--vault", str(vault), "-q"]).exit_code == 0
+    conn = sqlite3.connect(config.index_dir(vault) / "index.db")
+    conn.execute("DELETE FROM chunks_fts_data WHERE id > 1")  # the BM25 index's pages, gone
+    conn.commit()
+    conn.close()
+    args = ["eval", str(queries), "--vault", str(vault), "--modes", "vector,hybrid"]
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    failed = data["fell_back"]["hybrid"]["lexical"]  # the queries that searched BM25 at all
+    assert list(data["fell_back"]) == ["hybrid"] and list(data["fell_back"]["hybrid"]) == ["lexical"] and failed >= 1
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0, text.output
+    assert next(line for line in text.stdout.splitlines() if line.startswith("MRR")).split() == [
+        "MRR",
+        "n",
+        "vector",
+        "hybrid*",
+    ]
+    assert f"* fell back: hybrid without its lexical stage for {failed} of 2 queries" in text.stdout
