@@ -254,3 +254,27 @@ def test_a_mode_whose_stage_fell_back_is_marked_not_passed_off(tmp_path):
         "hybrid*",
     ]
     assert f"* fell back: hybrid without its lexical stage for {failed} of 2 queries" in text.stdout
+
+
+def test_explain_says_the_lexical_lane_failed_not_that_no_word_matched(tmp_path):
+    """With the BM25 index damaged, --explain printed "BM25 searched: (no word of the query is in
+    the index)" (bm25_searched null): the words were there, the lane had failed."""
+    from brain import config
+
+    vault = tmp_path / "v"
+    for i, word in enumerate(["apples", "boats", "clouds"]):
+        write(vault, f"n{i}.md", f"# N{i}\n\n{word} and more {word}\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({**LINE, "relevant": ["n0.md"]}) + "\n")
+    assert CliRunner().invoke(cli, ["index", "--vault", str(vault), "-q"]).exit_code == 0
+    conn = sqlite3.connect(config.index_dir(vault) / "index.db")
+    conn.execute("DELETE FROM chunks_fts_data WHERE id > 1")
+    conn.commit()
+    conn.close()
+    args = ["eval", str(queries), "--vault", str(vault), "--modes", "hybrid", "--explain", "a"]
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0, text.output
+    assert "no word of the query is in the index" not in text.stdout
+    assert "BM25 searched: nothing, the lexical lane fell back (see the warning)" in text.stdout
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)[0]
+    assert data["fell_back"] == ["lexical"] and data["bm25_searched"] is None
