@@ -145,8 +145,8 @@ SELECT
   round(avg(candidates_added), 1) AS avg_candidates_added
 FROM ab_recall
 WHERE created_at >= :since AND (:source IS NULL OR source = :source)
-GROUP BY gate_entity
-ORDER BY gate_entity
+GROUP BY gate_entity = 1
+ORDER BY gate_entity = 1
 """
 
 

@@ -278,3 +278,14 @@ def test_explain_says_the_lexical_lane_failed_not_that_no_word_matched(tmp_path)
     assert "BM25 searched: nothing, the lexical lane fell back (see the warning)" in text.stdout
     data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)[0]
     assert data["fell_back"] == ["lexical"] and data["bm25_searched"] is None
+
+
+def test_ab_report_has_one_line_per_gate_decision_whatever_the_rows_hold(brain_home):
+    """A row with gate_entity 2 (written by hand) was a second "not entity" line."""
+    with connection() as conn:
+        _ab_row(conn, [])
+        odd = _ab_row(conn, [])
+        conn.execute("UPDATE ab_recall SET gate_entity = 2 WHERE id = ?", (odd,))
+        _ab_row(conn, [], gate_entity=True)
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert [(r["gate"], r["queries"]) for r in data["by_gate"]] == [("not entity", 2), ("entity", 1)]
