@@ -289,3 +289,26 @@ def test_ab_report_has_one_line_per_gate_decision_whatever_the_rows_hold(brain_h
         _ab_row(conn, [], gate_entity=True)
     data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
     assert [(r["gate"], r["queries"]) for r in data["by_gate"]] == [("not entity", 2), ("entity", 1)]
+
+
+def test_the_readmes_weekly_sql_gives_the_reports_figures(brain_home):
+    """The README's plain SQL, run on rows as `brain ask --ab` writes them, says what
+    `brain ab report` says (it is the promise that the figures are a query, not a belief)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    sql = re.search(r"```sql\n(SELECT CASE gate_entity.*?)```", readme, re.S).group(1)
+    with connection() as conn:
+        _ab_row(conn, ["Alpha", "Beta"])  # changed, two via links
+        _ab_row(conn, [])  # unchanged
+        _ab_row(conn, ["Gamma"], gate_entity=True)
+        old = _ab_row(conn, ["Old"])
+        conn.execute("UPDATE ab_recall SET created_at = '2000-01-01 00:00:00' WHERE id = ?", (old,))
+        rows = [tuple(r) for r in conn.execute(sql)]
+    assert rows == [("not entity", 2, 0.5, 2, 3.0), ("entity", 1, 1.0, 1, 3.0)]
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert [
+        (r["gate"], r["queries"], r["share_changed"], r["promoted_via_graph"], r["avg_candidates_added"])
+        for r in data["by_gate"]
+    ] == rows
