@@ -312,3 +312,14 @@ def test_the_readmes_weekly_sql_gives_the_reports_figures(brain_home):
         (r["gate"], r["queries"], r["share_changed"], r["promoted_via_graph"], r["avg_candidates_added"])
         for r in data["by_gate"]
     ] == rows
+
+
+@pytest.mark.parametrize("label", ["", "  "])
+def test_eval_ab_log_with_an_empty_label_is_a_usage_error(tmp_path, label):
+    """`--ab-log ""` (an unset shell variable) logged nothing and said nothing; "  " logged rows
+    under a label no `--source` could be typed for."""
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(LINE) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(tmp_path / "v"), "--ab-log", label])
+    assert result.exit_code == 2 and "--ab-log needs a source label" in result.output, result.output
