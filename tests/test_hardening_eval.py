@@ -323,3 +323,29 @@ def test_eval_ab_log_with_an_empty_label_is_a_usage_error(tmp_path, label):
     queries.write_text(json.dumps(LINE) + "\n")
     result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(tmp_path / "v"), "--ab-log", label])
     assert result.exit_code == 2 and "--ab-log needs a source label" in result.output, result.output
+
+
+def test_a_query_with_a_unicode_line_separator_is_one_line(tmp_path):
+    """json.dumps(ensure_ascii=False) leaves U+2028 and U+0085 raw inside a string (text pasted
+    from a web page): lines were split there, so a valid file was "not valid JSON", and every
+    later line number was off."""
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    queries = [{**LINE, "id": "ls", "query": "apples\u2028pears"}, {**LINE, "id": "nel", "query": "apples\x85pears"}]
+    path = tmp_path / "q.jsonl"
+    text = "\n".join(json.dumps(q, ensure_ascii=False) for q in queries) + "\n" + '{"id": "bad"}\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, tmp_path / "v")
+    assert caught.value.problems == ["line 3: missing field(s): query, type, relevant"]
+    path.write_text(text.replace('{"id": "bad"}\n', ""), encoding="utf-8")
+    assert [(q.line, q.query) for q in load_queries(path, tmp_path / "v")] == [
+        (1, "apples\u2028pears"),
+        (2, "apples\x85pears"),
+    ]
+
+
+def test_a_query_file_with_old_mac_line_endings_is_still_read(tmp_path):
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    path.write_bytes((json.dumps(LINE) + "\r" + json.dumps({**LINE, "id": "b"}) + "\r").encode())
+    assert [(q.id, q.line) for q in load_queries(path, tmp_path / "v")] == [("a", 1), ("b", 2)]

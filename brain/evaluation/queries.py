@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -95,7 +96,10 @@ def _parse(text: str) -> _Parsed:
         )
         return parsed
     first_line_of: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n", "\r\n" or "\r" (none of them raw in a JSON string) and nothing else:
+    # splitlines() also splits at U+2028, U+0085 and other separators that JSON allows raw
+    # inside a string (text pasted from a web page).
+    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         if not raw.strip():
             continue
         try:
