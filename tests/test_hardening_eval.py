@@ -349,3 +349,19 @@ def test_a_query_file_with_old_mac_line_endings_is_still_read(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_bytes((json.dumps(LINE) + "\r" + json.dumps({**LINE, "id": "b"}) + "\r").encode())
     assert [(q.id, q.line) for q in load_queries(path, tmp_path / "v")] == [("a", 1), ("b", 2)]
+
+
+def test_eval_warnings_reach_a_terminal_only_as_text(tmp_path):
+    """A relevant note the index skips is named in a warning: its file name's escape sequence
+    went to the terminal raw (click strips it only when stderr is not a terminal)."""
+    vault = tmp_path / "v"
+    name = "evil\x1b[31mRED.md"
+    write(vault, "a.md", "# A\n\napples\n")
+    write(vault, name, "# E\n\nevil\n")
+    write(vault, ".brainignore", "evil*\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({**LINE, "relevant": [name, "a.md"]}) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector"], color=True)
+    assert result.exit_code == 0, result.output
+    assert "not in the index" in result.stderr and "evilRED.md" in result.stderr
+    assert "\x1b" not in result.stderr

@@ -109,8 +109,8 @@ def eval_command(
     finally:
         if bar:
             bar.close()
-    for message in report.warnings:
-        click.echo(f"brain: warning: {message}", err=True)
+    for message in report.warnings:  # they name notes: a file name's escape sequence is not the terminal's
+        click.echo(terminal_safe(f"brain: warning: {message}"), err=True)
     if ab_source and not report.ab_error:
         click.echo(f"logged {report.ab_rows} rows to ab_recall (source {ab_source!r})", err=True)
     if as_json:
