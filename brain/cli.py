@@ -420,7 +420,7 @@ def ask(
             how = "by PageRank over the links" if "ppr" in result.mode else "one hop from the top hits"
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
-            click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
+            click.echo(terminal_safe(f"\n(graph skipped: {result.gate.reason})"), err=True)
 
 
 def _ask_server(
@@ -483,8 +483,10 @@ def _ask_ab(
     click.echo(side_by_side(a, b))
     gate = "entity" if row.gate_entity else "not entity"
     click.echo(
-        f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
-        f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
+        terminal_safe(  # the gate's reason names a note: its file name's escapes are not the terminal's
+            f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
+            f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
+        )
     )
     if row_id is not None:
         click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)

@@ -365,3 +365,20 @@ def test_eval_warnings_reach_a_terminal_only_as_text(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not in the index" in result.stderr and "evilRED.md" in result.stderr
     assert "\x1b" not in result.stderr
+
+
+def test_ask_ab_gate_line_reaches_a_terminal_only_as_text(tmp_path):
+    """The gate's reason names the note a query is the alias of: that note's file name went to
+    the terminal raw, escape sequence and all."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\napples\n")
+    write(vault, "Zed\x1b[31mRed.md", "---\naliases: [Zebulon]\n---\nhello\n")
+    assert CliRunner().invoke(cli, ["index", "--vault", str(vault), "-q"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--ab", "Zebulon"], color=True)
+    assert result.exit_code == 0, result.output
+    assert "gate: entity (the query is the title or alias of [[ZedRed.md]])" in result.stdout
+    assert "\x1b" not in result.stdout
+    graph = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--graph", "Zebulon"], color=True)
+    assert graph.exit_code == 0, graph.output
+    assert "(graph skipped: the query is the title or alias of [[ZedRed.md]])" in graph.stderr
+    assert "\x1b" not in graph.stderr
