@@ -401,7 +401,7 @@ def ask(
             for result in results:
                 result.warnings.insert(0, passed_over)
     if ab:
-        _ask_ab(results[0], results[1], root, settings, source, as_json)
+        _ask_ab(results[0], results[1], root, settings, source, as_json, past=past)
         return
     result = results[0]
     if as_json:
@@ -420,7 +420,7 @@ def ask(
             how = "by PageRank over the links" if "ppr" in result.mode else "one hop from the top hits"
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
-            click.echo(f"\n(graph skipped: {result.gate.reason})", err=True)
+            click.echo(terminal_safe(f"\n(graph skipped: {result.gate.reason})"), err=True)
 
 
 def _ask_server(
@@ -447,20 +447,34 @@ def _ask_server(
     return results, None
 
 
-def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool) -> None:
-    from .db import connection
+def _ask_ab(
+    a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool, *, past: bool
+) -> None:
+    from .db import BrainDatabaseError, connection
     from .output import result_json, side_by_side
     from .telemetry import diff, log_ab
 
     row = diff(a, b, settings.k)
-    with connection() as conn:
-        row_id = log_ab(conn, row, source=source, vault=str(root))
+    row_id, not_logged = None, None
+    if past:  # the log is of everyday recall: a row of the past would count in this week's figures
+        not_logged = (
+            "recall over the past (--as-of, --valid-at) is shown, not logged: the A/B log is of everyday recall"
+        )
+    else:
+        try:
+            with connection() as conn:
+                row_id = log_ab(conn, row, source=source, vault=str(root))
+        except BrainDatabaseError as exc:  # telemetry never costs the answer: it is printed, and this said
+            not_logged = str(exc)
+    if not_logged:
+        click.echo(terminal_safe(f"brain: warning: not logged to ab_recall: {not_logged}"), err=True)
     if as_json:
         emit_json(
             {
                 "a": result_json(a),
                 "b": result_json(b),
                 "ab_recall_id": row_id,
+                **({"ab_recall_error": not_logged} if not_logged else {}),
                 "new_in_top_k": row.new_in_top_k,
                 "via_graph": row.via_graph,
             }
@@ -469,10 +483,13 @@ def _ask_ab(a: RecallResult, b: RecallResult, root: Path, settings: RecallSettin
     click.echo(side_by_side(a, b))
     gate = "entity" if row.gate_entity else "not entity"
     click.echo(
-        f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
-        f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
+        terminal_safe(  # the gate's reason names a note: its file name's escapes are not the terminal's
+            f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
+            f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
+        )
     )
-    click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
+    if row_id is not None:
+        click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 
 def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
@@ -573,6 +590,10 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         f"queries: {total['queries']}   graph changed the top k: {total['changed_top_k']} "
         f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
     )
+    if len(data["rows_from"]) > 1:  # the figures are over all of them: say so
+        groups = ", ".join(f"{g['source']} {g['mode_a']} vs {g['mode_b']} ({g['queries']})" for g in data["rows_from"])
+        several = len({g["source"] for g in data["rows_from"]}) > 1
+        click.echo(terminal_safe(f"rows from: {groups}" + ("; --source picks a source" if several else "")))
     if data["by_gate"]:
         click.echo(f"\n{'gate':<12}{'queries':>8}{'changed':>9}{'share':>8}{'promoted':>10}{'added/q':>9}")
         for r in data["by_gate"]:

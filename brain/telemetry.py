@@ -145,8 +145,8 @@ SELECT
   round(avg(candidates_added), 1) AS avg_candidates_added
 FROM ab_recall
 WHERE created_at >= :since AND (:source IS NULL OR source = :source)
-GROUP BY gate_entity
-ORDER BY gate_entity
+GROUP BY gate_entity = 1
+ORDER BY gate_entity = 1
 """
 
 
@@ -159,10 +159,22 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         "promoted_via_graph": sum(r["promoted_via_graph"] or 0 for r in rows),
     }
     total["share_changed"] = round(total["changed_top_k"] / total["queries"], 3) if total["queries"] else 0.0
+    # A row whose titles are not a JSON list (written by hand or another tool) adds no title:
+    # json_each would fail on it with "malformed JSON", which reads as a damaged database.
     top = conn.execute(
-        "SELECT value AS title, count(*) AS times FROM ab_recall, json_each(ab_recall.via_graph_titles)"
+        "SELECT value AS title, count(*) AS times FROM ab_recall, json_each("
+        "CASE WHEN json_valid(via_graph_titles) AND json_type(via_graph_titles) = 'array'"
+        " THEN via_graph_titles ELSE '[]' END)"
         " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
+        {"since": since, "source": source},
+    ).fetchall()
+    # What the figures are over: a benchmark's rows (eval --ab-log) or another pair of modes
+    # (--ab-modes) land in the same table as everyday `brain ask --ab`.
+    rows_from = conn.execute(
+        "SELECT source, mode_a, mode_b, count(*) AS queries FROM ab_recall"
+        " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        " GROUP BY source, mode_a, mode_b ORDER BY source, mode_a, mode_b",
         {"since": since, "source": source},
     ).fetchall()
     return {
@@ -171,4 +183,5 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         "all": total,
         "by_gate": rows,
         "top_promoted": [dict(r) for r in top],
+        "rows_from": [dict(r) for r in rows_from],
     }

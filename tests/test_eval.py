@@ -351,6 +351,7 @@ def test_a_rerank_mode_without_a_reranker_is_flagged_not_passed_off(eval_vault, 
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # stdout is the JSON object alone
     assert list(data["modes"]) == ["vector", "vector+rerank"]
+    assert data["not_reranked"] == {"vector+rerank": 4}  # a script reading stdout alone is told too
     assert "vector+rerank: the reranker did not run for 4 of 4 queries" in result.stderr
     assert "BRAIN_RERANK_MODEL=none" in result.stderr
     text = _invoke(queries, "--vault", vault, "--modes", "vector,vector+rerank")

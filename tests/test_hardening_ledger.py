@@ -673,13 +673,27 @@ def test_corrupt_db_turns_and_ab_report_say_which_file(brain_home, how):
     assert db.read_bytes() == before  # brain never "repairs" it behind the user's back
 
 
-def test_corrupt_db_ask_ab_says_which_file(brain_home, toy_vault):
+@pytest.mark.parametrize("as_json", [False, True])
+def test_corrupt_db_ask_ab_still_answers_and_says_which_file(brain_home, toy_vault, as_json):
+    """Telemetry never breaks recall: a damaged brain.db cost `brain ask --ab` its answer."""
     assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
     db = brain_home / "brain.db"
     _filled_db(db)
     _damage(db, "garbage")
-    result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
-    _assert_damaged_message(result, db)
+    before = db.read_bytes()
+    args = ["ask", "--vault", str(toy_vault), "--ab", "graph memory", *(["--json"] if as_json else [])]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    if as_json:
+        data = json.loads(result.stdout)
+        assert data["a"]["results"] and data["b"]["results"] and data["ab_recall_id"] is None
+        assert f"{db} is damaged" in data["ab_recall_error"]
+    else:
+        assert "gate:" in result.stdout and "new in the top" in result.stdout
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("brain: warning: not logged to ab_recall: ")
+    assert f"{db} is damaged" in result.stderr and "move it aside" in result.stderr
+    assert db.read_bytes() == before
 
 
 @pytest.mark.slow

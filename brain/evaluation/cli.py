@@ -87,6 +87,12 @@ def eval_command(
     from .runner import canonical_modes, format_table, run_eval
 
     setup_logging()
+    if ab_source is not None and not ab_source.strip():  # an unset shell variable: not "log nothing"
+        raise click.BadParameter("--ab-log needs a source label, e.g. --ab-log minibench", param_hint="--ab-log")
+    if explain_ids:  # --explain reads queries, it neither scores nor logs them: say so, not drop them
+        for given, option in ((ab_source, "--ab-log"), (markdown, "--markdown")):
+            if given:
+                raise click.UsageError(f"{option} does not go with --explain (it scores no table and logs no row)")
     root = resolve_vault(vault)
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
@@ -103,14 +109,21 @@ def eval_command(
     finally:
         if bar:
             bar.close()
-    for message in report.warnings:
-        click.echo(f"brain: warning: {message}", err=True)
-    if ab_source:
+    for message in report.warnings:  # they name notes: a file name's escape sequence is not the terminal's
+        click.echo(terminal_safe(f"brain: warning: {message}"), err=True)
+    if ab_source and not report.ab_error:
         click.echo(f"logged {report.ab_rows} rows to ab_recall (source {ab_source!r})", err=True)
     if as_json:
         emit_json(report.as_json())
     else:
         click.echo(format_table(report, markdown=markdown))
+    if report.ab_error:  # after the figures, which stand: the log is what failed
+        from ..db import BrainDatabaseError
+
+        raise BrainDatabaseError(
+            f"only {report.ab_rows} of {report.queries} rows were logged to ab_recall (source {ab_source!r}): "
+            f"{report.ab_error}"
+        )
 
 
 def _explain(

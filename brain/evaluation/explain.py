@@ -57,6 +57,7 @@ class Explanation:
     metrics: dict[str, float]
     named: str | None = None  # the note the query is the name of, put first (``RecallSettings.name_first``)
     searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
+    fell_back: list[str] = field(default_factory=list)  # stages that failed for this query (the log says why)
 
     def as_dict(self) -> dict:
         return {
@@ -68,6 +69,7 @@ class Explanation:
             "metrics": self.metrics,
             "named": self.named,
             "bm25_searched": self.searched,
+            "fell_back": self.fell_back,
             "labelled": [r.as_dict() for r in self.labelled],
             "top": [r.as_dict() for r in self.top],
         }
@@ -95,7 +97,8 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
-    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, result.lexical_match)
+    fell_back = [stage for stage, failed in result.fallbacks.items() if failed]
+    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, result.lexical_match, fell_back)
 
 
 def format_explanation(ex: Explanation) -> str:
@@ -108,8 +111,13 @@ def format_explanation(ex: Explanation) -> str:
     ]
     if ex.named:
         lines.append(f"the query is the name of {ex.named}, and only of it: put first")
-    if "lexical" in ex.lanes:
+    if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
+        lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
+    elif "lexical" in ex.lanes:
         lines.append(f"BM25 searched: {ex.searched or '(no word of the query is in the index)'}")
+    others = [stage for stage in ex.fell_back if stage != "lexical"]
+    if others:
+        lines.append(f"fell back (see the warnings): {', '.join(others)}")
     width = min(60, max([len(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
     head = f"{'':>4} {'note':<{width}}{'fused':>14}" + "".join(f"{name:>16}" for name in ex.lanes)
 

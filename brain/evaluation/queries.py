@@ -10,9 +10,12 @@ labeller fixes the file in one pass.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
-from dataclasses import dataclass, field
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError
@@ -48,17 +51,24 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
     from the vault together (the paths of a bad line are checked too)."""
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        data = source.read_bytes()
+        # A byte-order mark says the encoding: UTF-8 with one (Notepad), UTF-16 (PowerShell 5's `>`).
+        utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except FileNotFoundError as exc:
         raise QueryFileError(f"query file not found: {source}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise QueryFileError(f"cannot read the query file {source}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise QueryFileError(f"cannot read the query file {source}: it is not UTF-8 ({exc})") from exc
     parsed = _parse(text)
     missing: list[str] = []
     root = None
     if vault is not None:
         root = Path(vault).expanduser().resolve()
-        missing = _missing_paths(parsed.paths, root)
+        spelling = _Spelling(root)
+        missing = _missing_paths(parsed.paths, root, spelling)
+        parsed.queries = [spelling.respelt(q) for q in parsed.queries]
     _raise_problems(str(source), parsed, missing, root)
     return parsed.queries
 
@@ -80,8 +90,16 @@ class _Parsed:
 
 def _parse(text: str) -> _Parsed:
     parsed = _Parsed()
+    if _one_json_array(text):  # its brackets would be "not valid JSON", and the cause never named
+        parsed.problems.append(
+            "the file is one JSON array, not JSON Lines: write one query object per line (jq -c '.[]' FILE)"
+        )
+        return parsed
     first_line_of: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n", "\r\n" or "\r" (none of them raw in a JSON string) and nothing else:
+    # splitlines() also splits at U+2028, U+0085 and other separators that JSON allows raw
+    # inside a string (text pasted from a web page).
+    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         if not raw.strip():
             continue
         try:
@@ -127,6 +145,15 @@ def _parse(text: str) -> _Parsed:
             )
         )
     return parsed
+
+
+def _one_json_array(text: str) -> bool:
+    if not text.lstrip().startswith("["):
+        return False
+    try:
+        return isinstance(json.loads(text), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _raise_problems(name: str, parsed: _Parsed, missing: list[str], root: Path | None) -> None:
@@ -193,9 +220,74 @@ def check_relevant_paths(queries: list[EvalQuery], vault: Path, name: str = "<qu
         _raise_problems(name, _Parsed(queries=queries), missing, root)
 
 
-def _missing_paths(paths: list[tuple[int, str, str]], root: Path) -> list[str]:
-    return [f"{where}: {rel}" for _, where, rel in paths if not (root / rel).is_file()]
+def _missing_paths(paths: list[tuple[int, str, str]], root: Path, spelling: _Spelling | None = None) -> list[str]:
+    spelling = spelling or _Spelling(root)
+    missing = []
+    for _, where, rel in paths:
+        if spelling.find(rel) is None:
+            near = spelling.find(rel, fold_case=True) or spelling.find(f"{rel}.md", fold_case=True)
+            missing.append(f"{where}: {rel}" + (f" (the vault has {near})" if near else ""))
+    return missing
+
+
+def _nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", name)
+
+
+class _Spelling:
+    """A label's path as the vault spells it on disk, so it compares equal to the indexed path.
+
+    A name matches byte for byte, else the one name equal to it in Unicode's composed form
+    (NFC): an editor writes "é" composed where macOS may have saved the file decomposed, two
+    spellings that look the same. A name of another case is no match (paths are case-sensitive
+    in the index), only a hint in the error."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        # folder -> (its names, its names by NFC form, by NFC form casefolded)
+        self._folders: dict[Path, tuple[set[str], dict[str, list[str]], dict[str, list[str]]]] = {}
+
+    def _listing(self, folder: Path) -> tuple[set[str], dict[str, list[str]], dict[str, list[str]]]:
+        if folder not in self._folders:
+            try:
+                names = os.listdir(folder)
+            except OSError:  # not a folder, gone, unreadable: nothing in it matches
+                names = []
+            composed: dict[str, list[str]] = {}
+            folded: dict[str, list[str]] = {}
+            for name in names:
+                composed.setdefault(_nfc(name), []).append(name)
+                folded.setdefault(_nfc(name).casefold(), []).append(name)
+            self._folders[folder] = (set(names), composed, folded)
+        return self._folders[folder]
+
+    def find(self, rel: str, *, fold_case: bool = False) -> str | None:
+        folder, parts = self.root, []
+        for part in PurePosixPath(rel).parts:
+            names, composed, folded = self._listing(folder)
+            if part in names and not fold_case:
+                name = part
+            else:
+                matches = folded.get(_nfc(part).casefold(), []) if fold_case else composed.get(_nfc(part), [])
+                if len(matches) != 1:
+                    return None
+                name = matches[0]
+            parts.append(name)
+            folder = folder / name
+        return "/".join(parts) if parts and folder.is_file() else None
+
+    def respelt(self, query: EvalQuery) -> EvalQuery:
+        """``query`` with its relevant and partial paths as the vault spells them (when found)."""
+
+        def spelt(paths: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(self.find(p) or p for p in paths))
+
+        return replace(query, relevant=spelt(query.relevant), partial=spelt(query.partial))
+
+
+SHOWN = 50  # problems listed per section: a CSV passed by mistake is not a million lines of terminal
 
 
 def _listing(head: str, problems: list[str]) -> str:
-    return "\n".join([head + ":", *(f"  {p}" for p in problems)])
+    more = [f"  … and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else []
+    return "\n".join([head + ":", *(f"  {p}" for p in problems[:SHOWN]), *more])

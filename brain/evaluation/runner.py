@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,6 @@ from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from ..recall.pipeline import Recaller
 
 log = logging.getLogger("brain")
@@ -59,10 +58,21 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     not_reranked: dict[str, int] = field(default_factory=dict)  # mode -> queries that fell back to dense order
     ab_rows: int = 0
+    ab_error: str | None = None  # why --ab-log stopped logging mid-run (the figures stand)
+    # mode -> {stage: queries where it fell back} (a damaged BM25 index, a failed graph stage):
+    # those figures are the mode's without that stage. The reranker's are in not_reranked.
+    fell_back: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def as_json(self) -> dict:
-        """The `brain eval --json` object, exactly: queries, notes, modes."""
-        return {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+        """The `brain eval --json` object, exactly: queries, notes, modes; and not_reranked when a
+        +rerank mode fell back for some queries (its figures are not reranked ones), fell_back
+        when another stage did."""
+        out: dict = {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+        if self.not_reranked:
+            out["not_reranked"] = dict(self.not_reranked)
+        if self.fell_back:
+            out["fell_back"] = {mode: dict(stages) for mode, stages in self.fell_back.items()}
+        return out
 
 
 def canonical_modes(modes: Sequence[str]) -> list[str]:
@@ -131,9 +141,10 @@ def _run(
     outcomes: list[QueryOutcome] = []
     seen: dict[str, int] = {}  # per-query warnings, counted here instead of logged per query
     ab_rows = 0
+    ab_error = None
     with contextlib.ExitStack() as stack:
         conn = None
-        if ab_source:  # a damaged or read-only brain.db, at open or mid-run, is one line
+        if ab_source:  # a damaged or read-only brain.db at open is one line, before any query
             from ..db import connection
 
             conn = stack.enter_context(connection())
@@ -165,12 +176,19 @@ def _run(
                     if on_step:
                         on_step(1)
                 if conn is not None and ab_source:
-                    ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+                    try:
+                        ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+                    except sqlite3.Error as exc:  # mid-run: the run's figures stand; logging stops
+                        from .. import config
+                        from ..db import database_error
+
+                        ab_error, conn = str(database_error(config.db_path(), exc)), None
 
     warnings.extend(f"{message} (×{n})" if n > 1 else message for message, n in seen.items())
     summary: dict[str, dict] = {}
     order = {t: i for i, t in enumerate(QUERY_TYPES)}
     not_reranked: dict[str, int] = {}
+    fell_back: dict[str, dict[str, int]] = {}
     for mode in modes:
         rows = [(o.query.type, {**o.metrics, "latency_ms": o.latency_ms}) for o in outcomes if o.mode == mode]
         rows.sort(key=lambda r: order.get(r[0], len(order)))
@@ -191,6 +209,12 @@ def _run(
             warnings.append(
                 f"{mode}: the graph stage failed for {failed_graph} of {len(mine)} queries (dense result used)"
             )
+        stages: dict[str, int] = {}
+        for o in mine:
+            for stage in (s for s, failed in o.fallbacks.items() if failed and s != "rerank"):
+                stages[stage] = stages.get(stage, 0) + 1
+        if stages:
+            fell_back[mode] = stages
     counts: dict[str, int] = {}
     for q in sorted(queries, key=lambda q: order.get(q.type, len(order))):
         counts[q.type] = counts.get(q.type, 0) + 1
@@ -206,6 +230,8 @@ def _run(
         warnings=warnings,
         not_reranked=not_reranked,
         ab_rows=ab_rows,
+        ab_error=ab_error,
+        fell_back=fell_back,
     )
 
 
@@ -264,7 +290,7 @@ def model_label(name: str) -> str:
 def format_table(report: EvalReport, *, markdown: bool = False) -> str:
     """One block per metric: rows are all queries then each type, columns the modes side by side."""
     modes = list(report.modes)
-    heads = [m + "*" if m in report.not_reranked else m for m in modes]
+    heads = [m + "*" if m in report.not_reranked or m in report.fell_back else m for m in modes]
     rows = [("all", report.queries)] + list(report.counts_by_type.items())
     first = max(len(label) for label in [*_LABELS.values(), *(name for name, _ in rows)]) + 2
     widths = [max(9, len(h) + 2) for h in heads]
@@ -301,5 +327,17 @@ def format_table(report: EvalReport, *, markdown: bool = False) -> str:
                 f"{m} fell back to the order before reranking for {n} of {report.queries} queries"
                 for m, n in report.not_reranked.items()
             )
+        )
+    if report.fell_back:
+        if not report.not_reranked:
+            lines.append("")
+        lines.append(
+            "* fell back: "
+            + "; ".join(
+                f"{m} without its {stage} stage for {n} of {report.queries} queries"
+                for m, stages in report.fell_back.items()
+                for stage, n in stages.items()
+            )
+            + " (see the warnings)"
         )
     return "\n".join(lines)
