@@ -24,7 +24,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from itertools import pairwise
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
+from ..errors import BrainError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
 from ..text import shell_word
@@ -422,7 +422,7 @@ class IndexStore:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
 
@@ -506,7 +506,7 @@ class IndexStore:
             self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
             self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
         return stats
@@ -2147,6 +2147,15 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction. SQLite may have rolled it back itself (a full disk, an
+    I/O error): a ROLLBACK then fails with "no transaction is active", which must not hide
+    the cause."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:
     """SQLite's way of saying the file or its folder cannot be written (or created)."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
@@ -2191,6 +2200,8 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         if is_not_writable(exc):
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc):
+            raise NoSpaceError(no_space_message(directory, str(exc))) from exc
         if "locked" in str(exc) or "busy" in str(exc):
             raise BrainError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
@@ -2207,6 +2218,8 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             and _related(Path(exc.filename), directory)
         ):
             raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
         raise
 
 
@@ -2227,6 +2240,13 @@ def search_index_damaged(exc: BaseException) -> bool:
     if type(exc) is not sqlite3.DatabaseError:
         return False
     return getattr(exc, "sqlite_errorcode", None) in (11, 267) or "malformed" in str(exc)
+
+
+def no_space_message(directory: Path, reason: str) -> str:
+    return (
+        f"no room left to write the index in {directory} ({reason}): free some space on that disk (or set "
+        "BRAIN_HOME to a folder on one with room) and run again; nothing was lost, the index as it was still answers"
+    )
 
 
 def not_writable_message(where: Path, reason: str) -> str:
