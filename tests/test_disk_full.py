@@ -3,6 +3,7 @@ the index as it was, and the next run with room finishes the work with nothing l
 
 SQLite's own "database or disk is full" is real here: every connection of the index is held
 to the pages its file has now (``PRAGMA max_page_count``), as a disk with no room left does.
+FAISS's write is made to fail as it does on a full disk (a RuntimeError naming the C++ line).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from conftest import write
 from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
+from brain import config
 from brain.cli import cli
 from brain.index import store as store_module
 from brain.index.store import INDEX_FILE
@@ -94,3 +96,40 @@ def test_a_full_disk_during_index_is_one_line_naming_it(toy_vault, full_disk, mo
     assert data["new"] == 40
     got = {k: data[k] for k in ("notes", "chunks", "links")}
     assert got == _fresh_counts(toy_vault, monkeypatch, tmp_path)
+
+
+def _faiss_cannot_write(monkeypatch) -> None:
+    import faiss
+
+    def write_index(index, path):
+        raise RuntimeError(
+            "Error in void faiss::write_index(const Index*, IOWriter*, int) at index_write.cpp:699: "
+            f"Error: 'ret == (size)' failed: write error in {path}: 3978 != 3148800 (No space left on device)"
+        )
+
+    monkeypatch.setattr(faiss, "write_index", write_index)
+
+
+def test_a_vector_file_that_cannot_be_written_is_a_warning_not_a_traceback(toy_vault, monkeypatch, caplog):
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    directory = config.index_dir(toy_vault)
+    (directory / "vectors.faiss").unlink()  # a reader must rebuild it, and save it if it can
+    _faiss_cannot_write(monkeypatch)
+    for extra in ((), ("--no-update",)):
+        result = _invoke("ask", "--vault", str(toy_vault), *extra, QUERY)
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output and " 1. " in result.output, result.output
+    assert "could not save the rebuilt vector index: [Errno 28] No space left on device" in caplog.text
+    assert not list(directory.glob("vectors.faiss.*"))  # no temporary file left behind
+
+
+def test_a_vector_file_that_cannot_be_written_by_index_is_one_line(toy_vault, monkeypatch):
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    directory = config.index_dir(toy_vault)
+    _faiss_cannot_write(monkeypatch)
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf")  # the next run must write a new vector file
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1
+    line = _one_line(result)
+    assert "no room left" in line and "No space left on device" in line, line
+    assert not list(directory.glob("vectors.faiss.*"))
