@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import sqlite3
 import struct
 import sys
@@ -470,8 +471,13 @@ class IndexStore:
         return int(self.get_meta("vectors_version", "0") or 0)
 
     def bump_vectors_version(self) -> None:
-        """Call inside the transaction that changes chunks: the FAISS file is now behind."""
-        self.set_meta("vectors_version", self.vectors_version() + 1)
+        """Call inside the transaction that changes chunks: the FAISS file is now behind.
+
+        The step is random, not one: an index.db restored from a backup beside newer vector
+        files, then changed again, would count to the very version those files were saved at
+        from other changes, and they would be taken for its own (its new chunks searched with
+        vectors of chunks it never had)."""
+        self.set_meta("vectors_version", self.vectors_version() + 1 + secrets.randbelow(1 << 30))
 
     # ----- notes ----------------------------------------------------------------------
 

@@ -553,7 +553,9 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         log.warning("the vector index in %s belongs to another index database; rebuilding it", store.directory)
     elif loaded is not None:
         log.warning(
-            "vector index is behind the database (version %s, expected %s); rebuilding it", loaded.version, version
+            "vector index is out of step with the database (version %s, expected %s); rebuilding it",
+            loaded.version,
+            version,
         )
     elif problem is not None:
         log.warning("%s; rebuilding the vector index from the database", problem)
