@@ -859,6 +859,34 @@ def test_an_empty_server_whose_indexing_fails_says_the_failure_not_the_emptiness
         daemon.stop()
 
 
+def test_answers_after_a_failed_pass_say_the_notes_it_left_until_one_succeeds(toy_vault, monkeypatch):
+    # The watcher is idle after a pass that failed (a full disk): the answers were the old
+    # index's with no word of the notes changed since.
+    from brain.errors import NoSpaceError
+    from brain.server import service as service_module
+
+    _index(toy_vault)
+    real = service_module.index_vault
+
+    def disk_full(*args, **kwargs):
+        raise NoSpaceError("no room left to write the index (database or disk is full)")
+
+    with served(toy_vault) as daemon:
+        monkeypatch.setattr(service_module, "index_vault", disk_full)
+        write(toy_vault, "Inbox/One.md", "# One\n\nabout agent memory\n")
+        write(toy_vault, "Inbox/Two.md", "# Two\n\nabout agent memory too\n")
+        settled(daemon)
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 2
+        assert any("2 notes changed" in w and "database or disk is full" in w for w in results[0].warnings)
+
+        monkeypatch.setattr(service_module, "index_vault", real)  # room again: the next change is indexed
+        write(toy_vault, "Inbox/Three.md", "# Three\n\nagent memory\n")
+        settled(daemon)
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 0 and results[0].warnings == []
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)
