@@ -133,3 +133,33 @@ def test_a_vector_file_that_cannot_be_written_by_index_is_one_line(toy_vault, mo
     line = _one_line(result)
     assert "no room left" in line and "No space left on device" in line, line
     assert not list(directory.glob("vectors.faiss.*"))
+
+
+def test_a_disk_too_full_for_sqlite_shared_memory_file_still_answers(toy_vault, monkeypatch):
+    # On a disk with no room left, opening the database fails before reading a page: SQLite
+    # cannot make the 32 KB -shm file beside it (SQLITE_IOERR_SHMSIZE, "disk I/O error").
+    # `brain ask` failed with that line, though the index was complete and readable.
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    real = store_module.connect
+
+    def connect(path: str, *args, **kwargs) -> sqlite3.Connection:
+        if Path(path).name == INDEX_FILE:
+            exc = sqlite3.OperationalError("disk I/O error")
+            exc.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"  # type: ignore[attr-defined]
+            raise exc
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "connect", connect)
+    result = _invoke("ask", "--vault", str(toy_vault), "--json", QUERY)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["results"] and data["warnings"] == [] and data["stale_notes"] == 0
+
+    write(toy_vault, "Inbox/New.md", "# New\n\nabout sqlite wal checkpoints\n")
+    data = json.loads(_invoke("ask", "--vault", str(toy_vault), "--json", QUERY).stdout)
+    assert data["results"] and data["stale_notes"] == 1
+    assert any("cannot be updated now (no room left" in w for w in data["warnings"]), data["warnings"]
+
+    result = _invoke("index", "--vault", str(toy_vault))  # a writer cannot: one line that says why
+    assert result.exit_code == 1
+    assert "no room left" in _one_line(result)

@@ -165,12 +165,15 @@ class IndexStore:
         *,
         readonly: bool = False,
         reader: Callable[[], sqlite3.Connection] | None = None,
+        why_readonly: str | None = None,
     ):
         """``reader`` opens another connection to the database as this one's (for a large BM25
         search in parts, ``fts_search``); None: searches are never split."""
         self.conn = conn
         self.directory = directory
         self.readonly = readonly
+        # What a reader says of changes it cannot index: the folder read-only, or no room left.
+        self.why_readonly = why_readonly or f"the index folder {directory} is read-only"
         self._identity = _file_identity(directory / INDEX_FILE)
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
@@ -183,6 +186,7 @@ class IndexStore:
         """Read through ``other``'s connection: for views over the same database (a past slice,
         ``recall/past.py``), which then own it (closing the view closes it, and its readers)."""
         self.conn, self.directory, self.readonly = other.conn, other.directory, other.readonly
+        self.why_readonly = other.why_readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
@@ -206,8 +210,9 @@ class IndexStore:
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
         """Open (creating and migrating as needed) the index database in ``directory``.
 
-        ``readonly_ok``: where the folder cannot be written (a read-only brain home), open the
-        database read-only instead, for commands that only read.
+        ``readonly_ok``: where the folder cannot be written (a read-only brain home, or a disk
+        with no room for the shared-memory file SQLite makes beside a database it opens), open
+        the database read-only instead, for commands that only read.
         """
         config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
         path = directory / INDEX_FILE
@@ -220,9 +225,10 @@ class IndexStore:
         except sqlite3.OperationalError as exc:
             if conn is not None:
                 conn.close()
-            if not (readonly_ok and path.exists() and is_not_writable(exc)):
+            full = no_room(exc)
+            if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
                 raise
-            return cls._open_readonly(directory)
+            return cls._open_readonly(directory, no_space_message(directory, str(exc)) if full else None)
         except BaseException:
             if conn is not None:
                 conn.close()
@@ -230,14 +236,15 @@ class IndexStore:
         return cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
 
     @classmethod
-    def _open_readonly(cls, directory: Path) -> IndexStore:
+    def _open_readonly(cls, directory: Path, why: str | None = None) -> IndexStore:
         path = (directory / INDEX_FILE).absolute()
-        # With a -wal file, SQLite reads it through the -shm beside it. Without one (the last
-        # writer closed cleanly) the database file is the whole truth, and since this folder
-        # cannot be written nobody here can change it: ``immutable`` reads it without the
-        # -shm file SQLite could not create.
+        # With a -wal file, SQLite reads it through the -shm beside it. Without one, or with an
+        # empty one (the last writer closed cleanly, or an open on a full disk made it), the
+        # database file is the whole truth, and since this folder cannot be written (or has no
+        # room for a -shm file, which every writer needs) nobody can change it: ``immutable``
+        # reads it without the -shm file SQLite could not create.
         wal = path.with_name(path.name + "-wal")
-        query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        query = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
         try:
@@ -255,7 +262,7 @@ class IndexStore:
         reader = lambda: _reader(
             sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
         )
-        return cls(conn, directory, readonly=True, reader=reader)
+        return cls(conn, directory, readonly=True, reader=reader, why_readonly=why)
 
     @classmethod
     def in_memory(cls, directory: Path) -> IndexStore:
@@ -2162,6 +2169,13 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
+def no_room(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the disk is full: a write that found no room, or a -shm file
+    (32 KB, made beside a database when it is opened) that could not be made its size."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in ("SQLITE_FULL", "SQLITE_IOERR_SHMSIZE") or "disk is full" in str(exc)
+
+
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:
     """SQLite's way of saying the file or its folder cannot be written (or created)."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
@@ -2206,7 +2220,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         if is_not_writable(exc):
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
-        if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc):
+        if no_room(exc):
             raise NoSpaceError(no_space_message(directory, str(exc))) from exc
         if "locked" in str(exc) or "busy" in str(exc):
             raise BrainError(

@@ -563,9 +563,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
     elif store.readonly:
-        log.warning(
-            "the index folder %s is read-only: the rebuilt vector index is kept in memory only", store.directory
-        )
+        log.warning("%s: the rebuilt vector index is kept in memory only", store.why_readonly)
     elif not store.still_at_its_path():
         pass  # another index took this folder (a rebuild swapped in): its cache is not ours to write
     else:
