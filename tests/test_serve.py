@@ -887,6 +887,48 @@ def test_answers_after_a_failed_pass_say_the_notes_it_left_until_one_succeeds(to
         assert results[0].stale == 0 and results[0].warnings == []
 
 
+def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(toy_vault, monkeypatch):
+    # SQLite cannot make its -shm file on a disk with no room: the server's start was a bare
+    # sqlite3 "disk I/O error" (a traceback in the foreground; --detach pointed at a log the
+    # full disk had left empty).
+    import sqlite3
+
+    from conftest import FakeEmbedder
+
+    from brain.errors import NoSpaceError
+    from brain.index import store as store_module
+
+    _index(toy_vault)
+    real = store_module.connect
+
+    def connect(path: str, *args, **kwargs):
+        if path.endswith("index.db"):
+            exc = sqlite3.OperationalError("disk I/O error")
+            exc.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"  # type: ignore[attr-defined]
+            raise exc
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "connect", connect)
+    daemon = Daemon(toy_vault.resolve(), Service(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False))
+    with pytest.raises(NoSpaceError, match="no room left to write the index"):
+        daemon.start()
+    assert not runtime.lock_is_held(toy_vault.resolve())
+
+
+def test_detach_says_why_a_server_failed_to_start_not_only_where_its_log_is(toy_vault, monkeypatch):
+    # A failure that is no BrainError went to the log alone, and the log may be what cannot be
+    # written (a full disk): "see the log" then pointed at an empty file.
+    from brain.server import daemon as daemon_module
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(daemon_module, "run_foreground", broken)
+    code, message = daemon_module.run_detached(toy_vault.resolve(), http=None)
+    assert code == 1
+    assert "No space left on device" in message, message
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)

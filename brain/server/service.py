@@ -42,7 +42,7 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError, EmptyIndexError, IndexMismatchError
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
-from ..index.store import IndexStore
+from ..index.store import IndexStore, index_errors
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
 from . import protocol
@@ -227,11 +227,12 @@ class Service:
         directory = config.index_dir(self.root)
         if not (directory / "index.db").exists():
             return
-        store = IndexStore.open(directory, create=False)
-        try:
-            check_model(store, self.model)
-        finally:
-            store.close()
+        with index_errors(directory, self.root):  # a full disk, damage: one line, as `brain index` says it
+            store = IndexStore.open(directory, create=False)
+            try:
+                check_model(store, self.model)
+            finally:
+                store.close()
 
     # ----- the indexing thread: passes and snapshots ------------------------------------------
 
