@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError
-from .store import INDEX_FILE, IndexStore, index_errors
+from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors
 
 if TYPE_CHECKING:
     from .indexer import IndexReport
@@ -32,7 +32,6 @@ log = logging.getLogger("brain")
 
 REBUILD_SUFFIX = ".rebuild"  # the folder a rebuild fills, beside the index folder
 REBUILD_MARKER = "rebuild.json"  # in that folder while it is a rebuild in progress
-RETIRED_SUFFIX = ".retired"  # where the old index waits to be deleted when no atomic swap exists
 
 
 def rebuild_dir(directory: Path) -> Path:
@@ -55,6 +54,7 @@ def rebuild(
     writer lock. Returns ``index_into``'s report, with ``moved_aside`` set when a damaged index
     was moved out of the way.
     """
+    put_back_cut_swap(directory)
     damage = IndexStore.integrity_problem(directory)
     if damage:
         log.warning(
@@ -208,9 +208,26 @@ def _damaged_name(directory: Path) -> Path:
     return candidate
 
 
+def put_back_cut_swap(directory: Path) -> None:
+    """A swap by two renames cut short between them (kill -9) leaves no index folder, the old
+    index under the retired name and the new one in the rebuild folder, marker and all: the old
+    one goes back in place (the next ``--rebuild`` resumes the new one), where it was deleted
+    and a new, empty index begun, history lost. Call with the vault's writer lock held."""
+    retired = directory.with_name(directory.name + RETIRED_SUFFIX)
+    if not directory.exists() and (retired / INDEX_FILE).exists():
+        os.rename(retired, directory)
+        log.warning(
+            "a rebuild stopped while it swapped in the new index: the previous index is back in %s"
+            " (`brain index --rebuild` finishes the new one)",
+            directory,
+        )
+
+
 def remove_leftovers(directory: Path) -> None:
     """What a swap cut short leaves: the old index under the rebuild name (without its marker)
-    or under the retired name. A rebuild in progress (marker present) is left for --rebuild."""
+    or under the retired name (then put back if no index took its place). A rebuild in
+    progress (marker present) is left for --rebuild."""
+    put_back_cut_swap(directory)
     staging = rebuild_dir(directory)
     if staging.exists() and not (staging / REBUILD_MARKER).exists():
         _remove_old(staging)

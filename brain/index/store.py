@@ -56,6 +56,7 @@ log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
 RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
+RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
 # version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
 # the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);
@@ -2204,6 +2205,12 @@ def built_index_dir(root: Path) -> Path:
     """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
     directory = config.index_dir(root)
     if not (directory / INDEX_FILE).exists():
+        if (directory.with_name(directory.name + RETIRED_SUFFIX) / INDEX_FILE).exists():
+            raise NoIndexError(
+                f"a `brain index --rebuild` of {root} stopped while it swapped in the new index: run "
+                f"`brain index --vault {shell_word(root)}` to put the previous one back, or `brain index --rebuild"
+                f" --vault {shell_word(root)}` to finish the new one"
+            )
         raise NoIndexError(f"no index for {root} yet: run `brain index --vault {shell_word(root)}` first")
     return directory
 
