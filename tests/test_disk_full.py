@@ -163,3 +163,29 @@ def test_a_disk_too_full_for_sqlite_shared_memory_file_still_answers(toy_vault, 
     result = _invoke("index", "--vault", str(toy_vault))  # a writer cannot: one line that says why
     assert result.exit_code == 1
     assert "no room left" in _one_line(result)
+
+
+def test_a_rebuild_stopped_by_a_full_disk_says_what_it_takes_of_it_and_resumes(toy_vault, monkeypatch):
+    # The rebuild folder a full disk stopped stays for --rebuild to resume, and takes room
+    # itself: freeing space "on that disk" was no help while it was not said.
+    from brain.index.indexer import index_vault
+    from brain.index.rebuild import rebuild_dir
+    from brain.index.store import IndexStore
+
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    with monkeypatch.context() as m:  # every note is in the new index when its WAL is folded in
+        m.setattr(
+            IndexStore,
+            "checkpoint",
+            lambda self: (_ for _ in ()).throw(sqlite3.OperationalError("database or disk is full")),
+        )
+        result = _invoke("index", "--vault", str(toy_vault), "--rebuild", "--yes")
+    assert result.exit_code == 1
+    staging = rebuild_dir(config.index_dir(toy_vault))
+    line = _one_line(result)
+    assert "no room left" in line and f"the stopped rebuild in {staging} takes" in line and " MB " in line, line
+
+    from conftest import FakeEmbedder
+
+    report = index_vault(toy_vault, embedder=FakeEmbedder(), progress=False, rebuild=True, keep_history=False)
+    assert report.embedded == 0 and not staging.exists()  # resumed: nothing embedded again

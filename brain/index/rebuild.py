@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BrainError, IndexMismatchError
+from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors
 
 if TYPE_CHECKING:
@@ -73,27 +73,30 @@ def rebuild(
             finally:
                 old.close()
     staging = rebuild_dir(directory)
-    with index_errors(staging, root):  # a failure here is about the new index, not the old
-        for attempt in (1, 2):
-            store, resumed = _open_staging(staging, model_name, source)
-            try:
-                if source is not None and store.get_meta("history_carry") is None:
-                    store.carry_history_from(directory / INDEX_FILE)
-                report = index_into(store)
-                store.checkpoint()
-            except IndexMismatchError:
-                store.close()
-                if not resumed or attempt == 2:
+    try:
+        with index_errors(staging, root):  # a failure here is about the new index, not the old
+            for attempt in (1, 2):
+                store, resumed = _open_staging(staging, model_name, source)
+                try:
+                    if source is not None and store.get_meta("history_carry") is None:
+                        store.carry_history_from(directory / INDEX_FILE)
+                    report = index_into(store)
+                    store.checkpoint()
+                except IndexMismatchError:
+                    store.close()
+                    if not resumed or attempt == 2:
+                        raise
+                    # Same model name, other vectors (the model folder changed): start over.
+                    log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
+                    shutil.rmtree(staging)
+                    continue
+                except BaseException:
+                    _stopped(store, staging)
                     raise
-                # Same model name, other vectors (the model folder changed): start over.
-                log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
-                shutil.rmtree(staging)
-                continue
-            except BaseException:
-                _stopped(store, staging)
-                raise
-            store.close()
-            break
+                store.close()
+                break
+    except NoSpaceError as exc:  # the stopped rebuild takes some of that disk itself: say how much
+        raise NoSpaceError(_with_staging(str(exc), staging)) from exc
     if lost_history:
         report.warnings.append({"path": str(directory / INDEX_FILE), "message": lost_history})
     report.moved_aside = _swap_in(staging, directory, damage)
@@ -104,6 +107,21 @@ def rebuild(
         )
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
+
+
+def _with_staging(message: str, staging: Path) -> str:
+    """A full disk during a rebuild, and what the stopped rebuild kept of it (nothing, when it
+    kept nothing): a rebuild needs room for a second index beside the first."""
+    try:
+        size = sum(f.stat().st_size for f in staging.rglob("*") if f.is_file())
+    except OSError:
+        size = 0
+    if not size:
+        return message
+    return (
+        f"{message}; the stopped rebuild in {staging} takes {size / 1e6:.1f} MB of it and needs room for a whole"
+        " index beside the one in use: `brain index --rebuild` resumes it once there is (or delete that folder)"
+    )
 
 
 def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[IndexStore, bool]:
