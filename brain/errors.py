@@ -31,3 +31,7 @@ class IndexDamagedError(BrainError):
 
 class NotWritableError(BrainError):
     """A folder brain must write to (the brain home, an index folder) is not writable."""
+
+
+class NoSpaceError(NotWritableError):
+    """The disk (or quota) holding the index is full: nothing more can be written there now."""

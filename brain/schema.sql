@@ -145,8 +145,8 @@ CREATE INDEX recalls_created ON recalls (created_at);
 --   names_version links were last resolved against: while equal, only pending links need
 --   resolving), name_changes_from (the names_version the name_changes log starts from: while
 --   it is resolver_key, the log holds every change of names since; absent, it holds nothing
---   and the next resolution after a change of names is a full one), vectors_version (bumped by every
---   transaction that changes chunks; vectors.json beside the FAISS file records the version
+--   and the next resolution after a change of names is a full one), vectors_version (moved by a random
+--   step by every transaction that changes chunks; vectors.json beside the FAISS file records the version
 --   it matches, and a mismatch makes readers rebuild it from chunks.vector), links_dirty
 --   ('1' while links await re-resolution), index_id (random, one per database: the sidecar
 --   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
@@ -437,16 +437,18 @@ END;
 
 -- names_note_*: bump meta.names_version in the transaction that changes what link
 --   resolution depends on (m010_name_keys). notes.aliases stands for the aliases rows,
---   which IndexStore.write_note rewrites with every note from the same list.
+--   which IndexStore.write_note rewrites with every note from the same list. The step is
+--   random (m016_names_version_random_step): a restored backup renamed otherwise never
+--   reaches the version a recall-cache.npz of the index it replaced was built at.
 CREATE TRIGGER names_note_insert AFTER INSERT ON notes BEGIN
-    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 + abs(random() % 1073741824);
 END;
 CREATE TRIGGER names_note_delete AFTER DELETE ON notes BEGIN
-    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 + abs(random() % 1073741824);
 END;
 CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
 WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
-    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+    INSERT INTO meta (key, value) VALUES ('names_version', '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 + abs(random() % 1073741824);
 END;
 
 -- name_changes: the keys notes came, went or moved under since the links were last resolved

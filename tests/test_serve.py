@@ -859,6 +859,76 @@ def test_an_empty_server_whose_indexing_fails_says_the_failure_not_the_emptiness
         daemon.stop()
 
 
+def test_answers_after_a_failed_pass_say_the_notes_it_left_until_one_succeeds(toy_vault, monkeypatch):
+    # The watcher is idle after a pass that failed (a full disk): the answers were the old
+    # index's with no word of the notes changed since.
+    from brain.errors import NoSpaceError
+    from brain.server import service as service_module
+
+    _index(toy_vault)
+    real = service_module.index_vault
+
+    def disk_full(*args, **kwargs):
+        raise NoSpaceError("no room left to write the index (database or disk is full)")
+
+    with served(toy_vault) as daemon:
+        monkeypatch.setattr(service_module, "index_vault", disk_full)
+        write(toy_vault, "Inbox/One.md", "# One\n\nabout agent memory\n")
+        write(toy_vault, "Inbox/Two.md", "# Two\n\nabout agent memory too\n")
+        settled(daemon)
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 2
+        assert any("2 notes changed" in w and "database or disk is full" in w for w in results[0].warnings)
+
+        monkeypatch.setattr(service_module, "index_vault", real)  # room again: the next change is indexed
+        write(toy_vault, "Inbox/Three.md", "# Three\n\nagent memory\n")
+        settled(daemon)
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 0 and results[0].warnings == []
+
+
+def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(toy_vault, monkeypatch):
+    # SQLite cannot make its -shm file on a disk with no room: the server's start was a bare
+    # sqlite3 "disk I/O error" (a traceback in the foreground; --detach pointed at a log the
+    # full disk had left empty).
+    import sqlite3
+
+    from conftest import FakeEmbedder
+
+    from brain.errors import NoSpaceError
+    from brain.index import store as store_module
+
+    _index(toy_vault)
+    real = store_module.connect
+
+    def connect(path: str, *args, **kwargs):
+        if path.endswith("index.db"):
+            exc = sqlite3.OperationalError("disk I/O error")
+            exc.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"  # type: ignore[attr-defined]
+            raise exc
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "connect", connect)
+    daemon = Daemon(toy_vault.resolve(), Service(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False))
+    with pytest.raises(NoSpaceError, match="no room left to write the index"):
+        daemon.start()
+    assert not runtime.lock_is_held(toy_vault.resolve())
+
+
+def test_detach_says_why_a_server_failed_to_start_not_only_where_its_log_is(toy_vault, monkeypatch):
+    # A failure that is no BrainError went to the log alone, and the log may be what cannot be
+    # written (a full disk): "see the log" then pointed at an empty file.
+    from brain.server import daemon as daemon_module
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(daemon_module, "run_foreground", broken)
+    code, message = daemon_module.run_detached(toy_vault.resolve(), http=None)
+    assert code == 1
+    assert "No space left on device" in message, message
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)

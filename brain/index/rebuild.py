@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BrainError, IndexMismatchError
-from .store import INDEX_FILE, IndexStore, index_errors
+from ..errors import BrainError, IndexMismatchError, NoSpaceError
+from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors
 
 if TYPE_CHECKING:
     from .indexer import IndexReport
@@ -32,7 +32,6 @@ log = logging.getLogger("brain")
 
 REBUILD_SUFFIX = ".rebuild"  # the folder a rebuild fills, beside the index folder
 REBUILD_MARKER = "rebuild.json"  # in that folder while it is a rebuild in progress
-RETIRED_SUFFIX = ".retired"  # where the old index waits to be deleted when no atomic swap exists
 
 
 def rebuild_dir(directory: Path) -> Path:
@@ -55,6 +54,7 @@ def rebuild(
     writer lock. Returns ``index_into``'s report, with ``moved_aside`` set when a damaged index
     was moved out of the way.
     """
+    put_back_cut_swap(directory)
     damage = IndexStore.integrity_problem(directory)
     if damage:
         log.warning(
@@ -73,27 +73,30 @@ def rebuild(
             finally:
                 old.close()
     staging = rebuild_dir(directory)
-    with index_errors(staging, root):  # a failure here is about the new index, not the old
-        for attempt in (1, 2):
-            store, resumed = _open_staging(staging, model_name, source)
-            try:
-                if source is not None and store.get_meta("history_carry") is None:
-                    store.carry_history_from(directory / INDEX_FILE)
-                report = index_into(store)
-                store.checkpoint()
-            except IndexMismatchError:
-                store.close()
-                if not resumed or attempt == 2:
+    try:
+        with index_errors(staging, root):  # a failure here is about the new index, not the old
+            for attempt in (1, 2):
+                store, resumed = _open_staging(staging, model_name, source)
+                try:
+                    if source is not None and store.get_meta("history_carry") is None:
+                        store.carry_history_from(directory / INDEX_FILE)
+                    report = index_into(store)
+                    store.checkpoint()
+                except IndexMismatchError:
+                    store.close()
+                    if not resumed or attempt == 2:
+                        raise
+                    # Same model name, other vectors (the model folder changed): start over.
+                    log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
+                    shutil.rmtree(staging)
+                    continue
+                except BaseException:
+                    _stopped(store, staging)
                     raise
-                # Same model name, other vectors (the model folder changed): start over.
-                log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
-                shutil.rmtree(staging)
-                continue
-            except BaseException:
-                _stopped(store, staging)
-                raise
-            store.close()
-            break
+                store.close()
+                break
+    except NoSpaceError as exc:  # the stopped rebuild takes some of that disk itself: say how much
+        raise NoSpaceError(_with_staging(str(exc), staging)) from exc
     if lost_history:
         report.warnings.append({"path": str(directory / INDEX_FILE), "message": lost_history})
     report.moved_aside = _swap_in(staging, directory, damage)
@@ -104,6 +107,21 @@ def rebuild(
         )
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
+
+
+def _with_staging(message: str, staging: Path) -> str:
+    """A full disk during a rebuild, and what the stopped rebuild kept of it (nothing, when it
+    kept nothing): a rebuild needs room for a second index beside the first."""
+    try:
+        size = sum(f.stat().st_size for f in staging.rglob("*") if f.is_file())
+    except OSError:
+        size = 0
+    if not size:
+        return message
+    return (
+        f"{message}; the stopped rebuild in {staging} takes {size / 1e6:.1f} MB of it and needs room for a whole"
+        " index beside the one in use: `brain index --rebuild` resumes it once there is (or delete that folder)"
+    )
 
 
 def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[IndexStore, bool]:
@@ -208,9 +226,26 @@ def _damaged_name(directory: Path) -> Path:
     return candidate
 
 
+def put_back_cut_swap(directory: Path) -> None:
+    """A swap by two renames cut short between them (kill -9) leaves no index folder, the old
+    index under the retired name and the new one in the rebuild folder, marker and all: the old
+    one goes back in place (the next ``--rebuild`` resumes the new one), where it was deleted
+    and a new, empty index begun, history lost. Call with the vault's writer lock held."""
+    retired = directory.with_name(directory.name + RETIRED_SUFFIX)
+    if not directory.exists() and (retired / INDEX_FILE).exists():
+        os.rename(retired, directory)
+        log.warning(
+            "a rebuild stopped while it swapped in the new index: the previous index is back in %s"
+            " (`brain index --rebuild` finishes the new one)",
+            directory,
+        )
+
+
 def remove_leftovers(directory: Path) -> None:
     """What a swap cut short leaves: the old index under the rebuild name (without its marker)
-    or under the retired name. A rebuild in progress (marker present) is left for --rebuild."""
+    or under the retired name (then put back if no index took its place). A rebuild in
+    progress (marker present) is left for --rebuild."""
+    put_back_cut_swap(directory)
     staging = rebuild_dir(directory)
     if staging.exists() and not (staging / REBUILD_MARKER).exists():
         _remove_old(staging)

@@ -621,6 +621,38 @@ def m015_vectors_one_byte_a_value(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m016_names_version_random_step(conn: sqlite3.Connection) -> None:
+    """``names_version`` moves by a random step, not by one (the triggers of m010, again).
+
+    What a `brain ask` keeps for the next run (recall-cache.npz: the names and the link graph)
+    is stamped with it. An index.db restored from a backup and then given other renames
+    counted to the very version the kept file was built at, and its link graph, of notes
+    renamed otherwise, was taken over as this index's. A random step is never repeated.
+    """
+    bump = (
+        "INSERT INTO meta (key, value) VALUES ('names_version', '1')"
+        " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 + abs(random() % 1073741824);"
+    )
+    conn.executescript(
+        f"""
+        DROP TRIGGER names_note_insert;
+        DROP TRIGGER names_note_delete;
+        DROP TRIGGER names_note_update;
+        CREATE TRIGGER names_note_insert AFTER INSERT ON notes BEGIN
+            {bump}
+        END;
+        CREATE TRIGGER names_note_delete AFTER DELETE ON notes BEGIN
+            {bump}
+        END;
+        CREATE TRIGGER names_note_update AFTER UPDATE OF id, path, aliases ON notes
+        WHEN old.id IS NOT new.id OR old.path IS NOT new.path OR old.aliases IS NOT new.aliases BEGIN
+            {bump}
+        END;
+        """
+    )
+
+
 def stem_hash(stem: str) -> int:
     """What ``links.stem_hash`` files a link under: the CRC-32 of its stem (``links.link_stem``)
     as a signed 32-bit integer, four bytes in SQLite. Two stems alike cost only a few links

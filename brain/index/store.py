@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import sqlite3
 import struct
 import sys
@@ -24,7 +25,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from itertools import pairwise
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import BrainError, IndexDamagedError, NoIndexError, NotWritableError
+from ..errors import BrainError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
 from ..text import shell_word
@@ -55,6 +56,7 @@ log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
 RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
+RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
 # version (its compressed text) is often 2-3 KB: two never share a 4 KB page, and the rest of
 # the page stays empty. At 8 KB the index is 5-8% smaller (bench/scale.py, the two real vaults);
@@ -164,12 +166,15 @@ class IndexStore:
         *,
         readonly: bool = False,
         reader: Callable[[], sqlite3.Connection] | None = None,
+        why_readonly: str | None = None,
     ):
         """``reader`` opens another connection to the database as this one's (for a large BM25
         search in parts, ``fts_search``); None: searches are never split."""
         self.conn = conn
         self.directory = directory
         self.readonly = readonly
+        # What a reader says of changes it cannot index: the folder read-only, or no room left.
+        self.why_readonly = why_readonly or f"the index folder {directory} is read-only"
         self._identity = _file_identity(directory / INDEX_FILE)
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
@@ -182,6 +187,7 @@ class IndexStore:
         """Read through ``other``'s connection: for views over the same database (a past slice,
         ``recall/past.py``), which then own it (closing the view closes it, and its readers)."""
         self.conn, self.directory, self.readonly = other.conn, other.directory, other.readonly
+        self.why_readonly = other.why_readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
@@ -205,8 +211,9 @@ class IndexStore:
     def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
         """Open (creating and migrating as needed) the index database in ``directory``.
 
-        ``readonly_ok``: where the folder cannot be written (a read-only brain home), open the
-        database read-only instead, for commands that only read.
+        ``readonly_ok``: where the folder cannot be written (a read-only brain home, or a disk
+        with no room for the shared-memory file SQLite makes beside a database it opens), open
+        the database read-only instead, for commands that only read.
         """
         config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
         path = directory / INDEX_FILE
@@ -219,9 +226,10 @@ class IndexStore:
         except sqlite3.OperationalError as exc:
             if conn is not None:
                 conn.close()
-            if not (readonly_ok and path.exists() and is_not_writable(exc)):
+            full = no_room(exc)
+            if not (readonly_ok and path.exists() and (is_not_writable(exc) or full)):
                 raise
-            return cls._open_readonly(directory)
+            return cls._open_readonly(directory, no_space_message(directory, str(exc)) if full else None)
         except BaseException:
             if conn is not None:
                 conn.close()
@@ -229,14 +237,15 @@ class IndexStore:
         return cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
 
     @classmethod
-    def _open_readonly(cls, directory: Path) -> IndexStore:
+    def _open_readonly(cls, directory: Path, why: str | None = None) -> IndexStore:
         path = (directory / INDEX_FILE).absolute()
-        # With a -wal file, SQLite reads it through the -shm beside it. Without one (the last
-        # writer closed cleanly) the database file is the whole truth, and since this folder
-        # cannot be written nobody here can change it: ``immutable`` reads it without the
-        # -shm file SQLite could not create.
+        # With a -wal file, SQLite reads it through the -shm beside it. Without one, or with an
+        # empty one (the last writer closed cleanly, or an open on a full disk made it), the
+        # database file is the whole truth, and since this folder cannot be written (or has no
+        # room for a -shm file, which every writer needs) nobody can change it: ``immutable``
+        # reads it without the -shm file SQLite could not create.
         wal = path.with_name(path.name + "-wal")
-        query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        query = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
         try:
@@ -254,7 +263,7 @@ class IndexStore:
         reader = lambda: _reader(
             sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5, check_same_thread=False)
         )
-        return cls(conn, directory, readonly=True, reader=reader)
+        return cls(conn, directory, readonly=True, reader=reader, why_readonly=why)
 
     @classmethod
     def in_memory(cls, directory: Path) -> IndexStore:
@@ -422,7 +431,7 @@ class IndexStore:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
 
@@ -470,8 +479,13 @@ class IndexStore:
         return int(self.get_meta("vectors_version", "0") or 0)
 
     def bump_vectors_version(self) -> None:
-        """Call inside the transaction that changes chunks: the FAISS file is now behind."""
-        self.set_meta("vectors_version", self.vectors_version() + 1)
+        """Call inside the transaction that changes chunks: the FAISS file is now behind.
+
+        The step is random, not one: an index.db restored from a backup beside newer vector
+        files, then changed again, would count to the very version those files were saved at
+        from other changes, and they would be taken for its own (its new chunks searched with
+        vectors of chunks it never had)."""
+        self.set_meta("vectors_version", self.vectors_version() + 1 + secrets.randbelow(1 << 30))
 
     # ----- notes ----------------------------------------------------------------------
 
@@ -506,7 +520,7 @@ class IndexStore:
             self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
             self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            _rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
         return stats
@@ -2147,6 +2161,22 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """End a failed write transaction. SQLite may have rolled it back itself (a full disk, an
+    I/O error): a ROLLBACK then fails with "no transaction is active", which must not hide
+    the cause."""
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def no_room(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's way of saying the disk is full: a write that found no room, or a -shm file
+    (32 KB, made beside a database when it is opened) that could not be made its size."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in ("SQLITE_FULL", "SQLITE_IOERR_SHMSIZE") or "disk is full" in str(exc)
+
+
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:
     """SQLite's way of saying the file or its folder cannot be written (or created)."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
@@ -2175,6 +2205,12 @@ def built_index_dir(root: Path) -> Path:
     """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
     directory = config.index_dir(root)
     if not (directory / INDEX_FILE).exists():
+        if (directory.with_name(directory.name + RETIRED_SUFFIX) / INDEX_FILE).exists():
+            raise NoIndexError(
+                f"a `brain index --rebuild` of {root} stopped while it swapped in the new index: run "
+                f"`brain index --vault {shell_word(root)}` to put the previous one back, or `brain index --rebuild"
+                f" --vault {shell_word(root)}` to finish the new one"
+            )
         raise NoIndexError(f"no index for {root} yet: run `brain index --vault {shell_word(root)}` first")
     return directory
 
@@ -2191,6 +2227,8 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         if is_not_writable(exc):
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
+        if no_room(exc):
+            raise NoSpaceError(no_space_message(directory, str(exc))) from exc
         if "locked" in str(exc) or "busy" in str(exc):
             raise BrainError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
@@ -2207,6 +2245,8 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             and _related(Path(exc.filename), directory)
         ):
             raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
         raise
 
 
@@ -2227,6 +2267,13 @@ def search_index_damaged(exc: BaseException) -> bool:
     if type(exc) is not sqlite3.DatabaseError:
         return False
     return getattr(exc, "sqlite_errorcode", None) in (11, 267) or "malformed" in str(exc)
+
+
+def no_space_message(directory: Path, reason: str) -> str:
+    return (
+        f"no room left to write the index in {directory} ({reason}): free some space on that disk (or set "
+        "BRAIN_HOME to a folder on one with room) and run again; nothing was lost, the index as it was still answers"
+    )
 
 
 def not_writable_message(where: Path, reason: str) -> str:

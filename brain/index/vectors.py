@@ -32,6 +32,7 @@ sizes and digests tell, and the reader tries again (then rebuilds).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -336,13 +337,11 @@ class VectorIndex:
 
     def save(self, directory: Path) -> None:
         """Write the whole index as the base, with no delta, atomically, under names no other save uses."""
-        import faiss
-
         self.merged()
         remove_orphans(directory, (FAISS_FILE, DELTA_FILE, SIDECAR_FILE))
         faiss_tmp, sidecar_tmp = temp_name(directory, FAISS_FILE), temp_name(directory, SIDECAR_FILE)
         try:
-            faiss.write_index(self.index, str(faiss_tmp))
+            _write_faiss(self.index, faiss_tmp)
             _fsync(faiss_tmp)
             base = {
                 "bytes": faiss_tmp.stat().st_size,
@@ -554,7 +553,9 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         log.warning("the vector index in %s belongs to another index database; rebuilding it", store.directory)
     elif loaded is not None:
         log.warning(
-            "vector index is behind the database (version %s, expected %s); rebuilding it", loaded.version, version
+            "vector index is out of step with the database (version %s, expected %s); rebuilding it",
+            loaded.version,
+            version,
         )
     elif problem is not None:
         log.warning("%s; rebuilding the vector index from the database", problem)
@@ -562,9 +563,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
     elif store.readonly:
-        log.warning(
-            "the index folder %s is read-only: the rebuilt vector index is kept in memory only", store.directory
-        )
+        log.warning("%s: the rebuilt vector index is kept in memory only", store.why_readonly)
     elif not store.still_at_its_path():
         pass  # another index took this folder (a rebuild swapped in): its cache is not ours to write
     else:
@@ -713,6 +712,22 @@ def _write_new(path: Path, data: bytes) -> None:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _write_faiss(index: Any, path: Path) -> None:
+    """``faiss.write_index``, whose failures (a full disk, a quota) are a bare RuntimeError
+    naming the C++ line: an OSError here, with the errno its message names, as Python's own
+    writes raise it."""
+    import faiss
+
+    try:
+        faiss.write_index(index, str(path))
+    except RuntimeError as exc:
+        text = str(exc)
+        code = next(
+            (c for c in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS) if os.strerror(c) in text), errno.EIO
+        )
+        raise OSError(code, f"{os.strerror(code)} (writing {path.name})", str(path)) from exc
 
 
 def _fsync(path: Path) -> None:

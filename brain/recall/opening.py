@@ -188,7 +188,7 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
     from ..index.indexer import VaultLocked
 
     if store.readonly:
-        return f"the index folder {store.directory} is read-only"
+        return store.why_readonly
     try:
         _index(root, lazy, embedder, progress)
     except VaultLocked:

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import logging
@@ -442,8 +443,11 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
             code = run_foreground(root, http=http, watch=watch, ready=ready)
         except BrainError as exc:  # the parent was told through the pipe
             log.error("brain serve did not start: %s", exc)
-        except BaseException:
+        except BaseException as exc:
             log.exception("brain serve failed")
+            with contextlib.suppress(OSError):  # the log may be where it cannot write (a full disk)
+                why = f"brain serve did not start ({type(exc).__name__}: {exc}); see the log: {config.log_dir() / 'serve.log'}"
+                os.write(write_end, f"error {why}\n".encode("utf-8", "replace"))
         finally:
             os._exit(code)
     os.close(write_end)

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError, EmptyIndexError, IndexMismatchError
+from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
-from ..index.store import IndexStore
+from ..index.store import IndexStore, index_errors
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
 from . import protocol
@@ -176,6 +177,9 @@ class Service:
         self._last_probe = 0.0
         self._failed_marker: tuple | None = None  # a committed state that would not load
         self.blocked = False  # our pass waits for another process's `brain index`
+        # (notes left unindexed, why) after a pass failed (a full disk): said on every answer
+        # until a pass succeeds (the next change or rescan tries again).
+        self.unindexed: tuple[int, str] | None = None
         self._counter = threading.Lock()
         self.watcher = VaultWatcher(
             root,
@@ -223,11 +227,12 @@ class Service:
         directory = config.index_dir(self.root)
         if not (directory / "index.db").exists():
             return
-        store = IndexStore.open(directory, create=False)
-        try:
-            check_model(store, self.model)
-        finally:
-            store.close()
+        with index_errors(directory, self.root):  # a full disk, damage: one line, as `brain index` says it
+            store = IndexStore.open(directory, create=False)
+            try:
+                check_model(store, self.model)
+            finally:
+                store.close()
 
     # ----- the indexing thread: passes and snapshots ------------------------------------------
 
@@ -278,19 +283,36 @@ class Service:
         """``index_vault``, the same as `brain index`; waits its turn behind another writer."""
         while True:
             try:
-                return index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
+                report = index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
             except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
                 self.blocked = True  # meanwhile queries do not wait for us
                 if self.watcher.stopping.wait(0.5):
                     return None
+                continue
             except BrainError as exc:
                 log.error("indexing %s failed: %s", self.root, exc)
-                self._fail_if_nothing_loaded(str(exc))
+                self._failed(str(exc))
                 return None
             except Exception as exc:
                 log.exception("indexing %s failed", self.root)
-                self._fail_if_nothing_loaded(f"indexing failed ({type(exc).__name__}: {exc})")
+                self._failed(f"indexing failed ({type(exc).__name__}: {exc})")
                 return None
+            self.unindexed = None
+            return report
+
+    def _failed(self, why: str) -> None:
+        """A pass failed: the notes it left are counted, for every answer to say until one succeeds."""
+        self._fail_if_nothing_loaded(why)
+        count = 1
+        try:
+            store = IndexStore.open_snapshot(config.index_dir(self.root))
+            try:
+                count = max(1, changes.plan(self.root, store).pending)
+            finally:
+                store.close()
+        except Exception:  # noqa: BLE001 - the index cannot be read now: at least one note
+            pass
+        self.unindexed = (count, why)
 
     def _on_idle(self) -> None:
         """Every few seconds: an index changed by another process (`brain index`) is picked up."""
@@ -501,9 +523,17 @@ class Service:
         results = self.run(work, timeout=wait + QUERY_GRACE)
         with self._counter:
             self.queries += 1
+        unindexed = self.unindexed
         if pending:
             doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
             message = f"{pending} notes changed since the last index and {doing}; answering from the index as it is"
+        elif unindexed:  # not busy, and its last pass failed: stale all the same
+            pending, why = unindexed
+            message = (
+                f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                "answering from the index as it is"
+            )
+        if pending:
             for result in results:
                 result.stale = pending
                 result.warnings.append(message)

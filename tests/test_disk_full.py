@@ -1,0 +1,191 @@
+"""A full disk under the index: each failure is one honest line, `brain ask` still answers from
+the index as it was, and the next run with room finishes the work with nothing lost.
+
+SQLite's own "database or disk is full" is real here: every connection of the index is held
+to the pages its file has now (``PRAGMA max_page_count``), as a disk with no room left does.
+FAISS's write is made to fail as it does on a full disk (a RuntimeError naming the C++ line).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
+
+from brain import config
+from brain.cli import cli
+from brain.index import store as store_module
+from brain.index.store import INDEX_FILE
+
+QUERY = "sqlite wal checkpoint"
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _one_line(result) -> str:
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Call it to fill the disk: from then on, no connection of an index database can grow its
+    file (SQLITE_FULL); ``room()`` gives the room back."""
+    real = store_module.connect
+
+    def connect(path: str, *args, **kwargs) -> sqlite3.Connection:
+        conn = real(path, *args, **kwargs)
+        if Path(path).name == INDEX_FILE:
+            conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
+        return conn
+
+    class Disk:
+        def fill(self) -> None:
+            monkeypatch.setattr(store_module, "connect", connect)
+
+        def room(self) -> None:
+            monkeypatch.setattr(store_module, "connect", real)
+
+    return Disk()
+
+
+def _notes(vault: Path, n: int) -> None:
+    for i in range(n):
+        write(vault, f"Filler/Note {i}.md", f"# Note {i}\n\n" + f"paragraph {i} about sqlite wal checkpoints. " * 60)
+
+
+def _fresh_counts(vault: Path, monkeypatch, tmp_path: Path) -> dict:
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "fresh-home"))
+    result = _invoke("index", "--vault", str(vault), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    return {k: data[k] for k in ("notes", "chunks", "links")}
+
+
+def test_a_full_disk_during_index_is_one_line_naming_it(toy_vault, full_disk, monkeypatch, tmp_path):
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    _notes(toy_vault, 40)
+    full_disk.fill()
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1
+    line = _one_line(result)
+    # Not SQLite's "cannot rollback - no transaction is active", which hid the cause.
+    assert "no room left" in line and "disk is full" in line and "cannot rollback" not in line, line
+
+    # `brain ask` answers from the index as it was, and says why it is stale.
+    result = _invoke("ask", "--vault", str(toy_vault), "--json", QUERY)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["results"]
+    assert any("40 notes changed" in w and "no room left" in w for w in data["warnings"]), data["warnings"]
+
+    # With room again, the next run finishes: the index is the one a fresh run builds.
+    full_disk.room()
+    result = _invoke("index", "--vault", str(toy_vault), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["new"] == 40
+    got = {k: data[k] for k in ("notes", "chunks", "links")}
+    assert got == _fresh_counts(toy_vault, monkeypatch, tmp_path)
+
+
+def _faiss_cannot_write(monkeypatch) -> None:
+    import faiss
+
+    def write_index(index, path):
+        raise RuntimeError(
+            "Error in void faiss::write_index(const Index*, IOWriter*, int) at index_write.cpp:699: "
+            f"Error: 'ret == (size)' failed: write error in {path}: 3978 != 3148800 (No space left on device)"
+        )
+
+    monkeypatch.setattr(faiss, "write_index", write_index)
+
+
+def test_a_vector_file_that_cannot_be_written_is_a_warning_not_a_traceback(toy_vault, monkeypatch, caplog):
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    directory = config.index_dir(toy_vault)
+    (directory / "vectors.faiss").unlink()  # a reader must rebuild it, and save it if it can
+    _faiss_cannot_write(monkeypatch)
+    for extra in ((), ("--no-update",)):
+        result = _invoke("ask", "--vault", str(toy_vault), *extra, QUERY)
+        assert result.exit_code == 0, result.output
+        assert "Traceback" not in result.output and " 1. " in result.output, result.output
+    assert "could not save the rebuilt vector index: [Errno 28] No space left on device" in caplog.text
+    assert not list(directory.glob("vectors.faiss.*"))  # no temporary file left behind
+
+
+def test_a_vector_file_that_cannot_be_written_by_index_is_one_line(toy_vault, monkeypatch):
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    directory = config.index_dir(toy_vault)
+    _faiss_cannot_write(monkeypatch)
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf")  # the next run must write a new vector file
+    result = _invoke("index", "--vault", str(toy_vault))
+    assert result.exit_code == 1
+    line = _one_line(result)
+    assert "no room left" in line and "No space left on device" in line, line
+    assert not list(directory.glob("vectors.faiss.*"))
+
+
+def test_a_disk_too_full_for_sqlite_shared_memory_file_still_answers(toy_vault, monkeypatch):
+    # On a disk with no room left, opening the database fails before reading a page: SQLite
+    # cannot make the 32 KB -shm file beside it (SQLITE_IOERR_SHMSIZE, "disk I/O error").
+    # `brain ask` failed with that line, though the index was complete and readable.
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    real = store_module.connect
+
+    def connect(path: str, *args, **kwargs) -> sqlite3.Connection:
+        if Path(path).name == INDEX_FILE:
+            exc = sqlite3.OperationalError("disk I/O error")
+            exc.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"  # type: ignore[attr-defined]
+            raise exc
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "connect", connect)
+    result = _invoke("ask", "--vault", str(toy_vault), "--json", QUERY)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["results"] and data["warnings"] == [] and data["stale_notes"] == 0
+
+    write(toy_vault, "Inbox/New.md", "# New\n\nabout sqlite wal checkpoints\n")
+    data = json.loads(_invoke("ask", "--vault", str(toy_vault), "--json", QUERY).stdout)
+    assert data["results"] and data["stale_notes"] == 1
+    assert any("cannot be updated now (no room left" in w for w in data["warnings"]), data["warnings"]
+
+    result = _invoke("index", "--vault", str(toy_vault))  # a writer cannot: one line that says why
+    assert result.exit_code == 1
+    assert "no room left" in _one_line(result)
+
+
+def test_a_rebuild_stopped_by_a_full_disk_says_what_it_takes_of_it_and_resumes(toy_vault, monkeypatch):
+    # The rebuild folder a full disk stopped stays for --rebuild to resume, and takes room
+    # itself: freeing space "on that disk" was no help while it was not said.
+    from brain.index.indexer import index_vault
+    from brain.index.rebuild import rebuild_dir
+    from brain.index.store import IndexStore
+
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    with monkeypatch.context() as m:  # every note is in the new index when its WAL is folded in
+        m.setattr(
+            IndexStore,
+            "checkpoint",
+            lambda self: (_ for _ in ()).throw(sqlite3.OperationalError("database or disk is full")),
+        )
+        result = _invoke("index", "--vault", str(toy_vault), "--rebuild", "--yes")
+    assert result.exit_code == 1
+    staging = rebuild_dir(config.index_dir(toy_vault))
+    line = _one_line(result)
+    assert "no room left" in line and f"the stopped rebuild in {staging} takes" in line and " MB " in line, line
+
+    from conftest import FakeEmbedder
+
+    report = index_vault(toy_vault, embedder=FakeEmbedder(), progress=False, rebuild=True, keep_history=False)
+    assert report.embedded == 0 and not staging.exists()  # resumed: nothing embedded again
