@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import select
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -331,3 +335,77 @@ def test_an_entry_brain_wrote_by_another_path_is_updated(toy_vault, tmp_path, mo
     assert "BRAIN_HOME=/old/home" in out.output and "HF_TOKEN=…" in out.output and "hf_0123" not in out.output
     gone = CliRunner().invoke(cli, ["mcp", "uninstall"])
     assert gone.exit_code == 0 and "removed the MCP server 'brain'" in gone.output
+
+
+# ----- the wire as a client writes it: raw JSON-RPC lines to a `brain mcp` process ---------------
+
+
+@contextlib.contextmanager
+def _raw_mcp(vault: Path):
+    """A `brain mcp` process and the client's ends of its pipes; always stopped after."""
+    process = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), "mcp", "--vault", str(vault)],
+        env=brain_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE})
+        assert _answer(process)["id"] == 0
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+
+
+def _send(process: subprocess.Popen, message: dict | str) -> None:
+    line = message if isinstance(message, str) else json.dumps(message)
+    process.stdin.write(line.encode("utf-8") + b"\n")
+    process.stdin.flush()
+
+
+def _answer(process: subprocess.Popen, timeout: float = 60) -> dict:
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    assert ready, f"no answer within {timeout} s"
+    return json.loads(process.stdout.readline())
+
+
+@pytest.mark.slow
+def test_a_request_with_a_lone_surrogate_escape_is_answered(toy_vault):
+    # JavaScript's JSON.stringify writes half an emoji as "\ud83d": valid JSON, but the SDK's
+    # parser refused the line and dropped the request unanswered, so the client waited for good.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        half = "\\ud83d"  # the six characters of the escape, as the client writes them
+        call = '{"name":"search","arguments":{"query":"agent memory ' + half + '","k":2}}'
+        _send(process, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + call + "}")
+        answer = _answer(process, timeout=30)
+        assert answer["id"] == 1 and not answer["result"]["isError"]
+        assert json.loads(answer["result"]["content"][0]["text"])["query"] == "agent memory ?"
+        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 2  # and the session goes on
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_brain_mcp_while_stdin_is_still_open(toy_vault):
+    # The SDK's reader thread was waited for: after SIGINT the server stopped answering but
+    # did not exit until the client closed stdin.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 1
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("brain mcp did not exit on SIGINT while stdin was open")
+        assert "Traceback" not in process.stderr.read().decode()

@@ -18,9 +18,10 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -105,11 +106,23 @@ def configure_logging() -> None:
     brain.propagate = True
 
 
+class BrainServer(MCPServer):
+    """``MCPServer`` with the client's stdin mended (``stdio.py``)."""
+
+    async def run_stdio_async(self) -> None:
+        from .stdio import client_stdin
+
+        with client_stdin() as lines:
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def build_server(root: Path, backend: Backend) -> MCPServer:
     # The SDK reads the tools' annotations by name from this module's globals: the types
     # they use are imported at the top.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-    server = MCPServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
+    server = BrainServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
 
     def answer(work: Any) -> CallToolResult:
         try:
@@ -221,6 +234,8 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
 
 def run(root: Path, *, embedder: Any = None) -> None:
     """``brain mcp``: serve the tools over stdio until the client closes stdin."""
+    if sys.stdin is None or sys.stdout is None:  # started with `<&-` or `>&-`
+        raise BrainError("brain mcp talks to its client over stdin and stdout, and one of them is closed")
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # a stray print must not wait for the exit
     configure_logging()
