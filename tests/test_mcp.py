@@ -11,6 +11,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -409,3 +410,23 @@ def test_ctrl_c_stops_brain_mcp_while_stdin_is_still_open(toy_vault):
         except subprocess.TimeoutExpired:
             pytest.fail("brain mcp did not exit on SIGINT while stdin was open")
         assert "Traceback" not in process.stderr.read().decode()
+
+
+@pytest.mark.slow
+def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vault):
+    # The client closed its end of stdout (it quit or crashed): the answers broke the pipe and
+    # brain mcp died with the SDK's task-group traceback, sixty lines on stderr.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        process.stdout.close()
+        with contextlib.suppress(BrokenPipeError):
+            for number in range(1, 20):
+                _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "status"}})
+                time.sleep(0.05)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("brain mcp did not stop once its client stopped reading")
+        stderr = process.stderr.read().decode()
+        assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+        assert process.returncode == 0

@@ -245,5 +245,18 @@ def run(root: Path, *, embedder: Any = None) -> None:
     log.info("brain mcp serving %s", root)
     try:
         server.run()
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        # The client closed its end of stdout (it quit, or crashed): nothing to answer to.
+        log.info("the client stopped reading (broken pipe); brain mcp stops")
     finally:
         backend.close()
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """A broken pipe, alone or as every error of the SDK's task groups."""
+    group = getattr(exc, "exceptions", None)
+    if isinstance(group, tuple) and group:
+        return all(isinstance(each, BaseException) and _client_gone(each) for each in group)
+    return isinstance(exc, BrokenPipeError)
