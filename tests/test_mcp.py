@@ -430,3 +430,24 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
         stderr = process.stderr.read().decode()
         assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
         assert process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("search", {}, "query: field required"),
+        ("search", {"query": None}, "query: input should be a valid string"),
+        ("search", {"query": "memory", "k": 0}, "k: input should be greater than or equal to 1"),
+        ("search", {"query": "memory", "k": 10**9}, "k: input should be less than or equal to 50"),
+        ("get_note", {"note": "Home", "max_chars": "many"}, "max_chars: input should be a valid integer"),
+        ("recent_turns", {"limit": 0, "since": 7}, "since: input should be a valid string; limit: input"),
+    ],
+)
+def test_arguments_that_fail_the_schema_are_said_in_one_line(toy_vault, name, arguments, message):
+    # pydantic's report was several lines with a link per error ("For further information
+    # visit https://errors.pydantic.dev/...").
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    text = _texts(result)
+    assert result.is_error and text.startswith(message)
+    assert "\n" not in text and "pydantic" not in text

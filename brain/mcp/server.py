@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .. import __version__, config
 from ..errors import BrainError
@@ -107,7 +108,17 @@ def configure_logging() -> None:
 
 
 class BrainServer(MCPServer):
-    """``MCPServer`` with the client's stdin mended (``stdio.py``)."""
+    """``MCPServer`` with the client's stdin mended (``stdio.py``) and arguments that fail the
+    tools' schemas said in one line, not pydantic's report with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(invalid_arguments(cause)) from cause
 
     async def run_stdio_async(self) -> None:
         from .stdio import client_stdin
@@ -116,6 +127,16 @@ class BrainServer(MCPServer):
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lowlevel = self._lowlevel_server
                 await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def invalid_arguments(error: ValidationError) -> str:
+    """``k: input should be less than or equal to 50``: each argument that fails, in one line."""
+    said = []
+    for each in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in each["loc"]) or "arguments"
+        message = each["msg"]
+        said.append(f"{where}: {message[:1].lower()}{message[1:]}")
+    return "; ".join(said)
 
 
 def build_server(root: Path, backend: Backend) -> MCPServer:
