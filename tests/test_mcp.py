@@ -451,3 +451,20 @@ def test_arguments_that_fail_the_schema_are_said_in_one_line(toy_vault, name, ar
     text = _texts(result)
     assert result.is_error and text.startswith(message)
     assert "\n" not in text and "pydantic" not in text
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("recent_turns", {"since": "x" * 10_000_000}, "since: string should have at most 64 characters"),
+        ("recent_turns", {"since": "last tuesday"}, "since takes a span like 7d, 12h, 2w or a date like"),
+        ("recent_turns", {"text": "y" * 20_000}, "text: string should have at most 10000 characters"),
+        ("search", {"query": "memory", "mode": "m" * 5_000_000}, "mode: string should have at most 64 characters"),
+    ],
+)
+def test_a_bad_string_argument_is_not_said_back_whole(toy_vault, name, arguments, message):
+    # A 10 MB `since` or `mode` came back whole in its error: 10 MB into the model's context.
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    text = _texts(result)
+    assert result.is_error and text.startswith(message) and len(text) < 200

@@ -160,8 +160,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         mode: Annotated[
             str | None,
             Field(
+                max_length=64,  # a longer one is no mode, and its error would say it back whole
                 description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
-                "leave it unset unless asked."
+                "leave it unset unless asked.",
             ),
         ] = None,
     ) -> CallToolResult:
@@ -199,10 +200,14 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(
         project: Annotated[
-            str | None, Field(description="Only this project (the git repository's folder name).")
+            str | None, Field(max_length=4096, description="Only this project (the git repository's folder name).")
         ] = None,
-        text: Annotated[str | None, Field(description="Only turns whose ask or summary holds these words.")] = None,
-        since: Annotated[str | None, Field(description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")] = None,
+        text: Annotated[
+            str | None, Field(max_length=10_000, description="Only turns whose ask or summary holds these words.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns.")] = 10,
     ) -> CallToolResult:
         return answer(lambda: _turns(project=project, text=text, since=since, limit=limit))
@@ -230,7 +235,7 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
-    after = parse_since(since).replace(" ", "T") if since else None
+    after = parse_since(since, name="since").replace(" ", "T") if since else None
     with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
         return recent_turns(conn, limit=limit, project=project, text=text, since=after)
 
