@@ -130,6 +130,11 @@ def private_folder(folder: Path, *, create: bool = True) -> None:
             path.mkdir(mode=0o700)
         except FileExistsError:  # made meanwhile by another process
             pass
+        except OSError as exc:  # a file where a folder should be, a read-only disk: one line, not a traceback
+            raise ConfigError(
+                f"cannot make the folder {path} ({exc.strerror or exc}): "
+                "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
+            ) from exc
     _owner_only(folder, stat.S_ISDIR)
 
 
