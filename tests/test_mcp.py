@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import select
 import signal
@@ -468,3 +469,26 @@ def test_a_bad_string_argument_is_not_said_back_whole(toy_vault, name, arguments
     result = _call(toy_vault, name, arguments)
     text = _texts(result)
     assert result.is_error and text.startswith(message) and len(text) < 200
+
+
+def test_a_failure_brain_did_not_foresee_is_one_line_and_its_traceback_goes_to_the_log_only(
+    toy_vault, caplog, monkeypatch, brain_home
+):
+    # It was the SDK's bare "Error executing tool search", its traceback on stderr.
+    from brain.mcp.backend import Backend
+
+    def broken(self, op, **fields):
+        raise RuntimeError("the index moved under us\nsecond line")
+
+    _index(toy_vault)
+    monkeypatch.setattr(Backend, "call", broken)
+    caplog.set_level(logging.INFO, logger="brain")  # as configure_logging sets it for mcp.log
+    result = _call(toy_vault, "search", {"query": "memory"})
+    assert result.is_error
+    assert _texts(result) == (
+        "brain failed on this call (RuntimeError: the index moved under us); "
+        f"its traceback is in {brain_home / 'logs' / 'mcp.log'}"
+    )
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud and all(r.exc_info is None for r in loud)  # stderr gets one line
+    assert [r for r in caplog.records if r.exc_info and r.levelno == logging.INFO]  # mcp.log the traceback

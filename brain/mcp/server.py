@@ -150,6 +150,13 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
             data = work()
         except (client.ServerError, BrainError) as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
+            said = (str(exc).strip().splitlines() or [""])[0][:300]
+            where = config.log_dir() / "mcp.log"
+            message = f"brain failed on this call ({type(exc).__name__}: {said}); its traceback is in {where}"
+            log.warning("%s", message)
+            log.info("the traceback of that failure", exc_info=True)  # the file only: stderr takes warnings
+            return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         return CallToolResult(content=[TextContent(type="text", text=text)])
 
