@@ -492,3 +492,19 @@ def test_a_failure_brain_did_not_foresee_is_one_line_and_its_traceback_goes_to_t
     loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert loud and all(r.exc_info is None for r in loud)  # stderr gets one line
     assert [r for r in caplog.records if r.exc_info and r.levelno == logging.INFO]  # mcp.log the traceback
+
+
+def test_neighbours_of_a_hub_note_gives_the_first_links_and_says_how_many_there_are(toy_vault):
+    # A note that 5,000 notes link to made an answer of 1.6 MB: over any client's cap on a
+    # tool's output, and all of it into the model's context.
+    write(toy_vault, "Hub.md", "# Hub\n\n" + " ".join(f"[[Spoke {i}]]" for i in range(150)) + "\n")
+    for i in range(150):
+        write(toy_vault, f"Spokes/Spoke {i}.md", f"# Spoke {i}\n\nback to [[Hub]]\n")
+    _index(toy_vault)
+    found = json.loads(_texts(_call(toy_vault, "neighbours", {"note": "Hub"})))
+    assert (len(found["links"]), found["links_total"]) == (100, 150)
+    assert (len(found["backlinks"]), found["backlinks_total"]) == (100, 150)
+    assert found["truncated"] is True
+    few = json.loads(_texts(_call(toy_vault, "neighbours", {"note": "Spoke 3", "limit": 5})))
+    assert few["links_total"] == 1 and few["backlinks_total"] == 1 and few["truncated"] is False
+    assert few["links"][0]["path"] == "Hub.md"

@@ -35,6 +35,7 @@ from .backend import Backend
 log = logging.getLogger("brain")
 
 MAX_K = 50
+MAX_NEIGHBOURS = 2000  # links and backlinks neighbours gives at most (100 unless asked)
 
 INSTRUCTIONS = """\
 brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
@@ -67,7 +68,8 @@ The wikilink neighbourhood of one note: `links` (each link as written, the note 
 or `status` dangling/attachment, its kind wikilink/embed/markdown, and the #anchor) and
 `backlinks` (the notes that link to it, with kind and anchor). Use it to explore around a search
 hit: related decisions, the people in a meeting, the parts of a project. Name the note by path,
-title or alias."""
+title or alias. At most `limit` of each come back; `links_total`, `backlinks_total` and
+`truncated` say when a note has more."""
 
 RECENT_TURNS_DOC = """\
 Earlier Claude Code turns recorded by brain's Stop hook, newest first: what the user asked
@@ -201,8 +203,11 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
     def neighbours(
         note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks.")
+        ] = 100,
     ) -> CallToolResult:
-        return answer(lambda: backend.call("neighbours", note=note))
+        return answer(lambda: _first(backend.call("neighbours", note=note), limit))
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(
@@ -224,6 +229,18 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         return answer(lambda: _status(root, backend))
 
     return server
+
+
+def _first(found: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``neighbours``' answer with at most ``limit`` links and backlinks, and how many there are:
+    a hub note's thousands of backlinks were megabytes, over any client's cap on a tool's output."""
+    cut = dict(found)
+    for key in ("links", "backlinks"):
+        items = found.get(key) or []
+        cut[key] = items[:limit]
+        cut[f"{key}_total"] = len(items)
+    cut["truncated"] = any(cut[f"{key}_total"] > limit for key in ("links", "backlinks"))
+    return cut
 
 
 def _instructions(root: Path) -> str:
