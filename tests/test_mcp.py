@@ -508,3 +508,25 @@ def test_neighbours_of_a_hub_note_gives_the_first_links_and_says_how_many_there_
     few = json.loads(_texts(_call(toy_vault, "neighbours", {"note": "Spoke 3", "limit": 5})))
     assert few["links_total"] == 1 and few["backlinks_total"] == 1 and few["truncated"] is False
     assert few["links"][0]["path"] == "Hub.md"
+
+
+@pytest.mark.slow
+def test_a_vault_whose_path_is_not_utf8_is_served(tmp_path, toy_vault):
+    # A folder named in Latin-1 ("Café" as one byte 0xE9): the instructions held a lone
+    # surrogate, which the SDK could not encode, so brain mcp died at initialize with a
+    # traceback; and each call named the vault with a "?" instead and was refused as another's.
+    vault = tmp_path / os.fsdecode(b"caf\xe9")
+    toy_vault.rename(vault)
+    _index(vault)
+    with _raw_mcp(vault) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "status"}})
+        status = _answer(process)["result"]
+        assert json.loads(status["content"][0]["text"])["vault"] == str(tmp_path / "caf\ufffd")
+        call = {"name": "search", "arguments": {"query": "agent memory", "k": 2}}
+        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        found = _answer(process)["result"]
+        assert not found["isError"], found
+        assert len(json.loads(found["content"][0]["text"])["results"]) == 2
+        process.stdin.close()
+        process.wait(30)
+        assert "Logging error" not in process.stderr.read().decode()

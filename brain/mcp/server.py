@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, cast
@@ -90,7 +91,10 @@ LOG_MAX_BYTES = 5_000_000  # mcp.log is moved aside (once, to mcp.log.1) at star
 
 def configure_logging() -> None:
     """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
-    file_handler = logging.FileHandler(config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8")
+    # backslashreplace: a vault path that is not UTF-8 was a "Logging error" traceback on stderr
+    file_handler = logging.FileHandler(
+        config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8", errors="backslashreplace"
+    )
     file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)
@@ -151,16 +155,16 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         try:
             data = work()
         except (client.ServerError, BrainError) as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return CallToolResult(content=[TextContent(type="text", text=wire_text(str(exc)))], is_error=True)
         except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
             said = (str(exc).strip().splitlines() or [""])[0][:300]
             where = config.log_dir() / "mcp.log"
             message = f"brain failed on this call ({type(exc).__name__}: {said}); its traceback is in {where}"
             log.warning("%s", message)
             log.info("the traceback of that failure", exc_info=True)  # the file only: stderr takes warnings
-            return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+            return CallToolResult(content=[TextContent(type="text", text=wire_text(message))], is_error=True)
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+        return CallToolResult(content=[TextContent(type="text", text=wire_text(text))])
 
     @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
     def search(
@@ -251,7 +255,17 @@ def _instructions(root: Path) -> str:
     notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
     if notes is not None:
         about += f" ({notes} notes)"
-    return INSTRUCTIONS.format(about=about)
+    return wire_text(INSTRUCTIONS.format(about=about))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_text(text: str) -> str:
+    """``text`` as UTF-8 can carry it: a lone surrogate (how Python keeps a byte of a path
+    that is not UTF-8, e.g. a vault named in Latin-1) becomes U+FFFD. The SDK could not
+    encode one: the answer was lost, and at ``initialize`` brain mcp died with a traceback."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> list[dict[str, Any]]:
