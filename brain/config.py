@@ -10,6 +10,7 @@ Standard library only: the Stop hook imports this module on its hot path.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -130,6 +131,13 @@ def private_folder(folder: Path, *, create: bool = True) -> None:
             path.mkdir(mode=0o700)
         except FileExistsError:  # made meanwhile by another process
             pass
+        except OSError as exc:  # a file where a folder should be: one line, not a traceback
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise  # the caller says which place it could not write (the index: where it lives)
+            raise ConfigError(
+                f"cannot make the folder {path} ({exc.strerror or exc}): "
+                "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
+            ) from exc
     _owner_only(folder, stat.S_ISDIR)
 
 
@@ -163,7 +171,12 @@ def log_file(name: str, max_bytes: int) -> Path:
     first moved to ``<name>.1`` (one old generation kept), so no log of brain's grows without
     bound."""
     folder = log_dir()
-    private_folder(folder)
+    try:
+        private_folder(folder)
+    except OSError as exc:  # a read-only brain home: one line, not a traceback (brain serve, brain mcp)
+        raise ConfigError(
+            f"cannot write to {folder} ({exc.strerror or exc}): BRAIN_HOME must lead to a folder you can write"
+        ) from exc
     path = folder / name
     try:
         if path.stat().st_size > max_bytes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,9 +110,15 @@ def read_note(
     file = inside_vault(root, path)
     limit = max_note_bytes()
     try:
-        with open(file, "rb") as handle:
+        # O_NONBLOCK: a note swapped for a FIFO since it was indexed must not block the read
+        # (and, in brain serve or brain mcp, every call queued behind it) for good.
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NoteNotFound(f"{path} is in the index but is no longer a regular file: it is not read")
             data = handle.read(limit + 1)
-        mtime = os.stat(file).st_mtime
+        mtime = st.st_mtime
     except OSError as exc:
         raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
     if len(data) > limit:

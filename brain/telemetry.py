@@ -107,24 +107,25 @@ def sqlite_time(moment: dt.datetime) -> str:
     return moment.isoformat(sep=" ", timespec="seconds")
 
 
-def parse_since(text: str) -> str:
+def parse_since(text: str, *, name: str = "--since") -> str:
     """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format.
 
     A date or time without a zone is UTC; one with a zone (``2026-12-02T23:00+12:00``) is
-    converted to UTC. A moment before year 1 is everything, one after 9999 nothing."""
+    converted to UTC. A moment before year 1 is everything, one after 9999 nothing. ``name``
+    is what the error calls the value (``since`` for the MCP tool's argument)."""
     match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
     if match:
-        amount, unit = int(match.group(1)), match.group(2)
-        unit_name = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[unit]
+        unit_name = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
         try:
-            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: amount})
-        except OverflowError:  # a span longer than the calendar: everything
+            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: int(match.group(1))})
+        except (OverflowError, ValueError):  # a span longer than the calendar (or than int() reads): everything
             return EVERYTHING
         return sqlite_time(since.replace(tzinfo=None))
     try:
         since = dt.datetime.fromisoformat((text or "").strip())
     except ValueError as exc:
-        raise ConfigError(f"--since takes a span like 7d, 12h, 2w or a date like 2026-11-01, not {text!r}") from exc
+        shown = repr(text) if len(text or "") <= 60 else repr(text[:60]) + "…"  # not 10 MB of it back
+        raise ConfigError(f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01, not {shown}") from exc
     offset = since.utcoffset()
     if offset is not None:
         try:

@@ -77,6 +77,11 @@ def load_ignore(root: Path) -> IgnoreRules:
     if not os.path.lexists(ignore_file):
         return IgnoreRules()
     try:
+        # A FIFO waited for a writer for good (every index pass, every note read) and
+        # /dev/zero was read until memory ran out; a folder fails the read below.
+        mode = ignore_file.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return IgnoreRules(None, ["is not a regular file (a FIFO or a device); no ignore rules applied"])
         data = ignore_file.read_bytes()
     except OSError as exc:
         return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"])

@@ -198,3 +198,17 @@ def test_every_command_and_option_says_what_it_does():
         or (isinstance(param, click.Option) and not param.hidden and not (param.help or "").strip())
     ]
     assert silent == []
+
+
+@pytest.mark.parametrize("command", [["index"], ["serve"], ["mcp"]])
+def test_a_brain_home_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path, monkeypatch, toy_vault, command):
+    # A file where BRAIN_HOME's folder should be: mkdir's NotADirectoryError went up whole.
+    (tmp_path / "a file").write_text("not a folder\n", encoding="utf-8")
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "a file" / "home"))
+    result = CliRunner().invoke(cli, [*command, "--vault", str(toy_vault)])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: cannot make the folder {tmp_path / 'a file' / 'home'} (Not a directory): "
+        "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
+    ]
+    assert not isinstance(result.exception, OSError)

@@ -214,6 +214,36 @@ def test_brainignore_that_is_a_folder_is_a_warning(tmp_path):
     assert [f.path for f in scan(vault, rules)[0]] == ["kept.md"]
 
 
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and devices")
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_brainignore_that_is_a_fifo_or_a_device_is_a_warning_not_a_hang(tmp_path, kind):
+    # A FIFO waited for a writer for good (brain index, brain serve's passes, every note
+    # brain mcp read), and /dev/zero was read until memory ran out.
+    import threading
+
+    vault = tmp_path / "vault"
+    write(vault, "kept.md", "y")
+    ignore_file = vault / ".brainignore"
+    if kind == "fifo":
+        os.mkfifo(ignore_file)
+    else:
+        ignore_file.symlink_to("/dev/null")  # as /dev/zero, which was read until memory ran out
+    outcome: list = []
+    reader = threading.Thread(target=lambda: outcome.append(load_ignore(vault)), daemon=True)
+    reader.start()
+    reader.join(5)
+    finished = not reader.is_alive()
+    if kind == "fifo":  # let a read that waits end
+        try:
+            os.close(os.open(ignore_file, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    reader.join(5)
+    assert finished, "load_ignore did not return"
+    assert outcome[0].warnings == ["is not a regular file (a FIFO or a device); no ignore rules applied"]
+    assert [f.path for f in scan(vault, outcome[0])[0]] == ["kept.md"]
+
+
 def test_bad_brainignore_is_surfaced_by_brain_index_and_brain_status(tmp_path):
     vault = _ignore_vault(tmp_path, "!\nprivate/\n[z-a].md\n*.tmp.md\n")
     expected = [

@@ -4,9 +4,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
+import select
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -331,3 +337,196 @@ def test_an_entry_brain_wrote_by_another_path_is_updated(toy_vault, tmp_path, mo
     assert "BRAIN_HOME=/old/home" in out.output and "HF_TOKEN=…" in out.output and "hf_0123" not in out.output
     gone = CliRunner().invoke(cli, ["mcp", "uninstall"])
     assert gone.exit_code == 0 and "removed the MCP server 'brain'" in gone.output
+
+
+# ----- the wire as a client writes it: raw JSON-RPC lines to a `brain mcp` process ---------------
+
+
+@contextlib.contextmanager
+def _raw_mcp(vault: Path):
+    """A `brain mcp` process and the client's ends of its pipes; always stopped after."""
+    process = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), "mcp", "--vault", str(vault)],
+        env=brain_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _send(process, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE})
+        assert _answer(process)["id"] == 0
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+
+
+def _send(process: subprocess.Popen, message: dict | str) -> None:
+    line = message if isinstance(message, str) else json.dumps(message)
+    process.stdin.write(line.encode("utf-8") + b"\n")
+    process.stdin.flush()
+
+
+def _answer(process: subprocess.Popen, timeout: float = 60) -> dict:
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    assert ready, f"no answer within {timeout} s"
+    return json.loads(process.stdout.readline())
+
+
+@pytest.mark.slow
+def test_a_request_with_a_lone_surrogate_escape_is_answered(toy_vault):
+    # JavaScript's JSON.stringify writes half an emoji as "\ud83d": valid JSON, but the SDK's
+    # parser refused the line and dropped the request unanswered, so the client waited for good.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        half = "\\ud83d"  # the six characters of the escape, as the client writes them
+        call = '{"name":"search","arguments":{"query":"agent memory ' + half + '","k":2}}'
+        _send(process, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + call + "}")
+        answer = _answer(process, timeout=30)
+        assert answer["id"] == 1 and not answer["result"]["isError"]
+        assert json.loads(answer["result"]["content"][0]["text"])["query"] == "agent memory ?"
+        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 2  # and the session goes on
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_brain_mcp_while_stdin_is_still_open(toy_vault):
+    # The SDK's reader thread was waited for: after SIGINT the server stopped answering but
+    # did not exit until the client closed stdin.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 1
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("brain mcp did not exit on SIGINT while stdin was open")
+        assert "Traceback" not in process.stderr.read().decode()
+
+
+@pytest.mark.slow
+def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vault):
+    # The client closed its end of stdout (it quit or crashed): the answers broke the pipe and
+    # brain mcp died with the SDK's task-group traceback, sixty lines on stderr.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        process.stdout.close()
+        with contextlib.suppress(BrokenPipeError):
+            for number in range(1, 20):
+                _send(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "status"}})
+                time.sleep(0.05)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("brain mcp did not stop once its client stopped reading")
+        stderr = process.stderr.read().decode()
+        assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+        assert process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("search", {}, "query: field required"),
+        ("search", {"query": None}, "query: input should be a valid string"),
+        ("search", {"query": "memory", "k": 0}, "k: input should be greater than or equal to 1"),
+        ("search", {"query": "memory", "k": 10**9}, "k: input should be less than or equal to 50"),
+        ("get_note", {"note": "Home", "max_chars": "many"}, "max_chars: input should be a valid integer"),
+        ("recent_turns", {"limit": 0, "since": 7}, "since: input should be a valid string; limit: input"),
+    ],
+)
+def test_arguments_that_fail_the_schema_are_said_in_one_line(toy_vault, name, arguments, message):
+    # pydantic's report was several lines with a link per error ("For further information
+    # visit https://errors.pydantic.dev/...").
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    text = _texts(result)
+    assert result.is_error and text.startswith(message)
+    assert "\n" not in text and "pydantic" not in text
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("recent_turns", {"since": "x" * 10_000_000}, "since: string should have at most 64 characters"),
+        ("recent_turns", {"since": "last tuesday"}, "since takes a span like 7d, 12h, 2w or a date like"),
+        ("recent_turns", {"text": "y" * 20_000}, "text: string should have at most 10000 characters"),
+        ("search", {"query": "memory", "mode": "m" * 5_000_000}, "mode: string should have at most 64 characters"),
+    ],
+)
+def test_a_bad_string_argument_is_not_said_back_whole(toy_vault, name, arguments, message):
+    # A 10 MB `since` or `mode` came back whole in its error: 10 MB into the model's context.
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    text = _texts(result)
+    assert result.is_error and text.startswith(message) and len(text) < 200
+
+
+def test_a_failure_brain_did_not_foresee_is_one_line_and_its_traceback_goes_to_the_log_only(
+    toy_vault, caplog, monkeypatch, brain_home
+):
+    # It was the SDK's bare "Error executing tool search", its traceback on stderr.
+    from brain.mcp.backend import Backend
+
+    def broken(self, op, **fields):
+        raise RuntimeError("the index moved under us\nsecond line")
+
+    _index(toy_vault)
+    monkeypatch.setattr(Backend, "call", broken)
+    caplog.set_level(logging.INFO, logger="brain")  # as configure_logging sets it for mcp.log
+    result = _call(toy_vault, "search", {"query": "memory"})
+    assert result.is_error
+    assert _texts(result) == (
+        "brain failed on this call (RuntimeError: the index moved under us); "
+        f"its traceback is in {brain_home / 'logs' / 'mcp.log'}"
+    )
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud and all(r.exc_info is None for r in loud)  # stderr gets one line
+    assert [r for r in caplog.records if r.exc_info and r.levelno == logging.INFO]  # mcp.log the traceback
+
+
+def test_neighbours_of_a_hub_note_gives_the_first_links_and_says_how_many_there_are(toy_vault):
+    # A note that 5,000 notes link to made an answer of 1.6 MB: over any client's cap on a
+    # tool's output, and all of it into the model's context.
+    write(toy_vault, "Hub.md", "# Hub\n\n" + " ".join(f"[[Spoke {i}]]" for i in range(150)) + "\n")
+    for i in range(150):
+        write(toy_vault, f"Spokes/Spoke {i}.md", f"# Spoke {i}\n\nback to [[Hub]]\n")
+    _index(toy_vault)
+    found = json.loads(_texts(_call(toy_vault, "neighbours", {"note": "Hub"})))
+    assert (len(found["links"]), found["links_total"]) == (100, 150)
+    assert (len(found["backlinks"]), found["backlinks_total"]) == (100, 150)
+    assert found["truncated"] is True
+    few = json.loads(_texts(_call(toy_vault, "neighbours", {"note": "Spoke 3", "limit": 5})))
+    assert few["links_total"] == 1 and few["backlinks_total"] == 1 and few["truncated"] is False
+    assert few["links"][0]["path"] == "Hub.md"
+
+
+@pytest.mark.slow
+def test_a_vault_whose_path_is_not_utf8_is_served(tmp_path, toy_vault):
+    # A folder named in Latin-1 ("Café" as one byte 0xE9): the instructions held a lone
+    # surrogate, which the SDK could not encode, so brain mcp died at initialize with a
+    # traceback; and each call named the vault with a "?" instead and was refused as another's.
+    vault = tmp_path / os.fsdecode(b"caf\xe9")
+    toy_vault.rename(vault)
+    _index(vault)
+    with _raw_mcp(vault) as process:
+        _send(process, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "status"}})
+        status = _answer(process)["result"]
+        assert json.loads(status["content"][0]["text"])["vault"] == str(tmp_path / "caf\ufffd")
+        call = {"name": "search", "arguments": {"query": "agent memory", "k": 2}}
+        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        found = _answer(process)["result"]
+        assert not found["isError"], found
+        assert len(json.loads(found["content"][0]["text"])["results"]) == 2
+        process.stdin.close()
+        process.wait(30)
+        assert "Logging error" not in process.stderr.read().decode()

@@ -331,6 +331,16 @@ def test_since_for_recent_turns_is_utc_with_four_digit_years():
         parse_since("last tuesday")
 
 
+def test_since_of_more_digits_than_int_reads_is_everything_and_a_bad_one_is_said_short():
+    # int() refuses more than 4,300 digits with a ValueError: it went up as a traceback
+    # (brain ab-report --since, and recent_turns' "Error executing tool" with 52 lines on stderr).
+    assert parse_since("9" * 5000 + "d") == "0001-01-01 00:00:00"
+    with pytest.raises(ConfigError) as caught:
+        parse_since("x" * 1_000_000, name="since")
+    message = str(caught.value)
+    assert message.startswith("since takes a span like 7d") and len(message) < 200  # not the value back whole
+
+
 # ----- 4. terminal control in notes ------------------------------------------------------------
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but \t and \n

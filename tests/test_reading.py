@@ -115,6 +115,45 @@ def test_ignored_and_dot_folder_notes_cannot_be_read(indexed):
             read_note(store, root, ref)
 
 
+def _unblock(fifo: Path) -> None:
+    """Let a read that waits on ``fifo`` end (a writer that opens and closes it)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def test_a_note_swapped_for_a_fifo_is_refused_not_waited_on(indexed):
+    # A FIFO named like an indexed note: opening it waited for a writer for good, and in
+    # brain serve and brain mcp every call queued behind it.
+    import threading
+
+    root, _ = indexed
+    fifo = root / "Home.md"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    outcome: list[BaseException | dict] = []
+
+    def read() -> None:
+        store = IndexStore.open(config.index_dir(root), create=False)  # the thread's own connection
+        try:
+            outcome.append(read_note(store, root, "Home.md"))
+        except BaseException as exc:  # what the caller would see
+            outcome.append(exc)
+        finally:
+            store.close()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    finished = not reader.is_alive()
+    _unblock(fifo)
+    reader.join(5)
+    assert finished, "read_note waited on a FIFO"
+    assert isinstance(outcome[0], NoteNotFound)
+    assert "Home.md is in the index but is no longer a regular file" in str(outcome[0])
+
+
 def test_read_note_gives_text_frontmatter_and_sections(indexed):
     root, store = indexed
     note = read_note(store, root, "GraphRAG")

@@ -1026,3 +1026,22 @@ def test_a_touched_note_dated_by_its_mtime_is_served_with_the_new_date(toy_vault
         settled(daemon)
         wait_until(lambda: _top(daemon, "okapi procedure")["date"].startswith("2026-07-01"), 20, "the new date")
         assert daemon.service.status()["last_update"]["redated"] == 1
+
+
+def test_a_vault_whose_path_is_not_utf8_is_indexed_again_by_rescans_not_watched_in_a_loop(tmp_path, caplog):
+    # watchfiles takes only UTF-8 paths: it failed on each try, polling too, and the watcher
+    # logged a traceback every 5 s for good while no change was ever picked up.
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / os.fsdecode(b"caf\xe9")
+    write(vault, "a.md", "# A\n")
+    reasons: list[str] = []
+    watcher = VaultWatcher(vault, lambda batch: reasons.append(batch.reason), rescan_seconds=0.3)
+    watcher.start()
+    try:
+        wait_until(lambda: reasons.count("rescan") >= 2, timeout=10)
+    finally:
+        watcher.stop()
+    assert reasons[0] == "start" and watcher.mode == "rescans"
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    assert any("its path is not UTF-8" in r.getMessage() for r in caplog.records)

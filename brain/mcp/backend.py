@@ -8,6 +8,7 @@ the same protocol requests and give the same replies, so the tools have one code
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -48,7 +49,11 @@ class Backend:
                 log.debug("%s; answering in this process", exc)
         if op in ("ask", "note", "neighbours"):
             fields.setdefault("wait", LOCAL_WAIT)
-        message = protocol.parse_request(protocol.encode(protocol.request(op, str(self.root), **fields)))
+        # The request in JSON's normal form, as the server would read it, but not as bytes: a
+        # vault path that is not UTF-8 (a lone surrogate in Python) must reach the index as it
+        # is, not as the '?' the socket carries, which named another vault.
+        message = json.loads(json.dumps(protocol.request(op, str(self.root), **fields)))
+        protocol.check_request(message)
         reply = self.local().handle(message)
         if reply["ok"]:
             return reply["result"]

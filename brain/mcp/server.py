@@ -16,13 +16,16 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from .. import __version__, config
 from ..errors import BrainError
@@ -33,6 +36,7 @@ from .backend import Backend
 log = logging.getLogger("brain")
 
 MAX_K = 50
+MAX_NEIGHBOURS = 2000  # links and backlinks neighbours gives at most (100 unless asked)
 
 INSTRUCTIONS = """\
 brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
@@ -65,7 +69,8 @@ The wikilink neighbourhood of one note: `links` (each link as written, the note 
 or `status` dangling/attachment, its kind wikilink/embed/markdown, and the #anchor) and
 `backlinks` (the notes that link to it, with kind and anchor). Use it to explore around a search
 hit: related decisions, the people in a meeting, the parts of a project. Name the note by path,
-title or alias."""
+title or alias. At most `limit` of each come back; `links_total`, `backlinks_total` and
+`truncated` say when a note has more."""
 
 RECENT_TURNS_DOC = """\
 Earlier Claude Code turns recorded by brain's Stop hook, newest first: what the user asked
@@ -86,7 +91,10 @@ LOG_MAX_BYTES = 5_000_000  # mcp.log is moved aside (once, to mcp.log.1) at star
 
 def configure_logging() -> None:
     """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
-    file_handler = logging.FileHandler(config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8")
+    # backslashreplace: a vault path that is not UTF-8 was a "Logging error" traceback on stderr
+    file_handler = logging.FileHandler(
+        config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8", errors="backslashreplace"
+    )
     file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)
@@ -105,19 +113,58 @@ def configure_logging() -> None:
     brain.propagate = True
 
 
+class BrainServer(MCPServer):
+    """``MCPServer`` with the client's stdin mended (``stdio.py``) and arguments that fail the
+    tools' schemas said in one line, not pydantic's report with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(invalid_arguments(cause)) from cause
+
+    async def run_stdio_async(self) -> None:
+        from .stdio import client_stdin
+
+        with client_stdin() as lines:
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def invalid_arguments(error: ValidationError) -> str:
+    """``k: input should be less than or equal to 50``: each argument that fails, in one line."""
+    said = []
+    for each in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in each["loc"]) or "arguments"
+        message = each["msg"]
+        said.append(f"{where}: {message[:1].lower()}{message[1:]}")
+    return "; ".join(said)
+
+
 def build_server(root: Path, backend: Backend) -> MCPServer:
     # The SDK reads the tools' annotations by name from this module's globals: the types
     # they use are imported at the top.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-    server = MCPServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
+    server = BrainServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
 
     def answer(work: Any) -> CallToolResult:
         try:
             data = work()
         except (client.ServerError, BrainError) as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return CallToolResult(content=[TextContent(type="text", text=wire_text(str(exc)))], is_error=True)
+        except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
+            said = (str(exc).strip().splitlines() or [""])[0][:300]
+            where = config.log_dir() / "mcp.log"
+            message = f"brain failed on this call ({type(exc).__name__}: {said}); its traceback is in {where}"
+            log.warning("%s", message)
+            log.info("the traceback of that failure", exc_info=True)  # the file only: stderr takes warnings
+            return CallToolResult(content=[TextContent(type="text", text=wire_text(message))], is_error=True)
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(type="text", text=text)])
+        return CallToolResult(content=[TextContent(type="text", text=wire_text(text))])
 
     @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
     def search(
@@ -126,8 +173,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         mode: Annotated[
             str | None,
             Field(
+                max_length=64,  # a longer one is no mode, and its error would say it back whole
                 description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
-                "leave it unset unless asked."
+                "leave it unset unless asked.",
             ),
         ] = None,
     ) -> CallToolResult:
@@ -159,16 +207,23 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
     def neighbours(
         note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks.")
+        ] = 100,
     ) -> CallToolResult:
-        return answer(lambda: backend.call("neighbours", note=note))
+        return answer(lambda: _first(backend.call("neighbours", note=note), limit))
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(
         project: Annotated[
-            str | None, Field(description="Only this project (the git repository's folder name).")
+            str | None, Field(max_length=4096, description="Only this project (the git repository's folder name).")
         ] = None,
-        text: Annotated[str | None, Field(description="Only turns whose ask or summary holds these words.")] = None,
-        since: Annotated[str | None, Field(description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")] = None,
+        text: Annotated[
+            str | None, Field(max_length=10_000, description="Only turns whose ask or summary holds these words.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns.")] = 10,
     ) -> CallToolResult:
         return answer(lambda: _turns(project=project, text=text, since=since, limit=limit))
@@ -180,6 +235,18 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     return server
 
 
+def _first(found: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``neighbours``' answer with at most ``limit`` links and backlinks, and how many there are:
+    a hub note's thousands of backlinks were megabytes, over any client's cap on a tool's output."""
+    cut = dict(found)
+    for key in ("links", "backlinks"):
+        items = found.get(key) or []
+        cut[key] = items[:limit]
+        cut[f"{key}_total"] = len(items)
+    cut["truncated"] = any(cut[f"{key}_total"] > limit for key in ("links", "backlinks"))
+    return cut
+
+
 def _instructions(root: Path) -> str:
     """The server's instructions, naming the vault and its size (read from the index, cheaply)."""
     about = f" at {root}"
@@ -188,7 +255,17 @@ def _instructions(root: Path) -> str:
     notes = IndexStore.note_count_at(config.index_dir(root))  # None when there is no index yet
     if notes is not None:
         about += f" ({notes} notes)"
-    return INSTRUCTIONS.format(about=about)
+    return wire_text(INSTRUCTIONS.format(about=about))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_text(text: str) -> str:
+    """``text`` as UTF-8 can carry it: a lone surrogate (how Python keeps a byte of a path
+    that is not UTF-8, e.g. a vault named in Latin-1) becomes U+FFFD. The SDK could not
+    encode one: the answer was lost, and at ``initialize`` brain mcp died with a traceback."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> list[dict[str, Any]]:
@@ -196,7 +273,7 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
-    after = parse_since(since).replace(" ", "T") if since else None
+    after = parse_since(since, name="since").replace(" ", "T") if since else None
     with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
         return recent_turns(conn, limit=limit, project=project, text=text, since=after)
 
@@ -221,6 +298,8 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
 
 def run(root: Path, *, embedder: Any = None) -> None:
     """``brain mcp``: serve the tools over stdio until the client closes stdin."""
+    if sys.stdin is None or sys.stdout is None:  # started with `<&-` or `>&-`
+        raise BrainError("brain mcp talks to its client over stdin and stdout, and one of them is closed")
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # a stray print must not wait for the exit
     configure_logging()
@@ -230,5 +309,18 @@ def run(root: Path, *, embedder: Any = None) -> None:
     log.info("brain mcp serving %s", root)
     try:
         server.run()
+    except BaseException as exc:
+        if not _client_gone(exc):
+            raise
+        # The client closed its end of stdout (it quit, or crashed): nothing to answer to.
+        log.info("the client stopped reading (broken pipe); brain mcp stops")
     finally:
         backend.close()
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """A broken pipe, alone or as every error of the SDK's task groups."""
+    group = getattr(exc, "exceptions", None)
+    if isinstance(group, tuple) and group:
+        return all(isinstance(each, BaseException) and _client_gone(each) for each in group)
+    return isinstance(exc, BrokenPipeError)

@@ -120,6 +120,19 @@ class VaultWatcher:
             while not self.stopping.wait(1.0):
                 self._idle()
             return
+        try:
+            str(self.root).encode("utf-8")
+        except UnicodeEncodeError:
+            # watchfiles takes only UTF-8 paths: it failed on every try, a traceback every 5 s
+            log.warning(
+                "cannot watch %s: its path is not UTF-8, which watchfiles cannot take; "
+                "the vault is indexed again every %.0f s instead",
+                self.root,
+                self.rescan_seconds,
+            )
+            self.mode = "rescans"
+            self._rescan_only()
+            return
         force = self.force_polling
         while not self.stopping.is_set():
             try:
@@ -160,6 +173,18 @@ class VaultWatcher:
                         exc,
                     )
                     force = True
+
+    def _rescan_only(self) -> None:
+        """No events: a full pass every ``rescan_seconds``."""
+        last_pass = time.monotonic()
+        while not self.stopping.wait(min(1.0, self.rescan_seconds)):
+            now = time.monotonic()
+            if now - last_pass >= self.rescan_seconds:
+                self._first_seen = now
+                self._pass(Batch("rescan", first_seen=now))
+                last_pass = time.monotonic()
+            else:
+                self._idle()
 
     def _watch(self, force_polling: bool | None) -> None:
         from watchfiles import watch
