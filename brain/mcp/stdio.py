@@ -29,6 +29,8 @@ import threading
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from ..server import protocol
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800 to \udfff, a half of a pair
 
 
@@ -40,8 +42,7 @@ def mend(line: str) -> str:
         message = json.loads(line)
     except (ValueError, RecursionError):  # not JSON: the SDK says so as it would have
         return line
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8", "replace").decode("utf-8") + "\n"
+    return protocol.encode(message).decode("utf-8")
 
 
 class ClientLines:

@@ -180,11 +180,15 @@ class VaultWatcher:
         while not self.stopping.wait(min(1.0, self.rescan_seconds)):
             now = time.monotonic()
             if now - last_pass >= self.rescan_seconds:
-                self._first_seen = now
-                self._pass(Batch("rescan", first_seen=now))
-                last_pass = time.monotonic()
+                last_pass = self._rescan(now)
             else:
                 self._idle()
+
+    def _rescan(self, now: float) -> float:
+        """A pass over the whole vault; returns when it ended (the next is due from then)."""
+        self._first_seen = now
+        self._pass(Batch("rescan", first_seen=now))
+        return time.monotonic()
 
     def _watch(self, force_polling: bool | None) -> None:
         from watchfiles import watch
@@ -224,9 +228,7 @@ class VaultWatcher:
                 self._pass(Batch("changes", batch, self._first_seen or now))
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
-                self._first_seen = now
-                self._pass(Batch("rescan", first_seen=now))
-                last_pass = time.monotonic()
+                last_pass = self._rescan(now)
             else:
                 self._idle()
 
