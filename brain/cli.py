@@ -591,7 +591,11 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
     )
     if len(data["rows_from"]) > 1:  # the figures are over all of them: say so
-        groups = ", ".join(f"{g['source']} {g['mode_a']} vs {g['mode_b']} ({g['queries']})" for g in data["rows_from"])
+        ks = len({g["k"] for g in data["rows_from"]}) > 1  # a top k named only where they differ
+        groups = ", ".join(
+            f"{g['source']} {g['mode_a']} vs {g['mode_b']}" + (f" top {g['k']}" if ks else "") + f" ({g['queries']})"
+            for g in data["rows_from"]
+        )
         several = len({g["source"] for g in data["rows_from"]}) > 1
         click.echo(terminal_safe(f"rows from: {groups}" + ("; --source picks a source" if several else "")))
     if data["by_gate"]:

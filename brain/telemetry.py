@@ -170,12 +170,13 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
         {"since": since, "source": source},
     ).fetchall()
-    # What the figures are over: a benchmark's rows (eval --ab-log) or another pair of modes
-    # (--ab-modes) land in the same table as everyday `brain ask --ab`.
+    # What the figures are over: a benchmark's rows (eval --ab-log), another pair of modes
+    # (--ab-modes) or another top k (-k: "changed the top 20" is not "the top 10") land in the
+    # same table as everyday `brain ask --ab`.
     rows_from = conn.execute(
-        "SELECT source, mode_a, mode_b, count(*) AS queries FROM ab_recall"
+        "SELECT source, mode_a, mode_b, k, count(*) AS queries FROM ab_recall"
         " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
-        " GROUP BY source, mode_a, mode_b ORDER BY source, mode_a, mode_b",
+        " GROUP BY source, mode_a, mode_b, k ORDER BY source, mode_a, mode_b, k",
         {"since": since, "source": source},
     ).fetchall()
     return {

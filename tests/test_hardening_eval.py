@@ -109,12 +109,27 @@ def test_ab_report_says_when_its_figures_mix_sources_or_mode_pairs(brain_home):
     )
     data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
     assert data["rows_from"] == [
-        {"source": "minibench", "mode_a": "vector", "mode_b": "graph", "queries": 3},
-        {"source": "work", "mode_a": "hybrid", "mode_b": "hybrid+ppr", "queries": 1},
-        {"source": "work", "mode_a": "vector", "mode_b": "graph", "queries": 1},
+        {"source": "minibench", "mode_a": "vector", "mode_b": "graph", "k": 10, "queries": 3},
+        {"source": "work", "mode_a": "hybrid", "mode_b": "hybrid+ppr", "k": 10, "queries": 1},
+        {"source": "work", "mode_a": "vector", "mode_b": "graph", "k": 10, "queries": 1},
     ]
     alone = CliRunner().invoke(cli, ["ab", "report", "--source", "minibench"])
     assert alone.exit_code == 0 and "queries: 3" in alone.output and "rows from" not in alone.output
+
+
+def test_ab_report_says_when_its_rows_are_over_different_top_ks(brain_home):
+    """`brain ask --ab -k 20` logs whether the graph changed the top 20: the report counted it
+    with everyday top-10 rows, one share over both, unsaid."""
+    ten = ABRow("q", "vector", "graph", 10, False, "", 3, [], [], [], [], False, {}, [])
+    with connection() as conn:
+        for _ in range(2):
+            log_ab(conn, ten, source="work", vault="/v")
+        log_ab(conn, ABRow(**{**vars(ten), "k": 20}), source="work", vault="/v")
+    out = CliRunner().invoke(cli, ["ab", "report"])
+    assert out.exit_code == 0, out.output
+    assert "rows from: work vector vs graph top 10 (2), work vector vs graph top 20 (1)\n" in out.output
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert [(g["k"], g["queries"]) for g in data["rows_from"]] == [(10, 2), (20, 1)]
 
 
 def test_eval_ab_log_failing_mid_run_still_prints_the_figures(tmp_path, monkeypatch):
