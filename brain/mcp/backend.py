@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,9 @@ from ..server import client, protocol
 log = logging.getLogger("brain")
 
 LOCAL_WAIT = 300.0  # seconds a call may wait for this process's own index to load (model, first scan)
+# After a server let a call time out (paused with Ctrl-Z, hung), the session answers its calls
+# itself this long before asking it again: otherwise every tool call costs the whole timeout.
+SKIP_SILENT_SERVER = 60.0
 
 
 class Backend:
@@ -30,6 +34,7 @@ class Backend:
         self.watch = watch
         self._service: Any = None
         self._lock = threading.Lock()
+        self._ask_server_after = 0.0  # time.monotonic() before which the server is not asked
 
     def call(self, op: str, **fields: Any) -> Any:
         """The result of one protocol request; ``client.ServerError`` when it is refused (a bad
@@ -38,13 +43,16 @@ class Backend:
             protocol.check_request(protocol.request(op, str(self.root), **fields))
         except protocol.ProtocolError as exc:
             raise client.ServerError(exc.code, exc.message) from None
-        if self.use_server:
+        if self.use_server and time.monotonic() >= self._ask_server_after:
             timeout = config.serve_timeout()
             remote = dict(fields)
             if op in ("ask", "note", "neighbours"):  # a server still loading may take a moment
                 remote.setdefault("wait", client.wait_for(timeout))
             try:
                 return client.call(self.root, op, timeout=timeout, **remote)
+            except client.Unresponsive as exc:
+                self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
+                log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
             except client.NoServer as exc:
                 log.debug("%s; answering in this process", exc)
         if op in ("ask", "note", "neighbours"):

@@ -34,6 +34,11 @@ class NoServer(Exception):
     """No server answered for this vault in time; the message says why (for logs)."""
 
 
+class Unresponsive(NoServer):
+    """A server took the connection but gave no answer in time: hung, paused (Ctrl-Z, SIGSTOP) or
+    swamped. Unlike a missing server, asking it again soon costs the whole timeout again."""
+
+
 class ServerError(BrainError):
     """The server refused the request for a reason the user must see (``code`` says which)."""
 
@@ -55,7 +60,9 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
     message = protocol.request(op, str(root), **fields)
     try:
         reply = _exchange(record["socket"], protocol.encode(message), deadline)
-    except (OSError, ValueError) as exc:  # refused, missing socket, timeout, reset, bad JSON
+    except TimeoutError as exc:
+        raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
+    except (OSError, ValueError) as exc:  # refused, missing socket, reset, bad JSON
         raise NoServer(f"brain serve for {root} did not answer ({type(exc).__name__}: {exc})") from None
     if not isinstance(reply, dict) or reply.get("v") != protocol.VERSION:
         raise NoServer(f"brain serve for {root} sent a reply this client cannot read")
