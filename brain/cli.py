@@ -515,6 +515,8 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
 def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
     """Print NOTE as it is on disk now; NOTE is a vault-relative path, a title or an alias.
 
+    To a terminal, the text's control characters and escape sequences are left out.
+
     Only indexed notes can be read, and never anything outside the vault (absolute paths,
     `..`, and symlinks that lead out are refused).
     """
@@ -528,10 +530,22 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n")
-    click.echo(data["text"].strip("\n"))
+    header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
+    if _stdout_is_terminal():
+        # The note's own escape sequences would act on it (a title set, the clipboard written
+        # by OSC 52): shown as text.
+        click.echo(terminal_safe(header))
+        click.echo(terminal_safe(data["text"].strip("\n")))
+    else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
+        click.echo(header + "\n" + data["text"].strip("\n"), color=True)
     if data["truncated"]:
         click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+
+    return sys.stdout.isatty()
 
 
 @cli.command()
