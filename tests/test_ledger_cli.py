@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 from ledger_helpers import Transcript, fixture, hook_payload
@@ -122,3 +123,24 @@ def test_turns_says_which_rows_are_partial(tmp_path):
     assert "partial  the hook ran out of time reading this turn: only what its input said" in out
     (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
     assert row["partial"] == 1
+
+
+def test_turns_show_no_terminal_control_from_what_was_recorded(tmp_path):
+    # A prompt with pasted coloured output, a path and a command holding escape sequences: OSC 52
+    # would write the clipboard, OSC 0 the window title, CSI 2J clear the screen.
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    t = Transcript(tmp_path / "t.jsonl", session="sess\x1b]0;own\x07")
+    t.prompt("fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output")
+    t.tool("Write", file_path="/p/\x1b[2Jfile.py")
+    t.tool("Bash", command="echo \x1b]0;title\x07 done")
+    t.text("I'll use \x1b[5mblink\x1b[0m instead of it")
+    record_stop(hook_payload(t.write(), session_id="sess\x1b]0;own\x07", cwd=str(tmp_path / "pro\x1b[1mj")))
+    for args in (["turns"], ["turns", "--stats"]):
+        out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
+        assert out.exit_code == 0, out.output
+        assert control.search(out.output) is None, repr(out.output)
+        assert "file.py" in out.output and "proj" in out.output
+    out = CliRunner().invoke(cli, ["turns"], color=True).output
+    assert "session sess\n" in out and "ask      fix red this output" in out and "$        echo done" in out
+    (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
+    assert row["ask"] == "fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output"  # --json: as recorded

@@ -14,7 +14,7 @@ import click
 
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors
-from ..text import shell_word
+from ..text import shell_word, terminal_safe
 
 
 @click.group()
@@ -198,18 +198,20 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         if as_json:
             emit_json(data)
         else:
-            click.echo(_format_stats(data, days))
+            click.echo(terminal_safe(_format_stats(data, days)))  # projects and paths from transcripts
         return
     if as_json:
         emit_json(rows)
     elif not rows:
         click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
     else:
-        click.echo("\n\n".join(_format_turn(row) for row in rows))
+        # A prompt may hold pasted coloured output, a path or command an escape sequence (OSC 52
+        # writes the clipboard): shown as text, never acting on the terminal. --json keeps them.
+        click.echo(terminal_safe("\n\n".join(_format_turn(row) for row in rows)))
 
 
 def _one_line(text: str | None, width: int = 110) -> str:
-    flat = " ".join((text or "").split())
+    flat = " ".join(terminal_safe(text or "").split())  # clipped to what will show
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -230,7 +232,7 @@ def _format_turn(row: dict[str, Any]) -> str:
     where = row.get("project") or "?"
     if row.get("git_branch"):
         where += f"@{row['git_branch']}"
-    lines = [f"{when}  {where}  session {str(row.get('session_id'))[:8]}"]
+    lines = [f"{when}  {where}  session {_one_line(str(row.get('session_id')))[:8]}"]
     cwd = row.get("cwd")
     fields = [
         ("ask", _one_line(row.get("ask")) or "(no prompt found)"),
