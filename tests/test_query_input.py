@@ -422,12 +422,13 @@ def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_va
 
     piped = CliRunner().invoke(cli, ["note", "Platypus", "--vault", str(tricky_vault)], color=False)
     assert piped.exit_code == 0, piped.output
-    assert TRICKS.replace("\r", "\n") in piped.output  # as read (universal newlines): CSI too, which click drops from a pipe
+    # as read (universal newlines), CSI too, which click drops from a pipe on its own
+    assert TRICKS.replace("\r", "\n") in piped.output
     monkeypatch.setattr(brain.cli, "_stdout_is_terminal", lambda: True)
     for name, shown in (("Platypus", "linked"), ("Esc\x1b[2Jape", "Escape.md")):
         out = CliRunner().invoke(cli, ["note", name, "--vault", str(tricky_vault)], color=True)
         assert out.exit_code == 0, out.output
-        assert shown in out.output and "cleared" in out.output or name != "Platypus"
+        assert shown in out.output
         assert CONTROL.search(out.output) is None, repr(out.output)  # no title set, no screen cleared
     out = CliRunner().invoke(cli, ["note", "Platypus", "--json", "--vault", str(tricky_vault)], color=True)
     assert "\x1b]0;pwned\x07" in json.loads(out.output)["text"]  # --json: the text as it is
