@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="brain")
+@library_errors  # a BRAIN_HOME that names no path: one line before any command runs
 def cli() -> None:
     """Graph RAG memory over an Obsidian/markdown vault.
 
