@@ -144,3 +144,22 @@ def test_turns_show_no_terminal_control_from_what_was_recorded(tmp_path):
     assert "session sess\n" in out and "ask      fix red this output" in out and "$        echo done" in out
     (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
     assert row["ask"] == "fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output"  # --json: as recorded
+
+
+def test_turns_read_hand_edited_rows_without_a_traceback(tmp_path):
+    import sqlite3
+
+    from brain import config
+
+    _record(tmp_path)
+    conn = sqlite3.connect(config.db_path())
+    conn.execute(  # valid JSON of the wrong shapes, and values that are not text
+        "UPDATE turns SET tools = '[1, 2]', commands = '\"one\"', files_written = '{\"a\": 1}', "
+        "files_read = '{oops', decisions = '5', subagents = '[1, null]', tool_errors = '\"e\"', "
+        "ask = 42, started_at = 20260101, project = 7, cwd = 9"
+    )
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0, result.output
+    assert "ask      42" in result.output and result.output.startswith("20260101  7@")
