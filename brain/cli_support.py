@@ -69,3 +69,13 @@ def setup_logging(quiet: bool = False) -> None:
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def list_or_stats_flags(stats: bool) -> None:
+    """`brain turns` and `brain recalls`: --days shapes only --stats, --limit only the list; either
+    given to the other mode was ignored and looked applied (`--days 1` listed months-old turns)."""
+    source = click.get_current_context().get_parameter_source
+    if not stats and source("days") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--days goes with --stats; the list takes --limit")
+    if stats and source("limit") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--limit goes with the list; --stats takes --days")

@@ -163,3 +163,17 @@ def test_turns_read_hand_edited_rows_without_a_traceback(tmp_path):
     result = CliRunner().invoke(cli, ["turns"])
     assert result.exit_code == 0, result.output
     assert "ask      42" in result.output and result.output.startswith("20260101  7@")
+
+
+def test_a_flag_of_the_other_mode_is_a_usage_error_not_ignored(tmp_path):
+    # `brain turns --days 1` listed a turn of months ago: --days shapes only --stats.
+    _record(tmp_path)
+    for command in ("turns", "recalls"):
+        for args, message in (
+            (["--days", "1"], "--days goes with --stats; the list takes --limit"),
+            (["--stats", "-n", "3"], "--limit goes with the list; --stats takes --days"),
+        ):
+            result = CliRunner().invoke(cli, [command, *args])
+            assert result.exit_code == 2 and message in result.output, result.output
+        assert CliRunner().invoke(cli, [command, "--stats", "--days", "3"]).exit_code == 0
+        assert CliRunner().invoke(cli, [command, "-n", "3"]).exit_code == 0

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..cli_options import vault_option
-from ..cli_support import emit_json, library_errors
+from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..text import shell_word, terminal_safe
 
 
@@ -185,6 +185,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
       brain turns --stats
       brain turns --session 491e126e --json
     """
+    list_or_stats_flags(stats)
     from ..db import connection
     from .store import recent_turns, turn_stats
 
