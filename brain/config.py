@@ -38,6 +38,7 @@ MAX_SECONDS = 3600.0
 MAX_THREADS = 1024
 MAX_WORKERS = 256
 MAX_PPR_WEIGHT = 1e6
+MAX_KEEP_VERSIONS = 1_000_000
 DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
@@ -216,10 +217,12 @@ def keep_versions() -> int | None:
     value = env("BRAIN_KEEP_VERSIONS")
     if value is None or value.strip().lower() == "all":
         return None
-    try:
-        return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0)
+    try:  # bounded: SQLite's integers end at 2**63 (an OverflowError traceback from `brain prune`)
+        return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0, maximum=MAX_KEEP_VERSIONS)
     except ConfigError:
-        raise ConfigError(f"BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all', not {value!r}") from None
+        raise ConfigError(
+            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {value!r}"
+        ) from None
 
 
 def max_note_bytes() -> int:

@@ -62,6 +62,7 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan", "1e308"]),  # sums overflow
         ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x", "1e308"]),
         ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x", "1e308"]),
+        ("BRAIN_KEEP_VERSIONS", config.keep_versions, ["some", "-1", "1.5", "99999999999999999999999"]),
         ("BRAIN_HOME", config.brain_home, ["~nosuchuser-of-brain/home"]),  # pathlib: RuntimeError
         ("BRAIN_DB", config.db_path, ["~nosuchuser-of-brain/brain.db"]),
         ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
