@@ -567,12 +567,15 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     lines = [f"{data['title']}  ({data['path']})", f"\nlinks ({len(data['links'])}):"]
+    written: dict[str, int] = {}  # the same link written again is one line with its count (not 20,000 lines)
     for link in data["links"]:
         where = link["path"] or link["status"]
         anchor = f"#{link['anchor']}" if link["anchor"] else ""
-        lines.append(
-            f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+        line = f"  → [[{link['target']}{anchor}]]  {where}" + (
+            f"  ({link['kind']})" if link["kind"] != "wikilink" else ""
         )
+        written[line] = written.get(line, 0) + 1
+    lines += [line + (f"  ×{times}" if times > 1 else "") for line, times in written.items()]
     lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:
         lines.append(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))

@@ -204,3 +204,14 @@ def test_note_and_neighbours_commands(indexed):
     assert out.exit_code == 0 and "← Daily/2026-03-14.md  (embed)" in out.output
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Graph RAG"])
     assert json.loads(out.output)["title"] == "Graph RAG"
+
+
+def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
+    # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
+    write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "Log"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[2:5] == ["links (5001):", "  → [[Home]]  Home.md  ×5000", "  → [[Ghost]]  dangling"]
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "--json", "Log"])
+    assert len(json.loads(out.output)["links"]) == 5001  # --json: every link as written
