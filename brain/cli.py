@@ -180,48 +180,52 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     if as_json:
         emit_json({**st.as_dict(), "server": server})
         return
-    click.echo(f"vault:  {st.vault}")
-    click.echo(f"index:  {st.index_dir}")
-    click.echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
-    click.echo(f"notes:  {st.notes}   chunks: {st.chunks}")
-    click.echo(
+
+    def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
+        click.echo(terminal_safe(line))
+
+    echo(f"vault:  {st.vault}")
+    echo(f"index:  {st.index_dir}")
+    echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
+    echo(f"notes:  {st.notes}   chunks: {st.chunks}")
+    echo(
         f"links:  {st.links['resolved']} resolved, {st.links['dangling']} dangling, "
         f"{st.links['attachment']} to attachments"
     )
     p = st.pending
     stale = sum(p.values())
-    click.echo(
+    echo(
         f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
         + ("  (run `brain index`)" if stale else "  (up to date)")
     )
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:
-                click.echo(f"  {kind:8} {path}")
-    click.echo(_server_line(server, Path(st.vault)))
+                echo(f"  {kind:8} {path}")
+    echo(_server_line(server, Path(st.vault)))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
     summary = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
-    click.echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
+    echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
     if verbose:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
-            click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+            echo(f"  {entry['reason']:14} {entry['path']}{detail}")
     if st.history is not None:
-        click.echo(_history_line(st.history))
+        echo(_history_line(st.history))
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
-        click.echo(
+        echo(
             f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
             "or stopped: running it again resumes)"
         )
     if st.warnings:
-        click.echo(f"warnings: {len(st.warnings)}")
+        echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
-            click.echo(f"  {w['path']}: {w['message']}")
+            echo(f"  {w['path']}: {w['message']}")
         if not verbose and len(st.warnings) > 5:
-            click.echo("  ... (--verbose lists all)")
+            echo("  ... (--verbose lists all)")
 
 
 def _server_line(server: dict | None, root: Path) -> str:

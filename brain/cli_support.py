@@ -60,12 +60,19 @@ def _finite(data: object) -> object:
     return data
 
 
+class _TerminalSafe(logging.Formatter):
+    """A warning names a file, and a file name may hold an escape sequence: shown as text."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 def setup_logging(quiet: bool = False) -> None:
     """Library warnings go to stderr as one line each; quiet keeps only errors."""
     logger = logging.getLogger("brain")
     if not any(getattr(h, "_brain", False) for h in logger.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("brain: %(levelname)s: %(message)s"))
+        handler.setFormatter(_TerminalSafe("brain: %(levelname)s: %(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)
