@@ -177,3 +177,18 @@ def test_a_flag_of_the_other_mode_is_a_usage_error_not_ignored(tmp_path):
             assert result.exit_code == 2 and message in result.output, result.output
         assert CliRunner().invoke(cli, [command, "--stats", "--days", "3"]).exit_code == 0
         assert CliRunner().invoke(cli, [command, "-n", "3"]).exit_code == 0
+
+
+def test_a_brain_db_that_is_a_fifo_or_device_says_so(tmp_path, monkeypatch):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/null"):  # both were "disk I/O error"
+        monkeypatch.setenv("BRAIN_DB", str(path))
+        result = CliRunner().invoke(cli, ["turns"])
+        assert result.exit_code == 1
+        assert result.output == (
+            f"Error: {path} is not a regular file (a device, FIFO or socket), so not a database: "
+            "set BRAIN_DB to a file\n"
+        )
