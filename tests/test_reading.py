@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,16 @@ def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vaul
     assert out.output.splitlines()[2:5] == ["links (5001):", "  → [[Home]]  Home.md  ×5000", "  → [[Ghost]]  dangling"]
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "--json", "Log"])
     assert len(json.loads(out.output)["links"]) == 5001  # --json: every link as written
+
+
+def test_a_wikilink_pasted_as_the_note_names_its_target(indexed):
+    # `brain note "[[Graph RAG#Why|graphs]]"` (copied from a note) was "no note '[[Graph RAG#Why|graphs]]'".
+    root, store = indexed
+    for pasted in ("[[Graph RAG]]", "[[Graph RAG#Why graphs|shown]]", "![[AI/Graph RAG]]", " [[graph rag|x]] "):
+        assert find_note(store, pasted) == "AI/Graph RAG.md"
+        for command in ("note", "neighbours", "history"):
+            out = CliRunner().invoke(cli, [command, "--vault", str(root), pasted])
+            assert out.exit_code == 0 and "AI/Graph RAG.md" in out.output.splitlines()[0], (command, out.output)
+    for not_one in ("[[Graph RAG]] and [[Home]]", "[[No such note#x|y]]"):
+        with pytest.raises(NoteNotFound, match=re.escape(repr(not_one))):  # the error names what was typed
+            find_note(store, not_one)
