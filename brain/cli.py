@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="brain")
+@library_errors  # a BRAIN_HOME that names no path: one line before any command runs
 def cli() -> None:
     """Graph RAG memory over an Obsidian/markdown vault.
 
@@ -179,48 +180,52 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     if as_json:
         emit_json({**st.as_dict(), "server": server})
         return
-    click.echo(f"vault:  {st.vault}")
-    click.echo(f"index:  {st.index_dir}")
-    click.echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
-    click.echo(f"notes:  {st.notes}   chunks: {st.chunks}")
-    click.echo(
+
+    def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
+        click.echo(terminal_safe(line))
+
+    echo(f"vault:  {st.vault}")
+    echo(f"index:  {st.index_dir}")
+    echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
+    echo(f"notes:  {st.notes}   chunks: {st.chunks}")
+    echo(
         f"links:  {st.links['resolved']} resolved, {st.links['dangling']} dangling, "
         f"{st.links['attachment']} to attachments"
     )
     p = st.pending
     stale = sum(p.values())
-    click.echo(
+    echo(
         f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
         + ("  (run `brain index`)" if stale else "  (up to date)")
     )
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:
-                click.echo(f"  {kind:8} {path}")
-    click.echo(_server_line(server, Path(st.vault)))
+                echo(f"  {kind:8} {path}")
+    echo(_server_line(server, Path(st.vault)))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
         reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
     summary = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
-    click.echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
+    echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
     if verbose:
         for entry in st.skipped:
             detail = f"  {entry['detail']}" if entry.get("detail") else ""
-            click.echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+            echo(f"  {entry['reason']:14} {entry['path']}{detail}")
     if st.history is not None:
-        click.echo(_history_line(st.history))
+        echo(_history_line(st.history))
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
-        click.echo(
+        echo(
             f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
             "or stopped: running it again resumes)"
         )
     if st.warnings:
-        click.echo(f"warnings: {len(st.warnings)}")
+        echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
-            click.echo(f"  {w['path']}: {w['message']}")
+            echo(f"  {w['path']}: {w['message']}")
         if not verbose and len(st.warnings) > 5:
-            click.echo("  ... (--verbose lists all)")
+            echo("  ... (--verbose lists all)")
 
 
 def _server_line(server: dict | None, root: Path) -> str:
@@ -515,6 +520,8 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
 def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
     """Print NOTE as it is on disk now; NOTE is a vault-relative path, a title or an alias.
 
+    To a terminal, the text's control characters and escape sequences are left out.
+
     Only indexed notes can be read, and never anything outside the vault (absolute paths,
     `..`, and symlinks that lead out are refused).
     """
@@ -528,10 +535,22 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n")
-    click.echo(data["text"].strip("\n"))
+    header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
+    if _stdout_is_terminal():
+        # The note's own escape sequences would act on it (a title set, the clipboard written
+        # by OSC 52): shown as text.
+        click.echo(terminal_safe(header))
+        click.echo(terminal_safe(data["text"].strip("\n")))
+    else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
+        click.echo(header + "\n" + data["text"].strip("\n"), color=True)
     if data["truncated"]:
         click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+
+    return sys.stdout.isatty()
 
 
 @cli.command()
@@ -552,12 +571,15 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     lines = [f"{data['title']}  ({data['path']})", f"\nlinks ({len(data['links'])}):"]
+    written: dict[str, int] = {}  # the same link written again is one line with its count (not 20,000 lines)
     for link in data["links"]:
         where = link["path"] or link["status"]
         anchor = f"#{link['anchor']}" if link["anchor"] else ""
-        lines.append(
-            f"  → [[{link['target']}{anchor}]]  {where}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+        line = f"  → [[{link['target']}{anchor}]]  {where}" + (
+            f"  ({link['kind']})" if link["kind"] != "wikilink" else ""
         )
+        written[line] = written.get(line, 0) + 1
+    lines += [line + (f"  ×{times}" if times > 1 else "") for line, times in written.items()]
     lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:
         lines.append(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))

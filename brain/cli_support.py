@@ -60,12 +60,29 @@ def _finite(data: object) -> object:
     return data
 
 
+class _TerminalSafe(logging.Formatter):
+    """A warning names a file, and a file name may hold an escape sequence: shown as text."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
+
+
 def setup_logging(quiet: bool = False) -> None:
     """Library warnings go to stderr as one line each; quiet keeps only errors."""
     logger = logging.getLogger("brain")
     if not any(getattr(h, "_brain", False) for h in logger.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("brain: %(levelname)s: %(message)s"))
+        handler.setFormatter(_TerminalSafe("brain: %(levelname)s: %(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+
+
+def list_or_stats_flags(stats: bool) -> None:
+    """`brain turns` and `brain recalls`: --days shapes only --stats, --limit only the list; either
+    given to the other mode was ignored and looked applied (`--days 1` listed months-old turns)."""
+    source = click.get_current_context().get_parameter_source
+    if not stats and source("days") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--days goes with --stats; the list takes --limit")
+    if stats and source("limit") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--limit goes with the list; --stats takes --days")

@@ -31,6 +31,14 @@ MAX_LEXICAL_THREADS = 4  # BM25 parts by default, at most
 DEFAULT_LEXICAL_SPLIT_MATCHES = 10_000  # below, one BM25 statement is as fast (bench/lexical_split.py)
 DEFAULT_MAX_NOTE_MB = 10.0
 DEFAULT_HOOK_BUDGET = 2.0
+# Bounds on what a variable may ask for: beyond them a value is a typo, and it failed far from
+# its cause (libgomp out of memory for 10**20 threads, a timer's OverflowError traceback from
+# the Stop hook, scores that overflow to inf in PageRank).
+MAX_SECONDS = 3600.0
+MAX_THREADS = 1024
+MAX_WORKERS = 256
+MAX_PPR_WEIGHT = 1e6
+MAX_KEEP_VERSIONS = 1_000_000
 DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
@@ -98,7 +106,7 @@ def _platform_data_dir() -> Path:
 def brain_home() -> Path:
     """The folder holding indexes, the database and logs (``BRAIN_HOME``)."""
     value = env("BRAIN_HOME")
-    return Path(value).expanduser() if value else _platform_data_dir()
+    return _user_path("BRAIN_HOME", value) if value else _platform_data_dir()
 
 
 def vault() -> str | None:
@@ -109,7 +117,14 @@ def vault() -> str | None:
 def db_path() -> Path:
     """The telemetry and turn-ledger database (``BRAIN_DB``)."""
     value = env("BRAIN_DB")
-    return Path(value).expanduser() if value else brain_home() / "brain.db"
+    return _user_path("BRAIN_DB", value) if value else brain_home() / "brain.db"
+
+
+def _user_path(name: str, value: str) -> Path:
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # ~someone who is not a user here: pathlib cannot say whose home
+        raise ConfigError(f"{name} must be a path, and {value!r} names the home of no user here") from None
 
 
 def log_dir() -> Path:
@@ -202,10 +217,12 @@ def keep_versions() -> int | None:
     value = env("BRAIN_KEEP_VERSIONS")
     if value is None or value.strip().lower() == "all":
         return None
-    try:
-        return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0)
+    try:  # bounded: SQLite's integers end at 2**63 (an OverflowError traceback from `brain prune`)
+        return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0, maximum=MAX_KEEP_VERSIONS)
     except ConfigError:
-        raise ConfigError(f"BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all', not {value!r}") from None
+        raise ConfigError(
+            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {value!r}"
+        ) from None
 
 
 def max_note_bytes() -> int:
@@ -235,12 +252,12 @@ def embed_batch() -> int:
 def parse_workers() -> int:
     """Worker processes that parse notes when an index run reads many (``BRAIN_PARSE_WORKERS``;
     0 parses in the main process). Default: one fewer than the CPUs, at most 4."""
-    return _int("BRAIN_PARSE_WORKERS", max(0, min(4, (os.cpu_count() or 1) - 1)), minimum=0)
+    return _int("BRAIN_PARSE_WORKERS", max(0, min(4, (os.cpu_count() or 1) - 1)), minimum=0, maximum=MAX_WORKERS)
 
 
 def query_threads() -> int:
     """Threads for embedding one query (``BRAIN_QUERY_THREADS``)."""
-    return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1)
+    return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1, maximum=MAX_THREADS)
 
 
 def lexical_threads() -> int:
@@ -257,7 +274,7 @@ def lexical_split_matches() -> int:
 
 def index_threads() -> int | None:
     """Threads for embedding while indexing (``BRAIN_INDEX_THREADS``); None: the engine's default."""
-    return _int("BRAIN_INDEX_THREADS", 0, minimum=1) or None
+    return _int("BRAIN_INDEX_THREADS", 0, minimum=1, maximum=MAX_THREADS) or None
 
 
 def device() -> str | None:
@@ -330,15 +347,15 @@ def ab_source() -> str:
 
 
 def ppr_link_weight() -> float:
-    return _float("BRAIN_PPR_LINK_WEIGHT", DEFAULT_PPR_LINK_WEIGHT)
+    return _float("BRAIN_PPR_LINK_WEIGHT", DEFAULT_PPR_LINK_WEIGHT, maximum=MAX_PPR_WEIGHT)
 
 
 def ppr_embed_weight() -> float:
-    return _float("BRAIN_PPR_EMBED_WEIGHT", DEFAULT_PPR_EMBED_WEIGHT)
+    return _float("BRAIN_PPR_EMBED_WEIGHT", DEFAULT_PPR_EMBED_WEIGHT, maximum=MAX_PPR_WEIGHT)
 
 
 def ppr_backlink_weight() -> float:
-    return _float("BRAIN_PPR_BACKLINK_WEIGHT", DEFAULT_PPR_BACKLINK_WEIGHT)
+    return _float("BRAIN_PPR_BACKLINK_WEIGHT", DEFAULT_PPR_BACKLINK_WEIGHT, maximum=MAX_PPR_WEIGHT)
 
 
 def ppr_hub_damping() -> float:
@@ -368,7 +385,7 @@ def ppr_method() -> str:
 
 def hook_budget() -> float:
     """Seconds the Stop hook may take before it gives up quietly (``BRAIN_HOOK_BUDGET``)."""
-    return _float("BRAIN_HOOK_BUDGET", DEFAULT_HOOK_BUDGET, above=True)
+    return _float("BRAIN_HOOK_BUDGET", DEFAULT_HOOK_BUDGET, above=True, maximum=MAX_SECONDS)
 
 
 # ----- the prompt hook (automatic recall) -------------------------------------------------------
@@ -413,7 +430,7 @@ DEFAULT_SERVE_TIMEOUT = 15.0
 def serve_timeout() -> float:
     """Seconds ``brain ask`` waits for a running ``brain serve`` before answering in-process
     (``BRAIN_SERVE_TIMEOUT``)."""
-    return _float("BRAIN_SERVE_TIMEOUT", DEFAULT_SERVE_TIMEOUT, above=True)
+    return _float("BRAIN_SERVE_TIMEOUT", DEFAULT_SERVE_TIMEOUT, above=True, maximum=MAX_SECONDS)
 
 
 # ----- .env files -----------------------------------------------------------------------------

@@ -136,6 +136,10 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
         )
     if path.is_dir():
         return BrainDatabaseError(f"{path} is a folder, not a database file: move it, or set BRAIN_DB to a file")
+    if path.exists() and not path.is_file():  # SQLite says "disk I/O error" of /dev/null or a FIFO
+        return BrainDatabaseError(
+            f"{path} is not a regular file (a device, FIFO or socket), so not a database: set BRAIN_DB to a file"
+        )
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         what = "open" if path.exists() else "create"
         return BrainDatabaseError(

@@ -141,6 +141,18 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
     return [link for _, link in links]
 
 
+def pasted_link_target(ref: str) -> str | None:
+    """The note a whole wikilink names (``[[Note#Heading|shown]]``, ``![[Note]]``), pasted where
+    a note's name is asked for; None when ``ref`` is not one wikilink."""
+    text = ref.strip()
+    if not (text.startswith(("[[", "![[")) and text.endswith("]]")):
+        return None
+    links = extract_links(text)
+    if len(links) != 1 or links[0].kind == "markdown":
+        return None
+    return links[0].target or None
+
+
 def _bang_before(text: str, start: int) -> bool:
     """Whether the link found at ``start`` is an embed (or an image): "!" just before it."""
     return start > 0 and text[start - 1] == "!"

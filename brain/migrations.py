@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+_SQLITE_BUSY = 5  # the primary result code; sqlite3.SQLITE_BUSY is missing from the stubs
 Migration = Callable[[Any], None]  # takes a sqlite3.Connection (inside a transaction: _InTransaction)
 
 
@@ -125,7 +126,32 @@ def connect(
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     if page_size:
         conn.execute(f"PRAGMA page_size = {int(page_size)}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _switch_to_wal(conn, busy_timeout_ms / 1000)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """``PRAGMA journal_mode = WAL``, waiting up to ``timeout`` seconds for the lock it needs.
+
+    Switching a new database needs it alone, and while another process writes it (its first
+    migration, twenty Stop hooks meeting a new brain.db) SQLite answers "database is locked"
+    at once: its deadlock rule skips the busy handler. So wait here as the handler would.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+; the message before that
+    return (code & 0xFF) == _SQLITE_BUSY if isinstance(code, int) else "database is locked" in str(exc)

@@ -9,6 +9,7 @@ a symlink), and never anything outside the vault: an absolute path, a
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BrainError
-from .links import _FENCE, Link, Resolver
+from .links import _FENCE, Link, Resolver, pasted_link_target
 from .notes import parse_note
 from .vault import excluded, load_ignore, max_note_bytes
 
@@ -69,6 +70,10 @@ def find_note(store: IndexStore, ref: str) -> str:
     by_title = {title.casefold(): path for path, title in sorted(titles)}
     if normal.casefold() in by_title:
         return by_title[normal.casefold()]
+    target = pasted_link_target(ref)  # after every literal name: an alias may be "[[Weird]]"
+    if target is not None and target != ref:
+        with contextlib.suppress(NoteNotFound):  # not found: the error names what was typed
+            return find_note(store, target)
     names = sorted({title for _, title in titles})
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ledger_helpers import brain_command
 
 from brain import config
 from brain.cli import cli
@@ -47,17 +50,21 @@ def test_only_config_reads_brain_variables_from_the_environment():
     "name, getter, bad",
     [
         ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf"]),
-        ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0"]),
-        ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5"]),
+        ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0", "99999999999999999999"]),  # libgomp: out of memory
+        ("BRAIN_INDEX_THREADS", config.index_threads, ["many", "0", "1025"]),
+        ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5", "100000"]),
         ("BRAIN_LEXICAL_THREADS", config.lexical_threads, ["many", "0", "65", "2.5"]),
         ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5"]),
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "1001", "99999999999999999999999e9"]),
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
-        ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2"]),
-        ("BRAIN_SERVE_TIMEOUT", config.serve_timeout, ["soon", "0", "-1", "inf"]),
-        ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan"]),
-        ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x"]),
-        ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x"]),
+        ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2", "3601", "1e300"]),
+        ("BRAIN_SERVE_TIMEOUT", config.serve_timeout, ["soon", "0", "-1", "inf", "1e300"]),  # OverflowError
+        ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan", "1e308"]),  # sums overflow
+        ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x", "1e308"]),
+        ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x", "1e308"]),
+        ("BRAIN_KEEP_VERSIONS", config.keep_versions, ["some", "-1", "1.5", "99999999999999999999999"]),
+        ("BRAIN_HOME", config.brain_home, ["~nosuchuser-of-brain/home"]),  # pathlib: RuntimeError
+        ("BRAIN_DB", config.db_path, ["~nosuchuser-of-brain/brain.db"]),
         ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
         ("BRAIN_PPR_METHOD", config.ppr_method, ["fast", "pagerank"]),
         ("BRAIN_DENSE_INDEX", config.dense_index, ["hnsw", "flat"]),
@@ -212,3 +219,24 @@ def test_a_brain_home_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path, 
         "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
     ]
     assert not isinstance(result.exception, OSError)
+
+
+def test_a_brain_home_of_no_user_is_one_line_before_any_command(monkeypatch):
+    monkeypatch.setenv("BRAIN_HOME", "~nosuchuser-of-brain/home")
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        "Error: BRAIN_HOME must be a path, and '~nosuchuser-of-brain/home' names the home of no user here"
+    ]
+
+
+def test_a_hook_budget_too_large_for_a_timer_is_logged_and_the_default_used(tmp_path):
+    # threading.Timer(1e300) died in its thread with an OverflowError traceback on stderr, and
+    # the hook ran with no watchdog at all.
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="1e300")
+    payload = json.dumps({"session_id": "s-1", "transcript_path": str(tmp_path / "none.jsonl")}).encode()
+    proc = subprocess.run([*cmd, "hook", "stop"], input=payload, capture_output=True, env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+    assert "BRAIN_HOOK_BUDGET must be a number above 0 and at most 3600, not '1e300'; using 2 s" in log

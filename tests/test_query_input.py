@@ -417,6 +417,23 @@ def test_links_history_and_errors_show_no_terminal_control(tricky_vault):
     assert CONTROL.search(out.output) is None, repr(out.output)
 
 
+def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_vault, monkeypatch):
+    import brain.cli
+
+    piped = CliRunner().invoke(cli, ["note", "Platypus", "--vault", str(tricky_vault)], color=False)
+    assert piped.exit_code == 0, piped.output
+    # as read (universal newlines), CSI too, which click drops from a pipe on its own
+    assert TRICKS.replace("\r", "\n") in piped.output
+    monkeypatch.setattr(brain.cli, "_stdout_is_terminal", lambda: True)
+    for name, shown in (("Platypus", "linked"), ("Esc\x1b[2Jape", "Escape.md")):
+        out = CliRunner().invoke(cli, ["note", name, "--vault", str(tricky_vault)], color=True)
+        assert out.exit_code == 0, out.output
+        assert shown in out.output
+        assert CONTROL.search(out.output) is None, repr(out.output)  # no title set, no screen cleared
+    out = CliRunner().invoke(cli, ["note", "Platypus", "--json", "--vault", str(tricky_vault)], color=True)
+    assert "\x1b]0;pwned\x07" in json.loads(out.output)["text"]  # --json: the text as it is
+
+
 def test_a_library_error_is_shown_with_no_terminal_control():
     @click.command()
     @library_errors
@@ -425,3 +442,22 @@ def test_a_library_error_is_shown_with_no_terminal_control():
 
     out = CliRunner().invoke(command, color=True)
     assert out.exit_code == 1 and out.output == "Error: no note 'Escape' here;\nsecond line\n"
+
+
+def test_status_and_index_warnings_show_no_terminal_control_from_file_names(tricky_vault):
+    import logging
+
+    from brain.cli_support import setup_logging
+
+    (tricky_vault / "Bad\x1b]0;T\x07name.md").write_bytes(b"# bad\n\xff byte\n")
+    (tricky_vault / "Bin\x1b[31m.md").write_bytes(b"\x00\x01 binary")
+    index_vault(tricky_vault, progress=False)
+    write(tricky_vault, "Pend\x1b]0;X\x07ing.md", "# pending\n")
+    out = CliRunner().invoke(cli, ["status", "-v", "--vault", str(tricky_vault)], color=True)
+    assert out.exit_code == 0, out.output
+    assert "Badname.md: invalid UTF-8" in out.output and "Pending.md" in out.output and "Bin.md" in out.output
+    assert CONTROL.search(out.output) is None, repr(out.output)
+    setup_logging()
+    (handler,) = [h for h in logging.getLogger("brain").handlers if getattr(h, "_brain", False)]
+    record = logging.LogRecord("brain", logging.WARNING, __file__, 1, "%s: skipped", ("Bin\x1b[31m.md",), None)
+    assert handler.format(record) == "brain: WARNING: Bin.md: skipped"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,27 @@ def test_note_and_neighbours_commands(indexed):
     assert out.exit_code == 0 and "← Daily/2026-03-14.md  (embed)" in out.output
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Graph RAG"])
     assert json.loads(out.output)["title"] == "Graph RAG"
+
+
+def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
+    # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
+    write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "Log"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[2:5] == ["links (5001):", "  → [[Home]]  Home.md  ×5000", "  → [[Ghost]]  dangling"]
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "--json", "Log"])
+    assert len(json.loads(out.output)["links"]) == 5001  # --json: every link as written
+
+
+def test_a_wikilink_pasted_as_the_note_names_its_target(indexed):
+    # `brain note "[[Graph RAG#Why|graphs]]"` (copied from a note) was "no note '[[Graph RAG#Why|graphs]]'".
+    root, store = indexed
+    for pasted in ("[[Graph RAG]]", "[[Graph RAG#Why graphs|shown]]", "![[AI/Graph RAG]]", " [[graph rag|x]] "):
+        assert find_note(store, pasted) == "AI/Graph RAG.md"
+        for command in ("note", "neighbours", "history"):
+            out = CliRunner().invoke(cli, [command, "--vault", str(root), pasted])
+            assert out.exit_code == 0 and "AI/Graph RAG.md" in out.output.splitlines()[0], (command, out.output)
+    for not_one in ("[[Graph RAG]] and [[Home]]", "[[No such note#x|y]]"):
+        with pytest.raises(NoteNotFound, match=re.escape(repr(not_one))):  # the error names what was typed
+            find_note(store, not_one)

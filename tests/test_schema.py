@@ -141,3 +141,36 @@ def test_a_full_disk_during_the_first_migration_is_what_brain_db_reports(tmp_pat
     with pytest.raises(BrainDatabaseError, match="database or disk is full") as info:
         open_db(tmp_path / "brain.db")
     assert "cannot rollback" not in str(info.value)
+
+
+def test_a_new_database_another_process_is_writing_is_opened_once_it_is_free(tmp_path):
+    """The Stop hooks of twenty sessions meet a new brain.db: while one writes it, switching it
+    to WAL is "database is locked" at once (SQLite's deadlock rule skips the busy timeout), and
+    the hook lost its turn. connect waits for it, as the busy timeout would."""
+    import threading
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # a new database, not yet WAL: another process's first write
+    other.execute("CREATE TABLE t (x)")
+    timer = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    timer.start()
+    try:
+        conn = connect(str(path))
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 0
+        conn.close()
+    finally:
+        timer.join()
+        other.close()
+
+
+def test_a_database_locked_past_the_busy_timeout_is_still_an_error(tmp_path):
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE t (x)")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        connect(str(path), busy_timeout_ms=200)
+    other.execute("ROLLBACK")
+    other.close()

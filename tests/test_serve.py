@@ -665,7 +665,17 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
     vault = tmp_path / "gen"
     notes = 48
 
+    # A pass reads the vault as it is on disk: one that began while a generation was half
+    # written served both generations, rightly. The writer is one thread among a dozen here,
+    # and on a loaded machine it paused longer than settle_ms mid-generation now and then, so
+    # the test failed with no torn read. Writing and passes take turns instead.
+    turns = threading.Lock()
+
     def generation(n: int) -> None:
+        with turns:
+            _write_generation(n)
+
+    def _write_generation(n: int) -> None:
         for i in range(notes):
             links = f" See [[Report {(i + 1) % notes}]]." if i % 3 == 0 else ""
             write(
@@ -708,6 +718,14 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
             return super().embed_documents(texts, progress=progress)
 
     with served(vault, embedder=Steady()) as daemon:
+        watcher = daemon.service.watcher
+        index_pass = watcher.on_batch
+
+        def whole_generation_pass(batch):
+            with turns:
+                index_pass(batch)
+
+        watcher.on_batch = whole_generation_pass
         torn_in_sqlite = []
 
         def naive_reader() -> None:  # reads the committed rows as they are, no snapshot
@@ -729,6 +747,9 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
                 generation(n)
                 settled(daemon, timeout=60)
                 time.sleep(0.2)
+            # settled() allows 0.4 s for the events to arrive: on a loaded machine the last pass
+            # may begin later, so wait for its answers rather than for a time.
+            wait_until(lambda: {"g3g"} in answers, 60, "an answer from the last generation")
         finally:
             stop.set()
             for t in threads:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ..cli_support import emit_json, library_errors
+from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..text import terminal_safe
 
 
@@ -47,6 +47,7 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
     """
     if stats and session:  # the report covers every session: a filter it ignored looked applied
         raise click.UsageError("--session lists one session's prompts; --stats covers every session")
+    list_or_stats_flags(stats)
     from ..db import connection
     from .store import recent_recalls, report
 

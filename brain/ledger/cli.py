@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from ..cli_options import vault_option
-from ..cli_support import emit_json, library_errors
-from ..text import shell_word
+from ..cli_support import emit_json, library_errors, list_or_stats_flags
+from ..text import shell_word, terminal_safe
 
 
 @click.group()
@@ -185,6 +185,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
       brain turns --stats
       brain turns --session 491e126e --json
     """
+    list_or_stats_flags(stats)
     from ..db import connection
     from .store import recent_turns, turn_stats
 
@@ -198,18 +199,20 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         if as_json:
             emit_json(data)
         else:
-            click.echo(_format_stats(data, days))
+            click.echo(terminal_safe(_format_stats(data, days)))  # projects and paths from transcripts
         return
     if as_json:
         emit_json(rows)
     elif not rows:
         click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
     else:
-        click.echo("\n\n".join(_format_turn(row) for row in rows))
+        # A prompt may hold pasted coloured output, a path or command an escape sequence (OSC 52
+        # writes the clipboard): shown as text, never acting on the terminal. --json keeps them.
+        click.echo(terminal_safe("\n\n".join(_format_turn(row) for row in rows)))
 
 
-def _one_line(text: str | None, width: int = 110) -> str:
-    flat = " ".join((text or "").split())
+def _one_line(text: object, width: int = 110) -> str:
+    flat = " ".join(terminal_safe("" if text is None else str(text)).split())  # clipped to what will show
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -219,33 +222,42 @@ def _short_path(path: str, cwd: str | None) -> str:
     return path
 
 
-def _paths(paths: list[str] | None, cwd: str | None, shown: int = 5) -> str:
-    paths = paths or []
+def _paths(paths: object, cwd: str | None, shown: int = 5) -> str:
+    paths = [str(p) for p in _list(paths)]
     text = ", ".join(_short_path(p, cwd) for p in paths[:shown])
     return text + (f", … {len(paths) - shown} more" if len(paths) > shown else "")
 
 
+def _list(value: object) -> list[Any]:
+    """A JSON column's list, or none when a hand-edited (or older) row holds something else."""
+    return value if isinstance(value, list) else []
+
+
 def _format_turn(row: dict[str, Any]) -> str:
-    when = (row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
-    where = row.get("project") or "?"
+    when = str(row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
+    where = str(row.get("project") or "?")
     if row.get("git_branch"):
         where += f"@{row['git_branch']}"
-    lines = [f"{when}  {where}  session {str(row.get('session_id'))[:8]}"]
-    cwd = row.get("cwd")
+    lines = [f"{when}  {where}  session {_one_line(str(row.get('session_id')))[:8]}"]
+    cwd = row.get("cwd") if isinstance(row.get("cwd"), str) else None
+    tools: dict[str, Any] = row["tools"] if isinstance(row.get("tools"), dict) else {}
+    commands = [str(c) for c in _list(row.get("commands"))]
     fields = [
         ("ask", _one_line(row.get("ask")) or "(no prompt found)"),
         ("summary", _one_line(row.get("summary"))),
         ("wrote", _paths(row.get("files_written"), cwd)),
         ("read", _paths(row.get("files_read"), cwd)),
-        ("tools", ", ".join(f"{k}×{v}" for k, v in (row.get("tools") or {}).items())),
+        ("tools", ", ".join(f"{k}×{v}" for k, v in tools.items())),
     ]
-    fields += [("$", _one_line(c, 100)) for c in (row.get("commands") or [])[:5]]
-    if len(row.get("commands") or []) > 5:
-        fields.append(("$", f"… {len(row['commands']) - 5} more"))
-    fields += [("decided", _one_line(d)) for d in row.get("decisions") or []]
-    if row.get("tool_errors"):
+    fields += [("$", _one_line(c, 100)) for c in commands[:5]]
+    if len(commands) > 5:
+        fields.append(("$", f"… {len(commands) - 5} more"))
+    fields += [("decided", _one_line(str(d))) for d in _list(row.get("decisions"))]
+    if _list(row.get("tool_errors")):
         fields.append(("errors", str(len(row["tool_errors"]))))
-    for agent in row.get("subagents") or []:
+    for agent in _list(row.get("subagents")):
+        if not isinstance(agent, dict):
+            continue
         fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
     if row.get("partial"):
         fields.append(("partial", "the hook ran out of time reading this turn: only what its input said"))

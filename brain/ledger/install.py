@@ -402,10 +402,11 @@ def _install(path: Path, command: str | None, kind: str) -> Change:
         return Change(path, False, f"{what} already installed in {path}: {command}")
     if ours:
         _, hook = ours[0]
-        old = hook.get("command")
+        # Every entry replaced is named, a second one too (two installs with other homes).
+        old = "".join(f"\n  - {h.get('command')}" for _, h in ours)
         hook.update(entry)
         _drop(groups, ours[1:])
-        message = f"updated the {what} in {path}:\n  - {old}\n  + {command}"
+        message = f"updated the {what} in {path}:{old}\n  + {command}"
     else:
         groups.append({"hooks": [entry]})
         message = f"added a {what} to {path}:\n  + {command}"

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import BrainError
 from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
-from ..links import Link, Resolver
+from ..links import Link, Resolver, pasted_link_target
 from ..notes import decode, split_frontmatter
 from ..vault import resolve_vault
 from .past import PastIndex
@@ -147,6 +147,12 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
         titled = [note_id for note_id, _, title, _ in pool if title.casefold() == wanted.casefold()]
         if titled:
             return titled[0]
+    target = pasted_link_target(wanted)  # [[Note#Heading|shown]] pasted from a note
+    if target is not None and target != wanted:
+        try:
+            return _find(store, latest, target)
+        except BrainError:
+            pass  # the error names what was typed
     raise BrainError(f"no note {wanted!r} in this index or its history (a path, title, file name or alias)")
 
 
