@@ -425,6 +425,14 @@ class IndexStore:
         """Fold the WAL into the database file (before the folder is moved or swapped)."""
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def bulk_writes(self) -> None:
+        """A larger page cache for this connection, for a run that writes many notes (a first
+        build): the indexes over random keys (paths, hashes, link targets) stay in memory rather
+        than being read back and spilled between commits. The pages are taken as they are used
+        (100,000 notes: the inserts into notes, links, link_history and chunks 33 -> 24 CPU
+        seconds; peak RSS 957 -> 1,087 MB)."""
+        self.conn.execute(f"PRAGMA cache_size = {-_BULK_CACHE_KB}")
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
@@ -2133,6 +2141,7 @@ _BULK_UPDATE_FROM = 20_000
 _FTS_HASH = 1024 * 1024
 _FTS_BULK_HASH = 64 * 1024 * 1024
 _FTS_BULK_CHUNKS = 512
+_BULK_CACHE_KB = 128 * 1024  # SQLite's page cache while a run writes many notes (``bulk_writes``)
 _TERM_CACHE = 100_000  # term counts kept between changes of the database
 _LOWEST_ROWID, _HIGHEST_ROWID = -(2**63), 2**63 - 1
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
