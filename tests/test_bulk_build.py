@@ -78,3 +78,30 @@ def test_a_bulk_run_builds_the_index_a_small_run_does(tmp_path, monkeypatch):
         for kind in seen:
             seen[kind] += getattr(bulk, kind)
     assert all(seen.values()), seen
+
+
+def test_a_first_build_asks_history_nothing_for_its_new_notes_and_a_later_run_does(tmp_path, monkeypatch):
+    """With no version in history when a run first writes a new note, no new note can continue
+    one (the run deletes notes only after writing them all): a first build skips the lookups.
+    A later run, with history, still finds a deleted note's identity for its restored bytes."""
+    from brain.index.store import IndexStore
+
+    asked: list[str] = []
+    lookup = IndexStore.identity_in_history
+    monkeypatch.setattr(
+        IndexStore,
+        "identity_in_history",
+        lambda store, path, digest: (asked.append(path), lookup(store, path, digest))[1],
+    )
+    vault = tmp_path / "vault"
+    for i in range(5):
+        write(vault, f"Note {i}.md", f"# Note {i}\n\nsame words {i} [[Note {i + 1}]]\n")
+    index_into(tmp_path / "home", vault)
+    assert asked == []
+    data = (vault / "Note 2.md").read_bytes()
+    (vault / "Note 2.md").unlink()
+    _, directory = index_into(tmp_path / "home", vault)
+    (vault / "Back.md").write_bytes(data)
+    report, directory = index_into(tmp_path / "home", vault)
+    assert asked == ["Back.md"] and report.restored == 1
+    assert history_problems(directory / "index.db") == []

@@ -1538,6 +1538,9 @@ class IndexStore:
             (now, ended, version_id),
         )
 
+    def has_any_version(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM note_versions LIMIT 1").fetchone() is not None
+
     def has_versions(self, note_id: int) -> bool:
         return (
             self.conn.execute("SELECT 1 FROM note_versions WHERE note_id = ? LIMIT 1", (note_id,)).fetchone()
