@@ -244,3 +244,33 @@ def test_m009_keeps_the_trigram_tokenizer_an_older_index_chose(tmp_path):
         assert _fts_exact(store)
     finally:
         store.close()
+
+
+def test_a_large_batch_fills_the_lexical_index_with_a_larger_buffer_and_puts_it_back(tmp_path, monkeypatch):
+    """A batch of many chunks goes into chunks_fts with FTS5's ``hashsize`` raised for the
+    statement (fewer segments to merge later): the index is exactly what FTS5 builds anew, and
+    the setting is FTS5's default again once the batch is in, for every later write."""
+    from brain.index import store as store_module
+
+    monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 4)
+    root = tmp_path / "v"
+    for i in range(30):
+        write(root, f"Note {i}.md", f"# Note {i}\n\nWord{i} alpha.\n\n## Part\n\nBeta{i} gamma.\n")
+    statements: list[str] = []
+    connect = store_module.connect
+
+    def traced(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(store_module, "connect", traced)
+    index_vault(root, progress=False)
+    raised = [s for s in statements if "'hashsize'" in s]
+    assert raised[0].endswith(f"{store_module._FTS_BULK_HASH})") and raised[-1].endswith(f"{store_module._FTS_HASH})")
+    store = open_store(root)
+    assert _fts_exact(store)
+    assert all(_paths(store, f"beta{i}") == [f"Note {i}.md"] for i in range(30))
+    sizes = store.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'hashsize'").fetchall()
+    assert [tuple(r) for r in sizes] in ([], [(store_module._FTS_HASH,)])
+    store.close()

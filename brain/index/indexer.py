@@ -262,6 +262,8 @@ class _Run:
         batch: list[_Pending] = []
         batch_chunks = 0
         per_batch = CHUNKS_PER_BATCH * (BULK_BATCHES if len(plan.candidates) >= BULK_FROM else 1)
+        if len(plan.candidates) >= BULK_FROM:
+            self.store.bulk_writes()  # for the rest of the run: the store is closed after it
         reading = len(plan.candidates) + len(plan.rechecks)
         bar = _progress_bar(reading, self.progress and bool(reading))
         try:

@@ -1,0 +1,107 @@
+"""A run over many notes (a first build) writes the index in bulk (indexer.BULK_FROM: larger
+commits, a larger page cache, vectors encoded a batch at a time, chunks_fts filled with a larger
+buffer): the index is the one a small run's writes make, through a first build and runs that
+change, rename and delete notes. Both ways are forced here on a small vault."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from conftest import write
+from index_helpers import history_problems, index_into
+
+from brain.index import indexer
+from brain.index import store as store_module
+
+
+def _vault(root: Path, round_: int) -> None:
+    """40 notes with links, aliases and tags; each later round edits, renames and deletes some."""
+    for i in range(40):
+        if round_ and i % 9 == 0:
+            (root / "n" / f"Note {i}.md").unlink(missing_ok=True)
+            continue
+        body = f"# Note {i}\n\nAbout topic {i % 5} and [[Note {(i + 1) % 40}]] [[alias {i // 2}]].\n\n"
+        body += "## More\n\n" + f"words{i % 7} " * (20 + i) + "\n\n## Last\n\n[[nowhere]] and [[image.png]]\n"
+        if round_ and i % 4 == 0:
+            body += f"\nchanged in round {round_}\n"
+        title = f"title: Renamed {i}\n" if round_ == 2 and i % 5 == 0 else ""
+        write(root, f"n/Note {i}.md", f"---\n{title}tags: [t{i % 3}]\naliases: [alias {i}]\n---\n{body}")
+    if round_:
+        old, new = root / "n" / "Note 1.md", root / "moved" / "Note 1.md"
+        if old.exists():
+            new.parent.mkdir(exist_ok=True)
+            old.rename(new)
+        os.utime(root / "n" / "Note 2.md", ns=(10**18, 10**18))
+
+
+def _dump(directory: Path) -> dict:
+    conn = sqlite3.connect(directory / "index.db")
+    conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, 'chunks_fts', 'instance')")
+    try:
+        query = {
+            "notes": "SELECT id, path, title, aliases, tags, frontmatter, hash, warnings, path_key, name_key FROM notes"
+            " ORDER BY id",
+            "chunks": "SELECT id, note_id, ordinal, heading, text, vector FROM chunks ORDER BY id",
+            "links": "SELECT id, source_id, target_id, target, kind, status, stem_hash FROM links ORDER BY id",
+            "aliases": "SELECT note_id, alias, key FROM aliases ORDER BY 1, 2",
+            "versions": "SELECT id, note_id, path, hash, content, event, recorded_to IS NULL FROM note_versions"
+            " ORDER BY id",
+            "edges": "SELECT id, source_id, target, kind, count, target_id, status, recorded_to IS NULL"
+            " FROM link_history ORDER BY id",
+            "past chunks": "SELECT note_id, hash, ordinal, text, vector FROM chunk_history ORDER BY 1, 2, 3",
+            "lexical": "SELECT term, doc, col, offset FROM temp.vocab ORDER BY 1, 2, 3, 4",
+            "bm25": "SELECT rowid, round(bm25(chunks_fts), 9) FROM chunks_fts WHERE chunks_fts MATCH 'words3 OR topic'"
+            " ORDER BY 1",
+        }
+        return {name: conn.execute(sql).fetchall() for name, sql in query.items()}
+    finally:
+        conn.close()
+
+
+def test_a_bulk_run_builds_the_index_a_small_run_does(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 16)  # several batches a run
+    seen = {"renamed": 0, "removed": 0, "changed": 0, "unchanged": 0}
+    for round_ in range(3):
+        _vault(vault, round_)
+        monkeypatch.setattr(indexer, "BULK_FROM", 10**9)
+        monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 10**9)
+        small, small_dir = index_into(tmp_path / "small", vault)
+        monkeypatch.setattr(indexer, "BULK_FROM", 0)
+        monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 2)
+        bulk, bulk_dir = index_into(tmp_path / "bulk", vault)
+        assert small.as_dict() | {"seconds": 0} == bulk.as_dict() | {"seconds": 0}
+        assert _dump(small_dir) == _dump(bulk_dir)
+        assert history_problems(bulk_dir / "index.db") == []
+        for kind in seen:
+            seen[kind] += getattr(bulk, kind)
+    assert all(seen.values()), seen
+
+
+def test_a_first_build_asks_history_nothing_for_its_new_notes_and_a_later_run_does(tmp_path, monkeypatch):
+    """With no version in history when a run first writes a new note, no new note can continue
+    one (the run deletes notes only after writing them all): a first build skips the lookups.
+    A later run, with history, still finds a deleted note's identity for its restored bytes."""
+    from brain.index.store import IndexStore
+
+    asked: list[str] = []
+    lookup = IndexStore.identity_in_history
+    monkeypatch.setattr(
+        IndexStore,
+        "identity_in_history",
+        lambda store, path, digest: (asked.append(path), lookup(store, path, digest))[1],
+    )
+    vault = tmp_path / "vault"
+    for i in range(5):
+        write(vault, f"Note {i}.md", f"# Note {i}\n\nsame words {i} [[Note {i + 1}]]\n")
+    index_into(tmp_path / "home", vault)
+    assert asked == []
+    data = (vault / "Note 2.md").read_bytes()
+    (vault / "Note 2.md").unlink()
+    _, directory = index_into(tmp_path / "home", vault)
+    (vault / "Back.md").write_bytes(data)
+    report, directory = index_into(tmp_path / "home", vault)
+    assert asked == ["Back.md"] and report.restored == 1
+    assert history_problems(directory / "index.db") == []
