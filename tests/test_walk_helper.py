@@ -139,6 +139,7 @@ def test_the_update_check_of_a_large_vault_takes_a_helper_and_plans_the_same(tmp
             sorted(plan.deleted.items()),
         )
 
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))  # a CPU to spare
     alone = summary()
     started = []
     start = WalkHelper.start.__func__  # type: ignore[attr-defined]
@@ -149,4 +150,11 @@ def test_the_update_check_of_a_large_vault_takes_a_helper_and_plans_the_same(tmp
     monkeypatch.setenv("BRAIN_WALK_WORKERS", "0")  # switched off: walked in this process only
     assert summary() == alone
     assert started == [1]
+    monkeypatch.delenv("BRAIN_WALK_WORKERS")
+    monkeypatch.setattr(os, "getloadavg", lambda: (float(os.cpu_count() or 1), 0.2, 0.2))  # every CPU busy
+    assert summary() == alone
+    assert started == [1]
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert summary() == alone
+    assert started == [1, 1]
     assert len(alone[0]) == 24 - 3 and len(alone[1]) == 3 and len(alone[2]) == 2
