@@ -7,7 +7,8 @@ own process so that peak memory is that phase's own:
 
     build        first index: wall and CPU time and where they go (scan, parsing, embed,
                  SQLite writes, link resolution, FAISS), peak RSS
-    noop         a re-index with nothing changed, in-process; and `brain index` as a whole process
+    noop         a re-index with nothing changed, in-process; and `brain index` as a whole process,
+                 alternating with runs that walk without the helper process (BRAIN_WALK_WORKERS=0)
     change       one note edited, then re-indexed
     names        one note added, one renamed (backlinks and all), one deleted, each re-indexed
                  by itself (what changes names, and so link resolution); then all put back
@@ -634,11 +635,16 @@ def run(args) -> dict:
         print("noop ...", file=sys.stderr)
         _brain_index(vault, env)  # level first: an earlier phase may have left the vector file to convert
         result["noop"] = _child(args, "noop", env)
-        runs = [_brain_index(vault, env) for _ in range(3)]
+        runs, alone = [], []
+        for _ in range(3):  # alternating with runs that walk without the helper process
+            runs.append(_brain_index(vault, env))
+            alone.append(_brain_index(vault, {**env, "BRAIN_WALK_WORKERS": "0"}))
         result["noop_cli_s"] = {
             "runs": [round(w, 2) for w, _ in runs],
             "median": round(statistics.median(w for w, _ in runs), 2),
             "cpu_median": round(statistics.median(c for _, c in runs), 2),
+            "no_walk_helper_median": round(statistics.median(w for w, _ in alone), 2),
+            "no_walk_helper_cpu_median": round(statistics.median(c for _, c in alone), 2),
             "load_average": _load(),
             "bare_walk_s": _bare_walk_s(vault),
         }
@@ -777,8 +783,10 @@ def _table(r: dict, before: dict | None) -> list[str]:
         (
             "no-op `brain index`, whole process",
             f"{nb} s" if nb is not None else "-",
-            f"{nn} s (CPU {_get(r, 'noop_cli_s', 'cpu_median')} s; a bare walk with a stat per file:"
-            f" {_get(r, 'noop_cli_s', 'bare_walk_s', default='-')} s)"
+            f"{nn} s (CPU {_get(r, 'noop_cli_s', 'cpu_median')} s; without the walk's helper process"
+            f" {_get(r, 'noop_cli_s', 'no_walk_helper_median', default='-')} s,"
+            f" CPU {_get(r, 'noop_cli_s', 'no_walk_helper_cpu_median', default='-')} s;"
+            f" a bare walk with a stat per file: {_get(r, 'noop_cli_s', 'bare_walk_s', default='-')} s)"
             if nn is not None
             else "-",
             "< 0.5 s",

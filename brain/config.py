@@ -255,6 +255,12 @@ def parse_workers() -> int:
     return _int("BRAIN_PARSE_WORKERS", max(0, min(4, (os.cpu_count() or 1) - 1)), minimum=0, maximum=MAX_WORKERS)
 
 
+def walk_workers() -> int:
+    """Helper processes that walk part of a large vault beside the walk, 0 or 1
+    (``BRAIN_WALK_WORKERS``; 0 walks in the main process). Default: 1 with two CPUs or more."""
+    return _int("BRAIN_WALK_WORKERS", 1 if (os.cpu_count() or 1) > 1 else 0, minimum=0, maximum=1)
+
+
 def query_threads() -> int:
     """Threads for embedding one query (``BRAIN_QUERY_THREADS``)."""
     return _int("BRAIN_QUERY_THREADS", DEFAULT_QUERY_THREADS, minimum=1, maximum=MAX_THREADS)

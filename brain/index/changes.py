@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import walk_helper
 from ..notes import content_hash
 from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, vault_file, walk
 from .store import IndexStore, SkipRecord
@@ -97,8 +98,13 @@ def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
     # differs from its row (the row has the stat of what was read), so it is a candidate.
-    rows = store.note_stats()  # path → (id, size, mtime_ns)
-    found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
+    if walk_helper.wanted(store.note_count()):  # started first: it starts while the stats are read
+        with walk_helper.WalkHelper.start(os.path.realpath(root), ignore.spec) as helper:
+            rows = store.note_stats()  # path → (id, size, mtime_ns)
+            found = walk(root, ignore, known=rows, helper=helper)
+    else:
+        rows = store.note_stats()
+        found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
     skipped = found.skipped
     held = store.skipped_for_content()
     limit = max_note_bytes()

@@ -569,6 +569,9 @@ class IndexStore:
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
         return True
 
+    def note_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
         # Every `brain index` and `brain status` reports these: the links not resolved are

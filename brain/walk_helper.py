@@ -1,0 +1,171 @@
+"""A second process that walks the notes of some of the vault's folders, beside the walk.
+
+A no-op `brain index`, and the update check before `brain ask`, are one ``stat`` per note: at
+100,000 notes most of their time, with each call too short for threads to overlap (each hands
+the GIL over and back). This process takes whole folders: the walk (``vault.walk``) lists every
+folder itself, in its order, and hands over some of them; for each, the helper lists it again
+and applies the walk's own rules to its files (``vault.walk_files``), and at the end sends
+back what it found. The walk compares it with the index. A helper that fails or answers
+with something else costs only time: its folders are walked in the main process, with a
+warning in the log.
+
+Run as ``python -m brain.walk_helper``: pickles in (the vault's real path and ignore rules,
+then one folder at a time), one ``marshal`` of plain tuples out when its input ends. Not
+``multiprocessing``: a forked process would inherit the caller's SQLite connections and
+threads (``parsing.py``). ``BRAIN_WALK_WORKERS=0`` walks without it.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import marshal
+import os
+import pickle
+import subprocess
+import sys
+from typing import IO, Any
+
+from . import config
+from .vault import Folder, Found, Note, walk_files
+
+log = logging.getLogger("brain")
+
+COMMAND = [sys.executable, "-m", "brain.walk_helper"]
+HELPER_FROM = 50_000  # notes in the index before a helper pays for its start and its answer
+
+
+def wanted(known: int) -> bool:
+    """Whether a walk comparing ``known`` notes takes a helper (``BRAIN_WALK_WORKERS``): only
+    with a CPU to spare. On a busy machine the helper waits for a CPU while the walk waits for
+    it (at load 8 on two CPUs a no-op `brain index` of 100,000 notes took 2.42 s with it, 2.00
+    without); the load average of the last minute says whether one is likely free."""
+    if known < HELPER_FROM or config.walk_workers() == 0:
+        return False
+    cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows: no load average
+        return cpus > 1
+    return load < cpus - 0.5
+
+
+class WalkHelper:
+    """The walk's end of one helper process."""
+
+    def __init__(self, process: subprocess.Popen[bytes] | None, header: tuple[str, Any]):
+        self.process = process
+        self.given: list[Folder] = []
+        self._header: tuple[str, Any] | None = header  # sent with the first folder
+        self._failed = process is None
+
+    @classmethod
+    def start(cls, real_root: str, spec: Any) -> WalkHelper:
+        try:
+            process = subprocess.Popen(
+                COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
+        except OSError as exc:
+            log.warning("could not start the walk's helper process (%s); walking in this one", exc)
+            process = None
+        return cls(process, (real_root, spec))
+
+    def take(self, dirpath: str, prefix: str, real_prefix: str | None) -> bool:
+        """Hand the notes of one folder over; False when the helper cannot take it."""
+        if self._failed:
+            return False
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            if self._header is not None:
+                pickle.dump(self._header, self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                self._header = None
+            pickle.dump((dirpath, prefix, real_prefix), self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.process.stdin.flush()
+        except (
+            OSError,
+            pickle.PickleError,
+            TypeError,
+            AttributeError,
+        ) as exc:  # a pipe closed, rules that do not pickle
+            self._fail(exc)
+            return False
+        self.given.append((dirpath, prefix, real_prefix))
+        return True
+
+    def finish(self) -> tuple[Found, list[Folder]]:
+        """What the helper found, and the folders it was given but did not walk (all of them
+        when it failed: the caller walks those)."""
+        if self._failed or not self.given:
+            return ([], []), list(self.given)
+        assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.close()
+            answer = marshal.loads(self.process.stdout.read())
+            if self.process.wait() != 0:
+                raise RuntimeError(f"it exited with status {self.process.returncode}")
+            notes, skipped = answer
+            if not isinstance(notes, list) or not isinstance(skipped, list):
+                raise RuntimeError("it answered with something else")
+        except (OSError, EOFError, RuntimeError, ValueError, TypeError) as exc:
+            self._fail(exc)
+            return ([], []), list(self.given)
+        return (notes, skipped), []
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self._failed:
+            log.warning("the walk's helper process failed (%s); walking its folders in this one", exc)
+        self._failed = True
+
+    def __enter__(self) -> WalkHelper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the process, whatever happened (a walk cut short leaves none behind)."""
+        process = self.process
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    """The helper: the header, then folders until the input ends; then what it found."""
+    try:
+        real_root, spec = pickle.load(stdin)
+    except EOFError:
+        return
+    notes: list[Note] = []
+    skipped: list[tuple[str, str, str]] = []
+    while True:
+        try:
+            dirpath, prefix, real_prefix = pickle.load(stdin)
+        except EOFError:
+            break
+        try:
+            found_notes, found_skipped = walk_files(dirpath, prefix, real_prefix, spec, real_root)
+        except OSError as exc:
+            # Unreadable since the walk listed it: as the walk says of a folder it cannot list.
+            found_notes, found_skipped = [], [(prefix.rstrip("/"), "unreadable", exc.strerror or str(exc))]
+        notes += found_notes
+        skipped += found_skipped
+    # marshal, not pickle: tuples of strings and numbers only, and ~10 times faster both ways
+    # (pickle remembers every string and tuple it wrote, in case it comes again).
+    stdout.write(marshal.dumps((notes, skipped)))
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    # Tuples and strings that live until the process ends, no cycles: the collector would only
+    # walk them again and again (as the walk's caller pauses it too, ``changes.plan``).
+    gc.disable()
+    serve(sys.stdin.buffer, sys.stdout.buffer)
