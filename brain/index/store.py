@@ -1119,6 +1119,9 @@ class IndexStore:
         searched at once, on this connection and the readers' (``_split_search``). Either way:
         the same rows, the same scores, in the same order.
         """
+        hits = self._postings_search(expression, weights, limit)
+        if hits is not None:
+            return hits
         narrower = self._pruning(expression, weights, limit)
         if narrower is not None:
             hits = self._search_branches(narrower.branches, weights, limit)
@@ -1127,6 +1130,20 @@ class IndexStore:
                 return hits
             log.debug("BM25 search not narrowed: the last hit not above %.3f", narrower.bound)
         return self._search(expression, weights, limit)
+
+    def _postings_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]] | None:
+        """``fts_search`` from the lexical postings (``postings.py``: the same hits and scores,
+        without bm25()'s cost a matched row) for a search of the lexical lane's form on an index
+        of BRAIN_LEXICAL_POSTINGS chunks or more; None where FTS5 must answer."""
+        minimum = config.lexical_postings_min_chunks()
+        if minimum is None:
+            return None
+        terms = _expression_terms(expression)
+        if not terms or expression != " OR ".join(map(fts_pruning.quote, terms)) or self.fts_row_count() < minimum:
+            return None
+        from . import postings
+
+        return postings.search(self, terms, weights, limit)
 
     def _search_branches(
         self, branches: Sequence[str], weights: Sequence[float], limit: int
