@@ -32,7 +32,6 @@ import math
 import os
 import secrets
 import sqlite3
-import weakref
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,8 +55,8 @@ TOKENIZER = "unicode61"  # the only one the mimic follows; trigram indexes stay 
 COLUMNS = ("title", "heading", "text")
 K1, B = 1.2, 0.75
 MAX_TF = 255  # hits of a term in one column of one chunk that the file can hold (uint8); more: FTS5
-REBUILD_SHARE = 0.02  # a new base once the chunks changed since exceed this share of it
-REBUILD_MIN = 2_000  # ... and this many (each is tokenized again by every new state's first query)
+REBUILD_SHARE = 0.005  # a new base once the chunks changed since exceed this share of it
+REBUILD_MIN = 1_000  # ... and this many (each new process tokenizes them again: ~0.1 s a thousand)
 QUERY_MAX_CHANGED = 20_000  # more changed chunks than this: FTS5 (tokenizing them costs more)
 _META = "postings_stamp"
 _warned: set[str] = set()
@@ -71,6 +70,15 @@ def _say(reason: str) -> None:
 
 
 # ----- the file ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A chunk changed since the base, as it is now."""
+
+    counts: tuple[Counter[str], ...]  # each column's terms and their hits
+    length: int  # tokens over all columns
+    terms: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,9 @@ class Base:
     # zeroed score arrays a chunk, kept between searches: a fresh one's pages fault in at
     # first touch (~5 ms at 500,000 chunks); a search takes one, zeroes what it touched, puts it back
     buffers: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
+    # chunks changed since, as tokenized, by (chunk id, the last log position naming it): a
+    # server's new snapshot after a pass tokenizes only the chunks changed since the last
+    changed: dict[tuple[int, int], _Chunk] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def nonce(self) -> str:
@@ -377,22 +388,25 @@ def _sequence(conn: sqlite3.Connection, table: str) -> int:
 
 # ----- searching --------------------------------------------------------------------------
 
-_bases: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int] | None, Base | None]] = weakref.WeakKeyDictionary()
+# One base per index folder, shared by the stores that read it (a server opens a snapshot
+# after every pass): loaded again only when the file is replaced.
+_bases: dict[Path, tuple[tuple[int, int], Base | None]] = {}
 
 
 def _base(store: IndexStore) -> Base | None:
-    """The base this store reads (loaded once; again when the file is replaced)."""
+    """The base in this store's folder, or None."""
     path = store.directory / FILE
     try:
         stat = path.stat()
-        identity: tuple[int, int] | None = (stat.st_ino, stat.st_mtime_ns)
     except OSError:
-        identity = None
-    known = _bases.get(store)
+        _bases.pop(path, None)
+        return None
+    identity = (stat.st_ino, stat.st_mtime_ns)
+    known = _bases.get(path)
     if known is not None and known[0] == identity:
         return known[1]
-    base = load(store.directory) if identity is not None else None
-    _bases[store] = (identity, base)
+    base = load(store.directory)
+    _bases[path] = (identity, base)
     return base
 
 
@@ -404,11 +418,20 @@ def _stamped(store: IndexStore, base: Base) -> bool:
     )
 
 
-def _changed_ids(conn: sqlite3.Connection, base: Base) -> list[int]:
-    """Chunks whose BM25 entries may differ from the base's: logged since, or added since."""
-    logged = [r[0] for r in conn.execute("SELECT chunk_id FROM postings_log WHERE seq > ?", (base.header["log_at"],))]
-    added = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE id > ?", (base.header["last_chunk"],))]
-    return sorted(set(logged) | set(added))
+def _changed(conn: sqlite3.Connection, base: Base) -> dict[int, int]:
+    """Chunks whose BM25 entries may differ from the base's, each with the last log position
+    that names it (0: added since, and not logged since): a chunk's words are the same for
+    the same position."""
+    changed = dict.fromkeys(
+        (r[0] for r in conn.execute("SELECT id FROM chunks WHERE id > ?", (base.header["last_chunk"],))), 0
+    )
+    changed.update(
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT chunk_id, max(seq) FROM postings_log WHERE seq > ? GROUP BY chunk_id", (base.header["log_at"],)
+        )
+    )
+    return changed
 
 
 def _changed_count(conn: sqlite3.Connection, base: Base) -> int:
@@ -423,8 +446,10 @@ class _State:
 
     base: Base
     dropped: np.ndarray  # positions in the base of chunks changed since
-    changed: dict[int, tuple[Counter[str], ...]]  # present changed chunk → its columns' term counts
-    changed_len: dict[int, int]  # ... → its tokens over all columns
+    changed: dict[int, _Chunk]  # present chunks changed since the base
+
+
+_CHUNKS_KEPT = 50_000  # changed chunks a base keeps tokenized
 
 
 def _state(store: IndexStore) -> _State | None:
@@ -439,29 +464,47 @@ def _state(store: IndexStore) -> _State | None:
     if not _stamped(store, base):
         _say("the postings file is not this index's state (stale, or the index restored)")
         return None
-    changed = _changed_ids(store.conn, base)
+    changed = _changed(store.conn, base)
     if len(changed) > QUERY_MAX_CHANGED:
         _say(f"over {QUERY_MAX_CHANGED} chunks changed since the postings were built")
         return None
-    where = np.searchsorted(base.doc_ids, np.asarray(changed, dtype=np.int64))
+    ids = np.asarray(sorted(changed), dtype=np.int64)
+    where = np.searchsorted(base.doc_ids, ids)
     inside = where < len(base.doc_ids)
-    where = where[inside]
-    dropped = where[base.doc_ids[where] == np.asarray(changed, dtype=np.int64)[inside]]
-    tokenize = "unicode61 remove_diacritics 2"
-    present: dict[int, tuple[Counter[str], ...]] = {}
-    lengths: dict[int, int] = {}
-    for part in range(0, len(changed), 500):
-        ids = changed[part : part + 500]
-        marks = ",".join("?" * len(ids))
-        for row in store.conn.execute(
-            f"SELECT id, title, heading, text FROM chunks_fts_source WHERE id IN ({marks})", ids
-        ):
-            words = [index_words(value or "", tokenize) for value in row[1:]]
-            present[int(row[0])] = tuple(Counter(w) for w in words)
-            lengths[int(row[0])] = sum(len(w) for w in words)
-    state = _State(base, dropped, present, lengths)
+    dropped = where[inside][base.doc_ids[where[inside]] == ids[inside]]
+    _chunks = base.changed
+    if len(_chunks) > _CHUNKS_KEPT:
+        _chunks.clear()
+    missing = [chunk_id for chunk_id, seq in changed.items() if (chunk_id, seq) not in _chunks]
+    present = set()
+    for part in range(0, len(missing), 500):
+        some = missing[part : part + 500]
+        rows = store.conn.execute(
+            f"SELECT id, title, heading, text FROM chunks_fts_source WHERE id IN ({','.join('?' * len(some))})", some
+        )
+        for chunk_id, *values in rows:
+            words = [_exact_tokens(value or "") for value in values]
+            counts = tuple(Counter(w) for w in words)
+            _chunks[(chunk_id, changed[chunk_id])] = _Chunk(
+                counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c)
+            )
+            present.add(chunk_id)
+    absent = set(missing) - present  # deleted: nothing to score
+    state = _State(
+        base,
+        dropped,
+        {i: _chunks[(i, seq)] for i, seq in changed.items() if i not in absent and (i, seq) in _chunks},
+    )
     cache["postings_state"] = state
     return state
+
+
+def _exact_tokens(text: str) -> list[str]:
+    """FTS5's very tokens of a column: an ASCII text split as unicode61 splits ASCII (runs of
+    letters and digits, lowered); any other asked of SQLite's own tokenizer."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return index_words(text, "unicode61 remove_diacritics 2")
 
 
 def exact_weights(weights: Sequence[float]) -> bool:
@@ -545,10 +588,10 @@ def search(
     ids = base.doc_ids[found]
     # The chunks changed since the base, as they are now.
     extra_ids, extra_scores = [], []
-    for chunk_id, counts in state.changed.items():
-        if not any(term in column for column in counts for term in terms):
+    for chunk_id, chunk in state.changed.items():
+        if chunk.terms.isdisjoint(terms):
             continue
-        length_now = float(state.changed_len[chunk_id])
+        counts, length_now = chunk.counts, float(chunk.length)
         total = 0.0
         for term, idf in zip(terms, idfs):
             frequency_now = float(sum(w * column.get(term, 0) for w, column in zip(column_weights, counts)))
