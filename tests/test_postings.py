@@ -297,3 +297,25 @@ def test_real_vaults(name, tmp_path, monkeypatch):
     rng = random.Random(1)
     queries = [" ".join(rng.sample(titles, 2)) for _ in range(40)] + rng.sample(titles, 40)
     assert _compare(directory, monkeypatch, queries) > 100
+
+
+def test_a_snapshot_keeps_answering_for_its_own_state(index, monkeypatch):
+    """A server's snapshot opened before a pass (and a rebuilt base) answers as its own FTS5 state does."""
+    vault, home, directory = index
+    before = IndexStore.open_snapshot(directory)
+    try:
+        expression = lexical.match_expression(before, "amber cedar jasper")
+        assert expression is not None
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
+        then = before.fts_search(expression, (4.0, 2.0, 1.0), 50)
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+        for rebuild in (False, True):
+            _edit(vault, 20 + rebuild)
+            if rebuild:
+                monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+                monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+            index_into(home, vault, CheapEmbedder())
+            assert before.fts_search(expression, (4.0, 2.0, 1.0), 50) == then
+            assert _compare(directory, monkeypatch, ["amber cedar jasper", "fresh basil"]) > 0
+    finally:
+        before.close()
