@@ -246,46 +246,32 @@ class _Column:
 def build(store: IndexStore) -> bool:
     """Write a new base from the database's committed state and stamp it; False (and no stamp)
     where there is nothing to build or it cannot be (another tokenizer, inside a transaction)."""
-    from .store import _varints  # FTS5's docsize record: each column's tokens
-
-    conn = store.conn
-    if conn.in_transaction or store.readonly:
+    if store.in_transaction or store.readonly:
         return False
     if store.fts_tokenizer() != TOKENIZER:
-        clear(store)
+        store.clear_postings()
         return False
     numbers: dict[bytes, int] = {}
     columns = [_Column(numbers) for _ in COLUMNS]
     ids: list[int] = []
     lengths: list[int] = []
-    conn.execute("BEGIN")  # one read transaction: the chunks, their sizes and the log position agree
-    try:
-        log_at = _sequence(conn, "postings_log")
-        last_chunk = _sequence(conn, "chunks")
+    # One read transaction: the chunks, their sizes, FTS5's counts and the log position agree.
+    with store.postings_snapshot() as (log_at, last_chunk):
         index_id = store.index_id()
         title_key: str | None = None
         title_counts: Counter[bytes] = Counter()
-        cursor = conn.execute(
-            "SELECT s.id, s.title, s.heading, s.text, d.sz FROM chunks_fts_source s"
-            " LEFT JOIN chunks_fts_docsize d ON d.id = s.id ORDER BY s.id"
-        )
-        while rows := cursor.fetchmany(20_000):
-            for chunk_id, title, heading, text, size in rows:
+        for rows in store.postings_source():
+            for chunk_id, title, heading, text, length in rows:
                 ids.append(chunk_id)
-                lengths.append(sum(_varints(size or b"")))
+                lengths.append(length)
                 if title != title_key:  # a note's chunks share its title
-                    title_key, title_counts = title, Counter(_column_tokens(title or ""))
+                    title_key, title_counts = title, Counter(_column_tokens(title))
                 columns[0].add(title_counts)
-                columns[1].add(Counter(_column_tokens(heading or "")))
-                columns[2].add(Counter(_column_tokens(text or "")))
+                columns[1].add(Counter(_column_tokens(heading)))
+                columns[2].add(Counter(_column_tokens(text)))
             for column in columns:
                 column.flush()
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings_vocab USING fts5vocab(main, 'chunks_fts', 'col')"
-        )
-        vocab = conn.execute("SELECT term, col, doc, cnt FROM temp.postings_vocab").fetchall()
-    finally:
-        conn.execute("ROLLBACK")
+        vocab = store.fts_column_counts()
     ordered = sorted(numbers)  # by UTF-8 bytes: how ``Base.term`` looks a term up
     rank = np.empty(len(ordered), dtype=np.int32)
     rank[np.fromiter(map(numbers.__getitem__, ordered), dtype=np.int64, count=len(ordered))] = np.arange(
@@ -299,7 +285,7 @@ def build(store: IndexStore) -> bool:
     }
     if len(ordered) >= 1 << 24 or len(ids) >= 1 << 32:
         log.info("lexical postings not built: %d terms, %d chunks is past what the file holds", len(ordered), len(ids))
-        clear(store)
+        store.clear_postings()
         return False
     # FTS5's own counts (fts5vocab): per column, each term's chunks and hits.
     excluded: set[bytes] = set()
@@ -348,10 +334,7 @@ def build(store: IndexStore) -> bool:
         "excluded": sorted(t.decode("utf-8", "surrogatepass") for t in excluded),
     }
     _write(store.directory, header, arrays)
-    with store.transaction():
-        # Only now does the database name this file; a kill before here leaves it stale.
-        store.set_meta(_META, nonce)
-        conn.execute("DELETE FROM postings_log WHERE seq <= ?", (log_at,))
+    store.stamp_postings(nonce, log_at)  # only now does the database name the file: a kill before leaves it stale
     if excluded:
         log.info("lexical postings: %d terms tokenized otherwise than FTS5 left to it", len(excluded))
     return True
@@ -359,19 +342,14 @@ def build(store: IndexStore) -> bool:
 
 def clear(store: IndexStore) -> None:
     """No base: the stamp and the log dropped (nothing reads a file without its stamp)."""
-    if store.readonly or store.conn.in_transaction:
-        return
-    if store.get_meta(_META) is None and not store.conn.execute("SELECT 1 FROM postings_log LIMIT 1").fetchone():
-        return
-    with store.transaction():
-        store.conn.execute("DELETE FROM meta WHERE key = ?", (_META,))
-        store.conn.execute("DELETE FROM postings_log")
+    if not (store.readonly or store.in_transaction):
+        store.clear_postings()
 
 
 def refresh(store: IndexStore, min_chunks: int | None) -> None:
     """After an index pass: a new base when there is none or the changes since outgrew it;
     none at all below ``min_chunks`` chunks (or with ``min_chunks`` None: postings off)."""
-    if store.readonly or store.conn.in_transaction:
+    if store.readonly or store.in_transaction:
         return
     rows = store.fts_row_count()
     if min_chunks is None or rows < min_chunks or store.fts_tokenizer() != TOKENIZER:
@@ -380,7 +358,7 @@ def refresh(store: IndexStore, min_chunks: int | None) -> None:
         return
     base = load(store.directory)
     if base is not None and _stamped(store, base):
-        changed = _changed_count(store.conn, base)
+        changed = store.postings_change_count(base.header["log_at"], base.header["last_chunk"])
         if changed <= max(REBUILD_MIN, REBUILD_SHARE * len(base.doc_ids)):
             return
     build(store)
@@ -395,11 +373,6 @@ def refresh_after_index(store: IndexStore) -> None:
         refresh(store, config.lexical_postings_min_chunks())
     except (OSError, sqlite3.Error, ValueError, MemoryError) as exc:
         log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
-
-
-def _sequence(conn: sqlite3.Connection, table: str) -> int:
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
-    return int(row[0]) if row else 0
 
 
 # ----- searching --------------------------------------------------------------------------
@@ -434,28 +407,6 @@ def _stamped(store: IndexStore, base: Base) -> bool:
     )
 
 
-def _changed(conn: sqlite3.Connection, base: Base) -> dict[int, int]:
-    """Chunks whose BM25 entries may differ from the base's, each with the last log position
-    that names it (0: added since, and not logged since): a chunk's words are the same for
-    the same position."""
-    changed = dict.fromkeys(
-        (r[0] for r in conn.execute("SELECT id FROM chunks WHERE id > ?", (base.header["last_chunk"],))), 0
-    )
-    changed.update(
-        (r[0], r[1])
-        for r in conn.execute(
-            "SELECT chunk_id, max(seq) FROM postings_log WHERE seq > ? GROUP BY chunk_id", (base.header["log_at"],)
-        )
-    )
-    return changed
-
-
-def _changed_count(conn: sqlite3.Connection, base: Base) -> int:
-    logged = conn.execute("SELECT count(*) FROM postings_log WHERE seq > ?", (base.header["log_at"],)).fetchone()[0]
-    added = conn.execute("SELECT count(*) FROM chunks WHERE id > ?", (base.header["last_chunk"],)).fetchone()[0]
-    return int(logged) + int(added)
-
-
 @dataclass(frozen=True)
 class _State:
     """What a query needs beside the base, for one state of the database."""
@@ -480,7 +431,7 @@ def _state(store: IndexStore) -> _State | None:
     if not _stamped(store, base):
         _say("the postings file is not this index's state (stale, or the index restored)")
         return None
-    changed = _changed(store.conn, base)
+    changed = store.postings_changes(base.header["log_at"], base.header["last_chunk"])
     if len(changed) > QUERY_MAX_CHANGED:
         _say(f"over {QUERY_MAX_CHANGED} chunks changed since the postings were built")
         return None
@@ -493,18 +444,13 @@ def _state(store: IndexStore) -> _State | None:
         _chunks.clear()
     missing = [chunk_id for chunk_id, seq in changed.items() if (chunk_id, seq) not in _chunks]
     present = set()
-    for part in range(0, len(missing), 500):
-        some = missing[part : part + 500]
-        rows = store.conn.execute(
-            f"SELECT id, title, heading, text FROM chunks_fts_source WHERE id IN ({','.join('?' * len(some))})", some
+    for chunk_id, *values in store.fts_source_rows(missing):
+        words = [_exact_tokens(value) for value in values]
+        counts = tuple(Counter(w) for w in words)
+        _chunks[(chunk_id, changed[chunk_id])] = _Chunk(
+            counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c)
         )
-        for chunk_id, *values in rows:
-            words = [_exact_tokens(value or "") for value in values]
-            counts = tuple(Counter(w) for w in words)
-            _chunks[(chunk_id, changed[chunk_id])] = _Chunk(
-                counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c)
-            )
-            present.add(chunk_id)
+        present.add(chunk_id)
     absent = set(missing) - present  # deleted: nothing to score
     state = _State(
         base,
