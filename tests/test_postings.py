@@ -109,7 +109,7 @@ def _compare(directory: Path, monkeypatch, queries: list[str] | None = None) -> 
 
 def test_same_hits_and_scores_as_fts5(index, monkeypatch):
     _, _, directory = index
-    assert (directory / postings.FILE).exists()
+    assert (directory / postings.FILE).stat().st_mode & 0o077 == 0  # the vault's words: the owner's alone
     assert _compare(directory, monkeypatch) > 200
 
 

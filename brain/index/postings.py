@@ -180,7 +180,8 @@ def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray
     remove_orphans(directory, [FILE])
     tmp = temp_name(directory, FILE)
     try:
-        with open(tmp, "wb") as f:
+        # the vault's words: the owner's alone, as the notes are (not the umask's 0644)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
             f.write(MAGIC + room.to_bytes(8, "little") + encoded.ljust(room))
             for name in names:
                 f.seek(offsets[name][0])
