@@ -240,7 +240,7 @@ class _Column:
         new = set(self.terms).difference(self.numbers)
         self.numbers.update(zip(new, range(len(self.numbers), len(self.numbers) + len(new))))
         ids = np.fromiter(map(self.numbers.__getitem__, self.terms), dtype=np.int32, count=len(self.terms))
-        self.parts.append((ids, np.asarray(self.hits, dtype=np.int64)))
+        self.parts.append((ids, np.minimum(np.asarray(self.hits, dtype=np.int64), 65_535).astype(np.uint16)))
         self.terms, self.hits = [], []
 
 
@@ -304,7 +304,7 @@ def build(store: IndexStore) -> bool:
     fts_docs, fts_hits = fts_docs[:, np.argsort(rank)], fts_hits[:, np.argsort(rank)]  # by rank
     for c, column in enumerate(columns):
         term_rank = rank[np.concatenate([p[0] for p in column.parts])] if column.parts else np.zeros(0, np.int32)
-        tf = np.concatenate([p[1] for p in column.parts]) if column.parts else np.zeros(0, np.int64)
+        tf = np.concatenate([p[1] for p in column.parts]) if column.parts else np.zeros(0, np.uint16)
         column.parts = []
         counted = np.bincount(term_rank, minlength=len(ordered))
         total = np.bincount(term_rank, weights=tf, minlength=len(ordered)).astype(np.int64)
