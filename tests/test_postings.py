@@ -259,6 +259,24 @@ def test_a_damaged_file_is_not_read(index, monkeypatch):
     assert _compare(directory, monkeypatch) == 0
 
 
+def test_postings_damaged_inside_fall_back_to_fts5(index, monkeypatch):
+    """Chunk positions past the end (a file damaged after it was written): FTS5, no error."""
+    _, _, directory = index
+    base = postings.load(directory)
+    assert base is not None
+    offset, _, count = base.header["arrays"]["docs_text"]
+    path = directory / postings.FILE
+    data = bytearray(path.read_bytes())
+    data[offset : offset + 4 * count] = b"\xff\xff\xff\x7f" * count
+    path.write_bytes(bytes(data))
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert postings.search(store, ["amber", "filler"], (4.0, 2.0, 1.0), 10) is None
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch, ["amber filler", "basil"]) >= 0
+
+
 def test_off_and_small_indexes_have_no_postings(tmp_path, monkeypatch):
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)

@@ -480,6 +480,16 @@ def search(
 ) -> list[tuple[int, float]] | None:
     """``fts_search`` of ``"t1" OR "t2" OR …`` from the postings: (chunk id, BM25 score, higher
     is better), best first, equal scores by chunk id; None where FTS5 must answer."""
+    try:
+        return _search(store, terms, weights, limit)
+    except (IndexError, ValueError, OSError) as exc:  # a file damaged past what load() checks
+        _say(f"the postings file is damaged: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _search(
+    store: IndexStore, terms: Sequence[str], weights: Sequence[float], limit: int
+) -> list[tuple[int, float]] | None:
     if not terms or limit <= 0:
         return None
     column_weights = [float(weights[c]) if c < len(weights) else 1.0 for c in range(len(COLUMNS))]
