@@ -215,7 +215,7 @@ class Timers:
 
 
 def _instrument_indexer() -> Timers:
-    from brain.index import changes, indexer, parsing, vectors
+    from brain.index import changes, indexer, parsing, postings, vectors
 
     t = Timers()
     t.wrap(changes, "plan", "plan (scan + note stats)")
@@ -228,6 +228,8 @@ def _instrument_indexer() -> Timers:
     t.wrap(vectors, "write_delta", "FAISS delta write")
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
+    t.wrap(postings, "refresh_after_index", "lexical postings (checked, or built)")
+    t.wrap(postings, "build", "lexical postings built")
     return t
 
 

@@ -28,6 +28,7 @@ DEFAULT_AB_SOURCE = "work"
 DEFAULT_EMBED_BATCH = 32
 DEFAULT_QUERY_THREADS = 1
 MAX_LEXICAL_THREADS = 4  # BM25 parts by default, at most
+DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS = 50_000  # below, FTS5's BM25 is quick enough (index/postings.py)
 DEFAULT_LEXICAL_SPLIT_MATCHES = 10_000  # below, one BM25 statement is as fast (bench/lexical_split.py)
 DEFAULT_MAX_NOTE_MB = 10.0
 DEFAULT_HOOK_BUDGET = 2.0
@@ -276,6 +277,14 @@ def lexical_split_matches() -> int:
     """How many chunks a BM25 search must be able to match before it is split
     (``BRAIN_LEXICAL_SPLIT_MATCHES``): below, one statement is faster."""
     return _int("BRAIN_LEXICAL_SPLIT_MATCHES", DEFAULT_LEXICAL_SPLIT_MATCHES, minimum=1)
+
+
+def lexical_postings_min_chunks() -> int | None:
+    """From how many chunks the lexical lane searches its own postings (``index/postings.py``)
+    rather than FTS5 (``BRAIN_LEXICAL_POSTINGS``; 0 or "off": never). Below, FTS5 is as fast."""
+    if (env("BRAIN_LEXICAL_POSTINGS") or "").strip().lower() in _OFF:
+        return None
+    return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1)
 
 
 def index_threads() -> int | None:

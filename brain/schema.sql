@@ -152,7 +152,8 @@ CREATE INDEX recalls_created ON recalls (created_at);
 --   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
 --   the last `brain index` run completed, Unix time), history_since (when this index began
 --   keeping history), history_pruned_before (`brain prune --before`: the past before it is
---   incomplete).
+--   incomplete), postings_stamp (the random stamp of the postings.bin this database's state
+--   was built into, written after the file is in place: another file is not read).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -487,4 +488,24 @@ CREATE TRIGGER name_changes_full AFTER INSERT ON name_changes
 WHEN new.rowid > 2000 BEGIN
     DELETE FROM name_changes;
     DELETE FROM meta WHERE key = 'name_changes_from';
+END;
+
+-- postings_log: the chunks whose BM25 entries changed since the lexical postings were built
+--   (m017_postings_log; index/postings.py): a chunk deleted, one whose words changed in place,
+--   every chunk of a re-titled note. Chunks added since have ids past the base's last (never
+--   reused). A query drops the base's entries of these chunks and scores them as they are; a
+--   new base records the seq it was read at, and the rows up to it are deleted.
+CREATE TABLE postings_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_id INTEGER NOT NULL
+);
+CREATE TRIGGER postings_log_chunk_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO postings_log (chunk_id) VALUES (old.id);
+END;
+CREATE TRIGGER postings_log_chunk_update AFTER UPDATE OF id, note_id, heading, text ON chunks BEGIN
+    INSERT INTO postings_log (chunk_id) VALUES (old.id);
+    INSERT INTO postings_log (chunk_id) VALUES (new.id);
+END;
+CREATE TRIGGER postings_log_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
+    INSERT INTO postings_log (chunk_id) SELECT id FROM chunks WHERE note_id = new.id;
 END;

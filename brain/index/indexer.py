@@ -30,7 +30,7 @@ from ..errors import BrainError, IndexMismatchError
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
-from . import changes, vectors
+from . import changes, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
 from .parsing import Parser, Work
@@ -335,6 +335,7 @@ class _Run:
             resolve_links(self.store)
         self._finish_carried_history()
         vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+        postings.refresh_after_index(self.store)
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""

@@ -653,6 +653,37 @@ def m016_names_version_random_step(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m017_postings_log(conn: sqlite3.Connection) -> None:
+    """A log of the chunks whose BM25 entries changed, for the lexical postings (``postings.py``).
+
+    The postings file is a base built from the chunks as they were at one log position; a
+    query drops the base's entries of the chunks logged since and scores those chunks as they
+    are now. Chunk ids are never reused (AUTOINCREMENT), so a chunk added since is one past the
+    base's last id; what must be logged is a chunk deleted, a chunk whose words changed in
+    place, and every chunk of a note whose title changed (the title is a BM25 column). A new
+    base records the log's position it was read at, and the rows up to it are then deleted.
+    """
+    conn.executescript(
+        """
+        CREATE TABLE postings_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            chunk_id INTEGER NOT NULL
+        );
+        CREATE TRIGGER postings_log_chunk_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO postings_log (chunk_id) VALUES (old.id);
+        END;
+        CREATE TRIGGER postings_log_chunk_update AFTER UPDATE OF id, note_id, heading, text ON chunks BEGIN
+            INSERT INTO postings_log (chunk_id) VALUES (old.id);
+            INSERT INTO postings_log (chunk_id) VALUES (new.id);
+        END;
+        CREATE TRIGGER postings_log_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
+            INSERT INTO postings_log (chunk_id) SELECT id FROM chunks WHERE note_id = new.id;
+        END;
+        """
+    )
+
+
 def stem_hash(stem: str) -> int:
     """What ``links.stem_hash`` files a link under: the CRC-32 of its stem (``links.link_stem``)
     as a signed 32-bit integer, four bytes in SQLite. Two stems alike cost only a few links

@@ -1140,6 +1140,9 @@ class IndexStore:
         searched at once, on this connection and the readers' (``_split_search``). Either way:
         the same rows, the same scores, in the same order.
         """
+        hits = self._postings_search(expression, weights, limit)
+        if hits is not None:
+            return hits
         narrower = self._pruning(expression, weights, limit)
         if narrower is not None:
             hits = self._search_branches(narrower.branches, weights, limit)
@@ -1148,6 +1151,20 @@ class IndexStore:
                 return hits
             log.debug("BM25 search not narrowed: the last hit not above %.3f", narrower.bound)
         return self._search(expression, weights, limit)
+
+    def _postings_search(self, expression: str, weights: Sequence[float], limit: int) -> list[tuple[int, float]] | None:
+        """``fts_search`` from the lexical postings (``postings.py``: the same hits and scores,
+        without bm25()'s cost a matched row) for a search of the lexical lane's form on an index
+        of BRAIN_LEXICAL_POSTINGS chunks or more; None where FTS5 must answer."""
+        minimum = config.lexical_postings_min_chunks()
+        if minimum is None:
+            return None
+        terms = _expression_terms(expression)
+        if not terms or expression != " OR ".join(map(fts_pruning.quote, terms)) or self.fts_row_count() < minimum:
+            return None
+        from . import postings
+
+        return postings.search(self, terms, weights, limit)
 
     def _search_branches(
         self, branches: Sequence[str], weights: Sequence[float], limit: int
@@ -1944,6 +1961,90 @@ class IndexStore:
             out.update((r[0], (r[1], r[2], r[3])) for r in rows)
         return out
 
+    # ----- the lexical postings' reads and writes (postings.py) ---------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    @contextmanager
+    def postings_snapshot(self) -> Iterator[tuple[int, int]]:
+        """One read transaction for building the postings: (the postings_log's last seq, the
+        chunks' last id) at its start; ``postings_source`` and ``fts_column_counts`` inside
+        read the same state."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self._sequence("postings_log"), self._sequence("chunks")
+        finally:
+            self.conn.execute("ROLLBACK")
+
+    def _sequence(self, table: str) -> int:
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def postings_source(self, batch: int = 20_000) -> Iterator[list[tuple[int, str, str, str, int]]]:
+        """Every chunk as FTS5 holds it, by id, ``batch`` at a time: (id, title, heading, text,
+        its tokens over all columns as FTS5 counted them: its docsize record)."""
+        cursor = self.conn.execute(
+            "SELECT s.id, s.title, s.heading, s.text, d.sz FROM chunks_fts_source s"
+            " LEFT JOIN chunks_fts_docsize d ON d.id = s.id ORDER BY s.id"
+        )
+        while rows := cursor.fetchmany(batch):
+            yield [(r[0], r[1] or "", r[2] or "", r[3] or "", _docsize_total(r[4])) for r in rows]
+
+    def fts_column_counts(self) -> list[tuple[str, str, int, int]]:
+        """(term, column, chunks holding it there, its hits there) for every term of chunks_fts."""
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab_col USING fts5vocab(main, 'chunks_fts', 'col')"
+        )
+        return [(r[0], r[1], int(r[2]), int(r[3])) for r in self.conn.execute("SELECT * FROM temp.chunks_vocab_col")]
+
+    def fts_source_rows(self, chunk_ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """(id, title, heading, text) as FTS5 holds them, for those of ``chunk_ids`` that exist."""
+        out: list[tuple[int, str, str, str]] = []
+        for part in _parts(chunk_ids):
+            rows = self.conn.execute(
+                f"SELECT id, title, heading, text FROM chunks_fts_source WHERE id IN ({_marks(part)})", part
+            )
+            out.extend((r[0], r[1] or "", r[2] or "", r[3] or "") for r in rows)
+        return out
+
+    def postings_changes(self, log_at: int, last_chunk: int) -> dict[int, int]:
+        """Chunks changed since the postings were read at (log seq, last chunk id): each with
+        the last seq naming it, 0 for a chunk added since and not logged."""
+        changed = dict.fromkeys(
+            (r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE id > ?", (last_chunk,))), 0
+        )
+        rows = self.conn.execute(
+            "SELECT chunk_id, max(seq) FROM postings_log WHERE seq > ? GROUP BY chunk_id", (log_at,)
+        )
+        changed.update((r[0], r[1]) for r in rows)
+        return changed
+
+    def postings_change_count(self, log_at: int, last_chunk: int) -> int:
+        """How many changes (log rows, chunks added) since the postings were read."""
+        logged = self.conn.execute("SELECT count(*) FROM postings_log WHERE seq > ?", (log_at,)).fetchone()[0]
+        added = self.conn.execute("SELECT count(*) FROM chunks WHERE id > ?", (last_chunk,)).fetchone()[0]
+        return int(logged) + int(added)
+
+    def stamp_postings(self, stamp: str, log_at: int) -> None:
+        """The postings file read at ``log_at`` is in place: the database names it, and forgets
+        the log up to it."""
+        with self.transaction():
+            self.set_meta("postings_stamp", stamp)
+            self.conn.execute("DELETE FROM postings_log WHERE seq <= ?", (log_at,))
+
+    def clear_postings(self) -> None:
+        """No postings: their stamp and log dropped."""
+        if (
+            self.get_meta("postings_stamp") is None
+            and not self.conn.execute("SELECT 1 FROM postings_log LIMIT 1").fetchone()
+        ):
+            return
+        with self.transaction():
+            self.conn.execute("DELETE FROM meta WHERE key = 'postings_stamp'")
+            self.conn.execute("DELETE FROM postings_log")
+
     def fts_totals(self) -> tuple[int, int]:
         """(rows, tokens over all columns) of the present FTS table, as BM25 reads them: from
         FTS5's averages record (rowid 1 of its data table: varints, the row count, then each
@@ -2171,6 +2272,14 @@ def _like_escaped(text: str) -> str:
 
 def _marks(part: Sequence[object]) -> str:
     return ",".join("?" * len(part))
+
+
+def _docsize_total(blob: bytes | None) -> int:
+    """A chunk's tokens over all columns, from its FTS5 docsize record (a varint a column; most
+    under 128, one byte each)."""
+    if not blob:
+        return 0
+    return sum(blob) if max(blob) < 0x80 else sum(_varints(blob))
 
 
 def _varints(blob: bytes) -> list[int]:

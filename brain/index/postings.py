@@ -1,0 +1,643 @@
+"""The lexical lane's BM25 from our own postings: FTS5's hits and scores without its per-row cost.
+
+FTS5's ``bm25()`` costs ~2.3 µs a matched row; a five-word query at 100,000 notes matches
+~110,000 chunks. Here each term's chunks and their per-column counts are memory-mapped numpy
+arrays (``postings.bin``), and a query computes FTS5's own formula (``fts5_aux.c``: k1 1.2,
+b 0.75, IDF floored at 1e-6, f = Σ column weight × hits, D = the row's tokens over all columns,
+in the same order of operations, so the same doubles) over the few postings of its terms.
+
+FTS5 stays the source of truth; the postings are used only where they give its very answer:
+
+- The file is a base, read from one committed state of the database, stamped with a random
+  nonce that the database's ``meta.postings_stamp`` takes only after the file is renamed into
+  place (a kill between the two, or an index.db restored from a backup: stamps differ, FTS5).
+- Since the base, the ``postings_log`` table (m017) holds the chunks deleted or re-titled, and
+  chunks added have ids past the base's last: a query drops the base's entries for those and
+  scores their present text (tokenized by SQLite's own tokenizer, ``tokens.index_words``).
+- IDF, N and the average length come from the present FTS5 table at every query; a row's
+  length from FTS5's own docsize record.
+- The base is tokenized by a mimic of unicode61 (``recall/bm25.tokens``: SQLite's tokenizer per
+  call would take minutes); every term whose per-column chunk and hit counts differ from FTS5's
+  own (fts5vocab) is left to FTS5, as is any query naming it.
+- Column weights must add up exactly (multiples of 1/1024): FTS5 sums a weight per hit.
+Otherwise (no base, another tokenizer, a stale or damaged file, too many changes, a phrase
+query) the search is FTS5's, and the log says why, once per reason.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import secrets
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .tempfiles import remove_orphans, temp_name
+from .tokens import index_words
+
+if TYPE_CHECKING:
+    from .store import IndexStore
+
+log = logging.getLogger(__name__)
+
+FILE = "postings.bin"
+MAGIC = b"brain-postings\x00\x01"  # 16 bytes
+FORMAT = 1
+TOKENIZER = "unicode61"  # the only one the mimic follows; trigram indexes stay on FTS5
+COLUMNS = ("title", "heading", "text")
+K1, B = 1.2, 0.75
+MAX_TF = 255  # hits of a term in one column of one chunk that the file can hold (uint8); more: FTS5
+REBUILD_SHARE = 0.005  # a new base once the chunks changed since exceed this share of it
+REBUILD_MIN = 1_000  # ... and this many (each new process tokenizes them again: ~0.1 s a thousand)
+QUERY_MAX_CHANGED = 20_000  # more changed chunks than this: FTS5 (tokenizing them costs more)
+_META = "postings_stamp"
+_warned: set[str] = set()
+
+
+def _say(reason: str) -> None:
+    """Why a search went to FTS5, once a process per reason."""
+    if reason not in _warned:
+        _warned.add(reason)
+        log.info("lexical postings not used (%s): searching FTS5", reason)
+
+
+# ----- the file ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A chunk changed since the base, as it is now."""
+
+    counts: tuple[Counter[str], ...]  # each column's terms and their hits
+    length: int  # tokens over all columns
+    terms: frozenset[str]
+
+
+class _Slices:
+    """One array of postings in the file, read a term's slice at a time (``os.pread``). Not a
+    memory map: a map's pages stay resident once read, and a server's queries touched 200 MB
+    of them at 100,000 notes (its peak RSS 530 → 730 MB); the kernel keeps them cached anyway.
+    Read through the file opened at load: a file renamed over it later is not this base."""
+
+    def __init__(self, file: _File, offset: int, dtype: np.dtype[Any], count: int):
+        self.file, self.offset, self.dtype, self.count = file, offset, dtype, count
+        if offset + count * dtype.itemsize > file.size:
+            raise ValueError("the postings file is shorter than its header says")
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, span: slice) -> np.ndarray:
+        start, stop = max(0, span.start), min(self.count, span.stop)
+        if stop <= start:
+            return np.zeros(0, self.dtype)
+        size = self.dtype.itemsize
+        data = os.pread(self.file.fd, (stop - start) * size, self.offset + start * size)
+        if len(data) != (stop - start) * size:
+            raise ValueError("the postings file ended early")
+        return np.frombuffer(data, dtype=self.dtype)
+
+
+class _File:
+    """An open postings file, closed with the last base reading it."""
+
+    def __init__(self, path: Path):
+        self.fd = os.open(path, os.O_RDONLY)
+        self.size = os.fstat(self.fd).st_size
+
+    def __del__(self) -> None:
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+
+
+@dataclass(frozen=True)
+class Base:
+    """A postings file, memory-mapped."""
+
+    path: Path
+    header: dict[str, Any]
+    doc_ids: np.ndarray  # int64, ascending: the chunks of the base
+    doc_len: np.ndarray  # int32: each chunk's tokens over all columns (FTS5's docsize)
+    term_bytes: np.ndarray  # uint8: the terms' UTF-8, ascending by bytes, end to end
+    term_at: np.ndarray  # int64[terms + 1]: where each term starts in term_bytes
+    starts: tuple[np.ndarray, ...]  # per column, int64[terms + 1]: where a term's postings start
+    docs: tuple[_Slices, ...]  # per column, int32: positions in doc_ids
+    hits: tuple[_Slices, ...]  # per column, uint8: the term's hits in that column
+    excluded: frozenset[str]  # terms whose counts differ from FTS5's: never answered here
+    # zeroed score arrays a chunk, kept between searches: a fresh one's pages fault in at
+    # first touch (~5 ms at 500,000 chunks); a search takes one, zeroes what it touched, puts it back
+    buffers: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
+    # chunks changed since, as tokenized, by (chunk id, the last log position naming it): a
+    # server's new snapshot after a pass tokenizes only the chunks changed since the last
+    changed: dict[tuple[int, int], _Chunk] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def nonce(self) -> str:
+        return str(self.header["nonce"])
+
+    def term(self, term: str) -> int | None:
+        """The term's number, or None when no chunk of the base holds it."""
+        key = term.encode("utf-8", "surrogatepass")
+        low, high = 0, len(self.term_at) - 1
+        at, blob = self.term_at, self.term_bytes
+        while low < high:
+            mid = (low + high) // 2
+            if blob[at[mid] : at[mid + 1]].tobytes() < key:
+                low = mid + 1
+            else:
+                high = mid
+        if low < len(at) - 1 and blob[at[low] : at[low + 1]].tobytes() == key:
+            return low
+        return None
+
+
+def load(directory: Path) -> Base | None:
+    """The postings file in ``directory``, memory-mapped; None when absent or not one."""
+    path = directory / FILE
+    try:
+        file = _File(path)
+        with os.fdopen(os.dup(file.fd), "rb") as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                return None
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size).decode("utf-8"))
+            if header.get("format") != FORMAT:
+                return None
+            arrays: dict[str, np.ndarray] = {}
+            slices: dict[str, _Slices] = {}
+            for name, (offset, dtype, count) in header["arrays"].items():
+                if name.startswith(("docs_", "hits_")):
+                    slices[name] = _Slices(file, offset, np.dtype(dtype), count)
+                    continue
+                arrays[name] = (  # a plain view of the map: slices of a memmap cost ~5 µs each
+                    np.memmap(f, dtype=np.dtype(dtype), mode="r", offset=offset, shape=(count,)).view(np.ndarray)
+                    if count
+                    else np.zeros(0, np.dtype(dtype))
+                )
+        base = Base(
+            path,
+            header,
+            arrays["doc_ids"],
+            arrays["doc_len"],
+            arrays["term_bytes"],
+            arrays["term_at"],
+            tuple(arrays[f"start_{c}"] for c in COLUMNS),
+            tuple(slices[f"docs_{c}"] for c in COLUMNS),
+            tuple(slices[f"hits_{c}"] for c in COLUMNS),
+            frozenset(header.get("excluded", [])),
+        )
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    terms = len(base.term_at) - 1
+    if terms < 0 or any(len(s) != terms + 1 for s in base.starts) or len(base.doc_len) != len(base.doc_ids):
+        return None
+    if any(int(s[-1]) != len(d) or len(d) != len(h) for s, d, h in zip(base.starts, base.docs, base.hits)):
+        return None
+    return base
+
+
+def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """The file, atomically: written to a temporary name, flushed to disk, renamed."""
+    names = list(arrays)
+    offsets: dict[str, list[Any]] = {}
+    # The header holds the arrays' offsets, which depend on its own length: reserve room.
+    header = {**header, "arrays": {n: [0, arrays[n].dtype.str, len(arrays[n])] for n in names}}
+    room = len(json.dumps(header).encode()) + 64 * len(names) + 64
+    at = len(MAGIC) + 8 + room
+    for name in names:
+        at = (at + 7) // 8 * 8
+        offsets[name] = [at, arrays[name].dtype.str, len(arrays[name])]
+        at += arrays[name].nbytes
+    header["arrays"] = offsets
+    encoded = json.dumps(header).encode()
+    assert len(encoded) <= room
+    remove_orphans(directory, [FILE])
+    tmp = temp_name(directory, FILE)
+    try:
+        # the vault's words: the owner's alone, as the notes are (not the umask's 0644)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
+            f.write(MAGIC + room.to_bytes(8, "little") + encoded.ljust(room))
+            for name in names:
+                f.seek(offsets[name][0])
+                f.write(np.ascontiguousarray(arrays[name]).tobytes())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, directory / FILE)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:  # a directory that cannot be opened for fsync (Windows): the rename stands
+        pass
+    return directory / FILE
+
+
+# ----- building ---------------------------------------------------------------------------
+
+
+# ASCII bytes: letters and digits lowered, everything else a separator (unicode61 on ASCII).
+_ASCII_WORDS = bytes(c if chr(c).isalnum() else 32 for c in range(128)).lower() + b" " * 128
+
+
+def _column_tokens(text: str) -> list[bytes]:
+    """unicode61 remove_diacritics 2's tokens, UTF-8, as ``recall/bm25.tokens`` mimics them; an
+    ASCII text (most) split by a byte table, ~10 times faster than the regular expression."""
+    from ..recall import bm25
+
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).split()
+    return [t.encode("utf-8", "surrogatepass") for t in bm25.tokens(text)]
+
+
+class _Column:
+    """One column's postings as they are read, chunk by chunk: numbered terms and their hits,
+    turned into arrays a batch at a time (millions of small Python objects otherwise)."""
+
+    def __init__(self, numbers: dict[bytes, int]):
+        self.numbers = numbers  # term → its number, shared by the columns
+        self.terms: list[bytes] = []
+        self.hits: list[int] = []
+        self.per_chunk: list[int] = []
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, counts: Counter[bytes]) -> None:
+        self.terms.extend(counts.keys())
+        self.hits.extend(counts.values())
+        self.per_chunk.append(len(counts))
+
+    def flush(self) -> None:
+        new = set(self.terms).difference(self.numbers)
+        self.numbers.update(zip(new, range(len(self.numbers), len(self.numbers) + len(new))))
+        ids = np.fromiter(map(self.numbers.__getitem__, self.terms), dtype=np.int32, count=len(self.terms))
+        self.parts.append((ids, np.minimum(np.asarray(self.hits, dtype=np.int64), 65_535).astype(np.uint16)))
+        self.terms, self.hits = [], []
+
+
+def build(store: IndexStore) -> bool:
+    """Write a new base from the database's committed state and stamp it; False (and no stamp)
+    where there is nothing to build or it cannot be (another tokenizer, inside a transaction)."""
+    if store.in_transaction or store.readonly:
+        return False
+    if store.fts_tokenizer() != TOKENIZER:
+        store.clear_postings()
+        return False
+    numbers: dict[bytes, int] = {}
+    columns = [_Column(numbers) for _ in COLUMNS]
+    ids: list[int] = []
+    lengths: list[int] = []
+    # One read transaction: the chunks, their sizes, FTS5's counts and the log position agree.
+    with store.postings_snapshot() as (log_at, last_chunk):
+        index_id = store.index_id()
+        title_key: str | None = None
+        title_counts: Counter[bytes] = Counter()
+        for rows in store.postings_source():
+            for chunk_id, title, heading, text, length in rows:
+                ids.append(chunk_id)
+                lengths.append(length)
+                if title != title_key:  # a note's chunks share its title
+                    title_key, title_counts = title, Counter(_column_tokens(title))
+                columns[0].add(title_counts)
+                columns[1].add(Counter(_column_tokens(heading)))
+                columns[2].add(Counter(_column_tokens(text)))
+            for column in columns:
+                column.flush()
+        vocab = store.fts_column_counts()
+    ordered = sorted(numbers)  # by UTF-8 bytes: how ``Base.term`` looks a term up
+    rank = np.empty(len(ordered), dtype=np.int32)
+    rank[np.fromiter(map(numbers.__getitem__, ordered), dtype=np.int64, count=len(ordered))] = np.arange(
+        len(ordered), dtype=np.int32
+    )
+    arrays: dict[str, np.ndarray] = {
+        "doc_ids": np.asarray(ids, dtype=np.int64),
+        "doc_len": np.asarray(lengths, dtype=np.int32),
+        "term_bytes": np.frombuffer(b"".join(ordered), dtype=np.uint8),
+        "term_at": np.concatenate([[0], np.cumsum([len(t) for t in ordered], dtype=np.int64)]).astype(np.int64),
+    }
+    if len(ordered) >= 1 << 24 or len(ids) >= 1 << 32:
+        log.info("lexical postings not built: %d terms, %d chunks is past what the file holds", len(ordered), len(ids))
+        store.clear_postings()
+        return False
+    # FTS5's own counts (fts5vocab): per column, each term's chunks and hits.
+    excluded: set[bytes] = set()
+    fts_docs = np.zeros((len(COLUMNS), len(ordered)), dtype=np.int64)
+    fts_hits = np.zeros((len(COLUMNS), len(ordered)), dtype=np.int64)
+    column_number = {name: c for c, name in enumerate(COLUMNS)}
+    for term, column_name, doc, cnt in vocab:
+        key = term.encode("utf-8", "surrogatepass")
+        number = numbers.get(key)
+        if number is None or column_name not in column_number:
+            excluded.add(key)  # FTS5 holds it, the mimic never made it
+            continue
+        fts_docs[column_number[column_name], number] = doc
+        fts_hits[column_number[column_name], number] = cnt
+    fts_docs, fts_hits = fts_docs[:, np.argsort(rank)], fts_hits[:, np.argsort(rank)]  # by rank
+    for c, column in enumerate(columns):
+        term_rank = rank[np.concatenate([p[0] for p in column.parts])] if column.parts else np.zeros(0, np.int32)
+        tf = np.concatenate([p[1] for p in column.parts]) if column.parts else np.zeros(0, np.uint16)
+        column.parts = []
+        counted = np.bincount(term_rank, minlength=len(ordered))
+        total = np.bincount(term_rank, weights=tf, minlength=len(ordered)).astype(np.int64)
+        # The mimic's counts against FTS5's: a term it tokenizes otherwise is left to FTS5, in
+        # this column and so in every query naming it; so is one with more hits than a byte holds.
+        wrong = (counted != fts_docs[c]) | (total != fts_hits[c])
+        wrong[term_rank[tf > MAX_TF]] = True
+        excluded.update(ordered[r] for r in np.flatnonzero(wrong))
+        # One key a posting, sorted: the term, then the chunk (so each term's chunks in id
+        # order), then its hits; an unstable sort of unique keys, ~5 times a stable argsort's speed.
+        key = term_rank.astype(np.uint64) << np.uint64(40)
+        key |= np.repeat(np.arange(len(ids), dtype=np.uint64), column.per_chunk) << np.uint64(8)
+        key |= np.minimum(tf, MAX_TF).astype(np.uint64)
+        del term_rank, tf
+        key.sort()
+        arrays[f"start_{COLUMNS[c]}"] = np.concatenate([[0], np.cumsum(counted)]).astype(np.int64)
+        arrays[f"docs_{COLUMNS[c]}"] = ((key >> np.uint64(8)) & np.uint64(0xFFFFFFFF)).astype(np.int32)
+        arrays[f"hits_{COLUMNS[c]}"] = (key & np.uint64(0xFF)).astype(np.uint8)
+        del key
+    nonce = secrets.token_hex(8)
+    header = {
+        "format": FORMAT,
+        "nonce": nonce,
+        "index_id": index_id,
+        "tokenizer": TOKENIZER,
+        "log_at": log_at,
+        "last_chunk": last_chunk,
+        "excluded": sorted(t.decode("utf-8", "surrogatepass") for t in excluded),
+    }
+    _write(store.directory, header, arrays)
+    store.stamp_postings(nonce, log_at)  # only now does the database name the file: a kill before leaves it stale
+    if excluded:
+        log.info("lexical postings: %d terms tokenized otherwise than FTS5 left to it", len(excluded))
+    return True
+
+
+def clear(store: IndexStore) -> None:
+    """No base: the stamp and the log dropped (nothing reads a file without its stamp)."""
+    if not (store.readonly or store.in_transaction):
+        store.clear_postings()
+
+
+def refresh(store: IndexStore, min_chunks: int | None) -> None:
+    """After an index pass: a new base when there is none or the changes since outgrew it;
+    none at all below ``min_chunks`` chunks (or with ``min_chunks`` None: postings off)."""
+    if store.readonly or store.in_transaction:
+        return
+    rows = store.fts_row_count()
+    if min_chunks is None or rows < min_chunks or store.fts_tokenizer() != TOKENIZER:
+        clear(store)
+        (store.directory / FILE).unlink(missing_ok=True)
+        return
+    base = load(store.directory)
+    if base is not None and _stamped(store, base):
+        changed = store.postings_change_count(base.header["log_at"], base.header["last_chunk"])
+        if changed <= max(REBUILD_MIN, REBUILD_SHARE * len(base.doc_ids)):
+            return
+    build(store)
+
+
+def refresh_after_index(store: IndexStore) -> None:
+    """``refresh`` at the end of `brain index` or a serve pass; a failure is only logged: BM25
+    then searches FTS5, as it would without postings, until a later pass builds them."""
+    from .. import config
+
+    try:
+        refresh(store, config.lexical_postings_min_chunks())
+    except (OSError, sqlite3.Error, ValueError, MemoryError) as exc:
+        log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
+
+
+# ----- searching --------------------------------------------------------------------------
+
+# One base per index folder, shared by the stores that read it (a server opens a snapshot
+# after every pass): loaded again only when the file is replaced.
+_bases: dict[Path, tuple[tuple[int, int], Base | None]] = {}
+
+
+def _base(store: IndexStore) -> Base | None:
+    """The base in this store's folder, or None."""
+    path = store.directory / FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        _bases.pop(path, None)
+        return None
+    identity = (stat.st_ino, stat.st_mtime_ns)
+    known = _bases.get(path)
+    if known is not None and known[0] == identity:
+        return known[1]
+    base = load(store.directory)
+    _bases[path] = (identity, base)
+    return base
+
+
+def _stamped(store: IndexStore, base: Base) -> bool:
+    return (
+        store.get_meta(_META) == base.nonce
+        and base.header.get("index_id") == store.index_id()
+        and base.header.get("tokenizer") == TOKENIZER == store.fts_tokenizer()
+    )
+
+
+@dataclass(frozen=True)
+class _State:
+    """What a query needs beside the base, for one state of the database."""
+
+    base: Base
+    dropped: np.ndarray  # positions in the base of chunks changed since
+    changed: dict[int, _Chunk]  # present chunks changed since the base
+
+
+_CHUNKS_KEPT = 50_000  # changed chunks a base keeps tokenized
+
+
+def _state(store: IndexStore) -> _State | None:
+    base = _base(store)
+    if base is None:
+        _say("no postings file, or not one this brain reads")
+        return None
+    cache = store._unchanged_cache()
+    known = cache.get("postings_state")
+    if isinstance(known, _State) and known.base is base:
+        return known
+    if not _stamped(store, base):
+        _say("the postings file is not this index's state (stale, or the index restored)")
+        return None
+    changed = store.postings_changes(base.header["log_at"], base.header["last_chunk"])
+    if len(changed) > QUERY_MAX_CHANGED:
+        _say(f"over {QUERY_MAX_CHANGED} chunks changed since the postings were built")
+        return None
+    ids = np.asarray(sorted(changed), dtype=np.int64)
+    where = np.searchsorted(base.doc_ids, ids)
+    inside = where < len(base.doc_ids)
+    dropped = where[inside][base.doc_ids[where[inside]] == ids[inside]]
+    _chunks = base.changed
+    if len(_chunks) > _CHUNKS_KEPT:
+        _chunks.clear()
+    missing = [chunk_id for chunk_id, seq in changed.items() if (chunk_id, seq) not in _chunks]
+    present = set()
+    for chunk_id, *values in store.fts_source_rows(missing):
+        words = [_exact_tokens(value) for value in values]
+        counts = tuple(Counter(w) for w in words)
+        _chunks[(chunk_id, changed[chunk_id])] = _Chunk(
+            counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c)
+        )
+        present.add(chunk_id)
+    absent = set(missing) - present  # deleted: nothing to score
+    state = _State(
+        base,
+        dropped,
+        {i: _chunks[(i, seq)] for i, seq in changed.items() if i not in absent and (i, seq) in _chunks},
+    )
+    cache["postings_state"] = state
+    return state
+
+
+def _exact_tokens(text: str) -> list[str]:
+    """FTS5's very tokens of a column: an ASCII text split as unicode61 splits ASCII (runs of
+    letters and digits, lowered); any other asked of SQLite's own tokenizer."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return index_words(text, "unicode61 remove_diacritics 2")
+
+
+def exact_weights(weights: Sequence[float]) -> bool:
+    """Whether Σ weight × hits equals FTS5's sum of a weight per hit, to the last bit."""
+    return all(math.isfinite(w) and abs(w) < 2**20 and float(w * 1024).is_integer() for w in weights)
+
+
+def search(
+    store: IndexStore, terms: Sequence[str], weights: Sequence[float], limit: int
+) -> list[tuple[int, float]] | None:
+    """``fts_search`` of ``"t1" OR "t2" OR …`` from the postings: (chunk id, BM25 score, higher
+    is better), best first, equal scores by chunk id; None where FTS5 must answer."""
+    try:
+        return _search(store, terms, weights, limit)
+    except (IndexError, ValueError, OSError) as exc:  # a file damaged past what load() checks
+        _say(f"the postings file is damaged: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _search(
+    store: IndexStore, terms: Sequence[str], weights: Sequence[float], limit: int
+) -> list[tuple[int, float]] | None:
+    if not terms or limit <= 0:
+        return None
+    column_weights = [float(weights[c]) if c < len(weights) else 1.0 for c in range(len(COLUMNS))]
+    if not exact_weights(column_weights):
+        _say("column weights that FTS5 does not sum exactly as a product")
+        return None
+    state = _state(store)
+    if state is None:
+        return None
+    base = state.base
+    for term in terms:
+        if term in base.excluded or _one_token(term) != term:
+            _say("a query term the postings may hold otherwise than FTS5")
+            return None
+    rows, tokens = store.fts_totals()
+    if rows <= 0:
+        return []
+    average = tokens / rows  # as fts5_aux.c: (double)nToken / (double)nRow
+    held = store.term_chunk_counts(list(terms))
+    idfs = []
+    for term in terms:
+        idf = math.log((rows - held[term] + 0.5) / (held[term] + 0.5))
+        idfs.append(idf if idf > 0.0 else 1e-6)
+    # The base: each term's chunks, its weighted frequency, its share of the score.
+    try:
+        score = base.buffers.pop()
+    except IndexError:
+        score = np.zeros(len(base.doc_ids), dtype=np.float64)
+    # With every weight above 0 a matched chunk scores above 0 (IDF ≥ 1e-6): no other mark needed.
+    matched = None if min(column_weights) > 0 else np.zeros(len(base.doc_ids), dtype=bool)
+    scratch: np.ndarray | None = None  # a term's weighted frequency a chunk, for terms in several columns
+    for term, idf in zip(terms, idfs):
+        number = base.term(term)
+        if number is None:
+            continue
+        held_in = [c for c in range(len(COLUMNS)) if base.starts[c][number + 1] > base.starts[c][number]]
+        spans = {c: slice(int(base.starts[c][number]), int(base.starts[c][number + 1])) for c in held_in}
+        if len(held_in) == 1:  # most terms: the text alone
+            c = held_in[0]
+            docs = base.docs[c][spans[c]]
+            frequency = column_weights[c] * base.hits[c][spans[c]].astype(np.float64)
+        else:  # Σ weight × hits, column by column (a chunk once per column)
+            if scratch is None:
+                scratch = np.zeros(len(base.doc_ids), dtype=np.float64)
+            for c in held_in:
+                scratch[base.docs[c][spans[c]]] += column_weights[c] * base.hits[c][spans[c]].astype(np.float64)
+            docs = _union([base.docs[c][spans[c]] for c in held_in])
+            frequency = scratch[docs]
+            scratch[docs] = 0.0
+        length = base.doc_len[docs].astype(np.float64)
+        score[docs] += idf * ((frequency * (K1 + 1.0)) / (frequency + K1 * (1 - B + B * length / average)))
+        if matched is not None:
+            matched[docs] = True
+    score[state.dropped] = 0.0
+    if matched is None:
+        found = np.flatnonzero(score)
+    else:
+        matched[state.dropped] = False
+        found = np.flatnonzero(matched)
+    scores = score[found]
+    score[found] = 0.0  # every chunk touched is found, or dropped and zeroed above
+    base.buffers.append(score)
+    if len(scores) > 8 * limit:
+        # The best `limit` of every eighth are real scores: the best `limit` of all score at
+        # least their last. Only the chunks above it are ranked (of 110,000: ~2,000).
+        floor = np.partition(scores[::8], len(scores[::8]) - limit)[len(scores[::8]) - limit]
+        above = np.flatnonzero(scores >= floor)
+        found, scores = found[above], scores[above]
+    ids = base.doc_ids[found]
+    # The chunks changed since the base, as they are now.
+    extra_ids, extra_scores = [], []
+    for chunk_id, chunk in state.changed.items():
+        if chunk.terms.isdisjoint(terms):
+            continue
+        counts, length_now = chunk.counts, float(chunk.length)
+        total = 0.0
+        for term, idf in zip(terms, idfs):
+            frequency_now = float(sum(w * column.get(term, 0) for w, column in zip(column_weights, counts)))
+            total += idf * ((frequency_now * (K1 + 1.0)) / (frequency_now + K1 * (1 - B + B * length_now / average)))
+        extra_ids.append(chunk_id)
+        extra_scores.append(total)
+    if extra_ids:
+        ids = np.concatenate([ids, np.asarray(extra_ids, dtype=np.int64)])
+        scores = np.concatenate([scores, np.asarray(extra_scores, dtype=np.float64)])
+    if len(scores) > limit:  # the best `limit`, and every chunk tied with the last of them
+        edge = np.partition(-scores, limit - 1)[limit - 1]
+        keep = -scores <= edge
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:limit]
+    return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _union(arrays: list[np.ndarray]) -> np.ndarray:
+    """The sorted distinct values of some arrays (by sorting: np.unique hashes, slower here)."""
+    values = np.sort(np.concatenate(arrays))
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+
+
+_single: dict[str, str | None] = {}
+
+
+def _one_token(term: str) -> str | None:
+    """The term's one token under SQLite's own tokenizer, or None when it is not one token."""
+    if term not in _single:
+        if len(_single) > 10_000:
+            _single.clear()
+        words = index_words(term, "unicode61 remove_diacritics 2")
+        _single[term] = words[0] if len(words) == 1 else None
+    return _single[term]

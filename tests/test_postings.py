@@ -1,0 +1,339 @@
+"""The lexical lane's own postings (``brain/index/postings.py``) against FTS5's bm25().
+
+Whatever the postings answer must be FTS5's answer: the same chunks, the same scores (to the
+bit, here: the same formula in the same order of operations), ties in the same order; through
+edits, deletes, renames and title changes since the base was built; and wherever they cannot
+answer exactly (no base, a stale or damaged one, a kill between the file's rename and the
+commit that names it, an index restored from a backup, a term the mimic tokenizes otherwise,
+weights that do not sum exactly, a trigram index) the search is FTS5's.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REAL_VAULTS, write
+from index_helpers import CheapEmbedder, environ, index_into
+
+from brain.index import postings
+from brain.index.store import INDEX_FILE, IndexStore
+from brain.recall import lexical
+
+WORDS = "amber basil cedar delta ember fjord garnet harbor island jasper".split()
+# What the mimic must get right, or leave to FTS5: Cyrillic (ё is folded to е in the index),
+# accents, ß, underscores, digits, CJK, emoji, a combining accent, dotted İ.
+ODD = [
+    "ёлка",
+    "Ёжик",
+    "café",
+    "Ruairí",
+    "Straße",
+    "wpa_supplicant",
+    "v2",
+    "42",
+    "日本語",
+    "emoji🙂word",
+    "a\u0301b",
+    "İstanbul",
+    "naïve",
+    "Ωmega",
+]
+WEIGHTS = [(4.0, 2.0, 1.0), (1.0, 1.0, 1.0), (0.0, 1.0, 2.0), (-1.0, 1.0, 1.0), (2.5, 0.75, 1.0)]
+
+
+def _vault(vault: Path, seed: int = 7, notes: int = 160) -> None:
+    rng = random.Random(seed)
+    for i in range(notes):
+        sections = []
+        for s in range(rng.randint(1, 4)):
+            words = [rng.choice(WORDS) for _ in range(rng.randint(0, 12))]
+            words += ["filler"] * rng.randint(0, 30)
+            if rng.random() < 0.3:
+                words.append(rng.choice(ODD))
+            if i % 11 == 0:
+                words = ["amber basil"]  # twins: equal scores, ordered by id
+            rng.shuffle(words)
+            heading = rng.choice(WORDS + ODD) if s else "intro"
+            sections.append(f"## {heading} {s}\n\n{' '.join(words)}\n")
+        title = f"{rng.choice(WORDS)} {rng.choice(ODD)} {i}" if i % 5 == 0 else f"n{i}"
+        write(vault, f"d{i % 4}/{title}.md", f"# {title}\n\n" + "\n".join(sections))
+
+
+def _queries(seed: int = 3, count: int = 40) -> list[str]:
+    rng = random.Random(seed)
+    pool = WORDS + ODD + ["filler", "intro", "nothing-here"]
+    return [" ".join(rng.sample(pool, rng.randint(1, 5))) for _ in range(count)]
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch) -> tuple[Path, Path, Path]:
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: every test index has postings
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault)
+    _, directory = index_into(home, vault, CheapEmbedder())
+    return vault, home, directory
+
+
+def _compare(directory: Path, monkeypatch, queries: list[str] | None = None) -> int:
+    """Every query's search with the postings and with FTS5 alone: equal. Returns how many the
+    postings answered."""
+    answered = 0
+    store = IndexStore.open_snapshot(directory)
+    try:
+        for query in queries or _queries():
+            expression = lexical.match_expression(store, query)
+            if expression is None:
+                continue
+            for weights in WEIGHTS:
+                for limit in (1, 7, 50, 1000):
+                    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+                    terms = [t.replace('""', '"') for t in expression[1:-1].split('" OR "')]
+                    direct = postings.search(store, terms, weights, limit)
+                    ours = store.fts_search(expression, weights, limit)
+                    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
+                    theirs = store.fts_search(expression, weights, limit)
+                    assert [h[0] for h in ours] == [h[0] for h in theirs], (query, weights, limit)
+                    assert all(a[1] == pytest.approx(b[1], rel=1e-9, abs=1e-12) for a, b in zip(ours, theirs))
+                    if direct is not None:
+                        assert direct == ours
+                        answered += 1
+    finally:
+        store.close()
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    return answered
+
+
+def test_same_hits_and_scores_as_fts5(index, monkeypatch):
+    _, _, directory = index
+    assert (directory / postings.FILE).stat().st_mode & 0o077 == 0  # the vault's words: the owner's alone
+    assert _compare(directory, monkeypatch) > 200
+
+
+def test_odd_words_the_mimic_gets_wrong_are_left_to_fts5(index, monkeypatch):
+    _, _, directory = index
+    base = postings.load(directory)
+    assert base is not None
+    # unicode61 keeps "emoji🙂word" whole and "a\u0301b" as "ab"; the mimic splits them
+    assert {"emoji", "word"} <= base.excluded
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert postings.search(store, ["emoji🙂word"], (4.0, 2.0, 1.0), 10) is None
+        assert postings.search(store, ["елка", "amber"], (4.0, 2.0, 1.0), 10) is not None  # ё held as е
+        assert postings.search(store, ["straße", "ruairi", "supplicant"], (4.0, 2.0, 1.0), 10) is not None
+    finally:
+        store.close()
+
+
+def test_inexact_weights_go_to_fts5(index):
+    _, _, directory = index
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert postings.search(store, ["amber", "basil"], (0.3, 1.0, 1.0), 10) is None
+        assert postings.search(store, ["amber", "basil"], (0.5, 1.0, 1.0), 10) is not None
+    finally:
+        store.close()
+
+
+def _edit(vault: Path, seed: int) -> None:
+    """Words changed, notes deleted, renamed (a new title), re-titled, added."""
+    rng = random.Random(seed)
+    files = sorted(vault.rglob("*.md"))
+    for path in rng.sample(files, 6):
+        path.write_text(path.read_text(encoding="utf-8") + f"\n{rng.choice(WORDS)} cedar cedar {rng.choice(ODD)}\n")
+    for path in rng.sample([f for f in files if f.exists()], 3):
+        path.unlink()
+    for path in [f for f in files if f.exists()][:3]:
+        path.rename(path.with_name(f"renamed {rng.choice(WORDS)} {path.stem}.md"))
+    for i in range(4):
+        write(vault, f"new/new {i} {rng.choice(WORDS)}.md", f"# fresh {i}\n\n{' '.join(rng.sample(WORDS, 4))}\n")
+
+
+def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
+    vault, home, directory = index
+    nonce = postings.load(directory).nonce
+    for seed in range(3):
+        _edit(vault, seed)
+        index_into(home, vault, CheapEmbedder())
+        assert postings.load(directory).nonce == nonce  # few changes: the same base, and the log
+        assert _compare(directory, monkeypatch) > 200
+    store = IndexStore.open(directory)
+    try:
+        assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] > 0
+        monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+        monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+        postings.refresh(store, 1)
+        assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0
+    finally:
+        store.close()
+    assert postings.load(directory).nonce != nonce
+    assert _compare(directory, monkeypatch) > 200
+
+
+def test_a_title_changed_in_place_is_logged(index, monkeypatch):
+    """A note whose title changes keeps its chunks' ids: they must still be scored afresh."""
+    vault, _, directory = index
+    path = next(p for p in sorted(vault.rglob("*.md")) if p.stem.startswith("n"))
+    store = IndexStore.open(directory)
+    try:
+        note_id, chunks = store.conn.execute(
+            "SELECT n.id, count(*) FROM notes n JOIN chunks c ON c.note_id = n.id WHERE n.path = ? GROUP BY n.id",
+            (path.relative_to(vault).as_posix(),),
+        ).fetchone()
+        with store.transaction():
+            store.conn.execute("UPDATE notes SET title = 'jasper jasper jasper' WHERE id = ?", (note_id,))
+        logged = store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0]
+    finally:
+        store.close()
+    assert logged == chunks
+    assert _compare(directory, monkeypatch, ["jasper", "jasper amber", "n1 jasper"]) > 0
+
+
+def test_a_kill_between_rename_and_commit_means_fts5(index, monkeypatch, caplog):
+    vault, home, directory = index
+    _edit(vault, 11)
+    index_into(home, vault, CheapEmbedder())
+
+    class Killed(BaseException):
+        pass
+
+    real_write = postings._write
+
+    def write_then_die(*args, **kwargs):
+        real_write(*args, **kwargs)
+        raise Killed  # the file is in place; the commit naming it never happens
+
+    monkeypatch.setattr(postings, "_write", write_then_die)
+    store = IndexStore.open(directory)
+    try:
+        with pytest.raises(Killed):
+            postings.build(store)
+    finally:
+        store.close()
+    monkeypatch.setattr(postings, "_write", real_write)
+    store = IndexStore.open_snapshot(directory)
+    try:
+        with caplog.at_level(logging.INFO, logger="brain"):
+            postings._warned.clear()
+            assert postings.search(store, ["amber", "basil"], (4.0, 2.0, 1.0), 10) is None
+        assert "not this index's state" in caplog.text
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch) == 0  # all by FTS5, all the same
+    index_into(home, vault, CheapEmbedder())  # the next pass builds a base again
+    assert _compare(directory, monkeypatch) > 200
+
+
+def test_an_index_restored_from_a_backup_is_not_read_with_a_newer_base(index, monkeypatch, tmp_path):
+    vault, home, directory = index
+    backup = tmp_path / "backup.db"
+    store = IndexStore.open(directory)
+    try:
+        store.conn.execute("VACUUM INTO ?", (str(backup),))
+        monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+        monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    finally:
+        store.close()
+    _edit(vault, 5)
+    index_into(home, vault, CheapEmbedder())  # a new base, of the edited notes
+    for suffix in ("-wal", "-shm"):
+        (directory / (INDEX_FILE + suffix)).unlink(missing_ok=True)
+    shutil.copyfile(backup, directory / INDEX_FILE)
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert postings.search(store, ["amber", "basil"], (4.0, 2.0, 1.0), 10) is None
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch) == 0
+
+
+def test_a_damaged_file_is_not_read(index, monkeypatch):
+    _, _, directory = index
+    path = directory / postings.FILE
+    data = bytearray(path.read_bytes())
+    path.write_bytes(bytes(data[: len(data) // 2]))
+    assert postings.load(directory) is None
+    assert _compare(directory, monkeypatch) == 0
+
+
+def test_postings_damaged_inside_fall_back_to_fts5(index, monkeypatch):
+    """Chunk positions past the end (a file damaged after it was written): FTS5, no error."""
+    _, _, directory = index
+    base = postings.load(directory)
+    assert base is not None
+    offset, _, count = base.header["arrays"]["docs_text"]
+    path = directory / postings.FILE
+    data = bytearray(path.read_bytes())
+    data[offset : offset + 4 * count] = b"\xff\xff\xff\x7f" * count
+    path.write_bytes(bytes(data))
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert postings.search(store, ["amber", "filler"], (4.0, 2.0, 1.0), 10) is None
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch, ["amber filler", "basil"]) >= 0
+
+
+def test_off_and_small_indexes_have_no_postings(tmp_path, monkeypatch):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _, directory = index_into(home, vault, CheapEmbedder())
+    assert (directory / postings.FILE).exists()
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
+    index_into(home, vault, CheapEmbedder())
+    assert not (directory / postings.FILE).exists()
+    monkeypatch.delenv("BRAIN_LEXICAL_POSTINGS")  # the default: from 50,000 chunks
+    index_into(home, vault, CheapEmbedder())
+    assert not (directory / postings.FILE).exists()
+
+
+def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    with environ(BRAIN_FTS_TOKENIZER="trigram"):
+        _, directory = index_into(home, vault, CheapEmbedder())
+    assert not (directory / postings.FILE).exists()
+
+
+@pytest.mark.parametrize("name", ["13th-age-srd", "vaultofknowledge"])
+def test_real_vaults(name, tmp_path, monkeypatch):
+    root = REAL_VAULTS / name
+    if not root.is_dir():
+        pytest.skip(f"../shared/bench/vaults/{name} is not here")
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _, directory = index_into(tmp_path / "home", root, CheapEmbedder())
+    store = IndexStore.open_snapshot(directory)
+    try:
+        titles = [r[0] for r in store.conn.execute("SELECT title FROM notes ORDER BY id")]
+    finally:
+        store.close()
+    rng = random.Random(1)
+    queries = [" ".join(rng.sample(titles, 2)) for _ in range(40)] + rng.sample(titles, 40)
+    assert _compare(directory, monkeypatch, queries) > 100
+
+
+def test_a_snapshot_keeps_answering_for_its_own_state(index, monkeypatch):
+    """A server's snapshot opened before a pass (and a rebuilt base) answers as its own FTS5 state does."""
+    vault, home, directory = index
+    before = IndexStore.open_snapshot(directory)
+    try:
+        expression = lexical.match_expression(before, "amber cedar jasper")
+        assert expression is not None
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
+        then = before.fts_search(expression, (4.0, 2.0, 1.0), 50)
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+        for rebuild in (False, True):
+            _edit(vault, 20 + rebuild)
+            if rebuild:
+                monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+                monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+            index_into(home, vault, CheapEmbedder())
+            assert before.fts_search(expression, (4.0, 2.0, 1.0), 50) == then
+            assert _compare(directory, monkeypatch, ["amber cedar jasper", "fresh basil"]) > 0
+    finally:
+        before.close()
