@@ -5,14 +5,18 @@ and with FTS5 alone, interleaved query by query so that both see the same load, 
 p50/p95, and how many answers differ (must be 0); then `hybrid+ppr` as a whole and its lexical
 stage, both ways, and whether the results are the same. ``--build`` first builds the postings
 (it writes postings.bin into the index folder: use a copy of an index you must not change) and
-prints its wall and CPU seconds, peak RSS and file size.
+prints its wall and CPU seconds, peak RSS and file size. ``--cold`` empties the kernel's page
+cache before every search (root only: /proc/sys/vm/drop_caches) and opens the index again, so
+each search is a new process's first: it reads the postings and the database from disk, as
+after a reboot or under memory pressure (then only the search is timed, not `hybrid+ppr`).
 
-    python bench/lexical_postings.py --dir /tmp/brain-scale --notes 100000 [--build]
+    python bench/lexical_postings.py --dir /tmp/brain-scale --notes 100000 [--build] [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import resource
@@ -45,6 +49,18 @@ def _line(name: str, wall: list[float], cpu: list[float]) -> str:
     )
 
 
+def _drop_page_cache() -> None:
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("1")
+
+
+def _turns(n: int) -> tuple[bool, bool]:
+    """Which way goes first for the n-th query, in turn: the first reads from disk what both
+    need and the second finds it cached (rows of the hits, their vectors)."""
+    return (True, False) if n % 2 == 0 else (False, True)
+
+
 def _use(on: bool) -> None:
     os.environ["BRAIN_LEXICAL_POSTINGS"] = "1" if on else "off"
 
@@ -55,6 +71,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--build", action="store_true", help="build postings.bin first (writes the index folder)")
+    parser.add_argument("--cold", action="store_true", help="empty the page cache before each search (root)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     os.environ["BRAIN_HOME"] = str(args.dir / "home")
@@ -80,19 +97,35 @@ def main() -> None:
         for on in (True, False):
             _use(on)
             store.fts_search(expression, lexical.WEIGHTS, 300)
-    for expression in expressions:
+    if args.cold:
+        try:
+            _drop_page_cache()
+        except OSError as exc:
+            sys.exit(f"--cold needs root, to write /proc/sys/vm/drop_caches ({exc})")
+    for n, expression in enumerate(expressions):
         answers = {}
-        for on in (True, False):
+        for on in _turns(n):
             _use(on)
+            if args.cold:  # a new process's first search: nothing of the index in memory
+                store.close()
+                postings._bases.clear()
+                gc.collect()
+                _drop_page_cache()
+                store = IndexStore.open_snapshot(directory, split_searches=True)
             wall, cpu = time.perf_counter(), time.process_time()
             answers[on] = store.fts_search(expression, lexical.WEIGHTS, 300)
             times[on][0].append((time.perf_counter() - wall) * 1000)
             times[on][1].append((time.process_time() - cpu) * 1000)
         differ += answers[True] != answers[False]
     store.close()
-    print(f"BM25 search, {len(expressions)} queries, limit 300: {differ} answers differ")
+    print(
+        f"BM25 search, {len(expressions)} queries, limit 300{', each from a cold page cache' if args.cold else ''}:"
+        f" {differ} answers differ"
+    )
     print(_line("  postings", *times[True]))
     print(_line("  FTS5", *times[False]))
+    if args.cold:
+        return
 
     from brain.recall.opening import open_recaller
     from brain.recall.types import RecallSettings
@@ -106,8 +139,8 @@ def main() -> None:
     for on in (True, False):
         _use(on)
         recaller.ask(texts[0], "hybrid+ppr", settings)
-    for text in texts:
-        for on in (True, False):
+    for n, text in enumerate(texts):
+        for on in _turns(n):
             _use(on)
             wall, cpu = time.perf_counter(), time.process_time()
             result = recaller.ask(text, "hybrid+ppr", settings)

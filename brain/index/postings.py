@@ -1,8 +1,9 @@
 """The lexical lane's BM25 from our own postings: FTS5's hits and scores without its per-row cost.
 
 FTS5's ``bm25()`` costs ~2.3 µs a matched row; a five-word query at 100,000 notes matches
-~110,000 chunks. Here each term's chunks and their per-column counts are memory-mapped numpy
-arrays (``postings.bin``), and a query computes FTS5's own formula (``fts5_aux.c``: k1 1.2,
+~110,000 chunks. Here each term's chunks and their per-column counts are numpy arrays in
+``postings.bin`` (read a term at a time; the chunks' ids and lengths and the terms memory-mapped
+and read ahead), and a query computes FTS5's own formula (``fts5_aux.c``: k1 1.2,
 b 0.75, IDF floored at 1e-6, f = Σ column weight × hits, D = the row's tokens over all columns,
 in the same order of operations, so the same doubles) over the few postings of its terms.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import mmap
 import os
 import secrets
 import sqlite3
@@ -177,11 +179,12 @@ def load(directory: Path) -> Base | None:
                 if name.startswith(("docs_", "hits_")):
                     slices[name] = _Slices(file, offset, np.dtype(dtype), count)
                     continue
-                arrays[name] = (  # a plain view of the map: slices of a memmap cost ~5 µs each
-                    np.memmap(f, dtype=np.dtype(dtype), mode="r", offset=offset, shape=(count,)).view(np.ndarray)
-                    if count
-                    else np.zeros(0, np.dtype(dtype))
-                )
+                if not count:
+                    arrays[name] = np.zeros(0, np.dtype(dtype))
+                    continue
+                mapped = np.memmap(f, dtype=np.dtype(dtype), mode="r", offset=offset, shape=(count,))
+                _read_ahead(mapped)
+                arrays[name] = mapped.view(np.ndarray)  # a plain view: slices of a memmap cost ~5 µs each
         base = Base(
             path,
             header,
@@ -202,6 +205,20 @@ def load(directory: Path) -> Base | None:
     if any(int(s[-1]) != len(d) or len(d) != len(h) for s, d, h in zip(base.starts, base.docs, base.hits)):
         return None
     return base
+
+
+def _read_ahead(mapped: np.memmap) -> None:
+    """Ask the kernel to read a mapped array in now, in one sequential pass. A search touches
+    these arrays all over (a chunk's length for each of 100,000 matches, a binary search over
+    the terms): read page by page from a cold disk that was 89 / 201 ms p50 / p95 a first search
+    at 100,000 notes, 43 / 56 with this (FTS5's: 110 / 130). Warm, it costs nothing measurable."""
+    advise = getattr(getattr(mapped, "_mmap", None), "madvise", None)
+    flag = getattr(mmap, "MADV_WILLNEED", None)
+    if advise is not None and flag is not None:  # not on Windows
+        try:
+            advise(flag)
+        except OSError:
+            pass
 
 
 def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
