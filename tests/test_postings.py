@@ -173,6 +173,31 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
     assert _compare(directory, monkeypatch) > 200
 
 
+def test_chunks_tokenized_by_an_earlier_state_stay_scored_when_another_thread_clears_the_cache(index, monkeypatch):
+    """A base keeps the chunks changed since it was built, tokenized, for the next state (a
+    server's new snapshot); a server's other thread may clear that cache while a state takes
+    from it. A chunk found there and then cleared was left out: dropped from the base's
+    postings and never scored, so the search missed it."""
+    vault, home, directory = index
+    _edit(vault, 0)
+    index_into(home, vault, CheapEmbedder())
+    assert _compare(directory, monkeypatch) > 200  # the changed chunks are now in the base's cache
+    _edit(vault, 1)
+    index_into(home, vault, CheapEmbedder())
+    base = postings.load(directory)
+    assert base is not None
+    rows = IndexStore.fts_source_rows
+
+    def cleared_meanwhile(store, chunk_ids):
+        for _, shared in postings._bases.values():
+            if shared is not None:
+                shared.changed.clear()
+        return rows(store, chunk_ids)
+
+    monkeypatch.setattr(IndexStore, "fts_source_rows", cleared_meanwhile)
+    assert _compare(directory, monkeypatch) > 200
+
+
 def test_a_title_changed_in_place_is_logged(index, monkeypatch):
     """A note whose title changes keeps its chunks' ids: they must still be scored afresh."""
     vault, _, directory = index

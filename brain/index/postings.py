@@ -499,24 +499,26 @@ def _state(store: IndexStore) -> _State | None:
     where = np.searchsorted(base.doc_ids, ids)
     inside = where < len(base.doc_ids)
     dropped = where[inside][base.doc_ids[where[inside]] == ids[inside]]
-    _chunks = base.changed
-    if len(_chunks) > _CHUNKS_KEPT:
-        _chunks.clear()
-    missing = [chunk_id for chunk_id, seq in changed.items() if (chunk_id, seq) not in _chunks]
-    present = set()
-    for chunk_id, *values in store.fts_source_rows(missing):
+    # The chunks tokenized for this state, taken from the base's cache or tokenized now. A local
+    # dict: a server's other thread may clear the cache meanwhile (a chunk left out would be
+    # dropped from the base and never scored).
+    kept = base.changed
+    if len(kept) > _CHUNKS_KEPT:
+        kept.clear()
+    now: dict[int, _Chunk] = {}
+    missing: list[int] = []
+    for chunk_id, seq in changed.items():
+        chunk = kept.get((chunk_id, seq))
+        if chunk is None:
+            missing.append(chunk_id)
+        else:
+            now[chunk_id] = chunk
+    for chunk_id, *values in store.fts_source_rows(missing):  # a deleted chunk has no row: nothing to score
         words = [_exact_tokens(value) for value in values]
         counts = tuple(Counter(w) for w in words)
-        _chunks[(chunk_id, changed[chunk_id])] = _Chunk(
-            counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c)
-        )
-        present.add(chunk_id)
-    absent = set(missing) - present  # deleted: nothing to score
-    state = _State(
-        base,
-        dropped,
-        {i: _chunks[(i, seq)] for i, seq in changed.items() if i not in absent and (i, seq) in _chunks},
-    )
+        chunk = _Chunk(counts, sum(len(w) for w in words), frozenset(t for c in counts for t in c))
+        kept[(chunk_id, changed[chunk_id])] = now[chunk_id] = chunk
+    state = _State(base, dropped, now)
     cache["postings_state"] = state
     return state
 
