@@ -284,6 +284,26 @@ def test_a_damaged_file_is_not_read(index, monkeypatch):
     assert _compare(directory, monkeypatch) == 0
 
 
+@pytest.mark.parametrize("length", [b"\xff" * 8, (10**12).to_bytes(8, "little"), (2**62).to_bytes(8, "little")])
+def test_a_header_length_past_the_file_is_not_read(index, monkeypatch, length):
+    """The header's length damaged (a flipped bit): an OverflowError or a MemoryError from
+    load() failed every BM25 search, where a damaged file must mean FTS5."""
+    _, _, directory = index
+    path = directory / postings.FILE
+    data = path.read_bytes()
+    path.write_bytes(postings.MAGIC + length + data[len(postings.MAGIC) + 8 :])
+    assert postings.load(directory) is None
+    assert _compare(directory, monkeypatch, ["amber filler", "basil"]) == 0
+
+
+@pytest.mark.parametrize("header", [b"[]", b'{"format": 1, "arrays": []}', b'{"format": 1, "arrays": {"doc_ids": 5}}'])
+def test_a_header_of_another_shape_is_not_read(index, monkeypatch, header):
+    _, _, directory = index
+    (directory / postings.FILE).write_bytes(postings.MAGIC + len(header).to_bytes(8, "little") + header)
+    assert postings.load(directory) is None
+    assert _compare(directory, monkeypatch, ["amber filler", "basil"]) == 0
+
+
 def test_postings_damaged_inside_fall_back_to_fts5(index, monkeypatch):
     """Chunk positions past the end (a file damaged after it was written): FTS5, no error."""
     _, _, directory = index

@@ -170,6 +170,8 @@ def load(directory: Path) -> Base | None:
             if f.read(len(MAGIC)) != MAGIC:
                 return None
             size = int.from_bytes(f.read(8), "little")
+            if size > file.size:  # a damaged length: reading it would ask for exabytes
+                return None
             header = json.loads(f.read(size).decode("utf-8"))
             if header.get("format") != FORMAT:
                 return None
@@ -197,8 +199,8 @@ def load(directory: Path) -> Base | None:
             tuple(slices[f"hits_{c}"] for c in COLUMNS),
             frozenset(header.get("excluded", [])),
         )
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError):
+        return None  # not a file this brain wrote whole: FTS5 answers
     terms = len(base.term_at) - 1
     if terms < 0 or any(len(s) != terms + 1 for s in base.starts) or len(base.doc_len) != len(base.doc_ids):
         return None
