@@ -9,7 +9,7 @@ back what it found. The walk compares it with the index. A helper that fails or 
 with something else costs only time: its folders are walked in the main process, with a
 warning in the log.
 
-Run as ``python -m brain.walk_helper``: pickles in (the vault's real path and ignore rules,
+Run as this module in a new interpreter (``child_process.py``): pickles in (the vault's real path and ignore rules,
 then one folder at a time), one ``marshal`` of plain tuples out when its input ends. Not
 ``multiprocessing``: a forked process would inherit the caller's SQLite connections and
 threads (``parsing.py``). ``BRAIN_WALK_WORKERS=0`` walks without it.
@@ -27,11 +27,12 @@ import sys
 from typing import IO, Any
 
 from . import config
+from .child_process import python_module_command
 from .vault import Folder, Found, Note, walk_files
 
 log = logging.getLogger("brain")
 
-COMMAND = [sys.executable, "-m", "brain.walk_helper"]
+COMMAND = python_module_command("brain.walk_helper")
 HELPER_FROM = 50_000  # notes in the index before a helper pays for its start and its answer
 
 

@@ -7,7 +7,7 @@ ways). A small run never starts workers: their start-up (a fresh interpreter tha
 the parser) would cost more than it saves. Results come back in the order the changes went
 in, so an index built either way is the same, ids included.
 
-The workers are plain ``python -m brain.index.parsing`` processes fed batches over a pipe,
+The workers are plain ``python`` processes running this module (``child_process.py``) fed batches over a pipe,
 not ``multiprocessing``: a forked worker would inherit this process's SQLite connections and
 a model's threads, and a spawned one imports the caller's main script (which, without its
 ``if __name__ == "__main__"`` guard, starts indexing again). A worker that fails costs only
@@ -28,6 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Generic, TypeVar
 
 from .. import config
+from ..child_process import python_module_command
 from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
 from ..notes import Note, parse_note
 from .version_text import chunk_dictionary, compress
@@ -43,7 +44,7 @@ NOTES_PER_TASK = 64
 TASKS_AHEAD = 24  # per worker
 BYTES_AHEAD = 64 * 1024 * 1024
 
-WORKER = [sys.executable, "-m", "brain.index.parsing"]  # a worker process's command line
+WORKER = python_module_command("brain.index.parsing")  # a worker process's command line
 K = TypeVar("K")
 # (vault-relative path, bytes, mtime in seconds, BRAIN_LINK_FENCES, chunking strategy)
 Work = tuple[str, bytes, float, frozenset[str], str]
