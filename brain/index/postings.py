@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..numeric import sorted_distinct
 from .tempfiles import remove_orphans, temp_name
 from .tokens import index_words
 
@@ -599,7 +600,7 @@ def _search(
                 scratch = np.zeros(len(base.doc_ids), dtype=np.float64)
             for c in held_in:
                 scratch[base.docs[c][spans[c]]] += column_weights[c] * base.hits[c][spans[c]].astype(np.float64)
-            docs = _union([base.docs[c][spans[c]] for c in held_in])
+            docs = sorted_distinct(np.concatenate([base.docs[c][spans[c]] for c in held_in]))
             frequency = scratch[docs]
             scratch[docs] = 0.0
         length = base.doc_len[docs].astype(np.float64)
@@ -643,12 +644,6 @@ def _search(
         ids, scores = ids[keep], scores[keep]
     order = np.lexsort((ids, -scores))[:limit]
     return [(int(ids[i]), float(scores[i])) for i in order]
-
-
-def _union(arrays: list[np.ndarray]) -> np.ndarray:
-    """The sorted distinct values of some arrays (by sorting: np.unique hashes, slower here)."""
-    values = np.sort(np.concatenate(arrays))
-    return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
 _single: dict[str, str | None] = {}

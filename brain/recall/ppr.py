@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
+from ..numeric import sorted_distinct
 from .types import DEFAULT_PPR_ALPHA
 
 log = logging.getLogger("brain")
@@ -311,10 +312,10 @@ class LinkGraph:
                 targets = np.concatenate([targets, start])
             new = targets[~seen[targets]]
             if len(new):
-                new = np.unique(new)
+                new = sorted_distinct(new)
                 seen[new] = True
                 found.append(new)
-            above = np.unique(targets[residual[targets] > eps * degree[targets]])
+            above = sorted_distinct(targets[residual[targets] > eps * degree[targets]])
         reached = np.concatenate(found)
         if stats is not None:
             stats.update(rounds=rounds, work=work, epsilon=eps, reached=len(reached))
