@@ -88,6 +88,11 @@ def _compare(directory: Path, monkeypatch, queries: list[str] | None = None) -> 
             expression = lexical.match_expression(store, query)
             if expression is None:
                 continue
+            words = lexical.fts_terms(query, store.fts_tokenizer())
+            counted = postings.chunk_counts(store, words)
+            if counted is not None:  # each word's chunks as FTS5 counts them
+                assert counted == _fts5_counts(store, words), query
+                answered += 1
             for weights in WEIGHTS:
                 for limit in (1, 7, 50, 1000):
                     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
@@ -105,6 +110,12 @@ def _compare(directory: Path, monkeypatch, queries: list[str] | None = None) -> 
         store.close()
         monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     return answered
+
+
+def _fts5_counts(store: IndexStore, words: list[str]) -> dict[str, int]:
+    """fts5vocab's own count of the chunks holding each word, asked directly."""
+    store.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, 'chunks_fts', 'row')")
+    return {w: (store.conn.execute("SELECT doc FROM temp.v WHERE term = ?", (w,)).fetchone() or [0])[0] for w in words}
 
 
 def test_same_hits_and_scores_as_fts5(index, monkeypatch):

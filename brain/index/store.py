@@ -1116,6 +1116,13 @@ class IndexStore:
         if missing:
             if len(known) > _TERM_CACHE:
                 known.clear()
+            if self._postings_on():
+                from . import postings
+
+                counted = postings.chunk_counts(self, missing)
+                if counted is not None:
+                    known.update(counted)
+                    return {t: known[t] for t in terms}
             self._vocabulary()
             known.update(dict.fromkeys(missing, 0))
             for part in _parts(missing):
@@ -1156,15 +1163,17 @@ class IndexStore:
         """``fts_search`` from the lexical postings (``postings.py``: the same hits and scores,
         without bm25()'s cost a matched row) for a search of the lexical lane's form on an index
         of BRAIN_LEXICAL_POSTINGS chunks or more; None where FTS5 must answer."""
-        minimum = config.lexical_postings_min_chunks()
-        if minimum is None:
-            return None
         terms = _expression_terms(expression)
-        if not terms or expression != " OR ".join(map(fts_pruning.quote, terms)) or self.fts_row_count() < minimum:
+        if not terms or expression != " OR ".join(map(fts_pruning.quote, terms)) or not self._postings_on():
             return None
         from . import postings
 
         return postings.search(self, terms, weights, limit)
+
+    def _postings_on(self) -> bool:
+        """Whether the lexical postings may answer: BRAIN_LEXICAL_POSTINGS chunks or more."""
+        minimum = config.lexical_postings_min_chunks()
+        return minimum is not None and self.fts_row_count() >= minimum
 
     def _search_branches(
         self, branches: Sequence[str], weights: Sequence[float], limit: int
