@@ -384,12 +384,7 @@ def walk_files(dirpath: str, prefix: str, real_prefix: str | None, spec: Any, re
     """The notes of one folder (not its subfolders) as the walk finds them, not compared with
     the index: what the helper process does for each folder it is given."""
     out = _Found([], [], [])
-    entries, dir_fd = _listing(dirpath)
-    try:
-        _files_of(entries, _join(dirpath, ""), prefix, real_prefix, spec, IgnoreRules(spec), real_root, None, out)
-    finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
+    _folder_files(dirpath, prefix, real_prefix, spec, IgnoreRules(spec), real_root, None, out)
     return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped]
 
 
@@ -404,12 +399,26 @@ def _walk_files_again(
     lookup: Callable[[str], tuple[int, int, int] | None] | None,
     out: _Found,
 ) -> None:
+    """A folder the helper was given and did not walk, walked here; unreadable by now: skipped."""
     try:
-        entries, dir_fd = _listing(dirpath)
+        _folder_files(dirpath, prefix, real_prefix, spec, ignore, real_root, lookup, out)
     except OSError as err:
         reason = err.strerror or str(err)
         out.skipped.append(Skipped(prefix.rstrip("/") or _rel(root, err.filename or dirpath), "unreadable", reason))
-        return
+
+
+def _folder_files(
+    dirpath: str,
+    prefix: str,
+    real_prefix: str | None,
+    spec: Any,
+    ignore: IgnoreRules,
+    real_root: str,
+    lookup: Callable[[str], tuple[int, int, int] | None] | None,
+    out: _Found,
+) -> None:
+    """``_files_of`` over one folder, listed here (an OSError when it cannot be)."""
+    entries, dir_fd = _listing(dirpath)
     try:
         _files_of(entries, _join(dirpath, ""), prefix, real_prefix, spec, ignore, real_root, lookup, out)
     finally:

@@ -5,6 +5,7 @@ through edits, renamed titles, deletes and a tokenizer change; an older index mi
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 from conftest import write
@@ -102,13 +103,10 @@ def test_the_external_content_index_stays_exact_through_edits_renames_and_delete
     store.close()
 
 
-def test_a_batch_of_notes_enters_the_lexical_index_in_one_statement(tmp_path, monkeypatch):
-    """FTS5 writes a segment at the end of every statement (SQLite runs each in a savepoint):
-    one INSERT a note made the first build spend 40% of its time there. A batch of notes, new
-    and edited, goes in with one statement, and the index stays exact."""
+def _index_traced(root: Path, monkeypatch) -> list[str]:
+    """Index 30 small notes into ``root``'s index; every SQL statement the store ran, in order."""
     from brain.index import store as store_module
 
-    root = tmp_path / "v"
     for i in range(30):
         write(root, f"Note {i}.md", f"# Note {i}\n\nWord{i} alpha.\n\n## Part\n\nBeta{i} gamma.\n")
     statements: list[str] = []
@@ -121,6 +119,16 @@ def test_a_batch_of_notes_enters_the_lexical_index_in_one_statement(tmp_path, mo
 
     monkeypatch.setattr(store_module, "connect", traced)
     index_vault(root, progress=False)
+    return statements
+
+
+def test_a_batch_of_notes_enters_the_lexical_index_in_one_statement(tmp_path, monkeypatch):
+    """FTS5 writes a segment at the end of every statement (SQLite runs each in a savepoint):
+    one INSERT a note made the first build spend 40% of its time there. A batch of notes, new
+    and edited, goes in with one statement, and the index stays exact."""
+
+    root = tmp_path / "v"
+    statements = _index_traced(root, monkeypatch)
     into_fts = [s for s in statements if s.startswith("INSERT INTO chunks_fts (rowid")]
     assert len(into_fts) == 1
     store = open_store(root)
@@ -254,18 +262,7 @@ def test_a_large_batch_fills_the_lexical_index_with_a_larger_buffer_and_puts_it_
 
     monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 4)
     root = tmp_path / "v"
-    for i in range(30):
-        write(root, f"Note {i}.md", f"# Note {i}\n\nWord{i} alpha.\n\n## Part\n\nBeta{i} gamma.\n")
-    statements: list[str] = []
-    connect = store_module.connect
-
-    def traced(*args, **kwargs):
-        conn = connect(*args, **kwargs)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    monkeypatch.setattr(store_module, "connect", traced)
-    index_vault(root, progress=False)
+    statements = _index_traced(root, monkeypatch)
     raised = [s for s in statements if "'hashsize'" in s]
     assert raised[0].endswith(f"{store_module._FTS_BULK_HASH})") and raised[-1].endswith(f"{store_module._FTS_HASH})")
     store = open_store(root)
