@@ -221,7 +221,11 @@ def walk(
         found, left = helper.finish()
         out.merge(found, lookup)
         for dirpath, prefix, real_prefix in left:  # the helper failed: its folders are walked here
-            _walk_files_again(root, dirpath, prefix, real_prefix, spec, ignore, real_root, lookup, out)
+            try:
+                _folder_files(dirpath, prefix, real_prefix, spec, ignore, real_root, lookup, out)
+            except OSError as err:  # unreadable by now
+                where = prefix.rstrip("/") or _rel(root, err.filename or dirpath)
+                out.skipped.append(Skipped(where, "unreadable", err.strerror or str(err)))
     out.notes.sort(key=itemgetter(0))  # by path
     out.skipped.sort(key=lambda s: s.path)
     return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged)
@@ -386,25 +390,6 @@ def walk_files(dirpath: str, prefix: str, real_prefix: str | None, spec: Any, re
     out = _Found([], [], [])
     _folder_files(dirpath, prefix, real_prefix, spec, IgnoreRules(spec), real_root, None, out)
     return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped]
-
-
-def _walk_files_again(
-    root: Path,
-    dirpath: str,
-    prefix: str,
-    real_prefix: str | None,
-    spec: Any,
-    ignore: IgnoreRules,
-    real_root: str,
-    lookup: Callable[[str], tuple[int, int, int] | None] | None,
-    out: _Found,
-) -> None:
-    """A folder the helper was given and did not walk, walked here; unreadable by now: skipped."""
-    try:
-        _folder_files(dirpath, prefix, real_prefix, spec, ignore, real_root, lookup, out)
-    except OSError as err:
-        reason = err.strerror or str(err)
-        out.skipped.append(Skipped(prefix.rstrip("/") or _rel(root, err.filename or dirpath), "unreadable", reason))
 
 
 def _folder_files(
