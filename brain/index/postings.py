@@ -40,13 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..numeric import sorted_distinct
 from .tempfiles import remove_orphans, temp_name
 from .tokens import index_words
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -99,6 +99,8 @@ class _Slices:
         return self.count
 
     def __getitem__(self, span: slice) -> np.ndarray:
+        import numpy as np
+
         start, stop = max(0, span.start), min(self.count, span.stop)
         if stop <= start:
             return np.zeros(0, self.dtype)
@@ -163,19 +165,46 @@ class Base:
         return None
 
 
+def read_header(directory: Path) -> dict[str, Any] | None:
+    """The header of the postings file in ``directory`` (no numpy: what `brain index` reads
+    at its end to tell whether the base is still good); None when absent or not one."""
+    try:
+        with open(directory / FILE, "rb") as f:
+            return _header(f, os.fstat(f.fileno()).st_size)
+    except OSError:
+        return None
+
+
+def _header(f: Any, file_size: int) -> dict[str, Any] | None:
+    """The header of an open postings file, when it is one this brain wrote whole: the magic,
+    this format, every array inside the file."""
+    if f.read(len(MAGIC)) != MAGIC:
+        return None
+    size = int.from_bytes(f.read(8), "little")
+    if size > file_size:  # a damaged length: reading it would ask for exabytes
+        return None
+    try:
+        header = json.loads(f.read(size).decode("utf-8"))
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            return None
+        for offset, dtype, count in header["arrays"].values():  # dtype as numpy writes it: "<i8"
+            if offset < 0 or count < 0 or offset + int(dtype[2:]) * count > file_size:
+                return None
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        return None
+    return header
+
+
 def load(directory: Path) -> Base | None:
     """The postings file in ``directory``, memory-mapped; None when absent or not one."""
+    import numpy as np
+
     path = directory / FILE
     try:
         file = _File(path)
         with os.fdopen(os.dup(file.fd), "rb") as f:
-            if f.read(len(MAGIC)) != MAGIC:
-                return None
-            size = int.from_bytes(f.read(8), "little")
-            if size > file.size:  # a damaged length: reading it would ask for exabytes
-                return None
-            header = json.loads(f.read(size).decode("utf-8"))
-            if header.get("format") != FORMAT:
+            header = _header(f, file.size)
+            if header is None:
                 return None
             arrays: dict[str, np.ndarray] = {}
             slices: dict[str, _Slices] = {}
@@ -233,6 +262,8 @@ def _read_ahead(mapped: np.memmap) -> None:
 
 def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
     """The file, atomically: written to a temporary name, flushed to disk, renamed."""
+    import numpy as np
+
     names = list(arrays)
     offsets: dict[str, list[Any]] = {}
     # The header holds the arrays' offsets, which depend on its own length: reserve room.
@@ -306,6 +337,8 @@ class _Column:
         self.per_chunk.append(len(counts))
 
     def flush(self) -> None:
+        import numpy as np
+
         new = set(self.terms).difference(self.numbers)
         self.numbers.update(zip(new, range(len(self.numbers), len(self.numbers) + len(new))))
         ids = np.fromiter(map(self.numbers.__getitem__, self.terms), dtype=np.int32, count=len(self.terms))
@@ -316,6 +349,8 @@ class _Column:
 def build(store: IndexStore) -> bool:
     """Write a new base from the database's committed state and stamp it; False (and no stamp)
     where there is nothing to build or it cannot be (another tokenizer, inside a transaction)."""
+    import numpy as np
+
     if store.in_transaction or store.readonly:
         return False
     if store.fts_tokenizer() != TOKENIZER:
@@ -420,6 +455,8 @@ def _pairs_missing_from(text_keys: np.ndarray, others: list[np.ndarray], terms: 
     """For each term, the chunks that hold it in another column but not in the text: the
     distinct (term << 32 | chunk) pairs of ``others`` absent from the sorted text keys (the pair
     << 8, with its hits in the low byte)."""
+    import numpy as np
+
     pairs = sorted_distinct(np.concatenate(others)) if others else np.zeros(0, np.uint64)
     if not len(text_keys):
         return np.bincount((pairs >> np.uint64(32)).astype(np.int64), minlength=terms)
@@ -444,10 +481,10 @@ def refresh(store: IndexStore, min_chunks: int | None) -> None:
         clear(store)
         (store.directory / FILE).unlink(missing_ok=True)
         return
-    base = load(store.directory)
-    if base is not None and _stamped(store, base):
-        changed = store.postings_change_count(base.header["log_at"], base.header["last_chunk"])
-        if changed <= max(REBUILD_MIN, REBUILD_SHARE * len(base.doc_ids)):
+    header = read_header(store.directory)  # not the arrays: a no-op `brain index` imports no numpy
+    if header is not None and _stamped(store, header):
+        changed = store.postings_change_count(header["log_at"], header["last_chunk"])
+        if changed <= max(REBUILD_MIN, REBUILD_SHARE * header["arrays"]["doc_ids"][2]):
             return
     build(store)
 
@@ -487,11 +524,12 @@ def _base(store: IndexStore) -> Base | None:
     return base
 
 
-def _stamped(store: IndexStore, base: Base) -> bool:
+def _stamped(store: IndexStore, header: dict[str, Any]) -> bool:
+    """Whether the database names this file: its stamp, its index, its tokenizer."""
     return (
-        store.get_meta(_META) == base.nonce
-        and base.header.get("index_id") == store.index_id()
-        and base.header.get("tokenizer") == TOKENIZER == store.fts_tokenizer()
+        store.get_meta(_META) == header.get("nonce")
+        and header.get("index_id") == store.index_id()
+        and header.get("tokenizer") == TOKENIZER == store.fts_tokenizer()
     )
 
 
@@ -509,6 +547,8 @@ _CHUNKS_KEPT = 50_000  # changed chunks a base keeps tokenized
 
 
 def _state(store: IndexStore) -> _State | None:
+    import numpy as np
+
     base = _base(store)
     if base is None:
         _say("no postings file, or not one this brain reads")
@@ -517,7 +557,7 @@ def _state(store: IndexStore) -> _State | None:
     known = cache.get("postings_state")
     if isinstance(known, _State) and known.base is base:
         return known
-    if not _stamped(store, base):
+    if not _stamped(store, base.header):
         _say("the postings file is not this index's state (stale, or the index restored)")
         return None
     changed = store.postings_changes(base.header["log_at"], base.header["last_chunk"])
@@ -595,6 +635,8 @@ def chunk_counts(store: IndexStore, terms: Sequence[str]) -> dict[str, int] | No
 def _dropped_holding(base: Base, number: int, dropped: np.ndarray) -> int:
     """How many of the chunks changed since the base (``dropped``: their positions, ascending)
     held term ``number`` in some column of the base."""
+    import numpy as np
+
     held = []
     for c in range(len(COLUMNS)):
         start, end = int(base.starts[c][number]), int(base.starts[c][number + 1])
@@ -620,6 +662,8 @@ def search(
 def _search(
     store: IndexStore, terms: Sequence[str], weights: Sequence[float], limit: int
 ) -> list[tuple[int, float]] | None:
+    import numpy as np
+
     if not terms or limit <= 0:
         return None
     column_weights = [float(weights[c]) if c < len(weights) else 1.0 for c in range(len(COLUMNS))]
