@@ -229,7 +229,7 @@ def _instrument_indexer() -> Timers:
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
     t.wrap(postings, "refresh_after_index", "lexical postings (checked, or built)")
-    t.wrap(postings, "build", "lexical postings built")
+    t.wrap(postings, "build_beside", "lexical postings built (a child process)")
     return t
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -345,6 +346,41 @@ def test_off_and_small_indexes_have_no_postings(tmp_path, monkeypatch):
     monkeypatch.delenv("BRAIN_LEXICAL_POSTINGS")  # the default: from 50,000 chunks
     index_into(home, vault, CheapEmbedder())
     assert not (directory / postings.FILE).exists()
+
+
+def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
+    """`brain index` and a server's pass build the base in a child process (the build's loops
+    would hold the lock every query thread of a server needs, and keep its memory): this
+    process never writes the file, and the base it stamps answers as FTS5 does."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=40)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+
+    def not_here(store):
+        raise AssertionError("the base was written in the indexing process")
+
+    monkeypatch.setattr(postings, "write_base", not_here)
+    _, directory = index_into(home, vault, CheapEmbedder())
+    base = postings.load(directory)
+    assert base is not None
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert store.get_meta("postings_stamp") == base.nonce
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch, ["amber filler", "basil cedar"]) > 0
+
+
+def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch, caplog):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", "raise SystemExit(7)"])
+    with caplog.at_level(logging.WARNING):
+        _, directory = index_into(home, vault, CheapEmbedder())
+    assert "the process building them failed: it exited with status 7" in caplog.text
+    assert not (directory / postings.FILE).exists()
+    assert _compare(directory, monkeypatch, ["amber filler"]) == 0
 
 
 def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):

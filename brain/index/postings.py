@@ -34,12 +34,15 @@ import mmap
 import os
 import secrets
 import sqlite3
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..child_process import python_module_command
 from ..numeric import sorted_distinct
 from .tempfiles import remove_orphans, temp_name
 from .tokens import index_words
@@ -347,15 +350,64 @@ class _Column:
 
 
 def build(store: IndexStore) -> bool:
-    """Write a new base from the database's committed state and stamp it; False (and no stamp)
-    where there is nothing to build or it cannot be (another tokenizer, inside a transaction)."""
-    import numpy as np
-
+    """Write a new base from the database's committed state, in this process, and stamp it;
+    False (and no stamp) where there is nothing to build or it cannot be (another tokenizer,
+    inside a transaction)."""
     if store.in_transaction or store.readonly:
         return False
     if store.fts_tokenizer() != TOKENIZER:
         store.clear_postings()
         return False
+    written = write_base(store)
+    if written is None:
+        store.clear_postings()
+        return False
+    store.stamp_postings(*written)  # only now does the database name the file: a kill before leaves it stale
+    return True
+
+
+def build_beside(store: IndexStore) -> bool:
+    """``build``, with the file written by a child process (``python -m brain.index.postings
+    DIRECTORY``, as ``child_process`` starts it) and stamped here. A server's index pass builds
+    a base this way: the build's Python loops would hold the lock every query thread needs for
+    most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155
+    MB of it kept by this process after a build at 20,000 notes) goes back with the child."""
+    if store.in_transaction or store.readonly:
+        return False
+    if store.fts_tokenizer() != TOKENIZER:
+        store.clear_postings()
+        return False
+    command = [*python_module_command("brain.index.postings"), str(store.directory)]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+    try:
+        if done.returncode != 0:
+            raise ValueError(f"it exited with status {done.returncode}: {_last_line(done.stderr)}")
+        answer = json.loads(done.stdout)
+        if answer is None:  # past what the file can hold
+            store.clear_postings()
+            return False
+        nonce, log_at = str(answer["nonce"]), int(answer["log_at"])
+    except (ValueError, KeyError, TypeError) as exc:
+        log.warning("lexical postings not built (the process building them failed: %s): BM25 searches FTS5", exc)
+        return False
+    header = read_header(store.directory)
+    if header is None or header.get("nonce") != nonce:  # replaced meanwhile: not what the child wrote
+        log.warning("lexical postings not built (the file is not the one just written): BM25 searches FTS5")
+        return False
+    store.stamp_postings(nonce, log_at)
+    return True
+
+
+def _last_line(data: bytes) -> str:
+    lines = data.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no message"
+
+
+def write_base(store: IndexStore) -> tuple[str, int] | None:
+    """Write a new postings file from the database's committed state, not stamped: (its nonce,
+    the log position it was read at); None when the vault is past what the file can hold."""
+    import numpy as np
+
     numbers: dict[bytes, int] = {}
     columns = [_Column(numbers) for _ in COLUMNS]
     ids: list[int] = []
@@ -390,8 +442,7 @@ def build(store: IndexStore) -> bool:
     }
     if len(ordered) >= 1 << 24 or len(ids) >= 1 << 32:
         log.info("lexical postings not built: %d terms, %d chunks is past what the file holds", len(ordered), len(ids))
-        store.clear_postings()
-        return False
+        return None
     # FTS5's own counts (fts5vocab): per column, each term's chunks and hits.
     excluded: set[bytes] = set()
     fts_docs = np.zeros((len(COLUMNS), len(ordered)), dtype=np.int64)
@@ -445,10 +496,9 @@ def build(store: IndexStore) -> bool:
         "excluded": sorted(t.decode("utf-8", "surrogatepass") for t in excluded),
     }
     _write(store.directory, header, arrays)
-    store.stamp_postings(nonce, log_at)  # only now does the database name the file: a kill before leaves it stale
     if excluded:
         log.info("lexical postings: %d terms tokenized otherwise than FTS5 left to it", len(excluded))
-    return True
+    return nonce, log_at
 
 
 def _pairs_missing_from(text_keys: np.ndarray, others: list[np.ndarray], terms: int) -> np.ndarray:
@@ -486,7 +536,7 @@ def refresh(store: IndexStore, min_chunks: int | None) -> None:
         changed = store.postings_change_count(header["log_at"], header["last_chunk"])
         if changed <= max(REBUILD_MIN, REBUILD_SHARE * header["arrays"]["doc_ids"][2]):
             return
-    build(store)
+    build_beside(store)
 
 
 def refresh_after_index(store: IndexStore) -> None:
@@ -767,3 +817,21 @@ def _one_token(term: str) -> str | None:
         words = index_words(term, "unicode61 remove_diacritics 2")
         _single[term] = words[0] if len(words) == 1 else None
     return _single[term]
+
+
+def _main(argv: list[str]) -> int:
+    """The child ``build_beside`` starts: the file for the index in ``argv[1]``, and on stdout
+    its nonce and log position as JSON (null: past what the file can hold)."""
+    from .store import IndexStore
+
+    store = IndexStore.open(Path(argv[1]), create=False)
+    try:
+        written = write_base(store)
+    finally:
+        store.close()
+    sys.stdout.write(json.dumps(None if written is None else {"nonce": written[0], "log_at": written[1]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))
