@@ -413,6 +413,36 @@ def test_ctrl_c_stops_brain_mcp_while_stdin_is_still_open(toy_vault):
         assert "Traceback" not in process.stderr.read().decode()
 
 
+def test_ctrl_c_does_not_wait_for_a_worker_thread_left_behind(tmp_path):
+    """The SDK runs tools on anyio's worker threads, which are not daemons: one left idle
+    waits out 10 s, and the interpreter waited for it before brain mcp could exit on Ctrl-C
+    (one run of the test above in twelve took 11.8 s). Here a server leaves a thread that
+    sleeps a minute and is stopped by Ctrl-C: brain mcp ends at once, status 130."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import threading, time\n"
+        "from pathlib import Path\n"
+        "from brain.mcp import server\n"
+        "class Backend:\n"
+        "    def __init__(self, root, embedder=None): pass\n"
+        "    def warm_up(self): pass\n"
+        "    def close(self): print('closed', flush=True)\n"
+        "class Server:\n"
+        "    def run(self):\n"
+        "        threading.Thread(target=time.sleep, args=(60,)).start()\n"
+        "        raise KeyboardInterrupt\n"
+        "server.Backend = Backend\n"
+        "server.build_server = lambda root, backend: Server()\n"
+        f"server.run(Path({str(tmp_path)!r}))\n",
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50, check=False)
+    assert time.monotonic() - started < 20, "brain mcp waited for the worker thread"
+    assert done.returncode == 130 and done.stdout == "closed\n", done
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 @pytest.mark.slow
 def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vault):
     # The client closed its end of stdout (it quit or crashed): the answers broke the pipe and
