@@ -35,7 +35,6 @@ import os
 import secrets
 import sqlite3
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -367,8 +366,8 @@ def build(store: IndexStore) -> bool:
 
 
 def build_beside(store: IndexStore) -> bool:
-    """``build``, with the file written by a child process (``python -m brain.index.postings
-    DIRECTORY``, as ``child_process`` starts it) and stamped here. A server's index pass builds
+    """``build``, with the file written by a child process (``postings_child.py``, as
+    ``child_process`` starts it) and stamped here. A server's index pass builds
     a base this way: the build's Python loops would hold the lock every query thread needs for
     most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155
     MB of it kept by this process after a build at 20,000 notes) goes back with the child."""
@@ -377,7 +376,7 @@ def build_beside(store: IndexStore) -> bool:
     if store.fts_tokenizer() != TOKENIZER:
         store.clear_postings()
         return False
-    command = [*python_module_command("brain.index.postings"), str(store.directory)]
+    command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
     done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=False)
     try:
         if done.returncode != 0:
@@ -817,21 +816,3 @@ def _one_token(term: str) -> str | None:
         words = index_words(term, "unicode61 remove_diacritics 2")
         _single[term] = words[0] if len(words) == 1 else None
     return _single[term]
-
-
-def _main(argv: list[str]) -> int:
-    """The child ``build_beside`` starts: the file for the index in ``argv[1]``, and on stdout
-    its nonce and log position as JSON (null: past what the file can hold)."""
-    from .store import IndexStore
-
-    store = IndexStore.open(Path(argv[1]), create=False)
-    try:
-        written = write_base(store)
-    finally:
-        store.close()
-    sys.stdout.write(json.dumps(None if written is None else {"nonce": written[0], "log_at": written[1]}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv))
