@@ -334,9 +334,9 @@ CTRL_C_GRACE = 2.0  # seconds the SDK's shutdown may take after Ctrl-C before th
 
 def _bound_ctrl_c(seconds: float) -> None:
     """Ctrl-C stops brain mcp within ``seconds``. It is raised as Python raises it and the SDK
-    shuts down; when that shutdown waits on something that never comes (one run of the Ctrl-C
-    test in a few hundred hung past 15 s with the client's stdin still open, the cause not
-    caught in the act), the process ends anyway. A second Ctrl-C is Python's own."""
+    shuts down; when that shutdown waits on something that never comes (the Ctrl-C test hung
+    past 15 s now and then, CI included, with the client's stdin still open; not caught in the
+    act in a hundred runs here), the process ends anyway. A second Ctrl-C is Python's own."""
     if threading.current_thread() is not threading.main_thread():
         return
 
