@@ -53,6 +53,29 @@ def served(
         daemon.stop()
 
 
+@contextlib.contextmanager
+def silent_server(vault: Path) -> Iterator[socket.socket]:
+    """A `brain serve` for ``vault`` that takes connections and never answers (paused with
+    Ctrl-Z, or hung): its socket listening, its record written, its lock held, as a live
+    server's are. Yields the listening socket; all closed after."""
+    import fcntl
+
+    root = vault.resolve()
+    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    path = runtime.socket_path(root)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(path))
+    silent.listen(8)
+    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
+    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live server holds it
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        yield silent
+    finally:
+        silent.close()
+        lock.close()
+
+
 def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "the condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

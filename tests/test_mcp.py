@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import index_into
-from serve_helpers import LAUNCHER, brain_env, served
+from serve_helpers import LAUNCHER, brain_env, served, silent_server
 
 from brain.cli import cli
 from brain.db import open_db
@@ -611,22 +611,9 @@ def test_a_vault_whose_path_is_not_utf8_is_served(tmp_path, toy_vault):
 def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_vault, monkeypatch, caplog):
     """A `brain serve` paused with Ctrl-Z takes connections and never answers: every tool call
     of the session waited the whole BRAIN_SERVE_TIMEOUT (15 s) before answering itself."""
-    import fcntl
-    import socket
-
     from brain.mcp import backend as backend_module
     from brain.mcp.backend import Backend
-    from brain.server import runtime
 
-    root = toy_vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
-    path = runtime.socket_path(root)
-    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.bind(str(path))
-    silent.listen(8)
-    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
-    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live (paused) server holds it
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.3")
 
     class Local:
@@ -634,8 +621,8 @@ def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_v
             return {"ok": True, "result": {"answered": "here"}}
 
     monkeypatch.setattr(Backend, "local", lambda self: Local())
-    backend = Backend(root, use_server=True, watch=False)
-    try:
+    with silent_server(toy_vault) as silent:
+        backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
         assert backend.call("status") == {"answered": "here"}
         assert backend.call("status") == {"answered": "here"}
         silent.setblocking(False)
@@ -653,8 +640,5 @@ def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_v
         silent.setblocking(True)
         silent.settimeout(5)
         silent.accept()[0].close()
-    finally:
-        silent.close()
-        lock.close()
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("did not answer in 0.3 s" in m and "asking it again in 60 s" in m for m in said), said

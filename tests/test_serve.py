@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write
 from index_helpers import IndexView, index_into
-from serve_helpers import raw_exchange, request, served, settled, wait_until
+from serve_helpers import raw_exchange, request, served, settled, silent_server, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -171,25 +171,11 @@ def test_no_server_means_no_cost_and_no_message(toy_vault):
 def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch, caplog):
     """A socket that accepts and never replies: brain ask answers in-process after the timeout."""
     _index(toy_vault)
-    root = toy_vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
-    path = runtime.socket_path(root)
-    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.bind(str(path))
-    silent.listen(8)
-    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
-    import fcntl
-
-    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live (hung) server holds it
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
-    try:
+    with silent_server(toy_vault):
         started = time.monotonic()
         result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
         elapsed = time.monotonic() - started
-    finally:
-        silent.close()
-        lock.close()
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(" 1.")
     # (the CLI's log handler keeps the stderr of the first CliRunner run: read the record instead)
