@@ -180,7 +180,6 @@ def walk(
     root_stat = root.stat()
     real_root = os.path.realpath(root)
     seen_dirs: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-    spec = ignore.spec  # None: no rules, nothing to match
     # name_rule's decisions, inlined: this loop runs once per entry of a 100,000-note vault.
     # (absolute path, vault-relative path with a trailing slash or "", and where the folder really
     # is in the vault when a symlinked folder on the way makes that another path, else None)
@@ -200,7 +199,7 @@ def walk(
             )
             continue
         try:
-            _folders_of(entries, dirpath, prefix, real_prefix, spec, ignore, real_root, seen_dirs, folders, out)
+            _folders_of(entries, dirpath, prefix, real_prefix, ignore, real_root, seen_dirs, folders, out)
             # The helper starts while this process walks the first HELPER_HEAD entries, then
             # takes a folder of notes whenever it has been given fewer entries than walked here.
             if (
@@ -213,7 +212,7 @@ def walk(
                 continue
             mine += len(entries)
             base = _join(dirpath, "")  # with one separator after it: each file's path is base + name
-            _files_of(entries, base, prefix, real_prefix, spec, ignore, real_root, lookup, out)
+            _files_of(entries, base, prefix, real_prefix, ignore, real_root, lookup, out)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
@@ -222,7 +221,7 @@ def walk(
         out.merge(found, lookup)
         for dirpath, prefix, real_prefix in left:  # the helper failed: its folders are walked here
             try:
-                _folder_files(dirpath, prefix, real_prefix, spec, ignore, real_root, lookup, out)
+                _folder_files(dirpath, prefix, real_prefix, ignore, real_root, lookup, out)
             except OSError as err:  # unreadable by now
                 where = prefix.rstrip("/") or _rel(root, err.filename or dirpath)
                 out.skipped.append(Skipped(where, "unreadable", err.strerror or str(err)))
@@ -276,7 +275,6 @@ def _folders_of(
     dirpath: str,
     prefix: str,
     real_prefix: str | None,
-    spec: Any,
     ignore: IgnoreRules,
     real_root: str,
     seen_dirs: set[tuple[int, int]],
@@ -284,7 +282,7 @@ def _folders_of(
     out: _Found,
 ) -> None:
     """The folders among a folder's entries: each to walk onto ``folders``, or skipped and why."""
-    skipped = out.skipped
+    skipped, spec = out.skipped, ignore.spec
     for entry in entries:
         try:
             if not entry.is_dir():  # follows symlinks
@@ -324,7 +322,6 @@ def _files_of(
     base: str,
     prefix: str,
     real_prefix: str | None,
-    spec: Any,
     ignore: IgnoreRules,
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None,
@@ -333,6 +330,7 @@ def _files_of(
     """The notes among a folder's entries (``base``: its path and a separator), or why each
     markdown file is skipped; a note whose size and mtime ``lookup`` has is only its path."""
     notes, skipped, unchanged = out
+    spec = ignore.spec
     for entry in entries:
         name = entry.name
         if not name.lower().endswith(".md"):
@@ -388,7 +386,7 @@ def walk_files(dirpath: str, prefix: str, real_prefix: str | None, spec: Any, re
     """The notes of one folder (not its subfolders) as the walk finds them, not compared with
     the index: what the helper process does for each folder it is given."""
     out = _Found([], [], [])
-    _folder_files(dirpath, prefix, real_prefix, spec, IgnoreRules(spec), real_root, None, out)
+    _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, None, out)
     return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped]
 
 
@@ -396,7 +394,6 @@ def _folder_files(
     dirpath: str,
     prefix: str,
     real_prefix: str | None,
-    spec: Any,
     ignore: IgnoreRules,
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None,
@@ -405,7 +402,7 @@ def _folder_files(
     """``_files_of`` over one folder, listed here (an OSError when it cannot be)."""
     entries, dir_fd = _listing(dirpath)
     try:
-        _files_of(entries, _join(dirpath, ""), prefix, real_prefix, spec, ignore, real_root, lookup, out)
+        _files_of(entries, _join(dirpath, ""), prefix, real_prefix, ignore, real_root, lookup, out)
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
