@@ -352,10 +352,7 @@ def build(store: IndexStore) -> bool:
     """Write a new base from the database's committed state, in this process, and stamp it;
     False (and no stamp) where there is nothing to build or it cannot be (another tokenizer,
     inside a transaction)."""
-    if store.in_transaction or store.readonly:
-        return False
-    if store.fts_tokenizer() != TOKENIZER:
-        store.clear_postings()
+    if not _buildable(store):
         return False
     written = write_base(store)
     if written is None:
@@ -365,16 +362,24 @@ def build(store: IndexStore) -> bool:
     return True
 
 
+def _buildable(store: IndexStore) -> bool:
+    """Whether a base can be built now: outside a transaction, on a writable index, of the
+    tokenizer the postings follow (another: none, and the stamp and log dropped)."""
+    if store.in_transaction or store.readonly:
+        return False
+    if store.fts_tokenizer() != TOKENIZER:
+        store.clear_postings()
+        return False
+    return True
+
+
 def build_beside(store: IndexStore) -> bool:
     """``build``, with the file written by a child process (``postings_child.py``, as
     ``child_process`` starts it) and stamped here. A server's index pass builds
     a base this way: the build's Python loops would hold the lock every query thread needs for
     most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155
     MB of it kept by this process after a build at 20,000 notes) goes back with the child."""
-    if store.in_transaction or store.readonly:
-        return False
-    if store.fts_tokenizer() != TOKENIZER:
-        store.clear_postings()
+    if not _buildable(store):
         return False
     command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
     done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=False)
