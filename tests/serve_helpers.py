@@ -54,10 +54,10 @@ def served(
 
 
 @contextlib.contextmanager
-def silent_server(vault: Path) -> Iterator[socket.socket]:
-    """A `brain serve` for ``vault`` that takes connections and never answers (paused with
-    Ctrl-Z, or hung): its socket listening, its record written, its lock held, as a live
-    server's are. Yields the listening socket; all closed after."""
+def server_socket(vault: Path) -> Iterator[socket.socket]:
+    """A socket taken for ``vault``'s `brain serve`: listening, its record written, its lock
+    held, as a live server's are. The test answers on it as it likes, or never (a server
+    paused with Ctrl-Z, or hung). Yields the listening socket; all closed after."""
     import fcntl
 
     root = vault.resolve()

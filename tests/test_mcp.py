@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import index_into
-from serve_helpers import LAUNCHER, brain_env, served, silent_server
+from serve_helpers import LAUNCHER, brain_env, served, server_socket
 
 from brain.cli import cli
 from brain.db import open_db
@@ -621,7 +621,7 @@ def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_v
             return {"ok": True, "result": {"answered": "here"}}
 
     monkeypatch.setattr(Backend, "local", lambda self: Local())
-    with silent_server(toy_vault) as silent:
+    with server_socket(toy_vault) as silent:
         backend = Backend(toy_vault.resolve(), use_server=True, watch=False)
         assert backend.call("status") == {"answered": "here"}
         assert backend.call("status") == {"answered": "here"}

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write
 from index_helpers import IndexView, index_into
-from serve_helpers import raw_exchange, request, served, settled, silent_server, wait_until
+from serve_helpers import raw_exchange, request, served, server_socket, settled, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -172,7 +172,7 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     """A socket that accepts and never replies: brain ask answers in-process after the timeout."""
     _index(toy_vault)
     monkeypatch.setenv("BRAIN_SERVE_TIMEOUT", "0.5")
-    with silent_server(toy_vault):
+    with server_socket(toy_vault):
         started = time.monotonic()
         result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
         elapsed = time.monotonic() - started
@@ -218,16 +218,6 @@ def test_a_server_sending_results_of_the_wrong_shape_is_answered_around(toy_vaul
     _index(toy_vault)
     expected = _invoke("ask", "--vault", str(toy_vault), "--no-server", QUESTION)[0]
     root = toy_vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
-    path = runtime.socket_path(root)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(8)
-    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
-    import fcntl
-
-    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live server holds it
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def answer() -> None:
         try:
@@ -238,18 +228,18 @@ def test_a_server_sending_results_of_the_wrong_shape_is_answered_around(toy_vaul
             conn.recv(1 << 20)
             conn.sendall(protocol.encode({"v": protocol.VERSION, "ok": True, "result": result}))
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
-        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
-        thread.join(5)
-        thread = threading.Thread(target=answer, daemon=True)  # and once more, for --json
+    with server_socket(toy_vault) as server:
+        thread = threading.Thread(target=answer, daemon=True)
         thread.start()
-        as_json = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
-    finally:
-        server.close()
-        lock.close()
-        thread.join(5)
+        try:
+            out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+            thread.join(5)
+            thread = threading.Thread(target=answer, daemon=True)  # and once more, for --json
+            thread.start()
+            as_json = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
+        finally:
+            server.close()
+    thread.join(5)
     assert out.exit_code == 0, out.output
     assert out.stdout == expected
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
