@@ -383,6 +383,34 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
 
 
+def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_mends(tmp_path, monkeypatch, caplog):
+    """`kill -9` of the process building the base, its temporary file half written: the run
+    says so, nothing is stamped, FTS5 answers; the next run removes the orphan and builds."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    killed = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from brain.index.tempfiles import temp_name\n"
+        "temp_name(Path(sys.argv[1]), 'postings.bin').write_bytes(b'brain-postings half')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    real = postings.python_module_command
+    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", killed])
+    with caplog.at_level(logging.WARNING):
+        _, directory = index_into(home, vault, CheapEmbedder())
+    assert "the process building them failed: it exited with status -9" in caplog.text
+    assert [p.name for p in directory.glob("postings.bin*")] != []  # the orphan
+    assert not (directory / postings.FILE).exists()
+    assert _compare(directory, monkeypatch, ["amber filler"]) == 0
+    monkeypatch.setattr(postings, "python_module_command", real)
+    write(vault, "d0/one more.md", "# one more\n\namber\n")
+    index_into(home, vault, CheapEmbedder())
+    assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]
+    assert _compare(directory, monkeypatch, ["amber filler"]) > 0
+
+
 def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)
