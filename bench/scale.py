@@ -228,8 +228,8 @@ def _instrument_indexer() -> Timers:
     t.wrap(vectors, "write_delta", "FAISS delta write")
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
-    t.wrap(postings, "refresh_after_index", "lexical postings (checked, or built)")
-    t.wrap(postings, "build_beside", "lexical postings built (a child process)")
+    t.wrap(postings._Child, "start", "lexical postings: a child started to build them")
+    t.wrap(postings._Child, "finish", "lexical postings: the wait for that child after the rest of the run")
     return t
 
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import REAL_VAULTS, write
 from index_helpers import CheapEmbedder, environ, index_into
 
-from brain.index import postings
+from brain.index import indexer, postings
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall import lexical
 
@@ -369,6 +369,71 @@ def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
     finally:
         store.close()
     assert _compare(directory, monkeypatch, ["amber filler", "basil cedar"]) > 0
+
+
+def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path, monkeypatch):
+    """The child starts once the run's chunks are written and works while the run resolves
+    links and syncs FAISS; its base is stamped after both. A title changed meanwhile (before
+    or after the child read the chunks: either way) is logged, and the base answers as FTS5."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=40)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    started: list[postings._Child] = []
+    real_start, real_sync = postings._Child.start, indexer.vectors.sync
+
+    def start(store):
+        child = real_start(store)
+        started.append(child)
+        return child
+
+    def sync(store, *args):
+        assert len(started) == 1, "the child was not started before FAISS's sync"
+        assert store.get_meta("postings_stamp") is None  # stamped only once both are done
+        with store.transaction():
+            store.conn.execute("UPDATE notes SET title = 'jasper retitled' WHERE id = (SELECT min(id) FROM notes)")
+        return real_sync(store, *args)
+
+    monkeypatch.setattr(postings._Child, "start", start)
+    monkeypatch.setattr(indexer.vectors, "sync", sync)
+    _, directory = index_into(home, vault, CheapEmbedder())
+    assert started[0].process.returncode == 0
+    base = postings.load(directory)
+    assert base is not None
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert store.get_meta("postings_stamp") == base.nonce
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch, ["jasper retitled", "amber filler", "basil cedar"]) > 0
+
+
+def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch):
+    """The run failing after the child started (here, FAISS's sync): the error is the run's,
+    the child is killed and waited for (no process left), nothing is stamped, FTS5 answers."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    slow = "import time; time.sleep(60)"
+    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", slow])
+    started: list[postings._Child] = []
+    real_start = postings._Child.start
+
+    def start(store):
+        started.append(real_start(store))
+        return started[-1]
+
+    def sync(store, *args):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(postings._Child, "start", start)
+    monkeypatch.setattr(indexer.vectors, "sync", sync)
+    with pytest.raises(Exception, match="no space left on device"):
+        index_into(home, vault, CheapEmbedder())
+    assert len(started) == 1 and started[0].process.returncode is not None  # killed, and waited for
+    assert started[0].errors.closed
+    directory = next((home / "vaults").glob("vault-*[!k]"))
+    assert not (directory / postings.FILE).exists()
+    assert _compare(directory, monkeypatch, ["amber filler"]) == 0
 
 
 def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch, caplog):

@@ -331,11 +331,11 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
         self.report.skipped = len(plan.skipped)
-        if self.store.links_dirty():
-            resolve_links(self.store)
-        self._finish_carried_history()
-        vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
-        postings.refresh_after_index(self.store)
+        with postings.refreshed_alongside(self.store):  # the chunks are all written: its child reads them
+            if self.store.links_dirty():
+                resolve_links(self.store)
+            self._finish_carried_history()
+            vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""

@@ -35,11 +35,13 @@ import os
 import secrets
 import sqlite3
 import subprocess
+import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..child_process import python_module_command
 from ..numeric import sorted_distinct
@@ -379,27 +381,66 @@ def build_beside(store: IndexStore) -> bool:
     a base this way: the build's Python loops would hold the lock every query thread needs for
     most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155
     MB of it kept by this process after a build at 20,000 notes) goes back with the child."""
-    if not _buildable(store):
-        return False
-    command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
-    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=False)
-    try:
-        if done.returncode != 0:
-            raise ValueError(f"it exited with status {done.returncode}: {_last_line(done.stderr)}")
-        answer = json.loads(done.stdout)
-        if answer is None:  # past what the file can hold
-            store.clear_postings()
+    child = _Child.start(store)
+    return child is not None and child.finish()
+
+
+class _Child:
+    """The child process writing a base: started, then ``finish`` waits for it and stamps
+    what it wrote (or ``stop`` kills it: its temporary file is an orphan the next run removes)."""
+
+    def __init__(self, store: IndexStore, process: subprocess.Popen[bytes], errors: IO[bytes]):
+        self.store, self.process, self.errors = store, process, errors
+
+    @classmethod
+    def start(cls, store: IndexStore) -> _Child | None:
+        """The child started, or None where no base can be built now (``_buildable``)."""
+        if not _buildable(store):
+            return None
+        command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        except BaseException:
+            errors.close()
+            raise
+        return cls(store, process, errors)
+
+    def finish(self) -> bool:
+        """Wait for the child and stamp its file; False (and a warning) if it failed."""
+        store = self.store
+        try:
+            output, _ = self.process.communicate()
+            self.errors.seek(0)
+            stderr = self.errors.read()
+        finally:
+            self.stop()
+        try:
+            if self.process.returncode != 0:
+                raise ValueError(f"it exited with status {self.process.returncode}: {_last_line(stderr)}")
+            answer = json.loads(output)
+            if answer is None:  # past what the file can hold
+                store.clear_postings()
+                return False
+            nonce, log_at = str(answer["nonce"]), int(answer["log_at"])
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("lexical postings not built (the process building them failed: %s): BM25 searches FTS5", exc)
             return False
-        nonce, log_at = str(answer["nonce"]), int(answer["log_at"])
-    except (ValueError, KeyError, TypeError) as exc:
-        log.warning("lexical postings not built (the process building them failed: %s): BM25 searches FTS5", exc)
-        return False
-    header = read_header(store.directory)
-    if header is None or header.get("nonce") != nonce:  # replaced meanwhile: not what the child wrote
-        log.warning("lexical postings not built (the file is not the one just written): BM25 searches FTS5")
-        return False
-    store.stamp_postings(nonce, log_at)
-    return True
+        header = read_header(store.directory)
+        if header is None or header.get("nonce") != nonce:  # replaced meanwhile: not what the child wrote
+            log.warning("lexical postings not built (the file is not the one just written): BM25 searches FTS5")
+            return False
+        store.stamp_postings(nonce, log_at)
+        return True
+
+    def stop(self) -> None:
+        """The child gone (killed if still running) and its streams closed."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.errors.close()
 
 
 def _last_line(data: bytes) -> str:
@@ -528,30 +569,54 @@ def clear(store: IndexStore) -> None:
 def refresh(store: IndexStore, min_chunks: int | None) -> None:
     """After an index pass: a new base when there is none or the changes since outgrew it;
     none at all below ``min_chunks`` chunks (or with ``min_chunks`` None: postings off)."""
+    if _wanted(store, min_chunks):
+        build_beside(store)
+
+
+def _wanted(store: IndexStore, min_chunks: int | None) -> bool:
+    """Whether ``refresh`` should build a new base (where none is wanted, it clears any)."""
     if store.readonly or store.in_transaction:
-        return
+        return False
     rows = store.fts_row_count()
     if min_chunks is None or rows < min_chunks or store.fts_tokenizer() != TOKENIZER:
         clear(store)
         (store.directory / FILE).unlink(missing_ok=True)
-        return
+        return False
     header = read_header(store.directory)  # not the arrays: a no-op `brain index` imports no numpy
     if header is not None and _stamped(store, header):
         changed = store.postings_change_count(header["log_at"], header["last_chunk"])
         if changed <= max(REBUILD_MIN, REBUILD_SHARE * header["arrays"]["doc_ids"][2]):
-            return
-    build_beside(store)
+            return False
+    return True
 
 
-def refresh_after_index(store: IndexStore) -> None:
-    """``refresh`` at the end of `brain index` or a serve pass; a failure is only logged: BM25
-    then searches FTS5, as it would without postings, until a later pass builds them."""
+@contextmanager
+def refreshed_alongside(store: IndexStore) -> Iterator[None]:
+    """``refresh`` at the end of `brain index` or a serve pass, its child process running while
+    the block does the rest of the pass (the links, history, FAISS: none changes what the base
+    reads, and a change that did would be logged since its read): at 100,000 notes that hides
+    ~30 of its ~50 seconds. The base is stamped when both are done; an error in the block stops
+    the child. A failure of the build is only logged: BM25 then searches FTS5, as it would
+    without postings, until a later pass builds them."""
     from .. import config
 
+    child: _Child | None = None
     try:
-        refresh(store, config.lexical_postings_min_chunks())
-    except (OSError, sqlite3.Error, ValueError, MemoryError) as exc:
+        if _wanted(store, config.lexical_postings_min_chunks()):
+            child = _Child.start(store)
+    except (OSError, sqlite3.Error, ValueError) as exc:
         log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
+    try:
+        yield
+    except BaseException:
+        if child is not None:
+            child.stop()
+        raise
+    if child is not None:
+        try:
+            child.finish()
+        except (OSError, sqlite3.Error, ValueError) as exc:
+            log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
 
 
 # ----- searching --------------------------------------------------------------------------
