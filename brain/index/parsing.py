@@ -25,11 +25,12 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from .. import config
 from ..child_process import python_module_command
 from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
+from ..links import Link
 from ..notes import Note, parse_note
 from .version_text import chunk_dictionary, compress
 
@@ -48,8 +49,15 @@ WORKER = python_module_command("brain.index.parsing")  # a worker process's comm
 K = TypeVar("K")
 # (vault-relative path, bytes, mtime in seconds, BRAIN_LINK_FENCES, chunking strategy)
 Work = tuple[str, bytes, float, frozenset[str], str]
-# (the note, its chunks, its bytes as history keeps them: compressed against those chunks' texts)
+# (the note, its body left out: its chunks hold it; its chunks; its bytes as history keeps
+# them: compressed against those chunks' texts)
 Parsed = tuple[Note, list[Chunk], bytes]
+# A parse as a worker sends it: plain tuples (``_to_wire``). Unpickled in this process while it
+# holds the GIL, the dataclasses cost ~130 µs a note (13 s of a 100,000-note first build), half
+# of it the body no one here reads; these tuples ~15 µs.
+LinkWire = tuple[str, str, str | None, str | None, int]
+NoteWire = tuple[str, str, list[str], list[str], str, dict[str, Any], list[LinkWire], str, list[str]]
+Wire = tuple[NoteWire, list[tuple[int, tuple[str, ...], str]], bytes]
 
 
 def parse_and_chunk(
@@ -60,11 +68,25 @@ def parse_and_chunk(
     note = parse_note(path, data, mtime, link_fences)
     chunks = chunk_note(note.body, strategy) or [Chunk(0, (), note.title)]
     texts = (chunk.text for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal))
+    note.body = ""  # in its chunks: the same whether a worker parsed the note or this process did
     return note, chunks, compress(data, chunk_dictionary(texts))
 
 
 def _parse_many(items: list[Work]) -> list[Parsed]:
     return [parse_and_chunk(*item) for item in items]
+
+
+def _to_wire(parsed: Parsed) -> Wire:
+    note, chunks, compressed = parsed
+    links = [(k.target, k.kind, k.anchor, k.display, k.line) for k in note.links]
+    fields = (note.path, note.title, note.aliases, note.tags, note.date, note.frontmatter, links, note.content_hash)
+    return (*fields, note.warnings), [(c.ordinal, c.heading_path, c.text) for c in chunks], compressed
+
+
+def _from_wire(wire: Wire) -> Parsed:
+    (path, title, aliases, tags, date, frontmatter, links, content_hash, warnings), chunks, compressed = wire
+    note = Note(path, title, aliases, tags, date, "", frontmatter, [Link(*k) for k in links], content_hash, warnings)
+    return note, [Chunk(*c) for c in chunks], compressed
 
 
 class _Workers:
@@ -88,8 +110,8 @@ class _Workers:
             results = _receive(worker.stdout)
             if not isinstance(results, list) or len(results) != len(items):
                 raise RuntimeError("a parse worker answered with something else")
-            return results
-        except (OSError, EOFError, RuntimeError, pickle.PickleError, struct.error) as exc:
+            return [_from_wire(result) for result in results]
+        except (OSError, EOFError, RuntimeError, pickle.PickleError, struct.error, TypeError, ValueError) as exc:
             self._local.worker = None  # not used again
             log.warning("a parse worker failed (%s); parsing its notes here", exc)
             return _parse_many(items)
@@ -218,7 +240,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         except EOFError:
             return
         assert isinstance(items, list)
-        _send(stdout, _parse_many(items))
+        _send(stdout, [_to_wire(parsed) for parsed in _parse_many(items)])
 
 
 if __name__ == "__main__":
