@@ -282,8 +282,29 @@ def test_hook_command_falls_back_to_the_interpreter(tmp_path, monkeypatch):
     monkeypatch.delenv("BRAIN_DB", raising=False)
     monkeypatch.delenv("BRAIN_HOME", raising=False)
     command = setup.hook_command()
-    assert shlex.split(command) == [str(bindir / "python"), "-m", "brain", "hook", "stop"]
+    safe = ["-P"] if sys.version_info >= (3, 11) else []
+    assert shlex.split(command) == [str(bindir / "python"), *safe, "-m", "brain", "hook", "stop"]
     assert setup.is_ours(command)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="python -P is 3.11+")
+def test_the_interpreter_fallback_never_runs_a_brain_package_in_the_working_directory(tmp_path, monkeypatch):
+    """Claude Code runs the hook in the user's project; a `brain` package there (another
+    version's clone, a downloaded project) must not be what `python -m brain` imports."""
+    real_python = sys.executable
+    bindir = _fake_env(tmp_path, monkeypatch, with_script=False)  # no brain script: the fallback
+    project = tmp_path / "project"
+    (project / "brain").mkdir(parents=True)
+    marker = tmp_path / "ran the impostor"
+    impostor = f"open({str(marker)!r}, 'w').close()\n"
+    (project / "brain" / "__init__.py").write_text(impostor)
+    (project / "brain" / "__main__.py").write_text(impostor)
+    words = setup.brain_executable()
+    assert words[0] == str(bindir / "python") and words[-2:] == ["-m", "brain"]
+    words[0] = real_python  # the fake environment's python is an empty file
+    done = subprocess.run([*words, "--version"], cwd=project, capture_output=True, text=True, timeout=60)
+    assert not marker.exists()
+    assert done.returncode == 0 and "brain" in done.stdout.lower()
 
 
 def test_hook_command_carries_brain_home_and_db(tmp_path, monkeypatch):

@@ -78,7 +78,7 @@ def working_directory() -> Path:
 
 
 def brain_executable() -> list[str]:
-    """This brain, by absolute path: the ``brain`` script, or ``python -m brain`` (argv form)."""
+    """This brain, by absolute path: the ``brain`` script, or ``python -P -m brain`` (argv form)."""
     exe_dir = Path(sys.executable).parent
     # The script beside this interpreter is the one installed with this brain; a PATH
     # lookup could find a shim or another environment's copy first.
@@ -89,7 +89,11 @@ def brain_executable() -> list[str]:
     found = shutil.which("brain")
     if found:
         return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "brain"]
+    # `python -m brain` puts the working directory first on the path: run by Claude Code in a
+    # project that holds a `brain` package, it would import and run that. -P (3.11+) leaves
+    # the working directory off; 3.10 has no such flag (-I would also drop the user's site
+    # and PYTHONPATH, where this brain may live).
+    return [sys.executable, "-P", "-m", "brain"] if sys.version_info >= (3, 11) else [sys.executable, "-m", "brain"]
 
 
 def hook_command(kind: str = "stop", vault: Path | None = None) -> str:
