@@ -219,8 +219,7 @@ def _instrument_indexer() -> Timers:
 
     t = Timers()
     t.wrap(changes, "plan", "plan (scan + note stats)")
-    t.wrap(changes, "read_note_bytes", "read files (from 2,000 notes, in a thread reading ahead)")
-    t.wrap_generator(changes, "_reads", "read files: the wait for them")
+    t.wrap(changes, "read_note_bytes", "read files")
     t.wrap_generator(parsing.Parser, "parsed", "parsing (main process: parsing, or waiting on workers)")
     t.wrap(indexer._Run, "_flush", "flush (embed + SQLite writes)")
     t.wrap(indexer, "resolve_links", "resolve links")

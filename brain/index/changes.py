@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,8 +136,8 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     """Read each candidate of ``changes`` and classify it (see the module docstring)."""
     limit = max_note_bytes()
     deleted_by_hash = store.notes_by_hash(list(changes.deleted.values()))
-    reads = _reads([file for file, _ in changes.candidates], limit)
-    for (file, note_id), (data, skip) in zip(changes.candidates, reads):
+    for file, note_id in changes.candidates:
+        data, skip = read_note_bytes(file, limit)
         if skip is not None:
             changes.skipped.append(skip)
             changes.stats[skip.path] = (file.size, file.mtime_ns)
@@ -158,56 +156,12 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
             yield Change(NEW, file, None, data)
-    reads = _reads([file for file, _ in changes.rechecks], limit)
-    for (file, note_id), (data, _skip) in zip(changes.rechecks, reads):
+    for file, note_id in changes.rechecks:
+        data, _skip = read_note_bytes(file, limit)
         if data is not None and store.note_hash(note_id) != content_hash(data):
             yield Change(CHANGED, file, note_id, data, recheck=True)
         else:  # the same bytes, or unreadable now: left as its stat said (its next edit shows)
             yield Change(SAME, file, note_id, recheck=True)
-
-
-READ_AHEAD_FROM = 2_000  # files to read before a thread reading ahead pays for itself
-_BATCH_FILES, _BATCH_BYTES = 64, 8 * 1024 * 1024
-_BATCHES_AHEAD = 16  # up to 1,024 notes: the parse workers take up to 1,536 at once
-
-
-def _reads(files: list[VaultFile], limit: int) -> Iterator[tuple[bytes | None, Skipped | None]]:
-    """``read_note_bytes`` of each file, in order. For many files a thread reads them ahead, a
-    batch at a time: from a cold disk every read waits on the disk, and this process waited
-    with it instead of parsing and writing (a first build of 100,000 notes read for 27-50 s)."""
-    if len(files) < READ_AHEAD_FROM:
-        for file in files:
-            yield read_note_bytes(file, limit)
-        return
-    with ThreadPoolExecutor(1, thread_name_prefix="brain-read") as pool:
-        ahead: deque[Future[list[tuple[bytes | None, Skipped | None]]]] = deque()
-        try:
-            for batch in _batches(files):
-                ahead.append(pool.submit(_read_batch, batch, limit))
-                if len(ahead) > _BATCHES_AHEAD:
-                    yield from ahead.popleft().result()
-            while ahead:
-                yield from ahead.popleft().result()
-        finally:  # the reader stopped early: no more reads than the one under way
-            for future in ahead:
-                future.cancel()
-
-
-def _batches(files: list[VaultFile]) -> Iterator[list[VaultFile]]:
-    batch: list[VaultFile] = []
-    size = 0
-    for file in files:
-        batch.append(file)
-        size += file.size
-        if len(batch) >= _BATCH_FILES or size >= _BATCH_BYTES:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def _read_batch(files: list[VaultFile], limit: int) -> list[tuple[bytes | None, Skipped | None]]:
-    return [read_note_bytes(file, limit) for file in files]
 
 
 def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:
