@@ -59,6 +59,21 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+
+def _measure_this_checkout() -> None:
+    """The brain of this checkout, in this process and those it starts (`brain` itself too),
+    not the one the environment has installed (a git worktree's bench measured main's code)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("brain")
+    if spec is not None and spec.origin and Path(spec.origin).resolve().parent.parent == HERE.parent:
+        return  # installed from here: no path added (a no-op `brain index` is timed as installed)
+    sys.path.insert(0, str(HERE.parent))
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), os.environ.get("PYTHONPATH")) if p)
+
+
+_measure_this_checkout()
 NOTES_PER_FOLDER = 1000
 SECTIONS = 5  # ~one chunk each
 WORDS_PER_SECTION = 150
