@@ -27,6 +27,7 @@ query) the search is FTS5's, and the log says why, once per reason.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -36,8 +37,8 @@ import secrets
 import sqlite3
 import subprocess
 import tempfile
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -328,26 +329,24 @@ class _Column:
     """One column's postings as they are read, chunk by chunk: numbered terms and their hits,
     turned into arrays a batch at a time (millions of small Python objects otherwise)."""
 
-    def __init__(self, numbers: dict[bytes, int]):
-        self.numbers = numbers  # term → its number, shared by the columns
-        self.terms: list[bytes] = []
+    def __init__(self, number: Callable[[bytes], int]):
+        self.number = number  # a term's number, shared by the columns; a new term takes the next
+        self.ids: list[int] = []
         self.hits: list[int] = []
         self.per_chunk: list[int] = []
         self.parts: list[tuple[np.ndarray, np.ndarray]] = []
 
     def add(self, counts: Counter[bytes]) -> None:
-        self.terms.extend(counts.keys())
+        self.ids.extend(map(self.number, counts))
         self.hits.extend(counts.values())
         self.per_chunk.append(len(counts))
 
     def flush(self) -> None:
         import numpy as np
 
-        new = set(self.terms).difference(self.numbers)
-        self.numbers.update(zip(new, range(len(self.numbers), len(self.numbers) + len(new))))
-        ids = np.fromiter(map(self.numbers.__getitem__, self.terms), dtype=np.int32, count=len(self.terms))
-        self.parts.append((ids, np.minimum(np.asarray(self.hits, dtype=np.int64), 65_535).astype(np.uint16)))
-        self.terms, self.hits = [], []
+        hits = np.minimum(np.asarray(self.hits, dtype=np.int64), 65_535).astype(np.uint16)
+        self.parts.append((np.asarray(self.ids, dtype=np.int32), hits))
+        self.ids, self.hits = [], []
 
 
 def build(store: IndexStore) -> bool:
@@ -453,8 +452,10 @@ def write_base(store: IndexStore) -> tuple[str, int] | None:
     the log position it was read at); None when the vault is past what the file can hold."""
     import numpy as np
 
-    numbers: dict[bytes, int] = {}
-    columns = [_Column(numbers) for _ in COLUMNS]
+    # Numbered as first met, by a defaultdict's C lookup: a set of each batch's new terms and a
+    # second lookup cost a quarter more (at 20,000 notes, 3.4 against 2.4 s CPU of 9).
+    numbering: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+    columns = [_Column(numbering.__getitem__) for _ in COLUMNS]
     ids: list[int] = []
     lengths: list[int] = []
     # One read transaction: the chunks, their sizes, FTS5's counts and the log position agree.
@@ -474,6 +475,8 @@ def write_base(store: IndexStore) -> tuple[str, int] | None:
             for column in columns:
                 column.flush()
         vocab = store.fts_column_counts()
+    numbers = dict(numbering)  # looked up below: a missing term must not take a number
+    del numbering
     ordered = sorted(numbers)  # by UTF-8 bytes: how ``Base.term`` looks a term up
     rank = np.empty(len(ordered), dtype=np.int32)
     rank[np.fromiter(map(numbers.__getitem__, ordered), dtype=np.int64, count=len(ordered))] = np.arange(
