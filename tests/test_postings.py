@@ -348,6 +348,32 @@ def test_off_and_small_indexes_have_no_postings(tmp_path, monkeypatch):
     assert not (directory / postings.FILE).exists()
 
 
+def _assert_stamped(directory: Path) -> None:
+    """The database names the base in the folder."""
+    base = postings.load(directory)
+    assert base is not None
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert store.get_meta("postings_stamp") == base.nonce
+    finally:
+        store.close()
+
+
+def _record_children(monkeypatch) -> list[postings._Child]:
+    """The children building a base, as they are started."""
+    started: list[postings._Child] = []
+    real_start = postings._Child.start
+
+    def start(store):
+        child = real_start(store)
+        if child is not None:
+            started.append(child)
+        return child
+
+    monkeypatch.setattr(postings._Child, "start", start)
+    return started
+
+
 def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
     """`brain index` and a server's pass build the base in a child process (the build's loops
     would hold the lock every query thread of a server needs, and keep its memory): this
@@ -361,13 +387,7 @@ def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
 
     monkeypatch.setattr(postings, "write_base", not_here)
     _, directory = index_into(home, vault, CheapEmbedder())
-    base = postings.load(directory)
-    assert base is not None
-    store = IndexStore.open_snapshot(directory)
-    try:
-        assert store.get_meta("postings_stamp") == base.nonce
-    finally:
-        store.close()
+    _assert_stamped(directory)
     assert _compare(directory, monkeypatch, ["amber filler", "basil cedar"]) > 0
 
 
@@ -378,13 +398,8 @@ def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path,
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=40)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
-    started: list[postings._Child] = []
-    real_start, real_sync = postings._Child.start, indexer.vectors.sync
-
-    def start(store):
-        child = real_start(store)
-        started.append(child)
-        return child
+    started = _record_children(monkeypatch)
+    real_sync = indexer.vectors.sync
 
     def sync(store, *args):
         assert len(started) == 1, "the child was not started before FAISS's sync"
@@ -393,17 +408,10 @@ def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path,
             store.conn.execute("UPDATE notes SET title = 'jasper retitled' WHERE id = (SELECT min(id) FROM notes)")
         return real_sync(store, *args)
 
-    monkeypatch.setattr(postings._Child, "start", start)
     monkeypatch.setattr(indexer.vectors, "sync", sync)
     _, directory = index_into(home, vault, CheapEmbedder())
     assert started[0].process.returncode == 0
-    base = postings.load(directory)
-    assert base is not None
-    store = IndexStore.open_snapshot(directory)
-    try:
-        assert store.get_meta("postings_stamp") == base.nonce
-    finally:
-        store.close()
+    _assert_stamped(directory)
     assert _compare(directory, monkeypatch, ["jasper retitled", "amber filler", "basil cedar"]) > 0
 
 
@@ -415,17 +423,11 @@ def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     slow = "import time; time.sleep(60)"
     monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", slow])
-    started: list[postings._Child] = []
-    real_start = postings._Child.start
-
-    def start(store):
-        started.append(real_start(store))
-        return started[-1]
+    started = _record_children(monkeypatch)
 
     def sync(store, *args):
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(postings._Child, "start", start)
     monkeypatch.setattr(indexer.vectors, "sync", sync)
     with pytest.raises(Exception, match="no space left on device"):
         index_into(home, vault, CheapEmbedder())
