@@ -36,7 +36,6 @@ import os
 import secrets
 import sqlite3
 import subprocess
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -396,6 +395,8 @@ class _Child:
         """The child started, or None where no base can be built now (``_buildable``)."""
         if not _buildable(store):
             return None
+        import tempfile  # here, not at the top: a no-op `brain index` imports this module
+
         command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
         try:
