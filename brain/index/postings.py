@@ -373,19 +373,13 @@ def _buildable(store: IndexStore) -> bool:
     return True
 
 
-def build_beside(store: IndexStore) -> bool:
-    """``build``, with the file written by a child process (``postings_child.py``, as
-    ``child_process`` starts it) and stamped here. A server's index pass builds
-    a base this way: the build's Python loops would hold the lock every query thread needs for
-    most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155
-    MB of it kept by this process after a build at 20,000 notes) goes back with the child."""
-    child = _Child.start(store)
-    return child is not None and child.finish()
-
-
 class _Child:
-    """The child process writing a base: started, then ``finish`` waits for it and stamps
-    what it wrote (or ``stop`` kills it: its temporary file is an orphan the next run removes)."""
+    """The child process writing a base (``postings_child.py``, as ``child_process`` starts
+    it): started, then ``finish`` waits for it and stamps what it wrote (or ``stop`` kills it:
+    its temporary file is an orphan the next run removes). An index pass builds a base this
+    way: the build's Python loops would hold the lock every query thread of a server needs for
+    most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155 MB
+    of it kept by this process after a build at 20,000 notes) goes back with the child."""
 
     def __init__(self, store: IndexStore, process: subprocess.Popen[bytes], errors: IO[bytes]):
         self.store, self.process, self.errors = store, process, errors
@@ -570,15 +564,10 @@ def clear(store: IndexStore) -> None:
         store.clear_postings()
 
 
-def refresh(store: IndexStore, min_chunks: int | None) -> None:
-    """After an index pass: a new base when there is none or the changes since outgrew it;
-    none at all below ``min_chunks`` chunks (or with ``min_chunks`` None: postings off)."""
-    if _wanted(store, min_chunks):
-        build_beside(store)
-
-
 def _wanted(store: IndexStore, min_chunks: int | None) -> bool:
-    """Whether ``refresh`` should build a new base (where none is wanted, it clears any)."""
+    """Whether to build a new base: none yet, or the changes since outgrew it; none at all
+    below ``min_chunks`` chunks, or with ``min_chunks`` None (postings off), where any is
+    cleared."""
     if store.readonly or store.in_transaction:
         return False
     rows = store.fts_row_count()
@@ -596,10 +585,10 @@ def _wanted(store: IndexStore, min_chunks: int | None) -> bool:
 
 @contextmanager
 def refreshed_alongside(store: IndexStore) -> Iterator[None]:
-    """``refresh`` at the end of `brain index` or a serve pass, its child process running while
-    the block does the rest of the pass (the links, history, FAISS: none changes what the base
-    reads, and a change that did would be logged since its read): at 100,000 notes that hides
-    ~30 of its ~50 seconds. The base is stamped when both are done; an error in the block stops
+    """A new base when one is wanted (``_wanted``) at the end of `brain index` or a serve pass,
+    its child process running while the block does the rest of the pass (the links, history,
+    FAISS: none changes what the base reads, and a change that did would be logged since its
+    read): at 100,000 notes that hides ~25 of its ~50 seconds. The base is stamped when both are done; an error in the block stops
     the child. A failure of the build is only logged: BM25 then searches FTS5, as it would
     without postings, until a later pass builds them."""
     from .. import config

@@ -1,4 +1,4 @@
-"""The child process that writes a lexical postings file, for ``postings.build_beside``.
+"""The child process that writes a lexical postings file, for ``postings._Child``.
 
 Run (by ``child_process``) with the index folder as its argument; writes the file, unstamped,
 and prints its nonce and the log position it was read at as JSON (``null``: the vault is past
