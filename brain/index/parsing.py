@@ -79,8 +79,18 @@ def _parse_many(items: list[Work]) -> list[Parsed]:
 def _to_wire(parsed: Parsed) -> Wire:
     note, chunks, compressed = parsed
     links = [(k.target, k.kind, k.anchor, k.display, k.line) for k in note.links]
-    fields = (note.path, note.title, note.aliases, note.tags, note.date, note.frontmatter, links, note.content_hash)
-    return (*fields, note.warnings), [(c.ordinal, c.heading_path, c.text) for c in chunks], compressed
+    head = (
+        note.path,
+        note.title,
+        note.aliases,
+        note.tags,
+        note.date,
+        note.frontmatter,
+        links,
+        note.content_hash,
+        note.warnings,
+    )
+    return head, [(c.ordinal, c.heading_path, c.text) for c in chunks], compressed
 
 
 def _from_wire(wire: Wire) -> Parsed:
