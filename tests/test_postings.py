@@ -479,6 +479,34 @@ def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_m
     assert _compare(directory, monkeypatch, ["amber filler"]) > 0
 
 
+def test_a_child_left_running_by_a_killed_run_never_gets_its_base_stamped_wrongly(tmp_path, monkeypatch):
+    """`kill -9` of `brain index` while its child builds beside the run leaves that child
+    running, unwatched, and the next run starts its own. Whichever renames its file last, a run
+    stamps only the file its own child wrote: meanwhile the postings answer as FTS5 (or FTS5
+    does), and once the orphan is done the next run leaves a stamped base."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=40)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    monkeypatch.setattr(postings, "REBUILD_MIN", 0)  # every changed run builds a new base
+    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    _, directory = index_into(home, vault, CheapEmbedder())
+    _edit(vault, 0)
+    store = IndexStore.open(directory)
+    orphan = postings._Child.start(store)  # the killed run's child: never finished, never stamped
+    assert orphan is not None
+    try:
+        index_into(home, vault, CheapEmbedder())  # the next run, its own child beside the orphan
+        assert _compare(directory, monkeypatch, ["amber filler", "cedar", "basil cedar"]) >= 0
+        orphan.process.wait(60)
+        assert _compare(directory, monkeypatch, ["amber filler", "cedar", "basil cedar"]) >= 0
+        index_into(home, vault, CheapEmbedder())
+        _assert_stamped(directory)
+        assert _compare(directory, monkeypatch, ["amber filler", "cedar", "basil cedar"]) > 0
+    finally:
+        orphan.stop()
+        store.close()
+
+
 def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)
