@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import random
 import shutil
+import struct
 import sys
 from pathlib import Path
 
@@ -177,7 +178,7 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] > 0
         monkeypatch.setattr(postings, "REBUILD_MIN", 0)
         monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
-        with postings.refreshed_alongside(store):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
+        with postings.refreshing(store):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
             pass
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0
     finally:
@@ -365,14 +366,21 @@ def _record_children(monkeypatch) -> list[postings._Child]:
     started: list[postings._Child] = []
     real_start = postings._Child.start
 
-    def start(store):
-        child = real_start(store)
+    def start(store, **options):
+        child = real_start(store, **options)
         if child is not None:
             started.append(child)
         return child
 
     monkeypatch.setattr(postings._Child, "start", start)
     return started
+
+
+def _early(monkeypatch, early: bool) -> None:
+    """A first build of a test's few notes starts its child early (or, as by default for so
+    few, once its chunks are written), and commits every eight chunks."""
+    monkeypatch.setattr(postings, "EARLY_FROM", 1 if early else 10**9)
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 8)
 
 
 def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
@@ -392,13 +400,16 @@ def test_an_index_run_builds_the_base_in_a_child_process(tmp_path, monkeypatch):
     assert _compare(directory, monkeypatch, ["amber filler", "basil cedar"]) > 0
 
 
-def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path, monkeypatch):
-    """The child starts once the run's chunks are written and works while the run resolves
-    links and syncs FAISS; its base is stamped after both. A title changed meanwhile (before
-    or after the child read the chunks: either way) is logged, and the base answers as FTS5."""
+@pytest.mark.parametrize("early", [False, True])
+def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path, monkeypatch, early):
+    """The child starts once the run's chunks are written (or, in a large first build, before
+    the first write) and works while the run resolves links and syncs FAISS; its base is
+    stamped after both. A title changed meanwhile (before or after the child read the chunks:
+    either way) is logged, and the base answers as FTS5."""
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=40)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _early(monkeypatch, early)
     started = _record_children(monkeypatch)
     real_sync = indexer.vectors.sync
 
@@ -416,12 +427,14 @@ def test_the_child_builds_while_the_run_resolves_links_and_syncs_faiss(tmp_path,
     assert _compare(directory, monkeypatch, ["jasper retitled", "amber filler", "basil cedar"]) > 0
 
 
-def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("early", [False, True])
+def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch, early):
     """The run failing after the child started (here, FAISS's sync): the error is the run's,
     the child is killed and waited for (no process left), nothing is stamped, FTS5 answers."""
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _early(monkeypatch, early)
     slow = "import time; time.sleep(60)"
     monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", slow])
     started = _record_children(monkeypatch)
@@ -505,6 +518,139 @@ def test_a_child_left_running_by_a_killed_run_never_gets_its_base_stamped_wrongl
     finally:
         orphan.stop()
         store.close()
+
+
+def test_a_large_first_build_reads_its_chunks_as_it_commits_them(tmp_path, monkeypatch):
+    """A first build of many notes starts its child before its first write; the child reads the
+    chunks each commit brought (told after each), so that at the end nothing is left to read:
+    every chunk of the base was read early, and the base answers as FTS5."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=40)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _early(monkeypatch, True)
+    started = _record_children(monkeypatch)
+    real_flush = indexer._Run._flush
+    flushes = []
+
+    def flush(run, batch):
+        assert len(started) == 1, "the child was not started before the first write"
+        flushes.append(len(batch))
+        return real_flush(run, batch)
+
+    monkeypatch.setattr(indexer._Run, "_flush", flush)
+    report, directory = index_into(home, vault, CheapEmbedder())
+    assert len(flushes) > 3
+    assert started[0].process.returncode == 0
+    assert started[0].kept == report.chunks > 0
+    _assert_stamped(directory)
+    assert _compare(directory, monkeypatch, ["amber filler", "basil cedar", "ёлка jasper"]) > 0
+    # the next run, a few notes changed, does not start one early (the index has chunks)
+    _edit(vault, 0)
+    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    index_into(home, vault, CheapEmbedder())
+    assert len(started) == 2 and started[1].kept == 0
+    _assert_stamped(directory)
+    assert _compare(directory, monkeypatch, ["amber filler", "basil cedar", "cedar"]) > 0
+
+
+@pytest.mark.parametrize("change", ["retitle", "delete", "edit", "delete, log lost", "add"])
+def test_chunks_changed_after_they_were_read_are_read_again(index, monkeypatch, change):
+    """What the child read early and the database changed since (a note re-titled, deleted,
+    its chunks rewritten; or deleted with its log rows gone) is not kept: the base is read
+    again whole, and answers as FTS5. Chunks added since are only read on top."""
+    vault, home, directory = index
+    store = IndexStore.open(directory)
+    try:
+        reader = postings.Reader()
+        reader.read_committed(store)
+        read = len(reader.ids)
+        assert read == store.counts()["chunks"]
+        note = store.conn.execute("SELECT note_id FROM chunks WHERE id = (SELECT min(id) FROM chunks)").fetchone()[0]
+        with store.transaction():
+            if change == "retitle":
+                store.conn.execute("UPDATE notes SET title = 'garnet retitled' WHERE id = ?", (note,))
+            elif change.startswith("delete"):
+                store.delete_notes([note])
+                if change == "delete, log lost":
+                    store.conn.execute("DELETE FROM postings_log")
+            elif change == "edit":
+                vector = struct.pack(f"{int(store.get_meta('dim'))}f", *[0.1] * int(store.get_meta("dim")))
+                store.replace_chunks(note, [(0, "", "harbor harbor rewritten", vector)])
+        if change == "add":
+            write(vault, "new/added harbor.md", "# added harbor\n\nharbor garnet island\n")
+            index_into(home, vault, CheapEmbedder())
+        written = postings.write_base(store, reader)
+        assert written is not None
+        store.stamp_postings(written.nonce, written.log_at)
+    finally:
+        store.close()
+    assert _compare(directory, monkeypatch, ["garnet retitled", "harbor rewritten", "amber filler", "harbor"]) > 0
+    assert written.kept == (read if change == "add" else 0)
+
+
+def test_an_early_child_whose_run_ends_without_go_writes_nothing(index):
+    """A run stopped or killed (`kill -9`) while its early child reads: the child's input ends
+    without `go`, and it ends too, writing nothing (no file, no orphan to clean)."""
+    _, _, directory = index
+    (directory / postings.FILE).unlink()
+    store = IndexStore.open(directory)
+    try:
+        child = postings._Child.start(store, early=True)
+        assert child is not None
+        child.tell(b"more")
+        assert child.process.stdin is not None
+        child.process.stdin.close()  # what the run's death does to the pipe
+        assert child.process.wait(60) == 0
+        child.stop()
+    finally:
+        store.close()
+    assert list(directory.glob("postings.bin*")) == []
+
+
+def test_an_early_child_is_stopped_when_the_run_ends_with_too_few_chunks(tmp_path, monkeypatch):
+    """Started early for a first build of many notes, which then holds fewer chunks than the
+    postings start from: the child is stopped (no process left), nothing is written or stamped."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "100000")
+    _early(monkeypatch, True)
+    started = _record_children(monkeypatch)
+    _, directory = index_into(home, vault, CheapEmbedder())
+    assert len(started) == 1 and started[0].process.returncode is not None
+    assert started[0].errors.closed
+    assert list(directory.glob("postings.bin*")) == []
+    store = IndexStore.open_snapshot(directory)
+    try:
+        assert store.get_meta("postings_stamp") is None
+    finally:
+        store.close()
+
+
+def test_an_error_while_the_run_writes_stops_an_early_child(tmp_path, monkeypatch):
+    """The run failing between two commits (here, the embedder), its early child reading: the
+    error is the run's, the child is killed and waited for, and nothing is written."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, notes=20)
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _early(monkeypatch, True)
+    started = _record_children(monkeypatch)
+    real_flush = indexer._Run._flush
+    flushes = []
+
+    def flush(run, batch):
+        flushes.append(len(batch))
+        if len(flushes) == 3:
+            raise OSError("the model went away")
+        return real_flush(run, batch)
+
+    monkeypatch.setattr(indexer._Run, "_flush", flush)
+    with pytest.raises(Exception, match="the model went away"):
+        index_into(home, vault, CheapEmbedder())
+    assert len(started) == 1 and started[0].process.returncode is not None
+    assert started[0].errors.closed
+    directory = next((home / "vaults").glob("vault-*[!k]"))
+    assert list(directory.glob("postings.bin*")) == []
 
 
 def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):

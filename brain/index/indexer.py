@@ -259,6 +259,17 @@ class _Run:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
         self._relink_if_fences_changed(plan.unchanged)
+        with postings.refreshing(self.store, len(plan.candidates)) as lexical:
+            self._write(plan, lexical)
+            lexical.chunks_written()  # its child reads them (the rest of them) while the run goes on
+            if self.store.links_dirty():
+                resolve_links(self.store)
+            self._finish_carried_history()
+            vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
+
+    def _write(self, plan: changes.Plan, lexical: postings.Refresh) -> None:
+        """The changes of ``plan`` into the index: notes parsed, embedded and committed in
+        batches (``lexical`` told of each commit), deleted notes removed, skipped files listed."""
         batch: list[_Pending] = []
         batch_chunks = 0
         per_batch = CHUNKS_PER_BATCH * (BULK_BATCHES if len(plan.candidates) >= BULK_FROM else 1)
@@ -312,10 +323,12 @@ class _Run:
                         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
                     if batch_chunks >= per_batch:
                         self._flush(batch)
+                        lexical.committed()
                         bar.update(len(batch))
                         batch, batch_chunks = [], 0
             if batch:
                 self._flush(batch)
+                lexical.committed()
                 bar.update(len(batch))
         finally:
             bar.close()
@@ -331,11 +344,6 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
         self.report.skipped = len(plan.skipped)
-        with postings.refreshed_alongside(self.store):  # the chunks are all written: its child reads them
-            if self.store.links_dirty():
-                resolve_links(self.store)
-            self._finish_carried_history()
-            vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
 
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""

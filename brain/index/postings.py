@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ..child_process import python_module_command
 from ..numeric import sorted_distinct
@@ -66,6 +66,7 @@ REBUILD_SHARE = 0.005  # a new base once the chunks changed since exceed this sh
 REBUILD_MIN = 1_000  # ... and this many (each new process tokenizes them again: ~0.1 s a thousand)
 QUERY_MAX_CHANGED = 20_000  # more changed chunks than this: FTS5 (tokenizing them costs more)
 _META = "postings_stamp"
+_READ_AT_ONCE = 20_000  # chunks read in one transaction while a run writes
 _warned: set[str] = set()
 
 
@@ -358,7 +359,9 @@ def build(store: IndexStore) -> bool:
     if written is None:
         store.clear_postings()
         return False
-    store.stamp_postings(*written)  # only now does the database name the file: a kill before leaves it stale
+    store.stamp_postings(
+        written.nonce, written.log_at
+    )  # only now does the database name the file: a kill before leaves it stale
     return True
 
 
@@ -379,26 +382,49 @@ class _Child:
     its temporary file is an orphan the next run removes). An index pass builds a base this
     way: the build's Python loops would hold the lock every query thread of a server needs for
     most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155 MB
-    of it kept by this process after a build at 20,000 notes) goes back with the child."""
+    of it kept by this process after a build at 20,000 notes) goes back with the child.
+
+    ``early``: started before the run writes, it reads the chunks as they are committed (told
+    ``more`` after each commit) and writes the base once told ``go`` (``Refresh``); the end
+    of its input without ``go`` (the run stopped or killed) ends it without writing."""
 
     def __init__(self, store: IndexStore, process: subprocess.Popen[bytes], errors: IO[bytes]):
         self.store, self.process, self.errors = store, process, errors
+        self.kept = 0  # chunks it read while the run wrote them
 
     @classmethod
-    def start(cls, store: IndexStore) -> _Child | None:
+    def start(cls, store: IndexStore, *, early: bool = False) -> _Child | None:
         """The child started, or None where no base can be built now (``_buildable``)."""
         if not _buildable(store):
             return None
         import tempfile  # here, not at the top: a no-op `brain index` imports this module
 
         command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
+        if early:
+            command.append("--early")
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
         try:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE if early else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+            )
         except BaseException:
             errors.close()
             raise
         return cls(store, process, errors)
+
+    def tell(self, word: bytes) -> None:
+        """A line to an early child (``more``, ``go``). One that died cannot be told: its exit
+        status says why at ``finish``."""
+        if self.process.stdin is None:
+            return
+        try:
+            self.process.stdin.write(word + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
 
     def finish(self) -> bool:
         """Wait for the child and stamp its file; False (and a warning) if it failed."""
@@ -417,6 +443,7 @@ class _Child:
                 store.clear_postings()
                 return False
             nonce, log_at = str(answer["nonce"]), int(answer["log_at"])
+            self.kept = int(answer.get("kept", 0))
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("lexical postings not built (the process building them failed: %s): BM25 searches FTS5", exc)
             return False
@@ -425,6 +452,8 @@ class _Child:
             log.warning("lexical postings not built (the file is not the one just written): BM25 searches FTS5")
             return False
         store.stamp_postings(nonce, log_at)
+        if self.kept:
+            log.info("lexical postings built, %d chunks of them read as the run wrote them", self.kept)
         return True
 
     def stop(self) -> None:
@@ -432,8 +461,12 @@ class _Child:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except BrokenPipeError:  # a line still buffered for a child gone
+                    pass
         self.errors.close()
 
 
@@ -442,36 +475,92 @@ def _last_line(data: bytes) -> str:
     return lines[-1] if lines else "no message"
 
 
-def write_base(store: IndexStore) -> tuple[str, int] | None:
-    """Write a new postings file from the database's committed state, not stamped: (its nonce,
-    the log position it was read at); None when the vault is past what the file can hold."""
+class Reader:
+    """A base's chunks as read so far, tokenized: their ids, lengths and each column's postings.
+
+    The child of a large run reads the chunks as the run commits them (``read_committed``), on
+    the CPU the run leaves spare, so that at the end only what came last is left to read; a
+    first build at 100,000 notes otherwise waited ~25 s for its postings after its last write."""
+
+    def __init__(self) -> None:
+        # Numbered as first met, by a defaultdict's C lookup: a set of each batch's new terms and
+        # a second lookup cost a quarter more (at 20,000 notes, 3.4 against 2.4 s CPU of 9).
+        self.numbering: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+        self.columns = [_Column(self.numbering.__getitem__) for _ in COLUMNS]
+        self.ids: list[int] = []
+        self.lengths: list[int] = []
+        self.log_at: int | None = None  # the log's position at the first read
+        self._title: str | None = None
+        self._title_counts: Counter[bytes] = Counter()
+
+    def add(self, rows: list[tuple[int, str, str, str, int]]) -> None:
+        """Chunks (``IndexStore.postings_source``'s rows) after those read before."""
+        columns = self.columns
+        for chunk_id, title, heading, text, length in rows:
+            self.ids.append(chunk_id)
+            self.lengths.append(length)
+            if title != self._title:  # a note's chunks share its title
+                self._title, self._title_counts = title, Counter(_column_tokens(title))
+            columns[0].add(self._title_counts)
+            columns[1].add(Counter(_column_tokens(heading)))
+            columns[2].add(Counter(_column_tokens(text)))
+        for column in columns:
+            column.flush()
+
+    @property
+    def last(self) -> int:
+        return self.ids[-1] if self.ids else 0
+
+    def read_committed(self, store: IndexStore) -> None:
+        """The chunks committed since the last read, each read in a short transaction (a long
+        one would hold the writer's checkpoints back), tokenized after it."""
+        while True:
+            with store.postings_snapshot() as (log_at, _):
+                if self.log_at is None:
+                    self.log_at = log_at
+                rows = store.postings_rows(self.last, _READ_AT_ONCE)
+            if not rows:
+                return
+            self.add(rows)
+
+    def still_holds(self, store: IndexStore) -> bool:
+        """Whether every chunk read is as it was read, in ``store``'s present read transaction:
+        none deleted or changed since (the log names every such change since ``log_at``), none
+        missing. If not, the base is read again whole."""
+        if not self.ids:
+            return True
+        assert self.log_at is not None
+        return store.postings_unchanged(self.log_at, self.last, len(self.ids))
+
+
+class Written(NamedTuple):
+    """A base written, not stamped."""
+
+    nonce: str
+    log_at: int  # the log position it was read at
+    kept: int  # chunks read before the last read, as the run wrote them (``Reader``)
+
+
+def write_base(store: IndexStore, reader: Reader | None = None) -> Written | None:
+    """Write a new postings file from the database's committed state, not stamped; None when
+    the vault is past what the file can hold. ``reader``: the chunks read so far, kept where
+    they are still as read."""
     import numpy as np
 
-    # Numbered as first met, by a defaultdict's C lookup: a set of each batch's new terms and a
-    # second lookup cost a quarter more (at 20,000 notes, 3.4 against 2.4 s CPU of 9).
-    numbering: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
-    columns = [_Column(numbering.__getitem__) for _ in COLUMNS]
-    ids: list[int] = []
-    lengths: list[int] = []
     # One read transaction: the chunks, their sizes, FTS5's counts and the log position agree.
     with store.postings_snapshot() as (log_at, last_chunk):
+        if reader is None or not reader.still_holds(store):
+            if reader is not None:
+                log.info("lexical postings: chunks changed since they were read; reading them again")
+            reader = Reader()
+        kept = len(reader.ids)
         index_id = store.index_id()
-        title_key: str | None = None
-        title_counts: Counter[bytes] = Counter()
-        for rows in store.postings_source():
-            for chunk_id, title, heading, text, length in rows:
-                ids.append(chunk_id)
-                lengths.append(length)
-                if title != title_key:  # a note's chunks share its title
-                    title_key, title_counts = title, Counter(_column_tokens(title))
-                columns[0].add(title_counts)
-                columns[1].add(Counter(_column_tokens(heading)))
-                columns[2].add(Counter(_column_tokens(text)))
-            for column in columns:
-                column.flush()
+        for rows in store.postings_source(after=reader.last):
+            reader.add(rows)
         vocab = store.fts_column_counts()
-    numbers = dict(numbering)  # looked up below: a missing term must not take a number
-    del numbering
+    columns, ids, lengths = reader.columns, reader.ids, reader.lengths
+    numbers = dict(reader.numbering)  # looked up below: a missing term must not take a number
+    reader.numbering.clear()
     ordered = sorted(numbers)  # by UTF-8 bytes: how ``Base.term`` looks a term up
     rank = np.empty(len(ordered), dtype=np.int32)
     rank[np.fromiter(map(numbers.__getitem__, ordered), dtype=np.int64, count=len(ordered))] = np.arange(
@@ -541,7 +630,7 @@ def write_base(store: IndexStore) -> tuple[str, int] | None:
     _write(store.directory, header, arrays)
     if excluded:
         log.info("lexical postings: %d terms tokenized otherwise than FTS5 left to it", len(excluded))
-    return nonce, log_at
+    return Written(nonce, log_at, kept)
 
 
 def _pairs_missing_from(text_keys: np.ndarray, others: list[np.ndarray], terms: int) -> np.ndarray:
@@ -583,33 +672,91 @@ def _wanted(store: IndexStore, min_chunks: int | None) -> bool:
     return True
 
 
-@contextmanager
-def refreshed_alongside(store: IndexStore) -> Iterator[None]:
-    """A new base when one is wanted (``_wanted``) at the end of `brain index` or a serve pass,
-    its child process running while the block does the rest of the pass (the links, history,
-    FAISS: none changes what the base reads, and a change that did would be logged since its
-    read): at 100,000 notes that hides ~25 of its ~50 seconds. The base is stamped when both are done; an error in the block stops
-    the child. A failure of the build is only logged: BM25 then searches FTS5, as it would
-    without postings, until a later pass builds them."""
-    from .. import config
+EARLY_FROM = 10_000  # notes a first build reads from which its child reads the chunks as they are written
+_NOT_REBUILT = "lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass"
 
-    child: _Child | None = None
-    try:
-        if _wanted(store, config.lexical_postings_min_chunks()):
-            child = _Child.start(store)
-    except (OSError, sqlite3.Error, ValueError) as exc:
-        log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
-    try:
-        yield
-    except BaseException:
-        if child is not None:
-            child.stop()
-        raise
-    if child is not None:
+
+class Refresh:
+    """A new base for an index pass (``refreshing``), built by a child process beside the pass.
+
+    The child starts once the pass's chunks are all written (``chunks_written``) and works while
+    the pass resolves links, finishes history and syncs FAISS (none changes what the base
+    reads, and a change that did would be logged since its read); in a large first build it
+    starts before the first write and reads the chunks as they are committed (``committed``),
+    on the CPU the writing leaves spare. The base is stamped once the pass and the child are
+    done."""
+
+    def __init__(self, store: IndexStore):
+        self.store = store
+        self.child: _Child | None = None
+        self.early = False
+        self.written = False
+
+    def start_early(self) -> None:
+        from .. import config
+
+        if config.lexical_postings_min_chunks() is not None:
+            self.child = _Child.start(self.store, early=True)
+            self.early = self.child is not None
+
+    def committed(self) -> None:
+        """The pass committed chunks: an early child reads them."""
+        if self.early and self.child is not None:
+            self.child.tell(b"more")
+
+    def chunks_written(self) -> None:
+        """Every chunk of the pass is written: a base if one is wanted (``_wanted``), its child
+        started now or, started early, told to read the rest and write it."""
+        from .. import config
+
+        self.written = True
         try:
-            child.finish()
+            wanted = _wanted(self.store, config.lexical_postings_min_chunks())
+            if self.early and self.child is not None:
+                if wanted:
+                    self.child.tell(b"go")
+                else:
+                    self.stop()
+            elif wanted:
+                self.child = _Child.start(self.store)
         except (OSError, sqlite3.Error, ValueError) as exc:
-            log.warning("lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass", exc)
+            self.stop()
+            log.warning(_NOT_REBUILT, exc)
+
+    def finish(self) -> None:
+        if not self.written:
+            self.chunks_written()
+        if self.child is not None:
+            self.child.finish()
+
+    def stop(self) -> None:
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
+
+
+@contextmanager
+def refreshing(store: IndexStore, notes_to_read: int = 0) -> Iterator[Refresh]:
+    """A new base when one is wanted, for `brain index` or a serve pass (``Refresh``): early
+    when it reads ``EARLY_FROM`` notes or more into an index with no chunks. An error in the
+    block stops the child. A failure of the build is only logged: BM25 then searches FTS5, as
+    it would without postings, until a later pass builds them."""
+    refresh = Refresh(store)
+    try:
+        if notes_to_read >= EARLY_FROM and not store.has_chunks():
+            refresh.start_early()
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        log.warning(_NOT_REBUILT, exc)
+    try:
+        yield refresh
+    except BaseException:
+        refresh.stop()
+        raise
+    try:
+        refresh.finish()
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        refresh.stop()
+        log.warning(_NOT_REBUILT, exc)
 
 
 # ----- searching --------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 """The child process that writes a lexical postings file, for ``postings._Child``.
 
 Run (by ``child_process``) with the index folder as its argument; writes the file, unstamped,
-and prints its nonce and the log position it was read at as JSON (``null``: the vault is past
-what the file can hold). The run that started it stamps it.
+and prints its nonce, the log position it was read at and how many chunks it read early as
+JSON (``null``: the vault is past what the file can hold). The run that started it stamps it.
+
+With ``--early`` it first reads the chunks as the run commits them: a line ``more`` on its
+input after each commit, ``go`` once every chunk is written; its input ending before ``go``
+(the run stopped, or was killed) ends it without writing anything.
 """
 
 from __future__ import annotations
@@ -18,10 +22,19 @@ from .store import IndexStore
 def main(argv: list[str]) -> int:
     store = IndexStore.open(Path(argv[1]), create=False)
     try:
-        written = postings.write_base(store)
+        reader = None
+        if "--early" in argv[2:]:
+            reader = postings.Reader()
+            for line in sys.stdin.buffer:
+                if line.strip() == b"go":
+                    break
+                reader.read_committed(store)
+            else:
+                return 0
+        written = postings.write_base(store, reader)
     finally:
         store.close()
-    sys.stdout.write(json.dumps(None if written is None else {"nonce": written[0], "log_at": written[1]}))
+    sys.stdout.write(json.dumps(None if written is None else written._asdict()))
     return 0
 
 

@@ -1991,15 +1991,30 @@ class IndexStore:
         row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
         return int(row[0]) if row else 0
 
-    def postings_source(self, batch: int = 20_000) -> Iterator[list[tuple[int, str, str, str, int]]]:
-        """Every chunk as FTS5 holds it, by id, ``batch`` at a time: (id, title, heading, text,
-        its tokens over all columns as FTS5 counted them: its docsize record)."""
-        cursor = self.conn.execute(
+    def postings_source(self, after: int = 0, batch: int = 20_000) -> Iterator[list[tuple[int, str, str, str, int]]]:
+        """The chunks past id ``after`` as FTS5 holds them, by id, ``batch`` at a time (``postings_rows``)."""
+        while rows := self.postings_rows(after, batch):
+            yield rows
+            after = rows[-1][0]
+
+    def postings_rows(self, after: int, limit: int) -> list[tuple[int, str, str, str, int]]:
+        """Up to ``limit`` chunks past id ``after`` as FTS5 holds them, by id: (id, title,
+        heading, text, its tokens over all columns as FTS5 counted them: its docsize record)."""
+        rows = self.conn.execute(
             "SELECT s.id, s.title, s.heading, s.text, d.sz FROM chunks_fts_source s"
-            " LEFT JOIN chunks_fts_docsize d ON d.id = s.id ORDER BY s.id"
+            " LEFT JOIN chunks_fts_docsize d ON d.id = s.id WHERE s.id > ? ORDER BY s.id LIMIT ?",
+            (after, limit),
         )
-        while rows := cursor.fetchmany(batch):
-            yield [(r[0], r[1] or "", r[2] or "", r[3] or "", _docsize_total(r[4])) for r in rows]
+        return [(r[0], r[1] or "", r[2] or "", r[3] or "", _docsize_total(r[4])) for r in rows]
+
+    def postings_unchanged(self, log_at: int, last_chunk: int, count: int) -> bool:
+        """Whether the ``count`` chunks up to id ``last_chunk`` read at log position ``log_at``
+        are still as read: the log names none of them since, and all are still there."""
+        logged = self.conn.execute(
+            "SELECT 1 FROM postings_log WHERE seq > ? AND chunk_id <= ? LIMIT 1", (log_at, last_chunk)
+        ).fetchone()
+        present = self.conn.execute("SELECT count(*) FROM chunks WHERE id <= ?", (last_chunk,)).fetchone()[0]
+        return logged is None and int(present) == count
 
     def fts_column_counts(self) -> list[tuple[str, str, int, int]]:
         """(term, column, chunks holding it there, its hits there) for every term of chunks_fts."""
