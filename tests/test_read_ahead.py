@@ -1,0 +1,101 @@
+"""A run that reads many notes asks the kernel to read each ahead (``vault.will_read``), so that
+a cold disk's reads overlap the work on the notes before: every note asked for once, before it
+is read and not far before, what is read the same, and nothing asked for in a small run."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import FakeEmbedder, write
+
+from brain.index import changes
+from brain.index.indexer import index_vault
+from brain.index.store import IndexStore
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no posix_fadvise here")
+
+
+def _vault(root, notes: int) -> None:
+    for i in range(notes):
+        write(root, f"d{i % 3}/note {i}.md", f"# note {i}\n\nbody {i} [[note {(i + 1) % notes}]]\n")
+
+
+def _read(vault, monkeypatch) -> tuple[list[tuple[str, str, bytes | None]], list[tuple[str, str]]]:
+    """Each change read (kind, path, bytes), and the order of advice and reads by path."""
+    events: list[tuple[str, str]] = []
+    real_read = changes.read_note_bytes
+    by_fd: dict[int, str] = {}
+    real_open = os.open
+
+    def opened(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        by_fd[fd] = str(path)
+        return fd
+
+    def advise(fd, offset, length, advice):
+        assert advice == os.POSIX_FADV_WILLNEED and offset == 0 and length >= 0
+        events.append(("advise", by_fd[fd]))
+
+    def read(file, limit):
+        events.append(("read", file.abspath))
+        return real_read(file, limit)
+
+    monkeypatch.setattr(os, "open", opened)
+    monkeypatch.setattr(os, "posix_fadvise", advise)
+    monkeypatch.setattr(changes, "read_note_bytes", read)
+    store = IndexStore.open(vault.parent / "index")
+    try:
+        plan = changes.plan(vault, store)
+        out = [(c.kind, c.file.path, c.data) for c in changes.read(plan, store)]
+    finally:
+        store.close()
+        monkeypatch.undo()
+    return out, events
+
+
+def test_many_notes_are_each_asked_for_once_ahead_of_their_read(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    _vault(vault, 40)
+    monkeypatch.setattr(changes, "READ_AHEAD", 3)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 10**9)
+    plain, events = _read(vault, monkeypatch)
+    assert not [e for e in events if e[0] == "advise"]
+    monkeypatch.setattr(changes, "READ_AHEAD", 3)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 5)
+    ahead, events = _read(vault, monkeypatch)
+    assert ahead == plain and len(ahead) == 40  # what is read is the same
+    advised = [path for kind, path in events if kind == "advise"]
+    read = [path for kind, path in events if kind == "read"]
+    assert sorted(advised) == sorted(read) and len(set(advised)) == 40  # each once
+    for at, path in enumerate(read):
+        before = events[: events.index(("read", path))]
+        assert ("advise", path) in before  # asked for before it is read
+        assert len([e for e in before if e[0] == "advise"]) <= at + 4  # and at most 3 ahead
+
+
+def test_a_note_gone_before_its_advice_is_skipped_as_before(tmp_path, monkeypatch):
+    """A note deleted between the walk and the read: the advice fails quietly, the read says
+    what it always said (unreadable), and the run goes on."""
+    vault = tmp_path / "vault"
+    _vault(vault, 12)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 5)
+    real_plan = changes.plan
+
+    def plan(root, store, **kwargs):
+        found = real_plan(root, store, **kwargs)
+        (vault / "d0" / "note 3.md").unlink()
+        return found
+
+    monkeypatch.setattr(changes, "plan", plan)
+    report = index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    assert report.notes == 11
+    assert [w["path"] for w in report.warnings] == ["d0/note 3.md"]
+    assert "unreadable" in report.warnings[0]["message"]
+
+
+def test_a_small_run_asks_for_nothing(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    _vault(vault, 12)
+    _, events = _read(vault, monkeypatch)
+    assert events and not [e for e in events if e[0] == "advise"]
