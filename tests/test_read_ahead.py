@@ -9,6 +9,7 @@ import os
 import pytest
 from conftest import FakeEmbedder, write
 
+from brain import config
 from brain.index import changes
 from brain.index.indexer import index_vault
 from brain.index.store import IndexStore
@@ -21,7 +22,9 @@ def _vault(root, notes: int) -> None:
         write(root, f"d{i % 3}/note {i}.md", f"# note {i}\n\nbody {i} [[note {(i + 1) % notes}]]\n")
 
 
-def _read(vault, monkeypatch) -> tuple[list[tuple[str, str, bytes | None]], list[tuple[str, str]]]:
+def _read(
+    vault, monkeypatch, verify: bool = False, directory=None
+) -> tuple[list[tuple[str, str, bytes | None]], list[tuple[str, str]]]:
     """Each change read (kind, path, bytes), and the order of advice and reads by path."""
     events: list[tuple[str, str]] = []
     real_read = changes.read_note_bytes
@@ -44,9 +47,9 @@ def _read(vault, monkeypatch) -> tuple[list[tuple[str, str, bytes | None]], list
     monkeypatch.setattr(os, "open", opened)
     monkeypatch.setattr(os, "posix_fadvise", advise)
     monkeypatch.setattr(changes, "read_note_bytes", read)
-    store = IndexStore.open(vault.parent / "index")
+    store = IndexStore.open(directory or vault.parent / "index")
     try:
-        plan = changes.plan(vault, store)
+        plan = changes.plan(vault, store, verify=verify)
         out = [(c.kind, c.file.path, c.data) for c in changes.read(plan, store)]
     finally:
         store.close()
@@ -99,3 +102,15 @@ def test_a_small_run_asks_for_nothing(tmp_path, monkeypatch):
     _vault(vault, 12)
     _, events = _read(vault, monkeypatch)
     assert events and not [e for e in events if e[0] == "advise"]
+
+
+def test_verify_asks_for_every_note_ahead_too(tmp_path, monkeypatch):
+    """`brain index --verify` reads every unchanged note again: ahead, as a first build does."""
+    vault = tmp_path / "vault"
+    _vault(vault, 12)
+    index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 5)
+    out, events = _read(vault, monkeypatch, verify=True, directory=config.index_dir(vault))
+    assert [kind for kind, _, _ in out] == ["same"] * 12  # each read again: the same bytes
+    advised = [path for kind, path in events if kind == "advise"]
+    assert sorted(advised) == sorted(path for kind, path in events if kind == "read")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from .. import walk_helper
 from ..notes import content_hash
@@ -33,6 +34,7 @@ TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed"
 SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
+T = TypeVar("T")
 
 
 @dataclass
@@ -138,12 +140,7 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     """Read each candidate of ``changes`` and classify it (see the module docstring)."""
     limit = max_note_bytes()
     deleted_by_hash = store.notes_by_hash(list(changes.deleted.values()))
-    candidates = changes.candidates
-    advised = 0 if len(candidates) >= READ_AHEAD_FROM else len(candidates)  # how many asked to be read ahead
-    for at, (file, note_id) in enumerate(candidates):
-        while advised < len(candidates) and advised <= at + READ_AHEAD:
-            will_read(candidates[advised][0])
-            advised += 1
+    for file, note_id in _read_ahead(changes.candidates):
         data, skip = read_note_bytes(file, limit)
         if skip is not None:
             changes.skipped.append(skip)
@@ -163,12 +160,23 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
             yield Change(NEW, file, None, data)
-    for file, note_id in changes.rechecks:
+    for file, note_id in _read_ahead(changes.rechecks):
         data, _skip = read_note_bytes(file, limit)
         if data is not None and store.note_hash(note_id) != content_hash(data):
             yield Change(CHANGED, file, note_id, data, recheck=True)
         else:  # the same bytes, or unreadable now: left as its stat said (its next edit shows)
             yield Change(SAME, file, note_id, recheck=True)
+
+
+def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T]]:
+    """``items`` in order, the kernel asked to read each note ``READ_AHEAD`` before its turn
+    when there are ``READ_AHEAD_FROM`` or more (``vault.will_read``)."""
+    advised = 0 if len(items) >= READ_AHEAD_FROM else len(items)
+    for at, item in enumerate(items):
+        while advised < len(items) and advised <= at + READ_AHEAD:
+            will_read(items[advised][0])
+            advised += 1
+        yield item
 
 
 def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:
