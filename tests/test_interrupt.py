@@ -362,6 +362,72 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
         assert found[0] == found[1] and found[0], query
 
 
+def _postings_children(directory: Path) -> list[int]:
+    """The processes building the postings of the index in ``directory`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"brain.index.postings_child" in command and str(directory).encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads the processes from /proc")
+def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
+    """`kill -9` of a first build whose postings child reads the chunks as they are committed:
+    the child's input ends, and it ends too, writing nothing (no process left behind, no
+    file); the next run finishes, and its postings are stamped and answer as FTS5 does."""
+    from brain.index import postings
+    from brain.recall.lexical import lexical_search
+
+    folder, embedder = model
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _write_state(vault, final=True)
+    with environ(BRAIN_HOME=str(home)):
+        directory = config.index_dir(vault)
+    early = "import brain.index.postings as p; p.EARLY_FROM = 1; " + WRAPPER  # its child started early
+    started = time.time()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", early, str(COMMIT_EVERY), "index", "--vault", str(vault)],
+        env={**_env(home, folder), "BRAIN_LEXICAL_POSTINGS": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not _postings_children(directory) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _postings_children(directory), "no postings child was started early"
+    _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 60
+    while _postings_children(directory) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _postings_children(directory) == []
+    assert list(directory.glob("postings.bin*")) == []
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder), BRAIN_LEXICAL_POSTINGS="1"):
+        index_vault(vault, embedder=embedder, progress=False)
+        store = IndexStore.open(directory, create=False)
+        try:
+            base = postings.load(directory)
+            assert base is not None and store.get_meta("postings_stamp") == base.nonce
+            for query in QUERIES:
+                with environ(BRAIN_LEXICAL_POSTINGS="1"):
+                    ours = [(c.path, c.score) for c in lexical_search(store, query, depth=20)]
+                with environ(BRAIN_LEXICAL_POSTINGS="off"):
+                    theirs = [(c.path, c.score) for c in lexical_search(store, query, depth=20)]
+                assert [p for p, _ in ours] == [p for p, _ in theirs] and ours, query
+                assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(ours, theirs)), query
+        finally:
+            store.close()
+
+
 def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(tmp_path, model, clean_build):
     """Issue 9, item 1: `--rebuild` used to delete the old index first; killed, it left 0 notes."""
     folder, embedder = model
