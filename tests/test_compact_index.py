@@ -255,19 +255,28 @@ def test_m009_keeps_the_trigram_tokenizer_an_older_index_chose(tmp_path):
 
 
 def test_a_large_batch_fills_the_lexical_index_with_a_larger_buffer_and_puts_it_back(tmp_path, monkeypatch):
-    """A batch of many chunks goes into chunks_fts with FTS5's ``hashsize`` raised for the
-    statement (fewer segments to merge later): the index is exactly what FTS5 builds anew, and
-    the setting is FTS5's default again once the batch is in, for every later write."""
+    """A batch of many chunks goes into chunks_fts with FTS5's ``hashsize`` and ``automerge``
+    raised for the statement (fewer segments, merged less often): the index is exactly what
+    FTS5 builds anew, and the settings are FTS5's defaults again once the batch is in, for
+    every later write."""
     from brain.index import store as store_module
 
     monkeypatch.setattr(store_module, "_FTS_BULK_CHUNKS", 4)
     root = tmp_path / "v"
     statements = _index_traced(root, monkeypatch)
-    raised = [s for s in statements if "'hashsize'" in s]
-    assert raised[0].endswith(f"{store_module._FTS_BULK_HASH})") and raised[-1].endswith(f"{store_module._FTS_HASH})")
+    settings = [s for s in statements if "INSERT INTO chunks_fts (chunks_fts, rank)" in s]
+    assert settings[:2] == [
+        f"INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', {store_module._FTS_BULK_HASH})",
+        f"INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', {store_module._FTS_BULK_AUTOMERGE})",
+    ]
+    assert settings[-2:] == [
+        f"INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', {store_module._FTS_HASH})",
+        f"INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('automerge', {store_module._FTS_AUTOMERGE})",
+    ]
     store = open_store(root)
     assert _fts_exact(store)
     assert all(_paths(store, f"beta{i}") == [f"Note {i}.md"] for i in range(30))
-    sizes = store.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'hashsize'").fetchall()
-    assert [tuple(r) for r in sizes] in ([], [(store_module._FTS_HASH,)])
+    for name, default in (("hashsize", store_module._FTS_HASH), ("automerge", store_module._FTS_AUTOMERGE)):
+        kept = store.conn.execute("SELECT v FROM chunks_fts_config WHERE k = ?", (name,)).fetchall()
+        assert [tuple(r) for r in kept] in ([], [(default,)])
     store.close()
