@@ -15,6 +15,7 @@ import random
 import shutil
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -520,6 +521,21 @@ def test_a_child_left_running_by_a_killed_run_never_gets_its_base_stamped_wrongl
         store.close()
 
 
+def _watch_flushes(monkeypatch, before_flush: Callable[[int], None]) -> list[int]:
+    """Each commit's batch of notes, as the run flushes it; ``before_flush`` is told how many
+    flushes there were, this one included, before it runs."""
+    real_flush = indexer._Run._flush
+    flushes: list[int] = []
+
+    def flush(run, batch):
+        flushes.append(len(batch))
+        before_flush(len(flushes))
+        return real_flush(run, batch)
+
+    monkeypatch.setattr(indexer._Run, "_flush", flush)
+    return flushes
+
+
 def test_a_large_first_build_reads_its_chunks_as_it_commits_them(tmp_path, monkeypatch):
     """A first build of many notes starts its child before its first write; the child reads the
     chunks each commit brought (told after each), so that at the end nothing is left to read:
@@ -529,15 +545,11 @@ def test_a_large_first_build_reads_its_chunks_as_it_commits_them(tmp_path, monke
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     _early(monkeypatch, True)
     started = _record_children(monkeypatch)
-    real_flush = indexer._Run._flush
-    flushes = []
 
-    def flush(run, batch):
+    def before_flush(count: int) -> None:
         assert len(started) == 1, "the child was not started before the first write"
-        flushes.append(len(batch))
-        return real_flush(run, batch)
 
-    monkeypatch.setattr(indexer._Run, "_flush", flush)
+    flushes = _watch_flushes(monkeypatch, before_flush)
     report, directory = index_into(home, vault, CheapEmbedder())
     assert len(flushes) > 3
     assert started[0].process.returncode == 0
@@ -635,16 +647,12 @@ def test_an_error_while_the_run_writes_stops_an_early_child(tmp_path, monkeypatc
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     _early(monkeypatch, True)
     started = _record_children(monkeypatch)
-    real_flush = indexer._Run._flush
-    flushes = []
 
-    def flush(run, batch):
-        flushes.append(len(batch))
-        if len(flushes) == 3:
+    def before_flush(count: int) -> None:
+        if count == 3:
             raise OSError("the model went away")
-        return real_flush(run, batch)
 
-    monkeypatch.setattr(indexer._Run, "_flush", flush)
+    _watch_flushes(monkeypatch, before_flush)
     with pytest.raises(Exception, match="the model went away"):
         index_into(home, vault, CheapEmbedder())
     assert len(started) == 1 and started[0].process.returncode is not None
