@@ -11,10 +11,12 @@ weights that do not sum exactly, a trigram index) the search is FTS5's.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import shutil
 import struct
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +24,7 @@ import pytest
 from conftest import REAL_VAULTS, write
 from index_helpers import CheapEmbedder, environ, index_into
 
-from brain.index import indexer, postings
+from brain.index import indexer, postings, postings_child
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall import lexical
 
@@ -611,6 +613,12 @@ def test_an_early_child_whose_run_ends_without_go_writes_nothing(index):
         child = postings._Child.start(store, early=True)
         assert child is not None
         child.tell(b"more")
+        if hasattr(os, "getpriority"):  # it reads at a lower priority than the run's
+            deadline = time.monotonic() + 30
+            mine = os.getpriority(os.PRIO_PROCESS, 0)
+            while os.getpriority(os.PRIO_PROCESS, child.process.pid) == mine and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == min(mine + postings_child.EARLY_NICENESS, 19)
         assert child.process.stdin is not None
         child.process.stdin.close()  # what the run's death does to the pipe
         assert child.process.wait(60) == 0

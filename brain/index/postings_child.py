@@ -12,11 +12,14 @@ input after each commit, ``go`` once every chunk is written; its input ending be
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from . import postings
 from .store import IndexStore
+
+EARLY_NICENESS = 10  # 20,000 notes, eight pairs alternating: the build 23.3 -> 21.5 s (medians)
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +27,8 @@ def main(argv: list[str]) -> int:
     try:
         reader = None
         if "--early" in argv[2:]:
+            if hasattr(os, "nice"):  # the CPU the run leaves spare, after its parse workers'
+                os.nice(EARLY_NICENESS)
             reader = postings.Reader()
             for line in sys.stdin.buffer:
                 if line.strip() == b"go":
