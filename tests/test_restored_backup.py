@@ -105,3 +105,44 @@ def test_a_restored_backup_renamed_otherwise_never_takes_the_replaced_index_link
     kept = _answers(toy_vault)
     (directory / RECALL_CACHE_FILE).unlink()
     assert kept == _answers(toy_vault)  # as built from this index's own links
+
+
+def test_vectors_version_moves_once_a_transaction_and_at_every_change_outside_one(tmp_path):
+    """A run writes many notes' chunks in one transaction: the version moves once for it (no
+    reader sees the steps between), moves again at the next transaction, and at every change
+    made outside one; a transaction rolled back leaves it where it was."""
+    vault = tmp_path / "vault"
+    for i in range(3):
+        write(vault, f"n{i}.md", f"# n{i}\n\nwords {i}\n")
+    _index(vault)
+    store = IndexStore.open(config.index_dir(vault))
+    try:
+        vector = np.ones(int(store.get_meta("dim")), np.float32).tobytes()
+        notes = [r[0] for r in store.conn.execute("SELECT id FROM notes ORDER BY id")]
+        versions = [store.vectors_version()]
+        writes: list[str] = []
+        store.conn.set_trace_callback(
+            lambda sql: writes.append(sql) if "vectors_version" in sql and "INSERT" in sql else None
+        )
+        with store.transaction():
+            for note in notes:
+                store.replace_chunks(note, [(0, "", f"words {note}", vector)])
+        versions.append(store.vectors_version())
+        assert len(writes) == 1 and versions[1] != versions[0]
+        with store.transaction():
+            store.replace_chunks(notes[0], [(0, "", "again", vector)])
+        versions.append(store.vectors_version())
+        assert len(writes) == 2 and versions[2] != versions[1]
+        try:
+            with store.transaction():
+                store.replace_chunks(notes[1], [(0, "", "rolled back", vector)])
+                raise KeyError("stop")
+        except KeyError:
+            pass
+        assert store.vectors_version() == versions[2]
+        for note in notes:  # outside a transaction: each statement its own, each a change
+            store.replace_chunks(note, [(0, "", f"alone {note}", vector)])
+            versions.append(store.vectors_version())
+        assert len(set(versions)) == len(versions) == 6
+    finally:
+        store.close()

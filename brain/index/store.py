@@ -178,6 +178,7 @@ class IndexStore:
         self._identity = _file_identity(directory / INDEX_FILE)
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
+        self._vectors_bumped: bool | None = None  # in a ``transaction``: whether it moved vectors_version
         self._reader = reader
         self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
         self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
@@ -190,6 +191,7 @@ class IndexStore:
         self.why_readonly = other.why_readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
+        self._vectors_bumped = None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
         self._query_reads = None
 
@@ -436,11 +438,14 @@ class IndexStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
+        self._vectors_bumped = False
         try:
             yield self.conn
         except BaseException:
             _rollback(self.conn)
             raise
+        finally:
+            self._vectors_bumped = None
         self.conn.execute("COMMIT")
 
     def _unchanged_cache(self) -> dict[str, object]:
@@ -492,8 +497,13 @@ class IndexStore:
         The step is random, not one: an index.db restored from a backup beside newer vector
         files, then changed again, would count to the very version those files were saved at
         from other changes, and they would be taken for its own (its new chunks searched with
-        vectors of chunks it never had)."""
+        vectors of chunks it never had). Once a ``transaction``: no reader sees the steps
+        between (a first build wrote the version a note, with a system call for its step)."""
+        if self._vectors_bumped:
+            return
         self.set_meta("vectors_version", self.vectors_version() + 1 + secrets.randbelow(1 << 30))
+        if self._vectors_bumped is not None:
+            self._vectors_bumped = True
 
     # ----- notes ----------------------------------------------------------------------
 
