@@ -645,3 +645,50 @@ def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_v
         silent.accept()[0].close()
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("did not answer in 0.3 s" in m and "asking it again in 60 s" in m for m in said), said
+
+
+def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, monkeypatch, capsys, caplog):
+    """Under load a Ctrl-C landed while one of the SDK's tasks read stdin, and its task group
+    raised the KeyboardInterrupt beside that task's own error: brain mcp printed the group's
+    traceback to the client's stderr. A Ctrl-C in the group ends it as one alone does (status
+    130, nothing on stderr); what it cut short goes to the log."""
+    from brain.mcp import server as server_module
+
+    try:
+        group_type = BaseExceptionGroup
+    except NameError:  # Python 3.10: the backport anyio installs
+        from exceptiongroup import BaseExceptionGroup as group_type
+
+    class Stopped:
+        def run(self):
+            raise group_type("unhandled errors in a TaskGroup", [KeyboardInterrupt(), ConnectionResetError("reset")])
+
+    class Quiet:
+        def __init__(self, root, embedder=None):
+            pass
+
+        def warm_up(self):
+            pass
+
+        def close(self):
+            pass
+
+    def end_now(status):
+        raise SystemExit(status)
+
+    monkeypatch.setattr(server_module, "Backend", Quiet)
+    monkeypatch.setattr(server_module, "build_server", lambda root, backend: Stopped())
+    monkeypatch.setattr(server_module, "_bound_ctrl_c", lambda seconds: None)
+    monkeypatch.setattr(server_module, "_end_now", end_now)
+    monkeypatch.setattr(server_module, "configure_logging", lambda: None)  # it would take the test's handlers
+    caplog.set_level(logging.INFO, logger="brain")
+    with pytest.raises(SystemExit) as ended:
+        server_module.run(toy_vault)
+    assert ended.value.code == 130
+    assert "Traceback" not in capsys.readouterr().err
+    assert [r for r in caplog.records if r.exc_info and r.levelno == logging.INFO]  # in mcp.log
+    monkeypatch.setattr(
+        server_module, "build_server", lambda root, backend: type("S", (), {"run": lambda self: 1 / 0})()
+    )
+    with pytest.raises(ZeroDivisionError):  # any other error is still raised, to the error boundary
+        server_module.run(toy_vault)

@@ -316,8 +316,10 @@ def run(root: Path, *, embedder: Any = None) -> None:
     try:
         server.run()
     except BaseException as exc:
-        if _only(exc, KeyboardInterrupt):
+        if _holds(exc, KeyboardInterrupt):
             interrupted = True
+            if not _only(exc, KeyboardInterrupt):  # tasks the Ctrl-C cut short, failing as it stopped them
+                log.info("brain mcp stopped by Ctrl-C; what it cut short failed with it", exc_info=exc)
         elif _only(exc, BrokenPipeError):
             # The client closed its end of stdout (it quit, or crashed): nothing to answer to.
             log.info("the client stopped reading (broken pipe); brain mcp stops")
@@ -355,6 +357,16 @@ def _only(exc: BaseException, kind: type[BaseException]) -> bool:
     group = getattr(exc, "exceptions", None)
     if isinstance(group, tuple) and group:
         return all(isinstance(each, BaseException) and _only(each, kind) for each in group)
+    return isinstance(exc, kind)
+
+
+def _holds(exc: BaseException, kind: type[BaseException]) -> bool:
+    """``exc`` is a ``kind``, or one of the errors of the SDK's task groups is (under load a
+    Ctrl-C landed while a task read stdin, and the group held that task's error beside it:
+    its traceback went to the client's stderr)."""
+    group = getattr(exc, "exceptions", None)
+    if isinstance(group, tuple) and group:
+        return any(isinstance(each, BaseException) and _holds(each, kind) for each in group)
     return isinstance(exc, kind)
 
 
