@@ -9,9 +9,11 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import write
-from index_helpers import history_problems, index_into
+from index_helpers import environ, history_problems, index_into
 
+from brain import config
 from brain.index import indexer
 from brain.index import store as store_module
 
@@ -54,6 +56,8 @@ def _dump(directory: Path) -> dict:
             "lexical": "SELECT term, doc, col, offset FROM temp.vocab ORDER BY 1, 2, 3, 4",
             "bm25": "SELECT rowid, round(bm25(chunks_fts), 9) FROM chunks_fts WHERE chunks_fts MATCH 'words3 OR topic'"
             " ORDER BY 1",
+            "indexes": "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+            "meta": "SELECT key FROM meta WHERE key = 'deferred_indexes'",
         }
         return {name: conn.execute(sql).fetchall() for name, sql in query.items()}
     finally:
@@ -105,3 +109,43 @@ def test_a_first_build_asks_history_nothing_for_its_new_notes_and_a_later_run_do
     report, directory = index_into(tmp_path / "home", vault)
     assert asked == ["Back.md"] and report.restored == 1
     assert history_problems(directory / "index.db") == []
+
+
+def test_a_first_build_makes_its_random_key_indexes_after_its_writes(tmp_path, monkeypatch):
+    """A bulk first build into an empty index drops the indexes none of its writes reads and
+    makes them again once the links are resolved: the same indexes, from their own SQL. A
+    run that fails in between leaves them recorded; the next run makes them before it reads."""
+    from brain.index.store import _DEFERRED_INDEXES
+
+    vault = tmp_path / "vault"
+    _vault(vault, 0)
+    monkeypatch.setattr(indexer, "BULK_FROM", 10**9)
+    _, small_dir = index_into(tmp_path / "small", vault)
+    want = _dump(small_dir)["indexes"]
+    assert set(_DEFERRED_INDEXES) <= {name for name, _ in want}  # a renamed index would go unnoticed
+
+    monkeypatch.setattr(indexer, "BULK_FROM", 0)
+    seen: list[list[str]] = []
+
+    def resolve(store, **kwargs):
+        rows = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()
+        seen.append([name for (name,) in rows])
+        raise RuntimeError("stopped here")
+
+    monkeypatch.setattr(indexer, "resolve_links", resolve)
+    with pytest.raises(RuntimeError, match="stopped here"):
+        index_into(tmp_path / "bulk", vault)
+    assert seen and not set(_DEFERRED_INDEXES) & set(seen[0])
+    with environ(BRAIN_HOME=str(tmp_path / "bulk")):
+        directory = config.index_dir(vault)
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        assert conn.execute("SELECT 1 FROM meta WHERE key = 'deferred_indexes'").fetchone()
+    finally:
+        conn.close()
+
+    monkeypatch.undo()
+    monkeypatch.setattr(indexer, "BULK_FROM", 10**9)  # an ordinary run restores them first
+    report, bulk_dir = index_into(tmp_path / "bulk", vault)
+    assert bulk_dir == directory and report.new == 0
+    assert _dump(bulk_dir) == _dump(small_dir)

@@ -194,8 +194,13 @@ def _snapshot(directory: Path) -> dict:
                 "JOIN notes s ON s.id = l.source_id LEFT JOIN notes t ON t.id = l.target_id"
             )
         )
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('model', 'dim', 'links_dirty')").fetchall())
-        return {"notes": notes, "chunks": chunks, "links": links, "meta": meta}
+        meta = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('model', 'dim', 'links_dirty', 'deferred_indexes')"
+            ).fetchall()
+        )
+        indexes = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name").fetchall()
+        return {"notes": notes, "chunks": chunks, "links": links, "meta": meta, "indexes": indexes}
     finally:
         conn.close()
 
@@ -225,6 +230,7 @@ def _assert_same_as_clean(directory: Path, clean: Path, embedder) -> None:
     assert got["notes"] == want["notes"]
     assert got["links"] == want["links"]
     assert got["meta"] == want["meta"]
+    assert got["indexes"] == want["indexes"]
     assert got["chunks"].keys() == want["chunks"].keys()
     for key, (heading, text, vector) in want["chunks"].items():
         other = got["chunks"][key]
@@ -346,6 +352,9 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
     committed = _committed(directory / "index.db", started)
     assert 0 < committed < NOTES - len(DELETED)
     assert _fts_exact(directory) and history_problems(directory / "index.db") == []
+    # The indexes it made after its writes (IndexStore.defer_indexes) are missing, and recorded.
+    left = _snapshot(directory)
+    assert "deferred_indexes" in left["meta"] and len(left["indexes"]) < len(_snapshot(clean_build)["indexes"])
     with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
         report = index_vault(vault, embedder=embedder, progress=False)
     assert report.new == NOTES - len(DELETED) - committed

@@ -254,6 +254,7 @@ class _Run:
         self.link_fences = config.link_fences()
 
     def run(self) -> None:
+        self.store.restore_indexes()  # a first build stopped before it made them (``_write``)
         plan = changes.plan(self.root, self.store, verify=self.verify)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
@@ -264,6 +265,7 @@ class _Run:
             lexical.chunks_written()  # its child reads them (the rest of them) while the run goes on
             if self.store.links_dirty():
                 resolve_links(self.store)
+            self.store.restore_indexes()
             self._finish_carried_history()
             vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
 
@@ -275,6 +277,8 @@ class _Run:
         per_batch = CHUNKS_PER_BATCH * (BULK_BATCHES if len(plan.candidates) >= BULK_FROM else 1)
         if len(plan.candidates) >= BULK_FROM:
             self.store.bulk_writes()  # for the rest of the run: the store is closed after it
+            if self.store.is_empty():
+                self.store.defer_indexes()  # made again once the links are resolved (``run``)
         reading = len(plan.candidates) + len(plan.rechecks)
         bar = _progress_bar(reading, self.progress and bool(reading))
         try:

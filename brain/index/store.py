@@ -435,6 +435,43 @@ class IndexStore:
         seconds; peak RSS 957 -> 1,087 MB)."""
         self.conn.execute(f"PRAGMA cache_size = {-_BULK_CACHE_KB}")
 
+    def is_empty(self) -> bool:
+        """No note and no history: nothing a write could have to look up."""
+        return not self.conn.execute("SELECT 1 FROM notes LIMIT 1").fetchone() and not self.has_any_version()
+
+    def defer_indexes(self) -> None:
+        """For a first build into an empty index: drop the indexes over random keys that none of
+        its writes reads (``_DEFERRED_INDEXES``), their SQL recorded in meta ``deferred_indexes`` in
+        the same transaction. Each insert kept them in order one row at a time; ``restore_indexes``
+        makes each once from the full table, a sort. A run stopped in between (``kill -9``) leaves
+        the record, and the next run restores them before it reads anything."""
+        with self.transaction():
+            rows = self.conn.execute(
+                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({_marks(_DEFERRED_INDEXES)})",
+                _DEFERRED_INDEXES,
+            ).fetchall()
+            if not rows or self.conn.execute("SELECT 1 FROM meta WHERE key = 'deferred_indexes'").fetchone():
+                return
+            self.set_meta("deferred_indexes", json.dumps([[name, sql] for name, sql in rows]))
+            for name, _ in rows:
+                self.conn.execute(f"DROP INDEX {name}")
+
+    def restore_indexes(self) -> bool:
+        """Make again the indexes ``defer_indexes`` dropped, in one transaction; True if there were any."""
+        if self.get_meta("deferred_indexes") is None:
+            return False
+        with self.transaction():
+            raw = self.get_meta("deferred_indexes")  # again, under the write lock
+            if raw is None:
+                return False
+            for name, sql in json.loads(raw):
+                if not self.conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)
+                ).fetchone():
+                    self.conn.execute(sql)
+            self.conn.execute("DELETE FROM meta WHERE key = 'deferred_indexes'")
+        return True
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
@@ -2284,6 +2321,25 @@ _RESOLUTION_INDEXES = {
     "link_history": ("link_history_target", "link_history_pending"),
 }
 _BULK_UPDATE_FROM = 20_000
+# The indexes a first build makes after its writes rather than during them (``defer_indexes``):
+# keyed by hashes, paths, names and link targets, read only once the notes are all written (by
+# the links' resolution, or by queries). 20,000 notes: the build's main process 21.2 -> 19.8 s CPU.
+_DEFERRED_INDEXES = (
+    "notes_hash",
+    "notes_path_key",
+    "notes_name_key",
+    "aliases_alias",
+    "aliases_key",
+    "tags_tag",
+    "links_target",
+    "links_stem",
+    "links_unresolved",
+    "note_versions_span",
+    "note_versions_path",
+    "note_versions_hash",
+    "link_history_target",
+    "link_history_span",
+)
 # FTS5's limit on the terms it holds before writing a segment (``add_to_lexical``): its default,
 # and what a batch of at least _FTS_BULK_CHUNKS chunks gets (4,096 chunks of ~1 KB: under 16 MB).
 _FTS_HASH = 1024 * 1024
