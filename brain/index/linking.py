@@ -53,6 +53,7 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
             resolver, id_by_path, path_by_id = _candidates_resolver(store, todo)
         updates: list[tuple[int | None, str, int]] = []
         moved: set[int] = set()  # notes some of whose links now resolve elsewhere
+        every: dict[tuple[int, str, str], tuple[int | None, str]] = {}  # each link's, when full
         for link_id, source_id, target, kind, was_target_id, was_status in todo:
             link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
             resolved = resolver.resolve(link, path_by_id[source_id])
@@ -64,6 +65,8 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
             else:
                 status = "dangling"
             counts[status] += 1
+            if full:
+                every[(source_id, target, kind)] = (target_id, status)
             if (target_id, status) != (was_target_id, was_status):  # most of a full pass: none
                 updates.append((target_id, status, link_id))
                 moved.add(source_id)
@@ -71,7 +74,9 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
         # Link history follows, in the same step. Without a change of names, a pending link
         # answers as the link it replaced did (same notes, same source path): only pending
         # edges need their targets; after one, the edges of the links that moved are compared.
-        store.sync_edge_targets(time.time(), full=full, sources=moved if stems is not None else ())
+        store.sync_edge_targets(
+            time.time(), full=full, sources=moved if stems is not None else (), resolved=every if full else None
+        )
     return counts
 
 
