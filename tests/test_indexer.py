@@ -848,3 +848,49 @@ def test_a_run_over_many_notes_commits_larger_batches(tmp_path, monkeypatch, not
     report = index_vault(tmp_path / "v", progress=False)
     assert report.chunks == sum(flushes) == notes
     assert len(flushes) == commits  # 12 notes: 4 a commit; 30 (a bulk run): 16 a commit
+
+
+def test_a_new_notes_writes_ask_nothing_of_the_rows_it_cannot_have(tmp_path, monkeypatch):
+    """A note inserted under a fresh id has no chunks or links to select and delete, and the
+    links are marked to resolve once a transaction, not once a note: a first build makes none
+    of those statements. A later run that changes a note still replaces its old rows."""
+    import re
+
+    from brain.index import indexer
+    from brain.index.store import IndexStore
+
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 4)
+    statements: list[str] = []
+    opened = IndexStore.__init__
+
+    def traced(store, *args, **kwargs):
+        opened(store, *args, **kwargs)
+        store.conn.set_trace_callback(statements.append)
+
+    monkeypatch.setattr(IndexStore, "__init__", traced)
+    vault = tmp_path / "v"
+    for i in range(12):
+        write(vault, f"Note {i}.md", f"# Note {i}\n\nAbout {i}, see [[Note {(i + 1) % 12}]].\n")
+
+    def count(pattern: str) -> int:
+        return sum(1 for statement in statements if re.search(pattern, statement))
+
+    report = index_vault(vault, progress=False)
+    assert report.new == 12 and report.links["resolved"] == 12
+    assert count(r"FROM chunks WHERE note_id = ") == count(r"DELETE FROM links WHERE source_id") == 0
+    commits = count(r"^COMMIT")
+    assert 0 < count(r"INSERT INTO meta .*'links_dirty', '1'") < commits and count(r"^BEGIN") >= 3
+
+    statements.clear()
+    write(vault, "Note 3.md", "# Note 3\n\nNow about [[Note 5]] and [[Note 7]].\n")
+    report = index_vault(vault, progress=False)
+    assert report.changed == 1 and count(r"DELETE FROM chunks WHERE note_id = ") > 0
+    assert count(r"DELETE FROM links WHERE source_id") > 0
+    with IndexView(config.index_dir(vault)) as view:
+        assert sorted(
+            tuple(row)
+            for row in view.conn.execute(
+                "SELECT t.path FROM links l JOIN notes s ON s.id = l.source_id JOIN notes t ON t.id = l.target_id"
+                " WHERE s.path = 'Note 3.md'"
+            )
+        ) == [("Note 5.md",), ("Note 7.md",)]

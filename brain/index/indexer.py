@@ -487,16 +487,17 @@ class _Run:
                 self.store.set_meta("chunking", self.chunking)
             for note, file, note_id, chunks, data, text in batch:
                 prior = self.history.before_write(note_id, note)
+                new = note_id is None and prior.restore_id is None  # a fresh id: nothing under it to replace
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
                 rows = []
                 for chunk in chunks:
                     rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
                     offset += 1
-                removed, added = self.store.replace_chunks(note_id, rows, lexical=False)
+                removed, added = self.store.replace_chunks(note_id, rows, lexical=False, new=new)
                 self.removed_ids += removed
                 self.added_ids += added
                 batch_added += added
-                self.store.replace_links(note_id, note.links)
+                self.store.replace_links(note_id, note.links, new=new)
                 if self.history.after_write(note_id, note, file.size, data, prior, now, text) == "restored":
                     self.report.restored += 1
             if batch_added:  # each note of a batch is written once: none of these chunks was deleted since

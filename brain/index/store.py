@@ -179,6 +179,7 @@ class IndexStore:
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
         self._vectors_bumped: bool | None = None  # in a ``transaction``: whether it moved vectors_version
+        self._links_marked: bool | None = None  # in a ``transaction``: whether it set links_dirty
         self._reader = reader
         self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
         self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
@@ -191,7 +192,7 @@ class IndexStore:
         self.why_readonly = other.why_readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
-        self._vectors_bumped = None
+        self._vectors_bumped = self._links_marked = None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
         self._query_reads = None
 
@@ -475,14 +476,14 @@ class IndexStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
-        self._vectors_bumped = False
+        self._vectors_bumped = self._links_marked = False
         try:
             yield self.conn
         except BaseException:
             _rollback(self.conn)
             raise
         finally:
-            self._vectors_bumped = None
+            self._vectors_bumped = self._links_marked = None
         self.conn.execute("COMMIT")
 
     def _unchanged_cache(self) -> dict[str, object]:
@@ -777,9 +778,11 @@ class IndexStore:
         self.conn.executemany("INSERT INTO tags (note_id, tag) VALUES (?, ?)", [(note_id, t) for t in note.tags])
         return note_id
 
-    def replace_links(self, note_id: int, links: Sequence[Link]) -> None:
-        """The note's links as written, pending resolution (``linking.resolve_links``)."""
-        self.conn.execute("DELETE FROM links WHERE source_id = ?", (note_id,))
+    def replace_links(self, note_id: int, links: Sequence[Link], *, new: bool = False) -> None:
+        """The note's links as written, pending resolution (``linking.resolve_links``). ``new``:
+        the note's row was just inserted under a fresh id, so it has no links to delete."""
+        if not new:
+            self.conn.execute("DELETE FROM links WHERE source_id = ?", (note_id,))
         self.conn.executemany(
             "INSERT INTO links (source_id, target, kind, anchor, display, line, status, stem_hash)"
             " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
@@ -796,19 +799,31 @@ class IndexStore:
                 for link in links
             ],
         )
+        self._mark_links_dirty()
+
+    def _mark_links_dirty(self) -> None:
+        """Once a ``transaction`` (a first build wrote it a note), at every call outside one."""
+        if self._links_marked:
+            return
         self.set_meta("links_dirty", 1)
+        if self._links_marked is not None:
+            self._links_marked = True
 
     def replace_chunks(
-        self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]], *, lexical: bool = True
+        self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]], *, lexical: bool = True, new: bool = False
     ) -> tuple[list[int], list[int]]:
         """The note's chunks, each (ordinal, heading, text, float32 vector bytes), replacing its
         old ones; returns (removed chunk ids, added chunk ids). Bumps ``vectors_version``.
 
         ``lexical``: add them to chunks_fts now. A writer of many notes passes False and calls
         ``add_to_lexical`` once for all of them before it commits (and before anything could
-        delete them or rename their note: chunks_fts must hold a chunk before it is deleted)."""
-        removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
-        self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
+        delete them or rename their note: chunks_fts must hold a chunk before it is deleted).
+        ``new``: the note's row was just inserted under a fresh id, so it has no chunks to delete."""
+        removed = (
+            [] if new else [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
+        )
+        if not new:
+            self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
         # One statement for all of them: AUTOINCREMENT numbers the rows one after another, so
         # they are the last len(chunks) ids the table handed out.
         self.conn.executemany(
@@ -866,7 +881,7 @@ class IndexStore:
             removed.extend(r[0] for r in self.conn.execute(f"SELECT id FROM chunks WHERE note_id IN ({marks})", part))
             self.conn.execute(f"DELETE FROM notes WHERE id IN ({marks})", part)
         self.bump_vectors_version()
-        self.set_meta("links_dirty", 1)
+        self._mark_links_dirty()
         return removed
 
     def links_dirty(self) -> bool:
@@ -884,6 +899,8 @@ class IndexStore:
         clears ``links_dirty`` and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
         self._update_rows("links", "UPDATE links SET target_id = ?, status = ? WHERE id = ?", list(updates))
         self.set_meta("links_dirty", 0)
+        if self._links_marked is not None:
+            self._links_marked = False  # a change after it in this transaction marks them again
         self.set_meta("resolver_key", names_version)
         # The log of changed names starts again from here (m012_name_changes).
         self.conn.execute("DELETE FROM name_changes")
