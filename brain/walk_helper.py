@@ -27,7 +27,7 @@ import sys
 from typing import IO, Any
 
 from . import config
-from .child_process import python_module_command
+from .child_process import python_module_command, write_all
 from .vault import Folder, Found, Note, walk_files
 
 log = logging.getLogger("brain")
@@ -161,8 +161,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         skipped += found_skipped
     # marshal, not pickle: tuples of strings and numbers only, and ~10 times faster both ways
     # (pickle remembers every string and tuple it wrote, in case it comes again).
-    stdout.write(marshal.dumps((notes, skipped)))
-    stdout.flush()
+    write_all(stdout, marshal.dumps((notes, skipped)))
 
 
 if __name__ == "__main__":

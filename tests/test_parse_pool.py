@@ -209,3 +209,72 @@ def test_parsing_runs_ahead_of_the_writes_within_its_bounds(monkeypatch):
     assert parsing.TASKS_AHEAD >= 16  # a bulk batch's worth of notes: ~800
     monkeypatch.setattr(parsing, "BYTES_AHEAD", 10 * parsing.NOTES_PER_TASK * len(note))
     assert read_ahead() == 10 * parsing.NOTES_PER_TASK  # ten tasks' bytes, then it waits
+
+
+class _Trickle:
+    """A raw pipe end as a child's ``sys.stdout.buffer`` is under PYTHONUNBUFFERED: each write
+    may take only part of what it is given (a stop and continue while it waited for room)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data) -> int:
+        taken = bytes(data[:1000])
+        self.data += taken
+        return len(taken)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_an_answer_goes_whole_through_a_stream_that_takes_part_of_each_write():
+    import io
+
+    stream = _Trickle()
+    answer = [("n.md", "word " * 5000, list(range(300)))]
+    parsing._send(stream, answer)
+    assert parsing._receive(io.BytesIO(bytes(stream.data))) == answer
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads how full the pipe is (FIONREAD)")
+def test_a_worker_stopped_and_continued_while_it_answers_still_answers_whole(tmp_path):
+    """Ctrl-Z then `fg` stops and continues the run's whole process group: a worker blocked
+    writing a large answer into a full pipe had its write cut short, and under
+    PYTHONUNBUFFERED (its stdout a raw file) the rest of the answer was lost and the run
+    waited for it for ever. Here the worker is stopped and continued in that very state."""
+    import array
+    import fcntl
+    import signal
+    import subprocess
+    import termios
+    import threading
+    import time
+
+    from brain.chunking import DEFAULT_STRATEGY
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    worker = subprocess.Popen(parsing.WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:
+        assert worker.stdin is not None and worker.stdout is not None
+        body = ("# Note\n\n" + "word " * 40_000 + "\n").encode()  # each answer ~400 KB: many pipefuls
+        parsing._send(worker.stdin, [(f"n{i}.md", body, 0.0, frozenset(), DEFAULT_STRATEGY) for i in range(4)])
+        waiting = array.array("i", [0])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the worker waits for room in a full pipe
+            fcntl.ioctl(worker.stdout.fileno(), termios.FIONREAD, waiting)
+            if waiting[0] >= 65536 and Path(f"/proc/{worker.pid}/stat").read_text().split(") ")[1][0] == "S":
+                break
+            time.sleep(0.01)
+        assert waiting[0] >= 65536
+        os.kill(worker.pid, signal.SIGSTOP)
+        time.sleep(0.1)
+        os.kill(worker.pid, signal.SIGCONT)
+        got: list[object] = []
+        reader = threading.Thread(target=lambda: got.append(parsing._receive(worker.stdout)), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert not reader.is_alive(), "the answer never came whole"
+        assert isinstance(got[0], list) and [wire[0][0] for wire in got[0]] == [f"n{i}.md" for i in range(4)]
+    finally:
+        worker.kill()
+        worker.wait()

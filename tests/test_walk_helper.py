@@ -158,3 +158,33 @@ def test_the_update_check_of_a_large_vault_takes_a_helper_and_plans_the_same(tmp
     assert summary() == alone
     assert started == [1, 1]
     assert len(alone[0]) == 24 - 3 and len(alone[1]) == 3 and len(alone[2]) == 2
+
+
+def test_the_helpers_answer_goes_whole_through_a_stream_that_takes_part_of_each_write(tmp_path):
+    """Under PYTHONUNBUFFERED the helper's stdout is a raw pipe end, whose write may take part
+    of a large answer (stopped and continued as it waited for room): all of it is written."""
+    import io
+    import marshal
+    import pickle
+
+    class Trickle:
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def write(self, data) -> int:
+            self.data += bytes(data[:1000])
+            return min(len(data), 1000)
+
+        def flush(self) -> None:
+            pass
+
+    for i in range(300):
+        write(tmp_path, f"folder/a fairly long note name {i:04}.md", "x")
+    given = io.BytesIO()
+    pickle.dump((str(tmp_path), None), given)
+    pickle.dump((str(tmp_path / "folder"), "folder/", None), given)
+    given.seek(0)
+    out = Trickle()
+    walk_helper.serve(given, out)
+    notes, skipped = marshal.loads(bytes(out.data))
+    assert len(notes) == 300 and skipped == [] and len(out.data) > 10_000

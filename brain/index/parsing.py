@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any, Generic, TypeVar
 
 from .. import config
-from ..child_process import python_module_command
+from ..child_process import python_module_command, write_all
 from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
 from ..links import Link
 from ..notes import Note, parse_note
@@ -227,8 +227,7 @@ class Parser(Generic[K]):
 
 def _send(stream: IO[bytes], value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
+    write_all(stream, struct.pack("<Q", len(data)) + data)
 
 
 def _receive(stream: IO[bytes]) -> object:
