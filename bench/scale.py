@@ -230,7 +230,7 @@ class Timers:
 
 
 def _instrument_indexer() -> Timers:
-    from brain.index import changes, indexer, parsing, postings, vectors
+    from brain.index import changes, indexer, parsing, postings, store, vectors
 
     t = Timers()
     t.wrap(changes, "plan", "plan (scan + note stats)")
@@ -238,6 +238,7 @@ def _instrument_indexer() -> Timers:
     t.wrap_generator(parsing.Parser, "parsed", "parsing (main process: parsing, or waiting on workers)")
     t.wrap(indexer._Run, "_flush", "flush (embed + SQLite writes)")
     t.wrap(indexer, "resolve_links", "resolve links")
+    t.wrap(store.IndexStore, "restore_indexes", "indexes made after a first build's writes")
     t.wrap(vectors, "sync", "FAISS sync (delta, or load/add/save)")
     t.wrap(vectors.VectorIndex, "save", "FAISS save (whole)")
     t.wrap(vectors, "write_delta", "FAISS delta write")
