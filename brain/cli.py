@@ -132,7 +132,10 @@ def index(
             emit_json(repaired.as_dict())
         elif not quiet:
             rows = ", ".join(f"{table} ({count:,} rows)" for table, count in repaired.rebuilt.items())
-            click.echo(f"repaired the index of {repaired.vault}: rebuilt and checked {rows} in {repaired.seconds} s")
+            made = f"; made the {repaired.indexes_made} indexes a first build left" if repaired.indexes_made else ""
+            click.echo(
+                f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s"
+            )
         return
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:

@@ -115,6 +115,7 @@ def test_a_first_build_makes_its_random_key_indexes_after_its_writes(tmp_path, m
     """A bulk first build into an empty index drops the indexes none of its writes reads and
     makes them again once the links are resolved: the same indexes, from their own SQL. A
     run that fails in between leaves them recorded; the next run makes them before it reads."""
+    from brain.index.linking import resolve_links
     from brain.index.store import _DEFERRED_INDEXES
 
     vault = tmp_path / "vault"
@@ -144,7 +145,7 @@ def test_a_first_build_makes_its_random_key_indexes_after_its_writes(tmp_path, m
     finally:
         conn.close()
 
-    monkeypatch.undo()
+    monkeypatch.setattr(indexer, "resolve_links", resolve_links)
     monkeypatch.setattr(indexer, "BULK_FROM", 10**9)  # an ordinary run restores them first
     report, bulk_dir = index_into(tmp_path / "bulk", vault)
     assert bulk_dir == directory and report.new == 0

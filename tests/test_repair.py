@@ -136,3 +136,34 @@ def test_a_bm25_index_missing_its_pages_is_answered_around_in_every_lexical_mode
         assert any(f"brain index --repair --vault {toy_vault.resolve()}" in w for w in damaged["warnings"]), damaged
         if mode == "hybrid":  # without BM25, what is left of hybrid for a question is the dense lane
             assert [r["path"] for r in damaged["results"]] == [r["path"] for r in json.loads(vector.stdout)["results"]]
+
+
+def test_repair_makes_the_indexes_a_stopped_first_build_left(toy_vault, monkeypatch):
+    """A first build drops its random-key indexes until its writes are done (defer_indexes);
+    stopped in between, `--repair` makes them, as the next `brain index` would."""
+    from brain.index import indexer
+    from brain.index.store import _DEFERRED_INDEXES
+
+    def stopped(store, **kwargs):
+        raise RuntimeError("stopped before the links")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(indexer, "BULK_FROM", 0)
+        patched.setattr(indexer, "resolve_links", stopped)
+        with pytest.raises(RuntimeError):
+            index_into(config.brain_home(), toy_vault, FakeEmbedder())
+
+    def indexes() -> set[str]:
+        conn = sqlite3.connect(_database(toy_vault))
+        try:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        finally:
+            conn.close()
+
+    assert not indexes() & set(_DEFERRED_INDEXES)
+    result = _invoke("index", "--repair", "--vault", str(toy_vault))
+    assert result.exit_code == 0, result.output
+    assert f"made the {len(_DEFERRED_INDEXES)} indexes a first build left" in result.output
+    assert indexes() >= set(_DEFERRED_INDEXES)
+    again = _invoke("index", "--repair", "--json", "--vault", str(toy_vault))
+    assert json.loads(again.stdout)["indexes_made"] == 0

@@ -6,7 +6,8 @@ that meets one fails with "database disk image is malformed" while the database 
 sound (`brain ask` then answers without BM25 and says so). `--rebuild` would embed every note
 again: hours for a large vault on a CPU. Repair checks the database file (SQLite's
 quick_check), refills each search index from its rows and has FTS5 check it (about 25 s at
-100,000 notes), and drops the names and link graph kept for the next run (recall-cache.npz).
+100,000 notes), makes the indexes a first build stopped before making, and drops the names and
+link graph kept for the next run (recall-cache.npz).
 A damaged database file is a ``IndexDamagedError`` that says to rebuild.
 """
 
@@ -27,6 +28,7 @@ from .store import INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, i
 class RepairReport:
     vault: str
     rebuilt: dict[str, int] = field(default_factory=dict)  # search index → rows indexed
+    indexes_made: int = 0  # those a first build stopped before making (``IndexStore.defer_indexes``)
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -46,6 +48,7 @@ def repair_vault(vault: str | os.PathLike[str] | None) -> RepairReport:
                     problems = store.database_problems()
                     if problems:
                         raise IndexDamagedError("; ".join(problems))
+                    report.indexes_made = store.restore_indexes()
                     report.rebuilt = store.rebuild_search_indexes()
                 finally:
                     store.close()

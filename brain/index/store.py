@@ -457,21 +457,22 @@ class IndexStore:
             for name, _ in rows:
                 self.conn.execute(f"DROP INDEX {name}")
 
-    def restore_indexes(self) -> bool:
-        """Make again the indexes ``defer_indexes`` dropped, in one transaction; True if there were any."""
+    def restore_indexes(self) -> int:
+        """Make again the indexes ``defer_indexes`` dropped, in one transaction; how many it made."""
         if self.get_meta("deferred_indexes") is None:
-            return False
+            return 0
+        made = 0
         with self.transaction():
             raw = self.get_meta("deferred_indexes")  # again, under the write lock
             if raw is None:
-                return False
+                return 0
             for name, sql in json.loads(raw):
-                if not self.conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)
-                ).fetchone():
+                present = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
+                if not self.conn.execute(present, (name,)).fetchone():
                     self.conn.execute(sql)
+                    made += 1
             self.conn.execute("DELETE FROM meta WHERE key = 'deferred_indexes'")
-        return True
+        return made
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
