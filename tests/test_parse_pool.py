@@ -259,13 +259,14 @@ def test_a_worker_stopped_and_continued_while_it_answers_still_answers_whole(tmp
         body = ("# Note\n\n" + "word " * 40_000 + "\n").encode()  # each answer ~400 KB: many pipefuls
         parsing._send(worker.stdin, [(f"n{i}.md", body, 0.0, frozenset(), DEFAULT_STRATEGY) for i in range(4)])
         waiting = array.array("i", [0])
+        room = fcntl.fcntl(worker.stdout.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))  # 64 KB, or less
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # until the worker waits for room in a full pipe
             fcntl.ioctl(worker.stdout.fileno(), termios.FIONREAD, waiting)
-            if waiting[0] >= 65536 and Path(f"/proc/{worker.pid}/stat").read_text().split(") ")[1][0] == "S":
+            if waiting[0] >= room and Path(f"/proc/{worker.pid}/stat").read_text().split(") ")[1][0] == "S":
                 break
             time.sleep(0.01)
-        assert waiting[0] >= 65536
+        assert waiting[0] >= room
         os.kill(worker.pid, signal.SIGSTOP)
         time.sleep(0.1)
         os.kill(worker.pid, signal.SIGCONT)
