@@ -6,6 +6,7 @@ change, rename and delete notes. Both ways are forced here on a small vault."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -150,3 +151,57 @@ def test_a_first_build_makes_its_random_key_indexes_after_its_writes(tmp_path, m
     report, bulk_dir = index_into(tmp_path / "bulk", vault)
     assert bulk_dir == directory and report.new == 0
     assert _dump(bulk_dir) == _dump(small_dir)
+
+
+def test_no_write_of_a_first_build_would_read_an_index_it_makes_after(tmp_path, monkeypatch):
+    """A first build writes without _DEFERRED_INDEXES: a statement of its writes that SQLite
+    would answer through one of them scans its table instead, once a note (a first build made
+    quadratic). Every statement its flushes run is asked for its plan over the finished index,
+    which has them all: none may use them."""
+    from brain.index.store import _DEFERRED_INDEXES, IndexStore
+
+    monkeypatch.setattr(indexer, "BULK_FROM", 0)
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 16)
+    statements: dict[str, str] = {}  # one example of each statement, its values aside
+    writing = [False]
+    opened = IndexStore.__init__
+
+    def seen(sql: str) -> None:
+        if writing[0] and not sql.startswith("--"):
+            statements.setdefault(re.sub(r"'[^']*'|\b\d+\b", "?", sql), sql)
+
+    def traced(store, *args, **kwargs):
+        opened(store, *args, **kwargs)
+        store.conn.set_trace_callback(seen)
+
+    flush = indexer._Run._flush
+
+    def flushing(run, batch):
+        writing[0] = True
+        try:
+            flush(run, batch)
+        finally:
+            writing[0] = False
+
+    monkeypatch.setattr(IndexStore, "__init__", traced)
+    monkeypatch.setattr(indexer._Run, "_flush", flushing)
+    vault = tmp_path / "vault"
+    _vault(vault, 0)
+    report, directory = index_into(tmp_path / "home", vault)
+    assert report.new == 40 and statements
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        used: dict[str, set[str]] = {}
+        for sql in statements.values():
+            if sql.split(None, 1)[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE"):
+                continue
+            for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"):
+                # A lookup through the index (SEARCH); a scan (SCAN, say of a covering index for
+                # a LIMIT 1) reads the table as well without it.
+                step = f"{row[-1]} "
+                for name in _DEFERRED_INDEXES:
+                    if step.startswith("SEARCH") and f"INDEX {name} " in step:
+                        used.setdefault(name, set()).add(sql[:120])
+    finally:
+        conn.close()
+    assert used == {}
