@@ -178,8 +178,7 @@ class IndexStore:
         self._identity = _file_identity(directory / INDEX_FILE)
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
-        self._vectors_bumped: bool | None = None  # in a ``transaction``: whether it moved vectors_version
-        self._links_marked: bool | None = None  # in a ``transaction``: whether it set links_dirty
+        self._written_once: set[str] | None = None  # in a ``transaction``: meta keys written once in it
         self._reader = reader
         self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
         self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
@@ -192,7 +191,7 @@ class IndexStore:
         self.why_readonly = other.why_readonly
         self._identity = other._identity
         self._cache, self._cache_key = {}, None
-        self._vectors_bumped = self._links_marked = None
+        self._written_once = None
         self._reader, self._readers, self._split_at = other._reader, other._readers, other._split_at
         self._query_reads = None
 
@@ -447,15 +446,19 @@ class IndexStore:
         makes each once from the full table, a sort. A run stopped in between (``kill -9``) leaves
         the record, and the next run restores them before it reads anything."""
         with self.transaction():
-            rows = self.conn.execute(
-                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({_marks(_DEFERRED_INDEXES)})",
-                _DEFERRED_INDEXES,
-            ).fetchall()
+            rows = self._index_definitions(_DEFERRED_INDEXES)
             if not rows or self.conn.execute("SELECT 1 FROM meta WHERE key = 'deferred_indexes'").fetchone():
                 return
             self.set_meta("deferred_indexes", json.dumps([[name, sql] for name, sql in rows]))
             for name, _ in rows:
                 self.conn.execute(f"DROP INDEX {name}")
+
+    def _index_definitions(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """(name, SQL) of those of these indexes the database holds."""
+        rows = self.conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({_marks(names)})", list(names)
+        )
+        return [(r[0], r[1]) for r in rows]
 
     def restore_indexes(self) -> int:
         """Make again the indexes ``defer_indexes`` dropped, in one transaction; how many it made."""
@@ -466,9 +469,10 @@ class IndexStore:
             raw = self.get_meta("deferred_indexes")  # again, under the write lock
             if raw is None:
                 return 0
-            for name, sql in json.loads(raw):
-                present = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?"
-                if not self.conn.execute(present, (name,)).fetchone():
+            deferred: list[list[str]] = json.loads(raw)
+            present = {name for name, _ in self._index_definitions([name for name, _ in deferred])}
+            for name, sql in deferred:
+                if name not in present:
                     self.conn.execute(sql)
                     made += 1
             self.conn.execute("DELETE FROM meta WHERE key = 'deferred_indexes'")
@@ -477,14 +481,14 @@ class IndexStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
-        self._vectors_bumped = self._links_marked = False
+        self._written_once = set()
         try:
             yield self.conn
         except BaseException:
             _rollback(self.conn)
             raise
         finally:
-            self._vectors_bumped = self._links_marked = None
+            self._written_once = None
         self.conn.execute("COMMIT")
 
     def _unchanged_cache(self) -> dict[str, object]:
@@ -538,11 +542,18 @@ class IndexStore:
         from other changes, and they would be taken for its own (its new chunks searched with
         vectors of chunks it never had). Once a ``transaction``: no reader sees the steps
         between (a first build wrote the version a note, with a system call for its step)."""
-        if self._vectors_bumped:
-            return
-        self.set_meta("vectors_version", self.vectors_version() + 1 + secrets.randbelow(1 << 30))
-        if self._vectors_bumped is not None:
-            self._vectors_bumped = True
+        if self._first_in_transaction("vectors_version"):
+            self.set_meta("vectors_version", self.vectors_version() + 1 + secrets.randbelow(1 << 30))
+
+    def _first_in_transaction(self, key: str) -> bool:
+        """Whether meta ``key`` is to be written now: the first time a ``transaction`` asks (no
+        reader sees the writes after it in the same transaction), and at every call outside one."""
+        if self._written_once is None:
+            return True
+        if key in self._written_once:
+            return False
+        self._written_once.add(key)
+        return True
 
     # ----- notes ----------------------------------------------------------------------
 
@@ -803,12 +814,8 @@ class IndexStore:
         self._mark_links_dirty()
 
     def _mark_links_dirty(self) -> None:
-        """Once a ``transaction`` (a first build wrote it a note), at every call outside one."""
-        if self._links_marked:
-            return
-        self.set_meta("links_dirty", 1)
-        if self._links_marked is not None:
-            self._links_marked = True
+        if self._first_in_transaction("links_dirty"):  # not once a note of a first build
+            self.set_meta("links_dirty", 1)
 
     def replace_chunks(
         self, note_id: int, chunks: Sequence[tuple[int, str, str, bytes]], *, lexical: bool = True, new: bool = False
@@ -820,10 +827,9 @@ class IndexStore:
         ``add_to_lexical`` once for all of them before it commits (and before anything could
         delete them or rename their note: chunks_fts must hold a chunk before it is deleted).
         ``new``: the note's row was just inserted under a fresh id, so it has no chunks to delete."""
-        removed = (
-            [] if new else [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
-        )
+        removed: list[int] = []
         if not new:
+            removed = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (note_id,))]
             self.conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
         # One statement for all of them: AUTOINCREMENT numbers the rows one after another, so
         # they are the last len(chunks) ids the table handed out.
@@ -900,8 +906,8 @@ class IndexStore:
         clears ``links_dirty`` and records, as ``resolver_key``, the ``names_version`` the links were resolved against."""
         self._update_rows("links", "UPDATE links SET target_id = ?, status = ? WHERE id = ?", list(updates))
         self.set_meta("links_dirty", 0)
-        if self._links_marked is not None:
-            self._links_marked = False  # a change after it in this transaction marks them again
+        if self._written_once is not None:
+            self._written_once.discard("links_dirty")  # a change after it in this transaction marks them again
         self.set_meta("resolver_key", names_version)
         # The log of changed names starts again from here (m012_name_changes).
         self.conn.execute("DELETE FROM name_changes")
@@ -917,10 +923,7 @@ class IndexStore:
         if len(rows) < _BULK_UPDATE_FROM or len(rows) * 4 < largest:
             self.conn.executemany(statement, rows)
             return
-        names = _RESOLUTION_INDEXES[table]
-        indexes = self.conn.execute(
-            f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({_marks(names)})", names
-        ).fetchall()
+        indexes = self._index_definitions(_RESOLUTION_INDEXES[table])
         for name, _ in indexes:
             self.conn.execute(f"DROP INDEX {name}")
         self.conn.executemany(statement, rows)

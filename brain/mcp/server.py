@@ -354,20 +354,22 @@ def _bound_ctrl_c(seconds: float) -> None:
 
 def _only(exc: BaseException, kind: type[BaseException]) -> bool:
     """``exc`` is a ``kind``, alone or as every error of the SDK's task groups."""
-    group = getattr(exc, "exceptions", None)
-    if isinstance(group, tuple) and group:
-        return all(isinstance(each, BaseException) and _only(each, kind) for each in group)
-    return isinstance(exc, kind)
+    return all(isinstance(each, kind) for each in _leaves(exc))
 
 
 def _holds(exc: BaseException, kind: type[BaseException]) -> bool:
     """``exc`` is a ``kind``, or one of the errors of the SDK's task groups is (under load a
     Ctrl-C landed while a task read stdin, and the group held that task's error beside it:
     its traceback went to the client's stderr)."""
+    return any(isinstance(each, kind) for each in _leaves(exc))
+
+
+def _leaves(exc: object) -> list[object]:
+    """The errors inside ``exc``'s task groups, however nested; ``exc`` itself when it is none."""
     group = getattr(exc, "exceptions", None)
-    if isinstance(group, tuple) and group:
-        return any(isinstance(each, BaseException) and _holds(each, kind) for each in group)
-    return isinstance(exc, kind)
+    if not isinstance(exc, BaseException) or not isinstance(group, tuple) or not group:
+        return [exc]
+    return [leaf for each in group for leaf in _leaves(each)]
 
 
 def _end_now(status: int) -> None:
