@@ -205,3 +205,42 @@ def test_no_write_of_a_first_build_would_read_an_index_it_makes_after(tmp_path, 
     finally:
         conn.close()
     assert used == {}
+
+
+def test_a_reader_during_a_first_build_answers_while_its_indexes_are_not_made(tmp_path, monkeypatch):
+    """`brain ask` beside a first build, between its writes and its indexes: the lookups those
+    indexes served scan their tables instead; the answer comes, and names the same note first
+    as once the build is done."""
+    from conftest import FakeEmbedder
+
+    from brain.index.linking import resolve_links
+    from brain.index.store import _DEFERRED_INDEXES
+    from brain.recall.opening import open_recaller
+
+    monkeypatch.setattr(indexer, "BULK_FROM", 0)
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    _vault(vault, 0)
+    asked: list[list[str]] = []
+
+    def ask() -> None:
+        with environ(BRAIN_HOME=str(home)):
+            recaller = open_recaller(vault, update=False, embedder=FakeEmbedder(), rerank_model=None)
+            try:
+                for query in ("Note 17", "alias 23", "words3 topic"):
+                    asked.append([hit.path for hit in recaller.ask(query).results[:3]])
+            finally:
+                recaller.close()
+
+    def reading_first(store, **kwargs):
+        left = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert not left & set(_DEFERRED_INDEXES)
+        ask()
+        return resolve_links(store, **kwargs)
+
+    monkeypatch.setattr(indexer, "resolve_links", reading_first)
+    index_into(home, vault)
+    during = list(asked)
+    asked.clear()
+    ask()
+    assert len(during) == 3 and all(during)
+    assert during[0][0] == asked[0][0] == "n/Note 17.md" and during[1][0] == asked[1][0] == "n/Note 23.md"
