@@ -230,10 +230,11 @@ def walk(
     return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged)
 
 
-# Entries walked here before the helper is given a folder: it takes ~0.06 s to start, and its
-# answer ~0.04 s to merge at the end (25,000 against 10,000: a whole no-op `brain index` of
-# 100,000 notes 0.63 -> 0.57 s median, the helper no longer the last to finish).
-HELPER_HEAD = 25_000
+# Entries walked here before the helper is given a folder: it takes ~0.07 s to start and
+# ~0.06 s more to decode the index's snapshot (``compare_with``), while this process walks. With
+# its answer cheap to merge (the notes compared there), less head pays: 100,000 notes, a plan
+# 0.50 s median with 25,000, 0.48 with 8,000 or 15,000, 0.54 with 35,000 (10 runs each).
+HELPER_HEAD = 12_000
 HELPER_MIN_FOLDER = 64  # entries of a folder worth handing over
 
 
@@ -243,9 +244,15 @@ class _Found(NamedTuple):
     unchanged: list[str]
 
     def merge(self, found: Found, lookup: Callable[[str], tuple[int, int, int] | None] | None) -> None:
-        """What the helper found, compared here with what the index knows."""
-        notes, skipped = found
+        """What the helper found, compared here with what the index knows unless it compared
+        it there (then its notes are only those that differ)."""
+        notes, skipped, unchanged = found
         self.skipped.extend(Skipped(*s) for s in skipped)
+        if unchanged is not None:
+            self.notes.extend(notes)
+            if unchanged:
+                self.unchanged.extend(unchanged.split("\0"))
+            return
         for note in notes:
             path = note[0]
             row = lookup(path) if lookup is not None else None
@@ -256,9 +263,11 @@ class _Found(NamedTuple):
 
 
 Note = tuple[str, str, int, int]  # a VaultFile's fields
-# What a walk of some folders' notes found, not compared, in plain tuples (``marshal`` carries
-# them between processes): the notes, and the skipped as (path, reason, detail).
-Found = tuple[list[Note], list[tuple[str, str, str]]]
+# What a walk of some folders' notes found, in plain values (``marshal`` carries them between
+# processes): the notes, the skipped as (path, reason, detail), and the paths of the notes whose
+# size and mtime the index has, joined by NUL, when they were compared with it (else None, and
+# every note is in the first list).
+Found = tuple[list[Note], list[tuple[str, str, str]], "str | None"]
 Folder = tuple[str, str, "str | None"]  # (absolute path, vault-relative prefix, its real prefix or None)
 
 
@@ -382,12 +391,20 @@ def _files_of(
             notes.append((rel, base + name, size, mtime_ns))
 
 
-def walk_files(dirpath: str, prefix: str, real_prefix: str | None, spec: Any, real_root: str) -> Found:
-    """The notes of one folder (not its subfolders) as the walk finds them, not compared with
-    the index: what the helper process does for each folder it is given."""
+def walk_files(
+    dirpath: str,
+    prefix: str,
+    real_prefix: str | None,
+    spec: Any,
+    real_root: str,
+    lookup: Callable[[str], tuple[int, int, int] | None] | None = None,
+) -> tuple[list[Note], list[tuple[str, str, str]], list[str]]:
+    """The notes of one folder (not its subfolders) as the walk finds them: what the helper
+    process does for each folder it is given. With ``lookup`` (path → (note id, size,
+    mtime_ns)) a note whose size and mtime it has is only its path, in the third list."""
     out = _Found([], [], [])
-    _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, None, out)
-    return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped]
+    _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, lookup, out)
+    return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped], out.unchanged
 
 
 def _folder_files(

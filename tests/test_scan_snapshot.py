@@ -7,6 +7,7 @@ equals the rows."""
 from __future__ import annotations
 
 import os
+import pickle
 import sqlite3
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from conftest import FakeEmbedder, write
 from index_helpers import open_store
 
 from brain import config
-from brain.index import changes
+from brain.index import changes, scan_snapshot
 from brain.index.indexer import index_vault
 from brain.index.store import IndexStore
 
@@ -83,10 +84,33 @@ def test_every_write_to_the_notes_is_seen_through_the_snapshot_and_its_log(index
             change()
         assert store.note_stats() == _rows(store), name
         assert _blob(store) == blob, name
+        # What the walk's helper process is sent, decoded there, says the same.
+        stats, snapshot = store.note_stats_and_snapshot()
+        assert snapshot is not None and snapshot.data == blob and snapshot.logged, name
+        assert scan_snapshot.notes(scan_snapshot.Snapshot(*pickle.loads(pickle.dumps(tuple(snapshot))))) == stats, name
     with store.transaction():  # a column the walk does not read: nothing logged
         before = store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0]
         store.conn.execute("UPDATE notes SET title = 'Another title'")
     assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == before
+
+
+def test_the_snapshot_handed_on_is_the_one_stored_or_none_where_none_could_be(indexed, toy_vault):
+    """``note_stats_and_snapshot`` gives the walk's helper the bytes the stats came from: the
+    stored snapshot, the one it has just stored, or None when it read the rows and could not
+    store one (a read-only index)."""
+    _vault, store = indexed
+    store.conn.execute("DELETE FROM scan_snapshot")
+    stats, snapshot = store.note_stats_and_snapshot()
+    assert snapshot is not None and snapshot.data == _blob(store) and snapshot.logged == snapshot.current == []
+    assert scan_snapshot.notes(snapshot) == stats == _rows(store)
+    store.conn.execute("DELETE FROM scan_snapshot")
+    writer = sqlite3.connect(config.index_dir(toy_vault) / "index.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another process writing: no snapshot can be stored now
+        stats, snapshot = store.note_stats_and_snapshot()
+        assert snapshot is None and stats == _rows(store) and not _stored(store)
+    finally:
+        writer.close()
 
 
 def test_a_long_log_drops_the_snapshot_and_the_next_reader_stores_a_new_one(indexed):

@@ -15,7 +15,7 @@ from index_helpers import open_store
 
 from brain import vault as vault_module
 from brain import walk_helper
-from brain.index import changes
+from brain.index import changes, scan_snapshot
 from brain.index.indexer import index_vault
 from brain.vault import Walk, load_ignore, walk
 from brain.walk_helper import WalkHelper
@@ -69,8 +69,25 @@ def _same(alone: Walk, helped: Walk) -> None:
     assert sorted(helped.unchanged) == sorted(alone.unchanged)
 
 
+def _snapshot_of(known: dict, notes: list) -> scan_snapshot.Snapshot:
+    """A snapshot that says ``known`` the way the index does after changes: a blob of an older
+    state (one note by an old size, one long deleted, one not yet added), and the log of those
+    three with their rows now."""
+    older = dict(known)
+    changed, removed, added = notes[3].path, "removed since.md", notes[4].path
+    older[changed] = (known[changed][0], known[changed][1] + 7, known[changed][2])
+    older[removed] = (77, 1, 1)
+    del older[added]
+    logged = [(known[changed][0], changed), (known[changed][0], None), (77, removed), (known[added][0], None)]
+    current = [(path, *known[path]) for path in (changed, added)]
+    snapshot = scan_snapshot.Snapshot(scan_snapshot.encode(older), logged, current)
+    assert scan_snapshot.notes(snapshot) == known
+    return snapshot
+
+
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
-def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder):
+@pytest.mark.parametrize("compared_there", [False, True], ids=["compared-here", "compared-by-the-helper"])
+def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder, compared_there):
     _hostile_vault(tmp_path)
     ignore = load_ignore(tmp_path)
     notes = walk(tmp_path, ignore).notes
@@ -82,9 +99,21 @@ def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder
     known["gone.md"] = (99, 1, 1)
     alone = walk(tmp_path, ignore, known=known)
     with WalkHelper.start(os.path.realpath(tmp_path), ignore.spec) as helper:
+        if compared_there:
+            helper.compare_with(_snapshot_of(known, notes))
+            helper._sending.join()  # type: ignore[union-attr]  # written before the first folder
+        finish = helper.finish
+        answers = []
+        helper.finish = lambda: answers.append(finish()) or answers[-1]  # type: ignore[method-assign]
         helped = walk(tmp_path, ignore, known=known, helper=helper)
         assert len(helper.given) >= 15  # every folder walked
     assert helper.process is not None and helper.process.returncode is not None  # stopped
+    (found_notes, _, unchanged), left = answers[0]
+    assert left == []
+    if compared_there:  # the helper answered only what differs, and the rest as paths
+        assert len(found_notes) == 3 and unchanged is not None and len(unchanged.split("\0")) == len(notes) - 3
+    else:
+        assert len(found_notes) == len(notes) and unchanged is None
     _same(alone, helped)
     assert len(alone.unchanged) == len(notes) - 3 and len(alone.notes) == 3
     reasons = {s.reason for s in alone.skipped}
@@ -100,7 +129,8 @@ def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder
         [str(Path(sys.executable).parent / "no-such-python")],  # cannot start at all
     ],
 )
-def test_a_helper_that_fails_costs_only_time(tmp_path, every_folder, monkeypatch, caplog, command):
+@pytest.mark.parametrize("snapshot", [False, True], ids=["no-snapshot", "snapshot"])
+def test_a_helper_that_fails_costs_only_time(tmp_path, every_folder, monkeypatch, caplog, command, snapshot):
     for i in range(5):
         write(tmp_path, f"f{i}/note {i}.md", f"# Note {i}\n")
     ignore = load_ignore(tmp_path)
@@ -110,6 +140,10 @@ def test_a_helper_that_fails_costs_only_time(tmp_path, every_folder, monkeypatch
         caplog.at_level(logging.WARNING, logger="brain"),
         WalkHelper.start(os.path.realpath(tmp_path), ignore.spec) as helper,
     ):
+        if snapshot:
+            helper.compare_with(scan_snapshot.Snapshot(scan_snapshot.encode({}), [], []))
+            if helper._sending is not None:
+                helper._sending.join()  # its write done or failed: the walk hands folders over, or cannot
         helped = walk(tmp_path, ignore, known={}, helper=helper)
     _same(alone, helped)
     assert len(helped.notes) == 5
@@ -145,8 +179,11 @@ def test_the_update_check_of_a_large_vault_takes_a_helper_and_plans_the_same(tmp
     start = WalkHelper.start.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(WalkHelper, "start", classmethod(lambda cls, *a: started.append(1) or start(cls, *a)))
     monkeypatch.setattr(walk_helper, "HELPER_FROM", 1)
+    compare_with, snapshots = WalkHelper.compare_with, []
+    monkeypatch.setattr(WalkHelper, "compare_with", lambda self, s: snapshots.append(s) or compare_with(self, s))
     assert summary() == alone
     assert started == [1]
+    assert len(snapshots) == 1 and snapshots[0].logged  # the index's snapshot and its log, compared by the helper
     monkeypatch.setenv("BRAIN_WALK_WORKERS", "0")  # switched off: walked in this process only
     assert summary() == alone
     assert started == [1]
@@ -181,10 +218,65 @@ def test_the_helpers_answer_goes_whole_through_a_stream_that_takes_part_of_each_
     for i in range(300):
         write(tmp_path, f"folder/a fairly long note name {i:04}.md", "x")
     given = io.BytesIO()
-    pickle.dump((str(tmp_path), None), given)
+    pickle.dump((str(tmp_path), None, None), given)
     pickle.dump((str(tmp_path / "folder"), "folder/", None), given)
     given.seek(0)
     out = Trickle()
     walk_helper.serve(given, out)
-    notes, skipped = marshal.loads(bytes(out.data))
-    assert len(notes) == 300 and skipped == [] and len(out.data) > 10_000
+    notes, skipped, unchanged = marshal.loads(bytes(out.data))
+    assert len(notes) == 300 and skipped == [] and unchanged is None and len(out.data) > 10_000
+
+
+def test_a_helper_that_never_reads_its_snapshot_costs_no_wait(tmp_path, every_folder, monkeypatch):
+    """The snapshot is more than a pipe holds: written by a thread, and the walk hands no folder
+    over until it is written. A helper that never reads (hung, stopped) leaves the walk to
+    walk every folder itself, then is stopped, its writer thread with it."""
+    import threading
+
+    for i in range(5):
+        write(tmp_path, f"f{i}/note {i}.md", f"# Note {i}\n")
+    ignore = load_ignore(tmp_path)
+    alone = walk(tmp_path, ignore, known={})
+    monkeypatch.setattr(walk_helper, "COMMAND", [sys.executable, "-c", "import time; time.sleep(120)"])
+    big = {f"folder {i // 1000}/a note with a long name, number {i:07}.md": (i, i, i) for i in range(60_000)}
+    snapshot = scan_snapshot.Snapshot(scan_snapshot.encode(big), [], [])
+    assert len(snapshot.data) > 4_000_000
+    outcome: list = []
+
+    def run() -> None:
+        with WalkHelper.start(os.path.realpath(tmp_path), ignore.spec) as helper:
+            helper.compare_with(snapshot)
+            outcome.append(walk(tmp_path, ignore, known={}, helper=helper))
+            outcome.append(helper)
+
+    walker = threading.Thread(target=run, daemon=True)
+    walker.start()
+    walker.join(60)
+    assert not walker.is_alive(), "the walk waited for a helper that never reads"
+    helped, helper = outcome
+    _same(alone, helped)
+    assert helper.given == [] and helper._sending is None
+    assert helper.process.returncode is not None  # stopped
+    assert not any(t.name == "brain-walk-helper" for t in threading.enumerate())
+
+
+def test_the_helper_decodes_the_snapshot_it_is_sent_and_answers_only_what_differs(tmp_path):
+    import io
+    import marshal
+    import pickle
+
+    for i in range(4):
+        write(tmp_path, f"folder/note {i}.md", "x" * (i + 1))
+    files = {f.path: f for f in walk(tmp_path).notes}
+    known = {path: (n, f.size, f.mtime_ns) for n, (path, f) in enumerate(sorted(files.items()))}
+    known["folder/note 1.md"] = (1, 99, known["folder/note 1.md"][2])  # another size: changed
+    del known["folder/note 2.md"]  # not in the index: new
+    given = io.BytesIO()
+    pickle.dump((str(tmp_path), None, tuple(scan_snapshot.Snapshot(scan_snapshot.encode(known), [], []))), given)
+    pickle.dump((str(tmp_path / "folder"), "folder/", None), given)
+    given.seek(0)
+    out = io.BytesIO()
+    walk_helper.serve(given, out)
+    notes, skipped, unchanged = marshal.loads(out.getvalue())
+    assert sorted(n[0] for n in notes) == ["folder/note 1.md", "folder/note 2.md"]
+    assert skipped == [] and sorted(unchanged.split("\0")) == ["folder/note 0.md", "folder/note 3.md"]

@@ -104,7 +104,9 @@ def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
     # differs from its row (the row has the stat of what was read), so it is a candidate.
     if walk_helper.wanted(store.note_count()):  # started first: it starts while the stats are read
         with walk_helper.WalkHelper.start(os.path.realpath(root), ignore.spec) as helper:
-            rows = store.note_stats()  # path → (id, size, mtime_ns)
+            rows, snapshot = store.note_stats_and_snapshot()  # path → (id, size, mtime_ns)
+            if snapshot is not None:  # the helper compares its notes with it too
+                helper.compare_with(snapshot)
             found = walk(root, ignore, known=rows, helper=helper)
     else:
         rows = store.note_stats()

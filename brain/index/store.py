@@ -19,11 +19,8 @@ import os
 import re
 import secrets
 import sqlite3
-import struct
-import sys
 import time
 import zlib
-from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -37,10 +34,11 @@ from ..errors import BrainError, IndexDamagedError, NoIndexError, NoSpaceError, 
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect
 from ..text import shell_word
-from . import fts_pruning
+from . import fts_pruning, scan_snapshot
 from .fts_pruning import Pruning
 from .query_reads import QueryReads
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
+from .scan_snapshot import Snapshot
 from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
 from .version_text import chunk_dictionary, needs_dictionary
 from .version_text import compress as compress_text
@@ -562,7 +560,12 @@ class IndexStore:
         return {r["path"]: NoteRow(r["id"], r["path"], r["title"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
 
     def note_stats(self) -> dict[str, tuple[int, int, int]]:
-        """path → (note id, size, mtime_ns) of every note.
+        """path → (note id, size, mtime_ns) of every note (``note_stats_and_snapshot``)."""
+        return self.note_stats_and_snapshot()[0]
+
+    def note_stats_and_snapshot(self) -> tuple[dict[str, tuple[int, int, int]], Snapshot | None]:
+        """path → (note id, size, mtime_ns) of every note, and the snapshot it was made from
+        (which the walk's helper process decodes too), None when it was read from the rows.
 
         Read from ``scan_snapshot`` when it is there, corrected by ``scan_snapshot_log`` (the
         notes changed since, logged by triggers in the same transaction as the change), in
@@ -575,41 +578,43 @@ class IndexStore:
         if own:
             self.conn.execute("BEGIN")
         try:
-            stats = self._snapshot_stats()
+            snapshot = self._snapshot()
         finally:
             if own:
                 self.conn.execute("COMMIT")
+        stats = scan_snapshot.notes(snapshot) if snapshot is not None else None
         if stats is not None:
-            return stats
+            return stats, snapshot
         if self.readonly or self.conn.in_transaction or not self._try_begin_immediate():
-            return self._stats_from_rows()
+            return self._stats_from_rows(), None
         try:
             stats = self._stats_from_rows()
-            self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (_encode_stats(stats),))
+            data = scan_snapshot.encode(stats)
+            self.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (data,))
             self.conn.execute("DELETE FROM scan_snapshot_log")
         except BaseException:
             _rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
-        return stats
+        return stats, scan_snapshot.Snapshot(data, [], [])
+
+    def _snapshot(self) -> Snapshot | None:
+        """The stored snapshot and its log, with the logged notes' rows now (inside a read
+        transaction: of one state); None when there is none."""
+        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        logged = [(r[0], r[1]) for r in self.conn.execute("SELECT note_id, path FROM scan_snapshot_log")]
+        current: list[tuple[str, int, int, int]] = []
+        for part in _parts(sorted({note_id for note_id, _ in logged})):
+            rows = self.conn.execute(f"SELECT path, id, size, mtime_ns FROM notes WHERE id IN ({_marks(part)})", part)
+            current += ((r[0], r[1], r[2], r[3]) for r in rows)
+        return scan_snapshot.Snapshot(bytes(row[0]), logged, current)
 
     def _snapshot_stats(self) -> dict[str, tuple[int, int, int]] | None:
         """The snapshot with the logged notes as they are now; None without a readable one."""
-        row = self.conn.execute("SELECT data FROM scan_snapshot WHERE id = 1").fetchone()
-        stats = _decode_stats(row[0]) if row is not None else None
-        if stats is None:
-            return None
-        log = self.conn.execute("SELECT note_id, path FROM scan_snapshot_log").fetchall()
-        for note_id, path in log:
-            # The first change to a row after the snapshot logs the path the snapshot has.
-            if path is not None and path in stats and stats[path][0] == note_id:
-                del stats[path]
-        for part in _parts(sorted({r[0] for r in log})):
-            for path, note_id, size, mtime_ns in self.conn.execute(
-                f"SELECT path, id, size, mtime_ns FROM notes WHERE id IN ({_marks(part)})", part
-            ):
-                stats[path] = (note_id, size, mtime_ns)
-        return stats
+        snapshot = self._snapshot()
+        return scan_snapshot.notes(snapshot) if snapshot is not None else None
 
     def _stats_from_rows(self) -> dict[str, tuple[int, int, int]]:
         rows = self.conn.execute("SELECT path, id, size, mtime_ns FROM notes")
@@ -2301,43 +2306,6 @@ class IndexStore:
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         size = self.conn.execute("PRAGMA page_size").fetchone()[0]
         return history, int(pages) * int(size)
-
-
-_STATS_MAGIC = b"BRAINSS1"
-
-
-def _encode_stats(stats: dict[str, tuple[int, int, int]]) -> bytes:
-    """The snapshot's blob: magic, count, then ids, sizes and mtimes (int64 little-endian),
-    then the paths joined by NUL (which no path holds). Standard library only: a no-op
-    `brain index` does not import numpy."""
-    columns = [array("q", (v[i] for v in stats.values())) for i in range(3)]
-    if sys.byteorder == "big":
-        for column in columns:
-            column.byteswap()
-    paths = "\0".join(stats).encode("utf-8")
-    return _STATS_MAGIC + struct.pack("<q", len(stats)) + b"".join(c.tobytes() for c in columns) + paths
-
-
-def _decode_stats(data: bytes) -> dict[str, tuple[int, int, int]] | None:
-    """The snapshot in ``data``, or None when it is not one this version wrote."""
-    head = len(_STATS_MAGIC) + 8
-    if len(data) < head or not data.startswith(_STATS_MAGIC):
-        return None
-    (count,) = struct.unpack_from("<q", data, len(_STATS_MAGIC))
-    end = head + 24 * count
-    if count < 0 or len(data) < end:
-        return None
-    columns = []
-    for i in range(3):
-        column = array("q")
-        column.frombytes(data[head + 8 * count * i : head + 8 * count * (i + 1)])
-        if sys.byteorder == "big":
-            column.byteswap()
-        columns.append(column.tolist())
-    paths = data[end:].decode("utf-8").split("\0") if count else []
-    if len(paths) != count:
-        return None
-    return dict(zip(paths, zip(*columns)))
 
 
 def _link_stem_hash(target: str, kind: str) -> int:
