@@ -259,3 +259,38 @@ def test_the_walk_leaves_the_garbage_collector_as_it_found_it(indexed):
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    "steps, gone",
+    [
+        (["edit"], []),
+        (["add"], []),
+        (["edit", "add"], []),
+        (["delete"], ["B.md"]),
+        (["delete", "add"], ["B.md"]),  # as many notes as before, one of them new
+        (["rename"], ["C.md"]),
+        (["delete", "rename", "add", "edit"], ["B.md", "C.md"]),
+    ],
+)
+def test_the_plan_finds_exactly_the_notes_whose_file_is_gone(tmp_path, steps, gone):
+    """Deleted notes are looked for only when fewer indexed notes were found than the index
+    holds; counted right whatever else changed alongside (a new note where one went)."""
+    for name in ("A", "B", "C", "D"):
+        write(tmp_path, f"{name}.md", f"# {name}\n\nabout {name}\n")
+    _index(tmp_path)
+    actions = {
+        "edit": lambda: write(tmp_path, "A.md", "# A\n\nother words entirely\n"),
+        "add": lambda: write(tmp_path, "E.md", "# E\n\nnew\n"),
+        "delete": lambda: (tmp_path / "B.md").unlink(),
+        "rename": lambda: (tmp_path / "C.md").rename(tmp_path / "C moved.md"),
+    }
+    for step in steps:
+        actions[step]()
+    store = open_store(tmp_path)
+    try:
+        plan = changes.plan(tmp_path, store)
+        assert sorted(plan.deleted) == gone
+        assert plan.pending == len(plan.candidates) + len(gone)
+    finally:
+        store.close()

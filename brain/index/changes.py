@@ -116,8 +116,10 @@ def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
     limit = max_note_bytes()
     candidates: list[tuple[VaultFile, int | None]] = []
     stats: dict[str, tuple[int, int]] = {}
+    known_found = len(found.unchanged)  # the indexed notes the walk found (paths are unique)
     for file in found.notes:
         row = rows.get(file.path)
+        known_found += row is not None
         if row is None and _still_skipped(file, held.get(file.path), limit):
             record = held[file.path]
             skipped.append(Skipped(file.path, record.reason, record.detail))
@@ -125,7 +127,9 @@ def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
         else:
             candidates.append((file, row[0] if row else None))
     deleted: dict[str, int] = {}
-    if len(rows) > len(found.unchanged):  # some note is not among the unchanged files: find which
+    # Some indexed note was not found: find which. Counted first, as a set of every path found
+    # is 0.04 s at 100,000 notes, which an edit or a new note alone need not spend.
+    if len(rows) > known_found:
         present = set(found.unchanged).union(f.path for f in found.notes)
         deleted = {path: row[0] for path, row in rows.items() if path not in present}
     skipped.sort(key=lambda s: s.path)
