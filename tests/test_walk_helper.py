@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -288,3 +290,36 @@ def test_the_helper_decodes_the_snapshot_it_is_sent_and_answers_only_what_differ
     notes, skipped, unchanged = marshal.loads(out.getvalue())
     assert sorted(n[0] for n in notes) == ["folder/note 1.md", "folder/note 2.md"]
     assert skipped == [] and sorted(unchanged.split("\0")) == ["folder/note 0.md", "folder/note 3.md"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="POSIX job control")
+def test_a_snapshot_written_across_a_stop_and_continue_arrives_whole(tmp_path, every_folder):
+    """Ctrl-Z then `fg` stops and continues the run's processes: a helper stopped while its
+    snapshot is being written, then continued, reads all of it and compares with it."""
+    for i in range(5):
+        write(tmp_path, f"f{i}/note {i}.md", f"# Note {i}\n")
+    ignore = load_ignore(tmp_path)
+    notes = walk(tmp_path, ignore).notes
+    known = {f.path: (n, f.size, f.mtime_ns) for n, f in enumerate(notes)}
+    known[notes[0].path] = (0, notes[0].size + 1, notes[0].mtime_ns)  # one changed
+    # Much more than a pipe holds, so the writer blocks while the helper is stopped.
+    padded = {**known, **{f"elsewhere/padding note {i:07}.md": (1000 + i, i, i) for i in range(60_000)}}
+    alone = walk(tmp_path, ignore, known=padded)
+    with WalkHelper.start(os.path.realpath(tmp_path), ignore.spec) as helper:
+        assert helper.process is not None
+        os.kill(helper.process.pid, signal.SIGSTOP)
+        try:
+            helper.compare_with(scan_snapshot.Snapshot(scan_snapshot.encode(padded), [], []))
+            time.sleep(0.3)
+            assert helper._sending is not None and helper._sending.is_alive()  # blocked on the full pipe
+        finally:
+            os.kill(helper.process.pid, signal.SIGCONT)
+        helper._sending.join(30)
+        assert not helper._sending.is_alive()
+        finish = helper.finish
+        answers = []
+        helper.finish = lambda: answers.append(finish()) or answers[-1]  # type: ignore[method-assign]
+        helped = walk(tmp_path, ignore, known=padded, helper=helper)
+    _same(alone, helped)
+    (found_notes, _, unchanged), left = answers[0]
+    assert left == [] and len(found_notes) == 1 and unchanged is not None and len(unchanged.split("\0")) == 4
