@@ -611,11 +611,6 @@ class IndexStore:
             current += ((r[0], r[1], r[2], r[3]) for r in rows)
         return scan_snapshot.Snapshot(bytes(row[0]), logged, current)
 
-    def _snapshot_stats(self) -> dict[str, tuple[int, int, int]] | None:
-        """The snapshot with the logged notes as they are now; None without a readable one."""
-        snapshot = self._snapshot()
-        return scan_snapshot.notes(snapshot) if snapshot is not None else None
-
     def _stats_from_rows(self) -> dict[str, tuple[int, int, int]]:
         rows = self.conn.execute("SELECT path, id, size, mtime_ns FROM notes")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
