@@ -8,7 +8,7 @@ and applies the walk's own rules to its files (``vault.walk_files``), and at the
 back what it found. Given the index's scan snapshot (``compare_with``: the bytes the walk's
 own comparison was decoded from, sent from a thread while the walk goes on), the helper
 compares its notes with it too and answers only those that differ, and the others' paths as
-one string: at 100,000 notes, unpickling, comparing and merging 40,000 records at the end of
+one string: at 100,000 notes, unpacking, comparing and merging 40,000 records at the end of
 the walk was ~0.1 s of a no-op `brain index` spent with both processes otherwise done. Else
 the walk compares what it answers. A helper that fails or answers with something else costs
 only time: its folders are walked in the main process, with a warning in the log.
