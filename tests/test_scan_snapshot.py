@@ -113,6 +113,30 @@ def test_the_snapshot_handed_on_is_the_one_stored_or_none_where_none_could_be(in
         writer.close()
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda blob: blob[: len(blob) - 3] + b"\xff\xfe\xfd",  # paths that are not UTF-8
+        lambda blob: blob[:20],  # cut short
+        lambda blob: b"NOTASNAP" + blob[8:],  # another format
+        lambda blob: blob + b"\0extra.md",  # more paths than its count
+    ],
+    ids=["bad-utf8", "truncated", "magic", "extra-path"],
+)
+def test_a_damaged_snapshot_is_read_from_the_rows_and_stored_again(indexed, damage):
+    """A snapshot whose bytes were damaged (a bad sector, a tool that rewrote the row) is not
+    one this version wrote: the walk reads the rows instead, never a traceback, and the next
+    reader has a good one."""
+    _vault, store = indexed
+    store.conn.execute("DELETE FROM scan_snapshot")
+    store.note_stats()
+    blob = _blob(store)
+    with store.transaction():
+        store.conn.execute("UPDATE scan_snapshot SET data = ?", (damage(blob),))
+    assert store.note_stats() == _rows(store)
+    assert scan_snapshot.decode(_blob(store)) == _rows(store)
+
+
 def test_a_long_log_drops_the_snapshot_and_the_next_reader_stores_a_new_one(indexed):
     _vault, store = indexed
     store.note_stats()

@@ -56,7 +56,7 @@ def encode(stats: Stats) -> bytes:
 
 
 def decode(data: bytes) -> Stats | None:
-    """The notes in ``data``, or None when it is not a blob this version wrote."""
+    """The notes in ``data``, or None when it is not a blob this version wrote (or is damaged)."""
     head = len(_MAGIC) + 8
     if len(data) < head or not data.startswith(_MAGIC):
         return None
@@ -71,7 +71,10 @@ def decode(data: bytes) -> Stats | None:
         if sys.byteorder == "big":
             column.byteswap()
         columns.append(column.tolist())
-    paths = data[end:].decode("utf-8").split("\0") if count else []
+    try:
+        paths = data[end:].decode("utf-8").split("\0") if count else []
+    except UnicodeDecodeError:  # damaged bytes: read from the rows and stored again
+        return None
     if len(paths) != count:
         return None
     return dict(zip(paths, zip(*columns)))
