@@ -22,6 +22,8 @@ from brain.index.indexer import index_vault
 from brain.vault import Walk, load_ignore, walk
 from brain.walk_helper import WalkHelper
 
+TESTS = Path(__file__).resolve().parent
+
 
 @pytest.fixture
 def every_folder(monkeypatch):
@@ -323,3 +325,76 @@ def test_a_snapshot_written_across_a_stop_and_continue_arrives_whole(tmp_path, e
     _same(alone, helped)
     (found_notes, _, unchanged), left = answers[0]
     assert left == [] and len(found_notes) == 1 and unchanged is not None and len(unchanged.split("\0")) == 4
+
+
+_KILLED_WALKER = """
+import os, sys, time
+from pathlib import Path
+from brain import vault, walk_helper
+from brain.index import changes
+from index_helpers import open_store
+
+vault.HELPER_HEAD, vault.HELPER_MIN_FOLDER, walk_helper.HELPER_FROM = -(10**9), 0, 1
+os.getloadavg = lambda: (0.0, 0.0, 0.0)  # a CPU to spare
+root, pid_file = Path(sys.argv[1]), Path(sys.argv[2])
+take = walk_helper.WalkHelper.take
+
+def slow_take(self, *args):  # the walk is killed here, its helper running, the snapshot sent
+    done = take(self, *args)
+    if done and not pid_file.exists():
+        pid_file.write_text(str(self.process.pid))
+        time.sleep(60)
+    return done
+
+walk_helper.WalkHelper.take = slow_take
+store = open_store(root)
+changes.plan(root, store)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_the_helper_of_a_walk_killed_in_the_middle_ends_with_it(tmp_path):
+    """`kill -9` of `brain index` mid-walk: its helper sees its input end, answers into a
+    closed pipe and exits; no process is left behind."""
+    import subprocess
+
+    vault = tmp_path / "vault"
+    for i in range(6):
+        write(vault, f"f{i}/note {i}.md", f"# Note {i}\n")
+    index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    pid_file = tmp_path / "helper.pid"
+    walker = subprocess.Popen([sys.executable, "-c", _KILLED_WALKER, str(vault), str(pid_file)], cwd=TESTS)
+    helper_pid = None
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and walker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pid_file.exists(), f"the walk never gave its helper a folder (exit {walker.poll()})"
+        helper_pid = int(pid_file.read_text())
+        walker.kill()
+        walker.wait()
+        deadline = time.monotonic() + 20
+        while _alive(helper_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(helper_pid), "the helper outlived the walk killed in the middle"
+    finally:
+        if walker.poll() is None:
+            walker.kill()
+            walker.wait()
+        if helper_pid is not None and _alive(helper_pid):
+            os.kill(helper_pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, exited but not reaped by its dead parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
