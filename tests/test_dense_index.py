@@ -150,3 +150,50 @@ def test_an_ivf_search_leaves_out_removed_ids(tmp_path, kind):
     loaded.remove([1])
     assert 1 not in loaded.search(vectors_[0], 3)[0].tolist()
     assert loaded.size == 399
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf"])
+def test_the_ids_digest_is_that_of_the_ids_in_storage_order_and_a_wrong_one_is_caught(toy_vault, monkeypatch, kind):
+    """The digest is hashed list by list where the ids lie (no copy): it must stay the digest of
+    their concatenation, which sidecars written before hold, with a delta or without one."""
+    import hashlib
+
+    monkeypatch.setenv("BRAIN_DENSE_INDEX", "ivf" if kind == "ivf" else "exact")
+    directory = config.index_dir(toy_vault)
+    _index(toy_vault)
+    store = IndexStore.open(directory, create=False)
+    try:
+        saved = load_current(store, 64)
+    finally:
+        store.close()
+    ids = vectors._base_ids(saved.index)
+    assert len(ids) == saved.index.ntotal > 0
+    assert saved.ids_digest() == hashlib.blake2b(ids.tobytes(), digest_size=16).hexdigest()
+    assert vectors._ids_digest(saved.index, ids) == saved.ids_digest()
+    if kind == "ivf":  # many lists, some of them empty: hashed in the lists' order
+        import numpy as np
+
+        rng = np.random.default_rng(1)
+        data = rng.standard_normal((4000, 16)).astype(np.float32)
+        data /= np.linalg.norm(data, axis=1, keepdims=True)
+        big = vectors._ivf(np.arange(4000, dtype=np.int64) * 5 + 1, data, 16)
+        emptied = vectors._base_ids(big)[: big.invlists.list_size(0) + big.invlists.list_size(1)]
+        big.remove_ids(emptied)  # the first two lists: empty
+        sizes = [big.invlists.list_size(n) for n in range(big.nlist)]
+        assert len(sizes) > 50 and sizes[:2] == [0, 0] and min(sizes[2:]) > 0
+        concatenated = vectors._base_ids(big)
+        assert sorted(concatenated.tolist()) == sorted(set(range(1, 20000, 5)) - set(emptied.tolist()))
+        assert vectors._ids_digest(big) == hashlib.blake2b(concatenated.tobytes(), digest_size=16).hexdigest()
+    sidecar = json.loads((directory / SIDECAR_FILE).read_text())
+    assert sidecar["ids"] == saved.ids_digest()
+    for with_delta in (False, True):
+        if with_delta:
+            write(toy_vault, "New.md", "# New\n\nabout sqlite checkpoints\n")
+            _index(toy_vault)
+            sidecar = json.loads((directory / SIDECAR_FILE).read_text())
+            assert sidecar["delta"] is not None
+        assert VectorIndex.load_file(directory)[0] is not None
+        (directory / SIDECAR_FILE).write_text(json.dumps({**sidecar, "ids": "0" * 32}))
+        loaded, problem = VectorIndex.load_file(directory)
+        assert loaded is None and "not the file its sidecar describes" in (problem or "")
+        (directory / SIDECAR_FILE).write_text(json.dumps(sidecar))

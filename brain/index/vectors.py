@@ -177,6 +177,24 @@ def _base_ids(index: Any) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _ids_digest(index: Any, base_ids: np.ndarray | None = None) -> str:
+    """The digest of the base's chunk ids in storage order (``base_ids`` when they are at hand).
+    An IVF index's lists are hashed where they lie, one after another (the digest of their
+    concatenation): copying 500,000 ids out of 1,400 lists first was 0.03 s of opening a recaller."""
+    import faiss
+
+    digest = hashlib.blake2b(digest_size=16)
+    if base_ids is not None or hasattr(index, "id_map"):
+        digest.update((_base_ids(index) if base_ids is None else base_ids).tobytes())
+        return digest.hexdigest()
+    lists: Any = faiss.extract_index_ivf(index).invlists
+    for number in range(lists.nlist):
+        size = lists.list_size(number)
+        if size:
+            digest.update(faiss.rev_swig_ptr(lists.get_ids(number), size).data)
+    return digest.hexdigest()
+
+
 def _ivf(ids: np.ndarray, vectors: np.ndarray | Codes, dim: int) -> Any:
     """An IVF index over these vectors (float32 rows, or stored ``Codes`` read batch by batch):
     about 2 * sqrt(n) lists, trained on a sample (64 per list)."""
@@ -317,7 +335,7 @@ class VectorIndex:
     def ids_digest(self) -> str:
         """A digest of the base's chunk ids in index order: ids are never reused for other
         vectors within one index database, so with its ``index_id`` this pins down the content."""
-        return hashlib.blake2b(_base_ids(self.index).tobytes(), digest_size=16).hexdigest()
+        return _ids_digest(self.index)
 
     def merged(self) -> VectorIndex:
         """This index with its delta folded into the base (which must be writable)."""
@@ -441,12 +459,13 @@ class VectorIndex:
                     and index.d == meta["dim"]
                     and loaded.kind == meta["kind"]
                     and loaded.codes == meta["codes"]
-                    and loaded.ids_digest() == meta["ids"]
                 )
+                # With a delta the base's ids are needed as one array anyway: hashed from it.
+                base_ids = _base_ids(loaded.index) if described and delta is not None else None
+                described = described and _ids_digest(loaded.index, base_ids) == meta["ids"]
             except (AttributeError, RuntimeError):  # neither an IndexIDMap2 nor an IVF index
                 described = False
-            if described and delta is not None:
-                base_ids = _base_ids(loaded.index)
+            if described and delta is not None and base_ids is not None:
                 described = bool(_isin_all(delta.removed, base_ids)) and not _isin_any(delta.ids, base_ids)
                 if described:
                     loaded._set_delta(delta)
