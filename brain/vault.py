@@ -13,9 +13,11 @@ brain never writes inside the vault.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -24,6 +26,8 @@ from typing import Any, NamedTuple, Protocol
 
 from . import config
 from .errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 IGNORE_FILE = ".brainignore"
 
@@ -161,6 +165,7 @@ def walk(
     ignore: IgnoreRules | None = None,
     known: Mapping[str, tuple[int, int, int]] | None = None,
     helper: Helper | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Walk:
     """What ``scan`` finds, with each note compared on the way against ``known`` (path →
     (note id, size, mtime_ns), as ``IndexStore.note_stats`` gives them) when it is given: a note
@@ -172,7 +177,11 @@ def walk(
 
     ``helper``: a second process that takes the notes of some folders (``walk_helper.py``);
     the folders themselves are all walked here, in the same order, so what the walk finds is
-    the same with or without it. The caller starts and stops it."""
+    the same with or without it. The caller starts and stops it.
+
+    ``meanwhile``: work the caller needs next (opening a recaller: importing numpy and FAISS),
+    done here while the helper walks folders handed over for it, when the helper is up and
+    there are folders enough; else not at all (the caller does it after)."""
     if ignore is None:
         ignore = load_ignore(root)
     lookup = known.get if known is not None else None
@@ -185,6 +194,7 @@ def walk(
     # is in the vault when a symlinked folder on the way makes that another path, else None)
     folders: list[tuple[str, str, str | None]] = [(str(root), "", None)]
     mine = 0  # entries of the folders whose notes are walked here, less the helper's
+    pending = _Meanwhile(meanwhile) if helper is not None and meanwhile is not None else None
     while folders:  # in no particular order: both lists are sorted at the end
         dirpath, prefix, real_prefix = folders.pop()
         try:
@@ -209,8 +219,14 @@ def walk(
                 and helper.take(dirpath, prefix, real_prefix)
             ):
                 mine -= len(entries)
+                if pending is not None:
+                    mine += pending.handed_over(mine <= HELPER_HEAD)
+                    if pending.done:
+                        pending = None
                 continue
             mine += len(entries)
+            if pending is not None:
+                pending.walked += len(entries)
             base = _join(dirpath, "")  # with one separator after it: each file's path is base + name
             _files_of(entries, base, prefix, real_prefix, ignore, real_root, lookup, out)
         finally:
@@ -236,6 +252,42 @@ def walk(
 # 0.50 s median with 25,000, 0.48 with 8,000 or 15,000, 0.54 with 35,000 (10 runs each).
 HELPER_HEAD = 12_000
 HELPER_MIN_FOLDER = 64  # entries of a folder worth handing over
+
+
+MEANWHILE_GUESS_S = 0.1  # what importing numpy and FAISS takes, before it is measured
+
+
+class _Meanwhile:
+    """The caller's work, done in the walk once the helper has folders enough to walk while it
+    runs. Its time is shared: when the helper takes its first folder, it is credited with the
+    entries this process walks in half of ``MEANWHILE_GUESS_S``, handed over folder by folder;
+    then the work runs, and the balance is set right by half the time it really took (the
+    whole of it to the helper had the walk wait for the helper 0.05-0.1 s). Counting entries
+    alone, a walk that did the imports first only finished later (the helper given too little)."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.work = work
+        self.walked = 0  # entries walked here so far
+        self.started = time.perf_counter()
+        self.rate = 0.0  # entries a second this process walks
+        self.credit: int | None = None
+        self.done = False
+
+    def handed_over(self, credit_spent: bool) -> int:
+        """Called after each folder handed over; what to add to the walk's balance."""
+        if self.credit is None:  # the helper is up: the head it gets for the work
+            self.rate = self.walked / max(time.perf_counter() - self.started, 1e-3)
+            self.credit = int(MEANWHILE_GUESS_S / 2 * self.rate)
+            return self.credit
+        if not credit_spent:
+            return 0
+        started = time.perf_counter()
+        try:
+            self.work()
+        except Exception:  # only a head start: the caller does it again, and meets the failure there
+            log.debug("work beside the walk failed", exc_info=True)
+        self.done = True
+        return int((time.perf_counter() - started) / 2 * self.rate) - self.credit
 
 
 class _Found(NamedTuple):

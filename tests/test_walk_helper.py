@@ -398,3 +398,82 @@ def _alive(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+def test_the_time_of_work_beside_the_walk_is_shared_with_the_helper(monkeypatch):
+    """The helper is credited with half the work's guessed time in entries, then set right by
+    half the time it took: all of it to the helper made the walk wait for the helper."""
+    clock = iter([0.0, 0.1, 1.0, 1.3])  # built; first folder handed over; the work's start, end
+    monkeypatch.setattr(vault_module.time, "perf_counter", lambda: next(clock))
+    ran = []
+    pending = vault_module._Meanwhile(lambda: ran.append(1))
+    pending.walked = 1000  # in 0.1 s: 10,000 entries a second
+    assert pending.handed_over(False) == int(vault_module.MEANWHILE_GUESS_S / 2 * 10_000)
+    assert pending.handed_over(False) == 0 and not ran  # the credit not yet handed over
+    assert pending.handed_over(True) == int(0.3 / 2 * 10_000) - pending.credit
+    assert ran == [1] and pending.done
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+@pytest.mark.parametrize("fails", [False, True], ids=["work", "failing-work"])
+def test_work_beside_the_walk_runs_once_while_the_helper_walks_and_changes_nothing_found(
+    tmp_path, monkeypatch, caplog, fails
+):
+    _hostile_vault(tmp_path)
+    ignore = load_ignore(tmp_path)
+    alone = walk(tmp_path, ignore)
+    monkeypatch.setattr(vault_module, "HELPER_HEAD", 0)  # the root walked here, then folders handed over
+    monkeypatch.setattr(vault_module, "HELPER_MIN_FOLDER", 0)
+    monkeypatch.setattr(vault_module, "MEANWHILE_GUESS_S", 0.0)
+    seen: list[int] = []
+
+    with WalkHelper.start(os.path.realpath(tmp_path), ignore.spec) as helper:
+
+        def work() -> None:
+            seen.append(len(helper.given))  # the folders the helper had then
+            if fails:
+                raise ImportError("no faiss here")
+
+        finish = helper.finish
+        finished = []
+        helper.finish = lambda: finished.append(seen[:]) or finish()  # type: ignore[method-assign]
+        with caplog.at_level(logging.DEBUG, logger="brain.vault"):
+            helped = walk(tmp_path, ignore, helper=helper, meanwhile=work)
+        given = len(helper.given)
+    _same(alone, helped)
+    assert len(seen) == 1 and seen[0] >= 1  # once, with a folder in the helper's hands
+    assert finished == [seen] and given > seen[0]  # during the walk: folders handed over after it
+    assert ("work beside the walk failed" in caplog.text) == fails
+    ran: list[int] = []
+    walk(tmp_path, ignore, meanwhile=lambda: ran.append(1))  # no helper: not done here at all
+    assert ran == []
+
+
+def test_opening_a_recaller_imports_the_search_during_the_update_checks_walk(tmp_path, monkeypatch):
+    from brain.recall import opening
+
+    for i in range(8):
+        for j in range(3):
+            write(tmp_path, f"f{i}/note {i}-{j}.md", f"# Note {i} {j}\n\nlinks [[note {j}-{i}]]\n")
+    index_vault(tmp_path, embedder=FakeEmbedder(), progress=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))  # a CPU to spare
+    monkeypatch.setattr(walk_helper, "HELPER_FROM", 1)
+    monkeypatch.setattr(vault_module, "HELPER_HEAD", 0)
+    monkeypatch.setattr(vault_module, "HELPER_MIN_FOLDER", 0)
+    monkeypatch.setattr(vault_module, "MEANWHILE_GUESS_S", 0.0)
+    during: list[bool] = []
+    take = WalkHelper.take
+
+    def ready_take(self: WalkHelper, *folder: str | None) -> bool:  # a tiny vault: the helper up first
+        if self._sending is not None:
+            self._sending.join()
+        return take(self, *folder)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(WalkHelper, "take", ready_take)
+    monkeypatch.setattr(opening, "_import_search", lambda: during.append(True))
+    recaller = opening.open_recaller(tmp_path, embedder=FakeEmbedder(), update=True, rerank_model=None)
+    try:
+        assert during == [True]
+        assert recaller.ask("note", "vector").results
+    finally:
+        recaller.close()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,17 +69,20 @@ class Change:
     recheck: bool = False  # one of ``Plan.rechecks``: counted unchanged by its stat until read
 
 
-def plan(root: Path, store: IndexStore, *, verify: bool = False) -> Plan:
+def plan(root: Path, store: IndexStore, *, verify: bool = False, meanwhile: Callable[[], object] | None = None) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read).
 
     ``verify``: the notes whose size and mtime match are to be read too (``Plan.rechecks``):
     a file replaced by other bytes of the same size and time (two notes swapped by name, a
-    copy that kept its time) is found only by its bytes."""
+    copy that kept its time) is found only by its bytes.
+
+    ``meanwhile``: work the caller does next, done during the walk if the walk's helper process
+    runs and can walk in its place meanwhile (``vault.walk``); or not at all."""
     # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
     with _collector_paused():
-        return _plan(root, store, verify)
+        return _plan(root, store, verify, meanwhile)
 
 
 @contextmanager
@@ -98,7 +101,7 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
+def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], object] | None) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
     # differs from its row (the row has the stat of what was read), so it is a candidate.
@@ -107,7 +110,7 @@ def _plan(root: Path, store: IndexStore, verify: bool) -> Plan:
             rows, snapshot = store.note_stats_and_snapshot()  # path → (id, size, mtime_ns)
             if snapshot is not None:  # the helper compares its notes with it too
                 helper.compare_with(snapshot)
-            found = walk(root, ignore, known=rows, helper=helper)
+            found = walk(root, ignore, known=rows, helper=helper, meanwhile=meanwhile)
     else:
         rows = store.note_stats()
         found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths

@@ -79,7 +79,7 @@ def _open(
     stale = 0
     started = time.perf_counter()
     check_model(store, lazy.name)
-    plan = changes.plan(root, store)
+    plan = changes.plan(root, store, meanwhile=_import_search)
     pending = plan.pending
     gone: set[int] = set()  # notes whose file is gone, while the index still holds them
     relink = link_fences_changed(store)  # the links are read again, though no note changed
@@ -147,6 +147,12 @@ def _open(
         if lazy.is_loaded:  # loaded already by the update above
             _engine_changed(store, lazy.loaded(), recaller)
     return recaller
+
+
+def _import_search() -> None:
+    """What searching the vectors imports (0.1 s at the least), done in the update check's walk
+    while its helper process walks in this one's place."""
+    import faiss  # noqa: F401  (and numpy)
 
 
 def _left_out(gone: set[int]) -> str:
