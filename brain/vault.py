@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol
 from . import config
 from .errors import ConfigError
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("brain")
 
 IGNORE_FILE = ".brainignore"
 
@@ -185,6 +185,8 @@ def walk(
     if ignore is None:
         ignore = load_ignore(root)
     lookup = known.get if known is not None else None
+    # A ``scan_snapshot.FolderStats``: each folder's notes decoded as the walk reaches it.
+    folder_stats: Callable[[str], Mapping[str, tuple[int, int, int]]] | None = getattr(known, "folder", None)
     out = _Found([], [], [])
     root_stat = root.stat()
     real_root = os.path.realpath(root)
@@ -228,7 +230,8 @@ def walk(
             if pending is not None:
                 pending.walked += len(entries)
             base = _join(dirpath, "")  # with one separator after it: each file's path is base + name
-            _files_of(entries, base, prefix, real_prefix, ignore, real_root, lookup, out)
+            here = folder_stats(prefix).get if folder_stats is not None else lookup
+            _files_of(entries, base, prefix, real_prefix, ignore, real_root, here, out)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)

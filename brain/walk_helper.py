@@ -199,8 +199,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         real_root, spec, snapshot = pickle.load(stdin)
     except EOFError:
         return
+    # Each folder's notes decoded as it is given (the walk decodes its own).
     known = scan_snapshot.notes(scan_snapshot.Snapshot(*snapshot)) if snapshot is not None else None
-    lookup = known.get if known is not None else None
     notes: list[Note] = []
     skipped: list[tuple[str, str, str]] = []
     unchanged: list[str] = []
@@ -210,6 +210,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         except EOFError:
             break
         try:
+            lookup = known.folder(prefix).get if known is not None else None
             found = walk_files(dirpath, prefix, real_prefix, spec, real_root, lookup)
         except OSError as exc:
             # Unreadable since the walk listed it: as the walk says of a folder it cannot list.

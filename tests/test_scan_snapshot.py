@@ -6,9 +6,11 @@ equals the rows."""
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import sqlite3
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -319,3 +321,119 @@ def test_the_plan_finds_exactly_the_notes_whose_file_is_gone(tmp_path, steps, go
         assert plan.pending == len(plan.candidates) + len(gone)
     finally:
         store.close()
+
+
+def _folders_vault(root: Path) -> None:
+    for folder in ("", "a/", "a/b/", "Заметки/", "deep/er/still/"):
+        for i in range(3):
+            write(root, f"{folder}n{i} é.md", f"# {folder} {i}\n\ntext {i}\n")
+
+
+@pytest.mark.parametrize(
+    "stats",
+    [
+        {},
+        {"one.md": (1, 2, 3)},
+        {"a/x.md": (1, 10, -(2**63)), "x.md": (2, 0, 2**63 - 1), "a/b/y.md": (3, 5, 7), "a/z.md": (4, 1, 1)},
+        {f"f{i % 13}/é {i}.md": (i, i * 3, i * 7) for i in range(500)},
+    ],
+    ids=["empty", "one", "nested", "many"],
+)
+def test_a_blob_grouped_by_folder_gives_back_every_note(stats):
+    blob = scan_snapshot.encode(stats)
+    assert scan_snapshot.decode(blob) == stats
+    lazy = scan_snapshot.notes(scan_snapshot.Snapshot(blob, [], []))
+    assert lazy is not None and len(lazy) == len(stats) and dict(lazy.items()) == stats
+    for path, row in stats.items():
+        assert lazy.get(path) == row and lazy[path] == row
+    assert lazy.get("nowhere/x.md") is None and not lazy.damaged
+
+
+def test_each_folder_is_decoded_only_when_one_of_its_notes_is_asked_for():
+    stats = {
+        f"{folder}n{i}.md": (k * 10 + i, i, i) for k, folder in enumerate(["", "a/", "a/b/", "c/"]) for i in range(3)
+    }
+    # The log: a note of a/ renamed into c/, one of c/ deleted, a new one in a new folder.
+    logged = [(10, "a/n0.md"), (10, None), (31, "c/n1.md"), (99, None)]
+    current = [("c/moved.md", 10, 0, 0), ("new/n.md", 99, 1, 1)]
+    lazy = scan_snapshot.notes(scan_snapshot.Snapshot(scan_snapshot.encode(stats), logged, current))
+    assert lazy is not None
+    expected = {k: v for k, v in stats.items() if k not in ("a/n0.md", "c/n1.md")}
+    expected |= {"c/moved.md": (10, 0, 0), "new/n.md": (99, 1, 1)}
+    assert len(lazy) == len(expected)
+    decoded = set(lazy._decoded)
+    assert decoded <= {"a/", "c/", "new/"}  # only the folders the log touched, to count them
+    assert lazy.get("a/b/n2.md") == (22, 2, 2)
+    assert set(lazy._decoded) == decoded | {"a/b/"}
+    assert lazy.get("a/n0.md") is None and lazy.get("c/moved.md") == (10, 0, 0)
+    assert lazy.as_dict() == expected and lazy == expected
+
+
+def _damage(blob: bytes, path: str) -> bytes:
+    """The first byte of one note's path made not UTF-8, the layout left as it was."""
+    at = blob.index(path.encode())
+    return blob[:at] + b"\xff" + blob[at + 1 :]
+
+
+def test_a_folder_found_damaged_mid_walk_hides_no_change(indexed, caplog):
+    """The layout reads, but one folder's bytes are damaged: that folder's notes are taken for
+    changed, never unchanged; the plan compares them with the rows instead, the deleted note
+    there is found, and a good snapshot is stored for the next run."""
+    vault, store = indexed
+    _folders_vault(vault)
+    _index(vault)
+    (vault / "a" / "b" / "n1 é.md").write_text("# changed\n\nother\n", encoding="utf-8")
+    (vault / "a" / "b" / "n2 é.md").unlink()
+    store.conn.execute("DELETE FROM scan_snapshot")
+    good = _plan_summary(vault, store)
+    blob = _blob(store)
+    with store.transaction():
+        store.conn.execute("UPDATE scan_snapshot SET data = ?", (_damage(blob, "a/b/n0 é.md"),))
+    lazy = scan_snapshot.notes(scan_snapshot.Snapshot(_blob(store), [], []))
+    assert lazy is not None and lazy.get("a/b/n0 é.md") is None and lazy.damaged
+    assert scan_snapshot.decode(_blob(store)) is None
+    with caplog.at_level(logging.WARNING, logger="brain"):
+        unchanged, candidates, deleted = _plan_summary(vault, store)
+    assert "scan snapshot was damaged" in caplog.text
+    assert deleted == good[2] and [path for path, _ in deleted] == ["a/b/n2 é.md"]
+    assert set(candidates) >= set(good[1]) and {p for p, _ in candidates} - {p for p, _ in good[1]} == {"a/b/n0 é.md"}
+    assert set(unchanged) == set(good[0]) - {"a/b/n0 é.md"}
+    assert scan_snapshot.decode(_blob(store)) == _rows(store)  # stored again, whole
+    assert _plan_summary(vault, store) == good
+
+
+def test_a_snapshot_of_the_format_before_folders_is_read_from_the_rows_and_replaced(indexed):
+    _vault, store = indexed
+    rows = _rows(store)
+    columns = [b"".join(struct.pack("<q", row[i]) for row in rows.values()) for i in range(3)]
+    old = b"BRAINSS1" + struct.pack("<q", len(rows)) + b"".join(columns) + "\0".join(rows).encode()
+    with store.transaction():
+        store.conn.execute("INSERT OR REPLACE INTO scan_snapshot (id, data) VALUES (1, ?)", (old,))
+    assert store.note_stats() == rows
+    assert _blob(store).startswith(b"BRAINSS2") and scan_snapshot.decode(_blob(store)) == rows
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the helper's folders")
+def test_the_walk_decodes_only_the_folders_it_walks_itself(indexed, monkeypatch):
+    """With the helper comparing every folder it is given, the walk decodes none of those."""
+    from brain import vault as vault_module
+    from brain.vault import load_ignore, walk
+    from brain.walk_helper import WalkHelper
+
+    vault, store = indexed
+    _folders_vault(vault)
+    _index(vault)
+    monkeypatch.setattr(vault_module, "HELPER_HEAD", -(10**9))  # every folder to the helper
+    monkeypatch.setattr(vault_module, "HELPER_MIN_FOLDER", 0)
+    store.conn.execute("DELETE FROM scan_snapshot")
+    store.note_stats()  # stored again: no log to count
+    stats, snapshot = store.note_stats_and_snapshot()
+    assert isinstance(stats, scan_snapshot.FolderStats) and snapshot is not None and not stats._decoded
+    ignore = load_ignore(vault)
+    with WalkHelper.start(os.path.realpath(vault), ignore.spec) as helper:
+        helper.compare_with(snapshot)
+        helper._sending.join()  # type: ignore[union-attr]
+        found = walk(vault, ignore, known=stats, helper=helper)
+        assert len(helper.given) >= 6
+    assert stats._decoded == {}  # the helper compared them all
+    assert found.notes == [] and sorted(found.unchanged) == sorted(_rows(store))

@@ -437,7 +437,7 @@ def test_work_beside_the_walk_runs_once_while_the_helper_walks_and_changes_nothi
         finish = helper.finish
         finished = []
         helper.finish = lambda: finished.append(seen[:]) or finish()  # type: ignore[method-assign]
-        with caplog.at_level(logging.DEBUG, logger="brain.vault"):
+        with caplog.at_level(logging.DEBUG, logger="brain"):
             helped = walk(tmp_path, ignore, helper=helper, meanwhile=work)
         given = len(helper.given)
     _same(alone, helped)

@@ -18,8 +18,9 @@ Two steps, the cheap one first:
 from __future__ import annotations
 
 import gc
+import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,18 @@ from typing import TypeVar
 
 from .. import walk_helper
 from ..notes import content_hash
-from ..vault import Skipped, VaultFile, load_ignore, max_note_bytes, read_note_bytes, vault_file, walk, will_read
+from ..vault import (
+    Skipped,
+    VaultFile,
+    Walk,
+    load_ignore,
+    max_note_bytes,
+    read_note_bytes,
+    vault_file,
+    walk,
+    will_read,
+)
+from .scan_snapshot import FolderStats
 from .store import IndexStore, SkipRecord
 
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
@@ -35,6 +47,7 @@ SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the inde
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
+log = logging.getLogger("brain")
 
 
 @dataclass
@@ -112,13 +125,38 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
                 helper.compare_with(snapshot)
             found = walk(root, ignore, known=rows, helper=helper, meanwhile=meanwhile)
     else:
-        rows = store.note_stats()
+        rows = store.note_stats_and_snapshot()[0]
         found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
-    skipped = found.skipped
     held = store.skipped_for_content()
+    candidates, stats, skipped, known_found = _sort_out(found, rows, held)
+    deleted = _deleted(found, rows, known_found)
+    if getattr(rows, "damaged", False):
+        # A folder of the snapshot was damaged: its notes were walked as unknown (none taken
+        # for unchanged, none for deleted). Sorted out again against the rows, read now (and a
+        # good snapshot stored for the next run).
+        log.warning("the index's scan snapshot was damaged: compared with the notes' rows instead")
+        rows = store.note_stats_afresh()[0]
+        candidates, stats, skipped, known_found = _sort_out(found, rows, held)
+        deleted = _deleted(found, rows, known_found)
+    skipped.sort(key=lambda s: s.path)
+    rechecks: list[tuple[VaultFile, int]] = []
+    if verify:
+        for path in sorted(found.unchanged):
+            again = vault_file(root, path)
+            if again is not None:  # gone since the walk: the next run deletes it
+                rechecks.append((again, rows[path][0]))
+    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks)
+
+
+def _sort_out(
+    found: Walk, rows: Mapping[str, tuple[int, int, int]], held: dict[str, SkipRecord]
+) -> tuple[list[tuple[VaultFile, int | None]], dict[str, tuple[int, int]], list[Skipped], int]:
+    """The walk's notes that differ from the index as candidates (with their note id, if
+    indexed), or still skipped for their content; and how many indexed notes the walk found."""
     limit = max_note_bytes()
     candidates: list[tuple[VaultFile, int | None]] = []
     stats: dict[str, tuple[int, int]] = {}
+    skipped = list(found.skipped)
     known_found = len(found.unchanged)  # the indexed notes the walk found (paths are unique)
     for file in found.notes:
         row = rows.get(file.path)
@@ -129,20 +167,18 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
             stats[file.path] = (file.size, file.mtime_ns)
         else:
             candidates.append((file, row[0] if row else None))
-    deleted: dict[str, int] = {}
-    # Some indexed note was not found: find which. Counted first, as a set of every path found
-    # is 0.04 s at 100,000 notes, which an edit or a new note alone need not spend.
-    if len(rows) > known_found:
-        present = set(found.unchanged).union(f.path for f in found.notes)
-        deleted = {path: row[0] for path, row in rows.items() if path not in present}
-    skipped.sort(key=lambda s: s.path)
-    rechecks: list[tuple[VaultFile, int]] = []
-    if verify:
-        for path in sorted(found.unchanged):
-            again = vault_file(root, path)
-            if again is not None:  # gone since the walk: the next run deletes it
-                rechecks.append((again, rows[path][0]))
-    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks)
+    return candidates, stats, skipped, known_found
+
+
+def _deleted(found: Walk, rows: Mapping[str, tuple[int, int, int]], known_found: int) -> dict[str, int]:
+    """The indexed notes the walk did not find. Looked for only when it found fewer than the
+    index holds: a set of every path found is 0.04 s at 100,000 notes, which an edit or a new
+    note alone need not spend."""
+    if len(rows) <= known_found:
+        return {}
+    present = set(found.unchanged).union(f.path for f in found.notes)
+    every = rows.as_dict() if isinstance(rows, FolderStats) else rows
+    return {path: row[0] for path, row in every.items() if path not in present}
 
 
 def read(changes: Plan, store: IndexStore) -> Iterator[Change]:

@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -560,19 +560,25 @@ class IndexStore:
         return {r["path"]: NoteRow(r["id"], r["path"], r["title"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
 
     def note_stats(self) -> dict[str, tuple[int, int, int]]:
-        """path → (note id, size, mtime_ns) of every note (``note_stats_and_snapshot``)."""
-        return self.note_stats_and_snapshot()[0]
+        """path → (note id, size, mtime_ns) of every note (``note_stats_and_snapshot``), all
+        decoded."""
+        stats, _ = self.note_stats_and_snapshot()
+        if isinstance(stats, dict):  # read from the rows
+            return stats
+        if not isinstance(stats, scan_snapshot.FolderStats):
+            return dict(stats)
+        every = stats.as_dict()
+        return self.note_stats_afresh()[0] if stats.damaged else every
 
-    def note_stats_and_snapshot(self) -> tuple[dict[str, tuple[int, int, int]], Snapshot | None]:
+    def note_stats_and_snapshot(self) -> tuple[Mapping[str, tuple[int, int, int]], Snapshot | None]:
         """path → (note id, size, mtime_ns) of every note, and the snapshot it was made from
         (which the walk's helper process decodes too), None when it was read from the rows.
 
         Read from ``scan_snapshot`` when it is there, corrected by ``scan_snapshot_log`` (the
         notes changed since, logged by triggers in the same transaction as the change), in
-        one read transaction: exact. Else read from the rows and stored for the next caller,
-        with the log emptied, inside one write transaction (so no writer can commit between
-        the read and the store); not when the database is read-only or another connection
-        is writing (then the rows are read and that is all).
+        one read transaction: exact; each folder decoded when one of its notes is asked for
+        (``scan_snapshot.FolderStats``: a folder found damaged then reads as unknown, and
+        says so). Else ``note_stats_afresh``.
         """
         own = not self.conn.in_transaction
         if own:
@@ -585,6 +591,14 @@ class IndexStore:
         stats = scan_snapshot.notes(snapshot) if snapshot is not None else None
         if stats is not None:
             return stats, snapshot
+        return self.note_stats_afresh()
+
+    def note_stats_afresh(self) -> tuple[dict[str, tuple[int, int, int]], Snapshot | None]:
+        """The notes' stats read from the rows, and a snapshot of them stored for the next
+        caller in place of any (a damaged one), with the log emptied, inside one write
+        transaction (so no writer can commit between the read and the store); not when the
+        database is read-only or another connection is writing (then the rows are read and
+        that is all, and the snapshot is None)."""
         if self.readonly or self.conn.in_transaction or not self._try_begin_immediate():
             return self._stats_from_rows(), None
         try:
