@@ -558,6 +558,22 @@ def _dir_mb(path: Path) -> dict:
     return {p.name: round(p.stat().st_size / 1e6, 1) for p in sorted(path.iterdir()) if p.is_file()}
 
 
+def _db_free_mb(path: Path) -> float | None:
+    """The free pages inside index.db: left by a large rewrite (FTS5 merging its biggest
+    segments, a history prune), reused by later writes, but part of the file's size."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{path / 'index.db'}?mode=ro", uri=True)
+        try:
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return round(conn.execute("PRAGMA freelist_count").fetchone()[0] * size / 1e6, 1)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
 def _bare_walk_s(vault: Path) -> float:
     """The floor under a no-op run: one os.scandir walk with one stat per file and nothing else
     (what any tool that notices edits without a watcher pays), the median of three."""
@@ -665,6 +681,7 @@ def run(args) -> dict:
         print("build ...", file=sys.stderr)
         result["build"] = _child(args, "build", env)
         result["index_files_mb"] = _dir_mb(directory)
+        result["index_db_free_mb"] = _db_free_mb(directory)
         save()
     if "noop" in phases:
         print("noop ...", file=sys.stderr)
@@ -710,6 +727,7 @@ def run(args) -> dict:
         result["opens"] = [_child(args, "open", env) for _ in range(OPENS)]  # the default index, auto
         save()
         result["index_files_mb"] = _dir_mb(directory)
+        result["index_db_free_mb"] = _db_free_mb(directory)
     if "faiss" in phases:
         print("faiss (IVF against exact) ...", file=sys.stderr)
         result["faiss"] = _child(args, "faiss", env)
@@ -919,6 +937,13 @@ def _table(r: dict, before: dict | None) -> list[str]:
         if mb is None or not n:
             return "-", None
         kb = mb * 1e6 / n / 1e3
+        free = (res or {}).get("index_db_free_mb")
+        if free:  # the file's size is the figure; what is in use says whether it is only slack
+            used = (mb - free) * 1e6 / n / 1e3
+            return (
+                f"{mb / 1000:.2f} GB ({kb:.1f} KB per chunk; {free / 1000:.2f} GB free pages, {used:.1f} KB in use)",
+                kb,
+            )
         return f"{mb / 1000:.2f} GB ({kb:.1f} KB per chunk)", kb
 
     db_before, kb_before = per_chunk(before)
