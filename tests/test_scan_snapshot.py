@@ -437,3 +437,19 @@ def test_the_walk_decodes_only_the_folders_it_walks_itself(indexed, monkeypatch)
         assert len(helper.given) >= 6
     assert stats._decoded == {}  # the helper compared them all
     assert found.notes == [] and sorted(found.unchanged) == sorted(_rows(store))
+
+
+def test_a_first_build_past_the_logs_length_leaves_a_snapshot_for_the_next_run(tmp_path):
+    """A first build logs each note it adds into the snapshot its plan stored (empty), and past
+    2,000 rows the log drops it: the build stores one at its end, so the next update check
+    reads the snapshot, not every row (0.5 s at 100,000 notes, the first `brain ask` after)."""
+    for i in range(2100):
+        write(tmp_path, f"f{i % 10}/n{i}.md", f"# N {i}\n")
+    _index(tmp_path)
+    store = open_store(tmp_path)
+    try:
+        assert _stored(store)
+        assert store.conn.execute("SELECT count(*) FROM scan_snapshot_log").fetchone()[0] == 0
+        assert scan_snapshot.decode(_blob(store)) == _rows(store)
+    finally:
+        store.close()

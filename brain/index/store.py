@@ -593,6 +593,11 @@ class IndexStore:
             return stats, snapshot
         return self.note_stats_afresh()
 
+    def keep_scan_snapshot(self) -> None:
+        """Store a scan snapshot from the rows if there is none (``note_stats_afresh``)."""
+        if self.conn.execute("SELECT 1 FROM scan_snapshot").fetchone() is None:
+            self.note_stats_afresh()
+
     def note_stats_afresh(self) -> tuple[dict[str, tuple[int, int, int]], Snapshot | None]:
         """The notes' stats read from the rows, and a snapshot of them stored for the next
         caller in place of any (a damaged one), with the log emptied, inside one write
