@@ -262,6 +262,23 @@ def _load() -> list[float]:
     return [round(x, 1) for x in os.getloadavg()]
 
 
+SETTLE_MAX_S = 120
+
+
+def _settle() -> float:
+    """Wait, after the build, until the last minute's load average says a CPU is free again
+    (at most ``SETTLE_MAX_S``): the build's own load (2.0-2.3 on two CPUs) otherwise switches
+    the walk's helper off (``walk_helper.wanted``) in the phases after it, and they measured a
+    machine the bench itself had just loaded. Returns the seconds waited."""
+    started = time.monotonic()
+    limit = (os.cpu_count() or 1) - 0.5
+    while os.getloadavg()[0] >= limit and time.monotonic() - started < SETTLE_MAX_S:
+        time.sleep(2)
+    waited = round(time.monotonic() - started, 1)
+    print(f"waited {waited} s for the build's load to settle (load {_load()})", file=sys.stderr)
+    return waited
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
@@ -683,6 +700,8 @@ def run(args) -> dict:
         result["index_files_mb"] = _dir_mb(directory)
         result["index_db_free_mb"] = _db_free_mb(directory)
         save()
+        if len(phases) > 1:
+            result["settled_s"] = _settle()
     if "noop" in phases:
         print("noop ...", file=sys.stderr)
         _brain_index(vault, env)  # level first: an earlier phase may have left the vector file to convert
