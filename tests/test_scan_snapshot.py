@@ -453,3 +453,38 @@ def test_a_first_build_past_the_logs_length_leaves_a_snapshot_for_the_next_run(t
         assert scan_snapshot.decode(_blob(store)) == _rows(store)
     finally:
         store.close()
+
+
+def test_no_damage_to_a_blob_raises(tmp_path):
+    """Bytes flipped, cut, inserted or zeroed anywhere in a blob: reading it gives a snapshot,
+    None, or folders that read as damaged, never an exception (it is read on every update
+    check, and by the walk's helper process)."""
+    import random
+
+    stats = {f"{'sub/' * (i % 3)}f{i % 7}/é {i}.md": (i, i * 3 + 1, -i * 7) for i in range(200)}
+    blob = scan_snapshot.encode(stats)
+    rng = random.Random(37)
+    for attempt in range(600):
+        data = bytearray(blob)
+        kind = attempt % 4
+        at = rng.randrange(len(data))
+        if kind == 0:
+            data[at] ^= 1 << rng.randrange(8)
+        elif kind == 1:
+            del data[at:]
+        elif kind == 2:
+            data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))
+        else:
+            data[at : at + 8] = bytes(8)
+        damaged = bytes(data)
+        whole = scan_snapshot.decode(damaged)
+        assert whole is None or isinstance(whole, dict)
+        lazy = scan_snapshot.notes(scan_snapshot.Snapshot(damaged, [(3, "f3/é 3.md")], [("new/x.md", 999, 1, 2)]))
+        if lazy is None:
+            continue
+        for path in stats:
+            row = lazy.get(path)
+            assert row is None or (isinstance(row, tuple) and len(row) == 3)
+        assert lazy.get("new/x.md") == (999, 1, 2)
+        len(lazy)
+        lazy.as_dict()
