@@ -22,6 +22,10 @@ own process so that peak memory is that phase's own:
                  search and once with the default for the size (IVF above 100,000 chunks)
     faiss        the approximate (IVF) index brain builds against exact search: build time,
                  latency, recall@10 on the bench's vectors and on clustered ones
+    edits        many saves in a row (``--edits``, 300), one note each, each re-indexed, in
+                 one process: p50 / p95 / max and the slowest one's stages. The stalls no single
+                 edit shows: the BM25 postings rebuilt (the run waits for the child) once the
+                 chunks changed since pass 0.5% of them, FTS5 merging a whole level at once
 
 The machine is shared (2 CPUs, other work running): every timing is printed with the load
 average, and CPU seconds beside wall seconds where it matters. The build is run once and the
@@ -320,6 +324,53 @@ def phase_index(vault: Path, label: str) -> dict:
     }
 
 
+def phase_edits(vault: Path, notes: int, count: int) -> dict:
+    """``count`` saves in a row, each of one note (a line appended) and each followed by a
+    re-index, in one process as a server's watcher runs them; the notes put back after, untimed."""
+    from brain.index.indexer import index_vault
+
+    timers = _instrument_indexer()
+    embedder = BenchFakeEmbedder()
+    rng = random.Random("brain-scale-edits")
+    originals: dict[Path, bytes] = {}
+    times: list[float] = []
+    slowest: dict = {}
+    load_before = _load()
+    try:
+        for i in range(count):
+            path = vault / note_path(rng.randrange(notes))
+            originals.setdefault(path, path.read_bytes())
+            path.write_bytes(path.read_bytes() + f"\nAn edit of the edits phase, the {i}th.\n".encode())
+            before = dict(timers.seconds)
+            started = time.perf_counter()
+            index_vault(vault, embedder=embedder, progress=False)
+            times.append(time.perf_counter() - started)
+            if not slowest or times[-1] > slowest["seconds"]:
+                spent = {name: s - before.get(name, 0.0) for name, s in timers.seconds.items()}
+                slowest = {
+                    "edit": i,
+                    "seconds": round(times[-1], 2),
+                    "stages": {name: {"s": round(s, 2)} for name, s in spent.items() if s >= 0.05},
+                }
+    finally:
+        for path, data in originals.items():
+            path.write_bytes(data)
+        index_vault(vault, embedder=embedder, progress=False)
+    over = [i for i, t in enumerate(times) if t >= 1.0]
+    return {
+        "phase": "edits",
+        "count": len(times),
+        "p50_s": round(statistics.median(times), 3),
+        "p95_s": _pct(times, 0.95),
+        "max_s": round(max(times), 2),
+        "over_1s": len(over),
+        "over_1s_at": over[:20],
+        "slowest": slowest,
+        "load_average": load_before,
+        "load_average_after": _load(),
+    }
+
+
 def phase_serve(vault: Path, notes: int) -> dict:
     """A save while `brain serve` runs: the watcher's index pass, then the new snapshot (opened
     with the one before, as the server does), for two edits of one note; put back after."""
@@ -540,7 +591,8 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
 
 # ----- driver -----------------------------------------------------------------------------
 
-PHASES = ("build", "noop", "change", "names", "serve", "query", "faiss")
+PHASES = ("build", "noop", "change", "names", "serve", "query", "faiss", "edits")
+EDITS = 300  # saves in a row in the edits phase
 NAME_STEPS = ("add", "rename", "delete")
 
 
@@ -751,6 +803,10 @@ def run(args) -> dict:
         print("faiss (IVF against exact) ...", file=sys.stderr)
         result["faiss"] = _child(args, "faiss", env)
         save()
+    if "edits" in phases:  # last: it moves the postings' and FTS5's state the other phases measure
+        print(f"edits ({args.edits} saves in a row) ...", file=sys.stderr)
+        result["edits"] = _child(args, "edits", env, ["--edits", str(args.edits)])
+        save()
     save()
     return result
 
@@ -919,6 +975,27 @@ def _table(r: dict, before: dict | None) -> list[str]:
             return "-"
         return f"{e['total_s']:.2f} s (index pass {e['index_s']:.2f}, new snapshot {e['snapshot_s']:.2f})"
 
+    def in_a_row(e: dict | None) -> str:
+        if not e:
+            return "-"
+        top = sorted(e["slowest"]["stages"].items(), key=lambda kv: -kv[1]["s"])[:2]
+        where = ", ".join(f"{name} {stage['s']:.1f}" for name, stage in top)
+        return (
+            f"{e['count']}: p50 {e['p50_s']:.2f} / p95 {e['p95_s']:.2f} / max {e['max_s']:.2f} s, "
+            f"{e['over_1s']} over 1 s (the slowest, edit {e['slowest']['edit']}: {where})"
+        )
+
+    rows.append(
+        (
+            "saves in a row, one note each",
+            in_a_row(_get(before, "edits")),
+            in_a_row(r.get("edits")),
+            "< 1 s each",
+            _get(before, "edits", "max_s"),
+            _get(r, "edits", "max_s"),
+            1,
+        )
+    )
     rows.append(
         (
             "a save answered by `brain serve`",
@@ -1096,6 +1173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notes", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--modes", default="vector,hybrid+ppr", help="recall modes to time (any `brain ask --mode`)")
+    parser.add_argument("--edits", type=int, default=EDITS, help=f"saves in a row in the edits phase (default {EDITS})")
     parser.add_argument("--dir", help="work folder, kept (default: a temporary one, removed afterwards)")
     parser.add_argument("--phases", help=f"comma-separated, of {','.join(PHASES)} (default: all)")
     parser.add_argument("--rebuild", action="store_true", help="build again even when the work folder has an index")
@@ -1116,6 +1194,8 @@ def main(argv: list[str] | None = None) -> int:
             data = phase_open(vault)
         elif args.phase == "serve":
             data = phase_serve(vault, args.notes)
+        elif args.phase == "edits":
+            data = phase_edits(vault, args.notes, args.edits)
         elif args.phase == "faiss":
             from brain.config import index_dir
 
