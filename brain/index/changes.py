@@ -39,7 +39,6 @@ from ..vault import (
     walk,
     will_read,
 )
-from .scan_snapshot import FolderStats
 from .store import IndexStore, SkipRecord
 
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
@@ -177,8 +176,7 @@ def _deleted(found: Walk, rows: Mapping[str, tuple[int, int, int]], known_found:
     if len(rows) <= known_found:
         return {}
     present = set(found.unchanged).union(f.path for f in found.notes)
-    every = rows.as_dict() if isinstance(rows, FolderStats) else rows
-    return {path: row[0] for path, row in every.items() if path not in present}
+    return {path: row[0] for path, row in rows.items() if path not in present}
 
 
 def read(changes: Plan, store: IndexStore) -> Iterator[Change]:

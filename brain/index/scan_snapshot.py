@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -206,6 +206,10 @@ class FolderStats(Mapping[str, Row]):
         for folder in self._folders():
             stats.update(self.folder(folder))
         return stats
+
+    def items(self) -> ItemsView[str, Row]:
+        """Every note, from its folder's dict (``Mapping``'s would look each path up again)."""
+        return self.as_dict().items()
 
     def _folders(self) -> list[str]:
         return list(self._blob.folders) + [f for f in self._added if f not in self._blob.folders]

@@ -21,7 +21,7 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
@@ -563,14 +563,14 @@ class IndexStore:
         """path → (note id, size, mtime_ns) of every note (``note_stats_and_snapshot``), all
         decoded."""
         stats, _ = self.note_stats_and_snapshot()
-        if isinstance(stats, dict):  # read from the rows
+        if not isinstance(stats, scan_snapshot.FolderStats):  # read from the rows
             return stats
-        if not isinstance(stats, scan_snapshot.FolderStats):
-            return dict(stats)
         every = stats.as_dict()
         return self.note_stats_afresh()[0] if stats.damaged else every
 
-    def note_stats_and_snapshot(self) -> tuple[Mapping[str, tuple[int, int, int]], Snapshot | None]:
+    def note_stats_and_snapshot(
+        self,
+    ) -> tuple[dict[str, tuple[int, int, int]] | scan_snapshot.FolderStats, Snapshot | None]:
         """path → (note id, size, mtime_ns) of every note, and the snapshot it was made from
         (which the walk's helper process decodes too), None when it was read from the rows.
 
