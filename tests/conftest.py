@@ -97,6 +97,16 @@ def loggers_restored():
 
 
 @pytest.fixture(autouse=True)
+def no_background_build_left():
+    """A test that started a base of lexical postings building in the background (an index
+    pass does) leaves no process behind: waited for, killed past a minute."""
+    yield
+    from brain.index import postings
+
+    postings.wait_for_builds(60)
+
+
+@pytest.fixture(autouse=True)
 def brain_home(tmp_path_factory, monkeypatch) -> Path:
     """Every test gets its own brain home and database; no test touches the user's."""
     home = tmp_path_factory.mktemp("brain_home")

@@ -84,9 +84,13 @@ def open_store(vault: Path) -> IndexStore:
 
 
 def index_into(home: Path, vault: Path, embedder=None, **kwargs) -> tuple[IndexReport, Path]:
-    """Index ``vault`` with its index under ``home``; (report, index folder)."""
+    """Index ``vault`` with its index under ``home``; (report, index folder). A base of lexical
+    postings the run started building in the background is waited for: tests read it next."""
+    from brain.index import postings
+
     with environ(BRAIN_HOME=str(home), BRAIN_MAX_NOTE_MB=None):
         report = index_vault(vault, embedder=embedder or FakeEmbedder(), progress=False, **kwargs)
+        postings.wait_for_builds(120)
         return report, config.index_dir(vault)
 
 

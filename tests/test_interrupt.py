@@ -422,6 +422,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     assert list(directory.glob("postings.bin*")) == []
     with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder), BRAIN_LEXICAL_POSTINGS="1"):
         index_vault(vault, embedder=embedder, progress=False)
+        postings.wait_for_builds(120)  # this run's base: built in the background
         store = IndexStore.open(directory, create=False)
         try:
             base = postings.load(directory)

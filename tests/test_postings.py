@@ -24,6 +24,7 @@ import pytest
 from conftest import REAL_VAULTS, write
 from index_helpers import CheapEmbedder, environ, index_into
 
+from brain.child_process import python_module_command
 from brain.index import indexer, postings, postings_child
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall import lexical
@@ -183,6 +184,7 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
         monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
         with postings.refreshing(store):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
             pass
+        postings.wait_for_builds(60)  # built in the background
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0
     finally:
         store.close()
@@ -242,20 +244,20 @@ def test_a_kill_between_rename_and_commit_means_fts5(index, monkeypatch, caplog)
     class Killed(BaseException):
         pass
 
-    real_write = postings._write
+    real_rename = postings._rename_into_place
 
-    def write_then_die(*args, **kwargs):
-        real_write(*args, **kwargs)
+    def rename_then_die(*args, **kwargs):
+        real_rename(*args, **kwargs)
         raise Killed  # the file is in place; the commit naming it never happens
 
-    monkeypatch.setattr(postings, "_write", write_then_die)
+    monkeypatch.setattr(postings, "_rename_into_place", rename_then_die)
     store = IndexStore.open(directory)
     try:
         with pytest.raises(Killed):
             postings.build(store)
     finally:
         store.close()
-    monkeypatch.setattr(postings, "_write", real_write)
+    monkeypatch.setattr(postings, "_rename_into_place", real_rename)
     store = IndexStore.open_snapshot(directory)
     try:
         with caplog.at_level(logging.INFO, logger="brain"):
@@ -449,30 +451,72 @@ def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch, early):
     with pytest.raises(Exception, match="no space left on device"):
         index_into(home, vault, CheapEmbedder())
     assert len(started) == 1 and started[0].process.returncode is not None  # killed, and waited for
-    assert started[0].errors.closed
+    assert started[0].errors is None if not early else started[0].errors.closed
     directory = next((home / "vaults").glob("vault-*[!k]"))
     assert not (directory / postings.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
 
 
-def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch, caplog):
+def _child_that(code: str) -> Callable[[str], list[str]]:
+    """The postings child's command with ``code`` run first in its process (``postings`` and
+    ``sys`` imported), then the real child."""
+    boot = (
+        "import sys, runpy; sys.argv = sys.argv[0:1] + sys.argv[1:]\n"
+        "import brain.index.postings as postings\n"
+        f"{code}\n"
+        "runpy.run_module('brain.index.postings_child', run_name='__main__', alter_sys=True)\n"
+    )
+    return lambda module: [sys.executable, "-c", boot]
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch, caplog, early):
+    """A base that fails to build leaves FTS5 answering, and says why: the run that waits for
+    it (a large first build's) at once; one built in the background through its folder, at
+    the next pass (its parent is not waiting, and may be gone)."""
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
-    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", "raise SystemExit(7)"])
+    _early(monkeypatch, early)
+    failing = (
+        "def write_base(*args, **kwargs): raise RuntimeError('the disk is on fire')\npostings.write_base = write_base"
+    )
+    monkeypatch.setattr(postings, "python_module_command", _child_that(failing))
     with caplog.at_level(logging.WARNING):
         _, directory = index_into(home, vault, CheapEmbedder())
-    assert "the process building them failed: it exited with status 7" in caplog.text
     assert not (directory / postings.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
+    if early:
+        assert (
+            "the process building them failed: it exited with status 1: RuntimeError: the disk is on fire"
+            in caplog.text
+        )
+        return
+    assert "failed" not in caplog.text
+    assert (directory / postings.FAILURE_FILE).stat().st_mode & 0o077 == 0
+    monkeypatch.setattr(postings, "python_module_command", python_module_command)
+    write(vault, "d0/one more.md", "# one more\n\namber\n")
+    with caplog.at_level(logging.WARNING):
+        index_into(home, vault, CheapEmbedder())
+    assert (
+        "the process building them in the background failed: RuntimeError: the disk is on fire): BM25 searches FTS5"
+        in caplog.text
+    )
+    assert not (directory / postings.FAILURE_FILE).exists()  # said once
+    assert _compare(directory, monkeypatch, ["amber filler"]) > 0  # and built by that pass
 
 
-def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_mends(tmp_path, monkeypatch, caplog):
-    """`kill -9` of the process building the base, its temporary file half written: the run
-    says so, nothing is stamped, FTS5 answers; the next run removes the orphan and builds."""
+@pytest.mark.parametrize("early", [False, True])
+def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_mends(
+    tmp_path, monkeypatch, caplog, early
+):
+    """`kill -9` of the process building the base, its temporary file half written: nothing is
+    stamped, FTS5 answers (a run waiting for it says so); the next run removes the orphan and
+    builds."""
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=20)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _early(monkeypatch, early)
     killed = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
@@ -484,7 +528,8 @@ def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_m
     monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", killed])
     with caplog.at_level(logging.WARNING):
         _, directory = index_into(home, vault, CheapEmbedder())
-    assert "the process building them failed: it exited with status -9" in caplog.text
+    if early:
+        assert "the process building them failed: it exited with status -9" in caplog.text
     assert [p.name for p in directory.glob("postings.bin*")] != []  # the orphan
     assert not (directory / postings.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
@@ -521,6 +566,207 @@ def test_a_child_left_running_by_a_killed_run_never_gets_its_base_stamped_wrongl
     finally:
         orphan.stop()
         store.close()
+
+
+def _stamp(directory: Path) -> str | None:
+    store = IndexStore.open_snapshot(directory)
+    try:
+        return store.get_meta("postings_stamp")
+    finally:
+        store.close()
+
+
+def _gated(gate: Path) -> str:
+    """Code for ``_child_that``: the child writes its base, then waits for ``gate`` to exist
+    before it puts it in place."""
+    return (
+        "import time\nfrom pathlib import Path\nreal_install = postings.install\n"
+        "def install(store, written):\n"
+        f"    while not Path({str(gate)!r}).exists(): time.sleep(0.02)\n"
+        "    return real_install(store, written)\n"
+        "postings.install = install"
+    )
+
+
+def _builder_starts(directory: Path) -> bool:
+    """Whether a process takes the builder's lock within a minute (one just started)."""
+    deadline = time.monotonic() + 60
+    while not postings.building(directory):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _indexed(home: Path, vault: Path) -> None:
+    """An index pass, not waiting for a base it starts in the background (as `brain index`)."""
+    with environ(BRAIN_HOME=str(home), BRAIN_MAX_NOTE_MB=None):
+        indexer.index_vault(vault, embedder=CheapEmbedder(), progress=False)
+
+
+def test_a_pass_never_waits_for_its_base_and_queries_read_the_one_before_meanwhile(index, monkeypatch, tmp_path):
+    """A pass whose changes outgrew the base starts a new one in the background and returns;
+    meanwhile the base before and its log answer every query exactly as FTS5; once the new
+    base is in place, a fresh state reads it, and a snapshot opened before (a server's, until
+    its next pass) still reads the one before rather than falling to FTS5."""
+    vault, home, directory = index
+    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    old = _stamp(directory)
+    gate = tmp_path / "gate"
+    monkeypatch.setattr(postings, "python_module_command", _child_that(_gated(gate)))
+    _edit(vault, 4)
+    _indexed(home, vault)  # returns with the child still at work
+    assert _builder_starts(directory)
+    assert _stamp(directory) == old
+    assert _compare(directory, monkeypatch) > 200  # the base before, and the log
+    before = IndexStore.open_snapshot(directory)
+    try:
+        gate.touch()
+        postings.wait_for_builds(60)
+        assert not postings.building(directory)
+        assert _stamp(directory) not in (None, old)
+        _assert_stamped(directory)
+        assert _compare(directory, monkeypatch) > 200  # the new base
+        postings._warned.clear()
+        assert postings.search(before, ["amber", "cedar"], (4.0, 2.0, 1.0), 10) is not None
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
+        expression = lexical.match_expression(before, "amber cedar")
+        theirs = before.fts_search(expression, (4.0, 2.0, 1.0), 10)
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+        assert before.fts_search(expression, (4.0, 2.0, 1.0), 10) == theirs
+    finally:
+        before.close()
+    store = IndexStore.open_snapshot(directory)
+    try:  # the log up to the new base forgotten
+        base = postings.load(directory)
+        forgotten = (base.header["log_at"],)
+        assert store.conn.execute("SELECT count(*) FROM postings_log WHERE seq <= ?", forgotten).fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+def test_a_base_built_in_the_background_outlives_the_process_that_started_it(index, tmp_path):
+    """`brain index` exits while its base is being built; the build goes on without it (its own
+    session, nothing of the parent's it writes to) and puts the base in place."""
+    vault, home, directory = index
+    gate = tmp_path / "gate"
+    _edit(vault, 6)
+    boot = _child_that(_gated(gate))("brain.index.postings_child")[2]
+    script = (
+        "import sys\n"
+        "import brain.index.postings as postings\n"
+        "postings.REBUILD_MIN = 0; postings.REBUILD_SHARE = 0.0\n"
+        f"postings.python_module_command = lambda module: [sys.executable, '-c', {boot!r}]\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from pathlib import Path\nfrom index_helpers import CheapEmbedder\nfrom brain.index.indexer import index_vault\n"
+        f"index_vault(Path({str(vault)!r}), embedder=CheapEmbedder(), progress=False)\n"
+    )
+    old = _stamp(directory)
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_VAULT": str(vault), "BRAIN_LEXICAL_POSTINGS": "1"}
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=120)
+    try:
+        assert done.returncode == 0, done.stderr.decode()
+        assert _builder_starts(directory)  # the parent is gone, its child is not
+        assert _stamp(directory) == old
+    finally:
+        gate.touch()
+        with postings.builder_lock(directory, wait=True):  # the child done
+            pass
+    assert _stamp(directory) not in (None, old)
+    _assert_stamped(directory)
+
+
+def test_one_base_is_built_at_a_time(index, monkeypatch, caplog):
+    """While another process builds a base, a pass that wants one starts none: the other's
+    will do. Once it is done, the next pass builds."""
+    vault, home, directory = index
+    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    started = _record_children(monkeypatch)
+    old = _stamp(directory)
+    with postings.builder_lock(directory, wait=False) as held:
+        assert held
+        _edit(vault, 7)
+        with caplog.at_level(logging.INFO, logger="brain"):
+            index_into(home, vault, CheapEmbedder())
+        assert started == []
+        assert "a new base is already being built" in caplog.text
+        assert _stamp(directory) == old
+    _edit(vault, 8)
+    index_into(home, vault, CheapEmbedder())
+    assert len(started) == 1
+    assert _stamp(directory) not in (None, old)
+    assert _compare(directory, monkeypatch) > 200
+
+
+@pytest.mark.parametrize("meanwhile", ["cleared", "another base", "index replaced"])
+def test_a_base_read_before_the_postings_changed_otherwise_is_not_put_in_place(index, monkeypatch, meanwhile):
+    """A base is put in place only if nothing changed the postings since it was read: cleared
+    (their log, with changes this base lacks, dropped), another base stamped (its log up to a
+    later point forgotten), or the index file itself replaced (a rebuild swapped in). Else its
+    file is removed and the stamp left as the change left it."""
+    vault, home, directory = index
+    _edit(vault, 9)
+    index_into(home, vault, CheapEmbedder())  # changes in the log
+    store = IndexStore.open(directory)
+    try:
+        written = postings.write_base(store)
+        assert written is not None and written.file.exists()
+        other = IndexStore.open(directory)
+        try:
+            if meanwhile == "cleared":
+                with other.transaction():
+                    other.conn.execute("UPDATE notes SET title = 'garnet' WHERE id = (SELECT min(id) FROM notes)")
+                other.clear_postings()
+            elif meanwhile == "another base":
+                assert postings.build(other)
+        finally:
+            other.close()
+        if meanwhile == "index replaced":
+            copy = directory / "copy.db"
+            store.conn.execute("VACUUM INTO ?", (str(copy),))
+            os.replace(copy, directory / INDEX_FILE)
+        stamp = store.get_meta("postings_stamp")
+        assert not postings.install(store, written)
+        assert not written.file.exists()
+        assert store.get_meta("postings_stamp") == stamp != written.nonce
+    finally:
+        store.close()
+
+
+def test_kill_9_of_a_base_building_in_the_background(index, monkeypatch, tmp_path):
+    """`kill -9` of the process building a base in the background, its file written and not
+    yet in place: the base before and its log keep answering as FTS5; the lock goes with the
+    process, and the next pass removes the orphan and builds."""
+    import signal
+
+    vault, home, directory = index
+    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    started = _record_children(monkeypatch)
+    real = postings.python_module_command
+    monkeypatch.setattr(postings, "python_module_command", _child_that(_gated(tmp_path / "never")))
+    old = _stamp(directory)
+    _edit(vault, 10)
+    _indexed(home, vault)
+    deadline = time.monotonic() + 60
+    while not list(directory.glob("postings.bin.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(directory.glob("postings.bin.*.tmp"))  # written, waiting at the gate
+    os.killpg(started[0].process.pid, signal.SIGKILL)
+    postings.wait_for_builds(60)
+    assert not postings.building(directory)
+    assert _stamp(directory) == old
+    assert _compare(directory, monkeypatch) > 200
+    monkeypatch.setattr(postings, "python_module_command", real)
+    _edit(vault, 12)
+    index_into(home, vault, CheapEmbedder())
+    assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]
+    assert _stamp(directory) not in (None, old)
+    assert _compare(directory, monkeypatch) > 200
 
 
 def _watch_flushes(monkeypatch, before_flush: Callable[[int], None]) -> list[int]:
@@ -596,7 +842,7 @@ def test_chunks_changed_after_they_were_read_are_read_again(index, monkeypatch, 
             index_into(home, vault, CheapEmbedder())
         written = postings.write_base(store, reader)
         assert written is not None
-        store.stamp_postings(written.nonce, written.log_at)
+        assert postings.install(store, written)
     finally:
         store.close()
     assert _compare(directory, monkeypatch, ["garnet retitled", "harbor rewritten", "amber filler", "harbor"]) > 0

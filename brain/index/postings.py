@@ -265,8 +265,8 @@ def _read_ahead(mapped: np.memmap) -> None:
             pass
 
 
-def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
-    """The file, atomically: written to a temporary name, flushed to disk, renamed."""
+def _write_file(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
+    """The file at a temporary name, flushed to disk; ``install`` renames it into place."""
     import numpy as np
 
     names = list(arrays)
@@ -293,10 +293,36 @@ def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray
                 f.write(np.ascontiguousarray(arrays[name]).tobytes())
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, directory / FILE)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def _rename_into_place(written: Written, directory: Path) -> None:
+    os.replace(written.file, directory / FILE)
+
+
+def install(store: IndexStore, written: Written) -> bool:
+    """Put a written base in place and stamp it, in one write transaction (``IndexStore.
+    install_postings``), when the postings are as they were when it was read and the index
+    is the same file; else (a newer base stamped, the postings cleared, the index rebuilt
+    beside and swapped in) remove it: False."""
+    directory = store.directory
+
+    def place() -> None:
+        if store.database_inode() != written.index_inode:
+            raise _Superseded
+        _rename_into_place(written, directory)
+
+    try:
+        installed = store.install_postings(written.nonce, written.log_at, written.read_as, place)
+    except _Superseded:
+        installed = False
+    if not installed:
+        written.file.unlink(missing_ok=True)
+        log.info("lexical postings: the base built is not installed (the index changed otherwise meanwhile)")
+        return False
     try:
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -305,7 +331,11 @@ def _write(directory: Path, header: dict[str, Any], arrays: dict[str, np.ndarray
             os.close(fd)
     except OSError:  # a directory that cannot be opened for fsync (Windows): the rename stands
         pass
-    return directory / FILE
+    return True
+
+
+class _Superseded(Exception):
+    """The index file was replaced while the base was built."""
 
 
 # ----- building ---------------------------------------------------------------------------
@@ -359,10 +389,7 @@ def build(store: IndexStore) -> bool:
     if written is None:
         store.clear_postings()
         return False
-    store.stamp_postings(
-        written.nonce, written.log_at
-    )  # only now does the database name the file: a kill before leaves it stale
-    return True
+    return install(store, written)  # only now does the database name the file: a kill before leaves it stale
 
 
 def _buildable(store: IndexStore) -> bool:
@@ -376,44 +403,127 @@ def _buildable(store: IndexStore) -> bool:
     return True
 
 
+LOCK_FILE = "postings.lock"  # held (flock) by the process building a base: one at a time
+FAILURE_FILE = "postings.failed"  # what a base built in the background said when it failed
+
+
+@contextmanager
+def builder_lock(directory: Path, *, wait: bool) -> Iterator[bool]:
+    """The right to build this folder's base: True while held; False (at once) when another
+    process builds and ``wait`` is off. Where there is no flock (Windows): always True, and a
+    second builder's base is refused at ``install`` rather than prevented."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock
+        yield True
+        return
+    with open(os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600), "r+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def building(directory: Path) -> bool:
+    """Whether a process is building this folder's base now."""
+    if not (directory / LOCK_FILE).exists():
+        return False
+    with builder_lock(directory, wait=False) as free:
+        return not free
+
+
+# Bases being built in the background by processes this one started (``wait_for_builds``).
+_background: list[subprocess.Popen[bytes]] = []
+
+
+def wait_for_builds(timeout: float | None = None) -> None:
+    """Wait for the bases this process started building in the background (a test, a bench,
+    before it measures what they change); killed past ``timeout`` seconds."""
+    while _background:
+        process = _background.pop()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _report_failed_build(directory: Path) -> None:
+    """A base that failed in the background said why in its folder: said again here, once."""
+    path = directory / FAILURE_FILE
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    if building(directory):  # still at work: not its last word yet
+        return
+    path.unlink(missing_ok=True)
+    if data.strip():
+        log.warning(
+            "lexical postings not built (the process building them in the background failed: %s): BM25 searches"
+            " FTS5 until a later index pass builds them",
+            _last_line(data),
+        )
+
+
 class _Child:
     """The child process writing a base (``postings_child.py``, as ``child_process`` starts
-    it): started, then ``finish`` waits for it and stamps what it wrote (or ``stop`` kills it:
-    its temporary file is an orphan the next run removes). An index pass builds a base this
-    way: the build's Python loops would hold the lock every query thread of a server needs for
-    most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there, 155 MB
-    of it kept by this process after a build at 20,000 notes) goes back with the child.
+    it), which puts it in place and stamps it itself (``install``). An index pass builds a base
+    this way: the build's Python loops would hold the lock every query thread of a server needs
+    for most of a minute at 100,000 notes, and the memory they took (a peak of 2.6 GB there,
+    155 MB of it kept by this process after a build at 20,000 notes) goes back with the child.
 
-    ``early``: started before the run writes, it reads the chunks as they are committed (told
-    ``more`` after each commit) and writes the base once told ``go`` (``Refresh``); the end
-    of its input without ``go`` (the run stopped or killed) ends it without writing."""
+    Once a pass's chunks are written, the child is started in the background: the pass does
+    not wait for it (at 100,000 notes a base takes ~50 s, every few hundred saves; meanwhile
+    queries read the base before and its log, which is still exact). It outlives the pass (its
+    own session: a Ctrl-C of `brain index` leaves it be) and says why it failed, if it does,
+    in ``FAILURE_FILE`` for the next pass to report. One builder at a time (``LOCK_FILE``).
 
-    def __init__(self, store: IndexStore, process: subprocess.Popen[bytes], errors: IO[bytes]):
+    ``early``: a large first build's, started before the run writes and waited for (``finish``):
+    it reads the chunks as they are committed (told ``more`` after each commit) and writes the
+    base once told ``go`` (``Refresh``); the end of its input without ``go`` (the run stopped
+    or killed) ends it without writing."""
+
+    def __init__(self, store: IndexStore, process: subprocess.Popen[bytes], errors: IO[bytes] | None):
         self.store, self.process, self.errors = store, process, errors
         self.kept = 0  # chunks it read while the run wrote them
 
+    @property
+    def early(self) -> bool:
+        return self.errors is not None
+
     @classmethod
     def start(cls, store: IndexStore, *, early: bool = False) -> _Child | None:
-        """The child started, or None where no base can be built now (``_buildable``)."""
+        """The child started, or None where no base can be built now (``_buildable``) or
+        another process is building one."""
         if not _buildable(store):
             return None
-        import tempfile  # here, not at the top: a no-op `brain index` imports this module
-
         command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
         if early:
+            import tempfile  # here, not at the top: a no-op `brain index` imports this module
+
             command.append("--early")
-        errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
-        try:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE if early else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-            )
-        except BaseException:
-            errors.close()
-            raise
-        return cls(store, process, errors)
+            errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
+            try:
+                process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
+            except BaseException:
+                errors.close()
+                raise
+            return cls(store, process, errors)
+        if building(store.directory):
+            log.info("lexical postings: a new base is already being built")
+            return None
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,  # the child writes what fails to FAILURE_FILE
+            start_new_session=True,
+        )
+        _background[:] = [p for p in _background if p.poll() is None]
+        return cls(store, process, None)
 
     def tell(self, word: bytes) -> None:
         """A line to an early child (``more``, ``go``). One that died cannot be told: its exit
@@ -427,8 +537,13 @@ class _Child:
             pass
 
     def finish(self) -> bool:
-        """Wait for the child and stamp its file; False (and a warning) if it failed."""
-        store = self.store
+        """An early child waited for (False, and a warning, if it failed); one in the
+        background left to finish on its own."""
+        if not self.early:
+            _background.append(self.process)
+            log.info("lexical postings: a new base is being built in the background (process %d)", self.process.pid)
+            return True
+        assert self.errors is not None
         try:
             output, _ = self.process.communicate()
             self.errors.seek(0)
@@ -440,18 +555,13 @@ class _Child:
                 raise ValueError(f"it exited with status {self.process.returncode}: {_last_line(stderr)}")
             answer = json.loads(output)
             if answer is None:  # past what the file can hold
-                store.clear_postings()
                 return False
-            nonce, log_at = str(answer["nonce"]), int(answer["log_at"])
             self.kept = int(answer.get("kept", 0))
+            if not answer["installed"]:
+                return False
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("lexical postings not built (the process building them failed: %s): BM25 searches FTS5", exc)
             return False
-        header = read_header(store.directory)
-        if header is None or header.get("nonce") != nonce:  # replaced meanwhile: not what the child wrote
-            log.warning("lexical postings not built (the file is not the one just written): BM25 searches FTS5")
-            return False
-        store.stamp_postings(nonce, log_at)
         if self.kept:
             log.info("lexical postings built, %d chunks of them read as the run wrote them", self.kept)
         return True
@@ -467,7 +577,8 @@ class _Child:
                     stream.close()
                 except BrokenPipeError:  # a line still buffered for a child gone
                     pass
-        self.errors.close()
+        if self.errors is not None:
+            self.errors.close()
 
 
 def _last_line(data: bytes) -> str:
@@ -534,16 +645,19 @@ class Reader:
 
 
 class Written(NamedTuple):
-    """A base written, not stamped."""
+    """A base written at a temporary name, not stamped (``install``)."""
 
     nonce: str
     log_at: int  # the log position it was read at
     kept: int  # chunks read before the last read, as the run wrote them (``Reader``)
+    file: Path  # where it was written
+    read_as: tuple[str | None, str | None, str | None]  # ``IndexStore.postings_state`` as read
+    index_inode: int | None  # the index file it was read from
 
 
 def write_base(store: IndexStore, reader: Reader | None = None) -> Written | None:
-    """Write a new postings file from the database's committed state, not stamped; None when
-    the vault is past what the file can hold. ``reader``: the chunks read so far, kept where
+    """Write a new postings file from the database's committed state, at a temporary name
+    (``install`` puts it in place); None when the vault is past what the file can hold. ``reader``: the chunks read so far, kept where
     they are still as read."""
     import numpy as np
 
@@ -554,7 +668,9 @@ def write_base(store: IndexStore, reader: Reader | None = None) -> Written | Non
                 log.info("lexical postings: chunks changed since they were read; reading them again")
             reader = Reader()
         kept = len(reader.ids)
-        index_id = store.index_id()
+        read_as = store.postings_state()
+        index_id = read_as[2]
+        index_inode = store.database_inode()
         for rows in store.postings_source(after=reader.last):
             reader.add(rows)
         vocab = store.fts_column_counts()
@@ -627,10 +743,10 @@ def write_base(store: IndexStore, reader: Reader | None = None) -> Written | Non
         "last_chunk": last_chunk,
         "excluded": sorted(t.decode("utf-8", "surrogatepass") for t in excluded),
     }
-    _write(store.directory, header, arrays)
+    file = _write_file(store.directory, header, arrays)
     if excluded:
         log.info("lexical postings: %d terms tokenized otherwise than FTS5 left to it", len(excluded))
-    return Written(nonce, log_at, kept)
+    return Written(nonce, log_at, kept, file, read_as, index_inode)
 
 
 def _pairs_missing_from(text_keys: np.ndarray, others: list[np.ndarray], terms: int) -> np.ndarray:
@@ -679,12 +795,11 @@ _NOT_REBUILT = "lexical postings not rebuilt (%s): BM25 searches FTS5 until a la
 class Refresh:
     """A new base for an index pass (``refreshing``), built by a child process beside the pass.
 
-    The child starts once the pass's chunks are all written (``chunks_written``) and works while
-    the pass resolves links, finishes history and syncs FAISS (none changes what the base
-    reads, and a change that did would be logged since its read); in a large first build it
-    starts before the first write and reads the chunks as they are committed (``committed``),
-    on the CPU the writing leaves spare. The base is stamped once the pass and the child are
-    done."""
+    Once the pass's chunks are all written (``chunks_written``) the child starts in the
+    background, and the pass never waits for it (``_Child``). In a large first build it starts
+    before the first write and reads the chunks as they are committed (``committed``), on the
+    CPU the writing leaves spare, and the pass waits for it at its end: the first queries then
+    find the base."""
 
     def __init__(self, store: IndexStore):
         self.store = store
@@ -711,6 +826,7 @@ class Refresh:
 
         self.written = True
         try:
+            _report_failed_build(self.store.directory)
             wanted = _wanted(self.store, config.lexical_postings_min_chunks())
             if self.early and self.child is not None:
                 if wanted:
@@ -762,8 +878,11 @@ def refreshing(store: IndexStore, notes_to_read: int = 0) -> Iterator[Refresh]:
 # ----- searching --------------------------------------------------------------------------
 
 # One base per index folder, shared by the stores that read it (a server opens a snapshot
-# after every pass): loaded again only when the file is replaced.
+# after every pass): loaded again only when the file is replaced. The one before is kept
+# beside it: a base is put in place by a process in the background, and a server's snapshot
+# opened before reads that one until its next pass opens a snapshot that names the new.
 _bases: dict[Path, tuple[tuple[int, int], Base | None]] = {}
+_before: dict[Path, Base] = {}
 
 
 def _base(store: IndexStore) -> Base | None:
@@ -773,14 +892,33 @@ def _base(store: IndexStore) -> Base | None:
         stat = path.stat()
     except OSError:
         _bases.pop(path, None)
+        _before.pop(path, None)
         return None
     identity = (stat.st_ino, stat.st_mtime_ns)
     known = _bases.get(path)
     if known is not None and known[0] == identity:
         return known[1]
     base = load(store.directory)
+    if known is not None and known[1] is not None:
+        _before[path] = known[1]
     _bases[path] = (identity, base)
     return base
+
+
+def _stamped_base(store: IndexStore) -> Base | None:
+    """The base this store's state names: the file in place or, for a snapshot opened before
+    it was replaced, the one before; None (and why, once) when neither."""
+    base = _base(store)
+    if base is None:
+        _say("no postings file, or not one this brain reads")
+        return None
+    if _stamped(store, base.header):
+        return base
+    before = _before.get(store.directory / FILE)
+    if before is not None and _stamped(store, before.header):
+        return before
+    _say("the postings file is not this index's state (stale, or the index restored)")
+    return None
 
 
 def _stamped(store: IndexStore, header: dict[str, Any]) -> bool:
@@ -808,16 +946,12 @@ _CHUNKS_KEPT = 50_000  # changed chunks a base keeps tokenized
 def _state(store: IndexStore) -> _State | None:
     import numpy as np
 
-    base = _base(store)
-    if base is None:
-        _say("no postings file, or not one this brain reads")
-        return None
     cache = store._unchanged_cache()
     known = cache.get("postings_state")
-    if isinstance(known, _State) and known.base is base:
+    if isinstance(known, _State):  # made for this very state of the database, its base stamped then
         return known
-    if not _stamped(store, base.header):
-        _say("the postings file is not this index's state (stale, or the index restored)")
+    base = _stamped_base(store)
+    if base is None:
         return None
     changed = store.postings_changes(base.header["log_at"], base.header["last_chunk"])
     if len(changed) > QUERY_MAX_CHANGED:

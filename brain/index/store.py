@@ -2159,15 +2159,38 @@ class IndexStore:
         added = self.conn.execute("SELECT count(*) FROM chunks WHERE id > ?", (last_chunk,)).fetchone()[0]
         return int(logged) + int(added)
 
-    def stamp_postings(self, stamp: str, log_at: int) -> None:
-        """The postings file read at ``log_at`` is in place: the database names it, and forgets
-        the log up to it."""
+    def postings_state(self) -> tuple[str | None, str | None, str | None]:
+        """(the postings' stamp, how many times they were cleared, the index's id): read with a
+        base, and unchanged when it is installed (``install_postings``)."""
+        return self.get_meta("postings_stamp"), self.get_meta("postings_cleared"), self.index_id()
+
+    def database_inode(self) -> int | None:
+        """The inode at this index's database path now: another once a rebuild swapped a new
+        index in (this connection still reads the one it opened)."""
+        try:
+            return os.stat(self.directory / INDEX_FILE).st_ino
+        except OSError:
+            return None
+
+    def install_postings(
+        self, stamp: str, log_at: int, read_as: tuple[str | None, str | None, str | None], place: Callable[[], None]
+    ) -> bool:
+        """The postings file read at ``log_at`` put in place (``place``) and named by the
+        database, which forgets the log up to it: in one write transaction, so no other writer
+        comes between. Only when the postings' state is still ``read_as``: a base stamped or
+        the postings cleared since (their log dropped with changes this base lacks) or another
+        index mean it would be stale; False, and nothing done."""
         with self.transaction():
+            if self.postings_state() != read_as:
+                return False
+            place()
             self.set_meta("postings_stamp", stamp)
             self.conn.execute("DELETE FROM postings_log WHERE seq <= ?", (log_at,))
+        return True
 
     def clear_postings(self) -> None:
-        """No postings: their stamp and log dropped."""
+        """No postings: their stamp and log dropped, and the clear counted (a base read before
+        it lacks the changes the log held: ``install_postings`` refuses it)."""
         if (
             self.get_meta("postings_stamp") is None
             and not self.conn.execute("SELECT 1 FROM postings_log LIMIT 1").fetchone()
@@ -2176,6 +2199,7 @@ class IndexStore:
         with self.transaction():
             self.conn.execute("DELETE FROM meta WHERE key = 'postings_stamp'")
             self.conn.execute("DELETE FROM postings_log")
+            self.set_meta("postings_cleared", int(self.get_meta("postings_cleared") or 0) + 1)
 
     def fts_totals(self) -> tuple[int, int]:
         """(rows, tokens over all columns) of the present FTS table, as BM25 reads them: from
