@@ -328,22 +328,25 @@ def phase_index(vault: Path, label: str) -> dict:
 def phase_edits(vault: Path, notes: int, count: int) -> dict:
     """``count`` saves in a row, each of one note (a line appended) and each followed by a
     re-index, in one process as a server's watcher runs them; the notes put back after, untimed."""
-    from brain.index import postings
+    from brain.index import background, fts_merge
     from brain.index.indexer import index_vault
+
+    if os.environ.get("BENCH_FTS_MERGE") == "off":  # FTS5's merges left to FTS5 alone, as before stop 38
+        fts_merge.START_AT = 10**9
 
     timers = _instrument_indexer()
     embedder = BenchFakeEmbedder()
     rng = random.Random("brain-scale-edits")
-    builds: list[int] = []  # the edits that started a new base of the lexical postings in the background
-    real_start = postings._Child.start
+    in_background: dict[str, list[int]] = {}  # the saves that started work in the background, by its name
+    real_start = background.start
 
-    def start(store, **options):
-        child = real_start(store, **options)
-        if child is not None:
-            builds.append(len(times))
-        return child
+    def start(work, directory):
+        process = real_start(work, directory)
+        if process is not None:
+            in_background.setdefault(work.name, []).append(len(times))
+        return process
 
-    postings._Child.start = start  # type: ignore[method-assign]
+    background.start = start
     originals: dict[Path, bytes] = {}
     times: list[float] = []
     slowest: dict = {}
@@ -367,19 +370,21 @@ def phase_edits(vault: Path, notes: int, count: int) -> dict:
                 if not slowest or times[-1] > slowest["seconds"]:
                     slowest = {"edit": i, "seconds": round(times[-1], 2), "stages": stages}
     finally:
-        postings._Child.start = real_start  # type: ignore[method-assign]
+        background.start = real_start
         for path, data in originals.items():
             path.write_bytes(data)
         index_vault(vault, embedder=embedder, progress=False)
     return {
         "phase": "edits",
-        "postings_builds_at": builds,
+        "postings_builds_at": in_background.get("postings", []),
+        "fts_merges_at": in_background.get("fts-merge", []),
         "count": len(times),
         "p50_s": round(statistics.median(times), 3),
         "p95_s": _pct(times, 0.95),
         "max_s": round(max(times), 2),
         "over_1s": len(slow),
         "over_1s_at": slow[:20],
+        "seconds": [round(t, 3) for t in times],
         "slowest": slowest,
         "load_average": load_before,
         "load_average_after": _load(),
@@ -615,13 +620,14 @@ def _builds_done(vault: Path) -> None:
     """Wait for the lexical postings' bases being built in the background (by this phase's
     passes, or a server's): the next phase measures without one beside it."""
     from brain.config import index_dir
-    from brain.index import postings
+    from brain.index import background, fts_merge, postings
 
-    postings.wait_for_builds()
+    background.wait_for_all()
     directory = index_dir(vault)
     if directory.is_dir():
-        with postings.builder_lock(directory, wait=True):
-            pass
+        for work in (postings.BUILD, fts_merge.MERGE):
+            with background.held(directory, work.name, wait=True):
+                pass
 
 
 def _child(args, phase: str, env: dict, extra: list[str] | None = None) -> dict:
@@ -1152,8 +1158,9 @@ def summary(r: dict, before: dict | None) -> str:
     if ed:
         lines.append(
             f"  edits     {ed['count']} saves in a row: p50 {ed['p50_s']:.2f} s, p95 {ed['p95_s']:.2f} s, max"
-            f" {ed['max_s']:.2f} s (load {ed.get('load_average')}); BM25 postings rebuilt in the background"
-            f" at saves {ed.get('postings_builds_at', '-')}; each of a second or more:"
+            f" {ed['max_s']:.2f} s (load {ed.get('load_average')}); in the background, BM25 postings rebuilt"
+            f" from saves {ed.get('postings_builds_at', '-')}, FTS5 merged from saves {ed.get('fts_merges_at', '-')};"
+            " each of a second or more:"
         )
         lines += [
             f"              {s:8.2f} s  save {i}: {stage} {stage_s:.2f} s" for i, s, stage, stage_s in ed["over_1s_at"]

@@ -98,12 +98,12 @@ def loggers_restored():
 
 @pytest.fixture(autouse=True)
 def no_background_build_left():
-    """A test that started a base of lexical postings building in the background (an index
-    pass does) leaves no process behind: waited for, killed past a minute."""
+    """A test that started work in the background (an index pass may: the BM25 postings, FTS5's
+    merges) leaves no process behind: waited for, killed past a minute."""
     yield
-    from brain.index import postings
+    from brain.index import background
 
-    postings.wait_for_builds(60)
+    background.wait_for_all(60)
 
 
 @pytest.fixture(autouse=True)

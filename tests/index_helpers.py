@@ -84,13 +84,13 @@ def open_store(vault: Path) -> IndexStore:
 
 
 def index_into(home: Path, vault: Path, embedder=None, **kwargs) -> tuple[IndexReport, Path]:
-    """Index ``vault`` with its index under ``home``; (report, index folder). A base of lexical
-    postings the run started building in the background is waited for: tests read it next."""
-    from brain.index import postings
+    """Index ``vault`` with its index under ``home``; (report, index folder). What the run left to
+    the background (the BM25 postings, FTS5's merges) is waited for: tests read it next."""
+    from brain.index import background
 
     with environ(BRAIN_HOME=str(home), BRAIN_MAX_NOTE_MB=None):
         report = index_vault(vault, embedder=embedder or FakeEmbedder(), progress=False, **kwargs)
-        postings.wait_for_builds(120)
+        background.wait_for_all(120)
         return report, config.index_dir(vault)
 
 

@@ -770,12 +770,12 @@ def test_no_op_run_with_lexical_postings_never_imports_numpy(toy_vault, monkeypa
     (importing it was 74 ms of a no-op `brain index` at 100,000 notes)."""
     import subprocess
 
-    from brain.index import postings
+    from brain.index import background, postings
     from brain.index.store import built_index_dir
 
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: the toy vault has a base
     index_vault(toy_vault, progress=False)
-    postings.wait_for_builds(60)  # built in the background
+    background.wait_for_all(60)  # built in the background
     assert postings.read_header(built_index_dir(toy_vault)) is not None
     code = (
         "import sys\n"

@@ -391,7 +391,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     """`kill -9` of a first build whose postings child reads the chunks as they are committed:
     the child's input ends, and it ends too, writing nothing (no process left behind, no
     file); the next run finishes, and its postings are stamped and answer as FTS5 does."""
-    from brain.index import postings
+    from brain.index import background, postings
     from brain.recall.lexical import lexical_search
 
     folder, embedder = model
@@ -422,7 +422,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     assert list(directory.glob("postings.bin*")) == []
     with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder), BRAIN_LEXICAL_POSTINGS="1"):
         index_vault(vault, embedder=embedder, progress=False)
-        postings.wait_for_builds(120)  # this run's base: built in the background
+        background.wait_for_all(120)  # this run's base: built in the background
         store = IndexStore.open(directory, create=False)
         try:
             base = postings.load(directory)

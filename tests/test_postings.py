@@ -25,7 +25,7 @@ from conftest import REAL_VAULTS, write
 from index_helpers import CheapEmbedder, environ, index_into
 
 from brain.child_process import python_module_command
-from brain.index import indexer, postings, postings_child
+from brain.index import background, indexer, postings, postings_child
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall import lexical
 
@@ -184,7 +184,7 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
         monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
         with postings.refreshing(store):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
             pass
-        postings.wait_for_builds(60)  # built in the background
+        background.wait_for_all(60)  # built in the background
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0
     finally:
         store.close()
@@ -441,7 +441,7 @@ def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch, early):
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     _early(monkeypatch, early)
     slow = "import time; time.sleep(60)"
-    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", slow])
+    _command(monkeypatch, lambda module: [sys.executable, "-c", slow])
     started = _record_children(monkeypatch)
 
     def sync(store, *args):
@@ -455,6 +455,13 @@ def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch, early):
     directory = next((home / "vaults").glob("vault-*[!k]"))
     assert not (directory / postings.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
+
+
+def _command(monkeypatch, command: Callable[[str], list[str]]) -> None:
+    """The command a postings child is started with, early (``postings``) or in the
+    background (``background``)."""
+    monkeypatch.setattr(postings, "python_module_command", command)
+    monkeypatch.setattr(background, "python_module_command", command)
 
 
 def _child_that(code: str) -> Callable[[str], list[str]]:
@@ -481,7 +488,7 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
     failing = (
         "def write_base(*args, **kwargs): raise RuntimeError('the disk is on fire')\npostings.write_base = write_base"
     )
-    monkeypatch.setattr(postings, "python_module_command", _child_that(failing))
+    _command(monkeypatch, _child_that(failing))
     with caplog.at_level(logging.WARNING):
         _, directory = index_into(home, vault, CheapEmbedder())
     assert not (directory / postings.FILE).exists()
@@ -493,16 +500,16 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
         )
         return
     assert "failed" not in caplog.text
-    assert (directory / postings.FAILURE_FILE).stat().st_mode & 0o077 == 0
-    monkeypatch.setattr(postings, "python_module_command", python_module_command)
+    assert background.failure_file(directory, postings.BUILD.name).stat().st_mode & 0o077 == 0
+    _command(monkeypatch, python_module_command)
     write(vault, "d0/one more.md", "# one more\n\namber\n")
     with caplog.at_level(logging.WARNING):
         index_into(home, vault, CheapEmbedder())
     assert (
-        "the process building them in the background failed: RuntimeError: the disk is on fire): BM25 searches FTS5"
-        in caplog.text
+        "building the lexical postings failed in the background (RuntimeError: the disk is on fire): BM25 searches"
+        " FTS5 until a later index pass builds them" in caplog.text
     )
-    assert not (directory / postings.FAILURE_FILE).exists()  # said once
+    assert not background.failure_file(directory, postings.BUILD.name).exists()  # said once
     assert _compare(directory, monkeypatch, ["amber filler"]) > 0  # and built by that pass
 
 
@@ -524,8 +531,7 @@ def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_m
         "temp_name(Path(sys.argv[1]), 'postings.bin').write_bytes(b'brain-postings half')\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
-    real = postings.python_module_command
-    monkeypatch.setattr(postings, "python_module_command", lambda module: [sys.executable, "-c", killed])
+    _command(monkeypatch, lambda module: [sys.executable, "-c", killed])
     with caplog.at_level(logging.WARNING):
         _, directory = index_into(home, vault, CheapEmbedder())
     if early:
@@ -533,7 +539,7 @@ def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_m
     assert [p.name for p in directory.glob("postings.bin*")] != []  # the orphan
     assert not (directory / postings.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
-    monkeypatch.setattr(postings, "python_module_command", real)
+    _command(monkeypatch, python_module_command)
     write(vault, "d0/one more.md", "# one more\n\namber\n")
     index_into(home, vault, CheapEmbedder())
     assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]
@@ -591,7 +597,7 @@ def _gated(gate: Path) -> str:
 def _builder_starts(directory: Path) -> bool:
     """Whether a process takes the builder's lock within a minute (one just started)."""
     deadline = time.monotonic() + 60
-    while not postings.building(directory):
+    while not background.busy(directory, postings.BUILD.name):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -614,7 +620,7 @@ def test_a_pass_never_waits_for_its_base_and_queries_read_the_one_before_meanwhi
     monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
     old = _stamp(directory)
     gate = tmp_path / "gate"
-    monkeypatch.setattr(postings, "python_module_command", _child_that(_gated(gate)))
+    _command(monkeypatch, _child_that(_gated(gate)))
     _edit(vault, 4)
     _indexed(home, vault)  # returns with the child still at work
     assert _builder_starts(directory)
@@ -623,8 +629,8 @@ def test_a_pass_never_waits_for_its_base_and_queries_read_the_one_before_meanwhi
     before = IndexStore.open_snapshot(directory)
     try:
         gate.touch()
-        postings.wait_for_builds(60)
-        assert not postings.building(directory)
+        background.wait_for_all(60)
+        assert not background.busy(directory, postings.BUILD.name)
         assert _stamp(directory) not in (None, old)
         _assert_stamped(directory)
         assert _compare(directory, monkeypatch) > 200  # the new base
@@ -655,9 +661,9 @@ def test_a_base_built_in_the_background_outlives_the_process_that_started_it(ind
     boot = _child_that(_gated(gate))("brain.index.postings_child")[2]
     script = (
         "import sys\n"
-        "import brain.index.postings as postings\n"
+        "import brain.index.background as background, brain.index.postings as postings\n"
         "postings.REBUILD_MIN = 0; postings.REBUILD_SHARE = 0.0\n"
-        f"postings.python_module_command = lambda module: [sys.executable, '-c', {boot!r}]\n"
+        f"background.python_module_command = lambda module: [sys.executable, '-c', {boot!r}]\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from pathlib import Path\nfrom index_helpers import CheapEmbedder\nfrom brain.index.indexer import index_vault\n"
         f"index_vault(Path({str(vault)!r}), embedder=CheapEmbedder(), progress=False)\n"
@@ -673,7 +679,7 @@ def test_a_base_built_in_the_background_outlives_the_process_that_started_it(ind
         assert _stamp(directory) == old
     finally:
         gate.touch()
-        with postings.builder_lock(directory, wait=True):  # the child done
+        with background.held(directory, postings.BUILD.name, wait=True):  # the child done
             pass
     assert _stamp(directory) not in (None, old)
     _assert_stamped(directory)
@@ -687,13 +693,13 @@ def test_one_base_is_built_at_a_time(index, monkeypatch, caplog):
     monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
     started = _record_children(monkeypatch)
     old = _stamp(directory)
-    with postings.builder_lock(directory, wait=False) as held:
+    with background.held(directory, postings.BUILD.name, wait=False) as held:
         assert held
         _edit(vault, 7)
         with caplog.at_level(logging.INFO, logger="brain"):
             index_into(home, vault, CheapEmbedder())
         assert started == []
-        assert "a new base is already being built" in caplog.text
+        assert "building the lexical postings: already under way in another process" in caplog.text
         assert _stamp(directory) == old
     _edit(vault, 8)
     index_into(home, vault, CheapEmbedder())
@@ -747,8 +753,7 @@ def test_kill_9_of_a_base_building_in_the_background(index, monkeypatch, tmp_pat
     monkeypatch.setattr(postings, "REBUILD_MIN", 0)
     monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
     started = _record_children(monkeypatch)
-    real = postings.python_module_command
-    monkeypatch.setattr(postings, "python_module_command", _child_that(_gated(tmp_path / "never")))
+    _command(monkeypatch, _child_that(_gated(tmp_path / "never")))
     old = _stamp(directory)
     _edit(vault, 10)
     _indexed(home, vault)
@@ -757,11 +762,11 @@ def test_kill_9_of_a_base_building_in_the_background(index, monkeypatch, tmp_pat
         time.sleep(0.05)
     assert list(directory.glob("postings.bin.*.tmp"))  # written, waiting at the gate
     os.killpg(started[0].process.pid, signal.SIGKILL)
-    postings.wait_for_builds(60)
-    assert not postings.building(directory)
+    background.wait_for_all(60)
+    assert not background.busy(directory, postings.BUILD.name)
     assert _stamp(directory) == old
     assert _compare(directory, monkeypatch) > 200
-    monkeypatch.setattr(postings, "python_module_command", real)
+    _command(monkeypatch, python_module_command)
     _edit(vault, 12)
     index_into(home, vault, CheapEmbedder())
     assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -30,7 +31,7 @@ from ..errors import BrainError, IndexMismatchError
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
-from . import changes, postings, vectors
+from . import changes, fts_merge, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
 from .parsing import Parser, Work
@@ -272,6 +273,10 @@ class _Run:
         # which its log is dropped) stores it now: else the next update check, the one someone
         # waits for (`brain ask`, a save), read and encoded it (0.5 s at 100,000 notes).
         self.store.keep_scan_snapshot()
+        try:  # FTS5's big merges in the background, not inside a later save (``fts_merge``)
+            fts_merge.start_if_wanted(self.store)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("FTS5's merges not started in the background (%s): FTS5 merges inside saves meanwhile", exc)
 
     def _write(self, plan: changes.Plan, lexical: postings.Refresh) -> None:
         """The changes of ``plan`` into the index: notes parsed, embedded and committed in

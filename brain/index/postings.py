@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ..child_process import python_module_command
 from ..numeric import sorted_distinct
+from . import background
 from .tempfiles import remove_orphans, temp_name
 from .tokens import index_words
 
@@ -403,69 +404,12 @@ def _buildable(store: IndexStore) -> bool:
     return True
 
 
-LOCK_FILE = "postings.lock"  # held (flock) by the process building a base: one at a time
-FAILURE_FILE = "postings.failed"  # what a base built in the background said when it failed
-
-
-@contextmanager
-def builder_lock(directory: Path, *, wait: bool) -> Iterator[bool]:
-    """The right to build this folder's base: True while held; False (at once) when another
-    process builds and ``wait`` is off. Where there is no flock (Windows): always True, and a
-    second builder's base is refused at ``install`` rather than prevented."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no flock
-        yield True
-        return
-    with open(os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600), "r+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-
-
-def building(directory: Path) -> bool:
-    """Whether a process is building this folder's base now."""
-    if not (directory / LOCK_FILE).exists():
-        return False
-    with builder_lock(directory, wait=False) as free:
-        return not free
-
-
-# Bases being built in the background by processes this one started (``wait_for_builds``).
-_background: list[subprocess.Popen[bytes]] = []
-
-
-def wait_for_builds(timeout: float | None = None) -> None:
-    """Wait for the bases this process started building in the background (a test, a bench,
-    before it measures what they change); killed past ``timeout`` seconds."""
-    while _background:
-        process = _background.pop()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _report_failed_build(directory: Path) -> None:
-    """A base that failed in the background said why in its folder: said again here, once."""
-    path = directory / FAILURE_FILE
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return
-    if building(directory):  # still at work: not its last word yet
-        return
-    path.unlink(missing_ok=True)
-    if data.strip():
-        log.warning(
-            "lexical postings not built (the process building them in the background failed: %s): BM25 searches"
-            " FTS5 until a later index pass builds them",
-            _last_line(data),
-        )
+BUILD = background.Work(
+    "postings",
+    "brain.index.postings_child",
+    "building the lexical postings",
+    "BM25 searches FTS5 until a later index pass builds them",
+)
 
 
 class _Child:
@@ -478,8 +422,8 @@ class _Child:
     Once a pass's chunks are written, the child is started in the background: the pass does
     not wait for it (at 100,000 notes a base takes ~50 s, every few hundred saves; meanwhile
     queries read the base before and its log, which is still exact). It outlives the pass (its
-    own session: a Ctrl-C of `brain index` leaves it be) and says why it failed, if it does,
-    in ``FAILURE_FILE`` for the next pass to report. One builder at a time (``LOCK_FILE``).
+    own session) and says why it failed, if it does, for the next pass to report; one builder at
+    a time (``background``).
 
     ``early``: a large first build's, started before the run writes and waited for (``finish``):
     it reads the chunks as they are committed (told ``more`` after each commit) and writes the
@@ -500,11 +444,10 @@ class _Child:
         another process is building one."""
         if not _buildable(store):
             return None
-        command = [*python_module_command("brain.index.postings_child"), str(store.directory)]
         if early:
             import tempfile  # here, not at the top: a no-op `brain index` imports this module
 
-            command.append("--early")
+            command = [*python_module_command(BUILD.module), str(store.directory), "--early"]
             errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop); not a pipe: a child that logs much never waits on us
             try:
                 process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
@@ -512,18 +455,8 @@ class _Child:
                 errors.close()
                 raise
             return cls(store, process, errors)
-        if building(store.directory):
-            log.info("lexical postings: a new base is already being built")
-            return None
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,  # the child writes what fails to FAILURE_FILE
-            start_new_session=True,
-        )
-        _background[:] = [p for p in _background if p.poll() is None]
-        return cls(store, process, None)
+        started = background.start(BUILD, store.directory)
+        return None if started is None else cls(store, started, None)
 
     def tell(self, word: bytes) -> None:
         """A line to an early child (``more``, ``go``). One that died cannot be told: its exit
@@ -540,7 +473,6 @@ class _Child:
         """An early child waited for (False, and a warning, if it failed); one in the
         background left to finish on its own."""
         if not self.early:
-            _background.append(self.process)
             log.info("lexical postings: a new base is being built in the background (process %d)", self.process.pid)
             return True
         assert self.errors is not None
@@ -826,7 +758,7 @@ class Refresh:
 
         self.written = True
         try:
-            _report_failed_build(self.store.directory)
+            background.report_failure(BUILD, self.store.directory)
             wanted = _wanted(self.store, config.lexical_postings_min_chunks())
             if self.early and self.child is not None:
                 if wanted:

@@ -2201,6 +2201,39 @@ class IndexStore:
             self.conn.execute("DELETE FROM postings_log")
             self.set_meta("postings_cleared", int(self.get_meta("postings_cleared") or 0) + 1)
 
+    def fts_levels(self) -> list[tuple[int, list[int]]]:
+        """FTS5's segments, level by level from 0: (how many of them an incremental merge under
+        way takes, each segment's leaf pages, oldest first). Read from its structure record
+        (``chunks_fts_data`` row 10: a 4-byte cookie, then varints); none for the V2 format of
+        contentless-delete tables, which brain does not make."""
+        row = self.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 10").fetchone()
+        if row is None or not row[0] or len(row[0]) < 5 or bytes(row[0][4:8]) == b"\xff\x00\x00\x01":
+            return []
+        values = _varints(bytes(row[0][4:]))
+        try:
+            levels, at = values[0], 3  # levels, segments, the write counter
+            out: list[tuple[int, list[int]]] = []
+            for _ in range(levels):
+                merging, count = values[at], values[at + 1]
+                at += 2
+                pages: list[int] = []
+                for _ in range(count):
+                    pages.append(values[at + 2] - values[at + 1] + 1)  # id, first leaf, last leaf
+                    at += 3
+                out.append((merging, pages))
+        except IndexError:  # a record of another shape: no levels rather than a wrong answer
+            return []
+        return out
+
+    def fts_merge_step(self, pages: int) -> bool:
+        """About ``pages`` leaf pages of FTS5's own merging (its ``merge`` command: the merge
+        under way first, else the level with the most segments, from ``usermerge``, 4), in one
+        write transaction; False when there was nothing to merge."""
+        with self.transaction():
+            before = self.conn.total_changes
+            self.conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', ?)", (pages,))
+            return self.conn.total_changes - before >= 2  # FTS5's documented sign that it merged
+
     def fts_totals(self) -> tuple[int, int]:
         """(rows, tokens over all columns) of the present FTS table, as BM25 reads them: from
         FTS5's averages record (rowid 1 of its data table: varints, the row count, then each
