@@ -174,6 +174,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
 
     The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
     answered, and its last update (what changed, and how long after the change it was served).
+    The `background:` line, while there is one, names the work a run left to a process of its
+    own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges).
     """
     from .index.status import vault_status
     from .server.client import status as server_status
@@ -217,6 +219,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             echo(f"  {entry['reason']:14} {entry['path']}{detail}")
     if st.history is not None:
         echo(_history_line(st.history))
+    if st.background:
+        echo(f"background: {'; '.join(st.background)} (a process a run left; brain answers as before meanwhile)")
     if st.rebuild:
         done = "?" if st.rebuild["notes"] is None else st.rebuild["notes"]
         echo(

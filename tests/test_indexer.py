@@ -687,6 +687,26 @@ def test_status_json_schema(indexed):
     assert data["index_dir"] == str(config.index_dir(vault))
 
 
+def test_status_says_what_runs_in_the_background(indexed):
+    """Work a run left to a process of its own (the BM25 postings' build, FTS5's merges) is
+    shown while that process holds its lock, and not otherwise."""
+    from brain.index import background, fts_merge, postings
+
+    vault, _ = indexed
+    directory = config.index_dir(vault)
+    assert json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["background"] == []
+    assert "background:" not in _invoke("status", "--vault", str(vault)).stdout
+    with background.held(directory, fts_merge.MERGE.name, wait=False) as held:
+        assert held
+        data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+        human = _invoke("status", "--vault", str(vault)).stdout
+    assert data["background"] == ["merging FTS5's segments"]
+    assert "background: merging FTS5's segments (a process a run left; brain answers as before meanwhile)" in human
+    with background.held(directory, postings.BUILD.name, wait=False):
+        data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+    assert data["background"] == ["building the lexical postings"]
+
+
 def test_status_before_any_index(toy_vault):
     data = json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)
     assert (data["notes"], data["chunks"], data["model"]) == (0, 0, None)

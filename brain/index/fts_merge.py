@@ -15,13 +15,10 @@ merging goes on as before for the rest.
 
 from __future__ import annotations
 
-import logging
 import time
 
 from . import background
 from .store import IndexStore
-
-log = logging.getLogger(__name__)
 
 MERGE = background.Work(
     "fts-merge", "brain.index.fts_merge_child", "merging FTS5's segments", "FTS5 merges inside saves until a later pass"

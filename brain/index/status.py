@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import config
 from ..vault import IGNORE_FILE, resolve_vault
-from . import changes
+from . import background, changes, fts_merge, postings
 from .history import iso_time
 from .rebuild import rebuild_status
 from .store import INDEX_FILE, IndexStore, index_errors
@@ -30,6 +30,7 @@ class VaultStatus:
     warnings: list[dict[str, str]]
     rebuild: dict[str, Any] | None = None  # a `--rebuild` running or stopped: {"path", "model", "notes"}
     history: dict[str, Any] | None = None  # what history holds and what it costs on disk
+    background: list[str] | None = None  # work a run left to a process of its own, under way now
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,7 +80,20 @@ def _status(root: Path, store: IndexStore) -> VaultStatus:
         warnings=warnings,
         rebuild=rebuild_status(store.directory),
         history=_history(store),
+        background=_background(store.directory),
     )
+
+
+def _background(directory: Path) -> list[str]:
+    """What a process of its own is doing for this index now (``background``)."""
+    under_way = []
+    for work in (postings.BUILD, fts_merge.MERGE):
+        try:
+            if background.busy(directory, work.name):
+                under_way.append(work.doing)
+        except OSError:  # a lock file this reader may not open (a read-only home): none known
+            continue
+    return under_way
 
 
 def _history(store: IndexStore) -> dict[str, Any]:
