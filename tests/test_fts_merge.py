@@ -65,6 +65,16 @@ def _edits(vault: Path, home: Path, count: int, start: int = 0) -> None:
         index_into(home, vault, CheapEmbedder())
 
 
+def _segments_to_merge(vault: Path, home: Path, directory: Path, monkeypatch, passes: int) -> None:
+    """Level 0 left with the segments of ``passes`` passes (no pass starting the merger), then
+    the merger's thresholds low enough for it to be wanted."""
+    monkeypatch.setattr(fts_merge, "MIN_PAGES", 0)
+    monkeypatch.setattr(fts_merge, "START_AT", 10**6)
+    _no_automerge(directory)
+    _edits(vault, home, passes)
+    monkeypatch.setattr(fts_merge, "START_AT", 8)
+
+
 def _answers(directory: Path) -> list[list[tuple[int, float]]]:
     store = IndexStore.open_snapshot(directory)
     try:
@@ -233,11 +243,7 @@ def test_the_merger_stops_when_a_rebuild_swaps_another_index_in(index, monkeypat
 
 def test_one_merger_at_a_time_and_its_failure_is_reported(index, monkeypatch, caplog):
     vault, home, directory = index
-    monkeypatch.setattr(fts_merge, "MIN_PAGES", 0)
-    monkeypatch.setattr(fts_merge, "START_AT", 10**6)  # no pass starts it
-    _no_automerge(directory)
-    _edits(vault, home, 8)
-    monkeypatch.setattr(fts_merge, "START_AT", 8)
+    _segments_to_merge(vault, home, directory, monkeypatch, passes=8)
     store = IndexStore.open(directory)
     try:
         with background.held(directory, fts_merge.MERGE.name, wait=False) as held:
@@ -281,11 +287,7 @@ def test_kill_9_of_the_merger_mid_merge_leaves_fts5_whole(index, monkeypatch):
     """`kill -9` of the merger between or inside its steps: each is one transaction, so FTS5 is
     whole (its integrity check passes), answers as before, and the next merger finishes."""
     vault, home, directory = index
-    monkeypatch.setattr(fts_merge, "MIN_PAGES", 0)
-    monkeypatch.setattr(fts_merge, "START_AT", 10**6)  # no pass starts it
-    _no_automerge(directory)
-    _edits(vault, home, 14)
-    monkeypatch.setattr(fts_merge, "START_AT", 8)
+    _segments_to_merge(vault, home, directory, monkeypatch, passes=14)
     answers = _answers(directory)
     slow = (
         "import sys\nfrom brain.index import background, fts_merge\n"
