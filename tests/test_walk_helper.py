@@ -340,6 +340,8 @@ root, pid_file = Path(sys.argv[1]), Path(sys.argv[2])
 take = walk_helper.WalkHelper.take
 
 def slow_take(self, *args):  # the walk is killed here, its helper running, the snapshot sent
+    if self._sending is not None:  # its snapshot sent first, however loaded the machine: else
+        self._sending.join()  # six small folders are walked before the helper may take one
     done = take(self, *args)
     if done and not pid_file.exists():
         pid_file.write_text(str(self.process.pid))
