@@ -58,6 +58,7 @@ OLD = {
     "bonus_scale": {},
     "ppr_hub_seeds": 0,
     "respell": False,
+    "lane_rrf_k": {},
 }
 BONUS = (0.01, 0.005)
 ROWS: dict[str, tuple[str, dict]] = {
@@ -76,6 +77,7 @@ ROWS: dict[str, tuple[str, dict]] = {
         {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.3, "anchor_dense": 0.3}},
     ),
     "old +top_bonus": ("hybrid+ppr", {**OLD, "top_bonus": BONUS}),
+    "old +dense k 120": ("hybrid+ppr", {**OLD, "lane_rrf_k": {"dense": 120}}),
     "old +ppr 0.5": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "ppr": 0.5}}),
     "old +score fusion": ("hybrid+ppr", {**OLD, "fusion_method": "score"}),
     "old +ppr_seed_scores": ("hybrid+ppr", {**OLD, "ppr_seed_scores": True}),
@@ -95,7 +97,19 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
     "new -anchors": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0, "anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
-    "new -anchor bonus x2": ("hybrid+ppr", {"bonus_scale": {}}),
+    # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
+    "stop 38's default (dense k 60, two-rank bonus, anchor bonus x2)": (
+        "hybrid+ppr",
+        {"lane_rrf_k": {}, "top_bonus": BONUS, "bonus_scale": {"anchor_dense": 2.0, "anchor_lex": 2.0}},
+    ),
+    "new -dense k 120": ("hybrid+ppr", {"lane_rrf_k": {}}),
+    "new two-rank bonus": ("hybrid+ppr", {"top_bonus": BONUS}),
+    "new dense k 90": ("hybrid+ppr", {"lane_rrf_k": {"dense": 90}}),
+    "new dense k 150": ("hybrid+ppr", {"lane_rrf_k": {"dense": 150}}),
+    "new dense k 120, weight 1.2": ("hybrid+ppr", {"weights": {"dense": 1.2}}),
+    "new k 120 for every lane": ("hybrid+ppr", {"rrf_k": 120, "lane_rrf_k": {}}),
+    "new dense weight 0.6 (k 60)": ("hybrid+ppr", {"lane_rrf_k": {}, "weights": {"dense": 0.6}}),
+    "new anchor bonus x2 (stop 27 to 38)": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 2.0, "anchor_lex": 2.0}}),
     "new anchor bonus x1.5": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 1.5, "anchor_lex": 1.5}}),
     "new anchor bonus x2.5": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 2.5, "anchor_lex": 2.5}}),
     "new anchor bonus x3": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 3.0, "anchor_lex": 3.0}}),
@@ -120,6 +134,22 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new long_note_chunks 8": ("hybrid+ppr", {"long_note_chunks": 8}),
     "new long_note_chunks 32": ("hybrid+ppr", {"long_note_chunks": 32}),
     "new long_note_chunks 1 (every note)": ("hybrid+ppr", {"long_note_chunks": 1, "long_note_discount": 0.01}),
+    # the fusion's other knobs, each moved alone from the default
+    "new depth 100": ("hybrid+ppr", {"depth": 100}),
+    "new depth 40": ("hybrid+ppr", {"depth": 40}),
+    "new ppr_alpha 0.5": ("hybrid+ppr", {"ppr_alpha": 0.5}),
+    "new ppr_alpha 0.7": ("hybrid+ppr", {"ppr_alpha": 0.7}),
+    "new ppr_alpha 0.9": ("hybrid+ppr", {"ppr_alpha": 0.9}),
+    "new ppr_alpha 0.95": ("hybrid+ppr", {"ppr_alpha": 0.95}),
+    "new seeds 10": ("hybrid+ppr", {"seeds": 10}),
+    "new seeds 25": ("hybrid+ppr", {"seeds": 25}),
+    "new lexical 0.5": ("hybrid+ppr", {"weights": {"lexical": 0.5}}),
+    "new lexical 0.2": ("hybrid+ppr", {"weights": {"lexical": 0.2}}),
+    "new top bonus doubled": ("hybrid+ppr", {"top_bonus": [0.02, 0.01, 0.005]}),
+    "new names 0.5": ("hybrid+ppr", {"weights": {"names": 0.5}}),
+    "new names 0.2": ("hybrid+ppr", {"weights": {"names": 0.2}}),
+    "new ppr 0.4": ("hybrid+ppr", {"weights": {"ppr": 0.4}}),
+    "new ppr 0.6": ("hybrid+ppr", {"weights": {"ppr": 0.6}}),
 }
 
 

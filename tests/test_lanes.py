@@ -226,6 +226,18 @@ def test_rrf_arithmetic():
     assert fusion.rrf({"a": [5]}, k=0)[5] == 1.0
 
 
+def test_rrf_takes_a_k_per_lane():
+    """A lane given its own k votes flatter (the dense lane's, ``RecallSettings.lane_rrf_k``);
+    the others keep k."""
+    fused = fusion.rrf({"dense": [1, 2], "lexical": [2, 1]}, k=60, weights={"dense": 1.0}, lane_k={"dense": 120})
+    assert fused[1] == pytest.approx(1 / 121 + 1 / 62)
+    assert fused[2] == pytest.approx(1 / 122 + 1 / 61)
+    assert fused[2] > fused[1]  # with one k for both the two would tie
+    assert fusion.rrf({"dense": [1], "lexical": [1]}, k=60, lane_k={}) == fusion.rrf(
+        {"dense": [1], "lexical": [1]}, k=60
+    )
+
+
 def test_seed_weights_and_successor_order():
     assert seed_weights([[1, 2], [2, 3]], 2) == {1: 1.0, 2: 1.5, 3: 0.5}
     assert fusion.order_successors_first([1, 2, 3], {1: 3}) == [3, 1, 2]
@@ -296,14 +308,20 @@ def test_superseded_note_never_outranks_successor(tmp_path):
 
 def test_freshness_prefers_the_newest_among_near_equals(tmp_path):
     root = tmp_path / "dated"
-    write(root, "Deadline 2024.md", "---\ndate: 2024-01-10\n---\nThe launch deadline is set for spring.\n")
-    write(root, "Deadline 2025.md", "---\ndate: 2025-06-01\n---\nThe launch deadline is set for autumn.\n")
+    # Near-equals: yearly copies of one note, alike to every lane (no lane sure of one over the
+    # next, so no rank bonus), as a vault keeps versions of a decision; the date decides.
+    for year in (2022, 2023, 2024, 2025):
+        head = f"---\ndate: {year}-06-01\ntitle: Launch deadline\n---\n"
+        write(root, f"Deadline {year}.md", f"{head}The launch deadline is set for the spring release.\n")
     index_vault(root, progress=False)
     recaller = open_recaller(root)
-    plain = recaller.ask("launch deadline spring autumn", "hybrid", RecallSettings(freshness=0.0))
-    fresh = recaller.ask("what is the current launch deadline", "hybrid")
-    assert fresh.results[0].path == "Deadline 2025.md"
-    assert {c.path for c in plain.results} == {"Deadline 2024.md", "Deadline 2025.md"}
+    plain = recaller.ask("launch deadline spring release", "hybrid", RecallSettings(freshness=0.0))
+    question = "what is the current launch deadline"
+    unfreshened = recaller.ask(question, "hybrid", RecallSettings(freshness=0.0)).results
+    assert unfreshened[0].score == pytest.approx(unfreshened[1].score, rel=0.05)
+    fresh = recaller.ask(question, "hybrid")
+    assert [c.path for c in fresh.results] == [f"Deadline {year}.md" for year in (2025, 2024, 2023, 2022)]
+    assert {c.path for c in plain.results} == {f"Deadline {year}.md" for year in (2022, 2023, 2024, 2025)}
 
 
 def test_new_modes_parse_and_run_from_the_cli(rare_vault):

@@ -757,15 +757,16 @@ def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_the_anchor_lanes_bonus_counts_twice_their_weight(anchored_vault):
-    """Both anchor lanes sure of the note the best passage links to: it gets twice their bonus
-    (bench/quality_ablation.py, "new -anchor bonus x2"); every other lane's is its weight."""
+def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault):
+    """``bonus_scale``: the anchor lanes' bonus doubled (the default from stop 27 to 38;
+    bench/quality_ablation.py, "new anchor bonus x2"): the note both put first gets twice their
+    bonus; every other lane's is its weight, as every lane's is by default since stop 39."""
     from dataclasses import replace
 
     recaller = open_recaller(anchored_vault)
     query = "sleeping creature, can I finish it off"
-    settings = RecallSettings(k=60, bonus_margin=0.0)
-    assert settings.bonus_scale == {"anchor_dense": 2.0, "anchor_lex": 2.0}
+    assert RecallSettings().bonus_scale == {}
+    settings = RecallSettings(k=60, bonus_margin=0.0, bonus_scale={"anchor_dense": 2.0, "anchor_lex": 2.0})
     plain = recaller.ask(query, "hybrid+ppr", replace(settings, top_bonus=()))
     bonus = recaller.ask(query, "hybrid+ppr", settings)
     single = recaller.ask(query, "hybrid+ppr", replace(settings, bonus_scale={}))
@@ -791,6 +792,34 @@ def test_the_anchor_lanes_bonus_counts_twice_their_weight(anchored_vault):
     assert ranks[coup]["anchor_dense"] == ranks[coup]["anchor_lex"] == 1
     gained = {c.path: c.score for c in bonus.results}[coup] - {c.path: c.score for c in single.results}[coup]
     assert gained == pytest.approx((weights["anchor_dense"] + weights["anchor_lex"]) * settings.top_bonus[0])
+
+
+def test_the_dense_lane_votes_with_its_own_rrf_k(anchored_vault):
+    """Fused scores are each lane's weight over (its k + rank): k 120 for the dense lane, 60 for
+    the others, by default (bench/quality_ablation.py, "new -dense k 120")."""
+    from dataclasses import replace
+
+    recaller = open_recaller(anchored_vault)
+    settings = RecallSettings(k=60, top_bonus=(), prefer_present=False, name_first=False)
+    assert settings.lane_rrf_k == {"dense": 120} and settings.rrf_k == 60
+    assert len(RecallSettings().top_bonus) == 3
+
+    def expected(result, lane_k: dict[str, int]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for lane, hits in result.lanes.items():
+            for rank, hit in enumerate(hits, 1):
+                vote = settings.weights.get(lane, 1.0) / (lane_k.get(lane, settings.rrf_k) + rank)
+                out[hit.path] = out.get(hit.path, 0.0) + vote
+        return out
+
+    query = "sleeping creature, can I finish it off"
+    for lane_k in (settings.lane_rrf_k, {}):
+        result = recaller.ask(query, "hybrid+ppr", replace(settings, lane_rrf_k=lane_k))
+        votes = expected(result, lane_k)
+        assert result.results and all(c.score == pytest.approx(votes[c.path]) for c in result.results)
+    flat = {c.path: c.score for c in recaller.ask(query, "hybrid+ppr", settings).results}
+    steep = {c.path: c.score for c in recaller.ask(query, "hybrid+ppr", replace(settings, lane_rrf_k={})).results}
+    assert any(flat[p] != pytest.approx(steep[p]) for p in flat if p in steep)
 
 
 def test_score_fusion_runs_every_fused_mode_and_the_pagerank_lane_carries_its_values(named_vault):

@@ -23,17 +23,23 @@ _TEMPORAL = re.compile(
 
 
 def rrf(
-    rankings: dict[str, list[int]], k: int = DEFAULT_RRF_K, weights: dict[str, float] | None = None
+    rankings: dict[str, list[int]],
+    k: int = DEFAULT_RRF_K,
+    weights: dict[str, float] | None = None,
+    lane_k: dict[str, int] | None = None,
 ) -> dict[int, float]:
     """Fused scores by note id from several rankings (lists of note ids, best first).
 
     ``weights`` scales each ranker's votes (weighted RRF); a ranker not named weighs 1.
+    ``lane_k``: k for these rankers (a larger k, flatter votes: its order counts less than its
+    list); the others take ``k``.
     """
     fused: dict[int, float] = {}
     for name, ranking in rankings.items():
         weight = (weights or {}).get(name, 1.0)
+        lane = (lane_k or {}).get(name, k)
         for rank, note_id in enumerate(ranking, 1):
-            fused[note_id] = fused.get(note_id, 0.0) + weight / (k + rank)
+            fused[note_id] = fused.get(note_id, 0.0) + weight / (lane + rank)
     return fused
 
 

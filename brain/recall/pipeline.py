@@ -475,7 +475,7 @@ class Recaller:
             lane_scores = {name: [(c.note_id, c.score) for c in lane] for name, lane in result.lanes.items()}
             fused = fusion.score_fusion(lane_scores, settings.weights)
         elif settings.fusion_method == "rrf":
-            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights)
+            fused = fusion.rrf(rankings, settings.rrf_k, settings.weights, settings.lane_rrf_k)
             if settings.top_bonus:
                 scored = {name: [c.score for c in result.lanes[name]] for name in rankings}
                 bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
