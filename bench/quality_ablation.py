@@ -83,7 +83,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +ppr_seed_scores": ("hybrid+ppr", {**OLD, "ppr_seed_scores": True}),
     "old +ppr_hub_seeds 30": ("hybrid+ppr", {**OLD, "ppr_hub_seeds": 30}),
     "old +chunk_decay 0.3": ("hybrid+ppr", {**OLD, "chunk_decay": 0.3}),
-    "old +bm25 weights 1,1,1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
+    "old +bm25 weights 1/1/1": ("hybrid+ppr", {**OLD, "lexical_weights": (1.0, 1.0, 1.0)}),
     "old +ppr_degree_norm 0.5": ("hybrid+ppr", {**OLD, "ppr_degree_norm": 0.5}),
     "old +long_note_discount 0.02": ("hybrid+ppr", {**OLD, "long_note_discount": 0.02}),
     "old +respell": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "names": 0.3}, "respell": True}),
@@ -98,7 +98,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -anchors": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0, "anchor_dense": 0.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
-    "stop 38's default (dense k 60, two-rank bonus, anchor bonus x2)": (
+    "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (
         "hybrid+ppr",
         {"lane_rrf_k": {}, "top_bonus": BONUS, "bonus_scale": {"anchor_dense": 2.0, "anchor_lex": 2.0}},
     ),
@@ -106,7 +106,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new two-rank bonus": ("hybrid+ppr", {"top_bonus": BONUS}),
     "new dense k 90": ("hybrid+ppr", {"lane_rrf_k": {"dense": 90}}),
     "new dense k 150": ("hybrid+ppr", {"lane_rrf_k": {"dense": 150}}),
-    "new dense k 120, weight 1.2": ("hybrid+ppr", {"weights": {"dense": 1.2}}),
+    "new dense k 120 weight 1.2": ("hybrid+ppr", {"weights": {"dense": 1.2}}),
     "new k 120 for every lane": ("hybrid+ppr", {"rrf_k": 120, "lane_rrf_k": {}}),
     "new dense weight 0.6 (k 60)": ("hybrid+ppr", {"lane_rrf_k": {}, "weights": {"dense": 0.6}}),
     "new anchor bonus x2 (stop 27 to 38)": ("hybrid+ppr", {"bonus_scale": {"anchor_dense": 2.0, "anchor_lex": 2.0}}),
@@ -151,6 +151,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new ppr 0.4": ("hybrid+ppr", {"weights": {"ppr": 0.4}}),
     "new ppr 0.6": ("hybrid+ppr", {"weights": {"ppr": 0.6}}),
 }
+
+
+assert not [name for name in ROWS if "," in name], "--rows splits on commas: no row name may hold one"
 
 
 def row_spec(text: str) -> tuple[str, str, dict]:
@@ -337,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("BRAIN_EMBED_MODEL", packaged_minilm())
     os.environ["BRAIN_RERANK_MODEL"] = "none"
+    unknown = [name for name in (args.rows.split(",") if args.rows else []) if name not in ROWS]
+    if unknown:
+        sys.exit(f"no row named {', '.join(map(repr, unknown))}: the rows are {', '.join(ROWS)}")
     rows = dict(ROWS) if not args.rows else {name: ROWS[name] for name in args.rows.split(",")}
     for text in args.row:
         name, mode, overrides = row_spec(text)
