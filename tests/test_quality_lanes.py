@@ -759,8 +759,9 @@ def test_top_bonus_adds_to_each_lanes_first_ranks(named_vault):
 
 def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault):
     """``bonus_scale``: the anchor lanes' bonus doubled (the default from stop 27 to 38;
-    bench/quality_ablation.py, "new anchor bonus x2"): the note both put first gets twice their
-    bonus; every other lane's is its weight, as every lane's is by default since stop 39."""
+    bench/quality_ablation.py, "new anchor bonus x2 (stop 27 to 38)"): the note both put first
+    gets twice their bonus; every other lane's is its weight, as every lane's is by default
+    since stop 39."""
     from dataclasses import replace
 
     recaller = open_recaller(anchored_vault)
