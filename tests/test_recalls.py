@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from brain.autorecall import store
@@ -21,14 +22,28 @@ def _iso(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
-NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-# The report groups by local date: "today" must be today's date whatever the hour the tests run
-# (half an hour back from 00:10 is yesterday), with room for the minutes _fill adds after it.
-_MIDNIGHT = NOW.astimezone().replace(hour=0, minute=0, second=0).astimezone(dt.timezone.utc)
-TODAY = min(
-    max(NOW - dt.timedelta(minutes=30), _MIDNIGHT + dt.timedelta(minutes=1)), _MIDNIGHT + dt.timedelta(hours=22)
-)
-YESTERDAY = TODAY - dt.timedelta(days=1)
+def _clock() -> tuple[dt.datetime, dt.datetime, dt.datetime]:
+    """(now, a moment of today, the same moment yesterday). The report groups by local date:
+    "today" must be today's date whatever the hour the tests run (half an hour back from 00:10
+    is yesterday), with room for the minutes _fill adds after it."""
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    midnight = now.astimezone().replace(hour=0, minute=0, second=0).astimezone(dt.timezone.utc)
+    today = min(
+        max(now - dt.timedelta(minutes=30), midnight + dt.timedelta(minutes=1)), midnight + dt.timedelta(hours=22)
+    )
+    return now, today, today - dt.timedelta(days=1)
+
+
+NOW, TODAY, YESTERDAY = _clock()
+
+
+@pytest.fixture(autouse=True)
+def _today_when_the_test_runs():
+    """Read the clock when each test starts, not when the module is collected: a run that
+    collected before midnight and reached a test after it wrote "today" as yesterday (a
+    clean-clone CI run at 23:57 failed test_report_window so)."""
+    global NOW, TODAY, YESTERDAY
+    NOW, TODAY, YESTERDAY = _clock()
 
 
 def _recall(
