@@ -707,6 +707,25 @@ def test_status_says_what_runs_in_the_background(indexed):
     assert data["background"] == ["building the lexical postings"]
 
 
+def test_status_with_a_lock_file_it_may_not_open_still_answers(indexed, monkeypatch):
+    """A background lock file this reader may not open (a home written by another user, a
+    read-only mount; simulated: root opens anything) is no background known, not a traceback."""
+    from brain.index import background, fts_merge
+
+    vault, _ = indexed
+    directory = config.index_dir(vault)
+    with background.held(directory, fts_merge.MERGE.name, wait=False):
+        pass  # the lock file exists, as a run that started the merger leaves it
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(background.lock_file(directory, fts_merge.MERGE.name)))
+
+    monkeypatch.setattr(background, "held", refused)
+    data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+    assert data["background"] == [] and data["notes"] > 0
+    assert "background:" not in _invoke("status", "--vault", str(vault)).stdout
+
+
 def test_status_before_any_index(toy_vault):
     data = json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)
     assert (data["notes"], data["chunks"], data["model"]) == (0, 0, None)
