@@ -289,7 +289,33 @@ def verdict(data: list[dict], row: str, ref: str, tolerance: float = 0.02) -> tu
     return not reasons, reasons
 
 
-def markdown(data: list[dict], ref: str, label: str) -> str:
+def moved(data: list[dict], row: str, ref: str) -> list[tuple[str, str, str, dict, dict]]:
+    """The queries whose recall@10 or nDCG@10 differ between ``row`` and ``ref``: (set, id, type,
+    ref's metrics, row's metrics), by set, then by the change in nDCG@10, most lost first. A
+    delta of +0.003 is one query or ten moving a little: this says which."""
+    out = []
+    for s in data:
+        if row not in s["rows"] or ref not in s["rows"]:
+            continue
+        before = {q["id"]: q for q in s["rows"][ref]["per_query"]}
+        changed = []
+        for q in s["rows"][row]["per_query"]:
+            b = before.get(q["id"])
+            if b is None or all(abs(q[m] - b[m]) < 1e-9 for m in ("recall@10", "ndcg@10")):
+                continue
+            changed.append((s["set"], q["id"], q["type"], b, q))
+        out += sorted(changed, key=lambda c: c[4]["ndcg@10"] - c[3]["ndcg@10"])
+    return out
+
+
+def _up_down(changes: list[tuple[str, str, str, dict, dict]], name: str) -> str:
+    mine = [c for c in changes if c[0] == name]
+    up = sum(c[4]["ndcg@10"] > c[3]["ndcg@10"] for c in mine)
+    down = sum(c[4]["ndcg@10"] < c[3]["ndcg@10"] for c in mine)
+    return f"{up}↑ {down}↓"
+
+
+def markdown(data: list[dict], ref: str, label: str, *, queries: bool = True) -> str:
     lines = [f"# Recall-quality ablation ({label})", ""]
     for s in data:
         lines += [f"## {s['set']}: {s['queries']} queries; each cell recall@10 / nDCG@10", ""]
@@ -303,18 +329,33 @@ def markdown(data: list[dict], ref: str, label: str) -> str:
                 f"| {row} | " + " | ".join(cells) + f" | {r['latency_ms']['p50']} / {r['latency_ms']['p95']} |"
             )
         lines.append("")
-    lines += [f"## Change against `{ref}` (nDCG@10 overall per set) and the rule", ""]
+    lines += [
+        f"## Change against `{ref}` (nDCG@10 overall per set; queries up ↑ and down ↓) and the rule",
+        "",
+    ]
     lines.append("| row | " + " | ".join(s["set"] for s in data) + " | kept by the rule? |")
     lines.append("|---|" + "--:|" * len(data) + "---|")
+    details = []
     for row in data[0]["rows"]:
         deltas = []
+        changes = moved(data, row, ref) if row != ref else []
         for s in data:
             base = s["rows"].get(ref)
             d = s["rows"][row]["all"]["ndcg@10"] - (base["all"]["ndcg@10"] if base else 0)
-            deltas.append(f"{d:+.3f}")
+            deltas.append(f"{d:+.3f}" + (f" ({_up_down(changes, s['set'])})" if base and row != ref else ""))
         ok, reasons = verdict(data, row, ref)
         lines.append(f"| {row} | " + " | ".join(deltas) + f" | {'yes' if ok else 'no: ' + '; '.join(reasons[:3])} |")
+        if changes:
+            details += [f"### {row}", ""]
+            for name, qid, qtype, b, a in changes:
+                details.append(
+                    f"- {name} {qid} ({qtype}): recall@10 {b['recall@10']:.2f} → {a['recall@10']:.2f},"
+                    f" nDCG@10 {b['ndcg@10']:.3f} → {a['ndcg@10']:.3f}"
+                )
+            details.append("")
     lines.append("")
+    if details and queries:
+        lines += [f"## The queries each row moves against `{ref}`, most lost first", ""] + details
     return "\n".join(lines)
 
 
@@ -358,9 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"quality_ablation-{args.label}.json").write_text(json.dumps(data, indent=1))
-    text = markdown(data, args.ref if args.ref in rows else next(iter(rows)), args.label)
-    (out / f"quality_ablation-{args.label}.md").write_text(text)
-    print(text)
+    ref = args.ref if args.ref in rows else next(iter(rows))
+    (out / f"quality_ablation-{args.label}.md").write_text(markdown(data, ref, args.label))
+    print(markdown(data, ref, args.label, queries=False))
+    print(f"the queries each row moves: {out / f'quality_ablation-{args.label}.md'}")
     return 0
 
 
