@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "quality_ablation.py"
+from bench_helpers import bench_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("quality_ablation", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("quality_ablation")
 
 
 def _row(per_query: list[tuple[str, str, float, float]]) -> dict:

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from bench_helpers import bench_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "readme_tables.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("readme_tables", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("readme_tables")
 
 
 def _figures(recall: float, ndcg: float) -> dict:
