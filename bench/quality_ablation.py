@@ -13,7 +13,8 @@ as `brain ask` runs it; each query is embedded once per set and reused by every 
 change must pass to be kept: on every set it helps or is neutral overall, and no query type
 falls more than 0.02 below dense-only (`vector`) on recall@10 or nDCG@10. The script prints,
 per set, recall@10 / nDCG@10 overall and per type for every row, each row's change against the
-reference row (``--ref``, default ``old``), and which rows break the rule.
+reference row (``--ref``, default ``old``) with the number of queries it lifts and lowers, and
+which rows break the rule; the .md file also lists every query each row moves.
 
 Index-time switches (chunking, code-fence links) are not rows: they need their own index. Run
 the script once per variant with its own BRAIN_HOME and the variable set, e.g.
@@ -398,9 +399,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"quality_ablation-{args.label}.json").write_text(json.dumps(data, indent=1))
+    (out / f"quality_ablation-{args.label}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     ref = args.ref if args.ref in rows else next(iter(rows))
-    (out / f"quality_ablation-{args.label}.md").write_text(markdown(data, ref, args.label))
+    (out / f"quality_ablation-{args.label}.md").write_text(markdown(data, ref, args.label), encoding="utf-8")
     print(markdown(data, ref, args.label, queries=False))
     print(f"the queries each row moves: {out / f'quality_ablation-{args.label}.md'}")
     return 0
