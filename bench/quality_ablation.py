@@ -14,7 +14,9 @@ change must pass to be kept: on every set it helps or is neutral overall, and no
 falls more than 0.02 below dense-only (`vector`) on recall@10 or nDCG@10. The script prints,
 per set, recall@10 / nDCG@10 overall and per type for every row, each row's change against the
 reference row (``--ref``, default ``old``) with the number of queries it lifts and lowers, and
-which rows break the rule; the .md file also lists every query each row moves.
+which rows break the rule; the .md file also lists every query each row moves. For each row it
+also gives the share of the relevant notes in its top 30 (the reranker's pool, ``--pool``) and
+the nDCG@10 those would give ordered first: what a cross-encoder could at best make of it.
 
 Index-time switches (chunking, code-fence links) are not rows: they need their own index. Run
 the script once per variant with its own BRAIN_HOME and the variable set, e.g.
@@ -213,7 +215,22 @@ class CachedEmbedder:
         return self.inner.embed_documents(texts, **kwargs)
 
 
+def pool_metrics(ranked: list[str], relevant, pool: int) -> dict[str, float]:
+    """What a reranker over the top ``pool`` could make of this order: the share of the relevant
+    notes among them (``pool_recall``) and the nDCG@10 of putting those first (``pool_ceiling``)."""
+    from brain.evaluation.metrics import ndcg_at_k, recall_at_k
+
+    relevant = set(relevant)
+    top = list(dict.fromkeys(ranked))[:pool]
+    return {
+        "pool_recall": recall_at_k(top, relevant, pool),
+        "pool_ceiling": ndcg_at_k([p for p in top if p in relevant], relevant, 10),
+    }
+
+
 def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
+    from dataclasses import replace
+
     from brain.evaluation.metrics import query_metrics
     from brain.evaluation.queries import QUERY_TYPES, load_queries
     from brain.recall.opening import open_recaller
@@ -238,12 +255,17 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
             recaller.ask(q.query, "hybrid+ppr", settings_for({}))
         for row, (mode, overrides) in rows.items():
             settings = settings_for(overrides)
+            # Asked for the reranker's whole pool: the first k are the same notes in the same order
+            # (k only cuts the list), and the rest say what a reranker would have to work with.
+            wide = replace(settings, k=max(settings.k, settings.pool))
             per_query, latencies = [], []
             for q in queries:
                 t0 = time.perf_counter()
-                result = recaller.ask(q.query, mode, settings)
+                result = recaller.ask(q.query, mode, wide)
                 latencies.append((time.perf_counter() - t0) * 1000)
-                metrics = query_metrics([c.path for c in result.results], q.relevant)
+                ranked = [c.path for c in result.results]
+                metrics = query_metrics(ranked[: settings.k], q.relevant)
+                metrics |= pool_metrics(ranked, q.relevant, settings.pool)
                 per_query.append({"id": q.id, "type": q.type, **metrics})
             out["rows"][row] = {
                 "mode": mode,
@@ -256,9 +278,11 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
                     "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 1),
                 },
             }
+            out["rows"][row]["pool"] = settings.pool
             a = out["rows"][row]["all"]
             print(
-                f"  {name:<9} {row:<28} recall@10 {a['recall@10']:.3f}  nDCG@10 {a['ndcg@10']:.3f}",
+                f"  {name:<9} {row:<28} recall@10 {a['recall@10']:.3f}  nDCG@10 {a['ndcg@10']:.3f}"
+                f"  top-{settings.pool} recall {a['pool_recall']:.3f}, best nDCG@10 {a['pool_ceiling']:.3f}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -268,7 +292,8 @@ def run_set(name: str, rows: dict[str, tuple[str, dict]]) -> dict:
 
 
 def _means(rows: list[dict]) -> dict:
-    return {k: round(statistics.fmean(r[k] for r in rows), 4) for k in ("recall@10", "ndcg@10")} if rows else {}
+    keys = [k for k in ("recall@10", "ndcg@10", "pool_recall", "pool_ceiling") if rows and k in rows[0]]
+    return {k: round(statistics.fmean(r[k] for r in rows), 4) for k in keys}
 
 
 def verdict(data: list[dict], row: str, ref: str, tolerance: float = 0.02) -> tuple[bool, list[str]]:
@@ -321,11 +346,14 @@ def markdown(data: list[dict], ref: str, label: str, *, queries: bool = True) ->
     for s in data:
         lines += [f"## {s['set']}: {s['queries']} queries; each cell recall@10 / nDCG@10", ""]
         heads = ["all"] + [f"{t} ({s['counts'][t]})" for t in s["types"]]
-        lines.append("| row | " + " | ".join(heads) + " | p50 / p95 ms |")
-        lines.append("|---|" + "---|" * len(heads) + "--:|")
+        pool = next(iter(s["rows"].values()), {}).get("pool", "pool")
+        lines.append("| row | " + " | ".join(heads) + f" | top-{pool} recall / best nDCG@10 | p50 / p95 ms |")
+        lines.append("|---|" + "---|" * len(heads) + "---|--:|")
         for row, r in s["rows"].items():
             cells = [f"{r['all']['recall@10']:.2f} / {r['all']['ndcg@10']:.3f}"]
             cells += [f"{r['by_type'][t]['recall@10']:.2f} / {r['by_type'][t]['ndcg@10']:.2f}" for t in s["types"]]
+            a = r["all"]
+            cells.append(f"{a['pool_recall']:.2f} / {a['pool_ceiling']:.3f}" if "pool_recall" in a else "")
             lines.append(
                 f"| {row} | " + " | ".join(cells) + f" | {r['latency_ms']['p50']} / {r['latency_ms']['p95']} |"
             )

@@ -1,6 +1,9 @@
-"""bench/quality_ablation.py's report: which queries a row moves against the reference (no index, no model)."""
+"""bench/quality_ablation.py: which queries a row moves, and what a reranker over its pool could reach (fake embedder, toy vault)."""
 
 from __future__ import annotations
+
+import json
+import math
 
 from bench_helpers import bench_script
 
@@ -54,3 +57,55 @@ def test_the_report_counts_queries_up_and_down_and_names_them_in_the_file_only()
     assert "- mini q2" not in text  # unchanged queries are not listed
     short = qa.markdown(DATA, "new", "t", queries=False)
     assert "(2↑ 0↓)" in short and "- srd s1" not in short
+
+
+def test_pool_metrics_say_what_a_reranker_over_the_top_could_reach():
+    qa = _script()
+    ranked = ["a", "x", "a", "y", "b", "z"]  # a repeat counts once
+    got = qa.pool_metrics(ranked, {"a", "b", "c"}, pool=4)
+    assert got["pool_recall"] == 2 / 3  # a and b are in the first four distinct notes
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert got["pool_ceiling"] == (1 + 1 / math.log2(3)) / ideal  # a and b ordered first
+    assert qa.pool_metrics(ranked, {"c"}, pool=4) == {"pool_recall": 0.0, "pool_ceiling": 0.0}
+
+
+def test_a_row_asked_for_the_rerankers_pool_scores_its_top_10_as_brain_ask_does(toy_vault, tmp_path, monkeypatch):
+    """run_set on a real (toy) vault with the fake embedder: the top-10 figures are those of the
+    same ask cut at 10, and the pool's recall is never below recall@10."""
+    from brain.evaluation.metrics import query_metrics
+    from brain.evaluation.queries import load_queries
+    from brain.recall.opening import open_recaller
+
+    qa = _script()
+    queries = [
+        {
+            "id": "q1",
+            "query": "how do hooks run in Claude Code",
+            "type": "entity",
+            "relevant": ["AI/Claude Code hooks.md"],
+        },
+        {"id": "q2", "query": "sourdough starter", "type": "theme", "relevant": ["Cooking/Sourdough bread.md"]},
+        {
+            "id": "q3",
+            "query": "WAL mode and the ledger",
+            "type": "bridge",
+            "relevant": ["Engineering/SQLite ledger.md"],
+        },
+    ]
+    file = tmp_path / "queries.jsonl"
+    file.write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    monkeypatch.setitem(qa.SETS, "toy", (file, toy_vault))
+    out = qa.run_set("toy", {"new": ("hybrid+ppr", {})})
+    row = out["rows"]["new"]
+    assert row["pool"] == 30
+    recaller = open_recaller(toy_vault, rerank_model=None)
+    try:
+        for q, got in zip(load_queries(file, toy_vault), row["per_query"]):
+            top10 = [c.path for c in recaller.ask(q.query, "hybrid+ppr", qa.settings_for({})).results]
+            assert len(top10) == 10
+            expected = query_metrics(top10, q.relevant)
+            assert (got["recall@10"], got["ndcg@10"]) == (expected["recall@10"], expected["ndcg@10"])
+            assert got["pool_recall"] >= got["recall@10"] and got["pool_ceiling"] >= got["ndcg@10"]
+    finally:
+        recaller.close()
+    assert set(row["all"]) == {"recall@10", "ndcg@10", "pool_recall", "pool_ceiling"}
