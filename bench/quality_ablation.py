@@ -160,11 +160,22 @@ assert not [name for name in ROWS if "," in name], "--rows splits on commas: no 
 
 
 def row_spec(text: str) -> tuple[str, str, dict]:
-    """'name: mode {json overrides}' → (name, mode, overrides)."""
-    name, _, rest = text.partition(":")
-    rest = rest.strip()
-    mode, _, js = rest.partition(" ")
-    return name.strip(), mode, json.loads(js) if js.strip() else {}
+    """'name: mode {json overrides}' → (name, mode, overrides); a malformed one is a one-line exit."""
+    from brain.errors import ConfigError
+    from brain.recall.types import Mode
+
+    name, colon, rest = text.partition(":")
+    mode, _, js = rest.strip().partition(" ")
+    if not colon or not name.strip():
+        sys.exit(f"--row {text!r}: write it as 'name: mode {{json overrides}}'")
+    try:
+        Mode.parse(mode)
+        overrides = json.loads(js) if js.strip() else {}
+    except (ConfigError, ValueError) as exc:
+        sys.exit(f"--row {text!r}: {exc}")
+    if not isinstance(overrides, dict):
+        sys.exit(f"--row {text!r}: the overrides are a JSON object of RecallSettings fields")
+    return name.strip(), mode, overrides
 
 
 def packaged_minilm() -> str:
@@ -413,10 +424,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in (args.rows.split(",") if args.rows else []) if name not in ROWS]
     if unknown:
         sys.exit(f"no row named {', '.join(map(repr, unknown))}: the rows are {', '.join(ROWS)}")
+    unknown = [name for name in args.sets.split(",") if name not in SETS]
+    if unknown:
+        sys.exit(f"no set named {', '.join(map(repr, unknown))}: the sets are {', '.join(SETS)}")
     rows = dict(ROWS) if not args.rows else {name: ROWS[name] for name in args.rows.split(",")}
     for text in args.row:
         name, mode, overrides = row_spec(text)
         rows[name] = (mode, overrides)
+    for _, overrides in rows.values():
+        settings_for(overrides)  # a field RecallSettings does not have: say so before indexing anything
     data = []
     for name in args.sets.split(","):
         if not SETS[name][1].is_dir():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from bench_helpers import bench_script
 
 
@@ -109,3 +110,25 @@ def test_a_row_asked_for_the_rerankers_pool_scores_its_top_10_as_brain_ask_does(
     finally:
         recaller.close()
     assert set(row["all"]) == {"recall@10", "ndcg@10", "pool_recall", "pool_ceiling"}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--sets", "mini,nope"], "no set named 'nope': the sets are mini, 13th-age"),
+        (["--rows", "new,newest"], "no row named 'newest': the rows are vector, old, new"),
+        (["--row", "no colon here"], "--row 'no colon here': write it as 'name: mode {json overrides}'"),
+        (["--row", "x: vectr"], "--row 'x: vectr': unknown mode 'vectr'"),
+        (["--row", "x: vector {bad"], "--row 'x: vector {bad': Expecting property name"),
+        (["--row", "x: vector [1]"], "the overrides are a JSON object of RecallSettings fields"),
+        (["--row", 'x: vector {"nofield": 1}'], "RecallSettings has no field 'nofield'"),
+    ],
+)
+def test_bad_arguments_are_one_line_before_any_index_is_opened(args, says, monkeypatch):
+    qa = _script()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # main() sets it by default: keep the change to this test
+    monkeypatch.setattr(qa, "run_set", lambda *a: pytest.fail("a set was run"))
+    with pytest.raises(SystemExit) as exited:
+        qa.main(["--rows", "new", *args] if "--rows" not in args else args)
+    assert says in str(exited.value.code)
+    assert "\n" not in str(exited.value.code)
