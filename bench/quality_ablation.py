@@ -15,7 +15,7 @@ falls more than 0.02 below dense-only (`vector`) on recall@10 or nDCG@10. The sc
 per set, recall@10 / nDCG@10 overall and per type for every row, each row's change against the
 reference row (``--ref``, default ``old``) with the number of queries it lifts and lowers, and
 which rows break the rule; the .md file also lists every query each row moves. For each row it
-also gives the share of the relevant notes in its top 30 (the reranker's pool, ``--pool``) and
+also gives the share of the relevant notes in its top 30 (the reranker's pool: `brain ask --pool`) and
 the nDCG@10 those would give ordered first: what a cross-encoder could at best make of it.
 
 Index-time switches (chunking, code-fence links) are not rows: they need their own index. Run
@@ -23,7 +23,8 @@ the script once per variant with its own BRAIN_HOME and the variable set, e.g.
 
     BRAIN_HOME=/tmp/home-windows BRAIN_CHUNKING=windows python bench/quality_ablation.py --label windows
 
-Writes bench/out/quality_ablation-<label>.json and .md and prints the markdown.
+Writes bench/out/quality_ablation-<label>.json and .md (with every query each row moves) and prints
+the markdown without that list.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -226,7 +228,7 @@ class CachedEmbedder:
         return self.inner.embed_documents(texts, **kwargs)
 
 
-def pool_metrics(ranked: list[str], relevant, pool: int) -> dict[str, float]:
+def pool_metrics(ranked: list[str], relevant: Iterable[str], pool: int) -> dict[str, float]:
     """What a reranker over the top ``pool`` could make of this order: the share of the relevant
     notes among them (``pool_recall``) and the nDCG@10 of putting those first (``pool_ceiling``)."""
     from brain.evaluation.metrics import ndcg_at_k, recall_at_k
