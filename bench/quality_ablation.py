@@ -16,7 +16,9 @@ per set, recall@10 / nDCG@10 overall and per type for every row, each row's chan
 reference row (``--ref``, default ``old``) with the number of queries it lifts and lowers, and
 which rows break the rule; the .md file also lists every query each row moves. For each row it
 also gives the share of the relevant notes in its top 30 (the reranker's pool: `brain ask --pool`) and
-the nDCG@10 those would give ordered first: what a cross-encoder could at best make of it.
+the nDCG@10 those would give ordered first: what a cross-encoder could at best make of it. Its
+p50 / p95 ms are of those asks for 30 notes, a few ms above asks for 10 (bench/speed.py times
+`brain ask` itself).
 
 Index-time switches (chunking, code-fence links) are not rows: they need their own index. Run
 the script once per variant with its own BRAIN_HOME and the variable set, e.g.
