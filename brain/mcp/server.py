@@ -115,6 +115,23 @@ def configure_logging() -> None:
         brain.removeHandler(handler)
     brain.setLevel(logging.INFO)
     brain.propagate = True
+    quiet = logging.getLogger("asyncio")
+    if not any(isinstance(each, _CtrlCAtShutdown) for each in quiet.filters):
+        quiet.addFilter(_CtrlCAtShutdown())
+
+
+class _CtrlCAtShutdown(logging.Filter):
+    """Drops asyncio's report of a task that ended with the Ctrl-C alone.
+
+    A Ctrl-C is raised in whichever task is running. When that is one of the SDK's (its stdout
+    writer, in a task group) rather than the main one, asyncio.run's shutdown finds the main
+    task ended with the group and logs it as an "unhandled exception during asyncio.run()
+    shutdown", traceback and all, on the client's stderr (one clean-clone CI run in a few). It
+    is the stop asked for; a group that holds any other error is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not _only(error, KeyboardInterrupt)
 
 
 class BrainServer(MCPServer):
