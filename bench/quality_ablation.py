@@ -55,7 +55,7 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # name -> (mode, RecallSettings overrides). "old" is hybrid+ppr as it was on main before issue 13:
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
-OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0}
+OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0, "folders": 0.0}
 OLD = {
     "weights": {**OLD_WEIGHTS, **OFF},
     "top_bonus": (),
@@ -79,6 +79,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +dates 1.0": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "dates": 1.0}}),
     "old +anchor_lex 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.2}}),
     "old +anchor_dense 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_dense": 0.2}}),
+    "old +folders 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "folders": 0.2}}),
     "old +anchors 0.3 (both)": (
         "hybrid+ppr",
         {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.3, "anchor_dense": 0.3}},
@@ -103,6 +104,9 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -anchor_lex": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0}}),
     "new -anchor_dense": ("hybrid+ppr", {"weights": {"anchor_dense": 0.0}}),
     "new -anchors": ("hybrid+ppr", {"weights": {"anchor_lex": 0.0, "anchor_dense": 0.0}}),
+    "new -folders": ("hybrid+ppr", {"weights": {"folders": 0.0}}),
+    "new folders 0.1": ("hybrid+ppr", {"weights": {"folders": 0.1}}),
+    "new folders 0.3": ("hybrid+ppr", {"weights": {"folders": 0.3}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (

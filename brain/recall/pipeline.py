@@ -41,6 +41,7 @@ from . import anchors as anchors_stage
 from . import carry, fusion
 from . import dates as dates_stage
 from . import dense as dense_stage
+from . import folders as folders_stage
 from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
@@ -83,6 +84,7 @@ class ExtraLane:
 EXTRA_LANES = {
     "names": ExtraLane("lexical", LANE_FAILURES, "names"),
     "dates": ExtraLane("lexical", LANE_FAILURES, "dates"),
+    "folders": ExtraLane("lexical", LANE_FAILURES, "folders"),
     "anchor_dense": ExtraLane("ppr", LANE_FAILURES, "graph"),
     "anchor_lex": ExtraLane("ppr", LANE_FAILURES, "graph"),
 }
@@ -136,6 +138,7 @@ class Recaller:
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
         self._date_index: dates_stage.DateIndex | None = None
+        self._folder_index: folders_stage.FolderIndex | None = None
         self._basis: carry.Basis | None = None
         # "read": take the names and link graph kept by an earlier run (recall/cache.py) when
         # first needed; "write": also keep them for the next run, on close, if built here.
@@ -240,6 +243,12 @@ class Recaller:
         if self._date_index is None:
             self._date_index = dates_stage.DateIndex.from_store(self.store)
         return self._date_index
+
+    def folder_index(self) -> folders_stage.FolderIndex:
+        """Every folder a query can name, for the folders lane: read at the first fused query."""
+        if self._folder_index is None:
+            self._folder_index = folders_stage.FolderIndex.from_store(self.store)
+        return self._folder_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
         if self._link_graph is None:
@@ -585,6 +594,8 @@ class Recaller:
             if period is None:  # most queries: the index of days is not read
                 return []
             return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, settings.depth)
+        if name == "folders":
+            return folders_stage.folders_search(self.folder_index(), state.query, state.lanes["dense"])
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
             nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could

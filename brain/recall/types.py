@@ -38,6 +38,7 @@ DEFAULT_LANE_WEIGHTS = {
     "dates": 1.0,
     "anchor_dense": 0.2,
     "anchor_lex": 0.2,
+    "folders": 0.2,
 }
 # RRF's k for some lanes (the others take rrf_k): a larger k, flatter votes. MiniLM's cosines
 # for a query's neighbourhood differ by hundredths, so the dense lane's fourth note is hardly
@@ -195,7 +196,7 @@ class RecallResult:
     reranked: bool = False
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, bool] = field(
-        default_factory=lambda: {"graph": False, "names": False, "dates": False, "rerank": False}
+        default_factory=lambda: {"graph": False, "names": False, "dates": False, "folders": False, "rerank": False}
     )
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
