@@ -54,13 +54,13 @@ class FolderIndex:
     @classmethod
     def from_paths(cls, paths: Iterable[str]) -> FolderIndex:
         """From the vault-relative paths of every note ("Compendium/Spells/Holy-Spark.md")."""
-        notes = 0
+        own: Counter[str] = Counter(path.rpartition("/")[0] for path in paths)  # notes right in each folder
+        notes = sum(own.values())
         counts: Counter[str] = Counter()
-        for path in paths:
-            notes += 1
-            parts = path.split("/")[:-1]
-            for depth in range(1, len(parts) + 1):
-                counts["/".join(parts[:depth])] += 1
+        for folder, count in own.items():  # a vault has far fewer folders than notes
+            while folder:
+                counts[folder] += count
+                folder = folder.rpartition("/")[0]
         folders = {}
         for folder, count in counts.items():
             if count < MIN_NOTES or count >= MAX_SHARE * notes or folder.startswith(".") or "/." in folder:
