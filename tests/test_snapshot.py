@@ -51,6 +51,26 @@ def test_a_snapshot_is_built_warm(toy_vault):
     recaller = open_snapshot(toy_vault.resolve(), embedder)
     try:
         assert recaller._link_graph is not None and recaller._names is not None and recaller._successors is not None
+        assert recaller._folder_index is not None  # the folders lane's, too: no query after a save waits for it
+    finally:
+        recaller.close()
+
+
+def test_a_snapshot_whose_folders_cannot_be_read_still_opens(toy_vault, monkeypatch, caplog):
+    import sqlite3
+
+    from brain.recall.folders import FolderIndex
+
+    def broken(cls, store):
+        raise sqlite3.OperationalError("database disk image is malformed")
+
+    monkeypatch.setattr(FolderIndex, "from_store", classmethod(broken))
+    embedder = FakeEmbedder()
+    index_into(_home(), toy_vault, embedder)
+    recaller = open_snapshot(toy_vault.resolve(), embedder)
+    try:
+        assert recaller._folder_index is None and recaller._link_graph is not None
+        assert any("could not read the folders" in r.getMessage() for r in caplog.records)
     finally:
         recaller.close()
 

@@ -21,7 +21,7 @@ from ..errors import EmptyIndexError, NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
 from ..text import shell_word
 from ..vault import resolve_vault
-from .pipeline import GRAPH_FAILURES, DiskCache, Recaller
+from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller
 
 log = logging.getLogger("brain")
 
@@ -245,6 +245,10 @@ def open_snapshot(
         recaller.timings_ms["carry_over"] = _ms(started)
         recaller.names()
         recaller.name_index()
+        try:
+            recaller.folder_index()  # built before the swap, so no query after a save waits for it
+        except LANE_FAILURES as exc:  # the folders lane falls back on its own, and says so
+            log.warning("could not read the folders of the snapshot (%s: %s)", type(exc).__name__, exc)
         try:
             recaller.link_graph()
             recaller.successors()
