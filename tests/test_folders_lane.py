@@ -1,6 +1,7 @@
 """The folders lane: a query that names a folder ("spells that heal", "the latest decision on
-…") gives the dense lane's notes filed in that folder a vote of their own, in dense's order;
-a query naming no folder gets nothing from it."""
+…") ranks the notes filed in it by their best chunk, a vote for the kind of note asked for
+(past MAX_NOTES of them, the dense lane's notes among them); a query naming no folder gets
+nothing from it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import write
 
 from brain.index.indexer import index_vault
+from brain.recall import folders
 from brain.recall.folders import FolderIndex, folder_words
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
@@ -43,7 +45,7 @@ def _index() -> FolderIndex:
         ".obsidian/snippets/a.md",
         ".obsidian/snippets/b.md",
     ]
-    return FolderIndex.from_paths(paths)
+    return FolderIndex.from_notes(enumerate(paths, 1))
 
 
 def test_which_folders_can_be_named():
@@ -71,6 +73,23 @@ def test_the_folders_a_query_names(query, named):
     assert _index().named_by(query) == named
 
 
+def test_the_notes_of_a_folder_are_those_under_it_and_no_folder_beside_it():
+    index = FolderIndex.from_notes(
+        [
+            (1, "A/x.md"),
+            (2, "A/B/y.md"),
+            (3, "A-B/z.md"),
+            (4, "A.old/w.md"),
+            (5, "AB/v.md"),
+            (6, "A/z.md"),
+            (7, "top.md"),
+        ]
+    )
+    assert index.notes_in(["A"]) == [1, 2, 6]
+    assert index.notes_in(["A", "A/B"]) == [1, 2, 6]  # a folder inside another counted once
+    assert index.notes_in(["A-B"]) == [3]
+
+
 @pytest.fixture
 def compendium(tmp_path):
     root = tmp_path / "compendium"
@@ -88,12 +107,22 @@ def compendium(tmp_path):
 QUERY = "chaos mage spells that give temp hp"
 
 
-def test_the_lane_is_the_dense_lanes_notes_in_the_named_folder_in_its_order(compendium):
+def test_the_lane_ranks_the_named_folders_notes_by_their_best_chunk(compendium):
     result = open_recaller(compendium).ask(QUERY, "hybrid+ppr", RecallSettings())
+    lane = result.lanes["folders"]
+    assert sorted(c.path for c in lane) == ["Spells/Chaos Blessing.md", "Spells/Fire Bolt.md", "Spells/Holy Spark.md"]
+    scores = [c.dense_score for c in lane]
+    assert scores == sorted(scores, reverse=True)
+    assert all(c.sources == ["folders"] for c in lane)
+
+
+def test_past_max_notes_the_lane_is_the_dense_lanes_notes_in_the_folder(compendium, monkeypatch):
+    monkeypatch.setattr(folders, "MAX_NOTES", 2)
+    result = open_recaller(compendium).ask(QUERY, "hybrid+ppr", RecallSettings(depth=4))
     dense = [c.path for c in result.lanes["dense"]]
     lane = [c.path for c in result.lanes["folders"]]
-    assert lane == [p for p in dense if p.startswith("Spells/")]
-    assert sorted(lane) == ["Spells/Chaos Blessing.md", "Spells/Fire Bolt.md", "Spells/Holy Spark.md"]
+    assert lane == [p for p in dense if p.startswith("Spells/")]  # in dense's order, within its reach
+    assert len(dense) == 4 and len(lane) < 3
     assert all(c.sources == ["folders"] for c in result.lanes["folders"])
     assert all(c.sources[0] == "dense" for c in result.lanes["dense"])  # the dense lane's own are left as they were
 

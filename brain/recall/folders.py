@@ -4,9 +4,10 @@
 decision on temperature alert thresholds": the query names a kind of note, and a vault files
 its notes by kind (Spells/, Conditions/, Decisions/, Meetings/, Projects/). Embeddings read
 "spells" as one more word of the topic, so a monster whose name shares the topic's words can
-outrank every spell. This lane gives the dense lane's notes that sit in a folder the query
-names a vote of their own, in the dense lane's order: it adds no note, it only says which of
-dense's notes are of the kind asked for.
+outrank every spell. This lane ranks the notes filed in the folders the query names by their
+best chunk for the query: a vote for the kind of note asked for. Folders of more than
+``MAX_NOTES`` notes between them are not read whole: then the lane is the dense lane's notes
+that lie in them, in dense's order.
 
 A folder is named when every word of its name is in the query (case- and accent-folded,
 plurals folded as the names lane folds them; its numbers left out: "01. Personal" is
@@ -17,19 +18,24 @@ a kind the person files notes by: none of them is matched.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .dense import scored_candidates
 from .names import STOP, words
 from .types import Candidate
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..index.store import IndexStore
 
 MIN_NOTES = 2  # a folder of one note is that note, not a kind of note
 MAX_SHARE = 0.5  # a folder holding this share of the vault or more narrows nothing
+MAX_NOTES = 1_000  # named folders holding more notes than this are read through the dense lane's hits
 
 
 def folder_words(name: str) -> frozenset[str]:
@@ -39,10 +45,14 @@ def folder_words(name: str) -> frozenset[str]:
 
 
 class FolderIndex:
-    """Every folder that can be named: its path, and the words of its own name."""
+    """Every folder that can be named (its path, and the words of its own name), and every
+    note by path, so that a folder's notes are one slice of them."""
 
-    def __init__(self, folders: dict[str, frozenset[str]]):
+    def __init__(self, folders: dict[str, frozenset[str]], notes: Iterable[tuple[int, str]] = ()):
         self.folders = folders
+        by_path = sorted(notes, key=lambda note: note[1])
+        self._paths = [path for _, path in by_path]
+        self._ids = [note_id for note_id, _ in by_path]
         self._by_word: dict[str, list[str]] = {}
         for path, names in folders.items():
             for word in names:
@@ -52,10 +62,11 @@ class FolderIndex:
         return len(self.folders)
 
     @classmethod
-    def from_paths(cls, paths: Iterable[str]) -> FolderIndex:
-        """From the vault-relative paths of every note ("Compendium/Spells/Holy-Spark.md")."""
-        own: Counter[str] = Counter(path.rpartition("/")[0] for path in paths)  # notes right in each folder
-        notes = sum(own.values())
+    def from_notes(cls, notes: Iterable[tuple[int, str]]) -> FolderIndex:
+        """From every note's (id, vault-relative path): (7, "Compendium/Spells/Holy-Spark.md")."""
+        every = list(notes)
+        own: Counter[str] = Counter(path.rpartition("/")[0] for _, path in every)  # notes right in each folder
+        total = len(every)
         counts: Counter[str] = Counter()
         for folder, count in own.items():  # a vault has far fewer folders than notes
             while folder:
@@ -63,16 +74,16 @@ class FolderIndex:
                 folder = folder.rpartition("/")[0]
         folders = {}
         for folder, count in counts.items():
-            if count < MIN_NOTES or count >= MAX_SHARE * notes or folder.startswith(".") or "/." in folder:
+            if count < MIN_NOTES or count >= MAX_SHARE * total or folder.startswith(".") or "/." in folder:
                 continue
             names = folder_words(folder.rsplit("/", 1)[-1])
             if names:
                 folders[folder] = names
-        return cls(folders)
+        return cls(folders, every)
 
     @classmethod
     def from_store(cls, store: IndexStore) -> FolderIndex:
-        return cls.from_paths(path for _, path, _ in store.note_names())
+        return cls.from_notes((note_id, path) for note_id, path, _ in store.note_names())
 
     def named_by(self, query: str) -> list[str]:
         """The folders every word of whose name is in the query, by path."""
@@ -80,12 +91,34 @@ class FolderIndex:
         seen = {path for word in said for path in self._by_word.get(word, ())}
         return sorted(path for path in seen if self.folders[path] <= said)
 
+    def notes_in(self, folders: Sequence[str]) -> list[int]:
+        """The ids of the notes anywhere under these folders (a folder inside another counted once)."""
+        out: set[int] = set()
+        for folder in folders:  # "/" sorts just before "0": the folder's notes are one slice
+            low = bisect.bisect_left(self._paths, folder + "/")
+            high = bisect.bisect_left(self._paths, folder + "0")
+            out.update(self._ids[low:high])
+        return sorted(out)
 
-def folders_search(index: FolderIndex, query: str, dense: Sequence[Candidate]) -> list[Candidate]:
-    """The dense lane's notes (``dense``, best first) that lie in a folder the query names, in
-    the same order; nothing when it names none."""
+
+def folders_search(
+    store: IndexStore,
+    index: FolderIndex,
+    query: str,
+    query_vector: np.ndarray,
+    dense: Sequence[Candidate],
+    depth: int,
+) -> list[Candidate]:
+    """The notes in the folders the query names, each by its best chunk for the query, best
+    first; past ``MAX_NOTES`` of them, the dense lane's notes (``dense``, best first) among them,
+    in its order. Nothing when the query names no folder."""
     named = index.named_by(query)
-    if not named:
+    if not named or depth <= 0:
         return []
-    prefixes = tuple(folder + "/" for folder in named)
-    return [dataclasses.replace(c, sources=["folders"]) for c in dense if c.path.startswith(prefixes)]
+    notes = index.notes_in(named)
+    if len(notes) > MAX_NOTES:
+        inside = set(notes)
+        return [dataclasses.replace(c, sources=["folders"]) for c in dense if c.note_id in inside][:depth]
+    found = scored_candidates(store, notes, query_vector, "folders")
+    found.sort(key=lambda c: (-c.dense_score, c.note_id))
+    return found[:depth]

@@ -595,7 +595,9 @@ class Recaller:
                 return []
             return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, settings.depth)
         if name == "folders":
-            return folders_stage.folders_search(self.folder_index(), state.query, state.lanes["dense"])
+            return folders_stage.folders_search(
+                self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], settings.depth
+            )
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
             nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
