@@ -22,6 +22,7 @@ import bisect
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .dense import scored_candidates
@@ -50,16 +51,13 @@ class FolderIndex:
 
     def __init__(self, folders: dict[str, frozenset[str]], notes: Iterable[tuple[int, str]] = ()):
         self.folders = folders
-        by_path = sorted(notes, key=lambda note: note[1])
-        self._paths = [path for _, path in by_path]
-        self._ids = [note_id for note_id, _ in by_path]
+        self._notes = list(notes)
+        self._paths: list[str] | None = None  # sorted at the first query that names a folder:
+        self._ids: list[int] = []  # most name none (100,000 paths: 34 ms)
         self._by_word: dict[str, list[str]] = {}
         for path, names in folders.items():
             for word in names:
                 self._by_word.setdefault(word, []).append(path)
-
-    def __len__(self) -> int:
-        return len(self.folders)
 
     @classmethod
     def from_notes(cls, notes: Iterable[tuple[int, str]]) -> FolderIndex:
@@ -93,12 +91,20 @@ class FolderIndex:
 
     def notes_in(self, folders: Sequence[str]) -> list[int]:
         """The ids of the notes anywhere under these folders (a folder inside another counted once)."""
+        paths = self.sorted_paths()
         out: set[int] = set()
         for folder in folders:  # "/" sorts just before "0": the folder's notes are one slice
-            low = bisect.bisect_left(self._paths, folder + "/")
-            high = bisect.bisect_left(self._paths, folder + "0")
+            low = bisect.bisect_left(paths, folder + "/")
+            high = bisect.bisect_left(paths, folder + "0")
             out.update(self._ids[low:high])
         return sorted(out)
+
+    def sorted_paths(self) -> list[str]:
+        """Every note's path, sorted (once; ``brain serve`` sorts a new state's before it answers)."""
+        if self._paths is None:
+            by_path = sorted(self._notes, key=itemgetter(1))
+            self._paths, self._ids = [path for _, path in by_path], [note_id for note_id, _ in by_path]
+        return self._paths
 
 
 def folders_search(

@@ -246,7 +246,7 @@ def open_snapshot(
         recaller.names()
         recaller.name_index()
         try:
-            recaller.folder_index()  # built before the swap, so no query after a save waits for it
+            recaller.folder_index().sorted_paths()  # before the swap: no query after a save waits for it
         except LANE_FAILURES as exc:  # the folders lane falls back on its own, and says so
             log.warning("could not read the folders of the snapshot (%s: %s)", type(exc).__name__, exc)
         try:

@@ -245,7 +245,7 @@ class Recaller:
         return self._date_index
 
     def folder_index(self) -> folders_stage.FolderIndex:
-        """Every folder a query can name, for the folders lane: read at the first fused query."""
+        """Every folder a query can name, for the folders lane: read at the first hybrid query."""
         if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
