@@ -103,7 +103,8 @@ class FolderIndex:
         """Every note's path, sorted (once; ``brain serve`` sorts a new state's before it answers)."""
         if self._paths is None:
             by_path = sorted(self._notes, key=itemgetter(1))
-            self._paths, self._ids = [path for _, path in by_path], [note_id for note_id, _ in by_path]
+            self._ids = [note_id for note_id, _ in by_path]  # first: a thread that sees the paths sees these
+            self._paths = [path for _, path in by_path]
         return self._paths
 
 
