@@ -162,3 +162,22 @@ def test_a_failing_folders_lane_falls_back_with_a_warning(compendium, monkeypatc
     assert result.fallbacks["folders"] is True
     assert result.results  # fused without it
     assert any("folders lane failed" in r.getMessage() for r in caplog.records)
+
+
+def test_odd_folder_names_and_a_huge_query_name_nothing_wrongly():
+    paths = [
+        "!!!/a.md",  # no word at all
+        "!!!/b.md",
+        "🚀 Launch/a.md",
+        "🚀 Launch/b.md",
+        "/".join(["deep"] * 200) + "/a.md",
+        "/".join(["deep"] * 200) + "/b.md",
+        "Other/c.md",
+        "Other/d.md",
+        "Other/e.md",
+    ]
+    index = FolderIndex.from_notes(enumerate(paths, 1))
+    assert "!!!" not in index.folders  # nothing to be named by
+    assert index.named_by("the launch notes") == ["🚀 Launch"]
+    assert index.notes_in(index.named_by("deep")) == [5, 6]  # every level of the deep folder, each note once
+    assert index.named_by("word " * 100_000) == []
