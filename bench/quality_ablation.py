@@ -55,7 +55,7 @@ OLD_WEIGHTS = {"dense": 1.0, "lexical": 0.3, "ppr": 1.0}
 # name -> (mode, RecallSettings overrides). "old" is hybrid+ppr as it was on main before issue 13:
 # every new switch off; "new" is today's default. Then each idea added alone to the old default
 # ("old +X"), and taken alone out of the new one ("new -X").
-OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0, "folders": 0.0}
+OFF = {"names": 0.0, "dates": 0.0, "anchor_dense": 0.0, "anchor_lex": 0.0, "folders": 0.0, "bridge": 0.0}
 OLD = {
     "weights": {**OLD_WEIGHTS, **OFF},
     "top_bonus": (),
@@ -80,6 +80,7 @@ ROWS: dict[str, tuple[str, dict]] = {
     "old +anchor_lex 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.2}}),
     "old +anchor_dense 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "anchor_dense": 0.2}}),
     "old +folders 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "folders": 0.2}}),
+    "old +bridge 0.2": ("hybrid+ppr", {**OLD, "weights": {**OLD["weights"], "bridge": 0.2}}),
     "old +anchors 0.3 (both)": (
         "hybrid+ppr",
         {**OLD, "weights": {**OLD["weights"], "anchor_lex": 0.3, "anchor_dense": 0.3}},
@@ -107,6 +108,14 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new -folders": ("hybrid+ppr", {"weights": {"folders": 0.0}}),
     "new folders 0.1": ("hybrid+ppr", {"weights": {"folders": 0.1}}),
     "new folders 0.3": ("hybrid+ppr", {"weights": {"folders": 0.3}}),
+    # stop 42: the bridge lane
+    "new -bridge": ("hybrid+ppr", {"weights": {"bridge": 0.0}}),
+    "new bridge 0.1": ("hybrid+ppr", {"weights": {"bridge": 0.1}}),
+    "new bridge 0.3": ("hybrid+ppr", {"weights": {"bridge": 0.3}}),
+    "new bridge from 10 words": ("hybrid+ppr", {"bridge_min_words": 10}),
+    "new bridge from 15 words": ("hybrid+ppr", {"bridge_min_words": 15}),
+    "new bridge on every query": ("hybrid+ppr", {"bridge_min_words": 0}),
+    "new bridge with its bonus": ("hybrid+ppr", {"bonus_scale": {"bridge": 1.0}}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (
@@ -197,10 +206,11 @@ def settings_for(overrides: dict):
 
     base = RecallSettings(k=10)
     values = dict(overrides)
-    if "weights" in values:
-        weights = dict(base.weights)
-        weights.update(values.pop("weights"))
-        values["weights"] = weights
+    for key in ("weights", "bonus_scale"):  # a row names the lanes it changes; the others keep the default
+        if key in values:
+            merged = dict(getattr(base, key))
+            merged.update(values.pop(key))
+            values[key] = merged
     for key in ("top_bonus", "lexical_weights"):
         if key in values:
             values[key] = tuple(values[key])

@@ -7,9 +7,9 @@ graph, the reranker) and answers many queries; it only reads. ``Recaller.ask`` r
     vector        dense only
     graph         dense + one hop along wikilinks, ungated
     gated         dense + one hop, unless the entity gate says the query is a name
-    hybrid        dense + lexical (BM25) + names (titles, aliases), fused by reciprocal rank
+    hybrid        dense + lexical (BM25) + names, dates and folders, fused by reciprocal rank
     ppr           dense + Personalized PageRank + anchors (the passages linking to a note), fused
-    hybrid+ppr    all of them, fused (the default)
+    hybrid+ppr    all of them and the bridge lane (needs both families), fused (the default)
     …+rerank      any of the above, reordered by the cross-encoder
 
 Fused modes also apply freshness: a superseded note never outranks its successor, and a
@@ -38,6 +38,7 @@ from ..errors import BrainError, ConfigError, IndexMismatchError, ModelLoadError
 from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
+from . import bridge as bridge_stage
 from . import carry, fusion
 from . import dates as dates_stage
 from . import dense as dense_stage
@@ -74,19 +75,21 @@ LANE_FAILURES = (sqlite3.Error, MemoryError)
 class ExtraLane:
     """A lane beyond dense, BM25 and PageRank: it joins the modes of one family when its weight is > 0."""
 
-    family: str  # the Mode property a mode needs: "lexical" (hybrid modes) or "ppr" (PageRank modes)
+    family: tuple[str, ...]  # the Mode properties a mode needs: "lexical" (hybrid modes), "ppr" (PageRank modes)
     failures: tuple[type[BaseException], ...]  # what it falls back on: fused without it, a warning
     flag: str  # the ``RecallResult.fallbacks`` entry a failure sets
 
 
 # The names lane is lexical evidence (hybrid modes); the anchor lanes, the passages that link
-# to a note, are graph evidence (PageRank modes). Each falls back under its family's flag.
+# to a note, are graph evidence (PageRank modes). The bridge lane follows the links of the
+# dense and BM25 lanes' first notes: both families. Each falls back under its own flag.
 EXTRA_LANES = {
-    "names": ExtraLane("lexical", LANE_FAILURES, "names"),
-    "dates": ExtraLane("lexical", LANE_FAILURES, "dates"),
-    "folders": ExtraLane("lexical", LANE_FAILURES, "folders"),
-    "anchor_dense": ExtraLane("ppr", LANE_FAILURES, "graph"),
-    "anchor_lex": ExtraLane("ppr", LANE_FAILURES, "graph"),
+    "names": ExtraLane(("lexical",), LANE_FAILURES, "names"),
+    "dates": ExtraLane(("lexical",), LANE_FAILURES, "dates"),
+    "folders": ExtraLane(("lexical",), LANE_FAILURES, "folders"),
+    "anchor_dense": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
+    "anchor_lex": ExtraLane(("ppr",), LANE_FAILURES, "graph"),
+    "bridge": ExtraLane(("lexical", "ppr"), LANE_FAILURES, "graph"),
 }
 
 
@@ -558,11 +561,11 @@ class Recaller:
 
     @staticmethod
     def _extra_lanes(mode: Mode, settings: RecallSettings) -> list[str]:
-        """The lanes beyond dense, BM25 and PageRank this mode fuses: its family's, weighted > 0."""
+        """The lanes beyond dense, BM25 and PageRank this mode fuses: its families', weighted > 0."""
         return [
             name
             for name, lane in EXTRA_LANES.items()
-            if settings.weights.get(name, 0.0) > 0 and getattr(mode, lane.family)
+            if settings.weights.get(name, 0.0) > 0 and all(getattr(mode, family) for family in lane.family)
         ]
 
     def _extra_lane(
@@ -597,6 +600,16 @@ class Recaller:
         if name == "folders":
             return folders_stage.folders_search(
                 self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], settings.depth
+            )
+        if name == "bridge":
+            return bridge_stage.bridge_search(
+                self.store,
+                state.query,
+                state.vector,
+                state.lanes["dense"],
+                state.lanes["lexical"],
+                settings.depth,
+                settings.bridge_min_words,
             )
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE

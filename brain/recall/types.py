@@ -41,6 +41,7 @@ DEFAULT_LANE_WEIGHTS = {
     "anchor_dense": 0.2,
     "anchor_lex": 0.2,
     "folders": 0.2,
+    "bridge": 0.2,
 }
 # RRF's k for some lanes (the others take rrf_k): a larger k, flatter votes. MiniLM's cosines
 # for a query's neighbourhood differ by hundredths, so the dense lane's fourth note is hardly
@@ -60,10 +61,14 @@ BONUS_MARGIN = 0.05
 # dense and freshness ("when is Halyard going GA now?": the note of the person both anchor lanes
 # put first came above the decision asked for; the mini-benchmark's temporal nDCG@10 0.73 →
 # 0.68), and bridge recall barely needs it now (README, "What each stage is worth").
-DEFAULT_BONUS_SCALE: dict[str, float] = {}
+# The bridge lane's first note is a guess at a question's second note, never a sure answer: no bonus.
+DEFAULT_BONUS_SCALE: dict[str, float] = {"bridge": 0.0}
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
+# A bridge question describes one note and asks about another: words for both. The labelled
+# sets' bridge questions run 12 to 62 words; 10 and 15 gave the same figures (README).
+DEFAULT_BRIDGE_MIN_WORDS = 12
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 # PageRank restarts from no such note (unless only hubs matched): an index note spreads the walk
 # over everything it lists. Measured at stop 27 with 20, 30, 50 and 100 links: none lost a
@@ -142,6 +147,7 @@ class RecallSettings:
     anchor_hub: int = DEFAULT_ANCHOR_HUB  # a note linking to more notes than this votes less as an anchor
     name_first: bool = True  # fused modes with the names lane: the one note the query names whole comes first
     respell: bool = True  # ... and a short query's word no chunk holds searched as the name word it misspells
+    bridge_min_words: int = DEFAULT_BRIDGE_MIN_WORDS  # the bridge lane answers queries of this many words or more
 
 
 @dataclass

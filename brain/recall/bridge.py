@@ -1,0 +1,104 @@
+"""Bridge lane: a question that describes one note and asks about a note it links to.
+
+"The 9th-level tentacled aberration that rips spells out of PCs' minds can teleport back to
+its home once it has stolen one. What exactly is that home?" Every lane finds the aberration:
+the question describes it. The answer is the note its text links to (*Underkrakens*), and the
+question's words say little about that note, because most of them are spent on the first.
+This lane takes the note the dense lane and the note BM25 put first (the note described),
+explains them away from the query vector (what is left of it once its part along their best
+chunks is taken out: the part of the question they do not answer), and ranks the notes they
+link to by their best chunk's cosine with what is left.
+
+Only a long query is such a question (``min_words``): it needs words for the note it describes
+and words for what it asks. On a short one, a lookup, a name, two things compared, the notes
+the first note links to are no answer, and their votes pushed the second compared note or the
+newest decision down (README, "What each stage is worth"). Its first note is a guess, not a
+sure answer: it gets no top-rank bonus (``types.DEFAULT_BONUS_SCALE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .dense import best_chunks, candidates_for
+from .types import Candidate, Via
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..index.store import IndexStore
+
+DESCRIBED = 1  # each of the dense and lexical lanes' first notes is taken as the note described
+MAX_TARGETS = 2_000  # an index note's links beyond this many are not scored (bounded cost)
+
+
+def long_enough(query: str, min_words: int) -> bool:
+    """A query of at least ``min_words`` words as written (a run of text without spaces is one)."""
+    return len(query.split()) >= min_words
+
+
+def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The query vector without its part along each of ``vectors`` (Gram-Schmidt, in order),
+    normalised; None when nothing is left (the query is those vectors)."""
+    import numpy as np
+
+    rest = np.asarray(query_vector, dtype=np.float32).copy()
+    for vector in vectors:
+        rest -= float(rest @ vector) * vector
+    norm = float(np.linalg.norm(rest))
+    return rest / norm if norm > 1e-6 else None
+
+
+def matched_vectors(store: IndexStore, note_ids: Sequence[int], query_vector: np.ndarray) -> list[np.ndarray]:
+    """Each note's chunk vector closest to the query, in ``note_ids`` order."""
+    import numpy as np
+
+    best: dict[int, tuple[float, np.ndarray]] = {}
+    for _, note_id, blob in store.note_chunk_vectors(note_ids):
+        vector = np.frombuffer(blob, dtype=np.float32)
+        score = float(vector @ query_vector)
+        if note_id not in best or score > best[note_id][0]:
+            best[note_id] = (score, vector)
+    return [best[n][1] for n in note_ids if n in best]
+
+
+def bridge_search(
+    store: IndexStore,
+    query: str,
+    query_vector: np.ndarray,
+    dense: Sequence[Candidate],
+    lexical: Sequence[Candidate],
+    depth: int,
+    min_words: int,
+) -> list[Candidate]:
+    """The notes the dense and lexical lanes' first notes link to, by their best chunk's cosine
+    with the query once those first notes are explained away, best first (``score``: that
+    cosine; ``dense_score``: the plain query's). Nothing for a query under ``min_words`` words."""
+    if depth <= 0 or not long_enough(query, min_words):
+        return []
+    described = list(dict.fromkeys(c.note_id for c in [*dense[:DESCRIBED], *lexical[:DESCRIBED]]))
+    if not described:
+        return []
+    linked_from: dict[int, tuple[int, str]] = {}  # target -> (the described note linking to it, link kind)
+    for source, target, direction, kind in store.neighbour_edges(described):
+        if direction == "links to" and target not in described and target not in linked_from:
+            linked_from[target] = (source, kind)
+            if len(linked_from) >= MAX_TARGETS:
+                break
+    if not linked_from:
+        return []
+    rest = explained_away(query_vector, matched_vectors(store, described, query_vector))
+    if rest is None:
+        return []
+    by_rest = best_chunks(store, list(linked_from), rest)
+    order = sorted(by_rest, key=lambda n: (-by_rest[n][1], n))[:depth]
+    plain = best_chunks(store, order, query_vector)
+    found = candidates_for(store, [(n, *plain[n]) for n in order if n in plain], "bridge")
+    sources = store.notes_brief(sorted({linked_from[c.note_id][0] for c in found}))
+    for c in found:
+        source, kind = linked_from[c.note_id]
+        c.score = by_rest[c.note_id][1]
+        path, title = sources.get(source, ("", ""))
+        c.via = Via(path, title, "links to", kind)
+    return found
