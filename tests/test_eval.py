@@ -392,7 +392,17 @@ def test_explain_shows_each_lane_for_labelled_notes_and_the_top_10(eval_vault):
     assert result.exit_code == 0, result.output
     [ex] = json.loads(result.stdout)
     assert ex["id"] == "t2" and ex["mode"] == "hybrid+ppr"  # the default mode unless --modes is given
-    assert ex["lanes"] == ["dense", "lexical", "names", "dates", "folders", "anchor_dense", "anchor_lex", "bridge", "ppr"]
+    assert ex["lanes"] == [
+        "dense",
+        "lexical",
+        "names",
+        "dates",
+        "folders",
+        "anchor_dense",
+        "anchor_lex",
+        "bridge",
+        "ppr",
+    ]
     relevant, partial = ex["labelled"]
     assert relevant["path"] == "Coast/Lighthouse.md" and relevant["label"] == "relevant"
     assert relevant["fused_rank"] == 1 and relevant["lanes"]["dense"]["rank"] == 1

@@ -32,6 +32,8 @@ DEFAULT_PPR_DEGREE_NORM = 0.5
 # at 0.5 and 1.0; the SRD names no period. The folders lane (a query that names a folder) at
 # 0.2: nDCG@10 +0.005 / +0.010 / +0.002 on the tuned sets, +0.010 / +0.001 on the blind ones
 # (0.3 also up on all five, less evenly; 0.1 costs the SRD 0.004).
+# The bridge lane (a question of 12 words or more: the notes its first notes link to) at 0.2:
+# +0.007 / +0.009 / +0.014 tuned, +0.015 / +0.008 blind; 0.1 and 0.3 each cost a set 0.004+.
 DEFAULT_LANE_WEIGHTS = {
     "dense": 1.0,
     "lexical": 0.3,
