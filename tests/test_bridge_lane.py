@@ -15,7 +15,7 @@ from conftest import write
 from brain.index.indexer import index_vault
 from brain.recall import bridge
 from brain.recall.bridge import explained_away, long_enough
-from brain.recall.dense import best_chunks
+from brain.recall.dense import ChunkVectors, best_chunks
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
 
@@ -167,3 +167,18 @@ def test_a_note_linking_to_itself_or_to_nothing_gives_nothing(tmp_path):
     index_vault(root, progress=False)
     query = "rivers and mountains and seas and lakes and hills and plains and valleys and more"
     assert open_recaller(root).ask(query, "hybrid+ppr", RecallSettings()).lanes["bridge"] == []
+
+
+def test_notes_without_chunks_score_nothing(bestiary):
+    store = open_recaller(bestiary).store
+    vector = np.ones(64, dtype=np.float32) / 8
+    assert ChunkVectors(store, []).best(vector) == {}
+    assert ChunkVectors(store, [10_000]).best_vectors(vector) == {}  # no such note
+
+
+def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):
+    weights = {**RecallSettings().weights, "anchor_dense": 0.0, "anchor_lex": 0.0}  # they find it too
+    result = open_recaller(bestiary).ask(QUESTION, "hybrid+ppr", RecallSettings(depth=2, weights=weights))
+    assert "Underkrakens.md" not in [c.path for c in result.lanes["dense"] + result.lanes["lexical"]]
+    found = {c.path: c for c in result.results}["Underkrakens.md"]
+    assert found.via is not None and (found.via.from_path, found.via.direction) == ("Soul Flenser.md", "links to")

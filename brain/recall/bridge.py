@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .dense import best_chunks, candidates_for
+from .dense import ChunkVectors, candidates_for
 from .types import Candidate, Via
 
 if TYPE_CHECKING:
@@ -50,19 +50,6 @@ def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> n
     return rest / norm if norm > 1e-6 else None
 
 
-def matched_vectors(store: IndexStore, note_ids: Sequence[int], query_vector: np.ndarray) -> list[np.ndarray]:
-    """Each note's chunk vector closest to the query, in ``note_ids`` order."""
-    import numpy as np
-
-    best: dict[int, tuple[float, np.ndarray]] = {}
-    for _, note_id, blob in store.note_chunk_vectors(note_ids):
-        vector = np.frombuffer(blob, dtype=np.float32)
-        score = float(vector @ query_vector)
-        if note_id not in best or score > best[note_id][0]:
-            best[note_id] = (score, vector)
-    return [best[n][1] for n in note_ids if n in best]
-
-
 def bridge_search(
     store: IndexStore,
     query: str,
@@ -88,12 +75,14 @@ def bridge_search(
                 break
     if not linked_from:
         return []
-    rest = explained_away(query_vector, matched_vectors(store, described, query_vector))
+    matched = ChunkVectors(store, described).best_vectors(query_vector)  # the chunk the query matched
+    rest = explained_away(query_vector, [matched[n] for n in described if n in matched])
     if rest is None:
         return []
-    by_rest = best_chunks(store, list(linked_from), rest)
+    targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
+    by_rest = targets.best(rest)
     order = sorted(by_rest, key=lambda n: (-by_rest[n][1], n))[:depth]
-    plain = best_chunks(store, order, query_vector)
+    plain = targets.best(query_vector)
     found = candidates_for(store, [(n, *plain[n]) for n in order if n in plain], "bridge")
     sources = store.notes_brief(sorted({linked_from[c.note_id][0] for c in found}))
     for c in found:

@@ -118,20 +118,44 @@ def candidates_for(store: IndexStore, picks: Sequence[tuple[int, int, float]], s
     return out
 
 
+class ChunkVectors:
+    """The stored chunk vectors of some notes, read once and scored against one vector or more
+    (the bridge lane scores the same notes by the query and by what is left of it)."""
+
+    def __init__(self, store: IndexStore, note_ids: Sequence[int]):
+        import numpy as np
+
+        rows = store.note_chunk_vectors(note_ids)
+        self.chunk_ids = [r[0] for r in rows]
+        self.note_ids = [r[1] for r in rows]
+        blob = b"".join(r[2] for r in rows)
+        self.matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), -1) if rows else np.zeros((0, 0))
+
+    def _best_rows(self, vector: np.ndarray) -> dict[int, tuple[int, float]]:
+        """note id → (its best row, that row's score); the first of equal rows."""
+        import numpy as np
+
+        if not self.chunk_ids:
+            return {}
+        scores = self.matrix @ vector.astype(np.float32)
+        best: dict[int, tuple[int, float]] = {}
+        for row, (note_id, score) in enumerate(zip(self.note_ids, scores.tolist())):
+            if note_id not in best or score > best[note_id][1]:
+                best[note_id] = (row, score)
+        return best
+
+    def best(self, vector: np.ndarray) -> dict[int, tuple[int, float]]:
+        """Each note's best chunk for ``vector``: note id → (chunk id, score)."""
+        return {note_id: (self.chunk_ids[row], score) for note_id, (row, score) in self._best_rows(vector).items()}
+
+    def best_vectors(self, vector: np.ndarray) -> dict[int, np.ndarray]:
+        """Each note's chunk vector closest to ``vector``: note id → that chunk's vector."""
+        return {note_id: self.matrix[row] for note_id, (row, _) in self._best_rows(vector).items()}
+
+
 def best_chunks(store: IndexStore, note_ids: Sequence[int], query_vector: np.ndarray) -> dict[int, tuple[int, float]]:
     """Each note's best chunk for the query, from the stored vectors: note id → (chunk id, score)."""
-    import numpy as np
-
-    rows = store.note_chunk_vectors(note_ids)
-    if not rows:
-        return {}
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    scores = matrix @ query_vector.astype(np.float32)
-    best: dict[int, tuple[int, float]] = {}
-    for (chunk_id, note_id, _), score in zip(rows, scores.tolist()):
-        if note_id not in best or score > best[note_id][1]:
-            best[note_id] = (chunk_id, score)
-    return best
+    return ChunkVectors(store, note_ids).best(query_vector)
 
 
 def scored_candidates(
