@@ -115,7 +115,19 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new bridge from 10 words": ("hybrid+ppr", {"bridge_min_words": 10}),
     "new bridge from 15 words": ("hybrid+ppr", {"bridge_min_words": 15}),
     "new bridge on every query": ("hybrid+ppr", {"bridge_min_words": 0}),
-    "new bridge with its bonus": ("hybrid+ppr", {"bonus_scale": {"bridge": 1.0}}),
+    # stop 43: the bridge lane's first note takes a bonus when it stands clear of its second
+    "new -bridge bonus": ("hybrid+ppr", {"bonus_scale": {"bridge": 0.0}}),
+    "new bridge bonus x1": ("hybrid+ppr", {"bonus_scale": {"bridge": 1.0}}),
+    "new bridge bonus x2": ("hybrid+ppr", {"bonus_scale": {"bridge": 2.0}}),
+    "new bridge bonus x5": ("hybrid+ppr", {"bonus_scale": {"bridge": 5.0}}),
+    "new bridge margin 0.06": ("hybrid+ppr", {"bridge_margin": 0.06}),
+    "new bridge margin 0.12": ("hybrid+ppr", {"bridge_margin": 0.12}),
+    "new bridge margin 0 (its first note always)": ("hybrid+ppr", {"bridge_margin": 0.0}),
+    "new bridge: every note linked (not the passage's)": ("hybrid+ppr", {"bridge_in_passage": False}),
+    "new bridge: every note linked and no bonus (stop 42's)": (
+        "hybrid+ppr",
+        {"bridge_in_passage": False, "bonus_scale": {"bridge": 0.0}},
+    ),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from brain.recall import bridge
 from brain.recall.bridge import explained_away, long_enough
 from brain.recall.dense import ChunkVectors, best_chunks
 from brain.recall.opening import open_recaller
-from brain.recall.types import RecallSettings
+from brain.recall.types import Candidate, RecallSettings
 
 
 def test_what_is_left_of_the_query_is_orthogonal_to_what_was_explained_away():
@@ -119,20 +120,97 @@ def test_no_lane_for_a_short_query_or_outside_hybrid_ppr(bestiary):
     assert "bridge" not in recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(weights={"bridge": 0.0})).lanes
 
 
-def test_its_first_note_gets_no_top_rank_bonus(bestiary):
-    """A guess at a question's second note is never a sure answer (README, "What each stage is
-    worth": with its bonus, the blind SRD set's compare queries lost 0.03)."""
+def _two_passages(tmp_path, lair_link: str):
+    """A described note of two passages: the one the question describes (its lair named by
+    ``lair_link``), and songs linking to a note whose words fit what the question asks better."""
+    root = tmp_path / "two-passages"
+    write(
+        root,
+        "Soul Flenser.md",
+        "# Soul Flenser\n\n## Hunting\n\n"
+        + "The tentacled aberration rips spells out of minds, steals them and teleports back. " * 16
+        + f"Its lair is {lair_link}.\n\n## Songs\n\n"
+        + "Old ballads and drinking songs remember its victims by name in every port. " * 16
+        + "Sailors sing of it in the [[Sea Shanty]].\n",
+    )
+    write(root, "Underkrakens.md", "Drowned coral towers of a kraken city; krakens scheme in its flooded halls.\n")
+    write(root, "Sea Shanty.md", "A shanty of a city beneath the sea, home of sailors who sleep there.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+TWO_PASSAGE_QUESTION = (
+    "the tentacled aberration that rips spells out of minds teleports back once it steals one:"
+    " what is that home beneath the sea?"
+)
+
+
+def test_only_the_notes_the_described_passage_links_to(tmp_path):
+    """The question describes the passage that names the lair: the note the songs link to fits
+    "home beneath the sea" better (first without the rule), and is not the note asked about."""
+    result = open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]")).ask(
+        TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings()
+    )
+    assert result.lanes["dense"][0].path == "Soul Flenser.md"
+    assert [c.path for c in result.lanes["bridge"]] == ["Underkrakens.md"]
+
+
+def test_every_linked_note_when_the_described_passage_links_to_none(tmp_path):
+    result = open_recaller(_two_passages(tmp_path, "far below the waves")).ask(
+        TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings()
+    )
+    assert [c.path for c in result.lanes["bridge"]] == ["Sea Shanty.md"]
+
+
+def _scored(score: float, note_id: int) -> Candidate:
+    return Candidate(note_id, f"{note_id}.md", str(note_id), note_id, "", "", score, score)
+
+
+@pytest.mark.parametrize(
+    ("scores", "margin", "sure"),
+    [
+        ([0.30, 0.20, 0.10], 0.08, [1]),  # a clear first: the note the question asks about
+        ([0.30, 0.25, 0.10], 0.08, []),  # a close race: a guess
+        ([0.5, 0.375], 0.125, [1]),  # exactly the margin (both exact in binary)
+        ([0.10], 0.08, [1]),  # a lone linked note leads nothing, which scores 0
+        ([0.05], 0.08, []),
+        ([0.30, 0.29], 0.0, [1]),  # margin 0: its first note, always
+        ([], 0.08, []),
+    ],
+)
+def test_sure_first(scores, margin, sure):
+    found = [_scored(s, i) for i, s in enumerate(scores, 1)]
+    assert bridge.sure_first(found, margin) == sure
+
+
+def _bonus_of(recaller, settings: RecallSettings) -> dict[str, float]:
+    """Each fused note's score with the top-rank bonus less its score without it."""
+    with_bonus = recaller.ask(QUESTION, "hybrid+ppr", settings)
+    without = recaller.ask(QUESTION, "hybrid+ppr", replace(settings, top_bonus=()))
+    plain = {c.path: c.score for c in without.results}
+    return {c.path: c.score - plain[c.path] for c in with_bonus.results}
+
+
+def test_its_first_note_takes_the_bonus_only_when_it_stands_clear(bestiary):
+    """Only the bridge lane votes (besides dense, for the pool): its first note gets the rank-1
+    bonus times its weight times its scale when it leads the second by the margin; its second
+    note never gets one; raise the margin past the lead and the first gets none either (README,
+    "What each stage is worth": a bridge question's answer, second behind the note it describes,
+    goes first; the bonus on its first three notes by share cost vaultofknowledge)."""
     recaller = open_recaller(bestiary)
-    settings = RecallSettings(bonus_margin=0.0)
-    weights = {lane: 0.0 for lane in settings.weights} | {"dense": 1.0, "bridge": 1.0}
-    plain = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(weights=weights, top_bonus=(), lane_rrf_k={}))
-    default = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(weights=weights, lane_rrf_k={}, bonus_margin=0.0))
-    scored = {c.path: c.score for c in default.results}
-    unscored = {c.path: c.score for c in plain.results}
-    top = default.lanes["bridge"][0].path
-    dense_rank = [c.path for c in default.lanes["dense"]].index(top) + 1
-    dense_bonus = settings.top_bonus[dense_rank - 1] if dense_rank <= len(settings.top_bonus) else 0.0
-    assert scored[top] == pytest.approx(unscored[top] + dense_bonus)  # the dense lane's bonus, if any; none of its own
+    weights = {lane: 0.0 for lane in RecallSettings().weights} | {"dense": 1.0, "bridge": 1.0}
+    base = RecallSettings(weights=weights, lane_rrf_k={}, bonus_margin=0.0, bonus_scale={"dense": 0.0})
+    lane = recaller.ask(QUESTION, "hybrid+ppr", base).lanes["bridge"]
+    first, second = lane[0], lane[1]
+    lead = first.score - second.score
+    assert lead > 0
+    sure = replace(base, bridge_margin=lead * 0.9, bonus_scale={"dense": 0.0, "bridge": 3.0})
+    bonus = _bonus_of(recaller, sure)
+    assert bonus[first.path] == pytest.approx(3.0 * 1.0 * sure.top_bonus[0])
+    assert bonus[second.path] == pytest.approx(0.0)
+    unsure = replace(sure, bridge_margin=lead * 1.1)
+    assert all(value == pytest.approx(0.0) for value in _bonus_of(recaller, unsure).values())
+    assert RecallSettings().bonus_scale["bridge"] > 0 and RecallSettings().bridge_margin > 0  # on by default
 
 
 def test_past_max_targets_an_index_notes_links_are_not_all_scored(bestiary, monkeypatch):
@@ -173,7 +251,7 @@ def test_notes_without_chunks_score_nothing(bestiary):
     store = open_recaller(bestiary).store
     vector = np.ones(64, dtype=np.float32) / 8
     assert ChunkVectors(store, []).best(vector) == {}
-    assert ChunkVectors(store, [10_000]).best_vectors(vector) == {}  # no such note
+    assert ChunkVectors(store, [10_000]).closest(vector) == {}  # no such note
 
 
 def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):

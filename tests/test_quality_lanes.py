@@ -766,7 +766,7 @@ def test_a_lanes_bonus_counts_its_scale_times_its_weight(anchored_vault):
 
     recaller = open_recaller(anchored_vault)
     query = "sleeping creature, can I finish it off"
-    assert RecallSettings().bonus_scale == {"bridge": 0.0}  # the bridge lane's first note is a guess
+    assert RecallSettings().bonus_scale == {"bridge": 3.0}  # the bridge lane's, for its first note when sure
     settings = RecallSettings(k=60, bonus_margin=0.0, bonus_scale={"anchor_dense": 2.0, "anchor_lex": 2.0})
     plain = recaller.ask(query, "hybrid+ppr", replace(settings, top_bonus=()))
     bonus = recaller.ask(query, "hybrid+ppr", settings)

@@ -7,13 +7,17 @@ question's words say little about that note, because most of them are spent on t
 This lane takes the note the dense lane and the note BM25 put first (the note described),
 explains them away from the query vector (what is left of it once its part along their best
 chunks is taken out: the part of the question they do not answer), and ranks the notes they
-link to by their best chunk's cosine with what is left.
+link to by their best chunk's cosine with what is left. Where the passages the question
+matched (those best chunks) link to notes, only those are ranked: the question describes that
+passage, and the note it asks about is the one the passage names ("its lair, the
+[[Underkrakens]]"); a note linked elsewhere in a long note is seldom it.
 
 Only a long query is such a question (``min_words``): it needs words for the note it describes
 and words for what it asks. On a short one, a lookup, a name, two things compared, the notes
 the first note links to are no answer, and their votes pushed the second compared note or the
-newest decision down (README, "What each stage is worth"). Its first note is a guess, not a
-sure answer: it gets no top-rank bonus (``types.DEFAULT_BONUS_SCALE``).
+newest decision down (README, "What each stage is worth"). Its first note is a guess unless it
+stands clear of the others (``sure_first``): only then does it take the top-rank bonus, and
+the question's second note goes above the note it describes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .anchors import linked_from_chunks
 from .dense import ChunkVectors, candidates_for
 from .types import Candidate, Via
 
@@ -58,10 +63,13 @@ def bridge_search(
     lexical: Sequence[Candidate],
     depth: int,
     min_words: int,
+    in_passage: bool = True,
 ) -> list[Candidate]:
     """The notes the dense and lexical lanes' first notes link to, by their best chunk's cosine
     with the query once those first notes are explained away, best first (``score``: that
-    cosine; ``dense_score``: the plain query's). Nothing for a query under ``min_words`` words."""
+    cosine; ``dense_score``: the plain query's). Nothing for a query under ``min_words`` words.
+    With ``in_passage``, only the notes their passages closest to the query link to, where
+    those passages link to any."""
     if depth <= 0 or not long_enough(query, min_words):
         return []
     described = list(dict.fromkeys(c.note_id for c in [*dense[:DESCRIBED], *lexical[:DESCRIBED]]))
@@ -75,10 +83,15 @@ def bridge_search(
                 break
     if not linked_from:
         return []
-    matched = ChunkVectors(store, described).best_vectors(query_vector)  # the chunk the query matched
-    rest = explained_away(query_vector, [matched[n] for n in described if n in matched])
+    matched = ChunkVectors(store, described).closest(query_vector)  # the passage the question describes
+    rest = explained_away(query_vector, [matched[n][1] for n in described if n in matched])
     if rest is None:
         return []
+    if in_passage:
+        named = linked_from_chunks(store, [matched[n][0] for n in described if n in matched])
+        passage = {target for targets in named.values() for target in targets if target in linked_from}
+        if passage:  # the notes that passage links to; else every note the described notes link to
+            linked_from = {target: edge for target, edge in linked_from.items() if target in passage}
     targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
     by_rest = targets.best(rest)
     order = sorted(by_rest, key=lambda n: (-by_rest[n][1], n))[:depth]
@@ -91,3 +104,14 @@ def bridge_search(
         path, title = sources.get(source, ("", ""))
         c.via = Via(path, title, "links to", kind)
     return found
+
+
+def sure_first(found: Sequence[Candidate], margin: float) -> list[int]:
+    """The lane's first note, alone, when its cosine with what is left of the query leads the
+    second note's by ``margin`` or more (a lone note leads nothing, scored 0); else nothing.
+    The ranking the fusion's top-rank bonus reads for this lane: a clear first is the note the
+    question asks about, a close race is not, and its second and third notes never are."""
+    if not found:
+        return []
+    runner_up = found[1].score if len(found) > 1 else 0.0
+    return [found[0].note_id] if found[0].score - runner_up >= margin else []

@@ -148,9 +148,11 @@ class ChunkVectors:
         """Each note's best chunk for ``vector``: note id → (chunk id, score)."""
         return {note_id: (self.chunk_ids[row], score) for note_id, (row, score) in self._best_rows(vector).items()}
 
-    def best_vectors(self, vector: np.ndarray) -> dict[int, np.ndarray]:
-        """Each note's chunk vector closest to ``vector``: note id → that chunk's vector."""
-        return {note_id: self.matrix[row] for note_id, (row, _) in self._best_rows(vector).items()}
+    def closest(self, vector: np.ndarray) -> dict[int, tuple[int, np.ndarray]]:
+        """Each note's chunk closest to ``vector``: note id → (that chunk's id, its vector)."""
+        return {
+            note_id: (self.chunk_ids[row], self.matrix[row]) for note_id, (row, _) in self._best_rows(vector).items()
+        }
 
 
 def best_chunks(store: IndexStore, note_ids: Sequence[int], query_vector: np.ndarray) -> dict[int, tuple[int, float]]:

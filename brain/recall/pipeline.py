@@ -489,10 +489,13 @@ class Recaller:
         elif settings.fusion_method == "rrf":
             fused = fusion.rrf(rankings, settings.rrf_k, settings.weights, settings.lane_rrf_k)
             if settings.top_bonus:
-                scored = {name: [c.score for c in result.lanes[name]] for name in rankings}
+                bonus_rankings = dict(rankings)
+                if "bridge" in rankings:  # its bonus is its first note's, when that note stands clear
+                    bonus_rankings["bridge"] = bridge_stage.sure_first(result.lanes["bridge"], settings.bridge_margin)
+                scored = {name: [c.score for c in result.lanes[name]] for name in rankings if name != "bridge"}
                 bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
                 fused = fusion.rank_bonus(
-                    rankings, settings.top_bonus, bonus_weights, fused, scored, settings.bonus_margin
+                    bonus_rankings, settings.top_bonus, bonus_weights, fused, scored, settings.bonus_margin
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
@@ -610,6 +613,7 @@ class Recaller:
                 state.lanes["lexical"],
                 settings.depth,
                 settings.bridge_min_words,
+                settings.bridge_in_passage,
             )
         if name == "anchor_dense":
             wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
