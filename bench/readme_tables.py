@@ -38,6 +38,12 @@ STAGE_ROWS = [
     ("default without the folders lane", "new -folders", "new"),
     ("default with the folders lane at 0.1", "new folders 0.1", "new"),
     ("default with the folders lane at 0.3", "new folders 0.3", "new"),
+    (
+        "default with the bridge lane ranking every note its first notes link to",
+        "new bridge: every note linked (not the passage's)",
+        "new",
+    ),
+    ("the bridge lane as at stop 42", "new bridge: every note linked and no bonus (stop 42's)", "new"),
     ("default without the bridge lane's bonus", "new -bridge bonus", "new"),
     ("default with the bridge lane's bonus at 1×", "new bridge bonus x1", "new"),
     ("default with the bridge lane's bonus at 2×", "new bridge bonus x2", "new"),

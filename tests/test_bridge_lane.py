@@ -145,14 +145,20 @@ TWO_PASSAGE_QUESTION = (
 )
 
 
-def test_only_the_notes_the_described_passage_links_to(tmp_path):
+def test_the_notes_the_described_passage_links_to_come_first(tmp_path):
     """The question describes the passage that names the lair: the note the songs link to fits
-    "home beneath the sea" better (first without the rule), and is not the note asked about."""
-    result = open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]")).ask(
-        TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings()
-    )
+    "home beneath the sea" better (first without the rule), and is not the note asked about.
+    It stays in the lane, after: what a reranker reads keeps it."""
+    recaller = open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]"))
+    result = recaller.ask(TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings())
     assert result.lanes["dense"][0].path == "Soul Flenser.md"
-    assert [c.path for c in result.lanes["bridge"]] == ["Underkrakens.md"]
+    lane = result.lanes["bridge"]
+    assert [c.path for c in lane] == ["Underkrakens.md", "Sea Shanty.md"]
+    assert lane[1].score > lane[0].score  # by what is left alone the songs' note would lead
+    plain = recaller.ask(TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings(bridge_in_passage=False))
+    assert [c.path for c in plain.lanes["bridge"]] == ["Sea Shanty.md", "Underkrakens.md"]
+    # It leads nothing: the note after it scores higher, so no bonus for it.
+    assert bridge.sure_first(lane, 0.0, TWO_PASSAGE_QUESTION) == []
 
 
 def test_every_linked_note_when_the_described_passage_links_to_none(tmp_path):
@@ -175,12 +181,32 @@ def _scored(score: float, note_id: int) -> Candidate:
         ([0.10], 0.08, [1]),  # a lone linked note leads nothing, which scores 0
         ([0.05], 0.08, []),
         ([0.30, 0.29], 0.0, [1]),  # margin 0: its first note, always
+        ([0.30, 0.10, 0.28], 0.08, []),  # first by the passage rule, not by score: it must lead them all
         ([], 0.08, []),
     ],
 )
 def test_sure_first(scores, margin, sure):
     found = [_scored(s, i) for i, s in enumerate(scores, 1)]
-    assert bridge.sure_first(found, margin) == sure
+    assert bridge.sure_first(found, margin, "what is that home beneath the sea") == sure
+
+
+@pytest.mark.parametrize(
+    ("query", "compares"),
+    [
+        ("How does the Jewish idea of Ruach HaKodesh compare with the Christian Holy Spirit?", True),
+        ("kafka vs rabbitmq for the telemetry pipeline, which did we pick and why", True),
+        ("what is the difference between a mook and a normal monster in a fight", True),
+        ("чем отличается кафка от кролика в нашей телеметрии", True),
+        ("сравнение двух подходов к ретраям", True),
+        ("the aberration teleports back once it steals a spell: what is that home?", False),
+        ("how vs. code handles it", True),  # a word on its own, even where it is not a comparison
+        ("the canvas of the vision", False),  # "vs" inside a word is not "vs"
+    ],
+)
+def test_a_question_that_compares(query, compares):
+    assert bridge.compares(query) is compares
+    clear = [_scored(0.5, 1), _scored(0.1, 2)]
+    assert bridge.sure_first(clear, 0.08, query) == ([] if compares else [1])
 
 
 def _bonus_of(recaller, settings: RecallSettings) -> dict[str, float]:

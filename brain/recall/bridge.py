@@ -7,21 +7,23 @@ question's words say little about that note, because most of them are spent on t
 This lane takes the note the dense lane and the note BM25 put first (the note described),
 explains them away from the query vector (what is left of it once its part along their best
 chunks is taken out: the part of the question they do not answer), and ranks the notes they
-link to by their best chunk's cosine with what is left. Where the passages the question
-matched (those best chunks) link to notes, only those are ranked: the question describes that
-passage, and the note it asks about is the one the passage names ("its lair, the
-[[Underkrakens]]"); a note linked elsewhere in a long note is seldom it.
+link to by their best chunk's cosine with what is left. The notes the passages the question
+matched (those best chunks) link to come first: the question describes that passage, and the
+note it asks about is the one the passage names ("its lair, the [[Underkrakens]]"); a note
+linked elsewhere in a long note is seldom it, and comes after them.
 
 Only a long query is such a question (``min_words``): it needs words for the note it describes
 and words for what it asks. On a short one, a lookup, a name, two things compared, the notes
 the first note links to are no answer, and their votes pushed the second compared note or the
 newest decision down (README, "What each stage is worth"). Its first note is a guess unless it
 stands clear of the others (``sure_first``): only then does it take the top-rank bonus, and
-the question's second note goes above the note it describes.
+the question's second note goes above the note it describes. Never for a question that
+compares (``compares``): it names both notes it asks about, there is no hidden second one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -36,11 +38,22 @@ if TYPE_CHECKING:
 
 DESCRIBED = 1  # each of the dense and lexical lanes' first notes is taken as the note described
 MAX_TARGETS = 2_000  # an index note's links beyond this many are not scored (bounded cost)
+# A question that sets two things side by side, in English or Russian.
+_COMPARES = re.compile(
+    r"\b(compar(e|es|ed|ing|ison|isons)|versus|vs|differ|differs|differences?|"
+    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*)\b",
+    re.IGNORECASE | re.UNICODE,
+)
 
 
 def long_enough(query: str, min_words: int) -> bool:
     """A query of at least ``min_words`` words as written (a run of text without spaces is one)."""
     return len(query.split()) >= min_words
+
+
+def compares(query: str) -> bool:
+    """The query sets two things side by side ("X vs Y", "how does X compare with Y")."""
+    return bool(_COMPARES.search(query))
 
 
 def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -68,8 +81,7 @@ def bridge_search(
     """The notes the dense and lexical lanes' first notes link to, by their best chunk's cosine
     with the query once those first notes are explained away, best first (``score``: that
     cosine; ``dense_score``: the plain query's). Nothing for a query under ``min_words`` words.
-    With ``in_passage``, only the notes their passages closest to the query link to, where
-    those passages link to any."""
+    With ``in_passage``, the notes their passages closest to the query link to come first."""
     if depth <= 0 or not long_enough(query, min_words):
         return []
     described = list(dict.fromkeys(c.note_id for c in [*dense[:DESCRIBED], *lexical[:DESCRIBED]]))
@@ -87,14 +99,13 @@ def bridge_search(
     rest = explained_away(query_vector, [matched[n][1] for n in described if n in matched])
     if rest is None:
         return []
+    passage: set[int] = set()
     if in_passage:
         named = linked_from_chunks(store, [matched[n][0] for n in described if n in matched])
-        passage = {target for targets in named.values() for target in targets if target in linked_from}
-        if passage:  # the notes that passage links to; else every note the described notes link to
-            linked_from = {target: edge for target, edge in linked_from.items() if target in passage}
+        passage = {target for targets in named.values() for target in targets}
     targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
     by_rest = targets.best(rest)
-    order = sorted(by_rest, key=lambda n: (-by_rest[n][1], n))[:depth]
+    order = sorted(by_rest, key=lambda n: (n not in passage, -by_rest[n][1], n))[:depth]
     plain = targets.best(query_vector)
     found = candidates_for(store, [(n, *plain[n]) for n in order if n in plain], "bridge")
     sources = store.notes_brief(sorted({linked_from[c.note_id][0] for c in found}))
@@ -106,12 +117,13 @@ def bridge_search(
     return found
 
 
-def sure_first(found: Sequence[Candidate], margin: float) -> list[int]:
-    """The lane's first note, alone, when its cosine with what is left of the query leads the
-    second note's by ``margin`` or more (a lone note leads nothing, scored 0); else nothing.
-    The ranking the fusion's top-rank bonus reads for this lane: a clear first is the note the
-    question asks about, a close race is not, and its second and third notes never are."""
-    if not found:
+def sure_first(found: Sequence[Candidate], margin: float, query: str = "") -> list[int]:
+    """The lane's first note, alone, when its cosine with what is left of the query leads every
+    other note's by ``margin`` or more (a lone note leads nothing, scored 0); else nothing, and
+    nothing for a query that compares. The ranking the fusion's top-rank bonus reads for this
+    lane: a clear first is the note the question asks about, a close race is not, and its
+    second and third notes never are."""
+    if not found or compares(query):
         return []
-    runner_up = found[1].score if len(found) > 1 else 0.0
+    runner_up = max((c.score for c in found[1:]), default=0.0)
     return [found[0].note_id] if found[0].score - runner_up >= margin else []

@@ -491,7 +491,9 @@ class Recaller:
             if settings.top_bonus:
                 bonus_rankings = dict(rankings)
                 if "bridge" in rankings:  # its bonus is its first note's, when that note stands clear
-                    bonus_rankings["bridge"] = bridge_stage.sure_first(result.lanes["bridge"], settings.bridge_margin)
+                    bonus_rankings["bridge"] = bridge_stage.sure_first(
+                        result.lanes["bridge"], settings.bridge_margin, state.query
+                    )
                 scored = {name: [c.score for c in result.lanes[name]] for name in rankings if name != "bridge"}
                 bonus_weights = {lane: w * settings.bonus_scale.get(lane, 1.0) for lane, w in settings.weights.items()}
                 fused = fusion.rank_bonus(

@@ -63,11 +63,12 @@ BONUS_MARGIN = 0.05
 # dense and freshness ("when is Halyard going GA now?": the note of the person both anchor lanes
 # put first came above the decision asked for; the mini-benchmark's temporal nDCG@10 0.73 →
 # 0.68), and bridge recall barely needs it now (README, "What each stage is worth").
-# The bridge lane's bonus is its first note's alone, and only where that note stands clear of its
-# second (DEFAULT_BRIDGE_MARGIN): then it is the note a bridge question asks about, which the
-# note it describes outranked by one place (bridge nDCG@10 0.63 -> 1.00 for such a question). At
-# 3× its weight: +0.009 / +0.011 / +0.005 tuned, +0.005 / +0.002 blind (2× and 5× also up on all
-# five); its plain bonus, on its first three notes by share, was -0.001 to +0.005 a set.
+# The bridge lane's bonus is its first note's alone, and only where that note stands clear of the
+# others (DEFAULT_BRIDGE_MARGIN) and the query compares nothing: then it is the note a bridge
+# question asks about, which the note it describes outranked by one place (nDCG@10 0.63 -> 1.00
+# for such a question). At 3× its weight, with the passage rule (bridge.py), against stop 42:
+# +0.009 / +0.011 / +0.005 tuned, +0.008 / +0.005 blind (2× and 5× also up on all five); its
+# plain bonus, on its first three notes by share, was -0.002 to +0.005 a set.
 DEFAULT_BONUS_SCALE: dict[str, float] = {"bridge": 3.0}
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
@@ -75,10 +76,10 @@ FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the 
 # A bridge question describes one note and asks about another: words for both. The labelled
 # sets' bridge questions run 12 to 62 words; 10 and 15 gave the same figures (README).
 DEFAULT_BRIDGE_MIN_WORDS = 12
-# ... and its first note is sure when its cosine with what is left of the query leads the second
+# ... and its first note is sure when its cosine with what is left of the query leads every other
 # note's by this much (a cosine, not a share: the lane scores unit vectors; a share of the small
-# cosines what is left finds gave -0.005 on vaultofknowledge). 0.08 to 0.12 all lifted or kept
-# every set; 0.06 cost vaultofknowledge's blind set 0.003.
+# cosines what is left finds cost vaultofknowledge 0.005). 0.06 to 0.12 all lifted or kept every
+# set; 0.06 less evenly (vaultofknowledge level, 2 queries up and 2 down).
 DEFAULT_BRIDGE_MARGIN = 0.08
 DEFAULT_ANCHOR_HUB = 30  # outgoing links above which a note counts as an index/hub note (anchor lanes)
 # PageRank restarts from no such note (unless only hubs matched): an index note spreads the walk
@@ -160,7 +161,7 @@ class RecallSettings:
     respell: bool = True  # ... and a short query's word no chunk holds searched as the name word it misspells
     bridge_min_words: int = DEFAULT_BRIDGE_MIN_WORDS  # the bridge lane answers queries of this many words or more
     bridge_margin: float = DEFAULT_BRIDGE_MARGIN  # ... and its first note takes its bonus when this far ahead
-    bridge_in_passage: bool = True  # ... ranking only the notes the described passage links to, if any
+    bridge_in_passage: bool = True  # ... ranking first the notes the described passage links to
 
 
 @dataclass
