@@ -139,32 +139,24 @@ def _two_passages(tmp_path, lair_link: str):
     return root
 
 
-TWO_PASSAGE_QUESTION = (
-    "the tentacled aberration that rips spells out of minds teleports back once it steals one:"
-    " what is that home beneath the sea?"
-)
-
-
 def test_the_notes_the_described_passage_links_to_come_first(tmp_path):
     """The question describes the passage that names the lair: the note the songs link to fits
     "home beneath the sea" better (first without the rule), and is not the note asked about.
     It stays in the lane, after: what a reranker reads keeps it."""
     recaller = open_recaller(_two_passages(tmp_path, "the [[Underkrakens]]"))
-    result = recaller.ask(TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings())
+    result = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings())
     assert result.lanes["dense"][0].path == "Soul Flenser.md"
     lane = result.lanes["bridge"]
     assert [c.path for c in lane] == ["Underkrakens.md", "Sea Shanty.md"]
     assert lane[1].score > lane[0].score  # by what is left alone the songs' note would lead
-    plain = recaller.ask(TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings(bridge_in_passage=False))
+    plain = recaller.ask(QUESTION, "hybrid+ppr", RecallSettings(bridge_in_passage=False))
     assert [c.path for c in plain.lanes["bridge"]] == ["Sea Shanty.md", "Underkrakens.md"]
     # It leads nothing: the note after it scores higher, so no bonus for it.
-    assert bridge.sure_first(lane, 0.0, TWO_PASSAGE_QUESTION) == []
+    assert bridge.sure_first(lane, 0.0, QUESTION) == []
 
 
 def test_every_linked_note_when_the_described_passage_links_to_none(tmp_path):
-    result = open_recaller(_two_passages(tmp_path, "far below the waves")).ask(
-        TWO_PASSAGE_QUESTION, "hybrid+ppr", RecallSettings()
-    )
+    result = open_recaller(_two_passages(tmp_path, "far below the waves")).ask(QUESTION, "hybrid+ppr", RecallSettings())
     assert [c.path for c in result.lanes["bridge"]] == ["Sea Shanty.md"]
 
 
@@ -209,10 +201,10 @@ def test_a_question_that_compares(query, compares):
     assert bridge.sure_first(clear, 0.08, query) == ([] if compares else [1])
 
 
-def _bonus_of(recaller, settings: RecallSettings) -> dict[str, float]:
+def _bonus_of(recaller, settings: RecallSettings, question: str = QUESTION) -> dict[str, float]:
     """Each fused note's score with the top-rank bonus less its score without it."""
-    with_bonus = recaller.ask(QUESTION, "hybrid+ppr", settings)
-    without = recaller.ask(QUESTION, "hybrid+ppr", replace(settings, top_bonus=()))
+    with_bonus = recaller.ask(question, "hybrid+ppr", settings)
+    without = recaller.ask(question, "hybrid+ppr", replace(settings, top_bonus=()))
     plain = {c.path: c.score for c in without.results}
     return {c.path: c.score - plain[c.path] for c in with_bonus.results}
 
@@ -236,6 +228,13 @@ def test_its_first_note_takes_the_bonus_only_when_it_stands_clear(bestiary):
     assert bonus[second.path] == pytest.approx(0.0)
     unsure = replace(sure, bridge_margin=lead * 1.1)
     assert all(value == pytest.approx(0.0) for value in _bonus_of(recaller, unsure).values())
+    # The same question set beside another note names both notes it asks about: however clear
+    # the lane's first note, no bonus.
+    comparing = QUESTION + " How does it compare with the star masks?"
+    lane = recaller.ask(comparing, "hybrid+ppr", base).lanes["bridge"]
+    assert len(lane) == 2 and lane[0].score > lane[1].score
+    clear = replace(sure, bridge_margin=(lane[0].score - lane[1].score) * 0.9)
+    assert all(value == pytest.approx(0.0) for value in _bonus_of(recaller, clear, comparing).values())
     assert RecallSettings().bonus_scale["bridge"] > 0 and RecallSettings().bridge_margin > 0  # on by default
 
 
