@@ -95,13 +95,14 @@ def bridge_search(
                 break
     if not linked_from:
         return []
-    matched = ChunkVectors(store, described).closest(query_vector)  # the passage the question describes
-    rest = explained_away(query_vector, [matched[n][1] for n in described if n in matched])
+    closest = ChunkVectors(store, described).closest(query_vector)
+    passages = [closest[n] for n in described if n in closest]  # (chunk id, vector): what the question describes
+    rest = explained_away(query_vector, [vector for _, vector in passages])
     if rest is None:
         return []
     passage: set[int] = set()
     if in_passage:
-        named = linked_from_chunks(store, [matched[n][0] for n in described if n in matched])
+        named = linked_from_chunks(store, [chunk_id for chunk_id, _ in passages])
         passage = {target for targets in named.values() for target in targets}
     targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
     by_rest = targets.best(rest)
