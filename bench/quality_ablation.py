@@ -126,8 +126,10 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new bridge: every note linked (not the passage's)": ("hybrid+ppr", {"bridge_in_passage": False}),
     "new bridge: every note linked and no bonus (stop 42's)": (
         "hybrid+ppr",
-        {"bridge_in_passage": False, "bonus_scale": {"bridge": 0.0}},
+        {"bridge_in_passage": False, "bonus_scale": {"bridge": 0.0}, "bridge_agreed_first": False},
     ),
+    # stop 44: its first note goes first when anchor_lex puts the same note first
+    "new -bridge agreed first": ("hybrid+ppr", {"bridge_agreed_first": False}),
     "new -top_bonus": ("hybrid+ppr", {"top_bonus": ()}),
     # stop 39: the dense lane's RRF k 120 (flatter votes) and the bonus on three ranks
     "stop 38's default (dense k 60; two-rank bonus; anchor bonus x2)": (

@@ -45,6 +45,11 @@ STAGE_ROWS = [
     ),
     ("the bridge lane as at stop 42", "new bridge: every note linked and no bonus (stop 42's)", "new"),
     ("default without the bridge lane's bonus", "new -bridge bonus", "new"),
+    (
+        "default without the bridge lane's first note put first where anchor_lex agrees",
+        "new -bridge agreed first",
+        "new",
+    ),
     ("default with the bridge lane's bonus at 1×", "new bridge bonus x1", "new"),
     ("default with the bridge lane's bonus at 2×", "new bridge bonus x2", "new"),
     ("default with the bridge lane's bonus at 5×", "new bridge bonus x5", "new"),

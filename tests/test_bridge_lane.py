@@ -285,3 +285,104 @@ def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):
     assert "Underkrakens.md" not in [c.path for c in result.lanes["dense"] + result.lanes["lexical"]]
     found = {c.path: c for c in result.results}["Underkrakens.md"]
     assert found.via is not None and (found.via.from_path, found.via.direction) == ("Soul Flenser.md", "links to")
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("the aberration teleports back once it steals a spell: what is that home?", True),
+        ("who mentors the new SRE who used to captain ferries across the Tagus", True),
+        ("we are short of a heal-up, how does the party get out of the fight", True),
+        ("feat that adds the escalation die to a skill check - whats the max it reaches", True),
+        ("the note I wrote on the ferry captain's mentor?", True),  # a question mark is enough
+        ("кто наставник нового инженера, который раньше водил паромы", True),
+        ("сколько стоят логгеры нового поставщика", True),
+        ("big rubbery brute that heals itself every turn unless you burn it or hit it with acid", False),
+        ("dimensionless number saying whether a droplet breaks up from stickiness or from momentum", False),
+        ("showhow somewhere whatever", False),  # question words inside other words are not questions
+    ],
+)
+def test_a_query_that_asks(query, asks):
+    assert bridge.asks(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("bridge_ids", "anchor_ids", "query", "first"),
+    [
+        ([3, 4], [3, 5], "what is that home beneath the sea?", 3),  # both lanes' first: the note asked about
+        ([3, 4], [4, 3], "what is that home beneath the sea?", None),  # they disagree: a guess
+        ([3, 4], [3], "the aberration's home beneath the sea", None),  # a description asks for what it describes
+        ([3, 4], [3], "how does its home compare with the star masks' lair?", None),  # names both it wants
+        ([], [3], "what is that home beneath the sea?", None),
+        ([3], [], "what is that home beneath the sea?", None),
+    ],
+)
+def test_agreed_first(bridge_ids, anchor_ids, query, first):
+    found = [_scored(0.5, n) for n in bridge_ids]
+    anchors = [_scored(9.0, n) for n in anchor_ids]
+    assert bridge.agreed_first(found, anchors, query) == first
+
+
+def _lair(tmp_path):
+    """A described note whose one link is the answer: the bridge lane and anchor_lex agree on it."""
+    root = tmp_path / "vault"
+    write(
+        root,
+        "Soul Flenser.md",
+        "The soul flenser is a tentacled aberration that rips spells out of minds. Once it steals"
+        " a spell it teleports back to its lair, the [[Underkrakens]].\n",
+    )
+    write(root, "Underkrakens.md", "Drowned coral towers of a kraken city; krakens sleep in its flooded halls.\n")
+    write(root, "Star Masks.md", "Star masks: tentacled aberrations that rip spells out of minds.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_path):
+    """The question describes the soul flenser and asks for its home: the bridge lane (what is
+    left of the question) and anchor_lex (BM25's best passage voting for what it links to) both
+    put *Underkrakens* first, and it goes first, though the other lanes vote for the note the
+    question describes; not with the rule off, and not for the same words as a description."""
+    recaller = open_recaller(_lair(tmp_path))
+    settings = RecallSettings()
+    result = recaller.ask(QUESTION, "hybrid+ppr", settings)
+    assert result.lanes["bridge"][0].path == result.lanes["anchor_lex"][0].path == "Underkrakens.md"
+    assert result.results[0].path == "Underkrakens.md"
+    off = recaller.ask(QUESTION, "hybrid+ppr", replace(settings, bridge_agreed_first=False))
+    assert off.results[0].path == "Soul Flenser.md"
+    described = QUESTION.replace(": what is that home beneath the sea?", " to its home beneath the sea")
+    assert not bridge.asks(described)
+    assert recaller.ask(described, "hybrid+ppr", settings).results[0].path == "Soul Flenser.md"
+
+
+def test_an_agreed_first_note_stays_first_in_a_temporal_question(tmp_path):
+    """ "now" makes a question temporal, and freshness lifts newer notes by up to 15% of their
+    score: the note two lanes agree on is a whole rank-1 bonus ahead, not a near-equal."""
+    root = tmp_path / "vault"
+    write(
+        root,
+        "Soul Flenser.md",
+        "---\ndate: 2026-06-01\n---\nThe soul flenser is a tentacled aberration that rips spells out of"
+        " minds. Once it steals a spell it teleports back to its lair, the [[Underkrakens]].\n",
+    )
+    write(root, "Underkrakens.md", "---\ndate: 2019-01-01\n---\nDrowned coral towers of a kraken city.\n")
+    write(root, "Star Masks.md", "---\ndate: 2019-01-01\n---\nStar masks: tentacled aberrations.\n")
+    index_vault(root, progress=False)
+    question = QUESTION.replace("?", " now?")
+    result = open_recaller(root).ask(question, "hybrid+ppr", RecallSettings())
+    assert [c.path for c in result.results[:2]] == ["Underkrakens.md", "Soul Flenser.md"]
+
+
+def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path):
+    """`brain eval --explain` names the note put first because the bridge lane and anchor_lex agree."""
+    from brain.evaluation.explain import explain, format_explanation
+    from brain.evaluation.queries import EvalQuery
+
+    recaller = open_recaller(_lair(tmp_path))
+    query = EvalQuery("b1", QUESTION, "bridge", ("Underkrakens.md",))
+    ex = explain(recaller, query, "hybrid+ppr", RecallSettings())
+    assert ex.agreed == "Underkrakens.md" and ex.as_dict()["agreed"] == "Underkrakens.md"
+    text = format_explanation(ex)
+    assert "the bridge lane and anchor_lex both put Underkrakens.md first, and the query asks: put first" in text
+    off = explain(recaller, query, "hybrid+ppr", RecallSettings(bridge_agreed_first=False))
+    assert off.agreed is None and "anchor_lex both put" not in format_explanation(off)

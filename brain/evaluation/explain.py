@@ -56,6 +56,7 @@ class Explanation:
     top: list[Row]  # the fused top 10
     metrics: dict[str, float]
     named: str | None = None  # the note the query is the name of, put first (``RecallSettings.name_first``)
+    agreed: str | None = None  # the note the bridge lane and anchor_lex both put first (``bridge_agreed_first``)
     searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
     fell_back: list[str] = field(default_factory=list)  # stages that failed for this query (the log says why)
 
@@ -68,6 +69,7 @@ class Explanation:
             "lanes": self.lanes,
             "metrics": self.metrics,
             "named": self.named,
+            "agreed": self.agreed,
             "bm25_searched": self.searched,
             "fell_back": self.fell_back,
             "labelled": [r.as_dict() for r in self.labelled],
@@ -97,8 +99,9 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
+    agreed = next((c.path for c in result.results if c.agreed), None)
     fell_back = [stage for stage, failed in result.fallbacks.items() if failed]
-    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, result.lexical_match, fell_back)
+    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, agreed, result.lexical_match, fell_back)
 
 
 def format_explanation(ex: Explanation) -> str:
@@ -111,6 +114,8 @@ def format_explanation(ex: Explanation) -> str:
     ]
     if ex.named:
         lines.append(f"the query is the name of {ex.named}, and only of it: put first")
+    if ex.agreed:
+        lines.append(f"the bridge lane and anchor_lex both put {ex.agreed} first, and the query asks: put first")
     if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
         lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
     elif "lexical" in ex.lanes:

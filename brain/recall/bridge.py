@@ -19,6 +19,11 @@ newest decision down (README, "What each stage is worth"). Its first note is a g
 stands clear of the others (``sure_first``): only then does it take the top-rank bonus, and
 the question's second note goes above the note it describes. Never for a question that
 compares (``compares``): it names both notes it asks about, there is no hidden second one.
+When BM25's best passages vote first for the same note (the anchor_lex lane), two lanes that
+read different evidence, the words of the passages and what is left of the question's vector,
+name it: for a query that asks something (``asks``) it is put first (``agreed_first``). A
+description that asks nothing ("big rubbery brute that heals itself every turn unless you
+burn it") wants the note it describes.
 """
 
 from __future__ import annotations
@@ -46,6 +51,14 @@ _COMPARES = re.compile(
 )
 
 
+# A query that asks something: a question mark or a question word, in English or Russian.
+_ASKS = re.compile(
+    r"\?|\b(who|whom|whose|what|whats|which|where|when|why|how|"
+    r"кто|кого|кому|чей|чья|чьё|чьи|что|чего|чем|как\w*|где|куда|откуда|когда|почему|зачем|сколько)\b",
+    re.IGNORECASE | re.UNICODE,
+)
+
+
 def long_enough(query: str, min_words: int) -> bool:
     """A query of at least ``min_words`` words as written (a run of text without spaces is one)."""
     return len(query.split()) >= min_words
@@ -54,6 +67,11 @@ def long_enough(query: str, min_words: int) -> bool:
 def compares(query: str) -> bool:
     """The query sets two things side by side ("X vs Y", "how does X compare with Y")."""
     return bool(_COMPARES.search(query))
+
+
+def asks(query: str) -> bool:
+    """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
+    return bool(_ASKS.search(query))
 
 
 def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -128,3 +146,14 @@ def sure_first(found: Sequence[Candidate], margin: float, query: str = "") -> li
         return []
     runner_up = max((c.score for c in found[1:]), default=0.0)
     return [found[0].note_id] if found[0].score - runner_up >= margin else []
+
+
+def agreed_first(found: Sequence[Candidate], anchor_lex: Sequence[Candidate], query: str) -> int | None:
+    """The lane's first note when the anchor_lex lane (BM25's best passages voting for the notes
+    they link to) puts the same note first, the query asks something and compares nothing: the
+    note the question asks about, to be put first. None otherwise."""
+    if not found or not anchor_lex or found[0].note_id != anchor_lex[0].note_id:
+        return None
+    if compares(query) or not asks(query):
+        return None
+    return found[0].note_id

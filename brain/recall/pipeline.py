@@ -501,6 +501,12 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
+        agreed = self._agreed_first(rankings, result, settings, state.query)
+        if agreed is not None and fused:  # two lanes name the note the question asks about
+            # A whole rank-1 bonus ahead: a question with "now" or "last time" in it is temporal,
+            # and freshness (at most +15% of a fused score) must not take the place back.
+            fused = fusion.put_first(fused, agreed, margin=fusion.FIRST_MARGIN)
+            by_note[agreed].agreed = True
         named = names_stage.named_note(state.lanes["names"]) if "names" in rankings and settings.name_first else None
         if named is not None and fused:  # the query is this note's name and no other's: it is the note asked for
             fused = fusion.put_first(fused, named, margin=settings.weights["names"] * fusion.FIRST_MARGIN)
@@ -511,6 +517,15 @@ class Recaller:
         pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
         timings["fusion"] = _ms(started)
         return pool
+
+    @staticmethod
+    def _agreed_first(
+        rankings: dict[str, list[int]], result: RecallResult, settings: RecallSettings, query: str
+    ) -> int | None:
+        """The bridge lane's first note, where anchor_lex puts it first too (``bridge.agreed_first``)."""
+        if not settings.bridge_agreed_first or "bridge" not in rankings or "anchor_lex" not in rankings:
+            return None
+        return bridge_stage.agreed_first(result.lanes["bridge"], result.lanes["anchor_lex"], query)
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""
