@@ -323,17 +323,22 @@ def test_agreed_first(bridge_ids, anchor_ids, query, first):
     assert bridge.agreed_first(found, anchors, query) == first
 
 
-def _lair(tmp_path):
-    """A described note whose one link is the answer: the bridge lane and anchor_lex agree on it."""
+def _lair(tmp_path, described_newer: bool = False):
+    """A described note whose one link is the answer: the bridge lane and anchor_lex agree on it.
+    ``described_newer``: the described note dated 2026, the others 2019 (freshness lifts it)."""
     root = tmp_path / "vault"
+
+    def dated(year: int) -> str:
+        return f"---\ndate: {year}-01-01\n---\n" if described_newer else ""
+
     write(
         root,
         "Soul Flenser.md",
-        "The soul flenser is a tentacled aberration that rips spells out of minds. Once it steals"
-        " a spell it teleports back to its lair, the [[Underkrakens]].\n",
+        dated(2026) + "The soul flenser is a tentacled aberration that rips spells out of minds. Once it"
+        " steals a spell it teleports back to its lair, the [[Underkrakens]].\n",
     )
-    write(root, "Underkrakens.md", "Drowned coral towers of a kraken city; krakens sleep in its flooded halls.\n")
-    write(root, "Star Masks.md", "Star masks: tentacled aberrations that rip spells out of minds.\n")
+    write(root, "Underkrakens.md", dated(2019) + "Drowned coral towers of a kraken city; krakens sleep in its halls.\n")
+    write(root, "Star Masks.md", dated(2019) + "Star masks: tentacled aberrations that rip spells out of minds.\n")
     index_vault(root, progress=False)
     return root
 
@@ -356,18 +361,9 @@ def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_pat
 
 
 def test_an_agreed_first_note_stays_first_in_a_temporal_question(tmp_path):
-    """ "now" makes a question temporal, and freshness lifts newer notes by up to 15% of their
-    score: the note two lanes agree on is a whole rank-1 bonus ahead, not a near-equal."""
-    root = tmp_path / "vault"
-    write(
-        root,
-        "Soul Flenser.md",
-        "---\ndate: 2026-06-01\n---\nThe soul flenser is a tentacled aberration that rips spells out of"
-        " minds. Once it steals a spell it teleports back to its lair, the [[Underkrakens]].\n",
-    )
-    write(root, "Underkrakens.md", "---\ndate: 2019-01-01\n---\nDrowned coral towers of a kraken city.\n")
-    write(root, "Star Masks.md", "---\ndate: 2019-01-01\n---\nStar masks: tentacled aberrations.\n")
-    index_vault(root, progress=False)
+    """With "now" in it a question is temporal, and freshness lifts newer notes by up to 15% of
+    their score: the note two lanes agree on is a whole rank-1 bonus ahead, not a near-equal."""
+    root = _lair(tmp_path, described_newer=True)
     question = QUESTION.replace("?", " now?")
     result = open_recaller(root).ask(question, "hybrid+ppr", RecallSettings())
     assert [c.path for c in result.results[:2]] == ["Underkrakens.md", "Soul Flenser.md"]
