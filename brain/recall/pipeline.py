@@ -503,7 +503,7 @@ class Recaller:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
         agreed = self._agreed_first(rankings, result, settings, state.query)
         if agreed is not None and fused:  # two lanes name the note the question asks about
-            # A whole rank-1 bonus ahead: a question with "now" or "last time" in it is temporal,
+            # A whole rank-1 bonus ahead: a question with "now" or "still" in it is temporal,
             # and freshness (at most +15% of a fused score) must not take the place back.
             fused = fusion.put_first(fused, agreed, margin=fusion.FIRST_MARGIN)
             by_note[agreed].agreed = True
