@@ -22,8 +22,8 @@ compares (``compares``): it names both notes it asks about, there is no hidden s
 When BM25's best passages vote first for the same note (the anchor_lex lane), two lanes that
 read different evidence, the words of the passages and what is left of the question's vector,
 name it: for a query that asks something (``asks``) it is put first (``agreed_first``). A
-description that asks nothing ("big rubbery brute that heals itself every turn unless you
-burn it") wants the note it describes.
+description that asks nothing ("dimensionless number saying whether a droplet breaks up from
+stickiness or from momentum") wants the note it describes.
 """
 
 from __future__ import annotations
