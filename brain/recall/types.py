@@ -164,7 +164,7 @@ class RecallSettings:
     bridge_margin: float = DEFAULT_BRIDGE_MARGIN  # ... and its first note takes its bonus when this far ahead
     bridge_in_passage: bool = True  # ... ranking first the notes the described passage links to
     # ... and its first note goes first where anchor_lex puts it first too and the query asks
-    # something (bridge.agreed_first): +0.023 / +0.024 / +0.000 tuned, +0.024 / -0.005 blind (README).
+    # something (bridge.agreed_first): +0.024 / +0.024 / +0.000 tuned, +0.024 / -0.005 blind (README).
     bridge_agreed_first: bool = True
 
 
