@@ -501,7 +501,9 @@ class Recaller:
                 )
         else:
             raise ConfigError(f"unknown fusion method {settings.fusion_method!r}: use rrf or score")
-        agreed = self._agreed_first(rankings, result, settings, state.query)
+        agreed = None
+        if settings.bridge_agreed_first and "bridge" in rankings and "anchor_lex" in rankings:
+            agreed = bridge_stage.agreed_first(result.lanes["bridge"], result.lanes["anchor_lex"], state.query)
         if agreed is not None and fused:  # two lanes name the note the question asks about
             # A whole rank-1 bonus ahead: a question with "now" or "still" in it is temporal,
             # and freshness (at most +15% of a fused score) must not take the place back.
@@ -517,15 +519,6 @@ class Recaller:
         pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
         timings["fusion"] = _ms(started)
         return pool
-
-    @staticmethod
-    def _agreed_first(
-        rankings: dict[str, list[int]], result: RecallResult, settings: RecallSettings, query: str
-    ) -> int | None:
-        """The bridge lane's first note, where anchor_lex puts it first too (``bridge.agreed_first``)."""
-        if not settings.bridge_agreed_first or "bridge" not in rankings or "anchor_lex" not in rankings:
-            return None
-        return bridge_stage.agreed_first(result.lanes["bridge"], result.lanes["anchor_lex"], query)
 
     def _match(self, state: QueryState, settings: RecallSettings) -> str | None:
         """The query's FTS5 MATCH expression, computed once per query (it reads the vocabulary)."""
