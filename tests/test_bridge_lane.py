@@ -307,12 +307,31 @@ def test_a_query_that_asks(query, asks):
 
 
 @pytest.mark.parametrize(
+    ("query", "only_why"),
+    [
+        ("why do two clean, flat pieces of the same metal fuse into one with no air around?", True),
+        ("WHY does the aberration go home", True),
+        ("почему два куска металла срастаются в вакууме", True),
+        ("the talmud note on the heavenly voice - which side did it favour and why?", False),  # asks which
+        ("the aberration teleports back once it steals a spell: what is that home?", False),
+        ("the note on why empires fall?", True),  # why alone, though it describes: as described
+        ("the aberration's home beneath the sea?", False),  # a question mark, no question word
+        ("whyever somewhy", False),  # inside other words
+    ],
+)
+def test_a_question_that_only_asks_why(query, only_why):
+    assert bridge.asks_only_why(query) is only_why
+
+
+@pytest.mark.parametrize(
     ("bridge_ids", "anchor_ids", "query", "first"),
     [
         ([3, 4], [3, 5], "what is that home beneath the sea?", 3),  # both lanes' first: the note asked about
         ([3, 4], [4, 3], "what is that home beneath the sea?", None),  # they disagree: a guess
         ([3, 4], [3], "the aberration's home beneath the sea", None),  # a description asks for what it describes
         ([3, 4], [3], "how does its home compare with the star masks' lair?", None),  # names both it wants
+        ([3, 4], [3], "why does it go home beneath the sea?", None),  # asks for the described thing's reason
+        ([3, 4], [3], "where is that home beneath the sea, and why?", 3),  # asks where too
         ([], [3], "what is that home beneath the sea?", None),
         ([3], [], "what is that home beneath the sea?", None),
     ],
@@ -358,6 +377,10 @@ def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_pat
     described = QUESTION.replace(": what is that home beneath the sea?", " to its home beneath the sea")
     assert not bridge.asks(described)
     assert recaller.ask(described, "hybrid+ppr", settings).results[0].path == "Soul Flenser.md"
+    why = QUESTION.replace(": what is that home beneath the sea?", ": why does it go home beneath the sea?")
+    result = recaller.ask(why, "hybrid+ppr", settings)
+    assert result.lanes["bridge"][0].path == result.lanes["anchor_lex"][0].path == "Underkrakens.md"
+    assert result.results[0].path == "Soul Flenser.md"
 
 
 def test_an_agreed_first_note_stays_first_in_a_temporal_question(tmp_path):

@@ -23,7 +23,8 @@ When BM25's best passages vote first for the same note (the anchor_lex lane), tw
 read different evidence, the words of the passages and what is left of the question's vector,
 name it: for a query that asks something (``asks``) it is put first (``agreed_first``). A
 description that asks nothing ("dimensionless number saying whether a droplet breaks up from
-stickiness or from momentum") wants the note it describes.
+stickiness or from momentum") wants the note it describes, and so does a question that only
+asks why (``asks_only_why``): it asks for that thing's explanation.
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ _COMPARES = re.compile(
 
 
 # A query that asks something: a question mark or a question word, in English or Russian.
-_ASKS = re.compile(
-    r"\?|\b(who|whom|whose|what|whats|which|where|when|why|how|"
+_QUESTION_WORDS = re.compile(
+    r"\b(who|whom|whose|what|whats|which|where|when|why|how|"
     r"кто|кого|кому|чей|чья|чьё|чьи|что|чего|чем|как\w*|где|куда|откуда|когда|почему|зачем|сколько)\b",
     re.IGNORECASE | re.UNICODE,
 )
+# "Why" asks for the explanation of what the question describes, which is that thing's own note.
+_WHY = frozenset({"why", "почему", "зачем"})
 
 
 def long_enough(query: str, min_words: int) -> bool:
@@ -71,7 +74,14 @@ def compares(query: str) -> bool:
 
 def asks(query: str) -> bool:
     """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
-    return bool(_ASKS.search(query))
+    return "?" in query or bool(_QUESTION_WORDS.search(query))
+
+
+def asks_only_why(query: str) -> bool:
+    """Its only question word is why (почему, зачем): "why do two clean pieces of metal fuse in
+    a vacuum?" asks about the thing it describes, not about a note that thing links to."""
+    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(query)}
+    return bool(words) and words <= _WHY
 
 
 def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -150,10 +160,10 @@ def sure_first(found: Sequence[Candidate], margin: float, query: str = "") -> li
 
 def agreed_first(found: Sequence[Candidate], anchor_lex: Sequence[Candidate], query: str) -> int | None:
     """The lane's first note when the anchor_lex lane (BM25's best passages voting for the notes
-    they link to) puts the same note first, the query asks something and compares nothing: the
-    note the question asks about, to be put first. None otherwise."""
+    they link to) puts the same note first, the query asks something, not only why, and compares
+    nothing: the note the question asks about, to be put first. None otherwise."""
     if not found or not anchor_lex or found[0].note_id != anchor_lex[0].note_id:
         return None
-    if compares(query) or not asks(query):
+    if compares(query) or not asks(query) or asks_only_why(query):
         return None
     return found[0].note_id
