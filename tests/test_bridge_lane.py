@@ -314,7 +314,7 @@ def test_a_query_that_asks(query, asks):
         ("почему два куска металла срастаются в вакууме", True),
         ("the talmud note on the heavenly voice - which side did it favour and why?", False),  # asks which
         ("the aberration teleports back once it steals a spell: what is that home?", False),
-        ("the note on why empires fall?", True),  # why alone, though it describes: as described
+        ("the note on why empires fall?", True),  # asks for that note too: the rule reads only words
         ("the aberration's home beneath the sea?", False),  # a question mark, no question word
         ("whyever somewhy", False),  # inside other words
     ],
