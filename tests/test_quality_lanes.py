@@ -247,6 +247,15 @@ def test_names_lane_stays_out_of_questions(named_vault):
     assert recaller.ask("flame demon stats", "hybrid", settings).lanes["names"][0].path == "Monsters/Balor.md"
 
 
+def test_names_lane_answers_a_question_that_compares(named_vault):
+    """A question that compares names what it asks about: both notes come from the names lane."""
+    recaller = open_recaller(named_vault)
+    settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
+    lane = recaller.ask("how does the flame demon compare with a red dragon?", "hybrid", settings).lanes["names"]
+    assert {"Monsters/Balor.md", "Monsters/Red Dragon.md"} <= {c.path for c in lane}
+    assert recaller.ask("how does the flame demon fight a red dragon?", "hybrid", settings).lanes["names"] == []
+
+
 def test_names_lane_brings_a_typoed_title_into_the_results(named_vault):
     recaller = open_recaller(named_vault)
     query = "escalaton die round"

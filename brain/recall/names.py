@@ -32,6 +32,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from .bridge import compares
 from .dense import best_chunks, candidates_for
 from .types import Candidate
 
@@ -304,8 +305,10 @@ def names_search(
     store: IndexStore, index: NameIndex, query: str, query_vector: np.ndarray, depth: int
 ) -> list[Candidate]:
     """The names lane: notes whose name the query holds, each shown by its best chunk; nothing
-    for a question. ``score`` is the name score, ``dense_score`` the shown chunk's cosine."""
-    if is_question(query):
+    for a question, unless it compares: "TimescaleDB or ClickHouse, what's the difference for
+    us?" names the notes it asks about. ``score`` is the name score, ``dense_score`` the shown
+    chunk's cosine."""
+    if is_question(query) and not compares(query):
         return []
     found = index.search(query, depth)
     if not found:
