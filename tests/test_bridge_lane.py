@@ -14,7 +14,7 @@ import pytest
 from conftest import write
 
 from brain.index.indexer import index_vault
-from brain.recall import bridge
+from brain.recall import bridge, query_form
 from brain.recall.bridge import explained_away, long_enough
 from brain.recall.dense import ChunkVectors, best_chunks
 from brain.recall.opening import open_recaller
@@ -196,7 +196,7 @@ def test_sure_first(scores, margin, sure):
     ],
 )
 def test_a_question_that_compares(query, compares):
-    assert bridge.compares(query) is compares
+    assert query_form.compares(query) is compares
     clear = [_scored(0.5, 1), _scored(0.1, 2)]
     assert bridge.sure_first(clear, 0.08, query) == ([] if compares else [1])
 
@@ -303,7 +303,7 @@ def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):
     ],
 )
 def test_a_query_that_asks(query, asks):
-    assert bridge.asks(query) is asks
+    assert query_form.asks(query) is asks
 
 
 @pytest.mark.parametrize(
@@ -320,7 +320,7 @@ def test_a_query_that_asks(query, asks):
     ],
 )
 def test_a_question_that_only_asks_why(query, only_why):
-    assert bridge.asks_only_why(query) is only_why
+    assert query_form.asks_only_why(query) is only_why
 
 
 @pytest.mark.parametrize(
@@ -375,7 +375,7 @@ def test_a_note_both_the_bridge_lane_and_anchor_lex_put_first_goes_first(tmp_pat
     off = recaller.ask(QUESTION, "hybrid+ppr", replace(settings, bridge_agreed_first=False))
     assert off.results[0].path == "Soul Flenser.md"
     described = QUESTION.replace(": what is that home beneath the sea?", " to its home beneath the sea")
-    assert not bridge.asks(described)
+    assert not query_form.asks(described)
     assert recaller.ask(described, "hybrid+ppr", settings).results[0].path == "Soul Flenser.md"
     why = QUESTION.replace(": what is that home beneath the sea?", ": why does it go home beneath the sea?")
     result = recaller.ask(why, "hybrid+ppr", settings)

@@ -235,7 +235,7 @@ def test_a_long_word_two_edits_from_a_name_still_matches_it_for_less():
 
 
 def test_names_lane_stays_out_of_questions(named_vault):
-    from brain.recall.names import is_question
+    from brain.recall.query_form import is_question
 
     assert is_question("what is the current decision on the vector store?")
     assert is_question("Which demon burns?") and is_question("flame demon?")

@@ -29,12 +29,12 @@ asks why (``asks_only_why``): it asks for that thing's explanation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .anchors import linked_from_chunks
 from .dense import ChunkVectors, candidates_for
+from .query_form import asks, asks_only_why, compares
 from .types import Candidate, Via
 
 if TYPE_CHECKING:
@@ -44,44 +44,11 @@ if TYPE_CHECKING:
 
 DESCRIBED = 1  # each of the dense and lexical lanes' first notes is taken as the note described
 MAX_TARGETS = 2_000  # an index note's links beyond this many are not scored (bounded cost)
-# A question that sets two things side by side, in English or Russian.
-_COMPARES = re.compile(
-    r"\b(compar(e|es|ed|ing|ison|isons)|versus|vs|differ|differs|differences?|"
-    r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*)\b",
-    re.IGNORECASE | re.UNICODE,
-)
-
-
-# A query that asks something: a question mark or a question word, in English or Russian.
-_QUESTION_WORDS = re.compile(
-    r"\b(who|whom|whose|what|whats|which|where|when|why|how|"
-    r"кто|кого|кому|чей|чья|чьё|чьи|что|чего|чем|как\w*|где|куда|откуда|когда|почему|зачем|сколько)\b",
-    re.IGNORECASE | re.UNICODE,
-)
-# "Why" asks for the explanation of what the question describes, which is that thing's own note.
-_WHY = frozenset({"why", "почему", "зачем"})
 
 
 def long_enough(query: str, min_words: int) -> bool:
     """A query of at least ``min_words`` words as written (a run of text without spaces is one)."""
     return len(query.split()) >= min_words
-
-
-def compares(query: str) -> bool:
-    """The query sets two things side by side ("X vs Y", "how does X compare with Y")."""
-    return bool(_COMPARES.search(query))
-
-
-def asks(query: str) -> bool:
-    """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
-    return "?" in query or bool(_QUESTION_WORDS.search(query))
-
-
-def asks_only_why(query: str) -> bool:
-    """Its only question word is why (почему, зачем): "why do two clean pieces of metal fuse in
-    a vacuum?" asks about the thing it describes, not about a note that thing links to."""
-    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(query)}
-    return bool(words) and words <= _WHY
 
 
 def explained_away(query_vector: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray | None:

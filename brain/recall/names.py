@@ -32,8 +32,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from .bridge import compares
 from .dense import best_chunks, candidates_for
+from .query_form import compares, is_question
 from .types import Candidate
 
 if TYPE_CHECKING:
@@ -286,19 +286,6 @@ class NameIndex:
                     best[name.note_id] = (score, name.text)
         ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:depth]
         return [NameMatch(note_id, score, text, note_id in whole) for note_id, (score, text) in ranked]
-
-
-_QUESTION = re.compile(
-    r"^\s*(what|what's|whats|how|why|when|where|which|who|whom|whose|is|are|was|were|does|do|did|can|could|"
-    r"should|would|will|как|что|почему|зачем|когда|где|какой|какая|какие|кто)\b",
-    re.IGNORECASE | re.UNICODE,
-)
-
-
-def is_question(query: str) -> bool:
-    """A question asks about something; the names it holds are its topic, not the note wanted
-    ("what is the current decision on the vector store?" wants the decision, not *Vector store*)."""
-    return query.rstrip().endswith("?") or bool(_QUESTION.match(query))
 
 
 def names_search(
