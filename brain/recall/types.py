@@ -164,7 +164,8 @@ class RecallSettings:
     bridge_margin: float = DEFAULT_BRIDGE_MARGIN  # ... and its first note takes its bonus when this far ahead
     bridge_in_passage: bool = True  # ... ranking first the notes the described passage links to
     # ... and its first note goes first where anchor_lex puts it first too and the query asks
-    # something (bridge.agreed_first): +0.024 / +0.024 / +0.000 tuned, +0.024 / -0.005 blind (README).
+    # something other than why (bridge.agreed_first): +0.024 / +0.024 / +0.000 tuned, +0.024 /
+    # +0.000 blind (README, "What each stage is worth").
     bridge_agreed_first: bool = True
 
 
