@@ -405,3 +405,11 @@ def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path):
     assert "the bridge lane and anchor_lex both put Underkrakens.md first, and the query asks: put first" in text
     off = explain(recaller, query, "hybrid+ppr", RecallSettings(bridge_agreed_first=False))
     assert off.agreed is None and "anchor_lex both put" not in format_explanation(off)
+
+
+@pytest.mark.parametrize("query", ["", "?", "   ", "\udcff why", "почему? " * 50_000, "why " * 100_000 + "what"])
+def test_the_query_form_tests_take_any_text(query):
+    """Empty, a lone surrogate (a file name's bytes), 100,000 words: an answer, never an exception."""
+    for test in (query_form.is_question, query_form.compares, query_form.asks, query_form.asks_only_why):
+        assert isinstance(test(query), bool)
+    assert query_form.asks_only_why("почему? " * 50_000) and not query_form.asks_only_why("why " * 100_000 + "what")
