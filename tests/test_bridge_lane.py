@@ -403,8 +403,42 @@ def test_explain_says_when_two_lanes_agree_on_the_first_note(tmp_path):
     assert ex.agreed == "Underkrakens.md" and ex.as_dict()["agreed"] == "Underkrakens.md"
     text = format_explanation(ex)
     assert "the bridge lane and anchor_lex both put Underkrakens.md first, and the query asks: put first" in text
+    assert ex.kept is None and ex.as_dict()["agreed_kept_in_place"] is None
     off = explain(recaller, query, "hybrid+ppr", RecallSettings(bridge_agreed_first=False))
-    assert off.agreed is None and "anchor_lex both put" not in format_explanation(off)
+    assert off.agreed is None and off.kept is None and "anchor_lex both put" not in format_explanation(off)
+
+
+def test_explain_says_why_a_note_two_lanes_agree_on_stays_where_it_was(tmp_path):
+    """For a question that asks only why, the two lanes still agree on *Underkrakens*, and the
+    note the question describes keeps first place: `--explain` says so and why, not nothing."""
+    from brain.evaluation.explain import explain, format_explanation
+    from brain.evaluation.queries import EvalQuery
+
+    recaller = open_recaller(_lair(tmp_path))
+    why = QUESTION.replace(": what is that home beneath the sea?", ": why does it go home beneath the sea?")
+    ex = explain(recaller, EvalQuery("w1", why, "paraphrase", ("Soul Flenser.md",)), "hybrid+ppr", RecallSettings())
+    assert ex.agreed is None and ex.top[0].path == "Soul Flenser.md"
+    assert ex.kept == ("Underkrakens.md", "asks only why")
+    assert ex.as_dict()["agreed_kept_in_place"] == {"note": "Underkrakens.md", "because": "asks only why"}
+    text = format_explanation(ex)
+    assert "the bridge lane and anchor_lex both put Underkrakens.md first, but the query asks only why" in text
+    query = EvalQuery("w1", why, "paraphrase", ("Soul Flenser.md",))
+    off = explain(recaller, query, "hybrid+ppr", RecallSettings(bridge_agreed_first=False))
+    assert off.kept is None  # the rule off: nothing was kept from it
+
+
+@pytest.mark.parametrize(
+    ("query", "why"),
+    [
+        ("what is that home beneath the sea?", None),
+        ("the aberration's home beneath the sea", "asks nothing"),
+        ("how does its home compare with the star masks' lair?", "compares"),
+        ("why does it go home beneath the sea?", "asks only why"),
+        ("where is that home beneath the sea, and why?", None),
+    ],
+)
+def test_kept_in_place_names_the_query_form(query, why):
+    assert bridge.kept_in_place(query) == why
 
 
 @pytest.mark.parametrize("query", ["", "?", "   ", "\udcff why", "почему? " * 50_000, "why " * 100_000 + "what"])

@@ -57,6 +57,7 @@ class Explanation:
     metrics: dict[str, float]
     named: str | None = None  # the note the query is the name of, put first (``RecallSettings.name_first``)
     agreed: str | None = None  # the note the bridge lane and anchor_lex both put first (``bridge_agreed_first``)
+    kept: tuple[str, str] | None = None  # (note, why) both lanes put first, left in place: the query's form
     searched: str | None = None  # what BM25 searched: the query's informative words, respelt (``lexical``)
     fell_back: list[str] = field(default_factory=list)  # stages that failed for this query (the log says why)
 
@@ -70,6 +71,7 @@ class Explanation:
             "metrics": self.metrics,
             "named": self.named,
             "agreed": self.agreed,
+            "agreed_kept_in_place": None if self.kept is None else {"note": self.kept[0], "because": self.kept[1]},
             "bm25_searched": self.searched,
             "fell_back": self.fell_back,
             "labelled": [r.as_dict() for r in self.labelled],
@@ -99,9 +101,19 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
+    from ..recall import bridge as bridge_stage  # the lanes' code: only once a query is explained
+
     agreed = next((c.path for c in result.results if c.agreed), None)
+    kept = None
+    if agreed is None and settings.bridge_agreed_first and {"bridge", "anchor_lex"} <= result.lanes.keys():
+        both = bridge_stage.agreed(result.lanes["bridge"], result.lanes["anchor_lex"])
+        why = bridge_stage.kept_in_place(query.query)
+        if both is not None and why is not None:
+            kept = (result.lanes["bridge"][0].path, why)
     fell_back = [stage for stage, failed in result.fallbacks.items() if failed]
-    return Explanation(query, str(mode), lanes, labelled, top, metrics, named, agreed, result.lexical_match, fell_back)
+    return Explanation(
+        query, str(mode), lanes, labelled, top, metrics, named, agreed, kept, result.lexical_match, fell_back
+    )
 
 
 def format_explanation(ex: Explanation) -> str:
@@ -116,6 +128,11 @@ def format_explanation(ex: Explanation) -> str:
         lines.append(f"the query is the name of {ex.named}, and only of it: put first")
     if ex.agreed:
         lines.append(f"the bridge lane and anchor_lex both put {ex.agreed} first, and the query asks: put first")
+    if ex.kept:
+        note, why = ex.kept
+        lines.append(
+            f"the bridge lane and anchor_lex both put {note} first, but the query {why}: left where the fusion put it"
+        )
     if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
         lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
     elif "lexical" in ex.lanes:

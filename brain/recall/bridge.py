@@ -129,8 +129,26 @@ def agreed_first(found: Sequence[Candidate], anchor_lex: Sequence[Candidate], qu
     """The lane's first note when the anchor_lex lane (BM25's best passages voting for the notes
     they link to) puts the same note first, the query asks something, not only why, and compares
     nothing: the note the question asks about, to be put first. None otherwise."""
+    first = agreed(found, anchor_lex)
+    if first is None or kept_in_place(query) is not None:
+        return None
+    return first
+
+
+def agreed(found: Sequence[Candidate], anchor_lex: Sequence[Candidate]) -> int | None:
+    """The note this lane and the anchor_lex lane both put first, if they do."""
     if not found or not anchor_lex or found[0].note_id != anchor_lex[0].note_id:
         return None
-    if compares(query) or not asks(query) or asks_only_why(query):
-        return None
     return found[0].note_id
+
+
+def kept_in_place(query: str) -> str | None:
+    """Why a note both lanes put first is not put first for this query (it wants the note it
+    describes, or names the notes it wants), in words for ``brain eval --explain``; None: it is."""
+    if compares(query):
+        return "compares"
+    if not asks(query):
+        return "asks nothing"
+    if asks_only_why(query):
+        return "asks only why"
+    return None
