@@ -81,6 +81,8 @@ class Explanation:
 
 def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSettings) -> Explanation:
     """Run ``mode`` for ``query`` on ``recaller`` and lay out each lane's view of it."""
+    from ..recall import bridge as bridge_stage  # the lanes' code: only once a query is explained
+
     # The whole fused pool, not just the top k, so a relevant note's fused rank shows even at 40.
     wide = replace(settings, k=max(settings.k, settings.depth, TOP))
     result = recaller.ask(query.query, mode, wide)
@@ -101,8 +103,6 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
     top = [row(c.path) for c in result.results[:TOP]]
     metrics = query_metrics([c.path for c in result.results[: settings.k]], query.relevant)
     named = next((c.path for c in result.results if c.named), None)
-    from ..recall import bridge as bridge_stage  # the lanes' code: only once a query is explained
-
     agreed = next((c.path for c in result.results if c.agreed), None)
     kept = None
     if agreed is None and settings.bridge_agreed_first and {"bridge", "anchor_lex"} <= result.lanes.keys():
