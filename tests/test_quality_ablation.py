@@ -132,3 +132,18 @@ def test_bad_arguments_are_one_line_before_any_index_is_opened(args, says, monke
         qa.main(["--rows", "new", *args] if "--rows" not in args else args)
     assert says in str(exited.value.code)
     assert "\n" not in str(exited.value.code)
+
+
+def test_the_sets_in_the_repository_load_against_their_vaults_and_bilingual_is_asked_for_by_name():
+    """Every set whose vault ships in the repository (mini, bilingual) parses, and each relevant
+    path is a note of its vault; the bilingual set is one of --sets but not of the default."""
+    from brain.evaluation.queries import load_queries
+
+    qa = _script()
+    for name in ("mini", "bilingual"):
+        queries_file, vault = qa.SETS[name]
+        queries = load_queries(queries_file, vault)
+        assert len(queries) > 50 and all(q.relevant for q in queries), name
+    bilingual = load_queries(*qa.SETS["bilingual"])
+    assert any(any("\u0400" <= ch <= "\u04ff" for ch in q.query) for q in bilingual)  # Russian questions too
+    assert "bilingual" not in qa.DEFAULT_SETS.split(",") and set(qa.DEFAULT_SETS.split(",")) < set(qa.SETS)
