@@ -297,6 +297,9 @@ def test_a_note_only_the_lane_proposed_says_which_note_links_to_it(bestiary):
         ("the note I wrote on the ferry captain's mentor?", True),  # a question mark is enough
         ("кто наставник нового инженера, который раньше водил паромы", True),
         ("сколько стоят логгеры нового поставщика", True),
+        ("о чём я писал после планёрки про логгеры", True),  # ё: "чём" is "чем"
+        ("с кем я обсуждал ретраи в телеметрии", True),
+        ("какао с кардамоном по рецепту бабушки", False),  # "какао" is no "какой"
         ("big rubbery brute that heals itself every turn unless you burn it or hit it with acid", False),
         ("dimensionless number saying whether a droplet breaks up from stickiness or from momentum", False),
         ("showhow somewhere whatever", False),  # question words inside other words are not questions

@@ -241,6 +241,12 @@ def test_names_lane_stays_out_of_questions(named_vault):
     assert is_question("Which demon burns?") and is_question("flame demon?")
     assert not is_question("flame demon stats") and not is_question("the ADR about Keycloak")
     assert not is_question("whatever happened to the red dragon")
+    # A question may begin with a preposition before its question word, in English and Russian,
+    # and Russian is written with ё or е alike.
+    assert is_question("in which note did I list the ADRs") and is_question("for what reason did we drop Chroma")
+    assert is_question("о чём была планёрка в марте") and is_question("о чем была планерка в марте")
+    assert is_question("с кем я обсуждал ретраи") and is_question("сколько стоит подписка на Notion")
+    assert not is_question("of mice and men") and not is_question("какао с кардамоном")
     recaller = open_recaller(named_vault)
     settings = RecallSettings(weights={**NAMES_OFF, "names": 1.0})
     assert recaller.ask("what are the flame demon stats?", "hybrid", settings).lanes["names"] == []

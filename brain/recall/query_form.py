@@ -4,6 +4,7 @@ The lanes read these to decide whether they answer a query at all: the names lan
 of questions (their names are the topic, not the note wanted) unless they compare; the bridge
 lane stays out of comparisons and puts its first note first only for a query that asks
 something other than why. Word lists, English and Russian: a test reads words, not meaning.
+Russian is read with ё as е ("в чём" and "в чем" are the same question).
 """
 
 from __future__ import annotations
@@ -16,26 +17,37 @@ _COMPARES = re.compile(
     r"сравн\w*|разниц\w*|отличи[ея]\w*|отлича\w*)\b",
     re.IGNORECASE | re.UNICODE,
 )
-# A query that asks something: a question mark or a question word, in English or Russian.
-_QUESTION_WORDS = re.compile(
-    r"\b(who|whom|whose|what|whats|which|where|when|why|how|"
-    r"кто|кого|кому|чей|чья|чьё|чьи|что|чего|чем|как\w*|где|куда|откуда|когда|почему|зачем|сколько)\b",
-    re.IGNORECASE | re.UNICODE,
+# Question words: every case of кто, что, чей and какой, каков (not "какао"), ё written as е.
+_RU_WORDS = (
+    r"кто|кого|кому|кем|ком|что|чего|чему|чем|чей|чья|чье|чьи|чьего|чьей|чьим|как|какой|какая|какое|какие|"
+    r"какого|какому|каком|какую|каким|какими|каких|каков|какова|каково|каковы|где|куда|откуда|когда|"
+    r"почему|зачем|сколько"
 )
+_EN_WORDS = r"who|whom|whose|what|whats|which|where|when|why|how"
+# A query that asks something: a question mark or a question word, in English or Russian.
+_QUESTION_WORDS = re.compile(rf"\b({_EN_WORDS}|{_RU_WORDS})\b", re.IGNORECASE | re.UNICODE)
 # "Why" asks for the explanation of what the question describes, which is that thing's own note.
 _WHY = frozenset({"why", "почему", "зачем"})
-# A question, for the names lane: one that begins with a question word or an auxiliary verb.
+# A question begins with its question word, or with a preposition before it ("in which note…",
+# "о чём…", "с кем…", "через кого…"), or (English) with an auxiliary verb.
+_EN_PREPOSITION = r"(?:(?:in|on|at|for|with|by|from|to|of|about|into|through|under|after|before|since|during)\s+)?"
+_RU_PREPOSITION = r"(?:(?:в|во|о|об|обо|с|со|у|к|ко|от|до|для|из|за|на|по|при|про|через|без|над|под|перед|между)\s+)?"
 _QUESTION = re.compile(
-    r"^\s*(what|what's|whats|how|why|when|where|which|who|whom|whose|is|are|was|were|does|do|did|can|could|"
-    r"should|would|will|как|что|почему|зачем|когда|где|какой|какая|какие|кто)\b",
+    rf"^\s*(?:{_EN_PREPOSITION}(?:{_EN_WORDS}|what's)|is|are|was|were|does|do|did|can|could|should|would|will"
+    rf"|{_RU_PREPOSITION}(?:{_RU_WORDS}))\b",
     re.IGNORECASE | re.UNICODE,
 )
+
+
+def _yo(query: str) -> str:
+    """ё as е: Russian is written both ways ("в чём", "в чем")."""
+    return query.replace("ё", "е").replace("Ё", "Е")
 
 
 def is_question(query: str) -> bool:
     """A question asks about something; the names it holds are its topic, not the note wanted
     ("what is the current decision on the vector store?" wants the decision, not *Vector store*)."""
-    return query.rstrip().endswith("?") or bool(_QUESTION.match(query))
+    return query.rstrip().endswith("?") or bool(_QUESTION.match(_yo(query)))
 
 
 def compares(query: str) -> bool:
@@ -45,11 +57,11 @@ def compares(query: str) -> bool:
 
 def asks(query: str) -> bool:
     """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
-    return "?" in query or bool(_QUESTION_WORDS.search(query))
+    return "?" in query or bool(_QUESTION_WORDS.search(_yo(query)))
 
 
 def asks_only_why(query: str) -> bool:
     """Its only question word is why (почему, зачем): "why do two clean pieces of metal fuse in
     a vacuum?" asks about the thing it describes, not about a note that thing links to."""
-    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(query)}
+    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(_yo(query))}
     return bool(words) and words <= _WHY
