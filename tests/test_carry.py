@@ -336,6 +336,25 @@ def test_a_damaged_or_foreign_file_is_not_used_and_is_replaced(toy_vault, caplog
     assert any("another version" in r.getMessage() for r in caplog.records)
 
 
+def test_the_code_stamp_reads_every_module_the_kept_names_are_built_with():
+    """The name index drops the stop words of recall/stop_words.py from every name: a new list
+    must not be read through an index kept by the old one, so its file is in the stamp."""
+    import ast
+    from pathlib import Path
+
+    from brain.recall import cache
+
+    here = Path(cache.__file__).parent
+    tree = ast.parse((here / "names.py").read_text(encoding="utf-8"))
+    siblings = {
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.level == 1 and not n.module
+        for a in n.names
+    }
+    assert "stop_words" in siblings and {f"{m}.py" for m in siblings} <= set(cache._SOURCES)
+
+
 def test_other_link_weights_rebuild_the_kept_graph_from_its_links(toy_vault):
     embedder, root = _kept(toy_vault, "link_graph")
     with environ(BRAIN_PPR_BACKLINK_WEIGHT="0.2", BRAIN_PPR_HUB_DAMPING="0.9"):

@@ -127,7 +127,11 @@ def test_cjk_query_finds_its_note_with_trigram(cjk_vault, monkeypatch):
 
 
 def test_fts_terms():
-    assert fts_terms("Ёлкин и ЕЩЁ") == ["елкин", "и", "еще"]
+    assert fts_terms("Ёлкин и ЕЩЁ") == ["елкин", "еще"]  # ё as е; "и" is a stop word, as "and" is
+    # Russian's small and question words are left out as English ones are ("что" was searched)
+    assert fts_terms("что такое апвеллинг и где он бывает?") == ["такое", "апвеллинг", "бывает"]
+    assert fts_terms("о чём мой отчёт") == ["отчет"]
+    assert fts_terms("и что") == ["и", "что"]  # nothing else: searched as written
     assert fts_terms("東京タワー", "trigram") == ["東京タ", "京タワ", "タワー"]
     assert fts_terms("the Kafka", "trigram") == ["kaf", "afk", "fka"]  # stop words first, then trigrams
     assert fts_terms("ab", "trigram") == []  # too short for a trigram index to match

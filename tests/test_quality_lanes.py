@@ -334,6 +334,18 @@ def test_a_name_of_several_words_answers_to_its_initials_in_capitals():
     assert NameIndex.from_state(index.state()).initials == {"ss7": (0,), "ss": (1,)}
 
 
+def test_russian_small_words_do_not_count_against_a_name():
+    """An unknown word of the query lowers every name's share of it; "и" and "что" are no more
+    words of a query than "and" and "what" (bilingual set, compare-07: neither name was found)."""
+    from brain.recall.names import STOP, Name, NameIndex, words
+
+    names = [Name(i, text, tuple(words(text))) for i, text in enumerate(["Эпишура", "Спирогира", "Омуль", "Нерпа"], 1)]
+    index = NameIndex(names)
+    assert {m.note_id for m in index.search("эпишура и спирогира: что общего", 5)} == {1, 2}
+    assert {m.note_id for m in index.search("эпишура and спирогира: what in common", 5)} == {1, 2}
+    assert "какои" in STOP and "и" in STOP  # as words() reads them: й folds to и
+
+
 def test_a_vaults_name_index_keeps_initials_apart_from_name_words(named_vault, tmp_path):
     from brain.recall.names import NameIndex
 

@@ -30,7 +30,7 @@ from .carry import Basis, Built
 log = logging.getLogger("brain")
 
 FORMAT = 1
-_SOURCES = ("names.py", "gate.py", "ppr.py", "carry.py", "cache.py")
+_SOURCES = ("names.py", "stop_words.py", "gate.py", "ppr.py", "carry.py", "cache.py")
 
 
 def code_stamp() -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
 from .dense import candidates_for, decayed
+from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
 
 if TYPE_CHECKING:
@@ -25,14 +26,16 @@ WEIGHTS = DEFAULT_BM25_WEIGHTS
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 RESPELL_MAX_WORDS = 3  # a query of this many words or fewer is a lookup: its unknown words may be typos
 _TERM = re.compile(r"\w+", re.UNICODE)
-# Very common words add nothing but time; BM25 would give them ~0 weight anyway.
-_STOP = set(
+# Very common words add nothing but time; BM25 would give them ~0 weight anyway. Russian's
+# too: in a small or mostly English vault "что" is in few chunks and was searched as a word.
+_ENGLISH_STOP = set(
     """
     a an the and or of to in on for with is are was
     what how why when where which who do does did i we my
     our it this that be about from at by as can should
     """.split()
 )
+_STOP = _ENGLISH_STOP | RUSSIAN
 
 
 def fold(text: str) -> str:

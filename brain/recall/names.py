@@ -32,6 +32,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
 from .types import Candidate
@@ -81,6 +82,12 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(fold(text))]
+
+
+# Russian's small words, as ``words`` reads them ("какой" folds to "какои"): an unknown word of
+# the query counts against every name's share of it, so "эпишура и спирогира: что общего" had
+# found neither name (README, "The names lane settles compare and entity queries").
+STOP.update(w for word in stop_words.RUSSIAN for w in words(word))
 
 
 def acronyms(text: str) -> set[str]:
