@@ -84,9 +84,9 @@ def words(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(fold(text))]
 
 
-# Russian's small words, as ``words`` reads them ("какой" folds to "какои"): an unknown word of
-# the query counts against every name's share of it, so "эпишура и спирогира: что общего" had
-# found neither name (README, "The names lane settles compare and entity queries").
+# Russian's small words (stop_words.py), as ``words`` reads them ("какой" folds to "какои"): an
+# unknown word of the query counts against every name's share of it, so "эпишура и спирогира:
+# что общего" had found neither name.
 STOP.update(w for word in stop_words.RUSSIAN for w in words(word))
 
 
