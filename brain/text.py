@@ -1,5 +1,5 @@
 """Text at the edges: valid Unicode coming in, no terminal control going out, and a path
-quoted as one word in a command a message asks the user to paste.
+quoted as one word in a command a message asks the user to paste; Russian's ё read as е.
 
 A query can arrive holding UTF-16 surrogates no UTF-8 text can: Python decodes a command
 line's undecodable bytes to U+DC80-U+DCFF ("surrogateescape"), and JSON may hold "\\ud800"
@@ -39,6 +39,11 @@ _TERMINAL = re.compile(
     r"|\x1b[ -/]*[0-~]"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
+
+
+def yo_as_ye(text: str) -> str:
+    """ё as е (Ё as Е): Russian is written both ways, and the index holds е (schema.py m006)."""
+    return text.replace("ё", "е").replace("Ё", "Е")
 
 
 def terminal_safe(text: str) -> str:

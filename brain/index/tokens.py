@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from ..text import valid_unicode
+from ..text import valid_unicode, yo_as_ye
 
 _lock = threading.Lock()
 _tables: dict[str, sqlite3.Connection] = {}  # tokenizer spec -> a connection holding its table
@@ -25,7 +25,7 @@ def index_words(text: str, tokenize: str) -> list[str]:
 
     The index holds every ё as е (schema.py m006), so the text is folded so first; a lone
     surrogate, which SQLite cannot take, is U+FFFD."""
-    text = valid_unicode(text).replace("ё", "е").replace("Ё", "Е")
+    text = yo_as_ye(valid_unicode(text))
     with _lock:
         conn = _tables.get(tokenize) or _table(tokenize)
         conn.execute("BEGIN")

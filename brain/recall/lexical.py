@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
+from ..text import yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
@@ -40,7 +41,7 @@ _STOP = _ENGLISH_STOP | RUSSIAN
 
 def fold(text: str) -> str:
     """Case folded, ё as е: what the index holds (schema.py m006) and what unicode61 does."""
-    return text.casefold().replace("ё", "е")
+    return yo_as_ye(text.casefold())
 
 
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:

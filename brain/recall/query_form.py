@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ..text import yo_as_ye
+
 # A question that sets two things side by side, in English or Russian.
 _COMPARES = re.compile(
     r"\b(compar(e|es|ed|ing|ison|isons)|versus|vs|differ|differs|differences?|"
@@ -39,15 +41,10 @@ _QUESTION = re.compile(
 )
 
 
-def _yo(query: str) -> str:
-    """ё as е: Russian is written both ways ("в чём", "в чем")."""
-    return query.replace("ё", "е").replace("Ё", "Е")
-
-
 def is_question(query: str) -> bool:
     """A question asks about something; the names it holds are its topic, not the note wanted
     ("what is the current decision on the vector store?" wants the decision, not *Vector store*)."""
-    return query.rstrip().endswith("?") or bool(_QUESTION.match(_yo(query)))
+    return query.rstrip().endswith("?") or bool(_QUESTION.match(yo_as_ye(query)))
 
 
 def compares(query: str) -> bool:
@@ -57,11 +54,11 @@ def compares(query: str) -> bool:
 
 def asks(query: str) -> bool:
     """The query asks something ("who…", "what is that home?", "как…") rather than only describing."""
-    return "?" in query or bool(_QUESTION_WORDS.search(_yo(query)))
+    return "?" in query or bool(_QUESTION_WORDS.search(yo_as_ye(query)))
 
 
 def asks_only_why(query: str) -> bool:
     """Its only question word is why (почему, зачем): "why do two clean pieces of metal fuse in
     a vacuum?" asks about the thing it describes, not about a note that thing links to."""
-    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(_yo(query))}
+    words = {match.group(1).casefold() for match in _QUESTION_WORDS.finditer(yo_as_ye(query))}
     return bool(words) and words <= _WHY
