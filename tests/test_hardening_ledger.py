@@ -219,6 +219,15 @@ def test_redact_long_high_entropy_token(token):
     assert token not in masked and masked == "value *** end"
 
 
+def test_bare_random_keys_are_masked_all_but_rarely():
+    # The shape test's thresholds let ~0.2% of 40-character keys through (redact.py); what it
+    # reads as words (a name's, a date's numbers) must not make random keys look like names.
+    keys = [_random_text(f"key{i}", 40) for i in range(4000)]
+    keys += [k.replace("+", "-").replace("/", "_") for k in keys[:2000]]  # base64url
+    missed = [k for k in keys if redact(f"value {k} end") != "value *** end"]
+    assert len(missed) <= 0.005 * len(keys), missed[:5]
+
+
 def test_redact_sk_proj_key_tail_fragment():
     key = "sk-proj-" + _random_text("frag", 156).replace("+", "-").replace("/", "_")
     fragment = key[-44:]
@@ -240,6 +249,10 @@ def test_redact_sk_proj_key_tail_fragment():
         "model cross-encoder/mmarco-mMiniLMv2-L12-H384-v1 loaded",
         "report 2024-01-01T10-00-00Z_Report_Final_v2_Backup.pdf",
         "AWS_SECRET_ACCESS_KEY_ID_FOR_PROD2_ENVIRONMENT is unset",
+        # A dated note's name: the date's numbers are words of a path, not key material.
+        "Daily/2024-01-01-StandupWithTheBackendTeamAboutQ3Goals.md",
+        "open Notes/2024-01-01-MeetingWithTheTeamAboutQ3RoadmapPlanningV2.md",
+        "2023_11_05_RetroWithTheMobileTeamOnQ4Releases_v2.md",
     ],
 )
 def test_redact_fragments_leave_ids_paths_and_hashes(text):

@@ -482,3 +482,19 @@ def test_a_note_deleted_since_the_index_saw_it_is_not_shown(server, indexed):
     other = _note_lines(_context(run_prompt_hook(json.dumps(_payload(session_id="new")).encode(), indexed)))
     assert other and first[0] not in other
     assert first[1] in other  # the rest as before
+
+
+def test_a_note_whose_path_holds_a_secret_is_shown_once_a_session(toy_vault):
+    # Its path is stored masked ("Keys/***.md"): the notes shown before are looked up by that
+    # form, or the note would come back on every prompt.
+    name = "Keys/agent memory ghp_" + "A1b2C3d4E5f6" * 3 + ".md"
+    (toy_vault / "Keys").mkdir()
+    (toy_vault / name).write_text("# Agent memory\n\nHow should agent memory work: " * 3, encoding="utf-8")
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    root = toy_vault.resolve()
+    with served(root, watch=False):
+        first = _context(run_prompt_hook(json.dumps(_payload()).encode(), root, BRAIN_PROMPT_K="20"))
+        assert "Keys/agent memory ghp_***.md" in first and "A1b2C3d4E5f6" not in first
+        again = run_prompt_hook(json.dumps(_payload()).encode(), root, BRAIN_PROMPT_K="20")
+        assert _context(again) == ""
+    assert _rows()[-1]["reason"] == select.ALREADY_SHOWN

@@ -29,6 +29,7 @@ from typing import Any
 from .. import config
 from ..errors import ConfigError
 from ..ledger.hook import MAX_STDIN, load_settings_under_watchdog, log
+from ..ledger.redact import redact
 from ..ledger.store import utc_now
 from ..ledger.transcript import clip
 from . import select
@@ -173,10 +174,12 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
         # Shown in this session, and the file is what it was then (or cannot be read now), or the
         # index has not taken its change in yet: the same chunk is the passage shown then (a
         # changed note's chunks are stored anew, with new ids). Shown again, it would be
-        # recorded under the new hash, and the new text never shown.
-        if c.path not in shown:
+        # recorded under the new hash, and the new text never shown. Paths are stored masked
+        # (write_recall): a path holding a secret is looked up as it was stored.
+        stored = redact(c.path)
+        if stored not in shown:
             return False
-        digest, chunk = shown[c.path]
+        digest, chunk = shown[stored]
         if c.chunk_id == chunk:
             return True
         now = current_hash(c.path)

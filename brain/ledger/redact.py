@@ -413,7 +413,9 @@ _BASE64_LINE = r"[A-Za-z0-9+/=]+"
 # Long tokens: runs of base64 (and base64url) characters. A run right after a "." with a
 # "/" in it is the path of a URL ("github.com/…"), not a token.
 _TOKEN = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{40,}"
-_WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])"
+# Words of a name, and numbers standing alone between its separators (a dated note's
+# "2024-01-01-MeetingWith…": the numbers of a date are no key material).
+_WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])|(?<![A-Za-z0-9])[0-9]+(?![A-Za-z0-9])"
 # Thresholds measured on random keys (40 characters of base64: ~0.2% missed, none from 64
 # characters on) against the paths, URLs, identifiers and hashes of two real vaults, real
 # transcripts and Python packages (none masked): see tests/test_hardening_ledger.py.
