@@ -43,8 +43,8 @@ def cli() -> None:
     Configuration comes from environment variables (and a .env file in the working
     directory or the brain home); see .env.example for every one.
     """
-    for path in config.load_dotenv_files():
-        click.echo(f"warning: {path} is over {config.MAX_DOTENV_BYTES // 1024} KB: not read as settings", err=True)
+    for skipped in config.load_dotenv_files():
+        click.echo(f"warning: {skipped}", err=True)
 
 
 @cli.command()

@@ -454,38 +454,43 @@ def serve_timeout() -> float:
 MAX_DOTENV_BYTES = 256 * 1024  # a settings file; a bigger .env (someone's data) is not read
 
 
-def load_dotenv_files() -> list[Path]:
+def load_dotenv_files() -> list[str]:
     """Load ``.env`` from the working directory, then from the brain home; real env wins.
 
     The CLI and the hooks all call this, so they resolve ``BRAIN_HOME``, ``BRAIN_DB`` and
     the rest the same way. The brain home is looked up after the first file, which may set
     it. A file that cannot be read is skipped: settings must never stop the hook. So is a
-    file over ``MAX_DOTENV_BYTES``, which would cost the hooks their time on every turn:
-    those are returned, for the caller to say so.
+    file over ``MAX_DOTENV_BYTES``, which would cost the hooks their time on every turn, and
+    a variable holding a NUL byte, which no environment can hold: what was skipped is
+    returned, one line each, for the caller to say so.
     """
-    too_big: list[Path] = []
+    skipped: list[str] = []
     try:
-        _load_env_file(Path.cwd() / ".env", too_big)
+        _load_env_file(Path.cwd() / ".env", skipped)
     except OSError:  # the working directory was removed
         pass
-    _load_env_file(brain_home() / ".env", too_big)
-    return too_big
+    _load_env_file(brain_home() / ".env", skipped)
+    return skipped
 
 
-def _load_env_file(path: Path, too_big: list[Path]) -> None:
+def _load_env_file(path: Path, skipped: list[str]) -> None:
     try:
         if not path.is_file():  # never open a FIFO or a device: the hook must not block
             return
         with open(path, "rb") as f:
             data = f.read(MAX_DOTENV_BYTES + 1)
         if len(data) > MAX_DOTENV_BYTES:
-            too_big.append(path)
+            skipped.append(f"{path} is over {MAX_DOTENV_BYTES // 1024} KB: not read as settings")
             return
         # As read_text would: a BOM dropped, and any line ending read as "\n".
         text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, ValueError):
         return
     for key, value in parse_dotenv(text).items():
+        if "\x00" in key or "\x00" in value:
+            shown = key.replace("\x00", "\\x00")
+            skipped.append(f"{path}: {shown} holds a NUL byte: skipped")
+            continue
         os.environ.setdefault(key, value)
 
 

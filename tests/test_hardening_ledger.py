@@ -798,6 +798,29 @@ def test_dotenv_brain_db_in_brain_home_is_used_by_hook_and_turns(tmp_path):
     assert [r["ask"] for r in json.loads(proc.stdout)] == ["from the hook"]
 
 
+def test_dotenv_with_a_nul_byte_skips_that_line_and_says_so(tmp_path):
+    # The environment cannot hold a NUL: that variable is skipped, the file's others are read,
+    # the CLI warns in one line, and the Stop hook still records the turn.
+    home = tmp_path / "home"
+    home.mkdir()
+    ledger = tmp_path / "ledger.db"
+    (home / ".env").write_bytes(b"BRAIN_K\x00EY=1\nBRAIN_PROMPT_K=x\x00y\nBRAIN_DB=" + str(ledger).encode() + b"\n")
+    work = tmp_path / "project"
+    work.mkdir()
+    stdin = json.dumps(hook_payload(_one_turn(tmp_path, ask="with a NUL in .env"), cwd=str(work)))
+    proc = _brain(["hook", "stop"], work, stdin.encode(), BRAIN_HOME=str(home))
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert "a NUL byte" in (home / "logs" / "hook.log").read_text()
+    proc = _brain(["turns", "--json"], tmp_path, BRAIN_HOME=str(home))
+    assert proc.returncode == 0, proc.stderr
+    assert [r["ask"] for r in json.loads(proc.stdout)] == ["with a NUL in .env"]
+    warnings = proc.stderr.decode().splitlines()
+    assert warnings == [
+        f"warning: {home / '.env'}: BRAIN_K\\x00EY holds a NUL byte: skipped",
+        f"warning: {home / '.env'}: BRAIN_PROMPT_K holds a NUL byte: skipped",
+    ]
+
+
 def test_dotenv_in_the_working_directory_and_real_env_win(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -1072,7 +1095,7 @@ def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
     big.write_text("FROM_BIG=1\n" + "#" * config.MAX_DOTENV_BYTES + "\n")
     home = Path(os.environ["BRAIN_HOME"])
     (home / ".env").write_bytes(b"\xef\xbb\xbfFROM_SMALL='two\r\nlines'\r\n")  # BOM and CRLF, as read_text reads them
-    assert config.load_dotenv_files() == [big]
+    assert config.load_dotenv_files() == [f"{big} is over 256 KB: not read as settings"]
     assert "FROM_BIG" not in os.environ
     assert os.environ["FROM_SMALL"] == "two\nlines"
     result = CliRunner().invoke(cli, ["turns"])

@@ -206,7 +206,7 @@ def test_a_huge_env_file_is_not_read(tmp_path):
     proc = run_hook(json.dumps(hook_payload(t.write())).encode(), tmp_path)
     assert proc.returncode == 0 and proc.stderr == b""
     assert [r["ask"] for r in _rows(tmp_path / "brain.db")] == ["hi"]  # not the .env's BRAIN_DB
-    assert f"did not read {tmp_path / '.env'}: over 256 KB" in (tmp_path / "logs" / "hook.log").read_text()
+    assert f"{tmp_path / '.env'} is over 256 KB: not read as settings" in (tmp_path / "logs" / "hook.log").read_text()
 
 
 def test_a_budget_set_in_an_env_file_moves_the_watchdog(tmp_path):

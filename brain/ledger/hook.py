@@ -226,8 +226,8 @@ def load_settings_under_watchdog(
     watchdog = start_watchdog(budget, label=label, hold=hold)
     before = os.environ.get(variable)
     try:
-        for path in config.load_dotenv_files():
-            log(f"{label}did not read {path}: over {config.MAX_DOTENV_BYTES // 1024} KB, not a settings file")
+        for skipped in config.load_dotenv_files():
+            log(f"{label}{skipped}")
     except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
         _log_exception(exc, label=label)
     if os.environ.get(variable) != before:
