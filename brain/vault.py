@@ -48,15 +48,21 @@ class Skipped:
 
 def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
-    value = vault if vault not in (None, "") else config.vault()
-    if not value:
-        raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
-    path = Path(value).expanduser()
+    path = vault_path(vault)
     if not path.exists():
         raise ConfigError(f"vault not found: {path}")
     if not path.is_dir():
         raise ConfigError(f"vault is not a folder: {path}")
-    return path.resolve()
+    return path
+
+
+def vault_path(vault: str | os.PathLike[str] | None) -> Path:
+    """Where the vault is, or was: the absolute path its index and server are kept under, which
+    a vault deleted or moved away still has (to stop the server left watching it)."""
+    value = vault if vault not in (None, "") else config.vault()
+    if not value:
+        raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
+    return Path(value).expanduser().resolve()
 
 
 def max_note_bytes() -> int:

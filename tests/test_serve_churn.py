@@ -255,8 +255,8 @@ def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         runtime.write_record(root, {"pid": holder.pid, "socket": str(runtime.runtime_dir(root) / "serve.sock")})
         started = time.monotonic()
-        running, message = stop_server(root, timeout=1.0)
-        assert running and time.monotonic() - started < 10
+        running, stopped, message = stop_server(root, timeout=1.0)
+        assert running and not stopped and time.monotonic() - started < 10
         assert message.endswith(f"did not stop within 1 s; `kill -9 {holder.pid}` ends it"), message
         assert holder.poll() is None  # SIGTERM did nothing, as the message says
     finally:
@@ -264,3 +264,19 @@ def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault
         holder.wait(10)
         if holder.stdout:
             holder.stdout.close()
+
+
+def test_stop_that_fails_exits_non_zero(toy_vault, monkeypatch):
+    # A server that did not stop is a failure a script must see, not a message and exit 0.
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from brain.server import daemon
+
+    message = "brain serve for x (pid 7) did not stop within 15 s; `kill -9 7` ends it"
+    monkeypatch.setattr(daemon, "stop_server", lambda root: daemon.Stopped(True, False, message))
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--stop"])
+    assert result.exit_code == 1 and result.output == f"Error: {message}\n"
+    monkeypatch.setattr(daemon, "stop_server", lambda root: daemon.Stopped(True, True, "stopped brain serve for x"))
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--stop"])
+    assert result.exit_code == 0 and result.output == "stopped brain serve for x\n"

@@ -101,6 +101,25 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     assert f"serving {toy_vault.resolve()}" in log and "stopped serving" in log
 
 
+def test_a_server_whose_vault_was_deleted_is_still_stopped(tmp_path, processes):
+    vault = tmp_path / "gone"
+    write(vault, "a.md", "# A\n\nalpha note about herons.\n")
+    processes.vaults.append(vault)
+    started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120)
+    assert started.returncode == 0, started.stderr
+    pid = _ready(vault)["pid"]
+    root = vault.resolve()
+    import shutil
+
+    shutil.rmtree(vault)  # the server stays, waiting for the vault to come back
+    stopped = run_brain(["serve", "--vault", str(vault), "--stop"])
+    assert stopped.returncode == 0, stopped.stderr
+    assert f"stopped brain serve for {root} (pid {pid})".encode() in stopped.stdout
+    wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
+    again = run_brain(["serve", "--vault", str(vault), "--stop"])  # no server, no vault: the path is wrong
+    assert again.returncode == 1 and again.stderr.decode() == f"Error: vault not found: {root}\n"
+
+
 def test_detach_on_a_vault_with_no_notes_serves_it_empty_then_stop_leaves_nothing(tmp_path, processes):
     vault = tmp_path / "empty"
     vault.mkdir()

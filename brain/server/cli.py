@@ -42,17 +42,22 @@ def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_w
       brain serve --vault ~/notes --stop
     """
     from ..errors import ConfigError
-    from ..vault import resolve_vault
+    from ..vault import resolve_vault, vault_path
 
     if os.name != "posix":
         raise ConfigError("brain serve needs a POSIX system (Unix sockets); use `brain ask` directly")
-    root = resolve_vault(vault)
     from . import daemon
 
-    if stop_it:
-        _, message = daemon.stop_server(root)
-        click.echo(message)
+    if stop_it:  # a server left watching a vault deleted or moved away is stopped too
+        root = vault_path(vault)
+        result = daemon.stop_server(root)
+        if not result.running and not root.is_dir():
+            resolve_vault(vault)  # no server and no vault there: say what is wrong with the path
+        if result.running and not result.stopped:
+            raise click.ClickException(result.message)
+        click.echo(result.message)
         return
+    root = resolve_vault(vault)
     address = daemon.parse_http(http) if http else None
     if detach:
         code, message = daemon.run_detached(root, http=address, watch=not no_watch)

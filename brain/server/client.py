@@ -62,7 +62,7 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
         reply = _exchange(record["socket"], protocol.encode(message), deadline)
     except TimeoutError as exc:
         raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
-    except (OSError, ValueError) as exc:  # refused, missing socket, reset, bad JSON
+    except (OSError, ValueError, RecursionError) as exc:  # refused, missing socket, reset, bad or too deep JSON
         raise NoServer(f"brain serve for {root} did not answer ({type(exc).__name__}: {exc})") from None
     if not isinstance(reply, dict) or reply.get("v") != protocol.VERSION:
         raise NoServer(f"brain serve for {root} sent a reply this client cannot read")

@@ -37,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import __version__, config
 from ..errors import BrainError, ConfigError
@@ -475,24 +475,36 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
     return 0, started + ("" if loaded else "; still loading the index (`brain status` shows when it is ready)")
 
 
-def stop_server(root: Path, *, timeout: float = 15.0) -> tuple[bool, str]:
-    """Stop the vault's server: ask it, or SIGTERM the lock holder; (was one running, message)."""
+class Stopped(NamedTuple):
+    """What ``stop_server`` found and did."""
+
+    running: bool  # a server held the vault's lock
+    stopped: bool  # ... and it is gone now
+    message: str
+
+
+def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
+    """Stop the vault's server: ask it, or SIGTERM the lock holder."""
     record = runtime.read_record(root)
     held = runtime.lock_is_held(root)
     if not held:
-        return False, f"no brain serve is running for {root}"
+        return Stopped(False, False, f"no brain serve is running for {root}")
     pid = record.get("pid") if record else None
     try:
         client.call(root, "stop", timeout=3.0)
     except (client.NoServer, client.ServerError) as exc:
         if not isinstance(pid, int) or not runtime.pid_alive(pid):
-            return True, f"brain serve for {root} did not answer ({exc}) and its pid is unknown; kill it by hand"
+            return Stopped(
+                True, False, f"brain serve for {root} did not answer ({exc}) and its pid is unknown; kill it by hand"
+            )
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not runtime.lock_is_held(root):
-            return True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else "")
+            return Stopped(True, True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else ""))
         time.sleep(0.1)
     # it ignored SIGTERM (hung, or stopped by SIGSTOP, which holds SIGTERM back): only SIGKILL
     # ends it, and a pass killed midway is redone by the next one
-    return True, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill -9 {pid}` ends it"
+    return Stopped(
+        True, False, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill -9 {pid}` ends it"
+    )
