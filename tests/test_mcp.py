@@ -272,6 +272,24 @@ def test_install_merges_backs_up_and_is_idempotent(toy_vault, tmp_path, monkeypa
     assert json.loads((project / ".mcp.json").read_text()) == existing
 
 
+def test_install_pins_the_settings_the_index_is_built_with(toy_vault, tmp_path, monkeypatch):
+    # Claude Code starts `brain mcp` with the entry's env: without the model this shell's index
+    # was built with, `brain mcp` with no server refused every search (the default model).
+    project = tmp_path / "project"
+    (project / "models" / "mini").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "models/mini")  # a local folder, relative
+    monkeypatch.setenv("BRAIN_CHUNKING", "windows")
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")  # set but empty: prefixes off, as set
+    monkeypatch.delenv("BRAIN_FTS_TOKENIZER", raising=False)
+    result = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    env = json.loads((project / ".mcp.json").read_text())["mcpServers"]["brain"]["env"]
+    assert env["BRAIN_EMBED_MODEL"] == str(project / "models" / "mini")
+    assert env["BRAIN_CHUNKING"] == "windows" and env["BRAIN_QUERY_PREFIX"] == ""
+    assert "BRAIN_FTS_TOKENIZER" not in env
+
+
 def test_install_for_the_user_keeps_everything_else_in_claude_json(toy_vault, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     claude = tmp_path / ".claude.json"

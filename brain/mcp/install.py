@@ -5,11 +5,13 @@ writes the same); ``--user`` writes the ``mcpServers`` of ``~/.claude.json`` (``
 The same discipline as ``brain hook install``, through the same file helpers
 (``ledger/install.py``): merge into what is there, a backup before any change, nothing written
 when it is already installed, and the absolute path of this brain, with the vault and
-``BRAIN_HOME``/``BRAIN_DB`` pinned so the agent's brain reads what this shell's brain wrote.
+``BRAIN_HOME``/``BRAIN_DB`` pinned so the agent's brain reads what this shell's brain wrote, and
+the settings the index is built with (the model, chunking, tokenizer) so it reads it the same way.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +44,31 @@ def server_entry(vault: Path) -> dict[str, Any]:
     """The ``mcpServers`` entry: stdio, this brain by absolute path, the vault pinned."""
     command, *args = brain_executable()
     entry: dict[str, Any] = {"type": "stdio", "command": command, "args": [*args, "mcp", "--vault", str(vault)]}
-    env = pinned_env()
+    env = {**pinned_env(), **index_settings()}
     if env:
         entry["env"] = env
     return entry
+
+
+# What an index is built with: `brain mcp` with no server running opens the index itself and
+# refuses one built another way, so the entry carries this shell's settings along.
+INDEX_SETTINGS = (
+    "BRAIN_EMBED_MODEL",
+    "BRAIN_QUERY_PREFIX",
+    "BRAIN_PASSAGE_PREFIX",
+    "BRAIN_FTS_TOKENIZER",
+    "BRAIN_CHUNKING",
+    "BRAIN_LINK_FENCES",
+)
+
+
+def index_settings() -> dict[str, str]:
+    """The index's settings set in this environment; a model that is a local folder, absolute."""
+    settings = {name: value for name in INDEX_SETTINGS if (value := os.environ.get(name)) is not None}
+    model = settings.get("BRAIN_EMBED_MODEL")
+    if model and Path(model).expanduser().is_dir():
+        settings["BRAIN_EMBED_MODEL"] = str(Path(model).expanduser().absolute())
+    return settings
 
 
 def is_ours(entry: Any) -> bool:
