@@ -72,6 +72,20 @@ SECRETS = [
     # a prefix right after "_" (a key pasted into a name) is a key too
     ("tool mcp__x__sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA done", "AAAAAAAAAAAAAAAA", "mcp__x__sk-ant-*** done"),
     ("GH_ghp_1234567890abcdefghijABCDEFGHIJ123456", "1234567890abcdefghij", "GH_ghp_***"),
+    # bash's ANSI-C quoting is a quoted value, not a $VARIABLE; an escaped space is in the value
+    ("export PASSWORD=$'S3cretPass' && run", "S3cretPass", "PASSWORD=$'***' && run"),
+    ("export PASSWORD=$'S3cret\\'s' ok", "S3cret", "PASSWORD=$'***' ok"),
+    ("PASSWORD=S3cret\\ Pass ./run", "Pass", "PASSWORD=*** ./run"),
+    # cookies are sessions: every value of a Cookie header, the cookie's own value of a Set-Cookie
+    (
+        "curl -H 'Cookie: sessionid=abc123def; csrftoken=XyZ987' https://x",
+        "abc123def",
+        "Cookie: sessionid=***; csrftoken=***' https",
+    ),
+    ("curl -H 'Cookie: sessionid=abc123def; csrftoken=XyZ987' https://x", "XyZ987", "csrftoken=***'"),
+    ("Set-Cookie: session=0a1b2c3d4e; Path=/; HttpOnly", "0a1b2c3d4e", "Set-Cookie: session=***; Path=/; HttpOnly"),
+    ("curl --cookie 'sid=s3ss10n' https://x", "s3ss10n", "--cookie 'sid=***'"),
+    ("curl -b sid=s3ss10n https://x", "s3ss10n", "-b sid=*** https"),
 ]
 
 
@@ -90,6 +104,9 @@ def test_secret_is_masked(text, secret, kept):
         "Set the password in the settings dialog.",
         "ask for it with getpass()",
         "sk-short",
+        'PASSWORD=$DB_PASSWORD and PASSWORD="$(pass show db)" stay',
+        "the cookie: a small file a site keeps; cookies=3",
+        "curl -b cookies.txt https://x",
     ],
 )
 def test_prose_and_references_survive(text):

@@ -6,7 +6,8 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…`` and webhook URLs, Google ``AIza…
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
-Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, PEM private keys,
+Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
+header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; and in XML,
@@ -80,14 +81,16 @@ def _quoted(quote: str, group: str) -> str:
     )
 
 
-# A value: quoted (see _quoted), else a bare word, its quote maybe never closed
-# (PASSWORD="x; a letter or digit must follow that quote, so the end of an enclosing
+# A value: quoted (see _quoted; bash's $'x' too), else a bare word, its quote maybe never
+# closed (PASSWORD="x; a letter or digit must follow that quote, so the end of an enclosing
 # string, as in getpass("Password: "), is no value). A bare word stops at a backslash
-# before a quote: the end of a string.
+# before a quote: the end of a string; a backslash before a space escapes it (S3cret\ Pass).
 _VALUE = (
-    rf"({_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')}"
-    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\+(?![\\\"']))+)"
+    rf"({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
+    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\[ \t]|\\+(?![\\\"']))+)"
 )
+# Cookies as curl takes them: NAME=VALUE, more after "; ".
+_COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
@@ -233,6 +236,16 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
         r"\1" + MASK,
     ),
+    # Cookies hold sessions: every value of a Cookie header, a Set-Cookie's first (its own; the
+    # attributes after it, Path=/ and the rest, are not secret); curl's --cookie and -b NAME=X
+    # (without "=" it names a file of cookies).
+    (
+        ("cookie",),
+        r"(?i)(?<![\w-])((?:set-)?cookie\\*[\"']?\s*:\s*\\*[\"']?)([\w.%!#$&*+^`|~-]+=[^\r\n'\"\\]*)",
+        "cookie",
+    ),
+    (("cookie",), rf"((?<![\w-])--cookie\s+\\*[\"']?)({_COOKIES})", "cookie"),
+    (("curl",), rf"(\bcurl\b{_SAME_COMMAND}\s-b\s*\\*[\"']?)({_COOKIES})", "cookie"),
     # A bare "Bearer <token>": the token must look like one (a digit or punctuation in it),
     # so prose such as "bearer authentication" stays.
     (
@@ -305,12 +318,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
 
 def _unquote(value: str) -> tuple[str, str, str]:
     """``value`` as (opening quote, inside, closing quote); quotes may be escaped (``\\"``)."""
-    lead = re.match(r"\\*[\"']", value)
+    lead = re.match(r"\$'|\\*[\"']", value)  # bash's ANSI-C quoting ($'x') closes with a plain '
     if lead is None:
         return "", value, ""
     quote = lead.group()
-    if len(value) >= 2 * len(quote) and value.endswith(quote):
-        return quote, value[len(quote) : -len(quote)], quote
+    closing = quote.lstrip("$")
+    if len(value) >= len(quote) + len(closing) and value.endswith(closing):
+        return quote, value[len(quote) : -len(closing)], closing
     return quote, value[len(quote) :], ""  # a quote never closed
 
 
@@ -346,7 +360,19 @@ def _mask_named(match: re.Match[str]) -> str:
     return text[start:value_start] + f"{opening}{MASK}{closing}" + text[value_end:end]
 
 
-_REPLACERS = {None: _mask_value, "user_password": _mask_user_password, "named": _mask_named}
+def _mask_cookies(match: re.Match[str]) -> str:
+    # "a=1; b=2" -> "a=***; b=***"; a Set-Cookie's attributes after its first pair stay.
+    head, pairs = match.group(1), match.group(2)
+    first_only = head.lower().startswith("set-")
+    out = []
+    for i, pair in enumerate(pairs.split(";")):
+        name, eq, value = pair.partition("=")
+        masked = eq and value.strip() and not value.strip().startswith(MASK) and (i == 0 or not first_only)
+        out.append(f"{name}={MASK}" if masked else pair)
+    return head + ";".join(out)
+
+
+_REPLACERS = {None: _mask_value, "user_password": _mask_user_password, "named": _mask_named, "cookie": _mask_cookies}
 
 
 @functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
