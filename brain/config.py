@@ -486,7 +486,10 @@ def _load_env_file(path: Path, skipped: list[str]) -> None:
         text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, ValueError):
         return
-    for key, value in parse_dotenv(text).items():
+    unparsed: list[str] = []
+    values = parse_dotenv(text, unparsed)
+    skipped.extend(f"{path}, {problem}" for problem in unparsed)
+    for key, value in values.items():
         if "\x00" in key or "\x00" in value:
             shown = key.replace("\x00", "\\x00")
             skipped.append(f"{path}: {shown} holds a NUL byte: skipped")
@@ -497,20 +500,23 @@ def _load_env_file(path: Path, skipped: list[str]) -> None:
 # Plain strings, not compiled here: the Stop hook imports this module, and re compiles
 # (and caches) them only when a .env file is there to read.
 _DOTENV_LINE = r"""(?mx)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
-    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>[^\r\n]*))"""
+    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>(?!['"])[^\r\n]*))"""
+# An assignment that opens a quote: when _DOTENV_LINE does not match there, the quote never closes.
+_DOTENV_QUOTED = r"""(?m)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=[ \t]*['"]"""
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 _ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
 _VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
 
 
-def parse_dotenv(text: str) -> dict[str, str]:
+def parse_dotenv(text: str, skipped: list[str] | None = None) -> dict[str, str]:
     """The variables of a ``.env`` file, read as python-dotenv reads them.
 
     ``KEY=value`` and ``export KEY=value``; ``#`` comments (after a space in a bare value);
     single quotes take ``\\'`` and ``\\\\``, double quotes also ``\\n``-style escapes, and both
     may span lines; ``${VAR}`` and ``${VAR:-default}`` expand (python-dotenv 1.x does so in
     single quotes too), from the real environment first, then the file's earlier lines.
-    Lines that are not assignments are skipped.
+    Lines that are not assignments are skipped, and so is one whose quote never closes (each
+    such said in ``skipped``).
     """
     values: dict[str, str] = {}
 
@@ -522,7 +528,9 @@ def parse_dotenv(text: str) -> dict[str, str]:
 
         return re.sub(_VARIABLE, lookup, value) if "${" in value else value
 
+    starts: set[int] = set()
     for match in re.finditer(_DOTENV_LINE, text):
+        starts.add(match.start())
         single, double, bare = match.group("single", "double", "bare")
         if single is not None:
             value = re.sub(r"\\([\\'])", r"\1", single)
@@ -531,4 +539,9 @@ def parse_dotenv(text: str) -> dict[str, str]:
         else:  # "KEY= # note" is empty, "KEY=#x" is "#x"
             value = re.sub(r"\s+#.*", "", match.group("gap") + bare).strip()
         values[match.group("key")] = expand(value)
+    if skipped is not None and ("'" in text or '"' in text):
+        for quoted in re.finditer(_DOTENV_QUOTED, text):
+            if quoted.start() not in starts:
+                line = text.count("\n", 0, quoted.start()) + 1
+                skipped.append(f"line {line}: the quote after {quoted.group('key')}= never closes: skipped")
     return values

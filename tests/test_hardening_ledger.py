@@ -821,6 +821,19 @@ def test_dotenv_with_a_nul_byte_skips_that_line_and_says_so(tmp_path):
     ]
 
 
+def test_dotenv_quote_never_closed_is_skipped_and_said(tmp_path):
+    # python-dotenv skips it; read as a bare value it made a database named '"unterminated'.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".env").write_text('BRAIN_DB="unterminated\nBRAIN_PROMPT_K=3\n')
+    proc = _brain(["turns"], tmp_path, BRAIN_HOME=str(home))
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        proc.stderr.decode() == f"warning: {home / '.env'}, line 1: the quote after BRAIN_DB= never closes: skipped\n"
+    )
+    assert not any(p.name.startswith('"') for p in tmp_path.rglob("*"))
+
+
 def test_dotenv_in_the_working_directory_and_real_env_win(tmp_path):
     home = tmp_path / "home"
     home.mkdir()

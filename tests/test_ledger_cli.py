@@ -56,6 +56,11 @@ def test_turns_json_and_filters(tmp_path):
     assert len(json.loads(result.output)) == 1
     result = CliRunner().invoke(cli, ["turns", "--json", "--project", "no-such-project"])
     assert json.loads(result.output) == []
+    # Turns there are, none of that session or project: not "no turns recorded yet".
+    result = CliRunner().invoke(cli, ["turns", "--session", "zzz"])
+    assert result.exit_code == 0 and result.output == "no turns recorded for session 'zzz'\n"
+    result = CliRunner().invoke(cli, ["turns", "--session", "aaaa", "--project", "nope"])
+    assert result.output == "no turns recorded for session 'aaaa' and project 'nope'\n"
 
 
 def test_turns_real_transcript(tmp_path):

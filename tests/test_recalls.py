@@ -155,6 +155,8 @@ def test_cli_lists_recent_prompts(tmp_path, monkeypatch):
     assert empty.exit_code == 0 and "no prompts recorded yet" in empty.output
     with connection(tmp_path / "brain.db") as conn:
         _fill(conn)
+    other = CliRunner().invoke(cli, ["recalls", "--session", "zzz"])
+    assert other.exit_code == 0 and other.output == "no prompts recorded for session 'zzz'\n"
     result = CliRunner().invoke(cli, ["recalls", "-n", "3"])
     assert result.exit_code == 0, result.output
     blocks = result.output.strip().split("\n\n")

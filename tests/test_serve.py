@@ -535,6 +535,9 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
             "recorded_to",
         }
         assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
+        assert post({**good, "Authorization": f"bearer  {token}"})[0] == 200  # the scheme's case is free (RFC 9110)
+        assert post({**good, "Authorization": f"Basic {token}"})[0] == 401
+        assert post({**good, "Authorization": token})[0] == 401
         assert post({k: v for k, v in good.items() if k != "Authorization"})[0] == 401
         assert post({**good, "Host": f"evil.example:{port}"})[0] == 403  # DNS rebinding
         assert post({**good, "Content-Type": "text/plain"})[0] == 415  # a cross-site form post

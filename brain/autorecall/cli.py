@@ -57,6 +57,8 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
         emit_json(data)
     elif stats:
         click.echo(_format_stats(data))
+    elif not data and session:
+        click.echo(f"no prompts recorded for session {terminal_safe(repr(session))}")
     elif not data:
         click.echo("no prompts recorded yet (brain hook install --prompt --vault V, then use Claude Code)")
     else:

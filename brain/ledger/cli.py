@@ -203,6 +203,11 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         return
     if as_json:
         emit_json(rows)
+    elif not rows and (session or project):
+        asked = " and ".join(
+            f"{what} {value!r}" for what, value in (("session", session), ("project", project)) if value
+        )
+        click.echo(f"no turns recorded for {terminal_safe(asked)}")
     elif not rows:
         click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
     else:

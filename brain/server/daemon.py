@@ -311,8 +311,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(404, protocol.error("bad_request", "POST /v1"))
         if self.headers.get("Host", "") not in hosts:  # a page on another origin, via DNS rebinding
             return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
-        expected = f"Bearer {daemon.token}"
-        if not hmac.compare_digest(self.headers.get("Authorization", "").encode(), expected.encode()):
+        scheme, _, token = self.headers.get("Authorization", "").strip().partition(" ")
+        # the scheme is case-insensitive (RFC 9110), the token compared in constant time
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), daemon.token.encode()):
             return self._reply(401, protocol.error("bad_request", "missing or wrong token (serve.json holds it)"))
         if not self.headers.get("Content-Type", "").startswith("application/json"):
             return self._reply(415, protocol.error("bad_request", "Content-Type: application/json"))
