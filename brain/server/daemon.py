@@ -313,7 +313,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
         scheme, _, token = self.headers.get("Authorization", "").strip().partition(" ")
         # the scheme is case-insensitive (RFC 9110), the token compared in constant time
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), daemon.token.encode()):
+        expected = (daemon.token or "").encode()  # set whenever HTTP is served
+        if scheme.lower() != "bearer" or not expected or not hmac.compare_digest(token.strip().encode(), expected):
             return self._reply(401, protocol.error("bad_request", "missing or wrong token (serve.json holds it)"))
         if not self.headers.get("Content-Type", "").startswith("application/json"):
             return self._reply(415, protocol.error("bad_request", "Content-Type: application/json"))
