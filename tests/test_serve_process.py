@@ -120,6 +120,26 @@ def test_a_server_whose_vault_was_deleted_is_still_stopped(tmp_path, processes):
     assert again.returncode == 1 and again.stderr.decode() == f"Error: vault not found: {root}\n"
 
 
+def test_a_server_whose_vault_path_now_leads_elsewhere_stops(tmp_path, processes, brain_home):
+    # The vault moved and a symlink put in its place: the path now leads to another folder, whose
+    # index and server are its own. The old server followed it into that index (a second server
+    # could start beside it there, and neither `status` nor `--stop` found the first): it stops.
+    vault = tmp_path / "notes"
+    write(vault, "a.md", "# A\n\nalpha note about herons.\n")
+    processes.vaults.append(vault)
+    started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120)
+    assert started.returncode == 0, started.stderr
+    pid = _ready(vault)["pid"]
+    moved = tmp_path / "notes.real"
+    vault.rename(moved)
+    vault.symlink_to(moved)
+    write(moved, "b.md", "# B\n\nbeta note about egrets.\n")  # a change the old server would index
+    wait_until(lambda: not runtime.pid_alive(pid), 30, "the server to stop")
+    assert not (config.index_dir(moved.resolve()) / "index.db").exists()  # it indexed nothing there
+    log = (brain_home / "logs" / "serve.log").read_text()
+    assert f"the vault {tmp_path / 'notes'} now leads to {moved}; stopping" in log
+
+
 def test_detach_on_a_vault_with_no_notes_serves_it_empty_then_stop_leaves_nothing(tmp_path, processes):
     vault = tmp_path / "empty"
     vault.mkdir()

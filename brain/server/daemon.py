@@ -139,9 +139,16 @@ class Daemon:
         )
 
     def wait(self) -> None:
-        """Block until ``request_stop`` (a signal, or a ``stop`` request)."""
+        """Block until ``request_stop`` (a signal, or a ``stop`` request), or until the vault's
+        path leads to another folder: this server's record and lock are the path's it started on,
+        so it could be neither found nor stopped by that folder's commands."""
         while not self.stopping.wait(0.5):
-            pass
+            elsewhere = self.service.led_elsewhere()
+            if elsewhere:
+                log.error(
+                    "%s; stopping (`brain serve --vault %s` serves it there)", elsewhere, shell_word(str(self.root))
+                )
+                return
 
     def request_stop(self) -> None:
         self.stopping.set()

@@ -157,6 +157,7 @@ class Service:
         force_polling: bool | None = None,
     ):
         self.root = root
+        self._resolved = root.resolve()  # where the vault's path led when the server started
         self.model = embedder.name if embedder is not None else config.embed_model_name()
         self.embedder = SerialEmbedder(embedder if embedder is not None else LazyEmbedder(self.model))
         self.rerank_model = rerank_model
@@ -279,8 +280,23 @@ class Service:
                 now - batch.first_seen,
             )
 
+    def led_elsewhere(self) -> str | None:
+        """What to say when the vault's path now leads to another folder (a symlink put where the
+        vault was, a folder above it swapped): that folder has an index and a server of its own."""
+        try:
+            now = self.root.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: nothing to index there either
+            return f"the vault {self.root} cannot be followed now"
+        if now == self._resolved:
+            return None
+        return f"the vault {self.root} now leads to {now}"
+
     def _index(self) -> Any:  # -> IndexReport | None (the pass failed, or the server stops)
         """``index_vault``, the same as `brain index`; waits its turn behind another writer."""
+        elsewhere = self.led_elsewhere()
+        if elsewhere:  # index_vault would follow the path into another folder's index
+            log.error("%s; not indexing it here", elsewhere)
+            return None
         while True:
             try:
                 report = index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
