@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -101,16 +102,19 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     assert f"serving {toy_vault.resolve()}" in log and "stopped serving" in log
 
 
-def test_a_server_whose_vault_was_deleted_is_still_stopped(tmp_path, processes):
-    vault = tmp_path / "gone"
+def _one_note_served(vault: Path, processes) -> int:
+    """A vault of one note, served detached (killed at the test's end); the server's pid."""
     write(vault, "a.md", "# A\n\nalpha note about herons.\n")
     processes.vaults.append(vault)
     started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120)
     assert started.returncode == 0, started.stderr
-    pid = _ready(vault)["pid"]
-    root = vault.resolve()
-    import shutil
+    return _ready(vault)["pid"]
 
+
+def test_a_server_whose_vault_was_deleted_is_still_stopped(tmp_path, processes):
+    vault = tmp_path / "gone"
+    pid = _one_note_served(vault, processes)
+    root = vault.resolve()
     shutil.rmtree(vault)  # the server stays, waiting for the vault to come back
     stopped = run_brain(["serve", "--vault", str(vault), "--stop"])
     assert stopped.returncode == 0, stopped.stderr
@@ -125,11 +129,7 @@ def test_a_server_whose_vault_path_now_leads_elsewhere_stops(tmp_path, processes
     # index and server are its own. The old server followed it into that index (a second server
     # could start beside it there, and neither `status` nor `--stop` found the first): it stops.
     vault = tmp_path / "notes"
-    write(vault, "a.md", "# A\n\nalpha note about herons.\n")
-    processes.vaults.append(vault)
-    started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120)
-    assert started.returncode == 0, started.stderr
-    pid = _ready(vault)["pid"]
+    pid = _one_note_served(vault, processes)
     moved = tmp_path / "notes.real"
     vault.rename(moved)
     vault.symlink_to(moved)
