@@ -29,7 +29,7 @@ _INLINE_TAG = re.compile(r"(?<![\w&/#\]\)])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)",
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s")
 # Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
 # markdown link's target ([back](#anchor)).
-_LINK_SPANS = re.compile(r"\[\[[^\]\n]*\]\]|\]\([^)\n]*\)")
+_LINK_SPANS = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^\[)\n]*\)")  # none reads past the next "[" (see links.py)
 
 
 @dataclass
