@@ -545,8 +545,9 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
     if _stdout_is_terminal():
         # The note's own escape sequences would act on it (a title set, the clipboard written
-        # by OSC 52): shown as text.
-        click.echo(terminal_safe(header))
+        # by OSC 52): shown as text, each field cleaned on its own.
+        heading = f" › {terminal_safe(data['heading'])}" if data["heading"] else ""
+        click.echo(f"{terminal_safe(data['title'])}  ({terminal_safe(data['path'])}{heading})\n")
         click.echo(terminal_safe(data["text"].strip("\n")))
     else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)
@@ -577,20 +578,21 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    lines = [f"{data['title']}  ({data['path']})", f"\nlinks ({len(data['links'])}):"]
+    safe = terminal_safe  # each of the vault's fields on its own: an escape's start ends with its field
+    lines = [f"{safe(data['title'])}  ({safe(data['path'])})", f"\nlinks ({len(data['links'])}):"]
     written: dict[str, int] = {}  # the same link written again is one line with its count (not 20,000 lines)
     for link in data["links"]:
-        where = link["path"] or link["status"]
-        anchor = f"#{link['anchor']}" if link["anchor"] else ""
-        line = f"  → [[{link['target']}{anchor}]]  {where}" + (
+        where = safe(link["path"] or link["status"])
+        anchor = f"#{safe(link['anchor'])}" if link["anchor"] else ""
+        line = f"  → [[{safe(link['target'])}{anchor}]]  {where}" + (
             f"  ({link['kind']})" if link["kind"] != "wikilink" else ""
         )
         written[line] = written.get(line, 0) + 1
     lines += [line + (f"  ×{times}" if times > 1 else "") for line, times in written.items()]
     lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:
-        lines.append(f"  ← {link['path']}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
-    click.echo(terminal_safe("\n".join(lines)))  # titles, link targets and paths from the vault
+        lines.append(f"  ← {safe(link['path'])}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+    click.echo("\n".join(lines))
 
 
 @cli.group()

@@ -417,6 +417,27 @@ def test_links_history_and_errors_show_no_terminal_control(tricky_vault):
     assert CONTROL.search(out.output) is None, repr(out.output)
 
 
+@pytest.mark.parametrize(
+    ("tail", "title"),  # YAML's escapes: CSI, ESC [, ESC; an OSC never ended shows what follows it
+    [("\\u009b", "Plan"), ("\\e[", "Plan"), ("\\e", "Plan"), ("\\e]0;", "Plan0;")],
+)
+def test_a_title_ending_in_an_escape_takes_none_of_brains_own_text(tmp_path, tail, title):
+    # Cleaned as one line, "Plan\x9b" + ")  note 1" read as a CSI sequence ending at "n":
+    # brain's own words after a note's field went with it. Each field is cleaned on its own.
+    root = tmp_path / "v"
+    write(root, "plan.md", f'---\ntitle: "Plan{tail}"\n---\nbody [[Other]]\n')
+    write(root, "Other.md", "# Other\n\nthe other note\n")
+    index_vault(root, progress=False)
+    history = CliRunner().invoke(cli, ["history", "plan", "--vault", str(root)], color=True)
+    assert history.exit_code == 0, history.output
+    first = history.output.splitlines()[0]
+    assert first.startswith(f"plan.md  ({title})  note ") and first.endswith(", current"), repr(history.output)
+    links = CliRunner().invoke(cli, ["neighbours", "plan", "--vault", str(root)], color=True)
+    assert links.output.splitlines()[0] == f"{title}  (plan.md)", repr(links.output)
+    back = CliRunner().invoke(cli, ["neighbours", "Other", "--vault", str(root)], color=True)
+    assert "  ← plan.md" in back.output.splitlines(), repr(back.output)
+
+
 def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_vault, monkeypatch):
     import brain.cli
 

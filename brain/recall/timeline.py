@@ -22,6 +22,7 @@ from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..links import Link, Resolver, pasted_link_target
 from ..notes import decode, split_frontmatter
+from ..text import terminal_safe
 from ..vault import resolve_vault
 from .past import PastIndex
 from .supersession import successors
@@ -314,12 +315,15 @@ def history_text(history: NoteHistory) -> str:
         return local_time(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
 
     state = "current" if history.current else "deleted"
-    lines = [f"{history.path}  ({history.title})  note {history.note_id}, {state}", "", "versions"]
+    # Each of the vault's fields cleaned on its own: cleaned as one line, a title ending in an
+    # escape's first bytes took the words after it ("Plan\x9b" + ")  note 1" read as one CSI).
+    safe = terminal_safe
+    lines = [f"{safe(history.path)}  ({safe(history.title)})  note {history.note_id}, {state}", "", "versions"]
     if history.earlier_versions:
         lines.append(f"  … {history.earlier_versions} earlier (`--last 0` lists every version)")
     for v in history.versions:
-        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {v.path}")
-        lines.append(f"  {'':16}  {'':9} {'':>8}  {v.changes}")
+        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {safe(v.path)}")
+        lines.append(f"  {'':16}  {'':9} {'':>8}  {safe(v.changes)}")
         if v.ended == "deleted":
             lines.append(f"  {when(v.recorded_to)}  deleted")
     lines += ["", "links (written by this note)"]
@@ -328,17 +332,17 @@ def history_text(history: NoteHistory) -> str:
     lines += [_span_line(s, when, "←") for s in history.backlinks] or ["  none"]
     if history.replaces or history.replaced_by:
         lines += ["", "supersession"]
-        for entry in history.replaces:
-            lines.append(f"  replaces     {entry['title']}  ({entry['path']}, dated {(entry['date'] or '?')[:10]})")
-        for entry in history.replaced_by:
-            lines.append(f"  replaced by  {entry['title']}  ({entry['path']}, dated {(entry['date'] or '?')[:10]})")
+        for label, entries in (("replaces   ", history.replaces), ("replaced by", history.replaced_by)):
+            for entry in entries:
+                dated = safe((entry["date"] or "?")[:10])
+                lines.append(f"  {label}  {safe(entry['title'])}  ({safe(entry['path'])}, dated {dated})")
     return "\n".join(lines)
 
 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
-    where = span.path or ("dangling" if span.kind != "embed" else "not a note")
-    return f"  {mark} [[{span.target}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
+    where = terminal_safe(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
+    return f"  {mark} [[{terminal_safe(span.target)}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
 
 
 def _size(size: int) -> str:
