@@ -637,8 +637,8 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        titles = ", ".join(f"{t['title']} ({t['times']})" for t in data["top_promoted"])
-        click.echo(terminal_safe(f"\nmost promoted via links: {titles}"))
+        titles = ", ".join(f"{terminal_safe(t['title'])} ({t['times']})" for t in data["top_promoted"])
+        click.echo(f"\nmost promoted via links: {titles}")
 
 
 def _confirm_discarding_history(vault: str | None) -> bool:

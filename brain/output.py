@@ -84,10 +84,11 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
         lines.append(f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)")
     if dated:
         lines.append("")
+    safe = terminal_safe  # each of the notes' fields on its own: an escape's start ends with its field
     for rank, c in enumerate(result.results, 1):
-        via = f"  via [[{c.via.from_title}]]" if c.via else ""
-        lines.append(f"{rank:>2}. {c.score:6.3f}  {c.title}{via}")
-        location = c.path + (f" › {c.heading}" if c.heading else "")
+        via = f"  via [[{safe(c.via.from_title)}]]" if c.via else ""
+        lines.append(f"{rank:>2}. {c.score:6.3f}  {safe(c.title)}{via}")
+        location = safe(c.path) + (f" › {safe(c.heading)}" if c.heading else "")
         lines.append(f"           {location}")
         if dated:
             lines.append(f"           {_dates(c)}")
@@ -118,9 +119,8 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
         if i < len(b.results):
             c = b.results[i]
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
-            right = f"{mark} " + _clip(
-                terminal_safe(c.title + (f"  via [[{c.via.from_title}]]" if c.via else "")), column
-            )
+            via = f"  via [[{terminal_safe(c.via.from_title)}]]" if c.via else ""
+            right = f"{mark} " + _clip(terminal_safe(c.title) + via, column)
         rows.append(f"{i + 1:>2}. {left:<{column}}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
@@ -132,7 +132,7 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     parts: list[str] = []
     used = 0
     for c in result.results:
-        header = terminal_safe(f"### {c.path}" + (f" › {c.heading}" if c.heading else ""))
+        header = f"### {terminal_safe(c.path)}" + (f" › {terminal_safe(c.heading)}" if c.heading else "")
         body = terminal_safe(c.text).strip()
         block = f"{header}\n{body}\n"
         room = budget - used

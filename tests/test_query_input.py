@@ -438,6 +438,23 @@ def test_a_title_ending_in_an_escape_takes_none_of_brains_own_text(tmp_path, tai
     assert "  ← plan.md" in back.output.splitlines(), repr(back.output)
 
 
+def test_ask_output_cleans_each_field_on_its_own():
+    # A via title, a path and a heading each ending in a CSI's first byte, with brain's own text
+    # after each on the same line: none of it may go with them.
+    from brain.output import context_bundle, result_text, side_by_side
+    from brain.recall.types import Candidate, Gate, RecallResult, Via
+
+    hit = Candidate(1, "Hub.md", "Hub", 1, "Part\x9b", "text", 0.5, 0.5)
+    hit.path = "Hub\x9b"  # a file name may hold any byte but / and NUL
+    promoted = Candidate(2, "Spoke.md", "Spoke\x9b", 2, "", "text", 0.4, 0.4)
+    promoted.via = Via("Hub.md", "Hub\x9b", "links to", "wikilink")
+    result = RecallResult("q", "hybrid+ppr", Gate(False, "x"), [hit, promoted])
+    text = result_text(result, width=100)
+    assert "Hub › Part" in text and "Spoke  via [[Hub]]" in text, repr(text)
+    assert "### Hub › Part" in context_bundle(result, 2000)
+    assert "* Spoke  via [[Hub]]" in side_by_side(RecallResult("q", "vector", Gate(False, "x"), [hit]), result)
+
+
 def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_vault, monkeypatch):
     import brain.cli
 
