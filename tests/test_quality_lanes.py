@@ -234,6 +234,23 @@ def test_a_long_word_two_edits_from_a_name_still_matches_it_for_less():
     assert not index.search("owlbare", 3)[0].whole  # a guess is not the name
 
 
+def test_a_word_too_long_to_be_a_typo_costs_no_variants(monkeypatch):
+    # Each word's variants are the word less one letter: a 100,000-letter alias (frontmatter
+    # holds 64 KB) or query word was 100,000 strings of 100,000 letters, built in seconds and
+    # gigabytes. A word that long is matched as written.
+    from brain.recall import names as names_module
+    from brain.recall.names import FUZZY_MAX, Name, NameIndex
+
+    seen: list[int] = []
+    deletions = names_module._deletions
+    monkeypatch.setattr(names_module, "_deletions", lambda word: seen.append(len(word)) or deletions(word))
+    blob = "q" * 100_000
+    index = NameIndex([Name(1, "Owlbear", ("owlbear",)), Name(2, blob, (blob,))])
+    assert index._matches(blob) == {blob: 1.0}  # as written, still found
+    assert index._matches(blob + "x") == {} and index._matches("owlbare") != {}
+    assert seen and max(seen) <= FUZZY_MAX + 2
+
+
 def test_names_lane_stays_out_of_questions(named_vault):
     from brain.recall.query_form import is_question
 

@@ -55,6 +55,9 @@ FUZZY_WEIGHT = 0.8
 # Words this long also match a name word two edits away ("owlbare" → owlbear), for less.
 FUZZY2_MIN = 7
 FUZZY2_WEIGHT = 0.6
+# A word longer than this is an identifier or a pasted blob, not a word to misspell: it matches as
+# written (its variants, the word less one letter each, cost its length squared to build).
+FUZZY_MAX = 40
 ORDER_BONUS = 1.2
 MIN_COVERAGE = 0.5  # a name less than half present is not that name
 MIN_QUERY_SHARE = 0.25  # a name that accounts for less of the query is a word in passing, not what is asked for
@@ -170,7 +173,7 @@ class NameIndex:
         self._fuzzy: dict[str, tuple[str, ...]] = {}
         fuzzy, get = self._fuzzy, self._fuzzy.get
         for w in self.by_word:
-            if len(w) >= FUZZY_MIN:
+            if FUZZY_MIN <= len(w) <= FUZZY_MAX:
                 variants = _deletions(w)
                 variants.add(w)
                 for variant in variants:
@@ -226,7 +229,7 @@ class NameIndex:
         if word in self.by_word:  # a word names use as such is meant as itself, not as a typo
             return {word: 1.0}
         out: dict[str, float] = {}
-        if len(word) >= FUZZY_MIN:
+        if FUZZY_MIN <= len(word) <= FUZZY_MAX + 2:  # two edits from the longest name word with variants
             # A name word sharing a variant with this one (itself or one letter deleted, each
             # side) is at most two edits away: one, or two for words of FUZZY2_MIN letters.
             for variant in _deletions(word) | {word}:
