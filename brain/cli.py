@@ -156,6 +156,7 @@ def index(
     click.echo(
         f"  this run: {report.new} new, {report.changed} changed, {report.renamed} renamed, "
         f"{report.removed} removed, {report.unchanged} unchanged; {report.embedded} chunks embedded"
+        + (f", {report.kept} kept (their text unchanged)" if report.kept else "")
     )
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import unicodedata
@@ -216,6 +217,7 @@ def test_changed_note_is_rechunked_and_reembedded_alone(indexed):
     vault, first = indexed
     with _view(vault) as view:
         before = {p: [c["id"] for c in view.chunks(p)] for p in view.paths()}
+        vectors_before = {(c["heading"], c["text"]): c["vector"] for c in view.chunks("AI/Graph RAG.md")}
         graph_id = view.id("AI/Graph RAG.md")
         assert "AI/Graph RAG.md" in view.backlinks("Home.md")
 
@@ -229,7 +231,11 @@ def test_changed_note_is_rechunked_and_reembedded_alone(indexed):
     with _view(vault) as view:
         after = view.chunks("AI/Graph RAG.md")
         assert (report.changed, report.new, report.unchanged, report.removed) == (1, 0, 34, 0)
-        assert report.embedded == len(after) == len(fake.embedded)
+        # Only the chunks the edit changed are embedded; the others keep their vectors, byte for byte.
+        edited = [c for c in after if (c["heading"], c["text"]) not in vectors_before]
+        assert 1 <= report.embedded == len(edited) == len(fake.embedded) < len(after)
+        assert report.kept == len(after) - len(edited)
+        assert all(c["vector"] == vectors_before[c["heading"], c["text"]] for c in after if c not in edited)
         assert all(t.startswith("Graph RAG") for t in fake.embedded)  # embedded text = title + path
         assert after[-1]["heading"] == "Graph RAG > Added later"
         assert after[-1]["text"] == f"## Added later\n\n{added}"
@@ -243,6 +249,54 @@ def test_changed_note_is_rechunked_and_reembedded_alone(indexed):
         assert report.chunks == first.chunks - len(before["AI/Graph RAG.md"]) + len(after)
     assert_faiss_matches(config.index_dir(vault))
     assert not set(before["AI/Graph RAG.md"]) & faiss_ids(config.index_dir(vault))
+
+
+def test_an_edit_that_only_removes_needs_no_model(indexed):
+    # A section cut from a note: every chunk left was embedded from the same text before, so
+    # the run keeps their vectors and never loads the model (`brain ask`'s catch-up stays fast).
+    vault, _ = indexed
+    note = vault / "AI" / "Chunking strategies.md"
+    text = note.read_text(encoding="utf-8")
+    cut = text.index("\n## ", text.index("\n## ") + 1)  # from the second section on
+    note.write_text(text[:cut] + "\n", encoding="utf-8")
+    report = index_vault(vault, model_name="fake:64", progress=False, load=lambda name: pytest.fail("model loaded"))
+    assert (report.changed, report.embedded) == (1, 0)
+    with _view(vault) as view:
+        assert report.kept == len(view.chunks("AI/Chunking strategies.md")) > 0
+    assert_faiss_matches(config.index_dir(vault))
+
+
+def test_a_new_title_embeds_every_chunk_again(indexed):
+    # The title is in the text each chunk is embedded from: none keeps its vector.
+    vault, _ = indexed
+    note = vault / "AI" / "Chunking strategies.md"
+    note.write_text("---\ntitle: Cutting notes up\n---\n" + note.read_text(encoding="utf-8"), encoding="utf-8")
+    fake = FakeEmbedder()
+    report = _index(vault, fake)
+    with _view(vault) as view:
+        chunks = view.chunks("AI/Chunking strategies.md")
+    assert report.kept == 0 and report.embedded == len(chunks) == len(fake.embedded)
+    assert all(t.startswith("Cutting notes up") for t in fake.embedded)
+
+
+def test_kept_vectors_are_what_a_fresh_index_holds(indexed, tmp_path, monkeypatch):
+    # Edits of several kinds, indexed incrementally, against the same vault indexed from nothing:
+    # the same chunks with the same vectors, byte for byte, and FAISS in step with them.
+    vault, _ = indexed
+    graph = vault / "AI" / "Graph RAG.md"
+    graph.write_text(graph.read_text(encoding="utf-8").replace("[[Home]]", "the home note"), encoding="utf-8")
+    chunking = vault / "AI" / "Chunking strategies.md"
+    chunking.write_text("Opening words.\n\n" + chunking.read_text(encoding="utf-8"), encoding="utf-8")
+    report = _index(vault, FakeEmbedder())
+    assert report.kept > 0 and report.embedded > 0
+    with _view(vault) as view:
+        incremental = {p: [(c["heading"], c["text"], c["vector"]) for c in view.chunks(p)] for p in view.paths()}
+    assert_faiss_matches(config.index_dir(vault))
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "fresh-home"))
+    _index(vault, FakeEmbedder())
+    with _view(vault) as view:
+        fresh = {p: [(c["heading"], c["text"], c["vector"]) for c in view.chunks(p)] for p in view.paths()}
+    assert incremental == fresh
 
 
 def test_deleted_note_leaves_index_and_graph(indexed):
@@ -747,6 +801,13 @@ def test_human_output(toy_vault):
     )
     second = _invoke("index", "--vault", str(toy_vault)).stdout.splitlines()
     assert second[1] == "  this run: 0 new, 0 changed, 0 renamed, 0 removed, 35 unchanged; 0 chunks embedded"
+    note = toy_vault / "AI" / "Chunking strategies.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    third = _invoke("index", "--vault", str(toy_vault)).stdout.splitlines()
+    assert re.fullmatch(
+        r"  this run: 0 new, 1 changed, 0 renamed, 0 removed, 34 unchanged; 1 chunks embedded, \d+ kept \(their text unchanged\)",
+        third[1],
+    ), third[1]
     assert _invoke("index", "--vault", str(toy_vault), "--quiet").stdout == ""
 
     status = _invoke("status", "--vault", str(toy_vault), "-v").stdout

@@ -37,7 +37,7 @@ from .linking import resolve_links
 from .parsing import Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
-from .store import IndexStore, index_errors
+from .store import IndexStore, StoredVector, index_errors
 
 log = logging.getLogger("brain")
 
@@ -59,6 +59,7 @@ class IndexReport:
     notes: int = 0
     chunks: int = 0
     embedded: int = 0  # chunks embedded this run
+    kept: int = 0  # chunks of changed notes whose text did not change: their vectors kept, not embedded
     removed: int = 0  # notes removed this run
     skipped: int = 0
     new: int = 0
@@ -469,29 +470,50 @@ class _Run:
             )
         return self.embedder
 
+    def _kept_vectors(self, note_id: int | None) -> dict[str, StoredVector]:
+        """The changed note's vectors by the text each was embedded from: a chunk the edit left
+        as it was (the same text, heading, title and, with ``…+path``, folders) keeps its vector."""
+        found = self.store.embedded_chunks(note_id) if note_id is not None else None
+        if found is None:
+            return {}
+        title, path, chunks = found
+        folders = path if self.chunk_path else None
+        return {  # a stored heading is the path joined: as one part, it embeds as it did
+            embedding_text(title, Chunk(0, (heading,) if heading else (), text), folders): vector
+            for heading, text, vector in chunks
+        }
+
     def _flush(self, batch: list[_Pending]) -> None:
         """Embed a batch of notes and commit them, with their vectors and their history, in one
-        transaction."""
-        embedder = self._ensure_embedder()
-        texts = [
-            embedding_text(note.title, chunk, note.path if self.chunk_path else None)
-            for note, _, _, chunks, _, _ in batch
-            for chunk in chunks
-        ]
-        matrix = embedder.embed_documents(texts)
+        transaction. A changed note's chunks whose text did not change keep their vectors: an
+        edit of one section embeds that section, and an edit that only removes needs no model."""
+        texts: list[str] = []
+        vectors: list[StoredVector | int] = []  # each chunk's kept vector, or its text's place in texts
+        for note, _, note_id, chunks, _, _ in batch:
+            kept = self._kept_vectors(note_id)
+            for chunk in chunks:
+                wanted = embedding_text(note.title, chunk, note.path if self.chunk_path else None)
+                vector = kept.get(wanted)
+                vectors.append(vector if vector is not None else len(texts))
+                if vector is None:
+                    texts.append(wanted)
+        embedder = self._ensure_embedder() if texts or self.store.get_meta("model") is None else None
+        matrix = embedder.embed_documents(texts) if embedder is not None else None
         self.report.embedded += len(texts)
+        self.report.kept += len(vectors) - len(texts)
         offset = 0
         batch_added: list[int] = []
         with self.store.transaction():
             now = time.time()
-            self.store.record_model(
-                self.model_name,
-                embedder.dim,
-                getattr(embedder, "query_prefix", ""),
-                getattr(embedder, "passage_prefix", ""),
-                getattr(embedder, "backend", backend_name(self.model_name)),
-                getattr(embedder, "backend_version", ""),
-            )
+            if embedder is not None:
+                self.store.record_model(
+                    self.model_name,
+                    embedder.dim,
+                    getattr(embedder, "query_prefix", ""),
+                    getattr(embedder, "passage_prefix", ""),
+                    getattr(embedder, "backend", backend_name(self.model_name)),
+                    getattr(embedder, "backend_version", ""),
+                )
             if self.store.get_meta("chunking") is None:
                 self.store.set_meta("chunking", self.chunking)
             for note, file, note_id, chunks, data, text in batch:
@@ -500,7 +522,13 @@ class _Run:
                 note_id = self.store.write_note(note, file.size, file.mtime_ns, note_id, restore_id=prior.restore_id)
                 rows = []
                 for chunk in chunks:
-                    rows.append((chunk.ordinal, chunk.heading, chunk.text, matrix[offset].tobytes()))
+                    slot = vectors[offset]
+                    if isinstance(slot, StoredVector):
+                        blob: bytes = slot
+                    else:
+                        assert matrix is not None  # a text to embed made the embedder load
+                        blob = matrix[slot].tobytes()
+                    rows.append((chunk.ordinal, chunk.heading, chunk.text, blob))
                     offset += 1
                 removed, added = self.store.replace_chunks(note_id, rows, lexical=False, new=new)
                 self.removed_ids += removed

@@ -1048,6 +1048,22 @@ class IndexStore:
         cursor.row_factory = None  # plain tuples: 100,000 sqlite3.Row objects were half the time
         return cursor.execute("SELECT id, indexed_at FROM notes ORDER BY id").fetchall()
 
+    def embedded_chunks(self, note_id: int) -> tuple[str, str, list[tuple[str, str, StoredVector]]] | None:
+        """A note's title, path and chunks as (heading, text, stored vector): what an edit of the
+        note can keep of them (a chunk embedded from the same text keeps its vector). None when
+        there is no such note."""
+        row = self.conn.execute("SELECT title, path FROM notes WHERE id = ?", (note_id,)).fetchone()
+        if row is None:
+            return None
+        chunks = [
+            (heading or "", text, StoredVector(blob))
+            for heading, text, blob in self.conn.execute(
+                "SELECT heading, text, vector FROM chunks WHERE note_id = ?", (note_id,)
+            )
+            if isinstance(blob, bytes) and isinstance(text, str)
+        ]
+        return row[0], row[1], chunks
+
     def titles_of(self, note_ids: Iterable[int] | None = None) -> dict[int, str]:
         """note id → title, of these notes (None: every note)."""
         if note_ids is None:
@@ -2635,12 +2651,21 @@ def dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
 
+class StoredVector(bytes):
+    """A vector already in the form the index stores (``embedded_chunks`` read it): written as
+    it is, not encoded again (``replace_chunks``)."""
+
+
 def _stored(vectors: Sequence[bytes]) -> list[bytes]:
     """float32 vectors' bytes as the index stores them (vector_blobs.py; imported here, on
-    first use, for numpy: a no-op `brain index` imports none)."""
+    first use, for numpy: a no-op `brain index` imports none); a ``StoredVector`` as it is."""
+    fresh = [v for v in vectors if not isinstance(v, StoredVector)]
+    if not fresh:
+        return [bytes(v) for v in vectors]
     from .vector_blobs import encode
 
-    return encode(vectors)
+    encoded = iter(encode(fresh))
+    return [bytes(v) if isinstance(v, StoredVector) else next(encoded) for v in vectors]
 
 
 def _float32(blobs: Sequence[bytes]) -> list[bytes]:
