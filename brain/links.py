@@ -208,6 +208,18 @@ class Resolver:
         for path, names in sorted((aliases or {}).items()):
             for alias in names:
                 self.by_alias.setdefault(alias_key(alias), []).append(path)
+        # (candidates, the source's folder) → the nearest: a hub of 20,000 links to one of a
+        # thousand notes of the same name weighed the thousand for every link.
+        self._nearest: dict[tuple[int, str], str] = {}
+
+    def _nearest_of(self, candidates: list[str], source: str) -> str:
+        if len(candidates) == 1:
+            return candidates[0]
+        key = (id(candidates), posixpath.dirname(source))  # the lists live as long as the resolver
+        found = self._nearest.get(key)
+        if found is None:
+            found = self._nearest[key] = nearest(candidates, source)
+        return found
 
     def resolve(self, link: Link, source: str) -> str | None:
         """The note path a link points to, or None when dangling."""
@@ -229,10 +241,10 @@ class Resolver:
                 return hit
         candidates = self.by_name.get(folded if "/" not in bare else _norm(posixpath.basename(bare)))
         if candidates and "/" not in bare:
-            return nearest(candidates, source)
+            return self._nearest_of(candidates, source)
         aliased = self.by_alias.get(_norm(target))
         if aliased:
-            return nearest(aliased, source)
+            return self._nearest_of(aliased, source)
         return None
 
     def _by_tail(self, bare: str, source: str) -> str | None:

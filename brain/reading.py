@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .chunking import heading_of
 from .errors import BrainError
 from .links import _FENCE, Link, Resolver, pasted_link_target
 from .notes import parse_note
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from .index.store import IndexStore
 
 DEFAULT_MAX_CHARS = 40_000  # a long note is cut here (MCP clients cap a tool's output too)
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -170,17 +170,23 @@ def headings(body: str) -> list[dict[str, Any]]:
         if fence_match:
             fence = fence_match.group(1)
             continue
-        match = _HEADING.match(line)
-        if not match:
+        heading = heading_of(line)
+        if not heading:
             continue
-        level, text = len(match.group(1)), match.group(2).strip()
+        level, text = heading
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, text))
         found.append({"heading": text, "path": " > ".join(t for _, t in stack), "level": level, "line": number})
-    for i, section in enumerate(found):
-        later = [s["line"] for s in found[i + 1 :] if s["level"] <= section["level"]]
-        section["end"] = later[0] if later else len(lines)
+    # A section ends at the next heading of its level or above: one pass, the sections still
+    # open on a stack (each heading closes those at or below its level), not a scan per heading.
+    open_sections: list[dict[str, Any]] = []
+    for section in found:
+        while open_sections and open_sections[-1]["level"] >= section["level"]:
+            open_sections.pop()["end"] = section["line"]
+        open_sections.append(section)
+    for section in open_sections:
+        section["end"] = len(lines)
     return found
 
 

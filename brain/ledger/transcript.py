@@ -67,8 +67,6 @@ _NOT_A_PROMPT = (
 )
 _HOOK_OUTPUT = r"[A-Za-z]+(?::\S+)? hook (?:success|additional context|blocking error|feedback)"
 _REMINDER = r"(?s)<system-reminder>.*?(?:</system-reminder>|$)"
-_COMMAND_NAME = r"(?s)<command-name>\s*(.*?)\s*</command-name>"
-_COMMAND_ARGS = r"(?s)<command-args>\s*(.*?)\s*</command-args>"
 
 # Conservative: phrases that state a choice made, in English and Russian. The keywords
 # are a cheap pre-check so most turns never compile the pattern.
@@ -272,14 +270,25 @@ def prompt_text(record: dict[str, Any], *, allow_sidechain: bool = False) -> str
         return None
     if " hook " in text[:60] and re.match(_HOOK_OUTPUT, text):
         return None
-    name = re.search(_COMMAND_NAME, text) if "<command-name>" in text else None
-    if name:
-        args = re.search(_COMMAND_ARGS, text)
-        command = name.group(1)
+    command = _tagged(text, "command-name") if "<command-name>" in text else None
+    if command is not None:
+        args = _tagged(text, "command-args")
         if not command.startswith("/"):
             command = "/" + command
-        text = f"{command} {args.group(1)}".strip() if args else command
+        text = f"{command} {args}".strip() if args is not None else command
     return clip(text, ASK_CHARS)
+
+
+def _tagged(text: str, tag: str) -> str | None:
+    """What the first ``<tag>…</tag>`` holds, stripped; None without a closed one. Found with
+    ``str.find``: a regex with "\\s*(.*?)\\s*" took seconds on a prompt of unclosed tags or
+    spaces (past the hook's deadline, which is checked between records)."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return text[start:end].strip() if end >= 0 else None
 
 
 def read_last_turn(

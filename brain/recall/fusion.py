@@ -121,21 +121,21 @@ def order_successors_first(order: list[int], successor: dict[int, int]) -> list[
     """Move each successor just above the note it supersedes when it ranks below it.
 
     ``successor`` maps a superseded note id to the id of the note that replaced it; a chain
-    (A → B → C) is followed to its end. Notes not in ``order`` are inserted.
+    (A → B → C) is followed to its end. Notes not in ``order`` are inserted. One pass, each
+    note placed once: a note comes after its successor chain, as far as that is not placed
+    already (a cycle ends where it comes back), so a chain of a thousand costs its length.
     """
-    result = list(order)
-    for _ in range(len(successor) + 1):  # bounded: chains are short, cycles must not spin
-        moved = False
-        for old, new in successor.items():
-            if old not in result:
-                continue
-            i = result.index(old)
-            if new in result and result.index(new) < i:
-                continue
-            if new in result:
-                result.remove(new)
-            result.insert(i, new)
-            moved = True
-        if not moved:
-            break
+    result: list[int] = []
+    placed: set[int] = set()
+    for note in order:
+        if note in placed:
+            continue
+        chain, seen = [note], {note}
+        after = successor.get(note)
+        while after is not None and after not in placed and after not in seen:
+            chain.append(after)
+            seen.add(after)
+            after = successor.get(after)
+        result.extend(reversed(chain))
+        placed.update(chain)
     return result

@@ -43,7 +43,7 @@ MAX_NAME_WORDS = 4
 
 def _normalise(text: str) -> str:
     text = text.strip().strip("\"'`“”«»[]").strip()
-    text = re.sub(r"[?!.]+$", "", text)
+    text = text.rstrip("?!.")  # not a regex: "[?!.]+$" tried every dot of a long run again
     return re.sub(r"\s+", " ", text).casefold()
 
 

@@ -13,10 +13,10 @@ import datetime as dt
 import difflib
 import json
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..chunking import heading_of
 from ..errors import BrainError
 from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
@@ -26,8 +26,6 @@ from ..text import terminal_safe
 from ..vault import resolve_vault
 from .past import PastIndex
 from .supersession import successors
-
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 @dataclass
@@ -215,7 +213,7 @@ def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: s
         removed += i2 - i1
         added += j2 - j1
         # The sections a change touches: those it adds or removes, else the one it sits in.
-        inside = [m.group(1) for line in new_lines[j1:j2] + old_lines[i1:i2] if (m := _HEADING.match(line))]
+        inside = [h[1] for line in new_lines[j1:j2] + old_lines[i1:i2] if (h := heading_of(line))]
         if not inside:
             above = _heading_above(new_lines, j1) if j2 > j1 else _heading_above(old_lines, i1)
             inside = [above] if above else []
@@ -235,9 +233,9 @@ def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: s
 
 def _heading_above(lines: list[str], index: int) -> str | None:
     for line in reversed(lines[: index + 1]):
-        match = _HEADING.match(line)
-        if match:
-            return match.group(1)
+        heading = heading_of(line)
+        if heading:
+            return heading[1]
     return None
 
 

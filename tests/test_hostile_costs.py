@@ -1,0 +1,145 @@
+"""Inputs that made brain's work grow faster than their size (a hostile note, title, query or
+prompt, found by reading the patterns and loops and timing them): each now costs its size.
+
+Where a count shows it, the test counts; where only time does, the bound is many times what the
+work takes now and a fraction of what it took (the figures are in each test).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+
+from brain.chunking import chunk_note, heading_of
+from brain.ledger.transcript import prompt_text
+from brain.links import Link, Resolver
+from brain.reading import headings
+from brain.recall import fusion
+from brain.recall.gate import _normalise
+
+_OLD_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _seconds(work) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def test_a_heading_is_read_as_the_old_pattern_read_it():
+    pieces = ["#", "##", "###", "#######", " ", "  ", "\t", "a", "b c", "#x", " #", "\r", "é", "C#"]
+    rng = random.Random(48)
+    for _ in range(20_000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        old = _OLD_HEADING.match(line)
+        assert heading_of(line) == ((len(old.group(1)), old.group(2).strip()) if old else None), repr(line)
+
+
+def test_a_heading_of_spaces_or_hashes_costs_its_length():
+    # "# a" + 1,600 spaces + "b" took 5 s to read (cubic); 40,000 hashes 12 s (quadratic).
+    for line in ("# a" + " " * 20_000 + "b", "# a" + "#" * 40_000 + "b"):
+        assert _seconds(lambda line=line: chunk_note(line + "\n\nbody\n")) < 2
+    assert heading_of("## Setup ##") == (2, "Setup")
+
+
+def test_a_long_heading_is_carried_by_its_chunks_cut_short():
+    # Every chunk of a section carries its heading path: a 200 KB heading over 200 KB of text
+    # was 48 MB of index. The path keeps 1,000 characters of each heading.
+    chunks = chunk_note("# " + "long " * 40_000 + "\n\n" + "Some words here. " * 2_000)
+    assert len(chunks) > 10 and all(len(c.heading) <= 1_000 for c in chunks)
+
+
+def test_section_ends_are_found_in_one_pass():
+    # Each heading scanned every later one: 20,000 headings took 9 s (`brain note`, MCP get_note).
+    rng = random.Random(7)
+    body = "\n".join(f"{'#' * rng.randint(1, 4)} h{i}\nline" for i in range(300))
+    found = headings(body)
+    lines = body.split("\n")
+    for i, section in enumerate(found):  # what the scan found: the next heading at its level or above
+        later = [s["line"] for s in found[i + 1 :] if s["level"] <= section["level"]]
+        assert section["end"] == (later[0] if later else len(lines))
+    assert _seconds(lambda: headings("# h\n" * 100_000)) < 3
+
+
+def test_a_run_of_dots_in_a_name_or_query_costs_its_length():
+    # "[?!.]+$" retried the run from every dot: 40,000 dots and an "x" took 4.5 s a query.
+    assert _normalise("What is it?!..") == "what is it"
+    assert _seconds(lambda: _normalise("." * 200_000 + "x")) < 1
+
+
+def _user(text: str) -> dict:
+    return {"type": "user", "message": {"role": "user", "content": text}}
+
+
+def test_an_unclosed_command_tag_in_a_prompt_costs_its_length():
+    # Past the Stop hook's deadline: 8,000 unclosed tags took 8.4 s, 2,000 spaces after one 4 s.
+    command = "<command-name>/model</command-name>\n<command-args>opus</command-args>"
+    assert prompt_text(_user(command)) == "/model opus"
+    assert prompt_text(_user("<command-name> review </command-name>")) == "/review"
+    for text in ("x <command-name>" * 50_000, "<command-name>" + " " * 50_000 + "x"):
+        assert _seconds(lambda text=text: prompt_text(_user(text))) < 1
+
+
+def _old_successors_first(order: list[int], successor: dict[int, int]) -> list[int]:
+    """The order as the former passes left it (each pass moved each successor above its note)."""
+    result = list(order)
+    for _ in range(len(successor) + 1):
+        moved = False
+        for old, new in successor.items():
+            if old not in result:
+                continue
+            i = result.index(old)
+            if new in result and result.index(new) < i:
+                continue
+            if new in result:
+                result.remove(new)
+            result.insert(i, new)
+            moved = True
+        if not moved:
+            break
+    return result
+
+
+def _has_cycle(successor: dict[int, int]) -> bool:
+    for start in successor:
+        seen, note = set(), start
+        while note in successor:
+            if note in seen:
+                return True
+            seen.add(note)
+            note = successor[note]
+    return False
+
+
+def test_successors_first_in_one_pass_as_the_passes_ordered_them():
+    rng = random.Random(16)
+    tried = 0
+    while tried < 3_000:
+        order = rng.sample(range(12), rng.randint(1, 8))
+        successor = dict(tuple(rng.sample(range(12), 2)) for _ in range(rng.randint(0, 5)))
+        if _has_cycle(successor):  # it ends, each note once
+            out = fusion.order_successors_first(order, successor)
+            assert len(out) == len(set(out)) and set(order) <= set(out)
+            continue
+        tried += 1
+        assert fusion.order_successors_first(order, successor) == _old_successors_first(order, successor)
+    # A chain of a thousand notes, each replaced by the one before it, took 17 s a query.
+    chain = {i + 1: i for i in range(1_000)}
+    assert _seconds(lambda: fusion.order_successors_first(list(range(1_001)), chain)) < 1
+    assert fusion.order_successors_first([5, 3], chain)[:6] == [0, 1, 2, 3, 4, 5]
+
+
+def test_many_links_to_a_name_many_notes_share_weigh_those_notes_once(monkeypatch):
+    # A hub of 20,000 links to one of 1,000 notes named alike weighed the 1,000 for every link.
+    from brain import links as links_module
+
+    weighed: list[int] = []
+    nearest = links_module.nearest
+    monkeypatch.setattr(links_module, "nearest", lambda c, s: weighed.append(len(c)) or nearest(c, s))
+    paths = [f"f{i}/same.md" for i in range(1_000)] + ["hub/hub.md", "f7/other.md"]
+    resolver = Resolver(paths)
+    link = Link(target="same", kind="wikilink", anchor=None, display=None, line=1)
+    assert {resolver.resolve(link, "hub/hub.md") for _ in range(20_000)} == {"f0/same.md"}
+    assert resolver.resolve(link, "f7/other.md") == "f7/same.md"  # nearest to each source's folder
+    assert weighed == [1_002 - 2, 1_002 - 2]
