@@ -405,34 +405,25 @@ def test_whatever_a_socket_replies_the_client_falls_back(toy_vault, reply):
     """A reply nested deeper than json can read is no server, as garbage is: `brain ask`
     answers in-process, not with a RecursionError's traceback."""
     _index(toy_vault)
-    root = toy_vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
-    path = runtime.socket_path(root)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(4)
+    with server_socket(toy_vault) as listener:
 
-    def answer() -> None:
-        for _ in range(2):
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            conn.recv(1 << 16)
-            conn.sendall(reply)
-            conn.close()
+        def answer() -> None:
+            for _ in range(2):
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.recv(1 << 16)
+                conn.sendall(reply)
+                conn.close()
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
-    try:
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
         with pytest.raises(client.NoServer):
-            client.call(root, "ping", timeout=5)
+            client.call(toy_vault.resolve(), "ping", timeout=5)
         result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
         assert result.exit_code == 0 and json.loads(result.output)["results"], result.output
-    finally:
-        listener.close()
-        thread.join(5)
+    thread.join(5)
 
 
 # ----- one vault, one server --------------------------------------------------------------------
