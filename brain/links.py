@@ -208,18 +208,17 @@ class Resolver:
         for path, names in sorted((aliases or {}).items()):
             for alias in names:
                 self.by_alias.setdefault(alias_key(alias), []).append(path)
-        # (candidates, the source's folder) → the nearest: a hub of 20,000 links to one of a
-        # thousand notes of the same name weighed the thousand for every link.
-        self._nearest: dict[tuple[int, str], str] = {}
+        # Where each name's notes are, once asked for: weighing every note of a name for every
+        # link made a thousand notes of one name linked from their thousand folders a million.
+        self._spreads: dict[int, _Spread] = {}  # by id of a by_name / by_alias list: they live as long
 
     def _nearest_of(self, candidates: list[str], source: str) -> str:
         if len(candidates) == 1:
             return candidates[0]
-        key = (id(candidates), posixpath.dirname(source))  # the lists live as long as the resolver
-        found = self._nearest.get(key)
-        if found is None:
-            found = self._nearest[key] = nearest(candidates, source)
-        return found
+        spread = self._spreads.get(id(candidates))
+        if spread is None:
+            spread = self._spreads[id(candidates)] = _Spread(candidates)
+        return spread.nearest(source)
 
     def resolve(self, link: Link, source: str) -> str | None:
         """The note path a link points to, or None when dangling."""
@@ -383,6 +382,42 @@ def candidate_resolver(
     id_by_path = names.notes_named(path_keys, name_keys, alias_keys)
     id_by_path.update(sources)
     return Resolver(id_by_path, names.aliases_of(id_by_path.values())), id_by_path
+
+
+def _folders(path: str) -> tuple[str, ...]:
+    return tuple(posixpath.dirname(path).split("/")) if "/" in path else ()
+
+
+class _Spread:
+    """The notes of one name by folder, for ``nearest`` in steps of the source's depth: each
+    folder on the way to one of them holds the shallowest of those below it (then the first
+    path). A note below the source's i-th folder is at most its depth + the source's - 2i
+    away, exactly that from the deepest folder they share, so the least of those bounds over
+    the source's folders is the nearest (its ties broken as ``nearest`` breaks them)."""
+
+    def __init__(self, candidates: list[str]):
+        self.best: dict[tuple[str, ...], tuple[int, str]] = {}
+        for path in candidates:
+            folders = _folders(path)
+            here = (len(folders), path)
+            for i in range(len(folders) + 1):
+                below = self.best.get(folders[:i])
+                if below is None or here < below:
+                    self.best[folders[:i]] = here
+
+    def nearest(self, source: str) -> str:
+        folders = _folders(source)
+        best: tuple[int, int, str] | None = None
+        for i in range(len(folders) + 1):
+            found = self.best.get(folders[:i])
+            if found is None:  # none below this folder, and so none below the ones inside it
+                break
+            depth, path = found
+            key = (len(folders) + depth - 2 * i, depth, path)
+            if best is None or key < best:
+                best = key
+        assert best is not None  # the vault's root holds every note
+        return best[2]
 
 
 def nearest(candidates: list[str], source: str) -> str:
