@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .links import _FENCE
+from .links import _FENCE, heading_of
 
 TARGET_CHARS = 1100
 MAX_CHARS = 1600  # a section up to this size stays one chunk
@@ -21,20 +21,7 @@ MAX_CODE_CHARS = 2400  # a fenced code block up to this size is kept whole, in a
 OVERLAP_CHARS = 165  # ~15% of the target
 MIN_CHARS = 200  # sections shorter than this merge into a neighbour
 
-# An ATX heading's start; its text is the rest of the line less closing #s (``heading_of``).
-_HEADING_START = re.compile(r" {0,3}(#{1,6})\s")
 MAX_HEADING_CHARS = 1000  # a heading's text in a chunk's path: every chunk of its section carries it
-
-
-def heading_of(line: str) -> tuple[int, str] | None:
-    """(level, text) of a heading line ("## Setup ##" → (2, "Setup")), else None.
-
-    In two steps, not one regex: "\\s+(.*?)\\s*#*\\s*$" split a run of spaces every way it
-    could at every position (a heading of 1,600 spaces took 5 s to read)."""
-    match = _HEADING_START.match(line)
-    if match is None:
-        return None
-    return len(match.group(1)), line[match.end() :].strip().rstrip("#").rstrip()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .links import Link, extract_links, mask_code
+from .links import HEADING_START, Link, extract_links, mask_code
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -26,7 +26,6 @@ VALID_TO_FIELDS = ("valid_to", "valid-to", "validto", "valid_until", "valid-unti
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 # Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs.
 _INLINE_TAG = re.compile(r"(?<![\w&/#\]\)])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
-_HEADING = re.compile(r"^ {0,3}#{1,6}\s")
 # Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
 # markdown link's target ([back](#anchor)).
 _LINK_SPANS = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^\[)\n]*\)")  # none reads past the next "[" (see links.py)
@@ -251,7 +250,7 @@ def inline_tags(body: str) -> list[str]:
     for line in mask_code(body).split("\n"):
         if "#" not in line:  # the pattern below tries every position of a line: most have no tag
             continue
-        if _HEADING.match(line):
+        if HEADING_START.match(line):
             line = line.lstrip(" ").lstrip("#")
         if "[" in line:
             line = _LINK_SPANS.sub(" ", line)

@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chunking import heading_of
 from .errors import BrainError
-from .links import _FENCE, Link, Resolver, pasted_link_target
+from .links import _FENCE, Link, Resolver, heading_of, pasted_link_target
 from .notes import parse_note
 from .vault import excluded, load_ignore, max_note_bytes
 
@@ -158,7 +157,9 @@ def read_note(
 def headings(body: str) -> list[dict[str, Any]]:
     """Every heading outside code fences: its text, path (``A > B``), level, first and end line."""
     found: list[dict[str, Any]] = []
-    stack: list[tuple[int, str]] = []
+    # The sections open at this line, outermost first: a heading closes those at or below its
+    # level (they end where it starts) and is the last part of its own path.
+    stack: list[dict[str, Any]] = []
     fence: str | None = None
     lines = body.split("\n")
     for number, line in enumerate(lines):
@@ -174,18 +175,12 @@ def headings(body: str) -> list[dict[str, Any]]:
         if not heading:
             continue
         level, text = heading
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, text))
-        found.append({"heading": text, "path": " > ".join(t for _, t in stack), "level": level, "line": number})
-    # A section ends at the next heading of its level or above: one pass, the sections still
-    # open on a stack (each heading closes those at or below its level), not a scan per heading.
-    open_sections: list[dict[str, Any]] = []
-    for section in found:
-        while open_sections and open_sections[-1]["level"] >= section["level"]:
-            open_sections.pop()["end"] = section["line"]
-        open_sections.append(section)
-    for section in open_sections:
+        while stack and stack[-1]["level"] >= level:
+            stack.pop()["end"] = number
+        path = " > ".join([*(s["heading"] for s in stack), text])
+        stack.append({"heading": text, "path": path, "level": level, "line": number})
+        found.append(stack[-1])
+    for section in stack:
         section["end"] = len(lines)
     return found
 
