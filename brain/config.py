@@ -500,9 +500,8 @@ def _load_env_file(path: Path, skipped: list[str]) -> None:
 # Plain strings, not compiled here: the Stop hook imports this module, and re compiles
 # (and caches) them only when a .env file is there to read.
 _DOTENV_LINE = r"""(?mx)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=(?P<gap>[ \t]*)
-    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>(?!['"])[^\r\n]*))"""
-# An assignment that opens a quote: when _DOTENV_LINE does not match there, the quote never closes.
-_DOTENV_QUOTED = r"""(?m)^[ \t]*(?:export[ \t]+)?(?P<key>[^=\#\s'"]+)[ \t]*=[ \t]*['"]"""
+    (?:'(?P<single>(?:\\.|[^'\\])*)'|"(?P<double>(?:\\.|[^"\\])*)"|(?P<bare>(?!['"])[^\r\n]*)
+    |(?P<unclosed>['"]))"""  # a quote that never closes: the line is skipped, as python-dotenv does
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 _ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
 _VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
@@ -528,9 +527,12 @@ def parse_dotenv(text: str, skipped: list[str] | None = None) -> dict[str, str]:
 
         return re.sub(_VARIABLE, lookup, value) if "${" in value else value
 
-    starts: set[int] = set()
     for match in re.finditer(_DOTENV_LINE, text):
-        starts.add(match.start())
+        if match.group("unclosed") is not None:
+            if skipped is not None:
+                line = text.count("\n", 0, match.start()) + 1
+                skipped.append(f"line {line}: the quote after {match.group('key')}= never closes: skipped")
+            continue
         single, double, bare = match.group("single", "double", "bare")
         if single is not None:
             value = re.sub(r"\\([\\'])", r"\1", single)
@@ -539,9 +541,4 @@ def parse_dotenv(text: str, skipped: list[str] | None = None) -> dict[str, str]:
         else:  # "KEY= # note" is empty, "KEY=#x" is "#x"
             value = re.sub(r"\s+#.*", "", match.group("gap") + bare).strip()
         values[match.group("key")] = expand(value)
-    if skipped is not None and ("'" in text or '"' in text):
-        for quoted in re.finditer(_DOTENV_QUOTED, text):
-            if quoted.start() not in starts:
-                line = text.count("\n", 0, quoted.start()) + 1
-                skipped.append(f"line {line}: the quote after {quoted.group('key')}= never closes: skipped")
     return values

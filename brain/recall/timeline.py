@@ -16,11 +16,10 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..chunking import heading_of
 from ..errors import BrainError
 from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
-from ..links import Link, Resolver, pasted_link_target
+from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..notes import decode, split_frontmatter
 from ..text import terminal_safe
 from ..vault import resolve_vault
