@@ -980,3 +980,153 @@ def test_as_of_and_history_on_a_read_only_home(timeline, brain_home):
         assert told.returncode == 0 and len(json.loads(told.stdout)["versions"]) == 4, told.stderr
     finally:
         _chmod_tree(brain_home, writable=True)
+
+
+# ----- a clock set back, and the order history keeps ------------------------------------------------
+
+
+def _text_history(root: Path, name: str) -> dict:
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), name, "--json", "--last", "0"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_a_clock_set_back_cannot_put_a_version_before_the_one_it_replaced(tmp_path, monkeypatch):
+    """The clock a day fast for one run, then right again: each version still begins after the
+    one it replaced, so the note is current, its versions in the order they were written, one
+    version at any moment, and BRAIN_KEEP_VERSIONS keeps the last ones (it kept the oldest)."""
+    offset = [0.0]
+    clock = time.time
+    monkeypatch.setattr(time, "time", lambda: clock() + offset[0])  # intervals stay true; the date is off
+    root = tmp_path / "v"
+    fruits = ["apples", "bananas", "cherries", "dates"]
+    for fruit, shift in zip(fruits, [0, 86400, 0, 0]):
+        offset[0] = shift
+        write(root, "N.md", f"# N\n\nThe fruit is {fruit}.\n")
+        index_vault(root, progress=False)
+    data = _text_history(root, "N")
+    assert data["current"] is True
+    assert [v["event"] for v in data["versions"]] == ["created", "changed", "changed", "changed"]
+    store = open_store(root)
+    try:
+        versions = store.versions_of(store.note_id("N.md"))
+        texts = [store.version_bytes(v.id) for v in versions]
+        assert [fruit for text in texts for fruit in fruits if fruit in text.decode()] == fruits
+        for older, newer in itertools.pairwise(versions):
+            assert older.recorded_to == newer.recorded_from and newer.recorded_from > older.recorded_from
+        for v in versions:
+            assert [w.id for w in store.versions_at(v.recorded_from) if w.note_id == v.note_id] == [v.id]
+    finally:
+        store.close()
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root)]).exit_code == 0
+    store = open_store(root)
+    try:
+        kept = [store.version_bytes(v.id).decode() for v in store.versions_of(store.note_id("N.md"))]
+        assert ["cherries" in kept[0], "dates" in kept[1], len(kept)] == [True, True, 2]
+    finally:
+        store.close()
+
+
+def test_history_lists_and_prunes_in_the_order_versions_were_recorded(tmp_path, monkeypatch):
+    """An index written before brain kept its history clock steady may hold a version that
+    begins before the one it replaced: it is still listed, current, and pruned by the order the
+    versions were recorded in."""
+    root = tmp_path / "v"
+    for fruit in ["apples", "bananas", "cherries", "dates"]:
+        write(root, "N.md", f"# N\n\nThe fruit is {fruit}.\n")
+        _index(root)
+    store = open_store(root)
+    try:
+        ids = [v.id for v in store.versions_of(store.note_id("N.md"))]
+        with store.transaction():  # the clock was a day fast when the second was recorded
+            store.conn.execute("UPDATE note_versions SET recorded_from = recorded_from + 86400 WHERE id = ?", (ids[1],))
+            store.conn.execute("UPDATE note_versions SET recorded_to = recorded_to + 86400 WHERE id = ?", (ids[0],))
+    finally:
+        store.close()
+    data = _text_history(root, "N")
+    assert data["current"] is True and [v["event"] for v in data["versions"]][-1] == "changed"
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root)]).exit_code == 0
+    store = open_store(root)
+    try:
+        assert [v.id for v in store.versions_of(store.note_id("N.md"))] == ids[2:]
+    finally:
+        store.close()
+
+
+def test_a_link_written_otherwise_is_a_link_lost_and_one_gained(tmp_path):
+    """`[[Projects/Target]]` replaced by `[[Target]]` reaches the same note, but the note no
+    longer writes the first: history showed it as still there and never the second."""
+    root = tmp_path / "v"
+    write(root, "Projects/Target.md", "# Target\n\nbody\n")
+    write(root, "Src.md", "# Src\n\nsee [[Projects/Target]]\n")
+    _index(root)
+    write(root, "Src.md", "# Src\n\nsee [[Target]]\n")
+    _index(root)
+    links = _text_history(root, "Src")["links"]
+    assert [(span["target"], span["lost"] is None) for span in links] == [
+        ("Projects/Target", False),
+        ("Target", True),
+    ]
+    backlinks = _text_history(root, "Target")["backlinks"]
+    assert [span["lost"] is None for span in backlinks] == [False, True]
+
+
+def test_a_path_two_deleted_notes_had_names_the_one_that_had_it_last(tmp_path):
+    root = tmp_path / "v"
+    write(root, "X.md", "# First\n\nThe first note that lived at X.\n")
+    write(root, "Keep.md", "# Keep\n\nstays\n")
+    _index(root)
+    (root / "X.md").unlink()
+    _index(root)
+    write(root, "Y.md", "# Second\n\nThe second note, born at Y.\n")
+    _index(root)
+    (root / "Y.md").rename(root / "X.md")
+    _index(root)
+    (root / "X.md").unlink()
+    _index(root)
+    data = _text_history(root, "X.md")
+    assert [v["path"] for v in data["versions"]] == ["Y.md", "X.md"] and data["current"] is False
+
+
+def test_history_reads_only_the_versions_it_lists(tmp_path, monkeypatch):
+    """`--last 2` of a log with 30 versions decompresses and compares three of them (the two and
+    the one before), not all 30: a daily log's history stays as quick at 800 versions as at 30."""
+    from brain.index.store import IndexStore
+
+    root = tmp_path / "v"
+    for i in range(30):
+        write(root, "Log.md", "# Log\n\n" + "".join(f"- day {d}\n" for d in range(i + 1)))
+        index_vault(root, progress=False)
+    reads: list[int] = []
+    original = IndexStore.version_bytes
+    monkeypatch.setattr(IndexStore, "version_bytes", lambda self, v: reads.append(v) or original(self, v))
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--last", "2", "--json"])
+    data = json.loads(out.output)
+    assert len(reads) == 3 and data["earlier_versions"] == 28
+    assert [v["changes"] for v in data["versions"]] == ["+1 −0 lines; sections: Log"] * 2
+    reads.clear()
+    every = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--json"]).output)
+    assert every["versions"][-2:] == data["versions"] and len(reads) == 30
+
+
+def test_pruning_the_past_frees_its_search_index_too(tmp_path):
+    """FTS5 deletes only add tombstones: pruning every past chunk left the past's BM25 index
+    whole in the database, where VACUUM cannot reach it."""
+    root = tmp_path / "v"
+    for i in range(12):
+        write(root, "Big.md", "# Big\n\n" + "".join(f"Line {j} of version {i}: words{i}x{j}.\n\n" for j in range(60)))
+        _index(root)
+
+    def search_bytes() -> int:
+        store = open_store(root)
+        try:
+            return int(store.conn.execute("SELECT sum(length(block)) FROM chunk_history_fts_data").fetchone()[0] or 0)
+        finally:
+            store.close()
+
+    full = search_bytes()
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2100-01-01", "--vacuum"])
+    assert out.exit_code == 0 and "pruned 11 past versions" in out.output, out.output
+    assert search_bytes() < full / 20

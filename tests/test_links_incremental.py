@@ -256,7 +256,7 @@ def test_after_random_changes_the_links_and_their_history_are_what_full_resoluti
 
     def index_both() -> None:
         index_vault(root, progress=False)
-        monkeypatch.setattr(indexer, "resolve_links", lambda store: resolve_links(store, full=True))
+        monkeypatch.setattr(indexer, "resolve_links", lambda store, **kw: resolve_links(store, full=True, **kw))
         index_into(twin_home, root)
         monkeypatch.setattr(indexer, "resolve_links", resolve_links)
 

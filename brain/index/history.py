@@ -56,6 +56,18 @@ class Recorder:
         self.store = store
         self.keep = keep  # past versions kept per note; None: all
         self._history_was_empty: bool | None = None  # when this run first wrote a new note
+        self._latest: float | None = None  # the latest moment history holds or this run recorded
+
+    def now(self) -> float:
+        """The moment to record a change at: the clock, but always after every moment history
+        already holds. A clock set back (by hand, by NTP, a laptop's flat battery) would open a
+        version before the one it replaces closed: versions listed out of order, a current note
+        read as deleted, the wrong versions pruned, two versions of a note at one ``--as-of``."""
+        if self._latest is None:
+            self._latest = self.store.history_latest()
+        moment = time.time()
+        self._latest = moment if moment > self._latest else self._latest + 0.001
+        return self._latest
 
     @property
     def keeps_past(self) -> bool:
@@ -198,6 +210,8 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
     after = store.history_counts()
     report.versions = counts_before["past_versions"] - after["past_versions"]
     report.chunks = counts_before["past_chunks"] - after["past_chunks"]
+    if report.chunks:
+        store.optimize_history_search()
     report.links = counts_before["closed_edges"] - after["closed_edges"]
     return report
 

@@ -266,7 +266,7 @@ class _Run:
             self._write(plan, lexical)
             lexical.chunks_written()  # its child reads them (the rest of them) while the run goes on
             if self.store.links_dirty():
-                resolve_links(self.store)
+                resolve_links(self.store, now=self.history.now)
             self.store.restore_indexes()
             self._finish_carried_history()
             vectors.sync(self.store, self.start_version, self.removed_ids, self.added_ids)
@@ -349,7 +349,7 @@ class _Run:
         if plan.deleted:
             with self.store.transaction():
                 deleted = list(plan.deleted.values())
-                self.history.deleted(deleted, time.time())
+                self.history.deleted(deleted, self.history.now())
                 self.removed_ids += self.store.delete_notes(deleted)
             self.report.removed = len(plan.deleted)
         with self.store.transaction():
@@ -383,7 +383,7 @@ class _Run:
         paths = sorted(unchanged)
         for start in range(0, len(paths), CHUNKS_PER_BATCH):
             with self.store.transaction():
-                now = time.time()
+                now = self.history.now()
                 for path in paths[start : start + CHUNKS_PER_BATCH]:
                     note_id = ids.get(path)
                     file = vault_file(self.root, path) if note_id is not None else None
@@ -414,7 +414,7 @@ class _Run:
                 "changed since it was last updated are not in the carried history",
             )
         with self.store.transaction():
-            for note_id in self.store.close_orphan_history(time.time()):
+            for note_id in self.store.close_orphan_history(self.history.now()):
                 if self.history.keep is not None:
                     self.store.prune_versions_of(note_id, self.history.keep)
         if self.store.get_meta("history_vectors_model") != self.model_name:
@@ -455,7 +455,7 @@ class _Run:
             prior = self.history.before_write(note_id, note)
             self.store.write_note(note, file.size, file.mtime_ns, note_id)
             self.store.replace_links(note_id, note.links)
-            self.history.after_write(note_id, note, file.size, data, prior, time.time())
+            self.history.after_write(note_id, note, file.size, data, prior, self.history.now())
         self.report.renamed += 1
 
     def _ensure_embedder(self) -> Embedder:
@@ -504,7 +504,7 @@ class _Run:
         offset = 0
         batch_added: list[int] = []
         with self.store.transaction():
-            now = time.time()
+            now = self.history.now()
             if embedder is not None:
                 self.store.record_model(
                     self.model_name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from ..links import Link, Resolver, candidate_resolver, is_attachment
 from .store import IndexStore
@@ -12,7 +13,9 @@ from .store import IndexStore
 CANDIDATE_LIMIT = 5_000
 
 
-def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, int]:
+def resolve_links(
+    store: IndexStore, *, full: bool | None = None, now: Callable[[], float] = time.time
+) -> dict[str, int]:
     """Resolve links against the notes now in the index; clears ``links_dirty``.
 
     The links resolved are those still ``pending`` (of new or changed notes) and, when names
@@ -23,7 +26,8 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
     notes filed under the keys it can match (``links.lookup_keys``): any other link, or any other
     note, would change nothing. When the log cannot say (an index from before m012, a run that
     changed more names than it keeps) or ``full``, every link is resolved against every note.
-    Returns how many of the links it looked at are resolved, dangling, or attachments.
+    Returns how many of the links it looked at are resolved, dangling, or attachments. ``now``:
+    the moment the link history records the changes at (the run's ``Recorder.now``).
     """
     counts = {"resolved": 0, "dangling": 0, "attachment": 0}
     # Read and written in one transaction: a change committed in between cannot be missed.
@@ -75,7 +79,7 @@ def resolve_links(store: IndexStore, *, full: bool | None = None) -> dict[str, i
         # answers as the link it replaced did (same notes, same source path): only pending
         # edges need their targets; after one, the edges of the links that moved are compared.
         store.sync_edge_targets(
-            time.time(), full=full, sources=moved if stems is not None else (), resolved=every if full else None
+            now(), full=full, sources=moved if stems is not None else (), resolved=every if full else None
         )
     return counts
 

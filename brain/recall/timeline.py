@@ -83,36 +83,35 @@ def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int |
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
-            history = _history(store, name)
+            return _history(store, name, last)
         finally:
             store.close()
-    if last is not None and len(history.versions) > last:
-        history.earlier_versions = len(history.versions) - last
-        history.versions = history.versions[len(history.versions) - last :]
-    return history
 
 
-def _history(store: IndexStore, name: str) -> NoteHistory:
+def _history(store: IndexStore, name: str, last: int | None = None) -> NoteHistory:
     latest = {v.note_id: v for v in store.latest_versions()}
     note_id = _find(store, latest, name)
     versions = store.versions_of(note_id)
-    last = versions[-1]
-    current = last.recorded_to is None
-    entries = _versions(store, versions)
+    newest = versions[-1]
+    current = newest.recorded_to is None
+    # Only the versions listed are read and compared (and the one before the first of them):
+    # a daily log of 800 versions is not decompressed whole for `--last 20`.
+    earlier = max(len(versions) - last, 0) if last is not None else 0
+    entries = _versions(store, versions, earlier)
     outgoing, incoming = store.edges_from(note_id), store.edges_into(note_id)
     others = {e.target_id for e in outgoing if e.target_id is not None} | {e.source_id for e in incoming}
     names = store.latest_paths(sorted(others))
     links = _spans(outgoing, names, lambda e: e.target_id)
     backlinks = _spans(incoming, names, lambda e: e.source_id)
     # Supersession as the notes said it when this one was last seen.
-    past = PastIndex(store, as_of=None if current else (last.recorded_to or 0) - 1e-6)
+    past = PastIndex(store, as_of=None if current else (newest.recorded_to or 0) - 1e-6)
     chain = successors(past)
     replaces, replaced_by = _chain(note_id, chain, past)
     since = store.get_meta("history_since")
     return NoteHistory(
         note_id=note_id,
-        path=last.path,
-        title=last.title,
+        path=newest.path,
+        title=newest.title,
         current=current,
         versions=entries,
         links=links,
@@ -120,6 +119,7 @@ def _history(store: IndexStore, name: str) -> NoteHistory:
         replaces=replaces,
         replaced_by=replaced_by,
         history_since=iso_time(float(since)) if since else None,
+        earlier_versions=earlier,
     )
 
 
@@ -131,7 +131,13 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
     if not wanted:
         raise BrainError("name a note: its path, title or file name, e.g. brain history 'Rollout plan'")
     present = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is None]
-    gone = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is not None]
+    # Deleted notes newest first (by their last version's id): a path two deleted notes had is
+    # the one that held it last, as a new file there would continue it (``identity_in_history``).
+    gone = [
+        (v.note_id, v.path, v.title, v.aliases)
+        for v in sorted(latest.values(), key=lambda v: -v.id)
+        if v.recorded_to is not None
+    ]
     for pool in (present, gone, store.version_names()):
         by_path: dict[str, int] = {}
         aliases: dict[str, list[str]] = {}
@@ -154,11 +160,12 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
     raise BrainError(f"no note {wanted!r} in this index or its history (a path, title, file name or alias)")
 
 
-def _versions(store: IndexStore, versions: list[VersionRow]) -> list[VersionEntry]:
+def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
+    """Entries for ``versions[start:]``, each compared with the version before it."""
     out = []
-    previous: VersionRow | None = None
-    previous_text: str | None = None
-    for version in versions:
+    previous: VersionRow | None = versions[start - 1] if start > 0 else None
+    previous_text = _text(store, previous) if previous is not None else None
+    for version in versions[start:]:
         text = _text(store, version)
         added = removed = None
         if previous is None:
@@ -244,13 +251,15 @@ def _changed_keys(old: str, new: str) -> list[str]:
 
 
 def _spans(edges: list[EdgeRow], names: dict[int, tuple[str, str]], other: Any) -> list[LinkSpan]:
-    """Edges as spans per (other note or target, kind): an edge closed and reopened at the same
-    moment (another count, world time, or resolution) continues its span."""
+    """Edges as spans per (other note or target, link as written, kind): an edge closed and
+    reopened at the same moment (another count, world time, or status) continues its span. A
+    link written otherwise is another span, even to the same note: `[[Projects/Target]]`
+    replaced by `[[Target]]` is one link lost and one gained, not the first still there."""
     spans: list[LinkSpan] = []
-    last: dict[tuple[Any, str], tuple[LinkSpan, float | None]] = {}  # the latest span, and when it ended
+    last: dict[tuple[Any, str, str], tuple[LinkSpan, float | None]] = {}  # the latest span, and when it ended
     for edge in edges:  # oldest first
         other_id = other(edge)
-        key = (other_id if other_id is not None else edge.target, edge.kind)
+        key = (other_id, edge.target, edge.kind)
         if key in last and last[key][1] == edge.recorded_from:  # closed and reopened in one step
             last[key][0].lost = iso_time(edge.recorded_to)
             last[key] = (last[key][0], edge.recorded_to)
