@@ -917,6 +917,46 @@ def test_answers_after_a_failed_pass_say_the_notes_it_left_until_one_succeeds(to
         assert results[0].stale == 0 and results[0].warnings == []
 
 
+def test_a_failed_pass_is_no_longer_said_once_an_index_from_outside_brings_it_level(toy_vault, monkeypatch):
+    # `brain index --repair` (or `brain index` once the disk has room) made the index level: every
+    # answer went on telling the user to repair it until the next change in the vault.
+    from brain.errors import NoSpaceError
+    from brain.server import service as service_module
+
+    _index(toy_vault)
+
+    def disk_full(*args, **kwargs):
+        raise NoSpaceError("no room left to write the index (database or disk is full)")
+
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)
+    with served(toy_vault) as daemon:
+        monkeypatch.setattr(service_module, "index_vault", disk_full)
+        write(toy_vault, "Inbox/One.md", "# One\n\nabout agent memory\n")
+        settled(daemon)
+        assert daemon.service.ask(QUESTION, ["vector"], RecallSettings())[0].stale == 1
+        _index(toy_vault)  # the user's own `brain index`, in another process
+        wait_until(lambda: daemon.service.unindexed is None, 20, "the server to see the index level")
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 0 and results[0].warnings == []
+
+
+def test_files_created_and_deleted_before_a_pass_are_not_counted_as_changed_notes(toy_vault):
+    # An editor's swap files, made and removed while the watcher gathered changes: answers said
+    # "6 notes changed" for one.
+    _index(toy_vault)
+    with served(toy_vault, settle_ms=4000) as daemon:  # changes wait to be gathered, unserved
+        watcher = daemon.service.watcher
+        write(toy_vault, "One.md", "# One\n\nabout agent memory\n")
+        for i in range(5):
+            swap = write(toy_vault, f"swap{i}.md", "x")
+            wait_until(lambda i=i: f"swap{i}.md" in watcher.pending_paths(), 10, "the swap file to be seen")
+            swap.unlink()
+        assert watcher.pending == 6 and not watcher._running
+        results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
+        assert results[0].stale == 1 and any("1 notes changed" in w for w in results[0].warnings)
+        settled(daemon)
+
+
 def test_a_server_that_cannot_open_the_index_on_a_full_disk_says_so_in_one_line(toy_vault, monkeypatch):
     # SQLite cannot make its -shm file on a disk with no room: the server's start was a bare
     # sqlite3 "disk I/O error" (a traceback in the foreground; --detach pointed at a log the

@@ -59,6 +59,7 @@ T = TypeVar("T")
 EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
 QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
 PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
+CHANGED_CHECKED = 2000  # gathered paths an answer checks for notes out of step (``_changed_notes``)
 
 
 class Starting(BrainError):
@@ -319,16 +320,19 @@ class Service:
     def _failed(self, why: str) -> None:
         """A pass failed: the notes it left are counted, for every answer to say until one succeeds."""
         self._fail_if_nothing_loaded(why)
-        count = 1
+        self.unindexed = (max(1, self._out_of_step()), why)
+
+    def _out_of_step(self) -> int:
+        """How many notes differ from the committed index (a scan of the vault); 1 when the index
+        cannot be read."""
         try:
             store = IndexStore.open_snapshot(config.index_dir(self.root))
             try:
-                count = max(1, changes.plan(self.root, store).pending)
+                return changes.plan(self.root, store).pending
             finally:
                 store.close()
         except Exception:  # noqa: BLE001 - the index cannot be read now: at least one note
-            pass
-        self.unindexed = (count, why)
+            return 1
 
     def _on_idle(self) -> None:
         """Every few seconds: an index changed by another process (`brain index`) is picked up."""
@@ -338,7 +342,11 @@ class Service:
         self._last_probe = now
         if self._moved():
             log.info("the index changed outside this server; loading the new state")
-            self._refresh()
+            if self._refresh() and self.unindexed is not None and self._out_of_step() == 0:
+                # `brain index --repair`/`--rebuild` (or a freed disk and `brain index`) brought it
+                # level: answers stop saying it cannot be updated
+                log.info("the index is level with the vault again")
+                self.unindexed = None
 
     def _moved(self) -> bool:
         """Whether the committed index differs from the snapshot's and is complete (links
@@ -524,9 +532,11 @@ class Service:
         self._wait_for_snapshot(deadline)
         if update:
             self._wait_until_settled(deadline)
-        pending = max(1, self.watcher.pending) if self.watcher.busy else 0
+        busy = self.watcher.busy
+        pending = 0
 
         def work(recaller: Recaller) -> list[RecallResult]:
+            nonlocal pending
             if index is not None:
                 check_model(
                     recaller.store,
@@ -534,6 +544,8 @@ class Service:
                     fts_tokenizer=index.get("fts_tokenizer"),
                     chunking=index.get("chunking"),
                 )
+            if busy:
+                pending = max(1, self._changed_notes(recaller.store))
             return recaller.compare(query, parsed, settings)
 
         results = self.run(work, timeout=wait + QUERY_GRACE)
@@ -554,6 +566,19 @@ class Service:
                 result.stale = pending
                 result.warnings.append(message)
         return results
+
+    def _changed_notes(self, store: IndexStore) -> int:
+        """How many of the paths the watcher gathered are notes out of step: one created and
+        deleted again before a pass, which the index never held, is no change (an editor's 300
+        swap files had answers say "302 notes changed"). A folder counts as one."""
+        paths = self.watcher.pending_paths()
+        if len(paths) > CHANGED_CHECKED:  # a stat and a lookup each: past this, the count as it is
+            return len(paths)
+        return sum(
+            1
+            for rel in paths
+            if rel.endswith("/") or rel == "." or os.path.lexists(self.root / rel) or store.note_id(rel) is not None
+        )
 
     def note(
         self, ref: str, heading: str | None = None, max_chars: int | None = None, *, wait: float = 0.0
