@@ -138,6 +138,34 @@ def test_as_of_each_step_returns_what_was_there(timeline, mode):
     assert ids["Rollout plan.md"] == ids["Plans/Rollout.md"]  # one note, one identity
 
 
+def test_history_begins_with_its_first_version_not_when_the_index_was_made(tmp_path, monkeypatch):
+    """A first build embeds for a while (21 s on a real vault) before it writes its first
+    version: `--as-of` in between found nothing and did not say that nothing was known then."""
+    from conftest import FakeEmbedder
+
+    offset = [0.0]
+    clock = time.time
+    monkeypatch.setattr(time, "time", lambda: clock() + offset[0])
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            offset[0] = 60.0  # a minute of embedding
+            return super().embed_documents(texts, progress=progress)
+
+    root = tmp_path / "v"
+    write(root, "A.md", "# A\n\nalpha text\n")
+    made = time.time()
+    index_vault(root, embedder=Slow(), progress=False)
+    store = open_store(root)
+    try:
+        (first,) = store.conn.execute("SELECT min(recorded_from) FROM note_versions").fetchone()
+        assert first > made + 59 and float(store.get_meta("history_since")) == first
+    finally:
+        store.close()
+    result = _ask(root, "alpha", as_of=made + 30)
+    assert result.results == [] and any("began keeping this vault's history" in w for w in result.warnings)
+
+
 def test_as_of_before_history_is_empty_and_says_so(timeline):
     root, at = timeline
     result = _ask(root, "rollout", as_of=at["created"] - 3600)

@@ -147,6 +147,17 @@ def test_a_date_in_any_iso_form_means_the_end_of_that_day(zone):
     assert local_time(parse_moment("20260301T0930")) == "2026-03-01 09:30"
 
 
+def test_a_week_means_the_end_of_its_last_day(zone):
+    """`2026-W09` is the week of Monday 2026-02-23 to Sunday 2026-03-01: as a date means its whole
+    day, a week means its whole week (Python 3.11 reads it as the Monday; 3.10 not at all)."""
+    zone("EST5")
+    assert parse_moment("2026-W09") == parse_moment("2026-w09") == parse_moment("2026W09") == parse_moment("2026-03-01")
+    assert parse_moment("2026-W09-1") == parse_moment("2026-02-23")
+    for bad in ("2026-W54", "2026-W09-8", "2026-W9"):
+        with pytest.raises(ConfigError):
+            parse_moment(bad)
+
+
 def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
     zone("EST5")
     now = time.time()

@@ -57,6 +57,7 @@ class Recorder:
         self.keep = keep  # past versions kept per note; None: all
         self._history_was_empty: bool | None = None  # when this run first wrote a new note
         self._latest: float | None = None  # the latest moment history holds or this run recorded
+        self._began = False  # this run wrote the first version of an empty history
 
     def now(self) -> float:
         """The moment to record a change at: the clock, but always after every moment history
@@ -130,6 +131,12 @@ class Recorder:
             self.store.add_version(note_id, note, size, content, world, event, now)
         if not prior.unseen:
             self.store.drop_history_chunks(note_id, note.content_hash)  # current again: its chunks stand for it
+        elif not self._began:
+            # History begins with its first version, not when index.db was made: a first build
+            # embeds for a while before it writes one, and `--as-of` in between found nothing
+            # without saying that nothing before was known.
+            self._began = True
+            self.store.set_meta("history_since", repr(now))
         self._sync_edges(note_id, note, world, now, prior.unseen)
         if event != "unchanged" and self.keep is not None:
             self.store.prune_versions_of(note_id, self.keep)
@@ -254,9 +261,21 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
     return moment
 
 
+_ISO_WEEK = re.compile(r"(\d{4})-?W(\d{2})(?:-?([1-7]))?", re.IGNORECASE)
+_BASIC_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})")
+
+
 def _date_or_datetime(value: str) -> dt.date | dt.datetime:
     """A date in any ISO form (``2026-03-01``, ``20260301``, ``2026-W09-7``): the day, whose end
-    it means; else a date and time."""
+    it means; a week (``2026-W09``): its last day, as a date means the whole day; else a date
+    and time. (Read here, not by ``date.fromisoformat`` alone: Python 3.10's takes only
+    ``2026-03-01``, and 3.11's reads a week as its Monday.)"""
+    week = _ISO_WEEK.fullmatch(value)
+    if week:
+        return dt.date.fromisocalendar(int(week[1]), int(week[2]), int(week[3] or 7))
+    basic = _BASIC_DATE.fullmatch(value)
+    if basic:
+        return dt.date(int(basic[1]), int(basic[2]), int(basic[3]))
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
