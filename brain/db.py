@@ -5,13 +5,16 @@ the result. Standard library only: the Stop hook writes here.
 
 Every failure to open or use the file becomes a ``BrainDatabaseError`` whose one line
 names the file and says what to do (damaged, read-only, locked, a folder that cannot be
-created). Commands that only read may open a read-only file or folder.
+created). Commands that only read create nothing and change no file's mode (an older
+database of brain's is upgraded in place): a missing or empty one reads as nothing recorded,
+and a file that is not SQLite is refused as it is.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,15 +35,18 @@ class BrainDatabaseError(BrainError):
 def open_db(path: Path | None = None, *, read_only: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the brain database.
 
-    ``read_only`` is for commands that only read (``brain turns``, ``ab report``): when the
-    file or its folder cannot be written, the file is opened read-only instead.
+    ``read_only`` is for commands that only read (``brain turns``, ``ab report``): they never
+    create the file nor change its mode (``BRAIN_DB`` may name any file of the user's); a
+    missing or empty one reads as nothing recorded yet, and when the file or its folder
+    cannot be written it is opened read-only.
     """
     path = path or config.db_path()
+    if read_only:
+        return _open_for_reading(path)
     try:
+        _refuse_foreign(path)  # before private_file: a user's notes.txt is not made 0600
         return _open(path)
     except (sqlite3.Error, OSError) as exc:
-        if read_only and _is_read_only(exc) and path.is_file():
-            return _open_read_only(path)
         raise database_error(path, exc) from exc
 
 
@@ -72,6 +78,55 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _open_for_reading(path: Path) -> sqlite3.Connection:
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _nothing_recorded()
+    except OSError as exc:
+        raise database_error(path, exc) from exc
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+        return _nothing_recorded()  # SQLite would write a whole database into it
+    if not stat.S_ISREG(st.st_mode):
+        raise database_error(path, sqlite3.OperationalError("not a regular file"))
+    try:
+        _refuse_foreign(path)
+    except OSError as exc:
+        raise database_error(path, exc) from exc
+    return _open_read_only(path)
+
+
+def _nothing_recorded() -> sqlite3.Connection:
+    """An empty database in memory, with brain's tables: what a reader sees before the first write."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    MIGRATIONS.apply(conn)
+    return conn
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_foreign(path: Path) -> None:
+    """Raise when ``path`` is a regular file with content that is not SQLite's: SQLite only
+    says "not a database" after brain has made it 0600 (and would never be right about it)."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    if head == _SQLITE_HEADER[: len(head)]:  # a header cut short is SQLite's, and damaged
+        return
+    if path == config.brain_home() / "brain.db":  # brain's own file, not one BRAIN_DB names: overwritten
+        raise database_error(path, sqlite3.DatabaseError("file is not a database"))
+    raise BrainDatabaseError(
+        f"{path} is not an SQLite database (left as it is): BRAIN_DB must name brain's database, "
+        "or a file not there yet"
+    )
+
+
 def _open_read_only(path: Path) -> sqlite3.Connection:
     # mode=ro reads a read-only file; a WAL database in a read-only folder also needs its
     # -shm file, which cannot be created there: then immutable=1, which reads the file as
@@ -89,12 +144,34 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             continue
         if pending:
             conn.close()
-            raise BrainDatabaseError(
-                f"{path} is read-only and older than this brain (its tables need an upgrade): "
-                "make it and its folder writable once, then run this again"
-            )
+            return _upgrade(path)
         return conn
     raise AssertionError("unreachable")
+
+
+def _upgrade(path: Path) -> sqlite3.Connection:
+    """brain's own database, written by an older brain: its tables are brought up to date
+    (its mode left as it is), or, when it cannot be written, that is said."""
+    try:
+        conn = connect(str(path))
+    except sqlite3.Error as exc:
+        raise _older_or(path, exc) from exc
+    try:
+        conn.row_factory = sqlite3.Row
+        MIGRATIONS.apply(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise _older_or(path, exc) from exc
+    return conn
+
+
+def _older_or(path: Path, exc: sqlite3.Error) -> BrainDatabaseError:
+    if not _is_read_only(exc):
+        return database_error(path, exc)
+    return BrainDatabaseError(
+        f"{path} is read-only and older than this brain (its tables need an upgrade): "
+        "make it and its folder writable once, then run this again"
+    )
 
 
 def _is_read_only(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from ledger_helpers import Transcript, assert_masked, brain_command, hook_payload, run_hook
 
 from brain.cli import cli
-from brain.db import open_db
+from brain.db import BrainDatabaseError, open_db
 from brain.errors import ConfigError
 from brain.ledger import install as setup
 from brain.ledger import transcript as transcript_module
@@ -764,14 +764,79 @@ def test_read_only_db_file_in_a_writable_home_turns_still_read(open_tmp):
 
 
 @pytest.mark.parametrize("where", ["read-only home", "home under a read-only folder"])
-def test_read_only_home_without_a_db_is_one_line(open_tmp, where):
+def test_read_only_home_without_a_db_reads_as_nothing_recorded(open_tmp, where):
+    # A reader creates no database (it once tried, and failed in one line): nothing is recorded.
     locked = open_tmp / "locked"
     locked.mkdir(mode=0o555)
     home = locked if where == "read-only home" else locked / "home"
     proc = _run_as_user(["turns"], open_tmp, BRAIN_HOME=str(home))
-    assert proc.returncode == 1
-    assert proc.stderr.startswith(b"Error: ") and proc.stderr.count(b"\n") == 1, proc.stderr
-    assert str(locked).encode() in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert proc.stdout.startswith(b"no turns recorded yet")
+    assert list(locked.iterdir()) == []
+
+
+READERS = [["turns"], ["turns", "--stats"], ["turns", "--json"], ["ab", "report"], ["recalls"]]
+
+
+def test_read_only_commands_leave_a_file_that_is_not_a_database_as_it_is(tmp_path, monkeypatch):
+    # BRAIN_DB naming a user's notes: `brain turns` made it 0600, then called it "damaged".
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes, not a database\n" * 10)
+    notes.chmod(0o644)
+    monkeypatch.setenv("BRAIN_DB", str(notes))
+    for args in READERS:
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+        assert f"{notes} is not an SQLite database (left as it is)" in result.output
+    assert _mode(notes) == 0o644 and notes.read_text() == "my notes, not a database\n" * 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_writers_leave_a_file_that_is_not_a_database_as_it_is(tmp_path, monkeypatch):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    notes.chmod(0o644)
+    monkeypatch.setenv("BRAIN_DB", str(notes))
+    with pytest.raises(BrainDatabaseError, match="is not an SQLite database"):
+        open_db()
+    assert _mode(notes) == 0o644 and notes.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("state", ["missing", "empty", "missing folder"])
+def test_read_only_commands_create_no_database(tmp_path, monkeypatch, state):
+    # A missing or empty BRAIN_DB got a whole database written into it by `brain turns`.
+    db = tmp_path / ("folder/brain.db" if state == "missing folder" else "brain.db")
+    if state == "empty":
+        db.touch(mode=0o644)
+        db.chmod(0o644)
+    monkeypatch.setenv("BRAIN_DB", str(db))
+    outputs = [CliRunner().invoke(cli, args) for args in READERS]
+    assert all(r.exit_code == 0 for r in outputs), [r.output for r in outputs]
+    assert "no turns recorded yet" in outputs[0].output and "0 turns recorded" in outputs[1].output
+    assert json.loads(outputs[2].output) == [] and "queries: 0" in outputs[3].output
+    assert "no prompts recorded yet" in outputs[4].output
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == (
+        ["brain.db"] if state == "empty" else []
+    )
+    if state == "empty":
+        assert db.read_bytes() == b"" and _mode(db) == 0o644
+
+
+def test_read_only_commands_read_a_database_without_narrowing_it(tmp_path, monkeypatch):
+    db = tmp_path / "brain.db"
+    conn = open_db(db)
+    try:
+        write_turn(conn, {"turn_key": "k1", "session_id": "s1", "ask": "recorded before"})
+    finally:
+        conn.close()
+    db.chmod(0o644)
+    monkeypatch.setenv("BRAIN_DB", str(db))
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 0 and "recorded before" in result.output, result.output
+    assert _mode(db) == 0o644
+    open_db().close()  # a writer narrows it, as ever
+    assert _mode(db) == 0o600
 
 
 # ----- 17. one resolution of settings for the hook and the CLI ------------------------------
