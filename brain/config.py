@@ -40,6 +40,7 @@ MAX_THREADS = 1024
 MAX_WORKERS = 256
 MAX_PPR_WEIGHT = 1e6
 MAX_KEEP_VERSIONS = 1_000_000
+MAX_NOTE_MB = 1024.0  # a note is read whole: 1e13 MB overflowed the read's size (a traceback)
 DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
@@ -228,7 +229,7 @@ def keep_versions() -> int | None:
 
 def max_note_bytes() -> int:
     """Notes larger than ``BRAIN_MAX_NOTE_MB`` megabytes are skipped."""
-    return int(_float("BRAIN_MAX_NOTE_MB", DEFAULT_MAX_NOTE_MB, above=True) * 1024 * 1024)
+    return int(_float("BRAIN_MAX_NOTE_MB", DEFAULT_MAX_NOTE_MB, above=True, maximum=MAX_NOTE_MB) * 1024 * 1024)
 
 
 # ----- models ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BrainError
 from .links import _FENCE, Link, Resolver, heading_of, pasted_link_target
 from .notes import parse_note
-from .vault import excluded, load_ignore, max_note_bytes
+from .vault import excluded, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -126,7 +126,7 @@ def read_note(
     except OSError as exc:
         raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
     if len(data) > limit:
-        raise BrainError(f"{path} is over the {limit // 1048576} MB limit (BRAIN_MAX_NOTE_MB)")
+        raise BrainError(f"{path} is over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)")
     note = parse_note(path, data, mtime)
     sections = headings(note.body)
     text = note.body

@@ -69,6 +69,13 @@ def max_note_bytes() -> int:
     return config.max_note_bytes()
 
 
+def megabytes(size: int) -> str:
+    """``size`` bytes in MB as a person writes BRAIN_MAX_NOTE_MB: 10, 0.5, 0.002 (not 0)."""
+    mb = size / 1048576
+    text = f"{mb:.3f}".rstrip("0").rstrip(".")
+    return text if text != "0" or not size else f"{mb:.1g}"
+
+
 @dataclass
 class IgnoreRules:
     """What ``.brainignore`` says, and what was wrong with it (each problem a warning)."""
@@ -609,7 +616,7 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
         return None, Skipped(
             file.path,
             "too-large",
-            f"{file.size / 1048576:.1f} MB over the {limit / 1048576:.0f} MB limit (BRAIN_MAX_NOTE_MB)",
+            f"{megabytes(file.size)} MB over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)",
         )
     try:
         with open(file.abspath, "rb") as handle:
@@ -622,7 +629,7 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
     except OSError as exc:
         return None, Skipped(file.path, "unreadable", exc.strerror or str(exc))
     if len(data) > limit:  # grew since it was listed
-        return None, Skipped(file.path, "too-large", f"over the {limit / 1048576:.0f} MB limit")
+        return None, Skipped(file.path, "too-large", f"over the {megabytes(limit)} MB limit")
     from .notes import looks_binary
 
     if looks_binary(data):

@@ -56,7 +56,8 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_LEXICAL_THREADS", config.lexical_threads, ["many", "0", "65", "2.5"]),
         ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5"]),
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "1001", "99999999999999999999999e9"]),
-        ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf"]),
+        # 1e13: an OverflowError traceback from the read of a note (`brain note`)
+        ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf", "1e13", "1025"]),
         ("BRAIN_HOOK_BUDGET", config.hook_budget, ["soon", "0", "inf", "nan", "-2", "3601", "1e300"]),
         ("BRAIN_SERVE_TIMEOUT", config.serve_timeout, ["soon", "0", "-1", "inf", "1e300"]),  # OverflowError
         ("BRAIN_PPR_LINK_WEIGHT", config.ppr_link_weight, ["heavy", "-1", "nan", "1e308"]),  # sums overflow
@@ -122,7 +123,7 @@ def test_a_bad_setting_reaches_the_cli_as_one_line(monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "lots")
     result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
     assert result.exit_code == 1
-    assert "BRAIN_MAX_NOTE_MB must be a number above 0, not 'lots'" in result.output
+    assert "BRAIN_MAX_NOTE_MB must be a number above 0 and at most 1024, not 'lots'" in result.output
     assert ("Traceback" not in result.output and result.exception is None) or isinstance(result.exception, SystemExit)
 
 

@@ -556,7 +556,7 @@ def test_status_reports_every_skip_and_warning(messy_vault):
         expected["latin1-caf\ufffd.md"] = "bad-file-name"
     assert reasons == expected
     huge = next(s for s in status.skipped if s["path"] == "huge.md")
-    assert huge["detail"].startswith("20.0 MB over the 10 MB limit")
+    assert huge["detail"].startswith("20 MB over the 10 MB limit")
     warned = {(w["path"], w["message"].split(" ")[0]) for w in status.warnings}
     assert warned == {("bad-utf8.md", "invalid"), ("broken-yaml.md", "broken"), ("utf16.md", "decoded")}
     assert status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}  # skipped files are not pending
@@ -566,7 +566,7 @@ def test_status_reports_every_skip_and_warning(messy_vault):
     out = result.stdout
     assert "notes:  9" in out
     assert f"skipped: {len(expected)} (" in out
-    assert "too-large      huge.md  20.0 MB over the 10 MB limit (BRAIN_MAX_NOTE_MB)" in out
+    assert "too-large      huge.md  20 MB over the 10 MB limit (BRAIN_MAX_NOTE_MB)" in out
     assert "sync-conflict  Plan.sync-conflict-20240312-101522-ABCDEF1.md" in out
     assert "warnings: 3" in out and "bad-utf8.md: invalid UTF-8 at byte" in out
 
@@ -587,7 +587,7 @@ def test_note_size_limit_is_configurable(tmp_path, monkeypatch):
     report = _index(tmp_path)
     assert report.notes == 1
     assert vault_status(tmp_path).skipped == [
-        {"path": "medium.md", "reason": "too-large", "detail": "0.0 MB over the 0 MB limit (BRAIN_MAX_NOTE_MB)"}
+        {"path": "medium.md", "reason": "too-large", "detail": "0.003 MB over the 0.002 MB limit (BRAIN_MAX_NOTE_MB)"}
     ]
     monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "lots")
     with pytest.raises(ConfigError, match="BRAIN_MAX_NOTE_MB must be a number"):

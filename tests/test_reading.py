@@ -175,6 +175,22 @@ def test_read_note_gives_text_frontmatter_and_sections(indexed):
     assert cut["truncated"] and len(cut["text"]) == 200 and cut["chars"] > 200
 
 
+def test_a_note_over_the_limit_says_the_limit_as_set(indexed, monkeypatch):
+    # BRAIN_MAX_NOTE_MB=0.5 said "over the 0 MB limit"; 1e13 was an OverflowError traceback.
+    root, _ = indexed
+    write(root, "Big.md", "# Big\n\n" + "word " * 150_000)  # 0.7 MB: indexed under the default 10
+    index_into(Path(os.environ["BRAIN_HOME"]), root, FakeEmbedder())
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "0.5")
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Big.md"])
+    assert out.exit_code == 1 and out.output.count("\n") == 1, out.output
+    assert "Big.md is over the 0.5 MB limit (BRAIN_MAX_NOTE_MB)" in out.output
+    for huge in ("1e13", "99999999999999999999999"):
+        monkeypatch.setenv("BRAIN_MAX_NOTE_MB", huge)
+        out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Home"])
+        assert out.exit_code == 1 and isinstance(out.exception, SystemExit), out.output
+        assert out.output == f"Error: BRAIN_MAX_NOTE_MB must be a number above 0 and at most 1024, not {huge!r}\n"
+
+
 def test_headings_inside_code_fences_are_not_sections():
     body = "# Top\n\ntext\n\n```md\n# not a heading\n```\n\n## Sub\n\nmore\n\n# Next\n"
     found = headings(body)
