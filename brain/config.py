@@ -108,7 +108,7 @@ def _platform_data_dir() -> Path:
 def brain_home() -> Path:
     """The folder holding indexes, the database and logs (``BRAIN_HOME``)."""
     value = env("BRAIN_HOME")
-    return _user_path("BRAIN_HOME", value) if value else _platform_data_dir()
+    return user_path("BRAIN_HOME", value) if value else _platform_data_dir()
 
 
 def vault() -> str | None:
@@ -119,10 +119,11 @@ def vault() -> str | None:
 def db_path() -> Path:
     """The telemetry and turn-ledger database (``BRAIN_DB``)."""
     value = env("BRAIN_DB")
-    return _user_path("BRAIN_DB", value) if value else brain_home() / "brain.db"
+    return user_path("BRAIN_DB", value) if value else brain_home() / "brain.db"
 
 
-def _user_path(name: str, value: str) -> Path:
+def user_path(name: str, value: str) -> Path:
+    """``value`` with ``~`` expanded; a ``~user`` who is not one here is a ``ConfigError`` naming ``name``."""
     try:
         return Path(value).expanduser()
     except RuntimeError:  # ~someone who is not a user here: pathlib cannot say whose home

@@ -62,7 +62,8 @@ def vault_path(vault: str | os.PathLike[str] | None) -> Path:
     value = vault if vault not in (None, "") else config.vault()
     if not value:
         raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
-    return Path(value).expanduser().resolve()
+    # --vault '~nouser/x' was a RuntimeError traceback from pathlib
+    return config.user_path("--vault" if vault not in (None, "") else "BRAIN_VAULT", os.fspath(value)).resolve()
 
 
 def max_note_bytes() -> int:

@@ -127,6 +127,23 @@ def test_a_bad_setting_reaches_the_cli_as_one_line(monkeypatch, toy_vault):
     assert ("Traceback" not in result.output and result.exception is None) or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.parametrize(
+    "args", [["status"], ["note", "Home"], ["neighbours", "Home"], ["eval", "queries.jsonl"], ["ask", "x"]]
+)
+@pytest.mark.parametrize("how", ["--vault", "BRAIN_VAULT"])
+def test_a_vault_in_the_home_of_no_user_is_one_line(monkeypatch, tmp_path, args, how):
+    # pathlib cannot expand ~nouser: a RuntimeError traceback, as BRAIN_HOME's once was.
+    (tmp_path / "queries.jsonl").write_text('{"id": "q", "query": "a", "type": "entity", "relevant": ["Home.md"]}\n')
+    monkeypatch.chdir(tmp_path)
+    value = "~nosuchuser-of-brain/x"
+    if how == "BRAIN_VAULT":
+        monkeypatch.setenv("BRAIN_VAULT", value)
+    result = CliRunner().invoke(cli, [args[0], *(["--vault", value] if how == "--vault" else []), *args[1:]])
+    assert result.exit_code in (1, 2) and isinstance(result.exception, SystemExit), result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("Error: "), result.output
+    assert f"{how} must be a path, and {value!r} names the home of no user here" in result.output
+
+
 def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
     monkeypatch.setenv("BRAIN_RERANK_POOL", "0")

@@ -314,6 +314,9 @@ def test_no_vault_prints_nothing_and_says_why(tmp_path):
     proc = run_prompt_hook(json.dumps(_payload()).encode(), tmp_path / "gone")
     assert proc.returncode == 0 and proc.stdout == b""
     assert _rows()[1]["reason"] == "no-vault" and "vault not found" in _rows()[1]["detail"]
+    proc = run_prompt_hook(json.dumps(_payload()).encode(), Path("~nosuchuser-of-brain/x"))  # pathlib: RuntimeError
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert _rows()[2]["reason"] == "no-vault" and "names the home of no user here" in _rows()[2]["detail"]
 
 
 def test_a_stale_server_record_is_no_server(indexed):

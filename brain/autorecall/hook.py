@@ -298,7 +298,10 @@ def _vault() -> Path | str:
     value = config.vault()
     if not value:
         return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
-    path = Path(value).expanduser()
+    try:
+        path = config.user_path("BRAIN_VAULT", value)
+    except ConfigError as exc:  # ~nouser/x: why there is none, as for any other vault not found
+        return str(exc)
     if not path.is_dir():
         return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
     return path.resolve()
