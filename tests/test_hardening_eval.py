@@ -5,6 +5,7 @@ embedder throughout."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import unicodedata
 
@@ -14,6 +15,7 @@ from conftest import write
 
 from brain.cli import cli
 from brain.db import connection
+from brain.evaluation import queries as queries_module
 from brain.evaluation.queries import QueryFileError, load_queries
 from brain.telemetry import ABRow, log_ab
 
@@ -372,8 +374,7 @@ def test_eval_warnings_reach_a_terminal_only_as_text(tmp_path):
     vault = tmp_path / "v"
     name = "evil\x1b[31mRED.md"
     write(vault, "a.md", "# A\n\napples\n")
-    write(vault, name, "# E\n\nevil\n")
-    write(vault, ".brainignore", "evil*\n")
+    (vault / name).write_bytes(b"# E\n\x00\x00 binary\n")  # a note the indexer skips (one .brainignore'd is no note)
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({**LINE, "relevant": [name, "a.md"]}) + "\n")
     result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector"], color=True)
@@ -397,3 +398,63 @@ def test_ask_ab_gate_line_reaches_a_terminal_only_as_text(tmp_path):
     assert graph.exit_code == 0, graph.output
     assert "(graph skipped: the query is the title or alias of [[ZedRed.md]])" in graph.stderr
     assert "\x1b" not in graph.stderr
+
+
+def test_a_number_too_long_for_python_is_a_listed_problem(tmp_path):
+    # Python refuses to read an integer of more than 4300 digits: a ValueError traceback.
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": 1' + "0" * 5000 + ', "query": "a", "type": "entity", "relevant": ["a.md"]}\n')
+    write(tmp_path / "v", "a.md", "# A\n")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, tmp_path / "v")
+    assert caught.value.problems == ["line 1: not valid JSON (a number of more than 4300 digits)"]
+
+
+def test_a_query_file_that_is_no_regular_file_or_too_large_is_one_line(tmp_path, monkeypatch):
+    # `brain eval /dev/zero` read until memory ran out; a FIFO waited for a writer for good.
+    fifo = tmp_path / "q.fifo"
+    os.mkfifo(fifo)
+    write(tmp_path / "v", "a.md", "# A\n")
+    for source in ("/dev/zero", str(fifo)):
+        result = CliRunner().invoke(cli, ["eval", source, "--vault", str(tmp_path / "v")])
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert f"Error: the query file {source} is not a regular file (a device, FIFO or socket)" in result.output
+    monkeypatch.setattr(queries_module, "MAX_FILE_MB", 1)
+    big = tmp_path / "big.jsonl"
+    big.write_text((json.dumps(LINE) + "\n") * 20_000)  # 1.4 MB
+    with pytest.raises(QueryFileError, match=r"^the query file .*big.jsonl is over 1 MB: a query file is not that"):
+        load_queries(big)
+
+
+def test_a_relevant_file_brain_leaves_out_is_listed_before_the_run(tmp_path):
+    # Such a path was accepted, the query scored as a miss, and only a warning said why.
+    vault = tmp_path / "v"
+    for rel in ("a.md", ".hidden/H.md", "notes.txt", "Drafts/D.md", "a.sync-conflict-20240101-1234-ABC.md"):
+        write(vault, rel, "# A\n\napples\n")
+    write(vault, ".brainignore", "Drafts/\n")
+    (vault / "Link.md").symlink_to(vault / ".hidden" / "H.md")
+    left_out = [".hidden/H.md", "notes.txt", "Drafts/D.md", "a.sync-conflict-20240101-1234-ABC.md", "Link.md"]
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**LINE, "relevant": ["a.md", *left_out]}) + "\n")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, vault)
+    assert caught.value.problems == [
+        "line 1 (a): .hidden/H.md (a file brain leaves out: dot-folder)",
+        "line 1 (a): notes.txt (a file brain leaves out: not .md)",
+        "line 1 (a): Drafts/D.md (a file brain leaves out: brainignore)",
+        "line 1 (a): a.sync-conflict-20240101-1234-ABC.md (a file brain leaves out: sync-conflict)",
+        "line 1 (a): Link.md (a file brain leaves out: dot-folder)",
+    ]
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(vault), "--modes", "vector"])
+    assert result.exit_code == 1 and "5 relevant path(s) are not notes in the vault" in result.output
+    assert "Indexing" not in result.output and "recall@" not in result.output  # nothing ran
+
+
+def test_a_relevant_path_with_a_control_character_is_shown_escaped(tmp_path):
+    # "a.md\u0000" was listed as "a.md": terminal_safe took the NUL out, and the label looked right.
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**LINE, "relevant": ["a.md\u0000", "a.md"]}) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v")])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "  line 1 (a): 'a.md\\x00'"

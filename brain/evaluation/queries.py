@@ -14,15 +14,19 @@ import codecs
 import json
 import os
 import re
+import stat
+import sys
 import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError
 from ..text import valid_unicode
+from ..vault import IgnoreRules, excluded, load_ignore
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 REQUIRED = ("id", "query", "type", "relevant")
+MAX_FILE_MB = 64  # a query file is typed by hand: more is a file given by mistake (/dev/zero was read for good)
 
 
 class QueryFileError(BrainError):
@@ -51,7 +55,7 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
     from the vault together (the paths of a bad line are checked too)."""
     source = Path(path)
     try:
-        data = source.read_bytes()
+        data = _read_bytes(source)
         # A byte-order mark says the encoding: UTF-8 with one (Notepad), UTF-16 (PowerShell 5's `>`).
         utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
         text = data.decode("utf-16" if utf16 else "utf-8-sig")
@@ -71,6 +75,18 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
         parsed.queries = [spelling.respelt(q) for q in parsed.queries]
     _raise_problems(str(source), parsed, missing, root)
     return parsed.queries
+
+
+def _read_bytes(source: Path) -> bytes:
+    # stat first: opening a FIFO waits for a writer, and a device (/dev/zero) never ends
+    if not stat.S_ISREG(source.stat().st_mode):
+        raise QueryFileError(f"the query file {source} is not a regular file (a device, FIFO or socket)")
+    limit = MAX_FILE_MB * 1024 * 1024
+    with source.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise QueryFileError(f"the query file {source} is over {MAX_FILE_MB} MB: a query file is not that large")
+    return data
 
 
 def parse_queries(text: str, name: str = "<queries>") -> list[EvalQuery]:
@@ -109,6 +125,11 @@ def _parse(text: str) -> _Parsed:
             continue
         except RecursionError:
             parsed.problems.append(f"line {number}: not valid JSON (nested too deeply)")
+            continue
+        except ValueError:  # Python's own limit on the digits of an integer (a traceback, once)
+            parsed.problems.append(
+                f"line {number}: not valid JSON (a number of more than {sys.get_int_max_str_digits()} digits)"
+            )
             continue
         if not isinstance(record, dict):
             parsed.problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
@@ -224,9 +245,15 @@ def _missing_paths(paths: list[tuple[int, str, str]], root: Path, spelling: _Spe
     spelling = spelling or _Spelling(root)
     missing = []
     for _, where, rel in paths:
-        if spelling.find(rel) is None:
+        # A NUL or other control in a path was taken out of the message by terminal_safe:
+        # the label looked right and was "not a note". Quoted and escaped, it shows.
+        shown = rel if rel.isprintable() else repr(rel)
+        found = spelling.find(rel)
+        if found is None:
             near = spelling.find(rel, fold_case=True) or spelling.find(f"{rel}.md", fold_case=True)
-            missing.append(f"{where}: {rel}" + (f" (the vault has {near})" if near else ""))
+            missing.append(f"{where}: {shown}" + (f" (the vault has {near})" if near else ""))
+        elif reason := spelling.left_out(found):
+            missing.append(f"{where}: {shown} (a file brain leaves out: {reason})")
     return missing
 
 
@@ -246,6 +273,7 @@ class _Spelling:
         self.root = root
         # folder -> (its names, its names by NFC form, by NFC form casefolded)
         self._folders: dict[Path, tuple[set[str], dict[str, list[str]], dict[str, list[str]]]] = {}
+        self._ignore: IgnoreRules | None = None
 
     def _listing(self, folder: Path) -> tuple[set[str], dict[str, list[str]], dict[str, list[str]]]:
         if folder not in self._folders:
@@ -275,6 +303,24 @@ class _Spelling:
             parts.append(name)
             folder = folder / name
         return "/".join(parts) if parts and folder.is_file() else None
+
+    def left_out(self, rel: str) -> str | None:
+        """Why the vault's walk leaves the file ``rel`` out (so it is no note), or None: the
+        rules of ``vault.excluded``, for the path and for where a symlink leads in the vault."""
+        if not rel.lower().endswith(".md"):
+            return "not .md"
+        if self._ignore is None:
+            self._ignore = load_ignore(self.root)
+        base = os.path.realpath(self.root)
+        real = os.path.realpath(self.root / rel)
+        targets = [rel]
+        if os.path.commonpath([real, base]) == base:  # one out of the vault is followed, as the walk does
+            targets.append(os.path.relpath(real, base).replace(os.sep, "/"))
+        for target in dict.fromkeys(targets):
+            reason = excluded(target, self._ignore)
+            if reason:
+                return reason
+        return None
 
     def respelt(self, query: EvalQuery) -> EvalQuery:
         """``query`` with its relevant and partial paths as the vault spells them (when found)."""
