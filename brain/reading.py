@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_CHARS = 40_000  # a long note is cut here (MCP clients cap a tool's output too)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_HERE = re.compile(r"^(?:\./+)+")  # ./People/Alice.md, as a shell completes it (and eval's labels take)
 
 
 class NoteNotFound(BrainError):
@@ -39,7 +40,8 @@ class OutsideVault(BrainError):
 
 
 def check_reference(ref: str) -> str:
-    """The reference with slashes normalised; ``OutsideVault`` for absolute paths and ``..`` steps."""
+    """The reference with slashes normalised and leading ``./`` steps dropped; ``OutsideVault``
+    for absolute paths and ``..`` steps."""
     text = ref.strip()
     if "\0" in text:
         raise OutsideVault("a note reference cannot hold a NUL byte")
@@ -48,7 +50,7 @@ def check_reference(ref: str) -> str:
         raise OutsideVault(f"{ref!r} is an absolute path: give a vault-relative path, a title or an alias")
     if ".." in normal.split("/"):
         raise OutsideVault(f"{ref!r} steps out of its folder (..): give a vault-relative path, a title or an alias")
-    return normal
+    return _HERE.sub("", normal) or normal
 
 
 def find_note(store: IndexStore, ref: str) -> str:

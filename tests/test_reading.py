@@ -36,6 +36,9 @@ def indexed(toy_vault):
         ("GraphRAG", "AI/Graph RAG.md"),  # alias
         ("Graph-based retrieval", "AI/Graph RAG.md"),
         ("AI\\Graph RAG.md", "AI/Graph RAG.md"),
+        ("./AI/Graph RAG.md", "AI/Graph RAG.md"),  # as a shell completes it: was "no note"
+        ("././/AI/Graph RAG", "AI/Graph RAG.md"),
+        (".\\AI\\Graph RAG.md", "AI/Graph RAG.md"),
     ],
 )
 def test_a_note_is_found_by_path_title_or_alias(indexed, ref, path):
