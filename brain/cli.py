@@ -591,8 +591,11 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
         written[line] = written.get(line, 0) + 1
     lines += [line + (f"  ×{times}" if times > 1 else "") for line, times in written.items()]
     lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
-    for link in data["backlinks"]:
-        lines.append(f"  ← {safe(link['path'])}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else ""))
+    for link in data["backlinks"]:  # one per note, kind and anchor: the anchor says how two lines differ
+        anchor = f" #{safe(link['anchor'])}" if link["anchor"] else ""
+        lines.append(
+            f"  ← {safe(link['path'])}{anchor}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+        )
     click.echo("\n".join(lines))
 
 

@@ -221,7 +221,7 @@ def test_note_and_neighbours_commands(indexed):
     out = CliRunner().invoke(cli, ["note", "--vault", str(root), "/etc/passwd"])
     assert out.exit_code == 1 and "absolute path" in out.output and "Traceback" not in out.output
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Graph RAG"])
-    assert out.exit_code == 0 and "← Daily/2026-03-14.md  (embed)" in out.output
+    assert out.exit_code == 0 and "← Daily/2026-03-14.md #^one-hop  (embed)" in out.output
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Graph RAG"])
     assert json.loads(out.output)["title"] == "Graph RAG"
 
@@ -235,6 +235,16 @@ def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vaul
     assert out.output.splitlines()[2:5] == ["links (5001):", "  → [[Home]]  Home.md  ×5000", "  → [[Ghost]]  dangling"]
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "--json", "Log"])
     assert len(json.loads(out.output)["links"]) == 5001  # --json: every link as written
+
+
+def test_neighbours_backlinks_from_one_note_to_two_anchors_say_which(toy_vault):
+    # [[Graph RAG#Why graphs]] and [[Graph RAG#^b]] from one note printed "← Refs.md" twice.
+    write(toy_vault, "Refs.md", "# Refs\n\n[[Graph RAG#Why graphs]] and [[Graph RAG#^b]] and [[Graph RAG]]\n")
+    index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(toy_vault), "Graph RAG"])
+    assert out.exit_code == 0, out.output
+    refs = [line for line in out.output.splitlines() if "Refs.md" in line]
+    assert sorted(refs) == ["  ← Refs.md", "  ← Refs.md #Why graphs", "  ← Refs.md #^b"]
 
 
 def test_a_wikilink_pasted_as_the_note_names_its_target(indexed):
