@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
@@ -281,15 +282,44 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
         hf_logging.disable_progress_bar()  # brain shows its own progress
     except (ImportError, AttributeError):  # an older transformers: its bar is only cosmetic
         pass
+    device = device or config.device()
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
-        return SentenceTransformer(model_name, device=device or config.device())
+        return SentenceTransformer(model_name, device=device)
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
-        raise ModelLoadError(model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc)) from exc
+        message = model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device)
+        raise ModelLoadError(message) from exc
 
 
-def model_load_message(kind: str, model_name: str, variable: str, exc: BaseException) -> str:
+def device_problem(device: str | None) -> str | None:
+    """Why torch cannot use ``device`` (``BRAIN_DEVICE``) on this machine, or None. Asks the
+    torch already imported by the failed load (never imports it: that costs seconds)."""
+    torch = sys.modules.get("torch")
+    if not device or torch is None:
+        return None
+    try:
+        where = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        return f"{device!r} is not a torch device"
+    if where.type == "cuda" and not torch.cuda.is_available():
+        return "this machine's torch has no CUDA device"
+    if where.type == "cuda" and where.index is not None and where.index >= torch.cuda.device_count():
+        return f"this machine has {torch.cuda.device_count()} CUDA device(s), numbered from 0"
+    if where.type == "mps" and not torch.backends.mps.is_available():
+        return "this machine's torch has no MPS device"
+    return None
+
+
+def model_load_message(
+    kind: str, model_name: str, variable: str, exc: BaseException, *, device: str | None = None
+) -> str:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    problem = device_problem(device)
+    if problem:  # not the model's fault: "is a folder but not a loadable model" sent the user to the wrong fix
+        return (
+            f"cannot load the {kind} model {model_name!r} on BRAIN_DEVICE={device!r}: {problem}. Set BRAIN_DEVICE "
+            "to cpu, cuda, cuda:N or mps (one this machine has), or leave it unset to let brain pick."
+        )
     hint = (
         f"If this machine cannot reach the Hugging Face hub, download the model elsewhere "
         f"(e.g. `huggingface-cli download {model_name} --local-dir ./models/x`) and set "

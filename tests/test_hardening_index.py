@@ -90,6 +90,54 @@ def indexed(toy_vault):
 # ----- 1. a failed or interrupted --rebuild must not wipe the index -------------------------
 
 
+class _FakeTorchDevice:
+    """torch.device as a CPU-only build of torch has it: a known type, or a RuntimeError."""
+
+    def __init__(self, spec: str):
+        kind, _, index = spec.partition(":")
+        if kind not in ("cpu", "cuda", "mps"):
+            raise RuntimeError(f"Expected one of cpu, cuda, mps device type at start of device string: {spec}")
+        self.type, self.index = kind, int(index) if index else None
+
+
+@pytest.mark.parametrize(
+    "device, problem",
+    [
+        ("bogus", "'bogus' is not a torch device"),
+        ("cuda", "this machine's torch has no CUDA device"),
+        ("mps", "this machine's torch has no MPS device"),
+    ],
+)
+def test_a_device_that_cannot_be_used_is_named_not_the_model(tmp_path, monkeypatch, device, problem):
+    # BRAIN_DEVICE=bogus (or cuda on a CPU build) said the model folder "is a folder but not a
+    # loadable model; set BRAIN_EMBED_MODEL": the wrong fix. Fakes for torch: no test loads it.
+    from types import ModuleType, SimpleNamespace
+
+    def load(name: str, device: str | None = None) -> None:
+        _FakeTorchDevice(device or "cpu")
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    fake_st = ModuleType("sentence_transformers")
+    fake_st.SentenceTransformer = load
+    fake_torch = SimpleNamespace(
+        device=_FakeTorchDevice,
+        cuda=SimpleNamespace(is_available=lambda: False, device_count=lambda: 0),
+        backends=SimpleNamespace(mps=SimpleNamespace(is_available=lambda: False)),
+    )
+    monkeypatch.setitem(sys.modules, "sentence_transformers", fake_st)
+    monkeypatch.setitem(sys.modules, "transformers", None)  # its progress bar: skipped
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setenv("BRAIN_DEVICE", device)
+    with pytest.raises(ModelLoadError) as caught:
+        brain.embed._load_sentence_transformer(str(tmp_path), None)
+    message = str(caught.value)
+    assert f"on BRAIN_DEVICE={device!r}: {problem}. Set BRAIN_DEVICE to cpu, cuda, cuda:N or mps" in message
+    assert "loadable model" not in message and "\n" not in message
+    monkeypatch.delenv("BRAIN_DEVICE")  # with no device set, the folder is what is wrong
+    with pytest.raises(ModelLoadError, match="is a folder but not a loadable model; set BRAIN_EMBED_MODEL"):
+        brain.embed._load_sentence_transformer(str(tmp_path), None)
+
+
 def test_rebuild_with_a_model_that_cannot_load_keeps_the_old_index(indexed, monkeypatch):
     vault, directory, first = indexed
     before = _ask(vault)

@@ -24,7 +24,8 @@ class Reranker:
 
             self._model = CrossEncoder(model_name, device=config.device())
         except Exception as exc:  # any failure to load means: no reranking this time
-            raise ModelLoadError(model_load_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc)) from exc
+            message = model_load_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc, device=config.device())
+            raise ModelLoadError(message) from exc
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
         pairs = [(query, passage(c)) for c in candidates]
