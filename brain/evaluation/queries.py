@@ -26,6 +26,7 @@ from ..vault import IgnoreRules, excluded, load_ignore
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 REQUIRED = ("id", "query", "type", "relevant")
+_INT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)  # Python 3.10.7 and later set the limit
 MAX_FILE_MB = 64  # a query file is typed by hand: more is a file given by mistake (/dev/zero was read for good)
 
 
@@ -128,7 +129,7 @@ def _parse(text: str) -> _Parsed:
             continue
         except ValueError:  # Python's own limit on the digits of an integer (a traceback, once)
             parsed.problems.append(
-                f"line {number}: not valid JSON (a number of more than {sys.get_int_max_str_digits()} digits)"
+                f"line {number}: not valid JSON (a number of more than {_INT_DIGITS()} digits)"
             )
             continue
         if not isinstance(record, dict):
