@@ -176,7 +176,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
     answered, and its last update (what changed, and how long after the change it was served).
     The `background:` line, while there is one, names the work a run left to a process of its
-    own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges).
+    own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges). A `settings:`
+    line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
+    chunking other than the index was built with (`brain index --rebuild` fixes it).
     """
     from .index.status import vault_status
     from .server.client import status as server_status
@@ -202,8 +204,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     stale = sum(p.values())
     echo(
         f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
-        + ("  (run `brain index`)" if stale else "  (up to date)")
+        + ("  (run `brain index --rebuild`)" if st.settings_mismatch else "")
+        + ("" if st.settings_mismatch else "  (run `brain index`)" if stale else "  (up to date)")
     )
+    for message in st.settings_mismatch:  # what `brain index` and `brain ask` would refuse
+        echo(f"settings: {message}")
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:

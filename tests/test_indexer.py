@@ -849,6 +849,45 @@ def test_status_with_a_lock_file_it_may_not_open_still_answers(indexed, monkeypa
     assert "background:" not in _invoke("status", "--vault", str(vault)).stdout
 
 
+def test_status_says_what_index_and_ask_would_refuse(indexed, monkeypatch, no_model):
+    """Another model, chunking or tokenizer than the index's: status says so with the fix, as
+    index and ask refuse, without loading the model."""
+    vault, _ = indexed
+    data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+    (message,) = data["settings_mismatch"]
+    assert "built with the model 'fake:64', but BRAIN_EMBED_MODEL is 'explode:64'" in message
+    assert no_model == []  # compared by name: nothing loaded
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
+    assert json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["settings_mismatch"] == []
+    assert "(up to date)" in _invoke("status", "--vault", str(vault)).stdout
+
+    monkeypatch.setenv("BRAIN_CHUNKING", "short")
+    monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
+    human = _invoke("status", "--vault", str(vault)).stdout.splitlines()
+    assert "pending: 0 new, 0 changed, 0 renamed, 0 deleted  (run `brain index --rebuild`)" in human
+    settings = [line for line in human if line.startswith("settings: ")]
+    assert len(settings) == 2 and all("Run `brain index --rebuild`" in line for line in settings)
+    assert "lexical tokenizer 'unicode61', but BRAIN_FTS_TOKENIZER is 'trigram'" in settings[0]
+    assert "chunked with BRAIN_CHUNKING=heading, not short" in settings[1]
+    with pytest.raises(IndexMismatchError, match="lexical tokenizer"):  # what index says, first of them
+        index_vault(vault, progress=False)
+
+    monkeypatch.delenv("BRAIN_FTS_TOKENIZER")
+    monkeypatch.setenv("BRAIN_CHUNKING", "bogus")
+    result = _invoke("status", "--vault", str(vault))
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: BRAIN_CHUNKING must be one of heading, short, note, windows")
+
+
+def test_status_says_a_changed_prefix(tmp_path, monkeypatch, minilm):
+    vault = tmp_path / "v3"
+    write(vault, "A.md", "# A\nalpha\n")
+    index_vault(vault, embedder=PrefixedEmbedder(), progress=False)
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "passage: ")
+    (message,) = vault_status(vault).settings_mismatch
+    assert "passage prefix ''" in message and "brain index --rebuild" in message
+
+
 def test_status_before_any_index(toy_vault):
     data = json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)
     assert (data["notes"], data["chunks"], data["model"]) == (0, 0, None)

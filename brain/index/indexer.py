@@ -116,19 +116,31 @@ def check_model(
     """Refuse an index built with another embedding model, prefixes, lexical tokenizer or
     chunking (``fts_tokenizer`` and ``chunking``: this process's settings unless given, as a
     server is given a client's)."""
+    found = index_mismatches(store, model_name, fts_tokenizer=fts_tokenizer, chunking=chunking)
+    if found:
+        raise IndexMismatchError(found[0])
+
+
+def index_mismatches(
+    store: IndexStore, model_name: str, *, fts_tokenizer: str | None = None, chunking: str | None = None
+) -> list[str]:
+    """What ``check_model`` would refuse, each setting's message (the first is the one it
+    raises); empty when the index fits. Reads the index's meta alone: no model is loaded."""
+    found = []
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
-        raise IndexMismatchError(
+        found.append(
             f"this vault's index was built with the model {built_with!r}, but BRAIN_EMBED_MODEL is "
             f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
-    prefixes = _prefix_mismatch(store, model_name)
-    if prefixes:
-        raise IndexMismatchError(prefixes)
+    else:  # another model's prefixes are its own
+        prefixes = _prefix_mismatch(store, model_name)
+        if prefixes:
+            found.append(prefixes)
     wanted, built = fts_tokenizer or config.fts_tokenizer(), store.fts_tokenizer()
     if wanted != built and store.has_chunks():
-        raise IndexMismatchError(
+        found.append(
             f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
             f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
             f"BRAIN_FTS_TOKENIZER={built}"
@@ -136,11 +148,12 @@ def check_model(
     chunking = chunking or config.chunking()
     chunked = store.get_meta("chunking") or ("heading" if store.get_meta("model") else None)  # before it was recorded
     if chunked and chunked != chunking:
-        raise IndexMismatchError(
+        found.append(
             f"this vault's index was chunked with BRAIN_CHUNKING={chunked}, not {chunking}; notes cut two ways "
             f"would rank unevenly. Run `brain index --rebuild` to re-chunk and re-embed everything, or set "
             f"BRAIN_CHUNKING={chunked}"
         )
+    return found
 
 
 def _prefix_mismatch(store: IndexStore, model_name: str) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ class VaultStatus:
     rebuild: dict[str, Any] | None = None  # a `--rebuild` running or stopped: {"path", "model", "notes"}
     history: dict[str, Any] | None = None  # what history holds and what it costs on disk
     background: list[str] | None = None  # work a run left to a process of its own, under way now
+    # what `brain index` and `brain ask` would refuse: this process's model, prefixes, tokenizer
+    # or chunking against the index's, each a message ending in its fix; empty when they fit
+    settings_mismatch: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +58,9 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
 
 
 def _status(root: Path, store: IndexStore) -> VaultStatus:
+    from .indexer import index_mismatches
+
+    mismatches = index_mismatches(store, config.embed_model_name())  # a bad setting: its one-line error
     plan = changes.plan(root, store)
     pending: dict[str, list[str]] = {"new": [], "changed": [], "renamed": []}
     for change in changes.read(plan, store):
@@ -81,6 +87,7 @@ def _status(root: Path, store: IndexStore) -> VaultStatus:
         rebuild=rebuild_status(store.directory),
         history=_history(store),
         background=_background(store.directory),
+        settings_mismatch=mismatches,
     )
 
 
