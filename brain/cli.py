@@ -7,7 +7,7 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -545,6 +545,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
         data = read_note(store, root, note, heading=heading, max_chars=max_chars)
     finally:
         store.close()
+    _say_ambiguity(note, data)
     if as_json:
         emit_json(data)
         return
@@ -559,6 +560,16 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)
     if data["truncated"]:
         click.echo(f"\n… cut at {max_chars} of {data['chars']} characters (--max-chars)", err=True)
+
+
+def _say_ambiguity(ref: str, data: dict[str, Any]) -> None:
+    """A name several notes answer to: which was shown and which were not, on stderr (the
+    output stays the note's; --json says it in ``ambiguous``)."""
+    from .reading import NoteMatch
+
+    message = NoteMatch(data["path"], tuple(data["ambiguous"])).ambiguity(ref)
+    if message:
+        click.echo(terminal_safe(message), err=True)
 
 
 def _stdout_is_terminal() -> bool:
@@ -581,6 +592,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
         data = note_neighbours(store, note)
     finally:
         store.close()
+    _say_ambiguity(note, data)
     if as_json:
         emit_json(data)
         return

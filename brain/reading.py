@@ -12,14 +12,27 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import posixpath
 import re
 import stat
 import time
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BrainError
-from .links import _FENCE, Link, Resolver, heading_of, pasted_link_target
+from .links import (
+    _FENCE,
+    Link,
+    Resolver,
+    _norm,
+    _strip_md,
+    alias_key,
+    heading_of,
+    nearest,
+    pasted_link_target,
+)
 from .notes import parse_note
 from .vault import excluded, load_ignore, max_note_bytes, megabytes
 
@@ -53,32 +66,108 @@ def check_reference(ref: str) -> str:
     return _HERE.sub("", normal) or normal
 
 
+@dataclass(frozen=True)
+class NoteMatch:
+    """The note a reference was taken to name, and the others it names as well (``others``,
+    by path): notes of the same name, alias or title, none spelled closer to it than the one
+    taken (which is the one a link from the vault's root leads to)."""
+
+    path: str
+    others: tuple[str, ...] = ()
+
+    def ambiguity(self, ref: str) -> str | None:
+        """One line for the reader when the name fits several notes; None when it fits one."""
+        if not self.others:
+            return None
+        listed = ", ".join([f"{self.path} (shown)", *self.others])
+        return f"{len(self.others) + 1} notes are named {ref.strip()}: {listed}; give the path"
+
+
 def find_note(store: IndexStore, ref: str) -> str:
-    """The vault-relative path of the indexed note ``ref`` names: a path, a title or an alias.
+    """The vault-relative path of the indexed note ``ref`` names: a path, a title or an alias
+    (``match_note``, for the note taken alone)."""
+    return match_note(store, ref).path
+
+
+def match_note(store: IndexStore, ref: str) -> NoteMatch:
+    """The indexed note ``ref`` names (a path, a title or an alias), and the others it fits.
 
     Tried in order: the exact path (``.md`` optional), then Obsidian's link resolution (path
-    ignoring case, file name, end of a path, alias), then the title.
+    ignoring case, end of a path, file name, alias), then the title. Within a step a note
+    spelled as typed comes first, then one equal to it in Unicode's NFC form, then any equal
+    ignoring case: ``idea`` reads ``Notes/idea.md`` beside ``Notes/Idea.md``, and a name
+    typed composed reads the composed file beside its decomposed twin. Link resolution itself
+    keeps Obsidian's rules (the graph's links), where the nearest note wins.
     """
     normal = check_reference(ref)
     paths = store.note_paths()
     for candidate in (normal, normal + ".md"):
         if candidate in paths:
-            return candidate
-    resolved = Resolver(paths, store.aliases_by_path()).resolve(Link(normal, "wikilink", None, None, 0), "")
+            return NoteMatch(candidate)
+    aliases = store.aliases_by_path()
+    resolver = Resolver(paths, aliases)
+    resolved = resolver.resolve(Link(normal, "wikilink", None, None, 0), "")
     if resolved is not None and resolved != "":
-        return resolved
+        return _closest(*_resolution_step(resolver, paths, normal, aliases), resolved)
     titles = store.note_titles()
-    by_title = {title.casefold(): path for path, title in sorted(titles)}
-    if normal.casefold() in by_title:
-        return by_title[normal.casefold()]
+    named = [(path, [title]) for path, title in titles if title.casefold() == normal.casefold()]
+    if named:
+        group = _spelled_closest(normal, named)
+        return NoteMatch(group[-1], tuple(p for p in group[:-1]))  # the last by path, as before
     target = pasted_link_target(ref)  # after every literal name: an alias may be "[[Weird]]"
     if target is not None and target != ref:
         with contextlib.suppress(NoteNotFound):  # not found: the error names what was typed
-            return find_note(store, target)
+            return match_note(store, target)
     names = sorted({title for _, title in titles})
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise NoteNotFound(f"no note {ref!r} in the index (by path, title or alias){hint}")
+
+
+def _resolution_step(
+    resolver: Resolver, paths: set[str], ref: str, aliases: dict[str, list[str]]
+) -> tuple[str, list[tuple[str, list[str]]]]:
+    """What the step of ``Resolver.resolve`` that answered ``ref`` compared (``ref`` without
+    ``.md``, or as typed for an alias), and every note it chose among, each with what of it
+    was compared: its path, the end of its path or its file name without ``.md``, its aliases."""
+    bare = _strip_md(ref)
+    if bare in resolver.by_path:
+        return bare, [(resolver.by_path[bare], [bare])]
+    folded = _norm(bare)
+    same_path = [(p, [_strip_md(p)]) for p in paths if _norm(_strip_md(p)) == folded]
+    if same_path:
+        return bare, same_path
+    if "/" in bare:
+        depth = bare.count("/") + 1
+        tails = [(p, "/".join(_strip_md(p).split("/")[-depth:])) for p in paths]
+        hits = [(p, [tail]) for p, tail in tails if _norm(tail) == folded]
+        if hits:
+            return bare, hits
+    elif folded in resolver.by_name:
+        return bare, [(p, [posixpath.basename(_strip_md(p))]) for p in resolver.by_name[folded]]
+    return ref, [(p, [a.strip() for a in aliases.get(p, [])]) for p in resolver.by_alias.get(alias_key(ref), [])]
+
+
+def _closest(typed: str, candidates: list[tuple[str, list[str]]], resolved: str) -> NoteMatch:
+    """Of the notes one step found, those spelled closest to ``typed``; the one taken is link
+    resolution's pick when it is among them, else the nearest the root of them."""
+    group = _spelled_closest(typed, candidates) or [resolved]
+    taken = resolved if resolved in group else nearest(group, "")
+    return NoteMatch(taken, tuple(p for p in group if p != taken))
+
+
+def _spelled_closest(ref: str, candidates: list[tuple[str, list[str]]]) -> list[str]:
+    """The paths, by path, whose names are ``ref`` as typed; else equal to it in NFC; else all."""
+    composed = unicodedata.normalize("NFC", ref)
+    for same in (
+        lambda name: name == ref,
+        lambda name: unicodedata.normalize("NFC", name) == composed,
+        lambda name: True,
+    ):
+        group = sorted({path for path, names in candidates if any(same(name) for name in names)})
+        if group:
+            return group
+    return []
 
 
 def inside_vault(root: Path, path: str) -> Path:
@@ -112,7 +201,8 @@ def read_note(
     With ``heading``, only that section (from the heading to the next one of the same or a
     higher level). The text is cut at ``max_chars`` (``truncated`` says so).
     """
-    path = find_note(store, ref)
+    match = match_note(store, ref)
+    path = match.path
     file = inside_vault(root, path)
     limit = max_note_bytes()
     try:
@@ -142,6 +232,7 @@ def read_note(
         text = "\n".join(lines[found["line"] : found["end"]])
     return {
         "path": path,
+        "ambiguous": list(match.others),  # the other notes the name fits as well (NoteMatch)
         "title": note.title,
         "aliases": note.aliases,
         "tags": note.tags,
@@ -199,7 +290,8 @@ def _pick_section(sections: list[dict[str, Any]], wanted: str) -> dict[str, Any]
 
 def neighbours(store: IndexStore, ref: str) -> dict[str, Any]:
     """A note's links (as written, where each resolves, kind, anchor) and its backlinks."""
-    path = find_note(store, ref)
+    match = match_note(store, ref)
+    path = match.path
     note_id = store.note_id(path)
     assert note_id is not None
     titles = dict(store.note_titles())
@@ -231,4 +323,10 @@ def neighbours(store: IndexStore, ref: str) -> dict[str, Any]:
                 "line": row["line"],
             }
         )
-    return {"path": path, "title": titles.get(path, path), "links": links, "backlinks": backlinks}
+    return {
+        "path": path,
+        "ambiguous": list(match.others),
+        "title": titles.get(path, path),
+        "links": links,
+        "backlinks": backlinks,
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,74 @@ def test_a_wikilink_pasted_as_the_note_names_its_target(indexed):
     for not_one in ("[[Graph RAG]] and [[Home]]", "[[No such note#x|y]]"):
         with pytest.raises(NoteNotFound, match=re.escape(repr(not_one))):  # the error names what was typed
             find_note(store, not_one)
+
+
+def _index_notes(tmp_path: Path, notes: dict[str, str]) -> tuple[Path, IndexStore]:
+    root = tmp_path / "v"
+    for rel, text in notes.items():
+        write(root, rel, text)
+    index_into(Path(os.environ["BRAIN_HOME"]), root, FakeEmbedder())
+    return root.resolve(), IndexStore.open(config.index_dir(root), create=False)
+
+
+def test_a_name_spelled_as_typed_wins_over_one_equal_ignoring_case_or_form(tmp_path):
+    # `brain note idea` printed Notes/Idea.md beside Notes/idea.md, and a composed Noël the
+    # decomposed file: link resolution folds case and form, and picks the first by path.
+    composed, decomposed = "Noël", unicodedata.normalize("NFD", "Noël")
+    root, store = _index_notes(
+        tmp_path,
+        {
+            "Notes/Idea.md": "# Idea A\n\ncontent A\n",
+            "Notes/idea.md": "# Idea B\n\ncontent B\n",
+            f"People/{composed}.md": "composed\n",
+            f"People/{decomposed}.md": "decomposed\n",
+        },
+    )
+    try:
+        assert os.path.exists(root / "People" / f"{decomposed}.md")  # two files, not one (not macOS)
+        assert find_note(store, "idea") == "Notes/idea.md"
+        assert find_note(store, "Idea") == "Notes/Idea.md"
+        assert find_note(store, composed) == f"People/{composed}.md"
+        assert find_note(store, decomposed) == f"People/{decomposed}.md"
+        assert read_note(store, root, "idea")["text"].strip() == "# Idea B\n\ncontent B"
+        # spelled as neither: today's pick, and the other named
+        for ref in ("IDEA", "notes/IDEA"):
+            found = read_note(store, root, ref)
+            assert (found["path"], found["ambiguous"]) == ("Notes/Idea.md", ["Notes/idea.md"])
+    finally:
+        store.close()
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "idea"])
+    assert out.exit_code == 0 and "content B" in out.stdout and out.stderr == ""
+
+
+def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
+    root, store = _index_notes(
+        tmp_path,
+        {
+            "People/Alice.md": "# Alice\n\npeople\n",
+            "Work/Alice.md": "# Alice\n\nwork\n",
+            "A.md": "---\naliases: [Shared]\n---\n# A\n",
+            "B.md": "---\naliases: [Shared]\n---\n# B\n",
+        },
+    )
+    try:
+        for ref, path, others in [
+            ("Alice", "People/Alice.md", ["Work/Alice.md"]),
+            ("Shared", "A.md", ["B.md"]),  # an alias two notes share
+            ("Work/Alice", "Work/Alice.md", []),  # a path names one
+            ("A", "A.md", []),
+        ]:
+            found = read_note(store, root, ref)
+            assert (found["path"], found["ambiguous"]) == (path, others), ref
+            assert neighbours(store, ref)["ambiguous"] == others
+    finally:
+        store.close()
+    said = "2 notes are named Alice: People/Alice.md (shown), Work/Alice.md; give the path\n"
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "Alice"])
+    assert out.exit_code == 0 and out.stderr == said and "people" in out.stdout
+    out = CliRunner().invoke(cli, ["note", "--vault", str(root), "--json", "Alice"])
+    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "--json", "Alice"])
+    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
+    out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Shared"])
+    assert out.stderr == "2 notes are named Shared: A.md (shown), B.md; give the path\n"

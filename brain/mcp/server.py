@@ -63,7 +63,8 @@ the index is catching up with recent edits. Read a result in full with get_note(
 GET_NOTE_DOC = """\
 Read one note of the vault as it is on disk now: `text` (markdown, without the frontmatter),
 `frontmatter`, `title`, `aliases`, `tags`, `date`, and its `headings`. Name the note by its
-vault-relative path (as search returns it), its title, or one of its aliases. Give `heading` to
+vault-relative path (as search returns it), its title, or one of its aliases (a name several
+notes share: `ambiguous` lists the ones not read; give the path). Give `heading` to
 read only that section ("Setup", or a path such as "Setup > Linux"). Long notes are cut at
 `max_chars` (`truncated` says so). Only notes inside the vault that brain indexes can be read:
 absolute paths, `..` and symlinks out of the vault are refused."""
@@ -73,7 +74,7 @@ The wikilink neighbourhood of one note: `links` (each link as written, the note 
 or `status` dangling/attachment, its kind wikilink/embed/markdown, and the #anchor) and
 `backlinks` (the notes that link to it, with kind and anchor). Use it to explore around a search
 hit: related decisions, the people in a meeting, the parts of a project. Name the note by path,
-title or alias. At most `limit` of each come back; `links_total`, `backlinks_total` and
+title or alias (`ambiguous`: the other notes the name fits). At most `limit` of each come back; `links_total`, `backlinks_total` and
 `truncated` say when a note has more."""
 
 RECENT_TURNS_DOC = """\
