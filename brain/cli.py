@@ -531,9 +531,12 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (text, frontmatter, headings, ...).")
 @library_errors
 def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_json: bool) -> None:
-    """Print NOTE as it is on disk now; NOTE is a vault-relative path, a title or an alias.
+    """Print NOTE, read from disk now; NOTE is a vault-relative path, a title or an alias.
 
-    To a terminal, the text's control characters and escape sequences are left out.
+    What is printed: a header line (the note's title and path), a blank line, then the note's
+    body: its frontmatter left out, line endings as \\n, blank lines at its start and end
+    dropped, bytes that are not UTF-8 as U+FFFD. Into a pipe or a file its escape sequences are
+    kept as they are; to a terminal its control characters and escape sequences are left out.
 
     Only indexed notes can be read, and never anything outside the vault (absolute paths,
     `..`, and symlinks that lead out are refused).

@@ -330,3 +330,33 @@ def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
     assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Shared"])
     assert out.stderr == "2 notes are named Shared: A.md (shown), B.md; give the path\n"
+
+
+def test_brain_note_prints_a_header_then_the_body_as_its_help_and_the_readme_say(tmp_path, monkeypatch):
+    """Not the file as `cat` gives it (the README and --help said so): a header line, then the
+    body without frontmatter, \\n line endings, no blank lines around it, escape bytes kept into
+    a pipe and cleaned for a terminal."""
+    from brain import cli as cli_module
+
+    raw = b"---\r\ntags: [x]\r\n---\r\n\r\n# Esc\r\n\r\nred \x1b[31mtext\x1b[0m \xff end\r\n\r\n"
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "Esc.md").write_bytes(raw)
+    index_into(Path(os.environ["BRAIN_HOME"]), root, FakeEmbedder())
+    piped = CliRunner().invoke(cli, ["note", "--vault", str(root), "Esc"])
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout == "Esc  (Esc.md)\n\n# Esc\n\nred \x1b[31mtext\x1b[0m \ufffd end\n"
+    monkeypatch.setattr(cli_module, "_stdout_is_terminal", lambda: True)
+    shown = CliRunner().invoke(cli, ["note", "--vault", str(root), "Esc"])
+    assert shown.stdout == "Esc  (Esc.md)\n\n# Esc\n\nred text \ufffd end\n"
+
+    said = " ".join(CliRunner().invoke(cli, ["note", "--help"]).stdout.split())
+    assert "a header line (the note's title and path), a blank line, then the note's body: its frontmatter" in said
+    assert "Into a pipe or a file its escape sequences are kept as they are" in said
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "as `cat` would" not in readme
+    assert (
+        "`brain note` prints a header line (the note's title and path), a blank line, then the note's body: "
+        "its frontmatter left out, line endings as `\\n`, blank lines at its start and end dropped, bytes that "
+        "are not UTF-8 as U+FFFD; into a pipe or a file with its escape sequences as they are" in readme
+    )
