@@ -218,7 +218,8 @@ class Resolver:
             path_key, name_key = note_keys(path)
             self.by_path_ci.setdefault(path_key, path)
             self.by_name.setdefault(name_key, []).append(path)
-        for path, names in sorted((aliases or {}).items()):
+        self.aliases = aliases or {}
+        for path, names in sorted(self.aliases.items()):
             for alias in names:
                 self.by_alias.setdefault(alias_key(alias), []).append(path)
         # Where each name's notes are, once asked for: weighing every note of a name for every
@@ -258,6 +259,32 @@ class Resolver:
         if aliased:
             return self._nearest_of(aliased, source)
         return None
+
+    def answering_step(self, target: str) -> tuple[str, list[tuple[str, list[str]]]]:
+        """For a name typed by a person (a wikilink from the vault's root): what the step of
+        ``resolve`` that answers it compares (``target`` without ``.md``, or as typed for an
+        alias), and every note that step chose among, each with what of it was compared (its
+        path, the end of its path or its file name without ``.md``, or its aliases). The steps
+        are ``resolve``'s, in its order; ``resolve`` picks one of these notes (``reading.py``
+        tells the reader about the others)."""
+        bare = _strip_md(target)
+        if bare in self.by_path:
+            return bare, [(self.by_path[bare], [bare])]
+        folded = _norm(bare)
+        paths = self.by_path.values()
+        same_path = [(p, [_strip_md(p)]) for p in paths if _norm(_strip_md(p)) == folded]
+        if same_path:  # every note whose path differs only in case, not only the first
+            return bare, same_path
+        if "/" in bare:
+            depth = bare.count("/") + 1
+            tails = [(p, "/".join(_strip_md(p).split("/")[-depth:])) for p in paths]
+            hits = [(p, [tail]) for p, tail in tails if _norm(tail) == folded]
+            if hits:
+                return bare, hits
+        elif folded in self.by_name:
+            return bare, [(p, [posixpath.basename(_strip_md(p))]) for p in self.by_name[folded]]
+        aliased = self.by_alias.get(alias_key(target), [])
+        return target, [(p, [a.strip() for a in self.aliases.get(p, [])]) for p in aliased]
 
     def _by_tail(self, bare: str, source: str) -> str | None:
         """A partial path ("Spells/Chaos-Ray") matches the notes whose path ends with it."""

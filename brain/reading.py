@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-import posixpath
 import re
 import stat
 import time
@@ -22,17 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BrainError
-from .links import (
-    _FENCE,
-    Link,
-    Resolver,
-    _norm,
-    _strip_md,
-    alias_key,
-    heading_of,
-    nearest,
-    pasted_link_target,
-)
+from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import parse_note
 from .vault import excluded, load_ignore, max_note_bytes, megabytes
 
@@ -108,7 +97,7 @@ def match_note(store: IndexStore, ref: str) -> NoteMatch:
     resolver = Resolver(paths, aliases)
     resolved = resolver.resolve(Link(normal, "wikilink", None, None, 0), "")
     if resolved is not None and resolved != "":
-        return _closest(*_resolution_step(resolver, paths, normal, aliases), resolved)
+        return _closest(*resolver.answering_step(normal), resolved)
     titles = store.note_titles()
     named = [(path, [title]) for path, title in titles if title.casefold() == normal.casefold()]
     if named:
@@ -122,30 +111,6 @@ def match_note(store: IndexStore, ref: str) -> NoteMatch:
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise NoteNotFound(f"no note {ref!r} in the index (by path, title or alias){hint}")
-
-
-def _resolution_step(
-    resolver: Resolver, paths: set[str], ref: str, aliases: dict[str, list[str]]
-) -> tuple[str, list[tuple[str, list[str]]]]:
-    """What the step of ``Resolver.resolve`` that answered ``ref`` compared (``ref`` without
-    ``.md``, or as typed for an alias), and every note it chose among, each with what of it
-    was compared: its path, the end of its path or its file name without ``.md``, its aliases."""
-    bare = _strip_md(ref)
-    if bare in resolver.by_path:
-        return bare, [(resolver.by_path[bare], [bare])]
-    folded = _norm(bare)
-    same_path = [(p, [_strip_md(p)]) for p in paths if _norm(_strip_md(p)) == folded]
-    if same_path:
-        return bare, same_path
-    if "/" in bare:
-        depth = bare.count("/") + 1
-        tails = [(p, "/".join(_strip_md(p).split("/")[-depth:])) for p in paths]
-        hits = [(p, [tail]) for p, tail in tails if _norm(tail) == folded]
-        if hits:
-            return bare, hits
-    elif folded in resolver.by_name:
-        return bare, [(p, [posixpath.basename(_strip_md(p))]) for p in resolver.by_name[folded]]
-    return ref, [(p, [a.strip() for a in aliases.get(p, [])]) for p in resolver.by_alias.get(alias_key(ref), [])]
 
 
 def _closest(typed: str, candidates: list[tuple[str, list[str]]], resolved: str) -> NoteMatch:
