@@ -128,9 +128,7 @@ def _parse(text: str) -> _Parsed:
             parsed.problems.append(f"line {number}: not valid JSON (nested too deeply)")
             continue
         except ValueError:  # Python's own limit on the digits of an integer (a traceback, once)
-            parsed.problems.append(
-                f"line {number}: not valid JSON (a number of more than {_INT_DIGITS()} digits)"
-            )
+            parsed.problems.append(f"line {number}: not valid JSON (a number of more than {_INT_DIGITS()} digits)")
             continue
         if not isinstance(record, dict):
             parsed.problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
