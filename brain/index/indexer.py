@@ -232,14 +232,13 @@ def index_vault(
                 root,
                 directory,
                 model_name,
-                lambda store: _index_into_checked(root, store, model_name, embedder, load, progress),
+                lambda store: _index_into(root, store, model_name, embedder, load, progress),
                 keep_history=keep_history,
             )
         else:
             remove_leftovers(directory)
             store = IndexStore.open(directory)
             try:
-                check_model(store, model_name)
                 report = _index_into(root, store, model_name, embedder, load, progress, verify)
             finally:
                 store.close()
@@ -256,6 +255,9 @@ def _index_into(
     progress: bool,
     verify: bool = False,
 ) -> IndexReport:
+    # Settings other than the index's are refused, and a stopped rebuild resumed with other
+    # prefixes or chunking is then started over (``rebuild.py``), not finished half one way.
+    check_model(store, model_name)
     report = IndexReport(vault=str(root), model=model_name)
     wanted = config.fts_tokenizer()
     if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
@@ -266,20 +268,6 @@ def _index_into(
     report.notes, report.chunks = counts["notes"], counts["chunks"]
     report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
     return report
-
-
-def _index_into_checked(
-    root: Path,
-    store: IndexStore,
-    model_name: str,
-    embedder: Embedder | None,
-    load: Callable[[str], Embedder],
-    progress: bool,
-) -> IndexReport:
-    """A rebuild's ``_index_into``: a stopped rebuild resumed with other settings (prefixes,
-    chunking) is refused, and so started over (``rebuild.py``), not finished half one way."""
-    check_model(store, model_name)
-    return _index_into(root, store, model_name, embedder, load, progress)
 
 
 class _Run:
