@@ -596,6 +596,22 @@ def test_note_size_limit_is_configurable(tmp_path, monkeypatch):
     assert _index(tmp_path).notes == 2  # the limit lifted, the note comes in
 
 
+def test_a_lowered_note_size_limit_takes_notes_over_it_out(tmp_path, monkeypatch):
+    # Lowered after indexing, the limit was applied to new and edited notes only: the notes
+    # over it stayed in the index, `brain note` refused them, and status said "up to date".
+    write(tmp_path, "small.md", "# Small\n\nshort")
+    write(tmp_path, "medium.md", "# Medium\n\n" + "word " * 600)
+    assert _index(tmp_path).notes == 2
+    monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "0.002")
+    assert vault_status(tmp_path).pending["deleted"] == 1  # status reads it: skipped, so out
+    report = _index(tmp_path)
+    assert (report.notes, report.removed) == (1, 1)
+    status = vault_status(tmp_path)
+    assert [s["path"] for s in status.skipped] == ["medium.md"] and sum(status.pending.values()) == 0
+    monkeypatch.delenv("BRAIN_MAX_NOTE_MB")
+    assert _index(tmp_path).notes == 2  # raised again, it comes back
+
+
 def test_fixing_a_bad_note_brings_it_in(messy_vault):
     _index(messy_vault)
     (messy_vault / "binary.md").write_text("# Not binary any more\n\n[[Good]]\n", encoding="utf-8")

@@ -44,6 +44,7 @@ from .store import IndexStore, SkipRecord
 TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed", "skipped"
 SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
+LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -127,6 +128,7 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
         rows = store.note_stats_and_snapshot()[0]
         found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
     held = store.skipped_for_content()
+    found = _over_a_lowered_limit(root, store, found, rows)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
     deleted = _deleted(found, rows, known_found)
     if getattr(rows, "damaged", False):
@@ -145,6 +147,23 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
             if again is not None:  # gone since the walk: the next run deletes it
                 rechecks.append((again, rows[path][0]))
     return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks)
+
+
+def _over_a_lowered_limit(root: Path, store: IndexStore, found: Walk, rows: Mapping[str, tuple[int, int, int]]) -> Walk:
+    """``found`` with the unchanged notes over ``BRAIN_MAX_NOTE_MB`` taken as changed, when the
+    limit was lowered since the last run (``LIMIT_KEY``): they stayed indexed while `brain note`
+    refused them and `brain status` said the index was up to date. Read again, they are skipped
+    as too large and leave the index, as a fresh index would have them."""
+    limit = max_note_bytes()
+    recorded = store.get_meta(LIMIT_KEY)
+    if recorded is None or limit >= int(recorded):
+        return found
+    over = {path for path in found.unchanged if rows[path][1] > limit}
+    files = [f for f in (vault_file(root, path) for path in sorted(over)) if f is not None]
+    if not files:
+        return found
+    notes = sorted([*found.notes, *files], key=lambda f: f.path)
+    return found._replace(notes=notes, unchanged=[p for p in found.unchanged if p not in over])
 
 
 def _sort_out(

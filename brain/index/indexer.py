@@ -402,6 +402,7 @@ class _Run:
                 (s.path, s.reason, s.detail, *plan.stats.get(s.path, (None, None))) for s in plan.skipped
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
+            self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
         self.report.skipped = len(plan.skipped)
 
     def _to_parse(self, change: changes.Change) -> Work | None:
