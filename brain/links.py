@@ -271,18 +271,18 @@ class Resolver:
         if bare in self.by_path:
             return bare, [(self.by_path[bare], [bare])]
         folded = _norm(bare)
-        paths = self.by_path.values()
-        same_path = [(p, [_strip_md(p)]) for p in paths if _norm(_strip_md(p)) == folded]
+        named = self.by_name.get(_norm(posixpath.basename(bare)), [])  # only these can match: no scan of every path
+        same_path = [(p, [_strip_md(p)]) for p in named if _norm(_strip_md(p)) == folded]
         if same_path:  # every note whose path differs only in case, not only the first
             return bare, same_path
         if "/" in bare:
             depth = bare.count("/") + 1
-            tails = [(p, "/".join(_strip_md(p).split("/")[-depth:])) for p in paths]
+            tails = [(p, "/".join(_strip_md(p).split("/")[-depth:])) for p in named]
             hits = [(p, [tail]) for p, tail in tails if _norm(tail) == folded]
             if hits:
                 return bare, hits
-        elif folded in self.by_name:
-            return bare, [(p, [posixpath.basename(_strip_md(p))]) for p in self.by_name[folded]]
+        elif named:
+            return bare, [(p, [posixpath.basename(_strip_md(p))]) for p in named]
         aliased = self.by_alias.get(alias_key(target), [])
         return target, [(p, [a.strip() for a in self.aliases.get(p, [])]) for p in aliased]
 
