@@ -79,8 +79,7 @@ class VaultWatcher:
         self._pending: set[str] = set()
         self._first_seen: float | None = None
         self._running = False  # a pass is running
-        self._in_flight = 0  # paths of the batch that pass is indexing
-        self._in_flight_paths: frozenset[str] = frozenset()
+        self._in_flight: frozenset[str] = frozenset()  # paths of the batch that pass is indexing
         self._started = False
         self._spec = load_ignore(root)
         self._thread = threading.Thread(target=self._run, name="brain-watch", daemon=True)
@@ -95,13 +94,13 @@ class VaultWatcher:
     @property
     def pending(self) -> int:
         """Changed paths not yet served: gathered, and in the pass now running."""
-        return len(self._pending) + self._in_flight
+        return len(self._pending) + len(self._in_flight)
 
     def pending_paths(self) -> set[str]:
         """The changed paths not yet served (``pending``'s), as a copy."""
         while True:
             try:
-                return set(self._pending) | self._in_flight_paths
+                return set(self._pending) | self._in_flight
             except RuntimeError:  # the watching thread added one while this copied: again
                 continue
 
@@ -251,7 +250,7 @@ class VaultWatcher:
 
     def _pass(self, batch: Batch) -> None:
         self._running = True
-        self._in_flight, self._in_flight_paths = len(batch.paths), batch.paths
+        self._in_flight = batch.paths
         try:
             self.passes += 1
             self.on_batch(batch)
@@ -259,7 +258,7 @@ class VaultWatcher:
             log.exception("an index pass failed")
         finally:
             self._running = False
-            self._in_flight, self._in_flight_paths = 0, frozenset()
+            self._in_flight = frozenset()
             if not self._pending:
                 self._first_seen = None
 
