@@ -68,6 +68,8 @@ class Recorder:
             self._latest = self.store.history_latest()
         moment = time.time()
         self._latest = moment if moment > self._latest else self._latest + 0.001
+        # in the transaction that records at it: committed with what it dates, or not at all
+        self.store.record_history_clock(self._latest)
         return self._latest
 
     @property
