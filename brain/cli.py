@@ -202,11 +202,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     )
     p = st.pending
     stale = sum(p.values())
-    echo(
-        f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted"
-        + ("  (run `brain index --rebuild`)" if st.settings_mismatch else "")
-        + ("" if st.settings_mismatch else "  (run `brain index`)" if stale else "  (up to date)")
-    )
+    todo = "run `brain index --rebuild`" if st.settings_mismatch else "run `brain index`" if stale else "up to date"
+    echo(f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted  ({todo})")
     for message in st.settings_mismatch:  # what `brain index` and `brain ask` would refuse
         echo(f"settings: {message}")
     if verbose:
