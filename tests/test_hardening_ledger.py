@@ -1179,3 +1179,44 @@ def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["turns"])
     assert result.exit_code == 0
     assert f"warning: {big} is over 256 KB: not read as settings" in result.output
+
+
+def test_read_only_readers_read_while_a_writer_writes(tmp_path, monkeypatch):
+    """Readers open the database read-only now (they never change it): while another process
+    writes it without pause, each open and read still succeeds and sees whole commits."""
+    import sys
+    import time
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    open_db().close()  # the writer's first open makes it
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom brain.db import open_db\nend = time.time() + 3\nn = 0\n"
+            "while time.time() < end:\n"
+            "    conn = open_db()\n"
+            "    conn.execute('CREATE TABLE IF NOT EXISTS probe (x INTEGER)')\n"
+            "    conn.execute('INSERT INTO probe VALUES (?)', (n,))\n"
+            "    conn.close()\n"
+            "    n += 1\n",
+        ],
+        env={**os.environ, "BRAIN_HOME": str(tmp_path)},
+    )
+    try:
+        reads = seen = 0
+        while writer.poll() is None:
+            conn = open_db(read_only=True)
+            try:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if "probe" in tables:
+                    count, top = conn.execute("SELECT count(*), coalesce(max(x), -1) FROM probe").fetchone()
+                    assert count == top + 1  # every commit whole, none half-seen
+                    seen += 1
+            finally:
+                conn.close()
+            reads += 1
+            time.sleep(0.001)
+    finally:
+        writer.wait(30)
+    assert writer.returncode == 0 and reads > 50 and seen > 0
