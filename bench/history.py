@@ -17,6 +17,12 @@ Three measurements, each in its own process:
               force, past BM25, edges recorded then), p50/p95 per query, and what opening each
               costs (the slice is loaded once per Recaller). Same fake embedder: the query's
               embedding costs the same either way and is left out of neither.
+    grow      A note that only grows (a log: a dated section appended APPENDS times, indexed after
+              each) beside one other note: what history keeps of it, by part (past chunks with
+              their BM25 index, the map of each past content's chunks, the versions with their
+              texts). With --baseline-src PATH the same with the brain at PATH. Past chunks
+              are stored once per note since m018; before, every version kept a copy of
+              each chunk it had, so a growing note cost history the square of its length.
     age       The mini-benchmark's temporal queries with the packaged MiniLM (no reranker):
               mean age of the top 10 (days before the vault's newest note), with and without
               "prefer the present" (successors above what they superseded; temporal queries
@@ -25,6 +31,7 @@ Three measurements, each in its own process:
     python bench/history.py                         # all three (about 10 minutes)
     python bench/history.py --only cost,query --rounds 5
     python bench/history.py --baseline-src /path/to/brain-main
+    python bench/history.py --only grow --appends 800 --baseline-src /path/to/an/older/brain
 
 Writes bench/out/history.json and prints the figures with their ratios.
 """
@@ -110,12 +117,26 @@ def _hidden(rel: Path) -> bool:
 # ----- child processes ------------------------------------------------------------------------------
 
 
-def child_cost(args: argparse.Namespace) -> dict:
-    """Index a copy of the vault, then the rounds of edits; time and size everything."""
+def _register_benchfake() -> None:
+    """The benchfake embedder from bench/scale.py. scale.py points imports at this checkout's
+    brain; a baseline run (``--baseline-src``) imports its own brain first, from PYTHONPATH,
+    so that it stays the one measured."""
+    baseline = os.environ.get("BRAIN_BENCH_BASELINE")
+    python_path = os.environ.get("PYTHONPATH", "")
+    if baseline:
+        import brain  # noqa: F401 - the baseline's, before scale.py adds this checkout
+
     sys.path.insert(0, str(HERE))
-    from scale import _register  # the benchfake embedder
+    from scale import _register
 
     _register()
+    if baseline:
+        os.environ["PYTHONPATH"] = python_path  # and the processes brain starts (its parse workers) too
+
+
+def child_cost(args: argparse.Namespace) -> dict:
+    """Index a copy of the vault, then the rounds of edits; time and size everything."""
+    _register_benchfake()
     from brain.index.indexer import index_vault
 
     work = Path(args.work)
@@ -166,6 +187,55 @@ def child_cost(args: argparse.Namespace) -> dict:
     except (ImportError, AttributeError):  # a brain from before history
         out["history"] = None
     return out
+
+
+_GROW_WORDS = (
+    "kiln glaze cone fired crawled pinholes reduction oxidation bisque shelf kiln-wash wadding "
+    "porcelain stoneware celadon shino tenmoku ash flux silica alumina frit slip underglaze"
+).split()
+
+
+def child_grow(args: argparse.Namespace) -> dict:
+    """A log appended to ``args.appends`` times, indexed after each; history's bytes by part."""
+    import random
+    import sqlite3
+
+    _register_benchfake()
+    from brain import config
+    from brain.index.indexer import index_vault
+
+    vault = Path(args.work) / "vault"
+    vault.mkdir(parents=True)
+    (vault / "Other.md").write_text("# Other\n\nNothing to do with the kiln.\n", encoding="utf-8")
+    rng = random.Random(args.seed)
+    text = "# Kiln log\n\n"
+    started = time.perf_counter()
+    for i in range(args.appends):
+        words = " ".join(rng.choice(_GROW_WORDS) for _ in range(40))
+        text += f"## Firing {i + 1}\n\n{words.capitalize()}. See [[Other]].\n\n"
+        (vault / "Kiln log.md").write_text(text, encoding="utf-8")
+        index_vault(vault, model_name=MODEL, progress=False)
+    seconds = time.perf_counter() - started
+    db = config.index_dir(vault) / "index.db"
+    conn = sqlite3.connect(db)
+    try:
+        sizes = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
+        tables = {r[0]: r[1] for r in conn.execute("SELECT name, tbl_name FROM sqlite_master")}
+        part = lambda *owners: sum(n for name, n in sizes.items() if tables.get(name, name).startswith(owners))
+        return {
+            "appends": args.appends,
+            "final_kb": len(text.encode()) / 1024,
+            "seconds": seconds,
+            "past_chunks": conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0],
+            "bytes": {
+                "past chunks (with their BM25 index)": part("chunk_history"),
+                "past contents' chunk lists": part("version_chunks"),
+                "versions (with their texts)": part("note_versions"),
+                "index.db": db.stat().st_size,
+            },
+        }
+    finally:
+        conn.close()
 
 
 def _used_bytes(db: Path) -> int:
@@ -279,6 +349,7 @@ def _child(phase: str, env: dict[str, str], argv: list[str], src: str | None = N
     env = {**os.environ, **env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+        env["BRAIN_BENCH_BASELINE"] = "1"
     done = subprocess.run(
         [sys.executable, __file__, "--child", phase, *argv], env=env, capture_output=True, text=True, check=False
     )
@@ -330,6 +401,15 @@ def run(args: argparse.Namespace) -> dict:
             argv += ["--modes", args.modes]
             print("query ...", file=sys.stderr, flush=True)
             results["query"] = _child("query", env, argv)
+        if "grow" in only:
+            settings = [("shared", None)] + ([("baseline", args.baseline_src)] if args.baseline_src else [])
+            results["grow"] = {}
+            for label, src in settings:
+                folder = work / f"grow-{label}"
+                print(f"grow: {label} ({args.appends} appends) ...", file=sys.stderr, flush=True)
+                env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_EMBED_MODEL": MODEL}
+                argv = ["--work", str(folder), "--appends", str(args.appends), "--seed", str(args.seed)]
+                results["grow"][label] = _child("grow", env, argv, src)
         if "age" in only:
             print("age ...", file=sys.stderr, flush=True)
             results["age"] = _child("age", {"BRAIN_HOME": str(work / "age-home")}, ["--age-mode", args.age_mode])
@@ -406,6 +486,30 @@ def summary(r: dict) -> str:
             f"| opening the Recaller | {q['present']['open_s'] * 1000:.0f} ms | {q['as_of']['open_s'] * 1000:.0f} ms"
             f" | {q['as_of']['open_s'] / q['present']['open_s']:.2f}× |"
         )
+    g = r.get("grow")
+    if g:
+        now = g["shared"]
+        lines.append(
+            f"\n## A note that only grows: {now['appends']} appends ({now['final_kb']:.0f} KB at the end), "
+            "indexed after each, benchfake\n"
+        )
+        head = "| | past chunks stored once per note |" + (
+            " before (--baseline-src) | ratio |" if "baseline" in g else ""
+        )
+        lines += [head, "|---|--:|" + ("--:|--:|" if "baseline" in g else "")]
+        rows = [("past chunks", lambda x: x["past_chunks"], str)]
+        rows += [(name, lambda x, n=name: x["bytes"].get(n, 0), lambda v: f"{v / 1e6:.2f} MB") for name in now["bytes"]]
+        rows.append(("time, all the runs", lambda x: x["seconds"], lambda v: f"{v:.1f} s"))
+        for name, get, fmt in rows:
+            line = f"| {name} | {fmt(get(now))} |"
+            if "baseline" in g:
+                old = get(g["baseline"])
+                ratio = get(now) / old if old else None
+                shown = (
+                    "" if ratio is None else f"{ratio:.2f}×" if ratio >= 0.1 else f"1/{1 / ratio:.0f}" if ratio else "0"
+                )
+                line += f" {fmt(old)} | {shown} |"
+            lines.append(line)
     a = r.get("age")
     if a:
         w, wo = a["prefer_present"], a["without"]
@@ -438,14 +542,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modes", default="hybrid+ppr,vector")
     parser.add_argument("--age-mode", default="hybrid+ppr")
-    parser.add_argument("--only", default="cost,query,age")
+    parser.add_argument("--only", default="cost,query,age", help="any of cost,query,grow,age")
+    parser.add_argument("--appends", type=int, default=800, help="grow: how many times the log is appended to")
     parser.add_argument("--baseline-src", help="a brain source tree from before history (e.g. a checkout of main)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--as-of", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        result = {"cost": child_cost, "query": child_query, "age": child_age}[args.child](args)
+        result = {"cost": child_cost, "query": child_query, "grow": child_grow, "age": child_age}[args.child](args)
         print(json.dumps(result))
         return 0
     if not args.vault.is_dir():

@@ -340,22 +340,33 @@ CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
 CREATE INDEX note_versions_path ON note_versions (path);
 CREATE INDEX note_versions_hash ON note_versions (hash);
 
--- chunk_history: the chunks, with their vectors, of every (note_id, hash) content that some
---   version holds and that is not the note's current content (the current one's chunks are in
---   chunks). Moved here when a note changes or is deleted; dropped when the content becomes
---   current again or no version needs it (pruning). title: the version's title (for BM25).
---   vector: float16, as chunks.vector.
+-- chunk_history: the chunks, with their vectors, of the note's contents that some version holds
+--   and that are not its current content (the current one's chunks are in chunks), each stored
+--   once per note however many of those contents hold it (a note that only grows keeps each
+--   chunk once, not once per version). key: past_chunk_key(title, heading, text), unique per
+--   note. Kept when a note changes or is deleted; dropped when no past content holds it any
+--   more (the content became current again, or pruning). title: the version's title (for
+--   BM25). vector: float16, as chunks.vector. Ids are never reused.
 CREATE TABLE chunk_history (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     note_id INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    ordinal INTEGER NOT NULL,
+    key BLOB NOT NULL,
     title TEXT NOT NULL,
     heading TEXT NOT NULL DEFAULT '',
     text TEXT NOT NULL,
     vector BLOB NOT NULL
 );
-CREATE INDEX chunk_history_content ON chunk_history (note_id, hash, ordinal);
+CREATE UNIQUE INDEX chunk_history_key ON chunk_history (note_id, key);
+
+-- version_chunks: each past (note_id, hash) content's chunks: chunk_ids, their chunk_history
+--   ids in order, one row per content rather than one per chunk (schema.pack_ids: each id's
+--   difference from the one before, 8-byte little-endian integers, zlib-compressed).
+CREATE TABLE version_chunks (
+    note_id INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    chunk_ids BLOB NOT NULL,
+    PRIMARY KEY (note_id, hash)
+) WITHOUT ROWID;
 
 -- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
 --   table (the text is stored once, in chunk_history), kept in step by triggers.

@@ -28,6 +28,7 @@ from conftest import FakeEmbedder
 from brain import config
 from brain.embed import register_embedder
 from brain.index.indexer import IndexReport, index_vault
+from brain.index.schema import unpack_ids
 from brain.index.store import IndexStore
 from brain.index.version_text import chunk_dictionary, decompress, needs_dictionary
 
@@ -204,19 +205,38 @@ def history_problems(db: Path) -> list[str]:
         " AND a.id < b.id WHERE coalesce(a.recorded_to, 9e99) > b.recorded_from",
         "a past version without its chunks": "SELECT v.path FROM note_versions v WHERE v.recorded_to IS NOT NULL"
         " AND v.hash NOT IN (SELECT hash FROM notes WHERE id = v.note_id)"
-        " AND NOT EXISTS (SELECT 1 FROM chunk_history c WHERE c.note_id = v.note_id AND c.hash = v.hash)",
-        "past chunks of current content": "SELECT c.id FROM chunk_history c JOIN notes n ON n.id = c.note_id"
+        " AND NOT EXISTS (SELECT 1 FROM version_chunks c WHERE c.note_id = v.note_id AND c.hash = v.hash)",
+        "past chunks of current content": "SELECT c.note_id FROM version_chunks c JOIN notes n ON n.id = c.note_id"
         " AND n.hash = c.hash",
+        "past chunks of no version": "SELECT c.note_id FROM version_chunks c WHERE NOT EXISTS"
+        " (SELECT 1 FROM note_versions v WHERE v.note_id = c.note_id AND v.hash = c.hash)",
     }
     try:
         for name, sql in checks.items():
             rows = conn.execute(sql).fetchall()
             if rows:
                 problems.append(f"{name}: {rows[:3]}")
+        problems += _past_chunk_problems(conn)
         problems += _version_text_problems(conn)
     finally:
         conn.close()
     return problems
+
+
+def _past_chunk_problems(conn: sqlite3.Connection) -> list[str]:
+    """Each past chunk is held by a past content of its own note (stored once: a unique index),
+    and each past content's chunks are there."""
+    stored = {r[0]: (r[1],) for r in conn.execute("SELECT id, note_id FROM chunk_history")}
+    held: set[int] = set()
+    out = []
+    for note_id, digest, blob in conn.execute("SELECT note_id, hash, chunk_ids FROM version_chunks"):
+        ids = unpack_ids(blob)
+        held.update(ids)
+        if not ids or any(stored.get(i, (None,))[0] != note_id for i in ids):
+            out.append(f"a past content whose chunks are missing or another note's: {note_id} {digest[:12]}")
+    if set(stored) - held:
+        out.append(f"past chunks no past content holds: {sorted(set(stored) - held)[:3]}")
+    return out
 
 
 def _version_text_problems(conn: sqlite3.Connection) -> list[str]:

@@ -53,7 +53,8 @@ def _dump(directory: Path) -> dict:
             " ORDER BY id",
             "edges": "SELECT id, source_id, target, kind, count, target_id, status, recorded_to IS NULL"
             " FROM link_history ORDER BY id",
-            "past chunks": "SELECT note_id, hash, ordinal, text, vector FROM chunk_history ORDER BY 1, 2, 3",
+            "past chunks": "SELECT note_id, key, text, vector FROM chunk_history ORDER BY 1, 2",
+            "past contents": "SELECT note_id, hash, length(chunk_ids) FROM version_chunks ORDER BY 1, 2",
             "lexical": "SELECT term, doc, col, offset FROM temp.vocab ORDER BY 1, 2, 3, 4",
             "bm25": "SELECT rowid, round(bm25(chunks_fts), 9) FROM chunks_fts WHERE chunks_fts MATCH 'words3 OR topic'"
             " ORDER BY 1",

@@ -508,7 +508,8 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
     conn = sqlite3.connect(db)
     conn.executescript(
         "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"
-        " DELETE FROM _migrations WHERE name = 'm007_history'; DELETE FROM meta WHERE key = 'history_since';"
+        " DROP TABLE version_chunks; DELETE FROM meta WHERE key = 'history_since';"
+        " DELETE FROM _migrations WHERE name IN ('m007_history', 'm018_past_chunks_shared');"
     )
     indexed_at = dict(conn.execute("SELECT path, indexed_at FROM notes").fetchall())
     conn.close()
@@ -919,9 +920,14 @@ def test_the_consistency_check_sees_each_kind_of_damage(timeline):
         "a note's links and its open edges differ": "UPDATE link_history SET recorded_to = 1e10"
         " WHERE target = 'Pager duty' AND recorded_to IS NULL",
         "an open edge for a link not written": "DELETE FROM links WHERE target = 'Blue green'",
-        "a past version without its chunks": "DELETE FROM chunk_history",
-        "past chunks of current content": "UPDATE chunk_history SET hash = (SELECT hash FROM notes"
-        " WHERE path = 'Plans/Rollout.md')",
+        "a past version without its chunks": "DELETE FROM version_chunks",
+        "past chunks of current content": "INSERT INTO version_chunks SELECT v.note_id, n.hash, v.chunk_ids"
+        " FROM version_chunks v JOIN notes n ON n.id = v.note_id LIMIT 1",
+        "past chunks of no version": "INSERT INTO version_chunks SELECT note_id, 'gone', chunk_ids"
+        " FROM version_chunks LIMIT 1",
+        "a past content whose chunks are missing": "UPDATE chunk_history SET note_id = note_id + 1000",
+        "past chunks no past content holds": "INSERT INTO chunk_history (note_id, key, title, text, vector)"
+        " VALUES (1, x'00', 'Canary', 'stray', x'0000')",
         "overlapping versions": "UPDATE note_versions SET recorded_to = 1e10 WHERE event = 'created'"
         " AND path = 'Rollout plan.md'",
         "a version's text unreadable": "UPDATE chunks SET text = 'other' WHERE note_id = (SELECT id FROM notes"

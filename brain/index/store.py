@@ -39,7 +39,16 @@ from .fts_pruning import Pruning
 from .query_reads import QueryReads
 from .readers import OPEN_FAILURES, ReaderFailed, ReaderPool
 from .scan_snapshot import Snapshot
-from .schema import DEFAULT_FTS_TOKENIZER, INDEX_MIGRATIONS, REFILL_FTS, create_chunks_fts, stem_hash
+from .schema import (
+    DEFAULT_FTS_TOKENIZER,
+    INDEX_MIGRATIONS,
+    REFILL_FTS,
+    create_chunks_fts,
+    pack_ids,
+    past_chunk_key,
+    stem_hash,
+    unpack_ids,
+)
 from .version_text import chunk_dictionary, needs_dictionary
 from .version_text import compress as compress_text
 from .version_text import decompress as decompress_text
@@ -143,7 +152,8 @@ _VERSION_COPY = (
     " content, event, recorded_from, recorded_to, ended"
 )
 _EDGE_COPY = _EDGE_COLUMNS
-_CHUNK_COPY = "id, note_id, hash, ordinal, title, heading, text, vector"
+_CHUNK_COPY = "id, note_id, key, title, heading, text, vector"
+_VERSION_CHUNK_COPY = "note_id, hash, chunk_ids"
 _EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of no bytes
 
 
@@ -1554,7 +1564,8 @@ class IndexStore:
     # The present (notes, chunks, links, chunks_fts, FAISS) is what recall reads and it stays
     # as it was; history sits beside it. ``note_versions`` holds every content of a note the
     # index saw, ``chunk_history`` the chunks (and vectors) of contents that are no longer
-    # current, ``link_history`` every link of a note as an edge with a recorded span. A note's
+    # current, each stored once per note however many versions held it (``version_chunks``
+    # lists a past content's chunks in order), ``link_history`` every link of a note as an edge with a recorded span. A note's
     # id is its identity for good: kept across renames and, through history, across a
     # delete and a later restore.
 
@@ -1653,15 +1664,14 @@ class IndexStore:
         """A version's bytes kept against its content's chunks: the note's current chunks, else
         the past chunks of that content; checked against the content hash. None (logged) if
         neither gives them back."""
-        sources = (
-            (f"SELECT text FROM {schema}.chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)),
-            (
-                f"SELECT text FROM {schema}.chunk_history WHERE note_id = ? AND hash = ? ORDER BY ordinal",
-                (note_id, digest),
-            ),
-        )
-        for sql, args in sources:
-            dictionary = chunk_dictionary(r[0] for r in self.conn.execute(sql, args))
+        current = [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT text FROM {schema}.chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)
+            )
+        ]
+        for texts in (current, self._past_chunk_texts(note_id, digest, schema)):
+            dictionary = chunk_dictionary(texts)
             try:
                 data = decompress_text(blob, dictionary)
             except zlib.error:
@@ -1708,18 +1718,71 @@ class IndexStore:
         return int(row[0]) if row else None
 
     def retire_chunks(self, note_id: int, digest: str, title: str) -> None:
-        """Copy the note's current chunks (with their vectors) to ``chunk_history`` as the chunks
-        of content ``digest``; call before they are replaced or deleted."""
-        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
-        self.conn.execute(
-            "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
-            " SELECT note_id, ?, ordinal, ?, heading, text, vector FROM chunks WHERE note_id = ? ORDER BY ordinal",
-            (digest, title, note_id),
-        )
+        """Keep the note's current chunks (with their vectors) as the past chunks of content
+        ``digest``; call before they are replaced or deleted."""
+        rows = self.conn.execute(
+            "SELECT ordinal, heading, text, vector FROM chunks WHERE note_id = ? ORDER BY ordinal", (note_id,)
+        ).fetchall()
+        self._keep_past_chunks(note_id, digest, title, rows)
+
+    def _keep_past_chunks(
+        self, note_id: int, digest: str, title: str, rows: Sequence[tuple[int, str, str, bytes]]
+    ) -> None:
+        """(ordinal, heading, text, stored vector) become content ``digest``'s past chunks. A chunk
+        the note's history already holds is shared, not copied: a note that only grows would
+        otherwise keep its whole length again at every version."""
+        self.conn.execute("DELETE FROM version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest))
+        known = dict(self.conn.execute("SELECT key, id FROM chunk_history WHERE note_id = ?", (note_id,)).fetchall())
+        ids = []
+        for _, heading, text, vector in sorted(rows, key=lambda row: row[0]):
+            key = past_chunk_key(title, heading, text)
+            chunk_id = known.get(key)
+            if chunk_id is None:
+                cursor = self.conn.execute(
+                    "INSERT INTO chunk_history (note_id, key, title, heading, text, vector) VALUES (?, ?, ?, ?, ?, ?)",
+                    (note_id, key, title, heading, text, vector),
+                )
+                chunk_id = known[key] = int(cursor.lastrowid or 0)
+            ids.append(chunk_id)
+        if ids:
+            self.conn.execute(
+                "INSERT INTO version_chunks (note_id, hash, chunk_ids) VALUES (?, ?, ?)",
+                (note_id, digest, pack_ids(ids)),
+            )
+        self._drop_unheld_chunks([note_id])
 
     def drop_history_chunks(self, note_id: int, digest: str) -> None:
-        """Content ``digest`` is current again (a revert, a restore): its current chunks stand for it."""
-        self.conn.execute("DELETE FROM chunk_history WHERE note_id = ? AND hash = ?", (note_id, digest))
+        """Content ``digest`` is current again (a revert, a restore): its current chunks stand for
+        it. Its past chunks that no other past content of the note holds go."""
+        if self.conn.execute("DELETE FROM version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest)).rowcount:
+            self._drop_unheld_chunks([note_id])
+
+    def _drop_unheld_chunks(self, note_ids: Iterable[int]) -> int:
+        """Delete the past chunks of these notes that no past content of theirs holds; how many."""
+        dropped = 0
+        for note_id in note_ids:
+            held: set[int] = set()
+            for (blob,) in self.conn.execute("SELECT chunk_ids FROM version_chunks WHERE note_id = ?", (note_id,)):
+                held.update(unpack_ids(blob))
+            stored = [r[0] for r in self.conn.execute("SELECT id FROM chunk_history WHERE note_id = ?", (note_id,))]
+            unheld = [chunk_id for chunk_id in stored if chunk_id not in held]
+            for part in _parts(unheld):
+                dropped += self.conn.execute(f"DELETE FROM chunk_history WHERE id IN ({_marks(part)})", part).rowcount
+        return dropped
+
+    def _past_chunk_texts(self, note_id: int, digest: str, schema: str = "main") -> list[str]:
+        """The texts of a past content's chunks, in order ([] if history holds none)."""
+        row = self.conn.execute(
+            f"SELECT chunk_ids FROM {schema}.version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest)
+        ).fetchone()
+        if row is None:
+            return []
+        ids = unpack_ids(row[0])
+        texts: dict[int, str] = {}
+        for part in _parts(sorted(set(ids))):
+            rows = self.conn.execute(f"SELECT id, text FROM {schema}.chunk_history WHERE id IN ({_marks(part)})", part)
+            texts.update((r[0], r[1]) for r in rows)
+        return [texts[chunk_id] for chunk_id in ids if chunk_id in texts]
 
     def open_edges(self, source_id: int) -> list[EdgeRow]:
         rows = self.conn.execute(
@@ -1898,14 +1961,22 @@ class IndexStore:
         return {"versions": versions, "chunks": chunks, "links": edges}
 
     def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
-        """Past chunks no version needs any more: no version holds their content, or it is current."""
-        return self.conn.execute(
-            "DELETE FROM chunk_history WHERE id IN (SELECT c.id FROM chunk_history c WHERE"
+        """Past chunks no version needs any more: no version holds a content they stand in, or
+        that content is current. Returns how many went."""
+        unneeded = (
+            "FROM version_chunks c WHERE"
             " (NOT EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = c.note_id AND v.hash = c.hash)"
             " OR EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note_id AND n.hash = c.hash))"
-            f" {where.replace('note_id', 'c.note_id')})",
-            params,
-        ).rowcount
+            f" {where.replace('note_id', 'c.note_id')}"
+        )
+        notes = [r[0] for r in self.conn.execute(f"SELECT DISTINCT c.note_id {unneeded}", params)]
+        for part in _parts(notes):
+            self.conn.execute(
+                f"DELETE FROM version_chunks WHERE (note_id, hash) IN (SELECT c.note_id, c.hash {unneeded}"
+                f" AND c.note_id IN ({_marks(part)}))",
+                (*params, *part),
+            )
+        return self._drop_unheld_chunks(notes)
 
     # ----- history: carried into a rebuilt index -----------------------------------------------
 
@@ -1950,6 +2021,10 @@ class IndexStore:
                 self.conn.execute(
                     f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
                 )
+                self.conn.execute(
+                    f"INSERT INTO version_chunks ({_VERSION_CHUNK_COPY})"
+                    f" SELECT {_VERSION_CHUNK_COPY} FROM old.version_chunks"
+                )
                 last = self.conn.execute(
                     "SELECT max(coalesce((SELECT seq FROM old.sqlite_sequence WHERE name = 'notes'), 0),"
                     " coalesce((SELECT max(note_id) FROM note_versions), 0))"
@@ -1973,15 +2048,19 @@ class IndexStore:
         self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
         try:
             with self.transaction():
-                self.conn.execute(
-                    "INSERT INTO chunk_history (note_id, hash, ordinal, title, heading, text, vector)"
-                    " SELECT c.note_id, n.hash, c.ordinal, n.title, c.heading, c.text, c.vector"
-                    " FROM old.chunks c JOIN old.notes n ON n.id = c.note_id"
+                contents = self.conn.execute(
+                    "SELECT n.id, n.hash, n.title FROM old.notes n"
                     " WHERE NOT EXISTS (SELECT 1 FROM notes m WHERE m.id = n.id AND m.hash = n.hash)"
-                    " AND NOT EXISTS (SELECT 1 FROM chunk_history h WHERE h.note_id = n.id AND h.hash = n.hash)"
+                    " AND NOT EXISTS (SELECT 1 FROM version_chunks h WHERE h.note_id = n.id AND h.hash = n.hash)"
                     " AND EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = n.id AND v.hash = n.hash)"
-                    " ORDER BY c.note_id, c.ordinal"
-                )
+                    " ORDER BY n.id"
+                ).fetchall()
+                for note_id, digest, title in contents:
+                    rows = self.conn.execute(
+                        "SELECT ordinal, heading, text, vector FROM old.chunks WHERE note_id = ? ORDER BY ordinal",
+                        (note_id,),
+                    ).fetchall()
+                    self._keep_past_chunks(note_id, digest, title, rows)
         finally:
             self.conn.execute("DETACH DATABASE old")
 
@@ -2092,13 +2171,15 @@ class IndexStore:
         return [VersionRow(*r) for r in rows]
 
     def history_chunks_of(self, note_ids: Sequence[int]) -> list[tuple[int, int, str]]:
-        """(past chunk id, note id, content hash) of every past chunk of these notes."""
+        """(past chunk id, note id, content hash) of every past chunk of these notes, once for
+        each past content of the note that holds it."""
         out: list[tuple[int, int, str]] = []
         for part in _parts(note_ids):
             rows = self.conn.execute(
-                f"SELECT id, note_id, hash FROM chunk_history WHERE note_id IN ({_marks(part)})", part
+                f"SELECT note_id, hash, chunk_ids FROM version_chunks WHERE note_id IN ({_marks(part)})", part
             )
-            out.extend((r[0], r[1], r[2]) for r in rows)
+            for note_id, digest, blob in rows:
+                out.extend((chunk_id, note_id, digest) for chunk_id in dict.fromkeys(unpack_ids(blob)))
         return out
 
     def history_chunk_rows(self, chunk_ids: Sequence[int]) -> dict[int, tuple[int, str, str]]:
@@ -2403,7 +2484,8 @@ class IndexStore:
         names = [
             r[0]
             for r in self.conn.execute(
-                "SELECT name FROM sqlite_master WHERE tbl_name IN ('note_versions', 'chunk_history', 'link_history')"
+                "SELECT name FROM sqlite_master"
+                " WHERE tbl_name IN ('note_versions', 'chunk_history', 'version_chunks', 'link_history')"
                 " OR name LIKE 'chunk_history_fts%'"
             )
         ]
