@@ -44,7 +44,7 @@ def _chunks_as_of(root: Path, moment: float) -> set[tuple[str, str]]:
     store = open_store(root)
     past = PastIndex(store, as_of=moment)
     try:
-        note_id = store.note_id("Log.md")
+        (note_id,) = store.conn.execute("SELECT note_id FROM note_versions WHERE path = 'Log.md'").fetchone()
         if note_id in past.current_note_ids():
             rows = store.conn.execute("SELECT heading, text FROM chunks WHERE note_id = ?", (note_id,))
             return {(r[0], r[1]) for r in rows}
@@ -209,3 +209,18 @@ def test_chunk_lists_round_trip_in_any_order():
     for ids in ([], [7], list(range(1, 801)), [9, 3, 3, 2**40 + 5, 1, 2**62]):
         assert unpack_ids(pack_ids(ids)) == ids
     assert len(pack_ids(list(range(1000, 1800)))) < 64  # a run compresses to a few bytes
+
+
+def test_a_deleted_note_keeps_its_last_content_when_versions_are_bounded(tmp_path, monkeypatch):
+    """With BRAIN_KEEP_VERSIONS set, deleting a note pruned its versions while its row still
+    named the content just retired, which then counted as current: its chunks went, and as of
+    before the delete the note was there with nothing to find it by."""
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "2")
+    root = tmp_path / "vault"
+    steps = _grow(root, 3)
+    (root / "Log.md").unlink()
+    _index(root)
+    db = config.index_dir(root) / "index.db"
+    assert history_problems(db) == []
+    for moment, chunks in steps[-2:]:
+        assert _chunks_as_of(root, moment) == chunks

@@ -1962,11 +1962,13 @@ class IndexStore:
 
     def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
         """Past chunks no version needs any more: no version holds a content they stand in, or
-        that content is current. Returns how many went."""
+        that content is current. Returns how many went. Current is the current version's (not
+        the note row's: a note being deleted still has its row, its content already retired)."""
         unneeded = (
             "FROM version_chunks c WHERE"
             " (NOT EXISTS (SELECT 1 FROM note_versions v WHERE v.note_id = c.note_id AND v.hash = c.hash)"
-            " OR EXISTS (SELECT 1 FROM notes n WHERE n.id = c.note_id AND n.hash = c.hash))"
+            " OR EXISTS (SELECT 1 FROM note_versions w WHERE w.note_id = c.note_id AND w.hash = c.hash"
+            " AND w.recorded_to IS NULL))"
             f" {where.replace('note_id', 'c.note_id')}"
         )
         notes = [r[0] for r in self.conn.execute(f"SELECT DISTINCT c.note_id {unneeded}", params)]
