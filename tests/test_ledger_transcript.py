@@ -598,3 +598,30 @@ def test_plain_tool_names_are_not_masked_one_by_one(tmp_path, monkeypatch):
     turn = read_last_turn(t.write())
     assert turn.tools == {"Read": 1, "mcp__docs__search": 1}
     assert "mcp__docs__search" in masked and "Read" not in masked
+
+
+def test_a_byte_that_is_not_utf8_costs_neither_the_prompt_nor_the_turn_before(tmp_path):
+    # The line holding the byte was skipped: the turn before's prompt was taken for this one's,
+    # and the Stop hook overwrote that turn's row with both turns.
+    from brain.db import connection
+    from brain.ledger.hook import record_stop
+    from brain.ledger.store import recent_turns
+
+    db = tmp_path / "brain.db"
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("first question about the parser")
+    t.text("first answer")
+    record_stop({"session_id": "s", "transcript_path": str(t.write())}, db_path=db)
+    t.prompt("second question: café au lait")
+    t.text("second answer")
+    path = t.write()
+    path.write_bytes(path.read_bytes().replace("café".encode(), b"caf\xe9"))  # Latin-1, not UTF-8
+    turn = read_last_turn(path)
+    assert turn.ask == "second question: caf\ufffd au lait" and turn.summary == "second answer"
+    record_stop({"session_id": "s", "transcript_path": str(path)}, db_path=db)
+    with connection(db) as conn:
+        rows = [(r["ask"], r["summary"]) for r in recent_turns(conn)]
+    assert sorted(rows) == [
+        ("first question about the parser", "first answer"),
+        ("second question: caf\ufffd au lait", "second answer"),
+    ]

@@ -213,7 +213,13 @@ def iter_lines_backward(
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
-        record = json.loads(raw)
+        try:
+            record = json.loads(raw)
+        except UnicodeDecodeError:
+            # A byte that is not UTF-8 (a damaged file, another program's write) costs that
+            # character, not the line: a prompt skipped made the turn before's prompt this
+            # turn's, and its row was overwritten with both turns.
+            record = json.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
