@@ -625,3 +625,28 @@ def test_a_byte_that_is_not_utf8_costs_neither_the_prompt_nor_the_turn_before(tm
         ("first question about the parser", "first answer"),
         ("second question: caf\ufffd au lait", "second answer"),
     ]
+
+
+def test_lines_that_do_not_parse_count_against_the_deadline(tmp_path):
+    # The deadline was checked between records only: a tail of millions of lines that do not
+    # parse kept the reader going until the hook's watchdog ended it, and no row was left.
+    import time
+
+    from brain.db import connection
+    from brain.ledger.hook import record_stop
+    from brain.ledger.store import recent_turns
+
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("please fix the parser")
+    t.text("fixed it")
+    path = t.write(tail="{torn\n" * 2_500_000)
+    started = time.monotonic()
+    with pytest.raises(transcript_module.OutOfTime):
+        read_last_turn(path, deadline=started + 0.2)
+    assert time.monotonic() - started < 1.0
+    db = tmp_path / "brain.db"
+    payload = {"session_id": "s", "transcript_path": str(path), "last_assistant_message": "fixed it"}
+    record_stop(payload, db_path=db, deadline=time.monotonic() + 0.2)
+    with connection(db) as conn:
+        (row,) = recent_turns(conn)
+    assert row["partial"] == 1 and row["summary"] == "fixed it"
