@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Transcript, brain_command, fixture, hook_payload, run_hook
+from ledger_helpers import SESSION, Transcript, brain_command, fixture, hook_payload, run_hook
 
 from brain.db import open_db
 
@@ -255,3 +255,27 @@ def test_a_stop_out_of_time_still_leaves_a_row(tmp_path):
     assert row["byte_end"] == path.stat().st_size
     log = (tmp_path / "logs" / "hook.log").read_text()
     assert "out of time reading" in log and "gave up" not in log
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"transcript_path": "/proc/self/status"},  # a file that cannot seek: OSError(EINVAL)
+        {"transcript_path": "/" + "t" * 5000 + ".jsonl"},  # a name too long to look up
+        {"cwd": "/" + "c" * 5000},  # the same in the search for the git repository
+    ],
+    ids=["cannot-seek", "path-too-long", "cwd-too-long"],
+)
+def test_a_transcript_or_cwd_that_cannot_be_read_still_leaves_a_row(tmp_path, fields):
+    # It was a traceback in hook.log and no row: the turn was lost, where a missing
+    # transcript leaves one with what the hook input says.
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("please fix the parser")
+    t.text("fixed it")
+    payload = hook_payload(t.write(), last_assistant_message="fixed it", **fields)
+    proc = run_hook(json.dumps(payload).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["summary"] == "fixed it" and row["session_id"] == SESSION
+    log = tmp_path / "logs" / "hook.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")

@@ -98,6 +98,8 @@ def record_stop(
             write_turn(conn, row, partial=True)
         log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
         return row
+    if turn.unreadable:
+        log(f"cannot read the transcript {path} ({turn.unreadable}): recorded what the hook input says")
     session = _text(payload.get("session_id")) or turn.session_id or "unknown"
     cwd = _text(payload.get("cwd")) or turn.cwd
     root = git_root(cwd)
@@ -179,8 +181,11 @@ def git_root(cwd: str | None) -> Path | None:
         return None
     path = Path(cwd)
     for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate
+        try:
+            if (candidate / ".git").exists():
+                return candidate
+        except OSError:  # a name too long, a folder not ours to look in: no repository there
+            continue
     return None
 
 

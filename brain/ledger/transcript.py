@@ -136,6 +136,7 @@ class Turn:
     byte_end: int | None = None
     # The file lagged: the final assistant text came from the hook's last_assistant_message.
     lagging: bool = False
+    unreadable: str | None = None  # why the transcript could not be read (not one of its lines)
 
 
 def clip(text: str, limit: int) -> str:
@@ -325,8 +326,12 @@ def read_last_turn(
     records: list[dict[str, Any]] = []  # newest first while scanning
     prompt: dict[str, Any] | None = None
     sidechain_mode: bool | None = None
-    # Only a regular file: opening a FIFO or a device could block the hook.
-    if path and Path(path).is_file():
+    try:
+        # Only a regular file: opening a FIFO or a device could block the hook.
+        readable = Path(path).is_file() if path else False
+    except OSError as exc:  # a name too long, a folder on the way that is not ours
+        readable, turn.unreadable = False, exc.strerror or str(exc)
+    if path and readable:
         try:
             for start, end, record in iter_lines_backward(path, max_read=max_read, deadline=deadline):
                 _check(deadline)
@@ -348,6 +353,10 @@ def read_last_turn(
                 records.append(record)
         except FileNotFoundError:
             pass  # removed between the check and the open
+        except OSError as exc:
+            # Not ours to read, or a file that cannot seek (/proc): the turn is what the hook's
+            # input says, as for a missing file, not lost with a traceback in the log.
+            turn.unreadable = exc.strerror or str(exc)
     records.reverse()
     _fill(turn, prompt, records, sidechain_mode=bool(sidechain_mode), deadline=deadline)
     _add_last_message(turn, last_assistant_message, deadline=deadline)
