@@ -244,6 +244,18 @@ def test_recent_turns_filters(brain_home):
         conn.close()
 
 
+def test_recent_turns_text_matches_any_case_in_any_script(brain_home):
+    # SQLite's lower() folds ASCII alone: "Парсер" was not found as "парсер", nor as typed.
+    conn = open_db()
+    try:
+        write_turn(conn, {"turn_key": "s:1", "session_id": "s", "ask": "Почини Парсер", "summary": "Straße fixed"})
+        for text in ("парсер", "Парсер", "ПАРСЕР почини", "strasse", "STRASSE", "straße"):
+            assert [t["ask"] for t in recent_turns(conn, text=text)] == ["Почини Парсер"], text
+        assert recent_turns(conn, text="парсеры") == []
+    finally:
+        conn.close()
+
+
 # ----- brain mcp install -------------------------------------------------------------------------
 
 

@@ -176,9 +176,15 @@ def recent_turns(
     """
     where, args = _filters(session=session, project=project)
     clauses = [where[len("WHERE ") :]] if where else []
+    if text and text.split():
+        # SQLite's lower() folds ASCII alone: "Парсер" stayed as it was, and no word of another
+        # script with a capital was ever found, not even as typed.
+        conn.create_function("brain_casefold", 1, _casefold, deterministic=True)
     for word in (text or "").split():
-        clauses.append("(instr(lower(COALESCE(ask, '')), ?) > 0 OR instr(lower(COALESCE(summary, '')), ?) > 0)")
-        args += [word.lower(), word.lower()]
+        clauses.append(
+            "(instr(brain_casefold(COALESCE(ask, '')), ?) > 0 OR instr(brain_casefold(COALESCE(summary, '')), ?) > 0)"
+        )
+        args += [word.casefold(), word.casefold()]
     if since:
         clauses.append("COALESCE(started_at, created_at) >= ?")
         args.append(since)
@@ -188,6 +194,10 @@ def recent_turns(
         (*args, min(limit, SQLITE_INT_MAX)),
     ).fetchall()
     return [_decode(r) for r in rows]
+
+
+def _casefold(value: Any) -> Any:
+    return value.casefold() if isinstance(value, str) else value
 
 
 def _filters(*, session: str | None, project: str | None) -> tuple[str, list[Any]]:
