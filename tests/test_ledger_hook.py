@@ -279,3 +279,26 @@ def test_a_transcript_or_cwd_that_cannot_be_read_still_leaves_a_row(tmp_path, fi
     assert row["summary"] == "fixed it" and row["session_id"] == SESSION
     log = tmp_path / "logs" / "hook.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
+
+
+def test_a_stop_out_of_time_finds_the_recalled_prompt_of_a_session_id_holding_half_a_utf16_pair(tmp_path):
+    # The prompt hook stores "\udc80" alone as U+FFFD; the Stop hook looked it up as it came,
+    # SQLite refused it, and the partial row was lost with a traceback in hook.log.
+    from brain.autorecall.store import write_recall
+    from brain.ledger.hook import record_stop
+
+    db = tmp_path / "brain.db"
+    conn = open_db(db)
+    try:
+        recall = {"session_id": "s\udc80", "prompt_id": "p\udc80", "prompt": "run the long job"}
+        write_recall(conn, {**recall, "prompt_chars": 16, "latency_ms": 1.0})
+        conn.commit()
+    finally:
+        conn.close()
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("run the long job")
+    t.text("The job finished.")
+    payload = hook_payload(t.write(), session_id="s\udc80", prompt_id="p\udc80", last_assistant_message="Done.")
+    record_stop(payload, db_path=db, deadline=time.monotonic() - 1)  # out of time at once
+    (row,) = _rows(db)
+    assert row["partial"] == 1 and row["ask"] == "run the long job" and row["session_id"] == "s\ufffd"

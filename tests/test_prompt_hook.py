@@ -232,6 +232,16 @@ def test_dedupe_across_three_prompts_of_one_session(server, indexed):
     assert [r["session_id"] for r in rows] == [SESSION] * 4 + ["another"]
 
 
+def test_a_session_id_holding_half_a_utf16_pair_is_still_deduped(server, indexed):
+    # JSON may carry "\\udc80" alone; SQLite refused it in the lookup of the notes shown before,
+    # so every prompt of that session was shown the same notes again.
+    stdin = json.dumps(_payload()).replace(SESSION, "s\\udc80").encode()
+    first = _note_lines(_context(run_prompt_hook(stdin, indexed)))
+    second = _note_lines(_context(run_prompt_hook(stdin, indexed)))
+    assert first and not set(first) & set(second)
+    assert "cannot read the notes shown earlier" not in _log()
+
+
 def test_everything_shown_already_is_a_reason(server, indexed):
     proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_K="20")
     assert _context(proc)
