@@ -668,6 +668,20 @@ def test_neighbours_of_a_hub_note_gives_the_first_links_and_says_how_many_there_
     assert few["links"][0]["path"] == "Hub.md"
 
 
+def test_get_note_lists_only_the_headings_that_fit_in_max_chars(toy_vault):
+    # A journal with a heading a day: ~100 KB of headings came back whatever max_chars said,
+    # over Claude Code's cap on a tool's output, so the note could not be read at all.
+    write(toy_vault, "Journal.md", "# Journal\n\n" + "".join(f"## Day {i}\n\nwrote {i}\n\n" for i in range(5000)))
+    _index(toy_vault)
+    result = _call(toy_vault, "get_note", {"note": "Journal", "max_chars": 1000})
+    found = json.loads(_texts(result))
+    assert found["headings_total"] == 5001 and found["headings"][:2] == ["Journal", "Journal > Day 0"]
+    assert len(json.dumps(found["headings"], separators=(",", ":"))) <= 1000 and len(_texts(result)) < 3000
+    assert found["truncated"] and len(found["text"]) == 1000
+    whole = json.loads(_texts(_call(toy_vault, "get_note", {"note": "Graph RAG"})))
+    assert len(whole["headings"]) == whole["headings_total"] == 5
+
+
 @pytest.mark.slow
 def test_a_vault_whose_path_is_not_utf8_is_served(tmp_path, toy_vault):
     # A folder named in Latin-1 ("Café" as one byte 0xE9): the instructions held a lone

@@ -62,7 +62,8 @@ the index is catching up with recent edits. Read a result in full with get_note(
 
 GET_NOTE_DOC = """\
 Read one note of the vault as it is on disk now: `text` (markdown, without the frontmatter),
-`frontmatter`, `title`, `aliases`, `tags`, `date`, and its `headings`. Name the note by its
+`frontmatter`, `title`, `aliases`, `tags`, `date`, and its `headings` (the first that fit in
+`max_chars`; `headings_total` counts them all). Name the note by its
 vault-relative path (as search returns it), its title, or one of its aliases (a name several
 notes share: `ambiguous` lists the ones not read; give the path). Give `heading` to
 read only that section ("Setup", or a path such as "Setup > Linux"). Long notes are cut at
@@ -224,7 +225,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         fields: dict[str, Any] = {"note": note, "max_chars": max_chars}
         if heading:
             fields["heading"] = heading
-        return answer(lambda: backend.call("note", **fields))
+        return answer(lambda: _headings_within(backend.call("note", **fields), max_chars))
 
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
     def neighbours(
@@ -267,6 +268,21 @@ def _first(found: dict[str, Any], limit: int) -> dict[str, Any]:
         cut[f"{key}_total"] = len(items)
     cut["truncated"] = any(cut[f"{key}_total"] > limit for key in ("links", "backlinks"))
     return cut
+
+
+def _headings_within(found: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """``get_note``'s answer with the first headings that fit in ``max_chars`` characters, and
+    how many there are: a journal with a heading a day listed ~100 KB of them, whatever
+    ``max_chars`` said, over Claude Code's cap on a tool's output (the note could not be read)."""
+    headings = found.get("headings") or []
+    kept: list[str] = []
+    used = 0
+    for each in headings:
+        used += len(each) + 3  # its quotes and comma in the JSON
+        if used > max_chars:
+            break
+        kept.append(each)
+    return {**found, "headings": kept, "headings_total": len(headings)}
 
 
 def _instructions(root: Path) -> str:
