@@ -1164,3 +1164,25 @@ def test_pruning_the_past_frees_its_search_index_too(tmp_path):
     out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2100-01-01", "--vacuum"])
     assert out.exit_code == 0 and "pruned 11 past versions" in out.output, out.output
     assert search_bytes() < full / 20
+
+
+def test_brain_history_reads_a_name_as_brain_note_does(tmp_path):
+    """`brain history idea` told Notes/Idea.md's life beside Notes/idea.md (link resolution folds
+    case and takes the first by path); it now names the note `brain note idea` reads."""
+    root = tmp_path / "v"
+    write(root, "Notes/Idea.md", "# Idea A\n\ncontent A\n")
+    write(root, "Notes/idea.md", "# Idea B\n\ncontent B\n")
+    _index(root)
+    runner = CliRunner()
+    write(root, "Tilde.md", "---\ntitle: ~draft\n---\nbody\n")  # a title that is no path
+    _index(root)
+    pairs = (
+        ("idea", "Notes/idea.md"),
+        ("Idea", "Notes/Idea.md"),
+        ("Notes/idea", "Notes/idea.md"),
+        ("~draft", "Tilde.md"),
+    )
+    for typed, path in pairs:
+        out = runner.invoke(cli, ["history", "--vault", str(root), typed, "--json"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout)["path"] == path, typed

@@ -9,6 +9,7 @@ found by its last path or title, and a restored one continues where it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import json
@@ -21,6 +22,7 @@ from ..index.history import iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..notes import decode, split_frontmatter
+from ..reading import NoteNotFound, OutsideVault, match_note
 from ..text import terminal_safe
 from ..vault import resolve_vault
 from .past import PastIndex
@@ -130,6 +132,12 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
     wanted = name.strip()
     if not wanted:
         raise BrainError("name a note: its path, title or file name, e.g. brain history 'Rollout plan'")
+    # A note there now is the one `brain note` reads by that name (spelled as typed first); a
+    # name that is no path (an absolute one, "..") may still be a title or an old name below.
+    with contextlib.suppress(NoteNotFound, OutsideVault):
+        note_id = store.note_id(match_note(store, wanted).path)
+        if note_id is not None and note_id in latest:
+            return note_id
     present = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is None]
     # Deleted notes newest first (by their last version's id): a path two deleted notes had is
     # the one that held it last, as a new file there would continue it (``identity_in_history``).
