@@ -612,7 +612,8 @@ def will_read(file: VaultFile) -> None:
 
 
 def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped | None]:
-    """The bytes of a note, or the reason it is skipped (too large, binary, unreadable)."""
+    """The bytes of a note, or the reason it is skipped (too large, binary, unreadable, no longer
+    a regular file)."""
     if file.size > limit:
         return None, Skipped(
             file.path,
@@ -620,7 +621,12 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
             f"{megabytes(file.size)} MB over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)",
         )
     try:
-        with open(file.abspath, "rb") as handle:
+        # O_NONBLOCK: a note swapped for a FIFO since the walk (a first build reads its notes
+        # for minutes after it) had the open wait for a writer for good.
+        fd = os.open(file.abspath, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None, Skipped(file.path, "not-a-file")
             # The size the walk saw and a byte more (to tell a file that grew since): reading
             # up to the limit made Python set aside a buffer of the limit (10 MB) for every
             # note, a third of the time of reading 100,000 notes.

@@ -443,6 +443,39 @@ def test_note_turned_binary_leaves_the_index(indexed):
     assert status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_note_swapped_for_a_fifo_after_the_walk_is_skipped_not_waited_on(indexed, monkeypatch):
+    """A first build reads its notes for minutes after its walk: a note replaced by a FIFO
+    meanwhile had the run (or `brain serve`'s pass) wait for a writer for good."""
+    import threading
+
+    from brain.index import changes
+
+    vault, _ = indexed
+    note = vault / "AI" / "Context window.md"
+    note.write_text("# Context window\n\nedited, so it is read\n")
+    planned = changes.plan
+
+    def plan_then_swap(*args, **kwargs):
+        found = planned(*args, **kwargs)
+        note.unlink()
+        os.mkfifo(note)
+        return found
+
+    monkeypatch.setattr(changes, "plan", plan_then_swap)
+    reports = []
+    run = threading.Thread(target=lambda: reports.append(_index(vault)), daemon=True)
+    run.start()
+    run.join(timeout=20)
+    if run.is_alive():  # let it go: a writer opens the FIFO and leaves
+        with open(os.open(note, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+            pass
+        run.join(timeout=20)
+        pytest.fail("the run waited on the FIFO")
+    assert reports[0].notes == 34
+    assert {"path": "AI/Context window.md", "reason": "not-a-file", "detail": ""} in vault_status(vault).skipped
+
+
 def test_one_writer_at_a_time(indexed):
     vault, _ = indexed
     store = open_store(vault)

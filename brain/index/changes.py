@@ -250,7 +250,7 @@ def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bo
         return file.size > limit
     if record.reason == "unreadable":  # chmod does not touch the mtime: look again
         try:
-            os.close(os.open(file.abspath, os.O_RDONLY))
+            os.close(os.open(file.abspath, os.O_RDONLY | os.O_NONBLOCK))  # never wait on a FIFO
         except OSError:
             return True
         return False
