@@ -13,6 +13,7 @@ brain never writes inside the vault.
 from __future__ import annotations
 
 import errno
+import heapq
 import logging
 import os
 import re
@@ -209,9 +210,20 @@ def walk(
     # (absolute path, vault-relative path with a trailing slash or "", and where the folder really
     # is in the vault when a symlinked folder on the way makes that another path, else None)
     folders: list[tuple[str, str, str | None]] = [(str(root), "", None)]
+    # Symlinked folders, walked once every folder reached without a link has been, the least
+    # path first: the first path found to a folder wins it, and a link listed before its
+    # target (or nearer the root than it) had its notes indexed under the link's name.
+    linked: list[Linked] = []
     mine = 0  # entries of the folders whose notes are walked here, less the helper's
     pending = _Meanwhile(meanwhile) if helper is not None and meanwhile is not None else None
-    while folders:  # in no particular order: both lists are sorted at the end
+    while folders or linked:  # in no particular order: both lists are sorted at the end
+        if not folders:
+            prefix, dirpath, real_prefix, key = heapq.heappop(linked)
+            if key in seen_dirs:  # a link to a folder already walked, or back up to one
+                out.skipped.append(Skipped(prefix, "symlink-loop"))
+                continue
+            seen_dirs.add(key)
+            folders.append((dirpath, prefix, real_prefix))
         dirpath, prefix, real_prefix = folders.pop()
         try:
             entries, dir_fd = _listing(dirpath)
@@ -225,7 +237,7 @@ def walk(
             )
             continue
         try:
-            _folders_of(entries, dirpath, prefix, real_prefix, ignore, real_root, seen_dirs, folders, out)
+            _folders_of(entries, dirpath, prefix, real_prefix, ignore, real_root, seen_dirs, folders, linked, out)
             # The helper starts while this process walks the first HELPER_HEAD entries, then
             # takes a folder of notes whenever it has been given fewer entries than walked here.
             if (
@@ -338,6 +350,7 @@ Note = tuple[str, str, int, int]  # a VaultFile's fields
 # every note is in the first list).
 Found = tuple[list[Note], list[tuple[str, str, str]], "str | None"]
 Folder = tuple[str, str, "str | None"]  # (absolute path, vault-relative prefix, its real prefix or None)
+Linked = tuple[str, str, "str | None", tuple[int, int]]  # (prefix, absolute path, real prefix, (st_dev, st_ino))
 
 
 class Helper(Protocol):
@@ -357,9 +370,11 @@ def _folders_of(
     real_root: str,
     seen_dirs: set[tuple[int, int]],
     folders: list[tuple[str, str, str | None]],
+    linked: list[Linked],
     out: _Found,
 ) -> None:
-    """The folders among a folder's entries: each to walk onto ``folders``, or skipped and why."""
+    """The folders among a folder's entries: each to walk onto ``folders`` (or, a symlink, onto
+    the heap ``linked``, judged when it is taken off), or skipped and why."""
     skipped, spec = out.skipped, ignore.spec
     for entry in entries:
         try:
@@ -382,13 +397,15 @@ def _folders_of(
                 skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
                 continue
             real_rel = None if real_prefix is None else real_prefix + name + "/"
+            key = (st.st_dev, st.st_ino)
             if entry.is_symlink():
                 reason, real_rel = _symlink_rule(real_root, _join(dirpath, name), ignore, is_dir=True)
                 if reason:
                     skipped.append(Skipped(rel + "/", reason))
-                    continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen_dirs:  # a symlink back to a folder already walked
+                else:
+                    heapq.heappush(linked, (rel + "/", _join(dirpath, name), real_rel, key))
+                continue
+            if key in seen_dirs:  # a folder walked already (a bind mount)
                 skipped.append(Skipped(rel + "/", "symlink-loop"))
                 continue
             seen_dirs.add(key)
