@@ -1115,3 +1115,23 @@ def test_a_vault_whose_path_is_not_utf8_is_indexed_again_by_rescans_not_watched_
     assert reasons[0] == "start" and watcher.mode == "rescans"
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     assert any("its path is not UTF-8" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+@pytest.mark.parametrize("to", ["an empty folder", "nowhere"])
+def test_a_symlinked_folder_pointed_elsewhere_takes_its_notes_out(toy_vault, tmp_path, to):
+    """`ln -sfn` on a folder linked into the vault: only the link is reported. Pointed at a
+    folder with notes it was a pass; at an empty folder or nowhere, its old notes stayed
+    served until the five-minute rescan."""
+    kept = tmp_path / "kept"
+    write(kept, "Zebra.md", "# Zebra\n\nThe quagga herd crosses the river.\n")
+    (tmp_path / "empty").mkdir()
+    os.symlink(kept, toy_vault / "Linked")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert "Linked/Zebra.md" in _paths(daemon)
+        swap = toy_vault / "Linked.tmp"  # as ln -sfn does it: a new link renamed over the old
+        os.symlink(tmp_path / "empty" if to == "an empty folder" else tmp_path / "gone", swap)
+        os.replace(swap, toy_vault / "Linked")
+        settled(daemon)
+        assert "Linked/Zebra.md" not in _paths(daemon)

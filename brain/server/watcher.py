@@ -299,8 +299,10 @@ class VaultWatcher:
                 out.add(rel)
             elif is_dir and self._holds_notes(path):
                 out.add(rel + "/")  # a folder renamed or moved in: its notes are not reported
-            elif not os.path.lexists(path) and self.known_folder(rel):
-                out.add(rel + "/")  # a folder deleted or renamed away
+            elif (os.path.islink(path) or not os.path.lexists(path)) and self.known_folder(rel):
+                # a folder deleted or renamed away, or a symlinked one pointed elsewhere (an
+                # empty folder, nowhere): no event says its notes went
+                out.add(rel + "/")
         return out
 
     def _holds_notes(self, path: str, limit: int = 20_000) -> bool:
