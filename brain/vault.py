@@ -203,7 +203,12 @@ def walk(
     # A ``scan_snapshot.FolderStats``: each folder's notes decoded as the walk reaches it.
     folder_stats: Callable[[str], Mapping[str, tuple[int, int, int]]] | None = getattr(known, "folder", None)
     out = _Found([], [], [])
-    root_stat = root.stat()
+    try:
+        # Through ".": a vault folder listed but not searchable (mode r without x) gave every
+        # entry's stat EACCES, and the run deleted every note of the index.
+        root_stat = os.stat(os.path.join(root, os.curdir))
+    except OSError as err:
+        raise _unreadable_vault(root, err) from None
     real_root = os.path.realpath(root)
     seen_dirs: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
     # name_rule's decisions, inlined: this loop runs once per entry of a 100,000-note vault.
@@ -228,6 +233,8 @@ def walk(
         try:
             entries, dir_fd = _listing(dirpath)
         except OSError as err:
+            if not prefix:  # the vault itself: nothing found is not every note deleted
+                raise _unreadable_vault(root, err) from None
             out.skipped.append(
                 Skipped(
                     prefix.rstrip("/") or _rel(root, err.filename or dirpath),
@@ -393,8 +400,9 @@ def _folders_of(
         else:
             try:
                 st = entry.stat()
-            except OSError as exc:
-                skipped.append(Skipped(rel + "/", "broken-symlink", exc.strerror or str(exc)))
+            except OSError as exc:  # not a link: the folder it is in cannot be searched
+                why = "broken-symlink" if entry.is_symlink() else "unreadable"
+                skipped.append(Skipped(rel + "/", why, exc.strerror or str(exc)))
                 continue
             real_rel = None if real_prefix is None else real_prefix + name + "/"
             key = (st.st_dev, st.st_ino)
@@ -571,6 +579,13 @@ def _listing(dirpath: str) -> tuple[list[os.DirEntry[str]], int | None]:
     except BaseException:
         os.close(dir_fd)
         raise
+
+
+def _unreadable_vault(root: Path, err: OSError) -> ConfigError:
+    return ConfigError(
+        f"cannot read the vault folder {root} ({err.strerror or err}); the index is left as it was: "
+        "make it readable and searchable by you (chmod u+rx)"
+    )
 
 
 def _join(folder: str, name: str) -> str:

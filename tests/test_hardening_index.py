@@ -701,6 +701,31 @@ def test_unreadable_file_is_not_stale_until_it_is_readable(tmp_path, brain_home)
     assert json.loads(asked.stdout)["stale_notes"] == 1  # readable again: it is pending
 
 
+def test_a_vault_folder_that_cannot_be_searched_is_one_line_and_deletes_nothing(toy_vault, brain_home):
+    """A vault folder listed but not searchable (mode r without x): every entry's stat failed,
+    the walk found nothing and the run deleted every note, exit 0, saying nothing; its folders
+    were "broken-symlink"s. A folder inside it so is "unreadable"."""
+    _cannot_write()
+    assert _brain(brain_home, "index", "--vault", str(toy_vault)).returncode == 0
+    toy_vault.chmod(0o644)
+    try:
+        for command in ("index", "status"):
+            _one_line_stderr(_brain(brain_home, command, "--vault", str(toy_vault)), "cannot read the vault folder")
+    finally:
+        toy_vault.chmod(0o755)
+    write(toy_vault, "People/Engineers/Grace Hopper.md", "# Grace Hopper\n")
+    (toy_vault / "People").chmod(0o644)
+    try:
+        indexed = _brain(brain_home, "index", "--vault", str(toy_vault), "--json")
+        status = _brain(brain_home, "status", "--vault", str(toy_vault), "--json")
+    finally:
+        (toy_vault / "People").chmod(0o755)
+    report = json.loads(indexed.stdout)
+    assert report["removed"] == len(list((toy_vault / "People").glob("*.md"))) and report["new"] == 0
+    skipped = {s["path"]: s["reason"] for s in json.loads(status.stdout)["skipped"] if s["path"].startswith("People/")}
+    assert skipped["People/Engineers/"] == "unreadable" and set(skipped.values()) == {"unreadable"}
+
+
 # ----- 18. an indexed empty vault -----------------------------------------------------------
 
 
