@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -600,7 +600,7 @@ def _dot_folder_entries(full: str, rel: str) -> list[Skipped]:
     if os.path.basename(full) in (".git", ".hg", ".svn", ".stversions", ".venv", ".cache"):
         return [Skipped(rel + "/", "dot-folder")]
     entries = []
-    for dirpath, dirnames, filenames in os.walk(full):
+    for dirpath, dirnames, filenames in walk_tree(full):
         dirnames.sort()
         for name in sorted(filenames):
             if name.lower().endswith(".md"):
@@ -609,6 +609,34 @@ def _dot_folder_entries(full: str, rel: str) -> list[Skipped]:
                 if _valid_name(path):
                     entries.append(Skipped(path, "dot-folder"))
     return entries or [Skipped(rel + "/", "dot-folder")]
+
+
+def walk_tree(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)``, top-down (edit the folder names to prune), without recursion: before
+    Python 3.12 it recursed once a level, and a folder 1,000 deep (in ``.trash``, moved in
+    under ``brain serve``) was a RecursionError, a traceback."""
+    stack = [top]
+    while stack:
+        dirpath = stack.pop()
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirnames, filenames, links = [], [], set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows symlinks, as os.walk lists them; never walked into
+            except OSError:
+                is_dir = False
+            if is_dir:
+                dirnames.append(entry.name)
+                if entry.is_symlink():
+                    links.add(entry.name)
+            else:
+                filenames.append(entry.name)
+        yield dirpath, dirnames, filenames
+        stack.extend(os.path.join(dirpath, name) for name in reversed(dirnames) if name not in links)
 
 
 def _valid_name(path: str) -> bool:

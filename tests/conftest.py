@@ -142,6 +142,34 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
+@pytest.fixture
+def deep_folder(monkeypatch):
+    """deep_folder(top, levels): a folder ``levels`` deep under ``top``, made and removed one level
+    at a time (os.makedirs and, before Python 3.12, shutil.rmtree recurse once a level)."""
+    made: list[tuple[Path, int]] = []
+
+    def make(top: Path, levels: int) -> Path:
+        top.mkdir(parents=True, exist_ok=True)
+        monkeypatch.chdir(top)
+        for _ in range(levels):
+            os.mkdir("d")
+            os.chdir("d")
+        made.append((top, levels))
+        return Path(os.getcwd())
+
+    yield make
+    for top, levels in made:
+        os.chdir(top)
+        for _ in range(levels):
+            os.chdir("d")
+        for level in range(levels):
+            for name in os.listdir("."):
+                if name != "d" or level == 0:
+                    os.unlink(name)
+            os.chdir("..")
+            os.rmdir("d")
+
+
 def leftover_servers() -> list[tuple[int, str]]:
     """(pid, command line) of each `brain serve`/`brain mcp` process this test run started that is
     still alive (Linux: read from /proc; elsewhere nothing is found)."""

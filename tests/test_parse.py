@@ -547,3 +547,13 @@ def test_a_symlink_into_the_vault_is_no_way_around_the_skip_rules(tmp_path):
     assert reasons["sub/to-ignored.md"] == reasons["sub/private-dir/"] == "brainignore"
     assert reasons["sub/to-hidden.md"] == reasons["sub/hidden-dir/"] == "dot-folder"  # where it leads
     assert reasons["sub/to-conflict.md"] == "sync-conflict"  # every rule of the walk, where it leads
+
+
+def test_a_dot_folder_a_thousand_deep_is_skipped_not_a_recursion_error(tmp_path, deep_folder):
+    """Listing a dot-folder's notes went through os.walk, which before Python 3.12 recursed once
+    a level: a `.trash` 1,100 folders deep was a RecursionError, a traceback of `brain index`."""
+    write(tmp_path, "kept.md", "# Kept\n")
+    write(deep_folder(tmp_path / ".trash", 1100), "old.md", "# Old\n")
+    files, skipped = scan(tmp_path)
+    assert [f.path for f in files] == ["kept.md"]
+    assert [s.path for s in skipped] == [".trash/" + "d/" * 1100 + "old.md"]

@@ -1135,3 +1135,16 @@ def test_a_symlinked_folder_pointed_elsewhere_takes_its_notes_out(toy_vault, tmp
         os.replace(swap, toy_vault / "Linked")
         settled(daemon)
         assert "Linked/Zebra.md" not in _paths(daemon)
+
+
+def test_a_folder_a_thousand_deep_moved_in_is_news_not_a_recursion_error(tmp_path, deep_folder):
+    """The watcher looks through a folder moved in for a note (os.walk, which before Python
+    3.12 recursed once a level): one 1,100 deep failed the watch, which fell back to polling."""
+    from watchfiles import Change
+
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(deep_folder(vault / "Moved", 1100), "Deep.md", "# Deep\n")
+    watcher = VaultWatcher(vault, lambda batch: None)
+    assert watcher._relevant([(Change.added, str(vault / "Moved"))]) == {"Moved/"}

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..vault import IGNORE_FILE, excluded, load_ignore
+from ..vault import IGNORE_FILE, excluded, load_ignore, walk_tree
 
 log = logging.getLogger("brain")
 
@@ -308,7 +308,7 @@ class VaultWatcher:
     def _holds_notes(self, path: str, limit: int = 20_000) -> bool:
         """Whether a folder holds a note the scan would index (an empty new folder is no news)."""
         seen = 0
-        for dirpath, dirnames, filenames in os.walk(path):
+        for dirpath, dirnames, filenames in walk_tree(path):
             rel_dir = self._rel(dirpath) or ""
             dirnames[:] = [d for d in dirnames if not excluded(f"{rel_dir}/{d}".lstrip("/"), self._spec, is_dir=True)]
             for name in filenames:
