@@ -494,7 +494,14 @@ def test_a_names_lane_that_cannot_read_the_index_is_a_warning_and_the_fusion_goe
     monkeypatch.setattr(names, "names_search", locked)
     result = recaller.ask("flame demon", "hybrid+ppr", settings)
     assert result.results and result.lanes["names"] == []
-    assert result.fallbacks == {"graph": False, "names": True, "dates": False, "folders": False, "rerank": False}
+    assert result.fallbacks == {
+        "graph": False,
+        "lexical": False,
+        "names": True,
+        "dates": False,
+        "folders": False,
+        "rerank": False,
+    }
     assert any("names lane failed (OperationalError: database is locked)" in w for w in result.warnings)
 
     def bug(*args, **kwargs):

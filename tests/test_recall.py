@@ -202,6 +202,15 @@ def test_json_schema(bridge_vault):
     assert by_path["Harbour operations.md"]["snippet"].startswith("The harbour crane schedule")
 
 
+def test_every_result_has_every_fallback_flag(bridge_vault):
+    # An agent reads `fallbacks["lexical"]` as it reads the others: the key is there, false,
+    # when BM25 answered (it was there only when it fell back, a KeyError otherwise).
+    recaller = open_recaller(bridge_vault)
+    for mode in ("vector", "graph", "hybrid", "hybrid+ppr"):
+        result = recaller.ask(QUESTION, mode, small())
+        assert result.fallbacks == dict.fromkeys(("graph", "lexical", "names", "dates", "folders", "rerank"), False)
+
+
 def test_human_output_marks_via(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--graph", "--depth", "3", QUESTION])
     assert out.exit_code == 0, out.output

@@ -224,7 +224,7 @@ class RecallResult:
     reranked: bool = False
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, bool] = field(
-        default_factory=lambda: {"graph": False, "names": False, "dates": False, "folders": False, "rerank": False}
+        default_factory=lambda: dict.fromkeys(("graph", "lexical", "names", "dates", "folders", "rerank"), False)
     )
     timings_ms: dict[str, float] = field(default_factory=dict)
     stale: int = 0  # notes changed since the index, when not updated
