@@ -121,7 +121,8 @@ def index(
 
     setup_logging(quiet or as_json)
     if verify and (rebuild or repair):
-        raise click.UsageError("--verify goes with a plain `brain index`: --rebuild reads every note anyway")
+        why = "--rebuild reads every note anyway" if rebuild else "--repair mends the index from its rows"
+        raise click.UsageError(f"--verify goes with a plain `brain index`: {why}")
     if repair:
         if rebuild:
             raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")

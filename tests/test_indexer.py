@@ -205,9 +205,14 @@ def test_notes_swapped_with_the_same_size_and_time_are_found_by_verify(toy_vault
 
 
 def test_verify_goes_with_a_plain_index_only(toy_vault):
-    for other in ("--rebuild", "--repair"):
+    # the reason names the option given: --repair was told "--rebuild reads every note anyway"
+    for other, why in (
+        ("--rebuild", "--rebuild reads every note anyway"),
+        ("--repair", "--repair mends the index from its rows"),
+    ):
         result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "--verify", other])
         assert result.exit_code == 2 and "--verify goes with a plain `brain index`" in result.output
+        assert why in result.output
 
 
 # ----- incremental cases --------------------------------------------------------------------
