@@ -302,6 +302,18 @@ def test_install_pins_the_settings_the_index_is_built_with(toy_vault, tmp_path, 
     assert "BRAIN_FTS_TOKENIZER" not in env
 
 
+def test_install_help_names_every_setting_the_entry_pins():
+    # `--help` said the entry pins the vault "and BRAIN_HOME / BRAIN_DB when set", and not the
+    # index's own settings, which it pins too
+    from brain.mcp.install import INDEX_SETTINGS
+
+    result = CliRunner().invoke(cli, ["mcp", "install", "--help"], terminal_width=1000)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    for name in ("BRAIN_HOME", "BRAIN_DB", *INDEX_SETTINGS):
+        assert name in text, name
+
+
 def test_install_for_the_user_keeps_everything_else_in_claude_json(toy_vault, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     claude = tmp_path / ".claude.json"

@@ -58,8 +58,11 @@ def install(vault: str | None, user: bool, config_file: Path | None, name: str, 
     """Add brain's MCP server to ./.mcp.json (or --user: ~/.claude.json).
 
     Merges into the existing file, keeps a backup (<file>.bak-<time>), and is safe to run
-    again. The entry names this brain by absolute path and pins the vault (and BRAIN_HOME /
-    BRAIN_DB when set). Claude Code asks once before it uses a project's .mcp.json.
+    again. The entry names this brain by absolute path and pins the vault, BRAIN_HOME /
+    BRAIN_DB when set, and the settings the index is built with when set (BRAIN_EMBED_MODEL,
+    BRAIN_QUERY_PREFIX / BRAIN_PASSAGE_PREFIX, BRAIN_FTS_TOKENIZER, BRAIN_CHUNKING,
+    BRAIN_LINK_FENCES), so that `brain mcp` with no server reads the index as this shell's
+    brain built it. Claude Code asks once before it uses a project's .mcp.json.
     """
     import json
 
