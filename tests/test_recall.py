@@ -307,7 +307,7 @@ def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
 def test_stale_index_is_updated_before_answering(bridge_vault):
     write(bridge_vault, "Late note.md", "# Late note\n\nzephyr quokka marmalade\n")
     stale = open_recaller(bridge_vault, update=False)
-    assert stale.stale == 1 and any("1 notes changed" in w for w in stale.warnings)
+    assert stale.stale == 1 and any("1 note changed since" in w for w in stale.warnings)
     result = stale.ask("zephyr quokka marmalade", "vector", small())
     assert result.stale == 1 and "Late note.md" not in [c.path for c in result.results]
     stale.close()

@@ -953,7 +953,7 @@ def test_files_created_and_deleted_before_a_pass_are_not_counted_as_changed_note
             swap.unlink()
         assert watcher.pending == 6 and not watcher._running
         results = daemon.service.ask(QUESTION, ["vector"], RecallSettings())
-        assert results[0].stale == 1 and any("1 notes changed" in w for w in results[0].warnings)
+        assert results[0].stale == 1 and any("1 note changed since" in w for w in results[0].warnings)
         settled(daemon)
 
 

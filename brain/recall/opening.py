@@ -88,7 +88,7 @@ def _open(
         if why and pending:
             stale, gone = pending, set(plan.deleted.values())
             warnings.append(
-                f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                f"{pending} note{'' if pending == 1 else 's'} changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is" + _left_out(gone)
             )
         elif why:
@@ -99,7 +99,7 @@ def _open(
     elif pending:
         stale, gone = pending, set(plan.deleted.values())
         warnings.append(
-            f"{pending} notes changed since the last index (--no-update): results may be stale"
+            f"{pending} note{'' if pending == 1 else 's'} changed since the last index (--no-update): results may be stale"
             + _left_out(gone)
             + "; run `brain index`"
         )

@@ -554,11 +554,11 @@ class Service:
         unindexed = self.unindexed
         if pending:
             doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
-            message = f"{pending} notes changed since the last index and {doing}; answering from the index as it is"
+            message = f"{pending} note{'' if pending == 1 else 's'} changed since the last index and {doing}; answering from the index as it is"
         elif unindexed:  # not busy, and its last pass failed: stale all the same
             pending, why = unindexed
             message = (
-                f"{pending} notes changed since the last index and it cannot be updated now ({why}); "
+                f"{pending} note{'' if pending == 1 else 's'} changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is"
             )
         if pending:
