@@ -15,7 +15,7 @@ from . import __version__, config
 from .cli_options import recall_settings, recall_settings_options, vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K, RecallResult, RecallSettings
-from .text import shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
+from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -162,7 +162,7 @@ def index(
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
         f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped"
-        + (f", {_plural(len(report.warnings), 'warning')}" if report.warnings else "")
+        + (f", {plural(len(report.warnings), 'warning')}" if report.warnings else "")
     )
 
 
@@ -678,8 +678,8 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     since = f", kept since {local_time(held['since'])}" if held["since"] else ""
     message = (
         f"`brain index --rebuild` builds a new index, and this one's history would go: "
-        f"{_plural(held['past_versions'], 'past version')} of {_plural(held['notes_with_past'], 'note')} "
-        f"and {_plural(held['closed_edges'], 'closed link')}{since}"
+        f"{plural(held['past_versions'], 'past version')} of {plural(held['notes_with_past'], 'note')} "
+        f"and {plural(held['closed_edges'], 'closed link')}{since}"
     )
     if not _interactive():
         raise click.ClickException(f"{message}. Add --keep-history to carry it over, or --yes to discard it")
@@ -697,16 +697,12 @@ def _interactive() -> bool:
 def _history_line(h: dict) -> str:
     """history: 40 past versions of 12 notes (2 deleted), 95 past chunks, 31 closed links; 0.4 MB, 18% of index.db"""
     line = (
-        f"history: {_plural(h['past_versions'], 'past version')} of {_plural(h['notes_with_past'], 'note')}"
+        f"history: {plural(h['past_versions'], 'past version')} of {plural(h['notes_with_past'], 'note')}"
         f" ({h['deleted_notes']} deleted), {h['past_chunks']} past chunks, {h['closed_edges']} closed links"
     )
     if h["bytes"] is not None and h["database_bytes"]:
         line += f"; {h['bytes'] / 1e6:.1f} MB, {h['bytes'] / h['database_bytes']:.0%} of index.db"
     return line + f"  (keeping {h['keep_versions']} past versions per note)"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _register_subcommands() -> None:

@@ -6,7 +6,7 @@ import click
 
 from .cli_options import vault_option
 from .cli_support import emit_json, library_errors, setup_logging
-from .text import terminal_safe
+from .text import plural, terminal_safe
 
 LAST_SHOWN = 20  # versions `brain history` lists for a person unless --last says otherwise
 
@@ -79,10 +79,10 @@ def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: 
         what.append(f"replaced before {local_time(moment)}")
     if report.keep is not None:
         had = f"{report.notes} note had" if report.notes == 1 else f"{report.notes} notes had"
-        what.append(f"beyond {_plural(report.keep, 'past version')} per note: {had} more")
+        what.append(f"beyond {plural(report.keep, 'past version')} per note: {had} more")
     click.echo(
-        f"pruned {_plural(report.versions, 'past version')}, {_plural(report.chunks, 'past chunk')} and "
-        f"{_plural(report.links, 'closed link')} ({'; '.join(what)})"
+        f"pruned {plural(report.versions, 'past version')}, {plural(report.chunks, 'past chunk')} and "
+        f"{plural(report.links, 'closed link')} ({'; '.join(what)})"
     )
     if report.bytes_before is not None and report.bytes_after is not None:
         freed = report.bytes_before - report.bytes_after
@@ -98,7 +98,3 @@ def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: 
 
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")

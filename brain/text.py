@@ -56,3 +56,8 @@ def shell_word(path: object) -> str:
     """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
     run as two words was another vault, or none."""
     return shlex.quote(str(path))
+
+
+def plural(n: int, word: str) -> str:
+    """``1 note``, ``2 notes``: a count and its word (a plain ``s``; pass words that take one)."""
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -19,7 +19,7 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors
-from ..text import shell_word
+from ..text import plural, shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller
 
@@ -88,7 +88,7 @@ def _open(
         if why and pending:
             stale, gone = pending, set(plan.deleted.values())
             warnings.append(
-                f"{pending} note{'' if pending == 1 else 's'} changed since the last index and it cannot be updated now ({why}); "
+                f"{plural(pending, 'note')} changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is" + _left_out(gone)
             )
         elif why:
@@ -99,7 +99,7 @@ def _open(
     elif pending:
         stale, gone = pending, set(plan.deleted.values())
         warnings.append(
-            f"{pending} note{'' if pending == 1 else 's'} changed since the last index (--no-update): results may be stale"
+            f"{plural(pending, 'note')} changed since the last index (--no-update): results may be stale"
             + _left_out(gone)
             + "; run `brain index`"
         )

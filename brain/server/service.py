@@ -45,6 +45,7 @@ from ..index.indexer import VaultLocked, check_model, index_vault  # the index m
 from ..index.store import IndexStore, index_errors
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
+from ..text import plural
 from . import protocol
 from .watcher import Batch, VaultWatcher
 
@@ -554,11 +555,13 @@ class Service:
         unindexed = self.unindexed
         if pending:
             doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
-            message = f"{pending} note{'' if pending == 1 else 's'} changed since the last index and {doing}; answering from the index as it is"
+            message = (
+                f"{plural(pending, 'note')} changed since the last index and {doing}; answering from the index as it is"
+            )
         elif unindexed:  # not busy, and its last pass failed: stale all the same
             pending, why = unindexed
             message = (
-                f"{pending} note{'' if pending == 1 else 's'} changed since the last index and it cannot be updated now ({why}); "
+                f"{plural(pending, 'note')} changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is"
             )
         if pending:
