@@ -224,3 +224,50 @@ def test_a_deleted_note_keeps_its_last_content_when_versions_are_bounded(tmp_pat
     assert history_problems(db) == []
     for moment, chunks in steps[-2:]:
         assert _chunks_as_of(root, moment) == chunks
+
+
+def test_a_rebuild_stopped_then_resumed_after_a_prune_leaves_the_pruned_history_out(tmp_path, monkeypatch):
+    """A stopped ``--rebuild --keep-history`` resumes only while the old index's history is as it
+    carried it. Pruning past versions whose chunks later versions still hold changed neither the
+    past chunks' count nor the last version's id, and the resumed rebuild brought the pruned
+    versions back."""
+    import pytest
+    from conftest import FakeEmbedder
+
+    import brain.index.indexer
+    from brain.index.history import prune
+
+    root = tmp_path / "vault"
+    for i in range(40):
+        write(root, f"Other {i}.md", f"# Other {i}\n\nA note about pottery wheel number {i}.\n")
+    steps = _grow(root, 5)
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    class StopsLater(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            calls.append(texts)
+            if len(calls) == 2:
+                raise Stop()
+            return super().embed_documents(texts, progress=progress)
+
+    monkeypatch.setattr(brain.index.indexer, "CHUNKS_PER_BATCH", 16)
+    with pytest.raises(Stop):
+        index_vault(root, rebuild=True, keep_history=True, embedder=StopsLater(), progress=False)
+    assert config.index_dir(root).with_name(config.index_dir(root).name + ".rebuild").exists()
+    store = open_store(root)
+    try:
+        report = prune(store, before=steps[2][0], keep=None)
+        left = store.history_counts()["past_versions"]
+    finally:
+        store.close()
+    assert report.versions == 2 and report.chunks == 0  # the log's first two contents, and nothing else
+    index_vault(root, rebuild=True, keep_history=True, progress=False)
+    store = open_store(root)
+    try:
+        assert store.history_counts()["past_versions"] == left
+    finally:
+        store.close()
+    assert history_problems(config.index_dir(root) / "index.db") == []

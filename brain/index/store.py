@@ -1984,7 +1984,9 @@ class IndexStore:
 
     def history_fingerprint(self) -> str:
         """Changes whenever this index's history or present changes (a rebuild that carried the
-        history of an index that moved on since must start over)."""
+        history of an index that moved on since must start over). Counts, not only the last ids:
+        pruning drops old rows, and past versions whose chunks later ones share leave
+        ``chunk_history`` as it was."""
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
         parts = [
             self.index_id(),
@@ -1994,6 +1996,9 @@ class IndexStore:
             one("SELECT max(id) FROM link_history"),
             one("SELECT count(*) FROM link_history WHERE recorded_to IS NULL"),
             one("SELECT count(*) FROM chunk_history"),
+            one("SELECT count(*) FROM note_versions"),
+            one("SELECT count(*) FROM link_history"),
+            one("SELECT count(*) FROM version_chunks"),
         ]
         return ":".join(str(part) for part in parts)
 
