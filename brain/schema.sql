@@ -343,7 +343,8 @@ CREATE INDEX note_versions_hash ON note_versions (hash);
 -- chunk_history: the chunks, with their vectors, of the note's contents that some version holds
 --   and that are not its current content (the current one's chunks are in chunks), each stored
 --   once per note however many of those contents hold it (a note that only grows keeps each
---   chunk once, not once per version). key: past_chunk_key(title, heading, text), unique per
+--   chunk once, not once per version). key: past_chunk_key(title, heading, text) (and
+--   past_chunk_variant_key for one embedded otherwise, as with BRAIN_CHUNKING=…+path), unique per
 --   note. Kept when a note changes or is deleted; dropped when no past content holds it any
 --   more (the content became current again, or pruning). title: the version's title (for
 --   BM25). vector: float16, as chunks.vector. Ids are never reused.

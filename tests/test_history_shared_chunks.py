@@ -271,3 +271,80 @@ def test_a_rebuild_stopped_then_resumed_after_a_prune_leaves_the_pruned_history_
     finally:
         store.close()
     assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def _moved_to_another_folder(root: Path) -> tuple[float, dict[str, bytes]]:
+    """With BRAIN_CHUNKING=heading+path, Log.md (its title its own) edited, moved to another folder
+    (its chunks embedded again: the folders are in what the embedder reads) and edited again.
+    Returns a moment before the last edit and the note's chunks' vectors then, by text."""
+    head = "---\ntitle: Log\n---\n# Log\n\n"
+    write(root, "a/Log.md", head + _section(1) + _section(2))
+    _index(root)
+    write(root, "a/Log.md", head + _section(1) + _section(2) + _section(3))
+    _index(root)
+    (root / "b").mkdir()
+    (root / "a/Log.md").rename(root / "b/Log.md")
+    moment = _index(root)
+    store = open_store(root)
+    try:
+        note_id = store.note_id("b/Log.md")
+        then = {
+            r[0]: bytes(r[1])
+            for r in store.conn.execute("SELECT text, vector FROM chunks WHERE note_id = ?", (note_id,))
+        }
+    finally:
+        store.close()
+    write(root, "b/Log.md", head + _section(1) + _section(2) + _section(3) + _section(4))
+    _index(root)
+    return moment, then
+
+
+def _vectors_as_of(root: Path, moment: float) -> dict[str, bytes]:
+    """The stored vectors of the past chunks read as of ``moment``, by text."""
+    store = open_store(root)
+    past = PastIndex(store, as_of=moment)
+    try:
+        ids = past.past_chunk_ids()
+        rows = store.conn.execute(
+            f"SELECT text, vector FROM chunk_history WHERE id IN ({', '.join('?' * len(ids))})", ids
+        ).fetchall()
+        return {r[0]: bytes(r[1]) for r in rows}
+    finally:
+        past.close()
+
+
+def test_a_chunk_embedded_otherwise_in_another_folder_keeps_its_own_vector(tmp_path, monkeypatch):
+    """With …+path the embedder reads the note's folders: after a move, the same title, heading
+    and text embed otherwise. Shared by those alone, the past after the move was searched with
+    the vectors from before it."""
+    monkeypatch.setenv("BRAIN_CHUNKING", "heading+path")
+    root = tmp_path / "vault"
+    moment, then = _moved_to_another_folder(root)
+    assert _vectors_as_of(root, moment) == then
+    assert history_problems(config.index_dir(root) / "index.db") == []
+
+
+def test_m018_keeps_alike_chunks_embedded_otherwise_apart(tmp_path, monkeypatch):
+    """An index from before sharing whose note moved folders under …+path: each past content
+    keeps the vectors it had."""
+    monkeypatch.setenv("BRAIN_CHUNKING", "heading+path")
+    root = tmp_path / "vault"
+    moment, then = _moved_to_another_folder(root)
+    db = config.index_dir(root) / "index.db"
+    _unshare(db)
+    conn = sqlite3.connect(db)
+    try:
+        (digest,) = conn.execute(
+            "SELECT hash FROM note_versions WHERE recorded_from <= ? AND recorded_to > ?", (moment, moment)
+        ).fetchone()
+        # What brain kept before m018: that content's own copies, as its chunks were then.
+        conn.executemany(
+            "UPDATE chunk_history SET vector = ? WHERE hash = ? AND text = ?",
+            [(vector, digest, text) for text, vector in then.items()],
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    open_store(root).close()  # migrates
+    assert _vectors_as_of(root, moment) == then
+    assert history_problems(db) == []

@@ -10,7 +10,7 @@ import sys
 import time
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 
 from ..links import alias_key, note_keys
@@ -697,19 +697,30 @@ def m018_past_chunks_shared(conn: sqlite3.Connection) -> None:
     journal appended through the day) paid for its whole length again at each version: 800
     appends of a 59 KB log kept 22,873 past chunks, 60 MB, where 800 differ. Now
     ``chunk_history`` holds each distinct past chunk of a note once (``key``: ``past_chunk_key``
-    of its title, heading and text; its vector follows from them), and ``version_chunks`` holds,
-    for each past content of a note, its chunks' ids in order (``pack_ids``). Ids are kept for
-    the chunks that stay (the first of each alike) and never reused (the sequence is kept).
+    of its title, heading and text, and ``past_chunk_variant_key`` for one embedded otherwise),
+    and ``version_chunks`` holds, for each past content of a note, its chunks' ids in order
+    (``pack_ids``). Ids are kept for the chunks that stay (the first of each alike) and never
+    reused (the sequence is kept).
     """
-    conn.create_function("brain_past_chunk_key", 3, past_chunk_key, deterministic=True)
     (seq,) = conn.execute(
         "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'chunk_history'), 0)"
     ).fetchone()
+    conn.execute(
+        "CREATE TEMP TABLE past_chunk_keys (id INTEGER PRIMARY KEY, note_id INTEGER, hash TEXT, ordinal INTEGER,"
+        " key BLOB)"
+    )
+    first: dict[tuple[int, bytes], bytes] = {}  # (note, key) → the first one's vector, as a digest
+    for part in _chunk_history_parts(conn):
+        keyed = []
+        for chunk_id, note_id, digest, ordinal, title, heading, text, vector in part:
+            key = past_chunk_key(title, heading, text)
+            seen = hashlib.blake2b(bytes(vector), digest_size=16).digest()
+            if first.setdefault((note_id, key), seen) != seen:
+                key = past_chunk_variant_key(key, vector)
+            keyed.append((chunk_id, note_id, digest, ordinal, key))
+        conn.executemany("INSERT INTO temp.past_chunk_keys VALUES (?, ?, ?, ?, ?)", keyed)
     conn.executescript(
         """
-        CREATE TEMP TABLE past_chunk_keys AS
-            SELECT id, note_id, hash, ordinal, brain_past_chunk_key(title, heading, text) AS key
-            FROM chunk_history;
         CREATE TEMP TABLE past_chunk_kept AS
             SELECT note_id, key, min(id) AS id FROM past_chunk_keys GROUP BY note_id, key;
         CREATE UNIQUE INDEX temp.past_chunk_kept_key ON past_chunk_kept (note_id, key);
@@ -769,15 +780,34 @@ def m018_past_chunks_shared(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('chunk_history', ?)", (seq,))
 
 
+def _chunk_history_parts(conn: sqlite3.Connection) -> Iterator[list[tuple]]:
+    """m018's pre-shared ``chunk_history``, by id, a few thousand rows at a time."""
+    after = 0
+    while rows := conn.execute(
+        "SELECT id, note_id, hash, ordinal, title, heading, text, vector FROM chunk_history WHERE id > ?"
+        " ORDER BY id LIMIT 5000",
+        (after,),
+    ).fetchall():
+        yield rows
+        after = rows[-1][0]
+
+
 def past_chunk_key(title: str, heading: str, text: str) -> bytes:
     """What makes two past chunks of a note one (``chunk_history.key``): their title, heading and
-    text, which are all the embedder and the BM25 index read of them."""
+    text, which are all the BM25 index and, mostly, the embedder read of them."""
     digest = hashlib.blake2b(digest_size=16)
     for part in (title, heading, text):
         data = part.encode("utf-8", "surrogatepass")
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.digest()
+
+
+def past_chunk_variant_key(key: bytes, vector: bytes) -> bytes:
+    """The key of a past chunk alike (``key``) to one the note's history holds, but whose vector
+    is another: with ``BRAIN_CHUNKING=…+path`` the embedder reads the note's folders too, so a
+    note moved to another folder embeds the same chunks otherwise. It is a chunk of its own."""
+    return hashlib.blake2b(key + bytes(vector), digest_size=16).digest()
 
 
 def pack_ids(ids: Sequence[int]) -> bytes:

@@ -46,6 +46,7 @@ from .schema import (
     create_chunks_fts,
     pack_ids,
     past_chunk_key,
+    past_chunk_variant_key,
     stem_hash,
     unpack_ids,
 )
@@ -1729,20 +1730,33 @@ class IndexStore:
         self, note_id: int, digest: str, title: str, rows: Sequence[tuple[int, str, str, bytes]]
     ) -> None:
         """(ordinal, heading, text, stored vector) become content ``digest``'s past chunks. A chunk
-        the note's history already holds is shared, not copied: a note that only grows would
-        otherwise keep its whole length again at every version."""
+        the note's history already holds (the same title, heading, text and vector) is shared,
+        not copied: a note that only grows would otherwise keep its whole length again at every
+        version."""
         self.conn.execute("DELETE FROM version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest))
         known = dict(self.conn.execute("SELECT key, id FROM chunk_history WHERE note_id = ?", (note_id,)).fetchall())
+        rows = sorted(rows, key=lambda row: row[0])
+        keys = [past_chunk_key(title, heading, text) for _, heading, text, _ in rows]
+        alike = sorted({known[key] for key in keys if key in known})
+        vectors: dict[int, bytes] = {}
+        for part in _parts(alike):
+            found = self.conn.execute(f"SELECT id, vector FROM chunk_history WHERE id IN ({_marks(part)})", part)
+            vectors.update((r[0], bytes(r[1])) for r in found)
         ids = []
-        for _, heading, text, vector in sorted(rows, key=lambda row: row[0]):
-            key = past_chunk_key(title, heading, text)
+        for key, (_, heading, text, vector) in zip(keys, rows):
             chunk_id = known.get(key)
+            if chunk_id is not None and vectors.get(chunk_id) != bytes(vector):
+                # Embedded otherwise (BRAIN_CHUNKING=…+path, the note in another folder): the past
+                # as it was searched then keeps this vector, under a key of its own.
+                key = past_chunk_variant_key(key, vector)
+                chunk_id = known.get(key)
             if chunk_id is None:
                 cursor = self.conn.execute(
                     "INSERT INTO chunk_history (note_id, key, title, heading, text, vector) VALUES (?, ?, ?, ?, ?, ?)",
                     (note_id, key, title, heading, text, vector),
                 )
                 chunk_id = known[key] = int(cursor.lastrowid or 0)
+                vectors[chunk_id] = bytes(vector)
             ids.append(chunk_id)
         if ids:
             self.conn.execute(
