@@ -1733,7 +1733,9 @@ class IndexStore:
         the note's history already holds (the same title, heading, text and vector) is shared,
         not copied: a note that only grows would otherwise keep its whole length again at every
         version."""
-        self.conn.execute("DELETE FROM version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest))
+        replaced = self.conn.execute(
+            "DELETE FROM version_chunks WHERE note_id = ? AND hash = ?", (note_id, digest)
+        ).rowcount
         known = dict(self.conn.execute("SELECT key, id FROM chunk_history WHERE note_id = ?", (note_id,)).fetchall())
         rows = sorted(rows, key=lambda row: row[0])
         keys = [past_chunk_key(title, heading, text) for _, heading, text, _ in rows]
@@ -1763,7 +1765,8 @@ class IndexStore:
                 "INSERT INTO version_chunks (note_id, hash, chunk_ids) VALUES (?, ?, ?)",
                 (note_id, digest, pack_ids(ids)),
             )
-        self._drop_unheld_chunks([note_id])
+        if replaced:  # else nothing was let go: reading every past content's list costs a long log's every edit
+            self._drop_unheld_chunks([note_id])
 
     def drop_history_chunks(self, note_id: int, digest: str) -> None:
         """Content ``digest`` is current again (a revert, a restore): its current chunks stand for
