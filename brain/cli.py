@@ -120,6 +120,10 @@ def index(
     from .index.indexer import index_vault
 
     setup_logging(quiet or as_json)
+    if (keep_history or yes) and not rebuild:
+        raise click.UsageError("--keep-history and --yes go with --rebuild: they say what a rebuild does with history")
+    if keep_history and yes:
+        raise click.UsageError("--keep-history carries the history into the new index and --yes discards it: give one")
     if verify and (rebuild or repair):
         why = "--rebuild reads every note anyway" if rebuild else "--repair mends the index from its rows"
         raise click.UsageError(f"--verify goes with a plain `brain index`: {why}")
@@ -381,6 +385,7 @@ def ask(
     from .vault import resolve_vault
 
     setup_logging(as_json)
+    _refuse_ignored_ask_options(graph=graph, mode=mode, ab=ab, as_json=as_json, as_context=as_context)
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
     if not text:
@@ -437,6 +442,24 @@ def ask(
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
             click.echo(terminal_safe(f"\n(graph skipped: {result.gate.reason})"), err=True)
+
+
+def _refuse_ignored_ask_options(*, graph: bool, mode: str | None, ab: bool, as_json: bool, as_context: bool) -> None:
+    """An option `brain ask` would drop is a usage error: each was ignored without a word
+    (`--graph --mode vector` ran vector, `--json --context` printed JSON)."""
+    given = click.get_current_context().get_parameter_source
+    if as_json and as_context:
+        raise click.UsageError("--json and --context are two outputs: give one")
+    if graph and mode:
+        raise click.UsageError("--graph is the mode gated: give --graph or --mode, not both")
+    if ab and (graph or mode):
+        raise click.UsageError("--ab compares the two --ab-modes: give the modes there, not --graph or --mode")
+    if ab and as_context:
+        raise click.UsageError("--ab prints its own comparison (or --json): --context does not go with it")
+    if not ab and any(given(name) is click.core.ParameterSource.COMMANDLINE for name in ("ab_modes", "source")):
+        raise click.UsageError("--ab-modes and --source go with --ab")
+    if not as_context and given("budget") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--budget goes with --context (the characters of its bundle)")
 
 
 def _ask_server(

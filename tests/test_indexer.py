@@ -1157,3 +1157,18 @@ def test_a_new_notes_writes_ask_nothing_of_the_rows_it_cannot_have(tmp_path, mon
                 " WHERE s.path = 'Note 3.md'"
             )
         ) == [("Note 5.md",), ("Note 7.md",)]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--keep-history"], "--keep-history and --yes go with --rebuild"),
+        (["--yes"], "--keep-history and --yes go with --rebuild"),
+        (["--rebuild", "--keep-history", "--yes"], "--keep-history carries the history"),
+    ],
+)
+def test_history_flags_without_their_rebuild_or_against_each_other_are_refused(toy_vault, args, said):
+    """They ran a plain index (or kept the history --yes was to discard) without a word."""
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), *args])
+    assert result.exit_code == 2 and said in result.output
+    assert not (config.index_dir(toy_vault) / "index.db").exists()  # refused before any work

@@ -510,3 +510,23 @@ def test_status_and_index_warnings_show_no_terminal_control_from_file_names(tric
     (handler,) = [h for h in logging.getLogger("brain").handlers if getattr(h, "_brain", False)]
     record = logging.LogRecord("brain", logging.WARNING, __file__, 1, "%s: skipped", ("Bin\x1b[31m.md",), None)
     assert handler.format(record) == "brain: WARNING: Bin.md: skipped"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--json", "--context"], "--json and --context are two outputs"),
+        (["--graph", "--mode", "vector"], "--graph is the mode gated"),
+        (["--ab", "--mode", "vector"], "--ab compares the two --ab-modes"),
+        (["--ab", "--graph"], "--ab compares the two --ab-modes"),
+        (["--ab", "--context"], "--ab prints its own comparison"),
+        (["--ab-modes", "vector,hybrid"], "--ab-modes and --source go with --ab"),
+        (["--source", "cli"], "--ab-modes and --source go with --ab"),
+        (["--budget", "4000"], "--budget goes with --context"),
+    ],
+)
+def test_ask_refuses_options_it_would_ignore(tmp_path, args, said):
+    """Each was dropped without a word: `--graph --mode vector` ran vector, `--json --context`
+    printed JSON, `--budget 4000` alone shaped nothing."""
+    result = CliRunner().invoke(cli, ["ask", "--vault", str(tmp_path), *args, "what is graph rag"])
+    assert result.exit_code == 2 and said in result.output, result.output
