@@ -384,3 +384,12 @@ def writer_racing(directory: Path, write: Callable[[IndexStore, random.Random], 
         yield race
     finally:
         race.stop()
+
+
+def index_then_moment(root: Path) -> float:
+    """Index, then return a moment strictly after the run and before the next one (for --as-of)."""
+    index_vault(root, progress=False)
+    time.sleep(0.01)
+    moment = time.time()
+    time.sleep(0.01)
+    return moment

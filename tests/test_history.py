@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import IndexView, history_problems, open_store
+from index_helpers import IndexView, history_problems, index_then_moment, open_store
 
 from brain import config
 from brain.cli import cli
@@ -39,15 +39,6 @@ FILLER = [
 SETTINGS = RecallSettings(k=10, depth=20, seeds=5, max_new=10, pool=10)
 
 
-def _index(root: Path) -> float:
-    """Index, then return a moment strictly after the run and before the next one."""
-    index_vault(root, progress=False)
-    time.sleep(0.01)
-    moment = time.time()
-    time.sleep(0.01)
-    return moment
-
-
 def _ask(root: Path, query: str, mode: str = "hybrid+ppr", **past):
     recaller = open_recaller(root, update=False, **past)
     try:
@@ -72,16 +63,16 @@ def timeline(tmp_path):
     for rel, text in FILLER:
         write(root, rel, text)
     write(root, "Rollout plan.md", PLAN_V1)
-    moments = {"created": _index(root)}
+    moments = {"created": index_then_moment(root)}
     write(root, "Rollout plan.md", PLAN_V2)
-    moments["edited"] = _index(root)
+    moments["edited"] = index_then_moment(root)
     (root / "Plans").mkdir()
     (root / "Rollout plan.md").rename(root / "Plans" / "Rollout.md")
-    moments["renamed"] = _index(root)
+    moments["renamed"] = index_then_moment(root)
     (root / "Plans" / "Rollout.md").unlink()
-    moments["deleted"] = _index(root)
+    moments["deleted"] = index_then_moment(root)
     write(root, "Plans/Rollout.md", PLAN_V2)
-    moments["restored"] = _index(root)
+    moments["restored"] = index_then_moment(root)
     return root, moments
 
 
@@ -262,19 +253,19 @@ def test_removing_a_link_closes_its_edge_and_bringing_it_back_opens_a_new_one(tm
     write(root, "A.md", "# A\n\nSee [[B]] and [[C]].\n")
     write(root, "B.md", "# B\n\nbee\n")
     write(root, "C.md", "# C\n\nsea\n")
-    _index(root)
+    index_then_moment(root)
     before = {target: (opened, closed) for target, opened, closed, _ in _edges(root, "A.md")}
     assert set(before) == {"B", "C"} and all(closed is None for _, closed in before.values())
 
     write(root, "A.md", "# A\n\nSee [[C]] only.\n")
-    _index(root)
+    index_then_moment(root)
     edges = _edges(root, "A.md")
     b_edges = [e for e in edges if e[0] == "B"]
     assert len(b_edges) == 1 and b_edges[0][2] is not None  # closed, not deleted
     assert [e for e in edges if e[0] == "C"] == [("C", before["C"][0], None, "resolved")]  # untouched
 
     write(root, "A.md", "# A\n\nSee [[B]] again, and [[C]].\n")
-    _index(root)
+    index_then_moment(root)
     b_edges = [e for e in _edges(root, "A.md") if e[0] == "B"]
     assert len(b_edges) == 2 and b_edges[0][2] is not None and b_edges[1][2] is None
     assert b_edges[1][1] >= b_edges[0][2]
@@ -286,9 +277,9 @@ def test_an_edge_follows_its_targets_resolution(tmp_path):
     root = tmp_path / "v"
     write(root, "A.md", "# A\n\nSee [[B]].\n")
     write(root, "B.md", "# B\n\nbee\n")
-    first = _index(root)
+    first = index_then_moment(root)
     (root / "B.md").rename(root / "Bee.md")
-    second = _index(root)
+    second = index_then_moment(root)
     edges = _edges(root, "A.md")
     assert [(t, s) for t, _, _, s in edges] == [("B", "resolved"), ("B", "dangling")]
     store = open_store(root)
@@ -304,7 +295,7 @@ def test_edges_record_the_world_time_their_note_states(tmp_path):
     root = tmp_path / "v"
     write(root, "A.md", "---\ndate: 2025-03-11\nvalid_to: 2025-09-01\nstatus: Superseded\n---\n# A\n\n[[B]]\n")
     write(root, "B.md", "# B\n")
-    _index(root)
+    index_then_moment(root)
     with IndexView(config.index_dir(root)) as view:
         (edge,) = view.store.edges_from(view.id("A.md"))
     assert (edge.world_date, edge.valid_from, edge.valid_to, edge.note_status) == (
@@ -321,10 +312,10 @@ def test_edges_record_the_world_time_their_note_states(tmp_path):
 def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
     root = tmp_path / "v"
     write(root, "Ideas.md", "# Ideas\n\nfirst list\n")
-    _index(root)
+    index_then_moment(root)
     first_id = open_store(root).note_id("Ideas.md")
     (root / "Ideas.md").unlink()
-    _index(root)
+    index_then_moment(root)
     write(root, "Ideas.md", "# Ideas\n\nan entirely new list\n")
     report = index_vault(root, progress=False)
     assert report.new == 1 and report.restored == 1
@@ -339,12 +330,12 @@ def test_a_note_recreated_where_a_deleted_one_was_continues_it(tmp_path):
 def test_empty_notes_are_not_matched_by_content(tmp_path):
     root = tmp_path / "v"
     write(root, "Untitled.md", "")
-    _index(root)
+    index_then_moment(root)
     old = open_store(root).note_id("Untitled.md")
     (root / "Untitled.md").unlink()
-    _index(root)
+    index_then_moment(root)
     write(root, "Other.md", "")
-    _index(root)
+    index_then_moment(root)
     assert open_store(root).note_id("Other.md") != old
 
 
@@ -358,9 +349,9 @@ def test_keep_versions_bounds_the_past(tmp_path, monkeypatch, keep, past):
     write(root, "B.md", "# B\n")
     for i in range(4):
         write(root, "A.md", f"# A\n\nversion {i} {'word ' * i}[[B]]{' [[C]]' if i % 2 else ''}\n")
-        _index(root)
+        index_then_moment(root)
     (root / "B.md").unlink()
-    _index(root)
+    index_then_moment(root)
     store = open_store(root)
     try:
         a = store.note_id("A.md")
@@ -503,7 +494,7 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
     root = tmp_path / "v"
     write(root, "A.md", "# A\n\nSee [[B]] and [[B]] and [[Nowhere]].\n")
     write(root, "B.md", "---\nvalid_from: 2024-01-01\n---\n# B\n\nbee\n")
-    _index(root)
+    index_then_moment(root)
     db = config.index_dir(root) / "index.db"
     conn = sqlite3.connect(db)
     conn.executescript(
@@ -533,7 +524,7 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
         store.close()
     assert history_problems(db) == []
     write(root, "B.md", "# B\n\nbee, edited\n")
-    _index(root)
+    index_then_moment(root)
     assert history_problems(db) == []
 
 
@@ -634,7 +625,7 @@ def test_brain_history_lists_the_newest_versions_for_a_person_and_says_how_many_
     root = tmp_path / "v"
     for i in range(23):  # a daily log: 23 versions
         write(root, "Log.md", "# Log\n\n" + "".join(f"- day {d}\n" for d in range(i + 1)))
-        _index(root)
+        index_then_moment(root)
     runner = CliRunner()
 
     def listed(*args: str) -> str:
@@ -660,9 +651,9 @@ def test_brain_history_finds_a_deleted_note_and_says_no_for_none(tmp_path):
     root = tmp_path / "v"
     write(root, "Old idea.md", "# Old idea\n\n[[Gone]]\n")
     write(root, "Other.md", "# Other\n")
-    _index(root)
+    index_then_moment(root)
     (root / "Old idea.md").unlink()
-    _index(root)
+    index_then_moment(root)
     runner = CliRunner()
     data = json.loads(runner.invoke(cli, ["history", "--vault", str(root), "old idea", "--json"]).output)
     assert data["current"] is False and data["versions"][-1]["ended"] == "deleted"
@@ -735,11 +726,11 @@ def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monk
     root = tmp_path / "v"
     write(root, "Bread.md", "# Bread\n\nFlour, water, salt.\n")
     write(root, "Plan.md", "# Plan\n\nversion one: zebras\n")
-    first = _index(root)
+    first = index_then_moment(root)
     write(root, "Plan.md", "# Plan\n\nversion two: yaks\n")
-    second = _index(root)
+    second = index_then_moment(root)
     write(root, "Plan.md", "# Plan\n\nversion three: xerus\n")
-    third = _index(root)
+    third = index_then_moment(root)
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
     out = CliRunner().invoke(cli, ["prune", "--vault", str(root)])
     assert out.exit_code == 0 and "pruned 1 past version" in out.output, out.output
@@ -748,7 +739,7 @@ def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monk
     assert not _ask(root, "yaks", as_of=second).warnings  # what is kept is whole
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "0")  # and while indexing
     write(root, "Plan.md", "# Plan\n\nversion four: wombats\n")
-    _index(root)
+    index_then_moment(root)
     assert any("was pruned" in w for w in _ask(root, "xerus", as_of=third).warnings)
     assert history_problems(config.index_dir(root) / "index.db") == []
 
@@ -761,9 +752,9 @@ def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(time
     assert out.exit_code == 0, out.output
     assert any("was pruned" in w for w in _ask(root, "rollout", as_of=at["restored"]).warnings)
     write(root, "Garden.md", "# Garden\n\nTomatoes and basil, and now peppers.\n")
-    before_edit = _index(root)
+    before_edit = index_then_moment(root)
     write(root, "Garden.md", "# Garden\n\nOnly peppers now.\n")
-    _index(root)
+    index_then_moment(root)
     result = _ask(root, "tomatoes basil peppers", as_of=before_edit)
     assert "Garden.md" in _paths(result) and result.warnings == []
 
@@ -1069,7 +1060,7 @@ def test_history_lists_and_prunes_in_the_order_versions_were_recorded(tmp_path, 
     root = tmp_path / "v"
     for fruit in ["apples", "bananas", "cherries", "dates"]:
         write(root, "N.md", f"# N\n\nThe fruit is {fruit}.\n")
-        _index(root)
+        index_then_moment(root)
     store = open_store(root)
     try:
         ids = [v.id for v in store.versions_of(store.note_id("N.md"))]
@@ -1095,9 +1086,9 @@ def test_a_link_written_otherwise_is_a_link_lost_and_one_gained(tmp_path):
     root = tmp_path / "v"
     write(root, "Projects/Target.md", "# Target\n\nbody\n")
     write(root, "Src.md", "# Src\n\nsee [[Projects/Target]]\n")
-    _index(root)
+    index_then_moment(root)
     write(root, "Src.md", "# Src\n\nsee [[Target]]\n")
-    _index(root)
+    index_then_moment(root)
     links = _text_history(root, "Src")["links"]
     assert [(span["target"], span["lost"] is None) for span in links] == [
         ("Projects/Target", False),
@@ -1111,15 +1102,15 @@ def test_a_path_two_deleted_notes_had_names_the_one_that_had_it_last(tmp_path):
     root = tmp_path / "v"
     write(root, "X.md", "# First\n\nThe first note that lived at X.\n")
     write(root, "Keep.md", "# Keep\n\nstays\n")
-    _index(root)
+    index_then_moment(root)
     (root / "X.md").unlink()
-    _index(root)
+    index_then_moment(root)
     write(root, "Y.md", "# Second\n\nThe second note, born at Y.\n")
-    _index(root)
+    index_then_moment(root)
     (root / "Y.md").rename(root / "X.md")
-    _index(root)
+    index_then_moment(root)
     (root / "X.md").unlink()
-    _index(root)
+    index_then_moment(root)
     data = _text_history(root, "X.md")
     assert [v["path"] for v in data["versions"]] == ["Y.md", "X.md"] and data["current"] is False
 
@@ -1151,7 +1142,7 @@ def test_pruning_the_past_frees_its_search_index_too(tmp_path):
     root = tmp_path / "v"
     for i in range(12):
         write(root, "Big.md", "# Big\n\n" + "".join(f"Line {j} of version {i}: words{i}x{j}.\n\n" for j in range(60)))
-        _index(root)
+        index_then_moment(root)
 
     def search_bytes() -> int:
         store = open_store(root)
@@ -1172,10 +1163,10 @@ def test_brain_history_reads_a_name_as_brain_note_does(tmp_path):
     root = tmp_path / "v"
     write(root, "Notes/Idea.md", "# Idea A\n\ncontent A\n")
     write(root, "Notes/idea.md", "# Idea B\n\ncontent B\n")
-    _index(root)
+    index_then_moment(root)
     runner = CliRunner()
     write(root, "Tilde.md", "---\ntitle: ~draft\n---\nbody\n")  # a title that is no path
-    _index(root)
+    index_then_moment(root)
     pairs = (
         ("idea", "Notes/idea.md"),
         ("Idea", "Notes/Idea.md"),

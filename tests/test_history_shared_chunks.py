@@ -4,11 +4,10 @@ once per version, and every past version still reads back whole. Fake embedder t
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
 from conftest import write
-from index_helpers import history_problems, open_store
+from index_helpers import history_problems, index_then_moment, open_store
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -20,14 +19,6 @@ def _section(i: int) -> str:
     """A section long enough to be a chunk of its own (chunking.MIN_CHARS merges shorter ones)."""
     line = f"Day {i} of the kiln log: glaze batch {i} fired at cone {i % 10}, crawled on side {i}. "
     return f"## Entry {i}\n\n{line * 4}\n\n"
-
-
-def _index(root: Path) -> float:
-    index_vault(root, progress=False)
-    time.sleep(0.01)
-    moment = time.time()
-    time.sleep(0.01)
-    return moment
 
 
 def _current_chunks(root: Path) -> set[tuple[str, str]]:
@@ -62,7 +53,7 @@ def _grow(root: Path, versions: int) -> list[tuple[float, set[tuple[str, str]]]]
     for i in range(versions):
         text += _section(i)
         write(root, "Log.md", text)
-        steps.append((_index(root), _current_chunks(root)))
+        steps.append((index_then_moment(root), _current_chunks(root)))
     return steps
 
 
@@ -96,7 +87,7 @@ def test_a_shared_chunk_stays_while_any_version_holds_it(tmp_path, monkeypatch):
     # A revert: the third content is current again, so its chunks are the present's.
     text = "# Log\n\n" + "".join(_section(i) for i in range(3))
     write(root, "Log.md", text)
-    reverted = _index(root)
+    reverted = index_then_moment(root)
     assert _chunks_as_of(root, reverted) == steps[2][1]
     assert history_problems(db) == []
     for moment, chunks in steps:
@@ -104,7 +95,7 @@ def test_a_shared_chunk_stays_while_any_version_holds_it(tmp_path, monkeypatch):
     # Keep the last two past versions only: the older ones go, the chunks they shared stay.
     monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "2")
     write(root, "Log.md", text + _section(99))
-    _index(root)
+    index_then_moment(root)
     assert history_problems(db) == []
     for moment, chunks in steps[-1:]:
         assert _chunks_as_of(root, moment) == chunks
@@ -193,7 +184,7 @@ def test_an_index_from_before_sharing_keeps_one_copy_and_its_past(tmp_path):
     for moment, chunks in steps:
         assert _chunks_as_of(root, moment) == chunks
     write(root, "Log.md", (root / "Log.md").read_text() + _section(50))
-    _index(root)
+    index_then_moment(root)
     conn = sqlite3.connect(db)
     (newest,) = conn.execute("SELECT max(id) FROM chunk_history").fetchone()
     conn.close()
@@ -219,7 +210,7 @@ def test_a_deleted_note_keeps_its_last_content_when_versions_are_bounded(tmp_pat
     root = tmp_path / "vault"
     steps = _grow(root, 3)
     (root / "Log.md").unlink()
-    _index(root)
+    index_then_moment(root)
     db = config.index_dir(root) / "index.db"
     assert history_problems(db) == []
     for moment, chunks in steps[-2:]:
@@ -279,12 +270,12 @@ def _moved_to_another_folder(root: Path) -> tuple[float, dict[str, bytes]]:
     Returns a moment before the last edit and the note's chunks' vectors then, by text."""
     head = "---\ntitle: Log\n---\n# Log\n\n"
     write(root, "a/Log.md", head + _section(1) + _section(2))
-    _index(root)
+    index_then_moment(root)
     write(root, "a/Log.md", head + _section(1) + _section(2) + _section(3))
-    _index(root)
+    index_then_moment(root)
     (root / "b").mkdir()
     (root / "a/Log.md").rename(root / "b/Log.md")
-    moment = _index(root)
+    moment = index_then_moment(root)
     store = open_store(root)
     try:
         note_id = store.note_id("b/Log.md")
@@ -295,7 +286,7 @@ def _moved_to_another_folder(root: Path) -> tuple[float, dict[str, bytes]]:
     finally:
         store.close()
     write(root, "b/Log.md", head + _section(1) + _section(2) + _section(3) + _section(4))
-    _index(root)
+    index_then_moment(root)
     return moment, then
 
 
@@ -362,6 +353,6 @@ def test_an_edit_reads_no_other_past_contents_chunk_list(tmp_path, monkeypatch):
     real = brain.index.store.unpack_ids
     monkeypatch.setattr(brain.index.store, "unpack_ids", lambda blob: unpacked.append(1) or real(blob))
     write(root, "Log.md", (root / "Log.md").read_text() + _section(8))
-    _index(root)
+    index_then_moment(root)
     assert unpacked == []
     assert history_problems(config.index_dir(root) / "index.db") == []
