@@ -20,6 +20,10 @@ own process so that peak memory is that phase's own:
                  of the `vector` and `hybrid+ppr` modes, peak RSS; PageRank by local push
                  against the power iteration (time, top-60 overlap), once with exact dense
                  search and once with the default for the size (IVF above 100,000 chunks)
+    past         `brain ask --as-of` a moment after the last run: opening the slice (its dense
+                 lane searches the present's FAISS index when most of the slice is the present),
+                 its peak RSS, the first query (the slice's names and link graph are built, not
+                 read from the disk cache) and warm p50/p95
     faiss        the approximate (IVF) index brain builds against exact search: build time,
                  latency, recall@10 on the bench's vectors and on clustered ones
     edits        many saves in a row (``--edits``, 300), one note each, each re-indexed, in
@@ -470,6 +474,41 @@ def phase_open(vault: Path) -> dict:
 
 
 OPENS = 3  # fresh processes that open a recaller, for the median (one open moves by half, run to run)
+PAST_QUERIES = 20
+
+
+def phase_past(vault: Path, modes: list[str]) -> dict:
+    """`brain ask --as-of` a moment after the last run (the slice is the present, read as the
+    past is): opening it, its peak RSS, the first query (it builds the slice's names and link
+    graph: the present reads them from its disk cache) and warm queries, in a process of its own."""
+    from brain.recall.opening import open_recaller
+    from brain.recall.types import RecallSettings
+
+    load_before = _load()
+    started = time.perf_counter()
+    recaller = open_recaller(vault, embedder=BenchFakeEmbedder(), update=False, rerank_model=None, as_of=time.time())
+    out: dict = {
+        "phase": "past",
+        "load_average": load_before,
+        "open_s": round(time.perf_counter() - started, 2),
+        "open_stages_ms": dict(recaller.timings_ms),
+        "peak_rss_after_open_mb": _peak_rss_mb(),
+        "modes": {},
+    }
+    texts, settings = _queries(PAST_QUERIES + 1), RecallSettings(k=12)
+    for mode in modes:
+        t0 = time.perf_counter()
+        recaller.ask(texts[0], mode, settings)
+        first_ms = (time.perf_counter() - t0) * 1000
+        totals = []
+        for text in texts[1:]:
+            t0 = time.perf_counter()
+            recaller.ask(text, mode, settings)
+            totals.append((time.perf_counter() - t0) * 1000)
+        out["modes"][mode] = {"first_ms": round(first_ms, 1), "p50_ms": _pct(totals, 0.5), "p95_ms": _pct(totals, 0.95)}
+    recaller.close()
+    out["peak_rss_mb"] = _peak_rss_mb()
+    return out
 
 
 def phase_query(vault: Path, queries: int, modes: list[str]) -> dict:
@@ -611,7 +650,7 @@ def phase_faiss(index_dir: Path, queries: int) -> dict:
 
 # ----- driver -----------------------------------------------------------------------------
 
-PHASES = ("build", "noop", "change", "names", "serve", "query", "faiss", "edits")
+PHASES = ("build", "noop", "change", "names", "serve", "query", "past", "faiss", "edits")
 EDITS = 300  # saves in a row in the edits phase
 NAME_STEPS = ("add", "rename", "delete")
 
@@ -833,6 +872,10 @@ def run(args) -> dict:
         save()
         result["index_files_mb"] = _dir_mb(directory)
         result["index_db_free_mb"] = _db_free_mb(directory)
+    if "past" in phases:
+        print("past (brain ask --as-of) ...", file=sys.stderr)
+        result["past"] = _child(args, "past", env)
+        save()
     if "faiss" in phases:
         print("faiss (IVF against exact) ...", file=sys.stderr)
         result["faiss"] = _child(args, "faiss", env)
@@ -1197,6 +1240,16 @@ def summary(r: dict, before: dict | None) -> str:
                 f" power iteration {p['power_p50_ms']} ms; top-60 overlap mean {p['top60_overlap_mean']} (min"
                 f" {p['top60_overlap_min']}), identical top 20 in {p['top20_identical_share']:.0%} of queries"
             )
+    past = r.get("past")
+    if past:
+        lines.append(
+            f"  --as-of now: open {past['open_s']} s (stages ms: {past['open_stages_ms']}), peak RSS after open"
+            f" {past['peak_rss_after_open_mb']} MB, at the end {past['peak_rss_mb']} MB, load {past.get('load_average')}"
+        )
+        for mode, m in past["modes"].items():
+            lines.append(
+                f"    {mode:<10} first query {m['first_ms']:7.1f} ms, then p50 {m['p50_ms']:7.1f} ms  p95 {m['p95_ms']:7.1f} ms"
+            )
     f = r.get("faiss")
     if f:
         lines.append(
@@ -1237,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
             data = phase_query(vault, args.queries, modes)
         elif args.phase == "open":
             data = phase_open(vault)
+        elif args.phase == "past":
+            data = phase_past(vault, modes)
         elif args.phase == "serve":
             data = phase_serve(vault, args.notes)
         elif args.phase == "edits":

@@ -17,6 +17,7 @@ from index_helpers import IndexView, history_problems, index_then_moment, open_s
 from brain import config
 from brain.cli import cli
 from brain.index.indexer import index_vault
+from brain.recall import past as past_module
 from brain.recall.opening import open_recaller
 from brain.recall.past import PastIndex
 from brain.recall.types import BASE_MODES, RecallSettings
@@ -1177,3 +1178,40 @@ def test_brain_history_reads_a_name_as_brain_note_does(tmp_path):
         out = runner.invoke(cli, ["history", "--vault", str(root), typed, "--json"])
         assert out.exit_code == 0, out.output
         assert json.loads(out.stdout)["path"] == path, typed
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+def test_as_of_reads_the_same_from_the_present_index_or_a_copy_of_the_slice(timeline, mode, monkeypatch):
+    """Where most of a slice is the present, its dense lane searches the present's FAISS index
+    (hits outside the slice dropped) instead of a copy of the slice read from SQLite (25 s and
+    3.5 GB to open at 100,000 notes): both answer alike at every moment."""
+    from brain.recall import past
+
+    root, at = timeline
+    query = "when do we roll out, march or june, canary or blue-green?"
+    for moment in at.values():
+        answers = []
+        for share in (0.0, 2.0):  # always the present's index; never
+            monkeypatch.setattr(past, "SHARED_FROM", share)
+            answers.append([(c.path, c.text) for c in _ask(root, query, mode, as_of=moment).results])
+        assert answers[0] == answers[1], moment
+
+
+def test_as_of_over_the_present_index_leaves_out_a_note_made_since(tmp_path):
+    root = tmp_path / "v"
+    for rel, text in FILLER:
+        write(root, rel, text)
+    before = index_then_moment(root)
+    write(root, "Sourdough.md", "# Sourdough\n\nFlour, water, salt and a starter; bake the bread at 240 degrees.\n")
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        view = PastIndex(store, as_of=before)
+        assert len(view.current_note_ids()) >= past_module.SHARED_FROM * store.note_count()  # the present's index
+        view.close()
+    finally:
+        store.close()
+    for mode in BASE_MODES:
+        then = _ask(root, "bread flour water salt starter", mode, as_of=before)
+        assert "Bread.md" in _paths(then) and "Sourdough.md" not in _paths(then), mode
+    assert "Sourdough.md" in _paths(_ask(root, "bread flour water salt starter", "vector"))
