@@ -435,3 +435,32 @@ def test_more_clients_and_syntaxes_are_masked(text, secret, kept):
 )
 def test_more_clients_and_syntaxes_without_a_secret_stay(text):
     assert redact(text) == text
+
+
+# Russian prose labels a secret as English does ("password: x"), and puts what it is for after
+# the word, where English puts it before ("wifi password: x" / "пароль от почты: x").
+@pytest.mark.parametrize(
+    "text, secret, kept",
+    [
+        ("пароль: hunter2", "hunter2", "пароль: ***"),
+        ("Логин admin, Пароль: hunter2, дальше", "hunter2", "Пароль: ***, дальше"),
+        ("ПАРОЛЬ=hunter2", "hunter2", "ПАРОЛЬ=***"),
+        ("пароль от почты: hunter2xyz", "hunter2xyz", "пароль от почты: ***"),
+        ("Токен для CI = abc123secret", "abc123secret", "Токен для CI = ***"),
+        ("токен: abc123secretvalue", "abc123secretvalue", "токен: ***"),
+        ("секретный ключ: s3cr3t", "s3cr3t", "секретный ключ: ***"),
+        ("парольная фраза: correct-horse", "correct-horse", "парольная фраза: ***"),
+        ("API-ключ: qwe123rty", "qwe123rty", "API-ключ: ***"),
+        ('{"пароль": "hunter2"}', "hunter2", '{"пароль": "***"}'),
+    ],
+)
+def test_russian_secret_labels_are_masked(text, secret, kept):
+    assert_masked(text, secret, kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["забыл пароль, напомни", "Пароли: в менеджере", "ключ: значение", "токенизатор: unicode61", "пароль: None"],
+)
+def test_russian_prose_without_a_secret_stays(text):
+    assert redact(text) == text

@@ -10,7 +10,8 @@ Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, cookies 
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
-a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; and in XML,
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; Russian
+``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
@@ -106,6 +107,18 @@ _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
     rf"(?P<value>{_VALUE})"
+)
+# A Russian secret word in the cases a label takes (пароль, пароля, паролем; токен, токена), maybe
+# a qualifier after it ("от почты", "для CI"), then ":" or "=" and the value. Plurals stay, as
+# English ones do ("пароли: в менеджере" names no secret).
+_RUSSIAN_SECRET = (
+    r"(?:парол(?:ь|я|ю|ем|е)|токен(?:а|у|ом|е)?|секрет(?:а|у|ом|е)?|секретн\w{1,4}[ \t]+ключ(?:а|у|ом|е)?|парольн\w{1,4}[ \t]+фраз\w{0,2}"
+    r"|(?:api|апи)[ \t-]?ключ(?:а|у|ом|е)?|ключ(?:а|у|ом|е)?[ \t]+(?:api|апи|доступа))"
+)
+_RUSSIAN_ASSIGNMENT = (
+    rf"(?i)((?<!\w){_RUSSIAN_SECRET}(?:[ \t]+(?:от|для|к|ко|на)(?:[ \t]+[^\s:=\"']{{1,40}}){{1,2}})?"
+    r"(?:\\*[\"'])?[ \t]*(?::=|[=:](?![=:>]))[ \t]*)"
+    rf"{_VALUE}"
 )
 _NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 # A name whose last word ends in one of these holds a secret.
@@ -310,6 +323,9 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     ),
     (("<add",), r'<add\s+key\s*=\s*"(?P<name>[^"\n]{1,80})"\s+value\s*=\s*"(?P<value>[^"\n]{1,400})"', "named"),
     (("=>",), rf"(?<![\w:]):(?P<name>\w{{0,60}}?{_HINT}\w{{0,60}})\s*=>\s*(?P<value>{_VALUE})", "named"),
+    # The same in Russian prose: "пароль: x", "токен = x", "API-ключ: x", and Russian's word order
+    # for "wifi password: x", the qualifier after the word ("пароль от почты: x", "токен для CI: x").
+    (("парол", "токен", "секрет", "ключ"), _RUSSIAN_ASSIGNMENT, "labelled"),
     # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
@@ -335,6 +351,15 @@ def _mask_value(match: re.Match[str]) -> str:
     if not bare or bare.startswith((MASK, "$")):
         return match.group(0)
     return f"{key}{opening}{MASK}{closing}"
+
+
+def _mask_labelled(match: re.Match[str]) -> str:
+    # A value after a label in prose: a literal ("пароль: None") or code is no secret, as in
+    # an assignment (_mask_assignments).
+    opening, bare, _ = _unquote(match.group(2))
+    if bare.lower() in _LITERALS or (not opening and re.match(_CODE_VALUE, bare)):
+        return match.group(0)
+    return _mask_value(match)
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
@@ -372,7 +397,13 @@ def _mask_cookies(match: re.Match[str]) -> str:
     return head + ";".join(out)
 
 
-_REPLACERS = {None: _mask_value, "user_password": _mask_user_password, "named": _mask_named, "cookie": _mask_cookies}
+_REPLACERS = {
+    None: _mask_value,
+    "labelled": _mask_labelled,
+    "user_password": _mask_user_password,
+    "named": _mask_named,
+    "cookie": _mask_cookies,
+}
 
 
 @functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
