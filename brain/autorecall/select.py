@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ..ledger.redact import redact
 from ..recall.types import Candidate
+from ..text import yo_as_ye
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
@@ -54,12 +55,18 @@ ACK_WORDS = frozenset(
     go on ahead continue proceed carry keep going next resume retry again more
     do it that this so lgtm ship merge approve approved agreed agree right correct exactly
     sounds looks works done all and then now lets let s just yes please very much appreciated cheers alright one
-    да ага угу ок окей хорошо ладно давай давайте продолжай продолжи продолжаем дальше го
-    делай сделай спасибо пасиб норм нормально отлично супер класс понял ясно верно точно нет
-    пожалуйста так это все всё и сделаем идём идем пошли поехали вперёд вперед продолжим продолжайте ну
-    подожди погоди стоп спс
+    да ага угу ок окей окэй хорошо ладно давай давайте продолжай продолжи продолжаем дальше го
+    делай сделай сделайте спасибо пасиб благодарю большое огромное норм нормально отлично супер
+    класс круто здорово прекрасно замечательно идеально годится пойдет сойдет лады конечно
+    понял поняла понятно ясно верно точно правильно именно согласен согласна согласны принято нет
+    пожалуйста так это все и сделаем идем пошли поехали погнали вперед продолжим продолжайте ну
+    подожди погоди стоп спс еще раз снова опять повтори следующий следующая следующее тогда
+    теперь потом затем выглядит работает заработало готово сделано мержи мерджи коммить пушь
+    выкатывай одобряю
     """.split()
 )
+# Russian is written with ё or е for the same word ("ещё", "еще"): the words above are read with е.
+
 # Chinese and Japanese put no spaces between words: each of their characters counts as one, or a
 # whole sentence would be one "word" and too short.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -75,7 +82,7 @@ def skip_reason(prompt: str) -> str | None:
         return SLASH_COMMAND
     if text.startswith("!"):  # bash mode: "! git status"
         return SHELL_COMMAND
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(yo_as_ye(text.lower()))
     if words and all(w in ACK_WORDS for w in words):
         return ACKNOWLEDGEMENT
     if len(text) < MIN_CHARS or len(words) < MIN_WORDS:
