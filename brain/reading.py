@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BrainError
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import parse_note
+from .text import yo_as_ye
 from .vault import excluded, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
@@ -107,10 +108,37 @@ def match_note(store: IndexStore, ref: str) -> NoteMatch:
     if target is not None and target != ref:
         with contextlib.suppress(NoteNotFound):  # not found: the error names what was typed
             return match_note(store, target)
+    loose = _loosely_named(normal, paths, titles, aliases)
+    if loose:
+        taken = nearest(loose, "")
+        return NoteMatch(taken, tuple(p for p in loose if p != taken))
     names = sorted({title for _, title in titles})
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise NoteNotFound(f"no note {ref!r} in the index (by path, title or alias){hint}")
+
+
+def _loose(name: str) -> str:
+    """``name`` compared loosely: composed (NFC), case-folded, ё as е."""
+    return yo_as_ye(unicodedata.normalize("NFC", name).casefold())
+
+
+def _loosely_named(
+    ref: str, paths: set[str], titles: list[tuple[str, str]], aliases: dict[str, list[str]]
+) -> list[str]:
+    """The notes, by path, whose path, file name, title or alias is ``ref`` read loosely: Russian
+    is typed with е for ё ("Елкин Петр" is *Ёлкин Пётр*), which Obsidian's links do not forgive
+    (so link resolution, above, keeps to its rules) but a person asking for a note should be."""
+    wanted = _loose(ref.removesuffix(".md"))
+    found = set()
+    for path, title in titles:
+        stem = path.removesuffix(".md")
+        if wanted in (_loose(title), _loose(stem), _loose(stem.rsplit("/", 1)[-1])):
+            found.add(path)
+    for path, names in aliases.items():
+        if path in paths and any(_loose(alias) == wanted for alias in names):
+            found.add(path)
+    return sorted(found)
 
 
 def _closest(typed: str, candidates: list[tuple[str, list[str]]], resolved: str) -> NoteMatch:

@@ -360,3 +360,25 @@ def test_brain_note_prints_a_header_then_the_body_as_its_help_and_the_readme_say
         "its frontmatter left out, line endings as `\\n`, blank lines at its start and end dropped, bytes that "
         "are not UTF-8 as U+FFFD; into a pipe or a file with its escape sequences as they are" in readme
     )
+
+
+def test_a_russian_name_typed_with_e_for_yo_finds_its_note(tmp_path):
+    # Russian is typed with е for ё: `brain note "Елкин Петр"` said "no note" for *Ёлкин Пётр*,
+    # though "ёлкин пётр" (another case) was found; so did `brain history` and `neighbours`.
+    root, store = _index_notes(
+        tmp_path,
+        {
+            "Люди/Ёлкин Пётр.md": "---\naliases: [Петя Ёлкин]\n---\nколлега\n",
+            "Алёна.md": "аналитик\n",
+        },
+    )
+    try:
+        for ref in ("Елкин Петр", "елкин петр", "Люди/Елкин Петр.md", "Петя Елкин", "[[Елкин Петр|Пете]]"):
+            assert find_note(store, ref) == "Люди/Ёлкин Пётр.md", ref
+        assert find_note(store, unicodedata.normalize("NFD", "Алена")) == "Алёна.md"
+        with pytest.raises(NoteNotFound):
+            find_note(store, "Елкин")  # a part of a name is still no name
+    finally:
+        store.close()
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Елкин Петр"])
+    assert out.exit_code == 0 and "Люди/Ёлкин Пётр.md" in out.stdout
