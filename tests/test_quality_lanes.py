@@ -1212,3 +1212,29 @@ def test_the_ppr_lane_ranks_pagerank_over_the_square_root_of_degree(anchored_vau
         return paths.index("Index.md") if "Index.md" in paths else len(paths)
 
     assert place(normed) > place(raw)
+
+
+def test_a_russian_name_in_another_case_is_that_name():
+    """Russian inflects a name where English adds a plural or a possessive: "про Карамазовых",
+    "с Машей", "Анну Каренину" found no name ("Brothers Karamazov's notes" found its note), and
+    "в Москве" counted as a typo. Other cases of a name's words are those words; surnames in -ов
+    are no first names, and a short form is its own name."""
+    from brain.recall.names import STOP, Name, NameIndex, words
+
+    texts = ["Братья Карамазовы", "Маша", "Анна Каренина", "Москва", "Иван Петров", "Пётр I", "Brothers Karamazov"]
+    names = [Name(i, t, tuple(w for w in words(t) if w not in STOP)) for i, t in enumerate(texts)]
+    index = NameIndex.from_state(NameIndex(names).state())
+
+    def whole(query: str) -> list[str]:
+        return [texts[m.note_id] for m in index.search(query, 5) if m.whole]
+
+    assert whole("Братьев Карамазовых") == ["Братья Карамазовы"] == whole("Братья Карамазовы")
+    assert whole("Brothers Karamazov's") == ["Brothers Karamazov"]
+    assert whole("с Машей") == ["Маша"] == whole("Машу")
+    assert whole("Анны Карениной") == ["Анна Каренина"]
+    assert whole("про Ивана Петрова") == ["Иван Петров"]
+    assert [texts[m.note_id] for m in index.search("встреча в Москве", 5)] == ["Москва"]
+    assert [texts[m.note_id] for m in index.search("встреча с Москвой", 5)] == ["Москва"]
+    assert "Пётр I" not in {texts[m.note_id] for m in index.search("Петрова", 5)}  # -ов is no ending
+    # the lexical lane's respelling of a form no chunk holds gives the name's word, й or и alike
+    assert index.respellings("москвой") == ["москва"]

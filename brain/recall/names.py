@@ -83,6 +83,36 @@ def stem(word: str) -> str:
     return word
 
 
+# Russian case endings, as ``fold`` leaves them (й as и), longest first. A Russian name is
+# inflected where an English one takes a plural or a possessive ("про Карамазовых", "с Машей",
+# "в Москве", "Анну Каренину"), and the query's form of it matched no name. The surname
+# suffixes -ов, -ев, -ин are no ending ("Петров" is no "Пётр"); a stem keeps three letters.
+_RU_ENDINGS = tuple(
+    sorted(
+        """
+        ьями ями ами иями ого его ому ему ыми ими ьев ием иям иях ьям ьях
+        ых их ым им ои еи ии ыи ом ем ам ям ах ях ую юю ая яя ое ее ые ие ью ья ье ьи ия
+        а я ы и у ю е о ь
+        """.split(),
+        key=len,
+        reverse=True,
+    )
+)
+_RU_STEM_MIN = 3
+_CYRILLIC = re.compile(r"[а-яё]+")
+
+
+def russian_stem(word: str) -> str | None:
+    """A folded Russian word less its case ending ("карамазовых" → карамазов, "москвои" → москв),
+    what its other forms share; None for a word not in Cyrillic."""
+    if not _CYRILLIC.fullmatch(word):
+        return None
+    for ending in _RU_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= _RU_STEM_MIN:
+            return word[: -len(ending)].removesuffix("ь")
+    return word
+
+
 def words(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(fold(text))]
 
@@ -168,6 +198,13 @@ class NameIndex:
         total = max(1, len(names))
         self.idf = {w: math.log(1 + total / len(ids)) for w, ids in self.by_word.items()}
         self.max_idf = math.log(1 + total)
+        # a Russian stem → the name words of it: "москве" and "москвои" find *Москва* as a
+        # plural finds an English name (a word written as a name has it is matched as itself first).
+        self.by_stem: dict[str, tuple[str, ...]] = {}
+        for w in self.by_word:
+            root = russian_stem(w)
+            if root is not None:
+                self.by_stem[root] = self.by_stem.get(root, ()) + (w,)
         # variant → the name words it stands for; tuples, not sets: nearly every variant stands
         # for one word, and 200,000 sets of one were 40 MB at 100,000 notes.
         self._fuzzy: dict[str, tuple[str, ...]] = {}
@@ -182,20 +219,22 @@ class NameIndex:
     def state(self) -> tuple:
         """Everything the index holds, as plain values (``recall/cache.py`` marshals it)."""
         names = [(n.note_id, n.text, n.words) for n in self.names]
-        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy, self.initials)
+        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy, self.initials, self.by_stem)
 
     @classmethod
     def from_state(cls, state: tuple) -> NameIndex:
         """The index ``state`` describes, without building it again."""
-        names, by_word, idf, max_idf, fuzzy, initials = state
+        names, by_word, idf, max_idf, fuzzy, initials, by_stem = state
         if not (isinstance(names, list) and isinstance(by_word, dict) and isinstance(idf, dict)):
             raise ValueError("not the state of a name index")
         if not (isinstance(max_idf, float) and isinstance(fuzzy, dict) and isinstance(initials, dict)):
             raise ValueError("not the state of a name index")
+        if not isinstance(by_stem, dict):
+            raise ValueError("not the state of a name index")
         index = cls.__new__(cls)
         index.names = [Name(note_id, text, tuple(words)) for note_id, text, words in names]
         index.by_word, index.idf, index.max_idf, index._fuzzy = by_word, idf, max_idf, fuzzy
-        index.initials = initials
+        index.initials, index.by_stem = initials, by_stem
         return index
 
     @classmethod
@@ -228,6 +267,9 @@ class NameIndex:
         """Name words this query word matches, with the weight of the match."""
         if word in self.by_word:  # a word names use as such is meant as itself, not as a typo
             return {word: 1.0}
+        root = russian_stem(word)
+        if root is not None and root in self.by_stem:  # another case of a name's word: that word
+            return dict.fromkeys(self.by_stem[root], 1.0)
         out: dict[str, float] = {}
         if FUZZY_MIN <= len(word) <= FUZZY_MAX + 2:  # two edits from the longest name word with variants
             # A name word sharing a variant with this one (itself or one letter deleted, each
@@ -242,11 +284,21 @@ class NameIndex:
                         out[candidate] = FUZZY2_WEIGHT
         return out
 
+    def _query_idf(self, word: str) -> float:
+        """A query word's IDF: its own, or (another case of a name's word) that word's; an
+        unknown word weighs as the rarest."""
+        if word in self.idf:
+            return self.idf[word]
+        root = russian_stem(word)
+        forms = self.by_stem.get(root, ()) if root is not None else ()
+        return max((self.idf[form] for form in forms), default=self.max_idf)
+
     def respellings(self, word: str) -> list[str]:
         """The name words ``word`` (a folded word, as the lexical index holds it) may misspell,
         the closer first (one edit, then two); none for a word names use as it is written."""
-        found = self._matches(stem(word))
-        return sorted((w for w in found if w != stem(word)), key=lambda w: (-found[w], w))
+        key = stem(fold(word))  # as names hold it: the index keeps й, names read it as и
+        found = self._matches(key)
+        return sorted((w for w in found if w != key), key=lambda w: (-found[w], w))
 
     def search(self, query: str, depth: int) -> list[NameMatch]:
         """The notes whose names the query holds, best first, at most ``depth``."""
@@ -258,7 +310,7 @@ class NameIndex:
             for name_word, weight in self._matches(word).items():
                 if weight > matched.get(name_word, (0.0, 0))[0]:
                     matched[name_word] = (weight, position)
-        query_mass = sum(self.idf.get(w, self.max_idf) for w in set(query_words)) or 1.0
+        query_mass = sum(self._query_idf(w) for w in set(query_words)) or 1.0
         best: dict[int, tuple[float, str]] = {}
         whole: set[int] = set()  # notes with a name that is the whole query, word for word
         for i in {i for w in matched for i in self.by_word[w]}:
