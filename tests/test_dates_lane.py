@@ -40,6 +40,9 @@ def _period(first: str, end: str) -> Period:
         ("в конце мая 2025", ("2025-05-21", "2025-06-01")),
         ("на встрече 3 марта 2025", ("2025-03-03", "2025-03-04")),
         ("заметки летом 2024", ("2024-06-01", "2024-09-01")),
+        # Russian months cut short, as "Dec 2024" is
+        ("отчёт за сент. 2025", ("2025-09-01", "2025-10-01")),
+        ("в начале янв 2025", ("2025-01-01", "2025-01-11")),
     ],
 )
 def test_the_period_a_query_names(query, period):
@@ -55,6 +58,8 @@ def test_the_period_a_query_names(query, period):
         "notes on 2024-13",  # no such month
         "February 30, 2025",  # no such day: and nothing else named
         "escalation die",
+        "мартышка 2026",  # a month's short name is a whole word
+        "этот месяцеслов",
         "",
     ],
 )
@@ -72,6 +77,8 @@ def test_queries_that_name_no_period(query):
         ("Entry of 28th Jun, 2025", "2025-06-28"),
         ("June 28, 2025", "2025-06-28"),
         ("28 июня 2025", "2025-06-28"),
+        ("15 мар 2026", "2026-03-15"),  # as "15 Mar 2026"
+        ("3 дек. 2024 созвон", "2024-12-03"),
         ("Android Apps Backup Jul-Aug 2024", None),  # a span, not a day
         ("v1.2.2024", None),
         ("2024-02-30", None),
@@ -170,6 +177,12 @@ def test_the_past_has_the_dates_of_the_notes_then(journal):
         ("что я делал вчера", ("2026-12-01", "2026-12-02")),
         ("заметки на прошлой неделе", ("2026-11-23", "2026-11-30")),
         ("в прошлом месяце", ("2026-11-01", "2026-12-01")),
+        # Russian's other cases, as "last week" is found in any sentence: these said no period
+        ("заметки за прошлую неделю", ("2026-11-23", "2026-11-30")),
+        ("итоги: прошлая неделя", ("2026-11-23", "2026-11-30")),
+        ("что сделано за эту неделю", ("2026-11-30", "2026-12-07")),
+        ("расходы за прошлый месяц", ("2026-11-01", "2026-12-01")),
+        ("планы на этот месяц", ("2026-12-01", "2027-01-01")),
         ("last week's notes from June 2025", ("2025-06-01", "2025-07-01")),  # a written date first
     ],
 )

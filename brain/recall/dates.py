@@ -46,20 +46,21 @@ _MONTHS_EN = [
     ("november", "nov"),
     ("december", "dec"),
 ]
-# Russian month names in the cases a date or a question uses: май, мая, мае; июнь, июня, июне.
+# Russian month names in the cases a date or a question uses: май, мая, мае; июнь, июня, июне;
+# and cut short as English's are ("янв", "сент.", "15 мар 2026").
 _MONTHS_RU = [
-    r"январ[ьяе]",
-    r"феврал[ьяе]",
-    r"март[ае]?",
-    r"апрел[ьяе]",
+    r"январ[ьяе]|янв",
+    r"феврал[ьяе]|февр?",
+    r"март[ае]?|мар",
+    r"апрел[ьяе]|апр",
     r"ма[йяе]",
-    r"июн[ьяе]",
-    r"июл[ьяе]",
-    r"август[ае]?",
-    r"сентябр[ьяе]",
-    r"октябр[ьяе]",
-    r"ноябр[ьяе]",
-    r"декабр[ьяе]",
+    r"июн[ьяе]?",
+    r"июл[ьяе]?",
+    r"август[ае]?|авг",
+    r"сентябр[ьяе]|сент?",
+    r"октябр[ьяе]|окт",
+    r"ноябр[ьяе]|нояб?",
+    r"декабр[ьяе]|дек",
 ]
 _MONTH = "|".join(
     [f"(?P<en{i}>{'|'.join(names)})" for i, names in enumerate(_MONTHS_EN, 1)]
@@ -105,22 +106,24 @@ _SEASONS = {
 }
 _SEASON = re.compile(rf"{_W}({'|'.join(_SEASONS)})\s+(?:of\s+)?{_YEAR}{_E}")
 # Periods named from today (the moment a past view is of, for `--as-of`), and what each is.
-_RELATIVE_KIND = {
-    "today": "day",
-    "сегодня": "day",
-    "yesterday": "yesterday",
-    "вчера": "yesterday",
-    "this week": "week",
-    "на этой неделе": "week",
-    "last week": "last week",
-    "the past week": "last week",
-    "на прошлой неделе": "last week",
-    "this month": "month",
-    "в этом месяце": "month",
-    "last month": "last month",
-    "в прошлом месяце": "last month",
-}
-_RELATIVE = re.compile(rf"{_W}({'|'.join(_RELATIVE_KIND)}){_E}")
+# Russian's in any case, as a question puts them: «на прошлой неделе», «за прошлую неделю»,
+# «прошлая неделя», «в этом месяце», «за этот месяц» ("last week" is one form in English).
+_RELATIVE_KINDS = [
+    ("today", "day"),
+    ("сегодня", "day"),
+    ("yesterday", "yesterday"),
+    ("вчера", "yesterday"),
+    ("this week", "week"),
+    (r"эт(?:а|у|ой)\s+недел[яюеи]", "week"),
+    ("last week", "last week"),
+    ("the past week", "last week"),
+    (r"прошл(?:ая|ую|ой)\s+недел[яюеи]", "last week"),
+    ("this month", "month"),
+    (r"эт(?:от|ом|ого)\s+месяц[еа]?", "month"),
+    ("last month", "last month"),
+    (r"прошл(?:ый|ом|ого)\s+месяц[еа]?", "last month"),
+]
+_RELATIVE = re.compile("|".join(f"{_W}(?P<r{i}>{pattern}){_E}" for i, (pattern, _) in enumerate(_RELATIVE_KINDS)))
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,8 @@ def query_period(query: str, today: dt.date | None = None) -> Period | None:
     if found is None:
         return None
     try:
-        return _relative(_RELATIVE_KIND[found.group(1)], today or dt.date.today())
+        kind = _RELATIVE_KINDS[int(str(found.lastgroup)[1:])][1]
+        return _relative(kind, today or dt.date.today())
     except (OverflowError, ValueError):  # a past view of the calendar's first or last days: no such period
         return None
 
