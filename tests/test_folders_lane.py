@@ -24,7 +24,8 @@ from brain.recall.types import RecallSettings
         ("Racial-Feats", {"racial", "feat"}),
         ("01. Personal", {"personal"}),  # a sorting number is no word of the name
         ("The Meetings", {"meeting"}),
-        ("Заметки", {"заметки"}),
+        ("Заметки", {"заметк"}),  # a Russian word by its stem: "заметка", "заметки" alike
+        ("Решения", {"решен"}),
         ("Crème Brûlée", {"creme", "brulee"}),
         ("2024", set()),
     ],
@@ -46,6 +47,17 @@ def _index() -> FolderIndex:
         ".obsidian/snippets/b.md",
     ]
     return FolderIndex.from_notes(enumerate(paths, 1))
+
+
+def test_a_russian_folder_is_named_by_its_word_in_any_form():
+    # "последнее решение по поиску" named no *Решения*, where "latest decision on search" names
+    # *Decisions*: a Russian folder is a plural, and the query says the word in another form.
+    paths = ["Решения/a.md", "Решения/b.md", "Встречи/1.md", "Встречи/2.md", "Decisions/a.md", "Decisions/b.md"]
+    index = FolderIndex.from_notes(enumerate(paths + [f"n{i}.md" for i in range(6)], 1))
+    assert index.named_by("последнее решение по поиску") == ["Решения"]
+    assert index.named_by("latest decision on search") == ["Decisions"]
+    assert index.named_by("встреча с Петей") == ["Встречи"] == index.named_by("на встречах")
+    assert index.named_by("решётка") == []
 
 
 def test_which_folders_can_be_named():

@@ -10,7 +10,7 @@ best chunk for the query: a vote for the kind of note asked for. Folders of more
 that lie in them, in dense's order.
 
 A folder is named when every word of its name is in the query (case- and accent-folded,
-plurals folded as the names lane folds them; its numbers left out: "01. Personal" is
+plurals folded as the names lane folds them, Russian words by their stems; its numbers left out: "01. Personal" is
 *personal*). Folders of a single note say nothing of a kind, a folder holding half the vault
 or more does not narrow anything, and a hidden folder (".obsidian", ".trash") is an app's, not
 a kind the person files notes by: none of them is matched.
@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .dense import scored_candidates
-from .names import STOP, words
+from .names import STOP, russian_stem, words
 from .types import Candidate
 
 if TYPE_CHECKING:
@@ -39,10 +39,17 @@ MAX_SHARE = 0.5  # a folder holding this share of the vault or more narrows noth
 MAX_NOTES = 1_000  # named folders holding more notes than this are read through the dense lane's hits
 
 
+def _matched_words(text: str) -> list[str]:
+    """``text``'s words as folders are matched: the names lane's, a Russian word by its stem
+    (a folder's name is a plural, "Решения", "Встречи", and a query says "решение по…",
+    "встреча с…", as English folds "decisions" to *decision*)."""
+    return [russian_stem(w) or w for w in words(text)]
+
+
 def folder_words(name: str) -> frozenset[str]:
     """The words a folder's name is matched by: "Racial-Feats" → {racial, feat}; "01. Personal"
-    → {personal}; small words and numbers are left out."""
-    return frozenset(w for w in words(name) if w not in STOP and not w.isdigit())
+    → {personal}; "Решения" → {решен}; small words and numbers are left out."""
+    return frozenset(w for w in _matched_words(name) if w not in STOP and not w.isdigit())
 
 
 class FolderIndex:
@@ -85,7 +92,7 @@ class FolderIndex:
 
     def named_by(self, query: str) -> list[str]:
         """The folders every word of whose name is in the query, by path."""
-        said = set(words(query))
+        said = set(_matched_words(query))
         seen = {path for word in said for path in self._by_word.get(word, ())}
         return sorted(path for path in seen if self.folders[path] <= said)
 
