@@ -357,3 +357,20 @@ def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp
     assert by_path["New plan.md"].sources == ["successor"]
     assert by_path["New plan.md"].score == by_path["Old plan.md"].score
     assert all(c.score <= by_path["Old plan.md"].score for c in result.results)
+
+
+def test_temporal_detection_reads_the_russian_of_each_english_word():
+    # "where is our field data stored now?" asked for the newest note; "где теперь хранятся
+    # полевые данные" (bilingual set) did not: Russian had no now, still, recent, anymore, today.
+    pairs = [
+        ("where is our field data stored now?", "где теперь хранятся полевые данные"),
+        ("are we still buying a second CTD?", "мы всё ещё покупаем второй зонд?"),
+        ("is it still used", "до сих пор используется?"),
+        ("recent decisions", "недавние решения"),
+        ("we do not use kafka anymore", "мы больше не используем kafka"),
+        ("the plan at the moment", "план на данный момент"),
+        ("today's plan", "план на сегодня"),
+    ]
+    for english, russian in pairs:
+        assert fusion.is_temporal(english) and fusion.is_temporal(russian), russian
+    assert not fusion.is_temporal("ничего нового про закваску")

@@ -4,7 +4,7 @@ RRF: score(note) = Σ over rankers of 1 / (k + rank), rank from 1. It needs no s
 calibration between BM25, cosine and PageRank, which is why it is used here.
 
 Freshness: a query about the current state ("current", "latest", "now", "still",
-"deadline", ...) prefers the newest note among near-equals; and, for every query, a note
+"deadline", ...; Russian "сейчас", "теперь", "до сих пор", "актуальный", ...) prefers the newest note among near-equals; and, for every query, a note
 marked superseded never ranks above the note that superseded it.
 """
 
@@ -17,7 +17,9 @@ from .types import DEFAULT_RRF_K
 _TEMPORAL = re.compile(
     r"\b(current(ly)?|latest|newest|now|still|deadline|today|recent(ly)?|as of|up to date|"
     r"these days|anymore|any more|at the moment|so far|текущ\w*|последн\w*|сейчас|актуальн\w*|"
-    r"срок\w*|дедлайн\w*)\b",
+    r"срок\w*|дедлайн\w*|теперь|ныне|нынче|нынешн\w*|новейш\w*|недавн\w*|до сих пор|по-прежнему|"
+    r"вс[её] ещ[её]|больше не|уже не|на данный момент|в данный момент|в настоящее время|пока что|"
+    r"сегодня\w*)\b",
     re.IGNORECASE | re.UNICODE,
 )
 
