@@ -118,6 +118,16 @@ def test_name_query_is_gated(bridge_vault):
         ("notes about winter storms and cranes in the harbour", False),
         ("agent memory", False),
         ("как работает память агента", False),
+        ("Ёлкин Пётр", True),
+        ("Нижний Новгород", True),
+        # Russian of the English words that make a phrase no name: "Compare Elasticsearch FTS5"
+        # was a request, "Сравни Elasticsearch FTS5" a name of three capitalised words
+        ("Сравни Elasticsearch FTS5", False),
+        ("Разница Kafka RabbitMQ", False),
+        ("Кто Иван", False),
+        ("Последнее Решение Kafka", False),
+        ("Моё Kafka", False),
+        ("Покажи Kafka", False),
     ],
 )
 def test_entity_gate_shapes(query, entity):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..text import yo_as_ye
 from .types import Gate
 
 if TYPE_CHECKING:
@@ -23,8 +24,14 @@ _QUESTION_WORDS = set(
     compare difference between explain find list show about latest
     current best my our the a an of for to in on with
     как что почему зачем когда где какой какая какие чем ли
+    кто кого кому кем чей чья чье чьи сколько куда откуда
+    сравни сравнить сравнение разница отличие отличия между объясни найди найти список покажи
+    про о об последний последняя последнее последние текущий текущая текущее актуальный
+    актуальная актуальное лучший лучшая лучшее лучше мой моя мое мои наш наша наше наши
+    в во на для к по из от с со
     """.split()
 )
+# ё read as е: "моё", "всё" are typed either way.
 # Common developer tools: a bare tool name is an entity even when the vault has no note on it.
 _TOOLS = set(
     """
@@ -67,7 +74,7 @@ def entity_gate(query: str, names: dict[str, str] | None = None) -> Gate:
         return Gate(True, f"the query is the title or alias of [[{names[normal]}]]")
     if not words:
         return Gate(False, "no words")
-    lowered = [w.casefold().strip(".'’") for w in words]
+    lowered = [yo_as_ye(w.casefold().strip(".'’")) for w in words]
     question = [w for w in lowered if w in _QUESTION_WORDS]
     if query.strip().endswith("?") or question:
         return Gate(False, f"a question or phrase ({'“' + question[0] + '”' if question else '?'}), not a name")
