@@ -314,3 +314,75 @@ def test_a_partial_row_takes_the_prompt_the_prompt_hook_recorded(tmp_path, promp
     record_stop(hook_payload(path, prompt_id=prompt_id), deadline=PAST)
     (row,) = _rows()
     assert row["partial"] == 1 and row["ask"] == "refactor the parser"
+
+
+# ----- reading a long ledger --------------------------------------------------------------------
+
+
+def _many_turns(conn: sqlite3.Connection, n: int, *, unstarted: int = 10) -> None:
+    """``n`` turns, one a minute, one in ``unstarted`` without a start (its prompt was never found)."""
+    conn.executemany(
+        "INSERT INTO turns (turn_key, session_id, created_at, updated_at, started_at, ask) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (
+                f"s{i % 7}:{i}",
+                f"s{i % 7}",
+                _minute(i),
+                _minute(i),
+                None if i % unstarted == 3 else _minute(i),
+                f"ask {i}",
+            )
+            for i in range(n)
+        ],
+    )
+
+
+def _minute(i: int) -> str:
+    return f"2026-{1 + i // 40000:02d}-{1 + i // 1440 % 28:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00.000Z"
+
+
+def _steps(conn: sqlite3.Connection, work) -> int:
+    """SQLite's virtual-machine steps (in hundreds) that ``work`` costs: the work itself, not the clock's."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, 100)
+    try:
+        work()
+    finally:
+        conn.set_progress_handler(None, 100)
+    return steps[0]
+
+
+def test_the_last_turns_of_a_long_ledger_are_read_without_sorting_it_all():
+    # `brain turns` and the MCP tool ask for the newest few: sorting the whole ledger by
+    # COALESCE(started_at, created_at) cost 1.0 s at 300,000 turns for the last ten.
+    conn = open_db()
+    try:
+        _many_turns(conn, 500, unstarted=1000)
+        small = _steps(conn, lambda: recent_turns(conn, limit=5))
+        conn.execute("DELETE FROM turns")
+        _many_turns(conn, 20_000, unstarted=1000)
+        large = _steps(conn, lambda: recent_turns(conn, limit=5))
+        since = _steps(conn, lambda: recent_turns(conn, limit=5, since=_minute(19_990)))
+    finally:
+        conn.close()
+    assert large < 3 * small + 50, (small, large)
+    assert since < 3 * small + 50, (small, since)
+
+
+def test_turns_without_a_start_are_ordered_among_the_others_by_when_they_were_written():
+    conn = open_db()
+    try:
+        _many_turns(conn, 40)
+        newest = recent_turns(conn, limit=12)
+        everything = recent_turns(conn, limit=1000)
+        since = recent_turns(conn, since=_minute(30), limit=100)
+    finally:
+        conn.close()
+    assert [r["ask"] for r in newest] == [f"ask {i}" for i in range(39, 27, -1)]
+    assert [r["ask"] for r in everything] == [f"ask {i}" for i in range(39, -1, -1)]
+    assert [r["ask"] for r in since] == [f"ask {i}" for i in range(39, 29, -1)]

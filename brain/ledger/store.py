@@ -185,13 +185,21 @@ def recent_turns(
             "(instr(brain_casefold(COALESCE(ask, '')), ?) > 0 OR instr(brain_casefold(COALESCE(summary, '')), ?) > 0)"
         )
         args += [word.casefold(), word.casefold()]
-    if since:
-        clauses.append("COALESCE(started_at, created_at) >= ?")
-        args.append(since)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    limit = min(limit, SQLITE_INT_MAX)
+    # Newest first by COALESCE(started_at, created_at), asked as two parts that an index orders:
+    # the turns with a start (turns_started) and the few without (a turn whose prompt was never
+    # found). Ordered by the expression itself, every call sorted the whole ledger (300,000
+    # turns: 1.0 s for the last ten, in `brain turns` and the MCP tool alike).
+    started = [*clauses, "started_at IS NOT NULL"] + (["started_at >= ?"] if since else [])
+    unstarted = [*clauses, "started_at IS NULL"] + (["created_at >= ?"] if since else [])
+    parts_args = [*args, *([since] if since else [])]
     rows = conn.execute(
-        f"SELECT * FROM turns {where} ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
-        (*args, min(limit, SQLITE_INT_MAX)),
+        f"SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE {' AND '.join(started)} "
+        "ORDER BY started_at DESC, id DESC LIMIT ?) "
+        f"UNION ALL SELECT * FROM (SELECT * FROM turns WHERE {' AND '.join(unstarted)} "
+        "ORDER BY created_at DESC, id DESC LIMIT ?)) "
+        "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
+        (*parts_args, limit, *parts_args, limit, limit),
     ).fetchall()
     return [_decode(r) for r in rows]
 
