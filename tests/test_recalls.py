@@ -319,3 +319,61 @@ def test_stats_for_one_session_is_refused_not_ignored(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["recalls", "--stats", "--session", "s0"])
     assert result.exit_code == 2 and "--stats covers every session" in result.output
     assert "prompts reached the prompt hook" not in result.output
+
+
+# ----- the report over a long history ------------------------------------------------------------
+
+
+def _steps(conn, work) -> int:
+    """SQLite's virtual-machine steps (in thousands) that ``work`` costs: the work, not the clock."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, 1000)
+    try:
+        work()
+    finally:
+        conn.set_progress_handler(None, 1000)
+    return steps[0]
+
+
+def _past(conn, prompts: int, *, days_ago: int = 60, per_session: int = 20) -> None:
+    """``prompts`` prompts of long ago, each showing two notes, and a turn after each reading them."""
+    when = NOW - dt.timedelta(days=days_ago)
+    for i in range(prompts):
+        session = f"old-{i // per_session}"
+        notes = [(f"Old/{i}.md", "h"), (f"Old/{i + 1}.md", "h")]
+        store.write_recall(conn, _recall(when, session=session, notes=notes))
+        read = [f"{VAULT}/Old/{i}.md", f"{VAULT}/Old/{i + 1}.md"]
+        write_turn(conn, _turn(f"old-{i}", session, when + dt.timedelta(seconds=30), read=read))
+
+
+def test_a_report_of_the_last_days_does_not_read_the_years_before():
+    # 500,000 prompts recorded: the 14 days' report read them all (3.5 s), not those days' alone.
+    def cost(prompts: int) -> int:
+        with connection() as conn:
+            conn.execute("DELETE FROM recalls")
+            conn.execute("DELETE FROM turns")
+            _past(conn, prompts)
+            _fill(conn)
+            return _steps(conn, lambda: store.report(conn, days=7))
+
+    assert cost(2000) < 2 * cost(100) + 20
+
+
+def test_a_report_reads_each_turn_once_not_once_per_note_shown():
+    # A session's turns were read again for each note shown in it: a year's report took 81 s,
+    # and a long session's cost grew with the square of its prompts.
+    def cost(prompts: int) -> int:
+        with connection() as conn:
+            conn.execute("DELETE FROM recalls")
+            conn.execute("DELETE FROM turns")
+            _past(conn, prompts, days_ago=2, per_session=prompts)
+            data = store.report(conn, days=7)
+            assert data["all"]["notes_shown"] == data["all"]["notes_read"] == 2 * prompts
+            return _steps(conn, lambda: store.report(conn, days=7))
+
+    assert cost(600) < 3 * cost(300), "the report grows faster than the history it reads"

@@ -119,8 +119,13 @@ def recent_recalls(conn: sqlite3.Connection, *, limit: int = 10, session: str | 
 
 # ----- the report (the README shows these same queries) -----------------------------------------
 
-# Rows of the last :days days (by local date).
-_SINCE = "date(created_at, 'localtime') > date('now', 'localtime', '-' || :days || ' days')"
+# Rows of the last :days days (by local date). The first test, a day wider than the window
+# whatever the time zone, is what the index on created_at can answer: without it every report
+# read every row ever recorded (500,000 prompts: 3.5 s for the last 14 days).
+_SINCE = (
+    "created_at >= strftime('%Y-%m-%dT%H:%M:%S', 'now', '-' || (:days + 1) || ' days') "
+    "AND date(created_at, 'localtime') > date('now', 'localtime', '-' || :days || ' days')"
+)
 
 PER_DAY_SQL = f"""
 SELECT date(created_at, 'localtime') AS day,
@@ -162,8 +167,11 @@ ORDER BY day DESC
 """
 
 # A shown note counts as read (edited) when a later turn of the same session read (wrote) its
-# file: the vault's path joined with the note's, as the agent's tools name files. A row whose JSON
-# is not valid (hand-edited) is passed over, not an error for the whole report.
+# file: the vault's path joined with the note's, as the agent's tools name files. Each turn of
+# those sessions is read once, for the last time it read and wrote each file (asked per note,
+# a year's report read every turn of a session again for each note shown in it: 81 s at
+# 300,000 turns and 500,000 prompts). A row whose JSON is not valid (hand-edited) is passed
+# over, not an error for the whole report.
 USE_SQL = f"""
 WITH shown AS (
   SELECT r.id, r.session_id, r.created_at, date(r.created_at, 'localtime') AS day,
@@ -171,15 +179,29 @@ WITH shown AS (
   FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n
   WHERE r.reason IS NULL AND n.type = 'object' AND {_SINCE.replace("created_at", "r.created_at")}
 ),
+sessions AS (
+  SELECT DISTINCT session_id FROM recalls WHERE reason IS NULL AND {_SINCE}
+),
+touched AS (
+  SELECT t.session_id, f.value AS file, 1 AS wrote, COALESCE(t.ended_at, t.updated_at) AS at
+  FROM turns AS t, json_each(CASE WHEN json_valid(t.files_written) THEN t.files_written END) AS f
+  WHERE t.session_id IN sessions
+  UNION ALL
+  SELECT t.session_id, f.value, 0, COALESCE(t.ended_at, t.updated_at)
+  FROM turns AS t, json_each(CASE WHEN json_valid(t.files_read) THEN t.files_read END) AS f
+  WHERE t.session_id IN sessions
+),
+last_touched AS (
+  SELECT session_id, file, max(CASE WHEN wrote = 0 THEN at END) AS read_at,
+         max(CASE WHEN wrote = 1 THEN at END) AS written_at
+  FROM touched
+  GROUP BY session_id, file
+),
 used AS (
   SELECT shown.*,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_read) THEN t.files_read END) AS f
-                 WHERE t.session_id = shown.session_id AND f.value = shown.file
-                   AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_read,
-         EXISTS (SELECT 1 FROM turns AS t, json_each(CASE WHEN json_valid(t.files_written) THEN t.files_written END) AS f
-                 WHERE t.session_id = shown.session_id AND f.value = shown.file
-                   AND COALESCE(t.ended_at, t.updated_at) >= shown.created_at) AS was_edited
-  FROM shown
+         COALESCE(l.read_at >= shown.created_at, 0) AS was_read,
+         COALESCE(l.written_at >= shown.created_at, 0) AS was_edited
+  FROM shown LEFT JOIN last_touched AS l ON l.session_id = shown.session_id AND l.file = shown.file
 )
 SELECT day,
        count(*) AS notes_shown,
