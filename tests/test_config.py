@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 from pathlib import Path
@@ -201,6 +202,46 @@ def test_the_hook_serve_and_mcp_logs_are_all_bounded(tmp_path, monkeypatch):  # 
     for name in ("hook.log", "serve.log", "mcp.log"):
         assert (logs / f"{name}.1").stat().st_size > 1_000_000, name
         assert (logs / name).stat().st_size < 1_000, name
+
+
+def test_the_serve_and_mcp_logs_stay_bounded_while_they_run(tmp_path, monkeypatch):  # loggers: conftest
+    # Moved aside only at start: a server up for weeks, logging an error a second, grew its log
+    # by 8 MB a day.
+    from brain.mcp import server as mcp_server
+    from brain.server import daemon
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(daemon, "LOG_MAX_BYTES", 2_000)
+    monkeypatch.setattr(mcp_server, "LOG_MAX_BYTES", 2_000)
+    logs = tmp_path / "home" / "logs"
+    daemon.setup_logging(tmp_path, foreground=False)
+    for i in range(300):
+        logging.getLogger("brain").error("indexing failed, pass %d", i)
+    mcp_server.configure_logging()
+    for i in range(300):
+        logging.getLogger("brain").error("a tool failed, call %d", i)
+    for name, last in (("serve.log", "pass 299"), ("mcp.log", "call 299")):
+        assert (logs / name).stat().st_size < 2_200, name
+        assert (logs / f"{name}.1").stat().st_size < 2_200, name
+        assert last in (logs / name).read_text(), name
+    assert "pass 299" in (logs / "serve.log").read_text()  # the first server's file, still written to
+
+
+def test_processes_sharing_a_log_follow_it_when_one_moves_it_aside(tmp_path):
+    from brain.logfile import CappedFileHandler
+
+    path = tmp_path / "serve.log"
+    first, second = CappedFileHandler(path, 500), CappedFileHandler(path, 500)
+    record = lambda text: logging.LogRecord("brain", logging.INFO, __file__, 1, text, None, None)
+    try:
+        for i in range(40):
+            (first if i % 2 else second).emit(record(f"line {i:02d} " + "x" * 20))
+    finally:
+        first.close()
+        second.close()
+    kept = path.read_text() + (tmp_path / "serve.log.1").read_text()
+    assert path.stat().st_size <= 600 and "line 39" in path.read_text()
+    assert all(f"line {i:02d}" in kept for i in range(30, 40))  # nothing recent written to a file moved away
 
 
 def test_every_command_and_option_says_what_it_does():

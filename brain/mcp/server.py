@@ -33,6 +33,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__, config
 from ..errors import BrainError
+from ..logfile import log_handler
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
 from .backend import Backend
@@ -92,15 +93,13 @@ model, how many notes changed since the last index, and whether a warm `brain se
 (its uptime, queries answered and last update). Use it when results look stale or empty."""
 
 
-LOG_MAX_BYTES = 5_000_000  # mcp.log is moved aside (once, to mcp.log.1) at start beyond this
+LOG_MAX_BYTES = 5_000_000  # mcp.log is moved to mcp.log.1 beyond this, and started afresh
 
 
 def configure_logging() -> None:
     """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
     # backslashreplace: a vault path that is not UTF-8 was a "Logging error" traceback on stderr
-    file_handler = logging.FileHandler(
-        config.log_file("mcp.log", LOG_MAX_BYTES), encoding="utf-8", errors="backslashreplace"
-    )
+    file_handler = log_handler("mcp.log", LOG_MAX_BYTES, errors="backslashreplace")
     file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)

@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 
 from .. import __version__, config
 from ..errors import BrainError, ConfigError
+from ..logfile import log_handler
 from ..text import shell_word
 from . import client, protocol, runtime
 from .service import Service
@@ -49,7 +50,7 @@ log = logging.getLogger("brain")
 
 MAX_CONNECTIONS = 64
 READ_TIMEOUT = 30.0  # seconds a connection may take to send its request
-LOG_MAX_BYTES = 5_000_000  # serve.log is rotated (once, to serve.log.1) at start beyond this
+LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 
 
@@ -371,11 +372,11 @@ def _unlink(path: Path) -> None:
 
 def setup_logging(root: Path, *, foreground: bool) -> Path:
     """Log to ``$BRAIN_HOME/logs/serve.log`` (and stderr in the foreground); returns the file."""
-    path = config.log_file("serve.log", LOG_MAX_BYTES)
+    file_handler = log_handler("serve.log", LOG_MAX_BYTES)
+    path = Path(file_handler.baseFilename)
     logger = logging.getLogger("brain")
     for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
         logger.removeHandler(handler)
-    file_handler = logging.FileHandler(path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
     if foreground:

@@ -1,0 +1,39 @@
+"""The log files of brain's long-running processes (``brain serve``, ``brain mcp``), bounded while
+they run.
+
+``config.log_file`` moves a log over its limit aside when a process starts; a server that runs
+for weeks never started again, so its log grew by every line it wrote (an error a second is
+8 MB a day). ``CappedFileHandler`` checks the file's size before each line and moves it to
+``<name>.1`` past the limit (one old generation kept). It follows the file by its path, as
+``WatchedFileHandler`` does, so several processes sharing one log (a server per vault, an MCP
+session per window) all write to the new file once any of them has moved the old one aside.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+
+from . import config
+
+
+class CappedFileHandler(logging.handlers.WatchedFileHandler):
+    """Appends to ``path``; past ``max_bytes`` the file becomes ``<path>.1`` and a new one starts."""
+
+    def __init__(self, path: str | os.PathLike[str], max_bytes: int, *, errors: str | None = None):
+        super().__init__(path, encoding="utf-8", errors=errors)
+        self.max_bytes = max_bytes
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if os.stat(self.baseFilename).st_size > self.max_bytes:
+                os.replace(self.baseFilename, self.baseFilename + ".1")
+        except OSError:
+            pass  # gone already (another process moved it), or not ours to move: write on
+        super().emit(record)  # reopens the path when the file there is not the one it holds
+
+
+def log_handler(name: str, max_bytes: int, *, errors: str | None = None) -> CappedFileHandler:
+    """A handler for ``<log dir>/<name>`` (``config.log_file``), kept under ``max_bytes``."""
+    return CappedFileHandler(config.log_file(name, max_bytes), max_bytes, errors=errors)
