@@ -317,6 +317,17 @@ class IndexStore:
         self.conn.execute("BEGIN")
         self.conn.execute("SELECT count(*) FROM meta").fetchone()  # the snapshot starts at the first read
 
+    def restart_snapshot(self) -> None:
+        """Start this snapshot's read transactions again (its own and its BM25 readers'), on the
+        state committed now. The caller makes sure that state is the one they held (no commit
+        since, and none can come: it holds the write lock): a server folding the WAL in
+        (``server.service.fold_wal``), which no reader may keep a place in."""
+        readers = self._readers.connections() if self._readers.pinned else None
+        for conn in [self.conn, *(readers or [])]:
+            conn.execute("ROLLBACK")
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM meta").fetchone()  # the transaction starts at its first read
+
     def _pin_readers(self) -> None:
         """Open this snapshot's BM25 readers, each in a read transaction on this one's state;
         or close them when this index is too small to split a search or the state cannot be

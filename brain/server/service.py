@@ -746,13 +746,7 @@ def fold_wal(store: IndexStore) -> bool:
         side.execute("SELECT count(*) FROM meta").fetchone()
         if side.execute("PRAGMA data_version").fetchone()[0] != seen:
             return False  # a commit came after the copy: store's state is no longer the last
-        # The store's connection and the BM25 readers pinned to its state (IndexStore leaves
-        # no way to do this but its own fields).
-        readers = store._readers.connections() if store._readers.pinned else None
-        for conn in [store.conn, *(readers or [])]:
-            conn.execute("ROLLBACK")
-            conn.execute("BEGIN")
-            conn.execute("SELECT count(*) FROM meta").fetchone()  # the transaction starts at its first read
+        store.restart_snapshot()  # on the same state, now read from the database file alone
         side.execute("ROLLBACK")
         busy, _, _ = side.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return not busy
