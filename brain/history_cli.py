@@ -53,22 +53,47 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
 @click.option(
     "--before",
     metavar="WHEN",
-    help="Drop what was replaced before WHEN (a date, a date and time, or a span back like 90d, 1y).",
+    help="Drop what was replaced (with --ledger: recorded) before WHEN (a date, a date and time, "
+    "or a span back like 90d, 1y).",
 )
-@click.option("--vacuum", is_flag=True, help="Give the freed space back to the disk (rewrites index.db).")
+@click.option(
+    "--ledger",
+    is_flag=True,
+    help="Prune the brain database (turns, prompts, A/B rows: BRAIN_DB) instead of a vault's history.",
+)
+@click.option("--vacuum", is_flag=True, help="Give the freed space back to the disk (rewrites index.db, or brain.db).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
-def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
+def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool) -> None:
     """Bound history: drop past versions replaced before --before, and past versions beyond
     BRAIN_KEEP_VERSIONS per note.
 
     `brain ask --as-of` earlier than --before then warns that the past there is incomplete.
     Current notes, their links and recall over the present are never touched.
+
+    With --ledger, bound the brain database instead (BRAIN_DB, default $BRAIN_HOME/brain.db;
+    no vault needed): drop the turns (`brain turns`), prompts (`brain recalls`) and
+    `brain ask --ab` rows recorded before --before, which it requires. It deletes in small
+    batches, each its own short transaction, leaving the lock free between them, so the hooks
+    recording meanwhile wait milliseconds, never their budget; stopped at any point, it leaves
+    whole batches done and the rest kept. Nothing else in brain.db is touched. --vacuum then
+    rewrites brain.db to give the space back, holding it while it runs (seconds for a GB):
+    a hook that waits longer than its budget loses that turn, so vacuum when no agent works.
+
+    \b
+    Examples:
+      brain prune --before 90d --vault ~/notes
+      brain prune --ledger --before 180d
+      brain prune --ledger --before 2026-01-01 --vacuum --json
     """
     from .index.history import local_time, parse_moment
-    from .index.prune import prune_vault
 
     setup_logging(as_json)
+    if ledger:
+        _prune_ledger(vault, before, vacuum, as_json)
+        return
+    from .index.prune import prune_vault
+
     moment = parse_moment(before, "--before") if before is not None else None
     report = prune_vault(vault, before=moment, vacuum=vacuum)
     if as_json:
@@ -96,5 +121,55 @@ def prune_command(vault: str | None, before: str | None, vacuum: bool, as_json: 
         )
 
 
+def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
+    """`brain prune --ledger`: the brain database, which belongs to no vault."""
+    from .index.history import local_time, parse_moment
+    from .ledger.prune import prune_ledger
+
+    if vault is not None:
+        raise click.UsageError(
+            "--vault is for a vault's history; --ledger prunes brain.db, which holds every vault's rows: drop --vault"
+        )
+    if before is None:
+        raise click.UsageError("--ledger needs --before WHEN, e.g. `brain prune --ledger --before 180d`")
+    moment = parse_moment(before, "--before")
+    report = prune_ledger(moment, vacuum=vacuum)
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    path = terminal_safe(report.path)
+    if not report.existed:
+        click.echo(f"nothing to prune: no brain database at {path} yet")
+        return
+    dropped = report.dropped
+    click.echo(
+        f"pruned {_count(dropped['turns'], 'turn')}, {_count(dropped['recalls'], 'prompt')} (recalls) and "
+        f"{_count(dropped['ab_recall'], 'A/B row')} (ab_recall) recorded before {local_time(moment)}"
+    )
+    if report.batches:
+        click.echo(
+            f"in {_count(report.batches, 'batch', 'batches')}, {report.seconds:.1f} s; the longest held "
+            f"the write lock {report.longest_hold * 1000:.0f} ms"
+        )
+    if vacuum:
+        click.echo(
+            f"{path} now takes {_size(report.bytes_after)} (was {_size(report.bytes_before)}); the space is back on "
+            f"the disk (VACUUM held it {report.vacuum_seconds or 0:.1f} s)"
+        )
+    else:
+        click.echo(
+            f"{path} still takes {_size(report.bytes_after)} (was {_size(report.bytes_before)}); "
+            f"{_size(report.free_bytes)} free inside it, reused by new rows (--vacuum returns it to the disk)"
+        )
+
+
 def _mb(size: int) -> str:
     return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} KB"
+
+
+def _count(n: int, word: str, words: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e9:.2f} GB" if size >= 1e9 else _mb(size)
