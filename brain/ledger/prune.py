@@ -149,17 +149,23 @@ def prune_ledger(
 def _old_ids(conn: sqlite3.Connection, table: str, column: str, before: float, cutoff: float) -> list[int]:
     """The ids of the rows recorded before ``cutoff`` (a Julian day), read without the write lock.
 
-    julianday() reads both formats the tables hold ('2026-03-01T10:00:00.000Z' and SQLite's
-    '2026-03-01 10:00:00') and an offset a hand edit may add; NULL for what is not a time, so
-    such a row is kept. The text bound before it (any time before the cutoff starts with a
-    date at most a day after it) lets the index on created_at, where there is one, answer.
+    The text bound (any time before the cutoff starts with a date at most a day after it)
+    lets the index on created_at, where there is one, answer.
     """
-    where = f"julianday({column}) < :cutoff"
+    where = _recorded_before(column)
     bound = _text_bound(before)
     if bound is not None:
         where = f"{column} < :bound AND {where}"
     rows = conn.execute(f"SELECT id FROM {table} WHERE {where} ORDER BY id", {"cutoff": cutoff, "bound": bound})
     return [row[0] for row in rows]
+
+
+def _recorded_before(column: str) -> str:
+    """The condition "recorded before :cutoff". julianday() reads both formats the tables hold
+    ('2026-03-01T10:00:00.000Z', SQLite's '2026-03-01 10:00:00') and an offset a hand edit may
+    add, and is NULL for what is no time; it also reads 'now' and a bare number (a Julian day),
+    which no row of brain's holds: only a value that starts with a date counts as one."""
+    return f"{column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday({column}) < :cutoff"
 
 
 def _delete_batch(
@@ -172,7 +178,7 @@ def _delete_batch(
         # The time is asked again: an id read before the lock may have been deleted and reused
         # by a new row since (INTEGER PRIMARY KEY reuses the largest).
         cursor = conn.execute(
-            f"DELETE FROM {table} WHERE id IN (SELECT value FROM json_each(:ids)) AND julianday({column}) < :cutoff",
+            f"DELETE FROM {table} WHERE id IN (SELECT value FROM json_each(:ids)) AND {_recorded_before(column)}",
             {"ids": json.dumps(ids), "cutoff": cutoff},
         )
         conn.execute("COMMIT")
