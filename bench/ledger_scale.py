@@ -6,7 +6,14 @@ session), then times, in this process, what reads it: ``brain turns`` (the newes
 project's), ``brain turns --stats``, ``brain recalls`` and ``brain recalls --stats`` over 14 and
 365 days, and the prompt hook's and the Stop hook's own lookups.
 
-    python bench/ledger_scale.py [--turns 300000] [--recalls 500000] [--keep PATH]
+``--prune DAYS`` then runs ``brain prune --ledger --before DAYSd`` (``prune_ledger``) on it
+while another thread writes a turn every 100 ms as the Stop hook does (BEGIN IMMEDIATE, one
+upsert), and prints what was dropped, the longest a batch held the write lock, the longest a
+write waited for it, the size before and after; then ``--vacuum`` alone and how long it took.
+The same prune in one transaction (``--one-transaction``) is the figure to compare with.
+
+    python bench/ledger_scale.py [--turns 300000] [--recalls 500000] [--keep PATH] [--prune 182]
+    python bench/ledger_scale.py --copy PATH --prune 182 [--one-transaction] --skip-reads  # refill no more
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ import argparse
 import hashlib
 import json
 import random
+import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -26,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from brain.autorecall import store as recalls
 from brain.db import open_db
 from brain.ledger import store as ledger
+from brain.ledger.prune import prune_ledger
+from brain.migrations import connect
 
 WORDS = "the parser index recall note vault kafka backoff retry test fix build deploy schema query hook".split()
 TURN_COLUMNS = (
@@ -86,13 +97,27 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300_000)
     parser.add_argument("--recalls", type=int, default=500_000)
     parser.add_argument("--keep", type=Path, help="fill this database (kept) instead of a temporary one")
+    parser.add_argument("--copy", type=Path, help="start from a copy of this database (filled by --keep before)")
+    parser.add_argument("--prune", type=int, metavar="DAYS", help="then prune what was recorded over DAYS days ago")
+    parser.add_argument("--one-transaction", action="store_true", help="with --prune: as one DELETE per table")
+    parser.add_argument("--skip-reads", action="store_true", help="leave out the readers' timings")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / "brain.db"
         began = time.perf_counter()
-        last = fill(path, args.turns, args.recalls)
-        print(f"{args.turns:,} turns, {args.recalls:,} prompts: {path.stat().st_size / 1e6:,.0f} MB, "
-              f"filled in {time.perf_counter() - began:.0f} s")  # fmt: skip
+        if args.copy:
+            path = Path(tmp) / "brain.db"
+            shutil.copyfile(args.copy, path)
+            last = open_db(path).execute("SELECT session_id FROM turns ORDER BY id DESC LIMIT 1").fetchone()[0]
+            print(f"a copy of {args.copy}: {path.stat().st_size / 1e6:,.0f} MB")
+        else:
+            last = fill(path, args.turns, args.recalls)
+            print(f"{args.turns:,} turns, {args.recalls:,} prompts: {path.stat().st_size / 1e6:,.0f} MB, "
+                  f"filled in {time.perf_counter() - began:.0f} s")  # fmt: skip
+        if args.prune is not None:
+            prune(path, time.time() - args.prune * 86400, one_transaction=args.one_transaction)
+        if args.skip_reads:
+            return
         conn = open_db(path)
         for name, work in (
             ("brain turns -n 10", lambda: ledger.recent_turns(conn, limit=10)),
@@ -109,6 +134,71 @@ def main() -> None:
             work()
             print(f"  {name:38} {1000 * (time.perf_counter() - began):9,.1f} ms")
         conn.close()
+
+
+def prune(path: Path, before: float, *, one_transaction: bool) -> None:
+    """The prune with a Stop-hook-like writer beside it; then VACUUM. Prints the figures."""
+    waits: list[float] = []  # each write, start to end: what the hook's budget pays
+    locks: list[float] = []  # of which waiting for the write lock
+    commits: list[float] = []  # and committing (with the checkpoint SQLite may run then)
+    stop = threading.Event()
+
+    def writer() -> None:  # what `brain hook stop` does to the database, every 100 ms
+        conn = connect(str(path))
+        n = 0
+        while not stop.is_set():
+            asked = time.perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            locks.append(time.perf_counter() - asked)
+            ledger.write_turn(conn, {"turn_key": f"bench:{n}", "session_id": "bench", "ask": "still recording?"})
+            wrote = time.perf_counter()
+            conn.execute("COMMIT")
+            commits.append(time.perf_counter() - wrote)  # and the checkpoint SQLite runs after it, when the WAL is long
+            waits.append(time.perf_counter() - asked)
+            n += 1
+            stop.wait(0.1)
+        conn.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    began = time.perf_counter()
+    if one_transaction:
+        dropped, held = _prune_in_one(path, before)
+    else:
+        report = prune_ledger(before, path=path)
+        dropped, held = report.dropped, report.longest_hold
+        size_before, free = report.bytes_before, report.free_bytes
+    seconds = time.perf_counter() - began
+    stop.set()
+    thread.join()
+    print(f"prune before {time.strftime('%Y-%m-%d', time.localtime(before))}: dropped "
+          + ", ".join(f"{n:,} {t}" for t, n in dropped.items()) + f" in {seconds:.1f} s")  # fmt: skip
+    print(f"  longest hold of the write lock {1000 * held:,.0f} ms; a Stop-hook write every 100 ms meanwhile "
+          f"({len(waits)} writes) took at most {1000 * max(waits):,.0f} ms (p50 "
+          f"{1000 * sorted(waits)[len(waits) // 2]:,.1f} ms), waiting for the lock at most "
+          f"{1000 * max(locks):,.0f} ms, committing at most {1000 * max(commits):,.0f} ms")  # fmt: skip
+    if one_transaction:
+        return
+    print(f"  brain.db {size_before / 1e6:,.0f} MB, {free / 1e6:,.0f} MB of it free after the prune")
+    report = prune_ledger(before, path=path, vacuum=True)
+    print(f"  --vacuum: {report.vacuum_seconds:.1f} s holding the database; "
+          f"{report.bytes_before / 1e6:,.0f} MB -> {report.bytes_after / 1e6:,.0f} MB")  # fmt: skip
+
+
+def _prune_in_one(path: Path, before: float) -> tuple[dict[str, int], float]:
+    """The same rows deleted in one transaction, as a naive prune would: how long it holds the lock."""
+    conn = connect(str(path), busy_timeout_ms=60_000)
+    cutoff = before / 86400 + 2440587.5
+    conn.execute("BEGIN IMMEDIATE")
+    held = time.perf_counter()
+    dropped = {
+        table: conn.execute(f"DELETE FROM {table} WHERE julianday(created_at) < ?", (cutoff,)).rowcount
+        for table in ("turns", "recalls", "ab_recall")
+    }
+    conn.execute("COMMIT")
+    held = time.perf_counter() - held
+    conn.close()
+    return dropped, held
 
 
 def _ago(days: int) -> str:
