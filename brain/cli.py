@@ -39,6 +39,7 @@ def cli() -> None:
     brain hook install                 record every Claude Code turn in the ledger
     brain hook install --prompt        add the vault's relevant notes to every prompt
     brain turns / brain recalls        the last recorded turns; what the prompts were shown
+    brain prune --ledger --before 90d  bound the turn ledger (brain prune: a vault's history)
 
     Configuration comes from environment variables (and a .env file in the working
     directory or the brain home); see .env.example for every one.

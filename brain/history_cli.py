@@ -66,7 +66,7 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
 @library_errors
 def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool) -> None:
     """Bound history: drop past versions replaced before --before, and past versions beyond
-    BRAIN_KEEP_VERSIONS per note.
+    BRAIN_KEEP_VERSIONS per note; with --ledger, the turns and prompts recorded before it.
 
     `brain ask --as-of` earlier than --before then warns that the past there is incomplete.
     Current notes, their links and recall over the present are never touched.
