@@ -197,11 +197,17 @@ def log_file(name: str, max_bytes: int) -> Path:
         ) from exc
     path = folder / name
     try:
-        if path.stat().st_size > max_bytes:
-            os.replace(path, folder / f"{name}.1")
+        move_aside_if_over(str(path), max_bytes)
     except FileNotFoundError:
         pass
     return path
+
+
+def move_aside_if_over(path: str, max_bytes: int) -> None:
+    """A log over ``max_bytes`` becomes ``<path>.1`` (one old generation kept, the one before
+    replaced): at start here, and before each line by ``logfile.CappedFileHandler``."""
+    if os.stat(path).st_size > max_bytes:
+        os.replace(path, path + ".1")
 
 
 def index_dir(vault: Path) -> Path:

@@ -27,8 +27,7 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            if os.stat(self.baseFilename).st_size > self.max_bytes:
-                os.replace(self.baseFilename, self.baseFilename + ".1")
+            config.move_aside_if_over(self.baseFilename, self.max_bytes)
         except OSError:
             pass  # gone already (another process moved it), or not ours to move: write on
         super().emit(record)  # reopens the path when the file there is not the one it holds
