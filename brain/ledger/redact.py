@@ -354,12 +354,20 @@ def _mask_value(match: re.Match[str]) -> str:
 
 
 def _mask_labelled(match: re.Match[str]) -> str:
-    # A value after a label in prose: a literal ("пароль: None") or code is no secret, as in
-    # an assignment (_mask_assignments).
-    opening, bare, _ = _unquote(match.group(2))
-    if bare.lower() in _LITERALS or (not opening and re.match(_CODE_VALUE, bare)):
+    # A value after a label in prose is judged as an assignment's (_mask_assignments):
+    # "пароль: None" or code is no secret.
+    opening, bare, closing = _unquote(match.group(2))
+    if _holds_no_secret(opening, bare):
         return match.group(0)
-    return _mask_value(match)
+    return f"{match.group(1)}{opening}{MASK}{closing}"
+
+
+def _holds_no_secret(opening: str, bare: str) -> bool:
+    """An assigned value that is no secret: empty, masked already, a $VARIABLE, a literal
+    (``_LITERALS``), or unquoted code (``_CODE_VALUE``)."""
+    if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+        return True
+    return not opening and re.match(_CODE_VALUE, bare) is not None
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
@@ -453,9 +461,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
         opening, bare, closing = _unquote(match.group("value"))
-        if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
-            continue
-        if not opening and re.match(_CODE_VALUE, bare):
+        if _holds_no_secret(opening, bare):
             continue
         out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
         done = pos = match.end()
