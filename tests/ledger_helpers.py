@@ -148,3 +148,20 @@ def assert_masked(text: str, secret: str, kept: str) -> None:
     assert secret not in masked
     assert kept in masked
     assert redact(masked) == masked
+
+
+def sqlite_steps(conn: Any, work: Any, per: int) -> int:
+    """SQLite's virtual-machine steps (in units of ``per``) that ``work()`` costs on ``conn``: the
+    work itself, not the clock's, so a test of how much a query reads cannot fail on a busy machine."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, per)
+    try:
+        work()
+    finally:
+        conn.set_progress_handler(None, per)
+    return steps[0]

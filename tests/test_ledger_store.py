@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 import pytest
-from ledger_helpers import SESSION, Transcript, fixture, hook_payload
+from ledger_helpers import SESSION, Transcript, fixture, hook_payload, sqlite_steps
 
 from brain.db import open_db
 from brain.ledger.hook import git_branch, git_root, record_stop
@@ -341,20 +341,9 @@ def _minute(i: int) -> str:
     return f"2026-{1 + i // 40000:02d}-{1 + i // 1440 % 28:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00.000Z"
 
 
-def _steps(conn: sqlite3.Connection, work) -> int:
-    """SQLite's virtual-machine steps (in hundreds) that ``work`` costs: the work itself, not the clock's."""
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    conn.set_progress_handler(count, 100)
-    try:
-        work()
-    finally:
-        conn.set_progress_handler(None, 100)
-    return steps[0]
+def _steps(conn, work) -> int:
+    """SQLite's steps (in hundreds) that ``work`` costs."""
+    return sqlite_steps(conn, work, 100)
 
 
 def test_the_last_turns_of_a_long_ledger_are_read_without_sorting_it_all():

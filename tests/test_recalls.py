@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ledger_helpers import sqlite_steps
 
 from brain.autorecall import store
 from brain.cli import cli
@@ -325,19 +326,8 @@ def test_stats_for_one_session_is_refused_not_ignored(tmp_path, monkeypatch):
 
 
 def _steps(conn, work) -> int:
-    """SQLite's virtual-machine steps (in thousands) that ``work`` costs: the work, not the clock."""
-    steps = [0]
-
-    def count() -> int:
-        steps[0] += 1
-        return 0
-
-    conn.set_progress_handler(count, 1000)
-    try:
-        work()
-    finally:
-        conn.set_progress_handler(None, 1000)
-    return steps[0]
+    """SQLite's steps (in thousands) that ``work`` costs."""
+    return sqlite_steps(conn, work, 1000)
 
 
 def _past(conn, prompts: int, *, days_ago: int = 60, per_session: int = 20) -> None:
