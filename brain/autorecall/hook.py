@@ -265,13 +265,12 @@ def record(row: dict[str, Any], db_path: Path | None = None) -> None:
 def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, tuple[str | None, int | None]]:
     if not session_id:
         return {}
-    from ..db import connection, storable
+    from ..db import connection
     from .store import shown_in_session
 
     try:
         with connection(db_path) as conn:
-            # As write_recall stored it: half of a UTF-16 pair, which SQLite cannot take, as U+FFFD.
-            return shown_in_session(conn, storable(session_id))
+            return shown_in_session(conn, session_id)
     except Exception as exc:  # noqa: BLE001 - no dedupe this time, said in the log
         log(f"prompt: cannot read the notes shown earlier in this session ({exc})")
         return {}

@@ -59,7 +59,9 @@ def write_recall(conn: sqlite3.Connection, row: dict[str, Any]) -> int:
 
 def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | None) -> str | None:
     """The prompt this hook recorded for a turn (masked and clipped, as stored): the session's
-    last, with ``prompt_id`` when known; None without one (the prompt hook not installed)."""
+    last, with ``prompt_id`` when known; None without one (the prompt hook not installed). The
+    ids are looked up as ``write_recall`` stored them (``storable``: half a UTF-16 pair as U+FFFD)."""
+    session_id, prompt_id = storable(session_id), storable(prompt_id)
     row = conn.execute(
         "SELECT prompt FROM recalls WHERE session_id = ? AND (? IS NULL OR prompt_id = ?)"
         " ORDER BY created_at DESC, id DESC LIMIT 1",
@@ -74,7 +76,9 @@ FORGETTING = ("/compact", "/clear")
 
 def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, tuple[str | None, int | None]]:
     """Path → (file hash, chunk id) of every note shown in ``session_id`` since its last
-    ``/compact`` or ``/clear`` (the latest showing wins): the notes the conversation still holds."""
+    ``/compact`` or ``/clear`` (the latest showing wins): the notes the conversation still holds.
+    The id is looked up as ``write_recall`` stored it (``storable``)."""
+    session_id = storable(session_id)
     forgotten = 0  # the row of the last /compact or /clear: the session keeps its id across them
     for row_id, prompt in conn.execute(
         "SELECT id, prompt FROM recalls WHERE session_id = ? AND reason = 'slash-command'", (session_id,)

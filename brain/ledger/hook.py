@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import connection, storable
+from ..db import connection
 from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
 from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
@@ -94,8 +94,7 @@ def record_stop(
                 # What was asked, as the prompt hook recorded it when the turn began.
                 from ..autorecall.store import recalled_prompt
 
-                # The ids as the prompt hook stored them (half of a UTF-16 pair as U+FFFD).
-                row["ask"] = recalled_prompt(conn, storable(row["session_id"]), storable(row["prompt_id"]))
+                row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
             write_turn(conn, row, partial=True)
         log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
         return row
