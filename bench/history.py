@@ -238,6 +238,64 @@ def child_grow(args: argparse.Namespace) -> dict:
         conn.close()
 
 
+def child_autosave(args: argparse.Namespace) -> dict:
+    """A note typed over ``args.saves`` saves ``args.every`` seconds apart (Obsidian writes a
+    note a couple of seconds after its user stops typing), indexed after each as `brain serve`
+    would, on a clock run by hand; history's size by part, under BRAIN_VERSION_INTERVAL."""
+    import random
+    import sqlite3
+
+    _register_benchfake()
+    from brain import config
+    from brain.index import history as recorder
+    from brain.index.indexer import index_vault
+
+    class Clock:
+        now = time.time() - args.saves * args.every - 86400
+
+        def time(self) -> float:
+            return self.now
+
+    clock = Clock()
+    recorder.time = clock  # type: ignore[assignment]  # history's clock, and only history's
+    vault = Path(args.work) / "vault"
+    vault.mkdir(parents=True)
+    (vault / "Other.md").write_text("# Other\n\nNothing to do with the essay.\n", encoding="utf-8")
+    rng = random.Random(args.seed)
+    text = "# Essay\n\n"
+    started = time.perf_counter()
+    for i in range(args.saves):
+        text += " ".join(rng.choice(_GROW_WORDS) for _ in range(6)).capitalize()
+        text += "." + (" " if rng.random() < 0.8 else "\n\n") + (f"## Part {i // 40 + 1}\n\n" if i % 40 == 39 else "")
+        (vault / "Essay.md").write_text(text, encoding="utf-8")
+        clock.now += args.every
+        index_vault(vault, model_name=MODEL, progress=False)
+    seconds = time.perf_counter() - started
+    db = config.index_dir(vault) / "index.db"
+    conn = sqlite3.connect(db)
+    try:
+        sizes = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
+        tables = {r[0]: r[1] for r in conn.execute("SELECT name, tbl_name FROM sqlite_master")}
+        part = lambda *owners: sum(n for name, n in sizes.items() if tables.get(name, name).startswith(owners))
+        return {
+            "saves": args.saves,
+            "every_s": args.every,
+            "interval_s": config.version_interval(),
+            "final_kb": len(text.encode()) / 1024,
+            "seconds": seconds,
+            "versions": conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] - 1,  # Other.md's
+            "past_chunks": conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0],
+            "bytes": {
+                "past chunks (with their BM25 index)": part("chunk_history"),
+                "versions (with their texts)": part("note_versions"),
+                "history, all of it": part("chunk_history", "version_chunks", "note_versions", "link_history"),
+                "index.db": db.stat().st_size,
+            },
+        }
+    finally:
+        conn.close()
+
+
 def _used_bytes(db: Path) -> int:
     import sqlite3
 
@@ -346,7 +404,9 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _child(phase: str, env: dict[str, str], argv: list[str], src: str | None = None) -> dict:
-    env = {**os.environ, **env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # The rounds and appends here come seconds apart and stand for edits far apart: every one a
+    # version (the autosave part sets its own interval, on a clock of its own).
+    env = {**os.environ, "BRAIN_VERSION_INTERVAL": "0", **env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
         env["BRAIN_BENCH_BASELINE"] = "1"
@@ -410,6 +470,20 @@ def run(args: argparse.Namespace) -> dict:
                 env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_EMBED_MODEL": MODEL}
                 argv = ["--work", str(folder), "--appends", str(args.appends), "--seed", str(args.seed)]
                 results["grow"][label] = _child("grow", env, argv, src)
+        if "autosave" in only:
+            results["autosave"] = {}
+            for interval in ("300", "0"):
+                folder = work / f"autosave-{interval}"
+                print(
+                    f"autosave: {args.saves} saves, BRAIN_VERSION_INTERVAL={interval} ...", file=sys.stderr, flush=True
+                )
+                env = {
+                    "BRAIN_HOME": str(folder / "home"),
+                    "BRAIN_EMBED_MODEL": MODEL,
+                    "BRAIN_VERSION_INTERVAL": interval,
+                }
+                argv = ["--work", str(folder), "--saves", str(args.saves), "--every", str(args.every)]
+                results["autosave"][interval] = _child("autosave", env, argv + ["--seed", str(args.seed)])
         if "age" in only:
             print("age ...", file=sys.stderr, flush=True)
             results["age"] = _child("age", {"BRAIN_HOME": str(work / "age-home")}, ["--age-mode", args.age_mode])
@@ -510,6 +584,22 @@ def summary(r: dict) -> str:
                 )
                 line += f" {fmt(old)} | {shown} |"
             lines.append(line)
+    saved = r.get("autosave")
+    if saved:
+        folded, every = saved["300"], saved["0"]
+        lines.append(
+            f"\n## A note typed over {folded['saves']} saves, {folded['every_s']:g} s apart "
+            f"({folded['final_kb']:.0f} KB at the end), indexed after each, benchfake\n"
+        )
+        lines += ["| | saves within 5 min as one (default) | every save a version (=0) | ratio |", "|---|--:|--:|--:|"]
+        rows = [("versions", lambda x: x["versions"], str), ("past chunks", lambda x: x["past_chunks"], str)]
+        rows += [(n, lambda x, n=n: x["bytes"][n], lambda v: f"{v / 1e6:.2f} MB") for n in folded["bytes"]]
+        rows.append(("time, all the runs", lambda x: x["seconds"], lambda v: f"{v:.1f} s"))
+        for name, get, fmt in rows:
+            a_, b_ = get(folded), get(every)
+            ratio = a_ / b_ if b_ else None
+            shown = "" if ratio is None else f"{ratio:.2f}×" if ratio >= 0.1 else f"1/{1 / ratio:.0f}" if ratio else "0"
+            lines.append(f"| {name} | {fmt(a_)} | {fmt(b_)} | {shown} |")
     a = r.get("age")
     if a:
         w, wo = a["prefer_present"], a["without"]
@@ -542,15 +632,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modes", default="hybrid+ppr,vector")
     parser.add_argument("--age-mode", default="hybrid+ppr")
-    parser.add_argument("--only", default="cost,query,age", help="any of cost,query,grow,age")
+    parser.add_argument("--only", default="cost,query,age", help="any of cost,query,grow,autosave,age")
     parser.add_argument("--appends", type=int, default=800, help="grow: how many times the log is appended to")
+    parser.add_argument("--saves", type=int, default=600, help="autosave: how many times the note is saved")
+    parser.add_argument("--every", type=float, default=2.0, help="autosave: seconds between saves")
     parser.add_argument("--baseline-src", help="a brain source tree from before history (e.g. a checkout of main)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--as-of", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        result = {"cost": child_cost, "query": child_query, "grow": child_grow, "age": child_age}[args.child](args)
+        result = {
+            "cost": child_cost,
+            "query": child_query,
+            "grow": child_grow,
+            "autosave": child_autosave,
+            "age": child_age,
+        }[args.child](args)
         print(json.dumps(result))
         return 0
     if not args.vault.is_dir():

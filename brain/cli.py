@@ -726,7 +726,17 @@ def _history_line(h: dict) -> str:
     )
     if h["bytes"] is not None and h["database_bytes"]:
         line += f"; {h['bytes'] / 1e6:.1f} MB, {h['bytes'] / h['database_bytes']:.0%} of index.db"
-    return line + f"  (keeping {h['keep_versions']} past versions per note)"
+    interval = h.get("version_interval") or 0
+    saves = f", saves within {_interval(interval)} as one" if interval else ""
+    return line + f"  (keeping {h['keep_versions']} past versions per note{saves})"
+
+
+def _interval(seconds: float) -> str:
+    """300 → "5 min", 90 → "90 s", 7200 → "2 h"."""
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
 
 
 def _register_subcommands() -> None:

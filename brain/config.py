@@ -40,6 +40,8 @@ MAX_THREADS = 1024
 MAX_WORKERS = 256
 MAX_PPR_WEIGHT = 1e6
 MAX_KEEP_VERSIONS = 1_000_000
+DEFAULT_VERSION_INTERVAL = 300.0  # seconds; Obsidian's own file recovery snapshots at most every 5 minutes
+MAX_VERSION_INTERVAL = 7 * 24 * 3600.0
 MAX_NOTE_MB = 1024.0  # a note is read whole: 1e13 MB overflowed the read's size (a traceback)
 DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
@@ -232,6 +234,13 @@ def keep_versions() -> int | None:
         raise ConfigError(
             f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {value!r}"
         ) from None
+
+
+def version_interval() -> float:
+    """Seconds within which a note's saves are one version (``BRAIN_VERSION_INTERVAL``, default
+    300): a content replaced less than this after the version before it began is not kept, and
+    that version covers its time. 0 keeps every content an index run sees."""
+    return _float("BRAIN_VERSION_INTERVAL", DEFAULT_VERSION_INTERVAL, maximum=MAX_VERSION_INTERVAL)
 
 
 def max_note_bytes() -> int:

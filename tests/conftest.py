@@ -115,6 +115,9 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.delenv("BRAIN_VAULT", raising=False)
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "none")
+    # The suite's edits come milliseconds apart, and its history tests count every one of them
+    # as a version; tests of saves folded into one version set their own interval.
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
     for name in ("BRAIN_FTS_TOKENIZER", "BRAIN_INDEX_THREADS", "BRAIN_LEXICAL_THREADS", "BRAIN_LEXICAL_SPLIT_MATCHES"):
         monkeypatch.delenv(name, raising=False)
     return home

@@ -47,14 +47,16 @@ class Prior:
     version: VersionRow | None
     restore_id: int | None = None
     unseen: bool = False  # a new note history has never seen (``Recorder.before_write``)
+    fold_into: VersionRow | None = None  # the version before ``version``, which takes its time
 
 
 class Recorder:
     """Records history for one indexing run; call it inside the run's transactions."""
 
-    def __init__(self, store: IndexStore, keep: int | None):
+    def __init__(self, store: IndexStore, keep: int | None, interval: float = 0.0):
         self.store = store
         self.keep = keep  # past versions kept per note; None: all
+        self.interval = interval  # seconds within which a note's saves are one version
         self._history_was_empty: bool | None = None  # when this run first wrote a new note
         self._latest: float | None = None  # the latest moment history holds or this run recorded
         self._began = False  # this run wrote the first version of an empty history
@@ -92,11 +94,33 @@ class Recorder:
             restore_id = self.store.identity_in_history(note.path, note.content_hash)
             version = self.store.current_version(restore_id) if restore_id is not None else None
             return Prior(version, restore_id)
-        self.store.settle_version_text(note_id)  # while its chunks are still those of its content
         version = self.store.current_version(note_id)
+        fold_into = self._folds_into(version, note)
+        if fold_into is not None:  # its text goes with it, and its chunks unless another version holds them
+            assert version is not None
+            if self.store.content_held_elsewhere(version):
+                self.store.retire_chunks(note_id, version.hash, version.title)
+            return Prior(version, fold_into=fold_into)
+        self.store.settle_version_text(note_id)  # while its chunks are still those of its content
         if version is not None and self.keeps_past and version.hash not in (note.content_hash, ""):
             self.store.retire_chunks(note_id, version.hash, version.title)
         return Prior(version)
+
+    def _folds_into(self, version: VersionRow | None, note: Note) -> VersionRow | None:
+        """The version before ``version`` when this write replaces ``version`` so soon after that
+        one began (under ``interval``) that ``version`` is not kept: an editor saving every few
+        seconds while its user types would otherwise leave a version, with its text and its
+        changed chunks, per save (600 saves of a 27 KB note: 3.5 MB of history). A delete never
+        folds: a note's last content stays."""
+        if self.interval <= 0 or not self.keeps_past or version is None or version.hash == "":
+            return None
+        if version.hash == note.content_hash and version.path == note.path:
+            return None  # the same version, parsed again
+        before = self.store.version_before(version)
+        if before is None:
+            return None
+        moment = max(time.time(), self._latest if self._latest is not None else self.store.history_latest())
+        return before if moment - before.recorded_from < self.interval else None
 
     def after_write(
         self,
@@ -125,7 +149,12 @@ class Recorder:
         else:
             if version is not None:
                 event = "renamed" if same_bytes else "changed"
-                self.store.close_version(version.id, now, event)
+                if prior.fold_into is not None:  # what this content is to the version kept before
+                    kept = prior.fold_into
+                    event = "renamed" if kept.hash == note.content_hash and kept.path != note.path else "changed"
+                    self.store.fold_version(version, prior.fold_into, now, event)
+                else:
+                    self.store.close_version(version.id, now, event)
             elif prior.restore_id is not None or (not prior.unseen and self.store.has_versions(note_id)):
                 event = "restored"
             else:
@@ -140,6 +169,8 @@ class Recorder:
             self._began = True
             self.store.set_meta("history_since", repr(now))
         self._sync_edges(note_id, note, world, now, prior.unseen)
+        if prior.fold_into is not None and version is not None:
+            self.store.fold_edges(note_id, version.recorded_from, now)
         if event != "unchanged" and self.keep is not None:
             self.store.prune_versions_of(note_id, self.keep)
         return event

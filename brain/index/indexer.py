@@ -295,7 +295,7 @@ class _Run:
         self.start_version = store.vectors_version()
         self.added_ids: list[int] = []
         self.removed_ids: list[int] = []
-        self.history = Recorder(store, config.keep_versions())
+        self.history = Recorder(store, config.keep_versions(), config.version_interval())
         self.chunking = config.chunking()
         self.chunk_strategy, self.chunk_path = parse_strategy(self.chunking) or ("heading", False)
         self.link_fences = config.link_fences()

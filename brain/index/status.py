@@ -114,4 +114,5 @@ def _history(store: IndexStore) -> dict[str, Any]:
     counts["pruned_before"] = iso_time(float(pruned)) if pruned else None
     keep = config.keep_versions()
     counts["keep_versions"] = "all" if keep is None else keep
+    counts["version_interval"] = config.version_interval()
     return counts

@@ -1700,6 +1700,52 @@ class IndexStore:
             (now, ended, version_id),
         )
 
+    def version_before(self, version: VersionRow) -> VersionRow | None:
+        """The version a note had just before ``version``: the one it replaced (not one that
+        ended in a delete: the note was gone between them)."""
+        row = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? AND recorded_to = ? AND id < ?"
+            " AND ended <> 'deleted' ORDER BY id DESC LIMIT 1",
+            (version.note_id, version.recorded_from, version.id),
+        ).fetchone()
+        return VersionRow(*row) if row else None
+
+    def content_held_elsewhere(self, version: VersionRow) -> bool:
+        """Another version of the note has ``version``'s content (a revert came back to it)."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM note_versions WHERE note_id = ? AND hash = ? AND id <> ? LIMIT 1",
+                (version.note_id, version.hash, version.id),
+            ).fetchone()
+            is not None
+        )
+
+    def fold_version(self, version: VersionRow, into: VersionRow, now: float, ended: str) -> None:
+        """``version`` is not kept: ``into``, the version before it, covers its time up to
+        ``now``, and the note's edges opened or closed in that time open or close at ``now``
+        instead (an edge that lived only then goes), so the graph as of then is ``into``'s.
+        Its text goes with it; its chunks were copied to history only if another version holds
+        its content (``Recorder.before_write``)."""
+        self.conn.execute("DELETE FROM note_versions WHERE id = ?", (version.id,))
+        self.conn.execute("UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ?", (now, ended, into.id))
+
+    def fold_edges(self, source_id: int, since: float, now: float) -> None:
+        """The note's edges opened or closed from ``since`` until ``now`` open or close at ``now``
+        (``fold_version``); call after the note's edges are in step with its new content."""
+        span = (source_id, since, now)
+        self.conn.execute(
+            "UPDATE link_history SET recorded_from = ? WHERE source_id = ? AND recorded_from >= ? AND recorded_from < ?",
+            (now, *span),
+        )
+        self.conn.execute(
+            "UPDATE link_history SET recorded_to = ? WHERE source_id = ? AND recorded_to >= ? AND recorded_to < ?",
+            (now, *span),
+        )
+        self.conn.execute(
+            "DELETE FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL AND recorded_to <= recorded_from",
+            (source_id,),
+        )
+
     def has_any_version(self) -> bool:
         return self.conn.execute("SELECT 1 FROM note_versions LIMIT 1").fetchone() is not None
 

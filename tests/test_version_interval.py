@@ -1,0 +1,256 @@
+"""Saves close together are one version (`BRAIN_VERSION_INTERVAL`): an editor that saves every
+few seconds while its user types must not leave a version, with its text and its chunks, per
+save. Each test drives history's clock by hand; the fake embedder throughout."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import history_problems, open_store
+
+from brain import config
+from brain.cli import cli
+from brain.errors import ConfigError
+from brain.index import history as history_module
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
+
+START = time.time() - 10 * 86400  # every moment here is in the past: `--as-of` reads them all
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(history_module, "time", clock)
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "300")
+    return clock
+
+
+def _save(root: Path, clock: Clock, after: float, text: str, name: str = "Essay.md") -> float:
+    """Write the note ``after`` seconds on, index it; the moment it was recorded."""
+    clock.now += after
+    write(root, name, text)
+    index_vault(root, progress=False)
+    return clock.now
+
+
+def _versions(root: Path, name: str = "Essay.md") -> list:
+    store = open_store(root)
+    try:
+        note_id = store.note_id(name)
+        assert note_id is not None
+        return store.versions_of(note_id)
+    finally:
+        store.close()
+
+
+def _db(root: Path) -> Path:
+    return config.index_dir(root) / "index.db"
+
+
+def _past_texts(root: Path) -> set[str]:
+    conn = sqlite3.connect(_db(root))
+    try:
+        return {r[0] for r in conn.execute("SELECT text FROM chunk_history")}
+    finally:
+        conn.close()
+
+
+def _as_of(root: Path, moment: float, query: str) -> str:
+    recaller = open_recaller(root, update=False, as_of=moment)
+    try:
+        result = recaller.ask(query, "hybrid+ppr", RecallSettings(k=5, depth=20, seeds=5, max_new=10, pool=10))
+    finally:
+        recaller.close()
+    return " ".join(c.text for c in result.results if c.path == "Essay.md")
+
+
+def _essay(*paragraphs: str) -> str:
+    return "# Essay\n\n" + "\n\n".join(paragraphs) + "\n"
+
+
+def test_saves_within_the_interval_are_one_version(tmp_path, clock):
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nNothing to do with kilns.\n")
+    created = _save(root, clock, 0, _essay("The kiln fires at dawn."))
+    settled = _save(root, clock, 3600, _essay("The kiln fires at dawn.", "Cones bend at 1220 degrees."))
+    _save(root, clock, 5, _essay("The kiln fires at dawn.", "Cones bend at 1220 degrees.", "Glaze drips on shelves."))
+    _save(root, clock, 5, _essay("The kiln fires at dawn.", "Cones bend at 1220 degrees.", "Wadding under pots."))
+    last = _save(root, clock, 5, _essay("The kiln fires at dawn.", "Cones bend at 1220 degrees.", "Kiln wash."))
+
+    versions = _versions(root)
+    assert [(v.recorded_from, v.recorded_to, v.event, v.ended) for v in versions] == [
+        (created, settled, "created", "changed"),
+        (settled, last, "changed", "changed"),  # covers the two saves folded into it
+        (last, None, "changed", None),
+    ]
+    past = " ".join(_past_texts(root))
+    assert "Glaze drips" not in past and "Wadding" not in past  # neither their chunks
+    assert history_problems(_db(root)) == []
+    assert "Cones bend" in _as_of(root, settled + 7, "cones bend degrees")  # the kept version, then
+    assert "Kiln wash" in _as_of(root, last + 1, "kiln wash")
+
+
+def test_a_version_lived_long_is_kept_however_soon_its_own_version_came(tmp_path, clock):
+    """The rule is the span of a version and the one before it: a quick save that then stood
+    for an hour is kept, and so is the one before it."""
+    root = tmp_path / "vault"
+    _save(root, clock, 0, _essay("First draft."))
+    _save(root, clock, 3600, _essay("Second draft."))
+    _save(root, clock, 10, _essay("Third draft, a typo fixed."))
+    _save(root, clock, 3600, _essay("Fourth draft."))
+    assert [v.event for v in _versions(root)] == ["created", "changed", "changed", "changed"]
+    assert history_problems(_db(root)) == []
+
+
+def test_twenty_minutes_of_autosaves_keep_a_version_every_interval(tmp_path, clock):
+    root = tmp_path / "vault"
+    sentences = ["The kiln fires at dawn."]
+    _save(root, clock, 0, _essay(*sentences))
+    clock.now += 86400
+    for i in range(120):  # a save every 10 s for 20 minutes
+        sentences.append(f"Firing note {i} about cone {i % 12} and shelf {i % 7}.")
+        _save(root, clock, 10, _essay(" ".join(sentences)))
+    versions = _versions(root)
+    assert 5 <= len(versions) <= 7  # the first, one per 5 minutes of saving, the last; not 121
+    starts = [v.recorded_from for v in versions]
+    assert all(b - a >= 300 for a, b in zip(starts[1:-2], starts[3:]))  # no two kept within one interval
+    assert all(a.recorded_to == b.recorded_from for a, b in itertools.pairwise(versions))  # no gap
+    assert history_problems(_db(root)) == []
+
+
+def test_the_graph_of_a_folded_time_is_the_kept_versions(tmp_path, clock):
+    root = tmp_path / "vault"
+    for name in ("Canary", "Blue green", "Pager"):
+        write(root, f"{name}.md", f"# {name}\n\nAbout {name}.\n")
+    _save(root, clock, 0, _essay("See [[Canary]] and [[Pager]]."))
+    settled = _save(root, clock, 3600, _essay("See [[Canary]] and [[Pager]] twice: [[Pager]]."))
+    _save(root, clock, 5, _essay("See [[Blue green]] only."))  # Canary and Pager go, Blue green comes
+    last = _save(root, clock, 5, _essay("See [[Pager]] and [[Blue green]]."))
+    store = open_store(root)
+    try:
+        names = {note_id: path for path, note_id in ((p, store.note_id(p)) for p in store.note_rows())}
+
+        def graph(moment: float) -> set[tuple[str, int]]:
+            essay = store.note_id("Essay.md")
+            return {
+                (edge.target, edge.count)
+                for edge in store.edges_from(essay)  # type: ignore[arg-type]
+                if edge.recorded_from <= moment and (edge.recorded_to is None or edge.recorded_to > moment)
+            }
+
+        assert names  # the store reads
+        assert graph(settled + 7) == {("Canary", 1), ("Pager", 2)}  # as the kept version wrote it
+        assert graph(last) == {("Pager", 1), ("Blue green", 1)}
+        spans = [(e.recorded_from, e.recorded_to) for e in store.edges_from(store.note_id("Essay.md"))]  # type: ignore[arg-type]
+        assert all(to is None or to > start for start, to in spans)  # nothing lived only in the folded time
+    finally:
+        store.close()
+    assert history_problems(_db(root)) == []
+
+
+def _version_rows(root: Path) -> list[tuple[str, str | None, bytes | None]]:
+    conn = sqlite3.connect(_db(root))
+    try:
+        return conn.execute(
+            "SELECT event, ended, hash FROM note_versions WHERE note_id ="
+            " (SELECT note_id FROM note_versions WHERE path = 'Essay.md') ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_delete_keeps_the_last_content_however_soon(tmp_path, clock):
+    root = tmp_path / "vault"
+    _save(root, clock, 0, _essay("Old words."), "Other.md")
+    _save(root, clock, 0, _essay("Old words."))
+    _save(root, clock, 3600, _essay("Newer words."))
+    last = _save(root, clock, 5, _essay("The very last words, written just before the delete."))
+    clock.now += 5
+    (root / "Essay.md").unlink()
+    index_vault(root, progress=False)
+    assert [row[:2] for row in _version_rows(root)] == [
+        ("created", "changed"),
+        ("changed", "changed"),
+        ("changed", "deleted"),
+    ]
+    assert "The very last words" in _as_of(root, last + 1, "the very last words")
+    assert history_problems(_db(root)) == []
+
+
+def test_a_revert_folded_away_keeps_the_older_version_of_that_content(tmp_path, clock):
+    """A, B an hour on, A again 100 s later (a revert), then C 10 s on: the second A is
+    folded into B, but the first A, an hour long, still reads back, its chunks kept though
+    they were the current ones until C."""
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    a = _essay("Alpha words about the kiln and its cones.")
+    first = _save(root, clock, 0, a)
+    _save(root, clock, 3600, _essay("Beta words about glaze."))
+    _save(root, clock, 100, a)
+    _save(root, clock, 10, _essay("Gamma words about wadding."))
+    assert [row[:2] for row in _version_rows(root)] == [
+        ("created", "changed"),
+        ("changed", "changed"),
+        ("changed", None),
+    ]
+    assert history_problems(_db(root)) == []
+    assert "Alpha words" in _as_of(root, first + 60, "alpha kiln cones")
+    assert "Alpha words" in " ".join(_past_texts(root))
+
+
+def test_a_rename_within_the_interval_folds_too(tmp_path, clock):
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    _save(root, clock, 0, _essay("Words."))
+    _save(root, clock, 3600, _essay("More words."))
+    _save(root, clock, 5, _essay("Even more words."))
+    clock.now += 5
+    (root / "Essay.md").rename(root / "Renamed.md")
+    index_vault(root, progress=False)
+    versions = _versions(root, "Renamed.md")
+    assert [(v.path, v.event) for v in versions] == [
+        ("Essay.md", "created"),
+        ("Essay.md", "changed"),
+        ("Renamed.md", "changed"),  # the kept version held other words: a change, not a rename
+    ]
+    assert history_problems(_db(root)) == []
+
+
+def test_interval_zero_keeps_every_save(tmp_path, clock, monkeypatch):
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
+    root = tmp_path / "vault"
+    for i in range(5):
+        _save(root, clock, 1, _essay(f"Save {i}."))
+    assert len(_versions(root)) == 5
+
+
+def test_the_interval_is_validated_and_shown(tmp_path, monkeypatch):
+    for bad in ("soon", "-1", "nan", "inf", "604801"):
+        monkeypatch.setenv("BRAIN_VERSION_INTERVAL", bad)
+        with pytest.raises(ConfigError, match="BRAIN_VERSION_INTERVAL"):
+            config.version_interval()
+    monkeypatch.delenv("BRAIN_VERSION_INTERVAL")
+    assert config.version_interval() == 300
+    root = tmp_path / "vault"
+    write(root, "Essay.md", _essay("Words."))
+    result = CliRunner().invoke(cli, ["status", "--vault", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "saves within 5 min as one" in result.output
+    result = CliRunner().invoke(cli, ["status", "--vault", str(root), "--json"])
+    assert '"version_interval": 300' in result.output
