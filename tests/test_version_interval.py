@@ -5,6 +5,7 @@ save. Each test drives history's clock by hand; the fake embedder throughout."""
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -254,3 +255,24 @@ def test_the_interval_is_validated_and_shown(tmp_path, monkeypatch):
     assert "saves within 5 min as one" in result.output
     result = CliRunner().invoke(cli, ["status", "--vault", str(root), "--json"])
     assert '"version_interval": 300' in result.output
+
+
+def test_brain_history_of_a_note_edited_in_one_sitting_shows_the_sitting_once(toy_vault, monkeypatch):
+    """The real clock, the CLI, the toy vault: three quick edits after the first index are one
+    version beside the first; with the interval at 0, each its own."""
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "300")
+    note = toy_vault / "Home.md"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", "--vault", str(toy_vault)]).exit_code == 0
+    for i in range(3):
+        note.write_text(note.read_text(encoding="utf-8") + f"\nEdit {i} of the sitting.\n", encoding="utf-8")
+        assert runner.invoke(cli, ["index", "--vault", str(toy_vault)]).exit_code == 0
+    shown = runner.invoke(cli, ["history", note.stem, "--vault", str(toy_vault), "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert len(json.loads(shown.output)["versions"]) == 2
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
+    for i in range(3):
+        note.write_text(note.read_text(encoding="utf-8") + f"\nLater edit {i}.\n", encoding="utf-8")
+        assert runner.invoke(cli, ["index", "--vault", str(toy_vault)]).exit_code == 0
+    shown = runner.invoke(cli, ["history", note.stem, "--vault", str(toy_vault), "--json"])
+    assert len(json.loads(shown.output)["versions"]) == 5
