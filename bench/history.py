@@ -198,7 +198,6 @@ _GROW_WORDS = (
 def child_grow(args: argparse.Namespace) -> dict:
     """A log appended to ``args.appends`` times, indexed after each; history's bytes by part."""
     import random
-    import sqlite3
 
     _register_benchfake()
     from brain import config
@@ -216,21 +215,31 @@ def child_grow(args: argparse.Namespace) -> dict:
         (vault / "Kiln log.md").write_text(text, encoding="utf-8")
         index_vault(vault, model_name=MODEL, progress=False)
     seconds = time.perf_counter() - started
-    db = config.index_dir(vault) / "index.db"
+    return {
+        "appends": args.appends,
+        "final_kb": len(text.encode()) / 1024,
+        "seconds": seconds,
+        **_history_parts(config.index_dir(vault) / "index.db"),
+    }
+
+
+def _history_parts(db: Path) -> dict:
+    """History's rows and the bytes of its tables (with their indexes), from SQLite's dbstat."""
+    import sqlite3
+
     conn = sqlite3.connect(db)
     try:
         sizes = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
         tables = {r[0]: r[1] for r in conn.execute("SELECT name, tbl_name FROM sqlite_master")}
         part = lambda *owners: sum(n for name, n in sizes.items() if tables.get(name, name).startswith(owners))
         return {
-            "appends": args.appends,
-            "final_kb": len(text.encode()) / 1024,
-            "seconds": seconds,
+            "versions": conn.execute("SELECT count(*) FROM note_versions").fetchone()[0],
             "past_chunks": conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0],
             "bytes": {
                 "past chunks (with their BM25 index)": part("chunk_history"),
                 "past contents' chunk lists": part("version_chunks"),
                 "versions (with their texts)": part("note_versions"),
+                "history, all of it": part("chunk_history", "version_chunks", "note_versions", "link_history"),
                 "index.db": db.stat().st_size,
             },
         }
@@ -243,7 +252,6 @@ def child_autosave(args: argparse.Namespace) -> dict:
     note a couple of seconds after its user stops typing), indexed after each as `brain serve`
     would, on a clock run by hand; history's size by part, under BRAIN_VERSION_INTERVAL."""
     import random
-    import sqlite3
 
     _register_benchfake()
     from brain import config
@@ -271,29 +279,16 @@ def child_autosave(args: argparse.Namespace) -> dict:
         clock.now += args.every
         index_vault(vault, model_name=MODEL, progress=False)
     seconds = time.perf_counter() - started
-    db = config.index_dir(vault) / "index.db"
-    conn = sqlite3.connect(db)
-    try:
-        sizes = dict(conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
-        tables = {r[0]: r[1] for r in conn.execute("SELECT name, tbl_name FROM sqlite_master")}
-        part = lambda *owners: sum(n for name, n in sizes.items() if tables.get(name, name).startswith(owners))
-        return {
-            "saves": args.saves,
-            "every_s": args.every,
-            "interval_s": config.version_interval(),
-            "final_kb": len(text.encode()) / 1024,
-            "seconds": seconds,
-            "versions": conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] - 1,  # Other.md's
-            "past_chunks": conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0],
-            "bytes": {
-                "past chunks (with their BM25 index)": part("chunk_history"),
-                "versions (with their texts)": part("note_versions"),
-                "history, all of it": part("chunk_history", "version_chunks", "note_versions", "link_history"),
-                "index.db": db.stat().st_size,
-            },
-        }
-    finally:
-        conn.close()
+    parts = _history_parts(config.index_dir(vault) / "index.db")
+    parts["versions"] -= 1  # Other.md's
+    return {
+        "saves": args.saves,
+        "every_s": args.every,
+        "interval_s": config.version_interval(),
+        "final_kb": len(text.encode()) / 1024,
+        "seconds": seconds,
+        **parts,
+    }
 
 
 def _used_bytes(db: Path) -> int:
