@@ -29,7 +29,7 @@ from .carry import Basis, Built
 
 log = logging.getLogger("brain")
 
-FORMAT = 1
+FORMAT = 2  # 2: the names with their holders (gate.name_table), the name index with its titled part
 _SOURCES = ("names.py", "stop_words.py", "gate.py", "ppr.py", "carry.py", "cache.py")
 
 
@@ -66,7 +66,8 @@ def save(directory: Path, built: Built) -> bool:
         "titles": basis.titles,
     }
     if built.names is not None or built.name_index is not None:
-        state = (built.names, built.name_index.state() if built.name_index is not None else None)
+        names = (built.names, built.holders) if built.names is not None and built.holders is not None else None
+        state = (names, built.name_index.state() if built.name_index is not None else None)
         arrays["names"] = np.frombuffer(marshal.dumps(state), dtype=np.uint8)
     if built.link_graph is not None:
         arrays["graph_settings"] = np.array(graph_settings())
@@ -121,12 +122,14 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
                 written_at=data["written_at"],
                 titles=data["titles"],
             )
-            names = name_index = graph = None
+            names = holders = name_index = graph = None
             want_names, want_graph = worth(basis) if worth is not None else (True, True)
             if want_names and "names" in files:
-                names, state = marshal.loads(data["names"].tobytes())
-                if names is not None and not isinstance(names, dict):
-                    raise ValueError("the names are not a mapping")
+                table, state = marshal.loads(data["names"].tobytes())
+                if table is not None:
+                    names, holders = table
+                    if not isinstance(names, dict) or not isinstance(holders, dict):
+                        raise ValueError("the names are not a mapping")
                 if state is not None:
                     from .names import NameIndex
 
@@ -144,7 +147,7 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     except Exception as exc:  # noqa: BLE001 - a derived file: rebuilt, never trusted when in doubt
         log.info("%s cannot be used (%s: %s); building afresh", path, type(exc).__name__, exc)
         return None
-    return Built(basis=basis, names=names, name_index=name_index, link_graph=graph)
+    return Built(basis=basis, names=names, name_index=name_index, link_graph=graph, holders=holders)
 
 
 def _text(value: str | None) -> str:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..index.store import IndexStore
+    from .gate import Holders
     from .names import NameIndex
     from .ppr import LinkGraph
 
@@ -66,6 +67,7 @@ class Built:
     names: dict[str, str] | None
     name_index: NameIndex | None
     link_graph: LinkGraph | None
+    holders: Holders | None = None  # the names several notes have (``gate.name_table``), with ``names``
 
 
 def read_basis(store: IndexStore, previous: Basis | None = None) -> Basis:

@@ -8,6 +8,7 @@ always says why. Names come first from the vault itself (titles and aliases), th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..text import yo_as_ye
@@ -54,16 +55,50 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).casefold()
 
 
+# The notes that hold a name several notes hold, each once, in the order ``name_table`` reads
+# them: (0 for a title or file name, 1 for an alias; the note's id).
+Holders = dict[str, tuple[tuple[int, int], ...]]
+
+
 def vault_names(store: IndexStore) -> dict[str, str]:
     """Casefolded title or alias → the note path it names."""
+    return name_table(store.note_names(), store.alias_rows())[0]
+
+
+def name_table(
+    notes: Iterable[tuple[int, str, str]], aliases: Iterable[tuple[int, str]]
+) -> tuple[dict[str, str], Holders]:
+    """Casefolded title, file name or alias → the path of the note that has it, of these notes
+    ((id, path, title), by id) and aliases ((note id, alias), by note id): titles and file names
+    first, then aliases, the first note to have a name keeping it. And the names several notes
+    have, with all of them (``Holders``): a view of the past takes the present's over, and
+    what one of those names names once some notes changed is known without reading the
+    others again (``recall/past_carry.py``)."""
     names: dict[str, str] = {}
-    for path, title in store.note_titles():
-        names.setdefault(_normalise(title), path)
+    first: dict[str, int] = {}  # name → its first holder: note id × 2 + part
+    shared: dict[str, list[tuple[int, int]]] = {}
+    path_of: dict[int, str] = {}
+
+    def hold(key: str, note_id: int, part: int) -> None:
+        held = first.setdefault(key, note_id * 2 + part)
+        if held >> 1 != note_id:
+            holders = shared.setdefault(key, [(held & 1, held >> 1)])
+            if all(other != note_id for _, other in holders):
+                holders.append((part, note_id))
+
+    for note_id, path, title in notes:
+        path_of[note_id] = path
         stem = path.rsplit("/", 1)[-1]
-        names.setdefault(_normalise(stem[:-3] if stem.lower().endswith(".md") else stem), path)
-    for path, alias in store.alias_pairs():
-        names.setdefault(_normalise(alias), path)
-    return names
+        for text in (title, stem[:-3] if stem.lower().endswith(".md") else stem):
+            key = _normalise(text)
+            names.setdefault(key, path)
+            hold(key, note_id, 0)
+    for note_id, alias in aliases:
+        if note_id in path_of:
+            key = _normalise(alias)
+            names.setdefault(key, path_of[note_id])
+            hold(key, note_id, 1)
+    return names, {key: tuple(holders) for key, holders in shared.items()}
 
 
 def entity_gate(query: str, names: dict[str, str] | None = None) -> Gate:

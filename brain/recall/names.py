@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -183,33 +184,88 @@ class NameMatch(NamedTuple):
     whole: bool  # the name is the whole query: every word of each, none fuzzy (or its initials, "SS7")
 
 
+# A name as the index holds it, and the initials it answers to (sorted; none for one word).
+Entry = tuple[Name, tuple[str, ...]]
+
+
+def name_entries(
+    notes: Iterable[tuple[int, str, str]], aliases: Iterable[tuple[int, str]]
+) -> tuple[list[Entry], list[Entry]]:
+    """The names of these notes ((id, path, title), by id) and of their aliases ((note id,
+    alias), by note id) as the index holds them: each note's title and file name, then every
+    alias; a name whose words another name of the same note has is left out."""
+    seen: set[tuple[int, tuple[str, ...]]] = set()
+
+    def entry(note_id: int, text: str) -> Entry | None:
+        every = words(text)
+        content = tuple(w for w in every if w not in STOP) or tuple(every)
+        if not content or (note_id, content) in seen:
+            return None
+        seen.add((note_id, content))
+        return Name(note_id, text, content), tuple(sorted(_initials(every, list(content)))) if len(every) > 1 else ()
+
+    titled: list[Entry] = []
+    for note_id, path, title in notes:
+        found = entry(note_id, title)
+        if found is not None:
+            titled.append(found)
+        file_name = path.rsplit("/", 1)[-1]
+        stem = file_name[:-3] if file_name.lower().endswith(".md") else file_name
+        if stem != title:  # most titles are the file name: the same words, already added
+            found = entry(note_id, stem)
+            if found is not None:
+                titled.append(found)
+    aliased = [found for note_id, alias in aliases if (found := entry(note_id, alias)) is not None]
+    return titled, aliased
+
+
 class NameIndex:
     """Every note's title, file name and aliases, ready for matching queries against."""
 
-    def __init__(self, names: list[Name], initials: dict[str, tuple[int, ...]] | None = None):
+    def __init__(
+        self, names: list[Name], initials: dict[str, tuple[int, ...]] | None = None, *, titled: int | None = None
+    ):
         self.names = names
+        # names[:titled] are titles and file names, by note id; the rest aliases, by note id
+        # (``patched`` puts a note's names back where a build would).
+        self.titled = len(names) if titled is None else titled
         # initials → the names (indices) of several words they stand for ("ss7"): kept apart
         # from the name words, which they would otherwise dilute (every name's IDF).
         self.initials: dict[str, tuple[int, ...]] = initials or {}
-        self.by_word: dict[str, list[int]] = {}
-        for i, name in enumerate(names):
-            for w in set(name.words):
-                self.by_word.setdefault(w, []).append(i)
-        total = max(1, len(names))
-        self.idf = {w: math.log(1 + total / len(ids)) for w, ids in self.by_word.items()}
-        self.max_idf = math.log(1 + total)
+        self._index_words()
         # a Russian stem → the name words of it: "москве" and "москвои" find *Москва* as a
         # plural finds an English name (a word written as a name has it is matched as itself first).
         self.by_stem: dict[str, tuple[str, ...]] = {}
-        for w in self.by_word:
-            root = russian_stem(w)
-            if root is not None:
-                self.by_stem[root] = self.by_stem.get(root, ()) + (w,)
         # variant → the name words it stands for; tuples, not sets: nearly every variant stands
         # for one word, and 200,000 sets of one were 40 MB at 100,000 notes.
         self._fuzzy: dict[str, tuple[str, ...]] = {}
-        fuzzy, get = self._fuzzy, self._fuzzy.get
-        for w in self.by_word:
+        self._index_variants(self.by_word, ())
+
+    def _index_words(self) -> None:
+        """The names of each word (indices, ascending) and each word's IDF."""
+        self.by_word: dict[str, list[int]] = {}
+        for i, name in enumerate(self.names):
+            for w in set(name.words):
+                self.by_word.setdefault(w, []).append(i)
+        total = max(1, len(self.names))
+        self.idf = {w: math.log(1 + total / len(ids)) for w, ids in self.by_word.items()}
+        self.max_idf = math.log(1 + total)
+
+    def _index_variants(self, added: Iterable[str], removed: Iterable[str]) -> None:
+        """``by_stem`` and the fuzzy variants with the words ``added`` to the names and those ``removed``."""
+        by_stem, fuzzy = self.by_stem, self._fuzzy
+        for w in removed:
+            root = russian_stem(w)
+            if root is not None:
+                _drop(by_stem, root, w)
+            if FUZZY_MIN <= len(w) <= FUZZY_MAX:
+                for variant in _deletions(w) | {w}:
+                    _drop(fuzzy, variant, w)
+        get = fuzzy.get
+        for w in added:
+            root = russian_stem(w)
+            if root is not None:
+                by_stem[root] = by_stem.get(root, ()) + (w,)
             if FUZZY_MIN <= len(w) <= FUZZY_MAX:
                 variants = _deletions(w)
                 variants.add(w)
@@ -219,49 +275,76 @@ class NameIndex:
     def state(self) -> tuple:
         """Everything the index holds, as plain values (``recall/cache.py`` marshals it)."""
         names = [(n.note_id, n.text, n.words) for n in self.names]
-        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy, self.initials, self.by_stem)
+        return (names, self.by_word, self.idf, self.max_idf, self._fuzzy, self.initials, self.by_stem, self.titled)
 
     @classmethod
     def from_state(cls, state: tuple) -> NameIndex:
         """The index ``state`` describes, without building it again."""
-        names, by_word, idf, max_idf, fuzzy, initials, by_stem = state
+        names, by_word, idf, max_idf, fuzzy, initials, by_stem, titled = state
         if not (isinstance(names, list) and isinstance(by_word, dict) and isinstance(idf, dict)):
             raise ValueError("not the state of a name index")
         if not (isinstance(max_idf, float) and isinstance(fuzzy, dict) and isinstance(initials, dict)):
             raise ValueError("not the state of a name index")
-        if not isinstance(by_stem, dict):
+        if not (isinstance(by_stem, dict) and isinstance(titled, int) and 0 <= titled <= len(names)):
             raise ValueError("not the state of a name index")
         index = cls.__new__(cls)
         index.names = [Name(note_id, text, tuple(words)) for note_id, text, words in names]
         index.by_word, index.idf, index.max_idf, index._fuzzy = by_word, idf, max_idf, fuzzy
-        index.initials, index.by_stem = initials, by_stem
+        index.initials, index.by_stem, index.titled = initials, by_stem, titled
         return index
 
     @classmethod
     def from_store(cls, store: IndexStore) -> NameIndex:
-        names: list[Name] = []
-        seen: set[tuple[int, tuple[str, ...]]] = set()
+        return cls.from_entries(*name_entries(store.note_names(), store.alias_rows()))
+
+    @classmethod
+    def from_entries(cls, titled: list[Entry], aliased: list[Entry]) -> NameIndex:
+        """The index of these names (``name_entries``)."""
         initials: dict[str, tuple[int, ...]] = {}
+        for i, (_, keys) in enumerate(titled + aliased):
+            for key in keys:
+                initials[key] = initials.get(key, ()) + (i,)
+        return cls([name for name, _ in titled] + [name for name, _ in aliased], initials, titled=len(titled))
 
-        def add(note_id: int, text: str) -> None:
-            every = words(text)
-            content = tuple(w for w in every if w not in STOP) or tuple(every)
-            if content and (note_id, content) not in seen:
-                seen.add((note_id, content))
-                names.append(Name(note_id, text, content))
-                if len(every) > 1:
-                    for key in _initials(every, list(content)):
-                        initials[key] = initials.get(key, ()) + (len(names) - 1,)
-
-        for note_id, path, title in store.note_names():
-            add(note_id, title)
-            file_name = path.rsplit("/", 1)[-1]
-            stem = file_name[:-3] if file_name.lower().endswith(".md") else file_name
-            if stem != title:  # most titles are the file name: the same words, already added
-                add(note_id, stem)
-        for note_id, alias in store.alias_rows():
-            add(note_id, alias)
-        return cls(names, initials)
+    def patched(self, changed: set[int], titled: list[Entry], aliased: list[Entry]) -> NameIndex:
+        """This index with the names of the notes ``changed`` replaced by ``titled`` and
+        ``aliased`` (theirs, ``name_entries``; a note changed into none has none): the index
+        ``from_entries`` builds of the whole, without reading every other note's names again
+        (``recall/past_carry.py``: a past slice from the present's). ``self`` is left as it was."""
+        old = self.names
+        # (note id, 0 for a name of this index or 1 for a new one, where it comes from) per
+        # part, by note id: a note's names come from one side, in their order (a stable sort).
+        first = [(n.note_id, 0, i) for i, n in enumerate(old[: self.titled]) if n.note_id not in changed]
+        first += [(e[0].note_id, 1, j) for j, e in enumerate(titled)]
+        second = [(n.note_id, 0, i) for i, n in enumerate(old[self.titled :], self.titled) if n.note_id not in changed]
+        second += [(e[0].note_id, 1, j) for j, e in enumerate(aliased)]
+        first.sort(key=_by_note)
+        second.sort(key=_by_note)
+        new_entries = titled + aliased
+        moved: dict[int, int] = {}  # old index → new index
+        names: list[Name] = []
+        initials: dict[str, list[int]] = {}
+        for position, (_, side, i) in enumerate(first + second):
+            if side == 0:
+                moved[i] = position
+                names.append(old[i])
+            else:
+                entry = new_entries[i if position < len(first) else len(titled) + i]
+                names.append(entry[0])
+                for key in entry[1]:
+                    initials.setdefault(key, []).append(position)
+        for key, found in self.initials.items():
+            kept = [moved[i] for i in found if i in moved]
+            if kept:
+                initials.setdefault(key, []).extend(kept)
+        index = NameIndex.__new__(NameIndex)
+        index.names, index.titled = names, len(first)
+        index.initials = {key: tuple(sorted(found)) for key, found in initials.items()}
+        index._index_words()
+        index.by_stem, index._fuzzy = dict(self.by_stem), dict(self._fuzzy)
+        before, after = self.by_word.keys(), index.by_word.keys()
+        index._index_variants([w for w in after if w not in before], [w for w in before if w not in after])
+        return index
 
     def _matches(self, word: str) -> dict[str, float]:
         """Name words this query word matches, with the weight of the match."""
@@ -370,6 +453,18 @@ def names_search(
         c.dense_score = chunks[c.note_id][1]
         c.named = c.note_id in whole
     return out
+
+
+def _by_note(item: tuple[int, int, int]) -> int:
+    return item[0]
+
+
+def _drop(table: dict[str, tuple[str, ...]], key: str, word: str) -> None:
+    left = tuple(w for w in table.get(key, ()) if w != word)
+    if left:
+        table[key] = left
+    else:
+        table.pop(key, None)
 
 
 def named_note(lane: list[Candidate]) -> int | None:

@@ -126,9 +126,10 @@ def _open(
     else:
         vectors = load_current(store, dim)
     timings["load_index"] = _ms(started)
-    # The names and link graph an earlier run kept (recall/cache.py): for the present only, and
-    # kept again only where the index can be written.
-    disk_cache: DiskCache = "off" if view is not store else ("read" if store.readonly else "write")
+    # The names and link graph an earlier run kept (recall/cache.py), kept again only where the
+    # index can be written: the present's, which a view of the past takes over and patches
+    # (recall/past_carry.py).
+    disk_cache: DiskCache = "read" if store.readonly else "write"
     recaller = Recaller(
         view,
         vectors,

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import config
 from ..errors import BrainError, ConfigError, IndexMismatchError, ModelLoadError
@@ -39,7 +39,7 @@ from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
-from . import carry, fusion
+from . import carry, fusion, past_carry
 from . import dates as dates_stage
 from . import dense as dense_stage
 from . import folders as folders_stage
@@ -47,7 +47,8 @@ from . import graph as graph_stage
 from . import lexical as lexical_stage
 from . import names as names_stage
 from . import ppr as ppr_stage
-from .gate import entity_gate, vault_names
+from .gate import Holders, entity_gate, name_table
+from .past import PastIndex
 from .rerank import load_reranker
 from .types import DEFAULT_MODE, Candidate, Gate, Mode, RecallResult, RecallSettings
 
@@ -137,6 +138,7 @@ class Recaller:
         self.stale = stale  # notes changed since the index, when it was not brought up to date
         self.warnings = list(warnings)  # said once when opening; repeated on every result
         self._names: dict[str, str] | None = None
+        self._holders: Holders | None = None  # built and taken over with the names
         self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
@@ -148,6 +150,14 @@ class Recaller:
         self.disk_cache = disk_cache
         self._disk_checked = disk_cache == "off"
         self._built_here: set[str] = set()
+        # Over a view of the past, the cache is the present's: the view takes the present's
+        # names and link graph and applies the difference (recall/past_carry.py).
+        self._present: Recaller | None = None
+        self._present_cache: DiskCache = "off"
+        self._difference: past_carry.Difference | None = None  # of the names: the view's against the present's
+        self._present_index: names_stage.NameIndex | None = None  # the present's, read with the difference
+        if isinstance(store, PastIndex):
+            self._present_cache, self.disk_cache, self._disk_checked = disk_cache, "off", True
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
         self.timings_ms: dict[str, float] = {}  # what opening it cost, by step (open_recaller fills it)
         # Notes whose file is gone while the index could not be updated (recall/opening.py):
@@ -160,6 +170,9 @@ class Recaller:
         try:
             if self.disk_cache == "write" and self._built_here:
                 self._keep_on_disk()
+            present = self._present
+            if present is not None and present.disk_cache == "write" and present._built_here:
+                present._keep_on_disk()  # what a view of the past built of the present, for the next run
         finally:
             self.store.close()
 
@@ -225,15 +238,19 @@ class Recaller:
     # ----- what is loaded once --------------------------------------------------------------
 
     def names(self) -> dict[str, str]:
+        if self._names is None and self._past() is not None:
+            self._names_from_present()
         if self._names is None:
             self._from_disk()
         if self._names is None:
-            self._names = vault_names(self.store)
+            self._names, self._holders = name_table(self.store.note_names(), self.store.alias_rows())
             self._built_here.add("names")
         return self._names
 
     def name_index(self) -> names_stage.NameIndex:
         """Every note's names (title, file name, aliases) for the names lane, read once."""
+        if self._name_index is None and self._past() is not None:
+            self._name_index_from_present()
         if self._name_index is None:
             self._from_disk()
         if self._name_index is None:
@@ -254,6 +271,9 @@ class Recaller:
         return self._folder_index
 
     def link_graph(self) -> ppr_stage.LinkGraph:
+        past = self._past()
+        if self._link_graph is None and past is not None:
+            self._link_graph = past_carry.link_graph(past, self._present_part("link graph"))
         if self._link_graph is None:
             self._from_disk()
         if self._link_graph is None:
@@ -268,6 +288,84 @@ class Recaller:
                 log.warning("%s", message)
                 self.warnings.append(message)
         return self._link_graph
+
+    # ----- a view of the past: what it takes over from the present (recall/past_carry.py) --------
+
+    def _past(self) -> PastIndex | None:
+        """The view of the past this recaller answers over, when it takes the present's names and links."""
+        return self.store if isinstance(self.store, PastIndex) and past_carry.TAKE_FROM_PRESENT else None
+
+    def _present_part(self, part: str) -> Any:
+        """The present's names, name index or link graph (``part``) for a view of the past: kept by
+        an earlier run, else built now where it is kept for the next (``brain ask --as-of``
+        from the command line: one process a query); None where neither (built from the slice)."""
+        past = self.store
+        assert isinstance(past, PastIndex)
+        if self._present is None:
+            self._present = Recaller(
+                past.base,
+                self.vectors,
+                self.embedder,
+                root=self.root,
+                rerank_model=None,
+                disk_cache=self._present_cache,
+            )
+        present = self._present
+        present._from_disk()
+        kept: dict[str, Any] = {
+            "names": present._names,
+            "name index": present._name_index,
+            "link graph": present._link_graph,
+        }
+        if kept[part] is None and present.disk_cache == "write":
+            build: dict[str, Callable[[], Any]] = {
+                "names": present.names,
+                "name index": present.name_index,
+                "link graph": present.link_graph,
+            }
+            return build[part]()
+        return kept[part]
+
+    def _present_unchanged(self, read_before: bool) -> bool:
+        """Whether the present's names (read before this read transaction, when ``read_before``)
+        are of the state this transaction reads: nothing was indexed since."""
+        assert self._present is not None
+        kept = self._present.basis()
+        return not read_before or carry.read_basis(self._present.store, kept).same(kept)
+
+    def _names_from_present(self) -> None:
+        """The view's names from the present's and the difference, read in one transaction (else
+        left to be built from the slice)."""
+        past = self.store
+        assert isinstance(past, PastIndex)
+        try:
+            with past.base.read_snapshot():
+                read_before = self._present is not None and self._present._basis is not None
+                names = self._present_part("names")
+                assert self._present is not None
+                if names is None or self._present._holders is None or not self._present_unchanged(read_before):
+                    return
+                difference = past_carry.names_difference(past)
+                self._names = past_carry.gate_names(
+                    names, self._present._holders, difference, past.base.note_id, past.name_row
+                )
+                self._difference, self._present_index = difference, self._present._name_index
+        except ValueError as exc:  # not of one state after all: built from the slice
+            log.info("the names of the past were built, not taken from the present's (%s)", exc)
+
+    def _name_index_from_present(self) -> None:
+        past = self.store
+        assert isinstance(past, PastIndex)
+        if self._difference is None or self._present_index is None:
+            with past.base.read_snapshot():
+                read_before = self._present is not None and self._present._basis is not None
+                index = self._present_part("name index")
+                if index is None or not self._present_unchanged(read_before):
+                    return
+                if self._difference is None:
+                    self._difference = past_carry.names_difference(past)
+                self._present_index = index
+        self._name_index = past_carry.name_index(self._present_index, self._difference)
 
     def successors(self) -> dict[int, int]:
         if self._successors is None:
@@ -285,7 +383,7 @@ class Recaller:
 
     def built(self) -> carry.Built:
         """What this recaller has built so far, with what it was built from."""
-        return carry.Built(self.basis(), self._names, self._name_index, self._link_graph)
+        return carry.Built(self.basis(), self._names, self._name_index, self._link_graph, self._holders)
 
     def carry_over(self, previous: carry.Built) -> list[str]:
         """Take over from ``previous`` (what a recaller built from an earlier state of the same
@@ -295,8 +393,8 @@ class Recaller:
         old, new = previous.basis, self.basis()
         taken: list[str] = []
         if carry.names_unchanged(old, new):
-            if previous.names is not None and self._names is None:
-                self._names, taken = previous.names, [*taken, "names"]
+            if previous.names is not None and previous.holders is not None and self._names is None:
+                self._names, self._holders, taken = previous.names, previous.holders, [*taken, "names"]
             if previous.name_index is not None and self._name_index is None:
                 self._name_index, taken = previous.name_index, [*taken, "name index"]
         written = carry.written_since(old, new)

@@ -65,6 +65,26 @@ class LinkGraph:
         del edges
         self._build(note_ids, *arrays)
 
+    @classmethod
+    def of_links(cls, note_ids: Sequence[int], edges: np.ndarray, like: LinkGraph | None = None) -> LinkGraph:
+        """The graph of these notes (ids, ascending) and links ((source id, target id, 1 for an
+        embed else 0) rows, in any order), as ``LinkGraph(store)`` builds it from a store that
+        holds them; ``like`` itself where it is that graph, of the same notes and links (a view
+        of the past and the present's, ``recall/past_carry.py``: a comparison, not a build)."""
+        import numpy as np
+
+        ids = np.asarray(note_ids, dtype=np.int64)
+        src, dst, embed = _edge_arrays(ids, edges.reshape(-1, 3))
+        dropped = len(edges) - len(src)
+        if like is not None and like.dropped == dropped and np.array_equal(like.note_ids, ids):
+            mine = _in_order(len(ids), src, dst, embed)
+            if all(np.array_equal(a, b) for a, b in zip(mine, (like._src, like._dst, like._embed), strict=True)):
+                return like
+        graph = cls.__new__(cls)
+        graph.dropped = dropped
+        graph._build(ids, src, dst, embed)
+        return graph
+
     def _build(self, note_ids: np.ndarray, src: np.ndarray, dst: np.ndarray, embed: np.ndarray) -> None:
         """The matrix of these links (``src``/``dst``: indices into ``note_ids``; ``embed``:
         an embed, not a link), and the links themselves, kept so that ``carried`` can compare.
