@@ -51,12 +51,14 @@ def _snapshot_state(recaller: Recaller) -> dict:
     graph = recaller.link_graph()
     matrix = graph.transition_t().toarray()
     return {
-        "names": recaller.names(),
+        "names": (recaller.names(), recaller._holders),
         "name_index": (
             [(n.note_id, n.text, n.words) for n in index.names],
+            index.titled,
             index.by_word,
             index.idf,
             index._fuzzy,
+            index.initials,
         ),
         "graph": (graph.note_ids.tolist(), graph.dangling.tolist(), graph.edges),
         "matrix": matrix,

@@ -308,3 +308,32 @@ def test_a_graph_of_the_same_links_is_the_one_given_and_else_built():
     assert other is not present and other.edges == present.edges - 1
     fewer = LinkGraph.of_links(ids[:-1], edges[(edges[:, :2] != ids[-1]).all(axis=1)], like=present)
     assert fewer is not present and fewer.size == present.size - 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_slices_edges_answer_as_the_list_of_them_did(seed):
+    """A slice keeps its edges as columns (recall/past.py ``_Edges``): each lookup gives what a
+    walk over the (source, target, kind, times written) tuples gave, in the same order."""
+    from brain.recall.past import _Edges
+
+    rng = random.Random(seed)
+    rows = [
+        (
+            rng.randint(1, 30),
+            rng.randint(1, 30),
+            rng.choice(["wikilink", "embed", "markdown"]),
+            rng.choice([1, 1, 2, 0]),
+        )
+        for _ in range(200)
+    ]
+    edges = _Edges(rows)
+    inside = sorted(rng.sample(range(1, 31), 25))
+    kept = [r for r in rows if r[0] in inside and r[1] in inside]
+    between = edges.between(inside)
+    assert between.rows() == [(s, t, k) for s, t, k, c in kept for _ in range(max(1, c))]
+    wanted = set(rng.sample(inside, 6))
+    assert between.rows(between.src_in(wanted)) == [
+        (s, t, k) for s, t, k, c in kept if s in wanted for _ in range(max(1, c))
+    ]
+    assert between.rows(between.dst_in(wanted), repeat=False) == [(s, t, k) for s, t, k, _ in kept if t in wanted]
+    assert between.array().tolist() == [[s, t, int(k == "embed")] for s, t, k, c in kept for _ in range(max(1, c))]
