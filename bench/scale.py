@@ -22,8 +22,10 @@ own process so that peak memory is that phase's own:
                  search and once with the default for the size (IVF above 100,000 chunks)
     past         `brain ask --as-of` a moment after the last run: opening the slice (its dense
                  lane searches the present's FAISS index when most of the slice is the present),
-                 its peak RSS, the first query (the slice's names and link graph are built, not
-                 read from the disk cache) and warm p50/p95
+                 its peak RSS, the first query (the slice takes the present's names and link graph
+                 and applies the difference: recall/past_carry.py) and warm p50/p95; twice, first
+                 with nothing kept on disk (the present's are built, then kept), then as the
+                 next runs find them
     faiss        the approximate (IVF) index brain builds against exact search: build time,
                  latency, recall@10 on the bench's vectors and on clustered ones
     edits        many saves in a row (``--edits``, 300), one note each, each re-indexed, in
@@ -479,8 +481,9 @@ PAST_QUERIES = 20
 
 def phase_past(vault: Path, modes: list[str]) -> dict:
     """`brain ask --as-of` a moment after the last run (the slice is the present, read as the
-    past is): opening it, its peak RSS, the first query (it builds the slice's names and link
-    graph: the present reads them from its disk cache) and warm queries, in a process of its own."""
+    past is): opening it, its peak RSS, the first query (the slice's names and link graph: the
+    present's, from the disk cache or built and kept on closing, with the difference applied)
+    and warm queries, in a process of its own."""
     from brain.recall.opening import open_recaller
     from brain.recall.types import RecallSettings
 
@@ -506,7 +509,9 @@ def phase_past(vault: Path, modes: list[str]) -> dict:
             recaller.ask(text, mode, settings)
             totals.append((time.perf_counter() - t0) * 1000)
         out["modes"][mode] = {"first_ms": round(first_ms, 1), "p50_ms": _pct(totals, 0.5), "p95_ms": _pct(totals, 0.95)}
-    recaller.close()
+    started = time.perf_counter()
+    recaller.close()  # keeps on disk what it built of the present's names and link graph, for the next run
+    out["close_s"] = round(time.perf_counter() - started, 2)
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
 
@@ -873,7 +878,13 @@ def run(args) -> dict:
         result["index_files_mb"] = _dir_mb(directory)
         result["index_db_free_mb"] = _db_free_mb(directory)
     if "past" in phases:
+        # First with nothing kept on disk (the first --as-of after an index change: it builds the
+        # present's names and link graph, patches them, and keeps them), then as the next runs are.
+        from brain.index.store import RECALL_CACHE_FILE
+
         print("past (brain ask --as-of) ...", file=sys.stderr)
+        (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)
+        result["past_nothing_kept"] = _child(args, "past", env)
         result["past"] = _child(args, "past", env)
         save()
     if "faiss" in phases:
@@ -1240,11 +1251,17 @@ def summary(r: dict, before: dict | None) -> str:
                 f" power iteration {p['power_p50_ms']} ms; top-60 overlap mean {p['top60_overlap_mean']} (min"
                 f" {p['top60_overlap_min']}), identical top 20 in {p['top20_identical_share']:.0%} of queries"
             )
-    past = r.get("past")
-    if past:
+    for key, said in (
+        ("past_nothing_kept", "nothing kept on disk"),
+        ("past", "the present's names and link graph kept on disk"),
+    ):
+        past = r.get(key)
+        if not past:
+            continue
         lines.append(
-            f"  --as-of now: open {past['open_s']} s (stages ms: {past['open_stages_ms']}), peak RSS after open"
-            f" {past['peak_rss_after_open_mb']} MB, at the end {past['peak_rss_mb']} MB, load {past.get('load_average')}"
+            f"  --as-of now, {said}: open {past['open_s']} s (stages ms: {past['open_stages_ms']}), peak RSS after"
+            f" open {past['peak_rss_after_open_mb']} MB, at the end {past['peak_rss_mb']} MB, closing (keeping"
+            f" what it built) {past.get('close_s')} s, load {past.get('load_average')}"
         )
         for mode, m in past["modes"].items():
             lines.append(
