@@ -506,6 +506,8 @@ def test_saves_racing_each_other_and_a_reader_never_leave_half_a_file(toy_vault)
         first.names,
         first.name_index,
         first.link_graph,
+        first.holders,
+        first.kept_name_index,
     )
     directory = _cache_file(root).parent
     stop, seen, errors = threading.Event(), set(), []

@@ -162,7 +162,10 @@ def test_as_of_now_takes_the_present_itself(timeline, monkeypatch):
     view = open_recaller(root, update=False, as_of=time.time())
     try:
         assert view._present is None
-        names, index, graph = view.names(), view.name_index(), view.link_graph()
+        names = view.names()
+        assert view._present is not None and view._present._name_index is None  # a vector query reads no name index
+        assert view._present._kept_name_index is not None
+        index, graph = view.name_index(), view.link_graph()
         assert view._present is not None and not view._present._built_here  # read from the disk, built nothing
         assert names is view._present._names and index is view._present._name_index
         assert graph is view._present._link_graph

@@ -29,7 +29,7 @@ from .carry import Basis, Built
 
 log = logging.getLogger("brain")
 
-FORMAT = 2  # 2: the names with their holders (gate.name_table), the name index with its titled part
+FORMAT = 2  # 2: the names with their holders (gate.name_table); the name index apart, with its titled part
 _SOURCES = ("names.py", "stop_words.py", "gate.py", "ppr.py", "carry.py", "cache.py")
 
 
@@ -65,10 +65,11 @@ def save(directory: Path, built: Built) -> bool:
         "written_at": basis.written_at,
         "titles": basis.titles,
     }
-    if built.names is not None or built.name_index is not None:
-        names = (built.names, built.holders) if built.names is not None and built.holders is not None else None
-        state = (names, built.name_index.state() if built.name_index is not None else None)
-        arrays["names"] = np.frombuffer(marshal.dumps(state), dtype=np.uint8)
+    if built.names is not None and built.holders is not None:
+        arrays["names"] = np.frombuffer(marshal.dumps((built.names, built.holders)), dtype=np.uint8)
+    index = marshal.dumps(built.name_index.state()) if built.name_index is not None else built.kept_name_index
+    if index is not None:
+        arrays["name_index"] = np.frombuffer(index, dtype=np.uint8)
     if built.link_graph is not None:
         arrays["graph_settings"] = np.array(graph_settings())
         arrays.update({f"graph_{k}": v for k, v in built.link_graph.arrays().items()})
@@ -101,7 +102,8 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
 
     ``worth`` is shown the kept stamp first and says whether the names and whether the link
     graph could be taken over at all: only those are read (unmarshalling the names of 100,000
-    notes is 0.3 s, for nothing after a note was added)."""
+    notes is 0.3 s, for nothing after a note was added). The name index is handed over as kept
+    (``Built.kept_name_index``): read into an index when first asked for, not here."""
     import numpy as np
 
     path = directory / RECALL_CACHE_FILE
@@ -122,18 +124,14 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
                 written_at=data["written_at"],
                 titles=data["titles"],
             )
-            names = holders = name_index = graph = None
+            names = holders = kept_name_index = graph = None
             want_names, want_graph = worth(basis) if worth is not None else (True, True)
             if want_names and "names" in files:
-                table, state = marshal.loads(data["names"].tobytes())
-                if table is not None:
-                    names, holders = table
-                    if not isinstance(names, dict) or not isinstance(holders, dict):
-                        raise ValueError("the names are not a mapping")
-                if state is not None:
-                    from .names import NameIndex
-
-                    name_index = NameIndex.from_state(state)
+                names, holders = marshal.loads(data["names"].tobytes())
+                if not isinstance(names, dict) or not isinstance(holders, dict):
+                    raise ValueError("the names are not a mapping")
+            if want_names and "name_index" in files:  # read into an index when first asked for (Built)
+                kept_name_index = data["name_index"].tobytes()
             if want_graph and "graph_note_ids" in files:
                 from .ppr import LinkGraph
 
@@ -147,7 +145,9 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     except Exception as exc:  # noqa: BLE001 - a derived file: rebuilt, never trusted when in doubt
         log.info("%s cannot be used (%s: %s); building afresh", path, type(exc).__name__, exc)
         return None
-    return Built(basis=basis, names=names, name_index=name_index, link_graph=graph, holders=holders)
+    return Built(
+        basis=basis, names=names, name_index=None, link_graph=graph, holders=holders, kept_name_index=kept_name_index
+    )
 
 
 def _text(value: str | None) -> str:

@@ -68,6 +68,9 @@ class Built:
     name_index: NameIndex | None
     link_graph: LinkGraph | None
     holders: Holders | None = None  # the names several notes have (``gate.name_table``), with ``names``
+    # The name index as kept on disk (``NameIndex.state``, marshalled), read into one only when
+    # first asked for: a query that needs only the names (``--mode vector``) spares 0.3 s.
+    kept_name_index: bytes | None = None
 
 
 def read_basis(store: IndexStore, previous: Basis | None = None) -> Basis:

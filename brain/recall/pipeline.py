@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import marshal
 import math
 import sqlite3
 import time
@@ -139,6 +140,7 @@ class Recaller:
         self.warnings = list(warnings)  # said once when opening; repeated on every result
         self._names: dict[str, str] | None = None
         self._holders: Holders | None = None  # built and taken over with the names
+        self._kept_name_index: bytes | None = None  # the name index kept on disk, not read yet (carry.Built)
         self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
         self._successors: dict[int, int] | None = None
@@ -155,7 +157,7 @@ class Recaller:
         self._present: Recaller | None = None
         self._present_cache: DiskCache = "off"
         self._difference: past_carry.Difference | None = None  # of the names: the view's against the present's
-        self._present_index: names_stage.NameIndex | None = None  # the present's, read with the difference
+        self._index_with_names = False  # the present's name index came with the names the difference is of
         if isinstance(store, PastIndex):
             self._present_cache, self.disk_cache, self._disk_checked = disk_cache, "off", True
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
@@ -253,6 +255,12 @@ class Recaller:
             self._name_index_from_present()
         if self._name_index is None:
             self._from_disk()
+        if self._name_index is None and self._kept_name_index is not None:
+            kept, self._kept_name_index = self._kept_name_index, None
+            try:
+                self._name_index = names_stage.NameIndex.from_state(marshal.loads(kept))
+            except Exception as exc:  # noqa: BLE001 - a derived file: built afresh below, never trusted when in doubt
+                log.info("the kept name index cannot be read (%s: %s); building it afresh", type(exc).__name__, exc)
         if self._name_index is None:
             self._name_index = names_stage.NameIndex.from_store(self.store)
             self._built_here.add("name index")
@@ -312,6 +320,8 @@ class Recaller:
             )
         present = self._present
         present._from_disk()
+        if part == "name index" and present._name_index is None and present._kept_name_index is not None:
+            present.name_index()  # read as kept
         kept: dict[str, Any] = {
             "names": present._names,
             "name index": present._name_index,
@@ -349,23 +359,34 @@ class Recaller:
                 self._names = past_carry.gate_names(
                     names, self._present._holders, difference, past.base.note_id, past.name_row
                 )
-                self._difference, self._present_index = difference, self._present._name_index
+                # The present's name index, where it came with its names: of the state compared.
+                self._difference = difference
+                self._index_with_names = (
+                    self._present._name_index is not None or self._present._kept_name_index is not None
+                )
         except ValueError as exc:  # not of one state after all: built from the slice
             log.info("the names of the past were built, not taken from the present's (%s)", exc)
 
     def _name_index_from_present(self) -> None:
+        """The view's name index from the present's and the difference: the one read with the
+        present's names, else one read (or built) now, in a read transaction, if nothing was
+        indexed since the difference was read (else left to be built from the slice)."""
         past = self.store
         assert isinstance(past, PastIndex)
-        if self._difference is None or self._present_index is None:
-            with past.base.read_snapshot():
-                read_before = self._present is not None and self._present._basis is not None
-                index = self._present_part("name index")
-                if index is None or not self._present_unchanged(read_before):
-                    return
-                if self._difference is None:
-                    self._difference = past_carry.names_difference(past)
-                self._present_index = index
-        self._name_index = past_carry.name_index(self._present_index, self._difference)
+        present = self._present
+        if self._difference is not None and self._index_with_names and present is not None:
+            index = present.name_index()
+            if "name index" not in present._built_here:  # what was kept with the names compared
+                self._name_index = past_carry.name_index(index, self._difference)
+                return
+        with past.base.read_snapshot():
+            read_before = self._present is not None and self._present._basis is not None
+            found = self._present_part("name index")
+            if found is None or not self._present_unchanged(read_before):
+                return
+            if self._difference is None:
+                self._difference = past_carry.names_difference(past)
+        self._name_index = past_carry.name_index(found, self._difference)
 
     def successors(self) -> dict[int, int]:
         if self._successors is None:
@@ -383,7 +404,9 @@ class Recaller:
 
     def built(self) -> carry.Built:
         """What this recaller has built so far, with what it was built from."""
-        return carry.Built(self.basis(), self._names, self._name_index, self._link_graph, self._holders)
+        return carry.Built(
+            self.basis(), self._names, self._name_index, self._link_graph, self._holders, self._kept_name_index
+        )
 
     def carry_over(self, previous: carry.Built) -> list[str]:
         """Take over from ``previous`` (what a recaller built from an earlier state of the same
@@ -397,6 +420,8 @@ class Recaller:
                 self._names, self._holders, taken = previous.names, previous.holders, [*taken, "names"]
             if previous.name_index is not None and self._name_index is None:
                 self._name_index, taken = previous.name_index, [*taken, "name index"]
+            elif previous.kept_name_index is not None and self._name_index is None:
+                self._kept_name_index, taken = previous.kept_name_index, [*taken, "name index"]
         written = carry.written_since(old, new)
         if written is not None and previous.link_graph is not None and self._link_graph is None:
             self._link_graph = previous.link_graph.carried(self.store, written)
