@@ -78,26 +78,29 @@ def name_table(
     first: dict[str, int] = {}  # name → its first holder: note id × 2 + part
     shared: dict[str, list[tuple[int, int]]] = {}
     path_of: dict[int, str] = {}
+    held = first.setdefault
 
-    def hold(key: str, note_id: int, part: int) -> None:
-        held = first.setdefault(key, note_id * 2 + part)
-        if held >> 1 != note_id:
-            holders = shared.setdefault(key, [(held & 1, held >> 1)])
-            if all(other != note_id for _, other in holders):
-                holders.append((part, note_id))
+    def share(key: str, holder: int, note_id: int, part: int) -> None:  # another note has it too (rare)
+        holders = shared.setdefault(key, [(holder & 1, holder >> 1)])
+        if all(other != note_id for _, other in holders):
+            holders.append((part, note_id))
 
     for note_id, path, title in notes:
         path_of[note_id] = path
         stem = path.rsplit("/", 1)[-1]
-        for text in (title, stem[:-3] if stem.lower().endswith(".md") else stem):
-            key = _normalise(text)
+        mine = note_id * 2
+        for key in (_normalise(title), _normalise(stem[:-3] if stem.lower().endswith(".md") else stem)):
             names.setdefault(key, path)
-            hold(key, note_id, 0)
+            holder = held(key, mine)
+            if holder >> 1 != note_id:
+                share(key, holder, note_id, 0)
     for note_id, alias in aliases:
         if note_id in path_of:
             key = _normalise(alias)
             names.setdefault(key, path_of[note_id])
-            hold(key, note_id, 1)
+            holder = held(key, note_id * 2 + 1)
+            if holder >> 1 != note_id:
+                share(key, holder, note_id, 1)
     return names, {key: tuple(holders) for key, holders in shared.items()}
 
 
