@@ -280,14 +280,16 @@ def test_patching_the_names_builds_what_a_build_of_the_whole_does(seed):
 
 @pytest.mark.parametrize("seed", range(10))
 def test_the_holders_are_every_note_with_the_name_in_the_tables_order(seed):
-    from brain.recall.gate import _normalise
+    from brain.recall.gate import normalise_name
 
     notes = _random_notes(random.Random(seed), list(range(1, 40)))
     names, holders = name_table(*_rows(notes))
     order: dict[str, list[tuple[int, int]]] = {}
     for n, (path, title, aliases) in sorted(notes.items()):
         stem = path.rsplit("/", 1)[-1][:-3]
-        for key, part in [(_normalise(title), 0), (_normalise(stem), 0)] + [(_normalise(a), 1) for a in aliases]:
+        for key, part in [(normalise_name(title), 0), (normalise_name(stem), 0)] + [
+            (normalise_name(a), 1) for a in aliases
+        ]:
             order.setdefault(key, []).append((part, n))
     for key, found in order.items():
         first = {}

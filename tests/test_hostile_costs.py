@@ -16,7 +16,7 @@ from brain.ledger.transcript import prompt_text
 from brain.links import Link, Resolver
 from brain.reading import headings
 from brain.recall import fusion
-from brain.recall.gate import _normalise
+from brain.recall.gate import normalise_name
 
 _OLD_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
@@ -64,8 +64,8 @@ def test_section_ends_are_found_in_one_pass():
 
 def test_a_run_of_dots_in_a_name_or_query_costs_its_length():
     # "[?!.]+$" retried the run from every dot: 40,000 dots and an "x" took 4.5 s a query.
-    assert _normalise("What is it?!..") == "what is it"
-    assert _seconds(lambda: _normalise("." * 200_000 + "x")) < 1
+    assert normalise_name("What is it?!..") == "what is it"
+    assert _seconds(lambda: normalise_name("." * 200_000 + "x")) < 1
 
 
 def _user(text: str) -> dict:

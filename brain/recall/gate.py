@@ -49,7 +49,8 @@ _WORD = re.compile(r"[\w'’.-]+", re.UNICODE)
 MAX_NAME_WORDS = 4
 
 
-def _normalise(text: str) -> str:
+def normalise_name(text: str) -> str:
+    """A name as the gate's table keys it: quotes, brackets and end punctuation off, spaces one, casefolded."""
     text = text.strip().strip("\"'`“”«»[]").strip()
     text = text.rstrip("?!.")  # not a regex: "[?!.]+$" tried every dot of a long run again
     return re.sub(r"\s+", " ", text).casefold()
@@ -87,16 +88,15 @@ def name_table(
 
     for note_id, path, title in notes:
         path_of[note_id] = path
-        stem = path.rsplit("/", 1)[-1]
         mine = note_id * 2
-        for key in (_normalise(title), _normalise(stem[:-3] if stem.lower().endswith(".md") else stem)):
+        for key in title_keys(path, title):
             names.setdefault(key, path)
             holder = held(key, mine)
             if holder >> 1 != note_id:
                 share(key, holder, note_id, 0)
     for note_id, alias in aliases:
         if note_id in path_of:
-            key = _normalise(alias)
+            key = normalise_name(alias)
             names.setdefault(key, path_of[note_id])
             holder = held(key, note_id * 2 + 1)
             if holder >> 1 != note_id:
@@ -104,9 +104,15 @@ def name_table(
     return names, {key: tuple(holders) for key, holders in shared.items()}
 
 
+def title_keys(path: str, title: str) -> tuple[str, str]:
+    """The names a note holds as its title and its file name (``name_table``'s first part)."""
+    stem = path.rsplit("/", 1)[-1]
+    return normalise_name(title), normalise_name(stem[:-3] if stem.lower().endswith(".md") else stem)
+
+
 def entity_gate(query: str, names: dict[str, str] | None = None) -> Gate:
     """Is ``query`` a name (skip the graph) or a question/theme (use it)? With the reason."""
-    normal = _normalise(query)
+    normal = normalise_name(query)
     words = _WORD.findall(query.strip())
     if names and normal in names:
         return Gate(True, f"the query is the title or alias of [[{names[normal]}]]")

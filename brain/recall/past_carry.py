@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .gate import Holders, _normalise
+from .gate import Holders, normalise_name, title_keys
 from .names import Entry, NameIndex, name_entries
 
 if TYPE_CHECKING:
@@ -155,11 +155,9 @@ def _held(row: Row) -> dict[str, int]:
     path, title, aliases = row
     if not path:
         return {}
-    stem = path.rsplit("/", 1)[-1]
-    out = {_normalise(title): 0}
-    out.setdefault(_normalise(stem[:-3] if stem.lower().endswith(".md") else stem), 0)
+    out = dict.fromkeys(title_keys(path, title), 0)
     for alias in aliases:
-        out.setdefault(_normalise(alias), 1)
+        out.setdefault(normalise_name(alias), 1)
     return out
 
 
