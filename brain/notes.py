@@ -23,7 +23,9 @@ WORLD_DATE_FIELDS = ("date", "created", "created_at", "creation_date")
 VALID_FROM_FIELDS = ("valid_from", "valid-from", "validfrom", "effective_from", "effective")
 VALID_TO_FIELDS = ("valid_to", "valid-to", "validto", "valid_until", "valid-until", "effective_to")
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+# The YAML between the first line's "---" and the next "---" (or "..."): none when that comes
+# next ("---\n---", empty properties), not the text up to a later rule.
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 # Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs.
 _INLINE_TAG = re.compile(r"(?<![\w&/#\]\)])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
 # Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
@@ -193,7 +195,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     if not match:
         return {}, text, []
     body = text[match.end() :]
-    yaml_text = match.group(1)
+    yaml_text = match.group(1) or ""
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         size_kb = len(yaml_text) // 1024
         return {}, body, [f"frontmatter ignored: {size_kb} KB is over the {MAX_FRONTMATTER_CHARS // 1024} KB limit"]

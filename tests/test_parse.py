@@ -294,6 +294,19 @@ def test_no_frontmatter_and_a_later_rule_are_not_confused():
     assert (meta, body, warnings) == ({}, text, [])
 
 
+def test_empty_frontmatter_is_empty_not_the_text_up_to_a_later_rule():
+    # "---\n---" is what Obsidian writes when the last property is removed: empty properties,
+    # the rest is the body (it read up to the next "---" rule, and the text before it was lost)
+    text = "---\n---\n\n# Empty\n\nSome text here.\n\n---\n\nMore text.\n"
+    meta, body, warnings = split_frontmatter(text)
+    assert (meta, body, warnings) == ({}, "\n# Empty\n\nSome text here.\n\n---\n\nMore text.\n", [])
+    assert split_frontmatter("---\n---\nbody") == ({}, "body", [])
+    assert split_frontmatter("---\r\n---\r\nbody") == ({}, "body", [])
+    assert split_frontmatter("---\n---") == ({}, "", [])
+    note = parse_note("Empty.md", text.encode(), 0)
+    assert "Some text here." in note.body and note.warnings == []
+
+
 def test_parse_note_with_bom_and_frontmatter():
     note = parse_note("x/bom.md", b"\xef\xbb\xbf---\ntitle: With BOM\naliases: Bommy\n---\n# Heading\n", 0)
     assert note.title == "With BOM"
