@@ -104,9 +104,33 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
     return "\n".join(out)
 
 
+def mask_comments(text: str) -> str:
+    """Blank out HTML comments (``<!-- … -->``, over lines too), keeping line structure and offsets.
+
+    Obsidian reads no link and no tag inside one; inside its own ``%% … %%`` comments it reads
+    both, as brain does. An unclosed ``<!--`` hides nothing. A loop of ``find`` (no regex): a
+    note of a thousand unclosed ``<!--`` costs its length, not its square.
+    """
+    if "<!--" not in text:
+        return text
+    parts: list[str] = []
+    done = 0
+    while (start := text.find("<!--", done)) >= 0:
+        end = text.find("-->", start + 2)  # "<!-->" closes itself, as CommonMark reads it
+        if end < 0:
+            break
+        end += 3
+        parts.append(text[done:start])
+        parts.append(re.sub(r"[^\n]", " ", text[start:end]))
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
+
+
 def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]:
-    """All note links in a body, in order, outside code (but inside fences of the ``fences`` languages)."""
-    masked = mask_code(body, fences)
+    """All note links in a body, in order, outside code (but inside fences of the ``fences``
+    languages) and outside HTML comments."""
+    masked = mask_comments(mask_code(body, fences))
     links: list[tuple[int, Link]] = []
     line_starts = _line_starts(masked)
     for match in _WIKILINK.finditer(masked):

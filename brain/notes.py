@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .links import HEADING_START, Link, extract_links, mask_code
+from .links import HEADING_START, Link, extract_links, mask_code, mask_comments
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -249,7 +249,7 @@ def inline_tags(body: str) -> list[str]:
     if "#" not in body:
         return []
     tags = []
-    for line in mask_code(body).split("\n"):
+    for line in mask_comments(mask_code(body)).split("\n"):
         if "#" not in line:  # the pattern below tries every position of a line: most have no tag
             continue
         if HEADING_START.match(line):

@@ -83,6 +83,23 @@ def test_links_in_code_are_ignored():
     assert [link.target for link in extract_links(body)] == ["Real one", "After", "in text.md"]
 
 
+def test_links_in_html_comments_are_ignored_and_in_obsidian_comments_kept():
+    # Obsidian 1.8's own cache (obsidian-tasks' Test Data/comments_html_style.md and
+    # comments_markdown_style.md): no link inside <!-- -->, inline or over lines; the links
+    # inside %% comments are links.
+    body = (
+        "Before [[A]] <!-- [[In inline comment]] --> after [[B]].\n"
+        "<!--\n[[In block comment]] [md](hidden.md)\n-->\n"
+        "%% [[In Obsidian comment]] %%\n%%\n[[In Obsidian block comment]]\n%%\n"
+        "`<!--` [[After code]] -->\n"
+        "<!-- unclosed [[Still a link]]\n"
+    )
+    assert [link.target for link in extract_links(body)] == [
+        "A", "B", "In Obsidian comment", "In Obsidian block comment", "After code", "Still a link"
+    ]  # fmt: skip
+    assert [link.line for link in extract_links(body)] == [1, 1, 5, 7, 9, 10]
+
+
 def test_unclosed_fence_hides_the_rest():
     assert [link.target for link in extract_links("[[A]]\n```\n[[B]]\nno closing fence [[C]]")] == ["A"]
 
@@ -131,7 +148,7 @@ def test_link_extraction_equals_the_slow_patterns_on_hostile_text():
         assert [(link.kind, link.line) for link in extract_links(body)] == kept, body
 
 
-@pytest.mark.parametrize("unit", ["[x](", "[x](<", "[[", "[", "[x](y ", '[x](a.md "', "![[", "[[a|"])
+@pytest.mark.parametrize("unit", ["[x](", "[x](<", "[[", "[", "[x](y ", '[x](a.md "', "![[", "[[a|", "<!--", "<!-- -"])
 def test_a_line_of_unclosed_links_costs_its_length_not_its_square(unit):
     # 200 KB of one unit on one line: each try at a "[" read to the line's end, and a note of
     # 195 KB of "[a](" took 413 s to parse (40 KB: 16 s); now each stops at the next "[".

@@ -396,6 +396,12 @@ def test_inline_tags_rules():
     ]
 
 
+def test_a_tag_in_an_html_comment_is_not_a_tag():
+    # as Obsidian 1.8's cache reads obsidian-tasks' comments_html_style.md and comments_markdown_style.md
+    body = "#kept <!-- #hidden --> and\n<!--\n#hidden-too\n-->\n%% #in-obsidian-comment %%\n"
+    assert inline_tags(body) == ["kept", "in-obsidian-comment"]
+
+
 def test_a_links_hash_is_not_a_tag():
     """[[#Heading]], [[Note|#label]] and [text](#anchor) point somewhere; only #realtag tags."""
     body = "See [[#Intro]], [[Other|#label]], [[Note#Part]] and [back](#anchor). Real: #realtag [[x]] #after\n"
