@@ -158,12 +158,17 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
     for match in _MDLINK.finditer(masked):
         text, href = match.groups()
         start = match.start()
-        if _bang_before(masked, start) or _URL_SCHEME.match(href):  # images, http:, obsidian: ...
+        if _URL_SCHEME.match(href):  # http:, mailto:, obsidian: ...
             continue
-        href = unquote(href)
-        path_part, _, fragment = href.partition("#")
-        if not path_part.lower().endswith(".md"):
+        path_part, _, fragment = unquote(href).partition("#")
+        # As Obsidian reads them: [x](Note), [x](Folder/My%20Note#Heading), [x](#Heading) (this
+        # note), [x](file.pdf); with spaces as written only between <> or to a .md file, as
+        # before ("[sic](see above)" is prose).
+        if not path_part.lower().endswith(".md") and not _plain_target(match):
             continue
+        # ![](Note.md) embeds the note and ![](pic.png) an image: still a markdown link, resolved
+        # as one (relative to this note first)
+        start -= _bang_before(masked, start)
         links.append(
             (
                 start,
@@ -190,6 +195,14 @@ def pasted_link_target(ref: str) -> str | None:
     if len(links) != 1 or links[0].kind == "markdown":
         return None
     return links[0].target or None
+
+
+def _plain_target(match: re.Match[str]) -> bool:
+    """Whether a markdown link's target (not a .md file's) is one: something, and spaces only
+    between ``<`` and ``>`` (``[](<>)`` is empty, ``[sic](see above)`` is prose)."""
+    href = match.group(2)
+    spaced = " " in href or "\t" in href
+    return not href.startswith("<") and href != "#" and (not spaced or match.string[match.start(2) - 1] == "<")
 
 
 def _bang_before(text: str, start: int) -> bool:
@@ -332,13 +345,17 @@ class Resolver:
         if _norm(bare) in self.by_path_ci:
             return self.by_path_ci[_norm(bare)]
         # Obsidian also writes vault-relative paths in markdown links, and shortest paths
-        # that only the end of a note's path matches.
+        # that only the end of a note's path matches, or only its file name: it resolves
+        # "[x](Note.md)" as "[[Note]]", to the note of that name wherever it is.
         bare = _strip_md(posixpath.normpath(target.lstrip("/")))
         if bare in self.by_path:
             return self.by_path[bare]
         if _norm(bare) in self.by_path_ci:
             return self.by_path_ci[_norm(bare)]
-        return self._by_tail(bare, source)
+        if "/" in bare:
+            return self._by_tail(bare, source)
+        candidates = self.by_name.get(_norm(bare))
+        return self._nearest_of(candidates, source) if candidates else None
 
 
 def note_keys(path: str) -> tuple[str, str]:

@@ -54,12 +54,16 @@ def test_escaped_pipe_in_a_table():
     ]
 
 
-def test_markdown_links_to_notes_only():
+def test_markdown_links_to_notes_and_files_not_urls():
+    # Obsidian's help (Internal links): "[x](Three%20laws%20of%20motion)" and "[x](...motion.md)"
+    # are the same link; its 1.8 cache (obsidian-tasks' link_in_task_markdown_link.md) holds
+    # [x](Note), [x](Folder/Note#Heading), [x](#heading) and [x](file.pdf) as links too.
     body = (
         "[Embeddings](AI/Embeddings.md) [the ledger](Engineering/SQLite%20ledger.md) "
         '[up](../Other/Note.md#Some%20heading) [angle](<With space.md>) [titled](n.md "Title")\n'
         "[web](https://example.com/page.md) [mail](mailto:x@y.z) ![img](pic.png) [pdf](doc.pdf) "
         "[obs](obsidian://open?file=x.md) [no ext](Folder/Note)\n"
+        "[here](#A%20heading) [spaced](<No ext>) [sic](see above) [](<>) ![](Embedded.md)\n"
     )
     assert _forms(body) == [
         ("AI/Embeddings.md", "markdown", None, "Embeddings"),
@@ -67,6 +71,12 @@ def test_markdown_links_to_notes_only():
         ("../Other/Note.md", "markdown", "Some heading", "up"),
         ("With space.md", "markdown", None, "angle"),
         ("n.md", "markdown", None, "titled"),
+        ("pic.png", "markdown", None, "img"),
+        ("doc.pdf", "markdown", None, "pdf"),
+        ("Folder/Note", "markdown", None, "no ext"),
+        ("", "markdown", "A heading", "here"),
+        ("No ext", "markdown", None, "spaced"),
+        ("Embedded.md", "markdown", None, None),
     ]
 
 
@@ -127,8 +137,13 @@ def _slow_links(masked: str) -> list[tuple[int, str, str]]:
     """(start, kind, the text matched) of every link the slow patterns find, as extraction kept them."""
     found = [(m.start(), "embed" if m.group(1) else "wikilink", m.group(2)) for m in _SLOW_WIKILINK.finditer(masked)]
     for m in _SLOW_MDLINK.finditer(masked):
-        if not m.group(1) and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", m.group(3)):
-            found.append((m.start(), "markdown", m.group(3)))
+        href = m.group(3)
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", href):
+            continue
+        path = unquote(href).partition("#")[0]
+        spaced = re.search(r"\s", href) and m.string[m.start(3) - 1] != "<"
+        if path.lower().endswith(".md") or (href not in ("<", "#") and not href.startswith("<") and not spaced):
+            found.append((m.start(), "markdown", href))
     return sorted(found)
 
 
@@ -161,7 +176,7 @@ def test_a_line_of_unclosed_links_costs_its_length_not_its_square(unit):
 
 def _has_target(kind: str, text: str) -> bool:
     if kind == "markdown":
-        return unquote(text).partition("#")[0].lower().endswith(".md")
+        return True  # _slow_links kept only those
     target = text.partition("|")[0].strip().removesuffix("\\")
     return bool(target.partition("#")[0].strip() or target.partition("#")[2].strip())
 
@@ -171,7 +186,8 @@ def test_embeds_and_images_next_to_links():
     assert _forms(body) == [
         ("First", "embed", None, None),
         ("Second", "embed", None, None),
-        ("b.md", "markdown", None, "z"),  # after an image, not one
+        ("a.md", "markdown", None, "y"),  # a markdown embed: a markdown link
+        ("b.md", "markdown", None, "z"),  # after an embed, not one
         ("Third", "embed", None, None),
         ("Inner", "embed", None, None),
     ]
@@ -259,7 +275,14 @@ def test_markdown_links_resolve_relative_then_from_the_root():
     assert _resolve("Graph RAG.md", "AI/Retrieval-augmented generation.md", "markdown") == "AI/Graph RAG.md"
     assert _resolve("AI/Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
     assert _resolve("/AI/Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
-    assert _resolve("Graph RAG.md", "Meetings/Index.md", "markdown") is None  # not a name lookup
+    # then by file name, as a wikilink: Obsidian 1.8 resolves [x](markdownLink.md) in Test Data/
+    # to Test Attachments/markdownLink.md (obsidian-tasks' all_link_types.json, resolveLinkToPath)
+    assert _resolve("Graph RAG.md", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"
+    assert _resolve("graph%20rag", "Meetings/Index.md", "markdown") is None  # decoded when read, not here
+    assert _resolve("graph rag", "Meetings/Index.md", "markdown") == "AI/Graph RAG.md"  # [x](graph%20rag)
+    assert _resolve("Index.md", "Deep/a/b/c/Note.md", "markdown") == "Deep/a/b/Index.md"  # the nearest
+    assert _resolve("RAG.md", "Home.md", "markdown") is None  # not by alias (a step of wikilinks only)
+    assert _resolve("", "AI/Graph RAG.md", "markdown") == "AI/Graph RAG.md"  # [x](#heading)
 
 
 def test_unicode_normalisation_of_names():
