@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 # Links to these are attachments, not notes; they are neither resolved nor dangling.
@@ -42,10 +42,10 @@ class Link:
     """A link as written in a note."""
 
     target: str  # the note part: "Folder/Note", "Note", "note.md"; "" for a same-note anchor
-    kind: str  # wikilink | embed | markdown
+    kind: str  # wikilink | embed | markdown | property (a "[[link]]" as a frontmatter value)
     anchor: str | None  # "Heading", "^block", or None
     display: str | None  # the alias after "|" or the markdown link text
-    line: int  # 1-based line of the link in the body
+    line: int  # 1-based line of the link in the body; 0 for a property's, above the body
 
 
 def fence_language(line: str) -> str:
@@ -183,6 +183,31 @@ def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]
         )
     links.sort(key=lambda item: item[0])
     return [link for _, link in links]
+
+
+_WHOLE_WIKILINK = re.compile(r"\s*\[\[([^\[\]\n]+?)\]\]\s*")
+
+
+def property_links(frontmatter: dict[str, Any]) -> list[Link]:
+    """The links of a note's properties, as Obsidian reads them (since 1.4): a frontmatter value,
+    or an item of a list value, at any depth, that is one quoted wikilink (``up: "[[Index]]"``,
+    ``related: ["[[A]]", "[[B|b]]"]``). Obsidian counts them in the graph and backlinks; a
+    markdown link there is text to it, and so is ``up: [[Index]]`` unquoted (YAML reads a list
+    in a list). In the order written."""
+    links: list[Link] = []
+    stack: list[Any] = [frontmatter]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+        elif isinstance(value, str) and "[[" in value and (match := _WHOLE_WIKILINK.fullmatch(value)):
+            target_part, _, display = match.group(1).partition("|")
+            target, anchor = _split_anchor(target_part.strip())
+            if target or anchor:
+                links.append(Link(target, "property", anchor, display.strip() or None, 0))
+    return links
 
 
 def pasted_link_target(ref: str) -> str | None:

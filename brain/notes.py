@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .links import HEADING_START, Link, extract_links, mask_code, mask_comments
+from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -377,7 +377,7 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
         date=date,
         body=body,
         frontmatter=_stored_copy(_jsonable(meta), warnings),
-        links=extract_links(body, link_fences),
+        links=property_links(meta) + extract_links(body, link_fences),
         content_hash=content_hash(data),
         warnings=warnings,
     )

@@ -1,0 +1,95 @@
+"""A vault read as Obsidian reads it: the forms whose links Obsidian's own cache holds (or does
+not), indexed end to end and asked through `brain neighbours`.
+
+Obsidian's behaviour is taken from its help (obsidianmd/obsidian-help: Properties, Internal
+links, Basic formatting syntax, HTML content) and from the cache Obsidian 1.8 built for the
+test vault of the Tasks plugin (obsidian-tasks-group/obsidian-tasks, tests/Obsidian/__test_data__:
+link_in_yaml, links_everywhere, all_link_types, link_in_task_markdown_link, comments_*)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from index_helpers import IndexView, index_into
+
+from brain.cli import cli
+from brain.links import property_links
+from brain.notes import parse_note
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _forms(links) -> list[tuple[str, str, str | None, str | None, int]]:
+    return [(link.target, link.kind, link.anchor, link.display, link.line) for link in links]
+
+
+def test_a_property_whose_value_is_a_wikilink_is_a_link():
+    text = (
+        "---\n"
+        'up: "[[Index]]"\n'
+        "related:\n"
+        '  - "[[A]]"\n'
+        '  - "[[Folder/B#Heading|bee]]"\n'
+        "nested: {deeper: ['[[C]]']}\n"
+        'prose: "see [[Not a property link]] here"\n'  # not one link: text
+        'md: "[x](D.md)"\n'  # a markdown link in a property is text to Obsidian
+        "unquoted: [[E]]\n"  # YAML reads a list in a list: not a link to Obsidian either
+        "count: 3\n"
+        "---\n"
+        "Body [[F]].\n"
+    )
+    note = parse_note("N.md", text.encode(), 0)
+    assert _forms(note.links) == [
+        ("Index", "property", None, None, 0),
+        ("A", "property", None, None, 0),
+        ("Folder/B", "property", "Heading", "bee", 0),
+        ("C", "property", None, None, 0),
+        ("F", "wikilink", None, None, 1),
+    ]
+    assert property_links({"a": ["[[#Local heading]]", "[[]]", None, 2.5]}) == [
+        property_links({"b": "[[#Local heading]]"})[0]
+    ]
+
+
+def test_obsidian_forms_make_the_graph_obsidian_shows(tmp_path):
+    vault = tmp_path / "vault"
+    _write(
+        vault,
+        {
+            "Projects/Mooring.md": '---\nowner: "[[Priya Raman]]"\nrelated: ["[[Halyard]]"]\n---\n# Mooring\n\nThe app.\n',
+            "People/Priya Raman.md": "# Priya\n\nRuns [Mooring](../Projects/Mooring) and [Halyard](Halyard.md).\n",
+            "Projects/Halyard.md": (
+                "# Halyard\n\nSee <!-- [[Priya Raman]] --> nobody, %% [[Mooring]] %% and [up](#Halyard).\n"
+            ),
+        },
+    )
+    _, directory = index_into(tmp_path / "home", vault)
+    with IndexView(directory) as view:
+        assert view.edge("Projects/Mooring.md", "Priya Raman")["kind"] == "property"
+        assert view.targets("Projects/Mooring.md") == {"People/Priya Raman.md", "Projects/Halyard.md"}
+        # [x](../Projects/Mooring) without .md, and [x](Halyard.md) by file name from another folder
+        assert view.targets("People/Priya Raman.md") == {"Projects/Mooring.md", "Projects/Halyard.md"}
+        # the HTML comment's link is none; the %% comment's is one; [up](#Halyard) is the note itself
+        assert view.targets("Projects/Halyard.md") == {"Projects/Mooring.md", "Projects/Halyard.md"}
+        assert view.backlinks("People/Priya Raman.md") == {"Projects/Mooring.md"}
+
+
+def test_brain_neighbours_names_a_property_link(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    _write(vault, {"A.md": '---\nup: "[[B]]"\n---\nText.\n', "B.md": "Text.\n"})
+    index_into(tmp_path / "home", vault)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    shown = CliRunner().invoke(cli, ["neighbours", "--vault", str(vault), "A"])
+    assert shown.exit_code == 0, shown.output
+    assert "→ [[B]]  B.md  (property)" in shown.output
+    back = CliRunner().invoke(cli, ["neighbours", "--vault", str(vault), "--json", "B"])
+    assert json.loads(back.output)["backlinks"] == [
+        {"path": "A.md", "title": "A", "kind": "property", "anchor": None, "line": 0}
+    ]
+
