@@ -26,8 +26,9 @@ VALID_TO_FIELDS = ("valid_to", "valid-to", "validto", "valid_until", "valid-unti
 # The YAML between the first line's "---" and the next "---" (or "..."): none when that comes
 # next ("---\n---", empty properties), not the text up to a later rule.
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-# Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs.
-_INLINE_TAG = re.compile(r"(?<![\w&/#\]\)])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
+# Obsidian tags: '#' then letters/digits/_-/ with at least one non-digit; not inside words or URLs,
+# nor escaped ("\#1 fan": Obsidian's help, Basic formatting syntax, escaping).
+_INLINE_TAG = re.compile(r"(?<![\w&/#\]\)\\])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)", re.UNICODE)
 # Where a '#' is a link's, not a tag: inside [[...]] ([[#Heading]], [[Note|#label]]) and a
 # markdown link's target ([back](#anchor)).
 _LINK_SPANS = re.compile(r"\[\[[^\[\]\n]*\]\]|\]\([^\[)\n]*\)")  # none reads past the next "[" (see links.py)
@@ -366,7 +367,12 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
     title = str(meta.get("title") or "").strip() or stem
     aliases = list(dict.fromkeys(_string_list(meta.get("aliases", meta.get("alias")))))
     tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
-    tags = list(dict.fromkeys(tag_list))  # de-duplicated, first-seen order
+    # de-duplicated, first-seen order; case-insensitively, as Obsidian reads tags (#Tag and #tag
+    # are one tag, shown as first written)
+    firsts: dict[str, str] = {}
+    for tag in tag_list:
+        firsts.setdefault(tag.casefold(), tag)
+    tags = list(firsts.values())
     date = _note_date(meta, mtime, warnings)
     _check_validity(meta, warnings)
     return Note(

@@ -402,6 +402,14 @@ def test_a_tag_in_an_html_comment_is_not_a_tag():
     assert inline_tags(body) == ["kept", "in-obsidian-comment"]
 
 
+def test_an_escaped_hash_is_no_tag_and_tags_differing_in_case_are_one():
+    # Obsidian's help: "\\#" shows a hash, not a tag (Basic formatting syntax); "Tags are
+    # case-insensitive ... #tag and #TAG will be treated as identical", shown as first written (Tags)
+    assert inline_tags("\\#not-a-tag and #real") == ["real"]
+    note = parse_note("x.md", b"---\ntags: [Project, b]\n---\n#a #project #B #A #c\n", 0)
+    assert note.tags == ["Project", "b", "a", "c"]
+
+
 def test_a_links_hash_is_not_a_tag():
     """[[#Heading]], [[Note|#label]] and [text](#anchor) point somewhere; only #realtag tags."""
     body = "See [[#Intro]], [[Other|#label]], [[Note#Part]] and [back](#anchor). Real: #realtag [[x]] #after\n"
