@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .links import _FENCE, heading_of
+from .links import _FENCE, fence_language, heading_of
 
 TARGET_CHARS = 1100
 MAX_CHARS = 1600  # a section up to this size stays one chunk
@@ -337,6 +337,51 @@ def chunk_windows(body: str, size: int = WINDOW_CHARS, overlap: int = WINDOW_OVE
         space = text.find(" ", next_start, end)
         start = space + 1 if 0 <= space < end - overlap // 2 else next_start
     return [c for c in chunks if c.text]
+
+
+EXCALIDRAW_KEY = "excalidraw-plugin"  # the property the Excalidraw plugin marks its drawings with
+
+
+def is_drawing(path: str, frontmatter: dict[str, object]) -> bool:
+    """Whether a note is an Excalidraw drawing (``Sketch.excalidraw.md``, ``excalidraw-plugin: parsed``)."""
+    return EXCALIDRAW_KEY in frontmatter or path.lower().endswith(".excalidraw.md")
+
+
+def without_drawing(body: str) -> str:
+    """An Excalidraw note's body less its drawing: the ``## Drawing`` heading and the fenced
+    ``compressed-json`` (or ``json``) block after it, the scene the plugin draws, tens or
+    hundreds of KB of base64 or coordinates that are no one's words; and the banner the plugin
+    puts atop each ("Switch to EXCALIDRAW VIEW ..."). What stays is what the plugin writes for
+    Obsidian to read: the drawing's text (``## Text Elements``), its links and embedded files."""
+    lines = body.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("==⚠") and "EXCALIDRAW VIEW" in lines[i]:  # the plugin's banner, in every drawing
+            i += 1
+            continue
+        heading = heading_of(lines[i])
+        if heading is not None and heading[1] == "Drawing":
+            j = i + 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            match = _FENCE.match(lines[j]) if j < len(lines) else None
+            if match and fence_language(lines[j]) in ("compressed-json", "json"):
+                fence = match.group(1)
+                k = j + 1
+                while k < len(lines) and not _closes(lines[k], fence):
+                    k += 1
+                i = k + 1  # past the closing fence (an unclosed one runs to the end, as a fence does)
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a fence opened with ``fence``: as many of its character or more, alone."""
+    match = _FENCE.match(line)
+    return match is not None and match.group(1).startswith(fence) and line.strip() == match.group(1)
 
 
 def chunk_note(body: str, strategy: str = DEFAULT_STRATEGY) -> list[Chunk]:

@@ -199,3 +199,32 @@ def test_embedding_text_carries_title_and_heading_path():
     assert embedding_text(observability.title, first).startswith(
         "Observability and telemetry > Observability and telemetry\n\n"
     )
+
+
+# An Excalidraw drawing as the plugin writes it (zsviczian/obsidian-excalidraw-plugin): the
+# drawing's text and links for Obsidian to read, then the scene, compressed, inside %% %%.
+DRAWING = (
+    "---\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n---\n"
+    "==⚠  Switch to EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠== You can decompress "
+    "Drawing data with the command palette: 'Decompress current Excalidraw file'.\n\n\n"
+    "# Excalidraw Data\n\n## Text Elements\nCheckout service ^a1B2c3D4\n\nTalks to [[Payments]] ^x9Y8z7W6\n\n"
+    "## Embedded Files\n5f3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d: [[diagram.png]]\n\n"
+    "%%\n## Drawing\n```compressed-json\n"
+    + "\n".join(["N4KAkARALgngDgUwgLgAQQQDwMYEMA2AlgCYBOuA7hAD" * 6] * 400)
+    + "\n```\n%%\n"
+)
+
+
+@pytest.mark.parametrize("fence", ["compressed-json", "json"])
+def test_an_excalidraw_drawing_is_indexed_by_its_text_not_its_scene(fence):
+    from brain.index.parsing import parse_and_chunk
+
+    data = DRAWING.replace("```compressed-json", "```" + fence).encode()
+    note, chunks, _ = parse_and_chunk("Sketches/Checkout.excalidraw.md", data, 0.0)
+    text = "\n".join(chunk.text for chunk in chunks)
+    assert len(chunks) == 1 and "Checkout service" in text and "[[diagram.png]]" in text
+    assert "N4KAk" not in text and "EXCALIDRAW VIEW" not in text and "Drawing" not in text
+    assert [link.target for link in note.links] == ["Payments", "diagram.png"]
+    # a note that is no drawing keeps a "## Drawing" section and its code
+    plain = parse_and_chunk("Notes/Howto.md", b'## Drawing\n```json\n{"a": 1}\n```\n', 0.0)[1]
+    assert '{"a": 1}' in plain[0].text

@@ -92,4 +92,3 @@ def test_brain_neighbours_names_a_property_link(tmp_path, monkeypatch):
     assert json.loads(back.output)["backlinks"] == [
         {"path": "A.md", "title": "A", "kind": "property", "anchor": None, "line": 0}
     ]
-

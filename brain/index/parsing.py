@@ -29,7 +29,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .. import config
 from ..child_process import python_module_command, write_all
-from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note
+from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note, is_drawing, without_drawing
 from ..links import Link
 from ..notes import Note, parse_note
 from .version_text import chunk_dictionary, compress
@@ -66,7 +66,8 @@ def parse_and_chunk(
     """One note's parse and chunks (its title alone when it has no body: still findable), and
     its bytes compressed for its version (``version_text.py``): here, so that workers do it."""
     note = parse_note(path, data, mtime, link_fences)
-    chunks = chunk_note(note.body, strategy) or [Chunk(0, (), note.title)]
+    body = without_drawing(note.body) if is_drawing(path, note.frontmatter) else note.body
+    chunks = chunk_note(body, strategy) or [Chunk(0, (), note.title)]
     texts = (chunk.text for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal))
     note.body = ""  # in its chunks: the same whether a worker parsed the note or this process did
     return note, chunks, compress(data, chunk_dictionary(texts))
