@@ -92,3 +92,46 @@ def test_brain_neighbours_names_a_property_link(tmp_path, monkeypatch):
     assert json.loads(back.output)["backlinks"] == [
         {"path": "A.md", "title": "A", "kind": "property", "anchor": None, "line": 0}
     ]
+
+
+def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
+    """m019: the notes an older brain may have read otherwise are read again by the next `brain
+    index`, with no new version and no chunk embedded again for the same text; the others not."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(
+        vault,
+        {
+            "A.md": '---\nup: "[[B]]"\n---\nText.\n',
+            "B.md": "See [C](C) <!-- [[A]] -->.\n",
+            "C.md": "Plain [[A]].\n",
+            "D.md": "---\n---\nAbove the rule.\n\n---\n\nBelow.\n",
+        },
+    )
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it: no property link, no link without .md, the comment's link, the
+    # empty frontmatter read up to the rule
+    conn.execute("DELETE FROM links WHERE kind = 'property' OR target = 'C'")
+    conn.execute(
+        "INSERT INTO links (source_id, target, kind, line, status) SELECT id, 'A', 'wikilink', 1, 'pending' FROM notes WHERE path = 'B.md'"
+    )
+    conn.execute("UPDATE notes SET warnings = '[\"frontmatter is not a mapping; ignored\"]' WHERE path = 'D.md'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm019_reread_obsidian_forms'")
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m019_reread_obsidian_forms" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (3, 1, 0)
+    with IndexView(directory) as view:
+        assert view.targets("A.md") == {"B.md"} and view.targets("B.md") == {"C.md"}
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []

@@ -780,6 +780,34 @@ def m018_past_chunks_shared(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('chunk_history', ?)", (seq,))
 
 
+@INDEX_MIGRATIONS
+def m019_reread_obsidian_forms(conn: sqlite3.Connection) -> None:
+    """brain reads more of a note as Obsidian does: a property whose value is a wikilink is a
+    link; a markdown link need not end in .md and resolves by file name too; HTML comments hold
+    no link or tag; ``\\#`` is no tag and tags differing in case are one; an empty frontmatter
+    is empty, not the text up to the note's next rule; an Excalidraw drawing is chunked without
+    its scene. Forget the stat and hash of each note an older brain may have read otherwise
+    (found by its frontmatter, warnings, tags and chunks' text), so the next `brain index` reads
+    it again: the same bytes make no new version, and a chunk of the same text keeps its vector.
+    """
+    conn.execute(
+        """
+        UPDATE notes SET hash = '', mtime_ns = -1
+        WHERE frontmatter LIKE '%[[%'
+            OR frontmatter LIKE '%excalidraw-plugin%' OR path LIKE '%.excalidraw.md'
+            OR warnings LIKE '%frontmatter is not a mapping%' OR warnings LIKE '%broken YAML frontmatter%'
+            OR id IN (
+                SELECT note_id FROM chunks
+                WHERE text LIKE '%](%' OR text LIKE '%<!--%' OR text LIKE '%\\#%' OR (ordinal = 0 AND text LIKE '---%')
+            )
+            OR id IN (
+                SELECT a.note_id FROM tags a JOIN tags b
+                ON b.note_id = a.note_id AND b.rowid > a.rowid AND lower(b.tag) = lower(a.tag)
+            )
+        """
+    )
+
+
 def _chunk_history_parts(conn: sqlite3.Connection) -> Iterator[list[tuple]]:
     """m018's pre-shared ``chunk_history``, by id, a few thousand rows at a time."""
     after = 0
