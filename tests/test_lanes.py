@@ -350,13 +350,18 @@ def test_a_successor_pulled_in_takes_the_fused_score_of_the_note_it_replaces(tmp
         write(root, f"Other {i}.md", f"Kettle anchor ribbon release copper {i}.\n")
     index_vault(root, progress=False)
     recaller = open_recaller(root)
-    result = recaller.ask("kettle anchor ribbon release copper rails", "hybrid+ppr", RecallSettings(k=5, depth=5))
+    # hybrid: with the graph, superseded_by: "[[New plan]]" is a link (a property's), and PPR
+    # finds the successor along it
+    result = recaller.ask("kettle anchor ribbon release copper rails", "hybrid", RecallSettings(k=5, depth=5))
     by_path = {c.path: c for c in result.results}
     assert [c.path for c in result.results[:2]] == ["New plan.md", "Old plan.md"]
     # The successor was in no lane; it ties its predecessor instead of showing its cosine.
     assert by_path["New plan.md"].sources == ["successor"]
     assert by_path["New plan.md"].score == by_path["Old plan.md"].score
     assert all(c.score <= by_path["Old plan.md"].score for c in result.results)
+    graph = recaller.ask("kettle anchor ribbon release copper rails", "hybrid+ppr", RecallSettings(k=5, depth=5))
+    assert [c.path for c in graph.results[:2]] == ["New plan.md", "Old plan.md"]
+    assert graph.results[0].sources == ["ppr"]
 
 
 def test_temporal_detection_reads_the_russian_of_each_english_word():
