@@ -215,8 +215,8 @@ CREATE TABLE chunks (
 );
 CREATE INDEX chunks_note ON chunks (note_id, ordinal);
 
--- links: every link as written (target, kind: wikilink | embed | markdown, anchor: heading
---   or ^block, display: alias or link text, line) and its resolution: status resolved
+-- links: every link as written (target, kind: wikilink | embed | markdown | property, anchor: heading
+--   or ^block, display: alias or link text, line: 0 for a property's) and its resolution: status resolved
 --   (target_id set), dangling, attachment (a non-note file), or pending (awaiting the
 --   resolution pass at the end of an index run). Outgoing: WHERE source_id = ?;
 --   backlinks: WHERE target_id = ?. stem_hash: CRC-32 (signed, 4 bytes) of the stem every

@@ -73,7 +73,7 @@ absolute paths, `..` and symlinks out of the vault are refused."""
 
 NEIGHBOURS_DOC = """\
 The wikilink neighbourhood of one note: `links` (each link as written, the note it resolves to
-or `status` dangling/attachment, its kind wikilink/embed/markdown, and the #anchor) and
+or `status` dangling/attachment, its kind wikilink/embed/markdown/property, and the #anchor) and
 `backlinks` (the notes that link to it, with kind and anchor). Use it to explore around a search
 hit: related decisions, the people in a meeting, the parts of a project. Name the note by path,
 title or alias (`ambiguous`: the other notes the name fits). At most `limit` of each come back; `links_total`, `backlinks_total` and
