@@ -668,7 +668,8 @@ def test_brain_history_shows_the_supersession_chain(decisions):
     assert [e["path"] for e in old["replaced_by"]] == ["ADR-2 Kafka.md"] and old["replaces"] == []
     new = json.loads(runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka", "--json"]).output)
     assert [e["path"] for e in new["replaces"]] == ["ADR-1 RabbitMQ.md"]
-    assert [e["path"] for e in new["backlinks"]] == []
+    # ADR-1's superseded_by: '[[ADR-2 Kafka]]' is a link (a property's), as in Obsidian's backlinks
+    assert [(e["path"], e["kind"]) for e in new["backlinks"]] == [("ADR-1 RabbitMQ.md", "property")]
     text = runner.invoke(cli, ["history", "--vault", str(decisions), "ADR-2 Kafka"]).output
     assert "replaces     ADR-1 RabbitMQ  (ADR-1 RabbitMQ.md, dated 2024-05-01)" in text
 
