@@ -523,7 +523,7 @@ def test_superseded_decision_links(graph):
     chroma = graph.links("Projects/Decision - Use Chroma.md")
     assert [link["target_path"] for link in chroma if link["target"] == "Decision - Use FAISS flat index"] == [
         "Projects/Decision - Use FAISS flat index.md"
-    ] * 2  # the banner and the body; the frontmatter field is metadata, not a link
+    ] * 3  # the frontmatter field (a property link, as Obsidian counts it), the banner and the body
     assert (
         graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"]
         == "[[Decision - Use FAISS flat index]]"
