@@ -276,3 +276,21 @@ def test_brain_history_of_a_note_edited_in_one_sitting_shows_the_sitting_once(to
         assert runner.invoke(cli, ["index", "--vault", str(toy_vault)]).exit_code == 0
     shown = runner.invoke(cli, ["history", note.stem, "--vault", str(toy_vault), "--json"])
     assert len(json.loads(shown.output)["versions"]) == 5
+
+
+def test_saves_hours_apart_are_kept_while_the_clock_is_behind_history(tmp_path, clock):
+    """A clock set back a day: history's moments then step a millisecond past its latest, so
+    they cannot tell saves an hour apart from saves a second apart; each is kept."""
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    _save(root, clock, 0, _essay("First."))
+    _save(root, clock, 3600, _essay("Second."))
+    clock.now -= 86400
+    for i in range(4):
+        _save(root, clock, 3600, _essay(f"Hourly {i}."))
+    assert [v.event for v in _versions(root)] == ["created"] + ["changed"] * 5
+    assert history_problems(_db(root)) == []
+    clock.now += 86400  # caught up: saves seconds apart fold again
+    for words in ("Typing.", "Typing on.", "Typing on and on."):
+        _save(root, clock, 5, _essay(words))
+    assert len(_versions(root)) == 8

@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from .store import IndexStore, VersionRow
 
 
+# How far the clock may be behind history's latest moment (a run's moments step a millisecond
+# apart within one tick of a coarse clock) and saves still fold (``Recorder._folds_into``).
+CLOCK_SLACK = 1.0
+
+
 @dataclass
 class Prior:
     """What a note was before this write: its open version, and the id history gives a new path."""
@@ -119,8 +124,13 @@ class Recorder:
         before = self.store.version_before(version)
         if before is None:
             return None
-        moment = max(time.time(), self._latest if self._latest is not None else self.store.history_latest())
-        return before if moment - before.recorded_from < self.interval else None
+        clock = time.time()
+        latest = self._latest if self._latest is not None else self.store.history_latest()
+        if clock < latest - CLOCK_SLACK:
+            # The clock is behind what history holds (set back): its moments step a millisecond
+            # past the latest, so saves an hour apart look a millisecond apart. Each is kept.
+            return None
+        return before if max(clock, latest) - before.recorded_from < self.interval else None
 
     def after_write(
         self,
