@@ -294,3 +294,80 @@ def test_saves_hours_apart_are_kept_while_the_clock_is_behind_history(tmp_path, 
     for words in ("Typing.", "Typing on.", "Typing on and on."):
         _save(root, clock, 5, _essay(words))
     assert len(_versions(root)) == 8
+
+
+def _graph_then(root: Path, moment: float, source: str) -> set[tuple[str, str | None]]:
+    """(target as written, the path it resolved to, None: dangling) of the links recorded from
+    ``source`` (a path it ever had) at ``moment``."""
+    conn = sqlite3.connect(_db(root))
+    try:
+        rows = conn.execute(
+            "SELECT e.target, (SELECT v.path FROM note_versions v WHERE v.note_id = e.target_id"
+            "  AND v.recorded_from <= ?1 AND (v.recorded_to IS NULL OR v.recorded_to > ?1))"
+            " FROM link_history e WHERE e.source_id = (SELECT note_id FROM note_versions WHERE path = ?2)"
+            " AND e.recorded_from <= ?1 AND (e.recorded_to IS NULL OR e.recorded_to > ?1)",
+            (moment, source),
+        ).fetchall()
+        return {(r[0], r[1]) for r in rows}
+    finally:
+        conn.close()
+
+
+def test_a_version_whose_links_resolved_otherwise_in_its_time_is_kept(tmp_path, clock):
+    """Saves 5 s apart, and between two of them a linked note is renamed and a note a dangling
+    link names appears: the links the version wrote resolved otherwise from then on. Folded,
+    the kept version's links would stand for that time resolved as before it (to the old name,
+    dangling to the new note): kept, the graph then is the graph brain had."""
+    root = tmp_path / "vault"
+    write(root, "Target.md", "# Target\n\nThe target.\n")
+    _save(root, clock, 0, _essay("See [[Target]] and [[Newcomer]]."))
+    _save(root, clock, 3600, _essay("See [[Target]] and [[Newcomer]]. More."))
+    _save(root, clock, 5, _essay("See [[Target]] and [[Newcomer]]. More and more."))
+    clock.now += 5
+    (root / "Target.md").rename(root / "Moved.md")
+    write(root, "Newcomer.md", "# Newcomer\n\nNew.\n")
+    index_vault(root, progress=False)
+    renamed = clock.now
+    then = {("Target", None), ("Newcomer", "Newcomer.md")}
+    assert _graph_then(root, renamed + 1, "Essay.md") == then
+    _save(root, clock, 5, _essay("See [[Target]] and [[Newcomer]]. More and more and more."))
+    assert _graph_then(root, renamed + 1, "Essay.md") == then
+    assert len(_versions(root)) == 4
+    assert history_problems(_db(root)) == []
+
+
+def test_a_version_whose_dropped_link_would_resolve_otherwise_is_kept(tmp_path, clock):
+    """The version before wrote [[Target]], the quick save after it no longer does, and Target is
+    renamed before the next save: folded, [[Target]] would stand resolved to the renamed note
+    for a time it would have dangled."""
+    root = tmp_path / "vault"
+    write(root, "Target.md", "# Target\n\nThe target.\n")
+    _save(root, clock, 0, _essay("Start."))
+    settled = _save(root, clock, 3600, _essay("See [[Target]]."))
+    _save(root, clock, 5, _essay("See nothing."))
+    clock.now += 5
+    (root / "Target.md").rename(root / "Moved.md")
+    index_vault(root, progress=False)
+    renamed = clock.now
+    _save(root, clock, 5, _essay("See nothing at all."))
+    assert _graph_then(root, settled + 1, "Essay.md") == {("Target", "Target.md")}
+    assert ("Target", "Moved.md") not in _graph_then(root, renamed + 1, "Essay.md")
+    assert history_problems(_db(root)) == []
+
+
+def test_a_quick_rename_others_link_to_is_kept(tmp_path, clock):
+    """Renamed 5 s after an edit, then edited again: another note's links to the old and the new
+    name resolved otherwise during the rename's time. Folded, the note would stand at its old
+    path with the new name's link resolved to it and the old one's dangling."""
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nSee [[Essay]] and [[Renamed]].\n")
+    _save(root, clock, 0, _essay("Words."))
+    _save(root, clock, 3600, _essay("More words."))
+    clock.now += 5
+    (root / "Essay.md").rename(root / "Renamed.md")
+    index_vault(root, progress=False)
+    moved = clock.now
+    _save(root, clock, 5, _essay("More words, renamed."), "Renamed.md")
+    assert _graph_then(root, moved + 1, "Other.md") == {("Essay", None), ("Renamed", "Renamed.md")}
+    assert [v.path for v in _versions(root, "Renamed.md")] == ["Essay.md", "Essay.md", "Renamed.md", "Renamed.md"]
+    assert history_problems(_db(root)) == []

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from ..notes import Note, WorldTime, content_hash, world_time
+from .linking import resolve_as_now
 from .version_text import compress
 
 if TYPE_CHECKING:
@@ -130,7 +131,27 @@ class Recorder:
             # The clock is behind what history holds (set back): its moments step a millisecond
             # past the latest, so saves an hour apart look a millisecond apart. Each is kept.
             return None
-        return before if max(clock, latest) - before.recorded_from < self.interval else None
+        if max(clock, latest) - before.recorded_from >= self.interval:
+            return None
+        return before if self._graph_stays(before, version) else None
+
+    def _graph_stays(self, before: VersionRow, version: VersionRow) -> bool:
+        """Whether the graph over ``version``'s time, ``before``'s once ``version`` is folded
+        into it, is the graph brain had then: ``before``'s links resolved as they were then,
+        and every other note's links resolved against ``before``'s names. Not when ``version``
+        had other names (path, aliases: the links written or resolved then met those), nor when
+        something in its time made links resolve otherwise (a note renamed, deleted or
+        created): the note's own links, recorded again then (``sync_edge_targets``), or those
+        ``version`` no longer wrote, which nothing recorded then and which would resolve
+        otherwise now. Such a version is kept."""
+        if (version.path, version.aliases) != (before.path, before.aliases):
+            return False
+        note_id, since = version.note_id, version.recorded_from
+        if self.store.edges_moved_since(note_id, since):
+            return False
+        dropped = self.store.edges_closed_at(note_id, since)
+        now = resolve_as_now(self.store, note_id, before.path, [(edge.target, edge.kind) for edge in dropped])
+        return now == [(edge.target_id, edge.status) for edge in dropped]
 
     def after_write(
         self,

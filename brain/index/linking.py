@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..links import Link, Resolver, candidate_resolver, is_attachment
 from .store import IndexStore
@@ -60,14 +60,7 @@ def resolve_links(
         every: dict[tuple[int, str, str], tuple[int | None, str]] = {}  # each link's, when full
         for link_id, source_id, target, kind, was_target_id, was_status in todo:
             link = Link(target=target, kind=kind, anchor=None, display=None, line=0)
-            resolved = resolver.resolve(link, path_by_id[source_id])
-            target_id: int | None = None
-            if resolved is not None:
-                status, target_id = "resolved", id_by_path[resolved]
-            elif is_attachment(target):
-                status = "attachment"
-            else:
-                status = "dangling"
+            target_id, status = _resolution(resolver, id_by_path, link, path_by_id[source_id])
             counts[status] += 1
             if full:
                 every[(source_id, target, kind)] = (target_id, status)
@@ -82,6 +75,26 @@ def resolve_links(
             now(), full=full, sources=moved if stems is not None else (), resolved=every if full else None
         )
     return counts
+
+
+def resolve_as_now(
+    store: IndexStore, source_id: int, source_path: str, links: Sequence[tuple[str, str]]
+) -> list[tuple[int | None, str]]:
+    """(target id, status) of each link (target as written, kind) of note ``source_id`` were it
+    at ``source_path``, against the notes now in the index: what ``resolve_links`` would record."""
+    written = [(Link(target=target, kind=kind, anchor=None, display=None, line=0), source_path) for target, kind in links]
+    if not written:
+        return []
+    resolver, id_by_path = candidate_resolver(store, written, {source_path: source_id})
+    return [_resolution(resolver, id_by_path, link, source_path) for link, _ in written]
+
+
+def _resolution(resolver: Resolver, id_by_path: dict[str, int], link: Link, source: str) -> tuple[int | None, str]:
+    """(target id, status) of ``link`` written in the note at ``source``."""
+    resolved = resolver.resolve(link, source)
+    if resolved is not None:
+        return id_by_path[resolved], "resolved"
+    return None, "attachment" if is_attachment(link.target) else "dangling"
 
 
 def _candidates_resolver(

@@ -1769,6 +1769,22 @@ class IndexStore:
             (source_id,),
         )
 
+    def edges_moved_since(self, source_id: int, moment: float) -> bool:
+        """Whether an edge of the note's links opened or closed after ``moment``."""
+        row = self.conn.execute(
+            "SELECT 1 FROM link_history WHERE source_id = ? AND (recorded_from > ? OR recorded_to > ?) LIMIT 1",
+            (source_id, moment, moment),
+        ).fetchone()
+        return row is not None
+
+    def edges_closed_at(self, source_id: int, moment: float) -> list[EdgeRow]:
+        """The note's edges closed at ``moment`` (by the version that began then)."""
+        rows = self.conn.execute(
+            f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE source_id = ? AND recorded_to = ? ORDER BY id",
+            (source_id, moment),
+        )
+        return [EdgeRow(*r) for r in rows]
+
     def has_any_version(self) -> bool:
         return self.conn.execute("SELECT 1 FROM note_versions LIMIT 1").fetchone() is not None
 
