@@ -371,3 +371,27 @@ def test_a_quick_rename_others_link_to_is_kept(tmp_path, clock):
     assert _graph_then(root, moved + 1, "Other.md") == {("Essay", None), ("Renamed", "Renamed.md")}
     assert [v.path for v in _versions(root, "Renamed.md")] == ["Essay.md", "Essay.md", "Renamed.md", "Renamed.md"]
     assert history_problems(_db(root)) == []
+
+
+def test_a_quick_save_that_dropped_an_alias_others_then_wrote_is_kept(tmp_path, clock):
+    """The version before had the alias Kiln, a quick save dropped it, and a note written then
+    links [[Kiln]]: dangling then. Folded, the note would have the alias then, with a link to it
+    dangling."""
+    root = tmp_path / "vault"
+    _save(root, clock, 0, _essay("Words."))
+    _save(root, clock, 3600, "---\naliases: [Kiln]\n---\n" + _essay("More words."))
+    _save(root, clock, 5, _essay("More words, no alias."))
+    clock.now += 5
+    write(root, "Other.md", "# Other\n\nSee [[Kiln]].\n")
+    index_vault(root, progress=False)
+    written = clock.now
+    _save(root, clock, 5, _essay("More words, no alias, on."))
+    store = open_store(root)
+    try:
+        then = {v.note_id: v for v in store.versions_at(written + 1)}
+        essay = then[store.note_id("Essay.md")]  # type: ignore[index]
+    finally:
+        store.close()
+    assert essay.aliases == "[]"
+    assert _graph_then(root, written + 1, "Other.md") == {("Kiln", None)}
+    assert history_problems(_db(root)) == []
