@@ -395,3 +395,45 @@ def test_a_quick_save_that_dropped_an_alias_others_then_wrote_is_kept(tmp_path, 
     assert essay.aliases == "[]"
     assert _graph_then(root, written + 1, "Other.md") == {("Kiln", None)}
     assert history_problems(_db(root)) == []
+
+
+def test_an_edit_undone_within_the_interval_leaves_the_version_as_it_was(tmp_path, clock):
+    """A quick edit and its undo: the note is as it was, one version, its links one span each;
+    not the same content again as a 'changed' version."""
+    root = tmp_path / "vault"
+    write(root, "Canary.md", "# Canary\n\nA bird.\n")
+    _save(root, clock, 0, _essay("Start."))
+    settled = _save(root, clock, 3600, _essay("See [[Canary]]."))
+    _save(root, clock, 5, _essay("See nothing."))
+    _save(root, clock, 5, _essay("See [[Canary]]."))
+    assert [(v.recorded_from, v.recorded_to, v.event) for v in _versions(root)] == [
+        (START, settled, "created"),
+        (settled, None, "changed"),
+    ]
+    store = open_store(root)
+    try:
+        spans = [(e.target, e.recorded_from, e.recorded_to) for e in store.edges_from(store.note_id("Essay.md"))]  # type: ignore[arg-type]
+    finally:
+        store.close()
+    assert spans == [("Canary", settled, None)]
+    assert history_problems(_db(root)) == []
+    shown = CliRunner().invoke(cli, ["history", "Essay", "--vault", str(root), "--json"])
+    changes = [v["changes"] for v in json.loads(shown.output)["versions"]]
+    assert len(changes) == 2 and "same content" not in changes[1]
+
+
+def test_a_link_the_kept_version_and_the_next_both_write_is_one_span(tmp_path, clock):
+    root = tmp_path / "vault"
+    write(root, "Canary.md", "# Canary\n\nA bird.\n")
+    _save(root, clock, 0, _essay("Start."))
+    settled = _save(root, clock, 3600, _essay("See [[Canary]]."))
+    _save(root, clock, 5, _essay("See nothing."))
+    last = _save(root, clock, 5, _essay("See [[Canary]] again."))
+    assert [(v.recorded_from, v.recorded_to) for v in _versions(root)][1:] == [(settled, last), (last, None)]
+    store = open_store(root)
+    try:
+        spans = [(e.target, e.recorded_from, e.recorded_to) for e in store.edges_from(store.note_id("Essay.md"))]  # type: ignore[arg-type]
+    finally:
+        store.close()
+    assert spans == [("Canary", settled, None)]
+    assert history_problems(_db(root)) == []

@@ -174,16 +174,21 @@ class Recorder:
             content = compress(data, self.store.chunk_dictionary(note_id))
         version = prior.version
         same_bytes = version is not None and version.hash in (note.content_hash, "")
+        kept = prior.fold_into
         if version is not None and same_bytes and version.path == note.path:
             self.store.refresh_version(version.id, note, size, content, world)  # parsed again, same version
+            event = "unchanged"
+        elif kept is not None and kept.hash == note.content_hash and kept.path == note.path:
+            assert version is not None  # folded away, and back as the version before it was: that one goes on
+            self.store.fold_version(version, kept, None, None)
+            self.store.refresh_version(kept.id, note, size, content, world)
             event = "unchanged"
         else:
             if version is not None:
                 event = "renamed" if same_bytes else "changed"
-                if prior.fold_into is not None:  # what this content is to the version kept before
-                    kept = prior.fold_into
-                    event = "renamed" if kept.hash == note.content_hash and kept.path != note.path else "changed"
-                    self.store.fold_version(version, prior.fold_into, now, event)
+                if kept is not None:  # what this content is to the version kept before
+                    event = "renamed" if kept.hash == note.content_hash else "changed"
+                    self.store.fold_version(version, kept, now, event)
                 else:
                     self.store.close_version(version.id, now, event)
             elif prior.restore_id is not None or (not prior.unseen and self.store.has_versions(note_id)):
@@ -200,7 +205,7 @@ class Recorder:
             self._began = True
             self.store.set_meta("history_since", repr(now))
         self._sync_edges(note_id, note, world, now, prior.unseen)
-        if prior.fold_into is not None and version is not None:
+        if kept is not None and version is not None:
             self.store.fold_edges(note_id, version.recorded_from, now)
         if event != "unchanged" and self.keep is not None:
             self.store.prune_versions_of(note_id, self.keep)

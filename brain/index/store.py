@@ -1743,18 +1743,22 @@ class IndexStore:
             is not None
         )
 
-    def fold_version(self, version: VersionRow, into: VersionRow, now: float, ended: str) -> None:
+    def fold_version(self, version: VersionRow, into: VersionRow, now: float | None, ended: str | None) -> None:
         """``version`` is not kept: ``into``, the version before it, covers its time up to
-        ``now``, and the note's edges opened or closed in that time open or close at ``now``
-        instead (an edge that lived only then goes), so the graph as of then is ``into``'s.
-        Its text goes with it; its chunks were copied to history only if another version holds
-        its content (``Recorder.before_write``)."""
+        ``now`` (None: ``into`` is current again, the note back as it was), and the note's
+        edges opened or closed in that time open or close at ``now`` instead (an edge that
+        lived only then goes), so the graph as of then is ``into``'s. Its text goes with it; its
+        chunks were copied to history only if another version holds its content
+        (``Recorder.before_write``)."""
         self.conn.execute("DELETE FROM note_versions WHERE id = ?", (version.id,))
         self.conn.execute("UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ?", (now, ended, into.id))
 
     def fold_edges(self, source_id: int, since: float, now: float) -> None:
         """The note's edges opened or closed from ``since`` until ``now`` open or close at ``now``
-        (``fold_version``); call after the note's edges are in step with its new content."""
+        (``fold_version``); call after the note's edges are in step with its new content. An
+        edge that then closes at ``now`` where one the same opens goes on instead: the links
+        the kept version and the new content both write are one span, as if the folded version
+        had never been seen."""
         span = (source_id, since, now)
         self.conn.execute(
             "UPDATE link_history SET recorded_from = ? WHERE source_id = ? AND recorded_from >= ? AND recorded_from < ?",
@@ -1768,6 +1772,21 @@ class IndexStore:
             "DELETE FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL AND recorded_to <= recorded_from",
             (source_id,),
         )
+        same = "target, kind, count, world_date, valid_from, valid_to, note_status"
+        closing = {
+            tuple(r[1:]): r[0]
+            for r in self.conn.execute(
+                f"SELECT id, {same} FROM link_history WHERE source_id = ? AND recorded_to = ?", (source_id, now)
+            )
+        }
+        for row in self.conn.execute(
+            f"SELECT id, {same} FROM link_history WHERE source_id = ? AND recorded_from = ? AND recorded_to IS NULL",
+            (source_id, now),
+        ).fetchall():
+            old = closing.pop(tuple(row[1:]), None)
+            if old is not None:
+                self.conn.execute("DELETE FROM link_history WHERE id = ?", (row[0],))
+                self.conn.execute("UPDATE link_history SET recorded_to = NULL WHERE id = ?", (old,))
 
     def edges_moved_since(self, source_id: int, moment: float) -> bool:
         """Whether an edge of the note's links opened or closed after ``moment``."""
