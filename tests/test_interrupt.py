@@ -573,3 +573,73 @@ def test_sigkill_mid_update_leaves_history_consistent(tmp_path, model):
             recaller.close()
     hit = next(c for c in result.results if c.path == path)
     assert hit.text in old_text
+
+
+def test_sigkill_mid_update_that_folds_leaves_history_consistent(tmp_path, model, monkeypatch):
+    """BRAIN_VERSION_INTERVAL: a run that folds each note's quick second version into its first
+    (deleting a version, extending another, moving edges) is killed part-way; each note is then
+    folded or not, never half, and the next run folds the rest."""
+    folder, embedder = model
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "300")
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    count = 60
+
+    def state(version: int) -> None:
+        for i in range(count):
+            path, text = _note(i, version)
+            target = vault / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text.replace("[[Note", f"[[Note {version}"), encoding="utf-8")  # links differ too
+
+    state(0)
+    _, directory = index_into(home, vault, embedder)
+    db = directory / "index.db"
+    state(1)
+    with environ(BRAIN_HOME=str(home)):
+        index_vault(vault, embedder=embedder, progress=False)
+    time.sleep(0.01)
+    between = time.time()  # the second versions' time, the first ones' once folded
+    time.sleep(0.01)
+    state(2)
+    started = time.time()
+    slowed = (  # each commit a tenth of a second longer: the kill lands among them
+        "import time, brain.index.indexer as i; flush = i._Run._flush; "
+        "i._Run._flush = lambda self, batch: (time.sleep(0.1), flush(self, batch))[1]; "
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", slowed + WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault)],
+        env=_env(home, folder),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _interrupt_when_committed(proc, db, started, signal.SIGKILL, at_least=20)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert history_problems(db) == []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:  # the notes the killed run wrote have their third version, folded into the first
+        done = conn.execute("SELECT count(*) FROM notes WHERE indexed_at > ?", (started,)).fetchone()[0]
+        kept = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    finally:
+        conn.close()
+    assert 20 <= done < count and kept == 2 * count, (done, kept)  # killed part-way, no version more or less
+    with environ(BRAIN_HOME=str(home)):
+        index_vault(vault, embedder=embedder, progress=False)
+    assert history_problems(db) == []
+    history = _history(db)
+    for i in range(count):
+        assert [(event, ended) for event, ended, _ in history[_note(i)[0]]] == [
+            ("created", "changed"),
+            ("changed", None),
+        ]
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        targets = conn.execute(
+            "SELECT DISTINCT substr(target, 1, 7) FROM link_history WHERE recorded_from <= ?1"
+            " AND (recorded_to IS NULL OR recorded_to > ?1)",
+            (between,),
+        ).fetchall()
+    finally:
+        conn.close()
+    assert targets == [("Note 0 ",)]  # the first versions' links, as they wrote them
