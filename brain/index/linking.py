@@ -82,7 +82,9 @@ def resolve_as_now(
 ) -> list[tuple[int | None, str]]:
     """(target id, status) of each link (target as written, kind) of note ``source_id`` were it
     at ``source_path``, against the notes now in the index: what ``resolve_links`` would record."""
-    written = [(Link(target=target, kind=kind, anchor=None, display=None, line=0), source_path) for target, kind in links]
+    written = [
+        (Link(target=target, kind=kind, anchor=None, display=None, line=0), source_path) for target, kind in links
+    ]
     if not written:
         return []
     resolver, id_by_path = candidate_resolver(store, written, {source_path: source_id})
