@@ -437,3 +437,25 @@ def test_a_link_the_kept_version_and_the_next_both_write_is_one_span(tmp_path, c
         store.close()
     assert spans == [("Canary", settled, None)]
     assert history_problems(_db(root)) == []
+
+
+def test_a_prune_while_the_clock_is_behind_history_says_what_it_dropped(tmp_path, clock):
+    """`brain prune --before WHEN` with the clock set back a day: it drops what was replaced
+    before WHEN, so `--as-of` before WHEN must say the past there is incomplete (it recorded the
+    clock's now instead, a day before, and answered as if the pruned version never was)."""
+    from brain.index.prune import prune_vault
+
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nElse.\n")
+    first = _save(root, clock, 0, _essay("Alpha words."))
+    _save(root, clock, 3600, _essay("Beta words."))
+    last = _save(root, clock, 3600, _essay("Gamma words."))
+    clock.now -= 86400
+    prune_vault(root, before=last - 1)
+    recaller = open_recaller(root, update=False, as_of=first + 60)
+    try:
+        result = recaller.ask("alpha words", "hybrid", RecallSettings(k=5))
+    finally:
+        recaller.close()
+    assert any("was pruned" in warning for warning in result.warnings)
+    assert history_problems(_db(root)) == []

@@ -276,7 +276,9 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
     with store.transaction():
         if before is not None:
             store.prune_before(before)
-            store.note_pruned_before(min(before, time.time()))  # nothing was replaced after now
+            # nothing was replaced after now, nor after the latest moment history holds (later
+            # than now while the clock is behind it: ``Recorder.now``)
+            store.note_pruned_before(min(before, max(time.time(), store.history_latest())))
             report.before = iso_time(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
