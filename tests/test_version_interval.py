@@ -459,3 +459,44 @@ def test_a_prune_while_the_clock_is_behind_history_says_what_it_dropped(tmp_path
         recaller.close()
     assert any("was pruned" in warning for warning in result.warnings)
     assert history_problems(_db(root)) == []
+
+
+def test_brain_serve_indexing_saves_a_second_apart_keeps_the_sitting_as_one_version(tmp_path, monkeypatch):
+    """`brain serve` (its watcher, the real clock) indexes each of eight saves a second apart:
+    the note's history is the content it had before the sitting and the last save, each text
+    kept, spans end to end."""
+    from serve_helpers import served, wait_until
+
+    from brain.notes import content_hash
+
+    monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "300")
+    root = tmp_path / "vault"
+    write(root, "Other.md", "# Other\n\nSee [[Essay]].\n")
+    write(root, "Essay.md", _essay("Before the sitting."))
+    index_vault(root, progress=False)
+    texts = [_essay("Before the sitting.", *[f"Sentence {j} of the sitting." for j in range(i + 1)]) for i in range(8)]
+    with served(root) as daemon:
+        for text in texts:
+            time.sleep(1)
+            write(root, "Essay.md", text)
+            wait_until(lambda: _current_hash(root) == content_hash(text.encode()), 30, "the save")  # noqa: B023
+        assert daemon.service.watcher.passes >= 8
+    shown = CliRunner().invoke(cli, ["history", "Essay", "--vault", str(root), "--json"])
+    versions = json.loads(shown.output)["versions"]
+    assert [(v["event"], v["text_kept"]) for v in versions] == [("created", True), ("changed", True)]
+    assert versions[0]["recorded_to"] == versions[1]["recorded_from"]
+    store = open_store(root)
+    try:
+        kept = [store.version_bytes(v.id) for v in store.versions_of(store.note_id("Essay.md"))]  # type: ignore[arg-type]
+    finally:
+        store.close()
+    assert kept == [_essay("Before the sitting.").encode(), texts[-1].encode()]
+    assert history_problems(_db(root)) == []
+
+
+def _current_hash(root: Path) -> str | None:
+    store = open_store(root)
+    try:
+        return store.note_hash(store.note_id("Essay.md") or 0)
+    finally:
+        store.close()
