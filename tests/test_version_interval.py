@@ -500,3 +500,33 @@ def _current_hash(root: Path) -> str | None:
         return store.note_hash(store.note_id("Essay.md") or 0)
     finally:
         store.close()
+
+
+def test_a_version_whose_dropped_link_dangled_for_a_while_is_kept(tmp_path, clock):
+    """The version before wrote [[Target]], the quick save after it does not, and Target is
+    deleted and brought back (the same note) before the next save: folded, [[Target]] would
+    stand resolved over the seconds Target was not there."""
+    root = tmp_path / "vault"
+    write(root, "Target.md", "# Target\n\nThe target.\n")
+    _save(root, clock, 0, _essay("Start."))
+    _save(root, clock, 3600, _essay("See [[Target]]."))
+    _save(root, clock, 5, _essay("See nothing."))
+    clock.now += 5
+    (root / "Target.md").unlink()
+    index_vault(root, progress=False)
+    gone = clock.now
+    clock.now += 5
+    write(root, "Target.md", "# Target\n\nThe target.\n")
+    index_vault(root, progress=False)
+    _save(root, clock, 5, _essay("See nothing at all."))
+    conn = sqlite3.connect(_db(root))
+    try:
+        written = conn.execute(
+            "SELECT status FROM link_history WHERE target = 'Target' AND recorded_from <= ?1"
+            " AND (recorded_to IS NULL OR recorded_to > ?1)",
+            (gone + 1,),
+        ).fetchall()
+    finally:
+        conn.close()
+    assert written == []  # the version then wrote no [[Target]]; had it, it would have dangled
+    assert history_problems(_db(root)) == []

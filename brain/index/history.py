@@ -140,16 +140,20 @@ class Recorder:
         into it, is the graph brain had then: ``before``'s links resolved as they were then,
         and every other note's links resolved against ``before``'s names. Not when ``version``
         had other names (path, aliases: the links written or resolved then met those), nor when
-        something in its time made links resolve otherwise (a note renamed, deleted or
-        created): the note's own links, recorded again then (``sync_edge_targets``), or those
-        ``version`` no longer wrote, which nothing recorded then and which would resolve
-        otherwise now. Such a version is kept."""
+        something in its time may have made ``before``'s links resolve otherwise (a note
+        renamed, deleted or created): its links ``version`` wrote too were recorded again then
+        (``sync_edge_targets``); for those it no longer wrote nothing was, so any other note's
+        change of names since, or another answer now, keeps it. Such a version is kept."""
         if (version.path, version.aliases) != (before.path, before.aliases):
             return False
         note_id, since = version.note_id, version.recorded_from
         if self.store.edges_moved_since(note_id, since):
             return False
         dropped = self.store.edges_closed_at(note_id, since)
+        if not dropped:
+            return True
+        if self.store.names_changed_since(since, note_id):  # they may have resolved otherwise for a while
+            return False
         now = resolve_as_now(self.store, note_id, before.path, [(edge.target, edge.kind) for edge in dropped])
         return now == [(edge.target_id, edge.status) for edge in dropped]
 

@@ -1796,6 +1796,20 @@ class IndexStore:
         ).fetchone()
         return row is not None
 
+    def names_changed_since(self, moment: float, other_than: int) -> bool:
+        """Whether a note other than ``other_than`` came, went, or changed its path or aliases
+        after ``moment`` (what links resolve against: a version that began with other names
+        than the one it replaced, or one that ended in a delete)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM note_versions v WHERE v.recorded_from > ?1 AND v.note_id <> ?2"
+            " AND NOT EXISTS (SELECT 1 FROM note_versions w WHERE w.note_id = v.note_id"
+            "  AND w.recorded_to = v.recorded_from AND w.ended <> 'deleted' AND w.path = v.path AND w.aliases = v.aliases)"
+            " UNION ALL SELECT 1 FROM note_versions v WHERE v.recorded_to > ?1 AND v.note_id <> ?2"
+            " AND v.ended = 'deleted' LIMIT 1",
+            (moment, other_than),
+        ).fetchone()
+        return row is not None
+
     def edges_closed_at(self, source_id: int, moment: float) -> list[EdgeRow]:
         """The note's edges closed at ``moment`` (by the version that began then)."""
         rows = self.conn.execute(
