@@ -152,7 +152,10 @@ CREATE INDEX recalls_created ON recalls (created_at);
 --   records it too, so a rebuilt index never takes another's FAISS file), indexed_at (when
 --   the last `brain index` run completed, Unix time), history_since (when this index began
 --   keeping history), history_pruned_before (`brain prune --before`: the past before it is
---   incomplete), postings_stamp (the random stamp of the postings.bin this database's state
+--   incomplete), history_clock (the latest moment history recorded at), names_clock (the
+--   latest moment a note came, went, or took another path or other aliases: a save within
+--   BRAIN_VERSION_INTERVAL is kept, not folded, when names moved since the one it replaced
+--   began and a link it dropped could have resolved otherwise meanwhile), postings_stamp (the random stamp of the postings.bin this database's state
 --   was built into, written after the file is in place: another file is not read).
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,

@@ -24,6 +24,7 @@ the present); ``prune`` applies it, or a date, to the whole index (`brain prune`
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 import time
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..notes import Note, WorldTime, content_hash, world_time
 from .linking import resolve_as_now
+from .store import NAMES_CLOCK
 from .version_text import compress
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ class Recorder:
         self._history_was_empty: bool | None = None  # when this run first wrote a new note
         self._latest: float | None = None  # the latest moment history holds or this run recorded
         self._began = False  # this run wrote the first version of an empty history
+        self._names_noted: float | None = None  # the moment this run last noted names moving
 
     def now(self) -> float:
         """The moment to record a change at: the clock, but always after every moment history
@@ -74,11 +77,20 @@ class Recorder:
         read as deleted, the wrong versions pruned, two versions of a note at one ``--as-of``."""
         if self._latest is None:
             self._latest = self.store.history_latest()
+            if self.store.names_moved_at() is None:  # not noted before: names may have moved until now
+                self.store.set_meta(NAMES_CLOCK, repr(self._latest))
         moment = time.time()
         self._latest = moment if moment > self._latest else self._latest + 0.001
         # in the transaction that records at it: committed with what it dates, or not at all
         self.store.record_history_clock(self._latest)
         return self._latest
+
+    def names_moved(self, now: float) -> None:
+        """A note came, went, or took another path or other aliases at ``now`` (in that
+        transaction): noted once a moment, for ``_graph_stays``."""
+        if self._names_noted != now:
+            self.store.set_meta(NAMES_CLOCK, repr(now))
+            self._names_noted = now
 
     @property
     def keeps_past(self) -> bool:
@@ -152,7 +164,8 @@ class Recorder:
         dropped = self.store.edges_closed_at(note_id, since)
         if not dropped:
             return True
-        if self.store.names_changed_since(since, note_id):  # they may have resolved otherwise for a while
+        moved = self.store.names_moved_at()
+        if moved is None or moved > since:  # they may have resolved otherwise for a while
             return False
         now = resolve_as_now(self.store, note_id, before.path, [(edge.target, edge.kind) for edge in dropped])
         return now == [(edge.target_id, edge.status) for edge in dropped]
@@ -179,6 +192,8 @@ class Recorder:
         version = prior.version
         same_bytes = version is not None and version.hash in (note.content_hash, "")
         kept = prior.fold_into
+        if version is None or version.path != note.path or json.loads(version.aliases or "[]") != note.aliases:
+            self.names_moved(now)
         if version is not None and same_bytes and version.path == note.path:
             self.store.refresh_version(version.id, note, size, content, world)  # parsed again, same version
             event = "unchanged"
@@ -225,6 +240,8 @@ class Recorder:
     def deleted(self, note_ids: Sequence[int], now: float) -> None:
         """Call before the notes are deleted: their versions end, their chunks go to history,
         their edges close."""
+        if note_ids:
+            self.names_moved(now)
         for note_id in note_ids:
             self.store.settle_version_text(note_id)
             version = self.store.current_version(note_id)

@@ -460,7 +460,11 @@ class _Run:
                 "changed since it was last updated are not in the carried history",
             )
         with self.store.transaction():
-            for note_id in self.store.close_orphan_history(self.history.now()):
+            now = self.history.now()
+            orphans = self.store.close_orphan_history(now)
+            if orphans:
+                self.history.names_moved(now)
+            for note_id in orphans:
                 if self.history.keep is not None:
                     self.store.prune_versions_of(note_id, self.history.keep)
         if self.store.get_meta("history_vectors_model") != self.model_name:

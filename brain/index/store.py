@@ -71,6 +71,7 @@ RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps
 # 16 KB gains little more and reads twice the bytes for each chunk recall fetches.
 INDEX_PAGE_SIZE = 8192
 HISTORY_CLOCK = "history_clock"  # meta: the latest moment history recorded at (``history_latest``)
+NAMES_CLOCK = "names_clock"  # meta: the latest moment a note's names changed (``Recorder.names_moved``)
 _T = TypeVar("_T")
 
 
@@ -1796,19 +1797,11 @@ class IndexStore:
         ).fetchone()
         return row is not None
 
-    def names_changed_since(self, moment: float, other_than: int) -> bool:
-        """Whether a note other than ``other_than`` came, went, or changed its path or aliases
-        after ``moment`` (what links resolve against: a version that began with other names
-        than the one it replaced, or one that ended in a delete)."""
-        row = self.conn.execute(
-            "SELECT 1 FROM note_versions v WHERE v.recorded_from > ?1 AND v.note_id <> ?2"
-            " AND NOT EXISTS (SELECT 1 FROM note_versions w WHERE w.note_id = v.note_id"
-            "  AND w.recorded_to = v.recorded_from AND w.ended <> 'deleted' AND w.path = v.path AND w.aliases = v.aliases)"
-            " UNION ALL SELECT 1 FROM note_versions v WHERE v.recorded_to > ?1 AND v.note_id <> ?2"
-            " AND v.ended = 'deleted' LIMIT 1",
-            (moment, other_than),
-        ).fetchone()
-        return row is not None
+    def names_moved_at(self) -> float | None:
+        """The latest moment a note came, went, or took another path or other aliases (what
+        links resolve against), as ``Recorder.names_moved`` noted it; None: not known."""
+        value = self.get_meta(NAMES_CLOCK)
+        return float(value) if value is not None else None
 
     def edges_closed_at(self, source_id: int, moment: float) -> list[EdgeRow]:
         """The note's edges closed at ``moment`` (by the version that began then)."""
@@ -2184,7 +2177,7 @@ class IndexStore:
                 ).fetchone()[0]
                 self.conn.execute("DELETE FROM sqlite_sequence WHERE name = 'notes'")
                 self.conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('notes', ?)", (last,))
-                for key in ("history_since", "history_pruned_before", HISTORY_CLOCK):
+                for key in ("history_since", "history_pruned_before", HISTORY_CLOCK, NAMES_CLOCK):
                     row = self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (key,)).fetchone()
                     if row is not None:
                         self.set_meta(key, row[0])
