@@ -270,17 +270,23 @@ def clock(monkeypatch) -> Clock:
     return clock
 
 
+def _indexed_world(root: Path, rng: random.Random, clock) -> World:
+    """Three notes (two of one name), indexed: where every sequence starts."""
+    world = World(root, rng, clock)
+    for path in ("Alpha.md", "Beta.md", "sub/Alpha.md"):
+        world.write(path, world.content())
+    index_vault(root, progress=False)
+    world.note_run()
+    return world
+
+
 @pytest.mark.parametrize("keep", [None, "0", "1", "2"])
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_random_sequences_read_as_a_vault_that_was(tmp_path, clock, monkeypatch, keep, seed):
     if keep is not None:
         monkeypatch.setenv("BRAIN_KEEP_VERSIONS", keep)
     root = tmp_path / "vault"
-    world = World(root, random.Random(seed * 7919 + len(keep or "")), clock)
-    for path in ("Alpha.md", "Beta.md", "sub/Alpha.md"):
-        world.write(path, world.content())
-    index_vault(root, progress=False)
-    world.note_run()
+    world = _indexed_world(root, random.Random(seed * 7919 + len(keep or "")), clock)
     for _ in range(STEPS):
         world.step()
         assert history_problems(_db(root)) == [], world.log
@@ -297,11 +303,7 @@ def test_the_checks_hold_with_every_save_kept(tmp_path, clock, monkeypatch, seed
     """The harness itself: with the interval at 0 every run's notes are their own versions."""
     monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "0")
     root = tmp_path / "vault"
-    world = World(root, random.Random(99 + seed), clock)
-    for path in ("Alpha.md", "Beta.md", "sub/Alpha.md"):
-        world.write(path, world.content())
-    index_vault(root, progress=False)
-    world.note_run()
+    world = _indexed_world(root, random.Random(99 + seed), clock)
     for _ in range(STEPS):
         world.step()
     check(world, 1e-9)  # nothing folded
