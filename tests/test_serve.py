@@ -683,6 +683,22 @@ def test_the_index_wal_does_not_grow_with_every_edit(toy_vault, monkeypatch, spl
     assert max(sizes[-4:]) <= max(sizes[:4]), sizes
 
 
+def test_a_replaced_snapshot_is_let_go_once_closed_not_kept_until_the_next_request(toy_vault):
+    # The query thread kept the last job it ran and the snapshot it ran it on: a closed snapshot
+    # (its vectors, graph and names) stayed in memory beside the new one until the next request.
+    import gc
+    import weakref
+
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert _top(daemon, "okapi procedure")  # the query thread last read this snapshot
+        old = weakref.ref(daemon.service._snapshot.recaller)
+        write(toy_vault, "Churn.md", "# Churn\n\nThe okapi procedure, edited.\n")
+        settled(daemon)
+        assert daemon.service._snapshot.recaller is not old()
+        wait_until(lambda: gc.collect() >= 0 and old() is None, 10, "the closed snapshot to be let go")
+
+
 def test_the_wal_is_not_folded_under_a_snapshot_a_commit_came_after(toy_vault):
     from brain.index.store import IndexStore
     from brain.migrations import connect

@@ -476,22 +476,12 @@ class Service:
             if job is _STOP:
                 break
             if isinstance(job, _Close):
-                job.snapshot.recaller.close()
-                current = self._snapshot
-                if current is not None:
-                    fold_wal(current.recaller.store)
-                continue
-            if not job.future.set_running_or_notify_cancel():
-                continue  # its caller gave up waiting
-            snapshot = self._snapshot
-            try:
-                if snapshot is None and self.empty:
-                    raise EmptyIndexError(self.empty)
-                if snapshot is None:
-                    raise Starting(self.failure or "brain serve is still loading the index")
-                job.future.set_result(job.fn(snapshot.recaller))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                job.future.set_exception(exc)
+                self._close(job.snapshot)
+            else:
+                self._answer(job)
+            # Nothing of it kept while waiting for the next: a closed snapshot (its vectors,
+            # graph and names) stayed beside the new one until the next request came.
+            del job
         with self._cond:
             snapshot, self._snapshot = self._snapshot, None
         if snapshot is not None:
@@ -499,6 +489,26 @@ class Service:
                 snapshot.recaller.keep_for_next_run()
             finally:
                 snapshot.recaller.close()
+
+    def _close(self, snapshot: Snapshot) -> None:
+        """Close a replaced snapshot (no query reads it now) and fold the WAL in."""
+        snapshot.recaller.close()
+        current = self._snapshot
+        if current is not None:
+            fold_wal(current.recaller.store)
+
+    def _answer(self, job: _Job) -> None:
+        if not job.future.set_running_or_notify_cancel():
+            return  # its caller gave up waiting
+        snapshot = self._snapshot
+        try:
+            if snapshot is None and self.empty:
+                raise EmptyIndexError(self.empty)
+            if snapshot is None:
+                raise Starting(self.failure or "brain serve is still loading the index")
+            job.future.set_result(job.fn(snapshot.recaller))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            job.future.set_exception(exc)
 
     def run(self, fn: Callable[[Recaller], T], *, timeout: float) -> T:
         """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``."""
