@@ -699,6 +699,47 @@ def test_a_replaced_snapshot_is_let_go_once_closed_not_kept_until_the_next_reque
         wait_until(lambda: gc.collect() >= 0 and old() is None, 10, "the closed snapshot to be let go")
 
 
+def test_after_a_swap_the_memory_malloc_keeps_free_is_given_back(toy_vault, monkeypatch):
+    # The embedding model leaves freed memory behind in every pass (PyTorch's buffers for each new
+    # length of text); glibc kept it for the process (bench/serve_memory.py).
+    import gc
+    import weakref
+
+    from brain.server import service
+
+    replaced: list[weakref.ref] = []
+    trims: list[bool] = []  # at each: whether the replaced snapshot was let go
+
+    def trim() -> bool:
+        gc.collect()
+        trims.append(all(ref() is None for ref in replaced))
+        return True
+
+    monkeypatch.setattr(service, "release_free_memory", trim)
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        replaced.append(weakref.ref(daemon.service._snapshot.recaller))
+        started = len(trims)
+        write(toy_vault, "Churn.md", "# Churn\n\nThe okapi procedure, edited.\n")
+        settled(daemon)
+        wait_until(lambda: len(trims) > started, 10, "the free memory to be given back")
+        assert trims[started:] == [True]  # once, after the replaced snapshot was let go
+
+
+def test_free_memory_is_given_back_where_malloc_can_and_nothing_is_done_elsewhere(monkeypatch):
+    import sys
+
+    from brain.server import service
+
+    assert service.release_free_memory() is sys.platform.startswith("linux")  # glibc's malloc_trim
+    service._malloc_trim.cache_clear()
+    monkeypatch.setattr("ctypes.CDLL", lambda *a, **k: object())  # a C library without malloc_trim
+    try:
+        assert service.release_free_memory() is False
+    finally:
+        service._malloc_trim.cache_clear()
+
+
 def test_the_wal_is_not_folded_under_a_snapshot_a_commit_came_after(toy_vault):
     from brain.index.store import IndexStore
     from brain.migrations import connect

@@ -25,6 +25,7 @@ deadline) for changes the watcher has seen, as ``brain ask`` indexes them first 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -475,6 +476,7 @@ class Service:
             job = self._jobs.get()
             if job is _STOP:
                 break
+            closing = isinstance(job, _Close)
             if isinstance(job, _Close):
                 self._close(job.snapshot)
             else:
@@ -482,6 +484,8 @@ class Service:
             # Nothing of it kept while waiting for the next: a closed snapshot (its vectors,
             # graph and names) stayed beside the new one until the next request came.
             del job
+            if closing:
+                release_free_memory()  # what the pass that replaced it, and it, left free
         with self._cond:
             snapshot, self._snapshot = self._snapshot, None
         if snapshot is not None:
@@ -767,6 +771,36 @@ def fold_wal(store: IndexStore) -> bool:
         if side.in_transaction:
             side.execute("ROLLBACK")
         side.close()
+
+
+def release_free_memory() -> bool:
+    """Give back to the system the memory malloc keeps free (glibc's ``malloc_trim``); False
+    where the C library has no such call (macOS, musl), and nothing is done.
+
+    Run on the query thread after each snapshot swap, once the replaced snapshot is let go.
+    Otherwise glibc keeps what a pass frees for the process, and the embedding model frees a
+    lot in pieces between what it keeps: PyTorch on the CPU keeps oneDNN's primitives for each
+    new length of text it embeds (up to 1,024 of them). With MiniLM that was most of what a
+    server gained as notes were edited (``bench/serve_memory.py``). A millisecond or a few.
+    """
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the process's C library
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
 
 
 def _marker(store: Any) -> tuple:
