@@ -78,12 +78,28 @@ def megabytes(size: int) -> str:
     return text if text != "0" or not size else f"{mb:.1g}"
 
 
+# A symlink the walk took whose target a watcher of the vault's tree does not see (``brain
+# serve``): a note or folder kept outside the vault, or a link that leads nowhere (yet). Its
+# vault-relative path (a folder's with a trailing slash), ``link_stat`` of where it led then
+# (None: nowhere, or a loop), and the real path of a folder it led out to (else None).
+Link = tuple[str, "tuple[int, ...] | None", "str | None"]
+
+
+def link_stat(st: os.stat_result) -> tuple[int, ...]:
+    """What of a symlink's target tells that it changed: which file, and its size and mtime; for
+    a folder only which (its mtime moves with every note saved in it, which events tell)."""
+    if stat.S_ISDIR(st.st_mode):
+        return (st.st_dev, st.st_ino)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass
 class IgnoreRules:
     """What ``.brainignore`` says, and what was wrong with it (each problem a warning)."""
 
     spec: Any = None  # pathspec.GitIgnoreSpec, or None when there are no rules
     warnings: list[str] = field(default_factory=list)
+    link: Link | None = None  # the file is a symlink: it, as the walk reports such links
 
     def match(self, rel: str) -> bool:
         return self.spec is not None and self.spec.match_file(rel)
@@ -95,16 +111,21 @@ def load_ignore(root: Path) -> IgnoreRules:
     ignore_file = root / IGNORE_FILE
     if not os.path.lexists(ignore_file):
         return IgnoreRules()
+    # Kept elsewhere and linked in (a dotfiles manager): no event in the vault says it was
+    # edited, so `brain serve` compares its target with the stat taken before it was read.
+    link: Link | None = (IGNORE_FILE, None, None) if ignore_file.is_symlink() else None
     try:
         # A FIFO waited for a writer for good (every index pass, every note read) and
         # /dev/zero was read until memory ran out; a folder fails the read below.
-        mode = ignore_file.stat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            return IgnoreRules(None, ["is not a regular file (a FIFO or a device); no ignore rules applied"])
+        st = ignore_file.stat()
+        if link is not None:
+            link = (IGNORE_FILE, link_stat(st), None)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return IgnoreRules(None, ["is not a regular file (a FIFO or a device); no ignore rules applied"], link)
         data = ignore_file.read_bytes()
     except OSError as exc:
-        return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"])
-    rules = IgnoreRules()
+        return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"], link)
+    rules = IgnoreRules(link=link)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -173,6 +194,7 @@ class Walk(NamedTuple):
     notes: list[VaultFile]  # sorted by path; with ``known``, only those whose stat differs from it
     skipped: list[Skipped]  # sorted by path
     unchanged: list[str]  # with ``known``: the paths whose size and mtime it has, in no particular order
+    links: list[Link]  # the symlinks that lead out of the vault or nowhere, in no particular order
 
 
 def walk(
@@ -202,7 +224,7 @@ def walk(
     lookup = known.get if known is not None else None
     # A ``scan_snapshot.FolderStats``: each folder's notes decoded as the walk reaches it.
     folder_stats: Callable[[str], Mapping[str, tuple[int, int, int]]] | None = getattr(known, "folder", None)
-    out = _Found([], [], [])
+    out = _Found([], [], [], [ignore.link] if ignore.link is not None else [])
     try:
         # Through ".": a vault folder listed but not searchable (mode r without x) gave every
         # entry's stat EACCES, and the run deleted every note of the index.
@@ -228,6 +250,8 @@ def walk(
                 out.skipped.append(Skipped(prefix, "symlink-loop"))
                 continue
             seen_dirs.add(key)
+            if real_prefix is None:  # out of the vault (_symlink_rule)
+                out.links.append((prefix, key, os.path.realpath(dirpath)))
             folders.append((dirpath, prefix, real_prefix))
         dirpath, prefix, real_prefix = folders.pop()
         try:
@@ -279,7 +303,7 @@ def walk(
                 out.skipped.append(Skipped(where, "unreadable", err.strerror or str(err)))
     out.notes.sort(key=itemgetter(0))  # by path
     out.skipped.sort(key=lambda s: s.path)
-    return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged)
+    return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged, out.links)
 
 
 # Entries walked here before the helper is given a folder: it takes ~0.07 s to start and
@@ -330,12 +354,14 @@ class _Found(NamedTuple):
     notes: list[Note]  # as plain tuples until the walk ends: a VaultFile is a Python call to make
     skipped: list[Skipped]
     unchanged: list[str]
+    links: list[Link]
 
     def merge(self, found: Found, lookup: Callable[[str], tuple[int, int, int] | None] | None) -> None:
         """What the helper found, compared here with what the index knows unless it compared
         it there (then its notes are only those that differ)."""
-        notes, skipped, unchanged = found
+        notes, skipped, unchanged, links = found
         self.skipped.extend(Skipped(*s) for s in skipped)
+        self.links.extend(links)
         if unchanged is not None:
             self.notes.extend(notes)
             if unchanged:
@@ -352,10 +378,10 @@ class _Found(NamedTuple):
 
 Note = tuple[str, str, int, int]  # a VaultFile's fields
 # What a walk of some folders' notes found, in plain values (``marshal`` carries them between
-# processes): the notes, the skipped as (path, reason, detail), and the paths of the notes whose
+# processes): the notes, the skipped as (path, reason, detail), the paths of the notes whose
 # size and mtime the index has, joined by NUL, when they were compared with it (else None, and
-# every note is in the first list).
-Found = tuple[list[Note], list[tuple[str, str, str]], "str | None"]
+# every note is in the first list), and the symlinked notes that lead out or nowhere (``Link``).
+Found = tuple[list[Note], list[tuple[str, str, str]], "str | None", list[Link]]
 Folder = tuple[str, str, "str | None"]  # (absolute path, vault-relative prefix, its real prefix or None)
 Linked = tuple[str, str, "str | None", tuple[int, int]]  # (prefix, absolute path, real prefix, (st_dev, st_ino))
 
@@ -432,7 +458,7 @@ def _files_of(
 ) -> None:
     """The notes among a folder's entries (``base``: its path and a separator), or why each
     markdown file is skipped; a note whose size and mtime ``lookup`` has is only its path."""
-    notes, skipped, unchanged = out
+    notes, skipped, unchanged, links = out
     spec = ignore.spec
     for entry in entries:
         name = entry.name
@@ -462,19 +488,22 @@ def _files_of(
         try:
             st = entry.stat()  # follows symlinks
         except OSError as exc:
-            reason = (
-                "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if entry.is_symlink() else "unreadable"
-            )
+            linked = entry.is_symlink()
+            reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if linked else "unreadable"
             skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
+            if linked:  # its target may come (or the loop be broken) with no event in the vault
+                links.append((rel, None, None))
             continue
         if not stat.S_ISREG(st.st_mode):
             skipped.append(Skipped(rel, "not-a-file"))
             continue
         if entry.is_symlink():  # from the listing: no system call for the files that are not links
-            why, _ = _symlink_rule(real_root, base + name, ignore, is_dir=False)
+            why, real_rel = _symlink_rule(real_root, base + name, ignore, is_dir=False)
             if why:
                 skipped.append(Skipped(rel, why))
                 continue
+            if real_rel is None:  # kept outside the vault: its edits are no event in it
+                links.append((rel, link_stat(st), None))
         size, mtime_ns = st.st_size, st.st_mtime_ns
         if not _INT64_MIN <= mtime_ns <= _INT64_MAX:  # inline: a call a file is 6% of a no-op
             mtime_ns = stored_mtime(mtime_ns)
@@ -492,13 +521,14 @@ def walk_files(
     spec: Any,
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None = None,
-) -> tuple[list[Note], list[tuple[str, str, str]], list[str]]:
+) -> tuple[list[Note], list[tuple[str, str, str]], list[str], list[Link]]:
     """The notes of one folder (not its subfolders) as the walk finds them: what the helper
     process does for each folder it is given. With ``lookup`` (path → (note id, size,
-    mtime_ns)) a note whose size and mtime it has is only its path, in the third list."""
-    out = _Found([], [], [])
+    mtime_ns)) a note whose size and mtime it has is only its path, in the third list; the
+    fourth, its symlinked notes that lead out of the vault or nowhere."""
+    out = _Found([], [], [], [])
     _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, lookup, out)
-    return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped], out.unchanged
+    return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped], out.unchanged, out.links
 
 
 def _folder_files(

@@ -35,7 +35,7 @@ from typing import IO, Any
 from . import config
 from .child_process import python_module_command, write_all
 from .index import scan_snapshot
-from .vault import Folder, Found, Note, walk_files
+from .vault import Folder, Found, Link, Note, walk_files
 
 log = logging.getLogger("brain")
 
@@ -142,24 +142,25 @@ class WalkHelper:
         """What the helper found, and the folders it was given but did not walk (all of them
         when it failed: the caller walks those)."""
         if self._failed or not self.given:
-            return ([], [], None), list(self.given)
+            return ([], [], None, []), list(self.given)
         assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
         try:
             self.process.stdin.close()
             answer = marshal.loads(self.process.stdout.read())
             if self.process.wait() != 0:
                 raise RuntimeError(f"it exited with status {self.process.returncode}")
-            notes, skipped, unchanged = answer
+            notes, skipped, unchanged, links = answer
             if (
                 not isinstance(notes, list)
                 or not isinstance(skipped, list)
                 or not (unchanged is None or isinstance(unchanged, str))
+                or not isinstance(links, list)
             ):
                 raise RuntimeError("it answered with something else")
         except (OSError, EOFError, RuntimeError, ValueError, TypeError) as exc:
             self._fail(exc)
-            return ([], [], None), list(self.given)
-        return (notes, skipped, unchanged), []
+            return ([], [], None, []), list(self.given)
+        return (notes, skipped, unchanged, links), []
 
     def _fail(self, exc: BaseException) -> None:
         if not self._failed:
@@ -204,6 +205,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     notes: list[Note] = []
     skipped: list[tuple[str, str, str]] = []
     unchanged: list[str] = []
+    links: list[Link] = []
     while True:
         try:
             dirpath, prefix, real_prefix = pickle.load(stdin)
@@ -214,13 +216,14 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             found = walk_files(dirpath, prefix, real_prefix, spec, real_root, lookup)
         except OSError as exc:
             # Unreadable since the walk listed it: as the walk says of a folder it cannot list.
-            found = [], [(prefix.rstrip("/"), "unreadable", exc.strerror or str(exc))], []
+            found = [], [(prefix.rstrip("/"), "unreadable", exc.strerror or str(exc))], [], []
         notes += found[0]
         skipped += found[1]
         unchanged += found[2]
+        links += found[3]
     # marshal, not pickle: tuples of strings and numbers only, and ~10 times faster both ways
     # (pickle remembers every string and tuple it wrote, in case it comes again).
-    write_all(stdout, marshal.dumps((notes, skipped, "\0".join(unchanged) if known is not None else None)))
+    write_all(stdout, marshal.dumps((notes, skipped, "\0".join(unchanged) if known is not None else None, links)))
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ def every_folder(monkeypatch):
     monkeypatch.setattr(vault_module, "HELPER_MIN_FOLDER", 0)
 
 
-def _hostile_vault(root: Path) -> None:
-    """Every kind of entry the walk has a rule for, spread over folders."""
+def _hostile_vault(root: Path, kept: Path | None = None) -> None:
+    """Every kind of entry the walk has a rule for, spread over folders; with ``kept``, notes
+    and a folder kept there, linked in."""
     write(root, ".brainignore", "ignored.md\nprivate/\n/notes/secret/\n*.draft.md\n")
     for i in range(6):
         write(root, f"f{i}/note {i}.md", f"# Note {i}\n")
@@ -60,6 +61,12 @@ def _hostile_vault(root: Path) -> None:
     os.symlink("loop-a.md", root / "links" / "loop-b.md")
     os.symlink("loop-b.md", root / "links" / "loop-a.md")
     os.symlink("..", root / "links" / "up")  # back to the root: a loop
+    if kept is not None:
+        write(kept, "folder/far.md", "kept elsewhere")
+        write(kept, "lone.md", "kept elsewhere")
+        os.symlink(kept / "folder", root / "links" / "kept-dir")
+        os.symlink(kept / "lone.md", root / "f3" / "lone.md")
+        os.symlink(kept / "gone.md", root / "f4" / "gone.md")
     if hasattr(os, "mkfifo"):
         os.mkfifo(root / "links" / "pipe.md")
     if sys.platform.startswith("linux"):  # any bytes make a name there: these are not UTF-8
@@ -71,6 +78,7 @@ def _same(alone: Walk, helped: Walk) -> None:
     assert helped.notes == alone.notes
     assert helped.skipped == alone.skipped
     assert sorted(helped.unchanged) == sorted(alone.unchanged)
+    assert sorted(helped.links, key=repr) == sorted(alone.links, key=repr)
 
 
 def _snapshot_of(known: dict, notes: list) -> scan_snapshot.Snapshot:
@@ -91,8 +99,9 @@ def _snapshot_of(known: dict, notes: list) -> scan_snapshot.Snapshot:
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
 @pytest.mark.parametrize("compared_there", [False, True], ids=["compared-here", "compared-by-the-helper"])
-def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder, compared_there):
-    _hostile_vault(tmp_path)
+def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, tmp_path_factory, every_folder, compared_there):
+    kept = tmp_path_factory.mktemp("kept")
+    _hostile_vault(tmp_path, kept)
     ignore = load_ignore(tmp_path)
     notes = walk(tmp_path, ignore).notes
     # Known: some notes as they are, one by another size, one by another mtime, one gone.
@@ -112,7 +121,7 @@ def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder
         helped = walk(tmp_path, ignore, known=known, helper=helper)
         assert len(helper.given) >= 15  # every folder walked
     assert helper.process is not None and helper.process.returncode is not None  # stopped
-    (found_notes, _, unchanged), left = answers[0]
+    (found_notes, _, unchanged, _), left = answers[0]
     assert left == []
     if compared_there:  # the helper answered only what differs, and the rest as paths
         assert len(found_notes) == 3 and unchanged is not None and len(unchanged.split("\0")) == len(notes) - 3
@@ -122,6 +131,19 @@ def test_a_walk_with_the_helper_finds_what_it_finds_alone(tmp_path, every_folder
     assert len(alone.unchanged) == len(notes) - 3 and len(alone.notes) == 3
     reasons = {s.reason for s in alone.skipped}
     assert {"dot-file", "dot-folder", "sync-conflict", "brainignore", "broken-symlink", "symlink-loop"} <= reasons
+    # the links a watcher of the vault's tree does not see through: out of it, or nowhere
+    lone, folder = os.stat(kept / "lone.md"), os.stat(kept / "folder")
+    assert sorted(alone.links, key=repr) == sorted(
+        [
+            ("f3/lone.md", (lone.st_dev, lone.st_ino, lone.st_size, lone.st_mtime_ns), None),
+            ("f4/gone.md", None, None),
+            ("links/broken.md", None, None),
+            ("links/kept-dir/", (folder.st_dev, folder.st_ino), str(kept / "folder")),
+            ("links/loop-a.md", None, None),
+            ("links/loop-b.md", None, None),
+        ],
+        key=repr,
+    )
 
 
 @pytest.mark.parametrize(
@@ -227,7 +249,7 @@ def test_the_helpers_answer_goes_whole_through_a_stream_that_takes_part_of_each_
     given.seek(0)
     out = Trickle()
     walk_helper.serve(given, out)
-    notes, skipped, unchanged = marshal.loads(bytes(out.data))
+    notes, skipped, unchanged, _ = marshal.loads(bytes(out.data))
     assert len(notes) == 300 and skipped == [] and unchanged is None and len(out.data) > 10_000
 
 
@@ -289,7 +311,7 @@ def test_the_helper_decodes_the_snapshot_it_is_sent_and_answers_only_what_differ
     given.seek(0)
     out = io.BytesIO()
     walk_helper.serve(given, out)
-    notes, skipped, unchanged = marshal.loads(out.getvalue())
+    notes, skipped, unchanged, _ = marshal.loads(out.getvalue())
     assert sorted(n[0] for n in notes) == ["folder/note 1.md", "folder/note 2.md"]
     assert skipped == [] and sorted(unchanged.split("\0")) == ["folder/note 0.md", "folder/note 3.md"]
 
@@ -323,7 +345,7 @@ def test_a_snapshot_written_across_a_stop_and_continue_arrives_whole(tmp_path, e
         helper.finish = lambda: answers.append(finish()) or answers[-1]  # type: ignore[method-assign]
         helped = walk(tmp_path, ignore, known=padded, helper=helper)
     _same(alone, helped)
-    (found_notes, _, unchanged), left = answers[0]
+    (found_notes, _, unchanged, _), left = answers[0]
     assert left == [] and len(found_notes) == 1 and unchanged is not None and len(unchanged.split("\0")) == 4
 
 

@@ -29,6 +29,7 @@ from typing import TypeVar
 from .. import walk_helper
 from ..notes import content_hash
 from ..vault import (
+    Link,
     Skipped,
     VaultFile,
     Walk,
@@ -62,6 +63,7 @@ class Plan:
     ignore_warnings: list[str] = field(default_factory=list)  # what was wrong with .brainignore
     # With ``verify``: the unchanged notes too, to be read and compared by their bytes.
     rechecks: list[tuple[VaultFile, int]] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)  # the walk's symlinks out of the vault (``vault.Link``)
 
     @property
     def pending(self) -> int:
@@ -146,7 +148,7 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
             again = vault_file(root, path)
             if again is not None:  # gone since the walk: the next run deletes it
                 rechecks.append((again, rows[path][0]))
-    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks)
+    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks, found.links)
 
 
 def _over_a_lowered_limit(root: Path, store: IndexStore, found: Walk, rows: Mapping[str, tuple[int, int, int]]) -> Walk:

@@ -31,7 +31,7 @@ from ..errors import BrainError, IndexMismatchError
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..text import shell_word
-from ..vault import IGNORE_FILE, VaultFile, read_note_bytes, resolve_vault, vault_file
+from ..vault import IGNORE_FILE, Link, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
@@ -74,9 +74,14 @@ class IndexReport:
     warnings: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
+    # The walk's symlinks out of the vault (``vault.Link``): what `brain serve` watches beside
+    # the vault's tree. Not part of the report a person reads.
+    symlinks: list[Link] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        del out["symlinks"]
+        return out
 
 
 class VaultLocked(BrainError):
@@ -306,6 +311,7 @@ class _Run:
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
+        self.report.symlinks = plan.links
         self._relink_if_fences_changed(plan.unchanged)
         with postings.refreshing(self.store, len(plan.candidates)) as lexical:
             self._write(plan, lexical)
