@@ -256,6 +256,7 @@ class Service:
             self.blocked = False
         if report is None:
             return
+        self.watcher.follow(report.symlinks)
         changed = report.new + report.changed + report.removed + report.renamed + report.redated
         current = self._snapshot
         if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
@@ -572,7 +573,11 @@ class Service:
         with self._counter:
             self.queries += 1
         unindexed = self.unindexed
-        if pending:
+        gone = self.watcher.gone
+        if gone:  # whatever else is pending: nothing can be indexed until it is back
+            pending = max(1, pending)
+            message = f"{gone}; answering from the index as it was"
+        elif pending:
             doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
             message = (
                 f"{plural(pending, 'note')} changed since the last index and {doing}; answering from the index as it is"
@@ -647,6 +652,7 @@ class Service:
                 "passes": watcher.passes,
                 "busy": watcher.busy,
                 "pending": watcher.pending if watcher.busy else 0,
+                "gone": watcher.gone,
                 "behind_s": watcher.behind(),
             },
             "last_update": self.last_update,

@@ -15,6 +15,13 @@ sync-conflict copies and files that are neither notes nor folders never wake the
 (the rules are ``vault.excluded``, the same as the scan's). A full pass runs at start and every
 ``rescan_seconds`` as a safety net. When the kernel's watches run out, it falls back to
 polling, loudly in the log.
+
+Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
+note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
+follows only the links there when it starts). So the watch also takes each folder the last
+pass's walk followed out of the vault (and starts again, with a pass, when that set changes),
+and every ``settle_ms`` the watcher compares each such link's target (and each link that led
+nowhere) with what the walk saw of it: one ``stat`` a link, at most 2% of a CPU.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..vault import IGNORE_FILE, excluded, load_ignore, walk_tree
+from ..text import plural
+from ..vault import IGNORE_FILE, Link, excluded, link_stat, load_ignore, walk_tree
 
 log = logging.getLogger("brain")
 
@@ -38,6 +46,15 @@ MAX_DEBOUNCE_MS = 2000  # watchfiles hands over a growing batch at least this of
 
 class _VaultReplaced(Exception):
     """The vault's path no longer leads to the folder being watched."""
+
+
+class _Rewatch(Exception):
+    """The folders out of the vault to watch are no longer those being watched."""
+
+
+POLL_SHARE = 0.02  # of a CPU, at most, for comparing the symlinks' targets with what the walk saw
+RETRY_SECONDS = 5.0  # between tries to watch again after watching failed
+CATCH_UP_SHARE = 0.05  # of a CPU, at most, for indexing the vault again while it cannot be watched
 
 
 @dataclass
@@ -73,6 +90,9 @@ class VaultWatcher:
         self.rescan_seconds = rescan_seconds
         self.force_polling = force_polling
         self.mode = "starting" if watch else "off"
+        self.gone: str | None = None  # while the vault's path leads nowhere: what every answer says
+        self._failing: str | None = None  # why watching failed, until it works again (said once)
+        self._modes_changed = False  # a folder's mode changed: watch again after its pass
         self.batches = 0  # batches of changes seen
         self.passes = 0  # index passes run (start and rescans included)
         self.stopping = threading.Event()
@@ -82,6 +102,11 @@ class VaultWatcher:
         self._in_flight: frozenset[str] = frozenset()  # paths of the batch that pass is indexing
         self._started = False
         self._spec = load_ignore(root)
+        # From the last pass's walk (``follow``): each symlink out of the vault or nowhere →
+        # what it led to then; and each folder it followed out of the vault → the link's path.
+        self._links: dict[str, tuple[int, ...] | None] = {}
+        self._outside: dict[str, str] = {}
+        self._next_poll = 0.0
         self._thread = threading.Thread(target=self._run, name="brain-watch", daemon=True)
 
     # ----- what the service reads -----------------------------------------------------------
@@ -142,35 +167,62 @@ class VaultWatcher:
             self._rescan_only()
             return
         force = self.force_polling
+        folder = self._identity()
         while not self.stopping.is_set():
             try:
                 self._watch(force)
                 return
-            except (FileNotFoundError, _VaultReplaced):
+            except _Rewatch:
+                # Folders linked in or out, or made readable: the events the old watch held are
+                # lost with it
+                log.info("watching %s again, with %s out of it", self.root, plural(len(self._outside), "folder"))
+                self._again()
+            except (FileNotFoundError, _VaultReplaced) as exc:
+                if isinstance(exc, FileNotFoundError) and self._identity() == folder:
+                    # not the vault: a folder linked out of it, gone before the watch began
+                    log.info("a folder linked into %s went before it was watched; watching again", self.root)
+                    self._again()
+                    if self.stopping.wait(0.2):
+                        return
+                    continue
                 # inotify follows the folder, not its name: a vault moved away is still watched
                 # where it went, and one deleted or swapped for another is not watched at all
                 log.error("the vault %s was moved, deleted or replaced; watching again when it is back", self.root)
+                if not self.root.is_dir():
+                    since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+                    self.gone = f"the vault {self.root} was moved or deleted at {since}"
                 while not self.root.is_dir():
                     if self.stopping.wait(1.0):
                         return
+                self.gone = None
                 log.info("the vault %s is back; indexing it", self.root)
-                self._first_seen = time.monotonic()
-                self._pending.add(".")  # the whole vault: the first quiet moment of the new watch indexes it
-            except Exception as exc:
+                folder = self._identity()
+                self._again()
+            except Exception as exc:  # noqa: BLE001 - said in the log below, once a kind
                 if "Unable to decode path" in str(exc):
                     # watchfiles gives up on a file name that is not UTF-8 (the scan skips such a
                     # file); polling fails on it the same way, so watch again and index the vault
                     # for the events lost with the watch
                     log.warning("watching %s: %s (not UTF-8; skipped); watching again", self.root, exc)
-                    if not self._pending:
-                        self._first_seen = time.monotonic()
-                    self._pending.add(".")
+                    self._again()
                     if self.stopping.wait(0.5):
                         return
                     continue
                 if force:
-                    log.exception("watching %s failed; retrying in 5 s", self.root)
-                    if self.stopping.wait(5.0):
+                    # The poller gives up on the whole vault for one symlink loop in it (a note's
+                    # or a folder's) for as long as the loop is there: it was tried again every
+                    # 5 s, a traceback each time, and nothing was indexed until the loop went
+                    problem = f"{type(exc).__name__}: {exc}"
+                    if problem != self._failing:
+                        log.error(
+                            "watching %s failed (%s); indexing it again every few seconds until it can be watched",
+                            self.root,
+                            problem,
+                        )
+                        self._failing = problem
+                    self.mode = "rescans"
+                    took = self._catch_up()
+                    if self.stopping.wait(max(RETRY_SECONDS, took / CATCH_UP_SHARE)):
                         return
                 else:
                     log.warning(
@@ -182,6 +234,13 @@ class VaultWatcher:
                     )
                     force = True
 
+    def follow(self, links: Iterable[Link]) -> None:
+        """The symlinks the walk of the pass now running took out of the vault (or nowhere):
+        ``on_batch`` hands them over (on this thread) once its pass has indexed them."""
+        links = list(links)
+        self._links = {rel: seen for rel, seen, _ in links}
+        self._outside = {real: rel for rel, _, real in links if real is not None}
+
     def _rescan_only(self) -> None:
         """No events: a full pass every ``rescan_seconds``."""
         last_pass = time.monotonic()
@@ -191,6 +250,22 @@ class VaultWatcher:
                 last_pass = self._rescan(now)
             else:
                 self._idle()
+
+    def _again(self) -> None:
+        """A new watch: what changed while none was on is found by a pass over the whole vault,
+        at its first quiet moment."""
+        if not self._pending:
+            self._first_seen = time.monotonic()
+        self._pending.add(".")
+
+    def _catch_up(self) -> float:
+        """A pass over the whole vault for what no watch heard (the gathered paths with it);
+        how long it took."""
+        started = time.monotonic()
+        self._pending.clear()
+        self._first_seen = started
+        self._pass(Batch("rescan", first_seen=started))
+        return time.monotonic() - started
 
     def _rescan(self, now: float) -> float:
         """A pass over the whole vault; returns when it ended (the next is due from then)."""
@@ -206,8 +281,12 @@ class VaultWatcher:
         folder = self._identity()
         if folder is None:
             raise FileNotFoundError(self.root)
+        watching = set(self._outside)
+        outside = sorted(path for path in watching if os.path.isdir(path))
+        self._modes_changed = False
         for changes in watch(
             self.root,
+            *outside,
             watch_filter=self._wakes,
             debounce=MAX_DEBOUNCE_MS,
             step=STEP_MS,
@@ -216,11 +295,19 @@ class VaultWatcher:
             yield_on_timeout=True,
             raise_interrupt=False,
             force_polling=force_polling,
+            # a folder that cannot be read (another user's, chmod 000) failed the whole watch,
+            # and then polling, which fails on it too; now it is left out until its mode changes
+            ignore_permission_denied=True,
         ):
             if self._identity() != folder:
                 raise _VaultReplaced(self.root)
+            if self._failing:
+                log.info("watching %s again", self.root)
+                self._failing = None
             now = time.monotonic()
             paths = self._relevant(changes) if changes else set()
+            if self._links and now >= self._next_poll:
+                paths |= self._poll_links()
             if paths:
                 if not self._pending:
                     self._first_seen = now
@@ -239,6 +326,28 @@ class VaultWatcher:
                 last_pass = self._rescan(now)
             else:
                 self._idle()
+                continue
+            if set(self._outside) != watching or self._modes_changed:
+                raise _Rewatch()
+
+    def _poll_links(self) -> set[str]:
+        """The symlinks whose target is not what the last walk saw of it (saved, replaced, gone,
+        come back, led elsewhere). Each is said once: the next pass's walk says it again."""
+        started = time.perf_counter()
+        changed = set()
+        for rel, seen in self._links.items():
+            try:
+                now = link_stat(os.stat(os.path.join(self.root, *rel.split("/"))))
+            except OSError:
+                now = None
+            if now != seen:
+                self._links[rel] = now
+                changed.add(rel)
+                if rel == IGNORE_FILE:  # kept elsewhere: new rules for the events to come
+                    self._spec = load_ignore(self.root)
+        took = time.perf_counter() - started
+        self._next_poll = time.monotonic() + max(self.settle_ms / 1000, took / POLL_SHARE)
+        return changed
 
     def _identity(self) -> tuple[int, int] | None:
         """The vault folder itself (device, inode) now, or None when nothing is at its path."""
@@ -295,10 +404,16 @@ class VaultWatcher:
             is_dir = os.path.isdir(path)
             if excluded(rel, self._spec, is_dir=is_dir):
                 continue
+            if is_dir and change == Change.modified and self.mode == "events":
+                # its mode changed (only that is a folder's own event here): one that could not
+                # be read when the watch began has no watch of its own
+                self._modes_changed = True
             if rel.lower().endswith(".md"):
                 out.add(rel)
-            elif is_dir and self._holds_notes(path):
-                out.add(rel + "/")  # a folder renamed or moved in: its notes are not reported
+            elif is_dir and (self.known_folder(rel) or self._holds_notes(path)):
+                # a folder renamed or moved in (its notes are not reported), or one of the
+                # index's whose mode changed (chmod 000: none of its notes can be read now)
+                out.add(rel + "/")
             elif (os.path.islink(path) or not os.path.lexists(path)) and self.known_folder(rel):
                 # a folder deleted or renamed away, or a symlinked one pointed elsewhere (an
                 # empty folder, nowhere): no event says its notes went
@@ -320,10 +435,23 @@ class VaultWatcher:
         return False
 
     def _rel(self, path: str) -> str | None:
+        """A watched path as the vault's: under the vault, or under a folder linked out of it."""
         try:
             rel = os.path.relpath(path, self.root)
         except ValueError:
             return None
         if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
-            return None
+            return self._linked_rel(path) if self._outside else None
         return rel.replace(os.sep, "/")
+
+    def _linked_rel(self, path: str) -> str | None:
+        """A path in a folder linked out of the vault, as the vault's (the nearest link's)."""
+        folder, rest = path, ""
+        while True:
+            prefix = self._outside.get(folder)
+            if prefix is not None:
+                return (prefix + rest.replace(os.sep, "/")).rstrip("/")
+            parent, name = os.path.split(folder)
+            if parent == folder or not name:
+                return None
+            folder, rest = parent, name + (os.sep + rest if rest else "")

@@ -1,0 +1,448 @@
+"""What `brain serve` serves once a change to the vault settles is what a fresh `brain index` of
+the same vault gives: the same notes, chunks and links. Changes a watcher hears of badly or not
+at all: notes and folders kept outside the vault behind a symlink, folders moved in and out,
+ignore rules edited, a note swapped for a folder, permissions taken away, symlink loops."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from conftest import write
+from index_helpers import index_into
+from serve_helpers import LAUNCHER, brain_env, served, settled, wait_until
+
+from brain import config
+from brain.server.daemon import Daemon
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+
+
+def _index(vault: Path) -> None:
+    from conftest import FakeEmbedder
+
+    index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())
+
+
+def _state(conn: sqlite3.Connection) -> dict:
+    """The notes (path → chunk texts) and links (source, target as written, its note) of an index."""
+    notes: dict[str, list[str]] = {}
+    for path, text in conn.execute(
+        "SELECT n.path, c.text FROM notes n LEFT JOIN chunks c ON c.note_id = n.id ORDER BY n.path, c.ordinal"
+    ):
+        notes.setdefault(path, []).append(text)
+    links = sorted(
+        (
+            tuple(row)
+            for row in conn.execute(
+                "SELECT s.path, l.target, l.status, t.path FROM links l JOIN notes s ON s.id = l.source_id "
+                "LEFT JOIN notes t ON t.id = l.target_id"
+            )
+        ),
+        key=repr,
+    )
+    return {"notes": notes, "links": links}
+
+
+def served_state(daemon: Daemon) -> dict:
+    return daemon.service.run(lambda r: _state(r.store.conn), timeout=30)
+
+
+def fresh_state(vault: Path, home: Path, prefix: Sequence[str] = ()) -> dict:
+    """What a `brain index` of the vault as it is now gives, in a brain home of its own (run as
+    a process: BRAIN_HOME set in this one would lead the server's own threads to that index).
+    ``prefix``: a command to run it under."""
+    done = subprocess.run(
+        [*prefix, sys.executable, str(LAUNCHER), "index", "--vault", str(vault)],
+        env=brain_env(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64"),
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return indexed_state(vault, home)
+
+
+def indexed_state(vault: Path, home: Path) -> dict:
+    """The state of the vault's index committed under ``home``."""
+    directory = home / config.index_dir(vault).relative_to(config.brain_home())
+    conn = sqlite3.connect(f"file:{directory / 'index.db'}?mode=ro", uri=True)
+    try:
+        return _state(conn)
+    finally:
+        conn.close()
+
+
+def assert_served_as_indexed(daemon: Daemon, vault: Path, home: Path, timeout: float = 30) -> None:
+    settled(daemon, timeout)
+    served = served_state(daemon)
+    fresh = fresh_state(vault, home)
+    assert served["notes"].keys() == fresh["notes"].keys()
+    assert served == fresh
+
+
+def _text(daemon: Daemon, path: str) -> str:
+    return "\n".join(served_state(daemon)["notes"].get(path, []))
+
+
+# ----- notes and folders kept outside the vault behind a symlink --------------------------------
+
+
+@pytest.mark.parametrize("save", ["in place", "atomic"])
+def test_a_symlinked_note_kept_outside_the_vault_is_served_as_edited(toy_vault, tmp_path, save):
+    """The watcher watched the vault's tree, and a note that is a link to a file elsewhere is no
+    entry in it: an edit of the file itself was served only after the five-minute rescan."""
+    kept = write(tmp_path / "kept", "Zebra.md", "# Zebra\n\nThe quagga herd crosses the river.\n")
+    os.symlink(kept, toy_vault / "Zebra.md")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert "quagga" in _text(daemon, "Zebra.md")
+        for word in ("okapi", "tapir", "numbat"):  # again and again: a watch that lasts one save is not enough
+            text = f"# Zebra\n\nThe {word} herd crosses the river.\n"
+            if save == "atomic":
+                write(tmp_path / "kept", ".Zebra.md.swp", text)
+                os.replace(tmp_path / "kept" / ".Zebra.md.swp", kept)
+            else:
+                kept.write_text(text, encoding="utf-8")
+            settled(daemon)
+            assert word in _text(daemon, "Zebra.md")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("polling", [False, True], ids=["events", "polling"])
+def test_a_folder_linked_in_while_serving_is_watched(toy_vault, tmp_path, polling):
+    """A folder kept elsewhere and linked in after the server started: its notes were indexed
+    (the link is news), but the watch did not reach into it, so its edits were not."""
+    kept = tmp_path / "kept"
+    write(kept, "Zebra.md", "# Zebra\n\nThe quagga herd crosses the river.\n")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=polling) as daemon:
+        os.symlink(kept, toy_vault / "Linked")
+        settled(daemon)
+        assert "quagga" in _text(daemon, "Linked/Zebra.md")
+        write(kept, "Zebra.md", "# Zebra\n\nThe okapi herd crosses the river.\n")
+        write(kept, "Deep/Gnu.md", "# Gnu\n\nThe gnu migrates. [[Zebra]]\n")
+        settled(daemon)
+        assert "okapi" in _text(daemon, "Linked/Zebra.md")
+        assert "gnu migrates" in _text(daemon, "Linked/Deep/Gnu.md")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+def test_a_note_linked_from_a_linked_folder_to_elsewhere_is_watched(toy_vault, tmp_path):
+    """A link inside a folder kept elsewhere, to a note kept elsewhere again."""
+    kept, other = tmp_path / "kept", tmp_path / "other"
+    write(kept, "Zebra.md", "# Zebra\n\nThe quagga herd.\n")
+    far = write(other, "Far.md", "# Far\n\nThe far herd.\n")
+    os.symlink(far, kept / "Far.md")
+    os.symlink(kept, toy_vault / "Linked")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        assert "far herd" in _text(daemon, "Linked/Far.md")
+        far.write_text("# Far\n\nThe distant herd.\n", encoding="utf-8")
+        settled(daemon)
+        assert "distant herd" in _text(daemon, "Linked/Far.md")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+def test_a_linked_folder_pointed_elsewhere_is_watched_there(toy_vault, tmp_path):
+    """`ln -sfn`: the link now leads to another folder; edits there are the vault's now."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    write(first, "Zebra.md", "# Zebra\n\nThe quagga herd.\n")
+    write(second, "Gnu.md", "# Gnu\n\nThe gnu herd.\n")
+    os.symlink(first, toy_vault / "Linked")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        os.symlink(second, toy_vault / "Linked.tmp")
+        os.replace(toy_vault / "Linked.tmp", toy_vault / "Linked")
+        settled(daemon)
+        assert "gnu herd" in _text(daemon, "Linked/Gnu.md")
+        write(second, "Gnu.md", "# Gnu\n\nThe wildebeest herd.\n")
+        settled(daemon)
+        assert "wildebeest" in _text(daemon, "Linked/Gnu.md")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+# ----- the hunt: what a hostile user does to a served vault -------------------------------------
+
+
+def test_folders_moved_out_of_the_vault_and_in_again(toy_vault, tmp_path):
+    import shutil
+
+    _index(toy_vault)
+    away = tmp_path / "away"
+    away.mkdir()
+    write(away, "Incoming/Sub/Deep note.md", "# Deep note\n\nLinks to [[Sourdough bread]].\n")
+    with served(toy_vault) as daemon:
+        shutil.move(toy_vault / "Cooking", away / "Cooking")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        shutil.move(away / "Incoming", toy_vault / "Incoming")
+        shutil.move(away / "Cooking", toy_vault / "Incoming" / "Sub" / "Cooking")  # back, deeper
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+        os.rename(toy_vault / "Incoming", toy_vault / "Renamed")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh3")
+
+
+def test_notes_moved_into_a_dot_folder_or_an_ignored_folder_and_back(toy_vault, tmp_path):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        (toy_vault / ".trash").mkdir(exist_ok=True)
+        os.rename(toy_vault / "AI" / "Agent memory.md", toy_vault / ".trash" / "Agent memory.md")
+        os.rename(toy_vault / "People" / "Ada Lovelace.md", toy_vault / "Templates" / "Ada Lovelace.md")
+        os.rename(toy_vault / "Cooking", toy_vault / "Templates" / "Cooking")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        os.rename(toy_vault / ".trash" / "Agent memory.md", toy_vault / "AI" / "Agent memory.md")
+        os.rename(toy_vault / "Templates" / "Ada Lovelace.md", toy_vault / "People" / "Ada Lovelace.md")
+        os.rename(toy_vault / "Templates" / "Cooking", toy_vault / "Cooking")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+
+
+def test_brainignore_edited_replaced_and_deleted_while_serving(toy_vault, tmp_path):
+    _index(toy_vault)
+    ignore = toy_vault / ".brainignore"
+    with served(toy_vault) as daemon:
+        ignore.write_text("Templates/\nCooking/\nPeople/Ada*\n", encoding="utf-8")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        write(toy_vault, "Cooking/New recipe.md", "# New recipe\n\nIgnored from the start.\n")
+        tmp = toy_vault / ".brainignore.tmp"  # an editor's atomic save
+        tmp.write_text("Templates/\n", encoding="utf-8")
+        os.replace(tmp, ignore)
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+        ignore.unlink()
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh3")
+
+
+def test_brainignore_kept_outside_the_vault_behind_a_symlink(toy_vault, tmp_path):
+    """A dotfiles manager keeps `.brainignore` elsewhere and links it in: its edits are rules."""
+    kept = write(tmp_path / "dotfiles", "brainignore", "Templates/\n")
+    (toy_vault / ".brainignore").unlink()
+    os.symlink(kept, toy_vault / ".brainignore")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        kept.write_text("Templates/\nCooking/\n", encoding="utf-8")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        assert not any(p.startswith("Cooking/") for p in served_state(daemon)["notes"])
+
+
+def test_a_note_replaced_by_a_folder_of_its_name_and_back(toy_vault, tmp_path):
+    import shutil
+
+    _index(toy_vault)
+    note = toy_vault / "AI" / "Agent memory.md"
+    with served(toy_vault) as daemon:
+        note.unlink()
+        write(note, "Inside.md", "# Inside\n\nA note in a folder named like a note.\n")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        shutil.rmtree(note)
+        note.write_text("# Agent memory\n\nBack as a note.\n", encoding="utf-8")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+
+
+def test_symlink_loops_made_and_broken_while_serving(toy_vault, tmp_path):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        os.symlink("..", toy_vault / "AI" / "up")
+        os.symlink("Loop b.md", toy_vault / "Loop a.md")
+        os.symlink("Loop a.md", toy_vault / "Loop b.md")
+        kept = tmp_path / "kept"
+        write(kept, "Far.md", "# Far\n\nKept elsewhere.\n")
+        os.symlink(kept, kept / "again")  # a loop inside a folder linked in
+        os.symlink(toy_vault, kept / "vault")  # and back into the vault
+        os.symlink(kept, toy_vault / "Kept")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        os.unlink(toy_vault / "Loop b.md")  # the loop broken: a note in its place
+        write(toy_vault, "Loop b.md", "# Loop b\n\nNo longer a loop.\n")
+        os.unlink(toy_vault / "AI" / "up")
+        write(kept, "Nearer.md", "# Nearer\n\nAdded elsewhere.\n")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+
+
+def test_a_case_only_rename(toy_vault, tmp_path):
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        os.rename(toy_vault / "AI" / "Agent memory.md", toy_vault / "AI" / "agent Memory.md")
+        os.rename(toy_vault / "Cooking", toy_vault / "cooking")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+def test_a_burst_of_atomic_saves_and_deletes(toy_vault, tmp_path):
+    import random
+
+    _index(toy_vault)
+    rng = random.Random(7)
+    with served(toy_vault) as daemon:
+        names = [f"Burst/Note {i}.md" for i in range(40)]
+        for round_ in range(6):
+            for name in rng.sample(names, 25):
+                target = toy_vault / name
+                if rng.random() < 0.25 and target.exists():
+                    target.unlink()
+                    continue
+                target.parent.mkdir(exist_ok=True)
+                tmp = target.with_name(f".{target.name}.tmp{round_}")
+                tmp.write_text(f"# {target.stem}\n\nRound {round_}: [[Note {rng.randrange(40)}]]\n", encoding="utf-8")
+                os.replace(tmp, target)
+            time.sleep(rng.choice([0.0, 0.05, 0.2, 0.4]))
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+def test_a_note_whose_symlink_target_is_swapped_outside_the_vault(toy_vault, tmp_path):
+    """vault/Zebra.md → kept/current.md → v1.md, and `ln -sfn v2.md current.md` in kept."""
+    kept = tmp_path / "kept"
+    write(kept, "v1.md", "# Zebra\n\nThe first herd.\n")
+    write(kept, "v2.md", "# Zebra\n\nThe second herd.\n")
+    os.symlink("v1.md", kept / "current.md")
+    os.symlink(kept / "current.md", toy_vault / "Zebra.md")
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        os.symlink("v2.md", kept / "next.md")
+        os.replace(kept / "next.md", kept / "current.md")
+        settled(daemon)
+        assert "second herd" in _text(daemon, "Zebra.md")
+        (kept / "current.md").unlink()  # nowhere, then back
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh1")
+        os.symlink("v1.md", kept / "current.md")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh2")
+        assert "first herd" in _text(daemon, "Zebra.md")
+
+
+@pytest.mark.parametrize("how", ["moved away", "deleted"])
+def test_answers_while_the_vault_is_gone_say_so_and_stop_saying_once_it_is_back(toy_vault, tmp_path, how):
+    """The watcher said it once in the log; every answer meanwhile came from the index as it
+    was, saying nothing (`brain mcp` and the socket's other clients ask without checking the
+    path), and `status` said the server was ready."""
+    import shutil
+
+    from brain.recall.types import RecallSettings
+
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+        service = daemon.service
+        if how == "moved away":
+            os.rename(toy_vault, tmp_path / "elsewhere")
+        else:
+            shutil.copytree(toy_vault, tmp_path / "elsewhere", symlinks=True)
+            shutil.rmtree(toy_vault)
+        wait_until(lambda: service.status()["watch"].get("gone"), 10, "the server to see the vault gone")
+        results = service.ask("agent memory", ["hybrid"], RecallSettings(k=3))
+        assert results[0].results and results[0].stale
+        assert any("moved or deleted" in w and str(toy_vault) in w for w in results[0].warnings)
+        os.rename(tmp_path / "elsewhere", toy_vault)
+        wait_until(lambda: not service.status()["watch"].get("gone"), 10, "the server to see the vault back")
+        settled(daemon)
+        results = service.ask("agent memory", ["hybrid"], RecallSettings(k=3))
+        assert results[0].results and not results[0].stale and not results[0].warnings
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("loop", ["note", "folder"])
+def test_a_symlink_loop_does_not_stop_a_polling_watcher(toy_vault, tmp_path, monkeypatch, loop):
+    """watchfiles' poller gives up on the whole vault for one symlink loop in it (a network
+    drive, or out of inotify watches): the server tried again every 5 s, logging a traceback
+    each time, and indexed nothing more until the loop was gone."""
+    from serve_helpers import wait_until
+
+    from brain.server import watcher as watcher_module
+
+    monkeypatch.setattr(watcher_module, "RETRY_SECONDS", 0.3, raising=False)
+    if loop == "note":
+        os.symlink("Loop b.md", toy_vault / "Loop a.md")
+        os.symlink("Loop a.md", toy_vault / "Loop b.md")
+    else:
+        os.symlink("..", toy_vault / "AI" / "up")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True) as daemon:
+        write(toy_vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")
+        wait_until(lambda: "Fresh.md" in served_state(daemon)["notes"], 15, "the new note")
+        (toy_vault / ("Loop a.md" if loop == "note" else "AI/up")).unlink()
+        wait_until(lambda: daemon.service.watcher.mode == "polling", 15, "watching again")
+        assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
+
+
+def test_a_folder_made_unreadable_is_news(tmp_path, monkeypatch):
+    """`chmod 000 Folder` is reported as the folder modified. The watcher looked into it for a
+    note, found none it could read, and took it for an empty folder: its notes stayed served
+    (a fresh `brain index` skips them as unreadable) until the rescan. Run as root here, so the
+    listing is refused by hand, as it is for anyone else."""
+    from watchfiles import Change
+
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "Cooking/Bread.md", "# Bread\n")
+    shut = str(vault / "Cooking")
+    scandir = os.scandir
+
+    def refusing(path):
+        if os.fspath(path) == shut:
+            raise PermissionError(13, "Permission denied", shut)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    watcher = VaultWatcher(vault, lambda batch: None, known_folder=lambda rel: rel == "Cooking")
+    assert watcher._relevant([(Change.modified, shut)]) == {"Cooking/"}
+    watcher = VaultWatcher(vault, lambda batch: None)  # a folder no indexed note is in: no news
+    assert watcher._relevant([(Change.modified, shut)]) == set()
+
+
+@pytest.mark.slow  # a server as a process that file modes bind
+def test_a_folder_unreadable_then_readable_under_a_server_file_modes_bind(toy_vault, tmp_path, brain_home):
+    """A folder made unreadable (chmod 000, another user's) under a real server that file modes
+    bind (as root, ``setpriv`` without CAP_DAC_OVERRIDE, as `test_hardening_index` does).
+    Unreadable when the watch began, it failed the whole watch, then polling, which fails on it
+    too: the server retried every 5 s, indexing nothing. Made readable, it had no watch of its
+    own. Made unreadable while watched, its notes stayed served: the watcher looked into it for
+    a note, found none it could read, and took it for an empty folder."""
+    from test_hardening_index import _cannot_write
+
+    from brain.server import client
+
+    prefix = _cannot_write()
+    _index(toy_vault)
+    root = toy_vault.resolve()
+    folder = toy_vault / "Cooking"
+    folder.chmod(0)
+    server = subprocess.Popen(
+        [*prefix, sys.executable, str(LAUNCHER), "serve", "--vault", str(root)],
+        env=brain_env(BRAIN_EMBED_MODEL="fake:64", BRAIN_RERANK_MODEL="none"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def watch() -> dict:
+        return (client.status(root) or {}).get("watch") or {"busy": True}
+
+    def settled_then_compared(step: str) -> dict:
+        time.sleep(0.6)  # the events' arrival
+        wait_until(lambda: not watch()["busy"], 30, "settling")
+        served, fresh = indexed_state(toy_vault, brain_home), fresh_state(toy_vault, tmp_path / step, prefix)
+        assert served["notes"].keys() == fresh["notes"].keys(), step
+        assert served == fresh, step
+        return served
+
+    try:
+        wait_until(lambda: watch().get("mode") not in (None, "starting"), 60, "the server to watch")
+        time.sleep(0.5)
+        assert watch()["mode"] == "events"
+        write(toy_vault, "AI/Fresh.md", "# Fresh\n\nThe okapi note.\n")
+        assert "AI/Fresh.md" in settled_then_compared("started shut")["notes"]
+        folder.chmod(0o755)
+        assert "Cooking/Knife skills.md" in settled_then_compared("opened")["notes"]
+        write(folder, "Knife skills.md", "# Knife skills\n\nThe tapir cut.\n")
+        assert "tapir" in "".join(settled_then_compared("edited inside")["notes"]["Cooking/Knife skills.md"])
+        folder.chmod(0)
+        assert not any(p.startswith("Cooking/") for p in settled_then_compared("shut again")["notes"])
+    finally:
+        folder.chmod(0o755)
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(30)
