@@ -135,6 +135,46 @@ CREATE TABLE recalls (
 CREATE INDEX recalls_session ON recalls (session_id, created_at);
 CREATE INDEX recalls_created ON recalls (created_at);
 
+-- ----- recall_shown: what the prompt hook showed each session, kept by triggers on recalls -----
+
+-- One row per session and note shown since the session's last /compact or /clear (those take
+-- what was shown out of the conversation): the latest showing (recall_id, the recalls row), the
+-- note's SHA-256 then (hash) and the chunk shown (chunk_id). The prompt hook looks up its
+-- candidates here by key, whatever the session's length. path as stored in recalls.notes
+-- (masked). A recalls row deleted (`brain prune --ledger`) or edited by hand no longer counts.
+-- Filled by m005_recall_shown from the sessions with a prompt in the two days before it ran.
+-- The space characters below are those Python's str.split() splits on.
+CREATE TABLE recall_shown (
+    session_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    recall_id INTEGER NOT NULL,
+    hash TEXT,
+    chunk_id INTEGER,
+    PRIMARY KEY (session_id, path)
+) WITHOUT ROWID;
+CREATE INDEX recall_shown_recall ON recall_shown (recall_id);
+CREATE TRIGGER recalls_forget AFTER INSERT ON recalls WHEN NEW.reason = 'slash-command' AND
+  ((ltrim(NEW.prompt, char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
+    8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)) || ' ') GLOB '/compact[' || char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
+    8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288) || ']*'
+   OR (ltrim(NEW.prompt, char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
+    8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)) || ' ') GLOB '/clear[' || char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198,
+    8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288) || ']*')
+BEGIN DELETE FROM recall_shown WHERE session_id = NEW.session_id; END;
+CREATE TRIGGER recalls_shown AFTER INSERT ON recalls WHEN NEW.shown > 0 BEGIN
+  INSERT INTO recall_shown (session_id, path, recall_id, hash, chunk_id)
+  SELECT NEW.session_id, json_extract(n.value, '$.path'), NEW.id, json_extract(n.value, '$.hash'),
+         json_extract(n.value, '$.chunk_id')
+  FROM json_each(CASE WHEN NEW.shown > 0 AND json_valid(NEW.notes) THEN NEW.notes END) AS n
+  WHERE NEW.session_id IS NOT NULL AND n.type = 'object' AND json_type(n.value, '$.path') = 'text'
+  ON CONFLICT (session_id, path) DO UPDATE SET recall_id = excluded.recall_id, hash = excluded.hash,
+    chunk_id = excluded.chunk_id;
+END;
+CREATE TRIGGER recalls_shown_changed AFTER UPDATE OF session_id, notes, shown ON recalls
+BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END;
+CREATE TRIGGER recalls_shown_deleted AFTER DELETE ON recalls WHEN OLD.shown > 0
+BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END;
+
 -- ===== index database (per vault) ===========================================
 
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,91 @@ def test_shown_in_session_keeps_the_latest_hash(tmp_path):
         store.write_recall(conn, _recall(TODAY, session="other", notes=[("C.md", "c")]))
         assert store.shown_in_session(conn, "s1") == {"A.md": ("new", None), "B.md": ("b", None)}
         assert store.shown_in_session(conn, "nobody") == {}
+
+
+def _steps(conn, work) -> int:
+    return sqlite_steps(conn, work, 100)
+
+
+def test_what_a_session_was_shown_is_read_without_reading_the_session(tmp_path):
+    # The prompt hook asks on every prompt: reading every row of the session (and its JSON)
+    # cost 80 ms a prompt at 5,000 prompts, and grew with each one.
+    with connection(tmp_path / "brain.db") as conn:
+        for _ in range(10):
+            store.write_recall(conn, _recall(TODAY, session="short", notes=[("A.md", "a"), ("B.md", "b")]))
+        for _ in range(2_000):
+            store.write_recall(conn, _recall(TODAY, session="long", notes=[("A.md", "a"), ("B.md", "b")]))
+        short = _steps(conn, lambda: store.shown_in_session(conn, "short"))
+        long = _steps(conn, lambda: store.shown_in_session(conn, "long"))
+        assert store.shown_in_session(conn, "long") == {"A.md": ("a", None), "B.md": ("b", None)}
+        assert long <= short + 2, (short, long)
+        # A session shown many notes: the prompt's candidates alone are looked up.
+        for i in range(2_000):
+            store.write_recall(conn, _recall(TODAY, session="wide", notes=[(f"N{i}.md", "n")]))
+        few = _steps(conn, lambda: store.shown_in_session(conn, "short", ["A.md", "C.md"]))
+        wide = _steps(conn, lambda: store.shown_in_session(conn, "wide", ["N7.md", "C.md"]))
+        assert store.shown_in_session(conn, "wide", ["N7.md", "C.md"]) == {"N7.md": ("n", None)}
+    assert wide <= few + 2, (few, wide)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "forgets"),
+    [
+        ("/compact", True),
+        ("  /clear\n", True),
+        ("/compact\u3000keep the Kafka parts", True),  # any space str.split() splits on
+        ("/compact\tkeep", True),
+        ("/compactor", False),
+        ("/clearly", False),
+        ("/model opus", False),
+    ],
+)
+def test_which_slash_commands_take_what_was_shown_out_of_the_conversation(tmp_path, prompt, forgets):
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "a")]))
+        command = _recall(TODAY, reason="slash-command", asked=False)
+        command["prompt"] = prompt
+        store.write_recall(conn, command)
+        assert store.shown_in_session(conn, "s1") == ({} if forgets else {"A.md": ("a", None)})
+
+
+def test_pruned_or_edited_rows_no_longer_count_as_shown(tmp_path):
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "a"), ("B.md", "b")]))
+        store.write_recall(conn, _recall(TODAY, notes=[("C.md", "c")]))
+        conn.execute("DELETE FROM recalls WHERE notes LIKE '%C.md%'")
+        conn.execute("UPDATE recalls SET notes = '[]' WHERE notes LIKE '%A.md%'")
+        assert store.shown_in_session(conn, "s1") == {}
+        assert conn.execute("SELECT count(*) FROM recall_shown").fetchone()[0] == 0
+
+
+def test_the_upgrade_reads_what_live_sessions_were_shown(tmp_path):
+    """A database of the migrations before recall_shown: the sessions of the last two days are
+    read into it (after their last /compact), the older ones are not (a hook may be applying it)."""
+    from brain.db_migrations import MIGRATIONS
+
+    names = [name for name, _ in MIGRATIONS.steps]
+    old = MIGRATIONS.steps[: names.index("m005_recall_shown")]
+    path = tmp_path / "brain.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    steps, MIGRATIONS.steps = MIGRATIONS.steps, old
+    try:
+        MIGRATIONS.apply(conn)
+    finally:
+        MIGRATIONS.steps = steps
+    week_ago = NOW - dt.timedelta(days=7)
+    for row in (
+        _recall(week_ago, session="old", notes=[("Old.md", "o")]),
+        _recall(week_ago, notes=[("Before.md", "x")]),
+        _recall(week_ago + dt.timedelta(seconds=1), reason="slash-command", asked=False) | {"prompt": "/compact"},
+        _recall(TODAY, notes=[("A.md", "a1"), ("B.md", "b")]),
+        _recall(TODAY + dt.timedelta(seconds=1), notes=[("A.md", "a2")]),
+    ):
+        store.write_recall(conn, row)
+    conn.close()
+    with connection(path) as conn:
+        assert store.shown_in_session(conn, "s1") == {"A.md": ("a2", None), "B.md": ("b", None)}
+        assert store.shown_in_session(conn, "old") == {}
 
 
 def test_write_recall_masks_every_text(tmp_path):

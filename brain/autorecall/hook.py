@@ -162,7 +162,7 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     # The index lags the vault (seconds before the watcher runs, or a server not watching): a
     # note deleted since would send the agent to a file that is not there.
     candidates = [c for c in candidates if (root / c.path).exists()]
-    shown = _shown_before(row.get("session_id"), db_path)
+    shown = _shown_before(row.get("session_id"), [redact(c.path) for c in candidates], db_path)
     hashes: dict[str, str | None] = {}
 
     def current_hash(path: str) -> str | None:
@@ -262,7 +262,9 @@ def record(row: dict[str, Any], db_path: Path | None = None) -> None:
         log(f"prompt: the recall row was not written ({exc})")
 
 
-def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, tuple[str | None, int | None]]:
+def _shown_before(
+    session_id: str | None, paths: list[str], db_path: Path | None
+) -> dict[str, tuple[str | None, int | None]]:
     if not session_id:
         return {}
     from ..db import connection
@@ -270,7 +272,7 @@ def _shown_before(session_id: str | None, db_path: Path | None) -> dict[str, tup
 
     try:
         with connection(db_path) as conn:
-            return shown_in_session(conn, session_id)
+            return shown_in_session(conn, session_id, paths)
     except Exception as exc:  # noqa: BLE001 - no dedupe this time, said in the log
         log(f"prompt: cannot read the notes shown earlier in this session ({exc})")
         return {}

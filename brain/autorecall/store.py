@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from ..db import storable
@@ -70,29 +71,27 @@ def recalled_prompt(conn: sqlite3.Connection, session_id: str, prompt_id: str | 
     return str(row[0]) if row else None
 
 
-# Slash commands after which the notes shown before are no longer in the conversation.
+# Slash commands after which the notes shown before are no longer in the conversation (the
+# triggers of db_migrations.m005_recall_shown, which keep recall_shown, know them by these names).
 FORGETTING = ("/compact", "/clear")
 
 
-def shown_in_session(conn: sqlite3.Connection, session_id: str) -> dict[str, tuple[str | None, int | None]]:
+def shown_in_session(
+    conn: sqlite3.Connection, session_id: str, paths: Sequence[str] | None = None
+) -> dict[str, tuple[str | None, int | None]]:
     """Path → (file hash, chunk id) of every note shown in ``session_id`` since its last
     ``/compact`` or ``/clear`` (the latest showing wins): the notes the conversation still holds.
+    ``paths``: only these (as stored: masked), looked up by key, whatever the session's length.
     The id is looked up as ``write_recall`` stored it (``storable``)."""
     session_id = storable(session_id)
-    forgotten = 0  # the row of the last /compact or /clear: the session keeps its id across them
-    for row_id, prompt in conn.execute(
-        "SELECT id, prompt FROM recalls WHERE session_id = ? AND reason = 'slash-command'", (session_id,)
-    ):
-        command = prompt.split(maxsplit=1)[:1] if isinstance(prompt, str) else []
-        if command and command[0] in FORGETTING:
-            forgotten = max(forgotten, row_id)
-    rows = conn.execute(
-        "SELECT json_extract(n.value, '$.path'), json_extract(n.value, '$.hash'), "
-        "json_extract(n.value, '$.chunk_id') "
-        "FROM recalls AS r, json_each(CASE WHEN json_valid(r.notes) THEN r.notes END) AS n "
-        "WHERE r.session_id = ? AND r.id > ? AND r.shown > 0 AND n.type = 'object' ORDER BY r.created_at, r.id",
-        (session_id, forgotten),
-    )
+    if paths is None:
+        rows = conn.execute("SELECT path, hash, chunk_id FROM recall_shown WHERE session_id = ?", (session_id,))
+    else:
+        rows = conn.execute(
+            "SELECT path, hash, chunk_id FROM recall_shown WHERE session_id = ? "
+            "AND path IN (SELECT value FROM json_each(?))",
+            (session_id, json.dumps(storable(list(paths)), ensure_ascii=False)),
+        )
     return {
         path: (digest if isinstance(digest, str) else None, chunk if isinstance(chunk, int) else None)
         for path, digest, chunk in rows
