@@ -375,3 +375,94 @@ def test_turns_without_a_start_are_ordered_among_the_others_by_when_they_were_wr
     assert [r["ask"] for r in newest] == [f"ask {i}" for i in range(39, 27, -1)]
     assert [r["ask"] for r in everything] == [f"ask {i}" for i in range(39, -1, -1)]
     assert [r["ask"] for r in since] == [f"ask {i}" for i in range(39, 29, -1)]
+
+
+def _hourly_turns(conn: sqlite3.Connection, hours: int, *, start: str = "2026-01-01T00:30:00", tag: str = "") -> None:
+    """A turn every hour for ``hours`` hours from ``start``, in two projects and sessions of 50
+    turns (``<tag>sess<n>``); every 97th never started (its prompt was never found)."""
+    conn.executemany(
+        "INSERT INTO turns (turn_key, session_id, created_at, updated_at, started_at, project, tools, files_written)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                f"{tag}k{i}",
+                f"{tag}sess{i // 50:05d}",
+                at,
+                at,
+                None if i % 97 == 4 else at,
+                f"p{i % 2}",
+                json.dumps({"Bash": i % 3, "Edit": 1, f"T{i % 5}": 2}),
+                json.dumps([f"/src/f{i % 7}.py"] * (i % 2 + 1)),
+            )
+            for i in range(hours)
+            for at in [
+                conn.execute("SELECT strftime('%Y-%m-%dT%H:%M:%S.000Z', ?, ?)", (start, f"+{i} hours")).fetchone()[0]
+            ]
+        ],
+    )
+
+
+def test_stats_read_the_last_days_not_the_whole_ledger():
+    # `brain turns --stats` read every turn's JSON (1,000,000 turns: seconds): a year more of
+    # turns before the days it shows must not cost more.
+    conn = open_db()
+    try:
+        _hourly_turns(conn, 24 * 10, start="2026-06-01T00:30:00", tag="a")
+        small = [
+            _steps(conn, lambda: turn_stats(conn, days=3)),
+            _steps(conn, lambda: turn_stats(conn, days=3, project="p1")),
+            _steps(conn, lambda: turn_stats(conn, days=3, session="ASESS0000")),
+        ]
+        _hourly_turns(conn, 24 * 150, start="2026-01-01T00:30:00", tag="b")
+        large = [
+            _steps(conn, lambda: turn_stats(conn, days=3)),
+            _steps(conn, lambda: turn_stats(conn, days=3, project="p1")),
+            _steps(conn, lambda: turn_stats(conn, days=3, session="ASESS0000")),
+        ]
+    finally:
+        conn.close()
+    # The count of the turns recorded is one pass over an index: a step or two a turn.
+    assert all(big < 2 * few + 2 * 24 * 150 / 100 for few, big in zip(small, large)), (small, large)
+
+
+def test_stats_over_the_last_days_are_those_of_a_plain_reading(tmp_path):
+    conn = open_db(tmp_path / "brain.db")
+    try:
+        _hourly_turns(conn, 24 * 40)
+        conn.execute("UPDATE turns SET started_at = 'not a time' WHERE turn_key = 'k100'")
+        rows = [dict(r) for r in conn.execute("SELECT * FROM turns")]
+        days = {
+            r["turn_key"]: conn.execute(
+                "SELECT date(COALESCE(?, ?), 'localtime')", (r["started_at"], r["created_at"])
+            ).fetchone()[0]
+            for r in rows
+        }
+        for project, session, n in ((None, None, 14), ("p0", None, 5), (None, "sess0001", 3), (None, None, 1000)):
+            stats = turn_stats(conn, project=project, session=session, days=n)
+            mine = [
+                r
+                for r in rows
+                if (project is None or r["project"] == project)
+                and (session is None or r["session_id"].startswith(session))
+            ]
+            last = sorted({days[r["turn_key"]] for r in mine if days[r["turn_key"]]}, reverse=True)[:n]
+            window = [r for r in mine if days[r["turn_key"]] in last]
+            assert stats["turns"] == len(mine)
+            per_day: dict[tuple[str, str], int] = {}
+            for r in window:
+                per_day[days[r["turn_key"]], r["project"]] = per_day.get((days[r["turn_key"]], r["project"]), 0) + 1
+            assert {(d["day"], d["project"]): d["turns"] for d in stats["per_day"]} == per_day
+            uses: dict[str, list[int]] = {}
+            for r in window:
+                for tool, count in json.loads(r["tools"]).items():
+                    uses.setdefault(tool, [0, 0])
+                    uses[tool][0] += count
+                    uses[tool][1] += 1
+            assert {t["tool"]: [t["uses"], t["turns"]] for t in stats["top_tools"]} == uses
+            written: dict[str, int] = {}
+            for r in window:
+                for file in json.loads(r["files_written"]):
+                    written[file] = written.get(file, 0) + 1
+            assert {f["file"]: f["turns"] for f in stats["top_files"]} == written
+    finally:
+        conn.close()

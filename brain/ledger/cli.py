@@ -166,13 +166,15 @@ def prompt() -> None:
 )
 @click.option("--session", help="Only this session (a prefix of the id is enough).")
 @click.option("--project", help="Only this project (the git root's folder name).")
-@click.option("--stats", is_flag=True, help="Turns per day and project, top tools, most-touched files.")
+@click.option(
+    "--stats", is_flag=True, help="Turns recorded; per day and project, top tools, most-touched files of the last days."
+)
 @click.option(
     "--days",
     type=click.IntRange(min=1),
     default=14,
     show_default=True,
-    help="With --stats: how many days (with turns) to list per day.",
+    help="With --stats: how many days (with turns) to list per day and count tools and files over.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @library_errors
@@ -277,8 +279,8 @@ def _format_stats(data: dict[str, Any], days: int) -> str:
         f"turns per day and project (last {days} days with turns):",
     ]
     lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or ["  (none)"]
-    lines += ["", "top tools (uses, turns):"]
+    lines += ["", "top tools on those days (uses, turns):"]
     lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or ["  (none)"]
-    lines += ["", "most-touched files (turns that wrote them):"]
+    lines += ["", "most-touched files on those days (turns that wrote them):"]
     lines += [f"  {r['turns']:5}  {r['file']}" for r in data["top_files"]] or ["  (none)"]
     return "\n".join(lines)

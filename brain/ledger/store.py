@@ -211,12 +211,19 @@ def _casefold(value: Any) -> Any:
 def _filters(*, session: str | None, project: str | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if session:
-        clauses.append("session_id LIKE ? ESCAPE '\\'")
+        # LIKE folds ASCII case, so no index can answer it: bounded by the range every match lies
+        # in (upper-case letters sort first), it reads the matching sessions' rows, not the ledger.
+        clauses.append("session_id >= ? AND session_id < ? AND session_id LIKE ? ESCAPE '\\'")
+        args += [session.translate(_ASCII_UPPER), session.translate(_ASCII_LOWER) + "\U0010ffff"]
         args.append(session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     if project:
         clauses.append("project = ?")
         args.append(project)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def turn_stats(
@@ -227,29 +234,42 @@ def turn_stats(
     days: int = 14,
     top: int = 10,
 ) -> dict[str, Any]:
-    """Turns per day and project (the last ``days`` days with turns), top tools, most-touched files."""
+    """The turns recorded; over the last ``days`` days with turns (local dates): turns per day
+    and project, the top tools and the most-touched files.
+
+    Each figure but the count reads the turns of those days alone, found through the index on
+    ``started_at``: over the whole ledger, every call read every row's JSON (1,000,000 turns:
+    seconds, and more each day).
+    """
     where, args = _filters(session=session, project=project)
-    day = "date(COALESCE(started_at, created_at), 'localtime')"
     total = conn.execute(f"SELECT COUNT(*) FROM turns {where}", args).fetchone()[0]
-    # The last `days` days that have turns, so a quiet fortnight still shows history.
-    recent_days = f"SELECT DISTINCT {day} FROM turns {where} ORDER BY 1 DESC LIMIT ?"
+    kept, since = _last_days(conn, where, args, min(max(days, 1), 100_000))
+    also = "AND" if where else "WHERE"
+    # The turns of those days: those that started since the first of them (an index range), and
+    # the few that never started (a turn whose prompt was never found), by when they were written.
+    window = (
+        f"SELECT * FROM turns {where} {also} started_at >= ? UNION ALL "
+        f"SELECT * FROM turns {where} {also} started_at IS NULL"
+    )
+    day = "date(COALESCE(started_at, created_at), 'localtime')"
+    params = (*args, since or "\U0010ffff", *args, json.dumps(kept))
+    in_days = f"{day} IN (SELECT value FROM json_each(?))"
     per_day = conn.execute(
         f"SELECT {day} AS day, COALESCE(project, '?') AS project, COUNT(*) AS turns "
-        f"FROM turns {where} {'AND' if where else 'WHERE'} {day} IN ({recent_days}) "
-        "GROUP BY 1, 2 ORDER BY 1 DESC, 3 DESC, 2",
-        (*args, *args, min(max(days, 1), SQLITE_INT_MAX)),
+        f"FROM ({window}) WHERE {in_days} GROUP BY 1, 2 ORDER BY 1 DESC, 3 DESC, 2",
+        params,
     ).fetchall()
     tools = conn.execute(
         f"SELECT j.key AS tool, SUM(j.value) AS uses, COUNT(*) AS turns "
-        f"FROM turns, json_each(turns.tools) AS j {where} "
+        f"FROM ({window}) AS t, json_each(CASE WHEN json_valid(t.tools) THEN t.tools END) AS j WHERE {in_days} "
         "GROUP BY j.key ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, min(top, SQLITE_INT_MAX)),
+        (*params, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     files = conn.execute(
-        f"SELECT j.value AS file, COUNT(*) AS turns "
-        f"FROM turns, json_each(turns.files_written) AS j {where} "
+        f"SELECT j.value AS file, COUNT(*) AS turns FROM ({window}) AS t, "
+        f"json_each(CASE WHEN json_valid(t.files_written) THEN t.files_written END) AS j WHERE {in_days} "
         "GROUP BY j.value ORDER BY 2 DESC, 1 LIMIT ?",
-        (*args, min(top, SQLITE_INT_MAX)),
+        (*params, min(top, SQLITE_INT_MAX)),
     ).fetchall()
     return {
         "turns": total,
@@ -257,3 +277,39 @@ def turn_stats(
         "top_tools": [dict(r) for r in tools],
         "top_files": [dict(r) for r in files],
     }
+
+
+def _last_days(conn: sqlite3.Connection, where: str, args: list[Any], days: int) -> tuple[list[str], str | None]:
+    """The last ``days`` local dates with turns (newest first), and the UTC time (as stored) from
+    which the turns that started on them lie; None when none did.
+
+    Stepped back one day at a time through the index on ``started_at`` (each step: the latest
+    start before the day found last), so it reads ``days`` index entries, not the ledger.
+    """
+    also = "AND" if where else "WHERE"
+    found: set[str] = set()
+    bound: str | None = None  # the turns still to look at started before this
+    since: str | None = None
+    while len(found) < days:
+        latest = conn.execute(
+            f"SELECT max(started_at) FROM turns {where} {also} started_at IS NOT NULL"
+            + (" AND started_at < ?" if bound is not None else ""),
+            (*args, *([bound] if bound is not None else [])),
+        ).fetchone()[0]
+        if latest is None:
+            break
+        date, midnight = conn.execute(
+            "SELECT date(?, 'localtime'), strftime('%Y-%m-%dT%H:%M:%S', date(?, 'localtime'), 'utc')",
+            (latest, latest),
+        ).fetchone()
+        if date is None or midnight is None or midnight >= latest:
+            bound = latest  # not a time (edited by hand): passed over, as the day it has none
+            continue
+        found.add(date)
+        bound = since = midnight
+    # A turn that never started counts on the day it was written (few: read them all).
+    unstarted = conn.execute(
+        f"SELECT DISTINCT date(created_at, 'localtime') FROM turns {where} {also} started_at IS NULL", args
+    ).fetchall()
+    kept = sorted(found | {r[0] for r in unstarted if r[0] is not None}, reverse=True)[:days]
+    return kept, since
