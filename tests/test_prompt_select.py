@@ -88,6 +88,13 @@ def test_prompts_worth_a_recall(prompt):
     assert select.skip_reason(prompt) is None
 
 
+def test_a_long_prompt_is_no_acknowledgement_and_its_words_are_not_read():
+    # Splitting a 10 MB prompt into words took 1.5 s, past the hook's budget: nothing recorded.
+    assert select.skip_reason("ok thanks " * 200) is None
+    assert select.skip_reason("ok thanks " * 20) == select.ACKNOWLEDGEMENT
+    assert select.skip_reason("/compact " + "ok " * 1000) == select.SLASH_COMMAND
+
+
 @pytest.mark.parametrize(
     "model, expected",
     [

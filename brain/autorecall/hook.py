@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import config
 from ..errors import ConfigError
-from ..ledger.hook import MAX_STDIN, load_settings_under_watchdog, log
+from ..ledger.hook import MAX_STDIN, load_settings_under_watchdog, log, oversized_field
 from ..ledger.redact import redact
 from ..ledger.store import utc_now
 from ..ledger.transcript import clip
@@ -65,6 +65,10 @@ def run_prompt_hook() -> int:
         payload = parse_payload(raw)
         if payload is None:
             log(f"prompt: ignored stdin that is not a UserPromptSubmit payload ({len(raw)} bytes)")
+            return 0
+        refusal = oversized_field(payload)
+        if refusal:
+            log(f"prompt: ignored a UserPromptSubmit payload whose {refusal}")
             return 0
         recall = recall_for_prompt(payload, started=started, deadline=started + budget)
         if recall.context:

@@ -22,6 +22,9 @@ from ..text import yo_as_ye
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
 MIN_CHARS = 10
+# Longer than this, a prompt is neither an acknowledgement nor too short, and its words are not
+# read: a 10 MB prompt took 1.5 s to split into words, past the hook's budget.
+ACK_MAX_CHARS = 1000
 MIN_WORDS = 2
 NOTE_MIN_CHARS = 200  # a note gets at least this much room, or is left out
 
@@ -82,6 +85,8 @@ def skip_reason(prompt: str) -> str | None:
         return SLASH_COMMAND
     if text.startswith("!"):  # bash mode: "! git status"
         return SHELL_COMMAND
+    if len(text) > ACK_MAX_CHARS:
+        return None
     words = _WORD.findall(yo_as_ye(text.lower()))
     if words and all(w in ACK_WORDS for w in words):
         return ACKNOWLEDGEMENT

@@ -32,6 +32,10 @@ from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
 MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
+# An id or a path of the hook input longer than this is not one (ids are UUIDs, Linux paths are
+# at most 4,096 bytes): masking a 10 MB session id took 1.3 s, past the prompt hook's budget.
+MAX_FIELD_CHARS = 4096
+FIELDS = ("session_id", "prompt_id", "cwd", "transcript_path", "agent_transcript_path")
 # Seconds of the budget (at most a quarter of it) kept to record a partial row when reading
 # the turn runs late: opening the database and one small write, on a loaded machine.
 FALLBACK_RESERVE = 0.5
@@ -57,6 +61,10 @@ def run_stop_hook() -> int:
             _text(payload.get("session_id")) or _text(payload.get("transcript_path"))
         ):
             log(f"ignored stdin that is not a Stop hook payload ({len(raw)} bytes)")
+            return 0
+        refusal = oversized_field(payload)
+        if refusal:
+            log(f"ignored a Stop hook payload whose {refusal}")
             return 0
         record_stop(payload, deadline=started + budget - min(FALLBACK_RESERVE, budget / 4))
     except BaseException as exc:  # noqa: BLE001 - nothing may reach the agent
@@ -117,6 +125,15 @@ def record_stop(
     with connection(db_path) as conn:
         write_turn(conn, row)
     return row
+
+
+def oversized_field(payload: dict[str, Any]) -> str | None:
+    """What makes ``payload`` no hook input: an id or a path over ``MAX_FIELD_CHARS``; or None."""
+    for name in FIELDS:
+        value = payload.get(name)
+        if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+            return f"{name} is {len(value):,} characters (at most {MAX_FIELD_CHARS:,})"
+    return None
 
 
 def partial_row(payload: dict[str, Any], path: str | None, progress: Turn) -> dict[str, Any]:
