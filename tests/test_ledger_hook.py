@@ -229,11 +229,11 @@ def test_a_budget_set_in_an_env_file_moves_the_watchdog(tmp_path):
 def test_an_id_or_path_too_long_to_be_one_is_refused_in_the_log(tmp_path, field):
     # Masking a 10 MB session id took 1.3 s: the hook gave up at its budget, its turn lost
     # and nothing said why.
-    payload = {**hook_payload(None), field: "x" * 5_000}
+    payload = {**hook_payload(None), field: "x" * 100_000}
     proc = run_hook(json.dumps(payload).encode(), tmp_path)
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     log = (tmp_path / "logs" / "hook.log").read_text()
-    assert f"ignored a Stop hook payload whose {field} is 5,000 characters (at most 4,096)" in log
+    assert f"ignored a Stop hook payload whose {field} is 100,000 characters (at most 65,536)" in log
     assert not (tmp_path / "brain.db").exists()
 
 

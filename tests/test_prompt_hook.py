@@ -310,9 +310,9 @@ def test_a_one_megabyte_prompt(server, indexed):
 
 
 def test_a_session_id_too_long_to_be_one_is_refused_in_the_log(indexed):
-    proc = run_prompt_hook(json.dumps(_payload(session_id="5" * 5_000)).encode(), indexed)
+    proc = run_prompt_hook(json.dumps(_payload(session_id="5" * 100_000)).encode(), indexed)
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
-    assert "ignored a UserPromptSubmit payload whose session_id is 5,000 characters (at most 4,096)" in _log()
+    assert "ignored a UserPromptSubmit payload whose session_id is 100,000 characters (at most 65,536)" in _log()
     assert _rows() == []
 
 

@@ -32,9 +32,10 @@ from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
 MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
-# An id or a path of the hook input longer than this is not one (ids are UUIDs, Linux paths are
-# at most 4,096 bytes): masking a 10 MB session id took 1.3 s, past the prompt hook's budget.
-MAX_FIELD_CHARS = 4096
+# An id or a path of the hook input longer than this is not one (ids are UUIDs, Linux paths at
+# most 4,096 bytes; a longer path is still recorded, unread): masking a 10 MB session id took
+# 1.3 s, past the prompt hook's budget, where 64 KiB takes milliseconds.
+MAX_FIELD_CHARS = 65_536
 FIELDS = ("session_id", "prompt_id", "cwd", "transcript_path", "agent_transcript_path")
 # Seconds of the budget (at most a quarter of it) kept to record a partial row when reading
 # the turn runs late: opening the database and one small write, on a loaded machine.
