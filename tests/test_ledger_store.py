@@ -466,3 +466,17 @@ def test_stats_over_the_last_days_are_those_of_a_plain_reading(tmp_path):
             assert {f["file"]: f["turns"] for f in stats["top_files"]} == written
     finally:
         conn.close()
+
+
+def test_a_session_prefix_reads_those_sessions_not_the_ledger():
+    # LIKE folds case, so no index answered it: `brain turns --session 491e` read every turn.
+    conn = open_db()
+    try:
+        _hourly_turns(conn, 200, tag="a")
+        small = _steps(conn, lambda: recent_turns(conn, session="ASESS00001", limit=5))
+        _hourly_turns(conn, 5000, tag="b")
+        large = _steps(conn, lambda: recent_turns(conn, session="ASESS00001", limit=5))
+        assert [r["turn_key"] for r in recent_turns(conn, session="asess00001", limit=2)] == ["ak99", "ak98"]
+    finally:
+        conn.close()
+    assert large <= small + 10, (small, large)
