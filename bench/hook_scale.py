@@ -30,6 +30,7 @@ import json
 import os
 import random
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -248,7 +249,7 @@ def main() -> None:
         fill(db, vault, notes, args)
         MIGRATIONS.steps = steps
         print(f"filled in {time.perf_counter() - began:,.0f} s")
-    conn = open_db(db, read_only=True)
+    conn = sqlite3.connect(db)  # not open_db: a reader upgrades the database it opens
     pending = MIGRATIONS.pending(conn)
     conn.close()
     if pending:
