@@ -191,11 +191,14 @@ def recent_turns(
     # found). Ordered by the expression itself, every call sorted the whole ledger (300,000
     # turns: 1.0 s for the last ten, in `brain turns` and the MCP tool alike).
     started = [*clauses, "started_at IS NOT NULL"] + (["started_at >= ?"] if since else [])
-    unstarted = [*clauses, "started_at IS NULL"] + (["created_at >= ?"] if since else [])
+    # A session's turns come through its index and are sorted: walked back along started_at to
+    # them, a session of long ago read the ledger (the unary + keeps the planner off that index).
+    order = "+started_at" if session else "started_at"
+    unstarted = [*clauses, f"{order} IS NULL"] + (["created_at >= ?"] if since else [])
     parts_args = [*args, *([since] if since else [])]
     rows = conn.execute(
         f"SELECT * FROM (SELECT * FROM (SELECT * FROM turns WHERE {' AND '.join(started)} "
-        "ORDER BY started_at DESC, id DESC LIMIT ?) "
+        f"ORDER BY {order} DESC, id DESC LIMIT ?) "
         f"UNION ALL SELECT * FROM (SELECT * FROM turns WHERE {' AND '.join(unstarted)} "
         "ORDER BY created_at DESC, id DESC LIMIT ?)) "
         "ORDER BY COALESCE(started_at, created_at) DESC, id DESC LIMIT ?",
@@ -211,15 +214,35 @@ def _casefold(value: Any) -> Any:
 def _filters(*, session: str | None, project: str | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if session:
-        # LIKE folds ASCII case, so no index can answer it: bounded by the range every match lies
-        # in (upper-case letters sort first), it reads the matching sessions' rows, not the ledger.
-        clauses.append("session_id >= ? AND session_id < ? AND session_id LIKE ? ESCAPE '\\'")
-        args += [session.translate(_ASCII_UPPER), session.translate(_ASCII_LOWER) + "\U0010ffff"]
+        # LIKE folds ASCII case, so no index can answer it: bounded by the ranges every match lies
+        # in, it reads the matching sessions' rows, not the ledger.
+        ranges = _prefix_ranges(session)
+        clauses.append(
+            "("
+            + " OR ".join(["session_id >= ? AND session_id < ?"] * len(ranges))
+            + ") AND session_id LIKE ? ESCAPE '\\'"
+        )
+        args += [bound for pair in ranges for bound in pair]
         args.append(session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     if project:
         clauses.append("project = ?")
         args.append(project)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def _prefix_ranges(prefix: str, letters: int = 4) -> list[tuple[str, str]]:
+    """Ranges of text that hold every string starting with ``prefix`` in any ASCII case: one for
+    each case of its first ``letters`` letters, the rest spanning its upper to its lower case
+    (upper-case letters sort first)."""
+    heads = [""]
+    cut = 0
+    for cut, char in enumerate(prefix, 1):
+        cases = {char.translate(_ASCII_UPPER), char.translate(_ASCII_LOWER)}
+        heads = [head + case for head in heads for case in sorted(cases)]
+        if sum(c.isascii() and c.isalpha() for c in prefix[:cut]) >= letters:
+            break
+    rest = prefix[cut:]
+    return [(head + rest.translate(_ASCII_UPPER), head + rest.translate(_ASCII_LOWER) + "\U0010ffff") for head in heads]
 
 
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -243,13 +266,17 @@ def turn_stats(
     """
     where, args = _filters(session=session, project=project)
     total = conn.execute(f"SELECT COUNT(*) FROM turns {where}", args).fetchone()[0]
-    kept, since = _last_days(conn, where, args, min(max(days, 1), 100_000))
+    # A session's turns are found through its index, never by walking the index on started_at
+    # back to the session's (the unary + keeps the planner off it).
+    start = "+started_at" if session else "started_at"
+    kept, since = _last_days(conn, where, args, min(max(days, 1), 100_000), start)
     also = "AND" if where else "WHERE"
     # The turns of those days: those that started since the first of them (an index range), and
     # the few that never started (a turn whose prompt was never found), by when they were written.
+    columns = "started_at, created_at, project, tools, files_written"
     window = (
-        f"SELECT * FROM turns {where} {also} started_at >= ? UNION ALL "
-        f"SELECT * FROM turns {where} {also} started_at IS NULL"
+        f"SELECT {columns} FROM turns {where} {also} {start} >= ? UNION ALL "
+        f"SELECT {columns} FROM turns {where} {also} {start} IS NULL"
     )
     day = "date(COALESCE(started_at, created_at), 'localtime')"
     params = (*args, since or "\U0010ffff", *args, json.dumps(kept))
@@ -279,7 +306,9 @@ def turn_stats(
     }
 
 
-def _last_days(conn: sqlite3.Connection, where: str, args: list[Any], days: int) -> tuple[list[str], str | None]:
+def _last_days(
+    conn: sqlite3.Connection, where: str, args: list[Any], days: int, start: str
+) -> tuple[list[str], str | None]:
     """The last ``days`` local dates with turns (newest first), and the UTC time (as stored) from
     which the turns that started on them lie; None when none did.
 
@@ -292,8 +321,8 @@ def _last_days(conn: sqlite3.Connection, where: str, args: list[Any], days: int)
     since: str | None = None
     while len(found) < days:
         latest = conn.execute(
-            f"SELECT max(started_at) FROM turns {where} {also} started_at IS NOT NULL"
-            + (" AND started_at < ?" if bound is not None else ""),
+            f"SELECT max({start}) FROM turns {where} {also} started_at IS NOT NULL"
+            + (f" AND {start} < ?" if bound is not None else ""),
             (*args, *([bound] if bound is not None else [])),
         ).fetchone()[0]
         if latest is None:
@@ -309,7 +338,7 @@ def _last_days(conn: sqlite3.Connection, where: str, args: list[Any], days: int)
         bound = since = midnight
     # A turn that never started counts on the day it was written (few: read them all).
     unstarted = conn.execute(
-        f"SELECT DISTINCT date(created_at, 'localtime') FROM turns {where} {also} started_at IS NULL", args
+        f"SELECT DISTINCT date(created_at, 'localtime') FROM turns {where} {also} {start} IS NULL", args
     ).fetchall()
     kept = sorted(found | {r[0] for r in unstarted if r[0] is not None}, reverse=True)[:days]
     return kept, since
