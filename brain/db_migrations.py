@@ -190,8 +190,10 @@ CREATE TABLE recall_shown (
         "CREATE TRIGGER recalls_shown_deleted AFTER DELETE ON recalls WHEN OLD.shown > 0 "
         "BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END"
     )
+    # Each through its index, named: the planner's own choice read every row of recalls (1.3 s at
+    # 1,000,000 prompts, past the prompt hook's budget).
     live = (
-        "SELECT DISTINCT session_id FROM recalls "
+        "SELECT DISTINCT session_id FROM recalls INDEXED BY recalls_created "
         "WHERE created_at >= strftime('%Y-%m-%dT%H:%M:%S', 'now', '-2 days') AND session_id IS NOT NULL"
     )
     conn.execute(
@@ -199,8 +201,9 @@ CREATE TABLE recall_shown (
         f"forgot AS (SELECT r.session_id, max(r.id) AS id FROM recalls AS r WHERE r.session_id IN live "
         f"AND {_forgets('r')} GROUP BY r.session_id) "
         f"INSERT INTO recall_shown (session_id, path, recall_id, hash, chunk_id) "
-        f"SELECT * FROM ({_shown_notes('r', 'recalls AS r, ')} AND r.session_id IN live "
-        "AND r.id > COALESCE((SELECT id FROM forgot WHERE forgot.session_id = r.session_id), 0) "
+        f"SELECT * FROM ("
+        f"{_shown_notes('r', 'recalls AS r INDEXED BY recalls_session LEFT JOIN forgot AS f USING (session_id), ')} "
+        "AND r.session_id IN live AND r.id > COALESCE(f.id, 0) "
         "ORDER BY r.created_at, r.id) WHERE true "  # the latest showing last, as the hook read them
         f"{_UPSERT_SHOWN}"
     )
