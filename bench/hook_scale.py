@@ -63,7 +63,7 @@ RECALL_COLUMNS = (
 )
 REASONS = [None] * 5 + ["below-threshold", "acknowledgement", "too-short", "no-server"]
 LONG_SESSION = "10n95e55-0000-4000-8000-000000000000"
-NOTES = 2000  # in the generated vault
+NOTES = 10_000  # in the generated vault: the long session is shown the first half
 BATCH = 20_000
 
 
@@ -149,8 +149,8 @@ class StandIn:
     vault's notes, cosine 0.6: 10 of the first half (which the long session was shown), then
     10 of the second (never shown), the next ones each time."""
 
-    def __init__(self, root: Path, notes: list[tuple[str, str]]):
-        self.root, self.notes, self.n = root, notes, 0
+    def __init__(self, root: Path, notes: list[tuple[str, str]], start: int = 0):
+        self.root, self.notes, self.n = root, notes, start  # start: past the notes a kept database was shown
         directory = runtime.runtime_dir(root)
         directory.mkdir(parents=True, exist_ok=True)
         path = runtime.socket_path(root)
@@ -270,7 +270,7 @@ def main() -> None:
     print("\nthe interpreter")
     line("python -c pass", bare)
 
-    stand_in = StandIn(vault, notes)
+    stand_in = StandIn(vault, notes, start=long)
     try:
         print(f"\nprompt hook, the long session ({long:,} prompts and growing)")
         conn = open_db(db)
