@@ -15,11 +15,13 @@ prints, each beside ``python -c pass``:
   small transcript of a new session;
 - ``brain turns`` and ``brain turns --stats`` in this process and as whole processes;
 - the first open of a database filled by older code (``--upgrade-from NAME``: filled with the
-  migrations up to NAME only), as the first hook after an upgrade pays it;
+  migrations up to NAME only), as the first hook after an upgrade pays it: each migration after
+  NAME on its own, from the schema just before it (``--upgrade-only``: that alone);
 - the file sizes.
 
     python bench/hook_scale.py [--turns 1000000] [--years 2] [--session-prompts 5000] [--keep PATH]
     python bench/hook_scale.py --turns 10000 --session-prompts 500     # a small run
+    python bench/hook_scale.py --turns 100000 --upgrade-from m003_recalls --upgrade-only
 """
 
 from __future__ import annotations
@@ -94,9 +96,12 @@ def fill(path: Path, vault: Path, notes: list[tuple[str, str]], args: argparse.N
     conn.execute("BEGIN")
     turns, prompts = [], []
 
+    has_recalls = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'recalls'").fetchone() is not None
+
     def flush() -> None:
         conn.executemany(f"INSERT INTO turns ({TURN_COLUMNS}) VALUES ({', '.join('?' * 19)})", turns)
-        conn.executemany(f"INSERT INTO recalls ({RECALL_COLUMNS}) VALUES ({', '.join('?' * 18)})", prompts)
+        if has_recalls:  # filled by code from before m003_recalls: turns only
+            conn.executemany(f"INSERT INTO recalls ({RECALL_COLUMNS}) VALUES ({', '.join('?' * 18)})", prompts)
         turns.clear()
         prompts.clear()
 
@@ -219,6 +224,26 @@ def sizes(path: Path) -> str:
     return ", ".join(parts)
 
 
+def upgrade(db: Path, pending: list[str]) -> None:
+    """Time each pending migration on its own, from the schema just before it, as the first
+    open after an upgrade applies them; then the open that finds nothing left to apply."""
+    steps = MIGRATIONS.steps
+    names = [name for name, _ in steps]
+    total = 0.0
+    try:
+        for name in pending:
+            MIGRATIONS.steps = steps[: names.index(name) + 1]
+            began = time.perf_counter()
+            open_db(db).close()
+            seconds = time.perf_counter() - began
+            total += seconds
+            print(f"first open after an upgrade, {name}: {1000 * seconds:,.0f} ms")
+    finally:
+        MIGRATIONS.steps = steps
+    if len(pending) > 1:
+        print(f"first open after an upgrade, all of them: {1000 * total:,.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=1_000_000)
@@ -228,6 +253,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--keep", type=Path, help="the database to fill (reused when it is there)")
     parser.add_argument("--upgrade-from", metavar="NAME", help="fill with the migrations up to NAME; time the rest")
+    parser.add_argument("--upgrade-only", action="store_true", help="stop after timing the upgrade")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="brain-hook-scale-"))
@@ -253,9 +279,13 @@ def main() -> None:
     pending = MIGRATIONS.pending(conn)
     conn.close()
     if pending:
-        began = time.perf_counter()
-        open_db(db).close()
-        print(f"first open after an upgrade ({', '.join(pending)}): {1000 * (time.perf_counter() - began):,.0f} ms")
+        upgrade(db, pending)
+    if args.upgrade_only:
+        if not args.keep:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     conn = open_db(db)
     n_turns = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
     n_prompts = conn.execute("SELECT count(*) FROM recalls").fetchone()[0]
