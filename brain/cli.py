@@ -187,12 +187,14 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     chunking other than the index was built with (`brain index --rebuild` fixes it).
     """
     from .index.status import vault_status
+    from .ledger.deferred import waiting
     from .server.client import status as server_status
 
     st = vault_status(vault)
     server = server_status(Path(st.vault))
+    kept_aside = waiting()  # rows the hooks could not write: an upgrade of brain.db waits
     if as_json:
-        emit_json({**st.as_dict(), "server": server})
+        emit_json({**st.as_dict(), "server": server, "ledger_kept_aside": kept_aside})
         return
 
     def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
@@ -235,6 +237,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         echo(
             f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
             "or stopped: running it again resumes)"
+        )
+    if kept_aside:
+        echo(
+            f"ledger: {kept_aside} row{'s' if kept_aside != 1 else ''} the hooks kept aside: an upgrade of the "
+            "brain database did not fit their budget; `brain turns` applies it and records them"
         )
     if st.warnings:
         echo(f"warnings: {len(st.warnings)}")

@@ -12,9 +12,11 @@ and a file that is not SQLite is refused as it is.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,30 +34,62 @@ class BrainDatabaseError(BrainError):
     """The brain database cannot be opened or used; the message names the file."""
 
 
-def open_db(path: Path | None = None, *, read_only: bool = False) -> sqlite3.Connection:
+class UpgradeDeferred(BrainDatabaseError):
+    """A hook's open: the pending migrations did not fit its budget (rolled back, left to a
+    run without one), or an earlier hook's did not and its rows wait in ``kept_aside_dir``."""
+
+
+def kept_aside_dir(path: Path) -> Path:
+    """Where hooks keep the rows they could not write while an upgrade of ``path`` waits
+    (``ledger.deferred``); while it holds any, hooks leave the database alone."""
+    return path.with_name(path.name + ".kept-aside")
+
+
+def open_db(
+    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None
+) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the brain database.
 
     ``read_only`` is for commands that only read (``brain turns``, ``ab report``): they never
     create the file nor change its mode (``BRAIN_DB`` may name any file of the user's); a
     missing or empty one reads as nothing recorded yet, and when the file or its folder
     cannot be written it is opened read-only.
+
+    ``migrate_until`` (a ``time.monotonic()``) is a hook's: pending migrations still running
+    then are interrupted and rolled back, and ``UpgradeDeferred`` is raised, as it is at once
+    while rows kept aside by an earlier hook wait for a run without a budget (a watchdog
+    ending the hook mid-migration would roll it back too, on every hook, recording nothing).
     """
     path = path or config.db_path()
     if read_only:
         return _open_for_reading(path)
+    if migrate_until is not None and _holds_files(kept_aside_dir(path)):
+        raise UpgradeDeferred(f"{path}: its upgrade waits for a brain command (rows kept aside)")
     try:
         _refuse_foreign(path)  # before private_file: a user's notes.txt is not made 0600
-        return _open(path)
+        return _open(path, migrate_until)
+    except UpgradeDeferred:
+        raise
     except (sqlite3.Error, OSError) as exc:
         raise database_error(path, exc) from exc
 
 
+def _holds_files(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(not e.name.startswith(".") for e in entries)
+    except OSError:  # none there, or one the hook cannot read: nothing of its own waits there
+        return False
+
+
 @contextmanager
-def connection(path: Path | None = None, *, read_only: bool = False) -> Iterator[sqlite3.Connection]:
+def connection(
+    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None
+) -> Iterator[sqlite3.Connection]:
     """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
     (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
     path = path or config.db_path()
-    conn = open_db(path, read_only=read_only)
+    conn = open_db(path, read_only=read_only, migrate_until=migrate_until)
     try:
         yield conn
     except sqlite3.Error as exc:
@@ -64,18 +98,47 @@ def connection(path: Path | None = None, *, read_only: bool = False) -> Iterator
         conn.close()
 
 
-def _open(path: Path) -> sqlite3.Connection:
+def _open(path: Path, migrate_until: float | None = None) -> sqlite3.Connection:
     if not path.parent.exists():  # a folder brain makes is owner-only; one already there is the user's
         config.private_folder(path.parent)
     config.private_file(path)  # prompts and turns: the user's alone, not the umask's 0644
     conn = connect(str(path))
     try:
         conn.row_factory = sqlite3.Row
-        MIGRATIONS.apply(conn)
+        if migrate_until is None:
+            MIGRATIONS.apply(conn)
+        else:
+            _apply_until(conn, path, migrate_until)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _apply_until(conn: sqlite3.Connection, path: Path, deadline: float) -> None:
+    """Apply the pending migrations, interrupting SQLite at ``deadline``: each is atomic, so an
+    interrupted one is rolled back (those before it stay applied)."""
+    pending = MIGRATIONS.pending(conn)
+    if not pending:
+        return
+    if time.monotonic() >= deadline:  # no time left: a small migration would run to its end regardless
+        raise UpgradeDeferred(f"{path}: no time left in the hook's budget for its upgrade ({', '.join(pending)})")
+    conn.set_progress_handler(lambda: time.monotonic() >= deadline, 1000)
+    # Another process upgrading (a command, with no budget) holds the write lock: wait for it
+    # only as long as the budget lasts, not the busy timeout (SQLite's wait is not interrupted).
+    busy_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {max(int((deadline - time.monotonic()) * 1000), 1)}")
+    try:
+        MIGRATIONS.apply(conn)
+    except sqlite3.OperationalError as exc:
+        busy = getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or "locked" in str(exc)
+        if not busy and "interrupted" not in str(exc):
+            raise
+        why = "another process holds the database" if busy else "it did not fit the hook's budget (rolled back)"
+        raise UpgradeDeferred(f"{path}: the upgrade ({', '.join(MIGRATIONS.pending(conn))}) waits: {why}") from exc
+    finally:
+        conn.set_progress_handler(None, 0)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
 def _open_for_reading(path: Path) -> sqlite3.Connection:

@@ -75,7 +75,7 @@ def run_prompt_hook() -> int:
             with printing:  # the watchdog waits for a started answer to end whole
                 emit(recall.context)
         recall.row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-        record(recall.row)
+        record(recall.row, migrate_until=started + budget - RESERVE / 2)
     except BaseException as exc:  # noqa: BLE001 - nothing may reach the prompt
         _log_exception(exc)
     finally:
@@ -166,7 +166,7 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
     # The index lags the vault (seconds before the watcher runs, or a server not watching): a
     # note deleted since would send the agent to a file that is not there.
     candidates = [c for c in candidates if (root / c.path).exists()]
-    shown = _shown_before(row.get("session_id"), [redact(c.path) for c in candidates], db_path)
+    shown = _shown_before(row.get("session_id"), [redact(c.path) for c in candidates], db_path, deadline)
     hashes: dict[str, str | None] = {}
 
     def current_hash(path: str) -> str | None:
@@ -254,20 +254,30 @@ def emit(context: str) -> None:
     out.buffer.flush()
 
 
-def record(row: dict[str, Any], db_path: Path | None = None) -> None:
-    """Write the recall row; a database that cannot be written costs the row, logged."""
-    from ..db import connection
+def record(row: dict[str, Any], db_path: Path | None = None, *, migrate_until: float | None = None) -> None:
+    """Write the recall row; a database that cannot be written costs the row, logged. An upgrade
+    of the database that does not fit before ``migrate_until`` is rolled back and the row kept
+    aside (``ledger.deferred``)."""
+    from ..db import UpgradeDeferred, connection
     from .store import write_recall
 
     try:
-        with connection(db_path) as conn:
-            write_recall(conn, row)
+        try:
+            with connection(db_path, migrate_until=migrate_until) as conn:
+                write_recall(conn, row)
+        except UpgradeDeferred as exc:
+            from ..ledger.deferred import RECALL, keep_aside
+
+            kept = keep_aside(db_path or config.db_path(), RECALL, row)
+            log(
+                f"prompt: {exc}: the recall row kept aside in {kept.parent}; `brain turns` or `brain recalls` records it"
+            )
     except Exception as exc:  # noqa: BLE001 - BrainDatabaseError, or worse: the prompt goes on
         log(f"prompt: the recall row was not written ({exc})")
 
 
 def _shown_before(
-    session_id: str | None, paths: list[str], db_path: Path | None
+    session_id: str | None, paths: list[str], db_path: Path | None, deadline: float
 ) -> dict[str, tuple[str | None, int | None]]:
     if not session_id:
         return {}
@@ -275,7 +285,8 @@ def _shown_before(
     from .store import shown_in_session
 
     try:
-        with connection(db_path) as conn:
+        # An upgrade that does not fit leaves time to render the notes and keep the row aside.
+        with connection(db_path, migrate_until=deadline - RESERVE) as conn:
             return shown_in_session(conn, session_id, paths)
     except Exception as exc:  # noqa: BLE001 - no dedupe this time, said in the log
         log(f"prompt: cannot read the notes shown earlier in this session ({exc})")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..db import connection
+from ..db import UpgradeDeferred, connection
 from ..errors import ConfigError
 from .store import turn_row, utc_now, write_turn
 from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
@@ -40,6 +40,9 @@ FIELDS = ("session_id", "prompt_id", "cwd", "transcript_path", "agent_transcript
 # Seconds of the budget (at most a quarter of it) kept to record a partial row when reading
 # the turn runs late: opening the database and one small write, on a loaded machine.
 FALLBACK_RESERVE = 0.5
+# Seconds of the budget (at most a tenth of it) kept to write the row aside when an upgrade of
+# the database does not fit before them (``deferred``): a file of a few KB and a line of log.
+KEEP_ASIDE_RESERVE = 0.1
 
 
 def run_stop_hook() -> int:
@@ -67,7 +70,11 @@ def run_stop_hook() -> int:
         if refusal:
             log(f"ignored a Stop hook payload whose {refusal}")
             return 0
-        record_stop(payload, deadline=started + budget - min(FALLBACK_RESERVE, budget / 4))
+        record_stop(
+            payload,
+            deadline=started + budget - min(FALLBACK_RESERVE, budget / 4),
+            migrate_until=started + budget - min(KEEP_ASIDE_RESERVE, budget / 10),
+        )
     except BaseException as exc:  # noqa: BLE001 - nothing may reach the agent
         _log_exception(exc)
     finally:
@@ -76,12 +83,17 @@ def run_stop_hook() -> int:
 
 
 def record_stop(
-    payload: dict[str, Any], *, db_path: Path | None = None, deadline: float | None = None
+    payload: dict[str, Any],
+    *,
+    db_path: Path | None = None,
+    deadline: float | None = None,
+    migrate_until: float | None = None,
 ) -> dict[str, Any]:
     """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it.
 
     Still reading at ``deadline`` (a ``time.monotonic()``), it records a partial row instead
-    (``partial_row``).
+    (``partial_row``). An upgrade of the database still running at ``migrate_until`` is rolled
+    back and the row kept aside (``deferred``).
     """
     path = payload.get("transcript_path")
     if payload.get("hook_event_name") == "SubagentStop" and payload.get("agent_transcript_path"):
@@ -98,13 +110,16 @@ def record_stop(
         )
     except OutOfTime:
         row = partial_row(payload, path, progress)
-        with connection(db_path) as conn:
-            if not row["ask"] and payload.get("hook_event_name") != "SubagentStop":
-                # What was asked, as the prompt hook recorded it when the turn began.
-                from ..autorecall.store import recalled_prompt
+        try:
+            with connection(db_path, migrate_until=migrate_until) as conn:
+                if not row["ask"] and payload.get("hook_event_name") != "SubagentStop":
+                    # What was asked, as the prompt hook recorded it when the turn began.
+                    from ..autorecall.store import recalled_prompt
 
-                row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
-            write_turn(conn, row, partial=True)
+                    row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
+                write_turn(conn, row, partial=True)
+        except UpgradeDeferred as exc:
+            _keep_aside(db_path, row, exc, partial=True)
         log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
         return row
     if turn.unreadable:
@@ -123,9 +138,21 @@ def record_stop(
     )
     if turn.lagging:
         row["ended_at"] = utc_now()  # the final text is newer than anything in the file
-    with connection(db_path) as conn:
-        write_turn(conn, row)
+    try:
+        with connection(db_path, migrate_until=migrate_until) as conn:
+            write_turn(conn, row)
+    except UpgradeDeferred as exc:
+        _keep_aside(db_path, row, exc)
     return row
+
+
+def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False) -> None:
+    """Write the turn beside the database, for ``brain turns`` or ``brain status`` to record once
+    they have applied the upgrade a hook's budget cannot hold."""
+    from .deferred import TURN, keep_aside
+
+    kept = keep_aside(db_path or config.db_path(), TURN, row, partial=partial)
+    log(f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; `brain turns` or `brain recalls` records it")
 
 
 def oversized_field(payload: dict[str, Any]) -> str | None:

@@ -1,0 +1,123 @@
+"""Rows the hooks keep aside while an upgrade of the brain database waits for a run without a budget.
+
+A hook that opens the database under its budget (``db.open_db(migrate_until=...)``) and finds
+a migration that does not fit (m004 scans every turn: seconds at 1,000,000) rolls it back and
+writes its row here instead, one small file a row in ``<brain.db>.kept-aside/``, named so they
+sort in the order they were written. While any is there, later hooks write here too, without
+trying the upgrade again (each try would hold the database's write lock for its whole budget).
+``catch_up``, run by ``brain turns`` and ``brain status`` (no watchdog), applies the upgrade,
+then writes the rows in that order, in one transaction, and removes their files.
+
+Rows are masked before they are kept (as ``write_turn`` and ``write_recall`` would store them)
+and the files are the user's alone. Standard library only: the hooks write here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..db import connection, kept_aside_dir, storable
+from ..errors import ConfigError
+from .redact import redact_value
+from .store import utc_now, write_turn
+
+TURN = "turn"
+RECALL = "recall"
+
+
+def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False) -> Path:
+    """Write one row of ``kind`` (``TURN``, ``RECALL``) to the database's kept-aside folder; its file."""
+    folder = kept_aside_dir(db_path)
+    if not folder.is_dir():
+        config.private_folder(folder)
+    entry = {"kind": kind, "partial": partial, "at": utc_now(), "row": redact_value(storable(row))}
+    data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace")
+    name = f"{time.time_ns():020d}-{os.getpid()}"
+    tmp = folder / f".{name}.tmp"  # hidden until whole: a reader never sees half a row
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    target = folder / f"{name}.json"
+    os.replace(tmp, target)
+    return target
+
+
+def waiting(db_path: Path | None = None) -> int:
+    """How many rows are kept aside for ``db_path`` (0 when even where it is cannot be said)."""
+    try:
+        folder = kept_aside_dir(db_path or config.db_path())
+        return sum(1 for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except (OSError, ConfigError):
+        return 0
+
+
+def catch_up(db_path: Path | None = None) -> int:
+    """Apply the pending upgrade and write the rows kept aside for it; how many were written.
+
+    One process at a time (a lock file in the folder); the rows and the removal of their files
+    follow each other, so a crash between the commit and the removal writes them again on the
+    next run (a turn counts that Stop twice, a prompt is listed twice).
+    """
+    db_path = db_path or config.db_path()
+    folder = kept_aside_dir(db_path)
+    if not waiting(db_path):
+        return 0
+    from ..autorecall.store import write_recall
+
+    with open(folder / ".lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+        if not files:
+            return 0
+        with connection(db_path) as conn:  # the whole upgrade, with no budget
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for path in files:
+                    entry = _entry(path)
+                    if entry is None:
+                        continue
+                    if entry["kind"] == TURN:
+                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
+                    elif entry["kind"] == RECALL:
+                        write_recall(conn, entry["row"])
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+        for path in files:
+            path.unlink(missing_ok=True)
+    return len(files)
+
+
+def _entry(path: Path) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None  # not one of ours, or cut short by a full disk: nothing to write
+    if not isinstance(entry, dict) or not isinstance(entry.get("row"), dict) or not isinstance(entry.get("at"), str):
+        return None
+    return entry
+
+
+def caught_up_line(db_path: Path | None = None) -> str | None:
+    """``catch_up``, and the line a command prints when it recorded rows; None when there were none."""
+    db_path = db_path or config.db_path()
+    written = catch_up(db_path)
+    if not written:
+        return None
+    return (
+        f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
+        "(its upgrade did not fit their budget)"
+    )

@@ -1,0 +1,189 @@
+"""An upgrade of brain.db longer than a hook's budget: the hooks keep recording, a command finishes it.
+
+m004 scans every turn (1.3 s at 1,000,000 turns, 2.9 s on a loaded run: ``bench/hook_scale.py
+--upgrade-from m003_recalls``). A hook killed by its watchdog mid-migration rolled it back and lost
+its row, and so did every hook after it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ledger_helpers import Transcript, brain_command
+
+from brain import config
+from brain.autorecall import hook as prompt_hook
+from brain.db import UpgradeDeferred, connection, kept_aside_dir, open_db
+from brain.db_migrations import MIGRATIONS
+from brain.ledger import deferred
+from brain.ledger.hook import record_stop
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _old_ledger(path: Path, before: str = "m004_turns_partial") -> None:
+    """brain.db as the brain before ``before`` left it, with one turn."""
+    names = [name for name, _ in MIGRATIONS.steps]
+    steps, MIGRATIONS.steps = MIGRATIONS.steps, MIGRATIONS.steps[: names.index(before)]
+    try:
+        open_db(path).close()
+    finally:
+        MIGRATIONS.steps = steps
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO turns (turn_key, session_id, created_at, updated_at, ask) "
+        "VALUES ('old:1', 'old', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 'an old turn')"
+    )
+    conn.commit()
+    conn.close()
+
+
+def _applied(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+    finally:
+        conn.close()
+
+
+def _slow_upgrade_hook(home: Path, stdin: bytes, budget: str) -> subprocess.CompletedProcess:
+    """``brain hook stop`` whose m004 first reads as long as its scan of a ledger of millions of
+    turns would (SQLite work, which SQLite can interrupt, as it can the scan)."""
+    code = (
+        "import sys\n"
+        "from brain.db_migrations import MIGRATIONS\n"
+        "names = [name for name, _ in MIGRATIONS.steps]\n"
+        "i = names.index('m004_turns_partial')\n"
+        "real = MIGRATIONS.steps[i][1]\n"
+        "def m004_turns_partial(conn):\n"
+        "    real(conn)\n"
+        "    conn.execute('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) '\n"
+        "                 'SELECT count(*) FROM c')\n"
+        "MIGRATIONS.steps[i] = ('m004_turns_partial', m004_turns_partial)\n"
+        "sys.argv = ['brain', 'hook', 'stop']\n"
+        "from brain.__main__ import main\n"
+        "main()\n"
+    )
+    _, env = brain_command()
+    env.update(BRAIN_HOME=str(home), PYTHONPATH=str(ROOT), BRAIN_HOOK_BUDGET=budget)
+    return subprocess.run([sys.executable, "-c", code], input=stdin, env=env, capture_output=True, timeout=60)
+
+
+@pytest.mark.slow
+def test_a_stop_hook_whose_upgrade_outlasts_its_budget_still_records_its_turn(tmp_path):
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("add retry with backoff to the consumer")
+    t.text("Added retry with exponential backoff.")
+    payload = {
+        "session_id": t.session,
+        "transcript_path": str(t.write()),
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+    }
+
+    proc = _slow_upgrade_hook(tmp_path, json.dumps(payload).encode(), budget="1")
+
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "gave up" not in log  # the watchdog ended it mid-migration: the turn was lost
+    assert "m004_turns_partial" in log and "kept aside" in log and "`brain turns`" in log
+    assert "m004_turns_partial" not in _applied(db)  # rolled back whole
+    assert deferred.waiting(db) == 1
+
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path))
+    shown = subprocess.run([*cmd, "turns", "--json"], env=env, capture_output=True, timeout=60, check=True)
+    assert "recorded 1 row the hooks had kept aside" in shown.stderr.decode()
+    turns = json.loads(shown.stdout)
+    assert [r["ask"] for r in turns] == ["add retry with backoff to the consumer", "an old turn"]
+    assert [name for name, _ in MIGRATIONS.steps] == _applied(db)
+    assert deferred.waiting(db) == 0
+
+
+def test_while_rows_wait_hooks_keep_theirs_aside_too_in_order(tmp_path):
+    """Once one hook could not upgrade in time, the next ones do not try (each try holds the write
+    lock for its budget); the command records them all, in the order they came, with their times."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    first = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "one"}
+    record_stop(first, db_path=db, migrate_until=time.monotonic())  # no time left for the upgrade
+    kept_at = json.loads(next(kept_aside_dir(db).glob("*.json")).read_text())["at"]
+    with pytest.raises(UpgradeDeferred):
+        open_db(db, migrate_until=time.monotonic() + 60)
+    second = {**first, "prompt_id": "p2", "last_assistant_message": "two"}
+    record_stop(second, db_path=db, migrate_until=time.monotonic() + 60)
+    prompt_hook.record({"created_at": "2026-12-05T10:00:00.000Z", "session_id": "s1", "prompt": "why", "prompt_chars": 3,
+                        "latency_ms": 1.0}, db, migrate_until=time.monotonic() + 60)  # fmt: skip
+    assert deferred.waiting(db) == 3 and "m004_turns_partial" not in _applied(db)
+
+    assert deferred.catch_up(db) == 3
+    with connection(db) as conn:
+        rows = [dict(r) for r in conn.execute("SELECT turn_key, summary, created_at FROM turns ORDER BY id")]
+        recalls = [r[0] for r in conn.execute("SELECT prompt FROM recalls")]
+    assert [(r["turn_key"], r["summary"]) for r in rows] == [("old:1", None), ("s1:p1", "one"), ("s1:p2", "two")]
+    assert rows[1]["created_at"] == kept_at
+    assert recalls == ["why"]
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == 0
+    open_db(db, migrate_until=time.monotonic()).close()  # up to date: nothing to defer, so no UpgradeDeferred
+
+
+def test_a_kept_aside_row_is_masked_and_the_users_alone(tmp_path):
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    secret = "sk-ant-api03-" + "A" * 40
+    record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": f"key {secret}"}, db_path=db,
+                migrate_until=time.monotonic())  # fmt: skip
+    (kept,) = kept_aside_dir(db).glob("*.json")
+    assert secret not in kept.read_text()
+    assert kept.stat().st_mode & 0o077 == 0 and kept_aside_dir(db).stat().st_mode & 0o077 == 0
+
+
+def test_brain_status_says_rows_wait_and_brain_recalls_records_them(tmp_path):
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    db = config.db_path()
+    _old_ledger(db)
+    prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, db,
+                       migrate_until=time.monotonic())  # fmt: skip
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    status = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
+    assert status.exit_code == 0, status.output
+    assert "ledger: 1 row the hooks kept aside" in status.stdout and "`brain turns`" in status.stdout
+    as_json = CliRunner().invoke(cli, ["status", "--vault", str(vault), "--json"])
+    assert json.loads(as_json.stdout)["ledger_kept_aside"] == 1
+
+    shown = CliRunner().invoke(cli, ["recalls", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert "recorded 1 row the hooks had kept aside" in shown.stderr
+    assert [r["prompt"] for r in json.loads(shown.stdout)] == ["why"]
+    assert "ledger:" not in CliRunner().invoke(cli, ["status", "--vault", str(vault)]).stdout
+
+
+def test_a_hook_waits_for_a_command_upgrading_only_as_long_as_its_budget(tmp_path):
+    """A command applying the upgrade (no budget) holds the write lock for seconds: the hook kept
+    waiting the busy timeout (5 s), past its watchdog."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    command = sqlite3.connect(db, isolation_level=None)
+    command.execute("BEGIN IMMEDIATE")
+    try:
+        began = time.monotonic()
+        record_stop({"session_id": "s1", "prompt_id": "p1"}, db_path=db, migrate_until=began + 0.3)
+        assert time.monotonic() - began < 2
+    finally:
+        command.execute("ROLLBACK")
+        command.close()
+    assert deferred.waiting(db) == 1
+    assert "another process holds the database" in (config.brain_home() / "logs" / "hook.log").read_text()
