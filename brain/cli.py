@@ -184,7 +184,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     The `background:` line, while there is one, names the work a run left to a process of its
     own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges). A `settings:`
     line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
-    chunking other than the index was built with (`brain index --rebuild` fixes it).
+    chunking other than the index was built with (`brain index --rebuild` fixes it). A `ledger:`
+    line counts the rows the hooks kept aside while an upgrade of brain.db waits (`brain turns`
+    applies it and records them).
     """
     from .index.status import vault_status
     from .ledger.deferred import waiting
