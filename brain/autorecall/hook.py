@@ -266,11 +266,18 @@ def record(row: dict[str, Any], db_path: Path | None = None, *, migrate_until: f
             with connection(db_path, migrate_until=migrate_until) as conn:
                 write_recall(conn, row)
         except UpgradeDeferred as exc:
-            from ..ledger.deferred import RECALL, keep_aside
+            from ..ledger.deferred import RECALL, keep_aside, start_catch_up
 
-            kept = keep_aside(db_path or config.db_path(), RECALL, row)
+            path = db_path or config.db_path()
+            kept = keep_aside(path, RECALL, row)
+            started = start_catch_up(path)
             log(
-                f"prompt: {exc}: the recall row kept aside in {kept.parent}; `brain turns` or `brain recalls` records it"
+                f"prompt: {exc}: the recall row kept aside in {kept.parent}; "
+                + (
+                    "a process of its own upgrades it and records it"
+                    if started
+                    else "`brain turns` or `brain recalls` records it"
+                )
             )
     except Exception as exc:  # noqa: BLE001 - BrainDatabaseError, or worse: the prompt goes on
         log(f"prompt: the recall row was not written ({exc})")

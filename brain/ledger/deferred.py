@@ -5,8 +5,10 @@ a migration that does not fit (m004 scans every turn: seconds at 1,000,000) roll
 writes its row here instead, one small file a row in ``<brain.db>.kept-aside/``, named so they
 sort in the order they were written. While any is there, later hooks write here too, without
 trying the upgrade again (each try would hold the database's write lock for its whole budget).
-``catch_up``, run by ``brain turns`` and ``brain status`` (no watchdog), applies the upgrade,
-then writes the rows in that order, in one transaction, and removes their files.
+``catch_up`` (no watchdog) applies the upgrade, then writes the rows in that order, in one
+transaction, and removes their files: run by a process of its own that the hook keeping a row
+aside starts (``start_catch_up``: the ledger mends itself within seconds, with no command
+typed), and by ``brain turns`` and ``brain recalls``.
 
 Rows are masked before they are kept (as ``write_turn`` and ``write_recall`` would store them)
 and the files are the user's alone. Standard library only: the hooks write here.
@@ -19,6 +21,8 @@ import fcntl
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,9 @@ from .store import utc_now, write_turn
 
 TURN = "turn"
 RECALL = "recall"
+# A catch-up started less than this many seconds ago is not started again: one that fails (a
+# damaged database, a full disk) is not retried by every hook, and `brain turns` still can.
+RETRY_SECONDS = 60.0
 
 
 def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False) -> Path:
@@ -101,6 +108,58 @@ def catch_up(db_path: Path | None = None) -> int:
     return len(files)
 
 
+def start_catch_up(db_path: Path) -> bool:
+    """Start ``catch_up`` for ``db_path`` in a process of its own, with no budget, unless one runs
+    or was started within ``RETRY_SECONDS``; whether one was started. Never raises: a hook calls it."""
+    try:
+        folder = kept_aside_dir(db_path)
+        marker = folder / ".catching-up"
+        with contextlib.suppress(FileNotFoundError):
+            if time.time() - marker.stat().st_mtime < RETRY_SECONDS:
+                return False
+        with open(folder / ".lock", "a+b") as lock:
+            try:  # held: a catch-up is running, and records what is kept aside when it began
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            marker.touch()
+        subprocess.Popen(
+            [sys.executable, "-m", "brain.ledger.deferred", str(db_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not the hook's: Claude Code waits for neither it nor its end
+            close_fds=True,
+        )
+        return True
+    except Exception:  # noqa: BLE001 - the row is kept; `brain turns` records it
+        return False
+
+
+def main(argv: list[str]) -> int:
+    """``python -m brain.ledger.deferred DB``: ``catch_up``, said in the hooks' log."""
+    from .hook import log
+
+    db_path = Path(argv[0])
+    written = 0
+    try:
+        for _ in range(10):  # and the rows hooks kept aside while it ran (bounded: hooks keep coming)
+            more = catch_up(db_path)
+            written += more
+            if not more:
+                break
+        (kept_aside_dir(db_path) / ".catching-up").unlink(missing_ok=True)
+    except Exception as exc:  # noqa: BLE001 - a process of its own: its only voice is the log
+        log(
+            f"could not upgrade {db_path} and record the rows kept aside ({type(exc).__name__}: {exc}); "
+            "`brain turns` tries again"
+        )
+        return 1
+    if written:
+        log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
+    return 0
+
+
 def _entry(path: Path) -> dict[str, Any] | None:
     try:
         entry = json.loads(path.read_text(encoding="utf-8", errors="replace"))
@@ -121,3 +180,7 @@ def caught_up_line(db_path: Path | None = None) -> str | None:
         f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
         "(its upgrade did not fit their budget)"
     )
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -149,10 +149,19 @@ def record_stop(
 def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False) -> None:
     """Write the turn beside the database, for ``brain turns`` or ``brain status`` to record once
     they have applied the upgrade a hook's budget cannot hold."""
-    from .deferred import TURN, keep_aside
+    from .deferred import TURN, keep_aside, start_catch_up
 
-    kept = keep_aside(db_path or config.db_path(), TURN, row, partial=partial)
-    log(f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; `brain turns` or `brain recalls` records it")
+    path = db_path or config.db_path()
+    kept = keep_aside(path, TURN, row, partial=partial)
+    started = start_catch_up(path)
+    log(
+        f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; "
+        + (
+            "a process of its own upgrades it and records it"
+            if started
+            else "`brain turns` or `brain recalls` records it"
+        )
+    )
 
 
 def oversized_field(payload: dict[str, Any]) -> str | None:
