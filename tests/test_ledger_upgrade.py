@@ -131,7 +131,7 @@ def test_one_catch_up_process_at_a_time_and_not_one_a_hook(tmp_path, monkeypatch
         fcntl.flock(lock, fcntl.LOCK_EX)
         assert deferred.start_catch_up(db) is False
     assert deferred.start_catch_up(db) is True
-    assert started == [[sys.executable, "-m", "brain.ledger.deferred", str(db)]]
+    assert started == [[sys.executable, "-m", "brain.ledger.catch_up", str(db)]]
     assert deferred.start_catch_up(db) is False  # started a moment ago: each hook does not start another
     (folder / ".catching-up").unlink()
     assert deferred.start_catch_up(db) is True

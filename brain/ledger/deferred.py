@@ -124,7 +124,7 @@ def start_catch_up(db_path: Path) -> bool:
                 return False
             marker.touch()
         subprocess.Popen(
-            [sys.executable, "-m", "brain.ledger.deferred", str(db_path)],
+            [sys.executable, "-m", "brain.ledger.catch_up", str(db_path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -134,30 +134,6 @@ def start_catch_up(db_path: Path) -> bool:
         return True
     except Exception:  # noqa: BLE001 - the row is kept; `brain turns` records it
         return False
-
-
-def main(argv: list[str]) -> int:
-    """``python -m brain.ledger.deferred DB``: ``catch_up``, said in the hooks' log."""
-    from .hook import log
-
-    db_path = Path(argv[0])
-    written = 0
-    try:
-        for _ in range(10):  # and the rows hooks kept aside while it ran (bounded: hooks keep coming)
-            more = catch_up(db_path)
-            written += more
-            if not more:
-                break
-        (kept_aside_dir(db_path) / ".catching-up").unlink(missing_ok=True)
-    except Exception as exc:  # noqa: BLE001 - a process of its own: its only voice is the log
-        log(
-            f"could not upgrade {db_path} and record the rows kept aside ({type(exc).__name__}: {exc}); "
-            "`brain turns` tries again"
-        )
-        return 1
-    if written:
-        log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
-    return 0
 
 
 def _entry(path: Path) -> dict[str, Any] | None:
@@ -180,7 +156,3 @@ def caught_up_line(db_path: Path | None = None) -> str | None:
         f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
         "(its upgrade did not fit their budget)"
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,40 @@
+"""``python -m brain.ledger.catch_up DB``: the process a hook starts when it kept a row aside
+(``deferred.start_catch_up``) applies the upgrade of the brain database with no budget and
+records the rows kept aside for it. Its own module: ``deferred`` is imported by the hooks, and
+this needs the hooks' log. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..db import kept_aside_dir
+from .deferred import catch_up
+from .hook import log
+
+
+def main(argv: list[str]) -> int:
+    """``python -m brain.ledger.catch_up DB``: ``deferred.catch_up``, said in the hooks' log."""
+    db_path = Path(argv[0])
+    written = 0
+    try:
+        for _ in range(10):  # and the rows hooks kept aside while it ran (bounded: hooks keep coming)
+            more = catch_up(db_path)
+            written += more
+            if not more:
+                break
+        (kept_aside_dir(db_path) / ".catching-up").unlink(missing_ok=True)
+    except Exception as exc:  # noqa: BLE001 - a process of its own: its only voice is the log
+        log(
+            f"could not upgrade {db_path} and record the rows kept aside ({type(exc).__name__}: {exc}); "
+            "`brain turns` tries again"
+        )
+        return 1
+    if written:
+        log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
