@@ -152,7 +152,10 @@ ORDER BY gate_entity = 1
 
 
 def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> dict:
-    """Figures over ab_recall since a time: overall and split by gate decision."""
+    """Figures over ab_recall since a time: overall and split by gate decision; ``source`` is
+    looked up as ``log_ab`` stored it (``storable``: a lone surrogate, from a terminal that is
+    not UTF-8, as U+FFFD)."""
+    source = storable(source)
     rows = [dict(r) for r in conn.execute(REPORT_SQL, {"since": since, "source": source})]
     total = {
         "queries": sum(r["queries"] for r in rows),

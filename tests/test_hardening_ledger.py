@@ -412,6 +412,40 @@ def test_surrogate_in_an_ab_query_is_logged(tmp_path):
     assert tuple(stored) == ("why \ufffd", '["T \ufffd"]')
 
 
+def test_surrogate_in_a_filter_of_the_readers_is_looked_up_as_stored(tmp_path):
+    """A filter typed in a terminal that is not UTF-8 reaches Python as lone surrogates
+    (b"\\xff" is "\\udcff"): `brain turns --session`, `--project`, `brain recalls --session` and
+    `brain ab report --source` ended in a UnicodeEncodeError traceback at SQLite. They look it up
+    as the rows were stored, each half pair as U+FFFD."""
+    from brain.autorecall.store import write_recall
+    from brain.ledger.store import recent_turns
+    from brain.telemetry import ABRow, log_ab
+
+    path = _transcript_with_lone_surrogates(tmp_path)
+    record_stop(hook_payload(path, session_id="sess-\ud83d", cwd=str(tmp_path / "proj\udcff")))
+    conn = open_db()
+    try:
+        recall = {"session_id": "rs-\ud83d", "vault": "/v", "prompt": "a prompt", "prompt_chars": 8, "latency_ms": 1.0}
+        write_recall(conn, {**recall, "reason": "no-server"})
+        row = ABRow("q", "vector", "graph", 3, False, "r", 0, [], [], [], [], False, {}, [])
+        log_ab(conn, row, source="work \ud83d", vault="/v")
+        # Any text the library is given to match: the MCP tool passes `text` and `since` too.
+        assert [r["session_id"] for r in recent_turns(conn, text="emoji \udcff")] == ["sess-\ufffd"]
+    finally:
+        conn.close()
+    runner = CliRunner()
+    for args, found in (
+        (["turns", "--session", "sess-\udcff"], "ask      cut emoji \ufffd here"),
+        (["turns", "--project", "proj\udcff"], "ask      cut emoji \ufffd here"),
+        (["turns", "--stats", "--session", "sess-\udcff"], "1 turns recorded"),
+        (["recalls", "--session", "rs-\udcff"], "nothing: no-server"),
+        (["ab", "report", "--source", "work \udcff"], "queries: 1 "),
+    ):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0 and result.exception is None, (args, result.output, result.exception)
+        assert found in result.output, (args, result.output)
+
+
 # ----- 3 and 11. hook install / uninstall keep the settings file as it was -----------------
 
 

@@ -100,7 +100,9 @@ def shown_in_session(
 
 
 def recent_recalls(conn: sqlite3.Connection, *, limit: int = 10, session: str | None = None) -> list[dict[str, Any]]:
-    """The last ``limit`` recall rows, newest first; ``session`` may be a prefix of the id."""
+    """The last ``limit`` recall rows, newest first; ``session`` may be a prefix of the id,
+    looked up as ``write_recall`` stored it (``storable``)."""
+    session = storable(session)
     where, args = "", []
     if session:
         where = "WHERE session_id LIKE ? ESCAPE '\\'"

@@ -174,6 +174,7 @@ def recent_turns(
     ``text``: every word appears in the ask or the summary (any case); ``since``: an ISO 8601
     UTC time (``2026-11-01T00:00:00``), turns that started at or after it.
     """
+    text, since = storable(text), storable(since)  # matched as the rows were stored
     where, args = _filters(session=session, project=project)
     clauses = [where[len("WHERE ") :]] if where else []
     if text and text.split():
@@ -212,6 +213,9 @@ def _casefold(value: Any) -> Any:
 
 
 def _filters(*, session: str | None, project: str | None) -> tuple[str, list[Any]]:
+    # Looked up as write_turn stored them: a filter typed in a terminal that is not UTF-8 holds
+    # lone surrogates ("\udcff"), which SQLite refuses with a traceback.
+    session, project = storable(session), storable(project)
     clauses, args = [], []
     if session:
         # LIKE folds ASCII case, so no index can answer it: bounded by the ranges every match lies
