@@ -1100,6 +1100,19 @@ def test_detach_says_why_a_server_failed_to_start_not_only_where_its_log_is(toy_
     assert "No space left on device" in message, message
 
 
+def test_detach_whose_log_cannot_be_made_says_why_not_see_the_log(toy_vault, monkeypatch, tmp_path):
+    # BRAIN_HOME where no folder can be made (under a file, /proc): the foreground server says
+    # so in one line, while --detach said "see the log: …/logs/serve.log", a log that cannot be.
+    from brain.server import daemon as daemon_module
+
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "a-file" / "home"))
+    code, message = daemon_module.run_detached(toy_vault.resolve(), http=None)
+    assert code == 1
+    assert "cannot make the folder" in message and "BRAIN_HOME (and BRAIN_DB) must lead to" in message, message
+    assert "see the log" not in message, message
+
+
 def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_vault, monkeypatch):
     monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
     _index(toy_vault)

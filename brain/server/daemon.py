@@ -442,7 +442,6 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
-            setup_logging(root, foreground=False)
 
             def ready(message: str) -> None:
                 try:
@@ -450,6 +449,11 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
                 except OSError:
                     pass
 
+            try:
+                setup_logging(root, foreground=False)
+            except BrainError as exc:  # no log to point to (BRAIN_HOME under a file, /proc): say why
+                ready(f"error {exc}")
+                raise
             code = run_foreground(root, http=http, watch=watch, ready=ready)
         except BrainError as exc:  # the parent was told through the pipe
             log.error("brain serve did not start: %s", exc)
