@@ -949,6 +949,10 @@ def test_status_before_any_index(toy_vault):
     human = _invoke("status", "--vault", str(toy_vault)).stdout
     assert "model:  (nothing indexed yet)" in human
     assert "pending: 35 new, 0 changed, 0 renamed, 0 deleted  (run `brain index`)" in human
+    # No index.db yet, so no history to count: it said "0.1 MB, 31% of index.db", an empty
+    # in-memory database's size, of a file that is not there.
+    assert data["history"] is None
+    assert "history:" not in human and "index.db" not in human
 
 
 def test_human_output(toy_vault):

@@ -250,6 +250,7 @@ def test_the_interval_is_validated_and_shown(tmp_path, monkeypatch):
     assert config.version_interval() == 300
     root = tmp_path / "vault"
     write(root, "Essay.md", _essay("Words."))
+    assert CliRunner().invoke(cli, ["index", "--vault", str(root)]).exit_code == 0  # no history line before
     result = CliRunner().invoke(cli, ["status", "--vault", str(root)])
     assert result.exit_code == 0, result.output
     assert "saves within 5 min as one" in result.output

@@ -47,17 +47,18 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
     root = resolve_vault(vault)
     directory = config.index_dir(root)
     with index_errors(directory, root):
-        if (directory / INDEX_FILE).exists():
+        indexed = (directory / INDEX_FILE).exists()
+        if indexed:
             store = IndexStore.open(directory, create=False, readonly_ok=True)
         else:
             store = IndexStore.in_memory(directory)
         try:
-            return _status(root, store)
+            return _status(root, store, indexed=indexed)
         finally:
             store.close()
 
 
-def _status(root: Path, store: IndexStore) -> VaultStatus:
+def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStatus:
     from .indexer import index_mismatches
 
     mismatches = index_mismatches(store, config.embed_model_name())  # a bad setting: its one-line error
@@ -85,7 +86,7 @@ def _status(root: Path, store: IndexStore) -> VaultStatus:
         skipped=sorted({s.path: asdict(s) for s in plan.skipped}.values(), key=lambda e: e["path"]),
         warnings=warnings,
         rebuild=rebuild_status(store.directory),
-        history=_history(store),
+        history=_history(store) if indexed else None,  # an in-memory stand-in holds no history and no index.db
         background=_background(store.directory),
         settings_mismatch=mismatches,
     )
