@@ -1262,3 +1262,13 @@ def test_a_folder_a_thousand_deep_moved_in_is_news_not_a_recursion_error(tmp_pat
     write(deep_folder(vault / "Moved", 1100), "Deep.md", "# Deep\n")
     watcher = VaultWatcher(vault, lambda batch: None)
     assert watcher._relevant([(Change.added, str(vault / "Moved"))]) == {"Moved/"}
+
+
+def test_serve_help_says_where_the_socket_is(toy_vault):
+    # The help said the socket was "in the vault's index folder"; it is beside it, in a folder
+    # of its own (a --rebuild swaps the index folder whole, and the server stays reachable).
+    said = " ".join(CliRunner().invoke(cli, ["serve", "--help"]).output.split())
+    assert "in the vault's index folder" not in said
+    assert "beside the vault's index ($BRAIN_HOME/vaults/<name>-<hash>.serve/" in said
+    index, folder = config.index_dir(toy_vault), runtime.runtime_dir(toy_vault)
+    assert folder.parent == index.parent and folder.name == index.name + ".serve"

@@ -30,8 +30,9 @@ def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_w
 
     One process per vault loads the model, the vectors and the link graph once, watches the
     vault and indexes what changes (the same incremental index as `brain index`), and answers
-    over a Unix socket in the vault's index folder (owner only). `brain ask`, `brain status`
-    and `brain mcp` use it when it runs, and work without it. Logs go to
+    over a Unix socket in a private folder beside the vault's index
+    ($BRAIN_HOME/vaults/<name>-<hash>.serve/, owner only). `brain ask`, `brain status` and
+    `brain mcp` use it when it runs, and work without it. Logs go to
     $BRAIN_HOME/logs/serve.log.
 
     \b
