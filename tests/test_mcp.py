@@ -797,3 +797,13 @@ def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, 
     )
     with pytest.raises(ZeroDivisionError):  # any other error is still raised, to the error boundary
         server_module.run(toy_vault)
+
+
+def test_install_refuses_an_empty_name(toy_vault, tmp_path, monkeypatch):
+    # `--name ""` wrote the server under the key "" (and uninstall then removed it by that key).
+    monkeypatch.chdir(tmp_path)
+    for args in (["install", "--vault", str(toy_vault)], ["uninstall"]):
+        for name in ("", "  "):
+            out = CliRunner().invoke(cli, ["mcp", *args, "--name", name])
+            assert out.exit_code == 2 and "give the server a name" in out.output, out.output
+    assert not (tmp_path / ".mcp.json").exists()

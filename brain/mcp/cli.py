@@ -44,7 +44,18 @@ _file = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Edit this MCP config file instead.",
 )
-_name = click.option("--name", default="brain", show_default=True, help="The server's name in the config.")
+
+
+def _a_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    # An empty name was written as the key "": a server no one can name to Claude Code.
+    if not value.strip():
+        raise click.BadParameter("give the server a name, e.g. brain", ctx, param)
+    return value
+
+
+_name = click.option(
+    "--name", default="brain", show_default=True, callback=_a_name, help="The server's name in the config."
+)
 
 
 @mcp.command()
