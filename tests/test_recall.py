@@ -342,7 +342,7 @@ def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_
         held = open_recaller(bridge_vault)
         warning = " ".join(held.warnings)
         assert "another brain process is indexing this vault" in warning
-        assert "the 1 whose file is gone, deleted or renamed, are left out" in warning
+        assert "the one whose file is gone, deleted or renamed, is left out" in warning  # not "the 1 … are"
         for mode in ("vector", "hybrid", "hybrid+ppr", "graph"):
             paths = [c.path for c in held.ask(query, mode, small()).results]
             assert paths and "Harbour operations.md" not in paths, (mode, paths)

@@ -159,6 +159,8 @@ def _import_search() -> None:
 def _left_out(gone: set[int]) -> str:
     if not gone:
         return ""
+    if len(gone) == 1:
+        return " (the one whose file is gone, deleted or renamed, is left out)"
     return f" (the {len(gone)} whose file is gone, deleted or renamed, are left out)"
 
 
