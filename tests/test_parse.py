@@ -116,7 +116,7 @@ def test_a_walk_against_known_stats_keeps_only_the_paths_of_matching_notes(tmp_p
     assert sorted(found.unchanged) == ["same.md", "sub/deep.md"]
     assert found.notes == [by_path["bigger.md"], by_path["new.md"], by_path["touched.md"]]
     assert found.skipped == skipped
-    assert walk(tmp_path) == (files, skipped, [])
+    assert walk(tmp_path) == (files, skipped, [], [])
     assert vault_file(tmp_path, "sub/deep.md") == by_path["sub/deep.md"]
     assert vault_file(tmp_path, "gone.md") is None
 
