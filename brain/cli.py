@@ -378,7 +378,8 @@ def ask(
     are indexed (or, with --no-update, counted in a warning).
 
     When `brain serve` runs for the vault, the answer comes from it (the same output, in
-    milliseconds instead of a model load); if it does not answer within $BRAIN_SERVE_TIMEOUT
+    milliseconds instead of a model load), --as-of and --valid-at included (it keeps the last
+    views of the past it opened); if it does not answer within $BRAIN_SERVE_TIMEOUT
     seconds, or with --no-server, the work is done in this process.
 
     \b
@@ -390,7 +391,7 @@ def ask(
       brain ask --ab "…"                         # vector vs vector+graph, logged
       brain ask --as-of 2026-03-01 "rollout plan"  # what the notes said then
     """
-    from .index.history import parse_moment, parse_world_date
+    from .moments import parse_world_date, past_moment
     from .recall.types import DEFAULT_MODE, Mode
     from .vault import resolve_vault
 
@@ -404,7 +405,7 @@ def ask(
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)
     source = source or config.ab_source()
-    moment = parse_moment(as_of) if as_of is not None else None
+    moment = past_moment(as_of) if as_of is not None else None
     world_day = parse_world_date(valid_at) if valid_at is not None else None
     if ab:
         modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
@@ -416,9 +417,11 @@ def ask(
     for name in modes:
         Mode.parse(name)  # a bad mode is an error before any work
     root = resolve_vault(vault)
-    past = moment is not None or world_day is not None  # brain serve holds the present only
+    past = moment is not None or world_day is not None
     results, passed_over = (
-        (None, None) if no_server or past else _ask_server(root, text, modes, settings, update=not no_update)
+        (None, None)
+        if no_server
+        else _ask_server(root, text, modes, settings, update=not no_update, as_of=as_of, valid_at=valid_at)
     )
     if results is None:
         from .recall.opening import open_recaller
@@ -473,10 +476,18 @@ def _refuse_ignored_ask_options(*, graph: bool, mode: str | None, ab: bool, as_j
 
 
 def _ask_server(
-    root: Path, text: str, modes: list[str], settings: RecallSettings, *, update: bool
+    root: Path,
+    text: str,
+    modes: list[str],
+    settings: RecallSettings,
+    *,
+    update: bool,
+    as_of: str | None = None,
+    valid_at: str | None = None,
 ) -> tuple[list[RecallResult] | None, str | None]:
     """The results from the vault's `brain serve`, or None (then the caller works in-process);
-    and, when a server runs but was passed over, why."""
+    and, when a server runs but was passed over, why. ``as_of`` and ``valid_at`` go as typed: the
+    server reads them by the same rules (brain/moments.py)."""
     import logging
 
     from .server import client, runtime
@@ -484,7 +495,15 @@ def _ask_server(
     log = logging.getLogger("brain")
     try:
         results = client.ask(
-            root, text, modes, settings, update=update, timeout=config.serve_timeout(), same_index=True
+            root,
+            text,
+            modes,
+            settings,
+            update=update,
+            timeout=config.serve_timeout(),
+            same_index=True,
+            as_of=as_of,
+            valid_at=valid_at,
         )
     except client.NoServer as exc:
         if runtime.read_record(root) is not None and runtime.lock_is_held(root):

@@ -465,6 +465,22 @@ def serve_timeout() -> float:
     return _float("BRAIN_SERVE_TIMEOUT", DEFAULT_SERVE_TIMEOUT, above=True, maximum=MAX_SECONDS)
 
 
+DEFAULT_SERVE_PAST_VIEWS = 2
+DEFAULT_SERVE_PAST_IDLE = 600.0
+
+
+def serve_past_views() -> int:
+    """Views of the past (``--as-of``, ``--valid-at``) ``brain serve`` keeps open for the next
+    question about the same moment, the least recently asked let go first
+    (``BRAIN_SERVE_PAST_VIEWS``; 0: each is opened for its question and let go)."""
+    return _int("BRAIN_SERVE_PAST_VIEWS", DEFAULT_SERVE_PAST_VIEWS, minimum=0, maximum=64)
+
+
+def serve_past_idle() -> float:
+    """Seconds a view of the past ``brain serve`` keeps stays open unasked (``BRAIN_SERVE_PAST_IDLE``)."""
+    return _float("BRAIN_SERVE_PAST_IDLE", DEFAULT_SERVE_PAST_IDLE, above=True, maximum=MAX_SECONDS)
+
+
 # ----- .env files -----------------------------------------------------------------------------
 
 

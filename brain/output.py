@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from .index.history import iso_time, local_time
+from .moments import iso_time, local_time
 from .recall.types import Candidate, RecallResult
 from .text import terminal_safe
 

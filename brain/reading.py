@@ -18,7 +18,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import BrainError
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
@@ -28,6 +28,17 @@ from .vault import excluded, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
+
+
+class NoteNames(Protocol):
+    """What a note is found by (``match_note``): the index's notes now, or a moment's."""
+
+    def note_paths(self) -> set[str]: ...
+
+    def aliases_by_path(self) -> dict[str, list[str]]: ...
+
+    def note_titles(self) -> list[tuple[str, str]]: ...
+
 
 DEFAULT_MAX_CHARS = 40_000  # a long note is cut here (MCP clients cap a tool's output too)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
@@ -79,7 +90,7 @@ def find_note(store: IndexStore, ref: str) -> str:
     return match_note(store, ref).path
 
 
-def match_note(store: IndexStore, ref: str) -> NoteMatch:
+def match_note(store: NoteNames, ref: str) -> NoteMatch:
     """The indexed note ``ref`` names (a path, a title or an alias), and the others it fits.
 
     Tried in order: the exact path (``.md`` optional), then Obsidian's link resolution (path
@@ -173,6 +184,12 @@ def inside_vault(root: Path, path: str) -> Path:
     # The file may have become a link since it was indexed: where it leads now must be a note
     # the walk reads, not a dot-folder's or a .brainignored file.
     target = os.path.relpath(real, base).replace(os.sep, "/")
+    not_left_out(root, path, target)
+    return Path(real)
+
+
+def not_left_out(root: Path, path: str, target: str) -> None:
+    """``NoteNotFound`` when brain now leaves ``path`` (leading to ``target``) out of the vault."""
     ignore = load_ignore(root)
     for rel in dict.fromkeys((path, target)):
         reason = excluded(rel, ignore)
@@ -183,7 +200,6 @@ def inside_vault(root: Path, path: str) -> Path:
                 else f"brain now leaves {path} out"
             )
             raise NoteNotFound(f"{what} ({reason}): it is not read")
-    return Path(real)
 
 
 def read_note(
@@ -212,6 +228,16 @@ def read_note(
         raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
     if len(data) > limit:
         raise BrainError(f"{path} is over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)")
+    found = shaped_note(path, match, data, mtime, heading, max_chars)
+    found["modified"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))
+    return found
+
+
+def shaped_note(
+    path: str, match: NoteMatch, data: bytes, mtime: float, heading: str | None, max_chars: int
+) -> dict[str, Any]:
+    """A note's bytes as ``brain note --json`` gives them: title, aliases, tags, date,
+    frontmatter, headings, and its text (one section with ``heading``), cut at ``max_chars``."""
     note = parse_note(path, data, mtime)
     sections = headings(note.body)
     text = note.body
@@ -236,8 +262,33 @@ def read_note(
         "text": text[:max_chars],
         "chars": len(text),
         "truncated": len(text) > max_chars,
-        "modified": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime)),
     }
+
+
+class NamesThen:
+    """The notes' names at one moment of history, as ``match_note`` reads them."""
+
+    def __init__(self, rows: list[tuple[int, str, str, str]]):
+        import json
+
+        self.ids = {path: note_id for note_id, path, _, _ in rows}
+        self._titles = [(path, title) for _, path, title, _ in rows]
+        self._aliases: dict[str, list[str]] = {}
+        for _, path, _, aliases in rows:
+            if aliases and aliases != "[]":
+                with contextlib.suppress(ValueError):
+                    value = json.loads(aliases)
+                    if isinstance(value, list) and value:
+                        self._aliases[path] = [str(alias) for alias in value]
+
+    def note_paths(self) -> set[str]:
+        return set(self.ids)
+
+    def aliases_by_path(self) -> dict[str, list[str]]:
+        return self._aliases
+
+    def note_titles(self) -> list[tuple[str, str]]:
+        return self._titles
 
 
 def headings(body: str) -> list[dict[str, Any]]:

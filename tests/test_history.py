@@ -16,6 +16,7 @@ from index_helpers import IndexView, history_problems, index_then_moment, open_s
 
 from brain import config
 from brain.cli import cli
+from brain.errors import BrainError
 from brain.index.indexer import index_vault
 from brain.recall import past as past_module
 from brain.recall.opening import open_recaller
@@ -154,15 +155,15 @@ def test_history_begins_with_its_first_version_not_when_the_index_was_made(tmp_p
         assert first > made + 59 and float(store.get_meta("history_since")) == first
     finally:
         store.close()
-    result = _ask(root, "alpha", as_of=made + 30)
-    assert result.results == [] and any("began keeping this vault's history" in w for w in result.warnings)
+    with pytest.raises(BrainError, match="nothing is known: brain began keeping this vault's history"):
+        _ask(root, "alpha", as_of=made + 30)
 
 
-def test_as_of_before_history_is_empty_and_says_so(timeline):
+def test_as_of_before_history_is_an_error_saying_when_it_began(timeline):
+    """An empty answer read as "nothing in the notes about it": it is "nothing known then"."""
     root, at = timeline
-    result = _ask(root, "rollout", as_of=at["created"] - 3600)
-    assert result.results == []
-    assert any("began keeping this vault's history" in w for w in result.warnings)
+    with pytest.raises(BrainError, match="nothing is known: brain began keeping this vault's history on"):
+        _ask(root, "rollout", as_of=at["created"] - 3600)
 
 
 def test_as_of_lexical_lane_reads_past_text(timeline):

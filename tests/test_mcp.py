@@ -25,7 +25,7 @@ from brain.cli import cli
 from brain.db import open_db
 from brain.ledger.store import recent_turns, write_turn
 
-TOOLS = {"search", "get_note", "neighbours", "recent_turns", "status"}
+TOOLS = {"search", "get_note", "neighbours", "history", "recent_turns", "status"}
 
 
 def _index(vault: Path) -> None:

@@ -274,15 +274,18 @@ def test_the_client_path_imports_only_the_standard_library(toy_vault):
         f"heavy = {heavy!r}\n"
         "sys.stderr.write('HEAVY=' + repr(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
     )
+    time.sleep(1.1)
+    now = time.strftime("%Y-%m-%dT%H:%M:%S")  # a second after the index: a moment of its history
     with served(toy_vault, watch=False) as daemon:
         for args in (
             ["ask", "--vault", str(toy_vault), "--json", QUESTION],
             ["ask", "--vault", str(toy_vault), QUESTION],
+            ["ask", "--vault", str(toy_vault), "--as-of", now, "--valid-at", "2026-03-01", QUESTION],
             ["status", "--vault", str(toy_vault)],
         ):
             queries = daemon.service.queries
             proc = subprocess.run([sys.executable, "-c", code, *args], env=brain_env(), capture_output=True, timeout=60)
-            assert proc.returncode == 0, proc.stderr
+            assert proc.returncode == 0 and b"Error" not in proc.stderr, proc.stderr
             assert proc.stderr.decode().rsplit("HEAVY=", 1)[1] == "[]", proc.stderr.decode()
             if args[0] == "ask":
                 assert daemon.service.queries == queries + 1  # answered by the server

@@ -2260,6 +2260,38 @@ class IndexStore:
         )
         return [VersionRow(*r) for r in rows]
 
+    def names_at(self, moment: float) -> list[tuple[int, str, str, str]]:
+        """(note id, path, title, aliases as JSON) of every note current at ``moment``, by note id:
+        what a note is found by then (``reading.read_note_at``), without the rest of its version."""
+        return self.conn.execute(
+            "SELECT note_id, path, title, aliases FROM note_versions WHERE recorded_from <= ?"
+            " AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY note_id",
+            (moment, moment),
+        ).fetchall()
+
+    def version_at(self, note_id: int, moment: float) -> VersionRow | None:
+        """The note's version current at ``moment``; None when it had none then."""
+        row = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? AND recorded_from <= ?"
+            " AND (recorded_to IS NULL OR recorded_to > ?) ORDER BY id DESC LIMIT 1",
+            (note_id, moment, moment),
+        ).fetchone()
+        return VersionRow(*row) if row else None
+
+    def history_changed_between(self, start: float, end: float) -> bool:
+        """Whether a version or an edge began or ended after ``start`` and by ``end``; if not,
+        history's slice at either moment is the same (``brain serve`` takes a view of the past
+        it keeps for another moment then)."""
+        for table in ("note_versions", "link_history"):
+            row = self.conn.execute(
+                f"SELECT 1 FROM {table} WHERE (recorded_from > ? AND recorded_from <= ?)"
+                " OR (recorded_to > ? AND recorded_to <= ?) LIMIT 1",
+                (start, end, start, end),
+            ).fetchone()
+            if row is not None:
+                return True
+        return False
+
     def history_latest(self) -> float:
         """The latest moment history holds (a version or an edge opened or closed); 0 when none.
         Read from ``history_clock`` (``Recorder.now`` keeps it, in the transaction that records

@@ -46,7 +46,7 @@ class Backend:
         if self.use_server and time.monotonic() >= self._ask_server_after:
             timeout = config.serve_timeout()
             remote = dict(fields)
-            if op in ("ask", "note", "neighbours"):  # a server still loading may take a moment
+            if op in ("ask", "note", "neighbours", "history"):  # a server still loading may take a moment
                 remote.setdefault("wait", client.wait_for(timeout))
             try:
                 return client.call(self.root, op, timeout=timeout, **remote)
@@ -55,7 +55,7 @@ class Backend:
                 log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)
             except client.NoServer as exc:
                 log.debug("%s; answering in this process", exc)
-        if op in ("ask", "note", "neighbours"):
+        if op in ("ask", "note", "neighbours", "history"):
             fields.setdefault("wait", LOCAL_WAIT)
         # The request in JSON's normal form, as the server would read it, but not as bytes: a
         # vault path that is not UTF-8 (a lone surrogate in Python) must reach the index as it

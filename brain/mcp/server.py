@@ -1,6 +1,7 @@
 """The MCP tools, on the official SDK (``mcp`` 2.x: ``MCPServer``), served over stdio.
 
-Read-only tools: ``search``, ``get_note``, ``neighbours``, ``recent_turns``, ``status``. Each
+Read-only tools: ``search``, ``get_note``, ``neighbours``, ``history``, ``recent_turns``,
+``status``. Each
 returns compact JSON text (the shapes ``brain ask --json``, ``brain note --json`` and friends
 print); a refusal or an error the model can act on comes back as an ``isError`` result with a
 one-line message. Tools are plain functions: the SDK runs them on worker threads, and the
@@ -42,6 +43,7 @@ log = logging.getLogger("brain")
 
 MAX_K = 50
 MAX_NEIGHBOURS = 2000  # links and backlinks neighbours gives at most (100 unless asked)
+MAX_VERSIONS = 1000  # versions history gives at most (20 unless asked)
 
 INSTRUCTIONS = """\
 brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
@@ -50,6 +52,8 @@ Use it whenever a question may touch what the user knows, wrote, decided or plan
 people, meetings, designs, notes), or what was done in earlier sessions.
 Start with `search` (a question in plain words); read a hit in full with `get_note`; follow its
 links with `neighbours`; `recent_turns` lists what earlier sessions asked and changed.
+brain also keeps the vault's past: for "what did the notes say in February?" give `search` and
+`get_note` an `as_of`; for "when did this note change?" call `history`.
 Everything is read-only and stays inside the vault."""
 
 SEARCH_DOC = """\
@@ -59,7 +63,15 @@ knowledge, projects, people, decisions or past work; phrase the query as a quest
 words the note would contain. Returns JSON: `results` ranked best first, each with `path`,
 `title`, `heading`, `snippet` (a passage around the query words), `score`, `date`, and `via`
 when the note was reached through a link from another hit. `warnings` and `stale_notes` say when
-the index is catching up with recent edits. Read a result in full with get_note(path)."""
+the index is catching up with recent edits. Read a result in full with get_note(path).
+
+brain keeps the vault's history. Give `as_of` (a date such as 2026-02-28, meaning the end of
+that day; a date and time; or a span back such as 30d, 2w) to search the notes as they were
+then, for questions about the past ("what did my notes say about the rollout in February?",
+"what did we decide before the March meeting?"); each result then carries `recorded_from` and
+`recorded_to`, the span of the version it comes from. Give `valid_at` (a date) to keep only
+notes whose frontmatter says they held on that day (not yet superseded, not ended); it
+combines with `as_of`. Leave both unset for the present."""
 
 GET_NOTE_DOC = """\
 Read one note of the vault as it is on disk now: `text` (markdown, without the frontmatter),
@@ -69,7 +81,12 @@ vault-relative path (as search returns it), its title, or one of its aliases (a 
 notes share: `ambiguous` lists the ones not read; give the path). Give `heading` to
 read only that section ("Setup", or a path such as "Setup > Linux"). Long notes are cut at
 `max_chars` (`truncated` says so). Only notes inside the vault that brain indexes can be read:
-absolute paths, `..` and symlinks out of the vault are refused."""
+absolute paths, `..` and symlinks out of the vault are refused.
+Give `as_of` (a date, a date and time, or a span back such as 30d) to read the note as it was
+then, from brain's history (`version` says when that text began and ended; a note renamed since
+is found by either name); use it with a search made `as_of` the same moment, or to see what a
+note said before a change that `history` lists. A note that did not exist then is an error
+saying when it did."""
 
 NEIGHBOURS_DOC = """\
 The wikilink neighbourhood of one note: `links` (each link as written, the note it resolves to
@@ -86,6 +103,18 @@ ran, the tools it used, with session, project, git branch and time. Use it to re
 done before ("what did we change in the parser last week?"). Filter by `project` (the git
 repository's folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w or a
 date like 2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
+
+HISTORY_DOC = """\
+The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
+`recorded_to`, when brain saw it begin and end; `event`: created, changed, renamed, restored;
+`ended`: changed, renamed, deleted; `changes`: what changed against the version before, lines
+added and removed and the sections and frontmatter keys touched), the `links` it gained and lost
+and when, the `backlinks` other notes gained and lost to it, and the supersession chain
+(`replaces`, `replaced_by`). Use it for "when did this note change?", "what was decided before
+the revision?", "when did it stop linking to X?"; then read a version with
+get_note(note, as_of=its recorded_from). Name the note by path, title or alias; a deleted note
+by its last path or title, a renamed one by any of its names. At most `limit` versions come
+back, the newest; `earlier_versions` counts the older ones."""
 
 STATUS_DOC = """\
 The state of brain's memory for this vault: how many notes and chunks are indexed and with which
@@ -200,6 +229,21 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
                 "leave it unset unless asked.",
             ),
         ] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                max_length=protocol.MAX_MOMENT_CHARS,
+                description="Search the vault as it was then: a date (2026-02-28), a date and time, "
+                "or a span back (30d, 2w). Unset: now.",
+            ),
+        ] = None,
+        valid_at: Annotated[
+            str | None,
+            Field(
+                max_length=protocol.MAX_MOMENT_CHARS,
+                description="Only notes whose frontmatter says they held on this date (2026-03-01).",
+            ),
+        ] = None,
     ) -> CallToolResult:
         def work() -> dict[str, Any]:
             from ..output import result_json
@@ -208,8 +252,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
             chosen = mode or DEFAULT_MODE + ("+rerank" if config.rerank_model_name() else "")
             Mode.parse(chosen)
             settings = RecallSettings(k=k)
+            past = {name: value for name, value in (("as_of", as_of), ("valid_at", valid_at)) if value is not None}
             result = backend.call(
-                "ask", query=query, modes=[chosen], settings=protocol.settings_to_dict(settings), update=True
+                "ask", query=query, modes=[chosen], settings=protocol.settings_to_dict(settings), update=True, **past
             )
             return result_json(protocol.decode_result(result["results"][0]))
 
@@ -220,10 +265,20 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
         heading: Annotated[str | None, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
         max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text here.")] = 40_000,
+        as_of: Annotated[
+            str | None,
+            Field(
+                max_length=protocol.MAX_MOMENT_CHARS,
+                description="Read the note as it was then: a date (2026-02-28), a date and time, "
+                "or a span back (30d). Unset: as it is on disk now.",
+            ),
+        ] = None,
     ) -> CallToolResult:
         fields: dict[str, Any] = {"note": note, "max_chars": max_chars}
         if heading:
             fields["heading"] = heading
+        if as_of is not None:
+            fields["as_of"] = as_of
         return answer(lambda: _headings_within(backend.call("note", **fields), max_chars))
 
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
@@ -234,6 +289,13 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         ] = 100,
     ) -> CallToolResult:
         return answer(lambda: _first(backend.call("neighbours", note=note), limit))
+
+    @server.tool(description=HISTORY_DOC, annotations=read_only, structured_output=False)
+    def history(
+        note: Annotated[str, Field(description="The note: its path, title or alias (a deleted one: its last path).")],
+        limit: Annotated[int, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest.")] = 20,
+    ) -> CallToolResult:
+        return answer(lambda: backend.call("history", note=note, last=limit))
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(

@@ -165,17 +165,16 @@ def _left_out(gone: set[int]) -> str:
 
 
 def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
-    """What ``--as-of`` cannot see: before history began, or before what was pruned."""
-    from ..index.history import local_time
+    """What ``--as-of`` cannot see: before what was pruned (a warning, each answer says it);
+    before history began nothing is known, which is an error (``before_history``)."""
+    from ..index.history import before_history, local_time
 
     if as_of is None:
         return []
+    before_history(store, as_of)
     out = []
-    since = float(store.get_meta("history_since", "0") or 0)
     pruned = float(store.get_meta("history_pruned_before", "0") or 0)
-    if since and as_of < since:
-        out.append(f"brain began keeping this vault's history on {local_time(since)}: nothing before is known")
-    elif pruned and as_of < pruned:
+    if pruned and as_of < pruned:
         out.append(
             f"history before {local_time(pruned)} was pruned (`brain prune`, BRAIN_KEEP_VERSIONS): what was replaced before is gone"
         )
@@ -261,6 +260,43 @@ def open_snapshot(
         store.close()
         raise
     recaller.timings_ms["load_index"] = load_ms
+    return recaller
+
+
+def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: str | None = None) -> Recaller:
+    """A view of the past over the snapshot ``present`` answers from (``open_snapshot``), for a
+    long-lived process: ``brain serve`` keeps a few, so a second question about the same moment
+    is answered warm.
+
+    It reads the snapshot's own read transaction (one state, the present's, however long it is
+    kept), shares its FAISS index as the dense lane's base where the slice is mostly the present,
+    and takes the present's names, name index and link graph from it, in memory, applying the
+    difference (``recall/past_carry.py``) rather than reading them from the disk. It must go
+    before ``present`` closes (its store is the snapshot's: closing the view leaves it open).
+    What it answers is what ``open_recaller(as_of=..., valid_at=...)`` answers over that state.
+    """
+    from .past import PastIndex, slice_vectors
+
+    store = present.store
+    started = time.perf_counter()
+    warnings = _history_warnings(store, as_of)
+    view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True)
+    try:
+        dim = int(store.get_meta("dim") or 0)
+        vectors = slice_vectors(view, dim, present.vectors) if as_of is not None else present.vectors
+        recaller = Recaller(
+            view,
+            vectors,
+            present.embedder,
+            root=present.root,
+            rerank_model=present.rerank_model,
+            warnings=warnings,
+        )
+    except BaseException:
+        view.close()
+        raise
+    recaller.lend_present(present)
+    recaller.timings_ms["load_index"] = _ms(started)
     return recaller
 
 

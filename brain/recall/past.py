@@ -53,11 +53,16 @@ SHARED_FROM = 0.5
 
 
 class PastIndex(IndexStore):
-    """A slice of one index's history; shares (and closes) the store's connection."""
+    """A slice of one index's history; shares (and closes) the store's connection. ``borrowed``:
+    the store stays open when the slice closes (``brain serve``'s views of the past, over the
+    snapshot the server answers the present from: recall/opening.py ``open_past_view``)."""
 
-    def __init__(self, store: IndexStore, *, as_of: float | None = None, valid_at: str | None = None):
+    def __init__(
+        self, store: IndexStore, *, as_of: float | None = None, valid_at: str | None = None, borrowed: bool = False
+    ):
         self._share(store)
         self.base = store
+        self.borrowed = borrowed
         self.as_of = as_of
         self.valid_at = valid_at
         versions = store.versions_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
@@ -96,6 +101,10 @@ class PastIndex(IndexStore):
             f"history before {local_time(float(pruned or 0))} was pruned after this view of the past was opened "
             "(`brain prune`, BRAIN_KEEP_VERSIONS): some of what it held may be missing; open it again"
         ]
+
+    def close(self) -> None:
+        if not self.borrowed:
+            super().close()
 
     @contextmanager
     def one_query(self) -> Iterator[None]:
@@ -437,8 +446,12 @@ class _Edges:
         return np.repeat(columns, self.times, axis=0)
 
 
-def slice_vectors(past: PastIndex, dim: int) -> VectorIndex:
+def slice_vectors(past: PastIndex, dim: int, present: VectorIndex | None = None) -> VectorIndex:
     """The dense lane's index over a slice, with every past chunk of it added on top.
+
+    ``present``: the FAISS index of exactly the state ``past.base`` reads (a server's snapshot),
+    taken as the base where one is wanted, shared rather than read again (it is left as it is:
+    the slice's past chunks go into a delta of the slice's own).
 
     Where most of the slice reads the present's chunks (``--as-of`` a day or a month ago: few
     notes changed since), the present's own FAISS index is the base: a hit on a chunk outside
@@ -447,14 +460,19 @@ def slice_vectors(past: PastIndex, dim: int) -> VectorIndex:
     read from SQLite into a flat index. At 100,000 notes, reading the whole slice from SQLite
     took 25 s and 3.5 GB to open for a moment when nothing had changed (bench/history.py).
     """
-    present = past.current_note_ids()
-    if present and len(present) >= SHARED_FROM * past.base.note_count():
-        index = load_current(past.base, dim)
+    current = past.current_note_ids()
+    if current and len(current) >= SHARED_FROM * past.base.note_count():
+        if present is not None:
+            index = VectorIndex(
+                present.index, dim, present.version, present.index_id, delta=present.delta, writable=False
+            )
+        else:
+            index = load_current(past.base, dim)
     else:
         index = VectorIndex.empty(dim, version=-1)
         ids, blobs = [], []
-        for start in range(0, len(present), _READ):
-            rows = past.base.note_chunk_vectors(present[start : start + _READ])
+        for start in range(0, len(current), _READ):
+            rows = past.base.note_chunk_vectors(current[start : start + _READ])
             ids += [r[0] for r in rows]
             blobs += [r[2] for r in rows]
         _add(index, ids, blobs, dim)

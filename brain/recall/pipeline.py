@@ -158,6 +158,7 @@ class Recaller:
         self._present_cache: DiskCache = "off"
         self._difference: past_carry.Difference | None = None  # of the names: the view's against the present's
         self._index_with_names = False  # the present's name index came with the names the difference is of
+        self._present_lent = False  # the present's is a recaller over the very state this view reads
         if isinstance(store, PastIndex):
             self._present_cache, self.disk_cache, self._disk_checked = disk_cache, "off", True
         self.reranker_error: str | None = None  # why the reranker did not run, once it failed
@@ -303,6 +304,16 @@ class Recaller:
         """The view of the past this recaller answers over, when it takes the present's names and links."""
         return self.store if isinstance(self.store, PastIndex) and past_carry.TAKE_FROM_PRESENT else None
 
+    def lend_present(self, present: Recaller) -> None:
+        """Take the present's names, name index and link graph from ``present``, a recaller over
+        the store this view slices (``brain serve``'s snapshot: recall/opening.py
+        ``open_past_view``), rather than from the disk; it keeps what it has, and builds nothing
+        for the view."""
+        past = self.store
+        assert isinstance(past, PastIndex) and past.base is present.store
+        self._present = present
+        self._present_lent = True
+
     def _present_part(self, part: str) -> Any:
         """The present's names, name index or link graph (``part``) for a view of the past: kept by
         an earlier run, else built now where it is kept for the next (``brain ask --as-of``
@@ -340,6 +351,8 @@ class Recaller:
         """Whether the present's names (read before this read transaction, when ``read_before``)
         are of the state this transaction reads: nothing was indexed since."""
         assert self._present is not None
+        if self._present_lent:  # one read transaction for both: nothing can be indexed between
+            return True
         kept = self._present.basis()
         return not read_before or carry.read_basis(self._present.store, kept).same(kept)
 

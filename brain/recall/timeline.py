@@ -15,14 +15,24 @@ import difflib
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import BrainError
-from ..index.history import iso_time, local_time
+from ..index.history import before_history, iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..notes import decode, split_frontmatter
-from ..reading import NoteNotFound, OutsideVault, match_note
+from ..reading import (
+    DEFAULT_MAX_CHARS,
+    NamesThen,
+    NoteMatch,
+    NoteNotFound,
+    OutsideVault,
+    match_note,
+    not_left_out,
+    shaped_note,
+)
 from ..text import terminal_safe
 from ..vault import resolve_vault
 from .past import PastIndex
@@ -85,12 +95,13 @@ def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int |
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
-            return _history(store, name, last)
+            return history_of(store, name, last=last)
         finally:
             store.close()
 
 
-def _history(store: IndexStore, name: str, last: int | None = None) -> NoteHistory:
+def history_of(store: IndexStore, name: str, *, last: int | None = None) -> NoteHistory:
+    """``note_history`` over an index open already (``brain serve``'s snapshot)."""
     latest = {v.note_id: v for v in store.latest_versions()}
     note_id = _find(store, latest, name)
     versions = store.versions_of(note_id)
@@ -106,7 +117,7 @@ def _history(store: IndexStore, name: str, last: int | None = None) -> NoteHisto
     links = _spans(outgoing, names, lambda e: e.target_id)
     backlinks = _spans(incoming, names, lambda e: e.source_id)
     # Supersession as the notes said it when this one was last seen.
-    past = PastIndex(store, as_of=None if current else (newest.recorded_to or 0) - 1e-6)
+    past = PastIndex(store, as_of=None if current else (newest.recorded_to or 0) - 1e-6, borrowed=True)
     chain = successors(past)
     replaces, replaced_by = _chain(note_id, chain, past)
     since = store.get_meta("history_since")
@@ -123,6 +134,11 @@ def _history(store: IndexStore, name: str, last: int | None = None) -> NoteHisto
         history_since=iso_time(float(since)) if since else None,
         earlier_versions=earlier,
     )
+
+
+def find_in_history(store: IndexStore, name: str) -> int:
+    """The id of the note ``name`` names now, or named before (``brain history``'s lookup)."""
+    return _find(store, {v.note_id: v for v in store.latest_versions()}, name)
 
 
 def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
@@ -361,3 +377,84 @@ def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
 
 def _size(size: int) -> str:
     return f"{size} B" if size < 1024 else f"{size / 1024:.1f} KB"
+
+
+# ----- a note as it was (MCP get_note with as_of, brain serve's note with as_of) ----------------
+
+
+def read_note_at(
+    store: IndexStore,
+    root: Path,
+    ref: str,
+    as_of: float,
+    *,
+    heading: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> dict[str, Any]:
+    """One note as it was at ``as_of`` (Unix time), from the text history kept: what
+    ``read_note`` gives, with ``as_of`` and the ``version`` read (when brain saw it begin and
+    end), and ``path`` and ``title`` as they were then.
+
+    ``ref`` names the note by its names then (a path, title or alias), else by a name it has now
+    or had (a renamed note is read under its name then). The same refusals as ``read_note``: an
+    absolute path or ``..`` (``OutsideVault``), a path brain now leaves out (.brainignore, a
+    dot-folder) or that now leads out of the vault. A note that did not exist then, or whose text
+    history did not keep (an index from before history), is ``NoteNotFound`` saying so."""
+    before_history(store, as_of)
+    names = NamesThen(store.names_at(as_of))
+    try:
+        match = match_note(names, ref)
+        version = store.version_at(names.ids[match.path], as_of)
+    except NoteNotFound:
+        match, version = _by_its_history(store, ref, as_of)
+    assert version is not None
+    path = version.path
+    full = root / path
+    if os.path.lexists(full):  # where that path leads now must still be in the vault, and read
+        real, base = os.path.realpath(full), os.path.realpath(root)
+        if os.path.commonpath([real, base]) != base:
+            raise OutsideVault(f"{path} leads outside the vault (a symlink to {real}); brain does not read there")
+        not_left_out(root, path, os.path.relpath(real, base).replace(os.sep, "/"))
+    else:
+        not_left_out(root, path, path)
+    data = store.version_bytes(version.id) if version.has_content else None
+    if data is None:
+        raise NoteNotFound(
+            f"{path} as of {local_time(as_of)}: its text then was not kept (indexed before brain kept history); "
+            "`brain history` lists its versions"
+        )
+    found = shaped_note(path, match, data, version.recorded_from, heading, max_chars)
+    found["date"] = version.date  # as recall showed it then (the file's mtime is not kept)
+    found["as_of"] = iso_time(as_of)
+    found["version"] = {
+        "event": version.event,
+        "recorded_from": iso_time(version.recorded_from),
+        "recorded_to": iso_time(version.recorded_to),
+        "ended": version.ended,
+    }
+    return found
+
+
+def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatch, VersionRow | None]:
+    """The note ``ref`` names now or by a name it had (``brain history``'s lookup), as it was at
+    ``as_of``: a note renamed since is read under its name then; one that did not exist then is
+    ``NoteNotFound`` saying when it did."""
+    try:
+        note_id = find_in_history(store, ref)
+    except BrainError as exc:
+        raise NoteNotFound(str(exc)) from None
+    version = store.version_at(note_id, as_of)
+    if version is not None:
+        return NoteMatch(version.path), version
+    versions = store.versions_of(note_id)
+    newest = versions[-1]
+    then = local_time(as_of)
+    before = [v for v in versions if v.recorded_from <= as_of]
+    if not before:
+        said = f"brain first saw it on {local_time(versions[0].recorded_from)}"
+    else:
+        said = f"it was deleted on {local_time(before[-1].recorded_to)}"
+        later = [v for v in versions if v.recorded_from > as_of]
+        if later:
+            said += f" and back on {local_time(later[0].recorded_from)}"
+    raise NoteNotFound(f"{newest.path} did not exist as of {then}: {said}")

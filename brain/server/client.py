@@ -57,6 +57,11 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
     record = runtime.read_record(root)
     if record is None or not isinstance(record.get("socket"), str):
         raise NoServer(f"no brain serve for {root}")
+    needs = _features_needed(op, fields)
+    if needs and not set(needs) <= set(record.get("features") or ()):
+        # A server from before these requests would ignore what it does not know (``as_of``)
+        # and answer about the present.
+        raise NoServer(f"brain serve for {root} is older than this brain: it does not answer {', '.join(needs)}")
     message = protocol.request(op, str(root), **fields)
     try:
         reply = _exchange(record["socket"], protocol.encode(message), deadline)
@@ -74,6 +79,12 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
     if code in FALL_BACK:
         raise NoServer(f"brain serve for {root}: {code}: {text}")
     raise ServerError(code, text)
+
+
+def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
+    """The server features (``protocol.FEATURES``) a request needs."""
+    past = op == "history" or any(fields.get(name) is not None for name in ("as_of", "valid_at"))
+    return ["past"] if past else []
 
 
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
@@ -115,6 +126,8 @@ def ask(
     update: bool = True,
     timeout: float,
     same_index: bool = False,
+    as_of: str | None = None,
+    valid_at: str | None = None,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
@@ -127,6 +140,9 @@ def ask(
     about ``timeout``, at most ``protocol.MAX_WAIT``) before answering, as ``brain ask`` indexes
     them first in-process. A request the server would refuse (a query over
     ``protocol.MAX_QUERY_CHARS``) is ``NoServer``, never sent: the caller answers it in-process.
+
+    ``as_of`` and ``valid_at`` are ``brain ask``'s ``--as-of`` and ``--valid-at`` as typed: the
+    server reads them by the same rules (a server from before them is ``NoServer``).
     """
     fields: dict[str, Any] = {
         "query": query,
@@ -135,6 +151,10 @@ def ask(
         "update": update,
         "wait": wait_for(timeout) if update else 0.0,
     }
+    if as_of is not None:
+        fields["as_of"] = as_of
+    if valid_at is not None:
+        fields["valid_at"] = valid_at
     if same_index:
         from .. import config
 

@@ -115,6 +115,7 @@ class Daemon:
                 "token": self.token,
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.service.started_at)),
                 "protocol": protocol.VERSION,
+                "features": list(protocol.FEATURES),
                 "brain": __version__,
                 "model": self.service.model,  # the prompt hook's threshold depends on it
             }

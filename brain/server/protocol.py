@@ -12,9 +12,11 @@ wait for its index to load or catch up before answering. Operations:
     ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
                update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
                output ("full" or "json"),            with "json", what ``brain ask --json`` prints)
-               index?
-    note       note, heading?, max_chars?, wait?  → what ``brain note --json`` prints
+               index?, as_of?, valid_at?
+    note       note, heading?, max_chars?, wait?, → what ``brain note --json`` prints; with as_of,
+               as_of?                                the note as it was then (``reading.read_note_at``)
     neighbours note, wait?                        → what ``brain neighbours --json`` prints
+    history    note, last?, wait?                 → what ``brain history --json`` prints
     status                                        → the server's state (pid, uptime, queries, updates)
     stop                                          → {"stopping": true}
 
@@ -24,6 +26,15 @@ wait for its index to load or catch up before answering. Operations:
 ``index_mismatch`` with the message ``brain ask`` would print in-process; without ``index`` the
 server's index is taken as it is (the prompt hook, ``brain mcp``). Added within version 1: a
 server from before it ignores the field, as servers ignore every field they do not know.
+
+``as_of`` and ``valid_at`` (optional strings) are ``brain ask``'s ``--as-of`` and ``--valid-at``,
+read by the same rules (``brain/moments.py``: a date, a date and time, a span back like ``7d``;
+not still to come): the answer is over the vault as brain knew it then, or over the notes that
+held on that day. One that cannot be read is ``bad_request`` with the line ``brain ask`` prints;
+one before the index's history began is ``brain_error``. Added within version 1 too, but not
+ignorable: a server from before them would answer about the present. So a server lists what it
+answers beyond the first version's requests in its record (``serve.json``: ``features``), and a
+client asks about the past (``as_of``, ``valid_at``, ``history``) only a server listing ``past``.
 
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
@@ -51,7 +62,12 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_QUERY_CHARS = 10_000
 MAX_NOTE_CHARS = 4096  # a note's name or a heading
 MAX_WAIT = 600  # seconds a request may ask the server to wait
-OPS = ("ping", "ask", "note", "neighbours", "status", "stop")
+OPS = ("ping", "ask", "note", "neighbours", "history", "status", "stop")
+# What this server answers beyond the first version's requests (its record lists them): a client
+# asks about the past only of a server that knows it is being asked (one from before would
+# ignore ``as_of`` and answer about the present).
+FEATURES = ("past",)
+MAX_MOMENT_CHARS = 100  # an --as-of or --valid-at as typed
 INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking")
 # The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
 # is a second front door.
@@ -116,12 +132,40 @@ def check_request(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", f"wait: seconds between 0 and {MAX_WAIT}")
     if op == "ask":
         _check_ask(message)
-    elif op in ("note", "neighbours"):
+    elif op in ("note", "neighbours", "history"):
         _text_field(message, "note", MAX_NOTE_CHARS)
         if message.get("heading") is not None:
             _text_field(message, "heading", MAX_NOTE_CHARS)
         if message.get("max_chars") is not None:
             _int_field(message, "max_chars", 1, 10_000_000)
+        if op == "note":
+            past_fields(message, world=False)
+        if op == "history" and message.get("last") is not None:
+            _int_field(message, "last", 0, 1_000_000)
+
+
+def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float | None, str | None]:
+    """The request's ``as_of`` (Unix time) and ``valid_at`` (an ISO date), read as ``brain ask``
+    reads ``--as-of`` and ``--valid-at``; ``bad_request`` with its line when one cannot be."""
+    from ..errors import ConfigError
+    from ..moments import parse_world_date, past_moment
+
+    moment = day = None
+    for name in ("as_of", "valid_at") if world else ("as_of",):
+        value = message.get(name)
+        if value is None:
+            continue
+        _text_field(message, name, MAX_MOMENT_CHARS)
+        try:
+            if name == "as_of":
+                moment = past_moment(value, "--as-of")
+            else:
+                day = parse_world_date(value, "--valid-at")
+        except ConfigError as exc:
+            raise ProtocolError("bad_request", str(exc)) from None
+    if not world and message.get("valid_at") is not None:
+        raise ProtocolError("bad_request", "valid_at goes with ask (a note is read as it was with as_of)")
+    return moment, day
 
 
 def _check_ask(message: dict[str, Any]) -> None:
@@ -140,6 +184,7 @@ def _check_ask(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", "update: true or false")
     if message.get("output", "full") not in ("full", "json"):
         raise ProtocolError("bad_request", 'output: "full" or "json"')
+    past_fields(message)
     index = message.get("index")
     if index is not None:
         if not isinstance(index, dict):

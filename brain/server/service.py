@@ -64,6 +64,7 @@ EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
 QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
 PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
 CHANGED_CHECKED = 2000  # gathered paths an answer checks for notes out of step (``_changed_notes``)
+PAST_CHECK_EVERY = 30.0  # seconds between looks for views of the past kept unasked too long
 
 
 class Starting(BrainError):
@@ -134,6 +135,17 @@ class Snapshot:
 
 
 @dataclass
+class PastView:
+    """A view of the past kept open (``open_past_view``) over the snapshot ``present`` answers from."""
+
+    recaller: Recaller
+    present: Recaller
+    as_of: float | None
+    valid_at: str | None
+    used: float  # time.monotonic() of its last question
+
+
+@dataclass
 class _Job:
     fn: Callable[[Recaller], Any]
     future: Future = field(default_factory=Future)
@@ -187,6 +199,10 @@ class Service:
         # until a pass succeeds (the next change or rescan tries again).
         self.unindexed: tuple[int, str] | None = None
         self._counter = threading.Lock()
+        # Views of the past kept for the next question about the same moment, least recently
+        # asked first; the query thread alone opens, reads and closes them.
+        self.past_views: list[PastView] = []
+        self.past_opened = 0  # views of the past opened (status: how often a question was not warm)
         self.watcher = VaultWatcher(
             root,
             self._on_batch,
@@ -474,7 +490,13 @@ class Service:
 
     def _query_loop(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                look = min(PAST_CHECK_EVERY, config.serve_past_idle())
+                job = self._jobs.get(timeout=look if self.past_views else None)
+            except queue.Empty:  # a quiet moment: views of the past nobody asked about lately go
+                if self._let_go_of_past(idle=config.serve_past_idle()):
+                    release_free_memory()
+                continue
             if job is _STOP:
                 break
             closing = isinstance(job, _Close)
@@ -487,6 +509,7 @@ class Service:
             del job
             if closing:
                 release_free_memory()  # what the pass that replaced it, and it, left free
+        self._let_go_of_past()
         with self._cond:
             snapshot, self._snapshot = self._snapshot, None
         if snapshot is not None:
@@ -496,7 +519,9 @@ class Service:
                 snapshot.recaller.close()
 
     def _close(self, snapshot: Snapshot) -> None:
-        """Close a replaced snapshot (no query reads it now) and fold the WAL in."""
+        """Close a replaced snapshot (no query reads it now), with the views of the past over it,
+        and fold the WAL in."""
+        self._let_go_of_past(present=snapshot.recaller)
         snapshot.recaller.close()
         current = self._snapshot
         if current is not None:
@@ -531,6 +556,68 @@ class Service:
             job.future.cancel()
             raise Busy(f"no answer within {timeout:.0f} s; the server is busy") from None
 
+    # ----- views of the past (on the query thread) ----------------------------------------------
+
+    def _past_view(self, present: Recaller, as_of: float | None, valid_at: str | None) -> tuple[Recaller, bool]:
+        """A view of the past over ``present`` at ``as_of`` and/or ``valid_at``, and whether it is
+        kept (else the caller closes it after its question).
+
+        A view kept is taken again for the same moment, and for another moment whose slice of
+        history is the same (no version or link began or ended between the two, the same side of
+        a prune): ``--as-of 7d`` asked twice is two moments a few seconds apart. Views read the
+        snapshot they were opened over, and go with it when the index changes (the snapshot is
+        swapped: they would answer from a present that is no longer the index's), after
+        ``BRAIN_SERVE_PAST_IDLE`` seconds unasked, and beyond ``BRAIN_SERVE_PAST_VIEWS``, the least
+        recently asked first: each holds its slice of history in memory."""
+        from ..recall.opening import open_past_view
+
+        for view in self.past_views:
+            if view.present is present and view.valid_at == valid_at and self._same_slice(view, as_of):
+                view.used = time.monotonic()
+                if view.as_of != as_of:  # its moment, for what each answer says and dates by
+                    view.as_of = view.recaller.as_of = as_of
+                    view.recaller.store.as_of = as_of  # type: ignore[attr-defined]
+                self.past_views.remove(view)
+                self.past_views.append(view)
+                return view.recaller, True
+        recaller = open_past_view(present, as_of=as_of, valid_at=valid_at)
+        self.past_opened += 1
+        keep = config.serve_past_views()
+        if not keep:
+            return recaller, False
+        self.past_views.append(PastView(recaller, present, as_of, valid_at, time.monotonic()))
+        while len(self.past_views) > keep:
+            self.past_views.pop(0).recaller.close()
+        return recaller, True
+
+    @staticmethod
+    def _same_slice(view: PastView, as_of: float | None) -> bool:
+        if view.as_of == as_of:
+            return True
+        if view.as_of is None or as_of is None:
+            return False
+        store = view.present.store
+        pruned = float(store.get_meta("history_pruned_before", "0") or 0)
+        if pruned and (view.as_of < pruned) != (as_of < pruned):
+            return False
+        return not store.history_changed_between(min(view.as_of, as_of), max(view.as_of, as_of))
+
+    def _let_go_of_past(self, *, present: Recaller | None = None, idle: float | None = None) -> int:
+        """Close the views of the past over ``present`` (a snapshot closing), or unasked for
+        ``idle`` seconds, or (neither given) all of them; how many."""
+        now = time.monotonic()
+        going = [
+            view
+            for view in self.past_views
+            if (present is None or view.present is present) and (idle is None or now - view.used >= idle)
+        ]
+        for view in going:
+            self.past_views.remove(view)
+            view.recaller.close()
+        if going:
+            log.info("let go of %s", plural(len(going), "view of the past"))
+        return len(going)
+
     # ----- operations -------------------------------------------------------------------------
 
     def ask(
@@ -542,10 +629,14 @@ class Service:
         update: bool = True,
         wait: float = 0.0,
         index: dict[str, str] | None = None,
+        as_of: float | None = None,
+        valid_at: str | None = None,
     ) -> list[RecallResult]:
         """``index``: the client's model, tokenizer and chunking (``protocol.INDEX_SETTINGS``),
         checked against the snapshot's as ``brain ask`` checks them in-process:
-        ``IndexMismatchError`` when the index was built otherwise."""
+        ``IndexMismatchError`` when the index was built otherwise. ``as_of`` (Unix time) and
+        ``valid_at`` (an ISO date): over a view of the past, as ``brain ask --as-of``/``--valid-at``
+        answers in-process (``_past_view``)."""
         parsed = [Mode.parse(m) for m in modes]  # a bad mode is the caller's error, at once
         deadline = time.monotonic() + wait
         if update and self.state == "empty":  # the first notes may be on their way in
@@ -567,7 +658,15 @@ class Service:
                 )
             if busy:
                 pending = max(1, self._changed_notes(recaller.store))
-            return recaller.compare(query, parsed, settings)
+            if as_of is None and valid_at is None:
+                return recaller.compare(query, parsed, settings)
+            view, kept = self._past_view(recaller, as_of, valid_at)
+            try:
+                results = view.compare(query, parsed, settings)
+            finally:
+                if not kept:
+                    view.close()
+            return results
 
         results = self.run(work, timeout=wait + QUERY_GRACE)
         with self._counter:
@@ -608,15 +707,36 @@ class Service:
         )
 
     def note(
-        self, ref: str, heading: str | None = None, max_chars: int | None = None, *, wait: float = 0.0
+        self,
+        ref: str,
+        heading: str | None = None,
+        max_chars: int | None = None,
+        *,
+        wait: float = 0.0,
+        as_of: float | None = None,
     ) -> dict[str, Any]:
+        """``brain note --json``'s answer; with ``as_of``, the note as it was then (from history)."""
         from ..reading import DEFAULT_MAX_CHARS, read_note
+        from ..recall.timeline import read_note_at
 
         self._wait_for_snapshot(time.monotonic() + wait)
         limit = max_chars or DEFAULT_MAX_CHARS
+        if as_of is not None:
+            moment = as_of
+            return self.run(
+                lambda r: read_note_at(r.store, self.root, ref, moment, heading=heading, max_chars=limit),
+                timeout=QUERY_GRACE,
+            )
         return self.run(
             lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE
         )
+
+    def history(self, ref: str, *, last: int | None = None, wait: float = 0.0) -> dict[str, Any]:
+        """``brain history --json``'s answer (``last``: only the newest versions)."""
+        from ..recall.timeline import history_of
+
+        self._wait_for_snapshot(time.monotonic() + wait)
+        return self.run(lambda r: history_of(r.store, ref, last=last).as_dict(), timeout=QUERY_GRACE)
 
     def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
         from ..reading import neighbours
@@ -656,6 +776,17 @@ class Service:
                 "behind_s": watcher.behind(),
             },
             "last_update": self.last_update,
+            "past": {
+                "views": [
+                    {
+                        "as_of": None if view.as_of is None else _iso(view.as_of),
+                        "valid_at": view.valid_at,
+                        "idle_s": round(time.monotonic() - view.used, 1),
+                    }
+                    for view in list(self.past_views)
+                ],
+                "opened": self.past_opened,
+            },
         }
 
     def _wait_for_snapshot(self, deadline: float) -> None:
@@ -696,6 +827,7 @@ class Service:
             if op == "status":
                 return protocol.ok(self.status())
             if op == "ask":
+                as_of, valid_at = protocol.past_fields(message)
                 results = self.ask(
                     message["query"],
                     message["modes"],
@@ -703,6 +835,8 @@ class Service:
                     update=message.get("update", True),
                     wait=float(message.get("wait", 0)),
                     index=message.get("index"),
+                    as_of=as_of,
+                    valid_at=valid_at,
                 )
                 if message.get("output") == "json":
                     from ..output import result_json
@@ -711,9 +845,12 @@ class Service:
                 return protocol.ok({"results": [protocol.encode_result(r) for r in results]})
             wait = float(message.get("wait", 0))
             if op == "note":
+                as_of, _ = protocol.past_fields(message, world=False)
                 return protocol.ok(
-                    self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait)
+                    self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait, as_of=as_of)
                 )
+            if op == "history":
+                return protocol.ok(self.history(message["note"], last=message.get("last"), wait=wait))
             if op == "neighbours":
                 return protocol.ok(self.neighbours(message["note"], wait=wait))
             raise protocol.ProtocolError("bad_request", f"op {op!r} is not answered here")

@@ -1,0 +1,146 @@
+"""Moments in time as people type them, and back: what `brain ask --as-of`, `--valid-at`,
+`brain prune --before`, `brain serve` and `brain mcp` read, and how dates are shown.
+
+Standard library only (and brain.errors): the client side of `brain ask`, which a running
+`brain serve` answers, parses ``--as-of`` here without importing the index's modules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import time
+
+from .errors import ConfigError
+
+_SPAN = re.compile(r"\s*(\d+)\s*([hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
+_SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
+
+
+def parse_moment(text: str, option: str = "--as-of") -> float:
+    """A moment in the index's own time (Unix seconds) from what a user types: a date
+    (``2026-03-01``: the end of that day, local time), a date and time (local unless it names
+    a zone), or a span back from now (``12h``, ``7d``, ``2w``, ``1y``).
+
+    The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
+    recall turns it back into a date and prints it, so one past either end is an error here."""
+    forms = "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now (12h, 7d, 2w, 1y)"
+    value = (text or "").strip()
+    span = _SPAN.fullmatch(value)
+    try:
+        if span is None:
+            written = _date_or_datetime(value)
+    except ValueError:
+        raise ConfigError(f"{option} takes {forms}, not {text!r}") from None
+    try:
+        if span is not None:
+            moment = time.time() - int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()] * 86400
+        elif isinstance(written, dt.datetime):
+            moment = written.timestamp()  # naive: local time
+        else:
+            moment = _end_of_day(written)
+    except (ValueError, OverflowError, OSError):  # a span of thousands of digits; a local time past year 1 or 9999
+        moment = math.nan
+    if not _fits(moment):
+        raise ConfigError(
+            f"{option} {text!r} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
+            f"time): it takes {forms}"
+        )
+    return moment
+
+
+_ISO_WEEK = re.compile(r"(\d{4})-?W(\d{2})(?:-?([1-7]))?", re.IGNORECASE)
+_BASIC_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})")
+
+
+def _date_or_datetime(value: str) -> dt.date | dt.datetime:
+    """A date in any ISO form (``2026-03-01``, ``20260301``, ``2026-W09-7``): the day, whose end
+    it means; a week (``2026-W09``): its last day, as a date means the whole day; else a date
+    and time. (Read here, not by ``date.fromisoformat`` alone: Python 3.10's takes only
+    ``2026-03-01``, and 3.11's reads a week as its Monday.)"""
+    week = _ISO_WEEK.fullmatch(value)
+    if week:
+        return dt.date.fromisocalendar(int(week[1]), int(week[2]), int(week[3] or 7))
+    basic = _BASIC_DATE.fullmatch(value)
+    if basic:
+        return dt.date(int(basic[1]), int(basic[2]), int(basic[3]))
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return _datetime(value)
+
+
+def _datetime(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _end_of_day(day: dt.date) -> float:
+    """The last moment of ``day`` in local time. Far from 1970 a float cannot hold the day's
+    last microsecond and rounds up to the next day's start (9999-12-31 to year 10000): then
+    the moment just before it."""
+    end = dt.datetime.combine(day, dt.time.max).timestamp()
+    try:
+        past = dt.datetime.fromtimestamp(end).date() > day
+    except (ValueError, OverflowError, OSError):
+        past = True
+    return min(math.nextafter(end, -math.inf), end - 1e-6) if past else end
+
+
+def _fits(moment: float) -> bool:
+    """Whether ``moment`` is a date and time in UTC and in local time (what ``iso_time``,
+    ``local_time`` and a past view's today make of it)."""
+    try:
+        dt.datetime.fromtimestamp(moment, dt.timezone.utc)
+        dt.datetime.fromtimestamp(moment)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return True
+
+
+def parse_world_date(text: str, option: str = "--valid-at") -> str:
+    """A world date (what notes' frontmatter states), as an ISO date: a date, or a date and
+    time (its date); anything after them is a mistake, not ignored."""
+    value = (text or "").strip()
+    try:
+        day = dt.date.fromisoformat(value[:10])
+        if len(value) > 10:  # a time too: the whole must read as one
+            _datetime(value)
+    except ValueError:
+        raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
+    return day.isoformat()
+
+
+def iso_time(moment: float | None) -> str | None:
+    """Unix time → ISO 8601 in UTC, to the second (JSON)."""
+    if moment is None:
+        return None
+    utc = dt.datetime.fromtimestamp(moment, dt.timezone.utc).replace(tzinfo=None)
+    return utc.isoformat(timespec="seconds") + "Z"  # isoformat, not strftime: years before 1000 keep 4 digits
+
+
+def local_time(moment: float | None) -> str:
+    """Unix time → ``2026-03-01 14:30`` in local time (for people)."""
+    if moment is None:
+        return ""
+    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec="minutes")
+
+
+def past_moment(text: str, option: str = "--as-of", *, now: float | None = None) -> float:
+    """``parse_moment``, for a moment to look back at (``brain ask --as-of``, and the same field
+    of ``brain serve`` and ``brain mcp``): one still to come is an error, since brain knows the
+    vault only up to now. A date naming today means its end, which is later today: that one is
+    now (what brain knows of today so far)."""
+    moment = parse_moment(text, option)
+    now = time.time() if now is None else now
+    if moment <= now:
+        return moment
+    value = (text or "").strip()
+    if _SPAN.fullmatch(value) is None:
+        written = _date_or_datetime(value)
+        if not isinstance(written, dt.datetime) and written == dt.date.fromtimestamp(now):
+            return now
+    raise ConfigError(
+        f"{option} {text!r} is in the future ({local_time(moment)}; now is {local_time(now)}): "
+        "brain knows the vault as it was up to now"
+    )

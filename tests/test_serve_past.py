@@ -1,0 +1,391 @@
+"""`brain serve` and `brain mcp` over the past: `brain ask --as-of`/`--valid-at` answered by the
+server as in-process, the views of the past it keeps (warm for the next question, let go with
+their snapshot, when idle, beyond their number), a note read as it was, a note's history, and
+the same one line for a moment that cannot be answered, whichever door it came in by."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from index_helpers import index_then_moment
+from serve_helpers import served, wait_until
+
+from brain.cli import cli
+from brain.server import client, runtime
+
+QUESTION = "rollout plan canary regions"
+DECISION = "Projects/Decision - Use Chroma.md"
+
+
+def _iso(moment: float) -> str:
+    """A moment as `--as-of` takes it (local time, to the microsecond)."""
+    return dt.datetime.fromtimestamp(moment).isoformat()
+
+
+@pytest.fixture
+def edited(toy_vault):
+    """The toy vault indexed, then a note rewritten, a note renamed and one deleted, indexed after
+    each; the moments between."""
+    at = {"first": index_then_moment(toy_vault)}
+    write(
+        toy_vault,
+        DECISION,
+        "---\ndate: 2026-02-20\n---\n# Decision: use Chroma\n\nRollout plan: a canary in February, then all regions. "
+        "[[Brain MVP]] [[Graph RAG]]\n",
+    )
+    at["rewritten"] = index_then_moment(toy_vault)
+    (toy_vault / "AI/Graph RAG.md").rename(toy_vault / "AI/GraphRAG.md")
+    at["renamed"] = index_then_moment(toy_vault)
+    (toy_vault / "Cooking/Knife skills.md").unlink()
+    at["deleted"] = index_then_moment(toy_vault)
+    return toy_vault, at
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _without_timings(text: str) -> dict:
+    data = json.loads(text)
+    data.pop("timings_ms", None)
+    return data
+
+
+# ----- brain ask --as-of through the server ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "when, flags",
+    [
+        ("first", []),
+        ("first", ["--json"]),
+        ("rewritten", ["--mode", "vector", "-k", "4"]),
+        ("renamed", ["--mode", "hybrid", "--json"]),
+        ("rewritten", ["--valid-at", "2026-03-01", "--json"]),
+        (None, ["--valid-at", "2026-01-01"]),
+        ("first", ["--context", "--budget", "900"]),
+        ("renamed", ["--ab", "--json"]),
+    ],
+)
+def test_ask_as_of_through_the_server_prints_what_an_in_process_run_prints(edited, when, flags):
+    vault, at = edited
+    past = ["--as-of", _iso(at[when])] if when else []
+    args = ["ask", "--vault", str(vault), *past, *flags, QUESTION]
+    with served(vault, watch=False) as daemon:
+        served_code, served_out, served_err = _invoke(*args)
+        assert served_code == 0, served_out + served_err
+        assert daemon.service.queries == 1  # the server answered it
+        local_code, local_out, local_err = _invoke(*args, "--no-server")
+        assert local_code == 0 and daemon.service.queries == 1
+    if "--json" in flags:
+        served_data, local_data = _without_timings(served_out), _without_timings(local_out)
+        if "--ab" in flags:
+            for side in ("a", "b"):
+                served_data[side].pop("timings_ms"), local_data[side].pop("timings_ms")
+        assert served_data == local_data
+    else:
+        assert served_out == local_out and served_err == local_err
+    if when and "--context" not in flags:  # the bundle is the passages alone
+        assert "as of " in served_out or '"as_of": "' in served_out
+
+
+def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(edited):
+    vault, at = edited
+    with served(vault, watch=False) as daemon:
+        service = daemon.service
+        first = client.ask(vault.resolve(), QUESTION, ["hybrid+ppr"], _settings(), timeout=30, as_of=_iso(at["first"]))
+        assert service.past_opened == 1 and len(service.past_views) == 1
+        again = client.ask(vault.resolve(), "chroma", ["vector"], _settings(), timeout=30, as_of=_iso(at["first"]))
+        assert service.past_opened == 1  # warm: the same view
+        assert again[0].as_of == first[0].as_of
+        # A moment a little later, nothing recorded between: the same slice, the view kept, its moment moved
+        later = at["first"] + 0.001
+        moved = client.ask(vault.resolve(), "chroma", ["vector"], _settings(), timeout=30, as_of=_iso(later))
+        assert service.past_opened == 1 and moved[0].as_of == pytest.approx(later, abs=1e-5)
+        assert [c.path for c in moved[0].results] == [c.path for c in again[0].results]
+        # Across a change: another slice, another view
+        client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at["rewritten"]))
+        assert service.past_opened == 2 and len(service.past_views) == 2
+        status = client.status(vault.resolve())
+        assert status is not None and status["past"]["opened"] == 2 and len(status["past"]["views"]) == 2
+
+
+def test_a_view_whose_moment_moved_answers_as_one_opened_there(edited):
+    """The view kept for one moment, asked about another of the same slice, answers what the
+    command line answers for that other moment (its dates, its header)."""
+    vault, at = edited
+    later = at["rewritten"] + 0.002
+    with served(vault, watch=False) as daemon:
+        _invoke("ask", "--vault", str(vault), "--as-of", _iso(at["rewritten"]), QUESTION)
+        code, served_out, _ = _invoke("ask", "--vault", str(vault), "--as-of", _iso(later), "--json", QUESTION)
+        assert code == 0 and daemon.service.past_opened == 1
+    _, local_out, _ = _invoke("ask", "--vault", str(vault), "--as-of", _iso(later), "--json", QUESTION)
+    assert _without_timings(served_out) == _without_timings(local_out)
+
+
+def _settings():
+    from brain.recall.types import RecallSettings
+
+    return RecallSettings(k=5)
+
+
+def test_views_of_the_past_go_with_the_snapshot_they_read(edited):
+    """A view reads the snapshot it was opened over; when the index changes, the snapshot is
+    swapped and the views go with it: the next question opens one over the new state, and
+    answers what an in-process run answers now (the present's statistics and chunks moved)."""
+    vault, at = edited
+    args = ["ask", "--vault", str(vault), "--as-of", _iso(at["rewritten"]), "--json", QUESTION]
+    with served(vault) as daemon:
+        service = daemon.service
+        assert _invoke(*args)[0] == 0 and len(service.past_views) == 1
+        write(vault, "Projects/Rollout.md", "# Rollout\n\nThe canary goes to every region in the rollout plan.\n")
+        wait_until(lambda: not service.past_views, 30, "the view to go with its snapshot")
+        code, served_out, _ = _invoke(*args)
+        assert code == 0 and service.past_opened == 2
+        _, local_out, _ = _invoke(*args, "--no-server")
+    assert _without_timings(served_out) == _without_timings(local_out)
+
+
+def test_views_unasked_go_after_the_idle_time_and_beyond_their_number(edited, monkeypatch):
+    vault, at = edited
+    monkeypatch.setenv("BRAIN_SERVE_PAST_VIEWS", "1")
+    monkeypatch.setenv("BRAIN_SERVE_PAST_IDLE", "0.5")
+    with served(vault, watch=False) as daemon:
+        service = daemon.service
+        for when in ("first", "rewritten"):
+            client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at[when]))
+        assert len(service.past_views) == 1 and service.past_views[0].as_of == pytest.approx(at["rewritten"])
+        wait_until(lambda: not service.past_views, 10, "the idle view to go")
+
+
+def test_with_no_views_kept_each_question_opens_and_closes_its_own(edited, monkeypatch):
+    vault, at = edited
+    monkeypatch.setenv("BRAIN_SERVE_PAST_VIEWS", "0")
+    args = ["ask", "--vault", str(vault), "--as-of", _iso(at["renamed"]), QUESTION]
+    with served(vault, watch=False) as daemon:
+        first, second = _invoke(*args), _invoke(*args)
+        assert daemon.service.past_opened == 2 and daemon.service.past_views == []
+    assert first == second == _invoke(*args)
+
+
+def test_a_server_from_before_the_past_is_not_asked_about_it(edited):
+    """Its record lists no `past`: it would ignore `as_of` and answer about the present."""
+    vault, at = edited
+    args = ["ask", "--vault", str(vault), "--as-of", _iso(at["first"]), QUESTION]
+    with served(vault, watch=False) as daemon:
+        record = runtime.read_record(vault.resolve())
+        assert record is not None and record["features"] == ["past"]
+        del record["features"]
+        runtime.write_record(vault.resolve(), record)
+        code, out, _ = _invoke(*args)
+        assert code == 0 and daemon.service.queries == 0  # answered in this process
+        assert _invoke(*args[:-1], "--no-server", QUESTION)[1] == out
+        assert _invoke("ask", "--vault", str(vault), QUESTION)[0] == 0 and daemon.service.queries == 1
+
+
+# ----- one line for a moment that cannot be answered, at every door ----------------------------
+
+
+def _moments(at: dict[str, float]) -> dict[str, str]:
+    return {
+        "before history": _iso(at["first"] - 3600),
+        "in the future": (dt.date.today() + dt.timedelta(days=3)).isoformat(),
+        "unreadable": "last tuesday",
+        "past the calendar": "99999999999y",
+    }
+
+
+@pytest.mark.parametrize("kind", ["before history", "in the future", "unreadable", "past the calendar"])
+def test_a_moment_that_cannot_be_answered_is_the_same_line_from_every_door(edited, kind):
+    vault, at = edited
+    moment = _moments(at)[kind]
+    args = ["ask", "--vault", str(vault), "--as-of", moment, QUESTION]
+    code, out, err = _invoke(*args, "--no-server")
+    assert code != 0 and out == "" and err.startswith("Error: ") and len(err.strip().splitlines()) == 1
+    line = err.strip().removeprefix("Error: ")
+    with served(vault, watch=False) as daemon:
+        assert _invoke(*args) == (code, out, err)
+        with pytest.raises(client.ServerError) as refused:
+            client.call(daemon.root, "ask", timeout=10, query=QUESTION, modes=["vector"], settings={}, as_of=moment)
+        assert str(refused.value) == line
+        assert refused.value.code == ("brain_error" if kind == "before history" else "bad_request")
+        result = _mcp(vault, "search", {"query": QUESTION, "as_of": moment}, use_server=True)
+        assert result.is_error and _text(result) == line
+        note = _mcp(vault, "get_note", {"note": "Home", "as_of": moment}, use_server=True)
+        assert note.is_error and _text(note) == line
+    result = _mcp(vault, "search", {"query": QUESTION, "as_of": moment})
+    assert result.is_error and _text(result) == line
+    assert "Traceback" not in err
+
+
+def test_a_date_naming_today_is_now_and_a_time_later_today_is_in_the_future():
+    from brain.errors import ConfigError
+    from brain.moments import past_moment
+
+    now = dt.datetime(2026, 12, 1, 14, 30).timestamp()
+    assert past_moment("2026-12-01", now=now) == now
+    assert past_moment("2026-11-30", now=now) < now
+    with pytest.raises(ConfigError, match=r"--as-of '2026-12-01T18:00' is in the future"):
+        past_moment("2026-12-01T18:00", now=now)
+    with pytest.raises(ConfigError, match="is in the future"):
+        past_moment("2026-12-02", now=now)
+
+
+# ----- MCP: search, get_note and history over the past -----------------------------------------
+
+
+def _mcp(vault: Path, name: str, arguments: dict, *, use_server: bool = False):
+    import asyncio
+
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=use_server, watch=False)
+
+    async def go():
+        async with Client(build_server(vault.resolve(), backend)) as session:
+            return await session.call_tool(name, arguments)
+
+    try:
+        return asyncio.run(go())
+    finally:
+        backend.close()
+
+
+def _text(result) -> str:
+    return "".join(part.text for part in result.content)
+
+
+def test_mcp_search_as_of_answers_what_brain_ask_as_of_prints(edited):
+    vault, at = edited
+    for when, extra in (("first", {}), ("rewritten", {"valid_at": "2026-03-01"})):
+        result = _mcp(vault, "search", {"query": QUESTION, "k": 5, "as_of": _iso(at[when]), **extra})
+        assert not result.is_error, _text(result)
+        flags = ["--valid-at", extra["valid_at"]] if extra else []
+        _, out, _ = _invoke(
+            "ask", "--vault", str(vault), "-k", "5", "--as-of", _iso(at[when]), *flags, "--json", QUESTION
+        )
+        assert _without_timings(_text(result)) == _without_timings(out)
+        assert json.loads(_text(result))["as_of"] is not None
+
+
+def test_mcp_get_note_as_of_reads_the_text_of_then(edited):
+    vault, at = edited
+    then = _mcp(vault, "get_note", {"note": "Decision - Use Chroma", "as_of": _iso(at["first"])})
+    now = _mcp(vault, "get_note", {"note": "Decision - Use Chroma"})
+    original = (Path(__file__).resolve().parents[1] / "toy_vault" / DECISION).read_text(encoding="utf-8")
+    data = json.loads(_text(then))
+    assert data["text"].strip() in original and "Rollout plan" not in data["text"]
+    assert data["version"]["recorded_to"] is not None and data["version"]["ended"] == "changed"
+    assert "Rollout plan" in json.loads(_text(now))["text"]
+    later = json.loads(_text(_mcp(vault, "get_note", {"note": DECISION, "as_of": _iso(at["rewritten"])})))
+    assert "Rollout plan" in later["text"] and later["date"] == "2026-02-20"
+
+
+def test_mcp_get_note_as_of_finds_a_renamed_or_deleted_note_by_either_name(edited):
+    vault, at = edited
+    for name in ("Graph RAG", "GraphRAG", "AI/GraphRAG.md", "AI/Graph RAG.md"):
+        result = _mcp(vault, "get_note", {"note": name, "as_of": _iso(at["rewritten"])})
+        assert not result.is_error, (name, _text(result))
+        assert json.loads(_text(result))["path"] == "AI/Graph RAG.md"
+    knife = _mcp(vault, "get_note", {"note": "Knife skills", "as_of": _iso(at["renamed"]), "heading": "Knife skills"})
+    assert not knife.is_error and "knife" in json.loads(_text(knife))["text"].lower()
+
+
+def test_mcp_get_note_as_of_a_note_that_did_not_exist_then_says_so_in_one_line(edited):
+    vault, at = edited
+    gone = _mcp(vault, "get_note", {"note": "Knife skills", "as_of": _iso(at["deleted"])})
+    assert gone.is_error and _text(gone).startswith("Cooking/Knife skills.md did not exist as of ")
+    assert "it was deleted on" in _text(gone) and "\n" not in _text(gone)
+    write(vault, "New idea.md", "# New idea\n\nnot there before\n")
+    index_then_moment(vault)
+    unborn = _mcp(vault, "get_note", {"note": "New idea", "as_of": _iso(at["first"])})
+    assert unborn.is_error and _text(unborn).startswith("New idea.md did not exist as of ")
+    assert "brain first saw it on" in _text(unborn)
+    nothing = _mcp(vault, "get_note", {"note": "No such note at all", "as_of": _iso(at["first"])})
+    assert nothing.is_error and "no note 'No such note at all'" in _text(nothing)
+
+
+@pytest.mark.parametrize(
+    "note, message",
+    [
+        ("/etc/passwd", "absolute path"),
+        ("../outside.md", "steps out of its folder"),
+        ("Leak.md", "outside the vault"),  # a note then, a symlink out of the vault now
+        ("Private/Diary.md", "brain now leaves Private/Diary.md out"),  # .brainignore'd since
+    ],
+)
+def test_mcp_get_note_as_of_refuses_what_get_note_refuses(edited, tmp_path, note, message):
+    vault, _ = edited
+    write(vault, "Leak.md", "# Leak\n\nwas a note here\n")
+    write(vault, "Private/Diary.md", "# Diary\n\nthe password is hunter2\n")
+    moment = index_then_moment(vault)
+    (tmp_path / "secret.md").write_text("# Secret\n\nthe password is hunter3\n", encoding="utf-8")
+    (vault / "Leak.md").unlink()
+    (vault / "Leak.md").symlink_to(tmp_path / "secret.md")
+    with open(vault / ".brainignore", "a", encoding="utf-8") as ignore:
+        ignore.write("\nPrivate/\n")
+    result = _mcp(vault, "get_note", {"note": note, "as_of": _iso(moment)})
+    assert result.is_error and message in _text(result), _text(result)
+    assert "hunter" not in _text(result)
+
+
+def test_mcp_history_lists_what_brain_history_json_prints(edited):
+    vault, _ = edited
+    result = _mcp(vault, "history", {"note": "Graph RAG"})
+    assert not result.is_error, _text(result)
+    code, out, _ = _invoke("history", "--vault", str(vault), "--json", "--last", "20", "Graph RAG")
+    assert code == 0 and json.loads(_text(result)) == json.loads(out)
+    events = [(v["event"], v["path"]) for v in json.loads(out)["versions"]]
+    assert events == [("created", "AI/Graph RAG.md"), ("renamed", "AI/GraphRAG.md")]
+    newest = json.loads(_text(_mcp(vault, "history", {"note": DECISION, "limit": 1})))
+    assert len(newest["versions"]) == 1 and newest["earlier_versions"] == 1
+    missing = _mcp(vault, "history", {"note": "No such note"})
+    assert missing.is_error and "no note 'No such note'" in _text(missing)
+
+
+@pytest.mark.slow
+def test_a_real_mcp_session_asks_the_server_about_the_past(edited, brain_home):
+    """Over stdio from the SDK's client, `brain serve` up: the past is answered by the server,
+    and the second search about the same moment by the view it kept."""
+    import asyncio
+    import sys
+
+    from mcp import Client, StdioServerParameters
+    from serve_helpers import LAUNCHER, brain_env
+
+    vault, at = edited
+    moment = _iso(at["first"])
+
+    async def session():
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(LAUNCHER), "mcp", "--vault", str(vault)], env=brain_env()
+        )
+        async with Client(params, mode="legacy", read_timeout_seconds=120) as client_session:
+            names = {tool.name for tool in (await client_session.list_tools()).tools}
+            calls = [
+                ("search", {"query": QUESTION, "as_of": moment}),
+                ("search", {"query": "chroma vector store", "as_of": moment, "mode": "vector"}),
+                ("get_note", {"note": DECISION, "as_of": moment}),
+                ("history", {"note": DECISION}),
+            ]
+            return names, [await client_session.call_tool(name, arguments) for name, arguments in calls]
+
+    with served(vault, watch=False) as daemon:
+        names, (search, again, note, history) = asyncio.run(session())
+        assert {"search", "get_note", "history"} <= names
+        assert daemon.service.queries == 2 and daemon.service.past_opened == 1
+    for result in (search, again, note, history):
+        assert not result.is_error, _text(result)
+    assert json.loads(_text(search))["as_of"] is not None
+    assert "Rollout plan" not in json.loads(_text(note))["text"]
+    assert [v["event"] for v in json.loads(_text(history))["versions"]] == ["created", "changed"]
+    assert "loading the index in this process" not in (brain_home / "logs" / "mcp.log").read_text()
