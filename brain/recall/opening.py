@@ -275,9 +275,11 @@ def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: s
     before ``present`` closes (its store is the snapshot's: closing the view leaves it open).
     What it answers is what ``open_recaller(as_of=..., valid_at=...)`` answers over that state.
     """
+    from ..index.vectors import VectorIndex
     from .past import PastIndex, slice_vectors
 
     store = present.store
+    assert isinstance(present.vectors, VectorIndex)  # a snapshot of the present
     started = time.perf_counter()
     warnings = _history_warnings(store, as_of)
     view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True)
