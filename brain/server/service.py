@@ -586,8 +586,10 @@ class Service:
         if not keep:
             return recaller, False
         self.past_views.append(PastView(recaller, present, as_of, valid_at, time.monotonic()))
-        while len(self.past_views) > keep:
-            self.past_views.pop(0).recaller.close()
+        if len(self.past_views) > keep:
+            while len(self.past_views) > keep:
+                self.past_views.pop(0).recaller.close()
+            release_free_memory()
         return recaller, True
 
     @staticmethod
