@@ -200,10 +200,11 @@ def test_explain_refuses_the_options_it_would_drop(tmp_path):
         assert conn.execute("SELECT count(*) FROM ab_recall").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("past", [["--as-of", "2020-01-01"], ["--valid-at", "2020-01-01"]])
+@pytest.mark.parametrize("past", [["--as-of", "0h"], ["--valid-at", "2020-01-01"]])
 def test_ask_ab_over_the_past_is_shown_not_logged(toy_vault, past):
-    """`--ab --as-of` (before brain kept any history: two empty lists) was logged as an everyday
-    query where the graph changed nothing, lowering the weekly share with recall nobody had."""
+    """`--ab --as-of` was logged as an everyday query (before brain kept any history: two empty
+    lists where the graph changed nothing), lowering the weekly share with recall nobody had. A
+    moment before history is an error now; one since (`0h`: now) is a view of the past all the same."""
     assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", *past, "graph memory"])
     assert result.exit_code == 0, result.output

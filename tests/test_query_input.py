@@ -122,17 +122,24 @@ def test_prune_before_past_the_calendar_is_one_line_and_prunes_nothing(vault, zo
     ],
 )
 @pytest.mark.parametrize("query", ["what did I do yesterday", "notes of last week", "agent memory this month"])
-def test_as_of_at_the_calendar_edges_answers(vault, zone, when, as_of, query):
-    """The edges that fit still answer, with queries naming a period from that day (the
-    dates lane's today), in JSON and for people."""
+def test_as_of_at_the_calendar_edges_is_one_line_or_answers(vault, zone, when, as_of, query):
+    """The edges that fit are read: from `brain ask`, each is one line saying why it cannot be
+    answered (still to come; before history began); a view of the past opened there by the
+    library answers, with queries naming a period from that day (the dates lane's today)."""
     zone("UTC0")
     runner = CliRunner()
-    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--json", "--as-of", when, query])
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["as_of"] == as_of
-    out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, query])
-    assert out.exit_code == 0, out.output
-    assert out.output.startswith(f"as of {as_of[:10]} ")
+    for extra in ([], ["--json"]):
+        out = runner.invoke(cli, ["ask", "--vault", str(vault), "--no-update", *extra, "--as-of", when, query])
+        assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+        assert ("is in the future" if when.startswith("9999") else "nothing is known") in out.output
+    if not when.startswith("9999"):
+        return
+    recaller = open_recaller(vault, update=False, as_of=parse_moment(when))
+    try:
+        result = recaller.ask(query)
+    finally:
+        recaller.close()
+    assert iso_time(result.as_of) == as_of
 
 
 def test_a_date_in_any_iso_form_means_the_end_of_that_day(zone):
@@ -166,7 +173,12 @@ def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
     assert parse_moment("1y") == pytest.approx(now - 365 * 86400, abs=5)
     assert iso_time(parse_moment("2026-03-01")) == "2026-03-02T04:59:59Z"  # the end of the local day
     assert local_time(parse_moment("2026-03-01T14:30")) == "2026-03-01 14:30"
+    # Read, and before the vault's history began (it was indexed just now): one line saying so
     for when in ("7d", "2w", "1y", "2026-03-01", "2026-03-01T14:30", "2026-03-01T14:30+02:00"):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, "yesterday"])
+        assert out.exit_code == 1 and "nothing is known: brain began keeping" in out.output, out.output
+    today = dt.date.fromtimestamp(time.time()).isoformat()  # its end is later today: now
+    for when in ("0h", today):
         out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", when, "yesterday"])
         assert out.exit_code == 0, out.output
 
