@@ -45,6 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ledger_scale import RECALL_COLUMNS, TURN_COLUMNS, WORDS  # noqa: E402  (rows of the same shape)
+
 from brain.autorecall import hook as prompt_hook  # noqa: E402
 from brain.autorecall import store as recalls  # noqa: E402
 from brain.db import open_db  # noqa: E402
@@ -54,15 +56,6 @@ from brain.ledger.hook import record_stop  # noqa: E402
 from brain.recall.types import Candidate, Gate, RecallResult  # noqa: E402
 from brain.server import protocol, runtime  # noqa: E402
 
-WORDS = "the parser index recall note vault kafka backoff retry test fix build deploy schema query hook".split()
-TURN_COLUMNS = (
-    "turn_key, session_id, prompt_id, created_at, updated_at, started_at, ended_at, cwd, project, git_branch, "
-    "ask, summary, files_written, files_read, tools, commands, transcript_path, byte_start, byte_end"
-)
-RECALL_COLUMNS = (
-    "created_at, session_id, prompt_id, cwd, vault, prompt, prompt_chars, reason, mode, model, min_cosine, "
-    "results, above, notes, shown, chars, server_ms, latency_ms"
-)
 REASONS = [None] * 5 + ["below-threshold", "acknowledgement", "too-short", "no-server"]
 LONG_SESSION = "10n95e55-0000-4000-8000-000000000000"
 NOTES = 10_000  # in the generated vault: the long session is shown the first half
