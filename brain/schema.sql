@@ -356,7 +356,9 @@ END;
 --   time as the frontmatter states it (date/created; valid_from; valid_to; status), NULL where
 --   it says nothing. content: the file's bytes, zlib-compressed (NULL for versions recorded
 --   before history began); the current version's against the note's chunk texts as zlib's
---   preset dictionary (FDICT set: brain/index/version_text.py), a past version's plain.
+--   preset dictionary (FDICT set: brain/index/version_text.py), a past version's plain or, from
+--   version_text.SEGMENTS_FROM bytes on, a 0x00 byte and its text_segments ids in order
+--   (schema.pack_ids).
 CREATE TABLE note_versions (
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,
@@ -382,6 +384,32 @@ CREATE INDEX note_versions_note ON note_versions (note_id, recorded_from);
 CREATE INDEX note_versions_span ON note_versions (recorded_from, recorded_to);
 CREATE INDEX note_versions_path ON note_versions (path);
 CREATE INDEX note_versions_hash ON note_versions (hash);
+
+-- text_segments: the pieces of a note's long past texts, each stored once per note however many
+--   of its versions list it (a note that grows keeps each piece once, not once per version).
+--   A text is cut at line ends chosen by its own bytes (version_text.split_segments), ~2 KB a
+--   piece. key: blake2b-128 of the bytes, unique per note. The bytes are in text_packs: pack_id,
+--   and where they start there and how many (in the pack's bytes once inflated). Dropped when no
+--   version of the note lists it any more (pruning, a fold, BRAIN_KEEP_VERSIONS, a revert).
+CREATE TABLE text_segments (
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    key BLOB NOT NULL,
+    pack_id INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    size INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX text_segments_key ON text_segments (note_id, key);
+
+-- text_packs: the segments a past text brought that its note had not, one after another,
+--   zlib-compressed as one (so a text's first past version takes what it took whole). A pack
+--   holds only segments some version lists: one that loses some is packed again, one that loses
+--   all goes.
+CREATE TABLE text_packs (
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
 
 -- chunk_history: the chunks, with their vectors, of the note's contents that some version holds
 --   and that are not its current content (the current one's chunks are in chunks), each stored

@@ -30,7 +30,7 @@ from brain.embed import register_embedder
 from brain.index.indexer import IndexReport, index_vault
 from brain.index.schema import unpack_ids
 from brain.index.store import IndexStore
-from brain.index.version_text import chunk_dictionary, decompress, needs_dictionary
+from brain.index.version_text import SEGMENTS_FROM, chunk_dictionary, decompress, needs_dictionary
 
 
 class CheapEmbedder:
@@ -241,14 +241,26 @@ def _past_chunk_problems(conn: sqlite3.Connection) -> list[str]:
 
 def _version_text_problems(conn: sqlite3.Connection) -> list[str]:
     """Every kept text reads back as the bytes its hash names; only a current version keeps
-    its text against its chunks (brain/index/version_text.py)."""
+    its text against its chunks, and a long past one is kept in segments of its own note, each
+    listed by some version of it (brain/index/version_text.py)."""
     rows = conn.execute(
         "SELECT id, note_id, hash, content, recorded_to IS NULL FROM note_versions WHERE content IS NOT NULL"
     ).fetchall()
-    out = []
+    segments, out = _segment_problems(conn)
+    listed: set[int] = set()
     for version_id, note_id, digest, content, current in rows:
         blob = bytes(content)
         dictionary = b""
+        if blob[:1] == b"\x00":
+            ids = unpack_ids(blob[1:])
+            listed.update(ids)
+            if any(segments.get(i, (None,))[0] != note_id for i in ids):
+                out.append(f"a version's segments missing or another note's: version {version_id}")
+                continue
+            data = b"".join(segments[i][1] for i in ids)
+            if hashlib.sha256(data).hexdigest() != digest:
+                out.append(f"a version's segments are not its content: version {version_id}")
+            continue
         if needs_dictionary(blob):
             if not current:
                 out.append(f"a past version's text kept against chunks: version {version_id}")
@@ -262,7 +274,35 @@ def _version_text_problems(conn: sqlite3.Connection) -> list[str]:
             continue
         if hashlib.sha256(data).hexdigest() != digest:
             out.append(f"a version's text is not its content: version {version_id}")
+        if not current and len(data) >= SEGMENTS_FROM:
+            out.append(f"a long past text kept whole: version {version_id}")
+    if set(segments) - listed:
+        out.append(f"text segments no version lists: {sorted(set(segments) - listed)[:3]}")
     return out
+
+
+def _segment_problems(conn: sqlite3.Connection) -> tuple[dict[int, tuple[int, bytes]], list[str]]:
+    """(segment id → (note id, its bytes), problems): each segment's bytes are in a pack of its
+    note and hash to its key, and a pack's bytes are its segments', end to end, nothing else."""
+    packs = {r[0]: (r[1], zlib.decompress(r[2])) for r in conn.execute("SELECT id, note_id, data FROM text_packs")}
+    segments: dict[int, tuple[int, bytes]] = {}
+    tiles: dict[int, list[tuple[int, int]]] = {}
+    out = []
+    for segment_id, note_id, key, pack_id, start, size in conn.execute(
+        "SELECT id, note_id, key, pack_id, start, size FROM text_segments"
+    ):
+        pack_note, data = packs.get(pack_id, (None, b""))
+        part = data[start : start + size]
+        if pack_note != note_id or len(part) != size or hashlib.blake2b(part, digest_size=16).digest() != key:
+            out.append(f"a text segment not in a pack of its note as its key says: segment {segment_id}")
+        segments[segment_id] = (note_id, part)
+        tiles.setdefault(pack_id, []).append((start, size))
+    for pack_id, (_, data) in packs.items():
+        ends = [0] + [start + size for start, size in sorted(tiles.get(pack_id, []))]
+        starts = [start for start, _ in sorted(tiles.get(pack_id, []))] + [len(data)]
+        if ends != starts:
+            out.append(f"a text pack holding bytes no segment has, or none: pack {pack_id}")
+    return segments, out
 
 
 def write_float32_base(directory: Path) -> None:

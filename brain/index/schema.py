@@ -808,6 +808,59 @@ def m019_reread_obsidian_forms(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m020_past_texts_in_segments(conn: sqlite3.Connection) -> None:
+    """A long past text is kept as segments shared between a note's versions (version_text.py).
+
+    Each version kept its whole text, zlib-compressed, so a note that grows (a log, a journal)
+    paid for its whole length again at each version: 800 appends to a log of 255 KB at the end
+    kept 17.6 MB of texts. Now a text of ``SEGMENTS_FROM`` bytes or more is cut into segments at
+    line ends its own bytes choose, each stored once per note (``text_segments``; their bytes in
+    ``text_packs``, those a text brought compressed together), and the version lists them. Every text not kept against its chunks is converted here, in this
+    migration's one transaction, and only when it reads back as the bytes its hash names; one
+    that does not stays as it was. (The pages freed are reused; ``brain prune --vacuum`` gives
+    them back to the disk.)
+    """
+    conn.executescript(
+        """
+        CREATE TABLE text_packs (
+            id INTEGER PRIMARY KEY,
+            note_id INTEGER NOT NULL,
+            data BLOB NOT NULL
+        );
+        CREATE TABLE text_segments (
+            id INTEGER PRIMARY KEY,
+            note_id INTEGER NOT NULL,
+            key BLOB NOT NULL,
+            pack_id INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            size INTEGER NOT NULL
+        );
+        CREATE UNIQUE INDEX text_segments_key ON text_segments (note_id, key);
+        """
+    )
+    from .version_text import SEGMENTS_FROM, is_segmented, needs_dictionary, past_text
+
+    after = 0
+    while rows := conn.execute(
+        "SELECT id, note_id, hash, content FROM note_versions WHERE id > ? AND content IS NOT NULL"
+        " ORDER BY id LIMIT 200",
+        (after,),
+    ).fetchall():
+        after = rows[-1][0]
+        for version_id, note_id, digest, content in rows:
+            blob = bytes(content)
+            if is_segmented(blob) or needs_dictionary(blob):
+                continue
+            try:
+                data = zlib.decompress(blob)
+            except zlib.error:
+                continue
+            if len(data) >= SEGMENTS_FROM and hashlib.sha256(data).hexdigest() == digest:
+                text = past_text(conn, note_id, data)
+                conn.execute("UPDATE note_versions SET content = ? WHERE id = ?", (text, version_id))
+
+
 def _chunk_history_parts(conn: sqlite3.Connection) -> Iterator[list[tuple]]:
     """m018's pre-shared ``chunk_history``, by id, a few thousand rows at a time."""
     after = 0

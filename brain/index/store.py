@@ -50,8 +50,16 @@ from .schema import (
     stem_hash,
     unpack_ids,
 )
-from .version_text import chunk_dictionary, needs_dictionary
-from .version_text import compress as compress_text
+from .version_text import (
+    SEGMENTED,
+    SEGMENTS_FROM,
+    chunk_dictionary,
+    drop_unheld_segments,
+    is_segmented,
+    needs_dictionary,
+    past_text,
+    segmented_text,
+)
 from .version_text import decompress as decompress_text
 
 if TYPE_CHECKING:
@@ -156,6 +164,8 @@ _VERSION_COPY = (
 _EDGE_COPY = _EDGE_COLUMNS
 _CHUNK_COPY = "id, note_id, key, title, heading, text, vector"
 _VERSION_CHUNK_COPY = "note_id, hash, chunk_ids"
+_SEGMENT_COPY = "id, note_id, key, pack_id, start, size"
+_PACK_COPY = "id, note_id, data"
 _EMPTY_HASH = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of no bytes
 
 
@@ -1649,6 +1659,7 @@ class IndexStore:
     def refresh_version(self, version_id: int, note: Note, size: int, content: bytes | None, world: WorldTime) -> None:
         """The same bytes parsed again: the version's metadata in place, and its text as given
         (kept against the chunks just written: ``version_text.py``), else as it was."""
+        released = self._segmented_notes("id = ?", (version_id,)) if content is not None else []
         self.conn.execute(
             "UPDATE note_versions SET title = ?, aliases = ?, hash = ?, size = ?, date = ?, frontmatter = ?,"
             " world_date = ?, valid_from = ?, valid_to = ?, status = ?, content = coalesce(?, content)"
@@ -1668,6 +1679,7 @@ class IndexStore:
                 version_id,
             ),
         )
+        drop_unheld_segments(self.conn, released)  # the segments its past text listed, if no other version does
 
     def fill_version_content(self, note_id: int, digest: str, content: bytes) -> None:
         """Give the note's current version its (compressed) bytes if it has none and they match."""
@@ -1683,17 +1695,29 @@ class IndexStore:
         return chunk_dictionary(r[0] for r in rows)
 
     def settle_version_text(self, note_id: int) -> None:
-        """Keep the note's current version's bytes plain, not against its chunks: call before the
-        version stops being current or the note's chunks are replaced (``version_text.py``)."""
+        """Keep the note's current version's bytes as a past text (plain, or in segments when
+        long), not against its chunks: call before the version stops being current or the
+        note's chunks are replaced (``version_text.py``)."""
         row = self.conn.execute(
             "SELECT id, hash, content FROM note_versions WHERE note_id = ? AND recorded_to IS NULL", (note_id,)
         ).fetchone()
-        if row is None or row[2] is None or not needs_dictionary(bytes(row[2])):
+        if row is None or row[2] is None:
             return
-        data = self._text_against_chunks(note_id, row[1], bytes(row[2]))
+        blob = bytes(row[2])
+        if is_segmented(blob):
+            return
+        if needs_dictionary(blob):
+            data = self._text_against_chunks(note_id, row[1], blob)
+        else:  # plain, as an older index kept it: in segments when long (else it stays as it is)
+            try:
+                data = decompress_text(blob)
+            except zlib.error:
+                return
+            if len(data) < SEGMENTS_FROM or hashlib.sha256(data).hexdigest() != row[1]:
+                return
         self.conn.execute(
             "UPDATE note_versions SET content = ? WHERE id = ?",
-            (compress_text(data) if data is not None else None, row[0]),
+            (past_text(self.conn, note_id, data) if data is not None else None, row[0]),
         )
 
     def _text_against_chunks(self, note_id: int, digest: str, blob: bytes, schema: str = "main") -> bytes | None:
@@ -1751,8 +1775,10 @@ class IndexStore:
         lived only then goes), so the graph as of then is ``into``'s. Its text goes with it; its
         chunks were copied to history only if another version holds its content
         (``Recorder.before_write``)."""
+        released = self._segmented_notes("id = ?", (version.id,))
         self.conn.execute("DELETE FROM note_versions WHERE id = ?", (version.id,))
         self.conn.execute("UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ?", (now, ended, into.id))
+        drop_unheld_segments(self.conn, released)
 
     def fold_edges(self, source_id: int, since: float, now: float) -> None:
         """The note's edges opened or closed from ``since`` until ``now`` open or close at ``now``
@@ -2061,7 +2087,9 @@ class IndexStore:
         (versions_end,) = self.conn.execute(
             f"SELECT max(recorded_to) FROM ({old_versions})", (note_id, keep)
         ).fetchone()
+        released = self._segmented_notes(f"id IN (SELECT id FROM ({old_versions}))", (note_id, keep))
         self.conn.execute(f"DELETE FROM note_versions WHERE id IN (SELECT id FROM ({old_versions}))", (note_id, keep))
+        drop_unheld_segments(self.conn, released)
         self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
         old_edges = (
             "FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
@@ -2090,9 +2118,11 @@ class IndexStore:
     def prune_before(self, cutoff: float) -> dict[str, int]:
         """Drop what stopped being current before ``cutoff``: versions, the chunks only they
         held, closed edges. Returns how many of each."""
+        released = self._segmented_notes("recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,))
         versions = self.conn.execute(
             "DELETE FROM note_versions WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
         ).rowcount
+        drop_unheld_segments(self.conn, released)
         chunks = self._drop_orphan_history_chunks("", ())
         edges = self.conn.execute(
             "DELETE FROM link_history WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
@@ -2119,6 +2149,15 @@ class IndexStore:
             )
         return self._drop_unheld_chunks(notes)
 
+    def _segmented_notes(self, where: str, params: tuple) -> list[int]:
+        """The notes of the versions ``where`` picks whose text is kept in segments: those whose
+        segments may be let go once these versions go or take other text."""
+        rows = self.conn.execute(
+            f"SELECT DISTINCT note_id FROM note_versions WHERE ({where}) AND substr(content, 1, 1) = ?",
+            (*params, SEGMENTED),
+        )
+        return [r[0] for r in rows]
+
     # ----- history: carried into a rebuilt index -----------------------------------------------
 
     def history_fingerprint(self) -> str:
@@ -2138,6 +2177,7 @@ class IndexStore:
             one("SELECT count(*) FROM note_versions"),
             one("SELECT count(*) FROM link_history"),
             one("SELECT count(*) FROM version_chunks"),
+            one("SELECT count(*) FROM text_segments"),
         ]
         return ":".join(str(part) for part in parts)
 
@@ -2152,7 +2192,11 @@ class IndexStore:
                 self.conn.execute(
                     f"INSERT INTO note_versions ({_VERSION_COPY}) SELECT {_VERSION_COPY} FROM old.note_versions"
                 )
-                # The old index's current versions keep their bytes against its chunks: plain here.
+                self.conn.execute(f"INSERT INTO text_packs ({_PACK_COPY}) SELECT {_PACK_COPY} FROM old.text_packs")
+                self.conn.execute(
+                    f"INSERT INTO text_segments ({_SEGMENT_COPY}) SELECT {_SEGMENT_COPY} FROM old.text_segments"
+                )
+                # The old index's current versions keep their bytes against its chunks: past texts here.
                 rows = self.conn.execute(
                     "SELECT id, note_id, hash, content FROM note_versions WHERE recorded_to IS NULL AND content IS NOT NULL"
                 ).fetchall()
@@ -2161,7 +2205,7 @@ class IndexStore:
                         data = self._text_against_chunks(note_id, digest, bytes(content), "old")
                         self.conn.execute(
                             "UPDATE note_versions SET content = ? WHERE id = ?",
-                            (compress_text(data) if data is not None else None, version_id),
+                            (past_text(self.conn, note_id, data) if data is not None else None, version_id),
                         )
                 self.conn.execute(f"INSERT INTO link_history ({_EDGE_COPY}) SELECT {_EDGE_COPY} FROM old.link_history")
                 self.conn.execute(
@@ -2319,16 +2363,24 @@ class IndexStore:
         return [VersionRow(*r) for r in rows]
 
     def version_bytes(self, version_id: int) -> bytes | None:
-        """The version's bytes (the file as it was), or None when not kept."""
+        """The version's bytes (the file as it was), or None when not kept, or when what is kept
+        does not read back as the bytes its hash names (logged): missing, never wrong."""
         row = self.conn.execute(
             "SELECT note_id, hash, content FROM note_versions WHERE id = ?", (version_id,)
         ).fetchone()
         if row is None or row[2] is None:
             return None
-        blob = bytes(row[2])
+        note_id, digest, blob = row[0], row[1], bytes(row[2])
         if needs_dictionary(blob):
-            return self._text_against_chunks(row[0], row[1], blob)
-        return decompress_text(blob)
+            return self._text_against_chunks(note_id, digest, blob)
+        try:
+            data = segmented_text(self.conn, note_id, blob) if is_segmented(blob) else decompress_text(blob)
+        except zlib.error:
+            data = None
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            log.error("note %s: the text of its version %s could not be read back", note_id, digest[:12])
+            return None
+        return data
 
     def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
         """note id → (recorded_from, recorded_to) of its current version."""
@@ -2666,7 +2718,7 @@ class IndexStore:
             r[0]
             for r in self.conn.execute(
                 "SELECT name FROM sqlite_master"
-                " WHERE tbl_name IN ('note_versions', 'chunk_history', 'version_chunks', 'link_history')"
+                " WHERE tbl_name IN ('note_versions', 'text_segments', 'text_packs', 'chunk_history', 'version_chunks', 'link_history')"
                 " OR name LIKE 'chunk_history_fts%'"
             )
         ]

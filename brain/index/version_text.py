@@ -1,5 +1,5 @@
-"""How history keeps a note version's bytes: zlib, and for the current version a delta against
-its own chunks.
+"""How history keeps a note version's bytes: zlib, for the current version a delta against its
+own chunks, and for a long past one segments shared between its versions.
 
 Every version keeps the file's bytes (``note_versions.content``), so a past version's text can
 be shown and compared after the file has changed. The current version's text is, give or take
@@ -10,18 +10,48 @@ are compressed with those chunk texts as zlib's preset dictionary, and take ~80 
 The dictionary must be there to read the text back, so only a *current* version is kept this
 way, while the note's chunks are the chunks of that content: before a version stops being
 current (the note changes, is renamed or deleted), or its chunks are rewritten, its bytes are
-kept plain again (``IndexStore.settle_version_text``). zlib marks a stream made with a
+kept as a past text (``IndexStore.settle_version_text``). zlib marks a stream made with a
 dictionary (FDICT) and checks the dictionary's Adler-32 on the way back, so a wrong one is an
 error, never wrong text; readers check the SHA-256 too.
+
+A past text under ``SEGMENTS_FROM`` bytes is one zlib stream. A longer one is cut into
+*segments* at line ends chosen by the lines' own bytes (``split_segments``), each kept once per
+note, zlib-compressed, in ``text_segments``; the version keeps the list of its segments' ids
+(``SEGMENTED`` and ``schema.pack_ids``). Where a cut falls depends only on the few lines before
+it, so an edit changes the segments around it and the rest are the ones earlier versions have:
+a log appended to 800 times kept its whole text again at each version (17.6 MB for 255 KB at
+the end), and keeps each version's new segments now.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from .schema import pack_ids, unpack_ids
+
+log = logging.getLogger(__name__)
 
 WINDOW = 32768  # deflate reaches back 32 KB: a longer dictionary's start is never used
 LEVEL = 6
+
+# A content kept as segments begins with this byte and then lists them (``pack_ids``). No zlib
+# stream begins with it: its first byte's low four bits say deflate, 8 (RFC 1950).
+SEGMENTED = b"\x00"
+# Past texts this long or longer are kept as segments: shorter ones are one segment anyway. (Lower
+# is smaller too: bench/history.py's cost run kept 7.10 MB of history from 512 bytes on, 7.14 MB
+# from 1 KB, 7.27 MB from 4 KB, 7.33 MB with every text whole.)
+SEGMENTS_FROM = 512
+# A segment ends at a line end once it holds MIN_SEGMENT bytes, at each line with a chance of
+# its length over CUT_SPAN (so ~2 KB on average whatever the lines' lengths), and by
+# MAX_SEGMENT bytes at the latest (a longer line is cut between words, a longer word anywhere).
+MIN_SEGMENT = 512
+CUT_SPAN = 1536
+MAX_SEGMENT = 8192
 
 
 def chunk_dictionary(texts: Iterable[str]) -> bytes:
@@ -37,9 +67,14 @@ def compress(data: bytes, dictionary: bytes = b"") -> bytes:
     return packer.compress(data) + packer.flush()
 
 
+def is_segmented(blob: bytes) -> bool:
+    """The content is a list of segments (``segment_list``), not a zlib stream."""
+    return blob[:1] == SEGMENTED
+
+
 def needs_dictionary(blob: bytes) -> bool:
     """The stream was made with a preset dictionary (zlib's FDICT flag, RFC 1950)."""
-    return len(blob) >= 2 and bool(blob[1] & 0x20)
+    return len(blob) >= 2 and not is_segmented(blob) and bool(blob[1] & 0x20)
 
 
 def decompress(blob: bytes, dictionary: bytes = b"") -> bytes:
@@ -51,3 +86,206 @@ def decompress(blob: bytes, dictionary: bytes = b"") -> bytes:
     if not unpacker.eof:
         raise zlib.error("incomplete stream")
     return data
+
+
+def segment_list(ids: Sequence[int]) -> bytes:
+    """A version's content as its segments' ids, in order."""
+    return SEGMENTED + pack_ids(ids)
+
+
+def segment_ids(blob: bytes) -> list[int]:
+    """The segment ids a ``segment_list`` holds, in order."""
+    return unpack_ids(blob[1:])
+
+
+def segment_key(data: bytes) -> bytes:
+    """What makes two segments of a note one (``text_segments.key``)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def split_segments(data: bytes) -> list[bytes]:
+    """``data`` cut into segments whose cuts depend on the bytes near them only: a cut follows a
+    line whose CRC-32, taken with the line before it, falls under a bar set by its length (once
+    the segment holds ``MIN_SEGMENT`` bytes). An edit moves the cuts of a segment or two; before
+    it they are where they were, and after it they fall where they fell once the lines are the
+    same again. Joined, the segments are ``data``."""
+    bar = (1 << 32) // CUT_SPAN
+    out = []
+    start = end = size = before = 0
+    for piece in _pieces(data):
+        end += len(piece)
+        size += len(piece)
+        mark = zlib.crc32(piece, before)  # this piece's CRC with the one before it
+        before = zlib.crc32(piece)
+        if size >= MAX_SEGMENT or (size >= MIN_SEGMENT and mark < len(piece) * bar):
+            out.append(data[start:end])
+            start, size = end, 0
+    if start < len(data):
+        out.append(data[start:])
+    return out
+
+
+def _pieces(data: bytes) -> Iterator[bytes]:
+    """``data``'s lines with their ends; a line over ``MAX_SEGMENT`` by words (with the space
+    after each), a word over it in pieces of that size."""
+    for line in data.splitlines(keepends=True):
+        if len(line) <= MAX_SEGMENT:
+            yield line
+            continue
+        words = line.split(b" ")
+        for i, word in enumerate(words):
+            if i < len(words) - 1:
+                word += b" "
+            for start in range(0, len(word), MAX_SEGMENT):
+                yield word[start : start + MAX_SEGMENT]
+
+
+# ----- past texts in the database (``text_segments``, ``text_packs``; IndexStore and m020) ----
+
+_PART = 500  # ids in one IN (...)
+
+Segment = tuple[int, int, int, int]  # id, pack id, where it starts in its pack's bytes, its size
+
+
+def past_text(conn: sqlite3.Connection, note_id: int, data: bytes, schema: str = "main") -> bytes:
+    """What ``note_versions.content`` keeps of a past version's bytes ``data``: one zlib stream
+    under ``SEGMENTS_FROM`` bytes, else the list of its segments. The segments the note lacks
+    are stored here, together as one pack (compressed as one: a text's first version takes
+    what it took whole). One the note has is taken only when its bytes are these (else the
+    text is kept whole, never pointed at other bytes)."""
+    if len(data) < SEGMENTS_FROM:
+        return compress(data)
+    parts = split_segments(data)
+    if b"".join(parts) != data:  # never: split_segments only cuts
+        raise AssertionError("split_segments lost bytes")
+    keys = [segment_key(part) for part in parts]
+    known = _segments(conn, note_id, "key", sorted(set(keys)), schema)
+    packs = _packs(conn, note_id, {segment[1] for segment in known.values()}, schema)
+    for key, part in zip(keys, parts):
+        if key in known and _cut(packs, known[key]) != part:
+            log.error("note %s: a stored segment is not the bytes its key names; its text is kept whole", note_id)
+            return compress(data)
+    fresh = {key: part for key, part in zip(keys, parts) if key not in known}
+    if fresh:
+        cursor = conn.execute(
+            f"INSERT INTO {schema}.text_packs (note_id, data) VALUES (?, ?)",
+            (note_id, compress(b"".join(fresh.values()))),
+        )
+        pack_id = int(cursor.lastrowid or 0)
+        start = 0
+        for key, part in fresh.items():
+            cursor = conn.execute(
+                f"INSERT INTO {schema}.text_segments (note_id, key, pack_id, start, size) VALUES (?, ?, ?, ?, ?)",
+                (note_id, key, pack_id, start, len(part)),
+            )
+            known[key] = (int(cursor.lastrowid or 0), pack_id, start, len(part))
+            start += len(part)
+    return segment_list([known[key][0] for key in keys])
+
+
+def segmented_text(conn: sqlite3.Connection, note_id: int, blob: bytes, schema: str = "main") -> bytes | None:
+    """The bytes a ``segment_list`` names, joined; None when one of them is missing, another
+    note's, or unreadable (the caller checks the whole against the version's hash)."""
+    ids = segment_ids(blob)
+    stored = _segments(conn, note_id, "id", sorted(set(ids)), schema)
+    if any(segment_id not in stored for segment_id in ids):
+        return None
+    packs = _packs(conn, note_id, {segment[1] for segment in stored.values()}, schema)
+    parts = [_cut(packs, stored[segment_id]) for segment_id in ids]
+    if any(part is None for part in parts):
+        return None
+    return b"".join(part for part in parts if part is not None)
+
+
+def drop_unheld_segments(conn: sqlite3.Connection, note_ids: Iterable[int]) -> int:
+    """Delete the segments of these notes that no version of theirs lists, and what their packs
+    held of them: a pack left with none goes, one left with some is packed again without the
+    rest. How many segments went."""
+    dropped = 0
+    for note_id in sorted(set(note_ids)):
+        held: set[int] = set()
+        for (blob,) in conn.execute(
+            "SELECT content FROM note_versions WHERE note_id = ? AND substr(content, 1, 1) = ?", (note_id, SEGMENTED)
+        ):
+            held.update(segment_ids(bytes(blob)))
+        rows = [
+            (r[0], r[1], r[2], r[3])
+            for r in conn.execute("SELECT id, pack_id, start, size FROM text_segments WHERE note_id = ?", (note_id,))
+        ]
+        unheld = [row for row in rows if row[0] not in held]
+        for i in range(0, len(unheld), _PART):
+            some = [row[0] for row in unheld[i : i + _PART]]
+            dropped += conn.execute(f"DELETE FROM text_segments WHERE id IN ({_marks(some)})", some).rowcount
+        touched = {row[1] for row in unheld}
+        for pack_id in sorted(touched):
+            left = sorted((row for row in rows if row[1] == pack_id and row[0] in held), key=lambda row: row[2])
+            if not left:
+                conn.execute("DELETE FROM text_packs WHERE id = ?", (pack_id,))
+            else:
+                _repack(conn, note_id, pack_id, left)
+    return dropped
+
+
+def _repack(conn: sqlite3.Connection, note_id: int, pack_id: int, left: list[Segment]) -> None:
+    """The pack holds only the segments ``left`` (by where they start), when each reads back as
+    its key; else it stays as it is (what can still be read of it is not touched)."""
+    packs = _packs(conn, note_id, {pack_id})
+    parts = [_cut(packs, segment) for segment in left]
+    keys = dict(
+        conn.execute(
+            f"SELECT id, key FROM text_segments WHERE id IN ({_marks(left)})", [segment[0] for segment in left]
+        ).fetchall()
+    )
+    if any(part is None or segment_key(part) != bytes(keys[segment[0]]) for part, segment in zip(parts, left)):
+        log.error("note %s: a pack of its past texts does not read back; left as it is", note_id)
+        return
+    start = 0
+    for part, segment in zip(parts, left):
+        conn.execute("UPDATE text_segments SET start = ? WHERE id = ?", (start, segment[0]))
+        start += len(part or b"")
+    conn.execute("UPDATE text_packs SET data = ? WHERE id = ?", (compress(b"".join(p or b"" for p in parts)), pack_id))
+
+
+def _segments(
+    conn: sqlite3.Connection, note_id: int, column: str, values: Sequence[object], schema: str = "main"
+) -> dict[Any, Segment]:
+    """The note's segments whose ``column`` (id or key) is one of ``values``, by it."""
+    out: dict[Any, Segment] = {}
+    for i in range(0, len(values), _PART):
+        some = values[i : i + _PART]
+        rows = conn.execute(
+            f"SELECT {column}, id, pack_id, start, size FROM {schema}.text_segments WHERE note_id = ?"
+            f" AND {column} IN ({_marks(some)})",
+            (note_id, *some),
+        )
+        out.update((bytes(r[0]) if column == "key" else r[0], (r[1], r[2], r[3], r[4])) for r in rows)
+    return out
+
+
+def _packs(conn: sqlite3.Connection, note_id: int, pack_ids: Iterable[int], schema: str = "main") -> dict[int, bytes]:
+    """The note's packs among ``pack_ids``, their bytes inflated (one that does not inflate left out)."""
+    wanted = sorted(pack_ids)
+    out: dict[int, bytes] = {}
+    for i in range(0, len(wanted), _PART):
+        some = wanted[i : i + _PART]
+        rows = conn.execute(
+            f"SELECT id, data FROM {schema}.text_packs WHERE note_id = ? AND id IN ({_marks(some)})", (note_id, *some)
+        )
+        for pack_id, data in rows:
+            try:
+                out[pack_id] = zlib.decompress(bytes(data))
+            except zlib.error:
+                continue
+    return out
+
+
+def _cut(packs: dict[int, bytes], segment: Segment) -> bytes | None:
+    """A segment's bytes out of its pack's; None when the pack is missing or too short."""
+    data = packs.get(segment[1])
+    if data is None or segment[2] + segment[3] > len(data):
+        return None
+    return data[segment[2] : segment[2] + segment[3]]
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values))
