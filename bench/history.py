@@ -18,11 +18,15 @@ Three measurements, each in its own process:
               costs (the slice is loaded once per Recaller). Same fake embedder: the query's
               embedding costs the same either way and is left out of neither.
     grow      A note that only grows (a log: a dated section appended APPENDS times, indexed after
-              each) beside one other note: what history keeps of it, by part (past chunks with
-              their BM25 index, the map of each past content's chunks, the versions with their
-              texts). With --baseline-src PATH the same with the brain at PATH. Past chunks
-              are stored once per note since m018; before, every version kept a copy of
-              each chunk it had, so a growing note cost history the square of its length.
+              each) beside one other note, and the same log with a line of its first half
+              rewritten every EDIT_EVERY appends: what history keeps of it, by part (past
+              chunks with their BM25 index, the map of each past content's chunks, the
+              versions with their texts or segment lists, the past texts' segments), and
+              what reading a version's text back takes (`brain history` of the log too). With
+              --baseline-src PATH the same with the brain at PATH. Past chunks are stored once
+              per note since m018, and a long past text in segments shared between versions
+              since m020; before each, every version kept a copy of what it had, so a growing
+              note cost history the square of its length.
     age       The mini-benchmark's temporal queries with the packaged MiniLM (no reranker):
               mean age of the top 10 (days before the vault's newest note), with and without
               "prefer the present" (successors above what they superseded; temporal queries
@@ -196,7 +200,9 @@ _GROW_WORDS = (
 
 
 def child_grow(args: argparse.Namespace) -> dict:
-    """A log appended to ``args.appends`` times, indexed after each; history's bytes by part."""
+    """A log appended to ``args.appends`` times, indexed after each (with ``args.edit_every``,
+    every so many appends a line in its first half rewritten too); history's bytes by part, and
+    what reading its versions' texts back takes."""
     import random
 
     _register_benchfake()
@@ -207,20 +213,59 @@ def child_grow(args: argparse.Namespace) -> dict:
     vault.mkdir(parents=True)
     (vault / "Other.md").write_text("# Other\n\nNothing to do with the kiln.\n", encoding="utf-8")
     rng = random.Random(args.seed)
-    text = "# Kiln log\n\n"
+    lines = ["# Kiln log", ""]
     started = time.perf_counter()
     for i in range(args.appends):
         words = " ".join(rng.choice(_GROW_WORDS) for _ in range(40))
-        text += f"## Firing {i + 1}\n\n{words.capitalize()}. See [[Other]].\n\n"
-        (vault / "Kiln log.md").write_text(text, encoding="utf-8")
+        lines += [f"## Firing {i + 1}", "", f"{words.capitalize()}. See [[Other]].", ""]
+        if args.edit_every and i % args.edit_every == args.edit_every - 1:
+            at = 4 * rng.randrange(len(lines) // 8) + 4  # a firing's words, in the log's first half
+            lines[at] = " ".join(rng.choice(_GROW_WORDS) for _ in range(40)).capitalize() + ". Fired again."
+        (vault / "Kiln log.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
         index_vault(vault, model_name=MODEL, progress=False)
     seconds = time.perf_counter() - started
+    db = config.index_dir(vault) / "index.db"
     return {
         "appends": args.appends,
-        "final_kb": len(text.encode()) / 1024,
+        "edit_every": args.edit_every,
+        "final_kb": len(("\n".join(lines) + "\n").encode()) / 1024,
         "seconds": seconds,
-        **_history_parts(config.index_dir(vault) / "index.db"),
+        **_history_parts(db),
+        "reads": _text_reads(vault, db),
     }
+
+
+def _text_reads(vault: Path, db: Path) -> dict:
+    """Milliseconds to read a version's text back (the first, middle and last past version of
+    the log: median of 30) and for `brain history --last 5` of the log (median of 3; most of it
+    is comparing each version with the one before, line by line)."""
+    from brain import config
+    from brain.index.store import IndexStore
+    from brain.recall.timeline import note_history
+
+    store = IndexStore.open(config.index_dir(vault), create=False)
+    try:
+        note_id = store.note_id("Kiln log.md")
+        assert note_id is not None
+        past = [v for v in store.versions_of(note_id) if v.recorded_to is not None]
+        out = {}
+        for name, version in (("first", past[0]), ("middle", past[len(past) // 2]), ("last", past[-1])):
+            times = []
+            for _ in range(30):
+                started = time.perf_counter()
+                data = store.version_bytes(version.id)
+                times.append(time.perf_counter() - started)
+                assert data is not None and len(data) == version.size
+            out[f"{name} past version ({version.size / 1024:.0f} KB)"] = statistics.median(times) * 1000
+    finally:
+        store.close()
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        note_history(vault, "Kiln log", last=5)
+        times.append(time.perf_counter() - started)
+    out["brain history --last 5"] = statistics.median(times) * 1000
+    return out
 
 
 def _history_parts(db: Path) -> dict:
@@ -239,7 +284,10 @@ def _history_parts(db: Path) -> dict:
                 "past chunks (with their BM25 index)": part("chunk_history"),
                 "past contents' chunk lists": part("version_chunks"),
                 "versions (with their texts)": part("note_versions"),
-                "history, all of it": part("chunk_history", "version_chunks", "note_versions", "link_history"),
+                "past texts' segments": part("text_segments", "text_packs"),
+                "history, all of it": part(
+                    "chunk_history", "version_chunks", "note_versions", "text_segments", "text_packs", "link_history"
+                ),
                 "index.db": db.stat().st_size,
             },
         }
@@ -458,13 +506,14 @@ def run(args: argparse.Namespace) -> dict:
             results["query"] = _child("query", env, argv)
         if "grow" in only:
             settings = [("shared", None)] + ([("baseline", args.baseline_src)] if args.baseline_src else [])
-            results["grow"] = {}
-            for label, src in settings:
-                folder = work / f"grow-{label}"
-                print(f"grow: {label} ({args.appends} appends) ...", file=sys.stderr, flush=True)
-                env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_EMBED_MODEL": MODEL}
-                argv = ["--work", str(folder), "--appends", str(args.appends), "--seed", str(args.seed)]
-                results["grow"][label] = _child("grow", env, argv, src)
+            for case, every in (("grow", 0), ("grow_edited", args.edit_every)):
+                results[case] = {}
+                for label, src in settings:
+                    folder = work / f"{case}-{label}"
+                    print(f"{case}: {label} ({args.appends} appends) ...", file=sys.stderr, flush=True)
+                    env = {"BRAIN_HOME": str(folder / "home"), "BRAIN_EMBED_MODEL": MODEL}
+                    argv = ["--work", str(folder), "--appends", str(args.appends), "--seed", str(args.seed)]
+                    results[case][label] = _child("grow", env, argv + ["--edit-every", str(every)], src)
         if "autosave" in only:
             results["autosave"] = {}
             for interval in ("300", "0"):
@@ -555,20 +604,25 @@ def summary(r: dict) -> str:
             f"| opening the Recaller | {q['present']['open_s'] * 1000:.0f} ms | {q['as_of']['open_s'] * 1000:.0f} ms"
             f" | {q['as_of']['open_s'] / q['present']['open_s']:.2f}× |"
         )
-    g = r.get("grow")
-    if g:
+    for case in ("grow", "grow_edited"):
+        g = r.get(case)
+        if not g:
+            continue
         now = g["shared"]
+        edited = f", a line of its first half rewritten every {now['edit_every']}" if now.get("edit_every") else ""
         lines.append(
-            f"\n## A note that only grows: {now['appends']} appends ({now['final_kb']:.0f} KB at the end), "
+            f"\n## A note that grows: {now['appends']} appends{edited} ({now['final_kb']:.0f} KB at the end), "
             "indexed after each, benchfake\n"
         )
-        head = "| | past chunks stored once per note |" + (
-            " before (--baseline-src) | ratio |" if "baseline" in g else ""
-        )
+        head = "| | this brain |" + (" before (--baseline-src) | ratio |" if "baseline" in g else "")
         lines += [head, "|---|--:|" + ("--:|--:|" if "baseline" in g else "")]
         rows = [("past chunks", lambda x: x["past_chunks"], str)]
         rows += [(name, lambda x, n=name: x["bytes"].get(n, 0), lambda v: f"{v / 1e6:.2f} MB") for name in now["bytes"]]
         rows.append(("time, all the runs", lambda x: x["seconds"], lambda v: f"{v:.1f} s"))
+        rows += [
+            (f"read: {name}", lambda x, n=name: x.get("reads", {}).get(n, 0), lambda v: f"{v:.2f} ms")
+            for name in now.get("reads", {})
+        ]
         for name, get, fmt in rows:
             line = f"| {name} | {fmt(get(now))} |"
             if "baseline" in g:
@@ -629,6 +683,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--age-mode", default="hybrid+ppr")
     parser.add_argument("--only", default="cost,query,age", help="any of cost,query,grow,autosave,age")
     parser.add_argument("--appends", type=int, default=800, help="grow: how many times the log is appended to")
+    parser.add_argument(
+        "--edit-every", type=int, default=3, help="grow: its second case rewrites a line every so many appends"
+    )
     parser.add_argument("--saves", type=int, default=600, help="autosave: how many times the note is saved")
     parser.add_argument("--every", type=float, default=2.0, help="autosave: seconds between saves")
     parser.add_argument("--baseline-src", help="a brain source tree from before history (e.g. a checkout of main)")
