@@ -154,13 +154,14 @@ def child_cost(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     first = index_vault(vault, model_name=MODEL, progress=False)
     build = time.perf_counter() - started
-    rounds, moments = [], []
+    rounds, cpu, moments = [], [], []
     for edits in plan:
         for path, kind, seed in edits:
             apply_edit(vault, path, kind, seed, vocabulary, stems)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         report = index_vault(vault, model_name=MODEL, progress=False)
         rounds.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)  # this process's: less moved by a loaded machine
         moments.append(time.time())
         assert report.changed == len(edits), (report.changed, len(edits))
         time.sleep(0.01)
@@ -173,6 +174,7 @@ def child_cost(args: argparse.Namespace) -> dict:
         "edits_per_round": len(plan[0]),
         "build_s": build,
         "rounds_s": rounds,
+        "rounds_cpu_s": cpu,
         "moments": moments,
         "files": {p.name: p.stat().st_size for p in directory.iterdir() if p.is_file()},
         "used_bytes": _used_bytes(directory / "index.db"),
@@ -186,6 +188,11 @@ def child_cost(args: argparse.Namespace) -> dict:
         try:
             out["history"] = store.history_counts()
             out["history_bytes"] = store.history_bytes()
+            past = [r[0] for r in store.conn.execute("SELECT id FROM note_versions WHERE recorded_to IS NOT NULL")]
+            started = time.perf_counter()
+            for version_id in past:  # what `brain history` reads of each version it compares
+                store.version_bytes(version_id)
+            out["past_texts_read_ms"] = (time.perf_counter() - started) * 1000 / max(1, len(past))
         finally:
             store.close()
     except (ImportError, AttributeError):  # a brain from before history
@@ -214,7 +221,7 @@ def child_grow(args: argparse.Namespace) -> dict:
     (vault / "Other.md").write_text("# Other\n\nNothing to do with the kiln.\n", encoding="utf-8")
     rng = random.Random(args.seed)
     lines = ["# Kiln log", ""]
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for i in range(args.appends):
         words = " ".join(rng.choice(_GROW_WORDS) for _ in range(40))
         lines += [f"## Firing {i + 1}", "", f"{words.capitalize()}. See [[Other]].", ""]
@@ -223,11 +230,12 @@ def child_grow(args: argparse.Namespace) -> dict:
             lines[at] = " ".join(rng.choice(_GROW_WORDS) for _ in range(40)).capitalize() + ". Fired again."
         (vault / "Kiln log.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
         index_vault(vault, model_name=MODEL, progress=False)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     db = config.index_dir(vault) / "index.db"
     return {
         "appends": args.appends,
         "edit_every": args.edit_every,
+        "cpu_seconds": cpu,
         "final_kb": len(("\n".join(lines) + "\n").encode()) / 1024,
         "seconds": seconds,
         **_history_parts(db),
@@ -494,7 +502,8 @@ def run(args: argparse.Namespace) -> dict:
                         cost[label] = run
                     else:  # the fastest of the runs: the same work, the least disturbed
                         best["build_s"] = min(best["build_s"], run["build_s"])
-                        best["rounds_s"] = [min(a, b) for a, b in zip(best["rounds_s"], run["rounds_s"], strict=True)]
+                        for key in ("rounds_s", "rounds_cpu_s"):
+                            best[key] = [min(a, b) for a, b in zip(best[key], run[key], strict=True)]
             results["cost"] = cost
             kept = cost["history"]
         if "query" in only and kept is not None:
@@ -554,7 +563,7 @@ def summary(r: dict) -> str:
 
         def row(name: str, get, fmt) -> None:
             a, b = get(cost["history"]), get(cost["no_history"])
-            line = f"| {name} | {fmt(a)} | {fmt(b)} | {a / b:.2f}× |"
+            line = f"| {name} | {fmt(a)} | {fmt(b)} | {f'{a / b:.2f}×' if b else ''} |"
             if "baseline" in cost:
                 c = get(cost["baseline"])
                 line += f" {fmt(c)} | {a / c:.2f}× |"
@@ -565,12 +574,19 @@ def summary(r: dict) -> str:
         row(f"{r['rounds']} re-index rounds, total", lambda c: sum(c["rounds_s"]), lambda v: f"{v:.1f} s")
         row("one round, median", lambda c: statistics.median(c["rounds_s"]), lambda v: f"{v:.2f} s")
         row(
+            f"{r['rounds']} rounds, this process's CPU",
+            lambda c: sum(c.get("rounds_cpu_s", [0])),
+            lambda v: f"{v:.1f} s",
+        )
+        row(
             "index.db at the end (file, with its WAL)",
             lambda c: c["files"].get("index.db", 0) + c["files"].get("index.db-wal", 0),
             mb,
         )
         row("index.db pages in use", lambda c: c["used_bytes"], mb)
         row("vectors.faiss", lambda c: c["files"].get("vectors.faiss", 1), mb)
+        if all("past_texts_read_ms" in c for c in cost.values()):  # (keep none: no past text to read)
+            row("reading a past version's text, mean", lambda c: c["past_texts_read_ms"], lambda v: f"{v:.3f} ms")
         if h.get("history"):
             hist, size = h["history"], h["history_bytes"]
             lines.append(
@@ -619,6 +635,7 @@ def summary(r: dict) -> str:
         rows = [("past chunks", lambda x: x["past_chunks"], str)]
         rows += [(name, lambda x, n=name: x["bytes"].get(n, 0), lambda v: f"{v / 1e6:.2f} MB") for name in now["bytes"]]
         rows.append(("time, all the runs", lambda x: x["seconds"], lambda v: f"{v:.1f} s"))
+        rows.append(("CPU, all the runs (this process)", lambda x: x.get("cpu_seconds", 0), lambda v: f"{v:.1f} s"))
         rows += [
             (f"read: {name}", lambda x, n=name: x.get("reads", {}).get(n, 0), lambda v: f"{v:.2f} ms")
             for name in now.get("reads", {})

@@ -42,10 +42,11 @@ LEVEL = 6
 # A content kept as segments begins with this byte and then lists them (``pack_ids``). No zlib
 # stream begins with it: its first byte's low four bits say deflate, 8 (RFC 1950).
 SEGMENTED = b"\x00"
-# Past texts this long or longer are kept as segments: shorter ones are one segment anyway. (Lower
-# is smaller too: bench/history.py's cost run kept 7.10 MB of history from 512 bytes on, 7.14 MB
-# from 1 KB, 7.27 MB from 4 KB, 7.33 MB with every text whole.)
-SEGMENTS_FROM = 512
+# Past texts this long or longer are kept as segments; shorter ones (most notes) as before, one
+# zlib stream. bench/history.py's cost run (1,003 notes, 1,000 past versions) kept 7.27 MB of
+# history from 4 KB on against 7.33 MB with every text whole; from 512 bytes on 7.10 MB, but then
+# an edit of a 1 KB note took ~0.1 ms more (a few statements more) and a read of its text 5×.
+SEGMENTS_FROM = 4096
 # A segment ends at a line end once it holds MIN_SEGMENT bytes, at each line with a chance of
 # its length over CUT_SPAN (so ~2 KB on average whatever the lines' lengths), and by
 # MAX_SEGMENT bytes at the latest (a longer line is cut between words, a longer word anywhere).
