@@ -358,7 +358,7 @@ END;
 --   before history began); the current version's against the note's chunk texts as zlib's
 --   preset dictionary (FDICT set: brain/index/version_text.py), a past version's plain or, from
 --   version_text.SEGMENTS_FROM bytes on, a 0x00 byte and its text_segments ids in order
---   (schema.pack_ids).
+--   (version_text.segment_list).
 CREATE TABLE note_versions (
     id INTEGER PRIMARY KEY,
     note_id INTEGER NOT NULL,

@@ -30,7 +30,7 @@ from brain.embed import register_embedder
 from brain.index.indexer import IndexReport, index_vault
 from brain.index.schema import unpack_ids
 from brain.index.store import IndexStore
-from brain.index.version_text import SEGMENTS_FROM, chunk_dictionary, decompress, needs_dictionary
+from brain.index.version_text import SEGMENTS_FROM, chunk_dictionary, decompress, needs_dictionary, segment_ids
 
 
 class CheapEmbedder:
@@ -252,7 +252,7 @@ def _version_text_problems(conn: sqlite3.Connection) -> list[str]:
         blob = bytes(content)
         dictionary = b""
         if blob[:1] == b"\x00":
-            ids = unpack_ids(blob[1:])
+            ids = segment_ids(blob)
             listed.update(ids)
             if any(segments.get(i, (None,))[0] != note_id for i in ids):
                 out.append(f"a version's segments missing or another note's: version {version_id}")

@@ -417,3 +417,15 @@ def test_no_zlib_stream_begins_as_a_segment_list(name):
             assert zlib.compress(data, level)[:1] != marker
     with pytest.raises(zlib.error):
         zlib.decompress(marker + b"\x78\x9c")
+
+
+def test_segment_lists_round_trip_in_any_order():
+    """A version's list keeps its order, repeats and any id (a revert lists older segments
+    after newer ones); a note that grows lists ids a few apart in about two bytes each."""
+    from brain.index.version_text import segment_list
+
+    for ids in ([], [7], list(range(1, 801)), [9, 3, 3, 2**40 + 5, 1, 2**62], [5, 4, 3, 2, 1]):
+        assert segment_ids(segment_list(ids)) == ids
+    rng = random.Random(2)
+    growing = sorted(rng.sample(range(1, 2000), 128))
+    assert len(segment_list(growing)) < 2.5 * len(growing)

@@ -17,7 +17,7 @@ error, never wrong text; readers check the SHA-256 too.
 A past text under ``SEGMENTS_FROM`` bytes is one zlib stream. A longer one is cut into
 *segments* at line ends chosen by the lines' own bytes (``split_segments``), each kept once per
 note, zlib-compressed, in ``text_segments``; the version keeps the list of its segments' ids
-(``SEGMENTED`` and ``schema.pack_ids``). Where a cut falls depends only on the few lines before
+(``segment_list``). Where a cut falls depends only on the few lines before
 it, so an edit changes the segments around it and the rest are the ones earlier versions have:
 a log appended to 800 times kept its whole text again at each version (17.6 MB for 255 KB at
 the end), and keeps each version's new segments now.
@@ -32,14 +32,12 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from .schema import pack_ids, unpack_ids
-
 log = logging.getLogger(__name__)
 
 WINDOW = 32768  # deflate reaches back 32 KB: a longer dictionary's start is never used
 LEVEL = 6
 
-# A content kept as segments begins with this byte and then lists them (``pack_ids``). No zlib
+# A content kept as segments begins with this byte and then lists them (``segment_list``). No zlib
 # stream begins with it: its first byte's low four bits say deflate, 8 (RFC 1950).
 SEGMENTED = b"\x00"
 # Past texts this long or longer are kept as segments; shorter ones (most notes) as before, one
@@ -90,13 +88,34 @@ def decompress(blob: bytes, dictionary: bytes = b"") -> bytes:
 
 
 def segment_list(ids: Sequence[int]) -> bytes:
-    """A version's content as its segments' ids, in order."""
-    return SEGMENTED + pack_ids(ids)
+    """A version's content as its segments' ids, in order: ``SEGMENTED``, then each id's
+    difference from the one before (zigzag, so a smaller one is small too) as a LEB128
+    varint, zlib-compressed. A note that grows lists mostly ids a few apart: ~2 bytes each."""
+    out = bytearray()
+    before = 0
+    for segment_id in ids:
+        delta = segment_id - before
+        before = segment_id
+        value = delta * 2 if delta >= 0 else -delta * 2 - 1
+        while value >= 0x80:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        out.append(value)
+    return SEGMENTED + zlib.compress(bytes(out), LEVEL)
 
 
 def segment_ids(blob: bytes) -> list[int]:
     """The segment ids a ``segment_list`` holds, in order."""
-    return unpack_ids(blob[1:])
+    ids = []
+    value = shift = before = 0
+    for byte in zlib.decompress(blob[1:]):
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            before += value // 2 if value % 2 == 0 else -(value + 1) // 2
+            ids.append(before)
+            value = shift = 0
+    return ids
 
 
 def segment_key(data: bytes) -> bytes:
@@ -232,11 +251,7 @@ def _repack(conn: sqlite3.Connection, note_id: int, pack_id: int, left: list[Seg
     its key; else it stays as it is (what can still be read of it is not touched)."""
     packs = _packs(conn, note_id, {pack_id})
     parts = [_cut(packs, segment) for segment in left]
-    keys = dict(
-        conn.execute(
-            f"SELECT id, key FROM text_segments WHERE id IN ({_marks(left)})", [segment[0] for segment in left]
-        ).fetchall()
-    )
+    keys = {segment_id: bytes(key) for segment_id, key in _rows(conn, "SELECT id, key FROM text_segments", left)}
     if any(part is None or segment_key(part) != bytes(keys[segment[0]]) for part, segment in zip(parts, left)):
         log.error("note %s: a pack of its past texts does not read back; left as it is", note_id)
         return
@@ -286,6 +301,15 @@ def _cut(packs: dict[int, bytes], segment: Segment) -> bytes | None:
     if data is None or segment[2] + segment[3] > len(data):
         return None
     return data[segment[2] : segment[2] + segment[3]]
+
+
+def _rows(conn: sqlite3.Connection, select: str, segments: Sequence[Segment]) -> list[tuple[Any, ...]]:
+    """``select`` (of text_segments) for these segments' ids, a few hundred at a time."""
+    out: list[tuple[Any, ...]] = []
+    for i in range(0, len(segments), _PART):
+        some = [segment[0] for segment in segments[i : i + _PART]]
+        out += conn.execute(f"{select} WHERE id IN ({_marks(some)})", some).fetchall()
+    return out
 
 
 def _marks(values: Sequence[object]) -> str:
