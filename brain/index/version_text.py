@@ -16,11 +16,12 @@ error, never wrong text; readers check the SHA-256 too.
 
 A past text under ``SEGMENTS_FROM`` bytes is one zlib stream. A longer one is cut into
 *segments* at line ends chosen by the lines' own bytes (``split_segments``), each kept once per
-note, zlib-compressed, in ``text_segments``; the version keeps the list of its segments' ids
-(``segment_list``). Where a cut falls depends only on the few lines before
-it, so an edit changes the segments around it and the rest are the ones earlier versions have:
-a log appended to 800 times kept its whole text again at each version (17.6 MB for 255 KB at
-the end), and keeps each version's new segments now.
+note (``text_segments``; the bytes of those a version brings compressed together in
+``text_packs``), and the version keeps the list of its segments' ids (``segment_list``). A cut
+depends on the lines around it and on where the cut before it fell, so an edit changes the
+segments around it and the rest are the ones earlier versions have: a log appended to 800 times
+kept its whole text again at each version (17.6 MB for 255 KB at the end), and keeps each
+version's new segments now (0.45 MB).
 """
 
 from __future__ import annotations
