@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _SQLITE_BUSY = 5  # the primary result code; sqlite3.SQLITE_BUSY is missing from the stubs
@@ -54,10 +54,9 @@ class Migrations:
         for name, fn in self.steps:
             if name in done:
                 continue
-            # BEGIN IMMEDIATE takes the write lock first, so two processes racing to
-            # create a fresh database do not both run the same migration.
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            # The write lock first, so two processes racing to create a fresh database do not
+            # both run the same migration.
+            with write_transaction(conn):
                 already = conn.execute(
                     "SELECT 1 FROM _migrations WHERE db = ? AND name = ?", (self.name, name)
                 ).fetchone()
@@ -68,15 +67,23 @@ class Migrations:
                         (self.name, name, time.time()),
                     )
                     ran.append(name)
-                conn.execute("COMMIT")
-            except BaseException:
-                # SQLite may have rolled back already (a full disk, an I/O error): a ROLLBACK
-                # then fails with "no transaction is active", which must not hide the cause.
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
         return ran
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` (the write lock first) … ``COMMIT``; rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk, an I/O error): a ROLLBACK then
+        # fails with "no transaction is active", which must not hide the cause.
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
 
 
 class _InTransaction:

@@ -20,7 +20,6 @@ import contextlib
 import fcntl
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from typing import Any
 from .. import config
 from ..db import connection, kept_aside_dir, storable
 from ..errors import ConfigError
+from ..migrations import write_transaction
 from .redact import redact_value
 from .store import utc_now, write_turn
 
@@ -86,23 +86,15 @@ def catch_up(db_path: Path | None = None) -> int:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
         if not files:
             return 0
-        with connection(db_path) as conn:  # the whole upgrade, with no budget
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for path in files:
-                    entry = _entry(path)
-                    if entry is None:
-                        continue
-                    if entry["kind"] == TURN:
-                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
-                    elif entry["kind"] == RECALL:
-                        write_recall(conn, entry["row"])
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                raise
+        with connection(db_path) as conn, write_transaction(conn):  # the whole upgrade, with no budget
+            for path in files:
+                entry = _entry(path)
+                if entry is None:
+                    continue
+                if entry["kind"] == TURN:
+                    write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
+                elif entry["kind"] == RECALL:
+                    write_recall(conn, entry["row"])
         for path in files:
             path.unlink(missing_ok=True)
     return len(files)

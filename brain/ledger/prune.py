@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import config
 from ..db import connection
+from ..migrations import write_transaction
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
 # Stop hook first wrote the row (started_at is when the prompt was typed, which a resumed
@@ -172,21 +173,14 @@ def _delete_batch(
     conn: sqlite3.Connection, table: str, column: str, ids: list[int], cutoff: float
 ) -> tuple[int, float]:
     """Delete ``ids`` (still recorded before ``cutoff``) in one transaction: rows, seconds held."""
-    conn.execute("BEGIN IMMEDIATE")
-    held_from = time.monotonic()
-    try:
+    with write_transaction(conn):
+        held_from = time.monotonic()
         # The time is asked again: an id read before the lock may have been deleted and reused
         # by a new row since (INTEGER PRIMARY KEY reuses the largest).
         cursor = conn.execute(
             f"DELETE FROM {table} WHERE id IN (SELECT value FROM json_each(:ids)) AND {_recorded_before(column)}",
             {"ids": json.dumps(ids), "cutoff": cutoff},
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
-                conn.execute("ROLLBACK")
-        raise
     return cursor.rowcount, time.monotonic() - held_from
 
 
