@@ -161,3 +161,25 @@ def kill_recorded_server(vault: Path, sig: int = signal.SIGKILL) -> int | None:
         os.kill(pid, sig)
         return pid
     return None
+
+
+def mcp_call(vault: Path, name: str, arguments: dict, *, use_server: bool = False) -> Any:
+    """One tool call through the MCP SDK's in-memory ``Client`` on ``brain mcp``'s server, the
+    fake embedder answering in this process (or the vault's server, with ``use_server``)."""
+    import asyncio
+
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=use_server, watch=False)
+
+    async def go() -> Any:
+        async with Client(build_server(vault.resolve(), backend)) as session:
+            return await session.call_tool(name, arguments)
+
+    try:
+        return asyncio.run(go())
+    finally:
+        backend.close()

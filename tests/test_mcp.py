@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import index_into
 from serve_helpers import LAUNCHER, brain_env, served, server_socket
+from serve_helpers import mcp_call as _call
 
 from brain.cli import cli
 from brain.db import open_db
@@ -131,24 +132,6 @@ def test_with_brain_serve_up_the_tools_are_answered_by_it(toy_vault, brain_home)
 
 
 # ----- in this process (fast), for the boundary cases ------------------------------------------
-
-
-def _call(vault: Path, name: str, arguments: dict, *, use_server: bool = False):
-    from mcp import Client
-
-    from brain.mcp.backend import Backend
-    from brain.mcp.server import build_server
-
-    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=use_server, watch=False)
-
-    async def go():
-        async with Client(build_server(vault.resolve(), backend)) as session:
-            return await session.call_tool(name, arguments)
-
-    try:
-        return asyncio.run(go())
-    finally:
-        backend.close()
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FakeEmbedder, write
+from conftest import write
 from index_helpers import index_then_moment
+from serve_helpers import mcp_call as _mcp
 from serve_helpers import served, wait_until
 
 from brain.cli import cli
@@ -238,26 +239,6 @@ def test_a_date_naming_today_is_now_and_a_time_later_today_is_in_the_future():
 
 
 # ----- MCP: search, get_note and history over the past -----------------------------------------
-
-
-def _mcp(vault: Path, name: str, arguments: dict, *, use_server: bool = False):
-    import asyncio
-
-    from mcp import Client
-
-    from brain.mcp.backend import Backend
-    from brain.mcp.server import build_server
-
-    backend = Backend(vault.resolve(), embedder=FakeEmbedder(), use_server=use_server, watch=False)
-
-    async def go():
-        async with Client(build_server(vault.resolve(), backend)) as session:
-            return await session.call_tool(name, arguments)
-
-    try:
-        return asyncio.run(go())
-    finally:
-        backend.close()
 
 
 def _text(result) -> str:
