@@ -29,8 +29,8 @@ from ..reading import (
     NoteMatch,
     NoteNotFound,
     OutsideVault,
+    inside_vault,
     match_note,
-    not_left_out,
     shaped_note,
 )
 from ..text import terminal_safe
@@ -409,14 +409,7 @@ def read_note_at(
         match, version = _by_its_history(store, ref, as_of)
     assert version is not None
     path = version.path
-    full = root / path
-    if os.path.lexists(full):  # where that path leads now must still be in the vault, and read
-        real, base = os.path.realpath(full), os.path.realpath(root)
-        if os.path.commonpath([real, base]) != base:
-            raise OutsideVault(f"{path} leads outside the vault (a symlink to {real}); brain does not read there")
-        not_left_out(root, path, os.path.relpath(real, base).replace(os.sep, "/"))
-    else:
-        not_left_out(root, path, path)
+    inside_vault(root, path)  # where that path leads now (if anywhere) must still be in the vault, and read
     data = store.version_bytes(version.id) if version.has_content else None
     if data is None:
         raise NoteNotFound(
