@@ -207,3 +207,11 @@ CREATE TABLE recall_shown (
         "ORDER BY r.created_at, r.id) WHERE true "  # the latest showing last, as the hook read them
         f"{_UPSERT_SHOWN}"
     )
+
+
+@MIGRATIONS
+def m006_kept_aside_recorded(conn: sqlite3.Connection) -> None:
+    """kept_aside_recorded: the id of each row kept aside by a hook (``ledger.deferred``) that a
+    catch-up recorded, written in the same transaction as the row, so a catch-up killed between
+    its commit and removing the files skips those rows next time instead of recording them again."""
+    conn.execute("CREATE TABLE kept_aside_recorded (id TEXT PRIMARY KEY, recorded_at TEXT NOT NULL) WITHOUT ROWID")

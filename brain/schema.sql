@@ -175,6 +175,14 @@ BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END;
 CREATE TRIGGER recalls_shown_deleted AFTER DELETE ON recalls WHEN OLD.shown > 0
 BEGIN DELETE FROM recall_shown WHERE recall_id = OLD.id; END;
 
+-- ----- kept_aside_recorded: rows kept aside by a hook that a catch-up has recorded -----
+
+-- A hook whose upgrade of this database did not fit its budget keeps its row in a file beside it
+-- (brain.db.kept-aside/); the catch-up records the row and its id here in one transaction, then
+-- removes the file, then the id. A catch-up killed before removing the files skips the rows whose
+-- id is here next time instead of recording them again. Empty but for such a kill.
+CREATE TABLE kept_aside_recorded (id TEXT PRIMARY KEY, recorded_at TEXT NOT NULL) WITHOUT ROWID;
+
 -- ===== index database (per vault) ===========================================
 
 -- meta: key/value facts about the index: model, dim, query_prefix, passage_prefix, backend,

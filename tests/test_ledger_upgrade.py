@@ -216,3 +216,89 @@ def test_a_hook_waits_for_a_command_upgrading_only_as_long_as_its_budget(tmp_pat
         command.close()
     assert deferred.waiting(db) == 1
     assert "another process holds the database" in (config.brain_home() / "logs" / "hook.log").read_text()
+
+
+# A catch-up killed (SIGKILL, as a power cut would) at its first removal of a kept-aside file:
+# after its commit, before the files are gone.
+_KILLED_CATCH_UP = (
+    "import os, pathlib, signal, sys\n"
+    "real = pathlib.Path.unlink\n"
+    "def unlink(self, *args, **kwargs):\n"
+    "    if self.suffix == '.json' and self.parent.name.endswith('.kept-aside'):\n"
+    "        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    return real(self, *args, **kwargs)\n"
+    "pathlib.Path.unlink = unlink\n"
+    "from brain.ledger import deferred\n"
+    "deferred.catch_up(pathlib.Path(sys.argv[1]))\n"
+)
+
+
+def _python(code: str, *args: str) -> subprocess.Popen:
+    _, env = brain_command()
+    env.update(PYTHONPATH=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _three_kept_aside(db: Path, tmp_path: Path) -> None:
+    """An old ledger whose upgrade waits, with two turns and a prompt's row kept aside."""
+    _old_ledger(db)
+    for prompt_id in ("p1", "p2"):
+        stop = {"session_id": "s1", "prompt_id": prompt_id, "cwd": str(tmp_path), "last_assistant_message": prompt_id}
+        record_stop(stop, db_path=db, migrate_until=time.monotonic())
+    prompt_hook.record({"created_at": "2026-12-05T10:00:00.000Z", "session_id": "s1", "prompt": "why", "prompt_chars": 3,
+                        "latency_ms": 1.0}, db, migrate_until=time.monotonic())  # fmt: skip
+    assert deferred.waiting(db) == 3
+
+
+def _recorded_once(db: Path) -> None:
+    with connection(db) as conn:
+        turns = [tuple(r) for r in conn.execute("SELECT turn_key, stops FROM turns ORDER BY id")]
+        prompts = [r[0] for r in conn.execute("SELECT prompt FROM recalls")]
+        ids = conn.execute("SELECT count(*) FROM kept_aside_recorded").fetchone()[0]
+    assert turns == [("old:1", 1), ("s1:p1", 1), ("s1:p2", 1)]  # a Stop recorded twice counted stops = 2
+    assert prompts == ["why"]
+    assert deferred.waiting(db) == 0 and ids == 0  # the ids go with their files
+
+
+@pytest.mark.parametrize("older", [False, True], ids=["ids", "kept-by-an-older-brain"])
+def test_a_catch_up_killed_between_its_commit_and_removing_the_files_records_nothing_twice(
+    tmp_path, no_catch_up_process, older
+):
+    db = tmp_path / "brain.db"
+    _three_kept_aside(db, tmp_path)
+    if older:  # rows a brain before the ids kept aside: their file's name is their id
+        for path in kept_aside_dir(db).glob("*.json"):
+            entry = json.loads(path.read_text())
+            del entry["id"]
+            path.write_text(json.dumps(entry))
+
+    killed = _python(_KILLED_CATCH_UP, str(db))
+    killed.communicate(timeout=60)
+    assert killed.returncode == -9
+    with connection(db) as conn:  # the rows were committed; their files are all still there
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 3
+    assert deferred.waiting(db) == 3
+
+    assert deferred.catch_up(db) == 0  # nothing left to record: it only removes the files
+    _recorded_once(db)
+
+
+def test_catch_ups_and_brain_turns_draining_at_once_record_each_row_once(tmp_path, no_catch_up_process):
+    db = tmp_path / "brain.db"
+    _three_kept_aside(db, tmp_path)
+    killed = _python(_KILLED_CATCH_UP, str(db))  # a first one killed after its commit
+    killed.communicate(timeout=60)
+    assert killed.returncode == -9
+
+    cmd, env = brain_command()
+    env.update(PYTHONPATH=str(ROOT), BRAIN_DB=str(db), BRAIN_HOME=str(tmp_path / "home"))
+    drainers = [_python("import sys, pathlib\nfrom brain.ledger.catch_up import main\nmain(sys.argv[1:])", str(db))
+                for _ in range(3)]  # fmt: skip
+    drainers += [subprocess.Popen([*cmd, "turns", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(2)]  # fmt: skip
+    for proc in drainers:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    _recorded_once(db)

@@ -6,9 +6,10 @@ writes its row here instead, one small file a row in ``<brain.db>.kept-aside/``,
 sort in the order they were written. While any is there, later hooks write here too, without
 trying the upgrade again (each try would hold the database's write lock for its whole budget).
 ``catch_up`` (no watchdog) applies the upgrade, then writes the rows in that order, in one
-transaction, and removes their files: run by a process of its own that the hook keeping a row
-aside starts (``start_catch_up``: the ledger mends itself within seconds, with no command
-typed), and by ``brain turns`` and ``brain recalls``.
+transaction with each row's id (``kept_aside_recorded``), and removes their files, then the
+ids: a catch-up killed before the files were gone skips those rows next time. It is run by a
+process of its own that the hook keeping a row aside starts (``start_catch_up``: the ledger
+mends itself within seconds, with no command typed), and by ``brain turns`` and ``brain recalls``.
 
 Rows are masked before they are kept (as ``write_turn`` and ``write_recall`` would store them)
 and the files are the user's alone. Standard library only: the hooks write here.
@@ -45,9 +46,11 @@ def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool =
     folder = kept_aside_dir(db_path)
     if not folder.is_dir():
         config.private_folder(folder)
-    entry = {"kind": kind, "partial": partial, "at": utc_now(), "row": redact_value(storable(row))}
-    data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace")
     name = f"{time.time_ns():020d}-{os.getpid()}"
+    # The id a catch-up records with the row: random, so unique beyond this folder and machine.
+    row_id = f"{name}-{os.urandom(8).hex()}"
+    entry = {"id": row_id, "kind": kind, "partial": partial, "at": utc_now(), "row": redact_value(storable(row))}
+    data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace")
     tmp = folder / f".{name}.tmp"  # hidden until whole: a reader never sees half a row
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -71,9 +74,10 @@ def waiting(db_path: Path | None = None) -> int:
 def catch_up(db_path: Path | None = None) -> int:
     """Apply the pending upgrade and write the rows kept aside for it; how many were written.
 
-    One process at a time (a lock file in the folder); the rows and the removal of their files
-    follow each other, so a crash between the commit and the removal writes them again on the
-    next run (a turn counts that Stop twice, a prompt is listed twice).
+    One process at a time (a lock file in the folder). Each row is written with its id in
+    ``kept_aside_recorded``, in one transaction; then the files go, then the ids. A run killed
+    between the commit and the removal finds the ids next time and skips those rows (it wrote
+    them twice: a turn counted that Stop twice, a prompt was listed twice).
     """
     db_path = db_path or config.db_path()
     folder = kept_aside_dir(db_path)
@@ -86,18 +90,31 @@ def catch_up(db_path: Path | None = None) -> int:
         files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
         if not files:
             return 0
-        with connection(db_path) as conn, write_transaction(conn):  # the whole upgrade, with no budget
+        written = 0
+        ids = []
+        with connection(db_path) as conn:
+            with write_transaction(conn):  # the whole upgrade, with no budget
+                for path in files:
+                    # Read inside the transaction: a run that finds the file gone finds its id
+                    # gone with it, and one that finds the file finds the id recorded.
+                    entry = _entry(path)
+                    if entry is None:
+                        continue
+                    row_id = entry.get("id") if isinstance(entry.get("id"), str) else path.stem  # an older brain's
+                    ids.append(row_id)
+                    if conn.execute("SELECT 1 FROM kept_aside_recorded WHERE id = ?", (row_id,)).fetchone():
+                        continue  # recorded by a run killed before it removed the file
+                    if entry["kind"] == TURN:
+                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
+                    elif entry["kind"] == RECALL:
+                        write_recall(conn, entry["row"])
+                    conn.execute("INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now()))
+                    written += 1
             for path in files:
-                entry = _entry(path)
-                if entry is None:
-                    continue
-                if entry["kind"] == TURN:
-                    write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
-                elif entry["kind"] == RECALL:
-                    write_recall(conn, entry["row"])
-        for path in files:
-            path.unlink(missing_ok=True)
-    return len(files)
+                path.unlink(missing_ok=True)
+            with write_transaction(conn):  # their files gone, no run can read these rows again
+                conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
+    return written
 
 
 def start_catch_up(db_path: Path) -> bool:
