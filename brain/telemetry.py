@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .db import storable
 from .errors import ConfigError
-from .ledger.redact import redact
+from .ledger.redact import redact, redact_value
 from .recall.types import RecallResult
 
 
@@ -64,11 +64,11 @@ def now_utc() -> str:
 
 
 def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> int:
-    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite. A query is
-    # what the user typed: its secrets are masked as the ledger masks a prompt's.
-    row = ABRow(**storable(vars(row)))
-    row.query, row.gate_reason = redact(row.query), redact(row.gate_reason)
-    source, vault = storable(source), storable(vault)
+    # Lone surrogates (a query typed in a non-UTF-8 terminal) would fail at SQLite. Every text is
+    # masked as the ledger masks a turn's: a token pasted into the query, a key in a note's path
+    # or title (the top notes, the titles promoted), in the vault's path or a warning naming it.
+    row = ABRow(**redact_value(storable(vars(row))))
+    source, vault = stored_source(source), redact(storable(vault))
     cursor = conn.execute(
         "INSERT INTO ab_recall (created_at, source, vault, query, mode_a, mode_b, k, gate_entity,"
         " gate_reason, candidates_added, new_in_top_k, via_graph_in_top_k, via_graph_titles, top_a,"
@@ -95,6 +95,11 @@ def log_ab(conn: sqlite3.Connection, row: ABRow, *, source: str, vault: str) -> 
         ),
     )
     return int(cursor.lastrowid or 0)
+
+
+def stored_source(source: str) -> str:
+    """A source label as ``log_ab`` stores it, and as ``report`` looks it up."""
+    return redact(storable(source))
 
 
 EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold
@@ -153,9 +158,9 @@ ORDER BY gate_entity = 1
 
 def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> dict:
     """Figures over ab_recall since a time: overall and split by gate decision; ``source`` is
-    looked up as ``log_ab`` stored it (``storable``: a lone surrogate, from a terminal that is
-    not UTF-8, as U+FFFD)."""
-    source = storable(source)
+    looked up as ``log_ab`` stored it (``stored_source``: a lone surrogate, from a terminal that
+    is not UTF-8, as U+FFFD; a secret in it masked)."""
+    source = None if source is None else stored_source(source)
     rows = [dict(r) for r in conn.execute(REPORT_SQL, {"since": since, "source": source})]
     total = {
         "queries": sum(r["queries"] for r in rows),

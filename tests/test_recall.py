@@ -291,6 +291,25 @@ def test_ab_masks_a_secret_in_the_query_as_the_ledger_does(bridge_vault):
     assert row["query"].startswith("Ada Lovelace deploy with GITHUB_TOKEN=")
 
 
+def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
+    """ab_recall keeps the top notes' paths and the titles promoted via links: a key in a folder's
+    name or a note's title was stored as it was (the ledger masks the paths of files a turn wrote)."""
+    key, password = "sk-ant-api03-" + "Zq8xW2vN7pL4kR9tY6uB3mC1dF5gH0jKaS", "hunter2-correct-horse"
+    write(
+        bridge_vault,
+        f"keys {key}/Storm deploy.md",
+        f"# Storm deploy password={password}\n\nWinter storms stop the harbour cranes. See [[Tide tables]].\n",
+    )
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "-k", "20", "winter storms harbour"])
+    assert out.exit_code == 0, out.output
+    row = open_db().execute("SELECT top_a, top_b, new_in_top_k, via_graph_titles FROM ab_recall").fetchone()
+    assert any(path.startswith("keys sk-ant-***") for path in json.loads(row["top_a"]))  # the note was in the top k
+    raw = sqlite3.connect(config.db_path())
+    dump = "\n".join(raw.iterdump())
+    raw.close()
+    assert key not in dump and password not in dump
+
+
 def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
     runner = CliRunner()
     out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "   "])
