@@ -83,6 +83,22 @@ def test_errors_go_to_the_log_file(tmp_path):
     assert "error:" in log and "Traceback" in log
 
 
+def test_the_log_file_holds_no_secret(tmp_path):
+    """hook.log names the transcript and carries tracebacks: a key in a path (a project folder named
+    after it, in Claude Code's transcript path) reached the log as it was, masked in the turn's row."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    path = tmp_path / (f"GITHUB_TOKEN={token}" + "x" * 300) / "t.jsonl"  # a name too long to read
+    proc = run_hook(json.dumps(hook_payload(path)).encode(), tmp_path)
+    assert proc.returncode == 0
+    (tmp_path / "brain.db").rename(tmp_path / "was.db")
+    (tmp_path / "brain.db").mkdir()  # and an error, with its traceback
+    proc = run_hook(json.dumps(hook_payload(path)).encode(), tmp_path)
+    assert proc.returncode == 0
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "cannot read the transcript" in log and "Traceback" in log and "GITHUB_TOKEN=***" in log
+    assert token not in log
+
+
 def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
     # Claude Code never leaves stdin open, but a hung read must not hold the agent.
     cmd, env = brain_command()

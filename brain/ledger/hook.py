@@ -27,6 +27,7 @@ from typing import Any
 from .. import config
 from ..db import UpgradeDeferred, connection
 from ..errors import ConfigError
+from .redact import redact
 from .store import turn_row, utc_now, write_turn
 from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
@@ -318,11 +319,12 @@ def start_watchdog(
 
 
 def log(message: str) -> None:
-    """Append one line to the hook's log file; never raises."""
+    """Append one line to the hook's log file, its secrets masked as a row's are; never raises."""
     try:
         path = config.log_file("hook.log", LOG_MAX_BYTES)
+        # A path, an error or a traceback may hold what the row masks (a key in a folder's name).
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(f"{utc_now()} pid={os.getpid()} {message}\n")
+            f.write(f"{utc_now()} pid={os.getpid()} {redact(message)}\n")
     except Exception:  # noqa: BLE001 - a broken log must not break the hook
         pass
 
