@@ -7,6 +7,7 @@ for weeks never started again, so its log grew by every line it wrote (an error 
 ``<name>.1`` past the limit (one old generation kept). It follows the file by its path, as
 ``WatchedFileHandler`` does, so several processes sharing one log (a server per vault, an MCP
 session per window) all write to the new file once any of them has moved the old one aside.
+Each line is masked as the turn ledger masks a row (``ledger.redact``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging.handlers
 import os
 
 from . import config
+from .ledger.redact import redact
 
 
 class CappedFileHandler(logging.handlers.WatchedFileHandler):
@@ -24,6 +26,11 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
     def __init__(self, path: str | os.PathLike[str], max_bytes: int, *, errors: str | None = None):
         super().__init__(path, encoding="utf-8", errors=errors)
         self.max_bytes = max_bytes
+
+    def format(self, record: logging.LogRecord) -> str:
+        # A refused request quotes what was sent, a traceback ends in the exception's message:
+        # either may hold a token pasted into a query, which the ledger and ab_recall mask.
+        return redact(super().format(record))
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
