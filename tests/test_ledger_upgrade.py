@@ -170,9 +170,19 @@ def test_a_kept_aside_row_is_masked_and_the_users_alone(tmp_path, no_catch_up_pr
     secret = "sk-ant-api03-" + "A" * 40
     record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": f"key {secret}"}, db_path=db,
                 migrate_until=time.monotonic())  # fmt: skip
-    (kept,) = kept_aside_dir(db).glob("*.json")
-    assert secret not in kept.read_text()
-    assert kept.stat().st_mode & 0o077 == 0 and kept_aside_dir(db).stat().st_mode & 0o077 == 0
+    # A prompt's row as it is kept: the prompt hook masks it first, keep_aside whatever it is given.
+    prompt_hook.record({"session_id": "s1", "prompt": f"use {secret}", "prompt_chars": 70, "latency_ms": 1.0,
+                        "notes": [{"path": f"keys/{secret}.md"}]}, db, migrate_until=time.monotonic())  # fmt: skip
+    kept = sorted(kept_aside_dir(db).glob("*.json"))
+    assert len(kept) == 2
+    for path in kept:
+        assert secret not in path.read_text()
+        assert path.stat().st_mode & 0o077 == 0
+    assert kept_aside_dir(db).stat().st_mode & 0o077 == 0
+    assert deferred.catch_up(db) == 2
+    raw = sqlite3.connect(db)
+    assert secret not in "\n".join(raw.iterdump())
+    raw.close()
 
 
 def test_brain_status_says_rows_wait_and_brain_recalls_records_them(tmp_path, no_catch_up_process):
