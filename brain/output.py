@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import unicodedata
 
 from .moments import iso_time, local_time
 from .recall.types import Candidate, RecallResult
@@ -112,7 +113,10 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 160)
     column = max(30, (width - 8) // 2)
     in_a = {c.path for c in a.results}
-    rows = [f"{'':4}{a.mode:<{column}}  {b.mode}", f"{'':4}{'-' * (column - 2):<{column}}  {'-' * (column - 2)}"]
+    rows = [
+        f"{'':4}{_pad(a.mode, column)}  {b.mode}",
+        f"{'':4}{_pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
+    ]
     for i in range(max(len(a.results), len(b.results))):
         left = _clip(terminal_safe(a.results[i].title), column) if i < len(a.results) else ""
         right = ""
@@ -121,7 +125,7 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
             via = f"  via [[{terminal_safe(c.via.from_title)}]]" if c.via else ""
             right = f"{mark} " + _clip(terminal_safe(c.title) + via, column)
-        rows.append(f"{i + 1:>2}. {left:<{column}}  {right}")
+        rows.append(f"{i + 1:>2}. {_pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
     return terminal_safe("\n".join(rows))
@@ -145,8 +149,35 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     return "\n".join(parts)
 
 
+def _cells(ch: str) -> int:
+    """Terminal cells one character takes: a wide or full-width one (CJK, most emoji) two, a mark
+    that combines with the one before it, or a format character (a zero-width space), none."""
+    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def display_width(text: str) -> int:
+    """Terminal cells ``text`` takes (``str.ljust`` counts code points: a CJK title pushed the next
+    column out, an accent written as a combining mark pulled it in)."""
+    return sum(_cells(ch) for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(width - display_width(text), 0)
+
+
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width - 2 else text[: width - 3] + "…"
+    """``text`` in at most ``width - 2`` cells, cut with … (a combining mark stays with its letter)."""
+    if display_width(text) <= width - 2:
+        return text
+    kept, used = [], 0
+    for ch in text:
+        used += _cells(ch)
+        if used > width - 3:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
 
 
 def _wrap(text: str, width: int) -> list[str]:
