@@ -77,14 +77,8 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits;
     no terminal control from the notes."""
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
-    lines = []
-    dated = result.as_of is not None or result.valid_at is not None
-    if result.as_of is not None:
-        lines.append(f"as of {local_time(result.as_of)}: the vault as brain knew it then")
-    if result.valid_at is not None:
-        lines.append(f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)")
-    if dated:
-        lines.append("")
+    lines = _moment_header(result)
+    dated = bool(lines)
     safe = terminal_safe  # each of the notes' fields on its own: an escape's start ends with its field
     for rank, c in enumerate(result.results, 1):
         via = f"  via [[{safe(c.via.from_title)}]]" if c.via else ""
@@ -100,6 +94,17 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     return terminal_safe("\n".join(lines))
 
 
+def _moment_header(result: RecallResult) -> list[str]:
+    """The lines above an answer about the past (``--as-of``, ``--valid-at``), a blank one last;
+    none for the present."""
+    lines = []
+    if result.as_of is not None:
+        lines.append(f"as of {local_time(result.as_of)}: the vault as brain knew it then")
+    if result.valid_at is not None:
+        lines.append(f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)")
+    return [*lines, ""] if lines else []
+
+
 def _dates(c: Candidate) -> str:
     """The note's own date and when brain held this version: ``dated 2025-03-11 · version
     2026-01-02 10:00 → 2026-02-10 09:12`` (→ now while current)."""
@@ -113,7 +118,8 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 160)
     column = max(30, (width - 8) // 2)
     in_a = {c.path for c in a.results}
-    rows = [
+    rows = _moment_header(a)  # both runs answer for the same moment
+    rows += [
         f"{'':4}{_pad(a.mode, column)}  {b.mode}",
         f"{'':4}{_pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]

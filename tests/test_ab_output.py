@@ -54,3 +54,30 @@ def test_a_cut_title_fills_its_column_and_no_more():
         if "…" in line:
             left = line[4 : line.index("…") + 1]
             assert column - 3 <= cells(left) <= column - 2, line
+
+
+@pytest.mark.parametrize(
+    ("past", "header"),
+    [
+        (["--as-of", "0h"], r"as of \d{4}-\d\d-\d\d \d\d:\d\d\S*: the vault as brain knew it then\n"),
+        (["--valid-at", "2020-01-01"], r"valid at 2020-01-01: notes whose frontmatter says they held then"),
+    ],
+)
+def test_ab_over_the_past_says_which_moment_as_ask_does(toy_vault, past, header):
+    """`brain ask --as-of` says the moment it answers for above its list; `--ab --as-of` printed its
+    two columns with no word that they were the past."""
+    import re
+
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
+    one = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), *past, "graph memory"])
+    ab = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", *past, "graph memory"])
+    assert one.exit_code == 0 and ab.exit_code == 0, one.output + ab.output
+    assert re.match(header, one.stdout), one.stdout  # the header brain ask prints
+    assert re.match(header, ab.stdout), ab.stdout
+    assert ab.stdout.split("\n\n")[0] == one.stdout.split("\n\n")[0]  # the same words, then a blank line
+    plain = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
+    assert plain.stdout.startswith("    vector"), plain.stdout  # the present: no header
