@@ -262,7 +262,7 @@ def walk(
             out.skipped.append(
                 Skipped(
                     prefix.rstrip("/") or _rel(root, err.filename or dirpath),
-                    "unreadable",
+                    read_failure(err),
                     err.strerror or str(err),
                 )
             )
@@ -300,7 +300,7 @@ def walk(
                 _folder_files(dirpath, prefix, real_prefix, ignore, real_root, lookup, out)
             except OSError as err:  # unreadable by now
                 where = prefix.rstrip("/") or _rel(root, err.filename or dirpath)
-                out.skipped.append(Skipped(where, "unreadable", err.strerror or str(err)))
+                out.skipped.append(Skipped(where, read_failure(err), err.strerror or str(err)))
     out.notes.sort(key=itemgetter(0))  # by path
     out.skipped.sort(key=lambda s: s.path)
     return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged, out.links)
@@ -427,7 +427,7 @@ def _folders_of(
             try:
                 st = entry.stat()
             except OSError as exc:  # not a link: the folder it is in cannot be searched
-                why = "broken-symlink" if entry.is_symlink() else "unreadable"
+                why = "broken-symlink" if entry.is_symlink() else read_failure(exc)
                 skipped.append(Skipped(rel + "/", why, exc.strerror or str(exc)))
                 continue
             real_rel = None if real_prefix is None else real_prefix + name + "/"
@@ -489,14 +489,23 @@ def _files_of(
             st = entry.stat()  # follows symlinks
         except OSError as exc:
             linked = entry.is_symlink()
-            reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if linked else "unreadable"
+            reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if linked else read_failure(exc)
             skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
             if linked:  # its target may come (or the loop be broken) with no event in the vault
                 links.append((rel, None, None))
             continue
-        if not stat.S_ISREG(st.st_mode):
+        mode = st.st_mode
+        if not stat.S_ISREG(mode):
             skipped.append(Skipped(rel, "not-a-file"))
             continue
+        # chmod leaves size and mtime as they were: a note made unreadable after it was indexed
+        # stayed in the index, served, where a fresh run skips it. Its mode bits tell, with no
+        # system call for a note that anyone (or its owner, this process) may read.
+        if mode & 0o444 != 0o444 and (st.st_uid != _EUID or not mode & stat.S_IRUSR):
+            denied = read_denied(base + name)
+            if denied is not None:
+                skipped.append(Skipped(rel, "unreadable", denied))
+                continue
         if entry.is_symlink():  # from the listing: no system call for the files that are not links
             why, real_rel = _symlink_rule(real_root, base + name, ignore, is_dir=False)
             if why:
@@ -550,6 +559,31 @@ def _folder_files(
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_EUID = os.geteuid() if hasattr(os, "geteuid") else -1
+
+# What makes a note unreadable on purpose (a chmod, another user's file): it leaves the index as
+# a fresh run leaves it out, and so does one gone since the walk. Any other failure (EIO, a
+# cloud-sync placeholder not fetched, a share timing out) may pass: a note indexed before keeps
+# its indexed text meanwhile.
+DENIED = frozenset({errno.EACCES, errno.EPERM})
+DENIED_TEXT = frozenset(os.strerror(code) for code in DENIED)  # a Skipped's detail, so denied
+READ_ERROR = "read-error"
+
+
+def read_failure(err: OSError) -> str:
+    """The reason a file that failed with ``err`` is skipped: "unreadable" (denied, or gone: it
+    leaves the index) or "read-error" (perhaps passing: an indexed note stays as it was)."""
+    return "unreadable" if err.errno in DENIED or err.errno in (errno.ENOENT, errno.ENOTDIR) else READ_ERROR
+
+
+def read_denied(path: str) -> str | None:
+    """Why this process may not read ``path`` (denied), or None: an open tried, since the mode
+    bits are not the whole rule (root, ACLs). Any other failure is the read's to report."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # never wait on a FIFO
+    except OSError as exc:
+        return (exc.strerror or str(exc)) if exc.errno in DENIED else None
+    return None
 
 
 def _symlink_rule(real_root: str, full: str, ignore: IgnoreRules, *, is_dir: bool) -> tuple[str | None, str | None]:
@@ -724,7 +758,7 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
             if len(data) > file.size:
                 data += handle.read(limit + 1 - len(data))
     except OSError as exc:
-        return None, Skipped(file.path, "unreadable", exc.strerror or str(exc))
+        return None, Skipped(file.path, read_failure(exc), exc.strerror or str(exc))
     if len(data) > limit:  # grew since it was listed
         return None, Skipped(file.path, "too-large", f"over the {megabytes(limit)} MB limit")
     from .notes import looks_binary

@@ -13,6 +13,13 @@ Two steps, the cheap one first:
    ``skipped`` (binary, too large, unreadable); with ``verify``, the notes unchanged by their
    stat are read after them, each ``same`` or ``changed``. It updates the plan as it goes: a renamed note
    is no longer deleted, a note that became unreadable is.
+
+Unreadable has two kinds (``vault.read_failure``). Denied (EACCES, EPERM: a chmod, another
+user's file) is deliberate: the note leaves the index, as a fresh run leaves it out (the walk
+finds a chmod by the note's mode bits, which size and mtime do not show). Any other failure
+(EIO, a cloud-sync placeholder, a share timing out) is a ``read-error`` that may pass: an
+indexed note (or the notes of a folder that failed so) keeps its indexed text and is read
+again next run; losing a note to a passing fault would be worse than serving it a while longer.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from typing import TypeVar
 from .. import walk_helper
 from ..notes import content_hash
 from ..vault import (
+    DENIED_TEXT,
+    READ_ERROR,
     Link,
     Skipped,
     VaultFile,
@@ -64,6 +73,12 @@ class Plan:
     # With ``verify``: the unchanged notes too, to be read and compared by their bytes.
     rechecks: list[tuple[VaultFile, int]] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)  # the walk's symlinks out of the vault (``vault.Link``)
+
+    def unreadable(self) -> set[str]:
+        """The deleted notes whose file (or a folder above it) is there but denied to brain:
+        their history says they became unreadable, not that they were deleted."""
+        files, folders = _failed([s for s in self.skipped if s.detail in DENIED_TEXT], "unreadable")
+        return {path for path in self.deleted if path in files or path.startswith(folders)}
 
     @property
     def pending(self) -> int:
@@ -197,7 +212,19 @@ def _deleted(found: Walk, rows: Mapping[str, tuple[int, int, int]], known_found:
     if len(rows) <= known_found:
         return {}
     present = set(found.unchanged).union(f.path for f in found.notes)
-    return {path: row[0] for path, row in rows.items() if path not in present}
+    kept, kept_folders = _failed(found.skipped, READ_ERROR)  # a fault that may pass
+    return {
+        path: row[0]
+        for path, row in rows.items()
+        if path not in present and path not in kept and not path.startswith(kept_folders)
+    }
+
+
+def _failed(skipped: list[Skipped], reason: str) -> tuple[set[str], tuple[str, ...]]:
+    """The paths skipped for ``reason``, and as folders (with their slash: a folder whose
+    listing failed is named without it)."""
+    paths = {s.path for s in skipped if s.reason == reason}
+    return paths, tuple(path.rstrip("/") + "/" for path in paths)
 
 
 def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
@@ -207,10 +234,14 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     for file, note_id in _read_ahead(changes.candidates):
         data, skip = read_note_bytes(file, limit)
         if skip is not None:
+            if note_id is not None and skip.reason == READ_ERROR:
+                # kept as indexed, and no stat recorded: read again next run
+                skip = Skipped(skip.path, skip.reason, f"{skip.detail}; its indexed text is kept until it reads")
+            else:
+                changes.stats[skip.path] = (file.size, file.mtime_ns)
+                if note_id is not None:  # it was indexed before; it is not any more
+                    changes.deleted[file.path] = note_id
             changes.skipped.append(skip)
-            changes.stats[skip.path] = (file.size, file.mtime_ns)
-            if note_id is not None:  # it was indexed before; it is not any more
-                changes.deleted[file.path] = note_id
             yield Change(SKIPPED, file, note_id, skip=skip)
             continue
         assert data is not None
@@ -225,10 +256,15 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
         else:
             yield Change(NEW, file, None, data)
     for file, note_id in _read_ahead(changes.rechecks):
-        data, _skip = read_note_bytes(file, limit)
-        if data is not None and store.note_hash(note_id) != content_hash(data):
+        data, skip = read_note_bytes(file, limit)
+        if skip is not None and skip.reason == "unreadable":  # denied (an ACL the mode bits hide)
+            changes.skipped.append(skip)
+            changes.stats[skip.path] = (file.size, file.mtime_ns)
+            changes.deleted[file.path] = note_id
+            yield Change(SKIPPED, file, note_id, skip=skip, recheck=True)
+        elif data is not None and store.note_hash(note_id) != content_hash(data):
             yield Change(CHANGED, file, note_id, data, recheck=True)
-        else:  # the same bytes, or unreadable now: left as its stat said (its next edit shows)
+        else:  # the same bytes, or a read error that may pass: left as its stat said
             yield Change(SAME, file, note_id, recheck=True)
 
 

@@ -238,8 +238,9 @@ class Recorder:
             note_id, content_hash(data), compress(data, self.store.chunk_dictionary(note_id))
         )
 
-    def deleted(self, note_ids: Sequence[int], now: float) -> None:
-        """Call before the notes are deleted: their versions end, their chunks go to history,
+    def deleted(self, note_ids: Sequence[int], now: float, ended: str = "deleted") -> None:
+        """Call before the notes are deleted: their versions end (``ended``: deleted, or
+        unreadable for a file still there that brain may not read), their chunks go to history,
         their edges close."""
         if note_ids:
             self.names_moved(now)
@@ -249,7 +250,7 @@ class Recorder:
             if version is not None:
                 if self.keeps_past:
                     self.store.retire_chunks(note_id, version.hash, version.title)
-                self.store.close_version(version.id, now, "deleted")
+                self.store.close_version(version.id, now, ended)
             self.store.close_edges([edge.id for edge in self.store.open_edges(note_id)], now)
             if self.keep is not None:
                 self.store.prune_versions_of(note_id, self.keep)

@@ -352,6 +352,7 @@ class _Run:
                     if change.kind == changes.SKIPPED:
                         assert change.skip is not None
                         self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
+                        self.report.unchanged -= change.recheck  # its stat had counted it unchanged
                         bar.update(1)
                         continue
                     if change.kind == changes.TOUCHED:
@@ -400,7 +401,11 @@ class _Run:
         if plan.deleted:
             with self.store.transaction():
                 deleted = list(plan.deleted.values())
-                self.history.deleted(deleted, self.history.now())
+                # a note still there but denied to brain (chmod) was not deleted: history says so
+                hidden = plan.unreadable()
+                now = self.history.now()
+                self.history.deleted([i for p, i in plan.deleted.items() if p not in hidden], now)
+                self.history.deleted([i for p, i in plan.deleted.items() if p in hidden], now, "unreadable")
                 self.removed_ids += self.store.delete_notes(deleted)
             self.report.removed = len(plan.deleted)
         with self.store.transaction():

@@ -124,7 +124,7 @@ class VersionRow:
     event: str  # created, changed, renamed, restored, recorded (already there when history began)
     recorded_from: float  # Unix time brain first saw it
     recorded_to: float | None  # when it was replaced; None while current
-    ended: str | None  # changed, renamed, deleted
+    ended: str | None  # changed, renamed, deleted, unreadable
     has_content: bool  # its bytes are kept
 
 
@@ -1742,7 +1742,8 @@ class IndexStore:
         return None
 
     def close_version(self, version_id: int, now: float, ended: str) -> None:
-        """The version stops being current at ``now`` (``ended``: changed, renamed or deleted)."""
+        """The version stops being current at ``now`` (``ended``: changed, renamed, deleted or
+        unreadable)."""
         self.conn.execute(
             "UPDATE note_versions SET recorded_to = ?, ended = ? WHERE id = ? AND recorded_to IS NULL",
             (now, ended, version_id),
@@ -1750,10 +1751,10 @@ class IndexStore:
 
     def version_before(self, version: VersionRow) -> VersionRow | None:
         """The version a note had just before ``version``: the one it replaced (not one that
-        ended in a delete: the note was gone between them)."""
+        ended in a delete or as unreadable: the note was out of the index between them)."""
         row = self.conn.execute(
             f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE note_id = ? AND recorded_to = ? AND id < ?"
-            " AND ended <> 'deleted' ORDER BY id DESC LIMIT 1",
+            " AND ended NOT IN ('deleted', 'unreadable') ORDER BY id DESC LIMIT 1",
             (version.note_id, version.recorded_from, version.id),
         ).fetchone()
         return VersionRow(*row) if row else None

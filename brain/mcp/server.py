@@ -107,7 +107,7 @@ date like 2026-11-01); `limit` caps the rows. Secrets were masked when the turns
 HISTORY_DOC = """\
 The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
 `recorded_to`, when brain saw it begin and end; `event`: created, changed, renamed, restored;
-`ended`: changed, renamed, deleted; `changes`: what changed against the version before, lines
+`ended`: changed, renamed, deleted, unreadable (the file denied to brain); `changes`: what changed against the version before, lines
 added and removed and the sections and frontmatter keys touched), the `links` it gained and lost
 and when, the `backlinks` other notes gained and lost to it, and the supersession chain
 (`replaces`, `replaced_by`). Use it for "when did this note change?", "what was decided before

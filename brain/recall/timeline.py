@@ -42,7 +42,7 @@ from .supersession import successors
 @dataclass
 class VersionEntry:
     event: str  # created, changed, renamed, restored, recorded (there when history began)
-    ended: str | None  # changed, renamed, deleted; None while current
+    ended: str | None  # changed, renamed, deleted, unreadable (still there, denied to brain); None while current
     recorded_from: str  # ISO 8601, UTC
     recorded_to: str | None
     path: str
@@ -201,7 +201,12 @@ def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> 
             if version.path != previous.path:
                 changes += f"; moved from {previous.path}"
         if version.event == "restored":
-            changes = f"back after being deleted; {changes}"
+            back = (
+                "readable again"
+                if previous is not None and previous.ended == "unreadable"
+                else "back after being deleted"
+            )
+            changes = f"{back}; {changes}"
         out.append(
             VersionEntry(
                 event=version.event,
@@ -336,6 +341,10 @@ def _json_list(text: str) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+# How a note left the index: deleted, or still there but denied to brain (a chmod).
+_LEFT = {"deleted": "deleted", "unreadable": "made unreadable (out of the index; the file is still there)"}
+
+
 def history_text(history: NoteHistory) -> str:
     """``brain history`` for a person."""
 
@@ -344,7 +353,8 @@ def history_text(history: NoteHistory) -> str:
             return "now"
         return local_time(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
 
-    state = "current" if history.current else "deleted"
+    ended = history.versions[-1].ended if history.versions else None
+    state = "current" if history.current else "unreadable" if ended == "unreadable" else "deleted"
     # Each of the vault's fields cleaned on its own: cleaned as one line, a title ending in an
     # escape's first bytes took the words after it ("Plan\x9b" + ")  note 1" read as one CSI).
     safe = terminal_safe
@@ -354,8 +364,8 @@ def history_text(history: NoteHistory) -> str:
     for v in history.versions:
         lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {safe(v.path)}")
         lines.append(f"  {'':16}  {'':9} {'':>8}  {safe(v.changes)}")
-        if v.ended == "deleted":
-            lines.append(f"  {when(v.recorded_to)}  deleted")
+        if v.ended in _LEFT:
+            lines.append(f"  {when(v.recorded_to)}  {_LEFT[v.ended]}")
     lines += ["", "links (written by this note)"]
     lines += [_span_line(s, when, "→") for s in history.links] or ["  none"]
     lines += ["", "backlinks (other notes linking here)"]
@@ -446,7 +456,7 @@ def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatc
     if not before:
         said = f"brain first saw it on {local_time(versions[0].recorded_from)}"
     else:
-        said = f"it was deleted on {local_time(before[-1].recorded_to)}"
+        said = f"it was {_LEFT.get(before[-1].ended or '', 'deleted')} on {local_time(before[-1].recorded_to)}"
         later = [v for v in versions if v.recorded_from > as_of]
         if later:
             said += f" and back on {local_time(later[0].recorded_from)}"

@@ -1,0 +1,215 @@
+"""A note made unreadable after it was indexed (`chmod 000`): its size and mtime stay as they
+were, so the index kept it, and served its text, where a fresh `brain index` skips it. Denied is
+deliberate (the note leaves the index, its history says it became unreadable, not deleted);
+a read error that may pass (EIO, a cloud-sync placeholder) keeps an indexed note as it was.
+
+These run as root, which file modes do not bind: ``modes_bind`` refuses an open as the kernel
+refuses anyone else (the slow test at the end has the kernel do it, ``setpriv``)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import write
+from test_hardening_index import _brain, _cannot_write, _index, _invoke
+
+from brain import config
+from brain.index.status import vault_status
+from brain.index.store import IndexStore
+from brain.recall.timeline import history_text, note_history
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
+
+SECRET = "# Diary\n\nThe quagga password is kept here.\n"
+
+
+@pytest.fixture
+def modes_bind(monkeypatch):
+    """``os.open`` refuses a file with no read bit for its owner, as for a user who is not root."""
+    real = os.open
+
+    def open_as_a_user(path, flags, *args, **kwargs):
+        if not flags & getattr(os, "O_DIRECTORY", 0) and kwargs.get("dir_fd") is None:
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                mode = None
+            if mode is not None and stat.S_ISREG(mode) and not mode & stat.S_IRUSR:
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_as_a_user)
+
+
+@pytest.fixture
+def failing(monkeypatch):
+    """failing(path): every open of that file or folder fails with EIO (a disk fault, a cloud
+    placeholder that cannot be fetched now); failing(None) ends it."""
+    real = os.open
+    broken: list[str] = []
+
+    def open_or_fail(path, flags, *args, **kwargs):
+        if broken and os.fspath(path) == broken[0]:
+            raise OSError(errno.EIO, "Input/output error", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_or_fail)
+
+    def make(path: Path | None) -> None:
+        broken[:] = [] if path is None else [os.fspath(path)]
+
+    return make
+
+
+def _paths(vault: Path) -> set[str]:
+    store = IndexStore.open(config.index_dir(vault), create=False)
+    try:
+        return set(store.note_rows())
+    finally:
+        store.close()
+
+
+def _skipped(vault: Path) -> dict[str, str]:
+    return {s["path"]: s["reason"] for s in vault_status(vault).skipped}
+
+
+def _asked(vault: Path, query: str = "quagga password") -> list[str]:
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-rerank", "--no-update", "-k", "6", query)
+    assert result.exit_code == 0, result.output
+    return [r["path"] for r in json.loads(result.stdout)["results"]]
+
+
+def test_a_note_made_unreadable_after_it_was_indexed_leaves_the_index(toy_vault, modes_bind, tmp_path, monkeypatch):
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    assert "Diary.md" in _asked(toy_vault)
+    secret.chmod(0)
+    try:
+        assert vault_status(toy_vault).pending_paths["deleted"] == ["Diary.md"]  # the walk sees the chmod
+        report = _index(toy_vault)
+        assert report.removed == 1
+        assert "Diary.md" not in _paths(toy_vault) and "Diary.md" not in _asked(toy_vault)
+        assert _skipped(toy_vault)["Diary.md"] == "unreadable"
+        assert sum(vault_status(toy_vault).pending.values()) == 0
+        note = _invoke("note", "--vault", str(toy_vault), "Diary.md")
+        assert note.exit_code == 1 and "Traceback" not in note.output
+        # the same as a fresh index of the vault as it is
+        incremental, home = _paths(toy_vault), os.environ["BRAIN_HOME"]
+        monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "fresh"))
+        _index(toy_vault)
+        assert _paths(toy_vault) == incremental and _skipped(toy_vault)["Diary.md"] == "unreadable"
+        monkeypatch.setenv("BRAIN_HOME", home)
+        # history: still there, not deleted
+        told = history_text(note_history(toy_vault, "Diary.md"))
+        assert "made unreadable" in told and "deleted" not in told, told
+    finally:
+        secret.chmod(0o644)
+    assert _index(toy_vault).new == 1
+    assert "Diary.md" in _paths(toy_vault) and "Diary.md" not in _skipped(toy_vault)
+    told = history_text(note_history(toy_vault, "Diary.md"))
+    assert "readable again" in told and "back after being deleted" not in told, told
+
+
+def test_verify_drops_a_note_it_may_no_longer_read(toy_vault, monkeypatch):
+    """A denial the mode bits do not show (an ACL): `brain index --verify` read the note, failed,
+    and kept it as its stat said."""
+    write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    real = os.open
+    target = os.fspath(toy_vault / "Diary.md")
+
+    def denied(path, flags, *args, **kwargs):
+        if os.fspath(path) == target:
+            raise PermissionError(errno.EACCES, "Permission denied", target)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    report = _index(toy_vault, verify=True)
+    assert report.removed == 1 and report.unchanged == len(_paths(toy_vault))
+    assert "Diary.md" not in _paths(toy_vault) and _skipped(toy_vault)["Diary.md"] == "unreadable"
+
+
+def test_a_read_error_that_may_pass_keeps_the_indexed_note(toy_vault, failing):
+    """EIO was taken as unreadable: the note was deleted from the index (and its history said
+    deleted) for a fault that may be gone a second later."""
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    os.utime(secret, ns=(secret.stat().st_atime_ns, secret.stat().st_mtime_ns + 10**9))  # touched: read again
+    failing(secret)
+    report = _index(toy_vault)
+    assert report.removed == 0 and "Diary.md" in _paths(toy_vault)
+    assert "Diary.md" in _asked(toy_vault)
+    assert _skipped(toy_vault)["Diary.md"] == "read-error"
+    assert vault_status(toy_vault).pending_paths["deleted"] == []
+    failing(None)
+    _index(toy_vault)
+    assert "Diary.md" in _paths(toy_vault) and "Diary.md" not in _skipped(toy_vault)
+    assert sum(vault_status(toy_vault).pending.values()) == 0
+
+
+def test_a_folder_with_a_read_error_keeps_its_notes(toy_vault, failing):
+    """A folder whose listing failed with EIO had every note under it deleted."""
+    cooking = sorted(p for p in _paths_after_index(toy_vault) if p.startswith("Cooking/"))
+    assert cooking
+    failing(toy_vault / "Cooking")
+    report = _index(toy_vault)
+    assert report.removed == 0 and set(cooking) <= _paths(toy_vault)
+    assert _skipped(toy_vault)["Cooking"] == "read-error"
+
+
+def _paths_after_index(vault: Path) -> set[str]:
+    _index(vault)
+    return _paths(vault)
+
+
+@pytest.mark.slow  # subprocesses
+def test_a_note_made_unreadable_leaves_the_index_file_modes_bind(tmp_path, brain_home):
+    """The same with the kernel refusing the read (as root, ``setpriv`` without DAC override)."""
+    _cannot_write()
+    root = tmp_path / "vault"
+    write(root, "Readable.md", "# Readable\n\nsqlite notes\n")
+    secret = write(root, "Diary.md", SECRET)
+    assert _brain(brain_home, "index", "--vault", str(root)).returncode == 0
+    secret.chmod(0)
+    try:
+        indexed = _brain(brain_home, "index", "--vault", str(root), "--json")
+        assert indexed.returncode == 0, indexed.stderr
+        assert json.loads(indexed.stdout)["removed"] == 1
+        status = json.loads(_brain(brain_home, "status", "--vault", str(root), "--json").stdout)
+        assert {"path": "Diary.md", "reason": "unreadable", "detail": "Permission denied"} in status["skipped"]
+        asked = _brain(brain_home, "ask", "--vault", str(root), "--json", "--no-rerank", "quagga password")
+        assert "Diary.md" not in [r["path"] for r in json.loads(asked.stdout)["results"]]
+    finally:
+        secret.chmod(0o644)
+
+
+def test_a_note_made_unreadable_under_brain_serve_is_no_longer_served(toy_vault, modes_bind):
+    """`brain serve` heard the chmod (an attribute change, reported as modified), indexed the
+    vault again, and found the note's size and mtime as they were: it kept answering with its
+    text, its note and its history until a restart."""
+    from serve_helpers import request, served, settled
+
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    with served(toy_vault) as daemon:
+
+        def answered() -> list[str]:
+            asked = request(daemon, "ask", query="quagga password", modes=["hybrid"], settings={}, output="json")
+            return [r["path"] for r in asked["result"]["results"][0]["results"]]
+
+        assert "Diary.md" in answered()
+        secret.chmod(0)
+        try:
+            settled(daemon)
+            assert "Diary.md" not in answered()
+            assert request(daemon, "note", note="Diary.md")["error"]["code"] == "not_found"
+            assert _skipped(toy_vault)["Diary.md"] == "unreadable"  # `brain status`
+        finally:
+            secret.chmod(0o644)
+        settled(daemon)
+        assert "Diary.md" in answered()
