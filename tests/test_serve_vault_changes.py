@@ -364,6 +364,31 @@ def test_a_symlink_loop_does_not_stop_a_polling_watcher(toy_vault, tmp_path, mon
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
 
 
+def test_answers_while_the_vault_cannot_be_watched_wait_for_a_pass_or_say_so(toy_vault):
+    """With the watch failing (a symlink loop under polling) the vault is indexed again every
+    5 s, and the watcher holds no change meanwhile: an answer a second after a save left the
+    note out and said nothing (no warning, not stale), where `brain ask` waits for what the
+    watcher holds. Now a question has the vault indexed again and waits for that; given no time
+    to wait, its answer says so."""
+    from brain.recall.types import RecallSettings
+
+    os.symlink("Loop b.md", toy_vault / "Loop a.md")
+    os.symlink("Loop a.md", toy_vault / "Loop b.md")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True) as daemon:
+        service = daemon.service
+        wait_until(lambda: service.watcher.mode == "rescans" and not service.watcher.busy, 15, "rescans")
+        write(toy_vault, "Okapi.md", "# Okapi\n\nThe okapi grazes at dusk.\n")
+        results = service.ask("okapi grazes at dusk", ["hybrid"], RecallSettings(k=3), wait=10)
+        assert "Okapi.md" in [c.path for c in results[0].results]
+        assert not results[0].stale and not results[0].warnings
+        write(toy_vault, "Tapir.md", "# Tapir\n\nThe tapir swims at dawn.\n")
+        results = service.ask("tapir swims at dawn", ["hybrid"], RecallSettings(k=3), wait=0)
+        assert results[0].stale and any("cannot be watched" in w for w in results[0].warnings), results[0].warnings
+        results = service.ask("tapir swims at dawn", ["hybrid"], RecallSettings(k=3), wait=10)
+        assert "Tapir.md" in [c.path for c in results[0].results] and not results[0].warnings
+
+
 def test_a_folder_made_unreadable_is_news(tmp_path, monkeypatch):
     """`chmod 000 Folder` is reported as the folder modified. The watcher looked into it for a
     note, found none it could read, and took it for an empty folder: its notes stayed served

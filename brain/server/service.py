@@ -645,8 +645,13 @@ class Service:
             self._wait_until_settled(deadline)
         self._wait_for_snapshot(deadline)
         if update:
+            # No watch (it failed: the vault is indexed again every few seconds instead): no
+            # change is held to wait for, and an answer was up to one interval stale, saying
+            # nothing. The question has the vault indexed again now, and waits for that.
+            self.watcher.catch_up_now()
             self._wait_until_settled(deadline)
         busy = self.watcher.busy
+        unwatched = busy and self.watcher.unwatched
         pending = 0
 
         def work(recaller: Recaller) -> list[RecallResult]:
@@ -678,6 +683,12 @@ class Service:
         if gone:  # whatever else is pending: nothing can be indexed until it is back
             pending = max(1, pending)
             message = f"{gone}; answering from the index as it was"
+        elif unwatched and not self.blocked:
+            pending = max(1, pending)
+            message = (
+                "the vault cannot be watched now and brain serve is indexing it again for what changed; "
+                "answering from the index as it is"
+            )
         elif pending:
             doing = "another `brain index` is running" if self.blocked else "brain serve is indexing them"
             message = (

@@ -14,7 +14,8 @@ pass. Events in dot-folders (``.obsidian``, ``.git``, ``.trash``), in ``.brainig
 sync-conflict copies and files that are neither notes nor folders never wake the indexer
 (the rules are ``vault.excluded``, the same as the scan's). A full pass runs at start and every
 ``rescan_seconds`` as a safety net. When the kernel's watches run out, it falls back to
-polling, loudly in the log.
+polling, loudly in the log; when no watch works at all, a full pass every few seconds, and at
+once when a question wants the vault as it is (``catch_up_now``: no event can say it changed).
 
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
@@ -96,6 +97,7 @@ class VaultWatcher:
         self.batches = 0  # batches of changes seen
         self.passes = 0  # index passes run (start and rescans included)
         self.stopping = threading.Event()
+        self._asked = threading.Event()  # a question wants a pass now (``catch_up_now``), or stopping
         self._pending: set[str] = set()
         self._first_seen: float | None = None
         self._running = False  # a pass is running
@@ -129,6 +131,24 @@ class VaultWatcher:
             except RuntimeError:  # the watching thread added one while this copied: again
                 continue
 
+    @property
+    def unwatched(self) -> bool:
+        """No watch hears changes now (it failed, or the vault's path cannot be watched): the
+        vault is indexed again every so often instead, and a change since the last pass is
+        nothing ``busy`` knows of."""
+        return self.mode == "rescans" or (self._failing is not None and not self.stopping.is_set())
+
+    def catch_up_now(self) -> None:
+        """A question wants the vault as it is now (``brain ask``'s freshness rule) while no
+        watch can say what changed: a pass over the whole vault at once, held as pending (so
+        ``busy`` until it is served) as a watched change is. Nothing when a watch is on."""
+        if not self.unwatched:
+            return
+        if not self._pending:
+            self._first_seen = time.monotonic()
+        self._pending.add(".")
+        self._asked.set()
+
     def behind(self) -> float | None:
         """Seconds since the oldest change not yet served, or None when level."""
         return None if self._first_seen is None else round(time.monotonic() - self._first_seen, 3)
@@ -140,6 +160,7 @@ class VaultWatcher:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stopping.set()
+        self._asked.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -222,7 +243,7 @@ class VaultWatcher:
                         self._failing = problem
                     self.mode = "rescans"
                     took = self._catch_up()
-                    if self.stopping.wait(max(RETRY_SECONDS, took / CATCH_UP_SHARE)):
+                    if self._rest(max(RETRY_SECONDS, took / CATCH_UP_SHARE)):
                         return
                 else:
                     log.warning(
@@ -242,14 +263,24 @@ class VaultWatcher:
         self._outside = {real: rel for rel, _, real in links if real is not None}
 
     def _rescan_only(self) -> None:
-        """No events: a full pass every ``rescan_seconds``."""
+        """No events: a full pass every ``rescan_seconds``, or at once for a question."""
         last_pass = time.monotonic()
-        while not self.stopping.wait(min(1.0, self.rescan_seconds)):
+        while True:
+            asked = self._asked.wait(min(1.0, self.rescan_seconds))
+            if self.stopping.is_set():
+                return
             now = time.monotonic()
-            if now - last_pass >= self.rescan_seconds:
+            if asked or now - last_pass >= self.rescan_seconds:
+                self._asked.clear()
                 last_pass = self._rescan(now)
             else:
                 self._idle()
+
+    def _rest(self, seconds: float) -> bool:
+        """Wait ``seconds`` between passes, or less when a question asks for one; True when stopping."""
+        self._asked.wait(seconds)
+        self._asked.clear()
+        return self.stopping.is_set()
 
     def _again(self) -> None:
         """A new watch: what changed while none was on is found by a pass over the whole vault,
@@ -269,6 +300,7 @@ class VaultWatcher:
 
     def _rescan(self, now: float) -> float:
         """A pass over the whole vault; returns when it ended (the next is due from then)."""
+        self._pending.clear()  # what a question asked for (``catch_up_now``): this pass
         self._first_seen = now
         self._pass(Batch("rescan", first_seen=now))
         return time.monotonic()
