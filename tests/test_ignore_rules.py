@@ -1,0 +1,120 @@
+"""A long ``.brainignore``: each path was tried against every pattern (1,000 patterns made a walk
+of 10,000 notes 4.6 s instead of 0.1; bench/brainignore_cost.py), and `brain serve` compiled
+the file again for every pass and every note it read back. The answers must stay pathspec's."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+
+import pathspec
+import pytest
+from conftest import write
+from pathspec.pattern import RegexPattern
+
+from brain import vault
+
+LINES = [
+    "Secret.md",
+    "/Top.md",
+    "Folder a/Note 1.md",
+    "Folder a/",
+    "/Folder b/",
+    "drafts/",
+    "**/private/",
+    "*.tmp.md",
+    "*.md~",
+    "scratch-*",
+    "Note ?.md",
+    "[ab]*.md",
+    "*ote*",
+    "a/**/b.md",
+    "Folder b/**",
+    "!Folder a/Keep.md",
+    "!Secret.md",
+    "!drafts/",
+    "**",
+    "\\#hash.md",
+    "\\!bang.md",
+    "trailing space.md ",
+    "Ünïcode.md",
+    "x\\[1\\].md",
+    "# a comment",
+    "",
+    "Folder a/Note 1.md/",
+]
+NAMES = ["Secret.md", "Top.md", "Note 1.md", "Note 2.md", "Keep.md", "scratch-1.md", "b.md", "x.tmp.md"]
+NAMES += ["a.md", "bz.md", "#hash.md", "!bang.md", "trailing space.md", "Ünïcode.md", "x[1].md", "Other.md~"]
+FOLDERS = ["", "Folder a/", "Folder b/", "drafts/", "a/", "a/c/", "a/c/d/", "private/", "x/private/", "Top.md/"]
+
+
+def _paths() -> list[str]:
+    paths = [folder + name for folder, name in itertools.product(FOLDERS, NAMES)]
+    return paths + [folder for folder in FOLDERS if folder] + ["Note 1.md\n", "a\nb.md"]
+
+
+def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_quick_matching_answers_as_pathspec_does(seed):
+    from brain.ignore_rules import QuickSpec
+
+    lines = random.Random(seed).sample(LINES, k=random.Random(seed).randint(1, len(LINES)))
+    if seed == 0:
+        lines = LINES
+    spec = _spec(lines)
+    quick = QuickSpec(spec)
+    for path in _paths():
+        assert quick.match_file(path) == spec.match_file(path), (lines, path)
+
+
+def test_a_path_no_pattern_may_match_asks_no_pattern(tmp_path, monkeypatch):
+    """Ten thousand patterns, none of them this note's: pathspec tried each (10,000 expressions
+    a path); now only the patterns that may match it are asked, here none."""
+    lines = [f"Archive {i}/Old {i}.md" for i in range(2500)] + [f"*.draft{i}" for i in range(2500)]
+    lines += [f"scratch-{i}-*" for i in range(2500)] + [f"**/private-{i}/" for i in range(2500)]
+    lines += ["Folder 7/Note 7.md"]
+    root = tmp_path / "vault"
+    write(root, ".brainignore", "\n".join(lines) + "\n")
+    rules = vault.load_ignore(root)
+    asked = []
+    match = RegexPattern.match_file
+
+    def counted(self, file):
+        asked.append(file)
+        return match(self, file)
+
+    monkeypatch.setattr(RegexPattern, "match_file", counted)
+    assert not rules.match("Folder 3/Note 3.md") and not rules.match("Folder 3/")
+    assert asked == []
+    assert rules.match("Folder 7/Note 7.md") and len(asked) == 1  # the one pattern that names it
+
+
+def test_the_rules_are_read_once_until_the_file_changes(tmp_path, monkeypatch):
+    """`brain serve` read and compiled .brainignore for every pass and every note read back."""
+    root = tmp_path / "vault"
+    ignore = write(root, ".brainignore", "Secret.md\n")
+    compiled = []
+    from_lines = pathspec.GitIgnoreSpec.from_lines
+
+    def counted(*args, **kwargs):
+        compiled.append(1)
+        return from_lines(*args, **kwargs)
+
+    monkeypatch.setattr(pathspec.GitIgnoreSpec, "from_lines", counted)
+    first = vault.load_ignore(root)
+    assert first.match("Secret.md") and len(compiled) == 1
+    second = vault.load_ignore(root)
+    assert second.match("Secret.md") and len(compiled) == 1
+    second.warnings.append("a caller's own")  # a copy: what the next caller gets is untouched
+    assert vault.load_ignore(root).warnings == []
+    before = ignore.stat()
+    ignore.write_text("Public.md\n", encoding="utf-8")  # same size, and its mtime put back
+    os.utime(ignore, ns=(before.st_atime_ns, before.st_mtime_ns))
+    third = vault.load_ignore(root)
+    assert third.match("Public.md") and not third.match("Secret.md")
+    ignore.write_text("[z-a].md\n", encoding="utf-8")
+    assert vault.load_ignore(root).warnings and vault.load_ignore(root).warnings  # said to each caller
