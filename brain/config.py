@@ -140,12 +140,15 @@ def private_folder(folder: Path, *, create: bool = True) -> None:
     """Make ``folder`` (and any missing folder above it) 0700, or take the group's and others'
     bits from one of ours already there (its owner's are kept: a read-only one stays so). What
     brain keeps (note text, prompts, logs) is the user's alone, whatever the umask. A folder
-    that cannot be narrowed (a read-only home, another owner's) is left as it is."""
+    that cannot be narrowed (a read-only home, root's) is left as it is; one another user can
+    write in, or replace (``refuse_shared``), is a ``ConfigError``."""
     missing = []
     here = folder
     while create and not here.exists() and here.parent != here:
         missing.append(here)
         here = here.parent
+    if missing:  # nothing of ours goes into a folder another user can write in
+        refuse_shared(missing[-1])
     for path in reversed(missing):
         try:
             path.mkdir(mode=0o700)
@@ -158,7 +161,46 @@ def private_folder(folder: Path, *, create: bool = True) -> None:
                 f"cannot make the folder {path} ({exc.strerror or exc}): "
                 "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
             ) from exc
+    refuse_shared(folder, ours_narrowed=True)
     _owner_only(folder, stat.S_ISDIR)
+
+
+def refuse_shared(folder: Path, *, ours_narrowed: bool = False) -> None:
+    """``ConfigError`` when a user other than this one (or root) can put files in ``folder``
+    (another user's folder, or one anyone may write in), or replace it (its parent is such a
+    folder, without the sticky bit): they could plant a symlink where brain writes its log or
+    database (brain would write through it into a file of yours), or a record and socket that
+    take every question. With ``ours_narrowed``, a folder of ours is not refused for its mode:
+    the caller narrows it; one not made yet is judged by its parent. A folder that cannot be
+    looked at is left to the caller's error."""
+    if not hasattr(os, "getuid"):  # Windows: no owners or modes to read this way
+        return
+    try:
+        above = folder.parent.stat()
+        st = folder.stat() if folder.exists() else None
+    except OSError:
+        return
+    why = None
+    if st and _open_to_others(st, sticky_protects=False) and not (ours_narrowed and st.st_uid == os.getuid()):
+        why = f"uid {st.st_uid} owns it" if st.st_uid not in (os.getuid(), 0) else "anyone may write in it"
+    elif _open_to_others(above, sticky_protects=True):
+        why = f"{folder.parent} is " + ("another user's" if above.st_uid not in (os.getuid(), 0) else "open to all")
+    if why:
+        raise ConfigError(
+            f"{folder} is not yours alone ({why}): brain keeps note text and prompts only where no other "
+            "user can write; set BRAIN_HOME (or BRAIN_DB) to a folder of yours"
+        )
+
+
+def _open_to_others(st: os.stat_result, *, sticky_protects: bool) -> bool:
+    """Whether a user other than this one and root may make entries in the folder ``st`` is
+    (its owner, or anyone by its mode; a group of ours is taken as ours, as umask 002 does),
+    or, with ``sticky_protects``, replace ours (which the sticky bit forbids, as in /tmp)."""
+    uid = os.getuid()
+    if st.st_uid not in (uid, 0):
+        return True
+    writable = st.st_mode & (0o002 if st.st_uid == uid else 0o022)
+    return bool(writable) and not (sticky_protects and st.st_mode & stat.S_ISVTX)
 
 
 def private_file(path: Path) -> None:

@@ -101,6 +101,8 @@ def connection(
 def _open(path: Path, migrate_until: float | None = None) -> sqlite3.Connection:
     if not path.parent.exists():  # a folder brain makes is owner-only; one already there is the user's
         config.private_folder(path.parent)
+    else:  # but not one where another user could plant the database, its -wal or its journal
+        config.refuse_shared(path.parent)
     config.private_file(path)  # prompts and turns: the user's alone, not the umask's 0644
     conn = connect(str(path))
     try:

@@ -13,9 +13,11 @@ from conftest import FakeEmbedder
 from index_helpers import index_into
 
 from brain import db
+from brain.errors import ConfigError
 from brain.ledger.hook import log
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+NOBODY = 65534
 
 
 def readable_by_others(home: Path) -> list[str]:
@@ -70,3 +72,42 @@ def test_a_home_an_older_brain_left_readable_is_narrowed(tmp_path, toy_vault, mo
     log("prompt: another line")
     assert readable_by_others(home) == []
     assert stat.S_IMODE(os.stat(home / "brain.db").st_mode) == 0o600
+
+
+@pytest.mark.parametrize("whose", ["another user's", "open to all"])
+def test_a_home_another_user_can_write_in_is_refused(tmp_path, toy_vault, monkeypatch, whose):
+    """A brain home another user made (BRAIN_HOME in /tmp), or one anyone may write in: they
+    could plant a symlink where brain writes its log (brain appended to the file it leads to,
+    one of yours), or their own folders, where your notes' text and prompts went readable."""
+    home = tmp_path / "home"
+    (home / "logs").mkdir(parents=True)
+    yours = tmp_path / "yours.txt"
+    yours.write_text("mine\n")
+    (home / "logs" / "hook.log").symlink_to(yours)  # planted
+    if whose == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a folder to another user")
+        for path in (home, home / "logs", home / "logs" / "hook.log"):
+            os.lchown(path, NOBODY, NOBODY)
+    else:
+        os.chmod(home, 0o777)
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    log("prompt: a line")  # never raises
+    assert yours.read_text() == "mine\n"
+    with pytest.raises(ConfigError, match="not yours alone"):
+        index_into(home, toy_vault, FakeEmbedder())
+    with pytest.raises(ConfigError, match="not yours alone"):
+        db.open_db()
+    assert sorted(p.name for p in home.rglob("*")) == ["hook.log", "logs"]
+
+
+def test_a_database_where_anyone_may_write_is_refused(tmp_path, monkeypatch):
+    """BRAIN_DB in a folder like /tmp: another user could put their file, or a symlink, where
+    SQLite writes the database, its -wal or its journal."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    monkeypatch.setenv("BRAIN_DB", str(shared / "brain.db"))
+    with pytest.raises(ConfigError, match="not yours alone"):
+        db.open_db()
+    assert list(shared.iterdir()) == []
