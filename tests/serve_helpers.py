@@ -61,7 +61,7 @@ def server_socket(vault: Path) -> Iterator[socket.socket]:
     import fcntl
 
     root = vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    runtime.make_private(runtime.runtime_dir(root))  # as a server makes it
     path = runtime.socket_path(root)
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.bind(str(path))

@@ -111,3 +111,56 @@ def test_a_database_where_anyone_may_write_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="not yours alone"):
         db.open_db()
     assert list(shared.iterdir()) == []
+
+
+@pytest.mark.parametrize("whose", ["another user's", "open to all"])
+def test_a_server_record_another_user_could_write_is_not_followed(tmp_path, monkeypatch, whose):
+    """The server's folder (beside the index) holding a record someone else wrote: its socket
+    was asked every question (brain ask, the prompt hook's prompts) and its pid took
+    --stop's SIGTERM. Such a record is no server: the question is answered in-process."""
+    import json
+    import socket
+    import threading
+
+    from brain.recall.types import RecallSettings
+    from brain.server import client, runtime
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    folder = runtime.runtime_dir(vault)
+    folder.mkdir(parents=True)
+    theirs = tmp_path / "t.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(theirs))
+    listener.listen()
+    listener.settimeout(5)
+    heard: list[bytes] = []
+
+    def serve_once() -> None:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        with conn:
+            heard.append(conn.recv(1 << 16))
+            conn.sendall(json.dumps({"v": 1, "ok": True, "result": {"results": [[]]}}).encode() + b"\n")
+
+    runtime.record_path(vault).write_text(json.dumps({"pid": 1, "socket": str(theirs), "features": ["past"]}))
+    if whose == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a folder to another user")
+        os.chown(folder, NOBODY, NOBODY)
+        os.chmod(folder, 0o700)
+    else:
+        os.chmod(folder, 0o777)
+    thread = threading.Thread(target=serve_once)
+    thread.start()
+    try:
+        with pytest.raises(client.NoServer):
+            client.ask(vault, "the password is hunter2", ["hybrid"], RecallSettings(), timeout=2)
+    finally:
+        listener.close()
+        thread.join()
+    assert heard == []
+    assert runtime.read_record(vault) is None  # brain serve --stop, brain status: no pid to trust

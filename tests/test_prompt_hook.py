@@ -112,7 +112,7 @@ class FakeServer:
         self.received: list[bytes] = []
         self.held: list[socket.socket] = []
         directory = runtime.runtime_dir(root)
-        directory.mkdir(parents=True, exist_ok=True)
+        runtime.make_private(directory)  # as the server makes it: a record elsewhere is not read
         self.path = directory / "serve.sock"
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(self.path))
@@ -337,7 +337,7 @@ def test_no_vault_prints_nothing_and_says_why(tmp_path):
 
 
 def test_a_stale_server_record_is_no_server(indexed):
-    runtime.runtime_dir(indexed).mkdir(parents=True, exist_ok=True)
+    runtime.make_private(runtime.runtime_dir(indexed))
     runtime.write_record(indexed, {"pid": 999999, "vault": str(indexed), "socket": "/nonexistent/serve.sock"})
     proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
     assert proc.returncode == 0 and proc.stdout == b""

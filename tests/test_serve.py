@@ -380,7 +380,7 @@ def test_a_stale_socket_is_detected_and_replaced(toy_vault):
     """What `kill -9` leaves: a socket file nobody listens on and a record naming a dead pid."""
     _index(toy_vault)
     root = toy_vault.resolve()
-    runtime.runtime_dir(root).mkdir(parents=True, exist_ok=True)
+    runtime.make_private(runtime.runtime_dir(root))
     path = runtime.socket_path(root)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(path))
@@ -447,7 +447,7 @@ def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
             assert request(daemon, op, vault=other.resolve(), **fields)["error"]["code"] == "wrong_vault"
         assert request(daemon, "ping")["ok"]  # and the stop request for B did not stop A
         # B's server folder pointing at A's socket (a copied folder, say): B's client falls back.
-        runtime.runtime_dir(other.resolve()).mkdir(parents=True, exist_ok=True)
+        runtime.make_private(runtime.runtime_dir(other.resolve()))
         runtime.write_record(other.resolve(), runtime.read_record(daemon.root))
         queries = daemon.service.queries
         out = CliRunner().invoke(cli, ["ask", "--vault", str(other), "--json", "quokkas"])

@@ -78,8 +78,23 @@ def make_private(folder: Path, *, parents: bool = True) -> None:
         os.chmod(folder, 0o700)
 
 
+def is_private(folder: Path) -> bool:
+    """Whether ``folder`` is a folder of this user's that no one else may enter (no symlink)."""
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows: no owners or modes to read this way
+        return True
+    try:
+        st = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
 def read_record(root: Path) -> dict[str, Any] | None:
-    """The running (or stale) server's record, or None when there is none or it is unreadable."""
+    """The running (or stale) server's record, or None when there is none or it is unreadable,
+    or when its folder is not ours alone: a record someone else could write would send every
+    question (and the prompt hook's prompts) to their socket, and ``--stop``'s SIGTERM to their pid."""
+    if not is_private(runtime_dir(root)):
+        return None
     try:
         data = json.loads(record_path(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
