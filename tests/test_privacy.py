@@ -147,6 +147,7 @@ def test_a_server_record_another_user_could_write_is_not_followed(tmp_path, monk
             conn.sendall(json.dumps({"v": 1, "ok": True, "result": {"results": [[]]}}).encode() + b"\n")
 
     runtime.record_path(vault).write_text(json.dumps({"pid": 1, "socket": str(theirs), "features": ["past"]}))
+    runtime.lock_path(vault).symlink_to(tmp_path / "made.txt")
     if whose == "another user's":
         if os.geteuid() != 0:
             pytest.skip("only root can give a folder to another user")
@@ -164,3 +165,4 @@ def test_a_server_record_another_user_could_write_is_not_followed(tmp_path, monk
         thread.join()
     assert heard == []
     assert runtime.read_record(vault) is None  # brain serve --stop, brain status: no pid to trust
+    assert not runtime.lock_is_held(vault) and not (tmp_path / "made.txt").exists()

@@ -125,7 +125,11 @@ def pid_alive(pid: Any) -> bool:
 
 
 def lock_is_held(root: Path) -> bool:
-    """Whether a server holds this vault's lock now (without taking it for long)."""
+    """Whether a server holds this vault's lock now (without taking it for long). Not in a
+    folder that is not ours alone: no server of ours is there, and opening a lock file planted
+    there (a symlink) would make the file it leads to."""
+    if not is_private(runtime_dir(root)):
+        return False
     try:
         import fcntl
     except ImportError:  # pragma: no cover - no flock: trust the record's pid
