@@ -9,11 +9,14 @@ import stat
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import FakeEmbedder
 from index_helpers import index_into
 
-from brain import db
+from brain import config, db
+from brain.cli import cli
 from brain.errors import ConfigError
+from brain.index.store import RECALL_CACHE_FILE
 from brain.ledger.hook import log
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
@@ -48,9 +51,13 @@ def test_what_brain_keeps_is_readable_by_no_other_user(tmp_path, toy_vault, monk
     index_into(home, toy_vault, FakeEmbedder())
     db.open_db().close()  # the ledger: prompts and answers
     log("prompt: a line")
-    assert (home / "brain.db").is_file() and (home / "logs" / "hook.log").is_file()
+    asked = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-rerank", "sourdough"])
+    assert asked.exit_code == 0, asked.output
+    cache = config.index_dir(toy_vault) / RECALL_CACHE_FILE  # the names, kept for the next ask
+    assert (home / "brain.db").is_file() and (home / "logs" / "hook.log").is_file() and cache.is_file()
     assert readable_by_others(tmp_path / "share") == []
     assert stat.S_IMODE(os.stat(home / "brain.db").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o600
     for folder in (home, home / "logs", home / "vaults"):
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
 
