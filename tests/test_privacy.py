@@ -4,6 +4,7 @@ files the umask left readable is narrowed the next time brain opens them."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -125,7 +126,6 @@ def test_a_server_record_another_user_could_write_is_not_followed(tmp_path, monk
     """The server's folder (beside the index) holding a record someone else wrote: its socket
     was asked every question (brain ask, the prompt hook's prompts) and its pid took
     --stop's SIGTERM. Such a record is no server: the question is answered in-process."""
-    import json
     import socket
     import threading
 
@@ -173,3 +173,28 @@ def test_a_server_record_another_user_could_write_is_not_followed(tmp_path, monk
     assert heard == []
     assert runtime.read_record(vault) is None  # brain serve --stop, brain status: no pid to trust
     assert not runtime.lock_is_held(vault) and not (tmp_path / "made.txt").exists()
+
+
+@pytest.mark.parametrize("whose", ["ours", "another user's"])
+def test_a_stale_record_naming_a_note_as_its_socket_leaves_the_note(toy_vault, monkeypatch, whose):
+    """A server starting over a stale record removed whatever path the record named as its
+    socket: one written into the server's folder while it was open to others (a chmod -R 777,
+    before brain narrowed it) named a note, and brain serve deleted the note."""
+    from serve_helpers import served
+
+    from brain.server import runtime
+
+    index_into(config.brain_home(), toy_vault, FakeEmbedder())
+    note = toy_vault / "Cooking" / "Sourdough bread.md"
+    text = note.read_bytes()
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    runtime.record_path(root).write_text(json.dumps({"pid": 2**22 + 1, "vault": str(root), "socket": str(note)}))
+    if whose == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(runtime.record_path(root), NOBODY, NOBODY)
+        assert runtime.read_record(root) is None  # never read: its socket, its pid
+    with served(toy_vault, watch=False) as daemon:
+        assert daemon.socket_path.is_socket()
+    assert note.read_bytes() == text

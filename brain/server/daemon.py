@@ -32,6 +32,7 @@ import secrets
 import signal
 import socket
 import socketserver
+import stat
 import sys
 import threading
 import time
@@ -199,7 +200,7 @@ class Daemon:
         if record is not None:
             log.warning("replacing the socket of a server that did not stop cleanly (pid %s)", record.get("pid"))
             if isinstance(record.get("socket"), str):
-                _unlink(Path(record["socket"]))
+                _unlink_socket(Path(record["socket"]))
             _unlink(runtime.record_path(self.root))
         _unlink(self.socket_path)
 
@@ -357,6 +358,17 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _unlink_socket(path: Path) -> None:
+    """Remove the socket a stale record names, when it is one of ours: a record names any path,
+    and whatever else is there (a note, a file of yours) is not the server's to remove."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return
+    if stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid():
+        _unlink(path)
 
 
 def _unlink(path: Path) -> None:

@@ -95,8 +95,12 @@ def read_record(root: Path) -> dict[str, Any] | None:
     question (and the prompt hook's prompts) to their socket, and ``--stop``'s SIGTERM to their pid."""
     if not is_private(runtime_dir(root)):
         return None
+    path = record_path(root)
     try:
-        data = json.loads(record_path(root).read_text(encoding="utf-8"))
+        st = path.lstat()  # a file another user left before the folder was narrowed is not ours
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
