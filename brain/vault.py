@@ -19,6 +19,7 @@ import os
 import re
 import stat
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -158,9 +159,12 @@ def _parse_ignore(data: bytes, link: Link | None) -> IgnoreRules:
 
     good: list[Any] = []
     for number, line in enumerate(text.splitlines(), start=1):
+        # In both Unicode forms: a name macOS wrote decomposed (NFD) is the name typed composed
+        # (NFC) to the user, and the rule must leave it out too.
+        forms = list(dict.fromkeys(unicodedata.normalize(form, line) for form in ("NFC", "NFD")))
         try:
-            # each line compiled once: checked alone, its pattern then joins the others
-            good += pathspec.GitIgnoreSpec.from_lines([line]).patterns
+            # each line compiled once: checked alone, its patterns then join the others
+            good += pathspec.GitIgnoreSpec.from_lines(forms).patterns
         except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
             reason = f" ({exc.msg})" if isinstance(exc, re.error) else ""
             rules.warnings.append(f"line {number}: {line.strip()!r} is not a valid pattern{reason}; line ignored")

@@ -198,3 +198,24 @@ def test_a_stale_record_naming_a_note_as_its_socket_leaves_the_note(toy_vault, m
     with served(toy_vault, watch=False) as daemon:
         assert daemon.socket_path.is_socket()
     assert note.read_bytes() == text
+
+
+@pytest.mark.parametrize("on_disk, typed", [("NFD", "NFC"), ("NFC", "NFD")])
+def test_a_brainignore_rule_holds_whatever_unicode_form_the_name_is_in(tmp_path, on_disk, typed):
+    """A folder named on macOS (HFS+ wrote names decomposed, NFD) and `Café/` typed in
+    .brainignore (composed, NFC) are one name to the user, two strings to pathspec: the
+    ignored folder's notes were indexed, searched and served."""
+    import unicodedata
+
+    from brain.vault import excluded, load_ignore, scan
+
+    vault = tmp_path / "vault"
+    folder = unicodedata.normalize(on_disk, "Café")
+    (vault / folder).mkdir(parents=True)
+    (vault / folder / "secret.md").write_text("# Secret\n\nthe code is hunter2\n", encoding="utf-8")
+    (vault / "ok.md").write_text("# ok\n", encoding="utf-8")
+    (vault / ".brainignore").write_text(unicodedata.normalize(typed, "Café") + "/\n", encoding="utf-8")
+    ignore = load_ignore(vault)
+    notes, _ = scan(vault, ignore)
+    assert [n.path for n in notes] == ["ok.md"]
+    assert excluded(f"{folder}/secret.md", ignore) == "brainignore"  # what brain serve's watcher asks
