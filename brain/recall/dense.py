@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
     from ..index.store import IndexStore
     from ..index.vectors import VectorIndex
-    from .past import LayeredVectors
+    from .past import FlatVectors, LayeredVectors
 
 
 def dense_search(
     store: IndexStore,
-    vectors: VectorIndex | LayeredVectors,
+    vectors: VectorIndex | LayeredVectors | FlatVectors,
     query_vector: np.ndarray,
     depth: int = DEFAULT_DEPTH,
     decay: float = 0.0,

@@ -30,8 +30,9 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index.store import ChunkRow, IndexStore, VersionRow
@@ -446,13 +447,52 @@ class _Edges:
         return np.repeat(columns, self.times, axis=0)
 
 
+class FlatVectors:
+    """Vectors searched exactly (FAISS inner product over float32), as ``VectorIndex`` searches
+    what is added to it (``dim``, ``size``, ``search``), but held once: a ``VectorIndex`` keeps
+    what is added to it twice, in numpy for its delta and again for FAISS to search (a view of
+    the past's 18,832 past chunks at 20,000 notes: 29 MB each)."""
+
+    def __init__(self, dim: int, ids: np.ndarray, vectors: np.ndarray):
+        import faiss
+
+        self.dim = dim
+        self.index = faiss.IndexIDMap(faiss.IndexFlatIP(dim))
+        if len(ids):
+            self.index.add_with_ids(vectors, ids)
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, scores) of the k nearest, best first, ties in the order added (``VectorIndex.search``)."""
+        import faiss
+        import numpy as np
+
+        k = min(k, self.size)
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)  # one query: threads only contend (as VectorIndex.search)
+        try:
+            scores, ids = self.index.search(query, k)
+        finally:
+            faiss.omp_set_num_threads(threads)
+        keep = ids[0] >= 0
+        ids, scores = ids[0][keep], scores[0][keep]
+        order = np.argsort(-scores, kind="stable")
+        return ids[order], scores[order]
+
+
 class LayeredVectors:
     """The present's vector index and a slice's past chunks beside it, searched as one (what
     ``VectorIndex`` answers the dense lane: ``dim``, ``size``, ``search``). The present's is used
     as it is, not copied: its delta put under the past chunks was a copy of every vector added
     since the last compaction, and another for FAISS to search (60 MB a view at 100,000 chunks)."""
 
-    def __init__(self, present: VectorIndex, past: VectorIndex):
+    def __init__(self, present: VectorIndex, past: FlatVectors):
         self.present = present
         self.past = past
         self.dim = present.dim
@@ -474,7 +514,7 @@ class LayeredVectors:
         return ids, scores
 
 
-def slice_vectors(past: PastIndex, dim: int, present: VectorIndex | None = None) -> VectorIndex | LayeredVectors:
+def slice_vectors(past: PastIndex, dim: int, present: VectorIndex | None = None) -> FlatVectors | LayeredVectors:
     """The dense lane's index over a slice, with every past chunk of it added on top.
 
     Where most of the slice reads the present's chunks (``--as-of`` a day or a month ago: few
@@ -488,33 +528,45 @@ def slice_vectors(past: PastIndex, dim: int, present: VectorIndex | None = None)
     changed (bench/history.py).
     """
     chunks = past.past_chunk_ids()
-    ids, blobs = [], []
-    for start in range(0, len(chunks), _READ):
-        rows = past.base.history_chunk_vectors(chunks[start : start + _READ])
-        ids += [PAST + r[0] for r in rows]
-        blobs += [r[2] for r in rows]
     current = past.current_note_ids()
+    past_part = _Source(past.base.history_chunk_vectors, chunks, len(chunks), PAST)
     if current and len(current) >= SHARED_FROM * past.base.note_count():
-        past_index = VectorIndex.empty(dim, version=-1)
-        _add(past_index, ids, blobs, dim)
-        return LayeredVectors(present if present is not None else load_current(past.base, dim), past_index)
-    index = VectorIndex.empty(dim, version=-1)
-    present_ids, present_blobs = [], []
-    for start in range(0, len(current), _READ):
-        rows = past.base.note_chunk_vectors(current[start : start + _READ])
-        present_ids += [r[0] for r in rows]
-        present_blobs += [r[2] for r in rows]
-    _add(index, present_ids + ids, present_blobs + blobs, dim)
-    return index
+        return LayeredVectors(present if present is not None else load_current(past.base, dim), _flat(dim, [past_part]))
+    count = sum(past.base.note_chunk_counts(current).values())
+    return _flat(dim, [_Source(past.base.note_chunk_vectors, current, count, 0), past_part])
 
 
-def _add(index: VectorIndex, ids: list[int], blobs: list[bytes], dim: int) -> None:
-    """One add for all: each add copies the vectors added before it (``Delta.then``)."""
+@dataclass
+class _Source:
+    """Vectors to read: ``read(keys)`` gives (id, note id, float32 bytes) rows, at most ``count``
+    in all; their ids are offset by ``offset``."""
+
+    read: Callable[[Sequence[int]], list[tuple[int, int, bytes]]]
+    keys: list[int]
+    count: int
+    offset: int
+
+
+def _flat(dim: int, sources: list[_Source]) -> FlatVectors:
+    """A ``FlatVectors`` of the sources' vectors, in their order, read a few thousand at a time
+    into one array that FAISS copies at once (a ``VectorIndex`` kept its own copy, and each of
+    its adds copied those added before)."""
     import numpy as np
 
-    if ids:
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
-        index.add(np.asarray(ids, dtype=np.int64), matrix)
+    matrix = np.empty((sum(source.count for source in sources), dim), dtype=np.float32)
+    ids = np.empty(len(matrix), dtype=np.int64)
+    filled = 0
+    for source in sources:
+        for start in range(0, len(source.keys), _READ):
+            rows = source.read(source.keys[start : start + _READ])
+            end = filled + len(rows)
+            if end > len(matrix):  # more than counted (the index changed between the two reads)
+                matrix = np.concatenate([matrix, np.empty((end - len(matrix), dim), dtype=np.float32)])
+                ids = np.concatenate([ids, np.empty(end - len(ids), dtype=np.int64)])
+            matrix[filled:end] = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            ids[filled:end] = [source.offset + r[0] for r in rows]
+            filled = end
+    return FlatVectors(dim, ids[:filled], matrix[:filled])
 
 
 def _start(version: VersionRow) -> str | None:

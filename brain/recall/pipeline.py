@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ..embed import Embedder
     from ..index.store import IndexStore
     from ..index.vectors import VectorIndex
-    from .past import LayeredVectors
+    from .past import FlatVectors, LayeredVectors
 
 __all__ = ["DEFAULT_MODE", "Mode", "QueryState", "RecallResult", "RecallSettings", "Recaller"]
 
@@ -122,7 +122,7 @@ class Recaller:
     def __init__(
         self,
         store: IndexStore,
-        vectors: VectorIndex | LayeredVectors,
+        vectors: VectorIndex | LayeredVectors | FlatVectors,
         embedder: Embedder,
         *,
         root: Path,
