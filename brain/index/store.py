@@ -2305,6 +2305,30 @@ class IndexStore:
         )
         return [VersionRow(*r) for r in rows]
 
+    def slice_rows_at(self, moment: float | None) -> list[tuple]:
+        """What a view of the past keeps of the version of every note current at ``moment``
+        (None: now, of the notes the notes table holds), by note id: (note id, path, title,
+        aliases, date, frontmatter, world date, valid from, valid to, recorded from, recorded
+        to, 1 where its content is the note's now, its content hash); none of the rest of a
+        ``VersionRow``."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        columns = (
+            "v.note_id, v.path, v.title, v.aliases, v.date, v.frontmatter, v.world_date, v.valid_from, v.valid_to,"
+            " v.recorded_from, v.recorded_to, coalesce(v.hash = n.hash, 0), v.hash"
+        )
+        if moment is None:  # a version may lag a crash: the notes are the notes table's
+            sql = (
+                f"SELECT {columns} FROM note_versions v JOIN notes n ON n.id = v.note_id"
+                " WHERE v.recorded_to IS NULL ORDER BY v.note_id"
+            )
+            return cursor.execute(sql).fetchall()
+        sql = (
+            f"SELECT {columns} FROM note_versions v LEFT JOIN notes n ON n.id = v.note_id"
+            " WHERE v.recorded_from <= ? AND (v.recorded_to IS NULL OR v.recorded_to > ?) ORDER BY v.note_id"
+        )
+        return cursor.execute(sql, (moment, moment)).fetchall()
+
     def names_at(self, moment: float) -> list[tuple[int, str, str, str]]:
         """(note id, path, title, aliases as JSON) of every note current at ``moment``, by note id:
         what a note is found by then (``reading.read_note_at``), without the rest of its version."""

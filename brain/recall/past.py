@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..index.store import ChunkRow, IndexStore, VersionRow
+from ..index.store import ChunkRow, IndexStore
 from ..index.vectors import VectorIndex, load_current
 from ..links import alias_key, note_keys
 from . import bm25
@@ -53,6 +53,41 @@ _PAST_HITS = 2  # past chunks rescored per result wanted (picked by the past tab
 SHARED_FROM = 0.5
 
 
+_EMPTY = {"[]": "[]", "{}": "{}"}  # most notes' aliases and many a frontmatter: one string for all
+
+
+@dataclass(frozen=True, slots=True)
+class SliceVersion:
+    """What a view of the past keeps of a note's version (``IndexStore.slice_rows_at``): what
+    recall reads of it. A ``VersionRow`` each was 830 bytes at 20,000 notes (its content hash,
+    event, sizes, and a dict for its fields), this some 500 (``brain serve`` keeps a few views)."""
+
+    note_id: int
+    path: str
+    title: str
+    aliases: str  # JSON list
+    date: str | None
+    frontmatter: str  # JSON
+    world_date: str | None
+    valid_from: str | None
+    valid_to: str | None
+    recorded_from: float
+    recorded_to: float | None
+
+    @classmethod
+    def of(cls, row: tuple) -> SliceVersion:
+        aliases, frontmatter = row[3], row[5]
+        return cls(
+            row[0],
+            row[1],
+            row[2],
+            _EMPTY.get(aliases, aliases),
+            row[4],
+            _EMPTY.get(frontmatter, frontmatter),
+            *row[6:11],
+        )
+
+
 class PastIndex(IndexStore):
     """A slice of one index's history; shares (and closes) the store's connection. ``borrowed``:
     the store stays open when the slice closes (``brain serve``'s views of the past, over the
@@ -66,16 +101,14 @@ class PastIndex(IndexStore):
         self.borrowed = borrowed
         self.as_of = as_of
         self.valid_at = valid_at
-        versions = store.versions_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
-        current_hash = store.note_hashes()
-        self.versions: dict[int, VersionRow] = {v.note_id: v for v in versions}
-        if as_of is None:  # the present: the notes are the notes table (a version may lag a crash)
-            self.versions = {v.note_id: v for v in versions if v.note_id in current_hash}
+        rows = store.slice_rows_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
+        self.versions: dict[int, SliceVersion] = {r[0]: SliceVersion.of(r) for r in rows}
         # Notes whose content then is their content now read the present chunks.
-        self._current = {n for n, v in self.versions.items() if current_hash.get(n) == v.hash}
+        self._current = {r[0] for r in rows if r[11]}
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id
         self._past_counts: Counter[int] | None = None  # note id → its past chunks, once asked
-        wanted = {(n, v.hash) for n, v in self.versions.items() if n not in self._current}
+        wanted = {(r[0], r[12]) for r in rows if not r[11]}
+        del rows
         if wanted:
             for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
                 if (note_id, digest) in wanted:
@@ -190,7 +223,7 @@ class PastIndex(IndexStore):
         return {n: (self.versions[n].path, self.versions[n].title) for n in note_ids if n in self.versions}
 
     def frontmatter_rows(self, containing: Sequence[str] = ()) -> list[tuple[int, str, str, str]]:
-        versions: Iterable[VersionRow] = self.versions.values()
+        versions: Iterable[SliceVersion] = self.versions.values()
         if containing:
             versions = _containing(versions, [word.lower() for word in containing])
         return [(v.note_id, v.path, v.date or "", v.frontmatter or "{}") for v in versions]
@@ -569,11 +602,11 @@ def _flat(dim: int, sources: list[_Source]) -> FlatVectors:
     return FlatVectors(dim, ids[:filled], matrix[:filled])
 
 
-def _start(version: VersionRow) -> str | None:
+def _start(version: SliceVersion) -> str | None:
     return version.valid_from or version.world_date
 
 
-def _containing(versions: Iterable[VersionRow], words: list[str]) -> list[VersionRow]:
+def _containing(versions: Iterable[SliceVersion], words: list[str]) -> list[SliceVersion]:
     """The versions whose frontmatter holds one of ``words`` (lower case), case aside: each
     frontmatter lowered once (100,000 of them, five words: 0.4 s lowered for each word)."""
     out = []
