@@ -117,6 +117,24 @@ def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(ed
         assert status is not None and status["past"]["opened"] == 2 and len(status["past"]["views"]) == 2
 
 
+def test_what_opening_a_view_read_and_let_go_is_given_back(edited, monkeypatch):
+    """A view's first question reads its slice (rows, past vectors) and lets most of it go: given
+    back to the system then (malloc_trim), not held by malloc for as long as the view is kept."""
+    from brain.server import service as service_module
+
+    vault, at = edited
+    trims: list[int] = []
+    monkeypatch.setattr(service_module, "release_free_memory", lambda: trims.append(1) or True)
+    with served(vault, watch=False) as daemon:
+        trims.clear()
+        client.ask(vault.resolve(), QUESTION, ["hybrid+ppr"], _settings(), timeout=30, as_of=_iso(at["first"]))
+        wait_until(lambda: trims, 10, "the memory given back")
+        assert daemon.service.past_opened == 1 and len(trims) == 1
+        client.ask(vault.resolve(), QUESTION, ["hybrid+ppr"], _settings(), timeout=30, as_of=_iso(at["first"]))
+        client.ask(vault.resolve(), QUESTION, ["hybrid+ppr"], _settings(), timeout=30)
+        assert daemon.service.past_opened == 1 and len(trims) == 1  # warm, or the present: nothing opened
+
+
 def test_a_view_whose_moment_moved_answers_as_one_opened_there(edited):
     """The view kept for one moment, asked about another of the same slice, answers what the
     command line answers for that other moment (its dates, its header)."""
