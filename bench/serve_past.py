@@ -15,6 +15,10 @@ or removed), each round indexed and kept as a version. Then, each a whole `brain
 
     python bench/serve_past.py                                   # MiniLM ($BRAIN_EMBED_MODEL), 13th Age SRD
     python bench/serve_past.py --model benchfake:384 --notes 20000 --runs 2   # memory at scale
+
+The vault, its index and its moments stay in ``--work`` (kept.json): ``--reuse`` measures them
+again (another version of brain, the same history) without building them, and
+bench/past_view_parts.py lists what a view of them holds.
 """
 
 from __future__ import annotations
@@ -110,6 +114,10 @@ def make_vault(args: argparse.Namespace, vault: Path, env: dict[str, str]) -> li
     return moments
 
 
+def _kept_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith("BRAIN_") or k in ("HF_HUB_OFFLINE", "PYTHONPATH")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vault", type=Path, default=DEFAULT_VAULT)
@@ -119,11 +127,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="cold in-process asks, and warm asks through the server")
     parser.add_argument("--model", help="BRAIN_EMBED_MODEL (default: as set, else benchfake:384)")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "brain-serve-past")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the vault and index an earlier run left in --work (its kept.json) rather than build them again",
+    )
     args = parser.parse_args()
     work = args.work
     vault = work / (f"generated-{args.notes}" if args.notes else args.vault.name)
     home = work / "home"
-    shutil.rmtree(home, ignore_errors=True)
+    kept_file = work / "kept.json"
+    kept = json.loads(kept_file.read_text()) if args.reuse else None
+    if kept is not None and Path(kept["vault"]) != vault:
+        raise SystemExit(f"{kept_file} is of {kept['vault']}, not {vault}")
+    if kept is None:
+        shutil.rmtree(home, ignore_errors=True)
     env = dict(os.environ, BRAIN_HOME=str(home), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
     env["BRAIN_EMBED_MODEL"] = args.model or env.get("BRAIN_EMBED_MODEL") or "benchfake:384"
     env.update(BRAIN_VERSION_INTERVAL="0", BRAIN_SERVE_PAST_IDLE=str(IDLE), BRAIN_RERANK_MODEL="none")
@@ -131,7 +149,12 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ["BRAIN_HOME"] = env["BRAIN_HOME"]
     print(f"vault: {vault.name}; model: {env['BRAIN_EMBED_MODEL']}; {load()}", flush=True)
-    moments = make_vault(args, vault, env)
+    if kept is None:
+        moments = make_vault(args, vault, env)
+        # what bench/past_view_parts.py and a later --reuse measure again
+        kept_file.write_text(json.dumps({"vault": str(vault), "moments": moments, "env": _kept_env(env)}))
+    else:
+        moments = kept["moments"]
     status = json.loads(brain(["status", "--vault", str(vault), "--json"], env)[1].stdout)
     history = status["history"]
     print(
