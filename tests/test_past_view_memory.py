@@ -143,3 +143,20 @@ def test_a_slice_keeps_little_of_each_version(tmp_path):
         past.close()
     finally:
         store.close()
+
+
+def test_a_slice_keeps_its_edges_in_few_bytes_and_reads_them_back_as_written():
+    from brain.recall.past import _Edges
+
+    rows = [(1, 2, "link", 1), (2, 3, "embed", 2), (3, 1, "link", 0), (1, 3, "link", 3), (4, 1, "embed", 1)]
+    edges = _Edges(rows)
+    nbytes = sum(column.nbytes for column in (edges.src, edges.dst, edges.kind, edges.times))
+    assert nbytes / len(rows) == 13  # 32 as four int64 columns
+    written = [(s, t, k) for s, t, k, times in rows for _ in range(max(1, times))]
+    assert edges.rows() == written
+    assert edges.array().tolist() == [[s, t, int(k == "embed")] for s, t, k in written]
+    assert edges.rows(edges.src_in([1]), repeat=False) == [(1, 2, "link"), (1, 3, "link")]
+    assert edges.between([1, 2, 3]).rows(repeat=False) == [(s, t, k) for s, t, k, _ in rows[:4]]
+    huge = _Edges([(2**40, 7, "link", 1), (7, 2**40, "link", 1)])  # row ids beyond 32 bits stay as they are
+    assert huge.rows() == [(2**40, 7, "link"), (7, 2**40, "link")]
+    assert huge.rows(huge.dst_in([2**40])) == [(7, 2**40, "link")]
