@@ -5,7 +5,8 @@ as `brain serve` does), asks a question of the present (everything the present b
 then opens views of the past over it (``open_past_view``) at moments of its history and asks
 each a question, printing for each view what tracemalloc sees it allocate, by the line of brain
 that allocated it, and the process's resident memory (FAISS and SQLite allocate outside
-tracemalloc's sight), then after the views are closed.
+tracemalloc's sight), then after the views are closed; ``--rounds`` opens and closes them
+again, printing what is left after each round (what the allocator keeps, and reuses or not).
 
 Run it on a vault bench/serve_past.py built (``--keep`` leaves it, with its moments):
 
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument(
         "--frames", type=int, default=12, help="tracemalloc's; 0: resident memory alone (tracing slows it 5x)"
     )
+    parser.add_argument("--rounds", type=int, default=1, help="open, ask and close the views this many times")
     args = parser.parse_args()
     kept = json.loads((args.work / "kept.json").read_text())
     os.environ.update(kept["env"])
@@ -79,6 +81,7 @@ def main() -> None:
     _register()
     from brain.embed import load_embedder
     from brain.recall.opening import open_past_view, open_snapshot
+    from brain.recall.past import PastIndex
     from brain.recall.types import DEFAULT_MODE, Mode, RecallSettings
     from brain.server.service import release_free_memory
 
@@ -91,44 +94,58 @@ def main() -> None:
     gc.collect()
     release_free_memory()
     print(f"{root.name}: the present open and asked: {rss_mb()[0]} MB resident ({rss_mb()[1]} anonymous)")
+    if "scipy.sparse" not in sys.modules:  # the first view's link graph would import it, and it stays
+        before_import = rss_mb()
+        import scipy.sparse  # noqa: F401
+
+        print(f"scipy.sparse imported first (a view's link graph needs it): +{rss_mb()[0] - before_import[0]:.1f} MB")
     moments = kept["moments"]
     picks = [moments[len(moments) // 2], moments[0], moments[-1]][: args.views]
     trace = args.frames > 0
     if trace:
         tracemalloc.start(args.frames)
-    views = []
     start = tracemalloc.take_snapshot() if trace else None
-    for moment in picks:
-        rss_before = rss_mb()
-        before = tracemalloc.take_snapshot() if trace else None
-        started = time.perf_counter()
-        view = open_past_view(present, as_of=moment)
-        opened = time.perf_counter() - started
-        asked = []
-        for query in QUERIES:
+    for number in range(1, args.rounds + 1):
+        views = []
+        for moment in picks:
+            gc.collect()
+            release_free_memory()  # as brain serve does after the question that opened a view
+            rss_before = rss_mb()
+            before = tracemalloc.take_snapshot() if trace and number == 1 else None
             started = time.perf_counter()
-            view.compare(query, modes, settings)
-            asked.append(time.perf_counter() - started)
-        views.append(view)
-        del view
+            view = open_past_view(present, as_of=moment)
+            opened = time.perf_counter() - started
+            asked = []
+            for query in QUERIES:
+                started = time.perf_counter()
+                view.compare(query, modes, settings)
+                asked.append(time.perf_counter() - started)
+            store, vectors = view.store, view.vectors
+            past_chunks = len(store.past_chunk_ids()) if isinstance(store, PastIndex) else 0
+            views.append(view)
+            del view, store, vectors
+            gc.collect()
+            release_free_memory()
+            rss_after = rss_mb()
+            if number > 1:
+                continue
+            print(
+                f"\na view at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(moment))} ({past_chunks:,} past chunks,"
+                f" {past_chunks * present.vectors.dim * 4 / 2**20:.1f} MB of float32 vectors): opened in {opened:.2f} s,"
+                f" questions {', '.join(f'{s:.2f}' for s in asked)} s\n"
+                f"  resident +{rss_after[0] - rss_before[0]:.1f} MB (anonymous +{rss_after[1] - rss_before[1]:.1f})"
+            )
+            if before is not None:
+                total, lines = parts(before, tracemalloc.take_snapshot(), args.top)
+                print(f"  tracemalloc: +{total:.1f} MB held, by where brain allocated it:\n" + "\n".join(lines))
+        while views:  # no name left bound to one
+            views.pop().close()
         gc.collect()
-        rss_after = rss_mb()
-        print(
-            f"\na view at {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(moment))}: opened in {opened:.2f} s, "
-            f"questions {', '.join(f'{s:.2f}' for s in asked)} s\n"
-            f"  resident +{rss_after[0] - rss_before[0]:.1f} MB (anonymous +{rss_after[1] - rss_before[1]:.1f})"
-        )
-        if before is not None:
-            total, lines = parts(before, tracemalloc.take_snapshot(), args.top)
-            print(f"  tracemalloc: +{total:.1f} MB held, by where brain allocated it:\n" + "\n".join(lines))
-    while views:  # no name left bound to one
-        views.pop().close()
-    gc.collect()
-    release_free_memory()
-    print(f"\nthe views closed: {rss_mb()[0]} MB resident ({rss_mb()[1]} anonymous)")
-    if start is not None:
-        total, lines = parts(start, tracemalloc.take_snapshot(), args.top)
-        print(f"  tracemalloc: {total:+.1f} MB still held\n" + "\n".join(lines))
+        release_free_memory()
+        print(f"\nround {number}: the views closed: {rss_mb()[0]} MB resident ({rss_mb()[1]} anonymous)")
+        if start is not None and number == 1:
+            total, lines = parts(start, tracemalloc.take_snapshot(), args.top)
+            print(f"  tracemalloc: {total:+.1f} MB still held\n" + "\n".join(lines))
     present.close()
 
 
