@@ -6,7 +6,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-from conftest import write
+from conftest import FakeEmbedder, write
 from index_helpers import index_then_moment, open_store
 
 from brain.index.vectors import VectorIndex, load_current
@@ -160,3 +160,33 @@ def test_a_slice_keeps_its_edges_in_few_bytes_and_reads_them_back_as_written():
     huge = _Edges([(2**40, 7, "link", 1), (7, 2**40, "link", 1)])  # row ids beyond 32 bits stay as they are
     assert huge.rows() == [(2**40, 7, "link"), (7, 2**40, "link")]
     assert huge.rows(huge.dst_in([2**40])) == [(7, 2**40, "link")]
+
+
+def test_a_slice_mostly_of_the_past_searches_its_own_vectors_as_before(tmp_path):
+    """Most notes changed since the moment: the slice's present chunks and its past ones in one
+    flat index of their own (not the present's FAISS), found as a VectorIndex of them found them."""
+    from brain.recall.past import FlatVectors
+
+    root = tmp_path / "vault"
+    moment = _vault(root, notes=12, edited=9)
+    store = open_store(root)
+    try:
+        past = PastIndex(store, as_of=moment, borrowed=True)
+        vectors = slice_vectors(past, 64)
+        current = past.current_note_ids()
+        rows = store.note_chunk_vectors(current) + [
+            (PAST + c, n, v) for c, n, v in store.history_chunk_vectors(past.past_chunk_ids())
+        ]
+        assert isinstance(vectors, FlatVectors) and vectors.size == len(rows) == 12 * 3
+        before = VectorIndex.empty(64, version=-1)
+        before.add(
+            np.asarray([r[0] for r in rows], dtype=np.int64),
+            np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), 64),
+        )
+        for query in ("kiln glaze batch", "slag", "part 2"):
+            vector = FakeEmbedder().embed_query(query)
+            got, want = vectors.search(vector, 20), before.search(vector, 20)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        past.close()
+    finally:
+        store.close()
