@@ -21,8 +21,9 @@ Three measurements, each in its own process:
               each) beside one other note, and the same log with a line of its first half
               rewritten every EDIT_EVERY appends: what history keeps of it, by part (past
               chunks with their BM25 index, the map of each past content's chunks, the
-              versions with their texts or segment lists, the past texts' segments), and
-              what reading a version's text back takes (`brain history` of the log too). With
+              versions with their texts or segment lists, the past texts' segments), what
+              reading a version's text back takes, and what `brain history` of the log takes
+              (its newest 10 versions, every version, --json; CPU and wall). With
               --baseline-src PATH the same with the brain at PATH. Past chunks are stored once
               per note since m018, and a long past text in segments shared between versions
               since m020; before each, every version kept a copy of what it had, so a growing
@@ -240,16 +241,15 @@ def child_grow(args: argparse.Namespace) -> dict:
         "seconds": seconds,
         **_history_parts(db),
         "reads": _text_reads(vault, db),
+        "history": _history_times(vault),
     }
 
 
 def _text_reads(vault: Path, db: Path) -> dict:
     """Milliseconds to read a version's text back (the first, middle and last past version of
-    the log: median of 30) and for `brain history --last 5` of the log (median of 3; most of it
-    is comparing each version with the one before, line by line)."""
+    the log: median of 30)."""
     from brain import config
     from brain.index.store import IndexStore
-    from brain.recall.timeline import note_history
 
     store = IndexStore.open(config.index_dir(vault), create=False)
     try:
@@ -267,12 +267,42 @@ def _text_reads(vault: Path, db: Path) -> dict:
             out[f"{name} past version ({version.size / 1024:.0f} KB)"] = statistics.median(times) * 1000
     finally:
         store.close()
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        note_history(vault, "Kiln log", last=5)
-        times.append(time.perf_counter() - started)
-    out["brain history --last 5"] = statistics.median(times) * 1000
+    return out
+
+
+HISTORY_COMMANDS = (("--last 10", ["--last", "10"]), ("every version", ["--last", "0"]), ("--json", ["--json"]))
+
+
+def _history_times(vault: Path) -> dict:
+    """`brain history` of the log, in this process through click (no interpreter start): its
+    newest 10 versions, every version for a person (--last 0), and --json (every version).
+    Seconds of this process's CPU and of wall time, the fastest of 3 runs (of 1 when a run
+    takes over 10 s: the one before segments and line ids took minutes), and a digest of what
+    each version's summary says (the same texts give the same digest, whatever the brain)."""
+    import hashlib
+
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    runner = CliRunner()
+    command = ["history", "--vault", str(vault), "Kiln log"]
+    assert runner.invoke(cli, [*command, "--last", "1"]).exit_code == 0  # imports, the first reads
+    out: dict = {}
+    for name, extra in HISTORY_COMMANDS:
+        cpu: list[float] = []
+        wall: list[float] = []
+        while len(cpu) < 3 and sum(wall) < 10:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            done = runner.invoke(cli, [*command, *extra])
+            wall.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - cpu_started)
+            assert done.exit_code == 0, done.output
+        out[name] = {"cpu_s": min(cpu), "wall_s": min(wall), "runs": len(cpu), "chars": len(done.output)}
+        if name == "--json":
+            versions = json.loads(done.output)["versions"]
+            said = json.dumps([(v["changes"], v["added_lines"], v["removed_lines"]) for v in versions])
+            out["summaries_sha256"] = hashlib.sha256(said.encode()).hexdigest()
     return out
 
 
@@ -640,6 +670,15 @@ def summary(r: dict) -> str:
             (f"read: {name}", lambda x, n=name: x.get("reads", {}).get(n, 0), lambda v: f"{v:.2f} ms")
             for name in now.get("reads", {})
         ]
+        for name, _ in HISTORY_COMMANDS:
+            for clock, key in (("CPU", "cpu_s"), ("wall", "wall_s")):
+                rows.append(
+                    (
+                        f"`brain history {name}`, {clock}",
+                        lambda x, n=name, k=key: x.get("history", {}).get(n, {}).get(k, 0),
+                        lambda v: f"{v:.2f} s",
+                    )
+                )
         for name, get, fmt in rows:
             line = f"| {name} | {fmt(get(now))} |"
             if "baseline" in g:
@@ -650,6 +689,12 @@ def summary(r: dict) -> str:
                 )
                 line += f" {fmt(old)} | {shown} |"
             lines.append(line)
+        if "baseline" in g and "history" in now and "history" in g["baseline"]:
+            same = now["history"]["summaries_sha256"] == g["baseline"]["history"].get("summaries_sha256")
+            lines.append(
+                f"\nwhat each version's summary says (`+N −M lines; sections: …`): "
+                f"{'the same' if same else 'DIFFERENT'} in both"
+            )
     saved = r.get("autosave")
     if saved:
         folded, every = saved["300"], saved["0"]
