@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from brain.index.indexer import index_vault
 from brain.recall import past as past_module
 from brain.recall.opening import open_recaller
 from brain.recall.past import PastIndex
+from brain.recall.timeline import note_history
 from brain.recall.types import BASE_MODES, RecallSettings
 
 PLAN_V1 = (
@@ -1137,6 +1139,43 @@ def test_history_reads_only_the_versions_it_lists(tmp_path, monkeypatch):
     reads.clear()
     every = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--json"]).output)
     assert every["versions"][-2:] == data["versions"] and len(reads) == 30
+
+
+def _traced_steps(run) -> int:
+    """How many Python lines ``run()`` executes (calls and returns too): its work as a count,
+    the same on a loaded machine as on an idle one."""
+    steps = 0
+
+    def trace(frame, event, arg):
+        nonlocal steps
+        steps += 1
+        return trace
+
+    before = sys.gettrace()  # (a coverage run's tracer, put back after)
+    sys.settrace(trace)
+    try:
+        run()
+    finally:
+        sys.settrace(before)
+    return steps
+
+
+def test_comparing_a_log_with_its_last_append_costs_its_length_not_its_square(tmp_path):
+    """difflib's SequenceMatcher paired every blank line of the version before with every blank
+    line of the next: `brain history` of a 255 KB log took ~0.3 s a version, minutes for its
+    800. A log twice as long now costs at most twice the work to compare with its last append."""
+    steps = []
+    for entries in (150, 300):
+        root = tmp_path / f"v{entries}"
+        body = "".join(f"## Day {d}\n\nFired to cone {d % 11}, the glaze held.\n\n" for d in range(entries))
+        write(root, "Log.md", "# Log\n\n" + body)
+        index_vault(root, progress=False)
+        write(root, "Log.md", "# Log\n\n" + body + "## Day x\n\nUnloaded.\n\n")
+        index_vault(root, progress=False)
+        found = note_history(root, "Log", last=1)  # (imports and first reads settled)
+        assert found.versions[0].changes == "+4 −0 lines; sections: Day x"
+        steps.append(_traced_steps(lambda root=root: note_history(root, "Log", last=1)))
+    assert steps[1] < 2.2 * steps[0], steps
 
 
 def test_pruning_the_past_frees_its_search_index_too(tmp_path):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -35,6 +34,7 @@ from ..reading import (
 )
 from ..text import terminal_safe
 from ..vault import resolve_vault
+from .line_diff import changed_ranges, line_ids
 from .past import PastIndex
 from .supersession import successors
 
@@ -187,17 +187,20 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
     """Entries for ``versions[start:]``, each compared with the version before it."""
     out = []
+    # Each text is read once (the next version is compared with it too), and each line's text
+    # is compared once (its id).
+    table: dict[str, int] = {}
     previous: VersionRow | None = versions[start - 1] if start > 0 else None
-    previous_text = _text(store, previous) if previous is not None else None
+    previous_body = _body(store, previous, table) if previous is not None else None
     for version in versions[start:]:
-        text = _text(store, version)
+        body = _body(store, version, table)
         added = removed = None
         if previous is None:
             changes = "there when brain began keeping history" if version.event == "recorded" else "first seen"
         elif version.hash == previous.hash:
             changes = "same content" + (f"; moved from {previous.path}" if version.path != previous.path else "")
         else:
-            changes, added, removed = _summary(previous, previous_text, version, text)
+            changes, added, removed = _summary(previous, previous_body, version, body)
             if version.path != previous.path:
                 changes += f"; moved from {previous.path}"
         if version.event == "restored":
@@ -224,27 +227,38 @@ def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> 
                 removed_lines=removed,
             )
         )
-        previous, previous_text = version, text
+        previous, previous_body = version, body
     return out
 
 
-def _text(store: IndexStore, version: VersionRow) -> str | None:
+@dataclass
+class _Body:
+    """A version's text below its frontmatter, as lines and as their ids (``line_ids``)."""
+
+    lines: list[str]
+    ids: list[int]
+
+
+def _body(store: IndexStore, version: VersionRow, table: dict[str, int]) -> _Body | None:
+    """None when the version's text was not kept (or does not read back)."""
     data = store.version_bytes(version.id) if version.has_content else None
-    return decode(data)[0] if data is not None else None
+    return _lines(data, table) if data is not None else None
 
 
-def _summary(old: VersionRow, old_text: str | None, new: VersionRow, new_text: str | None) -> tuple[str, int, int]:
+def _lines(data: bytes, table: dict[str, int]) -> _Body:
+    _, body, _ = split_frontmatter(decode(data)[0])
+    lines = body.splitlines()
+    return _Body(lines, line_ids(lines, table))
+
+
+def _summary(old: VersionRow, old_body: _Body | None, new: VersionRow, new_body: _Body | None) -> tuple[str, int, int]:
     """'+3 −1 lines; sections: Risks, Dates; frontmatter: date' (0, 0 when a text was not kept)."""
-    if old_text is None or new_text is None:
+    if old_body is None or new_body is None:
         return "content changed (the earlier text was not kept)", 0, 0
-    _, old_body, _ = split_frontmatter(old_text)
-    _, new_body, _ = split_frontmatter(new_text)
-    old_lines, new_lines = old_body.splitlines(), new_body.splitlines()
+    old_lines, new_lines = old_body.lines, new_body.lines
     added = removed = 0
     sections: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
+    for i1, i2, j1, j2 in changed_ranges(old_body.ids, new_body.ids):  # difflib's opcodes but 'equal'
         removed += i2 - i1
         added += j2 - j1
         # The sections a change touches: those it adds or removes, else the one it sits in.

@@ -1,0 +1,112 @@
+"""Where two versions of a note differ, line by line, as ``difflib.SequenceMatcher`` says it.
+
+``brain history`` summarises each version against the one before by the opcodes of
+``SequenceMatcher(None, old_lines, new_lines, autojunk=False)``: how many lines each change
+adds and removes, and which sections it touches. SequenceMatcher finds the longest common run
+of lines, then recurses on each side of it; its search for that run visits every pair of equal
+lines, so a log whose blank lines repeat thousands of times cost ~0.3 s a version at 255 KB.
+
+``changed_ranges`` gives the same opcodes' ranges (the same runs, the same ties: longest,
+then earliest in the old lines, then earliest in the new) from a search that is linear: a run
+found at the start of both ranges that fills one of them is the longest (an append, a cut at
+the end), else a suffix automaton of the new lines finds it. Lines are compared as given:
+pass them as ids (``line_ids``) to compare each line's text once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+
+def line_ids(lines: Sequence[str], table: dict[str, int]) -> list[int]:
+    """Each line as an int, the same for the same text (``table`` grows with the new ones)."""
+    for line in set(lines).difference(table):  # (set and map loop in C: a 255 KB log in ~0.3 ms)
+        table[line] = len(table)
+    return list(map(table.__getitem__, lines))
+
+
+def changed_ranges(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[tuple[int, int, int, int]]:
+    """``(i1, i2, j1, j2)`` of each opcode but 'equal' of SequenceMatcher(None, old, new,
+    autojunk=False).get_opcodes(), in order: old[i1:i2] became new[j1:j2]."""
+    blocks: list[tuple[int, int, int]] = []
+    queue = [(0, len(old), 0, len(new))]
+    while queue:  # SequenceMatcher.get_matching_blocks, step for step
+        alo, ahi, blo, bhi = queue.pop()
+        i, j, k = _longest(old, alo, ahi, new, blo, bhi)
+        if k:
+            blocks.append((i, j, k))
+            if alo < i and blo < j:
+                queue.append((alo, i, blo, j))
+            if i + k < ahi and j + k < bhi:
+                queue.append((i + k, ahi, j + k, bhi))
+    blocks.sort()
+    blocks.append((len(old), len(new), 0))
+    out = []
+    i = j = 0
+    for ai, bj, size in blocks:  # what lies between two runs is a change (adjacent runs leave none)
+        if i < ai or j < bj:
+            out.append((i, ai, j, bj))
+        i, j = ai + size, bj + size
+    return out
+
+
+def _longest(
+    a: Sequence[Hashable], alo: int, ahi: int, b: Sequence[Hashable], blo: int, bhi: int
+) -> tuple[int, int, int]:
+    """SequenceMatcher.find_longest_match(alo, ahi, blo, bhi) without junk: the longest run
+    a[i:i+k] == b[j:j+k] in the ranges, the smallest i among the longest, then the smallest j;
+    (alo, blo, 0) when there is none."""
+    shortest = min(ahi - alo, bhi - blo)
+    same = 0
+    while same < shortest and a[alo + same] == b[blo + same]:
+        same += 1
+    if same == shortest:  # no run is longer than a range, and none starts before both ranges do
+        return alo, blo, same
+    # A suffix automaton of b[blo:bhi]: each state is a set of b's substrings that end at the
+    # same positions (first: where the first of them ends), next: its transitions by a line.
+    nexts: list[dict[Hashable, int]] = [{}]
+    link, length, first = [-1], [0], [-1]
+    last = 0
+    for pos in range(blo, bhi):
+        c = b[pos]
+        cur = len(length)
+        nexts.append({})
+        link.append(0)
+        length.append(length[last] + 1)
+        first.append(pos)
+        p = last
+        while p != -1 and c not in nexts[p]:
+            nexts[p][c] = cur
+            p = link[p]
+        if p != -1:
+            q = nexts[p][c]
+            if length[p] + 1 == length[q]:
+                link[cur] = q
+            else:
+                clone = len(length)
+                nexts.append(dict(nexts[q]))
+                link.append(link[q])
+                length.append(length[p] + 1)
+                first.append(first[q])
+                while p != -1 and nexts[p].get(c) == q:
+                    nexts[p][c] = clone
+                    p = link[p]
+                link[q] = link[cur] = clone
+        last = cur
+    # a[alo:ahi] walked through it: the longest run of a ending at i found in b, and where in b
+    # it first ends. The first i to reach a length is the smallest i of the runs that long.
+    best_i, best_j, best = alo, blo, 0
+    state = size = 0
+    for i in range(alo, ahi):
+        c = a[i]
+        while state and c not in nexts[state]:
+            state = link[state]
+            size = length[state]
+        found = nexts[state].get(c)
+        if found is None:
+            continue  # (at the root: no run ends here)
+        state = found
+        size += 1
+        if size > best:
+            best, best_i, best_j = size, i - size + 1, first[state] - size + 1
+    return best_i, best_j, best
