@@ -1131,7 +1131,7 @@ def test_history_reads_only_the_versions_it_lists(tmp_path, monkeypatch):
         index_vault(root, progress=False)
     reads: list[int] = []
     original = IndexStore.version_bytes
-    monkeypatch.setattr(IndexStore, "version_bytes", lambda self, v: reads.append(v) or original(self, v))
+    monkeypatch.setattr(IndexStore, "version_bytes", lambda self, v, *rest: reads.append(v) or original(self, v, *rest))
     out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--last", "2", "--json"])
     data = json.loads(out.output)
     assert len(reads) == 3 and data["earlier_versions"] == 28
@@ -1176,6 +1176,32 @@ def test_comparing_a_log_with_its_last_append_costs_its_length_not_its_square(tm
         assert found.versions[0].changes == "+4 −0 lines; sections: Day x"
         steps.append(_traced_steps(lambda root=root: note_history(root, "Log", last=1)))
     assert steps[1] < 2.2 * steps[0], steps
+
+
+def test_history_inflates_each_pack_of_a_log_once(tmp_path, monkeypatch):
+    """A log's versions share all but their last segments: `brain history` read each version's
+    segments and inflated their packs again (the same packs once per version that lists them);
+    now each version reads only what the one before it did not have."""
+    from brain.index import version_text
+
+    root = tmp_path / "v"
+    lines = ["# Log", ""]
+    for day in range(40):
+        lines += [f"## Day {day}", "", " ".join(f"word{day}x{n}" for n in range(60)), ""]
+        write(root, "Log.md", "\n".join(lines) + "\n")
+        index_vault(root, progress=False)
+    inflated: list[int] = []
+    packs = version_text._packs
+
+    def counted(conn, note_id, pack_ids, schema="main"):
+        found = packs(conn, note_id, pack_ids, schema)
+        inflated.extend(found)
+        return found
+
+    monkeypatch.setattr(version_text, "_packs", counted)
+    data = json.loads(CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--json"]).output)
+    assert len(data["versions"]) == 40 and data["versions"][-1]["changes"] == "+4 −0 lines; sections: Day 39"
+    assert len(inflated) > 20 and len(inflated) == len(set(inflated)), inflated
 
 
 def test_pruning_the_past_frees_its_search_index_too(tmp_path):

@@ -53,6 +53,7 @@ from .schema import (
 from .version_text import (
     SEGMENTED,
     SEGMENTS_FROM,
+    SegmentCache,
     chunk_dictionary,
     drop_unheld_segments,
     is_segmented,
@@ -2387,9 +2388,11 @@ class IndexStore:
         )
         return [VersionRow(*r) for r in rows]
 
-    def version_bytes(self, version_id: int) -> bytes | None:
+    def version_bytes(self, version_id: int, cache: SegmentCache | None = None) -> bytes | None:
         """The version's bytes (the file as it was), or None when not kept, or when what is kept
-        does not read back as the bytes its hash names (logged): missing, never wrong."""
+        does not read back as the bytes its hash names (logged): missing, never wrong. ``cache``:
+        the segments of the text read before (``SegmentCache``), for reading a note's versions
+        one after another."""
         row = self.conn.execute(
             "SELECT note_id, hash, content FROM note_versions WHERE id = ?", (version_id,)
         ).fetchone()
@@ -2398,14 +2401,22 @@ class IndexStore:
         note_id, digest, blob = row[0], row[1], bytes(row[2])
         if needs_dictionary(blob):
             return self._text_against_chunks(note_id, digest, blob)
-        try:
-            data = segmented_text(self.conn, note_id, blob) if is_segmented(blob) else decompress_text(blob)
-        except zlib.error:
-            data = None
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
+        data = self._past_text(note_id, digest, blob, cache)
+        if data is None and cache is not None:
+            cache.clear()  # (what it held may be from before a prune)
+            data = self._past_text(note_id, digest, blob, None)
+        if data is None:
             log.error("note %s: the text of its version %s could not be read back", note_id, digest[:12])
-            return None
         return data
+
+    def _past_text(self, note_id: int, digest: str, blob: bytes, cache: SegmentCache | None) -> bytes | None:
+        try:
+            data = (
+                segmented_text(self.conn, note_id, blob, cache=cache) if is_segmented(blob) else decompress_text(blob)
+            )
+        except zlib.error:
+            return None
+        return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
 
     def version_spans(self, note_ids: Sequence[int]) -> dict[int, tuple[float, float | None]]:
         """note id → (recorded_from, recorded_to) of its current version."""

@@ -204,17 +204,48 @@ def past_text(conn: sqlite3.Connection, note_id: int, data: bytes, schema: str =
     return segment_list([known[key][0] for key in keys])
 
 
-def segmented_text(conn: sqlite3.Connection, note_id: int, blob: bytes, schema: str = "main") -> bytes | None:
+class SegmentCache:
+    """The segments, and their packs inflated, of the last text ``segmented_text`` read for a
+    note: reading its versions one after another (``brain history``), each reads and inflates
+    only what the one before did not list (a log's next version shares all but its last few
+    segments). It holds one version's, whatever the walk's length. A prune between two reads
+    may have packed a pack again (its segments moved): what is read through the cache is
+    checked against its hash as ever, and read again without it when it differs."""
+
+    def __init__(self) -> None:
+        self.note_id: int | None = None
+        self.segments: dict[int, Segment] = {}
+        self.packs: dict[int, bytes] = {}
+
+    def clear(self) -> None:
+        self.note_id, self.segments, self.packs = None, {}, {}
+
+
+def segmented_text(
+    conn: sqlite3.Connection, note_id: int, blob: bytes, schema: str = "main", cache: SegmentCache | None = None
+) -> bytes | None:
     """The bytes a ``segment_list`` names, joined; None when one of them is missing, another
     note's, or unreadable (the caller checks the whole against the version's hash)."""
     ids = segment_ids(blob)
-    stored = _segments(conn, note_id, "id", sorted(set(ids)), schema)
+    if cache is not None and cache.note_id != note_id:
+        cache.clear()
+        cache.note_id = note_id
+    kept = cache.segments if cache is not None else {}
+    wanted = set(ids)
+    stored = {segment_id: kept[segment_id] for segment_id in wanted if segment_id in kept}
+    fresh = _segments(conn, note_id, "id", sorted(wanted - stored.keys()), schema)
+    stored.update(fresh)
     if any(segment_id not in stored for segment_id in ids):
         return None
-    packs = _packs(conn, note_id, {segment[1] for segment in stored.values()}, schema)
+    held = cache.packs if cache is not None else {}
+    needed = {segment[1] for segment in stored.values()}
+    packs = {pack_id: held[pack_id] for pack_id in needed if pack_id in held}
+    packs.update(_packs(conn, note_id, needed - packs.keys(), schema))
     parts = [_cut(packs, stored[segment_id]) for segment_id in ids]
     if any(part is None for part in parts):
         return None
+    if cache is not None:
+        cache.segments, cache.packs = stored, packs
     return b"".join(part for part in parts if part is not None)
 
 

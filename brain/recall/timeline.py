@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import BrainError
 from ..index.history import before_history, iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
+from ..index.version_text import SegmentCache
 from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..notes import decode, split_frontmatter
 from ..reading import (
@@ -187,13 +188,14 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
     """Entries for ``versions[start:]``, each compared with the version before it."""
     out = []
-    # Each text is read once (the next version is compared with it too), and each line's text
-    # is compared once (its id).
+    # Each text is read once (the next version is compared with it too), from the segments the
+    # one before it read where it shares them, and each line's text is compared once (its id).
+    cache = SegmentCache()
     table: dict[str, int] = {}
     previous: VersionRow | None = versions[start - 1] if start > 0 else None
-    previous_body = _body(store, previous, table) if previous is not None else None
+    previous_body = _body(store, previous, cache, table) if previous is not None else None
     for version in versions[start:]:
-        body = _body(store, version, table)
+        body = _body(store, version, cache, table)
         added = removed = None
         if previous is None:
             changes = "there when brain began keeping history" if version.event == "recorded" else "first seen"
@@ -239,9 +241,9 @@ class _Body:
     ids: list[int]
 
 
-def _body(store: IndexStore, version: VersionRow, table: dict[str, int]) -> _Body | None:
+def _body(store: IndexStore, version: VersionRow, cache: SegmentCache, table: dict[str, int]) -> _Body | None:
     """None when the version's text was not kept (or does not read back)."""
-    data = store.version_bytes(version.id) if version.has_content else None
+    data = store.version_bytes(version.id, cache) if version.has_content else None
     return _lines(data, table) if data is not None else None
 
 
