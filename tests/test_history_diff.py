@@ -19,7 +19,7 @@ from brain.index.version_text import SEGMENTS_FROM
 from brain.links import heading_of
 from brain.notes import decode, split_frontmatter
 from brain.recall import timeline
-from brain.recall.line_diff import changed_ranges, line_ids
+from brain.recall.line_diff import changed_ranges
 
 
 def difflib_ranges(old, new) -> list[tuple[int, int, int, int]]:
@@ -66,8 +66,6 @@ def test_changed_ranges_are_difflib_opcodes():
         if trial % 5 == 0:
             old, new = new, old
         assert changed_ranges(old, new) == difflib_ranges(old, new), (old, new)
-        ids: dict[str, int] = {}
-        assert changed_ranges(line_ids(old, ids), line_ids(new, ids)) == difflib_ranges(old, new)
 
 
 def test_changed_ranges_of_edges():
@@ -132,8 +130,7 @@ def test_a_summary_is_what_difflib_made_of_it():
         lines = [rng.choice(pool) for _ in range(rng.randint(0, 60))]
         old_data = _note(rng, lines)
         new_data = _note(rng, _edited(rng, lines, pool))
-        table: dict[str, int] = {}
-        got = timeline._summary(row, timeline._lines(old_data, table), row, timeline._lines(new_data, table))
+        got = timeline._summary(row, timeline._lines(old_data), row, timeline._lines(new_data))
         want = _old_summary(row, decode(old_data)[0], row, decode(new_data)[0])
         assert got == want, (old_data, new_data)
 

@@ -35,7 +35,7 @@ from ..reading import (
 )
 from ..text import terminal_safe
 from ..vault import resolve_vault
-from .line_diff import changed_ranges, line_ids
+from .line_diff import changed_ranges
 from .past import PastIndex
 from .supersession import successors
 
@@ -188,21 +188,20 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:
     """Entries for ``versions[start:]``, each compared with the version before it."""
     out = []
-    # Each text is read once (the next version is compared with it too), from the segments the
-    # one before it read where it shares them, and each line's text is compared once (its id).
+    # Each text is read and split once (the next version is compared with it too), from the
+    # segments the one before it read where it shares them.
     cache = SegmentCache()
-    table: dict[str, int] = {}
     previous: VersionRow | None = versions[start - 1] if start > 0 else None
-    previous_body = _body(store, previous, cache, table) if previous is not None else None
+    previous_lines = _body(store, previous, cache) if previous is not None else None
     for version in versions[start:]:
-        body = _body(store, version, cache, table)
+        lines = _body(store, version, cache)
         added = removed = None
         if previous is None:
             changes = "there when brain began keeping history" if version.event == "recorded" else "first seen"
         elif version.hash == previous.hash:
             changes = "same content" + (f"; moved from {previous.path}" if version.path != previous.path else "")
         else:
-            changes, added, removed = _summary(previous, previous_body, version, body)
+            changes, added, removed = _summary(previous, previous_lines, version, lines)
             if version.path != previous.path:
                 changes += f"; moved from {previous.path}"
         if version.event == "restored":
@@ -229,38 +228,31 @@ def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> 
                 removed_lines=removed,
             )
         )
-        previous, previous_body = version, body
+        previous, previous_lines = version, lines
     return out
 
 
-@dataclass
-class _Body:
-    """A version's text below its frontmatter, as lines and as their ids (``line_ids``)."""
-
-    lines: list[str]
-    ids: list[int]
-
-
-def _body(store: IndexStore, version: VersionRow, cache: SegmentCache, table: dict[str, int]) -> _Body | None:
-    """None when the version's text was not kept (or does not read back)."""
+def _body(store: IndexStore, version: VersionRow, cache: SegmentCache) -> list[str] | None:
+    """The lines of the version's text below its frontmatter; None when its text was not kept
+    (or does not read back)."""
     data = store.version_bytes(version.id, cache) if version.has_content else None
-    return _lines(data, table) if data is not None else None
+    return _lines(data) if data is not None else None
 
 
-def _lines(data: bytes, table: dict[str, int]) -> _Body:
+def _lines(data: bytes) -> list[str]:
     _, body, _ = split_frontmatter(decode(data)[0])
-    lines = body.splitlines()
-    return _Body(lines, line_ids(lines, table))
+    return body.splitlines()
 
 
-def _summary(old: VersionRow, old_body: _Body | None, new: VersionRow, new_body: _Body | None) -> tuple[str, int, int]:
+def _summary(
+    old: VersionRow, old_lines: list[str] | None, new: VersionRow, new_lines: list[str] | None
+) -> tuple[str, int, int]:
     """'+3 −1 lines; sections: Risks, Dates; frontmatter: date' (0, 0 when a text was not kept)."""
-    if old_body is None or new_body is None:
+    if old_lines is None or new_lines is None:
         return "content changed (the earlier text was not kept)", 0, 0
-    old_lines, new_lines = old_body.lines, new_body.lines
     added = removed = 0
     sections: list[str] = []
-    for i1, i2, j1, j2 in changed_ranges(old_body.ids, new_body.ids):  # difflib's opcodes but 'equal'
+    for i1, i2, j1, j2 in changed_ranges(old_lines, new_lines):  # difflib's opcodes but 'equal'
         removed += i2 - i1
         added += j2 - j1
         # The sections a change touches: those it adds or removes, else the one it sits in.
