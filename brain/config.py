@@ -530,7 +530,8 @@ MAX_DOTENV_BYTES = 256 * 1024  # a settings file; a bigger .env (someone's data)
 
 
 def load_dotenv_files() -> list[str]:
-    """Load ``.env`` from the working directory, then from the brain home; real env wins.
+    """Load ``.env`` from the working directory (brain's own variables only), then from the
+    brain home (any: the file is yours); the real environment wins.
 
     The CLI and the hooks all call this, so they resolve ``BRAIN_HOME``, ``BRAIN_DB`` and
     the rest the same way. The brain home is looked up after the first file, which may set
@@ -541,14 +542,27 @@ def load_dotenv_files() -> list[str]:
     """
     skipped: list[str] = []
     try:
-        _load_env_file(Path.cwd() / ".env", skipped)
+        _load_env_file(Path.cwd() / ".env", skipped, own_only=True)
     except OSError:  # the working directory was removed
         pass
     _load_env_file(brain_home() / ".env", skipped)
     return skipped
 
 
-def _load_env_file(path: Path, skipped: list[str]) -> None:
+# The working directory's .env is whatever repository Claude Code runs in (its hooks run there):
+# its own variables, often its secrets, and PYTHONPATH or LD_PRELOAD that a process brain starts
+# (the hooks' catch-up, a detached server) would obey. brain takes only its own from there.
+OWN_VARIABLES = ("BRAIN_",)
+OWN_NAMES = frozenset({"HF_HUB_OFFLINE"})
+
+
+def is_own_variable(name: str) -> bool:
+    """Whether ``name`` is one of brain's settings (``.env.example``): all a working directory's
+    ``.env`` may set."""
+    return name.startswith(OWN_VARIABLES) or name in OWN_NAMES
+
+
+def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) -> None:
     try:
         if not path.is_file():  # never open a FIFO or a device: the hook must not block
             return
@@ -565,6 +579,8 @@ def _load_env_file(path: Path, skipped: list[str]) -> None:
     values = parse_dotenv(text, unparsed)
     skipped.extend(f"{path}, {problem}" for problem in unparsed)
     for key, value in values.items():
+        if own_only and not is_own_variable(key):
+            continue  # not brain's: the project's own, left to the project
         if "\x00" in key or "\x00" in value:
             shown = key.replace("\x00", "\\x00")
             skipped.append(f"{path}: {shown} holds a NUL byte: skipped")

@@ -1254,3 +1254,28 @@ def test_read_only_readers_read_while_a_writer_writes(tmp_path, monkeypatch):
     finally:
         writer.wait(30)
     assert writer.returncode == 0 and reads > 50 and seen > 0
+
+
+def test_dotenv_in_the_working_directory_sets_only_brains_own_variables(tmp_path, monkeypatch):
+    """The working directory's .env is the repository's Claude Code runs in: its secrets and its
+    PYTHONPATH or LD_PRELOAD must not reach brain's processes (the hooks' catch-up, a detached
+    server obey them); brain's own variables there still count. The brain home's file is the
+    user's own and may set any."""
+    from brain import config
+
+    names = ("PYTHONPATH_FROM_ENV_TEST", "PROJECT_SECRET", "LD_PRELOAD", "HF_HUB_OFFLINE", "BRAIN_VAULT", "FROM_HOME")
+    for name in names:  # set then unset: each is put back as it was after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / ".env").write_text(
+        "PYTHONPATH_FROM_ENV_TEST=./evil\nPROJECT_SECRET=sk-live-0123456789\nLD_PRELOAD=./evil.so\n"
+        f"HF_HUB_OFFLINE=1\nBRAIN_VAULT={tmp_path / 'notes'}\n"
+    )
+    (Path(os.environ["BRAIN_HOME"]) / ".env").write_text("FROM_HOME=yes\n")
+    monkeypatch.chdir(work)
+    assert config.load_dotenv_files() == []
+    assert not {"PYTHONPATH_FROM_ENV_TEST", "PROJECT_SECRET", "LD_PRELOAD"} & set(os.environ)
+    assert os.environ["BRAIN_VAULT"] == str(tmp_path / "notes") and os.environ["HF_HUB_OFFLINE"] == "1"
+    assert os.environ["FROM_HOME"] == "yes"
