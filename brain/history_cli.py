@@ -61,7 +61,11 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
     is_flag=True,
     help="Prune the brain database (turns, prompts, A/B rows: BRAIN_DB) instead of a vault's history.",
 )
-@click.option("--vacuum", is_flag=True, help="Give the freed space back to the disk (rewrites index.db, or brain.db).")
+@click.option(
+    "--vacuum",
+    is_flag=True,
+    help="Give the freed space back to the disk (rewrites index.db, or brain.db); alone, drop nothing and compact index.db.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
 def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool) -> None:
@@ -70,6 +74,10 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
 
     `brain ask --as-of` earlier than --before then warns that the past there is incomplete.
     Current notes, their links and recall over the present are never touched.
+
+    --vacuum alone (no --before, BRAIN_KEEP_VERSIONS unset) drops nothing: it rewrites
+    index.db, giving back to the disk the space deleted notes and earlier prunes left free
+    inside it, and says how much.
 
     With --ledger, bound the brain database instead (BRAIN_DB, default $BRAIN_HOME/brain.db;
     no vault needed): drop the turns (`brain turns`), prompts (`brain recalls`) and
@@ -83,6 +91,7 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
     \b
     Examples:
       brain prune --before 90d --vault ~/notes
+      brain prune --vacuum --vault ~/notes
       brain prune --ledger --before 180d
       brain prune --ledger --before 2026-01-01 --vacuum --json
     """
@@ -98,6 +107,11 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
     report = prune_vault(vault, before=moment, vacuum=vacuum)
     if as_json:
         emit_json(report.as_dict())
+        return
+    if moment is None and report.keep is None:  # --vacuum alone
+        click.echo(
+            f"compacted index.db: {_disk_line(report.disk_bytes_before, report.disk_bytes_after)}; no history dropped"
+        )
         return
     what = []
     if moment is not None:
@@ -161,6 +175,13 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
             f"{path} still takes {_size(report.bytes_after)} (was {_size(report.bytes_before)}); "
             f"{_size(report.free_bytes)} free inside it, reused by new rows (--vacuum returns it to the disk)"
         )
+
+
+def _disk_line(before: int, after: int) -> str:
+    """What a vacuum gave back, as measured on the disk (the file and its WAL)."""
+    freed = before - after
+    given = f"{_mb(freed)} given back to the disk" if freed > 0 else "nothing given back to the disk"
+    return f"now {_mb(after)} (was {_mb(before)}), {given}"
 
 
 def _mb(size: int) -> str:

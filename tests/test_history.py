@@ -724,6 +724,44 @@ def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timelin
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
+def test_prune_vacuum_alone_compacts_index_db_and_drops_no_history(tmp_path, monkeypatch):
+    """`brain prune --vacuum` with no --before and BRAIN_KEEP_VERSIONS unset refused ("nothing
+    to prune"); after deleting many notes it is how the space comes back, history kept whole."""
+    monkeypatch.delenv("BRAIN_KEEP_VERSIONS", raising=False)
+    root = tmp_path / "v"
+    for i in range(60):
+        write(root, f"N{i}.md", f"# Note {i}\n\n" + "".join(f"Line {j} of note {i}: w{i}x{j}.\n\n" for j in range(40)))
+    index_then_moment(root)
+    for i in range(55):
+        (root / f"N{i}.md").unlink()
+    index_then_moment(root)
+    db = config.index_dir(root) / "index.db"
+
+    def counts() -> dict[str, int]:
+        store = open_store(root)
+        try:
+            return store.history_counts()
+        finally:
+            store.close()
+
+    kept = counts()
+    before = db.stat().st_size
+    runner = CliRunner()
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--vacuum"])
+    assert out.exit_code == 0, out.output
+    after = db.stat().st_size
+    assert after < before and counts() == kept and history_problems(db) == []
+    lines = out.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("compacted index.db: "), out.output
+    assert f"now {after / 1e6:.1f} MB" in lines[0] or f"now {after / 1e3:.0f} KB" in lines[0], out.output
+    assert "no history dropped" in lines[0]
+    data = json.loads(runner.invoke(cli, ["prune", "--vault", str(root), "--vacuum", "--json"]).output)
+    assert data["vacuumed"] is True and data["versions"] == data["chunks"] == data["links"] == 0
+    assert data["disk_bytes_after"] <= data["disk_bytes_before"] and data["before"] is None
+    early = _ask(root, "note 3 line", as_of=time.time() - 0.001)
+    assert not any("was pruned" in w for w in early.warnings)  # nothing recorded as pruned
+
+
 def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monkeypatch):
     """A past version dropped by BRAIN_KEEP_VERSIONS (while indexing, or by `brain prune`) leaves
     the past before it incomplete: --as-of then says so, as after `brain prune --before`,

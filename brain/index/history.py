@@ -285,6 +285,9 @@ class PruneReport:
     keep: int | None = None
     bytes_before: int | None = None
     bytes_after: int | None = None
+    vacuumed: bool = False
+    disk_bytes_before: int = 0  # index.db and its WAL on the disk, before and after the run
+    disk_bytes_after: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)

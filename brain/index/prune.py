@@ -4,39 +4,59 @@
 they held, closed edges); ``BRAIN_KEEP_VERSIONS`` (when set to a number) is applied to every
 note, including those no run has touched since it was lowered. SQLite reuses the pages freed;
 ``vacuum`` gives them back to the disk (it rewrites the database: slow on a big index, and it
-needs room for a copy).
+needs room for a copy). ``vacuum`` alone drops nothing: it compacts what deleted notes and
+earlier prunes left free.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
 from .. import config
 from ..errors import ConfigError
 from ..vault import resolve_vault
 from .history import PruneReport, prune
 from .indexer import vault_lock
-from .store import IndexStore, built_index_dir, index_errors
+from .store import INDEX_FILE, IndexStore, built_index_dir, index_errors
 
 
 def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, vacuum: bool = False) -> PruneReport:
     root = resolve_vault(vault)
     keep = config.keep_versions()
-    if before is None and keep is None:
+    if before is None and keep is None and not vacuum:
         raise ConfigError(
             "nothing to prune: give --before DATE, or set BRAIN_KEEP_VERSIONS to how many past versions to keep"
+            " (--vacuum alone compacts index.db, dropping nothing)"
         )
     directory = built_index_dir(root)
     with index_errors(directory, root), vault_lock(directory):
         store = IndexStore.open(directory, create=False)
         try:
+            disk_before = disk_bytes(directory / INDEX_FILE)
             start = store.history_bytes()
-            report = prune(store, before=before, keep=keep)
+            report = prune(store, before=before, keep=keep) if before is not None or keep is not None else PruneReport()
             if vacuum:
                 store.vacuum()
+                # VACUUM writes the new pages into the WAL: the file shrinks when they are copied
+                # back (now, unless a reader such as brain serve's holds an older state)
+                store.checkpoint()
+                report.vacuumed = True
             end = store.history_bytes()
+            disk_after = disk_bytes(directory / INDEX_FILE)
         finally:
             store.close()
     report.bytes_before = start[0] if start else None
     report.bytes_after = end[0] if end else None
+    report.disk_bytes_before, report.disk_bytes_after = disk_before, disk_after
     return report
+
+
+def disk_bytes(path: Path) -> int:
+    """What a SQLite database takes on the disk: its file and its WAL."""
+    total = 0
+    for name in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += name.stat().st_size
+    return total
