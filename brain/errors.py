@@ -9,6 +9,14 @@ class ConfigError(BrainError):
     """Bad configuration: a missing vault, an unreadable path, a bad variable."""
 
 
+class EmptyNoteName(ConfigError):
+    """A note named by an empty or blank name: the same line from `brain note`, `brain
+    neighbours`, `brain history` and the MCP tools that take a note."""
+
+    def __init__(self) -> None:
+        super().__init__("an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'")
+
+
 class ModelLoadError(BrainError):
     """An embedding or reranking model could not be loaded."""
 

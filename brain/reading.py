@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import BrainError
+from .errors import BrainError, EmptyNoteName
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import parse_note
 from .text import yo_as_ye
@@ -57,6 +57,8 @@ def check_reference(ref: str) -> str:
     """The reference with slashes normalised and leading ``./`` steps dropped; ``OutsideVault``
     for absolute paths and ``..`` steps."""
     text = ref.strip()
+    if not text:
+        raise EmptyNoteName()
     if "\0" in text:
         raise OutsideVault("a note reference cannot hold a NUL byte")
     normal = text.replace("\\", "/")

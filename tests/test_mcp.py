@@ -166,18 +166,21 @@ def test_a_tool_error_is_one_line_the_model_can_act_on(toy_vault):
     assert result.is_error and "did you mean 'Graph RAG'" in _texts(result)
 
 
+EMPTY_NAME = "an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'"
 BAD_ARGUMENTS = [
     ("search", {"query": ""}, "query: a non-empty string of at most 10,000 characters"),
     ("search", {"query": " \n\t "}, "query: a non-empty string of at most 10,000 characters"),
     ("search", {"query": "a " * 6000}, "query: a non-empty string of at most 10,000 characters"),
-    ("get_note", {"note": ""}, "note: a non-empty string of at most 4,096 characters"),
+    ("get_note", {"note": ""}, EMPTY_NAME),  # as `brain note ""` says it
     ("get_note", {"note": "x" * 5000}, "note: a non-empty string of at most 4,096 characters"),
     (
         "get_note",
         {"note": "GraphRAG", "heading": "h" * 5000},
         "heading: a non-empty string of at most 4,096 characters",
     ),
-    ("neighbours", {"note": "   "}, "note: a non-empty string of at most 4,096 characters"),
+    ("neighbours", {"note": "   "}, EMPTY_NAME),
+    ("history", {"note": " "}, EMPTY_NAME),
+    ("get_note", {"note": "", "as_of": "1d"}, EMPTY_NAME),
 ]
 
 

@@ -227,6 +227,19 @@ def test_note_and_neighbours_commands(indexed):
     assert json.loads(out.output)["title"] == "Graph RAG"
 
 
+@pytest.mark.parametrize("name", ["", "  ", "\t"])
+def test_an_empty_note_name_is_refused_in_the_same_line_by_every_command(indexed, name):
+    """`brain note ""` said "no note '' in the index (by path, title or alias)" and `brain
+    history ""` "name a note: …": one refusal, worded once (the MCP tools say it too)."""
+    root, _ = indexed
+    said = set()
+    for command in ("note", "neighbours", "history"):
+        out = CliRunner().invoke(cli, [command, "--vault", str(root), name])
+        assert out.exit_code == 1 and out.output.count("\n") == 1, (command, out.output)
+        said.add(out.output)
+    assert said == {"Error: an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'\n"}
+
+
 def test_neighbours_shows_a_link_written_many_times_once_with_its_count(toy_vault):
     # A generated note linking [[Home]] 5,000 times printed 5,000 identical lines.
     write(toy_vault, "Log.md", "# Log\n\n" + "".join(f"entry {i} [[Home]]\n" for i in range(5000)) + "[[Ghost]]\n")

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BrainError
+from ..errors import BrainError, EmptyNoteName
 from ..index.history import before_history, iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..index.version_text import SegmentCache
@@ -148,7 +148,7 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
     any name a note had before (a renamed note answers to its old names)."""
     wanted = name.strip()
     if not wanted:
-        raise BrainError("name a note: its path, title or file name, e.g. brain history 'Rollout plan'")
+        raise EmptyNoteName()
     # A note there now is the one `brain note` reads by that name (spelled as typed first); a
     # name that is no path (an absolute one, "..") may still be a title or an old name below.
     with contextlib.suppress(NoteNotFound, OutsideVault):

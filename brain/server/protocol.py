@@ -133,6 +133,10 @@ def check_request(message: dict[str, Any]) -> None:
     if op == "ask":
         _check_ask(message)
     elif op in ("note", "neighbours", "history"):
+        if isinstance(message.get("note"), str) and not message["note"].strip():
+            from ..errors import EmptyNoteName
+
+            raise ProtocolError("bad_request", str(EmptyNoteName()))  # the line `brain note ""` prints
         _text_field(message, "note", MAX_NOTE_CHARS)
         if message.get("heading") is not None:
             _text_field(message, "heading", MAX_NOTE_CHARS)
