@@ -52,6 +52,17 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL.sub("", text)
 
 
+# The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
+# that shifts a table's columns.
+_LINE_BREAKING = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
+
+
+def one_line(text: str) -> str:
+    """``text`` kept to the one line a row of a table gives it: every line break and tab written
+    as its escape (``\\n``, ``\\t``, ``\\u2028``); ``terminal_safe`` then drops other controls."""
+    return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def shell_word(path: object) -> str:
     """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
     run as two words was another vault, or none."""

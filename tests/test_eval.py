@@ -424,6 +424,23 @@ def test_explain_shows_what_bm25_searched_respelt(eval_vault, tmp_path):
     assert "BM25 searched" not in vector.stdout  # no lexical lane, nothing to say
 
 
+def test_explain_prints_each_searched_term_on_its_line(tmp_path, monkeypatch):
+    """A trigram index holds the characters around a word too: "长城有多长" searched "长城\n" (a
+    trigram that ends a line of the note), and `--explain` printed it with its newline, cutting
+    the BM25 line in two. Such a character is shown escaped; --json keeps the term as it is."""
+    monkeypatch.setenv("BRAIN_FTS_TOKENIZER", "trigram")
+    vault = tmp_path / "vault"
+    write(vault, "Great Wall.md", "# 长城\n\n长城\n很长, 好几千公里。\n")
+    for i in range(6):
+        write(vault, f"Other {i}.md", f"# Other {i}\n\nNothing about walls here, note {i}.\n")
+    queries = write(tmp_path, "q.jsonl", _line(id="c1", query="长城有多长", relevant=["Great Wall.md"]) + "\n")
+    data = json.loads(_invoke(queries, "--vault", vault, "--explain", "c1", "--json").stdout)
+    assert '"长城\n"' in data[0]["bm25_searched"]  # the term as the index holds it
+    text = _invoke(queries, "--vault", vault, "--explain", "c1").stdout
+    [searched] = [line for line in text.splitlines() if line.startswith("BM25 searched: ")]
+    assert '"长城\\n"' in searched and searched.count('"') == data[0]["bm25_searched"].count('"')
+
+
 def test_explain_text_for_a_miss_and_several_modes(eval_vault):
     vault, queries = eval_vault
     result = _invoke(queries, "--vault", vault, "--explain", "t1", "--modes", "vector,hybrid")

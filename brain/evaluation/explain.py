@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..text import one_line
 from .metrics import query_metrics
 from .queries import EvalQuery
 
@@ -117,26 +118,33 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
 
 
 def format_explanation(ex: Explanation) -> str:
-    """A plain-text table: one line per note, one column per lane (rank and score)."""
+    """A plain-text table: one line per note, one column per lane (rank and score). What the
+    vault or the query file holds is shown escaped where it would break a line (``one_line``):
+    a trigram index's terms hold the newline or tab beside a word."""
     q = ex.query
     lines = [
-        f"{q.id} ({q.type}): {q.query}",
+        f"{one_line(q.id)} ({q.type}): {one_line(q.query)}",
         f"mode {ex.mode}; recall@10 {ex.metrics['recall@10']:.2f}, nDCG@10 {ex.metrics['ndcg@10']:.3f}, "
         f"MRR {ex.metrics['mrr']:.3f}",
     ]
     if ex.named:
-        lines.append(f"the query is the name of {ex.named}, and only of it: put first")
+        lines.append(f"the query is the name of {one_line(ex.named)}, and only of it: put first")
     if ex.agreed:
-        lines.append(f"the bridge lane and anchor_lex both put {ex.agreed} first, and the query asks: put first")
+        lines.append(
+            f"the bridge lane and anchor_lex both put {one_line(ex.agreed)} first, and the query asks: put first"
+        )
     if ex.kept:
         note, why = ex.kept
         lines.append(
-            f"the bridge lane and anchor_lex both put {note} first, but the query {why}: left where the fusion put it"
+            f"the bridge lane and anchor_lex both put {one_line(note)} first, but the query {why}: left where the "
+            "fusion put it"
         )
     if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
         lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
     elif "lexical" in ex.lanes:
-        lines.append(f"BM25 searched: {ex.searched or '(no word of the query is in the index)'}")
+        lines.append(
+            f"BM25 searched: {one_line(ex.searched) if ex.searched else '(no word of the query is in the index)'}"
+        )
     others = [stage for stage in ex.fell_back if stage != "lexical"]
     if others:
         lines.append(f"fell back (see the warnings): {', '.join(others)}")
@@ -166,4 +174,5 @@ def _cell(hit: LaneHit | None) -> str:
 
 
 def _short(path: str, width: int = 60) -> str:
+    path = one_line(path)
     return path if len(path) <= width else "…" + path[-(width - 1) :]
