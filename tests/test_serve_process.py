@@ -301,3 +301,42 @@ def test_the_client_path_imports_only_the_standard_library(toy_vault):
             timeout=60,
         )
         assert client_only.stdout.decode().strip() == "[]"
+
+
+def test_ask_with_another_query_prefix_than_the_index_is_the_same_error_with_a_server(tmp_path, processes, monkeypatch):
+    """BRAIN_QUERY_PREFIX in the shell of `brain ask` was never sent: in-process a prefix the
+    index was not built with is refused (the notes were embedded for other queries), while the
+    server, checking with its own environment, answered. A real model folder (tiny, random):
+    a fake's prefixes are never compared."""
+    from click.testing import CliRunner
+    from tiny_models import build_tiny_sentence_transformer
+
+    from brain.cli import cli
+
+    model = build_tiny_sentence_transformer(tmp_path / "tiny-st")  # no e5 in its name: no prefixes
+    for name in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(model))
+    vault = tmp_path / "vault"
+    write(vault, "Herons.md", "# Herons\n\nA heron waits in the shallow water for fish.\n")
+    write(vault, "Bread.md", "# Bread\n\nFlour, water, salt and a starter.\n")
+    processes(["serve", "--vault", str(vault)])
+    _ready(vault, timeout=240)
+
+    def ask(*extra: str) -> tuple[int, str]:
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-rerank", *extra, "heron fish"])
+        return out.exit_code, out.output
+
+    answered = ask()
+    assert answered[0] == 0 and client.status(vault.resolve())["queries"] == 1, answered  # by the server
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")  # set, and what the index has: the same answer
+    assert ask() == answered and client.status(vault.resolve())["queries"] == 2
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", "query: ")
+    served_run, local_run = ask(), ask("--no-server")
+    assert served_run == local_run and served_run[0] == 1, (served_run, local_run)
+    assert "built with the query prefix '', but" in served_run[1] and "BRAIN_QUERY_PREFIX=''" in served_run[1]
+    assert served_run[1].count("\n") == 1 and client.status(vault.resolve())["queries"] == 2
+    monkeypatch.delenv("BRAIN_QUERY_PREFIX")
+    monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "passage: ")  # in-process, refused before the query too
+    served_run, local_run = ask(), ask("--no-server")
+    assert served_run == local_run and served_run[0] == 1 and "passage prefix ''" in served_run[1]

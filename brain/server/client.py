@@ -57,11 +57,15 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
     record = runtime.read_record(root)
     if record is None or not isinstance(record.get("socket"), str):
         raise NoServer(f"no brain serve for {root}")
+    features = set(record.get("features") or ())
     needs = _features_needed(op, fields)
-    if needs and not set(needs) <= set(record.get("features") or ()):
+    if needs and not set(needs) <= features:
         # A server from before these requests would ignore what it does not know (``as_of``)
-        # and answer about the present.
+        # and answer about the present, or check the index with its own prefixes.
         raise NoServer(f"brain serve for {root} is older than this brain: it does not answer {', '.join(needs)}")
+    index = fields.get("index")
+    if "prefixes" not in features and isinstance(index, dict):  # unset: an older server refuses the keys
+        fields = {**fields, "index": {k: v for k, v in index.items() if k not in protocol.PREFIX_SETTINGS}}
     message = protocol.request(op, str(root), **fields)
     try:
         reply = _exchange(record["socket"], protocol.encode(message), deadline)
@@ -84,7 +88,9 @@ def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
 def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
     """The server features (``protocol.FEATURES``) a request needs."""
     past = op == "history" or any(fields.get(name) is not None for name in ("as_of", "valid_at"))
-    return ["past"] if past else []
+    index = fields.get("index")
+    prefixes = isinstance(index, dict) and any(index.get(name) is not None for name in protocol.PREFIX_SETTINGS)
+    return (["past"] if past else []) + (["prefixes"] if prefixes else [])
 
 
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
@@ -132,8 +138,8 @@ def ask(
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
     With ``same_index`` (``brain ask``), the server checks its index against this process's
-    ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``, as an in-process run
-    would: an index built otherwise is ``ServerError`` (``index_mismatch``) with the message that
+    ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER``, ``BRAIN_CHUNKING``, ``BRAIN_QUERY_PREFIX``
+    and ``BRAIN_PASSAGE_PREFIX``, as an in-process run would: an index built otherwise is ``ServerError`` (``index_mismatch``) with the message that
     run would give. Without it the server's index is taken as it is (the prompt hook).
 
     With ``update``, a server that is indexing notes that just changed waits for them (up to
@@ -162,6 +168,10 @@ def ask(
             "model": config.embed_model_name(),
             "fts_tokenizer": config.fts_tokenizer(),
             "chunking": config.chunking(),
+            # the server's own would stand in for them, and a query embedded with another
+            # prefix than the notes' is refused in-process (``check_model``)
+            "query_prefix": config.prefix_override("BRAIN_QUERY_PREFIX"),
+            "passage_prefix": config.prefix_override("BRAIN_PASSAGE_PREFIX"),
         }
     try:
         protocol.check_request(protocol.request("ask", str(root), **fields))

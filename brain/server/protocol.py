@@ -21,11 +21,15 @@ wait for its index to load or catch up before answering. Operations:
     stop                                          → {"stopping": true}
 
 ``index`` (optional) is what the client would check the index against in-process: ``{"model",
-"fts_tokenizer", "chunking"}`` (``INDEX_SETTINGS``, each optional), its ``BRAIN_EMBED_MODEL``,
-``BRAIN_FTS_TOKENIZER`` and ``BRAIN_CHUNKING``. A server whose index was built otherwise answers
-``index_mismatch`` with the message ``brain ask`` would print in-process; without ``index`` the
-server's index is taken as it is (the prompt hook, ``brain mcp``). Added within version 1: a
-server from before it ignores the field, as servers ignore every field they do not know.
+"fts_tokenizer", "chunking", "query_prefix", "passage_prefix"}`` (``INDEX_SETTINGS``, each
+optional), its ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER``, ``BRAIN_CHUNKING``,
+``BRAIN_QUERY_PREFIX`` and ``BRAIN_PASSAGE_PREFIX`` (a prefix: null when unset, "" when set
+empty; without the two, the server's own are taken). A server whose index was built otherwise
+answers ``index_mismatch`` with the message ``brain ask`` would print in-process; without
+``index`` the server's index is taken as it is (the prompt hook, ``brain mcp``). Added within
+version 1: a server from before it ignores the field, as servers ignore every field they do not
+know (and one from before the prefixes refuses them as unknown settings: the client then
+answers in-process).
 
 ``as_of`` and ``valid_at`` (optional strings) are ``brain ask``'s ``--as-of`` and ``--valid-at``,
 read by the same rules (``brain/moments.py``: a date, a date and time, a span back like ``7d``;
@@ -66,9 +70,10 @@ OPS = ("ping", "ask", "note", "neighbours", "history", "status", "stop")
 # What this server answers beyond the first version's requests (its record lists them): a client
 # asks about the past only of a server that knows it is being asked (one from before would
 # ignore ``as_of`` and answer about the present).
-FEATURES = ("past",)
+FEATURES = ("past", "prefixes")
 MAX_MOMENT_CHARS = 100  # an --as-of or --valid-at as typed
-INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking")
+INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking", "query_prefix", "passage_prefix")
+PREFIX_SETTINGS = ("query_prefix", "passage_prefix")  # a string, empty too, or null: unset
 # The ranges `brain ask` accepts (cli.py / cli_options.py), checked again here: the socket
 # is a second front door.
 SETTING_RANGES = {"k": (1, 200), "depth": (1, 1000), "seeds": (0, 1000), "max_new": (0, 1000), "pool": (1, 1000)}
@@ -198,6 +203,13 @@ def _check_ask(message: dict[str, Any]) -> None:
                 raise ProtocolError(
                     "bad_request", f"unknown index setting {name!r}: one of {', '.join(INDEX_SETTINGS)}"
                 )
+            if name in PREFIX_SETTINGS:
+                value = index[name]
+                if value is not None and (not isinstance(value, str) or len(value) > MAX_NOTE_CHARS):
+                    raise ProtocolError(
+                        "bad_request", f"{name}: null or a string of at most {MAX_NOTE_CHARS:,} characters"
+                    )
+                continue
             _text_field(index, name, MAX_NOTE_CHARS)
 
 

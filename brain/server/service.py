@@ -634,11 +634,11 @@ class Service:
         *,
         update: bool = True,
         wait: float = 0.0,
-        index: dict[str, str] | None = None,
+        index: dict[str, str | None] | None = None,
         as_of: float | None = None,
         valid_at: str | None = None,
     ) -> list[RecallResult]:
-        """``index``: the client's model, tokenizer and chunking (``protocol.INDEX_SETTINGS``),
+        """``index``: the client's model, tokenizer, chunking and prefixes (``protocol.INDEX_SETTINGS``),
         checked against the snapshot's as ``brain ask`` checks them in-process:
         ``IndexMismatchError`` when the index was built otherwise. ``as_of`` (Unix time) and
         ``valid_at`` (an ISO date): over a view of the past, as ``brain ask --as-of``/``--valid-at``
@@ -666,6 +666,10 @@ class Service:
                     index.get("model") or self.model,
                     fts_tokenizer=index.get("fts_tokenizer"),
                     chunking=index.get("chunking"),
+                    # the client's prefix overrides (null: unset there), not this process's
+                    prefixes=(index.get("query_prefix"), index.get("passage_prefix"))
+                    if any(name in index for name in protocol.PREFIX_SETTINGS)
+                    else None,
                 )
             if busy:
                 pending = max(1, self._changed_notes(recaller.store))
