@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +22,35 @@ from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
 
 QUESTION = "which harbour crane schedule applies during winter storms"
+# What `brain ask --json` prints, in order (brain/output.py result_json; the README shows it).
+TOP_KEYS = [
+    "query",
+    "mode",
+    "gate",
+    "results",
+    "as_of",
+    "valid_at",
+    "graph",
+    "reranked",
+    "fallbacks",
+    "stale_notes",
+    "timings_ms",
+    "warnings",
+]
+RESULT_KEYS = [
+    "rank",
+    "path",
+    "title",
+    "heading",
+    "score",
+    "dense_score",
+    "rerank_score",
+    "snippet",
+    "via",
+    "date",
+    "recorded_from",
+    "recorded_to",
+]
 
 
 @pytest.fixture
@@ -202,14 +232,33 @@ def test_json_schema(bridge_vault):
     assert set(data["gate"]) == {"entity", "reason"} and data["gate"]["entity"] is False
     assert isinstance(data["warnings"], list)
     assert 1 <= len(data["results"]) <= 12
+    assert list(data) == TOP_KEYS
     for rank, item in enumerate(data["results"], 1):
-        assert {"rank", "path", "title", "heading", "score", "snippet", "via"} <= set(item)
+        assert list(item) == RESULT_KEYS
         assert item["rank"] == rank
         assert isinstance(item["score"], float)
     by_path = {r["path"]: r for r in data["results"]}
     assert by_path["Tide tables.md"]["via"]["path"] == "Harbour operations.md"
+    assert list(by_path["Tide tables.md"]["via"]) == ["path", "title", "direction", "kind"]
     assert by_path["Harbour operations.md"]["via"] is None
     assert by_path["Harbour operations.md"]["snippet"].startswith("The harbour crane schedule")
+    assert data["as_of"] is data["valid_at"] is None and by_path["Tide tables.md"]["recorded_to"] is None
+
+
+def test_the_readme_json_example_is_what_brain_ask_json_prints(bridge_vault):
+    """The README's `brain ask --json` example lacked as_of, valid_at, recorded_from and
+    recorded_to, which the text beside it lists: it is checked key by key against real output."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = json.loads(readme.split("For agents, `--json`")[1].split("```json\n", 1)[1].split("```", 1)[0])
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--graph", "--json", QUESTION])
+    data = json.loads(out.stdout)
+    assert list(example) == list(data) == TOP_KEYS
+    assert all(list(item) == RESULT_KEYS for item in example["results"])
+    via = [item["via"] for item in example["results"] if item["via"]]
+    assert via and all(list(v) == ["path", "title", "direction", "kind"] for v in via)
+    for key in ("gate", "graph", "fallbacks"):
+        assert list(example[key]) == list(data[key]), key
+    assert set(example["timings_ms"]) <= set(data["timings_ms"]) | {"load_embedder"}
 
 
 def test_every_result_has_every_fallback_flag(bridge_vault):
