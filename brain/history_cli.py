@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .cli_options import vault_option
 from .cli_support import emit_json, library_errors, setup_logging
 from .text import plural, terminal_safe
+
+if TYPE_CHECKING:
+    from .index.history import PruneReport
 
 LAST_SHOWN = 20  # versions `brain history` lists for a person unless --last says otherwise
 
@@ -109,9 +114,11 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
         emit_json(report.as_dict())
         return
     if moment is None and report.keep is None:  # --vacuum alone
-        click.echo(
-            f"compacted index.db: {_disk_line(report.disk_bytes_before, report.disk_bytes_after)}; no history dropped"
-        )
+        if report.wal_folded is False:
+            click.echo(f"compacted index.db, no history dropped; {_held_back(report)}")
+        else:
+            disk = _disk_line(report.disk_bytes_before, report.disk_bytes_after)
+            click.echo(f"compacted index.db: {disk}; no history dropped")
         return
     what = []
     if moment is not None:
@@ -125,14 +132,13 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
     )
     if report.bytes_before is not None and report.bytes_after is not None:
         freed = report.bytes_before - report.bytes_after
-        click.echo(
-            f"history now takes {_mb(report.bytes_after)} (was {_mb(report.bytes_before)}); "
-            + (
-                "the space is back on the disk"
-                if vacuum
-                else f"{_mb(freed)} freed inside index.db (--vacuum returns it)"
-            )
-        )
+        if report.wal_folded is False:
+            space = _held_back(report)
+        elif vacuum:
+            space = "the space is back on the disk"
+        else:
+            space = f"{_mb(freed)} freed inside index.db (--vacuum returns it)"
+        click.echo(f"history now takes {_mb(report.bytes_after)} (was {_mb(report.bytes_before)}); {space}")
 
 
 def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
@@ -182,6 +188,15 @@ def _disk_line(before: int, after: int) -> str:
     freed = before - after
     given = f"{_mb(freed)} given back to the disk" if freed > 0 else "nothing given back to the disk"
     return f"now {_mb(after)} (was {_mb(before)}), {given}"
+
+
+def _held_back(report: PruneReport) -> str:
+    """A vacuum whose pages wait in the WAL while a reader (brain serve) holds the state before."""
+    return (
+        f"index.db and its WAL take {_mb(report.disk_bytes_after)} on the disk (was {_mb(report.disk_bytes_before)}) "
+        "while another process (brain serve) reads the index as it was: the space comes back when it lets go "
+        "(brain serve: at its next update, or --stop)"
+    )
 
 
 def _mb(size: int) -> str:

@@ -762,6 +762,31 @@ def test_prune_vacuum_alone_compacts_index_db_and_drops_no_history(tmp_path, mon
     assert not any("was pruned" in w for w in early.warnings)  # nothing recorded as pruned
 
 
+def test_a_vacuum_under_brain_serve_says_the_space_waits_for_it(timeline):
+    """VACUUM writes the compacted pages into the WAL, which brain serve's snapshot holds: the
+    disk got nothing back (the WAL grew by the whole file) and prune said "the space is back on
+    the disk" (or, alone, that it gave back nothing); it says what holds it, and never waits."""
+    from serve_helpers import served
+
+    root, _ = timeline
+    db = config.index_dir(root) / "index.db"
+    with served(root, watch=False):
+        for args in (["--vacuum"], ["--before", "2000-01-01", "--vacuum"]):
+            out = CliRunner().invoke(cli, ["prune", "--vault", str(root), *args])
+            assert out.exit_code == 0, out.output
+            assert "while another process (brain serve) reads the index as it was" in out.output, out.output
+            assert "back on the disk" not in out.output and "given back" not in out.output
+        data = json.loads(CliRunner().invoke(cli, ["prune", "--vault", str(root), "--vacuum", "--json"]).output)
+        assert data["wal_folded"] is False and data["disk_bytes_after"] > data["disk_bytes_before"]
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--vacuum", "--json"])
+    wal = db.with_name("index.db-wal")
+    assert json.loads(out.output)["wal_folded"] is True and (not wal.exists() or not wal.stat().st_size)
+    assert (
+        "the space is back on the disk"
+        in CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "1d", "--vacuum"]).output
+    )
+
+
 def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monkeypatch):
     """A past version dropped by BRAIN_KEEP_VERSIONS (while indexing, or by `brain prune`) leaves
     the past before it incomplete: --as-of then says so, as after `brain prune --before`,

@@ -286,6 +286,7 @@ class PruneReport:
     bytes_before: int | None = None
     bytes_after: int | None = None
     vacuumed: bool = False
+    wal_folded: bool | None = None  # after the vacuum: False while a reader holds the state before
     disk_bytes_before: int = 0  # index.db and its WAL on the disk, before and after the run
     disk_bytes_after: int = 0
 

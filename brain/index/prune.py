@@ -40,8 +40,9 @@ def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, v
             if vacuum:
                 store.vacuum()
                 # VACUUM writes the new pages into the WAL: the file shrinks when they are copied
-                # back (now, unless a reader such as brain serve's holds an older state)
-                store.checkpoint()
+                # back, now unless a reader (brain serve's snapshot) holds the state before; it
+                # is not waited for, the copy is made when it lets go
+                report.wal_folded = store.checkpoint(wait=False)
                 report.vacuumed = True
             end = store.history_bytes()
             disk_after = disk_bytes(directory / INDEX_FILE)

@@ -469,9 +469,18 @@ class IndexStore:
         """False once another database took this one's place (``--rebuild`` swapped one in)."""
         return self._identity is not None and _file_identity(self.directory / INDEX_FILE) == self._identity
 
-    def checkpoint(self) -> None:
-        """Fold the WAL into the database file (before the folder is moved or swapped)."""
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    def checkpoint(self, *, wait: bool = True) -> bool:
+        """Fold the WAL into the database file (before the folder is moved or swapped); False
+        when a reader still holds an older state (brain serve's snapshot), which keeps the WAL.
+        Without ``wait``, such a reader is not waited for."""
+        timeout = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        if not wait:
+            self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+        return not busy
 
     def bulk_writes(self) -> None:
         """A larger page cache for this connection, for a run that writes many notes (a first
