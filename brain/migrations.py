@@ -12,6 +12,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 _SQLITE_BUSY = 5  # the primary result code; sqlite3.SQLITE_BUSY is missing from the stubs
@@ -84,6 +85,15 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
         raise
+
+
+def disk_bytes(path: Path) -> int:
+    """What the SQLite database at ``path`` takes on the disk: its file and its WAL."""
+    total = 0
+    for name in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += name.stat().st_size
+    return total
 
 
 class _InTransaction:

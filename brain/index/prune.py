@@ -10,12 +10,11 @@ earlier prunes left free.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
 
 from .. import config
 from ..errors import ConfigError
+from ..migrations import disk_bytes
 from ..vault import resolve_vault
 from .history import PruneReport, prune
 from .indexer import vault_lock
@@ -52,12 +51,3 @@ def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, v
     report.bytes_after = end[0] if end else None
     report.disk_bytes_before, report.disk_bytes_after = disk_before, disk_after
     return report
-
-
-def disk_bytes(path: Path) -> int:
-    """What a SQLite database takes on the disk: its file and its WAL."""
-    total = 0
-    for name in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += name.stat().st_size
-    return total

@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import config
 from ..db import connection
-from ..migrations import write_transaction
+from ..migrations import disk_bytes, write_transaction
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
 # Stop hook first wrote the row (started_at is when the prompt was typed, which a resumed
@@ -104,7 +104,7 @@ def prune_ledger(
         if not path.exists() or (path.is_file() and path.stat().st_size == 0):
             report.existed = False  # `brain turns` reads these as nothing recorded: none is made
             return report
-    report.bytes_before = _disk_bytes(path)
+    report.bytes_before = disk_bytes(path)
     cutoff = before / 86400 + _UNIX_EPOCH_JD
     with connection(path) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -142,7 +142,7 @@ def prune_ledger(
         finally:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("PRAGMA wal_autocheckpoint = 1000")
-    report.bytes_after = _disk_bytes(path)
+    report.bytes_after = disk_bytes(path)
     report.seconds = time.monotonic() - started
     return report
 
@@ -208,14 +208,6 @@ def _text_bound(before: float) -> str | None:
     except (OverflowError, OSError, ValueError):  # past year 9999: no bound, julianday() alone
         return None
     return f"{day.tm_year:04d}-{day.tm_mon:02d}-{day.tm_mday:02d}"  # %Y leaves year 999 unpadded
-
-
-def _disk_bytes(path: Path) -> int:
-    total = 0
-    for name in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += name.stat().st_size
-    return total
 
 
 def _utc(moment: float) -> str | None:
