@@ -139,8 +139,9 @@ def ask(
 
     With ``same_index`` (``brain ask``), the server checks its index against this process's
     ``BRAIN_EMBED_MODEL``, ``BRAIN_FTS_TOKENIZER``, ``BRAIN_CHUNKING``, ``BRAIN_QUERY_PREFIX``
-    and ``BRAIN_PASSAGE_PREFIX``, as an in-process run would: an index built otherwise is ``ServerError`` (``index_mismatch``) with the message that
-    run would give. Without it the server's index is taken as it is (the prompt hook).
+    and ``BRAIN_PASSAGE_PREFIX``, as an in-process run would: an index built otherwise is
+    ``ServerError`` (``index_mismatch``) with the message that run would give. Without it the
+    server's index is taken as it is (the prompt hook).
 
     With ``update``, a server that is indexing notes that just changed waits for them (up to
     about ``timeout``, at most ``protocol.MAX_WAIT``) before answering, as ``brain ask`` indexes
