@@ -38,6 +38,8 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -302,28 +304,18 @@ class VectorIndex:
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, scores) of the k nearest chunks, best first; -1 ids dropped."""
-        import faiss
         import numpy as np
 
         k = min(k, self.size)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-        # One query: OpenMP threads only contend (bench/scale.py, 500k chunks: 168 ms p50 on
-        # the default threads, 51 ms on one).
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
+        with one_thread():
             scores, ids = self.index.search(query, min(k, int(self.index.ntotal)) or 1, params=self._exclude)
             if self._added is not None:
                 more_scores, more_ids = self._added.search(query, min(k, int(self._added.ntotal)))
                 scores, ids = np.concatenate([scores, more_scores], 1), np.concatenate([ids, more_ids], 1)
-        finally:
-            faiss.omp_set_num_threads(threads)
-        keep = ids[0] >= 0
-        ids, scores = ids[0][keep], scores[0][keep]
-        order = np.argsort(-scores, kind="stable")[:k]
-        return ids[order], scores[order]
+        return best_first(ids, scores, k)
 
     def ids(self) -> np.ndarray:
         """Every chunk id this index holds (the base's, less those removed, and the delta's)."""
@@ -757,3 +749,28 @@ def _fsync(path: Path) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """FAISS on one OpenMP thread for the block: one query's threads only contend (bench/scale.py,
+    500k chunks: 168 ms p50 on the default threads, 51 ms on one)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def best_first(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """One query's FAISS answer (rows of ids and scores) as (ids, scores), -1 ids dropped, the
+    best k first, ties in the order found."""
+    import numpy as np
+
+    keep = ids[0] >= 0
+    ids, scores = ids[0][keep], scores[0][keep]
+    order = np.argsort(-scores, kind="stable")[:k]
+    return ids[order], scores[order]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..index.store import ChunkRow, IndexStore
-from ..index.vectors import VectorIndex, load_current
+from ..index.vectors import VectorIndex, best_first, load_current, one_thread
 from ..links import alias_key, note_keys
 from . import bm25
 
@@ -512,23 +512,15 @@ class FlatVectors:
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids, scores) of the k nearest, best first, ties in the order added (``VectorIndex.search``)."""
-        import faiss
         import numpy as np
 
         k = min(k, self.size)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)  # one query: threads only contend (as VectorIndex.search)
-        try:
+        with one_thread():
             scores, ids = self.index.search(query, k)
-        finally:
-            faiss.omp_set_num_threads(threads)
-        keep = ids[0] >= 0
-        ids, scores = ids[0][keep], scores[0][keep]
-        order = np.argsort(-scores, kind="stable")
-        return ids[order], scores[order]
+        return best_first(ids, scores, k)
 
 
 class LayeredVectors:
