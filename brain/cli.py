@@ -186,17 +186,19 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
     chunking other than the index was built with (`brain index --rebuild` fixes it). A `ledger:`
     line counts the rows the hooks kept aside while an upgrade of brain.db waits (`brain turns`
-    applies it and records them).
+    applies it and records them), and another the files kept aside that held no row brain can
+    record (moved aside, not deleted: look at them, then delete them).
     """
     from .index.status import vault_status
-    from .ledger.deferred import waiting
+    from .ledger.deferred import rejected, rejected_line, waiting
     from .server.client import status as server_status
 
     st = vault_status(vault)
     server = server_status(Path(st.vault))
     kept_aside = waiting()  # rows the hooks could not write: an upgrade of brain.db waits
+    refused = rejected()  # files kept aside that a catch-up could not record
     if as_json:
-        emit_json({**st.as_dict(), "server": server, "ledger_kept_aside": kept_aside})
+        emit_json({**st.as_dict(), "server": server, "ledger_kept_aside": kept_aside, "ledger_rejected": len(refused)})
         return
 
     def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
@@ -245,6 +247,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             f"ledger: {kept_aside} row{'s' if kept_aside != 1 else ''} the hooks kept aside: an upgrade of the "
             "brain database did not fit their budget; `brain turns` applies it and records them"
         )
+    if refused:
+        echo(f"ledger: {rejected_line(len(refused), refused[0].parent)}")
     if st.warnings:
         echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:

@@ -74,10 +74,16 @@ def open_db(
         raise database_error(path, exc) from exc
 
 
+def is_kept_row(name: str) -> bool:
+    """Whether a file of the kept-aside folder named ``name`` is a row waiting there: not a
+    hidden one (a row being written, the lock) nor ``rejected/`` (what a catch-up set aside)."""
+    return name.endswith(".json") and not name.startswith(".")
+
+
 def _holds_files(folder: Path) -> bool:
     try:
         with os.scandir(folder) as entries:
-            return any(not e.name.startswith(".") for e in entries)
+            return any(is_kept_row(e.name) for e in entries)
     except OSError:  # none there, or one the hook cannot read: nothing of its own waits there
         return False
 

@@ -153,14 +153,14 @@ def test_while_rows_wait_hooks_keep_theirs_aside_too_in_order(tmp_path, no_catch
                         "latency_ms": 1.0}, db, migrate_until=time.monotonic() + 60)  # fmt: skip
     assert deferred.waiting(db) == 3 and "m004_turns_partial" not in _applied(db)
 
-    assert deferred.catch_up(db) == 3
+    assert deferred.catch_up(db).written == 3
     with connection(db) as conn:
         rows = [dict(r) for r in conn.execute("SELECT turn_key, summary, created_at FROM turns ORDER BY id")]
         recalls = [r[0] for r in conn.execute("SELECT prompt FROM recalls")]
     assert [(r["turn_key"], r["summary"]) for r in rows] == [("old:1", None), ("s1:p1", "one"), ("s1:p2", "two")]
     assert rows[1]["created_at"] == kept_at
     assert recalls == ["why"]
-    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == 0
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db).written == 0
     open_db(db, migrate_until=time.monotonic()).close()  # up to date: nothing to defer, so no UpgradeDeferred
 
 
@@ -179,7 +179,7 @@ def test_a_kept_aside_row_is_masked_and_the_users_alone(tmp_path, no_catch_up_pr
         assert secret not in path.read_text()
         assert path.stat().st_mode & 0o077 == 0
     assert kept_aside_dir(db).stat().st_mode & 0o077 == 0
-    assert deferred.catch_up(db) == 2
+    assert deferred.catch_up(db).written == 2
     raw = sqlite3.connect(db)
     assert secret not in "\n".join(raw.iterdump())
     raw.close()
@@ -291,7 +291,7 @@ def test_a_catch_up_killed_between_its_commit_and_removing_the_files_records_not
         assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 3
     assert deferred.waiting(db) == 3
 
-    assert deferred.catch_up(db) == 0  # nothing left to record: it only removes the files
+    assert deferred.catch_up(db).written == 0  # nothing left to record: it only removes the files
     _recorded_once(db)
 
 
@@ -312,3 +312,101 @@ def test_catch_ups_and_brain_turns_draining_at_once_record_each_row_once(tmp_pat
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     _recorded_once(db)
+
+
+_POISON = {
+    "no-turn-key": lambda entry: {**entry, "row": {k: v for k, v in entry["row"].items() if k != "turn_key"}},
+    "unknown-kind": lambda entry: {**entry, "kind": "note"},
+    "no-kind": lambda entry: {k: v for k, v in entry.items() if k != "kind"},
+    "row-not-an-object": lambda entry: {**entry, "row": ["s1:p0"]},
+    "a-number-sqlite-cannot-hold": lambda entry: {**entry, "row": {**entry["row"], "byte_end": 10**30}},
+    "a-prompt-without-its-text": lambda entry: {**entry, "kind": "recall", "row": {"session_id": "s1"}},
+}
+_NOT_A_ROW = {"not-json": b'{"kind": "turn", "ro', "empty": b"", "not-utf-8": b'{"kind": "turn", "\xff": 1}'}
+
+
+@pytest.mark.parametrize("poison", [*_POISON, *_NOT_A_ROW])
+def test_a_kept_aside_file_holding_no_row_is_set_aside_and_the_rows_behind_it_recorded(
+    tmp_path, no_catch_up_process, poison
+):
+    """One such file failed every catch-up (or was deleted with the user's data in it): nothing
+    behind it was recorded, and every later hook kept its row aside, for good."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    record_stop({"session_id": "s1", "prompt_id": "p0", "last_assistant_message": "zero"}, db_path=db,
+                migrate_until=time.monotonic())  # fmt: skip
+    first = next(kept_aside_dir(db).glob("*.json"))
+    if poison in _POISON:
+        first.write_text(json.dumps(_POISON[poison](json.loads(first.read_text()))))
+    else:
+        first.write_bytes(_NOT_A_ROW[poison])
+    held = first.read_bytes()
+    for prompt_id in ("p1", "p2"):  # good rows behind it
+        record_stop({"session_id": "s1", "prompt_id": prompt_id, "last_assistant_message": prompt_id}, db_path=db,
+                    migrate_until=time.monotonic() + 60)  # fmt: skip
+    assert deferred.waiting(db) == 3
+
+    written, moved = deferred.catch_up(db)
+
+    assert written == 2
+    assert moved == [kept_aside_dir(db) / "rejected" / first.name]
+    assert moved[0].read_bytes() == held  # the user's data: kept as it was, never deleted
+    assert moved[0].parent.stat().st_mode & 0o077 == 0
+    assert deferred.rejected(db) == moved
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [])
+    # The hooks record normally again: the file set aside holds none of them back.
+    record_stop({"session_id": "s1", "prompt_id": "p3", "last_assistant_message": "p3"}, db_path=db,
+                migrate_until=time.monotonic() + 60)  # fmt: skip
+    assert deferred.waiting(db) == 0
+    with connection(db) as conn:
+        keys = [r[0] for r in conn.execute("SELECT turn_key FROM turns ORDER BY id")]
+        assert conn.execute("SELECT count(*) FROM kept_aside_recorded").fetchone()[0] == 0
+    assert keys == ["old:1", "s1:p1", "s1:p2", "s1:p3"]
+
+
+def test_the_catch_up_process_says_once_in_the_log_what_it_set_aside_and_brain_status_says_it(
+    tmp_path, no_catch_up_process
+):
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from brain.ledger.catch_up import main as catch_up_main
+
+    db = config.db_path()
+    _old_ledger(db)
+    record_stop({"session_id": "s1", "prompt_id": "p1"}, db_path=db, migrate_until=time.monotonic())
+    (kept_aside_dir(db) / "00000000000000000000-1.json").write_text('{"kind": "turn"}')  # before it: read first
+    assert catch_up_main([str(db)]) == 0
+    assert catch_up_main([str(db)]) == 0  # nothing left: says nothing more
+    log = (config.brain_home() / "logs" / "hook.log").read_text()
+    assert log.count("1 file kept aside held no row brain can record") == 1, log
+    assert "recorded 1 row the hooks had kept aside" in log
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    status = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
+    assert status.exit_code == 0, status.output
+    lines = [line for line in status.stdout.splitlines() if line.startswith("ledger:")]
+    assert lines == [f"ledger: 1 file kept aside held no row brain can record (not JSON, a field missing or refused): "
+                     f"moved to {kept_aside_dir(db) / 'rejected'}, not deleted; the others are recorded"]  # fmt: skip
+    as_json = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(vault), "--json"]).stdout)
+    assert as_json["ledger_kept_aside"] == 0 and as_json["ledger_rejected"] == 1
+
+
+def test_brain_turns_says_what_its_catch_up_set_aside(tmp_path, no_catch_up_process):
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    db = config.db_path()
+    _old_ledger(db)
+    record_stop({"session_id": "s1", "prompt_id": "p1"}, db_path=db, migrate_until=time.monotonic())
+    (kept_aside_dir(db) / "00000000000000000000-1.json").write_text("")
+    shown = CliRunner().invoke(cli, ["turns", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert "recorded 1 row the hooks had kept aside" in shown.stderr
+    assert "1 file kept aside held no row brain can record" in shown.stderr
+    assert [r["turn_key"] for r in json.loads(shown.stdout)] == ["s1:p1", "old:1"]
+    again = CliRunner().invoke(cli, ["turns", "--json"])
+    assert again.stderr == ""

@@ -49,12 +49,11 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
         raise click.UsageError("--session lists one session's prompts; --stats covers every session")
     list_or_stats_flags(stats)
     from ..db import connection
-    from ..ledger.deferred import caught_up_line
+    from ..ledger.deferred import caught_up_lines
     from .store import recent_recalls, report
 
-    caught_up = caught_up_line()  # prompts the hook kept aside while an upgrade waited for a command
-    if caught_up:
-        click.echo(terminal_safe(caught_up), err=True)
+    for line in caught_up_lines():  # prompts the hook kept aside while an upgrade waited for a command
+        click.echo(terminal_safe(line), err=True)
     with connection(read_only=True) as conn:
         data: Any = report(conn, days=days) if stats else recent_recalls(conn, limit=limit, session=session)
     if as_json:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..db import kept_aside_dir
-from .deferred import catch_up
+from .deferred import catch_up, rejected_line
 from .hook import log
 
 
@@ -18,11 +18,13 @@ def main(argv: list[str]) -> int:
     """``python -m brain.ledger.catch_up DB``: ``deferred.catch_up``, said in the hooks' log."""
     db_path = Path(argv[0])
     written = 0
+    moved: list[Path] = []
     try:
         for _ in range(10):  # and the rows hooks kept aside while it ran (bounded: hooks keep coming)
-            more = catch_up(db_path)
+            more, refused = catch_up(db_path)
             written += more
-            if not more:
+            moved += refused
+            if not more and not refused:
                 break
         (kept_aside_dir(db_path) / ".catching-up").unlink(missing_ok=True)
     except Exception as exc:  # noqa: BLE001 - a process of its own: its only voice is the log
@@ -31,6 +33,8 @@ def main(argv: list[str]) -> int:
             "`brain turns` tries again"
         )
         return 1
+    if moved:  # once: they are out of the way of the next catch-up
+        log(rejected_line(len(moved), moved[0].parent))
     if written:
         log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
     return 0

@@ -189,12 +189,11 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
     """
     list_or_stats_flags(stats)
     from ..db import connection
-    from .deferred import caught_up_line
+    from .deferred import caught_up_lines
     from .store import recent_turns, turn_stats
 
-    caught_up = caught_up_line()  # turns the hooks kept aside while an upgrade waited for a command
-    if caught_up:
-        click.echo(terminal_safe(caught_up), err=True)
+    for line in caught_up_lines():  # turns the hooks kept aside while an upgrade waited for a command
+        click.echo(terminal_safe(line), err=True)
     # Reading only: a read-only brain home or database file still answers.
     with connection(read_only=True) as conn:
         if stats:

@@ -11,6 +11,11 @@ ids: a catch-up killed before the files were gone skips those rows next time. It
 process of its own that the hook keeping a row aside starts (``start_catch_up``: the ledger
 mends itself within seconds, with no command typed), and by ``brain turns`` and ``brain recalls``.
 
+A file there that holds no row that can be written (not JSON, no ``turn_key``, a kind of row
+brain does not know, one its table's constraints refuse) is moved to ``rejected/`` in the folder,
+never deleted, and the others are recorded: left in place it failed every catch-up, and while
+it was there every later hook kept its row aside too, so the ledger stopped for good.
+
 Rows are masked before they are kept (as ``write_turn`` and ``write_recall`` would store them)
 and the files are the user's alone. Standard library only: the hooks write here.
 """
@@ -21,14 +26,15 @@ import contextlib
 import fcntl
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import config
-from ..db import connection, kept_aside_dir, storable
+from ..db import connection, is_kept_row, kept_aside_dir, storable
 from ..errors import ConfigError
 from ..migrations import write_transaction
 from .redact import redact_value
@@ -39,6 +45,29 @@ RECALL = "recall"
 # A catch-up started less than this many seconds ago is not started again: one that fails (a
 # damaged database, a full disk) is not retried by every hook, and `brain turns` still can.
 RETRY_SECONDS = 60.0
+# The subfolder of the kept-aside folder a catch-up moves the files it cannot record to.
+REJECTED = "rejected"
+# What writing a row raises when the row is at fault (a field missing or of the wrong type, a
+# constraint it breaks): that file is set aside. Anything else (a full disk, a damaged database)
+# fails the catch-up, every row kept for the next try.
+_ROW_FAULTS = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    OverflowError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+    sqlite3.DataError,
+)
+
+
+class CaughtUp(NamedTuple):
+    """What a ``catch_up`` did: the rows it wrote, and the files it moved to ``rejected/`` (there)."""
+
+    written: int
+    rejected: list[Path]
 
 
 def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False) -> Path:
@@ -66,13 +95,23 @@ def waiting(db_path: Path | None = None) -> int:
     """How many rows are kept aside for ``db_path`` (0 when even where it is cannot be said)."""
     try:
         folder = kept_aside_dir(db_path or config.db_path())
-        return sum(1 for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+        return sum(1 for p in folder.iterdir() if is_kept_row(p.name))
     except (OSError, ConfigError):
         return 0
 
 
-def catch_up(db_path: Path | None = None) -> int:
-    """Apply the pending upgrade and write the rows kept aside for it; how many were written.
+def rejected(db_path: Path | None = None) -> list[Path]:
+    """The files a catch-up moved to ``rejected/`` for ``db_path`` (none when that cannot be said)."""
+    try:
+        folder = kept_aside_dir(db_path or config.db_path()) / REJECTED
+        return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    except (OSError, ConfigError):
+        return []
+
+
+def catch_up(db_path: Path | None = None) -> CaughtUp:
+    """Apply the pending upgrade and write the rows kept aside for it: how many were written,
+    and the files that hold no row it can write, moved to ``rejected/``.
 
     One process at a time (a lock file in the folder). Each row is written with its id in
     ``kept_aside_recorded``, in one transaction; then the files go, then the ids. A run killed
@@ -82,16 +121,18 @@ def catch_up(db_path: Path | None = None) -> int:
     db_path = db_path or config.db_path()
     folder = kept_aside_dir(db_path)
     if not waiting(db_path):
-        return 0
+        return CaughtUp(0, [])
     from ..autorecall.store import write_recall
 
     with open(folder / ".lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+        files = sorted(p for p in folder.iterdir() if is_kept_row(p.name))
         if not files:
-            return 0
+            return CaughtUp(0, [])
         written = 0
         ids = []
+        done: list[Path] = []
+        refused: list[Path] = []
         with connection(db_path) as conn:
             with write_transaction(conn):  # the whole upgrade, with no budget
                 for path in files:
@@ -99,22 +140,50 @@ def catch_up(db_path: Path | None = None) -> int:
                     # gone with it, and one that finds the file finds the id recorded.
                     entry = _entry(path)
                     if entry is None:
+                        refused.append(path)
                         continue
                     row_id = entry.get("id") if isinstance(entry.get("id"), str) else path.stem  # an older brain's
-                    ids.append(row_id)
                     if conn.execute("SELECT 1 FROM kept_aside_recorded WHERE id = ?", (row_id,)).fetchone():
+                        ids.append(row_id)
+                        done.append(path)
                         continue  # recorded by a run killed before it removed the file
-                    if entry["kind"] == TURN:
-                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry["partial"]))
-                    elif entry["kind"] == RECALL:
-                        write_recall(conn, entry["row"])
-                    conn.execute("INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now()))
+                    conn.execute("SAVEPOINT kept_row")  # a row refused takes nothing of itself along
+                    try:
+                        if entry["kind"] == TURN:
+                            write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry.get("partial")))
+                        else:
+                            write_recall(conn, entry["row"])
+                        conn.execute(
+                            "INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now())
+                        )
+                    except _ROW_FAULTS:
+                        conn.execute("ROLLBACK TO kept_row")
+                        conn.execute("RELEASE kept_row")
+                        refused.append(path)
+                        continue
+                    conn.execute("RELEASE kept_row")
+                    ids.append(row_id)
+                    done.append(path)
                     written += 1
-            for path in files:
+            for path in done:
                 path.unlink(missing_ok=True)
+            moved = [_set_aside(path, folder / REJECTED) for path in refused]
             with write_transaction(conn):  # their files gone, no run can read these rows again
                 conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
-    return written
+    return CaughtUp(written, moved)
+
+
+def _set_aside(path: Path, into: Path) -> Path:
+    """Move ``path`` into the owner-only folder ``into`` under a name no file there has; where."""
+    if not into.is_dir():
+        config.private_folder(into)
+    target = into / path.name
+    n = 0
+    while target.exists() or target.is_symlink():  # never over another file set aside: both are the user's
+        n += 1
+        target = into / f"{path.name}.{n}"
+    os.rename(path, target)
+    return target
 
 
 def start_catch_up(db_path: Path) -> bool:
@@ -146,22 +215,40 @@ def start_catch_up(db_path: Path) -> bool:
 
 
 def _entry(path: Path) -> dict[str, Any] | None:
+    """The row kept in ``path``; None when it holds none (not a file, not UTF-8 JSON, a field
+    missing or of the wrong type)."""
     try:
-        entry = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return None  # not one of ours, or cut short by a full disk: nothing to write
-    if not isinstance(entry, dict) or not isinstance(entry.get("row"), dict) or not isinstance(entry.get("at"), str):
+        entry = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):  # not one of ours, empty, or not UTF-8 (UnicodeDecodeError)
+        return None
+    if (
+        not isinstance(entry, dict)
+        or entry.get("kind") not in (TURN, RECALL)
+        or not isinstance(entry.get("row"), dict)
+        or not isinstance(entry.get("at"), str)
+    ):
         return None
     return entry
 
 
-def caught_up_line(db_path: Path | None = None) -> str | None:
-    """``catch_up``, and the line a command prints when it recorded rows; None when there were none."""
+def caught_up_lines(db_path: Path | None = None) -> list[str]:
+    """``catch_up``, and the lines a command prints when it recorded rows or set files aside."""
     db_path = db_path or config.db_path()
-    written = catch_up(db_path)
-    if not written:
-        return None
+    written, moved = catch_up(db_path)
+    said = []
+    if written:
+        said.append(
+            f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
+            "(its upgrade did not fit their budget)"
+        )
+    if moved:
+        said.append(rejected_line(len(moved), moved[0].parent))
+    return said
+
+
+def rejected_line(count: int, folder: Path) -> str:
+    """One line: ``count`` files kept aside held no row that could be recorded, and are in ``folder``."""
     return (
-        f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside "
-        "(its upgrade did not fit their budget)"
+        f"{count} file{'s' if count != 1 else ''} kept aside held no row brain can record "
+        f"(not JSON, a field missing or refused): moved to {folder}, not deleted; the others are recorded"
     )
