@@ -69,7 +69,8 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
 @click.option(
     "--vacuum",
     is_flag=True,
-    help="Give the freed space back to the disk (rewrites index.db, or brain.db); alone, drop nothing and compact index.db.",
+    help="Give the freed space back to the disk (rewrites index.db, or brain.db); alone, drop nothing and compact "
+    "index.db (with --ledger, brain.db).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
@@ -86,12 +87,13 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
 
     With --ledger, bound the brain database instead (BRAIN_DB, default $BRAIN_HOME/brain.db;
     no vault needed): drop the turns (`brain turns`), prompts (`brain recalls`) and
-    `brain ask --ab` rows recorded before --before, which it requires. It deletes in small
+    `brain ask --ab` rows recorded before --before (required but for --vacuum alone). It deletes in small
     batches, each its own short transaction, leaving the lock free between them, so the hooks
     recording meanwhile wait milliseconds, never their budget; stopped at any point, it leaves
     whole batches done and the rest kept. Nothing else in brain.db is touched. --vacuum then
     rewrites brain.db to give the space back, holding it while it runs (seconds for a GB):
     a hook that waits longer than its budget loses that turn, so vacuum when no agent works.
+    --ledger --vacuum alone drops nothing: it compacts brain.db and says how much it gave back.
 
     \b
     Examples:
@@ -99,6 +101,7 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
       brain prune --vacuum --vault ~/notes
       brain prune --ledger --before 180d
       brain prune --ledger --before 2026-01-01 --vacuum --json
+      brain prune --ledger --vacuum
     """
     from .index.history import local_time, parse_moment
 
@@ -150,16 +153,24 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
         raise click.UsageError(
             "--vault is for a vault's history; --ledger prunes brain.db, which holds every vault's rows: drop --vault"
         )
-    if before is None:
-        raise click.UsageError("--ledger needs --before WHEN, e.g. `brain prune --ledger --before 180d`")
-    moment = parse_moment(before, "--before")
+    if before is None and not vacuum:
+        raise click.UsageError(
+            "--ledger needs --before WHEN (e.g. `brain prune --ledger --before 180d`), or --vacuum to compact brain.db"
+        )
+    moment = parse_moment(before, "--before") if before is not None else None
     report = prune_ledger(moment, vacuum=vacuum)
     if as_json:
         emit_json(report.as_dict())
         return
     path = terminal_safe(report.path)
     if not report.existed:
-        click.echo(f"nothing to prune: no brain database at {path} yet")
+        click.echo(f"nothing to {'prune' if moment is not None else 'compact'}: no brain database at {path} yet")
+        return
+    if moment is None:  # --vacuum alone
+        click.echo(
+            f"compacted {path}: {_disk_line(report.bytes_before, report.bytes_after)}; no rows dropped "
+            f"(VACUUM held it {report.vacuum_seconds or 0:.1f} s)"
+        )
         return
     dropped = report.dropped
     click.echo(

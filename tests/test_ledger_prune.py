@@ -210,8 +210,7 @@ def test_brain_db_names_the_database(db, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--ledger"], "Error: --ledger needs --before WHEN, e.g. `brain prune --ledger --before 180d`"),
-        (["--ledger", "--vacuum"], "Error: --ledger needs --before WHEN"),
+        (["--ledger"], "Error: --ledger needs --before WHEN (e.g. `brain prune --ledger --before 180d`), or --vacuum"),
         (["--ledger", "--before", "1d", "--vault", "."], "Error: --vault is for a vault's history; --ledger prunes"),
     ],
 )
@@ -263,6 +262,40 @@ def test_vacuum_gives_the_space_back_and_keeps_the_file_private(brain_home):
     conn.close()
     text = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "100d", "--vacuum"]).output
     assert "the space is back on the disk (VACUUM held it " in text
+
+
+def test_vacuum_alone_compacts_brain_db_and_drops_nothing(brain_home):
+    """`brain prune --vacuum` alone compacts a vault's index.db; `--ledger --vacuum` alone was a
+    usage error, so the space a deletion by hand left inside brain.db stayed there."""
+    path = brain_home / "brain.db"
+    conn = open_db(path)
+    conn.execute("BEGIN")
+    for i in range(2000):
+        _turn(conn, f"t{i}", _iso(CUTOFF - DAY))  # all old: --before would drop them
+        conn.execute("UPDATE turns SET summary = ? WHERE turn_key = ?", ("y" * 3000, f"t{i}"))
+    conn.execute("COMMIT")
+    conn.execute("DELETE FROM turns WHERE turn_key >= 't1'")  # leaves t0 alone
+    conn.close()
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["vacuumed"] and data["rows"] == 0 and data["batches"] == 0
+    assert data["before"] is None and data["before_utc"] is None
+    assert data["bytes_after"] < data["bytes_before"] / 5 and data["free_bytes"] == 0
+    assert path.stat().st_size == data["bytes_after"]
+    assert _keys(path, "turns") == ["t0"]  # old, and kept
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    text = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum"])
+    assert text.exit_code == 0, text.output
+    assert text.output.startswith(f"compacted {path}: now ") and "nothing given back to the disk" in text.output
+    assert "; no rows dropped (VACUUM held it " in text.output and len(text.output.splitlines()) == 1
+    assert _keys(path, "turns") == ["t0"]
+
+
+def test_vacuum_alone_creates_no_brain_db(brain_home):
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum"])
+    assert out.exit_code == 0 and out.output.startswith("nothing to compact: no brain database at ")
+    assert not (brain_home / "brain.db").exists()
 
 
 def test_the_stop_hook_does_not_import_the_prune():

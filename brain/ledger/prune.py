@@ -50,7 +50,7 @@ class LedgerPruneReport:
     """What ``prune_ledger`` dropped, and what the file takes before and after."""
 
     path: str
-    before: float  # Unix time: rows recorded before it were dropped
+    before: float | None  # Unix time: rows recorded before it were dropped (None: none were, a vacuum alone)
     dropped: dict[str, int] = field(default_factory=dict)  # table -> rows
     bytes_before: int = 0  # brain.db and its WAL, on the disk
     bytes_after: int = 0
@@ -66,7 +66,7 @@ class LedgerPruneReport:
         return {
             "database": self.path,
             "before": self.before,
-            "before_utc": _utc(self.before),
+            "before_utc": None if self.before is None else _utc(self.before),
             "dropped": dict(self.dropped),
             "rows": sum(self.dropped.values()),
             "bytes_before": self.bytes_before,
@@ -82,7 +82,7 @@ class LedgerPruneReport:
 
 
 def prune_ledger(
-    before: float,
+    before: float | None,
     *,
     path: Path | None = None,
     vacuum: bool = False,
@@ -90,7 +90,8 @@ def prune_ledger(
     pause: float = PAUSE,
     on_batch: Callable[[str, int], None] | None = None,
 ) -> LedgerPruneReport:
-    """Delete the turns, recalls and ab_recall rows recorded before ``before`` (Unix time).
+    """Delete the turns, recalls and ab_recall rows recorded before ``before`` (Unix time; None
+    drops nothing, for a ``vacuum`` alone).
 
     A row whose time cannot be read as a date (a hand-edited row, an empty value) is kept. Each
     batch of at most a few thousand rows is one transaction; ``on_batch(table, rows)`` is
@@ -105,7 +106,6 @@ def prune_ledger(
             report.existed = False  # `brain turns` reads these as nothing recorded: none is made
             return report
     report.bytes_before = disk_bytes(path)
-    cutoff = before / 86400 + _UNIX_EPOCH_JD
     with connection(path) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # Checkpoints run in the pauses, not at our commits: a hook that commits after a
@@ -113,6 +113,9 @@ def prune_ledger(
         conn.execute("PRAGMA wal_autocheckpoint = 0")
         try:
             for table, column in TABLES:
+                if before is None:  # a vacuum alone: nothing to drop
+                    break
+                cutoff = before / 86400 + _UNIX_EPOCH_JD
                 ids = _old_ids(conn, table, column, before, cutoff)
                 size = max(MIN_BATCH_ROWS, min(batch_rows, MAX_BATCH_ROWS))
                 done = 0
