@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -565,3 +566,37 @@ def test_a_deleted_working_directory_is_one_line(tmp_path, monkeypatch, args):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "working directory no longer exists" in result.output
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_the_user_files_brain_creates_are_the_users_alone_and_a_projects_shared(tmp_path, monkeypatch, umask_022):
+    """~/.claude.json and ~/.claude/settings.json were created 0644 (the umask's), and Claude Code
+    later keeps its OAuth and session state in ~/.claude.json. A project's files are committed
+    and shared: they keep the umask's mode, and an existing file keeps its own."""
+    home, project, vault = tmp_path / "home", tmp_path / "project", tmp_path / "vault"
+    for folder in (home, project, vault):
+        folder.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    (vault / "a.md").write_text("# A\n")
+    for args in (["hook", "install", "--user"], ["mcp", "install", "--user", "--vault", str(vault)],
+                 ["hook", "install"], ["mcp", "install", "--vault", str(vault)]):  # fmt: skip
+        out = CliRunner().invoke(cli, args)
+        assert out.exit_code == 0, out.output
+    assert stat.S_IMODE((home / ".claude" / "settings.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((project / ".claude" / "settings.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((project / ".mcp.json").stat().st_mode) == 0o644
+
+    (home / ".claude.json").unlink()
+    (home / ".claude.json").write_text("{}")  # the user's own, 0644: kept so
+    out = CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(vault)])
+    assert out.exit_code == 0, out.output
+    assert "brain" in json.loads((home / ".claude.json").read_text())["mcpServers"]
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o644

@@ -67,6 +67,15 @@ def settings_path(*, user: bool = False, settings: Path | None = None, cwd: Path
     return (cwd or working_directory()) / ".claude" / "settings.json"
 
 
+def user_scope(path: Path) -> bool:
+    """Whether ``path`` is one of the user's own Claude Code files, ``~/.claude/settings.json`` or
+    ``~/.claude.json`` (which Claude Code later fills with its OAuth and session state): brain
+    creates them owner-only. A project's (``.claude/settings.json``, ``.mcp.json``) is meant to
+    be shared and committed: it gets the umask's mode."""
+    home = Path.home()
+    return Path(os.path.abspath(path)) in (home / ".claude" / "settings.json", home / ".claude.json")
+
+
 def working_directory() -> Path:
     """The working directory, or a one-line error when it has been deleted under this shell."""
     try:
@@ -301,7 +310,7 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
         target.parent.mkdir(parents=True, exist_ok=True)
         if original is not None:
             backup = _backup(path, target, original)
-        _replace(target, text.encode("utf-8"), original)
+        _replace(target, text.encode("utf-8"), original, private=user_scope(path))
     except OSError as exc:
         if backup is not None:
             backup.unlink(missing_ok=True)
@@ -345,7 +354,9 @@ def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
     return backup
 
 
-def _replace(target: Path, content: bytes, original: os.stat_result | None) -> None:
+def _replace(target: Path, content: bytes, original: os.stat_result | None, *, private: bool = False) -> None:
+    """Put ``content`` in place of ``target`` in one step: with ``original``'s owner and mode, or
+    new: 0600 when ``private``, else what the umask gives."""
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")  # 0600
     tmp = Path(tmp_name)
     try:
@@ -353,7 +364,7 @@ def _replace(target: Path, content: bytes, original: os.stat_result | None) -> N
             f.write(content)
         if original is not None:
             _copy_owner_and_mode(tmp, original)
-        else:  # a new file: what the user's umask gives
+        elif not private:  # a new project file, to be shared: what the user's umask gives
             umask = os.umask(0o022)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
