@@ -404,7 +404,9 @@ def ask(
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
     if not text:
-        raise click.UsageError("empty query")
+        from .errors import EmptyQuery
+
+        raise EmptyQuery()
     rerank = not no_rerank and config.rerank_model_name() is not None
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)

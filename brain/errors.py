@@ -17,6 +17,14 @@ class EmptyNoteName(ConfigError):
         super().__init__("an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'")
 
 
+class EmptyQuery(ConfigError):
+    """A search for an empty or blank query: the same line from `brain ask`, `brain serve`
+    and the MCP tool `search`."""
+
+    def __init__(self) -> None:
+        super().__init__("an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'")
+
+
 class ModelLoadError(BrainError):
     """An embedding or reranking model could not be loaded."""
 

@@ -167,9 +167,11 @@ def test_a_tool_error_is_one_line_the_model_can_act_on(toy_vault):
 
 
 EMPTY_NAME = "an empty name names no note: give a note's path, title or alias, e.g. 'Rollout plan'"
+EMPTY_QUERY = "an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'"
 BAD_ARGUMENTS = [
-    ("search", {"query": ""}, "query: a non-empty string of at most 10,000 characters"),
-    ("search", {"query": " \n\t "}, "query: a non-empty string of at most 10,000 characters"),
+    ("search", {"query": ""}, EMPTY_QUERY),  # as `brain ask ""` says it
+    ("search", {"query": " \n\t "}, EMPTY_QUERY),
+    ("search", {"query": "", "as_of": "1d"}, EMPTY_QUERY),
     ("search", {"query": "a " * 6000}, "query: a non-empty string of at most 10,000 characters"),
     ("get_note", {"note": ""}, EMPTY_NAME),  # as `brain note ""` says it
     ("get_note", {"note": "x" * 5000}, "note: a non-empty string of at most 4,096 characters"),

@@ -361,8 +361,10 @@ def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
 
 def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
     runner = CliRunner()
-    out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "   "])
-    assert out.exit_code != 0 and "empty query" in out.output and "Traceback" not in out.output
+    empty = "Error: an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'\n"
+    for query in ("   ", ""):  # the line the MCP tool search and brain serve give (test_mcp: EMPTY_QUERY)
+        out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), query])
+        assert out.exit_code == 1 and out.output == empty
 
     fresh = tmp_path / "never-indexed"
     write(fresh, "a.md", "hello")

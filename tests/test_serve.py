@@ -95,7 +95,9 @@ def test_a_bad_mode_is_the_same_error_with_a_server(toy_vault):
 def test_a_request_the_server_refuses_is_said_not_answered_elsewhere(toy_vault):
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
-        with pytest.raises(client.ServerError, match="query: a non-empty string") as refused:
+        with pytest.raises(
+            client.ServerError, match="an empty query asks nothing: give words or a question"
+        ) as refused:
             client.call(daemon.root, "ask", timeout=10, query=" ", modes=["vector"], settings={})
         assert refused.value.code == "bad_request"
         with pytest.raises(client.ServerError, match="note: a non-empty string of at most 4,096 characters"):

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import config
-from ..errors import BrainError, ConfigError, IndexMismatchError, ModelLoadError
+from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError
 from ..index.store import index_errors, search_index_damaged
 from ..text import shell_word, valid_unicode
 from . import anchors as anchors_stage
@@ -470,7 +470,7 @@ class Recaller:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""
         query = valid_unicode(query).strip()  # lone surrogates: the tokenizer and SQLite refuse them
         if not query:
-            raise ConfigError('empty query: ask a question, e.g. brain ask "how should agent memory work"')
+            raise EmptyQuery()
         timings: dict[str, float] = {}
         load_ms = getattr(self.embedder, "ensure_loaded", lambda: None)()  # a lazy model loads here, timed apart
         if load_ms is not None:

@@ -178,6 +178,10 @@ def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float |
 
 
 def _check_ask(message: dict[str, Any]) -> None:
+    if isinstance(message.get("query"), str) and not message["query"].strip():
+        from ..errors import EmptyQuery
+
+        raise ProtocolError("bad_request", str(EmptyQuery()))  # the line `brain ask ""` prints
     _text_field(message, "query", MAX_QUERY_CHARS)
     modes = message.get("modes")
     if not isinstance(modes, list) or not 1 <= len(modes) <= 2 or not all(isinstance(m, str) for m in modes):
