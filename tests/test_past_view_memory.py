@@ -190,3 +190,74 @@ def test_a_slice_mostly_of_the_past_searches_its_own_vectors_as_before(tmp_path)
         past.close()
     finally:
         store.close()
+
+
+def _filed_vault(root, notes: int) -> float:
+    """``notes`` notes in a few folders, each with a date, indexed; then a third rewritten in place
+    (no path, title or name changed) and indexed again: the moment between."""
+
+    def kiln(i: int, text: str) -> None:
+        write(
+            root,
+            f"Kilns/Shelf {i % 4}/Kiln {i:03d}.md",
+            f"---\ndate: 2026-01-0{1 + i % 3}\n---\n# Kiln {i}\n\n{text}\n",
+        )
+
+    for i in range(notes):
+        kiln(i, "Fired.")
+    moment = index_then_moment(root)
+    for i in range(0, notes, 3):
+        kiln(i, "Cracked.")
+    index_then_moment(root)
+    return moment
+
+
+def _served_view(root, moment: float, check) -> None:
+    """``check(present, view)`` on a view of the past at ``moment`` opened as `brain serve` opens it."""
+    from brain.recall.opening import open_past_view, open_snapshot
+
+    present = open_snapshot(root.resolve(), FakeEmbedder(), rerank_model=None)
+    try:
+        view = open_past_view(present, as_of=moment)
+        try:
+            check(present, view)
+        finally:
+            view.close()
+    finally:
+        present.close()
+
+
+def test_a_view_served_whose_paths_are_the_presents_shares_its_folders(tmp_path):
+    """The view's notes are the present's at the same paths: the present's folder index is its own."""
+    root = tmp_path / "vault"
+    moment = _filed_vault(root, notes=60)
+
+    def check(present, view):
+        assert len(view.store.versions) == 60 and view.store.current_note_ids()
+        assert view.folder_index() is present.folder_index()
+
+    _served_view(root, moment, check)
+
+
+def test_a_view_whose_paths_differ_builds_its_own_folders(tmp_path):
+    """A note moved since the moment: the view's folders are its own, as a build from the slice makes them."""
+    from brain.recall.folders import FolderIndex
+    from brain.recall.opening import open_past_view, open_snapshot
+
+    root = tmp_path / "vault"
+    moment = _filed_vault(root, notes=12)
+    (root / "Kilns/Shelf 1/Kiln 001.md").rename(root / "Kilns/Shelf 2/Kiln 001.md")
+    index_then_moment(root)
+    present = open_snapshot(root.resolve(), FakeEmbedder(), rerank_model=None)
+    try:
+        view = open_past_view(present, as_of=moment)
+        try:
+            folders = view.folder_index()
+            assert folders is not present.folder_index()
+            built = FolderIndex.from_store(view.store)
+            assert folders.notes == built.notes and folders.folders == built.folders
+            assert "Kilns/Shelf 1/Kiln 001.md" in folders.sorted_paths()
+        finally:
+            view.close()
+    finally:
+        present.close()

@@ -86,6 +86,11 @@ class FolderIndex:
                 folders[folder] = names
         return cls(folders, every)
 
+    @property
+    def notes(self) -> list[tuple[int, str]]:
+        """Every note's (id, path), as given (by id from a store)."""
+        return self._notes
+
     @classmethod
     def from_store(cls, store: IndexStore) -> FolderIndex:
         return cls.from_notes((note_id, path) for note_id, path, _ in store.note_names())

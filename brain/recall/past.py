@@ -169,6 +169,13 @@ class PastIndex(IndexStore):
         self._current -= gone
         self._past_chunks = {c: n for c, n in self._past_chunks.items() if n not in gone}
 
+    def paths_are(self, notes: Sequence[tuple[int, str]]) -> bool:
+        """Whether the slice's notes are these (id, path), by id: the same notes at the same paths."""
+        versions = self.versions
+        return len(notes) == len(versions) and all(
+            n == v.note_id and path == v.path for (n, path), v in zip(notes, versions.values(), strict=True)
+        )
+
     def slice_note_ids(self) -> list[int]:
         return sorted(self.versions)
 

@@ -276,6 +276,13 @@ class Recaller:
 
     def folder_index(self) -> folders_stage.FolderIndex:
         """Every folder a query can name, for the folders lane: read at the first hybrid query."""
+        past = self._past()
+        if self._folder_index is None and past is not None and self._present is not None:
+            # A view whose notes are the present's, at the same paths, has the present's folders:
+            # its own was the same index again (8 MB at 100,000 notes), for each view kept.
+            present = self._present._folder_index
+            if present is not None and past.paths_are(present.notes):
+                self._folder_index = present
         if self._folder_index is None:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
