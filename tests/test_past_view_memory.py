@@ -239,6 +239,23 @@ def test_a_view_served_whose_paths_are_the_presents_shares_its_folders(tmp_path)
     _served_view(root, moment, check)
 
 
+def test_a_view_served_keeps_no_copy_of_the_presents_paths_and_titles(tmp_path):
+    """The view's paths and titles are the present's strings, not its own copies; the dates, times
+    and JSON its rows repeat are one object each, not one a note."""
+    root = tmp_path / "vault"
+    moment = _filed_vault(root, notes=60)
+
+    def check(present, view):
+        versions = view.store.versions.values()
+        paths = {path: path for _, path in present.folder_index().notes}
+        titles = {name.text: name.text for name in present.name_index().names}
+        assert all(v.path is paths[v.path] and v.title is titles[v.title] for v in versions)
+        assert len({id(v.date) for v in versions}) == 3
+        assert len({id(v.recorded_from) for v in versions}) == 1
+
+    _served_view(root, moment, check)
+
+
 def test_a_view_whose_paths_differ_builds_its_own_folders(tmp_path):
     """A note moved since the moment: the view's folders are its own, as a build from the slice makes them."""
     from brain.recall.folders import FolderIndex

@@ -282,7 +282,7 @@ def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: s
     assert isinstance(present.vectors, VectorIndex)  # a snapshot of the present
     started = time.perf_counter()
     warnings = _history_warnings(store, as_of)
-    view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True)
+    view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True, held=present.held_strings())
     try:
         dim = int(store.get_meta("dim") or 0)
         vectors = slice_vectors(view, dim, present.vectors) if as_of is not None else present.vectors

@@ -30,10 +30,10 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..index.store import ChunkRow, IndexStore
 from ..index.vectors import VectorIndex, best_first, load_current, one_thread
@@ -53,7 +53,7 @@ _PAST_HITS = 2  # past chunks rescored per result wanted (picked by the past tab
 SHARED_FROM = 0.5
 
 
-_EMPTY = {"[]": "[]", "{}": "{}"}  # most notes' aliases and many a frontmatter: one string for all
+_EMPTY: dict[tuple[type, object], Any] = {(str, "[]"): "[]", (str, "{}"): "{}"}  # one for every view
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +75,16 @@ class SliceVersion:
     recorded_to: float | None
 
     @classmethod
-    def of(cls, row: tuple) -> SliceVersion:
-        aliases, frontmatter = row[3], row[5]
+    def of(cls, row: tuple, held: Mapping[str, str], seen: dict[tuple[type, object], Any]) -> SliceVersion:
+        """``row`` as kept: a path or title equal to one in ``held`` is that object (the present's),
+        and every other field one object for all equal values (``seen``: dates, the JSON of
+        aliases and frontmatter, times recorded repeat from note to note)."""
+        one = seen.setdefault  # by type too: an int and a float of one value are two
         return cls(
             row[0],
-            row[1],
-            row[2],
-            _EMPTY.get(aliases, aliases),
-            row[4],
-            _EMPTY.get(frontmatter, frontmatter),
-            *row[6:11],
+            held.get(row[1], row[1]),
+            held.get(row[2], row[2]),
+            *(one((type(value), value), value) for value in row[3:11]),
         )
 
 
@@ -94,15 +94,25 @@ class PastIndex(IndexStore):
     snapshot the server answers the present from: recall/opening.py ``open_past_view``)."""
 
     def __init__(
-        self, store: IndexStore, *, as_of: float | None = None, valid_at: str | None = None, borrowed: bool = False
+        self,
+        store: IndexStore,
+        *,
+        as_of: float | None = None,
+        valid_at: str | None = None,
+        borrowed: bool = False,
+        held: Mapping[str, str] | None = None,
     ):
+        """``held``: strings the present keeps (``Recaller.held_strings``), each by itself: the
+        slice's equal paths and titles are those objects, not copies of their own."""
         self._share(store)
         self.base = store
         self.borrowed = borrowed
         self.as_of = as_of
         self.valid_at = valid_at
         rows = store.slice_rows_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
-        self.versions: dict[int, SliceVersion] = {r[0]: SliceVersion.of(r) for r in rows}
+        seen = dict(_EMPTY)
+        self.versions: dict[int, SliceVersion] = {r[0]: SliceVersion.of(r, held or {}, seen) for r in rows}
+        del seen
         # Notes whose content then is their content now read the present chunks.
         self._current = {r[0] for r in rows if r[11]}
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id

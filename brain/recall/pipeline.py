@@ -287,6 +287,17 @@ class Recaller:
             self._folder_index = folders_stage.FolderIndex.from_store(self.store)
         return self._folder_index
 
+    def held_strings(self) -> dict[str, str]:
+        """The paths and names this recaller keeps (its folders' paths, its name index's titles,
+        file names and aliases), each by itself: a view of the past over its store takes these
+        objects for the equal strings of its rows rather than keeping them twice."""
+        out: dict[str, str] = {}
+        if self._folder_index is not None:
+            out.update((path, path) for _, path in self._folder_index.notes)
+        if self._name_index is not None:
+            out.update((name.text, name.text) for name in self._name_index.names)
+        return out
+
     def link_graph(self) -> ppr_stage.LinkGraph:
         past = self._past()
         if self._link_graph is None and past is not None:
