@@ -113,7 +113,7 @@ def main() -> None:
             rss_before = rss_mb()
             before = tracemalloc.take_snapshot() if trace and number == 1 else None
             started = time.perf_counter()
-            view = open_past_view(present, as_of=moment)
+            view = open_past_view(present, as_of=moment, beside=views)  # as brain serve opens one beside those kept
             opened = time.perf_counter() - started
             asked = []
             for query in QUERIES:

@@ -278,3 +278,30 @@ def test_a_view_whose_paths_differ_builds_its_own_folders(tmp_path):
             view.close()
     finally:
         present.close()
+
+
+def test_views_served_side_by_side_share_the_versions_of_notes_unchanged_between_them(tmp_path):
+    """Two views kept over one snapshot: a note's version that both moments see is one object;
+    one rewritten between them is each view's own, as its row then says."""
+    from brain.recall.opening import open_past_view, open_snapshot
+
+    root = tmp_path / "vault"
+    first = _filed_vault(root, notes=30)  # a third rewritten after ``first``
+    write(root, "Kilns/Shelf 1/Kiln 001.md", "---\ndate: 2026-01-02\n---\n# Kiln 1\n\nShattered.\n")
+    second = index_then_moment(root)
+    present = open_snapshot(root.resolve(), FakeEmbedder(), rerank_model=None)
+    try:
+        one = open_past_view(present, as_of=first)
+        two = open_past_view(present, as_of=second, beside=[one])
+        try:
+            a, b = one.store.versions, two.store.versions
+            assert a.keys() == b.keys()
+            rewritten = {n for n in a if a[n] != b[n]}
+            assert len(rewritten) == 11  # kilns 0, 3, …, 27 and kiln 1
+            assert all(a[n] is b[n] for n in a.keys() - rewritten)
+            assert all(a[n].recorded_from < b[n].recorded_from for n in rewritten)
+        finally:
+            two.close()
+            one.close()
+    finally:
+        present.close()

@@ -113,6 +113,8 @@ def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(ed
         # Across a change: another slice, another view
         client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at["rewritten"]))
         assert service.past_opened == 2 and len(service.past_views) == 2
+        one, two = (view.recaller.store.versions for view in service.past_views)
+        assert any(one[n] is two[n] for n in one.keys() & two.keys())  # the notes unchanged between: shared
         status = client.status(vault.resolve())
         assert status is not None and status["past"]["opened"] == 2 and len(status["past"]["views"]) == 2
 

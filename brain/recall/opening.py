@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .. import config
@@ -263,7 +263,9 @@ def open_snapshot(
     return recaller
 
 
-def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: str | None = None) -> Recaller:
+def open_past_view(
+    present: Recaller, *, as_of: float | None = None, valid_at: str | None = None, beside: Sequence[Recaller] = ()
+) -> Recaller:
     """A view of the past over the snapshot ``present`` answers from (``open_snapshot``), for a
     long-lived process: ``brain serve`` keeps a few, so a second question about the same moment
     is answered warm.
@@ -274,6 +276,7 @@ def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: s
     difference (``recall/past_carry.py``) rather than reading them from the disk. It must go
     before ``present`` closes (its store is the snapshot's: closing the view leaves it open).
     What it answers is what ``open_recaller(as_of=..., valid_at=...)`` answers over that state.
+    ``beside``: other views kept over ``present``, whose versions of unchanged notes it shares.
     """
     from ..index.vectors import VectorIndex
     from .past import PastIndex, slice_vectors
@@ -282,7 +285,8 @@ def open_past_view(present: Recaller, *, as_of: float | None = None, valid_at: s
     assert isinstance(present.vectors, VectorIndex)  # a snapshot of the present
     started = time.perf_counter()
     warnings = _history_warnings(store, as_of)
-    view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True, held=present.held_strings())
+    others = [other.store for other in beside if isinstance(other.store, PastIndex)]
+    view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True, held=present.held_strings(), beside=others)
     try:
         dim = int(store.get_meta("dim") or 0)
         vectors = slice_vectors(view, dim, present.vectors) if as_of is not None else present.vectors

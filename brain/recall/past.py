@@ -101,9 +101,12 @@ class PastIndex(IndexStore):
         valid_at: str | None = None,
         borrowed: bool = False,
         held: Mapping[str, str] | None = None,
+        beside: Sequence[PastIndex] = (),
     ):
         """``held``: strings the present keeps (``Recaller.held_strings``), each by itself: the
-        slice's equal paths and titles are those objects, not copies of their own."""
+        slice's equal paths and titles are those objects, not copies of their own. ``beside``:
+        other slices of the same store kept open (``brain serve``'s views of the past): a version
+        one of them holds too (a note unchanged between their moments) is the same object."""
         self._share(store)
         self.base = store
         self.borrowed = borrowed
@@ -111,7 +114,15 @@ class PastIndex(IndexStore):
         self.valid_at = valid_at
         rows = store.slice_rows_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
         seen = dict(_EMPTY)
-        self.versions: dict[int, SliceVersion] = {r[0]: SliceVersion.of(r, held or {}, seen) for r in rows}
+        self.versions: dict[int, SliceVersion] = {}
+        others = [other.versions for other in beside if other.base is store]
+        for row in rows:
+            version = SliceVersion.of(row, held or {}, seen)
+            for other in others:
+                if (same := other.get(row[0])) == version:
+                    version = same
+                    break
+            self.versions[row[0]] = version
         del seen
         # Notes whose content then is their content now read the present chunks.
         self._current = {r[0] for r in rows if r[11]}

@@ -584,7 +584,8 @@ class Service:
                 self.past_views.remove(view)
                 self.past_views.append(view)
                 return view.recaller, True
-        recaller = open_past_view(present, as_of=as_of, valid_at=valid_at)
+        beside = [view.recaller for view in self.past_views if view.present is present]
+        recaller = open_past_view(present, as_of=as_of, valid_at=valid_at, beside=beside)
         self.past_opened += 1
         keep = config.serve_past_views()
         if not keep:
