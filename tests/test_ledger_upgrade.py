@@ -7,11 +7,14 @@ its row, and so did every hook after it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -410,3 +413,55 @@ def test_brain_turns_says_what_its_catch_up_set_aside(tmp_path, no_catch_up_proc
     assert [r["turn_key"] for r in json.loads(shown.stdout)] == ["s1:p1", "old:1"]
     again = CliRunner().invoke(cli, ["turns", "--json"])
     assert again.stderr == ""
+
+
+@contextlib.contextmanager
+def _short_writes(*, then_full: bool) -> Iterator[None]:
+    """``os.write`` takes half of the first row file it is given (a disk filling up, a signal);
+    then, ``then_full``, none of the rest (ENOSPC)."""
+    real = deferred.os.write
+    calls = []
+
+    def write(fd: int, data) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))
+        if then_full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(deferred.os, "write", write)
+        yield
+
+
+def test_a_row_kept_aside_after_a_short_write_is_written_whole(tmp_path, no_catch_up_process):
+    """keep_aside wrote its file with one os.write and never looked at how much it took: a short
+    write left half a row under a row's name, which the catch-up then set aside as no row (the
+    turn lost); the rest is written after it."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    with _short_writes(then_full=False):
+        record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "one"}, db_path=db,
+                    migrate_until=time.monotonic())  # fmt: skip
+    assert deferred.catch_up(db) == (1, [])
+    with connection(db) as conn:
+        assert conn.execute("SELECT summary FROM turns WHERE turn_key = 's1:p1'").fetchone()[0] == "one"
+
+
+def test_a_row_the_disk_cannot_hold_leaves_no_file_and_one_line(tmp_path, no_catch_up_process):
+    """A full disk cut the kept-aside file short and it stayed, as a row, to be set aside by the
+    catch-up; now nothing is left of it and each hook says in one line that its row is lost."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    with _short_writes(then_full=True):
+        record_stop({"session_id": "s1", "prompt_id": "p1"}, db_path=db, migrate_until=time.monotonic())
+    with _short_writes(then_full=True):
+        prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, db,
+                           migrate_until=time.monotonic())  # fmt: skip
+    assert sorted(p.name for p in kept_aside_dir(db).iterdir() if p.name != ".lock") == []
+    assert deferred.waiting(db) == 0 and deferred.catch_up(db) == (0, [])
+    lines = (config.brain_home() / "logs" / "hook.log").read_text().splitlines()
+    assert len(lines) == 2, lines
+    assert "turn s1:p1 not recorded: it could not be kept aside either" in lines[0] and "No space left" in lines[0]
+    assert "the recall row was not written" in lines[1] and "No space left" in lines[1]

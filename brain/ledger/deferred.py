@@ -23,6 +23,7 @@ and the files are the user's alone. Standard library only: the hooks write here.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -83,12 +84,28 @@ def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool =
     tmp = folder / f".{name}.tmp"  # hidden until whole: a reader never sees half a row
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+    except BaseException:
+        # a file cut short (a full disk) would be renamed a row, then set aside as none
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     target = folder / f"{name}.json"
     os.replace(tmp, target)
     return target
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data``: ``os.write`` may write less (a disk filling up, a signal)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # nothing taken and no error: no room, as the next try would say
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
 
 
 def waiting(db_path: Path | None = None) -> int:

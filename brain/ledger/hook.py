@@ -153,7 +153,11 @@ def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred,
     from .deferred import TURN, keep_aside, start_catch_up
 
     path = db_path or config.db_path()
-    kept = keep_aside(path, TURN, row, partial=partial)
+    try:
+        kept = keep_aside(path, TURN, row, partial=partial)
+    except OSError as exc:  # a full disk: the turn is lost, said in one line (the agent goes on)
+        log(f"{why}: turn {row['turn_key']} not recorded: it could not be kept aside either ({exc})")
+        return
     started = start_catch_up(path)
     log(
         f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; "
