@@ -12,6 +12,7 @@ from .text import plural, terminal_safe
 
 if TYPE_CHECKING:
     from .index.history import PruneReport
+    from .ledger.prune import LedgerPruneReport
 
 LAST_SHOWN = 20  # versions `brain history` lists for a person unless --last says otherwise
 
@@ -166,11 +167,14 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
     if not report.existed:
         click.echo(f"nothing to {'prune' if moment is not None else 'compact'}: no brain database at {path} yet")
         return
+    held = f"VACUUM held it {report.vacuum_seconds or 0:.1f} s"
     if moment is None:  # --vacuum alone
-        click.echo(
-            f"compacted {path}: {_disk_line(report.bytes_before, report.bytes_after)}; no rows dropped "
-            f"(VACUUM held it {report.vacuum_seconds or 0:.1f} s)"
-        )
+        if report.wal_folded is False:
+            click.echo(f"compacted {path}, no rows dropped ({held}); {_ledger_held_back(report, path)}")
+        else:
+            click.echo(
+                f"compacted {path}: {_disk_line(report.bytes_before, report.bytes_after)}; no rows dropped ({held})"
+            )
         return
     dropped = report.dropped
     click.echo(
@@ -182,10 +186,12 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
             f"in {_count(report.batches, 'batch', 'batches')}, {report.seconds:.1f} s; the longest held "
             f"the write lock {report.longest_hold * 1000:.0f} ms"
         )
-    if vacuum:
+    if vacuum and report.wal_folded is False:
+        click.echo(f"compacted ({held}); {_ledger_held_back(report, path)}")
+    elif vacuum:
         click.echo(
             f"{path} now takes {_size(report.bytes_after)} (was {_size(report.bytes_before)}); the space is back on "
-            f"the disk (VACUUM held it {report.vacuum_seconds or 0:.1f} s)"
+            f"the disk ({held})"
         )
     else:
         click.echo(
@@ -207,6 +213,15 @@ def _held_back(report: PruneReport) -> str:
         f"index.db and its WAL take {_mb(report.disk_bytes_after)} on the disk (was {_mb(report.disk_bytes_before)}) "
         "while another process (brain serve) reads the index as it was: the space comes back when it lets go "
         "(brain serve: at its next update, or --stop)"
+    )
+
+
+def _ledger_held_back(report: LedgerPruneReport, path: str) -> str:
+    """A ledger vacuum whose pages wait in the WAL while a reader holds the state before."""
+    return (
+        f"{path} and its WAL take {_size(report.bytes_after)} on the disk (was {_size(report.bytes_before)}) "
+        "while another process (brain turns, brain mcp) reads it as it was: the space comes back when it lets go "
+        "(the last connection to close folds the WAL in)"
     )
 
 

@@ -466,3 +466,40 @@ def _counts_quick(path: Path) -> int:
         return conn.execute("SELECT count(*) FROM turns").fetchone()[0]
     finally:
         conn.close()
+
+
+def test_a_vacuum_behind_a_reader_does_not_wait_for_it_and_says_so(brain_home, monkeypatch):
+    """The vacuum ended with wal_checkpoint(TRUNCATE), which waited out the whole busy timeout
+    (a minute) behind a reader of brain.db (brain turns, brain mcp) and then said "the space is
+    back on the disk" while VACUUM's pages sat in the WAL; it now waits for no reader and says
+    where the space is (--json: wal_folded)."""
+    monkeypatch.setattr(ledger_prune, "BUSY_TIMEOUT_MS", 3000)  # the old wait, shorter
+    path = brain_home / "brain.db"
+    conn = open_db(path)
+    conn.execute("BEGIN")
+    for i in range(500):
+        _turn(conn, f"t{i}", _iso(CUTOFF - DAY if i else NOW))
+        conn.execute("UPDATE turns SET summary = ? WHERE turn_key = ?", ("y" * 3000, f"t{i}"))
+    conn.execute("COMMIT")
+    conn.close()
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM turns").fetchone()[0] == 500  # holds the state before
+    try:
+        began = time.monotonic()
+        out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "100d", "--vacuum", "--json"])
+        assert time.monotonic() - began < 2.5, "waited for the reader"
+        data = json.loads(out.output)
+        assert data["vacuumed"] and data["dropped"]["turns"] == 499 and data["wal_folded"] is False
+        for args in (["--before", "100d"], []):
+            text = CliRunner().invoke(cli, ["prune", "--ledger", *args, "--vacuum"])
+            assert text.exit_code == 0, text.output
+            assert "while another process (brain turns, brain mcp) reads it as it was" in text.output, text.output
+            assert "back on the disk" not in text.output and "given back" not in text.output
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()  # the last connection: it folds the WAL in, as said
+    wal = path.with_name("brain.db-wal")
+    assert not wal.exists() or not wal.stat().st_size
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--vacuum", "--json"])
+    assert json.loads(out.output)["wal_folded"] is True

@@ -60,6 +60,7 @@ class LedgerPruneReport:
     seconds: float = 0.0  # the whole prune, vacuum included
     vacuumed: bool = False
     vacuum_seconds: float | None = None  # how long VACUUM held the database
+    wal_folded: bool | None = None  # after the vacuum: False while a reader holds the state before
     existed: bool = True  # False: no brain.db there, nothing recorded (none was created)
 
     def as_dict(self) -> dict[str, Any]:
@@ -77,6 +78,7 @@ class LedgerPruneReport:
             "seconds": round(self.seconds, 2),
             "vacuumed": self.vacuumed,
             "vacuum_seconds": None if self.vacuum_seconds is None else round(self.vacuum_seconds, 2),
+            "wal_folded": self.wal_folded,
             "existed": self.existed,
         }
 
@@ -134,8 +136,10 @@ def prune_ledger(
                 began = time.monotonic()
                 conn.execute("VACUUM")
                 # In WAL mode VACUUM writes the new file through the WAL: only the checkpoint
-                # moves it into brain.db, shrinks the file and empties the WAL.
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                # moves it into brain.db, shrinks the file and empties the WAL. A reader of the
+                # state before (brain turns, brain mcp) holds it there: not waited for (the busy
+                # timeout, a minute), the last connection to close folds it in.
+                report.wal_folded = _fold_now(conn)
                 report.vacuum_seconds = time.monotonic() - began
                 report.vacuumed = True
             else:
@@ -148,6 +152,17 @@ def prune_ledger(
     report.bytes_after = disk_bytes(path)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _fold_now(conn: sqlite3.Connection) -> bool:
+    """Fold the WAL into brain.db and empty it, without waiting for a reader; whether it did."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    return not busy
 
 
 def _old_ids(conn: sqlite3.Connection, table: str, column: str, before: float, cutoff: float) -> list[int]:
