@@ -208,11 +208,12 @@ def _disk_line(before: int, after: int) -> str:
 
 
 def _held_back(report: PruneReport) -> str:
-    """A vacuum whose pages wait in the WAL while a reader (brain serve) holds the state before."""
+    """A vacuum whose pages wait in the WAL while a reader holds the state before (brain serve lets
+    go within seconds: ``prune_vault`` waits that long)."""
     return (
         f"index.db and its WAL take {_mb(report.disk_bytes_after)} on the disk (was {_mb(report.disk_bytes_before)}) "
-        "while another process (brain serve) reads the index as it was: the space comes back when it lets go "
-        "(brain serve: at its next update, or --stop)"
+        "while another process reads the index as it was (a brain ask, a brain serve or brain mcp still loading "
+        "the compacted index): the space comes back when it lets go"
     )
 
 

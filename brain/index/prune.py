@@ -11,6 +11,7 @@ earlier prunes left free.
 from __future__ import annotations
 
 import os
+import time
 
 from .. import config
 from ..errors import ConfigError
@@ -19,6 +20,22 @@ from ..vault import resolve_vault
 from .history import PruneReport, prune
 from .indexer import vault_lock
 from .store import INDEX_FILE, IndexStore, built_index_dir, index_errors
+
+# Seconds a vacuum waits for a reader of the state before to let go: brain serve (and brain
+# mcp) look for a changed index every 2 s (``server.service.PROBE_EVERY``), then load it.
+LET_GO_SECONDS = 15.0
+_LOOK_EVERY = 0.1
+
+
+def _fold_wal(store: IndexStore, seconds: float) -> bool:
+    """Fold the WAL into index.db once no reader holds an older state, within ``seconds``;
+    whether it was."""
+    deadline = time.monotonic() + seconds
+    while not store.checkpoint(wait=False):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_LOOK_EVERY)
+    return True
 
 
 def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, vacuum: bool = False) -> PruneReport:
@@ -39,9 +56,10 @@ def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, v
             if vacuum:
                 store.vacuum()
                 # VACUUM writes the new pages into the WAL: the file shrinks when they are copied
-                # back, now unless a reader (brain serve's snapshot) holds the state before; it
-                # is not waited for, the copy is made when it lets go
-                report.wal_folded = store.checkpoint(wait=False)
+                # back, now unless a reader (brain serve's snapshot) holds the state before. A
+                # server sees the index changed within seconds, loads it and folds the WAL in:
+                # waited for that long, no longer (another reader: the copy is made when it lets go)
+                report.wal_folded = _fold_wal(store, LET_GO_SECONDS)
                 report.vacuumed = True
             end = store.history_bytes()
             disk_after = disk_bytes(directory / INDEX_FILE)

@@ -72,6 +72,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
+# meta: when `brain prune --vacuum` last compacted the index (a server reloads on its change)
+VACUUMED = "vacuumed_at"
 RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
 RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
@@ -2266,7 +2268,12 @@ class IndexStore:
             self.conn.execute("DETACH DATABASE old")
 
     def vacuum(self) -> None:
+        """Rewrite the database compacted, and say when in ``meta`` (``VACUUMED``): a reader's
+        snapshot of the state before holds VACUUM's pages in the WAL, and a server that sees the
+        index changed loads it and lets go of that state (``server.service``)."""
         self.conn.execute("VACUUM")
+        with self.transaction():
+            self.set_meta(VACUUMED, repr(time.time()))
 
     def optimize_history_search(self) -> None:
         """Merge the past chunks' BM25 index into one segment. Deleting from an FTS5 index only

@@ -44,7 +44,7 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError, EmptyIndexError, IndexMismatchError
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
-from ..index.store import INDEX_FILE, IndexStore, index_errors
+from ..index.store import INDEX_FILE, VACUUMED, IndexStore, index_errors
 from ..migrations import connect
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
@@ -127,7 +127,7 @@ class SerialEmbedder:
 @dataclass
 class Snapshot:
     recaller: Recaller
-    marker: tuple  # (file identity, vectors_version, resolver_key): which committed state it holds
+    marker: tuple  # (file identity, resolver_key, vectors_version, vacuumed_at): which committed state it holds
     opened_at: float
     counts: dict[str, int]
     folders: frozenset[str]  # every folder holding an indexed note (the watcher's deleted-folder check)
@@ -157,6 +157,7 @@ class _Close:
 
 
 _STOP = object()
+_FOLD = object()  # fold the WAL in again (``fold_wal``), between queries
 
 
 class Service:
@@ -199,6 +200,7 @@ class Service:
         # until a pass succeeds (the next change or rescan tries again).
         self.unindexed: tuple[int, str] | None = None
         self._counter = threading.Lock()
+        self._fold_asked = threading.Event()  # a fold of the WAL waits on the query thread
         # Views of the past kept for the next question about the same moment, least recently
         # asked first; the query thread alone opens, reads and closes them.
         self.past_views: list[PastView] = []
@@ -368,6 +370,12 @@ class Service:
                 # level: answers stop saying it cannot be updated
                 log.info("the index is level with the vault again")
                 self.unindexed = None
+        elif not self._fold_asked.is_set() and _wal_bytes(config.index_dir(self.root)):
+            # The fold after the last swap found another reader (a `brain ask`, a prune
+            # checkpointing) holding the WAL: tried again while idle, else it waited for the
+            # next pass, days on a quiet vault, with a vacuum's whole copy in it
+            self._fold_asked.set()
+            self._jobs.put(_FOLD)
 
     def _moved(self) -> bool:
         """Whether the committed index differs from the snapshot's and is complete (links
@@ -499,6 +507,12 @@ class Service:
                 continue
             if job is _STOP:
                 break
+            if job is _FOLD:
+                current = self._snapshot
+                if current is not None:
+                    fold_wal(current.recaller.store)
+                self._fold_asked.clear()
+                continue
             closing = isinstance(job, _Close)
             opened = self.past_opened
             if isinstance(job, _Close):
@@ -938,6 +952,14 @@ def fold_wal(store: IndexStore) -> bool:
         side.close()
 
 
+def _wal_bytes(directory: Path) -> int:
+    """The size of the index's WAL (0 when it is empty or absent)."""
+    try:
+        return os.stat(directory / f"{INDEX_FILE}-wal").st_size
+    except OSError:
+        return 0
+
+
 def release_free_memory() -> bool:
     """Give back to the system the memory malloc keeps free (glibc's ``malloc_trim``); False
     where the C library has no such call (macOS, musl), and nothing is done.
@@ -974,7 +996,9 @@ def _marker(store: Any) -> tuple:
         identity: tuple = (st.st_dev, st.st_ino)
     except OSError:
         identity = ()
-    return (identity, store.get_meta("resolver_key"), store.vectors_version())
+    # VACUUMED: a `brain prune --vacuum` changes no row, but its pages wait in the WAL while the
+    # snapshot holds the state before; the new state is loaded and the WAL folded (``_close``)
+    return (identity, store.get_meta("resolver_key"), store.vectors_version(), store.get_meta(VACUUMED))
 
 
 def _folders(paths: set[str]) -> frozenset[str]:
