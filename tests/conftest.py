@@ -8,6 +8,7 @@ enough to test plumbing and to build vaults whose ranking is predictable.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -212,3 +213,20 @@ def pytest_sessionfinish(session, exitstatus):
     lines = "\n".join(f"  pid {pid}: {command}" for pid, command in left)
     sys.stderr.write(f"\nbrain processes left running by the tests (now killed):\n{lines}\n")
     session.exitstatus = 1
+
+
+@pytest.fixture
+def brain_logger():
+    """The "brain" logger as it was, given back after the test (serve's setup replaces its handlers)."""
+    logger = logging.getLogger("brain")
+    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    yield logger
+    for handler in list(logger.handlers):
+        if handler not in handlers:
+            logger.removeHandler(handler)
+            handler.close()
+    for handler in handlers:
+        if handler not in logger.handlers:
+            logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = propagate

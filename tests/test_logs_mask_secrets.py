@@ -11,7 +11,6 @@ import logging
 import os
 from pathlib import Path
 
-import pytest
 from conftest import FakeEmbedder
 from index_helpers import index_into
 from serve_helpers import request, served
@@ -22,23 +21,6 @@ from brain.server import daemon as daemon_module
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 PASSWORD = "hunter2-correct-horse"
-
-
-@pytest.fixture
-def brain_logger():
-    """The "brain" logger as it was, given back after the test (serve's setup replaces its handlers)."""
-    logger = logging.getLogger("brain")
-    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
-    yield logger
-    for handler in list(logger.handlers):
-        if handler not in handlers:
-            logger.removeHandler(handler)
-            handler.close()
-    for handler in handlers:
-        if handler not in logger.handlers:
-            logger.addHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = propagate
 
 
 def test_serve_log_masks_a_secret_in_a_refused_request_and_in_a_traceback(toy_vault, brain_logger, monkeypatch):

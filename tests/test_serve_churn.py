@@ -4,7 +4,6 @@ record when something else got there first."""
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import time
@@ -132,7 +131,7 @@ def test_a_server_folder_others_can_write_to_is_made_private_before_anything_is_
 
 @pytest.mark.parametrize("long_path", [False, True])
 def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_traceback(
-    toy_vault, tmp_path, monkeypatch, long_path
+    toy_vault, tmp_path, monkeypatch, long_path, brain_logger
 ):
     """A symlink where the server's folder goes (or the private folder in /tmp that a socket
     path too long for the platform goes to) is refused, in one line: it was a traceback."""
@@ -149,20 +148,7 @@ def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_
         folder = runtime.runtime_dir(toy_vault.resolve())
         folder.parent.mkdir(parents=True, exist_ok=True)
         folder.symlink_to(elsewhere)
-    logger = logging.getLogger("brain")  # the command logs to serve.log in place of this
-    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
-    try:
-        result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])
-    finally:
-        for handler in list(logger.handlers):
-            if handler not in handlers:
-                logger.removeHandler(handler)
-                handler.close()
-        for handler in handlers:
-            if handler not in logger.handlers:
-                logger.addHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = propagate
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])  # logs to serve.log
     assert result.exit_code == 1, result.output
     assert "is not a private folder of this user" in result.stderr
     assert "Traceback" not in result.output + result.stderr
