@@ -843,6 +843,42 @@ def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monk
     assert history_problems(config.index_dir(root) / "index.db") == []
 
 
+def test_what_prunes_history_stamps_the_index_and_what_drops_nothing_does_not(tmp_path, monkeypatch):
+    """A server reloads when ``pruned_at`` changes (its snapshot still holds what was dropped):
+    stamped by `brain prune` and by BRAIN_KEEP_VERSIONS while indexing when they drop something,
+    left alone when they drop nothing (no reload for nothing)."""
+    from brain.index.store import PRUNED
+
+    def stamp() -> str | None:
+        store = open_store(root)
+        try:
+            return store.get_meta(PRUNED)
+        finally:
+            store.close()
+
+    root = tmp_path / "v"
+    write(root, "Plan.md", "# Plan\n\nversion one: zebras\n")
+    index_then_moment(root)
+    for text in ("two: yaks", "three: xerus"):
+        write(root, "Plan.md", f"# Plan\n\nversion {text}\n")
+        index_then_moment(root)
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2000-01-01"]).exit_code == 0
+    assert stamp() is None
+    monkeypatch.setenv("BRAIN_KEEP_VERSIONS", "1")
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root)]).exit_code == 0
+    first = stamp()
+    assert first is not None
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root)]).exit_code == 0  # nothing over 1 now
+    assert stamp() == first
+    write(root, "Plan.md", "# Plan\n\nversion four: wombats\n")
+    index_then_moment(root)  # keeps 1: the version before goes
+    assert stamp() not in (None, first)
+    monkeypatch.delenv("BRAIN_KEEP_VERSIONS")
+    later = stamp()
+    assert CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", "2099-01-01"]).exit_code == 0
+    assert stamp() not in (None, later)
+
+
 def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(timeline):
     """`--before 2099-01-01` drops everything replaced so far; a version replaced after the
     prune is whole history, and --as-of while it was current does not warn."""

@@ -173,6 +173,40 @@ def test_views_of_the_past_go_with_the_snapshot_they_read(edited):
     assert _without_timings(served_out) == _without_timings(local_out)
 
 
+def test_a_prune_under_the_server_is_what_it_answers_about_the_past_within_seconds(edited):
+    """`brain prune --before` changed nothing the server looked at: it kept answering about the
+    versions it dropped (`brain ask --as-of`, MCP search, get_note and history) from its snapshot
+    and the views kept over it until its next update, days on a quiet vault. It now loads the
+    pruned state within seconds, lets go of those views, and answers what an in-process run does."""
+    vault, at = edited
+    then = _iso(at["first"])
+    args = ["ask", "--vault", str(vault), "--as-of", then, "--json", QUESTION]
+    calls = [
+        ("search", {"query": QUESTION, "k": 5, "as_of": then}),
+        ("get_note", {"note": DECISION, "as_of": then}),
+        ("history", {"note": DECISION}),
+    ]
+    with served(vault, watch=False) as daemon:
+        service = daemon.service
+        code, before, _ = _invoke(*args)
+        assert code == 0 and len(service.past_views) == 1
+        code, out, err = _invoke("prune", "--vault", str(vault), "--before", _iso(at["rewritten"]))
+        assert code == 0 and "1 past version" in out, out + err
+        wait_until(lambda: not service.past_views, 10, "the view of the pruned past to go")
+        code, served_out, _ = _invoke(*args)
+        assert code == 0 and service.past_opened == 2
+        assert _without_timings(served_out) != _without_timings(before)  # the prune changed the answer
+        served_calls = [_text(_mcp(vault, name, arguments, use_server=True)) for name, arguments in calls]
+        assert service.queries == 3  # the server answered the searches (two asks, one MCP search)
+    _, local_out, _ = _invoke(*args, "--no-server")
+    assert _without_timings(served_out) == _without_timings(local_out)
+    for (name, arguments), served_text in zip(calls, served_calls, strict=True):
+        local_text = _text(_mcp(vault, name, arguments))
+        if name == "search":
+            served_text, local_text = (json.dumps(_without_timings(t)) for t in (served_text, local_text))
+        assert served_text == local_text, name
+
+
 def test_views_unasked_go_after_the_idle_time_and_beyond_their_number(edited, monkeypatch):
     vault, at = edited
     monkeypatch.setenv("BRAIN_SERVE_PAST_VIEWS", "1")

@@ -74,6 +74,9 @@ log = logging.getLogger("brain")
 INDEX_FILE = "index.db"
 # meta: when `brain prune --vacuum` last compacted the index (a server reloads on its change)
 VACUUMED = "vacuumed_at"
+# meta: when history last lost something to pruning (`brain prune`, BRAIN_KEEP_VERSIONS): a
+# server's snapshot and its views of the past still see what went, and reload on its change
+PRUNED = "pruned_at"
 RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
 RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
@@ -2101,18 +2104,27 @@ class IndexStore:
             f"SELECT max(recorded_to) FROM ({old_versions})", (note_id, keep)
         ).fetchone()
         released = self._segmented_notes(f"id IN (SELECT id FROM ({old_versions}))", (note_id, keep))
-        self.conn.execute(f"DELETE FROM note_versions WHERE id IN (SELECT id FROM ({old_versions}))", (note_id, keep))
+        dropped = self.conn.execute(
+            f"DELETE FROM note_versions WHERE id IN (SELECT id FROM ({old_versions}))", (note_id, keep)
+        ).rowcount
         drop_unheld_segments(self.conn, released)
-        self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
+        dropped += self._drop_orphan_history_chunks("AND note_id = ?", (note_id,))
         old_edges = (
             "FROM link_history WHERE source_id = ? AND recorded_to IS NOT NULL"
             " AND recorded_to <= coalesce((SELECT min(recorded_from) FROM note_versions WHERE note_id = ?), 9e99)"
         )
         (edges_end,) = self.conn.execute(f"SELECT max(recorded_to) {old_edges}", (note_id, note_id)).fetchone()
-        self.conn.execute(f"DELETE {old_edges}", (note_id, note_id))
+        dropped += self.conn.execute(f"DELETE {old_edges}", (note_id, note_id)).rowcount
         ends = [end for end in (versions_end, edges_end) if end is not None]
         if ends:
             self.note_pruned_before(max(ends))
+        if dropped:
+            self._stamp_pruned()
+
+    def _stamp_pruned(self) -> None:
+        """History lost something in this transaction: ``PRUNED`` says when (once a transaction)."""
+        if self._first_in_transaction(PRUNED):
+            self.set_meta(PRUNED, repr(time.time()))
 
     def note_pruned_before(self, moment: float) -> None:
         """History before ``moment`` is incomplete (pruned): ``history_pruned_before`` only moves up."""
@@ -2140,6 +2152,8 @@ class IndexStore:
         edges = self.conn.execute(
             "DELETE FROM link_history WHERE recorded_to IS NOT NULL AND recorded_to < ?", (cutoff,)
         ).rowcount
+        if versions or chunks or edges:
+            self._stamp_pruned()
         return {"versions": versions, "chunks": chunks, "links": edges}
 
     def _drop_orphan_history_chunks(self, where: str, params: tuple) -> int:
