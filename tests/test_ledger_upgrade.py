@@ -465,3 +465,23 @@ def test_a_row_the_disk_cannot_hold_leaves_no_file_and_one_line(tmp_path, no_cat
     assert len(lines) == 2, lines
     assert "turn s1:p1 not recorded: it could not be kept aside either" in lines[0] and "No space left" in lines[0]
     assert "the recall row was not written" in lines[1] and "No space left" in lines[1]
+
+
+@pytest.mark.parametrize("disk_full", [False, True])
+def test_a_stop_out_of_time_says_where_its_partial_row_went(tmp_path, no_catch_up_process, disk_full):
+    """Out of time reading the turn and with an upgrade that does not fit, the Stop hook logged
+    "recorded a partial row" whether the row was kept aside or lost to a full disk: brain.db held
+    no such row. The line says what happened to it."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("run the long job")
+    t.text("The job finished.")
+    payload = {"session_id": "s1", "prompt_id": "p1", "transcript_path": str(t.write())}
+    with _short_writes(then_full=True) if disk_full else contextlib.nullcontext():
+        record_stop(payload, db_path=db, deadline=time.monotonic() - 1, migrate_until=time.monotonic())
+    lines = (config.brain_home() / "logs" / "hook.log").read_text().splitlines()
+    (line,) = [line for line in lines if "out of time reading" in line]
+    assert "recorded a partial row" not in line and line.endswith(", s1:p1"), line
+    assert ("not recorded (lost)" in line) is disk_full and ("kept aside" in line) is not disk_full, line
+    assert deferred.waiting(db) == (0 if disk_full else 1)

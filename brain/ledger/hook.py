@@ -119,9 +119,12 @@ def record_stop(
 
                     row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
                 write_turn(conn, row, partial=True)
+            done = "recorded a partial row"
         except UpgradeDeferred as exc:
-            _keep_aside(db_path, row, exc, partial=True)
-        log(f"out of time reading {path}: recorded a partial row, {row['turn_key']}")
+            # the line says where the row went: in brain.db, waiting aside, or nowhere
+            kept = _keep_aside(db_path, row, exc, partial=True)
+            done = "a partial row kept aside" if kept else "a partial row not recorded (lost)"
+        log(f"out of time reading {path}: {done}, {row['turn_key']}")
         return row
     if turn.unreadable:
         log(f"cannot read the transcript {path} ({turn.unreadable}): recorded what the hook input says")
@@ -147,9 +150,9 @@ def record_stop(
     return row
 
 
-def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False) -> None:
+def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False) -> bool:
     """Write the turn beside the database, for ``brain turns`` or ``brain status`` to record once
-    they have applied the upgrade a hook's budget cannot hold."""
+    they have applied the upgrade a hook's budget cannot hold; whether it was (else it is lost)."""
     from .deferred import TURN, keep_aside, start_catch_up
 
     path = db_path or config.db_path()
@@ -157,7 +160,7 @@ def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred,
         kept = keep_aside(path, TURN, row, partial=partial)
     except OSError as exc:  # a full disk: the turn is lost, said in one line (the agent goes on)
         log(f"{why}: turn {row['turn_key']} not recorded: it could not be kept aside either ({exc})")
-        return
+        return False
     started = start_catch_up(path)
     log(
         f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; "
@@ -167,6 +170,7 @@ def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred,
             else "`brain turns` or `brain recalls` records it"
         )
     )
+    return True
 
 
 def oversized_field(payload: dict[str, Any]) -> str | None:
