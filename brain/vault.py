@@ -46,6 +46,15 @@ class Skipped:
     path: str
     reason: str
     detail: str = ""
+    # The OSError's errno when a failure skipped it (``failure``): what tells denied from gone
+    # among the unreadable, where ``detail``'s words differ (Windows says "Access is denied").
+    # Neither stored with the index nor shown.
+    errno: int | None = None
+
+    @property
+    def denied(self) -> bool:
+        """Unreadable on purpose (a chmod, another user's file): ``DENIED``."""
+        return self.errno in DENIED
 
 
 def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
@@ -284,13 +293,7 @@ def walk(
         except OSError as err:
             if not prefix:  # the vault itself: nothing found is not every note deleted
                 raise _unreadable_vault(root, err) from None
-            out.skipped.append(
-                Skipped(
-                    prefix.rstrip("/") or _rel(root, err.filename or dirpath),
-                    read_failure(err),
-                    err.strerror or str(err),
-                )
-            )
+            out.skipped.append(failure(prefix.rstrip("/") or _rel(root, err.filename or dirpath), err))
             continue
         try:
             _folders_of(entries, dirpath, prefix, real_prefix, ignore, real_root, seen_dirs, folders, linked, out)
@@ -325,7 +328,7 @@ def walk(
                 _folder_files(dirpath, prefix, real_prefix, ignore, real_root, lookup, out)
             except OSError as err:  # unreadable by now
                 where = prefix.rstrip("/") or _rel(root, err.filename or dirpath)
-                out.skipped.append(Skipped(where, read_failure(err), err.strerror or str(err)))
+                out.skipped.append(failure(where, err))
     out.notes.sort(key=itemgetter(0))  # by path
     out.skipped.sort(key=lambda s: s.path)
     return Walk(list(map(VaultFile._make, out.notes)), out.skipped, out.unchanged, out.links)
@@ -403,10 +406,11 @@ class _Found(NamedTuple):
 
 Note = tuple[str, str, int, int]  # a VaultFile's fields
 # What a walk of some folders' notes found, in plain values (``marshal`` carries them between
-# processes): the notes, the skipped as (path, reason, detail), the paths of the notes whose
+# processes): the notes, the skipped as (path, reason, detail, errno), the paths of the notes whose
 # size and mtime the index has, joined by NUL, when they were compared with it (else None, and
 # every note is in the first list), and the symlinked notes that lead out or nowhere (``Link``).
-Found = tuple[list[Note], list[tuple[str, str, str]], "str | None", list[Link]]
+SkippedTuple = tuple[str, str, str, "int | None"]  # a Skipped's fields
+Found = tuple[list[Note], list[SkippedTuple], "str | None", list[Link]]
 Folder = tuple[str, str, "str | None"]  # (absolute path, vault-relative prefix, its real prefix or None)
 Linked = tuple[str, str, "str | None", tuple[int, int]]  # (prefix, absolute path, real prefix, (st_dev, st_ino))
 
@@ -452,8 +456,7 @@ def _folders_of(
             try:
                 st = entry.stat()
             except OSError as exc:  # not a link: the folder it is in cannot be searched
-                why = "broken-symlink" if entry.is_symlink() else read_failure(exc)
-                skipped.append(Skipped(rel + "/", why, exc.strerror or str(exc)))
+                skipped.append(failure(rel + "/", exc, "broken-symlink" if entry.is_symlink() else None))
                 continue
             real_rel = None if real_prefix is None else real_prefix + name + "/"
             key = (st.st_dev, st.st_ino)
@@ -514,8 +517,9 @@ def _files_of(
             st = entry.stat()  # follows symlinks
         except OSError as exc:
             linked = entry.is_symlink()
-            reason = "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if linked else read_failure(exc)
-            skipped.append(Skipped(rel, reason, exc.strerror or str(exc)))
+            skipped.append(
+                failure(rel, exc, "symlink-loop" if exc.errno == errno.ELOOP else "broken-symlink" if linked else None)
+            )
             if linked:  # its target may come (or the loop be broken) with no event in the vault
                 links.append((rel, None, None))
             continue
@@ -529,7 +533,7 @@ def _files_of(
         if mode & 0o444 != 0o444 and (st.st_uid != _EUID or not mode & stat.S_IRUSR):
             denied = read_denied(base + name)
             if denied is not None:
-                skipped.append(Skipped(rel, "unreadable", denied))
+                skipped.append(failure(rel, denied))
                 continue
         if entry.is_symlink():  # from the listing: no system call for the files that are not links
             why, real_rel = _symlink_rule(real_root, base + name, ignore, is_dir=False)
@@ -555,14 +559,14 @@ def walk_files(
     spec: Any,
     real_root: str,
     lookup: Callable[[str], tuple[int, int, int] | None] | None = None,
-) -> tuple[list[Note], list[tuple[str, str, str]], list[str], list[Link]]:
+) -> tuple[list[Note], list[SkippedTuple], list[str], list[Link]]:
     """The notes of one folder (not its subfolders) as the walk finds them: what the helper
     process does for each folder it is given. With ``lookup`` (path → (note id, size,
     mtime_ns)) a note whose size and mtime it has is only its path, in the third list; the
     fourth, its symlinked notes that lead out of the vault or nowhere."""
     out = _Found([], [], [], [])
     _folder_files(dirpath, prefix, real_prefix, IgnoreRules(spec), real_root, lookup, out)
-    return out.notes, [(s.path, s.reason, s.detail) for s in out.skipped], out.unchanged, out.links
+    return out.notes, [(s.path, s.reason, s.detail, s.errno) for s in out.skipped], out.unchanged, out.links
 
 
 def _folder_files(
@@ -591,7 +595,6 @@ _EUID = os.geteuid() if hasattr(os, "geteuid") else -1
 # cloud-sync placeholder not fetched, a share timing out) may pass: a note indexed before keeps
 # its indexed text meanwhile.
 DENIED = frozenset({errno.EACCES, errno.EPERM})
-DENIED_TEXT = frozenset(os.strerror(code) for code in DENIED)  # a Skipped's detail, so denied
 READ_ERROR = "read-error"
 
 
@@ -601,13 +604,18 @@ def read_failure(err: OSError) -> str:
     return "unreadable" if err.errno in DENIED or err.errno in (errno.ENOENT, errno.ENOTDIR) else READ_ERROR
 
 
-def read_denied(path: str) -> str | None:
+def failure(path: str, err: OSError, reason: str | None = None) -> Skipped:
+    """``path`` skipped for ``err``: for ``reason``, else as ``read_failure`` says; its errno kept."""
+    return Skipped(path, reason or read_failure(err), err.strerror or str(err), err.errno)
+
+
+def read_denied(path: str) -> OSError | None:
     """Why this process may not read ``path`` (denied), or None: an open tried, since the mode
     bits are not the whole rule (root, ACLs). Any other failure is the read's to report."""
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # never wait on a FIFO
     except OSError as exc:
-        return (exc.strerror or str(exc)) if exc.errno in DENIED else None
+        return exc if exc.errno in DENIED else None
     return None
 
 
@@ -783,7 +791,7 @@ def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped 
             if len(data) > file.size:
                 data += handle.read(limit + 1 - len(data))
     except OSError as exc:
-        return None, Skipped(file.path, read_failure(exc), exc.strerror or str(exc))
+        return None, failure(file.path, exc)
     if len(data) > limit:  # grew since it was listed
         return None, Skipped(file.path, "too-large", f"over the {megabytes(limit)} MB limit")
     from .notes import looks_binary

@@ -35,7 +35,7 @@ from typing import IO, Any
 from . import config
 from .child_process import python_module_command, write_all
 from .index import scan_snapshot
-from .vault import Folder, Found, Link, Note, walk_files
+from .vault import Folder, Found, Link, Note, SkippedTuple, failure, walk_files
 
 log = logging.getLogger("brain")
 
@@ -203,7 +203,7 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     # Each folder's notes decoded as it is given (the walk decodes its own).
     known = scan_snapshot.notes(scan_snapshot.Snapshot(*snapshot)) if snapshot is not None else None
     notes: list[Note] = []
-    skipped: list[tuple[str, str, str]] = []
+    skipped: list[SkippedTuple] = []
     unchanged: list[str] = []
     links: list[Link] = []
     while True:
@@ -216,7 +216,8 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             found = walk_files(dirpath, prefix, real_prefix, spec, real_root, lookup)
         except OSError as exc:
             # Unreadable since the walk listed it: as the walk says of a folder it cannot list.
-            found = [], [(prefix.rstrip("/"), "unreadable", exc.strerror or str(exc))], [], []
+            skip = failure(prefix.rstrip("/"), exc)
+            found = [], [(skip.path, skip.reason, skip.detail, skip.errno)], [], []
         notes += found[0]
         skipped += found[1]
         unchanged += found[2]

@@ -213,3 +213,27 @@ def test_a_note_made_unreadable_under_brain_serve_is_no_longer_served(toy_vault,
             secret.chmod(0o644)
         settled(daemon)
         assert "Diary.md" in answered()
+
+
+def test_a_note_denied_in_other_words_is_made_unreadable_not_deleted(toy_vault, monkeypatch):
+    """Denied was told from gone by the error's words, matched with os.strerror's: where they
+    differ (Windows says "Access is denied" for EACCES) the note's history said it was deleted.
+    It is the errno that tells now."""
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    real = os.open
+
+    def denied(path, flags, *args, **kwargs):
+        if os.fspath(path) == os.fspath(secret):
+            raise PermissionError(errno.EACCES, "Access is denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    secret.chmod(0)
+    try:
+        assert _index(toy_vault).removed == 1
+        assert _skipped(toy_vault)["Diary.md"] == "unreadable"
+        told = history_text(note_history(toy_vault, "Diary.md"))
+        assert "made unreadable" in told and "deleted" not in told, told
+    finally:
+        secret.chmod(0o644)

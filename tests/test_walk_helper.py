@@ -501,3 +501,67 @@ def test_opening_a_recaller_imports_the_search_during_the_update_checks_walk(tmp
         assert recaller.ask("note", "vector").results
     finally:
         recaller.close()
+
+
+class _HelperHere:
+    """A helper that runs ``walk_helper.serve`` in this process, over its wire (the folders
+    pickled in, the answer marshalled out); ``meanwhile`` runs before it walks them."""
+
+    def __init__(self, real_root: str, spec, meanwhile=lambda: None) -> None:
+        import io
+        import pickle
+
+        self.given = io.BytesIO()
+        pickle.dump((real_root, spec, None), self.given)
+        self.meanwhile = meanwhile
+
+    def take(self, dirpath: str, prefix: str, real_prefix: str | None) -> bool:
+        import pickle
+
+        pickle.dump((dirpath, prefix, real_prefix), self.given)
+        return True
+
+    def finish(self):
+        import io
+        import marshal
+
+        self.given.seek(0)
+        out = io.BytesIO()
+        self.meanwhile()
+        walk_helper.serve(self.given, out)
+        return marshal.loads(out.getvalue()), []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
+def test_the_helper_answers_why_a_note_or_folder_failed_as_the_walk_does(tmp_path, every_folder, monkeypatch):
+    """The helper sent a skipped file back as (path, reason, detail): a note denied to brain lost
+    the errno that tells it from one gone (its history then said deleted, not made unreadable),
+    and a folder it could no longer list was "unreadable" whatever failed, so an EIO there
+    deleted its notes where the walk keeps them (a read error that may pass)."""
+    import errno
+    import stat
+
+    write(tmp_path, "a/open.md", "# Open\n")
+    secret = write(tmp_path, "a/secret.md", "# Secret\n")
+    write(tmp_path, "b/note.md", "# Note\n")
+    secret.chmod(0)
+    real_open, failing = os.open, []
+
+    def open_as_a_user(path, flags, *args, **kwargs):
+        if os.fspath(path) in failing:
+            raise OSError(errno.EIO, "Input/output error", os.fspath(path))
+        if isinstance(path, str | Path) and os.path.isfile(path) and not os.stat(path).st_mode & stat.S_IRUSR:
+            raise PermissionError(errno.EACCES, "Access is denied", os.fspath(path))  # as Windows words it
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_as_a_user)
+    ignore = load_ignore(tmp_path)
+    # b/ fails with EIO after the walk listed it, as the helper lists it again
+    broken = _HelperHere(str(tmp_path), ignore.spec, lambda: failing.append(str(tmp_path / "b")))
+    helped = walk(tmp_path, ignore, helper=broken)
+    assert [(s.path, s.reason) for s in helped.skipped] == [("a/secret.md", "unreadable"), ("b", "read-error")]
+    assert [s.errno for s in helped.skipped] == [errno.EACCES, errno.EIO]
+    failing.clear()
+    alone = walk(tmp_path, ignore)
+    assert [(s.path, s.reason, s.denied) for s in alone.skipped] == [("a/secret.md", "unreadable", True)]
+    _same(alone, walk(tmp_path, ignore, helper=_HelperHere(str(tmp_path), ignore.spec)))

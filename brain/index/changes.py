@@ -29,14 +29,13 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
 from .. import walk_helper
 from ..notes import content_hash
 from ..vault import (
-    DENIED_TEXT,
     READ_ERROR,
     Link,
     Skipped,
@@ -77,7 +76,7 @@ class Plan:
     def unreadable(self) -> set[str]:
         """The deleted notes whose file (or a folder above it) is there but denied to brain:
         their history says they became unreadable, not that they were deleted."""
-        files, folders = _failed([s for s in self.skipped if s.detail in DENIED_TEXT], "unreadable")
+        files, folders = _failed([s for s in self.skipped if s.denied], "unreadable")
         return {path for path in self.deleted if path in files or path.startswith(folders)}
 
     @property
@@ -236,7 +235,7 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
         if skip is not None:
             if note_id is not None and skip.reason == READ_ERROR:
                 # kept as indexed, and no stat recorded: read again next run
-                skip = Skipped(skip.path, skip.reason, f"{skip.detail}; its indexed text is kept until it reads")
+                skip = replace(skip, detail=f"{skip.detail}; its indexed text is kept until it reads")
             else:
                 changes.stats[skip.path] = (file.size, file.mtime_ns)
                 if note_id is not None:  # it was indexed before; it is not any more

@@ -83,7 +83,11 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
         links={k: counts[k] for k in ("resolved", "dangling", "attachment")},
         pending={kind: len(paths) for kind, paths in pending.items()},
         pending_paths=pending,
-        skipped=sorted({s.path: asdict(s) for s in plan.skipped}.values(), key=lambda e: e["path"]),
+        # the errno is the index's to tell denied from gone, not shown (status --json as it was)
+        skipped=sorted(
+            {s.path: {"path": s.path, "reason": s.reason, "detail": s.detail} for s in plan.skipped}.values(),
+            key=lambda e: e["path"],
+        ),
         warnings=warnings,
         rebuild=rebuild_status(store.directory),
         history=_history(store) if indexed else None,  # an in-memory stand-in holds no history and no index.db
