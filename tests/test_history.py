@@ -844,15 +844,15 @@ def test_keep_versions_says_what_it_dropped_when_asked_about_then(tmp_path, monk
 
 
 def test_what_prunes_history_stamps_the_index_and_what_drops_nothing_does_not(tmp_path, monkeypatch):
-    """A server reloads when ``pruned_at`` changes (its snapshot still holds what was dropped):
+    """A server reloads when ``reload_at`` changes (its snapshot still holds what was dropped):
     stamped by `brain prune` and by BRAIN_KEEP_VERSIONS while indexing when they drop something,
     left alone when they drop nothing (no reload for nothing)."""
-    from brain.index.store import PRUNED
+    from brain.index.store import RELOAD
 
     def stamp() -> str | None:
         store = open_store(root)
         try:
-            return store.get_meta(PRUNED)
+            return store.get_meta(RELOAD)
         finally:
             store.close()
 

@@ -72,11 +72,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
-# meta: when `brain prune --vacuum` last compacted the index (a server reloads on its change)
-VACUUMED = "vacuumed_at"
-# meta: when history last lost something to pruning (`brain prune`, BRAIN_KEEP_VERSIONS): a
-# server's snapshot and its views of the past still see what went, and reload on its change
-PRUNED = "pruned_at"
+# meta: when the index last changed in a way a server's other checks (the file, resolver_key,
+# vectors_version) do not see: `brain prune --vacuum` compacted it (its pages wait in the WAL
+# while a snapshot holds the state before), or history lost something to pruning (`brain
+# prune`, BRAIN_KEEP_VERSIONS: a snapshot and its views of the past still see what went). A
+# server reloads on its change, whichever it was: it does the same for both (``server.service``).
+# An index stamped by vacuumed_at and pruned_at, its two keys before, keeps them unread.
+RELOAD = "reload_at"
 RECALL_CACHE_FILE = "recall-cache.npz"  # recall/cache.py: names and link graph kept between runs
 RETIRED_SUFFIX = ".retired"  # where a rebuild puts the old index while it swaps by two renames (rebuild.py)
 # The page size of a new index database. A chunk row (text and a 768-byte vector) or a note's
@@ -2122,9 +2124,9 @@ class IndexStore:
             self._stamp_pruned()
 
     def _stamp_pruned(self) -> None:
-        """History lost something in this transaction: ``PRUNED`` says when (once a transaction)."""
-        if self._first_in_transaction(PRUNED):
-            self.set_meta(PRUNED, repr(time.time()))
+        """History lost something in this transaction: ``RELOAD`` says when (once a transaction)."""
+        if self._first_in_transaction(RELOAD):
+            self.set_meta(RELOAD, repr(time.time()))
 
     def note_pruned_before(self, moment: float) -> None:
         """History before ``moment`` is incomplete (pruned): ``history_pruned_before`` only moves up."""
@@ -2282,12 +2284,12 @@ class IndexStore:
             self.conn.execute("DETACH DATABASE old")
 
     def vacuum(self) -> None:
-        """Rewrite the database compacted, and say when in ``meta`` (``VACUUMED``): a reader's
+        """Rewrite the database compacted, and say when in ``meta`` (``RELOAD``): a reader's
         snapshot of the state before holds VACUUM's pages in the WAL, and a server that sees the
         index changed loads it and lets go of that state (``server.service``)."""
         self.conn.execute("VACUUM")
         with self.transaction():
-            self.set_meta(VACUUMED, repr(time.time()))
+            self.set_meta(RELOAD, repr(time.time()))
 
     def optimize_history_search(self) -> None:
         """Merge the past chunks' BM25 index into one segment. Deleting from an FTS5 index only

@@ -44,7 +44,7 @@ from ..embed import Embedder, LazyEmbedder
 from ..errors import BrainError, EmptyIndexError, IndexMismatchError
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
-from ..index.store import INDEX_FILE, PRUNED, VACUUMED, IndexStore, index_errors
+from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors
 from ..migrations import connect
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
@@ -127,7 +127,7 @@ class SerialEmbedder:
 @dataclass
 class Snapshot:
     recaller: Recaller
-    # (file identity, resolver_key, vectors_version, vacuumed_at, pruned_at): which committed state it holds
+    # (file identity, resolver_key, vectors_version, reload_at): which committed state it holds
     marker: tuple
     opened_at: float
     counts: dict[str, int]
@@ -997,17 +997,11 @@ def _marker(store: Any) -> tuple:
         identity: tuple = (st.st_dev, st.st_ino)
     except OSError:
         identity = ()
-    # VACUUMED: a `brain prune --vacuum` changes no row, but its pages wait in the WAL while the
-    # snapshot holds the state before; the new state is loaded and the WAL folded (``_close``).
-    # PRUNED: a prune changes no present row either, and the snapshot and its views of the past
-    # kept answering about what it dropped; they go with it (``_close``).
-    return (
-        identity,
-        store.get_meta("resolver_key"),
-        store.vectors_version(),
-        store.get_meta(VACUUMED),
-        store.get_meta(PRUNED),
-    )
+    # RELOAD: a `brain prune --vacuum` changes no row, but its pages wait in the WAL while the
+    # snapshot holds the state before; a prune changes no present row either, and the snapshot
+    # and its views of the past kept answering about what it dropped. Either way the new state
+    # is loaded, and the old one let go of and the WAL folded in (``_close``).
+    return (identity, store.get_meta("resolver_key"), store.vectors_version(), store.get_meta(RELOAD))
 
 
 def _folders(paths: set[str]) -> frozenset[str]:
