@@ -142,6 +142,29 @@ def test_git_root_and_branch_without_git(tmp_path):
     assert git_branch(worktree) == "wt-branch"
 
 
+def test_a_head_git_never_writes_is_no_branch(tmp_path):
+    """.git/HEAD was read whole by every Stop hook, and its text was the row's branch: one of
+    GBs (a hostile checkout) filled the hook's memory and a row larger than any the catch-up
+    reads (``deferred.MAX_ROW_BYTES``); one not UTF-8 failed the hook, the turn lost."""
+    from brain.ledger.hook import MAX_FIELD_CHARS, record_stop
+
+    repo = tmp_path / "myproj"
+    (repo / ".git").mkdir(parents=True)
+    head = repo / ".git" / "HEAD"
+    head.write_text("ref: refs/heads/" + "b" * MAX_FIELD_CHARS + "\n")
+    assert git_branch(repo) is None
+    with open(head, "wb") as handle:  # sparse: nothing of it is read
+        handle.truncate(4 << 30)
+    assert git_branch(repo) is None
+    head.write_bytes(b"ref: refs/heads/caf\xe9\n")
+    assert git_branch(repo) is None
+    db = tmp_path / "brain.db"
+    row = record_stop(
+        {"session_id": "s1", "prompt_id": "p1", "cwd": str(repo), "last_assistant_message": "hi"}, db_path=db
+    )
+    assert row["git_branch"] is None and row["project"] == "myproj"
+
+
 def test_project_and_branch_from_the_git_root(tmp_path):
     repo = tmp_path / "shop"
     (repo / ".git").mkdir(parents=True)

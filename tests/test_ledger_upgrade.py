@@ -367,6 +367,59 @@ def test_a_kept_aside_file_holding_no_row_is_set_aside_and_the_rows_behind_it_re
     assert keys == ["old:1", "s1:p1", "s1:p2", "s1:p3"]
 
 
+@pytest.mark.parametrize("kind", ["huge", "just-over", "fifo", "link-to-dev-zero"])
+def test_a_kept_aside_file_larger_than_any_row_is_set_aside_unread(tmp_path, no_catch_up_process, kind):
+    """The catch-up read each file whole: one of GBs there (or a link to /dev/zero) ran it out
+    of memory, and a FIFO had it wait for a writer for good. A file over the largest row brain
+    writes, or not a regular file, goes to rejected/ as it is (never deleted), unread."""
+    import os
+    import tracemalloc
+
+    import brain.autorecall.store  # noqa: F401 - imported here, not counted in what the catch-up holds
+
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "one"}, db_path=db,
+                migrate_until=time.monotonic())  # fmt: skip
+    bad = kept_aside_dir(db) / "00000000000000000000-1.json"  # first in line
+    if kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "link-to-dev-zero":
+        bad.symlink_to("/dev/zero")
+    else:
+        with open(bad, "wb") as handle:  # sparse: no disk, and GBs to a reader
+            handle.truncate(8 << 30 if kind == "huge" else deferred.MAX_ROW_BYTES + 1)
+    tracemalloc.start()
+    try:
+        written, moved = deferred.catch_up(db)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert written == 1 and moved == [kept_aside_dir(db) / "rejected" / bad.name]
+    assert peak < 1 << 20, peak  # reading it would take GBs, or MAX_ROW_BYTES
+    if kind in ("huge", "just-over"):
+        assert moved[0].stat().st_size == (8 << 30 if kind == "huge" else deferred.MAX_ROW_BYTES + 1)
+    assert deferred.waiting(db) == 0
+    with connection(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT turn_key FROM turns ORDER BY id")] == ["old:1", "s1:p1"]
+
+
+def test_a_kept_aside_row_as_large_as_brain_writes_is_recorded(tmp_path, no_catch_up_process):
+    """The bound sets aside no row brain can write: a turn whose values fill the transcript's
+    read window (``transcript.MAX_READ``) is under it, and recorded."""
+    from brain.ledger.transcript import MAX_READ
+
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    files = [f"/src/{i:03}/" + "p" * (MAX_READ // 200) for i in range(199)]  # ~MAX_READ of paths
+    kept = deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:big", "session_id": "s1", "files_written": files})
+    assert MAX_READ * 0.9 < kept.stat().st_size < deferred.MAX_ROW_BYTES
+    assert deferred.catch_up(db) == (1, [])
+    with connection(db) as conn:
+        (stored,) = conn.execute("SELECT files_written FROM turns WHERE turn_key = 's1:big'").fetchone()
+    assert json.loads(stored) == files
+
+
 def test_the_catch_up_process_says_once_in_the_log_what_it_set_aside_and_brain_status_says_it(
     tmp_path, no_catch_up_process
 ):
@@ -391,7 +444,7 @@ def test_the_catch_up_process_says_once_in_the_log_what_it_set_aside_and_brain_s
     status = CliRunner().invoke(cli, ["status", "--vault", str(vault)])
     assert status.exit_code == 0, status.output
     lines = [line for line in status.stdout.splitlines() if line.startswith("ledger:")]
-    assert lines == [f"ledger: 1 file kept aside held no row brain can record (not JSON, a field missing or refused): "
+    assert lines == [f"ledger: 1 file kept aside held no row brain can record (not JSON, too large, a field missing or refused): "
                      f"moved to {kept_aside_dir(db) / 'rejected'}, not deleted; the others are recorded"]  # fmt: skip
     as_json = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(vault), "--json"]).stdout)
     assert as_json["ledger_kept_aside"] == 0 and as_json["ledger_rejected"] == 1

@@ -12,7 +12,8 @@ process of its own that the hook keeping a row aside starts (``start_catch_up``:
 mends itself within seconds, with no command typed), and by ``brain turns`` and ``brain recalls``.
 
 A file there that holds no row that can be written (not JSON, no ``turn_key``, a kind of row
-brain does not know, one its table's constraints refuse) is moved to ``rejected/`` in the folder,
+brain does not know, one its table's constraints refuse, larger than any row brain writes, not
+a regular file) is moved to ``rejected/`` in the folder,
 never deleted, and the others are recorded: left in place it failed every catch-up, and while
 it was there every later hook kept its row aside too, so the ledger stopped for good.
 
@@ -28,6 +29,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -40,6 +42,7 @@ from ..errors import ConfigError
 from ..migrations import write_transaction
 from .redact import redact_value
 from .store import utc_now, write_turn
+from .transcript import MAX_READ
 
 TURN = "turn"
 RECALL = "recall"
@@ -48,6 +51,14 @@ RECALL = "recall"
 RETRY_SECONDS = 60.0
 # The subfolder of the kept-aside folder a catch-up moves the files it cannot record to.
 REJECTED = "rejected"
+# The largest file a catch-up reads (it read each whole: a file of GBs put here ran it out of
+# memory). A row holds what a hook read: the Stop hook's transcript, at most ``MAX_READ`` bytes,
+# each value written back no longer than it was read (JSON in, JSON out, secrets masked
+# shorter), a few fields of its input (ids and paths of at most 64 K characters, text clipped to
+# 4,000) and the branch (``hook.git_branch``, as short); a prompt's row, its prompt clipped. So a
+# row is under 17 MB; twice that leaves room for what this sum misses. A larger file is no row
+# brain wrote.
+MAX_ROW_BYTES = 2 * MAX_READ
 # What writing a row raises when the row is at fault (a field missing or of the wrong type, a
 # constraint it breaks): that file is set aside. Anything else (a full disk, a damaged database)
 # fails the catch-up, every row kept for the next try.
@@ -232,10 +243,11 @@ def start_catch_up(db_path: Path) -> bool:
 
 
 def _entry(path: Path) -> dict[str, Any] | None:
-    """The row kept in ``path``; None when it holds none (not a file, not UTF-8 JSON, a field
-    missing or of the wrong type)."""
+    """The row kept in ``path``; None when it holds none (not a regular file, over
+    ``MAX_ROW_BYTES``, not UTF-8 JSON, a field missing or of the wrong type)."""
     try:
-        entry = json.loads(path.read_bytes().decode("utf-8"))
+        data = _read_at_most(path, MAX_ROW_BYTES)
+        entry = json.loads(data.decode("utf-8")) if data is not None else None
     except (OSError, ValueError):  # not one of ours, empty, or not UTF-8 (UnicodeDecodeError)
         return None
     if (
@@ -246,6 +258,23 @@ def _entry(path: Path) -> dict[str, Any] | None:
     ):
         return None
     return entry
+
+
+def _read_at_most(path: Path, limit: int) -> bytes | None:
+    """The bytes of the regular file ``path``, or None when it holds more than ``limit``."""
+    # O_NOFOLLOW: brain keeps no symlink here (one to /dev/zero was read for ever); O_NONBLOCK:
+    # a FIFO put here is not waited on for a writer.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        # Its size and a byte more (to tell one grown since), never the limit: a read of n
+        # bytes sets aside n first, 32 MB for each row of a few KB.
+        data = handle.read(st.st_size + 1)
+        if len(data) > st.st_size:
+            data += handle.read(limit + 1 - len(data))
+    return data if len(data) <= limit else None
 
 
 def caught_up_lines(db_path: Path | None = None) -> list[str]:
@@ -267,5 +296,5 @@ def rejected_line(count: int, folder: Path) -> str:
     """One line: ``count`` files kept aside held no row that could be recorded, and are in ``folder``."""
     return (
         f"{count} file{'s' if count != 1 else ''} kept aside held no row brain can record "
-        f"(not JSON, a field missing or refused): moved to {folder}, not deleted; the others are recorded"
+        f"(not JSON, too large, a field missing or refused): moved to {folder}, not deleted; the others are recorded"
     )

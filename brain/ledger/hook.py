@@ -257,14 +257,25 @@ def git_branch(root: Path) -> str | None:
     try:
         git = root / ".git"
         if git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            target = git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            target = _head_text(git).removeprefix("gitdir:").strip()
             git = (root / target) if not os.path.isabs(target) else Path(target)
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
+        head = _head_text(git / "HEAD")
+    except (OSError, ValueError):  # ValueError: not UTF-8, or too long to be what git writes
         return None
     if head.startswith("ref:"):
         return head.split("refs/heads/", 1)[-1] if "refs/heads/" in head else None
     return head[:12] or None  # detached: the short commit
+
+
+def _head_text(path: Path) -> str:
+    """The text of a file git keeps a line in (``.git``, ``HEAD``), read no further than a line
+    git writes can be: a HEAD of GBs in a project was read whole by every Stop hook and became
+    its row's branch (``deferred.MAX_ROW_BYTES`` counts on it being short)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_FIELD_CHARS + 1)
+    if len(data) > MAX_FIELD_CHARS:
+        raise ValueError(f"{path} is over {MAX_FIELD_CHARS} bytes")
+    return data.decode("utf-8").strip()
 
 
 def _budget() -> float:
