@@ -11,7 +11,7 @@ import unicodedata
 
 from .moments import iso_time, local_time
 from .recall.types import Candidate, RecallResult
-from .text import terminal_safe
+from .text import spaced, terminal_safe
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -124,17 +124,23 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
         f"{'':4}{_pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]
     for i in range(max(len(a.results), len(b.results))):
-        left = _clip(terminal_safe(a.results[i].title), column) if i < len(a.results) else ""
+        left = _clip(_in_column(a.results[i].title), column) if i < len(a.results) else ""
         right = ""
         if i < len(b.results):
             c = b.results[i]
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
-            via = f"  via [[{terminal_safe(c.via.from_title)}]]" if c.via else ""
-            right = f"{mark} " + _clip(terminal_safe(c.title) + via, column)
+            via = f"  via [[{_in_column(c.via.from_title)}]]" if c.via else ""
+            right = f"{mark} " + _clip(_in_column(c.title) + via, column)
         rows.append(f"{i + 1:>2}. {_pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
     return terminal_safe("\n".join(rows))
+
+
+def _in_column(text: str) -> str:
+    """``text`` for a cell of a column, on a terminal: a tab had the terminal move on to its next
+    stop (counted one cell, it pushed the next column out) and a line break ended the row."""
+    return spaced(terminal_safe(text))
 
 
 def context_bundle(result: RecallResult, budget: int) -> str:

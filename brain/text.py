@@ -63,6 +63,12 @@ def one_line(text: str) -> str:
     return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def spaced(text: str) -> str:
+    """``text`` on one line as a cell of a column shows it: each line break and tab a space
+    (``one_line`` writes their escapes instead, where what the text holds is the point)."""
+    return _LINE_BREAKING.sub(" ", text)
+
+
 def shell_word(path: object) -> str:
     """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
     run as two words was another vault, or none."""

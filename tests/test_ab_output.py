@@ -47,6 +47,20 @@ def test_the_right_column_starts_at_one_cell_on_every_row(width):
     assert "e…" not in text  # a cut keeps each combining accent with its letter
 
 
+def test_a_tab_or_a_line_break_in_a_title_is_a_space_in_its_column():
+    """The terminal filter keeps tabs and line breaks: a title holding a tab (counted one cell,
+    shown up to eight) pushed its row's right column out, and one holding a line break ended
+    its row in the middle. In the columns they are spaces; the titles are as they were."""
+    left = ["Plain", "Tab\there", "Line\nbreak", "Para\u2028sep"]
+    a, b = _result("vector", left), _result("graph", [f"R{i}\tnote" for i in range(len(left))])
+    text = side_by_side(a, b, width=80)
+    rows = text.splitlines()[2 : 2 + len(left)]
+    assert [row[4:].split("  ")[0] for row in rows] == ["Plain", "Tab here", "Line break", "Para sep"], text
+    starts = {row.expandtabs().index(f"R{i} note") for i, row in enumerate(rows)}  # as a terminal shows it
+    assert len(starts) == 1, text
+    assert "\t" not in text and a.results[1].title == "Tab\there"
+
+
 def test_a_cut_title_fills_its_column_and_no_more():
     text = side_by_side(_result("vector", LEFT), _result("graph", ["R"] * len(LEFT)), width=80)
     column = max(30, (80 - 8) // 2)
