@@ -120,8 +120,8 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     in_a = {c.path for c in a.results}
     rows = _moment_header(a)  # both runs answer for the same moment
     rows += [
-        f"{'':4}{_pad(a.mode, column)}  {b.mode}",
-        f"{'':4}{_pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
+        f"{'':4}{pad(a.mode, column)}  {b.mode}",
+        f"{'':4}{pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]
     for i in range(max(len(a.results), len(b.results))):
         left = _clip(_in_column(a.results[i].title), column) if i < len(a.results) else ""
@@ -131,7 +131,7 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
             via = f"  via [[{_in_column(c.via.from_title)}]]" if c.via else ""
             right = f"{mark} " + _clip(_in_column(c.title) + via, column)
-        rows.append(f"{i + 1:>2}. {_pad(left, column)}  {right}")
+        rows.append(f"{i + 1:>2}. {pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
     return terminal_safe("\n".join(rows))
@@ -161,7 +161,7 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     return "\n".join(parts)
 
 
-def _cells(ch: str) -> int:
+def cells(ch: str) -> int:
     """Terminal cells one character takes: a wide or full-width one (CJK, most emoji) two, a mark
     that combines with the one before it, or a format character (a zero-width space), none."""
     if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
@@ -172,10 +172,10 @@ def _cells(ch: str) -> int:
 def display_width(text: str) -> int:
     """Terminal cells ``text`` takes (``str.ljust`` counts code points: a CJK title pushed the next
     column out, an accent written as a combining mark pulled it in)."""
-    return sum(_cells(ch) for ch in text)
+    return sum(cells(ch) for ch in text)
 
 
-def _pad(text: str, width: int) -> str:
+def pad(text: str, width: int) -> str:
     return text + " " * max(width - display_width(text), 0)
 
 
@@ -185,7 +185,7 @@ def _clip(text: str, width: int) -> str:
         return text
     kept, used = [], 0
     for ch in text:
-        used += _cells(ch)
+        used += cells(ch)
         if used > width - 3:
             break
         kept.append(ch)

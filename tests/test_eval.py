@@ -441,6 +441,50 @@ def test_explain_prints_each_searched_term_on_its_line(tmp_path, monkeypatch):
     assert '"长城\\n"' in searched and searched.count('"') == data[0]["bm25_searched"].count('"')
 
 
+def test_explain_columns_line_up_whatever_the_paths_hold():
+    """The table was padded by code points, then its whole text cleaned for the terminal: a path
+    holding an escape sequence (a file name may) lost those characters after it was padded, and
+    a wide (CJK) one took more cells than were counted; the columns after them moved. --json
+    keeps the paths as they are."""
+    import unicodedata
+
+    from brain.evaluation.explain import Explanation, LaneHit, Row, format_explanation
+    from brain.evaluation.queries import EvalQuery
+    from brain.text import terminal_safe
+
+    def cells(text: str) -> int:
+        return sum(
+            0
+            if unicodedata.category(ch) in ("Mn", "Me", "Cf")
+            else 2
+            if unicodedata.east_asian_width(ch) in "WF"
+            else 1
+            for ch in text
+        )
+
+    paths = [
+        "Plain/note.md",
+        "Red \x1b[31mflag\x1b[0m.md",
+        "東京/会議メモ.md",
+        "Tab\there.md",
+        "Cafe\u0301 menus.md",
+        "x/" + "長い" * 40 + ".md",  # cut to the column
+        "a/" + "e\u0301" * 70 + ".md",  # cut, no accent left without its letter
+    ]
+    rows = [Row(p, "", i, 0.5, {"dense": LaneHit(i, 0.9), "lexical": None}) for i, p in enumerate(paths, 1)]
+    query = EvalQuery("q1", "query \x1b]0;a title\x07here", "theme", (paths[1],))
+    metrics = {"recall@10": 1.0, "ndcg@10": 1.0, "mrr": 1.0}
+    ex = Explanation(query, "hybrid", ["dense", "lexical"], rows[1:2], rows, metrics)
+    shown = format_explanation(ex)  # as brain eval --explain prints it
+    assert shown == terminal_safe(shown)  # each field cleaned as it was formatted
+    table = [line for line in shown.splitlines() if "(0.5000)" in line]
+    assert len(table) == len(paths) + 1
+    ends = {cells(line[: line.index("(0.5000)")]) + len("(0.5000)") for line in table}
+    header = next(line for line in shown.splitlines() if "fused" in line)
+    assert ends == {cells(header[: header.index("fused")]) + len("fused")}, shown
+    assert "…\u0301" not in shown and ex.as_dict()["top"][1]["path"] == paths[1]
+
+
 def test_explain_text_for_a_miss_and_several_modes(eval_vault):
     vault, queries = eval_vault
     result = _invoke(queries, "--vault", vault, "--explain", "t1", "--modes", "vector,hybrid")

@@ -151,7 +151,7 @@ def _explain(
     if as_json:
         emit_json([e.as_dict() for e in out])
     else:
-        click.echo(terminal_safe("\n\n\n".join(format_explanation(e) for e in out)))  # note paths
+        click.echo("\n\n\n".join(format_explanation(e) for e in out))  # each field cleaned as it is formatted
 
 
 def _bar(total: int) -> Any:  # a tqdm bar, or None

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..text import one_line
+from ..output import cells, display_width, pad
+from ..text import one_line, terminal_safe
 from .metrics import query_metrics
 from .queries import EvalQuery
 
@@ -120,41 +121,44 @@ def explain(recaller: Recaller, query: EvalQuery, mode: str, settings: RecallSet
 def format_explanation(ex: Explanation) -> str:
     """A plain-text table: one line per note, one column per lane (rank and score). What the
     vault or the query file holds is shown escaped where it would break a line (``one_line``):
-    a trigram index's terms hold the newline or tab beside a word."""
+    a trigram index's terms hold the newline or tab beside a word; and without the control
+    characters and escape sequences a terminal would act on (``terminal_safe``)."""
     q = ex.query
     lines = [
-        f"{one_line(q.id)} ({q.type}): {one_line(q.query)}",
+        f"{_shown(q.id)} ({q.type}): {_shown(q.query)}",
         f"mode {ex.mode}; recall@10 {ex.metrics['recall@10']:.2f}, nDCG@10 {ex.metrics['ndcg@10']:.3f}, "
         f"MRR {ex.metrics['mrr']:.3f}",
     ]
     if ex.named:
-        lines.append(f"the query is the name of {one_line(ex.named)}, and only of it: put first")
+        lines.append(f"the query is the name of {_shown(ex.named)}, and only of it: put first")
     if ex.agreed:
         lines.append(
-            f"the bridge lane and anchor_lex both put {one_line(ex.agreed)} first, and the query asks: put first"
+            f"the bridge lane and anchor_lex both put {_shown(ex.agreed)} first, and the query asks: put first"
         )
     if ex.kept:
         note, why = ex.kept
         lines.append(
-            f"the bridge lane and anchor_lex both put {one_line(note)} first, but the query {why}: left where the "
+            f"the bridge lane and anchor_lex both put {_shown(note)} first, but the query {why}: left where the "
             "fusion put it"
         )
     if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
         lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
     elif "lexical" in ex.lanes:
         lines.append(
-            f"BM25 searched: {one_line(ex.searched) if ex.searched else '(no word of the query is in the index)'}"
+            f"BM25 searched: {_shown(ex.searched) if ex.searched else '(no word of the query is in the index)'}"
         )
     others = [stage for stage in ex.fell_back if stage != "lexical"]
     if others:
         lines.append(f"fell back (see the warnings): {', '.join(others)}")
-    width = min(60, max([len(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
+    # The width in the cells each path takes as shown: padded by code points, a path holding an
+    # escape sequence (taken out for the terminal after) or wide characters moved the columns.
+    width = min(60, max([display_width(_short(r.path)) for r in ex.labelled + ex.top] + [10])) + 2
     head = f"{'':>4} {'note':<{width}}{'fused':>14}" + "".join(f"{name:>16}" for name in ex.lanes)
 
     def line(prefix: str, r: Row) -> str:
         fused = "—" if r.fused_rank is None else f"{r.fused_rank} ({r.fused_score:.4f})"
         cells = "".join(f"{_cell(r.lanes[name]):>16}" for name in ex.lanes)
-        return f"{prefix:>4} {_short(r.path):<{width}}{fused:>14}{cells}"
+        return f"{prefix:>4} {pad(_short(r.path), width)}{fused:>14}{cells}"
 
     lines += ["", "labelled notes (R relevant, p partial): rank (score) in each lane, — = not in it", head]
     lines += [line("R" if r.label == "relevant" else "p", r) for r in ex.labelled]
@@ -173,6 +177,23 @@ def _cell(hit: LaneHit | None) -> str:
     return f"{hit.rank} ({score})"
 
 
+def _shown(text: str) -> str:
+    """``text`` as the table shows it, cleaned where it is formatted (its width is what the
+    terminal shows): line breaks escaped, other control characters and escape sequences out."""
+    return terminal_safe(one_line(text))
+
+
 def _short(path: str, width: int = 60) -> str:
-    path = one_line(path)
-    return path if len(path) <= width else "…" + path[-(width - 1) :]
+    """``path`` as its column shows it (``_shown``), cut from the left to ``width`` cells."""
+    path = _shown(path)
+    if display_width(path) <= width:
+        return path
+    kept, used = [], 1
+    for ch in reversed(path):
+        used += cells(ch)
+        if used > width:
+            break
+        kept.append(ch)
+    while kept and not cells(kept[-1]):  # a mark whose letter was cut off
+        kept.pop()
+    return "…" + "".join(reversed(kept))
