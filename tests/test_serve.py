@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import threading
@@ -1160,6 +1161,45 @@ def test_a_socket_path_too_long_for_the_platform_goes_to_a_private_folder(toy_va
         assert runtime.read_record(daemon.root)["socket"] == str(daemon.socket_path)
         assert client.call(daemon.root, "ping", timeout=5)["pid"] == os.getpid()
     assert not daemon.socket_path.exists()
+
+
+@pytest.mark.parametrize("taken_by", ["another user's folder", "a file", "a symlink"])
+def test_a_long_path_socket_starts_when_another_user_took_the_tmp_name(toy_vault, monkeypatch, tmp_path, taken_by):
+    """Anyone may make names in /tmp: another user who made <tmp>/brain-<uid> first (a folder,
+    a file, a symlink) stopped every brain serve whose socket path is too long for the platform
+    ("not a private folder"). It now listens in a folder made for it that nobody can take first,
+    and serve.json says where."""
+    import tempfile
+
+    monkeypatch.setattr(runtime, "MAX_SOCKET_PATH", 10)
+    short = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # sun_path is short: not tmp_path
+    try:
+        os.chmod(short, 0o1777)  # as /tmp is
+        monkeypatch.setattr(tempfile, "tempdir", str(short))
+        taken = short / f"brain-{os.getuid()}"
+        if taken_by == "another user's folder":
+            if os.geteuid() != 0:
+                pytest.skip("only root can give a folder to another user")
+            taken.mkdir(mode=0o755)
+            os.chown(taken, 65534, 65534)
+        elif taken_by == "a file":
+            taken.write_text("theirs\n")
+        else:
+            taken.symlink_to(tmp_path)
+        _index(toy_vault)
+        with served(toy_vault, watch=False) as daemon:
+            folder = daemon.socket_path.parent
+            assert folder.parent == short and folder.name.startswith(f"brain-{os.getuid()}-")
+            assert runtime.is_private(folder) and daemon.socket_path.is_socket()
+            assert runtime.read_record(daemon.root)["socket"] == str(daemon.socket_path)
+            asked = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
+            assert asked.exit_code == 0, asked.output
+            assert client.status(daemon.root)["queries"] == 1  # the server answered it
+        assert not folder.exists()  # its folder goes with it
+        assert sorted(p.name for p in short.iterdir()) == [taken.name]  # theirs, untouched
+        assert taken_by != "a file" or taken.read_text() == "theirs\n"
+    finally:
+        shutil.rmtree(short)
 
 
 def test_out_of_inotify_watches_it_polls_instead(toy_vault, monkeypatch, caplog):

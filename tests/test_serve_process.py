@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder, write
+from conftest import TOY_VAULT, FakeEmbedder, write
 from index_helpers import assert_faiss_matches, index_into
 from serve_helpers import BrainProcess, brain_env, kill_recorded_server, run_brain, served, wait_until
 
@@ -122,6 +122,39 @@ def test_a_server_whose_vault_was_deleted_is_still_stopped(tmp_path, processes):
     wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
     again = run_brain(["serve", "--vault", str(vault), "--stop"])  # no server, no vault: the path is wrong
     assert again.returncode == 1 and again.stderr.decode() == f"Error: vault not found: {root}\n"
+
+
+def test_a_long_vault_path_is_served_when_another_user_took_the_tmp_name(tmp_path, processes):
+    # A vault whose socket path is too long for the platform listens under <tmp>/brain-<uid>;
+    # a file another user put there first (anyone may, in /tmp) stopped its server from ever
+    # starting. It starts in a folder made for it, and `brain ask` finds it by serve.json.
+    import tempfile
+
+    vault = tmp_path / ("a vault whose name is long enough " + "x" * 80)
+    shutil.copytree(TOY_VAULT, vault)
+    assert len(os.fsencode(str(runtime.runtime_dir(vault.resolve()) / "serve.sock"))) > runtime.MAX_SOCKET_PATH
+    short = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # sun_path is short: not tmp_path
+    try:
+        os.chmod(short, 0o1777)  # as /tmp is
+        taken = short / f"brain-{os.getuid()}"
+        taken.write_text("theirs\n")
+        processes.vaults.append(vault)
+        started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120, TMPDIR=str(short))
+        assert started.returncode == 0, started.stderr
+        status = _ready(vault)
+        folder = Path(status["socket"]).parent
+        assert folder.parent == short and folder.name.startswith(f"brain-{os.getuid()}-"), status["socket"]
+        assert runtime.is_private(folder)
+        ask = run_brain(["ask", "--vault", str(vault), "--json", QUESTION])
+        assert ask.returncode == 0 and json.loads(ask.stdout)["results"], ask.stderr
+        assert client.status(vault.resolve())["queries"] == 1  # the server answered it
+        stopped = run_brain(["serve", "--vault", str(vault), "--stop"])
+        assert stopped.returncode == 0 and b"stopped brain serve" in stopped.stdout, stopped.stderr
+        wait_until(lambda: not runtime.pid_alive(status["pid"]), 20, "the server process to exit")
+        assert sorted(p.name for p in short.iterdir()) == [taken.name]  # its folder gone, theirs kept
+        assert taken.read_text() == "theirs\n"
+    finally:
+        shutil.rmtree(short)
 
 
 def test_a_server_whose_vault_path_now_leads_elsewhere_stops(tmp_path, processes, brain_home):

@@ -131,6 +131,9 @@ class Daemon:
         except BaseException:
             self._close_listeners()
             self.service.stop()
+            if self.socket_path.parent != runtime.runtime_dir(self.root):  # a folder made for it alone goes too
+                _unlink_socket(self.socket_path)
+                runtime.drop_one_off(self.socket_path.parent)
             self._release_lock()
             raise
         log.info(
@@ -164,6 +167,7 @@ class Daemon:
         if record and record.get("pid") == os.getpid():
             _unlink(runtime.record_path(self.root))
         _unlink(self.socket_path)
+        runtime.drop_one_off(self.socket_path.parent)
         self._release_lock()
         log.info("stopped serving %s", self.root)
 
@@ -201,6 +205,7 @@ class Daemon:
             log.warning("replacing the socket of a server that did not stop cleanly (pid %s)", record.get("pid"))
             if isinstance(record.get("socket"), str):
                 _unlink_socket(Path(record["socket"]))
+                runtime.drop_one_off(Path(record["socket"]).parent)
             _unlink(runtime.record_path(self.root))
         _unlink(self.socket_path)
 

@@ -11,7 +11,9 @@ and the socket and the record must outlive that.
                  model; mode 0600
 
 A socket path longer than the platform allows (about 100 bytes) goes to a private folder
-under the temporary directory instead; ``serve.json`` says where.
+under the temporary directory instead, ``<tmp>/brain-<uid>``, or, when another user took that
+name first, a new folder ``<tmp>/brain-<uid>-XXXXXXXX`` made for this server; ``serve.json``
+says where (clients find the socket there, never by its name).
 """
 
 from __future__ import annotations
@@ -56,12 +58,32 @@ def socket_path(root: Path) -> Path:
 
 
 def private_dir() -> Path:
-    """``<tmp>/brain-<uid>``, created 0700 and checked to be ours and private."""
+    """``<tmp>/brain-<uid>``, created 0700 and checked to be ours and private; or, when that
+    name is taken by anything not ours alone (another user's folder, file or symlink: anyone may
+    make names in /tmp, and so stop every long-path vault's server from starting), a new folder
+    made for this server by ``mkdtemp``, whose random name nobody can take first."""
     import tempfile  # only for the rare long path: not on every client's import
 
+    from ..errors import ConfigError
+
     folder = Path(tempfile.gettempdir()) / f"brain-{os.getuid()}"
-    make_private(folder, parents=False)
-    return folder
+    try:
+        make_private(folder, parents=False)
+        return folder
+    except (ConfigError, FileExistsError):  # FileExistsError: a file or a dangling symlink there
+        return Path(tempfile.mkdtemp(prefix=folder.name + "-"))
+
+
+def drop_one_off(folder: Path) -> None:
+    """Remove ``folder`` when it is one ``private_dir`` made for one server (``mkdtemp``'s), once
+    its socket is gone; a folder with anything left in it stays."""
+    import tempfile
+
+    if folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith(f"brain-{os.getuid()}-"):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def make_private(folder: Path, *, parents: bool = True) -> None:
