@@ -6,6 +6,7 @@ import concurrent.futures
 import json
 import os
 import shlex
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -594,9 +595,35 @@ def test_the_user_files_brain_creates_are_the_users_alone_and_a_projects_shared(
     assert stat.S_IMODE((project / ".claude" / "settings.json").stat().st_mode) == 0o644
     assert stat.S_IMODE((project / ".mcp.json").stat().st_mode) == 0o644
 
+    assert stat.S_IMODE((project / ".claude").stat().st_mode) == 0o755  # a project's: the umask's
+
     (home / ".claude.json").unlink()
     (home / ".claude.json").write_text("{}")  # the user's own, 0644: kept so
     out = CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(vault)])
     assert out.exit_code == 0, out.output
     assert "brain" in json.loads((home / ".claude.json").read_text())["mcpServers"]
     assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("args", [["hook", "install", "--user"], ["hook", "install", "--prompt", "--user"]])
+def test_the_claude_folder_brain_makes_is_the_users_alone(tmp_path, monkeypatch, umask_022, args):
+    """~/.claude/, where Claude Code keeps its settings and every session's transcript, was made
+    by brain's user-scope install with the umask's mode (0755): readable by every user of the
+    machine. Made by brain it is 0700; one already there keeps its own mode."""
+    home, vault = tmp_path / "home", tmp_path / "vault"
+    home.mkdir()
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    args = [*args, "--vault", str(vault)] if "--prompt" in args else args
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert stat.S_IMODE((home / ".claude").stat().st_mode) == 0o700
+    assert (home / ".claude" / "settings.json").is_file()
+
+    shutil.rmtree(home / ".claude")
+    (home / ".claude").mkdir(mode=0o755)  # the user's own: left as it is
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert stat.S_IMODE((home / ".claude").stat().st_mode) == 0o755

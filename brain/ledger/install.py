@@ -76,6 +76,15 @@ def user_scope(path: Path) -> bool:
     return Path(os.path.abspath(path)) in (home / ".claude" / "settings.json", home / ".claude.json")
 
 
+def make_folder(path: Path) -> None:
+    """Make the folder ``path`` goes in (its target's, for a link), and those above it, when
+    missing. ``~/.claude/`` is made owner-only (0700): Claude Code keeps its settings and every
+    session's transcript there, and the umask's mode (0755) let every user of the machine read
+    them. Any other folder gets the umask's mode; one already there is left as it is."""
+    private = Path(os.path.abspath(path)).parent == Path.home() / ".claude"
+    Path(os.path.realpath(path)).parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+
+
 def working_directory() -> Path:
     """The working directory, or a one-line error when it has been deleted under this shell."""
     try:
@@ -248,7 +257,7 @@ def editing(path: Path, *, create: bool = False) -> Iterator[None]:
     folder = Path(os.path.realpath(path)).parent
     if create:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            make_folder(path)
         except OSError as exc:
             where = exc.filename or folder
             raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); nothing was changed") from exc
@@ -307,7 +316,7 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     backup = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path)
         if original is not None:
             backup = _backup(path, target, original)
         _replace(target, text.encode("utf-8"), original, private=user_scope(path))
