@@ -15,10 +15,14 @@ and the script prints, each the median of ``--repeat`` runs:
 - ``note``: ``reading.not_left_out`` for one note, what `brain note` and MCP get_note check
   before reading it.
 
+With ``--case-insensitive`` the vault's file system is taken to be one that takes names in
+any case (macOS, Windows: ``vault.case_insensitive`` says so there), whose rules match in any
+case: every path is matched in lower case.
+
 The patterns are of the kinds people write: one note or folder by path, ``*.ext`` and
 ``name-*`` globs, ``**/x/`` folders anywhere; a tenth of them match some of the vault's notes.
 
-    python bench/brainignore_cost.py [--notes 10000] [--folders 100] [--patterns 0 1000 10000]
+    python bench/brainignore_cost.py [--notes 10000] [--folders 100] [--patterns 0 1000 10000] [--case-insensitive]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from brain.ignore_rules import fold_case
 from brain.reading import not_left_out
 from brain.vault import IGNORE_FILE, IgnoreRules, load_ignore, walk
 
@@ -98,7 +103,8 @@ def measure(root: Path, asked: list[str], note: str, repeat: int) -> str:
         # pathspec alone, as before: on a sample (10,000 patterns take ~10 ms a path)
         sample = asked[:: max(1, len(asked) // 500)]
         before = median_s(lambda: [quick.spec.match_file(p) for p in sample], 1) / len(sample)
-        wrong = [p for p in asked if quick.match_file(p) != quick.spec.match_file(p)]
+        fold = fold_case if quick.fold else str  # the spec's patterns are in lower case then
+        wrong = [p for p in asked if quick.match_file(p) != quick.spec.match_file(fold(p))]
         assert not wrong, f"QuickSpec and pathspec disagree on {wrong[:5]}"
     else:
         per_path = before = 0.0
@@ -121,7 +127,12 @@ def main() -> None:
     parser.add_argument("--folders", type=int, default=100)
     parser.add_argument("--patterns", type=int, nargs="+", default=[0, 1_000, 10_000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--case-insensitive", action="store_true", help="as on macOS and Windows: rules in any case")
     args = parser.parse_args()
+    if args.case_insensitive:
+        from brain import vault
+
+        vault.case_insensitive = lambda folder, name: True  # what the probe answers there
     with tempfile.TemporaryDirectory(prefix="brainignore-bench-") as tmp:
         root = Path(tmp)
         paths = make_vault(root, args.notes, args.folders)
@@ -139,7 +150,10 @@ def main() -> None:
             elif ignore_file.exists():
                 ignore_file.unlink()
             print(f"{count:>8}  {measure(root, asked, paths[1], args.repeat)}")
-        print(f"(median of {args.repeat}; pathspec and quick: matching one path; {os.cpu_count()} CPUs, shared)")
+        print(
+            f"(median of {args.repeat}; pathspec and quick: matching one path; {os.cpu_count()} CPUs, shared"
+            + ("; rules in any case)" if args.case_insensitive else ")")
+        )
 
 
 if __name__ == "__main__":

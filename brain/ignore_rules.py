@@ -26,11 +26,22 @@ _SEGMENT = "[^/]*"  # a `*` within one name
 _SPECIAL = frozenset(".^$*+?{}[]|()")
 
 
-class QuickSpec:
-    """``match_file`` as ``spec`` answers it (a ``pathspec.GitIgnoreSpec``)."""
+def fold_case(text: str) -> str:
+    """``text`` in lower case, one character for one: ``?`` and ``[...]`` still take one
+    character of a name. U+0130 (İ), the one character whose lower case is two, is kept."""
+    if "\u0130" in text:
+        return "\u0130".join(part.lower() for part in text.split("\u0130"))
+    return text.lower()
 
-    def __init__(self, spec: Any):
+
+class QuickSpec:
+    """``match_file`` as ``spec`` answers it (a ``pathspec.GitIgnoreSpec``). With ``fold`` the
+    spec's patterns were written in lower case (``fold_case``) and each path is asked so too:
+    the sets below hold those patterns' literals, and a path's names are looked up folded."""
+
+    def __init__(self, spec: Any, *, fold: bool = False):
         self.spec = spec
+        self.fold = fold
         self.patterns = list(spec.patterns)
         # each to the patterns (their places in the file) it stands for
         self.paths: dict[str, list[int]] = {}  # anchored literals: the path or a folder above it
@@ -89,6 +100,8 @@ class QuickSpec:
         return True
 
     def match_file(self, path: str) -> bool:
+        if self.fold:
+            path = fold_case(path)
         if self.exact:
             return bool(self.spec.match_file(path))
         path = normalize_file(path)

@@ -146,15 +146,38 @@ def load_ignore(root: Path) -> IgnoreRules:
         data = ignore_file.read_bytes()
     except OSError as exc:
         return IgnoreRules(None, [f"cannot be read ({exc.strerror or exc}); no ignore rules applied"], link)
-    rules = _parse_ignore(data, link)
+    # asked with each new version of the file (kept with its rules): a few stats, far less than the parse
+    rules = _parse_ignore(data, link, fold=case_insensitive(root, IGNORE_FILE))
     if len(_LOADED) >= _LOADED_MAX:
         _LOADED.clear()
     _LOADED[os.fspath(ignore_file)] = (key, rules)
     return replace(rules, warnings=list(rules.warnings))
 
 
-def _parse_ignore(data: bytes, link: Link | None) -> IgnoreRules:
-    """``.brainignore``'s bytes as rules, and what was wrong with them."""
+def case_insensitive(folder: Path, name: str) -> bool:
+    """Whether the file system of ``folder`` (which holds ``name``) takes names in any case, as
+    macOS's (APFS, HFS+) and Windows' do by default: ``name`` with its case swapped leads to the
+    same entry, and is not an entry of its own (a hard link by that name, on Linux). git asks
+    the same when it makes a repository (``core.ignorecase``)."""
+    other = name.swapcase()
+    if other == name:
+        return False
+    try:
+        if not os.path.samestat(os.lstat(os.path.join(folder, name)), os.lstat(os.path.join(folder, other))):
+            return False
+        names = set(os.listdir(folder))  # a file system that keeps case lists the name as written
+    except OSError:
+        return False
+    return not (name in names and other in names)
+
+
+def _parse_ignore(data: bytes, link: Link | None, *, fold: bool = False) -> IgnoreRules:
+    """``.brainignore``'s bytes as rules, and what was wrong with them. With ``fold`` (a file
+    system that takes names in any case) the rules match names in any case, as git's do there
+    (``core.ignorecase``): ``Private/`` is the folder ``private/`` to the user and to the disk,
+    and its notes must be left out too."""
+    from .ignore_rules import QuickSpec, fold_case
+
     rules = IgnoreRules(link=link)
     try:
         text = data.decode("utf-8")
@@ -164,20 +187,19 @@ def _parse_ignore(data: bytes, link: Link | None) -> IgnoreRules:
     text = text.removeprefix("\ufeff")  # a byte-order mark, as git strips it
     import pathspec
 
-    from .ignore_rules import QuickSpec
-
     good: list[Any] = []
     for number, line in enumerate(text.splitlines(), start=1):
         # In both Unicode forms: a name macOS wrote decomposed (NFD) is the name typed composed
         # (NFC) to the user, and the rule must leave it out too.
-        forms = list(dict.fromkeys(unicodedata.normalize(form, line) for form in ("NFC", "NFD")))
+        forms = [unicodedata.normalize(form, line) for form in ("NFC", "NFD")]
+        forms = list(dict.fromkeys([fold_case(form) for form in forms] if fold else forms))
         try:
             # each line compiled once: checked alone, its patterns then join the others
             good += pathspec.GitIgnoreSpec.from_lines(forms).patterns
         except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
             reason = f" ({exc.msg})" if isinstance(exc, re.error) else ""
             rules.warnings.append(f"line {number}: {line.strip()!r} is not a valid pattern{reason}; line ignored")
-    rules.spec = QuickSpec(pathspec.GitIgnoreSpec(good))
+    rules.spec = QuickSpec(pathspec.GitIgnoreSpec(good), fold=fold)
     return rules
 
 

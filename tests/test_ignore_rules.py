@@ -58,17 +58,19 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+@pytest.mark.parametrize("fold", [False, True], ids=["case-sensitive", "case-insensitive"])
 @pytest.mark.parametrize("seed", range(40))
-def test_quick_matching_answers_as_pathspec_does(seed):
-    from brain.ignore_rules import QuickSpec
+def test_quick_matching_answers_as_pathspec_does(seed, fold):
+    from brain.ignore_rules import QuickSpec, fold_case
 
     lines = random.Random(seed).sample(LINES, k=random.Random(seed).randint(1, len(LINES)))
     if seed == 0:
         lines = LINES
-    spec = _spec(lines)
-    quick = QuickSpec(spec)
-    for path in _paths():
-        assert quick.match_file(path) == spec.match_file(path), (lines, path)
+    spec = _spec([fold_case(line) for line in lines] if fold else lines)
+    quick = QuickSpec(spec, fold=fold)
+    for path in _paths() + [path.swapcase() for path in _paths()]:
+        asked = fold_case(path) if fold else path  # a file system that takes names in any case
+        assert quick.match_file(path) == spec.match_file(asked), (lines, path)
 
 
 def test_a_path_no_pattern_may_match_asks_no_pattern(tmp_path, monkeypatch):
@@ -118,3 +120,44 @@ def test_the_rules_are_read_once_until_the_file_changes(tmp_path, monkeypatch):
     assert third.match("Public.md") and not third.match("Secret.md")
     ignore.write_text("[z-a].md\n", encoding="utf-8")
     assert vault.load_ignore(root).warnings and vault.load_ignore(root).warnings  # said to each caller
+
+
+def test_the_case_probe_on_this_machine(tmp_path, monkeypatch):
+    """Linux file systems keep case: `.BRAINIGNORE` is no name of `.brainignore`, nor is a hard
+    link of that name (its own entry). One entry found under both names is what a file system
+    that takes names in any case shows (macOS, Windows): listed once, by the name it was written with."""
+    root = tmp_path / "vault"
+    write(root, ".brainignore", "Private/\n")
+    assert vault.case_insensitive(root, ".brainignore") is False
+    assert vault.case_insensitive(root, "missing.md") is False
+    assert vault.case_insensitive(root, "0123") is False  # no case to swap
+    os.link(root / ".brainignore", root / ".BRAINIGNORE")
+    assert vault.case_insensitive(root, ".brainignore") is False  # a hard link: an entry of its own
+    listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p: [n for n in listdir(p) if n != ".BRAINIGNORE"])
+    assert vault.case_insensitive(root, ".brainignore") is True
+
+
+@pytest.mark.parametrize("insensitive", [False, True], ids=["case-sensitive", "case-insensitive"])
+def test_a_rule_in_another_case_holds_where_the_file_system_takes_any_case(tmp_path, monkeypatch, insensitive):
+    """On macOS and Windows `Private/` and `private/` are one folder to the user and to the disk,
+    and `Private/` in .brainignore left the notes of `private/` in the index, searched and
+    served. There the rules now match in any case, as git's do (core.ignorecase); where the file
+    system keeps case (Linux) nothing changes."""
+    import unicodedata
+
+    monkeypatch.setattr(vault, "case_insensitive", lambda folder, name: insensitive)
+    root = tmp_path / "vault"
+    write(root, "private/secret.md", "# Secret\n\nthe code is hunter2\n")
+    write(root, unicodedata.normalize("NFD", "café") + "/menu.md", "# Menu\n")
+    write(root, "Notes/Draft-1.MD", "# Draft\n")
+    write(root, "ok.md", "# ok\n")
+    write(root, ".brainignore", "Private/\n" + unicodedata.normalize("NFC", "CAFÉ") + "/\ndraft-*\n!OK.md\n")
+    notes, _ = vault.scan(root, vault.load_ignore(root))
+    if insensitive:
+        assert [n.path for n in notes] == ["ok.md"]
+        assert vault.excluded("private/secret.md", vault.load_ignore(root)) == "brainignore"  # the watcher's ask
+        assert vault.excluded("PRIVATE/Secret.md", vault.load_ignore(root)) == "brainignore"
+    else:
+        assert len(notes) == 4
+        assert vault.excluded("private/secret.md", vault.load_ignore(root)) is None

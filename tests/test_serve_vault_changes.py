@@ -217,6 +217,33 @@ def test_brainignore_edited_replaced_and_deleted_while_serving(toy_vault, tmp_pa
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh3")
 
 
+def test_brainignore_in_another_case_on_a_case_insensitive_file_system_while_serving(toy_vault, monkeypatch):
+    """On macOS and Windows an edit of .brainignore naming folders in another case than on disk
+    (`cooking/`) takes their notes out of the served index, as the same edit in their case
+    does, by the same pass; an edit back brings them in again."""
+    from brain import vault as vault_module
+
+    monkeypatch.setattr(vault_module, "case_insensitive", lambda folder, name: True)
+    _index(toy_vault)
+    ignore = toy_vault / ".brainignore"
+
+    def walked() -> set[str]:
+        notes, _ = vault_module.scan(toy_vault.resolve(), vault_module.load_ignore(toy_vault.resolve()))
+        return {n.path for n in notes}
+
+    with served(toy_vault) as daemon:
+        assert any(p.startswith("Cooking/") for p in served_state(daemon)["notes"])
+        ignore.write_text("TEMPLATES/\ncooking/\npeople/ada*\n", encoding="utf-8")
+        wait_until(lambda: not any(p.startswith("Cooking/") for p in served_state(daemon)["notes"]), 30, "a pass")
+        settled(daemon, 30)
+        notes = set(served_state(daemon)["notes"])
+        assert notes == walked() and not any(p.startswith(("Cooking/", "People/Ada")) for p in notes)
+        ignore.write_text("Templates/\n", encoding="utf-8")
+        wait_until(lambda: any(p.startswith("Cooking/") for p in served_state(daemon)["notes"]), 30, "a pass")
+        settled(daemon, 30)
+        assert set(served_state(daemon)["notes"]) == walked()
+
+
 def test_brainignore_kept_outside_the_vault_behind_a_symlink(toy_vault, tmp_path):
     """A dotfiles manager keeps `.brainignore` elsewhere and links it in: its edits are rules."""
     kept = write(tmp_path / "dotfiles", "brainignore", "Templates/\n")
