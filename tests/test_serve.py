@@ -21,6 +21,7 @@ from index_helpers import IndexView, index_into
 from serve_helpers import raw_exchange, request, served, server_socket, settled, wait_until
 
 from brain import config
+from brain import vault as vault_module
 from brain.cli import cli
 from brain.errors import ConfigError
 from brain.recall.types import RecallSettings
@@ -1340,6 +1341,26 @@ def test_a_folder_a_thousand_deep_moved_in_is_news_not_a_recursion_error(tmp_pat
     write(deep_folder(vault / "Moved", 1100), "Deep.md", "# Deep\n")
     watcher = VaultWatcher(vault, lambda batch: None)
     assert watcher._relevant([(Change.added, str(vault / "Moved"))]) == {"Moved/"}
+
+
+def test_an_edit_of_brainignore_saved_in_another_case_is_news(tmp_path, monkeypatch):
+    """macOS and Windows name the file in events as it was saved (`.BrainIgnore`), which brain
+    reads as .brainignore there: its edit was taken for a dot-file's and woke nothing, and
+    brain serve kept serving the notes the new rules leave out."""
+    from watchfiles import Change
+
+    from brain.server import watcher as watcher_module
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    saved = write(vault, ".BrainIgnore", "Private/\n")
+    loaded = []
+    monkeypatch.setattr(watcher_module, "load_ignore", lambda root: loaded.append(root) or vault_module.IgnoreRules())
+    watcher = VaultWatcher(vault, lambda batch: None)
+    loaded.clear()
+    assert watcher._wakes(Change.modified, str(saved))
+    assert watcher._relevant([(Change.modified, str(saved))]) == {".BrainIgnore"} and loaded == [vault]
+    assert not watcher._wakes(Change.modified, str(vault / ".obsidian" / "workspace.json"))
 
 
 def test_serve_help_says_where_the_socket_is(toy_vault):

@@ -414,7 +414,7 @@ class VaultWatcher:
     def _wakes(self, _change: object, path: str) -> bool:
         """The cheap first filter (inside watchfiles): nothing under a dot-folder wakes us."""
         rel = self._rel(path)
-        return rel is not None and (rel == IGNORE_FILE or not any(p.startswith(".") for p in rel.split("/")))
+        return rel is not None and (_is_ignore_file(rel) or not any(p.startswith(".") for p in rel.split("/")))
 
     def _relevant(self, changes: Iterable[tuple[Any, str]]) -> set[str]:
         """The changed paths that can change the index: notes, folders, ``.brainignore``."""
@@ -429,7 +429,7 @@ class VaultWatcher:
                 # no deletion: the poller says this of a dangling symlink on every poll, and a
                 # path deleted then written again is reported as added or modified as well
                 continue
-            if rel == IGNORE_FILE:
+            if _is_ignore_file(rel):
                 self._spec = load_ignore(self.root)
                 out.add(rel)
                 continue
@@ -487,3 +487,11 @@ class VaultWatcher:
             if parent == folder or not name:
                 return None
             folder, rest = parent, name + (os.sep + rest if rest else "")
+
+
+def _is_ignore_file(rel: str) -> bool:
+    """Whether an event's path is ``.brainignore``. In any case: on macOS and Windows the events
+    name the file as it was saved (``.BrainIgnore``), which brain reads as ``.brainignore``
+    there; an edit of it was taken for a dot-file's and the rules stayed as they were. (On
+    Linux such a file is another one, and its edit costs one pass.)"""
+    return rel.lower() == IGNORE_FILE
