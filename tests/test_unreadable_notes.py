@@ -237,3 +237,27 @@ def test_a_note_denied_in_other_words_is_made_unreadable_not_deleted(toy_vault, 
         assert "made unreadable" in told and "deleted" not in told, told
     finally:
         secret.chmod(0o644)
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_note_deleted_between_the_walk_and_its_read_is_deleted(toy_vault, monkeypatch, verify):
+    """A note gone when its read comes (deleted after the walk saw it) fails as ENOENT, which
+    vault.read_failure calls "unreadable" too: its history says deleted, and no skip is kept
+    for a file that is not there."""
+    diary = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    if not verify:
+        os.utime(diary, ns=(1, 1))  # a candidate by its stat
+    real = os.open
+
+    def gone(path, flags, *args, **kwargs):
+        if os.fspath(path) == os.fspath(diary) and diary.exists():
+            diary.unlink()  # after the walk, before the read
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", gone)
+    assert _index(toy_vault, verify=verify).removed == 1
+    monkeypatch.setattr(os, "open", real)
+    told = history_text(note_history(toy_vault, "Diary.md"))
+    assert "deleted" in told and "made unreadable" not in told, told
+    assert "Diary.md" not in _skipped(toy_vault)

@@ -256,7 +256,9 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(NEW, file, None, data)
     for file, note_id in _read_ahead(changes.rechecks):
         data, skip = read_note_bytes(file, limit)
-        if skip is not None and skip.reason == "unreadable":  # denied (an ACL the mode bits hide)
+        # "unreadable": denied (an ACL the mode bits hide), or gone since the walk; either leaves
+        # the index, and Plan.unreadable (Skipped.denied) tells which its history says
+        if skip is not None and skip.reason == "unreadable":
             changes.skipped.append(skip)
             changes.stats[skip.path] = (file.size, file.mtime_ns)
             changes.deleted[file.path] = note_id
