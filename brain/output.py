@@ -11,7 +11,7 @@ import unicodedata
 
 from .moments import iso_time, local_time
 from .recall.types import Candidate, RecallResult
-from .text import spaced, terminal_safe
+from .text import one_line, spaced, terminal_safe
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -79,11 +79,12 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = _moment_header(result)
     dated = bool(lines)
-    safe = terminal_safe  # each of the notes' fields on its own: an escape's start ends with its field
+    # Each of the notes' fields cleaned on its own (an escape's start ends with its field), on
+    # one line: a line break in a title ended its line, the rest under the rank.
     for rank, c in enumerate(result.results, 1):
-        via = f"  via [[{safe(c.via.from_title)}]]" if c.via else ""
-        lines.append(f"{rank:>2}. {c.score:6.3f}  {safe(c.title)}{via}")
-        location = safe(c.path) + (f" › {safe(c.heading)}" if c.heading else "")
+        via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
+        lines.append(f"{rank:>2}. {c.score:6.3f}  {in_column(c.title)}{via}")
+        location = literal(c.path) + (f" › {in_column(c.heading)}" if c.heading else "")
         lines.append(f"           {location}")
         if dated:
             lines.append(f"           {_dates(c)}")
@@ -124,23 +125,29 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
         f"{'':4}{pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]
     for i in range(max(len(a.results), len(b.results))):
-        left = _clip(_in_column(a.results[i].title), column) if i < len(a.results) else ""
+        left = clip(in_column(a.results[i].title), column - 2) if i < len(a.results) else ""
         right = ""
         if i < len(b.results):
             c = b.results[i]
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
-            via = f"  via [[{_in_column(c.via.from_title)}]]" if c.via else ""
-            right = f"{mark} " + _clip(_in_column(c.title) + via, column)
+            via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
+            right = f"{mark} " + clip(in_column(c.title) + via, column - 2)
         rows.append(f"{i + 1:>2}. {pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
     return terminal_safe("\n".join(rows))
 
 
-def _in_column(text: str) -> str:
+def in_column(text: str) -> str:
     """``text`` for a cell of a column, on a terminal: a tab had the terminal move on to its next
     stop (counted one cell, it pushed the next column out) and a line break ended the row."""
     return spaced(terminal_safe(text))
+
+
+def literal(text: str) -> str:
+    """``text`` (a path, a query) on one line as it is: its line breaks and tabs written as
+    escapes (``one_line``), no terminal control (``terminal_safe``)."""
+    return terminal_safe(one_line(text))
 
 
 def context_bundle(result: RecallResult, budget: int) -> str:
@@ -179,20 +186,45 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(width - display_width(text), 0)
 
 
-def _clip(text: str, width: int) -> str:
-    """``text`` in at most ``width - 2`` cells, cut with … (a combining mark stays with its letter)."""
-    if display_width(text) <= width - 2:
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, cut with … (a combining mark stays with its letter)."""
+    if display_width(text) <= width:
         return text
-    kept, used = [], 0
-    for ch in text:
+    return _fit(text, width - 1) + "…"
+
+
+def _fit(text: str, width: int) -> str:
+    """The longest start of ``text`` that takes at most ``width`` cells, with the marks that
+    combine with its last letter."""
+    used = 0
+    for at, ch in enumerate(text):
         used += cells(ch)
-        if used > width - 3:
-            break
-        kept.append(ch)
-    return "".join(kept) + "…"
+        if used > width:
+            return text[:at]
+    return text
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width=max(20, width)) or [""]
+    """``text`` in lines of at most ``width`` cells, broken at spaces (a word longer than a line,
+    as CJK text without spaces is, cut by its cells). textwrap counts code points: a line of
+    CJK took twice the cells counted, and the terminal wrapped it under the rank, out of its
+    column."""
+    width = max(20, width)
+    lines: list[str] = []
+    line, used = "", 0
+    for word in text.split():
+        size = display_width(word)
+        if line and used + 1 + size <= width:
+            line, used = f"{line} {word}", used + 1 + size
+            continue
+        if line:
+            lines.append(line)
+        while size > width:
+            head = _fit(word, width) or word[0]  # at least one character a line, however wide
+            lines.append(head)
+            word = word[len(head) :]
+            size = display_width(word)
+        line, used = word, size
+    if line:
+        lines.append(line)
+    return lines or [""]

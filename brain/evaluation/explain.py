@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..output import cells, display_width, pad
-from ..text import one_line, terminal_safe
+from ..output import cells, display_width, literal, pad
 from .metrics import query_metrics
 from .queries import EvalQuery
 
@@ -125,27 +124,27 @@ def format_explanation(ex: Explanation) -> str:
     characters and escape sequences a terminal would act on (``terminal_safe``)."""
     q = ex.query
     lines = [
-        f"{_shown(q.id)} ({q.type}): {_shown(q.query)}",
+        f"{literal(q.id)} ({q.type}): {literal(q.query)}",
         f"mode {ex.mode}; recall@10 {ex.metrics['recall@10']:.2f}, nDCG@10 {ex.metrics['ndcg@10']:.3f}, "
         f"MRR {ex.metrics['mrr']:.3f}",
     ]
     if ex.named:
-        lines.append(f"the query is the name of {_shown(ex.named)}, and only of it: put first")
+        lines.append(f"the query is the name of {literal(ex.named)}, and only of it: put first")
     if ex.agreed:
         lines.append(
-            f"the bridge lane and anchor_lex both put {_shown(ex.agreed)} first, and the query asks: put first"
+            f"the bridge lane and anchor_lex both put {literal(ex.agreed)} first, and the query asks: put first"
         )
     if ex.kept:
         note, why = ex.kept
         lines.append(
-            f"the bridge lane and anchor_lex both put {_shown(note)} first, but the query {why}: left where the "
+            f"the bridge lane and anchor_lex both put {literal(note)} first, but the query {why}: left where the "
             "fusion put it"
         )
     if "lexical" in ex.fell_back:  # searched is None then: not "no word matched"
         lines.append("BM25 searched: nothing, the lexical lane fell back (see the warning)")
     elif "lexical" in ex.lanes:
         lines.append(
-            f"BM25 searched: {_shown(ex.searched) if ex.searched else '(no word of the query is in the index)'}"
+            f"BM25 searched: {literal(ex.searched) if ex.searched else '(no word of the query is in the index)'}"
         )
     others = [stage for stage in ex.fell_back if stage != "lexical"]
     if others:
@@ -177,15 +176,9 @@ def _cell(hit: LaneHit | None) -> str:
     return f"{hit.rank} ({score})"
 
 
-def _shown(text: str) -> str:
-    """``text`` as the table shows it, cleaned where it is formatted (its width is what the
-    terminal shows): line breaks escaped, other control characters and escape sequences out."""
-    return terminal_safe(one_line(text))
-
-
 def _short(path: str, width: int = 60) -> str:
-    """``path`` as its column shows it (``_shown``), cut from the left to ``width`` cells."""
-    path = _shown(path)
+    """``path`` as its column shows it (``output.literal``), cut from the left to ``width`` cells."""
+    path = literal(path)
     if display_width(path) <= width:
         return path
     kept, used = [], 1
