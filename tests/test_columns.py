@@ -6,7 +6,7 @@ nothing reaches the terminal that it would act on. --json keeps every value as i
 
 from __future__ import annotations
 
-from terminal_helpers import HOSTILE, acting, cells
+from terminal_helpers import HOSTILE, acting, cells, start
 
 from brain.output import result_text
 from brain.recall.types import Candidate, Gate, RecallResult, Via
@@ -45,3 +45,28 @@ def test_ask_keeps_each_result_in_its_columns():
     assert [lines[lines.index(rank) + 1].count(" › ") for rank in ranks] == [1] * len(HOSTILE), shown
     assert max(cells(line) for line in lines) <= 80, shown
     assert notes[1].title == "Line\nbreak"
+
+
+def test_history_keeps_its_versions_in_their_columns():
+    """`brain history`: a path or a section heading (in what changed) holding a line break ended
+    its row, the rest at the terminal's first cell, and a tab was left for the terminal to act
+    on; a link's target, a title in the header or in the supersession chain the same."""
+    from brain.recall.timeline import LinkSpan, NoteHistory, VersionEntry, history_text
+
+    versions = [
+        VersionEntry("changed", None, "2026-01-02T10:00:00Z", None, f"{v}.md", v, 10, "h", None, True, f"sections: {v}")
+        for v in HOSTILE
+    ]
+    links = [LinkSpan(f"{v}.md", v, v, "wikilink", "2026-01-02T10:00:00Z", None) for v in HOSTILE]
+    chain = [{"path": f"{v}.md", "title": v, "date": "2026-01-01"} for v in HOSTILE]
+    history = NoteHistory(1, HOSTILE[1] + ".md", HOSTILE[0], True, versions, links, links, chain, chain)
+    shown = history_text(history)
+    assert not acting(shown), shown
+    lines = shown.splitlines()
+    n = len(HOSTILE)
+    assert len(lines) == 3 + 2 * n + 2 * (2 + n) + 2 + 2 * n, shown  # no row broken in two
+    rows = lines[3 : 3 + 2 * n]
+    assert all(row.startswith("  2026-") and row.endswith(".md") for row in rows[::2]), shown
+    assert [start(row, "sections: ") for row in rows[1::2]] == [40] * n, shown  # under the path
+    assert all(line.startswith(("  + [[", "  replace")) for line in lines[3 + 2 * n :] if line[:1] == " "), shown
+    assert versions[1].path == "Line\nbreak.md"

@@ -23,6 +23,7 @@ from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, inde
 from ..index.version_text import SegmentCache
 from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..notes import decode, split_frontmatter
+from ..output import in_column, literal
 from ..reading import (
     DEFAULT_MAX_CHARS,
     NamesThen,
@@ -33,7 +34,6 @@ from ..reading import (
     match_note,
     shaped_note,
 )
-from ..text import terminal_safe
 from ..vault import resolve_vault
 from .line_diff import changed_ranges
 from .past import PastIndex
@@ -365,13 +365,15 @@ def history_text(history: NoteHistory) -> str:
     state = "current" if history.current else "unreadable" if ended == "unreadable" else "deleted"
     # Each of the vault's fields cleaned on its own: cleaned as one line, a title ending in an
     # escape's first bytes took the words after it ("Plan\x9b" + ")  note 1" read as one CSI).
-    safe = terminal_safe
-    lines = [f"{safe(history.path)}  ({safe(history.title)})  note {history.note_id}, {state}", "", "versions"]
+    # And each kept to its row: a line break in a path or a heading ended the row, the rest at
+    # the terminal's first cell. Paths and link targets as written (breaks escaped), titles and
+    # what changed spaced.
+    lines = [f"{literal(history.path)}  ({in_column(history.title)})  note {history.note_id}, {state}", "", "versions"]
     if history.earlier_versions:
         lines.append(f"  … {history.earlier_versions} earlier (`--last 0` lists every version)")
     for v in history.versions:
-        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {safe(v.path)}")
-        lines.append(f"  {'':16}  {'':9} {'':>8}  {safe(v.changes)}")
+        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {literal(v.path)}")
+        lines.append(f"  {'':16}  {'':9} {'':>8}  {in_column(v.changes)}")
         if v.ended in _LEFT:
             lines.append(f"  {when(v.recorded_to)}  {_LEFT[v.ended]}")
     lines += ["", "links (written by this note)"]
@@ -382,15 +384,15 @@ def history_text(history: NoteHistory) -> str:
         lines += ["", "supersession"]
         for label, entries in (("replaces   ", history.replaces), ("replaced by", history.replaced_by)):
             for entry in entries:
-                dated = safe((entry["date"] or "?")[:10])
-                lines.append(f"  {label}  {safe(entry['title'])}  ({safe(entry['path'])}, dated {dated})")
+                dated = in_column((entry["date"] or "?")[:10])
+                lines.append(f"  {label}  {in_column(entry['title'])}  ({literal(entry['path'])}, dated {dated})")
     return "\n".join(lines)
 
 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
-    where = terminal_safe(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
-    return f"  {mark} [[{terminal_safe(span.target)}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
+    where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
+    return f"  {mark} [[{literal(span.target)}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
 
 
 def _size(size: int) -> str:
