@@ -70,3 +70,47 @@ def test_history_keeps_its_versions_in_their_columns():
     assert [start(row, "sections: ") for row in rows[1::2]] == [40] * n, shown  # under the path
     assert all(line.startswith(("  + [[", "  replace")) for line in lines[3 + 2 * n :] if line[:1] == " "), shown
     assert versions[1].path == "Line\nbreak.md"
+
+
+def _turn(v: str, n: int) -> dict:
+    return {
+        "started_at": "2026-01-02T10:00:00Z",
+        "project": v,
+        "git_branch": v,
+        "session_id": f"{n}{v}",
+        "cwd": "/w",
+        "ask": v + " " + CJK_TEXT,
+        "summary": v,
+        "files_written": [f"/w/{v}.md"],
+        "files_read": [f"/w/{v}.txt"],
+        "tools": {v: 2},
+        "commands": [v],
+        "decisions": [v],
+        "subagents": [{"type": v, "description": v}],
+    }
+
+
+def test_turns_keep_each_field_on_its_row():
+    """`brain turns`: a project, branch, written or read path or tool name holding a line break
+    ended its row, the rest at the terminal's first cell; a tab was left for the terminal; an
+    ask clipped by code points took twice its cells in CJK (the terminal wrapped it under the
+    field names)."""
+    from brain.ledger.cli import _format_stats, _format_turn
+
+    for n, v in enumerate(HOSTILE):
+        shown = _format_turn(_turn(v, n))
+        assert not acting(shown), shown
+        lines = shown.splitlines()
+        names = ["ask", "summary", "wrote", "read", "tools", "$", "decided", "subagent"]
+        assert [line[2:11].strip() for line in lines[1:]] == names, shown
+        assert all(line[:2] == "  " and line[10] == " " and line[11] != " " for line in lines[1:]), shown
+        assert max(cells(line) for line in lines) <= 11 + 110, shown
+    stats = {
+        "turns": 5,
+        "per_day": [{"day": "2026-01-02", "turns": 1, "project": v} for v in HOSTILE],
+        "top_tools": [{"uses": 1, "turns": 1, "tool": v} for v in HOSTILE],
+        "top_files": [{"turns": 1, "file": v} for v in HOSTILE],
+    }
+    shown = _format_stats(stats, 14)
+    assert not acting(shown), shown
+    assert len(shown.splitlines()) == 3 + 3 * (2 + len(HOSTILE)) - 2, shown  # no row broken in two

@@ -14,6 +14,7 @@ import click
 
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
+from ..output import clip, literal
 from ..text import shell_word, terminal_safe
 
 
@@ -204,7 +205,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         if as_json:
             emit_json(data)
         else:
-            click.echo(terminal_safe(_format_stats(data, days)))  # projects and paths from transcripts
+            click.echo(_format_stats(data, days))  # projects and paths from transcripts: each field cleaned
         return
     if as_json:
         emit_json(rows)
@@ -218,12 +219,13 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
     else:
         # A prompt may hold pasted coloured output, a path or command an escape sequence (OSC 52
         # writes the clipboard): shown as text, never acting on the terminal. --json keeps them.
-        click.echo(terminal_safe("\n\n".join(_format_turn(row) for row in rows)))
+        click.echo("\n\n".join(_format_turn(row) for row in rows))  # each field cleaned as it is formatted
 
 
 def _one_line(text: object, width: int = 110) -> str:
-    flat = " ".join(terminal_safe("" if text is None else str(text)).split())  # clipped to what will show
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    """``text`` flat on one line in at most ``width`` cells (cut by code points, a CJK ask took
+    twice the cells and the terminal wrapped it under the field names), no terminal control."""
+    return clip(" ".join(terminal_safe("" if text is None else str(text)).split()), width)
 
 
 def _short_path(path: str, cwd: str | None) -> str:
@@ -234,7 +236,7 @@ def _short_path(path: str, cwd: str | None) -> str:
 
 def _paths(paths: object, cwd: str | None, shown: int = 5) -> str:
     paths = [str(p) for p in _list(paths)]
-    text = ", ".join(_short_path(p, cwd) for p in paths[:shown])
+    text = ", ".join(literal(_short_path(p, cwd)) for p in paths[:shown])  # a line break in one ended its row
     return text + (f", … {len(paths) - shown} more" if len(paths) > shown else "")
 
 
@@ -245,9 +247,11 @@ def _list(value: object) -> list[Any]:
 
 def _format_turn(row: dict[str, Any]) -> str:
     when = str(row.get("started_at") or row.get("created_at") or "")[:16].replace("T", " ")
-    where = str(row.get("project") or "?")
+    # Each field cleaned on its own and kept to its row: a project or branch holding a line break
+    # ended it, and one ending in an escape's start took the words after it.
+    where = _one_line(row.get("project") or "?")
     if row.get("git_branch"):
-        where += f"@{row['git_branch']}"
+        where += f"@{_one_line(row['git_branch'])}"
     lines = [f"{when}  {where}  session {_one_line(str(row.get('session_id')))[:8]}"]
     cwd = row.get("cwd") if isinstance(row.get("cwd"), str) else None
     tools: dict[str, Any] = row["tools"] if isinstance(row.get("tools"), dict) else {}
@@ -257,7 +261,7 @@ def _format_turn(row: dict[str, Any]) -> str:
         ("summary", _one_line(row.get("summary"))),
         ("wrote", _paths(row.get("files_written"), cwd)),
         ("read", _paths(row.get("files_read"), cwd)),
-        ("tools", ", ".join(f"{k}×{v}" for k, v in tools.items())),
+        ("tools", ", ".join(f"{_one_line(k)}×{_one_line(v)}" for k, v in tools.items())),
     ]
     fields += [("$", _one_line(c, 100)) for c in commands[:5]]
     if len(commands) > 5:
@@ -281,9 +285,12 @@ def _format_stats(data: dict[str, Any], days: int) -> str:
         "",
         f"turns per day and project (last {days} days with turns):",
     ]
-    lines += [f"  {r['day']}  {r['turns']:5}  {r['project']}" for r in data["per_day"]] or ["  (none)"]
+    # Each name from the transcripts cleaned and kept to its row (a line break in one ended it).
+    lines += [f"  {_one_line(r['day'])}  {r['turns']:5}  {_one_line(r['project'])}" for r in data["per_day"]] or [
+        "  (none)"
+    ]
     lines += ["", "top tools on those days (uses, turns):"]
-    lines += [f"  {r['uses']:6} {r['turns']:5}  {r['tool']}" for r in data["top_tools"]] or ["  (none)"]
+    lines += [f"  {r['uses']:6} {r['turns']:5}  {_one_line(r['tool'])}" for r in data["top_tools"]] or ["  (none)"]
     lines += ["", "most-touched files on those days (turns that wrote them):"]
-    lines += [f"  {r['turns']:5}  {r['file']}" for r in data["top_files"]] or ["  (none)"]
+    lines += [f"  {r['turns']:5}  {literal(str(r['file']))}" for r in data["top_files"]] or ["  (none)"]
     return "\n".join(lines)
