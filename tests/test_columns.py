@@ -114,3 +114,27 @@ def test_turns_keep_each_field_on_its_row():
     shown = _format_stats(stats, 14)
     assert not acting(shown), shown
     assert len(shown.splitlines()) == 3 + 3 * (2 + len(HOSTILE)) - 2, shown  # no row broken in two
+
+
+def test_recalls_keep_each_field_on_its_row():
+    """`brain recalls`: a prompt, path or reason cut by code points took twice its cells in CJK
+    (the terminal wrapped it under the field names)."""
+    from brain.autorecall.cli import _format_recall
+
+    for v in HOSTILE:
+        row = {
+            "created_at": "2026-01-02T10:00:00Z",
+            "session_id": v,
+            "latency_ms": 12,
+            "shown": 1,
+            "chars": 10,
+            "prompt": f"{v} {CJK_TEXT}",
+            "notes": [{"path": f"{v}/{CJK_TEXT}.md", "via": v, "dense_score": 0.5}],
+            "detail": f"{v} {CJK_TEXT}",
+        }
+        shown = _format_recall(row)
+        assert not acting(shown), shown
+        lines = shown.splitlines()
+        assert [line[2:10].strip() for line in lines[1:]] == ["prompt", "shown", "why"], shown
+        assert all(line[:2] == "  " and line[9] == " " and line[10] != " " for line in lines[1:]), shown
+        assert cells(lines[1]) <= 10 + 100 and cells(lines[3]) <= 10 + 100, shown
