@@ -191,6 +191,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     """
     from .index.status import vault_status
     from .ledger.deferred import rejected, rejected_line, waiting
+    from .output import in_column, literal
     from .server.client import status as server_status
 
     st = vault_status(vault)
@@ -204,8 +205,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
         click.echo(terminal_safe(line))
 
-    echo(f"vault:  {st.vault}")
-    echo(f"index:  {st.index_dir}")
+    # A file name holding a line break ended its row, the rest at the terminal's first cell, and
+    # a tab was left for the terminal (terminal_safe keeps both): paths are written as they are,
+    # their breaks escaped (literal), other text from the vault spaced on its row (in_column).
+    echo(f"vault:  {literal(str(st.vault))}")
+    echo(f"index:  {literal(str(st.index_dir))}")
     echo(f"model:  {st.model or '(nothing indexed yet)'}" + (f" (dim {st.dim})" if st.dim else ""))
     echo(f"notes:  {st.notes}   chunks: {st.chunks}")
     echo(
@@ -221,7 +225,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:
-                echo(f"  {kind:8} {path}")
+                echo(f"  {kind:8} {literal(path)}")
     echo(_server_line(server, Path(st.vault)))
     reasons: dict[str, int] = {}
     for entry in st.skipped:
@@ -230,8 +234,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
     if verbose:
         for entry in st.skipped:
-            detail = f"  {entry['detail']}" if entry.get("detail") else ""
-            echo(f"  {entry['reason']:14} {entry['path']}{detail}")
+            detail = f"  {in_column(entry['detail'])}" if entry.get("detail") else ""
+            echo(f"  {entry['reason']:14} {literal(entry['path'])}{detail}")
     if st.history is not None:
         echo(_history_line(st.history))
     if st.background:
@@ -252,7 +256,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     if st.warnings:
         echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
-            echo(f"  {w['path']}: {w['message']}")
+            echo(f"  {literal(w['path'])}: {in_column(w['message'])}")
         if not verbose and len(st.warnings) > 5:
             echo("  ... (--verbose lists all)")
 

@@ -16,6 +16,9 @@ HOSTILE = [
     "Cafe\u0301 menus",  # an e and a combining acute: one cell
 ]
 
+# A word from the start and the end of each, as a row shows it: the two on one row.
+ENDS = [("Tab", "here"), ("Line", "break"), ("Red", "flag"), ("東京", "メモ"), ("Cafe", "menus")]
+
 # What a terminal acts on, but the line break that ends a row: C0 controls (a tab moves to a
 # stop, CR back to the start, ESC begins a sequence), DEL, C1, and the line separators.
 _ACTS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")

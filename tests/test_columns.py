@@ -6,7 +6,7 @@ nothing reaches the terminal that it would act on. --json keeps every value as i
 
 from __future__ import annotations
 
-from terminal_helpers import HOSTILE, acting, cells, start
+from terminal_helpers import ENDS, HOSTILE, acting, cells, start
 
 from brain.output import result_text
 from brain.recall.types import Candidate, Gate, RecallResult, Via
@@ -138,3 +138,29 @@ def test_recalls_keep_each_field_on_its_row():
         assert [line[2:10].strip() for line in lines[1:]] == ["prompt", "shown", "why"], shown
         assert all(line[:2] == "  " and line[9] == " " and line[10] != " " for line in lines[1:]), shown
         assert cells(lines[1]) <= 10 + 100 and cells(lines[3]) <= 10 + 100, shown
+
+
+def test_status_lists_each_file_on_its_row(toy_vault, brain_home):
+    """`brain status -v`: a pending or skipped file whose name holds a line break ended its row,
+    the rest at the terminal's first cell, and a tab was left for the terminal; the output was
+    cleaned for the terminal, which keeps both."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from brain.index.indexer import index_vault
+
+    for v in HOSTILE:
+        (toy_vault / f"{v} bin.md").write_bytes(b"\x00\x01binary")
+    index_vault(toy_vault, progress=False)
+    for v in HOSTILE:
+        (toy_vault / f"{v}.md").write_text(f"# {v}\n\ntext\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "-v"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    shown = result.stdout
+    assert not acting(shown), shown
+    lines = shown.splitlines()
+    for head, tail in ENDS:
+        new = [line for line in lines if line.startswith("  new ") and head in line]
+        skipped = [line for line in lines if line.startswith("  binary ") and head in line]
+        assert len(new) == len(skipped) == 1 and tail in new[0] and tail in skipped[0], shown
+        assert start(new[0], head) == 11 and start(skipped[0], head) == 17, shown
