@@ -692,6 +692,7 @@ def ab() -> None:
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
     from .db import connection
+    from .output import in_column
     from .telemetry import parse_since, report
 
     with connection(read_only=True) as conn:
@@ -707,12 +708,16 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
     )
     if len(data["rows_from"]) > 1:  # the figures are over all of them: say so
         ks = len({g["k"] for g in data["rows_from"]}) > 1  # a top k named only where they differ
+        # Each label cleaned and spaced on the line (terminal_safe keeps a line break, which ended
+        # it in the middle of the list, and a tab): a source is typed, a row may be hand-edited.
         groups = ", ".join(
-            f"{g['source']} {g['mode_a']} vs {g['mode_b']}" + (f" top {g['k']}" if ks else "") + f" ({g['queries']})"
+            f"{in_column(str(g['source']))} {in_column(str(g['mode_a']))} vs {in_column(str(g['mode_b']))}"
+            + (f" top {g['k']}" if ks else "")
+            + f" ({g['queries']})"
             for g in data["rows_from"]
         )
         several = len({g["source"] for g in data["rows_from"]}) > 1
-        click.echo(terminal_safe(f"rows from: {groups}" + ("; --source picks a source" if several else "")))
+        click.echo(f"rows from: {groups}" + ("; --source picks a source" if several else ""))
     if data["by_gate"]:
         click.echo(f"\n{'gate':<12}{'queries':>8}{'changed':>9}{'share':>8}{'promoted':>10}{'added/q':>9}")
         for r in data["by_gate"]:
@@ -721,7 +726,7 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
                 f"{r['promoted_via_graph'] or 0:>10}{r['avg_candidates_added'] or 0:>9}"
             )
     if data["top_promoted"]:
-        titles = ", ".join(f"{terminal_safe(t['title'])} ({t['times']})" for t in data["top_promoted"])
+        titles = ", ".join(f"{in_column(str(t['title']))} ({t['times']})" for t in data["top_promoted"])
         click.echo(f"\nmost promoted via links: {titles}")
 
 

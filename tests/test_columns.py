@@ -164,3 +164,26 @@ def test_status_lists_each_file_on_its_row(toy_vault, brain_home):
         skipped = [line for line in lines if line.startswith("  binary ") and head in line]
         assert len(new) == len(skipped) == 1 and tail in new[0] and tail in skipped[0], shown
         assert start(new[0], head) == 11 and start(skipped[0], head) == 17, shown
+
+
+def test_ab_report_keeps_titles_and_sources_on_their_lines(brain_home):
+    """`brain ab report`: a promoted note's title or a source label holding a line break ended
+    its line in the middle of the list, and a tab was left for the terminal (terminal_safe
+    keeps both)."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+    from brain.db import connection
+    from brain.telemetry import ABRow, log_ab
+
+    with connection() as conn:
+        for v in HOSTILE:
+            row = ABRow("q", "vector", "graph", 10, False, "", 3, [v], [v], [], [], False, {}, [])
+            log_ab(conn, row, source=v, vault="/v")
+    result = CliRunner().invoke(cli, ["ab", "report"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    shown = result.stdout
+    assert not acting(shown), shown
+    for label in ("rows from: ", "most promoted via links: "):
+        (line,) = [line for line in shown.splitlines() if line.startswith(label)]
+        assert all(head in line and tail in line for head, tail in ENDS), shown
