@@ -614,10 +614,12 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
         return
     header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
     if _stdout_is_terminal():
+        from .output import in_column, literal
+
         # The note's own escape sequences would act on it (a title set, the clipboard written
-        # by OSC 52): shown as text, each field cleaned on its own.
-        heading = f" › {terminal_safe(data['heading'])}" if data["heading"] else ""
-        click.echo(f"{terminal_safe(data['title'])}  ({terminal_safe(data['path'])}{heading})\n")
+        # by OSC 52): shown as text, each field cleaned on its own, the header on one line.
+        heading = f" › {in_column(data['heading'])}" if data["heading"] else ""
+        click.echo(f"{in_column(data['title'])}  ({literal(data['path'])}{heading})\n")
         click.echo(terminal_safe(data["text"].strip("\n")))
     else:  # a pipe or a file gets the text as it is on disk (click.echo would drop its CSI)
         click.echo(header + "\n" + data["text"].strip("\n"), color=True)
@@ -659,22 +661,26 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    safe = terminal_safe  # each of the vault's fields on its own: an escape's start ends with its field
-    lines = [f"{safe(data['title'])}  ({safe(data['path'])})", f"\nlinks ({len(data['links'])}):"]
+    from .output import in_column, literal
+
+    # Each of the vault's fields on its own (an escape's start ends with its field) and on its
+    # row: a file name holding a line break ended it, the rest at the terminal's first cell.
+    # Paths and what a link says as written (breaks escaped), a title spaced.
+    lines = [f"{in_column(data['title'])}  ({literal(data['path'])})", f"\nlinks ({len(data['links'])}):"]
     written: dict[str, int] = {}  # the same link written again is one line with its count (not 20,000 lines)
     for link in data["links"]:
-        where = safe(link["path"] or link["status"])
-        anchor = f"#{safe(link['anchor'])}" if link["anchor"] else ""
-        line = f"  → [[{safe(link['target'])}{anchor}]]  {where}" + (
+        where = literal(link["path"] or link["status"])
+        anchor = f"#{literal(link['anchor'])}" if link["anchor"] else ""
+        line = f"  → [[{literal(link['target'])}{anchor}]]  {where}" + (
             f"  ({link['kind']})" if link["kind"] != "wikilink" else ""
         )
         written[line] = written.get(line, 0) + 1
     lines += [line + (f"  ×{times}" if times > 1 else "") for line, times in written.items()]
     lines.append(f"\nbacklinks ({len(data['backlinks'])}):")
     for link in data["backlinks"]:  # one per note, kind and anchor: the anchor says how two lines differ
-        anchor = f" #{safe(link['anchor'])}" if link["anchor"] else ""
+        anchor = f" #{literal(link['anchor'])}" if link["anchor"] else ""
         lines.append(
-            f"  ← {safe(link['path'])}{anchor}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
+            f"  ← {literal(link['path'])}{anchor}" + (f"  ({link['kind']})" if link["kind"] != "wikilink" else "")
         )
     click.echo("\n".join(lines))
 

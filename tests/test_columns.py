@@ -187,3 +187,36 @@ def test_ab_report_keeps_titles_and_sources_on_their_lines(brain_home):
     for label in ("rows from: ", "most promoted via links: "):
         (line,) = [line for line in shown.splitlines() if line.startswith(label)]
         assert all(head in line and tail in line for head, tail in ENDS), shown
+
+
+def test_neighbours_and_note_keep_each_link_on_its_row(tmp_path, brain_home, monkeypatch):
+    """`brain neighbours` and `brain note`'s header on a terminal: a note whose file name holds a
+    line break ended its row, the rest at the terminal's first cell, and a tab was left for the
+    terminal (terminal_safe keeps both)."""
+    from click.testing import CliRunner
+
+    from brain import cli as cli_module
+    from brain.cli import cli
+    from brain.index.indexer import index_vault
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "Hub.md").write_text("# Hub\n\n" + " ".join(f"[[{v}]]" for v in HOSTILE if "\n" not in v) + "\n")
+    for v in HOSTILE:
+        (vault / f"{v}.md").write_text(f"# {v}\n\nback to [[Hub]]\n", encoding="utf-8")
+    index_vault(vault, progress=False)
+    result = CliRunner().invoke(cli, ["neighbours", "--vault", str(vault), "Hub"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    shown = result.stdout
+    assert not acting(shown), shown
+    lines = shown.splitlines()
+    links, backlinks = (int(line.split("(")[1].split(")")[0]) for line in lines if line.endswith("):"))
+    assert backlinks == len(HOSTILE) and lines[3 : 3 + links] and lines[5 + links :], shown
+    rows = lines[3 : 3 + links] + lines[5 + links :]  # one a link: no row broken in two
+    assert len(lines) == 5 + links + backlinks and all(row.startswith(("  → [[", "  ← ")) for row in rows), shown
+    monkeypatch.setattr(cli_module, "_stdout_is_terminal", lambda: True)
+    for v in HOSTILE:
+        result = CliRunner().invoke(cli, ["note", "--vault", str(vault), f"{v}.md"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        header = result.stdout.splitlines()[0]
+        assert not acting(header) and header.endswith(".md)"), result.stdout  # the body's tabs are its text
