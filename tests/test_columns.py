@@ -138,6 +138,7 @@ def test_recalls_keep_each_field_on_its_row():
         assert [line[2:10].strip() for line in lines[1:]] == ["prompt", "shown", "why"], shown
         assert all(line[:2] == "  " and line[9] == " " and line[10] != " " for line in lines[1:]), shown
         assert cells(lines[1]) <= 10 + 100 and cells(lines[3]) <= 10 + 100, shown
+    assert "Tab\\there/a  b.md" in _format_recall({**row, "notes": [{"path": "Tab\there/a  b.md"}]})  # a path as written
 
 
 def test_status_lists_each_file_on_its_row(toy_vault, brain_home):

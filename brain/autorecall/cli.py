@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
-from ..output import clip
+from ..output import clip, literal
 from ..text import terminal_safe
 
 
@@ -101,7 +101,8 @@ def _format_recall(row: dict[str, Any]) -> str:
         via = f", via {_one_line(note['via'])}" if note.get("via") else ""
         cosine = _number(note.get("dense_score"))
         score = "?" if cosine is None else f"{cosine:.2f}"
-        lines.append(f"  shown   {_one_line(note.get('path'), 1000)}  (cosine {score}{via})")
+        path = clip(literal(str(note.get("path"))), 1000)  # as written: its spaces and breaks are its name
+        lines.append(f"  shown   {path}  (cosine {score}{via})")
     if row.get("detail"):
         lines.append(f"  why     {_one_line(row['detail'])}")
     return "\n".join(lines)
