@@ -79,17 +79,22 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = _moment_header(result)
     dated = bool(lines)
+    # The rank and score as wide as the widest: padded to 2 and 6, rank 100 and a reranker's
+    # score of -10 moved their row's title a cell on.
+    ranks = max(2, len(str(len(result.results))))
+    scores = max([6, *(len(f"{c.score:.3f}") for c in result.results)])
+    indent = " " * (ranks + scores + 3)
     # Each of the notes' fields cleaned on its own (an escape's start ends with its field), on
     # one line: a line break in a title ended its line, the rest under the rank.
     for rank, c in enumerate(result.results, 1):
         via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
-        lines.append(f"{rank:>2}. {c.score:6.3f}  {in_column(c.title)}{via}")
+        lines.append(f"{rank:>{ranks}}. {c.score:{scores}.3f}  {in_column(c.title)}{via}")
         location = literal(c.path) + (f" › {in_column(c.heading)}" if c.heading else "")
-        lines.append(f"           {location}")
+        lines.append(f"{indent}{location}")
         if dated:
-            lines.append(f"           {_dates(c)}")
-        for line in _wrap(terminal_safe(snippet(c, result.query)), width - 11):
-            lines.append(f"           {line}")
+            lines.append(f"{indent}{_dates(c)}")
+        for line in _wrap(terminal_safe(snippet(c, result.query)), width - len(indent)):
+            lines.append(f"{indent}{line}")
     if not result.results:
         lines.append("no notes found")
     return terminal_safe("\n".join(lines))

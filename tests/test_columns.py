@@ -138,7 +138,9 @@ def test_recalls_keep_each_field_on_its_row():
         assert [line[2:10].strip() for line in lines[1:]] == ["prompt", "shown", "why"], shown
         assert all(line[:2] == "  " and line[9] == " " and line[10] != " " for line in lines[1:]), shown
         assert cells(lines[1]) <= 10 + 100 and cells(lines[3]) <= 10 + 100, shown
-    assert "Tab\\there/a  b.md" in _format_recall({**row, "notes": [{"path": "Tab\there/a  b.md"}]})  # a path as written
+    assert "Tab\\there/a  b.md" in _format_recall(
+        {**row, "notes": [{"path": "Tab\there/a  b.md"}]}
+    )  # a path as written
 
 
 def test_status_lists_each_file_on_its_row(toy_vault, brain_home):
@@ -221,3 +223,18 @@ def test_neighbours_and_note_keep_each_link_on_its_row(tmp_path, brain_home, mon
         assert result.exit_code == 0, result.output
         header = result.stdout.splitlines()[0]
         assert not acting(header) and header.endswith(".md)"), result.stdout  # the body's tabs are its text
+
+
+def test_ask_keeps_its_title_column_past_rank_99_and_for_any_score():
+    """The rank was padded to two digits and the score to six characters: from rank 100 (-k up
+    to 200), and for a reranker's score of -10 or less, the title started a cell later on that
+    row than on the others."""
+    scores = [0.5, -10.25, 3.125, -0.5] * 26
+    notes = [Candidate(i, f"n{i}.md", f"T{i}", i, "", "text", 0.5, s) for i, s in enumerate(scores)]
+    shown = result_text(RecallResult("q", "hybrid", Gate(False, "x"), notes), width=80)
+    lines = shown.splitlines()
+    ranks = [line for line in lines if line.lstrip()[:1].isdigit()]
+    assert len(ranks) == len(scores)
+    title = {start(line, f"T{i}") for i, line in enumerate(ranks)}
+    assert len(title) == 1, shown
+    assert {start(line, "n") for line in lines if line.endswith(".md")} == {title.pop() - 1}, shown
