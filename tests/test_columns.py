@@ -238,3 +238,26 @@ def test_ask_keeps_its_title_column_past_rank_99_and_for_any_score():
     title = {start(line, f"T{i}") for i, line in enumerate(ranks)}
     assert len(title) == 1, shown
     assert {start(line, "n") for line in lines if line.endswith(".md")} == {title.pop() - 1}, shown
+
+
+def test_history_keeps_its_path_column_for_a_note_of_megabytes():
+    """A version's size was padded to eight characters: a note of 1,000 KB or more (up to the
+    10 MB BRAIN_MAX_NOTE_MB allows by default) took nine, and its path started a cell later
+    than the others' and than what changed under it."""
+    from brain.recall.timeline import NoteHistory, VersionEntry, history_text
+
+    sizes = [10, 2048, 9 * 1024 * 1024]
+    versions = [
+        VersionEntry(
+            "changed", None, "2026-01-02T10:00:00Z", None, f"p{i}.md", "t", size, "h", None, True, "+1 −0 lines"
+        )
+        for i, size in enumerate(sizes)
+    ]
+    shown = history_text(NoteHistory(1, "p.md", "t", True, versions, [], []))
+    lines = shown.splitlines()
+    paths = {
+        start(line, f"p{i}.md")
+        for i, line in enumerate(line for line in lines if line.endswith(".md") and "  " in line[:3])
+    }
+    changes = {start(line, "+1") for line in lines if "+1 −0" in line}
+    assert len(paths) == 1 and changes == paths, shown

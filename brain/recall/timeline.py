@@ -371,9 +371,11 @@ def history_text(history: NoteHistory) -> str:
     lines = [f"{literal(history.path)}  ({in_column(history.title)})  note {history.note_id}, {state}", "", "versions"]
     if history.earlier_versions:
         lines.append(f"  … {history.earlier_versions} earlier (`--last 0` lists every version)")
+    # As wide as the widest size: padded to 8, a note of 1,000 KB or more moved its path a cell on.
+    sizes = max([8, *(len(_size(v.size)) for v in history.versions)])
     for v in history.versions:
-        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>8}  {literal(v.path)}")
-        lines.append(f"  {'':16}  {'':9} {'':>8}  {in_column(v.changes)}")
+        lines.append(f"  {when(v.recorded_from)}  {v.event:<9} {_size(v.size):>{sizes}}  {literal(v.path)}")
+        lines.append(f"  {'':16}  {'':9} {'':>{sizes}}  {in_column(v.changes)}")
         if v.ended in _LEFT:
             lines.append(f"  {when(v.recorded_to)}  {_LEFT[v.ended]}")
     lines += ["", "links (written by this note)"]
