@@ -125,11 +125,13 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     column = max(30, (width - 8) // 2)
     in_a = {c.path for c in a.results}
     rows = _moment_header(a)  # both runs answer for the same moment
+    count = max(len(a.results), len(b.results))
+    ranks = max(2, len(str(count)))  # padded to 2, rank 100 moved its row's columns a cell on
     rows += [
-        f"{'':4}{pad(a.mode, column)}  {b.mode}",
-        f"{'':4}{pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
+        f"{'':{ranks + 2}}{pad(a.mode, column)}  {b.mode}",
+        f"{'':{ranks + 2}}{pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]
-    for i in range(max(len(a.results), len(b.results))):
+    for i in range(count):
         left = clip(in_column(a.results[i].title), column - 2) if i < len(a.results) else ""
         right = ""
         if i < len(b.results):
@@ -137,7 +139,7 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
             mark = ("*" if c.via else "+") if c.path not in in_a else " "
             via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
             right = f"{mark} " + clip(in_column(c.title) + via, column - 2)
-        rows.append(f"{i + 1:>2}. {pad(left, column)}  {right}")
+        rows.append(f"{i + 1:>{ranks}}. {pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, promoted via a wikilink")
     return terminal_safe("\n".join(rows))

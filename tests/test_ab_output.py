@@ -95,3 +95,15 @@ def test_ab_over_the_past_says_which_moment_as_ask_does(toy_vault, past, header)
     assert ab.stdout.split("\n\n")[0] == one.stdout.split("\n\n")[0]  # the same words, then a blank line
     plain = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
     assert plain.stdout.startswith("    vector"), plain.stdout  # the present: no header
+
+
+def test_both_columns_start_at_one_cell_past_rank_99():
+    """The rank was padded to two digits: from rank 100 (-k goes to 200) both columns of a row
+    started a cell later than the header's and the other rows'."""
+    titles = [f"L{i}" for i in range(120)]
+    text = side_by_side(_result("vector", titles), _result("graph", [f"R{i}" for i in range(120)]), width=80)
+    lines = text.splitlines()
+    rows = [line for line in lines if line.lstrip()[:1].isdigit()]
+    assert len(rows) == 120
+    assert {cells(row[: row.index(f"L{i}")]) for i, row in enumerate(rows)} == {lines[0].index("vector")}, text
+    assert len({cells(row[: row.index(f"R{i}")]) for i, row in enumerate(rows)}) == 1, text
