@@ -162,7 +162,8 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     parts: list[str] = []
     used = 0
     for c in result.results:
-        header = f"### {terminal_safe(c.path)}" + (f" › {terminal_safe(c.heading)}" if c.heading else "")
+        # On the header's line: a line break in a path or heading ended it, the rest read as text.
+        header = f"### {literal(c.path)}" + (f" › {in_column(c.heading)}" if c.heading else "")
         body = terminal_safe(c.text).strip()
         block = f"{header}\n{body}\n"
         room = budget - used

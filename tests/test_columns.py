@@ -261,3 +261,16 @@ def test_history_keeps_its_path_column_for_a_note_of_megabytes():
     }
     changes = {start(line, "+1") for line in lines if "+1 −0" in line}
     assert len(paths) == 1 and changes == paths, shown
+
+
+def test_context_keeps_each_passage_header_on_its_line():
+    """`brain ask --context`: a path or heading holding a line break ended its `### ` header,
+    the rest read as the passage's text; a tab was left in it (terminal_safe keeps both). The
+    passage's own text keeps its lines."""
+    from brain.output import context_bundle
+
+    notes = [Candidate(i, f"{v}.md", v, i, v, f"line one\n\tline two {i}", 0.5, 0.5) for i, v in enumerate(HOSTILE)]
+    bundle = context_bundle(RecallResult("q", "hybrid", Gate(False, "x"), notes), 100_000)
+    headers = [line for line in bundle.splitlines() if line.startswith("### ")]
+    assert len(headers) == len(HOSTILE) and not acting("".join(headers)), bundle
+    assert all(f"\tline two {i}" in bundle for i in range(len(HOSTILE)))
