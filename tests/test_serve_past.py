@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,10 @@ from index_helpers import index_then_moment
 from serve_helpers import mcp_call as _mcp
 from serve_helpers import served, wait_until
 
+from brain import config
 from brain.cli import cli
 from brain.server import client, runtime
+from brain.server import service as service_module
 
 QUESTION = "rollout plan canary regions"
 DECISION = "Projects/Decision - Use Chroma.md"
@@ -217,6 +221,53 @@ def test_views_unasked_go_after_the_idle_time_and_beyond_their_number(edited, mo
             client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at[when]))
         assert len(service.past_views) == 1 and service.past_views[0].as_of == pytest.approx(at["rewritten"])
         wait_until(lambda: not service.past_views, 10, "the idle view to go")
+
+
+def test_views_unasked_go_though_questions_of_the_present_keep_coming(edited, monkeypatch):
+    """The idle time is the view's own: questions of the present every 0.3 s (a busy server) never
+    left the query thread quiet for the whole wait, and the view stayed."""
+    vault, at = edited
+    monkeypatch.setenv("BRAIN_SERVE_PAST_IDLE", "1")
+    with served(vault, watch=False) as daemon:
+        service = daemon.service
+        client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at["first"]))
+        assert len(service.past_views) == 1
+        deadline = time.monotonic() + 6
+        while service.past_views and time.monotonic() < deadline:
+            client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30)
+            time.sleep(0.3)
+        assert not service.past_views, "the view unasked for 6 s, idle 1 s, is still kept"
+
+
+def test_views_unasked_go_on_a_quiet_vault_whose_wal_does_not_fold(edited, monkeypatch, caplog):
+    """The start pass commits (when it ran) after the snapshot opened and changes nothing it
+    loads, so the WAL cannot be folded until the next change, and the server tried again at every
+    idle probe: a job on the query thread every few seconds, and the views of the past, which went
+    only when it was quiet for their whole idle time, stayed (at 100,000 notes, 400 MB) until
+    the vault changed."""
+    vault, at = edited
+    caplog.set_level(logging.INFO, logger="brain")
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)  # the probe at each idle tick (1 s here)
+    monkeypatch.setenv("BRAIN_SERVE_PAST_IDLE", "1.5")
+    with served(vault, watch=False) as daemon:
+        service = daemon.service
+        for when in ("first", "rewritten"):
+            client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at[when]))
+        assert len(service.past_views) == 2
+        assert (config.index_dir(vault.resolve()) / "index.db-wal").stat().st_size  # what is tried again
+        wait_until(lambda: not service.past_views, 8, "the idle views to go")
+    assert caplog.messages.count("let go of 1 view of the past") == 2  # each its idle time after its question
+
+
+def test_the_views_kept_go_when_the_server_stops(edited, caplog):
+    vault, at = edited
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(vault, watch=False) as daemon:
+        for when in ("first", "rewritten"):
+            client.ask(vault.resolve(), QUESTION, ["vector"], _settings(), timeout=30, as_of=_iso(at[when]))
+        assert len(daemon.service.past_views) == 2
+    assert not daemon.service.past_views
+    assert "let go of 2 views of the past" in caplog.messages  # was "2 view of the pasts"
 
 
 def test_with_no_views_kept_each_question_opens_and_closes_its_own(edited, monkeypatch):

@@ -64,7 +64,6 @@ EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
 QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
 PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
 CHANGED_CHECKED = 2000  # gathered paths an answer checks for notes out of step (``_changed_notes``)
-PAST_CHECK_EVERY = 30.0  # seconds between looks for views of the past kept unasked too long
 
 
 class Starting(BrainError):
@@ -500,11 +499,15 @@ class Service:
     def _query_loop(self) -> None:
         while True:
             try:
-                look = min(PAST_CHECK_EVERY, config.serve_past_idle())
-                job = self._jobs.get(timeout=look if self.past_views else None)
-            except queue.Empty:  # a quiet moment: views of the past nobody asked about lately go
-                if self._let_go_of_past(idle=config.serve_past_idle()):
-                    release_free_memory()
+                job = self._jobs.get(timeout=self._past_wait())
+            except queue.Empty:
+                job = None
+            # Views of the past unasked for their idle time go, between any two jobs: they went
+            # only once the queue was quiet that long, so a job every few seconds (questions of
+            # the present, the idle probe's WAL fold tried again) kept them until the index changed
+            if self.past_views and self._let_go_of_past(idle=config.serve_past_idle()):
+                release_free_memory()
+            if job is None:
                 continue
             if job is _STOP:
                 break
@@ -624,6 +627,14 @@ class Service:
             return False
         return not store.history_changed_between(min(view.as_of, as_of), max(view.as_of, as_of))
 
+    def _past_wait(self) -> float | None:
+        """Seconds until the view of the past asked least recently has been unasked for
+        ``BRAIN_SERVE_PAST_IDLE``; None when none is kept."""
+        if not self.past_views:
+            return None
+        due = min(view.used for view in self.past_views) + config.serve_past_idle()
+        return max(0.01, due - time.monotonic())
+
     def _let_go_of_past(self, *, present: Recaller | None = None, idle: float | None = None) -> int:
         """Close the views of the past over ``present`` (a snapshot closing), or unasked for
         ``idle`` seconds, or (neither given) all of them; how many."""
@@ -637,7 +648,7 @@ class Service:
             self.past_views.remove(view)
             view.recaller.close()
         if going:
-            log.info("let go of %s", plural(len(going), "view of the past"))
+            log.info("let go of %s of the past", plural(len(going), "view"))
         return len(going)
 
     # ----- operations -------------------------------------------------------------------------
