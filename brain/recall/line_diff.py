@@ -14,10 +14,12 @@ else a suffix automaton of the new lines finds it.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Hashable
 from typing import TypeVar
 
 Line = TypeVar("Line", bound=Hashable)
+_NONE = object()  # no line: a state of the automaton with no transition yet
 
 
 def changed_ranges(old: list[Line], new: list[Line]) -> list[tuple[int, int, int, int]]:
@@ -60,33 +62,60 @@ def _longest(a: list[Line], alo: int, ahi: int, b: list[Line], blo: int, bhi: in
     if same == shortest:  # one range begins the other: no run is longer, none begins before it
         return alo, blo, same
     # A suffix automaton of b[blo:bhi]: each state is a set of b's substrings that end at the
-    # same positions (first: where the first of them ends), next: its transitions by a line.
-    nexts: list[dict[Hashable, int]] = [{}]
-    link, length, first = [-1], [0], [-1]
+    # same positions (first: where the first of them ends). Most states leave by one line: its
+    # transition is kept in two columns (line, to), the others in a dict of the state's own
+    # (more), where a dict for every state cost ~330 bytes a line of b (33 MB at 100,000 lines).
+    line: list[object] = [_NONE]  # the line of the state's first transition (_NONE: none yet)
+    to = array("q", [0])  # where it leads
+    more: dict[int, dict[Hashable, int]] = {}
+    link, length, first = array("q", [-1]), array("q", [0]), array("q", [-1])
     last = 0
     for pos in range(blo, bhi):
         c = b[pos]
         cur = len(length)
-        nexts.append({})
+        line.append(_NONE)
+        to.append(0)
         link.append(0)
         length.append(length[last] + 1)
         first.append(pos)
         p = last
-        while p != -1 and c not in nexts[p]:
-            nexts[p][c] = cur
+        while p != -1:  # every suffix state without a transition by c gets one, to cur
+            if line[p] is _NONE:
+                line[p], to[p] = c, cur
+            elif line[p] == c:
+                break
+            else:
+                others = more.get(p)
+                if others is None:
+                    more[p] = {c: cur}
+                elif c in others:
+                    break
+                else:
+                    others[c] = cur
             p = link[p]
         if p != -1:
-            q = nexts[p][c]
+            q = to[p] if line[p] == c else more[p][c]
             if length[p] + 1 == length[q]:
                 link[cur] = q
             else:
                 clone = len(length)
-                nexts.append(dict(nexts[q]))
+                line.append(line[q])
+                to.append(to[q])
+                if q in more:
+                    more[clone] = dict(more[q])
                 link.append(link[q])
                 length.append(length[p] + 1)
                 first.append(first[q])
-                while p != -1 and nexts[p].get(c) == q:
-                    nexts[p][c] = clone
+                while p != -1:  # the transitions by c to q from p and its suffixes go to the clone
+                    if line[p] == c:
+                        if to[p] != q:
+                            break
+                        to[p] = clone
+                    else:
+                        others = more.get(p)
+                        if others is None or others.get(c) != q:
+                            break
+                        others[c] = clone
                     p = link[p]
                 link[q] = link[cur] = clone
         last = cur
@@ -96,12 +125,21 @@ def _longest(a: list[Line], alo: int, ahi: int, b: list[Line], blo: int, bhi: in
     state = size = 0
     for i in range(alo, ahi):
         c = a[i]
-        while state and c not in nexts[state]:
+        while True:  # the longest suffix of the run so far that goes on by c
+            if line[state] == c:
+                found = to[state]
+                break
+            others = more.get(state)
+            if others is not None and c in others:
+                found = others[c]
+                break
+            if not state:
+                found = -1  # (at the root: no run ends here)
+                break
             state = link[state]
             size = length[state]
-        found = nexts[state].get(c)
-        if found is None:
-            continue  # (at the root: no run ends here)
+        if found < 0:
+            continue
         state = found
         size += 1
         if size > best:
