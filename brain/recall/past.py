@@ -112,24 +112,26 @@ class PastIndex(IndexStore):
         self.borrowed = borrowed
         self.as_of = as_of
         self.valid_at = valid_at
-        rows = store.slice_rows_at(as_of)  # by note id: ``versions`` keeps that order (not sorted again each read)
         seen = dict(_EMPTY)
         self.versions: dict[int, SliceVersion] = {}
+        # Notes whose content then is their content now read the present chunks.
+        self._current: set[int] = set()
+        wanted: set[tuple[int, str]] = set()
         others = [other.versions for other in beside if other.base is store]
-        for row in rows:
+        for row in store.slice_rows_at(as_of):  # by note id: ``versions`` keeps that order (not sorted again each read)
             version = SliceVersion.of(row, held or {}, seen)
             for other in others:
                 if (same := other.get(row[0])) == version:
                     version = same
                     break
             self.versions[row[0]] = version
+            if row[11]:
+                self._current.add(row[0])
+            else:
+                wanted.add((row[0], row[12]))
         del seen
-        # Notes whose content then is their content now read the present chunks.
-        self._current = {r[0] for r in rows if r[11]}
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id
         self._past_counts: Counter[int] | None = None  # note id → its past chunks, once asked
-        wanted = {(r[0], r[12]) for r in rows if not r[11]}
-        del rows
         if wanted:
             for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
                 if (note_id, digest) in wanted:
