@@ -4,6 +4,9 @@
   server folder (``runtime.runtime_dir``, beside the index folder) for its whole life. A second server cannot take it and exits with a message
   naming the first. The kernel drops the lock when a process dies, even by ``kill -9``: a
   server that gets the lock knows any socket or record left there is stale and replaces it.
+  Its lock file, socket or record removed under it (``rm -rf``, a cleanup of ``/tmp``), the
+  server makes them again within ``HEAL_EVERY`` seconds (``heal``), unless another server took
+  the vault meanwhile: then it stops.
 - **Socket.** ``serve.sock`` in that folder (0700), created owner-only (0600) under a tight
   umask, so no moment exists where another user could connect. One request per connection
   (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
@@ -53,6 +56,8 @@ MAX_CONNECTIONS = 64
 READ_TIMEOUT = 30.0  # seconds a connection may take to send its request
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
+HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
+LOCK_TRIES = 5  # 0.1 s apart: a lock still held after them is another server's
 
 
 class AlreadyRunning(BrainError):
@@ -90,11 +95,15 @@ class Daemon:
         self.token = secrets.token_urlsafe(32) if http else None
         self.stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        self._lock_handle: Any = None
+        self._lock_fd: int | None = None
         self._unix: _UnixServer | None = None
         self._http: _HttpServer | None = None
-        self._threads: list[threading.Thread] = []
+        self._threads: dict[str, threading.Thread] = {}
         self._record: dict[str, Any] | None = None
+        self._ids: dict[str, runtime.Identity | None] = {}  # what the lock, socket and record paths led to
+        self._unhealed: str | None = None  # why the files could not be made again (said once)
+        # the paths heal checks, worked out once: config.index_dir costs 90 µs, an lstat 4
+        self._lock_path, self._record_path = runtime.lock_path(root), runtime.record_path(root)
 
     # ----- life -------------------------------------------------------------------------------
 
@@ -121,13 +130,11 @@ class Daemon:
                 "model": self.service.model,  # the prompt hook's threshold depends on it
             }
             runtime.write_record(self.root, self._record)
+            self._ids["socket"] = runtime.identity(self.socket_path)
+            self._ids["record"] = runtime.identity(runtime.record_path(self.root))
             for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):
                 if server is not None:
-                    thread = threading.Thread(
-                        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True
-                    )
-                    thread.start()
-                    self._threads.append(thread)
+                    self._serve(name, server)
         except BaseException:
             self._close_listeners()
             self.service.stop()
@@ -147,7 +154,9 @@ class Daemon:
     def wait(self) -> None:
         """Block until ``request_stop`` (a signal, or a ``stop`` request), or until the vault's
         path leads to another folder: this server's record and lock are the path's it started on,
-        so it could be neither found nor stopped by that folder's commands."""
+        so it could be neither found nor stopped by that folder's commands. Every ``HEAL_EVERY``
+        seconds, ``heal`` makes again the files someone removed."""
+        healed = time.monotonic()
         while not self.stopping.wait(0.5):
             elsewhere = self.service.led_elsewhere()
             if elsewhere:
@@ -155,6 +164,98 @@ class Daemon:
                     "%s; stopping (`brain serve --vault %s` serves it there)", elsewhere, shell_word(str(self.root))
                 )
                 return
+            if time.monotonic() - healed >= HEAL_EVERY:
+                healed = time.monotonic()
+                self.heal()
+
+    def heal(self) -> None:
+        """Make again what was removed under the running server (a cleanup of ``/tmp``, an
+        ``rm -rf`` of its folder): without its socket no client reaches it, without its record
+        none finds it (``--stop`` cannot either), and without its lock file a second server
+        starts beside it. Cheap when nothing moved: one ``lstat`` for each of the three paths.
+
+        The lock decides whose the vault is: a server that finds the lock file gone takes the
+        new one, and when another server holds it (started after the files went), that one is
+        the vault's server and this one stops, touching none of its files."""
+        paths = {"lock": self._lock_path, "socket": self.socket_path, "record": self._record_path}
+        gone = [name for name in paths if runtime.identity(paths[name]) != self._ids.get(name)]
+        if not gone:
+            return
+        try:
+            runtime.make_private(runtime.runtime_dir(self.root))  # never through a symlink put there
+            if "lock" in gone and not self._retake_lock():
+                log.warning(
+                    "the files of this server for %s were removed and another brain serve (%s) took the vault; "
+                    "stopping",
+                    self.root,
+                    _who(runtime.read_record(self.root)),
+                )
+                self.request_stop()
+                return
+            if "socket" in gone:
+                self._listen_again()
+            if self._record is not None and ("socket" in gone or "record" in gone):
+                self._record["socket"] = str(self.socket_path)
+                runtime.write_record(self.root, self._record)
+                self._ids["record"] = runtime.identity(runtime.record_path(self.root))
+        except (OSError, BrainError) as exc:  # a file or a symlink where the socket goes, a full disk
+            why = f"{type(exc).__name__}: {exc}" if isinstance(exc, OSError) else str(exc)
+            if why != self._unhealed:
+                log.error(
+                    "the files of this server for %s were removed or replaced (%s) and cannot be made again: %s",
+                    self.root,
+                    _and(gone),
+                    why,
+                )
+            self._unhealed = why
+            return
+        self._unhealed = None
+        log.warning(
+            "the files of this server for %s were removed or replaced (%s); made again (socket %s)",
+            self.root,
+            _and(gone),
+            self.socket_path,
+        )
+
+    def _retake_lock(self) -> bool:
+        """Take the lock at its path again, which now leads to another file or none; False when
+        another server holds it. A client asking whether a server runs (``runtime.lock_is_held``)
+        holds it for microseconds: a server holds it for good, so a few tries tell them apart."""
+        import fcntl
+
+        fd = runtime.open_lock(runtime.lock_path(self.root))
+        for attempt in range(LOCK_TRIES):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == LOCK_TRIES - 1:
+                    os.close(fd)
+                    return False
+                time.sleep(0.1)
+        self._release_lock()
+        self._lock_fd = fd
+        self._ids["lock"] = _fd_identity(fd)
+        return True
+
+    def _listen_again(self) -> None:
+        """Listen on a new socket at the path (or, for a long path whose private folder went,
+        at the one ``runtime.socket_path`` gives now), then close the old one, which no client
+        can reach any more. We hold the lock: whatever is at the path is no live server's."""
+        old, old_path = self._unix, self.socket_path
+        path = old_path
+        if old_path.parent != runtime.runtime_dir(self.root) and not runtime.is_private(old_path.parent):
+            path = runtime.socket_path(self.root)  # <tmp>/brain-<uid> made again, or a new mkdtemp
+        _unlink_socket(path)
+        self._unix = _UnixServer(str(path), self)
+        self.socket_path = path
+        self._ids["socket"] = runtime.identity(path)
+        self._serve("brain-socket", self._unix)
+        if old is not None:
+            old.shutdown()
+            old.server_close()
+        if path.parent != old_path.parent:
+            runtime.drop_one_off(old_path.parent)
 
     def request_stop(self) -> None:
         self.stopping.set()
@@ -166,7 +267,8 @@ class Daemon:
         record = runtime.read_record(self.root)
         if record and record.get("pid") == os.getpid():
             _unlink(runtime.record_path(self.root))
-        _unlink(self.socket_path)
+        if runtime.identity(self.socket_path) == self._ids.get("socket"):  # not one another server made there
+            _unlink(self.socket_path)
         runtime.drop_one_off(self.socket_path.parent)
         self._release_lock()
         log.info("stopped serving %s", self.root)
@@ -180,23 +282,27 @@ class Daemon:
     def _take_lock(self) -> None:
         import fcntl
 
-        handle = open(runtime.lock_path(self.root), "a")  # noqa: SIM115 - held for the server's life
+        fd = runtime.open_lock(runtime.lock_path(self.root))  # held for the server's life
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.close()
-            record = runtime.read_record(self.root) or {}
-            who = f"pid {record.get('pid')}, since {record.get('started_at')}" if record else "starting"
+            os.close(fd)
             raise AlreadyRunning(
-                f"brain serve is already running for {self.root} ({who}); "
+                f"brain serve is already running for {self.root} ({_who(runtime.read_record(self.root))}); "
                 f"`brain serve --vault {shell_word(self.root)} --stop` stops it"
             ) from None
-        self._lock_handle = handle
+        self._lock_fd = fd
+        self._ids["lock"] = _fd_identity(fd)
 
     def _release_lock(self) -> None:
-        if self._lock_handle is not None:
-            self._lock_handle.close()
-            self._lock_handle = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _serve(self, name: str, server: socketserver.BaseServer) -> None:
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True)
+        thread.start()
+        self._threads[name] = thread
 
     def _clear_stale(self) -> None:
         """We hold the lock: whatever a previous server left here is stale."""
@@ -210,9 +316,10 @@ class Daemon:
         _unlink(self.socket_path)
 
     def _close_listeners(self) -> None:
-        for server in (self._unix, self._http):
+        for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):
             if server is not None:
-                if any(t.is_alive() for t in self._threads):
+                thread = self._threads.get(name)
+                if thread is not None and thread.is_alive():  # shutdown waits for a loop that runs
                     server.shutdown()
                 server.server_close()
         self._unix = self._http = None
@@ -363,6 +470,19 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _who(record: dict[str, Any] | None) -> str:
+    return f"pid {record.get('pid')}, since {record.get('started_at')}" if record else "starting"
+
+
+def _and(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def _fd_identity(fd: int) -> runtime.Identity:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 def _unlink_socket(path: Path) -> None:

@@ -14,6 +14,9 @@ A socket path longer than the platform allows (about 100 bytes) goes to a privat
 under the temporary directory instead, ``<tmp>/brain-<uid>``, or, when another user took that
 name first, a new folder ``<tmp>/brain-<uid>-XXXXXXXX`` made for this server; ``serve.json``
 says where (clients find the socket there, never by its name).
+
+A running server makes again any of these that is removed under it (``Daemon.heal``): it keeps
+what each path led to (``identity``) and looks again every few seconds.
 """
 
 from __future__ import annotations
@@ -136,6 +139,23 @@ def write_record(root: Path, record: dict[str, Any]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2, ensure_ascii=False)
     os.replace(tmp, path)
+
+
+Identity = tuple[int, int]  # (st_dev, st_ino): which file a path leads to
+
+
+def identity(path: Path) -> Identity | None:
+    """The file ``path`` itself leads to now (a symlink is itself, never followed), or None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def open_lock(path: Path) -> int:
+    """Open (or make, 0600) the lock file at ``path``; a symlink there is refused (``OSError``)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
 
 def pid_alive(pid: Any) -> bool:

@@ -1,0 +1,181 @@
+"""A running `brain serve` whose files are removed under it (a cleanup of /tmp or of its folder,
+an `rm -rf`) makes them again within seconds: its socket, its record, its lock file, and the
+private folders they are in; never through a symlink put there, and never over a server that
+took the vault meanwhile."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import TOY_VAULT
+from serve_helpers import kill_recorded_server, run_brain, served, wait_until
+
+from brain.server import client, runtime
+
+QUESTION = "how should agent memory work"
+HEALED = 15  # seconds: a check every 2 s, on a machine shared with other tests
+
+
+@pytest.fixture
+def servers():
+    """Start `brain serve --detach` for a vault; every server started is killed at the test's
+    end, by its pid (its record may be gone: that is what these tests do)."""
+    pids: list[int] = []
+    vaults: list[Path] = []
+
+    def start(vault: Path, **env: str) -> int:
+        vaults.append(vault)
+        started = run_brain(["serve", "--vault", str(vault), "--detach"], timeout=120, **env)
+        assert started.returncode == 0, started.stderr
+        status = wait_until(lambda: client.status(vault.resolve(), timeout=1.0), 60, "the server to answer")
+        pids.append(status["pid"])
+        return status["pid"]
+
+    yield start
+    for vault in vaults:
+        kill_recorded_server(vault)
+    for pid in pids:
+        if runtime.pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _answers(vault: Path, pid: int) -> bool:
+    status = client.status(vault.resolve(), timeout=1.0)
+    return bool(status) and status["pid"] == pid
+
+
+def _asked_by_the_server(vault: Path) -> None:
+    before = client.status(vault.resolve())["queries"]
+    ask = run_brain(["ask", "--vault", str(vault), "--json", QUESTION])
+    assert ask.returncode == 0 and json.loads(ask.stdout)["results"], ask.stderr
+    assert b"answering in this process" not in ask.stderr, ask.stderr
+    assert client.status(vault.resolve())["queries"] == before + 1  # the server answered it
+
+
+@pytest.mark.slow
+def test_a_server_whose_socket_was_removed_listens_again(toy_vault, servers, brain_home):
+    pid = servers(toy_vault)
+    sock = runtime.runtime_dir(toy_vault.resolve()) / runtime.SOCKET_FILE
+    sock.unlink()
+    ask = run_brain(["ask", "--vault", str(toy_vault), QUESTION])  # until it heals: in-process, and said
+    assert ask.returncode == 0 and b"did not answer (FileNotFoundError" in ask.stderr, ask.stderr
+    wait_until(lambda: _answers(toy_vault, pid), HEALED, "the server to listen again")
+    _asked_by_the_server(toy_vault)
+    log = (brain_home / "logs" / "serve.log").read_text()
+    assert f"the files of this server for {toy_vault.resolve()} were removed or replaced (socket); made again" in log
+
+
+@pytest.mark.slow
+def test_a_server_whose_record_was_removed_is_found_and_stopped_again(toy_vault, servers):
+    pid = servers(toy_vault)
+    runtime.record_path(toy_vault.resolve()).unlink()
+    wait_until(lambda: runtime.read_record(toy_vault.resolve()), HEALED, "the record to be written again")
+    assert runtime.read_record(toy_vault.resolve())["pid"] == pid
+    _asked_by_the_server(toy_vault)
+    stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+    assert stopped.returncode == 0 and f"(pid {pid})".encode() in stopped.stdout, stopped.stderr
+    wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
+
+
+@pytest.mark.slow
+def test_a_server_whose_folder_was_removed_makes_it_again_and_keeps_the_vault(toy_vault, servers):
+    # Before, a second `brain serve` started beside the first (the lock file had gone with the
+    # folder), and the first ran on, found by nothing, until killed by hand.
+    pid = servers(toy_vault)
+    folder = runtime.runtime_dir(toy_vault.resolve())
+    shutil.rmtree(folder)
+    wait_until(lambda: _answers(toy_vault, pid), HEALED, "the server to listen again")
+    wait_until(lambda: runtime.read_record(toy_vault.resolve()), HEALED, "the record")
+    assert runtime.is_private(folder) and (folder / runtime.LOCK_FILE).exists()
+    second = run_brain(["serve", "--vault", str(toy_vault), "--detach"], timeout=120)
+    assert second.returncode == 1 and f"already running for {toy_vault.resolve()} (pid {pid}".encode() in second.stderr
+    _asked_by_the_server(toy_vault)
+
+
+@pytest.mark.slow
+def test_a_long_path_server_whose_tmp_folder_was_removed_listens_again(tmp_path, servers):
+    vault = tmp_path / ("a vault whose name is long enough " + "x" * 80)
+    shutil.copytree(TOY_VAULT, vault)
+    short = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # sun_path is short: not tmp_path
+    try:
+        os.chmod(short, 0o1777)  # as /tmp is
+        pid = servers(vault, TMPDIR=str(short))
+        folder = short / f"brain-{os.getuid()}"
+        assert Path(runtime.read_record(vault.resolve())["socket"]).parent == folder
+        shutil.rmtree(folder)  # systemd-tmpfiles leaves a live socket, but not every cleaner does
+        wait_until(lambda: _answers(vault, pid), HEALED, "the server to listen again")
+        assert runtime.is_private(folder)
+        assert Path(runtime.read_record(vault.resolve())["socket"]).parent == folder
+        _asked_by_the_server(vault)
+    finally:
+        shutil.rmtree(short)
+
+
+def _take_vault_as_another_server(root: Path) -> tuple[socket.socket, object]:
+    """What a second server started after the files went holds: the lock, a socket, its record."""
+    runtime.make_private(runtime.runtime_dir(root))
+    path = runtime.socket_path(root)
+    other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    other.bind(str(path))
+    other.listen(1)
+    lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held until the test closes it
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    runtime.write_record(root, {"pid": os.getppid(), "socket": str(path), "vault": str(root)})
+    return other, lock
+
+
+def test_a_server_that_finds_another_holding_the_vault_stops_and_leaves_its_files(toy_vault, caplog):
+    root = toy_vault.resolve()
+    with served(toy_vault, watch=False) as daemon:
+        shutil.rmtree(runtime.runtime_dir(root))
+        other, lock = _take_vault_as_another_server(root)
+        try:
+            theirs = runtime.identity(daemon.socket_path)
+            with caplog.at_level(logging.WARNING, logger="brain"):
+                daemon.heal()
+            assert daemon.stopping.is_set()
+            assert "another brain serve (pid" in caplog.text and "stopping" in caplog.text
+            daemon.stop()  # as it does once asked to: the other server's socket and record stay
+            assert runtime.identity(daemon.socket_path) == theirs
+            assert runtime.read_record(root)["pid"] == os.getppid()
+        finally:
+            other.close()
+            lock.close()  # type: ignore[attr-defined]
+
+
+def test_a_symlink_put_where_the_folder_was_is_not_followed(toy_vault, tmp_path, caplog):
+    root = toy_vault.resolve()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    with served(toy_vault, watch=False) as daemon:
+        folder = runtime.runtime_dir(root)
+        shutil.rmtree(folder)
+        folder.symlink_to(elsewhere)
+        with caplog.at_level(logging.WARNING, logger="brain"):
+            daemon.heal()
+            daemon.heal()
+        assert list(elsewhere.iterdir()) == []  # no lock, socket or record made through it
+        assert caplog.text.count("cannot be made again") == 1  # said once, not every check
+        assert "is not a private folder of this user" in caplog.text
+        folder.unlink()
+        daemon.heal()
+        assert runtime.is_private(folder) and runtime.read_record(root)["socket"] == str(daemon.socket_path)
+        assert client.status(root)["pid"] == os.getpid()
+
+
+def test_nothing_moved_is_one_lstat_a_path_and_no_log(toy_vault, caplog):
+    with served(toy_vault, watch=False) as daemon:
+        ids = dict(daemon._ids)
+        with caplog.at_level(logging.DEBUG, logger="brain"):
+            daemon.heal()
+        assert caplog.text == "" and daemon._ids == ids and not daemon.stopping.is_set()
+
