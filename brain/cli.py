@@ -516,9 +516,12 @@ def _ask_server(
             valid_at=valid_at,
         )
     except client.NoServer as exc:
-        if runtime.read_record(root) is not None and runtime.lock_is_held(root):
-            log.warning("%s; answering in this process", exc)
-            return None, f"{exc}; answering in this process"
+        if runtime.lock_is_held(root):  # a server runs and was passed over: never in silence
+            why = str(exc)
+            if runtime.read_record(root) is None:  # removed under it: nothing says where it listens
+                why = f"brain serve for {root} holds the vault's lock, but its record (serve.json) is gone"
+            log.warning("%s; answering in this process", why)
+            return None, f"{why}; answering in this process"
         return None, None
     for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
         log.warning("%s", message)

@@ -179,3 +179,14 @@ def test_nothing_moved_is_one_lstat_a_path_and_no_log(toy_vault, caplog):
             daemon.heal()
         assert caplog.text == "" and daemon._ids == ids and not daemon.stopping.is_set()
 
+
+def test_ask_says_so_when_a_running_server_has_no_record(toy_vault):
+    # It answered in-process in silence: a server that runs but cannot be found is news.
+    with served(toy_vault, watch=False):
+        runtime.record_path(toy_vault.resolve()).unlink()
+        ask = run_brain(["ask", "--vault", str(toy_vault), QUESTION])
+        assert ask.returncode == 0, ask.stderr
+        assert (
+            f"brain serve for {toy_vault.resolve()} holds the vault's lock, but its record (serve.json) is gone; "
+            "answering in this process"
+        ).encode() in ask.stderr
