@@ -190,3 +190,27 @@ def test_ask_says_so_when_a_running_server_has_no_record(toy_vault):
             f"brain serve for {toy_vault.resolve()} holds the vault's lock, but its record (serve.json) is gone; "
             "answering in this process"
         ).encode() in ask.stderr
+
+
+def test_a_long_path_server_whose_tmp_name_another_took_listens_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    # After a cleanup removed <tmp>/brain-<uid>, anyone may make that name first (here a file,
+    # as another user could): the server listens in a new folder made for it alone, and says so
+    # in its record, never in theirs.
+    vault = tmp_path / ("a vault whose name is long enough " + "x" * 80)
+    shutil.copytree(TOY_VAULT, vault)
+    short = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))  # sun_path is short: not tmp_path
+    monkeypatch.setattr(tempfile, "tempdir", str(short))
+    try:
+        with served(vault, watch=False) as daemon:
+            taken = short / f"brain-{os.getuid()}"
+            assert daemon.socket_path.parent == taken
+            shutil.rmtree(taken)
+            taken.write_text("theirs\n")
+            daemon.heal()
+            folder = daemon.socket_path.parent
+            assert folder.parent == short and folder.name.startswith(taken.name + "-") and runtime.is_private(folder)
+            assert runtime.read_record(vault.resolve())["socket"] == str(daemon.socket_path)
+            assert client.status(vault.resolve())["pid"] == os.getpid()
+        assert sorted(p.name for p in short.iterdir()) == [taken.name] and taken.read_text() == "theirs\n"
+    finally:
+        shutil.rmtree(short)
