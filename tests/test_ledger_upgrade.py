@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -538,3 +539,50 @@ def test_a_stop_out_of_time_says_where_its_partial_row_went(tmp_path, no_catch_u
     assert "recorded a partial row" not in line and line.endswith(", s1:p1"), line
     assert ("not recorded (lost)" in line) is disk_full and ("kept aside" in line) is not disk_full, line
     assert deferred.waiting(db) == (0 if disk_full else 1)
+
+
+_KILLED_KEEPING_ASIDE = """
+import sys, time
+from pathlib import Path
+from brain.ledger import deferred
+from brain.ledger.hook import record_stop
+
+real = deferred._write_all
+
+def half_then_wait(fd, data):
+    real(fd, data[: len(data) // 2])
+    print("half written", flush=True)
+    time.sleep(60)
+
+deferred._write_all = half_then_wait
+stop = {"session_id": "s1", "prompt_id": "p1", "cwd": sys.argv[2], "last_assistant_message": "p1"}
+record_stop(stop, db_path=Path(sys.argv[1]), migrate_until=time.monotonic())
+"""
+
+
+def test_a_hook_killed_while_it_keeps_its_row_aside_leaves_no_hidden_file_for_ever(tmp_path, no_catch_up_process):
+    """kill -9 (or a power cut) between a hook's first byte aside and its rename left the hidden
+    temporary file in brain.db.kept-aside/ for good: no reader looks at it, nothing removed it.
+    The catch-up removes those of writers gone, and leaves a live writer's alone."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    killed = _python(_KILLED_KEEPING_ASIDE, str(db), str(tmp_path))
+    assert killed.stdout is not None
+    assert killed.stdout.readline() == b"half written\n"
+    killed.kill()
+    killed.communicate(timeout=60)
+    folder = kept_aside_dir(db)
+    orphans = list(folder.glob(".*.tmp"))
+    assert len(orphans) == 1 and deferred.waiting(db) == 0
+    writing = folder / f".{time.time_ns():020d}-{os.getpid()}.tmp"  # a hook of this process, writing now
+    writing.write_bytes(b'{"id": ')
+
+    stop = {"session_id": "s1", "prompt_id": "p2", "cwd": str(tmp_path), "last_assistant_message": "p2"}
+    record_stop(stop, db_path=db, migrate_until=time.monotonic())  # the next hook's row, kept aside whole
+    assert deferred.catch_up(db).written == 1
+
+    assert not orphans[0].exists()
+    assert writing.exists()
+    assert sorted(p.name for p in folder.iterdir()) == sorted([".lock", writing.name])
+    with connection(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT turn_key FROM turns ORDER BY id")] == ["old:1", "s1:p2"]

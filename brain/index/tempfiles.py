@@ -23,11 +23,12 @@ def remove_orphans(directory: Path, names: Iterable[str]) -> None:
     for name in names:
         for tmp in directory.glob(f"{name}.*.tmp"):
             parts = tmp.name[len(name) + 1 :].split(".")
-            if len(parts) == 3 and parts[0].isdigit() and not _alive(int(parts[0])):
+            if len(parts) == 3 and parts[0].isdigit() and not alive(int(parts[0])):
                 tmp.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether ``pid`` may be running (this process; one of another user, or no way to tell: yes)."""
     if pid == os.getpid() or os.name == "nt":  # Windows: os.kill(pid, 0) is not a probe there
         return True
     try:

@@ -148,6 +148,7 @@ def catch_up(db_path: Path | None = None) -> CaughtUp:
     """
     db_path = db_path or config.db_path()
     folder = kept_aside_dir(db_path)
+    _remove_orphans(folder)
     if not waiting(db_path):
         return CaughtUp(0, [])
     from ..autorecall.store import write_recall
@@ -199,6 +200,18 @@ def catch_up(db_path: Path | None = None) -> CaughtUp:
             with write_transaction(conn):  # their files gone, no run can read these rows again
                 conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
     return CaughtUp(written, moved)
+
+
+def _remove_orphans(folder: Path) -> None:
+    """The hidden files of hooks killed while they kept a row aside (``.<time>-<pid>.tmp``, whose
+    process is gone): no reader looks at them, so nothing else would ever remove them."""
+    from ..index.tempfiles import alive
+
+    for tmp in folder.glob(".*.tmp"):
+        pid = tmp.name[1 : -len(".tmp")].rpartition("-")[2]
+        if pid.isdigit() and not alive(int(pid)):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 def _set_aside(path: Path, into: Path) -> Path:
