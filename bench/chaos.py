@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -97,6 +98,7 @@ class Run:
     kill_at: float | None = None
     killed: bool = False
     turn: str | None = None  # the turn key a hook was fed
+    prompt: str | None = None  # the prompt a prompt hook was fed
     before: str | None = None  # a ledger prune's --before
     out: bytes = b""
     err: bytes = b""
@@ -117,6 +119,9 @@ class State:
     next_note: int = 0
     turns_done: set[str] = field(default_factory=set)  # hooks that exited: the row must be there
     turns_killed: set[str] = field(default_factory=set)  # killed hooks: there at most once
+    prompts_done: set[str] = field(default_factory=set)  # prompt hooks that exited: their recalls row is there
+    prompts_killed: set[str] = field(default_factory=set)
+    prompt_created: dict[str, float] = field(default_factory=dict)
     pruned_before: float = 0.0  # a finished ledger prune dropped rows created before this
     turn_created: dict[str, float] = field(default_factory=dict)
     fixtures_fed: dict[str, bool] = field(default_factory=dict)  # fixture -> a hook on it exited
@@ -453,6 +458,24 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
         run.turn = key
         run.short = hook_env is not None
         state.turn_created.setdefault(key, time.time())
+        if rng.random() < 0.6:  # the turn's prompt hook: it asks the server, records a row in recalls
+            prompt = f"chaos prompt {uuid.UUID(int=rng.getrandbits(128))}: {' '.join(rng.choices(WORDS, k=6))}"
+            payload = {
+                "session_id": session,
+                "prompt": prompt,
+                "cwd": str(state.work),
+                "hook_event_name": "UserPromptSubmit",
+            }
+            asked = start(
+                state,
+                "prompt hook",
+                ["hook", "prompt"],
+                stdin=json.dumps(payload).encode(),
+                env=dict(state.env, BRAIN_VAULT=vault),
+            )
+            asked.prompt = prompt
+            state.prompt_created[prompt] = time.time()
+            runs.append(maybe_kill(asked, 0.2, 1.0))
         runs.append(maybe_kill(run, 0.2, 1.5))
         if rng.random() < 0.2:  # the same turn's Stop again: one row, its stops counted
             again = start(state, "hook again", ["hook", "stop"], stdin=hook_payload(session, transcript, state.work))
@@ -479,6 +502,16 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
             run.before = when
             runs.append(maybe_kill(run, 0.25, 1.0))
     return runs
+
+
+def hooks_gave_up(state: State) -> set[int]:
+    """The pids of hooks whose watchdog ended them at their budget (hook.log says so)."""
+    log = state.home / "logs" / "hook.log"
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    return {int(m) for m in re.findall(r"pid=(\d+) gave up after", text)}
 
 
 def play_round(state: State, number: int, sessions: list[str], turn_numbers: dict[str, int]) -> None:
@@ -527,6 +560,13 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
             Path(f"{r.stem}.err").unlink()
         code = r.proc.returncode
         count(state, r.name)
+        gave_up = r.proc.pid in hooks_gave_up(state)  # its watchdog ended it at its budget: said in hook.log
+        if r.prompt:
+            (state.prompts_killed if r.killed or gave_up else state.prompts_done).add(r.prompt)
+        if gave_up and r.turn and not r.turn.startswith("fixture:"):
+            count(state, "hooks out of budget")
+            state.turns_killed.add(r.turn)
+            continue
         if r.killed and code == -signal.SIGKILL:
             if r.turn:
                 if r.turn.startswith("fixture:"):
@@ -868,6 +908,31 @@ def check_ledger(state: State, where: str) -> None:
         if left:
             state.broken.append(f"{where}: files left in {aside.name}: {left[:5]}")
     count(state, "turns checked", len(seen))
+    check_recalls(state, where)
+
+
+def check_recalls(state: State, where: str) -> None:
+    """Every prompt whose hook exited has its one row in recalls; a killed one's at most one."""
+    listed = brain(state, ["recalls", "--json", "-n", "1000000"])
+    if listed.returncode != 0:
+        state.broken.append(
+            f"{where}: brain recalls exited {listed.returncode}: {listed.stderr.decode()[-300:].strip()}"
+        )
+        return
+    rows = json.loads(listed.stdout) if listed.stdout.strip() else []
+    if isinstance(rows, dict):
+        rows = rows.get("recalls", [])
+    seen: dict[str, int] = {}
+    for row in rows:
+        seen[row.get("prompt")] = seen.get(row.get("prompt"), 0) + 1
+    if doubled := sorted(k for k, n in seen.items() if n > 1):
+        state.broken.append(f"{where}: prompts recorded more than once: {doubled[:3]}")
+    maybe_pruned = {k for k, t in state.prompt_created.items() if t < state.pruned_before + 2}
+    if lost := sorted(state.prompts_done - seen.keys() - maybe_pruned):
+        state.broken.append(f"{where}: {len(lost)} prompts whose hook exited are not in brain recalls: {lost[:3]}")
+    if unknown := sorted(seen.keys() - state.prompts_done - state.prompts_killed):
+        state.broken.append(f"{where}: prompts nobody fed: {unknown[:3]}")
+    count(state, "prompts checked", len(seen))
 
 
 def _fixture_sessions(state: State) -> list[str]:
