@@ -662,8 +662,8 @@ def upgrade_round(state: State, number: int) -> None:
         r.proc.wait()
         count(state, r.name)
         err = Path(f"{r.stem}.err").read_bytes() if r.stem else b""
-        if r.turn:
-            (killed if r.killed else done).add(r.turn)
+        if r.turn:  # a hook its watchdog ended (a loaded machine) may have lost its turn, as a killed one
+            (killed if r.killed or r.proc.pid in hooks_gave_up(state) else done).add(r.turn)
         if not r.killed and r.proc.returncode != 0:
             state.broken.append(
                 f"{where}: {r.name} exited {r.proc.returncode}: {err.decode(errors='replace')[-300:].strip()}"
