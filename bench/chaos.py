@@ -36,6 +36,7 @@ promise broke. Ctrl-C stops it: every process it started, the server included, i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -646,8 +647,20 @@ def upgrade_round(state: State, number: int) -> None:
                 run.kill_at = run.started + rng.uniform(0.1, 1.5)
             runs.append(run)
         time.sleep(rng.uniform(0, 1.0))
+    # The catch-up process a hook started (detached, not ours to wait for), killed now and then.
+    kill_catch_up = rng.random() < 0.5
+    killed_catch_up = False
     deadline = time.monotonic() + SETTLE_TIMEOUT
-    while any(r.proc.poll() is None for r in runs) and time.monotonic() < deadline:
+    while (any(r.proc.poll() is None for r in runs) or kill_catch_up) and time.monotonic() < deadline:
+        if kill_catch_up:
+            for pid, cmd in ours(state):
+                if "brain.ledger.catch_up" in cmd and rng.random() < 0.3:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed_catch_up = True
+                        count(state, "killed catch-up")
+            if killed_catch_up or all(r.proc.poll() is not None for r in runs):
+                kill_catch_up = False
         for r in runs:
             if r.kill_at is not None and not r.killed and time.monotonic() >= r.kill_at and r.proc.poll() is None:
                 r.proc.send_signal(signal.SIGKILL)
@@ -687,8 +700,9 @@ def upgrade_round(state: State, number: int) -> None:
     if unknown := sorted(seen.keys() - done - killed):
         state.broken.append(f"{where}: turns nobody fed: {unknown[:3]}")
     aside = db.parent / "brain.db.kept-aside"
+    expected = {".lock", ".catching-up"} if killed_catch_up else {".lock"}  # a killed one leaves its marker
     if aside.exists() and (
-        left := [str(p.relative_to(aside)) for p in aside.rglob("*") if p.is_file() and p.name != ".lock"]
+        left := [str(p.relative_to(aside)) for p in aside.rglob("*") if p.is_file() and p.name not in expected]
     ):
         state.broken.append(f"{where}: files left in {aside.name} after brain turns: {left[:5]}")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
