@@ -123,7 +123,10 @@ class State:
     prompts_done: set[str] = field(default_factory=set)  # prompt hooks that exited: their recalls row is there
     prompts_killed: set[str] = field(default_factory=set)
     prompt_created: dict[str, float] = field(default_factory=dict)
-    pruned_before: float = 0.0  # a finished ledger prune dropped rows created before this
+    pruned_before: float = 0.0
+    moments: list[float] = field(
+        default_factory=list
+    )  # when each round began: --as-of asks  # a finished ledger prune dropped rows created before this
     turn_created: dict[str, float] = field(default_factory=dict)
     fixtures_fed: dict[str, bool] = field(default_factory=dict)  # fixture -> a hook on it exited
     server_pid: int | None = None
@@ -517,6 +520,7 @@ def hooks_gave_up(state: State) -> set[int]:
 
 def play_round(state: State, number: int, sessions: list[str], turn_numbers: dict[str, int]) -> None:
     rng = state.rng
+    state.moments.append(time.time())
     big = rng.random() < 0.1  # now and then half the vault at once: a long run to kill
     what = mutate(state, rng.randint(1, max(2, len(state.notes) // (2 if big else 10))))
     runs = round_runs(state, sessions, turn_numbers)
@@ -853,11 +857,20 @@ def check_server(state: State, where: str, notes: int) -> None:
         state.broken.append(f"{where}: the server did not catch up within 30 s: {json.dumps(status)[:400]}")
         return
     time.sleep(2.5)  # a change of index.db by another process is seen within 2 s
-    for query in QUERIES:
+    # The present, and the past at moments between rounds (views of the past a prune may have
+    # cut into: the server must drop those it holds, as a process opening the index anew would).
+    asks = [(query, []) for query in QUERIES]
+    for moment in state.rng.sample(state.moments, min(2, len(state.moments))):
+        when = dt.datetime.fromtimestamp(moment).strftime("%Y-%m-%dT%H:%M:%S")
+        asks.append((state.rng.choice(QUERIES), ["--as-of", when]))
+    for query, past in asks:
         for attempt in range(2):
-            served = brain(state, ["ask", "--vault", str(state.vault), "--json", "-k", "5", "--no-update", query])
+            served = brain(
+                state, ["ask", "--vault", str(state.vault), "--json", "-k", "5", "--no-update", *past, query]
+            )
             alone = brain(
-                state, ["ask", "--vault", str(state.vault), "--json", "-k", "5", "--no-update", "--no-server", query]
+                state,
+                ["ask", "--vault", str(state.vault), "--json", "-k", "5", "--no-update", "--no-server", *past, query],
             )
             if served.returncode or alone.returncode:
                 state.broken.append(
@@ -870,7 +883,7 @@ def check_server(state: State, where: str, notes: int) -> None:
                 break
             if attempt:
                 state.broken.append(
-                    f"{where}: ask {query!r} through the server differs from --no-server: {_diff(a, b)}"
+                    f"{where}: ask {' '.join(past)} {query!r} through the server differs from --no-server: {_diff(a, b)}"
                 )
             time.sleep(3)
         count(state, "ask compared")
