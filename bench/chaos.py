@@ -2,29 +2,41 @@
 
 Not a test (it runs for minutes, and what it finds depends on timing): a seeded loop over a
 generated vault of ``--notes`` notes with wikilinks, in its own brain home, with bench/scale.py's
-fake embedder (``benchfake:384``: no model is loaded). Each round:
+fake embedder (``benchfake:384``: no model is loaded), and (unless ``--real-thresholds``) the
+thresholds of brain's helper processes lowered so a small vault runs them too. Each round:
 
     the vault changes    notes edited, added, deleted and renamed, before the round and while it runs
-    at once, each maybe  `brain index` (killed with SIGKILL at a random moment, 40%),
-    killed               `brain prune --before` (maybe --vacuum; killed 30%), `brain ask --json`
-                         through `brain serve` and with --no-server, Stop hooks fed synthetic turns
-                         (killed 20%) and now and then a real transcript from ../shared/fixtures,
-                         `brain turns --json`, `brain prune --ledger --vacuum` or `--before` (killed
-                         25%); now and then the server itself is killed (and started again)
+    at once, each maybe  `brain index` (1 or 2; killed 40%), `--rebuild --keep-history` (10% of
+    killed               rounds; killed 40%), `--repair` (10%), `brain prune --before` (maybe --vacuum;
+                         killed 30%), `brain ask --json` through `brain serve` and `--no-server` (which
+                         indexes first; killed 30%), a Stop hook per session (killed 20%; some with a
+                         budget too short to be sure to write) and its prompt hook (asks the server,
+                         records a row in recalls; killed 20%), a real transcript from
+                         ../shared/fixtures now and then, `brain turns --json` (killed 20%),
+                         `brain prune --ledger --vacuum` or `--before` (killed 25%); the server
+                         itself killed or stopped with SIGTERM now and then (started again at the
+                         next checks). A kill is kill -9 mostly, else Ctrl-C or SIGTERM.
+    an upgrade episode   (``--upgrades``, 20% of rounds) Stop hooks recording into a brain.db whose
+                         upgrade outlasts their budget, so they keep their rows aside; some hooks,
+                         `brain turns` draining the rows and the catch-up process killed
 
-then, once everything has exited (a process still running after 180 s is a fault), the checks:
+then, once everything has exited (a process still running after 180 s is a fault), and not after
+every round (so kills pile up on what the last ones left), the checks:
 
     index                `brain index` then `brain index --verify` re-index nothing
     notes                the index's notes (IndexStore.note_rows) are the vault's files: paths and
                          content hashes
-    integrity            PRAGMA integrity_check is ok on index.db and brain.db
-    server               `brain ask --json` through the server equals --no-server (three queries,
-                         timings aside), once the server has caught up
-    ledger               every turn whose hook exited is in `brain turns --json` once, a killed
-                         hook's turn at most once (a kill may lose the turn it was writing), none
-                         that a finished `brain prune --ledger --before` dropped, nothing else
-    kept aside           nothing left in brain.db.kept-aside/ (nor in rejected/)
-    processes            no process of the run left but the server (and, for 30 s, a hook's catch-up)
+    inside               PRAGMA integrity_check on index.db and brain.db, FTS5's integrity-check,
+                         history against the present and the vector files against index.db
+                         (tests/index_helpers.py's checks)
+    server               `brain ask --json` through the server equals --no-server once it has caught
+                         up (timings aside), about the present and `--as-of` moments between rounds
+    ledger               every turn (prompt) whose hook exited is in `brain turns` (`brain recalls`)
+                         once, a killed hook's, or one its watchdog ended, at most once; none that a
+                         finished `brain prune --ledger --before` dropped; nothing nobody fed
+    kept aside           nothing left in brain.db.kept-aside/ (nor in rejected/) but its lock
+    processes            no process of the run left but the server (a hook's catch-up: 30 s to end)
+    one line             a process stopped by Ctrl-C or SIGTERM prints no traceback
 
     python bench/chaos.py --seed 1 --rounds 20 --notes 300
     python bench/chaos.py --seed 7 --rounds 5 --keep      # keep the work folder to look at
