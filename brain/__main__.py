@@ -21,7 +21,12 @@ def main() -> None:
         from .autorecall.hook import run_prompt_hook
 
         sys.exit(run_prompt_hook())
-    from .cli import cli
+    try:
+        from .cli import cli
+    except KeyboardInterrupt:
+        # Ctrl-C while the CLI still loads (its first tenth of a second), before click can
+        # answer it: the line click prints for one a moment later, not Python's traceback.
+        sys.exit("Aborted!")
 
     try:
         cli(prog_name="brain")
