@@ -597,7 +597,8 @@ def play_round(state: State, number: int, sessions: list[str], turn_numbers: dic
             count(state, "hooks out of budget")
             state.turns_killed.add(r.turn)
             continue
-        if r.killed and r.signal != signal.SIGKILL and b"Traceback" in r.err:
+        # brain's own: through its main() (not this script's wrapper importing, nor Python's start)
+        if r.killed and r.signal != signal.SIGKILL and b"Traceback" in r.err and b"__main__.py" in r.err:
             state.broken.append(
                 f"round {number}: {r.name} {' '.join(r.args[:4])} printed a traceback on {SIGNAL_NAMES[r.signal]}: "
                 f"{r.err.decode(errors='replace')[-400:]}"
