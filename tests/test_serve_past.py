@@ -100,7 +100,7 @@ def test_ask_as_of_through_the_server_prints_what_an_in_process_run_prints(edite
         assert "as of " in served_out or '"as_of": "' in served_out
 
 
-def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(edited):
+def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(edited, caplog):
     vault, at = edited
     with served(vault, watch=False) as daemon:
         service = daemon.service
@@ -121,6 +121,10 @@ def test_a_second_question_about_the_same_moment_is_answered_by_the_view_kept(ed
         assert any(one[n] is two[n] for n in one.keys() & two.keys())  # the notes unchanged between: shared
         status = client.status(vault.resolve())
         assert status is not None and status["past"]["opened"] == 2 and len(status["past"]["views"]) == 2
+        with caplog.at_level("INFO", logger="brain"):
+            service._let_go_of_past()
+        # serve.log said "let go of 2 view of the pasts"
+        assert "let go of 2 views of the past" in [r.getMessage() for r in caplog.records]
 
 
 def test_what_opening_a_view_read_and_let_go_is_given_back(edited, monkeypatch):
