@@ -437,7 +437,7 @@ def round_runs(state: State, sessions: list[str], turn_numbers: dict[str, int]) 
             # Mostly kill -9; else Ctrl-C (not to a hook: Claude Code never sends it one) or a
             # plain kill, whose handlers must leave things as whole as kill -9 does, saying one line.
             roll = rng.random()
-            if roll < 0.15 and not run.name.endswith("hook"):
+            if roll < 0.15 and "hook" not in run.name:
                 run.signal = signal.SIGINT
             elif roll < 0.3:
                 run.signal = signal.SIGTERM
