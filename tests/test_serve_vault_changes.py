@@ -416,6 +416,64 @@ def test_answers_while_the_vault_cannot_be_watched_wait_for_a_pass_or_say_so(toy
         assert "Tapir.md" in [c.path for c in results[0].results] and not results[0].warnings
 
 
+def test_a_stream_of_questions_while_the_vault_cannot_be_watched_shares_passes(toy_vault, monkeypatch):
+    """Each question while the watch failed had the vault indexed again and waited until the
+    watcher held no question's pass: under a stream the passes ran back to back (a CPU's worth,
+    against the README's 5%) and a question waited for the passes of those after it (10,000
+    notes, 50 questions a second: 7 s p50). Now a question waits for the first pass begun
+    after it asked, questions share passes, and the passes are spaced to their share of a CPU."""
+    import threading
+
+    from brain.recall.types import RecallSettings
+    from brain.server import service as service_module
+    from brain.server import watcher as watcher_module
+
+    share = 0.1
+    monkeypatch.setattr(watcher_module, "CATCH_UP_SHARE", share)
+    passes: list[tuple[float, float, float]] = []  # began, ended, CPU
+    real = service_module.Service._on_batch
+
+    def timed(self, batch):  # a pass of a larger vault: 0.1 s more CPU
+        began, cpu = time.monotonic(), time.thread_time()
+        while time.thread_time() < cpu + 0.1:
+            pass
+        real(self, batch)
+        passes.append((began, time.monotonic(), time.thread_time() - cpu))
+
+    monkeypatch.setattr(service_module.Service, "_on_batch", timed)
+    os.symlink("Loop b.md", toy_vault / "Loop a.md")
+    os.symlink("Loop a.md", toy_vault / "Loop b.md")
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True) as daemon:
+        service = daemon.service
+        wait_until(lambda: service.watcher.mode == "rescans" and not service.watcher.busy, 15, "rescans")
+        answers: dict[int, tuple[float, float, bool, list[str]]] = {}
+
+        def ask(number: int) -> None:
+            asked = time.monotonic()
+            if number == 30:  # saved just before it asks
+                write(toy_vault, "Okapi.md", "# Okapi\n\nThe okapi grazes at dusk.\n")
+            results = service.ask("okapi grazes at dusk", ["hybrid"], RecallSettings(k=3), wait=10)[0]
+            answers[number] = (asked, time.monotonic(), bool(results.stale), [c.path for c in results.results])
+
+        started = time.monotonic()
+        threads = []
+        for number in range(60):  # 20 a second for 3 s
+            threads.append(threading.Thread(target=ask, args=(number,)))
+            threads[-1].start()
+            time.sleep(max(0.0, started + (number + 1) / 20 - time.monotonic()))
+        for thread in threads:
+            thread.join(30)
+        ended = max(answered for _, answered, _, _ in answers.values())
+    assert len(answers) == 60 and not any(stale for _, _, stale, _ in answers.values())
+    assert "Okapi.md" in answers[30][3]
+    for asked, answered, _, _ in answers.values():  # each answered from a pass begun after it asked
+        assert any(asked <= began and done <= answered for began, done, _ in passes), (asked, answered)
+    spent = sum(cpu for began, done, cpu in passes if began >= started and done <= ended)
+    longest = max(cpu for _, _, cpu in passes)
+    assert spent <= share * (ended - started) + 2 * longest, (spent, ended - started, len(passes))
+
+
 def test_a_folder_made_unreadable_is_news(tmp_path, monkeypatch):
     """`chmod 000 Folder` is reported as the folder modified. The watcher looked into it for a
     note, found none it could read, and took it for an empty folder: its notes stayed served

@@ -675,13 +675,18 @@ class Service:
         if update and self.state == "empty":  # the first notes may be on their way in
             self._wait_until_settled(deadline)
         self._wait_for_snapshot(deadline)
+        turn = None
         if update:
             # No watch (it failed: the vault is indexed again every few seconds instead): no
             # change is held to wait for, and an answer was up to one interval stale, saying
-            # nothing. The question has the vault indexed again now, and waits for that.
-            self.watcher.catch_up_now()
-            self._wait_until_settled(deadline)
-        busy = self.watcher.busy
+            # nothing. The question has the vault indexed again, and waits for a pass begun after
+            # it asked (not for every pass other questions ask for: a stream never settled).
+            turn = self.watcher.catch_up_now()
+            if turn is None:
+                self._wait_until_settled(deadline)
+            else:
+                self._wait_for_pass(turn, deadline)
+        busy = self.watcher.busy if turn is None else not self.watcher.served(turn)
         unwatched = busy and self.watcher.unwatched
         pending = 0
 
@@ -857,6 +862,13 @@ class Service:
                 return
             with self._cond:
                 self._cond.wait(min(left, 0.05))
+
+    def _wait_for_pass(self, turn: int, deadline: float) -> None:
+        """Wait until the watcher's pass number ``turn`` is served, up to ``deadline``."""
+        while not self.blocked:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.watcher.served(turn, min(left, 0.5)):
+                return
 
     # ----- requests ---------------------------------------------------------------------------
 

@@ -14,8 +14,10 @@ pass. Events in dot-folders (``.obsidian``, ``.git``, ``.trash``), in ``.brainig
 sync-conflict copies and files that are neither notes nor folders never wake the indexer
 (the rules are ``vault.excluded``, the same as the scan's). A full pass runs at start and every
 ``rescan_seconds`` as a safety net. When the kernel's watches run out, it falls back to
-polling, loudly in the log; when no watch works at all, a full pass every few seconds, and at
-once when a question wants the vault as it is (``catch_up_now``: no event can say it changed).
+polling, loudly in the log; when no watch works at all, a full pass every few seconds, and one
+for a question that wants the vault as it is (``catch_up_now``: no event can say it changed),
+which waits for a pass begun after it asked; questions that come while one runs share the next,
+and the passes are spaced to take at most ``CATCH_UP_SHARE`` of a CPU (``_may_begin``).
 
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
@@ -33,6 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +100,15 @@ class VaultWatcher:
         self.batches = 0  # batches of changes seen
         self.passes = 0  # index passes run (start and rescans included)
         self.stopping = threading.Event()
-        self._asked = threading.Event()  # a question wants a pass now (``catch_up_now``), or stopping
+        # Passes begun and ended (``_pass``), and the pass the last question waits for: the
+        # first to begin after it asked (``catch_up_now``), under ``_turns``
+        self._turns = threading.Condition()
+        self._begun = self._ended = self._wanted = 0
+        # While no watch hears changes: when the last pass began, and how long each pass is to
+        # stand for so that passes take at most CATCH_UP_SHARE of a CPU (``_may_begin``)
+        self._last_begun = 0.0
+        self._spacing = 0.0
+        self._owed = 0.0  # the moment the passes so far have paid for, in ``_spacing``s
         self._pending: set[str] = set()
         self._first_seen: float | None = None
         self._running = False  # a pass is running
@@ -115,8 +126,8 @@ class VaultWatcher:
 
     @property
     def busy(self) -> bool:
-        """Changes seen (or the first scan) not yet in the served index."""
-        return not self._started or self._running or bool(self._pending)
+        """Changes seen (or the first scan, or a question's pass) not yet in the served index."""
+        return not self._started or self._running or bool(self._pending) or self._wanted > self._ended
 
     @property
     def pending(self) -> int:
@@ -138,16 +149,28 @@ class VaultWatcher:
         nothing ``busy`` knows of."""
         return self.mode == "rescans" or (self._failing is not None and not self.stopping.is_set())
 
-    def catch_up_now(self) -> None:
+    def catch_up_now(self) -> int | None:
         """A question wants the vault as it is now (``brain ask``'s freshness rule) while no
-        watch can say what changed: a pass over the whole vault at once, held as pending (so
-        ``busy`` until it is served) as a watched change is. Nothing when a watch is on."""
+        watch can say what changed: the number of the pass over the whole vault that answers it
+        (``served``), the first to begin from now, as one that began before may have missed a
+        save made just before the question. Questions asking while a pass runs share the next
+        one, and the passes are spaced (``_may_begin``): a stream of questions made them back to
+        back, a CPU's worth. None when a watch is on (its events are what ``busy`` waits for)."""
         if not self.unwatched:
-            return
-        if not self._pending:
-            self._first_seen = time.monotonic()
-        self._pending.add(".")
-        self._asked.set()
+            return None
+        with self._turns:
+            if self._first_seen is None:
+                self._first_seen = time.monotonic()
+            self._wanted = self._begun + 1
+            self._turns.notify_all()
+            return self._wanted
+
+    def served(self, turn: int, wait: float = 0.0) -> bool:
+        """Whether pass number ``turn`` (``catch_up_now``'s) has ended, its state served; waiting
+        up to ``wait`` seconds for it (woken as it ends: a stream's hundreds of questions each
+        looking every 50 ms held the interpreter's lock from the pass and the answers)."""
+        with self._turns:
+            return self._turns.wait_for(lambda: self._ended >= turn or self.stopping.is_set(), wait)
 
     def behind(self) -> float | None:
         """Seconds since the oldest change not yet served, or None when level."""
@@ -160,7 +183,8 @@ class VaultWatcher:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.stopping.set()
-        self._asked.set()
+        with self._turns:
+            self._turns.notify_all()
         if self._thread.is_alive():
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -190,6 +214,7 @@ class VaultWatcher:
         force = self.force_polling
         folder = self._identity()
         while not self.stopping.is_set():
+            trying = time.thread_time()
             try:
                 self._watch(force)
                 return
@@ -242,8 +267,10 @@ class VaultWatcher:
                         )
                         self._failing = problem
                     self.mode = "rescans"
-                    took = self._catch_up()
-                    if self._rest(max(RETRY_SECONDS, took / CATCH_UP_SHARE)):
+                    # trying to watch walked the vault too (the poller's first look): its CPU is
+                    # paid for as a pass's is, and it is tried again as often as the passes run
+                    self._owed = max(self._owed, time.monotonic()) + (time.thread_time() - trying) / CATCH_UP_SHARE
+                    if self._unwatched(RETRY_SECONDS, max(RETRY_SECONDS, self._spacing)):
                         return
                 else:
                     log.warning(
@@ -263,24 +290,41 @@ class VaultWatcher:
         self._outside = {real: rel for rel, _, real in links if real is not None}
 
     def _rescan_only(self) -> None:
-        """No events: a full pass every ``rescan_seconds``, or at once for a question."""
-        last_pass = time.monotonic()
-        while True:
-            asked = self._asked.wait(min(1.0, self.rescan_seconds))
-            if self.stopping.is_set():
-                return
-            now = time.monotonic()
-            if asked or now - last_pass >= self.rescan_seconds:
-                self._asked.clear()
-                last_pass = self._rescan(now)
-            else:
-                self._idle()
+        """No events: a full pass every ``rescan_seconds``, and for questions."""
+        self._unwatched(self.rescan_seconds, None)
 
-    def _rest(self, seconds: float) -> bool:
-        """Wait ``seconds`` between passes, or less when a question asks for one; True when stopping."""
-        self._asked.wait(seconds)
-        self._asked.clear()
-        return self.stopping.is_set()
+    def _unwatched(self, every: float, until: float | None) -> bool:
+        """While no watch hears changes: a pass over the whole vault every ``every`` seconds and
+        for the questions that want one (``catch_up_now``), all spaced by ``_may_begin``; for
+        ``until`` seconds (None: for good), then False (time to try watching again), or True
+        once stopping."""
+        ends = None if until is None else time.monotonic() + until
+        while not self.stopping.is_set():
+            now = time.monotonic()
+            if ends is not None and now >= ends:
+                return False
+            with self._turns:
+                asked = self._wanted > self._begun
+            due = now if asked else self._last_begun + every
+            begin = max(due, self._may_begin())
+            if now >= begin:
+                self._catch_up()
+                continue
+            wake = begin if ends is None else min(begin, ends)
+            with self._turns:
+                self._turns.wait_for(partial(self._woken, asked), timeout=min(1.0, wake - now))
+            self._idle()
+        return True
+
+    def _woken(self, asked: bool) -> bool:
+        """Stopping, or a question's wish when that is what was missing (else: the spacing)."""
+        return self.stopping.is_set() or (not asked and self._wanted > self._begun)
+
+    def _may_begin(self) -> float:
+        """When the next pass may begin while no watch hears changes: each pass stands for
+        ``_spacing`` (its time over ``CATCH_UP_SHARE``), so they take at most that share of a
+        CPU, and one may come at once after a quiet spell (a question just after a rescan)."""
+        return self._owed - self._spacing
 
     def _again(self) -> None:
         """A new watch: what changed while none was on is found by a pass over the whole vault,
@@ -289,18 +333,20 @@ class VaultWatcher:
             self._first_seen = time.monotonic()
         self._pending.add(".")
 
-    def _catch_up(self) -> float:
-        """A pass over the whole vault for what no watch heard (the gathered paths with it);
-        how long it took."""
-        started = time.monotonic()
+    def _catch_up(self) -> None:
+        """A pass over the whole vault for what no watch heard (the gathered paths with it)."""
+        started, cpu = time.monotonic(), time.thread_time()
         self._pending.clear()
         self._first_seen = started
         self._pass(Batch("rescan", first_seen=started))
-        return time.monotonic() - started
+        # its CPU, not its wall time: on a busy machine a pass waits for a CPU too, and spacing
+        # by that left a stream's questions waiting out their timeout
+        self._spacing = (time.thread_time() - cpu) / CATCH_UP_SHARE
+        self._owed = max(self._owed, started) + self._spacing
 
     def _rescan(self, now: float) -> float:
         """A pass over the whole vault; returns when it ended (the next is due from then)."""
-        self._pending.clear()  # what a question asked for (``catch_up_now``): this pass
+        self._pending.clear()
         self._first_seen = now
         self._pass(Batch("rescan", first_seen=now))
         return time.monotonic()
@@ -336,6 +382,7 @@ class VaultWatcher:
             if self._failing:
                 log.info("watching %s again", self.root)
                 self._failing = None
+                self._again()  # what changed since the last pass, and a question waiting for one
             now = time.monotonic()
             paths = self._relevant(changes) if changes else set()
             if self._links and now >= self._next_poll:
@@ -392,15 +439,21 @@ class VaultWatcher:
     def _pass(self, batch: Batch) -> None:
         self._running = True
         self._in_flight = batch.paths
+        with self._turns:  # before anything of the vault is read: it serves the questions asked so far
+            self._begun += 1
+            self._last_begun = time.monotonic()
         try:
             self.passes += 1
             self.on_batch(batch)
         except Exception:
             log.exception("an index pass failed")
         finally:
+            with self._turns:
+                self._ended += 1
+                self._turns.notify_all()
             self._running = False
             self._in_flight = frozenset()
-            if not self._pending:
+            if not self._pending and self._wanted <= self._ended:
                 self._first_seen = None
 
     def _idle(self) -> None:
