@@ -14,6 +14,11 @@ For each: the index passes run, the CPU of the indexing thread (``/proc``: its p
 of one CPU over the window) and of the whole process (the questions' own work included), and
 the questions' answer times (p50 / p95 / max) and how many said they were answered stale.
 
+With ``--polling``, the same vault watched by polling (the loop taken away for the run): what
+the server spends over ``--seconds`` with nothing changing (the indexing thread: its look for
+changes of mode, ``_poll_modes``; the process: watchfiles' poller too), and how long a note made
+unreadable (chmod 000) and then readable again takes to leave the index and come back.
+
     python bench/serve_unwatched.py                       # 10,000 notes in a temporary folder
     python bench/serve_unwatched.py --work /tmp/unwatched # kept: the next run reuses the index
 """
@@ -98,6 +103,63 @@ def window(service, seconds: float, ask=None) -> dict:
     }
 
 
+def polling(vault: Path, args: argparse.Namespace) -> None:
+    from brain.server.service import Service
+
+    loop = [vault / "Loop a.md", vault / "Loop b.md"]
+    for link in loop:
+        link.unlink()
+    note = vault / "zone-00" / "area-000" / "note-000007.md"
+    if os.geteuid() == 0:  # file modes do not bind root: its opens refused as anyone else's are
+        import errno
+        import stat
+
+        real_open = os.open
+
+        def open_as_a_user(path, flags, *rest, **named):
+            if os.fspath(path) == str(note) and not os.stat(path).st_mode & stat.S_IRUSR:
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return real_open(path, flags, *rest, **named)
+
+        os.open = open_as_a_user
+    service = Service(vault.resolve(), embedder=BenchFakeEmbedder(), rerank_model=False, force_polling=True)
+    service.start()
+    try:
+        service.wait_ready(600)
+        while service.watcher.mode != "polling" or service.watcher.busy:
+            time.sleep(0.1)
+        print(f"brain serve over {args.notes:,} notes, watched by polling; {load()}")
+        figures = window(service, args.seconds)
+        print(
+            f"idle    {figures['passes']} passes, indexing thread {figures['index_cpu']:.2f} s CPU over "
+            f"{figures['wall']:.1f} s ({figures['index_share']:.1%} of a CPU), whole process "
+            f"{figures['process_cpu']:.2f} s CPU ({figures['process_cpu'] / figures['wall']:.1%})"
+        )
+        rel = note.relative_to(vault).as_posix()
+
+        def held() -> bool:
+            return service.run(lambda r: r.store.note_id(rel) is not None, timeout=60)
+
+        for mode, wanted, what in (
+            (0, False, "made unreadable: out of the index"),
+            (0o644, True, "readable again: back"),
+        ):
+            started = time.monotonic()
+            note.chmod(mode)
+            while held() != wanted and time.monotonic() - started < 60:
+                time.sleep(0.05)
+            if held() == wanted:
+                print(f"a note {what} in {time.monotonic() - started:.2f} s")
+            else:
+                print(f"a note {what}: not within 60 s")
+                break
+    finally:
+        note.chmod(0o644)
+        service.stop()
+        os.symlink("Loop b.md", loop[0])
+        os.symlink("Loop a.md", loop[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=10_000)
@@ -105,6 +167,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--wait", type=float, default=14.0, help="how long each question may wait (brain ask: 14)")
     parser.add_argument("--work", type=Path, help="kept between runs (default: a temporary folder)")
+    parser.add_argument("--polling", action="store_true", help="watched by polling: changes of mode")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="brain-unwatched-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -112,6 +175,10 @@ def main() -> None:
     os.environ["BRAIN_EMBED_MODEL"] = MODEL
     _register()
     vault = prepare(work, args.notes)
+
+    if args.polling:
+        polling(vault, args)
+        return
 
     from brain.recall.types import RecallSettings
     from brain.server.service import Service

@@ -474,6 +474,29 @@ def test_a_stream_of_questions_while_the_vault_cannot_be_watched_shares_passes(t
     assert spent <= share * (ended - started) + 2 * longest, (spent, ended - started, len(passes))
 
 
+def test_under_polling_a_change_of_mode_is_news(tmp_path):
+    """watchfiles' poller compares mtimes, which chmod leaves as they were: a note or a folder
+    made unreadable (or readable again) under polling was heard of only at the rescan. The
+    watcher's own look reports them (their ctime moved, their mtime did not), and leaves a
+    write (the poller's to hear), a dot-folder and an ignored note alone."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    note = write(vault, "Cooking/Bread.md", "# Bread\n")
+    written = write(vault, "Soup.md", "# Soup\n")
+    hidden = write(vault, ".obsidian/Hidden.md", "# Hidden\n")
+    ignored = write(vault, "Drafts/Draft.md", "# Draft\n")
+    write(vault, ".brainignore", "Drafts/\n")
+    watcher = VaultWatcher(vault, lambda batch: None, force_polling=True)
+    assert watcher._poll_modes() == set()  # the first look: nothing to compare with
+    time.sleep(0.01)
+    for path in (note, hidden, ignored, vault / "Cooking"):
+        path.chmod(0o600 if path.is_file() else 0o700)
+    written.write_text("# Soup\n\nLeek.\n")
+    assert watcher._poll_modes() == {"Cooking/Bread.md", "Cooking/"}
+    assert watcher._poll_modes() == set()
+
+
 def test_a_folder_made_unreadable_is_news(tmp_path, monkeypatch):
     """`chmod 000 Folder` is reported as the folder modified. The watcher looked into it for a
     note, found none it could read, and took it for an empty folder: its notes stayed served

@@ -261,3 +261,31 @@ def test_a_note_deleted_between_the_walk_and_its_read_is_deleted(toy_vault, monk
     told = history_text(note_history(toy_vault, "Diary.md"))
     assert "deleted" in told and "made unreadable" not in told, told
     assert "Diary.md" not in _skipped(toy_vault)
+
+
+def test_a_note_made_unreadable_under_a_polling_brain_serve_is_dropped_within_seconds(toy_vault, modes_bind):
+    """watchfiles' poller compares mtimes, and chmod leaves the mtime as it was: under polling
+    (a network drive, WATCHFILES_FORCE_POLLING, out of inotify watches) the server heard nothing
+    and kept serving a note made unreadable until its rescan, five minutes later, and one made
+    readable again stayed out as long."""
+    from serve_helpers import request, served, wait_until
+
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    with served(toy_vault, force_polling=True) as daemon:
+        wait_until(lambda: daemon.service.watcher.mode == "polling", 10, "the poller")
+
+        def answered() -> list[str]:
+            asked = request(
+                daemon, "ask", query="quagga password", modes=["hybrid"], settings={}, output="json", update=False
+            )
+            return [r["path"] for r in asked["result"]["results"][0]["results"]]
+
+        assert "Diary.md" in answered()
+        secret.chmod(0)
+        try:
+            wait_until(lambda: "Diary.md" not in answered(), 10, "the note made unreadable to leave")
+            assert _skipped(toy_vault)["Diary.md"] == "unreadable"
+        finally:
+            secret.chmod(0o644)
+        wait_until(lambda: "Diary.md" in answered(), 10, "the note made readable again to come back")

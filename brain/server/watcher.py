@@ -57,6 +57,7 @@ class _Rewatch(Exception):
 
 
 POLL_SHARE = 0.02  # of a CPU, at most, for comparing the symlinks' targets with what the walk saw
+MODES_SHARE = 0.02  # of a CPU, at most, for looking for changes of mode under polling (``_poll_modes``)
 RETRY_SECONDS = 5.0  # between tries to watch again after watching failed
 CATCH_UP_SHARE = 0.05  # of a CPU, at most, for indexing the vault again while it cannot be watched
 
@@ -120,6 +121,9 @@ class VaultWatcher:
         self._links: dict[str, tuple[int, ...] | None] = {}
         self._outside: dict[str, str] = {}
         self._next_poll = 0.0
+        # Under polling: each note's and folder's ctime less its mtime at the last look (``_poll_modes``)
+        self._modes: dict[str, int] | None = None
+        self._next_modes = 0.0
         self._thread = threading.Thread(target=self._run, name="brain-watch", daemon=True)
 
     # ----- what the service reads -----------------------------------------------------------
@@ -354,7 +358,11 @@ class VaultWatcher:
     def _watch(self, force_polling: bool | None) -> None:
         from watchfiles import watch
 
-        self.mode = "polling" if force_polling or os.environ.get("WATCHFILES_FORCE_POLLING") else "events"
+        polling = bool(force_polling or os.environ.get("WATCHFILES_FORCE_POLLING"))
+        self._modes = None
+        if polling:
+            self._poll_modes()  # what a change of mode is news against, from before the watch
+        self.mode = "polling" if polling else "events"
         last_pass = last_change = time.monotonic()
         folder = self._identity()
         if folder is None:
@@ -387,6 +395,8 @@ class VaultWatcher:
             paths = self._relevant(changes) if changes else set()
             if self._links and now >= self._next_poll:
                 paths |= self._poll_links()
+            if self.mode == "polling" and now >= self._next_modes:
+                paths |= self._poll_modes()
             if paths:
                 if not self._pending:
                     self._first_seen = now
@@ -426,6 +436,49 @@ class VaultWatcher:
                     self._spec = load_ignore(self.root)
         took = time.perf_counter() - started
         self._next_poll = time.monotonic() + max(self.settle_ms / 1000, took / POLL_SHARE)
+        return changed
+
+    def _poll_modes(self) -> set[str]:
+        """Under polling: the notes and folders whose mode (or owner, or ACL) changed since the
+        last look. watchfiles' poller compares mtimes, which chmod leaves as they were, so a note
+        made unreadable was served until the rescan, five minutes on; each change of mode moves
+        the ctime away from the mtime, where a write moves both to the same moment (and is the
+        poller's to hear). A walk of the vault (no dot-folder, no symlinked folder: ``_poll_links`` has those): one
+        ``stat`` a note and a folder, at most ``MODES_SHARE`` of a CPU (42 ms of CPU at 10,000
+        notes: a look every 2 s)."""
+        started = time.thread_time()
+        seen: dict[str, int] = {}  # 0 for a note last written: one int object for them all
+        stack = [("", str(self.root))]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = list(listing)
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        stack.append((f"{prefix}{name}/", entry.path))
+                        seen[f"{prefix}{name}/"] = st.st_ctime_ns - st.st_mtime_ns
+                    elif name.lower().endswith(".md"):
+                        st = entry.stat()  # a linked note's target: its mode is what is read
+                        seen[prefix + name] = st.st_ctime_ns - st.st_mtime_ns
+                except OSError:
+                    continue
+        before, self._modes = self._modes, seen
+        changed = set()
+        if before is not None:
+            for rel, apart in seen.items():
+                was = before.get(rel, apart)
+                if was != apart and not excluded(rel.rstrip("/"), self._spec, is_dir=rel.endswith("/")):
+                    changed.add(rel)
+        took = time.thread_time() - started
+        self._next_modes = time.monotonic() + max(self.settle_ms / 1000, took / MODES_SHARE)
         return changed
 
     def _identity(self) -> tuple[int, int] | None:
