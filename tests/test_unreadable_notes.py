@@ -289,3 +289,42 @@ def test_a_note_made_unreadable_under_a_polling_brain_serve_is_dropped_within_se
         finally:
             secret.chmod(0o644)
         wait_until(lambda: "Diary.md" in answered(), 10, "the note made readable again to come back")
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_note_an_acl_refuses_under_brain_serve_is_dropped_at_the_event(toy_vault, monkeypatch, polling):
+    """An ACL that refuses a note (setfacl) shows in no mode bit: brain serve heard the change of
+    attributes (an event; under polling, its ctime), and its pass found the note's size, mtime
+    and mode as they were and kept serving it until its next save. A note heard of is opened
+    again now. Here the refusal is by hand, and the attribute change a chmod to the same bits."""
+    from serve_helpers import request, served, wait_until
+
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    real = os.open
+    refused = {os.fspath(secret), os.path.realpath(secret)}
+    acl = [False]
+
+    def open_under_the_acl(path, flags, *args, **kwargs):
+        if acl[0] and os.fspath(path) in refused:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_under_the_acl)
+    with served(toy_vault, force_polling=polling) as daemon:
+        wait_until(lambda: daemon.service.watcher.mode == ("polling" if polling else "events"), 10, "the watch")
+
+        def answered() -> list[str]:
+            asked = request(
+                daemon, "ask", query="quagga password", modes=["hybrid"], settings={}, output="json", update=False
+            )
+            return [r["path"] for r in asked["result"]["results"][0]["results"]]
+
+        assert "Diary.md" in answered()
+        acl[0] = True
+        secret.chmod(0o644)
+        wait_until(lambda: "Diary.md" not in answered(), 10, "the note the ACL refuses to leave")
+        assert _skipped(toy_vault)["Diary.md"] == "unreadable"
+        acl[0] = False
+        secret.chmod(0o644)
+        wait_until(lambda: "Diary.md" in answered(), 10, "the note allowed again to come back")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -98,12 +98,19 @@ class Change:
     recheck: bool = False  # one of ``Plan.rechecks``: counted unchanged by its stat until read
 
 
-def plan(root: Path, store: IndexStore, *, verify: bool = False, meanwhile: Callable[[], object] | None = None) -> Plan:
+def plan(
+    root: Path,
+    store: IndexStore,
+    *,
+    verify: bool | Collection[str] = False,
+    meanwhile: Callable[[], object] | None = None,
+) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read).
 
     ``verify``: the notes whose size and mtime match are to be read too (``Plan.rechecks``):
     a file replaced by other bytes of the same size and time (two notes swapped by name, a
-    copy that kept its time) is found only by its bytes.
+    copy that kept its time) is found only by its bytes. A collection of paths: those notes
+    only (what a watcher heard of while their size and mtime stayed: an ACL that refuses them).
 
     ``meanwhile``: work the caller does next, done during the walk if the walk's helper process
     runs and can walk in its place meanwhile (``vault.walk``); or not at all."""
@@ -130,7 +137,9 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], object] | None) -> Plan:
+def _plan(
+    root: Path, store: IndexStore, verify: bool | Collection[str], meanwhile: Callable[[], object] | None
+) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
     # differs from its row (the row has the stat of what was read), so it is a candidate.
@@ -158,7 +167,8 @@ def _plan(root: Path, store: IndexStore, verify: bool, meanwhile: Callable[[], o
     skipped.sort(key=lambda s: s.path)
     rechecks: list[tuple[VaultFile, int]] = []
     if verify:
-        for path in sorted(found.unchanged):
+        unchanged = found.unchanged if isinstance(verify, bool) else set(verify).intersection(found.unchanged)
+        for path in sorted(unchanged):
             again = vault_file(root, path)
             if again is not None:  # gone since the walk: the next run deletes it
                 rechecks.append((again, rows[path][0]))

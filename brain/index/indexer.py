@@ -19,7 +19,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -232,13 +232,14 @@ def index_vault(
     keep_history: bool = True,
     progress: bool = True,
     load: Callable[[str], Embedder] = load_embedder,
-    verify: bool = False,
+    verify: bool | Collection[str] = False,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
     ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
     the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
-    not only those whose size or mtime changed, and re-index those whose bytes differ.
+    not only those whose size or mtime changed, and re-index those whose bytes differ (a
+    collection of vault-relative paths: those notes only).
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -271,7 +272,7 @@ def _index_into(
     embedder: Embedder | None,
     load: Callable[[str], Embedder],
     progress: bool,
-    verify: bool = False,
+    verify: bool | Collection[str] = False,
 ) -> IndexReport:
     # Settings other than the index's are refused, and a stopped rebuild resumed with other
     # prefixes or chunking is then started over (``rebuild.py``), not finished half one way.
@@ -300,7 +301,7 @@ class _Run:
         embedder: Embedder | None,
         load: Callable[[str], Embedder],
         progress: bool,
-        verify: bool = False,
+        verify: bool | Collection[str] = False,
     ):
         self.root = root
         self.verify = verify

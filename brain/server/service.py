@@ -268,8 +268,11 @@ class Service:
             self._warm_model()
             if (config.index_dir(self.root) / "index.db").exists():
                 self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
+        # A note heard of whose size and mtime stayed (chmod, setfacl, chown) is opened again: an
+        # ACL that refuses it shows in no mode bit, and the walk kept it, served, until its next save
+        heard = frozenset(p for p in batch.paths if p.lower().endswith(".md"))
         try:
-            report = self._index()
+            report = self._index(heard)
         finally:
             self.blocked = False
         if report is None:
@@ -315,15 +318,18 @@ class Service:
             return None
         return f"the vault {self.root} now leads to {now}"
 
-    def _index(self) -> Any:  # -> IndexReport | None (the pass failed, or the server stops)
-        """``index_vault``, the same as `brain index`; waits its turn behind another writer."""
+    def _index(self, recheck: frozenset[str] = frozenset()) -> Any:  # -> IndexReport | None (failed, or stopping)
+        """``index_vault``, the same as `brain index`, the notes ``recheck`` read even when their
+        size and mtime are as indexed; waits its turn behind another writer."""
         elsewhere = self.led_elsewhere()
         if elsewhere:  # index_vault would follow the path into another folder's index
             log.error("%s; not indexing it here", elsewhere)
             return None
         while True:
             try:
-                report = index_vault(self.root, embedder=self.embedder, model_name=self.model, progress=False)
+                report = index_vault(
+                    self.root, embedder=self.embedder, model_name=self.model, progress=False, verify=recheck
+                )
             except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
                 self.blocked = True  # meanwhile queries do not wait for us
                 if self.watcher.stopping.wait(0.5):
