@@ -502,6 +502,29 @@ def test_cli_install_prompt(tmp_path, toy_vault):
     assert result.exit_code == 0 and json.loads(path.read_text()) == SETTINGS_WITH_HOOKS
 
 
+def test_cli_install_both_hooks_is_one_edit_with_one_backup(tmp_path, toy_vault):
+    """`--stop --prompt` was two installs in a row: a second backup held the first one's half-done
+    file, and a settings file that did not exist got a "backup" of a state it never had."""
+    args = ["hook", "install", "--stop", "--prompt", "--vault", str(toy_vault), "--settings"]
+    fresh = tmp_path / "new" / "settings.json"
+    result = CliRunner().invoke(cli, [*args, str(fresh)])
+    assert result.exit_code == 0, result.output
+    assert "added a Stop hook" in result.stdout and "added a prompt hook" in result.stdout
+    assert "backup:" not in result.stdout and [p.name for p in fresh.parent.iterdir()] == ["settings.json"]
+
+    path = _settings(tmp_path, SETTINGS_WITH_HOOKS)
+    before = path.read_bytes()
+    result = CliRunner().invoke(cli, [*args, str(path)])
+    assert result.exit_code == 0, result.output
+    backups = sorted(path.parent.glob("settings.json.bak-*"))
+    assert len(backups) == 1 and backups[0].read_bytes() == before
+    lines = result.stdout.splitlines()
+    assert lines[-1] == f"backup: {backups[0]}" and sum(line.startswith("backup:") for line in lines) == 1
+    assert _commands(path, "Stop")[-1].endswith("hook stop") and any(
+        setup.is_ours(c, "prompt") for c in _commands(path, "UserPromptSubmit")
+    )
+
+
 def test_cli_install_prompt_advice_quotes_a_vault_with_a_space(tmp_path):
     vault = tmp_path / "Obsidian Vault"
     vault.mkdir()

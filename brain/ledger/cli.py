@@ -85,8 +85,7 @@ def install(
         for kind, command in commands.items():
             click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return
-    for kind, command in commands.items():
-        click.echo(setup.install(path, command, kind).message)
+    click.echo(setup.install_hooks(path, commands).message)
     if root is not None:
         _prompt_hook_advice(root)
 

@@ -404,40 +404,52 @@ def _copy_owner_and_mode(path: Path, original: os.stat_result) -> None:
 
 def install(path: Path, command: str | None = None, kind: str = "stop") -> Change:
     """Add (or update) brain's hook of ``kind`` (``stop`` or ``prompt``) in the settings file at ``path``."""
+    return install_hooks(path, {kind: command or hook_command(kind)})
+
+
+def install_hooks(path: Path, commands: dict[str, str]) -> Change:
+    """Add (or update) brain's hooks, ``kind`` → command, in one edit of ``path``: one write and
+    one backup holding the file as it was (two installs in a row left a second backup holding the
+    first one's half-done file, the only backup of a file that did not exist before)."""
     with editing(path, create=True):
-        return _install(path, command, kind)
+        loaded = load_settings(path)
+        existed = loaded is not None
+        data = loaded if loaded is not None else {}
+        messages, changed = [], False
+        for kind, command in commands.items():
+            message, edited = _install(data, path, command, kind)
+            messages.append(message)
+            changed = changed or edited
+        if not changed:
+            return Change(path, False, "\n".join(messages))
+        backup = save_settings(path, data, existed)
+        if backup:
+            messages.append(f"backup: {backup}")
+        return Change(path, True, "\n".join(messages), backup)
 
 
-def _install(path: Path, command: str | None, kind: str) -> Change:
+def _install(data: dict[str, Any], path: Path, command: str, kind: str) -> tuple[str, bool]:
+    """Put brain's hook of ``kind`` into ``data``, the settings read from ``path``: what it did, and whether it changed."""
     event, what = HOOKS[kind]
-    command = command or hook_command(kind)
     entry: dict[str, Any] = {"type": "command", "command": command}
     if kind == "prompt":
         entry["timeout"] = PROMPT_TIMEOUT
-    loaded = load_settings(path)
-    existed = loaded is not None
-    data = loaded if loaded is not None else {}
     groups = _event_groups(data, path, event)
     ours = _our_entries(groups, kind)
     timeout = ours[0][1].get("timeout") if ours else None
     if "timeout" in entry and isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
         entry["timeout"] = timeout  # the user's own budget for the hook stays theirs
     if len(ours) == 1 and all(ours[0][1].get(key) == value for key, value in entry.items()):
-        return Change(path, False, f"{what} already installed in {path}: {command}")
+        return f"{what} already installed in {path}: {command}", False
     if ours:
         _, hook = ours[0]
         # Every entry replaced is named, a second one too (two installs with other homes).
         old = "".join(f"\n  - {h.get('command')}" for _, h in ours)
         hook.update(entry)
         _drop(groups, ours[1:])
-        message = f"updated the {what} in {path}:{old}\n  + {command}"
-    else:
-        groups.append({"hooks": [entry]})
-        message = f"added a {what} to {path}:\n  + {command}"
-    backup = save_settings(path, data, existed)
-    if backup:
-        message += f"\nbackup: {backup}"
-    return Change(path, True, message, backup)
+        return f"updated the {what} in {path}:{old}\n  + {command}", True
+    groups.append({"hooks": [entry]})
+    return f"added a {what} to {path}:\n  + {command}", True
 
 
 def _drop(groups: list[Any], entries: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
