@@ -561,3 +561,28 @@ def test_links_to_no_note_are_left_out_of_pagerank_and_said(bridge_vault):
         cli, ["ask", "--vault", str(bridge_vault), "--json", "--no-rerank", "--mode", "hybrid+ppr", QUESTION]
     )
     assert json.loads(again.stdout)["warnings"] == data["warnings"]
+
+
+def test_every_result_shows_a_cosine_also_one_the_lexical_lane_found_first(tmp_path):
+    """A note the lexical lane found before a later lane (PageRank, the extra lanes) kept its BM25
+    score as `dense_score` (5.49 shown as a cosine for a prompt about nothing in the vault), and the
+    prompt hook, which adds a note whose `dense_score` reaches 0.35, would have added it."""
+    from brain.recall import dense as dense_stage
+
+    root = tmp_path / "v"
+    # Short notes on the common word lead the dense lane; the rare word, deep in a long note that
+    # links to one of them, leads the lexical lane (and PageRank reaches it through the link).
+    for i in range(6):
+        write(root, f"Quay {i}.md", f"# Quay {i}\n\nHarbour harbour quay {i}.\n")
+    filler = " ".join(f"word{n}" for n in range(300))
+    write(root, "Ledger.md", f"# Ledger\n\n{filler} zyxquartz {filler} [[Quay 0]]\n")
+    write(root, "Quay 0.md", "# Quay 0\n\nHarbour harbour quay 0, see [[Ledger]].\n")
+    index_vault(root, progress=False)
+    query = "zyxquartz harbour"
+    recaller = open_recaller(root)
+    result = recaller.ask(query, "hybrid+ppr", RecallSettings(k=8, depth=2, seeds=3, max_new=10, pool=8))
+    assert any(c.sources[0] == "lexical" and len(c.sources) > 1 for c in result.results), "nothing to check"
+    vector = recaller.embedder.embed_query(query)
+    best = dense_stage.best_chunks(recaller.store, [c.note_id for c in result.results], vector)
+    for c in result.results:
+        assert c.dense_score == pytest.approx(best[c.note_id][1], abs=1e-5), (c.path, c.sources)

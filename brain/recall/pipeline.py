@@ -827,8 +827,10 @@ class Recaller:
         return found
 
     def _fill_dense_scores(self, candidates: list[Candidate], vector: np.ndarray) -> None:
-        """Lexical-only candidates get their best chunk's cosine too (shown, and a tie-break)."""
-        missing = [c for c in candidates if set(c.sources) <= {"lexical"}]
+        """Candidates the lexical lane found first get their best chunk's cosine too (shown, a
+        tie-break, and the prompt hook's threshold): their score is BM25's, also when a later lane
+        (PageRank, an extra lane) found the note as well and only added its name to ``sources``."""
+        missing = [c for c in candidates if c.sources[:1] == ["lexical"]]
         if not missing:
             return
         best = dense_stage.best_chunks(self.store, [c.note_id for c in missing], vector)
