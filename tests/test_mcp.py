@@ -795,3 +795,15 @@ def test_install_refuses_an_empty_name(toy_vault, tmp_path, monkeypatch):
             out = CliRunner().invoke(cli, ["mcp", *args, "--name", name])
             assert out.exit_code == 2 and "give the server a name" in out.output, out.output
     assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_help_names_every_tool():
+    """`brain mcp --help` listed five tools: `history`, which the server serves, was not among them."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    result = CliRunner().invoke(cli, ["mcp", "--help"])
+    assert result.exit_code == 0, result.output
+    listed = result.output.split("Read-only tools:", 1)[1].split(".", 1)[0]
+    assert {name.strip() for name in listed.replace("\n", " ").split(",")} == TOOLS

@@ -20,14 +20,14 @@ from ..cli_support import library_errors
 def mcp(ctx: click.Context, vault: str | None) -> None:
     """Serve brain's memory to Claude Code (and any MCP client) over stdio.
 
-    Read-only tools: search, get_note, neighbours, recent_turns, status. A running
+    Read-only tools: search, get_note, neighbours, history, recent_turns, status. A running
     `brain serve` for the vault answers them (warm, watching the vault); without one,
     this process loads the index itself for the session.
 
     \b
     brain mcp --vault ~/notes            # what Claude Code runs
     brain mcp install --vault ~/notes    # add it to ./.mcp.json (--user: every project)
-    claude mcp add --scope user brain -- brain mcp --vault ~/notes
+    claude mcp add --transport stdio --scope user brain -- "$(which brain)" mcp --vault ~/notes
     """
     if ctx.invoked_subcommand is not None:
         return
