@@ -753,6 +753,8 @@ def test_corrupt_db_stop_hook_exits_zero_and_logs_it(tmp_path, how):
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     log = (tmp_path / "logs" / "hook.log").read_text()
     assert f"{db} is damaged" in log
+    # The one line `brain turns` prints, as the README says: no traceback under a foreseen error.
+    assert len(log.splitlines()) == 1 and "Traceback" not in log, log
 
 
 # ----- 10. a read-only brain home ----------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import config
 from ..db import UpgradeDeferred, connection
-from ..errors import ConfigError
+from ..errors import BrainError, ConfigError
 from .redact import redact
 from .store import turn_row, utc_now, write_turn
 from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
@@ -349,6 +349,9 @@ def log(message: str) -> None:
 
 
 def _log_exception(exc: BaseException, *, label: str = "") -> None:
+    if isinstance(exc, BrainError):  # foreseen: its one line says what to do, as brain turns prints it
+        log(f"{label}error: {exc}")
+        return
     import traceback  # only on the error path
 
     detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
