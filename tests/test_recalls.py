@@ -453,3 +453,28 @@ def test_a_report_reads_each_turn_once_not_once_per_note_shown():
             return _steps(conn, lambda: store.report(conn, days=7))
 
     assert cost(600) < 3 * cost(300), "the report grows faster than the history it reads"
+
+
+def test_the_readmes_report_sql_pastes_into_sqlite(tmp_path):
+    """The README's four queries had no `;`: pasted into the sqlite3 shell, they ran as one
+    statement (a syntax error) or waited for more. Each is now complete, and gives the report's figures."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("plain SQL (`:days` is the window", 1)[1].split("```sql\n", 1)[1].split("```", 1)[0]
+    statements, pending = [], ""
+    for line in block.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending)
+            pending = ""
+    assert len(statements) == 4 and not pending.strip(), pending
+    with connection(tmp_path / "brain.db") as conn:
+        _fill(conn)
+        figures = store.report(conn, days=7)["all"]
+        rows = []
+        for sql in statements:
+            cursor = conn.execute(sql, {"days": 7})
+            names = [column[0] for column in cursor.description]
+            rows.append([dict(zip(names, row)) for row in cursor])
+    per_day, reasons, latency, use = rows
+    assert sum(day["prompts"] for day in per_day) == figures["prompts"] and reasons and latency
+    assert sum(day["notes_read"] for day in use) == figures["notes_read"]
