@@ -83,6 +83,8 @@ def test_turns_stats(tmp_path):
     assert data["turns"] == 2
     assert {"tool": "Bash", "uses": 2, "turns": 2} in data["top_tools"]
     assert data["top_files"] == [{"file": "/home/dev/proj/src/app.py", "turns": 2}]
+    one = CliRunner().invoke(cli, ["turns", "--stats", "--days", "1"])
+    assert "(last day with turns):" in one.output and "1 days" not in one.output
 
 
 def test_hook_install_and_uninstall_commands(tmp_path):

@@ -260,6 +260,8 @@ def test_cli_stats(tmp_path, monkeypatch):
     assert result.exit_code == 0 and "0 prompts reached the prompt hook" in result.output
     with connection(tmp_path / "brain.db") as conn:
         _fill(conn)
+    one = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "1"])
+    assert one.output.startswith("last day: ")  # not "last 1 days"
     result = CliRunner().invoke(cli, ["recalls", "--stats", "--days", "7"])
     assert result.exit_code == 0, result.output
     out = result.output

@@ -119,7 +119,8 @@ def _share(part: int, whole: int) -> str:
 
 def _format_stats(data: dict[str, Any]) -> str:
     total = data["all"]
-    lines = [f"last {data['days']} days: {total['prompts']} prompts reached the prompt hook"]
+    span = "day" if data["days"] == 1 else f"{data['days']} days"  # --days 1 read "last 1 days"
+    lines = [f"last {span}: {total['prompts']} prompts reached the prompt hook"]
     if not total["prompts"]:
         return lines[0] + " (brain hook install --prompt --vault V, then use Claude Code)"
     why = ", ".join(f"{_one_line(reason)} {n}" for reason, n in total["reasons"].items())

@@ -282,7 +282,7 @@ def _format_stats(data: dict[str, Any], days: int) -> str:
     lines = [
         f"{data['turns']} turns recorded",
         "",
-        f"turns per day and project (last {days} days with turns):",
+        f"turns per day and project (last {'day' if days == 1 else f'{days} days'} with turns):",  # not "1 days"
     ]
     # Each name from the transcripts cleaned and kept to its row (a line break in one ended it).
     lines += [f"  {_one_line(r['day'])}  {r['turns']:5}  {_one_line(r['project'])}" for r in data["per_day"]] or [
