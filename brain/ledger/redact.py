@@ -516,6 +516,8 @@ def _mask_token(match: re.Match[str]) -> str:
     before = match.string[match.start() - 1] if match.start() else ""
     if before == "." and "/" in token:
         return token
+    if token.startswith(("pk_live_", "pk_test_")):  # Stripe's publishable keys are public: they stay
+        return token
     return MASK if _looks_random(token) else token
 
 
