@@ -32,16 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_VAULT = ROOT.parent / "shared" / "bench" / "vaults" / "13th-age-srd"
 DEFAULT_QUERIES = ROOT / "bench" / "realvault" / "13th-age-srd.queries.jsonl"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
+sys.path.insert(0, str(ROOT / "bench"))
+from serve_speed import load, pct  # noqa: E402 (the same figures as serve_speed's)
 
 
 def timed(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[float, subprocess.CompletedProcess]:

@@ -37,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from scale import MODEL, BenchFakeEmbedder, _register, generate  # noqa: E402 (this checkout's brain first)
+from serve_speed import load, pct  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 SAVED = "Saved in the stream.md"
@@ -51,16 +52,6 @@ def thread_cpu(tid: int) -> float:
 def process_cpu() -> float:
     times = os.times()
     return times.user + times.system
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
-def load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"load {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
 
 
 def prepare(work: Path, notes: int) -> Path:

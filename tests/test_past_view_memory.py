@@ -122,14 +122,18 @@ def test_a_slice_keeps_what_recall_reads_of_each_version(tmp_path):
         store.close()
 
 
-def test_a_slice_keeps_little_of_each_version(tmp_path):
-    """What a view keeps of each note's version (``brain serve`` keeps a few views, each of every
-    note): no content hash, event or sizes, and no dict of fields for each."""
-    root = tmp_path / "vault"
+def _kilns(root):
+    """An index of 400 short notes with frontmatter, and a moment after it was made."""
     for i in range(400):
         write(root, f"Notes/Kiln {i:03d}.md", f"---\ntags: [kiln]\n---\n# Kiln {i}\n\nFired at cone {i % 10}.\n")
     moment = index_then_moment(root)
-    store = open_store(root)
+    return open_store(root), moment
+
+
+def test_a_slice_keeps_little_of_each_version(tmp_path):
+    """What a view keeps of each note's version (``brain serve`` keeps a few views, each of every
+    note): no content hash, event or sizes, and no dict of fields for each."""
+    store, moment = _kilns(tmp_path / "vault")
     try:
         tracemalloc.start()
         try:
@@ -151,11 +155,7 @@ def test_a_slice_reads_its_versions_a_batch_at_a_time(tmp_path, monkeypatch):
     JSON the present does not hold) held most of that memory after the rows went: at 100,000
     notes 50 MB of the first view's 193 resident. A batch at a time, little more than it keeps."""
     monkeypatch.setattr(store_module, "SLICE_BATCH", 20)
-    root = tmp_path / "vault"
-    for i in range(400):
-        write(root, f"Notes/Kiln {i:03d}.md", f"---\ntags: [kiln]\n---\n# Kiln {i}\n\nFired at cone {i % 10}.\n")
-    moment = index_then_moment(root)
-    store = open_store(root)
+    store, moment = _kilns(tmp_path / "vault")
     try:
         tracemalloc.start()
         try:

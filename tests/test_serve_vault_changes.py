@@ -10,8 +10,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import write
@@ -22,6 +24,19 @@ from brain import config
 from brain.server.daemon import Daemon
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+
+
+@contextmanager
+def served_unwatched(vault: Path) -> Iterator[Any]:
+    """The vault indexed and served with its watch failing for good (a symlink loop under
+    polling): the service, once it indexes the vault again every few seconds instead."""
+    os.symlink("Loop b.md", vault / "Loop a.md")
+    os.symlink("Loop a.md", vault / "Loop b.md")
+    _index(vault)
+    with served(vault, force_polling=True) as daemon:
+        service = daemon.service
+        wait_until(lambda: service.watcher.mode == "rescans" and not service.watcher.busy, 15, "rescans")
+        yield service
 
 
 def _index(vault: Path) -> None:
@@ -399,12 +414,7 @@ def test_answers_while_the_vault_cannot_be_watched_wait_for_a_pass_or_say_so(toy
     to wait, its answer says so."""
     from brain.recall.types import RecallSettings
 
-    os.symlink("Loop b.md", toy_vault / "Loop a.md")
-    os.symlink("Loop a.md", toy_vault / "Loop b.md")
-    _index(toy_vault)
-    with served(toy_vault, force_polling=True) as daemon:
-        service = daemon.service
-        wait_until(lambda: service.watcher.mode == "rescans" and not service.watcher.busy, 15, "rescans")
+    with served_unwatched(toy_vault) as service:
         write(toy_vault, "Okapi.md", "# Okapi\n\nThe okapi grazes at dusk.\n")
         results = service.ask("okapi grazes at dusk", ["hybrid"], RecallSettings(k=3), wait=10)
         assert "Okapi.md" in [c.path for c in results[0].results]
@@ -441,12 +451,7 @@ def test_a_stream_of_questions_while_the_vault_cannot_be_watched_shares_passes(t
         passes.append((began, time.monotonic(), time.thread_time() - cpu))
 
     monkeypatch.setattr(service_module.Service, "_on_batch", timed)
-    os.symlink("Loop b.md", toy_vault / "Loop a.md")
-    os.symlink("Loop a.md", toy_vault / "Loop b.md")
-    _index(toy_vault)
-    with served(toy_vault, force_polling=True) as daemon:
-        service = daemon.service
-        wait_until(lambda: service.watcher.mode == "rescans" and not service.watcher.busy, 15, "rescans")
+    with served_unwatched(toy_vault) as service:
         answers: dict[int, tuple[float, float, bool, list[str]]] = {}
 
         def ask(number: int) -> None:
