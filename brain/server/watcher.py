@@ -197,14 +197,19 @@ class VaultWatcher:
     def _run(self) -> None:
         self._first_seen = time.monotonic()
         self._pass(Batch("start", first_seen=self._first_seen))
+        utf8 = _utf8(self.root)
+        if self.watch_enabled and utf8:
+            # The start pass walked the vault before the watch began, and no event tells of a
+            # note saved in between (a walk of the vault for changes of mode under polling, a
+            # loaded machine: seconds): it was served only after the next full pass, minutes
+            # on. A pass once the watch is on finds it; until then the watcher is busy.
+            self._again()
         self._started = True
         if not self.watch_enabled:
             while not self.stopping.wait(1.0):
                 self._idle()
             return
-        try:
-            str(self.root).encode("utf-8")
-        except UnicodeEncodeError:
+        if not utf8:
             # watchfiles takes only UTF-8 paths: it failed on every try, a traceback every 5 s
             log.warning(
                 "cannot watch %s: its path is not UTF-8, which watchfiles cannot take; "
@@ -601,3 +606,12 @@ def _is_ignore_file(rel: str) -> bool:
     there; an edit of it was taken for a dot-file's and the rules stayed as they were. (On
     Linux such a file is another one, and its edit costs one pass.)"""
     return rel.lower() == IGNORE_FILE
+
+
+def _utf8(path: Path) -> bool:
+    """Whether watchfiles can take ``path``: it takes only UTF-8 paths."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
