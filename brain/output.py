@@ -151,6 +151,14 @@ def in_column(text: str) -> str:
     return spaced(terminal_safe(text))
 
 
+def flat(text: object, width: int) -> str:
+    """``text`` (a prompt, an ask, a summary: anything a row may hold, hand-edited too) flat on
+    one line, its runs of white space one space, in at most ``width`` cells, with no terminal
+    control: a prompt may hold pasted coloured output. Cut by code points, a CJK prompt took
+    twice the cells (the terminal wrapped it under the field names)."""
+    return clip(" ".join(terminal_safe("" if text is None else str(text)).split()), width)
+
+
 def literal(text: str) -> str:
     """``text`` (a path, a query) on one line as it is: its line breaks and tabs written as
     escapes (``one_line``), no terminal control (``terminal_safe``)."""

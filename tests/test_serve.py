@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from conftest import write
 from index_helpers import IndexView, index_into
 from serve_helpers import raw_exchange, request, served, server_socket, settled, wait_until
+from test_recall import RESULT_KEYS  # what ask --json gives of each result, the README's example too
 
 from brain import config
 from brain import vault as vault_module
@@ -551,20 +552,7 @@ def test_http_answers_with_the_token_and_a_loopback_host_only(toy_vault):
         assert "text" in reply["result"]["results"][0]["results"][0]  # the full result by default
         body = json.dumps({**json.loads(body), "output": "json"})
         status, reply = post(good)
-        assert status == 200 and set(reply["result"]["results"][0]["results"][0]) == {
-            "rank",
-            "path",
-            "title",
-            "heading",
-            "score",
-            "dense_score",
-            "rerank_score",
-            "snippet",
-            "via",
-            "date",
-            "recorded_from",
-            "recorded_to",
-        }
+        assert status == 200 and set(reply["result"]["results"][0]["results"][0]) == set(RESULT_KEYS)
         assert post({**good, "Authorization": "Bearer wrong"})[0] == 401
         assert post({**good, "Authorization": f"bearer  {token}"})[0] == 200  # the scheme's case is free (RFC 9110)
         assert post({**good, "Authorization": f"Basic {token}"})[0] == 401

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
-from ..output import clip, literal
+from ..output import clip, flat, literal
 from ..text import terminal_safe
 
 
@@ -70,11 +70,7 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
 
 
 def _one_line(text: object, width: int = 100) -> str:
-    """``text`` flat on one line, in at most ``width`` cells, with no terminal control: a prompt
-    may hold pasted coloured output, a note's path an escape sequence, and a row may be
-    hand-edited. Cut by code points, a CJK prompt took twice the cells (the terminal wrapped it
-    under the field names)."""
-    return clip(" ".join(terminal_safe("" if text is None else str(text)).split()), width)
+    return flat(text, width)
 
 
 def _number(value: object) -> float | None:

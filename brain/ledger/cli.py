@@ -14,7 +14,7 @@ import click
 
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
-from ..output import clip, literal
+from ..output import flat, literal
 from ..text import shell_word, terminal_safe
 
 
@@ -222,9 +222,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
 
 
 def _one_line(text: object, width: int = 110) -> str:
-    """``text`` flat on one line in at most ``width`` cells (cut by code points, a CJK ask took
-    twice the cells and the terminal wrapped it under the field names), no terminal control."""
-    return clip(" ".join(terminal_safe("" if text is None else str(text)).split()), width)
+    return flat(text, width)
 
 
 def _short_path(path: str, cwd: str | None) -> str:
