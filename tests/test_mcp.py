@@ -218,6 +218,26 @@ def test_with_a_server_a_bad_argument_is_said_and_not_answered_in_this_process(
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
 
 
+@pytest.mark.slow
+def test_search_with_a_reranker_that_cannot_load_says_the_mode_that_ran(toy_vault, tmp_path, monkeypatch):
+    # It said hybrid+ppr+rerank, every rerank_score null: a model read the order as reranked.
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tmp_path / "no-such-model"))
+    _index(toy_vault)
+    query = {"query": "how should agent memory work", "k": 3}
+
+    def check(answer: dict) -> None:
+        assert answer["mode"] == "hybrid+ppr" and answer["reranked"] is False and answer["fallbacks"]["rerank"]
+        assert all(r["rerank_score"] is None for r in answer["results"])
+        assert any(w.startswith("reranker unavailable (cannot load the reranking model") for w in answer["warnings"])
+
+    check(json.loads(_texts(_call(toy_vault, "search", query))))
+    with served(toy_vault, watch=False) as daemon:  # the server's recaller, asked by brain mcp and brain ask
+        check(json.loads(_texts(_call(toy_vault, "search", query, use_server=True))))
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", "-k", "3", query["query"]])
+        check(json.loads(out.stdout))
+        assert daemon.service.queries == 2
+
+
 def test_recent_turns_filters(brain_home):
     _seed_turns()
     conn = open_db()

@@ -433,10 +433,12 @@ def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
     assert [c.path for c in result.results] == [c.path for c in dense.results]
     assert result.fallbacks["rerank"] is True and not result.reranked
     assert any("reranker unavailable" in w for w in result.warnings)
+    assert result.mode == "vector"  # what ran: it said vector+rerank, with no reranker score
 
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", QUESTION])
     data = json.loads(out.stdout)
-    assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["mode"] == "hybrid+ppr+rerank"
+    assert out.exit_code == 0 and data["fallbacks"]["rerank"] is True and data["reranked"] is False
+    assert data["mode"] == "hybrid+ppr" and all(r["rerank_score"] is None for r in data["results"])
 
 
 @pytest.mark.parametrize("scores", ["nan", "inf", "short"])

@@ -540,6 +540,8 @@ class Recaller:
             pool = self._fuse(state, mode, settings, result, timings)
         if mode.rerank:
             pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
+            if not result.reranked:  # the order before it kept: the mode that ran, fallbacks["rerank"] says why
+                result.mode = mode.base
         elif not mode.fused:
             pool.sort(key=lambda c: -c.score)
         if mode.fused and settings.prefer_present:

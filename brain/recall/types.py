@@ -216,7 +216,7 @@ class Gate:
 @dataclass
 class RecallResult:
     query: str
-    mode: str
+    mode: str  # the mode that ran: a +rerank mode whose reranker could not run is its base (fallbacks["rerank"])
     gate: Gate
     results: list[Candidate]
     graph_used: bool = False
