@@ -41,6 +41,13 @@ _TERMINAL = re.compile(
 )
 
 
+# Han and kana: Chinese and Japanese put no spaces between words.
+HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# ... and Hangul (Korean spaces its words): scripts where a character carries what two or three
+# Latin letters do, and a word is often two characters. For a character class: f"[{CJK}]".
+CJK = HAN_KANA + "\uac00-\ud7af"
+
+
 def yo_as_ye(text: str) -> str:
     """ё as е (Ё as Е): Russian is written both ways, and the index holds е (schema.py m006)."""
     return text.replace("ё", "е").replace("Ё", "Е")

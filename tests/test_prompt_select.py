@@ -54,7 +54,25 @@ def _note(n: int, cosine: float, *, text: str | None = None, heading: str = "", 
         ("Понятно, давай дальше", select.ACKNOWLEDGEMENT),
         ("Да, вперёд", select.ACKNOWLEDGEMENT),
         ("Да, вперед", select.ACKNOWLEDGEMENT),
-        ("好的，谢谢", select.TOO_SHORT),
+        # Chinese, Japanese and Korean acknowledgements, with or without their punctuation.
+        ("好的，谢谢", select.ACKNOWLEDGEMENT),
+        ("好的谢谢", select.ACKNOWLEDGEMENT),
+        ("谢谢", select.ACKNOWLEDGEMENT),
+        ("好的", select.ACKNOWLEDGEMENT),
+        ("继续吧", select.ACKNOWLEDGEMENT),
+        ("没问题，继续", select.ACKNOWLEDGEMENT),
+        ("はい", select.ACKNOWLEDGEMENT),
+        ("はい、お願いします", select.ACKNOWLEDGEMENT),
+        ("ありがとうございます！", select.ACKNOWLEDGEMENT),
+        ("了解です。続けてください", select.ACKNOWLEDGEMENT),
+        ("네, 감사합니다", select.ACKNOWLEDGEMENT),
+        ("좋아요, 계속해 주세요", select.ACKNOWLEDGEMENT),
+        ("ok, 好的", select.ACKNOWLEDGEMENT),
+        # Too short even counting each of their characters as three letters.
+        ("天气", select.TOO_SHORT),
+        ("为什么", select.TOO_SHORT),
+        ("東京", select.TOO_SHORT),
+        ("안녕", select.TOO_SHORT),
         ("", select.TOO_SHORT),
         ("   \n ", select.TOO_SHORT),
         ("Kafka?", select.TOO_SHORT),
@@ -82,6 +100,14 @@ def test_prompts_not_worth_a_recall(prompt, reason):
         "Kafka消费者为什么会滞后",
         "给Kafka消费者加上指数退避重试",
         "Kafkaのコンシューマーに指数バックオフのリトライを追加して",
+        # Under 10 characters, real questions: a Han, kana or Hangul character carries what
+        # about three Latin letters do ("tell me the weather in Tokyo": 28 letters for 9).
+        "東京の天気を教えて",
+        "天气怎么样",
+        "为什么要用FAISS",
+        "도쿄 날씨 알려줘",
+        "请继续解释一下",  # "please go on explaining this": words past the acknowledgement
+        "はい、でもなぜ？",  # "yes, but why?"
     ],
 )
 def test_prompts_worth_a_recall(prompt):

@@ -17,11 +17,14 @@ from collections.abc import Callable, Sequence
 
 from ..ledger.redact import redact
 from ..recall.types import Candidate
-from ..text import yo_as_ye
+from ..text import CJK, HAN_KANA, yo_as_ye
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
 MIN_CHARS = 10
+# A Han, kana or Hangul character counts as this many toward MIN_CHARS: each carries what about
+# three Latin letters do ("東京の天気を教えて", 9 characters, is "tell me the weather in Tokyo", 28).
+CJK_CHAR_WEIGHT = 3
 # Longer than this, a prompt is neither an acknowledgement nor too short, and its words are not
 # read: a 10 MB prompt took 1.5 s to split into words, past the hook's budget.
 ACK_MAX_CHARS = 1000
@@ -69,11 +72,30 @@ ACK_WORDS = frozenset(
     """.split()
 )
 # Russian is written with ё or е for the same word ("ещё", "еще"): the words above are read with е.
+# Chinese and Japanese put no spaces between words: a run of their characters is an
+# acknowledgement when it is these words end to end ("好的谢谢", "はい、お願いします"); a Korean
+# word, spaced, is one of them whole ("네, 감사합니다").
+CJK_ACK_WORDS = frozenset(
+    """
+    好 好的 好吧 好啊 好了 行 行吧 可以 嗯 嗯嗯 对 对的 是 是的 没问题 没错 当然 谢谢 多谢 谢了 谢谢你
+    感谢 非常感谢 辛苦了 继续 请继续 下一个 下一步 明白 明白了 知道了 收到 同意 不错 很好 太好了 完美
+    不用了 不 不要 停 等等 等一下 再来 再试 再来一次 重试 吧 了 啊 呀 哦 噢 请 你 您 一下
+    はい うん ええ そう そうです そうですね ありがとう ありがとうございます ありがとうございました どうも
+    了解 了解です 了解しました 承知しました わかりました 分かりました お願い お願いします よろしく
+    よろしくお願いします 続けて 続けてください 続行 次 次へ いいね いいです いいですね 大丈夫 大丈夫です
+    完璧 すごい 素晴らしい いいえ 待って ストップ もう一度 進めて 進めてください オーケー です ます ね
+    네 예 응 어 그래 그래요 좋아 좋아요 좋습니다 감사 감사합니다 고마워 고마워요 고맙습니다 계속 계속해
+    계속해줘 계속해요 계속하세요 주세요 해 줘 해줘 해주세요 다음 알겠습니다 알겠어 알았어 확인 오케이
+    완벽해 최고 아니 아니요 잠깐 멈춰 다시 진행 진행해 진행해줘 진행해주세요
+    """.split()
+)
+_CJK_ACK_LONGEST = max(map(len, CJK_ACK_WORDS))
 
-# Chinese and Japanese put no spaces between words: each of their characters counts as one, or a
-# whole sentence would be one "word" and too short.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_WORD = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+# Each Han or kana character counts as a word, or a whole sentence would be one "word" and too
+# short; a run of them is one piece for the acknowledgements.
+_WORD = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
+_PIECE = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")
+_CJK_CHAR = re.compile(f"[{CJK}]")
 _SLASH = r"/[\w:.-]+"  # "/compact", "/mcp", "/plugin:command": a slash command's name (no second slash)
 
 
@@ -87,12 +109,23 @@ def skip_reason(prompt: str) -> str | None:
         return SHELL_COMMAND
     if len(text) > ACK_MAX_CHARS:
         return None
-    words = _WORD.findall(yo_as_ye(text.lower()))
-    if words and all(w in ACK_WORDS for w in words):
+    folded = yo_as_ye(text.lower())
+    pieces = _PIECE.findall(folded)
+    if pieces and all(p in ACK_WORDS or _acknowledges(p) for p in pieces):
         return ACKNOWLEDGEMENT
-    if len(text) < MIN_CHARS or len(words) < MIN_WORDS:
+    weight = len(text) + (CJK_CHAR_WEIGHT - 1) * len(_CJK_CHAR.findall(text))
+    if weight < MIN_CHARS or len(_WORD.findall(folded)) < MIN_WORDS:
         return TOO_SHORT
     return None
+
+
+def _acknowledges(run: str) -> bool:
+    """Whether a run of Han, kana or Hangul is acknowledgements end to end (``CJK_ACK_WORDS``)."""
+    ends = {0}  # where a split into acknowledgements can end so far
+    for end in range(1, len(run) + 1):
+        if any(end - n in ends and run[end - n : end] in CJK_ACK_WORDS for n in range(1, _CJK_ACK_LONGEST + 1)):
+            ends.add(end)
+    return len(run) in ends
 
 
 def default_min_cosine(model: str | None) -> float:

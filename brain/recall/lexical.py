@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
-from ..text import yo_as_ye
+from ..text import CJK, yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
@@ -66,7 +66,7 @@ def fts_query(query: str, tokenizer: str = "unicode61") -> str | None:
 
 
 # Han, kana and Hangul: scripts where a word is often two characters, too short for a trigram.
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{2,}")
+_CJK_RUN = re.compile(f"[{CJK}]{{2,}}")
 PER_BIGRAM = 8  # indexed trigrams a two-character piece of a query may stand for
 
 
