@@ -267,7 +267,7 @@ def _server_line(server: dict | None, root: Path) -> str:
 
         if runtime.lock_is_held(root):  # hung, stopped (SIGSTOP), or too busy to say: not "none"
             record = runtime.read_record(root) or {}
-            pid = record.get("pid")
+            pid = record.get("pid") or runtime.lock_holder(root)  # its record gone: the pid in its lock
             return (
                 f"server: not answering ({f'pid {pid}, ' if pid else ''}it holds the vault's lock; "
                 f"`brain serve --vault {shell_word(root)} --stop` stops it); asks work without it"
@@ -519,7 +519,9 @@ def _ask_server(
         if runtime.lock_is_held(root):  # a server runs and was passed over: never in silence
             why = str(exc)
             if runtime.read_record(root) is None:  # removed under it: nothing says where it listens
-                why = f"brain serve for {root} holds the vault's lock, but its record (serve.json) is gone"
+                holder = runtime.lock_holder(root)
+                pid = f" (pid {holder})" if holder else ""
+                why = f"brain serve for {root} holds the vault's lock{pid}, but its record (serve.json) is gone"
             log.warning("%s; answering in this process", why)
             return None, f"{why}; answering in this process"
         return None, None

@@ -87,6 +87,33 @@ def test_a_server_whose_record_was_removed_is_found_and_stopped_again(toy_vault,
 
 
 @pytest.mark.slow
+def test_a_server_whose_record_cannot_be_made_again_is_found_by_its_lock_and_stopped(toy_vault, servers):
+    # --stop said the server "did not answer ... and its pid is unknown; kill it by hand", the
+    # pid nowhere to be found. A folder where serve.json stands (root writes a read-only folder
+    # too): the record cannot be written again.
+    pid = servers(toy_vault)
+    root = toy_vault.resolve()
+    record = runtime.record_path(root)
+    record.unlink()
+    record.mkdir()
+    try:
+        assert runtime.read_record(root) is None and runtime.lock_is_held(root)
+        ask = run_brain(["ask", "--vault", str(toy_vault), QUESTION])  # answered here, and said why
+        assert ask.returncode == 0, ask.stderr
+        assert f"holds the vault's lock (pid {pid}), but its record (serve.json) is gone".encode() in ask.stderr
+        status = run_brain(["status", "--vault", str(toy_vault)])
+        assert f"server: not answering (pid {pid}, it holds the vault's lock".encode() in status.stdout, status.stdout
+        assert runtime.lock_holder(root) == pid and runtime.read_record(root) is None
+        stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+        assert stopped.returncode == 0, stopped.stderr
+        assert f"stopped brain serve for {root} (pid {pid})".encode() in stopped.stdout
+        wait_until(lambda: not runtime.pid_alive(pid), 20, "the server process to exit")
+        assert not runtime.lock_is_held(root) and runtime.lock_path(root).read_text() == ""  # its pid let go too
+    finally:
+        record.rmdir()
+
+
+@pytest.mark.slow
 def test_a_server_whose_folder_was_removed_makes_it_again_and_keeps_the_vault(toy_vault, servers):
     # Before, a second `brain serve` started beside the first (the lock file had gone with the
     # folder), and the first ran on, found by nothing, until killed by hand.
@@ -187,8 +214,8 @@ def test_ask_says_so_when_a_running_server_has_no_record(toy_vault):
         ask = run_brain(["ask", "--vault", str(toy_vault), QUESTION])
         assert ask.returncode == 0, ask.stderr
         assert (
-            f"brain serve for {toy_vault.resolve()} holds the vault's lock, but its record (serve.json) is gone; "
-            "answering in this process"
+            f"brain serve for {toy_vault.resolve()} holds the vault's lock (pid {os.getpid()}), but its record"
+            " (serve.json) is gone; answering in this process"
         ).encode() in ask.stderr
 
 

@@ -236,6 +236,7 @@ class Daemon:
         self._release_lock()
         self._lock_fd = fd
         self._ids["lock"] = _fd_identity(fd)
+        runtime.write_lock_pid(fd)
         return True
 
     def _listen_again(self) -> None:
@@ -293,9 +294,12 @@ class Daemon:
             ) from None
         self._lock_fd = fd
         self._ids["lock"] = _fd_identity(fd)
+        runtime.write_lock_pid(fd)
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
+            if runtime.identity(self._lock_path) == self._ids.get("lock"):  # not a lock file another server took
+                runtime.clear_lock_pid(self._lock_fd)
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -642,6 +646,8 @@ def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
     if not held:
         return Stopped(False, False, f"no brain serve is running for {root}")
     pid = record.get("pid") if record else None
+    if not isinstance(pid, int):  # its record gone, and not made again: the pid it wrote into its lock
+        pid = runtime.lock_holder(root)
     try:
         client.call(root, "stop", timeout=3.0)
     except (client.NoServer, client.ServerError) as exc:

@@ -5,7 +5,9 @@ In a folder beside the vault's index folder (``$BRAIN_HOME/vaults/<name>-<hash>.
 and the socket and the record must outlive that.
 
     serve.lock   held (flock) by the running server for its whole life: one server per vault,
-                 and a lock nobody holds means anything else here is stale (a ``kill -9``)
+                 and a lock nobody holds means anything else here is stale (a ``kill -9``); it
+                 holds the server's pid, which ``--stop`` reads when the record is gone (Linux's
+                 F_GETLK does not see a flock); mode 0600
     serve.sock   the Unix socket, mode 0600 (owner only)
     serve.json   the record: pid, vault, socket, start time, HTTP address and token, embedding
                  model; mode 0600
@@ -156,6 +158,41 @@ def identity(path: Path) -> Identity | None:
 def open_lock(path: Path) -> int:
     """Open (or make, 0600) the lock file at ``path``; a symlink there is refused (``OSError``)."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+
+
+def write_lock_pid(fd: int) -> None:
+    """Write this process's pid into the lock file it holds (``fd``): the record can be gone
+    and not made again (a full disk, a read-only folder), and ``--stop`` still finds whom to stop."""
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError:  # the pid is a help, not the lock: a full disk leaves it unknown
+        pass
+
+
+def clear_lock_pid(fd: int) -> None:
+    """Empty the lock file before it is let go: the pid is of its holder only."""
+    try:
+        os.ftruncate(fd, 0)
+    except OSError:
+        pass
+
+
+def lock_holder(root: Path) -> int | None:
+    """The pid the server holding this vault's lock wrote into it, when alive; None otherwise
+    (no server, a server from before the pid was written, a folder not ours alone)."""
+    if not is_private(runtime_dir(root)):
+        return None
+    path = lock_path(root)
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > 64:
+            return None
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return None
+    pid = int(text) if text.isdigit() else None
+    return pid if pid_alive(pid) and lock_is_held(root) else None
 
 
 def pid_alive(pid: Any) -> bool:
