@@ -344,3 +344,30 @@ def test_a_stop_out_of_time_finds_the_recalled_prompt_of_a_session_id_holding_ha
     record_stop(payload, db_path=db, deadline=time.monotonic() - 1)  # out of time at once
     (row,) = _rows(db)
     assert row["partial"] == 1 and row["ask"] == "run the long job" and row["session_id"] == "s\ufffd"
+
+
+@pytest.mark.parametrize("where", ["HEAD", "gitdir"])
+def test_a_git_head_that_is_a_fifo_is_no_branch_and_no_wait(tmp_path, where):
+    # Opening a FIFO with no writer waits for one: the hook waited on .git/HEAD (or on the HEAD
+    # of the folder a `.git` file names) until its watchdog ended it, and the turn was lost.
+    import os
+
+    repo = tmp_path / "proj"
+    git = repo / ".git"
+    if where == "HEAD":
+        git.mkdir(parents=True)
+        os.mkfifo(git / "HEAD")
+    else:  # a worktree's `.git` file
+        repo.mkdir()
+        (tmp_path / "gitdir").mkdir()
+        os.mkfifo(tmp_path / "gitdir" / "HEAD")
+        git.write_text(f"gitdir: {tmp_path / 'gitdir'}\n")
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(repo), "last_assistant_message": "done"}
+    started = time.monotonic()
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="10")
+    took = time.monotonic() - started
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["project"] == "proj" and row["git_branch"] is None and row["summary"] == "done"
+    assert took < 5  # the watchdog's 10 s never came near (a loaded machine starts it in ~1 s)
+    assert not (tmp_path / "logs" / "hook.log").exists()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -270,8 +271,13 @@ def git_branch(root: Path) -> str | None:
 def _head_text(path: Path) -> str:
     """The text of a file git keeps a line in (``.git``, ``HEAD``), read no further than a line
     git writes can be: a HEAD of GBs in a project was read whole by every Stop hook and became
-    its row's branch (``deferred.MAX_ROW_BYTES`` counts on it being short)."""
-    with open(path, "rb") as handle:
+    its row's branch (``deferred.MAX_ROW_BYTES`` counts on it being short). A regular file
+    only: opened without O_NONBLOCK, a FIFO there held the hook until its watchdog, the turn lost;
+    a device (a symlink to /dev/tty) is no line of git's either."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
         data = handle.read(MAX_FIELD_CHARS + 1)
     if len(data) > MAX_FIELD_CHARS:
         raise ValueError(f"{path} is over {MAX_FIELD_CHARS} bytes")
