@@ -114,7 +114,7 @@ def test_a_stop_hook_whose_upgrade_outlasts_its_budget_still_records_its_turn(tm
         asks = [r[0] for r in conn.execute("SELECT ask FROM turns ORDER BY id")]
     assert asks == ["an old turn", "add retry with backoff to the consumer"]
     assert "recorded 1 row the hooks had kept aside" in log_file.read_text()
-    assert not (kept_aside_dir(db) / ".catching-up").exists()
+    assert not (kept_aside_dir(db) / deferred.FAILED).exists()
 
 
 @pytest.fixture
@@ -124,21 +124,80 @@ def no_catch_up_process(monkeypatch):
 
 
 def test_one_catch_up_process_at_a_time_and_not_one_a_hook(tmp_path, monkeypatch):
+    import fcntl
+
     started: list[list[str]] = []
-    monkeypatch.setattr(deferred.subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    children: list[int] = []
+
+    def popen(argv, **kw):  # the child's copy of the lock it is handed, open while it runs
+        started.append(argv)
+        children.append(os.dup(kw["pass_fds"][0]))
+
+    monkeypatch.setattr(deferred.subprocess, "Popen", popen)
     db = tmp_path / "brain.db"
     deferred.keep_aside(db, deferred.TURN, {"session_id": "s1"})
     folder = kept_aside_dir(db)
-    import fcntl
-
-    with open(folder / ".lock", "a+b") as lock:  # a catch-up is running
+    with open(folder / ".lock", "a+b") as lock:  # `brain turns` is catching up
         fcntl.flock(lock, fcntl.LOCK_EX)
         assert deferred.start_catch_up(db) is False
     assert deferred.start_catch_up(db) is True
-    assert started == [[sys.executable, "-m", "brain.ledger.catch_up", str(db)]]
-    assert deferred.start_catch_up(db) is False  # started a moment ago: each hook does not start another
-    (folder / ".catching-up").unlink()
+    assert started[0][:4] == [sys.executable, "-m", "brain.ledger.catch_up", str(db)]
+    assert deferred.start_catch_up(db) is False  # it runs (or starts up): each hook does not start another
+    os.close(children.pop())  # it ended, however it ended
+    (folder / deferred.FAILED).touch()  # failing
+    assert deferred.start_catch_up(db) is False  # not retried by every hook
+    os.utime(folder / deferred.FAILED, (time.time() - deferred.RETRY_SECONDS - 1,) * 2)
+    assert deferred.start_catch_up(db) is True  # a minute later, it is
+    os.close(children.pop())
+    os.utime(folder / deferred.FAILED, (time.time() + 3600,) * 2)  # the clock set back an hour since
     assert deferred.start_catch_up(db) is True
+    os.close(children.pop())
+
+
+def test_a_failed_catch_up_says_so_and_holds_off_the_hooks_until_one_succeeds(tmp_path):
+    from brain.ledger.catch_up import main as catch_up_main
+
+    db = tmp_path / "brain.db"
+    db.write_bytes(b"not a database" * 100)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1"})
+    assert catch_up_main([str(db)]) == 1
+    failed = kept_aside_dir(db) / deferred.FAILED
+    assert failed.exists() and deferred.start_catch_up(db) is False
+    db.unlink()
+    assert catch_up_main([str(db)]) == 0
+    assert not failed.exists() and deferred.waiting(db) == 0
+
+
+@pytest.mark.slow
+def test_a_catch_up_killed_does_not_hold_off_the_next(tmp_path, monkeypatch):
+    """A catch-up killed (`kill -9`, the OOM killer) left its marker (`.catching-up`), and for a
+    minute no hook started another: the rows waited for a hook after that minute, or a command.
+    A dead catch-up holds no lock, so the next hook starts one at once."""
+    import signal
+
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
+    procs: list[subprocess.Popen] = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
+    holder = sqlite3.connect(db)
+    holder.execute("BEGIN IMMEDIATE")  # the catch-up waits on the database (SQLite's 5 s) ...
+    try:
+        assert deferred.start_catch_up(db) is True
+        time.sleep(0.5)
+        procs[0].send_signal(signal.SIGKILL)  # ... and is killed while it waits
+        assert procs[0].wait(timeout=30) == -signal.SIGKILL
+    finally:
+        holder.rollback()
+        holder.close()
+    assert deferred.waiting(db) == 1
+
+    assert deferred.start_catch_up(db) is True  # the next hook's: at once, not a minute later
+    assert procs[1].wait(timeout=60) == 0
+    assert deferred.waiting(db) == 0
+    with connection(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT ask FROM turns ORDER BY id")] == ["an old turn", "kept"]
 
 
 def test_while_rows_wait_hooks_keep_theirs_aside_too_in_order(tmp_path, no_catch_up_process):

@@ -1,33 +1,46 @@
-"""``python -m brain.ledger.catch_up DB``: the process a hook starts when it kept a row aside
-(``deferred.start_catch_up``) applies the upgrade of the brain database with no budget and
+"""``python -m brain.ledger.catch_up DB [LOCK_FD]``: the process a hook starts when it kept a row
+aside (``deferred.start_catch_up``) applies the upgrade of the brain database with no budget and
 records the rows kept aside for it. Its own module: ``deferred`` is imported by the hooks, and
 this needs the hooks' log. Standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 
 from ..db import kept_aside_dir
-from .deferred import catch_up, rejected_line
+from .deferred import FAILED, catch_up, rejected_line
 from .hook import log
+
+ROUNDS = 10  # catch-ups in a row for the rows hooks keep aside while one runs (they keep coming)
 
 
 def main(argv: list[str]) -> int:
-    """``python -m brain.ledger.catch_up DB``: ``deferred.catch_up``, said in the hooks' log."""
+    """``python -m brain.ledger.catch_up DB [LOCK_FD]``: ``deferred.catch_up``, said in the hooks'
+    log. ``LOCK_FD``: the kept-aside folder's lock, taken by the hook that started this process."""
     db_path = Path(argv[0])
+    lock = int(argv[1]) if len(argv) > 1 else None
+    failed = kept_aside_dir(db_path) / FAILED
     written = 0
     moved: list[Path] = []
     try:
-        for _ in range(10):  # and the rows hooks kept aside while it ran (bounded: hooks keep coming)
-            more, refused = catch_up(db_path)
-            written += more
-            moved += refused
-            if not more and not refused:
-                break
-        (kept_aside_dir(db_path) / ".catching-up").unlink(missing_ok=True)
+        try:
+            for _ in range(ROUNDS):
+                more, refused = catch_up(db_path, locked=lock is not None)
+                written += more
+                moved += refused
+                if not more and not refused:
+                    break
+        finally:
+            if lock is not None:
+                os.close(lock)  # the lock goes with it
+        failed.unlink(missing_ok=True)
     except Exception as exc:  # noqa: BLE001 - a process of its own: its only voice is the log
+        with contextlib.suppress(OSError):
+            failed.touch()  # the hooks do not start another for a while (RETRY_SECONDS)
         log(
             f"could not upgrade {db_path} and record the rows kept aside ({type(exc).__name__}: {exc}); "
             "`brain turns` tries again"

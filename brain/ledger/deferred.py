@@ -46,9 +46,11 @@ from .transcript import MAX_READ
 
 TURN = "turn"
 RECALL = "recall"
-# A catch-up started less than this many seconds ago is not started again: one that fails (a
-# damaged database, a full disk) is not retried by every hook, and `brain turns` still can.
+# A catch-up that failed less than this many seconds ago (a damaged database, a full disk) is not
+# started again: not retried by every hook; `brain turns` still can. One running holds the lock.
 RETRY_SECONDS = 60.0
+# The file a failed catch-up leaves in the kept-aside folder, when it failed (its time).
+FAILED = ".catch-up-failed"
 # The subfolder of the kept-aside folder a catch-up moves the files it cannot record to.
 REJECTED = "rejected"
 # The largest file a catch-up reads (it read each whole: a file of GBs put here ran it out of
@@ -137,11 +139,11 @@ def rejected(db_path: Path | None = None) -> list[Path]:
         return []
 
 
-def catch_up(db_path: Path | None = None) -> CaughtUp:
+def catch_up(db_path: Path | None = None, *, locked: bool = False) -> CaughtUp:
     """Apply the pending upgrade and write the rows kept aside for it: how many were written,
     and the files that hold no row it can write, moved to ``rejected/``.
 
-    One process at a time (a lock file in the folder). Each row is written with its id in
+    One process at a time (a lock file in the folder; ``locked``: the caller holds it). Each row is written with its id in
     ``kept_aside_recorded``, in one transaction; then the files go, then the ids. A run killed
     between the commit and the removal finds the ids next time and skips those rows (it wrote
     them twice: a turn counted that Stop twice, a prompt was listed twice).
@@ -151,54 +153,59 @@ def catch_up(db_path: Path | None = None) -> CaughtUp:
     _remove_orphans(folder)
     if not waiting(db_path):
         return CaughtUp(0, [])
-    from ..autorecall.store import write_recall
-
+    if locked:
+        return _record_kept(db_path, folder)
     with open(folder / ".lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        files = sorted(p for p in folder.iterdir() if is_kept_row(p.name))
-        if not files:
-            return CaughtUp(0, [])
-        written = 0
-        ids = []
-        done: list[Path] = []
-        refused: list[Path] = []
-        with connection(db_path) as conn:
-            with write_transaction(conn):  # the whole upgrade, with no budget
-                for path in files:
-                    # Read inside the transaction: a run that finds the file gone finds its id
-                    # gone with it, and one that finds the file finds the id recorded.
-                    entry = _entry(path)
-                    if entry is None:
-                        refused.append(path)
-                        continue
-                    row_id = entry.get("id") if isinstance(entry.get("id"), str) else path.stem  # an older brain's
-                    if conn.execute("SELECT 1 FROM kept_aside_recorded WHERE id = ?", (row_id,)).fetchone():
-                        ids.append(row_id)
-                        done.append(path)
-                        continue  # recorded by a run killed before it removed the file
-                    conn.execute("SAVEPOINT kept_row")  # a row refused takes nothing of itself along
-                    try:
-                        if entry["kind"] == TURN:
-                            write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry.get("partial")))
-                        else:
-                            write_recall(conn, entry["row"])
-                        conn.execute(
-                            "INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now())
-                        )
-                    except _ROW_FAULTS:
-                        conn.execute("ROLLBACK TO kept_row")
-                        conn.execute("RELEASE kept_row")
-                        refused.append(path)
-                        continue
-                    conn.execute("RELEASE kept_row")
+        return _record_kept(db_path, folder)
+
+
+def _record_kept(db_path: Path, folder: Path) -> CaughtUp:
+    """``catch_up``'s work, its lock held."""
+    from ..autorecall.store import write_recall
+
+    files = sorted(p for p in folder.iterdir() if is_kept_row(p.name))
+    if not files:
+        return CaughtUp(0, [])
+    written = 0
+    ids = []
+    done: list[Path] = []
+    refused: list[Path] = []
+    with connection(db_path) as conn:
+        with write_transaction(conn):  # the whole upgrade, with no budget
+            for path in files:
+                # Read inside the transaction: a run that finds the file gone finds its id
+                # gone with it, and one that finds the file finds the id recorded.
+                entry = _entry(path)
+                if entry is None:
+                    refused.append(path)
+                    continue
+                row_id = entry.get("id") if isinstance(entry.get("id"), str) else path.stem  # an older brain's
+                if conn.execute("SELECT 1 FROM kept_aside_recorded WHERE id = ?", (row_id,)).fetchone():
                     ids.append(row_id)
                     done.append(path)
-                    written += 1
-            for path in done:
-                path.unlink(missing_ok=True)
-            moved = [_set_aside(path, folder / REJECTED) for path in refused]
-            with write_transaction(conn):  # their files gone, no run can read these rows again
-                conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
+                    continue  # recorded by a run killed before it removed the file
+                conn.execute("SAVEPOINT kept_row")  # a row refused takes nothing of itself along
+                try:
+                    if entry["kind"] == TURN:
+                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry.get("partial")))
+                    else:
+                        write_recall(conn, entry["row"])
+                    conn.execute("INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now()))
+                except _ROW_FAULTS:
+                    conn.execute("ROLLBACK TO kept_row")
+                    conn.execute("RELEASE kept_row")
+                    refused.append(path)
+                    continue
+                conn.execute("RELEASE kept_row")
+                ids.append(row_id)
+                done.append(path)
+                written += 1
+        for path in done:
+            path.unlink(missing_ok=True)
+        moved = [_set_aside(path, folder / REJECTED) for path in refused]
+        with write_transaction(conn):  # their files gone, no run can read these rows again
+            conn.executemany("DELETE FROM kept_aside_recorded WHERE id = ?", [(i,) for i in ids])
     return CaughtUp(written, moved)
 
 
@@ -229,30 +236,43 @@ def _set_aside(path: Path, into: Path) -> Path:
 
 def start_catch_up(db_path: Path) -> bool:
     """Start ``catch_up`` for ``db_path`` in a process of its own, with no budget, unless one runs
-    or was started within ``RETRY_SECONDS``; whether one was started. Never raises: a hook calls it."""
+    or one failed within ``RETRY_SECONDS``; whether one was started. Never raises: a hook calls it.
+
+    The process is handed the folder's lock, taken here: it holds it from the start (no second
+    one starts while it starts up) until it ends, however it ends. A marker of its start held off
+    the next for a minute, and one killed (``kill -9``, the OOM killer) left it behind: its rows
+    waited for a hook after that minute, or a command."""
     try:
         folder = kept_aside_dir(db_path)
-        marker = folder / ".catching-up"
-        with contextlib.suppress(FileNotFoundError):
-            if time.time() - marker.stat().st_mtime < RETRY_SECONDS:
-                return False
         with open(folder / ".lock", "a+b") as lock:
             try:  # held: a catch-up is running, and records what is kept aside when it began
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False
-            marker.touch()
-        subprocess.Popen(
-            [sys.executable, "-m", "brain.ledger.catch_up", str(db_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # not the hook's: Claude Code waits for neither it nor its end
-            close_fds=True,
-        )
+            if recently_failed(folder):
+                return False
+            subprocess.Popen(
+                [sys.executable, "-m", "brain.ledger.catch_up", str(db_path), str(lock.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not the hook's: Claude Code waits for neither it nor its end
+                close_fds=True,
+                pass_fds=(lock.fileno(),),  # the same open file, so the same lock: the child's now
+            )
         return True
     except Exception:  # noqa: BLE001 - the row is kept; `brain turns` records it
         return False
+
+
+def recently_failed(folder: Path) -> bool:
+    """Whether a catch-up failed less than ``RETRY_SECONDS`` ago (``FAILED``'s time). A time
+    ahead of the clock (the clock set back since) is no reason to wait: it would for hours."""
+    try:
+        age = time.time() - (folder / FAILED).stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return 0 <= age < RETRY_SECONDS
 
 
 def _entry(path: Path) -> dict[str, Any] | None:
