@@ -200,6 +200,43 @@ def test_a_catch_up_killed_does_not_hold_off_the_next(tmp_path, monkeypatch):
         assert [r[0] for r in conn.execute("SELECT ask FROM turns ORDER BY id")] == ["an old turn", "kept"]
 
 
+def test_a_row_kept_aside_as_a_catch_up_ends_is_not_left_waiting(tmp_path, monkeypatch):
+    """A hook that kept its row aside after the catch-up's last look, while it still held off
+    others (its marker then, its lock now), started none: the row waited for the next hook."""
+    import fcntl
+    import threading
+
+    from brain.ledger import catch_up as catch_up_module
+
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1"})
+    started: list[list[str]] = []
+    monkeypatch.setattr(deferred.subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    real = catch_up_module.catch_up
+    hooks: list[bool] = []
+
+    def catch_up_then_a_hook(*args, **kwargs):
+        done = real(*args, **kwargs)
+        if done == (0, []) and not hooks:  # its last round: nothing left, then a hook's row
+            deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p2", "session_id": "s1"})
+            hooks.append(deferred.start_catch_up(db))
+        return done
+
+    monkeypatch.setattr(catch_up_module, "catch_up", catch_up_then_a_hook)
+    folder = kept_aside_dir(db)
+    (folder / ".catching-up").touch()  # an older brain: the marker of its start held off the hook
+    lock = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # as the hook hands it on
+    run = threading.Thread(target=catch_up_module.main, args=([str(db), str(lock)],), daemon=True)
+    run.start()
+    run.join(60)
+    assert not run.is_alive()
+    assert hooks == [False]  # the hook found one running
+    assert deferred.waiting(db) == 1
+    assert len(started) == 1  # and the ending catch-up started the next
+
+
 def test_while_rows_wait_hooks_keep_theirs_aside_too_in_order(tmp_path, no_catch_up_process):
     """Once one hook could not upgrade in time, the next ones do not try (each try holds the write
     lock for its budget); the command records them all, in the order they came, with their times."""

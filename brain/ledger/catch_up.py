@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..db import kept_aside_dir
-from .deferred import FAILED, catch_up, rejected_line
+from .deferred import FAILED, catch_up, rejected_line, start_catch_up, waiting
 from .hook import log
 
 ROUNDS = 10  # catch-ups in a row for the rows hooks keep aside while one runs (they keep coming)
@@ -50,6 +50,10 @@ def main(argv: list[str]) -> int:
         log(rejected_line(len(moved), moved[0].parent))
     if written:
         log(f"upgraded {db_path} and recorded {written} row{'s' if written != 1 else ''} the hooks had kept aside")
+    # A hook that kept a row aside after the last round, while the lock was still held, started
+    # none: its row would wait for the next hook. Seen here, after the lock went, it does not.
+    if waiting(db_path):
+        start_catch_up(db_path)
     return 0
 
 
