@@ -371,3 +371,17 @@ def test_a_git_head_that_is_a_fifo_is_no_branch_and_no_wait(tmp_path, where):
     assert row["project"] == "proj" and row["git_branch"] is None and row["summary"] == "done"
     assert took < 5  # the watchdog's 10 s never came near (a loaded machine starts it in ~1 s)
     assert not (tmp_path / "logs" / "hook.log").exists()
+
+
+def test_a_hook_log_that_is_a_fifo_holds_no_hook(tmp_path):
+    # Opened for appending, a FIFO with no reader waited for one: every hook that logged a line
+    # (here a budget it cannot read) hung for good, its watchdog too (its last line is a log's).
+    import os
+
+    (tmp_path / "logs").mkdir(mode=0o700)
+    os.mkfifo(tmp_path / "logs" / "hook.log")
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="soon")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["summary"] == "done"

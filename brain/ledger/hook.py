@@ -348,8 +348,13 @@ def log(message: str) -> None:
     try:
         path = config.log_file("hook.log", LOG_MAX_BYTES)
         # A path, an error or a traceback may hold what the row masks (a key in a folder's name).
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(f"{utc_now()} pid={os.getpid()} {redact(message)}\n")
+        line = f"{utc_now()} pid={os.getpid()} {redact(message)}\n".encode("utf-8", "backslashreplace")
+        # O_NONBLOCK: a FIFO there (made to follow the log) held every hook that logged until a
+        # reader came, for good: the watchdog's own line too, so it never ended the hook. With no
+        # reader the open fails; with one, a line that does not fit is dropped, not waited on.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        with os.fdopen(fd, "ab") as f:  # which writes all of it, or raises
+            f.write(line)
     except Exception:  # noqa: BLE001 - a broken log must not break the hook
         pass
 
