@@ -385,3 +385,21 @@ def test_a_hook_log_that_is_a_fifo_holds_no_hook(tmp_path):
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     (row,) = _rows(tmp_path / "brain.db")
     assert row["summary"] == "done"
+
+
+def test_the_watchdog_ends_the_hook_though_its_last_line_of_log_hangs(tmp_path):
+    # Its last act was a line of log, then os._exit: a log on a disk that hung (a network home)
+    # held the watchdog, and the hook with it, for good.
+    import os
+
+    code = (
+        "import time\n"
+        "from brain.ledger import hook\n"
+        "hook.log = lambda message: time.sleep(3600)  # a write that never returns\n"
+        "hook.start_watchdog(0.2)\n"
+        "time.sleep(3600)\n"
+    )
+    env = dict(os.environ, BRAIN_HOME=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    # It ends in 0.4 s once Python has started; before, it outlived the timeout.
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert proc.returncode == 0 and proc.stderr == b""

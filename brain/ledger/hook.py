@@ -45,6 +45,8 @@ FALLBACK_RESERVE = 0.5
 # Seconds of the budget (at most a tenth of it) kept to write the row aside when an upgrade of
 # the database does not fit before them (``deferred``): a file of a few KB and a line of log.
 KEEP_ASIDE_RESERVE = 0.1
+# Seconds the watchdog gives its last line of log before it ends the hook regardless.
+LAST_LINE_SECONDS = 0.2
 
 
 def run_stop_hook() -> int:
@@ -334,6 +336,11 @@ def start_watchdog(
     def give_up() -> None:
         if hold is not None:
             hold.acquire()
+        # Nor may its own line hold it (a log on a network disk that hung): a moment later the
+        # process ends, the line written or not.
+        last = threading.Timer(LAST_LINE_SECONDS, os._exit, (0,))
+        last.daemon = True
+        last.start()
         log(f"{label}gave up after the {seconds:g} s budget")
         os._exit(0)
 
