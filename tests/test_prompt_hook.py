@@ -518,3 +518,28 @@ def test_a_note_whose_path_holds_a_secret_is_shown_once_a_session(toy_vault):
         again = run_prompt_hook(json.dumps(_payload()).encode(), root, BRAIN_PROMPT_K="20")
         assert _context(again) == ""
     assert _rows()[-1]["reason"] == select.ALREADY_SHOWN
+
+
+def test_a_note_grown_huge_since_it_was_indexed_is_not_read_whole(tmp_path, monkeypatch):
+    # The hash of a note shown read it whole: one grown to GBs since the index took it (2 GB: 11 s
+    # and 2 GB of memory) held the prompt past its budget, its notes and its row lost.
+    import hashlib
+    import tracemalloc
+
+    from brain.autorecall.hook import file_hash
+
+    note = tmp_path / "note.md"
+    note.write_bytes(os.urandom(8 << 20))  # under the default BRAIN_MAX_NOTE_MB, 10
+    tracemalloc.start()
+    try:
+        assert file_hash(note) == hashlib.sha256(note.read_bytes()).hexdigest()
+        tracemalloc.reset_peak()
+        assert file_hash(note) is not None
+        whole = tracemalloc.get_traced_memory()[1]
+        monkeypatch.setenv("BRAIN_MAX_NOTE_MB", "1")  # over it now: no note the index holds
+        tracemalloc.reset_peak()
+        assert file_hash(note) is None
+        over = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert whole < 3 << 20 and over < 1 << 20, (whole, over)  # a block or two at a time; not read at all

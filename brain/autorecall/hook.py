@@ -301,14 +301,26 @@ def _shown_before(
 
 
 def file_hash(path: Path) -> str | None:
-    """SHA-256 of a regular file's bytes (as the index hashes notes), or None when unreadable."""
+    """SHA-256 of a regular file's bytes (as the index hashes notes), or None when unreadable or
+    over ``BRAIN_MAX_NOTE_MB`` (no note the index holds: it skips those)."""
     import hashlib  # here: loading OpenSSL is a cost worth paying only when notes are shown
 
+    limit = _setting(config.max_note_bytes, int(config.DEFAULT_MAX_NOTE_MB * 1024 * 1024))
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO: it would block
-            return None
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put there since is not waited on
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            # Read whole, a note grown to GBs since it was indexed took as much memory (2 GB
+            # read in 11 s, past any budget): never over the limit, and a block at a time.
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
+            digest, read = hashlib.sha256(), 0
+            while block := f.read(1 << 20):
+                read += len(block)
+                if read > limit:  # still growing as it is read
+                    return None
+                digest.update(block)
+            return digest.hexdigest()
     except OSError:
         return None
 
