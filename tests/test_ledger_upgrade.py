@@ -141,7 +141,9 @@ def test_one_catch_up_process_at_a_time_and_not_one_a_hook(tmp_path, monkeypatch
         fcntl.flock(lock, fcntl.LOCK_EX)
         assert deferred.start_catch_up(db) is False
     assert deferred.start_catch_up(db) is True
-    assert started[0][:4] == [sys.executable, "-m", "brain.ledger.catch_up", str(db)]
+    from brain.child_process import python_module_command
+
+    assert started[0][:-1] == [*python_module_command("brain.ledger.catch_up"), str(db)]
     assert deferred.start_catch_up(db) is False  # it runs (or starts up): each hook does not start another
     os.close(children.pop())  # it ended, however it ended
     (folder / deferred.FAILED).touch()  # failing
@@ -235,6 +237,27 @@ def test_a_row_kept_aside_as_a_catch_up_ends_is_not_left_waiting(tmp_path, monke
     assert hooks == [False]  # the hook found one running
     assert deferred.waiting(db) == 1
     assert len(started) == 1  # and the ending catch-up started the next
+
+
+@pytest.mark.slow
+def test_the_catch_up_runs_no_code_of_the_project_the_hook_ran_in(tmp_path, monkeypatch):
+    """`python -m brain.ledger.catch_up` put the working directory first on its path: the hook's,
+    the project Claude Code runs in. A `sqlite3.py` there (or a `brain/`) was run in its place."""
+    project = tmp_path / "project"
+    project.mkdir()
+    ran = tmp_path / "the-project-code-ran"
+    (project / "sqlite3.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise SystemExit(3)\n")
+    monkeypatch.chdir(project)
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
+    procs: list[subprocess.Popen] = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
+    assert deferred.start_catch_up(db) is True
+    assert procs[0].wait(timeout=60) == 0
+    assert not ran.exists()
+    assert deferred.waiting(db) == 0
 
 
 def test_while_rows_wait_hooks_keep_theirs_aside_too_in_order(tmp_path, no_catch_up_process):

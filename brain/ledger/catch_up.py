@@ -1,7 +1,7 @@
-"""``python -m brain.ledger.catch_up DB [LOCK_FD]``: the process a hook starts when it kept a row
-aside (``deferred.start_catch_up``) applies the upgrade of the brain database with no budget and
-records the rows kept aside for it. Its own module: ``deferred`` is imported by the hooks, and
-this needs the hooks' log. Standard library only.
+"""``brain.ledger.catch_up DB [LOCK_FD]``, run as ``child_process`` runs modules: the process a
+hook starts when it kept a row aside (``deferred.start_catch_up``) applies the upgrade of the brain
+database with no budget and records the rows kept aside for it. Its own module: ``deferred`` is
+imported by the hooks, and this needs the hooks' log. Standard library only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ROUNDS = 10  # catch-ups in a row for the rows hooks keep aside while one runs (
 
 
 def main(argv: list[str]) -> int:
-    """``python -m brain.ledger.catch_up DB [LOCK_FD]``: ``deferred.catch_up``, said in the hooks'
+    """``brain.ledger.catch_up DB [LOCK_FD]``: ``deferred.catch_up``, said in the hooks'
     log. ``LOCK_FD``: the kept-aside folder's lock, taken by the hook that started this process."""
     db_path = Path(argv[0])
     lock = int(argv[1]) if len(argv) > 1 else None

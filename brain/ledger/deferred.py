@@ -31,7 +31,6 @@ import os
 import sqlite3
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -251,8 +250,12 @@ def start_catch_up(db_path: Path) -> bool:
                 return False
             if recently_failed(folder):
                 return False
+            from ..child_process import python_module_command
+
+            # Not `python -m`: it put the hook's working directory (the project Claude Code runs
+            # in) first on the path, and a `sqlite3.py` or a `brain/` there ran in brain's place.
             subprocess.Popen(
-                [sys.executable, "-m", "brain.ledger.catch_up", str(db_path), str(lock.fileno())],
+                [*python_module_command("brain.ledger.catch_up"), str(db_path), str(lock.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
