@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__, config
-from .cli_options import recall_settings, recall_settings_options, vault_option
+from .cli_options import recall_settings, recall_settings_options, vault_option, wait_option, waiting_for_writer
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K, RecallResult, RecallSettings
 from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
@@ -79,6 +79,7 @@ def cli() -> None:
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
+@wait_option
 @library_errors
 def index(
     vault: str | None,
@@ -89,6 +90,7 @@ def index(
     verify: bool,
     as_json: bool,
     quiet: bool,
+    wait: float,
 ) -> None:
     """Index a vault: parse notes and links, chunk, embed what changed.
 
@@ -109,6 +111,10 @@ def index(
 
     --repair checks the database and refills its search (BM25) index from the rows it
     indexes, without embedding anything: seconds, where --rebuild embeds every note again.
+
+    One process writes a vault's index at a time. While another does (the watcher of
+    `brain serve` indexing what was saved, another `brain index`), this waits for it, saying
+    so on stderr, up to --wait seconds, then gives up with the error.
 
     \b
     Examples:
@@ -133,7 +139,7 @@ def index(
             raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")
         from .index.repair import repair_vault
 
-        repaired = repair_vault(vault)
+        repaired = repair_vault(vault, wait=wait, waiting=waiting_for_writer(vault, quiet=quiet))
         if as_json:
             emit_json(repaired.as_dict())
         elif not quiet:
@@ -146,7 +152,15 @@ def index(
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)
-    report = index_vault(vault, rebuild=rebuild, keep_history=keep, progress=not quiet and not as_json, verify=verify)
+    report = index_vault(
+        vault,
+        rebuild=rebuild,
+        keep_history=keep,
+        progress=not quiet and not as_json,
+        verify=verify,
+        wait=wait,
+        waiting=waiting_for_writer(vault, quiet=quiet),
+    )
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",

@@ -1,4 +1,5 @@
-"""Click options shared by the commands that run recall (`brain ask`, `brain eval`).
+"""Click options shared by the commands that run recall (`brain ask`, `brain eval`), and by
+those that write a vault's index (`brain index`, `brain prune`: --wait).
 
 One definition, one default: the defaults are the recall stages' own constants.
 """
@@ -18,6 +19,46 @@ vault_option = click.option(
     type=click.Path(file_okay=False, path_type=str),
     help="The vault folder (default: $BRAIN_VAULT).",
 )
+
+# Seconds `brain index` and `brain prune` wait for another writer of the vault's index (brain
+# serve's watcher, mostly) before giving up. Served, 13th-age-srd, MiniLM, 2 cores 4x
+# oversubscribed (bench/serve_lock_hold.py): a pass over one saved note held the lock 0.5-1.6 s,
+# over ten 5.4 s, over 200 rewritten at once 72 s. A minute rides out saves tenfold, and still
+# ends in the error inside an agent's two-minute command budget (Claude Code's Bash default),
+# rather than the agent killing the command; a burst, a first build, a rebuild: --wait.
+DEFAULT_WAIT = 60.0
+
+wait_option = click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_WAIT,
+    show_default=True,
+    metavar="SECONDS",
+    help="While another brain process writes this vault's index (the watcher of `brain serve`, another "
+    "`brain index`), wait this long for it to finish, then give up; 0: give up at once.",
+)
+
+
+def waiting_for_writer(vault: str | None, *, quiet: bool = False) -> Callable[[int | None], None]:
+    """What a command waiting for the vault's lock says, once, on stderr: the holder named when the
+    system gives its pid, and as `brain serve` only when that pid is the vault's server's."""
+
+    def begun(pid: int | None) -> None:
+        if quiet:
+            return
+        click.echo(f"waiting for another brain process indexing this vault{_holder(vault, pid)}…", err=True)
+
+    return begun
+
+
+def _holder(vault: str | None, pid: int | None) -> str:
+    if pid is None:
+        return ""
+    from .server.runtime import read_record
+    from .vault import resolve_vault
+
+    record = read_record(resolve_vault(vault))
+    return f" (brain serve, pid {pid})" if record and record.get("pid") == pid else f" (pid {pid})"
 
 
 def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .cli_options import vault_option
+from .cli_options import vault_option, wait_option, waiting_for_writer
 from .cli_support import emit_json, library_errors, setup_logging
 from .text import plural, terminal_safe
 
@@ -74,8 +74,11 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
     "index.db (with --ledger, brain.db).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@wait_option
 @library_errors
-def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool) -> None:
+def prune_command(
+    vault: str | None, before: str | None, ledger: bool, vacuum: bool, as_json: bool, wait: float
+) -> None:
     """Bound history: drop past versions replaced before --before, and past versions beyond
     BRAIN_KEEP_VERSIONS per note; with --ledger, the turns and prompts recorded before it.
 
@@ -85,6 +88,10 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
     --vacuum alone (no --before, BRAIN_KEEP_VERSIONS unset) drops nothing: it rewrites
     index.db, giving back to the disk the space deleted notes and earlier prunes left free
     inside it, and says how much.
+
+    It writes the index as `brain index` does, one process at a time: while another writes it
+    (the watcher of `brain serve`, a `brain index`), it waits for it, saying so on stderr, up
+    to --wait seconds, then gives up with the error.
 
     With --ledger, bound the brain database instead (BRAIN_DB, default $BRAIN_HOME/brain.db;
     no vault needed): drop the turns (`brain turns`), prompts (`brain recalls`) and
@@ -108,12 +115,14 @@ def prune_command(vault: str | None, before: str | None, ledger: bool, vacuum: b
 
     setup_logging(as_json)
     if ledger:
+        if click.get_current_context().get_parameter_source("wait") is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("--wait is for a vault's index; --ledger waits for brain.db's writers on its own")
         _prune_ledger(vault, before, vacuum, as_json)
         return
     from .index.prune import prune_vault
 
     moment = parse_moment(before, "--before") if before is not None else None
-    report = prune_vault(vault, before=moment, vacuum=vacuum)
+    report = prune_vault(vault, before=moment, vacuum=vacuum, wait=wait, waiting=waiting_for_writer(vault))
     if as_json:
         emit_json(report.as_dict())
         return

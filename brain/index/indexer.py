@@ -93,10 +93,19 @@ def lock_path(directory: Path) -> Path:
     return directory.with_name(directory.name + ".lock")
 
 
+LOOK_EVERY = 0.1  # seconds between two tries of a writer waiting for the lock
+
+
 @contextlib.contextmanager
-def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[None]:
+def vault_lock(
+    target: IndexStore | Path, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
+) -> Iterator[None]:
     """One writer per vault index, rebuilds included. Readers never need it (SQLite WAL,
-    a FAISS cache checked against the database, folders swapped whole)."""
+    a FAISS cache checked against the database, folders swapped whole).
+
+    Held by another process: ``VaultLocked`` at once, or, with ``wait`` seconds, once they
+    have passed without it coming free; ``waiting`` is told when the wait begins, with the
+    holder's pid when the system says it (``lock_holder``)."""
     directory = target.directory if isinstance(target, IndexStore) else target
     try:
         import fcntl
@@ -105,14 +114,54 @@ def vault_lock(target: IndexStore | Path, *, wait: bool = False) -> Iterator[Non
         return
     config.private_folder(directory.parent)
     with open(lock_path(directory), "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError as exc:
-            raise VaultLocked(
-                f"another brain process is indexing this vault ({directory}): `brain index`, the watcher of"
-                " `brain serve`, or a `brain ask` bringing the index up to date; try again when it is done"
-            ) from exc
+        deadline: float | None = None
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                now = time.monotonic()
+                if deadline is None and wait > 0:
+                    deadline = now + wait
+                    if waiting is not None:
+                        waiting(lock_holder(handle.fileno()))
+                if deadline is None or now >= deadline:
+                    raise VaultLocked(_locked_message(directory, wait)) from exc
+                # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
+                # is click's "Aborted!"
+                time.sleep(min(LOOK_EVERY, deadline - now))
         yield
+
+
+def _locked_message(directory: Path, waited: float) -> str:
+    then = (
+        f"waited {waited:g} s for it: try again when it is done, or wait longer (--wait SECONDS)"
+        if waited > 0
+        else "try again when it is done"
+    )
+    return (
+        f"another brain process is indexing this vault ({directory}): `brain index`, the watcher of"
+        f" `brain serve`, or a `brain ask` bringing the index up to date; {then}"
+    )
+
+
+def lock_holder(fd: int) -> int | None:
+    """The pid of the process holding the flock on the open file ``fd``, from /proc/locks
+    (Linux); None where the system does not say (macOS), or not now (it was let go)."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2149121 0 EOF"; a waiter's line has "->" after the number
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == file:
+            pid = int(fields[4]) if fields[4].isdigit() else 0
+            return pid if pid > 0 else None  # 0: a process of another pid namespace
+    return None
 
 
 def check_model(
@@ -233,19 +282,22 @@ def index_vault(
     progress: bool = True,
     load: Callable[[str], Embedder] = load_embedder,
     verify: bool | Collection[str] = False,
+    wait: float = 0.0,
+    waiting: Callable[[int | None], None] | None = None,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
     ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
     the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
     not only those whose size or mtime changed, and re-index those whose bytes differ (a
-    collection of vault-relative paths: those notes only).
+    collection of vault-relative paths: those notes only). ``wait`` and ``waiting``: for another
+    writer at work (``vault_lock``).
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
     model_name = model_name or (embedder.name if embedder else config.embed_model_name())
     directory = config.index_dir(root)
-    with index_errors(directory, root), vault_lock(directory):
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         if rebuild:
             report = rebuild_beside(
                 root,

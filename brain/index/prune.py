@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from .. import config
 from ..errors import ConfigError
@@ -38,7 +39,15 @@ def _fold_wal(store: IndexStore, seconds: float) -> bool:
     return True
 
 
-def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, vacuum: bool = False) -> PruneReport:
+def prune_vault(
+    vault: str | os.PathLike[str] | None,
+    *,
+    before: float | None,
+    vacuum: bool = False,
+    wait: float = 0.0,
+    waiting: Callable[[int | None], None] | None = None,
+) -> PruneReport:
+    """``wait`` and ``waiting``: for another writer at work (``indexer.vault_lock``)."""
     root = resolve_vault(vault)
     keep = config.keep_versions()
     if before is None and keep is None and not vacuum:
@@ -47,7 +56,7 @@ def prune_vault(vault: str | os.PathLike[str] | None, *, before: float | None, v
             " (--vacuum alone compacts index.db, dropping nothing)"
         )
     directory = built_index_dir(root)
-    with index_errors(directory, root), vault_lock(directory):
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         store = IndexStore.open(directory, create=False)
         try:
             disk_before = disk_bytes(directory / INDEX_FILE)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..errors import IndexDamagedError
@@ -35,12 +36,16 @@ class RepairReport:
         return asdict(self)
 
 
-def repair_vault(vault: str | os.PathLike[str] | None) -> RepairReport:
+def repair_vault(
+    vault: str | os.PathLike[str] | None, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
+) -> RepairReport:
+    """``wait`` and ``waiting``: for another writer at work (``indexer.vault_lock``)."""
     started = time.perf_counter()
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     report = RepairReport(vault=str(root))
-    with index_errors(directory, root), vault_lock(directory):  # an unwritable home: one line, as `index` says it
+    # an unwritable home: one line, as `index` says it
+    with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         try:
             with index_errors(directory, root):
                 store = IndexStore.open(directory, create=False)

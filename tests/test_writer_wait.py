@@ -1,0 +1,171 @@
+"""`brain index` and `brain prune` under another writer of the vault's index (`brain serve`'s
+watcher, another `brain index`): they wait for it, bounded by --wait, and say so once."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from serve_helpers import LAUNCHER, served, wait_until
+
+from brain import config
+from brain.cli import cli
+from brain.index.indexer import index_vault, lock_holder, lock_path
+
+WAITING = "waiting for another brain process indexing this vault"
+LOCKED = "another brain process is indexing this vault"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_logging():
+    """CliRunner closes the stream the "brain" logger's stderr handler writes to: dropped after each test."""
+    yield
+    import logging
+
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+
+
+@pytest.fixture
+def indexed(toy_vault: Path) -> Path:
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    write(toy_vault, "Pending.md", "# Pending\n\nA note saved while another writer held the index.\n")
+    return toy_vault
+
+
+@contextlib.contextmanager
+def held_elsewhere(vault: Path, seconds: float = 120.0) -> Iterator[subprocess.Popen]:
+    """The vault's writer lock, held by another process (as a `brain index` in another shell holds
+    it) for ``seconds``, then let go by its exit; killed at the end whatever happens."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX);"
+            " print('held', flush=True); time.sleep(float(sys.argv[2]))",
+            str(lock_path(config.index_dir(vault.resolve()))),
+            str(seconds),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["index"], ["index", "--repair"], ["index", "--rebuild", "--yes"], ["prune", "--vacuum"]],
+    ids=["index", "repair", "rebuild", "prune"],
+)
+def test_a_writer_command_waits_for_the_other_writer_then_runs(indexed, command):
+    with held_elsewhere(indexed, seconds=1.5) as holder:
+        started = time.monotonic()
+        result = _invoke(*command, "--vault", str(indexed))
+        took = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    # one line, when the wait began, naming the holder by the pid the system gives
+    assert result.stderr.count(WAITING) == 1
+    assert f"{WAITING} (pid {holder.pid})…\n" in result.stderr
+    assert took >= 1.0  # it did wait for the holder to let go
+    if command == ["index"]:
+        assert "1 new" in result.stdout
+
+
+def test_wait_0_fails_at_once_with_the_one_line_error(indexed):
+    with held_elsewhere(indexed):
+        started = time.monotonic()
+        result = _invoke("index", "--vault", str(indexed), "--wait", "0")
+        took = time.monotonic() - started
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {LOCKED}") and result.stderr.count("\n") == 1
+    assert "try again when it is done" in result.stderr and WAITING not in result.stderr
+    assert took < 5
+
+
+@pytest.mark.parametrize("command", [["index"], ["prune", "--vacuum"]], ids=["index", "prune"])
+def test_a_wait_that_runs_out_ends_in_the_error(indexed, command):
+    with held_elsewhere(indexed):
+        started = time.monotonic()
+        result = _invoke(*command, "--vault", str(indexed), "--wait", "0.5")
+        took = time.monotonic() - started
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(WAITING), result.stderr
+    assert lines[1].startswith(f"Error: {LOCKED}") and "waited 0.5 s for it" in lines[1]
+    assert 0.5 <= took < 5
+
+
+def test_quiet_waits_without_the_line(indexed):
+    with held_elsewhere(indexed, seconds=0.5):
+        result = _invoke("index", "--vault", str(indexed), "-q")
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_ctrl_c_while_waiting_is_aborted_not_a_traceback(indexed):
+    with held_elsewhere(indexed):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        proc = subprocess.Popen(
+            [sys.executable, str(LAUNCHER), "index", "--vault", str(indexed)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proc.stderr is not None
+            first = proc.stderr.readline()
+            assert first.startswith(WAITING), first
+            proc.send_signal(signal.SIGINT)
+            _, rest = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+    assert proc.returncode == 1
+    assert rest.strip() == "Aborted!", rest
+
+
+def test_brain_index_waits_for_the_pass_of_brain_serve_and_names_it(indexed):
+    """End to end: the server's watcher is indexing a burst of notes (slowly: each embedding
+    call takes 0.2 s) when `brain index` starts; it waits, names the server, then finds nothing
+    left to do."""
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.2)
+            return super().embed_documents(texts, progress=progress)
+
+    with served(indexed, embedder=Slow()) as daemon:
+        directory = config.index_dir(indexed.resolve())
+        for i in range(20):
+            write(indexed, f"Burst/Note {i}.md", f"# Note {i}\n\nA burst of notes about otters, number {i}.\n")
+        with open(lock_path(directory), "a") as probe:
+            wait_until(lambda: lock_holder(probe.fileno()) is not None, 30, "the server's pass to take the lock")
+        result = _invoke("index", "--vault", str(indexed), "--json")
+        assert daemon.service.last_update is not None
+    assert result.exit_code == 0, result.output
+    assert f"{WAITING} (brain serve, pid {os.getpid()})…" in result.stderr  # the served daemon runs in this process
+    assert '"new": 0' in result.stdout  # the server's pass had indexed them all
+
+
+def test_wait_is_refused_with_prune_ledger():
+    """--ledger prunes brain.db, which takes no vault's lock: a --wait there would look applied."""
+    result = _invoke("prune", "--ledger", "--vacuum", "--wait", "5")
+    assert result.exit_code == 2 and "--wait is for a vault's index" in result.output
