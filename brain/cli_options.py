@@ -21,12 +21,12 @@ vault_option = click.option(
 )
 
 # Seconds `brain index` and `brain prune` wait for another writer of the vault's index (brain
-# serve's watcher, mostly) before giving up. Served, 13th-age-srd, MiniLM, 2 cores 4x
-# oversubscribed (bench/serve_lock_hold.py): a pass over one saved note held the lock 0.5-1.6 s,
-# over ten 5.4 s, over 200 rewritten at once 72 s. A minute rides out saves tenfold, and still
-# ends in the error inside an agent's two-minute command budget (Claude Code's Bash default),
-# rather than the agent killing the command; a burst, a first build, a rebuild: --wait.
-DEFAULT_WAIT = 60.0
+# serve's watcher, mostly) before giving up. Served, 13th-age-srd, MiniLM, two busy cores
+# (bench/serve_lock_hold.py, four runs): a pass over one saved note held the lock 0.4-2.2 s,
+# over ten 2.8-5.4 s, over 200 rewritten at once 66-79 s. A minute rides out saves many times
+# over, and still ends in the error inside an agent's two-minute command budget (Claude Code's
+# Bash default) rather than the agent killing the command; a burst, a first build: --wait.
+DEFAULT_WAIT = 60  # shown as 60 in --help, not 60.0
 
 wait_option = click.option(
     "--wait",
