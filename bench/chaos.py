@@ -757,13 +757,8 @@ def upgrade_round(state: State, number: int) -> None:
 
 
 def index_when_free(state: State, extra: list[str]) -> subprocess.CompletedProcess:
-    """`brain index`, again while the server's watcher holds the vault (one writer at a time)."""
-    deadline = time.monotonic() + 60
-    while True:
-        proc = brain(state, ["index", "--vault", str(state.vault), "--json", "-q", *extra])
-        if proc.returncode != 1 or BUSY not in proc.stderr or time.monotonic() > deadline:
-            return proc
-        time.sleep(0.5)
+    """`brain index`, which waits while the server's watcher holds the vault (one writer at a time)."""
+    return brain(state, ["index", "--vault", str(state.vault), "--json", "-q", "--wait", "60", *extra])
 
 
 def file_hash(path: Path) -> str:
