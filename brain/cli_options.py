@@ -54,11 +54,14 @@ def waiting_for_writer(vault: str | None, *, quiet: bool = False) -> Callable[[i
 def _holder(vault: str | None, pid: int | None) -> str:
     if pid is None:
         return ""
-    from .server.runtime import read_record
+    from .server import runtime
     from .vault import resolve_vault
 
-    record = read_record(resolve_vault(vault))
-    return f" (brain serve, pid {pid})" if record and record.get("pid") == pid else f" (pid {pid})"
+    root = resolve_vault(vault)
+    record = runtime.read_record(root) or {}
+    # the record, or the pid the server wrote into serve.lock (its record can be gone)
+    served = pid == record.get("pid") or pid == runtime.lock_holder(root)
+    return f" (brain serve, pid {pid})" if served else f" (pid {pid})"
 
 
 def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,7 +19,8 @@ from serve_helpers import LAUNCHER, served, wait_until
 
 from brain import config
 from brain.cli import cli
-from brain.index.indexer import index_vault, lock_holder, lock_path
+from brain.index.indexer import flock_holder, index_vault, lock_path
+from brain.server import runtime
 
 WAITING = "waiting for another brain process indexing this vault"
 LOCKED = "another brain process is indexing this vault"
@@ -44,17 +45,27 @@ def indexed(toy_vault: Path) -> Path:
 
 
 @contextlib.contextmanager
-def held_elsewhere(vault: Path, seconds: float = 120.0) -> Iterator[subprocess.Popen]:
+def held_elsewhere(vault: Path, seconds: float = 120.0, *, server_lock: bool = False) -> Iterator[subprocess.Popen]:
     """The vault's writer lock, held by another process (as a `brain index` in another shell holds
-    it) for ``seconds``, then let go by its exit; killed at the end whatever happens."""
+    it) for ``seconds``, then let go by its exit; killed at the end whatever happens.
+    ``server_lock``: it holds the vault's serve.lock too, its pid written there, as a `brain
+    serve` does."""
+    serve_lock = ""
+    if server_lock:
+        runtime.make_private(runtime.runtime_dir(vault.resolve()))
+        serve_lock = str(runtime.lock_path(vault.resolve()))
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX);"
-            " print('held', flush=True); time.sleep(float(sys.argv[2]))",
+            "import fcntl, os, sys, time\n"
+            "if sys.argv[3]:\n"
+            "    s = open(sys.argv[3], 'a'); fcntl.flock(s, fcntl.LOCK_EX); s.write(f'{os.getpid()}\\n'); s.flush()\n"
+            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True); time.sleep(float(sys.argv[2]))",
             str(lock_path(config.index_dir(vault.resolve()))),
             str(seconds),
+            serve_lock,
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -88,6 +99,16 @@ def test_a_writer_command_waits_for_the_other_writer_then_runs(indexed, command)
     assert took >= 1.0  # it did wait for the holder to let go
     if command == ["index"]:
         assert "1 new" in result.stdout
+
+
+def test_a_server_whose_record_is_gone_is_named_by_the_pid_in_its_lock(indexed):
+    """serve.json gone (and not made again: a full disk), the pid the server wrote into
+    serve.lock still names it."""
+    with held_elsewhere(indexed, seconds=1.0, server_lock=True) as holder:
+        assert runtime.read_record(indexed.resolve()) is None
+        result = _invoke("index", "--vault", str(indexed))
+    assert result.exit_code == 0, result.output
+    assert f"{WAITING} (brain serve, pid {holder.pid})…" in result.stderr
 
 
 def test_wait_0_fails_at_once_with_the_one_line_error(indexed):
@@ -157,7 +178,7 @@ def test_brain_index_waits_for_the_pass_of_brain_serve_and_names_it(indexed):
         for i in range(20):
             write(indexed, f"Burst/Note {i}.md", f"# Note {i}\n\nA burst of notes about otters, number {i}.\n")
         with open(lock_path(directory), "a") as probe:
-            wait_until(lambda: lock_holder(probe.fileno()) is not None, 30, "the server's pass to take the lock")
+            wait_until(lambda: flock_holder(probe.fileno()) is not None, 30, "the server's pass to take the lock")
         result = _invoke("index", "--vault", str(indexed), "--json")
         assert daemon.service.last_update is not None
     assert result.exit_code == 0, result.output

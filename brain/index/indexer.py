@@ -105,7 +105,7 @@ def vault_lock(
 
     Held by another process: ``VaultLocked`` at once, or, with ``wait`` seconds, once they
     have passed without it coming free; ``waiting`` is told when the wait begins, with the
-    holder's pid when the system says it (``lock_holder``)."""
+    holder's pid when the system says it (``flock_holder``)."""
     directory = target.directory if isinstance(target, IndexStore) else target
     try:
         import fcntl
@@ -124,7 +124,7 @@ def vault_lock(
                 if deadline is None and wait > 0:
                     deadline = now + wait
                     if waiting is not None:
-                        waiting(lock_holder(handle.fileno()))
+                        waiting(flock_holder(handle.fileno()))
                 if deadline is None or now >= deadline:
                     raise VaultLocked(_locked_message(directory, wait)) from exc
                 # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
@@ -145,7 +145,7 @@ def _locked_message(directory: Path, waited: float) -> str:
     )
 
 
-def lock_holder(fd: int) -> int | None:
+def flock_holder(fd: int) -> int | None:
     """The pid of the process holding the flock on the open file ``fd``, from /proc/locks
     (Linux); None where the system does not say (macOS), or not now (it was let go)."""
     try:
