@@ -165,12 +165,12 @@ def test_ctrl_c_while_waiting_is_aborted_not_a_traceback(indexed):
 
 def test_brain_index_waits_for_the_pass_of_brain_serve_and_names_it(indexed):
     """End to end: the server's watcher is indexing a burst of notes (slowly: each embedding
-    call takes 0.2 s) when `brain index` starts; it waits, names the server, then finds nothing
-    left to do."""
+    call takes 0.5 s, so the pass holds the lock over a second) when `brain index` starts; it
+    waits, names the server, then finds nothing left to do."""
 
     class Slow(FakeEmbedder):
         def embed_documents(self, texts, *, progress=False):
-            time.sleep(0.2)
+            time.sleep(0.5)
             return super().embed_documents(texts, progress=progress)
 
     with served(indexed, embedder=Slow()) as daemon:
