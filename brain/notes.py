@@ -117,6 +117,17 @@ def _yaml_loader_class():
             except (ValueError, OverflowError):
                 return loader.construct_scalar(node)
 
+        def integer(loader, node):
+            # Python writes no int of over 4,300 digits (CVE-2020-10735): "9" * 5,000 fails to
+            # read, and 0x of 4,000 digits reads but then fails json.dumps and str() (a
+            # traceback out of brain index). Such a number stays the text it was.
+            try:
+                value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+                str(value)
+            except ValueError:
+                return loader.construct_scalar(node)
+            return value
+
         def untagged(loader, suffix_or_tag, node=None):
             node = node if node is not None else suffix_or_tag
             if isinstance(node, yaml.MappingNode):
@@ -126,6 +137,7 @@ def _yaml_loader_class():
             return loader.construct_scalar(node)
 
         BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+        BoundedLoader.add_constructor("tag:yaml.org,2002:int", integer)
         BoundedLoader.add_constructor(None, untagged)
         _LOADER = BoundedLoader
     return _LOADER
