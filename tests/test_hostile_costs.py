@@ -13,7 +13,7 @@ import time
 
 from brain.chunking import chunk_note, heading_of
 from brain.ledger.transcript import prompt_text
-from brain.links import Link, Resolver
+from brain.links import Link, Resolver, mask_code
 from brain.reading import headings
 from brain.recall import fusion
 from brain.recall.gate import normalise_name
@@ -34,6 +34,24 @@ def test_a_heading_is_read_as_the_old_pattern_read_it():
         line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
         old = _OLD_HEADING.match(line)
         assert heading_of(line) == ((len(old.group(1)), old.group(2).strip()) if old else None), repr(line)
+
+
+_OLD_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+
+
+def test_inline_code_is_masked_as_the_old_pattern_masked_it():
+    pieces = ["`", "``", "```", "````", "a", " ", "x y", "[[n]]", "#t", "é"]
+    rng = random.Random(61)
+    for _ in range(20_000):
+        line = "a" + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))  # "a": no fence
+        assert mask_code(line) == _OLD_INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line), repr(line)
+
+
+def test_a_line_of_backtick_runs_of_growing_length_costs_its_length():
+    # Runs of 1, 2, ..., 2,000 backticks, each then a letter (2 MB): 13 s to mask (each shorter
+    # opening of each run scanned the rest of the line); now some milliseconds.
+    line = "".join("`" * n + "x" for n in range(1, 2_000))
+    assert _seconds(lambda: mask_code(line)) < 2
 
 
 def test_a_heading_of_spaces_or_hashes_costs_its_length():
