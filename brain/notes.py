@@ -92,6 +92,9 @@ MAX_FRONTMATTER_CHARS = 64 * 1024  # longer frontmatter text is not parsed
 MAX_FRONTMATTER_WEIGHT = 1_000_000  # ~characters once every alias is expanded
 MAX_FRONTMATTER_DEPTH = 64  # nesting levels (deeper structures exhaust Python's recursion)
 MAX_STORED_FRONTMATTER_CHARS = 16 * 1024  # the JSON copy kept in the index (read on every ask)
+# A title heads the text embedded for every chunk of its note (and every line that shows it):
+# a frontmatter title of 60 KB, or 400 KB through aliases, made each chunk that long to embed.
+MAX_TITLE_CHARS = 1_000
 
 
 class _FrontmatterTooBig(ValueError):
@@ -377,6 +380,9 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
     stem = path.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.lower().endswith(".md") else stem
     title = str(meta.get("title") or "").strip() or stem
+    if len(title) > MAX_TITLE_CHARS:
+        warnings.append(f"frontmatter title cut to {MAX_TITLE_CHARS:,} of its {len(title):,} characters")
+        title = title[:MAX_TITLE_CHARS].rstrip()
     aliases = list(dict.fromkeys(_string_list(meta.get("aliases", meta.get("alias")))))
     tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
     # de-duplicated, first-seen order; case-insensitively, as Obsidian reads tags (#Tag and #tag

@@ -10,6 +10,7 @@ from conftest import FakeEmbedder, write
 from index_helpers import IndexView
 
 from brain import config
+from brain.chunking import MAX_CHARS
 from brain.index.indexer import index_vault
 from brain.notes import parse_note
 
@@ -41,3 +42,18 @@ def test_a_vault_with_a_number_too_long_to_print_is_indexed(tmp_path):
     with IndexView(config.index_dir(vault)) as view:
         assert view.targets("other.md") == {"big.md"}
         assert any("zeppelins" in c["text"] for c in view.chunks("big.md"))
+
+
+def test_a_long_title_is_cut_before_it_heads_every_chunk(tmp_path):
+    # Every chunk's embedded text begins with its note's title: a 60 KB frontmatter title (or
+    # 400 KB through YAML aliases) made each of a note's chunks that long to embed.
+    vault = tmp_path / "vault"
+    body = "\n\n".join(f"Paragraph {i} about zeppelins and harbours. " * 20 for i in range(20))
+    write(vault, "long.md", "---\ntitle: " + "word " * 12_000 + "\n---\n" + body)
+    embedder = FakeEmbedder()
+    report = index_vault(vault, embedder=embedder, progress=False)
+    assert len(embedder.embedded) > 5
+    assert max(len(text) for text in embedder.embedded) < MAX_CHARS + 1_100
+    assert any("title cut to 1,000 of its 59,999 characters" in w["message"] for w in report.warnings)
+    with IndexView(config.index_dir(vault)) as view:
+        assert view.note("long.md")["title"] == ("word " * 200).strip()
