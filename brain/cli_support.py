@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .errors import BrainError
-from .text import terminal_safe
+from .text import one_line, terminal_safe
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,7 +61,12 @@ def _finite(data: object) -> object:
 
 
 class _TerminalSafe(logging.Formatter):
-    """A warning names a file, and a file name may hold an escape sequence: shown as text."""
+    """A warning names a file, and a file name may hold an escape sequence: shown as text. It
+    may hold a line break too (Linux allows one), which made a warning two lines: written as its
+    escape (``\\n``), as `brain status` lists it. A traceback keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return one_line(super().formatMessage(record))
 
     def format(self, record: logging.LogRecord) -> str:
         return terminal_safe(super().format(record))

@@ -4,15 +4,30 @@ memory in step with its size, and costs only itself (a warning at most, never a 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import IndexView
 
 from brain import config
 from brain.chunking import MAX_CHARS
+from brain.cli import cli
 from brain.index.indexer import index_vault
 from brain.notes import parse_note
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cli_logging():
+    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
+    stream after each call, so drop the handler between tests."""
+    yield
+    logger = logging.getLogger("brain")
+    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
 
 
 def _index(vault: Path):
@@ -57,3 +72,17 @@ def test_a_long_title_is_cut_before_it_heads_every_chunk(tmp_path):
     assert any("title cut to 1,000 of its 59,999 characters" in w["message"] for w in report.warnings)
     with IndexView(config.index_dir(vault)) as view:
         assert view.note("long.md")["title"] == ("word " * 200).strip()
+
+
+def test_a_warning_about_a_file_whose_name_breaks_a_line_is_one_line(tmp_path):
+    # Linux lets a file name hold a line break: the warning brain index printed for such a note
+    # went on over two lines (the second one free text), where brain status writes the escape.
+    vault = tmp_path / "vault"
+    write(vault, "two\nlines\ttabbed.md", "---\ndate: 2026-02-30\n---\nbody\n")
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    shown = "two\\nlines\\ttabbed.md: frontmatter date: '2026-02-30' is not a valid date"
+    assert [line for line in result.stderr.splitlines() if "WARNING" in line] == [
+        f"brain: WARNING: {shown}; the file's modification time is used instead"
+    ]
+    assert result.stderr.count("\n") == 1
