@@ -176,7 +176,7 @@ def _parse_ignore(data: bytes, link: Link | None, *, fold: bool = False) -> Igno
     system that takes names in any case) the rules match names in any case, as git's do there
     (``core.ignorecase``): ``Private/`` is the folder ``private/`` to the user and to the disk,
     and its notes must be left out too."""
-    from .ignore_rules import QuickSpec, fold_case
+    from .ignore_rules import QuickSpec, defuse, fold_case
 
     rules = IgnoreRules(link=link)
     try:
@@ -195,7 +195,7 @@ def _parse_ignore(data: bytes, link: Link | None, *, fold: bool = False) -> Igno
         forms = list(dict.fromkeys([fold_case(form) for form in forms] if fold else forms))
         try:
             # each line compiled once: checked alone, its patterns then join the others
-            good += pathspec.GitIgnoreSpec.from_lines(forms).patterns
+            good += defuse(pathspec.GitIgnoreSpec.from_lines(forms).patterns)
         except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
             reason = f" ({exc.msg})" if isinstance(exc, re.error) else ""
             rules.warnings.append(f"line {number}: {line.strip()!r} is not a valid pattern{reason}; line ignored")
