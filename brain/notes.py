@@ -112,7 +112,24 @@ def _yaml_loader_class():
         base = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
 
         class BoundedLoader(base):  # type: ignore[misc, valid-type]
-            pass
+            dropped_keys = 0
+
+            def construct_mapping(self, node, deep=False):
+                # A key YAML gives as a list or a mapping ("? [a, b]") cannot key a dict: it
+                # made the whole frontmatter go (title, tags, dates); only that key goes now.
+                if not isinstance(node, yaml.MappingNode):
+                    return super().construct_mapping(node, deep)
+                self.flatten_mapping(node)
+                mapping = {}
+                for key_node, value_node in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        hash(key)
+                    except TypeError:
+                        self.dropped_keys += 1
+                        continue
+                    mapping[key] = self.construct_object(value_node, deep=deep)
+                return mapping
 
         def timestamp(loader, node):
             try:
@@ -191,15 +208,16 @@ def _expanded_weight(root: Any, limit: int) -> int:
     return sizes[id(root)]
 
 
-def _load_yaml(text: str) -> Any:
-    """Parse frontmatter YAML safely and within bounds (see ``_expanded_weight``)."""
+def _load_yaml(text: str) -> tuple[Any, int]:
+    """Parse frontmatter YAML safely and within bounds (see ``_expanded_weight``): the value,
+    and how many keys that could not key a mapping were left out."""
     loader = _yaml_loader_class()(text)
     try:
         node = loader.get_single_node()
         if node is None:
-            return None
+            return None, 0
         _expanded_weight(node, MAX_FRONTMATTER_WEIGHT)
-        return loader.construct_document(node)
+        return loader.construct_document(node), loader.dropped_keys
     finally:
         loader.dispose()
 
@@ -216,7 +234,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
         size_kb = len(yaml_text) // 1024
         return {}, body, [f"frontmatter ignored: {size_kb} KB is over the {MAX_FRONTMATTER_CHARS // 1024} KB limit"]
     try:
-        meta = _load_yaml(yaml_text)
+        meta, dropped_keys = _load_yaml(yaml_text)
     except _FrontmatterTooBig as exc:
         return {}, body, [f"frontmatter ignored: {exc}"]
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, RecursionError and friends: one note never stops a run
@@ -226,7 +244,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
         return {}, body, []
     if not isinstance(meta, dict):
         return {}, body, ["frontmatter is not a mapping; ignored"]
-    return {str(k): v for k, v in meta.items()}, body, []
+    keys = "a key that is" if dropped_keys == 1 else f"{dropped_keys} keys that are"
+    warnings = [f"frontmatter: {keys} a list or a mapping ignored"] if dropped_keys else []
+    return {str(k): v for k, v in meta.items()}, body, warnings
 
 
 def _string_list(value: Any) -> list[str]:

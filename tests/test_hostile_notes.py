@@ -53,6 +53,16 @@ def test_a_number_too_long_to_print_stays_the_text_it_was():
     json.dumps(note.frontmatter)
 
 
+def test_a_key_that_is_a_list_or_a_mapping_costs_only_itself():
+    # YAML lets a key be a list ("? [a, b]") or a mapping, which cannot key a dict: the whole
+    # frontmatter was dropped with it (title, tags, dates).
+    text = "---\ntitle: Kept\n? [a, b]\n: c\n{d: 1}: e\ntags: [x]\nnested: {? [z]: 1, ok: 2}\n---\nbody\n"
+    note = parse_note("n.md", text.encode(), 0)
+    assert note.title == "Kept" and note.tags == ["x"]
+    assert note.frontmatter == {"title": "Kept", "tags": ["x"], "nested": {"ok": 2}}
+    assert note.warnings == ["frontmatter: 3 keys that are a list or a mapping ignored"]
+
+
 def test_a_vault_with_a_number_too_long_to_print_is_indexed(tmp_path):
     vault = tmp_path / "vault"
     write(vault, "big.md", f"---\ndate: 0x{'f' * 4_000}\n---\nA note about zeppelins.\n")
