@@ -104,7 +104,7 @@ def test_a_warning_about_a_file_whose_name_breaks_a_line_is_one_line(tmp_path):
 
 
 def test_a_brainignore_pattern_of_many_stars_costs_a_names_length(tmp_path):
-    # pathspec let each `*` of a name try every length: this line took 6 s on a file name of
+    # pathspec let each `*` of a name try every length: this line took 4-6 s on a file name of
     # 28 a's, doubling with each a (this vault, a name of 30: 17.5 s), and one of 40 hung brain
     # index; now the vault takes a fraction of a second.
     vault = tmp_path / "vault"
