@@ -731,6 +731,11 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         f"queries: {total['queries']}   graph changed the top k: {total['changed_top_k']} "
         f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
     )
+    if data["not_compared"]:
+        click.echo(
+            f"left out: {data['not_compared']} where B ran as A (a stage of B fell back: rows from"
+            " shows which; its warnings in the row say why)"
+        )
     if len(data["rows_from"]) > 1:  # the figures are over all of them: say so
         ks = len({g["k"] for g in data["rows_from"]}) > 1  # a top k named only where they differ
         # Each label cleaned and spaced on the line (terminal_safe keeps a line break, which ended

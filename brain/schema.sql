@@ -68,6 +68,8 @@ CREATE INDEX turns_partial ON turns (session_id) WHERE partial = 1;
 -- candidates_added: notes B's graph stage added to the pool; new_in_top_k: notes in B's top k
 --   that A's top k lacks; via_graph_in_top_k and via_graph_titles (JSON list): those of them
 --   that came via a wikilink. top_a, top_b: JSON lists of the top k paths.
+-- mode_a, mode_b: the modes that ran (a stage that fell back is not in it: graph whose hop
+--   failed is vector), so a row whose modes are equal compared nothing and is left out of the report.
 -- latency_ms: JSON {"a": {stage: ms}, "b": {stage: ms}}; warnings: JSON list (fallbacks).
 CREATE TABLE ab_recall (
     id INTEGER PRIMARY KEY,

@@ -140,7 +140,9 @@ def parse_since(text: str, *, name: str = "--since") -> str:
     return sqlite_time(since)
 
 
-# The weekly figures. The README shows this same SQL.
+# The weekly figures. The README shows this same SQL. A row records the modes that ran: one
+# whose B ran as A (B's graph stage fell back: graph ran as vector) compared nothing, and would
+# count as a graph that changed nothing; it is left out, and counted apart (``not_compared``).
 REPORT_SQL = """
 SELECT
   CASE gate_entity WHEN 1 THEN 'entity' ELSE 'not entity' END AS gate,
@@ -150,7 +152,7 @@ SELECT
   sum(via_graph_in_top_k) AS promoted_via_graph,
   round(avg(candidates_added), 1) AS avg_candidates_added
 FROM ab_recall
-WHERE created_at >= :since AND (:source IS NULL OR source = :source)
+WHERE created_at >= :since AND (:source IS NULL OR source = :source) AND mode_a <> mode_b
 GROUP BY gate_entity = 1
 ORDER BY gate_entity = 1
 """
@@ -174,7 +176,7 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         "SELECT value AS title, count(*) AS times FROM ab_recall, json_each("
         "CASE WHEN json_valid(via_graph_titles) AND json_type(via_graph_titles) = 'array'"
         " THEN via_graph_titles ELSE '[]' END)"
-        " WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        " WHERE created_at >= :since AND (:source IS NULL OR source = :source) AND mode_a <> mode_b"
         " GROUP BY value ORDER BY times DESC, title LIMIT 10",
         {"since": since, "source": source},
     ).fetchall()
@@ -187,10 +189,16 @@ def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> d
         " GROUP BY source, mode_a, mode_b, k ORDER BY source, mode_a, mode_b, k",
         {"since": since, "source": source},
     ).fetchall()
+    not_compared = conn.execute(
+        "SELECT count(*) FROM ab_recall WHERE created_at >= :since AND (:source IS NULL OR source = :source)"
+        " AND mode_a = mode_b",
+        {"since": since, "source": source},
+    ).fetchone()[0]
     return {
         "since": since,
         "source": source,
         "all": total,
+        "not_compared": not_compared,
         "by_gate": rows,
         "top_promoted": [dict(r) for r in top],
         "rows_from": [dict(r) for r in rows_from],

@@ -323,6 +323,9 @@ def test_the_readmes_weekly_sql_gives_the_reports_figures(brain_home):
         _ab_row(conn, ["Gamma"], gate_entity=True)
         old = _ab_row(conn, ["Old"])
         conn.execute("UPDATE ab_recall SET created_at = '2000-01-01 00:00:00' WHERE id = ?", (old,))
+        # B's graph fell back: it ran as vector, compared nothing, and is left out of the figures.
+        fell_back = _ab_row(conn, ["Fell back"])
+        conn.execute("UPDATE ab_recall SET mode_b = 'vector' WHERE id = ?", (fell_back,))
         rows = [tuple(r) for r in conn.execute(sql)]
     assert rows == [("not entity", 2, 0.5, 2, 3.0), ("entity", 1, 1.0, 1, 3.0)]
     data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
@@ -330,6 +333,7 @@ def test_the_readmes_weekly_sql_gives_the_reports_figures(brain_home):
         (r["gate"], r["queries"], r["share_changed"], r["promoted_via_graph"], r["avg_candidates_added"])
         for r in data["by_gate"]
     ] == rows
+    assert data["not_compared"] == 1 and {"title": "Fell back", "times": 1} not in data["top_promoted"]
 
 
 @pytest.mark.parametrize("label", ["", "  "])

@@ -10,6 +10,7 @@ import logging
 import os
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -229,6 +230,34 @@ def test_search_with_a_reranker_that_cannot_load_says_the_mode_that_ran(toy_vaul
         assert answer["mode"] == "hybrid+ppr" and answer["reranked"] is False and answer["fallbacks"]["rerank"]
         assert all(r["rerank_score"] is None for r in answer["results"])
         assert any(w.startswith("reranker unavailable (cannot load the reranking model") for w in answer["warnings"])
+
+    check(json.loads(_texts(_call(toy_vault, "search", query))))
+    with served(toy_vault, watch=False) as daemon:  # the server's recaller, asked by brain mcp and brain ask
+        check(json.loads(_texts(_call(toy_vault, "search", query, use_server=True))))
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", "-k", "3", query["query"]])
+        check(json.loads(out.stdout))
+        assert daemon.service.queries == 2
+
+
+@pytest.mark.slow
+def test_search_whose_graph_stages_fell_back_says_the_mode_that_ran(toy_vault, monkeypatch):
+    # It said hybrid+ppr when PageRank and the anchor lanes (every stage reading the links) fell
+    # back: the order was hybrid's. The servers here run in this process: they fail as well.
+    def fails(error: BaseException):
+        def failing(*args, **kwargs):
+            raise error
+
+        return failing
+
+    _index(toy_vault)
+    monkeypatch.setattr("brain.recall.ppr.LinkGraph.personalized_pagerank", fails(MemoryError("no room")))
+    for lane in ("anchor_dense", "anchor_lex"):
+        monkeypatch.setattr(f"brain.recall.anchors.{lane}", fails(sqlite3.OperationalError("links gone")))
+    query = {"query": "how should agent memory work", "k": 3}
+
+    def check(answer: dict) -> None:
+        assert answer["mode"] == "hybrid" and answer["fallbacks"]["graph"], answer
+        assert answer["graph"]["used"] is False and any("PageRank stage failed" in w for w in answer["warnings"])
 
     check(json.loads(_texts(_call(toy_vault, "search", query))))
     with served(toy_vault, watch=False) as daemon:  # the server's recaller, asked by brain mcp and brain ask

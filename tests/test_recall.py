@@ -179,12 +179,37 @@ def test_graph_failure_falls_back_to_dense(bridge_vault, monkeypatch, caplog):
     assert result.fallbacks["graph"] is True
     assert any("graph stage failed" in w and "links table on fire" in w for w in result.warnings)
     assert "graph stage failed" in caplog.text
+    assert result.mode == "vector"  # what ran: it said graph, every note found by the dense lane
+    # A gated run the gate keeps off the graph asked for no hop: nothing fell back, gated it is.
+    named = recaller.ask("Ada Lovelace", "gated", small())
+    assert named.mode == "gated" and not named.fallbacks["graph"]
 
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--graph", "--json", QUESTION])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    assert data["fallbacks"]["graph"] is True
+    assert data["fallbacks"]["graph"] is True and data["mode"] == "vector"
     assert "Traceback" not in out.output
+
+
+def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_back(bridge_vault, monkeypatch):
+    """A graph whose hop failed was logged as graph and counted in the weekly figures as a graph
+    that changed nothing (the dense result): "does the graph earn its keep" read a failure as no."""
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("links table on fire")
+
+    args = ["ask", "--vault", str(bridge_vault), "--ab", "--depth", "3", "--seeds", "3", "-k", "5", QUESTION]
+    assert CliRunner().invoke(cli, args).exit_code == 0  # the graph ran: one row that counts
+    monkeypatch.setattr(graph_stage, "expand", broken)
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    rows = open_db().execute("SELECT mode_a, mode_b, new_in_top_k, warnings FROM ab_recall ORDER BY id").fetchall()
+    assert [(r["mode_a"], r["mode_b"]) for r in rows] == [("vector", "graph"), ("vector", "vector")]
+    assert "graph stage failed" in rows[1]["warnings"]
+    report = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert report["all"]["queries"] == 1 and report["all"]["changed_top_k"] == 1 and report["not_compared"] == 1
+    text = CliRunner().invoke(cli, ["ab", "report"]).stdout
+    assert "queries: 1 " in text and "left out: 1 where B ran as A" in text
 
 
 @pytest.mark.parametrize("mode, stage", [("graph", "expand"), ("ppr", "first_via")])
@@ -219,6 +244,32 @@ def test_pagerank_failure_falls_back_in_every_mode_that_uses_it(bridge_vault, mo
         assert result.fallbacks["graph"] is True
         assert any("PageRank stage failed" in w for w in result.warnings)
         assert [c.path for c in result.results] == [c.path for c in hybrid.results]
+        assert result.mode == "hybrid"  # what ran: it said hybrid+ppr, no graph in it
+    only_ppr = recaller.ask(QUESTION, "ppr", no_anchors)
+    assert only_ppr.mode == "vector" and only_ppr.fallbacks["graph"]  # the dense lane alone was fused
+    # The anchor lanes fused, the links did their part: still a graph run, PageRank said missing.
+    anchored = recaller.ask(QUESTION, "hybrid+ppr", small())
+    assert anchored.mode == "hybrid+ppr" and anchored.fallbacks["graph"] and "anchor_dense" in anchored.lanes
+
+
+def test_a_bm25_lane_that_fell_back_is_not_in_the_mode_when_no_lexical_lane_ran(bridge_vault, monkeypatch):
+    """BM25 over a damaged index fused nothing, yet the result said hybrid (hybrid+ppr):
+    with the names, dates and folders lanes weighed out, nothing lexical ran."""
+
+    def damaged(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    recaller = open_recaller(bridge_vault)
+    monkeypatch.setattr(recaller.store, "fts_search", damaged)
+    no_words = small()
+    no_words.weights.update(names=0.0, dates=0.0, folders=0.0)
+    hybrid, both = recaller.compare(QUESTION, ["hybrid", "hybrid+ppr"], no_words)
+    assert hybrid.fallbacks["lexical"] and both.fallbacks["lexical"]
+    assert (hybrid.mode, both.mode) == ("vector", "ppr")
+    # The names lane searched (it reads no BM25 index): lexical evidence, hybrid still, BM25 said missing.
+    named = recaller.ask(QUESTION, "hybrid", small())
+    assert named.mode == "hybrid" and named.fallbacks["lexical"] and "names" in named.lanes
+    recaller.close()
 
 
 def test_json_schema(bridge_vault):
@@ -517,6 +568,7 @@ def test_a_links_table_the_index_lacks_falls_back_to_hybrid_and_says_how_to_mend
     broken = ask("hybrid+ppr")
     assert broken["fallbacks"]["graph"] is True
     assert [r["path"] for r in broken["results"]] == [r["path"] for r in hybrid["results"]]
+    assert broken["mode"] == "hybrid"  # what ran: it said hybrid+ppr
     assert broken["warnings"] and all(
         f"brain index --rebuild --vault {bridge_vault.resolve()}" in w for w in broken["warnings"]
     ), broken["warnings"]

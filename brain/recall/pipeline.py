@@ -534,15 +534,17 @@ class Recaller:
         }
         pool = [_copy(c) for c in state.lanes["dense"]]  # modes must not see each other's scores
         result.lanes = {"dense": state.lanes["dense"]}
-        if mode.hop and (mode.base == "graph" or not state.gate.entity):
+        hopped = mode.hop and (mode.base == "graph" or not state.gate.entity)
+        if hopped:
             pool += self._hop(state, settings, result, timings)
         elif mode.fused:
             pool = self._fuse(state, mode, settings, result, timings)
         if mode.rerank:
             pool = self._rerank(state, pool, settings, result, timings, fused=mode.fused)
-            if not result.reranked:  # the order before it kept: the mode that ran, fallbacks["rerank"] says why
-                result.mode = mode.base
-        elif not mode.fused:
+        # The mode that ran, not the one asked for: fallbacks and warnings say which stage was
+        # asked for and why it did not run (the A/B log compares the modes that ran).
+        result.mode = str(self._mode_that_ran(state, mode, result, hopped=hopped))
+        if not mode.rerank and not mode.fused:
             pool.sort(key=lambda c: -c.score)
         if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
@@ -556,6 +558,37 @@ class Recaller:
         result.timings_ms = timings
         result.warnings += [w for w in self.warnings if w not in result.warnings]  # any said while answering
         return result
+
+    @staticmethod
+    def _mode_that_ran(state: QueryState, mode: Mode, result: RecallResult, *, hopped: bool) -> Mode:
+        """``mode`` without each family none of whose stages ran: the hop (graph, gated: the
+        dense result, vector), BM25 and the lexical lanes (hybrid), PageRank and the lanes that
+        read the links (ppr), the reranker. A family one of whose stages ran keeps its name:
+        what that stage found is in the result, and ``fallbacks`` names the stage that did not.
+        The bridge lane, of both families, names neither: it joins where both are asked for, and
+        answers only long queries (a short one: nothing, which is no sign of either family)."""
+        rerank = mode.rerank and result.reranked
+        if mode.hop:
+            return Mode("vector" if hopped and "graph" in state.failures else mode.base, rerank)
+        if not mode.fused:
+            return Mode(mode.base, rerank)
+        ran: set[str] = set()
+        families: tuple[str, ...]
+        for lane in result.lanes:
+            if lane == "dense":
+                continue
+            if lane == "ppr":
+                failure, families = ("ppr+lexical" if mode.lexical else "ppr"), ("ppr",)
+            elif lane == "lexical":
+                failure, families = lane, ("lexical",)
+            else:
+                family = EXTRA_LANES[lane].family
+                failure, families = lane, family if len(family) == 1 else ()
+            if failure not in state.failures:
+                ran.update(families)
+        lexical, ppr = mode.lexical and "lexical" in ran, mode.ppr and "ppr" in ran
+        base = "hybrid+ppr" if lexical and ppr else "hybrid" if lexical else "ppr" if ppr else "vector"
+        return Mode(base, rerank)
 
     # ----- the one-hop expansion --------------------------------------------------------------
 

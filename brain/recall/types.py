@@ -216,7 +216,7 @@ class Gate:
 @dataclass
 class RecallResult:
     query: str
-    mode: str  # the mode that ran: a +rerank mode whose reranker could not run is its base (fallbacks["rerank"])
+    mode: str  # the mode that ran: the one asked without each part none of whose stages ran (Recaller._mode_that_ran)
     gate: Gate
     results: list[Candidate]
     graph_used: bool = False
