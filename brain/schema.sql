@@ -105,7 +105,8 @@ CREATE INDEX ab_recall_source ON ab_recall (source, created_at);
 -- reason: NULL when notes were shown; else one of slash-command, shell-command, acknowledgement,
 --   too-short, no-vault, no-server, server-unavailable, timeout, server-error, no-results,
 --   below-threshold, already-shown, no-room, error; detail: what the log says about it.
--- mode, model: the recall mode and the server's embedding model; min_cosine: the threshold used.
+-- mode, model: the recall mode that ran (hybrid where the graph's stages fell back) and the
+--   server's embedding model; min_cosine: the threshold used.
 -- results: notes the server returned; above: of those, notes at or above min_cosine.
 -- notes: JSON list of the notes shown, in order: [{"path", "title", "heading", "chunk_id",
 --   "score" (fused), "dense_score" (cosine), "via" (the title it was reached from, or null),

@@ -403,6 +403,20 @@ def test_secrets_in_a_prompt_are_never_stored_nor_sent(indexed):
     assert json.loads(sent)["query"] == row["prompt"]  # the server gets the masked text
 
 
+def test_the_row_records_the_mode_the_server_ran(indexed):
+    """The row said hybrid+ppr, the mode asked for, when the server's graph stages fell back and
+    it ran hybrid: the recalls table then read as the graph's work what had no graph in it."""
+    ran = RecallResult("", "hybrid", Gate(False, "a question"), [])
+    ran.fallbacks["graph"] = True
+    reply = protocol.ok({"results": [protocol.encode_result(ran)]})
+    with fake_server(indexed, reply=reply) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b""
+    (row,) = _rows()
+    assert row["reason"] == select.NO_RESULTS and row["mode"] == "hybrid"
+    assert json.loads(fake.received[0])["modes"] == [select.MODE]  # asked for: hybrid+ppr
+
+
 # ----- the process: imports, --help ---------------------------------------------------------------
 
 

@@ -240,6 +240,8 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
     finally:
         row["server_ms"] = round((time.monotonic() - asked) * 1000, 1)
     candidates = results[0].results if results else []
+    if results:  # the mode that ran: hybrid where the server's graph stages fell back
+        row["mode"] = results[0].mode
     row["results"] = len(candidates)
     return candidates
 
