@@ -207,6 +207,30 @@ def test_nothing_moved_is_one_lstat_a_path_and_no_log(toy_vault, caplog):
         assert caplog.text == "" and daemon._ids == ids and not daemon.stopping.is_set()
 
 
+def test_a_record_written_over_with_another_servers_is_made_again(toy_vault, tmp_path, caplog):
+    # `cp` of a backup keeps the file (and a file removed and made again at once takes its inode
+    # on ext4): the check of which file it is saw nothing, and every client read another server's
+    # socket, token and pid (--stop's SIGTERM, when the server does not answer) for good.
+    root = toy_vault.resolve()
+    with served(toy_vault, watch=False) as daemon:
+        path = runtime.record_path(root)
+        ours = runtime.read_record(root)
+        stale = {**ours, "pid": 1, "socket": str(tmp_path / "gone.sock"), "token": "an old one"}
+        with open(path, "r+", encoding="utf-8") as handle:  # as cp writes over a file: in place
+            handle.write(json.dumps(stale))
+            handle.truncate()
+        assert runtime.identity(path) == daemon._ids["record"]  # the same file
+        assert client.status(root, timeout=1.0) is None  # no client finds it
+        with caplog.at_level(logging.WARNING, logger="brain"):
+            daemon.heal()
+        assert runtime.read_record(root) == ours and client.status(root)["pid"] == os.getpid()
+        assert "were removed or replaced (record); made again" in caplog.text
+        caplog.clear()
+        os.utime(path)  # touched, not changed: nothing to make again
+        daemon.heal()
+        assert caplog.text == ""
+
+
 def test_ask_says_so_when_a_running_server_has_no_record(toy_vault):
     # It answered in-process in silence: a server that runs but cannot be found is news.
     with served(toy_vault, watch=False):

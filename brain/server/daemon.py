@@ -102,6 +102,7 @@ class Daemon:
         self._record: dict[str, Any] | None = None
         self._ids: dict[str, runtime.Identity | None] = {}  # what the lock, socket and record paths led to
         self._unhealed: str | None = None  # why the files could not be made again (said once)
+        self._record_read: int | None = None  # the record's ctime when last read and found ours
         # the paths heal checks, worked out once: config.index_dir costs 90 µs, an lstat 4
         self._lock_path, self._record_path = runtime.lock_path(root), runtime.record_path(root)
 
@@ -172,13 +173,22 @@ class Daemon:
         """Make again what was removed under the running server (a cleanup of ``/tmp``, an
         ``rm -rf`` of its folder): without its socket no client reaches it, without its record
         none finds it (``--stop`` cannot either), and without its lock file a second server
-        starts beside it. Cheap when nothing moved: one ``lstat`` for each of the three paths.
+        starts beside it. Cheap when nothing moved: one ``lstat`` for each of the three paths, and
+        one more of the record (read only when its ctime moved).
 
         The lock decides whose the vault is: a server that finds the lock file gone takes the
         new one, and when another server holds it (started after the files went), that one is
-        the vault's server and this one stops, touching none of its files."""
+        the vault's server and this one stops, touching none of its files.
+
+        The record is also read: written over in place (``cp`` of a backup) or replaced by a
+        file that took its inode (ext4 gives a file made at once the inode just freed), it is
+        the same file and says another server's socket, token and pid. The lock and the socket
+        need no such check: this server holds them open, so their inodes are never freed to be
+        taken, and the lock's content, this server's pid, is not what makes it the lock."""
         paths = {"lock": self._lock_path, "socket": self.socket_path, "record": self._record_path}
         gone = [name for name in paths if runtime.identity(paths[name]) != self._ids.get(name)]
+        if "record" not in gone and self._record is not None and not self._record_ours():
+            gone.append("record")
         if not gone:
             return
         try:
@@ -216,6 +226,22 @@ class Daemon:
             _and(gone),
             self.socket_path,
         )
+
+    def _record_ours(self) -> bool:
+        """Whether the record says what this server wrote. Read only when its ctime moved since
+        it was last read and found ours: any write moves it (cp -p keeps the mtime, not the
+        ctime), and no one can set it back; the server reads it a check (2 s) after writing it,
+        so a write after that read does not fall in the clock tick of the ctime kept."""
+        try:
+            changed = os.lstat(self._record_path).st_ctime_ns
+        except OSError:
+            return False
+        if changed == self._record_read:
+            return True
+        if runtime.read_record(self.root) != self._record:
+            return False
+        self._record_read = changed
+        return True
 
     def _retake_lock(self) -> bool:
         """Take the lock at its path again, which now leads to another file or none; False when
