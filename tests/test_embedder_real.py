@@ -61,13 +61,6 @@ def _prefix_env(monkeypatch):
     monkeypatch.delenv("BRAIN_QUERY_PREFIX", raising=False)
     monkeypatch.delenv("BRAIN_PASSAGE_PREFIX", raising=False)
     monkeypatch.delenv("BRAIN_EMBED_BATCH", raising=False)
-    yield
-    import logging
-
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
 
 
 TEXTS = [

@@ -39,19 +39,6 @@ TESTS = Path(__file__).resolve().parent
 QUERY = "sqlite wal checkpoint"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """CliRunner closes the stream the "brain" handler writes to: drop it between tests."""
-    yield
-    import logging
-
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
-    logger.setLevel(logging.NOTSET)  # `--json` runs set ERROR: caplog must see warnings again
-
-
 def _invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 

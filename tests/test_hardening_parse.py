@@ -9,7 +9,6 @@ test_eval.py.)
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import tracemalloc
@@ -28,17 +27,6 @@ from brain.index.status import vault_status
 from brain.index.store import dumps
 from brain.notes import MAX_STORED_FRONTMATTER_CHARS, parse_note, split_frontmatter, world_time
 from brain.vault import load_ignore, scan
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
-    stream after each call, so drop the handler between tests."""
-    yield
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
 
 
 def _index(vault: Path):

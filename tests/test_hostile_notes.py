@@ -4,14 +4,12 @@ memory in step with its size, and costs only itself (a warning at most, never a 
 from __future__ import annotations
 
 import json
-import logging
 import random
 import re
 import time
 from pathlib import Path
 
 import pathspec
-import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import IndexView
@@ -22,17 +20,6 @@ from brain.cli import cli
 from brain.ignore_rules import defused
 from brain.index.indexer import index_vault
 from brain.notes import parse_note
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
-    stream after each call, so drop the handler between tests."""
-    yield
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
 
 
 def _index(vault: Path):

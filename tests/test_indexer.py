@@ -24,19 +24,6 @@ from brain.index.indexer import VaultLocked, index_vault, vault_lock
 from brain.index.status import vault_status
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """`brain` commands attach a stderr handler to the "brain" logger; CliRunner closes that
-    stream after each call, so drop the handler between tests."""
-    yield
-    import logging
-
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-    logger.propagate = True
-
-
 def _index(vault: Path, embedder=None, **kwargs):
     return index_vault(vault, embedder=embedder or FakeEmbedder(), progress=False, **kwargs)
 

@@ -26,17 +26,6 @@ WAITING = "waiting for another brain process indexing this vault"
 LOCKED = "another brain process is indexing this vault"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cli_logging():
-    """CliRunner closes the stream the "brain" logger's stderr handler writes to: dropped after each test."""
-    yield
-    import logging
-
-    logger = logging.getLogger("brain")
-    for handler in [h for h in logger.handlers if getattr(h, "_brain", False)]:
-        logger.removeHandler(handler)
-
-
 @pytest.fixture
 def indexed(toy_vault: Path) -> Path:
     index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
