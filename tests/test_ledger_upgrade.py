@@ -48,6 +48,17 @@ def _old_ledger(path: Path, before: str = "m004_turns_partial") -> None:
     conn.close()
 
 
+def _kept_row_and_catch_ups(db: Path, monkeypatch) -> list[subprocess.Popen]:
+    """An old ledger at ``db`` with a turn kept aside for it; the catch-up processes hooks start
+    are listed in what is returned (real processes)."""
+    _old_ledger(db)
+    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
+    procs: list[subprocess.Popen] = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
+    return procs
+
+
 def _applied(path: Path) -> list[str]:
     conn = sqlite3.connect(path)
     try:
@@ -178,11 +189,7 @@ def test_a_catch_up_killed_does_not_hold_off_the_next(tmp_path, monkeypatch):
     import signal
 
     db = tmp_path / "brain.db"
-    _old_ledger(db)
-    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
-    procs: list[subprocess.Popen] = []
-    real_popen = subprocess.Popen
-    monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
+    procs = _kept_row_and_catch_ups(db, monkeypatch)
     holder = sqlite3.connect(db)
     holder.execute("BEGIN IMMEDIATE")  # the catch-up waits on the database (SQLite's 5 s) ...
     try:
@@ -249,11 +256,7 @@ def test_the_catch_up_runs_no_code_of_the_project_the_hook_ran_in(tmp_path, monk
     (project / "sqlite3.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise SystemExit(3)\n")
     monkeypatch.chdir(project)
     db = tmp_path / "brain.db"
-    _old_ledger(db)
-    deferred.keep_aside(db, deferred.TURN, {"turn_key": "s1:p1", "session_id": "s1", "ask": "kept"})
-    procs: list[subprocess.Popen] = []
-    real_popen = subprocess.Popen
-    monkeypatch.setattr(deferred.subprocess, "Popen", lambda *a, **kw: procs.append(real_popen(*a, **kw)))
+    procs = _kept_row_and_catch_ups(db, monkeypatch)
     assert deferred.start_catch_up(db) is True
     assert procs[0].wait(timeout=60) == 0
     assert not ran.exists()

@@ -219,6 +219,17 @@ def test_with_a_server_a_bad_argument_is_said_and_not_answered_in_this_process(
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
 
 
+def _searched_three_ways(vault: Path, query: dict, check) -> None:
+    """``check`` the answer to ``query`` from MCP's search in this process, from MCP through a
+    server, and from `brain ask --json` through that server (the server's recaller, asked twice)."""
+    check(json.loads(_texts(_call(vault, "search", query))))
+    with served(vault, watch=False) as daemon:
+        check(json.loads(_texts(_call(vault, "search", query, use_server=True))))
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--json", "-k", str(query["k"]), query["query"]])
+        check(json.loads(out.stdout))
+        assert daemon.service.queries == 2
+
+
 @pytest.mark.slow
 def test_search_with_a_reranker_that_cannot_load_says_the_mode_that_ran(toy_vault, tmp_path, monkeypatch):
     # It said hybrid+ppr+rerank, every rerank_score null: a model read the order as reranked.
@@ -231,12 +242,7 @@ def test_search_with_a_reranker_that_cannot_load_says_the_mode_that_ran(toy_vaul
         assert all(r["rerank_score"] is None for r in answer["results"])
         assert any(w.startswith("reranker unavailable (cannot load the reranking model") for w in answer["warnings"])
 
-    check(json.loads(_texts(_call(toy_vault, "search", query))))
-    with served(toy_vault, watch=False) as daemon:  # the server's recaller, asked by brain mcp and brain ask
-        check(json.loads(_texts(_call(toy_vault, "search", query, use_server=True))))
-        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", "-k", "3", query["query"]])
-        check(json.loads(out.stdout))
-        assert daemon.service.queries == 2
+    _searched_three_ways(toy_vault, query, check)
 
 
 @pytest.mark.slow
@@ -259,12 +265,7 @@ def test_search_whose_graph_stages_fell_back_says_the_mode_that_ran(toy_vault, m
         assert answer["mode"] == "hybrid" and answer["fallbacks"]["graph"], answer
         assert answer["graph"]["used"] is False and any("PageRank stage failed" in w for w in answer["warnings"])
 
-    check(json.loads(_texts(_call(toy_vault, "search", query))))
-    with served(toy_vault, watch=False) as daemon:  # the server's recaller, asked by brain mcp and brain ask
-        check(json.loads(_texts(_call(toy_vault, "search", query, use_server=True))))
-        out = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", "-k", "3", query["query"]])
-        check(json.loads(out.stdout))
-        assert daemon.service.queries == 2
+    _searched_three_ways(toy_vault, query, check)
 
 
 def test_recent_turns_filters(brain_home):
