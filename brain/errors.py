@@ -1,5 +1,7 @@
 """Library exceptions. The CLI turns every BrainError into a clean click error."""
 
+import traceback
+
 
 class BrainError(Exception):
     """Base class for errors a user can act on; the message says how."""
@@ -51,3 +53,17 @@ class NotWritableError(BrainError):
 
 class NoSpaceError(NotWritableError):
     """The disk (or quota) holding the index is full: nothing more can be written there now."""
+
+
+BUG_CHARS = 300  # of an exception's message in a line: it may quote a whole note
+
+
+def bug_summary(exc: BaseException) -> str:
+    """One line for an exception no input should raise (a bug of brain's), to report: its type,
+    its message (cut short) and the place it was raised ("ValueError: … (notes.py:123)")."""
+    message = str(exc)
+    if len(message) > BUG_CHARS:
+        message = message[:BUG_CHARS] + "…"
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({frames[-1].filename.replace(chr(92), '/').rpartition('/')[2]}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {message}{where}"

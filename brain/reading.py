@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import BrainError, EmptyNoteName
+from .errors import BrainError, EmptyNoteName, bug_summary
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import parse_note
 from .text import yo_as_ye
@@ -240,7 +240,12 @@ def shaped_note(
 ) -> dict[str, Any]:
     """A note's bytes as ``brain note --json`` gives them: title, aliases, tags, date,
     frontmatter, headings, and its text (one section with ``heading``), cut at ``max_chars``."""
-    note = parse_note(path, data, mtime)
+    try:
+        note = parse_note(path, data, mtime)
+    except MemoryError:
+        raise
+    except Exception as exc:  # one line that names the note, not a traceback
+        raise BrainError(f"{path} cannot be parsed ({bug_summary(exc)}): a bug in brain, please report it") from exc
     sections = headings(note.body)
     text = note.body
     found = None

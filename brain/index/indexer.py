@@ -27,15 +27,15 @@ from typing import Any, Protocol
 from .. import config
 from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
-from ..errors import BrainError, IndexMismatchError
+from ..errors import BrainError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..text import shell_word
-from ..vault import IGNORE_FILE, Link, VaultFile, read_note_bytes, resolve_vault, vault_file
+from ..vault import IGNORE_FILE, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
-from .parsing import Parser, Work
+from .parsing import PARSE_ERROR, ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
 from .store import IndexStore, StoredVector, index_errors
@@ -434,6 +434,10 @@ class _Run:
                         bar.update(1)
                         continue
                     assert parsed is not None
+                    if isinstance(parsed, ParseFailed):
+                        self._parse_failed(plan, change, parsed)
+                        bar.update(1)
+                        continue
                     note, chunks, text = parsed
                     file, data = change.file, change.data
                     assert data is not None
@@ -482,6 +486,23 @@ class _Run:
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
         self.report.skipped = len(plan.skipped)
 
+    def _parse_failed(self, plan: changes.Plan, change: changes.Change, failed: ParseFailed) -> None:
+        """A note whose parse raised (a bug of brain's): skipped, said, the run goes on. An
+        indexed note keeps its indexed text, as one that fails to read does (``changes.py``):
+        brain's fault must not cost a note its recall. Each run parses it again (and says so),
+        for a brain that parses it."""
+        file = change.file
+        detail = f"{failed.error}: a bug in brain, please report it"
+        plan.stats[file.path] = (file.size, file.mtime_ns)  # for `brain status` to tell it unchanged since
+        if change.kind == changes.CHANGED:
+            detail += "; its indexed text is kept until it parses"
+        elif change.kind == changes.RENAMED and change.old_path is not None and change.note_id is not None:
+            plan.deleted[change.old_path] = change.note_id  # its old file is gone: it was not renamed
+        skip = Skipped(file.path, PARSE_ERROR, detail)
+        plan.skipped.append(skip)
+        self._warn(file.path, f"skipped ({skip.reason}): {skip.detail}")
+        self.report.unchanged -= change.recheck  # its stat had counted it unchanged
+
     def _to_parse(self, change: changes.Change) -> Work | None:
         """What the parser needs for a change that must be parsed (new, changed, renamed)."""
         if change.kind in (changes.TOUCHED, changes.SKIPPED, changes.SAME) or change.data is None:
@@ -515,7 +536,16 @@ class _Run:
                         continue
                     if not _may_hold(data, changed) or not has_fence_of(decode(data)[0], changed):
                         continue
-                    note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
+                    try:
+                        note = parse_note(file.path, data, file.mtime_ns / 1e9, self.link_fences)
+                    except MemoryError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - a bug must cost its note's links, not the run
+                        self._warn(
+                            file.path,
+                            f"its links are kept as they were ({bug_summary(exc)}): a bug in brain, please report it",
+                        )
+                        continue
                     prior = self.history.before_write(note_id, note)
                     self.store.replace_links(note_id, note.links)
                     self.history.after_write(note_id, note, file.size, data, prior, now)

@@ -12,6 +12,10 @@ not ``multiprocessing``: a forked worker would inherit this process's SQLite con
 a model's threads, and a spawned one imports the caller's main script (which, without its
 ``if __name__ == "__main__"`` guard, starts indexing again). A worker that fails costs only
 its batch, which is then parsed here: never worse than no workers.
+
+A note whose parse raises (a bug of brain's: no note should) costs only itself, here or in a
+worker: it comes back as a ``ParseFailed`` naming the exception, which the run skips and warns
+about, and the rest of the batch and of the run goes on.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import IO, Any, Generic, TypeVar
 
 from .. import config
 from ..child_process import python_module_command, write_all
 from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note, is_drawing, without_drawing
+from ..errors import bug_summary
 from ..links import Link
 from ..notes import Note, parse_note
 from .version_text import chunk_dictionary, compress
@@ -58,6 +64,23 @@ Parsed = tuple[Note, list[Chunk], bytes]
 LinkWire = tuple[str, str, str | None, str | None, int]
 NoteWire = tuple[str, str, list[str], list[str], str, dict[str, Any], list[LinkWire], str, list[str]]
 Wire = tuple[NoteWire, list[tuple[int, tuple[str, ...], str]], bytes]
+PARSE_ERROR = "parse-error"  # a skipped note's reason
+
+
+@dataclass(frozen=True)
+class ParseFailed:
+    """A note whose parse or chunking raised: ``error`` names the exception (``bug_summary``)."""
+
+    error: str  # a worker sends this string alone
+
+
+def _parse_one(item: Work) -> Parsed | ParseFailed:
+    try:
+        return parse_and_chunk(*item)
+    except MemoryError:  # the process's, not the note's: not one note to skip
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug must cost its note, not a run of 100,000
+        return ParseFailed(bug_summary(exc))
 
 
 def parse_and_chunk(
@@ -73,11 +96,13 @@ def parse_and_chunk(
     return note, chunks, compress(data, chunk_dictionary(texts))
 
 
-def _parse_many(items: list[Work]) -> list[Parsed]:
-    return [parse_and_chunk(*item) for item in items]
+def _parse_many(items: list[Work]) -> list[Parsed | ParseFailed]:
+    return [_parse_one(item) for item in items]
 
 
-def _to_wire(parsed: Parsed) -> Wire:
+def _to_wire(parsed: Parsed | ParseFailed) -> Wire | str:
+    if isinstance(parsed, ParseFailed):
+        return parsed.error  # plain data, as the rest: no class of brain's pickled by name
     note, chunks, compressed = parsed
     links = [(k.target, k.kind, k.anchor, k.display, k.line) for k in note.links]
     head = (
@@ -94,7 +119,9 @@ def _to_wire(parsed: Parsed) -> Wire:
     return head, [(c.ordinal, c.heading_path, c.text) for c in chunks], compressed
 
 
-def _from_wire(wire: Wire) -> Parsed:
+def _from_wire(wire: Wire | str) -> Parsed | ParseFailed:
+    if isinstance(wire, str):
+        return ParseFailed(wire)
     (path, title, aliases, tags, date, frontmatter, links, content_hash, warnings), chunks, compressed = wire
     note = Note(path, title, aliases, tags, date, "", frontmatter, [Link(*k) for k in links], content_hash, warnings)
     return note, [Chunk(*c) for c in chunks], compressed
@@ -110,10 +137,10 @@ class _Workers:
         self._lock = threading.Lock()
         self.threads = ThreadPoolExecutor(count, thread_name_prefix="brain-parse")
 
-    def submit(self, items: list[Work]) -> Future[list[Parsed]]:
+    def submit(self, items: list[Work]) -> Future[list[Parsed | ParseFailed]]:
         return self.threads.submit(self._run, items)
 
-    def _run(self, items: list[Work]) -> list[Parsed]:
+    def _run(self, items: list[Work]) -> list[Parsed | ParseFailed]:
         try:
             worker = self._worker()
             assert worker.stdin is not None and worker.stdout is not None
@@ -157,11 +184,12 @@ class _Task:
     def __init__(self) -> None:
         self.items: list[Work] = []
         self.size = 0  # bytes of the notes
-        self.future: Future[list[Parsed]] | None = None
+        self.future: Future[list[Parsed | ParseFailed]] | None = None
 
 
 class Parser(Generic[K]):
-    """``parsed(items)``: for each (key, work or None) in order, (key, its parse or None).
+    """``parsed(items)``: for each (key, work or None) in order, (key, its parse or None): a
+    ``ParseFailed`` for a note whose parse raised.
     A context manager: workers, when there are any, stop on exit."""
 
     def __init__(self, expected: int, workers: int | None = None):
@@ -176,10 +204,10 @@ class Parser(Generic[K]):
         if self._pool is not None:
             self._pool.close()
 
-    def parsed(self, items: Iterable[tuple[K, Work | None]]) -> Iterator[tuple[K, Parsed | None]]:
+    def parsed(self, items: Iterable[tuple[K, Work | None]]) -> Iterator[tuple[K, Parsed | ParseFailed | None]]:
         if self._pool is None:
             for key, work in items:
-                yield key, (parse_and_chunk(*work) if work is not None else None)
+                yield key, (_parse_one(work) if work is not None else None)
             return
         pool = self._pool
         queue: deque[tuple[K, _Task | None, int]] = deque()  # in input order
@@ -195,7 +223,7 @@ class Parser(Generic[K]):
             if task is open_task:
                 open_task = _Task()
 
-        def head() -> tuple[K, Parsed | None]:
+        def head() -> tuple[K, Parsed | ParseFailed | None]:
             nonlocal in_flight, bytes_ahead
             key, task, position = queue.popleft()
             if task is None:

@@ -1,0 +1,242 @@
+"""A note whose parse raises what no note should make it raise (a bug of brain's) stopped the
+whole index run, with a traceback: in this process, and through the parse workers (a worker's
+batch came back here and raised again). One note never stops a run now: it is skipped like a
+binary or unreadable file, with a warning that names it, the exception and that it is a bug to
+report; an indexed note keeps its indexed text, as one that fails to read does."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write
+from index_helpers import IndexView, index_into
+from test_hardening_index import _invoke
+
+from brain import reading
+from brain.errors import BrainError
+from brain.index import indexer, parsing
+from brain.index.parsing import ParseFailed, Parser
+from brain.index.status import vault_status
+from brain.reading import NoteMatch, shaped_note
+
+BOOM = "Boom.md"
+ROOT = str(Path(parsing.__file__).resolve().parents[2])
+
+
+def _raising(real):
+    """``real`` (parse_note), raising for the note BOOM alone."""
+
+    def parse_note(path, *args, **kwargs):
+        if path == BOOM:
+            raise ValueError("a bug met in " + path)
+        return real(path, *args, **kwargs)
+
+    return parse_note
+
+
+# A parse worker whose parse_note raises for BOOM, as the patched one does in this process.
+BROKEN_WORKER = [
+    sys.executable,
+    "-c",
+    f"import sys; sys.path.insert(0, {ROOT!r})\n"
+    "from brain.index import parsing\n"
+    "real = parsing.parse_note\n"
+    "def parse_note(path, *a, **k):\n"
+    f"    if path == {BOOM!r}: raise ValueError('a bug met in ' + path)\n"
+    "    return real(path, *a, **k)\n"
+    "parsing.parse_note = parse_note\n"
+    "parsing.serve(sys.stdin.buffer, sys.stdout.buffer)\n",
+]
+
+
+def _vault(root: Path) -> Path:
+    for i in range(6):
+        write(root, f"Note {i}.md", f"# Note {i}\n\nAbout topic {i} and [[Note {(i + 1) % 6}]].\n")
+    write(root, BOOM, "# Boom\n\nThe quagga lives here.\n")
+    return root
+
+
+def _skipped(vault: Path) -> dict[str, dict]:
+    return {s["path"]: s for s in vault_status(vault).skipped}
+
+
+@pytest.fixture
+def brain_logs(monkeypatch, caplog):
+    # Earlier tests may have left the brain logger quiet (--quiet) or not propagating (serve).
+    monkeypatch.setattr(logging.getLogger("brain"), "propagate", True)
+    caplog.set_level(logging.WARNING, logger="brain")
+    return caplog
+
+
+def test_a_note_whose_parse_raises_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch, brain_logs):
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    report, directory = index_into(tmp_path / "home", vault)
+    assert report.new == 6 and report.skipped == 1
+    with IndexView(directory) as view:
+        assert view.paths() == {f"Note {i}.md" for i in range(6)}
+    [warning] = [w for w in report.warnings if w["path"] == BOOM]
+    assert warning["message"].startswith("skipped (parse-error): ValueError: a bug met in Boom.md (")
+    assert "a bug in brain, please report it" in warning["message"]
+    assert any(BOOM in r.getMessage() and "parse-error" in r.getMessage() for r in brain_logs.records)
+    with monkeypatch.context() as env:
+        env.setenv("BRAIN_HOME", str(tmp_path / "home"))
+        assert _skipped(vault)[BOOM]["reason"] == "parse-error"  # listed by `brain status -v`
+    monkeypatch.undo()  # brain fixed: the next run indexes it
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    report, directory = index_into(tmp_path / "home", vault)
+    assert report.new == 1 and report.skipped == 0
+    with IndexView(directory) as view:
+        assert BOOM in view.paths()
+
+
+def test_an_indexed_note_whose_parse_now_raises_keeps_its_indexed_text(tmp_path, monkeypatch):
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    index_into(tmp_path / "home", vault)
+    write(vault, BOOM, "# Boom\n\nThe quagga moved out.\n")
+    with monkeypatch.context() as patched:
+        patched.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+        report, directory = index_into(tmp_path / "home", vault)
+        assert report.changed == 0 and report.removed == 0 and report.skipped == 1
+        with IndexView(directory) as view:
+            assert "quagga lives here" in view.chunks(BOOM)[0]["text"]  # as it was
+        with patched.context() as env:
+            env.setenv("BRAIN_HOME", str(tmp_path / "home"))
+            assert "its indexed text is kept until it parses" in _skipped(vault)[BOOM]["detail"]
+            assert vault_status(vault).pending["changed"] == 0  # skipped, not a change the next run indexes
+    report, directory = index_into(tmp_path / "home", vault)
+    assert report.changed == 1 and report.skipped == 0
+    with IndexView(directory) as view:
+        assert "quagga moved out" in view.chunks(BOOM)[0]["text"]
+
+
+def test_a_renamed_note_whose_parse_raises_leaves_its_old_path(tmp_path, monkeypatch):
+    """Its old file is gone: kept under the old path, the index would name a file that is not."""
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    (vault / BOOM).rename(vault / "Old.md")
+    index_into(tmp_path / "home", vault)
+    (vault / "Old.md").rename(vault / BOOM)
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    report, directory = index_into(tmp_path / "home", vault)
+    assert report.removed == 1 and report.skipped == 1 and report.renamed == 0
+    with IndexView(directory) as view:
+        assert "Old.md" not in view.paths() and BOOM not in view.paths()
+
+
+def test_brain_index_prints_the_warning_and_counts_the_note_skipped(tmp_path, monkeypatch):
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    result = _invoke("index", "--vault", str(vault))
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.stderr.splitlines() if BOOM in line]
+    assert "skipped (parse-error): ValueError" in line and "a bug in brain" in line
+    result = _invoke("index", "--vault", str(vault), "--json")  # read again, and said again
+    assert result.exit_code == 0, result.output
+    output = json.loads(result.stdout)
+    assert output["skipped"] == 1 and [w["path"] for w in output["warnings"]] == [BOOM]
+    result = _invoke("status", "--vault", str(vault), "-v")
+    assert result.exit_code == 0, result.output
+    assert BOOM in result.output and "parse-error" in result.output
+
+
+def _items(count: int) -> list[tuple[int, parsing.Work]]:
+    paths = [f"n{i}.md" if i != 3 else BOOM for i in range(count)]
+    return [(i, (path, f"# {path}\n\ntext {i}".encode(), 0.0, frozenset(), "heading")) for i, path in enumerate(paths)]
+
+
+def test_a_worker_answers_for_a_note_whose_parse_raises_and_keeps_its_batch(monkeypatch, brain_logs):
+    """The worker answers a ParseFailed for that note alone: its batch is not parsed again here."""
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(parsing, "WORKER", BROKEN_WORKER)
+    monkeypatch.setattr(parsing, "parse_and_chunk", None)  # this process must not parse
+    with Parser[int](expected=8, workers=2) as pooled:
+        assert pooled.workers == 2
+        got = list(pooled.parsed(_items(8)))
+    assert [k for k, _ in got] == list(range(8))
+    failed = got[3][1]
+    assert isinstance(failed, ParseFailed) and failed.error.startswith("ValueError: a bug met in Boom.md (")
+    assert all(not isinstance(p, ParseFailed) and p is not None for k, p in got if k != 3)
+    assert "parse worker failed" not in brain_logs.text
+
+
+def test_in_process_a_note_whose_parse_raises_costs_only_itself(monkeypatch):
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    with Parser[int](expected=8, workers=0) as inline:
+        got = list(inline.parsed(_items(8)))
+    assert isinstance(got[3][1], ParseFailed)
+    assert [k for k, p in got if not isinstance(p, ParseFailed)] == [0, 1, 2, 4, 5, 6, 7]
+
+
+def test_memory_error_is_not_taken_for_one_notes_fault(monkeypatch):
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(parsing, "parse_note", out_of_memory)
+    with Parser[int](expected=1, workers=0) as inline, pytest.raises(MemoryError):
+        list(inline.parsed(_items(1)))
+
+
+@pytest.mark.slow  # worker processes
+def test_a_run_through_the_workers_skips_the_note_as_one_process_does(tmp_path, monkeypatch):
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setattr(parsing, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(parsing, "NOTES_PER_TASK", 2)
+    monkeypatch.setattr(parsing, "WORKER", BROKEN_WORKER)
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "2")
+    pool, pool_dir = index_into(tmp_path / "pool", vault)
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    one, one_dir = index_into(tmp_path / "one", vault)
+    assert pool.new == one.new == 6 and pool.skipped == one.skipped == 1
+    with IndexView(pool_dir) as a, IndexView(one_dir) as b:
+        assert a.paths() == b.paths() == {f"Note {i}.md" for i in range(6)}
+
+
+def test_a_note_whose_parse_raises_keeps_its_links_when_the_link_fences_change(tmp_path, monkeypatch):
+    vault = _vault(tmp_path / "vault")
+    write(vault, BOOM, "# Boom\n\n```dataview\n[[Note 1]]\n```\n")
+    write(vault, "Fenced.md", "# Fenced\n\n```dataview\n[[Note 2]]\n```\n")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "none")
+    index_into(tmp_path / "home", vault)
+    monkeypatch.setenv("BRAIN_LINK_FENCES", "dataview")
+    monkeypatch.setattr(indexer, "parse_note", _raising(indexer.parse_note))
+    report, directory = index_into(tmp_path / "home", vault)
+    [warning] = [w for w in report.warnings if w["path"] == BOOM]
+    assert "its links are kept as they were (ValueError" in warning["message"]
+    with IndexView(directory) as view:
+        assert view.targets("Fenced.md") == {"Note 2.md"}  # the run went on past it
+        assert view.targets(BOOM) == set()
+
+
+def test_brain_note_says_in_one_line_that_a_note_cannot_be_parsed(monkeypatch):
+    monkeypatch.setattr(reading, "parse_note", _raising(reading.parse_note))
+    with pytest.raises(BrainError, match=r"^Boom\.md cannot be parsed \(ValueError: .*a bug in brain"):
+        shaped_note(BOOM, NoteMatch(BOOM), b"# Boom\n", 0.0, None, 1000)
+
+
+@pytest.mark.slow  # a server's threads and the file system's events
+def test_a_server_pass_skips_the_note_and_serves_the_others(tmp_path, monkeypatch, brain_home):
+    from serve_helpers import served, settled
+
+    vault = _vault(tmp_path / "vault")
+    (vault / BOOM).unlink()
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    index_into(brain_home, vault)
+    monkeypatch.setattr(parsing, "parse_note", _raising(parsing.parse_note))
+    with served(vault) as daemon:
+        write(vault, BOOM, "# Boom\n\nThe quagga lives here.\n")
+        write(vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")
+        settled(daemon)
+        paths = daemon.service.run(lambda r: set(r.store.note_rows()), timeout=30)
+        assert "Fresh.md" in paths and BOOM not in paths
+        assert daemon.service.unindexed is None  # the pass went through
