@@ -7,7 +7,8 @@ for weeks never started again, so its log grew by every line it wrote (an error 
 ``<name>.1`` past the limit (one old generation kept). It follows the file by its path, as
 ``WatchedFileHandler`` does, so several processes sharing one log (a server per vault, an MCP
 session per window) all write to the new file once any of them has moved the old one aside.
-Each line is masked as the turn ledger masks a row (``ledger.redact``).
+Each line is masked as the turn ledger masks a row (``ledger.redact``), and is one line
+(``OneLineFormatter``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ import os
 
 from . import config
 from .ledger.redact import redact
+from .text import one_line
+
+
+class OneLineFormatter(logging.Formatter):
+    """A line names paths, and Linux lets a file's name hold a line break: written as it is, it
+    split the line there, and what followed it read as a line of its own (one a name could
+    forge). Line breaks and tabs are written as their escapes (``text.one_line``), as the CLI
+    writes them; a traceback keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return one_line(super().formatMessage(record))
 
 
 class CappedFileHandler(logging.handlers.WatchedFileHandler):

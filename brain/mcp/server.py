@@ -34,7 +34,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__, config
 from ..errors import BrainError
-from ..logfile import log_handler
+from ..logfile import OneLineFormatter, log_handler
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
 from .backend import Backend
@@ -129,11 +129,11 @@ def configure_logging() -> None:
     """Our log file and quiet stderr, before MCPServer() can install its own handlers."""
     # backslashreplace: a vault path that is not UTF-8 was a "Logging error" traceback on stderr
     file_handler = log_handler("mcp.log", LOG_MAX_BYTES, errors="backslashreplace")
-    file_handler.setFormatter(logging.Formatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
+    file_handler.setFormatter(OneLineFormatter("%(asctime)s pid=%(process)d %(name)s %(levelname)s %(message)s"))
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(logging.WARNING)
-    stderr.setFormatter(logging.Formatter("brain mcp: %(levelname)s: %(message)s"))
+    stderr.setFormatter(OneLineFormatter("brain mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)

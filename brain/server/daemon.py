@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from .. import __version__, config
 from ..errors import BrainError, ConfigError
-from ..logfile import log_handler
+from ..logfile import OneLineFormatter, log_handler
 from ..text import shell_word
 from . import client, protocol, runtime
 from .service import Service
@@ -545,11 +545,11 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
     logger = logging.getLogger("brain")
     for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
         logger.removeHandler(handler)
-    file_handler.setFormatter(logging.Formatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
+    file_handler.setFormatter(OneLineFormatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
     if foreground:
         stream = logging.StreamHandler(sys.stderr)
-        stream.setFormatter(logging.Formatter("brain serve: %(message)s"))
+        stream.setFormatter(OneLineFormatter("brain serve: %(message)s"))
         logger.addHandler(stream)
     logger.setLevel(logging.INFO)
     logger.propagate = False
