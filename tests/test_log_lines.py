@@ -42,3 +42,12 @@ def test_a_traceback_keeps_its_lines(tmp_path):
         logging.getLogger("brain").exception("a pass failed")
     text = (config.log_dir() / "serve.log").read_text()
     assert "a pass failed\nTraceback (most recent call last):\n" in text
+
+
+def test_a_vault_named_with_a_percent_sign_is_logged(tmp_path, capsys):
+    """Its name is in each line's format, where a % failed every line: nothing logged, and a
+    "Logging error" traceback on stderr for each."""
+    daemon.setup_logging(tmp_path / "100% done", foreground=False)
+    logging.getLogger("brain").warning("a line")
+    assert any(line.endswith("[100% done] WARNING a line") for line in _lines("serve.log"))
+    assert "Logging error" not in capsys.readouterr().err

@@ -545,7 +545,10 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
     logger = logging.getLogger("brain")
     for handler in list(logger.handlers):  # the CLI's stderr handler: ours replaces it
         logger.removeHandler(handler)
-    file_handler.setFormatter(OneLineFormatter(f"%(asctime)s pid=%(process)d [{root.name}] %(levelname)s %(message)s"))
+    # the vault's name is text in the format: a % in it ("100% done") failed every line's
+    # formatting, and nothing was logged
+    name = root.name.replace("%", "%%")
+    file_handler.setFormatter(OneLineFormatter(f"%(asctime)s pid=%(process)d [{name}] %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
     if foreground:
         stream = logging.StreamHandler(sys.stderr)
