@@ -1412,3 +1412,20 @@ def test_as_of_over_the_present_index_leaves_out_a_note_made_since(tmp_path):
         then = _ask(root, "bread flour water salt starter", mode, as_of=before)
         assert "Bread.md" in _paths(then) and "Sourdough.md" not in _paths(then), mode
     assert "Sourdough.md" in _paths(_ask(root, "bread flour water salt starter", "vector"))
+
+
+def test_history_tells_a_property_link_from_a_wikilink_to_the_same_note(tmp_path):
+    """`brain history` showed a note's `superseded_by: "[[New]]"` and its body's `[[New]]` as two
+    identical rows (and the same for the backlinks): each now says its kind, as `brain neighbours` does."""
+    root = tmp_path / "vault"
+    write(root, "New.md", "# New\n\nThe decision now.\n")
+    write(root, "Old.md", '---\nsuperseded_by: "[[New]]"\n---\n# Old\n\nReplaced by [[New]].\n')
+    index_vault(root, progress=False)
+    shown = CliRunner().invoke(cli, ["history", "--vault", str(root), "Old"])
+    assert shown.exit_code == 0, shown.output
+    rows = [line for line in shown.output.splitlines() if line.startswith("  + [[New]] → New.md")]
+    assert len(rows) == 2 and len(set(rows)) == 2, shown.output
+    assert sum("  (property)  " in row for row in rows) == 1, shown.output
+    back = CliRunner().invoke(cli, ["history", "--vault", str(root), "New"]).output
+    backrows = [line for line in back.splitlines() if line.startswith("  + [[New]] ← Old.md")]
+    assert len(backrows) == 2 and len(set(backrows)) == 2, back

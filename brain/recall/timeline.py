@@ -394,7 +394,10 @@ def history_text(history: NoteHistory) -> str:
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
     where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
-    return f"  {mark} [[{literal(span.target)}]] {arrow} {where}  {when(span.gained)} – {when(span.lost)}"
+    # The kind, as `brain neighbours` shows it: a property link and a wikilink to the same note
+    # (`superseded_by: "[[X]]"` and `[[X]]` in the body) were two identical rows.
+    kind = f"  ({span.kind})" if span.kind != "wikilink" else ""
+    return f"  {mark} [[{literal(span.target)}]] {arrow} {where}{kind}  {when(span.gained)} – {when(span.lost)}"
 
 
 def _size(size: int) -> str:
