@@ -130,7 +130,7 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
     """``parse_moment``, for a moment to look back at (``brain ask --as-of``, and the same field
     of ``brain serve`` and ``brain mcp``): one still to come is an error, since brain knows the
     vault only up to now. A date naming today means its end, which is later today: that one is
-    now (what brain knows of today so far)."""
+    now (what brain knows of today so far); so does a week (``2026-W49``) holding today."""
     moment = parse_moment(text, option)
     now = time.time() if now is None else now
     if moment <= now:
@@ -138,7 +138,12 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
     value = (text or "").strip()
     if _SPAN.fullmatch(value) is None:
         written = _date_or_datetime(value)
-        if not isinstance(written, dt.datetime) and written == dt.date.fromtimestamp(now):
+        today = dt.date.fromtimestamp(now)
+        if not isinstance(written, dt.datetime) and written == today:
+            return now
+        # A week means its Sunday's end: this week's was an error until Sunday, where today worked.
+        week = _ISO_WEEK.fullmatch(value)
+        if week and week[3] is None and today.isocalendar()[:2] == (int(week[1]), int(week[2])):
             return now
     raise ConfigError(
         f"{option} {text!r} is in the future ({local_time(moment)}; now is {local_time(now)}): "

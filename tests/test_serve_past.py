@@ -347,6 +347,21 @@ def test_a_date_naming_today_is_now_and_a_time_later_today_is_in_the_future():
         past_moment("2026-12-02", now=now)
 
 
+def test_a_week_holding_today_is_now():
+    """`--as-of 2026-W49` on Tuesday 1 December 2026 was "in the future" (its Sunday's end),
+    where `--as-of 2026-12-01` meant now: a week holding today is now too; a later one is not."""
+    from brain.errors import ConfigError
+    from brain.moments import past_moment
+
+    now = dt.datetime(2026, 12, 1, 14, 30).timestamp()
+    assert past_moment("2026-W49", now=now) == past_moment("2026w49", now=now) == now
+    assert past_moment("2026-W48", now=now) < now
+    with pytest.raises(ConfigError, match="is in the future"):
+        past_moment("2026-W49-7", now=now)  # a day of it, Sunday: not today
+    with pytest.raises(ConfigError, match="is in the future"):
+        past_moment("2026-W50", now=now)
+
+
 # ----- MCP: search, get_note and history over the past -----------------------------------------
 
 
