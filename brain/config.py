@@ -341,9 +341,13 @@ def lexical_split_matches() -> int:
 def lexical_postings_min_chunks() -> int | None:
     """From how many chunks the lexical lane searches its own postings (``index/postings.py``)
     rather than FTS5 (``BRAIN_LEXICAL_POSTINGS``; 0 or "off": never). Below, FTS5 is as fast."""
-    if (env("BRAIN_LEXICAL_POSTINGS") or "").strip().lower() in _OFF:
+    value = env("BRAIN_LEXICAL_POSTINGS")
+    if (value or "").strip().lower() in _OFF:
         return None
-    return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1)
+    try:
+        return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1)
+    except ConfigError:  # the number's own message left `off` out: `offf` read as no way to switch it off
+        raise ConfigError(f"BRAIN_LEXICAL_POSTINGS must be a whole number at least 1, or off, not {value!r}") from None
 
 
 def index_threads() -> int | None:

@@ -85,6 +85,17 @@ def test_a_bad_value_is_one_config_error_naming_the_variable(monkeypatch, name, 
         assert name in message and repr(value) in message and "\n" not in message
 
 
+def test_a_bad_value_of_a_setting_that_takes_a_word_names_the_word(monkeypatch):
+    """BRAIN_LEXICAL_POSTINGS takes a number or `off`; `offf` was told "must be a whole number at
+    least 1", as if it could not be switched off."""
+    for value in ("offf", "0.5", "-1"):
+        monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", value)
+        with pytest.raises(ConfigError, match=r"whole number at least 1, or off, not"):
+            config.lexical_postings_min_chunks()
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "Off")
+    assert config.lexical_postings_min_chunks() is None
+
+
 def test_defaults_and_good_values(monkeypatch):
     for name in ("BRAIN_EMBED_BATCH", "BRAIN_RERANK_POOL", "BRAIN_HOOK_BUDGET", "BRAIN_MAX_NOTE_MB"):
         monkeypatch.delenv(name, raising=False)
