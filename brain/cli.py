@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__, config
-from .cli_options import recall_settings, recall_settings_options, vault_option, wait_option, waiting_for_writer
+from .cli_options import (
+    recall_settings,
+    recall_settings_options,
+    vault_option,
+    wait_option,
+    waiting_for_writer,
+    writer_named,
+)
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import DEFAULT_K, RecallResult, RecallSettings
 from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
@@ -139,7 +146,8 @@ def index(
             raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")
         from .index.repair import repair_vault
 
-        repaired = repair_vault(vault, wait=wait, waiting=waiting_for_writer(vault, quiet=quiet))
+        with writer_named(vault):
+            repaired = repair_vault(vault, wait=wait, waiting=waiting_for_writer(vault, quiet=quiet))
         if as_json:
             emit_json(repaired.as_dict())
         elif not quiet:
@@ -152,15 +160,16 @@ def index(
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)
-    report = index_vault(
-        vault,
-        rebuild=rebuild,
-        keep_history=keep,
-        progress=not quiet and not as_json,
-        verify=verify,
-        wait=wait,
-        waiting=waiting_for_writer(vault, quiet=quiet),
-    )
+    with writer_named(vault):
+        report = index_vault(
+            vault,
+            rebuild=rebuild,
+            keep_history=keep,
+            progress=not quiet and not as_json,
+            verify=verify,
+            wait=wait,
+            waiting=waiting_for_writer(vault, quiet=quiet),
+        )
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(
             f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",

@@ -6,7 +6,8 @@ One definition, one default: the defaults are the recall stages' own constants.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -49,6 +50,18 @@ def waiting_for_writer(vault: str | None, *, quiet: bool = False) -> Callable[[i
         click.echo(f"waiting for another brain process indexing this vault{_holder(vault, pid)}…", err=True)
 
     return begun
+
+
+@contextlib.contextmanager
+def writer_named(vault: str | None) -> Iterator[None]:
+    """The error of a command that gave up on the vault's lock names its holder as the waiting line
+    does (`brain serve` when it is the vault's server): with --wait 0 or --quiet nothing named it."""
+    from .index.indexer import VaultLocked
+
+    try:
+        yield
+    except VaultLocked as exc:
+        raise VaultLocked(exc.directory, exc.waited, exc.holder, _holder(vault, exc.holder)) from None
 
 
 def _holder(vault: str | None, pid: int | None) -> str:

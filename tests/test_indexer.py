@@ -472,7 +472,10 @@ def test_one_writer_at_a_time(indexed):
     vault, _ = indexed
     store = open_store(vault)
     try:
-        with vault_lock(store), pytest.raises(VaultLocked, match="another brain process is indexing this vault"):
+        with (
+            vault_lock(store),
+            pytest.raises(VaultLocked, match=r"another brain process \(pid \d+\) is indexing this vault"),
+        ):
             _index(vault)
     finally:
         store.close()

@@ -23,7 +23,7 @@ from brain.index.indexer import flock_holder, index_vault, lock_path
 from brain.server import runtime
 
 WAITING = "waiting for another brain process indexing this vault"
-LOCKED = "another brain process is indexing this vault"
+LOCKED = "another brain process"  # then who, when the system says: " (pid 4242) is indexing this vault"
 
 
 @pytest.fixture
@@ -101,14 +101,31 @@ def test_a_server_whose_record_is_gone_is_named_by_the_pid_in_its_lock(indexed):
 
 
 def test_wait_0_fails_at_once_with_the_one_line_error(indexed):
-    with held_elsewhere(indexed):
+    with held_elsewhere(indexed) as holder:
         started = time.monotonic()
         result = _invoke("index", "--vault", str(indexed), "--wait", "0")
         took = time.monotonic() - started
     assert result.exit_code == 1
-    assert result.stderr.startswith(f"Error: {LOCKED}") and result.stderr.count("\n") == 1
+    # the holder named in the error, as no waiting line named it
+    assert result.stderr.startswith(f"Error: {LOCKED} (pid {holder.pid}) is indexing this vault (")
+    assert result.stderr.count("\n") == 1
     assert "try again when it is done" in result.stderr and WAITING not in result.stderr
     assert took < 5
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["index", "--wait", "0"], ["index", "--repair", "-q", "--wait", "0.2"], ["prune", "--vacuum", "--wait", "0"]],
+    ids=["index", "repair-quiet", "prune"],
+)
+def test_giving_up_names_the_server_holding_the_lock(indexed, command):
+    """With --wait 0, or --quiet, no waiting line named the holder, and the error said only
+    "another brain process": it names `brain serve` now, as the waiting line does."""
+    with held_elsewhere(indexed, server_lock=True) as holder:
+        result = _invoke(*command, "--vault", str(indexed))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {LOCKED} (brain serve, pid {holder.pid}) is indexing this vault (")
+    assert result.stderr.count("\n") == 1, result.stderr
 
 
 @pytest.mark.parametrize("command", [["index"], ["prune", "--vacuum"]], ids=["index", "prune"])

@@ -85,7 +85,13 @@ class IndexReport:
 
 
 class VaultLocked(BrainError):
-    pass
+    """The vault's writer lock, held by another process. ``holder``: its pid when the system says
+    it (``flock_holder``); ``who``: how the message names it (the CLI names `brain serve`)."""
+
+    def __init__(self, directory: Path, waited: float, holder: int | None = None, who: str | None = None) -> None:
+        who = who if who is not None else (f" (pid {holder})" if holder else "")
+        super().__init__(_locked_message(directory, waited, who))
+        self.directory, self.waited, self.holder = directory, waited, holder
 
 
 def lock_path(directory: Path) -> Path:
@@ -126,21 +132,22 @@ def vault_lock(
                     if waiting is not None:
                         waiting(flock_holder(handle.fileno()))
                 if deadline is None or now >= deadline:
-                    raise VaultLocked(_locked_message(directory, wait)) from exc
+                    # the holder named here too: with --wait 0 or --quiet no waiting line named it
+                    raise VaultLocked(directory, wait, flock_holder(handle.fileno())) from exc
                 # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
                 # is click's "Aborted!"
                 time.sleep(min(LOOK_EVERY, deadline - now))
         yield
 
 
-def _locked_message(directory: Path, waited: float) -> str:
+def _locked_message(directory: Path, waited: float, who: str = "") -> str:
     then = (
         f"waited {waited:g} s for it: try again when it is done, or wait longer (--wait SECONDS)"
         if waited > 0
         else "try again when it is done"
     )
     return (
-        f"another brain process is indexing this vault ({directory}): `brain index`, the watcher of"
+        f"another brain process{who} is indexing this vault ({directory}): `brain index`, the watcher of"
         f" `brain serve`, or a `brain ask` bringing the index up to date; {then}"
     )
 
