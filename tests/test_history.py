@@ -708,6 +708,10 @@ def test_prune_before_drops_the_older_past_and_as_of_says_so(timeline):
     early = _ask(root, "rollout march", as_of=at["created"])
     assert any("was pruned" in w for w in early.warnings)
     assert _paths(_ask(root, "rollout june", as_of=at["renamed"]))  # what is after stays
+    # `brain history` said the oldest version left, a rename, was "first seen"
+    told = json.loads(runner.invoke(cli, ["history", "--vault", str(root), "Plans/Rollout.md", "--json"]).output)
+    assert [v["event"] for v in told["versions"]] == ["renamed", "restored"]
+    assert told["versions"][0]["changes"] == "the oldest version kept (those before it were pruned)"
     text = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "2000-01-01", "--vacuum"]).output
     assert text.startswith("pruned 0 past versions") and "the space is back on the disk" in text
 

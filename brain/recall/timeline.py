@@ -197,7 +197,11 @@ def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> 
         lines = _body(store, version, cache)
         added = removed = None
         if previous is None:
-            changes = "there when brain began keeping history" if version.event == "recorded" else "first seen"
+            # A first version that was not created (changed, renamed, restored) had versions
+            # before it, which a prune dropped: "first seen" said it began there.
+            changes = {"recorded": "there when brain began keeping history", "created": "first seen"}.get(
+                version.event, "the oldest version kept (those before it were pruned)"
+            )
         elif version.hash == previous.hash:
             changes = "same content" + (f"; moved from {previous.path}" if version.path != previous.path else "")
         else:
