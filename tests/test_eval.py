@@ -14,6 +14,7 @@ from brain.cli import cli
 from brain.evaluation.metrics import aggregate, ndcg_at_k, query_metrics, recall_at_k, reciprocal_rank
 from brain.evaluation.queries import QUERY_TYPES, QueryFileError, load_queries, parse_queries
 from brain.evaluation.runner import run_eval
+from brain.recall.types import DEFAULT_MODE
 
 # ----- metrics ----------------------------------------------------------------------------
 
@@ -283,6 +284,15 @@ def eval_vault(tmp_path):
 
 def _invoke(*args):
     return CliRunner().invoke(cli, ["eval", *map(str, args)], catch_exceptions=False)
+
+
+def test_eval_scores_dense_alone_against_brain_asks_default_mode_by_default(eval_vault):
+    """The default modes were vector,graph,gated: three equal columns without a reranker, and
+    not the mode `brain ask` answers in."""
+    vault, queries = eval_vault
+    result = _invoke(queries, "--vault", vault, "--json")
+    assert result.exit_code == 0, result.output
+    assert list(json.loads(result.stdout)["modes"]) == ["vector", DEFAULT_MODE]
 
 
 def test_eval_json_schema_and_per_type_breakdown(eval_vault):

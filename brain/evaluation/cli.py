@@ -10,6 +10,7 @@ import click
 
 from ..cli_options import recall_settings, recall_settings_options, vault_option
 from ..cli_support import emit_json, library_errors, setup_logging
+from ..recall.types import DEFAULT_MODE
 from ..text import terminal_safe
 
 if TYPE_CHECKING:
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 @vault_option
 @click.option(
     "--modes",
-    default="vector,graph,gated",
+    # dense alone against `brain ask`'s default: vector,graph,gated were three equal columns
+    # without a reranker (one hop changes no order), and brain ask's own mode was not among them
+    default=f"vector,{DEFAULT_MODE}",
     show_default=True,
     help="Comma-separated recall modes, as `brain ask --mode` takes them (e.g. vector,graph+rerank).",
 )
@@ -79,6 +82,7 @@ def eval_command(
     \b
     Examples:
       brain eval bench/minivault/queries.jsonl --vault bench/minivault/vault
+      brain eval q.jsonl --vault ~/notes --modes vector,graph,gated
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
       brain eval q.jsonl --vault ~/notes --explain q017
     """

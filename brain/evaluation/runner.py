@@ -87,7 +87,7 @@ def canonical_modes(modes: Sequence[str]) -> list[str]:
         if name not in out:
             out.append(name)
     if not out:
-        raise ConfigError("no modes given: e.g. --modes vector,graph,gated")
+        raise ConfigError("no modes given: e.g. --modes vector,hybrid+ppr")
     return out
 
 
