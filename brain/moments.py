@@ -99,16 +99,16 @@ def _fits(moment: float) -> bool:
 
 
 def parse_world_date(text: str, option: str = "--valid-at") -> str:
-    """A world date (what notes' frontmatter states), as an ISO date: a date, or a date and
-    time (its date); anything after them is a mistake, not ignored."""
+    """A world date (what notes' frontmatter states), as an ISO date: a date in the forms
+    ``--as-of`` reads (``20260301``, a week: its Sunday), or a date and time (its date);
+    anything after them is a mistake, not ignored. (Read by ``_date_or_datetime``: Python
+    3.11's ``date.fromisoformat`` read ``2026-W09`` as its Monday, and 3.10's refused it.)"""
     value = (text or "").strip()
     try:
-        day = dt.date.fromisoformat(value[:10])
-        if len(value) > 10:  # a time too: the whole must read as one
-            _datetime(value)
+        written = _date_or_datetime(value)
     except ValueError:
         raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
-    return day.isoformat()
+    return (written.date() if isinstance(written, dt.datetime) else written).isoformat()
 
 
 def iso_time(moment: float | None) -> str | None:

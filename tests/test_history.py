@@ -228,9 +228,23 @@ def test_valid_at_takes_a_date_or_a_date_and_time_and_nothing_after():
 
     for good in ("2026-03-01", " 2026-03-01 ", "2026-03-01T10:00", "2026-03-01 10:00:00+02:00", "2026-03-01T10:00Z"):
         assert parse_world_date(good) == "2026-03-01", good
-    for bad in ("2026-03-01junk", "2026-03-01T25:00", "2026-03-01 and more", "2026-3-1"):
+    for bad in ("2026-03-01junk", "2026-03-01T25:00", "2026-03-01 and more", "2026-3-1", "2026-W54"):
         with pytest.raises(ConfigError, match="--valid-at takes a date like 2026-03-01"):
             parse_world_date(bad)
+
+
+def test_valid_at_reads_a_week_and_a_basic_date_as_as_of_does():
+    """`--valid-at 2026-W09` was its Monday, 2026-02-23 (Python 3.11's date.fromisoformat; 3.10
+    refused it), where `--as-of 2026-W09` is its Sunday: the same day now, whatever the Python."""
+    import datetime as dt
+
+    from brain.index.history import parse_world_date
+    from brain.moments import parse_moment
+
+    for week in ("2026-W09", "2026w09", "2026-W09-7", "20260301"):
+        assert parse_world_date(week) == "2026-03-01", week
+        assert dt.date.fromtimestamp(parse_moment(week)).isoformat() == "2026-03-01", week
+    assert parse_world_date("2026-W09-1") == "2026-02-23"
 
 
 @pytest.mark.parametrize("bad", ["yesterday-ish", "2026-13-01", "7 parsecs"])
