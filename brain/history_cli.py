@@ -42,12 +42,17 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
       brain history Projects/Halyard.md --json
       brain history "Daily log" --last 5
     """
+    from .reading import NoteMatch
     from .recall.timeline import history_text, note_history
 
     setup_logging(as_json)
     if last is None and not as_json:
         last = LAST_SHOWN  # a note edited 500 times is 1,000 lines: the newest, and how many more
     found = note_history(vault, note, last=last or None)
+    # A name two notes answer to read one of them without a word; said as `brain note` says it.
+    told = NoteMatch(found.path, tuple(found.ambiguous)).ambiguity(note)
+    if told:
+        click.echo(terminal_safe(told), err=True)
     if as_json:
         emit_json(found.as_dict())
     else:

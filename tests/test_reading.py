@@ -343,6 +343,13 @@ def test_a_name_several_notes_share_is_shown_and_said(tmp_path):
     assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
     out = CliRunner().invoke(cli, ["neighbours", "--vault", str(root), "Shared"])
     assert out.stderr == "2 notes are named Shared: A.md (shown), B.md; give the path\n"
+    # `brain history` read one of them without a word (and its JSON had no `ambiguous`)
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Alice"])
+    assert out.exit_code == 0 and out.stderr == said and out.stdout.startswith("People/Alice.md  (Alice)")
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "--json", "Alice"])
+    assert json.loads(out.stdout)["ambiguous"] == ["Work/Alice.md"] and out.stderr == said
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Work/Alice"])
+    assert out.exit_code == 0 and out.stderr == ""
 
 
 def test_brain_note_prints_a_header_then_the_body_as_its_help_and_the_readme_say(tmp_path, monkeypatch):

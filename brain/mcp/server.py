@@ -113,8 +113,8 @@ and when, the `backlinks` other notes gained and lost to it, and the supersessio
 (`replaces`, `replaced_by`). Use it for "when did this note change?", "what was decided before
 the revision?", "when did it stop linking to X?"; then read a version with
 get_note(note, as_of=its recorded_from). Name the note by path, title or alias; a deleted note
-by its last path or title, a renamed one by any of its names. At most `limit` versions come
-back, the newest; `earlier_versions` counts the older ones."""
+by its last path or title, a renamed one by any of its names (`ambiguous`: the other notes the
+name fits). At most `limit` versions come back, the newest; `earlier_versions` counts the older ones."""
 
 STATUS_DOC = """\
 The state of brain's memory for this vault: how many notes and chunks are indexed and with which

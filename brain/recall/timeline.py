@@ -82,6 +82,7 @@ class NoteHistory:
     replaced_by: list[dict[str, Any]] = field(default_factory=list)  # next first
     history_since: str | None = None
     earlier_versions: int = 0  # versions older than those listed (``note_history(last=N)``)
+    ambiguous: list[str] = field(default_factory=list)  # other notes the name fits now (as `brain note`'s)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,7 +105,8 @@ def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int |
 def history_of(store: IndexStore, name: str, *, last: int | None = None) -> NoteHistory:
     """``note_history`` over an index open already (``brain serve``'s snapshot)."""
     latest = {v.note_id: v for v in store.latest_versions()}
-    note_id = _find(store, latest, name)
+    ambiguous: list[str] = []
+    note_id = _find(store, latest, name, ambiguous)
     versions = store.versions_of(note_id)
     newest = versions[-1]
     current = newest.recorded_to is None
@@ -134,6 +136,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None) -> Note
         replaced_by=replaced_by,
         history_since=iso_time(float(since)) if since else None,
         earlier_versions=earlier,
+        ambiguous=ambiguous,
     )
 
 
@@ -142,18 +145,22 @@ def find_in_history(store: IndexStore, name: str) -> int:
     return _find(store, {v.note_id: v for v in store.latest_versions()}, name)
 
 
-def _find(store: IndexStore, latest: dict[int, VersionRow], name: str) -> int:
+def _find(store: IndexStore, latest: dict[int, VersionRow], name: str, others: list[str] | None = None) -> int:
     """The note ``name`` names: among the notes now (as a wikilink would resolve it, or by
     title), else among deleted ones (by their last path, file name, alias or title), else by
-    any name a note had before (a renamed note answers to its old names)."""
+    any name a note had before (a renamed note answers to its old names). ``others`` is given
+    the other notes of now that the name fits as well (`brain note`'s ``ambiguous``)."""
     wanted = name.strip()
     if not wanted:
         raise EmptyNoteName()
     # A note there now is the one `brain note` reads by that name (spelled as typed first); a
     # name that is no path (an absolute one, "..") may still be a title or an old name below.
     with contextlib.suppress(NoteNotFound, OutsideVault):
-        note_id = store.note_id(match_note(store, wanted).path)
+        match = match_note(store, wanted)
+        note_id = store.note_id(match.path)
         if note_id is not None and note_id in latest:
+            if others is not None:
+                others.extend(match.others)
             return note_id
     present = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is None]
     # Deleted notes newest first (by their last version's id): a path two deleted notes had is
