@@ -29,9 +29,21 @@ vault_option = click.option(
 # Bash default) rather than the agent killing the command; a burst, a first build: --wait.
 DEFAULT_WAIT = 60  # shown as 60 in --help, not 60.0
 
+
+class _Seconds(click.FloatRange):
+    """Seconds from 0 up, ``inf`` (wait as long as it takes) included; ``nan`` compares as
+    neither less nor more than anything, so FloatRange let it through and it waited for ever."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if seconds != seconds:
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return seconds
+
+
 wait_option = click.option(
     "--wait",
-    type=click.FloatRange(min=0),
+    type=_Seconds(min=0),
     default=DEFAULT_WAIT,
     show_default=True,
     metavar="SECONDS",

@@ -196,3 +196,10 @@ def test_wait_is_refused_with_prune_ledger():
     """--ledger prunes brain.db, which takes no vault's lock: a --wait there would look applied."""
     result = _invoke("prune", "--ledger", "--vacuum", "--wait", "5")
     assert result.exit_code == 2 and "--wait is for a vault's index" in result.output
+
+
+@pytest.mark.parametrize("command", [["index"], ["prune", "--vacuum"]])
+def test_a_wait_of_nan_seconds_is_refused(indexed, command):
+    # nan passed FloatRange (it is neither below 0 nor above anything) and waited for ever.
+    result = _invoke(*command, "--vault", str(indexed), "--wait", "nan")
+    assert result.exit_code == 2 and "'nan' is not a number of seconds" in result.output
