@@ -7,8 +7,8 @@ for weeks never started again, so its log grew by every line it wrote (an error 
 ``<name>.1`` past the limit (one old generation kept). It follows the file by its path, as
 ``WatchedFileHandler`` does, so several processes sharing one log (a server per vault, an MCP
 session per window) all write to the new file once any of them has moved the old one aside.
-Each line is masked as the turn ledger masks a row (``ledger.redact``), and is one line
-(``OneLineFormatter``).
+Each record is masked as the turn ledger masks a row (``ledger.redact``), and is one line, inert
+in a terminal (``OneLineFormatter``).
 """
 
 from __future__ import annotations
@@ -19,17 +19,30 @@ import os
 
 from . import config
 from .ledger.redact import redact
-from .text import one_line
+from .text import log_record
 
 
 class OneLineFormatter(logging.Formatter):
-    """A line names paths, and Linux lets a file's name hold a line break: written as it is, it
-    split the line there, and what followed it read as a line of its own (one a name could
-    forge). Line breaks and tabs are written as their escapes (``text.one_line``), as the CLI
-    writes them; a traceback keeps its lines."""
+    """A record as ``text.log_record`` writes it: one line, its traceback (if any) on indented
+    lines under it, every control character written as its escape; masked as a ledger row is.
 
-    def formatMessage(self, record: logging.LogRecord) -> str:
-        return one_line(super().formatMessage(record))
+    A line names paths, and Linux lets a file's name hold a line break (which split the line
+    there, what followed reading as a line of its own, one a name could forge) or an escape
+    sequence (which acted on the terminal following the log: a title set, the screen cleared,
+    the clipboard written by OSC 52). Masked first: ``\\n`` written before a token made it
+    part of a word, and the token was no longer masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        if self.usesTime():
+            record.asctime = self.formatTime(record, self.datefmt)
+        # not cached on the record (as logging does): another handler's formatter would use ours
+        detail = [self.formatException(record.exc_info)] if record.exc_info else []
+        if not detail and record.exc_text:
+            detail.append(record.exc_text)
+        if record.stack_info:
+            detail.append(self.formatStack(record.stack_info))
+        return log_record(redact(self.formatMessage(record)), redact("\n".join(detail)))
 
 
 class CappedFileHandler(logging.handlers.WatchedFileHandler):
@@ -38,11 +51,14 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
     def __init__(self, path: str | os.PathLike[str], max_bytes: int, *, errors: str | None = None):
         super().__init__(path, encoding="utf-8", errors=errors)
         self.max_bytes = max_bytes
-
-    def format(self, record: logging.LogRecord) -> str:
         # A refused request quotes what was sent, a traceback ends in the exception's message:
         # either may hold a token pasted into a query, which the ledger and ab_recall mask.
-        return redact(super().format(record))
+        self.setFormatter(OneLineFormatter())
+
+    def setFormatter(self, fmt: logging.Formatter | None) -> None:
+        if not isinstance(fmt, OneLineFormatter):  # what masks and escapes a line
+            raise TypeError("a log file's formatter is a OneLineFormatter")
+        super().setFormatter(fmt)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:

@@ -70,6 +70,31 @@ def one_line(text: str) -> str:
     return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
+# What a log file writes as its escape: every C0 control (ESC starts what a terminal acts on,
+# \n and \t included: a record is one line), DEL, C1 (\x9b is a CSI), the line breaks
+# str.splitlines ends a line at beyond them, and a lone surrogate (a byte of a file's name that
+# is not UTF-8), which no UTF-8 file can hold. Other Unicode is written as it is.
+_LOG_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# A traceback's lines in a log, under their record: a line of it starts with this, a record's
+# line never does, so no line of it (an exception's message) reads as a record.
+LOG_INDENT = "    "
+
+
+def _log_escaped(text: str) -> str:
+    return _LOG_ESCAPED.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def log_record(message: str, detail: str = "") -> str:
+    """A record of a log file: ``message`` on one line, then ``detail`` (a traceback) on lines of
+    its own, each indented by ``LOG_INDENT``; every control character written as its escape
+    (``\n``, ``\x1b``), so a name cannot split a line, forge one, or act on the terminal of
+    whoever follows the log (``tail -f``, ``less -R``). No line break ends it."""
+    text = _log_escaped(message)
+    if detail.strip():
+        text += "".join(f"\n{LOG_INDENT}{_log_escaped(line)}" for line in detail.rstrip().split("\n"))
+    return text
+
+
 def spaced(text: str) -> str:
     """``text`` on one line as a cell of a column shows it: each line break and tab a space
     (``one_line`` writes their escapes instead, where what the text holds is the point)."""
