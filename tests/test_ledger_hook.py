@@ -113,6 +113,52 @@ def test_a_traceback_in_the_log_holds_no_secret(tmp_path, monkeypatch):
     assert token not in log
 
 
+# A hook.log line of its own, and a window title set, the screen cleared, an OSC 8 link, the
+# clipboard written (OSC 52), an 8-bit CSI: what a path in the hook input may hold.
+FORGED = "Evil\n2026-01-01T00:00:00.000Z pid=1 the ledger was deleted"
+HOSTILE = "Заметка 笔记 🙂 \x1b]0;owned\x07\x1b[2J\x1b]8;;https://evil.example\x1b\\link\x1b]52;c;ZXZpbA==\x07\x9b31m"
+SHOWN = (
+    "Заметка 笔记 🙂 \\x1b]0;owned\\x07\\x1b[2J\\x1b]8;;https://evil.example\\x1b\\link\\x1b]52;c;ZXZpbA==\\x07\\x9b31m"
+)
+
+
+def _inert(text: str) -> None:
+    """No byte a terminal acts on: ESC, the 8-bit CSI, BEL, a carriage return."""
+    assert not any(c in text for c in "\x1b\x9b\x07\r"), repr(text)
+
+
+def test_a_hostile_transcript_path_is_one_inert_line_of_the_log(tmp_path):
+    """The hook names the transcript it cannot read (a name too long) as its input gave it: a line
+    break there split the line, what followed reading as a line of its own, and an escape
+    sequence acted on the terminal following the log. Written as their escapes now."""
+    path = f"{tmp_path}/{'x' * 300}{FORGED}/{HOSTILE}.jsonl"
+    proc = run_hook(json.dumps(hook_payload(path)).encode(), tmp_path)
+    assert proc.returncode == 0 and proc.stderr == b""
+    text = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+    [line] = text.splitlines()
+    assert "cannot read the transcript" in line and "xxEvil\\n2026-01-01T00:00:00.000Z pid=1" in line
+    assert SHOWN in line  # Cyrillic, CJK and emoji as they are
+    _inert(text)
+
+
+@pytest.mark.parametrize("module", ["brain.ledger.hook", "brain.autorecall.hook"])
+def test_a_traceback_in_the_log_is_indented_under_its_line(tmp_path, monkeypatch, module):
+    """Kept on lines of its own, each indented (a line of the log never is): its exception's
+    message can neither forge a line nor act on a terminal. The Stop hook's and the prompt hook's."""
+    import importlib
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    try:
+        raise RuntimeError(f"cannot open {FORGED} {HOSTILE}")
+    except RuntimeError as exc:
+        importlib.import_module(module)._log_exception(exc)
+    first, *rest = (tmp_path / "logs" / "hook.log").read_text().splitlines()
+    assert "error: RuntimeError(" in first  # its repr: escaped already
+    assert rest[0] == "    Traceback (most recent call last):" and all(line.startswith("    ") for line in rest)
+    assert "    2026-01-01T00:00:00.000Z pid=1 the ledger was deleted " + SHOWN in rest
+    _inert("\n".join([first, *rest]))
+
+
 def test_hung_stdin_is_cut_off_by_the_budget(tmp_path):
     # Claude Code never leaves stdin open, but a hung read must not hold the agent.
     cmd, env = brain_command()

@@ -360,5 +360,4 @@ def _text(value: Any) -> str | None:
 def _log_exception(exc: BaseException) -> None:
     import traceback  # only on the error path
 
-    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    log(f"prompt: error: {exc!r}\n{detail.rstrip()}")
+    log(f"prompt: error: {exc!r}", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))

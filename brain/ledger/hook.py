@@ -28,6 +28,7 @@ from typing import Any
 from .. import config
 from ..db import UpgradeDeferred, connection
 from ..errors import BrainError, ConfigError
+from ..text import log_record
 from .redact import redact
 from .store import turn_row, utc_now, write_turn
 from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
@@ -350,12 +351,17 @@ def start_watchdog(
     return timer
 
 
-def log(message: str) -> None:
-    """Append one line to the hook's log file, its secrets masked as a row's are; never raises."""
+def log(message: str, traceback: str = "") -> None:
+    """Append ``message`` to the hook's log file as one line, and ``traceback``, if given, on
+    indented lines under it (``text.log_record``: a path in the hook input holding a line break
+    or an escape sequence neither splits the line nor acts on a terminal following the log);
+    secrets masked as a row's are; never raises."""
     try:
         path = config.log_file("hook.log", LOG_MAX_BYTES)
-        # A path, an error or a traceback may hold what the row masks (a key in a folder's name).
-        line = f"{utc_now()} pid={os.getpid()} {redact(message)}\n".encode("utf-8", "backslashreplace")
+        # A path, an error or a traceback may hold what the row masks (a key in a folder's name):
+        # masked before it is escaped, which makes a "\n" before a token part of its word.
+        record = log_record(redact(message), redact(traceback))
+        line = f"{utc_now()} pid={os.getpid()} {record}\n".encode("utf-8", "backslashreplace")
         # O_NONBLOCK: a FIFO there (made to follow the log) held every hook that logged until a
         # reader came, for good: the watchdog's own line too, so it never ended the hook. With no
         # reader the open fails; with one, a line that does not fit is dropped, not waited on.
@@ -372,5 +378,4 @@ def _log_exception(exc: BaseException, *, label: str = "") -> None:
         return
     import traceback  # only on the error path
 
-    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    log(f"{label}error: {exc!r}\n{detail.rstrip()}")
+    log(f"{label}error: {exc!r}", "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
