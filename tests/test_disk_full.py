@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
 from brain import config
 from brain.cli import cli

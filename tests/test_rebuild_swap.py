@@ -11,7 +11,6 @@ import os
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder
-from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
 from brain import config
 from brain.cli import cli

@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder
 from index_helpers import index_into
-from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
 from brain import config
 from brain.cli import cli

@@ -15,7 +15,6 @@ import sqlite3
 import numpy as np
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from test_hardening_index import _fresh_cli_logging  # noqa: F401 - autouse: CliRunner's logging handler
 
 from brain import config
 from brain.cli import cli
