@@ -25,6 +25,7 @@ class Migrations:
     def __init__(self, name: str):
         self.name = name
         self.steps: list[tuple[str, Migration]] = []
+        self._tables: dict[str, frozenset[str]] | None = None
 
     def __call__(self, fn: Migration) -> Migration:
         """Register ``fn`` as the next migration, named after the function."""
@@ -42,6 +43,25 @@ class Migrations:
     def pending(self, conn: sqlite3.Connection) -> list[str]:
         done = set(self.applied(conn))
         return [name for name, _ in self.steps if name not in done]
+
+    def tables_made(self) -> dict[str, frozenset[str]]:
+        """Migration name → the tables a database holds once it and those before it ran
+        (applied in order to one in memory, once): what a database short of one lost."""
+        if self._tables is None:
+            conn = sqlite3.connect(":memory:", isolation_level=None)
+            try:
+                made = {}
+                for name, fn in self.steps:
+                    with write_transaction(conn):
+                        fn(_InTransaction(conn))
+                    rows = conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                    )
+                    made[name] = frozenset(row[0] for row in rows)
+            finally:
+                conn.close()
+            self._tables = made
+        return self._tables
 
     def apply(self, conn: sqlite3.Connection) -> list[str]:
         """Apply every pending migration; returns the names applied."""

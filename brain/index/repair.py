@@ -51,6 +51,7 @@ def repair_vault(
                 store = IndexStore.open(directory, create=False)
                 try:
                     problems = store.database_problems()
+                    problems += [f"no such table: {name}" for name in store.missing_tables()]
                     if problems:
                         raise IndexDamagedError("; ".join(problems))
                     report.indexes_made = store.restore_indexes()

@@ -449,12 +449,15 @@ class IndexStore:
             conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
+                missing = missing_tables(conn) if row and row[0] == "ok" else []
             finally:
                 conn.close()
         except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
             return None
         except sqlite3.DatabaseError as exc:
             return str(exc)
+        if missing:  # its rows are gone with it: a new index, this one kept aside
+            return f"no such table: {', '.join(missing)}"
         verdict = str(row[0]) if row else "no answer from the integrity check"
         return None if verdict == "ok" else " ".join(verdict.split())[:200]
 
@@ -2310,6 +2313,11 @@ class IndexStore:
         # as the errors that quote them are.
         return [] if rows == ["ok"] else [" ".join(str(row).split()) for row in rows]
 
+    def missing_tables(self) -> list[str]:
+        """The tables the migrations made that the database lacks (one dropped by hand, or by a
+        tool): quick_check finds nothing wrong with a database short of a table."""
+        return missing_tables(self.conn)
+
     def rebuild_search_indexes(self) -> dict[str, int]:
         """Refill each BM25 index from the rows it indexes (FTS5 'rebuild'), in one transaction,
         then let FTS5 check each against its rows; rows indexed, by index."""
@@ -2976,6 +2984,8 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise BrainError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
             ) from exc
+        if str(exc).startswith("no such table"):  # dropped: every later run would fail on it too
+            raise IndexDamagedError(missing_table_message(database, vault, str(exc))) from exc
         raise BrainError(f"the index database {database} could not be used ({exc})") from exc  # disk full, I/O
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
@@ -3000,6 +3010,28 @@ def damaged_message(database: Path, vault: Path, reason: str) -> str:
         f"it says so, and `brain index --rebuild --vault {shell_word(vault)}` builds a new one (the damaged one is moved "
         "aside, not deleted)"
     )
+
+
+def missing_table_message(database: Path, vault: Path, reason: str) -> str:
+    # --repair refills the search indexes from the rows; it makes no table, and rows dropped
+    # with one are gone: only a new index has them
+    return (
+        f"the index database {database} lacks a table it needs ({reason}); run `brain index --rebuild --vault "
+        f"{shell_word(vault)}` to build a new one (the damaged one is moved aside, not deleted)"
+    )
+
+
+def missing_tables(conn: sqlite3.Connection) -> list[str]:
+    """The tables the migrations recorded as applied made that the database lacks (dropped by
+    hand, or by a tool): quick_check finds nothing wrong with a database short of a table. An
+    index from before a migration lacks none of its tables: it has not run there yet."""
+    applied = set(INDEX_MIGRATIONS.applied(conn))
+    made = INDEX_MIGRATIONS.tables_made()
+    last = [name for name, _ in INDEX_MIGRATIONS.steps if name in applied]
+    if not last:
+        return []
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return sorted(made[last[-1]] - present)
 
 
 def search_index_damaged(exc: BaseException) -> bool:

@@ -1,0 +1,82 @@
+"""An index with a table dropped (by hand, or by a tool): `brain serve` answers as well as
+`brain ask --no-server` does over it, says the damage once, in one line naming the command
+that mends it, and every command says that command too. No test here waits long: a server
+that never loads fails in seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from index_helpers import index_into
+from serve_helpers import wait_until
+
+from brain import config
+from brain.cli import cli
+from brain.server.service import Service
+
+QUESTION = "how should agent memory work"
+
+
+def _indexed(vault: Path) -> Path:
+    from conftest import FakeEmbedder
+
+    return index_into(Path(os.environ["BRAIN_HOME"]), vault, FakeEmbedder())[1] / "index.db"
+
+
+def _damage(database: Path, sql: str) -> None:
+    conn = sqlite3.connect(database)
+    try:
+        conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _brain(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _paths(stdout: str) -> list[str]:
+    return [r["path"] for r in json.loads(stdout)["results"]]
+
+
+@pytest.mark.parametrize("args", [["index"], ["status"], ["index", "--repair"]])
+def test_every_command_over_an_index_without_its_links_names_the_rebuild(toy_vault, args):
+    _damage(_indexed(toy_vault), "DROP TABLE links")
+    code, _, err = _brain(*args, "--vault", str(toy_vault))
+    assert code == 1
+    assert err.count("\n") == 1 and "no such table: links" in err
+    assert f"`brain index --rebuild --vault {toy_vault}`" in err
+
+
+def test_the_rebuild_it_names_mends_it_and_keeps_the_damaged_index(toy_vault):
+    # the history a rebuild carries over is gone too: it once failed on it, naming itself
+    _damage(_indexed(toy_vault), "DROP TABLE note_versions")
+    code, _, err = _brain("index", "--rebuild", "--yes", "--vault", str(toy_vault))
+    assert code == 0, err
+    assert "is damaged (no such table: note_versions)" in err and "the damaged index was moved to" in err
+    assert _brain("status", "--vault", str(toy_vault))[0] == 0
+    moved = [p for p in config.index_dir(toy_vault).parent.iterdir() if ".damaged-" in p.name]
+    assert len(moved) == 1 and (moved[0] / "index.db").exists()
+
+
+def test_a_server_over_an_index_without_its_notes_says_so_in_one_line_and_does_not_hang(toy_vault):
+    from conftest import FakeEmbedder
+
+    _damage(_indexed(toy_vault), "DROP TABLE notes")
+    service = Service(toy_vault.resolve(), embedder=FakeEmbedder(), settle_ms=150)
+    service.start()
+    try:
+        assert service.wait_ready(20)
+        assert service.state == "failed"
+        assert service.failure is not None and "no such table: notes" in service.failure
+        assert f"`brain index --rebuild --vault {toy_vault.resolve()}`" in service.failure
+        wait_until(lambda: not service.watcher.busy, 20, "the first pass")
+    finally:
+        service.stop()
