@@ -37,6 +37,7 @@ def served(
     watch: bool = True,
     http: tuple[str, int] | None = None,
     settle_ms: int = 150,
+    ready_within: float = 60,
     **service_options: Any,
 ) -> Iterator[Daemon]:
     service = Service(
@@ -45,9 +46,9 @@ def served(
     daemon = Daemon(vault.resolve(), service, http=http)
     daemon.start()
     try:
-        assert service.wait_ready(60), "the server did not load the index"
+        assert service.wait_ready(ready_within), "the server did not load the index"
         assert service.state == "ready", service.failure
-        wait_until(lambda: not service.watcher.busy, 60, "the first pass")
+        wait_until(lambda: not service.watcher.busy, ready_within, "the first pass")
         yield daemon
     finally:
         daemon.stop()

@@ -6,14 +6,16 @@ that never loads fails in seconds."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from index_helpers import index_into
-from serve_helpers import wait_until
+from serve_helpers import served, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -44,6 +46,24 @@ def _brain(*args: str) -> tuple[int, str, str]:
 
 def _paths(stdout: str) -> list[str]:
     return [r["path"] for r in json.loads(stdout)["results"]]
+
+
+def test_a_server_over_an_index_without_its_links_answers_as_brain_ask_does(toy_vault, caplog):
+    _damage(_indexed(toy_vault), "DROP TABLE links")
+    code, local, _ = _brain("ask", "--vault", str(toy_vault), "--json", "--no-server", QUESTION)
+    assert code == 0 and _paths(local)  # in-process: the graph stages fall back
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(toy_vault, ready_within=20) as daemon:
+        before = daemon.service.queries
+        code, out, err = _brain("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        assert code == 0, err
+        assert daemon.service.queries == before + 1  # the server answered it
+        assert _paths(out) == _paths(local)
+        time.sleep(2.5)  # an idle probe or more: the damage is not said again on each
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert failures and all(r.exc_info is None for r in failures)  # one line each, no traceback
+    assert all(f"brain index --rebuild --vault {toy_vault.resolve()}" in r.getMessage() for r in failures)
+    assert len(failures) <= 2  # the first pass (and the one its own writes woke), not one every probe
 
 
 @pytest.mark.parametrize("args", [["index"], ["status"], ["index", "--repair"]])

@@ -449,7 +449,10 @@ class Service:
             recaller=recaller,
             marker=_marker(store),
             opened_at=time.time(),
-            counts={k: v for k, v in store.counts().items()},
+            # notes and chunks alone (status says no more): store.counts() reads the links too,
+            # and an index whose links cannot be read still answers, as brain ask does, its
+            # graph stages falling back
+            counts={"notes": store.note_count(), "chunks": store.chunk_count()},
             # the same paths when the names were taken over (no note added, deleted or renamed)
             folders=current.folders
             if current is not None and recaller.names() is current.recaller.names()
