@@ -86,17 +86,35 @@ def test_the_rebuild_it_names_mends_it_and_keeps_the_damaged_index(toy_vault):
     assert len(moved) == 1 and (moved[0] / "index.db").exists()
 
 
-def test_a_server_over_an_index_without_its_notes_says_so_in_one_line_and_does_not_hang(toy_vault):
+def _served_failure(vault: Path) -> str:
+    """Why a server over ``vault``'s index failed to load it (it must, within seconds)."""
     from conftest import FakeEmbedder
 
-    _damage(_indexed(toy_vault), "DROP TABLE notes")
-    service = Service(toy_vault.resolve(), embedder=FakeEmbedder(), settle_ms=150)
+    service = Service(vault.resolve(), embedder=FakeEmbedder(), settle_ms=150)
     service.start()
     try:
         assert service.wait_ready(20)
         assert service.state == "failed"
-        assert service.failure is not None and "no such table: notes" in service.failure
-        assert f"`brain index --rebuild --vault {toy_vault.resolve()}`" in service.failure
         wait_until(lambda: not service.watcher.busy, 20, "the first pass")
+        assert service.failure is not None
+        return service.failure
     finally:
         service.stop()
+
+
+def test_a_server_over_an_index_without_its_notes_says_so_in_one_line_and_does_not_hang(toy_vault):
+    _damage(_indexed(toy_vault), "DROP TABLE notes")
+    failure = _served_failure(toy_vault)
+    assert "no such table: notes" in failure
+    assert f"`brain index --rebuild --vault {toy_vault.resolve()}`" in failure
+
+
+def test_an_index_whose_model_row_is_lost_is_damage_not_an_empty_vault(toy_vault):
+    _damage(_indexed(toy_vault), "DELETE FROM meta WHERE key = 'model'")
+    for args in (["ask", "--no-server", QUESTION], ["index"]):
+        code, _, err = _brain(args[0], "--vault", str(toy_vault), *args[1:])
+        assert code == 1, err
+        assert "no notes" not in err  # it said the vault had none, and brain index left it so
+        assert f"`brain index --rebuild --vault {toy_vault}`" in err
+    # not a server serving an empty vault ("its notes are served as they are written")
+    assert f"`brain index --rebuild --vault {toy_vault.resolve()}`" in _served_failure(toy_vault)

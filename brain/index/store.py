@@ -3012,6 +3012,17 @@ def damaged_message(database: Path, vault: Path, reason: str) -> str:
     )
 
 
+def refuse_lost_model(store: IndexStore, vault: Path) -> None:
+    """Raise when the index holds chunks but not the model their vectors came from (its meta
+    row deleted): read as nothing embedded, such an index said the vault had no notes, and
+    `brain index` left it so, recording a model only as it embeds a first batch."""
+    if store.get_meta("model") is None and store.has_chunks():
+        raise IndexDamagedError(
+            f"the index database {store.directory / INDEX_FILE} holds chunks but not the model that embedded them"
+            f" (its meta row is gone); run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
+        )
+
+
 def missing_table_message(database: Path, vault: Path, reason: str) -> str:
     # --repair refills the search indexes from the rows; it makes no table, and rows dropped
     # with one are gone: only a new index has them
