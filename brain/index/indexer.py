@@ -38,7 +38,7 @@ from .linking import resolve_links
 from .parsing import PARSE_ERROR, ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
-from .store import IndexStore, StoredVector, index_errors, refuse_lost_model
+from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
 
 log = logging.getLogger("brain")
 
@@ -335,7 +335,7 @@ def _index_into(
 ) -> IndexReport:
     # Settings other than the index's are refused, and a stopped rebuild resumed with other
     # prefixes or chunking is then started over (``rebuild.py``), not finished half one way.
-    refuse_lost_model(store, root)
+    refuse_lost_meta(store, root)
     check_model(store, model_name)
     report = IndexReport(vault=str(root), model=model_name)
     wanted = config.fts_tokenizer()

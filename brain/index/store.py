@@ -3012,14 +3012,17 @@ def damaged_message(database: Path, vault: Path, reason: str) -> str:
     )
 
 
-def refuse_lost_model(store: IndexStore, vault: Path) -> None:
-    """Raise when the index holds chunks but not the model their vectors came from (its meta
-    row deleted): read as nothing embedded, such an index said the vault had no notes, and
-    `brain index` left it so, recording a model only as it embeds a first batch."""
-    if store.get_meta("model") is None and store.has_chunks():
+def refuse_lost_meta(store: IndexStore, vault: Path) -> None:
+    """Raise when the index holds chunks but not the model their vectors came from or their
+    dimension (a meta row deleted). Without the model it read as nothing embedded: brain ask
+    said the vault had no notes, and `brain index` left it so (a model is recorded only as a
+    first batch is embedded); without the dimension the vectors were read as of size 0."""
+    lost = [key for key in ("model", "dim") if not store.get_meta(key)]
+    if lost and store.has_chunks():
         raise IndexDamagedError(
-            f"the index database {store.directory / INDEX_FILE} holds chunks but not the model that embedded them"
-            f" (its meta row is gone); run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
+            f"the index database {store.directory / INDEX_FILE} holds chunks but not the {' and '.join(lost)} of"
+            f" their vectors (its meta rows are gone); run `brain index --rebuild --vault {shell_word(vault)}` to"
+            " build a new one"
         )
 
 

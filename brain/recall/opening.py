@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, NoIndexError, NotWritableError
-from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors, refuse_lost_model
+from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors, refuse_lost_meta
 from ..text import plural, shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller
@@ -78,7 +78,7 @@ def _open(
     warnings: list[str] = []
     stale = 0
     started = time.perf_counter()
-    refuse_lost_model(store, root)
+    refuse_lost_meta(store, root)
     check_model(store, lazy.name)
     plan = changes.plan(root, store, meanwhile=_import_search)
     pending = plan.pending
@@ -225,7 +225,7 @@ def open_snapshot(
     directory = built_index_dir(root)
     store = IndexStore.open_snapshot(directory, split_searches=True)
     try:
-        refuse_lost_model(store, root)
+        refuse_lost_meta(store, root)
         check_model(store, embedder.name)
         if not store.get_meta("model"):  # what brain ask says of it, word for word
             raise EmptyIndexError(_empty_message(root, store, []))
