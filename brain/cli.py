@@ -153,6 +153,8 @@ def index(
         elif not quiet:
             rows = ", ".join(f"{table} ({count:,} rows)" for table, count in repaired.rebuilt.items())
             made = f"; made the {repaired.indexes_made} indexes a first build left" if repaired.indexes_made else ""
+            if repaired.remade:
+                made += f"; {', '.join(repaired.remade)} was gone: made again"
             click.echo(
                 f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s"
             )

@@ -120,3 +120,18 @@ def test_an_index_whose_model_rows_are_lost_is_damage_not_an_empty_vault(toy_vau
         assert f"`brain index --rebuild --vault {toy_vault}`" in err
     # not a server serving an empty vault ("its notes are served as they are written")
     assert f"`brain index --rebuild --vault {toy_vault.resolve()}`" in _served_failure(toy_vault)
+
+
+@pytest.mark.parametrize("table", ["chunks_fts", "chunks_fts_idx"])
+def test_a_dropped_search_index_is_made_again_by_the_repair_its_error_names(toy_vault, table):
+    _damage(_indexed(toy_vault), f"DROP TABLE {table}")
+    code, _, err = _brain("ask", "--vault", str(toy_vault), "--no-server", QUESTION)
+    assert code == 1 and err.count("\n") == 1
+    assert f"no such table: {table}" in err  # not FTS5's "SQL logic error" alone
+    assert f"`brain index --repair --vault {toy_vault}`" in err  # no re-embedding: not --rebuild
+    code, out, err = _brain("index", "--repair", "--vault", str(toy_vault))
+    assert code == 0, err
+    assert "chunks_fts was gone: made again" in out
+    code, out, err = _brain("ask", "--vault", str(toy_vault), "--no-server", "--json", "--mode", "hybrid", QUESTION)
+    assert code == 0, err
+    assert _paths(out) and "WARNING" not in err  # its lexical lane ran, no stage fell back

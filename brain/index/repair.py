@@ -22,7 +22,7 @@ from ..errors import IndexDamagedError
 from ..text import shell_word
 from ..vault import resolve_vault
 from .indexer import vault_lock
-from .store import INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, index_errors
+from .store import CHUNKS_FTS_TABLES, INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, index_errors
 
 
 @dataclass
@@ -30,6 +30,7 @@ class RepairReport:
     vault: str
     rebuilt: dict[str, int] = field(default_factory=dict)  # search index → rows indexed
     indexes_made: int = 0  # those a first build stopped before making (``IndexStore.defer_indexes``)
+    remade: list[str] = field(default_factory=list)  # search indexes dropped, made again (``CHUNKS_FTS_TABLES``)
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -51,7 +52,13 @@ def repair_vault(
                 store = IndexStore.open(directory, create=False)
                 try:
                     problems = store.database_problems()
-                    problems += [f"no such table: {name}" for name in store.missing_tables()]
+                    missing = store.missing_tables()
+                    if not problems and missing and set(missing) <= CHUNKS_FTS_TABLES:
+                        with store.transaction():  # the BM25 index alone is gone: made again, filled below
+                            store.remake_chunks_fts()
+                        report.remade = ["chunks_fts"]
+                        missing = []
+                    problems += [f"no such table: {name}" for name in missing]
                     if problems:
                         raise IndexDamagedError("; ".join(problems))
                     report.indexes_made = store.restore_indexes()

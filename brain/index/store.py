@@ -590,6 +590,12 @@ class IndexStore:
         self.conn.execute(REFILL_FTS)
         self.set_meta("fts_tokenizer", tokenizer)
 
+    def remake_chunks_fts(self) -> None:
+        """Create chunks_fts again, empty, after a table of it was dropped (what remains of it
+        goes with it); inside a transaction, ``rebuild_search_indexes`` then fills it."""
+        self.conn.execute("DROP TABLE IF EXISTS chunks_fts")
+        self.conn.execute(create_chunks_fts(self.fts_tokenizer()))
+
     def has_chunks(self) -> bool:
         return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
 
@@ -2984,8 +2990,11 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise BrainError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
             ) from exc
-        if str(exc).startswith("no such table"):  # dropped: every later run would fail on it too
-            raise IndexDamagedError(missing_table_message(database, vault, str(exc))) from exc
+        # A table dropped fails every later run too ("no such table", or FTS5's "SQL logic
+        # error" for one of its own): looked for on this failure path alone
+        missing = _missing_tables_at(database)
+        if missing:
+            raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
         raise BrainError(f"the index database {database} could not be used ({exc})") from exc  # disk full, I/O
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
@@ -3026,13 +3035,35 @@ def refuse_lost_meta(store: IndexStore, vault: Path) -> None:
         )
 
 
-def missing_table_message(database: Path, vault: Path, reason: str) -> str:
-    # --repair refills the search indexes from the rows; it makes no table, and rows dropped
-    # with one are gone: only a new index has them
+# chunks_fts and the tables FTS5 keeps it in: ``--repair`` makes them again when one is dropped
+CHUNKS_FTS_TABLES = frozenset(["chunks_fts", *(f"chunks_fts_{part}" for part in ("config", "data", "docsize", "idx"))])
+
+
+def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:
+    reason = f"no such table: {', '.join(missing)}"
+    if set(missing) <= CHUNKS_FTS_TABLES:  # the BM25 index alone: made again from the chunks
+        return (
+            f"the index database {database} lacks its search index ({reason}); run `brain index --repair --vault "
+            f"{shell_word(vault)}` to make it again from its own rows (no re-embedding)"
+        )
+    # --repair refills the search indexes from the rows; rows dropped with a table are gone:
+    # only a new index has them
     return (
         f"the index database {database} lacks a table it needs ({reason}); run `brain index --rebuild --vault "
         f"{shell_word(vault)}` to build a new one (the damaged one is moved aside, not deleted)"
     )
+
+
+def _missing_tables_at(database: Path) -> list[str]:
+    """``missing_tables`` of the database at this path, or none when it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            return missing_tables(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
 
 
 def missing_tables(conn: sqlite3.Connection) -> list[str]:
