@@ -135,3 +135,11 @@ def test_a_dropped_search_index_is_made_again_by_the_repair_its_error_names(toy_
     code, out, err = _brain("ask", "--vault", str(toy_vault), "--no-server", "--json", "--mode", "hybrid", QUESTION)
     assert code == 0, err
     assert _paths(out) and "WARNING" not in err  # its lexical lane ran, no stage fell back
+
+
+def test_a_server_that_cannot_load_a_damaged_index_says_what_mends_it_in_one_line(toy_vault, caplog):
+    _damage(_indexed(toy_vault), "DROP TABLE chunks_fts")  # brain ask --no-server fails on it too
+    caplog.set_level(logging.INFO, logger="brain")
+    failure = _served_failure(toy_vault)
+    assert f"`brain index --repair --vault {toy_vault.resolve()}`" in failure
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback in serve.log

@@ -416,14 +416,16 @@ class Service:
         (the index as it was before the first pass, which may not exist yet)."""
         current = self._snapshot
         try:
-            recaller = open_snapshot(
-                self.root,
-                self.embedder,
-                rerank_model=self.rerank_model,
-                # links unresolved then may resolve now in notes not written since: carry.py
-                # would take over a graph without them
-                previous=current.recaller if current is not None and current.complete else None,
-            )
+            # damage (a table dropped): one line naming what mends it, as brain ask says it
+            with index_errors(config.index_dir(self.root), self.root):
+                recaller = open_snapshot(
+                    self.root,
+                    self.embedder,
+                    rerank_model=self.rerank_model,
+                    # links unresolved then may resolve now in notes not written since: carry.py
+                    # would take over a graph without them
+                    previous=current.recaller if current is not None and current.complete else None,
+                )
         except EmptyIndexError as exc:
             if quiet:
                 log.info("no index to answer from before the first pass (%s)", exc)
