@@ -7,6 +7,7 @@ import unicodedata
 import pytest
 
 from brain.output import side_by_side
+from brain.recall.pipeline import EXTRA_LANES
 from brain.recall.types import Candidate, Gate, RecallResult
 
 
@@ -107,3 +108,11 @@ def test_both_columns_start_at_one_cell_past_rank_99():
     assert len(rows) == 120
     assert {cells(row[: row.index(f"L{i}")]) for i, row in enumerate(rows)} == {lines[0].index("vector")}, text
     assert len({cells(row[: row.index(f"R{i}")]) for i, row in enumerate(rows)}) == 1, text
+
+
+def test_the_graph_lanes_are_the_lanes_of_the_pagerank_family():
+    """What the A/B log counts as the graph's: PageRank and every extra lane of its family."""
+    from brain.recall.types import GRAPH_LANES
+
+    pagerank_family = {"ppr"} | {name for name, lane in EXTRA_LANES.items() if "ppr" in lane.family}
+    assert pagerank_family == GRAPH_LANES

@@ -373,6 +373,17 @@ def test_ab_logs_the_difference(bridge_vault):
     assert "queries: 1" in text.stdout and "not entity" in text.stdout
 
 
+def test_the_notes_the_links_add_to_a_fused_pool_include_the_anchor_lanes(bridge_vault):
+    """A fused mode's candidates_added counted the notes PageRank brought that no lane before it
+    had: Tide tables, which the anchor lanes bring (PageRank too, after them), was not among them."""
+    recaller = open_recaller(bridge_vault)
+    hybrid, fused = recaller.compare(QUESTION, ["hybrid", "hybrid+ppr"], small())
+    assert hybrid.candidates_added == 0
+    tide = next(c for c in fused.results if c.path == "Tide tables.md")
+    assert set(tide.sources) == {"anchor_dense", "anchor_lex", "ppr"}
+    assert fused.candidates_added == 2  # Tide tables, and Ada Lovelace (PageRank's alone)
+
+
 def test_ab_with_a_name_records_the_gate(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "Ada Lovelace"])
     assert out.exit_code == 0, out.output

@@ -51,7 +51,7 @@ from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
 from .past import PastIndex
 from .rerank import load_reranker
-from .types import DEFAULT_MODE, Candidate, Gate, Mode, RecallResult, RecallSettings
+from .types import DEFAULT_MODE, GRAPH_LANES, Candidate, Gate, Mode, RecallResult, RecallSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -667,7 +667,6 @@ class Recaller:
                     by_note[c.note_id].sources.append("ppr")
                 else:
                     by_note[c.note_id] = _copy(c)
-                    result.candidates_added += 1
             if key in state.failures:
                 self._fall_back(result, "graph", state.failures[key])
             else:
@@ -707,6 +706,10 @@ class Recaller:
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
         pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
+        # What the graph added to the pool: its notes only the lanes that read the links found, the
+        # anchor and bridge lanes' as well as PageRank's (counting PageRank's newcomers alone said
+        # 0 where the anchor lanes, which run before it, had brought the note asked for).
+        result.candidates_added = sum(1 for c in pool if c.sources and set(c.sources) <= GRAPH_LANES)
         timings["fusion"] = _ms(started)
         return pool
 

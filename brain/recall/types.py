@@ -70,6 +70,10 @@ BONUS_MARGIN = 0.05
 # +0.009 / +0.011 / +0.005 tuned, +0.008 / +0.005 blind (2× and 5× also up on all five); its
 # plain bonus, on its first three notes by share, was -0.002 to +0.005 a set.
 DEFAULT_BONUS_SCALE: dict[str, float] = {"bridge": 3.0}
+# The lanes that read the links: PageRank, the anchor lanes (the passages that link to a note)
+# and the bridge lane (the notes the first hits link to). A note only they brought to the fused
+# pool is one the graph added (``RecallResult.candidates_added``, the A/B log).
+GRAPH_LANES = frozenset({"ppr", "anchor_dense", "anchor_lex", "bridge"})
 FUSION_METHODS = ("rrf", "score")
 DEFAULT_BM25_WEIGHTS = (4.0, 2.0, 1.0)  # bm25() column weights: title, heading, text
 FRESHNESS_BOOST = 0.15  # at most +15% to the newest note of the pool, 0 to the oldest
@@ -128,6 +132,14 @@ class Mode:
     @property
     def fused(self) -> bool:
         return self.lexical or self.ppr
+
+    @property
+    def graph_lanes(self) -> frozenset[str]:
+        """The fused lanes of this mode that read the links (``Candidate.sources`` names them);
+        the hop of graph and gated is not a lane: its notes carry ``via`` instead."""
+        if not self.ppr:
+            return frozenset()
+        return GRAPH_LANES if self.lexical else GRAPH_LANES - {"bridge"}  # bridge: both families
 
     def __str__(self) -> str:
         return self.base + ("+rerank" if self.rerank else "")
@@ -220,7 +232,7 @@ class RecallResult:
     gate: Gate
     results: list[Candidate]
     graph_used: bool = False
-    candidates_added: int = 0  # notes the graph stage added to the pool
+    candidates_added: int = 0  # notes the graph added to the pool: the hop's, or those only GRAPH_LANES found
     reranked: bool = False
     warnings: list[str] = field(default_factory=list)
     fallbacks: dict[str, bool] = field(
