@@ -10,7 +10,7 @@ import shutil
 import unicodedata
 
 from .moments import iso_time, local_time
-from .recall.types import Candidate, RecallResult
+from .recall.types import Candidate, Mode, RecallResult
 from .text import one_line, spaced, terminal_safe
 
 SNIPPET_CHARS = 220
@@ -120,10 +120,15 @@ def _dates(c: Candidate) -> str:
 
 
 def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) -> str:
-    """Two result lists in columns; notes only B has are marked + (and * when via the graph)."""
+    """Two result lists in columns; notes only B has are marked + (and * when via the graph:
+    ``telemetry.via_graph``, what the A/B log counts)."""
+    from .telemetry import via_graph
+
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 160)
     column = max(30, (width - 8) // 2)
     in_a = {c.path for c in a.results}
+    linked = {c.path for c in via_graph(a, b, len(b.results))}
+    graph_lanes = Mode.parse(b.mode).graph_lanes - Mode.parse(a.mode).graph_lanes
     rows = _moment_header(a)  # both runs answer for the same moment
     count = max(len(a.results), len(b.results))
     ranks = max(2, len(str(count)))  # padded to 2, rank 100 moved its row's columns a cell on
@@ -136,12 +141,14 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
         right = ""
         if i < len(b.results):
             c = b.results[i]
-            mark = ("*" if c.via else "+") if c.path not in in_a else " "
+            mark = ("*" if c.path in linked else "+") if c.path not in in_a else " "
             via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
+            if c.path in linked and not via:  # found by the lanes that read the links: which
+                via = "  (" + ", ".join(lane for lane in c.sources if lane in graph_lanes) + ")"
             right = f"{mark} " + clip(in_column(c.title) + via, column - 2)
         rows.append(f"{i + 1:>{ranks}}. {pad(left, column)}  {right}")
     rows.append("")
-    rows.append("+ new in the top k   * new, promoted via a wikilink")
+    rows.append("+ new in the top k   * new, brought by the links (the hop, PageRank, anchor or bridge lanes)")
     return terminal_safe("\n".join(rows))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .db import storable
 from .errors import ConfigError
 from .ledger.redact import redact, redact_value
-from .recall.types import RecallResult
+from .recall.types import Candidate, Mode, RecallResult
 
 
 @dataclass
@@ -35,6 +35,21 @@ class ABRow:
     warnings: list[str]
 
 
+def via_graph(a: RecallResult, b: RecallResult, k: int) -> list[Candidate]:
+    """The notes in B's top k, not in A's, that came via the graph. For the hop (graph, gated)
+    the notes it added (they carry ``via``). For a fused mode the notes a lane of B that reads
+    the links (``GRAPH_LANES``: PageRank, anchors, bridge) found, where A ran no such lane: its
+    vote is what B has and A has not. With B's other lanes the same as A's (hybrid against
+    hybrid+ppr) that vote is the difference; where B adds other lanes too (vector against
+    hybrid+ppr) a note BM25 found as well counts, as the graph voted for it."""
+    top_a = {c.path for c in a.results[:k]}
+    mode_a, mode_b = Mode.parse(a.mode), Mode.parse(b.mode)
+    if mode_b.hop:
+        return [c for c in b.results[:k] if c.path not in top_a and c.via is not None]
+    lanes = mode_b.graph_lanes - mode_a.graph_lanes
+    return [c for c in b.results[:k] if c.path not in top_a and lanes.intersection(c.sources)]
+
+
 def diff(a: RecallResult, b: RecallResult, k: int) -> ABRow:
     """What B (usually with the graph) changed in the top k relative to A."""
     top_a = [c.path for c in a.results[:k]]
@@ -49,7 +64,7 @@ def diff(a: RecallResult, b: RecallResult, k: int) -> ABRow:
         gate_reason=a.gate.reason,
         candidates_added=b.candidates_added,
         new_in_top_k=[c.path for c in new],
-        via_graph=[c.title for c in new if c.via is not None],
+        via_graph=[c.title for c in via_graph(a, b, k)],
         top_a=top_a,
         top_b=top_b,
         reranked=a.reranked or b.reranked,

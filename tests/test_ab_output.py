@@ -9,6 +9,7 @@ import pytest
 from brain.output import side_by_side
 from brain.recall.pipeline import EXTRA_LANES
 from brain.recall.types import Candidate, Gate, RecallResult
+from brain.telemetry import diff
 
 
 def cells(text: str) -> int:
@@ -108,6 +109,33 @@ def test_both_columns_start_at_one_cell_past_rank_99():
     assert len(rows) == 120
     assert {cells(row[: row.index(f"L{i}")]) for i, row in enumerate(rows)} == {lines[0].index("vector")}, text
     assert len({cells(row[: row.index(f"R{i}")]) for i, row in enumerate(rows)}) == 1, text
+
+
+def _lanes(mode: str, notes: list[tuple[str, list[str]]]) -> RecallResult:
+    found = [Candidate(i, f"{t}.md", t, i, "", "text", 0.5, 0.5, sources=lanes) for i, (t, lanes) in enumerate(notes)]
+    return RecallResult("q", mode, Gate(False, "x"), found)
+
+
+def test_a_note_only_the_links_brought_is_marked_and_counted_as_via_the_graph():
+    """In a fused mode the graph works through lanes (PageRank, the anchor and bridge lanes),
+    recorded in each note's sources: a note they brought into the top k was marked + and
+    counted as no note via the graph, for only the hop's notes carry ``via``."""
+    a = _lanes("hybrid", [("Alpha", ["dense"]), ("Beta", ["dense", "lexical"]), ("Gamma", ["lexical"])])
+    b = _lanes(
+        "hybrid+ppr",
+        [("Alpha", ["dense"]), ("Delta", ["dense", "anchor_lex", "ppr"]), ("Epsilon", ["lexical"])],
+    )
+    text = side_by_side(a, b, width=120)
+    assert "* Delta  (anchor_lex, ppr)" in text, text  # the links voted for it: they lifted it
+    assert "+ Epsilon" in text  # new, but no lane that reads the links found it
+    assert diff(a, b, 3).via_graph == ["Delta"] and diff(a, b, 3).new_in_top_k == ["Delta.md", "Epsilon.md"]
+    # Against a mode that runs those lanes too, their vote is no difference: only the bridge
+    # lane (hybrid+ppr's, not ppr's) would be.
+    ppr = _lanes("ppr", [("Alpha", ["dense"])])
+    assert diff(ppr, b, 3).via_graph == []
+    assert "* Delta" not in side_by_side(ppr, b, width=120)
+    bridged = _lanes("hybrid+ppr", [("Delta", ["dense", "bridge", "ppr"])])
+    assert diff(ppr, bridged, 3).via_graph == ["Delta"]
 
 
 def test_the_graph_lanes_are_the_lanes_of_the_pagerank_family():

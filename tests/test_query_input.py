@@ -471,6 +471,7 @@ def test_ask_output_cleans_each_field_on_its_own():
     hit.path = "Hub\x9b"  # a file name may hold any byte but / and NUL
     promoted = Candidate(2, "Spoke.md", "Spoke\x9b", 2, "", "text", 0.4, 0.4)
     promoted.via = Via("Hub.md", "Hub\x9b", "links to", "wikilink")
+    promoted.sources = ["ppr"]  # in a fused mode, the lane that reached it through the link
     result = RecallResult("q", "hybrid+ppr", Gate(False, "x"), [hit, promoted])
     text = result_text(result, width=100)
     assert "Hub › Part" in text and "Spoke  via [[Hub]]" in text, repr(text)
