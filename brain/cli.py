@@ -21,7 +21,7 @@ from .cli_options import (
     writer_named,
 )
 from .cli_support import emit_json, library_errors, setup_logging
-from .recall.types import DEFAULT_K, RecallResult, RecallSettings
+from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
 
 if TYPE_CHECKING:
@@ -351,10 +351,12 @@ def _span(seconds: float) -> str:
 @click.option("--ab", is_flag=True, help="Run two modes side by side (--ab-modes) and log the difference to ab_recall.")
 @click.option(
     "--ab-modes",
-    default="vector,graph",
+    # the default mode without and with the graph: vector,graph (the pilot's pair) printed two
+    # equal columns without a reranker, and measured a mode brain no longer runs by default
+    default=",".join(AB_MODES),
     show_default=True,
     metavar="A,B",
-    help="The two modes --ab compares (+rerank is added when a reranker is configured).",
+    help="The two modes --ab compares: without and with the graph (+rerank is added when a reranker is configured).",
 )
 @click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
@@ -421,7 +423,7 @@ def ask(
       brain ask --graph "how should agent memory work"
       brain ask --json "sqlite wal"             # for agents
       brain ask --context --budget 4000 "…"     # paste into a prompt
-      brain ask --ab "…"                         # vector vs vector+graph, logged
+      brain ask --ab "…"                         # hybrid vs hybrid+ppr, logged
       brain ask --as-of 2026-03-01 "rollout plan"  # what the notes said then
     """
     from .moments import parse_world_date, past_moment

@@ -96,7 +96,7 @@ def test_ab_over_the_past_says_which_moment_as_ask_does(toy_vault, past, header)
     assert re.match(header, ab.stdout), ab.stdout
     assert ab.stdout.split("\n\n")[0] == one.stdout.split("\n\n")[0]  # the same words, then a blank line
     plain = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
-    assert plain.stdout.startswith("    vector"), plain.stdout  # the present: no header
+    assert plain.stdout.startswith("    hybrid"), plain.stdout  # the present: no header
 
 
 def test_both_columns_start_at_one_cell_past_rank_99():

@@ -375,7 +375,8 @@ def test_eval_ab_log_writes_one_row_per_query(eval_vault, brain_home):
     assert result.exit_code == 0, result.output
     conn = sqlite3.connect(brain_home / "brain.db")
     rows = conn.execute("SELECT source, mode_a, mode_b, query FROM ab_recall ORDER BY id").fetchall()
-    assert [r[:3] for r in rows] == [("minibench", "vector", "graph")] * 4
+    # the pair `brain ask --ab` compares: brain ask's mode without the lanes that read the links, and with them
+    assert [r[:3] for r in rows] == [("minibench", "hybrid", "hybrid+ppr")] * 4
     assert [r[3] for r in rows] == ["quokka rottnest", "wombat burrow", "river boat fishing", "lighthouse keeper storm"]
     assert "logged 4 rows to ab_recall (source 'minibench')" in result.stderr
 

@@ -198,7 +198,8 @@ def test_ab_logs_the_modes_that_ran_and_its_report_leaves_out_a_graph_that_fell_
     def broken(*args, **kwargs):
         raise sqlite3.OperationalError("links table on fire")
 
-    args = ["ask", "--vault", str(bridge_vault), "--ab", "--depth", "3", "--seeds", "3", "-k", "5", QUESTION]
+    args = ["ask", "--vault", str(bridge_vault), "--ab", "--ab-modes", "vector,graph", "--depth", "3", "--seeds", "3"]
+    args += ["-k", "5", QUESTION]
     assert CliRunner().invoke(cli, args).exit_code == 0  # the graph ran: one row that counts
     monkeypatch.setattr(graph_stage, "expand", broken)
     out = CliRunner().invoke(cli, args)
@@ -329,6 +330,7 @@ def test_human_output_marks_via(bridge_vault):
 
 
 def test_ab_logs_the_difference(bridge_vault):
+    """The pilot's pair: the hop's notes carry `via`, and that is what came via the graph."""
     out = CliRunner().invoke(
         cli,
         [
@@ -336,6 +338,8 @@ def test_ab_logs_the_difference(bridge_vault):
             "--vault",
             str(bridge_vault),
             "--ab",
+            "--ab-modes",
+            "vector,graph",
             "--depth",
             "3",
             "--seeds",
@@ -373,6 +377,27 @@ def test_ab_logs_the_difference(bridge_vault):
     assert "queries: 1" in text.stdout and "not entity" in text.stdout
 
 
+def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridge_vault):
+    """`--ab` compared vector with graph, the pilot's pair: without a reranker the hop's notes did
+    not reach the top k (two equal columns, a log that measured nothing), and brain ask runs
+    hybrid+ppr. With hybrid against hybrid+ppr, Tide tables (no word of the question: only the
+    anchor lanes and PageRank find it) was marked + and not counted as via the graph, for it
+    carries no ``via``; nor among the notes the graph added, which were PageRank's newcomers alone."""
+    args = ["ask", "--vault", str(bridge_vault), "--ab", "--depth", "3", "--seeds", "3", "-k", "5", QUESTION]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert "* Tide tables  (anchor_dense, anchor_lex, ppr)" in out.stdout
+    assert "* Ada Lovelace  via [[Harbour operations]]" in out.stdout  # PageRank alone reached it
+    assert "hybrid+ppr added 2 candidates, 2 new in the top 5, 2 via links" in out.stdout
+    row = open_db().execute("SELECT * FROM ab_recall").fetchone()
+    assert (row["mode_a"], row["mode_b"]) == ("hybrid", "hybrid+ppr")
+    assert json.loads(row["via_graph_titles"]) == ["Tide tables", "Ada Lovelace"]
+    assert row["via_graph_in_top_k"] == row["new_in_top_k"] == 2 and row["candidates_added"] == 2
+    report = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).stdout)
+    assert report["all"]["promoted_via_graph"] == 2 and report["by_gate"][0]["avg_candidates_added"] == 2
+    assert {"title": "Tide tables", "times": 1} in report["top_promoted"]
+
+
 def test_the_notes_the_links_add_to_a_fused_pool_include_the_anchor_lanes(bridge_vault):
     """A fused mode's candidates_added counted the notes PageRank brought that no lane before it
     had: Tide tables, which the anchor lanes bring (PageRank too, after them), was not among them."""
@@ -388,8 +413,8 @@ def test_ab_with_a_name_records_the_gate(bridge_vault):
     out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "Ada Lovelace"])
     assert out.exit_code == 0, out.output
     row = open_db().execute("SELECT gate_entity, gate_reason, mode_b FROM ab_recall").fetchone()
-    # The graph run of --ab is ungated; the gate's decision is recorded beside it.
-    assert row["gate_entity"] == 1 and "title or alias" in row["gate_reason"] and row["mode_b"] == "graph"
+    # The gate's decision is recorded beside the two runs (a fused mode applies no gate).
+    assert row["gate_entity"] == 1 and "title or alias" in row["gate_reason"] and row["mode_b"] == "hybrid+ppr"
 
 
 def test_ab_masks_a_secret_in_the_query_as_the_ledger_does(bridge_vault):

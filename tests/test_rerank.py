@@ -67,4 +67,24 @@ def test_cli_rerank_and_no_rerank(bridge_vault, tiny_cross_encoder, monkeypatch)
     assert all(r["rerank_score"] is None for r in plain["results"])
     ab = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--ab", "--json", QUESTION])
     payload = json.loads(ab.stdout)
-    assert payload["a"]["mode"] == "vector+rerank" and payload["b"]["mode"] == "graph+rerank"
+    assert payload["a"]["mode"] == "hybrid+rerank" and payload["b"]["mode"] == "hybrid+ppr+rerank"
+
+
+def test_eval_ab_log_compares_the_pair_ask_ab_does_reranked_when_a_reranker_is(
+    bridge_vault,  # noqa: F811
+    tiny_cross_encoder,
+    monkeypatch,
+    tmp_path,
+):
+    """`brain eval --ab-log` logged vector against graph, unreranked, where `brain ask --ab`
+    compares its pair as brain ask runs it: +rerank when a reranker is configured."""
+    from brain.db import open_db
+
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", str(tiny_cross_encoder))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "q1", "query": QUESTION, "type": "bridge", "relevant": ["Tide tables.md"]}))
+    args = ["eval", str(queries), "--vault", str(bridge_vault), "--modes", "vector", "--ab-log", "bench"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    rows = open_db().execute("SELECT source, mode_a, mode_b FROM ab_recall").fetchall()
+    assert [tuple(r) for r in rows] == [("bench", "hybrid+rerank", "hybrid+ppr+rerank")]

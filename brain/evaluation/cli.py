@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     "--ab-log",
     "ab_source",
     metavar="SOURCE",
-    help="Also write each query's vector-vs-graph row to ab_recall with this source label.",
+    help="Also write each query's `brain ask --ab` row (hybrid vs hybrid+ppr, +rerank when a reranker is "
+    "configured) to ab_recall with this source label.",
 )
 @recall_settings_options
 @library_errors

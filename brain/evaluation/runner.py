@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..embed import Embedder
 from ..errors import ConfigError
-from ..recall.types import RecallResult, RecallSettings
+from ..recall.types import AB_MODES, RecallResult, RecallSettings
 from .metrics import METRIC_KEYS, aggregate, query_metrics
 from .queries import QUERY_TYPES, EvalQuery
 
@@ -31,7 +31,6 @@ log = logging.getLogger("brain")
 
 SUMMARY_KEYS = (*METRIC_KEYS, "latency_ms")
 MIN_K = 10  # recall@10 and nDCG@10 need ten results
-AB_MODES = ("vector", "graph")  # the A/B pair logged with --ab-log, as `brain ask --ab` does
 
 
 @dataclass
@@ -260,12 +259,14 @@ def _log_ab(
     settings: RecallSettings,
     source: str,
 ) -> int:
-    """One ab_recall row, vector vs graph, reusing this query's results when those modes ran."""
+    """One ab_recall row, the pair `brain ask --ab` compares (``AB_MODES``, each +rerank when a
+    reranker is configured, as there), reusing this query's results when those modes ran."""
     from ..telemetry import diff, log_ab
 
-    a, b = (by_mode.get(m) for m in AB_MODES)
+    modes = [m + "+rerank" if recaller.rerank_model else m for m in AB_MODES]
+    a, b = (by_mode.get(m) for m in modes)
     if a is None or b is None:
-        a, b = recaller.compare(q.query, list(AB_MODES), settings)
+        a, b = recaller.compare(q.query, modes, settings)
     log_ab(conn, diff(a, b, settings.k), source=source, vault=str(recaller.root))
     return 1
 

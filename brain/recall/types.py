@@ -10,6 +10,9 @@ from ..errors import ConfigError
 BASE_MODES = ("vector", "graph", "gated", "hybrid", "ppr", "hybrid+ppr")
 # Chosen by measurement on both labelled sets (README, "Does the graph help?").
 DEFAULT_MODE = "hybrid+ppr"
+# What `brain ask --ab` and `brain eval --ab-log` compare: the default mode without the lanes that
+# read the links and with them, so a note new in B's top k is one the graph's votes brought there.
+AB_MODES = ("hybrid", DEFAULT_MODE)
 DEFAULT_K = 12  # notes a query returns
 DEFAULT_DEPTH = 60  # distinct notes wanted from the dense and lexical lanes
 DEFAULT_SEEDS = 15  # top notes the graph starts from
