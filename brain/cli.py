@@ -741,9 +741,13 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
         emit_json(data)
         return
     total = data["all"]
+    pair = ""
+    if len({(g["mode_a"], g["mode_b"]) for g in data["rows_from"]}) == 1:  # else rows from: names each
+        first = data["rows_from"][0]
+        pair = f" ({in_column(str(first['mode_a']))} vs {in_column(str(first['mode_b']))})"
     click.echo(f"since {data['since']} UTC" + (f", source {source!r}" if source else ""))
     click.echo(
-        f"queries: {total['queries']}   graph changed the top k: {total['changed_top_k']} "
+        f"queries: {total['queries']}{pair}   graph changed the top k: {total['changed_top_k']} "
         f"({total['share_changed']:.0%})   notes promoted via links: {total['promoted_via_graph']}"
     )
     if data["not_compared"]:

@@ -119,6 +119,21 @@ def test_ab_report_says_when_its_figures_mix_sources_or_mode_pairs(brain_home):
     assert alone.exit_code == 0 and "queries: 3" in alone.output and "rows from" not in alone.output
 
 
+def test_ab_report_names_the_pair_its_figures_are_over(brain_home):
+    """The default pair changed (vector vs graph, then hybrid vs hybrid+ppr): a week of one pair's
+    rows printed figures that named neither, so which comparison they were over was not said."""
+    old = ABRow("q", "vector", "graph", 10, False, "", 3, [], [], [], [], False, {}, [])
+    with connection() as conn:
+        log_ab(conn, old, source="work", vault="/v")
+        log_ab(conn, ABRow(**{**vars(old), "mode_a": "hybrid", "mode_b": "hybrid+ppr"}), source="bench", vault="/v")
+    alone = CliRunner().invoke(cli, ["ab", "report", "--source", "work"])
+    assert alone.exit_code == 0, alone.output
+    assert alone.output.splitlines()[1].startswith("queries: 1 (vector vs graph)   graph changed"), alone.output
+    both = CliRunner().invoke(cli, ["ab", "report"])
+    assert both.output.splitlines()[1].startswith("queries: 2   graph changed")  # rows from: names each
+    assert "rows from: bench hybrid vs hybrid+ppr (1), work vector vs graph (1)" in both.output
+
+
 def test_ab_report_says_when_its_rows_are_over_different_top_ks(brain_home):
     """`brain ask --ab -k 20` logs whether the graph changed the top 20: the report counted it
     with everyday top-10 rows, one share over both, unsaid."""
