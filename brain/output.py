@@ -144,12 +144,19 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
             mark = ("*" if c.path in linked else "+") if c.path not in in_a else " "
             via = f"  via [[{in_column(c.via.from_title)}]]" if c.via else ""
             if c.path in linked and not via:  # found by the lanes that read the links: which
-                via = "  (" + ", ".join(lane for lane in c.sources if lane in graph_lanes) + ")"
+                via = f"  ({_lanes_shown(c.sources, graph_lanes)})"
             right = f"{mark} " + clip(in_column(c.title) + via, column - 2)
         rows.append(f"{i + 1:>{ranks}}. {pad(left, column)}  {right}")
     rows.append("")
     rows.append("+ new in the top k   * new, brought by the links (the hop, PageRank, anchor or bridge lanes)")
     return terminal_safe("\n".join(rows))
+
+
+def _lanes_shown(sources: list[str], lanes: frozenset[str]) -> str:
+    """The lanes of ``lanes`` that found a note, in the order they did, the two anchor lanes as
+    one (their names took half a column)."""
+    shown = ["anchors" if lane.startswith("anchor_") else lane for lane in sources if lane in lanes]
+    return ", ".join(dict.fromkeys(shown))
 
 
 def in_column(text: str) -> str:

@@ -126,7 +126,7 @@ def test_a_note_only_the_links_brought_is_marked_and_counted_as_via_the_graph():
         [("Alpha", ["dense"]), ("Delta", ["dense", "anchor_lex", "ppr"]), ("Epsilon", ["lexical"])],
     )
     text = side_by_side(a, b, width=120)
-    assert "* Delta  (anchor_lex, ppr)" in text, text  # the links voted for it: they lifted it
+    assert "* Delta  (anchors, ppr)" in text, text  # the links voted for it: they lifted it
     assert "+ Epsilon" in text  # new, but no lane that reads the links found it
     assert diff(a, b, 3).via_graph == ["Delta"] and diff(a, b, 3).new_in_top_k == ["Delta.md", "Epsilon.md"]
     # Against a mode that runs those lanes too, their vote is no difference: only the bridge

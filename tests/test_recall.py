@@ -386,7 +386,7 @@ def test_ab_by_default_compares_brain_asks_mode_without_and_with_the_links(bridg
     args = ["ask", "--vault", str(bridge_vault), "--ab", "--depth", "3", "--seeds", "3", "-k", "5", QUESTION]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
-    assert "* Tide tables  (anchor_dense, anchor_lex, ppr)" in out.stdout
+    assert "* Tide tables  (anchors, ppr)" in out.stdout
     assert "* Ada Lovelace  via [[Harbour operations]]" in out.stdout  # PageRank alone reached it
     assert "hybrid+ppr added 2 candidates, 2 new in the top 5, 2 via links" in out.stdout
     row = open_db().execute("SELECT * FROM ab_recall").fetchone()
