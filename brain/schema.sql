@@ -61,13 +61,16 @@ CREATE INDEX turns_partial ON turns (session_id) WHERE partial = 1;
 -- ----- ab_recall (issue 3: A/B telemetry) -----
 
 -- One row per `brain ask --ab` (and per query of `brain eval --ab-log SOURCE`): two modes run
--- side by side (mode_a, usually vector; mode_b, usually graph, run ungated) and what B changed.
+-- side by side (by default mode_a hybrid, mode_b hybrid+ppr, each +rerank with a reranker; rows
+-- from before that default keep theirs, vector and graph) and what B changed.
 -- created_at: UTC in SQLite's format ('YYYY-MM-DD HH:MM:SS'), so datetime('now', '-7 days') works.
 -- source: a label (--source / BRAIN_AB_SOURCE, default 'work'); vault: the vault's absolute path.
 -- gate_entity/gate_reason: the entity gate's decision on the query (recorded, not applied to B).
--- candidates_added: notes B's graph stage added to the pool; new_in_top_k: notes in B's top k
---   that A's top k lacks; via_graph_in_top_k and via_graph_titles (JSON list): those of them
---   that came via a wikilink. top_a, top_b: JSON lists of the top k paths.
+-- candidates_added: notes B's graph added to the pool (the hop's; in a fused mode those only the
+--   lanes reading the links found: ppr, anchor_dense, anchor_lex, bridge); new_in_top_k: notes
+--   in B's top k that A's top k lacks; via_graph_in_top_k and via_graph_titles (JSON list): those
+--   of them that came via the graph (the hop's, or found by a lane reading the links that A does
+--   not run; telemetry.via_graph). top_a, top_b: JSON lists of the top k paths.
 -- mode_a, mode_b: the modes that ran (a stage that fell back is not in it: graph whose hop
 --   failed is vector), so a row whose modes are equal compared nothing and is left out of the report.
 -- latency_ms: JSON {"a": {stage: ms}, "b": {stage: ms}}; warnings: JSON list (fallbacks).
