@@ -488,9 +488,7 @@ def ask(
 
         click.echo(result_text(result))
         if result.graph_used:
-            how = (
-                "by the links (PageRank, anchor, bridge lanes)" if "ppr" in result.mode else "one hop from the top hits"
-            )
+            how = "by PageRank and the anchor and bridge lanes" if "ppr" in result.mode else "one hop from the top hits"
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
             click.echo(terminal_safe(f"\n(graph skipped: {result.gate.reason})"), err=True)
