@@ -618,6 +618,7 @@ _EUID = os.geteuid() if hasattr(os, "geteuid") else -1
 # its indexed text meanwhile.
 DENIED = frozenset({errno.EACCES, errno.EPERM})
 READ_ERROR = "read-error"
+PARSE_ERROR = "parse-error"  # a note whose parse raised (a bug of brain's: ``index/parsing.py``)
 
 
 def read_failure(err: OSError) -> str:

@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import FakeEmbedder, write
 from index_helpers import IndexView, index_into
 from test_hardening_index import _invoke
 
-from brain import reading
+import brain
+from brain import config, reading
 from brain.errors import BrainError
 from brain.index import indexer, parsing
 from brain.index.parsing import ParseFailed, Parser
@@ -240,3 +241,98 @@ def test_a_server_pass_skips_the_note_and_serves_the_others(tmp_path, monkeypatc
         paths = daemon.service.run(lambda r: set(r.store.note_rows()), timeout=30)
         assert "Fresh.md" in paths and BOOM not in paths
         assert daemon.service.unindexed is None  # the pass went through
+
+
+def _counting(real, parsed: list[str]):
+    """``_raising(real)``, listing in ``parsed`` each path it was asked to parse."""
+    raising = _raising(real)
+
+    def parse_note(path, *args, **kwargs):
+        parsed.append(path)
+        return raising(path, *args, **kwargs)
+
+    return parse_note
+
+
+def _ask_no_server(vault: Path, logs, *extra: str) -> str:
+    """What `brain ask --no-server` logged (its warnings: the CLI's own stderr handler stays
+    bound to the first invocation's stream, the log records tell)."""
+    logs.clear()
+    result = _invoke("ask", "--vault", str(vault), "--no-server", "--no-rerank", *extra, "quagga")
+    assert result.exit_code == 0, result.output
+    return logs.text
+
+
+def test_brain_ask_does_not_parse_again_a_note_whose_parse_raised_unchanged(tmp_path, monkeypatch, brain_logs):
+    """Its record made `brain status` say nothing was pending, while `brain ask`'s check counted
+    it changed: every ask ran an index pass that parsed it again and logged the warning again."""
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    parsed: list[str] = []
+    monkeypatch.setattr(parsing, "parse_note", _counting(parsing.parse_note, parsed))
+    assert _invoke("index", "--vault", str(vault)).exit_code == 0
+    assert parsed.count(BOOM) == 1
+    assert sum(vault_status(vault).pending.values()) == 0
+    for extra in ((), ("--no-update",)):
+        logged = _ask_no_server(vault, brain_logs, *extra)
+        assert BOOM not in logged and "changed since the last index" not in logged
+    assert parsed.count(BOOM) == 1
+    write(vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")  # a pass for another note leaves it too
+    logged = _ask_no_server(vault, brain_logs)
+    assert BOOM not in logged and parsed.count(BOOM) == 1
+    assert _skipped(vault)[BOOM]["reason"] == "parse-error"  # the pass kept its record
+    write(vault, BOOM, "# Boom\n\nThe quagga moved.\n")  # changed: parsed again, and said again
+    assert sum(vault_status(vault).pending.values()) == 1
+    logged = _ask_no_server(vault, brain_logs)
+    assert f"{BOOM}: skipped (parse-error)" in logged and parsed.count(BOOM) == 2
+    brain_logs.clear()
+    assert _invoke("index", "--vault", str(vault)).exit_code == 0  # asked for: parsed again
+    assert f"{BOOM}: skipped (parse-error)" in brain_logs.text and parsed.count(BOOM) == 3
+
+
+def test_an_indexed_note_whose_parse_now_raises_is_not_stale_for_brain_ask(tmp_path, monkeypatch, brain_logs):
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    assert _invoke("index", "--vault", str(vault)).exit_code == 0
+    write(vault, BOOM, "# Boom\n\nThe quagga moved out.\n")
+    parsed: list[str] = []
+    monkeypatch.setattr(parsing, "parse_note", _counting(parsing.parse_note, parsed))
+    assert _invoke("index", "--vault", str(vault)).exit_code == 0
+    assert "changed since the last index" not in _ask_no_server(vault, brain_logs, "--no-update")
+    assert BOOM not in _ask_no_server(vault, brain_logs)
+    assert parsed.count(BOOM) == 1
+
+
+def test_another_version_of_brain_parses_again_a_note_whose_parse_raised(tmp_path, monkeypatch, brain_logs):
+    """An upgrade may parse it: its `brain ask` does not wait for an explicit `brain index`."""
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    real = parsing.parse_note
+    monkeypatch.setattr(parsing, "parse_note", _raising(real))
+    assert _invoke("index", "--vault", str(vault)).exit_code == 0
+    monkeypatch.setattr(parsing, "parse_note", real)  # the new version's
+    monkeypatch.setattr(brain, "__version__", brain.__version__ + ".1")
+    assert vault_status(vault).pending["new"] == 1
+    _ask_no_server(vault, brain_logs)
+    with IndexView(config.index_dir(vault)) as view:
+        assert BOOM in view.paths()
+    assert BOOM not in _skipped(vault) and sum(vault_status(vault).pending.values()) == 0
+
+
+def test_brain_serves_passes_leave_a_note_whose_parse_raised_unchanged(tmp_path, monkeypatch, brain_logs):
+    """Each pass (a save of any note, a rescan) parsed it again and logged it again, and it
+    counted out of step (``_out_of_step``: the notes a failed pass leaves stale, and whether an
+    outside `brain index` brought the vault level again)."""
+    from brain.server.service import Service
+
+    vault = _vault(tmp_path / "vault")
+    monkeypatch.setenv("BRAIN_PARSE_WORKERS", "0")
+    parsed: list[str] = []
+    monkeypatch.setattr(parsing, "parse_note", _counting(parsing.parse_note, parsed))
+    service = Service(vault.resolve(), embedder=FakeEmbedder(), watch=False)
+    assert service._index() is not None and parsed.count(BOOM) == 1
+    write(vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")
+    brain_logs.clear()
+    report = service._index()
+    assert report.new == 1 and BOOM not in brain_logs.text and parsed.count(BOOM) == 1
+    assert service._out_of_step() == 0

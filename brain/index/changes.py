@@ -36,6 +36,7 @@ from typing import TypeVar
 from .. import walk_helper
 from ..notes import content_hash
 from ..vault import (
+    PARSE_ERROR,
     READ_ERROR,
     Link,
     Skipped,
@@ -54,6 +55,7 @@ TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed"
 SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
 LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
+PARSED_BY_KEY = "parsed_by"  # meta: the brain version of the last completed run: its parse-errors' parser
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -104,6 +106,7 @@ def plan(
     *,
     verify: bool | Collection[str] = False,
     meanwhile: Callable[[], object] | None = None,
+    reparse: bool = False,
 ) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read).
 
@@ -113,12 +116,17 @@ def plan(
     only (what a watcher heard of while their size and mtime stayed: an ACL that refuses them).
 
     ``meanwhile``: work the caller does next, done during the walk if the walk's helper process
-    runs and can walk in its place meanwhile (``vault.walk``); or not at all."""
+    runs and can walk in its place meanwhile (``vault.walk``); or not at all.
+
+    ``reparse``: a note whose parse raised (``PARSE_ERROR``, a bug of brain's), unchanged since
+    and failed by this version of brain, is a candidate again (`brain index` parses it again);
+    otherwise it stays skipped, and is not pending (``brain ask``'s check, `brain serve`'s passes,
+    `brain status`): the same parse would only raise again."""
     # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
     with _collector_paused():
-        return _plan(root, store, verify, meanwhile)
+        return _plan(root, store, verify, meanwhile, reparse)
 
 
 @contextmanager
@@ -138,7 +146,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _plan(
-    root: Path, store: IndexStore, verify: bool | Collection[str], meanwhile: Callable[[], object] | None
+    root: Path,
+    store: IndexStore,
+    verify: bool | Collection[str],
+    meanwhile: Callable[[], object] | None,
+    reparse: bool,
 ) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
@@ -153,6 +165,9 @@ def _plan(
         rows = store.note_stats_and_snapshot()[0]
         found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
     held = store.skipped_for_content()
+    if reparse or store.get_meta(PARSED_BY_KEY) != brain_version():
+        # parsed again: asked to, or another brain failed them, which this one may parse
+        held = {path: record for path, record in held.items() if record.reason != PARSE_ERROR}
     found = _over_a_lowered_limit(root, store, found, rows)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
     deleted = _deleted(found, rows, known_found)
@@ -205,7 +220,11 @@ def _sort_out(
     for file in found.notes:
         row = rows.get(file.path)
         known_found += row is not None
-        if row is None and _still_skipped(file, held.get(file.path), limit):
+        record = held.get(file.path)
+        # an indexed note whose parse raised keeps its row (and its stat then): held all the same
+        if (row is None or (record is not None and record.reason == PARSE_ERROR)) and _still_skipped(
+            file, record, limit
+        ):
             record = held[file.path]
             skipped.append(Skipped(file.path, record.reason, record.detail))
             stats[file.path] = (file.size, file.mtime_ns)
@@ -303,4 +322,11 @@ def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bo
         except OSError:
             return True
         return False
-    return record.reason == "binary"
+    return record.reason in ("binary", PARSE_ERROR)  # held only when not to be parsed again (``plan``)
+
+
+def brain_version() -> str:
+    """This brain's version, read when asked (an upgrade in a long-lived process, and tests)."""
+    from .. import __version__
+
+    return __version__

@@ -31,11 +31,11 @@ from ..errors import BrainError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..text import shell_word
-from ..vault import IGNORE_FILE, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
+from ..vault import IGNORE_FILE, PARSE_ERROR, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
-from .parsing import PARSE_ERROR, ParseFailed, Parser, Work
+from .parsing import ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
@@ -291,6 +291,7 @@ def index_vault(
     verify: bool | Collection[str] = False,
     wait: float = 0.0,
     waiting: Callable[[int | None], None] | None = None,
+    reparse: bool = True,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
@@ -298,7 +299,9 @@ def index_vault(
     the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
     not only those whose size or mtime changed, and re-index those whose bytes differ (a
     collection of vault-relative paths: those notes only). ``wait`` and ``waiting``: for another
-    writer at work (``vault_lock``).
+    writer at work (``vault_lock``). ``reparse``: a note whose parse raised before, unchanged
+    since, is parsed again (`brain index`); False (`brain ask`'s update, `brain serve`'s passes)
+    leaves it skipped unless another version of brain failed it (``changes.plan``).
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -317,7 +320,7 @@ def index_vault(
             remove_leftovers(directory)
             store = IndexStore.open(directory)
             try:
-                report = _index_into(root, store, model_name, embedder, load, progress, verify)
+                report = _index_into(root, store, model_name, embedder, load, progress, verify, reparse)
             finally:
                 store.close()
     report.seconds = round(time.perf_counter() - started, 3)
@@ -332,6 +335,7 @@ def _index_into(
     load: Callable[[str], Embedder],
     progress: bool,
     verify: bool | Collection[str] = False,
+    reparse: bool = True,
 ) -> IndexReport:
     # Settings other than the index's are refused, and a stopped rebuild resumed with other
     # prefixes or chunking is then started over (``rebuild.py``), not finished half one way.
@@ -342,7 +346,7 @@ def _index_into(
     if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
         with store.transaction():
             store.recreate_fts(wanted)
-    _Run(root, store, report, model_name, embedder, load, progress, verify).run()
+    _Run(root, store, report, model_name, embedder, load, progress, verify, reparse).run()
     counts = store.counts()
     report.notes, report.chunks = counts["notes"], counts["chunks"]
     report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
@@ -362,9 +366,11 @@ class _Run:
         load: Callable[[str], Embedder],
         progress: bool,
         verify: bool | Collection[str] = False,
+        reparse: bool = True,
     ):
         self.root = root
         self.verify = verify
+        self.reparse = reparse
         self.store = store
         self.report = report
         self.model_name = model_name
@@ -381,7 +387,7 @@ class _Run:
 
     def run(self) -> None:
         self.store.restore_indexes()  # a first build stopped before it made them (``_write``)
-        plan = changes.plan(self.root, self.store, verify=self.verify)
+        plan = changes.plan(self.root, self.store, verify=self.verify, reparse=self.reparse)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)
@@ -492,13 +498,16 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
+            # the parse-errors just recorded are this version's: another version parses them again
+            self.store.set_meta(changes.PARSED_BY_KEY, changes.brain_version())
         self.report.skipped = len(plan.skipped)
 
     def _parse_failed(self, plan: changes.Plan, change: changes.Change, failed: ParseFailed) -> None:
         """A note whose parse raised (a bug of brain's): skipped, said, the run goes on. An
         indexed note keeps its indexed text, as one that fails to read does (``changes.py``):
-        brain's fault must not cost a note its recall. Each run parses it again (and says so),
-        for a brain that parses it."""
+        brain's fault must not cost a note its recall. `brain index` parses it again (and says
+        so), for a brain that parses it; `brain ask` and `brain serve` do so only once the note
+        or brain's version changed (``changes.plan``)."""
         file = change.file
         detail = f"{failed.error}: a bug in brain, please report it"
         plan.stats[file.path] = (file.size, file.mtime_ns)  # for `brain status` to tell it unchanged since

@@ -64,7 +64,6 @@ Parsed = tuple[Note, list[Chunk], bytes]
 LinkWire = tuple[str, str, str | None, str | None, int]
 NoteWire = tuple[str, str, list[str], list[str], str, dict[str, Any], list[LinkWire], str, list[str]]
 Wire = tuple[NoteWire, list[tuple[int, tuple[str, ...], str]], bytes]
-PARSE_ERROR = "parse-error"  # a skipped note's reason
 
 
 @dataclass(frozen=True)

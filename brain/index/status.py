@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..vault import IGNORE_FILE, Skipped, resolve_vault
+from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes, fts_merge, postings
 from .history import iso_time
-from .parsing import PARSE_ERROR
 from .rebuild import rebuild_status
 from .store import INDEX_FILE, IndexStore, index_errors
 
@@ -63,20 +62,12 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
     from .indexer import index_mismatches
 
     mismatches = index_mismatches(store, config.embed_model_name())  # a bad setting: its one-line error
+    # a note whose parse raised, unchanged since, is skipped by the plan, not pending: the next
+    # `brain ask` does not parse it again (an explicit `brain index` does, and a new brain)
     plan = changes.plan(root, store)
     pending: dict[str, list[str]] = {"new": [], "changed": [], "renamed": []}
-    held = store.skipped_for_content()
     for change in changes.read(plan, store):
-        record = held.get(change.file.path)
-        if (
-            record is not None
-            and record.reason == PARSE_ERROR
-            and (record.size, record.mtime_ns) == (change.file.size, change.file.mtime_ns)
-        ):
-            # unchanged since its parse raised: what the next run will say again (it reads it
-            # again, for a brain that parses it), not a change it will index
-            plan.skipped.append(Skipped(change.file.path, record.reason, record.detail))
-        elif change.kind in pending:
+        if change.kind in pending:
             pending[change.kind].append(change.file.path)
     pending["deleted"] = sorted(plan.deleted)
     counts = store.counts()

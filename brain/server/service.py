@@ -327,8 +327,13 @@ class Service:
             return None
         while True:
             try:
-                report = index_vault(
-                    self.root, embedder=self.embedder, model_name=self.model, progress=False, verify=recheck
+                report = index_vault(  # a note whose parse raised: parsed again only once it changed
+                    self.root,
+                    embedder=self.embedder,
+                    model_name=self.model,
+                    progress=False,
+                    verify=recheck,
+                    reparse=False,
                 )
             except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
                 self.blocked = True  # meanwhile queries do not wait for us
