@@ -5,8 +5,8 @@ Two steps, the cheap one first:
 1. ``plan``: walk the vault and compare each file's size and mtime with its row (read from
    the compact snapshot the index keeps of them, ``IndexStore.note_stats``). Matching
    files are unchanged without being read; a file skipped for its content before (binary, too
-   large, unreadable) with the same stat stays skipped without being read; notes whose file is
-   gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
+   large, unreadable; a parse that raised, unless ``reparse``) with the same stat stays skipped
+   without being read; notes whose file is gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
    recall's staleness check.
 2. ``read``: read each candidate and say what it is: ``touched`` (same bytes, new stat),
    ``new``, ``changed``, ``renamed`` (a new path holding the bytes of a deleted note), or
