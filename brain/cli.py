@@ -17,8 +17,7 @@ from .cli_options import (
     recall_settings_options,
     vault_option,
     wait_option,
-    waiting_for_writer,
-    writer_named,
+    writer_waiting,
 )
 from .cli_support import emit_json, library_errors, setup_logging
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
@@ -146,8 +145,8 @@ def index(
             raise click.UsageError("--repair and --rebuild do not go together: --rebuild builds a new index")
         from .index.repair import repair_vault
 
-        with writer_named(vault):
-            repaired = repair_vault(vault, wait=wait, waiting=waiting_for_writer(vault, quiet=quiet))
+        with writer_waiting(vault, quiet=quiet) as waiting:
+            repaired = repair_vault(vault, wait=wait, waiting=waiting)
         if as_json:
             emit_json(repaired.as_dict())
         elif not quiet:
@@ -162,7 +161,7 @@ def index(
     keep = True  # with nothing past to lose, a rebuild still carries what history there is
     if rebuild and not keep_history:
         keep = not yes and not _confirm_discarding_history(vault)
-    with writer_named(vault):
+    with writer_waiting(vault, quiet=quiet) as waiting:
         report = index_vault(
             vault,
             rebuild=rebuild,
@@ -170,7 +169,7 @@ def index(
             progress=not quiet and not as_json,
             verify=verify,
             wait=wait,
-            waiting=waiting_for_writer(vault, quiet=quiet),
+            waiting=waiting,
         )
     if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
         click.echo(

@@ -52,26 +52,20 @@ wait_option = click.option(
 )
 
 
-def waiting_for_writer(vault: str | None, *, quiet: bool = False) -> Callable[[int | None], None]:
-    """What a command waiting for the vault's lock says, once, on stderr: the holder named when the
-    system gives its pid, and as `brain serve` only when that pid is the vault's server's."""
-
-    def begun(pid: int | None) -> None:
-        if quiet:
-            return
-        click.echo(f"waiting for another brain process indexing this vault{_holder(vault, pid)}…", err=True)
-
-    return begun
-
-
 @contextlib.contextmanager
-def writer_named(vault: str | None) -> Iterator[None]:
-    """The error of a command that gave up on the vault's lock names its holder as the waiting line
-    does (`brain serve` when it is the vault's server): with --wait 0 or --quiet nothing named it."""
+def writer_waiting(vault: str | None, *, quiet: bool = False) -> Iterator[Callable[[int | None], None]]:
+    """For a command that writes the vault's index (``wait``, ``waiting``): gives what it says,
+    once, on stderr when its wait for another writer begins, and turns the error of one that gave
+    up into one naming the holder as that line does (with --wait 0 or --quiet no line named it):
+    by the pid the system gives, as `brain serve` only when that pid is the vault's server's."""
     from .index.indexer import VaultLocked
 
+    def begun(pid: int | None) -> None:
+        if not quiet:
+            click.echo(f"waiting for another brain process indexing this vault{_holder(vault, pid)}…", err=True)
+
     try:
-        yield
+        yield begun
     except VaultLocked as exc:
         raise VaultLocked(exc.directory, exc.waited, exc.holder, _holder(vault, exc.holder)) from None
 

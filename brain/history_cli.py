@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .cli_options import vault_option, wait_option, waiting_for_writer, writer_named
+from .cli_options import vault_option, wait_option, writer_waiting
 from .cli_support import emit_json, library_errors, setup_logging
 from .text import plural, terminal_safe
 
@@ -127,8 +127,8 @@ def prune_command(
     from .index.prune import prune_vault
 
     moment = parse_moment(before, "--before") if before is not None else None
-    with writer_named(vault):
-        report = prune_vault(vault, before=moment, vacuum=vacuum, wait=wait, waiting=waiting_for_writer(vault))
+    with writer_waiting(vault) as waiting:
+        report = prune_vault(vault, before=moment, vacuum=vacuum, wait=wait, waiting=waiting)
     if as_json:
         emit_json(report.as_dict())
         return
