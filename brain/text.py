@@ -67,7 +67,12 @@ _LINE_BREAKING = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
 def one_line(text: str) -> str:
     """``text`` kept to the one line a row of a table gives it: every line break and tab written
     as its escape (``\\n``, ``\\t``, ``\\u2028``); ``terminal_safe`` then drops other controls."""
-    return _LINE_BREAKING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return _LINE_BREAKING.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    """A matched character as Python writes its escape (``\\n``, ``\\x1b``, ``\\udce9``)."""
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 # What a log file writes as its escape: every C0 control (ESC starts what a terminal acts on,
@@ -81,7 +86,7 @@ LOG_INDENT = "    "
 
 
 def _log_escaped(text: str) -> str:
-    return _LOG_ESCAPED.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return _LOG_ESCAPED.sub(_escape, text)
 
 
 def log_record(message: str, detail: str = "") -> str:
