@@ -19,7 +19,7 @@ from .cli_options import (
     wait_option,
     writer_waiting,
 )
-from .cli_support import emit_json, library_errors, setup_logging
+from .cli_support import emit_json, library_errors, setup_logging, warn
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
 
@@ -51,7 +51,7 @@ def cli() -> None:
     directory or the brain home); see .env.example for every one.
     """
     for skipped in config.load_dotenv_files():
-        click.echo(f"warning: {skipped}", err=True)
+        warn(skipped)
 
 
 @cli.command()
@@ -576,7 +576,7 @@ def _ask_ab(
         except BrainDatabaseError as exc:  # telemetry never costs the answer: it is printed, and this said
             not_logged = str(exc)
     if not_logged:
-        click.echo(terminal_safe(f"brain: warning: not logged to ab_recall: {not_logged}"), err=True)
+        warn(f"not logged to ab_recall: {not_logged}")
     if as_json:
         emit_json(
             {

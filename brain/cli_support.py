@@ -72,12 +72,22 @@ class _TerminalSafe(logging.Formatter):
         return terminal_safe(super().format(record))
 
 
+# One style for every warning on stderr: the library's, through logging (its level name), and
+# those the CLI prints itself (warn), which printed "warning:" or "brain: warning:" before.
+WARNING_PREFIX = "brain: WARNING: "
+
+
+def warn(message: str) -> None:
+    """``message`` on stderr as one line, as the library's warnings are (no terminal control)."""
+    click.echo(terminal_safe(one_line(WARNING_PREFIX + message)), err=True)
+
+
 def setup_logging(quiet: bool = False) -> None:
     """Library warnings go to stderr as one line each; quiet keeps only errors."""
     logger = logging.getLogger("brain")
     if not any(getattr(h, "_brain", False) for h in logger.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(_TerminalSafe("brain: %(levelname)s: %(message)s"))
+        handler.setFormatter(_TerminalSafe(WARNING_PREFIX.replace("WARNING", "%(levelname)s") + "%(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)

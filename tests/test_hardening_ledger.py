@@ -738,7 +738,7 @@ def test_corrupt_db_ask_ab_still_answers_and_says_which_file(brain_home, toy_vau
     else:
         assert "gate:" in result.stdout and "new in the top" in result.stdout
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
-    assert result.stderr.startswith("brain: warning: not logged to ab_recall: ")
+    assert result.stderr.startswith("brain: WARNING: not logged to ab_recall: ")
     assert f"{db} is damaged" in result.stderr and "move it aside" in result.stderr
     assert db.read_bytes() == before
 
@@ -917,8 +917,8 @@ def test_dotenv_with_a_nul_byte_skips_that_line_and_says_so(tmp_path):
     assert [r["ask"] for r in json.loads(proc.stdout)] == ["with a NUL in .env"]
     warnings = proc.stderr.decode().splitlines()
     assert warnings == [
-        f"warning: {home / '.env'}: BRAIN_K\\x00EY holds a NUL byte: skipped",
-        f"warning: {home / '.env'}: BRAIN_PROMPT_K holds a NUL byte: skipped",
+        f"brain: WARNING: {home / '.env'}: BRAIN_K\\x00EY holds a NUL byte: skipped",
+        f"brain: WARNING: {home / '.env'}: BRAIN_PROMPT_K holds a NUL byte: skipped",
     ]
 
 
@@ -930,7 +930,8 @@ def test_dotenv_quote_never_closed_is_skipped_and_said(tmp_path):
     proc = _brain(["turns"], tmp_path, BRAIN_HOME=str(home))
     assert proc.returncode == 0, proc.stderr
     assert (
-        proc.stderr.decode() == f"warning: {home / '.env'}, line 1: the quote after BRAIN_DB= never closes: skipped\n"
+        proc.stderr.decode()
+        == f"brain: WARNING: {home / '.env'}, line 1: the quote after BRAIN_DB= never closes: skipped\n"
     )
     assert not any(p.name.startswith('"') for p in tmp_path.rglob("*"))
 
@@ -1214,7 +1215,7 @@ def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
     assert os.environ["FROM_SMALL"] == "two\nlines"
     result = CliRunner().invoke(cli, ["turns"])
     assert result.exit_code == 0
-    assert f"warning: {big} is over 256 KB: not read as settings" in result.output
+    assert f"brain: WARNING: {big} is over 256 KB: not read as settings" in result.output
 
 
 def test_read_only_readers_read_while_a_writer_writes(tmp_path, monkeypatch):

@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..cli_options import recall_settings, recall_settings_options, vault_option
-from ..cli_support import emit_json, library_errors, setup_logging
+from ..cli_support import emit_json, library_errors, setup_logging, warn
 from ..recall.types import DEFAULT_MODE
-from ..text import terminal_safe
 
 if TYPE_CHECKING:
     from ..recall.types import RecallSettings
@@ -115,7 +114,7 @@ def eval_command(
         if bar:
             bar.close()
     for message in report.warnings:  # they name notes: a file name's escape sequence is not the terminal's
-        click.echo(terminal_safe(f"brain: warning: {message}"), err=True)
+        warn(message)
     if ab_source and not report.ab_error:
         click.echo(f"logged {report.ab_rows} rows to ab_recall (source {ab_source!r})", err=True)
     if as_json:
