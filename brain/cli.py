@@ -52,6 +52,10 @@ def cli() -> None:
     """
     for skipped in config.load_dotenv_files():
         warn(skipped)
+    from .settings import unknown_variables  # here: `brain --help` never runs this
+
+    for line in unknown_variables():  # a typo left a default in force, unseen
+        warn(line)
 
 
 @cli.command()

@@ -2,8 +2,8 @@
 
 Every getter reads the environment when called (tests and the CLI change it), applies the
 default, and raises ``ConfigError`` naming the variable and what it allows when a value is
-bad: one policy for every setting. ``.env.example`` lists every variable with its default
-(tests/test_config.py holds the two together).
+bad: one policy for every setting. ``settings.py`` is the registry of them (name, meaning,
+default), which ``.env.example`` and the README's table follow (tests/test_settings.py).
 
 Standard library only: the Stop hook imports this module on its hot path.
 """
@@ -560,6 +560,11 @@ OWN_VARIABLES = ("BRAIN_",)
 OWN_NAMES = frozenset({"HF_HUB_OFFLINE"})
 
 
+# Which .env file set a variable (the environment had it not): a mistyped name is reported
+# with the file it is in (settings.unknown_variables).
+dotenv_origin: dict[str, str] = {}
+
+
 def is_own_variable(name: str) -> bool:
     """Whether ``name`` is one of brain's settings (``.env.example``): all a working directory's
     ``.env`` may set."""
@@ -589,7 +594,9 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) ->
             shown = key.replace("\x00", "\\x00")
             skipped.append(f"{path}: {shown} holds a NUL byte: skipped")
             continue
-        os.environ.setdefault(key, value)
+        if key not in os.environ:
+            os.environ[key] = value
+            dotenv_origin[key] = str(path)
 
 
 # Plain strings, not compiled here: the Stop hook imports this module, and re compiles

@@ -71,3 +71,14 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
 def log_handler(name: str, max_bytes: int, *, errors: str | None = None) -> CappedFileHandler:
     """A handler for ``<log dir>/<name>`` (``config.log_file``), kept under ``max_bytes``."""
     return CappedFileHandler(config.log_file(name, max_bytes), max_bytes, errors=errors)
+
+
+def log_unknown_settings(handler: logging.Handler) -> None:
+    """Name at the start of a long-running process's log each ``BRAIN_*`` variable that is no
+    setting (``settings.unknown_variables``), to ``handler`` alone: the CLI said so on stderr
+    already, and a detached server's stderr goes nowhere."""
+    from .settings import unknown_variables
+
+    for line in unknown_variables():
+        fields = {"name": "brain", "levelno": logging.WARNING, "levelname": "WARNING", "msg": line}
+        handler.handle(logging.makeLogRecord(fields))

@@ -1,4 +1,4 @@
-"""Configuration: one typed getter per BRAIN_* variable, one error policy, .env.example complete."""
+"""Configuration: one typed getter per BRAIN_* variable, one error policy."""
 
 from __future__ import annotations
 
@@ -20,20 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 _NAME = re.compile(r"\bBRAIN_[A-Z0-9_]*[A-Z0-9]\b")
 
 
-def _names_in_code() -> set[str]:
-    names: set[str] = set()
-    for path in (ROOT / "brain").rglob("*.py"):
-        names |= set(_NAME.findall(path.read_text(encoding="utf-8")))
-    return names
-
-
-def _names_in_example() -> set[str]:
-    text = (ROOT / ".env.example").read_text(encoding="utf-8")
-    return set(re.findall(r"^#?\s*(BRAIN_[A-Z0-9_]+)=", text, flags=re.MULTILINE))
-
-
-def test_env_example_lists_every_variable_the_code_reads_and_no_other():
-    assert _names_in_code() == _names_in_example()
+# Every name the code reads is in the registry and .env.example: tests/test_settings.py.
 
 
 def test_only_config_reads_brain_variables_from_the_environment():

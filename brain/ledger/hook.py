@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import config
+from .. import config, settings
 from ..db import UpgradeDeferred, connection
 from ..errors import BrainError, ConfigError
 from ..text import log_record
@@ -316,6 +316,7 @@ def load_settings_under_watchdog(
     try:
         for skipped in config.load_dotenv_files():
             log(f"{label}{skipped}")
+        _log_unknown_settings(label)
     except Exception as exc:  # noqa: BLE001 - e.g. BRAIN_HOME=~nosuchuser
         _log_exception(exc, label=label)
     if os.environ.get(variable) != before:
@@ -323,6 +324,31 @@ def load_settings_under_watchdog(
         budget = budget_of()
         watchdog = start_watchdog(budget, label=label, hold=hold, elapsed=time.monotonic() - started)
     return budget, watchdog
+
+
+UNKNOWN_SETTINGS_SEEN = "hook-unknown-settings"  # beside hook.log: the names last logged
+
+
+def _log_unknown_settings(label: str) -> None:
+    """Log each ``BRAIN_*`` variable that is no setting (a typo left a default in force), never
+    printing: once, not on every turn, until the set of such names changes. Nothing is read
+    when there is none."""
+    lines = settings.unknown_variables()
+    if not lines:
+        return
+    seen = config.log_dir() / UNKNOWN_SETTINGS_SEEN
+    said = "\n".join(lines)
+    try:
+        if seen.read_text(encoding="utf-8", errors="replace") == said:
+            return
+    except OSError:
+        pass
+    for line in lines:
+        log(f"{label}{line}")
+    try:  # after the log: its folder is made (owner-only) there
+        seen.write_text(said, encoding="utf-8", errors="backslashreplace")
+    except OSError:
+        pass
 
 
 def start_watchdog(

@@ -34,7 +34,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__, config
 from ..errors import BrainError
-from ..logfile import OneLineFormatter, log_handler
+from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
 from .backend import Backend
@@ -138,6 +138,7 @@ def configure_logging() -> None:
     for handler in list(root.handlers):
         root.removeHandler(handler)
     root.addHandler(file_handler)
+    log_unknown_settings(file_handler)
     root.addHandler(stderr)
     root.setLevel(logging.WARNING)
     brain = logging.getLogger("brain")

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from .. import __version__, config
 from ..errors import BrainError, ConfigError
-from ..logfile import OneLineFormatter, log_handler
+from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..text import shell_word
 from . import client, protocol, runtime
 from .service import Service
@@ -550,6 +550,7 @@ def setup_logging(root: Path, *, foreground: bool) -> Path:
     name = root.name.replace("%", "%%")
     file_handler.setFormatter(OneLineFormatter(f"%(asctime)s pid=%(process)d [{name}] %(levelname)s %(message)s"))
     logger.addHandler(file_handler)
+    log_unknown_settings(file_handler)
     if foreground:
         stream = logging.StreamHandler(sys.stderr)
         stream.setFormatter(OneLineFormatter("brain serve: %(message)s"))

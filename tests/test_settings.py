@@ -1,0 +1,126 @@
+"""The registry of settings (brain/settings.py): complete, held to .env.example and the README, and
+a BRAIN_* variable that is none of them named, with the one it nearly spells, never failing."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+from ledger_helpers import brain_command
+
+from brain import settings
+from brain.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+_NAME = re.compile(r"\bBRAIN_[A-Z0-9_]*[A-Z0-9]\b")
+# How a test, a bench script or a shell script reads a variable of its own.
+_READ = re.compile(r"""(?:environ\.get\(|getenv\(|environ\[)\s*["'](BRAIN_[A-Z0-9_]+)|\$\{(BRAIN_[A-Z0-9_]+)""")
+BRAIN_OWN = {s.name for s in settings.SETTINGS if not s.tool}
+TOOLS = {s.name for s in settings.SETTINGS if s.tool}
+
+
+def _names(paths, pattern=_NAME) -> set[str]:
+    names: set[str] = set()
+    for path in paths:
+        for found in pattern.findall(path.read_text(encoding="utf-8", errors="replace")):
+            names |= {found} if isinstance(found, str) else {each for each in found if each}
+    return names
+
+
+def test_every_name_brain_reads_is_registered_and_every_registered_one_is_read():
+    code = _names(p for p in (ROOT / "brain").rglob("*.py") if p.name != "settings.py")
+    assert code == BRAIN_OWN
+
+
+def test_the_tools_names_are_registered_as_tools_and_read_by_them():
+    tool_files = [p for p in (ROOT / "scripts").iterdir() if p.is_file()] + list((ROOT / "bench").rglob("*.py"))
+    read_by_tools = _names(tool_files) | _names((ROOT / "tests").rglob("*.py"), _READ)
+    assert read_by_tools <= BRAIN_OWN | TOOLS, read_by_tools - BRAIN_OWN - TOOLS
+    assert read_by_tools - BRAIN_OWN >= TOOLS  # none kept after its script stopped reading it
+
+
+def test_env_example_lists_the_registry():
+    text = (ROOT / ".env.example").read_text(encoding="utf-8")
+    assert set(re.findall(r"^#?\s*(BRAIN_[A-Z0-9_]+)=", text, flags=re.MULTILINE)) == BRAIN_OWN
+
+
+def test_the_readme_table_is_the_registry():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- settings-table -->\n", 1)[1].split("<!-- /settings-table -->", 1)[0]
+    assert table == settings.markdown_table(), "paste brain.settings.markdown_table() into the README"
+
+
+# ----- the warning --------------------------------------------------------------------------------
+
+
+def test_a_mistyped_variable_is_named_once_with_the_setting_it_nearly_spells(monkeypatch):
+    monkeypatch.setenv("BRAIN_EMBED_MODLE", "some/model")
+    monkeypatch.setenv("BRAIN_PROMT_K", "8")
+    result = CliRunner().invoke(cli, ["turns", "--limit", "1"])
+    assert result.exit_code == 0, result.output  # never fails for it
+    assert result.stderr.splitlines()[:2] == [
+        "brain: WARNING: BRAIN_EMBED_MODLE is not a brain setting and is ignored; did you mean BRAIN_EMBED_MODEL?",
+        "brain: WARNING: BRAIN_PROMT_K is not a brain setting and is ignored; did you mean BRAIN_PROMPT_K?",
+    ]
+    assert result.stderr.count("BRAIN_PROMT_K") == 1
+
+
+def test_a_name_near_no_setting_is_named_without_a_guess(monkeypatch):
+    monkeypatch.setenv("BRAIN_XYZZY", "1")  # every name shares BRAIN_: that alone is no nearness
+    assert settings.unknown_variables() == [
+        "BRAIN_XYZZY is not a brain setting and is ignored (README, Configuration, lists the settings)"
+    ]
+
+
+def test_known_settings_and_the_tools_own_are_not_warned_of(monkeypatch):
+    monkeypatch.setenv("BRAIN_PROMPT_K", "8")
+    monkeypatch.setenv("BRAIN_VENV", "/tmp/venv")  # scripts/_setup.sh's
+    result = CliRunner().invoke(cli, ["turns", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    assert "WARNING" not in result.stderr
+
+
+def test_a_mistyped_name_in_a_dotenv_file_names_the_file(tmp_path, monkeypatch):
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / ".env").write_text("BRAIN_RERANK_MODLE=none\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    # Unset now, and again after: the .env sets it for the whole process, which other tests share.
+    monkeypatch.setenv("BRAIN_RERANK_MODLE", "")
+    monkeypatch.delenv("BRAIN_RERANK_MODLE")
+    result = CliRunner().invoke(cli, ["turns", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"brain: WARNING: BRAIN_RERANK_MODLE (in {work / '.env'}) is not a brain setting and is ignored; "
+        "did you mean BRAIN_RERANK_MODEL?"
+    ) in result.stderr.splitlines()
+
+
+def test_the_hook_logs_it_once_and_prints_nothing(tmp_path):
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_PROMT_K="8")
+    for _ in range(2):
+        proc = subprocess.run([*cmd, "hook", "stop"], input=b"{}", env=env, capture_output=True, timeout=60)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+    line = "BRAIN_PROMT_K is not a brain setting and is ignored; did you mean BRAIN_PROMPT_K?"
+    assert log.count(line) == 1  # not again on every turn
+    env["BRAIN_HOOK_BUGDET"] = "5"  # another name: said again, both
+    subprocess.run([*cmd, "hook", "stop"], input=b"{}", env=env, capture_output=True, timeout=60)
+    log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+    assert log.count(line) == 2 and "did you mean BRAIN_HOOK_BUDGET?" in log
+
+
+def test_brain_serve_names_it_at_the_start_of_its_log_alone(tmp_path, monkeypatch, capsys):
+    from brain.server import daemon
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    monkeypatch.setenv("BRAIN_SERVE_TIMEUOT", "30")
+    log = daemon.setup_logging(tmp_path / "vault", foreground=True)
+    for handler in logging.getLogger("brain").handlers:
+        handler.flush()
+    assert "WARNING BRAIN_SERVE_TIMEUOT is not a brain setting" in log.read_text(encoding="utf-8")
+    assert "BRAIN_SERVE_TIMEUOT" not in capsys.readouterr().err  # the CLI said it on stderr already
