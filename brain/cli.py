@@ -212,7 +212,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     The `background:` line, while there is one, names the work a run left to a process of its
     own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges). A `settings:`
     line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
-    chunking other than the index was built with (`brain index --rebuild` fixes it). A `ledger:`
+    chunking other than the index was built with (`brain index --rebuild` fixes it). A `set:` line
+    names the BRAIN_* settings given other than their default (why recall here may differ). A `ledger:`
     line counts the rows the hooks kept aside while an upgrade of brain.db waits (`brain turns`
     applies it and records them), and another the files kept aside that held no row brain can
     record (moved aside, not deleted: look at them, then delete them).
@@ -221,13 +222,23 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     from .ledger.deferred import rejected, rejected_line, waiting
     from .output import in_column, literal
     from .server.client import status as server_status
+    from .settings import changed
 
     st = vault_status(vault)
+    set_here = changed()
     server = server_status(Path(st.vault))
     kept_aside = waiting()  # rows the hooks could not write: an upgrade of brain.db waits
     refused = rejected()  # files kept aside that a catch-up could not record
     if as_json:
-        emit_json({**st.as_dict(), "server": server, "ledger_kept_aside": kept_aside, "ledger_rejected": len(refused)})
+        emit_json(
+            {
+                **st.as_dict(),
+                "server": server,
+                "ledger_kept_aside": kept_aside,
+                "ledger_rejected": len(refused),
+                "settings_set": set_here,
+            }
+        )
         return
 
     def echo(line: str) -> None:  # file names and warnings from the vault: shown as text
@@ -250,6 +261,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     echo(f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted  ({todo})")
     for message in st.settings_mismatch:  # what `brain index` and `brain ask` would refuse
         echo(f"settings: {message}")
+    if set_here:
+        echo("set:    " + ", ".join(f"{s['name']}={literal(s['value'])} (default {s['default']})" for s in set_here))
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:

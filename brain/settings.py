@@ -131,6 +131,32 @@ def unknown_variables() -> list[str]:
     return lines
 
 
+def changed() -> list[dict[str, str]]:
+    """The settings set to other than their default: name, value, default (``brain status``:
+    why recall here differs from recall elsewhere). A default brain works out (the CPUs) is
+    text, so any value set for it is listed."""
+    out = []
+    for setting in SETTINGS:
+        value = os.environ.get(setting.name)
+        if setting.tool or value is None or (value == "" and setting.name not in _EMPTY_MEANS_SOMETHING):
+            continue
+        if not _same(value, setting.default):
+            out.append({"name": setting.name, "value": value, "default": setting.default})
+    return out
+
+
+_EMPTY_MEANS_SOMETHING = frozenset({"BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX"})  # set but empty: no prefix
+
+
+def _same(value: str, default: str) -> bool:
+    if value.strip().lower() == default.lower():
+        return True
+    try:  # 10 and 10.0 are one value
+        return float(value) == float(default)
+    except ValueError:
+        return False
+
+
 def markdown_table() -> str:
     """The README's table of settings, made from the registry (tests/test_settings.py)."""
     rows = ["| variable | meaning | default |", "|---|---|---|"]

@@ -3,6 +3,7 @@ a BRAIN_* variable that is none of them named, with the one it nearly spells, ne
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from ledger_helpers import brain_command
 
-from brain import settings
+from brain import config, settings
 from brain.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,9 +43,12 @@ def test_the_tools_names_are_registered_as_tools_and_read_by_them():
     assert read_by_tools - BRAIN_OWN >= TOOLS  # none kept after its script stopped reading it
 
 
-def test_env_example_lists_the_registry():
+def test_env_example_lists_the_registry_and_its_defaults():
     text = (ROOT / ".env.example").read_text(encoding="utf-8")
     assert set(re.findall(r"^#?\s*(BRAIN_[A-Z0-9_]+)=", text, flags=re.MULTILINE)) == BRAIN_OWN
+    defaults = {s.name: s.default for s in settings.SETTINGS}
+    for name, value in re.findall(r"^(BRAIN_[A-Z0-9_]+)=(.*)$", text, flags=re.MULTILINE):  # the set ones
+        assert settings._same(value, defaults[name]), (name, value, defaults[name])
 
 
 def test_the_readme_table_is_the_registry():
@@ -124,3 +128,20 @@ def test_brain_serve_names_it_at_the_start_of_its_log_alone(tmp_path, monkeypatc
         handler.flush()
     assert "WARNING BRAIN_SERVE_TIMEUOT is not a brain setting" in log.read_text(encoding="utf-8")
     assert "BRAIN_SERVE_TIMEUOT" not in capsys.readouterr().err  # the CLI said it on stderr already
+
+
+# ----- brain status: what is set ----------------------------------------------------------------
+
+
+def test_status_names_the_settings_set_other_than_their_default(toy_vault, monkeypatch):
+    monkeypatch.setenv("BRAIN_PROMPT_K", "8")
+    monkeypatch.setenv("BRAIN_EMBED_BATCH", "32")  # the default: not listed
+    monkeypatch.setenv("BRAIN_PPR_LINK_WEIGHT", "1.0")  # the default written otherwise
+    result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    (line,) = [each for each in result.stdout.splitlines() if each.startswith("set:")]
+    assert "BRAIN_PROMPT_K=8 (default 5)" in line
+    assert "BRAIN_EMBED_BATCH" not in line and "BRAIN_PPR_LINK_WEIGHT" not in line
+    data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).stdout)
+    assert {"name": "BRAIN_PROMPT_K", "value": "8", "default": "5"} in data["settings_set"]
+    assert config.prompt_k() == 8  # what it says is what brain reads
