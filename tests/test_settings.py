@@ -105,17 +105,22 @@ def test_a_mistyped_name_in_a_dotenv_file_names_the_file(tmp_path, monkeypatch):
 
 def test_the_hook_logs_it_once_and_prints_nothing(tmp_path):
     cmd, env = brain_command()
-    env.update(BRAIN_HOME=str(tmp_path), BRAIN_PROMT_K="8")
-    for _ in range(2):
-        proc = subprocess.run([*cmd, "hook", "stop"], input=b"{}", env=env, capture_output=True, timeout=60)
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
-    log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+    env["BRAIN_HOME"] = str(tmp_path)
     line = "BRAIN_PROMT_K is not a brain setting and is ignored; did you mean BRAIN_PROMPT_K?"
-    assert log.count(line) == 1  # not again on every turn
-    env["BRAIN_HOOK_BUGDET"] = "5"  # another name: said again, both
-    subprocess.run([*cmd, "hook", "stop"], input=b"{}", env=env, capture_output=True, timeout=60)
-    log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
-    assert log.count(line) == 2 and "did you mean BRAIN_HOOK_BUDGET?" in log
+
+    def turn(**typos: str) -> str:
+        proc = subprocess.run(
+            [*cmd, "hook", "stop"], input=b"{}", env={**env, **typos}, capture_output=True, timeout=60
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+        return (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
+
+    turn(BRAIN_PROMT_K="8")
+    assert turn(BRAIN_PROMT_K="8").count(line) == 1  # not again on every turn
+    turn()  # put right
+    assert turn(BRAIN_PROMT_K="8").count(line) == 2  # and made again: said again
+    log = turn(BRAIN_PROMT_K="8", BRAIN_HOOK_BUGDET="5")  # another name: both said
+    assert log.count(line) == 3 and "did you mean BRAIN_HOOK_BUDGET?" in log
 
 
 def test_brain_serve_names_it_at_the_start_of_its_log_alone(tmp_path, monkeypatch, capsys):

@@ -331,12 +331,16 @@ UNKNOWN_SETTINGS_SEEN = "hook-unknown-settings"  # beside hook.log: the names la
 
 def _log_unknown_settings(label: str) -> None:
     """Log each ``BRAIN_*`` variable that is no setting (a typo left a default in force), never
-    printing: once, not on every turn, until the set of such names changes. Nothing is read
-    when there is none."""
+    printing: once, not on every turn, until the set of such names changes (or is empty a
+    while: the same typo made again is logged again)."""
     lines = settings.unknown_variables()
-    if not lines:
-        return
     seen = config.log_dir() / UNKNOWN_SETTINGS_SEEN
+    if not lines:
+        try:  # a failed unlink when there is nothing to forget: microseconds
+            seen.unlink()
+        except OSError:
+            pass
+        return
     said = "\n".join(lines)
     try:
         if seen.read_text(encoding="utf-8", errors="replace") == said:
