@@ -157,7 +157,8 @@ def index(
             rows = ", ".join(f"{table} ({count:,} rows)" for table, count in repaired.rebuilt.items())
             made = f"; made the {repaired.indexes_made} indexes a first build left" if repaired.indexes_made else ""
             if repaired.remade:
-                made += f"; {', '.join(repaired.remade)} was gone: made again"
+                gone = "was" if len(repaired.remade) == 1 else "were"
+                made += f"; {', '.join(repaired.remade)} {gone} gone: made again"
             click.echo(
                 f"repaired the index of {repaired.vault}: rebuilt and checked {rows}{made} in {repaired.seconds} s"
             )
@@ -175,11 +176,9 @@ def index(
             wait=wait,
             waiting=waiting,
         )
-    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to delete
-        click.echo(
-            f"brain: the damaged index was moved to {report.moved_aside}; delete it when you no longer need it",
-            err=True,
-        )
+    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to keep or delete
+        said = next(w["message"] for w in report.warnings if w["path"] == report.moved_aside)
+        click.echo(f"brain: {said}", err=True)
     if as_json:
         emit_json(report.as_dict())
         return

@@ -26,6 +26,7 @@ class Migrations:
         self.name = name
         self.steps: list[tuple[str, Migration]] = []
         self._tables: dict[str, frozenset[str]] | None = None
+        self._definitions: dict[str, tuple[str, str, str]] | None = None
 
     def __call__(self, fn: Migration) -> Migration:
         """Register ``fn`` as the next migration, named after the function."""
@@ -58,10 +59,19 @@ class Migrations:
                         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
                     )
                     made[name] = frozenset(row[0] for row in rows)
+                rows = conn.execute("SELECT name, type, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL")
+                self._definitions = {row[0]: (row[1], row[2], row[3]) for row in rows}
             finally:
                 conn.close()
             self._tables = made
         return self._tables
+
+    def definitions(self) -> dict[str, tuple[str, str, str]]:
+        """Name → (type, table, SQL) of each table, index, view and trigger a database holds
+        once every migration ran: what makes one of them again after it was dropped."""
+        self.tables_made()
+        assert self._definitions is not None
+        return self._definitions
 
     def apply(self, conn: sqlite3.Connection) -> list[str]:
         """Apply every pending migration; returns the names applied."""

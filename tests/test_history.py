@@ -1127,7 +1127,8 @@ def test_a_damaged_index_is_rebuilt_and_says_its_history_is_lost(timeline):
     out = CliRunner().invoke(cli, ["index", "--vault", str(root), "--rebuild", "--json"])  # nothing to ask: it is gone
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
-    assert any("history could not be carried over" in w["message"] for w in report["warnings"])
+    assert any("could not be carried into the new index" in w["message"] for w in report["warnings"])
+    assert report["history_left"] and report["moved_aside"]
     assert history_problems(db) == []
 
 

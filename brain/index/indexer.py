@@ -74,6 +74,7 @@ class IndexReport:
     warnings: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
+    history_left: str | None = None  # why its history could not be carried (then it is only there)
     # The walk's symlinks out of the vault (``vault.Link``): what `brain serve` watches beside
     # the vault's tree. Not part of the report a person reads.
     symlinks: list[Link] = field(default_factory=list, repr=False)
@@ -576,7 +577,13 @@ class _Run:
             return
         old = Path(self.store.get_meta("history_carry_from") or "")
         if old.is_file():
-            self.store.carry_replaced_chunks(old)
+            lacking = self.store.carry_replaced_chunks(old)
+            if lacking:
+                self._warn(
+                    str(old),
+                    f"the old index lacks its {' and '.join(lacking)}: the chunks of notes changed since it was"
+                    " last updated are not in the carried history",
+                )
         else:
             self._warn(
                 str(old),

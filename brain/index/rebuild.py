@@ -50,7 +50,9 @@ def rebuild(
 
     ``keep_history``: the new index starts with the old one's history (versions, link history,
     past chunks; ``index_into`` finishes carrying it, re-embedding past chunks when the model
-    changed); otherwise history starts again from the rebuild. The caller holds the vault's
+    changed), also from an index that lost a table of its present; otherwise, or when its history
+    itself is damaged (said in the report, ``history_left``), history starts again from the
+    rebuild, and the damaged index moved aside keeps what is left of it. The caller holds the vault's
     writer lock. Returns ``index_into``'s report, with ``moved_aside`` set when a damaged index
     was moved out of the way.
     """
@@ -62,9 +64,10 @@ def rebuild(
         )
     source = None
     lost_history = None
-    if keep_history and damage:
-        lost_history = f"the damaged index's history could not be carried over ({damage}); it starts again now"
-        log.warning("%s", lost_history)
+    # a table of the present dropped leaves the history readable: carried, as from a sound index
+    uncarried = IndexStore.uncarried_history(directory) if damage else None
+    if uncarried:  # even with --yes: what is left of it is then only in the folder moved aside
+        lost_history = uncarried
     elif keep_history and (directory / INDEX_FILE).exists():
         with index_errors(directory, root):
             old = IndexStore.open(directory, create=False)  # an index from before history is migrated first
@@ -97,16 +100,31 @@ def rebuild(
                 break
     except NoSpaceError as exc:  # the stopped rebuild takes some of that disk itself: say how much
         raise NoSpaceError(_with_staging(str(exc), staging)) from exc
-    if lost_history:
-        report.warnings.append({"path": str(directory / INDEX_FILE), "message": lost_history})
+    held = IndexStore.history_at(directory) if lost_history else None
     report.moved_aside = _swap_in(staging, directory, damage)
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
-        message = (
-            f"the damaged index ({damage}) was moved to {report.moved_aside}; delete it when you no longer need it"
-        )
+        moved = f"the damaged index ({damage}) was moved to {report.moved_aside}"
+        if lost_history:  # the one copy of what the notes once said: not to be deleted unread
+            report.history_left = lost_history
+            message = (
+                f"{moved}; its history{_held(held)} could not be carried into the new index ({lost_history}),"
+                " which keeps history from now on: what is left of it is only there, keep that folder"
+            )
+        elif source is not None:
+            message = f"{moved}; its history was carried into the new index: delete it when you no longer need it"
+        else:
+            message = f"{moved}; delete it when you no longer need it"
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
+
+
+def _held(held: dict[str, Any] | None) -> str:
+    """(3 past versions of 2 notes, 16 closed links): what history an index holds, if read."""
+    if not held or held.get("damaged"):
+        return ""
+    versions, notes, edges = held["past_versions"], held["notes_with_past"], held["closed_edges"]
+    return f" ({versions} past version{'s' * (versions != 1)} of {notes} note{'s' * (notes != 1)}, {edges} closed link{'s' * (edges != 1)})"
 
 
 def _with_staging(message: str, staging: Path) -> str:

@@ -22,7 +22,15 @@ from ..errors import IndexDamagedError
 from ..text import shell_word
 from ..vault import resolve_vault
 from .indexer import vault_lock
-from .store import CHUNKS_FTS_TABLES, INDEX_FILE, RECALL_CACHE_FILE, IndexStore, built_index_dir, index_errors
+from .store import (
+    DERIVED_TABLES,
+    INDEX_FILE,
+    RECALL_CACHE_FILE,
+    IndexStore,
+    built_index_dir,
+    index_errors,
+    rebuild_advice,
+)
 
 
 @dataclass
@@ -30,7 +38,7 @@ class RepairReport:
     vault: str
     rebuilt: dict[str, int] = field(default_factory=dict)  # search index → rows indexed
     indexes_made: int = 0  # those a first build stopped before making (``IndexStore.defer_indexes``)
-    remade: list[str] = field(default_factory=list)  # search indexes dropped, made again (``CHUNKS_FTS_TABLES``)
+    remade: list[str] = field(default_factory=list)  # tables dropped, made again (``DERIVED_TABLES``)
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -45,6 +53,7 @@ def repair_vault(
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     report = RepairReport(vault=str(root))
+    missing: list[str] = []
     # an unwritable home: one line, as `index` says it
     with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         try:
@@ -53,24 +62,28 @@ def repair_vault(
                 try:
                     problems = store.database_problems()
                     missing = store.missing_tables()
-                    if not problems and missing and set(missing) <= CHUNKS_FTS_TABLES:
-                        with store.transaction():  # the BM25 index alone is gone: made again, filled below
-                            store.remake_chunks_fts()
-                        report.remade = ["chunks_fts"]
+                    if not problems and missing and set(missing) <= DERIVED_TABLES:
+                        with store.transaction():  # nothing that only this index held: made again, filled below
+                            report.remade = store.remake_derived_tables(missing)
                         missing = []
-                    problems += [f"no such table: {name}" for name in missing]
                     if problems:
                         raise IndexDamagedError("; ".join(problems))
-                    report.indexes_made = store.restore_indexes()
-                    report.rebuilt = store.rebuild_search_indexes()
+                    if not missing:
+                        report.indexes_made = store.restore_indexes()
+                        report.rebuilt = store.rebuild_search_indexes()
                 finally:
                     store.close()
         except IndexDamagedError as exc:  # not a search index out of step: a repair cannot mend it
             raise IndexDamagedError(
                 f"the index database {directory / INDEX_FILE} is damaged beyond its search index ({_reason(exc)}):"
-                f" run `brain index --rebuild --vault {shell_word(root)}` to build a new one (the damaged one is moved aside,"
-                " not deleted)"
+                f" run `brain index --rebuild --vault {shell_word(root)}` to build a new one; this one's history cannot"
+                " be read to carry over, and stays in it, moved aside (not deleted)"
             ) from exc
+        if missing:  # rows went with a table: only a new index has them, this one's history carried
+            raise IndexDamagedError(
+                f"the index database {directory / INDEX_FILE} lacks a table whose rows it cannot make again"
+                f" (no such table: {', '.join(missing)}); {rebuild_advice(root, missing)}"
+            )
         (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)  # derived from the rows
     report.seconds = round(time.perf_counter() - started, 2)
     return report

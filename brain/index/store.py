@@ -423,6 +423,8 @@ class IndexStore:
             try:
                 if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
                     return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
+                if HISTORY_TABLES.intersection(missing_tables(conn)):  # a rebuild cannot carry it: nothing to ask
+                    return {"damaged": True}
                 one = lambda sql: conn.execute(sql).fetchone()[0]
                 since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
                 return {
@@ -460,6 +462,26 @@ class IndexStore:
             return f"no such table: {', '.join(missing)}"
         verdict = str(row[0]) if row else "no answer from the integrity check"
         return None if verdict == "ok" else " ".join(verdict.split())[:200]
+
+    @staticmethod
+    def uncarried_history(directory: Path) -> str | None:
+        """Why the history of the damaged index in ``directory`` cannot be carried into a new
+        one (the file itself damaged, or a table of the history gone), or None: it can, the
+        tables it lost hold none of it."""
+        path = directory / INDEX_FILE
+        try:
+            _refuse_emptied(path)
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                row = conn.execute("PRAGMA quick_check(1)").fetchone()
+                if not row or row[0] != "ok":
+                    return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
+                lost = sorted(HISTORY_TABLES.intersection(missing_tables(conn)))
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return f"no such table: {', '.join(lost)}" if lost else None
 
     def close(self) -> None:
         self._readers.close()
@@ -589,6 +611,55 @@ class IndexStore:
         self.conn.execute(create_chunks_fts(tokenizer))
         self.conn.execute(REFILL_FTS)
         self.set_meta("fts_tokenizer", tokenizer)
+
+    def _has_table(self, name: str, schema: str = "main") -> bool:
+        return bool(
+            self.conn.execute(
+                f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()
+        )
+
+    def remake_derived_tables(self, missing: Collection[str]) -> list[str]:
+        """Make again the ``DERIVED_TABLES`` among ``missing`` (a BM25 index as a whole, empty:
+        ``rebuild_search_indexes`` then fills it); inside a transaction. Returns the tables made."""
+        definitions = INDEX_MIGRATIONS.definitions()
+        made = []
+        for name in sorted(DERIVED_TABLES.intersection(missing)):
+            fts = next((table for table, parts in SEARCH_INDEX_TABLES.items() if name in parts), None)
+            if fts is not None:
+                if fts in made:
+                    continue
+                # FTS5 cannot drop a table of its own short of one it reads as it opens
+                # ("vtable constructor failed"): that one is made again, as a new index holds it, for the drop
+                parts = SEARCH_INDEX_TABLES[fts] - {fts}
+                if fts in missing:  # the table itself went: what is left of it is dropped with it
+                    for part in sorted(parts.difference(missing)):
+                        self.conn.execute(f"DROP TABLE {part}")
+                for part in sorted(parts.intersection(missing)) if fts not in missing else []:
+                    self.conn.execute(definitions[part][2])
+                    for row in _new_fts_rows(part.rsplit("_", 1)[1]):
+                        self.conn.execute(f"INSERT INTO {part} VALUES ({_marks(row)})", row)
+                if fts == "chunks_fts":  # its tokenizer is the index's own
+                    self.remake_chunks_fts()
+                else:
+                    self.conn.execute(f"DROP TABLE IF EXISTS {fts}")  # what is left of it goes with it
+                    self.conn.execute(definitions[fts][2])
+                made.append(fts)
+                continue
+            self.conn.execute(definitions[name][2])
+            # its indexes and triggers went with it (those of other tables that write it stayed)
+            for other, (kind, table, sql) in definitions.items():
+                if table == name and other != name and kind in ("index", "trigger"):
+                    self.conn.execute(sql)
+            made.append(name)
+        if "postings_log" in made:  # the changes since the base went with it: cleared, as ``clear_postings``
+            self.conn.execute("DELETE FROM meta WHERE key = 'postings_stamp'")
+            self.set_meta("postings_cleared", int(self.get_meta("postings_cleared") or 0) + 1)
+        if "name_changes" in made:  # the next resolution of the links is a full one
+            self.conn.execute("DELETE FROM meta WHERE key = 'name_changes_from'")
+        if "scan_snapshot_log" in made:  # the snapshot may have missed changes: the next walk stores one
+            self.conn.execute("DELETE FROM scan_snapshot")
+        return made
 
     def remake_chunks_fts(self) -> None:
         """Create chunks_fts again, empty, after a table of it was dropped (what remains of it
@@ -2204,9 +2275,10 @@ class IndexStore:
         pruning drops old rows, and past versions whose chunks later ones share leave
         ``chunk_history`` as it was."""
         one = lambda sql: self.conn.execute(sql).fetchone()[0]
+        meta = self._has_table("meta")  # a damaged index's history is carried without it
         parts = [
-            self.index_id(),
-            self.vectors_version(),
+            self.index_id() if meta else None,
+            self.vectors_version() if meta else None,
             one("SELECT max(id) FROM note_versions"),
             one("SELECT count(*) FROM note_versions WHERE recorded_to IS NULL"),
             one("SELECT max(id) FROM link_history"),
@@ -2238,9 +2310,10 @@ class IndexStore:
                 rows = self.conn.execute(
                     "SELECT id, note_id, hash, content FROM note_versions WHERE recorded_to IS NULL AND content IS NOT NULL"
                 ).fetchall()
+                old_chunks = self._has_table("chunks", "old")  # gone from a damaged index: those texts with them
                 for version_id, note_id, digest, content in rows:
                     if needs_dictionary(bytes(content)):
-                        data = self._text_against_chunks(note_id, digest, bytes(content), "old")
+                        data = self._text_against_chunks(note_id, digest, bytes(content), "old") if old_chunks else None
                         self.conn.execute(
                             "UPDATE note_versions SET content = ? WHERE id = ?",
                             (past_text(self.conn, note_id, data) if data is not None else None, version_id),
@@ -2259,22 +2332,36 @@ class IndexStore:
                 ).fetchone()[0]
                 self.conn.execute("DELETE FROM sqlite_sequence WHERE name = 'notes'")
                 self.conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('notes', ?)", (last,))
+                old_meta = self._has_table("meta", "old")  # gone from a damaged index: its history without it
                 for key in ("history_since", "history_pruned_before", HISTORY_CLOCK, NAMES_CLOCK):
-                    row = self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (key,)).fetchone()
+                    row = (
+                        self.conn.execute("SELECT value FROM old.meta WHERE key = ?", (key,)).fetchone()
+                        if old_meta
+                        else None
+                    )
                     if row is not None:
                         self.set_meta(key, row[0])
-                model = self.conn.execute("SELECT value FROM old.meta WHERE key = 'model'").fetchone()
+                first = self.conn.execute("SELECT min(recorded_from) FROM note_versions").fetchone()[0]
+                if not old_meta and first is not None:  # from its first version on, as m007_history
+                    self.set_meta("history_since", repr(first))
+                model = (
+                    self.conn.execute("SELECT value FROM old.meta WHERE key = 'model'").fetchone() if old_meta else None
+                )
                 self.set_meta("history_vectors_model", model[0] if model else "")
                 self.set_meta("history_carry_from", str(old.absolute()))
                 self.set_meta("history_carry", "seeded")
         finally:
             self.conn.execute("DETACH DATABASE old")
 
-    def carry_replaced_chunks(self, old: Path) -> None:
+    def carry_replaced_chunks(self, old: Path) -> list[str]:
         """The old index's current chunks of contents that are not current here (the note changed
-        or went since the old index was last brought up to date) become past chunks here."""
+        or went since the old index was last brought up to date) become past chunks here. Returns
+        the tables that needs which a damaged old index lacks (then nothing is carried)."""
         self.conn.execute("ATTACH DATABASE ? AS old", (str(old.absolute()),))
         try:
+            lacking = [name for name in ("notes", "chunks") if not self._has_table(name, "old")]
+            if lacking:
+                return lacking
             with self.transaction():
                 contents = self.conn.execute(
                     "SELECT n.id, n.hash, n.title FROM old.notes n"
@@ -2291,6 +2378,7 @@ class IndexStore:
                     self._keep_past_chunks(note_id, digest, title, rows)
         finally:
             self.conn.execute("DETACH DATABASE old")
+        return []
 
     def vacuum(self) -> None:
         """Rewrite the database compacted, and say when in ``meta`` (``RELOAD``): a reader's
@@ -2999,6 +3087,9 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
             raise
+        missing = _missing_tables_at(database)  # FTS5 short of a table of its own: "vtable constructor failed"
+        if missing:
+            raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
         raise IndexDamagedError(damaged_message(database, vault, str(exc))) from exc
     except OSError as exc:
         if (
@@ -3035,23 +3126,61 @@ def refuse_lost_meta(store: IndexStore, vault: Path) -> None:
         )
 
 
-# chunks_fts and the tables FTS5 keeps it in: ``--repair`` makes them again when one is dropped
-CHUNKS_FTS_TABLES = frozenset(["chunks_fts", *(f"chunks_fts_{part}" for part in ("config", "data", "docsize", "idx"))])
+def _fts_tables(name: str) -> frozenset[str]:
+    """An FTS5 table and the tables it keeps its index in."""
+    return frozenset([name, *(f"{name}_{part}" for part in ("config", "data", "docsize", "idx"))])
+
+
+# The BM25 indexes over the chunks and the past chunks, and the tables FTS5 keeps them in
+SEARCH_INDEX_TABLES = {name: _fts_tables(name) for name in ("chunks_fts", "chunk_history_fts")}
+CHUNKS_FTS_TABLES = SEARCH_INDEX_TABLES["chunks_fts"]
+# What the index makes again from its own rows (the BM25 indexes) or keeps only to spare work
+# (the scan snapshot and its log, the logs of changes since the postings base and since the
+# last link resolution, the files skipped, read again by the next run): a dropped one loses
+# nothing, and ``--repair`` makes it again
+DERIVED_TABLES = frozenset().union(
+    *SEARCH_INDEX_TABLES.values(), ["scan_snapshot", "scan_snapshot_log", "postings_log", "name_changes", "skipped"]
+)
+# What only brain holds: the notes' past versions, their texts and chunks, the links' history.
+# A new index (``--rebuild``) carries them over from an index that lost another table
+HISTORY_TABLES = frozenset(
+    ["note_versions", "text_packs", "text_segments", "chunk_history", "version_chunks", "link_history"]
+)
+
+
+def _new_fts_rows(suffix: str) -> list[tuple]:
+    """The rows of a new FTS5 table's table ``<name>_<suffix>`` (config: its version; data: its
+    empty structure)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a)")
+        return conn.execute(f"SELECT * FROM t_{suffix}").fetchall()
+    finally:
+        conn.close()
 
 
 def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:
     reason = f"no such table: {', '.join(missing)}"
-    if set(missing) <= CHUNKS_FTS_TABLES:  # the BM25 index alone: made again from the chunks
+    if set(missing) <= DERIVED_TABLES:  # made again from its own rows, or a cache
         return (
-            f"the index database {database} lacks its search index ({reason}); run `brain index --repair --vault "
-            f"{shell_word(vault)}` to make it again from its own rows (no re-embedding)"
+            f"the index database {database} lacks tables it makes from its own rows ({reason}); run `brain index"
+            f" --repair --vault {shell_word(vault)}` to make them again (no re-embedding)"
         )
-    # --repair refills the search indexes from the rows; rows dropped with a table are gone:
-    # only a new index has them
-    return (
-        f"the index database {database} lacks a table it needs ({reason}); run `brain index --rebuild --vault "
-        f"{shell_word(vault)}` to build a new one (the damaged one is moved aside, not deleted)"
-    )
+    return f"the index database {database} lacks a table it needs ({reason}); {rebuild_advice(vault, missing)}"
+
+
+def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
+    """What `brain index --rebuild` does for an index short of ``missing``: rows dropped with a
+    table are gone, only a new index has them; the history it holds goes with it, unless a
+    table of the history itself is what went."""
+    command = f"run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
+    lost = sorted(HISTORY_TABLES.intersection(missing))
+    if lost:
+        return (
+            f"{command}; its history lost {', '.join(lost)} and cannot be carried into it: the damaged index is moved"
+            " aside, not deleted, and keeps what history is left"
+        )
+    return f"{command}, this one's history carried into it (this one is moved aside, not deleted)"
 
 
 def _missing_tables_at(database: Path) -> list[str]:
