@@ -161,3 +161,17 @@ def test_a_rebuild_over_a_damaged_file_says_its_history_stays_in_the_folder_move
     report = json.loads(out)
     assert report["moved_aside"] == str(aside) and report["history_left"]
     assert "keep that folder" in err and "delete" not in err
+
+
+def test_status_over_an_index_whose_model_row_is_lost_says_it_is_damaged(edited):
+    root, _ = edited
+    _damage(root, "DELETE FROM meta WHERE key = 'model'")
+    code, out, err = _brain("status", "--vault", str(root))
+    # it said `model:  (nothing indexed yet)` over 3 notes
+    assert code == 1 and not out and err.count("\n") == 1, out
+    assert "holds chunks but not the model" in err and f"`brain index --rebuild --vault {root}`" in err
+    code, out, err = _brain("index", "--repair", "--vault", str(root))
+    assert code == 1 and not out and "holds chunks but not the model" in err  # it said "repaired"
+    code, _, err = _brain("index", "--rebuild", "--keep-history", "--vault", str(root))
+    assert code == 0, err
+    assert len(_versions(root)) == 3

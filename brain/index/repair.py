@@ -30,6 +30,7 @@ from .store import (
     built_index_dir,
     index_errors,
     rebuild_advice,
+    refuse_lost_meta,
 )
 
 
@@ -54,6 +55,7 @@ def repair_vault(
     directory = built_index_dir(root)
     report = RepairReport(vault=str(root))
     missing: list[str] = []
+    lost_meta: IndexDamagedError | None = None
     # an unwritable home: one line, as `index` says it
     with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         try:
@@ -68,7 +70,12 @@ def repair_vault(
                         missing = []
                     if problems:
                         raise IndexDamagedError("; ".join(problems))
-                    if not missing:
+                    try:  # chunks without the model of their vectors: not "repaired", and said whole
+                        if not missing:
+                            refuse_lost_meta(store, root)
+                    except IndexDamagedError as exc:
+                        lost_meta = exc
+                    if not missing and lost_meta is None:
                         report.indexes_made = store.restore_indexes()
                         report.rebuilt = store.rebuild_search_indexes()
                 finally:
@@ -79,6 +86,8 @@ def repair_vault(
                 f" run `brain index --rebuild --vault {shell_word(root)}` to build a new one; this one's history cannot"
                 " be read to carry over, and stays in it, moved aside (not deleted)"
             ) from exc
+        if lost_meta is not None:
+            raise lost_meta
         if missing:  # rows went with a table: only a new index has them, this one's history carried
             raise IndexDamagedError(
                 f"the index database {directory / INDEX_FILE} lacks a table whose rows it cannot make again"

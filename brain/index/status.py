@@ -12,7 +12,7 @@ from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes, fts_merge, postings
 from .history import iso_time
 from .rebuild import rebuild_status
-from .store import INDEX_FILE, IndexStore, index_errors
+from .store import INDEX_FILE, IndexStore, index_errors, refuse_lost_meta
 
 
 @dataclass
@@ -61,6 +61,8 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
 def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStatus:
     from .indexer import index_mismatches
 
+    # chunks without their model read as nothing indexed yet: damage, said as ask and index say it
+    refuse_lost_meta(store, root)
     mismatches = index_mismatches(store, config.embed_model_name())  # a bad setting: its one-line error
     # a note whose parse raised, unchanged since, is skipped by the plan, not pending: the next
     # `brain ask` does not parse it again (an explicit `brain index` does, and a new brain)
