@@ -76,7 +76,8 @@ def cli() -> None:
 @click.option(
     "--repair",
     is_flag=True,
-    help="Check the index database and rebuild its search index from its own rows, embedding nothing "
+    help="Check the index database and rebuild its search indexes from its own rows, and make again a "
+    "dropped table it derives from them, embedding nothing "
     "(when `brain ask` says the BM25 index is out of step, or a damaged index is reported).",
 )
 @click.option(
@@ -119,8 +120,10 @@ def index(
     history: what `brain ask --as-of` and `brain history` read) asks first: --keep-history
     carries it into the new index, --yes discards it.
 
-    --repair checks the database and refills its search (BM25) index from the rows it
-    indexes, without embedding anything: seconds, where --rebuild embeds every note again.
+    --repair checks the database and refills its search (BM25) indexes from the rows they
+    index, and makes again a dropped table it derives from its rows, without embedding
+    anything: seconds, where --rebuild embeds every note again. Over an index that lost a
+    table of its own rows, --rebuild carries its history into the new one.
 
     One process writes a vault's index at a time. While another does (the watcher of
     `brain serve` indexing what was saved, another `brain index`), this waits for it, saying
