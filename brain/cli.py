@@ -798,8 +798,9 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
 def _confirm_discarding_history(vault: str | None) -> bool:
     """`--rebuild` without --keep-history or --yes over an index with a past: say what history
     would go, and ask (not on a terminal, stop). True when the user chose to discard it. A
-    damaged index's history cannot be read, so there is no choice to offer; an index without
-    a past has nothing to lose."""
+    damaged index whose history cannot be read (the file damaged, a table of the history gone)
+    offers no choice: the rebuild says its history stays in the folder moved aside; one that
+    lost another table is asked about as a sound one. An index without a past has nothing to lose."""
     from .index.history import local_time
     from .index.store import IndexStore
     from .vault import resolve_vault

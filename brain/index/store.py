@@ -412,7 +412,7 @@ class IndexStore:
     @staticmethod
     def history_at(directory: Path) -> dict[str, Any] | None:
         """What history the index in ``directory`` holds, read-only (``{"damaged": True}`` when it
-        cannot be read; None when there is no index): past_versions, notes_with_past,
+        cannot be read, or a table of it is gone; None when there is no index): past_versions, notes_with_past,
         closed_edges, since. Before m007_history, no history: zeros."""
         path = directory / INDEX_FILE
         if not path.exists():
