@@ -55,8 +55,55 @@ def yo_as_ye(text: str) -> str:
 
 def terminal_safe(text: str) -> str:
     """``text`` for a terminal: every control character and escape sequence taken out but
-    newlines and tabs (a note's text shown in `brain ask`, its title, its path)."""
-    return _TERMINAL.sub("", text)
+    newlines and tabs (a note's text shown in `brain ask`, its title, its path); an invisible
+    format character that reorders or hides text written as its escape (``\\u202e``), where it
+    is not part of a script's words (``_invisible_escaped``)."""
+    return _invisible_escaped(_TERMINAL.sub("", text))
+
+
+# Trojan Source (CVE-2021-42574): the bidirectional embeddings, overrides and isolates (LRE RLE
+# PDF LRO RLO U+202A-202E, LRI RLI FSI PDI U+2066-2069) make a terminal show text in an order
+# other than the one it holds ("invoice\u202etxt.exe" shows as "invoiceexe.txt"). With them, the
+# format characters that show nothing and belong to no script's words: the word joiner and the
+# invisible operators (U+2060-2064), the deprecated shaping controls (U+206A-206F), U+FEFF and the
+# interlinear annotation marks (U+FFF9-FFFB). Always escaped.
+_HIDING = "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+# Invisible too, but legitimate in text: a zero-width space between Thai or Khmer words, ZWNJ and
+# ZWJ inside Persian and Indic words and emoji sequences (U+200B-200D); LRM, RLM and ALM
+# (U+200E, U+200F, U+061C) placing punctuation in Hebrew or Arabic. Shown to a person they are
+# kept there: a joiner after a character that is neither ASCII, space nor invisible (Malayalam and
+# Devanagari end a word with one after the virama), a mark on a line holding a right-to-left
+# letter. Anywhere else ("Roll\u200bout plan" beside "Rollout plan") they only make two names look
+# alike, and are escaped.
+_JOINERS = "\u200b\u200c\u200d"
+_MARKS = "\u200e\u200f\u061c"
+_INVISIBLE = re.compile(f"[{_HIDING}{_JOINERS}{_MARKS}]")
+_RTL_LETTER = re.compile(
+    "[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
+_JOINED = re.compile(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
+
+
+def _invisible_escaped(text: str) -> str:
+    if not _INVISIBLE.search(text):
+        return text
+    return "\n".join(_invisible_escaped_line(line) for line in text.split("\n"))
+
+
+def _invisible_escaped_line(line: str) -> str:
+    rtl = _RTL_LETTER.search(line) is not None
+
+    def shown(match: re.Match[str]) -> str:
+        char, at = match.group(), match.start()
+        if char in _MARKS:
+            kept = rtl
+        elif char in _JOINERS:
+            kept = at > 0 and _JOINED.match(line[at - 1]) is not None
+        else:
+            kept = False
+        return char if kept else _escape(match)
+
+    return _INVISIBLE.sub(shown, line)
 
 
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
@@ -77,9 +124,12 @@ def _escape(match: re.Match[str]) -> str:
 
 # What a log file writes as its escape: every C0 control (ESC starts what a terminal acts on,
 # \n and \t included: a record is one line), DEL, C1 (\x9b is a CSI), the line breaks
-# str.splitlines ends a line at beyond them, and a lone surrogate (a byte of a file's name that
-# is not UTF-8), which no UTF-8 file can hold. Other Unicode is written as it is.
-_LOG_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# str.splitlines ends a line at beyond them, a lone surrogate (a byte of a file's name that
+# is not UTF-8), which no UTF-8 file can hold, and every invisible format character above, the
+# joiners and marks too, and the tags (U+E0000-E007F, which can hide a text): a log and a
+# warning name a file exactly, whatever the script. Other Unicode is written as it is.
+_FORMAT = f"{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
+_LOG_ESCAPED = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # A traceback's lines in a log, under their record: a line of it starts with this, a record's
 # line never does, so no line of it (an exception's message) reads as a record.
 LOG_INDENT = "    "

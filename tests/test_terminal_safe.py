@@ -1,0 +1,96 @@
+"""What reaches a terminal cannot disguise a name: bidi overrides and invisible characters
+shown as escapes (Trojan Source)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+
+from brain.cli import cli
+from brain.index.indexer import index_vault
+from brain.text import log_record, terminal_safe
+
+RLO = "\u202e"
+# The embeddings, overrides and isolates the Trojan Source paper lists, and the invisible
+# characters no script's words hold.
+REORDERING = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
+HIDING = ["\u2060", "\ufeff", "\u2062"]
+
+
+@pytest.mark.parametrize("char", REORDERING + HIDING)
+def test_a_reordering_or_hiding_character_is_shown_as_its_escape(char):
+    shown = terminal_safe(f"invoice{char}txt.exe")
+    assert shown == f"invoice\\u{ord(char):04x}txt.exe"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "می\u200cخواهم",  # Persian: ZWNJ inside a word
+        "क्\u200dष",  # Devanagari: ZWJ after a virama
+        "ഭൗതികവാദമാണ്\u200c എന്ന് പറയാ",  # Malayalam: ZWNJ after the virama ends a word
+        "👩\u200d💻",  # an emoji sequence
+        "🏳\ufe0f\u200d🌈",  # ... after a variation selector
+        "שלום\u200f!",  # Hebrew: RLM placing the punctuation
+        "مرحبا\u061c 2026",  # Arabic: ALM
+        "Привет, мир",  # Cyrillic
+        "東京の会議メモ",  # CJK
+    ],
+)
+def test_text_of_a_script_that_needs_its_joiners_and_marks_is_shown_as_it_is(text):
+    assert terminal_safe(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Roll\u200bout plan", "Roll\\u200bout plan"),  # looks like "Rollout plan"
+        ("Roll\u200dout", "Roll\\u200dout"),
+        ("\u200cplan", "\\u200cplan"),
+        ("ش\u200d\u200dک", "ش\u200d\\u200dک"),  # two: the second hides behind the first
+        ("plan\u200e.md", "plan\\u200e.md"),  # a mark on a line with no right-to-left letter
+        ("שלום\nplan\u200f.md", "שלום\nplan\\u200f.md"),  # ... judged by its own line
+    ],
+)
+def test_a_joiner_or_mark_outside_the_text_it_serves_is_shown_as_its_escape(text, shown):
+    assert terminal_safe(text) == shown
+
+
+def test_logs_escape_every_invisible_character_the_joiners_too():
+    name = "می\u200cخواهم \u202e 👩\u200d💻 \U000e0041"
+    want = "می\\u200cخواهم \\u202e 👩\\u200d💻 \\U000e0041"
+    assert log_record(name) == want
+
+
+@pytest.fixture
+def disguised_vault(tmp_path) -> Path:
+    root = tmp_path / "vault"
+    write(root, f"invoice{RLO}txt.exe.md", f"# invoice{RLO}exe.txt\n\nThe invoice for the march payments.\n")
+    write(root, "می\u200cخواهم.md", "# می\u200cخواهم\n\nPersian notes about the march payments.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+def test_ask_history_and_status_show_a_bidi_override_in_a_name_as_its_escape(disguised_vault):
+    vault = str(disguised_vault)
+    out = CliRunner().invoke(cli, ["ask", "--no-server", "--vault", vault, "invoice march payments"])
+    assert out.exit_code == 0, out.output
+    assert "invoice\\u202etxt.exe" in out.output and RLO not in out.output
+    assert "می\u200cخواهم" in out.output  # a Persian title as it is
+    out = CliRunner().invoke(cli, ["history", "--vault", vault, f"invoice{RLO}txt.exe"])
+    assert out.exit_code == 0, out.output
+    assert "invoice\\u202etxt.exe.md" in out.output and RLO not in out.output
+    write(disguised_vault, f"pending{RLO}dm.md", "# pending\n")
+    out = CliRunner().invoke(cli, ["status", "-v", "--vault", vault])
+    assert out.exit_code == 0, out.output
+    assert "pending\\u202edm.md" in out.output and RLO not in out.output
+
+
+def test_json_keeps_a_name_exactly(disguised_vault):
+    out = CliRunner().invoke(cli, ["ask", "--no-server", "--json", "--vault", str(disguised_vault), "invoice"])
+    paths = [r["path"] for r in json.loads(out.output)["results"]]
+    assert f"invoice{RLO}txt.exe.md" in paths
