@@ -19,15 +19,15 @@ from .cli_options import (
     wait_option,
     writer_waiting,
 )
-from .cli_support import emit_json, library_errors, setup_logging, warn
+from .cli_support import BrainGroup, emit_json, library_errors, setup_logging, warn
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
-from .text import plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support has it loaded already
+from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="brain")
 @library_errors  # a BRAIN_HOME that names no path: one line before any command runs
 def cli() -> None:
@@ -509,7 +509,7 @@ def ask(
             how = "by PageRank and the anchor and bridge lanes" if "ppr" in result.mode else "one hop from the top hits"
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
         elif graph and result.gate.entity:
-            click.echo(terminal_safe(f"\n(graph skipped: {result.gate.reason})"), err=True)
+            click.echo(escaped(f"\n(graph skipped: {result.gate.reason})"), err=True)
 
 
 def _refuse_ignored_ask_options(*, graph: bool, mode: str | None, ab: bool, as_json: bool, as_context: bool) -> None:
@@ -684,7 +684,7 @@ def _say_ambiguity(ref: str, data: dict[str, Any]) -> None:
 
     message = NoteMatch(data["path"], tuple(data["ambiguous"])).ambiguity(ref)
     if message:
-        click.echo(terminal_safe(message), err=True)
+        click.echo(escaped(message), err=True)
 
 
 def _stdout_is_terminal() -> bool:

@@ -17,21 +17,37 @@ from typing import Any
 import click
 
 from .errors import BrainError
-from .text import one_line, terminal_safe
+from .text import escaped, log_record
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a BrainError raised by the library into a clean CLI error (a note's name in it
-    with no terminal control)."""
+    with its control characters written as escapes, ``text.escaped``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except BrainError as exc:
-            raise click.ClickException(terminal_safe(str(exc))) from exc
+            raise click.ClickException(escaped(str(exc))) from exc
 
     return wrapper
+
+
+class BrainGroup(click.Group):
+    """`brain` itself: the boundary every command's output and error passes.
+
+    An error's message names what it was given (a vault's path, a note's name): its control
+    characters and escape sequences are written as escapes (``text.escaped``), as a log writes
+    them, whoever raised it (click, a command, the library)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = escaped(exc.message)  # type: ignore[misc]  # Final to click's typing; show() reads it
+            raise
+
 
 
 # What json.dumps leaves raw with ensure_ascii=False that a terminal acts on: DEL and the C1
@@ -60,16 +76,16 @@ def _finite(data: object) -> object:
     return data
 
 
-class _TerminalSafe(logging.Formatter):
-    """A warning names a file, and a file name may hold an escape sequence: shown as text. It
-    may hold a line break too (Linux allows one), which made a warning two lines: written as its
-    escape (``\\n``), as `brain status` lists it. A traceback keeps its lines."""
-
-    def formatMessage(self, record: logging.LogRecord) -> str:
-        return one_line(super().formatMessage(record))
+class _Escaped(logging.Formatter):
+    """A warning names a file, and a file name may hold an escape sequence, a line break (Linux
+    allows one, and it made a warning two lines) or a bidi override: each written as its escape
+    (``\\x1b``, ``\\n``, ``\\u202e``), as a log file writes it (``text.log_record``). A traceback
+    keeps its lines, indented under it."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return terminal_safe(super().format(record))
+        record.message = record.getMessage()
+        detail = self.formatException(record.exc_info) if record.exc_info else record.exc_text or ""
+        return log_record(self.formatMessage(record), detail)
 
 
 # One style for every warning on stderr: the library's, through logging (its level name), and
@@ -78,8 +94,9 @@ WARNING_PREFIX = "brain: WARNING: "
 
 
 def warn(message: str) -> None:
-    """``message`` on stderr as one line, as the library's warnings are (no terminal control)."""
-    click.echo(terminal_safe(one_line(WARNING_PREFIX + message)), err=True)
+    """``message`` on stderr as one line, as the library's warnings are (every control character,
+    escape sequence and invisible format character written as its escape)."""
+    click.echo(log_record(WARNING_PREFIX + message), err=True)
 
 
 def setup_logging(quiet: bool = False) -> None:
@@ -87,7 +104,7 @@ def setup_logging(quiet: bool = False) -> None:
     logger = logging.getLogger("brain")
     if not any(getattr(h, "_brain", False) for h in logger.handlers):
         handler = logging.StreamHandler()
-        handler.setFormatter(_TerminalSafe(WARNING_PREFIX.replace("WARNING", "%(levelname)s") + "%(message)s"))
+        handler.setFormatter(_Escaped(WARNING_PREFIX.replace("WARNING", "%(levelname)s") + "%(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.WARNING)

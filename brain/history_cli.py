@@ -8,7 +8,7 @@ import click
 
 from .cli_options import vault_option, wait_option, writer_waiting
 from .cli_support import emit_json, library_errors, setup_logging
-from .text import plural, terminal_safe
+from .text import escaped, plural, terminal_safe
 
 if TYPE_CHECKING:
     from .index.history import PruneReport
@@ -52,7 +52,7 @@ def history_command(note: str, vault: str | None, last: int | None, as_json: boo
     # A name two notes answer to read one of them without a word; said as `brain note` says it.
     told = NoteMatch(found.path, tuple(found.ambiguous)).ambiguity(note)
     if told:
-        click.echo(terminal_safe(told), err=True)
+        click.echo(escaped(told), err=True)
     if as_json:
         emit_json(found.as_dict())
     else:

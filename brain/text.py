@@ -130,6 +130,9 @@ def _escape(match: re.Match[str]) -> str:
 # warning name a file exactly, whatever the script. Other Unicode is written as it is.
 _FORMAT = f"{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
 _LOG_ESCAPED = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+# ... and a message on stderr (an error, a warning) keeps its own line breaks (a query file's
+# problems, one a line).
+_MESSAGE_ESCAPED = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # A traceback's lines in a log, under their record: a line of it starts with this, a record's
 # line never does, so no line of it (an exception's message) reads as a record.
 LOG_INDENT = "    "
@@ -137,6 +140,14 @@ LOG_INDENT = "    "
 
 def _log_escaped(text: str) -> str:
     return _LOG_ESCAPED.sub(_escape, text)
+
+
+def escaped(message: str) -> str:
+    """``message`` for stderr (an error, a warning): as a log writes it (``log_record``), every
+    control character, escape sequence and invisible format character written as its escape
+    (``\\x1b[2J``, ``\\u202e``) where ``terminal_safe`` drops them: a file name the message
+    names shows what it holds. Its line breaks are kept."""
+    return _MESSAGE_ESCAPED.sub(_escape, message)
 
 
 def log_record(message: str, detail: str = "") -> str:

@@ -12,14 +12,12 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 
 from brain.cli import cli
-from brain.cli_support import library_errors
 from brain.db import connection
 from brain.embed import register_embedder
 from brain.errors import ConfigError
@@ -496,16 +494,6 @@ def test_note_shows_a_terminal_no_control_and_a_pipe_the_text_as_it_is(tricky_va
     assert "\x1b]0;pwned\x07" in json.loads(out.output)["text"]  # --json: the text as it is
 
 
-def test_a_library_error_is_shown_with_no_terminal_control():
-    @click.command()
-    @library_errors
-    def command() -> None:
-        raise ConfigError("no note 'Esc\x1b]0;pwned\x07ape' here;\nsecond line\r")
-
-    out = CliRunner().invoke(command, color=True)
-    assert out.exit_code == 1 and out.output == "Error: no note 'Escape' here;\nsecond line\n"
-
-
 def test_status_and_index_warnings_show_no_terminal_control_from_file_names(tricky_vault):
     import logging
 
@@ -522,7 +510,7 @@ def test_status_and_index_warnings_show_no_terminal_control_from_file_names(tric
     setup_logging()
     (handler,) = [h for h in logging.getLogger("brain").handlers if getattr(h, "_brain", False)]
     record = logging.LogRecord("brain", logging.WARNING, __file__, 1, "%s: skipped", ("Bin\x1b[31m.md",), None)
-    assert handler.format(record) == "brain: WARNING: Bin.md: skipped"
+    assert handler.format(record) == "brain: WARNING: Bin\\x1b[31m.md: skipped"  # shown, not acted on
 
 
 @pytest.mark.parametrize(

@@ -1,18 +1,21 @@
 """What reaches a terminal cannot disguise a name: bidi overrides and invisible characters
-shown as escapes (Trojan Source)."""
+shown as escapes (Trojan Source), escape sequences in an error or warning shown as escapes."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from conftest import write
 
 from brain.cli import cli
+from brain.cli_support import BrainGroup, library_errors
+from brain.errors import ConfigError
 from brain.index.indexer import index_vault
-from brain.text import log_record, terminal_safe
+from brain.text import escaped, log_record, terminal_safe
 
 RLO = "\u202e"
 # The embeddings, overrides and isolates the Trojan Source paper lists, and the invisible
@@ -60,10 +63,11 @@ def test_a_joiner_or_mark_outside_the_text_it_serves_is_shown_as_its_escape(text
     assert terminal_safe(text) == shown
 
 
-def test_logs_escape_every_invisible_character_the_joiners_too():
+def test_logs_and_messages_escape_every_invisible_character_the_joiners_too():
     name = "می\u200cخواهم \u202e 👩\u200d💻 \U000e0041"
     want = "می\\u200cخواهم \\u202e 👩\\u200d💻 \\U000e0041"
-    assert log_record(name) == want
+    assert log_record(name) == want and escaped(name) == want
+    assert escaped("one\x1b[2J\ntwo\t") == "one\\x1b[2J\ntwo\\t"  # a message keeps its own lines
 
 
 @pytest.fixture
@@ -94,3 +98,47 @@ def test_json_keeps_a_name_exactly(disguised_vault):
     out = CliRunner().invoke(cli, ["ask", "--no-server", "--json", "--vault", str(disguised_vault), "invoice"])
     paths = [r["path"] for r in json.loads(out.output)["results"]]
     assert f"invoice{RLO}txt.exe.md" in paths
+
+
+def test_a_library_error_shows_a_name_s_escape_sequence_as_its_escape():
+    @click.command()
+    @library_errors
+    def command() -> None:
+        raise ConfigError("no note 'Esc\x1b]0;pwned\x07ape' here;\nsecond line\r")
+
+    out = CliRunner().invoke(command, color=True)
+    assert out.exit_code == 1 and out.output == "Error: no note 'Esc\\x1b]0;pwned\\x07ape' here;\nsecond line\\r\n"
+    # a vault's path that holds ESC[2J (clear the screen): it was "vault not found: /nowhere"
+    out = CliRunner().invoke(cli, ["index", "--vault", "/nowhere\x1b[2J"], color=True)
+    assert out.exit_code == 1 and "vault not found: /nowhere\\x1b[2J\n" in out.output, out.output
+
+
+def test_any_click_error_under_brain_shows_escapes():
+    @click.group(cls=BrainGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def fail() -> None:
+        raise click.ClickException(f"cannot start for /v\x1b]0;t\x07ault{RLO}")
+
+    out = CliRunner().invoke(group, ["fail"], color=True)
+    assert out.exit_code == 1 and out.output == "Error: cannot start for /v\\x1b]0;t\\x07ault\\u202e\n"
+
+
+def test_a_warning_shows_a_file_name_s_escape_sequence_as_its_escape():
+    import logging
+
+    from brain.cli_support import setup_logging
+
+    setup_logging()
+    (handler,) = [h for h in logging.getLogger("brain").handlers if getattr(h, "_brain", False)]
+    record = logging.LogRecord("brain", logging.WARNING, __file__, 1, "%s: skipped", (f"Bin\x1b[31m{RLO}.md",), None)
+    assert handler.format(record) == "brain: WARNING: Bin\\x1b[31m\\u202e.md: skipped"
+
+
+def test_a_warning_the_cli_prints_shows_escapes_on_one_line(capsys):
+    from brain.cli_support import warn
+
+    warn(f"skipped Bin\x1b[31m{RLO}.md\nbrain: WARNING: forged")
+    assert capsys.readouterr().err == "brain: WARNING: skipped Bin\\x1b[31m\\u202e.md\\nbrain: WARNING: forged\n"

@@ -12,7 +12,7 @@ import click
 
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..output import clip, flat, literal
-from ..text import terminal_safe
+from ..text import escaped, terminal_safe
 
 
 @click.command()
@@ -54,7 +54,7 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
     from .store import recent_recalls, report
 
     for line in caught_up_lines():  # prompts the hook kept aside while an upgrade waited for a command
-        click.echo(terminal_safe(line), err=True)
+        click.echo(escaped(line), err=True)
     with connection(read_only=True) as conn:
         data: Any = report(conn, days=days) if stats else recent_recalls(conn, limit=limit, session=session)
     if as_json:

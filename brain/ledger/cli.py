@@ -15,7 +15,7 @@ import click
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..output import flat, literal
-from ..text import shell_word, terminal_safe
+from ..text import escaped, shell_word, terminal_safe
 
 
 @click.group()
@@ -99,11 +99,13 @@ def _prompt_hook_advice(root: Path) -> None:
 
     vault = shell_word(root)  # a command to paste: "Obsidian Vault" must stay one word
     if not (config.index_dir(root) / INDEX_FILE).exists():
-        click.echo(f"note: {root} has no index yet: run `brain index --vault {vault}`", err=True)
+        click.echo(escaped(f"note: {root} has no index yet: run `brain index --vault {vault}`"), err=True)
     if not runtime.lock_is_held(root):
         click.echo(
-            f"note: the prompt hook asks a running server and adds nothing without one: "
-            f"`brain serve --vault {vault} --detach`",
+            escaped(
+                "note: the prompt hook asks a running server and adds nothing without one: "
+                f"`brain serve --vault {vault} --detach`"
+            ),
             err=True,
         )
 
@@ -193,7 +195,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
     from .store import recent_turns, turn_stats
 
     for line in caught_up_lines():  # turns the hooks kept aside while an upgrade waited for a command
-        click.echo(terminal_safe(line), err=True)
+        click.echo(escaped(line), err=True)
     # Reading only: a read-only brain home or database file still answers.
     with connection(read_only=True) as conn:
         if stats:
