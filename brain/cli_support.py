@@ -10,7 +10,9 @@ import functools
 import json
 import logging
 import math
+import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +41,12 @@ class BrainGroup(click.Group):
 
     An error's message names what it was given (a vault's path, a note's name): its control
     characters and escape sequences are written as escapes (``text.escaped``), as a log writes
-    them, whoever raised it (click, a command, the library)."""
+    them, whoever raised it (click, a command, the library).
+
+    A reader that stops early (``brain turns | head -1``) closes the pipe: the next write
+    raised BrokenPipeError, which click turned into exit status 1. The reader took what it
+    wanted: brain stops quietly with status 0, as ripgrep does (git dies of SIGPIPE, 141, which
+    fails a pipeline under ``set -o pipefail``)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -47,7 +54,23 @@ class BrainGroup(click.Group):
         except click.ClickException as exc:
             exc.message = escaped(exc.message)  # type: ignore[misc]  # Final to click's typing; show() reads it
             raise
+        except BrokenPipeError:
+            _unread_output_dropped()
+            raise click.exceptions.Exit(0) from None
 
+
+def _unread_output_dropped() -> None:
+    """What is still buffered for a closed pipe goes to /dev/null: its flush at exit failed again,
+    Python's ``Exception ignored ... BrokenPipeError`` and status 120."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                os.dup2(null, stream.fileno())
+    finally:
+        os.close(null)
 
 
 # What json.dumps leaves raw with ensure_ascii=False that a terminal acts on: DEL and the C1

@@ -1,15 +1,20 @@
 """What reaches a terminal cannot disguise a name: bidi overrides and invisible characters
-shown as escapes (Trojan Source), escape sequences in an error or warning shown as escapes."""
+shown as escapes (Trojan Source), escape sequences in an error or warning shown as escapes, and
+a reader that closes the pipe early (`brain turns | head -1`) ends brain quietly."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 from conftest import write
+from serve_helpers import LAUNCHER, brain_env
 
 from brain.cli import cli
 from brain.cli_support import BrainGroup, library_errors
@@ -142,3 +147,32 @@ def test_a_warning_the_cli_prints_shows_escapes_on_one_line(capsys):
 
     warn(f"skipped Bin\x1b[31m{RLO}.md\nbrain: WARNING: forged")
     assert capsys.readouterr().err == "brain: WARNING: skipped Bin\\x1b[31m\\u202e.md\\nbrain: WARNING: forged\n"
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("stderr", [subprocess.PIPE, subprocess.STDOUT])
+def test_a_reader_that_closes_the_pipe_early_ends_brain_quietly(tmp_path, stderr):
+    root = tmp_path / "vault"
+    # more than a pipe holds (64 KB): brain is still writing when the reader goes
+    write(root, "big.md", "# big\n\n" + "".join(f"line {i} of a long note\n" for i in range(20_000)))
+    write(root, "small.md", "# small\n\nA line.\n")
+    index_vault(root, progress=False)
+    env = brain_env()
+    env.pop("PYTHONUNBUFFERED", None)  # unbuffered, Python drops what a closed pipe refused without a word
+    # read a little and closed, brain still writing; closed before brain wrote a line, which it
+    # then still buffered at exit (a small note)
+    for args, reads in (
+        (["note", "big", "--max-chars", "1000000"], True),
+        (["note", "big", "--max-chars", "1000000", "--json"], True),
+        (["note", "small"], False),
+    ):
+        proc = subprocess.Popen(
+            [sys.executable, str(LAUNCHER), *args, "--vault", str(root)], env=env, stdout=subprocess.PIPE, stderr=stderr
+        )
+        assert proc.stdout is not None
+        if reads:
+            assert os.read(proc.stdout.fileno(), 100)
+        proc.stdout.close()
+        said = proc.stderr.read().decode() if proc.stderr else ""
+        assert proc.wait(timeout=60) == 0, said
+        assert said == ""
