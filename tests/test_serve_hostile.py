@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
-from serve_helpers import raw_exchange, served
-from test_serve import _index
+from serve_helpers import raw_exchange, request, served
+from test_serve import _index, _post
 
 from brain.server import daemon as daemon_module
+from brain.server import protocol, runtime
 
 
 def _connect(path: Path) -> socket.socket:
@@ -36,6 +38,71 @@ def _closed_by_server(sock: socket.socket) -> bool:
 def few_connections(monkeypatch):
     """A server with room for 8 connections, so a test fills it with few sockets."""
     monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 8)
+
+
+def test_clients_that_connect_and_say_nothing_do_not_keep_another_out(toy_vault, few_connections):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        idle = [_connect(daemon.socket_path) for _ in range(20)]
+        try:
+            time.sleep(0.3)  # every one of them taken in by the server
+            started = time.monotonic()
+            assert request(daemon, "ping")["ok"] is True
+            assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
+            status, reply = _post(daemon, protocol.encode(protocol.request("ping", str(daemon.root))))
+            assert status == 200 and reply["ok"] is True
+            assert time.monotonic() - started < 5
+            assert sum(_closed_by_server(sock) for sock in idle[:3]) == 3  # the oldest made room
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_http_clients_that_never_send_their_body_do_not_keep_another_out(toy_vault, few_connections):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        url = daemon.http_url()
+        assert url is not None
+        port = int(url.split(":")[2].split("/")[0])
+        token = runtime.read_record(daemon.root)["token"]
+        head = (
+            f"POST /v1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+        ).encode()
+        idle = []
+        try:
+            for _ in range(20):  # headers sent, the body promised and never sent
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                sock.sendall(head)
+                idle.append(sock)
+            time.sleep(0.3)
+            assert request(daemon, "ping")["ok"] is True
+            status, reply = _post(daemon, protocol.encode(protocol.request("ping", str(daemon.root))))
+            assert status == 200 and reply["ok"] is True
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_a_request_sent_a_byte_at_a_time_is_closed_within_the_client_timeout(toy_vault, monkeypatch):
+    monkeypatch.setattr(daemon_module, "CLIENT_TIMEOUT", 1.0, raising=False)
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        line = protocol.encode(protocol.request("ping", str(daemon.root)))
+        sock = _connect(daemon.socket_path)
+        try:
+            started = time.monotonic()
+            for i in range(40):  # a byte every 0.1 s: each read is quick, the whole is not
+                try:
+                    sock.send(line[i : i + 1])
+                except OSError:
+                    break
+                time.sleep(0.1)
+            sock.settimeout(3)
+            assert _closed_by_server(sock) and time.monotonic() - started < 3.5
+        finally:
+            sock.close()
+        assert request(daemon, "ping")["ok"] is True
 
 
 def test_a_vault_path_with_a_nul_byte_is_a_bad_request_not_an_internal_error(toy_vault):

@@ -9,8 +9,11 @@
   the vault meanwhile: then it stops.
 - **Socket.** ``serve.sock`` in that folder (0700), created owner-only (0600) under a tight
   umask, so no moment exists where another user could connect. One request per connection
-  (``protocol.py``); each connection has its own thread, a read timeout and a size limit, and
-  at most ``MAX_CONNECTIONS`` are served at once. Garbage gets an error reply; a client that
+  (``protocol.py``); each connection has its own thread, a size limit, and ``CLIENT_TIMEOUT``
+  seconds in all to send its request (and again to take its answer). At most
+  ``MAX_CONNECTIONS`` are open at once, the HTTP ones counted too; a connection beyond them
+  closes the one that has waited on its client longest (``_Connections``), so clients that
+  connect and say nothing, or trickle, never keep another out. Garbage gets an error reply; a client that
   goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
   traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
@@ -53,7 +56,10 @@ from .service import Service
 log = logging.getLogger("brain")
 
 MAX_CONNECTIONS = 64
-READ_TIMEOUT = 30.0  # seconds a connection may take to send its request
+# Seconds in all a connection may take to send its request, and again to take its answer: brain's
+# clients write theirs at once, and one byte every 29 s held a connection for good under the
+# 30 s timeout each read had.
+CLIENT_TIMEOUT = 10.0
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
@@ -94,7 +100,7 @@ class Daemon:
         self.socket_path = runtime.runtime_dir(root) / runtime.SOCKET_FILE  # where it is: see start
         self.token = secrets.token_urlsafe(32) if http else None
         self.stopping = threading.Event()
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.connections = _Connections(MAX_CONNECTIONS, CLIENT_TIMEOUT)
         self._lock_fd: int | None = None
         self._unix: _UnixServer | None = None
         self._http: _HttpServer | None = None
@@ -400,30 +406,60 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 class _SocketHandler(socketserver.StreamRequestHandler):
-    timeout = READ_TIMEOUT
+    timeout = CLIENT_TIMEOUT  # each write of the answer; the request has CLIENT_TIMEOUT in all
 
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
-        if not daemon._slots.acquire(blocking=False):
-            self._send(protocol.error("busy", f"over {MAX_CONNECTIONS} connections at once"))
+        connections = daemon.connections
+        if not connections.admit(self.connection):
+            self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
             return
         try:
-            data = self.rfile.readline(protocol.MAX_REQUEST_BYTES + 1)
+            data = self._read_request()
+            if not connections.answering(self.connection):
+                log.info("a client slow to send its request was closed for another")
+                return
             if not data:
                 return  # connected and left
             if len(data) > protocol.MAX_REQUEST_BYTES:
-                self._send(protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
-                return
-            self._send(daemon.answer(data))
+                reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
+            else:
+                reply = daemon.answer(data)
+            if connections.answered(self.connection):
+                self._send(reply)
         except TimeoutError:
-            log.info("a client sent no request within %.0f s", READ_TIMEOUT)
+            log.info("a client sent no whole request within %.0f s", CLIENT_TIMEOUT)
         except OSError as exc:  # reset, broken pipe: the client left
             log.info("a client left mid-request (%s)", type(exc).__name__)
         except Exception as exc:  # a bug: said in the log and to the client, never a silent close
             log.exception("a request on the socket failed")
             self._send(protocol.error("internal", f"{type(exc).__name__}: {exc}"))
         finally:
-            daemon._slots.release()
+            connections.leave(self.connection)
+
+    def _read_request(self) -> bytes:
+        """The request line (up to and with its ``\\n``, or all the client sent before it stopped
+        writing), at most ``MAX_REQUEST_BYTES`` and a block beyond; ``TimeoutError`` when the
+        whole of it has not come within ``CLIENT_TIMEOUT`` seconds, however it trickles."""
+        deadline = time.monotonic() + CLIENT_TIMEOUT
+        chunks: list[bytes] = []
+        size = 0
+        while size <= protocol.MAX_REQUEST_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            self.connection.settimeout(left)
+            chunk = self.connection.recv(1 << 16)
+            if not chunk:
+                break
+            end = chunk.find(b"\n")
+            if end >= 0:
+                chunks.append(chunk[: end + 1])
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        self.connection.settimeout(CLIENT_TIMEOUT)
+        return b"".join(chunks)
 
     def _send(self, reply: dict[str, Any]) -> None:
         try:
@@ -431,6 +467,65 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             self.wfile.flush()
         except OSError as exc:  # the client left before its answer: nothing lost but the write
             log.info("a client left before its answer (%s)", type(exc).__name__)
+
+
+class _Connections:
+    """The open client connections (socket and HTTP), and for each whether it waits on its
+    client (to send its request, to take its answer) or on the server, and since when.
+
+    A thread and a place among ``limit`` each: a client that connects and says nothing, or one
+    byte at a time, held them for as long as it liked, and 64 such kept every other client out
+    (``busy``: the prompt hook recalled nothing, `brain ask` loaded the model itself). Now a
+    connection that would be one too many closes, by ``shutdown``, those that have waited on
+    their client over ``timeout`` and else the one that has waited longest; a well-behaved
+    client, which writes its request at once, is never that one. Only ``limit`` connections
+    being answered at once make a new one ``busy``."""
+
+    def __init__(self, limit: int, timeout: float):
+        self.limit, self.timeout = limit, timeout
+        self.closed = 0  # connections closed for another
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, tuple[bool, float]] = {}  # → (waits on its client, since)
+
+    def admit(self, conn: socket.socket) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            for other, (on_client, since) in list(self._open.items()):
+                if on_client and now - since > self.timeout:
+                    self._close(other)
+            if len(self._open) >= self.limit:
+                waiting = [(since, id(other), other) for other, (on_client, since) in self._open.items() if on_client]
+                if waiting:
+                    self._close(min(waiting)[2])
+            if len(self._open) >= self.limit:
+                return False
+            self._open[conn] = (True, now)
+            return True
+
+    def answering(self, conn: socket.socket) -> bool:
+        """Its request is read, the server works on it; False when it was closed meanwhile."""
+        return self._mark(conn, on_client=False)
+
+    def answered(self, conn: socket.socket) -> bool:
+        """Its answer is ready to write; False when it was closed meanwhile."""
+        return self._mark(conn, on_client=True)
+
+    def leave(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._open.pop(conn, None)
+
+    def _mark(self, conn: socket.socket, *, on_client: bool) -> bool:
+        with self._lock:
+            if conn not in self._open:
+                return False
+            self._open[conn] = (on_client, time.monotonic())
+            return True
+
+    def _close(self, conn: socket.socket) -> None:
+        del self._open[conn]
+        self.closed += 1
+        with contextlib.suppress(OSError):  # its thread's read or write ends at once
+            conn.shutdown(socket.SHUT_RDWR)
 
 
 class _HttpServer(ThreadingHTTPServer):
@@ -446,7 +541,20 @@ class _HttpServer(ThreadingHTTPServer):
 
 class _HttpHandler(BaseHTTPRequestHandler):
     server_version = "brain"
-    timeout = READ_TIMEOUT
+    timeout = CLIENT_TIMEOUT  # each read and write; _Connections closes one slower in all
+
+    def handle(self) -> None:
+        connections: _Connections = self.server.daemon_ref.connections  # type: ignore[attr-defined]
+        if not connections.admit(self.connection):
+            body = protocol.encode(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
+            head = f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            with contextlib.suppress(OSError):
+                self.wfile.write(head.encode() + body)
+            return
+        try:
+            super().handle()
+        finally:
+            connections.leave(self.connection)
 
     def do_POST(self) -> None:
         try:
@@ -476,13 +584,12 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(411, protocol.error("bad_request", "Content-Length required"))
         if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
             return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
-        if not daemon._slots.acquire(blocking=False):
-            return self._reply(503, protocol.error("busy", f"over {MAX_CONNECTIONS} connections at once"))
-        try:
-            reply = daemon.answer(self.rfile.read(length))
-        finally:
-            daemon._slots.release()
-        self._reply(200, reply)
+        body = self.rfile.read(length)
+        if not daemon.connections.answering(self.connection):
+            return  # closed for another while it sent its body
+        reply = daemon.answer(body)
+        if daemon.connections.answered(self.connection):
+            self._reply(200, reply)
 
     def do_GET(self) -> None:
         self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
