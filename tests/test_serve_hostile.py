@@ -8,12 +8,14 @@ connection's thread and place for as long as they liked: 64 of them made every o
 from __future__ import annotations
 
 import json
+import queue
 import socket
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from serve_helpers import raw_exchange, request, served
+from serve_helpers import raw_exchange, request, served, wait_until
 from test_serve import _index, _post
 
 from brain.server import daemon as daemon_module
@@ -115,3 +117,38 @@ def test_a_vault_path_with_a_nul_byte_is_a_bad_request_not_an_internal_error(toy
             assert "NUL" in reply["error"]["message"]
         assert daemon.service.errors == 0
         assert not daemon.stopping.is_set()
+
+
+def test_asks_whose_clients_hung_up_before_their_turn_are_not_run(toy_vault, monkeypatch):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        service = daemon.service
+        ran: list[bool] = []
+        answer = service._answer
+
+        def counting(job) -> None:
+            ran.append(not job.future.cancelled())
+            answer(job)
+
+        monkeypatch.setattr(service, "_answer", counting)
+        release = threading.Event()
+        blocker = threading.Thread(target=lambda: service.run(lambda r: release.wait(30), timeout=60))
+        blocker.start()  # the query thread is taken, as by a long question
+        try:
+            wait_until(lambda: ran, 10, "the query thread to take the first job")
+            service._jobs = queue.Queue()  # the same calls, and the jobs waiting can be seen
+            ask = protocol.encode(protocol.request("ask", str(daemon.root), query="agent memory", modes=["hybrid+ppr"]))
+            for _ in range(10):  # ask, then hang up before the answer
+                sock = _connect(daemon.socket_path)
+                sock.sendall(ask)
+                sock.close()
+            queued = service._jobs.queue
+            wait_until(lambda: len(queued) == 10, 10, "the ten asks to wait their turn")
+            wait_until(lambda: all(job.future.cancelled() for job in list(queued)), 5, "the asks to be dropped")
+        finally:
+            release.set()
+            blocker.join(30)
+        assert request(daemon, "ping")["ok"] is True
+        reply = request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})
+        assert reply["ok"] is True
+        assert ran.count(True) == 2  # the long question and the last: none of those who left

@@ -35,6 +35,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import select
 import signal
 import socket
 import socketserver
@@ -51,7 +52,7 @@ from ..errors import BrainError, ConfigError
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..text import shell_word
 from . import client, protocol, runtime
-from .service import Service
+from .service import Service, caller
 
 log = logging.getLogger("brain")
 
@@ -424,7 +425,8 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
-                reply = daemon.answer(data)
+                with caller(lambda: _hung_up(self.connection)):
+                    reply = daemon.answer(data)
             if connections.answered(self.connection):
                 self._send(reply)
         except TimeoutError:
@@ -607,6 +609,14 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """Whether the client closed its end of the Unix socket. ``POLLHUP`` only: a client that
+    ended its request with ``shutdown(SHUT_WR)``, as brain's do, still waits for the answer."""
+    poller = select.poll()
+    poller.register(conn, 0)  # POLLHUP and POLLERR are always reported
+    return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
 def _who(record: dict[str, Any] | None) -> str:

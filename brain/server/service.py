@@ -25,6 +25,8 @@ deadline) for changes the watcher has seen, as ``brain ask`` indexes them first 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -32,7 +34,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -72,6 +74,27 @@ class Starting(BrainError):
 
 class Busy(BrainError):
     """The query thread did not get to the request in time."""
+
+
+class CallerGone(Busy):
+    """The client hung up before the query thread got to its request: it is not run."""
+
+
+# How the thread that asks tells whether its client has hung up (``caller``); none: it has not.
+_caller_gone: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("caller_gone", default=None)
+GONE_CHECK_EVERY = 0.1  # seconds between checks that a waiting caller's client is still there
+
+
+@contextlib.contextmanager
+def caller(gone: Callable[[], bool]) -> Iterator[None]:
+    """Within it, ``Service.run`` drops the request of a client that hung up while it waited
+    its turn: a client asking and hanging up, again and again, had the query thread answer
+    no one while the prompt hook's question waited behind them."""
+    token = _caller_gone.set(gone)
+    try:
+        yield
+    finally:
+        _caller_gone.reset(token)
 
 
 class SerialEmbedder:
@@ -588,11 +611,18 @@ class Service:
                     raise EmptyIndexError(self.empty or "the index holds no notes")
         job = _Job(fn)
         self._jobs.put(job)
-        try:
-            return job.future.result(timeout=timeout)
-        except FutureTimeout:
-            job.future.cancel()
-            raise Busy(f"no answer within {timeout:.0f} s; the server is busy") from None
+        gone = _caller_gone.get()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return job.future.result(timeout=max(0.0, min(left, GONE_CHECK_EVERY) if gone else left))
+            except FutureTimeout:
+                if gone is not None and gone() and job.future.cancel():  # not begun: never will be
+                    raise CallerGone("the client hung up before its turn") from None
+                if time.monotonic() >= deadline:
+                    job.future.cancel()
+                    raise Busy(f"no answer within {timeout:.0f} s; the server is busy") from None
 
     # ----- views of the past (on the query thread) ----------------------------------------------
 
