@@ -13,7 +13,10 @@
   seconds in all to send its request (and again to take its answer). At most
   ``MAX_CONNECTIONS`` are open at once, the HTTP ones counted too; a connection beyond them
   closes the one that has waited on its client longest (``_Connections``), so clients that
-  connect and say nothing, or trickle, never keep another out. Garbage gets an error reply; a client that
+  connect and say nothing, or trickle, never keep another out. One client process (``_peer``)
+  has at most a quarter of the places being answered, and its questions take turns with other
+  clients' on the query thread (``service.caller``); a question whose client hung up before
+  its turn is dropped. Garbage gets an error reply; a client that
   goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
   traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
@@ -40,6 +43,7 @@ import signal
 import socket
 import socketserver
 import stat
+import struct
 import sys
 import threading
 import time
@@ -417,15 +421,22 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             return
         try:
             data = self._read_request()
-            if not connections.answering(self.connection):
+            peer = _peer(self.connection)
+            state = connections.answering(self.connection, peer)
+            if state == "closed":
                 log.info("a client slow to send its request was closed for another")
+                return
+            if state == "crowded":
+                self._send(
+                    protocol.error("busy", f"{connections.per_client} requests of this client are being answered")
+                )
                 return
             if not data:
                 return  # connected and left
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
-                with caller(lambda: _hung_up(self.connection)):
+                with caller(peer, lambda: _hung_up(self.connection)):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
                 self._send(reply)
@@ -481,13 +492,18 @@ class _Connections:
     connection that would be one too many closes, by ``shutdown``, those that have waited on
     their client over ``timeout`` and else the one that has waited longest; a well-behaved
     client, which writes its request at once, is never that one. Only ``limit`` connections
-    being answered at once make a new one ``busy``."""
+    being answered at once make a new one ``busy``, and a client process with ``per_client``
+    being answered gets ``busy`` for one more of its own."""
 
     def __init__(self, limit: int, timeout: float):
         self.limit, self.timeout = limit, timeout
+        # requests of one client (``_peer``) answered at once: more of its own are busy, so
+        # that one client cannot take every place with requests waiting their turn
+        self.per_client = max(1, limit // 4)
         self.closed = 0  # connections closed for another
         self._lock = threading.Lock()
         self._open: dict[socket.socket, tuple[bool, float]] = {}  # → (waits on its client, since)
+        self._peers: dict[socket.socket, Any] = {}  # the client of each connection being answered
 
     def admit(self, conn: socket.socket) -> bool:
         now = time.monotonic()
@@ -504,24 +520,32 @@ class _Connections:
             self._open[conn] = (True, now)
             return True
 
-    def answering(self, conn: socket.socket) -> bool:
-        """Its request is read, the server works on it; False when it was closed meanwhile."""
-        return self._mark(conn, on_client=False)
+    def answering(self, conn: socket.socket, peer: Any = None) -> str | None:
+        """Its request is read, the server works on it; "closed" when it was closed meanwhile,
+        "crowded" when ``peer`` has ``per_client`` requests being answered already."""
+        with self._lock:
+            if conn not in self._open:
+                return "closed"
+            if peer is not None:
+                if sum(1 for other in self._peers.values() if other == peer) >= self.per_client:
+                    return "crowded"
+                self._peers[conn] = peer
+            self._open[conn] = (False, time.monotonic())
+            return None
 
     def answered(self, conn: socket.socket) -> bool:
         """Its answer is ready to write; False when it was closed meanwhile."""
-        return self._mark(conn, on_client=True)
+        with self._lock:
+            self._peers.pop(conn, None)
+            if conn not in self._open:
+                return False
+            self._open[conn] = (True, time.monotonic())
+            return True
 
     def leave(self, conn: socket.socket) -> None:
         with self._lock:
             self._open.pop(conn, None)
-
-    def _mark(self, conn: socket.socket, *, on_client: bool) -> bool:
-        with self._lock:
-            if conn not in self._open:
-                return False
-            self._open[conn] = (on_client, time.monotonic())
-            return True
+            self._peers.pop(conn, None)
 
     def _close(self, conn: socket.socket) -> None:
         del self._open[conn]
@@ -587,7 +611,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
         if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
             return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
         body = self.rfile.read(length)
-        if not daemon.connections.answering(self.connection):
+        if daemon.connections.answering(self.connection) == "closed":
             return  # closed for another while it sent its body
         reply = daemon.answer(body)
         if daemon.connections.answered(self.connection):
@@ -609,6 +633,18 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _peer(conn: socket.socket) -> Any:
+    """The client process at the other end of the Unix socket (its pid, by ``SO_PEERCRED``), or
+    the connection itself where the platform does not say (each connection its own client)."""
+    if hasattr(socket, "SO_PEERCRED"):
+        with contextlib.suppress(OSError):
+            pid, _, _ = struct.unpack(
+                "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            )
+            return pid
+    return id(conn)
 
 
 def _hung_up(conn: socket.socket) -> bool:

@@ -80,21 +80,31 @@ class CallerGone(Busy):
     """The client hung up before the query thread got to its request: it is not run."""
 
 
-# How the thread that asks tells whether its client has hung up (``caller``); none: it has not.
-_caller_gone: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar("caller_gone", default=None)
+@dataclass(frozen=True)
+class Caller:
+    """Who a request came from: ``peer`` (a client process; requests of one peer take turns,
+    one at a time on the query thread) and ``gone`` (whether that request's client hung up)."""
+
+    peer: Any
+    gone: Callable[[], bool]
+
+
+_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("caller", default=None)
 GONE_CHECK_EVERY = 0.1  # seconds between checks that a waiting caller's client is still there
 
 
 @contextlib.contextmanager
-def caller(gone: Callable[[], bool]) -> Iterator[None]:
-    """Within it, ``Service.run`` drops the request of a client that hung up while it waited
-    its turn: a client asking and hanging up, again and again, had the query thread answer
-    no one while the prompt hook's question waited behind them."""
-    token = _caller_gone.set(gone)
+def caller(peer: Any, gone: Callable[[], bool]) -> Iterator[None]:
+    """Within it, ``Service.run`` runs the request of ``peer`` after those of other clients
+    that came meanwhile, and drops it when its client hung up before its turn. One client
+    sending 64 questions at once had the prompt hook's wait behind all 64 (one query thread,
+    first come first served); one asking and hanging up, again and again, had the query thread
+    answer no one while the others waited."""
+    token = _caller.set(Caller(peer, gone))
     try:
         yield
     finally:
-        _caller_gone.reset(token)
+        _caller.reset(token)
 
 
 class SerialEmbedder:
@@ -223,6 +233,7 @@ class Service:
         # until a pass succeeds (the next change or rescan tries again).
         self.unindexed: tuple[int, str] | None = None
         self._counter = threading.Lock()
+        self._turns: dict[Any, tuple[threading.Semaphore, int]] = {}  # per client (``run``)
         self._fold_asked = threading.Event()  # a fold of the WAL waits on the query thread
         # Views of the past kept for the next question about the same moment, least recently
         # asked first; the query thread alone opens, reads and closes them.
@@ -609,10 +620,40 @@ class Service:
                     raise BrainError(self.failure or "the index could not be loaded")
                 if self._snapshot is None and self.state == "empty":
                     raise EmptyIndexError(self.empty or "the index holds no notes")
+        deadline = time.monotonic() + timeout
+        who = _caller.get()
+        if who is None:
+            return self._run(fn, deadline, None, timeout)
+        turn = self._turn(who.peer, +1)
+        try:
+            # one request of a client on the query thread's queue at a time: a client's
+            # questions take turns with other clients', not all of them before the next client's
+            while not turn.acquire(timeout=max(0.0, min(deadline - time.monotonic(), GONE_CHECK_EVERY))):
+                if who.gone():
+                    raise CallerGone("the client hung up before its turn")
+                if time.monotonic() >= deadline:
+                    raise Busy(f"no answer within {timeout:.0f} s; the server is busy")
+            try:
+                return self._run(fn, deadline, who.gone, timeout)
+            finally:
+                turn.release()
+        finally:
+            self._turn(who.peer, -1)
+
+    def _turn(self, peer: Any, users: int) -> threading.Semaphore:
+        """The turn of ``peer``'s requests, counting those that wait for it (``users``: +1 to
+        take it, -1 to let it go; the last one forgets it)."""
+        with self._counter:
+            turn, count = self._turns.get(peer, (threading.Semaphore(1), 0))
+            if count + users > 0:
+                self._turns[peer] = (turn, count + users)
+            else:
+                self._turns.pop(peer, None)
+            return turn
+
+    def _run(self, fn: Callable[[Recaller], T], deadline: float, gone: Callable[[], bool] | None, timeout: float) -> T:
         job = _Job(fn)
         self._jobs.put(job)
-        gone = _caller_gone.get()
-        deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
             try:
