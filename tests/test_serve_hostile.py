@@ -201,12 +201,14 @@ def test_a_client_sending_many_questions_at_once_does_not_keep_another_waiting_b
         )
         try:
             assert other.stdout is not None and other.stdout.readline() == b"sent\n"
-            time.sleep(0.3)  # its twelve questions (4.8 s of work) have come first
+            time.sleep(
+                0.3
+            )  # its twelve questions (4.8 s of work) have come first; 2.5 s below: one of them and ours, with room for a loaded machine
             started = time.monotonic()
             reply = request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})
             waited = time.monotonic() - started
             assert reply["ok"] is True
-            assert waited < 2.0, f"waited {waited:.1f} s behind another client's questions"
+            assert waited < 2.5, f"waited {waited:.1f} s behind another client's questions"
         finally:
             other.kill()
             other.wait(30)
