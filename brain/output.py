@@ -1,7 +1,9 @@
 """Recall results for people (a ranked list), agents (JSON) and prompts (a context bundle).
 
 What people and prompts are shown passes through ``terminal_safe``: a note's control characters
-and escape sequences would act on the terminal (JSON escapes them instead: ``emit_json``)."""
+and escape sequences would act on the terminal (JSON escapes them instead: ``emit_json``). What a
+model reads of a note (the snippet, ``--context``'s passages, a title and heading) passes through
+``for_model`` first: text the user cannot see in Obsidian does not reach it unseen."""
 
 from __future__ import annotations
 
@@ -11,15 +13,16 @@ import unicodedata
 
 from .moments import iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
-from .text import one_line, spaced, terminal_safe
+from .text import for_model, one_line, spaced, terminal_safe
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
 def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str:
-    """A short window of the best chunk, centred on the first query word it contains."""
-    text = re.sub(r"^\s{0,3}#{1,6}\s.*$", "", candidate.text, flags=re.MULTILINE)
+    """A short window of the best chunk, centred on the first query word it contains, with no
+    hidden text (``for_model``): an agent reads it in ``--json`` and the MCP search."""
+    text = re.sub(r"^\s{0,3}#{1,6}\s.*$", "", for_model(candidate.text), flags=re.MULTILINE)
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) <= width:
         return text
@@ -49,8 +52,8 @@ def result_json(result: RecallResult) -> dict:
             {
                 "rank": rank,
                 "path": c.path,
-                "title": c.title,
-                "heading": c.heading,
+                "title": for_model(c.title),  # the path stays exact: it opens the file
+                "heading": for_model(c.heading),
                 "score": round(c.score, 4),
                 "dense_score": round(c.dense_score, 4),
                 "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 4),
@@ -185,8 +188,8 @@ def context_bundle(result: RecallResult, budget: int) -> str:
     used = 0
     for c in result.results:
         # On the header's line: a line break in a path or heading ended it, the rest read as text.
-        header = f"### {literal(c.path)}" + (f" › {in_column(c.heading)}" if c.heading else "")
-        body = terminal_safe(c.text).strip()
+        header = f"### {literal(for_model(c.path))}" + (f" › {in_column(for_model(c.heading))}" if c.heading else "")
+        body = terminal_safe(for_model(c.text)).strip()
         block = f"{header}\n{body}\n"
         room = budget - used
         if room <= len(header) + 40:

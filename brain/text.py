@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -85,12 +86,18 @@ _JOINED = re.compile(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
 
 
 def _invisible_escaped(text: str) -> str:
+    return _invisible_judged(text, _escape)
+
+
+def _invisible_judged(text: str, not_kept: Callable[[re.Match[str]], str]) -> str:
+    """``text`` with each invisible character kept where a script's words need it (above), and
+    ``not_kept`` of it elsewhere."""
     if not _INVISIBLE.search(text):
         return text
-    return "\n".join(_invisible_escaped_line(line) for line in text.split("\n"))
+    return "\n".join(_invisible_judged_line(line, not_kept) for line in text.split("\n"))
 
 
-def _invisible_escaped_line(line: str) -> str:
+def _invisible_judged_line(line: str, not_kept: Callable[[re.Match[str]], str]) -> str:
     rtl = _RTL_LETTER.search(line) is not None
 
     def shown(match: re.Match[str]) -> str:
@@ -101,9 +108,39 @@ def _invisible_escaped_line(line: str) -> str:
             kept = at > 0 and _JOINED.match(line[at - 1]) is not None
         else:
             kept = False
-        return char if kept else _escape(match)
+        return char if kept else not_kept(match)
 
     return _INVISIBLE.sub(shown, line)
+
+
+# What a model is handed of a note (the prompt hook's context, the MCP tools, `brain ask
+# --context` and `--json`) is text the user never saw: a note clipped from a web page can hold
+# characters no editor shows but a model reads. Tag characters (U+E0000-E007F) mirror ASCII:
+# U+E0041 reads as "A" to many models ("ASCII smuggling"), a whole instruction invisible in
+# Obsidian. Their one use in text is an emoji subdivision flag: a black flag, a region and its
+# subdivision in tag letters (2 + 1-4), then CANCEL TAG (England's flag). That stays; any other run
+# becomes HIDDEN_TEXT, a mark the model and the user can see, never its decoded letters.
+HIDDEN_TEXT = "[hidden text removed]"
+_FLAG_OR_TAGS = re.compile(
+    "\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"
+    "|[\U000e0000-\U000e007f]+"
+)
+# The bidi controls show the user one order and the model another: written as their escape
+# (\u202e), so the model reads that the text was reordered. The other invisible characters
+# exist there to split a word (a key a secret pattern should have masked, a word a reader
+# would have read): dropped, the joiners and marks kept where a script needs them.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_BIDI_CONTROL = re.compile(f"[{_BIDI}]")
+
+
+def for_model(text: str) -> str:
+    """``text`` as a model is to read it: tag characters out but an emoji flag's, each run of them
+    marked ``[hidden text removed]``; a bidi control written as its escape (``\\u202e``); the other
+    invisible characters dropped, but a ZWSP, ZWNJ or ZWJ after a character that is not ASCII
+    (Persian, Indic, emoji) and an LRM, RLM or ALM on a line holding a right-to-left letter.
+    Mask secrets after it: a key split by a zero-width space is a key again."""
+    text = _FLAG_OR_TAGS.sub(lambda m: m.group() if m.group()[0] == "\U0001f3f4" else HIDDEN_TEXT, text)
+    return _invisible_judged(text, lambda m: _escape(m) if _BIDI_CONTROL.match(m.group()) else "")
 
 
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ..ledger.redact import redact
 from ..recall.types import Candidate
-from ..text import CJK, HAN_KANA, yo_as_ye
+from ..text import CJK, HAN_KANA, for_model, yo_as_ye
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
@@ -227,8 +227,8 @@ def _block(c: Candidate, room: int) -> str | None:
 def _line(text: str) -> str:
     """A title, path or heading on one line, secrets masked: a newline in a frontmatter title or a
     file name cannot start a line of its own (a forged "## " section or instruction), and a key
-    in one is not handed to the model, as in a passage."""
-    return redact(" ".join(text.split()))
+    in one is not handed to the model, as in a passage; hidden text out first (``for_model``)."""
+    return redact(" ".join(for_model(text).split()))
 
 
 def quote(text: str) -> str:
@@ -241,8 +241,9 @@ def quote(text: str) -> str:
 def passage(c: Candidate) -> str:
     """The chunk's text without its own heading line (the location line names it) and blank runs."""
     # Added unasked to what the agent sends its model: a key kept in a note is masked as the
-    # ledger masks one, before any cut (so no cut leaves a piece of it behind).
-    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", _body(c)))
+    # ledger masks one, before any cut (so no cut leaves a piece of it behind); and after what
+    # the user cannot see is out (``for_model``), so a zero-width space cannot split a key.
+    return redact(re.sub(r"\n\s*\n(\s*\n)+", "\n\n", for_model(_body(c))))
 
 
 def _body(c: Candidate) -> str:

@@ -37,6 +37,7 @@ from ..errors import BrainError
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
+from ..text import for_model
 from .backend import Backend
 
 log = logging.getLogger("brain")
@@ -280,7 +281,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
             fields["heading"] = heading
         if as_of is not None:
             fields["as_of"] = as_of
-        return answer(lambda: _headings_within(backend.call("note", **fields), max_chars))
+        return answer(lambda: _unhidden(_headings_within(backend.call("note", **fields), max_chars)))
 
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
     def neighbours(
@@ -345,6 +346,17 @@ def _headings_within(found: dict[str, Any], max_chars: int) -> dict[str, Any]:
             break
         kept.append(each)
     return {**found, "headings": kept, "headings_total": len(headings)}
+
+
+def _unhidden(found: dict[str, Any]) -> dict[str, Any]:
+    """``get_note``'s answer with no text the user cannot see in Obsidian (``for_model``): the
+    title, the headings and the text; the path stays exact, the model opens the note by it."""
+    cleaned: dict[str, Any] = {
+        key: for_model(found[key]) for key in ("title", "heading", "text") if isinstance(found.get(key), str)
+    }
+    if found.get("headings"):
+        cleaned["headings"] = [for_model(each) for each in found["headings"]]
+    return {**found, **cleaned}
 
 
 def _instructions(root: Path) -> str:
