@@ -58,6 +58,8 @@ def judged(text: str) -> collections.Counter[str]:
         kept = shown.count(ch)
         rules[f"{name}: dropped"] += text.count(ch) - kept
         rules[f"{name}: kept"] += kept
+        rules["invisible, any: dropped"] += text.count(ch) - kept
+        rules["invisible, any: kept"] += kept
     return rules
 
 
