@@ -7,7 +7,8 @@ out) is parsed and chunked as the index does, and each chunk's text, title and h
 through ``for_model``. Printed per vault: runs of tag characters marked ``[hidden text removed]``
 and subdivision flags kept; bidi controls written as their escape; other invisible characters
 dropped and kept (per character); HTML comments ``<!-- -->`` (and Obsidian's ``%% %%``), how
-many of them outside code, and up to ``--examples`` of what those hold.
+many of them outside code, and up to ``--examples`` of what those hold; then what ``for_model``
+costs a chunk (every chunk's text once, best of 3 passes).
 
     python bench/hidden_text.py VAULT [VAULT ...] [--examples 5]
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import re
+import time
 import unicodedata
 from pathlib import Path
 
@@ -71,13 +73,13 @@ def main() -> None:
     for vault in args.vaults:
         files, _ = scan(vault.resolve())
         tally = Tally()
-        chunks = 0
+        texts: list[str] = []
         for file in files:
             note = parse_note(file.path, Path(file.abspath).read_bytes(), 0.0)
             seen: set[str] = set()
             tally.add(judged(note.title), seen, chunk=False)
             for chunk in chunk_note(note.body):
-                chunks += 1
+                texts.append(chunk.text)
                 rules = judged(chunk.text) + judged(chunk.heading)
                 comments = _COMMENT.findall(chunk.text)
                 outside = _COMMENT.findall(mask_code(chunk.text))
@@ -90,7 +92,7 @@ def main() -> None:
                         tally.examples.append(f"  {file.path}: {comment[:100]!r}")
             for rule in seen:
                 tally.notes[rule] += 1
-        print(f"{vault}: {len(files):,} notes, {chunks:,} chunks")
+        print(f"{vault}: {len(files):,} notes, {len(texts):,} chunks")
         # The rules a vault may well not touch, said with their 0.
         always = [
             "tags: run marked",
@@ -102,6 +104,16 @@ def main() -> None:
         for rule in [*always, *sorted(set(tally.count) - set(always))]:
             print(f"  {rule:<48} {tally.count[rule]:6}  in {tally.chunks[rule]:5} chunks, {tally.notes[rule]:5} notes")
         print("\n".join(tally.examples))
+        passes = []
+        for _ in range(3):
+            start = time.perf_counter()
+            for text in texts:
+                for_model(text)
+            passes.append(time.perf_counter() - start)
+        chars = sum(map(len, texts))
+        print(
+            f"  for_model: {min(passes) / max(1, len(texts)) * 1e6:.1f} µs a chunk ({chars / max(1, len(texts)):,.0f} characters)"
+        )
 
 
 if __name__ == "__main__":
