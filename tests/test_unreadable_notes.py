@@ -328,3 +328,89 @@ def test_a_note_an_acl_refuses_under_brain_serve_is_dropped_at_the_event(toy_vau
         acl[0] = False
         secret.chmod(0o644)
         wait_until(lambda: "Diary.md" in answered(), 10, "the note allowed again to come back")
+
+
+def _reads(monkeypatch, path: Path) -> list[str]:
+    """Each open of ``path`` (through whatever ``os.open`` is patched to, ``failing``'s), listed."""
+    opened: list[str] = []
+    inner = os.open
+
+    def open_counted(name, flags, *args, **kwargs):
+        if os.fspath(name) == os.fspath(path):
+            opened.append(os.fspath(name))
+        return inner(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_counted)
+    return opened
+
+
+def _ask_no_server(vault: Path, *extra: str) -> dict:
+    result = _invoke("ask", "--vault", str(vault), "--json", "--no-rerank", "--no-server", *extra, "quagga password")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _touch(path: Path) -> None:
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+
+
+def test_a_new_note_whose_read_failed_is_not_read_again_by_each_ask(toy_vault, failing, monkeypatch):
+    """`brain status` said nothing was pending, while `brain ask`'s check counted the note
+    changed: each ask (and --no-update's stale count) read it again, failed again and warned
+    again. Unchanged since it failed, it is skipped as a parse-error is: `brain index` tries it."""
+    secret = write(toy_vault, "Diary.md", SECRET)
+    failing(secret)
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0
+    assert _skipped(toy_vault)["Diary.md"] == "read-error"
+    assert sum(vault_status(toy_vault).pending.values()) == 0
+    opened = _reads(monkeypatch, secret)
+    assert _ask_no_server(toy_vault, "--no-update")["stale_notes"] == 0
+    assert _ask_no_server(toy_vault)["stale_notes"] == 0
+    assert opened == [] and _skipped(toy_vault)["Diary.md"] == "read-error"  # the pass kept its record
+    assert _invoke("index", "--vault", str(toy_vault)).exit_code == 0  # asked for: read again
+    assert len(opened) == 1 and _skipped(toy_vault)["Diary.md"] == "read-error"
+    failing(None)  # the fault passed, and the note changed: the next ask reads and indexes it
+    _touch(secret)
+    assert _ask_no_server(toy_vault, "--no-update")["stale_notes"] == 1
+    assert "Diary.md" in [r["path"] for r in _ask_no_server(toy_vault)["results"]]
+    assert "Diary.md" in _paths(toy_vault) and "Diary.md" not in _skipped(toy_vault)
+
+
+def test_an_indexed_note_whose_read_fails_is_not_read_again_by_each_ask(toy_vault, failing, monkeypatch):
+    """Its indexed text kept, and no stat recorded: it was read again by every ask, and counted
+    stale by --no-update, while `brain status` said the index was up to date."""
+    secret = write(toy_vault, "Diary.md", SECRET)
+    _index(toy_vault)
+    _touch(secret)
+    failing(secret)
+    _index(toy_vault)
+    assert _skipped(toy_vault)["Diary.md"] == "read-error" and "Diary.md" in _paths(toy_vault)
+    opened = _reads(monkeypatch, secret)
+    assert _ask_no_server(toy_vault, "--no-update")["stale_notes"] == 0
+    assert "Diary.md" in [r["path"] for r in _ask_no_server(toy_vault)["results"]]  # as indexed
+    assert opened == [] and sum(vault_status(toy_vault).pending.values()) == 0
+    _index(toy_vault)  # `brain index`: tried again, and kept again
+    assert len(opened) == 1 and "Diary.md" in _paths(toy_vault)
+
+
+def test_brain_serves_passes_leave_a_note_whose_read_failed_unchanged(toy_vault, failing, monkeypatch, caplog):
+    """Each pass (a save of any note, a rescan) read it again and logged it again, and it counted
+    out of step (``_out_of_step``) for good."""
+    import logging
+
+    from conftest import FakeEmbedder
+
+    from brain.server.service import Service
+
+    secret = write(toy_vault, "Diary.md", SECRET)
+    failing(secret)
+    monkeypatch.setattr(logging.getLogger("brain"), "propagate", True)
+    caplog.set_level(logging.WARNING, logger="brain")
+    service = Service(toy_vault.resolve(), embedder=FakeEmbedder(), watch=False)
+    assert service._index() is not None and "Diary.md: skipped (read-error)" in caplog.text
+    opened = _reads(monkeypatch, secret)
+    write(toy_vault, "Fresh.md", "# Fresh\n\nThe okapi note.\n")
+    caplog.clear()
+    report = service._index()
+    assert report is not None and report.new == 1 and "Diary.md" not in caplog.text and opened == []
+    assert service._out_of_step() == 0

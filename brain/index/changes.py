@@ -5,8 +5,8 @@ Two steps, the cheap one first:
 1. ``plan``: walk the vault and compare each file's size and mtime with its row (read from
    the compact snapshot the index keeps of them, ``IndexStore.note_stats``). Matching
    files are unchanged without being read; a file skipped for its content before (binary, too
-   large, unreadable; a parse that raised, unless ``reparse``) with the same stat stays skipped
-   without being read; notes whose file is gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
+   large, unreadable; a read error or a parse that raised, unless ``retry``) with the same stat
+   stays skipped without being read; notes whose file is gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
    recall's staleness check.
 2. ``read``: read each candidate and say what it is: ``touched`` (same bytes, new stat),
    ``new``, ``changed``, ``renamed`` (a new path holding the bytes of a deleted note), or
@@ -18,8 +18,10 @@ Unreadable has two kinds (``vault.read_failure``). Denied (EACCES, EPERM: a chmo
 user's file) is deliberate: the note leaves the index, as a fresh run leaves it out (the walk
 finds a chmod by the note's mode bits, which size and mtime do not show). Any other failure
 (EIO, a cloud-sync placeholder, a share timing out) is a ``read-error`` that may pass: an
-indexed note (or the notes of a folder that failed so) keeps its indexed text and is read
-again next run; losing a note to a passing fault would be worse than serving it a while longer.
+indexed note (or the notes of a folder that failed so) keeps its indexed text; losing a note to
+a passing fault would be worse than serving it a while longer. The note is read again by the
+next `brain index`, or once its size or mtime changed (a placeholder fetched, an edit): not by
+each `brain ask` and `brain serve` pass, where it only failed again (``plan``'s ``retry``).
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def plan(
     *,
     verify: bool | Collection[str] = False,
     meanwhile: Callable[[], object] | None = None,
-    reparse: bool = False,
+    retry: bool = False,
 ) -> Plan:
     """Walk ``root`` and compare it with the index by size and mtime (nothing is read).
 
@@ -118,15 +120,17 @@ def plan(
     ``meanwhile``: work the caller does next, done during the walk if the walk's helper process
     runs and can walk in its place meanwhile (``vault.walk``); or not at all.
 
-    ``reparse``: a note whose parse raised (``PARSE_ERROR``, a bug of brain's), unchanged since
-    and failed by this version of brain, is a candidate again (`brain index` parses it again);
-    otherwise it stays skipped, and is not pending (``brain ask``'s check, `brain serve`'s passes,
-    `brain status`): the same parse would only raise again."""
+    ``retry``: a note whose read failed (``READ_ERROR``: EIO, a placeholder not fetched) or
+    whose parse raised (``PARSE_ERROR``, a bug of brain's), unchanged since, is a candidate again
+    (`brain index` reads and parses it again); otherwise it stays skipped, and is not pending
+    (``brain ask``'s check, `brain serve`'s passes, `brain status`): read again at each, it only
+    failed again, and said so. A parse-error is a candidate again all the same when another
+    version of brain failed it."""
     # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
     with _collector_paused():
-        return _plan(root, store, verify, meanwhile, reparse)
+        return _plan(root, store, verify, meanwhile, retry)
 
 
 @contextmanager
@@ -150,7 +154,7 @@ def _plan(
     store: IndexStore,
     verify: bool | Collection[str],
     meanwhile: Callable[[], object] | None,
-    reparse: bool,
+    retry: bool,
 ) -> Plan:
     ignore = load_ignore(root)
     # Read before the walk, not after: either way a file written in between has a stat that
@@ -165,8 +169,9 @@ def _plan(
         rows = store.note_stats_and_snapshot()[0]
         found = walk(root, ignore, known=rows)  # the notes whose stat matches their row are only paths
     held = store.skipped_for_content()
-    if reparse or store.get_meta(PARSED_BY_KEY) != brain_version():
-        # parsed again: asked to, or another brain failed them, which this one may parse
+    if retry:  # `brain index`: a read error may have passed (a disk, a share), a parse be fixed
+        held = {path: record for path, record in held.items() if record.reason not in (PARSE_ERROR, READ_ERROR)}
+    elif store.get_meta(PARSED_BY_KEY) != brain_version():  # another brain failed them: this one may not
         held = {path: record for path, record in held.items() if record.reason != PARSE_ERROR}
     found = _over_a_lowered_limit(root, store, found, rows)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
@@ -221,8 +226,9 @@ def _sort_out(
         row = rows.get(file.path)
         known_found += row is not None
         record = held.get(file.path)
-        # an indexed note whose parse raised keeps its row (and its stat then): held all the same
-        if (row is None or (record is not None and record.reason == PARSE_ERROR)) and _still_skipped(
+        # an indexed note whose parse raised, or whose read failed, keeps its row (and its stat
+        # then): held all the same
+        if (row is None or (record is not None and record.reason in (PARSE_ERROR, READ_ERROR))) and _still_skipped(
             file, record, limit
         ):
             record = held[file.path]
@@ -262,13 +268,12 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     for file, note_id in _read_ahead(changes.candidates):
         data, skip = read_note_bytes(file, limit)
         if skip is not None:
-            if note_id is not None and skip.reason == READ_ERROR:
-                # kept as indexed, and no stat recorded: read again next run
+            # its stat then: unchanged, it is not read again but by `brain index` (``plan``)
+            changes.stats[skip.path] = (file.size, file.mtime_ns)
+            if note_id is not None and skip.reason == READ_ERROR:  # a fault that may pass
                 skip = replace(skip, detail=f"{skip.detail}; its indexed text is kept until it reads")
-            else:
-                changes.stats[skip.path] = (file.size, file.mtime_ns)
-                if note_id is not None:  # it was indexed before; it is not any more
-                    changes.deleted[file.path] = note_id
+            elif note_id is not None:  # it was indexed before; it is not any more
+                changes.deleted[file.path] = note_id
             changes.skipped.append(skip)
             yield Change(SKIPPED, file, note_id, skip=skip)
             continue
@@ -322,7 +327,8 @@ def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bo
         except OSError:
             return True
         return False
-    return record.reason in ("binary", PARSE_ERROR)  # held only when not to be parsed again (``plan``)
+    # held only when not to be read or parsed again (``plan``)
+    return record.reason in ("binary", READ_ERROR, PARSE_ERROR)
 
 
 def brain_version() -> str:

@@ -292,7 +292,7 @@ def index_vault(
     verify: bool | Collection[str] = False,
     wait: float = 0.0,
     waiting: Callable[[int | None], None] | None = None,
-    reparse: bool = True,
+    retry: bool = True,
 ) -> IndexReport:
     """Index ``vault`` incrementally; returns what was done. The model loads only if needed.
 
@@ -300,9 +300,10 @@ def index_vault(
     the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
     not only those whose size or mtime changed, and re-index those whose bytes differ (a
     collection of vault-relative paths: those notes only). ``wait`` and ``waiting``: for another
-    writer at work (``vault_lock``). ``reparse``: a note whose parse raised before, unchanged
-    since, is parsed again (`brain index`); False (`brain ask`'s update, `brain serve`'s passes)
-    leaves it skipped unless another version of brain failed it (``changes.plan``).
+    writer at work (``vault_lock``). ``retry``: a note whose read failed or whose parse raised
+    before, unchanged since, is read and parsed again (`brain index`); False (`brain ask`'s
+    update, `brain serve`'s passes) leaves it skipped, a parse-error unless another version of
+    brain failed it (``changes.plan``).
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -321,7 +322,7 @@ def index_vault(
             remove_leftovers(directory)
             store = IndexStore.open(directory)
             try:
-                report = _index_into(root, store, model_name, embedder, load, progress, verify, reparse)
+                report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
             finally:
                 store.close()
     report.seconds = round(time.perf_counter() - started, 3)
@@ -336,7 +337,7 @@ def _index_into(
     load: Callable[[str], Embedder],
     progress: bool,
     verify: bool | Collection[str] = False,
-    reparse: bool = True,
+    retry: bool = True,
 ) -> IndexReport:
     # Settings other than the index's are refused, and a stopped rebuild resumed with other
     # prefixes or chunking is then started over (``rebuild.py``), not finished half one way.
@@ -347,7 +348,7 @@ def _index_into(
     if store.fts_tokenizer() != wanted and not store.has_chunks():  # an empty index takes the setting
         with store.transaction():
             store.recreate_fts(wanted)
-    _Run(root, store, report, model_name, embedder, load, progress, verify, reparse).run()
+    _Run(root, store, report, model_name, embedder, load, progress, verify, retry).run()
     counts = store.counts()
     report.notes, report.chunks = counts["notes"], counts["chunks"]
     report.links = {k: counts[k] for k in ("resolved", "dangling", "attachment")}
@@ -367,11 +368,11 @@ class _Run:
         load: Callable[[str], Embedder],
         progress: bool,
         verify: bool | Collection[str] = False,
-        reparse: bool = True,
+        retry: bool = True,
     ):
         self.root = root
         self.verify = verify
-        self.reparse = reparse
+        self.retry = retry
         self.store = store
         self.report = report
         self.model_name = model_name
@@ -388,7 +389,7 @@ class _Run:
 
     def run(self) -> None:
         self.store.restore_indexes()  # a first build stopped before it made them (``_write``)
-        plan = changes.plan(self.root, self.store, verify=self.verify, reparse=self.reparse)
+        plan = changes.plan(self.root, self.store, verify=self.verify, retry=self.retry)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         self.report.unchanged = len(plan.unchanged)

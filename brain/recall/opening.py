@@ -311,8 +311,8 @@ def open_past_view(
 def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
     from ..index.indexer import index_vault
 
-    # a note whose parse raised stays skipped, as the staleness check (``_open``) left it
-    index_vault(root, embedder=embedder, model_name=lazy.name, progress=progress, load=_shared(lazy), reparse=False)
+    # a note whose read failed or parse raised stays skipped, as the staleness check (``_open``) left it
+    index_vault(root, embedder=embedder, model_name=lazy.name, progress=progress, load=_shared(lazy), retry=False)
 
 
 def _shared(lazy: Embedder) -> Callable[[str], Embedder]:

@@ -361,13 +361,13 @@ class Service:
             return None
         while True:
             try:
-                report = index_vault(  # a note whose parse raised: parsed again only once it changed
+                report = index_vault(  # a read error or a parse that raised: tried again only once it changed
                     self.root,
                     embedder=self.embedder,
                     model_name=self.model,
                     progress=False,
                     verify=recheck,
-                    reparse=False,
+                    retry=False,
                 )
             except VaultLocked:  # a `brain index` of the user's: ours runs once it is done
                 self.blocked = True  # meanwhile queries do not wait for us
