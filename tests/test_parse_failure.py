@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from test_hardening_index import _invoke
 import brain
 from brain import config, reading
 from brain.errors import BrainError
-from brain.index import indexer, parsing
+from brain.index import changes, indexer, parsing
 from brain.index.parsing import ParseFailed, Parser
 from brain.index.status import vault_status
 from brain.reading import NoteMatch, shaped_note
@@ -311,7 +314,7 @@ def test_another_version_of_brain_parses_again_a_note_whose_parse_raised(tmp_pat
     monkeypatch.setattr(parsing, "parse_note", _raising(real))
     assert _invoke("index", "--vault", str(vault)).exit_code == 0
     monkeypatch.setattr(parsing, "parse_note", real)  # the new version's
-    monkeypatch.setattr(brain, "__version__", brain.__version__ + ".1")
+    monkeypatch.setattr(changes, "parser_key", lambda: "another parser")
     assert vault_status(vault).pending["new"] == 1
     _ask_no_server(vault, brain_logs)
     with IndexView(config.index_dir(vault)) as view:
@@ -336,3 +339,51 @@ def test_brain_serves_passes_leave_a_note_whose_parse_raised_unchanged(tmp_path,
     report = service._index()
     assert report.new == 1 and BOOM not in brain_logs.text and parsed.count(BOOM) == 1
     assert service._out_of_step() == 0
+
+
+# `brain index` (as a process of the brain at sys.path[0]) with parse_note raising for BOOM
+INDEX_WITH_A_BUG = (
+    "import sys, conftest\n"
+    "from brain.index import parsing\n"
+    "real = parsing.parse_note\n"
+    "def parse_note(path, *a, **k):\n"
+    f"    if path == {BOOM!r}: raise ValueError('a bug met in ' + path)\n"
+    "    return real(path, *a, **k)\n"
+    "parsing.parse_note = parse_note\n"
+    "from brain.__main__ import main\n"
+    "sys.argv[0] = 'brain'\n"
+    "main()\n"
+)
+STATUS = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+
+
+@pytest.mark.slow  # subprocesses, each with a copy of brain
+def test_an_upgrade_that_changed_the_parser_parses_again_a_note_whose_parse_raised(tmp_path, brain_home):
+    """The parser was known by ``brain.__version__``, "0.1.0" through every change: a note an old
+    brain failed stayed skipped, unread by `brain ask` and `brain serve`, after an upgrade that
+    fixed its parse, until an explicit `brain index`. A brain whose parser changed tries it."""
+    package = Path(brain.__file__).resolve().parent
+    trees = {}
+    for name, edited in (("old", None), ("parser fixed", "notes.py"), ("cli changed", "cli.py")):
+        trees[name] = tmp_path / name
+        shutil.copytree(package, trees[name] / "brain", ignore=shutil.ignore_patterns("__pycache__"))
+        if edited:
+            with open(trees[name] / "brain" / edited, "a") as source:
+                source.write("\n# an upgrade\n")
+    vault = _vault(tmp_path / "vault")
+    tests = Path(__file__).resolve().parent
+
+    def run(tree: str, code: str, *args: str) -> str:
+        env = {**os.environ, "PYTHONPATH": str(trees[tree]), "BRAIN_PARSE_WORKERS": "0"}
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args], cwd=tests, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def pending(tree: str) -> int:
+        return sum(json.loads(run(tree, STATUS, "status", "--vault", str(vault), "--json"))["pending"].values())
+
+    run("old", INDEX_WITH_A_BUG, "index", "--vault", str(vault), "--quiet")
+    assert pending("old") == 0 and pending("cli changed") == 0  # the same parser would raise again
+    assert pending("parser fixed") == 1

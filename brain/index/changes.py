@@ -26,7 +26,9 @@ each `brain ask` and `brain serve` pass, where it only failed again (``plan``'s 
 
 from __future__ import annotations
 
+import functools
 import gc
+import hashlib
 import logging
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -57,7 +59,7 @@ TOUCHED, NEW, CHANGED, RENAMED, SKIPPED = "touched", "new", "changed", "renamed"
 SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the index has
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
 LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
-PARSED_BY_KEY = "parsed_by"  # meta: the brain version of the last completed run: its parse-errors' parser
+PARSED_BY_KEY = "parsed_by"  # meta: ``parser_key`` of the last completed run: its parse-errors' parser
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -125,7 +127,7 @@ def plan(
     (`brain index` reads and parses it again); otherwise it stays skipped, and is not pending
     (``brain ask``'s check, `brain serve`'s passes, `brain status`): read again at each, it only
     failed again, and said so. A parse-error is a candidate again all the same when another
-    version of brain failed it."""
+    parser failed it (``parser_key``)."""
     # The walk and the comparison make a few hundred thousand tuples and no reference cycles:
     # the cyclic garbage collector, woken every 700 allocations, only walked them again and
     # again (a no-op `brain index` of 100,000 notes spent ~15% of its time in it).
@@ -171,7 +173,7 @@ def _plan(
     held = store.skipped_for_content()
     if retry:  # `brain index`: a read error may have passed (a disk, a share), a parse be fixed
         held = {path: record for path, record in held.items() if record.reason not in (PARSE_ERROR, READ_ERROR)}
-    elif store.get_meta(PARSED_BY_KEY) != brain_version():  # another brain failed them: this one may not
+    elif store.get_meta(PARSED_BY_KEY) != parser_key():  # another parser failed them: this one may not
         held = {path: record for path, record in held.items() if record.reason != PARSE_ERROR}
     found = _over_a_lowered_limit(root, store, found, rows)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
@@ -331,8 +333,21 @@ def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bo
     return record.reason in ("binary", READ_ERROR, PARSE_ERROR)
 
 
-def brain_version() -> str:
-    """This brain's version, read when asked (an upgrade in a long-lived process, and tests)."""
-    from .. import __version__
+# The code a note's parse runs (``parsing.parse_and_chunk``), relative to the package's folder.
+PARSER_SOURCES = ("notes.py", "links.py", "chunking.py", "index/parsing.py", "index/version_text.py")
 
-    return __version__
+
+@functools.cache
+def parser_key() -> str:
+    """What parsed this run's notes: a digest of the parser's source. ``brain.__version__`` stayed
+    "0.1.0" through every change, so a note an old parser failed was never parsed again by the
+    `brain ask` of a brain that fixed it; the source changes with any fix. Once a process: the
+    code it runs, not what an upgrade has put on disk since."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for name in PARSER_SOURCES:
+        try:
+            digest.update((package / name).read_bytes())
+        except OSError:  # frozen or zipped: no source to read; then any parse-error is tried again
+            digest.update(os.urandom(16))
+    return digest.hexdigest()[:16]

@@ -302,8 +302,8 @@ def index_vault(
     collection of vault-relative paths: those notes only). ``wait`` and ``waiting``: for another
     writer at work (``vault_lock``). ``retry``: a note whose read failed or whose parse raised
     before, unchanged since, is read and parsed again (`brain index`); False (`brain ask`'s
-    update, `brain serve`'s passes) leaves it skipped, a parse-error unless another version of
-    brain failed it (``changes.plan``).
+    update, `brain serve`'s passes) leaves it skipped, a parse-error unless another parser failed
+    it (``changes.plan``).
     """
     started = time.perf_counter()
     root = resolve_vault(vault)
@@ -500,8 +500,8 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
-            # the parse-errors just recorded are this version's: another version parses them again
-            self.store.set_meta(changes.PARSED_BY_KEY, changes.brain_version())
+            # the parse-errors just recorded are this parser's: another parser parses them again
+            self.store.set_meta(changes.PARSED_BY_KEY, changes.parser_key())
         self.report.skipped = len(plan.skipped)
 
     def _parse_failed(self, plan: changes.Plan, change: changes.Change, failed: ParseFailed) -> None:
@@ -509,7 +509,7 @@ class _Run:
         indexed note keeps its indexed text, as one that fails to read does (``changes.py``):
         brain's fault must not cost a note its recall. `brain index` parses it again (and says
         so), for a brain that parses it; `brain ask` and `brain serve` do so only once the note
-        or brain's version changed (``changes.plan``)."""
+        or brain's parser changed (``changes.plan``)."""
         file = change.file
         detail = f"{failed.error}: a bug in brain, please report it"
         plan.stats[file.path] = (file.size, file.mtime_ns)  # for `brain status` to tell it unchanged since
