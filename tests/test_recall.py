@@ -512,6 +512,25 @@ def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_
     past.close()
 
 
+def test_a_renamed_note_counts_once_in_the_stale_count(bridge_vault):
+    """--no-update's stale count took a rename for two changes (a new note and a deleted one),
+    where `brain status` says 1 renamed; an edited note of the same size is still a change."""
+    from brain.index.status import vault_status
+
+    open_recaller(bridge_vault).close()
+    (bridge_vault / "Harbour operations.md").rename(bridge_vault / "Harbour.md")
+    stale = open_recaller(bridge_vault, update=False)
+    assert stale.stale == 1 and any(w.startswith("1 note changed since") for w in stale.warnings), stale.warnings
+    stale.close()
+    assert vault_status(bridge_vault).pending == {"new": 0, "changed": 0, "renamed": 1, "deleted": 0}
+    tides = bridge_vault / "Tide tables.md"
+    tides.write_bytes(tides.read_bytes().replace(b"e", b"E", 1))  # the same size, other bytes
+    (bridge_vault / "Tide tables.md").rename(bridge_vault / "Tides.md")
+    stale = open_recaller(bridge_vault, update=False)
+    assert stale.stale == 3  # Harbour renamed; Tides new and Tide tables deleted
+    stale.close()
+
+
 def test_reranker_that_cannot_load_keeps_dense_order(bridge_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_RERANK_MODEL", str(bridge_vault / "no-such-model"))
     recaller = open_recaller(bridge_vault)

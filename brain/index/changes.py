@@ -78,6 +78,7 @@ class Plan:
     # With ``verify``: the unchanged notes too, to be read and compared by their bytes.
     rechecks: list[tuple[VaultFile, int]] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)  # the walk's symlinks out of the vault (``vault.Link``)
+    deleted_sizes: frozenset[int] = frozenset()  # the indexed sizes of the deleted notes (``renamed``)
 
     def unreadable(self) -> set[str]:
         """The deleted notes whose file (or a folder above it) is there but denied to brain:
@@ -194,7 +195,8 @@ def _plan(
             again = vault_file(root, path)
             if again is not None:  # gone since the walk: the next run deletes it
                 rechecks.append((again, rows[path][0]))
-    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks, found.links)
+    sizes = frozenset(rows[path][1] for path in deleted)
+    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks, found.links, sizes)
 
 
 def _over_a_lowered_limit(root: Path, store: IndexStore, found: Walk, rows: Mapping[str, tuple[int, int, int]]) -> Walk:
@@ -303,6 +305,22 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(CHANGED, file, note_id, data, recheck=True)
         else:  # the same bytes, or a read error that may pass: left as its stat said
             yield Change(SAME, file, note_id, recheck=True)
+
+
+def renamed(changes: Plan, store: IndexStore) -> int:
+    """How many of the plan's new paths hold the bytes of one of its deleted notes: renames,
+    which ``Plan.pending`` counts twice (a new note and a deleted one), as `brain status` (which
+    reads every candidate) does not. Only a new path of a deleted note's size is read."""
+    if not changes.deleted:
+        return 0
+    sizes = changes.deleted_sizes
+    maybe: list[tuple[VaultFile, int | None]] = [
+        (f, None) for f, note_id in changes.candidates if note_id is None and f.size in sizes
+    ]
+    if not maybe:
+        return 0
+    trial = Plan([], maybe, dict(changes.deleted), [], {}, deleted_sizes=changes.deleted_sizes)
+    return sum(change.kind == RENAMED for change in read(trial, store))
 
 
 def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T]]:

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
@@ -22,6 +23,9 @@ from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors,
 from ..text import plural, shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller
+
+if TYPE_CHECKING:
+    from ..index.changes import Plan
 
 log = logging.getLogger("brain")
 
@@ -87,9 +91,9 @@ def _open(
     if (pending or relink) and update:
         why = _update(root, store, lazy, embedder, progress)
         if why and pending:
-            stale, gone = pending, set(plan.deleted.values())
+            stale, gone = _stale(plan, store), set(plan.deleted.values())
             warnings.append(
-                f"{plural(pending, 'note')} changed since the last index and it cannot be updated now ({why}); "
+                f"{plural(stale, 'note')} changed since the last index and it cannot be updated now ({why}); "
                 "answering from the index as it is" + _left_out(gone)
             )
         elif why:
@@ -98,9 +102,9 @@ def _open(
                 "answering with the links as they were"
             )
     elif pending:
-        stale, gone = pending, set(plan.deleted.values())
+        stale, gone = _stale(plan, store), set(plan.deleted.values())
         warnings.append(
-            f"{plural(pending, 'note')} changed since the last index (--no-update): results may be stale"
+            f"{plural(stale, 'note')} changed since the last index (--no-update): results may be stale"
             + _left_out(gone)
             + "; run `brain index`"
         )
@@ -306,6 +310,14 @@ def open_past_view(
     recaller.lend_present(present)
     recaller.timings_ms["load_index"] = _ms(started)
     return recaller
+
+
+def _stale(plan: Plan, store: IndexStore) -> int:
+    """The notes changed since the index, a rename once: ``Plan.pending`` counts it twice (its
+    new path and its deleted one), where `brain status` says 1 renamed."""
+    from ..index import changes
+
+    return plan.pending - changes.renamed(plan, store)
 
 
 def _index(root: Path, lazy: Embedder, embedder: Embedder | None, progress: bool) -> None:
