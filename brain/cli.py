@@ -24,6 +24,7 @@ from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
 if TYPE_CHECKING:
+    from .index.indexer import IndexReport
     from .index.store import IndexStore
 
 
@@ -196,9 +197,16 @@ def index(
     )
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
-        f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped"
-        + (f", {plural(len(report.warnings), 'warning')}" if report.warnings else "")
+        f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped" + _warned(report)
     )
+
+
+def _warned(report: IndexReport) -> str:
+    """The summary's warnings: a skipped file's warning was counted twice, among the files skipped
+    and among the warnings (`brain status` counts it skipped only)."""
+    others = len(report.warnings) - report.warned_skips
+    told = f" ({report.warned_skips} with a warning)" if report.warned_skips else ""
+    return told + (f"; {plural(others, 'other warning' if told else 'warning')}" if others else "")
 
 
 @cli.command()

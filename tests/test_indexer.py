@@ -945,6 +945,26 @@ def test_status_before_any_index(toy_vault):
     assert "history:" not in human and "index.db" not in human
 
 
+def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
+    """A skipped file's warning was counted among the files skipped and again among the
+    warnings ("4 files skipped, 2 warnings" for a binary note and one invalid UTF-8 note)."""
+    (toy_vault / "binary.md").write_bytes(b"bin\x00ary\n")
+    (toy_vault / "Latin-1.md").write_bytes(b"# Caf\xe9\n\nA note in Latin-1.\n")
+    out = _invoke("index", "--vault", str(toy_vault))
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[2].endswith("; 4 files skipped (1 with a warning); 1 other warning")
+    assert json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)["warnings"] == [
+        {"path": "Latin-1.md", "message": "invalid UTF-8 at byte 5; undecodable bytes replaced"}
+    ]
+    (toy_vault / "Latin-1.md").unlink()
+    (toy_vault / "binary.md").write_bytes(b"bin\x00ary, longer\n")
+    assert (
+        _invoke("index", "--vault", str(toy_vault))
+        .stdout.splitlines()[2]
+        .endswith("; 4 files skipped (1 with a warning)")
+    )
+
+
 def test_human_output(toy_vault):
     first = _invoke("index", "--vault", str(toy_vault))
     assert first.exit_code == 0

@@ -72,6 +72,7 @@ class IndexReport:
     redated: int = 0  # of the unchanged: same bytes, new mtime, and so a new date (no date field)
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
+    warned_skips: int = 0  # of the warnings, those of a skipped file (counted in ``skipped`` too)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
     history_left: str | None = None  # why its history could not be carried (then it is only there)
@@ -434,6 +435,7 @@ class _Run:
                     if change.kind == changes.SKIPPED:
                         assert change.skip is not None
                         self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
+                        self.report.warned_skips += 1
                         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
                         bar.update(1)
                         continue
@@ -520,6 +522,7 @@ class _Run:
         skip = Skipped(file.path, PARSE_ERROR, detail)
         plan.skipped.append(skip)
         self._warn(file.path, f"skipped ({skip.reason}): {skip.detail}")
+        self.report.warned_skips += 1
         self.report.unchanged -= change.recheck  # its stat had counted it unchanged
 
     def _to_parse(self, change: changes.Change) -> Work | None:
