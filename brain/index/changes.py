@@ -6,8 +6,9 @@ Two steps, the cheap one first:
    the compact snapshot the index keeps of them, ``IndexStore.note_stats``). Matching
    files are unchanged without being read; a file skipped for its content before (binary, too
    large, unreadable; a read error or a parse that raised, unless ``retry``) with the same stat
-   stays skipped without being read; notes whose file is gone are deleted. What is left are the candidates: ``Plan.pending`` counts them, and that is
-   recall's staleness check.
+   stays skipped without being read; notes whose file is gone are deleted. What is left are the
+   candidates: ``Plan.pending`` counts them, and that is recall's staleness check (a rename
+   twice, as a new note and a deleted one: ``renamed`` tells them).
 2. ``read``: read each candidate and say what it is: ``touched`` (same bytes, new stat),
    ``new``, ``changed``, ``renamed`` (a new path holding the bytes of a deleted note), or
    ``skipped`` (binary, too large, unreadable); with ``verify``, the notes unchanged by their
