@@ -175,7 +175,9 @@ def _plan(
     held = store.skipped_for_content()
     if retry:  # `brain index`: a read error may have passed (a disk, a share), a parse be fixed
         held = {path: record for path, record in held.items() if record.reason not in (PARSE_ERROR, READ_ERROR)}
-    elif store.get_meta(PARSED_BY_KEY) != parser_key():  # another parser failed them: this one may not
+    elif (
+        any(record.reason == PARSE_ERROR for record in held.values()) and store.get_meta(PARSED_BY_KEY) != parser_key()
+    ):  # another brain failed them: this one may not (the digest only when it matters)
         held = {path: record for path, record in held.items() if record.reason != PARSE_ERROR}
     found = _over_a_lowered_limit(root, store, found, rows)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
@@ -352,21 +354,19 @@ def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bo
     return record.reason in ("binary", READ_ERROR, PARSE_ERROR)
 
 
-# The code a note's parse runs (``parsing.parse_and_chunk``), relative to the package's folder.
-PARSER_SOURCES = ("notes.py", "links.py", "chunking.py", "index/parsing.py", "index/version_text.py")
-
-
 @functools.cache
 def parser_key() -> str:
-    """What parsed this run's notes: a digest of the parser's source. ``brain.__version__`` stayed
+    """What parsed this run's notes: a digest of brain's source. ``brain.__version__`` stayed
     "0.1.0" through every change, so a note an old parser failed was never parsed again by the
-    `brain ask` of a brain that fixed it; the source changes with any fix. Once a process: the
-    code it runs, not what an upgrade has put on disk since."""
+    `brain ask` of a brain that fixed it. The whole package, not the parser's modules alone: the
+    parse reaches text, config and the vault's modules, and a list of them would fall behind;
+    an upgrade that left the parser as it was only parses the few notes that raised once more.
+    Once a process: the code it runs, not what an upgrade has put on disk since."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for name in PARSER_SOURCES:
-        try:
-            digest.update((package / name).read_bytes())
-        except OSError:  # frozen or zipped: no source to read; then any parse-error is tried again
-            digest.update(os.urandom(16))
+    try:
+        for source in sorted(package.rglob("*.py")):
+            digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
+    except OSError:  # unreadable or zipped: no source to read; then any parse-error is tried again
+        digest.update(os.urandom(16))
     return digest.hexdigest()[:16]

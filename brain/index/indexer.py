@@ -502,8 +502,10 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
-            # the parse-errors just recorded are this parser's: another parser parses them again
-            self.store.set_meta(changes.PARSED_BY_KEY, changes.parser_key())
+            # the parse-errors just recorded are this brain's: another parses them again (the
+            # digest read only when there is one: ``changes.parser_key`` reads the package)
+            if any(s.reason == changes.PARSE_ERROR for s in plan.skipped):
+                self.store.set_meta(changes.PARSED_BY_KEY, changes.parser_key())
         self.report.skipped = len(plan.skipped)
 
     def _parse_failed(self, plan: changes.Plan, change: changes.Change, failed: ParseFailed) -> None:
