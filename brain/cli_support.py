@@ -141,3 +141,10 @@ def list_or_stats_flags(stats: bool) -> None:
         raise click.UsageError("--days goes with --stats; the list takes --limit")
     if stats and source("limit") is click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("--limit goes with the list; --stats takes --days")
+
+
+def one_file(user: bool, explicit: object, option: str) -> None:
+    """--user and --settings (--config) each name the file to edit: given both, one was ignored
+    (--settings won, and the user's own file was left as it was while install said it was done)."""
+    if user and explicit is not None:
+        raise click.UsageError(f"--user and {option} each name the file to edit: give one")

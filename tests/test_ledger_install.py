@@ -650,3 +650,24 @@ def test_the_claude_folder_brain_makes_is_the_users_alone(tmp_path, monkeypatch,
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     assert stat.S_IMODE((home / ".claude").stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook", "install", "--user", "--settings"],
+        ["hook", "uninstall", "--user", "--settings"],
+        ["mcp", "install", "--user", "--config"],
+        ["mcp", "uninstall", "--user", "--config"],
+    ],
+)
+def test_user_and_an_explicit_file_together_are_a_usage_error(toy_vault, tmp_path, monkeypatch, args):
+    # --settings won and --user was dropped in silence: "added a Stop hook to s.json", the
+    # user's ~/.claude/settings.json untouched though --user asked for it.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    extra = ["--vault", str(toy_vault)] if args[:2] == ["mcp", "install"] else []
+    result = CliRunner().invoke(cli, [*args, str(tmp_path / "s.json"), *extra])
+    assert result.exit_code == 2, result.output
+    assert f"--user and {args[3]} each name the file to edit: give one" in result.output
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "home").exists()

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..cli_options import vault_option
-from ..cli_support import emit_json, library_errors, list_or_stats_flags
+from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file
 from ..output import flat, literal
 from ..text import escaped, shell_word, terminal_safe
 
@@ -78,6 +78,7 @@ def install(
         root = resolve_vault(vault)
     elif vault:
         raise click.UsageError("--vault is for the prompt hook: add --prompt")
+    one_file(user, settings_file, "--settings")
     path = setup.settings_path(user=user, settings=settings_file)
     commands = {kind: setup.hook_command(kind, root if kind == "prompt" else None) for kind in kinds}
     if dry_run:
@@ -122,6 +123,7 @@ def uninstall(user: bool, settings_file: Path | None, stop_hook: bool, prompt_ho
     """
     from . import install as setup
 
+    one_file(user, settings_file, "--settings")
     kinds = tuple(k for k, chosen in (("stop", stop_hook), ("prompt", prompt_hook)) if chosen) or tuple(setup.HOOKS)
     click.echo(setup.uninstall(setup.settings_path(user=user, settings=settings_file), kinds).message)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..cli_options import vault_option
-from ..cli_support import library_errors
+from ..cli_support import library_errors, one_file
 
 
 @click.group(invoke_without_command=True)
@@ -80,6 +80,7 @@ def install(vault: str | None, user: bool, config_file: Path | None, name: str, 
     from ..vault import resolve_vault
     from . import install as setup
 
+    one_file(user, config_file, "--config")
     path = setup.config_path(user=user, config=config_file)
     entry = setup.server_entry(resolve_vault(vault))
     if dry_run:
@@ -97,5 +98,6 @@ def uninstall(user: bool, config_file: Path | None, name: str) -> None:
     """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json); nothing else."""
     from . import install as setup
 
+    one_file(user, config_file, "--config")
     path = setup.config_path(user=user, config=config_file)
     click.echo(setup.uninstall(path, name).message)
