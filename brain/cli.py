@@ -324,17 +324,19 @@ def _server_line(server: dict | None, root: Path) -> str:
                 f"`brain serve --vault {shell_word(root)} --stop` stops it); asks work without it"
             )
         return "server: none (`brain serve --detach` keeps the index warm and watches the vault)"
+    queries = server.get("queries", 0)
     parts = [
         f"pid {server.get('pid')}",
         f"up {_span(server.get('uptime_s') or 0)}",
-        f"{server.get('queries', 0)} queries",
+        f"{queries} {'query' if queries == 1 else 'queries'}",
     ]
     state = server.get("state")
     if state != "ready":
         parts.insert(0, str(state) + (f": {server['failure']}" if server.get("failure") else ""))
     watch = server.get("watch") or {}
     if watch.get("busy"):
-        parts.append(f"indexing {watch.get('pending') or ''} changes".replace("  ", " "))
+        pending = watch.get("pending")
+        parts.append("indexing " + (plural(pending, "change") if isinstance(pending, int) and pending else "changes"))
     update = server.get("last_update")
     if update:
         when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"

@@ -437,7 +437,7 @@ def test_surrogate_in_a_filter_of_the_readers_is_looked_up_as_stored(tmp_path):
     for args, found in (
         (["turns", "--session", "sess-\udcff"], "ask      cut emoji \ufffd here"),
         (["turns", "--project", "proj\udcff"], "ask      cut emoji \ufffd here"),
-        (["turns", "--stats", "--session", "sess-\udcff"], "1 turns recorded"),
+        (["turns", "--stats", "--session", "sess-\udcff"], "1 turn recorded"),
         (["recalls", "--session", "rs-\udcff"], "nothing: no-server"),
         (["ab", "report", "--source", "work \udcff"], "queries: 1 "),
     ):

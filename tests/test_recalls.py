@@ -274,6 +274,18 @@ def test_cli_stats(tmp_path, monkeypatch):
     assert data["all"]["prompts"] == 15 and len(data["per_day"]) == 2
 
 
+def test_cli_counts_of_one_read_as_one(tmp_path, monkeypatch):
+    # "1 notes, 300 chars", "1 prompts reached the prompt hook", "latency over the 1 prompts"
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(TODAY, notes=[("A.md", "a")]))
+    listed = CliRunner().invoke(cli, ["recalls"]).output
+    assert "session s1  1 note, 300 chars (50 ms)" in listed, listed
+    stats = CliRunner().invoke(cli, ["recalls", "--stats"]).output
+    assert "last 14 days: 1 prompt reached the prompt hook" in stats, stats
+    assert "latency over the 1 prompt that asked the server" in stats
+
+
 def _flat(sql: str) -> str:
     return " ".join(sql.split())
 

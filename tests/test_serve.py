@@ -500,6 +500,16 @@ def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
 # ----- status -----------------------------------------------------------------------------------
 
 
+def test_status_server_line_counts_one_as_one(tmp_path):
+    # "1 queries", "indexing 1 changes"
+    from brain.cli import _server_line
+
+    server = {"pid": 7, "uptime_s": 5, "queries": 1, "state": "ready", "watch": {"busy": True, "pending": 1}}
+    assert _server_line(server, tmp_path) == "server: up (pid 7, up 5s, 1 query, indexing 1 change)"
+    server.update(queries=3, watch={"busy": True, "pending": 2})
+    assert _server_line(server, tmp_path) == "server: up (pid 7, up 5s, 3 queries, indexing 2 changes)"
+
+
 def test_status_says_whether_a_server_is_up(toy_vault):
     _index(toy_vault)
     out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
@@ -508,7 +518,7 @@ def test_status_says_whether_a_server_is_up(toy_vault):
     with served(toy_vault) as daemon:
         _invoke("ask", "--vault", str(toy_vault), QUESTION)
         out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
-        assert f"server: up (pid {os.getpid()}, up " in out.output and "1 queries" in out.output
+        assert f"server: up (pid {os.getpid()}, up " in out.output and "1 query," in out.output
         data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).output)["server"]
         assert data["pid"] == os.getpid() and data["queries"] == 1 and data["state"] == "ready"
         assert data["socket"] == str(daemon.socket_path)

@@ -12,7 +12,7 @@ import click
 
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..output import clip, flat, literal
-from ..text import escaped, terminal_safe
+from ..text import escaped, plural, terminal_safe
 
 
 @click.command()
@@ -87,7 +87,9 @@ def _format_recall(row: dict[str, Any]) -> str:
     if row.get("reason"):
         what = f"nothing: {_one_line(row['reason'])}"
     else:
-        what = f"{_one_line(row.get('shown') or 0)} notes, {_one_line(row.get('chars') or 0)} chars"
+        shown = row.get("shown") or 0
+        notes_shown = plural(shown, "note") if isinstance(shown, int) else f"{_one_line(shown)} notes"
+        what = f"{notes_shown}, {_one_line(row.get('chars') or 0)} chars"
     lines = [f"{when}  session {_one_line(row.get('session_id') or '?')[:8]}  {what} ({ms})"]
     lines.append(f"  prompt  {_one_line(row.get('prompt')) or '(empty)'}")
     notes = row.get("notes")
@@ -116,13 +118,13 @@ def _share(part: int, whole: int) -> str:
 def _format_stats(data: dict[str, Any]) -> str:
     total = data["all"]
     span = "day" if data["days"] == 1 else f"{data['days']} days"  # --days 1 read "last 1 days"
-    lines = [f"last {span}: {total['prompts']} prompts reached the prompt hook"]
+    lines = [f"last {span}: {plural(total['prompts'], 'prompt')} reached the prompt hook"]
     if not total["prompts"]:
         return lines[0] + " (brain hook install --prompt --vault V, then use Claude Code)"
     why = ", ".join(f"{_one_line(reason)} {n}" for reason, n in total["reasons"].items())
     lines.append(f"  with notes {total['with_notes']}, without {total['without_notes']}" + (f" ({why})" if why else ""))
     lines.append(
-        f"  latency over the {total['asked']} prompts that asked the server: "
+        f"  latency over the {plural(total['asked'], 'prompt')} that asked the server: "
         f"p50 {_ms(total['p50_ms'])} ms, p95 {_ms(total['p95_ms'])} ms"
     )
     lines.append(

@@ -15,7 +15,7 @@ import click
 from ..cli_options import vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file
 from ..output import flat, literal
-from ..text import escaped, shell_word, terminal_safe
+from ..text import escaped, plural, shell_word, terminal_safe
 
 
 @click.group()
@@ -282,7 +282,7 @@ def _format_turn(row: dict[str, Any]) -> str:
 
 def _format_stats(data: dict[str, Any], days: int) -> str:
     lines = [
-        f"{data['turns']} turns recorded",
+        f"{plural(data['turns'], 'turn')} recorded",
         "",
         f"turns per day and project (last {'day' if days == 1 else f'{days} days'} with turns):",  # not "1 days"
     ]
