@@ -280,3 +280,25 @@ def test_stop_that_fails_exits_non_zero(toy_vault, monkeypatch):
     monkeypatch.setattr(daemon, "stop_server", lambda root: daemon.Stopped(True, True, "stopped brain serve for x"))
     result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--stop"])
     assert result.exit_code == 0 and result.output == "stopped brain serve for x\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--detach"], "--detach"),
+        (["--http", "127.0.0.1:8181"], "--http"),
+        (["--no-watch", "--detach"], "--detach, --no-watch"),
+    ],
+)
+def test_stop_with_an_option_of_starting_is_a_usage_error(toy_vault, monkeypatch, extra, named):
+    # `brain serve --stop --detach` stopped the server and dropped --detach in silence
+    from brain.server import daemon
+
+    stopped = []
+    monkeypatch.setattr(
+        daemon, "stop_server", lambda root: stopped.append(root) or daemon.Stopped(True, True, "stopped")
+    )
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--stop", *extra])
+    assert result.exit_code == 2, result.output
+    assert f"--stop stops the vault's server; {named} shapes one to start: drop it" in result.output
+    assert stopped == []

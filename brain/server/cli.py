@@ -50,6 +50,11 @@ def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_w
     from . import daemon
 
     if stop_it:  # a server left watching a vault deleted or moved away is stopped too
+        # --stop --detach stopped the server and said nothing of --detach: with --stop the
+        # options that shape a server to start are a mistake, not something to drop in silence
+        given = [name for name, on in (("--detach", detach), ("--http", http), ("--no-watch", no_watch)) if on]
+        if given:
+            raise click.UsageError(f"--stop stops the vault's server; {', '.join(given)} shapes one to start: drop it")
         root = vault_path(vault)
         result = daemon.stop_server(root)
         if not result.running and not root.is_dir():
