@@ -322,6 +322,26 @@ def test_install_merges_backs_up_and_is_idempotent(toy_vault, tmp_path, monkeypa
     assert json.loads((project / ".mcp.json").read_text()) == existing
 
 
+def test_install_takes_the_vault_given_before_it(toy_vault, tmp_path, monkeypatch):
+    # `brain mcp --vault V install`: the --vault before `install` was dropped, and install pinned
+    # $BRAIN_VAULT's vault instead (or said no vault was given)
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("BRAIN_VAULT", str(elsewhere))
+    result = CliRunner().invoke(cli, ["mcp", "--vault", str(toy_vault), "install"])
+    assert result.exit_code == 0, result.output
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["brain"]
+    assert entry["args"][-3:] == ["mcp", "--vault", str(toy_vault.resolve())]
+    two = CliRunner().invoke(cli, ["mcp", "--vault", str(toy_vault), "install", "--vault", str(elsewhere)])
+    assert two.exit_code == 2 and "two vaults given" in two.output
+    same = CliRunner().invoke(cli, ["mcp", "--vault", str(toy_vault), "install", "--vault", str(toy_vault)])
+    assert same.exit_code == 0 and "already installed" in same.output
+    gone = CliRunner().invoke(cli, ["mcp", "--vault", str(toy_vault), "uninstall"])
+    assert gone.exit_code == 2 and "--vault has no part in it" in gone.output
+    assert "brain" in json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+
+
 def test_install_pins_the_settings_the_index_is_built_with(toy_vault, tmp_path, monkeypatch):
     # Claude Code starts `brain mcp` with the entry's env: without the model this shell's index
     # was built with, `brain mcp` with no server refused every search (the default model).

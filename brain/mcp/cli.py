@@ -37,6 +37,20 @@ def mcp(ctx: click.Context, vault: str | None) -> None:
     run(resolve_vault(vault))
 
 
+def _group_vault(ctx: click.Context) -> str | None:
+    return ctx.parent.params.get("vault") if ctx.parent is not None else None
+
+
+def _the_vault(ctx: click.Context, vault: str | None) -> str | None:
+    """`brain mcp --vault ~/notes install`, the command Claude Code runs with install after it:
+    the group's --vault was dropped in silence, and install pinned $BRAIN_VAULT's vault instead, or
+    said no vault was given."""
+    given = _group_vault(ctx)
+    if given is not None and vault is not None and given != vault:
+        raise click.UsageError(f"two vaults given, --vault {given} and --vault {vault}: give one")
+    return vault if vault is not None else given
+
+
 _scope = click.option("--user", is_flag=True, help="Edit ~/.claude.json (every project) instead of ./.mcp.json.")
 _file = click.option(
     "--config",
@@ -65,7 +79,10 @@ _name = click.option(
 @_name
 @click.option("--dry-run", is_flag=True, help="Print the entry that would be written; change nothing.")
 @library_errors
-def install(vault: str | None, user: bool, config_file: Path | None, name: str, dry_run: bool) -> None:
+@click.pass_context
+def install(
+    ctx: click.Context, vault: str | None, user: bool, config_file: Path | None, name: str, dry_run: bool
+) -> None:
     """Add brain's MCP server to ./.mcp.json (or --user: ~/.claude.json).
 
     Merges into the existing file, keeps a backup (<file>.bak-<time>), and is safe to run
@@ -81,6 +98,7 @@ def install(vault: str | None, user: bool, config_file: Path | None, name: str, 
     from . import install as setup
 
     one_file(user, config_file, "--config")
+    vault = _the_vault(ctx, vault)
     path = setup.config_path(user=user, config=config_file)
     entry = setup.server_entry(resolve_vault(vault))
     if dry_run:
@@ -94,10 +112,13 @@ def install(vault: str | None, user: bool, config_file: Path | None, name: str, 
 @_file
 @_name
 @library_errors
-def uninstall(user: bool, config_file: Path | None, name: str) -> None:
+@click.pass_context
+def uninstall(ctx: click.Context, user: bool, config_file: Path | None, name: str) -> None:
     """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json); nothing else."""
     from . import install as setup
 
+    if _group_vault(ctx) is not None:
+        raise click.UsageError("uninstall removes the entry by its --name; --vault has no part in it: drop it")
     one_file(user, config_file, "--config")
     path = setup.config_path(user=user, config=config_file)
     click.echo(setup.uninstall(path, name).message)
