@@ -232,7 +232,7 @@ def test_status_says_a_server_that_holds_the_lock_but_does_not_answer_is_not_ans
 
 
 def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault):
-    """A SIGSTOPped server holds SIGTERM back: `--stop` suggested `kill PID`, which does nothing."""
+    """A server that ignores SIGTERM (hung): `--stop` suggested `kill PID`, which does nothing."""
     import subprocess
     import sys
     import time
@@ -262,6 +262,42 @@ def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault
     finally:
         holder.kill()
         holder.wait(10)
+        if holder.stdout:
+            holder.stdout.close()
+
+
+def test_stop_ends_a_server_stopped_by_sigstop(toy_vault):
+    """Ctrl-Z'd (SIGSTOP) it held SIGTERM back: `brain status` said `--stop` stops it, and --stop
+    waited 15 s, then asked for kill -9."""
+    import signal
+    import subprocess
+    import sys
+
+    from brain.server.daemon import stop_server
+
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX);"
+            "print('held', flush=True); time.sleep(60)",
+            str(runtime.lock_path(root)),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        runtime.write_record(root, {"pid": holder.pid, "socket": str(runtime.runtime_dir(root) / "serve.sock")})
+        os.kill(holder.pid, signal.SIGSTOP)
+        running, stopped, message = stop_server(root, timeout=5.0)
+        assert running and stopped, message
+        assert holder.wait(10) == -signal.SIGTERM
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(10)
         if holder.stdout:
             holder.stdout.close()
 

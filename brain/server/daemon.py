@@ -839,13 +839,15 @@ def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
                 True, False, f"brain serve for {root} did not answer ({exc}) and its pid is unknown; kill it by hand"
             )
         os.kill(pid, signal.SIGTERM)
+        # a server stopped by SIGSTOP (Ctrl-Z) holds SIGTERM back until it runs again: `brain
+        # status` sent the user to --stop, which waited 15 s and then asked for kill -9
+        os.kill(pid, signal.SIGCONT)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not runtime.lock_is_held(root):
             return Stopped(True, True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else ""))
         time.sleep(0.1)
-    # it ignored SIGTERM (hung, or stopped by SIGSTOP, which holds SIGTERM back): only SIGKILL
-    # ends it, and a pass killed midway is redone by the next one
+    # it ignored SIGTERM (hung): only SIGKILL ends it, and a pass killed midway is redone by the next one
     return Stopped(
         True, False, f"brain serve for {root} (pid {pid}) did not stop within {timeout:.0f} s; `kill -9 {pid}` ends it"
     )
