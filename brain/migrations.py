@@ -19,6 +19,13 @@ _SQLITE_BUSY = 5  # the primary result code; sqlite3.SQLITE_BUSY is missing from
 Migration = Callable[[Any], None]  # takes a sqlite3.Connection (inside a transaction: _InTransaction)
 
 
+_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS _migrations ("
+    " db TEXT NOT NULL, name TEXT NOT NULL, applied_at REAL NOT NULL,"
+    " PRIMARY KEY (db, name))"
+)
+
+
 class Migrations:
     # A plain class, not a dataclass: the Stop hook imports this module, and dataclasses
     # (with inspect) costs it ~9 ms of start-up.
@@ -27,6 +34,7 @@ class Migrations:
         self.steps: list[tuple[str, Migration]] = []
         self._tables: dict[str, frozenset[str]] | None = None
         self._definitions: dict[str, tuple[str, str, str]] | None = None
+        self._schemas: list[frozenset[tuple[str, str, str, str]]] | None = None
 
     def __call__(self, fn: Migration) -> Migration:
         """Register ``fn`` as the next migration, named after the function."""
@@ -51,7 +59,7 @@ class Migrations:
         if self._tables is None:
             conn = sqlite3.connect(":memory:", isolation_level=None)
             try:
-                made = {}
+                made, schemas = {}, []
                 for name, fn in self.steps:
                     with write_transaction(conn):
                         fn(_InTransaction(conn))
@@ -59,6 +67,8 @@ class Migrations:
                         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
                     )
                     made[name] = frozenset(row[0] for row in rows)
+                    schemas.append(_schema(conn))
+                self._schemas = schemas
                 rows = conn.execute("SELECT name, type, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL")
                 self._definitions = {row[0]: (row[1], row[2], row[3]) for row in rows}
             finally:
@@ -73,13 +83,43 @@ class Migrations:
         assert self._definitions is not None
         return self._definitions
 
+    def lost_record(self, conn: sqlite3.Connection) -> bool:
+        """Whether the ``_migrations`` table is gone from a database that holds tables: no
+        migration is recorded, and applying them would run the first over its own tables."""
+        if _has_table(conn, "_migrations"):
+            return False
+        return (
+            conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchone()
+            is not None
+        )
+
+    def applied_from_schema(self, conn: sqlite3.Connection) -> list[str] | None:
+        """The migrations a database whose record of them is gone has had, read from its schema:
+        those up to the one after which a database holds exactly its tables, indexes, views and
+        triggers (as SQLite keeps their SQL). None where no step gives that schema, or several in
+        a row do (a migration that only changes rows leaves it as it was: whether it ran cannot
+        be told, and running it twice is not safe to assume)."""
+        self.tables_made()
+        assert self._schemas is not None
+        present = _schema(conn)
+        matches = [i for i, schema in enumerate(self._schemas) if schema == present]
+        if len(matches) != 1:
+            return None
+        return [name for name, _ in self.steps[: matches[0] + 1]]
+
+    def record(self, conn: sqlite3.Connection, names: list[str]) -> None:
+        """Record ``names`` as applied (``applied_from_schema``: a lost record made again)."""
+        with write_transaction(conn):
+            conn.execute(_MIGRATIONS_TABLE)
+            now = time.time()
+            conn.executemany(
+                "INSERT OR IGNORE INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)",
+                [(self.name, name, now) for name in names],
+            )
+
     def apply(self, conn: sqlite3.Connection) -> list[str]:
         """Apply every pending migration; returns the names applied."""
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations ("
-            " db TEXT NOT NULL, name TEXT NOT NULL, applied_at REAL NOT NULL,"
-            " PRIMARY KEY (db, name))"
-        )
+        conn.execute(_MIGRATIONS_TABLE)
         done = set(self.applied(conn))
         ran = []
         for name, fn in self.steps:
@@ -149,6 +189,15 @@ class _InTransaction:
                 if statement.strip(" \t\r\n;"):
                     self._conn.execute(statement)
                 statement = ""
+
+
+def _schema(conn: sqlite3.Connection) -> frozenset[tuple[str, str, str, str]]:
+    """Each table, index, view and trigger a database holds, with its SQL, the record of the
+    migrations aside."""
+    rows = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name != '_migrations'"
+    )
+    return frozenset((row[0], row[1], row[2], row[3] or "") for row in rows)
 
 
 def _has_table(conn: sqlite3.Connection, table: str) -> bool:

@@ -175,3 +175,46 @@ def test_status_over_an_index_whose_model_row_is_lost_says_it_is_damaged(edited)
     code, _, err = _brain("index", "--rebuild", "--keep-history", "--vault", str(root))
     assert code == 0, err
     assert len(_versions(root)) == 3
+
+
+def _recorded(root: Path) -> list[str]:
+    conn = sqlite3.connect(_database(root))
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM _migrations WHERE db = 'index' ORDER BY rowid")]
+    finally:
+        conn.close()
+
+
+def test_a_lost_record_of_the_migrations_is_made_again_by_repair_from_the_tables(edited):
+    root, march = edited
+    before, recorded = _versions(root), _recorded(root)
+    _damage(root, "DROP TABLE _migrations")
+    for command in (["status"], ["index"], ["history", "Plan.md"]):
+        code, _, err = _brain(*command, "--vault", str(root))
+        # it said "could not be used (table meta already exists)": the first migration run again
+        assert code == 1 and err.count("\n") == 1, err
+        assert "no such table: _migrations" in err and f"`brain index --repair --vault {root}`" in err
+    code, out, err = _brain("index", "--repair", "--vault", str(root))
+    assert code == 0, err
+    assert "_migrations was gone: made again" in out
+    assert _recorded(root) == recorded  # every one, none run again over the rows
+    write(root, "Plan.md", PLAN.format(month="December"))
+    code, _, err = _brain("index", "--vault", str(root))
+    assert code == 0, err
+    assert [v["hash"] for v in _versions(root)][: len(before)] == [v["hash"] for v in before]
+    assert _said_in_march(root, march)
+    assert history_problems(_database(root)) == []
+
+
+def test_a_lost_record_of_the_migrations_over_other_damage_is_rebuilt_its_history_kept_aside(edited):
+    root, _ = edited
+    _damage(root, "DROP TABLE _migrations; DROP TABLE links")
+    code, _, err = _brain("index", "--repair", "--vault", str(root))
+    assert code == 1 and err.count("\n") == 1, err
+    assert "not those of any version brain made" in err and f"`brain index --rebuild --vault {root}`" in err
+    code, _, err = _brain("index", "--rebuild", "--keep-history", "--quiet", "--vault", str(root))
+    # it failed as every other command did: "could not be used (table meta already exists)"
+    assert code == 0, err
+    (aside,) = _aside(root)
+    assert "no such table: _migrations" in err and "keep that folder" in err and str(aside) in err
+    assert (aside / "index.db").exists()

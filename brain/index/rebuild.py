@@ -70,7 +70,7 @@ def rebuild(
         lost_history = uncarried
     elif keep_history and (directory / INDEX_FILE).exists():
         with index_errors(directory, root):
-            old = IndexStore.open(directory, create=False)  # an index from before history is migrated first
+            old = IndexStore.open(directory, create=False, rerecord=True)  # one from before history is migrated first
             try:
                 source = old.history_fingerprint()
             finally:

@@ -25,6 +25,7 @@ from .indexer import vault_lock
 from .store import (
     DERIVED_TABLES,
     INDEX_FILE,
+    MIGRATIONS_TABLE,
     RECALL_CACHE_FILE,
     IndexStore,
     built_index_dir,
@@ -60,13 +61,15 @@ def repair_vault(
     with index_errors(directory, root), vault_lock(directory, wait=wait, waiting=waiting):
         try:
             with index_errors(directory, root):
-                store = IndexStore.open(directory, create=False)
+                store = IndexStore.open(directory, create=False, rerecord=True)
                 try:
+                    if store.recorded_again:
+                        report.remade.append(MIGRATIONS_TABLE)
                     problems = store.database_problems()
                     missing = store.missing_tables()
                     if not problems and missing and set(missing) <= DERIVED_TABLES:
                         with store.transaction():  # nothing that only this index held: made again, filled below
-                            report.remade = store.remake_derived_tables(missing)
+                            report.remade += store.remake_derived_tables(missing)
                         missing = []
                     if problems:
                         raise IndexDamagedError("; ".join(problems))

@@ -205,6 +205,7 @@ class IndexStore:
         # What a reader says of changes it cannot index: the folder read-only, or no room left.
         self.why_readonly = why_readonly or f"the index folder {directory} is read-only"
         self._identity = _file_identity(directory / INDEX_FILE)
+        self.recorded_again = False  # ``open(rerecord=True)`` made the record of the migrations again
         self._cache: dict[str, object] = {}  # what recall reads often and changes rarely
         self._cache_key: tuple[int, int] | None = None
         self._written_once: set[str] | None = None  # in a ``transaction``: meta keys written once in it
@@ -252,8 +253,14 @@ class IndexStore:
             self.conn.execute("ROLLBACK")
 
     @classmethod
-    def open(cls, directory: Path, *, create: bool = True, readonly_ok: bool = False) -> IndexStore:
+    def open(
+        cls, directory: Path, *, create: bool = True, readonly_ok: bool = False, rerecord: bool = False
+    ) -> IndexStore:
         """Open (creating and migrating as needed) the index database in ``directory``.
+
+        ``rerecord`` (`--repair`): an index whose record of its migrations is gone has it made
+        again from its schema (``Migrations.applied_from_schema``); without it, that is "no such
+        table: _migrations", since applying them would run the first over its own tables.
 
         ``readonly_ok``: where the folder cannot be written (a read-only brain home, or a disk
         with no room for the shared-memory file SQLite makes beside a database it opens), open
@@ -263,9 +270,13 @@ class IndexStore:
         path = directory / INDEX_FILE
         _refuse_emptied(path)
         conn = None
+        recorded_again = False
         try:
             conn = connect(str(path), page_size=INDEX_PAGE_SIZE)
             conn.row_factory = sqlite3.Row
+            if INDEX_MIGRATIONS.lost_record(conn):
+                _rerecord(conn, path) if rerecord else _no_record()
+                recorded_again = True
             INDEX_MIGRATIONS.apply(conn)
         except sqlite3.OperationalError as exc:
             if conn is not None:
@@ -278,7 +289,9 @@ class IndexStore:
             if conn is not None:
                 conn.close()
             raise
-        return cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
+        store = cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
+        store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
+        return store
 
     @classmethod
     def _open_readonly(cls, directory: Path, why: str | None = None) -> IndexStore:
@@ -294,6 +307,8 @@ class IndexStore:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
         try:
             conn.row_factory = sqlite3.Row  # (not query_only: the lexical lane needs a temp table)
+            if INDEX_MIGRATIONS.lost_record(conn):
+                _no_record()
             pending = INDEX_MIGRATIONS.pending(conn)
         except BaseException:
             conn.close()
@@ -476,6 +491,8 @@ class IndexStore:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
                 if not row or row[0] != "ok":
                     return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
+                if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
+                    return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
                 lost = sorted(HISTORY_TABLES.intersection(missing_tables(conn)))
             finally:
                 conn.close()
@@ -3141,6 +3158,7 @@ CHUNKS_FTS_TABLES = SEARCH_INDEX_TABLES["chunks_fts"]
 DERIVED_TABLES = frozenset().union(
     *SEARCH_INDEX_TABLES.values(), ["scan_snapshot", "scan_snapshot_log", "postings_log", "name_changes", "skipped"]
 )
+MIGRATIONS_TABLE = "_migrations"  # the record of the migrations applied (``Migrations.apply``)
 # What only brain holds: the notes' past versions, their texts and chunks, the links' history.
 # A new index (``--rebuild``) carries them over from an index that lost another table
 HISTORY_TABLES = frozenset(
@@ -3159,8 +3177,27 @@ def _new_fts_rows(suffix: str) -> list[tuple]:
         conn.close()
 
 
+def _no_record() -> None:
+    raise sqlite3.OperationalError(f"no such table: {MIGRATIONS_TABLE}")  # index_errors: says --repair
+
+
+def _rerecord(conn: sqlite3.Connection, path: Path) -> None:
+    applied = INDEX_MIGRATIONS.applied_from_schema(conn)
+    if applied is None:  # tables changed or gone too: which migrations ran cannot be told
+        raise IndexDamagedError(
+            f"it lost the record of its migrations ({MIGRATIONS_TABLE}) and its tables are"
+            " not those of any version brain made"
+        )
+    INDEX_MIGRATIONS.record(conn, applied)
+
+
 def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:
     reason = f"no such table: {', '.join(missing)}"
+    if list(missing) == [MIGRATIONS_TABLE]:  # told again from the tables, by --repair (or it says why not)
+        return (
+            f"the index database {database} lost the record of the migrations it had ({reason}); run `brain index"
+            f" --repair --vault {shell_word(vault)}` to record again those its tables show ran (no re-embedding)"
+        )
     if set(missing) <= DERIVED_TABLES:  # made again from its own rows, or a cache
         return (
             f"the index database {database} lacks tables it makes from its own rows ({reason}); run `brain index"
@@ -3199,6 +3236,8 @@ def missing_tables(conn: sqlite3.Connection) -> list[str]:
     """The tables the migrations recorded as applied made that the database lacks (dropped by
     hand, or by a tool): quick_check finds nothing wrong with a database short of a table. An
     index from before a migration lacks none of its tables: it has not run there yet."""
+    if INDEX_MIGRATIONS.lost_record(conn):  # none recorded: which of the others it lacks cannot be told
+        return [MIGRATIONS_TABLE]
     applied = set(INDEX_MIGRATIONS.applied(conn))
     made = INDEX_MIGRATIONS.tables_made()
     last = [name for name, _ in INDEX_MIGRATIONS.steps if name in applied]
