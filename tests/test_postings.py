@@ -182,7 +182,7 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] > 0
         monkeypatch.setattr(postings, "REBUILD_MIN", 0)
         monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
-        with postings.refreshing(store):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
+        with postings.refreshing(store, vault):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
             pass
         background.wait_for_all(60)  # built in the background
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0

@@ -218,3 +218,23 @@ def test_a_lost_record_of_the_migrations_over_other_damage_is_rebuilt_its_histor
     (aside,) = _aside(root)
     assert "no such table: _migrations" in err and "keep that folder" in err and str(aside) in err
     assert (aside / "index.db").exists()
+
+
+def test_postings_not_rebuilt_over_a_dropped_postings_log_name_repair(edited, monkeypatch, caplog):
+    from brain.index import background
+
+    root, _ = edited
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: this vault has a base
+    write(root, "Bread.md", "# Bread\n\nFlour, water, salt and a starter. Bake at 250 degrees.\n")
+    code, _, err = _brain("index", "--vault", str(root))
+    assert code == 0, err
+    background.wait_for_all(60)
+    assert (config.index_dir(root) / "postings.bin").exists()
+    _damage(root, "DROP TABLE postings_log")
+    caplog.clear()
+    code, _, err = _brain("index", "--vault", str(root))  # nothing changed
+    assert code == 0, err
+    (said,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    # it said "BM25 searches FTS5 until a later index pass", which fails the same way
+    assert "later index pass" not in said and "\n" not in said
+    assert "no such table: postings_log" in said and f"`brain index --repair --vault {root}`" in said

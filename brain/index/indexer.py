@@ -396,7 +396,7 @@ class _Run:
         self.report.unchanged = len(plan.unchanged)
         self.report.symlinks = plan.links
         self._relink_if_fences_changed(plan.unchanged)
-        with postings.refreshing(self.store, len(plan.candidates)) as lexical:
+        with postings.refreshing(self.store, self.root, len(plan.candidates)) as lexical:
             self._write(plan, lexical)
             lexical.chunks_written()  # its child reads them (the rest of them) while the run goes on
             if self.store.links_dirty():

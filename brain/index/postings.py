@@ -724,6 +724,21 @@ EARLY_FROM = 10_000  # notes a first build reads from which its child reads the 
 _NOT_REBUILT = "lexical postings not rebuilt (%s): BM25 searches FTS5 until a later index pass"
 
 
+def _not_rebuilt(store: IndexStore, vault: Path, exc: BaseException) -> None:
+    """Say why the postings were not rebuilt: a table the index lacks fails every later pass
+    the same way, so that names what mends it, not a later pass."""
+    lacking = None
+    if isinstance(exc, sqlite3.Error):
+        try:
+            lacking = store.missing_tables_message(vault)
+        except sqlite3.Error:
+            pass
+    if lacking is None:
+        log.warning(_NOT_REBUILT, exc)
+    else:
+        log.warning("lexical postings not rebuilt: %s", lacking)
+
+
 class Refresh:
     """A new base for an index pass (``refreshing``), built by a child process beside the pass.
 
@@ -733,8 +748,9 @@ class Refresh:
     CPU the writing leaves spare, and the pass waits for it at its end: the first queries then
     find the base."""
 
-    def __init__(self, store: IndexStore):
+    def __init__(self, store: IndexStore, vault: Path):
         self.store = store
+        self.vault = vault  # named in what mends a failure (``_not_rebuilt``)
         self.child: _Child | None = None
         self.early = False
         self.written = False
@@ -769,7 +785,7 @@ class Refresh:
                 self.child = _Child.start(self.store)
         except (OSError, sqlite3.Error, ValueError) as exc:
             self.stop()
-            log.warning(_NOT_REBUILT, exc)
+            _not_rebuilt(self.store, self.vault, exc)
 
     def finish(self) -> None:
         if not self.written:
@@ -784,17 +800,17 @@ class Refresh:
 
 
 @contextmanager
-def refreshing(store: IndexStore, notes_to_read: int = 0) -> Iterator[Refresh]:
+def refreshing(store: IndexStore, vault: Path, notes_to_read: int = 0) -> Iterator[Refresh]:
     """A new base when one is wanted, for `brain index` or a serve pass (``Refresh``): early
     when it reads ``EARLY_FROM`` notes or more into an index with no chunks. An error in the
     block stops the child. A failure of the build is only logged: BM25 then searches FTS5, as
     it would without postings, until a later pass builds them."""
-    refresh = Refresh(store)
+    refresh = Refresh(store, vault)
     try:
         if notes_to_read >= EARLY_FROM and not store.has_chunks():
             refresh.start_early()
     except (OSError, sqlite3.Error, ValueError) as exc:
-        log.warning(_NOT_REBUILT, exc)
+        _not_rebuilt(store, vault, exc)
     try:
         yield refresh
     except BaseException:
@@ -804,7 +820,7 @@ def refreshing(store: IndexStore, notes_to_read: int = 0) -> Iterator[Refresh]:
         refresh.finish()
     except (OSError, sqlite3.Error, ValueError) as exc:
         refresh.stop()
-        log.warning(_NOT_REBUILT, exc)
+        _not_rebuilt(store, vault, exc)
 
 
 # ----- searching --------------------------------------------------------------------------

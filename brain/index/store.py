@@ -2429,6 +2429,11 @@ class IndexStore:
         tool): quick_check finds nothing wrong with a database short of a table."""
         return missing_tables(self.conn)
 
+    def missing_tables_message(self, vault: Path) -> str | None:
+        """What ``missing_table_message`` says of this index (its fix), or None: it lacks none."""
+        missing = self.missing_tables()
+        return missing_table_message(self.directory / INDEX_FILE, vault, missing) if missing else None
+
     def rebuild_search_indexes(self) -> dict[str, int]:
         """Refill each BM25 index from the rows it indexes (FTS5 'rebuild'), in one transaction,
         then let FTS5 check each against its rows; rows indexed, by index."""
