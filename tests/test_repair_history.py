@@ -238,3 +238,30 @@ def test_postings_not_rebuilt_over_a_dropped_postings_log_name_repair(edited, mo
     # it said "BM25 searches FTS5 until a later index pass", which fails the same way
     assert "later index pass" not in said and "\n" not in said
     assert "no such table: postings_log" in said and f"`brain index --repair --vault {root}`" in said
+
+
+@pytest.mark.parametrize("rename", ["renameat2", "mkdir first"])
+def test_a_damaged_index_is_never_moved_over_a_folder_made_after_its_name_was_chosen(edited, monkeypatch, rename):
+    from brain.index import rebuild
+
+    root, _ = edited
+    _damage(root, "DROP TABLE links")
+    if rename == "mkdir first":  # a system or file system without a rename that never replaces
+        monkeypatch.setattr(rebuild, "_rename_with", lambda a, b, **flags: None, raising=False)
+    chosen, name = [], rebuild._damaged_name
+
+    def then_taken(directory: Path) -> Path:
+        aside = name(directory)
+        if not chosen:  # another's folder, made between the look and the rename
+            aside.mkdir()
+            chosen.append(aside)
+        return aside
+
+    monkeypatch.setattr(rebuild, "_damaged_name", then_taken)
+    code, out, err = _brain("index", "--rebuild", "--keep-history", "--json", "--vault", str(root))
+    assert code == 0, err
+    moved = Path(json.loads(out)["moved_aside"])
+    # the damaged index took that empty folder's place
+    assert chosen[0].is_dir() and not any(chosen[0].iterdir())
+    assert moved != chosen[0] and (moved / "index.db").exists()
+    assert len(_versions(root)) == 3

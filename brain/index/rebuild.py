@@ -11,6 +11,8 @@ together, so a reader never sees a database replaced under an open WAL. A rebuil
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -204,10 +206,12 @@ def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
         else:
             # A damaged index is kept for the user, under a name nothing takes for an index;
             # a sound one waits under the retired name until the new one is in place.
-            aside = _damaged_name(directory) if damage else directory.with_name(directory.name + RETIRED_SUFFIX)
-            if not damage:
+            if damage:
+                aside = _move_aside(directory)
+            else:
+                aside = directory.with_name(directory.name + RETIRED_SUFFIX)
                 shutil.rmtree(aside, ignore_errors=True)
-            os.rename(directory, aside)
+                os.rename(directory, aside)
             try:
                 os.rename(staging, directory)
             except OSError:
@@ -233,6 +237,19 @@ def _remove_old(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     if folder.exists():
         log.warning("the replaced index could not be deleted from %s; delete it yourself", folder)
+
+
+def _move_aside(directory: Path) -> Path:
+    """Move a damaged index to a name of its own; never over an earlier one the user has not
+    looked at yet, even one made between the look and the rename."""
+    for _ in range(100):
+        aside = _damaged_name(directory)
+        try:
+            _rename_noreplace(directory, aside)
+            return aside
+        except FileExistsError:
+            continue  # taken meanwhile: the next name
+    raise FileExistsError(errno.EEXIST, "no free name to move the damaged index to", str(directory))
 
 
 def _damaged_name(directory: Path) -> Path:
@@ -274,25 +291,55 @@ def remove_leftovers(directory: Path) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically where the system can (Linux renameat2, macOS renamex_np)."""
+    return _rename_with(a, b, linux=2, darwin=2) == 0  # else the caller renames twice
+
+
+def _rename_noreplace(src: Path, dst: Path) -> None:
+    """Rename ``src`` to ``dst``, or FileExistsError if something is there, whatever comes
+    there meanwhile: a plain rename replaces an empty folder (POSIX)."""
+    if sys.platform == "win32":  # its rename never replaces a folder
+        os.rename(src, dst)
+        return
+    failed = _rename_with(src, dst, linux=1, darwin=4)  # RENAME_NOREPLACE, RENAME_EXCL
+    if failed == 0:
+        return
+    if failed is not None and failed not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        raise OSError(failed, os.strerror(failed), str(src), None, str(dst))
+    # no such rename here, or not on this file system: the name taken first (mkdir fails
+    # if it exists), then the rename over that empty folder of ours; one put in its place
+    # that is not empty makes the rename fail, never replaced
+    os.mkdir(dst)
+    try:
+        os.rename(src, dst)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.rmdir(dst)
+        raise
+
+
+def _rename_with(a: Path, b: Path, *, linux: int, darwin: int) -> int | None:
+    """renameat2 (Linux) or renamex_np (macOS) with these flags: 0 done, else its errno; None
+    where neither is there."""
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
-            at_fdcwd, rename_exchange = -100, 2
+            at_fdcwd = -100
             fn = libc.renameat2
             fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
             fn.restype = ctypes.c_int
-            return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-        if sys.platform == "darwin" and hasattr(libc, "renamex_np"):
-            rename_swap = 2
+            done = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), linux)
+        elif sys.platform == "darwin" and hasattr(libc, "renamex_np"):
             fn = libc.renamex_np
             fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
             fn.restype = ctypes.c_int
-            return fn(os.fsencode(a), os.fsencode(b), rename_swap) == 0
+            done = fn(os.fsencode(a), os.fsencode(b), darwin)
+        else:
+            return None
     except (OSError, AttributeError):
-        pass
-    return False  # e.g. a file system without exchange (EINVAL): the caller renames twice
+        return None
+    return 0 if done == 0 else ctypes.get_errno()
 
 
 def _fsync_dir(path: Path) -> None:
