@@ -47,3 +47,11 @@ def test_a_schema_short_of_a_table_tells_nothing():
 
 def test_an_empty_database_has_lost_no_record():
     assert not INDEX_MIGRATIONS.lost_record(sqlite3.connect(":memory:"))
+
+
+def test_the_tables_of_a_current_index_are_those_the_migrations_make():
+    from brain.index.schema import LATEST_TABLES
+
+    # a migration added: LATEST_TABLES names it and the tables once it ran (missing_tables reads it)
+    last = INDEX_MIGRATIONS.steps[-1][0]
+    assert (last, INDEX_MIGRATIONS.tables_made()[last]) == LATEST_TABLES

@@ -265,3 +265,13 @@ def test_a_damaged_index_is_never_moved_over_a_folder_made_after_its_name_was_ch
     assert chosen[0].is_dir() and not any(chosen[0].iterdir())
     assert moved != chosen[0] and (moved / "index.db").exists()
     assert len(_versions(root)) == 3
+
+
+@pytest.mark.parametrize("table", ["chunk_history_fts", "chunks_fts_data", "postings_log", "name_changes"])
+def test_status_says_a_dropped_table_none_of_its_reads_touch_and_its_fix(edited, table):
+    root, _ = edited
+    _damage(root, f"DROP TABLE {table}")
+    code, out, err = _brain("status", "--vault", str(root))
+    # it printed the status, as of a sound index
+    assert code == 1 and not out and err.count("\n") == 1, out
+    assert f"no such table: {table}" in err and f"`brain index --repair --vault {root}`" in err

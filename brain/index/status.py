@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
+from ..errors import IndexDamagedError
 from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes, fts_merge, postings
 from .history import iso_time
@@ -63,6 +64,11 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
 
     # chunks without their model read as nothing indexed yet: damage, said as ask and index say it
     refuse_lost_meta(store, root)
+    # a table dropped that none of these reads touch (a BM25 index, a log, the history): said
+    # with what mends it, as the commands that read it fail (a constant's lookup: under 1 ms)
+    lacking = store.missing_tables_message(root)
+    if lacking:
+        raise IndexDamagedError(lacking)
     mismatches = index_mismatches(store, config.embed_model_name())  # a bad setting: its one-line error
     # a note whose parse raised, unchanged since, is skipped by the plan, not pending: the next
     # `brain ask` does not parse it again (an explicit `brain index` does, and a new brain)

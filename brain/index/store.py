@@ -42,6 +42,7 @@ from .scan_snapshot import Snapshot
 from .schema import (
     DEFAULT_FTS_TOKENIZER,
     INDEX_MIGRATIONS,
+    LATEST_TABLES,
     REFILL_FTS,
     create_chunks_fts,
     pack_ids,
@@ -3244,12 +3245,13 @@ def missing_tables(conn: sqlite3.Connection) -> list[str]:
     if INDEX_MIGRATIONS.lost_record(conn):  # none recorded: which of the others it lacks cannot be told
         return [MIGRATIONS_TABLE]
     applied = set(INDEX_MIGRATIONS.applied(conn))
-    made = INDEX_MIGRATIONS.tables_made()
     last = [name for name, _ in INDEX_MIGRATIONS.steps if name in applied]
     if not last:
         return []
+    # a current index, the one every command opens once migrated: not the migrations run in memory
+    made = LATEST_TABLES[1] if last[-1] == LATEST_TABLES[0] else INDEX_MIGRATIONS.tables_made()[last[-1]]
     present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return sorted(made[last[-1]] - present)
+    return sorted(made - present)
 
 
 def search_index_damaged(exc: BaseException) -> bool:
