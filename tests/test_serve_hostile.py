@@ -214,3 +214,27 @@ def test_a_client_sending_many_questions_at_once_does_not_keep_another_waiting_b
             other.wait(30)
             if other.stdout:
                 other.stdout.close()
+
+
+def test_requests_whose_client_hung_up_do_not_count_against_its_share_of_places():
+    """A client's questions that it asked and left (dropped before their turn, a moment later)
+    made its next one busy while they were still counted: a process asking again at once got
+    `busy` (tests/test_serve.py's clients that leave, 3 runs in 12)."""
+    connections = daemon_module._Connections(limit=64, timeout=10)
+    pairs = [socket.socketpair() for _ in range(connections.per_client + 1)]
+    try:
+        for server_end, _ in pairs[:-1]:
+            assert connections.admit(server_end)
+            assert connections.answering(server_end, peer=4242) is None
+        live_server, _ = pairs[-1]
+        assert connections.admit(live_server)
+        assert connections.answering(live_server, peer=4242) == "crowded"  # its share, all there
+        connections.leave(live_server)
+        for _, client_end in pairs[:-1]:
+            client_end.close()  # each asked and left
+        assert connections.admit(live_server)
+        assert connections.answering(live_server, peer=4242) is None
+    finally:
+        for server_end, client_end in pairs:
+            server_end.close()
+            client_end.close()

@@ -527,7 +527,10 @@ class _Connections:
             if conn not in self._open:
                 return "closed"
             if peer is not None:
-                if sum(1 for other in self._peers.values() if other == peer) >= self.per_client:
+                # those of its requests whose client hung up are not counted: they are dropped
+                # before their turn, and a client that asked and left a moment ago is not crowded
+                mine = [other for other, who in self._peers.items() if who == peer]
+                if len(mine) >= self.per_client and sum(not _hung_up(other) for other in mine) >= self.per_client:
                     return "crowded"
                 self._peers[conn] = peer
             self._open[conn] = (False, time.monotonic())
