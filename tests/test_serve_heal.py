@@ -19,7 +19,7 @@ import pytest
 from conftest import TOY_VAULT
 from serve_helpers import kill_recorded_server, run_brain, served, wait_until
 
-from brain.server import client, runtime
+from brain.server import client, daemon, runtime
 
 QUESTION = "how should agent memory work"
 HEALED = 15  # seconds: a check every 2 s, on a machine shared with other tests
@@ -265,3 +265,38 @@ def test_a_long_path_server_whose_tmp_name_another_took_listens_in_a_folder_of_i
         assert sorted(p.name for p in short.iterdir()) == [taken.name] and taken.read_text() == "theirs\n"
     finally:
         shutil.rmtree(short)
+
+
+@pytest.mark.slow
+def test_a_server_whose_lock_file_cannot_be_opened_is_still_stopped(toy_vault, servers):
+    # --stop said "no brain serve is running" and exit 0, while the server ran on: it went by the
+    # lock alone, and a lock file that cannot be opened (here a folder where it was; a removed
+    # one until heal made it again) read as no lock held.
+    pid = servers(toy_vault)
+    root = toy_vault.resolve()
+    lock = runtime.lock_path(root)
+    lock.unlink()
+    lock.mkdir()  # heal cannot make it again: the window stays open
+    try:
+        assert not runtime.lock_is_held(root) and _answers(toy_vault, pid)
+        status = run_brain(["status", "--vault", str(toy_vault)])
+        assert f"server: up (pid {pid}".encode() in status.stdout, status.stdout
+        stopped = run_brain(["serve", "--vault", str(toy_vault), "--stop"])
+        assert stopped.returncode == 0, stopped.stderr
+        assert f"stopped brain serve for {root} (pid {pid})".encode() in stopped.stdout, stopped.stdout
+        assert not runtime.pid_alive(pid)  # gone before --stop said so
+    finally:
+        lock.rmdir()
+
+
+@pytest.mark.slow
+def test_asking_whether_a_server_runs_does_not_make_its_lock_file(toy_vault, servers):
+    # A removed lock file was made again by the asking client (open for appending) and taken at
+    # once: the server, which holds the removed one, looked stopped to --stop until heal.
+    pid = servers(toy_vault)
+    root = toy_vault.resolve()
+    runtime.lock_path(root).unlink()
+    result = daemon.stop_server(root)  # before heal (2 s) makes the lock file again
+    assert result == daemon.Stopped(True, True, f"stopped brain serve for {root} (pid {pid})")
+    assert not runtime.pid_alive(pid)
+    assert not runtime.lock_path(root).exists()  # nobody made it

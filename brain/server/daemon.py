@@ -826,17 +826,24 @@ class Stopped(NamedTuple):
 
 
 def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
-    """Stop the vault's server: ask it, or SIGTERM the lock holder."""
+    """Stop the vault's server: ask it, or SIGTERM the lock holder.
+
+    A server is asked over its record's socket even when no lock is seen held: its lock file can
+    be gone or unopenable (removed under it, until ``heal`` makes it again), and the server
+    answering ``stop`` for this vault is the proof that it runs; then its own pid, from its
+    reply, is waited for."""
     record = runtime.read_record(root)
     held = runtime.lock_is_held(root)
-    if not held:
+    if not held and record is None:
         return Stopped(False, False, f"no brain serve is running for {root}")
     pid = record.get("pid") if record else None
-    if not isinstance(pid, int):  # its record gone, and not made again: the pid it wrote into its lock
+    if held and not isinstance(pid, int):  # its record gone, and not made again: the pid it wrote into its lock
         pid = runtime.lock_holder(root)
     try:
-        client.call(root, "stop", timeout=3.0)
+        reply = client.call(root, "stop", timeout=3.0)
     except (client.NoServer, client.ServerError) as exc:
+        if not held:  # a stale record (the server was killed): nothing holds the vault
+            return Stopped(False, False, f"no brain serve is running for {root}")
         if not isinstance(pid, int) or not runtime.pid_alive(pid):
             return Stopped(
                 True, False, f"brain serve for {root} did not answer ({exc}) and its pid is unknown; kill it by hand"
@@ -845,9 +852,14 @@ def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
         # a server stopped by SIGSTOP (Ctrl-Z) holds SIGTERM back until it runs again: `brain
         # status` sent the user to --stop, which waited 15 s and then asked for kill -9
         os.kill(pid, signal.SIGCONT)
+    else:
+        answered = reply.get("pid") if isinstance(reply, dict) else None
+        pid = answered if isinstance(answered, int) else pid
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not runtime.lock_is_held(root):
+        # its lock let go, and the process gone when the lock was not seen: the lock file is not
+        # the server's while it is gone (``lock_is_held`` then says no lock at all)
+        if not runtime.lock_is_held(root) and (held or not runtime.pid_alive(pid)):
             return Stopped(True, True, f"stopped brain serve for {root}" + (f" (pid {pid})" if pid else ""))
         time.sleep(0.1)
     # it ignored SIGTERM (hung): only SIGKILL ends it, and a pass killed midway is redone by the next one

@@ -219,11 +219,17 @@ def lock_is_held(root: Path) -> bool:
         record = read_record(root)
         return bool(record and pid_alive(record.get("pid")))
     try:
-        with open(lock_path(root), "a") as handle:  # closing releases a lock we took
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
+        # never made here (no O_CREAT): a lock file a client made where the server's was removed
+        # was free to take, so a running server looked stopped (and heal took the client's file)
+        fd = os.open(lock_path(root), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # releases a lock we took
     return False
