@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,15 @@ def test_asking_whether_a_server_runs_does_not_make_its_lock_file(toy_vault, ser
     assert result == daemon.Stopped(True, True, f"stopped brain serve for {root} (pid {pid})")
     assert not runtime.pid_alive(pid)
     assert not runtime.lock_path(root).exists()  # nobody made it
+
+
+def test_a_server_starting_while_a_client_asks_whether_one_runs_starts(toy_vault):
+    # `brain status` or `brain ask` holds the free lock for the moment it asks (lock_is_held):
+    # a server starting in that moment said "already running (starting)" and did not start.
+    root = toy_vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    asking = os.open(runtime.lock_path(root), os.O_WRONLY | os.O_CREAT, 0o600)
+    fcntl.flock(asking, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    threading.Timer(0.15, os.close, (asking,)).start()  # a slow moment of a client's: it lets go
+    with served(toy_vault, watch=False) as server:
+        assert runtime.lock_holder(root) == os.getpid() and server.service.state == "ready"

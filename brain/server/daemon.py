@@ -258,18 +258,10 @@ class Daemon:
         """Take the lock at its path again, which now leads to another file or none; False when
         another server holds it. A client asking whether a server runs (``runtime.lock_is_held``)
         holds it for microseconds: a server holds it for good, so a few tries tell them apart."""
-        import fcntl
-
         fd = runtime.open_lock(runtime.lock_path(self.root))
-        for attempt in range(LOCK_TRIES):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if attempt == LOCK_TRIES - 1:
-                    os.close(fd)
-                    return False
-                time.sleep(0.1)
+        if not _flock_patiently(fd):
+            os.close(fd)
+            return False
         self._release_lock()
         self._lock_fd = fd
         self._ids["lock"] = _fd_identity(fd)
@@ -318,17 +310,13 @@ class Daemon:
         return f"http://{'[' + host + ']' if ':' in host else host}:{port}/v1"
 
     def _take_lock(self) -> None:
-        import fcntl
-
         fd = runtime.open_lock(runtime.lock_path(self.root))  # held for the server's life
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _flock_patiently(fd):  # a client asking whether a server runs let go within the tries
             os.close(fd)
             raise AlreadyRunning(
                 f"brain serve is already running for {self.root} ({_who(runtime.read_record(self.root))}); "
                 f"`brain serve --vault {shell_word(self.root)} --stop` stops it"
-            ) from None
+            )
         self._lock_fd = fd
         self._ids["lock"] = _fd_identity(fd)
         runtime.write_lock_pid(fd)
@@ -664,6 +652,23 @@ def _who(record: dict[str, Any] | None) -> str:
 
 def _and(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def _flock_patiently(fd: int) -> bool:
+    """Take the lock on ``fd``; False when it stays held through ``LOCK_TRIES`` tries. A client
+    asking whether a server runs (``runtime.lock_is_held``: `brain status`, `brain ask`, the
+    wait of `--stop`) holds it for microseconds, a server for good: a starting server that met
+    one said "already running (starting)" and did not start."""
+    import fcntl
+
+    for attempt in range(LOCK_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt < LOCK_TRIES - 1:
+                time.sleep(0.1)
+    return False
 
 
 def _fd_identity(fd: int) -> runtime.Identity:
