@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import tempfile
 import threading
 from pathlib import Path
@@ -313,3 +314,21 @@ def test_a_server_starting_while_a_client_asks_whether_one_runs_starts(toy_vault
     threading.Timer(0.15, os.close, (asking,)).start()  # a slow moment of a client's: it lets go
     with served(toy_vault, watch=False) as server:
         assert runtime.lock_holder(root) == os.getpid() and server.service.state == "ready"
+
+
+@pytest.mark.slow
+def test_stop_signals_the_lock_holder_not_the_pid_a_record_put_back_names(toy_vault, servers, tmp_path):
+    # An older server's record copied back over the server's (cp of a backup) names another
+    # pid and a socket nobody listens on: until heal wrote the record again, --stop sent its
+    # SIGTERM to that pid, and the server ran on.
+    pid = servers(toy_vault)
+    root = toy_vault.resolve()
+    decoy = subprocess.Popen(["sleep", "60"])
+    try:
+        runtime.write_record(root, {"pid": decoy.pid, "socket": str(tmp_path / "gone.sock"), "vault": str(root)})
+        result = daemon.stop_server(root, timeout=10)
+        assert result == daemon.Stopped(True, True, f"stopped brain serve for {root} (pid {pid})")
+        assert decoy.poll() is None  # not signalled
+    finally:
+        decoy.kill()
+        decoy.wait()

@@ -841,9 +841,12 @@ def stop_server(root: Path, *, timeout: float = 15.0) -> Stopped:
     held = runtime.lock_is_held(root)
     if not held and record is None:
         return Stopped(False, False, f"no brain serve is running for {root}")
-    pid = record.get("pid") if record else None
-    if held and not isinstance(pid, int):  # its record gone, and not made again: the pid it wrote into its lock
-        pid = runtime.lock_holder(root)
+    # whom a SIGTERM goes to: the pid the lock's holder wrote into it, which is the server's
+    # (a record can be another's until heal makes it again: an older server's copied back); the
+    # record's only for a server from before the pid was written there
+    pid = runtime.lock_holder(root) if held else None
+    if pid is None and record is not None:
+        pid = record.get("pid")
     try:
         reply = client.call(root, "stop", timeout=3.0)
     except (client.NoServer, client.ServerError) as exc:
