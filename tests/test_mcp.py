@@ -669,6 +669,12 @@ def test_a_client_that_stops_reading_ends_brain_mcp_without_a_traceback(toy_vaul
         ("search", {"query": "memory", "k": 0}, "k: input should be greater than or equal to 1"),
         ("search", {"query": "memory", "k": 10**9}, "k: input should be less than or equal to 50"),
         ("get_note", {"note": "Home", "max_chars": "many"}, "max_chars: input should be a valid integer"),
+        # true was k 1 (pydantic's lax mode): one note, and no word that the call was wrong
+        ("search", {"query": "memory", "k": True}, "k: input should be a valid integer, not true"),
+        ("neighbours", {"note": "Home", "limit": False}, "limit: input should be a valid integer, not false"),
+        ("get_note", {"note": "Home", "max_chars": True}, "max_chars: input should be a valid integer, not true"),
+        ("history", {"note": "Home", "limit": True}, "limit: input should be a valid integer, not true"),
+        ("recent_turns", {"limit": True}, "limit: input should be a valid integer, not true"),
         ("recent_turns", {"limit": 0, "since": 7}, "since: input should be a valid string; limit: input"),
     ],
 )
@@ -680,6 +686,14 @@ def test_arguments_that_fail_the_schema_are_said_in_one_line(toy_vault, name, ar
     text = _texts(result)
     assert result.is_error and text.startswith(message)
     assert "\n" not in text and "pydantic" not in text
+
+
+def test_a_number_written_as_a_string_is_taken(toy_vault):
+    # what an agent means by "2" is plain; only true and false are refused for a number
+    _index(toy_vault)
+    result = _call(toy_vault, "search", {"query": "how should agent memory work", "k": "2"})
+    assert not result.is_error, _texts(result)
+    assert len(json.loads(_texts(result))["results"]) == 2
 
 
 @pytest.mark.parametrize(

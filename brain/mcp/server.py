@@ -30,7 +30,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from .. import __version__, config
 from ..errors import BrainError
@@ -45,6 +46,21 @@ log = logging.getLogger("brain")
 MAX_K = 50
 MAX_NEIGHBOURS = 2000  # links and backlinks neighbours gives at most (100 unless asked)
 MAX_VERSIONS = 1000  # versions history gives at most (20 unless asked)
+
+
+def _not_a_bool(value: Any) -> Any:
+    """Refuse ``true`` and ``false`` for a number: pydantic's lax mode read them as 1 and 0, so an
+    agent sending ``k: true`` got one note and no word that its call was wrong ("5", a number
+    written as a string, is still taken: it says what it means)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError(
+            "int_type", "input should be a valid integer, not {value}", {"value": str(value).lower()}
+        )
+    return value
+
+
+# A tool's whole-number argument. At module level: the SDK reads the tools' annotations by name.
+Count = Annotated[int, BeforeValidator(_not_a_bool)]
 
 INSTRUCTIONS = """\
 brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
@@ -222,7 +238,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
     def search(
         query: Annotated[str, Field(description="What to look for, in plain words or as a question.")],
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
+        k: Annotated[Count, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
         mode: Annotated[
             str | None,
             Field(
@@ -266,7 +282,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     def get_note(
         note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
         heading: Annotated[str | None, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
-        max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text here.")] = 40_000,
+        max_chars: Annotated[Count, Field(ge=200, le=200_000, description="Cut the text here.")] = 40_000,
         as_of: Annotated[
             str | None,
             Field(
@@ -287,7 +303,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     def neighbours(
         note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
         limit: Annotated[
-            int, Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks.")
+            Count, Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks.")
         ] = 100,
     ) -> CallToolResult:
         return answer(lambda: _first(backend.call("neighbours", note=note), limit))
@@ -295,7 +311,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=HISTORY_DOC, annotations=read_only, structured_output=False)
     def history(
         note: Annotated[str, Field(description="The note: its path, title or alias (a deleted one: its last path).")],
-        limit: Annotated[int, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest.")] = 20,
+        limit: Annotated[
+            Count, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest.")
+        ] = 20,
     ) -> CallToolResult:
         return answer(lambda: backend.call("history", note=note, last=limit))
 
@@ -310,7 +328,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         since: Annotated[
             str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns.")] = 10,
+        limit: Annotated[Count, Field(ge=1, le=200, description="At most this many turns.")] = 10,
     ) -> CallToolResult:
         return answer(lambda: _turns(project=project, text=text, since=since, limit=limit))
 
