@@ -6,8 +6,8 @@ and the socket and the record must outlive that.
 
     serve.lock   held (flock) by the running server for its whole life: one server per vault,
                  and a lock nobody holds means anything else here is stale (a ``kill -9``); it
-                 holds the server's pid, which ``--stop`` reads when the record is gone (Linux's
-                 F_GETLK does not see a flock); mode 0600
+                 holds the server's pid, which ``--stop`` signals when the server does not answer
+                 (Linux's F_GETLK does not see a flock); mode 0600
     serve.sock   the Unix socket, mode 0600 (owner only)
     serve.json   the record: pid, vault, socket, start time, HTTP address and token, embedding
                  model; mode 0600
