@@ -290,7 +290,46 @@ def _version(module: str) -> str:
         return "?"
 
 
+HUB_PROBE_SECONDS = 3.0
+
+
+def hub_unreachable(model_name: str) -> str | None:
+    """Why the Hugging Face hub cannot be reached for ``model_name``, or None (a folder, offline
+    mode, a proxy, or the hub answering a TCP connect). huggingface_hub retries a hub it cannot
+    reach with backoff: measured here, a hub name took 81 s to fail without HF_HUB_OFFLINE, with
+    its retry lines on stderr. A connect bounded by HUB_PROBE_SECONDS (the name lookup too, in
+    a thread) tells in a moment."""
+    if os.path.isdir(model_name) or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        return None
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None  # the proxy may reach what this machine cannot: let the library try
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = endpoint.hostname or "huggingface.co"
+    try:
+        port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    except ValueError:
+        return None  # a malformed HF_ENDPOINT: the library's own error says more
+    failure: list[str] = [f"no answer within {HUB_PROBE_SECONDS:g} s"]
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS).close()
+            failure.clear()
+        except OSError as exc:
+            failure[0] = str(exc) or type(exc).__name__
+
+    thread = threading.Thread(target=probe, daemon=True)  # getaddrinfo has no timeout of its own
+    thread.start()
+    thread.join(HUB_PROBE_SECONDS)
+    return f"the Hugging Face hub ({host}:{port}) cannot be reached: {failure[0]}" if failure else None
+
+
 def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a SentenceTransformer
+    unreachable = hub_unreachable(model_name)
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -306,9 +345,12 @@ def _load_sentence_transformer(model_name: str, device: str | None) -> Any:  # a
     device = device or config.device()
     try:
         # device None: sentence-transformers picks CUDA / MPS when present, else the CPU.
-        return SentenceTransformer(model_name, device=device)
+        # With no hub, only the local cache can answer, at once (no retries).
+        return SentenceTransformer(model_name, device=device, local_files_only=unreachable is not None)
     except Exception as exc:  # OSError, HTTP errors, ValueError: all mean "cannot load"
-        message = model_load_message("embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device)
+        message = model_load_message(
+            "embedding", model_name, "BRAIN_EMBED_MODEL", exc, device=device, unreachable=unreachable
+        )
         raise ModelLoadError(message) from exc
 
 
@@ -332,9 +374,18 @@ def device_problem(device: str | None) -> str | None:
 
 
 def model_load_message(
-    kind: str, model_name: str, variable: str, exc: BaseException, *, device: str | None = None
+    kind: str,
+    model_name: str,
+    variable: str,
+    exc: BaseException,
+    *,
+    device: str | None = None,
+    unreachable: str | None = None,
 ) -> str:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if unreachable:  # the library's own reason says only that the cache lacks a file
+        reason = f"{unreachable}, and the model is not in the local cache"
+    reason = reason.rstrip(".")  # the library's reasons end in one: "files.." read as a typo
     problem = device_problem(device)
     if problem:  # not the model's fault: "is a folder but not a loadable model" sent the user to the wrong fix
         return (
@@ -344,7 +395,7 @@ def model_load_message(
     hint = (
         f"If this machine cannot reach the Hugging Face hub, download the model elsewhere "
         f"(e.g. `huggingface-cli download {model_name} --local-dir ./models/x`) and set "
-        f"{variable} to that folder."
+        f"{variable} to that folder{' (or to none: no reranking)' if variable == 'BRAIN_RERANK_MODEL' else ''}."
     )
     if os.path.isdir(model_name):
         hint = f"{model_name} is a folder but not a loadable model; set {variable} to a model folder."

@@ -211,6 +211,73 @@ def test_unloadable_model_is_a_clear_error(name, monkeypatch):
     assert "\n" not in message
 
 
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens on it once closed
+
+
+_LOAD_WITHOUT_HUB = """
+import sys
+from brain.embed import load_embedder
+from brain.errors import ModelLoadError
+from brain.recall.rerank import Reranker
+try:
+    load_embedder(sys.argv[2]) if sys.argv[1] == "embedding" else Reranker(sys.argv[2])
+except ModelLoadError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.parametrize("kind", ["embedding", "reranking"])
+def test_a_hub_name_with_no_hub_fails_at_once_without_offline_mode(kind, tmp_path):
+    # Without HF_HUB_OFFLINE, huggingface_hub retried the hub's failed name lookups with backoff:
+    # 81 s and 15 retry lines on stderr before brain index or brain ask said a word. In a process
+    # of its own: huggingface_hub reads HF_HUB_OFFLINE once, and conftest sets it for this one.
+    import subprocess
+    import sys
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"}
+    }
+    env["HF_ENDPOINT"] = "https://brain-test-hub.invalid"  # no resolver knows it, as none here knows the hub
+    env["HF_HOME"] = str(tmp_path / "hf")
+    name = "no-such-org/no-such-model-4a7c"
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_WITHOUT_HUB, kind, name], env=env, capture_output=True, text=True, timeout=60
+    )
+    message = done.stdout.strip()
+    assert message.startswith(
+        f"cannot load the {kind} model {name!r}: the Hugging Face hub (brain-test-hub.invalid:443)"
+    )
+    assert "cannot be reached" in message and "not in the local cache" in message and "--local-dir" in message
+    assert "\n" not in message and ".." not in message
+    assert ("BRAIN_RERANK_MODEL to that folder (or to none: no reranking)." in message) == (kind == "reranking")
+    assert "Retry" not in done.stderr
+
+
+def test_a_hub_that_answers_is_not_reported_unreachable(monkeypatch):
+    import socket
+
+    from brain.embed import hub_unreachable
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    for proxy in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        assert hub_unreachable("org/model") is None
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    assert hub_unreachable("org/model") is None  # offline: the cache alone answers, as asked
+
+
 def test_folder_that_is_not_a_model(tmp_path):
     folder = tmp_path / "not-a-model"
     folder.mkdir()

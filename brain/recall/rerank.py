@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import config
-from ..embed import model_load_message
+from ..embed import hub_unreachable, model_load_message
 from ..errors import ModelLoadError
 from .types import Candidate
 
@@ -19,12 +19,15 @@ MAX_PASSAGE_CHARS = 1500
 class Reranker:
     def __init__(self, model_name: str):
         self.name = model_name
+        unreachable = hub_unreachable(model_name)
         try:
             from sentence_transformers import CrossEncoder
 
-            self._model = CrossEncoder(model_name, device=config.device())
+            self._model = CrossEncoder(model_name, device=config.device(), local_files_only=unreachable is not None)
         except Exception as exc:  # any failure to load means: no reranking this time
-            message = model_load_message("reranking", model_name, "BRAIN_RERANK_MODEL", exc, device=config.device())
+            message = model_load_message(
+                "reranking", model_name, "BRAIN_RERANK_MODEL", exc, device=config.device(), unreachable=unreachable
+            )
             raise ModelLoadError(message) from exc
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
