@@ -151,3 +151,31 @@ def test_the_past_answers_every_store_read_recall_makes():
         used |= set(re.findall(r"\bstore\.([a-z_]+)", path.read_text(encoding="utf-8")))
     missing = sorted(name for name in used - timeless if name not in vars(PastIndex))
     assert not missing, f"recall reads these store methods that PastIndex does not answer for the past: {missing}"
+
+
+def _architecture_map() -> set[str]:
+    """What the README's module map names in backticks: paths, file names, stems."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Architecture") : readme.index("Rules the tests hold")]
+    names: set[str] = set()
+    for quoted in re.findall(r"`([^`]+)`", section):
+        names.update(part for part in re.split(r"[\s,()]+", quoted) if part)
+    return names
+
+
+def test_the_readme_map_names_every_module_and_only_modules_that_exist():
+    # The map had fallen behind: nine modules (moments.py, server/runtime.py, mcp/stdio.py, ...)
+    # were named nowhere in it, and the packages described in prose named no file a reader
+    # could open.
+    root = Path(__file__).resolve().parent.parent
+    named = _architecture_map()
+    modules = [p for p in sorted((root / "brain").rglob("*.py")) if p.stem not in {"__init__", "__main__"}]
+    unnamed = [
+        str(p.relative_to(root))
+        for p in modules
+        if not {str(p.relative_to(root)), p.name, p.stem, str(p.relative_to(root).with_suffix(""))} & named
+    ]
+    assert unnamed == [], f"modules the README's Architecture map does not name: {unnamed}"
+    files = {p.name for p in modules} | {str(p.relative_to(root)) for p in modules}
+    missing = sorted(n for n in named if n.endswith(".py") and n not in files)
+    assert missing == [], f"the map names files that do not exist: {missing}"
