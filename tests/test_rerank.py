@@ -7,11 +7,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from test_recall import QUESTION, bridge_vault  # noqa: F401 - a fixture reused here
-from tiny_models import build_tiny_cross_encoder
+from tiny_models import build_tiny_cross_encoder, shared_tiny_cross_encoder, shared_tiny_sentence_transformer
 
 from brain.cli import cli
+from brain.errors import ModelLoadError
 from brain.recall.opening import open_recaller
-from brain.recall.rerank import load_reranker, passage
+from brain.recall.rerank import Reranker, load_reranker, passage
 from brain.recall.types import RecallSettings
 
 pytestmark = pytest.mark.slow
@@ -88,3 +89,15 @@ def test_eval_ab_log_compares_the_pair_ask_ab_does_reranked_when_a_reranker_is(
     assert out.exit_code == 0, out.output
     rows = open_db().execute("SELECT source, mode_a, mode_b FROM ab_recall").fetchall()
     assert [tuple(r) for r in rows] == [("bench", "hybrid+rerank", "hybrid+ppr+rerank")]
+
+
+def test_an_embedding_model_named_as_the_reranker_is_refused_not_used_at_random():
+    # BRAIN_RERANK_MODEL set to the MiniLM folder loaded as a CrossEncoder with a newly
+    # initialised head: the library's load report on stderr, then a reranking at random.
+    folder = str(shared_tiny_sentence_transformer())
+    with pytest.raises(ModelLoadError) as info:
+        Reranker(folder)
+    message = str(info.value)
+    assert message.startswith(f"cannot load the reranking model {folder!r}: it is not a cross-encoder")
+    assert "BertModel" in message and "or to none" in message and "\n" not in message
+    assert Reranker(str(shared_tiny_cross_encoder())).score("q", []) == []  # a cross-encoder still loads

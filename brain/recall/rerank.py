@@ -19,6 +19,14 @@ MAX_PASSAGE_CHARS = 1500
 class Reranker:
     def __init__(self, model_name: str):
         self.name = model_name
+        not_a_cross_encoder = _architectures_without_a_scorer(model_name)
+        if not_a_cross_encoder:
+            raise ModelLoadError(
+                f"cannot load the reranking model {model_name!r}: it is not a cross-encoder (its config.json names "
+                f"{', '.join(not_a_cross_encoder)}, no *ForSequenceClassification), and one would rerank with an "
+                "untrained head, at random. Set BRAIN_RERANK_MODEL to a cross-encoder (the default "
+                f"{config.DEFAULT_RERANK_MODEL}), or to none"
+            )
         unreachable = hub_unreachable(model_name)
         try:
             from sentence_transformers import CrossEncoder
@@ -36,6 +44,25 @@ class Reranker:
             return []
         scores = self._model.predict(pairs, batch_size=16, show_progress_bar=False, convert_to_numpy=True)
         return [float(s) for s in scores.reshape(len(pairs), -1)[:, -1]]
+
+
+def _architectures_without_a_scorer(model_name: str) -> list[str]:
+    """The architectures a model folder's config.json names when none of them scores a pair
+    (an embedding model such as all-MiniLM-L6-v2: ``BertModel``), else []. sentence-transformers
+    loads such a model as a CrossEncoder with a newly initialised classification head, which
+    reranked at random with a load report on stderr. A hub name is left to the library."""
+    import json
+    import os
+
+    try:
+        with open(os.path.join(model_name, "config.json"), encoding="utf-8") as f:
+            architectures = json.load(f).get("architectures")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(architectures, list) or not architectures:
+        return []
+    names = [str(a) for a in architectures]
+    return [] if any(a.endswith("ForSequenceClassification") for a in names) else names
 
 
 def passage(candidate: Candidate) -> str:
