@@ -297,6 +297,11 @@ def embed_model_name() -> str:
     return env("BRAIN_EMBED_MODEL") or DEFAULT_EMBED_MODEL
 
 
+def embed_model_given() -> bool:
+    """Whether ``BRAIN_EMBED_MODEL`` names a model, not left to the default."""
+    return bool(env("BRAIN_EMBED_MODEL"))
+
+
 def prefix_override(name: str) -> str | None:
     """``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX``: None when unset; set but empty switches it off."""
     if name not in ("BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX"):

@@ -1186,3 +1186,14 @@ def test_history_flags_without_their_rebuild_or_against_each_other_are_refused(t
     result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), *args])
     assert result.exit_code == 2 and said in result.output
     assert not (config.index_dir(toy_vault) / "index.db").exists()  # refused before any work
+
+
+def test_an_unset_model_is_said_to_be_unset_not_as_if_set(indexed, monkeypatch):
+    # A new shell without the export read "but BRAIN_EMBED_MODEL is 'intfloat/multilingual-e5-base'".
+    vault, _ = indexed
+    monkeypatch.delenv("BRAIN_EMBED_MODEL", raising=False)
+    (message,) = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["settings_mismatch"]
+    assert "but BRAIN_EMBED_MODEL is unset (the default 'intfloat/multilingual-e5-base'); vectors" in message
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")
+    (message,) = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["settings_mismatch"]
+    assert "but BRAIN_EMBED_MODEL is 'fake:32'; vectors" in message

@@ -203,9 +203,11 @@ def index_mismatches(
     found = []
     built_with = store.get_meta("model")
     if built_with and built_with != model_name:
+        # Unset, say so: "is 'intfloat/…'" read as if something had set it (a new shell without the export).
+        given = f"{model_name!r}" if config.embed_model_given() else f"unset (the default {model_name!r})"
         found.append(
             f"this vault's index was built with the model {built_with!r}, but BRAIN_EMBED_MODEL is "
-            f"{model_name!r}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
+            f"{given}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
             f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
         )
     else:  # another model's prefixes are its own
