@@ -42,18 +42,22 @@ def _raising(real):
     return parse_note
 
 
-# A parse worker whose parse_note raises for BOOM, as the patched one does in this process.
-BROKEN_WORKER = [
-    sys.executable,
-    "-c",
-    f"import sys; sys.path.insert(0, {ROOT!r})\n"
+# Python that makes parse_note raise for BOOM, as the patched one does in this process.
+PARSE_NOTE_RAISING = (
     "from brain.index import parsing\n"
     "real = parsing.parse_note\n"
     "def parse_note(path, *a, **k):\n"
     f"    if path == {BOOM!r}: raise ValueError('a bug met in ' + path)\n"
     "    return real(path, *a, **k)\n"
     "parsing.parse_note = parse_note\n"
-    "parsing.serve(sys.stdin.buffer, sys.stdout.buffer)\n",
+)
+# A parse worker whose parse_note raises for BOOM.
+BROKEN_WORKER = [
+    sys.executable,
+    "-c",
+    f"import sys; sys.path.insert(0, {ROOT!r})\n"
+    + PARSE_NOTE_RAISING
+    + "parsing.serve(sys.stdin.buffer, sys.stdout.buffer)\n",
 ]
 
 
@@ -343,16 +347,7 @@ def test_brain_serves_passes_leave_a_note_whose_parse_raised_unchanged(tmp_path,
 
 # `brain index` (as a process of the brain at sys.path[0]) with parse_note raising for BOOM
 INDEX_WITH_A_BUG = (
-    "import sys, conftest\n"
-    "from brain.index import parsing\n"
-    "real = parsing.parse_note\n"
-    "def parse_note(path, *a, **k):\n"
-    f"    if path == {BOOM!r}: raise ValueError('a bug met in ' + path)\n"
-    "    return real(path, *a, **k)\n"
-    "parsing.parse_note = parse_note\n"
-    "from brain.__main__ import main\n"
-    "sys.argv[0] = 'brain'\n"
-    "main()\n"
+    "import sys, conftest\n" + PARSE_NOTE_RAISING + "from brain.__main__ import main\nsys.argv[0] = 'brain'\nmain()\n"
 )
 STATUS = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
 
