@@ -207,6 +207,24 @@ def test_detach_that_cannot_load_the_index_says_so_and_leaves_nothing_running(to
     assert b"no brain serve is running" in again.stdout
 
 
+def test_detach_of_a_server_stopped_while_loading_says_it_stopped_and_exits_non_zero(tmp_path, processes):
+    # It said "brain serve started … (pid N)", exit 0, for a server --stop had already ended.
+    vault = tmp_path / "slow"
+    write(vault, "a.md", "# A\n\nalpha note about herons.\n")
+    processes.vaults.append(vault)
+    detach = processes(["serve", "--vault", str(vault), "--detach"], FAKE_EMBED_DELAY="60")
+    _up(vault)  # listening, still indexing its one note (each embedding call takes 60 s)
+    assert client.status(vault.resolve(), timeout=1.0)["state"] != "ready"
+    stopped = run_brain(["serve", "--vault", str(vault), "--stop"])
+    assert stopped.returncode == 0, stopped.stdout
+    out, err = detach.proc.communicate(timeout=60)
+    assert detach.proc.returncode == 1, (out, err)
+    assert err.decode().startswith("Error: brain serve (pid "), err
+    assert "stopped before it had loaded the index" in err.decode() and "it is not running" in err.decode()
+    assert not out
+    assert not runtime.lock_is_held(vault.resolve())
+
+
 def test_after_kill_9_the_stale_socket_costs_nothing_and_is_replaced(toy_vault, processes):
     server = processes(["serve", "--vault", str(toy_vault)])
     _ready(toy_vault)

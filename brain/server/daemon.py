@@ -26,7 +26,7 @@
   naming the vault), and to stderr as well when running in the foreground.
 - ``--detach`` forks twice (the server is not a child of the shell), waits until the server
   listens and has loaded the index (or found it empty: a vault with no notes yet is served,
-  and fills as notes are written; or failed), and says which. ``--stop`` asks the server to
+  and fills as notes are written; or failed; or was stopped first), and says which. ``--stop`` asks the server to
   stop over its socket, or sends SIGTERM to the lock holder when it does not answer.
 """
 
@@ -741,6 +741,15 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
         if ready:
             ready(f"error {exc}")
         raise
+    told = threading.Lock()  # the last word to ``ready`` is said once: loaded, or stopped first
+    said: list[str] = []
+
+    def tell(message: str) -> None:
+        with told:
+            if not said and ready:
+                said.append(message)
+                ready(message)
+
     if ready:
         ready(f"listening {os.getpid()} {daemon.socket_path}")
 
@@ -748,14 +757,17 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
             loaded = daemon.service.wait_ready(READY_TIMEOUT)
             state = daemon.service.state
             if state == "failed":
+                tell("error " + (daemon.service.failure or ""))  # before the stop, whose "stopped" it is not
                 daemon.request_stop()
-                ready("error " + (daemon.service.failure or ""))
             else:
-                ready("empty" if state == "empty" else "loaded" if loaded else "loading")
+                tell("empty" if state == "empty" else "loaded" if loaded else "loading")
 
         threading.Thread(target=tell_when_loaded, name="brain-ready", daemon=True).start()
     try:
         daemon.wait()
+        # stopped (--stop, a signal, the vault moved) before the index was loaded: --detach's
+        # parent said "started" for a server already gone (an error is told as itself, below)
+        tell("stopped")
     finally:
         daemon.stop()
     return 0
@@ -800,16 +812,23 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
     os.close(write_end)
     os.waitpid(pid, 0)
     lines: list[str] = []
-    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading/empty
+    with os.fdopen(read_end, "rb") as pipe:  # the server always ends with error/loaded/loading/empty/stopped
         for raw in pipe:
             lines.append(raw.decode("utf-8", "replace").strip())
-            if lines[-1].startswith(("error", "loaded", "loading", "empty")):
+            if lines[-1].startswith(("error", "loaded", "loading", "empty", "stopped")):
                 break
     listening = next((line for line in lines if line.startswith("listening")), None)
     failure = next((line[6:] for line in lines if line.startswith("error")), None)
+    log_file = config.log_dir() / "serve.log"
     if listening is None:
-        return 1, failure or "brain serve did not start; see the log: " + str(config.log_dir() / "serve.log")
+        return 1, failure or f"brain serve did not start; see the log: {log_file}"
     _, server_pid, path = listening.split(" ", 2)
+    if not failure and not (lines[-1:] and lines[-1].startswith(("loaded", "loading", "empty"))):
+        # "stopped", or the pipe closed with no last word: the server has ended (only it held the pipe)
+        return 1, (
+            f"brain serve (pid {server_pid}) stopped before it had loaded the index "
+            f"(`brain serve --stop`, a signal, or the vault moved); it is not running: see the log: {log_file}"
+        )
     if failure:
         deadline = time.monotonic() + 15.0
         while runtime.lock_is_held(root) and time.monotonic() < deadline:  # it stops: see run_foreground
