@@ -671,3 +671,60 @@ def test_user_and_an_explicit_file_together_are_a_usage_error(toy_vault, tmp_pat
     assert result.exit_code == 2, result.output
     assert f"--user and {args[3]} each name the file to edit: give one" in result.output
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "home").exists()
+
+
+STOP_IN = "BRAIN_HOME={} /opt/brain/bin/brain hook stop".format
+PROMPT_IN = "BRAIN_HOME={} BRAIN_VAULT=/home/me/notes /opt/brain/bin/brain hook prompt".format
+
+
+@pytest.mark.parametrize(
+    "first, then",
+    [
+        ({"prompt": PROMPT_IN("/h1")}, {"stop": STOP_IN("/h2")}),
+        ({"stop": STOP_IN("/h1")}, {"prompt": PROMPT_IN("/h2")}),
+        ({"prompt": PROMPT_IN("/h1")}, {"stop": "/opt/brain/bin/brain hook stop"}),  # the default home
+        ({"stop": "BRAIN_DB=/d/brain.db /opt/brain/bin/brain hook stop"}, {"prompt": PROMPT_IN("/h1")}),
+    ],
+)
+def test_a_hook_recording_to_another_database_than_the_other_kind_is_refused(tmp_path, first, then):
+    # It was accepted silently: the turns and the recalls went to two databases, and `brain
+    # recalls`' read and edited columns, which join them, stayed 0.
+    path = _settings(tmp_path)
+    setup.install_hooks(path, first)
+    before = path.read_bytes()
+    with pytest.raises(ConfigError) as refused:
+        setup.install_hooks(path, then)
+    message = str(refused.value)
+    assert "\n" not in message and "two databases" in message and "the file is unchanged" in message
+    assert "brain hook install --stop --prompt --vault /home/me/notes" in message
+    assert path.read_bytes() == before
+    # both at once, from one shell, replace the other: accepted
+    both = setup.install_hooks(path, {"stop": STOP_IN("/h3"), "prompt": PROMPT_IN("/h3")})
+    assert both.changed and setup.mismatched(json.loads(path.read_text()), {"stop": STOP_IN("/h3")}) is None
+
+
+def test_hooks_recording_to_one_database_are_accepted_however_it_is_named(tmp_path):
+    path = _settings(tmp_path)
+    setup.install_hooks(path, {"prompt": PROMPT_IN("/h1")})
+    assert setup.install_hooks(path, {"stop": STOP_IN("/h1/")}).changed  # the same folder
+    assert setup.install_hooks(path, {"prompt": PROMPT_IN("/h1").replace("HOME=/h1", "DB=/h1/brain.db")}).changed
+    assert len(_commands(path, "Stop")) == 2 and len(_commands(path, "UserPromptSubmit")) == 1
+
+
+def test_cli_install_notes_a_hook_of_the_other_scope_recording_elsewhere(tmp_path, monkeypatch, toy_vault):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "h1"))
+    assert CliRunner().invoke(cli, ["hook", "install", "--user"]).exit_code == 0
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "h2"))
+    result = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output  # another file: said, not refused
+    assert f"note: the Stop hook in {home / '.claude' / 'settings.json'} runs with BRAIN_HOME={tmp_path / 'h1'}" in (
+        result.stderr
+    )
+    assert "cannot join rows in two databases" in result.stderr
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "h1"))
+    same = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(toy_vault)])
+    assert same.exit_code == 0 and "two databases" not in same.stderr

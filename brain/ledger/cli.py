@@ -87,8 +87,38 @@ def install(
             click.echo(f"  {setup.HOOKS[kind][0]}: {command}")
         return
     click.echo(setup.install_hooks(path, commands).message)
+    _other_scope_advice(path, commands)
     if root is not None:
         _prompt_hook_advice(root)
+
+
+def _other_scope_advice(path: Path, commands: dict[str, str]) -> None:
+    """Claude Code runs the user's hooks and the project's together: a brain hook in the other
+    file that records to another database is said (that file is not this command's to change)."""
+    import os
+
+    from ..errors import BrainError
+    from . import install as setup
+
+    user = setup.settings_path(user=True)
+    try:
+        other = setup.settings_path() if os.path.abspath(path) == os.path.abspath(user) else user
+        if os.path.abspath(other) == os.path.abspath(path):
+            return
+        data = setup.load_settings(other)
+    except BrainError:  # no working directory, an unreadable file: nothing to compare with
+        return
+    found = setup.mismatched(data or {}, commands, every_kind=True)
+    if found is not None:
+        kind, command, mine = found
+        click.echo(
+            escaped(
+                f"note: the {setup.HOOKS[kind][1]} in {other} runs with {setup.describe_locations(command)}, "
+                f"this {setup.HOOKS[mine][1]} with {setup.describe_locations(commands[mine])}: Claude Code runs "
+                "both, and `brain recalls` cannot join rows in two databases; install them from one shell"
+            ),
+            err=True,
+        )
 
 
 def _prompt_hook_advice(root: Path) -> None:

@@ -415,6 +415,7 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         loaded = load_settings(path)
         existed = loaded is not None
         data = loaded if loaded is not None else {}
+        _same_database(data, path, commands)
         messages, changed = [], False
         for kind, command in commands.items():
             message, edited = _install(data, path, command, kind)
@@ -426,6 +427,73 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         if backup:
             messages.append(f"backup: {backup}")
         return Change(path, True, "\n".join(messages), backup)
+
+
+def pinned(command: Any) -> dict[str, str]:
+    """The ``NAME=value`` settings at the head of a hook command brain wrote."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return {}
+    found = {}
+    for word in words:
+        if not _ASSIGNMENT.match(word):
+            break
+        name, _, value = word.partition("=")
+        found[name] = value
+    return found
+
+
+def database_of(command: Any) -> str | None:
+    """The database a hook command records to, by what it pins: ``BRAIN_DB``, else
+    ``BRAIN_HOME``'s ``brain.db``; None when it pins neither (the default home)."""
+    env = pinned(command)
+    if env.get("BRAIN_DB"):
+        return os.path.normpath(env["BRAIN_DB"])
+    if env.get("BRAIN_HOME"):
+        return os.path.normpath(os.path.join(env["BRAIN_HOME"], "brain.db"))
+    return None
+
+
+def describe_locations(command: Any) -> str:
+    env = pinned(command)
+    named = [f"{name}={shlex.quote(env[name])}" for name in ("BRAIN_HOME", "BRAIN_DB") if env.get(name)]
+    return " ".join(named) or "BRAIN_HOME and BRAIN_DB unset"
+
+
+def mismatched(
+    data: dict[str, Any], commands: dict[str, str], *, every_kind: bool = False
+) -> tuple[str, str, str] | None:
+    """A hook of brain's in ``data`` that ``commands`` leave in place (``every_kind``: any, for
+    another settings file) and that records to another database than they do: (its kind, its
+    command, the kind installed now); else None. The Stop hook's turns and the prompt hook's
+    recalls are joined in one database (``brain recalls``' read and edited columns): apart,
+    those stay 0 with no word of why."""
+    hooks = data.get("hooks")
+    for other in HOOKS:
+        if (other in commands and not every_kind) or not isinstance(hooks, dict):
+            continue
+        groups = hooks.get(HOOKS[other][0])
+        for _, hook in _our_entries(groups, other) if isinstance(groups, list) else []:
+            for kind, command in commands.items():
+                if database_of(hook.get("command")) != database_of(command):
+                    return other, str(hook.get("command")), kind
+    return None
+
+
+def _same_database(data: dict[str, Any], path: Path, commands: dict[str, str]) -> None:
+    found = mismatched(data, commands)
+    if found is None:
+        return
+    other, command, kind = found
+    vault = pinned(command if other == "prompt" else commands.get("prompt")).get("BRAIN_VAULT")
+    both = "brain hook install --stop --prompt" + (f" --vault {shlex.quote(vault)}" if vault else "")
+    raise ConfigError(
+        f"the {HOOKS[other][1]} in {path} runs with {describe_locations(command)}, this {HOOKS[kind][1]} would run with "
+        f"{describe_locations(commands[kind])}: two databases, which `brain recalls` cannot join (read and edited "
+        f"would stay 0); install both from this shell (`{both}`), or run this again with "
+        f"{describe_locations(command)}; the file is unchanged"
+    )
 
 
 def _install(data: dict[str, Any], path: Path, command: str, kind: str) -> tuple[str, bool]:
