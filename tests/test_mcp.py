@@ -382,7 +382,74 @@ def test_install_for_the_user_keeps_everything_else_in_claude_json(toy_vault, tm
     assert data["numStartups"] == 7 and data["projects"] == {"/x": {"allowedTools": []}}
     assert data["mcpServers"]["brain"]["args"][-1] == str(toy_vault.resolve())
     out = CliRunner().invoke(cli, ["mcp", "uninstall", "--user"])
-    assert json.loads(claude.read_text())["mcpServers"] == {}
+    assert out.exit_code == 0, out.output
+    assert json.loads(claude.read_text()) == {"projects": {"/x": {"allowedTools": []}}, "numStartups": 7}
+
+
+# ~/.claude.json as Claude Code writes it (two spaces, no last newline), its keys in its order.
+CLAUDE_JSON = {
+    "numStartups": 42,
+    "installMethod": "npm",
+    "projects": {"/home/me/shop": {"allowedTools": [], "mcpServers": {}, "hasTrustDialogAccepted": True}},
+    "userID": "a1b2",
+    "oauthAccount": {"emailAddress": "me@example.com"},
+    "tipsHistory": {"memory": 3},
+}
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        json.dumps(CLAUDE_JSON, indent=2),
+        json.dumps({**CLAUDE_JSON, "mcpServers": {}}, indent=2),  # an "mcpServers" of its own: kept
+        json.dumps({"mcpServers": {"github": {"type": "http", "url": "https://x/mcp"}}, **CLAUDE_JSON}, indent=2),
+    ],
+)
+def test_user_uninstall_gives_back_claude_json_byte_for_byte(toy_vault, tmp_path, monkeypatch, before):
+    # Uninstall left "mcpServers": {} in ~/.claude.json where there was none before install.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    claude = tmp_path / ".claude.json"
+    claude.write_text(before, encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(toy_vault)]).exit_code == 0
+    assert list(json.loads(claude.read_text()))[: len(CLAUDE_JSON)] == list(json.loads(before))[: len(CLAUDE_JSON)]
+    out = CliRunner().invoke(cli, ["mcp", "uninstall", "--user"])
+    assert out.exit_code == 0 and "removed the MCP server 'brain'" in out.output, out.output
+    assert claude.read_text(encoding="utf-8") == before
+
+
+def test_project_uninstall_takes_away_the_mcp_json_install_made_and_only_that(toy_vault, tmp_path, monkeypatch):
+    # A project's .mcp.json brain made came back as "{}"; one whose "mcpServers" was the user's
+    # own, empty, lost that key.
+    monkeypatch.chdir(tmp_path)
+    mcp_json = tmp_path / ".mcp.json"
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    out = CliRunner().invoke(cli, ["mcp", "uninstall"])
+    assert out.exit_code == 0 and f"removed {mcp_json}: brain mcp install had made it" in out.output, out.output
+    assert not mcp_json.exists() and not list(tmp_path.glob(".mcp.json*"))
+    mcp_json.write_text('{\n  "mcpServers": {}\n}\n', encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["mcp", "uninstall"]).exit_code == 0
+    assert mcp_json.read_text(encoding="utf-8") == '{\n  "mcpServers": {}\n}\n'
+
+
+def test_a_file_install_made_that_the_user_filled_since_stays(toy_vault, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mcp_json = tmp_path / ".mcp.json"
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    data = json.loads(mcp_json.read_text())
+    data["mcpServers"]["github"] = {"type": "http", "url": "https://x/mcp"}
+    mcp_json.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "uninstall"]).exit_code == 0
+    assert json.loads(mcp_json.read_text()) == {"mcpServers": {"github": {"type": "http", "url": "https://x/mcp"}}}
+
+
+def test_without_the_record_of_what_install_made_uninstall_removes_the_entry_alone(toy_vault, tmp_path, monkeypatch):
+    # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but the entry goes.
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "another home"))
+    assert CliRunner().invoke(cli, ["mcp", "uninstall"]).exit_code == 0
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {}}
 
 
 @pytest.mark.parametrize(

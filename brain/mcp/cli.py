@@ -114,7 +114,11 @@ def install(
 @library_errors
 @click.pass_context
 def uninstall(ctx: click.Context, user: bool, config_file: Path | None, name: str) -> None:
-    """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json); nothing else."""
+    """Remove brain's MCP server from ./.mcp.json (or --user: ~/.claude.json).
+
+    Nothing else goes but what install made for it: the "mcpServers" key, or the file, when
+    it was not there before (and holds nothing else now).
+    """
     from . import install as setup
 
     if _group_vault(ctx) is not None:
