@@ -728,3 +728,23 @@ def test_cli_install_notes_a_hook_of_the_other_scope_recording_elsewhere(tmp_pat
     monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "h1"))
     same = CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(toy_vault)])
     assert same.exit_code == 0 and "two databases" not in same.stderr
+
+
+@pytest.mark.parametrize(
+    "text, hint",
+    [
+        ('{\n  // mine\n  "model": "opus"\n}\n', "a comment there"),
+        ('{"a": 1 /* x */}', "a comment there"),
+        ('{\n  "model": "opus",\n}\n', "a comma before the end there"),
+        ('{"permissions": {"allow": ["Bash(ls:*)",]}}', "a comma before the end there"),
+    ],
+)
+def test_comments_and_trailing_commas_are_named_and_the_file_left_alone(tmp_path, text, hint):
+    # "Expecting property name enclosed in double quotes" alone did not say what was wrong with
+    # a settings file an editor that takes JSONC had let through.
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        setup.install(path, CMD)
+    assert f"{hint}, and JSON allows none; fix it" in str(refused.value) and "\n" not in str(refused.value)
+    assert path.read_text() == text and not _backups(path)

@@ -195,10 +195,25 @@ def load_settings(path: Path) -> dict[str, Any] | None:
     except RecursionError as exc:
         raise ConfigError(f"{path} nests arrays or objects too deeply to read; fix it, then run this again") from exc
     except ValueError as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it, then run this again") from exc
+        raise ConfigError(
+            f"{path} is not valid JSON ({exc}){_jsonc_hint(text, exc)}; fix it, then run this again"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; fix it, then run this again")
     return data
+
+
+def _jsonc_hint(text: str, exc: ValueError) -> str:
+    """What Claude Code's readers and editors take but JSON does not (a comment, a trailing
+    comma), named where the error is: the message alone ("Expecting property name") hid it."""
+    pos = getattr(exc, "pos", None)
+    if not isinstance(pos, int) or pos >= len(text):
+        return ""
+    if text[pos] == "/" and text[pos : pos + 2] in ("//", "/*"):
+        return ": a comment there, and JSON allows none"
+    if text[pos] in "}]" and text[:pos].rstrip().endswith(","):
+        return ": a comma before the end there, and JSON allows none"
+    return ""
 
 
 class _Unsafe(ValueError):
