@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from .. import config
 from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
-from ..errors import BrainError, IndexMismatchError, bug_summary
+from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import Note, decode, note_date, parse_note
 from ..text import shell_word
@@ -325,6 +325,12 @@ def index_vault(
             remove_leftovers(directory)
             store = IndexStore.open(directory)
             try:
+                # A pass over an index short of a table it does not read this time (nothing
+                # changed) said nothing, and one over history without its texts recorded
+                # versions whose text was not kept: refused before it changes anything
+                lacking = store.missing_tables_message(root)
+                if lacking:
+                    raise IndexDamagedError(lacking)
                 report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
             finally:
                 store.close()

@@ -1,0 +1,120 @@
+"""An index pass over an index short of a table fails before it changes anything, with the one
+line that names the fix, whether it has notes to index or none: `brain index`, `brain ask`'s
+update, `brain serve`'s pass (brain/index/indexer.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import index_then_moment
+from serve_helpers import served, wait_until
+
+from brain import config
+from brain.cli import cli
+
+PLAN = "# Rollout plan\n\nWe roll out in {month}, region by region, with canary deployments. See [[Canary]].\n"
+# what each dropped table is sent to: made again (--repair), else a new index (--rebuild)
+FIX = {
+    "aliases": "--rebuild",
+    "tags": "--rebuild",
+    "chunk_history": "--rebuild",
+    "chunk_history_fts": "--repair",
+    "text_packs": "--rebuild",
+    "text_segments": "--rebuild",
+}
+
+
+def _brain(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def edited(tmp_path) -> tuple[Path, float]:
+    """A vault whose plan said March, then June, indexed after each; a moment while it said March."""
+    root = tmp_path / "vault"
+    write(root, "Canary.md", "# Canary\n\nCanary releases send a little traffic to the new build first.\n")
+    write(root, "Plan.md", PLAN.format(month="March"))
+    index_then_moment(root)
+    time.sleep(1.05)  # --as-of takes whole seconds: one after the run
+    march = time.time()
+    write(root, "Plan.md", PLAN.format(month="June"))
+    index_then_moment(root)
+    return root, march
+
+
+def _drop(root: Path, table: str) -> None:
+    conn = sqlite3.connect(config.index_dir(root) / "index.db")
+    try:
+        conn.execute(f"DROP TABLE {table}")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _rows(root: Path) -> list[tuple]:
+    """Every version and link edge the index holds, as stored."""
+    conn = sqlite3.connect(config.index_dir(root) / "index.db")
+    try:
+        return [
+            *conn.execute("SELECT * FROM note_versions ORDER BY id"),
+            *conn.execute("SELECT * FROM link_history ORDER BY id"),
+        ]
+    finally:
+        conn.close()
+
+
+def _names_fix(err: str, table: str, root: Path) -> bool:
+    return (
+        err.count("\n") == 1
+        and f"no such table: {table}" in err
+        and f"`brain index {FIX[table]} --vault {root}`" in err
+    )
+
+
+@pytest.mark.parametrize("table", sorted(FIX))
+def test_an_index_pass_with_nothing_to_index_says_the_table_is_gone(edited, table):
+    root, _ = edited
+    _drop(root, table)
+    code, _, err = _brain("index", "--vault", str(root))
+    assert code == 1 and _names_fix(err, table, root), err  # it exited 0 without a word
+
+
+@pytest.mark.parametrize("table", ["text_packs", "text_segments"])
+@pytest.mark.parametrize("how", ["index", "ask"])
+def test_a_changed_note_over_history_without_its_texts_is_refused_before_anything_changes(edited, table, how):
+    root, _ = edited
+    _drop(root, table)
+    before = _rows(root)
+    write(root, "Plan.md", PLAN.format(month="September"))  # June's text becomes a past version's
+    if how == "index":
+        code, _, err = _brain("index", "--vault", str(root))
+    else:  # the update brain ask runs first
+        code, _, err = _brain("ask", "--vault", str(root), "--no-server", "roll out")
+    assert code == 1 and _names_fix(err, table, root), err
+    assert _rows(root) == before  # no version recorded whose text could not be kept
+    code, out, err = _brain("history", "--vault", str(root), "Plan.md", "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["versions"]) == 2  # March and June, both still read
+
+
+def test_a_server_pass_over_an_index_short_of_a_table_logs_the_fix_and_still_answers(toy_vault, caplog):
+    from index_helpers import index_into
+
+    index_into(Path(config.brain_home()), toy_vault)
+    _drop(toy_vault, "tags")
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(toy_vault, ready_within=20) as daemon:
+        wait_until(lambda: daemon.service.unindexed is not None, 20, "the first pass to fail")
+        code, out, err = _brain("ask", "--vault", str(toy_vault), "--json", "agent memory")
+        assert code == 0 and json.loads(out)["results"], err  # the snapshot still answers, as before
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert failures and all(r.exc_info is None for r in failures)
+    assert all("no such table: tags" in r.getMessage() and "brain index --rebuild" in r.getMessage() for r in failures)
