@@ -1,6 +1,7 @@
 """An index pass over an index short of a table fails before it changes anything, with the one
 line that names the fix, whether it has notes to index or none: `brain index`, `brain ask`'s
-update, `brain serve`'s pass (brain/index/indexer.py)."""
+update, `brain serve`'s pass (brain/index/indexer.py); and `brain ask --as-of` does not answer
+the past from an index that lost a table (brain/recall/opening.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import logging
 import sqlite3
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,15 @@ def test_a_changed_note_over_history_without_its_texts_is_refused_before_anythin
     code, out, err = _brain("history", "--vault", str(root), "Plan.md", "--json")
     assert code == 0, err
     assert len(json.loads(out)["versions"]) == 2  # March and June, both still read
+
+
+@pytest.mark.parametrize("table", ["tags", "text_packs", "text_segments", "chunk_history"])
+def test_ask_as_of_over_an_index_short_of_a_table_names_the_fix(edited, table):
+    root, march = edited
+    _drop(root, table)
+    when = datetime.fromtimestamp(march).strftime("%Y-%m-%d %H:%M:%S")
+    code, _, err = _brain("ask", "--vault", str(root), "--no-server", "--as-of", when, "roll out march")
+    assert code == 1 and _names_fix(err, table, root), err  # it answered the past, exit 0, no mention
 
 
 def test_a_server_pass_over_an_index_short_of_a_table_logs_the_fix_and_still_answers(toy_vault, caplog):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import EmptyIndexError, NoIndexError, NotWritableError
+from ..errors import EmptyIndexError, IndexDamagedError, NoIndexError, NotWritableError
 from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors, refuse_lost_meta
 from ..text import plural, shell_word
 from ..vault import resolve_vault
@@ -125,7 +125,7 @@ def _open(
     if as_of is not None or valid_at is not None:
         from .past import PastIndex, slice_vectors
 
-        warnings += _history_warnings(store, as_of)
+        warnings += _history_warnings(store, root, as_of)
         view = PastIndex(store, as_of=as_of, valid_at=valid_at)
         vectors = slice_vectors(view, dim) if as_of is not None else load_current(store, dim)
     else:
@@ -169,13 +169,19 @@ def _left_out(gone: set[int]) -> str:
     return f" (the {len(gone)} whose file is gone, deleted or renamed, are left out)"
 
 
-def _history_warnings(store: IndexStore, as_of: float | None) -> list[str]:
+def _history_warnings(store: IndexStore, root: Path, as_of: float | None) -> list[str]:
     """What ``--as-of`` cannot see: before what was pruned (a warning, each answer says it);
-    before history began nothing is known, which is an error (``before_history``)."""
+    before history began nothing is known, which is an error (``before_history``), and so is
+    an index short of a table (``missing_tables``)."""
     from ..index.history import before_history, local_time
 
     if as_of is None:
         return []
+    # Without tags, or the texts of past versions, the past was answered in silence, read
+    # wrong (no tags then, a version's text unread): the fix named instead
+    lacking = store.missing_tables_message(root)
+    if lacking:
+        raise IndexDamagedError(lacking)
     before_history(store, as_of)
     out = []
     pruned = float(store.get_meta("history_pruned_before", "0") or 0)
@@ -290,7 +296,7 @@ def open_past_view(
     store = present.store
     assert isinstance(present.vectors, VectorIndex)  # a snapshot of the present
     started = time.perf_counter()
-    warnings = _history_warnings(store, as_of)
+    warnings = _history_warnings(store, present.root, as_of)
     others = [other.store for other in beside if isinstance(other.store, PastIndex)]
     view = PastIndex(store, as_of=as_of, valid_at=valid_at, borrowed=True, held=present.held_strings(), beside=others)
     try:
