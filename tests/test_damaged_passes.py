@@ -129,3 +129,22 @@ def test_a_server_pass_over_an_index_short_of_a_table_logs_the_fix_and_still_ans
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert failures and all(r.exc_info is None for r in failures)
     assert all("no such table: tags" in r.getMessage() and "brain index --rebuild" in r.getMessage() for r in failures)
+
+
+def test_a_server_asked_about_the_past_over_an_index_short_of_a_table_names_the_fix(toy_vault, monkeypatch):
+    from index_helpers import index_into
+
+    from brain.recall import opening
+
+    index_into(Path(config.brain_home()), toy_vault)
+    _drop(toy_vault, "text_packs")
+    views = []
+    opened = opening.open_past_view
+    monkeypatch.setattr(opening, "open_past_view", lambda *a, **k: views.append(1) or opened(*a, **k))
+    time.sleep(1.05)  # --as-of takes whole seconds: one after history began
+    when = datetime.fromtimestamp(time.time()).strftime("%Y-%m-%d %H:%M:%S")
+    with served(toy_vault, ready_within=20):
+        code, _, err = _brain("ask", "--vault", str(toy_vault), "--as-of", when, "agent memory")
+    assert views, err  # the server was asked, not brain ask in its place
+    assert code == 1 and err.count("\n") == 1, err
+    assert "no such table: text_packs" in err and f"`brain index --rebuild --vault {toy_vault.resolve()}`" in err
