@@ -148,3 +148,35 @@ def test_a_server_asked_about_the_past_over_an_index_short_of_a_table_names_the_
     assert views, err  # the server was asked, not brain ask in its place
     assert code == 1 and err.count("\n") == 1, err
     assert "no such table: text_packs" in err and f"`brain index --rebuild --vault {toy_vault.resolve()}`" in err
+
+
+@pytest.mark.parametrize("table", ["text_packs", "text_segments"])
+def test_a_rebuild_carries_a_history_short_of_its_texts_marking_those_lost(tmp_path, table):
+    # it refused (the history "cannot be carried") though `brain history` still read all of it
+    root = tmp_path / "vault"
+    long_plan = PLAN + "".join(f"\n## Region {n}\n\nCanary first, then the rest of region {n}.\n" for n in range(120))
+    assert len(long_plan.encode()) > 4096  # kept in segments once past (version_text.SEGMENTS_FROM)
+    write(root, "Canary.md", "# Canary\n\nCanary releases send a little traffic to the new build first.\n")
+    for month in ("March", "June", "September"):
+        write(root, "Plan.md", long_plan.format(month=month))
+        write(root, "Canary.md", f"# Canary\n\nCanary releases first, since {month}.\n")
+        index_then_moment(root)
+    before = {note: _history(root, note) for note in ("Plan.md", "Canary.md")}
+    assert all(v["text_kept"] for versions in before.values() for v in versions)
+    _drop(root, table)
+    code, _, err = _brain("index", "--vault", str(root))
+    assert code == 1 and _names_fix(err, table, root) and "history carried into it" in err, err
+    code, _, err = _brain("index", "--rebuild", "--keep-history", "--quiet", "--vault", str(root))
+    assert code == 0 and "its history was carried into the new index" in err, err
+    after = {note: _history(root, note) for note in ("Plan.md", "Canary.md")}
+    for note in before:
+        assert [v["hash"] for v in after[note]] == [v["hash"] for v in before[note]]
+    assert [v["text_kept"] for v in after["Plan.md"]] == [False, False, True]  # the past ones' were in segments
+    assert all(v["text_kept"] for v in after["Canary.md"])  # short: kept whole, with the version
+    assert _brain("status", "--vault", str(root))[0] == 0
+
+
+def _history(root: Path, note: str) -> list[dict]:
+    code, out, err = _brain("history", "--vault", str(root), note, "--json")
+    assert code == 0, err
+    return json.loads(out)["versions"]

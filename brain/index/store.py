@@ -439,7 +439,7 @@ class IndexStore:
             try:
                 if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
                     return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
-                if HISTORY_TABLES.intersection(missing_tables(conn)):  # a rebuild cannot carry it: nothing to ask
+                if (HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing_tables(conn)):  # a rebuild cannot carry it
                     return {"damaged": True}
                 one = lambda sql: conn.execute(sql).fetchone()[0]
                 since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
@@ -494,7 +494,7 @@ class IndexStore:
                     return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
                 if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
                     return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
-                lost = sorted(HISTORY_TABLES.intersection(missing_tables(conn)))
+                lost = sorted((HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing_tables(conn)))
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
@@ -2305,7 +2305,7 @@ class IndexStore:
             one("SELECT count(*) FROM note_versions"),
             one("SELECT count(*) FROM link_history"),
             one("SELECT count(*) FROM version_chunks"),
-            one("SELECT count(*) FROM text_segments"),
+            one("SELECT count(*) FROM text_segments") if self._has_table("text_segments") else None,
         ]
         return ":".join(str(part) for part in parts)
 
@@ -2320,10 +2320,15 @@ class IndexStore:
                 self.conn.execute(
                     f"INSERT INTO note_versions ({_VERSION_COPY}) SELECT {_VERSION_COPY} FROM old.note_versions"
                 )
-                self.conn.execute(f"INSERT INTO text_packs ({_PACK_COPY}) SELECT {_PACK_COPY} FROM old.text_packs")
-                self.conn.execute(
-                    f"INSERT INTO text_segments ({_SEGMENT_COPY}) SELECT {_SEGMENT_COPY} FROM old.text_segments"
-                )
+                if all(self._has_table(name, "old") for name in TEXT_TABLES):
+                    self.conn.execute(f"INSERT INTO text_packs ({_PACK_COPY}) SELECT {_PACK_COPY} FROM old.text_packs")
+                    self.conn.execute(
+                        f"INSERT INTO text_segments ({_SEGMENT_COPY}) SELECT {_SEGMENT_COPY} FROM old.text_segments"
+                    )
+                else:  # a damaged index's segments, or their bytes, gone: those texts are not kept
+                    self.conn.execute(
+                        "UPDATE note_versions SET content = NULL WHERE substr(content, 1, 1) = ?", (SEGMENTED,)
+                    )
                 # The old index's current versions keep their bytes against its chunks: past texts here.
                 rows = self.conn.execute(
                     "SELECT id, note_id, hash, content FROM note_versions WHERE recorded_to IS NULL AND content IS NOT NULL"
@@ -3170,6 +3175,11 @@ MIGRATIONS_TABLE = "_migrations"  # the record of the migrations applied (``Migr
 HISTORY_TABLES = frozenset(
     ["note_versions", "text_packs", "text_segments", "chunk_history", "version_chunks", "link_history"]
 )
+# Where the texts of past versions over 4 KB are kept (``version_text.py``): one gone, the others'
+# texts are unreadable, the rest of the history is whole, and carried (those versions' texts
+# marked as not kept, as those of versions from before brain kept texts)
+TEXT_TABLES = frozenset(["text_packs", "text_segments"])
+CARRIED_WITHOUT = TEXT_TABLES  # history tables a rebuild carries the history without
 
 
 def _new_fts_rows(suffix: str) -> list[tuple]:
@@ -3217,11 +3227,17 @@ def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
     table are gone, only a new index has them; the history it holds goes with it, unless a
     table of the history itself is what went."""
     command = f"run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
-    lost = sorted(HISTORY_TABLES.intersection(missing))
+    lost = sorted((HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing))
     if lost:
         return (
             f"{command}; its history lost {', '.join(lost)} and cannot be carried into it: the damaged index is moved"
             " aside, not deleted, and keeps what history is left"
+        )
+    texts = sorted(TEXT_TABLES.intersection(missing))
+    if texts:
+        return (
+            f"{command}, this one's history carried into it, without the texts of past versions over 4 KB (kept"
+            f" with {', '.join(texts)}): those are marked as not kept (this one is moved aside, not deleted)"
         )
     return f"{command}, this one's history carried into it (this one is moved aside, not deleted)"
 
