@@ -92,7 +92,7 @@ def test_an_index_pass_with_nothing_to_index_says_the_table_is_gone(edited, tabl
 @pytest.mark.parametrize("table", ["text_packs", "text_segments"])
 @pytest.mark.parametrize("how", ["index", "ask"])
 def test_a_changed_note_over_history_without_its_texts_is_refused_before_anything_changes(edited, table, how):
-    root, _ = edited
+    root, march = edited
     _drop(root, table)
     before = _rows(root)
     write(root, "Plan.md", PLAN.format(month="September"))  # June's text becomes a past version's
@@ -102,17 +102,24 @@ def test_a_changed_note_over_history_without_its_texts_is_refused_before_anythin
         code, _, err = _brain("ask", "--vault", str(root), "--no-server", "roll out")
     assert code == 1 and _names_fix(err, table, root), err
     assert _rows(root) == before  # no version recorded whose text could not be kept
-    code, out, err = _brain("history", "--vault", str(root), "Plan.md", "--json")
+    assert len(_history(root, "Plan.md")) == 2  # March and June, both still read
+    # the rebuild it names carries them (short: kept whole with their versions), then records September
+    code, _, err = _brain("index", "--rebuild", "--keep-history", "--quiet", "--vault", str(root))
     assert code == 0, err
-    assert len(json.loads(out)["versions"]) == 2  # March and June, both still read
+    versions = _history(root, "Plan.md")
+    assert len(versions) == 3 and all(v["text_kept"] for v in versions)
+    code, out, err = _brain(
+        "ask", "--vault", str(root), "--no-server", "--json", "--as-of", _when(march), "roll out march"
+    )
+    assert code == 0, err
+    assert any(r["path"] == "Plan.md" and "March" in r["snippet"] for r in json.loads(out)["results"])
 
 
 @pytest.mark.parametrize("table", ["tags", "text_packs", "text_segments", "chunk_history"])
 def test_ask_as_of_over_an_index_short_of_a_table_names_the_fix(edited, table):
     root, march = edited
     _drop(root, table)
-    when = datetime.fromtimestamp(march).strftime("%Y-%m-%d %H:%M:%S")
-    code, _, err = _brain("ask", "--vault", str(root), "--no-server", "--as-of", when, "roll out march")
+    code, _, err = _brain("ask", "--vault", str(root), "--no-server", "--as-of", _when(march), "roll out march")
     assert code == 1 and _names_fix(err, table, root), err  # it answered the past, exit 0, no mention
 
 
@@ -180,3 +187,7 @@ def _history(root: Path, note: str) -> list[dict]:
     code, out, err = _brain("history", "--vault", str(root), note, "--json")
     assert code == 0, err
     return json.loads(out)["versions"]
+
+
+def _when(moment: float) -> str:
+    return datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M:%S")
