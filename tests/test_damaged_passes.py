@@ -191,3 +191,15 @@ def _history(root: Path, note: str) -> list[dict]:
 
 def _when(moment: float) -> str:
     return datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@pytest.mark.parametrize("table", ["tags", "chunk_history", "text_packs"])
+def test_ask_over_an_index_short_of_a_table_its_answer_reads_not_says_so_and_its_fix(edited, table):
+    root, _ = edited
+    _drop(root, table)
+    code, out, err = _brain("ask", "--vault", str(root), "--no-server", "--json", "roll out")
+    assert code == 0, err  # the present answered as it was, exit 0, without a word
+    answer = json.loads(out)
+    assert answer["results"]
+    (said,) = [w for w in answer["warnings"] if f"no such table: {table}" in w]
+    assert f"`brain index {FIX[table]} --vault {root}`" in said

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING
 from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import EmptyIndexError, IndexDamagedError, NoIndexError, NotWritableError
-from ..index.store import INDEX_FILE, IndexStore, built_index_dir, index_errors, refuse_lost_meta
+from ..index.store import (
+    CHUNKS_FTS_TABLES,
+    INDEX_FILE,
+    IndexStore,
+    built_index_dir,
+    index_errors,
+    missing_table_message,
+    refuse_lost_meta,
+)
 from ..text import plural, shell_word
 from ..vault import resolve_vault
 from .pipeline import GRAPH_FAILURES, LANE_FAILURES, DiskCache, Recaller
@@ -84,6 +92,12 @@ def _open(
     started = time.perf_counter()
     refuse_lost_meta(store, root)
     check_model(store, lazy.name)
+    # A table the present's answer does not read (a history's, tags) gone: answered, exit 0,
+    # without a word; the answer now says it and its fix (--as-of fails: ``_history_warnings``).
+    # One it reads fails the answer with that line: not said twice
+    missing = store.missing_tables() if as_of is None else []
+    if missing and not ANSWER_FAILS_WITHOUT.intersection(missing):
+        warnings.append(missing_table_message(store.directory / INDEX_FILE, root, missing))
     plan = changes.plan(root, store, meanwhile=_import_search)
     pending = plan.pending
     gone: set[int] = set()  # notes whose file is gone, while the index still holds them
@@ -167,6 +181,11 @@ def _left_out(gone: set[int]) -> str:
     if len(gone) == 1:
         return " (the one whose file is gone, deleted or renamed, is left out)"
     return f" (the {len(gone)} whose file is gone, deleted or renamed, are left out)"
+
+
+# Tables whose loss fails a `brain ask` of the present with ``missing_table_message`` (its
+# names, its chunks, its BM25 index; note_versions, read for the answer's dates)
+ANSWER_FAILS_WITHOUT = frozenset(["aliases", "chunks", "note_versions"]) | CHUNKS_FTS_TABLES
 
 
 def _history_warnings(store: IndexStore, root: Path, as_of: float | None) -> list[str]:
