@@ -748,3 +748,106 @@ def test_comments_and_trailing_commas_are_named_and_the_file_left_alone(tmp_path
         setup.install(path, CMD)
     assert f"{hint}, and JSON allows none; fix it" in str(refused.value) and "\n" not in str(refused.value)
     assert path.read_text() == text and not _backups(path)
+
+
+# ----- uninstall gives back what the user had -------------------------------------------------
+
+OTHER_TOOLS = (
+    '{\n  "hooks": {\n    "Stop": [\n      {\n        "hooks": [\n          {\n            "type": "command",\n'
+    '            "command": "other-tool --on-stop",\n            "timeout": 5\n          }\n        ]\n      }\n'
+    '    ],\n    "UserPromptSubmit": [\n      {\n        "matcher": "",\n        "hooks": [\n          {\n'
+    '            "type": "command",\n            "command": "other-tool --on-prompt"\n          }\n        ]\n'
+    "      }\n    ]\n  }\n}"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "model": "opus"\n}',  # no hooks key
+        '{\n  "model": "opus",\n  "hooks": {}\n}',  # the user's own, empty
+        '{\n  "hooks": {\n    "Stop": [],\n    "UserPromptSubmit": []\n  }\n}\n',  # the user's own empty lists
+        OTHER_TOOLS,  # another tool's hooks in the same events
+    ],
+    ids=["no-hooks", "own-empty-hooks", "own-empty-lists", "other-tools"],
+)
+def test_hook_uninstall_gives_back_the_same_bytes(tmp_path, text):
+    # An empty "hooks" (or event list) of the user's own was deleted by uninstall, as if
+    # install had made it.
+    path = tmp_path / "settings.json"
+    path.write_text(text, encoding="utf-8")
+    runner = CliRunner()
+    install = ["hook", "install", "--stop", "--prompt", "--vault", str(tmp_path), "--settings", str(path)]
+    assert runner.invoke(cli, install).exit_code == 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    # Claude Code's form: event → matcher groups → hooks; brain's group goes last, each tool's stays first
+    stop, prompt = data["hooks"]["Stop"][-1], data["hooks"]["UserPromptSubmit"][-1]
+    assert stop == {"hooks": [{"type": "command", "command": setup.hook_command("stop")}]}
+    assert prompt == {"hooks": [{"type": "command", "command": setup.hook_command("prompt", tmp_path), "timeout": 10}]}
+    if text == OTHER_TOOLS:
+        assert [len(groups) for groups in data["hooks"].values()] == [2, 2]
+    result = runner.invoke(cli, ["hook", "uninstall", "--settings", str(path)])
+    assert result.exit_code == 0, result.output
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_another_tools_hook_in_brains_group_stays_in_its_place(tmp_path):
+    path = tmp_path / "settings.json"
+    setup.install(path, CMD)  # install makes the file
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"][0]["hooks"] += [{"type": "command", "command": "other-tool --on-stop"}]
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other-tool --on-stop"}]}]}
+    }
+    setup.install(path, CMD)
+    setup.uninstall(path)  # the list is the user's now: emptied, it would stay
+    assert _commands(path, "Stop") == ["other-tool --on-stop"]
+
+
+def test_a_project_settings_file_install_made_is_removed_by_uninstall(tmp_path, monkeypatch):
+    # It came back as "{}": a file the project never had, left to be committed.
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".claude" / "settings.json"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["hook", "install", "--stop", "--prompt", "--vault", str(tmp_path)]).exit_code == 0
+    out = runner.invoke(cli, ["hook", "uninstall", "--stop"])  # the prompt hook stays, and the file
+    assert out.exit_code == 0 and "removed the Stop hook" in out.output, out.output
+    assert list(json.loads(path.read_text())["hooks"]) == ["UserPromptSubmit"]
+    assert _commands(path, "UserPromptSubmit") == [setup.hook_command("prompt", tmp_path)]
+    out = runner.invoke(cli, ["hook", "uninstall"])
+    assert out.exit_code == 0 and f"removed {path}: brain hook install had made it" in out.output, out.output
+    assert not path.exists()
+
+
+def test_a_settings_file_install_made_that_the_user_filled_since_stays(tmp_path):
+    path = tmp_path / "settings.json"
+    setup.install(path, CMD)
+    data = json.loads(path.read_text())
+    data["model"] = "opus"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_a_symlinked_settings_file_stays_a_link_with_the_same_bytes(tmp_path):
+    target = tmp_path / "dotfiles" / "claude-settings.json"
+    target.parent.mkdir()
+    text = '{\n  "model": "opus",\n  "hooks": {}\n}\n'
+    target.write_text(text, encoding="utf-8")
+    link = tmp_path / "settings.json"
+    link.symlink_to(target)
+    setup.install_hooks(link, {"stop": CMD, "prompt": PROMPT_CMD})
+    setup.uninstall(link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text(encoding="utf-8") == text
+
+
+def test_without_the_record_of_what_install_made_hook_uninstall_removes_the_hooks_alone(tmp_path, monkeypatch):
+    # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but brain's hooks go.
+    path = tmp_path / "settings.json"
+    setup.install(path, CMD)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "another home"))
+    assert setup.uninstall(path).changed
+    assert json.loads(path.read_text()) == {"hooks": {"Stop": []}}

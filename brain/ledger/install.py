@@ -37,6 +37,7 @@ except ImportError:  # Windows: edits are not serialised
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConfigError
+from ..install_record import FILE, InstallRecord
 
 # kind → (the Claude Code event, what a message calls it)
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
@@ -431,6 +432,7 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         existed = loaded is not None
         data = loaded if loaded is not None else {}
         _same_database(data, path, commands)
+        made = _would_make(data, existed, commands)
         messages, changed = [], False
         for kind, command in commands.items():
             message, edited = _install(data, path, command, kind)
@@ -439,9 +441,26 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         if not changed:
             return Change(path, False, "\n".join(messages))
         backup = save_settings(path, data, existed)
+        MADE.remember(path, made)
         if backup:
             messages.append(f"backup: {backup}")
         return Change(path, True, "\n".join(messages), backup)
+
+
+# What brain's install made here (the file, "hooks", an event's list): uninstall takes away
+# that and nothing the user had, not an empty "hooks" of theirs.
+MADE = InstallRecord("hook-installs.json")
+
+
+def _would_make(data: dict[str, Any], existed: bool, commands: dict[str, str]) -> set[str]:
+    """What installing ``commands`` into ``data`` (read from a file that ``existed``) adds."""
+    hooks = data.get("hooks")
+    made = {f"hooks.{HOOKS[kind][0]}" for kind in commands if not (isinstance(hooks, dict) and HOOKS[kind][0] in hooks)}
+    if "hooks" not in data:
+        made.add("hooks")
+    if not existed:
+        made.add(FILE)
+    return made
 
 
 def pinned(command: Any) -> dict[str, str]:
@@ -552,6 +571,7 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     if data is None:
         return Change(path, False, f"not installed: {path} does not exist")
     hooks = data.get("hooks")
+    made = MADE.made(path)
     removed: list[str] = []
     for kind in kinds:
         event, what = HOOKS[kind]
@@ -561,13 +581,23 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
             continue
         assert isinstance(hooks, dict) and isinstance(groups, list)  # ours is empty otherwise
         _drop(groups, ours)
-        if not groups:  # leave no empty containers behind that the install created
+        if not groups and f"hooks.{event}" in made:  # the list install made; one of the user's stays
             del hooks[event]
         removed += [f"removed the {what} from {path}:"] + [f"  - {hook.get('command')}" for _, hook in ours]
     if not removed:
         names = " or ".join(HOOKS[kind][1] for kind in kinds)
         return Change(path, False, f"not installed in {path}: no brain {names} found")
-    if isinstance(hooks, dict) and not hooks:
+    if isinstance(hooks, dict) and not hooks and "hooks" in made:
         del data["hooks"]
+    # What install made is brain's while a hook of brain's is in the file; after that, whatever
+    # is left in it (the user's hooks put in a list install made) is the user's.
+    left = isinstance(hooks, dict) and any(
+        isinstance(hooks.get(event), list) and _our_entries(hooks[event], kind) for kind, (event, _) in HOOKS.items()
+    )
+    if not data and FILE in made and not left and not path.is_symlink():
+        path.unlink()  # nothing in it but what brain put there
+        MADE.forget(path)
+        return Change(path, True, "\n".join(removed) + f"\nremoved {path}: brain hook install had made it")
     backup = save_settings(path, data, True)
+    MADE.forget(path, None if not left else [f"hooks.{HOOKS[kind][0]}" for kind in kinds])
     return Change(path, True, "\n".join(removed) + f"\nbackup: {backup}", backup)

@@ -11,14 +11,12 @@ the settings the index is built with (the model, chunking, tokenizer) so it read
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from .. import config
-from ..errors import BrainError, ConfigError
+from ..errors import ConfigError
+from ..install_record import FILE, InstallRecord
 from ..ledger.install import (
     Change,
     brain_executable,
@@ -102,7 +100,7 @@ def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
 def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     existed = path.exists()
     data = load_settings(path) or {}
-    made = "file" if not existed else "key" if "mcpServers" not in data else None
+    made = FILE if not existed else "key" if "mcpServers" not in data else None
     servers = _servers(data, path)
     old = servers.get(name)
     if old == entry:
@@ -115,7 +113,7 @@ def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if made:
-        _remember(path, made)
+        MADE.remember(path, [made])
     if old is None:
         message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
     else:
@@ -143,62 +141,24 @@ def _uninstall(path: Path, name: str) -> Change:
             path, False, f"not removed: the MCP server {name!r} in {path} is not brain's ({_program(servers[name])})"
         )
     old = servers.pop(name)
-    made = _made_at(path)
+    made = MADE.made(path)
     removed = f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}"
     # Only what brain's install made goes: an "mcpServers" the user (or Claude Code) had stays,
     # empty, and so does every other key, in its order.
     if not servers and made:
         del data["mcpServers"]
-    if not data and made == "file" and not path.is_symlink():
+    if not data and FILE in made and not path.is_symlink():
         path.unlink()  # nothing in it but what brain put there
-        _forget(path)
+        MADE.forget(path)
         return Change(path, True, removed + f"\nremoved {path}: brain mcp install had made it")
     backup = save_settings(path, data, True)
-    _forget(path)
+    MADE.forget(path)
     return Change(path, True, removed + f"\nbackup: {backup}", backup)
 
 
-# What brain's install made (a file, or its "mcpServers" key), by file, so that uninstall takes
-# away that and nothing the user had: kept in BRAIN_HOME. Without it (another BRAIN_HOME, a
-# home that cannot be written) uninstall removes the entry alone.
-MADE_FILE = "mcp-installs.json"
-
-
-def _made_record() -> tuple[Path, dict[str, str]]:
-    record = config.brain_home() / MADE_FILE
-    try:
-        data = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    return record, {k: v for k, v in data.items() if v in ("file", "key")} if isinstance(data, dict) else {}
-
-
-def _write_record(record: Path, made: dict[str, str]) -> None:
-    config.private_folder(record.parent)
-    tmp = record.with_name(f".{record.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(made, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, record)
-
-
-def _remember(path: Path, made: str) -> None:
-    with contextlib.suppress(OSError, BrainError):  # not kept: uninstall then leaves the key (or file)
-        record, known = _made_record()
-        known[os.path.abspath(path)] = made
-        _write_record(record, known)
-
-
-def _made_at(path: Path) -> str | None:
-    """What brain's install made at ``path``: "file", "key", or None (nothing, or not known)."""
-    with contextlib.suppress(OSError, BrainError):
-        return _made_record()[1].get(os.path.abspath(path))
-    return None
-
-
-def _forget(path: Path) -> None:
-    with contextlib.suppress(OSError, BrainError):
-        record, known = _made_record()
-        if known.pop(os.path.abspath(path), None) is not None:
-            _write_record(record, known)
+# What brain's install made here (the file, or its "mcpServers" key): uninstall takes away
+# that and nothing the user had.
+MADE = InstallRecord("mcp-installs.json")
 
 
 def _program(entry: Any) -> str:

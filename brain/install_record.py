@@ -1,0 +1,82 @@
+"""What brain's installs made in the files they edit, so that uninstall takes away that and
+nothing the user had: ``brain hook install`` and ``brain mcp install`` each keep a record.
+
+A record is a JSON object in ``BRAIN_HOME``: a file's absolute path → the things install made
+there (``"file"``, the file itself; other names are the installer's own, a key it added). An
+empty container of the user's (``"hooks": {}``, ``"mcpServers": {}``) is theirs, and stays;
+one install made goes with brain's last entry in it. Without a record (another ``BRAIN_HOME``,
+one that cannot be written) nothing is known, and uninstall removes brain's entries alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from . import config
+from .errors import BrainError
+
+FILE = "file"  # install made the file itself
+
+
+class InstallRecord:
+    """The record ``BRAIN_HOME/<name>``: what one kind of install made, by file."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def made(self, path: Path) -> set[str]:
+        """What install made at ``path``; empty when nothing, or when it is not known."""
+        with contextlib.suppress(OSError, BrainError):
+            return set(self._read()[1].get(os.path.abspath(path), ()))
+        return set()
+
+    def remember(self, path: Path, made: Iterable[str]) -> None:
+        """Add ``made`` to what install made at ``path``."""
+        made = set(made)
+        if not made:
+            return
+        with contextlib.suppress(OSError, BrainError):  # not kept: uninstall then leaves them
+            record, known = self._read()
+            key = os.path.abspath(path)
+            known[key] = sorted(made | set(known.get(key, ())))
+            self._write(record, known)
+
+    def forget(self, path: Path, made: Iterable[str] | None = None) -> None:
+        """Drop ``made`` (all of it, when None) from what install made at ``path``."""
+        with contextlib.suppress(OSError, BrainError):
+            record, known = self._read()
+            key = os.path.abspath(path)
+            if key not in known:
+                return
+            left = [] if made is None else [each for each in known[key] if each not in set(made)]
+            if left == known[key]:
+                return
+            if left:
+                known[key] = left
+            else:
+                del known[key]
+            self._write(record, known)
+
+    def _read(self) -> tuple[Path, dict[str, list[str]]]:
+        record = config.brain_home() / self.name
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        known: dict[str, list[str]] = {}
+        for path, made in data.items() if isinstance(data, dict) else ():
+            # One name alone was the first form (mcp-installs.json: "file" or "key").
+            items = [made] if isinstance(made, str) else made if isinstance(made, list) else []
+            if items := [each for each in items if isinstance(each, str)]:
+                known[path] = items
+        return record, known
+
+    def _write(self, record: Path, known: dict[str, list[str]]) -> None:
+        config.private_folder(record.parent)
+        tmp = record.with_name(f".{record.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(known, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, record)
