@@ -69,8 +69,7 @@ class InstallRecord:
             data = {}
         known: dict[str, list[str]] = {}
         for path, made in data.items() if isinstance(data, dict) else ():
-            # One name alone was the first form (mcp-installs.json: "file" or "key").
-            items = [made] if isinstance(made, str) else made if isinstance(made, list) else []
+            items = made if isinstance(made, list) else []  # a record edited by hand: what is sound of it
             if items := [each for each in items if isinstance(each, str)]:
                 known[path] = items
         return record, known

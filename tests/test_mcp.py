@@ -443,16 +443,6 @@ def test_a_file_install_made_that_the_user_filled_since_stays(toy_vault, tmp_pat
     assert json.loads(mcp_json.read_text()) == {"mcpServers": {"github": {"type": "http", "url": "https://x/mcp"}}}
 
 
-def test_a_record_in_its_first_form_is_still_read(toy_vault, tmp_path, monkeypatch):
-    # mcp-installs.json first held one name a file ("file" or "key"); the shared record holds a list.
-    monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
-    record = Path(os.environ["BRAIN_HOME"]) / "mcp-installs.json"
-    record.write_text(json.dumps({str(tmp_path / ".mcp.json"): "file"}), encoding="utf-8")
-    assert CliRunner().invoke(cli, ["mcp", "uninstall"]).exit_code == 0
-    assert not (tmp_path / ".mcp.json").exists() and json.loads(record.read_text()) == {}
-
-
 def test_without_the_record_of_what_install_made_uninstall_removes_the_entry_alone(toy_vault, tmp_path, monkeypatch):
     # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but the entry goes.
     monkeypatch.chdir(tmp_path)
