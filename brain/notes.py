@@ -64,9 +64,12 @@ def decode(data: bytes) -> tuple[str, list[str]]:
         data = data[3:]
     elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            return data.decode("utf-16"), ["decoded as UTF-16"]
+            text = data.decode("utf-16")
         except UnicodeDecodeError:
             pass
+        else:
+            # Windows writes UTF-16 with CRLF: it kept its "\r"s, in every chunk and heading.
+            return text.replace("\r\n", "\n").replace("\r", "\n"), ["decoded as UTF-16"]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

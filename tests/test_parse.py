@@ -584,3 +584,17 @@ def test_a_dot_folder_a_thousand_deep_is_skipped_not_a_recursion_error(tmp_path,
     files, skipped = scan(tmp_path)
     assert [f.path for f in files] == ["kept.md"]
     assert [s.path for s in skipped] == [".trash/" + "d/" * 1100 + "old.md"]
+
+
+def test_decode_utf16_reads_its_crlf_as_newlines():
+    """UTF-16 from Windows has CRLF endings; they were kept, a "\\r" ending every heading,
+    list item and chunk of the note."""
+    for data in (
+        "---\r\ntitle: T\r\n---\r\n# Heading\r\n- item\r\n".encode("utf-16"),
+        b"\xfe\xff" + "# Heading\r\nold Mac\r".encode("utf-16-be"),
+    ):
+        text, warnings = decode(data)
+        assert "\r" not in text, text
+        assert warnings == ["decoded as UTF-16"]
+    note = parse_note("w.md", "---\r\ntitle: T\r\n---\r\n# Heading\r\nsee [[X]]\r\n".encode("utf-16"), 0.0)
+    assert note.title == "T" and note.body == "# Heading\nsee [[X]]\n"
