@@ -52,30 +52,79 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def decode(data: bytes) -> tuple[str, list[str]]:
-    """Bytes → text. UTF-8 (BOM stripped); invalid bytes are replaced, with a warning."""
+    """Bytes → text, line endings as "\n". UTF-8 (BOM stripped); UTF-16 when a BOM says so;
+    bytes that are not UTF-8 but read as Russian in cp1251 or KOI8-R are read so (the warning
+    names the encoding); else invalid bytes are replaced, with a warning."""
     warnings = []
-    if b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith(_UTF16_BOMS):
+        try:
+            text = data.decode("utf-16")
+            warnings.append("decoded as UTF-16")
+        except UnicodeDecodeError as exc:  # an odd length (a cut write), a lone surrogate
+            text = data.decode("utf-16", errors="replace")
+            warnings.append(f"decoded as UTF-16; invalid at byte {exc.start}, undecodable bytes replaced")
+        # Windows writes UTF-16 with CRLF: it kept its "\r"s, in every chunk and heading.
+        return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+    if b"\x00" in data:
         # Seen in real vaults: a text note padded with NULs by a crashed sync.
         nul_count = data.count(b"\x00")
         warnings.append(f"{nul_count} NUL bytes removed")
         data = data.replace(b"\x00", b"")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError:
-            pass
-        else:
-            # Windows writes UTF-16 with CRLF: it kept its "\r"s, in every chunk and heading.
-            return text.replace("\r\n", "\n").replace("\r", "\n"), ["decoded as UTF-16"]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+        legacy = _legacy_cyrillic(data)
+        if legacy is not None:
+            text, codec = legacy
+            warnings.append(f"not UTF-8 (invalid at byte {exc.start}); decoded as {codec} (Cyrillic)")
+        else:
+            text = data.decode("utf-8", errors="replace")
+            warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+_CYRILLIC_WORD = re.compile("[А-яЁёІіЇїЄєҐґЎў]+")
+# Of the characters a legacy decoding makes of the bytes over 127, the share that must fall in
+# words of Cyrillic letters alone: Latin-1 text read as cp1251 makes "cafй", "Grьяe" (a letter
+# amid Latin ones), and UTF-8 with one bad byte makes "Р—Р°" (punctuation between).
+_CYRILLIC_SHARE = 0.9
+_ASCII = bytes(range(128))
+_MIN_CYRILLIC_LETTERS = 4
+
+
+def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
+    """(text, codec name) when ``data`` (not UTF-8) reads as Russian in cp1251 or KOI8-R, else
+    None. Both decode these bytes to Cyrillic letters; text in the other one comes out in the
+    wrong case (KOI8-R's "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase
+    letters wins, cp1251 (Windows') on a tie."""
+    high = len(data.translate(None, _ASCII))  # the ASCII bytes read the same in all three
+    # UTF-8 with a few bad bytes (a cut write) is not legacy text: its "Ш" is cp1251's "РЁ".
+    as_utf8 = data.decode("utf-8", errors="replace")
+    replaced = as_utf8.count("\ufffd")
+    if sum(1 for char in as_utf8 if char > "\x7f") - replaced > replaced // 10:
+        return None
+    best: tuple[int, str, str] | None = None
+    for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:  # cp1251 leaves 0x98 undefined
+            continue
+        cyrillic = lowercase = 0
+        for word in _LETTERS.findall(text):
+            if _CYRILLIC_WORD.fullmatch(word):
+                cyrillic += len(word)
+                lowercase += sum(1 for char in word if char.islower())
+        enough = cyrillic >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high
+        if enough and (best is None or lowercase > best[0]):
+            best = (lowercase, text, name)
+    return None if best is None else (best[1], best[2])
 
 
 def looks_binary(data: bytes) -> bool:
@@ -84,7 +133,7 @@ def looks_binary(data: bytes) -> bool:
     A trailing run of NULs (padding left by a crashed write) does not count, nor do the NULs
     of UTF-16 text with a byte-order mark (Windows "Unicode" files), which ``decode`` reads.
     """
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith(_UTF16_BOMS):
         return "\x00" in data[:8192].decode("utf-16", errors="replace")
     return b"\x00" in data[:8192].rstrip(b"\x00")
 

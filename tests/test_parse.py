@@ -598,3 +598,27 @@ def test_decode_utf16_reads_its_crlf_as_newlines():
         assert warnings == ["decoded as UTF-16"]
     note = parse_note("w.md", "---\r\ntitle: T\r\n---\r\n# Heading\r\nsee [[X]]\r\n".encode("utf-16"), 0.0)
     assert note.title == "T" and note.body == "# Heading\nsee [[X]]\n"
+
+
+def test_decode_reads_legacy_russian_as_cp1251_or_koi8r():
+    """Russian saved in cp1251 (Windows) or KOI8-R came out as U+FFFD in place of every letter:
+    nothing for the embedder or BM25 to find. It is read in the encoding whose letters it makes,
+    and the warning says which."""
+    text = "---\ntitle: Заметка\ntags: [погода]\n---\nМосква зимой: снег и мороз, ёлка.\n"
+    for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
+        decoded, warnings = decode(text.encode(codec))
+        assert decoded == text
+        assert warnings == [f"not UTF-8 (invalid at byte 11); decoded as {name} (Cyrillic)"]
+        note = parse_note("ru.md", text.replace("\n", "\r\n").encode(codec), 0.0)
+        assert (note.title, note.tags) == ("Заметка", ["погода"])
+
+
+def test_decode_does_not_take_latin1_or_damaged_utf8_for_cyrillic():
+    # Latin-1 read as cp1251 is "cafй au lait, Grьяe" (a Cyrillic letter amid Latin ones)
+    text, warnings = decode("café au lait, Grüße, à bientôt, déjà vu".encode("latin-1"))
+    assert "\ufffd" in text and warnings[0].endswith("undecodable bytes replaced")
+    # UTF-8 with one bad byte: its "Ш" would be cp1251's word "РЁ"
+    text, warnings = decode("Shah function Ш, also Ш Ш".encode() + b"\xff")
+    assert text == "Shah function Ш, also Ш Ш\ufffd"
+    # too few letters to tell cp1251's "Ш" from Latin-1's "Ø"
+    assert decode("Ш".encode("cp1251"))[0] == "\ufffd"
