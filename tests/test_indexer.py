@@ -948,7 +948,7 @@ def test_status_before_any_index(toy_vault):
 def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
     """A skipped file's warning was counted among the files skipped and again among the
     warnings ("4 files skipped, 2 warnings" for a binary note and one invalid UTF-8 note)."""
-    (toy_vault / "binary.md").write_bytes(b"bin\x00ary\n")
+    (toy_vault / "binary.md").write_bytes(b"bin\x00\x01ary\n")
     (toy_vault / "Latin-1.md").write_bytes(b"# Caf\xe9\n\nA note in Latin-1.\n")
     out = _invoke("index", "--vault", str(toy_vault))
     assert out.exit_code == 0, out.output
@@ -957,7 +957,7 @@ def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
         {"path": "Latin-1.md", "message": "invalid UTF-8 at byte 5; undecodable bytes replaced"}
     ]
     (toy_vault / "Latin-1.md").unlink()
-    (toy_vault / "binary.md").write_bytes(b"bin\x00ary, longer\n")
+    (toy_vault / "binary.md").write_bytes(b"bin\x00\x01ary, longer\n")
     assert (
         _invoke("index", "--vault", str(toy_vault))
         .stdout.splitlines()[2]

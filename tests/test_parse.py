@@ -257,7 +257,7 @@ def test_decode_removes_nul_padding_with_a_warning():
 
 
 def test_looks_binary():
-    assert looks_binary(b"abc\x00def")
+    assert looks_binary(b"abc\x00\x01def")  # a NUL beside another control byte
     assert not looks_binary(b"abc" + b"\x00" * 10)
     assert not looks_binary("plain Unicode — ü".encode())
     assert not looks_binary("# UTF-16 with a BOM\n".encode("utf-16"))  # NULs of UTF-16 text
@@ -622,3 +622,17 @@ def test_decode_does_not_take_latin1_or_damaged_utf8_for_cyrillic():
     assert text == "Shah function Ш, also Ш Ш\ufffd"
     # too few letters to tell cp1251's "Ш" from Latin-1's "Ø"
     assert decode("Ш".encode("cp1251"))[0] == "\ufffd"
+
+
+def test_a_stray_nul_does_not_make_a_note_binary():
+    """One NUL (left by a sync conflict) amid 20 KB of text made the whole note "binary" and
+    skipped: it lost all its recall for one byte. It is read, the NUL dropped, with a warning."""
+    data = b"# Note\n\nsome text " + b"\x00" + b"and more text\n" * 1500
+    assert not looks_binary(data)
+    note = parse_note("n.md", data, 0.0)
+    assert note.warnings == ["1 NUL bytes removed"] and "some text and more" in note.body
+    assert not looks_binary("Привет\x00 мир".encode())
+    # binary files still are: NULs in many places, beside control bytes, or amid bytes not UTF-8
+    assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
+    assert looks_binary(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xed\x9d")
+    assert looks_binary(b"a\x00b\x00c\x00d\x00e\x00f\x00")  # UTF-16 without its BOM
