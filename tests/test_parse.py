@@ -636,3 +636,11 @@ def test_a_stray_nul_does_not_make_a_note_binary():
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
     assert looks_binary(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xed\x9d")
     assert looks_binary(b"a\x00b\x00c\x00d\x00e\x00f\x00")  # UTF-16 without its BOM
+
+
+def test_decode_a_cut_utf16_note_as_utf16():
+    """UTF-16 of an odd length (a write cut short) failed to decode and was read as UTF-8: its
+    text came out with a NUL after every letter."""
+    text, warnings = decode("# Title\r\nbody".encode("utf-16") + b"x")
+    assert text == "# Title\nbody\ufffd"
+    assert warnings == ["decoded as UTF-16; invalid at byte 28, undecodable bytes replaced"]
