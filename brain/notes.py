@@ -54,6 +54,9 @@ def content_hash(data: bytes) -> str:
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# Changed with any rule of ``decode`` or ``looks_binary`` that reads some bytes otherwise: an
+# index's notes decoded with a warning, and its binary files, are then read again.
+DECODING = "2"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:

@@ -901,3 +901,47 @@ def test_ctrl_c_while_brain_is_still_starting_is_click_s_one_line_not_a_tracebac
     )
     assert "Traceback" not in proc.stderr
     assert (proc.returncode, proc.stderr) == (1, "Aborted!\n")
+
+
+def _decode_before(data: bytes) -> tuple[str, list[str]]:
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), ["invalid UTF-8 at byte 2; undecodable bytes replaced"]
+
+
+def test_an_index_made_by_older_decoding_rules_reads_those_notes_again(tmp_path, monkeypatch):
+    """A cp1251 note an older brain indexed as U+FFFDs, and a note with one stray NUL it skipped
+    as binary, stayed so after an upgrade until their bytes changed (a note is read only when
+    its size or mtime does). A run by brain with other decoding rules (``notes.DECODING``) reads
+    them again: the same bytes make no new version."""
+    from index_helpers import IndexView, index_into
+
+    import brain.notes
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "ru.md").write_bytes("# Заметка\n\nМосква зимой: снег и мороз.\n".encode("cp1251"))
+    (vault / "stray.md").write_bytes(b"# Stray\n\nsome text \x00and more text\n")
+    (vault / "plain.md").write_text("# Plain\n\nNothing odd.\n")
+    home = tmp_path / "home"
+    with monkeypatch.context() as older:  # the rules before: U+FFFD, and any NUL binary
+        older.setattr(brain.notes, "decode", _decode_before)
+        older.setattr(brain.notes, "looks_binary", lambda data: b"\x00" in data.rstrip(b"\x00"))
+        report, directory = index_into(home, vault)
+    assert (report.new, report.skipped) == (2, 1)
+    with sqlite3.connect(directory / "index.db") as conn:  # as a brain before DECODING left it
+        conn.execute("DELETE FROM meta WHERE key = ?", (changes.DECODED_BY_KEY,))
+    conn.close()
+    with IndexView(directory) as view:
+        assert "Москва" not in view.conn.execute("SELECT text FROM chunks").fetchall().__str__()
+        versions = view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    report, _ = index_into(home, vault)
+    assert (report.new, report.changed, report.unchanged, report.skipped) == (1, 1, 1, 0)
+    with IndexView(directory) as view:
+        texts = " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
+        assert "Москва зимой" in texts and "some text and more text" in texts
+        # ru.md: no new version for the same bytes; stray.md: its first
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions + 1
+    report, _ = index_into(home, vault)  # recorded: not read again
+    assert (report.changed, report.unchanged) == (0, 3)

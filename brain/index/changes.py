@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .. import walk_helper
-from ..notes import content_hash
+from ..notes import DECODING, content_hash
 from ..vault import (
     PARSE_ERROR,
     READ_ERROR,
@@ -61,6 +61,7 @@ SAME = "same"  # a recheck (``plan(verify=True)``) that found the bytes the inde
 READ_AHEAD_FROM = 2_000  # candidates from which the kernel is asked to read notes ahead
 LIMIT_KEY = "max_note_bytes"  # meta: BRAIN_MAX_NOTE_MB's bytes at the last completed run
 PARSED_BY_KEY = "parsed_by"  # meta: ``parser_key`` of the last completed run: its parse-errors' parser
+DECODED_BY_KEY = "decoded_by"  # meta: ``notes.DECODING`` of the last completed run
 READ_AHEAD = 256  # notes asked for ahead of the one read (30,000 from a cold disk: 64 ahead 2.3 s, 256 1.8 s)
 T = TypeVar("T")
 log = logging.getLogger("brain")
@@ -80,6 +81,8 @@ class Plan:
     rechecks: list[tuple[VaultFile, int]] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)  # the walk's symlinks out of the vault (``vault.Link``)
     deleted_sizes: frozenset[int] = frozenset()  # the indexed sizes of the deleted notes (``renamed``)
+    # Indexed notes to parse again though their bytes are the same: decoded by older rules.
+    redecode: frozenset[str] = frozenset()
 
     def unreadable(self) -> set[str]:
         """The deleted notes whose file (or a folder above it) is there but denied to brain:
@@ -180,6 +183,7 @@ def _plan(
     ):  # another brain failed them: this one may not (the digest only when it matters)
         held = {path: record for path, record in held.items() if record.reason != PARSE_ERROR}
     found = _over_a_lowered_limit(root, store, found, rows)
+    found, held, redecode = _decoded_otherwise(root, store, found, held)
     candidates, stats, skipped, known_found = _sort_out(found, rows, held)
     deleted = _deleted(found, rows, known_found)
     if getattr(rows, "damaged", False):
@@ -199,7 +203,9 @@ def _plan(
             if again is not None:  # gone since the walk: the next run deletes it
                 rechecks.append((again, rows[path][0]))
     sizes = frozenset(rows[path][1] for path in deleted)
-    return Plan(found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks, found.links, sizes)
+    return Plan(
+        found.unchanged, candidates, deleted, skipped, stats, ignore.warnings, rechecks, found.links, sizes, redecode
+    )
 
 
 def _over_a_lowered_limit(root: Path, store: IndexStore, found: Walk, rows: Mapping[str, tuple[int, int, int]]) -> Walk:
@@ -217,6 +223,29 @@ def _over_a_lowered_limit(root: Path, store: IndexStore, found: Walk, rows: Mapp
         return found
     notes = sorted([*found.notes, *files], key=lambda f: f.path)
     return found._replace(notes=notes, unchanged=[p for p in found.unchanged if p not in over])
+
+
+def _decoded_otherwise(
+    root: Path, store: IndexStore, found: Walk, held: dict[str, SkipRecord]
+) -> tuple[Walk, dict[str, SkipRecord], frozenset[str]]:
+    """When the rules that decode a note's bytes changed since the last run (``DECODED_BY_KEY``),
+    the unchanged notes an older brain decoded with a warning (UTF-16, bytes not UTF-8) taken as
+    changed, to be parsed again (``Plan.redecode``: their bytes are the same), and the files it
+    took for binary read again: a cp1251 note stayed U+FFFDs, a note with one stray NUL stayed
+    skipped, until its bytes changed."""
+    if store.get_meta(DECODED_BY_KEY) == DECODING:
+        return found, held, frozenset()
+    decoded = {
+        path
+        for path, warnings in store.note_warnings()
+        if any("UTF-16" in warning or "UTF-8" in warning for warning in warnings)
+    }
+    again = decoded.intersection(found.unchanged)
+    files = [f for f in (vault_file(root, path) for path in sorted(again)) if f is not None]
+    notes = sorted([*found.notes, *files], key=lambda f: f.path)
+    found = found._replace(notes=notes, unchanged=[p for p in found.unchanged if p not in again])
+    held = {path: record for path, record in held.items() if record.reason != "binary"}
+    return found, held, frozenset(f.path for f in files)
 
 
 def _sort_out(
@@ -287,7 +316,8 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
         assert data is not None
         digest = content_hash(data)
         if note_id is not None:
-            kind = TOUCHED if store.note_hash(note_id) == digest else CHANGED
+            same = store.note_hash(note_id) == digest and file.path not in changes.redecode
+            kind = TOUCHED if same else CHANGED
             yield Change(kind, file, note_id, data)
         elif digest in deleted_by_hash:
             old_path, old_id = deleted_by_hash.pop(digest)

@@ -29,7 +29,7 @@ from ..chunking import Chunk, embedding_text, parse_strategy
 from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
-from ..notes import Note, decode, note_date, parse_note
+from ..notes import DECODING, Note, decode, note_date, parse_note
 from ..text import shell_word
 from ..vault import IGNORE_FILE, PARSE_ERROR, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
@@ -510,6 +510,7 @@ class _Run:
             )
             self.store.set_meta("indexed_at", time.time())  # a run completed: "no notes" is an answer now
             self.store.set_meta(changes.LIMIT_KEY, config.max_note_bytes())  # a lowered one is applied next
+            self.store.set_meta(changes.DECODED_BY_KEY, DECODING)  # notes decoded otherwise were read again
             # the parse-errors just recorded are this brain's: another parses them again (the
             # digest read only when there is one: ``changes.parser_key`` reads the package)
             if any(s.reason == changes.PARSE_ERROR for s in plan.skipped):
