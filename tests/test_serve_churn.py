@@ -4,9 +4,14 @@ record when something else got there first."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -231,57 +236,17 @@ def test_status_says_a_server_that_holds_the_lock_but_does_not_answer_is_not_ans
     assert "server: none" in result.stdout
 
 
-def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault):
-    """A server that ignores SIGTERM (hung): `--stop` suggested `kill PID`, which does nothing."""
-    import subprocess
-    import sys
-    import time
-
-    from brain.server.daemon import stop_server
-
-    root = toy_vault.resolve()
+@contextlib.contextmanager
+def _lock_holder(root: Path, *, ignore_sigterm: bool = False) -> Iterator[subprocess.Popen[bytes]]:
+    """A process holding the vault's server lock, named by its record: a server, to ``--stop``,
+    that does not answer on its socket."""
+    ignore = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN);" if ignore_sigterm else ""
     runtime.make_private(runtime.runtime_dir(root))
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import fcntl, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
-            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
-            str(runtime.lock_path(root)),
-        ],
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
-        runtime.write_record(root, {"pid": holder.pid, "socket": str(runtime.runtime_dir(root) / "serve.sock")})
-        started = time.monotonic()
-        running, stopped, message = stop_server(root, timeout=1.0)
-        assert running and not stopped and time.monotonic() - started < 10
-        assert message.endswith(f"did not stop within 1 s; `kill -9 {holder.pid}` ends it"), message
-        assert holder.poll() is None  # SIGTERM did nothing, as the message says
-    finally:
-        holder.kill()
-        holder.wait(10)
-        if holder.stdout:
-            holder.stdout.close()
-
-
-def test_stop_ends_a_server_stopped_by_sigstop(toy_vault):
-    """Ctrl-Z'd (SIGSTOP) it held SIGTERM back: `brain status` said `--stop` stops it, and --stop
-    waited 15 s, then asked for kill -9."""
-    import signal
-    import subprocess
-    import sys
-
-    from brain.server.daemon import stop_server
-
-    root = toy_vault.resolve()
-    runtime.make_private(runtime.runtime_dir(root))
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX);"
+            ignore + "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX);"
             "print('held', flush=True); time.sleep(60)",
             str(runtime.lock_path(root)),
         ],
@@ -290,16 +255,39 @@ def test_stop_ends_a_server_stopped_by_sigstop(toy_vault):
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         runtime.write_record(root, {"pid": holder.pid, "socket": str(runtime.runtime_dir(root) / "serve.sock")})
-        os.kill(holder.pid, signal.SIGSTOP)
-        running, stopped, message = stop_server(root, timeout=5.0)
-        assert running and stopped, message
-        assert holder.wait(10) == -signal.SIGTERM
+        yield holder
     finally:
         if holder.poll() is None:
             holder.kill()
             holder.wait(10)
         if holder.stdout:
             holder.stdout.close()
+
+
+def test_stop_names_the_signal_that_ends_a_server_that_ignores_sigterm(toy_vault):
+    """A server that ignores SIGTERM (hung): `--stop` suggested `kill PID`, which does nothing."""
+    from brain.server.daemon import stop_server
+
+    root = toy_vault.resolve()
+    with _lock_holder(root, ignore_sigterm=True) as holder:
+        started = time.monotonic()
+        running, stopped, message = stop_server(root, timeout=1.0)
+        assert running and not stopped and time.monotonic() - started < 10
+        assert message.endswith(f"did not stop within 1 s; `kill -9 {holder.pid}` ends it"), message
+        assert holder.poll() is None  # SIGTERM did nothing, as the message says
+
+
+def test_stop_ends_a_server_stopped_by_sigstop(toy_vault):
+    """Ctrl-Z'd (SIGSTOP) it held SIGTERM back: `brain status` said `--stop` stops it, and --stop
+    waited 15 s, then asked for kill -9."""
+    from brain.server.daemon import stop_server
+
+    root = toy_vault.resolve()
+    with _lock_holder(root) as holder:
+        os.kill(holder.pid, signal.SIGSTOP)
+        running, stopped, message = stop_server(root, timeout=5.0)
+        assert running and stopped, message
+        assert holder.wait(10) == -signal.SIGTERM
 
 
 def test_stop_that_fails_exits_non_zero(toy_vault, monkeypatch):
