@@ -394,7 +394,8 @@ def test_eval_warnings_reach_a_terminal_only_as_text(tmp_path):
     vault = tmp_path / "v"
     name = "evil\x1b[31mRED.md"
     write(vault, "a.md", "# A\n\napples\n")
-    (vault / name).write_bytes(b"# E\n\x00\x00 binary\n")  # a note the indexer skips (one .brainignore'd is no note)
+    # a note the indexer skips (one .brainignore'd is no note): binary, a NUL beside another control byte
+    (vault / name).write_bytes(b"# E\n\x00\x01 binary\n")
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({**LINE, "relevant": [name, "a.md"]}) + "\n")
     result = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(vault), "--modes", "vector"], color=True)
