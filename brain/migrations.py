@@ -44,7 +44,7 @@ class Migrations:
         return fn
 
     def applied(self, conn: sqlite3.Connection) -> list[str]:
-        if not _has_table(conn, "_migrations"):
+        if not has_table(conn, "_migrations"):
             return []
         rows = conn.execute("SELECT name FROM _migrations WHERE db = ? ORDER BY applied_at, rowid", (self.name,))
         return [row[0] for row in rows]
@@ -86,7 +86,7 @@ class Migrations:
     def lost_record(self, conn: sqlite3.Connection) -> bool:
         """Whether the ``_migrations`` table is gone from a database that holds tables: no
         migration is recorded, and applying them would run the first over its own tables."""
-        if _has_table(conn, "_migrations"):
+        if has_table(conn, "_migrations"):
             return False
         return (
             conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchone()
@@ -200,8 +200,9 @@ def _schema(conn: sqlite3.Connection) -> frozenset[tuple[str, str, str, str]]:
     return frozenset((row[0], row[1], row[2], row[3] or "") for row in rows)
 
 
-def _has_table(conn: sqlite3.Connection, table: str) -> bool:
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+def has_table(conn: sqlite3.Connection, table: str, schema: str = "main") -> bool:
+    """Whether ``schema`` (the main database, or one attached) holds ``table``."""
+    row = conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
     return row is not None
 
 

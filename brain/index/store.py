@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import config
 from ..errors import BrainError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
-from ..migrations import connect
+from ..migrations import connect, has_table
 from ..text import shell_word
 from . import fts_pruning, scan_snapshot
 from .fts_pruning import Pruning
@@ -417,7 +417,7 @@ class IndexStore:
     def note_count_at(directory: Path) -> int | None:
         """How many notes the index database in ``directory`` holds, read-only; None if unreadable."""
         try:
-            conn = sqlite3.connect(f"{(directory / INDEX_FILE).absolute().as_uri()}?mode=ro", uri=True, timeout=1)
+            conn = _read_only(directory / INDEX_FILE, timeout=1)
             try:
                 return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
             finally:
@@ -435,11 +435,11 @@ class IndexStore:
             return None
         try:
             _refuse_emptied(path)
-            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            conn = _read_only(path)
             try:
                 if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
                     return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
-                if (HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing_tables(conn)):  # a rebuild cannot carry it
+                if UNCARRIABLE_HISTORY.intersection(missing_tables(conn)):  # a rebuild cannot carry it
                     return {"damaged": True}
                 one = lambda sql: conn.execute(sql).fetchone()[0]
                 since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
@@ -464,7 +464,7 @@ class IndexStore:
             return None
         try:
             _refuse_emptied(path)
-            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            conn = _read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
                 missing = missing_tables(conn) if row and row[0] == "ok" else []
@@ -487,14 +487,14 @@ class IndexStore:
         path = directory / INDEX_FILE
         try:
             _refuse_emptied(path)
-            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+            conn = _read_only(path)
             try:
                 row = conn.execute("PRAGMA quick_check(1)").fetchone()
                 if not row or row[0] != "ok":
                     return " ".join(str(row[0] if row else "no answer from the integrity check").split())[:200]
                 if INDEX_MIGRATIONS.lost_record(conn) and INDEX_MIGRATIONS.applied_from_schema(conn) is None:
                     return f"no such table: {MIGRATIONS_TABLE}, and its tables are not those of any version brain made"
-                lost = sorted((HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing_tables(conn)))
+                lost = sorted(UNCARRIABLE_HISTORY.intersection(missing_tables(conn)))
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
@@ -631,11 +631,7 @@ class IndexStore:
         self.set_meta("fts_tokenizer", tokenizer)
 
     def _has_table(self, name: str, schema: str = "main") -> bool:
-        return bool(
-            self.conn.execute(
-                f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?", (name,)
-            ).fetchone()
-        )
+        return has_table(self.conn, name, schema)
 
     def remake_derived_tables(self, missing: Collection[str]) -> list[str]:
         """Make again the ``DERIVED_TABLES`` among ``missing`` (a BM25 index as a whole, empty:
@@ -2920,9 +2916,9 @@ class IndexStore:
         names = [
             r[0]
             for r in self.conn.execute(
-                "SELECT name FROM sqlite_master"
-                " WHERE tbl_name IN ('note_versions', 'text_segments', 'text_packs', 'chunk_history', 'version_chunks', 'link_history')"
-                " OR name LIKE 'chunk_history_fts%'"
+                f"SELECT name FROM sqlite_master WHERE tbl_name IN ({_marks(sorted(HISTORY_TABLES))})"
+                " OR name LIKE 'chunk_history_fts%'",
+                sorted(HISTORY_TABLES),
             )
         ]
         history = 0
@@ -3179,7 +3175,7 @@ HISTORY_TABLES = frozenset(
 # texts are unreadable, the rest of the history is whole, and carried (those versions' texts
 # marked as not kept, as those of versions from before brain kept texts)
 TEXT_TABLES = frozenset(["text_packs", "text_segments"])
-CARRIED_WITHOUT = TEXT_TABLES  # history tables a rebuild carries the history without
+UNCARRIABLE_HISTORY = HISTORY_TABLES - TEXT_TABLES  # one of these gone, a rebuild cannot carry the history
 
 
 def _new_fts_rows(suffix: str) -> list[tuple]:
@@ -3227,7 +3223,7 @@ def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
     table are gone, only a new index has them; the history it holds goes with it, unless a
     table of the history itself is what went."""
     command = f"run `brain index --rebuild --vault {shell_word(vault)}` to build a new one"
-    lost = sorted((HISTORY_TABLES - CARRIED_WITHOUT).intersection(missing))
+    lost = sorted(UNCARRIABLE_HISTORY.intersection(missing))
     if lost:
         return (
             f"{command}; its history lost {', '.join(lost)} and cannot be carried into it: the damaged index is moved"
@@ -3242,10 +3238,15 @@ def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
     return f"{command}, this one's history carried into it (this one is moved aside, not deleted)"
 
 
+def _read_only(database: Path, timeout: float = 5) -> sqlite3.Connection:
+    """A connection that reads the database at this path and never writes it (nor makes it)."""
+    return sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True, timeout=timeout)
+
+
 def _missing_tables_at(database: Path) -> list[str]:
     """``missing_tables`` of the database at this path, or none when it cannot be read."""
     try:
-        conn = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True, timeout=1)
+        conn = _read_only(database, timeout=1)
         try:
             return missing_tables(conn)
         finally:
