@@ -5,13 +5,18 @@ Unit tests on ``brain.vault`` and ``brain.notes``, most of them on the real toy_
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
+import hashlib
+import io
 import os
+import tokenize
 from pathlib import Path
 
 import pytest
 from conftest import TOY_VAULT, write
 
+import brain.notes
 from brain.errors import ConfigError
 from brain.notes import decode, inline_tags, looks_binary, parse_note, split_frontmatter
 from brain.vault import IgnoreRules, VaultFile, read_note_bytes, resolve_vault, scan, vault_file, walk
@@ -644,3 +649,85 @@ def test_decode_a_cut_utf16_note_as_utf16():
     text, warnings = decode("# Title\r\nbody".encode("utf-16") + b"x")
     assert text == "# Title\nbody\ufffd"
     assert warnings == ["decoded as UTF-16; invalid at byte 28, undecodable bytes replaced"]
+
+
+# ----- the decoding rules' digest ----------------------------------------------------------
+
+
+def decoding_digest(source: str) -> str:
+    """What ``notes.DECODING`` must be for this source of brain/notes.py: a digest of
+    ``decode``, ``looks_binary`` and every top-level definition they use, directly or not, less
+    ``DECODING`` itself, comments, docstrings and blank lines. Source text rather than an AST
+    dump, whose form changes between Python versions."""
+    tree = ast.parse(source)
+    defined: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    defined[target.id] = node
+    used: set[str] = set()
+    wanted = ["decode", "looks_binary"]
+    while wanted:
+        name = wanted.pop()
+        if name not in used and name in defined and name != "DECODING":
+            used.add(name)
+            wanted.extend(n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name))
+    nodes = sorted({id(defined[name]): defined[name] for name in used}.values(), key=lambda n: n.lineno)
+    lines = source.splitlines()
+    cut: set[int] = set()  # the docstrings' lines
+    for node in nodes:
+        for inner in ast.walk(node):
+            body = getattr(inner, "body", None)
+            first = body[0] if isinstance(inner, (ast.FunctionDef, ast.ClassDef)) and body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                cut.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    comments = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token.start[1]
+    digest = hashlib.sha256()
+    for node in nodes:
+        for number in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+            line = lines[number - 1][: comments.get(number)].rstrip()
+            if line and number not in cut:
+                digest.update(line.encode() + b"\n")
+    return digest.hexdigest()[:12]
+
+
+def test_decoding_is_the_digest_of_the_decoding_rules():
+    """``notes.DECODING`` was a number to bump by hand with any change to ``decode`` or
+    ``looks_binary``: forgotten, an index kept the notes it had read the old way (U+FFFDs, a
+    file skipped as binary) until their bytes changed. It is the rules' digest, held here."""
+    source = Path(brain.notes.__file__).read_text(encoding="utf-8")
+    expected = decoding_digest(source)
+    assert expected == brain.notes.DECODING, (
+        f"brain/notes.py's decoding rules changed: set DECODING = {expected!r} there, so that an "
+        "index reads again the notes it decoded with a warning and the files it took for binary"
+    )
+
+
+def test_the_decoding_digest_covers_every_rule_and_no_more():
+    source = Path(brain.notes.__file__).read_text(encoding="utf-8")
+    digest = decoding_digest(source)
+    for changed in (
+        source.replace("_STRAY_NULS = 4", "_STRAY_NULS = 5"),  # a constant of looks_binary's rules
+        source.replace("_MIN_CYRILLIC_LETTERS = 4", "_MIN_CYRILLIC_LETTERS = 3"),  # a constant of a helper of decode
+        source.replace(
+            "best: tuple[int, str, str] | None = None\n", "best: tuple[int, str, str] | None = None\n    pass\n"
+        ),
+    ):
+        assert changed != source and decoding_digest(changed) != digest
+    for unchanged in (
+        source.replace("# Seen in real vaults:", "# Seen in real notes:"),  # a comment
+        source.replace("Bytes → text, line endings", "Bytes to text, line endings"),  # a docstring
+        source.replace("MAX_TITLE_CHARS = 1_000", "MAX_TITLE_CHARS = 2_000"),  # not decoding
+        source.replace(f'DECODING = "{brain.notes.DECODING}"', 'DECODING = "x"'),
+    ):
+        assert unchanged != source and decoding_digest(unchanged) == digest
