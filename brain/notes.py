@@ -61,23 +61,23 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "de52af5dcd99"
+DECODING = "d58f6faee410"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
-    """Bytes → text, line endings as "\n". UTF-8 (BOM stripped); UTF-16 when a BOM says so;
-    bytes that are not UTF-8 but read as Russian in cp1251 or KOI8-R are read so (the warning
-    names the encoding); else invalid bytes are replaced, with a warning."""
-    warnings = []
+    """Bytes → text, line endings as "\n". UTF-8 (BOM stripped); UTF-16 when a BOM says so, or,
+    without one, when its NULs and characters do; bytes that are not UTF-8 but read as Russian
+    in cp1251 or KOI8-R are read so (the warning names the encoding); else invalid bytes are
+    replaced, with a warning."""
+    warnings: list[str] = []
     if data.startswith(_UTF16_BOMS):
-        try:
-            text = data.decode("utf-16")
-            warnings.append("decoded as UTF-16")
-        except UnicodeDecodeError as exc:  # an odd length (a cut write), a lone surrogate
-            text = data.decode("utf-16", errors="replace")
-            warnings.append(f"decoded as UTF-16; invalid at byte {exc.start}, undecodable bytes replaced")
-        # Windows writes UTF-16 with CRLF: it kept its "\r"s, in every chunk and heading.
-        return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+        return _decode_utf16(data, "utf-16", "UTF-16")
+    # NULs that are not a few strays in UTF-8: UTF-16 without a BOM, or a binary file (the last
+    # NUL of little-endian UTF-16, the high byte of its "\n", is cut with padding: not counted)
+    if b"\x00" in data[:8192] and not _utf8_with_stray_nuls(data[:8192].rstrip(b"\x00")):
+        wide = _bomless_utf16(data)
+        if wide is not None:
+            return _decode_utf16(data, *wide)
     if b"\x00" in data:
         # Seen in real vaults: a text note padded with NULs by a crashed sync.
         nul_count = data.count(b"\x00")
@@ -95,6 +95,25 @@ def decode(data: bytes) -> tuple[str, list[str]]:
         else:
             text = data.decode("utf-8", errors="replace")
             warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+
+
+def _decode_utf16(data: bytes, codec: str, name: str) -> tuple[str, list[str]]:
+    """UTF-16 text with its line endings as "\n" (Windows writes it with CRLF: it kept its "\r"s,
+    in every chunk and heading), and the warnings saying so."""
+    body = data
+    if codec != "utf-16":  # without a BOM: NUL padding (a crashed write) ends no character
+        body = data.rstrip(b"\x00")
+        if len(body) % 2 and len(body) < len(data):
+            body += b"\x00"  # the high byte of a last ASCII character (little-endian)
+    try:
+        text = body.decode(codec)
+        warnings = [f"decoded as {name}"]
+    except UnicodeDecodeError as exc:  # an odd length (a cut write), a lone surrogate
+        text = body.decode(codec, errors="replace")
+        warnings = [f"decoded as {name}; invalid at byte {exc.start}, undecodable bytes replaced"]
+    if len(body) < len(data):
+        warnings.append(f"{len(data) - len(body)} NUL bytes removed")
     return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
 
 
@@ -147,7 +166,8 @@ _STRAY_NULS = 4
 
 def looks_binary(data: bytes) -> bool:
     """Not a text note, whatever its name says: in the first 8 KB, NULs in more than a few
-    places, or NULs beside other control bytes or bytes that are not UTF-8.
+    places, or NULs beside other control bytes or bytes that are not UTF-8, unless the bytes
+    read as UTF-16 without a byte-order mark (``_bomless_utf16``).
 
     A trailing run of NULs (padding left by a crashed write) does not count, nor do the NULs
     of UTF-16 text with a byte-order mark (Windows "Unicode" files), which ``decode`` reads; a
@@ -156,15 +176,59 @@ def looks_binary(data: bytes) -> bool:
     if data.startswith(_UTF16_BOMS):
         return "\x00" in data[:8192].decode("utf-16", errors="replace")
     head = data[:8192].rstrip(b"\x00")
-    if b"\x00" not in head:
-        return False
+    return b"\x00" in head and not _utf8_with_stray_nuls(head) and _bomless_utf16(data) is None
+
+
+def _utf8_with_stray_nuls(head: bytes) -> bool:
+    """Whether ``head`` (a file's first 8 KB, its trailing NULs cut) is UTF-8 text with no NUL or
+    a few strays: in no more than ``_STRAY_NULS`` places, beside no other control byte."""
     if len(re.findall(rb"\x00+", head)) > _STRAY_NULS or _CONTROLS.search(head):
-        return True
+        return False
     try:  # a character cut at the 8 KB mark is not an error
         codecs.getincrementaldecoder("utf-8")().decode(head.replace(b"\x00", b""), final=False)
     except UnicodeDecodeError:
-        return True
-    return False
+        return False
+    return True
+
+
+# No character a note holds: the C0 controls of ``_CONTROLS`` and NUL, DEL, the C1 controls, and
+# the noncharacters U+FFFE (a BOM read in the wrong order) and U+FFFF.
+_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffe\uffff]")
+_PRINTABLE_ASCII = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+
+
+def _bomless_utf16(data: bytes) -> tuple[str, str] | None:
+    """(codec, name) when ``data`` reads as UTF-16 without a byte-order mark (.NET and some
+    Windows editors write it so), else None. In its first 8 KB: NULs in every other byte, hardly
+    any in the others (ASCII characters, spaces and line breaks have one as their high byte),
+    decoding to characters a note holds: no control codes, no lone surrogates, hardly any
+    unassigned or private-use ones, and not mostly two ASCII bytes each (ASCII text with NULs
+    amid it). Binary files hold a NUL pair or a control code somewhere, and a random byte pair
+    is unassigned, private-use or half a surrogate pair one time in ten."""
+    sample = data[: min(len(data), 8192) // 2 * 2]  # whole code units
+    end = len(sample.rstrip(b"\x00"))
+    sample = sample[: end + end % 2]  # less NUL padding, but not a last ASCII letter's high byte
+    for codec, name, high in (
+        ("utf-16-le", "UTF-16LE (no byte-order mark)", 1),
+        ("utf-16-be", "UTF-16BE (no byte-order mark)", 0),
+    ):
+        nuls, others = sample[high::2].count(0), sample[1 - high :: 2].count(0)
+        if nuls < 2 or others * 4 > nuls:  # others: characters U+xx00 ("一", U+4E00) or U+0000
+            continue
+        try:  # a surrogate pair cut at the 8 KB mark is not an error
+            text = codecs.getincrementaldecoder(codec)().decode(sample, final=False)
+        except UnicodeDecodeError:
+            continue
+        if _NOT_TEXT.search(text):
+            continue
+        import unicodedata  # here: only files with NULs get this far
+
+        unassigned = sum(1 for char in text if unicodedata.category(char) in ("Cn", "Co"))
+        wide = [ord(char) for char in text if char > "\xff"]
+        ascii_pairs = sum(1 for code in wide if code >> 8 in _PRINTABLE_ASCII and code & 0xFF in _PRINTABLE_ASCII)
+        if unassigned * 50 <= len(text) and (len(wide) < 8 or ascii_pairs * 10 <= len(wide) * 9):
+            return codec, name
+    return None
 
 
 # Frontmatter is a few hundred bytes in practice; these bounds only stop hostile or broken

@@ -640,7 +640,6 @@ def test_a_stray_nul_does_not_make_a_note_binary():
     # binary files still are: NULs in many places, beside control bytes, or amid bytes not UTF-8
     assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
     assert looks_binary(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xed\x9d")
-    assert looks_binary(b"a\x00b\x00c\x00d\x00e\x00f\x00")  # UTF-16 without its BOM
 
 
 def test_decode_a_cut_utf16_note_as_utf16():
@@ -649,6 +648,64 @@ def test_decode_a_cut_utf16_note_as_utf16():
     text, warnings = decode("# Title\r\nbody".encode("utf-16") + b"x")
     assert text == "# Title\nbody\ufffd"
     assert warnings == ["decoded as UTF-16; invalid at byte 28, undecodable bytes replaced"]
+
+
+def test_decode_reads_utf16_without_a_bom():
+    """UTF-16 without a byte-order mark (.NET's Encoding.Unicode, Notepad++'s "UCS-2 LE w/o
+    BOM") was taken for binary, its NULs in every other byte, and skipped."""
+    for text in (
+        "---\r\ntitle: Réunion\r\n---\r\n# Notes\r\nsee [[Plan]], café, 5 €\r\n",
+        "# Заметка\nМосква зимой: снег и мороз.\n",
+        "# 会议记录\n\n今天的问题和答案。\n",
+        "это.\n",  # its only NULs: the high bytes of "." and "\n", the last one cut as padding
+    ):
+        for codec, name in (("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE")):
+            data = text.encode(codec)
+            assert not looks_binary(data), (text, codec)
+            assert decode(data) == (text.replace("\r\n", "\n"), [f"decoded as {name} (no byte-order mark)"])
+    data = "# Plan\nhello\n".encode("utf-16-le") + b"\x00" * 5  # padded by a crashed write
+    assert not looks_binary(data)
+    assert decode(data) == ("# Plan\nhello\n", ["decoded as UTF-16LE (no byte-order mark)", "5 NUL bytes removed"])
+    note = parse_note("w.md", "---\r\ntitle: T\r\ntags: [a]\r\n---\r\nsee [[X]]\r\n".encode("utf-16-le"), 0.0)
+    assert (note.title, note.tags, note.body) == ("T", ["a"], "see [[X]]\n")
+
+
+def test_binary_files_are_not_taken_for_utf16_without_a_bom(tmp_path):
+    """What reads as UTF-16 without a BOM must not let binaries in: each of these holds NULs
+    in every other byte somewhere, or pairs of bytes that are no text."""
+    import sqlite3
+    import struct
+    import zipfile
+    import zlib
+
+    with sqlite3.connect(tmp_path / "db.sqlite") as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.execute("INSERT INTO notes VALUES (?)", ("a note " * 50,))
+    conn.close()
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as archive:
+        archive.writestr("note.md", "# Note\n" + "text " * 200)
+    stream = zlib.compress(bytes(range(256)) * 8)
+    pdf = b"%PDF-1.4\n1 0 obj\n<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream\n"
+    rows = b"".join(struct.pack("<HH", i, i * 7 % 300) for i in range(400))  # 16-bit numbers
+    private = b"".join(struct.pack("<HH", 0x61, 0xE041 + i) for i in range(100))  # "a", then U+E041...
+    utf8_with_nuls = bytearray()
+    for char in "plain ASCII text with a NUL here and there, more than a few " * 4:
+        utf8_with_nuls += char.encode() + (b"\x00" if len(utf8_with_nuls) % 7 == 5 else b"")
+    binaries = {
+        "sqlite": (tmp_path / "db.sqlite").read_bytes(),
+        "zip": (tmp_path / "a.zip").read_bytes(),
+        "pdf": pdf,
+        "png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x02" + stream,
+        "UTF-32": "# Note\nsome text\n".encode("utf-32"),
+        "UTF-32LE": "# Note\nsome text\n".encode("utf-32-le"),
+        "UTF-32BE": "# Note\nsome text\n".encode("utf-32-be"),
+        "16-bit rows": rows,
+        "private-use characters": private,
+        "ASCII with NULs": bytes(utf8_with_nuls),
+        "ASCII with NULs at odd bytes": b"".join(b"ab" + b"c\x00" for _ in range(40)).replace(b"c\x00", b"\x00c"),
+    }
+    for name, data in binaries.items():
+        assert looks_binary(data), name
 
 
 # ----- the decoding rules' digest ----------------------------------------------------------
