@@ -61,7 +61,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "d58f6faee410"
+DECODING = "b79700b7fa19"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -123,7 +123,10 @@ _CYRILLIC_WORD = re.compile("[А-яЁёІіЇїЄєҐґЎў]+")
 # words of Cyrillic letters alone: Latin-1 text read as cp1251 makes "cafй", "Grьяe" (a letter
 # amid Latin ones), and UTF-8 with one bad byte makes "Р—Р°" (punctuation between).
 _CYRILLIC_SHARE = 0.9
-_ASCII = bytes(range(128))
+# Punctuation Russian text holds over 127, which the share leaves out: counted against it, a
+# note with its «», — and № fell short.
+_CYRILLIC_PUNCTUATION = "«»—–„“”‘’№…•·°©®™±\xa0"
+# In Cyrillic words of two letters or more: cp1252's "×" in "×2" is cp1251's word "Ч".
 _MIN_CYRILLIC_LETTERS = 4
 
 
@@ -132,7 +135,6 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
     None. Both decode these bytes to Cyrillic letters; text in the other one comes out in the
     wrong case (KOI8-R's "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase
     letters wins, cp1251 (Windows') on a tie."""
-    high = len(data.translate(None, _ASCII))  # the ASCII bytes read the same in all three
     # UTF-8 with a few bad bytes (a cut write) is not legacy text: its "Ш" is cp1251's "РЁ".
     as_utf8 = data.decode("utf-8", errors="replace")
     replaced = as_utf8.count("\ufffd")
@@ -144,12 +146,14 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
             text = data.decode(codec)
         except UnicodeDecodeError:  # cp1251 leaves 0x98 undefined
             continue
-        cyrillic = lowercase = 0
+        high = sum(1 for char in text if char > "\x7f" and char not in _CYRILLIC_PUNCTUATION)
+        cyrillic = lowercase = longer = 0
         for word in _LETTERS.findall(text):
             if _CYRILLIC_WORD.fullmatch(word):
                 cyrillic += len(word)
                 lowercase += sum(1 for char in word if char.islower())
-        enough = cyrillic >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high
+                longer += len(word) if len(word) > 1 else 0
+        enough = longer >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high
         if enough and (best is None or lowercase > best[0]):
             best = (lowercase, text, name)
     return None if best is None else (best[1], best[2])

@@ -650,6 +650,17 @@ def test_decode_a_cut_utf16_note_as_utf16():
     assert warnings == ["decoded as UTF-16; invalid at byte 28, undecodable bytes replaced"]
 
 
+def test_decode_reads_russian_with_its_punctuation_as_cp1251():
+    """Russian in cp1251 with its «», — and № was replaced: those bytes counted against the share
+    of Cyrillic letters among the bytes over 127. Its punctuation is left out of that count now,
+    and only Cyrillic words of two letters or more make up the four letters needed: cp1252's
+    "×2" is cp1251's "Ч2"."""
+    for text in ("Он сказал — «привет», и ушёл.", "Заметка № 5: снег"):
+        assert decode(text.encode("cp1251")) == (text, ["not UTF-8 (invalid at byte 0); decoded as cp1251 (Cyrillic)"])
+    text = "level ×2 on a hit, ×3 on a crit — it’s ×4, then ×5"  # as a bench vault's note, in cp1252
+    assert "Cyrillic" not in decode(text.encode("cp1252"))[1][0]
+
+
 def test_decode_reads_utf16_without_a_bom():
     """UTF-16 without a byte-order mark (.NET's Encoding.Unicode, Notepad++'s "UCS-2 LE w/o
     BOM") was taken for binary, its NULs in every other byte, and skipped."""
