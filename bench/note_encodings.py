@@ -1,44 +1,56 @@
-"""How many real notes each encoding rule of ``brain.notes`` touches, and how often the legacy
-Cyrillic rule (cp1251 / KOI8-R read for bytes that are not UTF-8) would fire where it must not.
+"""How many real notes each encoding rule of ``brain.notes`` touches, how generated notes in each
+encoding are read (a confusion table), and how many binary files the NUL rules take for text.
 
 For each vault given, every ``.md`` note's bytes are counted: a UTF-8 BOM, a UTF-16 BOM, CRLF,
-CR-only and mixed line endings, invalid UTF-8 (and of it, read as cp1251 or KOI8-R), NULs
-(trailing padding only, or amid the text), and binary by ``looks_binary``. Then the false
-positives and misses of the legacy rule:
+CR-only and mixed line endings, invalid UTF-8 (and of it, read as cp1251, KOI8-R or cp1252),
+UTF-16 without a BOM, NULs (trailing padding only, or amid the text), and binary by
+``looks_binary``. Then the false positives of the legacy rules on real text:
 
-- every note holding non-ASCII bytes is handed to it as if its bytes were not UTF-8 (UTF-8
-  Russian read as cp1251 is "Р—Р°", which it must refuse);
-- every note that can be written in Latin-1 and holds a non-ASCII letter, so written (old
-  European notes), must not be read as Cyrillic;
-- generated Latin-1 text (``--samples`` passages of French, German, Spanish, Portuguese,
-  Swedish and Icelandic words with their accents) must not be either;
+- every note holding non-ASCII bytes is handed to them as if its bytes were not UTF-8 (UTF-8
+  Russian read as cp1251 is "Р—Р°", which they must refuse);
+- every note that can be written in cp1252 and holds a non-ASCII letter, so written (old
+  European notes), must be read back as it was, not as Cyrillic;
 - every note holding Cyrillic, written in cp1251 and in KOI8-R, must come back as it was.
 
-    python bench/note_encodings.py VAULT [VAULT ...] [--samples 10000]
+Then ``--samples`` generated notes of each kind (Russian sentences in cp1251 and KOI8-R,
+French/German/Spanish/Portuguese/Italian in cp1252, Polish in cp1250, which no rule reads,
+UTF-8 of all these with one byte broken, and UTF-16 without a BOM) are decoded, and a table
+counts what each kind was read as, and how many came back exactly as written ("right"; for
+broken UTF-8, its broken byte replaced or read as cp1252's "ÿ", the rest as written).
+
+``--binaries DIR ...`` reads the first 8 KB of every file under the folders and, of those with
+NULs amid their bytes, counts the ones ``looks_binary`` takes for text, by rule, naming a few.
+
+    python bench/note_encodings.py VAULT [VAULT ...] [--samples 10000] [--binaries DIR ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import os
 import random
 from pathlib import Path
 
-from brain.notes import _legacy_cyrillic, decode, looks_binary
+from brain.notes import _legacy, _utf8_with_stray_nuls, decode, looks_binary
 
 RUSSIAN = (
     "заметка Москва погода зимой снег мороз встреча проект задача список книга память "
-    "Петербург работа идея вопрос ответ ёлка объём съезд щука жёлтый и в на с по"
+    "Петербург работа идея вопрос ответ ёлка объём съезд щука жёлтый сказал ушёл привет "
+    "я ты он она мы вы они это что как где когда потому и в на с по к у о а но да нет"
 ).split()
-WORDS = (
-    "café à bientôt déjà élève où crème garçon Noël français été "
-    "Grüße über schön Mädchen Straße größer Äpfel fünf "
-    "año niño mañana corazón está señor jamón información "
+WESTERN = (
+    "café à bientôt déjà élève où crème garçon Noël français été l’été aujourd’hui cœur "
+    "Grüße über schön Mädchen Straße größer Äpfel fünf Größe "
+    "año niño mañana corazón está señor jamón información ¿qué? ¡hola! "
     "não coração ação você três "
-    "smörgås räksmörgås fjäll övning "
-    "þjóð ævintýri Ísland íslenska "
-    "the and of to in is for with on as at by"
+    "perché città più così già "
+    "the and of to in is for with on as at by le la les der die das el los"
 ).split()
+POLISH = "zażółć gęślą jaźń już był się że są dzień łza mąż ręka ból Łódź Kraków".split()
+CJK = "会议 记录 项目 任务 今天 明天 问题 答案 東京 天気 メモ ノート".split()
+PUNCTUATION = {"cp1251": ["—", "«", "»", "№", "…"], "koi8_r": ["-", '"'], "cp1252": ["“", "”", "–", "…", "€"]}
+KINDS = ("UTF-8", "cp1251", "KOI8-R", "cp1252", "UTF-16LE", "UTF-16BE", "replaced", "binary")
 
 
 def counts(vault: Path, line: dict[str, int]) -> None:
@@ -60,17 +72,20 @@ def counts(vault: Path, line: dict[str, int]) -> None:
         warnings = decode(data)[1] if not looks_binary(data) else []
         line["invalid UTF-8"] += any("UTF-8" in w for w in warnings)
         line["read as cp1251/KOI8-R"] += any("(Cyrillic)" in w for w in warnings)
+        line["read as cp1252"] += any("cp1252" in w for w in warnings)
+        line["UTF-16 without a BOM"] += any("no byte-order mark" in w for w in warnings)
         if max(data, default=0) > 127:
             line["non-ASCII notes tried as legacy"] += 1
-            line["  ... UTF-8 taken as legacy Cyrillic"] += _legacy_cyrillic(data) is not None
+            line["  ... UTF-8 taken as legacy"] += _legacy(data) is not None
         text = decode(data)[0]
         try:
-            latin = text.encode("latin-1")
+            western = text.encode("cp1252")
         except UnicodeEncodeError:
-            latin = b""
-        if max(latin, default=0) > 127:
-            line["Latin-1 notes"] += 1
-            line["  ... Latin-1 taken as Cyrillic"] += "(Cyrillic)" in " ".join(decode(latin)[1])
+            western = b""
+        if max(western, default=0) > 127:
+            line["cp1252 notes"] += 1
+            line["  ... cp1252 read back as written"] += decode(western)[0] == text
+            line["  ... cp1252 taken as Cyrillic"] += "(Cyrillic)" in " ".join(decode(western)[1])
         if any("\u0400" <= c <= "\u04ff" for c in text):
             for codec in ("cp1251", "koi8_r"):
                 try:
@@ -81,10 +96,107 @@ def counts(vault: Path, line: dict[str, int]) -> None:
                 line[f"  ... {codec} read back as written"] += decode(legacy)[0] == text
 
 
+def read_as(data: bytes) -> str:
+    """What ``decode`` read ``data`` as: one of ``KINDS``."""
+    if looks_binary(data):
+        return "binary"
+    warnings = " ".join(decode(data)[1])
+    for kind in ("cp1251", "KOI8-R", "cp1252", "UTF-16LE", "UTF-16BE"):
+        if f"as {kind} " in warnings:
+            return kind
+    return "replaced" if "replaced" in warnings else "UTF-8"
+
+
+def passage(rng: random.Random, words: list[str], most: int, marks: list[str] = ()) -> str:  # type: ignore[assignment]
+    chosen = [rng.choice(words) for _ in range(rng.randint(1, most))]
+    if marks and rng.random() < 0.5:
+        chosen.insert(rng.randrange(len(chosen) + 1), rng.choice(marks))
+    return " ".join(chosen) + rng.choice(("", ".", "\n", "?\n"))
+
+
+def broken(rng: random.Random, text: str) -> tuple[bytes, str]:
+    """``text`` in UTF-8 with one byte made invalid, and the text it should decode to."""
+    data = bytearray(text.encode())
+    at = rng.randrange(len(data))
+    while data[at] & 0xC0 == 0x80:  # break a character where it starts
+        at -= 1
+    end = at + 1
+    while end < len(data) and data[end] & 0xC0 == 0x80:
+        end += 1
+    data[at:end] = b"\xff"
+    return bytes(data), data.decode("utf-8", errors="replace")
+
+
+def confusion(samples: int) -> None:
+    rng = random.Random(1)
+    rows: dict[str, collections.Counter[str]] = {}
+
+    def tally(row: str, data: bytes, *expected: str) -> None:
+        counter = rows.setdefault(row, collections.Counter())
+        counter[read_as(data)] += 1
+        counter["right"] += not looks_binary(data) and decode(data)[0] in expected
+
+    for _ in range(samples):
+        russian = passage(rng, RUSSIAN, 30, PUNCTUATION["cp1251"])
+        tally("Russian, cp1251", russian.encode("cp1251"), russian)
+        russian = passage(rng, RUSSIAN, 30, PUNCTUATION["koi8_r"])
+        tally("Russian, KOI8-R", russian.encode("koi8_r"), russian)
+        western = passage(rng, WESTERN, 60, PUNCTUATION["cp1252"])
+        if max(western.encode("cp1252")) > 127:
+            tally("Western, cp1252", western.encode("cp1252"), western)
+        polish = passage(rng, POLISH + WESTERN[-20:], 30)
+        if max(polish.encode("cp1250")) > 127:
+            tally("Polish, cp1250", polish.encode("cp1250"), polish)
+        for name, words in (("Russian", RUSSIAN), ("Western", WESTERN), ("English", WESTERN[-20:])):
+            data, expected = broken(rng, passage(rng, words, 40))
+            # right: the broken byte replaced, or read as cp1252's "ÿ", the rest as written
+            tally(f"{name}, UTF-8, 1 byte broken", data, expected, expected.replace("\ufffd", "ÿ"))
+        text = passage(rng, rng.choice((RUSSIAN, WESTERN, CJK + WESTERN[-20:])), 40)
+        tally("UTF-16LE, no BOM", text.encode("utf-16-le"), text)
+        tally("UTF-16BE, no BOM", text.encode("utf-16-be"), text)
+    width = max(map(len, rows))
+    print(f"{'generated note':<{width}}  " + "  ".join(f"{k:>8}" for k in (*KINDS, "right")))
+    for row, counter in rows.items():
+        total = sum(counter[k] for k in KINDS)
+        cells = "  ".join(f"{counter[k]:>8,}" for k in KINDS)
+        print(f"{row:<{width}}  {cells}  {100 * counter['right'] / total:>7.2f}%")
+
+
+def binaries(folders: list[Path]) -> None:
+    files = with_nuls = 0
+    text: collections.Counter[str] = collections.Counter()
+    named: list[str] = []
+    for folder in folders:
+        for directory, _, names in os.walk(folder):
+            for name in names:
+                path = os.path.join(directory, name)
+                try:
+                    if not os.path.isfile(path) or os.path.islink(path):
+                        continue
+                    with open(path, "rb") as handle:
+                        head = handle.read(8192)
+                except OSError:
+                    continue
+                files += 1
+                if b"\x00" not in head.rstrip(b"\x00") or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    continue
+                with_nuls += 1
+                if not looks_binary(head):
+                    rule = "stray NULs" if _utf8_with_stray_nuls(head.rstrip(b"\x00")) else "UTF-16 without a BOM"
+                    text[rule] += 1
+                    if len(named) < 20:
+                        named.append(f"{rule}: {path}")
+    print(f"files: {files:,}, with NULs amid their first 8 KB (no UTF-16 BOM): {with_nuls:,}")
+    print("read as text: " + (", ".join(f"{rule} {n:,}" for rule, n in text.items()) or "none"))
+    for line in named:
+        print("  " + line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("vaults", nargs="+", type=Path)
+    parser.add_argument("vaults", nargs="*", type=Path)
     parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--binaries", nargs="*", type=Path, default=[])
     args = parser.parse_args()
     for vault in args.vaults:
         line: collections.Counter[str] = collections.Counter()
@@ -92,22 +204,10 @@ def main() -> None:
         print(f"{vault.name}:")
         for key, value in line.items():
             print(f"  {key}: {value:,}")
-    rng = random.Random(1)
-    wrong = 0
-    for _ in range(args.samples):
-        passage = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 60))).encode("latin-1")
-        wrong += _legacy_cyrillic(passage) is not None
-    print(f"generated Latin-1 passages: {args.samples:,}, taken as Cyrillic: {wrong:,}")
-    for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
-        right = missed = 0
-        for _ in range(args.samples):
-            passage = " ".join(rng.choice(RUSSIAN) for _ in range(rng.randint(1, 30)))
-            text, warnings = decode(passage.encode(codec))
-            right += text == passage and f"as {name} " in warnings[0]
-            missed += "(Cyrillic)" not in warnings[0]
-        print(
-            f"generated Russian passages in {name}: {args.samples:,}, read right: {right:,}, not read as Cyrillic: {missed:,}"
-        )
+    if args.samples:
+        confusion(args.samples)
+    if args.binaries:
+        binaries(args.binaries)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import datetime as dt
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -61,14 +62,14 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "b79700b7fa19"
+DECODING = "bc907819f131"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
     """Bytes → text, line endings as "\n". UTF-8 (BOM stripped); UTF-16 when a BOM says so, or,
     without one, when its NULs and characters do; bytes that are not UTF-8 but read as Russian
-    in cp1251 or KOI8-R are read so (the warning names the encoding); else invalid bytes are
-    replaced, with a warning."""
+    in cp1251 or KOI8-R, or as Western European text in cp1252, are read so (the warning names
+    the encoding); else invalid bytes are replaced, with a warning."""
     warnings: list[str] = []
     if data.startswith(_UTF16_BOMS):
         return _decode_utf16(data, "utf-16", "UTF-16")
@@ -88,10 +89,11 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        legacy = _legacy_cyrillic(data)
+        # UTF-8 cut short (a write cut amid a character) is no legacy text: "caf\xc3" is no "cafÃ"
+        legacy = None if exc.reason == "unexpected end of data" else _legacy(data)
         if legacy is not None:
             text, codec = legacy
-            warnings.append(f"not UTF-8 (invalid at byte {exc.start}); decoded as {codec} (Cyrillic)")
+            warnings.append(f"not UTF-8 (invalid at byte {exc.start}); decoded as {codec}")
         else:
             text = data.decode("utf-8", errors="replace")
             warnings.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
@@ -130,16 +132,26 @@ _CYRILLIC_PUNCTUATION = "«»—–„“”‘’№…•·°©®™±\xa0"
 _MIN_CYRILLIC_LETTERS = 4
 
 
-def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
-    """(text, codec name) when ``data`` (not UTF-8) reads as Russian in cp1251 or KOI8-R, else
-    None. Both decode these bytes to Cyrillic letters; text in the other one comes out in the
-    wrong case (KOI8-R's "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase
-    letters wins, cp1251 (Windows') on a tie."""
-    # UTF-8 with a few bad bytes (a cut write) is not legacy text: its "Ш" is cp1251's "РЁ".
+def _legacy(data: bytes) -> tuple[str, str] | None:
+    """(text, what it was read as) when ``data`` (not UTF-8) reads as Russian in cp1251 or
+    KOI8-R, else as Western European in cp1252; None when it is UTF-8 with a few bad bytes (a
+    cut write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or neither."""
     as_utf8 = data.decode("utf-8", errors="replace")
     replaced = as_utf8.count("\ufffd")
     if sum(1 for char in as_utf8 if char > "\x7f") - replaced > replaced // 10:
         return None
+    cyrillic = _legacy_cyrillic(data)
+    if cyrillic is not None:
+        return cyrillic[0], f"{cyrillic[1]} (Cyrillic)"
+    western = _western(data)
+    return None if western is None else (western, "cp1252 (Western European)")
+
+
+def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
+    """(text, codec name) when ``data`` reads as Russian in cp1251 or KOI8-R, else None. Both
+    decode these bytes to Cyrillic letters; text in the other one comes out in the wrong case
+    (KOI8-R's "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase letters
+    wins, cp1251 (Windows') on a tie."""
     best: tuple[int, str, str] | None = None
     for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
         try:
@@ -157,6 +169,62 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
         if enough and (best is None or lowercase > best[0]):
             best = (lowercase, text, name)
     return None if best is None else (best[1], best[2])
+
+
+# cp1252's characters over ASCII that are neither letters nor punctuation words are written with
+# (quotes, dashes, "’" in "l’été", "·" in "col·lecció", "•" in "Esch•a•ton", soft and no-break
+# spaces): beside letters they are mostly another encoding's letters (cp1250's "łza", "Łódź",
+# "już", "są" read as "³za", "£ódŸ", "ju¿", "s¹").
+_PUNCTUATION_1252 = "’‘·•–—\xad\xa0«»“”„‚‹›…"
+_SYMBOLS_1252 = re.compile(
+    "["
+    + re.escape(
+        "".join(
+            c
+            for c in bytes(range(128, 256)).decode("cp1252", "ignore")
+            if not c.isalpha() and c not in _PUNCTUATION_1252
+        )
+    )
+    + "]"
+)
+
+
+def _western(data: bytes) -> str | None:
+    """The text when ``data`` reads as Western European in cp1252 (Windows' Latin-1, which it
+    extends with “”‘’–—€…), else None. Its accented letters stand amid ASCII ones ("café",
+    "Größe"); Cyrillic (in cp1251 or KOI8-R too short to tell) read so makes words of accented
+    letters alone ("Äà" for "Да", "ÿ" for "я"), and cp1250 (Central European) symbols beside
+    letters and capitals amid small ones; more than a few of those, and it is not cp1252."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: no character in cp1252
+        return None
+    accented = amid = alone = odd = symbols = 0
+    for word in _LETTERS.findall(text):
+        high = sum(1 for char in word if char > "\x7f")
+        accented += high
+        if high < len(word):
+            amid += high
+        elif high > 1:  # "à", "è" alone are French and Italian words
+            alone += high
+        # a capital after a small letter: cp1250's "ź" in "jaŸñ"
+        odd += sum(1 for a, b in itertools.pairwise(word) if b > "\x7f" and b.isupper() and a.islower())
+    for symbol in _SYMBOLS_1252.finditer(text):
+        char, symbols = symbol.group(), symbols + 1
+        before, after = text[symbol.start() - 1 : symbol.start()], text[symbol.end() : symbol.end() + 1]
+        if char in "¿¡":  # a Spanish question or exclamation: "że", "mąż" are "¿e", "m¹¿"
+            line_end = text.find("\n", symbol.end())
+            closed = text.find("?" if char == "¿" else "!", symbol.end(), None if line_end < 0 else line_end)
+            odd += before.isalnum() or closed < 0
+        elif char == "°":  # "20°C"
+            odd += before.isalpha() and after.isalpha()
+        elif char in "¹²³":  # "m²", "km³"; "są", "był" are "s¹", "by³"
+            odd += after.isalpha() or (before.isalpha() and before != "m")
+        else:  # "5 €", "Brand™": no letter after
+            odd += after.isalpha()
+    if (accented and not amid) or alone * 5 > accented or odd * 10 > accented + symbols:
+        return None
+    return text
 
 
 # The C0 controls no text note holds (all but tab, line feed, vertical tab, form feed, carriage

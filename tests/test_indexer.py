@@ -489,7 +489,7 @@ def test_one_writer_at_a_time(indexed):
 def messy_vault(tmp_path) -> Path:
     root = tmp_path / "messy"
     write(root, "Good.md", "# Good\n\nLinks: [[Café]] [[bom]] [[日本語 ノート]] [[🧠 Brain]] [[Missing]]\n")
-    (root / "bad-utf8.md").write_bytes(b"# Bad bytes\n\ncaf\xe9 cr\xe8me and more text [[Good]]\n")
+    (root / "bad-utf8.md").write_bytes("# Bad bytes\n\ncafé".encode() + b" cr\xe8me and more text [[Good]]\n")
     (root / "bom.md").write_bytes(b"\xef\xbb\xbf---\ntitle: With a BOM\ntags: [bom]\n---\n# Heading\n\nbody\n")
     (root / "utf16.md").write_bytes("# UTF-16 note\n\nhello [[Good]]\n".encode("utf-16"))
     write(
@@ -544,7 +544,7 @@ def test_bad_input_never_stops_a_run(messy_vault):
         assert view.note("bom.md")["title"] == "With a BOM" and view.note("bom.md")["tags"] == ["bom"]
         assert view.note("broken-yaml.md")["title"] == "broken-yaml"
         assert "The body survives" in view.chunks("broken-yaml.md")[0]["text"]
-        assert "caf\ufffd cr\ufffdme" in view.chunks("bad-utf8.md")[0]["text"]
+        assert "café cr\ufffdme" in view.chunks("bad-utf8.md")[0]["text"]
         assert view.note("utf16.md")["title"] == "utf16" and "hello" in view.chunks("utf16.md")[0]["text"]
         assert [c["text"] for c in view.chunks("empty.md")] == ["empty"]  # found by its title
         assert view.targets("Good.md") == {
@@ -954,7 +954,7 @@ def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines()[2].endswith("; 4 files skipped (1 with a warning); 1 other warning")
     assert json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)["warnings"] == [
-        {"path": "Latin-1.md", "message": "invalid UTF-8 at byte 5; undecodable bytes replaced"}
+        {"path": "Latin-1.md", "message": "not UTF-8 (invalid at byte 5); decoded as cp1252 (Western European)"}
     ]
     (toy_vault / "Latin-1.md").unlink()
     (toy_vault / "binary.md").write_bytes(b"bin\x00\x01ary, longer\n")

@@ -244,9 +244,11 @@ def test_decode_strips_bom_and_normalises_newlines():
 
 
 def test_decode_replaces_invalid_utf8_with_a_warning():
-    text, warnings = decode(b"caf\xe9 au lait")
-    assert text == "caf\ufffd au lait"
-    assert warnings == ["invalid UTF-8 at byte 3; undecodable bytes replaced"]
+    text, warnings = decode("café au lait".encode() + b", cr\xe8me")  # UTF-8 with one bad byte
+    assert text == "café au lait, cr\ufffdme"
+    assert warnings == ["invalid UTF-8 at byte 17; undecodable bytes replaced"]
+    # a write cut amid a character: no cp1252 "I donâ€"
+    assert decode("I don’".encode()[:-1]) == ("I don\ufffd", ["invalid UTF-8 at byte 5; undecodable bytes replaced"])
 
 
 def test_decode_utf16_with_bom():
@@ -621,7 +623,7 @@ def test_decode_reads_legacy_russian_as_cp1251_or_koi8r():
 def test_decode_does_not_take_latin1_or_damaged_utf8_for_cyrillic():
     # Latin-1 read as cp1251 is "cafй au lait, Grьяe" (a Cyrillic letter amid Latin ones)
     text, warnings = decode("café au lait, Grüße, à bientôt, déjà vu".encode("latin-1"))
-    assert "\ufffd" in text and warnings[0].endswith("undecodable bytes replaced")
+    assert text == "café au lait, Grüße, à bientôt, déjà vu" and "Cyrillic" not in warnings[0]
     # UTF-8 with one bad byte: its "Ш" would be cp1251's word "РЁ"
     text, warnings = decode("Shah function Ш, also Ш Ш".encode() + b"\xff")
     assert text == "Shah function Ш, also Ш Ш\ufffd"
@@ -717,6 +719,44 @@ def test_binary_files_are_not_taken_for_utf16_without_a_bom(tmp_path):
     }
     for name, data in binaries.items():
         assert looks_binary(data), name
+
+
+def test_decode_reads_western_european_legacy_text_as_cp1252():
+    """Latin-1 and cp1252 notes (French, German, Spanish from old Windows editors) were read
+    with U+FFFD in place of every accented letter, quote and euro sign: lost on display and in
+    search."""
+    for text in (
+        "# Café\n\nLa crème brûlée, à bientôt, déjà vu; l’été.\n",
+        "Grüße aus Köln: Größe, Äpfel, Straße.",
+        "¿Qué tal? ¡Hola! El niño, mañana, 20°C, 5 m².",
+        "“quoted” – 5 € … ",
+        "Noël",
+    ):
+        decoded, warnings = decode(text.encode("cp1252"))
+        assert decoded == text
+        assert warnings[0].endswith("decoded as cp1252 (Western European)"), warnings
+    assert decode(b"caf\xe9 \x93quoted\x94 \x80") == (
+        "café “quoted” €",
+        ["not UTF-8 (invalid at byte 3); decoded as cp1252 (Western European)"],
+    )
+
+
+def test_cp1252_and_cp1251_are_not_taken_for_each_other():
+    """Russian keeps to cp1251/KOI8-R, down to short notes; what is too short to tell is not
+    read as cp1252 ("Äà" for "Да"); cp1252 is not read as Cyrillic; Polish (cp1250, which no
+    rule reads) is not read as cp1252."""
+    assert decode("Привет, мир".encode("cp1251")) == (
+        "Привет, мир",
+        ["not UTF-8 (invalid at byte 0); decoded as cp1251 (Cyrillic)"],
+    )
+    for short in ("Да", "я?\n", "в о а"):
+        for codec in ("cp1251", "koi8_r"):
+            assert "cp1252" not in decode(short.encode(codec))[1][0], (short, codec)
+    text = "Être ou ne pas être, déjà, écrit à l’école"
+    assert decode(text.encode("cp1252"))[1][0].endswith("cp1252 (Western European)")
+    for polish in ("Zażółć gęślą jaźń", "mąż już był w Łodzi", "są, łza, że"):
+        text, warnings = decode(polish.encode("cp1250"))
+        assert warnings[0].endswith("undecodable bytes replaced"), (polish, text)
 
 
 # ----- the decoding rules' digest ----------------------------------------------------------
