@@ -23,15 +23,14 @@ from .text import escaped, log_record
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a BrainError raised by the library into a clean CLI error (a note's name in it
-    with its control characters written as escapes, ``text.escaped``)."""
+    """Turn a BrainError raised by the library into a clean CLI error, one line (``error_line``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except BrainError as exc:
-            raise click.ClickException(escaped(str(exc))) from exc
+            raise click.ClickException(error_line(str(exc), exc)) from exc
 
     return wrapper
 
@@ -39,9 +38,9 @@ def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 class BrainGroup(click.Group):
     """`brain` itself: the boundary every command's output and error passes.
 
-    An error's message names what it was given (a vault's path, a note's name): its control
-    characters and escape sequences are written as escapes (``text.escaped``), as a log writes
-    them, whoever raised it (click, a command, the library).
+    An error's message names what it was given (a vault's path, a note's name): it is one line,
+    its control characters and escape sequences written as escapes (``error_line``), as a log
+    writes them, whoever raised it (click, a command, the library).
 
     A reader that stops early (``brain turns | head -1``) closes the pipe: the next write
     raised BrokenPipeError, which click turned into exit status 1. The reader took what it
@@ -51,12 +50,26 @@ class BrainGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:  # `brain hook` alone: its message is the help
+            raise
         except click.ClickException as exc:
-            exc.message = escaped(exc.message)  # type: ignore[misc]  # Final to click's typing; show() reads it
+            exc.message = error_line(exc.message, exc.__cause__)  # type: ignore[misc]  # Final to click's typing; show() reads it
             raise
         except BrokenPipeError:
             _unread_output_dropped()
             raise click.exceptions.Exit(0) from None
+
+
+def error_line(message: str, cause: BaseException | None = None) -> str:
+    """An error's ``message`` as stderr shows it: one line, every control character, escape
+    sequence and invisible character written as its escape (``\\n``, ``\\x1b``, ``\\u202e``), as
+    a log writes them. A line break came from what the message quotes (a vault's path holding one
+    printed "vault not found: /tmp/a" and a line "b"; a library's message of several lines), never
+    from brain: only an error that lists items a line each (``BrainError.listing``, ``cause``)
+    keeps its breaks."""
+    if isinstance(cause, BrainError) and cause.listing:
+        return escaped(message)
+    return log_record(message)
 
 
 def _unread_output_dropped() -> None:

@@ -4,7 +4,12 @@ import traceback
 
 
 class BrainError(Exception):
-    """Base class for errors a user can act on; the message says how."""
+    """Base class for errors a user can act on; the message says how. The CLI prints it as one
+    line, a line break in it (a path's, a library's message) written as ``\\n``."""
+
+    # An error whose message is a list, one item a line, each item made one line where it is
+    # raised (a query file's problems): the CLI keeps the breaks between them.
+    listing = False
 
 
 class ConfigError(BrainError):

@@ -167,8 +167,8 @@ def _escape(match: re.Match[str]) -> str:
 # warning name a file exactly, whatever the script. Other Unicode is written as it is.
 _FORMAT = f"{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
 _LOG_ESCAPED = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
-# ... and a message on stderr (an error, a warning) keeps its own line breaks (a query file's
-# problems, one a line).
+# ... and a message on stderr that lists (a query file's problems, one a line) keeps its line
+# breaks; any other error is one line (cli_support.error_line).
 _MESSAGE_ESCAPED = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # A traceback's lines in a log, under their record: a line of it starts with this, a record's
 # line never does, so no line of it (an exception's message) reads as a record.
@@ -183,7 +183,7 @@ def escaped(message: str) -> str:
     """``message`` for stderr (an error, a warning): as a log writes it (``log_record``), every
     control character, escape sequence and invisible format character written as its escape
     (``\\x1b[2J``, ``\\u202e``) where ``terminal_safe`` drops them: a file name the message
-    names shows what it holds. Its line breaks are kept."""
+    names shows what it holds. Its line breaks are kept (a listing's; ``log_record`` escapes them)."""
     return _MESSAGE_ESCAPED.sub(_escape, message)
 
 

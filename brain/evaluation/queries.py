@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError
-from ..text import valid_unicode
+from ..text import one_line, valid_unicode
 from ..vault import IgnoreRules, excluded, load_ignore
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
@@ -36,6 +36,7 @@ class QueryFileError(BrainError):
     def __init__(self, message: str, problems: list[str] | None = None):
         super().__init__(message)
         self.problems = problems or []
+        self.listing = bool(self.problems)  # the problems a line each (_listing)
 
 
 @dataclass(frozen=True)
@@ -334,5 +335,7 @@ SHOWN = 50  # problems listed per section: a CSV passed by mistake is not a mill
 
 
 def _listing(head: str, problems: list[str]) -> str:
+    """The head and the problems, a line each: a line break in one (a path in the file or the
+    file's own name holding one) written as ``\\n``, so no problem reads as two."""
     more = [f"  … and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else []
-    return "\n".join([head + ":", *(f"  {p}" for p in problems[:SHOWN]), *more])
+    return "\n".join([one_line(head) + ":", *(f"  {one_line(p)}" for p in problems[:SHOWN]), *more])

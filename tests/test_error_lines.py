@@ -1,0 +1,79 @@
+"""Every error under `brain` is one line: a line break in what it quotes (a path, a library's
+message) is written as ``\\n``, never a second line that reads as brain's own."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from click.testing import CliRunner
+
+from brain.cli import cli
+from brain.cli_support import BrainGroup, library_errors
+from brain.errors import ModelLoadError
+
+
+def test_a_vault_path_holding_a_line_break_is_one_error_line(tmp_path):
+    """It printed "Error: vault not found: /nowhere" and a line "second"."""
+    gone = str(tmp_path / "nowhere\nsecond")
+    shown = gone.replace("\n", "\\n")
+    for args in (["index", "-q"], ["status", "--json"], ["ask", "--json", "what"], ["history", "Note"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", gone])
+        assert out.exit_code == 1, out.output
+        assert out.output == f"Error: vault not found: {shown}\n", (args, out.output)
+
+
+def test_a_library_message_of_several_lines_is_one_error_line():
+    """A library's message quoted whole (transformers' is several lines) kept its breaks."""
+
+    @click.command()
+    @library_errors
+    def load() -> None:
+        raise ModelLoadError("cannot load the model x: We couldn't connect.\nCheck your connection\n\tor go offline")
+
+    out = CliRunner().invoke(load)
+    assert out.exit_code == 1
+    assert (
+        out.output
+        == "Error: cannot load the model x: We couldn't connect.\\nCheck your connection\\n\\tor go offline\n"
+    )
+
+
+def test_a_click_error_a_command_raises_under_brain_is_one_line():
+    @click.group(cls=BrainGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def fail() -> None:
+        raise click.ClickException("cannot start for /v\nault\r\u2028")
+
+    out = CliRunner().invoke(group, ["fail"])
+    assert out.exit_code == 1 and out.output == "Error: cannot start for /v\\nault\\r\\u2028\n", out.output
+
+
+def test_a_group_given_no_command_still_prints_its_help():
+    """click's error for `brain hook` alone is its help, lines and all (kept: no error of brain's)."""
+    out = CliRunner().invoke(cli, ["hook"], prog_name="brain")
+    assert out.output.startswith("Usage: brain hook [OPTIONS] COMMAND [ARGS]...\n\n"), out.output
+    assert "\n  install " in out.output
+
+
+def test_a_query_file_s_problems_are_a_line_each_and_none_is_two(toy_vault, tmp_path):
+    """The one error that lists: its lines are brain's; a line break an item quotes (a JSON
+    string holds one) is written as \\n."""
+    queries = tmp_path / "q.jsonl"
+    good = {"id": "a\nb", "query": "q", "type": "entity", "relevant": ["no\nsuch.md"]}
+    queries.write_text('{"x":\n' + json.dumps(good) + "\n", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["eval", str(queries), "--vault", str(toy_vault)])
+    assert out.exit_code == 1
+    assert out.output.splitlines() == [
+        f"Error: {queries}: 1 problem(s) in the query file:",
+        "  line 1: not valid JSON (Expecting value at column 6)",
+        f"{queries}: 1 relevant path(s) are not notes in the vault {toy_vault}:",
+        "  line 2 (a\\nb): 'no\\nsuch.md'",
+    ], out.output
+    named = tmp_path / "q\nfile.jsonl"
+    out = CliRunner().invoke(cli, ["eval", str(named), "--vault", str(toy_vault)])
+    shown = str(named).replace("\n", "\\n")
+    assert out.exit_code == 1 and out.output == f"Error: query file not found: {shown}\n", out.output
