@@ -52,13 +52,29 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
 
 _ISO_WEEK = re.compile(r"(\d{4})-?W(\d{2})(?:-?([1-7]))?", re.IGNORECASE)
 _BASIC_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})")
+# A day and a zone: Z or an offset in hours and minutes (2026-03-01Z, 2026-03-01+03:00).
+_ZONED_DAY = re.compile(r"(.+?)(Z|[+-]\d\d:?\d\d)", re.IGNORECASE)
 
 
 def _date_or_datetime(value: str) -> dt.date | dt.datetime:
     """A date in any ISO form (``2026-03-01``, ``20260301``, ``2026-W09-7``): the day, whose end
-    it means; a week (``2026-W09``): its last day, as a date means the whole day; else a date
+    it means; a week (``2026-W09``): its last day, as a date means the whole day; a date with a
+    zone (``2026-03-01Z``, ``2026-03-01+03:00``): the last moment of that day there; else a date
     and time. (Read here, not by ``date.fromisoformat`` alone: Python 3.10's takes only
-    ``2026-03-01``, and 3.11's reads a week as its Monday.)"""
+    ``2026-03-01``, and 3.11's reads a week as its Monday; and ``datetime.fromisoformat`` read
+    ``2026-03-01Z`` as the day's first moment, a day before what ``2026-03-01`` means.)"""
+    day = _day(value)
+    if day is not None:
+        return day
+    zoned = _zoned(value)
+    if zoned is not None:
+        return dt.datetime.combine(zoned[0], dt.time.max, tzinfo=zoned[2])
+    return _datetime(value)
+
+
+def _day(value: str) -> dt.date | None:
+    """The day ``value`` names in one of the date forms above, or None when it is none of them
+    (a week its year does not have is a ValueError)."""
     week = _ISO_WEEK.fullmatch(value)
     if week:
         return dt.date.fromisocalendar(int(week[1]), int(week[2]), int(week[3] or 7))
@@ -68,7 +84,20 @@ def _date_or_datetime(value: str) -> dt.date | dt.datetime:
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        return _datetime(value)
+        return None
+
+
+def _zoned(value: str) -> tuple[dt.date, str, dt.tzinfo] | None:
+    """A date with a zone (``2026-W09Z``) as its day, the date as written (``2026-W09``) and the
+    zone; None when ``value`` is not one."""
+    zoned = _ZONED_DAY.fullmatch(value)
+    day = _day(zoned[1]) if zoned else None
+    if zoned is None or day is None:
+        return None
+    offset = zoned[2].upper()
+    zone = dt.timezone.utc if offset == "Z" else dt.datetime.fromisoformat(f"2000-01-01T00:00{offset}").tzinfo
+    assert zone is not None  # an offset read with a time is its zone
+    return day, zoned[1], zone
 
 
 def _datetime(value: str) -> dt.datetime:
@@ -137,12 +166,13 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
         return moment
     value = (text or "").strip()
     if _SPAN.fullmatch(value) is None:
-        written = _date_or_datetime(value)
-        today = dt.date.fromtimestamp(now)
-        if not isinstance(written, dt.datetime) and written == today:
+        zoned = _zoned(value)  # a date with a zone names today there
+        written, zone = (zoned[1], zoned[2]) if zoned else (value, None)
+        today = dt.datetime.fromtimestamp(now, zone).date()
+        if _day(written) == today:
             return now
         # A week means its Sunday's end: this week's was an error until Sunday, where today worked.
-        week = _ISO_WEEK.fullmatch(value)
+        week = _ISO_WEEK.fullmatch(written)
         if week and week[3] is None and today.isocalendar()[:2] == (int(week[1]), int(week[2])):
             return now
     raise ConfigError(

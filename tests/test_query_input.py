@@ -22,8 +22,9 @@ from brain.db import connection
 from brain.embed import register_embedder
 from brain.errors import ConfigError
 from brain.evaluation.queries import load_queries
-from brain.index.history import iso_time, local_time, parse_moment
+from brain.index.history import iso_time, local_time, parse_moment, parse_world_date
 from brain.index.indexer import index_vault
+from brain.moments import past_moment
 from brain.recall.dates import Period, query_period
 from brain.recall.opening import open_recaller
 from brain.telemetry import ABRow, log_ab, parse_since
@@ -161,6 +162,46 @@ def test_a_week_means_the_end_of_its_last_day(zone):
     for bad in ("2026-W54", "2026-W09-8", "2026-W9"):
         with pytest.raises(ConfigError):
             parse_moment(bad)
+
+
+def test_a_date_with_a_zone_means_the_end_of_that_day_there(zone):
+    """`2026-03-01Z` was read as a date and time, the day's first moment: a day before what
+    `2026-03-01` means (its end), and `2026-W09Z` the Monday where `2026-W09` is the Sunday."""
+    zone("EST5")
+    assert iso_time(parse_moment("2026-03-01Z")) == "2026-03-01T23:59:59Z"
+    for same in ("2026-03-01z", "20260301Z", "2026-W09-7Z", "2026-W09Z", "2026-03-01+00:00", "2026-03-01-0000"):
+        assert parse_moment(same) == parse_moment("2026-03-01Z"), same
+    assert iso_time(parse_moment("2026-03-01+03:00")) == "2026-03-01T20:59:59Z"
+    assert iso_time(parse_moment("2026-03-01-0530")) == "2026-03-02T05:29:59Z"
+    assert parse_moment("2026-W09-1Z") == parse_moment("2026-02-23Z")
+    # a time keeps its moment, zone or not
+    assert iso_time(parse_moment("2026-03-01T00:00Z")) == "2026-03-01T00:00:00Z"
+    assert iso_time(parse_moment("2026-03-01T10:00+03:00")) == "2026-03-01T07:00:00Z"
+    # --valid-at: the day as written, the week's Sunday
+    assert parse_world_date("2026-W09Z") == parse_world_date("2026-03-01+14:00") == "2026-03-01"
+    for bad in ("2026-13-01Z", "2026-W54Z", "2026-02-30+01:00"):
+        with pytest.raises(ConfigError, match="takes a date"):
+            parse_moment(bad)
+
+
+def test_a_date_with_a_zone_naming_today_there_is_now():
+    """As a date naming today (local) is now, not an error for being later today."""
+    now = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+    assert past_moment("2026-03-01Z", now=now) == now
+    assert past_moment("2026-W09Z", now=now) == now  # its Sunday is today
+    assert past_moment("2026-03-01-12:00", now=now) == now  # 00:00 there
+    assert past_moment("2026-03-02+14:00", now=now) == now  # 02:00 on the 2nd there
+    assert iso_time(past_moment("2026-03-01+14:00", now=now)) == "2026-03-01T09:59:59Z"  # over there
+    with pytest.raises(ConfigError, match="is in the future"):
+        past_moment("2026-03-02Z", now=now)
+
+
+def test_as_of_today_with_a_zone_answers(vault):
+    """`--as-of <today>Z` meant today's first moment: before the vault's history began, an error."""
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", "--as-of", today + "Z", "agent"])
+    assert out.exit_code == 0, out.output
+    assert "Agent memory" in out.output
 
 
 def test_as_of_spans_and_dates_of_now_still_answer(vault, zone):
