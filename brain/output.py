@@ -59,6 +59,9 @@ def result_json(result: RecallResult) -> dict:
                 "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 4),
                 "snippet": snippet(c, result.query),
                 "via": c.via.as_dict() if c.via else None,
+                # The lanes that found it, in the order they ran (README, "Output"): what the
+                # fused score alone does not say, and an agent cannot ask --explain for.
+                "lanes": list(dict.fromkeys(c.sources)),
                 "date": c.date,
                 "recorded_from": iso_time(c.recorded_from),
                 "recorded_to": iso_time(c.recorded_to),

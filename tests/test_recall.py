@@ -47,6 +47,7 @@ RESULT_KEYS = [
     "rerank_score",
     "snippet",
     "via",
+    "lanes",
     "date",
     "recorded_from",
     "recorded_to",
@@ -295,6 +296,21 @@ def test_json_schema(bridge_vault):
     assert by_path["Harbour operations.md"]["via"] is None
     assert by_path["Harbour operations.md"]["snippet"].startswith("The harbour crane schedule")
     assert data["as_of"] is data["valid_at"] is None and by_path["Tide tables.md"]["recorded_to"] is None
+
+
+def test_json_names_the_lanes_that_found_each_note(bridge_vault):
+    """--json said a note's score, not which lanes found it (what --ab's columns and
+    `brain eval --explain` show): an agent could not tell BM25's note from PageRank's."""
+    ask = ["ask", "--vault", str(bridge_vault), "--depth", "3", "--seeds", "3", "--json"]
+    out = CliRunner().invoke(cli, [*ask, "--graph", QUESTION])
+    by_path = {r["path"]: r for r in json.loads(out.stdout)["results"]}
+    assert by_path["Harbour operations.md"]["lanes"] == ["dense"]
+    assert by_path["Tide tables.md"]["lanes"] == ["graph"]  # the hop's, via Harbour operations
+    out = CliRunner().invoke(cli, [*ask, "--mode", "hybrid+ppr", QUESTION])
+    lanes = {r["path"]: r["lanes"] for r in json.loads(out.stdout)["results"]}
+    assert lanes["Harbour operations.md"][:2] == ["dense", "lexical"], lanes
+    assert all(found and len(set(found)) == len(found) for found in lanes.values()), lanes
+    assert any(set(found) <= {"ppr", "anchor_dense", "anchor_lex", "bridge"} for found in lanes.values()), lanes
 
 
 def test_the_readme_json_example_is_what_brain_ask_json_prints(bridge_vault):
