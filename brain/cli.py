@@ -90,7 +90,13 @@ def cli() -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (notes, chunks, embedded, removed, skipped, ...)."
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no warnings; errors only.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress bar and no summary; the warnings a run reports (notes skipped: `brain status` lists "
+    "them) left out, any other still said on stderr.",
+)
 @wait_option
 @library_errors
 def index(
@@ -409,6 +415,13 @@ def _span(seconds: float) -> str:
     "superseded_by, status: superseded); notes that say nothing stay.",
 )
 @click.option("--no-server", is_flag=True, help="Answer in this process even when `brain serve` runs for the vault.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress bar and no note of what the graph did; as `brain index -q`, the warnings the update "
+    "first reports (notes skipped) left out, any other still said on stderr.",
+)
 @recall_settings_options
 @library_errors
 def ask(
@@ -428,6 +441,7 @@ def ask(
     as_of: str | None,
     valid_at: str | None,
     no_server: bool,
+    quiet: bool,
     depth: int,
     seeds: int,
     max_new: int,
@@ -459,7 +473,7 @@ def ask(
     from .recall.types import DEFAULT_MODE, Mode
     from .vault import resolve_vault
 
-    setup_logging(as_json)
+    setup_logging(as_json or quiet)
     _refuse_ignored_ask_options(graph=graph, mode=mode, ab=ab, as_json=as_json, as_context=as_context)
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
@@ -492,16 +506,18 @@ def ask(
     if results is None:
         from .recall.opening import open_recaller
 
-        recaller = open_recaller(root, update=not no_update, progress=not as_json, as_of=moment, valid_at=world_day)
+        recaller = open_recaller(
+            root, update=not no_update, progress=not (as_json or quiet), as_of=moment, valid_at=world_day
+        )
         try:
             results = recaller.compare(text, modes, settings)
         finally:
             recaller.close()
-        if passed_over:  # --json hides the log: the result says it too
+        if passed_over:  # said on stderr, and in the result too (--json's reader reads stdout)
             for result in results:
                 result.warnings.insert(0, passed_over)
     if ab:
-        _ask_ab(results[0], results[1], root, settings, source, as_json, past=past)
+        _ask_ab(results[0], results[1], root, settings, source, as_json, past=past, quiet=quiet)
         return
     result = results[0]
     if as_json:
@@ -516,6 +532,8 @@ def ask(
         from .output import result_text
 
         click.echo(result_text(result))
+        if quiet:
+            return
         if result.graph_used:
             how = "by PageRank and the anchor and bridge lanes" if "ppr" in result.mode else "one hop from the top hits"
             click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
@@ -587,7 +605,15 @@ def _ask_server(
 
 
 def _ask_ab(
-    a: RecallResult, b: RecallResult, root: Path, settings: RecallSettings, source: str, as_json: bool, *, past: bool
+    a: RecallResult,
+    b: RecallResult,
+    root: Path,
+    settings: RecallSettings,
+    source: str,
+    as_json: bool,
+    *,
+    past: bool,
+    quiet: bool = False,
 ) -> None:
     from .db import BrainDatabaseError, connection
     from .output import result_json, side_by_side
@@ -627,7 +653,7 @@ def _ask_ab(
             f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
         )
     )
-    if row_id is not None:
+    if row_id is not None and not quiet:
         click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 

@@ -136,14 +136,33 @@ def warn(message: str) -> None:
 
 
 def setup_logging(quiet: bool = False) -> None:
-    """Library warnings go to stderr as one line each; quiet keeps only errors."""
+    """Library warnings go to stderr as one line each. ``quiet`` (-q, --json) leaves out those the
+    run reports otherwise (``reported``: a note skipped or read with a warning, which the run's
+    summary and --json count and `brain status` lists); any other warning still prints, since a
+    CLI command has no log to keep it: -q dropped "the replaced index could not be deleted from
+    …; delete it yourself", and --json a setting ignored, without a trace."""
     logger = logging.getLogger("brain")
-    if not any(getattr(h, "_brain", False) for h in logger.handlers):
+    handler = next(
+        (h for h in logger.handlers if isinstance(h, logging.StreamHandler) and getattr(h, "_brain", False)), None
+    )
+    if handler is None:
         handler = logging.StreamHandler()
         handler.setFormatter(_Escaped(WARNING_PREFIX.replace("WARNING", "%(levelname)s") + "%(message)s"))
         handler._brain = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
-    logger.setLevel(logging.ERROR if quiet else logging.WARNING)
+    handler.stream = sys.stderr  # the one of this command (a second in one process, CliRunner's, had the first's)
+    for old in [f for f in handler.filters if isinstance(f, _Reported)]:
+        handler.removeFilter(old)
+    if quiet:
+        handler.addFilter(_Reported())
+    logger.setLevel(logging.WARNING)
+
+
+class _Reported(logging.Filter):
+    """Leaves out a record logged with ``extra={"reported": True}`` (``indexer.REPORTED``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "reported", False)
 
 
 def list_or_stats_flags(stats: bool) -> None:

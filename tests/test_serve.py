@@ -463,7 +463,8 @@ def test_whatever_a_socket_replies_the_client_falls_back(toy_vault, reply):
         with pytest.raises(client.NoServer):
             client.call(toy_vault.resolve(), "ping", timeout=5)
         result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
-        assert result.exit_code == 0 and json.loads(result.output)["results"], result.output
+        assert result.exit_code == 0 and json.loads(result.stdout)["results"], result.output
+        assert "answering in this process" in result.stderr  # said on stderr as in the JSON's warnings
     thread.join(5)
 
 

@@ -41,6 +41,9 @@ from .rebuild import remove_leftovers
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
 
 log = logging.getLogger("brain")
+# A warning the run's report holds (and `brain status` lists, from the index): -q and --json
+# leave it off stderr (cli_support.setup_logging), where every other warning still prints.
+REPORTED = {"reported": True}
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
 # A run over many notes (a first build) commits this many batches' worth at once: each commit
@@ -632,7 +635,7 @@ class _Run:
             self.store.set_meta("history_carry", "done")
 
     def _warn(self, path: str, message: str) -> None:
-        log.warning("%s: %s", path, message)
+        log.warning("%s: %s", path, message, extra=REPORTED)
         self.report.warnings.append({"path": path, "message": message})
 
     def _embeds_otherwise(self, change: changes.Change, note: Note) -> bool:
