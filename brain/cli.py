@@ -419,8 +419,8 @@ def _span(seconds: float) -> str:
     "-q",
     "--quiet",
     is_flag=True,
-    help="No progress bar and no note of what the graph did; as `brain index -q`, the warnings the update "
-    "first reports (notes skipped) left out, any other still said on stderr.",
+    help="No progress bar and no note of what the graph did; as with `brain index -q`, the update's warnings "
+    "that `brain status` lists (notes skipped) left out, any other still said on stderr.",
 )
 @recall_settings_options
 @library_errors

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from .errors import BrainError
-from .text import escaped, log_record
+from .text import REPORTED, escaped, log_record
 
 
 def library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,8 +137,9 @@ def warn(message: str) -> None:
 
 def setup_logging(quiet: bool = False) -> None:
     """Library warnings go to stderr as one line each. ``quiet`` (-q, --json) leaves out those the
-    run reports otherwise (``reported``: a note skipped or read with a warning, which the run's
-    summary and --json count and `brain status` lists); any other warning still prints, since a
+    run reports otherwise (``text.REPORTED``: a note skipped or read with a warning, which the run's
+    summary and --json count and `brain status` lists; a damaged index moved aside, said once
+    after the run); any other warning still prints, since a
     CLI command has no log to keep it: -q dropped "the replaced index could not be deleted from
     …; delete it yourself", and --json a setting ignored, without a trace."""
     logger = logging.getLogger("brain")
@@ -159,10 +160,10 @@ def setup_logging(quiet: bool = False) -> None:
 
 
 class _Reported(logging.Filter):
-    """Leaves out a record logged with ``extra={"reported": True}`` (``indexer.REPORTED``)."""
+    """Leaves out a record logged with ``extra=REPORTED`` (``text.REPORTED``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not getattr(record, "reported", False)
+        return not any(getattr(record, key, False) for key in REPORTED)
 
 
 def list_or_stats_flags(stats: bool) -> None:

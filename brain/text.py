@@ -170,6 +170,10 @@ _LOG_ESCAPED = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT
 # ... and a message on stderr that lists (a query file's problems, one a line) keeps its line
 # breaks; any other error is one line (cli_support.error_line).
 _MESSAGE_ESCAPED = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+# A warning logged with extra=REPORTED is held by the run's report as well (a note skipped, which
+# `brain status` lists; a damaged index moved aside): -q and --json leave it off stderr
+# (cli_support.setup_logging), where every other warning still prints.
+REPORTED = {"reported": True}
 # A traceback's lines in a log, under their record: a line of it starts with this, a record's
 # line never does, so no line of it (an exception's message) reads as a record.
 LOG_INDENT = "    "

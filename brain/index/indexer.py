@@ -30,7 +30,7 @@ from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
-from ..text import shell_word
+from ..text import REPORTED, shell_word
 from ..vault import IGNORE_FILE, PARSE_ERROR, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
@@ -41,9 +41,6 @@ from .rebuild import remove_leftovers
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
 
 log = logging.getLogger("brain")
-# A warning the run's report holds (and `brain status` lists, from the index): -q and --json
-# leave it off stderr (cli_support.setup_logging), where every other warning still prints.
-REPORTED = {"reported": True}
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
 # A run over many notes (a first build) commits this many batches' worth at once: each commit

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
+from ..text import REPORTED
 from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors
 
 if TYPE_CHECKING:
@@ -61,8 +62,11 @@ def rebuild(
     put_back_cut_swap(directory)
     damage = IndexStore.integrity_problem(directory)
     if damage:
-        log.warning(
-            "the index database %s is damaged (%s); building a new one beside it", directory / INDEX_FILE, damage
+        log.warning(  # the report's moved_aside line says it again, even with -q and --json
+            "the index database %s is damaged (%s); building a new one beside it",
+            directory / INDEX_FILE,
+            damage,
+            extra=REPORTED,
         )
     source = None
     lost_history = None
