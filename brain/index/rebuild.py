@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
-from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors
+from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors, no_room
 
 if TYPE_CHECKING:
     from .indexer import IndexReport
@@ -99,8 +99,8 @@ def rebuild(
                     log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
                     shutil.rmtree(staging)
                     continue
-                except BaseException:
-                    _stopped(store, staging)
+                except BaseException as exc:
+                    _stopped(store, staging, said=_no_room(exc))
                     raise
                 store.close()
                 break
@@ -131,6 +131,11 @@ def _held(held: dict[str, Any] | None) -> str:
         return ""
     versions, notes, edges = held["past_versions"], held["notes_with_past"], held["closed_edges"]
     return f" ({versions} past version{'s' * (versions != 1)} of {notes} note{'s' * (notes != 1)}, {edges} closed link{'s' * (edges != 1)})"
+
+
+def _no_room(exc: BaseException) -> bool:
+    """A full disk, which the error (``_with_staging``) says stopped the rebuild, and where."""
+    return isinstance(exc, NoSpaceError) or (isinstance(exc, sqlite3.OperationalError) and no_room(exc))
 
 
 def _with_staging(message: str, staging: Path) -> str:
@@ -179,22 +184,23 @@ def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[
     return IndexStore.open(staging), False
 
 
-def _stopped(store: IndexStore | None, staging: Path) -> None:
-    """A rebuild that stops keeps what it embedded for the next ``--rebuild``, unless nothing."""
+def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> None:
+    """A rebuild that stops keeps what it embedded for the next ``--rebuild``, unless nothing;
+    ``said``: the error says so (a full disk: ``_with_staging``), a warning before it said it twice."""
     try:
         done = store.counts()["notes"] if store is not None else 0
     except sqlite3.Error:
         done = 0
     if store is not None:
         store.close()
-    if done:
+    if not done:
+        shutil.rmtree(staging, ignore_errors=True)
+    elif not said:
         log.warning(
             "the rebuild stopped after %d notes; the previous index still answers, and "
             "`brain index --rebuild` resumes it",
             done,
         )
-    else:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
