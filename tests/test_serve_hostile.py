@@ -8,6 +8,7 @@ connection's thread and place for as long as they liked: 64 of them made every o
 from __future__ import annotations
 
 import json
+import os
 import queue
 import socket
 import subprocess
@@ -238,3 +239,118 @@ def test_requests_whose_client_hung_up_do_not_count_against_its_share_of_places(
         for server_end, client_end in pairs:
             server_end.close()
             client_end.close()
+
+
+HTTP_FLOODER = """
+import http.client, sys, threading
+port, token, body = int(sys.argv[1]), sys.argv[2], sys.argv[3].encode()
+def ask():
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json", "Host": f"127.0.0.1:{port}"}
+    conn.request("POST", "/v1", body=body, headers=headers)
+    conn.getresponse().read()
+threads = [threading.Thread(target=ask) for _ in range(12)]
+for t in threads:
+    t.start()
+print("sent", flush=True)
+for t in threads:
+    t.join()
+"""
+
+
+@pytest.mark.parametrize("limit", [64, 8])  # with 8, its twelve would take every place
+@pytest.mark.parametrize("victim", ["socket", "http"])
+def test_an_http_client_sending_many_questions_at_once_keeps_no_other_client_waiting_behind_them(
+    toy_vault, monkeypatch, limit, victim
+):
+    """HTTP requests took no turns and had no share of the places: one HTTP client's twelve
+    questions were all answered before the prompt hook's on the socket, or another HTTP
+    client's, and with 8 places it took them all (``busy``)."""
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", limit)
+    from brain.recall.pipeline import Recaller
+
+    compare = Recaller.compare
+
+    def slow_for_some(self, query, *args, **kwargs):
+        if query.startswith("slow"):
+            time.sleep(0.4)
+        return compare(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Recaller, "compare", slow_for_some)
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        url = daemon.http_url()
+        assert url is not None
+        port = url.split(":")[2].split("/")[0]
+        token = runtime.read_record(daemon.root)["token"]
+        body = json.dumps(protocol.request("ask", str(daemon.root), query="slow question", modes=["hybrid+ppr"]))
+        other = subprocess.Popen([sys.executable, "-c", HTTP_FLOODER, port, token, body], stdout=subprocess.PIPE)
+        try:
+            assert other.stdout is not None and other.stdout.readline() == b"sent\n"
+            time.sleep(0.3)  # its twelve questions (4.8 s of work) came first; 2.5 s: one of them and ours, and room
+            started = time.monotonic()
+            ours = protocol.request(
+                "ask", str(daemon.root), query="agent memory", modes=["hybrid+ppr"], settings={"k": 3}
+            )
+            if victim == "socket":
+                reply = json.loads(raw_exchange(daemon.socket_path, protocol.encode(ours)))
+            else:
+                status, reply = _post(daemon, protocol.encode(ours))
+                assert status == 200, reply
+            waited = time.monotonic() - started
+            assert reply["ok"] is True, reply
+            assert waited < 2.5, f"waited {waited:.1f} s behind another client's questions"
+        finally:
+            other.kill()
+            other.wait(30)
+            if other.stdout:
+                other.stdout.close()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="the TCP peer's process is found through /proc")
+def test_the_process_at_the_other_end_of_a_loopback_tcp_connection_is_known():
+    from brain.server import peers
+
+    found = peers.TcpPeers()
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family) as listener:
+            listener.bind((host, 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            with socket.create_connection((host, port)) as mine:
+                server_end, _ = listener.accept()
+                with server_end:
+                    assert found.pid(server_end) == os.getpid()
+                    mine.close()
+                    assert wait_until(lambda end=server_end: found.pid(end) is None, 5, "the closed end to be no one's")
+            script = f"import socket, sys; s = socket.create_connection(({host!r}, {port})); sys.stdin.read()"
+            child = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE)
+            try:
+                server_end, _ = listener.accept()
+                with server_end:
+                    assert found.pid(server_end) == child.pid
+            finally:
+                child.kill()
+                child.wait(30)
+                if child.stdin:
+                    child.stdin.close()
+
+
+def test_an_http_client_that_left_is_seen_gone():
+    """On TCP, POLLHUP comes only once both ends are shut: a question of an HTTP client that
+    left was run in its turn all the same."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client_end = socket.create_connection(listener.getsockname())
+        server_end, _ = listener.accept()
+        with server_end:
+            assert not daemon_module._hung_up(server_end)
+            client_end.close()
+            assert wait_until(lambda: daemon_module._hung_up(server_end), 5, "the client's FIN")
+    server_end, client_end = socket.socketpair()
+    with server_end, client_end:
+        client_end.shutdown(socket.SHUT_WR)  # a socket client's request ends so, and it waits
+        assert not daemon_module._hung_up(server_end)
+        client_end.close()
+        assert daemon_module._hung_up(server_end)

@@ -13,10 +13,11 @@
   seconds in all to send its request (and again to take its answer). At most
   ``MAX_CONNECTIONS`` are open at once, the HTTP ones counted too; a connection beyond them
   closes the one that has waited on its client longest (``_Connections``), so clients that
-  connect and say nothing, or trickle, never keep another out. One client process (``_peer``)
-  has at most a quarter of the places being answered, and its questions take turns with other
-  clients' on the query thread (``service.caller``); a question whose client hung up before
-  its turn is dropped. Garbage gets an error reply; a client that
+  connect and say nothing, or trickle, never keep another out. One client process (``peers``:
+  the socket's peer pid, an HTTP client's found through ``/proc``; the HTTP clients whose
+  process is not known share one) has at most a quarter of the places being answered, and its
+  questions take turns with other clients' on the query thread (``service.caller``); a
+  question whose client hung up before its turn is dropped. Garbage gets an error reply; a client that
   goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
   traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
@@ -43,7 +44,6 @@ import signal
 import socket
 import socketserver
 import stat
-import struct
 import sys
 import threading
 import time
@@ -55,7 +55,7 @@ from .. import __version__, config
 from ..errors import BrainError, ConfigError
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..text import shell_word
-from . import client, protocol, runtime
+from . import client, peers, protocol, runtime
 from .service import Service, caller
 
 log = logging.getLogger("brain")
@@ -106,6 +106,7 @@ class Daemon:
         self.token = secrets.token_urlsafe(32) if http else None
         self.stopping = threading.Event()
         self.connections = _Connections(MAX_CONNECTIONS, CLIENT_TIMEOUT)
+        self.tcp_peers = peers.TcpPeers()
         self._lock_fd: int | None = None
         self._unix: _UnixServer | None = None
         self._http: _HttpServer | None = None
@@ -602,9 +603,20 @@ class _HttpHandler(BaseHTTPRequestHandler):
         if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
             return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
         body = self.rfile.read(length)
-        if daemon.connections.answering(self.connection) == "closed":
+        # its process, as a socket client's: before, HTTP requests took no turns and had no share,
+        # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
+        pid = daemon.tcp_peers.pid(self.connection)
+        peer = pid if pid is not None else HTTP_CLIENTS
+        state = daemon.connections.answering(self.connection, peer)
+        if state == "closed":
             return  # closed for another while it sent its body
-        reply = daemon.answer(body)
+        if state == "crowded":
+            who = "this client" if pid is not None else "HTTP clients whose process is not known"
+            return self._reply(
+                503, protocol.error("busy", f"{daemon.connections.per_client} requests of {who} are being answered")
+            )
+        with caller(peer, lambda: _hung_up(self.connection)):
+            reply = daemon.answer(body)
         if daemon.connections.answered(self.connection):
             self._reply(200, reply)
 
@@ -627,23 +639,26 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
 
 def _peer(conn: socket.socket) -> Any:
-    """The client process at the other end of the Unix socket (its pid, by ``SO_PEERCRED``), or
+    """The client process at the other end of the Unix socket (its pid, ``peers.unix_peer``), or
     the connection itself where the platform does not say (each connection its own client)."""
-    if hasattr(socket, "SO_PEERCRED"):
-        with contextlib.suppress(OSError):
-            pid, _, _ = struct.unpack(
-                "3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            )
-            return pid
-    return id(conn)
+    pid = peers.unix_peer(conn)
+    return pid if pid is not None else conn
+
+
+HTTP_CLIENTS = "http"  # the one share of the HTTP clients whose process is not known
 
 
 def _hung_up(conn: socket.socket) -> bool:
-    """Whether the client closed its end of the Unix socket. ``POLLHUP`` only: a client that
-    ended its request with ``shutdown(SHUT_WR)``, as brain's do, still waits for the answer."""
+    """Whether the client closed its end. On the Unix socket ``POLLHUP`` only: a client that
+    ended its request with ``shutdown(SHUT_WR)``, as brain's do, still waits for the answer. On
+    TCP ``POLLHUP`` comes only once both ends are shut, and an HTTP client that left has sent
+    its FIN: ``POLLRDHUP`` (HTTP clients do not half-close)."""
     poller = select.poll()
-    poller.register(conn, 0)  # POLLHUP and POLLERR are always reported
-    return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
+    left = select.POLLHUP | select.POLLERR  # always reported
+    if conn.family != socket.AF_UNIX:
+        left |= getattr(select, "POLLRDHUP", 0)  # Linux's: elsewhere, an HTTP client that left waits its turn
+    poller.register(conn, left)
+    return any(events & left for _, events in poller.poll(0))
 
 
 def _who(record: dict[str, Any] | None) -> str:
