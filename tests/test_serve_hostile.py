@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -354,3 +355,47 @@ def test_an_http_client_that_left_is_seen_gone():
         assert not daemon_module._hung_up(server_end)
         client_end.close()
         assert daemon_module._hung_up(server_end)
+
+
+class _PeerAsking:
+    """A connection whose getsockopt answers as macOS's does for LOCAL_PEERPID."""
+
+    def __init__(self, pid: int):
+        self.pid, self.asked = pid, []
+
+    def getsockopt(self, level, option, size):
+        self.asked.append((level, option))
+        if (level, option) != (0, 2):
+            raise OSError(92, "Protocol not available")
+        return struct.pack("i", self.pid)
+
+
+def test_without_so_peercred_macos_gives_the_pid_and_elsewhere_each_connection_is_a_client(monkeypatch, caplog):
+    """Without SO_PEERCRED (macOS, the BSDs) every connection was its own client, so no
+    client's questions took turns with another's and the log said nothing of it."""
+    from brain.server import peers
+
+    monkeypatch.delattr(socket, "SO_PEERCRED", raising=False)
+    monkeypatch.setattr(peers, "PLATFORM", "darwin")
+    conn = _PeerAsking(4242)
+    assert daemon_module._peer(conn) == 4242
+    assert conn.asked == [(0, 2)]  # SOL_LOCAL, LOCAL_PEERPID
+    monkeypatch.setattr(peers, "PLATFORM", "freebsd14")
+    monkeypatch.setattr(daemon_module, "_UNKNOWN_PEERS_SAID", False)
+    with caplog.at_level("INFO", logger="brain"):
+        assert daemon_module._peer(conn) is conn and daemon_module._peer(_PeerAsking(1)) is not conn
+    assert [r.getMessage() for r in caplog.records].count(
+        "this system does not say which process a socket client is (freebsd14): clients do not take turns"
+    ) == 1
+
+
+def test_a_server_without_so_peercred_answers(toy_vault, monkeypatch):
+    from brain.server import peers
+
+    monkeypatch.delattr(socket, "SO_PEERCRED", raising=False)
+    monkeypatch.setattr(peers, "PLATFORM", "sunos5")
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        assert request(daemon, "ping")["ok"] is True
+        assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
+        assert daemon.service.errors == 0

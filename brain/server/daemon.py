@@ -640,11 +640,21 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
 def _peer(conn: socket.socket) -> Any:
     """The client process at the other end of the Unix socket (its pid, ``peers.unix_peer``), or
-    the connection itself where the platform does not say (each connection its own client)."""
+    the connection itself where the platform does not say: each connection its own client, its
+    questions answered as they come, as before clients took turns (said once in the log)."""
     pid = peers.unix_peer(conn)
-    return pid if pid is not None else conn
+    if pid is not None:
+        return pid
+    global _UNKNOWN_PEERS_SAID
+    if not _UNKNOWN_PEERS_SAID:
+        _UNKNOWN_PEERS_SAID = True
+        log.info(
+            "this system does not say which process a socket client is (%s): clients do not take turns", peers.PLATFORM
+        )
+    return conn
 
 
+_UNKNOWN_PEERS_SAID = False
 HTTP_CLIENTS = "http"  # the one share of the HTTP clients whose process is not known
 
 

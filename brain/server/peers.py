@@ -1,7 +1,11 @@
 """Which client process is at the other end of a connection: the key by which `brain serve`'s
 clients take turns and share its places (``daemon._Connections``, ``service.caller``).
 
-- **Unix socket**: the kernel says, by ``SO_PEERCRED``; ``None`` where it does not.
+- **Unix socket**: the kernel says. Linux ``SO_PEERCRED`` (OpenBSD's holds the pid last);
+  macOS ``LOCAL_PEERPID`` (level ``SOL_LOCAL`` 0, option 2, which Python does not name). Elsewhere
+  (FreeBSD's ``LOCAL_PEERCRED`` gives the uid, the same for every client of an owner-only
+  socket) ``None``. The macOS and OpenBSD branches are not run by the tests on those systems:
+  each is one ``getsockopt`` as the system's manual gives it.
 - **Loopback TCP** (``--http``): the kernel knows who holds the client's end but gives no pid
   for it (``SO_PEERCRED`` says pid 0 on TCP). On Linux, ``/proc/net/tcp`` (``tcp6``) names the
   inode and uid of the socket whose address is the connection's peer address, and the process
@@ -23,15 +27,23 @@ import struct
 import sys
 import threading
 
+PLATFORM = sys.platform
+SOL_LOCAL, LOCAL_PEERPID = 0, 2  # <sys/un.h> on macOS
 RECENT = 32  # pids of HTTP clients looked at first
 
 
 def unix_peer(conn: socket.socket) -> int | None:
     """The pid of the process at the other end of a Unix socket; None where the system does not say."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
     try:
-        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        if hasattr(socket, "SO_PEERCRED"):
+            creds = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+            pid = (
+                creds[2] if PLATFORM.startswith("openbsd") else creds[0]
+            )  # {uid, gid, pid} there, {pid, uid, gid} on Linux
+        elif PLATFORM == "darwin":
+            (pid,) = struct.unpack("i", conn.getsockopt(SOL_LOCAL, LOCAL_PEERPID, struct.calcsize("i")))
+        else:
+            return None
     except OSError:
         return None
     return pid if pid > 0 else None
