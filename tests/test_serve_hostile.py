@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from serve_helpers import raw_exchange, request, served, wait_until
+from serve_helpers import raw_exchange, request, served, server_socket, wait_until
 from test_serve import _index, _post
 
 from brain.server import daemon as daemon_module
@@ -399,3 +399,56 @@ def test_a_server_without_so_peercred_answers(toy_vault, monkeypatch):
         assert request(daemon, "ping")["ok"] is True
         assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"], settings={"k": 3})["ok"] is True
         assert daemon.service.errors == 0
+
+
+def _fill_backlog(path: Path) -> list[socket.socket]:
+    """Connections that wait in the listen backlog of ``path`` until no more fit."""
+    waiting = []
+    while len(waiting) < 1000:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            sock.connect(str(path))
+        except BlockingIOError:
+            sock.close()
+            return waiting
+        waiting.append(sock)
+    raise AssertionError("the backlog never filled")
+
+
+def test_a_client_waits_within_its_deadline_for_room_in_a_full_backlog(toy_vault):
+    """A connect with a timeout is refused at once by Linux when the listen backlog is full
+    (EAGAIN): under a storm of connections the prompt hook recalled nothing from a server that
+    would have taken it a moment later. It tries again until its deadline, never beyond."""
+    from brain.server import client
+
+    with server_socket(toy_vault) as listener:
+        waiting = _fill_backlog(Path(listener.getsockname()))
+        try:
+            started = time.monotonic()
+            with pytest.raises(client.NoServer):
+                client.call(toy_vault.resolve(), "ping", timeout=0.5)
+            assert time.monotonic() - started < 1.5
+
+            def drain() -> None:  # the server gets to its backlog, and answers whoever asks
+                time.sleep(0.3)
+                for sock in waiting:
+                    sock.close()
+                listener.settimeout(5)
+                while True:
+                    conn, _ = listener.accept()
+                    with conn:
+                        conn.settimeout(5)
+                        if conn.recv(1 << 16):
+                            conn.sendall(protocol.encode(protocol.ok({"pong": True})))
+                            return
+
+            server = threading.Thread(target=drain)
+            server.start()
+            started = time.monotonic()
+            assert client.call(toy_vault.resolve(), "ping", timeout=3) == {"pong": True}
+            assert time.monotonic() - started >= 0.25
+            server.join(10)
+        finally:
+            for sock in waiting:
+                sock.close()

@@ -28,6 +28,7 @@ from . import protocol, runtime
 # Reasons a server's reply means "do it yourself" rather than "this is the answer". Not
 # ``bad_request``: the request is wrong, wherever it is answered.
 FALL_BACK = ("starting", "busy", "internal", "wrong_vault")
+CONNECT_PAUSE = 0.02  # at most this long between tries to connect while the server's backlog is full
 
 
 class NoServer(Exception):
@@ -96,8 +97,7 @@ def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.settimeout(_left(deadline))
-        sock.connect(path)
+        _connect(sock, path, deadline)
         sock.settimeout(_left(deadline))
         sock.sendall(payload)
         sock.shutdown(socket.SHUT_WR)
@@ -111,6 +111,22 @@ def _exchange(path: str, payload: bytes, deadline: float) -> Any:
     finally:
         sock.close()
     return json.loads(b"".join(chunks).decode("utf-8"))
+
+
+def _connect(sock: socket.socket, path: str, deadline: float) -> None:
+    """Connect, trying again while the server's listen backlog is full. A socket with a timeout
+    is non-blocking, and Linux refuses such a connect at once (``EAGAIN``) rather than wait for
+    room: under a storm of connections the prompt hook recalled nothing from a server that would
+    have taken it a few milliseconds later."""
+    pause = 0.001
+    while True:
+        sock.settimeout(_left(deadline))
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, CONNECT_PAUSE)
 
 
 def _left(deadline: float) -> float:
