@@ -37,9 +37,8 @@ def unix_peer(conn: socket.socket) -> int | None:
     try:
         if hasattr(socket, "SO_PEERCRED"):
             creds = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-            pid = (
-                creds[2] if PLATFORM.startswith("openbsd") else creds[0]
-            )  # {uid, gid, pid} there, {pid, uid, gid} on Linux
+            # struct ucred is {pid, uid, gid} on Linux, OpenBSD's sockpeercred {uid, gid, pid}
+            pid = creds[2] if PLATFORM.startswith("openbsd") else creds[0]
         elif PLATFORM == "darwin":
             (pid,) = struct.unpack("i", conn.getsockopt(SOL_LOCAL, LOCAL_PEERPID, struct.calcsize("i")))
         else:
