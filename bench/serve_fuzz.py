@@ -2,12 +2,14 @@
 
 Starts `brain serve --detach --http 127.0.0.1:0` on a real vault (its index kept in --home for
 the next run), then runs each hostile client below in a process of its own while a well-behaved
-client asks, one question after another, by the two paths that matter:
+client asks, one question after another, by the two paths that matter and over HTTP:
 
 - the prompt hook's (``client.ask`` as ``autorecall/hook.py`` calls it: hybrid+ppr, k 20, no
   update, a deadline of BRAIN_PROMPT_BUDGET, 0.8 s): a miss here is a prompt recalled nothing;
 - `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s): a miss here
-  is a 10 s model load in-process instead.
+  is a 10 s model load in-process instead;
+- another HTTP client's (the hook's question POSTed with the token, a deadline of 15 s): a miss
+  is a 503 (busy) or no answer in time.
 
 Prints each path's p50/p95 and how many questions the server did not answer (``NoServer``: the
 caller got nothing or went in-process), then whether the server still answers and its error
@@ -20,6 +22,7 @@ count. Run it against another tree with PYTHONPATH (the server and clients are t
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import signal
@@ -192,6 +195,52 @@ class Hostile:
             except OSError:
                 pass
 
+    def http_flood(self, count: int = 64) -> None:
+        """``count`` HTTP clients' worth of questions from this one process, over HTTP with the
+        token: the heaviest question, back to back on each of ``count`` threads."""
+        assert self.http is not None
+        body = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
+        headers = {"Content-Type": "application/json", "Host": self.http.split("/")[2]}
+        headers["Authorization"] = f"Bearer {self.token}"
+
+        def flood() -> None:
+            while not self.stop.is_set():
+                self.opened += 1
+                try:
+                    request = urllib.request.Request(self.http or "", data=body, headers=headers)
+                    urllib.request.urlopen(request, timeout=30).read()
+                except (urllib.error.URLError, http.client.HTTPException, OSError):
+                    self.stop.wait(0.01)  # a 503 (busy) comes back at once
+
+        threads = [threading.Thread(target=flood, daemon=True) for _ in range(count)]
+        for thread in threads:
+            thread.start()
+        self.stop.wait()
+        for thread in threads:
+            thread.join(30)
+
+    def storm(self, threads: int = 8) -> None:
+        """Connect and close again, as fast as the kernel takes it, on ``threads`` threads: the
+        server's listen backlog (128) full most of the time."""
+
+        def connect_and_close() -> None:
+            while not self.stop.is_set():
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                try:
+                    sock.connect(self.path)
+                    self.opened += 1
+                except OSError:
+                    pass
+                sock.close()
+
+        running = [threading.Thread(target=connect_and_close, daemon=True) for _ in range(threads)]
+        for thread in running:
+            thread.start()
+        self.stop.wait()
+        for thread in running:
+            thread.join(30)
+
     def heavy(self) -> None:
         """Questions with every option at its most (k 200, pool 1000, depth 1000), back to back."""
         line = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
@@ -219,14 +268,19 @@ def _open(sock: socket.socket) -> bool:
     return False
 
 
-def well_behaved(root: Path, queries: list[str], asks: int) -> dict[str, list[Any]]:
-    """``asks`` questions by the hook's path and by `brain ask`'s, alternating: latencies, misses."""
+def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, Any]) -> dict[str, list[Any]]:
+    """``asks`` questions by the hook's path, by `brain ask`'s and over HTTP (another HTTP
+    client: the hook's question, BRAIN_SERVE_TIMEOUT), in turn: latencies, misses."""
     from brain import config
     from brain.autorecall import hook, select
     from brain.recall.types import RecallSettings
     from brain.server import client
 
-    out: dict[str, list[Any]] = {"hook": [], "hook_missed": [], "ask": [], "ask_missed": []}
+    out: dict[str, list[Any]] = {
+        name: [] for name in ("hook", "hook_missed", "ask", "ask_missed", "http", "http_missed")
+    }
+    headers = {"Content-Type": "application/json", "Host": record["http"].split("/")[2]}
+    headers["Authorization"] = f"Bearer {record['token']}"
     for i in range(asks):
         query = queries[i % len(queries)]
         for path, kwargs in (
@@ -239,6 +293,26 @@ def well_behaved(root: Path, queries: list[str], asks: int) -> dict[str, list[An
                 out[path].append(time.perf_counter() - started)
             except client.NoServer as exc:
                 out[path + "_missed"].append(f"{time.perf_counter() - started:.1f} s: {exc}")
+        message = {
+            "v": 1,
+            "op": "ask",
+            "vault": str(root),
+            "query": query,
+            "modes": [select.MODE],
+            "settings": {"k": hook.ASK_K},
+        }
+        started = time.perf_counter()
+        try:
+            request = urllib.request.Request(record["http"], data=json.dumps(message).encode(), headers=headers)
+            with urllib.request.urlopen(request, timeout=config.DEFAULT_SERVE_TIMEOUT) as response:
+                answered = json.loads(response.read()).get("ok") is True
+            why = "" if answered else "not ok"
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        if why:
+            out["http_missed"].append(f"{time.perf_counter() - started:.1f} s: http: {why}")
+        else:
+            out["http"].append(time.perf_counter() - started)
         time.sleep(0.05)
     return out
 
@@ -295,10 +369,11 @@ def main() -> None:
     try:
         record = runtime.read_record(vault)
         assert record is not None
-        names = ["none", "idle", "trickle", "huge", "garbage", "no_read", "hang_up", "heavy"]
+        names = ["none", "idle", "trickle", "huge", "garbage", "no_read", "hang_up", "heavy", "http_flood", "storm"]
         only = [name for name in args.only.split(",") if name]
         print(
             f"\n{'hostile client':<10} {'hook p50':>9} {'p95':>7} {'missed':>7}   {'ask p50':>8} {'p95':>7} {'missed':>7}"
+            f"   {'http p50':>8} {'p95':>7} {'missed':>7}"
         )
         for name in names:
             if only and name not in only:
@@ -314,18 +389,19 @@ def main() -> None:
                     text=True,
                 )
                 time.sleep(args.warmup)
-            out = well_behaved(vault, queries, args.asks)
+            out = well_behaved(vault, queries, args.asks, record)
             opened = ""
             if hostile is not None:
                 hostile.terminate()
                 opened = (hostile.communicate(timeout=60)[0] or "").strip()
-            h, a = out["hook"], out["ask"]
+            h, a, w = out["hook"], out["ask"], out["http"]
             print(
                 f"{name:<10} {pct(h, 50) * 1000:7.0f}ms {pct(h, 95) * 1000:5.0f}ms {len(out['hook_missed']):>4}/{args.asks}"
                 f"   {pct(a, 50) * 1000:6.0f}ms {pct(a, 95) * 1000:5.0f}ms {len(out['ask_missed']):>4}/{args.asks}"
+                f"   {pct(w, 50) * 1000:6.0f}ms {pct(w, 95) * 1000:5.0f}ms {len(out['http_missed']):>4}/{args.asks}"
                 f"   {opened}"
             )
-            for missed in (out["hook_missed"] + out["ask_missed"])[:2]:
+            for missed in (out["hook_missed"] + out["ask_missed"] + out["http_missed"])[:2]:
                 print(f"           e.g. {missed[:150]}")
             time.sleep(1.0)
         status = client.status(vault, timeout=10)
