@@ -443,6 +443,20 @@ def test_a_file_install_made_that_the_user_filled_since_stays(toy_vault, tmp_pat
     assert json.loads(mcp_json.read_text()) == {"mcpServers": {"github": {"type": "http", "url": "https://x/mcp"}}}
 
 
+def test_the_key_install_made_goes_with_the_last_of_brains_servers(toy_vault, tmp_path, monkeypatch):
+    # Uninstalling one of two servers (--name) forgot what install made: the last one's uninstall
+    # then left "mcpServers": {} in ~/.claude.json.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    claude = tmp_path / ".claude.json"
+    claude.write_text(json.dumps(CLAUDE_JSON, indent=2), encoding="utf-8")
+    for name in ("brain", "notes"):
+        out = CliRunner().invoke(cli, ["mcp", "install", "--user", "--name", name, "--vault", str(toy_vault)])
+        assert out.exit_code == 0, out.output
+    for name in ("brain", "notes"):
+        assert CliRunner().invoke(cli, ["mcp", "uninstall", "--user", "--name", name]).exit_code == 0
+    assert claude.read_text(encoding="utf-8") == json.dumps(CLAUDE_JSON, indent=2)
+
+
 def test_without_the_record_of_what_install_made_uninstall_removes_the_entry_alone(toy_vault, tmp_path, monkeypatch):
     # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but the entry goes.
     monkeypatch.chdir(tmp_path)

@@ -152,7 +152,10 @@ def _uninstall(path: Path, name: str) -> Change:
         MADE.forget(path)
         return Change(path, True, removed + f"\nremoved {path}: brain mcp install had made it")
     backup = save_settings(path, data, True)
-    MADE.forget(path)
+    # What install made is brain's while a server of brain's is in the file (another --name):
+    # the last one's uninstall takes it away.
+    if not any(is_ours(each) for each in servers.values()):
+        MADE.forget(path)
     return Change(path, True, removed + f"\nbackup: {backup}", backup)
 
 
