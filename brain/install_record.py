@@ -13,8 +13,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: updates of the record are not serialised
+    fcntl = None  # type: ignore[assignment]
 
 from . import config
 from .errors import BrainError
@@ -39,7 +44,7 @@ class InstallRecord:
         made = set(made)
         if not made:
             return
-        with contextlib.suppress(OSError, BrainError):  # not kept: uninstall then leaves them
+        with contextlib.suppress(OSError, BrainError), self._locked():  # not kept: uninstall then leaves them
             record, known = self._read()
             key = os.path.abspath(path)
             known[key] = sorted(made | set(known.get(key, ())))
@@ -47,7 +52,7 @@ class InstallRecord:
 
     def forget(self, path: Path, made: Iterable[str] | None = None) -> None:
         """Drop ``made`` (all of it, when None) from what install made at ``path``."""
-        with contextlib.suppress(OSError, BrainError):
+        with contextlib.suppress(OSError, BrainError), self._locked():
             record, known = self._read()
             key = os.path.abspath(path)
             if key not in known:
@@ -60,6 +65,25 @@ class InstallRecord:
             else:
                 del known[key]
             self._write(record, known)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One update of the record at a time: installs into other files (each edit locks only its
+        own file's folder) read the record at once, and the last write dropped the others' entries.
+        A lock file of its own in BRAIN_HOME, not the folder, which an edit of a settings file kept
+        there may hold already. A lock that cannot be taken is skipped rather than the update."""
+        fd = None
+        if fcntl is not None:
+            with contextlib.suppress(OSError, BrainError):
+                folder = config.brain_home()
+                config.private_folder(folder)
+                fd = os.open(folder / f".{self.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)  # closing releases the flock
 
     def _read(self) -> tuple[Path, dict[str, list[str]]]:
         record = config.brain_home() / self.name

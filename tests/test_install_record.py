@@ -1,0 +1,71 @@
+"""The install record (brain/install_record.py): what install made, kept across processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from brain.mcp import install as mcp_setup
+
+WORKERS = 6
+ROUNDS = 8
+
+
+def _entry(worker: int) -> dict:
+    return {"type": "stdio", "command": "/opt/brain/bin/brain", "args": ["mcp", "--vault", f"/v{worker}"]}
+
+
+def _mcp_worker(worker: int, root: str, barrier, errors) -> None:
+    """Installs, then uninstalls, brain's server in a project of its own and in one file all share,
+    each step started with every other worker's at once."""
+    try:
+        shared, own = Path(root) / "claude.json", Path(root) / f"p{worker}" / ".mcp.json"
+        for round_ in range(ROUNDS):
+            barrier.wait(60)
+            mcp_setup.install(own, _entry(worker))
+            mcp_setup.install(shared, _entry(worker), f"s{worker}")
+            if round_ == ROUNDS - 1:
+                break
+            barrier.wait(60)
+            mcp_setup.uninstall(own)
+            mcp_setup.uninstall(shared, f"s{worker}")
+        barrier.wait(60)  # all installed: the parent looks
+        barrier.wait(60)
+        mcp_setup.uninstall(own)
+        mcp_setup.uninstall(shared, f"s{worker}")
+    except BaseException as exc:
+        errors.put(f"{worker}: {exc!r}")
+        barrier.abort()
+
+
+def test_mcp_installs_in_processes_at_once_keep_each_others_record(tmp_path, brain_home):
+    """Processes installing into other files at once each read the record, then write it back:
+    one of them lost the others' entries, and their uninstall left "mcpServers": {} and {} files."""
+    shared = tmp_path / "claude.json"
+    original = '{\n  "theme": "dark",\n  "projects": {}\n}\n'
+    shared.write_text(original)
+    context = multiprocessing.get_context("fork")
+    barrier, errors = context.Barrier(WORKERS + 1), context.Queue()
+    workers = [context.Process(target=_mcp_worker, args=(w, str(tmp_path), barrier, errors)) for w in range(WORKERS)]
+    for process in workers:
+        process.start()
+    try:
+        for _ in range(2 * ROUNDS):  # each round's two steps, then "all installed"
+            barrier.wait(120)
+        data = json.loads(shared.read_text())
+        assert sorted(data["mcpServers"]) == [f"s{w}" for w in range(WORKERS)]
+        record = json.loads((brain_home / "mcp-installs.json").read_text())
+        expected = {str(shared): ["key"], **{str(tmp_path / f"p{w}" / ".mcp.json"): ["file"] for w in range(WORKERS)}}
+        assert record == expected
+        barrier.wait(120)
+    except BaseException:
+        barrier.abort()  # the workers stop at once rather than at their barrier's timeout
+        raise
+    finally:
+        for process in workers:
+            process.join(120)
+    assert errors.empty(), errors.get()
+    assert shared.read_text() == original
+    assert not any((tmp_path / f"p{w}" / ".mcp.json").exists() for w in range(WORKERS))
+    assert json.loads((brain_home / "mcp-installs.json").read_text()) == {}
