@@ -177,6 +177,36 @@ def test_install_then_uninstall_gives_back_the_same_bytes(tmp_path, text):
     assert path.read_text(encoding="utf-8") == text
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{\r\n  "model": "opus",\r\n  "env": {\r\n    "A": "1\\n2"\r\n  }\r\n}\r\n',
+        b'\xef\xbb\xbf{\n  "model": "opus"\n}\n',
+        b'\xef\xbb\xbf{\r\n    "model": "opus"\r\n}',
+    ],
+    ids=["crlf", "bom", "bom-crlf"],
+)
+@pytest.mark.parametrize("kind", ["hook", "mcp"])
+def test_a_windows_editors_crlf_and_bom_are_kept(tmp_path, raw, kind):
+    # A file with CRLF line endings came back with LF ones, every line of it changed, and one
+    # starting with a BOM was refused as "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig) …)".
+    path = tmp_path / "settings.json"
+    path.write_bytes(raw)
+    if kind == "hook":
+        setup.install_hooks(path, {"stop": CMD, "prompt": PROMPT_CMD})
+    else:
+        mcp_setup.install(path, {"type": "stdio", "command": "/opt/brain/bin/brain", "args": ["mcp", "--vault", "/v"]})
+    installed = path.read_bytes()
+    assert installed.startswith(b"\xef\xbb\xbf") == raw.startswith(b"\xef\xbb\xbf")
+    if b"\r\n" in raw:
+        assert installed.count(b"\n") == installed.count(b"\r\n") > raw.count(b"\r\n")
+    else:
+        assert b"\r" not in installed
+    assert json.loads(installed.decode("utf-8-sig"))["model"] == "opus"
+    (setup if kind == "hook" else mcp_setup).uninstall(path)
+    assert path.read_bytes() == raw
+
+
 def test_settings_nested_too_deeply_are_one_line_not_a_traceback(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")

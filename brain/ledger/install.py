@@ -43,6 +43,7 @@ from ..install_record import FILE, InstallRecord
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
 EVENT = HOOKS["stop"][0]
 PROMPT_TIMEOUT = 10  # seconds Claude Code gives the prompt hook (its own budget is far less)
+BOM = "\ufeff"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"python[0-9.]*(?:\.exe)?|py(?:\.exe)?")
@@ -185,6 +186,7 @@ def load_settings(path: Path) -> dict[str, Any] | None:
         raise ConfigError(
             f"{path} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); fix it, then run this again"
         ) from exc
+    text = text.removeprefix(BOM)  # Windows editors' mark: kept on the write (_layout), not JSON to parse
     if not text.strip():
         return {}
     try:
@@ -318,14 +320,15 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
                 "would be yours: run this as its owner, or edit it by hand; the file is unchanged"
             )
     layout: dict[str, Any] = {"indent": 2}
-    end = "\n"
+    end, newline, mark = "\n", "\n", ""
     if original is not None:
         try:
-            layout, end = _layout(target.read_bytes().decode("utf-8", "replace"))
+            layout, end, newline, mark = _layout(target.read_bytes().decode("utf-8", "replace"))
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        text = json.dumps(data, ensure_ascii=False, **layout) + end
+        # json.dumps writes a newline in a string as "\\n": every "\n" it gives is a line break.
+        text = mark + (json.dumps(data, ensure_ascii=False, **layout) + end).replace("\n", newline)
     except RecursionError as exc:  # the indenting encoder recurses deeper than the reader
         raise ConfigError(f"{path} nests arrays or objects too deeply to write back; the file is unchanged") from exc
     # A lone surrogate (read from a "\\ud83d" escape) cannot be UTF-8: written back escaped, as it was.
@@ -344,16 +347,19 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
     return backup
 
 
-def _layout(text: str) -> tuple[dict[str, Any], str]:
-    """The indent, separators and last newline of the JSON ``text``, for json.dumps to write
-    the file back as it was laid out: a file brain's install then uninstall leave as it was
-    (Claude Code's two spaces and no last newline, four spaces, one line)."""
+def _layout(text: str) -> tuple[dict[str, Any], str, str, str]:
+    """The indent, separators, last newline, line break and BOM of the JSON ``text``, for
+    json.dumps to write the file back as it was laid out: a file brain's install then uninstall
+    leave as it was (Claude Code's two spaces and no last newline, four spaces, one line, a
+    Windows editor's CRLFs and BOM; every line of a file turned from CRLF to LF was a change)."""
+    mark = BOM if text.startswith(BOM) else ""
+    newline = "\r\n" if text.partition("\n")[0].endswith("\r") else "\n"  # as its first line ends
     end = "\n" if text.endswith("\n") else ""
-    body = text.strip()
+    body = text.removeprefix(BOM).strip()
     if body and "\n" not in body:  # one line: as compact as it was
-        return {"separators": (", " if ", " in body else ",", ": " if '": ' in body else ":")}, end
+        return {"separators": (", " if ", " in body else ",", ": " if '": ' in body else ":")}, end, newline, mark
     indent = re.search(r"\n([ \t]+)\S", body)
-    return {"indent": indent.group(1) if indent else 2}, end
+    return {"indent": indent.group(1) if indent else 2}, end, newline, mark
 
 
 def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
