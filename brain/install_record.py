@@ -25,6 +25,7 @@ from . import config
 from .errors import BrainError
 
 FILE = "file"  # install made the file itself
+FOLDER = "folder"  # and the folder it is in (a project's .claude/)
 
 
 class InstallRecord:

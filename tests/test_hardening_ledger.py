@@ -468,8 +468,15 @@ def test_hook_install_keeps_the_settings_mode(tmp_path, mode):
     assert _mode(path) == mode
     assert _mode(installed.backup) == mode  # a backup is no more readable than the original
     removed = setup.uninstall(path)
-    assert _mode(path) == mode and _mode(removed.backup) == mode
+    # the file is as it was, and so no backup is kept: install's held the same bytes
+    assert _mode(path) == mode and removed.backup is None and not installed.backup.exists()
     assert json.loads(path.read_text())["model"] == "opus"
+    path.write_text(path.read_text().replace("opus", "sonnet"))  # an edit between: backups stay
+    installed = setup.install(path, CMD)
+    path.write_text(path.read_text().replace("sonnet", "haiku"))
+    removed = setup.uninstall(path)
+    assert _mode(path) == mode and _mode(removed.backup) == mode and _mode(installed.backup) == mode
+    assert json.loads(path.read_text())["model"] == "haiku"
 
 
 def test_hook_install_keeps_the_owner(tmp_path):

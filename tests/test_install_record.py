@@ -56,7 +56,10 @@ def test_mcp_installs_in_processes_at_once_keep_each_others_record(tmp_path, bra
         data = json.loads(shared.read_text())
         assert sorted(data["mcpServers"]) == [f"s{w}" for w in range(WORKERS)]
         record = json.loads((brain_home / "mcp-installs.json").read_text())
-        expected = {str(shared): ["key"], **{str(tmp_path / f"p{w}" / ".mcp.json"): ["file"] for w in range(WORKERS)}}
+        expected = {
+            str(shared): ["key"],
+            **{str(tmp_path / f"p{w}" / ".mcp.json"): ["file", "folder"] for w in range(WORKERS)},
+        }
         assert record == expected
         barrier.wait(120)
     except BaseException:
@@ -67,5 +70,5 @@ def test_mcp_installs_in_processes_at_once_keep_each_others_record(tmp_path, bra
             process.join(120)
     assert errors.empty(), errors.get()
     assert shared.read_text() == original
-    assert not any((tmp_path / f"p{w}" / ".mcp.json").exists() for w in range(WORKERS))
+    assert not any((tmp_path / f"p{w}").exists() for w in range(WORKERS))  # the folders install made too
     assert json.loads((brain_home / "mcp-installs.json").read_text()) == {}

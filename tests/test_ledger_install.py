@@ -875,9 +875,95 @@ def test_a_symlinked_settings_file_stays_a_link_with_the_same_bytes(tmp_path):
 
 
 def test_without_the_record_of_what_install_made_hook_uninstall_removes_the_hooks_alone(tmp_path, monkeypatch):
-    # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but brain's hooks go.
+    # Another BRAIN_HOME at uninstall (or an older brain's install, which kept no record): what
+    # install made is not known, and with no backup of brain's to show it, nothing but brain's hooks go.
     path = tmp_path / "settings.json"
-    setup.install(path, CMD)
+    path.write_text('{\n  "model": "opus"\n}\n', encoding="utf-8")
+    (backup,) = [setup.install(path, CMD).backup]
+    backup.unlink()  # the user cleared the backups away
     monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "another home"))
     assert setup.uninstall(path).changed
-    assert json.loads(path.read_text()) == {"hooks": {"Stop": []}}
+    assert json.loads(path.read_text()) == {"model": "opus", "hooks": {"Stop": []}}
+
+
+# What an older brain (before the install record, f5738ef) left: the same files, no record.
+OLD_BRAIN = [
+    (None, None),  # a new project: install made the file (and no backup of it)
+    ('{\n  "model": "opus"\n}\n', None),
+    ('{\n  "model": "opus",\n  "hooks": {}\n}', None),  # the user's own empty "hooks"
+    ('{\r\n  "hooks": {\r\n    "Stop": []\r\n  }\r\n}\r\n', None),  # and an empty list of theirs
+    ("", None),  # an empty file
+    ('{\n  "model": "opus"\n}\n', '{\n  "model": "opus",\n  "env": {"A": "1"}\n}\n'),  # edited since
+]
+
+
+@pytest.mark.parametrize(
+    "before, edited", OLD_BRAIN, ids=["new", "no-hooks", "own-hooks", "own-list", "empty", "edited"]
+)
+def test_an_older_brains_install_uninstalls_to_the_file_as_it_was(tmp_path, monkeypatch, before, edited):
+    # An install without a record uninstalled to {"hooks": {"Stop": []}} (or the user's settings
+    # with it), the .bak files and a file brain had made left behind.
+    path = tmp_path / ".claude" / "settings.json"
+    if before is not None:
+        path.parent.mkdir()
+        path.write_bytes(before.encode())
+    setup.install_hooks(path, {"stop": CMD, "prompt": PROMPT_CMD})
+    for record in Path(os.environ["BRAIN_HOME"]).glob("hook-installs.json"):
+        record.unlink()  # as an older brain left it
+    if edited is not None:
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**json.loads(edited), "hooks": data["hooks"]}, indent=2), encoding="utf-8")
+    change = setup.uninstall(path)
+    assert change.changed
+    if before is None:
+        assert not path.exists() and not _backups(path) and "brain hook install had made it" in change.message
+    elif edited is None:
+        assert path.read_bytes() == before.encode() and not _backups(path)
+        assert "is back as it was before brain hook install" in change.message
+    else:  # the user's edit stays, and so does every backup: none holds the file as it is now
+        assert json.loads(path.read_text()) == json.loads(edited)  # install's backup had no "hooks"
+        assert len(_backups(path)) == 2 and change.backup in _backups(path)
+
+
+def test_an_older_brains_installs_one_by_one_then_an_edit_uninstall_to_the_users_settings(tmp_path):
+    # Without a record, the newest backup without a hook of brain's in a list is the file before
+    # the install that put it there: the prompt hook's list it lacks was install's, "hooks" not.
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [NOTIFY]}]}}, indent=2))
+    setup.install(path, CMD)
+    setup.install(path, PROMPT_CMD, "prompt")
+    (Path(os.environ["BRAIN_HOME"]) / "hook-installs.json").unlink()
+    path.write_text(path.read_text().replace('"opus"', '"sonnet"'))  # the user's edit since
+    setup.uninstall(path)
+    assert json.loads(path.read_text()) == {"model": "sonnet", "hooks": {"Stop": [{"hooks": [NOTIFY]}]}}
+
+
+NOTIFY = {"type": "command", "command": "notify-send done"}
+
+
+def test_a_claude_folder_install_made_goes_with_the_file_and_no_other(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / ".claude"
+    setup.install(folder / "settings.json", CMD)
+    setup.uninstall(folder / "settings.json")
+    assert not folder.exists()
+    folder.mkdir()  # the user's own, empty: it stays
+    setup.install(folder / "settings.json", CMD)
+    setup.uninstall(folder / "settings.json")
+    assert folder.is_dir() and not list(folder.iterdir())
+    folder.rmdir()
+    setup.install(folder / "settings.json", CMD)
+    (folder / "settings.local.json").write_text("{}")  # Claude Code put a file of its own there since
+    setup.uninstall(folder / "settings.json")
+    assert [each.name for each in folder.iterdir()] == ["settings.local.json"]
+
+
+def test_a_link_to_a_file_install_made_is_left_as_it_was(tmp_path):
+    # A link to a dotfiles file not yet there: install made the file; uninstall left it, holding {}.
+    target = tmp_path / "dotfiles" / "claude" / "settings.json"
+    link = tmp_path / "settings.json"
+    link.symlink_to(target)
+    setup.install(link, CMD)
+    assert link.is_symlink() and target.is_file()
+    setup.uninstall(link)
+    assert link.is_symlink() and not target.exists() and not (tmp_path / "dotfiles" / "claude").exists()

@@ -458,12 +458,48 @@ def test_the_key_install_made_goes_with_the_last_of_brains_servers(toy_vault, tm
 
 
 def test_without_the_record_of_what_install_made_uninstall_removes_the_entry_alone(toy_vault, tmp_path, monkeypatch):
-    # Another BRAIN_HOME at uninstall: what install made is not known, so nothing but the entry goes.
+    # Another BRAIN_HOME at uninstall: what install made is not known, and with no backup of
+    # brain's to show it, nothing but the entry goes.
     monkeypatch.chdir(tmp_path)
+    (tmp_path / ".mcp.json").write_text('{"theme": "dark"}', encoding="utf-8")
     assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    for backup in tmp_path.glob(".mcp.json.bak-*"):
+        backup.unlink()  # the user cleared the backups away
     monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "another home"))
     assert CliRunner().invoke(cli, ["mcp", "uninstall"]).exit_code == 0
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"theme": "dark", "mcpServers": {}}
+
+
+@pytest.mark.parametrize("before", [None, json.dumps(CLAUDE_JSON, indent=2)], ids=["new", "claude-json"])
+def test_an_older_brains_mcp_install_uninstalls_to_the_file_as_it_was(toy_vault, tmp_path, monkeypatch, before):
+    # An install without a record (an older brain's, before c680d79) uninstalled to
+    # "mcpServers": {} in ~/.claude.json, a {} .mcp.json, and a .bak of each change.
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".mcp.json"
+    if before is not None:
+        path.write_text(before, encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)]).exit_code == 0
+    (Path(os.environ["BRAIN_HOME"]) / "mcp-installs.json").unlink()
+    out = CliRunner().invoke(cli, ["mcp", "uninstall"])
+    assert out.exit_code == 0, out.output
+    assert (path.read_text(encoding="utf-8") if path.exists() else None) == before
+    assert not list(tmp_path.glob(".mcp.json.bak-*"))
+
+
+def test_an_older_brains_user_install_uninstalls_without_its_key_after_claude_code_wrote(
+    toy_vault, tmp_path, monkeypatch
+):
+    # Claude Code rewrites ~/.claude.json all the time: no backup holds it as it is at uninstall,
+    # yet the one install took (the newest without brain's server) shows "mcpServers" was not there.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    claude = tmp_path / ".claude.json"
+    claude.write_text(json.dumps(CLAUDE_JSON, indent=2), encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "install", "--user", "--vault", str(toy_vault)]).exit_code == 0
+    (Path(os.environ["BRAIN_HOME"]) / "mcp-installs.json").unlink()
+    data = json.loads(claude.read_text())
+    claude.write_text(json.dumps({**data, "numStartups": 43}, indent=2), encoding="utf-8")
+    assert CliRunner().invoke(cli, ["mcp", "uninstall", "--user"]).exit_code == 0
+    assert claude.read_text(encoding="utf-8") == json.dumps({**CLAUDE_JSON, "numStartups": 43}, indent=2)
 
 
 @pytest.mark.parametrize(

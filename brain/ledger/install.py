@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ except ImportError:  # Windows: edits are not serialised
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConfigError
-from ..install_record import FILE, InstallRecord
+from ..install_record import FILE, FOLDER, InstallRecord
 
 # kind → (the Claude Code event, what a message calls it)
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
@@ -78,13 +78,17 @@ def user_scope(path: Path) -> bool:
     return Path(os.path.abspath(path)) in (home / ".claude" / "settings.json", home / ".claude.json")
 
 
-def make_folder(path: Path) -> None:
+def make_folder(path: Path) -> bool:
     """Make the folder ``path`` goes in (its target's, for a link), and those above it, when
-    missing. ``~/.claude/`` is made owner-only (0700): Claude Code keeps its settings and every
-    session's transcript there, and the umask's mode (0755) let every user of the machine read
-    them. Any other folder gets the umask's mode; one already there is left as it is."""
+    missing; whether it made it. ``~/.claude/`` is made owner-only (0700): Claude Code keeps its
+    settings and every session's transcript there, and the umask's mode (0755) let every user of
+    the machine read them. Any other folder gets the umask's mode; one already there is left as it is."""
     private = Path(os.path.abspath(path)).parent == Path.home() / ".claude"
-    Path(os.path.realpath(path)).parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    folder = Path(os.path.realpath(path)).parent
+    if folder.is_dir():
+        return False
+    folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    return True
 
 
 def working_directory() -> Path:
@@ -265,17 +269,19 @@ def _our_entries(groups: list[Any], kind: str = "stop") -> list[tuple[dict[str, 
 
 
 @contextlib.contextmanager
-def editing(path: Path, *, create: bool = False) -> Iterator[None]:
+def editing(path: Path, *, create: bool = False) -> Iterator[bool]:
     """One brain edit of ``path`` at a time, from reading it to replacing it, so installs run
     at once each see the change of the one before instead of writing over it. The lock is an
     flock on the folder that holds the file (its target, for a link): no lock file is left in
     the user's folder, and a lock that cannot be taken (no fcntl, an unreadable folder) is
     skipped rather than stopping the edit. ``create`` makes the folder first (an install writes
-    there anyway), so that the first installs into a new folder wait for each other too."""
+    there anyway), so that the first installs into a new folder wait for each other too; what it
+    yields is whether it made that folder."""
     folder = Path(os.path.realpath(path)).parent
+    made = False
     if create:
         try:
-            make_folder(path)
+            made = make_folder(path)
         except OSError as exc:
             where = exc.filename or folder
             raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); nothing was changed") from exc
@@ -289,19 +295,20 @@ def editing(path: Path, *, create: bool = False) -> Iterator[None]:
                 os.close(fd)
             fd = None
     try:
-        yield
+        yield made
     finally:
         if fd is not None:
             os.close(fd)  # closing releases the flock
 
 
-def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | None:
+def save_settings(path: Path, data: dict[str, Any], existed: bool, *, exactly: bytes | None = None) -> Path | None:
     """Write ``data`` to ``path`` as the file it replaces was: same mode, owner and place.
 
     A symlinked settings file (dotfiles) is written through: its target changes, the link
     stays. A read-only file is refused. The new content goes to a temporary file beside
     the target, then replaces it in one step, so no half-written settings file is ever
-    seen; on any error the settings file is unchanged.
+    seen; on any error the settings file is unchanged. ``exactly``: these bytes, ``data``
+    as a backup holds it (``settle``), and no backup.
     """
     target = Path(os.path.realpath(path))
     original = None
@@ -321,6 +328,8 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
             )
     layout: dict[str, Any] = {"indent": 2}
     end, newline, mark = "\n", "\n", ""
+    if exactly is not None:
+        return _write(path, target, exactly, original, backup=False)
     if original is not None:
         try:
             layout, end, newline, mark = _layout(target.read_bytes().decode("utf-8", "replace"))
@@ -333,18 +342,22 @@ def save_settings(path: Path, data: dict[str, Any], existed: bool) -> Path | Non
         raise ConfigError(f"{path} nests arrays or objects too deeply to write back; the file is unchanged") from exc
     # A lone surrogate (read from a "\\ud83d" escape) cannot be UTF-8: written back escaped, as it was.
     text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    backup = None
+    return _write(path, target, text.encode("utf-8"), original, backup=True)
+
+
+def _write(path: Path, target: Path, content: bytes, original: os.stat_result | None, *, backup: bool) -> Path | None:
+    made = None
     try:
         make_folder(path)
-        if original is not None:
-            backup = _backup(path, target, original)
-        _replace(target, text.encode("utf-8"), original, private=user_scope(path))
+        if original is not None and backup:
+            made = _backup(path, target, original)
+        _replace(target, content, original, private=user_scope(path))
     except OSError as exc:
-        if backup is not None:
-            backup.unlink(missing_ok=True)
+        if made is not None:
+            made.unlink(missing_ok=True)
         where = exc.filename or target
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); the file is unchanged") from exc
-    return backup
+    return made
 
 
 def _layout(text: str) -> tuple[dict[str, Any], str, str, str]:
@@ -383,6 +396,111 @@ def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
         backup.unlink(missing_ok=True)
         raise
     return backup
+
+
+BACKUPS_READ = 5  # the newest backups uninstall compares: a large ~/.claude.json takes 0.1 s a MB to read
+
+
+def backups_of(path: Path) -> list[Path]:
+    """The backups brain took of ``path`` (``_backup``'s names), newest first: regular files only."""
+    stamped = re.compile(re.escape(path.name) + r"\.bak-(\d{8}-\d{6})(?:-(\d+))?")
+    found = []
+    with contextlib.suppress(OSError):
+        for each in path.parent.iterdir():
+            match = stamped.fullmatch(each.name)
+            if match and not each.is_symlink() and each.is_file():
+                found.append(((match.group(1), int(match.group(2) or 0)), each))
+    return [each for _, each in sorted(found, reverse=True)]
+
+
+Spot = tuple[str, ...]  # where a container is in the settings: its keys from the top
+
+
+def settle(
+    path: Path, data: dict[str, Any], emptied: list[Spot], made: list[Spot] | None, held: Callable[[Any, Spot], bool]
+) -> tuple[dict[str, Any], Path | None, bool]:
+    """``data``, brain's entries taken out, less the containers they leave empty (``emptied``,
+    innermost first) that install made: those of ``made``, what the record says (None: there is
+    no record, an older brain's install, or another BRAIN_HOME's), and those brain's backups
+    of the file show install made. A backup equal to ``data`` but for some of them is the file
+    before install; with no record, so is the newest backup without brain's entry that is in a
+    container now (``held``): every later one was taken with that entry in the file. What it
+    returns: that data, the backup holding it (None when none does, or when the file's layout
+    has changed since: the user's own edit), and whether brain has any backup of the file."""
+    backups = backups_of(path)[:BACKUPS_READ]
+    known, made = made is not None, made or []
+    optional = [spot for spot in emptied if spot not in made]
+    variants = []
+    for mask in range(2 ** len(optional)):
+        drops = set(made) | {spot for i, spot in enumerate(optional) if mask >> i & 1}
+        variant = _without(data, [spot for spot in emptied if spot in drops])
+        if variant is not None:
+            variants.append(variant)
+    fallback = _without(data, [spot for spot in emptied if spot in made], strict=False)
+    assert fallback is not None  # not strict: never None
+    try:
+        layout = _layout(Path(os.path.realpath(path)).read_bytes().decode("utf-8", "replace"))
+    except OSError:
+        return fallback, None, bool(backups)
+    read: list[Any] = []
+    for backup in backups:
+        try:
+            raw = backup.read_bytes()
+            before = load_settings(backup)
+        except (OSError, ConfigError):
+            before = raw = None
+        read.append(before)
+        for variant in variants if before is not None else ():
+            # == first: fast, and it tells most apart; then the order of the keys too
+            if variant == before and json.dumps(variant) == json.dumps(before):
+                text = (raw or b"").decode("utf-8", "replace")
+                # a blank file has no layout the user chose: install gave it brain's
+                same_layout = _layout(text) == layout or not text.removeprefix(BOM).strip()
+                return variant, backup if same_layout else None, True
+    if known:
+        return fallback, None, bool(backups)
+    found: list[Spot] = []
+    for spot in emptied:
+        for before in read:
+            if before is None:  # unread, it may be the one: nothing is known
+                break
+            if not held(before, spot):
+                if not _has(before, spot):
+                    found.append(spot)
+                break
+    settled = _without(data, found, strict=False)
+    assert settled is not None
+    return settled, None, bool(backups)
+
+
+def _has(data: dict[str, Any], spot: Spot) -> bool:
+    here: Any = data
+    for key in spot:
+        if not isinstance(here, dict) or key not in here:
+            return False
+        here = here[key]
+    return True
+
+
+def _without(data: dict[str, Any], spots: list[Spot], *, strict: bool = True) -> dict[str, Any] | None:
+    """``data`` less the empty containers at ``spots`` (copied where they change); one that is
+    not empty by then stays, or, ``strict``, makes it None: no state the file had."""
+    out = dict(data)
+    for spot in spots:
+        parent: Any = out
+        for key in spot[:-1]:
+            child = parent.get(key) if isinstance(parent, dict) else None
+            if not isinstance(child, dict):
+                break
+            parent[key] = child = dict(child)
+            parent = child
+        else:
+            if isinstance(parent, dict) and spot[-1] in parent and not parent[spot[-1]]:
+                del parent[spot[-1]]
+                continue
+        if strict:
+            return None
+    return out
 
 
 def _replace(target: Path, content: bytes, original: os.stat_result | None, *, private: bool = False) -> None:
@@ -433,12 +551,14 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
     """Add (or update) brain's hooks, ``kind`` → command, in one edit of ``path``: one write and
     one backup holding the file as it was (two installs in a row left a second backup holding the
     first one's half-done file, the only backup of a file that did not exist before)."""
-    with editing(path, create=True):
+    with editing(path, create=True) as new_folder:
         loaded = load_settings(path)
         existed = loaded is not None
         data = loaded if loaded is not None else {}
         _same_database(data, path, commands)
         made = _would_make(data, existed, commands)
+        if new_folder and not existed:
+            made.add(FOLDER)
         messages, changed = [], False
         for kind, command in commands.items():
             message, edited = _install(data, path, command, kind)
@@ -579,6 +699,7 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     hooks = data.get("hooks")
     made = MADE.made(path)
     removed: list[str] = []
+    emptied: list[Spot] = []  # the containers brain's hooks were in that they leave empty
     for kind in kinds:
         event, what = HOOKS[kind]
         groups = hooks.get(event) if isinstance(hooks, dict) else None
@@ -587,23 +708,83 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
             continue
         assert isinstance(hooks, dict) and isinstance(groups, list)  # ours is empty otherwise
         _drop(groups, ours)
-        if not groups and f"hooks.{event}" in made:  # the list install made; one of the user's stays
-            del hooks[event]
+        if not groups:
+            emptied.append(("hooks", event))
         removed += [f"removed the {what} from {path}:"] + [f"  - {hook.get('command')}" for _, hook in ours]
     if not removed:
         names = " or ".join(HOOKS[kind][1] for kind in kinds)
         return Change(path, False, f"not installed in {path}: no brain {names} found")
-    if isinstance(hooks, dict) and not hooks and "hooks" in made:
-        del data["hooks"]
+    if isinstance(hooks, dict) and set(hooks) <= {spot[-1] for spot in emptied}:
+        emptied.append(("hooks",))
     # What install made is brain's while a hook of brain's is in the file; after that, whatever
     # is left in it (the user's hooks put in a list install made) is the user's.
     left = isinstance(hooks, dict) and any(
         isinstance(hooks.get(event), list) and _our_entries(hooks[event], kind) for kind, (event, _) in HOOKS.items()
     )
-    if not data and FILE in made and not left and not path.is_symlink():
-        path.unlink()  # nothing in it but what brain put there
-        MADE.forget(path)
-        return Change(path, True, "\n".join(removed) + f"\nremoved {path}: brain hook install had made it")
-    backup = save_settings(path, data, True)
+    # the list install made, and "hooks"; one of the user's stays
+    spots = [spot for spot in emptied if ".".join(spot) in made]
+    tail, backup = put_back(path, data, emptied, spots, made, _holds_ours, left=left, installer="brain hook install")
     MADE.forget(path, None if not left else [f"hooks.{HOOKS[kind][0]}" for kind in kinds])
-    return Change(path, True, "\n".join(removed) + f"\nbackup: {backup}", backup)
+    return Change(path, True, "\n".join(removed) + tail, backup)
+
+
+def _holds_ours(data: Any, spot: Spot) -> bool:
+    """Whether the settings ``data`` hold a hook of brain's in ``spot``: "hooks", an event's list."""
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    kinds = [kind for kind, (event, _) in HOOKS.items() if spot in (("hooks",), ("hooks", event))]
+    return isinstance(hooks, dict) and any(
+        isinstance(hooks.get(HOOKS[kind][0]), list) and _our_entries(hooks[HOOKS[kind][0]], kind) for kind in kinds
+    )
+
+
+def put_back(
+    path: Path,
+    data: dict[str, Any],
+    emptied: list[Spot],
+    spots: list[Spot],
+    made: set[str],
+    held: Callable[[Any, Spot], bool],
+    *,
+    left: bool,
+    installer: str,
+) -> tuple[str, Path | None]:
+    """Write ``data``, brain's entries taken out of it, back to ``path``, less what brain's install
+    made for them (``settle``): ``spots``, the containers of ``emptied`` the record names, and
+    the file (``made``); ``left``: brain still has an entry in the file, and it stays. What it
+    says of it, and the backup taken. Where a backup brain took holds the file as it now is
+    (what it was before install), the file gets its bytes back, and that backup, the same,
+    goes: no backup taken either, the file lost nothing of the user's."""
+    settled, same, backed_up = settle(path, data, emptied, spots if made else None, held)
+    # No record (an older brain's install) and no backup: install backs up every file it changes,
+    # so brain made this one, and nothing but the containers of its entries is left in it.
+    if not made and not backed_up and _without(data, emptied) == {} and not path.is_symlink():
+        settled, made = {}, {FILE}
+    if not settled and FILE in made and not left:
+        target = Path(os.path.realpath(path))  # of a link, what the link names: brain made that
+        try:
+            target.unlink()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot remove {path}, which {installer} made: {exc.strerror or exc}; it is unchanged"
+            ) from exc
+        folder = ""
+        if FOLDER in made:
+            with contextlib.suppress(OSError):  # not empty: something else is in it now, and it stays
+                target.parent.rmdir()
+                folder = f", and its folder {target.parent}"
+        return f"\nremoved {path}: {installer} had made it{folder}", None
+    if same is not None:
+        try:
+            raw = same.read_bytes()
+        except OSError:
+            same = None
+        else:
+            save_settings(path, settled, True, exactly=raw)
+            with contextlib.suppress(OSError):
+                same.unlink()
+            return (
+                f"\n{path} is back as it was before {installer}; its backup {same.name}, the same bytes, is removed",
+                None,
+            )
+    backup = save_settings(path, settled, True)
+    return f"\nbackup: {backup}", backup

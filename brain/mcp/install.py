@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..install_record import FILE, InstallRecord
+from ..install_record import FILE, FOLDER, InstallRecord
 from ..ledger.install import (
     Change,
+    Spot,
     brain_executable,
     editing,
     is_brain_program,
     load_settings,
     pinned_env,
+    put_back,
     save_settings,
     working_directory,
 )
@@ -93,11 +95,11 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def install(path: Path, entry: dict[str, Any], name: str = NAME) -> Change:
     """Add (or update) the ``name`` server in the MCP config at ``path``."""
-    with editing(path, create=True):
-        return _install(path, entry, name)
+    with editing(path, create=True) as new_folder:
+        return _install(path, entry, name, new_folder)
 
 
-def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
+def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> Change:
     existed = path.exists()
     data = load_settings(path) or {}
     made = FILE if not existed else "key" if "mcpServers" not in data else None
@@ -113,7 +115,7 @@ def _install(path: Path, entry: dict[str, Any], name: str) -> Change:
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if made:
-        MADE.remember(path, [made])
+        MADE.remember(path, [made, FOLDER] if new_folder and made == FILE else [made])
     if old is None:
         message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
     else:
@@ -145,18 +147,21 @@ def _uninstall(path: Path, name: str) -> Change:
     removed = f"removed the MCP server {name!r} from {path}:\n  - {_shown(old)}"
     # Only what brain's install made goes: an "mcpServers" the user (or Claude Code) had stays,
     # empty, and so does every other key, in its order.
-    if not servers and made:
-        del data["mcpServers"]
-    if not data and FILE in made and not path.is_symlink():
-        path.unlink()  # nothing in it but what brain put there
-        MADE.forget(path)
-        return Change(path, True, removed + f"\nremoved {path}: brain mcp install had made it")
-    backup = save_settings(path, data, True)
+    emptied: list[Spot] = [] if servers else [("mcpServers",)]
+    spots = emptied if "key" in made or FILE in made else []
     # What install made is brain's while a server of brain's is in the file (another --name):
     # the last one's uninstall takes it away.
-    if not any(is_ours(each) for each in servers.values()):
+    left = any(is_ours(each) for each in servers.values())
+    tail, backup = put_back(path, data, emptied, spots, made, _holds_ours, left=left, installer="brain mcp install")
+    if not left:
         MADE.forget(path)
-    return Change(path, True, removed + f"\nbackup: {backup}", backup)
+    return Change(path, True, removed + tail, backup)
+
+
+def _holds_ours(data: Any, spot: Spot) -> bool:
+    """Whether the config ``data`` holds a server of brain's (in "mcpServers", the one ``spot``)."""
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    return isinstance(servers, dict) and any(is_ours(each) for each in servers.values())
 
 
 # What brain's install made here (the file, or its "mcpServers" key): uninstall takes away
