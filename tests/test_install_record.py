@@ -6,6 +6,7 @@ import json
 import multiprocessing
 from pathlib import Path
 
+from brain.ledger import install as hook_setup
 from brain.mcp import install as mcp_setup
 
 WORKERS = 6
@@ -72,3 +73,48 @@ def test_mcp_installs_in_processes_at_once_keep_each_others_record(tmp_path, bra
     assert shared.read_text() == original
     assert not any((tmp_path / f"p{w}").exists() for w in range(WORKERS))  # the folders install made too
     assert json.loads((brain_home / "mcp-installs.json").read_text()) == {}
+
+
+STOP = "/opt/brain/bin/brain hook stop"
+
+
+def _hook_worker(worker: int, root: str, barrier, errors) -> None:
+    """Installs, then uninstalls, brain's Stop hook in a project of its own, each step started
+    with every other worker's at once."""
+    try:
+        own = Path(root) / f"p{worker}" / ".claude" / "settings.json"
+        for _ in range(ROUNDS):
+            barrier.wait(60)
+            hook_setup.install(own, STOP)
+            barrier.wait(60)
+            hook_setup.uninstall(own)
+        barrier.wait(60)
+        hook_setup.install(own, STOP)
+        barrier.wait(60)  # all installed: the parent looks
+    except BaseException as exc:
+        errors.put(f"{worker}: {exc!r}")
+        barrier.abort()
+
+
+def test_hook_installs_in_processes_at_once_keep_each_others_record(tmp_path, brain_home):
+    context = multiprocessing.get_context("fork")
+    barrier, errors = context.Barrier(WORKERS + 1), context.Queue()
+    workers = [context.Process(target=_hook_worker, args=(w, str(tmp_path), barrier, errors)) for w in range(WORKERS)]
+    for process in workers:
+        process.start()
+    try:
+        for _ in range(2 * ROUNDS + 2):
+            barrier.wait(120)
+    except BaseException:
+        barrier.abort()
+        raise
+    finally:
+        for process in workers:
+            process.join(120)
+    assert errors.empty(), errors.get()
+    record = json.loads((brain_home / "hook-installs.json").read_text())
+    made = ["file", "folder", "hooks", "hooks.Stop"]
+    assert record == {str(tmp_path / f"p{w}" / ".claude" / "settings.json"): made for w in range(WORKERS)}
+    for w in range(WORKERS):
+        hook_setup.uninstall(tmp_path / f"p{w}" / ".claude" / "settings.json")
+    assert not list(tmp_path.glob("p*/.claude")) and json.loads((brain_home / "hook-installs.json").read_text()) == {}
