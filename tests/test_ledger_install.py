@@ -165,8 +165,11 @@ def test_settings_the_rewrite_would_change_are_refused_in_one_line(tmp_path, tex
         '{\n\t"model": "opus"\n}\n',
         '{"model":"opus","n":[1,2]}',
         '{"model": "opus", "n": [1, 2]}\n',
+        # came back as {}, and as "é", 1.5 and {"a": 1}: the backup's bytes are put back now
+        "",
+        '{\n  "name": "caf\\u00e9",\n  "ratio": 1.50,\n  "x": {"a":1}\n}\n',
     ],
-    ids=["claude-code", "four-spaces", "tab", "compact", "one-line"],
+    ids=["claude-code", "four-spaces", "tab", "compact", "one-line", "empty", "escapes"],
 )
 def test_install_then_uninstall_gives_back_the_same_bytes(tmp_path, text):
     path = tmp_path / "settings.json"
@@ -174,7 +177,7 @@ def test_install_then_uninstall_gives_back_the_same_bytes(tmp_path, text):
     setup.install(path, CMD)
     setup.install(path, "BRAIN_VAULT=/v /opt/brain/bin/brain hook prompt", "prompt")
     setup.uninstall(path)
-    assert path.read_text(encoding="utf-8") == text
+    assert path.read_text(encoding="utf-8") == text and not list(tmp_path.glob("settings.json.bak-*"))
 
 
 @pytest.mark.parametrize(
@@ -919,7 +922,10 @@ def test_an_older_brains_install_uninstalls_to_the_file_as_it_was(tmp_path, monk
         assert not path.exists() and not _backups(path) and "brain hook install had made it" in change.message
     elif edited is None:
         assert path.read_bytes() == before.encode() and not _backups(path)
-        assert "is back as it was before brain hook install" in change.message
+        assert (
+            "is back as it was before brain hook install; brain's backups of it, holding nothing more, are removed"
+            in change.message
+        )
     else:  # the user's edit stays, and so does every backup: none holds the file as it is now
         assert json.loads(path.read_text()) == json.loads(edited)  # install's backup had no "hooks"
         assert len(_backups(path)) == 2 and change.backup in _backups(path)
@@ -956,6 +962,24 @@ def test_a_claude_folder_install_made_goes_with_the_file_and_no_other(tmp_path, 
     (folder / "settings.local.json").write_text("{}")  # Claude Code put a file of its own there since
     setup.uninstall(folder / "settings.json")
     assert [each.name for each in folder.iterdir()] == ["settings.local.json"]
+
+
+def test_a_file_install_made_goes_with_the_backups_of_brains_updates_and_no_other(tmp_path, monkeypatch):
+    # An install that updated brain's hook (another BRAIN_HOME) backed up the file holding brain's
+    # hook alone; it stayed, with the folder, when uninstall removed the file install had made.
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".claude" / "settings.json"
+    setup.install(path, CMD)
+    assert setup.install(path, "BRAIN_HOME=/h " + CMD).backup is not None
+    setup.uninstall(path)
+    assert not path.parent.exists()
+    path.parent.mkdir()
+    mine = path.with_name("settings.json.bak-20200101-000000")
+    mine.write_text('{"model": "opus"}')  # a backup of a state with something of the user's in it
+    setup.install(path, CMD)
+    setup.install(path, "BRAIN_HOME=/h " + CMD)
+    setup.uninstall(path)
+    assert [each.name for each in path.parent.iterdir()] == [mine.name]
 
 
 def test_a_link_to_a_file_install_made_is_left_as_it_was(tmp_path):

@@ -455,6 +455,7 @@ def test_the_key_install_made_goes_with_the_last_of_brains_servers(toy_vault, tm
     for name in ("brain", "notes"):
         assert CliRunner().invoke(cli, ["mcp", "uninstall", "--user", "--name", name]).exit_code == 0
     assert claude.read_text(encoding="utf-8") == json.dumps(CLAUDE_JSON, indent=2)
+    assert not list(tmp_path.glob(".claude.json.bak-*"))  # each held it, or it and brain's servers
 
 
 def test_without_the_record_of_what_install_made_uninstall_removes_the_entry_alone(toy_vault, tmp_path, monkeypatch):

@@ -418,22 +418,29 @@ Spot = tuple[str, ...]  # where a container is in the settings: its keys from th
 
 
 def settle(
-    path: Path, data: dict[str, Any], emptied: list[Spot], made: list[Spot] | None, held: Callable[[Any, Spot], bool]
-) -> tuple[dict[str, Any], Path | None, bool]:
+    path: Path,
+    data: dict[str, Any],
+    emptied: list[Spot],
+    made: list[Spot] | None,
+    held: Callable[[Any, Spot], bool],
+    strip: Callable[[dict[str, Any]], dict[str, Any]],
+) -> tuple[dict[str, Any], list[Path], bool]:
     """``data``, brain's entries taken out, less the containers they leave empty (``emptied``,
     innermost first) that install made: those of ``made``, what the record says (None: there is
     no record, an older brain's install, or another BRAIN_HOME's), and those brain's backups
     of the file show install made. A backup equal to ``data`` but for some of them is the file
     before install; with no record, so is the newest backup without brain's entry that is in a
     container now (``held``): every later one was taken with that entry in the file. What it
-    returns: that data, the backup holding it (None when none does, or when the file's layout
-    has changed since: the user's own edit), and whether brain has any backup of the file."""
+    returns: that data; the backup holding it (none when none does, or when the file's layout
+    has changed since: the user's own edit), then those taken since that, brain's entries taken
+    out (``strip``), hold it too (a second install's: the file then held nothing more than
+    brain's entries, and the user's all are in it now); and whether brain has any backup of the file."""
     backups = backups_of(path)[:BACKUPS_READ]
     known, made = made is not None, made or []
     optional = [spot for spot in emptied if spot not in made]
     variants = []
     for mask in range(2 ** len(optional)):
-        drops = set(made) | {spot for i, spot in enumerate(optional) if mask >> i & 1}
+        drops = set(made) | set(_pick(optional, mask))
         variant = _without(data, [spot for spot in emptied if spot in drops])
         if variant is not None:
             variants.append(variant)
@@ -442,7 +449,7 @@ def settle(
     try:
         layout = _layout(Path(os.path.realpath(path)).read_bytes().decode("utf-8", "replace"))
     except OSError:
-        return fallback, None, bool(backups)
+        return fallback, [], bool(backups)
     read: list[Any] = []
     for backup in backups:
         try:
@@ -450,16 +457,19 @@ def settle(
             before = load_settings(backup)
         except (OSError, ConfigError):
             before = raw = None
-        read.append(before)
         for variant in variants if before is not None else ():
-            # == first: fast, and it tells most apart; then the order of the keys too
-            if variant == before and json.dumps(variant) == json.dumps(before):
+            if _same(variant, before):
                 text = (raw or b"").decode("utf-8", "replace")
                 # a blank file has no layout the user chose: install gave it brain's
-                same_layout = _layout(text) == layout or not text.removeprefix(BOM).strip()
-                return variant, backup if same_layout else None, True
+                if not (_layout(text) == layout or not text.removeprefix(BOM).strip()):
+                    return variant, [], True
+                since = [
+                    backups[i] for i, each in enumerate(read) if each is not None and _only(strip(each), data, emptied)
+                ]
+                return variant, [backup, *since], True
+        read.append(before)
     if known:
-        return fallback, None, bool(backups)
+        return fallback, [], bool(backups)
     found: list[Spot] = []
     for spot in emptied:
         for before in read:
@@ -471,7 +481,24 @@ def settle(
                 break
     settled = _without(data, found, strict=False)
     assert settled is not None
-    return settled, None, bool(backups)
+    return settled, [], bool(backups)
+
+
+def _only(before: dict[str, Any], data: dict[str, Any], emptied: list[Spot]) -> bool:
+    """Whether ``before`` (a backup, brain's entries taken out) is ``data`` with some of the
+    containers ``emptied`` dropped: it holds nothing the file does not."""
+    states = (_without(data, _pick(emptied, mask)) for mask in range(2 ** len(emptied)))
+    return any(state is not None and _same(before, state) for state in states)
+
+
+def _pick(spots: list[Spot], mask: int) -> list[Spot]:
+    """The spots whose bits are set in ``mask``, in their order."""
+    return [spot for i, spot in enumerate(spots) if mask >> i & 1]
+
+
+def _same(one: Any, other: Any) -> bool:
+    """Equal, and the keys in the same order: == first, fast, and it tells most apart."""
+    return bool(one == other and json.dumps(one) == json.dumps(other))
 
 
 def _has(data: dict[str, Any], spot: Spot) -> bool:
@@ -724,9 +751,21 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     )
     # the list install made, and "hooks"; one of the user's stays
     spots = [spot for spot in emptied if ".".join(spot) in made]
-    tail, backup = put_back(path, data, emptied, spots, made, _holds_ours, left=left, installer="brain hook install")
+    tail, backup = put_back(
+        path, data, emptied, spots, made, _holds_ours, _stripped, left=left, installer="brain hook install"
+    )
     MADE.forget(path, None if not left else [f"hooks.{HOOKS[kind][0]}" for kind in kinds])
     return Change(path, True, "\n".join(removed) + tail, backup)
+
+
+def _stripped(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (read from a backup: changed in place) without brain's hooks."""
+    hooks = data.get("hooks")
+    for kind in HOOKS:
+        groups = hooks.get(HOOKS[kind][0]) if isinstance(hooks, dict) else None
+        if isinstance(groups, list):
+            _drop(groups, _our_entries(groups, kind))
+    return data
 
 
 def _holds_ours(data: Any, spot: Spot) -> bool:
@@ -745,6 +784,7 @@ def put_back(
     spots: list[Spot],
     made: set[str],
     held: Callable[[Any, Spot], bool],
+    strip: Callable[[dict[str, Any]], dict[str, Any]],
     *,
     left: bool,
     installer: str,
@@ -753,9 +793,11 @@ def put_back(
     made for them (``settle``): ``spots``, the containers of ``emptied`` the record names, and
     the file (``made``); ``left``: brain still has an entry in the file, and it stays. What it
     says of it, and the backup taken. Where a backup brain took holds the file as it now is
-    (what it was before install), the file gets its bytes back, and that backup, the same,
-    goes: no backup taken either, the file lost nothing of the user's."""
-    settled, same, backed_up = settle(path, data, emptied, spots if made else None, held)
+    (what it was before install), the file gets its bytes back, and that backup goes, with those
+    taken since that hold nothing more than it and brain's entries (``strip``); no backup is
+    taken either: the file lost nothing of the user's. A file brain made goes with its backups
+    of that kind, and the folder brain made for it when nothing else is in it."""
+    settled, same, backed_up = settle(path, data, emptied, spots if made else None, held, strip)
     # No record (an older brain's install) and no backup: install backs up every file it changes,
     # so brain made this one, and nothing but the containers of its entries is left in it.
     if not made and not backed_up and _without(data, emptied) == {} and not path.is_symlink():
@@ -768,23 +810,28 @@ def put_back(
             raise ConfigError(
                 f"cannot remove {path}, which {installer} made: {exc.strerror or exc}; it is unchanged"
             ) from exc
+        for taken in backups_of(path)[:BACKUPS_READ]:  # an update's: brain's entries, nothing more
+            with contextlib.suppress(OSError, ConfigError):
+                before = load_settings(taken)
+                if before is not None and _only(strip(before), data, emptied):
+                    taken.unlink()
         folder = ""
         if FOLDER in made:
             with contextlib.suppress(OSError):  # not empty: something else is in it now, and it stays
                 target.parent.rmdir()
                 folder = f", and its folder {target.parent}"
         return f"\nremoved {path}: {installer} had made it{folder}", None
-    if same is not None:
-        try:
-            raw = same.read_bytes()
-        except OSError:
-            same = None
-        else:
+    if same:
+        with contextlib.suppress(OSError):
+            raw = same[0].read_bytes()
             save_settings(path, settled, True, exactly=raw)
-            with contextlib.suppress(OSError):
-                same.unlink()
+            for each in same:
+                with contextlib.suppress(OSError):
+                    each.unlink()
+            names = ", ".join(each.name for each in same)
             return (
-                f"\n{path} is back as it was before {installer}; its backup {same.name}, the same bytes, is removed",
+                f"\n{path} is back as it was before {installer}; brain's backups of it, holding nothing more, "
+                f"are removed: {names}",
                 None,
             )
     backup = save_settings(path, settled, True)

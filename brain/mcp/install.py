@@ -152,10 +152,22 @@ def _uninstall(path: Path, name: str) -> Change:
     # What install made is brain's while a server of brain's is in the file (another --name):
     # the last one's uninstall takes it away.
     left = any(is_ours(each) for each in servers.values())
-    tail, backup = put_back(path, data, emptied, spots, made, _holds_ours, left=left, installer="brain mcp install")
+
+    tail, backup = put_back(
+        path, data, emptied, spots, made, _holds_ours, _stripped, left=left, installer="brain mcp install"
+    )
     if not left:
         MADE.forget(path)
     return Change(path, True, removed + tail, backup)
+
+
+def _stripped(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (read from a backup: changed in place) without brain's servers."""
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict):
+        for name in [name for name, entry in servers.items() if is_ours(entry)]:
+            del servers[name]
+    return data
 
 
 def _holds_ours(data: Any, spot: Spot) -> bool:
