@@ -33,10 +33,13 @@ def main() -> None:
     from brain.ledger.install import BACKUPS_READ, backups_of
     from brain.mcp import install as setup
 
-    projects = int(args.mb * 1e6 / 5_000)
+    projects = int(args.mb * 1e6 / 1_950)  # each project's entry of this shape, about 1.95 KB
+    history = [{"display": f"fix the build, step {j}", "pastedContents": {}} for j in range(20)]
     data = {
         "numStartups": 1,
-        "projects": {f"/home/me/p{i}": {"history": [{"display": "x" * 200}] * 20} for i in range(projects)},
+        "projects": {
+            f"/home/me/p{i}": {"history": history, "allowedTools": [], "lastCost": 0.5} for i in range(projects)
+        },
     }
     size = 0.0
     timings: dict[str, list[float]] = {"install": [], "uninstall, backups read": [], "uninstall, no backup": []}

@@ -398,7 +398,8 @@ def _backup(path: Path, target: Path, original: os.stat_result) -> Path:
     return backup
 
 
-# The newest backups uninstall compares: each of a 10 MB ~/.claude.json adds ~0.1 s (bench/uninstall_backups_cost.py).
+# The most backups uninstall reads, newest first: each is parsed, which takes as long as the file
+# itself does (bench/uninstall_backups_cost.py).
 BACKUPS_READ = 5
 
 
@@ -452,11 +453,7 @@ def settle(
         return fallback, [], bool(backups)
     read: list[Any] = []
     for backup in backups:
-        try:
-            raw = backup.read_bytes()
-            before = load_settings(backup)
-        except (OSError, ConfigError):
-            before = raw = None
+        raw, before = _read_backup(backup)
         for variant in variants if before is not None else ():
             if _same(variant, before):
                 text = (raw or b"").decode("utf-8", "replace")
@@ -468,6 +465,9 @@ def settle(
                 ]
                 return variant, [backup, *since], True
         read.append(before)
+        # the file before the newest install of brain's entries: one older would be before an earlier one
+        if before is not None and emptied and not any(held(before, spot) for spot in emptied):
+            break
     if known:
         return fallback, [], bool(backups)
     found: list[Spot] = []
@@ -482,6 +482,21 @@ def settle(
     settled = _without(data, found, strict=False)
     assert settled is not None
     return settled, [], bool(backups)
+
+
+def _read_backup(backup: Path) -> tuple[bytes | None, dict[str, Any] | None]:
+    """A backup's bytes and settings, None for what cannot be read: plain json.loads, without
+    load_settings' checks, which install made of the file it backed up (a fifth faster)."""
+    try:
+        raw = backup.read_bytes()
+    except OSError:
+        return None, None
+    try:
+        text = raw.decode("utf-8").removeprefix(BOM)
+        data = json.loads(text) if text.strip() else {}
+    except (ValueError, RecursionError):
+        return raw, None
+    return raw, data if isinstance(data, dict) else None
 
 
 def _only(before: dict[str, Any], data: dict[str, Any], emptied: list[Spot]) -> bool:
@@ -811,9 +826,9 @@ def put_back(
                 f"cannot remove {path}, which {installer} made: {exc.strerror or exc}; it is unchanged"
             ) from exc
         for taken in backups_of(path)[:BACKUPS_READ]:  # an update's: brain's entries, nothing more
-            with contextlib.suppress(OSError, ConfigError):
-                before = load_settings(taken)
-                if before is not None and _only(strip(before), data, emptied):
+            before = _read_backup(taken)[1]
+            if before is not None and _only(strip(before), data, emptied):
+                with contextlib.suppress(OSError):
                     taken.unlink()
         folder = ""
         if FOLDER in made:
