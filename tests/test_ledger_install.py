@@ -210,6 +210,18 @@ def test_a_windows_editors_crlf_and_bom_are_kept(tmp_path, raw, kind):
     assert path.read_bytes() == raw
 
 
+@pytest.mark.parametrize(
+    "text, spaced",
+    [('{"model": "opus"}', '"opus", "hooks": {"Stop": [{"hooks": '), ('{"model":"opus"}', '"opus","hooks":{')],
+)
+def test_a_one_line_file_of_one_key_is_spaced_as_its_colon(tmp_path, text, spaced):
+    # {"model": "opus"} became {"model": "opus","hooks": {"Stop": [{"hooks": …: no comma to go by, none spaced
+    path = tmp_path / "settings.json"
+    path.write_text(text, encoding="utf-8")
+    setup.install(path, CMD)
+    assert spaced in path.read_text(encoding="utf-8") and "\n" not in path.read_text(encoding="utf-8")
+
+
 def test_settings_nested_too_deeply_are_one_line_not_a_traceback(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")

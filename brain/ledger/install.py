@@ -370,7 +370,10 @@ def _layout(text: str) -> tuple[dict[str, Any], str, str, str]:
     end = "\n" if text.endswith("\n") else ""
     body = text.removeprefix(BOM).strip()
     if body and "\n" not in body:  # one line: as compact as it was
-        return {"separators": (", " if ", " in body else ",", ": " if '": ' in body else ":")}, end, newline, mark
+        colon = ": " if '": ' in body else ":"
+        # one key has no comma to go by: spaced as its colon is ({"a": 1,"hooks": …} read badly)
+        comma = ", " if ", " in body else "," if "," in body else colon.replace(":", ",")
+        return {"separators": (comma, colon)}, end, newline, mark
     indent = re.search(r"\n([ \t]+)\S", body)
     return {"indent": indent.group(1) if indent else 2}, end, newline, mark
 
