@@ -294,6 +294,27 @@ def test_concurrent_installs_each_keep_the_others_change(tmp_path, monkeypatch):
     assert sorted(servers) == ["mine", "s0", "s1", "s2", "s3", "s4"]
 
 
+def test_an_install_that_waited_for_an_uninstall_removing_the_folder_makes_it_again(tmp_path, monkeypatch):
+    # The uninstall it waited for removed the folder brain had made: the lock it then held was on
+    # a folder gone, and the file it wrote went in a folder it made again without knowing, which
+    # its own uninstall then left.
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()  # there when it looked
+    lock, removed = setup._lock, []
+
+    def removed_while_waiting(folder):
+        fd = lock(folder)
+        if not removed:
+            removed.append(folder.rmdir())
+        return fd
+
+    monkeypatch.setattr(setup, "_lock", removed_while_waiting)
+    setup.install(path, CMD)
+    monkeypatch.setattr(setup, "_lock", lock)
+    setup.uninstall(path)
+    assert not path.parent.exists()
+
+
 def test_settings_path(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert setup.settings_path(cwd=tmp_path) == tmp_path / ".claude" / "settings.json"

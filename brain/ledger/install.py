@@ -279,26 +279,47 @@ def editing(path: Path, *, create: bool = False) -> Iterator[bool]:
     yields is whether it made that folder."""
     folder = Path(os.path.realpath(path)).parent
     made = False
-    if create:
-        try:
-            made = make_folder(path)
-        except OSError as exc:
-            where = exc.filename or folder
-            raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); nothing was changed") from exc
-    fd = None
-    if fcntl is not None:
-        try:
-            fd = os.open(folder, os.O_RDONLY)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            if fd is not None:
-                os.close(fd)
-            fd = None
+    for _ in range(10):
+        if create:
+            try:
+                made = make_folder(path) or made
+            except OSError as exc:
+                where = exc.filename or folder
+                raise ConfigError(f"cannot write {path}: {exc.strerror or exc} ({where}); nothing was changed") from exc
+        fd = _lock(folder)
+        # An uninstall this waited for may have removed the folder (brain had made it): the lock
+        # held is then on a folder gone, which the next install into a new one would not wait for.
+        if fd is None or not create or _is_folder(fd, folder):
+            break
+        os.close(fd)
+        fd = None
     try:
         yield made
     finally:
         if fd is not None:
             os.close(fd)  # closing releases the flock
+
+
+def _lock(folder: Path) -> int | None:
+    """An open descriptor of ``folder`` holding its flock, or None when none can be taken."""
+    if fcntl is None:
+        return None
+    fd = None
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        if fd is not None:
+            os.close(fd)
+        return None
+    return fd
+
+
+def _is_folder(fd: int, folder: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(folder))
+    except OSError:
+        return False
 
 
 def save_settings(path: Path, data: dict[str, Any], existed: bool, *, exactly: bytes | None = None) -> Path | None:
