@@ -118,3 +118,59 @@ def test_hook_installs_in_processes_at_once_keep_each_others_record(tmp_path, br
     for w in range(WORKERS):
         hook_setup.uninstall(tmp_path / f"p{w}" / ".claude" / "settings.json")
     assert not list(tmp_path.glob("p*/.claude")) and json.loads((brain_home / "hook-installs.json").read_text()) == {}
+
+
+def _mixed_worker(worker: int, root: str, barrier, errors) -> None:
+    """Each round, half the workers install their server while the others uninstall theirs, in
+    one project's .mcp.json (made, then removed with its folder, then made again) and one file
+    all share."""
+    try:
+        shared, project = Path(root) / "claude.json", Path(root) / "proj" / ".mcp.json"
+        for round_ in range(ROUNDS):
+            barrier.wait(60)
+            for path in (shared, project):
+                if (round_ + worker) % 2 == 0:
+                    mcp_setup.install(path, _entry(worker), f"s{worker}")
+                else:
+                    mcp_setup.uninstall(path, f"s{worker}")
+        barrier.wait(60)  # the parent looks
+        barrier.wait(60)
+        for path in (shared, project):
+            mcp_setup.uninstall(path, f"s{worker}")
+    except BaseException as exc:
+        errors.put(f"{worker}: {exc!r}")
+        barrier.abort()
+
+
+def test_mcp_installs_and_uninstalls_at_once_in_one_file(tmp_path, brain_home):
+    shared = tmp_path / "claude.json"
+    original = '{\n  "theme": "dark"\n}\n'
+    shared.write_text(original)
+    context = multiprocessing.get_context("fork")
+    barrier, errors = context.Barrier(WORKERS + 1), context.Queue()
+    workers = [context.Process(target=_mixed_worker, args=(w, str(tmp_path), barrier, errors)) for w in range(WORKERS)]
+    for process in workers:
+        process.start()
+    try:
+        for _ in range(ROUNDS + 1):
+            barrier.wait(120)
+        # installed in the last round: the workers whose turn it was
+        expected = sorted(f"s{w}" for w in range(WORKERS) if (ROUNDS - 1 + w) % 2 == 0)
+        for path in (shared, tmp_path / "proj" / ".mcp.json"):
+            assert sorted(json.loads(path.read_text())["mcpServers"]) == expected
+        record = json.loads((brain_home / "mcp-installs.json").read_text())
+        assert record[str(shared)] == ["key"] and record[str(tmp_path / "proj" / ".mcp.json")] in (
+            ["file"],
+            ["file", "folder"],
+        )
+        barrier.wait(120)
+    except BaseException:
+        barrier.abort()
+        raise
+    finally:
+        for process in workers:
+            process.join(120)
+    assert errors.empty(), errors.get()
+    assert shared.read_text() == original  # its backups of brain's changes stay: five at most are read
+    assert not (tmp_path / "proj").exists()
+    assert json.loads((brain_home / "mcp-installs.json").read_text()) == {}

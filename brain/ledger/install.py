@@ -790,10 +790,19 @@ def _uninstall(path: Path, kinds: tuple[str, ...]) -> Change:
     )
     # the list install made, and "hooks"; one of the user's stays
     spots = [spot for spot in emptied if ".".join(spot) in made]
+    lists = [f"hooks.{HOOKS[kind][0]}" for kind in kinds]
     tail, backup = put_back(
-        path, data, emptied, spots, made, _holds_ours, _stripped, left=left, installer="brain hook install"
+        path,
+        data,
+        emptied,
+        spots,
+        made,
+        _holds_ours,
+        _stripped,
+        lambda: MADE.forget(path, None if not left else lists),
+        left=left,
+        installer="brain hook install",
     )
-    MADE.forget(path, None if not left else [f"hooks.{HOOKS[kind][0]}" for kind in kinds])
     return Change(path, True, "\n".join(removed) + tail, backup)
 
 
@@ -824,6 +833,7 @@ def put_back(
     made: set[str],
     held: Callable[[Any, Spot], bool],
     strip: Callable[[dict[str, Any]], dict[str, Any]],
+    forget: Callable[[], None],
     *,
     left: bool,
     installer: str,
@@ -835,7 +845,8 @@ def put_back(
     (what it was before install), the file gets its bytes back, and that backup goes, with those
     taken since that hold nothing more than it and brain's entries (``strip``); no backup is
     taken either: the file lost nothing of the user's. A file brain made goes with its backups
-    of that kind, and the folder brain made for it when nothing else is in it."""
+    of that kind, and the folder brain made for it when nothing else is in it. ``forget`` drops
+    what the record says, once the file is written (or gone) and before the folder goes."""
     settled, same, backed_up = settle(path, data, emptied, spots if made else None, held, strip)
     # No record (an older brain's install) and no backup: install backs up every file it changes,
     # so brain made this one, and nothing but the containers of its entries is left in it.
@@ -849,11 +860,14 @@ def put_back(
             raise ConfigError(
                 f"cannot remove {path}, which {installer} made: {exc.strerror or exc}; it is unchanged"
             ) from exc
-        for taken in backups_of(path)[:BACKUPS_READ]:  # an update's: brain's entries, nothing more
+        # an update's: brain's entries, nothing more (every one: a file with nothing else is small)
+        for taken in backups_of(path):
             before = _read_backup(taken)[1]
             if before is not None and _only(strip(before), data, emptied):
                 with contextlib.suppress(OSError):
                     taken.unlink()
+        forget()
+        # Last: an install into a folder made anew does not wait for this one's lock, on this folder.
         folder = ""
         if FOLDER in made:
             with contextlib.suppress(OSError):  # not empty: something else is in it now, and it stays
@@ -867,6 +881,7 @@ def put_back(
             for each in same:
                 with contextlib.suppress(OSError):
                     each.unlink()
+            forget()
             names = ", ".join(each.name for each in same)
             return (
                 f"\n{path} is back as it was before {installer}; brain's backups of it, holding nothing more, "
@@ -874,4 +889,5 @@ def put_back(
                 None,
             )
     backup = save_settings(path, settled, True)
+    forget()
     return f"\nbackup: {backup}", backup

@@ -154,10 +154,17 @@ def _uninstall(path: Path, name: str) -> Change:
     left = any(is_ours(each) for each in servers.values())
 
     tail, backup = put_back(
-        path, data, emptied, spots, made, _holds_ours, _stripped, left=left, installer="brain mcp install"
+        path,
+        data,
+        emptied,
+        spots,
+        made,
+        _holds_ours,
+        _stripped,
+        lambda: None if left else MADE.forget(path),
+        left=left,
+        installer="brain mcp install",
     )
-    if not left:
-        MADE.forget(path)
     return Change(path, True, removed + tail, backup)
 
 
