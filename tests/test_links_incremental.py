@@ -266,7 +266,7 @@ def test_after_random_changes_the_links_and_their_history_are_what_full_resoluti
     monkeypatch.setattr(
         IndexStore,
         "links_to_resolve",
-        lambda store, *, every: full_passes.append(every) or original(store, every=every),
+        lambda store, *, every, **kw: full_passes.append(every) or original(store, every=every, **kw),
     )
     kinds = ["edit", "add", "delete", "rename", "move", "folder", "case", "aliases"]
     applied = []
@@ -562,7 +562,9 @@ def _full_passes(monkeypatch) -> list[bool]:
     passes: list[bool] = []
     original = IndexStore.links_to_resolve
     monkeypatch.setattr(
-        IndexStore, "links_to_resolve", lambda store, *, every: passes.append(every) or original(store, every=every)
+        IndexStore,
+        "links_to_resolve",
+        lambda store, *, every, **kw: passes.append(every) or original(store, every=every, **kw),
     )
     return passes
 

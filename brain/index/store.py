@@ -1077,12 +1077,40 @@ class IndexStore:
     def links_dirty(self) -> bool:
         return self.get_meta("links_dirty") == "1"
 
-    def links_to_resolve(self, *, every: bool) -> list[tuple[int, int, str, str, int | None, str]]:
+    def links_to_resolve(
+        self, *, every: bool, within: tuple[int, int] | None = None
+    ) -> list[tuple[int, int, str, str, int | None, str]]:
         """(link id, source note id, target as written, kind, target id, status): every link, or
-        those still pending."""
-        where = "" if every else f" WHERE {_UNRESOLVED} AND status = 'pending'"  # through links_unresolved
-        sql = f"SELECT id, source_id, target, kind, target_id, status FROM links{where}"
-        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(sql)]
+        those still pending; ``within``: of the notes whose ids are in this range only."""
+        where = [] if every else [f"{_UNRESOLVED} AND status = 'pending'"]  # through links_unresolved
+        if within is not None:
+            where.append("source_id BETWEEN ? AND ?")  # through links_source
+        sql = "SELECT id, source_id, target, kind, target_id, status FROM links"
+        sql += f" WHERE {' AND '.join(where)}" if where else ""
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in self.conn.execute(sql, within or ())]
+
+    def links_by_source(self, *, every: bool) -> list[tuple[int, int, int]]:
+        """(source note id, links, of them pending) of each note with links to resolve (every
+        link, or those still pending), by id: what ``linking.resolve_links`` parts them by."""
+        where = "" if every else f" WHERE {_UNRESOLVED} AND status = 'pending'"
+        sql = f"SELECT source_id, count(*), sum(status = 'pending') FROM links{where} GROUP BY source_id ORDER BY source_id"
+        return [(r[0], r[1], r[2]) for r in self.conn.execute(sql)]
+
+    @contextmanager
+    def resolution_indexes_dropped(self, updates: int) -> Iterator[None]:
+        """``_update_rows``' dropping of the indexes a link's resolution sets, for a resolution
+        made in parts whose ``updates`` together are many of the tables' rows (a first build)."""
+        dropped: list[tuple[str, str]] = []
+        if updates >= _BULK_UPDATE_FROM:
+            for table, names in _RESOLUTION_INDEXES.items():
+                largest = self.conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
+                if updates * 4 >= largest:
+                    dropped += self._index_definitions(names)
+        for name, _ in dropped:
+            self.conn.execute(f"DROP INDEX {name}")
+        yield
+        for _, sql in dropped:
+            self.conn.execute(sql)
 
     def set_link_targets(self, updates: Iterable[tuple[int | None, str, int]], names_version: str) -> None:
         """(target note id or None, status, link id) for each link whose resolution changed;
@@ -2093,6 +2121,7 @@ class IndexStore:
         full: bool,
         sources: Collection[int] = (),
         resolved: dict[tuple[int, str, str], tuple[int | None, str]] | None = None,
+        within: tuple[int, int] | None = None,
     ) -> None:
         """After links were resolved (same transaction): open edges awaiting resolution take
         their link's target; with ``full``, an open edge whose link now resolves elsewhere (its
@@ -2100,24 +2129,32 @@ class IndexStore:
         with ``sources``, the same for the open edges of those notes only (the notes whose links
         moved: every other edge still matches its link). ``resolved``, with ``full``: every
         link's resolution as the caller just made it, (source id, target, kind) → (target id,
-        status), rather than read back (a first build: all of them)."""
+        status), rather than read back (a first build: all of them). ``within``: only the edges of
+        the notes whose ids are in this range (``resolved`` then holds those notes' links)."""
         # Edges and links are matched in Python, one pass over each: in SQL each of a hub note's
         # edges scanned all of its links (a note linking 682 others made this quadratic).
+        of_range, bounds = (" AND source_id BETWEEN ? AND ?", within) if within is not None else ("", ())
         pending = self.conn.execute(
             "SELECT id, source_id, target, kind FROM link_history WHERE status = 'pending' AND recorded_to IS NULL"
+            + of_range,
+            bounds,
         ).fetchall()
         every = None
         if full:  # read once for both steps (links do not change here)
-            every = resolved if resolved is not None else self._link_resolution(None)
+            every = resolved if resolved is not None else self._link_resolution(None, within)
             # The edges to compare, read before the pending ones take their targets from the
             # same resolution: those could not differ (a first build's are all pending).
             settled: list[Sequence[Any]] = self.conn.execute(
                 f"SELECT {_EDGE_COLUMNS} FROM link_history WHERE recorded_to IS NULL AND status <> 'pending'"
+                + of_range,
+                bounds,
             ).fetchall()
         if pending:
             writers = sorted({r[1] for r in pending})
             resolution = (
-                every if every is not None else self._link_resolution(writers if len(writers) < _PART * 4 else None)
+                every
+                if every is not None
+                else self._link_resolution(writers if len(writers) < _PART * 4 else None, within)
             )
             self._update_rows(
                 "link_history",
@@ -2153,11 +2190,15 @@ class IndexStore:
             [(r[1], r[2], r[3], r[4], target, status, r[7], r[8], r[9], r[10], now) for r, (target, status) in changed],
         )
 
-    def _link_resolution(self, sources: Sequence[int] | None) -> dict[tuple[int, str, str], tuple[int | None, str]]:
+    def _link_resolution(
+        self, sources: Sequence[int] | None, within: tuple[int, int] | None = None
+    ) -> dict[tuple[int, str, str], tuple[int | None, str]]:
         """(source id, target as written, kind) → (target id, status) of resolved links, of these
-        sources (None: all)."""
+        sources (None: all, or all whose ids are ``within`` this range)."""
         sql = "SELECT source_id, target, kind, target_id, status FROM links WHERE status != 'pending'"
-        if sources is None:
+        if sources is None and within is not None:
+            rows = self.conn.execute(f"{sql} AND source_id BETWEEN ? AND ?", within).fetchall()
+        elif sources is None:
             rows = self.conn.execute(sql).fetchall()
         else:
             rows = []
