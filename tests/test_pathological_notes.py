@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import sys
 import tracemalloc
 from pathlib import Path
 
-from conftest import write
-from index_helpers import index_into
+from conftest import FakeEmbedder, write
+from index_helpers import environ, index_into
 
-from brain.index import linking
+from brain.index import indexer, linking
+from brain.index.indexer import index_vault
 from brain.index.linking import resolve_links
 from brain.index.store import IndexStore
 
@@ -48,3 +50,30 @@ def test_resolving_links_holds_a_part_of_them_not_all_of_the_vaults(tmp_path, mo
     small = _resolution_peak(tmp_path, 40)  # 1,560 links
     large = _resolution_peak(tmp_path, 80)  # 6,320 links
     assert large < 1.8 * small, (small, large)
+
+
+def test_a_note_of_more_chunks_than_a_batch_shows_its_embedding(tmp_path, monkeypatch):
+    """The bar counts notes, moved after each batch is embedded: a note of 10 MB (11,900 chunks of
+    prose, minutes of a real model's time) held it still, nothing said. A batch of more chunks
+    than one holds asks the embedder for its own bar; a batch of the usual size does not."""
+    asked: list[tuple[int, bool]] = []
+
+    class Recording(FakeEmbedder):
+        def embed_documents(self, texts, *, progress: bool = False):
+            asked.append((len(texts), progress))
+            return super().embed_documents(texts, progress=progress)
+
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 8)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    root = tmp_path / "vault"
+    write(root, "big.md", "\n\n".join(f"## Part {i}\n\n" + "words " * 300 for i in range(20)))
+    write(root, "small.md", "# Small\n\nA short note.")
+    with environ(BRAIN_HOME=str(tmp_path / "home")):
+        index_vault(root, embedder=Recording(), progress=True)
+    assert [progress for chunks, progress in sorted(asked)] == [False, True] and max(asked)[0] > 8
+
+    asked.clear()
+    write(root, "big.md", "# Big\n\nsmall now")
+    with environ(BRAIN_HOME=str(tmp_path / "home")):
+        index_vault(root, embedder=Recording(), progress=False)  # --quiet, --json: no bar
+    assert asked == [(1, False)]

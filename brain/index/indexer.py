@@ -694,7 +694,10 @@ class _Run:
                 if vector is None:
                     texts.append(wanted)
         embedder = self._ensure_embedder() if texts or self.store.get_meta("model") is None else None
-        matrix = embedder.embed_documents(texts) if embedder is not None else None
+        # The bar counts notes, moved once a batch is in: a note of more chunks than a batch
+        # holds (10 MB of prose: 11,900 chunks, minutes of a real model's time) held it still.
+        shown = self.progress and len(texts) > CHUNKS_PER_BATCH and sys.stderr.isatty()
+        matrix = embedder.embed_documents(texts, progress=shown) if embedder is not None else None
         self.report.embedded += len(texts)
         self.report.kept += len(vectors) - len(texts)
         offset = 0
