@@ -11,7 +11,7 @@ Cases (``--cases``, comma-separated; all by default):
     links-distinct  one note with 200,000 [[links]], each to another (dangling) note
     links-same      one note with 200,000 [[links]] to one normal note
     prose-50mb      a 50 MB note of prose (over BRAIN_MAX_NOTE_MB, 10)
-    prose-8mb       an 8 MB note of prose (under it: indexed whole)
+    prose-8mb       an 8 MB note of prose (under it: indexed whole); prose-1mb 1 MB (for MiniLM)
     line-20mb       one 20 MB line with no spaces; line-8mb the same at 8 MB
     nested-list     a list nested 100,000 levels ("- - - ... x") and a quote nested as deep
     headings        10,000 headings
@@ -188,6 +188,7 @@ CASES: dict[str, tuple[Callable[[Path], str], dict[str, str]]] = {
     "links-same": (links_same, {}),
     "prose-50mb": (prose_note(50), {}),
     "prose-8mb": (prose_note(8), {}),
+    "prose-1mb": (prose_note(1), {}),
     "line-20mb": (one_line(20), {}),
     "line-8mb": (one_line(8), {}),
     "nested-list": (nested_list, {}),
