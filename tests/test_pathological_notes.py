@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tracemalloc
 from pathlib import Path
@@ -77,3 +78,28 @@ def test_a_note_of_more_chunks_than_a_batch_shows_its_embedding(tmp_path, monkey
     with environ(BRAIN_HOME=str(tmp_path / "home")):
         index_vault(root, embedder=Recording(), progress=False)  # --quiet, --json: no bar
     assert asked == [(1, False)]
+
+
+def test_a_folder_too_deep_for_the_system_to_open_is_named_in_a_warning(tmp_path):
+    """A folder whose path is over the system's limit (4,096 bytes on Linux: 200 folders of 24
+    letters) cannot be listed: its notes were skipped as a read error that `brain index` only
+    counted ("1 files skipped"), naming neither the folder nor why."""
+    root = tmp_path / "vault"
+    write(root, "top.md", "# Top")
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for level in range(200):  # made a level at a time: a path this long cannot be opened whole
+            name = f"folder-level-{level:03d}-abcdef"
+            os.mkdir(name, dir_fd=folder)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        note = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+        os.write(note, b"# Deep\n\nwritten where no path reaches")
+        os.close(note)
+    finally:
+        os.close(folder)
+    report, _ = index_into(tmp_path / "home", root)
+    assert report.new == 1 and report.skipped == 1
+    warned = [w["message"] for w in report.warnings if w["path"].startswith("folder-level-000-abcdef/")]
+    assert warned == ["skipped (read-error): File name too long"], report.warnings

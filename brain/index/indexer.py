@@ -31,7 +31,17 @@ from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summ
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
 from ..text import REPORTED, shell_word
-from ..vault import IGNORE_FILE, PARSE_ERROR, Link, Skipped, VaultFile, read_note_bytes, resolve_vault, vault_file
+from ..vault import (
+    IGNORE_FILE,
+    PARSE_ERROR,
+    READ_ERROR,
+    Link,
+    Skipped,
+    VaultFile,
+    read_note_bytes,
+    resolve_vault,
+    vault_file,
+)
 from . import changes, fts_merge, postings, vectors
 from .history import Recorder
 from .linking import resolve_links
@@ -401,6 +411,12 @@ class _Run:
         plan = changes.plan(self.root, self.store, verify=self.verify, retry=self.retry)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
+        # The walk's read errors (a folder it could not list), else only counted. `brain index`'s
+        # alone: a pass of `brain serve` holds those it met before, not to say them at every save.
+        for skip in plan.skipped if self.retry else ():
+            if skip.reason == READ_ERROR:
+                self._warn(skip.path, f"skipped ({skip.reason}): {skip.detail}")
+                self.report.warned_skips += 1
         self.report.unchanged = len(plan.unchanged)
         self.report.symlinks = plan.links
         self._relink_if_fences_changed(plan.unchanged)
