@@ -18,7 +18,7 @@ Cases (``--cases``, comma-separated; all by default):
     code-5mb        a 5 MB fenced code block
     table-5mb       a 5 MB table
     folder-50k      50,000 small notes in one folder
-    deep-path       a note 250 folders deep
+    deep-path       a note 250 folders deep; too-deep the same over the system's path limit
     cyrillic-name   a file name of 255 bytes in Cyrillic
     aliases-10k     10,000 aliases in frontmatter; tags-50k 50,000 tags
     frontmatter-10mb  a 10 MB frontmatter
@@ -134,6 +134,24 @@ def deep_path(vault: Path) -> str:
     return _note(vault, "/".join(f"d{i}" for i in range(250)) + "/deep.md", f"# Deep {WORD}\n\n[[note0001]]\n")
 
 
+def too_deep(vault: Path) -> str:
+    """250 folders of 24 letters: a path over Linux's 4,096 bytes, made a level at a time."""
+    folder = os.open(vault, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for level in range(250):
+            name = f"folder-level-{level:03d}-abcdef"
+            os.mkdir(name, dir_fd=folder)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        note = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+        os.write(note, f"# Deep {WORD}\n".encode())
+        os.close(note)
+    finally:
+        os.close(folder)
+    return "deep.md"  # found by no path: never indexed
+
+
 def cyrillic_name(vault: Path) -> str:
     name = "ж" * 126 + ".md"  # 255 bytes
     assert len(name.encode()) == 255
@@ -197,6 +215,7 @@ CASES: dict[str, tuple[Callable[[Path], str], dict[str, str]]] = {
     "table-5mb": (table, {}),
     "folder-50k": (folder_50k, {}),
     "deep-path": (deep_path, {}),
+    "too-deep": (too_deep, {}),
     "cyrillic-name": (cyrillic_name, {}),
     "aliases-10k": (aliases, {}),
     "tags-50k": (tags, {}),

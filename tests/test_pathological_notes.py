@@ -54,7 +54,7 @@ def test_resolving_links_holds_a_part_of_them_not_all_of_the_vaults(tmp_path, mo
 
 
 def test_a_note_of_more_chunks_than_a_batch_shows_its_embedding(tmp_path, monkeypatch):
-    """The bar counts notes, moved after each batch is embedded: a note of 10 MB (11,900 chunks of
+    """The bar counts notes, moved after each batch is embedded: a note of 10 MB (11,600 chunks of
     prose, minutes of a real model's time) held it still, nothing said. A batch of more chunks
     than one holds asks the embedder for its own bar; a batch of the usual size does not."""
     asked: list[tuple[int, bool]] = []

@@ -711,7 +711,7 @@ class _Run:
                     texts.append(wanted)
         embedder = self._ensure_embedder() if texts or self.store.get_meta("model") is None else None
         # The bar counts notes, moved once a batch is in: a note of more chunks than a batch
-        # holds (10 MB of prose: 11,900 chunks, minutes of a real model's time) held it still.
+        # holds (10 MB of prose: 11,600 chunks, minutes of a real model's time) held it still.
         shown = self.progress and len(texts) > CHUNKS_PER_BATCH and sys.stderr.isatty()
         matrix = embedder.embed_documents(texts, progress=shown) if embedder is not None else None
         self.report.embedded += len(texts)
