@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from .links import _FENCE, fence_language, heading_of
+from .text import for_search
 
 TARGET_CHARS = 1100
 MAX_CHARS = 1600  # a section up to this size stays one chunk
@@ -35,18 +36,20 @@ class Chunk:
         return " > ".join(self.heading_path)
 
 
-def embedding_text(title: str, chunk: Chunk, path: str | None = None) -> str:
+def embedding_text(title: str, chunk: Chunk, path: str | None = None, *, searched: bool = True) -> str:
     """What the embedder sees: the note title and heading path give the chunk its context.
 
     With ``path`` (the note's vault-relative path; ``BRAIN_CHUNKING=…+path``) its folders come
     first: "Project Management > PM Software > Testing PM Software > Trello" says what a
-    three-line note is.
+    three-line note is. All of it as the index searches it (``text.for_search``: no tag
+    characters, no word split by an invisible one); ``searched=False``: as the note holds it.
     """
     head = title if not chunk.heading_path else f"{title} > {chunk.heading}"
     folders = path.split("/")[:-1] if path else []
     if folders:
         head = " > ".join(folders) + " > " + head
-    return f"{head}\n\n{chunk.text}"
+    text = f"{head}\n\n{chunk.text}"
+    return for_search(text) if searched else text
 
 
 @dataclass

@@ -224,6 +224,9 @@ CREATE TABLE meta (
 --   was done about bad input (invalid UTF-8, broken YAML, NUL bytes, ...). path_key,
 --   name_key: the casefolded path and file name without .md that link resolution files the
 --   note under (links.note_keys; m010_name_keys), to find a link's candidate notes.
+--   search_title: the title as the index searches it (text.for_search: no soft hyphen, no
+--   invisible character splitting a word, no tag characters) where that differs, else NULL
+--   (m021_search_text; chunks.search_heading, search_text and chunk_history's alike).
 CREATE TABLE notes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL UNIQUE,
@@ -237,7 +240,7 @@ CREATE TABLE notes (
     hash TEXT NOT NULL,
     warnings TEXT NOT NULL DEFAULT '[]',
     indexed_at REAL NOT NULL
-, path_key TEXT, name_key TEXT);
+, path_key TEXT, name_key TEXT, search_title TEXT);
 CREATE INDEX notes_hash ON notes (hash);
 CREATE INDEX notes_path_key ON notes (path_key);
 CREATE INDEX notes_name_key ON notes (name_key);
@@ -269,7 +272,7 @@ CREATE TABLE chunks (
     heading TEXT NOT NULL DEFAULT '',
     text TEXT NOT NULL,
     vector BLOB NOT NULL
-);
+, search_heading TEXT, search_text TEXT);
 CREATE INDEX chunks_note ON chunks (note_id, ordinal);
 
 -- links: every link as written (target, kind: wikilink | embed | markdown | property, anchor: heading
@@ -315,15 +318,16 @@ CREATE TABLE skipped (
 --   rowid = chunks.id. An external-content index (m009_compact_chunks): it keeps only the
 --   index, and reads its content, when it needs it, from the view chunks_fts_source.
 --   IndexStore.replace_chunks, the one writer of chunks, adds a note's new chunks (from the
---   view: folding ё into е on the way in; queries are folded alike), or the indexer adds a
+--   view: folding ё into е on the way in, and reading each searched form (search_title,
+--   search_heading, search_text) where there is one; queries are folded alike), or the indexer adds a
 --   whole batch's in one statement (add_to_lexical, before it commits); triggers keep it in step
 --   with deletes and note renames, handing FTS5 the old values; a note's chunks are deleted
 --   before the note (notes_delete_chunks), so that the delete can still read its title. BRAIN_FTS_TOKENIZER=trigram recreates it, when the index is empty or rebuilt, with
 --   tokenize = 'trigram' (meta fts_tokenizer).
 CREATE VIEW chunks_fts_source AS
-    SELECT c.id AS id, replace(replace(n.title, 'ё', 'е'), 'Ё', 'Е') AS title,
-           replace(replace(c.heading, 'ё', 'е'), 'Ё', 'Е') AS heading,
-           replace(replace(c.text, 'ё', 'е'), 'Ё', 'Е') AS text
+    SELECT c.id AS id, replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') AS title,
+           replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') AS heading,
+           replace(replace(coalesce(c.search_text, c.text), 'ё', 'е'), 'Ё', 'Е') AS text
     FROM chunks c JOIN notes n ON n.id = c.note_id;
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, content = 'chunks_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
@@ -331,21 +335,22 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     VALUES (
         'delete',
         old.id,
-        replace(replace((SELECT title FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е'),
-        replace(replace(old.heading, 'ё', 'е'), 'Ё', 'Е'),
-        replace(replace(old.text, 'ё', 'е'), 'Ё', 'Е')
+        replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'),
+        replace(replace(coalesce(old.search_text, old.text), 'ё', 'е'), 'Ё', 'Е')
     );
 END;
--- A changed title re-indexes the note's chunks under it; an edit of the words alone does not touch them
--- here (m013_fts_title_when_changed): its old chunks leave through chunks_fts_delete.
-CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
+-- A changed title (as searched) re-indexes the note's chunks under it; an edit of the words alone does not
+-- touch them here (m013_fts_title_when_changed): its old chunks leave through chunks_fts_delete.
+CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title, search_title ON notes
+WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
-        SELECT 'delete', id, replace(replace(old.title, 'ё', 'е'), 'Ё', 'Е'),
-               replace(replace(heading, 'ё', 'е'), 'Ё', 'Е'), replace(replace(text, 'ё', 'е'), 'Ё', 'Е')
+        SELECT 'delete', id, replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е'),
+               replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
         FROM chunks WHERE note_id = old.id;
     INSERT INTO chunks_fts (rowid, title, heading, text)
-        SELECT id, replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е'),
-               replace(replace(heading, 'ё', 'е'), 'Ё', 'Е'), replace(replace(text, 'ё', 'е'), 'Ё', 'Е')
+        SELECT id, replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е'),
+               replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
         FROM chunks WHERE note_id = new.id;
 END;
 CREATE TRIGGER notes_delete_chunks BEFORE DELETE ON notes BEGIN
@@ -441,7 +446,7 @@ CREATE TABLE chunk_history (
     heading TEXT NOT NULL DEFAULT '',
     text TEXT NOT NULL,
     vector BLOB NOT NULL
-);
+, search_title TEXT, search_heading TEXT, search_text TEXT);
 CREATE UNIQUE INDEX chunk_history_key ON chunk_history (note_id, key);
 
 -- version_chunks: each past (note_id, hash) content's chunks: chunk_ids, their chunk_history
@@ -455,19 +460,43 @@ CREATE TABLE version_chunks (
 ) WITHOUT ROWID;
 
 -- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
---   table (the text is stored once, in chunk_history), kept in step by triggers.
+--   table over the view chunk_history_fts_source (each past chunk's searched form where it has
+--   one: m021_search_text; the text is stored once, in chunk_history), kept in step by triggers.
+CREATE VIEW chunk_history_fts_source AS
+    SELECT id, coalesce(search_title, title) AS title, coalesce(search_heading, heading) AS heading,
+           coalesce(search_text, text) AS text
+    FROM chunk_history;
 CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
     title, heading, text,
-    content = 'chunk_history', content_rowid = 'id',
+    content = 'chunk_history_fts_source', content_rowid = 'id',
     tokenize = "unicode61 remove_diacritics 2"
 );
 CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (rowid, title, heading, text)
-    VALUES (new.id, new.title, new.heading, new.text);
+    VALUES (
+        new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
+        coalesce(new.search_text, new.text)
+    );
 END;
 CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
-    VALUES ('delete', old.id, old.title, old.heading, old.text);
+    VALUES (
+        'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
+        coalesce(old.search_text, old.text)
+    );
+END;
+CREATE TRIGGER chunk_history_fts_update
+AFTER UPDATE OF id, title, heading, text, search_title, search_heading, search_text ON chunk_history BEGIN
+    INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+    VALUES (
+        'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
+        coalesce(old.search_text, old.text)
+    );
+    INSERT INTO chunk_history_fts (rowid, title, heading, text)
+    VALUES (
+        new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
+        coalesce(new.search_text, new.text)
+    );
 END;
 
 -- link_history: every link a note writes, as an edge (source note, target as written, kind,
@@ -599,10 +628,12 @@ CREATE TABLE postings_log (
 CREATE TRIGGER postings_log_chunk_delete AFTER DELETE ON chunks BEGIN
     INSERT INTO postings_log (chunk_id) VALUES (old.id);
 END;
-CREATE TRIGGER postings_log_chunk_update AFTER UPDATE OF id, note_id, heading, text ON chunks BEGIN
+CREATE TRIGGER postings_log_chunk_update
+AFTER UPDATE OF id, note_id, heading, text, search_heading, search_text ON chunks BEGIN
     INSERT INTO postings_log (chunk_id) VALUES (old.id);
     INSERT INTO postings_log (chunk_id) VALUES (new.id);
 END;
-CREATE TRIGGER postings_log_title AFTER UPDATE OF title ON notes WHEN old.title IS NOT new.title BEGIN
+CREATE TRIGGER postings_log_title AFTER UPDATE OF title, search_title ON notes
+WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
     INSERT INTO postings_log (chunk_id) SELECT id FROM chunks WHERE note_id = new.id;
 END;

@@ -143,6 +143,31 @@ def for_model(text: str) -> str:
     return _invisible_judged(text, lambda m: _escape(m) if _BIDI_CONTROL.match(m.group()) else "")
 
 
+# What the index searches of a note (what is embedded, what BM25 and the names lane read) and
+# of a query, where the same rule must apply to both: a word pasted from the web split by an
+# invisible character ("pass\u200bword", a soft hyphen in "Kuber\u00adnetes") is one word to
+# the reader, but FTS5's unicode61 takes every format character (Unicode Cf) for a separator,
+# so "password" did not find it. A tag run (above) is words no one sees: it must not make a
+# note rank for them. Both go, with the bidi controls, the other invisible characters, and the
+# soft hyphen, but a joiner or mark where a script needs it (``_invisible_judged``): a Persian
+# or Malayalam word, an emoji flag, is searched as it is written.
+# The characters (and ranges, as a character class holds them) of which for_search may drop
+# some: a text holding none is searched as written (a GLOB class in SQL too: schema.py m021).
+SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
+_SEARCHED_OTHERWISE = re.compile(f"[{SEARCHED_OTHERWISE}]")
+
+
+def for_search(text: str) -> str:
+    """``text`` as the index embeds and searches it: tag characters out but an emoji flag's,
+    the soft hyphen, bidi controls and the other invisible characters dropped, but a ZWSP, ZWNJ
+    or ZWJ after a character that is not ASCII and an LRM, RLM or ALM on a line holding a
+    right-to-left letter (``for_model``'s rule). Text without any of them is returned as it is."""
+    if text.isascii() or not _SEARCHED_OTHERWISE.search(text):
+        return text
+    text = _FLAG_OR_TAGS.sub(lambda m: m.group() if m.group()[0] == "\U0001f3f4" else "", text)
+    return _invisible_judged(text.replace("\u00ad", ""), lambda m: "")
+
+
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
 # that shifts a table's columns.
 _LINE_BREAKING = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")

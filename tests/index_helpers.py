@@ -353,6 +353,50 @@ def index_db_before(directory: Path, migration: str) -> sqlite3.Connection:
     return conn
 
 
+def as_before_m021(db: Path) -> None:
+    """Put an index back as a brain from before m021 left it: no searched columns, its BM25
+    indexes over the text as stored, m021 not applied (the other migrations of it kept). A test
+    emulating an index from before an older migration calls this first."""
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import Migrations
+
+    older = Migrations("index")
+    names = [step[0] for step in INDEX_MIGRATIONS.steps]
+    older.steps = INDEX_MIGRATIONS.steps[: names.index("m021_search_text")]
+    before = sqlite3.connect(":memory:", isolation_level=None)
+    older.apply(before)
+    made = ("chunks_fts_source", "chunk_history_fts")  # first: the triggers name them
+    triggers = ("chunks_fts_delete", "chunks_fts_title", "postings_log_title", "postings_log_chunk_update")
+    triggers += ("chunk_history_fts_insert", "chunk_history_fts_delete")
+    old = dict(
+        before.execute(f"SELECT name, sql FROM sqlite_master WHERE name IN ({','.join('?' * 8)})", made + triggers)
+    )
+    before.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    for name in (*triggers, "chunk_history_fts_update"):
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("DROP VIEW chunks_fts_source")
+    conn.execute("DROP VIEW chunk_history_fts_source")
+    conn.execute("DROP TABLE chunk_history_fts")
+    for table, column in (
+        ("notes", "search_title"),
+        ("chunks", "search_heading"),
+        ("chunks", "search_text"),
+        ("chunk_history", "search_title"),
+        ("chunk_history", "search_heading"),
+        ("chunk_history", "search_text"),
+    ):
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    for name in made + triggers:
+        conn.execute(old[name])
+    for table in ("chunks_fts", "chunk_history_fts"):
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm021_search_text'")
+    conn.execute("COMMIT")
+    conn.close()
+
+
 def close_old_index_with_a_past_chunk(conn: sqlite3.Connection, note_id: int, vector: bytes) -> None:
     """Give an index ``index_db_before`` made (in a transaction) one past chunk of ``note_id``
     with this vector blob and vector files at version 7, then commit and close it: the tests

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import IndexView, history_problems, index_then_moment, open_store
+from index_helpers import IndexView, as_before_m021, history_problems, index_then_moment, open_store
 
 from brain import config
 from brain.cli import cli
@@ -514,6 +514,7 @@ def test_an_index_from_before_history_starts_it_from_its_present(tmp_path):
     write(root, "B.md", "---\nvalid_from: 2024-01-01\n---\n# B\n\nbee\n")
     index_then_moment(root)
     db = config.index_dir(root) / "index.db"
+    as_before_m021(db)  # m021 changed chunk_history after m007 and m018 made it
     conn = sqlite3.connect(db)
     conn.executescript(
         "DROP TABLE note_versions; DROP TABLE chunk_history_fts; DROP TABLE chunk_history; DROP TABLE link_history;"

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from conftest import write
-from index_helpers import history_problems, index_then_moment, open_store
+from index_helpers import as_before_m021, history_problems, index_then_moment, open_store
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -105,6 +105,7 @@ def test_a_shared_chunk_stays_while_any_version_holds_it(tmp_path, monkeypatch):
 def _unshare(db: Path) -> int:
     """Put an index back as brain left it before m018: one chunk_history row per place of each
     past content (ids after the shared ones), and m018 not applied. Returns the rows made."""
+    as_before_m021(db)  # m021 changed chunk_history after m018 made it
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         contents = conn.execute("SELECT note_id, hash, chunk_ids FROM version_chunks").fetchall()

@@ -30,7 +30,7 @@ from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
-from ..text import REPORTED, shell_word
+from ..text import REPORTED, for_search, shell_word
 from ..vault import (
     IGNORE_FILE,
     PARSE_ERROR,
@@ -690,10 +690,14 @@ class _Run:
             return {}
         title, path, chunks = found
         folders = path if self.chunk_path else None
-        return {  # a stored heading is the path joined: as one part, it embeds as it did
-            embedding_text(title, Chunk(0, (heading,) if heading else (), text), folders): vector
-            for heading, text, vector in chunks
-        }
+        kept = {}
+        for heading, text, vector in chunks:  # a stored heading is the path joined: as one part, it embeds as it did
+            written = embedding_text(title, Chunk(0, (heading,) if heading else (), text), folders, searched=False)
+            # One holding characters the index searches without (``for_search``) may have been
+            # embedded with them, by a brain from before: it is embedded again.
+            if for_search(written) == written:
+                kept[written] = vector
+        return kept
 
     def _flush(self, batch: list[_Pending]) -> None:
         """Embed a batch of notes and commit them, with their vectors and their history, in one

@@ -15,6 +15,7 @@ from itertools import accumulate
 
 from ..links import alias_key, note_keys
 from ..migrations import Migrations
+from ..text import SEARCHED_OTHERWISE, for_search
 
 INDEX_MIGRATIONS = Migrations("index")
 
@@ -861,6 +862,150 @@ def m020_past_texts_in_segments(conn: sqlite3.Connection) -> None:
                 conn.execute("UPDATE note_versions SET content = ? WHERE id = ?", (text, version_id))
 
 
+@INDEX_MIGRATIONS
+def m021_search_text(conn: sqlite3.Connection) -> None:
+    """BM25 reads a note's title, headings and text as the index searches them (``text.for_search``).
+
+    FTS5's unicode61 takes every invisible format character for a separator: "pass\\u200bword"
+    pasted from the web was "pass" and "word", a soft hyphen split "Kuber\\u00adnetes", and the
+    query "password" did not find it; tag characters (an instruction no one sees) were indexed
+    beside the words. The stored title, heading and text stay as the note holds them; where the
+    searched form differs it is kept beside them (``search_title``, ``search_heading``,
+    ``search_text``, NULL where it is the same), and the BM25 indexes read that (``searched``).
+    The past's index (chunk_history_fts) is made again over a view doing the same, its past
+    chunks given their searched form here. The notes whose title, path, headings or text hold
+    such a character are read again by the next run (the same bytes make no new version): their
+    chunks are searched and embedded so, and the other notes' chunks keep their vectors.
+    """
+    conn.executescript(
+        """
+        ALTER TABLE notes ADD COLUMN search_title TEXT;
+        ALTER TABLE chunks ADD COLUMN search_heading TEXT;
+        ALTER TABLE chunks ADD COLUMN search_text TEXT;
+        ALTER TABLE chunk_history ADD COLUMN search_title TEXT;
+        ALTER TABLE chunk_history ADD COLUMN search_heading TEXT;
+        ALTER TABLE chunk_history ADD COLUMN search_text TEXT;
+        """
+    )
+    search_past_chunks(conn)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE title GLOB ?1 OR path GLOB ?1"
+        " OR id IN (SELECT note_id FROM chunks WHERE heading GLOB ?1 OR text GLOB ?1)",
+        (SEARCHED_GLOB,),
+    )
+    title, heading, text = (
+        fold_yo(f"coalesce({prefix}search_{column}, {prefix}{column})")
+        for prefix, column in (("n.", "title"), ("c.", "heading"), ("c.", "text"))
+    )
+    conn.executescript(
+        f"""
+        DROP VIEW chunks_fts_source;
+        CREATE VIEW chunks_fts_source AS
+            SELECT c.id AS id, {title} AS title, {heading} AS heading, {text} AS text
+            FROM chunks c JOIN notes n ON n.id = c.note_id;
+        DROP TRIGGER chunks_fts_delete;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+            VALUES (
+                'delete',
+                old.id,
+                {fold_yo("(SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id)")},
+                {fold_yo("coalesce(old.search_heading, old.heading)")},
+                {fold_yo("coalesce(old.search_text, old.text)")}
+            );
+        END;
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title, search_title ON notes
+        WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+                SELECT 'delete', id, {fold_yo("coalesce(old.search_title, old.title)")},
+                       {fold_yo("coalesce(search_heading, heading)")}, {fold_yo("coalesce(search_text, text)")}
+                FROM chunks WHERE note_id = old.id;
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+                SELECT id, {fold_yo("coalesce(new.search_title, new.title)")},
+                       {fold_yo("coalesce(search_heading, heading)")}, {fold_yo("coalesce(search_text, text)")}
+                FROM chunks WHERE note_id = new.id;
+        END;
+        DROP TRIGGER postings_log_title;
+        CREATE TRIGGER postings_log_title AFTER UPDATE OF title, search_title ON notes
+        WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
+            INSERT INTO postings_log (chunk_id) SELECT id FROM chunks WHERE note_id = new.id;
+        END;
+        DROP TRIGGER postings_log_chunk_update;
+        CREATE TRIGGER postings_log_chunk_update
+        AFTER UPDATE OF id, note_id, heading, text, search_heading, search_text ON chunks BEGIN
+            INSERT INTO postings_log (chunk_id) VALUES (old.id);
+            INSERT INTO postings_log (chunk_id) VALUES (new.id);
+        END;
+        DROP TRIGGER chunk_history_fts_insert;
+        DROP TRIGGER chunk_history_fts_delete;
+        DROP TABLE chunk_history_fts;
+        CREATE VIEW chunk_history_fts_source AS
+            SELECT id, coalesce(search_title, title) AS title, coalesce(search_heading, heading) AS heading,
+                   coalesce(search_text, text) AS text
+            FROM chunk_history;
+        CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+            title, heading, text,
+            content = 'chunk_history_fts_source', content_rowid = 'id',
+            tokenize = "unicode61 remove_diacritics 2"
+        );
+        CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (rowid, title, heading, text)
+            VALUES (
+                new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
+                coalesce(new.search_text, new.text)
+            );
+        END;
+        CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+            VALUES (
+                'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
+                coalesce(old.search_text, old.text)
+            );
+        END;
+        CREATE TRIGGER chunk_history_fts_update
+        AFTER UPDATE OF id, title, heading, text, search_title, search_heading, search_text ON chunk_history BEGIN
+            INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
+            VALUES (
+                'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
+                coalesce(old.search_text, old.text)
+            );
+            INSERT INTO chunk_history_fts (rowid, title, heading, text)
+            VALUES (
+                new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
+                coalesce(new.search_text, new.text)
+            );
+        END;
+        INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild');
+        """
+    )
+
+
+# Text holding a character ``for_search`` may drop, as SQL's GLOB finds it (a few notes of a vault).
+SEARCHED_GLOB = f"*[{SEARCHED_OTHERWISE}]*"
+
+
+def search_past_chunks(conn: sqlite3.Connection) -> None:
+    """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
+    columns: m021, and a rebuild carrying the past of an index that lacked them."""
+    rows = conn.execute(
+        "SELECT id, title, heading, text FROM chunk_history WHERE title GLOB ?1 OR heading GLOB ?1 OR text GLOB ?1",
+        (SEARCHED_GLOB,),
+    ).fetchall()
+    found = [(*(searched(value) for value in row[1:]), row[0]) for row in rows]
+    conn.executemany(
+        "UPDATE chunk_history SET search_title = ?, search_heading = ?, search_text = ? WHERE id = ?",
+        [row for row in found if row[:3] != (None, None, None)],
+    )
+
+
+def searched(value: str) -> str | None:
+    """What a ``search_*`` column holds for ``value``: its ``for_search`` form, None where that is
+    the value itself (most text: the column costs nothing)."""
+    found = for_search(value)
+    return None if found == value else found
+
+
 def _chunk_history_parts(conn: sqlite3.Connection) -> Iterator[list[tuple]]:
     """m018's pre-shared ``chunk_history``, by id, a few thousand rows at a time."""
     after = 0
@@ -946,7 +1091,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m020_past_texts_in_segments",
+    "m021_search_text",
     frozenset(
         [
             "aliases",

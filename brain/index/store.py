@@ -48,6 +48,8 @@ from .schema import (
     pack_ids,
     past_chunk_key,
     past_chunk_variant_key,
+    search_past_chunks,
+    searched,
     stem_hash,
     unpack_ids,
 )
@@ -937,6 +939,7 @@ class IndexStore:
         values = (
             note.path,
             note.title,
+            searched(note.title),
             dumps(note.aliases),
             dumps(note.tags),
             note.date,
@@ -950,14 +953,14 @@ class IndexStore:
         )
         if note_id is None:
             cursor = self.conn.execute(
-                "INSERT INTO notes (path, title, aliases, tags, date, frontmatter, size, mtime_ns, hash,"
-                " warnings, indexed_at, path_key, name_key, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO notes (path, title, search_title, aliases, tags, date, frontmatter, size, mtime_ns,"
+                " hash, warnings, indexed_at, path_key, name_key, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 values + (restore_id,),
             )
             note_id = int(cursor.lastrowid or 0)
         else:
             self.conn.execute(
-                "UPDATE notes SET path = ?, title = ?, aliases = ?, tags = ?, date = ?, frontmatter = ?,"
+                "UPDATE notes SET path = ?, title = ?, search_title = ?, aliases = ?, tags = ?, date = ?, frontmatter = ?,"
                 " size = ?, mtime_ns = ?, hash = ?, warnings = ?, indexed_at = ?, path_key = ?, name_key = ?"
                 " WHERE id = ?",
                 values + (note_id,),
@@ -1017,9 +1020,10 @@ class IndexStore:
         # One statement for all of them: AUTOINCREMENT numbers the rows one after another, so
         # they are the last len(chunks) ids the table handed out.
         self.conn.executemany(
-            "INSERT INTO chunks (note_id, ordinal, heading, text, vector) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO chunks (note_id, ordinal, heading, text, vector, search_heading, search_text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (note_id, ordinal, heading, text, blob)
+                (note_id, ordinal, heading, text, blob, searched(heading), searched(text))
                 for (ordinal, heading, text, _), blob in zip(chunks, _stored([c[3] for c in chunks]))
             ],
         )
@@ -2042,8 +2046,9 @@ class IndexStore:
                 chunk_id = known.get(key)
             if chunk_id is None:
                 cursor = self.conn.execute(
-                    "INSERT INTO chunk_history (note_id, key, title, heading, text, vector) VALUES (?, ?, ?, ?, ?, ?)",
-                    (note_id, key, title, heading, text, vector),
+                    "INSERT INTO chunk_history (note_id, key, title, heading, text, vector, search_title,"
+                    " search_heading, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (note_id, key, title, heading, text, vector, searched(title), searched(heading), searched(text)),
                 )
                 chunk_id = known[key] = int(cursor.lastrowid or 0)
                 vectors[chunk_id] = bytes(vector)
@@ -2382,6 +2387,7 @@ class IndexStore:
                 self.conn.execute(
                     f"INSERT INTO chunk_history ({_CHUNK_COPY}) SELECT {_CHUNK_COPY} FROM old.chunk_history ORDER BY id"
                 )
+                search_past_chunks(self.conn)  # the old index's may lack their searched form (before m021)
                 self.conn.execute(
                     f"INSERT INTO version_chunks ({_VERSION_CHUNK_COPY})"
                     f" SELECT {_VERSION_CHUNK_COPY} FROM old.version_chunks"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from ..text import valid_unicode, yo_as_ye
+from ..text import for_search, valid_unicode, yo_as_ye
 
 _lock = threading.Lock()
 _tables: dict[str, sqlite3.Connection] = {}  # tokenizer spec -> a connection holding its table
@@ -23,9 +23,9 @@ _tables: dict[str, sqlite3.Connection] = {}  # tokenizer spec -> a connection ho
 def index_words(text: str, tokenize: str) -> list[str]:
     """``text``'s tokens under the FTS5 tokenizer spec ``tokenize`` (``schema.FTS_TOKENIZERS``), in order.
 
-    The index holds every ё as е (schema.py m006), so the text is folded so first; a lone
-    surrogate, which SQLite cannot take, is U+FFFD."""
-    text = yo_as_ye(valid_unicode(text))
+    The index holds every ё as е (schema.py m006) and text as ``for_search`` gives it (m021), so
+    the text is folded so first; a lone surrogate, which SQLite cannot take, is U+FFFD."""
+    text = yo_as_ye(for_search(valid_unicode(text)))
     with _lock:
         conn = _tables.get(tokenize) or _table(tokenize)
         conn.execute("BEGIN")

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..text import for_search
 from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
@@ -66,10 +67,11 @@ ACRONYM_LENGTH = 8  # characters at most
 
 
 def fold(text: str) -> str:
-    """Case- and accent-folded: "Crème Brûlée" → "creme brulee"."""
+    """Case- and accent-folded: "Crème Brûlée" → "creme brulee"; as the index searches it
+    (``for_search``: a soft hyphen or zero-width space no longer splits a name's word)."""
     if text.isascii():  # nothing to decompose, no marks: the same answer, without the walk
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    decomposed = unicodedata.normalize("NFKD", for_search(text).casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

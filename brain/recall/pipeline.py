@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .. import config
 from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError
 from ..index.store import index_errors, search_index_damaged
-from ..text import shell_word, valid_unicode
+from ..text import for_search, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
 from . import carry, fusion, past_carry
@@ -487,6 +487,8 @@ class Recaller:
     def prepare(self, query: str, settings: RecallSettings) -> QueryState:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""
         query = valid_unicode(query).strip()  # lone surrogates: the tokenizer and SQLite refuse them
+        # as the notes are searched: "pass\u200bword" pasted is the word the index holds
+        query = for_search(query).strip()
         if not query:
             raise EmptyQuery()
         timings: dict[str, float] = {}

@@ -11,6 +11,7 @@ from functools import lru_cache
 from .. import config
 from ..embed import hub_unreachable, model_load_message
 from ..errors import ModelLoadError
+from ..text import for_search
 from .types import Candidate
 
 MAX_PASSAGE_CHARS = 1500
@@ -39,7 +40,7 @@ class Reranker:
             raise ModelLoadError(message) from exc
 
     def score(self, query: str, candidates: list[Candidate]) -> list[float]:
-        pairs = [(query, passage(c)) for c in candidates]
+        pairs = [(query, for_search(passage(c))) for c in candidates]  # a model reads it: as the index did
         if not pairs:
             return []
         scores = self._model.predict(pairs, batch_size=16, show_progress_bar=False, convert_to_numpy=True)
