@@ -170,6 +170,12 @@ def test_the_stored_text_is_what_the_note_holds(vault, tmp_path):
     # the past is searched as the present is (brain ask --as-of)
     searched = conn.execute("SELECT rowid FROM chunk_history_fts WHERE chunk_history_fts MATCH 'password'").fetchall()
     assert len(searched) == 1
+    conn.close()
+    store = IndexStore.open(_index(tmp_path, vault), create=False)
+    try:  # and scored so (recall/bm25.py reads its columns)
+        assert "the password of" in store.history_chunk_fields([searched[0][0]])[searched[0][0]][2]
+    finally:
+        store.close()
 
 
 def test_an_index_from_before_m021_searches_and_embeds_again_only_the_chunks_holding_such_characters(vault, tmp_path):

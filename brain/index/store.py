@@ -2671,11 +2671,12 @@ class IndexStore:
         return out
 
     def history_chunk_fields(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-        """past chunk id → (title, heading, text): its FTS columns."""
+        """past chunk id → (title, heading, text): its FTS columns, as searched (m021: the text a
+        word split by an invisible character is whole in)."""
         out: dict[int, tuple[str, str, str]] = {}
         for part in _parts(chunk_ids):
             rows = self.conn.execute(
-                f"SELECT id, title, heading, text FROM chunk_history WHERE id IN ({_marks(part)})", part
+                f"SELECT id, title, heading, text FROM chunk_history_fts_source WHERE id IN ({_marks(part)})", part
             )
             out.update((r[0], (r[1], r[2], r[3])) for r in rows)
         return out
