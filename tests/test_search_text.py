@@ -178,6 +178,21 @@ def test_the_stored_text_is_what_the_note_holds(vault, tmp_path):
         store.close()
 
 
+def test_a_rebuild_carrying_history_searches_the_past_as_before(vault, tmp_path):
+    home = tmp_path / "home"
+    index_into(home, vault)
+    (vault / "Credentials.md").write_text("# Credentials\n\nRotated by hand now.\n")
+    index_into(home, vault)
+    index_into(home, vault, rebuild=True)
+    conn = sqlite3.connect(_index(tmp_path, vault) / "index.db")
+    try:
+        past = "SELECT count(*) FROM chunk_history_fts WHERE chunk_history_fts MATCH 'password'"
+        assert conn.execute(past).fetchone()[0] == 1
+        conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        conn.close()
+
+
 def test_an_index_from_before_m021_searches_and_embeds_again_only_the_chunks_holding_such_characters(vault, tmp_path):
     home = tmp_path / "home"
     sections = [f"## Part {i}\n\n{FILLER}" for i in range(3)]
