@@ -461,10 +461,10 @@ CREATE TABLE version_chunks (
 
 -- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
 --   table over the view chunk_history_fts_source (each past chunk's searched form where it has
---   one: m021_search_text; the text is stored once, in chunk_history), kept in step by triggers.
+--   one, ё folded into е as chunks_fts folds it: m021_search_text; the text is stored once, in
+--   chunk_history), kept in step by triggers.
 CREATE VIEW chunk_history_fts_source AS
-    SELECT id, coalesce(search_title, title) AS title, coalesce(search_heading, heading) AS heading,
-           coalesce(search_text, text) AS text
+    SELECT id, replace(replace(coalesce(search_title, title), 'ё', 'е'), 'Ё', 'Е') AS title, replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') AS heading, replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е') AS text
     FROM chunk_history;
 CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
     title, heading, text,
@@ -473,30 +473,18 @@ CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
 );
 CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (rowid, title, heading, text)
-    VALUES (
-        new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
-        coalesce(new.search_text, new.text)
-    );
+    VALUES (new.id, replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_heading, new.heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_text, new.text), 'ё', 'е'), 'Ё', 'Е'));
 END;
 CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
-    VALUES (
-        'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
-        coalesce(old.search_text, old.text)
-    );
+    VALUES ('delete', old.id, replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.search_text, old.text), 'ё', 'е'), 'Ё', 'Е'));
 END;
 CREATE TRIGGER chunk_history_fts_update
 AFTER UPDATE OF id, title, heading, text, search_title, search_heading, search_text ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
-    VALUES (
-        'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
-        coalesce(old.search_text, old.text)
-    );
+    VALUES ('delete', old.id, replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.search_text, old.text), 'ё', 'е'), 'Ё', 'Е'));
     INSERT INTO chunk_history_fts (rowid, title, heading, text)
-    VALUES (
-        new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
-        coalesce(new.search_text, new.text)
-    );
+    VALUES (new.id, replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_heading, new.heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_text, new.text), 'ё', 'е'), 'Ё', 'Е'));
 END;
 
 -- link_history: every link a note writes, as an edge (source note, target as written, kind,

@@ -15,7 +15,7 @@ from conftest import FakeEmbedder, write
 from index_helpers import as_before_m021, index_into
 
 from brain.index.store import IndexStore
-from brain.recall.lexical import lexical_search
+from brain.recall.lexical import fts_terms, lexical_search
 from brain.recall.names import fold
 from brain.recall.opening import open_recaller
 from brain.recall.rerank import Reranker
@@ -189,6 +189,25 @@ def test_a_rebuild_carrying_history_searches_the_past_as_before(vault, tmp_path)
         past = "SELECT count(*) FROM chunk_history_fts WHERE chunk_history_fts MATCH 'password'"
         assert conn.execute(past).fetchone()[0] == 1
         conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        conn.close()
+
+
+def test_the_past_holds_yo_as_ye_as_the_present_and_the_query_do(tmp_path):
+    """The lexical lane asks for "ёлка" as "елка" (schema.py m006): the past's index, which held
+    the past chunk's ё, did not find it."""
+    root = tmp_path / "vault"
+    write(root, "Ёлка.md", "# Ёлка\n\nЁлка стоит в углу.\n")
+    home = tmp_path / "home"
+    index_into(home, root)
+    write(root, "Ёлка.md", "# Ёлка\n\nЕё убрали.\n")
+    index_into(home, root)
+    conn = sqlite3.connect(_index(tmp_path, root) / "index.db")
+    try:
+        (term,) = fts_terms("стоит ёлка")[1:]
+        assert term == "елка"
+        past = "SELECT count(*) FROM chunk_history_fts WHERE chunk_history_fts MATCH ?"
+        assert conn.execute(past, (f'"стоит" AND "{term}"',)).fetchone()[0] == 1
     finally:
         conn.close()
 

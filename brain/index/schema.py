@@ -868,12 +868,13 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
 
     FTS5's unicode61 takes every invisible format character for a separator: "pass\\u200bword"
     pasted from the web was "pass" and "word", a soft hyphen split "Kuber\\u00adnetes", and the
-    query "password" did not find it; tag characters (an instruction no one sees) were indexed
-    beside the words. The stored title, heading and text stay as the note holds them; where the
+    query "password" did not find it; tag characters (an instruction no one sees) were embedded
+    with the words. The stored title, heading and text stay as the note holds them; where the
     searched form differs it is kept beside them (``search_title``, ``search_heading``,
     ``search_text``, NULL where it is the same), and the BM25 indexes read that (``searched``).
-    The past's index (chunk_history_fts) is made again over a view doing the same, its past
-    chunks given their searched form here. The notes whose title, path, headings or text hold
+    The past's index (chunk_history_fts) is made again over a view doing the same and folding
+    ё into е as the present's does (it never did: the query's "елка" missed a past "ёлка"), its
+    past chunks given their searched form here. The notes whose title, path, headings or text hold
     such a character are read again by the next run (the same bytes make no new version): their
     chunks are searched and embedded so, and the other notes' chunks keep their vectors.
     """
@@ -897,6 +898,13 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
         fold_yo(f"coalesce({prefix}search_{column}, {prefix}{column})")
         for prefix, column in (("n.", "title"), ("c.", "heading"), ("c.", "text"))
     )
+    # The past's columns as searched, ё folded as the present's (m006) and the query are: the
+    # past's index held ё, and the query's "елка" did not find a past "ёлка".
+    past = {
+        f"{row}{column}": fold_yo(f"coalesce({row}search_{column}, {row}{column})")
+        for row in ("", "new.", "old.")
+        for column in ("title", "heading", "text")
+    }
     conn.executescript(
         f"""
         DROP VIEW chunks_fts_source;
@@ -941,8 +949,7 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
         DROP TRIGGER chunk_history_fts_delete;
         DROP TABLE chunk_history_fts;
         CREATE VIEW chunk_history_fts_source AS
-            SELECT id, coalesce(search_title, title) AS title, coalesce(search_heading, heading) AS heading,
-                   coalesce(search_text, text) AS text
+            SELECT id, {past["title"]} AS title, {past["heading"]} AS heading, {past["text"]} AS text
             FROM chunk_history;
         CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
             title, heading, text,
@@ -951,30 +958,18 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
         );
         CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
             INSERT INTO chunk_history_fts (rowid, title, heading, text)
-            VALUES (
-                new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
-                coalesce(new.search_text, new.text)
-            );
+            VALUES (new.id, {past["new.title"]}, {past["new.heading"]}, {past["new.text"]});
         END;
         CREATE TRIGGER chunk_history_fts_delete AFTER DELETE ON chunk_history BEGIN
             INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
-            VALUES (
-                'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
-                coalesce(old.search_text, old.text)
-            );
+            VALUES ('delete', old.id, {past["old.title"]}, {past["old.heading"]}, {past["old.text"]});
         END;
         CREATE TRIGGER chunk_history_fts_update
         AFTER UPDATE OF id, title, heading, text, search_title, search_heading, search_text ON chunk_history BEGIN
             INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)
-            VALUES (
-                'delete', old.id, coalesce(old.search_title, old.title), coalesce(old.search_heading, old.heading),
-                coalesce(old.search_text, old.text)
-            );
+            VALUES ('delete', old.id, {past["old.title"]}, {past["old.heading"]}, {past["old.text"]});
             INSERT INTO chunk_history_fts (rowid, title, heading, text)
-            VALUES (
-                new.id, coalesce(new.search_title, new.title), coalesce(new.search_heading, new.heading),
-                coalesce(new.search_text, new.text)
-            );
+            VALUES (new.id, {past["new.title"]}, {past["new.heading"]}, {past["new.text"]});
         END;
         INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild');
         """
