@@ -4,7 +4,7 @@ title, heading and text BM25 reads (schema.py m021), and which notes an upgrade 
 For each vault given, every note brain indexes is parsed and chunked as the index does
 (``parse_and_chunk``, BRAIN_CHUNKING as set), and each chunk's embedded text (``embedding_text``)
 and BM25 columns compared with their ``for_search`` form. Printed per vault: the notes m021 marks
-to be read again (a character of ``SEARCHED_OTHERWISE`` in the title, path, a heading or text:
+to be read again (a character of ``text.SEARCHED_OTHERWISE`` in the title, path, a heading or text:
 some keep it), the chunks whose embedded text changes (embedded again after the upgrade; the
 others keep their vectors) and those whose BM25 text changes, each listed with the characters
 dropped and the words BM25 holds then that it did not (SQLite's unicode61); then what
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import re
 import sqlite3
 import time
 import unicodedata
@@ -33,10 +32,8 @@ from brain import config
 from brain.chunking import embedding_text, parse_strategy
 from brain.index.parsing import parse_and_chunk
 from brain.index.schema import FTS_TOKENIZERS
-from brain.text import SEARCHED_OTHERWISE, for_search
+from brain.text import for_search, may_search_otherwise
 from brain.vault import scan
-
-_MAY_CHANGE = re.compile(f"[{SEARCHED_OTHERWISE}]")
 
 
 def dropped(before: str, after: str) -> str:
@@ -90,7 +87,7 @@ def main() -> None:
         for file in files:
             note, chunks, _ = parse_and_chunk(file.path, Path(file.abspath).read_bytes(), 0.0, strategy=strategy)
             parts = [note.title, file.path] + [c.heading for c in chunks] + [c.text for c in chunks]
-            marked += any(_MAY_CHANGE.search(part) for part in parts)
+            marked += any(may_search_otherwise(part) for part in parts)
             for chunk in chunks:
                 raw = embedding_text(note.title, chunk, file.path if with_path else None, searched=False)
                 texts.append(raw)

@@ -152,9 +152,15 @@ def for_model(text: str) -> str:
 # soft hyphen, but a joiner or mark where a script needs it (``_invisible_judged``): a Persian
 # or Malayalam word, an emoji flag, is searched as it is written.
 # The characters (and ranges, as a character class holds them) of which for_search may drop
-# some: a text holding none is searched as written (a GLOB class in SQL too: schema.py m021).
+# some: a text holding none is searched as written.
 SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
 _SEARCHED_OTHERWISE = re.compile(f"[{SEARCHED_OTHERWISE}]")
+
+
+def may_search_otherwise(text: str | None) -> bool:
+    """Whether ``for_search`` may change ``text``: it holds one of ``SEARCHED_OTHERWISE`` (which
+    it keeps in some places). What m021 asks of every row (schema.py)."""
+    return text is not None and not text.isascii() and _SEARCHED_OTHERWISE.search(text) is not None
 
 
 def for_search(text: str) -> str:
@@ -162,7 +168,7 @@ def for_search(text: str) -> str:
     the soft hyphen, bidi controls and the other invisible characters dropped, but a ZWSP, ZWNJ
     or ZWJ after a character that is not ASCII and an LRM, RLM or ALM on a line holding a
     right-to-left letter (``for_model``'s rule). Text without any of them is returned as it is."""
-    if text.isascii() or not _SEARCHED_OTHERWISE.search(text):
+    if not may_search_otherwise(text):
         return text
     text = _FLAG_OR_TAGS.sub(lambda m: m.group() if m.group()[0] == "\U0001f3f4" else "", text)
     return _invisible_judged(text.replace("\u00ad", ""), lambda m: "")
