@@ -640,6 +640,15 @@ def test_brain_history_tells_a_notes_life(timeline):
         assert word in text, word
 
 
+def test_brain_history_json_says_text_kept_as_a_boolean(timeline):
+    root, _ = timeline
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Rollout plan", "--json"])
+    assert out.exit_code == 0, out.output
+    # the README's schema: a boolean, as a script in any language compares it (1 is no `true`)
+    assert '"text_kept": true' in out.output and '"text_kept": 1' not in out.output
+    assert all(v["text_kept"] is True for v in json.loads(out.output)["versions"])
+
+
 def test_brain_history_lists_the_newest_versions_for_a_person_and_says_how_many_more(tmp_path):
     root = tmp_path / "v"
     for i in range(23):  # a daily log: 23 versions
