@@ -458,6 +458,17 @@ def test_mcp_history_lists_what_brain_history_json_prints(edited):
 
 
 @pytest.mark.slow
+def test_the_history_op_with_last_0_lists_every_version_as_brain_history_last_0_does(edited):
+    """The protocol takes `last` from 0 and answers "what `brain history --json` prints", where
+    `--last 0` lists every version; the server listed none, all of them `earlier_versions`."""
+    vault, _ = edited
+    code, out, _ = _invoke("history", "--vault", str(vault), "--json", "--last", "0", DECISION)
+    assert code == 0 and len(json.loads(out)["versions"]) == 2
+    with served(vault, watch=False):
+        reply = client.call(vault, "history", note=DECISION, last=0, timeout=30)
+    assert reply == json.loads(out)
+
+
 def test_a_real_mcp_session_asks_the_server_about_the_past(edited, brain_home):
     """Over stdio from the SDK's client, `brain serve` up: the past is answered by the server,
     and the second search about the same moment by the view it kept."""

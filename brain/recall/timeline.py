@@ -91,7 +91,7 @@ class NoteHistory:
 def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int | None = None) -> NoteHistory:
     """The history of the note ``name`` (a path, title, file name or alias, as a wikilink names
     it; a deleted note by its last path or title) in ``vault``'s index. ``last``: only the
-    newest ``last`` versions are listed (``earlier_versions`` counts the others); None: all."""
+    newest ``last`` versions are listed (``earlier_versions`` counts the others); None or 0: all."""
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     with index_errors(directory, root):
@@ -112,7 +112,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None) -> Note
     current = newest.recorded_to is None
     # Only the versions listed are read and compared (and the one before the first of them):
     # a daily log of 800 versions is not decompressed whole for `--last 20`.
-    earlier = max(len(versions) - last, 0) if last is not None else 0
+    earlier = max(len(versions) - last, 0) if last else 0  # 0: all, as `--last 0` (the protocol passes it)
     entries = _versions(store, versions, earlier)
     outgoing, incoming = store.edges_from(note_id), store.edges_into(note_id)
     others = {e.target_id for e in outgoing if e.target_id is not None} | {e.source_id for e in incoming}
