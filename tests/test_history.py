@@ -740,6 +740,28 @@ def test_prune_before_drops_the_older_past_and_as_of_says_so(timeline):
     assert text.startswith("pruned 0 past versions") and "the space is back on the disk" in text
 
 
+def test_a_note_read_as_of_a_moment_a_prune_dropped_says_it_was_pruned_not_that_it_did_not_exist(timeline):
+    """get_note (MCP, `brain serve`) as of a moment whose versions `brain prune` dropped said the
+    note "did not exist" then and that "brain first saw it" at its oldest version kept: both wrong."""
+    from brain.reading import NoteNotFound
+    from brain.recall.timeline import read_note_at
+
+    root, at = timeline
+    out = CliRunner().invoke(cli, ["prune", "--vault", str(root), "--before", time_arg(at["renamed"])])
+    assert out.exit_code == 0, out.output
+    store = open_store(root)
+    try:
+        with pytest.raises(NoteNotFound) as told:
+            read_note_at(store, root, "Plans/Rollout.md", at["created"])
+        kept = read_note_at(store, root, "Plans/Rollout.md", at["renamed"])  # what is after stays
+    finally:
+        store.close()
+    message = str(told.value)
+    assert "did not exist" not in message and "first saw" not in message, message
+    assert "were pruned" in message and "\n" not in message, message
+    assert kept["version"]["event"] == "renamed"
+
+
 def test_prune_applies_a_lowered_keep_versions_and_needs_something_to_do(timeline, monkeypatch):
     root, _ = timeline
     runner = CliRunner()

@@ -434,8 +434,9 @@ def read_note_at(
     ``ref`` names the note by its names then (a path, title or alias), else by a name it has now
     or had (a renamed note is read under its name then). The same refusals as ``read_note``: an
     absolute path or ``..`` (``OutsideVault``), a path brain now leaves out (.brainignore, a
-    dot-folder) or that now leads out of the vault. A note that did not exist then, or whose text
-    history did not keep (an index from before history), is ``NoteNotFound`` saying so."""
+    dot-folder) or that now leads out of the vault. A note that did not exist then, whose versions
+    then a prune dropped, or whose text history did not keep (an index from before history), is
+    ``NoteNotFound`` saying so."""
     before_history(store, as_of)
     names = NamesThen(store.names_at(as_of))
     try:
@@ -479,6 +480,12 @@ def _by_its_history(store: IndexStore, ref: str, as_of: float) -> tuple[NoteMatc
     newest = versions[-1]
     then = local_time(as_of)
     before = [v for v in versions if v.recorded_from <= as_of]
+    if not before and versions[0].event not in ("created", "recorded"):
+        # its first version kept began otherwise: what it was then is what a prune dropped
+        raise NoteNotFound(
+            f"{newest.path} as of {then}: its versions before {local_time(versions[0].recorded_from)} were pruned "
+            "(`brain prune`, BRAIN_KEEP_VERSIONS); `brain history` lists those kept"
+        )
     if not before:
         said = f"brain first saw it on {local_time(versions[0].recorded_from)}"
     else:
