@@ -3,6 +3,7 @@ and recall over the past (`--as-of`) and over world time (`--valid-at`). Fake em
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import sqlite3
@@ -166,6 +167,25 @@ def test_as_of_before_history_is_an_error_saying_when_it_began(timeline):
     root, at = timeline
     with pytest.raises(BrainError, match="nothing is known: brain began keeping this vault's history on"):
         _ask(root, "rollout", as_of=at["created"] - 3600)
+
+
+def test_as_of_the_second_history_began_says_two_moments_that_differ(timeline):
+    """`--as-of` the second history began in (its `history_since`, which JSON gives to the second)
+    said "as of 09:00:00 nothing is known: brain began keeping this vault's history on 09:00:00"."""
+    root, _ = timeline
+    since = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(root), "--json"]).output)["history"]["since"]
+    moment = dt.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
+    store = open_store(root)
+    try:
+        began = float(store.get_meta("history_since"))
+    finally:
+        store.close()
+    if began == moment:  # history began on a whole second: a moment a millisecond before it
+        moment -= 0.001
+    with pytest.raises(BrainError) as told:
+        _ask(root, "rollout", as_of=moment)
+    then, _, began_at = str(told.value).removeprefix("as of ").partition(" nothing is known: brain began keeping")
+    assert then != began_at.removeprefix(" this vault's history on "), str(told.value)
 
 
 def test_as_of_lexical_lane_reads_past_text(timeline):

@@ -328,12 +328,13 @@ def before_history(store: IndexStore, as_of: float) -> None:
     since = float(store.get_meta("history_since", "0") or 0)
     if since and as_of < since:
         then, began = local_time(as_of), local_time(since)
-        if then == began:  # the same minute: the seconds tell them apart
-            then, began = _to_the_second(as_of), _to_the_second(since)
+        for finer in ("seconds", "milliseconds"):  # the same minute, or second: finer tells them apart
+            if then == began:
+                then, began = _to_the(finer, as_of), _to_the(finer, since)
         raise BrainError(f"as of {then} nothing is known: brain began keeping this vault's history on {began}")
 
 
-def _to_the_second(moment: float) -> str:
+def _to_the(timespec: str, moment: float) -> str:
     import datetime as dt
 
-    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec="seconds")
+    return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec=timespec)
