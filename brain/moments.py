@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import re
 import time
+from fractions import Fraction
 
 from .errors import ConfigError
 
@@ -146,6 +147,18 @@ def iso_time(moment: float | None) -> str | None:
         return None
     utc = dt.datetime.fromtimestamp(moment, dt.timezone.utc).replace(tzinfo=None)
     return utc.isoformat(timespec="seconds") + "Z"  # isoformat, not strftime: years before 1000 keep 4 digits
+
+
+def iso_recorded(moment: float | None) -> str | None:
+    """A moment brain recorded (when a version or link began or ended, when history began) →
+    ISO 8601 in UTC to the millisecond, rounded up (exactly: a float's digits), so that `--as-of`
+    it reads what began then. To the second, down, it read the version before (a first version:
+    "nothing is known"), and two versions saved within one second had one time."""
+    if moment is None:
+        return None
+    ms = math.ceil(Fraction(moment) * 1000)
+    utc = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
+    return utc.isoformat(timespec="milliseconds") + "Z"
 
 
 def local_time(moment: float | None) -> str:

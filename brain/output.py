@@ -11,7 +11,7 @@ import re
 import shutil
 import unicodedata
 
-from .moments import iso_time, local_time
+from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
 from .text import for_model, one_line, spaced, terminal_safe
 
@@ -63,8 +63,8 @@ def result_json(result: RecallResult) -> dict:
                 # fused score alone does not say, and an agent cannot ask --explain for.
                 "lanes": list(dict.fromkeys(c.sources)),
                 "date": c.date,
-                "recorded_from": iso_time(c.recorded_from),
-                "recorded_to": iso_time(c.recorded_to),
+                "recorded_from": iso_recorded(c.recorded_from),
+                "recorded_to": iso_recorded(c.recorded_to),
             }
             for rank, c in enumerate(result.results, 1)
         ],

@@ -3,7 +3,6 @@ and recall over the past (`--as-of`) and over world time (`--valid-at`). Fake em
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import json
 import sqlite3
@@ -170,22 +169,44 @@ def test_as_of_before_history_is_an_error_saying_when_it_began(timeline):
 
 
 def test_as_of_the_second_history_began_says_two_moments_that_differ(timeline):
-    """`--as-of` the second history began in (its `history_since`, which JSON gives to the second)
-    said "as of 09:00:00 nothing is known: brain began keeping this vault's history on 09:00:00"."""
+    """`--as-of` the second history began in, before it began, said "as of 09:00:00 nothing is
+    known: brain began keeping this vault's history on 09:00:00"."""
     root, _ = timeline
-    since = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(root), "--json"]).output)["history"]["since"]
-    moment = dt.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
     store = open_store(root)
     try:
         began = float(store.get_meta("history_since"))
     finally:
         store.close()
-    if began == moment:  # history began on a whole second: a moment a millisecond before it
-        moment -= 0.001
+    moment = float(int(began)) if began > int(began) else began - 0.001  # in its second, before it
     with pytest.raises(BrainError) as told:
         _ask(root, "rollout", as_of=moment)
     then, _, began_at = str(told.value).removeprefix("as of ").partition(" nothing is known: brain began keeping")
     assert then != began_at.removeprefix(" this vault's history on "), str(told.value)
+
+
+def test_as_of_a_versions_recorded_from_reads_that_version(tmp_path):
+    """MCP's history tool says: read a version with get_note(note, as_of=its recorded_from). Given
+    to the second, rounded down, that moment was before the version began: it read the one before,
+    the first one "nothing is known", and versions saved within one second had one time."""
+    from brain.moments import past_moment
+    from brain.recall.timeline import read_note_at
+
+    root = tmp_path / "v"
+    for n in range(4):  # indexed one after another: milliseconds apart
+        write(root, "Log.md", f"# Log\n\nentry {n}\n")
+        index_vault(root, progress=False)
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Log", "--json"])
+    versions = json.loads(out.output)["versions"]
+    assert len(versions) == 4 and len({v["recorded_from"] for v in versions}) == 4
+    store = open_store(root)
+    try:
+        for n, version in enumerate(versions):
+            found = read_note_at(store, root, "Log", past_moment(version["recorded_from"]))
+            assert found["version"]["recorded_from"] == version["recorded_from"] and f"entry {n}" in found["text"]
+    finally:
+        store.close()
+    asked = _ask(root, "entry", "hybrid", as_of=past_moment(versions[1]["recorded_from"]))
+    assert "entry 1" in _text_of(asked, "Log.md")
 
 
 def test_as_of_lexical_lane_reads_past_text(timeline):

@@ -9,9 +9,9 @@ from typing import Any
 
 from .. import config
 from ..errors import IndexDamagedError
+from ..moments import iso_recorded
 from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes, fts_merge, postings
-from .history import iso_time
 from .rebuild import rebuild_status
 from .store import INDEX_FILE, IndexStore, index_errors, refuse_lost_meta
 
@@ -125,8 +125,8 @@ def _history(store: IndexStore) -> dict[str, Any]:
     sizes = store.history_bytes()
     counts["bytes"], counts["database_bytes"] = sizes if sizes else (None, None)
     since, pruned = store.get_meta("history_since"), store.get_meta("history_pruned_before")
-    counts["since"] = iso_time(float(since)) if since else None
-    counts["pruned_before"] = iso_time(float(pruned)) if pruned else None
+    counts["since"] = iso_recorded(float(since)) if since else None
+    counts["pruned_before"] = iso_recorded(float(pruned)) if pruned else None
     keep = config.keep_versions()
     counts["keep_versions"] = "all" if keep is None else keep
     counts["version_interval"] = config.version_interval()

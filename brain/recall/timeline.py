@@ -22,6 +22,7 @@ from ..index.history import before_history, iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..index.version_text import SegmentCache
 from ..links import Link, Resolver, heading_of, pasted_link_target
+from ..moments import iso_recorded
 from ..notes import decode, split_frontmatter
 from ..output import in_column, literal
 from ..reading import (
@@ -134,7 +135,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None) -> Note
         backlinks=backlinks,
         replaces=replaces,
         replaced_by=replaced_by,
-        history_since=iso_time(float(since)) if since else None,
+        history_since=iso_recorded(float(since)) if since else None,
         earlier_versions=earlier,
         ambiguous=ambiguous,
     )
@@ -226,8 +227,8 @@ def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> 
             VersionEntry(
                 event=version.event,
                 ended=version.ended,
-                recorded_from=iso_time(version.recorded_from) or "",
-                recorded_to=iso_time(version.recorded_to),
+                recorded_from=iso_recorded(version.recorded_from) or "",
+                recorded_to=iso_recorded(version.recorded_to),
                 path=version.path,
                 title=version.title,
                 size=version.size,
@@ -309,12 +310,12 @@ def _spans(edges: list[EdgeRow], names: dict[int, tuple[str, str]], other: Any) 
         other_id = other(edge)
         key = (other_id, edge.target, edge.kind)
         if key in last and last[key][1] == edge.recorded_from:  # closed and reopened in one step
-            last[key][0].lost = iso_time(edge.recorded_to)
+            last[key][0].lost = iso_recorded(edge.recorded_to)
             last[key] = (last[key][0], edge.recorded_to)
             continue
         path, title = names.get(other_id, (None, None)) if other_id is not None else (None, None)
         span = LinkSpan(
-            path, title, edge.target, edge.kind, iso_time(edge.recorded_from) or "", iso_time(edge.recorded_to)
+            path, title, edge.target, edge.kind, iso_recorded(edge.recorded_from) or "", iso_recorded(edge.recorded_to)
         )
         spans.append(span)
         last[key] = (span, edge.recorded_to)
@@ -458,8 +459,8 @@ def read_note_at(
     found["as_of"] = iso_time(as_of)
     found["version"] = {
         "event": version.event,
-        "recorded_from": iso_time(version.recorded_from),
-        "recorded_to": iso_time(version.recorded_to),
+        "recorded_from": iso_recorded(version.recorded_from),
+        "recorded_to": iso_recorded(version.recorded_to),
         "ended": version.ended,
     }
     return found
