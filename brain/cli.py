@@ -477,10 +477,10 @@ def ask(
     _refuse_ignored_ask_options(graph=graph, mode=mode, ab=ab, as_json=as_json, as_context=as_context)
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
-    if not text:
-        from .errors import EmptyQuery
+    from .errors import EmptyQuery, asks_nothing
 
-        raise EmptyQuery()
+    if asks_nothing(text):
+        raise EmptyQuery(text)
     rerank = not no_rerank and config.rerank_model_name() is not None
     suffix = "+rerank" if rerank else ""
     settings = recall_settings(k, depth, seeds, max_new, pool)

@@ -1,6 +1,7 @@
 """Library exceptions. The CLI turns every BrainError into a clean click error."""
 
 import traceback
+import unicodedata
 
 
 class BrainError(Exception):
@@ -25,11 +26,21 @@ class EmptyNoteName(ConfigError):
 
 
 class EmptyQuery(ConfigError):
-    """A search for an empty or blank query: the same line from `brain ask`, `brain serve`
-    and the MCP tool `search`."""
+    """A search for an empty or blank query, or one of punctuation alone (``asks_nothing``): the
+    same line from `brain ask`, `brain serve` and the MCP tool `search`."""
 
-    def __init__(self) -> None:
-        super().__init__("an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'")
+    def __init__(self, query: str = "") -> None:
+        # blank, or invisible alone (a zero-width space) is empty; "?!" is punctuation
+        punctuation = any(unicodedata.category(ch).startswith("P") for ch in query)
+        what = "a query of punctuation alone" if punctuation else "an empty query"
+        super().__init__(f"{what} asks nothing: give words or a question, e.g. 'how should agent memory work'")
+
+
+def asks_nothing(query: str) -> bool:
+    """Whether ``query`` holds no letter, digit or symbol (an emoji, ``+``, ``$``): blank, or
+    punctuation alone (``?``, ``"``, ``*``, ``-``). Such a query was embedded all the same, and
+    its vector, near no note, ranked a dozen notes by chance as if they answered it."""
+    return not any(unicodedata.category(ch)[0] in "LNS" for ch in query)
 
 
 class ModelLoadError(BrainError):

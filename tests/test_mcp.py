@@ -173,6 +173,7 @@ BAD_ARGUMENTS = [
     ("search", {"query": ""}, EMPTY_QUERY),  # as `brain ask ""` says it
     ("search", {"query": " \n\t "}, EMPTY_QUERY),
     ("search", {"query": "", "as_of": "1d"}, EMPTY_QUERY),
+    ("search", {"query": '?! "'}, EMPTY_QUERY.replace("an empty query", "a query of punctuation alone")),
     ("search", {"query": "a " * 6000}, "query: a non-empty string of at most 10,000 characters"),
     ("get_note", {"note": ""}, EMPTY_NAME),  # as `brain note ""` says it
     ("get_note", {"note": "x" * 5000}, "note: a non-empty string of at most 4,096 characters"),

@@ -14,7 +14,7 @@ from conftest import write
 from brain import config
 from brain.cli import cli
 from brain.db import open_db
-from brain.errors import ConfigError, IndexMismatchError, ModelLoadError, NoIndexError
+from brain.errors import ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError, NoIndexError
 from brain.index.indexer import index_vault
 from brain.recall import graph as graph_stage
 from brain.recall.gate import entity_gate
@@ -465,9 +465,20 @@ def test_ab_stores_no_secret_a_note_path_or_title_holds(bridge_vault):
 def test_bad_input_messages(bridge_vault, tmp_path, monkeypatch):
     runner = CliRunner()
     empty = "Error: an empty query asks nothing: give words or a question, e.g. 'how should agent memory work'\n"
-    for query in ("   ", ""):  # the line the MCP tool search and brain serve give (test_mcp: EMPTY_QUERY)
+    for query in ("   ", "", "\u200b"):  # the line the MCP tool search and brain serve give (test_mcp: EMPTY_QUERY)
         out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), query])
         assert out.exit_code == 1 and out.output == empty
+    # Punctuation alone (FTS5's syntax too) asks nothing either: it ranked a dozen notes by chance.
+    alone = empty.replace("an empty query", "a query of punctuation alone")
+    for query in ("?!.,;:", '"', "*", "-", "« … »"):
+        out = runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--", query])
+        assert out.exit_code == 1 and out.output == alone, query
+    recaller = open_recaller(bridge_vault)
+    with pytest.raises(EmptyQuery, match="punctuation alone"):  # the library's line, as the MCP tool's
+        recaller.ask("?", "vector")
+    recaller.close()
+    for query in ("🙂", "c++", "$"):  # a symbol means something: an emoji is searched
+        assert runner.invoke(cli, ["ask", "--vault", str(bridge_vault), "--json", query]).exit_code == 0
 
     fresh = tmp_path / "never-indexed"
     write(fresh, "a.md", "hello")

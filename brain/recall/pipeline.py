@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import config
-from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError
+from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError, asks_nothing
 from ..index.store import index_errors, search_index_damaged
 from ..text import for_search, shell_word, valid_unicode
 from . import anchors as anchors_stage
@@ -489,8 +489,8 @@ class Recaller:
         query = valid_unicode(query).strip()  # lone surrogates: the tokenizer and SQLite refuse them
         # as the notes are searched: "pass\u200bword" pasted is the word the index holds
         query = for_search(query).strip()
-        if not query:
-            raise EmptyQuery()
+        if asks_nothing(query):
+            raise EmptyQuery(query)
         timings: dict[str, float] = {}
         load_ms = getattr(self.embedder, "ensure_loaded", lambda: None)()  # a lazy model loads here, timed apart
         if load_ms is not None:

@@ -180,10 +180,11 @@ def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float |
 
 
 def _check_ask(message: dict[str, Any]) -> None:
-    if isinstance(message.get("query"), str) and not message["query"].strip():
-        from ..errors import EmptyQuery
+    if isinstance(message.get("query"), str):
+        from ..errors import EmptyQuery, asks_nothing
 
-        raise ProtocolError("bad_request", str(EmptyQuery()))  # the line `brain ask ""` prints
+        if asks_nothing(message["query"]):  # the line `brain ask ""` prints
+            raise ProtocolError("bad_request", str(EmptyQuery(message["query"])))
     _text_field(message, "query", MAX_QUERY_CHARS)
     modes = message.get("modes")
     if not isinstance(modes, list) or not 1 <= len(modes) <= 2 or not all(isinstance(m, str) for m in modes):
