@@ -491,11 +491,21 @@ def ask(
         modes = [m.strip() for m in ab_modes.split(",") if m.strip()]
         if len(modes) != 2:
             raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
-        modes = [m if m.endswith("+rerank") else m + suffix for m in modes]
+        given, modes = modes, [m if m.endswith("+rerank") else m + suffix for m in modes]
     else:
         modes = [mode or (("gated" if graph else DEFAULT_MODE) + suffix)]
-    for name in modes:
-        Mode.parse(name)  # a bad mode is an error before any work
+    parsed = [str(Mode.parse(name)) for name in modes]  # a bad mode is an error before any work
+    if ab and parsed[0] == parsed[1]:
+        # A mode beside itself compares nothing, and its row read in `brain ab report` as a B
+        # that fell back; with a reranker, hybrid,hybrid+rerank was hybrid+rerank twice.
+        why = (
+            f" ({suffix} is added to each with a reranker configured: --no-rerank leaves it to the modes given)"
+            if str(Mode.parse(given[0])) != str(Mode.parse(given[1]))
+            else ""
+        )
+        raise click.BadParameter(
+            f"{given[0]},{given[1]} runs {parsed[0]} twice{why}: give two modes", param_hint="--ab-modes"
+        )
     root = resolve_vault(vault)
     past = moment is not None or world_day is not None
     results, passed_over = (

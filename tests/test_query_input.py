@@ -572,3 +572,27 @@ def test_ask_refuses_options_it_would_ignore(tmp_path, args, said):
     printed JSON, `--budget 4000` alone shaped nothing."""
     result = CliRunner().invoke(cli, ["ask", "--vault", str(tmp_path), *args, "what is graph rag"])
     assert result.exit_code == 2 and said in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("rerank", "modes", "said"),
+    [
+        ("none", "hybrid,hybrid", "hybrid,hybrid runs hybrid twice: give two modes"),
+        ("none", "vector,dense", "vector,dense runs vector twice: give two modes"),
+        # With a reranker +rerank is added to each: the reranker's own A/B ran one mode twice.
+        (
+            "some/cross-encoder",
+            "hybrid,hybrid+rerank",
+            "hybrid,hybrid+rerank runs hybrid+rerank twice (+rerank is added to each with a reranker configured:"
+            " --no-rerank leaves it to the modes given): give two modes",
+        ),
+    ],
+)
+def test_ab_refuses_a_mode_beside_itself(tmp_path, monkeypatch, rerank, modes, said):
+    """It compared nothing, was logged all the same, and `brain ab report` counted its row as one
+    whose B fell back."""
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", rerank)
+    result = CliRunner().invoke(
+        cli, ["ask", "--vault", str(tmp_path), "--ab", "--ab-modes", modes, "what is graph rag"]
+    )
+    assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
