@@ -282,6 +282,7 @@ def test_garbage_stdin_exits_zero_and_prints_nothing(server, indexed, stdin):
         ("ok", select.ACKNOWLEDGEMENT),
         ("memory", select.TOO_SHORT),
         ("", select.TOO_SHORT),
+        ("?." * 800, select.TOO_SHORT),  # over ACK_MAX_CHARS: it reached the server, which refuses it
     ],
 )
 def test_prompts_not_worth_a_recall_get_nothing_and_say_why(server, indexed, prompt, reason):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ..errors import asks_nothing
 from ..ledger.redact import redact
 from ..recall.types import Candidate
 from ..text import CJK, HAN_KANA, for_model, yo_as_ye
@@ -107,6 +108,10 @@ def skip_reason(prompt: str) -> str | None:
         return SLASH_COMMAND
     if text.startswith("!"):  # bash mode: "! git status"
         return SHELL_COMMAND
+    # a long run of punctuation (a pasted rule line) passed the length check below and reached
+    # the server, which refuses it: logged as the server unavailable
+    if asks_nothing(text):
+        return TOO_SHORT
     if len(text) > ACK_MAX_CHARS:
         return None
     folded = yo_as_ye(text.lower())
