@@ -5,9 +5,13 @@ with 1,000 patterns a walk of 10,000 notes took 4.6 s instead of 0.11 (0.34 ms a
 10,000 patterns 67 s (``bench/brainignore_cost.py``). A long ignore file is mostly literal
 names and paths (a list someone generated) and ``*.ext``, ``name*`` globs: those are looked up
 in sets here, by the path's folders and its segments, and the other patterns are one combined
-regular expression. That only tells whether some pattern may match; when one may, the spec
-itself decides (negations, a folder pattern against a file pattern), so every answer is the
-spec's. A path no pattern matches (nearly all of them) costs a few lookups.
+regular expression. That only tells whether some pattern may match; when one may, the last
+pattern that matches the path itself decides, as git decides (the walk asks about each folder
+before what is in it). A path no pattern matches (nearly all of them) costs a few lookups.
+
+pathspec's own answer weighs a pattern that matches a folder above the path below one that
+matches its name: `*` then `!*/` left every folder out (git walks them all: `*`, `!*/`, `!*.md`
+is how one keeps only the markdown), and `**/b/` then `!/a/` took `a/b/` back in.
 """
 
 from __future__ import annotations
@@ -54,13 +58,18 @@ class QuickSpec:
         self.rest: list[int] = []  # the patterns of the combined expression
         self.alone: list[tuple[int, re.Pattern[str]]] = []  # expressions that cannot join it
         self.exact = False  # some pattern's flags are not the usual ones: every path to the spec
-        self._subsets: dict[tuple[int, ...], Any] = {}
+        # each pattern as it matches a path itself, not a folder above it: a folder's pattern
+        # (`a/`) without its slash, and whether it was one (it matches only folders); None: a comment
+        self.own: list[tuple[Any, bool] | None] = [_own(pattern) for pattern in self.patterns]
         for at, pattern in enumerate(self.patterns):
             regex = getattr(pattern, "regex", None)
             if pattern.include is None or regex is None:
                 continue  # a comment or blank line
             if not isinstance(regex.pattern, str) or regex.flags != re.UNICODE:
                 self.exact = True
+                continue
+            if not regex.pattern.startswith("^"):  # pathspec searches it (`*/` is `(?P<ps_d>/)`)
+                self.alone.append((at, regex))
                 continue
             if self._sorted(regex.pattern, at):
                 continue
@@ -104,29 +113,33 @@ class QuickSpec:
     def match_file(self, path: str) -> bool:
         if self.fold:
             path = fold_case(path)
-        if self.exact:
-            return bool(self.spec.match_file(path))
         path = normalize_file(path)
-        if "\n" in path:  # `$` matches before a last newline, which the sets do not know
-            return bool(self.spec.match_file(path))
-        found = self._candidates(path)
-        if not found:
-            return False
-        # What decides is which patterns match, in their order: only those that may are asked.
-        key = tuple(sorted(found))
-        subset = self._subsets.get(key)
-        if subset is None:
-            if len(self._subsets) >= SUBSETS_KEPT:
-                self._subsets.clear()
-            subset = self._subsets[key] = type(self.spec)([self.patterns[at] for at in key])
-        return bool(subset.match_file(path))
+        if self.exact or "\n" in path:  # `$` matches before a last newline, which the sets do not know
+            return self._decide(range(len(self.patterns)), path)
+        # only the patterns that may match are asked
+        return self._decide(sorted(self._candidates(path)), path)
+
+    def _decide(self, places: Iterable[int], path: str) -> bool:
+        """Whether the last of these patterns that matches ``path`` itself (a folder: ending in
+        "/") leaves it out; False when none does."""
+        folder = path.endswith("/")
+        name = path[:-1] if folder else path
+        for at in reversed(list(places)):
+            own = self.own[at]
+            if own is None or (own[1] and not folder):
+                continue
+            found = own[0].match_file(name)
+            # a match that ends at a "/" in the path is of a folder above it, already asked about
+            if found is not None and not found.match.groupdict().get("ps_d"):
+                return bool(own[0].include)
+        return False
 
     def _candidates(self, path: str) -> set[int]:
         """The patterns that may match ``path`` (those that do, and some that do not)."""
         found: set[int] = set()
         if self.combined is not None and self.combined.match(path):
             found.update(self.rest)
-        found.update(at for at, regex in self.alone if regex.match(path))
+        found.update(at for at, regex in self.alone if regex.search(path))
         if self.paths:
             found.update(self.paths.get(path, ()))
             at = path.find("/")
@@ -147,7 +160,18 @@ class QuickSpec:
         return found
 
 
-SUBSETS_KEPT = 1024  # specs of the few patterns that may match a path, kept for the next such path
+def _own(pattern: Any) -> tuple[Any, bool] | None:
+    """``pattern`` as it matches a path itself, and whether it matches only folders (it ended in
+    "/"); None for a comment or a blank line."""
+    if pattern.include is None or getattr(pattern, "regex", None) is None:
+        return None
+    text = pattern.pattern
+    while text.endswith(" ") and not text.endswith("\\ "):  # git drops unescaped trailing spaces
+        text = text[:-1]
+    if not text.endswith("/") or text.rstrip("/").lstrip("!") in ("", "\\"):
+        return pattern, False
+    (own,) = defuse([type(pattern)(text[:-1])])
+    return own, True
 
 
 _STAR = "[^/]*"

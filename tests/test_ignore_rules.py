@@ -1,12 +1,14 @@
 """A long ``.brainignore``: each path was tried against every pattern (1,000 patterns made a walk
 of 10,000 notes 4.6 s instead of 0.1; bench/brainignore_cost.py), and `brain serve` compiled
-the file again for every pass and every note it read back. The answers must stay pathspec's."""
+the file again for every pass and every note it read back. The answers must stay git's."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import random
+import shutil
+import subprocess
 
 import pathspec
 import pytest
@@ -60,17 +62,53 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
 
 @pytest.mark.parametrize("fold", [False, True], ids=["case-sensitive", "case-insensitive"])
 @pytest.mark.parametrize("seed", range(40))
-def test_quick_matching_answers_as_pathspec_does(seed, fold):
+def test_quick_matching_asks_every_pattern_that_matches(seed, fold):
+    """Only the patterns that may match a path are asked: the answer is that of all of them."""
     from brain.ignore_rules import QuickSpec, fold_case
 
-    lines = random.Random(seed).sample(LINES, k=random.Random(seed).randint(1, len(LINES)))
+    lines = random.Random(seed).sample(LINES + NEGATIONS, k=random.Random(seed).randint(1, len(LINES)))
     if seed == 0:
         lines = LINES
     spec = _spec([fold_case(line) for line in lines] if fold else lines)
     quick = QuickSpec(spec, fold=fold)
+    every = range(len(quick.patterns))
     for path in _paths() + [path.swapcase() for path in _paths()]:
         asked = fold_case(path) if fold else path  # a file system that takes names in any case
-        assert quick.match_file(path) == spec.match_file(asked), (lines, path)
+        assert quick.match_file(path) == quick._decide(every, asked), (lines, path)
+
+
+# whitelists and folders taken back in, where pathspec's answer and git's part
+NEGATIONS = ["*", "!*/", "!*.md", "/*", "!/a/", "!**/private/", "*/", "!Folder a/", "a/*", "!a/c/"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to compare with")
+@pytest.mark.parametrize("seed", range(30))
+def test_the_walk_leaves_out_what_git_leaves_out(tmp_path, seed):
+    """pathspec weighs a pattern that matches a folder above a path below one that matches its
+    name: `*`, `!*/`, `!*.md` (keep only the markdown) left every folder out, where git keeps
+    every note; `**/private/` then `!/a/` took `a/private/` back in, where git leaves it out."""
+    rng = random.Random(seed)
+    lines = (
+        [NEGATIONS[:3], ["**/private/", "!/a/"]][seed]
+        if seed < 2
+        else rng.sample(LINES + NEGATIONS, k=rng.randint(1, 6))
+    )
+    root = tmp_path / "vault"
+    for path in _paths():
+        if "\n" not in path and not path.endswith("/") and not path.startswith("Top.md/"):  # Top.md is a note
+            write(root, path, "x\n")
+    write(root, ".brainignore", "\n".join(lines) + "\n")
+    write(root, ".gitignore", "\n".join(lines) + "\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    listed = subprocess.run(
+        ["git", "-C", str(root), "-c", "core.quotePath=off", "ls-files", "-z", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
+    kept = sorted(path for path in listed if path.endswith(".md"))
+    notes, _skipped = vault.scan(root, vault.load_ignore(root))
+    assert [note.path for note in notes] == kept, lines
 
 
 def test_a_path_no_pattern_may_match_asks_no_pattern(tmp_path, monkeypatch):
