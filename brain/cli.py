@@ -226,7 +226,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     The `server:` line says whether `brain serve` runs for the vault: its pid, uptime, queries
     answered, and its last update (what changed, and how long after the change it was served).
     The `background:` line, while there is one, names the work a run left to a process of its
-    own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges). A `settings:`
+    own on a large vault (rebuilding the BM25 postings, finishing FTS5's merges). An `indexing:`
+    line, while another process indexes the vault (`brain index`, `brain serve`'s watcher), names
+    it: pending then counts what it has not committed yet. A `settings:`
     line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
     chunking other than the index was built with (`brain index --rebuild` fixes it). A `set:` line
     names the BRAIN_* settings given other than their default (why recall here may differ). A `ledger:`
@@ -274,7 +276,16 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     p = st.pending
     stale = sum(p.values())
     todo = "run `brain index --rebuild`" if st.settings_mismatch else "run `brain index`" if stale else "up to date"
+    if stale and st.indexing and not st.settings_mismatch:  # "run `brain index`" read as if nothing were
+        todo = "being indexed now"
     echo(f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted  ({todo})")
+    if st.indexing:
+        from .cli_options import _holder
+
+        echo(
+            f"indexing: another brain process{_holder(st.vault, st.indexing['pid'])} is indexing this vault now; "
+            "pending counts what it has not committed yet"
+        )
     for message in st.settings_mismatch:  # what `brain index` and `brain ask` would refuse
         echo(f"settings: {message}")
     if set_here:

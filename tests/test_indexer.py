@@ -482,6 +482,26 @@ def test_one_writer_at_a_time(indexed):
     assert _index(vault).unchanged == 35
 
 
+def test_status_says_a_run_is_indexing_the_vault_now(indexed):
+    """`brain status` while another process indexed the vault said `(run `brain index`)` over
+    what that run had not committed yet, and nothing of the run: a second `brain index` waited."""
+    vault, _ = indexed
+    write(vault, "New note.md", "# New\n\nwritten while a run goes on\n")
+    store = open_store(vault)
+    try:
+        with vault_lock(store):
+            data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
+            human = _invoke("status", "--vault", str(vault)).stdout
+    finally:
+        store.close()
+    assert data["indexing"] == {"pid": os.getpid()} and data["pending"]["new"] == 1
+    assert "pending: 1 new, 0 changed, 0 renamed, 0 deleted  (being indexed now)" in human
+    assert f"indexing: another brain process (pid {os.getpid()}) is indexing this vault now" in human
+    after = _invoke("status", "--vault", str(vault)).stdout
+    assert "(run `brain index`)" in after and "indexing:" not in after
+    assert json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["indexing"] is None
+
+
 # ----- bad input ----------------------------------------------------------------------------
 
 

@@ -152,6 +152,29 @@ def vault_lock(
         yield
 
 
+def indexing_now(directory: Path) -> dict[str, int | None] | None:
+    """``{"pid": ...}`` when another process holds this vault's writer lock now (its pid where
+    the system says it, else None), else None. The lock is taken for a moment only (as
+    ``background.busy`` does), and never made: `brain status` writes nothing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no writer lock to look at
+        return None
+    try:
+        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # none yet (nothing ever indexed here), or not ours to open
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return {"pid": flock_holder(fd)}
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # releases a lock we took
+    return None
+
+
 def _locked_message(directory: Path, waited: float, who: str = "") -> str:
     then = (
         f"waited {waited:g} s for it: try again when it is done, or wait longer (--wait SECONDS)"

@@ -35,6 +35,8 @@ class VaultStatus:
     # what `brain index` and `brain ask` would refuse: this process's model, prefixes, tokenizer
     # or chunking against the index's, each a message ending in its fix; empty when they fit
     settings_mismatch: list[str] = field(default_factory=list)
+    # another process indexing this vault now (`brain index`, `brain serve`'s watcher): {"pid"}
+    indexing: dict[str, int | None] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,7 +62,7 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
 
 
 def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStatus:
-    from .indexer import index_mismatches
+    from .indexer import index_mismatches, indexing_now
 
     # chunks without their model read as nothing indexed yet: damage, said as ask and index say it
     refuse_lost_meta(store, root)
@@ -103,6 +105,7 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
         history=_history(store) if indexed else None,  # an in-memory stand-in holds no history and no index.db
         background=_background(store.directory),
         settings_mismatch=mismatches,
+        indexing=indexing_now(store.directory),
     )
 
 
