@@ -502,6 +502,33 @@ def test_status_says_a_run_is_indexing_the_vault_now(indexed):
     assert json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)["indexing"] is None
 
 
+def test_a_vault_found_empty_keeps_its_index(indexed, tmp_path):
+    """A vault folder found empty (a drive not mounted leaves its empty mount point, a sync not
+    done) removed every note from the index, exit 0, and their return embedded them all again;
+    now it is one line, the index left as it was, and their return is a run with nothing to do."""
+    vault, _ = indexed
+    aside = tmp_path / "aside"
+    os.rename(vault, aside)
+    vault.mkdir()
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault)])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and "holds no note now, where its index holds 35" in result.output
+    assert "`brain index --rebuild` makes an empty index" in result.output
+    vault.rmdir()
+    os.rename(aside, vault)
+    again = _index(vault)
+    assert again.unchanged == 35 and again.embedded == 0 and again.removed == 0
+
+
+def test_a_vault_emptied_on_purpose_is_indexed_empty_by_rebuild(indexed):
+    vault, _ = indexed
+    for note in vault.rglob("*.md"):
+        note.unlink()
+    assert CliRunner().invoke(cli, ["index", "--vault", str(vault)]).exit_code == 1
+    result = CliRunner().invoke(cli, ["index", "--vault", str(vault), "--rebuild", "--yes", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["notes"] == 0
+
+
 # ----- bad input ----------------------------------------------------------------------------
 
 

@@ -106,6 +106,12 @@ class VaultLocked(BrainError):
         self.directory, self.waited, self.holder = directory, waited, holder
 
 
+class VaultEmptied(BrainError):
+    """The vault holds no note brain may read where its index holds some: a drive not mounted (its
+    mount point is an empty folder), a sync not done, a `.brainignore` that leaves out everything.
+    Removing every note then would make the next run, once they are back, embed them all again."""
+
+
 def lock_path(directory: Path) -> Path:
     """The vault's writer lock: beside the index folder, so it survives the rebuild swap."""
     return directory.with_name(directory.name + ".lock")
@@ -173,6 +179,19 @@ def indexing_now(directory: Path) -> dict[str, int | None] | None:
     finally:
         os.close(fd)  # releases a lock we took
     return None
+
+
+def _refuse_emptying(root: Path, plan: changes.Plan) -> None:
+    """``VaultEmptied`` when the run would remove every note of the index (two or more) and
+    find none in their place; the index is left as it was."""
+    if len(plan.deleted) < 2 or plan.candidates or plan.unchanged:
+        return
+    left_out = f" ({len(plan.skipped)} files skipped: `brain status --verbose` lists them)" if plan.skipped else ""
+    raise VaultEmptied(
+        f"the vault {root} holds no note now{left_out}, where its index holds {len(plan.deleted)}: a drive "
+        "not mounted, a sync not finished? The index is left as it was; if the notes are meant to be gone, "
+        "`brain index --rebuild` makes an empty index"
+    )
 
 
 def _locked_message(directory: Path, waited: float, who: str = "") -> str:
@@ -432,6 +451,7 @@ class _Run:
     def run(self) -> None:
         self.store.restore_indexes()  # a first build stopped before it made them (``_write``)
         plan = changes.plan(self.root, self.store, verify=self.verify, retry=self.retry)
+        _refuse_emptying(self.root, plan)
         for message in plan.ignore_warnings:
             self._warn(IGNORE_FILE, message)
         # The walk's read errors (a folder it could not list), else only counted. `brain index`'s

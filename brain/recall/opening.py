@@ -223,7 +223,7 @@ def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> 
 
 def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
     """Index what changed; None when done, else why it could not be done now."""
-    from ..index.indexer import VaultLocked
+    from ..index.indexer import VaultEmptied, VaultLocked
 
     if store.readonly:
         return store.why_readonly
@@ -231,7 +231,7 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
         _index(root, lazy, embedder, progress)
     except VaultLocked:
         return "another brain process is indexing this vault"
-    except NotWritableError as exc:
+    except (NotWritableError, VaultEmptied) as exc:
         return str(exc)
     return None
 
