@@ -514,6 +514,9 @@ def test_a_vault_found_empty_keeps_its_index(indexed, tmp_path):
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and "holds no note now, where its index holds 35" in result.output
     assert "`brain index --rebuild` makes an empty index" in result.output
+    asked = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--json", "graph rag"])
+    assert asked.exit_code == 0, asked.output  # answers from the index as it is, saying why
+    assert any("holds no note now" in w for w in json.loads(asked.stdout)["warnings"])
     vault.rmdir()
     os.rename(aside, vault)
     again = _index(vault)
