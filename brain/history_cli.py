@@ -26,29 +26,40 @@ LAST_SHOWN = 20  # versions `brain history` lists for a person unless --last say
     default=None,
     help=f"List only the newest N versions; 0: all. [default: {LAST_SHOWN} for people, all with --json]",
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="WHEN",
+    help="The note NOTE named then (as `brain ask --as-of` reads WHEN): one that lived at a path another note holds now.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
-def history_command(note: str, vault: str | None, last: int | None, as_json: bool) -> None:
+def history_command(note: str, vault: str | None, last: int | None, as_of: str | None, as_json: bool) -> None:
     """The history of NOTE: its versions, the links it gained and lost, its supersession chain.
 
     NOTE is a path, title, file name or alias, as a wikilink would name it; a deleted note is
     found by its last path or title. Each version says when brain saw it, how it began
     (created, changed, renamed, restored) and what changed against the one before. A renamed
-    note is one history, and a note deleted and brought back continues its own.
+    note is one history, and a note deleted and brought back continues its own. A path another
+    note took names the note there now, and a line names each note that lived there before:
+    `--as-of` a moment it lived there names it.
 
     \b
     Examples:
       brain history "Rollout plan"
       brain history Projects/Halyard.md --json
       brain history "Daily log" --last 5
+      brain history Ideas.md --as-of 2026-03-01
     """
+    from .moments import past_moment
     from .reading import NoteMatch
     from .recall.timeline import history_text, note_history
 
     setup_logging(as_json)
     if last is None and not as_json:
         last = LAST_SHOWN  # a note edited 500 times is 1,000 lines: the newest, and how many more
-    found = note_history(vault, note, last=last or None)
+    moment = past_moment(as_of) if as_of is not None else None
+    found = note_history(vault, note, last=last or None, as_of=moment)
     # A name two notes answer to read one of them without a word; said as `brain note` says it.
     told = NoteMatch(found.path, tuple(found.ambiguous)).ambiguity(note)
     if told:

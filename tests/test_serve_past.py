@@ -290,7 +290,7 @@ def test_a_server_from_before_the_past_is_not_asked_about_it(edited):
     args = ["ask", "--vault", str(vault), "--as-of", _iso(at["first"]), QUESTION]
     with served(vault, watch=False) as daemon:
         record = runtime.read_record(vault.resolve())
-        assert record is not None and record["features"] == ["past", "prefixes"]
+        assert record is not None and record["features"] == ["past", "prefixes", "history_as_of"]
         del record["features"]
         runtime.write_record(vault.resolve(), record)
         code, out, _ = _invoke(*args)

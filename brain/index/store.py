@@ -2924,6 +2924,12 @@ class IndexStore:
         )
         return [EdgeRow(*r) for r in rows]
 
+    def versions_at_path(self, path: str) -> list[VersionRow]:
+        """Every version any note had at ``path``, oldest first (``brain history``'s notes that
+        lived at a path another note holds)."""
+        rows = self.conn.execute(f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE path = ? ORDER BY id", (path,))
+        return [VersionRow(*r) for r in rows]
+
     def version_names(self) -> list[tuple[int, str, str, str]]:
         """(note id, path, title, aliases JSON) of every version, newest first: every name a note
         ever had."""

@@ -131,7 +131,9 @@ and when, the `backlinks` other notes gained and lost to it, and the supersessio
 the revision?", "when did it stop linking to X?"; then read a version with
 get_note(note, as_of=its recorded_from). Name the note by path, title or alias; a deleted note
 by its last path or title, a renamed one by any of its names (`ambiguous`: the other notes the
-name fits). At most `limit` versions come back, the newest; `earlier_versions` counts the older ones."""
+name fits). At most `limit` versions come back, the newest; `earlier_versions` counts the older ones.
+A path another note took names the note there now; `others_at_path` lists each note that lived
+there too, with a moment it did: history(note, as_of=that moment) gives its life."""
 
 STATUS_DOC = """\
 The state of brain's memory for this vault: how many notes and chunks are indexed and with which
@@ -314,8 +316,19 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         limit: Annotated[
             Count, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest.")
         ] = 20,
+        as_of: Annotated[
+            str | None,
+            Field(
+                max_length=protocol.MAX_MOMENT_CHARS,
+                description="The note the name named then (a date, a date and time, or a span back such as 30d): "
+                "one that lived at a path another note holds now (`others_at_path` gives the moment).",
+            ),
+        ] = None,
     ) -> CallToolResult:
-        return answer(lambda: backend.call("history", note=note, last=limit))
+        fields: dict[str, Any] = {"note": note, "last": limit}
+        if as_of is not None:
+            fields["as_of"] = as_of
+        return answer(lambda: backend.call("history", **fields))
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(

@@ -84,30 +84,41 @@ class NoteHistory:
     history_since: str | None = None
     earlier_versions: int = 0  # versions older than those listed (``note_history(last=N)``)
     ambiguous: list[str] = field(default_factory=list)  # other notes the name fits now (as `brain note`'s)
+    # Other notes that lived at the path the name was found at, each with a moment it lived there
+    # (``as_of``): a path another note took named only the note there now, and the one before
+    # was out of reach. {"note_id", "path", "title", "now" (its path now; None: gone), "until", "as_of"}
+    others_at_path: list[dict[str, Any]] = field(default_factory=list)
+    as_of: str | None = None  # the moment the name was read at (`brain history --as-of`); None: now
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def note_history(vault: str | os.PathLike[str] | None, name: str, *, last: int | None = None) -> NoteHistory:
+def note_history(
+    vault: str | os.PathLike[str] | None, name: str, *, last: int | None = None, as_of: float | None = None
+) -> NoteHistory:
     """The history of the note ``name`` (a path, title, file name or alias, as a wikilink names
     it; a deleted note by its last path or title) in ``vault``'s index. ``last``: only the
-    newest ``last`` versions are listed (``earlier_versions`` counts the others); None or 0: all."""
+    newest ``last`` versions are listed (``earlier_versions`` counts the others); None or 0: all.
+    ``as_of`` (Unix time): the note ``name`` named then (``read_note_at``'s lookup), such as
+    one that lived at a path another note holds now."""
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     with index_errors(directory, root):
         store = IndexStore.open(directory, create=False, readonly_ok=True)
         try:
-            return history_of(store, name, last=last)
+            return history_of(store, name, last=last, as_of=as_of)
         finally:
             store.close()
 
 
-def history_of(store: IndexStore, name: str, *, last: int | None = None) -> NoteHistory:
+def history_of(store: IndexStore, name: str, *, last: int | None = None, as_of: float | None = None) -> NoteHistory:
     """``note_history`` over an index open already (``brain serve``'s snapshot)."""
-    latest = {v.note_id: v for v in store.latest_versions()}
     ambiguous: list[str] = []
-    note_id = _find(store, latest, name, ambiguous)
+    if as_of is None:
+        note_id, found_at = _find(store, {v.note_id: v for v in store.latest_versions()}, name, ambiguous)
+    else:
+        note_id, found_at = _find_at(store, name, as_of, ambiguous)
     versions = store.versions_of(note_id)
     newest = versions[-1]
     current = newest.recorded_to is None
@@ -138,19 +149,65 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None) -> Note
         history_since=iso_recorded(float(since)) if since else None,
         earlier_versions=earlier,
         ambiguous=ambiguous,
+        others_at_path=_others_at(store, found_at, note_id),
+        as_of=iso_time(as_of) if as_of is not None else None,
     )
+
+
+def _find_at(store: IndexStore, name: str, as_of: float, others: list[str]) -> tuple[int, str]:
+    """(note id, path then) of the note ``name`` named at ``as_of``: by its names then, else by
+    a name it has now or had, if it existed then (``get_note``'s ``as_of`` lookup)."""
+    before_history(store, as_of)
+    if not name.strip():
+        raise EmptyNoteName()
+    names = NamesThen(store.names_at(as_of))
+    with contextlib.suppress(NoteNotFound, OutsideVault):
+        match = match_note(names, name.strip())
+        others.extend(match.others)
+        return names.ids[match.path], match.path
+    _, version = _by_its_history(store, name, as_of)
+    assert version is not None
+    return version.note_id, version.path
+
+
+def _others_at(store: IndexStore, path: str, note_id: int) -> list[dict[str, Any]]:
+    """The other notes that lived at ``path``, by when they left it: each with the moment its
+    last version there began (``as_of`` it, the path names that note)."""
+    last: dict[int, VersionRow] = {}
+    for version in store.versions_at_path(path):  # oldest first: the last one kept per note
+        if version.note_id != note_id:
+            last.pop(version.note_id, None)
+            last[version.note_id] = version
+    now = store.latest_paths(sorted(last))
+    out = []
+    for other, version in last.items():
+        latest = store.versions_of(other)[-1]
+        out.append(
+            {
+                "note_id": other,
+                "path": path,
+                "title": version.title,
+                "now": now[other][0] if latest.recorded_to is None else None,
+                "until": iso_recorded(version.recorded_to),
+                "as_of": iso_recorded(version.recorded_from),
+            }
+        )
+    return out
 
 
 def find_in_history(store: IndexStore, name: str) -> int:
     """The id of the note ``name`` names now, or named before (``brain history``'s lookup)."""
-    return _find(store, {v.note_id: v for v in store.latest_versions()}, name)
+    return _find(store, {v.note_id: v for v in store.latest_versions()}, name)[0]
 
 
-def _find(store: IndexStore, latest: dict[int, VersionRow], name: str, others: list[str] | None = None) -> int:
-    """The note ``name`` names: among the notes now (as a wikilink would resolve it, or by
-    title), else among deleted ones (by their last path, file name, alias or title), else by
-    any name a note had before (a renamed note answers to its old names). ``others`` is given
-    the other notes of now that the name fits as well (`brain note`'s ``ambiguous``)."""
+def _find(
+    store: IndexStore, latest: dict[int, VersionRow], name: str, others: list[str] | None = None
+) -> tuple[int, str]:
+    """(id, the path the name was found at) of the note ``name`` names: among the notes now (as
+    a wikilink would resolve it, or by title), else among deleted ones (by their last path, file
+    name, alias or title), else by any name a note had before (a renamed note answers to its old
+    names). ``others`` is given the other notes of now that the name fits as well (`brain note`'s
+    ``ambiguous``)."""
     wanted = name.strip()
     if not wanted:
         raise EmptyNoteName()
@@ -162,7 +219,7 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str, others: l
         if note_id is not None and note_id in latest:
             if others is not None:
                 others.extend(match.others)
-            return note_id
+            return note_id, match.path
     present = [(v.note_id, v.path, v.title, v.aliases) for v in latest.values() if v.recorded_to is None]
     # Deleted notes newest first (by their last version's id): a path two deleted notes had is
     # the one that held it last, as a new file there would continue it (``identity_in_history``).
@@ -180,8 +237,8 @@ def _find(store: IndexStore, latest: dict[int, VersionRow], name: str, others: l
                 aliases[path] = _json_list(alias_json)
         found = Resolver(by_path, aliases).resolve(Link(wanted, "wikilink", None, None, 0), "")
         if found is not None:
-            return by_path[found]
-        titled = [note_id for note_id, _, title, _ in pool if title.casefold() == wanted.casefold()]
+            return by_path[found], found
+        titled = [(note_id, path) for note_id, path, title, _ in pool if title.casefold() == wanted.casefold()]
         if titled:
             return titled[0]
     target = pasted_link_target(wanted)  # [[Note#Heading|shown]] pasted from a note
@@ -361,6 +418,8 @@ def _json_list(text: str) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+OTHERS_SHOWN = 3  # notes that lived at a path, the latest, `brain history` names for a person
+
 # How a note left the index: deleted, or still there but denied to brain (a chmod).
 _LEFT = {"deleted": "deleted", "unreadable": "made unreadable (out of the index; the file is still there)"}
 
@@ -380,7 +439,13 @@ def history_text(history: NoteHistory) -> str:
     # And each kept to its row: a line break in a path or a heading ended the row, the rest at
     # the terminal's first cell. Paths and link targets as written (breaks escaped), titles and
     # what changed spaced.
-    lines = [f"{literal(history.path)}  ({in_column(history.title)})  note {history.note_id}, {state}", "", "versions"]
+    lines = [f"{literal(history.path)}  ({in_column(history.title)})  note {history.note_id}, {state}"]
+    # The latest few: an `Untitled.md` every new note is made at and renamed from names dozens.
+    others = history.others_at_path
+    lines += [_other_line(other) for other in others[-OTHERS_SHOWN:]]
+    if len(others) > OTHERS_SHOWN:
+        lines.append(f"  … and {len(others) - OTHERS_SHOWN} more before them (`--json` lists every one)")
+    lines += ["", "versions"]
     if history.earlier_versions:
         lines.append(f"  … {history.earlier_versions} earlier (`--last 0` lists every version)")
     # As wide as the widest size: padded to 8, a note of 1,000 KB or more moved its path a cell on.
@@ -401,6 +466,25 @@ def history_text(history: NoteHistory) -> str:
                 dated = in_column((entry["date"] or "?")[:10])
                 lines.append(f"  {label}  {in_column(entry['title'])}  ({literal(entry['path'])}, dated {dated})")
     return "\n".join(lines)
+
+
+def _other_line(other: dict[str, Any]) -> str:
+    """One line for a note that lived at this path too, naming the command that shows it."""
+    path = literal(other["path"])
+    if other["until"] is None:  # the note there now (this one was read --as-of)
+        return f"a different note lives at {path} now ({in_column(other['title'])}): brain history {_quoted(path)}"
+    until = local_time(dt.datetime.fromisoformat(other["until"].replace("Z", "+00:00")).timestamp())
+    where = f"now at {literal(other['now'])}" if other["now"] else "deleted since"
+    return (
+        f"a different note lived at {path} until {until} ({in_column(other['title'])}, {where}): "
+        f"brain history {_quoted(path)} --as-of {other['as_of']}"
+    )
+
+
+def _quoted(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
 
 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:

@@ -91,7 +91,9 @@ def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
     past = op == "history" or any(fields.get(name) is not None for name in ("as_of", "valid_at"))
     index = fields.get("index")
     prefixes = isinstance(index, dict) and any(index.get(name) is not None for name in protocol.PREFIX_SETTINGS)
-    return (["past"] if past else []) + (["prefixes"] if prefixes else [])
+    # a server from before history's as_of would ignore it and answer about the note there now
+    then = op == "history" and fields.get("as_of") is not None
+    return (["past"] if past else []) + (["history_as_of"] if then else []) + (["prefixes"] if prefixes else [])
 
 
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:

@@ -70,7 +70,7 @@ OPS = ("ping", "ask", "note", "neighbours", "history", "status", "stop")
 # What this server answers beyond the first version's requests (its record lists them): a client
 # asks about the past only of a server that knows it is being asked (one from before would
 # ignore ``as_of`` and answer about the present).
-FEATURES = ("past", "prefixes")
+FEATURES = ("past", "prefixes", "history_as_of")
 MAX_MOMENT_CHARS = 100  # an --as-of or --valid-at as typed
 INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking", "query_prefix", "passage_prefix")
 PREFIX_SETTINGS = ("query_prefix", "passage_prefix")  # a string, empty too, or null: unset
@@ -149,7 +149,7 @@ def check_request(message: dict[str, Any]) -> None:
             _text_field(message, "heading", MAX_NOTE_CHARS)
         if message.get("max_chars") is not None:
             _int_field(message, "max_chars", 1, 10_000_000)
-        if op == "note":
+        if op in ("note", "history"):
             past_fields(message, world=False)
         if op == "history" and message.get("last") is not None:
             _int_field(message, "last", 0, 1_000_000)

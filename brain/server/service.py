@@ -871,12 +871,15 @@ class Service:
             lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE
         )
 
-    def history(self, ref: str, *, last: int | None = None, wait: float = 0.0) -> dict[str, Any]:
-        """``brain history --json``'s answer (``last``: only the newest versions)."""
+    def history(
+        self, ref: str, *, last: int | None = None, wait: float = 0.0, as_of: float | None = None
+    ) -> dict[str, Any]:
+        """``brain history --json``'s answer (``last``: only the newest versions; ``as_of``: the
+        note ``ref`` named then)."""
         from ..recall.timeline import history_of
 
         self._wait_for_snapshot(time.monotonic() + wait)
-        return self.run(lambda r: history_of(r.store, ref, last=last).as_dict(), timeout=QUERY_GRACE)
+        return self.run(lambda r: history_of(r.store, ref, last=last, as_of=as_of).as_dict(), timeout=QUERY_GRACE)
 
     def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
         from ..reading import neighbours
@@ -997,7 +1000,8 @@ class Service:
                     self.note(message["note"], message.get("heading"), message.get("max_chars"), wait=wait, as_of=as_of)
                 )
             if op == "history":
-                return protocol.ok(self.history(message["note"], last=message.get("last"), wait=wait))
+                as_of, _ = protocol.past_fields(message, world=False)
+                return protocol.ok(self.history(message["note"], last=message.get("last"), wait=wait, as_of=as_of))
             if op == "neighbours":
                 return protocol.ok(self.neighbours(message["note"], wait=wait))
             raise protocol.ProtocolError("bad_request", f"op {op!r} is not answered here")
