@@ -35,6 +35,7 @@ from ..reading import (
     match_note,
     shaped_note,
 )
+from ..text import shell_word
 from ..vault import resolve_vault
 from .line_diff import changed_ranges
 from .past import PastIndex
@@ -472,19 +473,13 @@ def _other_line(other: dict[str, Any]) -> str:
     """One line for a note that lived at this path too, naming the command that shows it."""
     path = literal(other["path"])
     if other["until"] is None:  # the note there now (this one was read --as-of)
-        return f"a different note lives at {path} now ({in_column(other['title'])}): brain history {_quoted(path)}"
+        return f"a different note lives at {path} now ({in_column(other['title'])}): brain history {shell_word(path)}"
     until = local_time(dt.datetime.fromisoformat(other["until"].replace("Z", "+00:00")).timestamp())
     where = f"now at {literal(other['now'])}" if other["now"] else "deleted since"
     return (
         f"a different note lived at {path} until {until} ({in_column(other['title'])}, {where}): "
-        f"brain history {_quoted(path)} --as-of {other['as_of']}"
+        f"brain history {shell_word(path)} --as-of {other['as_of']}"
     )
-
-
-def _quoted(path: str) -> str:
-    import shlex
-
-    return shlex.quote(path)
 
 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
