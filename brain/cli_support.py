@@ -47,6 +47,15 @@ class BrainGroup(click.Group):
     wanted: brain stops quietly with status 0, as ripgrep does (git dies of SIGPIPE, 141, which
     fails a pipeline under ``set -o pipefail``)."""
 
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # `brain --bogus`: parsed here, before invoke
+            return super().make_context(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _one_line_usage(exc)
+            raise
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -54,10 +63,26 @@ class BrainGroup(click.Group):
             raise
         except click.ClickException as exc:
             exc.message = error_line(exc.message, exc.__cause__)  # type: ignore[misc]  # Final to click's typing; show() reads it
+            if isinstance(exc, click.UsageError):
+                _one_line_usage(exc)
             raise
         except BrokenPipeError:
             _unread_output_dropped()
             raise click.exceptions.Exit(0) from None
+
+
+def _one_line_usage(exc: click.UsageError) -> None:
+    """A usage error as one line, like every other error: click printed the command's usage and
+    a "Try ... --help" line above it, four lines for `-k 0`. The help is named in the line."""
+    if exc.ctx is None:
+        return
+    hint, shown = f" (`{exc.ctx.command_path} --help` explains)", exc.format_message
+
+    def one_line() -> str:  # after click's own words ("Did you mean '--user'?")
+        return shown().removesuffix(".") + hint
+
+    exc.format_message = one_line  # type: ignore[method-assign]
+    exc.ctx = None  # show() prints the usage and its hint only with a context
 
 
 def error_line(message: str, cause: BaseException | None = None) -> str:

@@ -77,3 +77,27 @@ def test_a_query_file_s_problems_are_a_line_each_and_none_is_two(toy_vault, tmp_
     out = CliRunner().invoke(cli, ["eval", str(named), "--vault", str(toy_vault)])
     shown = str(named).replace("\n", "\\n")
     assert out.exit_code == 1 and out.output == f"Error: query file not found: {shown}\n", out.output
+
+
+def test_a_usage_error_is_one_line_naming_the_help():
+    """click printed a usage error as four lines (the command's usage, "Try ... for help.", a
+    blank line, the error); every other error of brain's is one."""
+    cases = {
+        (
+            "ask",
+            "-k",
+            "0",
+            "what",
+        ): "Error: Invalid value for '-k': 0 is not in the range 1<=x<=200 (`brain ask --help` explains)",
+        ("nosuch",): "Error: No such command 'nosuch' (`brain --help` explains)",
+        ("--bogus",): "Error: No such option '--bogus' (`brain --help` explains)",
+        (
+            "hook",
+            "install",
+            "--usr",
+        ): "Error: No such option '--usr'. Did you mean '--user'? (`brain hook install --help` explains)",
+    }
+    for args, line in cases.items():
+        out = CliRunner().invoke(cli, list(args), prog_name="brain")
+        assert out.exit_code == 2, (args, out.output)
+        assert out.output == line + "\n", (args, out.output)
