@@ -6,6 +6,8 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -203,16 +205,30 @@ def index(
     )
     click.echo(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
-        f"{links.get('attachment', 0)} to attachments; {report.skipped} files skipped" + _warned(report)
+        f"{links.get('attachment', 0)} to attachments; " + _skipped(report)
     )
 
 
-def _warned(report: IndexReport) -> str:
-    """The summary's warnings: a skipped file's warning was counted twice, among the files skipped
-    and among the warnings (`brain status` counts it skipped only)."""
+def _by_reason(counts: Iterable[tuple[str, int]]) -> str:
+    """Files skipped by reason, as `brain index` and `brain status` say them: "2 dot-folder, 1 binary"
+    (most first, then by name)."""
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts, key=lambda item: (-item[1], item[0])))
+
+
+def _skipped(report: IndexReport) -> str:
+    """The summary's files skipped, by reason as `brain status` counts them ("3 files skipped"
+    named no reason: a symlink loop or an unreadable folder was found only there), and its
+    warnings: a skipped file's warning was counted twice, among the files skipped and among the
+    warnings (`brain status` counts it skipped only)."""
+    said = [_by_reason(report.skipped_by.items())] if report.skipped_by else []
+    if report.warned_skips:
+        said.append(f"{report.warned_skips} with a warning")
     others = len(report.warnings) - report.warned_skips
-    told = f" ({report.warned_skips} with a warning)" if report.warned_skips else ""
-    return told + (f"; {plural(others, 'other warning' if told else 'warning')}" if others else "")
+    return (
+        f"{plural(report.skipped, 'file')} skipped"
+        + (f" ({'; '.join(said)})" if said else "")
+        + (f"; {plural(others, 'other warning' if report.warned_skips else 'warning')}" if others else "")
+    )
 
 
 @cli.command()
@@ -295,10 +311,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             for path in paths:
                 echo(f"  {kind:8} {literal(path)}")
     echo(_server_line(server, Path(st.vault)))
-    reasons: dict[str, int] = {}
-    for entry in st.skipped:
-        reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
-    summary = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1]))
+    summary = _by_reason(Counter(entry["reason"] for entry in st.skipped).items())
     echo(f"skipped: {len(st.skipped)}" + (f" ({summary})" if summary else ""))
     if verbose:
         for entry in st.skipped:

@@ -1002,7 +1002,11 @@ def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
     (toy_vault / "Latin-1.md").write_bytes(b"# Caf\xe9\n\nA note in Latin-1.\n")
     out = _invoke("index", "--vault", str(toy_vault))
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[2].endswith("; 4 files skipped (1 with a warning); 1 other warning")
+    assert out.stdout.splitlines()[2].endswith(
+        "; 4 files skipped (2 dot-folder, 1 binary, 1 brainignore; 1 with a warning); 1 other warning"
+    )
+    skipped_by = json.loads(_invoke("index", "--vault", str(toy_vault), "--json").stdout)["skipped_by"]
+    assert skipped_by == {"dot-folder": 2, "binary": 1, "brainignore": 1}  # most first, then by name
     assert json.loads(_invoke("status", "--vault", str(toy_vault), "--json").stdout)["warnings"] == [
         {"path": "Latin-1.md", "message": "not UTF-8 (invalid at byte 5); decoded as cp1252 (Western European)"}
     ]
@@ -1011,7 +1015,7 @@ def test_the_summary_counts_a_skipped_files_warning_once(toy_vault):
     assert (
         _invoke("index", "--vault", str(toy_vault))
         .stdout.splitlines()[2]
-        .endswith("; 4 files skipped (1 with a warning)")
+        .endswith("; 4 files skipped (2 dot-folder, 1 binary, 1 brainignore; 1 with a warning)")
     )
 
 
@@ -1023,7 +1027,7 @@ def test_human_output(toy_vault):
     assert lines[0].startswith(f"35 notes, {chunks} chunks indexed with fake:64 (")
     assert lines[1] == f"  this run: 35 new, 0 changed, 0 renamed, 0 removed, 0 unchanged; {chunks} chunks embedded"
     assert lines[2].startswith("  links: ") and lines[2].endswith(
-        " resolved, 5 dangling, 0 to attachments; 3 files skipped"
+        " resolved, 5 dangling, 0 to attachments; 3 files skipped (2 dot-folder, 1 brainignore)"
     )
     second = _invoke("index", "--vault", str(toy_vault)).stdout.splitlines()
     assert second[1] == "  this run: 0 new, 0 changed, 0 renamed, 0 removed, 35 unchanged; 0 chunks embedded"

@@ -19,6 +19,7 @@ import os
 import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ class IndexReport:
     kept: int = 0  # chunks of changed notes whose text did not change: their vectors kept, not embedded
     removed: int = 0  # notes removed this run
     skipped: int = 0
+    skipped_by: dict[str, int] = field(default_factory=dict)  # reason → files, most first (`brain status`'s reasons)
     new: int = 0
     changed: int = 0
     renamed: int = 0
@@ -575,6 +577,8 @@ class _Run:
             if any(s.reason == changes.PARSE_ERROR for s in plan.skipped):
                 self.store.set_meta(changes.PARSED_BY_KEY, changes.parser_key())
         self.report.skipped = len(plan.skipped)
+        counts = Counter(s.reason for s in plan.skipped)
+        self.report.skipped_by = dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
     def _parse_failed(self, plan: changes.Plan, change: changes.Change, failed: ParseFailed) -> None:
         """A note whose parse raised (a bug of brain's): skipped, said, the run goes on. An
