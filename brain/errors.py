@@ -1,7 +1,6 @@
 """Library exceptions. The CLI turns every BrainError into a clean click error."""
 
 import traceback
-import unicodedata
 
 
 class BrainError(Exception):
@@ -30,6 +29,8 @@ class EmptyQuery(ConfigError):
     same line from `brain ask`, `brain serve` and the MCP tool `search`."""
 
     def __init__(self, query: str = "") -> None:
+        import unicodedata  # here: only a refused query needs it (the hooks import this module)
+
         # blank, or invisible alone (a zero-width space) is empty; "?!" is punctuation
         punctuation = any(unicodedata.category(ch).startswith("P") for ch in query)
         what = "a query of punctuation alone" if punctuation else "an empty query"
@@ -40,7 +41,11 @@ def asks_nothing(query: str) -> bool:
     """Whether ``query`` holds no letter, digit or symbol (an emoji, ``+``, ``$``): blank, or
     punctuation alone (``?``, ``"``, ``*``, ``-``). Such a query was embedded all the same, and
     its vector, near no note, ranked a dozen notes by chance as if they answered it."""
-    return not any(unicodedata.category(ch)[0] in "LNS" for ch in query)
+    if any(ch.isalnum() for ch in query):  # letters and digits (L, N) without unicodedata's import
+        return False
+    import unicodedata  # the prompt hook asks this of every prompt: only such a rare one pays it
+
+    return not any(unicodedata.category(ch)[0] == "S" for ch in query)
 
 
 class ModelLoadError(BrainError):
