@@ -179,11 +179,8 @@ for t in threads:
 """
 
 
-@pytest.mark.parametrize("limit", [64, 8])  # with 8, its twelve would take every place
-def test_a_client_sending_many_questions_at_once_does_not_keep_another_waiting_behind_them(
-    toy_vault, monkeypatch, limit
-):
-    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", limit)
+def _slow_questions(monkeypatch) -> None:
+    """A question starting "slow" takes 0.4 s to answer; any other as long as it does."""
     from brain.recall.pipeline import Recaller
 
     compare = Recaller.compare
@@ -194,6 +191,14 @@ def test_a_client_sending_many_questions_at_once_does_not_keep_another_waiting_b
         return compare(self, query, *args, **kwargs)
 
     monkeypatch.setattr(Recaller, "compare", slow_for_some)
+
+
+@pytest.mark.parametrize("limit", [64, 8])  # with 8, its twelve would take every place
+def test_a_client_sending_many_questions_at_once_does_not_keep_another_waiting_behind_them(
+    toy_vault, monkeypatch, limit
+):
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", limit)
+    _slow_questions(monkeypatch)
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
         line = protocol.encode(protocol.request("ask", str(daemon.root), query="slow question", modes=["hybrid+ppr"]))
@@ -268,16 +273,7 @@ def test_an_http_client_sending_many_questions_at_once_keeps_no_other_client_wai
     questions were all answered before the prompt hook's on the socket, or another HTTP
     client's, and with 8 places it took them all (``busy``)."""
     monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", limit)
-    from brain.recall.pipeline import Recaller
-
-    compare = Recaller.compare
-
-    def slow_for_some(self, query, *args, **kwargs):
-        if query.startswith("slow"):
-            time.sleep(0.4)
-        return compare(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(Recaller, "compare", slow_for_some)
+    _slow_questions(monkeypatch)
     _index(toy_vault)
     with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
         url = daemon.http_url()
