@@ -2948,6 +2948,20 @@ class IndexStore:
             out.update((r[0], (r[1], r[2])) for r in rows)
         return out
 
+    def latest_of(self, note_ids: Sequence[int]) -> dict[int, VersionRow]:
+        """note id → its latest version, present or past."""
+        out: dict[int, VersionRow] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM note_versions WHERE id IN"
+                f" (SELECT max(id) FROM note_versions WHERE note_id IN ({_marks(part)}) GROUP BY note_id)",
+                part,
+            )
+            for r in rows:
+                version = VersionRow(*r)
+                out[version.note_id] = version
+        return out
+
     def history_counts(self) -> dict[str, int]:
         one = lambda sql: int(self.conn.execute(sql).fetchone()[0] or 0)
         return {

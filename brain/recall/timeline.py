@@ -69,6 +69,13 @@ class LinkSpan:
     kind: str
     gained: str  # ISO 8601, UTC
     lost: str | None  # None: still there
+    # ``path`` is the other note's latest: for one deleted since, the path it had, which another
+    # note may hold now; these say which note it was and where it is now.
+    note_id: int | None = None  # None: dangling, or an attachment
+    now: str | None = None  # its path now; None: it left the index (or dangling)
+    ended: str | None = None  # how it left: deleted, unreadable (as a version's ``ended``); None: still there
+    ended_at: str | None = None  # when (ISO 8601, UTC)
+    other_at_path: int | None = None  # the different note at ``path`` now, if any
 
 
 @dataclass
@@ -129,7 +136,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None, as_of: 
     entries = _versions(store, versions, earlier)
     outgoing, incoming = store.edges_from(note_id), store.edges_into(note_id)
     others = {e.target_id for e in outgoing if e.target_id is not None} | {e.source_id for e in incoming}
-    names = store.latest_paths(sorted(others))
+    names = _whereabouts(store, sorted(others))
     links = _spans(outgoing, names, lambda e: e.target_id)
     backlinks = _spans(incoming, names, lambda e: e.source_id)
     # Supersession as the notes said it when this one was last seen.
@@ -357,7 +364,38 @@ def _changed_keys(old: str, new: str) -> list[str]:
     return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
 
 
-def _spans(edges: list[EdgeRow], names: dict[int, tuple[str, str]], other: Any) -> list[LinkSpan]:
+@dataclass
+class _Whereabouts:
+    """What a link row says of the note at its other end (``LinkSpan``'s fields)."""
+
+    path: str
+    title: str
+    now: str | None
+    ended: str | None
+    ended_at: str | None
+    other_at_path: int | None
+
+
+def _whereabouts(store: IndexStore, note_ids: list[int]) -> dict[int, _Whereabouts]:
+    """note id → its latest path and title, and, for one no longer in the index, how and when it
+    left and which note holds that path now: named by its last path alone, a deleted note read
+    as the note there today."""
+    out: dict[int, _Whereabouts] = {}
+    for note_id, version in store.latest_of(note_ids).items():
+        gone = version.recorded_to is not None
+        holder = store.note_id(version.path) if gone else None
+        out[note_id] = _Whereabouts(
+            version.path,
+            version.title,
+            None if gone else version.path,
+            (version.ended or "deleted") if gone else None,
+            iso_recorded(version.recorded_to),
+            holder if holder != note_id else None,
+        )
+    return out
+
+
+def _spans(edges: list[EdgeRow], names: dict[int, _Whereabouts], other: Any) -> list[LinkSpan]:
     """Edges as spans per (other note or target, link as written, kind): an edge closed and
     reopened at the same moment (another count, world time, or status) continues its span. A
     link written otherwise is another span, even to the same note: `[[Projects/Target]]`
@@ -371,10 +409,18 @@ def _spans(edges: list[EdgeRow], names: dict[int, tuple[str, str]], other: Any) 
             last[key][0].lost = iso_recorded(edge.recorded_to)
             last[key] = (last[key][0], edge.recorded_to)
             continue
-        path, title = names.get(other_id, (None, None)) if other_id is not None else (None, None)
         span = LinkSpan(
-            path, title, edge.target, edge.kind, iso_recorded(edge.recorded_from) or "", iso_recorded(edge.recorded_to)
+            None, None, edge.target, edge.kind, iso_recorded(edge.recorded_from) or "", iso_recorded(edge.recorded_to)
         )
+        known = names.get(other_id) if other_id is not None else None
+        if known is not None:
+            span.path, span.title, span.note_id = known.path, known.title, other_id
+            span.now, span.ended, span.ended_at, span.other_at_path = (
+                known.now,
+                known.ended,
+                known.ended_at,
+                known.other_at_path,
+            )
         spans.append(span)
         last[key] = (span, edge.recorded_to)
     return spans
@@ -482,9 +528,15 @@ def _other_line(other: dict[str, Any]) -> str:
     )
 
 
+_GONE = {"deleted": "deleted", "unreadable": "made unreadable"}  # a link row's word for how a note left
+
+
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
     where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
+    if span.ended is not None:  # the note that was there: by its path alone it read as the one there now
+        left = f"{_GONE.get(span.ended, span.ended)} {when(span.ended_at)}"
+        where += f" ({left}; a different note is there now)" if span.other_at_path is not None else f" ({left})"
     # The kind, as `brain neighbours` shows it: a property link and a wikilink to the same note
     # (`superseded_by: "[[X]]"` and `[[X]]` in the body) were two identical rows.
     kind = f"  ({span.kind})" if span.kind != "wikilink" else ""

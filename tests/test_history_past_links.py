@@ -1,0 +1,108 @@
+"""A link or backlink row of `brain history` that names a note no longer there: Alpha links
+[[Beta]]; Beta.md is deleted (or renamed to Delta.md), then Gamma.md is moved to Beta.md. The
+row of the link while it led to the first Beta must not read as a link to the note at Beta.md
+today. Fake embedder throughout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+from index_helpers import index_then_moment, open_store
+from serve_helpers import mcp_call
+
+from brain.cli import cli
+from brain.recall.timeline import note_history
+
+ALPHA = "# Alpha\n\nSee [[Beta]] for the plan.\n"
+BETA = "# Beta\n\nThe old plan about boats, back to [[Alpha]].\n"
+GAMMA = "# Gamma\n\nA separate note about trains.\n"
+
+
+@pytest.fixture(params=["deleted", "renamed away"])
+def taken(request, tmp_path):
+    """Returns the vault, the variant, a moment Beta lived at Beta.md, and the ids of Alpha,
+    the first Beta and Gamma (at Beta.md now)."""
+    root = tmp_path / "v"
+    write(root, "Alpha.md", ALPHA)
+    write(root, "Beta.md", BETA)
+    write(root, "Gamma.md", GAMMA)
+    lived = index_then_moment(root)
+    store = open_store(root)
+    try:
+        ids = [store.note_id(p) for p in ("Alpha.md", "Beta.md", "Gamma.md")]
+    finally:
+        store.close()
+    if request.param == "deleted":
+        (root / "Beta.md").unlink()
+    else:
+        (root / "Beta.md").rename(root / "Delta.md")
+    index_then_moment(root)
+    (root / "Gamma.md").rename(root / "Beta.md")
+    index_then_moment(root)
+    return root, request.param, lived, ids
+
+
+def _json(root, *args: str) -> dict:
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "--json", *args])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def _text(root, *args: str) -> list[str]:
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), *args])
+    assert out.exit_code == 0, out.output
+    return out.output.splitlines()
+
+
+def test_each_link_row_says_which_note_it_led_to_and_where_that_note_is_now(taken):
+    root, variant, _, (_, beta, gamma) = taken
+    links = _json(root, "Alpha.md")["links"]
+    assert [s["note_id"] for s in links] == [beta, None, gamma]  # then, dangling, the note there now
+    first, _, last = links
+    assert last | {"path": "Beta.md", "now": "Beta.md", "ended": None, "ended_at": None, "other_at_path": None} == last
+    if variant == "deleted":
+        assert first["path"] == "Beta.md" and first["now"] is None and first["ended"] == "deleted"
+        # deleted in the run that closed the link (which re-resolved it a moment later)
+        assert first["gained"] < first["ended_at"] <= first["lost"] and first["other_at_path"] == gamma
+    else:  # the first Beta lives on at Delta.md: named there, as before
+        assert first["path"] == first["now"] == "Delta.md" and first["ended"] is None
+        assert first["other_at_path"] is None
+
+
+def test_the_text_row_of_a_deleted_note_says_so_and_that_another_note_holds_its_path(taken):
+    root, variant, _, _ = taken
+    rows = [line for line in _text(root, "Alpha.md") if "[[Beta]] →" in line]
+    assert len(rows) == 3, rows
+    if variant == "deleted":
+        assert "→ Beta.md (deleted " in rows[0] and "a different note is there now" in rows[0]
+    else:
+        assert "→ Delta.md  " in rows[0] and "deleted" not in rows[0]
+    assert "→ Beta.md  " in rows[2] and "deleted" not in rows[2] and "different note" not in rows[2]
+
+
+def test_a_backlink_from_a_deleted_note_at_a_taken_path_says_so(taken):
+    root, variant, _, (_, beta, _) = taken
+    backlinks = _json(root, "Alpha.md")["backlinks"]
+    assert [s["note_id"] for s in backlinks] == [beta]
+    row = [line for line in _text(root, "Alpha.md") if "[[Alpha]] ←" in line]
+    if variant == "deleted":
+        assert backlinks[0]["now"] is None and backlinks[0]["ended"] == "deleted"
+        assert "← Beta.md (deleted " in row[0] and "a different note is there now" in row[0]
+    else:
+        assert backlinks[0]["now"] == "Delta.md" and "deleted" not in row[0]
+
+
+def test_as_of_and_mcp_name_the_same_rows(taken):
+    root, variant, _, (alpha, beta, gamma) = taken
+    now = _json(root, "--last", "20", "Alpha.md")
+    then = _json(root, "--last", "20", "--as-of", note_history(root, "Beta.md").others_at_path[0]["as_of"], "Beta.md")
+    assert then["note_id"] == beta
+    # the first Beta's backlink from Alpha, and Alpha's link to it, name the same note the same way
+    assert [s["note_id"] for s in then["backlinks"]] == [alpha] and then["backlinks"][0]["now"] == "Alpha.md"
+    assert then["links"][0]["note_id"] == alpha
+    result = mcp_call(root, "history", {"note": "Alpha.md"})
+    assert not result.is_error and json.loads("".join(p.text for p in result.content)) == now
+    assert now["links"][0]["other_at_path"] == (gamma if variant == "deleted" else None)
