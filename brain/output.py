@@ -65,6 +65,10 @@ def result_json(result: RecallResult) -> dict:
                 "date": c.date,
                 "recorded_from": iso_recorded(c.recorded_from),
                 "recorded_to": iso_recorded(c.recorded_to),
+                # where the note is now (`--as-of` names it by its path then): null, no longer in
+                # the index; and whether a different note is at `path` now
+                "now": None if c.gone else (c.moved_to or c.path),
+                "path_reused": c.path_reused,
             }
             for rank, c in enumerate(result.results, 1)
         ],
@@ -122,7 +126,11 @@ def _dates(c: Candidate) -> str:
     2026-01-02 10:00 → 2026-02-10 09:12`` (→ now while current)."""
     until = local_time(c.recorded_to) if c.recorded_to is not None else "now"
     held = f"version {local_time(c.recorded_from)} → {until}" if c.recorded_from is not None else ""
-    return " · ".join(part for part in (f"dated {c.date[:10]}" if c.date else "", held) if part)
+    # by its path then, a note gone since read as the note at that path today
+    where = f"{c.gone} since" if c.gone else f"now at {literal(c.moved_to)}" if c.moved_to else ""
+    if where and c.path_reused:
+        where += f"; a different note is at {literal(c.path)} now"
+    return " · ".join(part for part in (f"dated {c.date[:10]}" if c.date else "", held, where) if part)
 
 
 def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) -> str:

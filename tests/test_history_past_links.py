@@ -5,6 +5,7 @@ today. Fake embedder throughout."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -106,3 +107,29 @@ def test_as_of_and_mcp_name_the_same_rows(taken):
     result = mcp_call(root, "history", {"note": "Alpha.md"})
     assert not result.is_error and json.loads("".join(p.text for p in result.content)) == now
     assert now["links"][0]["other_at_path"] == (gamma if variant == "deleted" else None)
+
+
+def _ask(root, *args: str) -> str:
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(root), "--no-server", "-k", "5", *args, "plan about boats"])
+    assert out.exit_code == 0, out.output
+    return out.stdout
+
+
+def test_ask_as_of_says_where_each_note_it_names_by_its_path_then_is_now(taken):
+    root, variant, lived, _ = taken
+    when = dt.datetime.fromtimestamp(lived).isoformat(timespec="microseconds")
+    results = {r["title"]: r for r in json.loads(_ask(root, "--json", "--as-of", when))["results"]}
+    beta, gamma = results["Beta"], results["Gamma"]
+    assert beta["path"] == "Beta.md" and gamma["path"] == "Gamma.md"  # their paths then
+    assert gamma["now"] == "Beta.md" and not gamma["path_reused"]
+    assert beta["path_reused"] and beta["now"] == (None if variant == "deleted" else "Delta.md")
+    assert results["Alpha"]["now"] == "Alpha.md" and not results["Alpha"]["path_reused"]
+    rows = _ask(root, "--as-of", when).splitlines()
+    told = [rows[i + 1] for i, row in enumerate(rows) if row.strip() == "Beta.md › Beta"]
+    assert len(told) == 1, rows
+    gone = "deleted since" if variant == "deleted" else "now at Delta.md"
+    assert told[0].endswith(f" · {gone}; a different note is at Beta.md now"), told
+    assert any(row.endswith(" · now at Beta.md") for row in rows), rows
+    # the present names each note where it is
+    present = json.loads(_ask(root, "--json"))["results"]
+    assert all(r["now"] == r["path"] and not r["path_reused"] for r in present)

@@ -86,7 +86,8 @@ brain keeps the vault's history. Give `as_of` (a date such as 2026-02-28, meanin
 that day; a date and time; or a span back such as 30d, 2w) to search the notes as they were
 then, for questions about the past ("what did my notes say about the rollout in February?",
 "what did we decide before the March meeting?"); each result then carries `recorded_from` and
-`recorded_to`, the span of the version it comes from. Give `valid_at` (a date) to keep only
+`recorded_to`, the span of the version it comes from, and its `path` then: `now` is its path
+today (null: deleted since) and `path_reused` says a different note is at that path now. Give `valid_at` (a date) to keep only
 notes whose frontmatter says they held on that day (not yet superseded, not ended); it
 combines with `as_of`. Leave both unset for the present."""
 
@@ -126,7 +127,9 @@ The life of one note as brain saw it: its `versions`, newest last (each with `re
 `recorded_to`, when brain saw it begin and end; `event`: created, changed, renamed, restored;
 `ended`: changed, renamed, deleted, unreadable (the file denied to brain); `changes`: what changed against the version before, lines
 added and removed and the sections and frontmatter keys touched), the `links` it gained and lost
-and when, the `backlinks` other notes gained and lost to it, and the supersession chain
+and when, the `backlinks` other notes gained and lost to it (each names the other note's
+`note_id`; `now`: its path today, null once it was deleted, when `ended` and `ended_at` say how
+and when; `other_at_path`: the id of a different note at that path now), and the supersession chain
 (`replaces`, `replaced_by`). Use it for "when did this note change?", "what was decided before
 the revision?", "when did it stop linking to X?"; then read a version with
 get_note(note, as_of=its recorded_from). Name the note by path, title or alias; a deleted note

@@ -215,6 +215,10 @@ class Candidate:
     rerank_score: float | None = None
     recorded_from: float | None = None  # when brain first saw the version shown (Unix time)
     recorded_to: float | None = None  # when it was replaced; None: still current
+    # A view of the past names a note by its path then, which another note may hold now:
+    moved_to: str | None = None  # its path now, when not ``path``
+    gone: str | None = None  # how it left the index since: deleted, unreadable
+    path_reused: bool = False  # a different note is at ``path`` now
     named: bool = False  # names lane: the query is this note's name, whole (names.NameMatch.whole)
     agreed: bool = False  # the bridge lane and anchor_lex both put it first: put first (bridge.agreed_first)
 
