@@ -133,3 +133,16 @@ def test_ask_as_of_says_where_each_note_it_names_by_its_path_then_is_now(taken):
     # the present names each note where it is
     present = json.loads(_ask(root, "--json"))["results"]
     assert all(r["now"] == r["path"] and not r["path_reused"] for r in present)
+
+
+def test_get_note_as_of_says_where_the_note_read_is_now(taken):
+    root, variant, lived, _ = taken
+    when = dt.datetime.fromtimestamp(lived).isoformat(timespec="microseconds")
+    result = mcp_call(root, "get_note", {"note": "Beta.md", "as_of": when})
+    assert not result.is_error, result.content
+    then = json.loads("".join(p.text for p in result.content))
+    assert then["path"] == "Beta.md" and "boats" in then["text"]
+    assert then["now"] == (None if variant == "deleted" else "Delta.md") and then["path_reused"] is True
+    result = mcp_call(root, "get_note", {"note": "Gamma.md", "as_of": when})
+    then = json.loads("".join(p.text for p in result.content))
+    assert then["path"] == "Gamma.md" and then["now"] == "Beta.md" and then["path_reused"] is False

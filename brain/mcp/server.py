@@ -102,7 +102,8 @@ read only that section ("Setup", or a path such as "Setup > Linux"). Long notes 
 absolute paths, `..` and symlinks out of the vault are refused.
 Give `as_of` (a date, a date and time, or a span back such as 30d) to read the note as it was
 then, from brain's history (`version` says when that text began and ended; a note renamed since
-is found by either name); use it with a search made `as_of` the same moment, or to see what a
+is found by either name; `now` is its path today, null once deleted, and `path_reused` says a
+different note is at its path then now); use it with a search made `as_of` the same moment, or to see what a
 note said before a change that `history` lists. A note that did not exist then is an error
 saying when it did."""
 

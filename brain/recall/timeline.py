@@ -561,7 +561,8 @@ def read_note_at(
 ) -> dict[str, Any]:
     """One note as it was at ``as_of`` (Unix time), from the text history kept: what
     ``read_note`` gives, with ``as_of`` and the ``version`` read (when brain saw it begin and
-    end), and ``path`` and ``title`` as they were then.
+    end), and ``path`` and ``title`` as they were then: ``now`` is its path today (None: it left
+    the index) and ``path_reused`` says a different note is at ``path`` now.
 
     ``ref`` names the note by its names then (a path, title or alias), else by a name it has now
     or had (a renamed note is read under its name then). The same refusals as ``read_note``: an
@@ -594,6 +595,10 @@ def read_note_at(
         "recorded_to": iso_recorded(version.recorded_to),
         "ended": version.ended,
     }
+    # ``path`` is the note's then: a note deleted since, read by it, was read as the one there today
+    latest = store.latest_of([version.note_id])[version.note_id]
+    found["now"] = latest.path if latest.recorded_to is None else None
+    found["path_reused"] = store.note_id(path) not in (None, version.note_id)
     return found
 
 
