@@ -151,3 +151,28 @@ def test_a_path_many_notes_left_names_the_latest_few_and_counts_the_rest(tmp_pat
         "Note 4.md)",
     ]
     assert "… and 2 more before them" in text
+
+
+def test_a_deleted_notes_exact_path_that_a_note_elsewhere_answers_to_names_it_too(tmp_path):
+    """Plan.md deleted, Proj/Plan.md there: `Plan.md` names Proj/Plan.md (by its file name, as a
+    wikilink resolves), and the note whose path it was exactly was out of reach."""
+    root = tmp_path / "v"
+    write(root, "Plan.md", OLD)
+    write(root, "Proj/Plan.md", OTHER)
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        first, present = store.note_id("Plan.md"), store.note_id("Proj/Plan.md")
+    finally:
+        store.close()
+    (root / "Plan.md").unlink()
+    index_then_moment(root)
+    for name in ("Plan.md", "Plan"):
+        found = note_history(root, name)
+        assert found.note_id == present
+        assert [(o["note_id"], o["path"], o["now"]) for o in found.others_at_path] == [(first, "Plan.md", None)]
+    assert note_history(root, "Proj/Plan.md").others_at_path == []  # named by its own path: no other
+    hinted = note_history(root, "Plan.md").others_at_path[0]["as_of"]
+    assert _cli_json(root, "--as-of", hinted, "Plan.md")["note_id"] == first
+    text = CliRunner().invoke(cli, ["history", "--vault", str(root), "Plan.md"]).output
+    assert "a different note lived at Plan.md until " in text and f"--as-of {hinted}" in text

@@ -2936,18 +2936,6 @@ class IndexStore:
         rows = self.conn.execute("SELECT note_id, path, title, aliases FROM note_versions ORDER BY id DESC")
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
-    def latest_paths(self, note_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-        """note id → (path, title) of its latest version, present or past."""
-        out: dict[int, tuple[str, str]] = {}
-        for part in _parts(note_ids):
-            rows = self.conn.execute(
-                "SELECT v.note_id, v.path, v.title FROM note_versions v WHERE v.id IN"
-                f" (SELECT max(id) FROM note_versions WHERE note_id IN ({_marks(part)}) GROUP BY note_id)",
-                part,
-            )
-            out.update((r[0], (r[1], r[2])) for r in rows)
-        return out
-
     def latest_of(self, note_ids: Sequence[int]) -> dict[int, VersionRow]:
         """note id → its latest version, present or past."""
         out: dict[int, VersionRow] = {}

@@ -157,7 +157,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None, as_of: 
         history_since=iso_recorded(float(since)) if since else None,
         earlier_versions=earlier,
         ambiguous=ambiguous,
-        others_at_path=_others_at(store, found_at, note_id),
+        others_at_path=_others_at(store, [found_at, _as_path(name)], note_id),
         as_of=iso_time(as_of) if as_of is not None else None,
     )
 
@@ -178,24 +178,32 @@ def _find_at(store: IndexStore, name: str, as_of: float, others: list[str]) -> t
     return version.note_id, version.path
 
 
-def _others_at(store: IndexStore, path: str, note_id: int) -> list[dict[str, Any]]:
-    """The other notes that lived at ``path``, by when they left it: each with the moment its
-    last version there began (``as_of`` it, the path names that note)."""
-    last: dict[int, VersionRow] = {}
-    for version in store.versions_at_path(path):  # oldest first: the last one kept per note
-        if version.note_id != note_id:
-            last.pop(version.note_id, None)
-            last[version.note_id] = version
-    now = store.latest_paths(sorted(last))
+def _as_path(name: str) -> str:
+    """The path ``name`` is, typed as one (``Plan`` and ``Plan.md``: Plan.md at the vault's top)."""
+    wanted = name.strip()
+    return wanted if wanted.casefold().endswith(".md") else f"{wanted}.md"
+
+
+def _others_at(store: IndexStore, paths: list[str], note_id: int) -> list[dict[str, Any]]:
+    """The other notes that lived at ``paths`` (the one the name was found at; the name itself,
+    typed as a path, which a note elsewhere answers to by its file name once the note whose
+    path it was left), by when they left it: each with the moment its last version there began
+    (``as_of`` it, the path names that note)."""
+    last: dict[tuple[int, str], VersionRow] = {}
+    for path in dict.fromkeys(paths):
+        for version in store.versions_at_path(path):  # oldest first: the last one kept per note
+            if version.note_id != note_id:
+                last[version.note_id, path] = version
+    latest = store.latest_of(sorted({other for other, _ in last}))
     out = []
-    for other, version in last.items():
-        latest = store.versions_of(other)[-1]
+    for (other, path), version in sorted(last.items(), key=lambda item: item[1].id):
+        gone = latest[other].recorded_to is not None
         out.append(
             {
                 "note_id": other,
                 "path": path,
                 "title": version.title,
-                "now": now[other][0] if latest.recorded_to is None else None,
+                "now": None if gone else latest[other].path,
                 "until": iso_recorded(version.recorded_to),
                 "as_of": iso_recorded(version.recorded_from),
             }
