@@ -74,11 +74,11 @@ def test_each_link_row_says_which_note_it_led_to_and_where_that_note_is_now(take
 
 
 def test_the_text_row_of_a_deleted_note_says_so_and_that_another_note_holds_its_path(taken):
-    root, variant, _, _ = taken
+    root, variant, _, (_, beta, _) = taken
     rows = [line for line in _text(root, "Alpha.md") if "[[Beta]] →" in line]
     assert len(rows) == 3, rows
     if variant == "deleted":
-        assert "→ Beta.md (deleted " in rows[0] and "a different note is there now" in rows[0]
+        assert f"→ Beta.md (note {beta}, deleted " in rows[0] and "a different note is there now" in rows[0]
     else:
         assert "→ Delta.md  " in rows[0] and "deleted" not in rows[0]
     assert "→ Beta.md  " in rows[2] and "deleted" not in rows[2] and "different note" not in rows[2]
@@ -91,7 +91,7 @@ def test_a_backlink_from_a_deleted_note_at_a_taken_path_says_so(taken):
     row = [line for line in _text(root, "Alpha.md") if "[[Alpha]] ←" in line]
     if variant == "deleted":
         assert backlinks[0]["now"] is None and backlinks[0]["ended"] == "deleted"
-        assert "← Beta.md (deleted " in row[0] and "a different note is there now" in row[0]
+        assert f"← Beta.md (note {beta}, deleted " in row[0] and "a different note is there now" in row[0]
     else:
         assert backlinks[0]["now"] == "Delta.md" and "deleted" not in row[0]
 
@@ -146,3 +146,29 @@ def test_get_note_as_of_says_where_the_note_read_is_now(taken):
     result = mcp_call(root, "get_note", {"note": "Gamma.md", "as_of": when})
     then = json.loads("".join(p.text for p in result.content))
     assert then["path"] == "Gamma.md" and then["now"] == "Beta.md" and then["path_reused"] is False
+
+
+def test_a_path_three_notes_held_in_turn_tells_the_two_deleted_ones_apart(tmp_path):
+    """A.md deleted, X.md moved there and deleted, Y.md moved there: Ref's rows of the first two,
+    and the lines naming them under `brain history A.md`, differed only by a minute or nothing."""
+    root = tmp_path / "v"
+    for name, text in (("A", "first tenant"), ("X", "second tenant"), ("Y", "third tenant")):
+        write(root, f"{name}.md", f"# {name}\n\n{text}\n")
+    write(root, "Ref.md", "# Ref\n\nsee [[A]]\n")
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        first, second, third = (store.note_id(f"{name}.md") for name in "AXY")
+    finally:
+        store.close()
+    for moved in ("X.md", "Y.md"):
+        (root / "A.md").unlink()
+        index_then_moment(root)
+        (root / moved).rename(root / "A.md")
+        index_then_moment(root)
+    rows = [line for line in _text(root, "Ref.md") if "→ A.md" in line]
+    assert len(rows) == 3 and f"→ A.md (note {first}, deleted " in rows[0], rows
+    assert f"→ A.md (note {second}, deleted " in rows[1] and "(note" not in rows[2], rows
+    lines = [line for line in _text(root, "A.md") if line.startswith("a different note lived at A.md")]
+    assert [f"note {first}, deleted since" in lines[0], f"note {second}, deleted since" in lines[1]] == [True, True]
+    assert _json(root, "A.md")["note_id"] == third

@@ -530,8 +530,9 @@ def _other_line(other: dict[str, Any]) -> str:
         return f"a different note lives at {path} now ({in_column(other['title'])}): brain history {shell_word(path)}"
     until = local_time(dt.datetime.fromisoformat(other["until"].replace("Z", "+00:00")).timestamp())
     where = f"now at {literal(other['now'])}" if other["now"] else "deleted since"
+    # its id: notes that held a path in turn share its file name, and often their title with it
     return (
-        f"a different note lived at {path} until {until} ({in_column(other['title'])}, {where}): "
+        f"a different note lived at {path} until {until} ({in_column(other['title'])}, note {other['note_id']}, {where}): "
         f"brain history {shell_word(path)} --as-of {other['as_of']}"
     )
 
@@ -543,7 +544,8 @@ def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
     where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
     if span.ended is not None:  # the note that was there: by its path alone it read as the one there now
-        left = f"{_GONE.get(span.ended, span.ended)} {when(span.ended_at)}"
+        # its id: a path three notes held in turn has rows of two deleted notes, alike but for it
+        left = f"note {span.note_id}, {_GONE.get(span.ended, span.ended)} {when(span.ended_at)}"
         where += f" ({left}; a different note is there now)" if span.other_at_path is not None else f" ({left})"
     # The kind, as `brain neighbours` shows it: a property link and a wikilink to the same note
     # (`superseded_by: "[[X]]"` and `[[X]]` in the body) were two identical rows.
