@@ -64,6 +64,7 @@ def test_each_link_row_says_which_note_it_led_to_and_where_that_note_is_now(take
     assert [s["note_id"] for s in links] == [beta, None, gamma]  # then, dangling, the note there now
     first, _, last = links
     assert last | {"path": "Beta.md", "now": "Beta.md", "ended": None, "ended_at": None, "other_at_path": None} == last
+    assert first["then"] == last["then"] == "Beta.md"  # each at Beta.md when Alpha's link led to it
     if variant == "deleted":
         assert first["path"] == "Beta.md" and first["now"] is None and first["ended"] == "deleted"
         # deleted in the run that closed the link (which re-resolved it a moment later)
@@ -80,7 +81,7 @@ def test_the_text_row_of_a_deleted_note_says_so_and_that_another_note_holds_its_
     if variant == "deleted":
         assert f"→ Beta.md (note {beta}, deleted " in rows[0] and "a different note is there now" in rows[0]
     else:
-        assert "→ Delta.md  " in rows[0] and "deleted" not in rows[0]
+        assert "→ Delta.md (then at Beta.md)  " in rows[0] and "deleted" not in rows[0]
     assert "→ Beta.md  " in rows[2] and "deleted" not in rows[2] and "different note" not in rows[2]
 
 
@@ -93,7 +94,7 @@ def test_a_backlink_from_a_deleted_note_at_a_taken_path_says_so(taken):
         assert backlinks[0]["now"] is None and backlinks[0]["ended"] == "deleted"
         assert f"← Beta.md (note {beta}, deleted " in row[0] and "a different note is there now" in row[0]
     else:
-        assert backlinks[0]["now"] == "Delta.md" and "deleted" not in row[0]
+        assert backlinks[0]["now"] == "Delta.md" and "← Delta.md (then at Beta.md)  " in row[0]
 
 
 def test_as_of_and_mcp_name_the_same_rows(taken):

@@ -2936,6 +2936,18 @@ class IndexStore:
         rows = self.conn.execute("SELECT note_id, path, title, aliases FROM note_versions ORDER BY id DESC")
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
+    def paths_over_time(self, note_ids: Sequence[int]) -> dict[int, list[tuple[float, str]]]:
+        """note id → (recorded_from, path) of each of its versions, oldest first."""
+        out: dict[int, list[tuple[float, str]]] = {}
+        for part in _parts(note_ids):
+            rows = self.conn.execute(
+                f"SELECT note_id, recorded_from, path FROM note_versions WHERE note_id IN ({_marks(part)}) ORDER BY id",
+                part,
+            )
+            for note_id, start, path in rows:
+                out.setdefault(note_id, []).append((start, path))
+        return out
+
     def latest_of(self, note_ids: Sequence[int]) -> dict[int, VersionRow]:
         """note id → its latest version, present or past."""
         out: dict[int, VersionRow] = {}

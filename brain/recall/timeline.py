@@ -9,6 +9,7 @@ found by its last path or title, and a restored one continues where it stopped.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as dt
 import json
@@ -76,6 +77,7 @@ class LinkSpan:
     ended: str | None = None  # how it left: deleted, unreadable (as a version's ``ended``); None: still there
     ended_at: str | None = None  # when (ISO 8601, UTC)
     other_at_path: int | None = None  # the different note at ``path`` now, if any
+    then: str | None = None  # its path when the span began: a note renamed since is named by its path now
 
 
 @dataclass
@@ -382,6 +384,12 @@ class _Whereabouts:
     ended: str | None
     ended_at: str | None
     other_at_path: int | None
+    moves: list[tuple[float, str]]  # (from when, path) of each of its versions, oldest first
+
+    def path_at(self, moment: float) -> str:
+        """Its path at ``moment`` (its first, before it was seen)."""
+        at = bisect.bisect_right([start for start, _ in self.moves], moment)
+        return self.moves[max(at - 1, 0)][1]
 
 
 def _whereabouts(store: IndexStore, note_ids: list[int]) -> dict[int, _Whereabouts]:
@@ -389,6 +397,7 @@ def _whereabouts(store: IndexStore, note_ids: list[int]) -> dict[int, _Whereabou
     left and which note holds that path now: named by its last path alone, a deleted note read
     as the note there today."""
     out: dict[int, _Whereabouts] = {}
+    moves = store.paths_over_time(note_ids)
     for note_id, version in store.latest_of(note_ids).items():
         gone = version.recorded_to is not None
         holder = store.note_id(version.path) if gone else None
@@ -399,6 +408,7 @@ def _whereabouts(store: IndexStore, note_ids: list[int]) -> dict[int, _Whereabou
             (version.ended or "deleted") if gone else None,
             iso_recorded(version.recorded_to),
             holder if holder != note_id else None,
+            moves.get(note_id, [(version.recorded_from, version.path)]),
         )
     return out
 
@@ -429,6 +439,7 @@ def _spans(edges: list[EdgeRow], names: dict[int, _Whereabouts], other: Any) -> 
                 known.ended_at,
                 known.other_at_path,
             )
+            span.then = known.path_at(edge.recorded_from)
         spans.append(span)
         last[key] = (span, edge.recorded_to)
     return spans
@@ -543,10 +554,16 @@ _GONE = {"deleted": "deleted", "unreadable": "made unreadable"}  # a link row's 
 def _span_line(span: LinkSpan, when: Any, arrow: str) -> str:
     mark = "+" if span.lost is None else "−"
     where = literal(span.path) if span.path else ("dangling" if span.kind != "embed" else "not a note")
+    said = []
     if span.ended is not None:  # the note that was there: by its path alone it read as the one there now
         # its id: a path three notes held in turn has rows of two deleted notes, alike but for it
-        left = f"note {span.note_id}, {_GONE.get(span.ended, span.ended)} {when(span.ended_at)}"
-        where += f" ({left}; a different note is there now)" if span.other_at_path is not None else f" ({left})"
+        said.append(f"note {span.note_id}, {_GONE.get(span.ended, span.ended)} {when(span.ended_at)}")
+        if span.other_at_path is not None:
+            said.append("a different note is there now")
+    if span.then is not None and span.then != span.path:  # renamed since: the link led to another path then
+        said.append(f"then at {literal(span.then)}")
+    if said:
+        where += f" ({'; '.join(said)})"
     # The kind, as `brain neighbours` shows it: a property link and a wikilink to the same note
     # (`superseded_by: "[[X]]"` and `[[X]]` in the body) were two identical rows.
     kind = f"  ({span.kind})" if span.kind != "wikilink" else ""
