@@ -173,3 +173,7 @@ def test_a_path_three_notes_held_in_turn_tells_the_two_deleted_ones_apart(tmp_pa
     lines = [line for line in _text(root, "A.md") if line.startswith("a different note lived at A.md")]
     assert [f"note {first}, deleted since" in lines[0], f"note {second}, deleted since" in lines[1]] == [True, True]
     assert _json(root, "A.md")["note_id"] == third
+    hinted = _json(root, "A.md")["others_at_path"][0]["as_of"]
+    assert f"a different note lives at A.md now (A, note {third}): " in "\n".join(
+        _text(root, "A.md", "--as-of", hinted)
+    )

@@ -538,7 +538,10 @@ def _other_line(other: dict[str, Any]) -> str:
     """One line for a note that lived at this path too, naming the command that shows it."""
     path = literal(other["path"])
     if other["until"] is None:  # the note there now (this one was read --as-of)
-        return f"a different note lives at {path} now ({in_column(other['title'])}): brain history {shell_word(path)}"
+        return (
+            f"a different note lives at {path} now ({in_column(other['title'])}, note {other['note_id']}): "
+            f"brain history {shell_word(path)}"
+        )
     until = local_time(dt.datetime.fromisoformat(other["until"].replace("Z", "+00:00")).timestamp())
     where = f"now at {literal(other['now'])}" if other["now"] else "deleted since"
     # its id: notes that held a path in turn share its file name, and often their title with it
