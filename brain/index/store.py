@@ -2948,6 +2948,21 @@ class IndexStore:
                 out.setdefault(note_id, []).append((start, path))
         return out
 
+    def whereabouts_now(self, notes: Sequence[tuple[int, str]]) -> dict[int, tuple[str | None, str | None, bool]]:
+        """(note id, a path it had) → (its path now when another, else None; how it left the
+        index (deleted, unreadable), else None; whether a different note is at that path now)."""
+        latest = self.latest_of([note_id for note_id, _ in notes])
+        out: dict[int, tuple[str | None, str | None, bool]] = {}
+        for note_id, path in notes:
+            version = latest.get(note_id)
+            if version is None:
+                continue
+            gone = (version.ended or "deleted") if version.recorded_to is not None else None
+            moved = version.path if gone is None and version.path != path else None
+            reused = (gone is not None or moved is not None) and self.note_id(path) not in (None, note_id)
+            out[note_id] = (moved, gone, reused)
+        return out
+
     def latest_of(self, note_ids: Sequence[int]) -> dict[int, VersionRow]:
         """note id → its latest version, present or past."""
         out: dict[int, VersionRow] = {}

@@ -294,6 +294,10 @@ class PastIndex(IndexStore):
     # present table's counts, plus the slice's own past chunks counted exactly. As of now
     # that is the present's figures; further back, notes created since still count.
 
+    def whereabouts_now(self, notes: Sequence[tuple[int, str]]) -> dict[int, tuple[str | None, str | None, bool]]:
+        """The present, on purpose: where each note the slice names by its path then is today."""
+        return self.base.whereabouts_now(notes)
+
     def fts_tokenizer(self) -> str:
         """The lexical table's tokenizer: one for the present and the past (a change needs a rebuild)."""
         return self.base.fts_tokenizer()

@@ -566,15 +566,10 @@ class Recaller:
     def _whereabouts(self, results: list[Candidate]) -> None:
         """Where each note of a view of the past is now: named by its path then, a note deleted
         since read as the one another note moved to that path holds today."""
-        latest = self.store.latest_of([c.note_id for c in results])
+        now = self.store.whereabouts_now([(c.note_id, c.path) for c in results])
         for c in results:
-            version = latest.get(c.note_id)
-            if version is not None and version.recorded_to is not None:
-                c.gone = version.ended or "deleted"
-            elif version is not None and version.path != c.path:
-                c.moved_to = version.path
-            if c.gone or c.moved_to is not None:
-                c.path_reused = self.store.note_id(c.path) not in (None, c.note_id)
+            if c.note_id in now:
+                c.moved_to, c.gone, c.path_reused = now[c.note_id]
 
     @staticmethod
     def _mode_that_ran(state: QueryState, mode: Mode, result: RecallResult, *, hopped: bool) -> Mode:

@@ -626,9 +626,9 @@ def read_note_at(
         "ended": version.ended,
     }
     # ``path`` is the note's then: a note deleted since, read by it, was read as the one there today
-    latest = store.latest_of([version.note_id])[version.note_id]
-    found["now"] = latest.path if latest.recorded_to is None else None
-    found["path_reused"] = store.note_id(path) not in (None, version.note_id)
+    moved, gone, reused = store.whereabouts_now([(version.note_id, path)])[version.note_id]
+    found["now"] = None if gone else (moved or path)
+    found["path_reused"] = reused
     return found
 
 
