@@ -57,8 +57,11 @@ def test_history_keeps_its_versions_in_their_columns():
         VersionEntry("changed", None, "2026-01-02T10:00:00Z", None, f"{v}.md", v, 10, "h", None, True, f"sections: {v}")
         for v in HOSTILE
     ]
-    links = [LinkSpan(f"{v}.md", v, v, "wikilink", "2026-01-02T10:00:00Z", None) for v in HOSTILE]
-    chain = [{"path": f"{v}.md", "title": v, "date": "2026-01-01"} for v in HOSTILE]
+    links = [LinkSpan(f"{v}.md", v, v, "wikilink", "2026-01-02T10:00:00Z", None, then=f"{v} then.md") for v in HOSTILE]
+    # where each is now too (a path another note took, or its own path since): a field of its own
+    chain = [
+        {"path": f"{v}.md", "title": v, "date": "2026-01-01", "note_id": 2, "now": f"{v} since.md"} for v in HOSTILE
+    ]
     history = NoteHistory(1, HOSTILE[1] + ".md", HOSTILE[0], True, versions, links, links, chain, chain)
     shown = history_text(history)
     assert not acting(shown), shown

@@ -177,3 +177,32 @@ def test_a_path_three_notes_held_in_turn_tells_the_two_deleted_ones_apart(tmp_pa
     assert f"a different note lives at A.md now (A, note {third}): " in "\n".join(
         _text(root, "A.md", "--as-of", hinted)
     )
+
+
+def test_a_supersession_entry_of_then_says_where_that_note_is_now(tmp_path):
+    """ADR-1 (superseded by [[ADR-2]]) deleted; ADR-2.md then renamed to ADR-2 Kafka.md and another
+    note moved to ADR-2.md: ADR-1's history, as its notes said it when it was last seen, named
+    its successor "ADR-2.md", today the other note's path."""
+    root = tmp_path / "v"
+    write(root, "ADR-1.md", "---\ndate: 2024-05-01\nsuperseded_by: '[[ADR-2]]'\n---\n# ADR-1\n\nRabbitMQ.\n")
+    write(root, "ADR-2.md", "---\ndate: 2025-03-11\n---\n# ADR-2\n\nKafka.\n")
+    write(root, "Notes.md", "# Notes\n\nunrelated\n")
+    index_then_moment(root)
+    store = open_store(root)
+    try:
+        second, other = store.note_id("ADR-2.md"), store.note_id("Notes.md")
+    finally:
+        store.close()
+    (root / "ADR-1.md").unlink()
+    index_then_moment(root)
+    (root / "ADR-2.md").rename(root / "ADR-2 Kafka.md")
+    index_then_moment(root)
+    (root / "Notes.md").rename(root / "ADR-2.md")
+    index_then_moment(root)
+    entry = _json(root, "ADR-1.md")["replaced_by"]
+    assert entry == [
+        {"path": "ADR-2.md", "title": "ADR-2", "date": "2025-03-11", "note_id": second, "now": "ADR-2 Kafka.md"}
+    ]
+    told = [line for line in _text(root, "ADR-1.md") if line.strip().startswith("replaced by")]
+    assert told == ["  replaced by  ADR-2  (ADR-2.md, dated 2025-03-11; now at ADR-2 Kafka.md)"], told
+    assert other != second

@@ -89,7 +89,9 @@ class NoteHistory:
     versions: list[VersionEntry]
     links: list[LinkSpan]
     backlinks: list[LinkSpan]
-    replaces: list[dict[str, Any]] = field(default_factory=list)  # oldest first: {"path", "title", "date"}
+    replaces: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # oldest first: {"path", "title", "date", "note_id", "now"}
     replaced_by: list[dict[str, Any]] = field(default_factory=list)  # next first
     history_since: str | None = None
     earlier_versions: int = 0  # versions older than those listed (``note_history(last=N)``)
@@ -144,7 +146,7 @@ def history_of(store: IndexStore, name: str, *, last: int | None = None, as_of: 
     # Supersession as the notes said it when this one was last seen.
     past = PastIndex(store, as_of=None if current else (newest.recorded_to or 0) - 1e-6, borrowed=True)
     chain = successors(past)
-    replaces, replaced_by = _chain(note_id, chain, past)
+    replaces, replaced_by = _chain(store, note_id, chain, past)
     since = store.get_meta("history_since")
     return NoteHistory(
         note_id=note_id,
@@ -445,14 +447,20 @@ def _spans(edges: list[EdgeRow], names: dict[int, _Whereabouts], other: Any) -> 
     return spans
 
 
-def _chain(note_id: int, chain: dict[int, int], past: PastIndex) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(what the note replaced, oldest first; what replaced it, next first), following chains."""
+def _chain(
+    store: IndexStore, note_id: int, chain: dict[int, int], past: PastIndex
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(what the note replaced, oldest first; what replaced it, next first), following chains.
+    Each by its path then (a deleted note's chain is as it was when last seen), with its id and
+    its path now (``now``; None: no longer in the index), which may be another."""
+    latest: dict[int, VersionRow] = {}
 
     def brief(other: int) -> dict[str, Any]:
         version = past.versions.get(other)
+        now = latest[other].path if other in latest and latest[other].recorded_to is None else None
         if version is None:
-            return {"path": None, "title": None, "date": None}
-        return {"path": version.path, "title": version.title, "date": version.date}
+            return {"path": None, "title": None, "date": None, "note_id": other, "now": now}
+        return {"path": version.path, "title": version.title, "date": version.date, "note_id": other, "now": now}
 
     later: list[int] = []
     step = note_id
@@ -465,6 +473,7 @@ def _chain(note_id: int, chain: dict[int, int], past: PastIndex) -> tuple[list[d
         found = [old for old, new in chain.items() if new in frontier and old not in earlier and old != note_id]
         earlier = found + earlier
         frontier = found
+    latest.update(store.latest_of(earlier + later))
     return [brief(n) for n in earlier], [brief(n) for n in later]
 
 
@@ -530,6 +539,11 @@ def history_text(history: NoteHistory) -> str:
         for label, entries in (("replaces   ", history.replaces), ("replaced by", history.replaced_by)):
             for entry in entries:
                 dated = in_column((entry["date"] or "?")[:10])
+                # its path then: the note may have left it since, for another note to take
+                if entry.get("now") is None:
+                    dated += f"; note {entry['note_id']}, deleted since"
+                elif entry["now"] != entry["path"]:
+                    dated += f"; now at {literal(entry['now'])}"
                 lines.append(f"  {label}  {in_column(entry['title'])}  ({literal(entry['path'])}, dated {dated})")
     return "\n".join(lines)
 
