@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import write
 from index_helpers import index_then_moment, open_store
-from serve_helpers import mcp_call
+from serve_helpers import mcp_call, served
 
 from brain.cli import cli
 from brain.recall.timeline import note_history
@@ -206,3 +206,15 @@ def test_a_supersession_entry_of_then_says_where_that_note_is_now(tmp_path):
     told = [line for line in _text(root, "ADR-1.md") if line.strip().startswith("replaced by")]
     assert told == ["  replaced by  ADR-2  (ADR-2.md, dated 2025-03-11; now at ADR-2 Kafka.md)"], told
     assert other != second
+
+
+def test_brain_serve_answers_ask_as_of_with_the_same_whereabouts(taken):
+    root, variant, lived, _ = taken
+    when = dt.datetime.fromtimestamp(lived).isoformat(timespec="microseconds")
+    args = ["ask", "--vault", str(root), "-k", "5", "--json", "--as-of", when, "plan about boats"]
+    with served(root, watch=False) as daemon:
+        out = CliRunner().invoke(cli, args)
+        assert out.exit_code == 0 and daemon.service.queries == 1, out.output
+    results = {r["title"]: r for r in json.loads(out.stdout)["results"]}
+    assert results["Beta"]["path_reused"] and results["Gamma"]["now"] == "Beta.md"
+    assert results["Beta"]["now"] == (None if variant == "deleted" else "Delta.md")
