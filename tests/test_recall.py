@@ -51,6 +51,8 @@ RESULT_KEYS = [
     "date",
     "recorded_from",
     "recorded_to",
+    "now",
+    "path_reused",
 ]
 
 
