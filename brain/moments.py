@@ -26,7 +26,10 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
 
     The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
     recall turns it back into a date and prints it, so one past either end is an error here."""
-    forms = "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now (12h, 7d, 2w, 1y)"
+    forms = (
+        "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), "
+        "or a span back from now (12h, 7d, 2w, 1y)"
+    )
     value = (text or "").strip()
     span = _SPAN.fullmatch(value)
     try:
@@ -53,8 +56,14 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
 
 _ISO_WEEK = re.compile(r"(\d{4})-?W(\d{2})(?:-?([1-7]))?", re.IGNORECASE)
 _BASIC_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})")
-# A day and a zone: Z or an offset in hours and minutes (2026-03-01Z, 2026-03-01+03:00).
-_ZONED_DAY = re.compile(r"(.+?)(Z|[+-]\d\d:?\d\d)", re.IGNORECASE)
+# A zone: Z, or an offset in hours (+03), or hours and minutes (+0300, +03:00), as ISO 8601 has them.
+_ZONE = r"(Z|[+-]\d\d(?::?\d\d)?)"
+# A day and a zone (2026-03-01Z, 2026-03-01+03).
+_ZONED_DAY = re.compile(r"(.+?)" + _ZONE, re.IGNORECASE)
+# A day, T or a space, a time (hours; minutes, seconds and a fraction of one optional) and a zone
+# if any: read here, as Python's fromisoformat took any one character between a date and a time
+# ("2026-12-01+03" was 03:00 local, "2026-12-01-05" 05:00) and 3.10's no zone Z nor hour alone.
+_DATE_TIME = re.compile(r"(.+?)[T ](\d\d)(?::?(\d\d)(?::?(\d\d)(?:[.,](\d+))?)?)?" + _ZONE + "?", re.IGNORECASE)
 
 
 def _date_or_datetime(value: str) -> dt.date | dt.datetime:
@@ -73,12 +82,13 @@ def _date_or_datetime(value: str) -> dt.date | dt.datetime:
     return _datetime(value)
 
 
-def _day(value: str) -> dt.date | None:
+def _day(value: str, *, first: bool = False) -> dt.date | None:
     """The day ``value`` names in one of the date forms above, or None when it is none of them
-    (a week its year does not have is a ValueError)."""
+    (a week its year does not have is a ValueError); a week is its Sunday, or with ``first`` its
+    Monday."""
     week = _ISO_WEEK.fullmatch(value)
     if week:
-        return dt.date.fromisocalendar(int(week[1]), int(week[2]), int(week[3] or 7))
+        return dt.date.fromisocalendar(int(week[1]), int(week[2]), int(week[3] or (1 if first else 7)))
     basic = _BASIC_DATE.fullmatch(value)
     if basic:
         return dt.date(int(basic[1]), int(basic[2]), int(basic[3]))
@@ -88,21 +98,52 @@ def _day(value: str) -> dt.date | None:
         return None
 
 
-def _zoned(value: str) -> tuple[dt.date, str, dt.tzinfo] | None:
+def _zoned(value: str, *, first: bool = False) -> tuple[dt.date, str, dt.tzinfo] | None:
     """A date with a zone (``2026-W09Z``) as its day, the date as written (``2026-W09``) and the
     zone; None when ``value`` is not one."""
     zoned = _ZONED_DAY.fullmatch(value)
-    day = _day(zoned[1]) if zoned else None
+    day = _day(zoned[1], first=first) if zoned else None
     if zoned is None or day is None:
         return None
-    offset = zoned[2].upper()
-    zone = dt.timezone.utc if offset == "Z" else dt.datetime.fromisoformat(f"2000-01-01T00:00{offset}").tzinfo
-    assert zone is not None  # an offset read with a time is its zone
-    return day, zoned[1], zone
+    return day, zoned[1], _tz(zoned[2])
+
+
+def _tz(offset: str) -> dt.tzinfo:
+    """The zone ``Z``, ``+03``, ``+0300`` or ``+03:00`` names (a ValueError past 23:59)."""
+    if offset.upper() == "Z":
+        return dt.timezone.utc
+    hours, minutes = int(offset[1:3]), int(offset[-2:]) if len(offset) > 3 else 0
+    if minutes > 59:
+        raise ValueError(f"no zone {offset}")
+    sign = -1 if offset[0] == "-" else 1
+    return dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))  # a ValueError from 24 hours on
 
 
 def _datetime(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    """A day (in a form ``_day`` reads), ``T`` or a space, and a time with a zone or without one."""
+    written = _DATE_TIME.fullmatch(value)
+    day = _day(written[1]) if written else None
+    if written is None or day is None:
+        raise ValueError(f"not a date and time: {value!r}")
+    hour, minute, second, fraction, zone = written.group(2, 3, 4, 5, 6)
+    micro = int((fraction or "0")[:6].ljust(6, "0"))  # past a microsecond cut, as Python's reader does
+    moment = dt.datetime.combine(day, dt.time(int(hour), int(minute or 0), int(second or 0), micro))
+    return moment.replace(tzinfo=_tz(zone)) if zone else moment
+
+
+def first_moment(text: str) -> dt.datetime:
+    """The first moment ``text`` names, for a window that begins there (`brain ab report --since`):
+    a date's 00:00 (a week's: its Monday's), in the zone it names or none; a date and time. Aware
+    when it names a zone, else naive. A ValueError when it is none of the forms ``--as-of`` reads:
+    Python's reader took ``2026-12-01+03:00`` as 03:00 without a zone."""
+    value = (text or "").strip()
+    day = _day(value, first=True)
+    if day is not None:
+        return dt.datetime.combine(day, dt.time.min)
+    zoned = _zoned(value, first=True)
+    if zoned is not None:
+        return dt.datetime.combine(zoned[0], dt.time.min, tzinfo=zoned[2])
+    return _datetime(value)
 
 
 def _end_of_day(day: dt.date) -> float:
@@ -137,7 +178,9 @@ def parse_world_date(text: str, option: str = "--valid-at") -> str:
     try:
         written = _date_or_datetime(value)
     except ValueError:
-        raise ConfigError(f"{option} takes a date like 2026-03-01, not {text!r}") from None
+        raise ConfigError(
+            f"{option} takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03), not {text!r}"
+        ) from None
     return (written.date() if isinstance(written, dt.datetime) else written).isoformat()
 
 

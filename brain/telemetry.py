@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .db import storable
 from .errors import ConfigError
 from .ledger.redact import redact, redact_value
+from .moments import first_moment
 from .recall.types import Candidate, Mode, RecallResult
 
 
@@ -142,10 +143,13 @@ def parse_since(text: str, *, name: str = "--since") -> str:
             return EVERYTHING
         return sqlite_time(since.replace(tzinfo=None))
     try:
-        since = dt.datetime.fromisoformat((text or "").strip())
+        since = first_moment(text)
     except ValueError as exc:
         shown = repr(text) if len(text or "") <= 60 else repr(text[:60]) + "…"  # not 10 MB of it back
-        raise ConfigError(f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01, not {shown}") from exc
+        raise ConfigError(
+            f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01 (a time and a zone may follow: "
+            f"2026-11-01T09:00+03), not {shown}"
+        ) from exc
     offset = since.utcoffset()
     if offset is not None:
         try:

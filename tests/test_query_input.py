@@ -89,7 +89,10 @@ def test_as_of_past_the_calendar_is_one_line(vault, zone, when):
     for extra in ([], ["--json"]):
         out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", *extra, "--as-of", when, "x"])
         _one_line_error(out, "--as-of")
-        assert "a date (2026-03-01), a date and time (2026-03-01T14:30) or a span back from now" in out.output
+        assert (
+            "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), or a span back from now"
+            in out.output
+        )
 
 
 def test_the_end_of_9999_in_a_zone_behind_utc_is_one_line(vault, zone):
@@ -182,6 +185,54 @@ def test_a_date_with_a_zone_means_the_end_of_that_day_there(zone):
     for bad in ("2026-13-01Z", "2026-W54Z", "2026-02-30+01:00"):
         with pytest.raises(ConfigError, match="takes a date"):
             parse_moment(bad)
+
+
+@pytest.mark.parametrize(
+    ("written", "moment"),
+    [
+        ("2026-12-01+03", "2026-12-01T20:59:59Z"),  # was 03:00 local: the + read as a date-time separator
+        ("2026-12-01+0300", "2026-12-01T20:59:59Z"),
+        ("2026-12-01+03:00", "2026-12-01T20:59:59Z"),
+        ("2026-12-01-05", "2026-12-02T04:59:59Z"),  # was 05:00 local
+        ("2026-12-01Z", "2026-12-01T23:59:59Z"),
+        ("20261201+03", "2026-12-01T20:59:59Z"),
+        ("2026-W49+03", "2026-12-06T20:59:59Z"),  # was the Monday's 03:00
+        ("2026-12-01T10+03", "2026-12-01T07:00:00Z"),
+        ("2026-12-01T10+0300", "2026-12-01T07:00:00Z"),
+        ("2026-12-01T10:00+03:00", "2026-12-01T07:00:00Z"),
+        ("2026-12-01 10:00-05", "2026-12-01T15:00:00Z"),
+        ("2026-12-01t10z", "2026-12-01T10:00:00Z"),
+        ("2026-12-01T10", "2026-12-01T15:00:00Z"),  # no zone: local
+    ],
+)
+def test_every_zone_form_reads_as_the_moment_it_names(zone, written, moment):
+    zone("EST5")
+    assert iso_time(parse_moment(written)) == moment
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["2026-12-01+3", "2026-12-01+03:00:00", "2026-12-01+24", "2026-12-01+0375", "2026-12-01X10", "2026-12-01 +03"],
+)
+def test_a_zone_or_separator_of_no_accepted_form_is_an_error_naming_the_forms(written):
+    """Python's reader took any one character between a date and a time: `2026-12-01+03:00:00`
+    was 03:00 local, `2026-12-01X10` 10:00."""
+    with pytest.raises(ConfigError, match=r"takes a date .*\(Z, \+03, \+0300, \+03:00\)"):
+        parse_moment(written)
+    with pytest.raises(ConfigError, match="takes a date"):
+        parse_world_date(written)
+
+
+def test_as_of_a_date_with_an_hour_only_zone_is_the_end_of_that_day_there(vault, zone):
+    """`--as-of 2026-12-01+03` was read as 2026-12-01 03:00 local time; `--valid-at 2026-W49+03`
+    as its Monday. (The vault's history begins now: the error names the moment read.)"""
+    zone("EST5")
+    for command in (["ask", "--vault", str(vault), "--no-update"], ["history", "--vault", str(vault)]):
+        args = [*command, "--as-of", "2026-12-01+03", *(["x"] if command[0] == "ask" else ["Daily.md"])]
+        out = CliRunner().invoke(cli, args)
+        assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+        assert "2026-12-01 15:59" in out.output, out.output  # 20:59:59 UTC, in EST
+    assert parse_world_date("2026-W49+03") == parse_world_date("2026-W49") == "2026-12-06"
 
 
 def test_a_date_with_a_zone_naming_today_there_is_now():
@@ -381,6 +432,22 @@ def test_ab_report_since_a_time_with_a_zone_is_converted_to_utc():
     assert _report("2026-12-02") == ("2026-12-02 00:00:00", 3)
     assert _report("0001-01-01T00:00+14:00") == ("0001-01-01 00:00:00", 3)  # before year 1 in UTC: everything
     assert _report("9999-12-31T23:00-05:00") == ("9999-12-31 23:59:59", 0)  # after 9999: nothing
+
+
+def test_ab_report_since_a_date_with_a_zone_counts_from_its_first_moment_there():
+    """`--since 2026-12-02+03:00` (and `+03`, `+0300`) was 03:00 UTC: Python read the `+` as the
+    separator of a time; it is 00:00 there, 21:00 UTC the day before. A time after any other
+    character than T or a space (`2026-12-02x10`) was read as one; it is an error."""
+    _ab_rows("2026-12-01 20:59:59", "2026-12-01 21:00:00", "2026-12-02 02:00:00")
+    for zoned in ("2026-12-02+03:00", "2026-12-02+03", "2026-12-02+0300"):
+        assert _report(zoned) == ("2026-12-01 21:00:00", 2), zoned
+    assert _report("2026-12-02Z") == _report("2026-12-02") == ("2026-12-02 00:00:00", 1)
+    assert _report("2026-12-01-05") == (
+        "2026-12-01 05:00:00",
+        3,
+    )  # 00:00 at -05 (read as 05:00 UTC, the same by chance)
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", "2026-12-02x10"])
+    assert out.exit_code == 1 and "--since takes a span" in out.output and len(out.output.splitlines()) == 1
 
 
 def test_since_for_recent_turns_is_utc_with_four_digit_years():
