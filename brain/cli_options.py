@@ -98,7 +98,8 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(0, 1000),
             default=DEFAULT_SEEDS,
             show_default=True,
-            help="Top notes the graph starts from (one-hop links, or PageRank's restarts).",
+            help="Top notes the graph starts from (one-hop links, or PageRank's restarts); 0 only with a mode "
+            "without the graph (hybrid, vector).",
         ),
         click.option(
             "--max-new",

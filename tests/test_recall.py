@@ -315,6 +315,24 @@ def test_json_names_the_lanes_that_found_each_note(bridge_vault):
     assert any(set(found) <= {"ppr", "anchor_dense", "anchor_lex", "bridge"} for found in lanes.values()), lanes
 
 
+@pytest.mark.parametrize("how", [["--mode", "hybrid+ppr"], ["--graph"], ["--ab"], ["--json"]])
+def test_seeds_0_with_a_mode_of_the_graph_is_one_line_saying_why(bridge_vault, how):
+    """--seeds 0 left PageRank empty (the hop too) while the result still said mode hybrid+ppr
+    and graph used: a mode that starts the graph from its seeds refuses it."""
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(bridge_vault), "--seeds", "0", *how, QUESTION])
+    assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+    assert "--seeds 0 gives the graph no note to start from" in out.output
+    assert "Traceback" not in out.output
+
+
+def test_seeds_0_is_no_matter_to_a_mode_without_the_graph(bridge_vault):
+    ask = ["ask", "--vault", str(bridge_vault), "--seeds", "0", "--json"]
+    out = CliRunner().invoke(cli, [*ask, "--mode", "hybrid", QUESTION])
+    assert out.exit_code == 0 and json.loads(out.stdout)["mode"] == "hybrid", out.output
+    out = CliRunner().invoke(cli, [*ask, "--ab", "--ab-modes", "vector,hybrid", QUESTION])
+    assert out.exit_code == 0, out.output
+
+
 def test_the_readme_json_example_is_what_brain_ask_json_prints(bridge_vault):
     """The README's `brain ask --json` example lacked as_of, valid_at, recorded_from and
     recorded_to, which the text beside it lists: it is checked key by key against real output."""

@@ -479,6 +479,15 @@ class Recaller:
         """Run several modes for one query, sharing the embedding, the lanes and the rerank scores."""
         parsed = [Mode.parse(m) for m in modes]
         settings = settings or RecallSettings()
+        seeded = [str(m) for m in parsed if m.ppr or m.hop]
+        if settings.seeds <= 0 and seeded:
+            # PageRank restarted from no note and the hop followed none: an empty lane, and the
+            # answer still named the mode as having run (hybrid+ppr) with nothing said.
+            raise ConfigError(
+                f"--seeds 0 gives the graph no note to start from: in {' and '.join(dict.fromkeys(seeded))} it would "
+                "add nothing, and the answer would be named as if it had run; give --seeds 1 or more, or a mode "
+                "without the graph (hybrid, vector)"
+            )
         # A damaged index is one line, not a traceback; the lanes read each chunk once.
         with index_errors(self.store.directory, self.root), self.store.one_query():
             state = self.prepare(query, settings)
