@@ -466,7 +466,7 @@ def ask(
     valid_at: str | None,
     no_server: bool,
     quiet: bool,
-    depth: int,
+    depth: int | None,
     seeds: int,
     max_new: int,
     pool: int | None,

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .config import DEFAULT_RERANK_POOL
-from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings
+from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings, default_depth
 
 vault_option = click.option(
     "--vault",
@@ -89,9 +89,9 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--depth",
             type=click.IntRange(1, 1000),
-            default=DEFAULT_DEPTH,
-            show_default=True,
-            help="Distinct notes from the dense (and lexical) stage.",
+            default=None,
+            help=f"Distinct notes each lane gives (dense, lexical, PageRank…); below -k, fewer than -k may come "
+            f"back, and a warning says so. [default: {DEFAULT_DEPTH}, or -k when more]",
         ),
         click.option(
             "--seeds",
@@ -121,9 +121,10 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def recall_settings(k: int, depth: int, seeds: int, max_new: int, pool: int | None) -> RecallSettings:
-    """RecallSettings from the options; an unset --pool takes $BRAIN_RERANK_POOL or its default."""
-    settings = RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new)
+def recall_settings(k: int, depth: int | None, seeds: int, max_new: int, pool: int | None) -> RecallSettings:
+    """RecallSettings from the options; an unset --depth is at least -k, an unset --pool takes
+    $BRAIN_RERANK_POOL or its default."""
+    settings = RecallSettings(k=k, depth=default_depth(k) if depth is None else depth, seeds=seeds, max_new=max_new)
     if pool is not None:
         settings.pool = pool
     return settings

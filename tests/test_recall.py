@@ -333,6 +333,41 @@ def test_seeds_0_is_no_matter_to_a_mode_without_the_graph(bridge_vault):
     assert out.exit_code == 0, out.output
 
 
+DEPTH_SHORT = "fewer notes than the 4 asked for (-k): each lane gives at most --depth 1; give --depth 4 or more"
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "hybrid+ppr"])
+def test_a_depth_below_k_that_cut_the_list_short_is_said_once(bridge_vault, mode):
+    """`--depth 1 -k 4` answered one or two notes of four with nothing said (each lane gives at
+    most --depth notes); a warning line says why, in --json's warnings too, once for --ab."""
+    ask = ["ask", "--vault", str(bridge_vault), "--depth", "1", "-k", "4", "--mode", mode, QUESTION]
+    out = CliRunner().invoke(cli, ask)
+    assert out.exit_code == 0, out.output
+    assert out.stderr.count(DEPTH_SHORT) == 1, out.stderr
+    data = json.loads(CliRunner().invoke(cli, [*ask, "--json"]).stdout)
+    assert len(data["results"]) < 4 and any(w.startswith(DEPTH_SHORT) for w in data["warnings"]), data["warnings"]
+    other = "hybrid" if mode == "vector" else "vector"
+    ab = ["ask", "--vault", str(bridge_vault), "--depth", "1", "-k", "4", "--ab", "--ab-modes", f"{other},{mode}"]
+    out = CliRunner().invoke(cli, [*ab, QUESTION])
+    assert out.exit_code == 0 and out.stderr.count(DEPTH_SHORT) == 1, out.output
+    # deep enough, or the list full: nothing to say
+    for enough in (["--depth", "4"], ["-k", "1"]):
+        out = CliRunner().invoke(cli, [*ask, *enough])
+        assert out.exit_code == 0 and "fewer notes than" not in out.stderr, out.stderr
+
+
+def test_k_past_the_default_depth_fills_the_list(tmp_path):
+    """The lanes' depth (60) capped a list: `--mode vector -k 70` answered 60 notes of 70. Not
+    given, the depth is at least -k."""
+    root = tmp_path / "many"
+    for i in range(70):
+        write(root, f"Note {i}.md", f"# Note {i}\n\nHarbour crane note number {i}.\n")
+    index_vault(root, progress=False)
+    out = CliRunner().invoke(cli, ["ask", "--vault", str(root), "--mode", "vector", "-k", "70", "--json", "crane"])
+    assert out.exit_code == 0, out.output
+    assert len(json.loads(out.stdout)["results"]) == 70
+
+
 def test_the_readme_json_example_is_what_brain_ask_json_prints(bridge_vault):
     """The README's `brain ask --json` example lacked as_of, valid_at, recorded_from and
     recorded_to, which the text beside it lists: it is checked key by key against real output."""

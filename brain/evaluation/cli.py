@@ -66,7 +66,7 @@ def eval_command(
     markdown: bool,
     explain_ids: tuple[str, ...],
     ab_source: str | None,
-    depth: int,
+    depth: int | None,
     seeds: int,
     max_new: int,
     pool: int | None,

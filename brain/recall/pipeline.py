@@ -491,7 +491,31 @@ class Recaller:
         # A damaged index is one line, not a traceback; the lanes read each chunk once.
         with index_errors(self.store.directory, self.root), self.store.one_query():
             state = self.prepare(query, settings)
-            return [self._answer(state, mode, settings) for mode in parsed]
+            results = [self._answer(state, mode, settings) for mode in parsed]
+        self._short_of_k(results, settings)
+        return results
+
+    @staticmethod
+    def _short_of_k(results: list[RecallResult], settings: RecallSettings) -> None:
+        """Say, once, why fewer notes than ``k`` came back when the lanes' depth is the cause:
+        ``--depth 1 -k 12`` answered one note, and nothing said why. A lane that gave ``depth``
+        notes may have had more to give; one that gave fewer had no more."""
+        if settings.depth >= settings.k:
+            return
+        short = [
+            r
+            for r in results
+            if len(r.results) < settings.k and any(len(lane) >= settings.depth for lane in r.lanes.values())
+        ]
+        if not short:
+            return
+        message = (
+            f"fewer notes than the {settings.k} asked for (-k): each lane gives at most --depth {settings.depth}; "
+            f"give --depth {settings.k} or more to fill the list"
+        )
+        log.warning("%s", message)
+        for result in short:
+            result.warnings.append(message)
 
     def prepare(self, query: str, settings: RecallSettings) -> QueryState:
         """Embed the query, run the dense lane and the gate: what every mode starts from."""

@@ -15,6 +15,14 @@ DEFAULT_MODE = "hybrid+ppr"
 AB_MODES = ("hybrid", DEFAULT_MODE)
 DEFAULT_K = 12  # notes a query returns
 DEFAULT_DEPTH = 60  # distinct notes wanted from the dense and lexical lanes
+
+
+def default_depth(k: int) -> int:
+    """The lanes' depth when none is given: ``DEFAULT_DEPTH``, or ``k`` when more (a lane gives at
+    most its depth: ``brain ask --mode vector -k 100`` answered 60 notes)."""
+    return max(DEFAULT_DEPTH, k)
+
+
 DEFAULT_SEEDS = 15  # top notes the graph starts from
 DEFAULT_MAX_NEW = 40  # new notes the one-hop expansion may add
 DEFAULT_RRF_K = 60
