@@ -650,7 +650,7 @@ def _ask_ab(
     quiet: bool = False,
 ) -> None:
     from .db import BrainDatabaseError, connection
-    from .output import result_json, side_by_side
+    from .output import ab_summary, result_json, side_by_side
     from .telemetry import diff, log_ab
 
     row = diff(a, b, settings.k)
@@ -680,13 +680,7 @@ def _ask_ab(
         )
         return
     click.echo(side_by_side(a, b))
-    gate = "entity" if row.gate_entity else "not entity"
-    click.echo(
-        terminal_safe(  # the gate's reason names a note: its file name's escapes are not the terminal's
-            f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
-            f"{len(row.new_in_top_k)} new in the top {settings.k}, {len(row.via_graph)} via links"
-        )
-    )
+    click.echo(ab_summary(row, settings.k))
     if row_id is not None and not quiet:
         click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 

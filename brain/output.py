@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 import shutil
 import unicodedata
+from typing import TYPE_CHECKING
 
 from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
 from .text import for_model, one_line, spaced, terminal_safe
+
+if TYPE_CHECKING:
+    from .telemetry import ABRow
 
 SNIPPET_CHARS = 220
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -87,7 +91,7 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits;
     no terminal control from the notes."""
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
-    lines = _moment_header(result)
+    lines = _moment_header(result, width)
     dated = bool(lines)
     # The rank and score as wide as the widest: padded to 2 and 6, rank 100 and a reranker's
     # score of -10 moved their row's title a cell on.
@@ -110,14 +114,16 @@ def result_text(result: RecallResult, *, width: int | None = None) -> str:
     return terminal_safe("\n".join(lines))
 
 
-def _moment_header(result: RecallResult) -> list[str]:
-    """The lines above an answer about the past (``--as-of``, ``--valid-at``), a blank one last;
-    none for the present."""
+def _moment_header(result: RecallResult, width: int) -> list[str]:
+    """The lines above an answer about the past (``--as-of``, ``--valid-at``), a blank one last,
+    in ``width`` cells; none for the present."""
     lines = []
     if result.as_of is not None:
-        lines.append(f"as of {local_time(result.as_of)}: the vault as brain knew it then")
+        lines += hanging(f"as of {local_time(result.as_of)}: the vault as brain knew it then", width)
     if result.valid_at is not None:
-        lines.append(f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)")
+        lines += hanging(
+            f"valid at {result.valid_at}: notes whose frontmatter says they held then (or says nothing)", width
+        )
     return [*lines, ""] if lines else []
 
 
@@ -138,16 +144,18 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
     ``telemetry.via_graph``, what the A/B log counts)."""
     from .telemetry import via_graph
 
-    width = width or min(shutil.get_terminal_size((120, 20)).columns, 160)
-    column = max(30, (width - 8) // 2)
+    width = width or ab_width()
+    # Two columns in the terminal's width: at least 30 cells each made a row 66 wide, and a
+    # terminal narrower than that wrapped every row under the rank. Below MIN_COLUMN, too narrow.
+    column = max(MIN_COLUMN, (width - 8) // 2)
     in_a = {c.path for c in a.results}
     linked = {c.path for c in via_graph(a, b, len(b.results))}
     graph_lanes = Mode.parse(b.mode).graph_lanes - Mode.parse(a.mode).graph_lanes
-    rows = _moment_header(a)  # both runs answer for the same moment
+    rows = _moment_header(a, width)  # both runs answer for the same moment
     count = max(len(a.results), len(b.results))
     ranks = max(2, len(str(count)))  # padded to 2, rank 100 moved its row's columns a cell on
     rows += [
-        f"{'':{ranks + 2}}{pad(a.mode, column)}  {b.mode}",
+        f"{'':{ranks + 2}}{pad(clip(a.mode, column), column)}  {clip(b.mode, column)}",
         f"{'':{ranks + 2}}{pad('-' * (column - 2), column)}  {'-' * (column - 2)}",
     ]
     for i in range(count):
@@ -162,8 +170,40 @@ def side_by_side(a: RecallResult, b: RecallResult, *, width: int | None = None) 
             right = f"{mark} " + clip(in_column(c.title) + via, column - 2)
         rows.append(f"{i + 1:>{ranks}}. {pad(left, column)}  {right}")
     rows.append("")
-    rows.append("+ new in the top k   * new, brought by the links (the hop, PageRank, anchor or bridge lanes)")
+    legend = ("+ new in the top k", "* new, brought by the links (the hop, PageRank, anchor or bridge lanes)")
+    if display_width("   ".join(legend)) <= width:
+        rows.append("   ".join(legend))
+    else:
+        rows += [line for part in legend for line in hanging(part, width)]
     return terminal_safe("\n".join(rows))
+
+
+MIN_COLUMN = 10  # cells of a column of --ab: a row fits a terminal 28 cells wide
+
+
+def ab_width() -> int:
+    """The cells ``brain ask --ab``'s lines take: the terminal's (a pipe's: 120), at most 160."""
+    return min(shutil.get_terminal_size((120, 20)).columns, 160)
+
+
+def ab_summary(row: ABRow, k: int, *, width: int | None = None) -> str:
+    """The line under ``--ab``'s columns: the gate's decision and what B's graph added, broken to
+    the terminal's width (the gate's reason names a note: no terminal control from it)."""
+    gate = "entity" if row.gate_entity else "not entity"
+    text = (
+        f"gate: {gate} ({row.gate_reason}); {row.mode_b} added {row.candidates_added} candidates, "
+        f"{len(row.new_in_top_k)} new in the top {k}, {len(row.via_graph)} via links"
+    )
+    return "\n".join(hanging(terminal_safe(text), width or ab_width()))
+
+
+def hanging(text: str, width: int, indent: int = 2) -> list[str]:
+    """``text`` in lines of at most ``width`` cells, broken at spaces, the lines after the first
+    indented ``indent`` cells: a line wider than the terminal was wrapped by it, mid-word."""
+    if display_width(text) <= width:
+        return [text]
+    first, *rest = _wrap(text, width - indent)
+    return [first, *(" " * indent + line for line in rest)]
 
 
 def _lanes_shown(sources: list[str], lanes: frozenset[str]) -> str:

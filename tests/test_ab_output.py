@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -36,7 +37,7 @@ LEFT = [
 ]
 
 
-@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("width", [28, 40, 60, 80, 120])
 def test_the_right_column_starts_at_one_cell_on_every_row(width):
     right = [f"R{i} note" for i in range(len(LEFT))]
     text = side_by_side(_result("vector", LEFT), _result("graph", right), width=width)
@@ -46,7 +47,7 @@ def test_the_right_column_starts_at_one_cell_on_every_row(width):
     assert len(starts) == 1, text  # by code point, each wide title pushed its row's right column out
     header = text.splitlines()[0]
     assert cells(header[: header.index("graph")]) == starts.pop() - 2  # the mark and its space
-    assert "e…" not in text  # a cut keeps each combining accent with its letter
+    assert "e…" not in rows[6]  # a cut keeps each combining accent with its letter ("Café me…" is a cut word)
 
 
 def test_a_tab_or_a_line_break_in_a_title_is_a_space_in_its_column():
@@ -97,6 +98,29 @@ def test_ab_over_the_past_says_which_moment_as_ask_does(toy_vault, past, header)
     assert ab.stdout.split("\n\n")[0] == one.stdout.split("\n\n")[0]  # the same words, then a blank line
     plain = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "graph memory"])
     assert plain.stdout.startswith("    hybrid"), plain.stdout  # the present: no header
+
+
+@pytest.mark.parametrize("columns", [40, 60, 80])
+def test_ab_fits_the_terminal_it_is_printed_on(toy_vault, columns):
+    """Each column took at least 30 cells, a row 66, the legend 92 and the gate's line over 100: on
+    a terminal narrower than a line, the terminal wrapped it under the rank, mid-word. Each line
+    now fits, the columns narrowed and the long lines broken at spaces, nothing left out."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "-q"]).exit_code == 0
+    for past in ([], ["--valid-at", "2020-01-01"]):
+        ask = ["ask", "--vault", str(toy_vault), "--ab", *past, "how should agent memory work"]
+        out = CliRunner().invoke(cli, ask, env={"COLUMNS": str(columns)})
+        assert out.exit_code == 0, out.output
+        lines = out.stdout.splitlines()
+        assert max(cells(line) for line in lines) <= columns, out.stdout
+        flat = " ".join(out.stdout.split())
+        assert "+ new in the top k * new, brought by the links (the hop, PageRank, anchor or bridge lanes)" in flat
+        assert re.search(r"gate: not entity \(.*\); hybrid\+ppr added \d+ candidates, \d+ new in the top 12", flat)
+        rows = [line for line in lines if re.match(r" ?\d+\. ", line)]
+        assert len(rows) >= 6 and lines[lines.index(rows[0]) - 2].startswith("    hybrid "), out.stdout
 
 
 def test_both_columns_start_at_one_cell_past_rank_99():
