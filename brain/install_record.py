@@ -26,6 +26,9 @@ from .errors import BrainError
 
 FILE = "file"  # install made the file itself
 FOLDER = "folder"  # and the folder it is in (a project's .claude/)
+# The file made in a folder that was there already: the user's (or Claude Code's), which stays.
+# An older brain recorded neither: its FILE alone leaves the folder's maker unknown (``put_back``).
+FOLDER_THERE = "folder-there"
 
 
 class InstallRecord:

@@ -997,6 +997,52 @@ def test_a_claude_folder_install_made_goes_with_the_file_and_no_other(tmp_path, 
     assert [each.name for each in folder.iterdir()] == ["settings.local.json"]
 
 
+def _as_an_older_brain_recorded_it(path: Path, *, record: bool) -> None:
+    """The install record as a brain before the folder was recorded left it: what install made in
+    the file, and no word of the folder (``record``: False, a brain before the record: none)."""
+    from brain import config
+
+    kept = config.brain_home() / "hook-installs.json"
+    known = json.loads(kept.read_text())
+    assert "folder" in known[str(path)]
+    known[str(path)] = [each for each in known[str(path)] if each != "folder"]
+    if record:
+        kept.write_text(json.dumps(known))
+    else:
+        kept.unlink()
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_the_claude_folder_an_older_install_made_goes_when_uninstall_leaves_it_empty(tmp_path, monkeypatch, record):
+    """An older brain's install made .claude/ and recorded the file alone (or nothing): uninstall
+    removed the file and left the empty folder. That folder goes; one holding anything stays."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / ".claude"
+    for kept in (None, "settings.local.json"):
+        assert CliRunner().invoke(cli, ["hook", "install"]).exit_code == 0
+        _as_an_older_brain_recorded_it(folder / "settings.json", record=record)
+        if kept:
+            (folder / kept).write_text("{}")  # Claude Code's own file since
+        out = CliRunner().invoke(cli, ["hook", "uninstall"])
+        assert out.exit_code == 0, out.output
+        assert "brain hook install had made it" in out.output
+        if kept is None:
+            assert not folder.exists() and f"and its folder {folder}" in out.output, out.output
+        else:
+            assert [each.name for each in folder.iterdir()] == [kept], out.output
+
+
+def test_a_claude_folder_there_before_install_stays_empty_after_uninstall(tmp_path, monkeypatch):
+    """The record says the folder was there (the user's): uninstall leaves it, empty, as it was."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / ".claude"
+    folder.mkdir()
+    assert CliRunner().invoke(cli, ["hook", "install"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["hook", "uninstall"])
+    assert out.exit_code == 0 and "brain hook install had made it" in out.output, out.output
+    assert folder.is_dir() and not list(folder.iterdir()) and "its folder" not in out.output
+
+
 def test_a_file_install_made_goes_with_the_backups_of_brains_updates_and_no_other(tmp_path, monkeypatch):
     # An install that updated brain's hook (another BRAIN_HOME) backed up the file holding brain's
     # hook alone; it stayed, with the folder, when uninstall removed the file install had made.

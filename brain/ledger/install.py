@@ -37,7 +37,7 @@ except ImportError:  # Windows: edits are not serialised
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import ConfigError
-from ..install_record import FILE, FOLDER, InstallRecord
+from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 
 # kind → (the Claude Code event, what a message calls it)
 HOOKS = {"stop": ("Stop", "Stop hook"), "prompt": ("UserPromptSubmit", "prompt hook")}
@@ -442,6 +442,15 @@ def backups_of(path: Path) -> list[Path]:
 Spot = tuple[str, ...]  # where a container is in the settings: its keys from the top
 
 
+def _older_claude_folder(target: Path) -> bool:
+    """Whether the folder of ``target``, a file an install made (by the record, or by having no
+    backup) whose folder's maker no record names, is the ``.claude/`` folder that install made:
+    an older brain's install recorded neither ``folder`` nor ``folder-there``, and left an empty
+    ``.claude/`` behind. ``brain hook install`` makes a ``.claude/`` where it has none; a folder
+    with anything in it stays (rmdir), and an MCP config's folder is the project's."""
+    return target.parent.name == ".claude" and target.name == "settings.json"
+
+
 def settle(
     path: Path,
     data: dict[str, Any],
@@ -624,8 +633,8 @@ def install_hooks(path: Path, commands: dict[str, str]) -> Change:
         data = loaded if loaded is not None else {}
         _same_database(data, path, commands)
         made = _would_make(data, existed, commands)
-        if new_folder and not existed:
-            made.add(FOLDER)
+        if not existed:
+            made.add(FOLDER if new_folder else FOLDER_THERE)
         messages, changed = [], False
         for kind, command in commands.items():
             message, edited = _install(data, path, command, kind)
@@ -869,7 +878,7 @@ def put_back(
         forget()
         # Last: an install into a folder made anew does not wait for this one's lock, on this folder.
         folder = ""
-        if FOLDER in made:
+        if FOLDER in made or (FOLDER_THERE not in made and _older_claude_folder(target)):
             with contextlib.suppress(OSError):  # not empty: something else is in it now, and it stays
                 target.parent.rmdir()
                 folder = f", and its folder {target.parent}"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..install_record import FILE, FOLDER, InstallRecord
+from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 from ..ledger.install import (
     Change,
     Spot,
@@ -115,7 +115,8 @@ def _install(path: Path, entry: dict[str, Any], name: str, new_folder: bool) -> 
     servers[name] = entry
     backup = save_settings(path, data, existed)
     if made:
-        MADE.remember(path, [made, FOLDER] if new_folder and made == FILE else [made])
+        there = [FOLDER if new_folder else FOLDER_THERE] if made == FILE else []
+        MADE.remember(path, [made, *there])
     if old is None:
         message = f"added the MCP server {name!r} to {path}:\n  + {_shown(entry)}"
     else:
