@@ -428,8 +428,8 @@ def _span(seconds: float) -> str:
     "as_of",
     metavar="WHEN",
     help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
-    "(a date, the end of that day, local or in the zone it names: 2026-03-01, 2026-03-01Z; a date and time; "
-    "or a span back like 7d, 2w). Dates are shown.",
+    "(a date, the end of that day, local or in the zone it names: 2026-03-01, 2026-03-01Z, 2026-03-01+03; "
+    "a date and time, 2026-03-01T14:30; or a span back like 7d, 2w). Dates are shown.",
 )
 @click.option(
     "--valid-at",
