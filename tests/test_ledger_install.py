@@ -1032,6 +1032,30 @@ def test_the_claude_folder_an_older_install_made_goes_when_uninstall_leaves_it_e
             assert [each.name for each in folder.iterdir()] == [kept], out.output
 
 
+def test_a_file_an_older_brain_made_and_updated_goes_with_its_backups_and_folder(tmp_path, monkeypatch):
+    """Installed twice by a brain before the record, the second install backing up the file the
+    first had made (brain's hook in it): uninstall left {"hooks": {"Stop": []}}, both backups and
+    .claude/. No backup without brain's hook: install made the file; it goes, with them."""
+    from brain import config
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / ".claude" / "settings.json"
+    setup.install(path, CMD)
+    assert setup.install(path, "BRAIN_HOME=/h " + CMD).backup is not None
+    (config.brain_home() / "hook-installs.json").unlink()
+    out = CliRunner().invoke(cli, ["hook", "uninstall"])
+    assert out.exit_code == 0 and f"and its folder {path.parent}" in out.output, out.output
+    assert not path.parent.exists()
+    # a backup without brain's hook is the file before install: the user's, which stays
+    path.parent.mkdir()
+    path.write_text("{}")
+    setup.install(path, CMD)
+    setup.install(path, "BRAIN_HOME=/h " + CMD)
+    (config.brain_home() / "hook-installs.json").unlink(missing_ok=True)
+    assert CliRunner().invoke(cli, ["hook", "uninstall"]).exit_code == 0
+    assert json.loads(path.read_text()) == {}
+
+
 def test_a_claude_folder_there_before_install_stays_empty_after_uninstall(tmp_path, monkeypatch):
     """The record says the folder was there (the user's): uninstall leaves it, empty, as it was."""
     monkeypatch.chdir(tmp_path)

@@ -442,6 +442,20 @@ def backups_of(path: Path) -> list[Path]:
 Spot = tuple[str, ...]  # where a container is in the settings: its keys from the top
 
 
+def _all_hold_ours(path: Path, emptied: list[Spot], held: Callable[[Any, Spot], bool]) -> bool:
+    """Whether each of brain's backups of ``path`` holds an entry of brain's in a container its
+    uninstall empties (``held``): then none is the file before brain's first install. More than
+    ``BACKUPS_READ`` of them, or one unread: not known, False."""
+    backups = backups_of(path)
+    if not backups or len(backups) > BACKUPS_READ:
+        return False
+    for backup in backups:
+        before = _read_backup(backup)[1]
+        if before is None or not any(held(before, spot) for spot in emptied):
+            return False
+    return True
+
+
 def _older_claude_folder(target: Path) -> bool:
     """Whether the folder of ``target``, a file an install made (by the record, or by having no
     backup) whose folder's maker no record names, is the ``.claude/`` folder that install made:
@@ -857,9 +871,12 @@ def put_back(
     of that kind, and the folder brain made for it when nothing else is in it. ``forget`` drops
     what the record says, once the file is written (or gone) and before the folder goes."""
     settled, same, backed_up = settle(path, data, emptied, spots if made else None, held, strip)
-    # No record (an older brain's install) and no backup: install backs up every file it changes,
-    # so brain made this one, and nothing but the containers of its entries is left in it.
-    if not made and not backed_up and _without(data, emptied) == {} and not path.is_symlink():
+    # No record (an older brain's install) and no backup without brain's entries: install backs up
+    # every file it changes, so brain made this one (a backup holding them is a later install's, of
+    # the file brain made: it was left as {"hooks": {"Stop": []}}), and nothing but the containers
+    # of its entries is left in it.
+    made_here = not backed_up or _all_hold_ours(path, emptied, held)
+    if not made and made_here and _without(data, emptied) == {} and not path.is_symlink():
         settled, made = {}, {FILE}
     if not settled and FILE in made and not left:
         target = Path(os.path.realpath(path))  # of a link, what the link names: brain made that
