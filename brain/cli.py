@@ -570,7 +570,8 @@ def ask(
             return
         if result.graph_used:
             how = "by PageRank and the anchor and bridge lanes" if "ppr" in result.mode else "one hop from the top hits"
-            click.echo(f"\n(graph: {result.candidates_added} notes added {how})", err=True)
+            added = result.candidates_added
+            click.echo(f"\n(graph: {added} note{'' if added == 1 else 's'} added {how})", err=True)
         elif graph and result.gate.entity:
             click.echo(escaped(f"\n(graph skipped: {result.gate.reason})"), err=True)
 

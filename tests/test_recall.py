@@ -778,3 +778,13 @@ def test_every_result_shows_a_cosine_also_one_the_lexical_lane_found_first(tmp_p
     best = dense_stage.best_chunks(recaller.store, [c.note_id for c in result.results], vector)
     for c in result.results:
         assert c.dense_score == pytest.approx(best[c.note_id][1], abs=1e-5), (c.path, c.sources)
+
+
+def test_the_graph_line_counts_one_note_in_the_singular(bridge_vault):
+    """The graph's line said "(graph: 1 notes added …)": one note is "1 note"."""
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(bridge_vault), "--graph", "--depth", "3", "--max-new", "1", QUESTION]
+    )
+    assert out.exit_code == 0, out.output
+    line = next(line for line in out.stderr.splitlines() if line.startswith("(graph: "))
+    assert line.startswith("(graph: 1 note added one hop from the top hits"), line
