@@ -5,7 +5,7 @@ Skipped: dot-folders (.obsidian, .trash, .git, .stversions, ...) and dot-files, 
 vault root; a bad line is left out with a warning), broken symlinks and symlink loops, and file names that are not valid Unicode.
 A symlink into the vault is judged by where it leads: one to a dot-folder or a ``.brainignore``d
 path is skipped as that path is, so no link is a way around the rules (one out of the vault, a
-folder kept elsewhere, is followed).
+folder kept elsewhere, is followed); a note's link must lead to a markdown file.
 Size and binary checks need the bytes, so the indexer makes them (``read_note_bytes``).
 brain never writes inside the vault.
 """
@@ -650,6 +650,10 @@ def _symlink_rule(real_root: str, full: str, ignore: IgnoreRules, *, is_dir: boo
     Else the text of a dot-folder or of a ``.brainignore``d file would be indexed, searched and
     shown under the link's name."""
     real = os.path.realpath(full)
+    # A note's link must lead to a note: "x.md" linked to ~/.ssh/id_rsa or /etc/passwd put
+    # that file's text in the index, search results and get_note under the link's name.
+    if not is_dir and not real.lower().endswith(".md"):
+        return "not-a-note", None
     try:
         rel = os.path.relpath(real, real_root)
     except ValueError:  # Windows: another drive

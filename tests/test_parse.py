@@ -501,6 +501,23 @@ def test_scan_follows_symlinks_but_not_loops(tmp_path):
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_a_note_linked_to_a_file_that_is_no_note_is_skipped(tmp_path):
+    """A note named x.md linked to a key or /etc/passwd put that file's text in the index under the link's
+    name; a note's link must lead to a markdown file (in the vault or out of it)."""
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    write(vault, "a.md", "# A\n")
+    write(vault, "notes.txt", "not a note")
+    write(outside, "id_rsa", "PRIVATE KEY")
+    write(outside, "shared.MD", "# Shared\n")
+    os.symlink(outside / "id_rsa", vault / "key.md")
+    os.symlink("notes.txt", vault / "txt.md")
+    os.symlink(outside / "shared.MD", vault / "shared.md")
+    files, skipped = scan(vault)
+    assert [f.path for f in files] == ["a.md", "shared.md"]
+    assert {s.path: s.reason for s in skipped} == {"key.md": "not-a-note", "txt.md": "not-a-note"}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
 def test_a_folder_linked_within_the_vault_keeps_its_own_path_whatever_the_walk_meets_first(tmp_path):
     """A folder reached both by its path and through links is walked once, by its path: a link
     nearer the root than its target, or listed before it, took its notes under the link's name
