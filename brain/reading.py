@@ -1,10 +1,11 @@
 """Reading notes back out of a vault: find one by path, title or alias; its text; its links.
 
 What ``brain note``, ``brain neighbours``, ``brain serve`` and the MCP tools ``get_note`` and
-``neighbours`` answer. Only notes in the index can be read (so ``.brainignore``, dot-folders and
-the other skip rules hold here too, for a note and for where it leads now, should it have become
-a symlink), and never anything outside the vault: an absolute path, a
-``..`` step, or a note that is a symlink to a file elsewhere is refused with ``OutsideVault``.
+``neighbours`` answer. Only notes in the index can be read, and only while the walk would index
+them as they are now (``inside_vault``): ``.brainignore``, dot-folders and the other skip rules
+hold for a note and for where it leads now, should it have become a symlink. A note the walk
+reaches through a symlink out of the vault (a folder kept elsewhere) is read as it is indexed;
+a name typed as an absolute path or with a ``..`` step is refused with ``OutsideVault``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import BrainError, EmptyNoteName, bug_summary
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
-from .notes import parse_note
+from .notes import looks_binary, parse_note
 from .text import yo_as_ye
-from .vault import excluded, load_ignore, max_note_bytes, megabytes
+from .vault import READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -176,32 +177,33 @@ def _spelled_closest(ref: str, candidates: list[tuple[str, list[str]]]) -> list[
     return []
 
 
+# Failures the read itself reports ("cannot be read now"), and which a note of the past, read
+# from history, may meet: its path is gone, or leads nowhere.
+_READ_TELLS = frozenset({"gone", "broken-symlink", "symlink-loop", "unreadable", READ_ERROR})
+
+
 def inside_vault(root: Path, path: str) -> Path:
-    """The file of note ``path``, after checking that it really lies inside the vault."""
-    full = root / path
-    real = os.path.realpath(full)
-    base = os.path.realpath(root)
-    if os.path.commonpath([real, base]) != base:
-        raise OutsideVault(f"{path} leads outside the vault (a symlink to {real}); brain does not read there")
-    # The file may have become a link since it was indexed: where it leads now must be a note
-    # the walk reads, not a dot-folder's or a .brainignored file.
-    target = os.path.relpath(real, base).replace(os.sep, "/")
-    not_left_out(root, path, target)
-    return Path(real)
+    """The file of note ``path``, after checking that the walk would index it now as it finds it.
 
-
-def not_left_out(root: Path, path: str, target: str) -> None:
-    """``NoteNotFound`` when brain now leaves ``path`` (leading to ``target``) out of the vault."""
+    Reading follows the walk (``left_out_now``): a note in a folder linked in from elsewhere is
+    read, as it is indexed and searched; a path that has since come to lead where the walk does
+    not go (a dot-folder, a ``.brainignore``d file, a file that is no note, a FIFO) is refused,
+    ``OutsideVault`` when that is out of the vault."""
     ignore = load_ignore(root)
-    for rel in dict.fromkeys((path, target)):
-        reason = excluded(rel, ignore)
-        if reason:
-            what = (
-                f"{path} leads to {target}, which brain now leaves out"
-                if target != path
-                else f"brain now leaves {path} out"
-            )
-            raise NoteNotFound(f"{what} ({reason}): it is not read")
+    reason = excluded(path, ignore)  # by its own path, wherever it leads
+    if reason:
+        raise NoteNotFound(f"brain now leaves {path} out ({reason}): it is not read")
+    reason = left_out_now(root, path, ignore)
+    real = os.path.realpath(root / path)
+    if reason is None or reason in _READ_TELLS:
+        return Path(real)
+    base = os.path.realpath(root)
+    if os.path.commonpath([real, base]) != base:  # its target is not named: it may be anything
+        raise OutsideVault(f"{path} leads outside the vault to what brain does not index ({reason}); it is not read")
+    target = os.path.relpath(real, base).replace(os.sep, "/")
+    if target == path:  # not a link: a FIFO or a device put in its place
+        raise NoteNotFound(f"{path} is in the index but is no longer a regular file ({reason}): it is not read")
+    raise NoteNotFound(f"{path} leads to {target}, which brain now leaves out ({reason}): it is not read")
 
 
 def read_note(
@@ -219,7 +221,8 @@ def read_note(
     try:
         # O_NONBLOCK: a note swapped for a FIFO since it was indexed must not block the read
         # (and, in brain serve or brain mcp, every call queued behind it) for good.
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+        # O_NOFOLLOW: the file checked above is its real path; a link put there since is not read.
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -230,6 +233,8 @@ def read_note(
         raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
     if len(data) > limit:
         raise BrainError(f"{path} is over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)")
+    if looks_binary(data):  # swapped for a binary file since it was indexed: the walk skips it
+        raise NoteNotFound(f"{path} is in the index but is no longer a text note (binary): it is not read")
     found = shaped_note(path, match, data, mtime, heading, max_chars)
     found["modified"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))
     return found

@@ -667,6 +667,59 @@ def _symlink_rule(real_root: str, full: str, ignore: IgnoreRules, *, is_dir: boo
     return (reason, None) if reason else (None, rel + ("/" if is_dir else ""))
 
 
+def left_out_now(root: Path, path: str, ignore: IgnoreRules | None = None) -> str | None:
+    """Why the walk would leave out the note at vault-relative ``path`` now (a ``Skipped``
+    reason; "gone" when there is nothing there), or None when it would index it.
+
+    The walk's own rules, followed along the one path instead of over the vault (what reading a
+    note asks): each folder and the file by its name in the vault and, where a symlink on the
+    way leads elsewhere in the vault, by where it really is (``_symlink_rule``); a link out of
+    the vault is followed under the rules of its path in the vault, and a note's link must lead
+    to a markdown file. Size and bytes are the reader's to check, as the indexer checks them."""
+    if ignore is None:
+        ignore = load_ignore(root)
+    real_root = os.path.realpath(root)
+    *folders, name = path.split("/")
+    full, prefix = os.fspath(root), ""
+    real_prefix: str | None = None  # as the walk keeps it: None while the path is its own (or out)
+    for folder in folders:
+        reason = name_rule(prefix + folder, ignore, is_dir=True)
+        if reason is None and real_prefix is not None and ignore.match(real_prefix + folder + "/"):
+            reason = "brainignore"
+        if reason:
+            return reason
+        full, prefix = _join(full, folder), prefix + folder + "/"
+        if not os.path.isdir(full):
+            return "gone"
+        if os.path.islink(full):
+            reason, real_prefix = _symlink_rule(real_root, full, ignore, is_dir=True)
+            if reason:
+                return reason
+        elif real_prefix is not None:
+            real_prefix += folder + "/"
+    if not name.lower().endswith(".md"):
+        return "not-a-note"
+    reason = name_rule(path, ignore, is_dir=False)
+    if reason is None and real_prefix is not None and ignore.match(real_prefix + name):
+        reason = "brainignore"
+    if reason:
+        return reason
+    full = _join(full, name)
+    try:
+        st = os.stat(full)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink-loop"
+        if os.path.islink(full):
+            return "broken-symlink"
+        return "gone" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else read_failure(exc)
+    if not stat.S_ISREG(st.st_mode):
+        return "not-a-file"
+    if os.path.islink(full):
+        return _symlink_rule(real_root, full, ignore, is_dir=False)[0]
+    return None
+
+
 def stored_mtime(mtime_ns: int) -> int:
     """An mtime in nanoseconds as SQLite can store it (a signed 64-bit integer): a file dated
     after 2262 or before 1677 (a bad clock, `touch -d 2300-01-01`) is clamped to the end of

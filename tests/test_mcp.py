@@ -142,21 +142,35 @@ def test_with_brain_serve_up_the_tools_are_answered_by_it(toy_vault, brain_home)
         ("../outside.md", "steps out of its folder"),
         ("AI/../../../etc/passwd", "steps out of its folder"),
         ("~/.ssh/id_rsa", "absolute path"),
-        ("Leak.md", "outside the vault"),  # a symlink to a file outside
-        ("Linked/Inner", "outside the vault"),  # a note in a symlinked folder outside
+        ("Leak.md", "outside the vault to what brain does not index (not-a-note)"),  # re-pointed since
         (".trash/deleted note.md", "no note"),  # never indexed
         ("Templates/Daily template", "no note"),  # .brainignore
     ],
 )
 def test_get_note_refuses_anything_outside_the_vault(toy_vault, tmp_path, note, message):
-    (tmp_path / "secret.md").write_text("# Secret\n\nthe password is hunter2\n", encoding="utf-8")
-    (toy_vault / "Leak.md").symlink_to(tmp_path / "secret.md")
-    write(tmp_path / "outside", "Inner.md", "# Inner\n\nthe other password is hunter3\n")
-    (toy_vault / "Linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (tmp_path / "shared.md").write_text("# Shared\n\nkept elsewhere\n", encoding="utf-8")
+    (toy_vault / "Leak.md").symlink_to(tmp_path / "shared.md")
     _index(toy_vault)
+    (tmp_path / "id_rsa").write_text("the password is hunter2\n", encoding="utf-8")
+    (toy_vault / "Leak.md").unlink()
+    (toy_vault / "Leak.md").symlink_to(tmp_path / "id_rsa")  # after indexing, to a file that is no note
     result = _call(toy_vault, "get_note", {"note": note})
     assert result.is_error and message in _texts(result)
-    assert "hunter" not in _texts(result)
+    assert "hunter" not in _texts(result) and str(tmp_path) not in _texts(result)
+
+
+def test_get_note_reads_a_note_the_walk_reaches_through_a_symlink_out_of_the_vault(toy_vault, tmp_path):
+    """search shows such a note (the walk indexes it): get_note refused it, "outside the vault"."""
+    (tmp_path / "shared.md").write_text("# Shared\n\nthe password is hunter2\n", encoding="utf-8")
+    (toy_vault / "Leak.md").symlink_to(tmp_path / "shared.md")
+    write(tmp_path / "outside", "Inner.md", "# Inner\n\nthe other password is hunter3 [[Home]]\n")
+    (toy_vault / "Linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    _index(toy_vault)
+    for note, text in (("Leak.md", "hunter2"), ("Linked/Inner", "hunter3"), ("Inner", "hunter3")):
+        result = _call(toy_vault, "get_note", {"note": note})
+        assert not result.is_error and text in _texts(result), _texts(result)
+    result = _call(toy_vault, "neighbours", {"note": "Linked/Inner"})
+    assert not result.is_error and "Home.md" in _texts(result)
 
 
 def test_a_tool_error_is_one_line_the_model_can_act_on(toy_vault):

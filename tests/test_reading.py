@@ -72,22 +72,87 @@ def test_references_outside_the_vault_are_refused(indexed, ref):
         read_note(store, root, ref)
 
 
-def test_a_note_that_is_a_symlink_out_of_the_vault_is_refused(tmp_path, toy_vault):
+@pytest.fixture
+def linked_in(tmp_path, toy_vault):
+    """The toy vault with a note and a folder kept elsewhere linked in, indexed."""
     secret = tmp_path / "secret.md"
-    secret.write_text("# Secret\n\nOutside the vault.\n", encoding="utf-8")
+    secret.write_text("# Secret\n\nKept elsewhere.\n", encoding="utf-8")
     (toy_vault / "Leak.md").symlink_to(secret)
-    outside = tmp_path / "elsewhere"
-    write(outside, "Inner.md", "# Inner\n\nAlso outside.\n")
-    (toy_vault / "Linked").symlink_to(outside, target_is_directory=True)
+    write(tmp_path / "elsewhere", "Inner.md", "# Inner\n\nAlso kept elsewhere. [[Home]]\n")
+    (toy_vault / "Linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder())
     store = IndexStore.open(config.index_dir(toy_vault), create=False)
-    try:
-        assert {"Leak.md", "Linked/Inner.md"} <= store.note_paths()  # the indexer follows them...
-        for ref in ("Leak.md", "Leak", "Linked/Inner.md", "Inner"):
-            with pytest.raises(OutsideVault, match="outside the vault"):
-                read_note(store, toy_vault.resolve(), ref)  # ...but reading never leaves the vault
-    finally:
-        store.close()
+    yield toy_vault.resolve(), store
+    store.close()
+
+
+def test_a_note_the_walk_reaches_through_a_symlink_out_of_the_vault_is_read(linked_in):
+    """Search shows such a note (the walk indexes it): reading it by its vault path was refused
+    ("leads outside the vault"), the agent told of a note it could not open."""
+    root, store = linked_in
+    assert {"Leak.md", "Linked/Inner.md"} <= store.note_paths()
+    assert "Kept elsewhere." in read_note(store, root, "Leak")["text"]
+    for ref in ("Linked/Inner.md", "Inner"):
+        found = read_note(store, root, ref)
+        assert found["path"] == "Linked/Inner.md" and "Also kept elsewhere." in found["text"]
+    for args in (["note", "Linked/Inner"], ["neighbours", "Linked/Inner"]):
+        result = CliRunner().invoke(cli, [*args, "--vault", str(root)])
+        assert result.exit_code == 0, result.output
+    assert "Also kept elsewhere." in CliRunner().invoke(cli, ["note", "Inner", "--vault", str(root)]).output
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+@pytest.mark.parametrize(
+    "name, make, refusal",
+    [
+        # a note made a link out of the vault to a file that is no note, a FIFO, a folder
+        ("Leak.md", lambda tmp, root: tmp / "id_rsa", (OutsideVault, r"outside the vault .*\(not-a-note\)")),
+        ("Leak.md", lambda tmp, root: Path(os.devnull), (OutsideVault, r"\(not-a-file\)")),
+        ("Leak.md", lambda tmp, root: _fifo(tmp / "fifo.md"), (OutsideVault, r"\(not-a-file\)")),
+        ("Leak.md", lambda tmp, root: tmp / "elsewhere", (OutsideVault, r"\(not-a-file\)")),
+        # ... or to a file in the vault that is no note
+        ("Leak.md", lambda tmp, root: root / "Daily" / "notes.txt", (NoteNotFound, r"leads to Daily/notes.txt")),
+        # the linked folder re-pointed into a dot-folder
+        ("Linked", lambda tmp, root: root / ".trash", (NoteNotFound, r"leads to \.trash/Inner.md.*\(dot-folder\)")),
+    ],
+)
+def test_a_link_changed_since_indexing_to_where_the_walk_does_not_go_is_refused(
+    linked_in, tmp_path, name, make, refusal
+):
+    """Until the next pass the index still has the note; reading it must not show what the walk
+    would not index there now, and the refusal does not name where a link out leads."""
+    root, store = linked_in
+    (tmp_path / "id_rsa").write_text("PRIVATE KEY HIDDEN", encoding="utf-8")
+    (root / "Daily" / "notes.txt").write_text("HIDDEN text, no note", encoding="utf-8")
+    (root / ".trash" / "Inner.md").write_text("HIDDEN in the trash", encoding="utf-8")
+    target = make(tmp_path, root)
+    (root / name).unlink()
+    (root / name).symlink_to(target)
+    kind, message = refusal
+    ref = "Leak.md" if name == "Leak.md" else "Linked/Inner.md"
+    with pytest.raises(kind, match=message) as caught:
+        read_note(store, root, ref)
+    assert "HIDDEN" not in str(caught.value) and str(tmp_path) not in str(caught.value)
+
+
+def test_a_linked_folder_brainignored_since_it_was_indexed_is_not_read(linked_in):
+    root, store = linked_in
+    (root / ".brainignore").write_text("Linked/\n", encoding="utf-8")
+    with pytest.raises(NoteNotFound, match=r"brain now leaves Linked/Inner.md out \(brainignore\)"):
+        read_note(store, root, "Linked/Inner.md")
+
+
+def test_a_note_swapped_for_a_binary_file_since_it_was_indexed_is_not_read(indexed):
+    root, store = indexed
+    (root / "Home.md").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x02\x00>\x00HIDDEN" * 20)
+    with pytest.raises(NoteNotFound, match="no longer a text note") as caught:
+        read_note(store, root, "Home.md")
+    assert "HIDDEN" not in str(caught.value)
 
 
 @pytest.mark.parametrize("target", [".trash/deleted note.md", "Templates/Daily template.md"])

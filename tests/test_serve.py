@@ -471,6 +471,26 @@ def test_whatever_a_socket_replies_the_client_falls_back(toy_vault, reply):
 # ----- one vault, one server --------------------------------------------------------------------
 
 
+def test_the_note_op_reads_a_note_linked_in_from_outside_and_refuses_a_link_re_pointed(toy_vault, tmp_path):
+    """As `brain note` does (reading.inside_vault): a folder kept elsewhere, linked in, is read as
+    the walk indexes it (it was "refused": leads outside the vault); a note whose link now leads
+    out to a file that is no note is refused, its target unnamed."""
+    write(tmp_path / "outside", "Inner.md", "# Inner\n\nKept elsewhere.\n")
+    (toy_vault / "Linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (tmp_path / "shared.md").write_text("# Shared\n", encoding="utf-8")
+    (toy_vault / "Leak.md").symlink_to(tmp_path / "shared.md")
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        reply = request(daemon, "note", note="Linked/Inner")
+        assert reply["ok"] and "Kept elsewhere." in reply["result"]["text"], reply
+        (tmp_path / "passwd").write_text("root:HIDDEN\n", encoding="utf-8")
+        (toy_vault / "Leak.md").unlink()
+        (toy_vault / "Leak.md").symlink_to(tmp_path / "passwd")
+        reply = request(daemon, "note", note="Leak.md")
+        assert reply["error"]["code"] == "refused" and "not-a-note" in reply["error"]["message"], reply
+        assert "HIDDEN" not in json.dumps(reply) and str(tmp_path) not in json.dumps(reply)
+
+
 def test_a_server_for_vault_a_never_answers_for_vault_b(toy_vault, tmp_path):
     _index(toy_vault)
     other = tmp_path / "other"

@@ -424,7 +424,7 @@ def test_mcp_get_note_as_of_a_note_that_did_not_exist_then_says_so_in_one_line(e
     [
         ("/etc/passwd", "absolute path"),
         ("../outside.md", "steps out of its folder"),
-        ("Leak.md", "outside the vault"),  # a note then, a symlink out of the vault now
+        ("Leak.md", "outside the vault"),  # a note then, a symlink out to a file that is no note now
         ("Private/Diary.md", "brain now leaves Private/Diary.md out"),  # .brainignore'd since
     ],
 )
@@ -433,9 +433,9 @@ def test_mcp_get_note_as_of_refuses_what_get_note_refuses(edited, tmp_path, note
     write(vault, "Leak.md", "# Leak\n\nwas a note here\n")
     write(vault, "Private/Diary.md", "# Diary\n\nthe password is hunter2\n")
     moment = index_then_moment(vault)
-    (tmp_path / "secret.md").write_text("# Secret\n\nthe password is hunter3\n", encoding="utf-8")
+    (tmp_path / "id_rsa").write_text("the password is hunter3\n", encoding="utf-8")
     (vault / "Leak.md").unlink()
-    (vault / "Leak.md").symlink_to(tmp_path / "secret.md")
+    (vault / "Leak.md").symlink_to(tmp_path / "id_rsa")
     with open(vault / ".brainignore", "a", encoding="utf-8") as ignore:
         ignore.write("\nPrivate/\n")
     result = _mcp(vault, "get_note", {"note": note, "as_of": _iso(moment)})
