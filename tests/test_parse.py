@@ -19,7 +19,16 @@ from conftest import TOY_VAULT, write
 import brain.notes
 from brain.errors import ConfigError
 from brain.notes import decode, inline_tags, looks_binary, parse_note, split_frontmatter
-from brain.vault import IgnoreRules, VaultFile, read_note_bytes, resolve_vault, scan, vault_file, walk
+from brain.vault import (
+    IgnoreRules,
+    VaultFile,
+    left_out_now,
+    read_note_bytes,
+    resolve_vault,
+    scan,
+    vault_file,
+    walk,
+)
 
 TOY_NOTES = sorted(
     """Home.md
@@ -515,6 +524,49 @@ def test_a_note_linked_to_a_file_that_is_no_note_is_skipped(tmp_path):
     files, skipped = scan(vault)
     assert [f.path for f in files] == ["a.md", "shared.md"]
     assert {s.path: s.reason for s in skipped} == {"key.md": "not-a-note", "txt.md": "not-a-note"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="symlinks and FIFOs")
+def test_left_out_now_decides_each_path_as_the_walk_does(tmp_path):
+    """What reading a note asks (``left_out_now``, one path) is what the walk decides over the
+    whole vault: every note it indexes is taken, every file it skips by a rule is left out for
+    the same reason, through links in, out and back in."""
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    for rel in ("a.md", ".hidden/h.md", "Private/p.md", "dir.md/z.md", "a.sync-conflict-1.md", "Sub/b.md"):
+        write(vault, rel, "# note\n")
+    write(vault, "notes.txt", "no note")
+    (vault / ".brainignore").write_text("Private/\nLinked/ignored.md\n", encoding="utf-8")
+    for rel in ("Inner.md", ".dot/x.md", "ignored.md", "deep/d.md"):
+        write(outside, rel, "# outside\n")
+    write(outside, "id_rsa", "KEY")
+    os.symlink(outside, vault / "Linked")
+    os.symlink(vault / ".hidden", outside / "back")  # out, then back into a dot-folder
+    os.symlink(vault / "Sub", outside / "sub")  # out, then back into a folder walked already
+    os.symlink(outside / "id_rsa", vault / "key.md")
+    os.symlink("notes.txt", vault / "txt.md")
+    os.symlink("Private/p.md", vault / "pv.md")
+    os.symlink(".hidden/h.md", vault / "hv.md")
+    os.symlink(outside / "Inner.md", vault / "Sub" / "shared.md")
+    os.symlink("missing.md", vault / "gone.md")
+    os.symlink(vault / "Private", vault / "ToPrivate")
+    os.mkfifo(vault / "fifo.md")
+    files, skipped = scan(vault)
+    assert [f.path for f in files] == [
+        "Linked/Inner.md",
+        "Linked/deep/d.md",
+        "Sub/b.md",
+        "Sub/shared.md",
+        "a.md",
+        "dir.md/z.md",
+    ]
+    assert all(left_out_now(vault, f.path) is None for f in files)
+    decided = {s.path: s.reason for s in skipped if not s.path.endswith("/")}
+    assert {path: left_out_now(vault, path) for path in decided} == decided
+    assert {"key.md", "txt.md", "pv.md", "hv.md", "fifo.md", "gone.md", "Linked/ignored.md"} <= set(decided)
+    folders = {s.path: s.reason for s in skipped if s.path.endswith("/")}
+    for folder, note in (("Linked/back/", "h.md"), ("ToPrivate/", "p.md"), ("Private/", "p.md")):
+        assert left_out_now(vault, folder + note) == folders[folder]
+    assert left_out_now(vault, "Missing/x.md") == "gone"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
