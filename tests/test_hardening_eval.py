@@ -479,3 +479,66 @@ def test_a_relevant_path_with_a_control_character_is_shown_escaped(tmp_path):
     result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v")])
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "  line 1 (a): 'a.md\\x00'"
+
+
+def test_a_line_that_is_no_object_is_named_in_jsons_words(tmp_path):
+    # "got NoneType", "got list", "got str": Python's names, for a file the labeller wrote in JSON.
+    path = tmp_path / "q.jsonl"
+    path.write_text('null\n[1]\n"a"\n4.5\ntrue\n')
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path)
+    assert caught.value.problems == [
+        f"line {n}: expected a JSON object, got {kind}"
+        for n, kind in enumerate(("null", "an array", "a string", "a number", "true"), start=1)
+    ]
+
+
+def test_a_relevant_note_labelled_by_its_title_or_link_names_the_note(tmp_path):
+    # A label written as the note's title, its file name or a wikilink, not its path, was listed
+    # bare ("line 1 (a): Mirela Okafor"): the note that name means was never named.
+    vault = tmp_path / "v"
+    write(vault, "People/Mirela Okafor.md", "# Mirela\n")
+    write(vault, "Inbox/Plan.md", "# Plan\n")
+    write(vault, "Projects/Plan.md", "# Plan\n")
+    labels = [
+        "Mirela Okafor",
+        "mirela okafor.md",
+        "[[Mirela Okafor|Mirela]]",
+        "Old/Mirela Okafor#Role",
+        "Plan",
+        "Nobody",
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps({**LINE, "id": f"q{i}", "relevant": [p]}) for i, p in enumerate(labels)))
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, vault)
+    has = "(the vault has People/Mirela Okafor.md)"
+    assert caught.value.problems == [
+        f"line 1 (q0): Mirela Okafor {has}",
+        f"line 2 (q1): mirela okafor.md {has}",
+        f"line 3 (q2): [[Mirela Okafor|Mirela]] {has}",
+        f"line 4 (q3): Old/Mirela Okafor#Role {has}",
+        "line 5 (q4): Plan (the vault has Inbox/Plan.md, Projects/Plan.md)",
+        "line 6 (q5): Nobody",
+    ]
+
+
+def test_a_large_query_file_checks_each_labelled_note_once(tmp_path, monkeypatch):
+    # 50,000 queries over a few hundred notes: each line's paths were looked up again, the
+    # ignore rules and realpath for each, 52 s of checking before the index was opened.
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n")
+    write(vault, "Sub/b.md", "# B\n")
+    calls = []
+
+    def counted(rel, ignore, **kwargs):
+        calls.append(rel)
+        return real(rel, ignore, **kwargs)
+
+    real = queries_module.excluded
+    monkeypatch.setattr(queries_module, "excluded", counted)
+    path = tmp_path / "q.jsonl"
+    lines = (json.dumps({**LINE, "id": i, "relevant": ["a.md", "Sub/b.md"]}) for i in range(2000))
+    path.write_text("\n".join(lines))
+    assert len(load_queries(path, vault)) == 2000
+    assert sorted(calls) == ["Sub/b.md", "a.md"]

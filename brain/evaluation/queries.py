@@ -11,6 +11,7 @@ labeller fixes the file in one pass.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError
 from ..text import one_line, valid_unicode
-from ..vault import IgnoreRules, excluded, load_ignore
+from ..vault import IgnoreRules, excluded, load_ignore, scan
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 REQUIRED = ("id", "query", "type", "relevant")
@@ -132,7 +133,7 @@ def _parse(text: str) -> _Parsed:
             parsed.problems.append(f"line {number}: not valid JSON (a number of more than {_INT_DIGITS()} digits)")
             continue
         if not isinstance(record, dict):
-            parsed.problems.append(f"line {number}: expected a JSON object, got {type(record).__name__}")
+            parsed.problems.append(f"line {number}: expected a JSON object, got {_json_kind(record)}")
             continue
         line_problems = _check_record(record)
         qid = str(record["id"]) if _valid_id(record.get("id")) else None
@@ -166,6 +167,16 @@ def _parse(text: str) -> _Parsed:
             )
         )
     return parsed
+
+
+def _json_kind(value: object) -> str:
+    """A parsed value's kind as JSON names it: the labeller wrote JSON, not Python ("NoneType")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    kinds = ((str, "a string"), (int, "a number"), (float, "a number"), (list, "an array"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def _one_json_array(text: str) -> bool:
@@ -223,6 +234,7 @@ def _check_paths(key: str, value: object, *, allow_empty: bool) -> list[str]:
     return [f"{key} path {p!r} must be relative to the vault, without '..'" for p in bad]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # called a few times per line, with the same few hundred paths
 def _normal_path(path: str) -> str | None:
     """A vault-relative posix path, or None when it is absolute or leaves the vault."""
     text = path.strip().replace("\\", "/")
@@ -251,10 +263,19 @@ def _missing_paths(paths: list[tuple[int, str, str]], root: Path, spelling: _Spe
         found = spelling.find(rel)
         if found is None:
             near = spelling.find(rel, fold_case=True) or spelling.find(f"{rel}.md", fold_case=True)
-            missing.append(f"{where}: {shown}" + (f" (the vault has {near})" if near else ""))
+            # A label written as a note's title or link ("Ingrid Solberg", "[[Ingrid Solberg]]")
+            # instead of its path: the notes of that name, wherever they are filed.
+            named = [near] if near else spelling.named(rel)
+            hint = f" (the vault has {', '.join(named[:3])}{', …' if len(named) > 3 else ''})" if named else ""
+            missing.append(f"{where}: {shown}{hint}")
         elif reason := spelling.left_out(found):
             missing.append(f"{where}: {shown} (a file brain leaves out: {reason})")
     return missing
+
+
+def _name_key(name: str) -> str:
+    name = _nfc(name.strip()).casefold()
+    return name[:-3] if name.endswith(".md") else name
 
 
 def _nfc(name: str) -> str:
@@ -274,6 +295,11 @@ class _Spelling:
         # folder -> (its names, its names by NFC form, by NFC form casefolded)
         self._folders: dict[Path, tuple[set[str], dict[str, list[str]], dict[str, list[str]]]] = {}
         self._ignore: IgnoreRules | None = None
+        # A file of 50,000 queries names a few hundred notes: each is looked up once, not once
+        # a line (realpath and the ignore rules per line took 52 s before anything ran).
+        self._found: dict[tuple[str, bool], str | None] = {}
+        self._left_out: dict[str, str | None] = {}
+        self._by_name: dict[str, list[str]] | None = None  # a note's file name, NFC, casefolded -> its paths
 
     def _listing(self, folder: Path) -> tuple[set[str], dict[str, list[str]], dict[str, list[str]]]:
         if folder not in self._folders:
@@ -290,6 +316,12 @@ class _Spelling:
         return self._folders[folder]
 
     def find(self, rel: str, *, fold_case: bool = False) -> str | None:
+        key = (rel, fold_case)
+        if key not in self._found:
+            self._found[key] = self._find(rel, fold_case)
+        return self._found[key]
+
+    def _find(self, rel: str, fold_case: bool) -> str | None:
         folder, parts = self.root, []
         for part in PurePosixPath(rel).parts:
             names, composed, folded = self._listing(folder)
@@ -307,6 +339,11 @@ class _Spelling:
     def left_out(self, rel: str) -> str | None:
         """Why the vault's walk leaves the file ``rel`` out (so it is no note), or None: the
         rules of ``vault.excluded``, for the path and for where a symlink leads in the vault."""
+        if rel not in self._left_out:
+            self._left_out[rel] = self._why_left_out(rel)
+        return self._left_out[rel]
+
+    def _why_left_out(self, rel: str) -> str | None:
         if not rel.lower().endswith(".md"):
             return "not .md"
         if self._ignore is None:
@@ -321,6 +358,17 @@ class _Spelling:
             if reason:
                 return reason
         return None
+
+    def named(self, label: str) -> list[str]:
+        """The notes whose file name is the last part of ``label`` (a title, a file name, a
+        wikilink: ``[[Name|shown]]``, ``Name#Heading``), in any case, ``.md`` or not."""
+        name = label.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+        name = name.rstrip("/").rsplit("/", 1)[-1]
+        if self._by_name is None:  # a walk of the vault, only once a label is found nowhere
+            self._by_name = {}
+            for note in scan(self.root)[0]:
+                self._by_name.setdefault(_name_key(note.path.rsplit("/", 1)[-1]), []).append(note.path)
+        return self._by_name.get(_name_key(name), [])
 
     def respelt(self, query: EvalQuery) -> EvalQuery:
         """``query`` with its relevant and partial paths as the vault spells them (when found)."""
