@@ -542,3 +542,34 @@ def test_a_large_query_file_checks_each_labelled_note_once(tmp_path, monkeypatch
     path.write_text("\n".join(lines))
     assert len(load_queries(path, vault)) == 2000
     assert sorted(calls) == ["Sub/b.md", "a.md"]
+
+
+def test_eval_ab_log_stopped_by_ctrl_c_leaves_no_rows(tmp_path, monkeypatch):
+    # Ctrl-C at the third query printed no figures but left the first two queries' rows in
+    # ab_recall under the label: half a benchmark, mixed by `brain ab report` with the next run's.
+    from brain.recall.pipeline import Recaller
+
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\napples and pears\n")
+    write(vault, "b.md", "# Beta\n\nboats and rivers\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(json.dumps({**LINE, "id": i}) for i in range(4)))
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection() as conn:  # a row of another run, which stays
+        _ab_row(conn, ["Alpha"])
+    asked = []
+    real_ask = Recaller.ask
+
+    def ask(self, *args, **kwargs):
+        asked.append(args[0])
+        if len(asked) == 4:  # the warm-up, two queries, then Ctrl-C
+            raise KeyboardInterrupt
+        return real_ask(self, *args, **kwargs)
+
+    monkeypatch.setattr(Recaller, "ask", ask)
+    args = ["eval", str(queries), "--vault", str(vault), "--modes", "vector", "--ab-log", "bench"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and result.output.strip().endswith("Aborted!"), result.output
+    with connection() as conn:
+        rows = conn.execute("SELECT source, count(*) FROM ab_recall GROUP BY source").fetchall()
+        assert [tuple(row) for row in rows] == [("work", 1)]

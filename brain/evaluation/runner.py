@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -147,7 +147,8 @@ def _run(
             from ..db import connection
 
             conn = stack.enter_context(connection())
-        with _quiet_log():
+        logged: list[int] = []  # this run's ab_recall rows: a run stopped by Ctrl-C takes them back
+        with _quiet_log(), _taken_back_on_interrupt(lambda: conn, logged):
             for q in queries:
                 by_mode = {}
                 for mode in modes:
@@ -176,7 +177,8 @@ def _run(
                         on_step(1)
                 if conn is not None and ab_source:
                     try:
-                        ab_rows += _log_ab(conn, recaller, q, by_mode, settings, ab_source)
+                        logged.append(_log_ab(conn, recaller, q, by_mode, settings, ab_source))
+                        ab_rows += 1
                     except sqlite3.Error as exc:  # mid-run: the run's figures stand; logging stops
                         from .. import config
                         from ..db import database_error
@@ -235,6 +237,25 @@ def _run(
 
 
 @contextlib.contextmanager
+def _taken_back_on_interrupt(conn: Callable[[], sqlite3.Connection | None], ids: list[int]) -> Iterator[None]:
+    """A run stopped by Ctrl-C prints no figures; the ab_recall rows it had logged went on
+    standing under its source label, half a benchmark that `brain ab report` mixed with the
+    next run's whole one. They are deleted, by id, before the interrupt goes on."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        current = conn()
+        if current is not None and ids:
+            with contextlib.suppress(sqlite3.Error):  # the rows stay; the interrupt is what is reported
+                current.execute("BEGIN IMMEDIATE")
+                for start in range(0, len(ids), 500):  # SQLite's limit on a statement's variables
+                    part = ids[start : start + 500]
+                    current.execute(f"DELETE FROM ab_recall WHERE id IN ({','.join('?' * len(part))})", part)
+                current.execute("COMMIT")
+        raise
+
+
+@contextlib.contextmanager
 def _quiet_log():
     """Per-query warnings (e.g. "no reranker") would repeat once per query: count them instead."""
     previous = log.level
@@ -259,7 +280,7 @@ def _log_ab(
     settings: RecallSettings,
     source: str,
 ) -> int:
-    """One ab_recall row, the pair `brain ask --ab` compares (``AB_MODES``, each +rerank when a
+    """One ab_recall row (its id), the pair `brain ask --ab` compares (``AB_MODES``, each +rerank when a
     reranker is configured, as there), reusing this query's results when those modes ran."""
     from ..telemetry import diff, log_ab
 
@@ -267,8 +288,7 @@ def _log_ab(
     a, b = (by_mode.get(m) for m in modes)
     if a is None or b is None:
         a, b = recaller.compare(q.query, modes, settings)
-    log_ab(conn, diff(a, b, settings.k), source=source, vault=str(recaller.root))
-    return 1
+    return log_ab(conn, diff(a, b, settings.k), source=source, vault=str(recaller.root))
 
 
 # ----- presentation -------------------------------------------------------------------------
