@@ -573,3 +573,13 @@ def test_eval_ab_log_stopped_by_ctrl_c_leaves_no_rows(tmp_path, monkeypatch):
     with connection() as conn:
         rows = conn.execute("SELECT source, count(*) FROM ab_recall GROUP BY source").fetchall()
         assert [tuple(row) for row in rows] == [("work", 1)]
+
+
+def test_eval_refuses_markdown_with_json(tmp_path):
+    # `--json --markdown` printed the JSON and dropped the markdown without a word.
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(LINE) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v"), "--json", "--markdown"])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.count("\n") == 1 and "--markdown does not go with --json" in result.stderr

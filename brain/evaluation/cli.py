@@ -97,6 +97,8 @@ def eval_command(
         for given, option in ((ab_source, "--ab-log"), (markdown, "--markdown")):
             if given:
                 raise click.UsageError(f"{option} does not go with --explain (it scores no table and logs no row)")
+    if as_json and markdown:  # the markdown was dropped without a word: JSON came out
+        raise click.UsageError("--markdown does not go with --json (one prints tables, the other one object)")
     root = resolve_vault(vault)
     mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
     loaded = load_queries(queries, root)
