@@ -69,6 +69,10 @@ class BrainGroup(click.Group):
         except BrokenPipeError:
             _unread_output_dropped()
             raise click.exceptions.Exit(0) from None
+        except OSError as exc:  # `brain eval --json > out.json` on a full disk: Python's traceback
+            if not _output_failed(exc):
+                raise
+            raise click.ClickException(f"cannot write the output: {exc.strerror or exc}") from None
 
 
 def _one_line_usage(exc: click.UsageError) -> None:
@@ -95,6 +99,26 @@ def error_line(message: str, cause: BaseException | None = None) -> str:
     if isinstance(cause, BrainError) and cause.listing:
         return escaped(message)
     return log_record(message)
+
+
+def _output_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is standard output failing (a full disk, an I/O error): raised where
+    click.echo writes to it. Then what it still holds is dropped, so Python's flush at exit
+    does not fail again (``Exception ignored ...`` and status 120)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    stdout = sys.stdout
+    if tb is None or stdout is None:
+        return False
+    if tb.tb_frame.f_locals.get("file") is not sys.stdout:
+        return False
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stdout.fileno())
+    finally:
+        os.close(null)
+    return True
 
 
 def _unread_output_dropped() -> None:

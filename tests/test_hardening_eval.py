@@ -583,3 +583,20 @@ def test_eval_refuses_markdown_with_json(tmp_path):
     result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v"), "--json", "--markdown"])
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert result.stderr.count("\n") == 1 and "--markdown does not go with --json" in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("as_json", [False, True])
+def test_figures_written_to_a_full_disk_are_one_error_line(tmp_path, monkeypatch, as_json):
+    # `brain eval ... --json > out.json` on a full disk: Python's traceback of click.echo.
+    import click
+
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(LINE) + "\n")
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr("sys.stdout", full)
+        args = ["eval", str(path), "--vault", str(tmp_path / "v"), "--modes", "vector"]
+        with pytest.raises(click.ClickException) as caught:
+            cli.main([*args, *(["--json"] if as_json else [])], prog_name="brain", standalone_mode=False)
+    assert caught.value.message == "cannot write the output: No space left on device"
