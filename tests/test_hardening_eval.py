@@ -600,3 +600,15 @@ def test_figures_written_to_a_full_disk_are_one_error_line(tmp_path, monkeypatch
         with pytest.raises(click.ClickException) as caught:
             cli.main([*args, *(["--json"] if as_json else [])], prog_name="brain", standalone_mode=False)
     assert caught.value.message == "cannot write the output: No space left on device"
+
+
+def test_an_id_padded_with_spaces_is_the_id_without_them(tmp_path):
+    # {"id": " q1"} was not found by `--explain q1`, and was no duplicate of "q1".
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**LINE, "id": " q1 "}) + "\n")
+    assert [q.id for q in load_queries(path, tmp_path / "v")] == ["q1"]
+    path.write_text(json.dumps({**LINE, "id": " q1 "}) + "\n" + json.dumps({**LINE, "id": "q1"}) + "\n")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, tmp_path / "v")
+    assert caught.value.problems == ["line 2: duplicate id 'q1' (first on line 1)"]

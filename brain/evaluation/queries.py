@@ -136,7 +136,9 @@ def _parse(text: str) -> _Parsed:
             parsed.problems.append(f"line {number}: expected a JSON object, got {_json_kind(record)}")
             continue
         line_problems = _check_record(record)
-        qid = str(record["id"]) if _valid_id(record.get("id")) else None
+        # " q1" (a spreadsheet's padding) was an id that `--explain q1` did not find, and no
+        # duplicate of "q1": an id is its text without the spaces around it
+        qid = str(record["id"]).strip() if _valid_id(record.get("id")) else None
         if qid is not None:
             # An id is taken by the first line that uses it, valid or not: a duplicate is
             # reported now, not after the other problems of either line are fixed.
