@@ -612,3 +612,19 @@ def test_an_id_padded_with_spaces_is_the_id_without_them(tmp_path):
     with pytest.raises(QueryFileError) as caught:
         load_queries(path, tmp_path / "v")
     assert caught.value.problems == ["line 2: duplicate id 'q1' (first on line 1)"]
+
+
+def test_a_partial_note_not_in_the_vault_is_listed_before_the_run(tmp_path):
+    # It was accepted, and --explain showed it as a labelled note no lane proposed: a miss of
+    # the lanes', where it was a mistake in the label.
+    write(tmp_path / "v", "a.md", "# A\n")
+    write(tmp_path / "v", "People/Ines.md", "# Ines\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({**LINE, "partial": ["a.md", "Nobody.md", "Ines"]}) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v"), "--explain", "a"])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[1:] == [
+        "  line 1 (a), partial: Nobody.md",
+        "  line 1 (a), partial: Ines (the vault has People/Ines.md)",
+    ]
+    assert "2 relevant or partial path(s) are not notes in the vault" in result.output.splitlines()[0]

@@ -148,12 +148,14 @@ def _parse(text: str) -> _Parsed:
                 first_line_of[qid] = number
         parsed.problems.extend(f"line {number}: {p}" for p in line_problems)
         where = f"line {number} ({qid})" if qid is not None else f"line {number}"
-        relevant = record.get("relevant")
-        if isinstance(relevant, list):
-            for item in relevant:
+        # A partial note not in the vault was shown by --explain as a note no lane proposed,
+        # a miss of the lanes' where it is a mistake of the label: it is checked as relevant ones are.
+        for key, label in (("relevant", where), ("partial", f"{where}, partial")):
+            paths = record.get(key)
+            for item in paths if isinstance(paths, list) else ():
                 rel = _normal_path(item) if isinstance(item, str) and item.strip() else None
                 if rel is not None:
-                    parsed.paths.append((number, where, rel))
+                    parsed.paths.append((number, label, rel))
         if line_problems:
             continue
         extra = {k: v for k, v in record.items() if k not in (*REQUIRED, "partial")}
@@ -196,7 +198,8 @@ def _raise_problems(name: str, parsed: _Parsed, missing: list[str], root: Path |
     if parsed.problems:
         sections.append(_listing(f"{name}: {len(parsed.problems)} problem(s) in the query file", parsed.problems))
     if missing:
-        sections.append(_listing(f"{name}: {len(missing)} relevant path(s) are not notes in the vault {root}", missing))
+        kind = "relevant or partial" if any(", partial: " in m for m in missing) else "relevant"
+        sections.append(_listing(f"{name}: {len(missing)} {kind} path(s) are not notes in the vault {root}", missing))
     if sections:
         raise QueryFileError("\n".join(sections), parsed.problems + missing)
     if not parsed.queries:
