@@ -628,3 +628,16 @@ def test_a_partial_note_not_in_the_vault_is_listed_before_the_run(tmp_path):
         "  line 1 (a), partial: Ines (the vault has People/Ines.md)",
     ]
     assert "2 relevant or partial path(s) are not notes in the vault" in result.output.splitlines()[0]
+
+
+def test_a_query_that_asks_nothing_is_a_listed_problem(tmp_path):
+    # "???" passed the check; the run built the index, then stopped at it with brain ask's
+    # line, which named no line or id, and no figure of the other queries was printed.
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(LINE) + "\n" + json.dumps({**LINE, "id": "b", "query": " ?! "}) + "\n")
+    result = CliRunner().invoke(cli, ["eval", str(path), "--vault", str(tmp_path / "v"), "--modes", "vector"])
+    assert result.exit_code == 1 and "recall@" not in result.output
+    assert result.output.splitlines()[1:] == [
+        "  line 2: query ' ?! ' asks nothing (no letter, digit or symbol): give words or a question"
+    ]

@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from ..errors import BrainError
+from ..errors import BrainError, asks_nothing
 from ..text import one_line, valid_unicode
 from ..vault import IgnoreRules, excluded, load_ignore, scan
 
@@ -220,6 +220,8 @@ def _check_record(record: dict) -> list[str]:
     query = record.get("query")
     if "query" in record and (not isinstance(query, str) or not query.strip()):
         problems.append("query must be a non-empty string")
+    elif isinstance(query, str) and asks_nothing(query):  # Recaller.ask refuses it: the whole run stopped there
+        problems.append(f"query {query!r} asks nothing (no letter, digit or symbol): give words or a question")
     qtype = record.get("type")
     if "type" in record and qtype not in QUERY_TYPES:
         problems.append(f"unknown type {qtype!r}: use one of {', '.join(QUERY_TYPES)}")
