@@ -323,11 +323,13 @@ CREATE TABLE skipped (
 --   whole batch's in one statement (add_to_lexical, before it commits); triggers keep it in step
 --   with deletes and note renames, handing FTS5 the old values; a note's chunks are deleted
 --   before the note (notes_delete_chunks), so that the delete can still read its title. BRAIN_FTS_TOKENIZER=trigram recreates it, when the index is empty or rebuilt, with
---   tokenize = 'trigram' (meta fts_tokenizer).
+--   tokenize = 'trigram' (meta fts_tokenizer). The title is in a note's first chunk only (ordinal 0;
+--   '' in the others), nor do the others' heading paths repeat it as their first heading: FTS5
+--   counts a term's documents by row, and a note of hundreds of chunks made its title's words
+--   common (m022_title_in_first_chunk; schema.lexical_title, lexical_heading).
 CREATE VIEW chunks_fts_source AS
-    SELECT c.id AS id, replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') AS title,
-           replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') AS heading,
-           replace(replace(coalesce(c.search_text, c.text), 'ё', 'е'), 'Ё', 'Е') AS text
+    SELECT c.id AS id, CASE WHEN c.ordinal = 0 THEN replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') ELSE '' END AS title,
+           CASE WHEN c.ordinal = 0 OR replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') = '' THEN replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') WHEN replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') = replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') THEN '' WHEN substr(replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е'), 1, length(replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е')) + 3) = replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') || ' > ' THEN substr(replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е'), length(replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е')) + 4) ELSE replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') END AS heading, replace(replace(coalesce(c.search_text, c.text), 'ё', 'е'), 'Ё', 'Е') AS text
     FROM chunks c JOIN notes n ON n.id = c.note_id;
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, content = 'chunks_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
@@ -335,8 +337,8 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     VALUES (
         'delete',
         old.id,
-        replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е'),
-        replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'),
+        CASE WHEN old.ordinal = 0 THEN replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е') ELSE '' END,
+        CASE WHEN old.ordinal = 0 OR replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е') = '' THEN replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е') WHEN replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е') = replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е') THEN '' WHEN substr(replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'), 1, length(replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е')) + 3) = replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е') || ' > ' THEN substr(replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е'), length(replace(replace((SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id), 'ё', 'е'), 'Ё', 'Е')) + 4) ELSE replace(replace(coalesce(old.search_heading, old.heading), 'ё', 'е'), 'Ё', 'Е') END,
         replace(replace(coalesce(old.search_text, old.text), 'ё', 'е'), 'Ё', 'Е')
     );
 END;
@@ -345,12 +347,14 @@ END;
 CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title, search_title ON notes
 WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
-        SELECT 'delete', id, replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е'),
-               replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
+        SELECT 'delete', id, CASE WHEN ordinal = 0 THEN replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е') ELSE '' END,
+               CASE WHEN ordinal = 0 OR replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е') = '' THEN replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') WHEN replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') = replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е') THEN '' WHEN substr(replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), 1, length(replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е')) + 3) = replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е') || ' > ' THEN substr(replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), length(replace(replace(coalesce(old.search_title, old.title), 'ё', 'е'), 'Ё', 'Е')) + 4) ELSE replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') END,
+               replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
         FROM chunks WHERE note_id = old.id;
     INSERT INTO chunks_fts (rowid, title, heading, text)
-        SELECT id, replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е'),
-               replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
+        SELECT id, CASE WHEN ordinal = 0 THEN replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е') ELSE '' END,
+               CASE WHEN ordinal = 0 OR replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е') = '' THEN replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') WHEN replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') = replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е') THEN '' WHEN substr(replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), 1, length(replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е')) + 3) = replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е') || ' > ' THEN substr(replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е'), length(replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е')) + 4) ELSE replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') END,
+               replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е')
         FROM chunks WHERE note_id = new.id;
 END;
 CREATE TRIGGER notes_delete_chunks BEFORE DELETE ON notes BEGIN

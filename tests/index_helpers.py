@@ -392,7 +392,37 @@ def as_before_m021(db: Path) -> None:
         conn.execute(old[name])
     for table in ("chunks_fts", "chunk_history_fts"):
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
-    conn.execute("DELETE FROM _migrations WHERE name = 'm021_search_text'")
+    # m021 runs again on opening, and those after it (they build on what it makes)
+    conn.execute(
+        f"DELETE FROM _migrations WHERE name IN ({','.join('?' * len(names[names.index('m021_search_text') :]))})",
+        names[names.index("m021_search_text") :],
+    )
+    conn.execute("COMMIT")
+
+
+def as_before_m022(db: Path) -> None:
+    """Put an index back as a brain from before m022 left it: every chunk's BM25 row holding its
+    note's title, m022 not applied."""
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import Migrations
+
+    older = Migrations("index")
+    names = [step[0] for step in INDEX_MIGRATIONS.steps]
+    older.steps = INDEX_MIGRATIONS.steps[: names.index("m022_title_in_first_chunk")]
+    before = sqlite3.connect(":memory:", isolation_level=None)
+    older.apply(before)
+    made = ("chunks_fts_source", "chunks_fts_delete", "chunks_fts_title", "postings_log_title")
+    old = dict(before.execute(f"SELECT name, sql FROM sqlite_master WHERE name IN ({','.join('?' * 4)})", made))
+    before.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    for name in made[1:]:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("DROP VIEW chunks_fts_source")
+    for name in made:
+        conn.execute(old[name])
+    conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm022_title_in_first_chunk'")
     conn.execute("COMMIT")
     conn.close()
 

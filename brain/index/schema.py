@@ -977,6 +977,92 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
     )
 
 
+@INDEX_MIGRATIONS
+def m022_title_in_first_chunk(conn: sqlite3.Connection) -> None:
+    """BM25 reads a note's title once, in its first chunk (``ordinal = 0``), not in every chunk.
+
+    FTS5 counts a term's documents by row, and each chunk is a row: a note of 400 chunks (a log,
+    a book) put its title's words in 400 rows, and in a vault of a few thousand chunks those
+    words became common (IDF near 0); the note, and every other note whose title shares a word
+    with it, lost the weight a search by title gives. The first chunk holds the title; the
+    others hold '' in the title column and their heading path without a first heading that
+    repeats the title (``# Zephyr log`` atop a note of that name: in every chunk's path). The
+    view and triggers hand FTS5 those forms (``lexical_title``, ``lexical_heading``); a rename
+    re-indexes the note's chunks as before. chunks_fts is filled again from the view (no chunk
+    is embedded again), and the lexical postings, read from the old form, are dropped (built
+    again by the next run). The past is scored alike where it is read (``PastIndex``).
+    """
+    title, heading, text = (
+        fold_yo(f"coalesce({prefix}search_{column}, {prefix}{column})")
+        for prefix, column in (("n.", "title"), ("c.", "heading"), ("c.", "text"))
+    )
+    deleted_title = fold_yo("(SELECT coalesce(search_title, title) FROM notes WHERE id = old.note_id)")
+    conn.executescript(
+        f"""
+        DROP VIEW chunks_fts_source;
+        CREATE VIEW chunks_fts_source AS
+            SELECT c.id AS id, {lexical_title(title, "c.ordinal")} AS title,
+                   {lexical_heading(heading, title, "c.ordinal")} AS heading, {text} AS text
+            FROM chunks c JOIN notes n ON n.id = c.note_id;
+        DROP TRIGGER chunks_fts_delete;
+        CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+            VALUES (
+                'delete',
+                old.id,
+                {lexical_title(deleted_title, "old.ordinal")},
+                {lexical_heading(fold_yo("coalesce(old.search_heading, old.heading)"), deleted_title, "old.ordinal")},
+                {fold_yo("coalesce(old.search_text, old.text)")}
+            );
+        END;
+        DROP TRIGGER chunks_fts_title;
+        CREATE TRIGGER chunks_fts_title AFTER UPDATE OF title, search_title ON notes
+        WHEN coalesce(old.search_title, old.title) IS NOT coalesce(new.search_title, new.title) BEGIN
+            INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+                SELECT 'delete', id, {lexical_title(fold_yo("coalesce(old.search_title, old.title)"), "ordinal")},
+                       {lexical_heading(fold_yo("coalesce(search_heading, heading)"), fold_yo("coalesce(old.search_title, old.title)"), "ordinal")},
+                       {fold_yo("coalesce(search_text, text)")}
+                FROM chunks WHERE note_id = old.id;
+            INSERT INTO chunks_fts (rowid, title, heading, text)
+                SELECT id, {lexical_title(fold_yo("coalesce(new.search_title, new.title)"), "ordinal")},
+                       {lexical_heading(fold_yo("coalesce(search_heading, heading)"), fold_yo("coalesce(new.search_title, new.title)"), "ordinal")},
+                       {fold_yo("coalesce(search_text, text)")}
+                FROM chunks WHERE note_id = new.id;
+        END;
+        INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
+        DELETE FROM meta WHERE key = 'postings_stamp';
+        DELETE FROM postings_log;
+        INSERT OR REPLACE INTO meta (key, value)
+            VALUES ('postings_cleared', coalesce((SELECT value FROM meta WHERE key = 'postings_cleared'), 0) + 1);
+        """
+    )
+
+
+def lexical_title(title: str, ordinal: str) -> str:
+    """SQL: the title column of a chunk (m022): the note's title in its first chunk, else ''."""
+    return f"CASE WHEN {ordinal} = 0 THEN {title} ELSE '' END"
+
+
+def lexical_heading(heading: str, title: str, ordinal: str) -> str:
+    """SQL: the heading column of a chunk (m022): its heading path, less a first heading equal to
+    the note's title outside the first chunk (``as_indexed`` in Python)."""
+    return (
+        f"CASE WHEN {ordinal} = 0 OR {title} = '' THEN {heading} WHEN {heading} = {title} THEN ''"
+        f" WHEN substr({heading}, 1, length({title}) + 3) = {title} || ' > '"
+        f" THEN substr({heading}, length({title}) + 4) ELSE {heading} END"
+    )
+
+
+def as_indexed(title: str, heading: str, first: bool) -> tuple[str, str]:
+    """(title, heading) columns of a chunk as chunks_fts holds them (m022's SQL, in Python):
+    the past's chunks are scored so (``PastIndex``)."""
+    if first or not title:
+        return title, heading
+    if heading == title:
+        return "", ""
+    return "", heading[len(title) + 3 :] if heading.startswith(title + " > ") else heading
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1085,7 +1171,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m021_search_text",
+    "m022_title_in_first_chunk",
     frozenset(
         [
             "aliases",

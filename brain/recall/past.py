@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..index.schema import as_indexed
 from ..index.store import ChunkRow, IndexStore
 from ..index.vectors import VectorIndex, best_first, load_current, one_thread
 from ..links import alias_key, note_keys
@@ -131,11 +132,18 @@ class PastIndex(IndexStore):
                 wanted.add((row[0], row[12]))
         del seen
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id
+        # Each past content's first chunk: BM25 reads the note's title there alone, as in the
+        # present (m022_title_in_first_chunk); chunk_history's rows hold it in every chunk.
+        self._past_first: set[int] = set()
         self._past_counts: Counter[int] | None = None  # note id → its past chunks, once asked
         if wanted:
+            begun: set[tuple[int, str]] = set()
             for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
                 if (note_id, digest) in wanted:
                     self._past_chunks[chunk_id] = note_id
+                    if (note_id, digest) not in begun:  # a content's chunks come in order
+                        begun.add((note_id, digest))
+                        self._past_first.add(chunk_id)
         if as_of is None:
             edges = _Edges([(s, t, k, 1) for s, t, k in store.resolved_edges()])
         else:
@@ -316,11 +324,23 @@ class PastIndex(IndexStore):
         present = self.base.term_chunk_counts(terms)
         if not self._past_chunks:
             return present
-        return {
-            term: present.get(term, 0)
-            + sum(1 for chunk_id in self.base.history_term_chunk_ids(term) if chunk_id in self._past_chunks)
-            for term in terms
-        }
+        return {term: present.get(term, 0) + self._past_holding(term) for term in terms}
+
+    def _past_holding(self, term: str) -> int:
+        """How many of the slice's past chunks hold ``term`` as the present's index would hold
+        them (``_as_indexed``): one not first in its content, less the title it holds anyway."""
+        held = [c for c in self.base.history_term_chunk_ids(term) if c in self._past_chunks]
+        later = [c for c in held if c not in self._past_first]
+        if not later:
+            return len(held)
+        fields = self.base.history_chunk_fields(later)
+        trigram = self.fts_tokenizer() == "trigram"
+        kept = 0
+        for chunk_id in later:
+            columns = self._as_indexed(chunk_id, fields[chunk_id]) if chunk_id in fields else ("", "", "")
+            if any(term in (c.casefold() if trigram else bm25.tokens(c)) for c in columns):
+                kept += 1
+        return len(held) - len(later) + kept
 
     def chunk_note_ids(self, chunk_ids: Sequence[int]) -> dict[int, int]:
         present = [c for c in chunk_ids if c < PAST]
@@ -374,9 +394,18 @@ class PastIndex(IndexStore):
             query = bm25.phrases(expression)
             stats = self._present_stats(query)
             fields = self.base.history_chunk_fields(past)
-            hits += [(PAST + c, bm25.score(fields[c], query, weights, stats)) for c in past if c in fields]
+            hits += [
+                (PAST + c, bm25.score(self._as_indexed(c, fields[c]), query, weights, stats))
+                for c in past
+                if c in fields
+            ]
         hits.sort(key=lambda hit: -hit[1])
         return hits[:limit]
+
+    def _as_indexed(self, chunk_id: int, fields: tuple[str, str, str]) -> tuple[str, str, str]:
+        """A past chunk's (title, heading, text) as the present's index would hold them: the
+        title in its content's first chunk only, nor in a heading repeating it."""
+        return (*as_indexed(fields[0], fields[1], chunk_id in self._past_first), fields[2])
 
     def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
         """The present table's statistics; a term only the past holds counts its past chunks."""
@@ -389,7 +418,7 @@ class PastIndex(IndexStore):
             for token in phrase:
                 count = present.get(token, 0)
                 if not count:
-                    count = sum(1 for c in self.base.history_term_chunk_ids(token) if c in self._past_chunks)
+                    count = self._past_holding(token)
                 counts.append(count)
             frequency[phrase] = min(counts)
         return bm25.TableStats(rows, total / rows if rows else 0.0, frequency)

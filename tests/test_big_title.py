@@ -1,0 +1,117 @@
+"""One huge note must not hide its own title from BM25 (schema.py m022_title_in_first_chunk).
+
+FTS5 counts a term's documents by row, and each chunk is a row: when every chunk carried its
+note's title, a note of a hundred chunks put its title's words in a hundred rows, they became
+common in a small vault (IDF floored near 0), and a small note sharing the word lost what its
+title gave it. Fake embedder; the lexical lane alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from conftest import write
+from index_helpers import as_before_m022, index_into
+
+from brain.index.store import IndexStore
+from brain.recall.lexical import lexical_search
+from brain.recall.past import PastIndex
+
+QUERY = "zephyr copper"
+# A hundred and twenty sections of a log, each a chunk of its own, none naming the title's word.
+BIG = "\n\n".join(
+    f"## Entry {i}\n\n"
+    + f"Day {i}: the pump ran, the valves held, the gauges read steady and the crew logged it. " * 12
+    for i in range(120)
+)
+
+
+def _vault(root: Path, *, big: bool) -> Path:
+    write(root, "Zephyr.md", "# Zephyr\n\nThe small sailing dinghy we keep at the lake.\n")
+    for i in range(8):  # the word the query adds, in the text of notes of other titles
+        write(root, f"Metal {i}.md", f"# Metal {i}\n\nNotes on copper wire, gauge {i}, and solder.\n")
+    for i in range(6):
+        write(root, f"Other {i}.md", f"# Other {i}\n\nTea kettles and garden herbs, shelf {i}.\n")
+    if big:
+        write(root, "Zephyr log.md", "# Zephyr log\n\n" + BIG + "\n")
+    return root
+
+
+def _ranked(store: IndexStore) -> list[str]:
+    return [c.path for c in lexical_search(store, QUERY, depth=20)]
+
+
+@contextmanager
+def _opened(directory: Path) -> Iterator[IndexStore]:
+    store = IndexStore.open(directory, create=False)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _index(home: Path, vault: Path) -> Path:
+    return index_into(home, vault)[1]
+
+
+def test_a_huge_note_leaves_a_small_note_sharing_its_title_word_where_it_ranks_without_it(tmp_path):
+    alone = _index(tmp_path / "h1", _vault(tmp_path / "alone", big=False))
+    beside = _index(tmp_path / "h2", _vault(tmp_path / "beside", big=True))
+    with _opened(alone) as store:
+        without = _ranked(store)
+    with _opened(beside) as store:
+        assert store.chunk_count() > 130  # the log is over a hundred chunks
+        ranked = _ranked(store)
+        assert without[0] == "Zephyr.md"
+        assert ranked.index("Zephyr.md") == 0, ranked
+        assert "Zephyr log.md" in ranked[:2]  # the log is found by its title too
+        # the title's word counts once a note, not once a chunk (nor its heading repeating it)
+        assert store.term_chunk_counts(["zephyr"]) == {"zephyr": 2}
+
+
+def test_an_existing_index_is_migrated_without_embedding_again(tmp_path):
+    home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
+    directory = _index(home, vault)
+    as_before_m022(directory / "index.db")
+    conn = sqlite3.connect(directory / "index.db")
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    held = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'title : zephyr'"
+    assert conn.execute(held).fetchone()[0] == chunks - 14  # every chunk of the two Zephyr notes
+    conn.close()
+    with _opened(directory) as store:  # opening migrates
+        assert store.conn.execute(held).fetchone()[0] == 2
+        store.conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+        assert _ranked(store)[0] == "Zephyr.md"
+        # a rename re-indexes the first chunk under the new title, the others hold none
+        with store.transaction():
+            store.conn.execute("UPDATE notes SET title = 'Mistral log' WHERE path = 'Zephyr log.md'")
+        assert store.conn.execute(held).fetchone()[0] == 1
+        mistral = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'title : mistral'"
+        assert store.conn.execute(mistral).fetchone()[0] == 1
+        store.conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+    report, _ = index_into(home, vault)
+    assert report.embedded == 0
+
+
+def test_as_of_ranks_the_past_as_the_present_ranked_it_then(tmp_path):
+    home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
+    directory = _index(home, vault)
+    with _opened(directory) as store:
+        then = _ranked(store)
+    moment = time.time()
+    time.sleep(0.01)
+    # both Zephyr notes change: as of before, each is read from the past's chunks
+    write(vault, "Zephyr.md", "# Zephyr\n\nSold the dinghy in May.\n")
+    write(vault, "Zephyr log.md", "# Zephyr log\n\n" + BIG.replace("pump", "motor") + "\n")
+    _index(home, vault)
+    with _opened(directory) as store:
+        past = PastIndex(store, as_of=moment)
+        try:
+            assert _ranked(past)[:2] == then[:2] == ["Zephyr.md", "Zephyr log.md"]
+            assert past.term_chunk_counts(["zephyr"])["zephyr"] == 4  # two now, two then
+        finally:
+            past.close()
