@@ -408,7 +408,7 @@ def as_before_m022(db: Path) -> None:
 
     older = Migrations("index")
     names = [step[0] for step in INDEX_MIGRATIONS.steps]
-    older.steps = INDEX_MIGRATIONS.steps[: names.index("m022_title_in_first_chunk")]
+    older.steps = INDEX_MIGRATIONS.steps[: names.index("m022_title_in_first_chunks")]
     before = sqlite3.connect(":memory:", isolation_level=None)
     older.apply(before)
     made = ("chunks_fts_source", "chunks_fts_delete", "chunks_fts_title", "postings_log_title")
@@ -422,7 +422,7 @@ def as_before_m022(db: Path) -> None:
     for name in made:
         conn.execute(old[name])
     conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')")
-    conn.execute("DELETE FROM _migrations WHERE name = 'm022_title_in_first_chunk'")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm022_title_in_first_chunks'")
     conn.execute("COMMIT")
     conn.close()
 

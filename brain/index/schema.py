@@ -978,19 +978,20 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
 
 
 @INDEX_MIGRATIONS
-def m022_title_in_first_chunk(conn: sqlite3.Connection) -> None:
-    """BM25 reads a note's title once, in its first chunk (``ordinal = 0``), not in every chunk.
+def m022_title_in_first_chunks(conn: sqlite3.Connection) -> None:
+    """BM25 reads a note's title in its first ``TITLED_CHUNKS`` chunks (64), not in every chunk.
 
     FTS5 counts a term's documents by row, and each chunk is a row: a note of 400 chunks (a log,
     a book) put its title's words in 400 rows, and in a vault of a few thousand chunks those
-    words became common (IDF near 0); the note, and every other note whose title shares a word
-    with it, lost the weight a search by title gives. The first chunk holds the title; the
-    others hold '' in the title column and their heading path without a first heading that
-    repeats the title (``# Zephyr log`` atop a note of that name: in every chunk's path). The
-    view and triggers hand FTS5 those forms (``lexical_title``, ``lexical_heading``); a rename
-    re-indexes the note's chunks as before. chunks_fts is filled again from the view (no chunk
-    is embedded again), and the lexical postings, read from the old form, are dropped (built
-    again by the next run). The past is scored alike where it is read (``PastIndex``).
+    words became common (IDF near 0, or over a quarter of the rows: dropped from the query);
+    the note, and every other note whose title shares a word with it, lost the weight a search
+    by title gives. A note's first 64 chunks hold its title; the others hold '' in the title
+    column and their heading path without a first heading that repeats the title (``# Zephyr
+    log`` atop a note of that name: in every chunk's path). The view and triggers hand FTS5
+    those forms (``lexical_title``, ``lexical_heading``); a rename re-indexes the note's chunks
+    as before. chunks_fts is filled again from the view (no chunk is embedded again), and the
+    lexical postings, read from the old form, are dropped (built again by the next run). The
+    past is scored alike where it is read (``PastIndex``).
     """
     title, heading, text = (
         fold_yo(f"coalesce({prefix}search_{column}, {prefix}{column})")
@@ -1038,25 +1039,35 @@ def m022_title_in_first_chunk(conn: sqlite3.Connection) -> None:
     )
 
 
+# The chunks of a note whose BM25 row holds its title (m022): its first 64. The title in every
+# chunk helps a chunk that matches a query's title and body words at once; a note counts at
+# most this many times for its title's words. Measured (bench/quality_ablation.py, MiniLM, five
+# sets): the title in the first chunk alone cost four sets 0.002-0.010 nDCG@10, in the first 16
+# cost two; 64 changes only notes longer (6 of vaultofknowledge's, none of the others') and
+# moves no query.
+TITLED_CHUNKS = 64
+
+
 def lexical_title(title: str, ordinal: str) -> str:
-    """SQL: the title column of a chunk (m022): the note's title in its first chunk, else ''."""
-    return f"CASE WHEN {ordinal} = 0 THEN {title} ELSE '' END"
+    """SQL: the title column of a chunk (m022): the note's title in its first ``TITLED_CHUNKS``, else ''."""
+    return f"CASE WHEN {ordinal} < {TITLED_CHUNKS} THEN {title} ELSE '' END"
 
 
 def lexical_heading(heading: str, title: str, ordinal: str) -> str:
     """SQL: the heading column of a chunk (m022): its heading path, less a first heading equal to
-    the note's title outside the first chunk (``as_indexed`` in Python)."""
+    the note's title past the first ``TITLED_CHUNKS`` (``as_indexed`` in Python)."""
     return (
-        f"CASE WHEN {ordinal} = 0 OR {title} = '' THEN {heading} WHEN {heading} = {title} THEN ''"
+        f"CASE WHEN {ordinal} < {TITLED_CHUNKS} OR {title} = '' THEN {heading} WHEN {heading} = {title} THEN ''"
         f" WHEN substr({heading}, 1, length({title}) + 3) = {title} || ' > '"
         f" THEN substr({heading}, length({title}) + 4) ELSE {heading} END"
     )
 
 
-def as_indexed(title: str, heading: str, first: bool) -> tuple[str, str]:
-    """(title, heading) columns of a chunk as chunks_fts holds them (m022's SQL, in Python):
-    the past's chunks are scored so (``PastIndex``)."""
-    if first or not title:
+def as_indexed(title: str, heading: str, titled: bool) -> tuple[str, str]:
+    """(title, heading) columns of a chunk as chunks_fts holds them (m022's SQL, in Python;
+    ``titled``: among its note's first ``TITLED_CHUNKS``): the past's chunks are scored so
+    (``PastIndex``)."""
+    if titled or not title:
         return title, heading
     if heading == title:
         return "", ""
@@ -1171,7 +1182,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m022_title_in_first_chunk",
+    "m022_title_in_first_chunks",
     frozenset(
         [
             "aliases",

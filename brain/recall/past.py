@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..index.schema import as_indexed
+from ..index.schema import TITLED_CHUNKS, as_indexed
 from ..index.store import ChunkRow, IndexStore
 from ..index.vectors import VectorIndex, best_first, load_current, one_thread
 from ..links import alias_key, note_keys
@@ -132,18 +132,18 @@ class PastIndex(IndexStore):
                 wanted.add((row[0], row[12]))
         del seen
         self._past_chunks: dict[int, int] = {}  # past chunk id → note id
-        # Each past content's first chunk: BM25 reads the note's title there alone, as in the
-        # present (m022_title_in_first_chunk); chunk_history's rows hold it in every chunk.
-        self._past_first: set[int] = set()
+        # Each past content's first TITLED_CHUNKS chunks: BM25 reads the note's title there alone,
+        # as in the present (m022_title_in_first_chunks); chunk_history's rows hold it in every chunk.
+        self._past_titled: set[int] = set()
         self._past_counts: Counter[int] | None = None  # note id → its past chunks, once asked
         if wanted:
-            begun: set[tuple[int, str]] = set()
+            place: Counter[tuple[int, str]] = Counter()
             for chunk_id, note_id, digest in store.history_chunks_of(sorted({n for n, _ in wanted})):
                 if (note_id, digest) in wanted:
                     self._past_chunks[chunk_id] = note_id
-                    if (note_id, digest) not in begun:  # a content's chunks come in order
-                        begun.add((note_id, digest))
-                        self._past_first.add(chunk_id)
+                    if place[note_id, digest] < TITLED_CHUNKS:  # a content's chunks come in order
+                        self._past_titled.add(chunk_id)
+                    place[note_id, digest] += 1
         if as_of is None:
             edges = _Edges([(s, t, k, 1) for s, t, k in store.resolved_edges()])
         else:
@@ -330,7 +330,7 @@ class PastIndex(IndexStore):
         """How many of the slice's past chunks hold ``term`` as the present's index would hold
         them (``_as_indexed``): one not first in its content, less the title it holds anyway."""
         held = [c for c in self.base.history_term_chunk_ids(term) if c in self._past_chunks]
-        later = [c for c in held if c not in self._past_first]
+        later = [c for c in held if c not in self._past_titled]
         if not later:
             return len(held)
         fields = self.base.history_chunk_fields(later)
@@ -404,8 +404,8 @@ class PastIndex(IndexStore):
 
     def _as_indexed(self, chunk_id: int, fields: tuple[str, str, str]) -> tuple[str, str, str]:
         """A past chunk's (title, heading, text) as the present's index would hold them: the
-        title in its content's first chunk only, nor in a heading repeating it."""
-        return (*as_indexed(fields[0], fields[1], chunk_id in self._past_first), fields[2])
+        title in its content's first ``TITLED_CHUNKS`` only, nor after them in a heading repeating it."""
+        return (*as_indexed(fields[0], fields[1], chunk_id in self._past_titled), fields[2])
 
     def _present_stats(self, query: list[tuple[str, ...]]) -> bm25.TableStats:
         """The present table's statistics; a term only the past holds counts its past chunks."""
