@@ -6,7 +6,9 @@ brain.ledger.cli, brain.evaluation.cli) import it at module level without a cycl
 
 from __future__ import annotations
 
+import errno
 import functools
+import io
 import json
 import logging
 import math
@@ -14,7 +16,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -47,14 +49,21 @@ class BrainGroup(click.Group):
     wanted: brain stops quietly with status 0, as ripgrep does (git dies of SIGPIPE, 141, which
     fails a pipeline under ``set -o pipefail``)."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if sys.stdout is None:  # `brain status >&-`: click.echo wrote nothing, and status 0
+            sys.stdout = ClosedOutput()
+        return super().main(*args, **kwargs)
+
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        try:  # `brain --bogus`: parsed here, before invoke
+        try:  # `brain --bogus`, `brain --help`, `brain --version`: parsed here, before invoke
             return super().make_context(*args, **kwargs)
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as exc:
             _one_line_usage(exc)
             raise
+        except OSError as exc:
+            _output_error(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -66,13 +75,28 @@ class BrainGroup(click.Group):
             if isinstance(exc, click.UsageError):
                 _one_line_usage(exc)
             raise
-        except BrokenPipeError:
-            _unread_output_dropped()
-            raise click.exceptions.Exit(0) from None
-        except OSError as exc:  # `brain eval --json > out.json` on a full disk: Python's traceback
-            if not _output_failed(exc):
-                raise
-            raise click.ClickException(f"cannot write the output: {exc.strerror or exc}") from None
+        except OSError as exc:
+            _output_error(exc)
+
+
+def _output_error(exc: OSError) -> NoReturn:
+    """A closed pipe ends brain quietly (status 0); standard output failing otherwise
+    (`brain eval --json > out.json` on a full disk, an I/O error) is one line, not Python's
+    traceback; any other OSError is raised again."""
+    if isinstance(exc, BrokenPipeError):
+        _unread_output_dropped()
+        raise click.exceptions.Exit(0) from None
+    if not _output_failed(exc):
+        raise exc
+    raise click.ClickException(f"cannot write the output: {exc.strerror or exc}") from None
+
+
+class ClosedOutput(io.TextIOBase):
+    """Standard output when brain was started without one (``>&-``): a write fails as one to a
+    closed descriptor does, so a command that has output to give says it could not (exit 1)."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
 
 
 def _one_line_usage(exc: click.UsageError) -> None:
@@ -111,6 +135,8 @@ def _output_failed(exc: OSError) -> bool:
     stdout = sys.stdout
     if tb is None or stdout is None:
         return False
+    if isinstance(stdout, ClosedOutput):  # nothing to drop: it holds nothing
+        return tb.tb_frame.f_locals.get("self") is stdout
     if tb.tb_frame.f_locals.get("file") is not sys.stdout:
         return False
     null = os.open(os.devnull, os.O_WRONLY)

@@ -4,9 +4,14 @@ message) is written as ``\\n``, never a second line that reads as brain's own.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import click
+import pytest
 from click.testing import CliRunner
+from serve_helpers import LAUNCHER, brain_env
 
 from brain.cli import cli
 from brain.cli_support import BrainGroup, library_errors
@@ -101,3 +106,38 @@ def test_a_usage_error_is_one_line_naming_the_help():
         out = CliRunner().invoke(cli, list(args), prog_name="brain")
         assert out.exit_code == 2, (args, out.output)
         assert out.output == line + "\n", (args, out.output)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["eval", "--help"]])
+def test_help_and_version_written_to_a_full_disk_are_one_error_line(monkeypatch, args):
+    # `brain --help > /dev/full`: click writes it while parsing, before invoke: Python's traceback.
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr("sys.stdout", full)
+        with pytest.raises(click.ClickException) as caught:
+            cli.main(args, prog_name="brain", standalone_mode=False)
+    assert caught.value.message == "cannot write the output: No space left on device"
+
+
+@pytest.mark.slow  # subprocesses
+def test_output_to_a_closed_stdout_is_an_error_and_no_output_is_none(tmp_path):
+    # `brain status >&-` printed nothing and exited 0, as if all was written.
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(LAUNCHER), *args],
+            env=brain_env(BRAIN_HOME=str(tmp_path / "home")),
+            stdin=subprocess.DEVNULL,
+            stdout=None,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=(),
+            preexec_fn=lambda: os.close(1),
+            timeout=120,
+        )
+
+    for args in (["--version"], ["--help"], ["status", "--help"]):
+        done = run(*args)
+        assert done.returncode == 1, (args, done.stderr)
+        assert done.stderr == "Error: cannot write the output: standard output is closed\n", (args, done.stderr)
+    done = run("status", "--vault", str(tmp_path / "nowhere"))  # its error goes to stderr, as before
+    assert done.returncode == 1 and done.stderr.startswith("Error: vault not found"), done.stderr

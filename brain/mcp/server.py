@@ -445,7 +445,8 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
 
 def run(root: Path, *, embedder: Any = None) -> None:
     """``brain mcp``: serve the tools over stdio until the client closes stdin."""
-    if sys.stdin is None or sys.stdout is None:  # started with `<&-` or `>&-`
+    # started with `<&-` or `>&-` (then brain's stand-in for stdout has no buffer to talk over)
+    if sys.stdin is None or getattr(sys.stdout, "buffer", None) is None:
         raise BrainError("brain mcp talks to its client over stdin and stdout, and one of them is closed")
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # a stray print must not wait for the exit
