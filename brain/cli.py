@@ -501,7 +501,7 @@ def ask(
     _refuse_ignored_ask_options(graph=graph, mode=mode, ab=ab, as_json=as_json, as_context=as_context)
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
-    from .errors import EmptyQuery, asks_nothing
+    from .errors import ConfigError, EmptyQuery, asks_nothing
 
     if asks_nothing(text):
         raise EmptyQuery(text)
@@ -518,7 +518,10 @@ def ask(
         given, modes = modes, [m if m.endswith("+rerank") else m + suffix for m in modes]
     else:
         modes = [mode or (("gated" if graph else DEFAULT_MODE) + suffix)]
-    parsed = [str(Mode.parse(name)) for name in modes]  # a bad mode is an error before any work
+    try:  # a bad mode is an error before any work: a usage error (2), as a bad -k is
+        parsed = [str(Mode.parse(name)) for name in modes]
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--ab-modes" if ab else "--mode") from None
     if ab and parsed[0] == parsed[1]:
         # A mode beside itself compares nothing, and its row read in `brain ab report` as a B
         # that fell back; with a reranker, hybrid,hybrid+rerank was hybrid+rerank twice.

@@ -641,3 +641,21 @@ def test_a_query_that_asks_nothing_is_a_listed_problem(tmp_path):
     assert result.output.splitlines()[1:] == [
         "  line 2: query ' ?! ' asks nothing (no letter, digit or symbol): give words or a question"
     ]
+
+
+def test_an_unknown_mode_is_a_usage_error(tmp_path):
+    # `--modes vectr` exited 1, where every other usage error (-k 0, --json --markdown) exits 2;
+    # brain ask --mode alike.
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(LINE) + "\n")
+    vault = str(tmp_path / "v")
+    for args, option in (
+        (["eval", str(path), "--vault", vault, "--modes", "vector,vectr"], "--modes"),
+        (["eval", str(path), "--vault", vault, "--modes", ","], "--modes"),
+        (["ask", "apples", "--vault", vault, "--mode", "vectr"], "--mode"),
+        (["ask", "apples", "--vault", vault, "--ab", "--ab-modes", "vector,vectr"], "--ab-modes"),
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2 and result.stdout == "", (args, result.output)
+        assert result.stderr.count("\n") == 1 and f"Invalid value for {option}:" in result.stderr, result.stderr

@@ -91,7 +91,7 @@ def test_a_bad_mode_is_the_same_error_with_a_server(toy_vault):
     _index(toy_vault)
     with served(toy_vault):
         result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--mode", "sideways", QUESTION])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error, as a bad -k is
     assert "unknown mode 'sideways'" in result.output and "Traceback" not in result.output
 
 

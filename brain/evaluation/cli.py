@@ -86,6 +86,7 @@ def eval_command(
       brain eval q.jsonl --vault ~/notes --modes vector,gated+rerank --json
       brain eval q.jsonl --vault ~/notes --explain q017
     """
+    from ..errors import ConfigError
     from ..vault import resolve_vault
     from .queries import load_queries
     from .runner import canonical_modes, format_table, run_eval
@@ -100,7 +101,10 @@ def eval_command(
     if as_json and markdown:  # the markdown was dropped without a word: JSON came out
         raise click.UsageError("--markdown does not go with --json (one prints tables, the other one object)")
     root = resolve_vault(vault)
-    mode_list = canonical_modes(modes.split(","))  # a typo fails before any indexing
+    try:  # a typo fails before any indexing: a usage error (2), as a bad -k is
+        mode_list = canonical_modes(modes.split(","))
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--modes") from None
     loaded = load_queries(queries, root)
     settings = recall_settings(k, depth, seeds, max_new, pool)
     if explain_ids:
