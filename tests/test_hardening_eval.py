@@ -659,3 +659,14 @@ def test_an_unknown_mode_is_a_usage_error(tmp_path):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 2 and result.stdout == "", (args, result.output)
         assert result.stderr.count("\n") == 1 and f"Invalid value for {option}:" in result.stderr, result.stderr
+
+
+def test_an_explained_id_padded_with_spaces_is_the_id_without_them(tmp_path):
+    # The file's ids are trimmed, `--explain " a "` was not: "no query with id ' a '".
+    write(tmp_path / "v", "a.md", "# A\n\napples\n")
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(LINE) + "\n")
+    args = ["eval", str(path), "--vault", str(tmp_path / "v"), "--modes", "vector", "--json", "--explain", " a "]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert [e["id"] for e in json.loads(result.stdout)] == ["a"]

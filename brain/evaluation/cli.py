@@ -150,6 +150,7 @@ def _explain(
     from .explain import explain, format_explanation
 
     by_id = {q.id: q for q in loaded}
+    ids = tuple(i.strip() for i in ids)  # an id is its text without the spaces around it, as in the file
     unknown = [i for i in ids if i not in by_id]
     if unknown:
         raise ConfigError(f"no query with id {', '.join(map(repr, unknown))} in the query file")
