@@ -192,8 +192,9 @@ def test_a_query_file_with_a_million_problems_is_not_a_million_lines(tmp_path):
     assert len(caught.value.problems) == 5001  # every one kept for a caller
     message = str(caught.value).splitlines()
     assert message[0] == f"{path}: 5000 problem(s) in the query file:"
-    assert message[1] == "  line 1: not valid JSON (Expecting value at column 1)"
-    assert message[50] == "  line 50: not valid JSON (Expecting value at column 1)"
+    csv = "not a JSON object: it looks like CSV (comma-separated values); write one JSON object per line"
+    assert message[1] == f"  line 1: {csv}"
+    assert message[50] == f"  line 50: {csv}"
     assert message[51] == "  … and 4950 more"
     assert message[52:] == [
         f"{path}: 1 relevant path(s) are not notes in the vault {vault.resolve()}:",
@@ -670,3 +671,22 @@ def test_an_explained_id_padded_with_spaces_is_the_id_without_them(tmp_path):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert [e["id"] for e in json.loads(result.stdout)] == ["a"]
+
+
+def test_a_csv_line_or_two_objects_on_a_line_are_named_not_json_s_words(tmp_path):
+    # A CSV line was "not valid JSON (Extra data at column 2)", the JSON decoder's words.
+    write(tmp_path / "v", "a.md", "# A\n")
+    path = tmp_path / "q.jsonl"
+    lines = ["id,query,relevant", "1,apples,a.md", '"q1",apples', json.dumps(LINE) + " " + json.dumps(LINE), "{x"]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(QueryFileError) as caught:
+        load_queries(path, tmp_path / "v")
+    csv = "not a JSON object: it looks like CSV (comma-separated values); write one JSON object per line"
+    column = len(json.dumps(LINE)) + 2
+    assert caught.value.problems == [
+        f"line 1: {csv}",
+        f"line 2: {csv}",
+        f"line 3: {csv}",
+        f"line 4: more than one JSON value: another begins at column {column} (write one query object per line)",
+        "line 5: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+    ]

@@ -124,7 +124,7 @@ def _parse(text: str) -> _Parsed:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            parsed.problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            parsed.problems.append(f"line {number}: {_not_json(raw, exc)}")
             continue
         except RecursionError:
             parsed.problems.append(f"line {number}: not valid JSON (nested too deeply)")
@@ -181,6 +181,16 @@ def _json_kind(value: object) -> str:
         return "true" if value else "false"
     kinds = ((str, "a string"), (int, "a number"), (float, "a number"), (list, "an array"))
     return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
+def _not_json(raw: str, exc: json.JSONDecodeError) -> str:
+    """Why a line is not one JSON object, in the words of what it looks like: a CSV line
+    (q1,"what",a.md) was "Extra data at column 3", JSON's words for text after a value."""
+    if not raw.lstrip().startswith(("{", "[")) and "," in raw:
+        return "not a JSON object: it looks like CSV (comma-separated values); write one JSON object per line"
+    if exc.msg == "Extra data":
+        return f"more than one JSON value: another begins at column {exc.colno} (write one query object per line)"
+    return f"not valid JSON ({exc.msg} at column {exc.colno})"
 
 
 def _one_json_array(text: str) -> bool:
