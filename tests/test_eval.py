@@ -295,12 +295,23 @@ def test_eval_scores_dense_alone_against_brain_asks_default_mode_by_default(eval
     assert list(json.loads(result.stdout)["modes"]) == ["vector", DEFAULT_MODE]
 
 
+def test_eval_json_says_what_produced_its_figures(eval_vault, monkeypatch):
+    """It carried neither k nor the embedding model nor the reranker: a script comparing two
+    runs' files could not tell a model's change from a fault's."""
+    vault, queries = eval_vault
+    data = json.loads(_invoke(queries, "--vault", vault, "--modes", "vector", "-k", "12", "--json").stdout)
+    assert (data["k"], data["model"], data["reranker"]) == (12, "fake:64", None)
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "some/reranker")  # not loaded: no +rerank mode runs
+    data = json.loads(_invoke(queries, "--vault", vault, "--modes", "vector", "--json").stdout)
+    assert (data["k"], data["reranker"]) == (10, "some/reranker")
+
+
 def test_eval_json_schema_and_per_type_breakdown(eval_vault):
     vault, queries = eval_vault
     result = _invoke(queries, "--vault", vault, "--modes", "vector,graph,gated", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert list(data) == ["queries", "notes", "modes"]
+    assert list(data) == ["queries", "notes", "k", "model", "reranker", "modes"]
     assert data["queries"] == 4 and data["notes"] == 16
     assert list(data["modes"]) == ["vector", "graph", "gated"]
     keys = ["recall@5", "recall@10", "ndcg@10", "mrr", "latency_ms"]

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     show_default=True,
     help="Notes each mode returns per query; MRR looks this deep (recall@5/@10 and nDCG@10 are fixed).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: queries, notes, modes.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object: queries, notes, k, model, reranker, modes."
+)
 @click.option("--markdown", is_flag=True, help="Print the tables as markdown (for a README).")
 @click.option(
     "--explain",

@@ -61,12 +61,21 @@ class EvalReport:
     # mode -> {stage: queries where it fell back} (a damaged BM25 index, a failed graph stage):
     # those figures are the mode's without that stage. The reranker's are in not_reranked.
     fell_back: dict[str, dict[str, int]] = field(default_factory=dict)
+    reranker: str | None = None  # the one configured for +rerank modes; None: none is
 
     def as_json(self) -> dict:
-        """The `brain eval --json` object, exactly: queries, notes, modes; and not_reranked when a
-        +rerank mode fell back for some queries (its figures are not reranked ones), fell_back
-        when another stage did."""
-        out: dict = {"queries": self.queries, "notes": self.notes, "modes": self.modes}
+        """The `brain eval --json` object, exactly: queries, notes, k, model, reranker, modes; and
+        not_reranked when a +rerank mode fell back for some queries (its figures are not reranked
+        ones), fell_back when another stage did. k and the models say what produced the figures:
+        the same file scores otherwise with another model."""
+        out: dict = {
+            "queries": self.queries,
+            "notes": self.notes,
+            "k": self.k,
+            "model": self.model,
+            "reranker": self.reranker,
+            "modes": self.modes,
+        }
         if self.not_reranked:
             out["not_reranked"] = dict(self.not_reranked)
         if self.fell_back:
@@ -233,6 +242,7 @@ def _run(
         ab_rows=ab_rows,
         ab_error=ab_error,
         fell_back=fell_back,
+        reranker=recaller.rerank_model or None,
     )
 
 
