@@ -141,3 +141,6 @@ def test_output_to_a_closed_stdout_is_an_error_and_no_output_is_none(tmp_path):
         assert done.stderr == "Error: cannot write the output: standard output is closed\n", (args, done.stderr)
     done = run("status", "--vault", str(tmp_path / "nowhere"))  # its error goes to stderr, as before
     assert done.returncode == 1 and done.stderr.startswith("Error: vault not found"), done.stderr
+    (tmp_path / "vault").mkdir()  # brain mcp has no stdout to talk over: it says so, as it did
+    done = run("mcp", "--vault", str(tmp_path / "vault"))
+    assert done.returncode == 1 and "one of them is closed" in done.stderr, done.stderr
