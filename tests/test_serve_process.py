@@ -391,3 +391,25 @@ def test_ask_with_another_query_prefix_than_the_index_is_the_same_error_with_a_s
     monkeypatch.setenv("BRAIN_PASSAGE_PREFIX", "passage: ")  # in-process, refused before the query too
     served_run, local_run = ask(), ask("--no-server")
     assert served_run == local_run and served_run[0] == 1 and "passage prefix ''" in served_run[1]
+
+
+def test_a_detached_server_started_without_stdout_drops_a_stray_print():
+    """`brain serve --detach >&-`: brain put a stand-in that fails every write where stdout was
+    (so a command with output to give says it could not); the server it forks must not keep it,
+    or a library's stray print would be an error inside the server."""
+    from brain.cli_support import ClosedOutput
+    from brain.server.daemon import null_stdio
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports by its status
+        code = 1
+        try:
+            sys.stdout = ClosedOutput()
+            null_stdio()
+            print("a library's stray line")
+            sys.stdout.flush()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

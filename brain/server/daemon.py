@@ -798,6 +798,19 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
     return 0
 
 
+def null_stdio() -> None:
+    """A detached server's standard streams: /dev/null (it has no terminal; it logs to serve.log).
+    Started with one closed (`brain serve --detach >&-`), Python's stream for it is the stand-in
+    that fails every write (cli_support.ClosedOutput): it becomes one on /dev/null, or a library's
+    stray print would be an error in the server."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if not hasattr(getattr(sys, name), "buffer"):  # the stand-in, or None
+            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
+
+
 def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True) -> tuple[int, str]:
     """Start the server in the background; (exit code, what to tell the user)."""
     read_end, write_end = os.pipe()
@@ -809,9 +822,7 @@ def run_detached(root: Path, *, http: tuple[str, int] | None, watch: bool = True
             os._exit(0)
         code = 1
         try:
-            devnull = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
+            null_stdio()
 
             def ready(message: str) -> None:
                 try:
