@@ -269,3 +269,107 @@ def _home(tmp_path: Path):
     from index_helpers import environ
 
     return environ(BRAIN_HOME=str(tmp_path / "home"))
+
+
+def test_m021_indexes_again_only_the_past_chunks_it_searches_otherwise(tmp_path, monkeypatch):
+    """m021 made the past's BM25 index again with a 'rebuild', which tokenized every past chunk
+    (67 s of a 76 s upgrade at 500,000 past chunks); the other past chunks' tokens are the same,
+    so it keeps them and indexes again only those holding ё or a character for_search drops.
+    Counted: the past's view folds each column with two replace() calls a row it gives."""
+    root = tmp_path / "vault"
+    home = tmp_path / "home"
+    for i in range(8):
+        write(root, f"Plain {i}.md", f"# Plain {i}\n\nKettle number {i} sings.\n")
+    write(root, "Ёлка.md", "# Ёлка\n\nЁлка стоит в углу.\n")
+    write(root, "Credentials.md", "# Credentials\n\nRotate the pass\u200bword quarterly.\n")
+    index_into(home, root)
+    for i in range(8):
+        write(root, f"Plain {i}.md", f"# Plain {i}\n\nKettle number {i} is quiet now.\n")
+    write(root, "Ёлка.md", "# Ёлка\n\nЕё убрали.\n")
+    write(root, "Credentials.md", "# Credentials\n\nRotated by hand now.\n")
+    index_into(home, root)
+    directory = _index(tmp_path, root)
+    as_before_m021(directory / "index.db")
+    conn = sqlite3.connect(directory / "index.db")
+    past = conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0]
+    conn.close()
+    assert past >= 10
+    calls, in_m021 = [], []
+
+    def replace(text, old, new):
+        if in_m021:  # the migrations after it (m022 fills chunks_fts again) count apart
+            calls.append(1)
+        return None if text is None else text.replace(old, new)
+
+    import brain.index.store as store_module
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    connect = store_module.connect
+
+    def counting(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.create_function("replace", 3, replace, deterministic=True)
+        return conn
+
+    def m021_search_text(conn):
+        in_m021.append(True)
+        try:
+            migrate(conn)
+        finally:
+            in_m021.clear()
+
+    steps = list(INDEX_MIGRATIONS.steps)
+    at = [name for name, _ in steps].index("m021_search_text")
+    migrate = steps[at][1]
+    steps[at] = ("m021_search_text", m021_search_text)
+    monkeypatch.setattr(INDEX_MIGRATIONS, "steps", steps)
+    monkeypatch.setattr(store_module, "connect", counting)
+    store = IndexStore.open(directory, create=False)
+    monkeypatch.undo()
+    try:
+        # the Ёлка note's past chunk (its ё) and Credentials' (its ZWSP): title, heading, text each
+        assert len(calls) == 2 * 3 * 2
+        query = "SELECT count(*) FROM chunk_history_fts WHERE chunk_history_fts MATCH ?"
+        for words, found in (('"стоит" AND "елка"', 1), ("password", 1), ("sings", 8), ("kettle", 8)):
+            assert store.conn.execute(query, (words,)).fetchone()[0] == found, words
+        store.conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()
+    index_into(home, root)
+    for i in range(8):  # the past's index, copied, goes on taking past chunks
+        write(root, f"Plain {i}.md", f"# Plain {i}\n\nKettle number {i} whistles.\n")
+    index_into(home, root)
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        for word in ("sings", "quiet", "kettle"):
+            held = conn.execute("SELECT count(*) FROM chunk_history WHERE text LIKE ?", (f"%{word}%",)).fetchone()[0]
+            assert conn.execute(query, (word,)).fetchone()[0] == held, word
+        assert held >= 8
+        conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        conn.close()
+
+
+def test_m021_over_a_past_mostly_holding_yo_makes_its_index_anew(tmp_path):
+    """Where most past chunks hold ё, m021 makes the past's index anew (taking each out and in again
+    costs more): the past's "ёлка" is found as "елка", and the index holds what the view gives."""
+    root = tmp_path / "vault"
+    home = tmp_path / "home"
+    for i in range(3):
+        write(root, f"Ёлка {i}.md", f"# Ёлка {i}\n\nЁлка {i} стоит в углу.\n")
+    write(root, "Plain.md", "# Plain\n\nA kettle sings.\n")
+    index_into(home, root)
+    for i in range(3):
+        write(root, f"Ёлка {i}.md", f"# Ёлка {i}\n\nЕё убрали.\n")
+    write(root, "Plain.md", "# Plain\n\nA kettle is quiet.\n")
+    index_into(home, root)
+    directory = _index(tmp_path, root)
+    as_before_m021(directory / "index.db")
+    store = IndexStore.open(directory, create=False)
+    try:
+        query = "SELECT count(*) FROM chunk_history_fts WHERE chunk_history_fts MATCH ?"
+        assert store.conn.execute(query, ('"стоит" AND "елка"',)).fetchone()[0] == 3
+        assert store.conn.execute(query, ("sings",)).fetchone()[0] == 1
+        store.conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()

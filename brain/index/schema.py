@@ -874,7 +874,8 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
     ``search_text``, NULL where it is the same), and the BM25 indexes read that (``searched``).
     The past's index (chunk_history_fts) is made again over a view doing the same and folding
     ё into е as the present's does (it never did: the query's "елка" missed a past "ёлка"), its
-    past chunks given their searched form here. The notes whose title, path, headings or text hold
+    past chunks given their searched form here; it keeps the old one's tokens, and the past chunks
+    the view gives otherwise are indexed again (``_keep_past_index``). The notes whose title, path, headings or text hold
     such a character are read again by the next run (the same bytes make no new version): their
     chunks are searched and embedded so, and the other notes' chunks keep their vectors.
     """
@@ -948,7 +949,7 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
         END;
         DROP TRIGGER chunk_history_fts_insert;
         DROP TRIGGER chunk_history_fts_delete;
-        DROP TABLE chunk_history_fts;
+        ALTER TABLE chunk_history_fts RENAME TO chunk_history_fts_before;
         CREATE VIEW chunk_history_fts_source AS
             SELECT id, {past["title"]} AS title, {past["heading"]} AS heading, {past["text"]} AS text
             FROM chunk_history;
@@ -972,9 +973,58 @@ def m021_search_text(conn: sqlite3.Connection) -> None:
             INSERT INTO chunk_history_fts (rowid, title, heading, text)
             VALUES (new.id, {past["new.title"]}, {past["new.heading"]}, {past["new.text"]});
         END;
-        INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild');
         """
     )
+    _keep_past_index(conn)
+
+
+# A past chunk the past's index holds otherwise than the view gives it: its searched form differs, or
+# it holds ё or Ё (folded now). The others are indexed as they were.
+_PAST_OTHERWISE = " OR ".join(
+    [f"search_{column} IS NOT NULL" for column in ("title", "heading", "text")]
+    + [f"instr({column}, '{letter}')" for column in ("title", "heading", "text") for letter in "ёЁ"]
+)
+
+
+def _keep_past_index(conn: sqlite3.Connection) -> None:
+    """m021's past index (chunk_history_fts, made again over its view) given the tokens of the one it
+    replaces, the same tokenizer's over the same rows, and only the past chunks the view gives
+    otherwise indexed again. A 'rebuild' tokenized every past chunk: 67 of a 76 s upgrade at 500,000
+    past chunks (bench/upgrade_cost.py). Where most past chunks are given otherwise (a vault writing
+    ё), taking each out and in again costs more than the rebuild, which is done then. The old tokens
+    wait in temporary tables while the old table goes, so the new one takes the pages it freed
+    (copied beside it, index.db grew by their size); the new table is written only after the copy,
+    so FTS5 reads its structure from the copied rows."""
+    before = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunk_history_fts_before'").fetchone()[0]
+    shadows = ("data", "idx", "docsize", "config")
+    # the past chunks to index again, found in one pass over the past's text
+    conn.execute(f"CREATE TEMP TABLE past_otherwise AS SELECT id FROM chunk_history WHERE {_PAST_OTHERWISE}")
+    otherwise = conn.execute("SELECT count(*) FROM temp.past_otherwise").fetchone()[0]
+    past = conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0]
+    # another tokenizer's tokens are of no use (m021 makes the table with this one)
+    kept = 'tokenize = "unicode61 remove_diacritics 2"' in before and 2 * otherwise < past
+    if kept:
+        for shadow in shadows:
+            conn.execute(f"CREATE TEMP TABLE past_fts_{shadow} AS SELECT * FROM chunk_history_fts_before_{shadow}")
+    conn.execute("DROP TABLE chunk_history_fts_before")
+    if not kept:
+        conn.execute("DROP TABLE temp.past_otherwise")
+        conn.execute("INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild')")
+        return
+    for shadow in shadows:
+        conn.execute(f"DELETE FROM chunk_history_fts_{shadow}")
+        conn.execute(f"INSERT INTO chunk_history_fts_{shadow} SELECT * FROM temp.past_fts_{shadow}")
+        conn.execute(f"DROP TABLE temp.past_fts_{shadow}")
+    # What the old index holds of them is their stored columns, as its triggers gave them.
+    conn.execute(
+        "INSERT INTO chunk_history_fts (chunk_history_fts, rowid, title, heading, text)"
+        " SELECT 'delete', id, title, heading, text FROM chunk_history WHERE id IN temp.past_otherwise"
+    )
+    conn.execute(
+        "INSERT INTO chunk_history_fts (rowid, title, heading, text) SELECT id, title, heading, text"
+        " FROM chunk_history_fts_source WHERE id IN temp.past_otherwise"
+    )
+    conn.execute("DROP TABLE temp.past_otherwise")
 
 
 @INDEX_MIGRATIONS
