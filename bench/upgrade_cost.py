@@ -432,10 +432,10 @@ def summary(r: dict) -> str:
             )
             ib = p["old_build"]
             rebuild = sum(seconds for seconds, statement in m.get("slow_statements", []) if "'rebuild'" in statement)
+            rebuilt = f"; the past's FTS5 rebuilt at {rebuild / db['chunk_history'] * 1e6:.0f} us a past chunk"
             lines.append(
                 f"  beside the old build: migrations {m['seconds'] / ib['seconds']:.1%} of its time, "
-                f"first index {i['seconds'] / ib['seconds']:.1%}; the past's FTS5 rebuilt at "
-                f"{rebuild / max(1, db['chunk_history']) * 1e6:.0f} us a past chunk"
+                f"first index {i['seconds'] / ib['seconds']:.1%}{rebuilt if rebuild else ''}"
             )
         if "kill" in u:
             k = u["kill"]
