@@ -11,19 +11,24 @@ also takes the invisible characters out of half the notes that hold them, so the
 where the present does not). The index folder is kept as the old code left it (``old-index``), and
 each measure starts from a copy of it, each in a process of its own (this checkout's code):
 
-    migrate   the migrations alone (``IndexStore.open``): wall and CPU seconds, peak RSS, the WAL's
-              largest size while it ran (polled), index.db before and after (its file, and its
-              free pages: no VACUUM)
-    index     then the first index pass (``index_vault``): seconds, peak RSS, notes read again,
-              chunks embedded again, whether the FAISS file was written
+    migrate   the migrations alone (``IndexStore.open``): wall and CPU seconds, peak RSS, each
+              statement of 0.05 s or more, the WAL's largest size while it ran (polled), index.db
+              before and after (its file, and its free pages: no VACUUM); then the first index
+              pass (``index_vault``): seconds, peak RSS, notes read again, chunks embedded again,
+              the files beside index.db it wrote (the FAISS file, or only its delta); then another
     kill      the migration killed (SIGKILL) once its WAL holds ``--kill-at`` of what it held at the
               end of the measured one (written mid-migration, not yet committed): whether the
-              index is whole (``PRAGMA integrity_check``, no m021 recorded, the old FTS tables as
-              they were), and whether the next open migrates it and an index pass runs
+              index is whole (``PRAGMA integrity_check``, m021 not recorded, its columns absent),
+              and whether the next open migrates it and an index pass runs (FTS5's checks after)
+
+``--past-chunks N`` measures over a copy of the old index whose history is filled up to N past
+chunks (the present's chunks copied in as past ones): how the migrations grow with history.
+Another brain's figures (main's, before a change): copy this file into its checkout's bench/ and
+run it there with the same ``--dir``.
 
     python bench/upgrade_cost.py --dir /tmp/brain-upgrade                     # 100,000 notes
     python bench/upgrade_cost.py --dir /tmp/brain-upgrade --notes 10000       # quick
-    python bench/upgrade_cost.py --dir /tmp/brain-upgrade --phases migrate    # the old index kept
+    python bench/upgrade_cost.py --dir /tmp/brain-upgrade --phases migrate --past-chunks 500000
 
 The machine it ran on is shared: every figure is printed with the load average. Figures go to
 ``<dir>/upgrade-<notes>.json`` too.
