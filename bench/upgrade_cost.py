@@ -436,7 +436,11 @@ def summary(r: dict) -> str:
                 f"load {i['load_average']}; the pass after it: {u['migrate']['index_again']['seconds']} s"
             )
             ib = p["old_build"]
-            rebuild = sum(seconds for seconds, statement in m.get("slow_statements", []) if "'rebuild'" in statement)
+            rebuild = sum(
+                seconds
+                for seconds, statement in m.get("slow_statements", [])
+                if "chunk_history_fts (chunk_history_fts)" in statement
+            )
             rebuilt = f"; the past's FTS5 rebuilt at {rebuild / db['chunk_history'] * 1e6:.0f} us a past chunk"
             lines.append(
                 f"  beside the old build: migrations {m['seconds'] / ib['seconds']:.1%} of its time, "
