@@ -99,6 +99,75 @@ def test_an_existing_index_is_migrated_without_embedding_again(tmp_path):
     assert report.embedded == 0
 
 
+def test_m022_indexes_again_only_the_chunks_past_a_notes_first(tmp_path, monkeypatch):
+    """m022 filled chunks_fts again with a 'rebuild', reading every chunk (49 of 53 s at 100,000
+    notes, where no note has 64 chunks); the chunks before a note's 65th are indexed as they were,
+    so it reads again only those after. Counted: the texts m022's SQL folds (replace())."""
+    home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
+    directory = _index(home, vault)
+    as_before_m022(directory / "index.db")
+    read, in_m022 = [], []
+
+    def replace(text, old, new):
+        if in_m022 and text is not None:
+            read.append(text)
+        return None if text is None else text.replace(old, new)
+
+    import brain.index.store as store_module
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    connect = store_module.connect
+
+    def counting(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.create_function("replace", 3, replace, deterministic=True)
+        return conn
+
+    def m022_title_in_first_chunks(conn):
+        in_m022.append(True)
+        try:
+            migrate(conn)
+        finally:
+            in_m022.clear()
+
+    steps = list(INDEX_MIGRATIONS.steps)
+    at = [name for name, _ in steps].index("m022_title_in_first_chunks")
+    migrate = steps[at][1]
+    steps[at] = ("m022_title_in_first_chunks", m022_title_in_first_chunks)
+    monkeypatch.setattr(INDEX_MIGRATIONS, "steps", steps)
+    monkeypatch.setattr(store_module, "connect", counting)
+    with _opened(directory) as store:
+        monkeypatch.undo()
+        # the small notes' one chunk each, and the log's first 64, are not read
+        assert not [text for text in read if "kettles" in text or "copper" in text or "Day 3:" in text]
+        assert any("Day 399:" in text for text in read)
+        held = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'title : zephyr'"
+        assert store.conn.execute(held).fetchone()[0] == 1 + TITLED_CHUNKS
+        assert "Zephyr.md" in _ranked(store)
+
+
+def test_a_huge_note_m021_marks_is_searched_right_after_m022_and_the_run_after(tmp_path):
+    """From before m021, a long note holding an invisible character: m021 marks it to be read
+    again (chunks_fts holds its text as stored, and no searched form is kept yet), m022 takes its
+    chunks past the 64th out as held and puts them in untitled, and the run after it indexes the
+    chunk holding the character in its searched form."""
+    from index_helpers import as_before_m021
+
+    home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
+    log = vault / "Zephyr log.md"
+    log.write_text(log.read_text() + "\nThe pass\u200bword is in the safe.\n")
+    directory = _index(home, vault)
+    as_before_m021(directory / "index.db")
+    _opened(directory).__enter__().close()  # m021, then m022
+    report, _ = index_into(home, vault)
+    assert report.changed == 1 and report.embedded == 1
+    with _opened(directory) as store:
+        query = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        assert store.conn.execute(query, ("title : zephyr",)).fetchone()[0] == 1 + TITLED_CHUNKS
+        assert store.conn.execute(query, ("password",)).fetchone()[0] == 1
+        assert store.conn.execute(query, ("pass",)).fetchone()[0] == 0
+
+
 def test_as_of_ranks_the_past_as_the_present_ranked_it_then(tmp_path):
     home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
     directory = _index(home, vault)

@@ -1039,8 +1039,12 @@ def m022_title_in_first_chunks(conn: sqlite3.Connection) -> None:
     column and their heading path without a first heading that repeats the title (``# Zephyr
     log`` atop a note of that name: in every chunk's path). The view and triggers hand FTS5
     those forms (``lexical_title``, ``lexical_heading``); a rename re-indexes the note's chunks
-    as before. chunks_fts is filled again from the view (no chunk is embedded again), and the
-    lexical postings, read from the old form, are dropped (built again by the next run). The
+    as before. Only the chunks past a note's first 64 are indexed again, taken out as m021's view
+    gives them, which is what chunks_fts holds (a chunk m021 found but that no run read since has
+    no searched form yet: its text as stored); a 'rebuild' read every chunk, 49 of 53 s at
+    bench/scale.py's 100,000 notes, where none is past the 64th (bench/upgrade_cost.py). No chunk
+    is embedded again; the lexical postings, read from the old form, are dropped (built again by
+    the next run). The
     past is scored alike where it is read (``PastIndex``).
     """
     title, heading, text = (
@@ -1080,7 +1084,12 @@ def m022_title_in_first_chunks(conn: sqlite3.Connection) -> None:
                        {fold_yo("coalesce(search_text, text)")}
                 FROM chunks WHERE note_id = new.id;
         END;
-        INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
+        INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
+            SELECT 'delete', c.id, {title}, {heading}, {text} FROM chunks c JOIN notes n ON n.id = c.note_id
+            WHERE c.id IN (SELECT id FROM chunks WHERE ordinal >= {TITLED_CHUNKS});
+        INSERT INTO chunks_fts (rowid, title, heading, text)
+            SELECT id, title, heading, text FROM chunks_fts_source
+            WHERE id IN (SELECT id FROM chunks WHERE ordinal >= {TITLED_CHUNKS});
         DELETE FROM meta WHERE key = 'postings_stamp';
         DELETE FROM postings_log;
         INSERT OR REPLACE INTO meta (key, value)
