@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import BrainError, asks_nothing
 from ..text import one_line, valid_unicode
-from ..vault import IgnoreRules, excluded, load_ignore, scan
+from ..vault import IgnoreRules, left_out_now, load_ignore, scan
 
 QUERY_TYPES = ("entity", "theme", "bridge", "compare", "temporal", "navigational", "paraphrase")
 REQUIRED = ("id", "query", "type", "relevant")
@@ -355,7 +355,7 @@ class _Spelling:
 
     def left_out(self, rel: str) -> str | None:
         """Why the vault's walk leaves the file ``rel`` out (so it is no note), or None: the
-        rules of ``vault.excluded``, for the path and for where a symlink leads in the vault."""
+        walk's rules (``vault.left_out_now``), for the path and for where a symlink leads."""
         if rel not in self._left_out:
             self._left_out[rel] = self._why_left_out(rel)
         return self._left_out[rel]
@@ -365,16 +365,9 @@ class _Spelling:
             return "not .md"
         if self._ignore is None:
             self._ignore = load_ignore(self.root)
-        base = os.path.realpath(self.root)
-        real = os.path.realpath(self.root / rel)
-        targets = [rel]
-        if os.path.commonpath([real, base]) == base:  # one out of the vault is followed, as the walk does
-            targets.append(os.path.relpath(real, base).replace(os.sep, "/"))
-        for target in dict.fromkeys(targets):
-            reason = excluded(target, self._ignore)
-            if reason:
-                return reason
-        return None
+        # The walk's own rules along the path (a link to a file that is no note, a folder linked
+        # in from elsewhere): a copy of them here took a link to ~/notes.txt for a note.
+        return left_out_now(self.root, rel, self._ignore)
 
     def named(self, label: str) -> list[str]:
         """The notes whose file name is the last part of ``label`` (a title, a file name, a
