@@ -507,3 +507,44 @@ def index_then_moment(root: Path) -> float:
     moment = time.time()
     time.sleep(0.01)
     return moment
+
+
+@contextlib.contextmanager
+def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | None]]:
+    """The texts migration ``migration``'s SQL folds (each replace() call of its ё folding, None
+    for a NULL column) while an index is opened in the block: how much of the index a migration
+    reads, counted rather than timed. The migrations before and after it count apart."""
+    import brain.index.store as store_module
+    from brain.index.schema import INDEX_MIGRATIONS
+
+    folded: list[str | None] = []
+    inside: list[bool] = []
+
+    def replace(text: str | None, old: str, new: str) -> str | None:
+        if inside:
+            folded.append(text)
+        return None if text is None else text.replace(old, new)
+
+    connect = store_module.connect
+
+    def counting(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        conn.create_function("replace", 3, replace, deterministic=True)
+        return conn
+
+    steps = list(INDEX_MIGRATIONS.steps)
+    at = [name for name, _ in steps].index(migration)
+    migrate = steps[at][1]
+
+    def counted(conn: sqlite3.Connection) -> None:
+        inside.append(True)
+        try:
+            migrate(conn)
+        finally:
+            inside.clear()
+
+    steps[at] = (migration, counted)
+    with monkeypatch.context() as patch:
+        patch.setattr(INDEX_MIGRATIONS, "steps", steps)
+        patch.setattr(store_module, "connect", counting)
+        yield folded

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import write
-from index_helpers import as_before_m022, index_into
+from index_helpers import as_before_m022, index_into, texts_folded_by
 
 from brain.index.schema import TITLED_CHUNKS
 from brain.index.store import IndexStore
@@ -106,38 +106,8 @@ def test_m022_indexes_again_only_the_chunks_past_a_notes_first(tmp_path, monkeyp
     home, vault = tmp_path / "home", _vault(tmp_path / "vault", big=True)
     directory = _index(home, vault)
     as_before_m022(directory / "index.db")
-    read, in_m022 = [], []
-
-    def replace(text, old, new):
-        if in_m022 and text is not None:
-            read.append(text)
-        return None if text is None else text.replace(old, new)
-
-    import brain.index.store as store_module
-    from brain.index.schema import INDEX_MIGRATIONS
-
-    connect = store_module.connect
-
-    def counting(*args, **kwargs):
-        conn = connect(*args, **kwargs)
-        conn.create_function("replace", 3, replace, deterministic=True)
-        return conn
-
-    def m022_title_in_first_chunks(conn):
-        in_m022.append(True)
-        try:
-            migrate(conn)
-        finally:
-            in_m022.clear()
-
-    steps = list(INDEX_MIGRATIONS.steps)
-    at = [name for name, _ in steps].index("m022_title_in_first_chunks")
-    migrate = steps[at][1]
-    steps[at] = ("m022_title_in_first_chunks", m022_title_in_first_chunks)
-    monkeypatch.setattr(INDEX_MIGRATIONS, "steps", steps)
-    monkeypatch.setattr(store_module, "connect", counting)
-    with _opened(directory) as store:
-        monkeypatch.undo()
+    with texts_folded_by("m022_title_in_first_chunks", monkeypatch) as folded, _opened(directory) as store:
+        read = [text for text in folded if text is not None]
         # the small notes' one chunk each, and the log's first 64, are not read
         assert not [text for text in read if "kettles" in text or "copper" in text or "Day 3:" in text]
         assert any("Day 399:" in text for text in read)

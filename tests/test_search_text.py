@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FakeEmbedder, write
-from index_helpers import as_before_m021, index_into
+from index_helpers import as_before_m021, index_into, texts_folded_by
 
 from brain.index.store import IndexStore
 from brain.recall.lexical import fts_terms, lexical_search
@@ -294,38 +294,8 @@ def test_m021_indexes_again_only_the_past_chunks_it_searches_otherwise(tmp_path,
     past = conn.execute("SELECT count(*) FROM chunk_history").fetchone()[0]
     conn.close()
     assert past >= 10
-    calls, in_m021 = [], []
-
-    def replace(text, old, new):
-        if in_m021:  # the migrations after it (m022 fills chunks_fts again) count apart
-            calls.append(1)
-        return None if text is None else text.replace(old, new)
-
-    import brain.index.store as store_module
-    from brain.index.schema import INDEX_MIGRATIONS
-
-    connect = store_module.connect
-
-    def counting(*args, **kwargs):
-        conn = connect(*args, **kwargs)
-        conn.create_function("replace", 3, replace, deterministic=True)
-        return conn
-
-    def m021_search_text(conn):
-        in_m021.append(True)
-        try:
-            migrate(conn)
-        finally:
-            in_m021.clear()
-
-    steps = list(INDEX_MIGRATIONS.steps)
-    at = [name for name, _ in steps].index("m021_search_text")
-    migrate = steps[at][1]
-    steps[at] = ("m021_search_text", m021_search_text)
-    monkeypatch.setattr(INDEX_MIGRATIONS, "steps", steps)
-    monkeypatch.setattr(store_module, "connect", counting)
-    store = IndexStore.open(directory, create=False)
-    monkeypatch.undo()
+    with texts_folded_by("m021_search_text", monkeypatch) as calls:
+        store = IndexStore.open(directory, create=False)
     try:
         # the Ёлка note's past chunk (its ё) and Credentials' (its ZWSP): title, heading, text each
         assert len(calls) == 2 * 3 * 2
