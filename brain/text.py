@@ -151,27 +151,60 @@ def for_model(text: str) -> str:
 # note rank for them. Both go, with the bidi controls, the other invisible characters, and the
 # soft hyphen, but a joiner or mark where a script needs it (``_invisible_judged``): a Persian
 # or Malayalam word, an emoji flag, is searched as it is written.
-# The characters (and ranges, as a character class holds them) of which for_search may drop
-# some: a text holding none is searched as written.
-SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
+# One word is written in two ways a reader cannot tell apart, and the index must read them as one
+# (schema.py m023): decomposed, a letter then its combining mark (macOS names files so: a title
+# "Мой" of "и" + U+0306 was the word "мои" to FTS5, Greek "ά" lost its accent), where the query
+# is typed composed, and the other way round: both are read composed (NFC). And the full-width
+# Latin letters and digits of CJK text ("ＳＱＬｉｔｅ", "２０２４") and the half-width katakana and
+# Hangul (U+FF66-FFDC) are the same letters as the usual ones: they are read so (their NFKC form).
+# The rest of NFKC is not: it would make "ﬁ" "fi", "x²" "x2", "①" "1", and full-width punctuation,
+# in every line of Chinese, separates words as it is.
+_WIDE = "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff66-\uffdc"
+_WIDE_RUN = re.compile(f"[{_WIDE}]+")
+# The characters (and ranges, as a character class holds them) of which for_search may drop or
+# fold some: a text holding none, composed, is searched as written.
+SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f{_WIDE}"
 _SEARCHED_OTHERWISE = re.compile(f"[{SEARCHED_OTHERWISE}]")
 
 
 def may_search_otherwise(text: str | None) -> bool:
     """Whether ``for_search`` may change ``text``: it holds one of ``SEARCHED_OTHERWISE`` (which
-    it keeps in some places). What m021 asks of every row (schema.py)."""
-    return text is not None and not text.isascii() and _SEARCHED_OTHERWISE.search(text) is not None
+    it keeps in some places), or is not composed (NFC). What m021 and m023 ask of every row (schema.py)."""
+    if text is None or text.isascii():
+        return False
+    if _SEARCHED_OTHERWISE.search(text) is not None:
+        return True
+    import unicodedata  # here: the prompt hook imports this module, and most text is ASCII
+
+    return not unicodedata.is_normalized("NFC", text)
+
+
+def composes_or_narrows(text: str | None) -> bool:
+    """Whether ``for_search`` folds a width in ``text`` or composes it (NFC): what it did not do
+    before schema.py's m023, which reads such notes again."""
+    if text is None or text.isascii():
+        return False
+    import unicodedata
+
+    return _WIDE_RUN.search(text) is not None or not unicodedata.is_normalized("NFC", text)
 
 
 def for_search(text: str) -> str:
     """``text`` as the index embeds and searches it: tag characters out but an emoji flag's,
     the soft hyphen, bidi controls and the other invisible characters dropped, but a ZWSP, ZWNJ
     or ZWJ after a character that is not ASCII and an LRM, RLM or ALM on a line holding a
-    right-to-left letter (``for_model``'s rule). Text without any of them is returned as it is."""
+    right-to-left letter (``for_model``'s rule); full-width Latin letters and digits and
+    half-width kana and Hangul as their usual forms; composed (NFC). Text without any of them is
+    returned as it is."""
     if not may_search_otherwise(text):
         return text
+    import unicodedata
+
     text = _FLAG_OR_TAGS.sub(lambda m: m.group() if m.group()[0] == "\U0001f3f4" else "", text)
-    return _invisible_judged(text.replace("\u00ad", ""), lambda m: "")
+    # widths first: a joiner after "Ａ" is judged as after the "A" it becomes
+    text = _WIDE_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    text = _invisible_judged(text.replace("\u00ad", ""), lambda m: "")
+    return unicodedata.normalize("NFC", text)
 
 
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
