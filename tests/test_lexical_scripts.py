@@ -206,3 +206,18 @@ def test_an_index_from_before_m023_is_tokenized_again_and_reads_again_only_the_n
     again = FakeEmbedder()
     report, _ = index_into(home, scripts, again)
     assert report.changed == 0 and again.embedded == []
+
+
+def test_a_trigram_index_is_asked_the_trigrams_of_a_word_with_marks(scripts, tmp_path):
+    """The query's words for a trigram index are brain's own split (``\\w`` had no marks: "मेरा"
+    was "म" "र", too short for any trigram, and BM25 searched nothing)."""
+    assert fts_terms("मेरा नाम", "trigram") == ["मेर", "ेरा", "नाम"]
+    with environ(BRAIN_FTS_TOKENIZER="trigram"):
+        _, directory = index_into(tmp_path / "home", scripts)
+        store = IndexStore.open(directory, create=False)
+        try:
+            assert store.fts_tokenizer() == "trigram"
+            assert _found(store, "मेरा")[:1] == ["Ghar.md"]
+            assert _found(store, "தமிழ்") == ["Tamil.md"]
+        finally:
+            store.close()

@@ -33,25 +33,29 @@ _DROPPED_MARKS = frozenset(
 
 
 @functools.cache
-def _token() -> re.Pattern[str]:
-    """A token: letters and digits (``\\w`` less ``_``), private use and combining marks (Mn, Mc:
-    ``\\w`` has none, and a Hindi word would be cut at each vowel sign), but U+FE0E and U+FE0F
-    (the tokenizer's separators). The marks' class is read from ``unicodedata`` once (~20 ms;
-    none lies outside these ranges)."""
-    marks = [
+def marks() -> str:
+    """The combining marks (Mn, Mc) but U+FE0E and U+FE0F (the tokenizer's separators), as the
+    body of a regular expression's character class: ``\\w`` has none, and a Hindi word would be
+    cut at each vowel sign. Read from ``unicodedata`` once (~20 ms; none lies outside these ranges)."""
+    found = [
         cp
         for span in (range(0x300, 0x20000), range(0xE0100, 0xE01F0))
         for cp in span
         if unicodedata.category(chr(cp)) in ("Mn", "Mc") and cp not in (0xFE0E, 0xFE0F)
     ]
     runs: list[list[int]] = []
-    for cp in marks:
+    for cp in found:
         if runs and runs[-1][1] == cp - 1:
             runs[-1][1] = cp
         else:
             runs.append([cp, cp])
-    kept = "".join(f"{chr(a)}-{chr(b)}" for a, b in runs)
-    return re.compile(f"(?:[^\\W_]|[{kept}\ue000-\uf8ff\U000f0000-\U0010fffd])+")
+    return "".join(f"{chr(a)}-{chr(b)}" for a, b in runs)
+
+
+@functools.cache
+def _token() -> re.Pattern[str]:
+    """A token: letters and digits (``\\w`` less ``_``), private use and combining marks."""
+    return re.compile(f"(?:[^\\W_]|[{marks()}\ue000-\uf8ff\U000f0000-\U0010fffd])+")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ than text.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
 from ..text import CJK, yo_as_ye
+from . import bm25
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 WEIGHTS = DEFAULT_BM25_WEIGHTS
 COMMON_SHARE = 0.25  # a term in more chunks than this adds little to BM25 and costs a scan
 RESPELL_MAX_WORDS = 3  # a query of this many words or fewer is a lookup: its unknown words may be typos
-_TERM = re.compile(r"\w+", re.UNICODE)
 # Very common words add nothing but time; BM25 would give them ~0 weight anyway. Russian's
 # too: in a small or mostly English vault "что" is in few chunks and was searched as a word.
 _ENGLISH_STOP = set(
@@ -44,6 +45,13 @@ def fold(text: str) -> str:
     return yo_as_ye(text.casefold())
 
 
+@functools.cache
+def _term() -> re.Pattern[str]:
+    """A word of a query for a trigram index: ``\\w`` and the combining marks, which it lacks (a
+    Hindi word was cut at each vowel sign, into pieces too short for a trigram)."""
+    return re.compile(f"(?:\\w|[{bm25.marks()}])+")
+
+
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
 
@@ -52,7 +60,7 @@ def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     is left. A trigram index only matches runs of three or more characters, and a Chinese or
     Japanese query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
     """
-    every = _TERM.findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
+    every = _term().findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
     words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
