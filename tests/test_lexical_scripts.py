@@ -24,6 +24,7 @@ from brain.index.store import IndexStore
 from brain.index.tokens import index_words
 from brain.recall import bm25
 from brain.recall.lexical import fts_terms, lexical_search
+from brain.recall.names import NameIndex, name_entries, words
 from brain.text import for_search
 
 OLD_TOKENIZER = "unicode61 remove_diacritics 2"  # what m002 to m021 made
@@ -89,6 +90,22 @@ def test_the_mimic_tokenizes_as_fts5():
         if cp != 0x345:  # which casefolds to ι (FTS5) where lower() keeps it: left to FTS5
             sample = unicodedata.normalize("NFC", f"x{chr(cp)}y")  # as the index holds it (for_search)
             assert bm25.tokens(sample) == index_words(sample, FTS_TOKENIZERS["unicode61"]), hex(cp)
+
+
+def test_the_marks_table_is_unicodedatas():
+    """``bm25._MARK_RANGES`` is written out (reading it costs a process 0.1 s): it is what
+    ``unicodedata`` says, or this Python's Unicode moved on and it is to be written again."""
+    marks = {
+        cp
+        for span in (range(0x300, 0x20000), range(0xE0100, 0xE01F0))
+        for cp in span
+        if unicodedata.category(chr(cp)) in ("Mn", "Mc")
+    }
+    marks -= {0xFE0E, 0xFE0F}
+    assert {cp for a, b in bm25._MARK_RANGES for cp in range(a, b + 1)} == marks
+    assert all(
+        unicodedata.category(chr(cp))[0] != "M" for cp in range(0x20000, 0x110000) if cp < 0xE0100 or cp > 0xE01EF
+    )
 
 
 SCRIPTS = {
@@ -221,3 +238,16 @@ def test_a_trigram_index_is_asked_the_trigrams_of_a_word_with_marks(scripts, tmp
             assert _found(store, "தமிழ்") == ["Tamil.md"]
         finally:
             store.close()
+
+
+def test_the_names_lane_reads_a_word_with_marks_whole():
+    """The names lane's words were Python's ``\\w`` runs: "मेरा" was "म" and "र", and every name
+    holding those letters in other words answered the query as well as the one holding it."""
+    assert words("मेरा घर") == ["मेरा", "घर"]
+    titled, aliased = name_entries(
+        [(1, "मेरा घर.md", "मेरा घर"), (2, "मीरा मार.md", "मीरा मार"), (3, "தமிழ்.md", "தமிழ்"), (4, "தம்பி.md", "தம்பி")],
+        [],
+    )
+    index = NameIndex([name for name, _ in titled + aliased])
+    assert [m.note_id for m in index.search("मेरा", 5)] == [1]
+    assert [m.note_id for m in index.search("தமிழ்", 5)] == [3]

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..text import for_search
 from . import stop_words
+from .bm25 import marks
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
 from .types import Candidate
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 
     from ..index.store import IndexStore
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# A word: ``\w`` and the combining marks, which it lacks (a Hindi name was cut at each vowel sign).
+_WORD = re.compile(f"(?:\\w|[{marks()}])+")
 # Words that carry no name on their own (articles, prepositions, question words).
 STOP = set(
     """
