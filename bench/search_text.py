@@ -43,8 +43,7 @@ def dropped(before: str, after: str) -> str:
 
 
 _TOKENS = sqlite3.connect(":memory:", isolation_level=None)
-_SPEC = FTS_TOKENIZERS["unicode61"].replace("'", "''")  # it quotes its options' values (m023)
-_TOKENS.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize = '{_SPEC}')")
+_TOKENS.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize = '{FTS_TOKENIZERS['unicode61']}')")
 _TOKENS.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, 'instance')")
 
 

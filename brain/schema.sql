@@ -326,16 +326,12 @@ CREATE TABLE skipped (
 --   tokenize = 'trigram' (meta fts_tokenizer). A note's title is in its first 64 chunks' rows only
 --   ('' in the others, whose heading paths leave out a first heading repeating it): FTS5 counts
 --   a term's documents by row, and a note of hundreds of chunks made its title's words common
---   (m022_title_in_first_chunks; schema.TITLED_CHUNKS, lexical_title, lexical_heading). Its
---   unicode61 takes combining marks (Mn Mc) into words besides letters, digits and private use
---   (L* N* Co, unicode61's default): a Hindi, Thai or Arabic word with its vowel signs or harakat
---   is one token (m023_marks_in_words); the separators are U+FE0E and U+FE0F, the presentation
---   selectors after an emoji.
+--   (m022_title_in_first_chunks; schema.TITLED_CHUNKS, lexical_title, lexical_heading).
 CREATE VIEW chunks_fts_source AS
     SELECT c.id AS id, CASE WHEN c.ordinal < 64 THEN replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') ELSE '' END AS title,
            CASE WHEN c.ordinal < 64 OR replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') = '' THEN replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') WHEN replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') = replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') THEN '' WHEN substr(replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е'), 1, length(replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е')) + 3) = replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е') || ' > ' THEN substr(replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е'), length(replace(replace(coalesce(n.search_title, n.title), 'ё', 'е'), 'Ё', 'Е')) + 4) ELSE replace(replace(coalesce(c.search_heading, c.heading), 'ё', 'е'), 'Ё', 'Е') END AS heading, replace(replace(coalesce(c.search_text, c.text), 'ё', 'е'), 'Ё', 'Е') AS text
     FROM chunks c JOIN notes n ON n.id = c.note_id;
-CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, content = 'chunks_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2 categories ''L* N* Co Mn Mc'' separators ''︎️''');
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text, content = 'chunks_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
 CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text)
     VALUES (
@@ -470,11 +466,15 @@ CREATE TABLE version_chunks (
 -- chunk_history_fts: BM25 over past chunks for `brain ask --as-of`; an external-content FTS5
 --   table over the view chunk_history_fts_source (each past chunk's searched form where it has
 --   one, ё folded into е as chunks_fts folds it: m021_search_text; the text is stored once, in
---   chunk_history), kept in step by triggers; chunks_fts's unicode61 tokenizer (m023_marks_in_words).
+--   chunk_history), kept in step by triggers.
 CREATE VIEW chunk_history_fts_source AS
     SELECT id, replace(replace(coalesce(search_title, title), 'ё', 'е'), 'Ё', 'Е') AS title, replace(replace(coalesce(search_heading, heading), 'ё', 'е'), 'Ё', 'Е') AS heading, replace(replace(coalesce(search_text, text), 'ё', 'е'), 'Ё', 'Е') AS text
     FROM chunk_history;
-CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (title, heading, text, content = 'chunk_history_fts_source', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2 categories ''L* N* Co Mn Mc'' separators ''︎️''');
+CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (
+    title, heading, text,
+    content = 'chunk_history_fts_source', content_rowid = 'id',
+    tokenize = "unicode61 remove_diacritics 2"
+);
 CREATE TRIGGER chunk_history_fts_insert AFTER INSERT ON chunk_history BEGIN
     INSERT INTO chunk_history_fts (rowid, title, heading, text)
     VALUES (new.id, replace(replace(coalesce(new.search_title, new.title), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_heading, new.heading), 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.search_text, new.text), 'ё', 'е'), 'Ё', 'Е'));

@@ -46,7 +46,6 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 from ..child_process import python_module_command
 from ..numeric import sorted_distinct
 from . import background
-from .schema import FTS_TOKENIZERS
 from .tempfiles import remove_orphans, temp_name
 from .tokens import index_words
 
@@ -348,7 +347,7 @@ _ASCII_WORDS = bytes(c if chr(c).isalnum() else 32 for c in range(128)).lower() 
 
 
 def _column_tokens(text: str) -> list[bytes]:
-    """unicode61's tokens (``FTS_TOKENIZERS``), UTF-8, as ``recall/bm25.tokens`` mimics them; an
+    """unicode61 remove_diacritics 2's tokens, UTF-8, as ``recall/bm25.tokens`` mimics them; an
     ASCII text (most) split by a byte table, ~10 times faster than the regular expression."""
     from ..recall import bm25
 
@@ -939,7 +938,7 @@ def _exact_tokens(text: str) -> list[str]:
     letters and digits, lowered); any other asked of SQLite's own tokenizer."""
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
-    return index_words(text, FTS_TOKENIZERS[TOKENIZER])
+    return index_words(text, "unicode61 remove_diacritics 2")
 
 
 def exact_weights(weights: Sequence[float]) -> bool:
@@ -1106,6 +1105,6 @@ def _one_token(term: str) -> str | None:
     if term not in _single:
         if len(_single) > 10_000:
             _single.clear()
-        words = index_words(term, FTS_TOKENIZERS[TOKENIZER])
+        words = index_words(term, "unicode61 remove_diacritics 2")
         _single[term] = words[0] if len(words) == 1 else None
     return _single[term]

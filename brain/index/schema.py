@@ -189,12 +189,8 @@ FILL_FTS = (
 
 # What each BRAIN_FTS_TOKENIZER name means to FTS5.
 FTS_TOKENIZERS = {
-    # Words, case and Latin accents folded: English, Russian, most alphabets. A word's characters
-    # are letters, digits, private use and (since m023) marks: the vowel signs of Devanagari,
-    # Bengali, Tamil, Thai, Arabic's harakat, Hebrew's niqqud are inside the word they belong to.
-    # Not the enclosing marks (Me: a keycap's U+20E3), nor the text and emoji presentation
-    # selectors (U+FE0E, U+FE0F, Mn), which follow a symbol, not a letter: "⚠️Warning" is "warning".
-    "unicode61": "unicode61 remove_diacritics 2 categories 'L* N* Co Mn Mc' separators '\ufe0e\ufe0f'",
+    # Words, case and Latin accents folded: English, Russian, most alphabets. What m002 creates.
+    "unicode61": "unicode61 remove_diacritics 2",
     # Character trigrams: Chinese, Japanese, Korean (no spaces between words). Case folded;
     # accents too where SQLite has the option (3.45+).
     "trigram": "trigram remove_diacritics 1" if sqlite3.sqlite_version_info >= (3, 45) else "trigram",
@@ -1138,73 +1134,43 @@ def as_indexed(title: str, heading: str, titled: bool) -> tuple[str, str]:
 
 
 @INDEX_MIGRATIONS
-def m023_marks_in_words(conn: sqlite3.Connection) -> None:
-    """BM25 reads a word whose letters carry marks as one word, and one word however it is
-    composed or however wide its letters are.
+def m023_composed_and_narrow(conn: sqlite3.Connection) -> None:
+    """BM25 reads one word however it is composed or however wide its letters are.
 
-    unicode61 takes only letters, digits and private use (L* N* Co) for the characters of a
-    word: every combining mark (Mn, Mc) ended one. Hindi "मेरा" was indexed as "म" and "र", its
-    vowel signs dropped, and the query was cut the same way, so BM25 matched the consonants of
-    other words; Bengali, Tamil, Malayalam, Thai, Arabic with harakat and Hebrew with niqqud
-    alike. Both BM25 indexes are made again with the marks in words (``FTS_TOKENIZERS``;
-    ``remove_diacritics`` still folds Latin accents) and refilled. And ``text.for_search`` now
-    reads text composed and full-width letters as the usual ones: the searched form of every
-    chunk, title and past chunk it changes is stored here, and the notes holding one are read
-    again by the next run (the same bytes make no new version), for the chunks whose embedded
-    text changes to be embedded again. The lexical postings, tokenized as before, are dropped.
+    A word typed composed and stored decomposed (macOS names files so: "Мой" as "и" + U+0306 was
+    the word "мои" to FTS5, Greek "ά" lost its accent) was another word, and so were full-width
+    "ＳＱＬｉｔｅ" and "２０２４" (CJK text) and "sqlite", "2024": ``text.for_search`` now reads
+    text composed (NFC) and those widths as the usual letters. The searched form of every chunk,
+    title and past chunk it changes is stored here (BM25 finds their words at once), and the
+    notes holding one are read again by the next run (the same bytes make no new version), for
+    the chunks whose embedded text changes to be embedded again. The tokenizer is unchanged.
     """
     conn.create_function("brain_composes_or_narrows", 1, composes_or_narrows, deterministic=True)
     conn.create_function("brain_searched", 1, searched, deterministic=True)
-    # before the BM25 tables are dropped: the triggers of these columns write to them
+    # chunks_fts_title and postings_log_title follow the title; chunk_history_fts's triggers the past
     conn.execute(
         "UPDATE notes SET search_title = brain_searched(title), hash = '', mtime_ns = -1"
         " WHERE brain_composes_or_narrows(title) OR brain_composes_or_narrows(path)"
         " OR id IN (SELECT note_id FROM chunks WHERE brain_composes_or_narrows(heading)"
         " OR brain_composes_or_narrows(text))"
     )
+    # no trigger writes a chunk's changed words to chunks_fts: its rows go out as they were
+    # indexed and come back as searched now (postings_log_chunk_update records them for the postings)
     conn.execute(
-        "UPDATE chunks SET search_heading = brain_searched(heading), search_text = brain_searched(text)"
+        "CREATE TEMP TABLE m023_chunks AS SELECT id FROM chunks"
         " WHERE brain_composes_or_narrows(heading) OR brain_composes_or_narrows(text)"
     )
+    changed = "SELECT id, title, heading, text FROM chunks_fts_source WHERE id IN (SELECT id FROM temp.m023_chunks)"
+    conn.execute(
+        f"INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text) SELECT 'delete', * FROM ({changed})"
+    )
+    conn.execute(
+        "UPDATE chunks SET search_heading = brain_searched(heading), search_text = brain_searched(text)"
+        " WHERE id IN (SELECT id FROM temp.m023_chunks)"
+    )
+    conn.execute(f"INSERT INTO chunks_fts (rowid, title, heading, text) {changed}")
+    conn.execute("DROP TABLE temp.m023_chunks")
     search_past_chunks(conn)
-    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_tokenizer'").fetchone()
-    tokenizer = row[0] if row and row[0] in FTS_TOKENIZERS else DEFAULT_FTS_TOKENIZER
-    conn.executescript(
-        f"""
-        DROP TABLE chunks_fts;
-        {create_chunks_fts(tokenizer)};
-        {REFILL_FTS};
-        DROP TABLE chunk_history_fts;
-        {create_chunk_history_fts()};
-        INSERT INTO chunk_history_fts (chunk_history_fts) VALUES ('rebuild');
-        """
-    )
-    if (
-        conn.execute("SELECT 1 FROM meta WHERE key = 'postings_stamp'").fetchone()
-        or conn.execute("SELECT 1 FROM postings_log LIMIT 1").fetchone()
-    ):  # as IndexStore.clear_postings: a base read before is refused
-        conn.executescript(
-            """
-            DELETE FROM meta WHERE key = 'postings_stamp';
-            DELETE FROM postings_log;
-            INSERT INTO meta (key, value) VALUES ('postings_cleared', '1')
-                ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
-            """
-        )
-
-
-def create_chunk_history_fts() -> str:
-    """The statement creating chunk_history_fts, the past's BM25 index (over the view
-    chunk_history_fts_source), with the unicode61 tokenizer: m023."""
-    return (
-        "CREATE VIRTUAL TABLE chunk_history_fts USING fts5 (title, heading, text,"
-        " content = 'chunk_history_fts_source', content_rowid = 'id',"
-        f" tokenize = {_sql_text(FTS_TOKENIZERS[DEFAULT_FTS_TOKENIZER])})"
-    )
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def search_past_chunks(conn: sqlite3.Connection) -> None:
@@ -1293,7 +1259,7 @@ def create_chunks_fts(tokenizer: str) -> str:
     return (
         "CREATE VIRTUAL TABLE chunks_fts USING fts5 (title, heading, text,"
         " content = 'chunks_fts_source', content_rowid = 'id',"
-        f" tokenize = {_sql_text(FTS_TOKENIZERS[tokenizer])})"
+        f" tokenize = '{FTS_TOKENIZERS[tokenizer]}')"
     )
 
 
@@ -1315,7 +1281,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m023_marks_in_words",
+    "m023_composed_and_narrow",
     frozenset(
         [
             "aliases",

@@ -8,9 +8,8 @@ formula (``fts5_aux.c``: k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5))
 columns) and the present table's statistics, and so rank among the present's hits as they
 would if they were still there.
 
-The tokenizer follows unicode61 as the index uses it (``schema.FTS_TOKENIZERS``): a token is a
-run of letters, digits, private-use characters and combining marks, lowercased, with the
-diacritics of Latin letters removed.
+The tokenizer follows ``unicode61 remove_diacritics 2``: a token is a run of letters and
+digits, lowercased, with the diacritics of Latin letters removed.
 """
 
 from __future__ import annotations
@@ -23,17 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 K1, B = 1.2, 0.75
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
-# The combining marks remove_diacritics 2 drops (asked of FTS5 for U+0300-036F; every other
-# mark stays in its word): a letter with one it has no composed form for, "x\u0301".
-_DROPPED_MARKS = frozenset(
-    "\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0309\u030a\u030b\u030c\u030f"
-    "\u0311\u031b\u0323\u0324\u0325\u0326\u0327\u0328\u032d\u032e\u0330\u0331"
-)
-
-
-# The combining marks (Unicode Mn, Mc; unicodedata 14.0.0) but U+FE0E and U+FE0F (the tokenizer's
-# separators), as ranges: ``\w`` has none, and a Hindi word would be cut at each vowel sign.
+# The combining marks (Unicode Mn, Mc; unicodedata 14.0.0) but U+FE0E and U+FE0F (an emoji's
+# presentation selectors, after a symbol, not a letter), as ranges: ``\w`` has none, and brain's
+# own split of words (the names lane, a trigram index's query) cut a Hindi word at each vowel sign.
 # Written out: reading them from ``unicodedata`` took 0.24 s a process on a loaded two-core
 # machine (tests/test_lexical_scripts.py reads them so, and holds this table to it).
 # fmt: off
@@ -102,12 +95,6 @@ def marks() -> str:
     return "".join(f"{chr(a)}-{chr(b)}" for a, b in _MARK_RANGES)
 
 
-@functools.cache
-def _token() -> re.Pattern[str]:
-    """A token: letters and digits (``\\w`` less ``_``), private use and combining marks."""
-    return re.compile(f"(?:[^\\W_]|[{marks()}\ue000-\uf8ff\U000f0000-\U0010fffd])+")
-
-
 @dataclass(frozen=True)
 class TableStats:
     rows: int  # chunks in the table
@@ -116,7 +103,7 @@ class TableStats:
 
 
 def tokens(text: str) -> list[str]:
-    return [_fold(token) for token in _token().findall(text)]
+    return [_fold(token) for token in _TOKEN.findall(text)]
 
 
 def _fold(token: str) -> str:
@@ -125,8 +112,6 @@ def _fold(token: str) -> str:
         return lowered
     out = []
     for char in lowered:
-        if char in _DROPPED_MARKS:
-            continue
         decomposed = unicodedata.normalize("NFD", char)
         out.append(decomposed[0] if ord(decomposed[0]) < 0x250 else char)  # Latin: drop the marks
     return "".join(out)
