@@ -35,6 +35,9 @@ class Migrations:
         self._tables: dict[str, frozenset[str]] | None = None
         self._definitions: dict[str, tuple[str, str, str]] | None = None
         self._schemas: list[frozenset[tuple[str, str, str, str]]] | None = None
+        # migrations that change only rows and give the same rows when run again: a lost record
+        # may leave them to run again (``applied_from_schema``)
+        self.safe_to_run_again: set[str] = set()
 
     def __call__(self, fn: Migration) -> Migration:
         """Register ``fn`` as the next migration, named after the function."""
@@ -98,13 +101,14 @@ class Migrations:
         those up to the one after which a database holds exactly its tables, indexes, views and
         triggers (as SQLite keeps their SQL). None where no step gives that schema, or several in
         a row do (a migration that only changes rows leaves it as it was: whether it ran cannot
-        be told, and running it twice is not safe to assume)."""
+        be told, and running it twice is not safe to assume, unless it is in ``safe_to_run_again``)."""
         self.tables_made()
         assert self._schemas is not None
         present = _schema(conn)
         matches = [i for i, schema in enumerate(self._schemas) if schema == present]
-        if len(matches) != 1:
+        if not matches or any(self.steps[i][0] not in self.safe_to_run_again for i in matches[1:]):
             return None
+        # several in a row, all but the first safe to run again: they run again
         return [name for name, _ in self.steps[: matches[0] + 1]]
 
     def record(self, conn: sqlite3.Connection, names: list[str]) -> None:

@@ -1173,6 +1173,11 @@ def m023_composed_and_narrow(conn: sqlite3.Connection) -> None:
     search_past_chunks(conn)
 
 
+# It only stores searched forms and writes those chunks' BM25 rows out and back as they are: run
+# again, it gives the same rows (the notes it marks are read again, and keep their vectors).
+INDEX_MIGRATIONS.safe_to_run_again.add("m023_composed_and_narrow")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
