@@ -84,6 +84,15 @@ def open_store(vault: Path) -> IndexStore:
     return IndexStore.open(config.index_dir(vault))
 
 
+def note_ids(vault: Path, *paths: str) -> list[int | None]:
+    """The ids the index of ``vault`` gives the notes at ``paths`` now (None: none there)."""
+    store = open_store(vault)
+    try:
+        return [store.note_id(path) for path in paths]
+    finally:
+        store.close()
+
+
 def index_into(home: Path, vault: Path, embedder=None, **kwargs) -> tuple[IndexReport, Path]:
     """Index ``vault`` with its index under ``home``; (report, index folder). What the run left to
     the background (the BM25 postings, FTS5's merges) is waited for: tests read it next."""

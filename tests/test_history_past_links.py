@@ -11,7 +11,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import index_then_moment, open_store
+from index_helpers import index_then_moment, note_ids
 from serve_helpers import mcp_call, served
 
 from brain.cli import cli
@@ -31,11 +31,7 @@ def taken(request, tmp_path):
     write(root, "Beta.md", BETA)
     write(root, "Gamma.md", GAMMA)
     lived = index_then_moment(root)
-    store = open_store(root)
-    try:
-        ids = [store.note_id(p) for p in ("Alpha.md", "Beta.md", "Gamma.md")]
-    finally:
-        store.close()
+    ids = note_ids(root, "Alpha.md", "Beta.md", "Gamma.md")
     if request.param == "deleted":
         (root / "Beta.md").unlink()
     else:
@@ -157,11 +153,7 @@ def test_a_path_three_notes_held_in_turn_tells_the_two_deleted_ones_apart(tmp_pa
         write(root, f"{name}.md", f"# {name}\n\n{text}\n")
     write(root, "Ref.md", "# Ref\n\nsee [[A]]\n")
     index_then_moment(root)
-    store = open_store(root)
-    try:
-        first, second, third = (store.note_id(f"{name}.md") for name in "AXY")
-    finally:
-        store.close()
+    first, second, third = note_ids(root, "A.md", "X.md", "Y.md")
     for moved in ("X.md", "Y.md"):
         (root / "A.md").unlink()
         index_then_moment(root)
@@ -188,11 +180,7 @@ def test_a_supersession_entry_of_then_says_where_that_note_is_now(tmp_path):
     write(root, "ADR-2.md", "---\ndate: 2025-03-11\n---\n# ADR-2\n\nKafka.\n")
     write(root, "Notes.md", "# Notes\n\nunrelated\n")
     index_then_moment(root)
-    store = open_store(root)
-    try:
-        second, other = store.note_id("ADR-2.md"), store.note_id("Notes.md")
-    finally:
-        store.close()
+    second, other = note_ids(root, "ADR-2.md", "Notes.md")
     (root / "ADR-1.md").unlink()
     index_then_moment(root)
     (root / "ADR-2.md").rename(root / "ADR-2 Kafka.md")

@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from conftest import write
-from index_helpers import index_then_moment, open_store
+from index_helpers import index_then_moment, note_ids
 from serve_helpers import mcp_call, served
 
 from brain.cli import cli
@@ -22,11 +22,8 @@ OTHER = "# Budget\n\nNumbers for the quarter: rent, food, travel.\n"
 
 
 def _ids(root):
-    store = open_store(root)
-    try:
-        return {path: store.note_id(path) for path in ("A.md", "B.md", "C.md")}
-    finally:
-        store.close()
+    paths = ("A.md", "B.md", "C.md")
+    return dict(zip(paths, note_ids(root, *paths)))
 
 
 @pytest.fixture(params=["deleted, then B moved to A", "renamed to C, then B moved to A"])
@@ -160,11 +157,7 @@ def test_a_deleted_notes_exact_path_that_a_note_elsewhere_answers_to_names_it_to
     write(root, "Plan.md", OLD)
     write(root, "Proj/Plan.md", OTHER)
     index_then_moment(root)
-    store = open_store(root)
-    try:
-        first, present = store.note_id("Plan.md"), store.note_id("Proj/Plan.md")
-    finally:
-        store.close()
+    first, present = note_ids(root, "Plan.md", "Proj/Plan.md")
     (root / "Plan.md").unlink()
     index_then_moment(root)
     for name in ("Plan.md", "Plan"):
