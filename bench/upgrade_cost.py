@@ -129,15 +129,6 @@ def _time_statements(slow: list) -> None:
                 if (seconds := time.perf_counter() - started) >= 0.05:
                     slow.append([round(seconds, 2), " ".join(sql.split())[:90]])
 
-        def executescript(self, script: str) -> None:
-            statement = ""
-            for piece in script.split(";"):
-                statement += piece + ";"
-                if sqlite3.complete_statement(statement):
-                    if statement.strip(" \t\r\n;"):
-                        self.execute(statement)
-                    statement = ""
-
     migrations._InTransaction = Timed  # type: ignore[misc]
     # search_past_chunks runs its statements on the connection it is given: the same wrapper
 

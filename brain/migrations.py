@@ -191,7 +191,7 @@ class _InTransaction:
             statement += piece + ";"
             if sqlite3.complete_statement(statement):
                 if statement.strip(" \t\r\n;"):
-                    self._conn.execute(statement)
+                    self.execute(statement)  # the connection's, or a subclass's (bench/upgrade_cost.py times each)
                 statement = ""
 
 
