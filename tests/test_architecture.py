@@ -179,3 +179,11 @@ def test_the_readme_map_names_every_module_and_only_modules_that_exist():
     files = {p.name for p in modules} | {str(p.relative_to(root)) for p in modules}
     missing = sorted(n for n in named if n.endswith(".py") and n not in files)
     assert missing == [], f"the map names files that do not exist: {missing}"
+
+
+def test_the_readme_shows_no_path_of_the_checkout_it_was_written_in():
+    # Output pasted from a developer's worktree showed `/work/wt/i11-serve/.venv/bin/brain` as
+    # the command install writes: a user's is wherever pip put brain.
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    leaked = sorted({m for m in re.findall(r"/work/[\w./-]+", readme)})
+    assert leaked == [], f"the README shows paths of a developer's checkout: {leaked}"
