@@ -9,13 +9,13 @@ bad value (an impossible date, an unknown ``!tag``) costs only itself, not the w
 from __future__ import annotations
 
 import codecs
+import collections
 import datetime as dt
 import hashlib
-import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
 
@@ -62,7 +62,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "54e0bc7e4e4f"
+DECODING = "ddac58f920de"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -144,8 +144,9 @@ _LEGACY_SAMPLE = 64 * 1024
 
 def _legacy(data: bytes, start: int) -> tuple[str, str] | None:
     """(codec, what it was read as) when ``data``, not UTF-8 from byte ``start`` on, reads as
-    Russian in cp1251 or KOI8-R, else as Western European in cp1252; None when it is UTF-8 with
-    a few bad bytes (a cut write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or neither."""
+    Russian in cp1251 or KOI8-R, else as Greek in cp1253, else as Latin-script text in cp1252,
+    cp1250, ISO-8859-2 or cp1254 (``_latin``); None when it is UTF-8 with a few bad bytes (a cut
+    write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or none of these."""
     as_utf8 = data.decode("utf-8", errors="replace")
     replaced = as_utf8.count("\ufffd")
     if _non_ascii(as_utf8) - replaced > replaced // 10:
@@ -154,7 +155,9 @@ def _legacy(data: bytes, start: int) -> tuple[str, str] | None:
     cyrillic = _legacy_cyrillic(sample)
     if cyrillic is not None:
         return cyrillic[0], f"{cyrillic[1]} (Cyrillic)"
-    return ("cp1252", "cp1252 (Western European)") if _western(sample) else None
+    if _greek(sample):
+        return "cp1253", "cp1253 (Greek)"
+    return _latin(sample)
 
 
 def _non_ascii(text: str) -> int:
@@ -165,7 +168,9 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
     """(codec, name) when ``data`` reads as Russian in cp1251 or KOI8-R, else None. Both decode
     these bytes to Cyrillic letters; text in the other one comes out in the wrong case (KOI8-R's
     "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase letters wins,
-    cp1251 (Windows') on a tie."""
+    cp1251 (Windows') on a tie. Greek in cp1253 reads as Cyrillic words too, in cases no word is
+    written in: its accented "ά", "έ" are cp1251's capitals "Ь", "Э" ("КблзмЭсб" for
+    "Καλημέρα"); more than one word in ten so, and it is not Russian."""
     best: tuple[int, str, str] | None = None
     for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
         try:
@@ -173,16 +178,48 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
         except UnicodeDecodeError:  # cp1251 leaves 0x98 undefined
             continue
         high = _non_ascii(text) - sum(map(text.count, _CYRILLIC_PUNCTUATION))
-        cyrillic = lowercase = longer = 0
+        cyrillic = lowercase = longer = words = mixed = 0
         for word in _LETTERS.findall(text):
             if _CYRILLIC_WORD.fullmatch(word):
                 cyrillic += len(word)
                 lowercase += sum(1 for char in word if char.islower())
                 longer += len(word) if len(word) > 1 else 0
-        enough = longer >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high
+                words += 1
+                mixed += not _cased_as_written(word)
+        enough = longer >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high and mixed * 10 <= words
         if enough and (best is None or lowercase > best[0]):
             best = (lowercase, codec, name)
     return None if best is None else (best[1], best[2])
+
+
+def _cased_as_written(word: str) -> bool:
+    """Whether ``word`` is in small letters, capitals, or a capital and small letters."""
+    return word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower())
+
+
+_GREEK_WORD = re.compile("[\u0386-\u03ce]+")
+# Greek punctuation over ASCII in cp1253: the accents alone, the ano teleia, Western quotes.
+_GREEK_PUNCTUATION = "΄΅·«»—–„“”‘’…•°©®™±\xa0"
+
+
+def _greek(data: bytes) -> bool:
+    """Whether ``data`` reads as Greek in cp1253 (Windows'; ISO-8859-7 differs in a few bytes),
+    by the rules that tell Russian: 90% of the characters over ASCII, punctuation aside, in
+    Greek words, at least 4 letters in words of two or more, and hardly a word in a case no
+    word is written in or with a final "ς" amid it (Russian read so: "Οπθβες")."""
+    try:
+        text = data.decode("cp1253")
+    except UnicodeDecodeError:  # 0x81, 0x88, 0xAA, 0xD2, 0xFF...: no character in cp1253
+        return False
+    high = _non_ascii(text) - sum(map(text.count, _GREEK_PUNCTUATION))
+    greek = longer = words = odd = 0
+    for word in _LETTERS.findall(text):
+        if _GREEK_WORD.fullmatch(word):
+            greek += len(word)
+            longer += len(word) if len(word) > 1 else 0
+            words += 1
+            odd += not _cased_as_written(word) or "ς" in word[:-1]
+    return longer >= _MIN_CYRILLIC_LETTERS and greek >= _CYRILLIC_SHARE * high and odd * 10 <= words
 
 
 # cp1252's characters over ASCII that are neither letters nor punctuation words are written with
@@ -190,29 +227,139 @@ def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
 # spaces): beside letters they are mostly another encoding's letters (cp1250's "łza", "Łódź",
 # "już", "są" read as "³za", "£ódŸ", "ju¿", "s¹").
 _PUNCTUATION_1252 = "’‘·•–—\xad\xa0«»“”„‚‹›…"
-_SYMBOLS_1252 = re.compile(
-    "["
-    + re.escape(
-        "".join(
-            c
-            for c in bytes(range(128, 256)).decode("cp1252", "ignore")
-            if not c.isalpha() and c not in _PUNCTUATION_1252
-        )
+
+
+def _symbols(codec: str) -> re.Pattern[str]:
+    """A class of ``codec``'s characters over ASCII that are neither letters nor punctuation."""
+    chars = bytes(range(128, 256)).decode(codec, "ignore")
+    return re.compile(
+        "[" + re.escape("".join(c for c in chars if not c.isalpha() and c not in _PUNCTUATION_1252)) + "]"
     )
-    + "]"
+
+
+def _alphabet(letters: str) -> frozenset[str]:
+    """A language's letters over ASCII, small and capital ("ı"'s capital is ASCII "I", "i"'s
+    is "İ")."""
+    capitals = {c.upper() for c in letters if len(c.upper()) == 1 and c.upper() > "\x7f"}
+    return frozenset(letters) | capitals | ({"İ"} if "ı" in letters else set())
+
+
+_WESTERN = {
+    "French": "àâæçéèêëîïôœùûüÿ",
+    "German": "äöüß",
+    "Spanish": "áéíñóúü",
+    "Portuguese": "áâãàçéêíóôõú",
+    "Italian": "àèéìíîòóù",
+    "Catalan": "àçéèíïòóúü",
+    "Dutch": "áéèëïóöü",
+    "Swedish/Finnish": "åäöšž",
+    "Danish/Norwegian": "æøåéó",
+    "Icelandic": "áðéíóúýþæö",
+}
+_CENTRAL = {
+    "Polish": "ąćęłńóśźż",
+    "Czech": "áčďéěíňóřšťúůýž",
+    "Slovak": "áäčďéíĺľňóôŕšťúýž",
+    "Hungarian": "áéíóöőúüű",
+    "Slovene/Croatian": "čćđšž",
+    "Romanian": "ăâîşţ",
+    "German": "äöüß",
+}
+# The Latin-script code pages, in the order that wins a tie: one whose letters the others hold
+# at the same bytes ("Grüße" in cp1250 is cp1252's "Grüße") is most likely Windows' Western.
+# Each with the languages written in it and the characters over ASCII that are no letters.
+_LATIN = tuple(
+    (codec, name, tuple(_alphabet(letters) for letters in languages.values()), _symbols(codec))
+    for codec, name, languages in (
+        ("cp1252", "cp1252 (Western European)", _WESTERN),
+        ("cp1250", "cp1250 (Central European)", _CENTRAL),
+        ("iso8859_2", "ISO-8859-2 (Central European)", _CENTRAL),
+        ("cp1254", "cp1254 (Turkish)", {"Turkish": "âçğıîöşûü"}),
+    )
 )
+_C1_CONTROLS = re.compile("[\x80-\x9f]")  # ISO-8859-2's bytes 0x80-0x9F: in no text
 
 
-def _western(data: bytes) -> bool:
-    """Whether ``data`` reads as Western European in cp1252 (Windows' Latin-1, which it extends
-    with “”‘’–—€…). Its accented letters stand amid ASCII ones ("café", "Größe"); Cyrillic (in
-    cp1251 or KOI8-R too short to tell) read so makes words of accented letters alone ("Äà" for
-    "Да", "ÿ" for "я"), and cp1250 (Central European) symbols beside letters and capitals amid
-    small ones; more than a few of those, and it is not cp1252."""
-    try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: no character in cp1252
-        return False
+def _latin(data: bytes) -> tuple[str, str] | None:
+    """(codec, name) of the Latin-script code page ``data`` reads best in, else None. Each reading
+    must be plausible text (``_western``), and is scored for its best language (``_fit``): the
+    letters over ASCII in words that language writes, less those in words it does not. Czech in
+    cp1250 read as cp1252 is "Pøíliš" (ø is Danish, í not), Hungarian "tûrõ" (û French, õ
+    Portuguese), Turkish in cp1254 "yaðýz þoföre çabucak" (Icelandic letters, and ç, which
+    Icelandic lacks). The best score wins, the first of ``_LATIN`` on a tie; a reading but
+    cp1252's must score over 0 (more letters its language writes than not). cp1252 is what most such notes are, so when each of
+    its words is some Western language's it stays if those words are few (one in
+    ``_FEW_FOREIGN``: English quoting "Alcácer" and "Bernabò", both Czech in cp1250, "Alcácer"
+    and "Bernabň") or all one language's, and else gives way only to a reading all of one
+    language (a note of French, Spanish and German words is not Slovak's "cittŕ", "mańana"
+    because Slovak has "ŕ" and "á")."""
+    best: tuple[int, str, str] | None = None
+    western = False  # cp1252's reading: each word some Western language's
+    for codec, name, alphabets, signs in _LATIN:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:  # a byte the code page leaves undefined (cp1252's 0x81, 0x8D...)
+            continue
+        if _C1_CONTROLS.search(text) or not _western(text, signs):
+            continue
+        fit = _fit(text, alphabets)
+        if codec == "cp1252":
+            western = not fit.unwritten
+            # all one language's: no reading of as many letters scores more (and cp1252 wins ties)
+            if western and (fit.whole or fit.foreign * _FEW_FOREIGN <= fit.words):
+                return codec, name
+            best = (fit.score, codec, name)
+        elif fit.score > (0 if best is None else best[0]) and (fit.whole or not western):
+            best = (fit.score, codec, name)
+    return None if best is None else (best[1], best[2])
+
+
+# Letters to Python that are signs in text: the micro sign ("µs") and the ordinal indicators.
+_LETTERLIKE = frozenset("µªº")
+_FEW_FOREIGN = 20
+
+
+class _Fit(NamedTuple):
+    score: int  # the best language's: letters over ASCII in words it writes, less the others
+    whole: bool  # whether that language writes every word
+    unwritten: int  # letters over ASCII in words no language writes
+    foreign: int  # words with letters over ASCII
+    words: int
+
+
+def _fit(text: str, alphabets: tuple[frozenset[str], ...]) -> _Fit:
+    """How ``text``'s words with letters over ASCII fit the languages of ``alphabets``."""
+    words = 0
+    foreign: collections.Counter[str] = collections.Counter()  # a word's letters over ASCII
+    for word in _LETTERS.findall(text):
+        words += 1
+        if not word.isascii():
+            high = "".join(char for char in word if char > "\x7f" and char not in _LETTERLIKE)
+            if high:
+                foreign[high] += 1
+    written = [0] * len(alphabets)
+    unwritten = [0] * len(alphabets)
+    nowhere = 0
+    for high, times in foreign.items():  # each once: a note's words repeat
+        held = [alphabet.issuperset(high) for alphabet in alphabets]
+        nowhere += 0 if any(held) else len(high) * times
+        for at, yes in enumerate(held):
+            if yes:
+                written[at] += len(high) * times
+            else:
+                unwritten[at] += len(high) * times
+    at = max(range(len(alphabets)), key=lambda a: written[a] - unwritten[a])
+    return _Fit(written[at] - unwritten[at], not unwritten[at], nowhere, foreign.total(), words)
+
+
+def _western(text: str, signs: re.Pattern[str]) -> bool:
+    """Whether ``text``, bytes read in a Latin-script code page such as cp1252 (Windows' Latin-1,
+    which it extends with “”‘’–—€…), reads as text in it; ``signs`` are the code page's
+    characters over ASCII that are no letters nor punctuation. Its accented letters stand amid
+    ASCII ones ("café", "Größe"); Cyrillic (in cp1251 or KOI8-R too short to tell) read so makes
+    words of accented letters alone ("Äà" for "Да", "ÿ" for "я"), and another code page
+    symbols beside letters and capitals amid small ones (cp1250's Polish in cp1252); more than a
+    few of those, and it is not that code page."""
     accented = amid = alone = odd = symbols = 0
     for word in _LETTERS.findall(text):
         high = sum(1 for char in word if char > "\x7f")
@@ -221,9 +368,9 @@ def _western(data: bytes) -> bool:
             amid += high
         elif high > 1:  # "à", "è" alone are French and Italian words
             alone += high
-        # a capital after a small letter: cp1250's "ź" in "jaŸñ"
-        odd += sum(1 for a, b in itertools.pairwise(word) if b > "\x7f" and b.isupper() and a.islower())
-    for symbol in _SYMBOLS_1252.finditer(text):
+        # in no case a word is written in: cp1250's "ź" in "jaŸñ", cp1252's "¿" in "żQué"
+        odd += bool(high) and not _cased_as_written(word)
+    for symbol in signs.finditer(text):
         char, symbols = symbol.group(), symbols + 1
         before, after = text[symbol.start() - 1 : symbol.start()], text[symbol.end() : symbol.end() + 1]
         if char in "¿¡":  # a Spanish question or exclamation: "że", "mąż" are "¿e", "m¹¿"

@@ -824,8 +824,8 @@ def test_decode_reads_western_european_legacy_text_as_cp1252():
 
 def test_cp1252_and_cp1251_are_not_taken_for_each_other():
     """Russian keeps to cp1251/KOI8-R, down to short notes; what is too short to tell is not
-    read as cp1252 ("Äà" for "Да"); cp1252 is not read as Cyrillic; Polish (cp1250, which no
-    rule reads) is not read as cp1252."""
+    read as cp1252 ("Äà" for "Да"); cp1252 is not read as Cyrillic; Polish (cp1250) is not read
+    as cp1252."""
     assert decode("Привет, мир".encode("cp1251")) == (
         "Привет, мир",
         ["not UTF-8 (invalid at byte 0); decoded as cp1251 (Cyrillic)"],
@@ -837,7 +837,92 @@ def test_cp1252_and_cp1251_are_not_taken_for_each_other():
     assert decode(text.encode("cp1252"))[1][0].endswith("cp1252 (Western European)")
     for polish in ("Zażółć gęślą jaźń", "mąż już był w Łodzi", "są, łza, że"):
         text, warnings = decode(polish.encode("cp1250"))
-        assert warnings[0].endswith("undecodable bytes replaced"), (polish, text)
+        assert "cp1252" not in warnings[0], (polish, text)
+
+
+# Czech, Polish, Hungarian, Greek and Turkish as saved by old Windows (or Linux) editors: a
+# paragraph and a one-line note of each.
+OTHER_LEGACY = {
+    "Czech": (
+        "# Výlet\n\nPříliš žluťoučký kůň úpěl ďábelské ódy. Dnes ráno jsme šli do města, kde jsme "
+        "potkali přátele a povídali si o počasí.\n",
+        "Příliš žluťoučký kůň",
+    ),
+    "Polish": (
+        "# Notatka\n\nZażółć gęślą jaźń. Wczoraj byłem w Łodzi i widziałem, że mąż już śpi, a "
+        "dzieci bawią się w ogrodzie.\n",
+        "Zażółć gęślą jaźń",
+    ),
+    "Hungarian": (
+        "# Hírek\n\nÁrvíztűrő tükörfúrógép. A főváros új hídja őszre készül el, mondta a "
+        "polgármester a sajtótájékoztatón.\n",
+        "Árvíztűrő tükörfúrógép",
+    ),
+    "Greek": (
+        "# Σημειώσεις\n\nΗ Αθήνα είναι η πρωτεύουσα της Ελλάδας. Σήμερα ο καιρός είναι ζεστός και "
+        "ηλιόλουστος, και πολλοί άνθρωποι πηγαίνουν στη θάλασσα.\n",
+        "Καλημέρα κόσμε, τι κάνεις;",
+    ),
+    "Turkish": (
+        "# Notlar\n\nPijamalı hasta yağız şoföre çabucak güvendi. İstanbul'da bugün hava çok "
+        "güzel, değil mi? Akşam yemeğinde balık yedik.\n",
+        "Iğdır'da şöyle bir gün",
+    ),
+}
+
+
+def test_decode_reads_central_european_greek_and_turkish_legacy_text():
+    """Czech, Polish and Hungarian in cp1250 were read as cp1252 ("Árvíztûrõ", "Pøíliš") or
+    replaced ("Za\ufffd\ufffd\ufffd"), Greek in cp1253 as cp1251 ("КблзмЭсб" for "Καλημέρα"),
+    Turkish in cp1254 as cp1252 ("yaðýz þoföre"): not what the user wrote, in what brain showed
+    and indexed. Each is read in the encoding whose letters are one language's now, the
+    warning naming it."""
+    names = {
+        "cp1250": "cp1250 (Central European)",
+        "iso8859_2": "ISO-8859-2 (Central European)",
+        "cp1253": "cp1253 (Greek)",
+        "cp1254": "cp1254 (Turkish)",
+    }
+    codecs_of = {"Czech": ("cp1250", "iso8859_2"), "Polish": ("cp1250", "iso8859_2"), "Hungarian": ("cp1250",)}
+    codecs_of |= {"Greek": ("cp1253",), "Turkish": ("cp1254",)}
+    for language, texts in OTHER_LEGACY.items():
+        for text in texts:
+            for codec in codecs_of[language]:
+                decoded, warnings = decode(text.encode(codec))
+                assert decoded == text, (language, codec, decoded)
+                assert len(warnings) == 1 and warnings[0].endswith(f"decoded as {names[codec]}"), warnings
+    note = parse_note(
+        "cs.md", "---\r\ntitle: Výlet\r\ntags: [příroda]\r\n---\r\nŽluťoučký kůň\r\n".encode("cp1250"), 0.0
+    )
+    assert (note.title, note.tags, note.body) == ("Výlet", ["příroda"], "Žluťoučký kůň\n")
+
+
+def test_the_other_legacy_encodings_leave_western_and_russian_text_as_it_was():
+    """What cp1252 and cp1250 both hold the same ("Grüße", "Noël") stays cp1252; French,
+    Spanish, Danish and Icelandic, whose letters other code pages hold at the same bytes
+    ("très" is cp1250's "trčs", "þ" cp1254's "ş"), are read as cp1252; Russian stays
+    cp1251/KOI8-R."""
+    for text in (
+        "Grüße aus Köln: Größe, Äpfel, Straße.",
+        "Noël",
+        "Il est très tôt, à côté de l’église, où l’on parle français.",
+        "El niño está en España, mañana vamos a Peñíscola.",
+        "Søren og Åse på færgen til Ærø.",
+        "Þetta er íslenska: það var góður dagur, ýmislegt gerðist.",
+        "Não sei, ação e coração, português.",
+        # English quoting names of two languages: Czech has both letters (cp1250's "Bernabň")
+        "The siege of Alcácer do Sal was won in 1217 by a fleet of crusaders on their way to the "
+        "Holy Land, who stopped on the coast to help the king; a century later Bernabò Visconti "
+        "ruled Milan with his brother.",
+        # words of Western languages: Slovak has cp1250's "cittŕ", "giŕ", "Äpfel" and "está"
+        "el città of über by già à by les le città mañana Äpfel die está die is.",
+        "A pulse of 5 µs; the battery is a Li-ion cell.",  # cp1250's "µ" is ISO-8859-2's "ľ"
+    ):
+        assert decode(text.encode("cp1252")) == (text, [decode(text.encode("cp1252"))[1][0]])
+        assert decode(text.encode("cp1252"))[1][0].endswith("cp1252 (Western European)"), text
+    for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
+        text = "Москва зимой: снег и мороз, ёлка. Привет, мир!"
+        assert decode(text.encode(codec))[1][0].endswith(f"decoded as {name} (Cyrillic)")
 
 
 # ----- the decoding rules' digest ----------------------------------------------------------
