@@ -934,7 +934,7 @@ def test_an_index_made_by_older_decoding_rules_reads_those_notes_again(tmp_path,
         conn.execute("DELETE FROM meta WHERE key = ?", (changes.DECODED_BY_KEY,))
     conn.close()
     with IndexView(directory) as view:
-        assert "Москва" not in view.conn.execute("SELECT text FROM chunks").fetchall().__str__()
+        assert "Москва" not in " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
         versions = view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     report, _ = index_into(home, vault)
     assert (report.new, report.changed, report.unchanged, report.skipped) == (1, 1, 1, 0)
@@ -945,3 +945,43 @@ def test_an_index_made_by_older_decoding_rules_reads_those_notes_again(tmp_path,
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions + 1
     report, _ = index_into(home, vault)  # recorded: not read again
     assert (report.changed, report.unchanged) == (0, 3)
+
+
+def _decode_as_cp1252_before(data: bytes) -> tuple[str, list[str]]:
+    """The rules before Central European and Greek: what was not UTF-8 was cp1252."""
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as exc:
+        return data.decode("cp1252"), [f"not UTF-8 (invalid at byte {exc.start}); decoded as cp1252 (Western European)"]
+
+
+def test_notes_an_older_brain_read_as_cp1252_are_read_again_in_their_code_page(tmp_path, monkeypatch):
+    """A Hungarian note in cp1250 was indexed as cp1252's "Árvíztûrõ", and kept so after an
+    upgrade that reads it right: its bytes are unchanged. The rules' digest (``notes.DECODING``)
+    changed with them, so the next run reads again the notes decoded with a warning, and only
+    those: the UTF-8 note is not."""
+    from index_helpers import IndexView, index_into
+
+    import brain.notes
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    text = "# Hírek\n\nÁrvíztűrő tükörfúrógép: a főváros új hídja őszre készül el.\n"
+    (vault / "hu.md").write_bytes(text.encode("cp1250"))
+    (vault / "plain.md").write_text("# Plain\n\nNothing odd, café.\n")
+    home = tmp_path / "home"
+    with monkeypatch.context() as older:
+        older.setattr(brain.notes, "decode", _decode_as_cp1252_before)
+        report, directory = index_into(home, vault)
+    with sqlite3.connect(directory / "index.db") as conn:  # as the brain before this one left it
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", ("54e0bc7e4e4f", changes.DECODED_BY_KEY))
+    conn.close()
+    with IndexView(directory) as view:
+        assert "Árvíztûrõ" in " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
+    report, _ = index_into(home, vault)
+    assert (report.new, report.changed, report.unchanged) == (0, 1, 1)
+    with IndexView(directory) as view:
+        texts = " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
+        assert "Árvíztűrő tükörfúrógép" in texts and "Árvíztûrõ" not in texts
+        warnings = {r[0]: r[1] for r in view.conn.execute("SELECT path, warnings FROM notes")}
+        assert json.loads(warnings["hu.md"]) == ["not UTF-8 (invalid at byte 3); decoded as cp1250 (Central European)"]
