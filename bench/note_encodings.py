@@ -2,18 +2,21 @@
 encoding are read (a confusion table), and how many binary files the NUL rules take for text.
 
 For each vault given, every ``.md`` note's bytes are counted: a UTF-8 BOM, a UTF-16 BOM, CRLF,
-CR-only and mixed line endings, invalid UTF-8 (and of it, read as cp1251, KOI8-R or cp1252),
+CR-only and mixed line endings, invalid UTF-8 (and of it, read as cp1251, KOI8-R, cp1252 or
+the other legacy code pages),
 UTF-16 without a BOM, NULs (trailing padding only, or amid the text), and binary by
 ``looks_binary``. Then the false positives of the legacy rules on real text:
 
 - every note holding non-ASCII bytes is handed to them as if its bytes were not UTF-8 (UTF-8
   Russian read as cp1251 is "Р—Р°", which they must refuse);
 - every note that can be written in cp1252 and holds a non-ASCII letter, so written (old
-  European notes), must be read back as it was, not as Cyrillic;
+  European notes), must be read back as it was, not as Cyrillic; so too in cp1250, cp1253 and
+  cp1254;
 - every note holding Cyrillic, written in cp1251 and in KOI8-R, must come back as it was.
 
 Then ``--samples`` generated notes of each kind (Russian sentences in cp1251 and KOI8-R,
-French/German/Spanish/Portuguese/Italian in cp1252, Polish in cp1250, which no rule reads,
+French/German/Spanish/Portuguese/Italian in cp1252, Polish, Czech and Hungarian in cp1250 and
+ISO-8859-2, Greek in cp1253, Turkish in cp1254,
 UTF-8 of all these with one byte broken, and UTF-16 without a BOM) are decoded, and a table
 counts what each kind was read as, and how many came back exactly as written ("right"; for
 broken UTF-8, its broken byte replaced or read as cp1252's "ÿ", the rest as written).
@@ -51,9 +54,14 @@ WESTERN = (
     "the and of to in is for with on as at by le la les der die das el los"
 ).split()
 POLISH = "zażółć gęślą jaźń już był się że są dzień łza mąż ręka ból Łódź Kraków".split()
+CZECH = "příliš žluťoučký kůň úpěl ďábelské ódy město řeka čeština dnes ráno škola Plzeň Brno".split()
+HUNGARIAN = "árvíztűrő tükörfúrógép főváros új hídja őszre készül mondta ünnep gyönyörű".split()
+GREEK = "Αθήνα είναι η πρωτεύουσα της Ελλάδας σήμερα ο καιρός ζεστός και θάλασσα καλημέρα κόσμε".split()
+TURKISH = "pijamalı hasta yağız şoföre çabucak güvendi İstanbul bugün hava çok güzel değil akşam ılık".split()
 CJK = "会议 记录 项目 任务 今天 明天 问题 答案 東京 天気 メモ ノート".split()
 PUNCTUATION = {"cp1251": ["—", "«", "»", "№", "…"], "koi8_r": ["-", '"'], "cp1252": ["“", "”", "–", "…", "€"]}
-KINDS = ("UTF-8", "cp1251", "KOI8-R", "cp1252", "UTF-16LE", "UTF-16BE", "replaced", "binary")
+LEGACY = ("cp1251", "KOI8-R", "cp1252", "cp1250", "ISO-8859-2", "cp1253", "cp1254")
+KINDS = ("UTF-8", *LEGACY, "UTF-16LE", "UTF-16BE", "replaced", "binary")
 
 
 def counts(vault: Path, line: dict[str, int]) -> None:
@@ -75,20 +83,22 @@ def counts(vault: Path, line: dict[str, int]) -> None:
         warnings = decode(data)[1] if not looks_binary(data) else []
         line["invalid UTF-8"] += any("UTF-8" in w for w in warnings)
         line["read as cp1251/KOI8-R"] += any("(Cyrillic)" in w for w in warnings)
-        line["read as cp1252"] += any("cp1252" in w for w in warnings)
+        for kind in LEGACY[2:]:
+            line[f"read as {kind}"] += any(f"as {kind} " in w for w in warnings)
         line["UTF-16 without a BOM"] += any("no byte-order mark" in w for w in warnings)
         if max(data, default=0) > 127:
             line["non-ASCII notes tried as legacy"] += 1
             line["  ... UTF-8 taken as legacy"] += _legacy(data, 0) is not None
         text = decode(data)[0]
-        try:
-            western = text.encode("cp1252")
-        except UnicodeEncodeError:
-            western = b""
-        if max(western, default=0) > 127:
-            line["cp1252 notes"] += 1
-            line["  ... cp1252 read back as written"] += decode(western)[0] == text
-            line["  ... cp1252 taken as Cyrillic"] += "(Cyrillic)" in " ".join(decode(western)[1])
+        for codec in ("cp1252", "cp1250", "cp1253", "cp1254"):
+            try:
+                legacy = text.encode(codec)
+            except UnicodeEncodeError:
+                continue
+            if max(legacy, default=0) > 127:
+                line[f"{codec} notes"] += 1
+                line[f"  ... {codec} read back as written"] += decode(legacy)[0] == text
+                line[f"  ... {codec} taken as Cyrillic"] += "(Cyrillic)" in " ".join(decode(legacy)[1])
         if any("\u0400" <= c <= "\u04ff" for c in text):
             for codec in ("cp1251", "koi8_r"):
                 try:
@@ -104,7 +114,7 @@ def read_as(data: bytes) -> str:
     if looks_binary(data):
         return "binary"
     warnings = " ".join(decode(data)[1])
-    for kind in ("cp1251", "KOI8-R", "cp1252", "UTF-16LE", "UTF-16BE"):
+    for kind in (*LEGACY, "UTF-16LE", "UTF-16BE"):
         if f"as {kind} " in warnings:
             return kind
     return "replaced" if "replaced" in warnings else "UTF-8"
@@ -147,9 +157,17 @@ def confusion(samples: int) -> None:
         western = passage(rng, WESTERN, 60, PUNCTUATION["cp1252"])
         if max(western.encode("cp1252")) > 127:
             tally("Western, cp1252", western.encode("cp1252"), western)
-        polish = passage(rng, POLISH + WESTERN[-20:], 30)
-        if max(polish.encode("cp1250")) > 127:
-            tally("Polish, cp1250", polish.encode("cp1250"), polish)
+        for name, words, codecs in (
+            ("Polish", POLISH, ("cp1250", "iso8859_2")),
+            ("Czech", CZECH, ("cp1250", "iso8859_2")),
+            ("Hungarian", HUNGARIAN, ("cp1250",)),
+            ("Greek", GREEK, ("cp1253",)),
+            ("Turkish", TURKISH, ("cp1254",)),
+        ):
+            text = passage(rng, words + WESTERN[-20:], 30)
+            for codec in codecs:
+                if max(text.encode(codec)) > 127:
+                    tally(f"{name}, {codec}", text.encode(codec), text)
         for name, words in (("Russian", RUSSIAN), ("Western", WESTERN), ("English", WESTERN[-20:])):
             data, expected = broken(rng, passage(rng, words, 40))
             # right: the broken byte replaced, or read as cp1252's "ÿ", the rest as written
@@ -158,10 +176,10 @@ def confusion(samples: int) -> None:
         tally("UTF-16LE, no BOM", text.encode("utf-16-le"), text)
         tally("UTF-16BE, no BOM", text.encode("utf-16-be"), text)
     width = max(map(len, rows))
-    print(f"{'generated note':<{width}}  " + "  ".join(f"{k:>8}" for k in (*KINDS, "right")))
+    print(f"{'generated note':<{width}}  " + "  ".join(f"{k:>10}" for k in (*KINDS, "right")))
     for row, counter in rows.items():
         total = sum(counter[k] for k in KINDS)
-        cells = "  ".join(f"{counter[k]:>8,}" for k in KINDS)
+        cells = "  ".join(f"{counter[k]:>10,}" for k in KINDS)
         print(f"{row:<{width}}  {cells}  {100 * counter['right'] / total:>7.2f}%")
 
 
@@ -171,6 +189,8 @@ def speed() -> None:
     notes = {
         "cp1251": " ".join(rng.choice(RUSSIAN) for _ in range(150_000)).encode("cp1251"),
         "cp1252": " ".join(rng.choice(WESTERN) for _ in range(150_000)).encode("cp1252"),
+        "cp1250": " ".join(rng.choice(CZECH) for _ in range(150_000)).encode("cp1250"),
+        "cp1253": " ".join(rng.choice(GREEK) for _ in range(150_000)).encode("cp1253"),
         "UTF-16LE, no BOM": " ".join(rng.choice(WESTERN) for _ in range(100_000)).encode("utf-16-le"),
         "UTF-8": " ".join(rng.choice(WESTERN + RUSSIAN) for _ in range(100_000)).encode(),
     }
