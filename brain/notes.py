@@ -62,7 +62,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "ddac58f920de"
+DECODING = "7b129b3ae7e2"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -426,15 +426,16 @@ def _utf8_with_stray_nuls(head: bytes) -> bool:
 # the noncharacters U+FFFE (a BOM read in the wrong order) and U+FFFF.
 _NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffe\uffff]")
 _PRINTABLE_ASCII = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+_ONE_SCRIPT_BYTES = 8  # four characters: "Да м"
 
 
 def _bomless_utf16(data: bytes) -> tuple[str, str] | None:
     """(codec, name) when ``data`` reads as UTF-16 without a byte-order mark (.NET and some
     Windows editors write it so), else None. In its first 8 KB: NULs in every other byte, hardly
     any in the others (ASCII characters, spaces and line breaks have one as their high byte),
-    decoding to characters a note holds: no control codes, no lone surrogates, hardly any
-    unassigned or private-use ones, and not mostly two ASCII bytes each (ASCII text with NULs
-    amid it). Binary files hold a NUL pair or a control code somewhere, and a random byte pair
+    or one NUL amid characters of one script; decoding to characters a note holds: no control
+    codes, no lone surrogates, hardly any unassigned or private-use ones, and not mostly two
+    ASCII bytes each (ASCII text with NULs amid it). Binary files hold a NUL pair or a control code somewhere, and a random byte pair
     is unassigned, private-use or half a surrogate pair one time in ten."""
     sample = data[: min(len(data), 8192) // 2 * 2]  # whole code units
     end = len(sample.rstrip(b"\x00"))
@@ -444,7 +445,11 @@ def _bomless_utf16(data: bytes) -> tuple[str, str] | None:
         ("utf-16-be", "UTF-16BE (no byte-order mark)", 0),
     ):
         nuls, others = sample[high::2].count(0), sample[1 - high :: 2].count(0)
-        if nuls < 2 or others * 4 > nuls:  # others: characters U+xx00 ("一", U+4E00) or U+0000
+        # one NUL (a one-line note's one space) will do when every other high byte is one
+        # script's, under U+2000 (0x03 Greek, 0x04 Cyrillic): no binary file alternates so
+        scripts = set(sample[high::2]) - {0}
+        one_script = len(scripts) == 1 and max(scripts) < 0x20 and len(sample) >= _ONE_SCRIPT_BYTES
+        if (nuls < 2 and not (nuls and one_script)) or others * 4 > nuls:  # others: U+xx00 ("一") or U+0000
             continue
         try:  # a surrogate pair cut at the 8 KB mark is not an error
             text = codecs.getincrementaldecoder(codec)().decode(sample, final=False)

@@ -925,6 +925,20 @@ def test_the_other_legacy_encodings_leave_western_and_russian_text_as_it_was():
         assert decode(text.encode(codec))[1][0].endswith(f"decoded as {name} (Cyrillic)")
 
 
+def test_decode_reads_a_one_line_note_of_one_script_in_utf16_without_a_bom():
+    """A one-line Greek or Russian note in UTF-16 without a BOM has one NUL, its one space's high
+    byte: it was taken for binary and skipped. One NUL will do when every other high byte is
+    one script's (0x03 Greek, 0x04 Cyrillic): no binary file's bytes alternate so."""
+    for text in ("Καλημέρα κόσμε", "Привет мир", "Příliš žluťoučký"):
+        for codec, name in (("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE")):
+            data = text.encode(codec)
+            assert not looks_binary(data), (text, codec)
+            assert decode(data) == (text, [f"decoded as {name} (no byte-order mark)"])
+    # one NUL amid bytes of no such pattern is still binary
+    assert looks_binary(bytes(range(1, 40)) + b"\x00" + bytes(range(41, 90)))
+    assert looks_binary(b"\x03\xb1\x03\xb2\x00\x20\x07\x03")  # high bytes 0x03 and 0x07
+
+
 # ----- the decoding rules' digest ----------------------------------------------------------
 
 
