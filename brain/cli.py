@@ -49,6 +49,7 @@ def cli() -> None:
     brain hook install --prompt        add the vault's relevant notes to every prompt
     brain turns / brain recalls        the last recorded turns; what the prompts were shown
     brain prune --ledger --before 90d  bound the turn ledger (brain prune: a vault's history)
+    brain backup ~/brain-backup        copy the indexes and the ledger, safely while brain runs
 
     Configuration comes from environment variables (and a .env file in the working
     directory or the brain home); see .env.example for every one.
@@ -940,6 +941,9 @@ def _register_subcommands() -> None:
     from .autorecall.cli import recalls
 
     cli.add_command(recalls)
+    from .backup_cli import backup_command
+
+    cli.add_command(backup_command)
 
 
 _register_subcommands()

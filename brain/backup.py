@@ -1,0 +1,447 @@
+"""`brain backup DEST`: a copy of what brain keeps that cannot be made again, taken while brain runs.
+
+An SQLite database in WAL mode cannot be copied file by file while it is written (`cp -r` of
+the brain home during `brain serve`'s pass or an FTS5 merge gave a torn copy: the database file
+of one moment, its WAL of another). Each database here is copied through SQLite's online
+backup API inside one read transaction: every step reads the same snapshot, so the copy is the
+database as one commit left it, and writers go on meanwhile (a reader never blocks them in WAL
+mode). Without that transaction, a commit by another process between two steps restarted the
+copy from its first page, and under a steady writer it never ended.
+
+What is copied, into the layout of the brain home (so that BRAIN_HOME pointed at the copy, or
+the copy put in its place, is a working brain): each vault's ``index.db`` (notes, chunks and
+their vectors, history), the ledger (``brain.db``, or the file BRAIN_DB names), the rows hooks
+keep aside while its upgrade waits, the install records and the home's ``.env``. What brain
+makes again on its own is left out: the FAISS files, BM25 postings and recall caches (derived
+from ``index.db``, stamped with its state), locks, temporary files, logs, the WAL itself (the
+copy holds every commit the snapshot saw). An index an older brain made is copied as it is: the
+brain that opens the copy migrates it.
+
+The copy is made in a hidden folder beside DEST (owner-only, as everything brain keeps) and
+renamed to DEST when complete: a backup killed midway leaves no DEST, and its folder is
+removed by the next backup to the same place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import config
+from .db import kept_aside_dir
+from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
+from .index.store import INDEX_FILE, built_index_dir
+from .text import shell_word
+from .vault import resolve_vault
+
+try:
+    import fcntl
+except ImportError:  # Windows: a killed backup's folder is told by its process id alone
+    fcntl = None  # type: ignore[assignment]
+
+LEDGER_FILE = "brain.db"
+# Small files of the brain home that hold what no run makes again: which settings files the
+# installs changed (uninstall reads them) and the user's settings.
+HOME_FILES = ("hook-installs.json", "mcp-installs.json", ".env")
+# Pages a backup step copies: 16 MB at the index's 8 KB pages, so the progress bar moves and a
+# step's lock on the copy's file is short.
+STEP_PAGES = 2048
+_INDEX_FOLDER = re.compile(r".+-[0-9a-f]{10}")  # config.index_dir's names (not .serve, .retired, .lock)
+_TEMP_MARK = ".brain-backup-"
+_LOCK = ".backup.lock"
+
+Progress = Callable[[int, int], None]  # (bytes copied so far, bytes to copy)
+
+
+class BackupError(BrainError):
+    """The backup cannot be made (where it would go, what it would copy); nothing was left at DEST."""
+
+
+@dataclass
+class Copied:
+    """One database copied: where from, where in the backup, its size and the check of the copy."""
+
+    kind: str  # "index" or "ledger"
+    source: str
+    copy: str  # relative to the backup
+    bytes: int
+    seconds: float
+    problem: str | None = None  # what SQLite's quick_check found wrong in the copy (and the source)
+
+
+@dataclass
+class BackupReport:
+    destination: str
+    databases: list[Copied] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # other files copied, relative to the backup
+    seconds: float = 0.0
+
+    @property
+    def bytes(self) -> int:
+        return sum(d.bytes for d in self.databases)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "bytes": self.bytes}
+
+
+def backup(
+    destination: str | os.PathLike[str],
+    *,
+    vault: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+    step_pages: int = STEP_PAGES,
+) -> BackupReport:
+    """Copy brain's state (every vault's index and the ledger; with ``vault``, that vault's index
+    alone) into the new folder ``destination``. ``progress`` is called after each step."""
+    started = time.perf_counter()
+    dest = _destination(destination)
+    home = config.brain_home().expanduser().absolute()
+    databases, files = _sources(home, vault)
+    _refuse_place(dest, home, vault)
+    _refuse_short_of_space(dest.parent, databases, files)
+    report = BackupReport(destination=str(dest))
+    _remove_killed(dest)
+    with _temporary_folder(dest) as temp:
+        try:
+            # The rows kept aside before the ledger: a row that moves into brain.db meanwhile is
+            # then in both copies (the catch-up writes each once), never in neither.
+            for source, relative in files:
+                _copy_file(source, temp, relative)
+                report.files.append(str(relative))
+            total = sum(_db_bytes(source) for source, _, _ in databases)
+            done = 0
+            for source, relative, kind in databases:
+                target = temp / relative
+                _private_folders(temp, target.parent)
+                began = time.perf_counter()
+
+                def step(copied: int, done_before: int = done) -> None:
+                    if progress:
+                        progress(done_before + copied, max(total, done_before + copied))
+
+                size, problem = copy_database(source, target, progress=step, step_pages=step_pages)
+                done += size
+                seconds = round(time.perf_counter() - began, 3)
+                report.databases.append(Copied(kind, str(source), str(relative), size, seconds, problem))
+            _sync_tree(temp)
+        except OSError as exc:
+            raise _os_error(exc, dest) from exc
+        except sqlite3.Error as exc:
+            if "full" in str(exc):  # SQLITE_FULL: the disk the copy is written to
+                raise NoSpaceError(
+                    f"the disk holding {dest} is full ({exc}): nothing of the backup was left there"
+                ) from exc
+            raise BackupError(f"cannot back up to {dest}: {exc}; nothing was left there") from exc
+        _put_in_place(temp, dest)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def copy_database(
+    source: Path, target: Path, *, progress: Callable[[int], None] | None = None, step_pages: int = STEP_PAGES
+) -> tuple[int, str | None]:
+    """Copy the SQLite database ``source`` to the new file ``target`` (0600) as one commit left
+    it, while other processes write it; the bytes copied, and what SQLite's quick_check finds
+    wrong in the copy (None: nothing). ``source`` is opened read-only: an
+    older brain's database is not migrated, and its WAL is not folded in."""
+    try:
+        src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=30)
+    except sqlite3.Error as exc:
+        raise BackupError(f"cannot open {source} to back it up: {exc}") from exc
+    try:
+        # One read transaction for every step: the backup API reads each step in it, so no
+        # commit in between restarts the copy or tears it.
+        src.execute("BEGIN")
+        try:
+            page_size = int(src.execute("PRAGMA page_size").fetchone()[0])
+            src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise BackupError(
+                f"{source} is not a sound SQLite database ({exc}): it was not backed up; see `brain status`"
+            ) from exc
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        dst = sqlite3.connect(str(target), isolation_level=None)
+        try:
+            total_pages = [0]
+
+            def step(status: int, remaining: int, total: int) -> None:
+                total_pages[0] = total
+                if progress:
+                    progress((total - remaining) * page_size)
+
+            src.backup(dst, pages=max(1, step_pages), progress=step)
+            pages = int(dst.execute("PRAGMA page_count").fetchone()[0])
+            problem = _check(dst)
+        finally:
+            # The copy keeps the source's journal mode (WAL) in its header: this, its only
+            # connection, leaves no -wal or -shm beside it when it closes.
+            dst.close()
+        src.execute("COMMIT")
+    finally:
+        src.close()
+    return pages * page_size, problem
+
+
+def _check(db: sqlite3.Connection) -> str | None:
+    """What SQLite's quick_check finds wrong in a copy (and so in its source), or None."""
+    try:
+        row = db.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    verdict = str(row[0]) if row else "no answer from the integrity check"
+    return None if verdict == "ok" else " ".join(verdict.split())[:200]
+
+
+# ----- what to copy ----------------------------------------------------------------------------
+
+
+def _sources(
+    home: Path, vault: str | os.PathLike[str] | None
+) -> tuple[list[tuple[Path, Path, str]], list[tuple[Path, Path]]]:
+    """The databases (source, place in the backup, kind) and other files (source, place) to copy."""
+    databases: list[tuple[Path, Path, str]] = []
+    files: list[tuple[Path, Path]] = []
+    if vault not in (None, ""):
+        directory = built_index_dir(resolve_vault(vault))
+        return [(directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index")], []
+    with contextlib.suppress(OSError):
+        for directory in sorted((home / "vaults").iterdir()):
+            if _INDEX_FOLDER.fullmatch(directory.name) and (directory / INDEX_FILE).is_file():
+                databases.append((directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index"))
+    ledger = config.db_path()
+    with contextlib.suppress(OSError):
+        if ledger.is_file() and ledger.stat().st_size > 0:
+            databases.append((ledger, Path(LEDGER_FILE), "ledger"))
+            aside = kept_aside_dir(ledger)
+            for path in sorted(aside.rglob("*")) if aside.is_dir() else ():
+                # a row being written is hidden until renamed into place; the lock is no row
+                if path.is_file() and not path.name.startswith("."):
+                    files.append((path, Path(kept_aside_dir(Path(LEDGER_FILE)).name) / path.relative_to(aside)))
+    for name in HOME_FILES:
+        if (home / name).is_file():
+            files.append((home / name, Path(name)))
+    if not databases:
+        raise NoIndexError(
+            f"nothing to back up: {home} holds no index and no ledger yet (run `brain index --vault PATH` first)"
+        )
+    return databases, files
+
+
+def _db_bytes(path: Path) -> int:
+    """At most what a copy of the database at ``path`` takes: its file and its WAL."""
+    total = 0
+    for each in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += each.stat().st_size
+    return total
+
+
+# ----- where it goes -------------------------------------------------------------------------
+
+
+def _destination(destination: str | os.PathLike[str]) -> Path:
+    raw = os.fspath(destination)
+    if not raw.strip():
+        raise ConfigError("no backup folder given: name a new folder, e.g. `brain backup ~/brain-backup`")
+    path = config.user_path("DEST", raw).absolute()
+    if path.name in ("", ".", ".."):
+        raise ConfigError(f"{raw!r} names no new folder: name one, e.g. {shell_word(str(Path(raw) / 'brain-backup'))}")
+    if not path.parent.is_dir():
+        raise BackupError(f"{path.parent} is not a folder: make it first, or name a backup folder in one")
+    path = path.parent.resolve() / path.name
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise BackupError(f"{path} already exists: name a new folder (a backup never writes over anything)")
+    if path.is_dir():
+        try:
+            empty = next(os.scandir(path), None) is None
+        except OSError as exc:
+            raise _os_error(exc, path) from exc
+        if not empty:
+            raise BackupError(
+                f"{path} already exists and is not empty: name a new folder (a backup never writes over one)"
+            )
+    return path
+
+
+def _refuse_place(dest: Path, home: Path, vault: str | os.PathLike[str] | None) -> None:
+    """A backup inside the brain home would be copied by the next backup (and taken for its
+    own folders); inside a vault, brain would write where it never writes, and the copy would
+    travel with the vault's sync."""
+    home = home.resolve()
+    if dest == home or home in dest.parents:
+        raise BackupError(f"{dest} is inside BRAIN_HOME ({home}): back up to a folder outside it")
+    vaults = [resolve_vault(vault)] if vault not in (None, "") else []
+    for above in (dest, *dest.parents):  # a folder is a vault when brain keeps an index for it
+        if above in vaults or (config.index_dir(above) / INDEX_FILE).exists():
+            raise BackupError(
+                f"{dest} is inside the vault {above}: brain never writes in a vault; back up to a folder outside it"
+            )
+
+
+def _refuse_short_of_space(
+    folder: Path, databases: list[tuple[Path, Path, str]], files: list[tuple[Path, Path]]
+) -> None:
+    needed = sum(_db_bytes(source) for source, _, _ in databases)
+    for source, _ in files:
+        with contextlib.suppress(OSError):
+            needed += source.stat().st_size
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return  # cannot be told here: a full disk is said when the copy meets it
+    if needed > free:
+        raise NoSpaceError(
+            f"not enough space for the backup in {folder}: it needs up to {_mb(needed)}, the disk has {_mb(free)} free"
+        )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+# ----- the temporary folder and the rename -------------------------------------------------
+
+
+def _temp_prefix(dest: Path) -> str:
+    return f".{dest.name}{_TEMP_MARK}"
+
+
+@contextlib.contextmanager
+def _temporary_folder(dest: Path) -> Iterator[Path]:
+    """A new owner-only folder beside ``dest``, held by this process (a lock taken in it) until
+    renamed, removed if anything fails."""
+    temp = dest.with_name(f"{_temp_prefix(dest)}{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        temp.mkdir(mode=0o700)
+        os.chmod(temp, 0o700)  # whatever the umask
+        lock = os.open(temp / _LOCK, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise _os_error(exc, dest) from exc
+    try:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield temp
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    finally:
+        os.close(lock)
+
+
+def _put_in_place(temp: Path, dest: Path) -> None:
+    # The lock file goes first (the folder is ours still: its name holds our pid, which a
+    # later backup asks after); the rename is the one step that makes DEST.
+    (temp / _LOCK).unlink(missing_ok=True)
+    try:
+        os.rename(temp, dest)  # over an empty folder, or none
+    except OSError as exc:
+        shutil.rmtree(temp, ignore_errors=True)
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise BackupError(f"{dest} was made while the backup ran: nothing of the backup was left there") from exc
+        raise _os_error(exc, dest) from exc
+    with contextlib.suppress(OSError):
+        _fsync(dest.parent)
+
+
+def _remove_killed(dest: Path) -> None:
+    """Remove the folders of backups to ``dest`` that were killed midway: their lock is free,
+    or (on a system without flock, or before the lock was made) their process is gone."""
+    prefix = _temp_prefix(dest)
+    try:
+        entries = [e for e in os.scandir(dest.parent) if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for entry in entries:
+        if _abandoned(Path(entry.path), entry.name[len(prefix) :]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _abandoned(folder: Path, tail: str) -> bool:
+    if fcntl is not None:
+        try:
+            fd = os.open(folder / _LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            pass  # not made yet, or taken away before the rename: ask after the process
+        except OSError:
+            return False
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                return False
+            finally:
+                os.close(fd)
+    pid = tail.split("-", 1)[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+# ----- files ---------------------------------------------------------------------------------
+
+
+def _private_folders(top: Path, folder: Path) -> None:
+    """``folder`` and those between it and ``top`` made, owner-only."""
+    for each in reversed([folder, *folder.parents]):
+        if each == top or top not in each.parents:
+            continue
+        if not each.is_dir():
+            each.mkdir(mode=0o700)
+            os.chmod(each, 0o700)
+
+
+def _copy_file(source: Path, top: Path, relative: Path) -> None:
+    """Copy one small file to ``top / relative``, owner-only whatever its mode was (a record
+    names the user's files, a row holds a prompt)."""
+    target = top / relative
+    _private_folders(top, target.parent)
+    try:
+        with source.open("rb") as read:
+            data = read.read()
+    except FileNotFoundError:
+        return  # a kept-aside row recorded meanwhile: it is in the ledger now
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as write:
+        write.write(data)
+
+
+def _sync_tree(top: Path) -> None:
+    """Everything in ``top`` on the disk before the rename makes it DEST."""
+    for folder, _, names in os.walk(top):
+        for name in names:
+            _fsync(Path(folder) / name)
+        _fsync(Path(folder))
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _os_error(exc: OSError, dest: Path) -> BrainError:
+    where = exc.filename or dest
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return NoSpaceError(f"the disk holding {dest} is full ({exc.strerror}): nothing of the backup was left there")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return NotWritableError(f"cannot write {where} ({exc.strerror}): back up to a folder you can write")
+    return BackupError(f"cannot back up to {dest} ({where}: {exc.strerror or exc}): nothing was left there")

@@ -1,0 +1,73 @@
+"""`brain backup DEST`: the command over ``backup.py``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .cli_support import emit_json, library_errors, warn
+from .text import plural, terminal_safe
+
+
+@click.command("backup")
+@click.argument("dest", type=click.Path(path_type=str))
+@click.option(
+    "--vault",
+    type=click.Path(file_okay=False, path_type=str),
+    help="Back up this vault's index alone. [default: every vault's index, and the ledger]",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@library_errors
+def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
+    """Copy what brain keeps into the new folder DEST, safely while brain runs.
+
+    Each vault's index.db (its notes, vectors and history) and the ledger (brain.db) are
+    copied through SQLite's backup API, as one commit left each; the caches brain makes
+    again on its own (vector files, BM25 postings, recall-cache.npz), logs and locks are left
+    out. DEST is written beside and renamed when complete: a backup stopped midway leaves
+    none. To restore, stop `brain serve`, then put DEST in the brain home's place (or set
+    BRAIN_HOME to a copy of it).
+
+    \b
+    Examples:
+      brain backup ~/backups/brain-2026-12-06
+      brain backup /mnt/usb/notes-index --vault ~/notes --json
+    """
+    from .backup import backup
+
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, desc="backup", unit="B", unit_scale=True, file=sys.stderr, leave=False)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        report = backup(dest, vault=vault, progress=progress if sys.stderr.isatty() else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    for copied in report.databases:
+        if copied.problem:
+            warn(
+                f"{copied.source} fails SQLite's check ({copied.problem}): its copy is as damaged; "
+                "see `brain index --repair` for an index"
+            )
+    if as_json:
+        emit_json(report.as_dict())
+        return
+    click.echo(
+        f"backed up to {terminal_safe(report.destination)}: {plural(len(report.databases), 'database')}, "
+        f"{report.bytes / 1e6:,.1f} MB ({report.seconds:.1f}s)"
+    )
+    for copied in report.databases:
+        click.echo(f"  {copied.kind:<6}  {terminal_safe(copied.copy)}  {copied.bytes / 1e6:,.1f} MB")
+    if report.files:
+        click.echo(f"  files   {', '.join(terminal_safe(name) for name in report.files)}")
+    click.echo("  left out: vector files, BM25 postings, recall caches, logs (made again from index.db as needed)")
