@@ -1,0 +1,283 @@
+"""`brain backup DEST`: a sound copy while other processes write, atomic under kill -9, owner-only,
+usable as a brain home, and the places and states it refuses in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+from index_helpers import as_before_m021, environ, history_problems
+
+from brain import config
+from brain.backup import BackupError, backup
+from brain.cli import cli
+from brain.db import connection, kept_aside_dir
+from brain.errors import NoIndexError, NoSpaceError
+from brain.index.indexer import index_vault
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import INDEX_FILE, IndexStore
+from brain.ledger.store import write_turn
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+# A process that keeps the index and the ledger changing: each round rewrites a note, indexes
+# the vault (history, BM25, vectors) and records a turn, and counts its rounds in a file.
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from conftest import FakeEmbedder
+    from brain.db import connection
+    from brain.index.indexer import index_vault
+    from brain.ledger.store import write_turn
+    vault, rounds, stop = Path({vault!r}), Path({rounds!r}), Path({stop!r})
+    n = 0
+    while not stop.exists():
+        n += 1
+        (vault / "Churn.md").write_text(f"# Churn\\n\\nround {{n}}: " + "words that change " * (n % 7 + 1) + "\\n")
+        index_vault(vault, embedder=FakeEmbedder(), progress=False)
+        with connection() as db:
+            write_turn(db, {{"turn_key": f"k{{n}}", "session_id": "s", "ask": f"question {{n}}"}})
+        Path(str(rounds) + ".tmp").write_text(str(n))
+        Path(str(rounds) + ".tmp").replace(rounds)
+    """
+)
+
+
+def _index(vault: Path) -> None:
+    index_vault(vault, embedder=FakeEmbedder(), progress=False)
+
+
+def _rounds(path: Path) -> int:
+    try:
+        return int(path.read_text() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def _wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _pages(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("PRAGMA page_count").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _sound(path: Path) -> None:
+    """SQLite's integrity check and, for an index, FTS5's on both BM25 indexes and brain's own."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        if path.name == INDEX_FILE:
+            for table in IndexStore.SEARCH_INDEXES:
+                db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+    finally:
+        db.close()
+    if path.name == INDEX_FILE:
+        assert IndexStore.integrity_problem(path.parent) is None
+        assert history_problems(path) == []
+
+
+def test_a_backup_while_another_process_indexes_and_records_turns_is_sound_and_a_brain_home(
+    toy_vault, tmp_path, brain_home
+):
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "recorded before"})
+    rounds, stop = tmp_path / "rounds", tmp_path / "stop"
+    script = WRITER.format(tests=str(TESTS), vault=str(toy_vault), rounds=str(rounds), stop=str(stop))
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    writer = subprocess.Popen([sys.executable, "-c", script], env=env)
+    steps = []
+    try:
+        _wait_for(lambda: _rounds(rounds) >= 1)
+        before = _rounds(rounds)
+
+        def slow(done: int, total: int) -> None:
+            if not steps:  # the copy has begun: the writer commits a round before it goes on
+                _wait_for(lambda: _rounds(rounds) > before)
+            steps.append(done)
+            assert len(steps) < 1000, "the copy keeps starting over"  # it never ended
+            time.sleep(0.02)
+
+        report = backup(tmp_path / "copy", progress=slow, step_pages=8)
+        during = _rounds(rounds) - before
+    finally:
+        stop.touch()
+        writer.wait(timeout=120)
+    assert writer.returncode == 0
+    assert during >= 1, "the writer committed nothing while the backup ran: the test raced nothing"
+    # One snapshot for every step: a commit of the writer's never restarted the copy.
+    copy = tmp_path / "copy"
+    assert len(steps) <= sum(-(-_pages(copy / d.copy) // 8) for d in report.databases)
+
+    index = copy / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE
+    assert sorted(str(p.relative_to(copy)) for p in copy.rglob("*")) == [
+        "brain.db",
+        "vaults",
+        str(index.parent.relative_to(copy)),
+        str(index.relative_to(copy)),
+    ]
+    assert [d.problem for d in report.databases] == [None, None]
+    _sound(index)
+    _sound(copy / "brain.db")
+
+    runner = CliRunner()
+    with environ(BRAIN_HOME=str(copy)):
+        status = runner.invoke(cli, ["status", "--vault", str(toy_vault), "--json"])
+        assert status.exit_code == 0, status.output
+        ask = runner.invoke(cli, ["ask", "--vault", str(toy_vault), "--no-update", "--json", "WAL mode"])
+        assert ask.exit_code == 0, ask.output
+        assert json.loads(ask.stdout)["results"]
+        history = runner.invoke(cli, ["history", "--vault", str(toy_vault), "Churn.md"])
+        assert history.exit_code == 0, history.output
+        turns = runner.invoke(cli, ["turns", "--json", "-n", "1000"])
+        assert turns.exit_code == 0, turns.output
+        assert "recorded before" in turns.output
+
+
+def test_a_backup_killed_midway_leaves_no_dest_and_the_next_one_clears_its_folder(toy_vault, tmp_path):
+    _index(toy_vault)
+    dest, started = tmp_path / "copy", tmp_path / "started"
+    pid = os.fork()
+    if pid == 0:  # the child backs up a page a step, slowly, until killed
+        try:
+
+            def slow(done: int, total: int) -> None:
+                started.touch()
+                time.sleep(0.2)
+
+            backup(dest, progress=slow, step_pages=1)
+        finally:
+            os._exit(0)
+    try:
+        _wait_for(started.exists)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert not dest.exists()
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".copy.brain-backup-")]
+    assert len(left) == 1  # the killed backup's folder, which the next one removes
+
+    backup(dest)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".copy.brain-backup-")]
+    _sound(dest / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
+
+
+def test_the_copy_is_the_users_alone_whatever_the_umask_and_the_modes_it_copies(toy_vault, tmp_path, brain_home):
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "private"})
+    aside = kept_aside_dir(config.db_path())
+    aside.mkdir()
+    (aside / "turn-1.json").write_text("{}")
+    (aside / ".writing.json").write_text("{")  # a row not yet renamed into place: not copied
+    record = brain_home / "hook-installs.json"
+    record.write_text("{}")
+    record.chmod(0o644)
+    old = os.umask(0o022)
+    try:
+        report = backup(tmp_path / "copy")
+    finally:
+        os.umask(old)
+    copy = tmp_path / "copy"
+    assert sorted(report.files) == ["brain.db.kept-aside/turn-1.json", "hook-installs.json"]
+    modes = {str(p.relative_to(copy)): stat.S_IMODE(p.stat().st_mode) for p in copy.rglob("*")}
+    assert modes and all(m == (0o700 if (copy / p).is_dir() else 0o600) for p, m in modes.items()), modes
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o700
+
+
+def test_an_index_an_older_brain_made_is_copied_as_it_is_and_migrated_where_it_is_opened(toy_vault, tmp_path):
+    _index(toy_vault)
+    source = config.index_dir(toy_vault) / INDEX_FILE
+    as_before_m021(source)
+    backup(tmp_path / "copy", vault=str(toy_vault))
+    copy = tmp_path / "copy" / "vaults" / source.parent.name / INDEX_FILE
+
+    def pending(path: Path) -> list[str]:
+        db = sqlite3.connect(path)
+        try:
+            return INDEX_MIGRATIONS.pending(db)
+        finally:
+            db.close()
+
+    assert "m021_search_text" in pending(source)  # the backup migrated nothing
+    assert pending(copy) == pending(source)
+    with environ(BRAIN_HOME=str(tmp_path / "copy")):
+        result = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    assert pending(copy) == []
+    _sound(copy)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["backup", *args])
+    return result.exit_code, result.output
+
+
+def test_what_a_backup_refuses_is_one_line_and_leaves_nothing(toy_vault, tmp_path, brain_home, monkeypatch):
+    code, out = _cli(str(tmp_path / "a"))
+    assert code == 1 and "nothing to back up" in out and out.count("\n") == 1
+    code, out = _cli(str(tmp_path / "a"), "--vault", str(toy_vault))
+    assert code == 1 and "no index for" in out and out.count("\n") == 1
+    _index(toy_vault)
+
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x").write_text("x")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    refused = {
+        str(full): "already exists and is not empty",
+        str(a_file): "already exists",
+        str(brain_home / "copy"): "is inside BRAIN_HOME",
+        str(brain_home): "already exists and is not empty",
+        str(toy_vault / "Engineering" / "copy"): f"is inside the vault {toy_vault}",
+        str(tmp_path / "missing" / "copy"): "is not a folder",
+    }
+    for dest, why in refused.items():
+        code, out = _cli(dest)
+        assert code == 1 and why in out and out.count("\n") == 1, (dest, out)
+    assert not (brain_home / "copy").exists() and not (toy_vault / "Engineering" / "copy").exists()
+    assert sorted(p.name for p in full.iterdir()) == ["x"]
+
+    monkeypatch.setattr("brain.backup.shutil.disk_usage", lambda path: SimpleNamespace(total=1, used=1, free=1000))
+    with pytest.raises(NoSpaceError, match="not enough space"):
+        backup(tmp_path / "b")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(("b", ".b."))]
+
+
+def test_an_empty_folder_is_taken_and_a_vault_alone_is_its_index_alone(toy_vault, tmp_path):
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "x"})
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    report = backup(empty, vault=str(toy_vault))
+    assert [d.kind for d in report.databases] == ["index"]
+    assert not (empty / "brain.db").exists()
+    with pytest.raises(BackupError, match="not empty"):
+        backup(empty)
+    with pytest.raises(NoIndexError):
+        backup(tmp_path / "other", vault=str(write(tmp_path / "v2", "a.md", "# A\n").parent))
