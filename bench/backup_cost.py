@@ -5,9 +5,12 @@ INTO`` (one statement, one read transaction) and a plain file copy of ``index.db
 
 The index given (``--index``, an ``index.db`` no brain process has open: bench/scale.py's 100,000
 notes, or any) is copied once into ``--dir``; each measure starts from that copy. A writer process
-commits into it throughout (a 20 KB row a commit under a random key, every few milliseconds, WAL mode as brain's
-writers, SQLite's automatic checkpoints folding the WAL into index.db as they go). Each way runs
-``--runs`` times, each in a process of its own:
+commits into it throughout, every few milliseconds, in WAL mode as brain's writers (SQLite's
+automatic checkpoints folding the WAL into index.db as they go): a 20 KB row a commit under a
+random key, at the end of the file; with ``--writes chunks`` (an index of brain's schema) each
+commit also deletes 5 random chunks and writes them again, as a pass rewriting notes does (rows,
+and through the triggers BM25's pages, changed all over the file). Each way runs ``--runs``
+times, each in a process of its own:
 
     wall and CPU seconds, seconds per GB, the copy's peak RSS, the copy's size
     the writer's commits during the copy against those outside it (p50, p99, max): its stall
@@ -17,7 +20,8 @@ writers, SQLite's automatic checkpoints folding the WAL into index.db as they go
     writer row committed before the copy began
 
     python bench/backup_cost.py --index /tmp/scale/home/vaults/generated-100000-*/index.db --dir /tmp/bk
-    python bench/backup_cost.py --index ... --dir /tmp/bk --ways cp --runs 10 --cp-rate 100   # a USB disk
+    python bench/backup_cost.py --index ... --dir /tmp/bk --ways cp,backup --writes chunks
+    python bench/backup_cost.py --index ... --dir /tmp/bk --ways cp --cp-rate 100   # cp to a USB disk
 
 The machine it ran on may be shared: the load average is printed with the figures.
 """
@@ -54,6 +58,14 @@ while not os.path.exists(stop):
     began = time.time()
     db.execute("BEGIN IMMEDIATE")
     db.execute("INSERT INTO bench_probe VALUES (?, ?, randomblob(16), randomblob(20000))", (n, began))
+    if sys.argv[4] == "chunks":  # a pass rewriting notes' chunks: rows and BM25 pages all over the file
+        for (chunk,) in db.execute("SELECT id FROM chunks ORDER BY random() LIMIT 5").fetchall():
+            db.execute(
+                "INSERT INTO chunks (note_id, ordinal, heading, text, vector)"
+                " SELECT note_id, ordinal, heading, text, vector FROM chunks WHERE id = ?",
+                (chunk,),
+            )
+            db.execute("DELETE FROM chunks WHERE id = ?", (chunk,))
     db.execute("COMMIT")
     rows.append((began, time.time() - began))
     n += 1
@@ -124,7 +136,7 @@ def _poll_wal(path: Path, stop: threading.Event, peak: list[int]) -> None:
         time.sleep(0.01)
 
 
-def measure(way: str, work: Path, base: Path, rate: float) -> dict:
+def measure(way: str, work: Path, base: Path, rate: float, writes: str) -> dict:
     source = work / "index.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(source) + suffix).unlink(missing_ok=True)
@@ -134,7 +146,7 @@ def measure(way: str, work: Path, base: Path, rate: float) -> dict:
         Path(str(target) + suffix).unlink(missing_ok=True)
     stop, rows_file = work / "stop", work / "writer-rows"
     stop.unlink(missing_ok=True)
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(source), str(stop), str(rows_file)])
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(source), str(stop), str(rows_file), writes])
     time.sleep(2.0)  # the writer under way, its WAL checkpointed a few times
     peak, done = [0], threading.Event()
     poll = threading.Thread(target=_poll_wal, args=(Path(str(source) + "-wal"), done, peak), daemon=True)
@@ -188,6 +200,12 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, required=True, help="a work folder (twice the index's size free)")
     parser.add_argument("--ways", default=",".join(WAYS))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--writes",
+        choices=("rows", "chunks"),
+        default="rows",
+        help="rows: a row a commit at the end of the file; chunks: also 5 chunks deleted and written again",
+    )
     parser.add_argument("--cp-rate", type=float, default=0.0, help="the plain copy's MB/s at most (0: unbounded)")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -198,7 +216,7 @@ def main() -> None:
     results: dict[str, list[dict]] = {}
     for run in range(args.runs):
         for way in args.ways.split(","):
-            r = measure(way, args.dir, base, args.cp_rate)
+            r = measure(way, args.dir, base, args.cp_rate, args.writes)
             results.setdefault(way, []).append(r)
             print(
                 f"{way:<7} run {run + 1}: {r['seconds']:.2f} s ({r['seconds'] / r['gb']:.2f} s/GB, CPU {r['cpu']:.2f} s), "
