@@ -281,3 +281,19 @@ def test_an_empty_folder_is_taken_and_a_vault_alone_is_its_index_alone(toy_vault
         backup(empty)
     with pytest.raises(NoIndexError):
         backup(tmp_path / "other", vault=str(write(tmp_path / "v2", "a.md", "# A\n").parent))
+
+
+def test_a_disk_that_fills_midway_is_one_line_and_leaves_no_folder(toy_vault, tmp_path, monkeypatch):
+    _index(toy_vault)
+    from brain import backup as module
+
+    copied = module.copy_database
+
+    def fills(source, target, **kwargs):
+        copied(source, target, **kwargs)  # the copy is written, then the disk is full
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(module, "copy_database", fills)
+    code, out = _cli(str(tmp_path / "copy"))
+    assert code == 1 and "is full" in out and "nothing of the backup was left there" in out and out.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["vault"])
