@@ -297,3 +297,19 @@ def test_a_disk_that_fills_midway_is_one_line_and_leaves_no_folder(toy_vault, tm
     code, out = _cli(str(tmp_path / "copy"))
     assert code == 1 and "is full" in out and "nothing of the backup was left there" in out and out.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["vault"])
+
+
+def test_a_damaged_index_is_copied_and_said(toy_vault, tmp_path):
+    _index(toy_vault)
+    database = config.index_dir(toy_vault) / INDEX_FILE
+    db = sqlite3.connect(database)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with database.open("r+b") as handle:  # a page of the chunks' b-trees, past the schema's
+        handle.seek(database.stat().st_size // 2)
+        handle.write(b"\xff" * 4096)
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy"), "--json"])
+    assert result.exit_code == 0, result.output
+    [copied] = json.loads(result.stdout)["databases"]
+    assert copied["problem"]
+    assert "fails SQLite's check" in result.stderr and "its copy is as damaged" in result.stderr
