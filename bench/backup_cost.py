@@ -19,6 +19,12 @@ times, each in a process of its own:
     whether the copy passes ``PRAGMA quick_check`` (a torn copy does not) and holds every
     writer row committed before the copy began
 
+With ``--restore``, what the copy costs when it is used: `brain backup` leaves the FAISS files
+out (made again from the vectors index.db holds), so the first search over a restored index
+builds them; the copy of the last run, put in a brain home of its own, is opened (its migrations,
+an older brain's index) and its FAISS index built and saved (seconds, peak RSS), in a process of
+its own, then loaded again from what was saved.
+
     python bench/backup_cost.py --index /tmp/scale/home/vaults/generated-100000-*/index.db --dir /tmp/bk
     python bench/backup_cost.py --index ... --dir /tmp/bk --ways cp,backup --writes chunks
     python bench/backup_cost.py --index ... --dir /tmp/bk --ways cp --cp-rate 100   # cp to a USB disk
@@ -72,6 +78,40 @@ while not os.path.exists(stop):
     time.sleep(0.003)
 open(out, "w").write(json.dumps(rows))
 """
+
+
+RESTORED = """
+import json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from brain.index.store import IndexStore
+from brain.index.vectors import load_current
+store = IndexStore.open(Path(sys.argv[1]))  # an older brain's index: migrated here, as on restore
+began = time.perf_counter()
+built = load_current(store, int(sys.argv[3]))
+seconds = time.perf_counter() - began
+again = time.perf_counter()
+load_current(store, built.dim)
+print(json.dumps({"seconds": seconds, "kind": built.kind, "again": time.perf_counter() - again,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def restored(work: Path, dim: int) -> dict:
+    """The FAISS index of the last `brain backup` copy built in a brain home of its own."""
+    home = work / "restored-home"
+    shutil.rmtree(home, ignore_errors=True)
+    folder = home / "vaults" / "restored-0123456789"
+    folder.mkdir(parents=True)
+    shutil.copyfile(work / "copy-backup.db", folder / "index.db")
+    out = subprocess.run(
+        [sys.executable, "-c", RESTORED, str(folder), str(ROOT), str(dim)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "BRAIN_HOME": str(home)},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def one(way: str, source: Path, target: Path, rate: float) -> dict:
@@ -206,6 +246,8 @@ def main() -> None:
         default="rows",
         help="rows: a row a commit at the end of the file; chunks: also 5 chunks deleted and written again",
     )
+    parser.add_argument("--restore", action="store_true", help="then build the FAISS index of the copy")
+    parser.add_argument("--dim", type=int, default=384, help="the index's vector size (bench/scale.py's: 384)")
     parser.add_argument("--cp-rate", type=float, default=0.0, help="the plain copy's MB/s at most (0: unbounded)")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -226,6 +268,14 @@ def main() -> None:
                 f"load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
+    if args.restore and (args.dir / "copy-backup.db").exists():
+        r = restored(args.dir, args.dim)
+        print(
+            f"restored: FAISS index ({r['kind']}) built from index.db in {r['seconds']:.1f} s, peak RSS "
+            f"{r['peak_rss_mb']:.0f} MB; loaded again from the saved files in {r['again']:.2f} s; "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
+        results["restored"] = [r]
     (args.dir / "backup-cost.json").write_text(json.dumps(results, indent=1))
 
 
