@@ -113,7 +113,7 @@ def backup(
     with _temporary_folder(dest) as temp:
         try:
             # The rows kept aside before the ledger: a row that moves into brain.db meanwhile is
-            # then in both copies (the catch-up writes each once), never in neither.
+            # then in both copies rather than in neither.
             for source, relative in files:
                 _copy_file(source, temp, relative)
                 report.files.append(str(relative))
