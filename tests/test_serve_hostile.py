@@ -7,6 +7,7 @@ connection's thread and place for as long as they liked: 64 of them made every o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -448,3 +449,64 @@ def test_a_client_waits_within_its_deadline_for_room_in_a_full_backlog(toy_vault
         finally:
             for sock in waiting:
                 sock.close()
+
+
+NOBODY = 65534
+
+
+def _as_nobody(path: Path, payload: bytes) -> bytes:
+    """``payload`` sent to the socket at ``path`` by a child process of uid and gid nobody; what
+    it got back (``b"error: ..."`` when it could not connect)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_end)
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(5)
+                sock.connect(str(path))
+                with contextlib.suppress(OSError):  # refused at once: the server may close before it is read
+                    sock.sendall(payload)
+                    sock.shutdown(socket.SHUT_WR)
+                said = b"".join(iter(lambda: sock.recv(1 << 16), b""))
+        except BaseException as exc:  # told to the parent
+            said = f"error: {exc!r}".encode()
+        os.write(write_end, said)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read()
+    os.waitpid(pid, 0)
+    return said
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can be another user")
+def test_a_client_of_another_user_is_refused_even_where_modes_let_it_connect(toy_vault, tmp_path):
+    """The socket's modes (0600 in a 0700 folder) alone kept other users out: on a file system
+    that ignores modes (WSL's drvfs, a FAT or 9p mount under BRAIN_HOME) another user's request
+    for a note was answered. Here the socket is reached through a hard link in an open folder
+    and made 0666, as such a file system shows it."""
+    import tempfile
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        question = protocol.encode(protocol.request("note", str(daemon.root), note="Home"))
+        assert _as_nobody(daemon.socket_path, question).startswith(b"error: PermissionError")  # the modes hold
+        open_folder = Path(tempfile.mkdtemp(prefix="brain-open-"))
+        try:
+            os.chmod(open_folder, 0o755)
+            try:
+                os.link(daemon.socket_path, open_folder / "serve.sock")
+            except OSError as exc:  # another file system than the temporary folder's
+                pytest.skip(f"cannot link the socket into {open_folder}: {exc}")
+            os.chmod(daemon.socket_path, 0o666)
+            reply = json.loads(_as_nobody(open_folder / "serve.sock", question))
+        finally:
+            for each in open_folder.iterdir():
+                each.unlink()
+            open_folder.rmdir()
+        assert reply["ok"] is False and reply["error"]["code"] == "refused", reply
+        assert reply["error"]["message"] == f"this server answers only uid {os.getuid()}, not uid {NOBODY}"
+        assert request(daemon, "note", note="Home")["ok"] is True  # its own user is answered

@@ -8,8 +8,9 @@
   server makes them again within ``HEAL_EVERY`` seconds (``heal``), unless another server took
   the vault meanwhile: then it stops.
 - **Socket.** ``serve.sock`` in that folder (0700), created owner-only (0600) under a tight
-  umask, so no moment exists where another user could connect. One request per connection
-  (``protocol.py``); each connection has its own thread, a size limit, and ``CLIENT_TIMEOUT``
+  umask, so no moment exists where another user could connect; and a client of another user
+  (``peers.unix_peer_uid``: root aside) is refused, for a file system that ignores modes. One
+  request per connection (``protocol.py``); each connection has its own thread, a size limit, and ``CLIENT_TIMEOUT``
   seconds in all to send its request (and again to take its answer). At most
   ``MAX_CONNECTIONS`` are open at once, the HTTP ones counted too; a connection beyond them
   closes the one that has waited on its client longest (``_Connections``), so clients that
@@ -405,6 +406,11 @@ class _SocketHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         connections = daemon.connections
+        stranger = _stranger(self.connection)
+        if stranger is not None:
+            log.warning("refused a request from uid %s: this server answers only its own user", stranger)
+            self._send(protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {stranger}"))
+            return
         if not connections.admit(self.connection):
             self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
             return
@@ -636,6 +642,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _stranger(conn: socket.socket) -> int | None:
+    """The uid of a socket client that is neither this server's user nor root; None for one that
+    is (or whose uid the system does not say: then the socket's modes alone keep others out)."""
+    uid = peers.unix_peer_uid(conn)
+    return uid if uid is not None and uid not in (os.getuid(), 0) else None
 
 
 def _peer(conn: socket.socket) -> Any:

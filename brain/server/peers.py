@@ -13,6 +13,12 @@ clients take turns and share its places (``daemon._Connections``, ``service.call
   are looked at first, then every process of that uid. ``None`` elsewhere, or for a client
   gone already.
 
+Whose process it is (``unix_peer_uid``, the kernel's word too) decides whether a socket client
+is answered at all (``daemon``): only the server's own user, or root. The socket's modes (0600,
+in a 0700 folder) say so as well, but not on a file system that ignores modes (WSL's drvfs, a
+FAT or 9p mount under ``BRAIN_HOME``), where another user's request for a note was answered.
+The macOS and FreeBSD branch of it is not run by the tests on those systems either.
+
 A process cannot pass for another: the pid is the kernel's, not anything the client sends (a
 header, its source address: a process may bind any of 127.0.0.0/8; its source port is new for
 every connection). A process that forks a child for each question is as many clients, over
@@ -28,8 +34,25 @@ import sys
 import threading
 
 PLATFORM = sys.platform
-SOL_LOCAL, LOCAL_PEERPID = 0, 2  # <sys/un.h> on macOS
+SOL_LOCAL, LOCAL_PEERCRED, LOCAL_PEERPID = 0, 1, 2  # <sys/un.h> on macOS (LOCAL_PEERCRED: FreeBSD too)
+XUCRED_SIZE = 76  # struct xucred: version, uid, the group count and 16 groups
 RECENT = 32  # pids of HTTP clients looked at first
+
+
+def unix_peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of a Unix socket; None where the system does
+    not say. Linux's and OpenBSD's ``SO_PEERCRED``; macOS's and FreeBSD's ``LOCAL_PEERCRED``
+    (level 0, option 1: a ``struct xucred``, its version then the uid)."""
+    try:
+        if hasattr(socket, "SO_PEERCRED"):
+            creds = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+            return creds[0] if PLATFORM.startswith("openbsd") else creds[1]
+        if PLATFORM == "darwin" or PLATFORM.startswith("freebsd"):
+            _, uid = struct.unpack_from("=II", conn.getsockopt(SOL_LOCAL, LOCAL_PEERCRED, XUCRED_SIZE))
+            return int(uid)
+    except (OSError, struct.error):
+        return None
+    return None
 
 
 def unix_peer(conn: socket.socket) -> int | None:

@@ -44,9 +44,9 @@ Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
 caller's mistake, said to the user, never answered elsewhere instead; ``check_request`` lets a
 client see it coming),
-``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault), ``index_mismatch`` (the
-request's ``index`` is not what the index was built with), ``brain_error`` (what the CLI would
-print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
+``wrong_vault``, ``not_found``, ``refused`` (a path outside the vault; a socket client of another
+user), ``index_mismatch`` (the request's ``index`` is not what the index was built with),
+``brain_error`` (what the CLI would print as an error), ``starting`` (no index loaded yet), ``busy``, ``internal``.
 """
 
 from __future__ import annotations
