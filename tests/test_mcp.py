@@ -1024,3 +1024,86 @@ def test_help_names_every_tool():
     assert result.exit_code == 0, result.output
     listed = result.output.split("Read-only tools:", 1)[1].split(".", 1)[0]
     assert {name.strip() for name in listed.replace("\n", " ").split(",")} == TOOLS
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        # an agent's slip for as_of searched the present, with no word that it was not understood
+        ("search", {"query": "memory", "asof": "2026-01-01"}, "search takes no argument 'asof': it takes query, k,"),
+        ("search", {"query": "memory", "top_k": 3}, "search takes no argument 'top_k': it takes query, k, mode,"),
+        ("get_note", {"note": "Home", "as of": "30d"}, "get_note takes no argument 'as of': it takes note, heading,"),
+        ("status", {"vault": "/etc"}, "status takes no argument 'vault': it takes none"),
+    ],
+)
+def test_an_argument_a_tool_does_not_take_is_refused_naming_those_it_takes(toy_vault, name, arguments, message):
+    _index(toy_vault)
+    result = _call(toy_vault, name, arguments)
+    assert result.is_error and _texts(result).startswith(message), _texts(result)
+
+
+def test_the_tools_schemas_say_they_take_no_other_arguments(toy_vault):
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            return (await session.list_tools()).tools
+
+    try:
+        tools = asyncio.run(go())
+    finally:
+        backend.close()
+    assert {tool.name for tool in tools} == TOOLS
+    assert all(tool.input_schema.get("additionalProperties") is False for tool in tools)
+
+
+def test_an_unknown_prompt_is_a_bad_request_and_no_traceback(toy_vault, caplog):
+    # brain has no prompts: the SDK's "Unknown prompt" was error code 0, logged with its
+    # traceback, 30 lines of it on the client's stderr for every prompts/get
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            try:
+                await session.get_prompt("p" * 5000)
+            except MCPError as exc:
+                return exc.error
+            raise AssertionError("an unknown prompt was answered")
+
+    try:
+        error = asyncio.run(go())
+    finally:
+        backend.close()
+    assert error.code == INVALID_PARAMS
+    assert error.message == f"no prompt {'p' * 64!r}: brain has no prompts, only tools"
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_an_error_the_sdk_logs_with_its_traceback_is_one_line_on_stderr(brain_home, capsys):
+    from brain.mcp.server import configure_logging
+
+    configure_logging()
+    try:
+        raise ValueError("Unknown prompt: x\nsecond line")
+    except ValueError:
+        logging.getLogger("mcp.shared.jsonrpc_dispatcher").exception("handler for %r raised", "prompts/get")
+    logging.getLogger("mcp.shared.jsonrpc_dispatcher").warning("a warning, as it was")
+    assert capsys.readouterr().err.splitlines() == [
+        "brain mcp: ERROR: handler for 'prompts/get' raised (ValueError: Unknown prompt: x; "
+        f"its traceback is in {brain_home / 'logs' / 'mcp.log'})",
+        "brain mcp: WARNING: a warning, as it was",
+    ]
+    logged = (brain_home / "logs" / "mcp.log").read_text()
+    assert "Traceback (most recent call last)" in logged and "second line" in logged

@@ -29,7 +29,8 @@ from typing import Annotated, Any, cast
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -156,7 +157,7 @@ def configure_logging() -> None:
     file_handler.setLevel(logging.INFO)
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(logging.WARNING)
-    stderr.setFormatter(OneLineFormatter("brain mcp: %(levelname)s: %(message)s"))
+    stderr.setFormatter(_NoTraceback("brain mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -172,6 +173,21 @@ def configure_logging() -> None:
     quiet = logging.getLogger("asyncio")
     if not any(isinstance(each, _CtrlCAtShutdown) for each in quiet.filters):
         quiet.addFilter(_CtrlCAtShutdown())
+
+
+class _NoTraceback(OneLineFormatter):
+    """A record in one line, an error with it named at its end, its traceback left to mcp.log: the
+    SDK logs a handler's failure with its traceback (an unknown prompt asked for was 30 lines of
+    it on the client's stderr, which Claude Code shows as the server's log)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not (record.exc_info or record.exc_text or record.stack_info):
+            return super().format(record)
+        error = record.exc_info[1] if record.exc_info else None
+        said = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:300]}; " if error else ""
+        line = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None, "stack_info": None})
+        line.msg, line.args = f"{record.getMessage()} ({said}its traceback is in {config.log_dir() / 'mcp.log'})", None
+        return super().format(line)
 
 
 class _CtrlCAtShutdown(logging.Filter):
@@ -193,6 +209,15 @@ class BrainServer(MCPServer):
     tools' schemas said in one line, not pydantic's report with its links."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            # pydantic dropped an argument the tool does not take: `asof` for `as_of` searched
+            # the present, and `top_k` gave 8 notes, with no word that the call was not understood
+            taken = tool.parameters.get("properties", {})
+            unknown = [each for each in arguments if each not in taken]
+            if unknown:
+                said = ", ".join(repr(each[:64]) for each in unknown[:5]) + (", …" if len(unknown) > 5 else "")
+                raise ToolError(f"{name} takes no argument {said}: it takes {', '.join(taken) or 'none'}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -200,6 +225,12 @@ class BrainServer(MCPServer):
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
                 raise
             raise ToolError(invalid_arguments(cause)) from cause
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            # the SDK's "Unknown prompt" was logged with its traceback on the client's stderr
+            raise MCPError(INVALID_PARAMS, f"no prompt {name[:64]!r}: brain has no prompts, only tools")
+        return await super().get_prompt(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
         from .stdio import client_stdin
@@ -353,6 +384,8 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     def status() -> CallToolResult:
         return answer(lambda: _status(root, backend))
 
+    for tool in server._tool_manager.list_tools():  # said to clients: the calls are refused (call_tool)
+        tool.parameters["additionalProperties"] = False
     return server
 
 
