@@ -454,9 +454,9 @@ def test_a_client_waits_within_its_deadline_for_room_in_a_full_backlog(toy_vault
 NOBODY = 65534
 
 
-def _as_nobody(path: Path, payload: bytes) -> bytes:
-    """``payload`` sent to the socket at ``path`` by a child process of uid and gid nobody; what
-    it got back (``b"error: ..."`` when it could not connect)."""
+def _as_nobody(work) -> bytes:
+    """What ``work()`` gives (bytes) when run by a child process of uid and gid nobody;
+    ``b"error: ..."`` when it raises."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -464,13 +464,7 @@ def _as_nobody(path: Path, payload: bytes) -> bytes:
         try:
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(5)
-                sock.connect(str(path))
-                with contextlib.suppress(OSError):  # refused at once: the server may close before it is read
-                    sock.sendall(payload)
-                    sock.shutdown(socket.SHUT_WR)
-                said = b"".join(iter(lambda: sock.recv(1 << 16), b""))
+            said = work()
         except BaseException as exc:  # told to the parent
             said = f"error: {exc!r}".encode()
         os.write(write_end, said)
@@ -480,6 +474,16 @@ def _as_nobody(path: Path, payload: bytes) -> bytes:
         said = pipe.read()
     os.waitpid(pid, 0)
     return said
+
+
+def _exchange(path: Path, payload: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(str(path))
+        with contextlib.suppress(OSError):  # refused at once: the server may close before it is read
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+        return b"".join(iter(lambda: sock.recv(1 << 16), b""))
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can be another user")
@@ -493,7 +497,7 @@ def test_a_client_of_another_user_is_refused_even_where_modes_let_it_connect(toy
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
         question = protocol.encode(protocol.request("note", str(daemon.root), note="Home"))
-        assert _as_nobody(daemon.socket_path, question).startswith(b"error: PermissionError")  # the modes hold
+        assert _as_nobody(lambda: _exchange(daemon.socket_path, question)).startswith(b"error: PermissionError")
         open_folder = Path(tempfile.mkdtemp(prefix="brain-open-"))
         try:
             os.chmod(open_folder, 0o755)
@@ -502,7 +506,7 @@ def test_a_client_of_another_user_is_refused_even_where_modes_let_it_connect(toy
             except OSError as exc:  # another file system than the temporary folder's
                 pytest.skip(f"cannot link the socket into {open_folder}: {exc}")
             os.chmod(daemon.socket_path, 0o666)
-            reply = json.loads(_as_nobody(open_folder / "serve.sock", question))
+            reply = json.loads(_as_nobody(lambda: _exchange(open_folder / "serve.sock", question)))
         finally:
             for each in open_folder.iterdir():
                 each.unlink()
@@ -510,3 +514,36 @@ def test_a_client_of_another_user_is_refused_even_where_modes_let_it_connect(toy
         assert reply["ok"] is False and reply["error"]["code"] == "refused", reply
         assert reply["error"]["message"] == f"this server answers only uid {os.getuid()}, not uid {NOBODY}"
         assert request(daemon, "note", note="Home")["ok"] is True  # its own user is answered
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can be another user")
+def test_an_http_client_of_another_user_is_refused_even_with_the_token(toy_vault):
+    """The token in serve.json (0600) was all that kept other users out over HTTP: where modes
+    are ignored they read it too. The kernel says whose the client's socket is (sock_diag)."""
+    import urllib.error
+    import urllib.request
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        url = daemon.http_url()
+        assert url is not None
+        token = runtime.read_record(daemon.root)["token"]
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Host": url.split("/")[2],
+        }
+        question = protocol.encode(protocol.request("note", str(daemon.root), note="Home"))
+
+        def post() -> bytes:
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, question, headers), timeout=10) as response:
+                    return json.dumps([response.status, json.loads(response.read())]).encode()
+            except urllib.error.HTTPError as exc:
+                return json.dumps([exc.code, json.loads(exc.read())]).encode()
+
+        status, reply = json.loads(_as_nobody(post))
+        assert status == 403 and reply["error"]["code"] == "refused", reply
+        assert reply["error"]["message"] == f"this server answers only uid {os.getuid()}, not uid {NOBODY}"
+        status, reply = json.loads(post())  # its own user is answered
+        assert status == 200 and reply["ok"] is True

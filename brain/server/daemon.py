@@ -595,6 +595,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(404, protocol.error("bad_request", "POST /v1"))
         if self.headers.get("Host", "") not in hosts:  # a page on another origin, via DNS rebinding
             return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
+        # whose process it is, before the token: where modes are ignored, other users read serve.json too
+        pid, uid = daemon.tcp_peers.identify(self.connection)
+        if uid is not None and uid not in (os.getuid(), 0):
+            log.warning("refused an HTTP request from uid %s: this server answers only its own user", uid)
+            return self._reply(
+                403, protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {uid}")
+            )
         scheme, _, token = self.headers.get("Authorization", "").strip().partition(" ")
         # the scheme is case-insensitive (RFC 9110), the token compared in constant time
         expected = (daemon.token or "").encode()  # set whenever HTTP is served
@@ -611,7 +618,6 @@ class _HttpHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
-        pid = daemon.tcp_peers.pid(self.connection)
         peer = pid if pid is not None else HTTP_CLIENTS
         state = daemon.connections.answering(self.connection, peer)
         if state == "closed":

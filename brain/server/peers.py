@@ -79,13 +79,20 @@ class TcpPeers:
         self._lock = threading.Lock()
 
     def pid(self, conn: socket.socket) -> int | None:
+        return self.identify(conn)[0]
+
+    def identify(self, conn: socket.socket) -> tuple[int | None, int | None]:
+        """(pid, uid) of the client's process; either None where it is not known."""
         try:
             found = _client_socket(conn)
         except (OSError, ValueError, AttributeError):  # not Linux (no AF_NETLINK), the connection gone
-            return None
+            return None, None
         if found is None:
-            return None
+            return None, None
         inode, uid = found
+        return self._process(inode, uid), uid
+
+    def _process(self, inode: int, uid: int) -> int | None:
         link = f"socket:[{inode}]"
         with self._lock:
             recent = list(reversed(self._recent))
