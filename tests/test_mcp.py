@@ -1107,3 +1107,67 @@ def test_an_error_the_sdk_logs_with_its_traceback_is_one_line_on_stderr(brain_ho
     ]
     logged = (brain_home / "logs" / "mcp.log").read_text()
     assert "Traceback (most recent call last)" in logged and "second line" in logged
+
+
+UNREADABLE_REQUESTS = [
+    # each was valid JSON the SDK's parser refused: dropped, no answer, nothing in the log, and
+    # the client waited for the answer for good
+    (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"memory","k":1'
+        + "0" * 5000
+        + "}}}",
+        "Invalid JSON: number out of range",
+    ),
+    (
+        '{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"search","arguments":{"query":"memory","x":'
+        + "[" * 300
+        + "]" * 300
+        + "}}}",
+        "Invalid JSON: recursion limit exceeded",
+    ),
+    ('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":[{"name":"status"}]}', "not a JSON-RPC 2.0 request"),
+    ('{"id":4,"method":"tools/call","params":{"name":"status"}}', "not a JSON-RPC 2.0 request"),
+    ('{"jsonrpc":"2.0","id":5}', "not a JSON-RPC 2.0 request"),
+]
+
+
+@pytest.mark.slow
+def test_a_request_the_sdk_cannot_read_is_answered_as_an_invalid_request(toy_vault, brain_home):
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        for line, why in UNREADABLE_REQUESTS:
+            _send(process, line)
+            answer = _answer(process, timeout=15)
+            asked = json.loads(line, parse_int=lambda digits: int(digits[:10]))["id"]
+            assert answer["id"] == asked and answer["error"]["code"] == -32600, answer
+            assert answer["error"]["message"].startswith(f"brain mcp cannot read this request: {why}"), answer
+        _send(process, "not json")  # no id to answer: said in the log
+        _send(process, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "status"}})
+        assert _answer(process)["id"] == 6  # and the session goes on
+    logged = (brain_home / "logs" / "mcp.log").read_text()
+    assert "dropped a line of the client that is no JSON-RPC message (8 characters: Invalid JSON" in logged
+
+
+def test_a_line_of_the_client_over_the_limit_is_dropped_unread(monkeypatch, caplog):
+    # a 200 MB line took 660 MB to read and parse, and memory grew with the line
+    import io
+
+    from brain.mcp import stdio
+
+    monkeypatch.setattr(stdio, "MAX_LINE_CHARS", 1000, raising=False)  # raising: main had no limit
+    first = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    huge = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"x":"' + "a" * 50_000 + '"}}\n'
+    last = '{"jsonrpc":"2.0","id":3,"method":"ping"}\n'
+    lines = stdio.ClientLines(io.BytesIO((first + huge + last).encode()))
+    read = []
+
+    async def take() -> None:
+        async for line in lines:
+            read.append(line)
+
+    with caplog.at_level(logging.WARNING, logger="brain"):
+        asyncio.run(take())
+    assert read == [first, last]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"dropped a line of the client of {len(huge):,} characters, over 1,000"
+    ]

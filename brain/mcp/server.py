@@ -30,7 +30,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    CallToolResult,
+    ErrorData,
+    RequestParams,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -208,6 +216,12 @@ class BrainServer(MCPServer):
     """``MCPServer`` with the client's stdin mended (``stdio.py``) and arguments that fail the
     tools' schemas said in one line, not pydantic's report with its links."""
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        from .stdio import UNREADABLE
+
+        self._lowlevel_server.add_request_handler(UNREADABLE, _Unreadable, _answer_unreadable)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
@@ -239,6 +253,16 @@ class BrainServer(MCPServer):
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lowlevel = self._lowlevel_server
                 await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+class _Unreadable(RequestParams):
+    why: str = ""
+
+
+async def _answer_unreadable(context: Any, params: _Unreadable) -> ErrorData:
+    """The answer to a request the SDK could not read (``stdio.mend`` hands it on as one for
+    ``UNREADABLE``): an invalid request, saying why, where it was dropped unanswered."""
+    return ErrorData(code=INVALID_REQUEST, message=f"brain mcp cannot read this request: {params.why}")
 
 
 def invalid_arguments(error: ValidationError) -> str:
