@@ -406,16 +406,18 @@ class _SocketHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         connections = daemon.connections
-        stranger = _stranger(self.connection)
-        if stranger is not None:
-            log.warning("refused a request from uid %s: this server answers only its own user", stranger)
-            self._send(protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {stranger}"))
-            return
         if not connections.admit(self.connection):
             self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
             return
         try:
             data = self._read_request()
+            # after its request is read: a reply to a client whose request is left unread is lost
+            # to it (closed with bytes unread, the socket gives the client a reset instead)
+            stranger = _stranger(self.connection)
+            if stranger is not None:
+                log.warning("refused a request from uid %s: this server answers only its own user", stranger)
+                self._send(protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {stranger}"))
+                return
             peer = _peer(self.connection)
             state = connections.answering(self.connection, peer)
             if state == "closed":
@@ -595,8 +597,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return self._reply(404, protocol.error("bad_request", "POST /v1"))
         if self.headers.get("Host", "") not in hosts:  # a page on another origin, via DNS rebinding
             return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
-        # whose process it is, before the token: where modes are ignored, other users read serve.json too
-        pid, uid = daemon.tcp_peers.identify(self.connection)
+        # whose socket it is, before the token: where modes are ignored, other users read serve.json too
+        uid = daemon.tcp_peers.uid(self.connection)
         if uid is not None and uid not in (os.getuid(), 0):
             log.warning("refused an HTTP request from uid %s: this server answers only its own user", uid)
             return self._reply(
@@ -618,6 +620,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
+        pid = daemon.tcp_peers.pid(self.connection)
         peer = pid if pid is not None else HTTP_CLIENTS
         state = daemon.connections.answering(self.connection, peer)
         if state == "closed":

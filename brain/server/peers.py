@@ -78,21 +78,23 @@ class TcpPeers:
         self._recent: dict[int, None] = {}  # in the order last found, newest last
         self._lock = threading.Lock()
 
-    def pid(self, conn: socket.socket) -> int | None:
-        return self.identify(conn)[0]
-
-    def identify(self, conn: socket.socket) -> tuple[int | None, int | None]:
-        """(pid, uid) of the client's process; either None where it is not known."""
+    @staticmethod
+    def uid(conn: socket.socket) -> int | None:
+        """The user id of the client's socket (one ``sock_diag`` query: no walk of ``/proc``)."""
         try:
             found = _client_socket(conn)
         except (OSError, ValueError, AttributeError):  # not Linux (no AF_NETLINK), the connection gone
-            return None, None
-        if found is None:
-            return None, None
-        inode, uid = found
-        return self._process(inode, uid), uid
+            return None
+        return found[1] if found is not None else None
 
-    def _process(self, inode: int, uid: int) -> int | None:
+    def pid(self, conn: socket.socket) -> int | None:
+        try:
+            found = _client_socket(conn)
+        except (OSError, ValueError, AttributeError):  # not Linux (no AF_NETLINK), the connection gone
+            return None
+        if found is None:
+            return None
+        inode, uid = found
         link = f"socket:[{inode}]"
         with self._lock:
             recent = list(reversed(self._recent))
