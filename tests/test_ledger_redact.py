@@ -466,3 +466,38 @@ def test_russian_secret_labels_are_masked(text, secret, kept):
 )
 def test_russian_prose_without_a_secret_stays(text):
     assert redact(text) == text
+
+
+def _pgp_armored(kind: str) -> tuple[str, list[str]]:
+    """A PGP private key as ``gpg --armor --export-secret-keys`` prints it, and its body lines
+    (64 characters, then a short last line and the checksum)."""
+    import base64
+    import random
+
+    body = base64.b64encode(random.Random(7).randbytes(100)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)] + ["=" + body[:4]]
+    armored = f"-----BEGIN {kind}-----\n\n" + "\n".join(lines) + f"\n-----END {kind}-----\n"
+    return armored, lines
+
+
+def test_pgp_private_key_block_is_masked_whole():
+    # "-----BEGIN PGP PRIVATE KEY BLOCK-----" did not match the PEM rule (which ended at
+    # "KEY-----"): its short last line and checksum were left to the long-token rule, which
+    # cannot see them.
+    armored, lines = _pgp_armored("PGP PRIVATE KEY BLOCK")
+    masked = redact(f"gpg output:\n{armored}done")
+    assert not [line for line in lines if line in masked]
+    assert "-----BEGIN PGP PRIVATE KEY BLOCK----- *** -----END PGP PRIVATE KEY BLOCK-----" in masked
+    # A tool output clipped before the BEGIN line: the body lines before END go too.
+    tail = armored.split("\n\n", 1)[1]
+    assert not [line for line in lines if line in redact(tail)]
+
+
+def test_pgp_public_key_block_stays():
+    armored, lines = _pgp_armored("PGP PUBLIC KEY BLOCK")
+    assert lines[-2] in redact(armored)  # public by design: its short lines are not key material
+
+
+def test_slack_app_level_token_is_masked():
+    token = "xapp-1-A0123456789-1234567890123-0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+    assert_masked(f"SLACK_APP={token[:5]}... socket mode with {token} now", token[5:], "with xapp-*** now")

@@ -2,12 +2,12 @@
 
 Shapes covered: API keys by their prefix, which may follow ``_`` but no letter or digit
 (OpenAI and Anthropic ``sk-…``, GitHub ``ghp_…``, ``github_pat_…`` and the other GitHub
-prefixes, AWS ``AKIA…``, Slack ``xox?-…`` and webhook URLs, Google ``AIza…`` and
+prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Google ``AIza…`` and
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
 Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
-header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM private keys,
+header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; Russian
@@ -193,7 +193,8 @@ def _lead(prefix: str) -> str:
 _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("private key",),
-        r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY)-----.*?(?:-----END \1-----|$)",
+        # PGP's armor says "PRIVATE KEY BLOCK"; PEM's ends at "KEY".
+        r"(?s)-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|$)",
         r"-----BEGIN \1----- " + MASK + r" -----END \1-----",
     ),
     (("sk-",), rf"({_lead('sk-')}(?:ant-|proj-|live-|test-)?)[A-Za-z0-9_\-]{{16,}}", r"\1" + MASK),
@@ -201,6 +202,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("github_pat_",), rf"({_lead('github_pat_')})[A-Za-z0-9_]{{20,}}", r"\1" + MASK),
     (("akia", "asia"), rf"({_lead('A[KS]IA')})[0-9A-Z]{{16}}\b", r"\1" + MASK),
     (("xox",), rf"({_lead('xox[abposr]-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),
+    (("xapp-",), rf"({_lead('xapp-')})[A-Za-z0-9\-]{{10,}}", r"\1" + MASK),  # Slack app-level tokens
     (("aiza",), rf"({_lead('AIza')})[0-9A-Za-z_\-]{{35}}", r"\1" + MASK),
     # Not here: Twilio's "SK" + 32 hex is a key's id, not its secret, and the secret that
     # goes with it (32 characters, no prefix) has no shape to find it by.
@@ -470,7 +472,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
 # base64 lines just before an END line.
-_PEM_END = r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY)-----"
+_PEM_END = r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
 _BASE64_LINE = r"[A-Za-z0-9+/=]+"
 
 # Long tokens: runs of base64 (and base64url) characters. A run right after a "." with a
