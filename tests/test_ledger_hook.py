@@ -449,3 +449,41 @@ def test_the_watchdog_ends_the_hook_though_its_last_line_of_log_hangs(tmp_path):
     # It ends in 0.4 s once Python has started; before, it outlived the timeout.
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
     assert proc.returncode == 0 and proc.stderr == b""
+
+
+def test_hooks_killed_at_any_point_leave_the_ledger_whole(tmp_path):
+    # kill -9 (or a power cut) while a Stop hook runs: opening, creating the tables, writing
+    # its row. The database stays whole and keeps every row written before; only the killed
+    # hook's own turn may be missing, and the next hook records as ever.
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path), BRAIN_HOOK_BUDGET="60")
+
+    def start(i: int) -> subprocess.Popen:
+        t = Transcript(tmp_path / f"t{i}.jsonl", session=f"session-{i:02d}")
+        t.prompt(f"question {i}")
+        t.tool("Bash", command=f"make {i}")
+        t.text(f"answer {i}")
+        proc = subprocess.Popen([*cmd, "hook", "stop"], stdin=subprocess.PIPE, env=env, cwd=tmp_path)
+        proc.stdin.write(json.dumps(hook_payload(t.write(), session_id=f"session-{i:02d}")).encode())
+        proc.stdin.close()
+        return proc
+
+    began = time.monotonic()
+    assert start(0).wait(timeout=60) == 0
+    whole_run = time.monotonic() - began  # kills are spread over what one hook takes
+    kept: list[str] = ["question 0"]
+    for i in range(1, 13):
+        proc = start(i)
+        time.sleep(whole_run * i / 12)
+        proc.kill()
+        proc.wait(timeout=60)
+        conn = sqlite3.connect(tmp_path / "brain.db")
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            asks = [r[0] for r in conn.execute("SELECT ask FROM turns ORDER BY id")]
+        finally:
+            conn.close()
+        assert asks[: len(kept)] == kept and set(asks) <= {*kept, f"question {i}"}
+        kept = asks
+    assert start(13).wait(timeout=60) == 0
+    assert [r["ask"] for r in _rows(tmp_path / "brain.db")] == [*kept, "question 13"]
