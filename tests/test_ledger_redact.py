@@ -501,3 +501,39 @@ def test_pgp_public_key_block_stays():
 def test_slack_app_level_token_is_masked():
     token = "xapp-1-A0123456789-1234567890123-0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
     assert_masked(f"SLACK_APP={token[:5]}... socket mode with {token} now", token[5:], "with xapp-*** now")
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A Kubernetes Secret's stringData, a compose file, an Actions workflow: the value of a
+        # block scalar is on the lines under its key, and only "|" was masked.
+        (
+            "stringData:\n  db_password: |\n    Zx9qW2eR7tY\n    second line\n  user: bob\n",
+            "stringData:\n  db_password: |\n    ***\n  user: bob\n",
+        ),
+        ("env:\n  - API_TOKEN: >-  # from vault\r\n      Zx9qW2eR7tY\r\n\r\n      Qw8eR7tY6uI\r\nnext: 1", None),
+        ("secret: |2+\n   Zx9qW2eR7tY\n\n   Qw8eR7tY6uI\n", "secret: |2+\n   ***\n"),
+    ],
+)
+def test_yaml_block_scalar_of_a_secret_is_masked_whole(text, kept):
+    masked = redact(text)
+    assert "Zx9qW2eR7tY" not in masked and "Qw8eR7tY6uI" not in masked
+    assert redact(masked) == masked
+    if kept is not None:
+        assert masked == kept
+    else:
+        assert masked.endswith(">-  # from vault\r\n      ***\r\nnext: 1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "script: |\n  echo $TOKEN\n  make deploy\n",  # not a secret's name: a block of commands
+        "password_length: |\n  12\n",
+        "token: |\nnext: 1\n",  # no line indented under it: the "|" alone (masked as before)
+    ],
+)
+def test_yaml_blocks_that_hold_no_secret_keep_their_lines(text):
+    lines_after = text.split("\n", 1)[1]
+    assert lines_after in redact(text)

@@ -10,7 +10,8 @@ Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, cookies 
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
-a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``; Russian
+a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
+scalar ``key: |`` with the lines indented under it; Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -465,9 +466,41 @@ def _mask_assignments(text: str, pattern: str) -> str:
         opening, bare, closing = _unquote(match.group("value"))
         if _holds_no_secret(opening, bare):
             continue
+        if not opening and (block := _yaml_block(text, start, match.start("value"))) is not None:
+            # "password: |": the secret is on the lines below, the indicator is none.
+            line_end, block_end, indent = block
+            out.append(text[done:line_end] + f"\n{indent}{MASK}")
+            done = pos = block_end
+            continue
         out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
         done = pos = match.end()
     return "".join(out) + text[done:] if out else text
+
+
+# A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
+# sign), then nothing on its line but a comment; and each line after it.
+_BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
+_BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
+
+
+def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int, str] | None:
+    """The block scalar whose indicator starts at ``value_start``, its key at ``name_start``:
+    (the end of the indicator's line, the end of the block's last line, its indentation);
+    None when no line indented more than the key follows."""
+    header = _BLOCK_HEADER.match(text, value_start)
+    if header is None:
+        return None
+    column = name_start - (text.rfind("\n", 0, name_start) + 1)
+    block_end, indent = None, ""
+    for line in _BLOCK_LINE.finditer(text, header.end()):  # one line after another
+        if not line.group(2).strip():
+            continue  # a blank line is the block's when a line of it follows
+        if len(line.group(1).expandtabs()) <= column:
+            break
+        if block_end is None:
+            indent = line.group(1)
+        block_end = line.end() - line.group(2).endswith("\r")
+    return None if block_end is None else (header.end(), block_end, indent)
 
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
