@@ -309,6 +309,7 @@ def test_secret_in_escaped_quotes_is_masked(text, secret, kept):
 NPM = "npm_C15vS79YaDRxr5W7V9OmL9daikjXvxsKez9p"
 PYPI = "pypi-AgEIcHlwaS5vcmcBXTM2CdsjOWqpFHjPP8KSDUb8TbZOzeP9njNOMsUdwBwLA4ETcWMqOciRbeY"
 SENDGRID = "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"
+AGE = "AGE-SECRET-KEY-1QFWJ4ZCKWN3UCJ2V6X3GZ9Z2JNQ5FZ8R9YRHNXV4C3LF0XXRJYCSQ7G6A5P"  # upper-case Bech32
 DIGITALOCEAN = "dop_v1_c0a039ba02add81be12e92a4474f1f142f1dc5326f7f0d6470271b44c4d3a0da"
 
 TYPED = [
@@ -331,6 +332,8 @@ TYPED = [
     (f"sendgrid {SENDGRID} done", SENDGRID[3:], "sendgrid SG.*** done"),
     (f"doctl auth init -t {DIGITALOCEAN}", DIGITALOCEAN[7:], "-t dop_v1_***"),
     ("shopify 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", "19f7bfd87efb692ce1707274fd0d7855", "shopify shpat_***"),
+    (f"sops: {AGE}\n", AGE[16:], "sops: AGE-SECRET-KEY-1***\n"),
+    ("client GOCSPX-1mVwFTjGIXgs2BC2uHzksQi0HAK, ok", "1mVwFTjGIXgs2BC2uHzksQi0HAK", "client GOCSPX-***, ok"),
 ]
 
 
@@ -354,6 +357,7 @@ def test_typed_key_is_masked(text, secret, kept):
         "msg.SG.short.value and ya29.x",
         "dop_v1_ tokens are 64 hex characters",
         "shpat_ is a Shopify admin token prefix",
+        "age-keygen prints AGE-SECRET-KEY-1 and then the key; GOCSPX- starts a client secret",
     ],
 )
 def test_typed_key_prefixes_alone_stay(text):

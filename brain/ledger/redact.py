@@ -6,7 +6,8 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Go
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
-Shopify ``shpat_…``), JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
+Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``),
+JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
@@ -247,6 +248,10 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         rf"({_lead('shp(?:at|ca|pa|ss)_')})[a-fA-F0-9]{{32}}(?![A-Za-z0-9])",
         r"\1" + MASK,
     ),
+    # age's (and so sops') secret keys: upper-case Bech32, which the long-token rule leaves as
+    # it leaves CONSTANT_NAMES; Google's OAuth client secrets.
+    (("age-secret-key-1",), rf"({_lead('AGE-SECRET-KEY-1')})[0-9A-Z]{{20,}}", r"\1" + MASK),
+    (("gocspx-",), rf"({_lead('GOCSPX-')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
