@@ -123,3 +123,14 @@ def test_install_outputs_are_what_brain_hook_prints(tmp_path, monkeypatch):
         stamp = r"bak-\d{8}-\d{6}"
         assert re.sub(stamp, "bak-*", result.output.rstrip("\n")) == re.sub(stamp, "bak-*", expected.rstrip("\n")), args
     assert (project / ".claude" / "settings.json").read_text() == '{"model": "opus"}\n'
+
+
+def test_what_a_row_holds_names_every_column_of_the_table(tmp_path):
+    from brain.db import open_db
+
+    conn = open_db(tmp_path / "brain.db")
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(turns)")}
+    conn.close()
+    table = [line.split("|")[1] for line in _section("What a row holds").splitlines() if line.startswith("| `")]
+    named = set(re.findall(r"`(\w+)`", "".join(table)))
+    assert named == columns
