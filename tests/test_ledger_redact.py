@@ -334,6 +334,16 @@ TYPED = [
     ("shopify 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", "19f7bfd87efb692ce1707274fd0d7855", "shopify shpat_***"),
     (f"sops: {AGE}\n", AGE[16:], "sops: AGE-SECRET-KEY-1***\n"),
     ("client GOCSPX-1mVwFTjGIXgs2BC2uHzksQi0HAK, ok", "1mVwFTjGIXgs2BC2uHzksQi0HAK", "client GOCSPX-***, ok"),
+    (
+        "curl https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+        "/bot123456789:***/getMe",
+    ),
+    (
+        "https://discord.com/api/webhooks/112233445566778899/abcdefghij_klmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij",
+        "abcdefghij_klmnopqrstuvwxyz-ABCDEFGHIJ",
+        "discord.com/api/webhooks/112233445566778899/***",
+    ),
 ]
 
 
@@ -358,6 +368,7 @@ def test_typed_key_is_masked(text, secret, kept):
         "dop_v1_ tokens are 64 hex characters",
         "shpat_ is a Shopify admin token prefix",
         "age-keygen prints AGE-SECRET-KEY-1 and then the key; GOCSPX- starts a client secret",
+        "at 12:30:AA the build ran; see https://discord.com/api/webhooks/ for the format",
     ],
 )
 def test_typed_key_prefixes_alone_stay(text):

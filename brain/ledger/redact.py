@@ -2,7 +2,7 @@
 
 Shapes covered: API keys by their prefix, which may follow ``_`` but no letter or digit
 (OpenAI and Anthropic ``sk-…``, GitHub ``ghp_…``, ``github_pat_…`` and the other GitHub
-prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Google ``AIza…`` and
+prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Discord webhook URLs, Telegram bot tokens, Google ``AIza…`` and
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
@@ -246,6 +246,14 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (
         ("shpat_", "shpca_", "shppa_", "shpss_"),  # Shopify
         rf"({_lead('shp(?:at|ca|pa|ss)_')})[a-fA-F0-9]{{32}}(?![A-Za-z0-9])",
+        r"\1" + MASK,
+    ),
+    # A Telegram bot's token (its numeric id stays; "bot" before it in the API's URLs) and a
+    # Discord webhook's secret.
+    ((":aa",), r"(?:(?<=bot)|(?<![\w:]))([0-9]{8,10}:)AA[A-Za-z0-9_\-]{30,}", r"\1" + MASK),
+    (
+        ("/api/webhooks/",),
+        r"(discord(?:app)?\.com/api/webhooks/[0-9]+/)[A-Za-z0-9_\-]{30,}",
         r"\1" + MASK,
     ),
     # age's (and so sops') secret keys: upper-case Bech32, which the long-token rule leaves as
