@@ -244,6 +244,7 @@ def log_file(name: str, max_bytes: int) -> Path:
         move_aside_if_over(str(path), max_bytes)
     except FileNotFoundError:
         pass
+    private_file(path)  # prompts and note titles: not the umask's 0644
     return path
 
 

@@ -61,6 +61,15 @@ def test_what_brain_keeps_is_readable_by_no_other_user(tmp_path, toy_vault, monk
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o600
     for folder in (home, home / "logs", home / "vaults"):
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    # each file too, not only its folder: a file system that ignores folder modes, a folder
+    # copied out (the FAISS files were the umask's 0644 inside the 0700 index folder)
+    assert (config.index_dir(toy_vault) / "vectors.faiss").is_file()
+    loose = [
+        f"{path.relative_to(home)} {stat.S_IMODE(path.stat().st_mode):o}"
+        for path in home.rglob("*")
+        if path.is_file() and path.stat().st_mode & 0o077 and path.stat().st_size  # locks hold nothing
+    ]
+    assert loose == [], loose
 
 
 def test_a_home_an_older_brain_left_readable_is_narrowed(tmp_path, toy_vault, monkeypatch):

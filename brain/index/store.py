@@ -276,6 +276,7 @@ class IndexStore:
         recorded_again = False
         try:
             conn = connect(str(path), page_size=INDEX_PAGE_SIZE)
+            config.private_file(path)  # SQLite made it (and its -wal, -shm) with the umask's 0644
             conn.row_factory = sqlite3.Row
             if INDEX_MIGRATIONS.lost_record(conn):
                 _rerecord(conn, path) if rerecord else _no_record()

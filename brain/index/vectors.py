@@ -719,7 +719,8 @@ def _valid_sidecar(meta: object) -> bool:
 
 def _write_new(path: Path, data: bytes) -> None:
     """Write ``data`` to a new file and flush it to disk before it is renamed into place."""
-    with open(path, "xb") as handle:
+    # note text's vectors: the owner's alone, as index.db is (not the umask's 0644)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
@@ -733,6 +734,7 @@ def _write_faiss(index: Any, path: Path) -> None:
 
     try:
         faiss.write_index(index, str(path))
+        os.chmod(path, 0o600)  # faiss creates it with the umask's mode; it is renamed into place after
     except RuntimeError as exc:
         text = str(exc)
         code = next(
