@@ -99,6 +99,28 @@ class ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "standard output is closed")
 
 
+def output_open(what: str) -> None:
+    """Refuse, before doing anything, a command whose one report of what it did cannot be
+    written: standard output is closed (``>&-``). `brain serve --detach >&-` started a server and
+    then exited 1 (its "started" line failed), a server left running by a command that failed."""
+    if isinstance(sys.stdout, ClosedOutput):
+        raise click.ClickException(f"standard output is closed: {what}; give it one (`>/dev/null` drops the line)")
+
+
+def echo_done(message: str, after_failure: Callable[[], str]) -> None:
+    """``message``, the report of something done; where standard output fails (a full disk), the
+    error says also what ``after_failure`` did or found (the server just started, stopped again).
+    A closed pipe is the reader gone, as for any command: quiet, status 0."""
+    try:
+        click.echo(message)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if not _output_failed(exc):
+            raise
+        raise click.ClickException(f"cannot write the output: {exc.strerror or exc}; {after_failure()}") from None
+
+
 def _one_line_usage(exc: click.UsageError) -> None:
     """A usage error as one line, like every other error: click printed the command's usage and
     a "Try ... --help" line above it, four lines for `-k 0`. The help is named in the line."""

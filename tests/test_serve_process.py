@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import TOY_VAULT, FakeEmbedder, write
 from index_helpers import assert_faiss_matches, index_into
-from serve_helpers import BrainProcess, brain_env, kill_recorded_server, run_brain, served, wait_until
+from serve_helpers import LAUNCHER, BrainProcess, brain_env, kill_recorded_server, run_brain, served, wait_until
 
 from brain import config
 from brain.server import client, runtime
@@ -100,6 +100,49 @@ def test_detach_then_stop_leaves_nothing_behind(toy_vault, processes, brain_home
     assert again.returncode == 0 and b"no brain serve is running" in again.stdout
     log = (brain_home / "logs" / "serve.log").read_text()
     assert f"serving {toy_vault.resolve()}" in log and "stopped serving" in log
+
+
+def _brain_without_output(args: list[str], *, full: bool) -> subprocess.CompletedProcess:
+    """``brain ARGS`` with standard output closed (``>&-``) or on /dev/full (a full disk)."""
+    with open("/dev/full", "wb") as sink:
+        return subprocess.run(
+            [sys.executable, str(LAUNCHER), *args],
+            env=brain_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=sink if full else None,
+            stderr=subprocess.PIPE,
+            preexec_fn=None if full else (lambda: os.close(1)),
+            timeout=120,
+        )
+
+
+def test_detach_and_stop_without_output_start_or_stop_nothing_silently(tmp_path, processes):
+    """`brain serve --detach >&-` started the server and exited 1 (its "started" line failed): a
+    failed command left a server behind. With stdout closed it now refuses before starting
+    anything (and --stop before stopping); on a full disk the server it started is stopped again."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\nalpha note about herons.\n")
+    processes.vaults.append(vault)  # whatever happens, no server outlives the test
+    closed = _brain_without_output(["serve", "--vault", str(vault), "--detach"], full=False)
+    assert closed.returncode == 1 and closed.stderr.decode() == (
+        "Error: standard output is closed: `brain serve --detach` would start a server and could not say "
+        "whether it did; give it one (`>/dev/null` drops the line)\n"
+    )
+    assert not runtime.lock_is_held(vault.resolve()) and runtime.read_record(vault.resolve()) is None
+    full = _brain_without_output(["serve", "--vault", str(vault), "--detach"], full=True)
+    err = full.stderr.decode()
+    assert full.returncode == 1 and err.startswith("Error: cannot write the output: No space left on device; "), err
+    assert "so the server it started is not left running: stopped brain serve" in err and err.count("\n") == 1
+    assert not runtime.lock_is_held(vault.resolve())
+    pid = _one_note_served(vault, processes)
+    closed = _brain_without_output(["serve", "--vault", str(vault), "--stop"], full=False)
+    assert closed.returncode == 1 and "standard output is closed: `brain serve --stop`" in closed.stderr.decode()
+    assert runtime.pid_alive(pid) and client.status(vault.resolve())  # refused: still serving
+    full = _brain_without_output(["serve", "--vault", str(vault), "--stop"], full=True)
+    assert full.returncode == 1 and full.stderr.decode() == (
+        "Error: cannot write the output: No space left on device; the server is stopped all the same\n"
+    )
+    assert not runtime.lock_is_held(vault.resolve())
 
 
 def _one_note_served(vault: Path, processes) -> int:

@@ -7,7 +7,7 @@ import os
 import click
 
 from ..cli_options import vault_option
-from ..cli_support import library_errors
+from ..cli_support import echo_done, library_errors, output_open
 
 
 @click.command()
@@ -55,21 +55,24 @@ def serve(vault: str | None, detach: bool, stop_it: bool, http: str | None, no_w
         given = [name for name, on in (("--detach", detach), ("--http", http), ("--no-watch", no_watch)) if on]
         if given:
             raise click.UsageError(f"--stop stops the vault's server; {', '.join(given)} shapes one to start: drop it")
+        output_open("`brain serve --stop` would stop the server and could not say so")
         root = vault_path(vault)
         result = daemon.stop_server(root)
         if not result.running and not root.is_dir():
             resolve_vault(vault)  # no server and no vault there: say what is wrong with the path
         if result.running and not result.stopped:
             raise click.ClickException(result.message)
-        click.echo(result.message)
+        echo_done(result.message, lambda: "the server is stopped all the same")
         return
     root = resolve_vault(vault)
     address = daemon.parse_http(http) if http else None
     if detach:
+        output_open("`brain serve --detach` would start a server and could not say whether it did")
         code, message = daemon.run_detached(root, http=address, watch=not no_watch)
         if code:
             raise click.ClickException(message)
-        click.echo(message)
+        # a command that fails leaves no server behind: the one it started is stopped again
+        echo_done(message, lambda: f"so the server it started is not left running: {daemon.stop_server(root).message}")
         return
     daemon.setup_logging(root, foreground=True)
     daemon.run_foreground(root, http=address, watch=not no_watch)
