@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .errors import BrainError
+from .errors import QUOTED_CHARS, BrainError, quoted
 from .text import REPORTED, escaped, log_record
 
 
@@ -129,10 +129,31 @@ def _one_line_usage(exc: click.UsageError) -> None:
     hint, shown = f" (`{exc.ctx.command_path} --help` explains)", exc.format_message
 
     def one_line() -> str:  # after click's own words ("Did you mean '--user'?")
-        return shown().removesuffix(".") + hint
+        return _long_quotes_cut(shown().removesuffix(".")) + hint
 
     exc.format_message = one_line  # type: ignore[method-assign]
     exc.ctx = None  # show() prints the usage and its hint only with a context
+
+
+# A value click quotes in its own usage error ("'…' is not a valid integer range"), longer than
+# what brain quotes of a user's input (errors.quoted): its start only, and how long it was.
+# Every quoted run is matched, short ones too, so a quote inside one never opens another.
+_QUOTED_RUN = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+
+
+def _long_quotes_cut(text: str) -> str:
+    def cut(match: re.Match[str]) -> str:
+        mark, inner = match.group()[0], match.group()[1:-1]
+        if len(inner) <= QUOTED_CHARS:
+            return match.group()
+        import ast  # here: only an error this long needs it
+
+        try:  # click quotes a value by its repr: the value itself, quoted as brain quotes one
+            return quoted(ast.literal_eval(match.group()))
+        except (ValueError, SyntaxError):
+            return f"{mark}{inner[:QUOTED_CHARS]}{mark}… ({len(inner):,} characters)"
+
+    return _QUOTED_RUN.sub(cut, text)
 
 
 def error_line(message: str, cause: BaseException | None = None) -> str:

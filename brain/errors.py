@@ -76,6 +76,20 @@ class NoSpaceError(NotWritableError):
     """The disk (or quota) holding the index is full: nothing more can be written there now."""
 
 
+QUOTED_CHARS = 80  # of what a user gave (a note's name, a moment, an id), as an error quotes it
+
+
+def quoted(value: object) -> str:
+    """What a user gave, as a message quotes it: its repr, so a line break, a control or an
+    invisible character is written as its escape and the message stays one line; past
+    ``QUOTED_CHARS`` characters only their start, and how long it was. `brain history` given a
+    5,000-character name printed it whole in its one-line error."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= QUOTED_CHARS:
+        return repr(text)
+    return f"{text[:QUOTED_CHARS]!r}… ({len(text):,} characters)"
+
+
 BUG_CHARS = 300  # of an exception's message in a line: it may quote a whole note
 
 

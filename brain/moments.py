@@ -13,7 +13,7 @@ import re
 import time
 from fractions import Fraction
 
-from .errors import ConfigError
+from .errors import ConfigError, quoted
 
 _SPAN = re.compile(r"\s*(\d+)\s*([hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
 _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
@@ -36,7 +36,7 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
         if span is None:
             written = _date_or_datetime(value)
     except ValueError:
-        raise ConfigError(f"{option} takes {forms}, not {text!r}") from None
+        raise ConfigError(f"{option} takes {forms}, not {quoted(text)}") from None
     try:
         if span is not None:
             moment = time.time() - int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()] * 86400
@@ -48,7 +48,7 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
         moment = math.nan
     if not _fits(moment):
         raise ConfigError(
-            f"{option} {text!r} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
+            f"{option} {quoted(text)} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
             f"time): it takes {forms}"
         )
     return moment
@@ -179,7 +179,7 @@ def parse_world_date(text: str, option: str = "--valid-at") -> str:
         written = _date_or_datetime(value)
     except ValueError:
         raise ConfigError(
-            f"{option} takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03), not {text!r}"
+            f"{option} takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03), not {quoted(text)}"
         ) from None
     return (written.date() if isinstance(written, dt.datetime) else written).isoformat()
 
@@ -232,6 +232,6 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
         if week and week[3] is None and today.isocalendar()[:2] == (int(week[1]), int(week[2])):
             return now
     raise ConfigError(
-        f"{option} {text!r} is in the future ({local_time(moment)}; now is {local_time(now)}): "
+        f"{option} {quoted(text)} is in the future ({local_time(moment)}; now is {local_time(now)}): "
         "brain knows the vault as it was up to now"
     )

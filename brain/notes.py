@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .errors import quoted
 from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
@@ -720,12 +721,11 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
             continue
         iso = _iso(value)
         if iso is None:
-            shown = _text(value)
-            invalid.append((name, shown if len(shown) <= 60 else shown[:57] + "..."))
+            invalid.append((name, quoted(_text(value))))
         elif date is None:
             date = iso
     outcome = "ignored" if date else "the file's modification time is used instead"
-    warnings.extend(f"frontmatter {name}: {shown!r} is not a valid date; {outcome}" for name, shown in invalid)
+    warnings.extend(f"frontmatter {name}: {shown} is not a valid date; {outcome}" for name, shown in invalid)
     if date is None:
         date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
     return date
@@ -738,9 +738,7 @@ def _check_validity(meta: dict[str, Any], warnings: list[str]) -> None:
         if str(name).lower() not in VALID_FROM_FIELDS + VALID_TO_FIELDS or value in (None, ""):
             continue
         if _iso(value) is None:
-            shown = _text(value)
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
-            warnings.append(f"frontmatter {name}: {shown!r} is not a valid date; ignored")
+            warnings.append(f"frontmatter {name}: {quoted(_text(value))} is not a valid date; ignored")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import BrainError, EmptyNoteName, bug_summary
+from .errors import BrainError, EmptyNoteName, bug_summary, quoted
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import looks_binary, parse_note
 from .text import yo_as_ye
@@ -64,9 +64,11 @@ def check_reference(ref: str) -> str:
         raise OutsideVault("a note reference cannot hold a NUL byte")
     normal = text.replace("\\", "/")
     if normal.startswith(("/", "~")) or _DRIVE.match(text):
-        raise OutsideVault(f"{ref!r} is an absolute path: give a vault-relative path, a title or an alias")
+        raise OutsideVault(f"{quoted(ref)} is an absolute path: give a vault-relative path, a title or an alias")
     if ".." in normal.split("/"):
-        raise OutsideVault(f"{ref!r} steps out of its folder (..): give a vault-relative path, a title or an alias")
+        raise OutsideVault(
+            f"{quoted(ref)} steps out of its folder (..): give a vault-relative path, a title or an alias"
+        )
     return _HERE.sub("", normal) or normal
 
 
@@ -129,7 +131,7 @@ def match_note(store: NoteNames, ref: str) -> NoteMatch:
     names = sorted({title for _, title in titles})
     close = difflib.get_close_matches(normal, names, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise NoteNotFound(f"no note {ref!r} in the index (by path, title or alias){hint}")
+    raise NoteNotFound(f"no note {quoted(ref)} in the index (by path, title or alias){hint}")
 
 
 def _loose(name: str) -> str:
@@ -257,8 +259,8 @@ def shaped_note(
     if heading:
         found = _pick_section(sections, heading)
         if found is None:
-            listed = ", ".join(repr(s["heading"]) for s in sections[:12]) or "none"
-            raise NoteNotFound(f"no heading {heading!r} in {path}; its headings: {listed}")
+            listed = ", ".join(quoted(s["heading"]) for s in sections[:12]) or "none"
+            raise NoteNotFound(f"no heading {quoted(heading)} in {path}; its headings: {listed}")
         lines = note.body.split("\n")
         text = "\n".join(lines[found["line"] : found["end"]])
     return {

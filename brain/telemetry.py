@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from .db import storable
-from .errors import ConfigError
+from .errors import ConfigError, quoted
 from .ledger.redact import redact, redact_value
 from .moments import first_moment
 from .recall.types import Candidate, Mode, RecallResult
@@ -145,10 +145,9 @@ def parse_since(text: str, *, name: str = "--since") -> str:
     try:
         since = first_moment(text)
     except ValueError as exc:
-        shown = repr(text) if len(text or "") <= 60 else repr(text[:60]) + "…"  # not 10 MB of it back
         raise ConfigError(
             f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01 (a time and a zone may follow: "
-            f"2026-11-01T09:00+03), not {shown}"
+            f"2026-11-01T09:00+03), not {quoted(text or '')}"  # not 10 MB of it back
         ) from exc
     offset = since.utcoffset()
     if offset is not None:

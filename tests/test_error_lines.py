@@ -144,3 +144,46 @@ def test_output_to_a_closed_stdout_is_an_error_and_no_output_is_none(tmp_path):
     (tmp_path / "vault").mkdir()  # brain mcp has no stdout to talk over: it says so, as it did
     done = run("mcp", "--vault", str(tmp_path / "vault"))
     assert done.returncode == 1 and "one of them is closed" in done.stderr, done.stderr
+
+
+# A name pasted by mistake (a whole note): a line break near its start, 3,002 characters.
+LONG = "a\nb" + "x" * 2_999
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["history", LONG],
+        ["history", "--as-of", LONG, "Home"],
+        ["note", LONG],
+        ["note", "Home", "--heading", LONG],
+        ["neighbours", LONG],
+        ["ask", "--as-of", LONG, "memory"],
+        ["ask", "--valid-at", LONG, "memory"],
+        ["ask", "--mode", LONG, "memory"],
+        ["ask", "-k", LONG, "memory"],
+        ["eval", "QUERIES", "--explain", LONG],
+    ],
+)
+def test_a_long_name_or_moment_is_quoted_by_its_start_and_its_length(toy_vault, tmp_path, args):
+    """`brain history <5,000-character name>` printed the whole name in its one-line error: now
+    the first 80 characters (escaped: one line) and how long it was."""
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "query": "agent memory", "type": "theme", "relevant": ["Home.md"]}\n')
+    assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(toy_vault)]).exit_code == 0
+    args = [str(queries) if a == "QUERIES" else a for a in args]
+    out = CliRunner().invoke(cli, [*args, "--vault", str(toy_vault)])
+    assert out.exit_code in (1, 2), out.output
+    assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
+    assert "'a\\nbxxx" in out.output and "… (3,002 characters)" in out.output, out.output
+    assert len(out.output) < 400, out.output
+
+
+def test_a_long_note_name_given_to_mcp_is_quoted_by_its_start_and_its_length(toy_vault):
+    from serve_helpers import mcp_call
+
+    assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(toy_vault)]).exit_code == 0
+    for tool, arguments in (("get_note", {"note": LONG}), ("history", {"note": LONG})):
+        result = mcp_call(toy_vault, tool, arguments)
+        text = "".join(c.text for c in result.content)
+        assert result.is_error and "… (3,002 characters)" in text and len(text) < 400, text

@@ -146,7 +146,7 @@ def _explain(
     settings: RecallSettings,
     as_json: bool,
 ) -> None:
-    from ..errors import ConfigError
+    from ..errors import ConfigError, quoted
     from ..recall.opening import open_recaller
     from ..recall.types import DEFAULT_MODE
     from .explain import explain, format_explanation
@@ -155,7 +155,7 @@ def _explain(
     ids = tuple(i.strip() for i in ids)  # an id is its text without the spaces around it, as in the file
     unknown = [i for i in ids if i not in by_id]
     if unknown:
-        raise ConfigError(f"no query with id {', '.join(map(repr, unknown))} in the query file")
+        raise ConfigError(f"no query with id {', '.join(map(quoted, unknown))} in the query file")
     recaller = open_recaller(root, build=True, progress=True)
     try:
         out = [explain(recaller, by_id[i], mode, settings) for i in ids for mode in (modes or [DEFAULT_MODE])]

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BrainError, EmptyNoteName
+from ..errors import BrainError, EmptyNoteName, quoted
 from ..index.history import before_history, iso_time, local_time
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..index.version_text import SegmentCache
@@ -267,7 +267,7 @@ def _find(
             return _find(store, latest, target)
         except BrainError:
             pass  # the error names what was typed
-    raise BrainError(f"no note {wanted!r} in this index or its history (a path, title, file name or alias)")
+    raise BrainError(f"no note {quoted(wanted)} in this index or its history (a path, title, file name or alias)")
 
 
 def _versions(store: IndexStore, versions: list[VersionRow], start: int = 0) -> list[VersionEntry]:

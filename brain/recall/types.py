@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import config
-from ..errors import ConfigError
+from ..errors import ConfigError, quoted
 
 BASE_MODES = ("vector", "graph", "gated", "hybrid", "ppr", "hybrid+ppr")
 # Chosen by measurement on both labelled sets (README, "Does the graph help?").
@@ -125,7 +125,9 @@ class Mode:
         rerank = name.endswith("+rerank")
         base = name[: -len("+rerank")] if rerank else name
         if base not in BASE_MODES:
-            raise ConfigError(f"unknown mode {text!r}: use one of {', '.join(BASE_MODES)}, each optionally +rerank")
+            raise ConfigError(
+                f"unknown mode {quoted(text)}: use one of {', '.join(BASE_MODES)}, each optionally +rerank"
+            )
         return cls(base, rerank)
 
     @property

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .. import __version__, config
-from ..errors import BrainError, ConfigError
+from ..errors import BrainError, ConfigError, quoted
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..text import shell_word
 from . import client, peers, protocol, runtime
@@ -80,7 +80,7 @@ def parse_http(value: str) -> tuple[str, int]:
     """``HOST:PORT`` with a loopback host (127.0.0.1, ::1 in brackets, localhost)."""
     host, sep, port_text = value.strip().rpartition(":")
     if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ConfigError(f"--http takes HOST:PORT on a loopback address, e.g. 127.0.0.1:8181, not {value!r}")
+        raise ConfigError(f"--http takes HOST:PORT on a loopback address, e.g. 127.0.0.1:8181, not {quoted(value)}")
     host = host.strip("[]")
     if host == "localhost":
         host = "127.0.0.1"

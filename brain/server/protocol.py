@@ -59,6 +59,7 @@ from dataclasses import fields as dataclass_fields
 from functools import cache
 from typing import Any
 
+from ..errors import quoted
 from ..recall.types import Candidate, Gate, RecallResult, RecallSettings, Via
 
 VERSION = 1
@@ -126,10 +127,10 @@ def check_request(message: dict[str, Any]) -> None:
     """``ProtocolError("bad_request")`` when the server would refuse ``message`` (a request
     as ``request`` builds it); what ``parse_request`` checks once the JSON is read."""
     if message.get("v") != VERSION:
-        raise ProtocolError("bad_request", f"protocol version {message.get('v')!r} is not {VERSION}")
+        raise ProtocolError("bad_request", f"protocol version {quoted(message.get('v'))} is not {VERSION}")
     op = message.get("op")
     if op not in OPS:
-        raise ProtocolError("bad_request", f"unknown op {op!r}: one of {', '.join(OPS)}")
+        raise ProtocolError("bad_request", f"unknown op {quoted(op)}: one of {', '.join(OPS)}")
     if not isinstance(message.get("vault"), str) or not message["vault"]:
         raise ProtocolError("bad_request", "every request names its vault (an absolute path)")
     if "\0" in message["vault"]:  # no path holds one: realpath raised, and it was an internal error
@@ -194,7 +195,7 @@ def _check_ask(message: dict[str, Any]) -> None:
         raise ProtocolError("bad_request", "settings: an object")
     for name in settings:
         if name not in SETTING_RANGES:
-            raise ProtocolError("bad_request", f"unknown setting {name!r}")
+            raise ProtocolError("bad_request", f"unknown setting {quoted(name)}")
         _int_field(settings, name, *SETTING_RANGES[name])
     if not isinstance(message.get("update", True), bool):
         raise ProtocolError("bad_request", "update: true or false")
@@ -208,7 +209,7 @@ def _check_ask(message: dict[str, Any]) -> None:
         for name in index:
             if name not in INDEX_SETTINGS:
                 raise ProtocolError(
-                    "bad_request", f"unknown index setting {name!r}: one of {', '.join(INDEX_SETTINGS)}"
+                    "bad_request", f"unknown index setting {quoted(name)}: one of {', '.join(INDEX_SETTINGS)}"
                 )
             if name in PREFIX_SETTINGS:
                 value = index[name]

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import BrainError, EmptyIndexError, IndexMismatchError
+from ..errors import BrainError, EmptyIndexError, IndexMismatchError, quoted
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
 from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors
@@ -1004,7 +1004,7 @@ class Service:
                 return protocol.ok(self.history(message["note"], last=message.get("last"), wait=wait, as_of=as_of))
             if op == "neighbours":
                 return protocol.ok(self.neighbours(message["note"], wait=wait))
-            raise protocol.ProtocolError("bad_request", f"op {op!r} is not answered here")
+            raise protocol.ProtocolError("bad_request", f"op {quoted(op)} is not answered here")
         except protocol.ProtocolError as exc:
             return protocol.error(exc.code, exc.message)
         except Starting as exc:
