@@ -82,6 +82,21 @@ def _date_or_datetime(value: str) -> dt.date | dt.datetime:
     return _datetime(value)
 
 
+def written_date(value: str) -> dt.date | dt.datetime:
+    """A date a note's frontmatter states, read by the rules ``--as-of`` reads (``2026-03-01``,
+    ``20260301``, a week: its Monday, as the week begins there), a date with a zone (that day:
+    ``2026-12-01+03`` names where the day is, not an hour; Python's ``fromisoformat`` read it as
+    03:00), or a date and time (aware when it names a zone); a ValueError otherwise
+    (``2026-12-01x10``, which Python read as 10:00)."""
+    day = _day(value, first=True)
+    if day is not None:
+        return day
+    zoned = _zoned(value, first=True)
+    if zoned is not None:
+        return zoned[0]
+    return _datetime(value)
+
+
 def _day(value: str, *, first: bool = False) -> dt.date | None:
     """The day ``value`` names in one of the date forms above, or None when it is none of them
     (a week its year does not have is a ValueError); a week is its Sunday, or with ``first`` its

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from .errors import quoted
 from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
+from .moments import written_date
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -679,6 +680,9 @@ def inline_tags(body: str) -> list[str]:
     return tags
 
 
+_DATE_OPENS = re.compile(r"(?:\+00)?(\d{4})-(\d{2})-(\d{2})(?![\w+:-])")
+
+
 def _iso(value: Any) -> str | None:
     if isinstance(value, dt.datetime):
         return value.isoformat()
@@ -688,19 +692,51 @@ def _iso(value: Any) -> str | None:
         return _iso(value[0])
     if isinstance(value, str):
         text = value.strip().strip("[]").strip()
-        try:
-            if len(text) == 10:  # a date stays a date, quoted or not
-                return dt.date.fromisoformat(text).isoformat()
-            return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+        try:  # a date stays a date, quoted or not; a date with a zone is that day
+            return written_date(text).isoformat()
         except ValueError:
-            # a date that opens the text; "+002023-02-07" is ISO 8601's expanded-year form
-            match = re.match(r"^(?:\+00)?(\d{4})-(\d{2})-(\d{2})", text)
+            # a date that opens the text, then words ("2026-05-06 standup"); "+002023-02-07" is
+            # ISO 8601's expanded-year form. Not one run on into more ("2026-12-01x10",
+            # "2026-12-01T25:00", "2026-12-01+3"): what that says cannot be read, so it warns.
+            match = _DATE_OPENS.match(text)
             if match:
                 try:
                     return dt.date(*map(int, match.groups())).isoformat()
                 except ValueError:
                     return None
     return None
+
+
+def frontmatter_date(meta: dict[str, Any]) -> str | None:
+    """The date ``meta``'s first date field that holds one gives (``_note_date`` without the
+    file's modification time), or None."""
+    for name in DATE_FIELDS:
+        value = meta.get(name)
+        iso = _iso(value) if value not in (None, "") else None
+        if iso is not None:
+            return iso
+    return None
+
+
+_EVERY_DATE_FIELD = frozenset(DATE_FIELDS + WORLD_DATE_FIELDS + VALID_FROM_FIELDS + VALID_TO_FIELDS)
+
+
+def frontmatter_dates_written_otherwise(frontmatter: str | None) -> bool:
+    """Whether a stored frontmatter (JSON) holds a date field written otherwise than as the ISO
+    form it reads to (``2026-12-01+03``, ``20260301``, ``2026-05-06 standup``): its reading may
+    have changed with the rules (m024). YAML's own dates are stored in that form, and not named."""
+    try:
+        meta = json.loads(frontmatter or "{}")
+    except ValueError:
+        return False
+    if not isinstance(meta, dict):
+        return False
+    for key, value in meta.items():
+        while isinstance(value, list) and len(value) == 1:  # [[2024-05-06]]
+            value = value[0]
+        if str(key).lower() in _EVERY_DATE_FIELD and isinstance(value, str) and _iso(value) != value.strip():
+            return True
+    return False
 
 
 def note_date(data: bytes, mtime: float) -> str:

@@ -1178,6 +1178,36 @@ def m023_composed_and_narrow(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m023_composed_and_narrow")
 
 
+@INDEX_MIGRATIONS
+def m024_frontmatter_dates(conn: sqlite3.Connection) -> None:
+    """A frontmatter date is read by the rules ``--as-of`` reads (``moments.written_date``):
+    Python's ``fromisoformat`` read ``date: 2026-12-01+03`` as 03:00 and ``2026-12-01x10`` as
+    10:00. A note's date and world dates are stored when it is read, and a note whose bytes do not
+    change is not read again: the notes whose stored frontmatter holds a date written otherwise
+    than as the ISO form brain reads it to (YAML's own dates are stored so, and are left) are read
+    again by the next run (the same bytes make no new version, and keep their vectors); their
+    past versions' world dates, and their dates where a field gives one, are read again here."""
+    from ..notes import frontmatter_date, frontmatter_dates_written_otherwise, world_time
+
+    conn.create_function("brain_dates_written_otherwise", 1, frontmatter_dates_written_otherwise, deterministic=True)
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_written_otherwise(frontmatter)")
+    rows = conn.execute(
+        "SELECT id, date, frontmatter FROM note_versions WHERE brain_dates_written_otherwise(frontmatter)"
+    ).fetchall()
+    for version_id, date, frontmatter in rows:
+        meta = json.loads(frontmatter)
+        world = world_time(meta)
+        conn.execute(
+            "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
+            (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
+        )
+
+
+# It marks notes to be read again and sets past versions' dates from their frontmatter: run
+# again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m024_frontmatter_dates")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1286,7 +1316,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m023_composed_and_narrow",
+    "m024_frontmatter_dates",
     frozenset(
         [
             "aliases",

@@ -1,0 +1,85 @@
+"""A note's frontmatter date is read by the rules `--as-of` reads (brain/moments.py), not by
+Python's ``fromisoformat``, which took any one character between a date and a time:
+``date: 2026-12-01+03`` was 03:00 that day, ``2026-12-01x10`` 10:00. And m024 reads again the
+notes of an older index whose date may have been read so."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from conftest import FakeEmbedder, write
+from index_helpers import index_into
+
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import IndexStore
+from brain.notes import parse_note, world_time
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("2026-12-01+03", "2026-12-01"),  # a day with a zone: that day, not 03:00
+        ("2026-12-01-05", "2026-12-01"),  # not 05:00
+        ("2026-12-01Z", "2026-12-01"),
+        ("2026-12-01T10:00+03", "2026-12-01T10:00:00+03:00"),
+        ("'2026-12-01 10:00'", "2026-12-01T10:00:00"),
+        ("'20261201'", "2026-12-01"),
+        ("2026-05-06 standup", "2026-05-06"),  # a date, then words: as before
+    ],
+)
+def test_a_frontmatter_date_is_read_as_as_of_reads_it(written, read):
+    note = parse_note("n.md", f"---\ndate: {written}\nvalid_from: {written}\n---\nbody\n".encode(), 0)
+    assert (note.date, note.warnings) == (read, [])
+    assert world_time(note.frontmatter).valid_from == read
+
+
+@pytest.mark.parametrize("written", ["2026-12-01x10", "2026-12-01T25:00", "2026-12-01+3"])
+def test_a_date_run_on_into_what_cannot_be_read_is_a_warning_not_a_time(written):
+    note = parse_note("n.md", f"---\ndate: {written}\n---\nbody\n".encode(), 86400)
+    assert note.date == "1970-01-02T00:00:00+00:00"  # the file's mtime, not 10:00 that day
+    assert note.warnings == [
+        f"frontmatter date: '{written}' is not a valid date; the file's modification time is used instead"
+    ]
+
+
+def test_an_index_from_before_m024_reads_again_the_notes_whose_date_was_read_otherwise(tmp_path):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    write(vault, "Zoned.md", "---\ndate: 2026-12-01+03\nvalid_to: 2027-01-01+03\n---\n# Zoned\n\nfirst words.\n")
+    write(vault, "Plain.md", "---\ndate: 2026-12-01\n---\n# Plain\n\nother words.\n")
+    index_into(home, vault)
+    write(vault, "Zoned.md", "---\ndate: 2026-12-01+03\nvalid_to: 2027-01-01+03\n---\n# Zoned\n\nnew words.\n")
+    _, directory = index_into(home, vault)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    # as a brain from before m024 stored them: 03:00 that day, in the note and both its versions
+    conn.execute("UPDATE notes SET date = '2026-12-01T03:00:00' WHERE path = 'Zoned.md'")
+    conn.execute(
+        "UPDATE note_versions SET date = '2026-12-01T03:00:00', valid_to = '2027-01-01T03:00:00'"
+        " WHERE path = 'Zoned.md'"
+    )
+    conn.execute("DELETE FROM _migrations WHERE name = 'm024_frontmatter_dates'")
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+
+    store = IndexStore.open(directory, create=False)  # migrates
+    try:
+        assert "m024_frontmatter_dates" in INDEX_MIGRATIONS.applied(store.conn)
+        past = store.conn.execute(
+            "SELECT DISTINCT date, valid_to FROM note_versions WHERE path = 'Zoned.md'"
+        ).fetchall()
+        assert [tuple(row) for row in past] == [("2026-12-01", "2027-01-01")]  # at once, the past versions too
+    finally:
+        store.close()
+    embedder = FakeEmbedder()
+    report, _ = index_into(home, vault, embedder)
+    assert (report.changed, embedder.embedded) == (1, [])  # read again: the same bytes, no new vector
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        dates = dict(conn.execute("SELECT path, date FROM notes").fetchall())
+        assert dates == {"Zoned.md": "2026-12-01", "Plain.md": "2026-12-01"}
+        assert conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions  # no new version
+    finally:
+        conn.close()
+    again = FakeEmbedder()
+    report, _ = index_into(home, vault, again)
+    assert report.changed == 0
