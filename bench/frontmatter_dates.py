@@ -1,0 +1,71 @@
+"""What reading frontmatter dates by brain/moments.py's rules (m024_frontmatter_dates) changes of a
+vault: the notes whose date or date warnings change, and the notes m024 reads again.
+
+For each vault given, every markdown file with frontmatter is parsed by this checkout
+(``notes.parse_note``, the file's mtime standing in at 0); printed: how many, the notes m024
+marks to be read again (``notes.frontmatter_dates_written_otherwise``: a date field written
+otherwise than as its ISO form), each with its date fields. With ``--old DIR`` (another brain's
+checkout, e.g. ``git archive main | tar -x -C DIR``), the same files are parsed by that code too
+(in a child process: PYTHONPATH=DIR), and the notes whose date or date warnings differ are
+listed, old and new.
+
+    python bench/frontmatter_dates.py VAULT [VAULT ...] [--old DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Run as a child under PYTHONPATH=<a checkout>: that brain's date and date warnings of each file.
+CHILD = """
+import json, pathlib, sys
+from brain.notes import parse_note
+root = pathlib.Path(sys.argv[1])
+out = {}
+for path in sorted(root.rglob("*.md")):
+    data = path.read_bytes()
+    if data.startswith(b"---"):
+        note = parse_note(path.relative_to(root).as_posix(), data, 0)
+        out[note.path] = [note.date, [w for w in note.warnings if "date" in w], note.frontmatter]
+json.dump(out, sys.stdout, default=str)
+"""
+
+
+def parsed(vault: Path, checkout: Path) -> dict[str, list]:
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(vault)], env=env, capture_output=True, check=True)
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("vaults", nargs="+", type=Path)
+    parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
+    args = parser.parse_args()
+    from brain.notes import frontmatter_dates_written_otherwise
+
+    here = Path(__file__).resolve().parent.parent
+    for vault in args.vaults:
+        new = parsed(vault, here)
+        marked = [path for path, (_, _, meta) in new.items() if frontmatter_dates_written_otherwise(json.dumps(meta))]
+        print(f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}")
+        for path in marked:
+            fields = {
+                k: v for k, v in new[path][2].items() if "date" in k.lower() or k.lower() in ("created", "updated")
+            }
+            print(f"  {path}: {fields}")
+        if args.old:
+            old = parsed(vault, args.old)
+            differ = [path for path in new if old.get(path, new[path])[:2] != new[path][:2]]
+            print(f"  read otherwise than by {args.old}: {len(differ)}")
+            for path in differ:
+                print(f"    {path}: {old[path][:2]} -> {new[path][:2]}")
+
+
+if __name__ == "__main__":
+    main()
