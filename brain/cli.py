@@ -380,7 +380,11 @@ def _server_line(server: dict | None, root: Path) -> str:
             parts.append(
                 f"last update {when}: {counts or 'no change'}, served {update['lag_s']:.1f} s after the change"
             )
-    return "server: up (" + ", ".join(parts) + ")"
+    line = "server: up (" + ", ".join(parts) + ")"
+    from .server.client import other_build
+
+    other = other_build(root)
+    return line if other is None else f"{line}; {other}, and asks are answered without it"
 
 
 def _span(seconds: float) -> str:

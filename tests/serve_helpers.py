@@ -67,7 +67,9 @@ def server_socket(vault: Path) -> Iterator[socket.socket]:
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.bind(str(path))
     silent.listen(8)
-    runtime.write_record(root, {"pid": os.getpid(), "socket": str(path), "vault": str(root)})
+    # this brain's shape, as a live server of this brain names it (another is not asked)
+    record = {"pid": os.getpid(), "socket": str(path), "vault": str(root), "shape": protocol.shape()}
+    runtime.write_record(root, record)
     lock = open(runtime.lock_path(root), "a")  # noqa: SIM115 - held as a live server holds it
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:

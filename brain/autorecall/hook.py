@@ -229,7 +229,12 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
         return None
     asked = time.monotonic()
     try:
-        results = client.ask(root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout)
+        # a server of another brain too (one started before an upgrade): the hook reads only
+        # what every brain's results hold (a chunk, its text and scores), and never answers
+        # in-process, so passing it over would recall nothing until it is restarted
+        results = client.ask(
+            root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout, any_shape=True
+        )
     except client.NoServer as exc:
         late = time.monotonic() - asked >= timeout * 0.9
         row.update(reason=TIMEOUT if late else SERVER_UNAVAILABLE, detail=str(exc))

@@ -35,6 +35,7 @@ class Backend:
         self._service: Any = None
         self._lock = threading.Lock()
         self._ask_server_after = 0.0  # time.monotonic() before which the server is not asked
+        self._told_other_build = False
 
     def call(self, op: str, **fields: Any) -> Any:
         """The result of one protocol request; ``client.ServerError`` when it is refused (a bad
@@ -50,6 +51,10 @@ class Backend:
                 remote.setdefault("wait", client.wait_for(timeout))
             try:
                 return client.call(self.root, op, timeout=timeout, **remote)
+            except client.OtherBuild as exc:  # every call until it is restarted: said once
+                if not self._told_other_build:
+                    self._told_other_build = True
+                    log.warning("%s; answering in this process", exc)
             except client.Unresponsive as exc:
                 self._ask_server_after = time.monotonic() + SKIP_SILENT_SERVER
                 log.warning("%s; answering in this process, asking it again in %g s", exc, SKIP_SILENT_SERVER)

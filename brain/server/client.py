@@ -16,6 +16,7 @@ hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.p
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import time
 from pathlib import Path
@@ -40,6 +41,33 @@ class Unresponsive(NoServer):
     swamped. Unlike a missing server, asking it again soon costs the whole timeout again."""
 
 
+class OtherBuild(NoServer):
+    """The server runs another brain than this client (started before an upgrade, or by another
+    install), whose results have another shape (``protocol.shape``): its answers could lack what
+    this brain shows (an older server's) or hold what it cannot read (a newer one's). The message
+    names both and the way to serve this brain; callers answer in-process and say so once."""
+
+    def __init__(self, root: Path, record: dict[str, Any]):
+        from .. import __version__
+
+        theirs = f"brain {record.get('brain') or '(unnamed)'}, results {record.get('shape') or 'of an older shape'}"
+        pid = f"pid {record['pid']}, " if isinstance(record.get("pid"), int) else ""
+        super().__init__(
+            f"brain serve for {root} ({pid}{theirs}) is another brain than this one (brain {__version__}, results "
+            f"{protocol.shape()}): `brain serve --vault {shlex.quote(str(root))} --stop`, then start it again, serves "
+            "this one"
+        )
+
+
+def other_build(root: Path) -> OtherBuild | None:
+    """``OtherBuild`` for the vault's server when its record names another shape than this brain's
+    (``brain status`` says so), else None: no server, or one of this brain's shape."""
+    record = runtime.read_record(root)
+    if record is None or record.get("shape") == protocol.shape():
+        return None
+    return OtherBuild(root, record)
+
+
 class ServerError(BrainError):
     """The server refused the request for a reason the user must see (``code`` says which)."""
 
@@ -48,16 +76,21 @@ class ServerError(BrainError):
         self.code = code
 
 
-def call(root: Path, op: str, *, timeout: float, **fields: Any) -> Any:
+def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fields: Any) -> Any:
     """Send one request to the server of vault ``root``; its ``result``, or an exception.
 
     ``NoServer`` when none answers in ``timeout`` seconds or it answers with a reason to fall
-    back (``FALL_BACK``); ``ServerError`` for a refusal.
+    back (``FALL_BACK``); ``ServerError`` for a refusal. ``OtherBuild`` (a ``NoServer``) for a
+    result (``protocol.RESULT_OPS``) from a server of another brain, unless ``any_shape``: the
+    caller reads what it can of one.
     """
     deadline = time.monotonic() + timeout
     record = runtime.read_record(root)
     if record is None or not isinstance(record.get("socket"), str):
         raise NoServer(f"no brain serve for {root}")
+    if op in protocol.RESULT_OPS and not any_shape and record.get("shape") != protocol.shape():
+        # status, ping and stop are read whatever the shape: `brain status` and --stop manage it
+        raise OtherBuild(root, record)
     features = set(record.get("features") or ())
     needs = _features_needed(op, fields)
     if needs and not set(needs) <= features:
@@ -152,6 +185,7 @@ def ask(
     same_index: bool = False,
     as_of: str | None = None,
     valid_at: str | None = None,
+    any_shape: bool = False,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
@@ -168,6 +202,10 @@ def ask(
 
     ``as_of`` and ``valid_at`` are ``brain ask``'s ``--as-of`` and ``--valid-at`` as typed: the
     server reads them by the same rules (a server from before them is ``NoServer``).
+
+    A server of another brain is ``OtherBuild``; with ``any_shape`` its results are read as far
+    as they go (``protocol.decode_result``: a field it lacks has its default, one this brain does
+    not know is left out).
     """
     fields: dict[str, Any] = {
         "query": query,
@@ -196,7 +234,7 @@ def ask(
         protocol.check_request(protocol.request("ask", str(root), **fields))
     except protocol.ProtocolError as exc:
         raise NoServer(f"brain serve does not take this request ({exc.message})") from None
-    result = call(root, "ask", timeout=timeout, **fields)
+    result = call(root, "ask", timeout=timeout, any_shape=any_shape, **fields)
     try:
         results = [protocol.decode_result(r) for r in result["results"]]
     except (TypeError, KeyError, protocol.ProtocolError) as exc:

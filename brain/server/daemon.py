@@ -141,6 +141,7 @@ class Daemon:
                 "protocol": protocol.VERSION,
                 "features": list(protocol.FEATURES),
                 "brain": __version__,
+                "shape": protocol.shape(),  # a client of another shape answers in-process (client.OtherBuild)
                 "model": self.service.model,  # the prompt hook's threshold depends on it
             }
             runtime.write_record(self.root, self._record)

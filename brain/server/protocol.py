@@ -39,6 +39,9 @@ one before the index's history began is ``brain_error``. Added within version 1 
 ignorable: a server from before them would answer about the present. So a server lists what it
 answers beyond the first version's requests in its record (``serve.json``: ``features``), and a
 client asks about the past (``as_of``, ``valid_at``, ``history``) only a server listing ``past``.
+The record names the server's brain and its results' shape too (``brain``, ``shape``): a client
+of another shape (a server started before an upgrade keeps its code) asks it no ``RESULT_OPS``
+and answers in-process, saying so (``client.OtherBuild``); the prompt hook reads what it can.
 
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
@@ -72,6 +75,13 @@ OPS = ("ping", "ask", "note", "neighbours", "history", "status", "stop")
 # asks about the past only of a server that knows it is being asked (one from before would
 # ignore ``as_of`` and answer about the present).
 FEATURES = ("past", "prefixes", "history_as_of")
+# The operations whose result is what a command prints (a recall's results, a note, its history):
+# a client reads them only from a server whose results have this brain's shape (``shape``).
+RESULT_OPS = ("ask", "note", "neighbours", "history")
+# Raise it when a key of those results changes outside the dataclasses ``shape`` reads (a history
+# row's ``note_id``, ``now``, ``ended``; a note's ``path_reused``): a server started before an
+# upgrade keeps running the old code, and its answers lacked what the new client shows.
+RESULTS_REVISION = 2
 MAX_MOMENT_CHARS = 100  # an --as-of or --valid-at as typed
 INDEX_SETTINGS = ("model", "fts_tokenizer", "chunking", "query_prefix", "passage_prefix")
 PREFIX_SETTINGS = ("query_prefix", "passage_prefix")  # a string, empty too, or null: unset
@@ -87,6 +97,22 @@ class ProtocolError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+@cache
+def shape() -> str:
+    """The shape of this brain's results, which its server's record names (``serve.json``:
+    ``shape``): ``RESULTS_REVISION`` and the fields of every dataclass a result carries, as a
+    short digest. Two brains that give it alike read each other's results whole; a client given
+    another (an older server has none) answers in-process, saying so (``client.OtherBuild``)."""
+    import hashlib
+
+    fields = [
+        f"{cls.__name__}:{','.join(f.name for f in dataclass_fields(cls))}"
+        for cls in (RecallResult, Candidate, Gate, Via)
+    ]
+    digest = hashlib.blake2b(";".join([str(RESULTS_REVISION), *fields]).encode(), digest_size=4).hexdigest()
+    return f"{RESULTS_REVISION}-{digest}"
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -259,8 +285,8 @@ def encode_result(result: RecallResult) -> dict[str, Any]:
 def decode_result(data: dict[str, Any]) -> RecallResult:
     """The ``RecallResult`` that ``encode_result`` wrote; ``ProtocolError`` when it is not one."""
     try:
-        given = dict(data)
-        given["gate"] = Gate(**given["gate"])
+        given = _known(RecallResult, data)
+        given["gate"] = Gate(**_known(Gate, given["gate"]))
         given["results"] = [_candidate(c) for c in given["results"]]
         result = RecallResult(**given)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -274,10 +300,17 @@ def decode_result(data: dict[str, Any]) -> RecallResult:
 
 
 def _candidate(data: dict[str, Any]) -> Candidate:
-    given = dict(data)
+    given = _known(Candidate, data)
     if given.get("via") is not None:
-        given["via"] = Via(**given["via"])
+        given["via"] = Via(**_known(Via, given["via"]))
     return Candidate(**given)
+
+
+def _known(cls: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """``data``'s keys that are fields of ``cls``: a newer server's others are left out (a client
+    reads another brain's results only when it asks to, ``client.ask(any_shape=True)``)."""
+    names = {f.name for f in dataclass_fields(cls)}
+    return {key: value for key, value in dict(data).items() if key in names}
 
 
 @cache
