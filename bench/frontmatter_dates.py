@@ -9,7 +9,11 @@ checkout, e.g. ``git archive main | tar -x -C DIR``), the same files are parsed 
 (in a child process: PYTHONPATH=DIR), and the notes whose date or date warnings differ are
 listed, old and new.
 
-    python bench/frontmatter_dates.py VAULT [VAULT ...] [--old DIR]
+With ``--rows N``, m024's check (the SQL function it runs over every note's and every past
+version's frontmatter) is timed over N rows of a typical frontmatter (a title, tags, aliases, a
+YAML date and a date and time) in an in-memory table.
+
+    python bench/frontmatter_dates.py VAULT [VAULT ...] [--old DIR] [--rows N]
 """
 
 from __future__ import annotations
@@ -44,10 +48,27 @@ def parsed(vault: Path, checkout: Path) -> dict[str, list]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("vaults", nargs="+", type=Path)
+    parser.add_argument("vaults", nargs="*", type=Path)
     parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
+    parser.add_argument("--rows", type=int, help="time m024's check over this many rows")
     args = parser.parse_args()
     from brain.notes import frontmatter_dates_written_otherwise
+
+    if args.rows:
+        import sqlite3
+        import time
+
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, frontmatter TEXT, hash TEXT, mtime_ns INTEGER)")
+        meta = {"title": "A note", "tags": ["x", "y"], "aliases": ["b"], "date": "2026-01-05"}
+        rows = [(json.dumps(meta | {"created": "2026-01-05T10:30:00"}),)] * args.rows
+        conn.executemany("INSERT INTO notes (frontmatter, hash, mtime_ns) VALUES (?, 'h', 1)", rows)
+        conn.create_function(
+            "brain_dates_written_otherwise", 1, frontmatter_dates_written_otherwise, deterministic=True
+        )
+        started = time.perf_counter()
+        conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_written_otherwise(frontmatter)")
+        print(f"m024's check over {args.rows:,} rows: {time.perf_counter() - started:.2f} s")
 
     here = Path(__file__).resolve().parent.parent
     for vault in args.vaults:
