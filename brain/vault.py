@@ -61,10 +61,19 @@ def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
     path = vault_path(vault)
     if not path.exists():
-        raise ConfigError(f"vault not found: {path}")
+        raise ConfigError(f"vault not found: {path}{_given_by(vault)}")
     if not path.is_dir():
-        raise ConfigError(f"vault is not a folder: {path}")
+        raise ConfigError(f"vault is not a folder: {path}{_given_by(vault)}")
     return path
+
+
+def _given_by(vault: str | os.PathLike[str] | None) -> str:
+    """Where the vault came from when no --vault named it: a BRAIN_VAULT set long ago, or in a
+    .env file, is not what the user looks at when the vault is not found."""
+    if vault not in (None, ""):
+        return ""
+    origin = config.dotenv_origin.get("BRAIN_VAULT")
+    return f" (BRAIN_VAULT, set in {origin})" if origin else " (BRAIN_VAULT)"
 
 
 def vault_path(vault: str | os.PathLike[str] | None) -> Path:
@@ -74,7 +83,16 @@ def vault_path(vault: str | os.PathLike[str] | None) -> Path:
     if not value:
         raise ConfigError("no vault given: pass --vault PATH or set BRAIN_VAULT")
     # --vault '~nouser/x' was a RuntimeError traceback from pathlib
-    return config.user_path("--vault" if vault not in (None, "") else "BRAIN_VAULT", os.fspath(value)).resolve()
+    name = "--vault" if vault not in (None, "") else "BRAIN_VAULT"
+    path = config.user_path(name, os.fspath(value))
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop: RuntimeError until Python 3.13, then OSError
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise  # a working directory deleted: the CLI's own line says so
+        raise ConfigError(
+            f"{name} must lead to a folder, and {os.fspath(value)!r} cannot be followed ({exc})"
+        ) from None
 
 
 def max_note_bytes() -> int:

@@ -143,6 +143,37 @@ def test_a_vault_in_the_home_of_no_user_is_one_line(monkeypatch, tmp_path, args,
     assert f"{how} must be a path, and {value!r} names the home of no user here" in result.output
 
 
+@pytest.mark.parametrize("how", ["--vault", "BRAIN_VAULT"])
+def test_a_vault_that_is_a_symlink_loop_is_one_line(monkeypatch, tmp_path, how):
+    # pathlib's resolve raised RuntimeError("Symlink loop from ...") on Python 3.11: a traceback.
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    if how == "BRAIN_VAULT":
+        monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "a"))
+    result = CliRunner().invoke(cli, ["status", *(["--vault", str(tmp_path / "a")] if how == "--vault" else [])])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert result.output.startswith(
+        f"Error: {how} must lead to a folder, and {str(tmp_path / 'a')!r} cannot be followed"
+    )
+    assert result.output.count("\n") == 1, result.output
+
+
+def test_a_vault_not_found_names_brain_vault_and_the_file_setting_it(monkeypatch, tmp_path):
+    """ "vault not found: /old/notes" did not say where that path came from: a BRAIN_VAULT set in a
+    .env file long ago is not what the user looks at."""
+    monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "gone"))
+    result = CliRunner().invoke(cli, ["status"])
+    assert result.output == f"Error: vault not found: {tmp_path / 'gone'} (BRAIN_VAULT)\n"
+    monkeypatch.setitem(config.dotenv_origin, "BRAIN_VAULT", str(tmp_path / ".env"))
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "file"))
+    result = CliRunner().invoke(cli, ["status"])
+    assert (
+        result.output
+        == f"Error: vault is not a folder: {tmp_path / 'file'} (BRAIN_VAULT, set in {tmp_path / '.env'})\n"
+    )
+
+
 def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
     monkeypatch.setenv("BRAIN_RERANK_POOL", "0")
