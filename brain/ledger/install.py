@@ -36,6 +36,7 @@ try:
 except ImportError:  # Windows: edits are not serialised
     fcntl = None  # type: ignore[assignment]
 
+from .. import config
 from ..errors import ConfigError
 from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 
@@ -137,7 +138,7 @@ def pinned_env() -> dict[str, str]:
     return {
         name: str(Path(value).expanduser().absolute())
         for name in ("BRAIN_HOME", "BRAIN_DB")
-        if (value := os.environ.get(name))
+        if (value := config.env(name))  # as brain_home() and db_path() read them
     }
 
 
