@@ -600,7 +600,9 @@ def is_own_variable(name: str) -> bool:
 def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) -> None:
     try:
         if not path.is_file():  # never open a FIFO or a device: the hook must not block
-            return
+            if path.is_symlink():  # a dotfile link left dangling (or a loop): its settings gone unsaid
+                skipped.append(f"{path} is a symlink that leads to no file: not read as settings")
+            return  # a folder .env is a virtualenv's, often: not ours to mention
         with open(path, "rb") as f:
             data = f.read(MAX_DOTENV_BYTES + 1)
         if len(data) > MAX_DOTENV_BYTES:
@@ -608,7 +610,12 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) ->
             return
         # As read_text would: a BOM dropped, and any line ending read as "\n".
         text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
-    except (OSError, ValueError):
+    except UnicodeDecodeError as exc:  # python-dotenv stops on it too; said, not left to look unset
+        line = data.count(b"\n", 0, exc.start) + 1
+        skipped.append(f"{path} is not UTF-8 (line {line}): not read as settings")
+        return
+    except OSError as exc:  # unreadable: its settings were all left at their defaults, unsaid
+        skipped.append(f"{path} cannot be read ({exc.strerror or exc}): not read as settings")
         return
     unparsed: list[str] = []
     values = parse_dotenv(text, unparsed)

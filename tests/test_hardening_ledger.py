@@ -1225,6 +1225,40 @@ def test_dotenv_over_256_kb_is_not_read(tmp_path, monkeypatch):
     assert f"brain: WARNING: {big} is over 256 KB: not read as settings" in result.output
 
 
+def test_dotenv_that_cannot_be_read_is_said_not_left_to_look_unset(tmp_path, monkeypatch):
+    """A .env with one byte that is not UTF-8 (a Latin-1 é in a comment), one that cannot be
+    opened, or a symlink to nowhere was skipped in silence: every setting in it at its default."""
+    import builtins
+
+    from brain import config
+
+    monkeypatch.chdir(tmp_path)
+    home = Path(os.environ["BRAIN_HOME"])
+    (tmp_path / ".env").write_bytes(b"BRAIN_PROMPT_K=7\n# caf\xe9\n")
+    (home / ".env").symlink_to(home / "nowhere")
+    assert config.load_dotenv_files() == [
+        f"{tmp_path / '.env'} is not UTF-8 (line 2): not read as settings",
+        f"{home / '.env'} is a symlink that leads to no file: not read as settings",
+    ]
+    assert "BRAIN_PROMPT_K" not in os.environ
+    result = CliRunner().invoke(cli, ["turns"])
+    assert f"brain: WARNING: {tmp_path / '.env'} is not UTF-8 (line 2): not read as settings" in result.output
+    (home / ".env").unlink()
+    (home / ".env").mkdir()  # a folder named .env (a virtualenv, often) is no settings file: nothing said
+    (tmp_path / ".env").write_text("BRAIN_PROMPT_K=7\n", encoding="utf-8")
+    real_open = builtins.open
+
+    def denied(file, *args, **kwargs):  # as a chmod 000 is to a user who is not root
+        if str(file) == str(tmp_path / ".env"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denied)
+    assert config.load_dotenv_files() == [
+        f"{tmp_path / '.env'} cannot be read (Permission denied): not read as settings"
+    ]
+
+
 def test_read_only_readers_read_while_a_writer_writes(tmp_path, monkeypatch):
     """Readers open the database read-only now (they never change it): while another process
     writes it without pause, each open and read still succeeds and sees whole commits."""
