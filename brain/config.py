@@ -439,10 +439,18 @@ DEFAULT_LINK_FENCES = "statblock"
 def link_fences() -> frozenset[str]:
     """Code-fence languages whose ``[[links]]`` count (``BRAIN_LINK_FENCES``, comma-separated;
     ``statblock`` by default, ``none`` for no fence)."""
-    value = env("BRAIN_LINK_FENCES", DEFAULT_LINK_FENCES) or DEFAULT_LINK_FENCES
-    if value.strip().lower() == "none":
+    value = env("BRAIN_LINK_FENCES") or DEFAULT_LINK_FENCES
+    if is_off(value):  # off, as every setting that switches something off takes it
         return frozenset()
-    return frozenset(part.strip().lower() for part in value.split(",") if part.strip())
+    # As links.fence_language reads a fence's language; one it never gives ("statblock dataview",
+    # "```statblock", or none at all: ",") matched no fence, and the default was gone unsaid.
+    languages = frozenset(part.strip().lower().strip("{}.") for part in value.split(",") if part.strip())
+    if not languages or any(re.search(r"[\s`~]|^$", language) for language in languages):
+        raise ConfigError(
+            "BRAIN_LINK_FENCES must be code-fence languages separated by commas (statblock,dataview) "
+            f"or none, not {shown(value)}"
+        )
+    return languages
 
 
 def ab_source() -> str:

@@ -83,6 +83,24 @@ def test_a_bad_value_of_a_setting_that_takes_a_word_names_the_word(monkeypatch):
     assert config.lexical_postings_min_chunks() is None
 
 
+def test_link_fences_take_languages_a_fence_can_have_or_off(monkeypatch):
+    """ "statblock dataview" (no comma), "```statblock" or "," was a language no fence has: the
+    default's links in statblocks were dropped unsaid. "off" was a fence language named off."""
+    for value in ("statblock dataview", "```statblock", ",", " , ", "{.}"):
+        monkeypatch.setenv("BRAIN_LINK_FENCES", value)
+        with pytest.raises(ConfigError, match=r"BRAIN_LINK_FENCES must be code-fence languages separated by commas"):
+            config.link_fences()
+    for value, languages in (
+        ("off", set()),
+        ("None", set()),
+        ("Statblock, dataview,", {"statblock", "dataview"}),
+        ("{.statblock}", {"statblock"}),
+        (" ", {"statblock"}),
+    ):
+        monkeypatch.setenv("BRAIN_LINK_FENCES", value)
+        assert config.link_fences() == languages, value
+
+
 def test_defaults_and_good_values(monkeypatch):
     for name in ("BRAIN_EMBED_BATCH", "BRAIN_RERANK_POOL", "BRAIN_HOOK_BUDGET", "BRAIN_MAX_NOTE_MB"):
         monkeypatch.delenv(name, raising=False)
