@@ -124,7 +124,8 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def recall_settings(k: int, depth: int | None, seeds: int, max_new: int, pool: int | None) -> RecallSettings:
     """RecallSettings from the options; an unset --depth is at least -k, an unset --pool takes
     $BRAIN_RERANK_POOL or its default."""
-    settings = RecallSettings(k=k, depth=default_depth(k) if depth is None else depth, seeds=seeds, max_new=max_new)
-    if pool is not None:
-        settings.pool = pool
-    return settings
+    depth = default_depth(k) if depth is None else depth
+    if pool is None:  # the default's factory reads $BRAIN_RERANK_POOL
+        return RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new)
+    # --pool wins, and the variable it overrides is not read: a bad one failed the command
+    return RecallSettings(k=k, depth=depth, seeds=seeds, max_new=max_new, pool=pool)

@@ -14,7 +14,9 @@ from ledger_helpers import brain_command
 
 from brain import config
 from brain.cli import cli
+from brain.cli_options import recall_settings
 from brain.errors import ConfigError
+from brain.server import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 _NAME = re.compile(r"\bBRAIN_[A-Z0-9_]*[A-Z0-9]\b")
@@ -232,6 +234,12 @@ def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_
     result = CliRunner().invoke(cli, ["ask", "--json", "agent memory"])
     assert result.exit_code == 1
     assert "BRAIN_RERANK_POOL must be a whole number from 1 to 1000, not '0'" in result.output
+    # --pool overrides the variable: it was read all the same, and its bad value failed the command
+    result = CliRunner().invoke(cli, ["ask", "--json", "--pool", "7", "agent memory"])
+    assert result.exit_code == 0 and json.loads(result.output)["results"], result.output
+    assert recall_settings(5, None, 5, 5, 7).pool == 7
+    # so does the pool a client sends `brain serve`, whose own environment may be as bad
+    assert protocol.settings_from_dict({"k": 5, "pool": 7}).pool == 7
 
 
 def test_prompt_hook_settings(monkeypatch):

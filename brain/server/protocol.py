@@ -267,7 +267,8 @@ def settings_to_dict(settings: RecallSettings) -> dict[str, int]:
 
 
 def settings_from_dict(data: dict[str, int]) -> RecallSettings:
-    settings = RecallSettings()
+    # A pool the client sent: the server's own BRAIN_RERANK_POOL is not read (a bad one failed every question)
+    settings = RecallSettings(pool=data["pool"]) if "pool" in data else RecallSettings()
     for name, value in data.items():
         setattr(settings, name, value)
     return settings
