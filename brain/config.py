@@ -492,6 +492,33 @@ def ppr_method() -> str:
     return value
 
 
+# The settings a `brain serve` answers with from its own environment, none of them in the
+# request: `brain ask` compares its own with the server's (its record's) before asking it.
+ANSWER_SETTINGS = (
+    "BRAIN_RERANK_MODEL",
+    "BRAIN_DENSE_INDEX",
+    "BRAIN_PPR_METHOD",
+    "BRAIN_PPR_LINK_WEIGHT",
+    "BRAIN_PPR_EMBED_WEIGHT",
+    "BRAIN_PPR_BACKLINK_WEIGHT",
+    "BRAIN_PPR_HUB_DAMPING",
+)
+
+
+def answer_settings() -> dict[str, str]:
+    """``ANSWER_SETTINGS`` as read (a bad value is its ``ConfigError``), each as text: 1 and 1.0
+    are one value, and unset is the default in force."""
+    return {
+        "BRAIN_RERANK_MODEL": rerank_model_name() or "none",
+        "BRAIN_DENSE_INDEX": dense_index(),
+        "BRAIN_PPR_METHOD": ppr_method(),
+        "BRAIN_PPR_LINK_WEIGHT": repr(ppr_link_weight()),
+        "BRAIN_PPR_EMBED_WEIGHT": repr(ppr_embed_weight()),
+        "BRAIN_PPR_BACKLINK_WEIGHT": repr(ppr_backlink_weight()),
+        "BRAIN_PPR_HUB_DAMPING": repr(ppr_hub_damping()),
+    }
+
+
 # ----- the Stop hook --------------------------------------------------------------------------
 
 

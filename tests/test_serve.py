@@ -153,6 +153,34 @@ def test_ask_with_settings_the_index_was_not_built_with_is_the_same_error_with_a
     assert served_run.output.count("\n") == 1  # one line, as in-process
 
 
+def test_ask_with_other_answer_settings_than_the_servers_answers_in_process_and_says_so(toy_vault, monkeypatch, caplog):
+    """The server answered with its own PageRank weights, method, dense index and reranker, none
+    of them in the request: BRAIN_PPR_LINK_WEIGHT=2 in this shell, or even BRAIN_PPR_METHOD=bogus,
+    was ignored unsaid while a server ran, and an error without one."""
+    _index(toy_vault)
+    monkeypatch.delenv("BRAIN_PPR_LINK_WEIGHT", raising=False)
+    with served(toy_vault, watch=False) as daemon:
+        monkeypatch.setenv("BRAIN_PPR_LINK_WEIGHT", "2")
+        served_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        local_run = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-server", QUESTION])
+        assert daemon.service.queries == 0 and served_run.stdout == local_run.stdout
+        said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert any(
+            "answers with other settings (BRAIN_PPR_LINK_WEIGHT 1.0 there, 2.0 here); answering in this process" in m
+            for m in said
+        ), said
+        monkeypatch.setenv("BRAIN_PPR_LINK_WEIGHT", "1.0")  # the server's own, written otherwise: asked
+        _invoke("ask", "--vault", str(toy_vault), QUESTION)
+        assert daemon.service.queries == 1
+        monkeypatch.setenv("BRAIN_PPR_METHOD", "bogus")
+        bad = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), QUESTION])
+        assert (
+            bad.exit_code == 1
+            and bad.output == "Error: BRAIN_PPR_METHOD must be one of auto, push, power, not 'bogus'\n"
+        )
+        assert daemon.service.queries == 1
+
+
 def test_a_server_tells_an_index_mismatch_by_its_own_code(toy_vault):
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:

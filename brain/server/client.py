@@ -221,6 +221,7 @@ def ask(
     if same_index:
         from .. import config
 
+        _same_answer_settings(root, config.answer_settings())  # a bad value: its error, as in-process
         fields["index"] = {
             "model": config.embed_model_name(),
             "fts_tokenizer": config.fts_tokenizer(),
@@ -242,6 +243,21 @@ def ask(
     if len(results) != len(modes):  # one a mode, as the caller reads them
         raise NoServer(f"brain serve for {root} sent {len(results)} results for {len(modes)} modes")
     return results
+
+
+def _same_answer_settings(root: Path, mine: dict[str, str]) -> None:
+    """``NoServer`` when the server answers with other settings than ``mine`` (its record's
+    ``answer_settings``): its answer would be to a question this process did not ask, the
+    PageRank weights or the reranker of another shell. A server from before the record said
+    them is asked as before."""
+    record = runtime.read_record(root) or {}
+    theirs = record.get("answer_settings")
+    if not isinstance(theirs, dict) or theirs == mine:
+        return
+    differ = [
+        f"{name} {theirs.get(name)} there, {value} here" for name, value in mine.items() if theirs.get(name) != value
+    ]
+    raise NoServer(f"brain serve for {root} answers with other settings ({'; '.join(differ) or 'others'})")
 
 
 def wait_for(timeout: float) -> float:

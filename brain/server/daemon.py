@@ -122,6 +122,7 @@ class Daemon:
     # ----- life -------------------------------------------------------------------------------
 
     def start(self) -> None:
+        answers = config.answer_settings()  # a bad one: its error now, not a refusal of every question
         runtime.make_private(runtime.runtime_dir(self.root))
         self._take_lock()
         try:
@@ -143,6 +144,8 @@ class Daemon:
                 "brain": __version__,
                 "shape": protocol.shape(),  # a client of another shape answers in-process (client.OtherBuild)
                 "model": self.service.model,  # the prompt hook's threshold depends on it
+                # `brain ask` with other ones answers in-process: they are not in its request
+                "answer_settings": answers,
             }
             runtime.write_record(self.root, self._record)
             self._ids["socket"] = runtime.identity(self.socket_path)
