@@ -624,6 +624,9 @@ OWN_NAMES = frozenset({"HF_HUB_OFFLINE"})
 # Which .env file set a variable (the environment had it not): a mistyped name is reported
 # with the file it is in (settings.unknown_variables).
 dotenv_origin: dict[str, str] = {}
+# The names a working directory's .env held that are not brain's, so not taken: BRIAN_VAULT
+# there is a setting mistyped (settings.unknown_variables), not the project's own.
+dotenv_passed_over: dict[str, str] = {}
 
 
 def is_own_variable(name: str) -> bool:
@@ -657,6 +660,7 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) ->
     skipped.extend(f"{path}, {problem}" for problem in unparsed)
     for key, value in values.items():
         if own_only and not is_own_variable(key):
+            dotenv_passed_over[key] = str(path)
             continue  # not brain's: the project's own, left to the project
         if "\x00" in key or "\x00" in value:
             shown = key.replace("\x00", "\\x00")

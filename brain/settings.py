@@ -126,7 +126,10 @@ def unknown_variables() -> list[str]:
     is no setting, with the one it nearly spells: ignored, it left a default in force unseen.
     Cheap when there is none (the hooks run it each time)."""
     unknown = sorted(name for name in os.environ if name.upper().startswith(PREFIX) and name not in NAMES)
-    if not unknown:
+    # The prefix itself mistyped (BRIAN_VAULT, BRAINVAULT): only names that begin as B does are
+    # looked at, so the check stays at next to nothing for the hooks.
+    prefixed = [name for name in (*os.environ, *config.dotenv_passed_over) if name[:1] in "Bb"]
+    if not unknown and not prefixed:
         return []
     import difflib  # only for a name to suggest
 
@@ -140,7 +143,48 @@ def unknown_variables() -> list[str]:
             f"{name}{f' (in {origin})' if origin else ''} is not a brain setting and is ignored"
             + (f"; did you mean {known[near[0]]}?" if near else " (README, Configuration, lists the settings)")
         )
+    for name in sorted(set(prefixed)):
+        meant = _prefix_mistyped(name, known)
+        if meant:
+            origin = config.dotenv_origin.get(name) or config.dotenv_passed_over.get(name)
+            lines.append(
+                f"{name}{f' (in {origin})' if origin else ''} is not a brain setting and is ignored; did you mean {meant}?"
+            )
     return lines
+
+
+def _prefix_mistyped(name: str, known: dict[str, str]) -> str | None:
+    """The setting ``name`` spells with its prefix mistyped (BRIAN_VAULT, BRAN_VAULT, BRAINVAULT,
+    brain-vault), the rest all but exact; else None. BRAINTREE_KEY or BRAN_FLAKES is no setting's."""
+    import difflib
+
+    upper = name.upper()
+    if upper.startswith(PREFIX):
+        return None  # the prefix is right: the names above
+    for head in ("BRAIN", *_NEAR_PREFIXES):
+        if upper.startswith(head) and len(upper) > len(head):
+            rest = upper[len(head) :].lstrip("_-. ")
+            near = difflib.get_close_matches(rest, known, n=1, cutoff=0.85)
+            if near:
+                return known[near[0]]
+    return None
+
+
+# BRAIN with one letter left out, doubled, or two swapped: the prefix as fingers mistype it
+_NEAR_PREFIXES = (
+    "BRIAN",
+    "BARIN",
+    "BRANI",
+    "BRAN",
+    "BRIN",
+    "BAIN",
+    "BRAI",
+    "BRAAIN",
+    "BRAINN",
+    "BBRAIN",
+    "BRRAIN",
+    "BRAIIN",
+)
 
 
 def changed() -> list[dict[str, str]]:

@@ -79,6 +79,27 @@ def test_a_name_near_no_setting_is_named_without_a_guess(monkeypatch):
     ]
 
 
+def test_a_mistyped_prefix_is_named_too_and_a_name_merely_alike_is_not(tmp_path, monkeypatch):
+    """BRIAN_VAULT, BRAINVAULT or BRAN_EMBED_MODEL was no BRAIN_* name, so never looked at: the
+    setting meant left at its default unseen; in a working directory's .env, not even read."""
+    for name in ("BRIAN_VAULT", "BRAINVAULT", "BRAN_EMBED_MODEL", "BRAINTREE_MERCHANT_ID", "BRAN_FLAKES"):
+        monkeypatch.setenv(name, "x")
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / ".env").write_text("brain-prompt-k=3\nBRAINSTORM_DIR=ideas\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(config, "dotenv_passed_over", {}, raising=False)  # raising: absent before it was kept
+    result = CliRunner().invoke(cli, ["turns", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stderr.splitlines() if "WARNING" in line] == [
+        "brain: WARNING: BRAINVAULT is not a brain setting and is ignored; did you mean BRAIN_VAULT?",
+        "brain: WARNING: BRAN_EMBED_MODEL is not a brain setting and is ignored; did you mean BRAIN_EMBED_MODEL?",
+        "brain: WARNING: BRIAN_VAULT is not a brain setting and is ignored; did you mean BRAIN_VAULT?",
+        f"brain: WARNING: brain-prompt-k (in {work / '.env'}) is not a brain setting and is ignored; "
+        "did you mean BRAIN_PROMPT_K?",
+    ]
+
+
 def test_known_settings_and_the_tools_own_are_not_warned_of(monkeypatch):
     monkeypatch.setenv("BRAIN_PROMPT_K", "8")
     monkeypatch.setenv("BRAIN_VENV", "/tmp/venv")  # scripts/_setup.sh's
