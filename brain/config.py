@@ -272,7 +272,25 @@ def index_dir(vault: Path) -> Path:
     resolved = vault.expanduser().resolve()
     digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:10]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
-    return brain_home() / "vaults" / f"{slug}-{digest}"
+    home = brain_home()
+    _outside_the_vault(home, resolved)
+    return home / "vaults" / f"{slug}-{digest}"
+
+
+def _outside_the_vault(home: Path, vault: Path) -> None:
+    """``ConfigError`` when the brain home is inside ``vault`` where the vault's notes are: brain
+    never writes there (the index would go wherever the notes are synced, committed or opened).
+    Under a dot-folder (``.brain``, the default's ``~/.local`` in a vault that is ``~``) it is
+    out of the notes' way: the walk, the watcher and Obsidian pass over dot-folders."""
+    try:
+        inside = home.resolve().relative_to(vault)
+    except (ValueError, RuntimeError, OSError):  # not inside; or a loop, said where it is made
+        return
+    if not any(part.startswith(".") for part in inside.parts):
+        raise ConfigError(
+            f"BRAIN_HOME ({home}) is inside the vault {vault}: brain never writes among the notes; "
+            "set BRAIN_HOME to a folder outside it (or a dot-folder in it, such as .brain)"
+        )
 
 
 def keep_versions() -> int | None:

@@ -367,6 +367,21 @@ def test_a_brain_home_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path, 
     assert not isinstance(result.exception, OSError)
 
 
+def test_a_brain_home_among_the_vaults_notes_is_refused_one_in_a_dot_folder_is_not(tmp_path, monkeypatch, toy_vault):
+    """BRAIN_HOME inside the vault had the index written among the notes (synced, committed,
+    opened with them), where the README says brain never writes, unsaid."""
+    for home in (toy_vault / "brain", toy_vault):
+        monkeypatch.setenv("BRAIN_HOME", str(home))
+        result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)])
+        assert result.exit_code == 1 and result.output == (
+            f"Error: BRAIN_HOME ({home}) is inside the vault {toy_vault.resolve()}: brain never writes among the "
+            "notes; set BRAIN_HOME to a folder outside it (or a dot-folder in it, such as .brain)\n"
+        )
+    assert not (toy_vault / "brain").exists()
+    monkeypatch.setenv("BRAIN_HOME", str(toy_vault / ".brain"))  # passed over by the walk and Obsidian
+    assert CliRunner().invoke(cli, ["index", "--vault", str(toy_vault)]).exit_code == 0
+
+
 def test_a_brain_home_of_no_user_is_one_line_before_any_command(monkeypatch):
     monkeypatch.setenv("BRAIN_HOME", "~nosuchuser-of-brain/home")
     result = CliRunner().invoke(cli, ["turns"])
