@@ -15,9 +15,19 @@ import click
 from .config import DEFAULT_RERANK_POOL
 from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings, default_depth
 
+
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--vault ""`` (a script's ``--vault "$V"`` with V unset) was read as no --vault, and
+    $BRAIN_VAULT, another vault, indexed or asked unsaid."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"{value!r} names no folder: give the vault, or leave --vault out for $BRAIN_VAULT")
+    return value
+
+
 vault_option = click.option(
     "--vault",
     type=click.Path(file_okay=False, path_type=str),
+    callback=_not_blank,
     help="The vault folder (default: $BRAIN_VAULT).",
 )
 

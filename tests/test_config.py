@@ -226,6 +226,19 @@ def test_a_vault_not_found_names_brain_vault_and_the_file_setting_it(monkeypatch
     )
 
 
+@pytest.mark.parametrize("args", [["status"], ["index"], ["ask", "x"], ["serve", "--stop"], ["mcp", "install"]])
+def test_an_empty_vault_option_is_an_error_not_brain_vault(monkeypatch, toy_vault, args):
+    """`--vault "$V"` with V unset was read as no --vault: BRAIN_VAULT's vault was used unsaid."""
+    monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
+    for blank in ("", " "):
+        result = CliRunner().invoke(cli, [args[0], "--vault", blank, *args[1:]])
+        assert result.exit_code == 2, result.output
+        assert (
+            f"Invalid value for '--vault': {blank!r} names no folder: give the vault, or leave --vault out"
+            in result.output
+        )
+
+
 def test_the_cli_takes_the_vault_and_pool_from_the_environment(monkeypatch, toy_vault):
     monkeypatch.setenv("BRAIN_VAULT", str(toy_vault))
     monkeypatch.setenv("BRAIN_RERANK_POOL", "0")
