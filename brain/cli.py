@@ -248,7 +248,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     it: pending then counts what it has not committed yet. A `settings:`
     line says what `brain index` and `brain ask` would refuse: a model, prefixes, tokenizer or
     chunking other than the index was built with (`brain index --rebuild` fixes it). A `set:` line
-    names the BRAIN_* settings given other than their default (why recall here may differ). A `ledger:`
+    names the BRAIN_* settings given other than their default (why recall here may differ), a `bad:`
+    line each one set to a value it cannot take (the hooks use the default then). A `ledger:`
     line counts the rows the hooks kept aside while an upgrade of brain.db waits (`brain turns`
     applies it and records them), and another the files kept aside that held no row brain can
     record (moved aside, not deleted: look at them, then delete them).
@@ -257,10 +258,11 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     from .ledger.deferred import rejected, rejected_line, waiting
     from .output import in_column, literal
     from .server.client import status as server_status
-    from .settings import changed
+    from .settings import bad_values, changed
 
     st = vault_status(vault)
     set_here = changed()
+    bad = bad_values()  # what the hooks and the server would say only in their logs
     server = server_status(Path(st.vault))
     kept_aside = waiting()  # rows the hooks could not write: an upgrade of brain.db waits
     refused = rejected()  # files kept aside that a catch-up could not record
@@ -272,6 +274,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
                 "ledger_kept_aside": kept_aside,
                 "ledger_rejected": len(refused),
                 "settings_set": set_here,
+                "settings_refused": bad,
             }
         )
         return
@@ -307,6 +310,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
         echo(f"settings: {message}")
     if set_here:
         echo("set:    " + ", ".join(f"{s['name']}={literal(s['value'])} (default {s['default']})" for s in set_here))
+    for message in bad:
+        echo(f"bad:    {message}")
     if verbose:
         for kind, paths in st.pending_paths.items():
             for path in paths:

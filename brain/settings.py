@@ -208,6 +208,71 @@ def changed() -> list[dict[str, str]]:
     return out
 
 
+def bad_values() -> list[str]:
+    """The error of each setting set to a value it cannot take (``brain status``): a command
+    says it only when it reads that setting, and the hooks, which use the default then, only
+    in their log (BRAIN_PROMPT_K=50 had the prompt hook add 5 notes, said in hook.log alone)."""
+    from .errors import ConfigError
+
+    out = []
+    for name, read in _READ.items():
+        if config.env(name) is None:
+            continue
+        try:
+            read()
+        except ConfigError as exc:
+            out.append(str(exc))
+    return out
+
+
+# Each setting's getter, which says a bad value (ConfigError); FREE_TEXT ones take any text
+# (a model or device is judged by loading it). tests/test_settings.py holds both to the registry.
+_READ = {
+    "BRAIN_HOME": config.brain_home,
+    "BRAIN_DB": config.db_path,
+    "BRAIN_EMBED_BATCH": config.embed_batch,
+    "BRAIN_QUERY_THREADS": config.query_threads,
+    "BRAIN_INDEX_THREADS": config.index_threads,
+    "BRAIN_RERANK_POOL": config.rerank_pool,
+    "BRAIN_PARSE_WORKERS": config.parse_workers,
+    "BRAIN_WALK_WORKERS": config.walk_workers,
+    "BRAIN_FTS_TOKENIZER": config.fts_tokenizer,
+    "BRAIN_CHUNKING": config.chunking,
+    "BRAIN_LINK_FENCES": config.link_fences,
+    "BRAIN_MAX_NOTE_MB": config.max_note_bytes,
+    "BRAIN_KEEP_VERSIONS": config.keep_versions,
+    "BRAIN_VERSION_INTERVAL": config.version_interval,
+    "BRAIN_DENSE_INDEX": config.dense_index,
+    "BRAIN_LEXICAL_THREADS": config.lexical_threads,
+    "BRAIN_LEXICAL_SPLIT_MATCHES": config.lexical_split_matches,
+    "BRAIN_LEXICAL_POSTINGS": config.lexical_postings_min_chunks,
+    "BRAIN_PPR_LINK_WEIGHT": config.ppr_link_weight,
+    "BRAIN_PPR_EMBED_WEIGHT": config.ppr_embed_weight,
+    "BRAIN_PPR_BACKLINK_WEIGHT": config.ppr_backlink_weight,
+    "BRAIN_PPR_HUB_DAMPING": config.ppr_hub_damping,
+    "BRAIN_PPR_METHOD": config.ppr_method,
+    "BRAIN_HOOK_BUDGET": config.hook_budget,
+    "BRAIN_PROMPT_BUDGET": config.prompt_budget,
+    "BRAIN_PROMPT_K": config.prompt_k,
+    "BRAIN_PROMPT_CHARS": config.prompt_chars,
+    "BRAIN_PROMPT_MIN_COSINE": config.prompt_min_cosine,
+    "BRAIN_SERVE_TIMEOUT": config.serve_timeout,
+    "BRAIN_SERVE_PAST_VIEWS": config.serve_past_views,
+    "BRAIN_SERVE_PAST_IDLE": config.serve_past_idle,
+}
+FREE_TEXT = frozenset(
+    {
+        "BRAIN_VAULT",
+        "BRAIN_EMBED_MODEL",
+        "BRAIN_QUERY_PREFIX",
+        "BRAIN_PASSAGE_PREFIX",
+        "BRAIN_DEVICE",
+        "BRAIN_RERANK_MODEL",
+        "BRAIN_AB_SOURCE",
+    }
+)
+
+
 # Defaults config works out from other settings, cheaply (no model is loaded).
 _EFFECTIVE = {"BRAIN_RERANK_MODEL": config.default_rerank_model}
 _SWITCHED_OFF = frozenset({"BRAIN_RERANK_MODEL"})  # none, off, 0 and false: one value

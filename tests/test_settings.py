@@ -159,6 +159,29 @@ def test_brain_serve_names_it_at_the_start_of_its_log_alone(tmp_path, monkeypatc
 # ----- brain status: what is set ----------------------------------------------------------------
 
 
+def test_status_names_each_setting_set_to_a_value_it_cannot_take(toy_vault, monkeypatch):
+    """BRAIN_PROMPT_K=50 had the prompt hook add its default 5 notes, said in hook.log alone, and a
+    bad BRAIN_SERVE_PAST_IDLE only in serve.log: status, where one looks, listed them as set."""
+    monkeypatch.setenv("BRAIN_PROMPT_K", "50")
+    monkeypatch.setenv("BRAIN_SERVE_PAST_IDLE", "soon")
+    monkeypatch.setenv("BRAIN_PPR_LINK_WEIGHT", "2")  # good: set, not bad
+    out = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)])
+    assert out.exit_code == 0, out.output
+    assert [line for line in out.stdout.splitlines() if line.startswith("bad:")] == [
+        "bad:    BRAIN_PROMPT_K must be a whole number from 1 to 20, not '50'",
+        "bad:    BRAIN_SERVE_PAST_IDLE must be a number above 0 and at most 3600, not 'soon'",
+    ]
+    data = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).stdout)
+    assert len(data["settings_refused"]) == 2
+
+
+def test_every_setting_is_checked_by_its_getter_or_takes_any_text():
+    """So status's bad: line misses no setting added later."""
+    own = {setting.name for setting in settings.SETTINGS if not setting.tool}
+    assert set(settings._READ) | settings.FREE_TEXT == own
+    assert not set(settings._READ) & settings.FREE_TEXT
+
+
 def test_status_names_the_settings_set_other_than_their_default(toy_vault, monkeypatch):
     monkeypatch.setenv("BRAIN_PROMPT_K", "8")
     monkeypatch.setenv("BRAIN_EMBED_BATCH", "32")  # the default: not listed
