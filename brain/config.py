@@ -537,6 +537,34 @@ def answer_settings() -> dict[str, str]:
     }
 
 
+def serve_settings() -> dict[str, str]:
+    """Every setting `brain serve` reads while it runs, read once at its start, so a bad one is
+    its one-line error then: BRAIN_SERVE_PAST_IDLE=soon let it start, and each question about
+    the past then hung until the client gave up (15 s), nothing in its log; a bad BRAIN_MAX_NOTE_MB
+    failed its passes. Returns ``answer_settings()``, for its record."""
+    for read in (
+        serve_past_views,
+        serve_past_idle,
+        keep_versions,
+        version_interval,
+        max_note_bytes,
+        link_fences,
+        chunking,
+        fts_tokenizer,
+        parse_workers,
+        walk_workers,
+        embed_batch,
+        query_threads,
+        index_threads,
+        lexical_threads,
+        lexical_split_matches,
+        lexical_postings_min_chunks,
+        rerank_pool,
+    ):
+        read()
+    return answer_settings()
+
+
 # ----- the Stop hook --------------------------------------------------------------------------
 
 

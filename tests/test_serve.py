@@ -181,6 +181,17 @@ def test_ask_with_other_answer_settings_than_the_servers_answers_in_process_and_
         assert daemon.service.queries == 1
 
 
+@pytest.mark.parametrize("variable", ["BRAIN_SERVE_PAST_IDLE", "BRAIN_MAX_NOTE_MB", "BRAIN_PPR_METHOD"])
+def test_a_server_with_a_bad_setting_does_not_start(toy_vault, monkeypatch, variable):
+    """BRAIN_SERVE_PAST_IDLE=soon let it start, and each question about the past then hung until
+    the client gave up, nothing in the log; a bad BRAIN_PPR_METHOD refused every question."""
+    _index(toy_vault)
+    monkeypatch.setenv(variable, "soon")
+    with pytest.raises(ConfigError, match=f"^{variable} must be .*, not 'soon'$"), served(toy_vault, watch=False):
+        pass
+    assert runtime.read_record(toy_vault.resolve()) is None
+
+
 def test_a_server_tells_an_index_mismatch_by_its_own_code(toy_vault):
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:

@@ -122,7 +122,7 @@ class Daemon:
     # ----- life -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        answers = config.answer_settings()  # a bad one: its error now, not a refusal of every question
+        answers = config.serve_settings()  # a bad one: its error now, not a question refused or hung
         runtime.make_private(runtime.runtime_dir(self.root))
         self._take_lock()
         try:
