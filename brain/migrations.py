@@ -121,17 +121,31 @@ class Migrations:
                 [(self.name, name, now) for name in names],
             )
 
-    def apply(self, conn: sqlite3.Connection) -> list[str]:
-        """Apply every pending migration; returns the names applied."""
+    def apply(
+        self, conn: sqlite3.Connection, *, wait: float = 0.0, waiting: Callable[[], None] | None = None
+    ) -> list[str]:
+        """Apply every pending migration; returns the names applied.
+
+        ``wait``: seconds a pending migration may wait for the write lock another process holds
+        (it is upgrading the same database, or writing it for long), when longer than the
+        connection's busy timeout; ``waiting`` is told once, when that wait has lasted a second."""
         conn.execute(_MIGRATIONS_TABLE)
         done = set(self.applied(conn))
         ran = []
+        told: list[bool] = []
+
+        def tell() -> None:
+            if not told and waiting is not None:
+                told.append(True)
+                waiting()
+
         for name, fn in self.steps:
             if name in done:
                 continue
-            # The write lock first, so two processes racing to create a fresh database do not
-            # both run the same migration.
-            with write_transaction(conn):
+            # The write lock first, then the record read again: of two processes that both saw
+            # this migration pending (two opening an index an upgrade left older), the second
+            # to take the lock finds it ran and skips it.
+            with write_transaction(conn, wait=wait, waiting=tell):
                 already = conn.execute(
                     "SELECT 1 FROM _migrations WHERE db = ? AND name = ?", (self.name, name)
                 ).fetchone()
@@ -146,9 +160,15 @@ class Migrations:
 
 
 @contextlib.contextmanager
-def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` (the write lock first) … ``COMMIT``; rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
+def write_transaction(
+    conn: sqlite3.Connection, *, wait: float = 0.0, waiting: Callable[[], None] | None = None
+) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` (the write lock first) … ``COMMIT``; rolled back on any exception.
+    ``wait`` and ``waiting``: see ``_begin_waiting``."""
+    if wait > 0:
+        _begin_waiting(conn, wait, waiting)
+    else:
+        conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
         conn.execute("COMMIT")
@@ -159,6 +179,36 @@ def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
         raise
+
+
+_WAIT_SLICE_MS = 250  # each BEGIN's own wait: Ctrl-C is seen between them
+_TELL_AFTER = 1.0  # seconds of waiting before ``waiting`` is told: a pass's commit is not news
+
+
+def _begin_waiting(conn: sqlite3.Connection, wait: float, waiting: Callable[[], None] | None) -> None:
+    """``BEGIN IMMEDIATE``, waiting for a write lock held by another process up to ``wait`` seconds
+    (or the connection's busy timeout, if longer); ``waiting`` is told once the wait has lasted
+    ``_TELL_AFTER``. SQLite's own wait is cut into slices: one long busy timeout does not return
+    to Python, so Ctrl-C would not end it. Past the wait, SQLite's "database is locked"."""
+    busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    started = time.monotonic()
+    deadline = started + max(wait, busy_ms / 1000)
+    told = False
+    try:
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            conn.execute(f"PRAGMA busy_timeout = {max(1, min(_WAIT_SLICE_MS, left_ms))}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            if not told and waiting is not None and time.monotonic() - started >= _TELL_AFTER:
+                told = True
+                waiting()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
 
 
 def disk_bytes(path: Path) -> int:

@@ -75,6 +75,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("brain")
 
 INDEX_FILE = "index.db"
+# Seconds a process opening an index that needs an upgrade waits for another one holding its write
+# lock (upgrading it too, or writing it for long): the slowest migration measured, m021 at 100,000
+# notes, held it 12.7 s (bench/upgrade_cost.py); a slow disk takes longer
+UPGRADE_WAIT = 120.0
 # meta: when the index last changed in a way a server's other checks (the file, resolver_key,
 # vectors_version) do not see: `brain prune --vacuum` compacted it (its pages wait in the WAL
 # while a snapshot holds the state before), or history lost something to pruning (`brain
@@ -281,7 +285,7 @@ class IndexStore:
             if INDEX_MIGRATIONS.lost_record(conn):
                 _rerecord(conn, path) if rerecord else _no_record()
                 recorded_again = True
-            INDEX_MIGRATIONS.apply(conn)
+            _upgrade(conn, path)
         except sqlite3.OperationalError as exc:
             if conn is not None:
                 conn.close()
@@ -3285,6 +3289,32 @@ def _rerecord(conn: sqlite3.Connection, path: Path) -> None:
             " not those of any version brain made"
         )
     INDEX_MIGRATIONS.record(conn, applied)
+
+
+def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
+    """The pending migrations. Another process holding the write lock meanwhile is upgrading the
+    index too (every command that opens it after a new brain is installed does) or writing it for
+    long: waited for, up to ``UPGRADE_WAIT``, rather than SQLite's 5 s busy timeout, past which
+    every command but the one upgrading failed (said once, on stderr or in the server's log);
+    then its migrations are found done and skipped."""
+
+    def waiting() -> None:
+        log.warning(
+            "the index %s needs an upgrade and another brain process is upgrading or writing it: "
+            "waiting for it (up to %.0f s)…",
+            path,
+            UPGRADE_WAIT,
+        )
+
+    try:
+        INDEX_MIGRATIONS.apply(conn, wait=UPGRADE_WAIT, waiting=waiting)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        raise BrainError(
+            f"the index database {path} needs an upgrade and another brain process has held it for over"
+            f" {UPGRADE_WAIT:.0f} s ({exc}); try again once it is done"
+        ) from exc
 
 
 def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:

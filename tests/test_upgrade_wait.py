@@ -1,0 +1,191 @@
+"""Processes that open a vault's index while another upgrades it (the first command after a new
+brain is installed runs its migrations, holding the write lock; at 100,000 notes m021 held it
+12.7 s): they wait for it and say so once, rather than failing at SQLite's 5 s busy timeout, and
+the migration runs once, whichever process won the lock."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder
+from serve_helpers import LAUNCHER, brain_env, wait_until
+
+from brain import config
+from brain.cli import cli
+from brain.index import store as store_module
+from brain.index.indexer import index_vault
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.server import client
+
+WAITING = "needs an upgrade and another brain process is upgrading or writing it: waiting for it"
+BUSY_TIMEOUT = 5.0  # SQLite's, on every connection brain opens: what a process waited before
+LAST = INDEX_MIGRATIONS.steps[-1][0]
+
+
+@pytest.fixture
+def older(toy_vault: Path) -> Path:
+    """An indexed vault whose index lacks the record of its last migration, as one an older brain
+    made lacks it (the last one gives the same rows when run again: ``safe_to_run_again``)."""
+    assert LAST in INDEX_MIGRATIONS.safe_to_run_again
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    conn = sqlite3.connect(_database(toy_vault), isolation_level=None)
+    try:
+        conn.execute("DELETE FROM _migrations WHERE name = ?", (LAST,))
+    finally:
+        conn.close()
+    return toy_vault
+
+
+def _database(vault: Path) -> Path:
+    return config.index_dir(vault.resolve()) / store_module.INDEX_FILE
+
+
+def _records(vault: Path) -> int:
+    conn = sqlite3.connect(_database(vault))
+    try:
+        return conn.execute("SELECT count(*) FROM _migrations WHERE name = ?", (LAST,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def upgrading(vault: Path) -> Iterator[subprocess.Popen]:
+    """Another process holding the index's write lock, as one running its migrations holds it,
+    until the test closes its stdin; killed at the end whatever happens."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
+            "print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')",
+            str(_database(vault)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _let_go(holder: subprocess.Popen) -> None:
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait(10)
+
+
+@contextlib.contextmanager
+def brain_processes(tmp_path: Path, commands: dict[str, list[str]]) -> Iterator[dict[str, subprocess.Popen]]:
+    """``brain`` processes (with the fake embedder), their stderr in ``tmp_path/<name>.err``;
+    killed at the end if still running."""
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        for name, args in commands.items():
+            with open(tmp_path / f"{name}.err", "wb") as err:
+                procs[name] = subprocess.Popen(
+                    [sys.executable, str(LAUNCHER), *args],
+                    env=brain_env(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                )
+        yield procs
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(30)
+
+
+def _stderr(tmp_path: Path, name: str) -> str:
+    return (tmp_path / f"{name}.err").read_text(encoding="utf-8", errors="replace")
+
+
+def _hold_past_busy_timeout(tmp_path: Path, procs: dict[str, subprocess.Popen]) -> None:
+    """Until every process has said it waits (or ended: the old code failed at the busy timeout),
+    then longer than SQLite's busy timeout."""
+    wait_until(
+        lambda: all(p.poll() is not None or WAITING in _stderr(tmp_path, n) for n, p in procs.items()),
+        60,
+        "every process to meet the upgrade",
+    )
+    time.sleep(BUSY_TIMEOUT + 0.5)
+
+
+def test_index_ask_and_status_wait_for_an_upgrade_under_way_then_run_it_once(older, tmp_path):
+    vault = str(older)
+    commands = {
+        "index": ["index", "--vault", vault],
+        "ask": ["ask", "guitar", "--vault", vault],
+        "status": ["status", "--vault", vault],
+    }
+    with upgrading(older) as holder, brain_processes(tmp_path, commands) as procs:
+        _hold_past_busy_timeout(tmp_path, procs)
+        assert all(p.poll() is None for p in procs.values()), "a process gave up while the upgrade ran"
+        _let_go(holder)
+        for proc in procs.values():
+            proc.wait(60)
+    for name, proc in procs.items():
+        err = _stderr(tmp_path, name)
+        assert proc.returncode == 0, (name, err)
+        assert err.count(WAITING) == 1, (name, err)  # once, not a line per try
+        assert "locked" not in err and "Traceback" not in err, (name, err)
+    # all three found it pending; the one that took the lock first ran it, the others skipped it
+    assert _records(older) == 1
+
+
+def test_brain_serve_starting_waits_for_an_upgrade_under_way_then_serves(older, tmp_path):
+    """It exited at the busy timeout ("the index database … is busy")."""
+    root = older.resolve()
+    with upgrading(older) as holder, brain_processes(tmp_path, {"serve": ["serve", "--vault", str(older)]}) as procs:
+        _hold_past_busy_timeout(tmp_path, procs)
+        assert procs["serve"].poll() is None, _stderr(tmp_path, "serve")
+        _let_go(holder)
+        wait_until(lambda: (client.status(root) or {}).get("state") == "ready", 60, "the server to load the index")
+        procs["serve"].send_signal(signal.SIGTERM)
+        procs["serve"].wait(30)
+    err = _stderr(tmp_path, "serve")
+    assert err.count(WAITING) == 1 and "Traceback" not in err, err
+    assert _records(older) == 1
+
+
+def test_ctrl_c_while_waiting_for_an_upgrade_ends_the_wait(older, tmp_path):
+    """SQLite's busy wait does not return to Python until it ends: the wait is taken in slices, so
+    Ctrl-C ends it at once, as click's "Aborted!", not two minutes later."""
+    with (
+        upgrading(older),
+        brain_processes(tmp_path, {"index": ["index", "--vault", str(older)]}) as procs,
+    ):
+        wait_until(lambda: WAITING in _stderr(tmp_path, "index"), 30, "the waiting line")
+        procs["index"].send_signal(signal.SIGINT)
+        procs["index"].wait(5)
+    err = _stderr(tmp_path, "index")
+    assert procs["index"].returncode == 1 and "Aborted" in err and "Traceback" not in err, err
+
+
+def test_an_upgrade_held_past_the_wait_ends_in_one_line(older, monkeypatch):
+    monkeypatch.setattr(store_module, "UPGRADE_WAIT", BUSY_TIMEOUT + 1, raising=False)
+    with upgrading(older):
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["ask", "guitar", "--vault", str(older)])
+        took = time.monotonic() - started
+    assert result.exit_code == 1
+    waited, error = result.stderr.splitlines()  # the waiting line, then the error's one line
+    assert WAITING in waited
+    assert error.startswith(f"Error: the index database {_database(older)} needs an upgrade and another")
+    assert "held it for over 6 s" in error and "try again once it is done" in error
+    assert BUSY_TIMEOUT + 1 <= took < BUSY_TIMEOUT + 10
