@@ -355,6 +355,8 @@ def _server_line(server: dict | None, root: Path) -> str:
         if runtime.lock_is_held(root):  # hung, stopped (SIGSTOP), or too busy to say: not "none"
             record = runtime.read_record(root) or {}
             pid = record.get("pid") or runtime.lock_holder(root)  # its record gone: the pid in its lock
+            if not record and runtime.server_starting(root):  # its record not written yet
+                return f"server: starting ({f'pid {pid}; ' if pid else ''}asks work without it meanwhile)"
             return (
                 f"server: not answering ({f'pid {pid}, ' if pid else ''}it holds the vault's lock; "
                 f"`brain serve --vault {shell_word(root)} --stop` stops it); asks work without it"
@@ -640,10 +642,13 @@ def _ask_server(
     except client.NoServer as exc:
         if runtime.lock_is_held(root):  # a server runs and was passed over: never in silence
             why = str(exc)
-            if runtime.read_record(root) is None:  # removed under it: nothing says where it listens
+            if runtime.read_record(root) is None:  # removed under it, or not written yet: nothing says where it listens
                 holder = runtime.lock_holder(root)
                 pid = f" (pid {holder})" if holder else ""
-                why = f"brain serve for {root} holds the vault's lock{pid}, but its record (serve.json) is gone"
+                if runtime.server_starting(root):
+                    why = f"brain serve for {root} is starting{pid}"
+                else:
+                    why = f"brain serve for {root} holds the vault's lock{pid}, but its record (serve.json) is gone"
             log.warning("%s; answering in this process", why)
             return None, f"{why}; answering in this process"
         return None, None

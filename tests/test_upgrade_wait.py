@@ -149,17 +149,28 @@ def test_index_ask_and_status_wait_for_an_upgrade_under_way_then_run_it_once(old
 
 
 def test_brain_serve_starting_waits_for_an_upgrade_under_way_then_serves(older, tmp_path):
-    """It exited at the busy timeout ("the index database … is busy")."""
+    """It failed at the busy timeout ("the index database … is busy"); it waits, and meanwhile a
+    `brain ask` answers in its own process saying the server is starting, not that its record is gone."""
     root = older.resolve()
-    with upgrading(older) as holder, brain_processes(tmp_path, {"serve": ["serve", "--vault", str(older)]}) as procs:
-        _hold_past_busy_timeout(tmp_path, procs)
-        assert procs["serve"].poll() is None, _stderr(tmp_path, "serve")
-        _let_go(holder)
+    serve = {"serve": ["serve", "--vault", str(older)]}
+    with upgrading(older) as holder, brain_processes(tmp_path, serve) as procs:
+        wait_until(
+            lambda: procs["serve"].poll() is not None or WAITING in _stderr(tmp_path, "serve"), 60, "the upgrade"
+        )
+        with brain_processes(tmp_path, {"ask": ["ask", "guitar", "--vault", str(older)]}) as asking:
+            _hold_past_busy_timeout(tmp_path, {**procs, **asking})
+            assert procs["serve"].poll() is None, _stderr(tmp_path, "serve")
+            _let_go(holder)
+            asking["ask"].wait(60)
         wait_until(lambda: (client.status(root) or {}).get("state") == "ready", 60, "the server to load the index")
         procs["serve"].send_signal(signal.SIGTERM)
         procs["serve"].wait(30)
     err = _stderr(tmp_path, "serve")
     assert err.count(WAITING) == 1 and "Traceback" not in err, err
+    ask = _stderr(tmp_path, "ask")
+    assert asking["ask"].returncode == 0, ask
+    assert f"brain serve for {root} is starting (pid {procs['serve'].pid}); answering in this process" in ask, ask
+    assert "serve.json" not in ask
     assert _records(older) == 1
 
 
@@ -189,3 +200,34 @@ def test_an_upgrade_held_past_the_wait_ends_in_one_line(older, monkeypatch):
     assert error.startswith(f"Error: the index database {_database(older)} needs an upgrade and another")
     assert "held it for over 6 s" in error and "try again once it is done" in error
     assert BUSY_TIMEOUT + 1 <= took < BUSY_TIMEOUT + 10
+
+
+def test_status_names_a_server_that_is_starting(older):
+    """A server waiting at its start (for an upgrade) holds its lock with no record yet: "starting",
+    not "not answering"."""
+    from brain.server import runtime
+
+    index_vault(older, embedder=FakeEmbedder(), progress=False)  # upgraded: status opens it at once
+    root = older.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys\n"
+            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); f.write(f'{os.getpid()} starting\\n'); f.flush()\n"
+            "print('held', flush=True); sys.stdin.read()",
+            str(runtime.lock_path(root)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        result = CliRunner().invoke(cli, ["status", "--vault", str(older)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 0, result.output
+    assert f"server: starting (pid {holder.pid}; asks work without it meanwhile)" in result.stdout

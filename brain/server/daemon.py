@@ -148,6 +148,8 @@ class Daemon:
                 "answer_settings": answers,
             }
             runtime.write_record(self.root, self._record)
+            if self._lock_fd is not None:
+                runtime.write_lock_pid(self._lock_fd)  # started: no more "starting" in the lock
             self._ids["socket"] = runtime.identity(self.socket_path)
             self._ids["record"] = runtime.identity(runtime.record_path(self.root))
             for name, server in (("brain-socket", self._unix), ("brain-http", self._http)):
@@ -325,7 +327,9 @@ class Daemon:
             )
         self._lock_fd = fd
         self._ids["lock"] = _fd_identity(fd)
-        runtime.write_lock_pid(fd)
+        # until the record is written: a client finding no record says the server is starting
+        # (its start may wait for another process upgrading the index), not that the record is gone
+        runtime.write_lock_pid(fd, starting=True)
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:

@@ -160,12 +160,13 @@ def open_lock(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
 
 
-def write_lock_pid(fd: int) -> None:
+def write_lock_pid(fd: int, *, starting: bool = False) -> None:
     """Write this process's pid into the lock file it holds (``fd``): the record can be gone
-    and not made again (a full disk, a read-only folder), and ``--stop`` still finds whom to stop."""
+    and not made again (a full disk, a read-only folder), and ``--stop`` still finds whom to stop.
+    ``starting``: marked so until the record is written (``server_starting``)."""
     try:
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid()}{' starting' if starting else ''}\n".encode())
     except OSError:  # the pid is a help, not the lock: a full disk leaves it unknown
         pass
 
@@ -188,11 +189,22 @@ def lock_holder(root: Path) -> int | None:
         st = path.lstat()
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > 64:
             return None
-        text = path.read_text(encoding="ascii").strip()
+        words = path.read_text(encoding="ascii").split()
     except (OSError, ValueError):
         return None
-    pid = int(text) if text.isdigit() else None
+    pid = int(words[0]) if words and words[0].isdigit() else None
     return pid if pid_alive(pid) and lock_is_held(root) else None
+
+
+def server_starting(root: Path) -> bool:
+    """Whether the server holding this vault's lock has not written its record yet: it is still
+    starting (waiting for another process upgrading the index may take a while), its record not gone."""
+    if lock_holder(root) is None:
+        return False
+    try:  # its holder checked by lock_holder: a regular file of ours, a few bytes
+        return lock_path(root).read_text(encoding="ascii").split()[1:] == ["starting"]
+    except (OSError, ValueError):
+        return False
 
 
 def pid_alive(pid: Any) -> bool:
