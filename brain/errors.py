@@ -68,6 +68,10 @@ class IndexDamagedError(BrainError):
     """The index database is not a readable SQLite database; ``--rebuild`` starts over."""
 
 
+class IndexBusyError(BrainError):
+    """Another process held the index database's write lock past the busy timeout."""
+
+
 class NotWritableError(BrainError):
     """A folder brain must write to (the brain home, an index folder) is not writable."""
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FakeEmbedder
+from conftest import FakeEmbedder, write
 from serve_helpers import LAUNCHER, brain_env, wait_until
 
 from brain import config
@@ -231,3 +231,20 @@ def test_status_names_a_server_that_is_starting(older):
         holder.wait()
     assert result.exit_code == 0, result.output
     assert f"server: starting (pid {holder.pid}; asks work without it meanwhile)" in result.stdout
+
+
+def test_ask_whose_update_meets_a_long_write_answers_from_the_index_as_it_is(toy_vault):
+    """A note changed, and another process writing the index without the vault's writer lock
+    (one migrating it, a brain of another version) past the busy timeout: `brain ask`'s update
+    failed the answer ("the index database … is busy"); it answers from the index as it is, and
+    says why, as it does when another process holds the writer lock."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    write(toy_vault, "Pending.md", "# Pending\n\nA note saved while another process wrote the index.\n")
+    with upgrading(toy_vault):
+        result = CliRunner().invoke(cli, ["ask", "guitar", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "1 note changed since the last index and it cannot be updated now (another brain process is writing"
+        " the index); answering from the index as it is" in result.stderr
+    ), result.stderr
+    assert result.stdout.strip()

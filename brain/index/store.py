@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import BrainError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
+from ..errors import BrainError, IndexBusyError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
@@ -3187,7 +3187,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         if no_room(exc):
             raise NoSpaceError(no_space_message(directory, str(exc))) from exc
         if "locked" in str(exc) or "busy" in str(exc):
-            raise BrainError(
+            raise IndexBusyError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
             ) from exc
         # A table dropped fails every later run too ("no such table", or FTS5's "SQL logic

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import EmptyIndexError, IndexDamagedError, NoIndexError, NotWritableError
+from ..errors import EmptyIndexError, IndexBusyError, IndexDamagedError, NoIndexError, NotWritableError
 from ..index.store import (
     CHUNKS_FTS_TABLES,
     INDEX_FILE,
@@ -231,6 +231,8 @@ def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | 
         _index(root, lazy, embedder, progress)
     except VaultLocked:
         return "another brain process is indexing this vault"
+    except IndexBusyError:  # a writer without the vault's lock (a migration, a brain of another version)
+        return "another brain process is writing the index"
     except (NotWritableError, VaultEmptied) as exc:
         return str(exc)
     return None
