@@ -77,8 +77,9 @@ log = logging.getLogger("brain")
 INDEX_FILE = "index.db"
 # Seconds a process opening an index that needs an upgrade waits for another one holding its write
 # lock (upgrading it too, or writing it for long): the slowest migration measured, m021 at 100,000
-# notes, held it 12.7 s (bench/upgrade_cost.py); a slow disk takes longer
-UPGRADE_WAIT = 120.0
+# notes, held it 12.7 s (bench/upgrade_cost.py), a slow disk longer; and as --wait's default, a
+# minute gives up within an agent's two-minute command budget rather than being killed by it
+UPGRADE_WAIT = 60.0
 # meta: when the index last changed in a way a server's other checks (the file, resolver_key,
 # vectors_version) do not see: `brain prune --vacuum` compacted it (its pages wait in the WAL
 # while a snapshot holds the state before), or history lost something to pruning (`brain
