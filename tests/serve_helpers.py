@@ -79,6 +79,33 @@ def server_socket(vault: Path) -> Iterator[socket.socket]:
         lock.close()
 
 
+@contextlib.contextmanager
+def starting_server(vault: Path) -> Iterator[subprocess.Popen]:
+    """Another process holding ``vault``'s serve.lock, its pid and "starting" written there and no
+    record (serve.json) yet, as a `brain serve` still starting holds it; killed at the end."""
+    root = vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys\n"
+            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); f.write(f'{os.getpid()} starting\\n'); f.flush()\n"
+            "print('held', flush=True); sys.stdin.read()",
+            str(runtime.lock_path(root)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "the condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

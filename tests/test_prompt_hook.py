@@ -23,7 +23,7 @@ import pytest
 from conftest import FakeEmbedder
 from index_helpers import index_into
 from ledger_helpers import brain_command
-from serve_helpers import served, wait_until
+from serve_helpers import served, starting_server, wait_until
 
 from brain.autorecall import select
 from brain.autorecall.hook import parse_payload
@@ -323,6 +323,17 @@ def test_no_server_prints_nothing_and_says_why(indexed):
     (row,) = _rows()
     assert row["reason"] == "no-server" and row["vault"] == str(indexed)
     assert "nothing added (no-server: no brain serve for" in _log()
+
+
+def test_a_server_still_starting_is_said_so(indexed):
+    """A server whose start waits (for another process upgrading the index) has no record yet: the
+    hook's reason said "no brain serve", as if none ran."""
+    with starting_server(indexed) as holder:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows()
+    assert row["reason"] == "no-server"
+    assert f"nothing added (no-server: brain serve for {indexed.resolve()} is starting (pid {holder.pid}))" in _log()
 
 
 def test_no_vault_prints_nothing_and_says_why(tmp_path):

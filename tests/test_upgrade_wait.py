@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from serve_helpers import LAUNCHER, brain_env, wait_until
+from serve_helpers import LAUNCHER, brain_env, starting_server, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -205,30 +205,9 @@ def test_an_upgrade_held_past_the_wait_ends_in_one_line(older, monkeypatch):
 def test_status_names_a_server_that_is_starting(older):
     """A server waiting at its start (for an upgrade) holds its lock with no record yet: "starting",
     not "not answering"."""
-    from brain.server import runtime
-
     index_vault(older, embedder=FakeEmbedder(), progress=False)  # upgraded: status opens it at once
-    root = older.resolve()
-    runtime.make_private(runtime.runtime_dir(root))
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys\n"
-            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); f.write(f'{os.getpid()} starting\\n'); f.flush()\n"
-            "print('held', flush=True); sys.stdin.read()",
-            str(runtime.lock_path(root)),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with starting_server(older) as holder:
         result = CliRunner().invoke(cli, ["status", "--vault", str(older)])
-    finally:
-        holder.kill()
-        holder.wait()
     assert result.exit_code == 0, result.output
     assert f"server: starting (pid {holder.pid}; asks work without it meanwhile)" in result.stdout
 

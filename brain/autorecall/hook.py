@@ -150,7 +150,10 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
 
     record = runtime.read_record(root)
     if record is None:
-        row.update(reason=NO_SERVER, detail=f"no brain serve for {root}")
+        # a server whose start waits (for another process upgrading the index) has no record yet
+        holder = runtime.lock_holder(root) if runtime.server_starting(root) else None
+        why = f"brain serve for {root} is starting (pid {holder})" if holder else f"no brain serve for {root}"
+        row.update(reason=NO_SERVER, detail=why)
         return ""
     model = record.get("model") if isinstance(record.get("model"), str) else config.embed_model_name()
     min_cosine = _setting(config.prompt_min_cosine, None)
