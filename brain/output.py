@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
-from .text import for_model, one_line, spaced, terminal_safe
+from .text import for_model, one_line, spaced, terminal_safe, word_chars
 
 if TYPE_CHECKING:
     from .telemetry import ABRow
 
 SNIPPET_CHARS = 220
-_WORD = re.compile(r"\w{3,}", re.UNICODE)
+# A query word the snippet centres on, with its combining marks ("मेरा", not "म" and "र": too short).
+_WORD = re.compile(f"[{word_chars()}]{{3,}}")
 
 
 def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str:

@@ -19,11 +19,16 @@ from conftest import FakeEmbedder, write
 from index_helpers import environ, index_into
 
 from brain import config
+from brain import text as brain_text
+from brain.autorecall import select
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
-from brain.recall import bm25
+from brain.output import snippet
+from brain.recall.dates import stated_date
+from brain.recall.gate import entity_gate
 from brain.recall.lexical import fts_terms, lexical_search
 from brain.recall.names import NameIndex, name_entries, words
+from brain.recall.types import Candidate
 from brain.text import for_search
 
 FILLER = "Tea kettles, copper pots and a garden of herbs fill the kitchen shelves."
@@ -49,7 +54,7 @@ def test_for_search_composes_and_folds_widths(text, searched):
 
 
 def test_the_marks_table_is_unicodedatas():
-    """``bm25._MARK_RANGES`` is written out (reading it costs a process 0.1 s): it is what
+    """``text._MARK_RANGES`` is written out (reading it costs a process 0.1 s): it is what
     ``unicodedata`` says, or this Python's Unicode moved on and it is to be written again."""
     marks = {
         cp
@@ -58,7 +63,7 @@ def test_the_marks_table_is_unicodedatas():
         if unicodedata.category(chr(cp)) in ("Mn", "Mc")
     }
     marks -= {0xFE0E, 0xFE0F}
-    assert {cp for a, b in bm25._MARK_RANGES for cp in range(a, b + 1)} == marks
+    assert {cp for a, b in brain_text._MARK_RANGES for cp in range(a, b + 1)} == marks
     assert all(
         unicodedata.category(chr(cp))[0] != "M" for cp in range(0x20000, 0x110000) if cp < 0xE0100 or cp > 0xE01EF
     )
@@ -201,3 +206,40 @@ def test_the_names_lane_reads_a_word_with_marks_whole():
     index = NameIndex([name for name, _ in titled + aliased])
     assert [m.note_id for m in index.search("मेरा", 5)] == [1]
     assert [m.note_id for m in index.search("தமிழ்", 5)] == [3]
+
+
+# Every other split of words is ``text.word_chars``': ``\w`` and the combining marks.
+
+
+def test_the_entity_gate_counts_a_word_with_marks_once():
+    """ "Ọ̀ṣun" (Ọ + U+0300: no composed form) was "Ọ" and "ṣun", a word in lower case: the
+    Yoruba name read as a phrase. A Hindi phrase of four words was a dozen pieces."""
+    assert entity_gate("Ọ̀ṣun Festival").entity
+    assert entity_gate("Ọ̀ṣun Festival").reason == "a short capitalised name (2 words)"
+    assert entity_gate("मेरा घर पहाड़ों में").reason == "a short phrase, not a name"
+    assert entity_gate("प्रधानमंत्री").reason == "a single common word 'प्रधानमंत्री'"
+
+
+def test_a_snippet_is_centred_on_a_query_word_with_marks():
+    """The snippet centres on a query word of three characters or more: "मेरा" was "म" and "र",
+    none long enough, and the snippet showed the chunk's start."""
+    body = FILLER * 5 + " मेरा घर पहाड़ों में है। " + FILLER * 5
+    candidate = Candidate(1, "Ghar.md", "Ghar", 1, "", body, 0.5, 0.5)
+    assert "मेरा घर" in snippet(candidate, "मेरा")
+    assert "मेरा घर" not in snippet(candidate, "xyz")
+
+
+def test_a_date_glued_to_a_word_is_no_date_whatever_the_word_ends_with():
+    """A date glued to a word is not read from a note's name ("v2024-11-04"): after a Hindi
+    word that ends in a vowel sign it was, after one that ends in a letter it was not."""
+    assert stated_date("घर2024-11-04") is None
+    assert stated_date("मेरा2024-11-04") is None
+    assert stated_date("मेरा 2024-11-04") == stated_date("2024-11-04 मेरा")
+
+
+def test_a_long_word_with_marks_is_one_word_to_the_prompt_hook():
+    """A prompt of one word is too short, however long the word ("supercalifragilistic"); a
+    Hindi word was a word at each vowel sign, and passed."""
+    assert select.skip_reason("supercalifragilistic") == select.TOO_SHORT
+    assert select.skip_reason("प्रधानमंत्रीजी") == select.TOO_SHORT
+    assert select.skip_reason("प्रधानमंत्री कौन है") is None

@@ -317,6 +317,16 @@ def test_a_short_querys_misspelt_name_is_searched_as_that_name(named_vault):
     ]
 
 
+def test_a_word_with_marks_is_one_word_of_a_lookup(named_vault):
+    """A lookup of three words has its unknown words respelled: BM25's tokenizer cuts a Hindi
+    word at its vowel signs ("देखो": "द", "ख"), and the query counted as four words, no lookup."""
+    recaller = open_recaller(named_vault)
+    store, index = recaller.store, recaller.name_index()
+    assert match_expression(store, "escalaton stats देखो", index.respellings) == '"escalation"'
+    four = "escalaton stats round देखो"
+    assert match_expression(store, four, index.respellings) == match_expression(store, four)
+
+
 def test_no_respelling_when_the_name_index_cannot_load_and_the_search_goes_on(named_vault, monkeypatch):
     import sqlite3
 

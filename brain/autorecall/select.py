@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from ..errors import asks_nothing
 from ..ledger.redact import redact
 from ..recall.types import Candidate
-from ..text import CJK, HAN_KANA, for_model, yo_as_ye
+from ..text import CJK, HAN_KANA, for_model, word_chars, yo_as_ye
 
 MODE = "hybrid+ppr"  # what the calibration measured; no reranker: a prompt cannot wait for one
 QUERY_CHARS = 2000  # of the prompt, sent as the query (the models read at most 256–512 tokens)
@@ -93,9 +93,10 @@ CJK_ACK_WORDS = frozenset(
 _CJK_ACK_LONGEST = max(map(len, CJK_ACK_WORDS))
 
 # Each Han or kana character counts as a word, or a whole sentence would be one "word" and too
-# short; a run of them is one piece for the acknowledgements.
-_WORD = re.compile(f"[{HAN_KANA}]|[^\\W{HAN_KANA}]+")
-_PIECE = re.compile(f"[{CJK}]+|[^\\W{CJK}]+")
+# short; a run of them is one piece for the acknowledgements. Other words with their combining
+# marks: a long Hindi word was a handful of words, enough to pass MIN_WORDS.
+_WORD = re.compile(f"[{HAN_KANA}]|(?:(?![{HAN_KANA}])[{word_chars()}])+")
+_PIECE = re.compile(f"[{CJK}]+|(?:(?![{CJK}])[{word_chars()}])+")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 _SLASH = r"/[\w:.-]+"  # "/compact", "/mcp", "/plugin:command": a slash command's name (no second slash)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..notes import WORLD_DATE_FIELDS, world_time
+from ..text import word_chars
 from .dense import scored_candidates
 from .types import Candidate
 
@@ -69,8 +70,8 @@ _MONTH = "|".join(
 _MONTH_RE = re.compile(rf"^(?:{_MONTH})$")
 _ORDINAL = r"(?:st|nd|rd|th|-?го|-?е)?"
 _YEAR = r"((?:19|20)\d\d)"
-_W = r"(?<![\w])"  # a word starts here
-_E = r"(?![\w])"  # and ends here
+_W = f"(?<![{word_chars()}])"  # a word starts here (not after a vowel sign, as not after a letter)
+_E = f"(?![{word_chars()}])"  # and ends here
 
 # A note's name that is a day.
 _YEARISH = re.compile(r"(?:19|20)\d\d")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..text import yo_as_ye
+from ..text import word_chars, yo_as_ye
 from .types import Gate
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ _TOOLS = set(
 )
 _CAMEL = re.compile(r"^[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*$|^[A-Z]{2,}[a-z]+[A-Za-z0-9]*$")
 _SNAKE = re.compile(r"^[A-Za-z0-9]+(?:[_.][A-Za-z0-9]+)+$|^[a-z0-9]+(?:-[a-z0-9]+)+(?:\.[a-z]+)?$")
-_WORD = re.compile(r"[\w'’.-]+", re.UNICODE)
+# A word with its combining marks: "मेरा घर" is two words, not the four pieces ``\w`` cuts.
+_WORD = re.compile(f"[{word_chars()}'’.-]+")
 MAX_NAME_WORDS = 4
 
 

@@ -8,15 +8,13 @@ than text.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
-from ..text import CJK, yo_as_ye
-from . import bm25
+from ..text import CJK, marks, word_pattern, yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
@@ -45,13 +43,6 @@ def fold(text: str) -> str:
     return yo_as_ye(text.casefold())
 
 
-@functools.cache
-def _term() -> re.Pattern[str]:
-    """A word of a query for a trigram index: ``\\w`` and the combining marks, which it lacks (a
-    Hindi word was cut at each vowel sign, into pieces too short for a trigram)."""
-    return re.compile(f"(?:\\w|[{bm25.marks()}])+")
-
-
 def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     """The query's terms as the index's tokenizer holds them: words, or (trigram) their trigrams.
 
@@ -60,7 +51,9 @@ def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     is left. A trigram index only matches runs of three or more characters, and a Chinese or
     Japanese query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
     """
-    every = _term().findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
+    every = (
+        word_pattern().findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
+    )
     words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
@@ -122,11 +115,22 @@ def match_expression(
     if tokenizer == "trigram":
         terms = list(dict.fromkeys(terms + cjk_bigram_terms(store, query)))
     elif respell is not None:
-        terms = respelled(store, terms, respell)
+        terms = respelled(store, terms, respell, query_words(query, terms))
     return _match(informative_terms(store, terms))
 
 
-def respelled(store: IndexStore, terms: list[str], respell: Callable[[str], Sequence[str]]) -> list[str]:
+def query_words(query: str, terms: list[str]) -> int:
+    """How many words the query's ``terms`` (unicode61's) are: a word the tokenizer cut at its
+    combining marks ("देखो": "द", "ख") counts once, its pieces read without the marks."""
+    if len(terms) <= RESPELL_MAX_WORDS:  # fewer pieces than that are fewer words too
+        return len(terms)
+    unmarked = re.sub(f"[{marks()}]", "", query)
+    return len(terms) if unmarked == query else len(fts_terms(unmarked))
+
+
+def respelled(
+    store: IndexStore, terms: list[str], respell: Callable[[str], Sequence[str]], words: int | None = None
+) -> list[str]:
     """``terms``, where the query is a lookup of a few words, with each word no chunk holds
     replaced by the indexed word it misspells ("owlbare stats": *owlbear*).
 
@@ -135,9 +139,10 @@ def respelled(store: IndexStore, terms: list[str], respell: Callable[[str], Sequ
     closer first; the first held by some chunk and beginning with the same letter is taken
     (people rarely mistype a word's first letter, and "hotline" is no misspelt "outline"). In a
     longer query an unknown word is more likely a word the vault does not use than a typo:
-    "picking which lorry visits which customers" does not mean *pricing*.
+    "picking which lorry visits which customers" does not mean *pricing*. ``words``: how many
+    words the query is (``query_words``; ``terms``' count by default).
     """
-    if len(terms) > RESPELL_MAX_WORDS:
+    if (len(terms) if words is None else words) > RESPELL_MAX_WORDS:
         return terms
     counts = store.term_chunk_counts(terms)
     out = []

@@ -33,9 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..text import for_search
+from ..text import for_search, word_pattern
 from . import stop_words
-from .bm25 import marks
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
 from .types import Candidate
@@ -45,8 +44,8 @@ if TYPE_CHECKING:
 
     from ..index.store import IndexStore
 
-# A word: ``\w`` and the combining marks, which it lacks (a Hindi name was cut at each vowel sign).
-_WORD = re.compile(f"(?:\\w|[{marks()}])+")
+# A word with its combining marks (a Hindi name was cut at each vowel sign).
+_WORD = word_pattern()
 # Words that carry no name on their own (articles, prepositions, question words).
 STOP = set(
     """
