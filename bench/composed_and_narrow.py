@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
@@ -30,12 +31,20 @@ from brain.chunking import embedding_text, parse_strategy
 from brain.index.parsing import parse_and_chunk
 from brain.index.schema import FTS_TOKENIZERS
 from brain.index.tokens import index_words
-from brain.text import composes_or_narrows, for_search, yo_as_ye
+from brain.text import composes_or_narrows, yo_as_ye
 from brain.vault import scan
+
+_WORDS = sqlite3.connect(":memory:", isolation_level=None)
+_WORDS.execute(f"CREATE VIRTUAL TABLE words USING fts5(text, tokenize = '{FTS_TOKENIZERS['unicode61']}')")
+_WORDS.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, 'instance')")
 
 
 def words(text: str) -> list[str]:
-    return index_words(yo_as_ye(text), FTS_TOKENIZERS["unicode61"])
+    """``text``'s BM25 words as written: not ``index_words``, which reads it through ``for_search``
+    first (both sides of the comparison below were then the searched form, and always equal)."""
+    _WORDS.execute("DELETE FROM words")
+    _WORDS.execute("INSERT INTO words (rowid, text) VALUES (1, ?)", (yo_as_ye(text),))
+    return [row[0] for row in _WORDS.execute("SELECT term FROM tokens ORDER BY offset")]
 
 
 def main() -> None:
@@ -62,7 +71,7 @@ def main() -> None:
                     embedded_again += 1
                     lines.append(f"  {file.path} #{chunk.ordinal}: embedded otherwise")
                 columns = [c for c in (note.title, chunk.heading, chunk.text) if composes_or_narrows(c)]
-                if any(words(c) != words(for_search(c)) for c in columns):
+                if any(words(c) != index_words(c, FTS_TOKENIZERS["unicode61"]) for c in columns):
                     worded_otherwise += 1
                     lines.append(f"  {file.path} #{chunk.ordinal}: other BM25 words")
         print(
