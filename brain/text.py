@@ -128,6 +128,28 @@ def word_pattern() -> re.Pattern[str]:
     return re.compile(f"[{word_chars()}]+")
 
 
+# Hebrew and Arabic are written unpointed, and pointed (prayers, poetry, the Quran, children's books,
+# dictionaries): "שָׁלוֹם" is the word "שלום" to a reader, and "الْكِتَابُ" "الكتاب". The vowel points,
+# Hebrew's cantillation and shin and sin dots, Arabic's harakat (tanween, fatha, damma, kasra,
+# shadda, sukun), the dagger alif and the Quran's small signs; not the madda and the hamza above
+# and below (U+0653-0655), which with alef, waw or yeh are letters ("أحمد").
+_POINTS = re.compile(
+    "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+    "\u0610-\u061a\u064b-\u0652\u0656-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]"
+)
+
+
+def unpointed(text: str) -> str:
+    """``text`` without the points of Hebrew and Arabic (``_POINTS``), the same object where it
+    holds none."""
+    if text.isascii() or _POINTS.search(text) is None:
+        return text
+    import unicodedata
+
+    # composed first: a presentation form ("שׁ", U+FB2A) is its letter and its dot
+    return _POINTS.sub("", unicodedata.normalize("NFC", text))
+
+
 # Han and kana: Chinese and Japanese put no spaces between words.
 HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 # ... and Hangul (Korean spaces its words): scripts where a character carries what two or three

@@ -243,3 +243,35 @@ def test_a_long_word_with_marks_is_one_word_to_the_prompt_hook():
     assert select.skip_reason("supercalifragilistic") == select.TOO_SHORT
     assert select.skip_reason("प्रधानमंत्रीजी") == select.TOO_SHORT
     assert select.skip_reason("प्रधानमंत्री कौन है") is None
+
+
+POINTED = {
+    "Bereshit.md": "# Bereshit\n\n" + unicodedata.normalize("NFC", "בְּרֵאשִׁית בָּרָא אֱלֹהִים אֵת הַשָּׁמַיִם וְאֵת הָאָרֶץ.\n"),
+    "Tehillim.md": "# Tehillim\n\nספר תהלים נכתב בידי דוד המלך.\n",
+    "Kitab.md": "# Kitab\n\nقرأت الكتاب في المكتبة.\n",
+}
+
+
+def test_a_pointed_query_finds_the_note_written_unpointed(tmp_path):
+    """unicode61 cuts pointed Hebrew or Arabic at each point ("תְּהִלִּים": "ת", "ה", "ל", "ים"):
+    the note written unpointed, as most are, was not found; a pointed note still is (by those
+    pieces, which any pointed text holds: Bereshit answers תְּהִלִּים too, as before)."""
+    root = tmp_path / "vault"
+    for name, body in POINTED.items():
+        write(root, name, body)
+    for i in range(6):
+        write(root, f"Other {i}.md", f"# Other {i}\n\n{FILLER}\n")
+    assert brain_text.unpointed("שָׁלוֹם \ufb2aָלוֹם الْكِتَابُ أَحْمَدُ هٰذَا café") == "שלום שלום الكتاب أحمد هذا café"
+    _, directory = index_into(tmp_path / "home", root)
+    store = IndexStore.open(directory, create=False)
+    try:
+        for query, path in [
+            ("תְּהִלִּים", "Tehillim.md"),
+            ("الْكِتَابُ", "Kitab.md"),
+            ("בְּרֵאשִׁית", "Bereshit.md"),
+            ("תהלים", "Tehillim.md"),
+        ]:
+            assert path in _found(store, unicodedata.normalize("NFC", query)), query
+        assert _found(store, "الْكِتَابُ") == ["Kitab.md"]  # no pointed Arabic to answer its pieces
+    finally:
+        store.close()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..index.schema import FTS_TOKENIZERS
 from ..index.tokens import index_words
-from ..text import CJK, marks, word_pattern, yo_as_ye
+from ..text import CJK, marks, unpointed, word_pattern, yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
@@ -51,9 +51,17 @@ def fts_terms(query: str, tokenizer: str = "unicode61") -> list[str]:
     is left. A trigram index only matches runs of three or more characters, and a Chinese or
     Japanese query is one run with no spaces: its trigrams, OR-ed, let BM25 score partial overlaps.
     """
-    every = (
-        word_pattern().findall(fold(query)) if tokenizer == "trigram" else index_words(query, FTS_TOKENIZERS[tokenizer])
-    )
+    if tokenizer == "trigram":
+        every = word_pattern().findall(fold(query))
+    else:
+        every = index_words(query, FTS_TOKENIZERS[tokenizer])
+        # unicode61 cuts pointed Hebrew or Arabic at each point ("שָׁלוֹם": "ש", "לו", "ם"), and most
+        # notes are written unpointed ("שלום"): a pointed query (a verse, a quote) asks for both. The
+        # index keeps a note's points: dropping them made vaultofknowledge's pointed chunks fewer
+        # words to BM25, which moved an English query's near-tie (README, Languages in the BM25 lane).
+        bare = unpointed(query)
+        if bare != query:
+            every += index_words(bare, FTS_TOKENIZERS[tokenizer])
     words = [t for t in every if t not in _STOP] or every
     if tokenizer == "trigram":
         words = [w[i : i + 3] for w in words for i in range(len(w) - 2)]
