@@ -254,7 +254,7 @@ def log_file(name: str, max_bytes: int) -> Path:
         move_aside_if_over(str(path), max_bytes)
     except FileNotFoundError:
         pass
-    private_file(path)  # prompts and note titles: not the umask's 0644
+    _owner_only(path, stat.S_ISREG)  # an older brain's, the umask's 0644 (new ones are made 0600)
     return path
 
 

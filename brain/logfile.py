@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+from typing import Any
 
 from . import config
 from .ledger.redact import redact
@@ -54,6 +55,12 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
         # A refused request quotes what was sent, a traceback ends in the exception's message:
         # either may hold a token pasted into a query, which the ledger and ab_recall mask.
         self.setFormatter(OneLineFormatter())
+
+    def _open(self) -> Any:
+        # 0600, at the start and each time the file is made again after moving aside: queries
+        # and note names, the user's alone (logging's open takes the umask's 0644)
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
 
     def setFormatter(self, fmt: logging.Formatter | None) -> None:
         if not isinstance(fmt, OneLineFormatter):  # what masks and escapes a line

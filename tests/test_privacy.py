@@ -228,3 +228,25 @@ def test_a_brainignore_rule_holds_whatever_unicode_form_the_name_is_in(tmp_path,
     notes, _ = scan(vault, ignore)
     assert [n.path for n in notes] == ["ok.md"]
     assert excluded(f"{folder}/secret.md", ignore) == "brainignore"  # what brain serve's watcher asks
+
+
+@pytest.mark.parametrize("umask", [0o022], indirect=True)
+def test_a_log_made_again_after_moving_aside_is_the_users_alone(tmp_path, monkeypatch, umask):
+    # logging opens its file with the umask's 0644, at the start and each time a log moved
+    # aside is made again: serve.log and mcp.log hold queries and note names
+    import logging
+
+    from brain.logfile import log_handler
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    handler = log_handler("serve.log", 200)
+    try:
+        line = logging.LogRecord("brain", logging.INFO, __file__, 1, "asked: %s", ("a question " * 30,), None)
+        handler.emit(line)
+        first = Path(handler.baseFilename)
+        assert stat.S_IMODE(first.stat().st_mode) == 0o600
+        handler.emit(line)  # over 200 bytes: moved aside, and a new file made
+        assert first.with_name("serve.log.1").is_file()
+        assert stat.S_IMODE(first.stat().st_mode) == 0o600
+    finally:
+        handler.close()

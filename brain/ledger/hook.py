@@ -395,7 +395,8 @@ def log(message: str, traceback: str = "") -> None:
         # O_NONBLOCK: a FIFO there (made to follow the log) held every hook that logged until a
         # reader came, for good: the watchdog's own line too, so it never ended the hook. With no
         # reader the open fails; with one, a line that does not fit is dropped, not waited on.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        # 0600: prompts and paths, the user's alone (not the umask's 0644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
         with os.fdopen(fd, "ab") as f:  # which writes all of it, or raises
             f.write(line)
     except Exception:  # noqa: BLE001 - a broken log must not break the hook
