@@ -11,6 +11,7 @@ from ledger_helpers import SESSION, Transcript, fixture, hook_payload, sqlite_st
 from brain.db import open_db
 from brain.ledger.hook import git_branch, git_root, record_stop
 from brain.ledger.store import recent_turns, turn_stats
+from brain.ledger.transcript import MAX_READ
 
 SPOTTER = "spotter_v2.1.38_plan_web_task_bash.jsonl"
 
@@ -503,3 +504,71 @@ def test_a_session_prefix_reads_those_sessions_not_the_ledger():
     finally:
         conn.close()
     assert large <= small + 10, (small, large)
+
+
+# ----- a Stop that could not read its turn: a partial row, never merged with another turn ------
+
+
+def _hook_log() -> str:
+    from brain import config
+
+    log = config.log_dir() / "hook.log"
+    return log.read_text() if log.exists() else ""
+
+
+@pytest.mark.parametrize("state", ["missing", "folder", "empty"])
+def test_a_turn_whose_transcript_gave_nothing_is_partial_and_its_own_row(tmp_path, state):
+    """Two turns of one session whose transcript could not be read became one row (`stops` = 2,
+    both keyed by the text of no final message), flagged whole, with nothing in hook.log."""
+    path = tmp_path / "t.jsonl"
+    if state == "folder":
+        path.mkdir()
+    elif state == "empty":
+        path.write_text("")
+    record_stop(hook_payload(path))
+    record_stop(hook_payload(path))
+    rows = _rows()
+    assert [(r["partial"], r["stops"]) for r in rows] == [(1, 1), (1, 1)]
+    assert rows[0]["turn_key"] != rows[1]["turn_key"]
+    assert _hook_log().count("cannot read the transcript") == 2
+
+
+def test_a_repeated_stop_of_an_unread_turn_still_counts_on_its_row(tmp_path):
+    """What the text key is for: the same turn's Stops (its final text, or its prompt id) are one row."""
+    path = tmp_path / "gone.jsonl"
+    record_stop(hook_payload(path, last_assistant_message="All set."))
+    record_stop(hook_payload(path, last_assistant_message="All set."))
+    record_stop(hook_payload(path, prompt_id="p-3"))
+    record_stop(hook_payload(path, prompt_id="p-3"))
+    assert [(r["summary"], r["partial"], r["stops"]) for r in _rows()] == [("All set.", 1, 2), (None, 1, 2)]
+
+
+def test_an_unread_stop_after_the_full_row_keeps_what_was_read(tmp_path):
+    """It counts its Stop on the row of its turn and blanks nothing: tools were overwritten with {}."""
+    path = _refactor_turn(tmp_path).path
+    record_stop(hook_payload(path, prompt_id="p-1"))
+    path.write_text("")
+    record_stop(hook_payload(path, prompt_id="p-1"))
+    (row,) = _rows()
+    assert (row["partial"], row["stops"], row["ask"]) == (0, 2, "refactor the parser")
+    assert json.loads(row["tools"]) == {"Bash": 1}
+
+
+def test_a_turn_whose_prompt_is_past_the_read_cap_is_partial(tmp_path):
+    """Its row had no ask and read as whole; the next turn, read whole, is not flagged."""
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("a question long ago")
+    pad = "q" * 8192
+    t.lines += [json.dumps({"type": "progress", "n": i, "pad": pad}) for i in range(MAX_READ // 8192 + 1)]
+    t.tool("Bash", command="make")
+    t.text("finally done")
+    record_stop(hook_payload(t.write()))
+    record_stop(hook_payload(t.path))  # the hook fired twice: one row still
+    t.prompt("and now?")
+    t.text("now done")
+    record_stop(hook_payload(t.write()))
+    assert [(r["ask"], r["partial"], r["stops"], json.loads(r["tools"])) for r in _rows()] == [
+        (None, 1, 2, {"Bash": 1}),
+        ("and now?", 0, 1, {}),
+    ]
+    assert "no prompt in the last" in _hook_log()

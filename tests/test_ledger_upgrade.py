@@ -630,8 +630,12 @@ def test_a_row_the_disk_cannot_hold_leaves_no_file_and_one_line(tmp_path, no_cat
     catch-up; now nothing is left of it and each hook says in one line that its row is lost."""
     db = tmp_path / "brain.db"
     _old_ledger(db)
+    t = Transcript(tmp_path / "t.jsonl")  # read whole: the hook's one line is about the disk
+    t.prompt("why")
+    t.text("because")
+    payload = {"session_id": "s1", "prompt_id": "p1", "transcript_path": str(t.write())}
     with _short_writes(then_full=True):
-        record_stop({"session_id": "s1", "prompt_id": "p1"}, db_path=db, migrate_until=time.monotonic())
+        record_stop(payload, db_path=db, migrate_until=time.monotonic())
     with _short_writes(then_full=True):
         prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, db,
                            migrate_until=time.monotonic())  # fmt: skip
@@ -708,3 +712,16 @@ def test_a_hook_killed_while_it_keeps_its_row_aside_leaves_no_hidden_file_for_ev
     assert sorted(p.name for p in folder.iterdir()) == sorted([".lock", writing.name])
     with connection(db) as conn:
         assert [r[0] for r in conn.execute("SELECT turn_key FROM turns ORDER BY id")] == ["old:1", "s1:p2"]
+
+
+def test_a_row_kept_aside_keeps_its_partial_flag(tmp_path, no_catch_up_process):
+    """A row whose prompt lay past the read cap is flagged partial when a catch-up records it too."""
+    db = tmp_path / "brain.db"
+    _old_ledger(db)
+    row = {"turn_key": "s1:text:1", "session_id": "s1", "summary": "the end of a long turn", "tools": {"Bash": 3}}
+    deferred.keep_aside(db, deferred.TURN, row, cut=True)
+    assert deferred.catch_up(db) == (1, [])
+    with connection(db) as conn:
+        assert [tuple(r) for r in conn.execute("SELECT partial, tools FROM turns WHERE session_id = 's1'")] == [
+            (1, '{"Bash": 3}')
+        ]

@@ -83,7 +83,7 @@ class CaughtUp(NamedTuple):
     rejected: list[Path]
 
 
-def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False) -> Path:
+def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool = False, cut: bool = False) -> Path:
     """Write one row of ``kind`` (``TURN``, ``RECALL``) to the database's kept-aside folder; its file."""
     folder = kept_aside_dir(db_path)
     if not folder.is_dir():
@@ -91,7 +91,14 @@ def keep_aside(db_path: Path, kind: str, row: dict[str, Any], *, partial: bool =
     name = f"{time.time_ns():020d}-{os.getpid()}"
     # The id a catch-up records with the row: random, so unique beyond this folder and machine.
     row_id = f"{name}-{os.urandom(8).hex()}"
-    entry = {"id": row_id, "kind": kind, "partial": partial, "at": utc_now(), "row": redact_value(storable(row))}
+    entry = {
+        "id": row_id,
+        "kind": kind,
+        "partial": partial,
+        "cut": cut,
+        "at": utc_now(),
+        "row": redact_value(storable(row)),
+    }
     data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "replace")
     tmp = folder / f".{name}.tmp"  # hidden until whole: a reader never sees half a row
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -187,7 +194,13 @@ def _record_kept(db_path: Path, folder: Path) -> CaughtUp:
                 conn.execute("SAVEPOINT kept_row")  # a row refused takes nothing of itself along
                 try:
                     if entry["kind"] == TURN:
-                        write_turn(conn, entry["row"], now=entry["at"], partial=bool(entry.get("partial")))
+                        write_turn(
+                            conn,
+                            entry["row"],
+                            now=entry["at"],
+                            partial=bool(entry.get("partial")),
+                            cut=bool(entry.get("cut")),
+                        )
                     else:
                         write_recall(conn, entry["row"])
                     conn.execute("INSERT INTO kept_aside_recorded (id, recorded_at) VALUES (?, ?)", (row_id, utc_now()))

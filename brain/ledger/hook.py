@@ -20,6 +20,7 @@ import stat
 import sys
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,7 @@ from ..errors import BrainError, ConfigError
 from ..text import log_record
 from .redact import redact
 from .store import turn_row, utc_now, write_turn
-from .transcript import SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
+from .transcript import MAX_READ, SUMMARY_CHARS, OutOfTime, Turn, clip, read_last_turn
 
 LOG_MAX_BYTES = 1_000_000
 MAX_STDIN = 16 * 1024 * 1024  # the hook input of either hook; more is not a hook payload
@@ -97,8 +98,9 @@ def record_stop(
     """Read the last turn named by a Stop hook ``payload`` and upsert its row; returns it.
 
     Still reading at ``deadline`` (a ``time.monotonic()``), it records a partial row instead
-    (``partial_row``). An upgrade of the database still running at ``migrate_until`` is rolled
-    back and the row kept aside (``deferred``).
+    (``partial_row``); a transcript that gave no line (missing, a folder, empty) gives one too,
+    and one whose prompt is past the read cap a full row flagged partial. An upgrade of the
+    database still running at ``migrate_until`` is rolled back and the row kept aside (``deferred``).
     """
     path = payload.get("transcript_path")
     if payload.get("hook_event_name") == "SubagentStop" and payload.get("agent_transcript_path"):
@@ -130,13 +132,22 @@ def record_stop(
             done = "a partial row kept aside" if kept else "a partial row not recorded (lost)"
         log(f"out of time reading {path}: {done}, {row['turn_key']}")
         return row
-    if turn.unreadable:
-        log(f"cannot read the transcript {path} ({turn.unreadable}): recorded what the hook input says")
     session = _text(payload.get("session_id")) or turn.session_id or "unknown"
     cwd = _text(payload.get("cwd")) or turn.cwd
     root = git_root(cwd)
     project = root.name if root else (Path(cwd).name if cwd else None)
     prompt_id = _text(payload.get("prompt_id")) or turn.prompt_id
+    # Not one line of the transcript read (missing, a folder, empty, unreadable): the row holds
+    # what the hook input says, a partial row, as out of time.
+    unread = turn.byte_end is None
+    if unread:
+        said = "recorded a partial row of what the hook input says"
+        if path:
+            log(f"cannot read the transcript {path} ({turn.unreadable or _why_unread(path)}): {said}")
+        else:
+            log(f"no transcript path in the hook input: {said}")
+    elif turn.cut:
+        log(f"no prompt in the last {MAX_READ:,} bytes of {path}: recorded the turn's end as a partial row")
     row = turn_row(turn, turn_key=turn_key(session, prompt_id, turn), project=project or None)
     row.update(
         session_id=session,
@@ -148,20 +159,38 @@ def record_stop(
         row["ended_at"] = utc_now()  # the final text is newer than anything in the file
     try:
         with connection(db_path, migrate_until=migrate_until) as conn:
-            write_turn(conn, row)
+            if (unread or turn.cut) and not row["ask"] and payload.get("hook_event_name") != "SubagentStop":
+                from ..autorecall.store import recalled_prompt
+
+                row["ask"] = recalled_prompt(conn, row["session_id"], row["prompt_id"])
+            write_turn(conn, row, partial=unread, cut=turn.cut)
     except UpgradeDeferred as exc:
-        _keep_aside(db_path, row, exc)
+        _keep_aside(db_path, row, exc, partial=unread, cut=turn.cut)
     return row
 
 
-def _keep_aside(db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False) -> bool:
+def _why_unread(path: str) -> str:
+    """Why a transcript gave no line: the words for the hook's log."""
+    try:
+        if not os.path.lexists(path):
+            return "no such file"
+        if not Path(path).is_file():
+            return "not a regular file"
+        return "empty" if os.stat(path).st_size == 0 else "no line of it parses"
+    except (OSError, ValueError) as exc:
+        return str(exc)
+
+
+def _keep_aside(
+    db_path: Path | None, row: dict[str, Any], why: UpgradeDeferred, *, partial: bool = False, cut: bool = False
+) -> bool:
     """Write the turn beside the database, for ``brain turns`` or ``brain status`` to record once
     they have applied the upgrade a hook's budget cannot hold; whether it was (else it is lost)."""
     from .deferred import TURN, keep_aside, start_catch_up
 
     path = db_path or config.db_path()
     try:
-        kept = keep_aside(path, TURN, row, partial=partial)
+        kept = keep_aside(path, TURN, row, partial=partial, cut=cut)
     except OSError as exc:  # a full disk: the turn is lost, said in one line (the agent goes on)
         log(f"{why}: turn {row['turn_key']} not recorded: it could not be kept aside either ({exc})")
         return False
@@ -235,7 +264,11 @@ def turn_key(session: str, prompt_id: str | None, turn: Turn) -> str:
         return f"{session}:{turn.prompt_uuid}"
     # No prompt in sight (missing file, or a turn longer than the read cap): the text
     # the turn ended with is the best stable identity left.
-    return f"{session}:text:{zlib.crc32(turn.summary.encode('utf-8', 'replace')):08x}"
+    if turn.summary:
+        return f"{session}:text:{zlib.crc32(turn.summary.encode('utf-8', 'replace')):08x}"
+    # Not even that: nothing tells this turn from another of the session (the text of none
+    # was one key, and every such turn of a session merged into one row), so it is its own.
+    return f"{session}:unknown:{uuid.uuid4().hex}"
 
 
 def _text(value: Any) -> str | None:

@@ -2,9 +2,9 @@
 
 ``write_turn`` masks secrets in every text before it reaches SQLite (and replaces lone
 UTF-16 surrogates, which SQLite cannot store) and upserts on ``turn_key``, so a repeated
-Stop for one turn updates its row. A partial row (the hook ran out of time to read the turn)
-never overwrites what is known, and the full row of its turn takes its place. Standard
-library only.
+Stop for one turn updates its row. A partial row (the hook ran out of time to read the turn,
+or found no line of its transcript) never overwrites what is known, and the full row of its
+turn takes its place. Standard library only.
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ COLUMNS = ("turn_key", *TEXT_COLUMNS, *JSON_COLUMNS, "byte_start", "byte_end")
 SQLITE_INT_MAX = 2**63 - 1  # a larger LIMIT overflows the binding; this one means "all"
 
 _UPSERT = (
-    f"INSERT INTO turns (created_at, updated_at, stops, {', '.join(COLUMNS)}) "
-    f"VALUES (:created, :now, :stops, {', '.join(':' + c for c in COLUMNS)}) "
+    f"INSERT INTO turns (created_at, updated_at, stops, partial, {', '.join(COLUMNS)}) "
+    f"VALUES (:created, :now, :stops, :partial, {', '.join(':' + c for c in COLUMNS)}) "
     "ON CONFLICT(turn_key) DO UPDATE SET created_at = min(turns.created_at, excluded.created_at), "
-    "updated_at = excluded.updated_at, stops = turns.stops + excluded.stops, partial = 0, "
+    "updated_at = excluded.updated_at, stops = turns.stops + excluded.stops, partial = excluded.partial, "
     + ", ".join(
         # A later Stop may see less (a lagging file): never blank out what is known.
         f"{c} = COALESCE(excluded.{c}, turns.{c})" if c in TEXT_COLUMNS else f"{c} = excluded.{c}"
@@ -95,13 +95,17 @@ def turn_row(turn: Turn, *, turn_key: str, project: str | None) -> dict[str, Any
     return row
 
 
-def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None, partial: bool = False) -> None:
+def write_turn(
+    conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None = None, partial: bool = False, cut: bool = False
+) -> None:
     """Insert the turn, or update the row of the same ``turn_key``. Secrets are masked.
 
     ``partial``: the row holds only what the Stop hook's input said (it ran out of time to
     read the transcript), and ``byte_end`` is the transcript's size then. It never overwrites
     a row of its turn (the same key, or a full row whose bytes hold that size): it counts its
     Stop there. A full row takes the place of the partial rows of its turn, and their stops.
+    ``cut``: a full row of the turn's last part only (its prompt lies beyond the bytes the
+    reader goes back), written as a full row is but flagged partial.
     """
     values = _values(row, now)
     own = not conn.in_transaction
@@ -123,6 +127,7 @@ def write_turn(conn: sqlite3.Connection, row: dict[str, Any], *, now: str | None
                 conn.executemany("DELETE FROM turns WHERE id = ?", [(r[0],) for r in replaced])
             values["stops"] = 1 + sum(r[1] for r in replaced)
             values["created"] = min([values["now"], *(r[2] for r in replaced)])
+            values["partial"] = int(cut)
             conn.execute(_UPSERT, values)
         if own:
             conn.execute("COMMIT")

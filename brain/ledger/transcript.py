@@ -10,6 +10,7 @@ Stop hook runs this on every turn.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -137,6 +138,8 @@ class Turn:
     # The file lagged: the final assistant text came from the hook's last_assistant_message.
     lagging: bool = False
     unreadable: str | None = None  # why the transcript could not be read (not one of its lines)
+    # The prompt lies further back than the reader goes (``max_read``): the turn is its last part.
+    cut: bool = False
 
 
 def clip(text: str, limit: int) -> str:
@@ -351,6 +354,10 @@ def read_last_turn(
                     turn.ask = ask
                     break
                 records.append(record)
+            else:
+                # No prompt in the bytes read: the file's start (no prompt at all) or the cap.
+                with contextlib.suppress(OSError):
+                    turn.cut = Path(path).stat().st_size > max_read
         except FileNotFoundError:
             pass  # removed between the check and the open
         except OSError as exc:
