@@ -552,3 +552,90 @@ def test_yaml_block_scalar_of_a_secret_is_masked_whole(text, kept):
 def test_yaml_blocks_that_hold_no_secret_keep_their_lines(text):
     lines_after = text.split("\n", 1)[1]
     assert lines_after in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A YAML value on the line below its key was stored as written.
+        ("db:\n  password:\n    Zx9qW2eR7tY\n  user: bob", "db:\n  password:\n    ***\n  user: bob"),
+        (
+            "- api_token:  # from CI\r\n\r\n    'Zx9qW2eR7tY'\r\nnext: 1",
+            "- api_token:  *** from CI\r\n\r\n    '***'\r\nnext: 1",
+        ),
+        ("SECRET_KEY:\n  Zx9qW2eR7tY\n  Qw8eR7tY6uI\nnext: 1", "SECRET_KEY:\n  ***\n  ***\nnext: 1"),
+    ],
+)
+def test_yaml_value_on_the_line_below_its_key_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password:\n  min_length: 12\n  rotate: true\n",  # a mapping under the key
+        "password:\n  - upper\n  - digit\n",  # a list
+        "password:\nvalue_at_the_key_column: 1\n",  # not indented under it
+        "Secret:\n    This is how we keep it\n",  # prose (words) under a title
+        "password:\n  ${DB_PASSWORD}\n",  # a variable
+        "password_policy:\n  strict\n",  # not a secret's name
+    ],
+)
+def test_lines_below_a_key_that_hold_no_secret_stay(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, secret, kept",
+    [
+        # A password piped into a registry login that reads it from stdin.
+        ("echo Zx9qW2eR7tY | docker login -u bob --password-stdin", "Zx9qW2eR7tY", "echo *** | docker login"),
+        ("echo -n 'Zx9qW2eR7tY' | sudo podman login ghcr.io --password-stdin", "Zx9qW2eR7tY", "echo -n '***' |"),
+        ("printf '%s\\n' \"Zx9qW2eR7tY\" | docker login --password-stdin", "Zx9qW2eR7tY", "printf '%s\\n' \"***\" |"),
+        # Every key=value a vault write stores; its flags and @file stay.
+        (
+            "vault kv put -mount=secret app db=Zx9qW2eR7tY cert=@c.pem",
+            "Zx9qW2eR7tY",
+            "-mount=secret app db=*** cert=@c.pem",
+        ),
+        (
+            "vault write auth/approle/login role_id=r1 secret_id='Zx9qW2eR7tY'",
+            "Zx9qW2eR7tY",
+            "role_id=*** secret_id='***'",
+        ),
+        # Databricks personal access tokens (hex: the long-token rule leaves one-case runs).
+        ("DATABRICKS=dapi0123456789abcdef0123456789abcdef-2", "0123456789abcdef", "DATABRICKS=dapi***"),
+        ("-H 'Authentication: dapia1b2c3d4e5f60718293a4b5c6d7e8f90'", "a1b2c3d4e5f6", "Authentication: dapi***'"),
+    ],
+)
+def test_piped_vault_and_databricks_secrets_are_masked(text, secret, kept):
+    masked = redact(text)
+    assert secret not in masked and kept in masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin",  # a variable
+        "aws ecr get-login-password | docker login --password-stdin 1234.dkr.ecr",
+        "echo done | grep x; docker login --password-stdin",  # not piped into the login
+        "vault kv get secret/app",
+        "vault kv put secret/app @data.json",
+        "dapi_version=2; the dapi0123 prefix",
+    ],
+)
+def test_pipes_vault_and_dapi_without_a_secret_stay(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A "\n" escape in JSON text ends the value: it was masked to the end of the string.
+        ('{"env": "DB_PASSWORD=x\\nOTHER=1"}', '{"env": "DB_PASSWORD=***\\nOTHER=1"}'),
+        ('"secret:\\nvalue"', '"secret:\\nvalue"'),  # nothing on the key's line: its "\n" was masked
+        ("token=ab\\\\ncd", "token=***"),  # an escaped backslash, then n: part of the value
+    ],
+)
+def test_an_escaped_line_break_ends_a_value(text, kept):
+    assert redact(text) == kept

@@ -6,19 +6,22 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Di
 ``ya29.…``, Stripe ``sk_live_…``, ``rk_live_…`` and ``whsec_…`` (not the publishable
 ``pk_…``, public by design), Hugging Face ``hf_…``, GitLab ``glpat-…`` and its other
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
-Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``),
+Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``,
+Databricks ``dapi…``),
 JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
-scalar ``key: |`` with the lines indented under it; Russian
+scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
+``key:``; Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
-``mongo -p X``, ``sqlcmd -P X``). The key name or prefix stays so a reader knows what was
+``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
+``key=X`` of ``vault kv put`` and ``vault write``). The key name or prefix stays so a reader knows what was
 there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
@@ -88,15 +91,22 @@ def _quoted(quote: str, group: str) -> str:
 # closed (PASSWORD="x; a letter or digit must follow that quote, so the end of an enclosing
 # string, as in getpass("Password: "), is no value). A bare word stops at a backslash
 # before a quote: the end of a string; a backslash before a space escapes it (S3cret\ Pass).
+# It stops at a line break escaped too (an odd run of backslashes, then n or r), as in JSON
+# text: "DB_PASSWORD=x\nOTHER=1" was masked to the end of its string.
 _VALUE = (
     rf"({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
-    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\[ \t]|\\+(?![\\\"']))+)"
+    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+)"
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
 _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
 # The rest of one shell command, shortest first: a client's options up to the password one.
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
+
+# The clients of a container registry whose "login" takes a password (-p, --password-stdin).
+_LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)"
+# A key=value argument of vault: the key, then the value up to the next space.
+_VAULT_PAIR = rf"(?<=\s)(?!-)([\w.\-]+=)(?!@|-(?:\s|$)){_VALUE}"
 
 # What follows the "@" that ends a URL's password: a host, maybe a port, then the path.
 _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%]))"
@@ -260,6 +270,8 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # it leaves CONSTANT_NAMES; Google's OAuth client secrets.
     (("age-secret-key-1",), rf"({_lead('AGE-SECRET-KEY-1')})[0-9A-Z]{{20,}}", r"\1" + MASK),
     (("gocspx-",), rf"({_lead('GOCSPX-')})[A-Za-z0-9_\-]{{20,}}", r"\1" + MASK),
+    # Databricks personal access tokens: "dapi" and 32 hex digits, maybe "-2" after.
+    (("dapi",), rf"({_lead('dapi')})[a-f0-9]{{32}}(?:-[0-9]+)?(?![A-Za-z0-9])", r"\1" + MASK),
     (
         ("authorization",),
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
@@ -323,11 +335,21 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("storepass", "keypass"), rf"((?<![\w-])-(?:src|dest)?(?:store|key)pass\s+)(?!-){_VALUE}", None),
     (
         ("login",),
-        rf"(\b(?:docker|podman|buildah|skopeo|helm\s+registry)\s+login\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}",
+        rf"(\b{_LOGIN}\s+login\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}",
         None,
     ),
     (("mongo",), rf"(\bmongo(?:sh|dump|restore|import|export|stat|top)?\b{_SAME_COMMAND}\s-p\s+)(?!-){_VALUE}", None),
     (("sqlcmd",), rf"(\bsqlcmd\b{_SAME_COMMAND}\s-P\s*)(?!-){_VALUE}", None),
+    # What echo or printf pipes into a registry login that reads its password from stdin.
+    (
+        ("password-stdin",),
+        rf"(\b(?:echo|printf)(?:\s+-[neE]+)*\s+(?:\\*[\"']%s(?:\\+n)?\\*[\"']\s+)?)(?!-){_VALUE}"
+        rf"(?=[ \t]*\|[ \t]*(?:sudo\s+)?{_LOGIN}\s+login\b[^\n;&|]{{0,400}}--password-stdin)",
+        None,
+    ),
+    # vault kv put / patch, vault write: every key=value after the path is the secret kept
+    # (its -flags, a value read from a file, @x, or from stdin, -, stay).
+    (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
     # A secret's name in other syntaxes, judged as an assignment's name is (_secret_name):
     # an XML element (<password>x</password>, <db:apiKey>x</db:apiKey>), a .NET setting
     # (<add key="ApiSecret" value="x"/>), a Ruby symbol (:password => "x").
@@ -421,12 +443,22 @@ def _mask_cookies(match: re.Match[str]) -> str:
     return head + ";".join(out)
 
 
+def _mask_vault(match: re.Match[str]) -> str:
+    # The pairs after the command's path, as "key=***"; quoted values keep their quotes.
+    def pair(found: re.Match[str]) -> str:
+        opening, bare, closing = _unquote(found.group(2))
+        return found.group(0) if bare.startswith((MASK, "$")) else f"{found.group(1)}{opening}{MASK}{closing}"
+
+    return match.group(1) + re.sub(_VAULT_PAIR, pair, match.group(2))
+
+
 _REPLACERS = {
     None: _mask_value,
     "labelled": _mask_labelled,
     "user_password": _mask_user_password,
     "named": _mask_named,
     "cookie": _mask_cookies,
+    "vault": _mask_vault,
 }
 
 
@@ -516,6 +548,43 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
     return None if block_end is None else (header.end(), block_end, indent)
 
 
+# A YAML key with nothing after its ":" on its line but a comment (a list item's key too):
+# its value, if any, is on the lines below (_mask_next_line_values).
+_KEY_ALONE = (
+    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
+    r"[ \t]*:[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+)
+# A line of a plain or quoted scalar that may be a secret: one word, no "key:" nor "- " nor "#".
+_SCALAR_LINE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{])[^\s:]+(?::[^\s:]+)*)[ \t]*"
+
+
+def _mask_next_line_values(text: str) -> str:
+    """Mask a secret's YAML value written on the lines below its key ("password:", then the
+    value indented more than the key): each line of one word so indented, up to the first other.
+    A mapping or a list there ("password:" then "  min_length: 8") is no value."""
+    out: list[str] = []
+    done = 0
+    for key in re.finditer(_KEY_ALONE, text):
+        if key.start() < done or not _secret_name(key.group("name")):
+            continue
+        column = len(key.group("lead").expandtabs())
+        block_end = None
+        for line in _BLOCK_LINE.finditer(text, key.end()):
+            content = line.group(2).rstrip("\r")
+            if not content.strip():
+                if block_end is None:
+                    continue  # blank lines before the value
+                break
+            if len(line.group(1).expandtabs()) <= column or not re.fullmatch(_SCALAR_LINE, content):
+                break
+            opening, bare, closing = _unquote(content.strip())
+            if _holds_no_secret(opening, bare):
+                break
+            out.append(text[done : line.start(2)] + f"{opening}{MASK}{closing}")
+            done = block_end = line.start(2) + len(content)
+    return "".join(out) + text[done:] if out else text
+
+
 # A private key's body without its BEGIN line (a text that starts inside the key): the
 # base64 lines just before an END line.
 _PEM_END = r"-----END ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
@@ -595,6 +664,8 @@ def redact(text: str) -> str:
         if not any(t in lowered for t in triggers):
             continue
         if replacement == "assignment":
+            if ":" in text:  # first: a comment after the key is taken for a value below
+                text = _mask_next_line_values(text)
             text = _mask_assignments(text, pattern)
         else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
