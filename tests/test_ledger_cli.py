@@ -199,3 +199,22 @@ def test_a_brain_db_that_is_a_fifo_or_device_says_so(tmp_path, monkeypatch):
             f"Error: {path} is not a regular file (a device, FIFO or socket), so not a database: "
             "set BRAIN_DB to a file\n"
         )
+
+
+def test_turns_says_why_a_row_is_partial(tmp_path):
+    """Every partial row read "the hook ran out of time", a transcript that was missing too."""
+    record_stop(hook_payload(tmp_path / "gone.jsonl", last_assistant_message="Done."))
+    out = CliRunner().invoke(cli, ["turns"]).output
+    assert "partial  its transcript could not be read (hook.log says why)" in out
+    assert "ran out of time" not in out
+
+
+def test_turns_says_a_row_cut_at_the_read_cap_is_partial(tmp_path):
+    from brain.db import connection
+    from brain.ledger.store import write_turn
+
+    row = {"turn_key": "s:text:1", "session_id": "s", "summary": "Done.", "byte_start": 10, "byte_end": 20}
+    with connection() as conn:
+        write_turn(conn, row, cut=True)
+    out = CliRunner().invoke(cli, ["turns"]).output
+    assert "partial  its prompt lies more than 16 MB back in the transcript" in out

@@ -255,6 +255,17 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         click.echo("\n\n".join(_format_turn(row) for row in rows))  # each field cleaned as it is formatted
 
 
+def _why_partial(row: dict[str, Any]) -> str:
+    """Why the hook did not read a partial row's turn whole, told by the bytes it read: a turn
+    read from a point on (its prompt past the read cap), none read, or the transcript's size
+    then (out of time)."""
+    if row.get("byte_start") is not None:
+        return "its prompt lies more than 16 MB back in the transcript: only the turn's end was read"
+    if row.get("byte_end") is None:
+        return "its transcript could not be read (hook.log says why): only what the hook's input said"
+    return "the hook ran out of time reading this turn: only what its input said"
+
+
 def _one_line(text: object, width: int = 110) -> str:
     return flat(text, width)
 
@@ -305,7 +316,7 @@ def _format_turn(row: dict[str, Any]) -> str:
             continue
         fields.append(("subagent", _one_line(f"{agent.get('type') or '?'}: {agent.get('description') or ''}")))
     if row.get("partial"):
-        fields.append(("partial", "the hook ran out of time reading this turn: only what its input said"))
+        fields.append(("partial", _why_partial(row)))
     lines += [f"  {name:8} {value}" for name, value in fields if value]
     return "\n".join(lines)
 
