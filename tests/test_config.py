@@ -39,12 +39,14 @@ def test_only_config_reads_brain_variables_from_the_environment():
 @pytest.mark.parametrize(
     "name, getter, bad",
     [
-        ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf"]),
+        # 10**23: every text of the vault in one batch, its activations all held at once
+        ("BRAIN_EMBED_BATCH", config.embed_batch, ["abc", "0", "-3", "2.5", "inf", "257", "100000000000000000000000"]),
         ("BRAIN_QUERY_THREADS", config.query_threads, ["many", "0", "99999999999999999999"]),  # libgomp: out of memory
         ("BRAIN_INDEX_THREADS", config.index_threads, ["many", "0", "1025"]),
         ("BRAIN_PARSE_WORKERS", config.parse_workers, ["some", "-1", "1.5", "100000"]),
         ("BRAIN_LEXICAL_THREADS", config.lexical_threads, ["many", "0", "65", "2.5"]),
-        ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5"]),
+        ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, ["lots", "0", "1e5", "100000001"]),
+        ("BRAIN_LEXICAL_POSTINGS", config.lexical_postings_min_chunks, ["100000001", "100000000000000000000000"]),
         ("BRAIN_RERANK_POOL", config.rerank_pool, ["x", "0", "1001", "99999999999999999999999e9"]),
         # 1e13: an OverflowError traceback from the read of a note (`brain note`)
         ("BRAIN_MAX_NOTE_MB", config.max_note_bytes, ["big", "0", "-1", "nan", "inf", "1e13", "1025"]),
@@ -56,7 +58,8 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_KEEP_VERSIONS", config.keep_versions, ["some", "-1", "1.5", "99999999999999999999999"]),
         ("BRAIN_HOME", config.brain_home, ["~nosuchuser-of-brain/home"]),  # pathlib: RuntimeError
         ("BRAIN_DB", config.db_path, ["~nosuchuser-of-brain/brain.db"]),
-        ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5"]),
+        # 1e300: degree ** -1e300 is 0, every edge into a note of two links or more cut unsaid
+        ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5", "2.5", "1e300", "inf"]),
         ("BRAIN_PPR_METHOD", config.ppr_method, ["fast", "pagerank"]),
         ("BRAIN_DENSE_INDEX", config.dense_index, ["hnsw", "flat"]),
         ("BRAIN_PROMPT_BUDGET", config.prompt_budget, ["soon", "0", "-1", "5.5", "inf", "nan"]),
@@ -79,7 +82,7 @@ def test_a_bad_value_of_a_setting_that_takes_a_word_names_the_word(monkeypatch):
     least 1", as if it could not be switched off."""
     for value in ("offf", "0.5", "-1"):
         monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", value)
-        with pytest.raises(ConfigError, match=r"whole number at least 1, or off, not"):
+        with pytest.raises(ConfigError, match=r"whole number from 1 to 100000000, or off, not"):
             config.lexical_postings_min_chunks()
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "Off")
     assert config.lexical_postings_min_chunks() is None
@@ -115,6 +118,15 @@ def test_defaults_and_good_values(monkeypatch):
     assert config.embed_batch() == 8 and config.max_note_bytes() == 512 * 1024
     monkeypatch.setenv("BRAIN_RERANK_MODEL", "OFF")
     assert config.rerank_model_name() is None
+    for name, getter, edge in (  # each range's ends are taken
+        ("BRAIN_EMBED_BATCH", config.embed_batch, "256"),
+        ("BRAIN_LEXICAL_SPLIT_MATCHES", config.lexical_split_matches, "100000000"),
+        ("BRAIN_LEXICAL_POSTINGS", config.lexical_postings_min_chunks, "100000000"),
+        ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, "2"),
+        ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, "0"),
+    ):
+        monkeypatch.setenv(name, edge)
+        assert getter() == float(edge), name
 
 
 def test_spaces_around_a_value_are_not_part_of_it(monkeypatch, tmp_path):
