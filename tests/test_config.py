@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -56,8 +57,9 @@ def test_only_config_reads_brain_variables_from_the_environment():
         ("BRAIN_PPR_EMBED_WEIGHT", config.ppr_embed_weight, ["x", "1e308"]),
         ("BRAIN_PPR_BACKLINK_WEIGHT", config.ppr_backlink_weight, ["x", "1e308"]),
         ("BRAIN_KEEP_VERSIONS", config.keep_versions, ["some", "-1", "1.5", "99999999999999999999999"]),
-        ("BRAIN_HOME", config.brain_home, ["~nosuchuser-of-brain/home"]),  # pathlib: RuntimeError
-        ("BRAIN_DB", config.db_path, ["~nosuchuser-of-brain/brain.db"]),
+        # pathlib: RuntimeError; relative: another home in each working directory
+        ("BRAIN_HOME", config.brain_home, ["~nosuchuser-of-brain/home", "brainhome", "./brainhome"]),
+        ("BRAIN_DB", config.db_path, ["~nosuchuser-of-brain/brain.db", "brain.db"]),
         # 1e300: degree ** -1e300 is 0, every edge into a note of two links or more cut unsaid
         ("BRAIN_PPR_HUB_DAMPING", config.ppr_hub_damping, ["x", "-0.5", "2.5", "1e300", "inf"]),
         ("BRAIN_PPR_METHOD", config.ppr_method, ["fast", "pagerank"]),
@@ -426,3 +428,46 @@ def test_a_hook_budget_too_large_for_a_timer_is_logged_and_the_default_used(tmp_
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     log = (tmp_path / "logs" / "hook.log").read_text(encoding="utf-8")
     assert "BRAIN_HOOK_BUDGET must be a number above 0 and at most 3600, not '1e300'; using 2 s" in log
+
+
+def test_a_relative_place_from_the_environment_is_refused_in_one_line(monkeypatch, tmp_path):
+    """BRAIN_HOME=brainhome brain index in one folder and brain ask in another used two homes,
+    unsaid: each command resolved it against its own working directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BRAIN_HOME", "brainhome")
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 1 and not (tmp_path / "brainhome").exists()
+    assert result.output.strip().splitlines() == [
+        "Error: BRAIN_HOME must be an absolute path (or begin with ~), not 'brainhome': a relative one "
+        f"is another place in each working directory; set it to {tmp_path / 'brainhome'} for the one in this folder"
+    ]
+    monkeypatch.setenv("BRAIN_HOME", "~/brainhome")  # the home's: one place wherever it runs
+    assert config.brain_home() == Path.home() / "brainhome"
+
+
+def test_a_relative_place_in_a_dotenv_is_relative_to_the_files_folder(monkeypatch, tmp_path):
+    """In the brain home's .env, BRAIN_DB=ledger/brain.db was a ledger in each working directory."""
+    home, work, elsewhere = tmp_path / "home", tmp_path / "project", tmp_path / "elsewhere"
+    for folder in (home, work, elsewhere, work / "models" / "mini"):
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    for name in ("BRAIN_DB", "BRAIN_VAULT", "BRAIN_EMBED_MODEL", "BRAIN_RERANK_MODEL"):
+        monkeypatch.setenv(name, "")  # set then unset: each is put back as it was after the test
+        monkeypatch.delenv(name)
+    (home / ".env").write_text("BRAIN_DB=ledger/brain.db\nBRAIN_VAULT=../notes\n", encoding="utf-8")
+    (work / ".env").write_text(
+        "BRAIN_EMBED_MODEL=models/mini\nBRAIN_RERANK_MODEL=cross-encoder/ms-marco-MiniLM-L6-v2\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(work)
+    assert config.load_dotenv_files() == []
+    monkeypatch.chdir(elsewhere)  # where a later command of the same shell runs
+    assert config.db_path() == home / "ledger" / "brain.db"
+    assert os.environ["BRAIN_VAULT"] == str(home / "../notes")
+    assert config.embed_model_name() == str(work / "models" / "mini")
+    # a hub name is no folder here: left as written
+    assert os.environ["BRAIN_RERANK_MODEL"] == "cross-encoder/ms-marco-MiniLM-L6-v2"
+    monkeypatch.delenv("BRAIN_EMBED_MODEL")
+    (work / ".env").write_text("BRAIN_EMBED_MODEL=intfloat/multilingual-e5-small\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    config.load_dotenv_files()
+    assert config.embed_model_name() == "intfloat/multilingual-e5-small"
