@@ -15,6 +15,7 @@ import click
 
 from . import __version__, config
 from .cli_options import (
+    not_blank_source,
     recall_settings,
     recall_settings_options,
     vault_option,
@@ -428,7 +429,11 @@ def _span(seconds: float) -> str:
     metavar="A,B",
     help="The two modes --ab compares: without and with the graph (+rerank is added when a reranker is configured).",
 )
-@click.option("--source", help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]")
+@click.option(
+    "--source",
+    callback=not_blank_source,
+    help=f"Label for the --ab row. [default: $BRAIN_AB_SOURCE or {config.DEFAULT_AB_SOURCE!r}]",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output for agents.")
 @click.option("--context", "as_context", is_flag=True, help="Print the best passages as a prompt-ready bundle.")
 @click.option(

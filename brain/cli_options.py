@@ -24,6 +24,13 @@ def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def not_blank_source(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--source ""`` was read as no --source, and the row labelled $BRAIN_AB_SOURCE unsaid."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"{value!r} is no label: give one, or leave --source out for $BRAIN_AB_SOURCE")
+    return value
+
+
 vault_option = click.option(
     "--vault",
     type=click.Path(file_okay=False, path_type=str),

