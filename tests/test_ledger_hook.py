@@ -313,6 +313,23 @@ def test_an_id_or_path_too_long_to_be_one_is_refused_in_the_log(tmp_path, field)
     assert not (tmp_path / "brain.db").exists()
 
 
+def test_a_payload_after_a_bom_or_with_a_number_past_pythons_int_is_read(tmp_path):
+    """A UTF-8 BOM before the JSON, or a number of 5,000 digits in a field the hook never reads
+    (past Python's int limit, a ValueError), had the whole payload ignored: the turn lost."""
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("hi")
+    t.text("hello")
+    for stdin in (
+        b"\xef\xbb\xbf" + json.dumps(hook_payload(t.write())).encode(),
+        json.dumps(hook_payload(t.write())).encode()[:-1] + b', "count": ' + b"7" * 5000 + b"}",
+    ):
+        proc = run_hook(stdin, tmp_path)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert [r["ask"] for r in _rows(tmp_path / "brain.db")] == ["hi"]  # one turn, recorded (the second its repeat)
+    log = tmp_path / "logs" / "hook.log"
+    assert not log.exists() or "not a Stop hook payload" not in log.read_text()
+
+
 def test_stdin_is_read_up_to_16_mb(tmp_path):
     t = Transcript(tmp_path / "t.jsonl")
     t.prompt("hi")

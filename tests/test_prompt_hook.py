@@ -471,6 +471,23 @@ def test_parse_payload():
     assert parse_payload(json.dumps(_payload(hook_event_name="PreToolUse")).encode()) is None
 
 
+def test_a_payload_after_a_bom_or_with_a_number_past_pythons_int_is_read(server, indexed):
+    """A UTF-8 BOM before the JSON, or a number of 5,000 digits in a field the hook never reads
+    (past Python's int limit, a ValueError), had the whole payload ignored: nothing recalled."""
+
+    def stdin(session: str) -> bytes:  # a session each: a note already added to one is not added again
+        return json.dumps(_payload(session_id=session)).encode()
+
+    bom = b"\xef\xbb\xbf" + stdin("bom")
+    long_number = stdin("long")[:-1] + b', "count": ' + b"7" * 5000 + b"}"
+    assert parse_payload(bom) == parse_payload(stdin("bom"))
+    assert parse_payload(long_number)["count"] == "7" * 5000  # kept as its text
+    expected = _context(run_prompt_hook(stdin("plain"), indexed))
+    assert expected
+    assert _context(run_prompt_hook(bom, indexed)) == expected
+    assert _context(run_prompt_hook(long_number, indexed)) == expected
+
+
 def test_a_note_that_cannot_be_read_is_not_shown_twice(server, indexed):
     first = _note_lines(_context(run_prompt_hook(json.dumps(_payload()).encode(), indexed)))
     (indexed / first[0]).unlink()  # gone from disk, still in the index (the server is not watching)

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import config
 from ..errors import ConfigError
-from ..ledger.hook import MAX_STDIN, load_settings_under_watchdog, log, oversized_field
+from ..ledger.hook import MAX_STDIN, hook_json, load_settings_under_watchdog, log, oversized_field
 from ..ledger.redact import redact
 from ..ledger.store import utc_now
 from ..ledger.transcript import clip
@@ -88,7 +88,7 @@ def parse_payload(raw: bytes) -> dict[str, Any] | None:
     if len(raw) > MAX_STDIN or not raw.strip():
         return None
     try:
-        payload = json.loads(raw.decode("utf-8", "replace"))
+        payload = hook_json(raw)
     except (ValueError, RecursionError):  # nested too deeply is not a payload either
         return None
     if not isinstance(payload, dict) or not isinstance(payload.get("prompt"), str):
