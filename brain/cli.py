@@ -830,7 +830,7 @@ def ab() -> None:
 
 
 @ab.command("report")
-@click.option("--since", default="7d", show_default=True, help="A span (7d, 12h, 2w) or a date (2026-11-01).")
+@click.option("--since", default="7d", show_default=True, help="A span (7d, 12h, 2w, 1y) or a date (2026-11-01).")
 @click.option("--source", help="Only rows with this source label.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors

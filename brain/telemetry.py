@@ -129,16 +129,20 @@ def sqlite_time(moment: dt.datetime) -> str:
 
 
 def parse_since(text: str, *, name: str = "--since") -> str:
-    """'7d', '12h', '30m', '2w' or an ISO date → a UTC timestamp in SQLite's format.
+    """'7d', '12h', '30m', '2w', '1y' or an ISO date → a UTC timestamp in SQLite's format.
 
     A date or time without a zone is UTC; one with a zone (``2026-12-02T23:00+12:00``) is
     converted to UTC. A moment before year 1 is everything, one after 9999 nothing. ``name``
     is what the error calls the value (``since`` for the MCP tool's argument)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text or "")
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdwy])\s*", text or "")
     if match:
-        unit_name = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
+        # A year is 365 days, as --as-of's (moments): 100000y was refused where 99999999999999d,
+        # as far past year 1, was everything.
+        unit_name, per = {"m": ("minutes", 1), "h": ("hours", 1), "d": ("days", 1), "w": ("weeks", 1)}.get(
+            match.group(2), ("days", 365)
+        )
         try:
-            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: int(match.group(1))})
+            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: int(match.group(1)) * per})
         except (OverflowError, ValueError):  # a span longer than the calendar (or than int() reads): everything
             return EVERYTHING
         return sqlite_time(since.replace(tzinfo=None))

@@ -159,6 +159,32 @@ def test_get_note_refuses_anything_outside_the_vault(toy_vault, tmp_path, note, 
     assert "hunter" not in _texts(result) and str(tmp_path) not in _texts(result)
 
 
+@pytest.mark.parametrize("note", ["/etc/passwd", "~/.ssh/id_rsa", "../outside.md", "Home\x00.md"])
+def test_history_refuses_what_get_note_refuses_in_its_words(toy_vault, note):
+    """history said "no note" for /etc/passwd or a NUL name, where get_note says why it is none."""
+    _index(toy_vault)
+    said = [_texts(_call(toy_vault, tool, {"note": note})) for tool in ("get_note", "history")]
+    assert said[0] == said[1] and "no note" not in said[0], said
+
+
+def test_history_still_finds_a_title_that_reads_as_an_absolute_path(toy_vault):
+    (toy_vault / "Slash.md").write_text("---\ntitle: /etc/hosts\n---\n# Slash\n\nbody\n", encoding="utf-8")
+    _index(toy_vault)
+    result = _call(toy_vault, "history", {"note": "/etc/hosts"})
+    assert not result.is_error and "Slash.md" in _texts(result), _texts(result)
+
+
+def test_since_far_past_year_one_is_everything_in_days_and_years_alike(toy_vault):
+    """since "99999999999999d" was everything (before year 1), "100000y" an error: a year was no unit."""
+    _index(toy_vault)
+    _seed_turns()
+    every = _texts(_call(toy_vault, "recent_turns", {}))
+    for since in ("99999999999999d", "100000y"):
+        result = _call(toy_vault, "recent_turns", {"since": since})
+        assert not result.is_error and _texts(result) == every, _texts(result)
+    assert not _call(toy_vault, "recent_turns", {"since": "1y"}).is_error
+
+
 def test_get_note_reads_a_note_the_walk_reaches_through_a_symlink_out_of_the_vault(toy_vault, tmp_path):
     """search shows such a note (the walk indexes it): get_note refused it, "outside the vault"."""
     (tmp_path / "shared.md").write_text("# Shared\n\nthe password is hunter2\n", encoding="utf-8")

@@ -129,7 +129,7 @@ Earlier Claude Code turns recorded by brain's Stop hook, newest first: what the 
 (`ask`), how the assistant answered (`summary`), the files it wrote and read, the commands it
 ran, the tools it used, with session, project, git branch and time. Use it to recall what was
 done before ("what did we change in the parser last week?"). Filter by `project` (the git
-repository's folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w or a
+repository's folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w, 1y or a
 date like 2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
 
 HISTORY_DOC = """\
@@ -398,7 +398,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
             str | None, Field(max_length=10_000, description="Only turns whose ask or summary holds these words.")
         ] = None,
         since: Annotated[
-            str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, or a date 2026-11-01.")
+            str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, 1y, or a date 2026-11-01.")
         ] = None,
         limit: Annotated[Count, Field(ge=1, le=200, description="At most this many turns.")] = 10,
     ) -> CallToolResult:

@@ -32,6 +32,7 @@ from ..reading import (
     NoteMatch,
     NoteNotFound,
     OutsideVault,
+    check_reference,
     inside_vault,
     match_note,
     shaped_note,
@@ -267,6 +268,9 @@ def _find(
             return _find(store, latest, target)
         except BrainError:
             pass  # the error names what was typed
+    # No title or old name either: an absolute path, a `..` step or a NUL is refused as get_note
+    # and `brain note` refuse it, not "no note" (as if brain had looked for it there).
+    check_reference(wanted)
     raise BrainError(f"no note {quoted(wanted)} in this index or its history (a path, title, file name or alias)")
 
 
