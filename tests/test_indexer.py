@@ -701,6 +701,27 @@ def test_fixing_a_bad_note_brings_it_in(messy_vault):
 # ----- model mismatch -----------------------------------------------------------------------
 
 
+def test_an_index_built_with_a_model_folder_named_relative_fits_that_folder_named_absolute(
+    indexed, monkeypatch, tmp_path
+):
+    """A working directory's .env BRAIN_EMBED_MODEL=models/mini is read as that folder's absolute
+    path now: the index built with it, recorded as 'models/mini', must not ask for a rebuild."""
+    from brain.index.indexer import index_mismatches
+
+    vault, _ = indexed
+    (tmp_path / "project" / "models" / "mini").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "project")
+    store = open_store(vault)
+    try:
+        store.set_meta("model", "models/mini")
+        assert index_mismatches(store, str(tmp_path / "project" / "models" / "mini")) == []
+        assert index_mismatches(store, str(tmp_path / "other" / "models" / "mini"))  # another folder
+        monkeypatch.chdir(tmp_path)  # from here, models/mini is no folder: a hub name, another model
+        assert index_mismatches(store, str(tmp_path / "project" / "models" / "mini"))
+    finally:
+        store.close()
+
+
 def test_model_mismatch_is_a_clear_error_and_rebuild_fixes_it(indexed, monkeypatch):
     vault, first = indexed
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "fake:32")

@@ -256,7 +256,7 @@ def index_mismatches(
     raises); empty when the index fits. Reads the index's meta alone: no model is loaded."""
     found = []
     built_with = store.get_meta("model")
-    if built_with and built_with != model_name:
+    if built_with and built_with != model_name and not _same_folder(built_with, model_name):
         # Unset, say so: "is 'intfloat/…'" read as if something had set it (a new shell without the export).
         given = f"{model_name!r}" if config.embed_model_given() else f"unset (the default {model_name!r})"
         found.append(
@@ -284,6 +284,13 @@ def index_mismatches(
             f"BRAIN_CHUNKING={chunked}"
         )
     return found
+
+
+def _same_folder(built_with: str, model_name: str) -> bool:
+    """Whether an index built with a model folder named relative (``models/x``, from a ``.env``
+    in the working directory, before brain read such a path against the file's folder) is
+    built with the folder ``model_name`` now names: from there, the same one, no rebuild."""
+    return not os.path.isabs(built_with) and os.path.isdir(built_with) and os.path.abspath(built_with) == model_name
 
 
 def _prefix_mismatch(
