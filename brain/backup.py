@@ -281,7 +281,7 @@ def _refuse_place(dest: Path, home: Path, vault: str | os.PathLike[str] | None) 
         raise BackupError(f"{dest} is inside BRAIN_HOME ({home}): back up to a folder outside it")
     vaults = [resolve_vault(vault)] if vault not in (None, "") else []
     for above in (dest, *dest.parents):  # a folder is a vault when brain keeps an index for it
-        if above in vaults or (config.index_dir(above) / INDEX_FILE).exists():
+        if above in vaults or (config.index_dir(above, checked=False) / INDEX_FILE).exists():
             raise BackupError(
                 f"{dest} is inside the vault {above}: brain never writes in a vault; back up to a folder outside it"
             )

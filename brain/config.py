@@ -297,16 +297,20 @@ def move_aside_if_over(path: str, max_bytes: int) -> None:
         os.replace(path, path + ".1")
 
 
-def index_dir(vault: Path) -> Path:
-    """One index folder per vault, named after the vault and a hash of its absolute path."""
+def index_dir(vault: Path, *, checked: bool = True) -> Path:
+    """One index folder per vault, named after the vault and a hash of its absolute path.
+    ``checked``: a ``ConfigError`` when the brain home is inside the vault or a file stands
+    where the index folders go; not for a caller asking whether any folder is a vault
+    (`brain backup` walking up from its destination, past a folder that holds the home)."""
     import hashlib  # here, not at the top: the Stop hook imports this module and never needs it
 
     resolved = vault.expanduser().resolve()
     digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:10]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
     home = brain_home()
-    _outside_the_vault(home, resolved)
-    _no_file_in_the_way(home / "vaults")
+    if checked:
+        _outside_the_vault(home, resolved)
+        _no_file_in_the_way(home / "vaults")
     return home / "vaults" / f"{slug}-{digest}"
 
 

@@ -313,3 +313,14 @@ def test_a_damaged_index_is_copied_and_said(toy_vault, tmp_path):
     [copied] = json.loads(result.stdout)["databases"]
     assert copied["problem"]
     assert "fails SQLite's check" in result.stderr and "its copy is as damaged" in result.stderr
+
+
+def test_a_backup_beside_a_brain_home_in_a_plain_folder_is_made(toy_vault, tmp_path, monkeypatch):
+    # DEST's folders are asked whether they are vaults; one holding the brain home (~ for
+    # BRAIN_HOME=~/brainhome) was refused as a vault the home may not be in, and the backup failed
+    home = tmp_path / "plain" / "brainhome"
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    _index(toy_vault)
+    (tmp_path / "plain" / "backups").mkdir()
+    report = backup(tmp_path / "plain" / "backups" / "one")
+    assert (tmp_path / "plain" / "backups" / "one").is_dir() and report.databases
