@@ -10,13 +10,15 @@ UTF-16 without a BOM, NULs (trailing padding only, or amid the text), and binary
 - every note holding non-ASCII bytes is handed to them as if its bytes were not UTF-8 (UTF-8
   Russian read as cp1251 is "Р—Р°", which they must refuse);
 - every note that can be written in cp1252 and holds a non-ASCII letter, so written (old
-  European notes), must be read back as it was, not as Cyrillic; so too in cp1250, cp1253 and
-  cp1254;
+  European notes), must be read back as it was, not as Cyrillic; so too in cp1250, cp1253,
+  cp1254, cp1257, cp1255 and cp1256;
 - every note holding Cyrillic, written in cp1251 and in KOI8-R, must come back as it was.
 
 Then ``--samples`` generated notes of each kind (Russian sentences in cp1251 and KOI8-R,
 French/German/Spanish/Portuguese/Italian in cp1252, Polish, Czech and Hungarian in cp1250 and
-ISO-8859-2, Greek in cp1253, Turkish in cp1254,
+ISO-8859-2, Greek in cp1253, Turkish in cp1254, Lithuanian, Latvian and Estonian in cp1257,
+Hebrew in cp1255 and ISO-8859-8, Arabic in cp1256, Ukrainian in cp1251 and KOI8-U, Belarusian
+in cp1251,
 UTF-8 of all these with one byte broken, and UTF-16 without a BOM) are decoded, and a table
 counts what each kind was read as, and how many came back exactly as written ("right"; for
 broken UTF-8, its broken byte replaced or read as cp1252's "ÿ", the rest as written).
@@ -58,9 +60,17 @@ CZECH = "příliš žluťoučký kůň úpěl ďábelské ódy město řeka če�
 HUNGARIAN = "árvíztűrő tükörfúrógép főváros új hídja őszre készül mondta ünnep gyönyörű".split()
 GREEK = "Αθήνα είναι η πρωτεύουσα της Ελλάδας σήμερα ο καιρός ζεστός και θάλασσα καλημέρα κόσμε".split()
 TURKISH = "pijamalı hasta yağız şoföre çabucak güvendi İstanbul bugün hava çok güzel değil akşam ılık".split()
+HEBREW = "שלום עולם מה שלומך היום אני הולך לבית הספר מחר בבוקר ספרים חדשים ירושלים תל אביב מים לחם עץ כנף".split()
+ARABIC = "مرحبا بالعالم كيف حالك اليوم أنا ذاهب إلى المدرسة غدا في الصباح كتب جديدة القاهرة مدينة جميلة".split()
+UKRAINIAN = "привіт як справи їжак ґанок європейський Київ сьогодні гарна погода їсти яблуко і груші".split()
+BELARUSIAN = "прывітанне як справы ўсё добра Беларусь сёння цёплае надвор'е і мова".split()
+LITHUANIAN = "labas rytas ačiū gerai šiandien žiūrėjau į dangų ąžuolas ežeras miškas Vilnius".split()
+LATVIAN = "sveiki šodien ir jauka diena ķirbji un ļoti garšīga maize Rīga ūdens mēness".split()
+ESTONIAN = "tere hommikust täna on ilus päev šokolaad žürii õun Tallinn jõulud müük".split()
 CJK = "会议 记录 项目 任务 今天 明天 问题 答案 東京 天気 メモ ノート".split()
 PUNCTUATION = {"cp1251": ["—", "«", "»", "№", "…"], "koi8_r": ["-", '"'], "cp1252": ["“", "”", "–", "…", "€"]}
-LEGACY = ("cp1251", "KOI8-R", "cp1252", "cp1250", "ISO-8859-2", "cp1253", "cp1254")
+LEGACY = ("cp1251", "KOI8-R", "KOI8-U", "cp1252", "cp1250", "ISO-8859-2", "cp1253", "cp1254", "cp1257")
+LEGACY += ("cp1255", "ISO-8859-8", "cp1256")
 KINDS = ("UTF-8", *LEGACY, "UTF-16LE", "UTF-16BE", "replaced", "binary")
 
 
@@ -82,15 +92,15 @@ def counts(vault: Path, line: dict[str, int]) -> None:
         line["binary"] += looks_binary(data)
         warnings = decode(data)[1] if not looks_binary(data) else []
         line["invalid UTF-8"] += any("UTF-8" in w for w in warnings)
-        line["read as cp1251/KOI8-R"] += any("(Cyrillic)" in w for w in warnings)
-        for kind in LEGACY[2:]:
+        line["read as cp1251/KOI8-R/KOI8-U"] += any("(Cyrillic)" in w for w in warnings)
+        for kind in LEGACY[3:]:
             line[f"read as {kind}"] += any(f"as {kind} " in w for w in warnings)
         line["UTF-16 without a BOM"] += any("no byte-order mark" in w for w in warnings)
         if max(data, default=0) > 127:
             line["non-ASCII notes tried as legacy"] += 1
             line["  ... UTF-8 taken as legacy"] += _legacy(data, 0) is not None
         text = decode(data)[0]
-        for codec in ("cp1252", "cp1250", "cp1253", "cp1254"):
+        for codec in ("cp1252", "cp1250", "cp1253", "cp1254", "cp1257", "cp1255", "cp1256"):
             try:
                 legacy = text.encode(codec)
             except UnicodeEncodeError:
@@ -163,6 +173,13 @@ def confusion(samples: int) -> None:
             ("Hungarian", HUNGARIAN, ("cp1250",)),
             ("Greek", GREEK, ("cp1253",)),
             ("Turkish", TURKISH, ("cp1254",)),
+            ("Lithuanian", LITHUANIAN, ("cp1257",)),
+            ("Latvian", LATVIAN, ("cp1257",)),
+            ("Estonian", ESTONIAN, ("cp1257",)),
+            ("Hebrew", HEBREW, ("cp1255", "iso8859_8")),
+            ("Arabic", ARABIC, ("cp1256",)),
+            ("Ukrainian", UKRAINIAN, ("cp1251", "koi8_u")),
+            ("Belarusian", BELARUSIAN, ("cp1251",)),
         ):
             text = passage(rng, words + WESTERN[-20:], 30)
             for codec in codecs:
@@ -193,6 +210,9 @@ def speed() -> None:
         "cp1252, French": " ".join(rng.choice(WESTERN[:14] + WESTERN[-20:]) for _ in range(150_000)).encode("cp1252"),
         "cp1250": " ".join(rng.choice(CZECH) for _ in range(150_000)).encode("cp1250"),
         "cp1253": " ".join(rng.choice(GREEK) for _ in range(150_000)).encode("cp1253"),
+        "cp1255": " ".join(rng.choice(HEBREW) for _ in range(150_000)).encode("cp1255"),
+        "cp1256": " ".join(rng.choice(ARABIC) for _ in range(150_000)).encode("cp1256"),
+        "cp1257": " ".join(rng.choice(LITHUANIAN) for _ in range(150_000)).encode("cp1257"),
         "UTF-16LE, no BOM": " ".join(rng.choice(WESTERN) for _ in range(100_000)).encode("utf-16-le"),
         "UTF-8": " ".join(rng.choice(WESTERN + RUSSIAN) for _ in range(100_000)).encode(),
     }

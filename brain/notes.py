@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -64,14 +65,15 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "7b129b3ae7e2"
+DECODING = "b0ba16faa7d2"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
     """Bytes → text, line endings as "\n". UTF-8 (BOM stripped); UTF-16 when a BOM says so, or,
-    without one, when its NULs and characters do; bytes that are not UTF-8 but read as Russian
-    in cp1251 or KOI8-R, or as Western European text in cp1252, are read so (the warning names
-    the encoding); else invalid bytes are replaced, with a warning."""
+    without one, when its NULs and characters do; bytes that are not UTF-8 but read as text in
+    one of the legacy code pages ``_legacy`` knows (Hebrew, Arabic, Cyrillic, Greek, Latin
+    script) are read so (the warning names the encoding); else invalid bytes are replaced, with
+    a warning."""
     warnings: list[str] = []
     if data.startswith(_UTF16_BOMS):
         return _decode_utf16(data, "utf-16", "UTF-16")
@@ -127,15 +129,11 @@ def _decode_utf16(data: bytes, codec: str, name: str) -> tuple[str, list[str]]:
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
-_CYRILLIC_WORD = re.compile("[А-яЁёІіЇїЄєҐґЎў]+")
 # Of the characters a legacy decoding makes of the bytes over 127, the share that must fall in
-# words of Cyrillic letters alone: Latin-1 text read as cp1251 makes "cafй", "Grьяe" (a letter
+# words of one script's letters alone: Latin-1 text read as cp1251 makes "cafй", "Grьяe" (a letter
 # amid Latin ones), and UTF-8 with one bad byte makes "Р—Р°" (punctuation between).
 _CYRILLIC_SHARE = 0.9
-# Punctuation Russian text holds over 127, which the share leaves out: counted against it, a
-# note with its «», — and № fell short.
-_CYRILLIC_PUNCTUATION = "«»—–„“”‘’№…•·°©®™±\xa0"
-# In Cyrillic words of two letters or more: cp1252's "×" in "×2" is cp1251's word "Ч".
+# In a script's words of two letters or more: cp1252's "×" in "×2" is cp1251's word "Ч".
 _MIN_CYRILLIC_LETTERS = 4
 
 
@@ -146,19 +144,28 @@ _LEGACY_SAMPLE = 64 * 1024
 
 def _legacy(data: bytes, start: int) -> tuple[str, str] | None:
     """(codec, what it was read as) when ``data``, not UTF-8 from byte ``start`` on, reads as
-    Russian in cp1251 or KOI8-R, else as Greek in cp1253, else as Latin-script text in cp1252,
-    cp1250, ISO-8859-2 or cp1254 (``_latin``); None when it is UTF-8 with a few bad bytes (a cut
-    write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or none of these."""
+    Hebrew in cp1255 or ISO-8859-8, else as Arabic in cp1256, else as Russian or Ukrainian in
+    cp1251, KOI8-R or KOI8-U, else as Greek in cp1253, else as Latin-script text in cp1252,
+    cp1250, ISO-8859-2, cp1254 or cp1257 (``_latin``); None when it is UTF-8 with a few bad
+    bytes (a cut write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or none of these.
+    Hebrew and Arabic go first: Hebrew read in cp1251 is Cyrillic in small letters ("щмен" for
+    "שלום"), and Arabic's "ال" a capital and a small letter, where Russian read in cp1255
+    breaks Hebrew's final letters and in cp1256 mixes French letters with Arabic ones."""
     as_utf8 = data.decode("utf-8", errors="replace")
     replaced = as_utf8.count("\ufffd")
     if _non_ascii(as_utf8) - replaced > replaced // 10:
         return None
     sample = data[max(0, start - 1024) : start + _LEGACY_SAMPLE]
-    cyrillic = _legacy_cyrillic(sample)
-    if cyrillic is not None:
-        return cyrillic[0], f"{cyrillic[1]} (Cyrillic)"
-    if _greek(sample):
-        return "cp1253", "cp1253 (Greek)"
+    # Hebrew or Arabic with no word that shows it ("תודה רבה", "كتاب") only when no other script
+    # reads it
+    for script, shown in ((_HEBREW, True), (_ARABIC, True), (_CYRILLIC, False), (_GREEK, False)):
+        found = _one_script(sample, script, shown)
+        if found is not None:
+            return found
+    for script in (_HEBREW, _ARABIC):
+        found = _one_script(sample, script, False)
+        if found is not None:
+            return found
     return _latin(sample)
 
 
@@ -166,30 +173,46 @@ def _non_ascii(text: str) -> int:
     return len(text) - len(text.encode("ascii", "ignore"))
 
 
-def _legacy_cyrillic(data: bytes) -> tuple[str, str] | None:
-    """(codec, name) when ``data`` reads as Russian in cp1251 or KOI8-R, else None. Both decode
-    these bytes to Cyrillic letters; text in the other one comes out in the wrong case (KOI8-R's
-    "привет" is cp1251's "ПРИВЕТ" scrambled), so the one with more lowercase letters wins,
-    cp1251 (Windows') on a tie. Greek in cp1253 reads as Cyrillic words too, in cases no word is
-    written in: its accented "ά", "έ" are cp1251's capitals "Ь", "Э" ("КблзмЭсб" for
-    "Καλημέρα"); more than one word in ten so, and it is not Russian."""
+class _Script(NamedTuple):
+    """A script written in single-byte code pages, and how its words are written."""
+
+    codecs: tuple[tuple[str, str], ...]  # (codec, name), the first winning a tie
+    word: re.Pattern[str]  # a word of the script's letters (and its marks) alone
+    punctuation: str  # its characters over ASCII that are in no word, left out of the share
+    odd: Callable[[str], bool]  # a word in a form no word is written in
+    # a word that shows the script (Hebrew's ending in a final letter): without more of them
+    # than ``shown`` of its words, the script is read only when no other is
+    shows: Callable[[str], bool] | None
+    shown: float
+
+
+def _one_script(data: bytes, script: _Script, shown_needed: bool) -> tuple[str, str] | None:
+    """(codec, name) of the reading of ``data`` in one of ``script``'s code pages that is
+    plausible text in it, the one with the most small letters (Russian in KOI8-R read in cp1251
+    is in the wrong case: "привет" is "ПРИВЕТ" scrambled), else None. Plausible: 90% of the
+    characters over ASCII, punctuation aside, in words of the script's letters, at least 4 of
+    those in words of two letters or more, hardly one word in ten ``script.odd``, and, with
+    ``shown_needed``, more words than ``script.shown`` of them that ``script.shows``."""
     best: tuple[int, str, str] | None = None
-    for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
+    for codec, name in script.codecs:
         try:
             text = data.decode(codec)
-        except UnicodeDecodeError:  # cp1251 leaves 0x98 undefined
+        except UnicodeDecodeError:  # cp1251's 0x98, cp1253's 0xAA, cp1255's 0xD9...
             continue
-        high = _non_ascii(text) - sum(map(text.count, _CYRILLIC_PUNCTUATION))
-        cyrillic = lowercase = longer = words = mixed = 0
-        for word in _LETTERS.findall(text):
-            if _CYRILLIC_WORD.fullmatch(word):
-                cyrillic += len(word)
+        if _C1_CONTROLS.search(text):  # ISO-8859-8's 0x80-0x9F: in no text
+            continue
+        high = _non_ascii(text) - sum(map(text.count, script.punctuation))
+        letters = lowercase = longer = words = odd = shown = 0
+        for word in _WORD_WITH_MARKS.findall(text):
+            if script.word.fullmatch(word):
+                letters += len(word)
                 lowercase += sum(1 for char in word if char.islower())
                 longer += len(word) if len(word) > 1 else 0
                 words += 1
-                mixed += not _cased_as_written(word)
-        enough = longer >= _MIN_CYRILLIC_LETTERS and cyrillic >= _CYRILLIC_SHARE * high and mixed * 10 <= words
-        if enough and (best is None or lowercase > best[0]):
+                odd += script.odd(word)
+                shown += script.shows is not None and script.shows(word)
+        enough = longer >= _MIN_CYRILLIC_LETTERS and letters >= _CYRILLIC_SHARE * high and odd * 10 <= words
+        if enough and (shown > script.shown * words or not shown_needed) and (best is None or lowercase > best[0]):
             best = (lowercase, codec, name)
     return None if best is None else (best[1], best[2])
 
@@ -199,29 +222,98 @@ def _cased_as_written(word: str) -> bool:
     return word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower())
 
 
-_GREEK_WORD = re.compile("[\u0386-\u03ce]+")
-# Greek punctuation over ASCII in cp1253: the accents alone, the ano teleia, Western quotes.
-_GREEK_PUNCTUATION = "΄΅·«»—–„“”‘’…•°©®™±\xa0"
+# Letters and the combining marks of Hebrew (points) and Arabic (harakat), which \w leaves out.
+_MARKS = "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670"
+_WORD_WITH_MARKS = re.compile(f"(?:[^\\W\\d_]|[{_MARKS}])+")
+_WESTERN_PUNCTUATION = "«»—–„“”‘’…•·°©®™±\xa0\u200c\u200d\u200e\u200f"
+
+_CYRILLIC = _Script(
+    (("cp1251", "cp1251 (Cyrillic)"), ("koi8_r", "KOI8-R (Cyrillic)"), ("koi8_u", "KOI8-U (Cyrillic)")),
+    re.compile("[А-яЁёІіЇїЄєҐґЎў]+"),
+    # Russian punctuation over ASCII: counted against the share, a note with «», — and № fell short
+    _WESTERN_PUNCTUATION + "№",
+    # Greek in cp1253 read so: its accented "ά", "έ" are cp1251's capitals ("КблзмЭсб"); no
+    # word starts with "ъ", "ы" or "ь" (Hebrew's "ת", common there, is cp1251's "ъ")
+    lambda word: not _cased_as_written(word) or word[0] in "ъыьЪЫЬ",
+    None,
+    0,
+)
+_GREEK = _Script(
+    (("cp1253", "cp1253 (Greek)"),),  # ISO-8859-7 differs in a few bytes
+    re.compile("[\u0386-\u03ce]+"),
+    _WESTERN_PUNCTUATION + "΄΅",  # the accents alone; the ano teleia is "·"
+    # Russian read so: "Οπθβες"; no word starts with a dialytika (Hebrew's "א", "ת" read so)
+    lambda word: not _cased_as_written(word) or "ς" in word[:-1] or word[0] in "ΐΰϊϋΪΫ",
+    None,
+    0,
+)
+_HEBREW_FINALS = "ךםןףץ"
 
 
-def _greek(data: bytes) -> bool:
-    """Whether ``data`` reads as Greek in cp1253 (Windows'; ISO-8859-7 differs in a few bytes),
-    by the rules that tell Russian: 90% of the characters over ASCII, punctuation aside, in
-    Greek words, at least 4 letters in words of two or more, and hardly a word in a case no
-    word is written in or with a final "ς" amid it (Russian read so: "Οπθβες")."""
-    try:
-        text = data.decode("cp1253")
-    except UnicodeDecodeError:  # 0x81, 0x88, 0xAA, 0xD2, 0xFF...: no character in cp1253
-        return False
-    high = _non_ascii(text) - sum(map(text.count, _GREEK_PUNCTUATION))
-    greek = longer = words = odd = 0
-    for word in _LETTERS.findall(text):
-        if _GREEK_WORD.fullmatch(word):
-            greek += len(word)
-            longer += len(word) if len(word) > 1 else 0
-            words += 1
-            odd += not _cased_as_written(word) or "ς" in word[:-1]
-    return longer >= _MIN_CYRILLIC_LETTERS and greek >= _CYRILLIC_SHARE * high and odd * 10 <= words
+def _odd_hebrew(word: str) -> bool:
+    """A point before any letter, a final letter amid a word, or its other form ending one
+    (but for a letter alone: "כ", "מ" are the abbreviations of numbers)."""
+    letters = _letters_of(word)
+    return (
+        word[0] != letters[:1]
+        or any(char in _HEBREW_FINALS for char in letters[:-1])
+        or (len(letters) > 1 and letters[-1] in "כמנפצ")
+    )
+
+
+def _odd_arabic(word: str) -> bool:
+    """A haraka before any letter, a word starting with a letter none starts with (a hamza on
+    its own, on "و" or "ي", a teh marbuta), a teh marbuta amid a word, a hamza on its own amid
+    one after a letter that joins the next ("قراءة", not "قلءم"), an "إ" after a letter that is
+    no prefix ("بإذن", "والإسلام"), a tanwin before a letter but alef ("كتابًا"). Russian in
+    KOI8-R without capitals is Arabic letters alone in cp1256, and these: its "а", "д", "ф", "и"
+    are "ء", "ؤ", "ئ", "ة", its "е" "إ"; in cp1251 its "р", "т", "у" are harakat."""
+    letters = _letters_of(word)
+    before = letters[: max(letters.find("إ"), 0)]
+    return (
+        word[0] != letters[:1]
+        or letters[0] in "ءؤئة"
+        or "ة" in letters[:-1]
+        or _JOINED_HAMZA.search(letters[:-1]) is not None
+        or not set(before) <= set("اوفبلك")
+        or _TANWIN_AMID.search(word) is not None
+    )
+
+
+_JOINED_HAMZA = re.compile("[^اأإآدذرزوؤء]ء")
+_TANWIN_AMID = re.compile("[\u064b-\u064d][\u064e-\u0652]*[^\u064b-\u0652اى]")
+
+
+_HEBREW = _Script(
+    # ISO-8859-8 has its letters at the same bytes; cp1255 adds the points, and leaves 0xDF
+    # (ISO's "‗") undefined
+    (("cp1255", "cp1255 (Hebrew)"), ("iso8859_8", "ISO-8859-8 (Hebrew)")),
+    re.compile("[\u05b0-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u05d0-\u05ea\u05f0-\u05f2]+"),
+    _WESTERN_PUNCTUATION + "₪¤־׳״‗",
+    _odd_hebrew,
+    # a word of three letters or more ending in a final letter: Russian read in cp1255 has
+    # hardly any, and its words break the rule ("привет" is "ןנטגוע"), but "он" is "מם"
+    lambda word: len(_letters_of(word)) > 2 and _letters_of(word)[-1] in _HEBREW_FINALS,
+    0,
+)
+_ARABIC = _Script(
+    (("cp1256", "cp1256 (Arabic)"),),
+    re.compile("[\u0621-\u0652\u0670-\u06d3]+"),
+    _WESTERN_PUNCTUATION + "،؛؟",
+    _odd_arabic,
+    # its most common letters but alef, in most of its words: Russian in KOI8-R read in cp1256
+    # has them only in words with a capital ("Москва" is "يدسث×ء")
+    lambda word: any(char in "لمنهوي" for char in word),
+    0.5,
+)
+
+
+def _letters_of(word: str) -> str:
+    """``word`` without its Hebrew or Arabic marks."""
+    return _NO_MARKS.sub("", word)
+
+
+_NO_MARKS = re.compile(f"[{_MARKS}]")
 
 
 # cp1252's characters over ASCII that are neither letters nor punctuation words are written with
@@ -267,16 +359,23 @@ _CENTRAL = {
     "Romanian": "ăâîşţ",
     "German": "äöüß",
 }
+_BALTIC = {"Lithuanian": "ąčęėįšųūž", "Latvian": "āčēģīķļņšūž", "Estonian": "äõöüšž"}
 # The Latin-script code pages, in the order that wins a tie: one whose letters the others hold
 # at the same bytes ("Grüße" in cp1250 is cp1252's "Grüße") is most likely Windows' Western.
 # Each with the languages written in it and the characters over ASCII that are no letters.
 _LATIN = tuple(
-    (codec, name, tuple(_alphabet(letters) for letters in languages.values()), _symbols(codec))
-    for codec, name, languages in (
-        ("cp1252", "cp1252 (Western European)", _WESTERN),
-        ("cp1250", "cp1250 (Central European)", _CENTRAL),
-        ("iso8859_2", "ISO-8859-2 (Central European)", _CENTRAL),
-        ("cp1254", "cp1254 (Turkish)", {"Turkish": "âçğıîöşûü"}),
+    (codec, name, tuple(_alphabet(letters) for letters in languages.values()), _symbols(codec), over_western)
+    for codec, name, languages, over_western in (
+        ("cp1252", "cp1252 (Western European)", _WESTERN, ""),
+        ("cp1250", "cp1250 (Central European)", _CENTRAL, ""),
+        ("iso8859_2", "ISO-8859-2 (Central European)", _CENTRAL, ""),
+        ("cp1254", "cp1254 (Turkish)", {"Turkish": "âçğıîöşûü"}, ""),
+        # Latvian's "ā", "ē", "ī", "ū", "š", "ž" are Turkish "â", "ç", "î", "û", "ğ", "ş" in cp1254:
+        # Turkish wins that tie, as it did before Baltic was read. Most of cp1252's letters are
+        # a Baltic language's at their bytes (Italian and French "così garçon" is Latvian
+        # "cosģ garēon"): Baltic takes a note whose cp1252 words are each a Western language's
+        # only when it holds "š" or "ž", which all three write, and cp1252 reads as "ð", "þ"
+        ("cp1257", "cp1257 (Baltic)", _BALTIC, "šžŠŽ"),
     )
 )
 _C1_CONTROLS = re.compile("[\x80-\x9f]")  # ISO-8859-2's bytes 0x80-0x9F: in no text
@@ -297,7 +396,7 @@ def _latin(data: bytes) -> tuple[str, str] | None:
     because Slovak has "ŕ" and "á")."""
     best: tuple[int, str, str] | None = None
     western = False  # cp1252's reading: each word some Western language's
-    for codec, name, alphabets, signs in _LATIN:
+    for codec, name, alphabets, signs, over_western in _LATIN:
         try:
             text = data.decode(codec)
         except UnicodeDecodeError:  # a byte the code page leaves undefined (cp1252's 0x81, 0x8D...)
@@ -311,7 +410,11 @@ def _latin(data: bytes) -> tuple[str, str] | None:
             if western and (fit.whole or fit.foreign * _FEW_FOREIGN <= fit.words):
                 return codec, name
             best = (fit.score, codec, name)
-        elif fit.score > (0 if best is None else best[0]) and (fit.whole or not western):
+        elif (
+            fit.score > (0 if best is None else best[0])
+            and (fit.whole or not western)
+            and not (western and over_western and not any(char in text for char in over_western))
+        ):
             best = (fit.score, codec, name)
     return None if best is None else (best[1], best[2])
 

@@ -985,3 +985,49 @@ def test_notes_an_older_brain_read_as_cp1252_are_read_again_in_their_code_page(t
         assert "Árvíztűrő tükörfúrógép" in texts and "Árvíztûrõ" not in texts
         warnings = {r[0]: r[1] for r in view.conn.execute("SELECT path, warnings FROM notes")}
         assert json.loads(warnings["hu.md"]) == ["not UTF-8 (invalid at byte 3); decoded as cp1250 (Central European)"]
+
+
+def _decode_before_hebrew_and_arabic(data: bytes) -> tuple[str, list[str]]:
+    """The rules before Hebrew and Arabic: Hebrew in cp1255 was cp1251's small letters, Arabic
+    in cp1256 replaced."""
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as exc:
+        if b"\xf9\xec\xe5\xed" in data:  # "שלום" in cp1255
+            return data.decode("cp1251"), [f"not UTF-8 (invalid at byte {exc.start}); decoded as cp1251 (Cyrillic)"]
+        return data.decode("utf-8", "replace"), [f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"]
+
+
+def test_hebrew_and_arabic_notes_an_older_brain_misread_are_read_again(tmp_path, monkeypatch):
+    """The two warnings an older brain left on a Hebrew or Arabic note (read as cp1251, or
+    replaced) both name UTF-8, so a new ``notes.DECODING`` has both read again, in cp1255 and
+    cp1256 now."""
+    from index_helpers import IndexView, index_into
+
+    import brain.notes
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    hebrew = "# פגישה\n\nשלום לכולם! מחר בבוקר ניפגש בבית הספר בירושלים.\n"
+    arabic = "# ملاحظات\n\nمرحبا بالعالم! غدا في الصباح سنذهب إلى المدرسة في القاهرة.\n"
+    (vault / "he.md").write_bytes(hebrew.encode("cp1255"))
+    (vault / "ar.md").write_bytes(arabic.encode("cp1256"))
+    home = tmp_path / "home"
+    with monkeypatch.context() as older:
+        older.setattr(brain.notes, "decode", _decode_before_hebrew_and_arabic)
+        report, directory = index_into(home, vault)
+    with sqlite3.connect(directory / "index.db") as conn:  # as the brain before this one left it
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", ("7b129b3ae7e2", changes.DECODED_BY_KEY))
+    conn.close()
+    with IndexView(directory) as view:
+        assert "щмен" in " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
+    report, _ = index_into(home, vault)
+    assert (report.new, report.changed, report.unchanged) == (0, 2, 0)
+    with IndexView(directory) as view:
+        texts = " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
+        assert "שלום לכולם" in texts and "مرحبا بالعالم" in texts and "щмен" not in texts
+        warnings = {r[0]: json.loads(r[1]) for r in view.conn.execute("SELECT path, warnings FROM notes")}
+        assert warnings == {
+            "he.md": ["not UTF-8 (invalid at byte 2); decoded as cp1255 (Hebrew)"],
+            "ar.md": ["not UTF-8 (invalid at byte 2); decoded as cp1256 (Arabic)"],
+        }

@@ -925,6 +925,103 @@ def test_the_other_legacy_encodings_leave_western_and_russian_text_as_it_was():
         assert decode(text.encode(codec))[1][0].endswith(f"decoded as {name} (Cyrillic)")
 
 
+# Hebrew, Arabic, the Baltic languages and Ukrainian as saved by old Windows (or Linux)
+# editors: a paragraph and a one-line note of each, and the code pages each is read in.
+HEBREW_ARABIC_BALTIC = {
+    "Hebrew": (
+        ("cp1255", "iso8859_8"),
+        "# פגישה\n\nשלום לכולם! מחר בבוקר ניפגש בבית הספר בירושלים, ואחר כך נלך לים בתל אביב. "
+        "אל תשכחו להביא ספרים, מים ולחם.\n",
+        "תודה רבה על הכול",
+    ),
+    "Hebrew, pointed": (("cp1255",), "בְּרֵאשִׁית בָּרָא אֱלֹהִים אֵת הַשָּׁמַיִם וְאֵת הָאָרֶץ", "שָׁלוֹם עֲלֵיכֶם"),
+    "Arabic": (
+        ("cp1256",),
+        "# ملاحظات\n\nمرحبا بالعالم! غدا في الصباح سنذهب إلى المدرسة في القاهرة، ثم نزور المكتبة "
+        "لشراء كتب جديدة. الطقس جميل اليوم، أليس كذلك؟\n",
+        "ألف ليلة وليلة",
+    ),
+    "Lithuanian": (
+        ("cp1257",),
+        "# Užrašai\n\nŠiandien žiūrėjau į dangų ir mačiau, kaip ąžuolo šakos linguoja vėjyje. Rytoj "
+        "važiuosime į Vilnių aplankyti senelių.\n",
+        "Ačiū už pagalbą, labai gražu",
+    ),
+    "Latvian": (
+        ("cp1257",),
+        "# Piezīmes\n\nŠodien ir jauka diena: ķirbji ir gatavi, un maize ir ļoti garšīga. Rīt mēs "
+        "brauksim uz Rīgu apciemot vecmāmiņu.\n",
+        "Labdien, ķirbji ir ļoti garšīgi",
+    ),
+    "Estonian": (
+        ("cp1257",),
+        "# Märkmed\n\nTere hommikust! Täna on ilus päev, õunad on küpsed ja žürii otsustas, et "
+        "šokolaad võidab. Homme sõidame Tallinna.\n",
+        "Šokolaad ja žürii, õun ja müük",
+    ),
+    "Ukrainian": (
+        ("cp1251", "koi8_u"),
+        "# Нотатки\n\nПривіт! Сьогодні в Києві гарна погода, їжак сидить на ґанку, а ми їмо яблука "
+        "й груші. Європейський день мов - свято.\n",
+        "Їжак і ґанок, європейський",
+    ),
+    "Belarusian": (
+        ("cp1251",),
+        "# Нататкі\n\nПрывітанне! Сёння ў Мінску цёплае надвор'е, і ўсё добра. Заўтра мы паедзем да бабулі ў вёску.\n",
+        "Ўсё добра, дзякуй",
+    ),
+}
+LEGACY_NAMES = {
+    "cp1255": "cp1255 (Hebrew)",
+    "iso8859_8": "cp1255 (Hebrew)",  # the same letters at the same bytes: ISO-8859-8 only for "‗"
+    "cp1256": "cp1256 (Arabic)",
+    "cp1257": "cp1257 (Baltic)",
+    "cp1251": "cp1251 (Cyrillic)",
+    "koi8_u": "KOI8-U (Cyrillic)",
+}
+
+
+def test_decode_reads_hebrew_arabic_baltic_and_ukrainian_legacy_text():
+    """Hebrew in cp1255 was read as Russian in cp1251 ("щмен" for "שלום": its letters are
+    cp1251's small ones), Arabic in cp1256 replaced, Lithuanian in cp1257 as cp1252 ("Aèiû"),
+    Ukrainian in KOI8-U replaced (KOI8-R has box lines at "і", "ї", "є", "ґ"). Each is read in
+    its code page now, the warning naming it; Ukrainian and Belarusian in cp1251 as before."""
+    for language, (codecs, *texts) in HEBREW_ARABIC_BALTIC.items():
+        for text in texts:
+            for codec in codecs:
+                decoded, warnings = decode(text.encode(codec))
+                assert decoded == text, (language, codec, decoded)
+                assert len(warnings) == 1 and warnings[0].endswith(f"decoded as {LEGACY_NAMES[codec]}"), warnings
+    # ISO-8859-8's "‗" (0xDF) is no character in cp1255
+    assert decode("‗ שלום עולם ‗".encode("iso8859_8")) == (
+        "‗ שלום עולם ‗",
+        ["not UTF-8 (invalid at byte 0); decoded as ISO-8859-8 (Hebrew)"],
+    )
+
+
+def test_hebrew_and_arabic_rules_leave_russian_greek_and_western_text_as_it_was():
+    """Hebrew and Arabic are tried first: Russian read in cp1255 breaks Hebrew's final letters
+    ("привет" is "ןנטגוע") and in cp1256 mixes French letters with Arabic ones; a Latin note
+    quoting two Hebrew words with no final letter among them reads as Cyrillic, as before
+    (too little to tell)."""
+    for text in (
+        "Москва зимой: снег и мороз, ёлка. Привет, мир!",
+        "где дом",
+        "привет мир",
+        "Это его дело, а не наше.",
+    ):
+        for codec, name in (("cp1251", "cp1251"), ("koi8_r", "KOI8-R")):
+            decoded, warnings = decode(text.encode(codec))
+            assert (decoded, warnings[0]) == (text, f"not UTF-8 (invalid at byte 0); decoded as {name} (Cyrillic)")
+    for text, name in (
+        ("Καλημέρα κόσμε, τι κάνεις;", "cp1253 (Greek)"),
+        ("Il est très tôt, à côté de l’église.", "cp1252 (Western European)"),
+        ("Zażółć gęślą jaźń", "cp1250 (Central European)"),
+    ):
+        codec = name.split()[0]
+        assert decode(text.encode(codec))[1][0].endswith(f"decoded as {name}"), text
+
+
 def test_decode_reads_a_one_line_note_of_one_script_in_utf16_without_a_bom():
     """A one-line Greek or Russian note in UTF-16 without a BOM has one NUL, its one space's high
     byte: it was taken for binary and skipped. One NUL will do when every other high byte is
