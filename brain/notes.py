@@ -144,13 +144,14 @@ _LEGACY_SAMPLE = 64 * 1024
 
 def _legacy(data: bytes, start: int) -> tuple[str, str] | None:
     """(codec, what it was read as) when ``data``, not UTF-8 from byte ``start`` on, reads as
-    Hebrew in cp1255 or ISO-8859-8, else as Arabic in cp1256, else as Russian or Ukrainian in
-    cp1251, KOI8-R or KOI8-U, else as Greek in cp1253, else as Latin-script text in cp1252,
-    cp1250, ISO-8859-2, cp1254 or cp1257 (``_latin``); None when it is UTF-8 with a few bad
-    bytes (a cut write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or none of these.
-    Hebrew and Arabic go first: Hebrew read in cp1251 is Cyrillic in small letters ("щмен" for
-    "שלום"), and Arabic's "ال" a capital and a small letter, where Russian read in cp1255
-    breaks Hebrew's final letters and in cp1256 mixes French letters with Arabic ones."""
+    Hebrew in cp1255 or ISO-8859-8, else as Arabic in cp1256, each with words that show it,
+    else as Russian, Ukrainian or Belarusian in cp1251, KOI8-R or KOI8-U, else as Greek in
+    cp1253, else as Hebrew or Arabic with no word that shows it, else as Latin-script text in
+    cp1252, cp1250, ISO-8859-2, cp1254 or cp1257 (``_latin``); None when it is UTF-8 with a few
+    bad bytes (a cut write: its "Ш" is cp1251's "РЁ", its "é" cp1252's "Ã©"), or none of these.
+    Hebrew and Arabic shown go first: Hebrew read in cp1251 is Cyrillic in small letters
+    ("щмен" for "שלום"), and Arabic's "ال" a capital and a small letter, where Russian read in
+    cp1255 breaks Hebrew's final letters and in cp1256 mixes French letters with Arabic ones."""
     as_utf8 = data.decode("utf-8", errors="replace")
     replaced = as_utf8.count("\ufffd")
     if _non_ascii(as_utf8) - replaced > replaced // 10:
@@ -393,7 +394,8 @@ def _latin(data: bytes) -> tuple[str, str] | None:
     ``_FEW_FOREIGN``: English quoting "Alcácer" and "Bernabò", both Czech in cp1250, "Alcácer"
     and "Bernabň") or all one language's, and else gives way only to a reading all of one
     language (a note of French, Spanish and German words is not Slovak's "cittŕ", "mańana"
-    because Slovak has "ŕ" and "á")."""
+    because Slovak has "ŕ" and "á"), which holds one of its code page's letters that show it
+    over cp1252 when it has such letters (cp1257's "š", "ž")."""
     best: tuple[int, str, str] | None = None
     western = False  # cp1252's reading: each word some Western language's
     for codec, name, alphabets, signs, over_western in _LATIN:
