@@ -299,6 +299,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     todo = "run `brain index --rebuild`" if st.settings_mismatch else "run `brain index`" if stale else "up to date"
     if stale and st.indexing and not st.settings_mismatch:  # "run `brain index`" read as if nothing were
         todo = "being indexed now"
+    if stale and st.newer:  # `brain index` refuses it
+        todo = "not indexed by this brain: see newer:"
     echo(f"pending: {p['new']} new, {p['changed']} changed, {p['renamed']} renamed, {p['deleted']} deleted  ({todo})")
     if st.indexing:
         from .cli_options import _holder
@@ -307,6 +309,8 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             f"indexing: another brain process{_holder(st.vault, st.indexing['pid'])} is indexing this vault now; "
             "pending counts what it has not committed yet"
         )
+    if st.newer:
+        echo(f"newer:  {st.newer}")
     for message in st.settings_mismatch:  # what `brain index` and `brain ask` would refuse
         echo(f"settings: {message}")
     if set_here:
@@ -714,6 +718,7 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
     from .index.store import IndexStore, built_index_dir, index_errors
     from .vault import resolve_vault
 
+    setup_logging()  # a warning of the index's (a newer brain upgraded it) is one line on stderr
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     with index_errors(directory, root):
@@ -891,10 +896,13 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     offers no choice: the rebuild says its history stays in the folder moved aside; one that
     lost another table is asked about as a sound one. An index without a past has nothing to lose."""
     from .index.history import local_time
-    from .index.store import IndexStore
+    from .index.store import IndexStore, newer_migrations
     from .vault import resolve_vault
 
-    held = IndexStore.history_at(config.index_dir(resolve_vault(vault)))
+    directory = config.index_dir(resolve_vault(vault))
+    if newer_migrations(directory):  # a newer brain's: moved aside whole, its history with it
+        return False
+    held = IndexStore.history_at(directory)
     if held is None or held.get("damaged") or not (held["past_versions"] or held["closed_edges"]):
         return False
     since = f", kept since {local_time(held['since'])}" if held["since"] else ""

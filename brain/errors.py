@@ -56,6 +56,23 @@ class IndexMismatchError(BrainError):
     """The on-disk index was built with another model or dimension."""
 
 
+class NewerDatabaseError(BrainError):
+    """A database a newer brain upgraded (migrations this code does not know): this code does
+    not write it, since it would write rows by its older rules among the newer ones."""
+
+
+def newer_than_this(database: object, unknown: list[str]) -> str:
+    """The start of what is said of ``database``, whose migrations ``unknown`` this code lacks."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        mine = f"brain {version('brain')}"
+    except PackageNotFoundError:
+        mine = "this brain"
+    names = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+    return f"{database} was upgraded by a newer brain ({names}), which {mine} does not know"
+
+
 class NoIndexError(BrainError):
     """The vault has not been indexed yet."""
 

@@ -52,6 +52,12 @@ class Migrations:
         rows = conn.execute("SELECT name FROM _migrations WHERE db = ? ORDER BY applied_at, rowid", (self.name,))
         return [row[0] for row in rows]
 
+    def unknown(self, conn: sqlite3.Connection) -> list[str]:
+        """The migrations recorded as applied that this code does not have: a newer brain's
+        (an upgrade, then an older brain run on the same database, or a process that outlived it)."""
+        known = {name for name, _ in self.steps}
+        return [name for name in self.applied(conn) if name not in known]
+
     def pending(self, conn: sqlite3.Connection) -> list[str]:
         done = set(self.applied(conn))
         return [name for name, _ in self.steps if name not in done]

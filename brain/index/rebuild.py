@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
-from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors, no_room
+from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors, newer_migrations, no_room
 
 if TYPE_CHECKING:
     from .indexer import IndexReport
@@ -68,10 +68,16 @@ def rebuild(
             damage,
             extra=REPORTED,
         )
+    # A newer brain's index: its history is read by rules this code lacks, so not carried; it is
+    # moved aside whole, as a damaged one is, for that brain to open again
+    newer = [] if damage else newer_migrations(directory)
+    if newer:
+        damage = f"upgraded by a newer brain: {', '.join(newer)}"
+        keep_history = False
     source = None
     lost_history = None
     # a table of the present dropped leaves the history readable: carried, as from a sound index
-    uncarried = IndexStore.uncarried_history(directory) if damage else None
+    uncarried = IndexStore.uncarried_history(directory) if damage and not newer else None
     if uncarried:  # even with --yes: what is left of it is then only in the folder moved aside
         lost_history = uncarried
     elif keep_history and (directory / INDEX_FILE).exists():
@@ -110,8 +116,13 @@ def rebuild(
     report.moved_aside = _swap_in(staging, directory, damage)
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
-        moved = f"the damaged index ({damage}) was moved to {report.moved_aside}"
-        if lost_history:  # the one copy of what the notes once said: not to be deleted unread
+        moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {report.moved_aside}"
+        if newer:
+            message = (
+                f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
+                " newer rules): a brain of that version opens it there"
+            )
+        elif lost_history:  # the one copy of what the notes once said: not to be deleted unread
             report.history_left = lost_history
             message = (
                 f"{moved}; its history{_held(held)} could not be carried into the new index ({lost_history}),"

@@ -13,7 +13,7 @@ from ..moments import iso_recorded
 from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes, fts_merge, postings
 from .rebuild import rebuild_status
-from .store import INDEX_FILE, IndexStore, index_errors, refuse_lost_meta
+from .store import INDEX_FILE, IndexStore, index_errors, newer_index_message, refuse_lost_meta
 
 
 @dataclass
@@ -37,6 +37,8 @@ class VaultStatus:
     settings_mismatch: list[str] = field(default_factory=list)
     # another process indexing this vault now (`brain index`, `brain serve`'s watcher): {"pid"}
     indexing: dict[str, int | None] | None = None
+    # a newer brain upgraded the index: what is said of it (read as it is, never written)
+    newer: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,7 +54,7 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
     with index_errors(directory, root):
         indexed = (directory / INDEX_FILE).exists()
         if indexed:
-            store = IndexStore.open(directory, create=False, readonly_ok=True)
+            store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
         else:
             store = IndexStore.in_memory(directory)
         try:
@@ -106,6 +108,7 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
         background=_background(store.directory),
         settings_mismatch=mismatches,
         indexing=indexing_now(store.directory),
+        newer=newer_index_message(store.directory / INDEX_FILE, store.newer, reading=True) if store.newer else None,
     )
 
 

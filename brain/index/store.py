@@ -30,7 +30,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
-from ..errors import BrainError, IndexBusyError, IndexDamagedError, NoIndexError, NoSpaceError, NotWritableError
+from ..errors import (
+    BrainError,
+    IndexBusyError,
+    IndexDamagedError,
+    NewerDatabaseError,
+    NoIndexError,
+    NoSpaceError,
+    NotWritableError,
+    newer_than_this,
+)
 from ..links import alias_key, key_stem, link_stem, note_keys
 from ..migrations import connect, has_table
 from ..text import shell_word
@@ -221,6 +230,10 @@ class IndexStore:
         self._readers = ReaderPool(self._open_reader if reader else None, lambda: config.lexical_threads() - 1)
         self._split_at: int | None = None  # BRAIN_LEXICAL_SPLIT_MATCHES, read when first needed
         self._query_reads: QueryReads[ChunkRow] | None = None  # inside ``one_query``
+        # the migrations recorded when ``open`` upgraded it: one more recorded since is a newer
+        # brain's upgrade under this open store (a server that outlived an upgrade)
+        self._migrations_seen: int | None = None
+        self.newer: list[str] = []  # a newer brain's migrations, recorded in it (read-only then)
 
     def _share(self, other: IndexStore) -> None:
         """Read through ``other``'s connection: for views over the same database (a past slice,
@@ -262,7 +275,13 @@ class IndexStore:
 
     @classmethod
     def open(
-        cls, directory: Path, *, create: bool = True, readonly_ok: bool = False, rerecord: bool = False
+        cls,
+        directory: Path,
+        *,
+        create: bool = True,
+        readonly_ok: bool = False,
+        rerecord: bool = False,
+        warn_newer: bool = True,
     ) -> IndexStore:
         """Open (creating and migrating as needed) the index database in ``directory``.
 
@@ -272,7 +291,9 @@ class IndexStore:
 
         ``readonly_ok``: where the folder cannot be written (a read-only brain home, or a disk
         with no room for the shared-memory file SQLite makes beside a database it opens), open
-        the database read-only instead, for commands that only read.
+        the database read-only instead, for commands that only read; so is an index a newer
+        brain upgraded (``newer``: its migrations this code lacks), said once in the log unless
+        ``warn_newer`` is False (`brain status` says it in its report).
         """
         config.private_folder(directory, create=create)  # note text: the user's alone, whatever the umask
         path = directory / INDEX_FILE
@@ -286,6 +307,20 @@ class IndexStore:
             if INDEX_MIGRATIONS.lost_record(conn):
                 _rerecord(conn, path) if rerecord else _no_record()
                 recorded_again = True
+            newer = INDEX_MIGRATIONS.unknown(conn)
+            if newer:
+                conn.close()
+                conn = None
+                if not readonly_ok:  # a command that writes it: never by this code's older rules
+                    raise NewerDatabaseError(newer_index_message(path, newer))
+                # reads go on (the newer brain added to the schema; what this code reads is there),
+                # said once, and the store is read-only: nothing of this code is written into it
+                if warn_newer:
+                    log.warning("%s", newer_index_message(path, newer, reading=True))
+                why = "this brain does not write an index a newer brain upgraded"
+                store = cls._open_readonly(directory, why, written=True)
+                store.newer = newer
+                return store
             _upgrade(conn, path)
         except sqlite3.OperationalError as exc:
             if conn is not None:
@@ -300,10 +335,11 @@ class IndexStore:
             raise
         store = cls(conn, directory, reader=lambda: _reader(connect(str(path), check_same_thread=False)))
         store.recorded_again = recorded_again  # the record of the migrations, lost: `--repair` says so
+        store._migrations_seen = _migration_count(conn)
         return store
 
     @classmethod
-    def _open_readonly(cls, directory: Path, why: str | None = None) -> IndexStore:
+    def _open_readonly(cls, directory: Path, why: str | None = None, *, written: bool = False) -> IndexStore:
         path = (directory / INDEX_FILE).absolute()
         # With a -wal file, SQLite reads it through the -shm beside it. Without one, or with an
         # empty one (the last writer closed cleanly, or an open on a full disk made it), the
@@ -311,7 +347,8 @@ class IndexStore:
         # room for a -shm file, which every writer needs) nobody can change it: ``immutable``
         # reads it without the -shm file SQLite could not create.
         wal = path.with_name(path.name + "-wal")
-        query = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
+        # ``written``: a folder others write (a newer brain's index): never immutable
+        query = "mode=ro" if written or (wal.exists() and wal.stat().st_size) else "mode=ro&immutable=1"
         uri = f"{path.as_uri()}?{query}"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=5)
         try:
@@ -594,6 +631,7 @@ class IndexStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
+        self._refuse_newer()
         self._written_once = set()
         try:
             yield self.conn
@@ -603,6 +641,19 @@ class IndexStore:
         finally:
             self._written_once = None
         self.conn.execute("COMMIT")
+
+    def _refuse_newer(self) -> None:
+        """Inside the write lock (nobody migrates meanwhile): when a newer brain upgraded the
+        index since this store opened it, roll back and raise ``NewerDatabaseError``. One count
+        of a table of a few dozen rows a transaction."""
+        if self._migrations_seen is None or _migration_count(self.conn) == self._migrations_seen:
+            return
+        newer = INDEX_MIGRATIONS.unknown(self.conn)
+        if not newer:  # this code's own (another process applied one this store found pending)
+            self._migrations_seen = _migration_count(self.conn)
+            return
+        _rollback(self.conn)
+        raise NewerDatabaseError(newer_index_message(self.directory / INDEX_FILE, newer))
 
     def _unchanged_cache(self) -> dict[str, object]:
         """A cache that lives while the database is unchanged: by another connection (SQLite's
@@ -3276,6 +3327,39 @@ def _new_fts_rows(suffix: str) -> list[tuple]:
         return conn.execute(f"SELECT * FROM t_{suffix}").fetchall()
     finally:
         conn.close()
+
+
+def _migration_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {MIGRATIONS_TABLE}").fetchone()[0])
+
+
+def newer_migrations(directory: Path) -> list[str]:
+    """The migrations a newer brain recorded in the index in ``directory`` (none when absent or
+    unreadable): this code neither writes it nor reads its history."""
+    path = directory / INDEX_FILE
+    if not path.exists():
+        return []
+    try:
+        conn = _read_only(path, timeout=1)
+        try:
+            return INDEX_MIGRATIONS.unknown(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
+def newer_index_message(path: Path, newer: list[str], *, reading: bool = False) -> str:
+    """What is said of an index a newer brain upgraded: by a command that writes it (refused),
+    or by one that reads it (answers from it as it is)."""
+    what = newer_than_this(f"the index {path}", newer)
+    if reading:
+        return f"{what}: read as it is, never updated by this brain (upgrade brain, or `brain index --rebuild`)"
+    return (
+        f"{what}: this brain does not write it (its older rules would be mixed into the newer ones);"
+        " upgrade brain to the version that made it, or run `brain index --rebuild` to build a new index"
+        " this brain owns (the upgraded one is moved aside, not deleted)"
+    )
 
 
 def _no_record() -> None:

@@ -1,0 +1,146 @@
+"""A database a newer brain upgraded, opened by this (older) code: a downgrade, or two installs
+sharing BRAIN_HOME.
+
+"Newer" is faked as such a brain leaves it: a record in ``_migrations`` of a migration this code
+does not have, and a column and a table of its own. This code writes nothing into such a database
+(its older rules mixed with the newer ones), in one line naming the migration and the way out;
+what only reads goes on, said once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FakeEmbedder, write
+
+from brain import config
+from brain.cli import cli
+from brain.errors import NewerDatabaseError
+from brain.index.indexer import index_vault
+from brain.index.schema import INDEX_MIGRATIONS
+from brain.index.store import IndexStore
+
+NEWER = "m999_from_a_newer_brain"
+REFUSED = "was upgraded by a newer brain (m999_from_a_newer_brain), which"
+
+
+def _make_newer(database: Path, db: str, table: str) -> None:
+    """Leave ``database`` as a newer brain's migration would: recorded, a column and a table added."""
+    conn = sqlite3.connect(database, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN newer_rule TEXT")
+        conn.execute("CREATE TABLE newer_things (x)")
+        conn.execute("INSERT INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)", (db, NEWER, time.time()))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _index_db(vault: Path) -> Path:
+    return config.index_dir(vault.resolve()) / "index.db"
+
+
+def _paths(vault: Path) -> set[str]:
+    conn = sqlite3.connect(_index_db(vault))
+    try:
+        return {row[0] for row in conn.execute("SELECT path FROM notes")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def newer_index(toy_vault: Path) -> Path:
+    """The toy vault indexed, then upgraded by a "newer brain"; a note added since."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+    write(toy_vault, "Added.md", "# Added\n\nA note saved after the newer brain indexed the vault.\n")
+    return toy_vault
+
+
+def test_unknown_lists_the_migrations_this_code_lacks(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    INDEX_MIGRATIONS.apply(conn)
+    assert INDEX_MIGRATIONS.unknown(conn) == []
+    conn.execute("INSERT INTO _migrations VALUES (?, ?, ?)", (INDEX_MIGRATIONS.name, NEWER, time.time()))
+    conn.execute("INSERT INTO _migrations VALUES ('brain', 'm999_of_the_ledger', 0)")  # another database's
+    assert INDEX_MIGRATIONS.unknown(conn) == [NEWER]
+    assert INDEX_MIGRATIONS.pending(conn) == []
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["index"], ["index", "--repair"], ["prune", "--vacuum"], ["prune", "--before", "2030-01-01"]],
+    ids=["index", "repair", "prune-vacuum", "prune-before"],
+)
+def test_commands_that_write_the_index_refuse_in_one_line(newer_index, args):
+    before = _paths(newer_index)
+    result = CliRunner().invoke(cli, [*args, "--vault", str(newer_index)])
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and "Traceback" not in result.output, result.output
+    assert REFUSED in line and "this brain does not write it" in line, line
+    assert "upgrade brain to the version that made it" in line and "`brain index --rebuild`" in line, line
+    assert _paths(newer_index) == before  # the note added was not indexed by the older rules
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ask", "how should agent memory work"], ["status"], ["note", "Vannevar Bush"], ["history", "Vannevar Bush"]],
+    ids=["ask", "status", "note", "history"],
+)
+def test_commands_that_read_the_index_answer_and_say_it_once(newer_index, args):
+    before = _paths(newer_index)
+    result = CliRunner().invoke(cli, [*args, "--vault", str(newer_index)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert result.output.count(REFUSED) == 1, result.output
+    assert "read as it is, never updated by this brain" in result.output
+    assert _paths(newer_index) == before  # ask's update did not write the note added
+
+
+def test_status_says_the_pending_note_is_not_for_this_brain_to_index(newer_index):
+    result = CliRunner().invoke(cli, ["status", "--vault", str(newer_index)])
+    assert "pending: 1 new, 0 changed, 0 renamed, 0 deleted  (not indexed by this brain: see newer:)" in result.stdout
+    assert f"newer:  the index {_index_db(newer_index)} {REFUSED}" in result.stdout, result.stdout
+    as_json = CliRunner().invoke(cli, ["status", "--json", "--vault", str(newer_index)])
+    assert NEWER in json.loads(as_json.stdout)["newer"]
+
+
+def test_rebuild_moves_the_newer_index_aside_and_builds_one_this_brain_owns(newer_index):
+    result = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(newer_index)])
+    assert result.exit_code == 0, result.output
+    assert "upgraded by a newer brain: m999_from_a_newer_brain" in result.stderr, result.stderr
+    assert "its history was not carried" in result.stderr
+    aside = next(p for p in config.index_dir(newer_index.resolve()).parent.iterdir() if ".damaged-" in p.name)
+    kept = sqlite3.connect(aside / "index.db")
+    assert kept.execute("SELECT count(*) FROM _migrations WHERE name = ?", (NEWER,)).fetchone()[0] == 1
+    kept.close()
+    assert "Added.md" in _paths(newer_index)
+    again = CliRunner().invoke(cli, ["index", "--vault", str(newer_index)])
+    assert again.exit_code == 0, again.output
+
+
+def test_a_store_opened_before_the_upgrade_writes_nothing_after_it(toy_vault):
+    """An open store (a server's pass, a long `brain index`) whose index a newer brain upgraded
+    meanwhile: its next write transaction is refused, inside the write lock."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    store = IndexStore.open(config.index_dir(toy_vault.resolve()), create=False)
+    try:
+        with store.transaction():
+            store.conn.execute("INSERT INTO meta (key, value) VALUES ('before', '1')")
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+        with pytest.raises(NewerDatabaseError, match=NEWER), store.transaction():
+            store.conn.execute("INSERT INTO meta (key, value) VALUES ('after', '1')")
+        assert not store.conn.in_transaction
+    finally:
+        store.close()
+    conn = sqlite3.connect(_index_db(toy_vault))
+    assert {r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('before', 'after')")} == {"before"}
+    conn.close()
