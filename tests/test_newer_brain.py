@@ -1,5 +1,5 @@
-"""A database a newer brain upgraded, opened by this (older) code: a downgrade, or two installs
-sharing BRAIN_HOME.
+"""A database a newer brain upgraded, opened by this (older) code: a downgrade, two installs
+sharing BRAIN_HOME, or a `brain serve` / `brain mcp` started before `pip install -U`.
 
 "Newer" is faked as such a brain leaves it: a record in ``_migrations`` of a migration this code
 does not have, and a column and a table of its own. This code writes nothing into such a database
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
+from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brain, served, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -24,6 +25,7 @@ from brain.errors import NewerDatabaseError
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
+from brain.server import client, protocol
 
 NEWER = "m999_from_a_newer_brain"
 REFUSED = "was upgraded by a newer brain (m999_from_a_newer_brain), which"
@@ -144,3 +146,64 @@ def test_a_store_opened_before_the_upgrade_writes_nothing_after_it(toy_vault):
     conn = sqlite3.connect(_index_db(toy_vault))
     assert {r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('before', 'after')")} == {"before"}
     conn.close()
+
+
+@pytest.mark.slow
+def test_brain_serve_refuses_to_start_on_a_newer_index(newer_index):
+    result = run_brain(["serve", "--vault", str(newer_index)], timeout=60)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert REFUSED in err and "Traceback" not in err, err
+    assert client.status(newer_index.resolve(), timeout=0.5) is None
+
+
+@pytest.fixture
+def server_process(toy_vault):
+    """A `brain serve` process on the indexed toy vault, killed at the end whatever happened."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    proc = BrainProcess(["serve", "--vault", str(toy_vault)])
+    try:
+        yield proc
+    finally:
+        proc.close()
+        kill_recorded_server(toy_vault)
+
+
+@pytest.mark.slow
+def test_a_running_server_stops_once_a_newer_brain_upgraded_its_index(toy_vault, server_process):
+    root = toy_vault.resolve()
+    wait_until(lambda: (client.status(root, timeout=1.0) or {}).get("state") == "ready", 60, "the server")
+    _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+    assert server_process.proc.wait(30) == 0  # the probe (every 2 s) finds it; no pass needed
+    err = server_process.proc.stderr.read().decode()
+    assert REFUSED in err and "this server runs older code: it stops indexing" in err, err
+    assert "stopping: the next `brain serve` runs the newer code" in err
+    assert "Traceback" not in err
+    # clients find no server and answer in their own process, reading the index as it is
+    asked = run_brain(["ask", "guitar", "--vault", str(toy_vault)], timeout=60)
+    assert asked.returncode == 0, asked.stderr
+    assert REFUSED.encode() in asked.stderr
+
+
+def test_a_server_whose_pass_meets_the_upgrade_stops_its_watcher_and_still_answers(toy_vault):
+    """The pass (not the probe) met it first: refused, the watcher stopped, said once; a session's
+    own service (`brain mcp`) answers on from the snapshot it holds."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    with served(toy_vault, answer_when_newer=True) as daemon:
+        service = daemon.service
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+        assert service._index() is None
+        assert service.superseded and NEWER in service.superseded
+        assert service.watcher.stopping.is_set()
+        reply = service.handle(
+            protocol.request(
+                "ask", str(toy_vault.resolve()), query="agent memory", modes=["vector"], settings={}, wait=5
+            )
+        )
+        assert reply["ok"] and reply["result"]["results"], reply
+
+
+def test_brain_mcp_answers_from_a_newer_index(newer_index):
+    result = mcp_call(newer_index, "search", {"query": "how should agent memory work", "k": 3})
+    assert not result.is_error, result
+    assert len(json.loads(result.content[0].text)["results"]) == 3

@@ -642,6 +642,10 @@ class IndexStore:
             self._written_once = None
         self.conn.execute("COMMIT")
 
+    def unknown_migrations(self) -> list[str]:
+        """The migrations recorded in the index that this code lacks: a newer brain upgraded it."""
+        return INDEX_MIGRATIONS.unknown(self.conn)
+
     def _refuse_newer(self) -> None:
         """Inside the write lock (nobody migrates meanwhile): when a newer brain upgraded the
         index since this store opened it, roll back and raise ``NewerDatabaseError``. One count

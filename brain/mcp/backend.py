@@ -82,7 +82,9 @@ class Backend:
                 from ..server.service import Service
 
                 log.info("no brain serve for %s: loading the index in this process", self.root)
-                service = Service(self.root, embedder=self.embedder, watch=self.watch)
+                # an index a newer brain upgraded: answered from, never written (a session's tools
+                # go on; `brain serve` refuses to start on it)
+                service = Service(self.root, embedder=self.embedder, watch=self.watch, answer_when_newer=True)
                 service.start()
                 self._service = service
             return self._service

@@ -184,6 +184,9 @@ class Daemon:
                     "%s; stopping (`brain serve --vault %s` serves it there)", elsewhere, shell_word(str(self.root))
                 )
                 return
+            if self.service.superseded:  # said in the log as found; clients then answer in-process
+                log.error("stopping: the next `brain serve` runs the newer code")
+                return
             if time.monotonic() - healed >= HEAL_EVERY:
                 healed = time.monotonic()
                 self.heal()

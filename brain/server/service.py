@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import BrainError, EmptyIndexError, IndexMismatchError, quoted
+from ..errors import BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
-from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors
+from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors, newer_index_message
 from ..migrations import connect
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
@@ -206,8 +206,12 @@ class Service:
         settle_ms: int = 300,
         rescan_seconds: float = 300.0,
         force_polling: bool | None = None,
+        answer_when_newer: bool = False,
     ):
+        """``answer_when_newer`` (`brain mcp`'s own): an index a newer brain upgraded is answered
+        from as it is, never written; else (`brain serve`) the start is refused."""
         self.root = root
+        self.answer_when_newer = answer_when_newer
         self._resolved = root.resolve()  # where the vault's path led when the server started
         self.model = embedder.name if embedder is not None else config.embed_model_name()
         self.embedder = SerialEmbedder(embedder if embedder is not None else LazyEmbedder(self.model))
@@ -229,6 +233,9 @@ class Service:
         self._last_probe = 0.0
         self._failed_marker: tuple | None = None  # a committed state that would not load
         self.blocked = False  # our pass waits for another process's `brain index`
+        # why this server's code no longer writes the index: a newer brain upgraded it (its
+        # watcher is stopped; `brain serve` stops, `brain mcp` answers from what it holds)
+        self.superseded: str | None = None
         # (notes left unindexed, why) after a pass failed (a full disk): said on every answer
         # until a pass succeeds (the next change or rescan tries again).
         self.unindexed: tuple[int, str] | None = None
@@ -254,7 +261,12 @@ class Service:
 
     def start(self) -> None:
         """Check the index's model now (a mismatch is an error before anything starts), then run."""
-        self._check_model()
+        try:
+            self._check_model()
+        except NewerDatabaseError:
+            if not self.answer_when_newer:
+                raise
+            # the first pass loads its snapshot, then is refused, which stops the watcher (said once)
         self._query_thread.start()
         self.watcher.start()
 
@@ -374,6 +386,9 @@ class Service:
                 if self.watcher.stopping.wait(0.5):
                     return None
                 continue
+            except NewerDatabaseError as exc:
+                self._supersede(str(exc))
+                return None
             except BrainError as exc:
                 log.error("indexing %s failed: %s", self.root, exc)
                 self._failed(str(exc))
@@ -384,6 +399,15 @@ class Service:
                 return None
             self.unindexed = None
             return report
+
+    def _supersede(self, why: str) -> None:
+        """A newer brain upgraded the index under this server: it writes no more (its watcher
+        stops); said once, in the log."""
+        if self.superseded is not None:
+            return
+        self.superseded = why
+        log.error("%s; this server runs older code: it stops indexing (start `brain serve` again)", why)
+        self.watcher.stopping.set()
 
     def _failed(self, why: str) -> None:
         """A pass failed: the notes it left are counted, for every answer to say until one succeeds."""
@@ -434,10 +458,16 @@ class Service:
         try:
             marker = _marker(store)
             complete = store.get_meta("links_dirty") in (None, "0")
+            # a newer brain's `brain index` upgraded it: this code must not index into it (a
+            # pass would be refused too, but the next may be hours away on a quiet vault)
+            newer = store.unknown_migrations()
         except Exception:  # noqa: BLE001
             return False
         finally:
             store.close()
+        if newer:
+            self._supersede(newer_index_message(directory / "index.db", newer))
+            return False
         if marker == self._failed_marker:
             return False
         return complete and (current is None or marker != current.marker)
