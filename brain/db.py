@@ -24,7 +24,7 @@ from typing import Any
 
 from . import config
 from .db_migrations import MIGRATIONS
-from .errors import BrainError
+from .errors import BrainError, newer_than_this
 from .migrations import connect
 
 _SURROGATE = "[\ud800-\udfff]"  # compiled on first use, off the hook's start-up
@@ -37,6 +37,23 @@ class BrainDatabaseError(BrainError):
 class UpgradeDeferred(BrainDatabaseError):
     """A hook's open: the pending migrations did not fit its budget (rolled back, left to a
     run without one), or an earlier hook's did not and its rows wait in ``kept_aside_dir``."""
+
+
+class NewerLedger(UpgradeDeferred):
+    """A database a newer brain upgraded: this code writes nothing into it (its rows by older
+    rules); a hook keeps its row aside, for the newer brain's catch-up to record."""
+
+
+NEWER_RECORDS = "the newer brain's `brain turns` or `brain recalls` records it"  # the hooks' log line
+
+
+def _refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
+    newer = MIGRATIONS.unknown(conn)
+    if newer:
+        raise NewerLedger(
+            f"{newer_than_this(path, newer)}: this brain does not write it (its older rules would be mixed"
+            " into the newer ones); upgrade brain to the version that made it"
+        )
 
 
 def kept_aside_dir(path: Path) -> Path:
@@ -113,6 +130,7 @@ def _open(path: Path, migrate_until: float | None = None) -> sqlite3.Connection:
     conn = connect(str(path))
     try:
         conn.row_factory = sqlite3.Row
+        _refuse_newer(conn, path)
         if migrate_until is None:
             MIGRATIONS.apply(conn)
         else:
@@ -216,6 +234,11 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         if pending:
             conn.close()
             return _upgrade(path)
+        newer = MIGRATIONS.unknown(conn)
+        if newer:  # reading what this code knows of it is safe: the newer brain only added to it
+            import logging
+
+            logging.getLogger("brain").warning("%s: read as it is", newer_than_this(path, newer))
         return conn
     raise AssertionError("unreachable")
 

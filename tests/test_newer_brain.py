@@ -4,7 +4,7 @@ sharing BRAIN_HOME, or a `brain serve` / `brain mcp` started before `pip install
 "Newer" is faked as such a brain leaves it: a record in ``_migrations`` of a migration this code
 does not have, and a column and a table of its own. This code writes nothing into such a database
 (its older rules mixed with the newer ones), in one line naming the migration and the way out;
-what only reads goes on, said once.
+what only reads goes on, said once; the hooks keep their rows aside for the newer brain.
 """
 
 from __future__ import annotations
@@ -17,14 +17,20 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
+from ledger_helpers import hook_payload, run_hook
 from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brain, served, wait_until
 
 from brain import config
+from brain.autorecall import hook as prompt_hook
 from brain.cli import cli
+from brain.db import NewerLedger, kept_aside_dir, open_db
+from brain.db_migrations import MIGRATIONS
 from brain.errors import NewerDatabaseError
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
+from brain.ledger import deferred
+from brain.ledger.hook import record_stop
 from brain.server import client, protocol
 
 NEWER = "m999_from_a_newer_brain"
@@ -207,3 +213,74 @@ def test_brain_mcp_answers_from_a_newer_index(newer_index):
     result = mcp_call(newer_index, "search", {"query": "how should agent memory work", "k": 3})
     assert not result.is_error, result
     assert len(json.loads(result.content[0].text)["results"]) == 3
+
+
+# ----- the ledger (brain.db) -------------------------------------------------------------------
+
+
+@pytest.fixture
+def newer_ledger() -> Path:
+    db = config.db_path()
+    open_db(db).close()
+    _make_newer(db, MIGRATIONS.name, "turns")
+    return db
+
+
+def _turns(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_command_that_writes_the_ledger_refuses_in_one_line(newer_ledger):
+    with pytest.raises(NewerLedger, match=f"upgraded by a newer brain \\({NEWER}\\).*upgrade brain"):
+        open_db(newer_ledger)
+    result = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "90d"])
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and f"{newer_ledger} was upgraded by a newer brain ({NEWER})" in line, line
+    assert "Traceback" not in result.output
+
+
+def test_the_stop_hook_keeps_its_turn_aside_for_the_newer_brain(newer_ledger, monkeypatch):
+    started: list[Path] = []
+    monkeypatch.setattr(deferred, "start_catch_up", lambda path: started.append(path) or True)
+    record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "done"}, db_path=newer_ledger,
+                migrate_until=time.monotonic() + 5)  # fmt: skip
+    assert _turns(newer_ledger) == 0
+    assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1
+    assert started == []  # this code's catch-up would be refused too
+    log = (config.log_dir() / "hook.log").read_text()
+    assert NEWER in log and "the newer brain's `brain turns`" in log, log
+
+
+def test_the_stop_hook_as_a_process_exits_zero(newer_ledger, brain_home):
+    done = run_hook(json.dumps(hook_payload(None, last_assistant_message="done")).encode(), brain_home)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    assert _turns(newer_ledger) == 0 and list(kept_aside_dir(newer_ledger).glob("*.json"))
+
+
+def test_the_prompt_hook_keeps_its_row_aside_for_the_newer_brain(newer_ledger, monkeypatch):
+    started: list[Path] = []
+    monkeypatch.setattr(deferred, "start_catch_up", lambda path: started.append(path) or True)
+    prompt_hook.record({"session_id": "s1", "prompt": "why", "prompt_chars": 3, "latency_ms": 1.0}, newer_ledger,
+                       migrate_until=time.monotonic() + 5)  # fmt: skip
+    conn = sqlite3.connect(newer_ledger)
+    assert conn.execute("SELECT count(*) FROM recalls").fetchone()[0] == 0
+    conn.close()
+    assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1 and started == []
+
+
+def test_brain_turns_reads_a_newer_ledger_with_rows_kept_aside(newer_ledger, monkeypatch):
+    monkeypatch.setattr(deferred, "start_catch_up", lambda path: False)
+    record_stop({"session_id": "s1", "prompt_id": "p1", "last_assistant_message": "done"}, db_path=newer_ledger,
+                migrate_until=time.monotonic() + 5)  # fmt: skip
+    result = CliRunner().invoke(cli, ["turns", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "the rows the hooks kept aside wait for it" in result.stderr, result.stderr
+    assert f"upgraded by a newer brain ({NEWER})" in result.stderr and "Traceback" not in result.output
+    assert json.loads(result.stdout) == []
+    assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1

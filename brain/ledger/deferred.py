@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .. import config
-from ..db import connection, is_kept_row, kept_aside_dir, storable
+from ..db import NewerLedger, connection, is_kept_row, kept_aside_dir, storable
 from ..errors import ConfigError
 from ..migrations import write_transaction
 from .redact import redact_value
@@ -329,7 +329,10 @@ def _read_at_most(path: Path, limit: int) -> bytes | None:
 def caught_up_lines(db_path: Path | None = None) -> list[str]:
     """``catch_up``, and the lines a command prints when it recorded rows or set files aside."""
     db_path = db_path or config.db_path()
-    written, moved = catch_up(db_path)
+    try:
+        written, moved = catch_up(db_path)
+    except NewerLedger as exc:  # the command reads on; the rows wait for the newer brain
+        return [f"{exc}; the rows the hooks kept aside wait for it"]
     said = []
     if written:
         said.append(

@@ -194,13 +194,16 @@ def _keep_aside(
     except OSError as exc:  # a full disk: the turn is lost, said in one line (the agent goes on)
         log(f"{why}: turn {row['turn_key']} not recorded: it could not be kept aside either ({exc})")
         return False
-    started = start_catch_up(path)
+    from ..db import NEWER_RECORDS, NewerLedger
+
+    # a catch-up by this code would be refused too: the newer brain's records the rows
+    started = not isinstance(why, NewerLedger) and start_catch_up(path)
     log(
         f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; "
         + (
             "a process of its own upgrades it and records it"
             if started
-            else "`brain turns` or `brain recalls` records it"
+            else (NEWER_RECORDS if isinstance(why, NewerLedger) else "`brain turns` or `brain recalls` records it")
         )
     )
     return True
