@@ -126,7 +126,7 @@ def test_rebuild_moves_the_newer_index_aside_and_builds_one_this_brain_owns(newe
     assert result.exit_code == 0, result.output
     assert "upgraded by a newer brain: m999_from_a_newer_brain" in result.stderr, result.stderr
     assert "its history was not carried" in result.stderr
-    aside = next(p for p in config.index_dir(newer_index.resolve()).parent.iterdir() if ".damaged-" in p.name)
+    aside = next(p for p in config.index_dir(newer_index.resolve()).parent.iterdir() if ".newer-" in p.name)
     kept = sqlite3.connect(aside / "index.db")
     assert kept.execute("SELECT count(*) FROM _migrations WHERE name = ?", (NEWER,)).fetchone()[0] == 1
     kept.close()

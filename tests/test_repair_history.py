@@ -249,8 +249,8 @@ def test_a_damaged_index_is_never_moved_over_a_folder_made_after_its_name_was_ch
         monkeypatch.setattr(rebuild, "_rename_with", lambda a, b, **flags: None, raising=False)
     chosen, name = [], rebuild._damaged_name
 
-    def then_taken(directory: Path) -> Path:
-        aside = name(directory)
+    def then_taken(directory: Path, label: str = "damaged") -> Path:
+        aside = name(directory, label)
         if not chosen:  # another's folder, made between the look and the rename
             aside.mkdir()
             chosen.append(aside)

@@ -113,7 +113,8 @@ def rebuild(
     except NoSpaceError as exc:  # the stopped rebuild takes some of that disk itself: say how much
         raise NoSpaceError(_with_staging(str(exc), staging)) from exc
     held = IndexStore.history_at(directory) if lost_history else None
-    report.moved_aside = _swap_in(staging, directory, damage)
+    # a newer brain's, moved aside whole for it: .newer-<time>, not .damaged-<time>
+    report.moved_aside = _swap_in(staging, directory, damage, aside="newer" if newer else "damaged")
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
         moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {report.moved_aside}"
@@ -214,10 +215,11 @@ def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> 
         )
 
 
-def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
+def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str = "damaged") -> str | None:
     """Put the completed rebuild in the index folder's place; the old folder goes whole (its
     database with its WAL and FAISS file). Readers that hold the old database open keep
-    reading it; new readers open the new one. Returns where a damaged index was moved."""
+    reading it; new readers open the new one. Returns where a damaged index was moved (named
+    ``<folder>.<aside>-<time>``)."""
     moved = None
     try:
         if not directory.exists():
@@ -228,20 +230,20 @@ def _swap_in(staging: Path, directory: Path, damage: str | None) -> str | None:
             # A damaged index is kept for the user, under a name nothing takes for an index;
             # a sound one waits under the retired name until the new one is in place.
             if damage:
-                aside = _move_aside(directory)
+                old = _move_aside(directory, aside)
             else:
-                aside = directory.with_name(directory.name + RETIRED_SUFFIX)
-                shutil.rmtree(aside, ignore_errors=True)
-                os.rename(directory, aside)
+                old = directory.with_name(directory.name + RETIRED_SUFFIX)
+                shutil.rmtree(old, ignore_errors=True)
+                os.rename(directory, old)
             try:
                 os.rename(staging, directory)
             except OSError:
-                os.rename(aside, directory)
+                os.rename(old, directory)
                 raise
             if damage:
-                moved = aside
+                moved = old
             else:
-                _remove_old(aside)
+                _remove_old(old)
     except OSError as exc:  # e.g. Windows, where a folder with open files cannot be renamed
         raise BrainError(
             f"the rebuilt index is complete in {staging} but could not take the place of {directory} "
@@ -260,11 +262,11 @@ def _remove_old(folder: Path) -> None:
         log.warning("the replaced index could not be deleted from %s; delete it yourself", folder)
 
 
-def _move_aside(directory: Path) -> Path:
+def _move_aside(directory: Path, label: str = "damaged") -> Path:
     """Move a damaged index to a name of its own; never over an earlier one the user has not
     looked at yet, even one made between the look and the rename."""
     for _ in range(100):
-        aside = _damaged_name(directory)
+        aside = _damaged_name(directory, label)
         try:
             _rename_noreplace(directory, aside)
             return aside
@@ -273,12 +275,12 @@ def _move_aside(directory: Path) -> Path:
     raise FileExistsError(errno.EEXIST, "no free name to move the damaged index to", str(directory))
 
 
-def _damaged_name(directory: Path) -> Path:
+def _damaged_name(directory: Path, label: str = "damaged") -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate, n = directory.with_name(f"{directory.name}.damaged-{stamp}"), 1
+    candidate, n = directory.with_name(f"{directory.name}.{label}-{stamp}"), 1
     while candidate.exists():  # never over an earlier one the user has not looked at yet
         n += 1
-        candidate = directory.with_name(f"{directory.name}.damaged-{stamp}-{n}")
+        candidate = directory.with_name(f"{directory.name}.{label}-{stamp}-{n}")
     return candidate
 
 
