@@ -63,7 +63,7 @@ def kept_aside_dir(path: Path) -> Path:
 
 
 def open_db(
-    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None
+    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None, warn_newer: bool = True
 ) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the brain database.
 
@@ -76,10 +76,13 @@ def open_db(
     then are interrupted and rolled back, and ``UpgradeDeferred`` is raised, as it is at once
     while rows kept aside by an earlier hook wait for a run without a budget (a watchdog
     ending the hook mid-migration would roll it back too, on every hook, recording nothing).
+
+    ``warn_newer``: a read-only open of a database a newer brain upgraded says so, once, in the
+    log (not a hook's: its stderr is the agent's).
     """
     path = path or config.db_path()
     if read_only:
-        return _open_for_reading(path)
+        return _open_for_reading(path, warn_newer)
     if migrate_until is not None and _holds_files(kept_aside_dir(path)):
         raise UpgradeDeferred(f"{path}: its upgrade waits for a brain command (rows kept aside)")
     try:
@@ -107,12 +110,12 @@ def _holds_files(folder: Path) -> bool:
 
 @contextmanager
 def connection(
-    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None
+    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None, warn_newer: bool = True
 ) -> Iterator[sqlite3.Connection]:
     """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
     (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
     path = path or config.db_path()
-    conn = open_db(path, read_only=read_only, migrate_until=migrate_until)
+    conn = open_db(path, read_only=read_only, migrate_until=migrate_until, warn_newer=warn_newer)
     try:
         yield conn
     except sqlite3.Error as exc:
@@ -167,7 +170,7 @@ def _apply_until(conn: sqlite3.Connection, path: Path, deadline: float) -> None:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
-def _open_for_reading(path: Path) -> sqlite3.Connection:
+def _open_for_reading(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
     try:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
@@ -182,7 +185,7 @@ def _open_for_reading(path: Path) -> sqlite3.Connection:
         _refuse_foreign(path)
     except OSError as exc:
         raise database_error(path, exc) from exc
-    return _open_read_only(path)
+    return _open_read_only(path, warn_newer)
 
 
 def _nothing_recorded() -> sqlite3.Connection:
@@ -216,7 +219,7 @@ def _refuse_foreign(path: Path) -> None:
     )
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
+def _open_read_only(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
     # mode=ro reads a read-only file; a WAL database in a read-only folder also needs its
     # -shm file, which cannot be created there: then immutable=1, which reads the file as
     # it is (nobody can be writing it: nobody can write the folder).
@@ -234,7 +237,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         if pending:
             conn.close()
             return _upgrade(path)
-        newer = MIGRATIONS.unknown(conn)
+        newer = MIGRATIONS.unknown(conn) if warn_newer else []
         if newer:  # reading what this code knows of it is safe: the newer brain only added to it
             import logging
 

@@ -284,3 +284,17 @@ def test_brain_turns_reads_a_newer_ledger_with_rows_kept_aside(newer_ledger, mon
     assert f"upgraded by a newer brain ({NEWER})" in result.stderr and "Traceback" not in result.output
     assert json.loads(result.stdout) == []
     assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1
+
+
+def test_the_prompt_hook_still_reads_what_the_session_was_shown(newer_ledger, capfd):
+    """Its dedupe is a read: a newer brain.db is read as it is (before, each prompt showed again the
+    notes the session already holds, and logged that it could not read them)."""
+    conn = sqlite3.connect(newer_ledger)
+    conn.execute(
+        "INSERT INTO recall_shown (session_id, path, recall_id, hash, chunk_id) VALUES ('s1', 'a.md', 1, 'h', 7)"
+    )
+    conn.commit()
+    conn.close()
+    shown = prompt_hook._shown_before("s1", ["a.md", "b.md"], newer_ledger, time.monotonic() + 5)
+    assert shown == {"a.md": ("h", 7)}
+    assert capfd.readouterr().err == ""  # the agent's stderr: nothing

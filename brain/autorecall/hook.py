@@ -300,13 +300,17 @@ def _shown_before(
 ) -> dict[str, tuple[str | None, int | None]]:
     if not session_id:
         return {}
-    from ..db import connection
+    from ..db import NewerLedger, connection
     from .store import shown_in_session
 
     try:
-        # An upgrade that does not fit leaves time to render the notes and keep the row aside.
-        with connection(db_path, migrate_until=deadline - RESERVE) as conn:
-            return shown_in_session(conn, session_id, paths)
+        try:
+            # An upgrade that does not fit leaves time to render the notes and keep the row aside.
+            with connection(db_path, migrate_until=deadline - RESERVE) as conn:
+                return shown_in_session(conn, session_id, paths)
+        except NewerLedger:  # a newer brain's: read as it is (only writing it is refused)
+            with connection(db_path, read_only=True, warn_newer=False) as conn:
+                return shown_in_session(conn, session_id, paths)
     except Exception as exc:  # noqa: BLE001 - no dedupe this time, said in the log
         log(f"prompt: cannot read the notes shown earlier in this session ({exc})")
         return {}
