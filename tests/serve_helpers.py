@@ -80,21 +80,13 @@ def server_socket(vault: Path) -> Iterator[socket.socket]:
 
 
 @contextlib.contextmanager
-def starting_server(vault: Path) -> Iterator[subprocess.Popen]:
-    """Another process holding ``vault``'s serve.lock, its pid and "starting" written there and no
-    record (serve.json) yet, as a `brain serve` still starting holds it; killed at the end."""
-    root = vault.resolve()
-    runtime.make_private(runtime.runtime_dir(root))
+def holding(script: str, *args: str, stdin: bool = False) -> Iterator[subprocess.Popen]:
+    """Another Python process running ``script`` with ``args``, yielded once it prints "held"
+    (it took its lock); killed at the end whatever happens. ``stdin``: a pipe, whose closing
+    lets it go."""
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys\n"
-            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); f.write(f'{os.getpid()} starting\\n'); f.flush()\n"
-            "print('held', flush=True); sys.stdin.read()",
-            str(runtime.lock_path(root)),
-        ],
-        stdin=subprocess.PIPE,
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE if stdin else None,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -104,6 +96,22 @@ def starting_server(vault: Path) -> Iterator[subprocess.Popen]:
     finally:
         holder.kill()
         holder.wait()
+
+
+@contextlib.contextmanager
+def starting_server(vault: Path) -> Iterator[subprocess.Popen]:
+    """Another process holding ``vault``'s serve.lock, its pid and "starting" written there and no
+    record (serve.json) yet, as a `brain serve` still starting holds it; killed at the end."""
+    root = vault.resolve()
+    runtime.make_private(runtime.runtime_dir(root))
+    with holding(
+        "import fcntl, os, sys\n"
+        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); f.write(f'{os.getpid()} starting\\n'); f.flush()\n"
+        "print('held', flush=True); sys.stdin.read()",
+        str(runtime.lock_path(root)),
+        stdin=True,
+    ) as holder:
+        yield holder
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "the condition") -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from serve_helpers import LAUNCHER, brain_env, starting_server, wait_until
+from serve_helpers import LAUNCHER, brain_env, holding, starting_server, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -61,25 +61,14 @@ def _records(vault: Path) -> int:
 def upgrading(vault: Path) -> Iterator[subprocess.Popen]:
     """Another process holding the index's write lock, as one running its migrations holds it,
     until the test closes its stdin; killed at the end whatever happens."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sqlite3, sys\n"
-            "c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
-            "print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')",
-            str(_database(vault)),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with holding(
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE')\n"
+        "print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')",
+        str(_database(vault)),
+        stdin=True,
+    ) as holder:
         yield holder
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def _let_go(holder: subprocess.Popen) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from serve_helpers import LAUNCHER, served, wait_until
+from serve_helpers import LAUNCHER, holding, served, wait_until
 
 from brain import config
 from brain.cli import cli
@@ -43,28 +43,17 @@ def held_elsewhere(vault: Path, seconds: float = 120.0, *, server_lock: bool = F
     if server_lock:
         runtime.make_private(runtime.runtime_dir(vault.resolve()))
         serve_lock = str(runtime.lock_path(vault.resolve()))
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys, time\n"
-            "if sys.argv[3]:\n"
-            "    s = open(sys.argv[3], 'a'); fcntl.flock(s, fcntl.LOCK_EX); s.write(f'{os.getpid()}\\n'); s.flush()\n"
-            "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
-            "print('held', flush=True); time.sleep(float(sys.argv[2]))",
-            str(lock_path(config.index_dir(vault.resolve()))),
-            str(seconds),
-            serve_lock,
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with holding(
+        "import fcntl, os, sys, time\n"
+        "if sys.argv[3]:\n"
+        "    s = open(sys.argv[3], 'a'); fcntl.flock(s, fcntl.LOCK_EX); s.write(f'{os.getpid()}\\n'); s.flush()\n"
+        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); time.sleep(float(sys.argv[2]))",
+        str(lock_path(config.index_dir(vault.resolve()))),
+        str(seconds),
+        serve_lock,
+    ) as holder:
         yield holder
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def _invoke(*args: str):
