@@ -10,7 +10,9 @@ what only reads goes on, said once; the hooks keep their rows aside for the newe
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -22,10 +24,12 @@ from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brai
 
 from brain import config
 from brain.autorecall import hook as prompt_hook
+from brain.child_process import python_module_command
 from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
 from brain.errors import NewerDatabaseError
+from brain.index import background, fts_merge, postings
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
@@ -213,6 +217,68 @@ def test_brain_mcp_answers_from_a_newer_index(newer_index):
     result = mcp_call(newer_index, "search", {"query": "how should agent memory work", "k": 3})
     assert not result.is_error, result
     assert len(json.loads(result.content[0].text)["results"]) == 3
+
+
+# ----- what else writes into the index folder: background children, disk caches ---------------
+
+
+def _folder(vault: Path) -> dict[str, int]:
+    """The index folder's files but the database (its WAL folded in as a connection closes) and
+    the work locks (the newer brain's children share them): name -> size."""
+    directory = config.index_dir(vault.resolve())
+    return {
+        p.name: p.stat().st_size
+        for p in directory.iterdir()
+        if not (p.name.endswith(".lock") or p.name.startswith("index.db"))
+    }
+
+
+@pytest.mark.parametrize("work", [fts_merge.MERGE, postings.BUILD], ids=["fts-merge", "postings"])
+def test_a_background_child_started_on_a_newer_index_writes_nothing_into_it(newer_index, work):
+    """Before, the child's refused open was recorded as its failure (``<name>.failed``, a
+    traceback), which the newer brain's next pass warned of as its own work failing."""
+    directory = config.index_dir(newer_index.resolve())
+    before = _folder(newer_index)
+    assert background.start(work, directory) is not None
+    background.wait_for_all(60)
+    assert _folder(newer_index) == before
+    assert not background.failure_file(directory, work.name).exists()
+
+
+def _holds_open(pid: int, path: Path) -> bool:
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.path.realpath(fd) == str(path) for fd in fds.iterdir())
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="sees the child's open files in /proc")
+def test_a_postings_child_started_before_the_upgrade_leaves_nothing_in_the_newer_index(toy_vault):
+    """The child opened the index, then a newer brain upgraded it: its install is refused, and
+    the file it built (at a temporary name in the folder) was left there."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    directory = config.index_dir(toy_vault.resolve())
+    child = subprocess.Popen(
+        [*python_module_command("brain.index.postings_child"), str(directory), "--early"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until(lambda: _holds_open(child.pid, (directory / "index.db").resolve()), 30, "the child's open")
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+        before = _folder(toy_vault)
+        _, err = child.communicate(b"go\n", timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert NEWER.encode() in err, err  # refused, not built
+    assert _folder(toy_vault) == before, err
+    conn = sqlite3.connect(_index_db(toy_vault))
+    assert conn.execute("SELECT value FROM meta WHERE key = 'postings_stamp'").fetchone() is None
+    conn.close()
 
 
 # ----- the ledger (brain.db) -------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..child_process import python_module_command
+from ..errors import NewerDatabaseError
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,10 @@ def main(work: Work, body: Callable[[Path], object], argv: list[str]) -> int:
             os.nice(NICENESS)
         try:
             body(directory)
+        except NewerDatabaseError:
+            # a newer brain upgraded the index: its own passes do this work; no failure of
+            # this work for its next pass to warn of
+            return 0
         except BaseException:
             _record_failure(directory, work.name, traceback.format_exc())
             raise

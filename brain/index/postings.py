@@ -320,6 +320,9 @@ def install(store: IndexStore, written: Written) -> bool:
         installed = store.install_postings(written.nonce, written.log_at, written.read_as, place)
     except _Superseded:
         installed = False
+    except BaseException:  # refused (a newer brain upgraded the index): not left in its folder
+        written.file.unlink(missing_ok=True)
+        raise
     if not installed:
         written.file.unlink(missing_ok=True)
         log.info("lexical postings: the base built is not installed (the index changed otherwise meanwhile)")
