@@ -29,10 +29,10 @@ from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
 from brain.errors import NewerDatabaseError
-from brain.index import background, fts_merge, postings
+from brain.index import background, fts_merge, postings, vectors
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import IndexStore
+from brain.index.store import RECALL_CACHE_FILE, IndexStore
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop
 from brain.server import client, protocol
@@ -279,6 +279,36 @@ def test_a_postings_child_started_before_the_upgrade_leaves_nothing_in_the_newer
     conn = sqlite3.connect(_index_db(toy_vault))
     assert conn.execute("SELECT value FROM meta WHERE key = 'postings_stamp'").fetchone() is None
     conn.close()
+
+
+def test_a_superseded_server_keeps_no_recall_cache_in_the_newer_index(toy_vault):
+    """A `brain serve` (or `brain mcp`) stopping keeps its names and link graph for the next
+    start (recall-cache.npz): into an index a newer brain upgraded meanwhile, it wrote this
+    code's file, which the newer brain owns."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    kept = config.index_dir(toy_vault.resolve()) / RECALL_CACHE_FILE
+    kept.unlink(missing_ok=True)
+    with served(toy_vault, answer_when_newer=True) as daemon:
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+        wait_until(lambda: daemon.service.superseded is not None, 30, "the probe")
+    assert not kept.exists()
+
+
+def test_the_vectors_rebuilt_for_a_store_opened_before_the_upgrade_are_not_saved(toy_vault):
+    """A `brain ask` whose store was opened writable just before the upgrade, whose vector
+    files are missing: they are rebuilt in memory, not saved into the newer index."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    directory = config.index_dir(toy_vault.resolve())
+    for name in (vectors.FAISS_FILE, vectors.DELTA_FILE, vectors.SIDECAR_FILE):
+        (directory / name).unlink(missing_ok=True)
+    store = IndexStore.open(directory, create=False)
+    try:
+        _make_newer(_index_db(toy_vault), INDEX_MIGRATIONS.name, "notes")
+        loaded = vectors.load_current(store, int(store.get_meta("dim") or 0))
+        assert loaded.size == store.chunk_count()
+    finally:
+        store.close()
+    assert not (directory / vectors.FAISS_FILE).exists() and not (directory / vectors.SIDECAR_FILE).exists()
 
 
 # ----- the ledger (brain.db) -------------------------------------------------------------------

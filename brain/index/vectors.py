@@ -577,12 +577,25 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         log.warning("%s: the rebuilt vector index is kept in memory only", store.why_readonly)
     elif not store.still_at_its_path():
         pass  # another index took this folder (a rebuild swapped in): its cache is not ours to write
+    elif _upgraded_since(store):
+        log.info(
+            "the index in %s was upgraded by a newer brain: the rebuilt vector index is kept in memory only",
+            store.directory,
+        )
     else:
         try:
             index.save(store.directory)
         except OSError as exc:
             log.warning("could not save the rebuilt vector index: %s", exc)
     return index
+
+
+def _upgraded_since(store: IndexStore) -> bool:
+    """Whether a newer brain upgraded the index since ``store`` opened it writable: its vector
+    files are the newer brain's then (it may stamp them otherwise)."""
+    from .store import newer_migrations
+
+    return bool(newer_migrations(store.directory))
 
 
 def snapshot_vectors(store: IndexStore, dim: int) -> VectorIndex:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..index.store import RECALL_CACHE_FILE
+from ..index.store import RECALL_CACHE_FILE, newer_migrations
 from .carry import Basis, Built
 
 log = logging.getLogger("brain")
@@ -53,7 +53,12 @@ def graph_settings() -> list[float]:
 
 
 def save(directory: Path, built: Built) -> bool:
-    """Keep ``built`` in ``directory``; False (logged) when it cannot be written."""
+    """Keep ``built`` in ``directory``; False (logged) when it cannot be written, or when a
+    newer brain upgraded the index there since this process opened it (a `brain serve` or
+    `brain mcp` that outlived the upgrade): that folder's files are the newer brain's."""
+    if newer_migrations(directory):
+        log.info("the index in %s was upgraded by a newer brain: its names and link graph are not kept", directory)
+        return False
     import numpy as np
 
     basis = built.basis
