@@ -36,6 +36,7 @@ from brain.index.store import RECALL_CACHE_FILE, IndexStore
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop
 from brain.server import client, protocol
+from brain.server.service import SUPERSEDED_ANSWER
 
 NEWER = "m999_from_a_newer_brain"
 REFUSED = "was upgraded by a newer brain (m999_from_a_newer_brain), which"
@@ -211,6 +212,14 @@ def test_a_server_whose_pass_meets_the_upgrade_stops_its_watcher_and_still_answe
             )
         )
         assert reply["ok"] and reply["result"]["results"], reply
+        # the agent is told, once an answer, not only the server's log
+        assert [r["warnings"].count(SUPERSEDED_ANSWER) for r in reply["result"]["results"]] == [1], reply
+
+
+def test_brain_mcp_tells_the_agent_it_is_older_than_the_index(newer_index):
+    result = mcp_call(newer_index, "search", {"query": "how should agent memory work", "k": 3})
+    assert not result.is_error, result
+    assert json.loads(result.content[0].text)["warnings"].count(SUPERSEDED_ANSWER) == 1, result
 
 
 def test_brain_mcp_answers_from_a_newer_index(newer_index):

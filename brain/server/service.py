@@ -65,6 +65,11 @@ T = TypeVar("T")
 EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
 QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
 PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
+# said on each answer of a service that outlived an upgrade (``superseded``): `brain mcp`'s own
+SUPERSEDED_ANSWER = (
+    "this brain is older than the index (a newer brain upgraded it): it no longer updates it and "
+    "answers from the index as it held it; restart the session with the newer brain, or run `brain index --rebuild`"
+)
 CHANGED_CHECKED = 2000  # gathered paths an answer checks for notes out of step (``_changed_notes``)
 
 
@@ -861,6 +866,9 @@ class Service:
             for result in results:
                 result.stale = pending
                 result.warnings.append(message)
+        if self.superseded is not None:  # `brain mcp`'s own service: the agent is told, not only the log
+            for result in results:
+                result.warnings.append(SUPERSEDED_ANSWER)
         return results
 
     def _changed_notes(self, store: IndexStore) -> int:
