@@ -130,9 +130,14 @@ def unknown_variables() -> list[str]:
     is no setting, with the one it nearly spells: ignored, it left a default in force unseen.
     Cheap when there is none (the hooks run it each time)."""
     unknown = sorted(name for name in os.environ if name.upper().startswith(PREFIX) and name not in NAMES)
-    # The prefix itself mistyped (BRIAN_VAULT, BRAINVAULT): only names that begin as B does are
-    # looked at, so the check stays at next to nothing for the hooks.
-    prefixed = [name for name in (*os.environ, *config.dotenv_passed_over) if name[:1] in "Bb"]
+    # The prefix itself mistyped (BRIAN_VAULT, BRAINVAULT): only names that begin as one of its
+    # mistypings does are looked at, so the check stays at next to nothing for the hooks (a
+    # first "B" let BRAIN_VAULT itself, set wherever brain is, import difflib on every turn).
+    prefixed = [
+        name
+        for name in (*os.environ, *config.dotenv_passed_over)
+        if name.upper().startswith(_HEADS) and not name.upper().startswith(PREFIX)
+    ]
     if not unknown and not prefixed:
         return []
     import difflib  # only for a name to suggest
@@ -165,7 +170,7 @@ def _prefix_mistyped(name: str, known: dict[str, str]) -> str | None:
     upper = name.upper()
     if upper.startswith(PREFIX):
         return None  # the prefix is right: the names above
-    for head in ("BRAIN", *_NEAR_PREFIXES):
+    for head in _HEADS:
         if upper.startswith(head) and len(upper) > len(head):
             rest = upper[len(head) :].lstrip("_-. ")
             near = difflib.get_close_matches(rest, known, n=1, cutoff=0.85)
@@ -189,6 +194,7 @@ _NEAR_PREFIXES = (
     "BRRAIN",
     "BRAIIN",
 )
+_HEADS = ("BRAIN", *_NEAR_PREFIXES)
 
 
 def changed() -> list[dict[str, str]]:

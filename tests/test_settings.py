@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -98,6 +99,21 @@ def test_a_mistyped_prefix_is_named_too_and_a_name_merely_alike_is_not(tmp_path,
         f"brain: WARNING: brain-prompt-k (in {work / '.env'}) is not a brain setting and is ignored; "
         "did you mean BRAIN_PROMPT_K?",
     ]
+
+
+def test_known_settings_alone_cost_the_hooks_no_difflib(tmp_path):
+    """The check runs on every hook turn: with only settings set (BRAIN_VAULT, which begins as a
+    mistyped prefix would) and other B names, it suggests nothing, so loads nothing to suggest with."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        "BRAIN_HOME": str(tmp_path),
+        "BRAIN_VAULT": str(tmp_path),
+        "BROWSER": "x",
+    }
+    code = "import sys; from brain import settings; print(settings.unknown_variables(), 'difflib' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, timeout=60)
+    assert proc.stdout.decode().split() == ["[]", "False"], proc.stderr
 
 
 def test_known_settings_and_the_tools_own_are_not_warned_of(monkeypatch):
