@@ -962,20 +962,13 @@ def test_notes_an_older_brain_read_as_cp1252_are_read_again_in_their_code_page(t
     those: the UTF-8 note is not."""
     from index_helpers import IndexView, index_into
 
-    import brain.notes
-
     vault = tmp_path / "vault"
     vault.mkdir()
     text = "# Hírek\n\nÁrvíztűrő tükörfúrógép: a főváros új hídja őszre készül el.\n"
     (vault / "hu.md").write_bytes(text.encode("cp1250"))
     (vault / "plain.md").write_text("# Plain\n\nNothing odd, café.\n")
     home = tmp_path / "home"
-    with monkeypatch.context() as older:
-        older.setattr(brain.notes, "decode", _decode_as_cp1252_before)
-        report, directory = index_into(home, vault)
-    with sqlite3.connect(directory / "index.db") as conn:  # as the brain before this one left it
-        conn.execute("UPDATE meta SET value = ? WHERE key = ?", ("54e0bc7e4e4f", changes.DECODED_BY_KEY))
-    conn.close()
+    directory = _indexed_by_an_older_brain(home, vault, monkeypatch, _decode_as_cp1252_before, "54e0bc7e4e4f")
     with IndexView(directory) as view:
         assert "Árvíztûrõ" in " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
     report, _ = index_into(home, vault)
@@ -985,6 +978,22 @@ def test_notes_an_older_brain_read_as_cp1252_are_read_again_in_their_code_page(t
         assert "Árvíztűrő tükörfúrógép" in texts and "Árvíztûrõ" not in texts
         warnings = {r[0]: r[1] for r in view.conn.execute("SELECT path, warnings FROM notes")}
         assert json.loads(warnings["hu.md"]) == ["not UTF-8 (invalid at byte 3); decoded as cp1250 (Central European)"]
+
+
+def _indexed_by_an_older_brain(home, vault, monkeypatch, decode, decoding: str):
+    """The index of ``vault`` as a brain that decoded by ``decode``, whose rules' digest was
+    ``decoding``, left it."""
+    from index_helpers import index_into
+
+    import brain.notes
+
+    with monkeypatch.context() as older:
+        older.setattr(brain.notes, "decode", decode)
+        _, directory = index_into(home, vault)
+    with sqlite3.connect(directory / "index.db") as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (decoding, changes.DECODED_BY_KEY))
+    conn.close()
+    return directory
 
 
 def _decode_before_hebrew_and_arabic(data: bytes) -> tuple[str, list[str]]:
@@ -1004,8 +1013,6 @@ def test_hebrew_and_arabic_notes_an_older_brain_misread_are_read_again(tmp_path,
     cp1256 now."""
     from index_helpers import IndexView, index_into
 
-    import brain.notes
-
     vault = tmp_path / "vault"
     vault.mkdir()
     hebrew = "# פגישה\n\nשלום לכולם! מחר בבוקר ניפגש בבית הספר בירושלים.\n"
@@ -1013,12 +1020,7 @@ def test_hebrew_and_arabic_notes_an_older_brain_misread_are_read_again(tmp_path,
     (vault / "he.md").write_bytes(hebrew.encode("cp1255"))
     (vault / "ar.md").write_bytes(arabic.encode("cp1256"))
     home = tmp_path / "home"
-    with monkeypatch.context() as older:
-        older.setattr(brain.notes, "decode", _decode_before_hebrew_and_arabic)
-        report, directory = index_into(home, vault)
-    with sqlite3.connect(directory / "index.db") as conn:  # as the brain before this one left it
-        conn.execute("UPDATE meta SET value = ? WHERE key = ?", ("7b129b3ae7e2", changes.DECODED_BY_KEY))
-    conn.close()
+    directory = _indexed_by_an_older_brain(home, vault, monkeypatch, _decode_before_hebrew_and_arabic, "7b129b3ae7e2")
     with IndexView(directory) as view:
         assert "щмен" in " ".join(r[0] for r in view.conn.execute("SELECT text FROM chunks"))
     report, _ = index_into(home, vault)
