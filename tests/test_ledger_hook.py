@@ -506,3 +506,19 @@ def test_hooks_killed_at_any_point_leave_the_ledger_whole(tmp_path):
         kept = asks
     assert start(13).wait(timeout=60) == 0
     assert [r["ask"] for r in _rows(tmp_path / "brain.db")] == [*kept, "question 13"]
+
+
+def test_hook_start_up_leaves_rare_paths_unimported(tmp_path):
+    # uuid (a turn with no key of its own) is loaded only when such a turn comes, difflib only for
+    # a BRAIN_-like name to suggest (BRAIN_HOME, set here as an installed hook sets it, is none).
+    code = (
+        "import sys; sys.argv = ['brain', 'hook', 'stop']\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('uuid', 'difflib') if m in sys.modules)))\n"
+    )
+    _, env = brain_command()
+    env["BRAIN_HOME"] = str(tmp_path)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", code], input=b"{}", env=env, capture_output=True, timeout=60)
+    assert proc.stderr == b"[]"
