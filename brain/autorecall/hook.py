@@ -268,7 +268,7 @@ def record(row: dict[str, Any], db_path: Path | None = None, *, migrate_until: f
     """Write the recall row; a database that cannot be written costs the row, logged. An upgrade
     of the database that does not fit before ``migrate_until`` is rolled back and the row kept
     aside (``ledger.deferred``)."""
-    from ..db import NEWER_RECORDS, NewerLedger, UpgradeDeferred, connection
+    from ..db import UpgradeDeferred, connection
     from .store import write_recall
 
     try:
@@ -276,21 +276,11 @@ def record(row: dict[str, Any], db_path: Path | None = None, *, migrate_until: f
             with connection(db_path, migrate_until=migrate_until) as conn:
                 write_recall(conn, row)
         except UpgradeDeferred as exc:
-            from ..ledger.deferred import RECALL, keep_aside, start_catch_up
+            from ..ledger.deferred import RECALL, keep_aside, who_records
 
             path = db_path or config.db_path()
             kept = keep_aside(path, RECALL, row)
-            # a catch-up by this code would be refused too: the newer brain's records the row
-            newer = isinstance(exc, NewerLedger)
-            started = not newer and start_catch_up(path)
-            log(
-                f"prompt: {exc}: the recall row kept aside in {kept.parent}; "
-                + (
-                    "a process of its own upgrades it and records it"
-                    if started
-                    else (NEWER_RECORDS if newer else "`brain turns` or `brain recalls` records it")
-                )
-            )
+            log(f"prompt: {exc}: the recall row kept aside in {kept.parent}; {who_records(path, exc)}")
     except Exception as exc:  # noqa: BLE001 - BrainDatabaseError, or worse: the prompt goes on
         log(f"prompt: the recall row was not written ({exc})")
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .. import config
-from ..db import NewerLedger, connection, is_kept_row, kept_aside_dir, storable
+from ..db import NEWER_RECORDS, NewerLedger, connection, is_kept_row, kept_aside_dir, storable
 from ..errors import ConfigError
 from ..migrations import write_transaction
 from .redact import redact_value
@@ -244,6 +244,17 @@ def _set_aside(path: Path, into: Path) -> Path:
         target = into / f"{path.name}.{n}"
     os.rename(path, target)
     return target
+
+
+def who_records(db_path: Path, why: Exception) -> str:
+    """What records a row a hook just kept aside for ``why``, for its log line: a catch-up
+    started now, else a later command (the newer brain's, for a database it upgraded: a
+    catch-up by this code would be refused too)."""
+    if isinstance(why, NewerLedger):
+        return NEWER_RECORDS
+    if start_catch_up(db_path):
+        return "a process of its own upgrades it and records it"
+    return "`brain turns` or `brain recalls` records it"
 
 
 def start_catch_up(db_path: Path) -> bool:

@@ -185,7 +185,7 @@ def _keep_aside(
 ) -> bool:
     """Write the turn beside the database, for ``brain turns`` or ``brain status`` to record once
     they have applied the upgrade a hook's budget cannot hold; whether it was (else it is lost)."""
-    from .deferred import TURN, keep_aside, start_catch_up
+    from .deferred import TURN, keep_aside, who_records
 
     path = db_path or config.db_path()
     try:
@@ -193,18 +193,7 @@ def _keep_aside(
     except OSError as exc:  # a full disk: the turn is lost, said in one line (the agent goes on)
         log(f"{why}: turn {row['turn_key']} not recorded: it could not be kept aside either ({exc})")
         return False
-    from ..db import NEWER_RECORDS, NewerLedger
-
-    # a catch-up by this code would be refused too: the newer brain's records the rows
-    started = not isinstance(why, NewerLedger) and start_catch_up(path)
-    log(
-        f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; "
-        + (
-            "a process of its own upgrades it and records it"
-            if started
-            else (NEWER_RECORDS if isinstance(why, NewerLedger) else "`brain turns` or `brain recalls` records it")
-        )
-    )
+    log(f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; {who_records(path, why)}")
     return True
 
 
