@@ -40,6 +40,7 @@ from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
 from .index.store import INDEX_FILE, built_index_dir
+from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault
 
@@ -117,7 +118,7 @@ def backup(
             for source, relative in files:
                 _copy_file(source, temp, relative)
                 report.files.append(str(relative))
-            total = sum(_db_bytes(source) for source, _, _ in databases)
+            total = sum(disk_bytes(source) for source, _, _ in databases)
             done = 0
             for source, relative, kind in databases:
                 target = temp / relative
@@ -236,15 +237,6 @@ def _sources(
     return databases, files
 
 
-def _db_bytes(path: Path) -> int:
-    """At most what a copy of the database at ``path`` takes: its file and its WAL."""
-    total = 0
-    for each in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += each.stat().st_size
-    return total
-
-
 # ----- where it goes -------------------------------------------------------------------------
 
 
@@ -290,7 +282,7 @@ def _refuse_place(dest: Path, home: Path, vault: str | os.PathLike[str] | None) 
 def _refuse_short_of_space(
     folder: Path, databases: list[tuple[Path, Path, str]], files: list[tuple[Path, Path]]
 ) -> None:
-    needed = sum(_db_bytes(source) for source, _, _ in databases)
+    needed = sum(disk_bytes(source) for source, _, _ in databases)
     for source, _ in files:
         with contextlib.suppress(OSError):
             needed += source.stat().st_size
