@@ -424,10 +424,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             data = self._read_request()
             # after its request is read: a reply to a client whose request is left unread is lost
             # to it (closed with bytes unread, the socket gives the client a reset instead)
-            stranger = _stranger(self.connection)
-            if stranger is not None:
-                log.warning("refused a request from uid %s: this server answers only its own user", stranger)
-                self._send(protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {stranger}"))
+            refusal = _refusal(peers.unix_peer_uid(self.connection), "a request")
+            if refusal is not None:
+                self._send(refusal)
                 return
             peer = _peer(self.connection)
             state = connections.answering(self.connection, peer)
@@ -609,12 +608,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
         if self.headers.get("Host", "") not in hosts:  # a page on another origin, via DNS rebinding
             return self._reply(403, protocol.error("bad_request", "the Host header must name this loopback server"))
         # whose socket it is, before the token: where modes are ignored, other users read serve.json too
-        uid = daemon.tcp_peers.uid(self.connection)
-        if uid is not None and uid not in (os.getuid(), 0):
-            log.warning("refused an HTTP request from uid %s: this server answers only its own user", uid)
-            return self._reply(
-                403, protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {uid}")
-            )
+        refusal = _refusal(daemon.tcp_peers.uid(self.connection), "an HTTP request")
+        if refusal is not None:
+            return self._reply(403, refusal)
         scheme, _, token = self.headers.get("Authorization", "").strip().partition(" ")
         # the scheme is case-insensitive (RFC 9110), the token compared in constant time
         expected = (daemon.token or "").encode()  # set whenever HTTP is served
@@ -664,11 +660,14 @@ class _HttpHandler(BaseHTTPRequestHandler):
         log.debug("http: " + format, *args)
 
 
-def _stranger(conn: socket.socket) -> int | None:
-    """The uid of a socket client that is neither this server's user nor root; None for one that
-    is (or whose uid the system does not say: then the socket's modes alone keep others out)."""
-    uid = peers.unix_peer_uid(conn)
-    return uid if uid is not None and uid not in (os.getuid(), 0) else None
+def _refusal(uid: int | None, what: str) -> dict[str, Any] | None:
+    """The answer to a client of ``uid`` that is neither this server's user nor root, said in the
+    log; None for one that is (or whose uid the system does not say: then the socket's modes, or
+    the token, alone keep others out)."""
+    if uid is None or uid in (os.getuid(), 0):
+        return None
+    log.warning("refused %s from uid %s: this server answers only its own user", what, uid)
+    return protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {uid}")
 
 
 def _peer(conn: socket.socket) -> Any:
