@@ -572,3 +572,26 @@ def test_a_turn_whose_prompt_is_past_the_read_cap_is_partial(tmp_path):
         ("and now?", 0, 1, {}),
     ]
     assert "no prompt in the last" in _hook_log()
+
+
+def test_two_turns_past_the_read_cap_that_end_alike_stay_two_rows(tmp_path):
+    """Keyed by their final text alone, two turns of a session whose prompts lay past the read cap
+    and that both ended "Done." were one row (all six Stops); each turn's repeated Stops still are one."""
+    t = Transcript(tmp_path / "t.jsonl")
+    pad = "q" * 8192
+    for ask in ("build it", "build it again"):
+        t.prompt(ask)
+        t.lines += [json.dumps({"type": "progress", "n": i, "pad": pad}) for i in range(MAX_READ // 8192 + 1)]
+        t.tool("Bash", command="make")
+        if ask == "build it":  # the file lags: the final text is only in the hook input
+            record_stop(hook_payload(t.write(), last_assistant_message="Done."))
+        t.text("Done.")
+        record_stop(hook_payload(t.write()))
+        record_stop(hook_payload(t.path))  # the hook fired twice
+    # The Stop hook blocked the second turn; Claude went on, and ended alike again.
+    t.prompt("Stop hook feedback:\n- [lint]: 1 warning", isMeta=True)
+    t.text("Done.")
+    record_stop(hook_payload(t.write(), stop_hook_active=True))
+    rows = _rows()
+    assert [(r["summary"], r["partial"], r["stops"]) for r in rows] == [("Done.", 1, 3), ("Done.\n\nDone.", 1, 3)]
+    assert rows[0]["turn_key"] == f"{SESSION}:after:uuid-3"  # the line of the Bash call's result

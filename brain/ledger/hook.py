@@ -275,8 +275,12 @@ def turn_key(session: str, prompt_id: str | None, turn: Turn) -> str:
         return f"{session}:{prompt_id}"
     if turn.prompt_uuid:
         return f"{session}:{turn.prompt_uuid}"
-    # No prompt in sight (missing file, or a turn longer than the read cap): the text
-    # the turn ended with is the best stable identity left.
+    # No prompt in sight (a turn longer than the read cap, a prompt not read as one): the turn's
+    # last user line. Its final text alone merged two turns that ended alike ("Done.").
+    if turn.anchor:
+        return f"{session}:after:{turn.anchor}"
+    # No line of the transcript read (missing, a folder): the text the turn ended with, all the
+    # hook input says of it, so a Stop hook fired twice for the turn still counts on one row.
     if turn.summary:
         return f"{session}:text:{zlib.crc32(turn.summary.encode('utf-8', 'replace')):08x}"
     # Not even that: nothing tells this turn from another of the session (the text of none

@@ -119,6 +119,10 @@ class Turn:
     session_id: str | None = None
     prompt_id: str | None = None
     prompt_uuid: str | None = None
+    # With no prompt in reach: the last user line of the turn (its uuid, else "@<byte offset>"),
+    # a Stop hook's feedback aside. A new turn comes after a new user line, its prompt read or
+    # not; a repeated Stop of this turn still ends after this one (turn_key).
+    anchor: str | None = None
     ask: str | None = None
     summary: str = ""
     files_written: list[str] = field(default_factory=list)
@@ -296,6 +300,14 @@ def prompt_text(record: dict[str, Any], *, allow_sidechain: bool = False) -> str
     return clip(text, ASK_CHARS)
 
 
+def _stop_hook_feedback(record: dict[str, Any]) -> bool:
+    """Whether a user line is what a blocking Stop hook said: the same turn goes on after it."""
+    content = _content(record)
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+    return isinstance(content, str) and content.lstrip().startswith(("Stop hook ", "SubagentStop hook "))
+
+
 def _tagged(text: str, tag: str) -> str | None:
     """What the first ``<tag>…</tag>`` holds, stripped; None without a closed one. Found with
     ``str.find``: a regex with "\\s*(.*?)\\s*" took seconds on a prompt of unclosed tags or
@@ -353,6 +365,8 @@ def read_last_turn(
                     turn.started_at = _str(record.get("timestamp"))
                     turn.ask = ask
                     break
+                if turn.anchor is None and kind == "user" and not _stop_hook_feedback(record):
+                    turn.anchor = _str(record.get("uuid")) or f"@{start}"
                 records.append(record)
             else:
                 # No prompt in the bytes read: the file's start (no prompt at all) or the cap.
