@@ -561,7 +561,7 @@ def test_yaml_blocks_that_hold_no_secret_keep_their_lines(text):
         ("db:\n  password:\n    Zx9qW2eR7tY\n  user: bob", "db:\n  password:\n    ***\n  user: bob"),
         (
             "- api_token:  # from CI\r\n\r\n    'Zx9qW2eR7tY'\r\nnext: 1",
-            "- api_token:  *** from CI\r\n\r\n    '***'\r\nnext: 1",
+            "- api_token:  # from CI\r\n\r\n    '***'\r\nnext: 1",
         ),
         ("SECRET_KEY:\n  Zx9qW2eR7tY\n  Qw8eR7tY6uI\nnext: 1", "SECRET_KEY:\n  ***\n  ***\nnext: 1"),
     ],
@@ -638,4 +638,40 @@ def test_pipes_vault_and_dapi_without_a_secret_stay(text):
     ],
 )
 def test_an_escaped_line_break_ends_a_value(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A key with no value on its line but a comment: the comment was masked ("*** note").
+        "api_token:  # note",
+        "  api_token:  # note\n  next: 1",
+        "password:\t# set in CI",
+        "DB_PASSWORD= # empty for now",
+        "mysql --password # it prompts",
+        "пароль: # потом",
+        # Empty values and YAML's null: nothing to hide ("~" was masked).
+        'api_token: ""  # set later',
+        "api_token: ''",
+        "api_token: ~",
+        "api_token: ~  # unset",
+        "api_token:",
+    ],
+)
+def test_a_comment_or_an_empty_value_after_a_secret_key_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("api_token: Zx9qW2eR7tY  # rotate", "api_token: ***  # rotate"),  # a value, then a comment
+        ("api_token: # from CI\n  Zx9qW2eR7tY\n", "api_token: # from CI\n  ***\n"),  # the value below
+        ("token=#Zx9qW2eR7tY", "token=***"),  # no space before "#": the value's own
+        ("PASSWORD=Zx9q#W2eR7tY", "PASSWORD=***"),
+        ('api_token: "#Zx9qW2eR7tY"  # quoted', 'api_token: "***"  # quoted'),
+    ],
+)
+def test_a_secret_value_next_to_a_comment_is_masked(text, kept):
     assert redact(text) == kept

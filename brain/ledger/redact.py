@@ -53,7 +53,9 @@ Quotes around the name and the value may be backslash-escaped, as in JSON inside
 string (``-d "{\\"password\\":\\"x\\"}"``); a quoted value ends at the quote that
 opened it, escaped quotes inside it are part of it (``"a \\" b"``). A value that is a
 ``$VARIABLE``, already masked, a literal (``true``, ``None``, ``str``, an SQL ``?``:
-``_LITERALS``) or unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``) stays.
+``_LITERALS``, YAML's null ``~``) or unquoted code (``getpass(…)``, ``os.environ[…]``, ``{…}``)
+stays, and so does a comment where a value would be (``api_token:  # set in CI``: a ``#`` after a
+space starts one in YAML, shell and .env).
 
 Pieces of secrets are masked too, since a text may hold a key without its prefix: the body
 of a private key without its BEGIN line, and any long token that looks like key material
@@ -92,9 +94,10 @@ def _quoted(quote: str, group: str) -> str:
 # string, as in getpass("Password: "), is no value). A bare word stops at a backslash
 # before a quote: the end of a string; a backslash before a space escapes it (S3cret\ Pass).
 # It stops at a line break escaped too (an odd run of backslashes, then n or r), as in JSON
-# text: "DB_PASSWORD=x\nOTHER=1" was masked to the end of its string.
+# text: "DB_PASSWORD=x\nOTHER=1" was masked to the end of its string. A "#" after a space is no
+# value but a comment (YAML, shell, .env): "api_token:  # note" had its comment masked.
 _VALUE = (
-    rf"({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
+    rf"(?!(?<=[ \t])#)({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
     r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+)"
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
@@ -175,7 +178,10 @@ _NOT_PASSWORDS = frozenset(
     "first second third fourth last next final single multi one two each every full render".split()
 )
 # Values that are no secret: literals, type names, SQL placeholders, an ellipsis.
-_LITERALS = frozenset("true false null none nil undefined str bytes int bool string number boolean ? %s ... …".split())
+# "~" is YAML's null.
+_LITERALS = frozenset(
+    "true false null none nil undefined str bytes int bool string number boolean ? %s ... … ~".split()
+)
 # An unquoted value that is code: a call or a lookup (getpass(…), os.environ[…]), a tuple,
 # list or dict, an attribute of self.
 _CODE_VALUE = r"[(\[{]|[A-Za-z_][\w.]*[(\[]|(?:self|this|cls)\."
