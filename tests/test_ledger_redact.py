@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from ledger_helpers import assert_masked
 
@@ -675,3 +677,57 @@ def test_a_comment_or_an_empty_value_after_a_secret_key_stays(text):
 )
 def test_a_secret_value_next_to_a_comment_is_masked(text, kept):
     assert redact(text) == kept
+
+
+# A YAML file as a transcript line holds it: a Write's input, one JSON string with "\n" escapes.
+_CONFIG = (
+    "db:\n  host: x\n  password: Zx9qW2eR7tY\n  api_token: Qw8eR7tY6uI  # rotate\n  api_key:  # none yet\n"
+    '  secret_key: "Ab3dE5fG7hJ"\n  token: ~\n  port: 5432\nauth:\n  password:\n    Mn4bV6cX8zL\n  user: bob\n'
+    "cert_password: |\n  Pl9oK8iJ7uH\n  Yg6tF5rD4eS\nnext: 1\n"
+)
+_SECRETS = ("Zx9qW2eR7tY", "Qw8eR7tY6uI", "Ab3dE5fG7hJ", "Mn4bV6cX8zL", "Pl9oK8iJ7uH", "Yg6tF5rD4eS")
+
+
+def _write_line(content: str) -> str:
+    tool_use = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "Write",
+        "input": {"file_path": "/p/c.yml", "content": content},
+    }
+    return json.dumps(
+        {"type": "assistant", "message": {"role": "assistant", "content": [tool_use]}}, ensure_ascii=False
+    )
+
+
+def test_yaml_secrets_in_json_text_are_masked_as_in_the_file():
+    """A value below its key and a block scalar kept their secrets ("|" alone was masked); each
+    value on its key's line ends at its escaped line break; the comment and the rest stay."""
+    line = _write_line(_CONFIG)
+    masked = redact(line)
+    assert not [s for s in _SECRETS if s in masked]
+    assert json.loads(masked)["message"]["content"][0]["input"]["content"] == redact(_CONFIG)
+    assert redact(_CONFIG) == (
+        "db:\n  host: x\n  password: ***\n  api_token: ***  # rotate\n  api_key:  # none yet\n"
+        '  secret_key: "***"\n  token: ~\n  port: 5432\nauth:\n  password:\n    ***\n  user: bob\n'
+        "cert_password: |\n  ***\nnext: 1\n"
+    )
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # The string ends on the secret's line: its closing quote stays.
+        ('{"c": "password: |\\n  Zx9qW2eR7tY"}', '{"c": "password: |\\n  ***"}'),
+        ('{"c": "password:\\n  Zx9qW2eR7tY"}', '{"c": "password:\\n  ***"}'),
+        ('"token: >-\\r\\n    Zx9qW2eR7tY\\r\\nnext: 1"', '"token: >-\\r\\n    ***\\r\\nnext: 1"'),
+        # Not lines of it: a mapping under the key, a line at the key's column.
+        ('"password:\\n  min_length: 12\\n"', None),
+        ('"password:\\nZx9qW2eR7tY"', None),
+        # A backslash, then n, is no line break: the key does not start a line there.
+        ('"C:\\\\npassword:\\n  x"', None),
+    ],
+)
+def test_yaml_lines_below_a_key_in_json_text(text, kept):
+    assert redact(text) == (text if kept is None else kept)

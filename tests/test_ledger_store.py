@@ -125,6 +125,24 @@ def test_secrets_never_reach_the_database(tmp_path):
     assert json.loads(row["commands"])[1] == "mysql --password=*** -e 'select 1'"
 
 
+def test_yaml_secrets_held_as_json_text_never_reach_the_database(tmp_path):
+    """A file sent or returned as a JSON string ("\\n" escapes): the value on the line below its
+    key and a block scalar's lines were stored as written."""
+    config = {"content": "db:\n  password:\n    Mn4bV6cX8zL\n  port: 5432\ncert_password: |\n  Pl9oK8iJ7uH\n"}
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("push the config")
+    t.tool("Bash", command=f"curl -X PUT https://cfg.local/app -d '{json.dumps(config)}'")
+    t.tool("mcp__cfg__get", json.dumps({"error": "invalid", **config}), error=True, app="shop")
+    t.text("Pushed.")
+    record_stop(hook_payload(t.write()))
+    (row,) = _rows()
+    stored = row["commands"] + row["tool_errors"]
+    assert "Mn4bV6cX8zL" not in stored and "Pl9oK8iJ7uH" not in stored
+    assert json.loads(json.loads(row["commands"])[0].split("-d '")[1][:-1]) == {
+        "content": "db:\n  password:\n    ***\n  port: 5432\ncert_password: |\n  ***\n"
+    }
+
+
 def test_git_root_and_branch_without_git(tmp_path):
     repo = tmp_path / "myproj"
     (repo / ".git").mkdir(parents=True)

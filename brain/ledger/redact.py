@@ -14,7 +14,7 @@ passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
-``key:``; Russian
+``key:``, both in a file held as a JSON string too; Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -69,6 +69,7 @@ import functools
 import itertools
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 MASK = "***"
@@ -519,8 +520,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         if not opening and (block := _yaml_block(text, start, match.start("value"))) is not None:
             # "password: |": the secret is on the lines below, the indicator is none.
-            line_end, block_end, indent = block
-            out.append(text[done:line_end] + f"\n{indent}{MASK}")
+            line_end, block_end, indent, line_break = block
+            out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
             done = pos = block_end
             continue
         out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
@@ -532,26 +533,60 @@ def _mask_assignments(text: str, pattern: str) -> str:
 # sign), then nothing on its line but a comment; and each line after it.
 _BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
 _BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
+# The same in JSON text, where a file is one string and its lines end at escaped breaks (an odd
+# run of backslashes, then n, maybe an escaped r before it), as a transcript holds a tool's input
+# or output: "password: |\n  x\n" masked the "|" and kept the secret, and the value on the line
+# below "password:" stayed. A line there also ends at the string's closing quote.
+_ESCAPED_BREAK = r"(?<!\\)(?:\\\\)*\\(?:r(?:\\\\)*\\)?n"
+_ESCAPED_REST = rf"(?:(?!{_ESCAPED_BREAK})(?:[^\n\"\\]|\\[^\n]))*"
+_ESCAPED_HEADER = re.compile(rf"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})")
+_ESCAPED_LINE = re.compile(rf"({_ESCAPED_BREAK})([ \t]*)({_ESCAPED_REST})")
 
 
-def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int, str] | None:
+def _lines(text: str, pos: int, *, escaped: bool) -> Iterator[tuple[str, int, int]]:
+    """The lines after the line break at ``pos``, one after another: (the line's indentation,
+    where its text starts, where it ends: a "\r" before the next break is not the line's).
+    ``escaped``: the breaks are escaped ones, in JSON text."""
+    if not escaped:
+        for line in _BLOCK_LINE.finditer(text, pos):
+            yield line.group(1), line.start(2), line.end() - line.group(2).endswith("\r")
+        return
+    for line in _ESCAPED_LINE.finditer(text, pos):
+        if line.start() != pos:
+            return  # the string ended (its quote), or a line break not escaped came first
+        yield line.group(2), line.start(3), line.end()
+        pos = line.end()
+
+
+def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int, str, str] | None:
     """The block scalar whose indicator starts at ``value_start``, its key at ``name_start``:
-    (the end of the indicator's line, the end of the block's last line, its indentation);
-    None when no line indented more than the key follows."""
+    (the end of the indicator's line, the end of the block's last line, its indentation, the
+    line break that ends the indicator's line); None when no line indented more than the key
+    follows."""
+    escaped = False
     header = _BLOCK_HEADER.match(text, value_start)
+    if header is None and "\\n" in text:
+        header, escaped = _ESCAPED_HEADER.match(text, value_start), True
     if header is None:
         return None
-    column = name_start - (text.rfind("\n", 0, name_start) + 1)
+    if escaped:  # the key's line starts after a break escaped or the string's quote: its lead alone
+        key_lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, name_start - 200) : name_start])
+        column = len(key_lead.group().expandtabs()) if key_lead else 0
+        found = re.compile(_ESCAPED_BREAK).match(text, header.end())
+        line_break = found.group() if found else "\\n"
+    else:
+        column = name_start - (text.rfind("\n", 0, name_start) + 1)
+        line_break = "\n"  # a "\r" before it is in the header
     block_end, indent = None, ""
-    for line in _BLOCK_LINE.finditer(text, header.end()):  # one line after another
-        if not line.group(2).strip():
+    for lead, start, end in _lines(text, header.end(), escaped=escaped):
+        if not text[start:end].strip():
             continue  # a blank line is the block's when a line of it follows
-        if len(line.group(1).expandtabs()) <= column:
+        if len(lead.expandtabs()) <= column:
             break
         if block_end is None:
-            indent = line.group(1)
-        block_end = line.end() - line.group(2).endswith("\r")
-    return None if block_end is None else (header.end(), block_end, indent)
+            indent = lead
+        block_end = end
+    return None if block_end is None else (header.end(), block_end, indent, line_break)
 
 
 # A YAML key with nothing after its ":" on its line but a comment (a list item's key too):
@@ -559,6 +594,13 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
 _KEY_ALONE = (
     rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
     r"[ \t]*:[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+)
+# The same in JSON text: after a line break escaped, or at the start of the string (taken, not
+# looked behind for: a pattern that starts with a look-behind is tried at every character).
+_ESCAPED_KEY_ALONE = (
+    rf"(?:\\n|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
+    rf"(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
+    rf"[ \t]*:[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})"
 )
 # A line of a plain or quoted scalar that may be a secret: one word, no "key:" nor "- " nor "#".
 _SCALAR_LINE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{])[^\s:]+(?::[^\s:]+)*)[ \t]*"
@@ -568,27 +610,44 @@ def _mask_next_line_values(text: str) -> str:
     """Mask a secret's YAML value written on the lines below its key ("password:", then the
     value indented more than the key): each line of one word so indented, up to the first other.
     A mapping or a list there ("password:" then "  min_length: 8") is no value."""
+    text = _mask_values_below(text, _KEY_ALONE, escaped=False)
+    if "\\n" in text:
+        text = _mask_values_below(text, _ESCAPED_KEY_ALONE, escaped=True)
+    return text
+
+
+def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
     out: list[str] = []
     done = 0
-    for key in re.finditer(_KEY_ALONE, text):
-        if key.start() < done or not _secret_name(key.group("name")):
+    for key in re.finditer(pattern, text):
+        if key.start("lead") < done or not _secret_name(key.group("name")):
             continue
+        if escaped and text[key.start()] == "\\" and not _escaped_break_ends_at(text, key.start("lead")):
+            continue  # an even run of backslashes, then n: a backslash, then the letter
         column = len(key.group("lead").expandtabs())
         block_end = None
-        for line in _BLOCK_LINE.finditer(text, key.end()):
-            content = line.group(2).rstrip("\r")
+        for lead, start, end in _lines(text, key.end(), escaped=escaped):
+            content = text[start:end]
             if not content.strip():
                 if block_end is None:
                     continue  # blank lines before the value
                 break
-            if len(line.group(1).expandtabs()) <= column or not re.fullmatch(_SCALAR_LINE, content):
+            if len(lead.expandtabs()) <= column or not re.fullmatch(_SCALAR_LINE, content):
                 break
             opening, bare, closing = _unquote(content.strip())
             if _holds_no_secret(opening, bare):
                 break
-            out.append(text[done : line.start(2)] + f"{opening}{MASK}{closing}")
-            done = block_end = line.start(2) + len(content)
+            out.append(text[done:start] + f"{opening}{MASK}{closing}")
+            done = block_end = end
     return "".join(out) + text[done:] if out else text
+
+
+def _escaped_break_ends_at(text: str, pos: int) -> bool:
+    """Whether the "n" before ``pos`` ends a line break escaped: an odd run of backslashes before it."""
+    at = pos - 1
+    while at > 0 and text[at - 1] == "\\":
+        at -= 1
+    return (pos - 1 - at) % 2 == 1
 
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
