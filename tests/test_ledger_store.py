@@ -613,3 +613,21 @@ def test_two_turns_past_the_read_cap_that_end_alike_stay_two_rows(tmp_path):
     rows = _rows()
     assert [(r["summary"], r["partial"], r["stops"]) for r in rows] == [("Done.", 1, 3), ("Done.\n\nDone.", 1, 3)]
     assert rows[0]["turn_key"] == f"{SESSION}:after:uuid-3"  # the line of the Bash call's result
+
+
+def test_turns_with_no_prompt_and_no_line_ids_are_told_apart_by_position(tmp_path):
+    """A transcript with no prompt line at all and no uuids: a turn is keyed by where its last user
+    line starts in the file, the same for each Stop of it, another for the next turn. A turn that
+    ended with no text had a key of its own at each Stop: one turn, two rows."""
+    t = Transcript(tmp_path / "t.jsonl")
+    for final in ("", "Done."):
+        t.tool("Bash", command="make")
+        if final:
+            t.text(final)
+        t.lines = [json.dumps({k: v for k, v in json.loads(line).items() if k != "uuid"}) for line in t.lines]
+        record_stop(hook_payload(t.write()))
+        record_stop(hook_payload(t.path))  # the hook fired twice
+    rows = _rows()
+    assert [(r["ask"], r["summary"], r["stops"]) for r in rows] == [(None, None, 2), (None, "Done.", 2)]
+    text = t.path.read_text()
+    assert rows[1]["turn_key"] == f"{SESSION}:after:@{text.index(text.splitlines()[3])}"  # 2nd result
