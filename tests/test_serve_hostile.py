@@ -547,3 +547,25 @@ def test_an_http_client_of_another_user_is_refused_even_with_the_token(toy_vault
         assert reply["error"]["message"] == f"this server answers only uid {os.getuid()}, not uid {NOBODY}"
         status, reply = json.loads(post())  # its own user is answered
         assert status == 200 and reply["ok"] is True
+
+
+@pytest.mark.parametrize("size", [2 << 20, 20 << 20])
+def test_a_request_over_the_limit_gets_its_refusal_not_a_broken_pipe(toy_vault, size):
+    """The server stopped reading after the first MiB and closed with the rest unread: the client,
+    still writing, got a broken pipe (or a reset) and never read the bad_request line."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        huge = protocol.encode(
+            protocol.request("ask", str(daemon.root), query="memory " * (size // 7), modes=["vector"])
+        )
+        reply = json.loads(raw_exchange(daemon.socket_path, huge))
+        assert reply["error"] == {"code": "bad_request", "message": f"request over {protocol.MAX_REQUEST_BYTES} bytes"}
+        assert request(daemon, "ping")["ok"] is True
+
+
+def test_an_http_body_over_the_limit_gets_its_413_not_a_reset(toy_vault):
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        status, reply = _post(daemon, b'{"query": "' + b"m" * (4 << 20) + b'"}')
+        assert status == 413 and reply["error"]["code"] == "bad_request", reply
+        assert request(daemon, "ping")["ok"] is True

@@ -66,6 +66,10 @@ MAX_CONNECTIONS = 64
 # clients write theirs at once, and one byte every 29 s held a connection for good under the
 # 30 s timeout each read had.
 CLIENT_TIMEOUT = 10.0
+# A request over protocol.MAX_REQUEST_BYTES is read through to its end, thrown away, before its
+# refusal is written: closed with bytes unread, the socket reset the client still writing it, which
+# never read why (a broken pipe). Beyond this many bytes it is closed unread.
+DRAIN_BYTES = 64 << 20
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
@@ -459,12 +463,14 @@ class _SocketHandler(socketserver.StreamRequestHandler):
 
     def _read_request(self) -> bytes:
         """The request line (up to and with its ``\\n``, or all the client sent before it stopped
-        writing), at most ``MAX_REQUEST_BYTES`` and a block beyond; ``TimeoutError`` when the
-        whole of it has not come within ``CLIENT_TIMEOUT`` seconds, however it trickles."""
+        writing), at most ``MAX_REQUEST_BYTES`` and a block beyond: a longer line is read through
+        to its end (up to ``DRAIN_BYTES``) but not kept, so that its refusal reaches the client.
+        ``TimeoutError`` when the whole of it has not come within ``CLIENT_TIMEOUT`` seconds,
+        however it trickles."""
         deadline = time.monotonic() + CLIENT_TIMEOUT
         chunks: list[bytes] = []
-        size = 0
-        while size <= protocol.MAX_REQUEST_BYTES:
+        kept = read = 0
+        while read <= DRAIN_BYTES:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
@@ -474,10 +480,13 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 break
             end = chunk.find(b"\n")
             if end >= 0:
-                chunks.append(chunk[: end + 1])
+                chunk = chunk[: end + 1]
+            if kept <= protocol.MAX_REQUEST_BYTES:  # beyond, it is refused whatever follows
+                chunks.append(chunk)
+                kept += len(chunk)
+            read += len(chunk)
+            if end >= 0:
                 break
-            chunks.append(chunk)
-            size += len(chunk)
         self.connection.settimeout(CLIENT_TIMEOUT)
         return b"".join(chunks)
 
@@ -623,6 +632,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
         except ValueError:
             return self._reply(411, protocol.error("bad_request", "Content-Length required"))
         if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
+            self._read_through(length)  # unread, its bytes reset the client still sending them
             return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
         body = self.rfile.read(length)
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
@@ -641,6 +651,17 @@ class _HttpHandler(BaseHTTPRequestHandler):
             reply = daemon.answer(body)
         if daemon.connections.answered(self.connection):
             self._reply(200, reply)
+
+    def _read_through(self, length: int) -> None:
+        """Read and throw away a body of ``length`` bytes, up to ``DRAIN_BYTES``; a client that
+        stops sending it or sends it slower than ``CLIENT_TIMEOUT`` a read is left as it is."""
+        left = min(length, DRAIN_BYTES)
+        with contextlib.suppress(OSError):  # TimeoutError too
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 16))
+                if not chunk:
+                    return
+                left -= len(chunk)
 
     def do_GET(self) -> None:
         self._reply(405, protocol.error("bad_request", "POST /v1 with a JSON request"))
