@@ -1167,11 +1167,47 @@ def test_a_request_the_sdk_cannot_read_is_answered_as_an_invalid_request(toy_vau
             asked = json.loads(line, parse_int=lambda digits: int(digits[:10]))["id"]
             assert answer["id"] == asked and answer["error"]["code"] == -32600, answer
             assert answer["error"]["message"].startswith(f"brain mcp cannot read this request: {why}"), answer
-        _send(process, "not json")  # no id to answer: said in the log
         _send(process, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "status"}})
         assert _answer(process)["id"] == 6  # and the session goes on
+
+
+LINES_WITHOUT_AN_ID = [
+    # (line, the code of its answer, the start of its message after "brain mcp cannot read this request: ")
+    ("not json", -32700, "Invalid JSON: expected ident"),
+    ('{"jsonrpc":"2.0","id":1,"method":"ping"', -32700, "Invalid JSON: EOF while parsing"),  # cut short
+    ('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + "[" * 100_000 + "]" * 100_000 + "}}", -32700, ""),
+    ("[]", -32600, ""),
+    ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, ""),  # a batch: MCP has none since 2025-06-18
+    ("42", -32600, ""),
+    ('{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, "an id is a string or a whole number"),
+    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, "an id is a string or a whole number"),
+    ('{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}', -32600, ""),
+]
+
+
+@pytest.mark.slow
+def test_a_line_with_no_id_to_answer_is_answered_with_id_null_as_json_rpc_says(toy_vault, brain_home):
+    # The SDK dropped each without an answer (its reader logs them at debug): a client whose
+    # request it was, cut short or nested too deep, waited for good.
+    _index(toy_vault)
+    with _raw_mcp(toy_vault) as process:
+        for asked, (line, code, why) in enumerate(LINES_WITHOUT_AN_ID, start=10):
+            _send(process, line)
+            answer = _answer(process, timeout=15)
+            assert answer["id"] is None and answer["error"]["code"] == code, (line[:80], answer)
+            assert answer["error"]["message"].startswith(f"brain mcp cannot read this request: {why}"), answer
+            _send(process, {"jsonrpc": "2.0", "id": asked, "method": "ping"})
+            assert _answer(process)["id"] == asked  # and the session goes on
+        # a NUL left raw in a string is no JSON, but its id is found: that request is answered
+        _send(
+            process,
+            '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"a\0b"}}}',
+        )
+        answer = _answer(process, timeout=15)
+        assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
+        assert "control character" in answer["error"]["message"]
     logged = (brain_home / "logs" / "mcp.log").read_text()
-    assert "dropped a line of the client that is no JSON-RPC message (8 characters: Invalid JSON" in logged
+    assert "a line of the client is no JSON (8 characters: Invalid JSON: expected ident" in logged
 
 
 def test_a_line_of_the_client_over_the_limit_is_dropped_unread(monkeypatch, caplog):
@@ -1185,7 +1221,13 @@ def test_a_line_of_the_client_over_the_limit_is_dropped_unread(monkeypatch, capl
     huge = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"x":"' + "a" * 50_000 + '"}}\n'
     last = '{"jsonrpc":"2.0","id":3,"method":"ping"}\n'
     lines = stdio.ClientLines(io.BytesIO((first + huge + last).encode()))
-    read = []
+    read, answered = [], []
+
+    class Answers:  # the SDK's write stream
+        async def send(self, message) -> None:
+            answered.append(message.message.model_dump(by_alias=True, exclude_unset=True))
+
+    lines.answer_on(Answers())
 
     async def take() -> None:
         async for line in lines:
@@ -1194,6 +1236,9 @@ def test_a_line_of_the_client_over_the_limit_is_dropped_unread(monkeypatch, capl
     with caplog.at_level(logging.WARNING, logger="brain"):
         asyncio.run(take())
     assert read == [first, last]
+    # and it is answered, id null (it was not, and a client whose request it was waited for good)
+    why = f"brain mcp cannot read this request: a line of {len(huge):,} characters, over 1,000"
+    assert answered == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": why}}]
     assert [r.getMessage() for r in caplog.records] == [
         f"dropped a line of the client of {len(huge):,} characters, over 1,000"
     ]

@@ -251,6 +251,7 @@ class BrainServer(MCPServer):
 
         with client_stdin() as lines:
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.answer_on(write_stream)  # a line with no id to answer: its error, id null
                 lowlevel = self._lowlevel_server
                 await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 

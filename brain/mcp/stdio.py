@@ -13,7 +13,13 @@ Two things the SDK's own reader gets wrong, both seen from a real client:
   ``params`` a list, no ``jsonrpc``) was dropped without an answer or a word in the log, and the
   client waited for it for good. When Python's parser finds its id, the line is handed on as a
   request for ``UNREADABLE``, which the server answers with an "invalid request" error saying
-  why (``server.py``); a line without one is said in ``mcp.log`` and dropped.
+  why (``server.py``). A line with no id to answer is answered as JSON-RPC 2.0 says, with id
+  null: one that is no JSON (cut short, nested deeper than either parser goes) a parse error
+  (-32700), other JSON that is no message (a list, a number, an id of another type, a
+  notification of another shape) an invalid request (-32600), and so is a line over
+  ``MAX_LINE_CHARS``, dropped unread: the SDK dropped them all unanswered, and a client whose
+  request it was waited for good. The client's answers to the server's requests are never
+  answered, only said in ``mcp.log``.
 
 ``MCPServer.run`` runs on asyncio (anyio's default), which the hand-over uses.
 
@@ -33,9 +39,11 @@ import re
 import sys
 import threading
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+import anyio
 from mcp import types
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..server import protocol
@@ -50,9 +58,17 @@ MAX_DIGITS = 4300  # Python's own limit on the digits of an int read from text
 MAX_LINE_CHARS = 16 * 1024 * 1024
 
 
-def mend(line: str) -> str:
+def refusal(code: int, why: str) -> types.JSONRPCError:
+    """The answer to a line of the client with no id to answer (JSON-RPC 2.0: its id is null)."""
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=f"brain mcp cannot read this request: {why}")
+    )
+
+
+def mend(line: str) -> str | types.JSONRPCError:
     """``line`` as the SDK reads it: as it was, as JSON without a lone surrogate escape, or, when
-    the SDK's parser cannot read it, as a request for ``UNREADABLE`` with the same id."""
+    the SDK's parser cannot read it, as a request for ``UNREADABLE`` with the same id; or, with
+    no id to answer, the answer to write back (``refusal``)."""
     if _SURROGATE_ESCAPE.search(line):
         try:
             line = protocol.encode(json.loads(line)).decode("utf-8")
@@ -61,26 +77,37 @@ def mend(line: str) -> str:
     if not line.strip():
         return line  # the SDK skips a blank line, and "" is the end of stdin
     try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return line
+        read = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        if not isinstance(read, types.JSONRPCNotification) or '"id"' not in line or "id" not in json.loads(line):
+            return line
+        # a request whose id is null or a fraction, which the SDK took for a notification: unanswered
+        why = "an id is a string or a whole number"
     except ValidationError as exc:
         said = exc.errors(include_url=False)
         why = said[0]["msg"] if len(said) == 1 else "not a JSON-RPC 2.0 request"
+    chars = len(line.rstrip("\n"))
     try:
-        message = json.loads(line, parse_int=lambda digits: int(digits) if len(digits) <= MAX_DIGITS else None)
+        # strict=False: a control character left raw in a string (a NUL) still shows the id
+        message = json.loads(
+            line, strict=False, parse_int=lambda digits: int(digits) if len(digits) <= MAX_DIGITS else None
+        )
     except (ValueError, RecursionError):
-        message = None
-    # a request (not the client's answer to one of ours), whose id can be answered
-    asked = isinstance(message, dict) and not {"result", "error"} & message.keys()
-    request_id = message.get("id") if asked else None
+        log.warning("a line of the client is no JSON (%s characters: %s): answered as a parse error", chars, why)
+        return refusal(types.PARSE_ERROR, why[:300])
+    if isinstance(message, dict) and {"result", "error"} & message.keys():  # the client's answer to one of ours
+        log.warning("dropped an answer of the client that cannot be read (%s characters: %s)", chars, why)
+        return line  # the SDK drops it: an answer is never answered
+    request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
         log.info("a request of the client cannot be read (%s): answered as an invalid request", why)
         unreadable = {"jsonrpc": "2.0", "id": request_id, "method": UNREADABLE, "params": {"why": why[:300]}}
         return json.dumps(unreadable) + "\n"
     log.warning(
-        "dropped a line of the client that is no JSON-RPC message (%s characters: %s)", len(line.rstrip("\n")), why
+        "a line of the client is no JSON-RPC message with an id (%s characters: %s): answered as an invalid request",
+        chars,
+        why,
     )
-    return line
+    return refusal(types.INVALID_REQUEST, why[:300])
 
 
 class ClientLines:
@@ -93,9 +120,15 @@ class ClientLines:
 
     def __init__(self, wire: BinaryIO):
         self._text = io.TextIOWrapper(wire, encoding="utf-8", errors="replace")  # as the SDK reads it
-        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._lines: asyncio.Queue[str | types.JSONRPCError | None] = asyncio.Queue()
         self._room = threading.Semaphore(self.AHEAD)
         self._reader: threading.Thread | None = None
+        self._answers: Any = None  # the SDK's stream to the client (``answer_on``)
+
+    def answer_on(self, stream: Any) -> None:
+        """Write the answers to lines with no id (``refusal``) on ``stream``, the SDK's write
+        stream of ``SessionMessage``: the client's lines and the server's answers, in order."""
+        self._answers = stream
 
     def __aiter__(self) -> ClientLines:
         return self
@@ -105,18 +138,28 @@ class ClientLines:
             loop = asyncio.get_running_loop()
             self._reader = threading.Thread(target=self._read, args=(loop,), name="brain-mcp-stdin", daemon=True)
             self._reader.start()
-        line = await self._lines.get()
-        self._room.release()
-        if line is None:
-            raise StopAsyncIteration
-        return line
+        while True:
+            line = await self._lines.get()
+            self._room.release()
+            if line is None:
+                raise StopAsyncIteration
+            if isinstance(line, str):
+                return line
+            await self._answer(line)
+
+    async def _answer(self, refused: types.JSONRPCError) -> None:
+        if self._answers is None:  # not serving yet, or a test reading the lines alone
+            return
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # the session has ended
+            await self._answers.send(SessionMessage(refused))
 
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        line: str | None = ""
+        line: str | types.JSONRPCError | None = ""
         while line is not None:
             self._room.acquire()
             try:
-                line = mend(self._next_line()) or None  # "" is the end of stdin
+                read = self._next_line()
+                line = (mend(read) if isinstance(read, str) else read) or None  # "" is the end of stdin
             except (OSError, ValueError):  # the wire failed or was closed
                 line = None
             try:
@@ -124,19 +167,20 @@ class ClientLines:
             except RuntimeError:  # the loop has ended (Ctrl-C): nobody is listening
                 return
 
-    def _next_line(self) -> str:
-        """The client's next line of at most ``MAX_LINE_CHARS``; longer ones are read through and
-        dropped, said in the log (one of 200 MB took 660 MB to read and parse, and it grew with
-        the line: a client could take all the machine's memory)."""
-        while True:
-            line = self._text.readline(MAX_LINE_CHARS + 1)
-            if len(line) <= MAX_LINE_CHARS:
-                return line
-            dropped = len(line)
-            while line and not line.endswith("\n"):
-                line = self._text.readline(1 << 20)
-                dropped += len(line)
-            log.warning("dropped a line of the client of %s characters, over %s", f"{dropped:,}", f"{MAX_LINE_CHARS:,}")
+    def _next_line(self) -> str | types.JSONRPCError:
+        """The client's next line of at most ``MAX_LINE_CHARS``; a longer one is read through and
+        dropped, said in the log, and its answer is an invalid request (one of 200 MB took 660 MB
+        to read and parse, and it grew with the line: a client could take all the machine's
+        memory)."""
+        line = self._text.readline(MAX_LINE_CHARS + 1)
+        if len(line) <= MAX_LINE_CHARS:
+            return line
+        dropped = len(line)
+        while line and not line.endswith("\n"):
+            line = self._text.readline(1 << 20)
+            dropped += len(line)
+        log.warning("dropped a line of the client of %s characters, over %s", f"{dropped:,}", f"{MAX_LINE_CHARS:,}")
+        return refusal(types.INVALID_REQUEST, f"a line of {dropped:,} characters, over {MAX_LINE_CHARS:,}")
 
 
 @contextlib.contextmanager
