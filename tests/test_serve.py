@@ -264,6 +264,16 @@ def test_a_server_that_does_not_answer_in_time_is_skipped(toy_vault, monkeypatch
     assert elapsed < 10
 
 
+def test_a_request_over_the_limit_is_refused_by_the_client_without_sending_it(toy_vault):
+    """Any server refuses it (before, one that read only its first MiB reset the client mid-write,
+    and a server that read nothing held it the whole timeout): the client says it at once."""
+    with server_socket(toy_vault):  # listens, never reads
+        started = time.monotonic()
+        with pytest.raises(client.ServerError, match=f"request over {protocol.MAX_REQUEST_BYTES} bytes") as refused:
+            client.call(toy_vault.resolve(), "ping", timeout=5, x="x" * protocol.MAX_REQUEST_BYTES)
+        assert refused.value.code == "bad_request" and time.monotonic() - started < 1
+
+
 # ----- the socket ------------------------------------------------------------------------------
 
 

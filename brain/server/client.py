@@ -80,9 +80,10 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fiel
     """Send one request to the server of vault ``root``; its ``result``, or an exception.
 
     ``NoServer`` when none answers in ``timeout`` seconds or it answers with a reason to fall
-    back (``FALL_BACK``); ``ServerError`` for a refusal. ``OtherBuild`` (a ``NoServer``) for a
-    result (``protocol.RESULT_OPS``) from a server of another brain, unless ``any_shape``: the
-    caller reads what it can of one.
+    back (``FALL_BACK``); ``ServerError`` for a refusal, and for a request over
+    ``protocol.MAX_REQUEST_BYTES``, not sent (every server refuses it). ``OtherBuild`` (a
+    ``NoServer``) for a result (``protocol.RESULT_OPS``) from a server of another brain, unless
+    ``any_shape``: the caller reads what it can of one.
     """
     deadline = time.monotonic() + timeout
     record = runtime.read_record(root)
@@ -100,9 +101,11 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fiel
     index = fields.get("index")
     if "prefixes" not in features and isinstance(index, dict):  # unset: an older server refuses the keys
         fields = {**fields, "index": {k: v for k, v in index.items() if k not in protocol.PREFIX_SETTINGS}}
-    message = protocol.request(op, str(root), **fields)
+    payload = protocol.encode(protocol.request(op, str(root), **fields))
+    if len(payload) > protocol.MAX_REQUEST_BYTES:  # what every server answers it: not sent
+        raise ServerError("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
     try:
-        reply = _exchange(record["socket"], protocol.encode(message), deadline)
+        reply = _exchange(record["socket"], payload, deadline)
     except TimeoutError as exc:
         raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
     except (OSError, ValueError, RecursionError) as exc:  # refused, missing socket, reset, bad or too deep JSON
