@@ -453,6 +453,8 @@ class _SocketHandler(socketserver.StreamRequestHandler):
                 self._send(reply)
         except TimeoutError:
             log.info("a client sent no whole request within %.0f s", CLIENT_TIMEOUT)
+            # one that sent half a request and waits for its answer is told why, not just closed
+            self._send(protocol.error("bad_request", f"no whole request line within {CLIENT_TIMEOUT:g} s"))
         except OSError as exc:  # reset, broken pipe: the client left
             log.info("a client left mid-request (%s)", type(exc).__name__)
         except Exception as exc:  # a bug: said in the log and to the client, never a silent close
@@ -634,7 +636,11 @@ class _HttpHandler(BaseHTTPRequestHandler):
         if not 0 <= length <= protocol.MAX_REQUEST_BYTES:
             self._read_through(length)  # unread, its bytes reset the client still sending them
             return self._reply(413, protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes"))
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:  # the client's, not a bug: it was logged with a traceback, answered 500
+            log.info("an HTTP client sent no whole body within %.0f s", self.timeout)
+            return self._reply(408, protocol.error("bad_request", f"no whole request body within {self.timeout:g} s"))
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
         pid = daemon.tcp_peers.pid(self.connection)
