@@ -523,7 +523,18 @@ def ask(
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
     from .errors import ConfigError, EmptyQuery, asks_nothing
+    from .server.protocol import MAX_QUERY_CHARS, cut_query
 
+    # A query over what a server takes is cut to it, the same with a server or without: one was
+    # answered in-process, passing the server over, in seconds more for each MB.
+    cut = cut_query(text)
+    cut_said = (
+        f"the query is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a query takes: asked with its first "
+        f"{len(cut):,}"
+        if cut != text
+        else None
+    )
+    text = cut
     if asks_nothing(text):
         raise EmptyQuery(text)
     rerank = not no_rerank and config.rerank_model_name() is not None
@@ -556,6 +567,8 @@ def ask(
         )
     root = resolve_vault(vault)
     past = moment is not None or world_day is not None
+    if cut_said:  # once the command is known good: said before the answer, in the result too (below)
+        warn(cut_said)
     results, passed_over = (
         (None, None)
         if no_server
@@ -574,6 +587,9 @@ def ask(
         if passed_over:  # said on stderr, and in the result too (--json's reader reads stdout)
             for result in results:
                 result.warnings.insert(0, passed_over)
+    if cut_said:  # said on stderr above
+        for result in results:
+            result.warnings.insert(0, cut_said)
     if ab:
         _ask_ab(results[0], results[1], root, settings, source, as_json, past=past, quiet=quiet)
         return

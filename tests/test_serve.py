@@ -107,18 +107,37 @@ def test_a_request_the_server_refuses_is_said_not_answered_elsewhere(toy_vault):
             client.call(daemon.root, "note", timeout=10, note="x" * 5000)
 
 
-def test_a_query_longer_than_the_server_takes_is_answered_in_process_without_asking_it(toy_vault, caplog):
+def test_a_query_longer_than_a_server_takes_is_cut_to_it_with_a_server_or_without(toy_vault, caplog):
+    # It was sent to no server and answered in-process (2 MB: 12 s on 60 notes, and the model's load)
     _index(toy_vault)
-    long = QUESTION + " " + "word " * 2500  # over protocol.MAX_QUERY_CHARS
+    long = QUESTION + " " + "word " * 2500 + "x" * 20  # over protocol.MAX_QUERY_CHARS
+    cut = (QUESTION + " " + "word " * ((protocol.MAX_QUERY_CHARS - len(QUESTION) - 1) // 5)).rstrip()
+    said = f"brain: WARNING: the query is {len(long):,} characters, over the 10,000 a query takes: asked with its first {len(cut):,}"
     with served(toy_vault, watch=False) as daemon:
         with caplog.at_level("INFO", logger="brain"):
-            served_out, _ = _invoke("ask", "--vault", str(toy_vault), long)
-        assert daemon.service.queries == 0
-        assert not [r for r in caplog.records if "bad request" in r.getMessage()]  # never sent
-        said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert any("at most 10,000 characters" in m and "answering in this process" in m for m in said), said
-        local_out, _ = _invoke("ask", "--vault", str(toy_vault), "--no-server", long)
+            served_out, served_err = _invoke("ask", "--vault", str(toy_vault), long)
+        assert daemon.service.queries == 1  # the server answered it
+        assert not [r for r in caplog.records if "answering in this process" in r.getMessage()]
+        local_out, local_err = _invoke("ask", "--vault", str(toy_vault), "--no-server", long)
+        json_out, _ = _invoke("ask", "--vault", str(toy_vault), "--json", long)
     assert served_out == local_out and served_out.startswith(" 1.")
+    assert served_err.splitlines()[0] == local_err.splitlines()[0] == said
+    answer = json.loads(json_out)
+    assert answer["query"] == cut and answer["warnings"][0] == said.removeprefix("brain: WARNING: ")
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("記憶" * 6000, "記憶" * 5000),  # no space: the first 10,000 characters
+        ("a" * 9998 + " b", "a" * 9998 + " b"),  # within the limit: as it is
+        ("a" * 9999 + " bc", "a" * 9999),  # a word that does not fit whole is left out
+        ("a" * 10_000 + " b", "a" * 10_000),  # a space right after the limit keeps the last word
+        ("a\n" * 6000, "a\n" * 4999 + "a"),  # any white space
+    ],
+)
+def test_a_query_is_cut_to_what_a_server_takes_at_the_last_space(query, asked):
+    assert protocol.cut_query(query) == asked
 
 
 def test_a_serve_timeout_beyond_the_longest_wait_still_asks_the_server(toy_vault, monkeypatch):

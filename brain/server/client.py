@@ -6,8 +6,8 @@ to doing the work themselves. ``ServerError`` is the one exception that is not a
 fall back: the server refused the request (an unknown mode, a note outside the vault, a
 ``bad_request`` such as an empty query), and doing the work elsewhere would refuse it the same
 way or, worse, answer what the server would not. ``ask`` checks its request first: one the
-server would refuse by the protocol's limits (a query over ``MAX_QUERY_CHARS``), which
-``brain ask`` in-process takes, is ``NoServer`` at once, without a round trip.
+server would refuse by the protocol's limits (a query over ``MAX_QUERY_CHARS``, which ``brain
+ask`` cuts to it first, ``protocol.cut_query``) is ``NoServer`` at once, without a round trip.
 
 Used by ``brain ask``, ``brain status``, ``brain serve --stop``, ``brain mcp`` and the prompt
 hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.py checks).
