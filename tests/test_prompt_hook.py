@@ -586,3 +586,29 @@ def test_a_note_grown_huge_since_it_was_indexed_is_not_read_whole(tmp_path, monk
     finally:
         tracemalloc.stop()
     assert whole < 3 << 20 and over < 1 << 20, (whole, over)  # a block or two at a time; not read at all
+
+
+@pytest.mark.parametrize("hook", ["prompt", "stop"])
+def test_an_input_over_the_limit_is_read_through_so_the_agent_never_gets_a_broken_pipe(hook):
+    # the hook read its first 16 MB and exited: the agent, still writing the rest, got EPIPE
+    from brain.ledger.hook import MAX_STDIN
+
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=os.environ["BRAIN_HOME"], BRAIN_PROMPT_BUDGET="5")
+    payload = json.dumps(_payload("memory " * (MAX_STDIN // 7 + 100_000))).encode()
+    proc = subprocess.Popen(
+        [*cmd, "hook", hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(payload)
+        proc.stdin.close()
+        proc.wait(60)
+        out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and out == b"" and err == b""
+    logged = (Path(os.environ["BRAIN_HOME"]) / "logs" / "hook.log").read_text()
+    assert "not a Stop hook payload" in logged if hook == "stop" else "not a UserPromptSubmit payload" in logged

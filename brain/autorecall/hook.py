@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import config
 from ..errors import ConfigError
-from ..ledger.hook import MAX_STDIN, hook_json, load_settings_under_watchdog, log, oversized_field
+from ..ledger.hook import MAX_STDIN, hook_json, load_settings_under_watchdog, log, oversized_field, read_input
 from ..ledger.redact import redact
 from ..ledger.store import utc_now
 from ..ledger.transcript import clip
@@ -61,7 +61,7 @@ def run_prompt_hook() -> int:
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        raw = read_input(sys.stdin.buffer)
         payload = parse_payload(raw)
         if payload is None:
             log(f"prompt: ignored stdin that is not a UserPromptSubmit payload ({len(raw)} bytes)")

@@ -58,7 +58,7 @@ def run_stop_hook() -> int:
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return 0  # run by hand in a terminal: there is no hook input to wait for
-        raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+        raw = read_input(sys.stdin.buffer)
         if len(raw) > MAX_STDIN:
             log(f"ignored stdin over {MAX_STDIN} bytes: not a Stop hook payload")
             return 0
@@ -195,6 +195,17 @@ def _keep_aside(
         return False
     log(f"{why}: turn {row['turn_key']} kept aside in {kept.parent}; {who_records(path, why)}")
     return True
+
+
+def read_input(stream: Any) -> bytes:
+    """The hook input from ``stream``: its first ``MAX_STDIN`` + 1 bytes (more is no payload), the
+    rest read through to its end and dropped. A hook that exits with its input unread gives the
+    agent still writing it a broken pipe (a 20 MB prompt did), where the hook must never fail it."""
+    raw = stream.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        while stream.read(1 << 20):
+            pass
+    return raw
 
 
 def hook_json(raw: bytes) -> Any:
