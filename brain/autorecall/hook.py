@@ -155,7 +155,9 @@ def _recall(prompt: str, row: dict[str, Any], deadline: float, db_path: Path | N
         why = f"brain serve for {root} is starting (pid {holder})" if holder else f"no brain serve for {root}"
         row.update(reason=NO_SERVER, detail=why)
         return ""
-    model = record.get("model") if isinstance(record.get("model"), str) else config.embed_model_name()
+    model = record.get("model")
+    if not isinstance(model, str):
+        model = _setting(config.embed_model_name, config.DEFAULT_EMBED_MODEL)
     min_cosine = _setting(config.prompt_min_cosine, None)
     row.update(
         mode=select.MODE, model=model, min_cosine=select.default_min_cosine(model) if min_cosine is None else min_cosine
@@ -337,13 +339,13 @@ def _vault() -> Path | str:
     ``vault.resolve_vault``'s checks, without importing ``brain.vault`` (its dataclasses cost
     milliseconds at start-up, on every prompt).
     """
-    value = config.vault()
+    try:
+        value = config.vault()
+    except ConfigError as exc:  # ~nouser/x, or relative: why there is none, as for any other vault not found
+        return str(exc)
     if not value:
         return "no vault: set BRAIN_VAULT, or run `brain hook install --prompt --vault PATH`"
-    try:
-        path = config.user_path("BRAIN_VAULT", value)
-    except ConfigError as exc:  # ~nouser/x: why there is none, as for any other vault not found
-        return str(exc)
+    path = Path(value)
     if not path.is_dir():
         return f"vault not found: {path}" if not path.exists() else f"vault is not a folder: {path}"
     return path.resolve()

@@ -66,11 +66,13 @@ INDEX_SETTINGS = (
 
 
 def index_settings() -> dict[str, str]:
-    """The index's settings set in this environment; a model that is a local folder, absolute."""
+    """The index's settings set in this environment; the model as brain reads it (a folder with
+    ``~`` expanded; one given relative is the setting's error, as for every command)."""
+    from ..config import embed_model_name, env
+
     settings = {name: value for name in INDEX_SETTINGS if (value := os.environ.get(name)) is not None}
-    model = settings.get("BRAIN_EMBED_MODEL")
-    if model and Path(model).expanduser().is_dir():
-        settings["BRAIN_EMBED_MODEL"] = str(Path(model).expanduser().absolute())
+    if env("BRAIN_EMBED_MODEL"):
+        settings["BRAIN_EMBED_MODEL"] = embed_model_name()
     return settings
 
 
