@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .cli_options import not_blank
 from .cli_support import emit_json, library_errors, warn
 from .text import plural, terminal_safe
 
@@ -16,6 +17,7 @@ from .text import plural, terminal_safe
 @click.option(
     "--vault",
     type=click.Path(file_okay=False, path_type=str),
+    callback=not_blank("names no folder", "give the vault", "for every vault's index and the ledger"),
     help="Back up this vault's index alone. [default: every vault's index, and the ledger]",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

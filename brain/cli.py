@@ -15,6 +15,7 @@ import click
 
 from . import __version__, config
 from .cli_options import (
+    not_blank,
     not_blank_source,
     recall_settings,
     recall_settings_options,
@@ -419,6 +420,7 @@ def _span(seconds: float) -> str:
 )
 @click.option(
     "--mode",
+    callback=not_blank("names no mode", "give one, e.g. hybrid+ppr", "for the default"),
     help="vector, graph, gated, hybrid, ppr or hybrid+ppr (the default), each optionally "
     "+rerank (added by default when a reranker is configured).",
 )
@@ -744,7 +746,11 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
 @cli.command()
 @click.argument("note")
 @vault_option
-@click.option("--heading", help="Only this section: its heading, or the end of its path ('Setup > Linux').")
+@click.option(
+    "--heading",
+    callback=not_blank("names no heading", "give one, e.g. 'Setup > Linux'", "for the whole note"),
+    help="Only this section: its heading, or the end of its path ('Setup > Linux').",
+)
 @click.option(
     "--max-chars", type=click.IntRange(200, 10_000_000), default=40_000, show_default=True, help="Cut the text here."
 )
@@ -852,7 +858,11 @@ def ab() -> None:
 
 @ab.command("report")
 @click.option("--since", default="7d", show_default=True, help="A span (7d, 12h, 2w, 1y) or a date (2026-11-01).")
-@click.option("--source", help="Only rows with this source label.")
+@click.option(
+    "--source",
+    callback=not_blank("is no label", "give one", "for every source"),
+    help="Only rows with this source label.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
 def ab_report(since: str, source: str | None, as_json: bool) -> None:

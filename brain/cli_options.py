@@ -16,19 +16,28 @@ from .config import DEFAULT_RERANK_POOL
 from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings, default_depth
 
 
-def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``--vault ""`` (a script's ``--vault "$V"`` with V unset) was read as no --vault, and
-    $BRAIN_VAULT, another vault, indexed or asked unsaid."""
-    if value is not None and not value.strip():
-        raise click.BadParameter(f"{value!r} names no folder: give the vault, or leave --vault out for $BRAIN_VAULT")
-    return value
+def not_blank(
+    what: str, give: str, otherwise: str, *, to: Callable[[str], Any] | None = None
+) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A callback refusing an option's empty or blank text (a script's ``--x "$X"`` with X unset):
+    ``'' {what}: {give}, or leave --x out {otherwise}``, a usage error. Read as the option left
+    out, "" had listed every session, served no HTTP or printed a whole note unsaid, while " "
+    matched nothing (or wrote a settings file named " "). ``to``: what the text becomes (a
+    ``Path``, which reads "" as "."; so the type must give the text)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None and not str(value).strip():
+            option = max(param.opts, key=len) if param.opts else param.name
+            raise click.BadParameter(f"{value!r} {what}: {give}, or leave {option} out {otherwise}", ctx, param)
+        return to(value) if to is not None and value is not None else value
+
+    return check
 
 
-def not_blank_source(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``--source ""`` was read as no --source, and the row labelled $BRAIN_AB_SOURCE unsaid."""
-    if value is not None and not value.strip():
-        raise click.BadParameter(f"{value!r} is no label: give one, or leave --source out for $BRAIN_AB_SOURCE")
-    return value
+# --vault "" was read as no --vault, and $BRAIN_VAULT, another vault, indexed or asked unsaid.
+_not_blank = not_blank("names no folder", "give the vault", "for $BRAIN_VAULT")
+# --source "" was read as no --source, and the row labelled $BRAIN_AB_SOURCE unsaid.
+not_blank_source = not_blank("is no label", "give one", "for $BRAIN_AB_SOURCE")
 
 
 vault_option = click.option(

@@ -482,6 +482,40 @@ def test_an_empty_source_option_is_an_error_not_brain_ab_source(monkeypatch, toy
         assert f"Invalid value for '--source': {blank!r} is no label: give one, or leave --source out" in result.output
 
 
+@pytest.mark.parametrize(
+    "before, option, after, said",
+    [
+        (["ask", "--vault", "{vault}"], "--mode", ["x"], "names no mode"),
+        (["note", "--vault", "{vault}"], "--heading", ["Home"], "names no heading"),
+        (["ab", "report"], "--source", [], "is no label"),
+        (["turns"], "--session", [], "names no session"),
+        (["turns"], "--project", [], "names no project"),
+        (["recalls"], "--session", [], "names no session"),
+        (["serve", "--vault", "{vault}"], "--http", ["--stop"], "names no address"),  # --stop: never a server left
+        (["backup"], "--vault", ["{tmp}/backup"], "names no folder"),
+        (["hook", "install"], "--settings", [], "names no file"),
+        (["hook", "uninstall"], "--settings", [], "names no file"),
+        (["mcp", "install", "--vault", "{vault}"], "--config", [], "names no file"),
+        (["mcp", "uninstall"], "--config", [], "names no file"),
+    ],
+)
+@pytest.mark.parametrize("blank", ["", " "])
+def test_an_empty_or_blank_text_option_is_a_usage_error(
+    monkeypatch, tmp_path, toy_vault, before, option, after, said, blank
+):
+    """Each option taking text read "" as left out (every session listed, every source reported,
+    the whole note printed, no HTTP served unsaid) and " " as a value: a session ' ' matching
+    nothing, a settings file named ' ' written in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    fill = {"{vault}": str(toy_vault), "{tmp}/backup": str(tmp_path / "backup")}
+    args = [fill.get(word, word) for word in before] + [option, blank] + [fill.get(word, word) for word in after]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': {blank!r} {said}: " in result.output
+    assert f"or leave {option} out for " in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vault"]  # nothing written (the toy vault's copy)
+
+
 def test_the_device_is_read_in_any_case(monkeypatch):
     """BRAIN_DEVICE=CPU was an error from torch: its devices are named in lower case."""
     monkeypatch.setenv("BRAIN_DEVICE", " CPU ")

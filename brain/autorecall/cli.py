@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..cli_options import not_blank
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
 from ..output import clip, flat, literal
 from ..text import escaped, plural, terminal_safe
@@ -24,7 +25,11 @@ from ..text import escaped, plural, terminal_safe
     show_default=True,
     help="How many prompts (without --stats).",
 )
-@click.option("--session", help="Only this session (a prefix of the id is enough).")
+@click.option(
+    "--session",
+    callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
+    help="Only this session (a prefix of the id is enough).",
+)
 @click.option(
     "--stats", is_flag=True, help="Per day: prompts with and without notes and why, latency, notes then read or edited."
 )

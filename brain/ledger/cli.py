@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..cli_options import vault_option
+from ..cli_options import not_blank, vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file
 from ..output import flat, literal
 from ..text import escaped, plural, shell_word, terminal_safe
@@ -35,7 +35,8 @@ _settings_options = [
     click.option(
         "--settings",
         "settings_file",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=click.Path(dir_okay=False, path_type=str),  # the text: a Path reads "" as "."
+        callback=not_blank("names no file", "give the settings file", "for ./.claude/settings.json", to=Path),
         help="Edit this settings file instead.",
     ),
 ]
@@ -198,8 +199,16 @@ def prompt() -> None:
     show_default=True,
     help="How many turns.",
 )
-@click.option("--session", help="Only this session (a prefix of the id is enough).")
-@click.option("--project", help="Only this project (the git root's folder name).")
+@click.option(
+    "--session",
+    callback=not_blank("names no session", "give its id (a prefix is enough)", "for every session"),
+    help="Only this session (a prefix of the id is enough).",
+)
+@click.option(
+    "--project",
+    callback=not_blank("names no project", "give its folder's name", "for every project"),
+    help="Only this project (the git root's folder name).",
+)
 @click.option(
     "--stats", is_flag=True, help="Turns recorded; per day and project, top tools, most-touched files of the last days."
 )

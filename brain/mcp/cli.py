@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..cli_options import vault_option
+from ..cli_options import not_blank, vault_option
 from ..cli_support import library_errors, one_file
 
 
@@ -55,7 +55,8 @@ _scope = click.option("--user", is_flag=True, help="Edit ~/.claude.json (every p
 _file = click.option(
     "--config",
     "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, path_type=str),  # the text: a Path reads "" as "."
+    callback=not_blank("names no file", "give the MCP config file", "for ./.mcp.json", to=Path),
     help="Edit this MCP config file instead.",
 )
 

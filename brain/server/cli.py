@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..cli_options import vault_option
+from ..cli_options import not_blank, vault_option
 from ..cli_support import echo_done, library_errors, output_open
 
 
@@ -17,6 +17,7 @@ from ..cli_support import echo_done, library_errors, output_open
 @click.option(
     "--http",
     metavar="127.0.0.1:PORT",
+    callback=not_blank("names no address", "give one, e.g. 127.0.0.1:8181", "for the socket alone"),
     help="Also answer POST /v1 on this loopback address (requests carry the token from serve.json).",
 )
 @click.option(
