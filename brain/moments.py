@@ -30,11 +30,10 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
         "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), "
         "or a span back from now (12h, 7d, 2w, 1y)"
     )
-    value = (text or "").strip()
-    span = _SPAN.fullmatch(value)
     try:
+        span = _SPAN.fullmatch(typed(text))
         if span is None:
-            written = _date_or_datetime(value)
+            written = _date_or_datetime(typed(text))
     except ValueError:
         raise ConfigError(f"{option} takes {forms}, not {quoted(text)}") from None
     try:
@@ -64,6 +63,18 @@ _ZONED_DAY = re.compile(r"(.+?)" + _ZONE, re.IGNORECASE)
 # if any: read here, as Python's fromisoformat took any one character between a date and a time
 # ("2026-12-01+03" was 03:00 local, "2026-12-01-05" 05:00) and 3.10's no zone Z nor hour alone.
 _DATE_TIME = re.compile(r"(.+?)[T ](\d\d)(?::?(\d\d)(?::?(\d\d)(?:[.,](\d+))?)?)?" + _ZONE + "?", re.IGNORECASE)
+
+
+def typed(text: str | None) -> str:
+    """A moment as a user typed it (an option, a tool's argument), without the spaces around it:
+    ASCII, or a ``ValueError``. Python's ``int`` and ``\\d`` read other scripts' digits, so
+    ``٢٠٢٦١٢٠١`` and ``７d`` were read and ``٢٠٢٦-١٢-٠١`` refused (``fromisoformat`` takes ASCII
+    alone); a number setting refuses them all (config._number): so does a moment. A note's own
+    dates (``written_date``) are read as before."""
+    value = (text or "").strip()
+    if not value.isascii():
+        raise ValueError(f"not ASCII: {value!r}")
+    return value
 
 
 def _date_or_datetime(value: str) -> dt.date | dt.datetime:
@@ -151,7 +162,7 @@ def first_moment(text: str) -> dt.datetime:
     a date's 00:00 (a week's: its Monday's), in the zone it names or none; a date and time. Aware
     when it names a zone, else naive. A ValueError when it is none of the forms ``--as-of`` reads:
     Python's reader took ``2026-12-01+03:00`` as 03:00 without a zone."""
-    value = (text or "").strip()
+    value = typed(text)
     day = _day(value, first=True)
     if day is not None:
         return dt.datetime.combine(day, dt.time.min)
@@ -189,9 +200,8 @@ def parse_world_date(text: str, option: str = "--valid-at") -> str:
     ``--as-of`` reads (``20260301``, a week: its Sunday), or a date and time (its date);
     anything after them is a mistake, not ignored. (Read by ``_date_or_datetime``: Python
     3.11's ``date.fromisoformat`` read ``2026-W09`` as its Monday, and 3.10's refused it.)"""
-    value = (text or "").strip()
     try:
-        written = _date_or_datetime(value)
+        written = _date_or_datetime(typed(text))
     except ValueError:
         raise ConfigError(
             f"{option} takes a date (2026-03-01), a time and a zone after it if any (2026-03-01T14:30+03), not {quoted(text)}"

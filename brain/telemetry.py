@@ -134,7 +134,8 @@ def parse_since(text: str, *, name: str = "--since") -> str:
     A date or time without a zone is UTC; one with a zone (``2026-12-02T23:00+12:00``) is
     converted to UTC. A moment before year 1 is everything, one after 9999 nothing. ``name``
     is what the error calls the value (``since`` for the MCP tool's argument)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([mhdwy])\s*", text or "")
+    # ASCII only (moments.typed): ٧d and ７d were 7 days, while ٢٠٢٦-١٢-٠١ was refused.
+    match = re.fullmatch(r"(\d+)\s*([mhdwy])", (text or "").strip(), re.ASCII)
     if match:
         # A year is 365 days, as --as-of's (moments): 100000y was refused where 99999999999999d,
         # as far past year 1, was everything.

@@ -537,6 +537,37 @@ def test_a_number_is_written_in_ascii_digits_without_underscores(monkeypatch, va
     assert config.prompt_k() == 10 and config.prompt_budget() == 1.0
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["٢٠٢٦١٢٠١", "２０２６１２０１", "٧d", "７d", "2026-12-01T１０:００", "2026-W０９", "2026-12-01+٠٣", "٢٠٢٦-١٢-٠١"],
+)
+def test_a_moment_is_written_in_ascii_digits_as_a_number_is(value):
+    """--since, --as-of, --valid-at and --before read other scripts' digits wherever a regular
+    expression's \\d met them (٢٠٢٦١٢٠١ a date, ７d seven days, ١٠:٠٠ an hour) and refused them
+    where Python's fromisoformat did (٢٠٢٦-١٢-٠١): by the form, not a rule. Refused in one line,
+    as a number setting refuses them."""
+    from brain.moments import parse_moment, parse_world_date, past_moment
+    from brain.telemetry import parse_since
+
+    for option, parse in (
+        ("--since", lambda text: parse_since(text, name="--since")),
+        ("--before", lambda text: parse_moment(text, "--before")),
+        ("--as-of", past_moment),
+        ("--valid-at", parse_world_date),
+    ):
+        with pytest.raises(ConfigError, match=rf"^{option} takes .*, not {re.escape(repr(value))}$"):
+            parse(value)
+
+
+def test_a_moment_in_ascii_is_read_as_before():
+    from brain.moments import parse_world_date
+    from brain.telemetry import parse_since
+
+    assert parse_since("20261201") == parse_since(" 2026-12-01\u00a0") == "2026-12-01 00:00:00"
+    assert parse_since("7 d\u00a0") < parse_since("1d")
+    assert parse_world_date("2026-W09") == "2026-03-01"
+
+
 @pytest.mark.parametrize("under", [False, True])
 def test_status_with_a_file_for_brain_home_says_so_as_index_does(tmp_path, monkeypatch, toy_vault, under):
     """`brain status` with BRAIN_HOME a file said "nothing indexed yet", as if the home were empty."""
