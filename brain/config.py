@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, quoted
 
 DEFAULT_EMBED_MODEL = "intfloat/multilingual-e5-base"
 DEFAULT_RERANK_MODEL = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
@@ -70,14 +70,6 @@ def env(name: str, default: str | None = None) -> str | None:
     return (value.strip() or default) if value is not None else default
 
 
-MAX_SHOWN = 200  # characters of a bad value an error quotes (a long path whole), whatever was pasted
-
-
-def shown(value: str) -> str:
-    """``value`` quoted for an error message, cut to ``MAX_SHOWN`` characters."""
-    return repr(value) if len(value) <= MAX_SHOWN else repr(value[:MAX_SHOWN]) + f"… ({len(value)} characters)"
-
-
 def _number(
     name: str, default: float, *, minimum: float, integer: bool, above: bool = False, maximum: float | None = None
 ) -> float:
@@ -95,14 +87,14 @@ def _number(
             raise ValueError(value)
         number = int(value) if integer else float(value)
     except ValueError:
-        raise ConfigError(f"{name} must be {what} {bound}, not {shown(value)}") from None
+        raise ConfigError(f"{name} must be {what} {bound}, not {quoted(value)}") from None
     if (
         not math.isfinite(number)
         or number < minimum
         or (above and number == minimum)
         or (maximum is not None and number > maximum)
     ):
-        raise ConfigError(f"{name} must be {what} {bound}, not {shown(value)}")
+        raise ConfigError(f"{name} must be {what} {bound}, not {quoted(value)}")
     return number
 
 
@@ -169,7 +161,7 @@ def _relative(name: str, value: str, path: Path | str) -> ConfigError:
     except OSError:  # the working directory was removed
         meant = ""
     return ConfigError(
-        f"{name} must be an absolute path (or begin with ~), not {shown(value)}: "
+        f"{name} must be an absolute path (or begin with ~), not {quoted(value)}: "
         f"a relative one is another place in each working directory{meant}"
     )
 
@@ -204,7 +196,7 @@ def user_path(name: str, value: str) -> Path:
     try:
         return Path(value).expanduser()
     except RuntimeError:  # ~someone who is not a user here: pathlib cannot say whose home
-        raise ConfigError(f"{name} must be a path, and {shown(value)} names the home of no user here") from None
+        raise ConfigError(f"{name} must be a path, and {quoted(value)} names the home of no user here") from None
 
 
 def log_dir() -> Path:
@@ -390,7 +382,7 @@ def keep_versions() -> int | None:
         return _int("BRAIN_KEEP_VERSIONS", 0, minimum=0, maximum=MAX_KEEP_VERSIONS)
     except ConfigError:
         raise ConfigError(
-            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {shown(value)}"
+            f"BRAIN_KEEP_VERSIONS must be a whole number from 0 to {MAX_KEEP_VERSIONS} or 'all', not {quoted(value)}"
         ) from None
 
 
@@ -471,7 +463,7 @@ def lexical_postings_min_chunks() -> int | None:
         return _int("BRAIN_LEXICAL_POSTINGS", DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS, minimum=1, maximum=MAX_CHUNKS)
     except ConfigError:  # the number's own message left `off` out: `offf` read as no way to switch it off
         raise ConfigError(
-            f"BRAIN_LEXICAL_POSTINGS must be a whole number from 1 to {MAX_CHUNKS}, or off, not {shown(value or '')}"
+            f"BRAIN_LEXICAL_POSTINGS must be a whole number from 1 to {MAX_CHUNKS}, or off, not {quoted(value or '')}"
         ) from None
 
 
@@ -525,7 +517,7 @@ def fts_tokenizer() -> str:
     """The lexical index's tokenizer (``BRAIN_FTS_TOKENIZER``): unicode61, or trigram for CJK."""
     value = (env("BRAIN_FTS_TOKENIZER") or FTS_TOKENIZERS[0]).strip().lower()
     if value not in FTS_TOKENIZERS:
-        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {shown(value)}")
+        raise ConfigError(f"BRAIN_FTS_TOKENIZER must be one of {', '.join(FTS_TOKENIZERS)}, not {quoted(value)}")
     return value
 
 
@@ -537,7 +529,7 @@ def chunking() -> str:
     value = (env("BRAIN_CHUNKING") or STRATEGIES[0]).strip().lower()
     if parse_strategy(value) is None:
         raise ConfigError(
-            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {shown(value)}"
+            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {quoted(value)}"
         )
     return value
 
@@ -559,7 +551,7 @@ def link_fences() -> frozenset[str]:
     if not languages or any(re.search(r"[\s`~]|^$", language) for language in languages):
         raise ConfigError(
             "BRAIN_LINK_FENCES must be code-fence languages separated by commas (statblock,dataview) "
-            f"or none, not {shown(value)}"
+            f"or none, not {quoted(value)}"
         )
     return languages
 
@@ -590,7 +582,7 @@ def dense_index() -> str:
     ``ivf`` (approximate: an inverted file), or ``auto`` (exact up to 100,000 chunks, IVF above)."""
     value = (env("BRAIN_DENSE_INDEX") or "auto").strip().lower()
     if value not in DENSE_INDEXES:
-        raise ConfigError(f"BRAIN_DENSE_INDEX must be one of {', '.join(DENSE_INDEXES)}, not {shown(value)}")
+        raise ConfigError(f"BRAIN_DENSE_INDEX must be one of {', '.join(DENSE_INDEXES)}, not {quoted(value)}")
     return value
 
 
@@ -599,7 +591,7 @@ def ppr_method() -> str:
     a small link graph, the local push on a large one), ``push`` or ``power``."""
     value = (env("BRAIN_PPR_METHOD") or "auto").strip().lower()
     if value not in PPR_METHODS:
-        raise ConfigError(f"BRAIN_PPR_METHOD must be one of {', '.join(PPR_METHODS)}, not {shown(value)}")
+        raise ConfigError(f"BRAIN_PPR_METHOD must be one of {', '.join(PPR_METHODS)}, not {quoted(value)}")
     return value
 
 

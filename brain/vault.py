@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from . import config
-from .errors import ConfigError
+from .errors import ConfigError, quoted
 
 log = logging.getLogger("brain")
 
@@ -91,7 +91,7 @@ def vault_path(vault: str | os.PathLike[str] | None) -> Path:
         if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
             raise  # a working directory deleted: the CLI's own line says so
         raise ConfigError(
-            f"{name} must lead to a folder, and {config.shown(os.fspath(value))} cannot be followed ({exc})"
+            f"{name} must lead to a folder, and {quoted(os.fspath(value))} cannot be followed ({exc})"
         ) from None
 
 

@@ -154,13 +154,18 @@ def test_spaces_around_a_value_are_not_part_of_it(monkeypatch, tmp_path):
 
 
 def test_a_bad_value_is_quoted_in_the_error_cut_short(monkeypatch):
-    """The whole value went into the error: a file's contents pasted into a variable, in one line."""
+    """The whole value went into the error: a file's contents pasted into a variable, in one line.
+    Cut as every error cuts what a user gave (errors.quoted): a setting's error cut at 200 and
+    wrote "5000", a note's name at 80 and wrote "5,000"."""
+    from brain.errors import quoted
+
     monkeypatch.setenv("BRAIN_PROMPT_K", "x" * 5000)
     with pytest.raises(ConfigError) as caught:
         config.prompt_k()
     assert (
-        str(caught.value) == f"BRAIN_PROMPT_K must be a whole number from 1 to 20, not {'x' * 200!r}… (5000 characters)"
+        str(caught.value) == f"BRAIN_PROMPT_K must be a whole number from 1 to 20, not {'x' * 80!r}… (5,000 characters)"
     )
+    assert str(caught.value).endswith(f"not {quoted('x' * 5000)}")
 
 
 def test_lexical_threads_default_to_the_cpus_at_most_four(monkeypatch):
