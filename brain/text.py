@@ -13,12 +13,42 @@ from __future__ import annotations
 
 import functools
 import re
-import shlex
 from collections.abc import Callable
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")
+
+class _Lazy:
+    """A regular expression compiled where it is first used, not on import: a class of
+    characters beyond Latin-1 costs re ~0.3 ms to compile, and the hooks, `brain --help` and
+    every command import this module, most using one or two of its patterns, if any."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def findall(self, text: str) -> list[str]:
+        return self.compiled.findall(text)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+
+_SURROGATE = _Lazy("[\ud800-\udfff]")
+_PAIR = _Lazy("[\ud800-\udbff][\udc00-\udfff]")
+_ESCAPED_BYTES = _Lazy("[\udc80-\udcff]+")
 
 
 def valid_unicode(text: str) -> str:
@@ -35,7 +65,7 @@ def valid_unicode(text: str) -> str:
 # ECMA-48: a control string (OSC, DCS, SOS, PM, APC; 7- or 8-bit) up to its terminator (BEL or
 # ST); a CSI sequence; any other escape sequence; then any C0 control but tab and newline, DEL
 # and C1. An unterminated string loses its introducer and shows the rest as plain text.
-_TERMINAL = re.compile(
+_TERMINAL = _Lazy(
     r"(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
     r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
     r"|\x1b[ -/]*[0-~]"
@@ -133,7 +163,7 @@ def word_pattern() -> re.Pattern[str]:
 # Hebrew's cantillation and shin and sin dots, Arabic's harakat (tanween, fatha, damma, kasra,
 # shadda, sukun), the dagger alif and the Quran's small signs; not the madda and the hamza above
 # and below (U+0653-0655), which with alef, waw or yeh are letters ("أحمد").
-_POINTS = re.compile(
+_POINTS = _Lazy(
     "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
     "\u0610-\u061a\u064b-\u0652\u0656-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]"
 )
@@ -186,11 +216,9 @@ _HIDING = "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
 # alike, and are escaped.
 _JOINERS = "\u200b\u200c\u200d"
 _MARKS = "\u200e\u200f\u061c"
-_INVISIBLE = re.compile(f"[{_HIDING}{_JOINERS}{_MARKS}]")
-_RTL_LETTER = re.compile(
-    "[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
-)
-_JOINED = re.compile(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
+_INVISIBLE = _Lazy(f"[{_HIDING}{_JOINERS}{_MARKS}]")
+_RTL_LETTER = _Lazy("[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]")
+_JOINED = _Lazy(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
 
 
 def _invisible_escaped(text: str) -> str:
@@ -229,7 +257,7 @@ def _invisible_judged_line(line: str, not_kept: Callable[[re.Match[str]], str]) 
 # subdivision in tag letters (2 + 1-4), then CANCEL TAG (England's flag). That stays; any other run
 # becomes HIDDEN_TEXT, a mark the model and the user can see, never its decoded letters.
 HIDDEN_TEXT = "[hidden text removed]"
-_FLAG_OR_TAGS = re.compile(
+_FLAG_OR_TAGS = _Lazy(
     "\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"
     "|[\U000e0000-\U000e007f]+"
 )
@@ -238,7 +266,7 @@ _FLAG_OR_TAGS = re.compile(
 # exist there to split a word (a key a secret pattern should have masked, a word a reader
 # would have read): dropped, the joiners and marks kept where a script needs them.
 _BIDI = "\u202a-\u202e\u2066-\u2069"
-_BIDI_CONTROL = re.compile(f"[{_BIDI}]")
+_BIDI_CONTROL = _Lazy(f"[{_BIDI}]")
 
 
 def for_model(text: str) -> str:
@@ -268,11 +296,11 @@ def for_model(text: str) -> str:
 # The rest of NFKC is not: it would make "ﬁ" "fi", "x²" "x2", "①" "1", and full-width punctuation,
 # in every line of Chinese, separates words as it is.
 _WIDE = "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff66-\uffdc"
-_WIDE_RUN = re.compile(f"[{_WIDE}]+")
+_WIDE_RUN = _Lazy(f"[{_WIDE}]+")
 # The characters (and ranges, as a character class holds them) of which for_search may drop or
 # fold some: a text holding none, composed, is searched as written.
 SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f{_WIDE}"
-_SEARCHED_OTHERWISE = re.compile(f"[{SEARCHED_OTHERWISE}]")
+_SEARCHED_OTHERWISE = _Lazy(f"[{SEARCHED_OTHERWISE}]")
 
 
 def may_search_otherwise(text: str | None) -> bool:
@@ -317,7 +345,7 @@ def for_search(text: str) -> str:
 
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
 # that shifts a table's columns.
-_LINE_BREAKING = re.compile("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
+_LINE_BREAKING = _Lazy("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
 
 
 def one_line(text: str) -> str:
@@ -338,10 +366,10 @@ def _escape(match: re.Match[str]) -> str:
 # joiners and marks too, and the tags (U+E0000-E007F, which can hide a text): a log and a
 # warning name a file exactly, whatever the script. Other Unicode is written as it is.
 _FORMAT = f"{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
-_LOG_ESCAPED = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_LOG_ESCAPED = _Lazy(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # ... and a message on stderr that lists (a query file's problems, one a line) keeps its line
 # breaks; any other error is one line (cli_support.error_line).
-_MESSAGE_ESCAPED = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_MESSAGE_ESCAPED = _Lazy(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # A warning logged with extra=REPORTED is held by the run's report as well (a note skipped, which
 # `brain status` lists; a damaged index moved aside): -q and --json leave it off stderr
 # (cli_support.setup_logging), where every other warning still prints.
@@ -383,6 +411,8 @@ def spaced(text: str) -> str:
 def shell_word(path: object) -> str:
     """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
     run as two words was another vault, or none."""
+    import shlex  # here: only a message that asks the user to paste a command quotes a path
+
     return shlex.quote(str(path))
 
 

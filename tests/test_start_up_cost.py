@@ -1,0 +1,34 @@
+"""What starting brain costs, as contracts a fresh interpreter can check (modules imported,
+patterns compiled), never as timings: bench/start_up_since.py prints the times."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fresh(code: str, stdin: bytes = b"", **env: str) -> str:
+    """What ``code`` writes to stderr, run by a fresh interpreter importing this checkout."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+    base.update(PYTHONPATH=str(ROOT), **env)
+    proc = subprocess.run([sys.executable, "-c", code], input=stdin, env=base, capture_output=True, timeout=60)
+    assert proc.returncode in (0, 1, 2), proc.stderr.decode()
+    return proc.stderr.decode()
+
+
+def test_importing_brain_text_compiles_no_pattern():
+    # Every command, both hooks and `brain --help` import brain.text; its character classes
+    # beyond Latin-1 cost re ~0.3 ms each to compile, 4-5 ms for all of them on every start.
+    code = (
+        "import re, sys, brain\n"
+        "compiled = []\n"
+        "real = re.compile\n"
+        "re.compile = lambda *a, **k: compiled.append(a[0]) or real(*a, **k)\n"
+        "import brain.text\n"
+        "sys.stderr.write(repr(compiled))\n"
+    )
+    assert _fresh(code) == "[]"
