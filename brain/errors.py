@@ -1,7 +1,5 @@
 """Library exceptions. The CLI turns every BrainError into a clean click error."""
 
-import traceback
-
 
 class BrainError(Exception):
     """Base class for errors a user can act on; the message says how. The CLI prints it as one
@@ -120,6 +118,8 @@ def bug_summary(exc: BaseException) -> str:
     message = str(exc)
     if len(message) > BUG_CHARS:
         message = message[:BUG_CHARS] + "…"
+    import traceback  # here: both hooks import this module, and it (with textwrap) costs them ~2 ms
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" ({frames[-1].filename.replace(chr(92), '/').rpartition('/')[2]}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {message}{where}"
