@@ -45,3 +45,15 @@ def test_the_hooks_leave_traceback_unimported(tmp_path):
             "sys.stderr.write(repr(sorted(m for m in ('traceback', 'textwrap') if m in sys.modules)))\n"
         )
         assert _fresh(code, b"{}", BRAIN_HOME=str(tmp_path)) == "[]", hook
+
+
+def test_help_leaves_the_output_module_unimported(tmp_path):
+    # brain.output (with brain.moments, fractions, decimal, unicodedata) formats what a command
+    # prints; the turns and recalls commands imported it at start-up, for `brain --help` too.
+    code = (
+        "import sys; sys.argv = ['brain', '--help']\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('brain.output', 'brain.moments', 'fractions') if m in sys.modules)))\n"
+    )
+    assert _fresh(code, BRAIN_HOME=str(tmp_path)) == "[]"

@@ -12,7 +12,6 @@ import click
 
 from ..cli_options import not_blank
 from ..cli_support import emit_json, library_errors, list_or_stats_flags
-from ..output import clip, flat, literal
 from ..text import escaped, plural, terminal_safe
 
 
@@ -75,6 +74,8 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
 
 
 def _one_line(text: object, width: int = 100) -> str:
+    from ..output import flat  # here, as in _format_recall: brain --help need not load brain.output
+
     return flat(text, width)
 
 
@@ -86,6 +87,8 @@ def _number(value: object) -> float | None:
 
 
 def _format_recall(row: dict[str, Any]) -> str:
+    from ..output import clip, literal
+
     when = _one_line(row.get("created_at"))[:16].replace("T", " ")
     latency = _number(row.get("latency_ms"))
     ms = f"{latency:.0f} ms" if latency is not None else "? ms"

@@ -14,7 +14,6 @@ import click
 
 from ..cli_options import not_blank, vault_option
 from ..cli_support import emit_json, library_errors, list_or_stats_flags, one_file
-from ..output import flat, literal
 from ..text import escaped, plural, shell_word, terminal_safe
 
 
@@ -276,6 +275,8 @@ def _why_partial(row: dict[str, Any]) -> str:
 
 
 def _one_line(text: object, width: int = 110) -> str:
+    from ..output import flat  # here, as literal below: brain --help need not load brain.output
+
     return flat(text, width)
 
 
@@ -286,6 +287,8 @@ def _short_path(path: str, cwd: str | None) -> str:
 
 
 def _paths(paths: object, cwd: str | None, shown: int = 5) -> str:
+    from ..output import literal
+
     paths = [str(p) for p in _list(paths)]
     text = ", ".join(literal(_short_path(p, cwd)) for p in paths[:shown])  # a line break in one ended its row
     return text + (f", … {len(paths) - shown} more" if len(paths) > shown else "")
@@ -331,6 +334,8 @@ def _format_turn(row: dict[str, Any]) -> str:
 
 
 def _format_stats(data: dict[str, Any], days: int) -> str:
+    from ..output import literal
+
     lines = [
         f"{plural(data['turns'], 'turn')} recorded",
         "",
