@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 
-class _Lazy:
+class LazyPattern:
     """A regular expression compiled where it is first used, not on import: a class of
     characters beyond Latin-1 costs re ~0.3 ms to compile, and the hooks, `brain --help` and
     every command import this module, most using one or two of its patterns, if any."""
@@ -46,9 +46,9 @@ class _Lazy:
         return self.compiled.sub(repl, text)
 
 
-_SURROGATE = _Lazy("[\ud800-\udfff]")
-_PAIR = _Lazy("[\ud800-\udbff][\udc00-\udfff]")
-_ESCAPED_BYTES = _Lazy("[\udc80-\udcff]+")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
+_PAIR = LazyPattern("[\ud800-\udbff][\udc00-\udfff]")
+_ESCAPED_BYTES = LazyPattern("[\udc80-\udcff]+")
 
 
 def valid_unicode(text: str) -> str:
@@ -65,7 +65,7 @@ def valid_unicode(text: str) -> str:
 # ECMA-48: a control string (OSC, DCS, SOS, PM, APC; 7- or 8-bit) up to its terminator (BEL or
 # ST); a CSI sequence; any other escape sequence; then any C0 control but tab and newline, DEL
 # and C1. An unterminated string loses its introducer and shows the rest as plain text.
-_TERMINAL = _Lazy(
+_TERMINAL = LazyPattern(
     r"(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
     r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
     r"|\x1b[ -/]*[0-~]"
@@ -163,7 +163,7 @@ def word_pattern() -> re.Pattern[str]:
 # Hebrew's cantillation and shin and sin dots, Arabic's harakat (tanween, fatha, damma, kasra,
 # shadda, sukun), the dagger alif and the Quran's small signs; not the madda and the hamza above
 # and below (U+0653-0655), which with alef, waw or yeh are letters ("أحمد").
-_POINTS = _Lazy(
+_POINTS = LazyPattern(
     "[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
     "\u0610-\u061a\u064b-\u0652\u0656-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed]"
 )
@@ -216,9 +216,11 @@ _HIDING = "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
 # alike, and are escaped.
 _JOINERS = "\u200b\u200c\u200d"
 _MARKS = "\u200e\u200f\u061c"
-_INVISIBLE = _Lazy(f"[{_HIDING}{_JOINERS}{_MARKS}]")
-_RTL_LETTER = _Lazy("[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]")
-_JOINED = _Lazy(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
+_INVISIBLE = LazyPattern(f"[{_HIDING}{_JOINERS}{_MARKS}]")
+_RTL_LETTER = LazyPattern(
+    "[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
+_JOINED = LazyPattern(f"[^\\x00-\\x7f\\s{_HIDING}{_JOINERS}{_MARKS}]")
 
 
 def _invisible_escaped(text: str) -> str:
@@ -257,7 +259,7 @@ def _invisible_judged_line(line: str, not_kept: Callable[[re.Match[str]], str]) 
 # subdivision in tag letters (2 + 1-4), then CANCEL TAG (England's flag). That stays; any other run
 # becomes HIDDEN_TEXT, a mark the model and the user can see, never its decoded letters.
 HIDDEN_TEXT = "[hidden text removed]"
-_FLAG_OR_TAGS = _Lazy(
+_FLAG_OR_TAGS = LazyPattern(
     "\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"
     "|[\U000e0000-\U000e007f]+"
 )
@@ -266,7 +268,7 @@ _FLAG_OR_TAGS = _Lazy(
 # exist there to split a word (a key a secret pattern should have masked, a word a reader
 # would have read): dropped, the joiners and marks kept where a script needs them.
 _BIDI = "\u202a-\u202e\u2066-\u2069"
-_BIDI_CONTROL = _Lazy(f"[{_BIDI}]")
+_BIDI_CONTROL = LazyPattern(f"[{_BIDI}]")
 
 
 def for_model(text: str) -> str:
@@ -296,11 +298,11 @@ def for_model(text: str) -> str:
 # The rest of NFKC is not: it would make "ﬁ" "fi", "x²" "x2", "①" "1", and full-width punctuation,
 # in every line of Chinese, separates words as it is.
 _WIDE = "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff66-\uffdc"
-_WIDE_RUN = _Lazy(f"[{_WIDE}]+")
+_WIDE_RUN = LazyPattern(f"[{_WIDE}]+")
 # The characters (and ranges, as a character class holds them) of which for_search may drop or
 # fold some: a text holding none, composed, is searched as written.
 SEARCHED_OTHERWISE = f"\u00ad{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f{_WIDE}"
-_SEARCHED_OTHERWISE = _Lazy(f"[{SEARCHED_OTHERWISE}]")
+_SEARCHED_OTHERWISE = LazyPattern(f"[{SEARCHED_OTHERWISE}]")
 
 
 def may_search_otherwise(text: str | None) -> bool:
@@ -345,7 +347,7 @@ def for_search(text: str) -> str:
 
 # The characters str.splitlines ends a line at (a terminal moves down at some), and the tab
 # that shifts a table's columns.
-_LINE_BREAKING = _Lazy("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
+_LINE_BREAKING = LazyPattern("[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\t]")
 
 
 def one_line(text: str) -> str:
@@ -366,10 +368,10 @@ def _escape(match: re.Match[str]) -> str:
 # joiners and marks too, and the tags (U+E0000-E007F, which can hide a text): a log and a
 # warning name a file exactly, whatever the script. Other Unicode is written as it is.
 _FORMAT = f"{_HIDING}{_JOINERS}{_MARKS}\U000e0000-\U000e007f"
-_LOG_ESCAPED = _Lazy(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_LOG_ESCAPED = LazyPattern(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # ... and a message on stderr that lists (a query file's problems, one a line) keeps its line
 # breaks; any other error is one line (cli_support.error_line).
-_MESSAGE_ESCAPED = _Lazy(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_MESSAGE_ESCAPED = LazyPattern(f"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 # A warning logged with extra=REPORTED is held by the run's report as well (a note skipped, which
 # `brain status` lists; a damaged index moved aside): -q and --json leave it off stderr
 # (cli_support.setup_logging), where every other warning still prints.

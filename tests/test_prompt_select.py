@@ -114,6 +114,16 @@ def test_prompts_worth_a_recall(prompt):
     assert select.skip_reason(prompt) is None
 
 
+@pytest.mark.parametrize(
+    "prompt", ["how should agent memory work", "ok, thanks!", "fix_bug in app.py (line 12)", "a\tb\nc d-e", "", "?!"]
+)
+def test_an_ascii_prompt_is_split_as_the_cjk_aware_patterns_split_it(prompt):
+    # An ASCII prompt skips compiling them (select._split): the same pieces, words, CJK count.
+    folded = prompt.lower()
+    pieces = select._PIECE.findall(folded)
+    assert select._split(folded) == (pieces, len(select._WORD.findall(folded)), 0)
+
+
 def test_a_long_prompt_is_no_acknowledgement_and_its_words_are_not_read():
     # Splitting a 10 MB prompt into words took 1.5 s, past the hook's budget: nothing recorded.
     assert select.skip_reason("ok thanks " * 200) is None

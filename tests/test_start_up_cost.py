@@ -57,3 +57,18 @@ def test_help_leaves_the_output_module_unimported(tmp_path):
         "sys.stderr.write(repr(sorted(m for m in ('brain.output', 'brain.moments', 'fractions') if m in sys.modules)))\n"
     )
     assert _fresh(code, BRAIN_HOME=str(tmp_path)) == "[]"
+
+
+def test_an_ascii_prompt_compiles_no_cjk_class():
+    # The prompt hook's split into words compiled three classes holding the CJK blocks on every
+    # prompt (re fills them one character at a time: 8 ms of CPU); an ASCII prompt needs none.
+    code = (
+        "import re, sys\n"
+        "compiled = []\n"
+        "real = re.compile\n"
+        "re.compile = lambda *a, **k: compiled.append(a[0]) or real(*a, **k)\n"
+        "from brain.autorecall import select\n"
+        "reasons = [select.skip_reason(p) for p in ('how does the escalation die work', 'ok thanks', 'fix')]\n"
+        "sys.stderr.write(repr((reasons, [p for p in compiled if isinstance(p, str) and '\\u4e00' in p])))\n"
+    )
+    assert _fresh(code) == "([None, 'acknowledgement', 'too-short'], [])"
