@@ -11,7 +11,6 @@ import datetime as dt
 import math
 import re
 import time
-from fractions import Fraction
 
 from .errors import ConfigError, quoted
 
@@ -224,6 +223,8 @@ def iso_recorded(moment: float | None) -> str | None:
     "nothing is known"), and two versions saved within one second had one time."""
     if moment is None:
         return None
+    from fractions import Fraction  # here: with decimal and numbers, 2 ms of every import of this module
+
     ms = math.ceil(Fraction(moment) * 1000)
     utc = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
     return utc.isoformat(timespec="milliseconds") + "Z"

@@ -72,3 +72,15 @@ def test_an_ascii_prompt_compiles_no_cjk_class():
         "sys.stderr.write(repr((reasons, [p for p in compiled if isinstance(p, str) and '\\u4e00' in p])))\n"
     )
     assert _fresh(code) == "([None, 'acknowledgement', 'too-short'], [])"
+
+
+def test_checking_an_ask_of_the_present_leaves_brain_moments_unimported():
+    # The client checks its own request (the prompt hook's too): reading as_of and valid_at
+    # imported brain.moments (fractions, decimal, numbers) for requests that hold neither.
+    code = (
+        "import sys\n"
+        "from brain.server import client, protocol\n"
+        "protocol.check_request(protocol.request('ask', '/v', query='escalation die', modes=['hybrid+ppr']))\n"
+        "sys.stderr.write(repr(sorted(m for m in ('brain.moments', 'fractions', 'shlex') if m in sys.modules)))\n"
+    )
+    assert _fresh(code) == "[]"

@@ -16,7 +16,6 @@ hook; nothing here imports torch, numpy, faiss or mcp (tests/test_serve_client.p
 from __future__ import annotations
 
 import json
-import shlex
 import socket
 import time
 from pathlib import Path
@@ -48,6 +47,8 @@ class OtherBuild(NoServer):
     names both and the way to serve this brain; callers answer in-process and say so once."""
 
     def __init__(self, root: Path, record: dict[str, Any]):
+        import shlex  # here: the prompt hook imports this module, and only this message quotes a path
+
         from .. import __version__
 
         theirs = f"brain {record.get('brain') or '(unnamed)'}, results {record.get('shape') or 'of an older shape'}"

@@ -200,7 +200,6 @@ def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float |
     """The request's ``as_of`` (Unix time) and ``valid_at`` (an ISO date), read as ``brain ask``
     reads ``--as-of`` and ``--valid-at``; ``bad_request`` with its line when one cannot be."""
     from ..errors import ConfigError
-    from ..moments import parse_world_date, past_moment
 
     moment = day = None
     for name in ("as_of", "valid_at") if world else ("as_of",):
@@ -208,6 +207,9 @@ def past_fields(message: dict[str, Any], *, world: bool = True) -> tuple[float |
         if value is None:
             continue
         _text_field(message, name, MAX_MOMENT_CHARS)
+        # here: every request is checked (by the client too, in the prompt hook), few ask the past
+        from ..moments import parse_world_date, past_moment
+
         try:
             if name == "as_of":
                 moment = past_moment(value, "--as-of")
