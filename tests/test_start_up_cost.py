@@ -1,5 +1,5 @@
 """What starting brain costs, as contracts a fresh interpreter can check (modules imported,
-patterns compiled), never as timings: bench/start_up_since.py prints the times."""
+patterns compiled), never as timings: bench/baseline_speed.py prints the times."""
 
 from __future__ import annotations
 
