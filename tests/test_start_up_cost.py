@@ -84,3 +84,17 @@ def test_checking_an_ask_of_the_present_leaves_brain_moments_unimported():
         "sys.stderr.write(repr(sorted(m for m in ('brain.moments', 'fractions', 'shlex') if m in sys.modules)))\n"
     )
     assert _fresh(code) == "[]"
+
+
+def test_reading_notes_leaves_the_latin_code_pages_unloaded_until_a_note_is_not_utf8():
+    # The guess of a note's code page built its table on import: five codecs imported and a
+    # class compiled for each, on every start of every command that reads notes.
+    code = (
+        "import sys\n"
+        "from brain import notes\n"
+        "pages = ('encodings.cp1250', 'encodings.cp1252', 'encodings.cp1257', 'encodings.iso8859_2')\n"
+        "before = sorted(m for m in pages if m in sys.modules)\n"
+        "text, how = notes.decode('Grüße aus Łódź, Żółw'.encode('cp1250'))\n"
+        "sys.stderr.write(repr((before, text, how)))\n"
+    )
+    assert _fresh(code).startswith("([], 'Grüße aus Łódź, Żółw', ")
