@@ -6,15 +6,20 @@ their cosines) is left out; the commands, options, shapes, names and texts brain
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import json
 import re
 import shutil
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder
 from index_helpers import index_into
-from serve_helpers import mcp_call
+from serve_helpers import mcp_call, served
 
 from brain import config
 from brain.cli import cli
@@ -140,3 +145,217 @@ def test_mcp_install_outputs_are_what_brain_mcp_install_prints(tmp_path, monkeyp
         stamp = r"bak-\d{8}-\d{6}"
         assert re.sub(stamp, "bak-*", result.output.rstrip("\n")) == re.sub(stamp, "bak-*", expected.rstrip("\n"))
     assert command.endswith(f"mcp --vault {(project / vault_arg).resolve()}")
+
+
+# ----- Automatic recall: the vault's notes on every prompt -----------------------------------
+
+PROMPT = _between("\n## Automatic recall: the vault's notes on every prompt\n", "\n### What the agent sees\n")
+
+
+def test_prompt_hook_install_outputs_are_what_brain_hook_install_prints(tmp_path, monkeypatch):
+    (console,) = _blocks(PROMPT, "console")
+    steps = re.split(r"^\$ (.*?) *(?:#.*)?\n", console, flags=re.M)[1:]
+    commands = [args for args in steps[::2] if args.startswith("brain ")]
+    assert len(commands) == 3  # serve, install, uninstall
+    shown_vault = re.search(r"--vault (\S+)", commands[1]).group(1)
+    shown_project = re.search(r"^\$ cd (\S+)$", console, re.M).group(1)
+    shown_home = re.search(r"BRAIN_HOME=(\S+)", console).group(1)
+    vault = tmp_path / "notes"
+    shutil.copytree(ROOT / "toy_vault", vault)
+    project = tmp_path / "shop"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text('{"model": "opus"}\n')  # the user's, backed up
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    home = config.brain_home()
+    shown_brain = re.search(r"\+ BRAIN_HOME=\S+ (\S+) hook stop", console).group(1)
+    stack = contextlib.ExitStack()
+    server = None
+    for args, shown in zip(steps[::2], steps[1::2], strict=True):
+        if not args.startswith("brain "):
+            continue
+        argv = args.split()[1:]
+        if argv[0] == "serve":  # in this process, with the fake embedder; its options as written
+            result = CliRunner().invoke(cli, [*argv, "--help"])
+            assert result.exit_code == 0, result.output
+            index_into(home, vault, FakeEmbedder())
+            server = stack.enter_context(served(vault, watch=False))
+            continue
+        argv = [str(vault) if a == shown_vault else a for a in argv]
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 0, result.output
+        brain = re.search(r"\+ BRAIN_HOME=\S+ (\S+) hook stop", result.output) if argv[1] == "install" else None
+        expected = shown.replace(shown_project, str(project)).replace(shown_vault, str(vault))
+        expected = expected.replace(shown_home, str(home))
+        if brain:
+            expected = expected.replace(shown_brain, brain.group(1))
+        stamp = r"bak-\d{8}-\d{6}"
+        if shown.strip():
+            assert re.sub(stamp, "bak-*", result.output.rstrip("\n")) == re.sub(stamp, "bak-*", expected.rstrip("\n"))
+        else:  # shown without its output: "brain's entries of both kinds, nothing else"
+            assert "removed the Stop hook" in result.output and "removed the prompt hook" in result.output
+    assert server is not None
+    stack.close()
+    assert (project / ".claude" / "settings.json").read_text() == '{"model": "opus"}\n'
+    entry = re.search(r'`(\{"type": "command", "command": "…", "timeout":\s+\d+\})`', PROMPT).group(1)
+    shown_entry = json.loads(" ".join(entry.split()).replace('"…"', '""'))
+    CliRunner().invoke(cli, ["hook", "install", "--prompt", "--vault", str(vault)])
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    (installed,) = settings["hooks"]["UserPromptSubmit"][0]["hooks"]
+    assert {**installed, "command": ""} == shown_entry
+
+
+SEES = _section("What the agent sees")
+
+
+def test_what_the_agent_sees_is_what_the_hook_renders_from_the_mini_vaults_notes(tmp_path):
+    """The notes the README shows, taken from the mini-vault's index as it is chunked now and
+    rendered as the hook renders them: the text whole, its length, the JSON around it."""
+    from brain.autorecall.hook import emit
+    from brain.autorecall.select import render
+    from brain.recall.types import Candidate
+
+    (shown,) = _blocks(SEES, "text")
+    shown = shown.rstrip("\n")
+    root = re.search(r"^Notes from the user's vault \((\S+)\)", shown).group(1)
+    blocks = re.findall(r"^## (.+)\n(.+)\n((?:>.*\n?)+)", shown, re.M)
+    assert len(blocks) == 5
+    minivault = ROOT / "bench" / "minivault" / "vault"
+    vault = tmp_path / "notes"
+    for _, location, _ in blocks:
+        path = location.split(" › ")[0]
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(minivault / path, vault / path)
+    _, index = index_into(config.brain_home(), vault, FakeEmbedder())
+    conn = sqlite3.connect(index / "index.db")
+    candidates = []
+    for title, location, quoted in blocks:
+        path = location.split(" › ")[0]
+        first = quoted.splitlines()[0].removeprefix("> ")
+        found = [
+            (note_id, chunk_id, heading, text)
+            for note_id, chunk_id, heading, text in conn.execute(
+                "SELECT n.id, c.id, c.heading, c.text FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path = ?",
+                (path,),
+            )
+            if first[:60] in text
+        ]
+        assert len(found) == 1, (path, first)
+        note_id, chunk_id, heading, text = found[0]
+        candidates.append(Candidate(note_id, path, title, chunk_id, heading, text, dense_score=0.5, score=0.03))
+    conn.close()
+    context, _ = render(candidates, config.DEFAULT_PROMPT_CHARS, root)
+    assert context == shown
+    said = re.search(r"context reads, whole \(([\d,]+) characters\)", " ".join(SEES.split())).group(1)
+    assert len(context) == int(said.replace(",", ""))
+    envelope = re.search(r"`(\{\"hookSpecificOutput\".*?\})`", " ".join(SEES.split())).group(1)
+    out = io.StringIO()
+    out.buffer = io.BytesIO()  # type: ignore[misc]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sys.stdout", out)
+        emit(context)
+    printed = json.loads(out.buffer.getvalue())
+    assert json.loads(envelope.replace('"…"', json.dumps(context))) == printed
+
+
+RECALLS = _section("`brain recalls`")
+
+
+def _recalls_seeded(vault: str) -> None:
+    """The README's session: its two prompts listed, and the four before them it counts."""
+    from brain.autorecall.store import write_recall
+    from brain.db import connection
+    from brain.ledger.store import write_turn
+
+    (console,) = _blocks(RECALLS, "console")
+    listed = re.findall(
+        r"^(\S+) (\d\d:\d\d)  session (\w+)  (\d+) notes?, (\d+) chars \((\d+) ms\)\n  prompt  (.*)\n((?:  shown .*\n)+)",
+        console,
+        re.M,
+    )
+    assert len(listed) == 2
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    at = f"{today}T{listed[0][1]}"
+    session = listed[0][2] + "-1b2c-4d5e-8f90-123456789abc"
+    first_shown = [
+        location.split(" › ")[0] for location in re.findall(r"^## .+\n(.+)$", _blocks(SEES, "text")[0], re.M)
+    ]
+    before = [  # oldest first: the prompt "What the agent sees" shows, then three that got nothing
+        ("add retry with exponential backoff to the Kafka consumer", None, 316, 5),
+        ("fix the failing pytest in test_parser.py", "below-threshold", 268, 0),
+        ("yes", "acknowledgement", 92, None),
+        ("/compact", "slash-command", 142, None),
+    ]
+    with connection() as conn:
+        for second, (prompt, reason, ms, shown) in enumerate(before):
+            notes = [{"path": path, "dense_score": 0.5} for path in first_shown[: shown or 0]]
+            write_recall(
+                conn,
+                {
+                    "created_at": f"{at}:{second:02d}.000Z",
+                    "session_id": session,
+                    "vault": vault,
+                    "prompt": prompt,
+                    "prompt_chars": len(prompt),
+                    "reason": reason,
+                    "latency_ms": ms,
+                    "server_ms": ms / 2 if shown is not None else None,
+                    "notes": notes,
+                    "shown": shown,
+                    "chars": 1936 if shown else 0,
+                },
+            )
+        for second, (_, _, _, count, chars, ms, prompt, lines) in enumerate(reversed(listed), len(before)):
+            notes = [
+                {"path": path, "dense_score": float(cosine)}
+                for path, cosine in re.findall(r"  shown   (.*)  \(cosine ([\d.]+)\)", lines)
+            ]
+            assert len(notes) == int(count)
+            write_recall(
+                conn,
+                {
+                    "created_at": f"{at}:{second:02d}.000Z",
+                    "session_id": session,
+                    "vault": vault,
+                    "prompt": prompt,
+                    "prompt_chars": len(prompt),
+                    "latency_ms": int(ms),
+                    "server_ms": int(ms) / 2,
+                    "notes": notes,
+                    "shown": len(notes),
+                    "chars": int(chars),
+                },
+            )
+        # the agent then read the first prompt's first note
+        read = f"{vault}/Concepts/Retries and backoff.md"
+        write_turn(
+            conn,
+            {"turn_key": "t1", "session_id": session, "files_read": [read], "ended_at": f"{at}:59.000Z"},
+        )
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def test_brain_recalls_outputs_are_what_it_prints_for_the_session_described(utc):
+    _recalls_seeded("/tmp/readme/notes")
+    (console,) = _blocks(RECALLS, "console")
+    commands = re.split(r"^\$ brain (.*)\n", console, flags=re.M)[1:]
+    assert len(commands) == 4  # -n 2, --stats --days 7
+    shown_day = re.search(r"^(\d{4}-\d\d-\d\d) ", console, re.M).group(1)
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    for args, shown in zip(commands[::2], commands[1::2], strict=True):
+        result = CliRunner().invoke(cli, args.split())
+        assert result.exit_code == 0, result.output
+        assert result.output.rstrip("\n") == shown.replace(shown_day, today).rstrip("\n"), args
+    said = RECALLS.split("```console")[1].split("```", 1)[1].split("A note counts as read")[0]
+    flags = re.findall(r"`(--\w+)", said)
+    assert len(flags) >= 3  # --json, --stats, --session
+    options = {o for p in cli.commands["recalls"].params for o in p.opts}
+    assert set(flags) <= options, set(flags) - options
