@@ -429,3 +429,42 @@ def test_quickstart_counts_and_defaults_are_toy_vaults_and_brains():
     assert f"a {len(notes)}-note vault" in said
     assert f"the multilingual `{config.DEFAULT_EMBED_MODEL}` embedder" in said
     assert f"`{config.DEFAULT_RERANK_MODEL}` reranker" in said
+
+
+def _figure(text: str, pattern: str) -> float:
+    """The number ``pattern``'s group finds in ``text`` (its lines joined), commas dropped."""
+    return float(re.search(pattern, " ".join(text.split())).group(1).replace(",", ""))
+
+
+def test_the_limits_and_defaults_the_sections_give_are_brains():
+    from brain.autorecall import select
+    from brain.ledger import hook as ledger_hook
+    from brain.mcp import backend
+    from brain.mcp import server as mcp_server
+    from brain.server import daemon, protocol
+
+    sees = SEES + PROMPT
+    assert _figure(sees, r"At most `BRAIN_PROMPT_K` notes \(default (\d+)\)") == config.DEFAULT_PROMPT_K
+    assert _figure(sees, r"header included \(default ([\d,]+),") == config.DEFAULT_PROMPT_CHARS
+    assert _figure(sees, r"header included \(default [\d,]+, at most ([\d,]+):") == config.MAX_PROMPT_CHARS
+    assert _figure(sees, r"each would get under (\d+) characters") == select.NOTE_MIN_CHARS
+    assert _figure(sees, r"`BRAIN_PROMPT_BUDGET` seconds \(default ([\d.]+),") == config.DEFAULT_PROMPT_BUDGET
+    assert _figure(sees, r"`BRAIN_PROMPT_BUDGET` seconds \(default [\d.]+, at most (\d+);") == config.MAX_PROMPT_BUDGET
+    assert _figure(sees, r"clipped to ([\d,]+) characters") == select.QUERY_CHARS
+    assert _figure(sees, r"\((\d+) MB; an id or `cwd` over") * 1024 * 1024 == ledger_hook.MAX_STDIN
+    assert _figure(sees, r"an id or `cwd` over ([\d,]+) characters") == ledger_hook.MAX_FIELD_CHARS
+    assert _figure(sees, r"prompts under (\d+)\s+characters") == select.MIN_CHARS
+    assert _figure(sees, r"characters or (\d) words") == select.MIN_WORDS
+    assert _figure(sees, r"any prompt of at most ([\d,]+) characters") == select.ACK_MAX_CHARS
+    threshold = _section("The relevance threshold, calibrated")
+    assert (
+        _figure(threshold, r"0\.35 for all-MiniLM-L6-v2.*?\*\*([\d.]+)\*\* for the e5 family") == select.MIN_COSINE_E5
+    )
+    assert _figure(threshold, r"The default is \*\*([\d.]+)\*\*") == select.MIN_COSINE_OTHER
+    assert _figure(MCP, r"\(`BRAIN_SERVE_TIMEOUT`, (\d+) s") == config.DEFAULT_SERVE_TIMEOUT
+    assert "not asked again for a minute" in " ".join(MCP.split()) and backend.SKIP_SILENT_SERVER == 60
+    assert _figure(MCP, r"a log over its limit \((\d+) MB;") * 1_000_000 == mcp_server.LOG_MAX_BYTES
+    assert mcp_server.LOG_MAX_BYTES == daemon.LOG_MAX_BYTES
+    assert _figure(MCP, r"MB; (\d+) MB for the hooks' log\)") * 1_000_000 == ledger_hook.LOG_MAX_BYTES
+    assert _figure(MCP, r"a `query` over ([\d,]+) characters") == protocol.MAX_QUERY_CHARS
+    assert _figure(MCP, r"a `note` or `heading` over ([\d,]+)\)") == protocol.MAX_NOTE_CHARS
