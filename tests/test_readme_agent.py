@@ -468,3 +468,15 @@ def test_the_limits_and_defaults_the_sections_give_are_brains():
     assert _figure(MCP, r"MB; (\d+) MB for the hooks' log\)") * 1_000_000 == ledger_hook.LOG_MAX_BYTES
     assert _figure(MCP, r"a `query` over ([\d,]+) characters") == protocol.MAX_QUERY_CHARS
     assert _figure(MCP, r"a `note` or `heading` over ([\d,]+)\)") == protocol.MAX_NOTE_CHARS
+
+
+def test_every_brain_command_the_sections_name_in_their_prose_parses():
+    automatic = _between("\n## Automatic recall: the vault's notes on every prompt\n", "<!-- /section:prompt -->")
+    named = 0
+    for section in (QUICKSTART, MCP, automatic):
+        for command in re.findall(r"`(brain [^`]+)`", " ".join(section.split())):
+            if command.startswith("brain mcp cannot read"):  # an answer of brain mcp's, quoted
+                continue
+            _parses(shlex.split(command)[1:])
+            named += 1
+    assert named > 30
