@@ -171,33 +171,34 @@ def test_prompt_hook_install_outputs_are_what_brain_hook_install_prints(tmp_path
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     home = config.brain_home()
     shown_brain = re.search(r"\+ BRAIN_HOME=\S+ (\S+) hook stop", console).group(1)
-    stack = contextlib.ExitStack()
     server = None
-    for args, shown in zip(steps[::2], steps[1::2], strict=True):
-        if not args.startswith("brain "):
-            continue
-        argv = args.split()[1:]
-        if argv[0] == "serve":  # in this process, with the fake embedder; its options as written
-            result = CliRunner().invoke(cli, [*argv, "--help"])
+    with contextlib.ExitStack() as stack:  # the server stops whatever happens
+        for args, shown in zip(steps[::2], steps[1::2], strict=True):
+            if not args.startswith("brain "):
+                continue
+            argv = args.split()[1:]
+            if argv[0] == "serve":  # in this process, with the fake embedder; its options as written
+                result = CliRunner().invoke(cli, [*argv, "--help"])
+                assert result.exit_code == 0, result.output
+                index_into(home, vault, FakeEmbedder())
+                server = stack.enter_context(served(vault, watch=False))
+                continue
+            argv = [str(vault) if a == shown_vault else a for a in argv]
+            result = CliRunner().invoke(cli, argv)
             assert result.exit_code == 0, result.output
-            index_into(home, vault, FakeEmbedder())
-            server = stack.enter_context(served(vault, watch=False))
-            continue
-        argv = [str(vault) if a == shown_vault else a for a in argv]
-        result = CliRunner().invoke(cli, argv)
-        assert result.exit_code == 0, result.output
-        brain = re.search(r"\+ BRAIN_HOME=\S+ (\S+) hook stop", result.output) if argv[1] == "install" else None
-        expected = shown.replace(shown_project, str(project)).replace(shown_vault, str(vault))
-        expected = expected.replace(shown_home, str(home))
-        if brain:
-            expected = expected.replace(shown_brain, brain.group(1))
-        stamp = r"bak-\d{8}-\d{6}"
-        if shown.strip():
-            assert re.sub(stamp, "bak-*", result.output.rstrip("\n")) == re.sub(stamp, "bak-*", expected.rstrip("\n"))
-        else:  # shown without its output: "brain's entries of both kinds, nothing else"
-            assert "removed the Stop hook" in result.output and "removed the prompt hook" in result.output
+            brain = re.search(r"\+ BRAIN_HOME=\S+ (\S+) hook stop", result.output) if argv[1] == "install" else None
+            expected = shown.replace(shown_project, str(project)).replace(shown_vault, str(vault))
+            expected = expected.replace(shown_home, str(home))
+            if brain:
+                expected = expected.replace(shown_brain, brain.group(1))
+            stamp = r"bak-\d{8}-\d{6}"
+            if shown.strip():
+                assert re.sub(stamp, "bak-*", result.output.rstrip("\n")) == re.sub(
+                    stamp, "bak-*", expected.rstrip("\n")
+                )
+            else:  # shown without its output: "brain's entries of both kinds, nothing else"
+                assert "removed the Stop hook" in result.output and "removed the prompt hook" in result.output
     assert server is not None
-    stack.close()
     assert (project / ".claude" / "settings.json").read_text() == '{"model": "opus"}\n'
     entry = re.search(r'`(\{"type": "command", "command": "…", "timeout":\s+\d+\})`', PROMPT).group(1)
     shown_entry = json.loads(" ".join(entry.split()).replace('"…"', '""'))
