@@ -28,6 +28,13 @@ measure each vault's sets with its own model, each in its own BRAIN_HOME:
     HF_HUB_OFFLINE=1 BRAIN_HOME=/tmp/st/home-srd-a BRAIN_EMBED_MODEL=/tmp/st/srd-a \\
         python bench/quality_ablation.py --sets 13th-age,13th-age-blind --rows vector,new --ref new --label st-srd-a
     # likewise vaultofknowledge (--sets vok,vok-blind) and bench/minivault/vault (--sets mini)
+    python bench/self_tune.py compare --base bench/out/quality_ablation-default.json \
+        --tuned bench/out/quality_ablation-st-srd-a.json   # per set and type, queries up and down
+
+(``--base``: a quality_ablation run of the same rows with the packaged model.) Stop 60's run,
+links only, the rest at the defaults here: 13th Age SRD 1,391 pairs, 640 CPU-seconds (44
+minutes on 2 cores shared with other work), about 4 GB peak RSS; today's default's nDCG@10
+-0.040 on the SRD's set, -0.050 on its blind one, -0.028 on the mini-benchmark (README).
 """
 
 from __future__ import annotations
