@@ -731,3 +731,64 @@ def test_yaml_secrets_in_json_text_are_masked_as_in_the_file():
 )
 def test_yaml_lines_below_a_key_in_json_text(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # An unquoted value of several words is one value in YAML (a plain scalar runs to the end
+        # of its line or a " #") and after " = " (INI, .env): only its first word was masked.
+        ("password: correct horse battery staple", "password: ***"),
+        (
+            "  db_password: correct horse battery staple  # rotate\n  user: bob",
+            "  db_password: ***  # rotate\n  user: bob",
+        ),
+        ("secret = two words", "secret = ***"),
+        ("пароль: один два три", "пароль: ***"),
+        ("Токен для CI = один два", "Токен для CI = ***"),
+        ('"c": "password: correct horse battery\\nuser: bob"', '"c": "password: ***\\nuser: bob"'),
+        # Words that do not reach the line's end (a "key:", a comma, a call come first), Python after
+        # " = ", a name that does not start its line (prose, a docstring): the first word alone, as before.
+        ("password: abc def user: bob", "password: *** def user: bob"),
+        ("token: abc def, next", "token: *** def, next"),
+        ("api_key: SecretStr = Field(default=None)", "api_key: *** = Field(default=None)"),
+        ("    token = token if token is not None else api_key", "    token = *** if token is not None else api_key"),
+        ("The password: see the wiki page.", "The password: *** the wiki page."),
+        # Words of prose or code: the first alone, as before.
+        ("password: see the wiki page", "password: *** the wiki page"),
+        (
+            "        token: The token returned by a previous call",
+            "        token: *** token returned by a previous call",
+        ),
+        ("    token = await loader(request.token)", "    token = *** loader(request.token)"),
+        ("    :param token: The token returned by set", "    :param token: *** token returned by set"),
+        # In a shell, the word after NAME=x is a command, and the flag's value is one argument.
+        ("DB_PASSWORD=abc ./run --fast", "DB_PASSWORD=*** ./run --fast"),
+        ("--password x other-arg", "--password *** other-arg"),
+        ("ПАРОЛЬ=abc дальше", "ПАРОЛЬ=*** дальше"),
+        # A quoted value ends at its quote.
+        ("password: 'a b' more", "password: '***' more"),
+    ],
+)
+def test_an_unquoted_value_of_several_words_is_masked_whole(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # YAML's anchor and tag come before the value: the anchor hid it, the tag was masked for it.
+        ("secret: &anchor Zx9qW2eR7tY", "secret: &anchor ***"),
+        ("password: !!str Zx9qW2eR7tY", "password: !!str ***"),
+        ("api_token: &tok !!str Zx9qW2eR7tY  # note", "api_token: &tok !!str ***  # note"),
+        ("secret: &pw\n  Zx9qW2eR7tY\nnext: 1", "secret: &pw\n  ***\nnext: 1"),
+        ("password: !!binary |\n  WnhocVcy\nnext: 1", "password: !!binary |\n  ***\nnext: 1"),
+        ('"secret: &pw !!str Zx9qW2eR7tY\\nnext: 1"', '"secret: &pw !!str ***\\nnext: 1"'),
+        # Outside YAML a "!" starts the value and "&" is the shell's.
+        ("PASSWORD=!Zx9qW2eR7tY ./run", "PASSWORD=*** ./run"),
+        ("password=&x y", None),
+        ("secret: &anchor", None),
+    ],
+)
+def test_a_yaml_value_after_an_anchor_or_a_tag_is_masked(text, kept):
+    assert redact(text) == (text if kept is None else kept)

@@ -97,9 +97,28 @@ def _quoted(quote: str, group: str) -> str:
 # It stops at a line break escaped too (an odd run of backslashes, then n or r), as in JSON
 # text: "DB_PASSWORD=x\nOTHER=1" was masked to the end of its string. A "#" after a space is no
 # value but a comment (YAML, shell, .env): "api_token:  # note" had its comment masked.
+_BARE = r"(?:[^\s\"',;&\\]|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+"
 _VALUE = (
     rf"(?!(?<=[ \t])#)({_quoted(chr(34), 'dq')}|\$?{_quoted(chr(39), 'sq')}"
-    r"|(?:\\*[\"'](?=\w))?(?:[^\s\"',;&\\]|\\[ \t]|(?:\\\\)+(?![\\\"'])|\\(?:\\\\)*(?![\\\"'nr]))+)"
+    rf"|(?:\\*[\"'](?=\w))?{_BARE})"
+)
+# The words after an unquoted value's first where its syntax makes them one value: YAML's plain
+# scalar (key: a b c) and an INI or .env value after " = " run to the end of the line, so
+# "password: correct horse battery staple" kept three words of four. They are that only when they
+# reach the end of the line (or a " #" comment, or the end of a JSON string or its escaped line), each
+# word starting with a letter or a digit: a line where a "key:", a comma, "(", "= Field(…)" comes
+# first is code or prose ({token: i for …}, token = x or os.getenv(…)), and its first word alone
+# stays the value. A shell's NAME=a b runs command b: one word (_runs_to_line_end).
+_MORE_WORDS = re.compile(
+    rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
+    r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
+)
+# Words that make the rest of a line prose or code, not one value: a sentence ("password: see the
+# wiki page", a docstring's "token: The token returned by …"), Python (token = await load(…),
+# token = x if y else z). There the first word alone is masked, as a value of one word is.
+_NOT_ONE_VALUE = frozenset(
+    "a an the of to for from with by that this which is are was be see used when where"
+    " if else or and not in lambda await".split()
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
 _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
@@ -122,8 +141,11 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
     r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
-    rf"(?P<value>{_VALUE})"
+    rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
+_VALUE_AT = re.compile(_VALUE)
+# A YAML node's properties, an anchor and a tag in either order, before its value on the line.
+_YAML_PROPERTIES = re.compile(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
 # A Russian secret word in the cases a label takes (пароль, пароля, паролем; токен, токена), maybe
 # a qualifier after it ("от почты", "для CI"), then ":" or "=" and the value. Plurals stay, as
 # English ones do ("пароли: в менеджере" names no secret).
@@ -134,7 +156,7 @@ _RUSSIAN_SECRET = (
 _RUSSIAN_ASSIGNMENT = (
     rf"(?i)((?<!\w){_RUSSIAN_SECRET}(?:[ \t]+(?:от|для|к|ко|на)(?:[ \t]+[^\s:=\"']{{1,40}}){{1,2}})?"
     r"(?:\\*[\"'])?[ \t]*(?::=|[=:](?![=:>]))[ \t]*)"
-    rf"{_VALUE}"
+    rf"{_VALUE}(?P<more>(?:{_MORE_WORDS.pattern})?)"
 )
 _NAME_WORD = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 # A name whose last word ends in one of these holds a secret.
@@ -404,7 +426,11 @@ def _mask_labelled(match: re.Match[str]) -> str:
     opening, bare, closing = _unquote(match.group(2))
     if _holds_no_secret(opening, bare):
         return match.group(0)
-    return f"{match.group(1)}{opening}{MASK}{closing}"
+    label = match.group(1)
+    sep = re.search(r"[ \t]*(?::=|[=:])[ \t]*\Z", label)
+    # "пароль: один два три" is one value, as YAML's is (_MORE_WORDS); a quoted one ends at its quote.
+    more = "" if not opening and sep and _runs_to_line_end(sep.group()) else match.group("more")
+    return f"{label}{opening}{MASK}{closing}{more}"
 
 
 def _holds_no_secret(opening: str, bare: str) -> bool:
@@ -491,6 +517,23 @@ def _secret_name(name: str) -> bool:
     return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
 
 
+def _runs_to_line_end(sep: str) -> bool:
+    """Whether an unquoted value after ``sep`` is the rest of its line (``_MORE_WORDS``): after
+    YAML's ``:`` (a quoted name is JSON's or code's), or an ``=`` with a space before it."""
+    stripped = sep.strip(" \t")
+    return stripped == ":" or (stripped == "=" and sep[0] in " \t")
+
+
+def _starts_line(text: str, at: int) -> bool:
+    """Whether the name at ``at`` starts its line (after its indentation, a list's "- " or
+    "export "), a line of a JSON string too: a YAML, INI or .env line, not prose nor a docstring's
+    ":param token: The …" (_MORE_WORDS)."""
+    return _LINE_LEAD.search(text, max(0, at - 100), at) is not None  # "^": the text's start only
+
+
+_LINE_LEAD = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
+
+
 def _name_start(text: str, at: int) -> int:
     """Where the name around ``at`` begins: letters, digits, "_", "-", "." (100 at most)."""
     start, low = at, max(0, at - 100)
@@ -511,21 +554,36 @@ def _mask_assignments(text: str, pattern: str) -> str:
     while (match := compiled.search(text, pos)) is not None:
         pos = match.end("sep")  # where the search goes on unless the value is masked
         start = _name_start(text, match.start())
-        if text[start] != "-" and match.group("sep").isspace():  # "name value": flags only
+        sep = match.group("sep")
+        if text[start] != "-" and sep.isspace():  # "name value": flags only
             continue
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
-        opening, bare, closing = _unquote(match.group("value"))
+        value_start, value_end = match.span("value")
+        if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
+            # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
+            # masked as the value, or an anchor ended the search, and the value stayed.
+            found = _YAML_PROPERTIES.match(text, value_start)
+            if found is None or (value := _VALUE_AT.match(text, found.end())) is None:
+                continue  # nothing after them on the line: the value is below (_mask_next_line_values)
+            value_start, value_end = value.span()
+        elif text[value_start] == "&":
+            continue  # no YAML: a shell's "&"
+        opening, bare, closing = _unquote(text[value_start:value_end])
         if _holds_no_secret(opening, bare):
             continue
-        if not opening and (block := _yaml_block(text, start, match.start("value"))) is not None:
+        if not opening and (block := _yaml_block(text, start, value_start)) is not None:
             # "password: |": the secret is on the lines below, the indicator is none.
             line_end, block_end, indent, line_break = block
             out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
             done = pos = block_end
             continue
-        out.append(text[done : match.start("value")] + f"{opening}{MASK}{closing}")
-        done = pos = match.end()
+        if not opening and _runs_to_line_end(sep) and _starts_line(text, start):
+            more = _MORE_WORDS.match(text, value_end)
+            if more and _NOT_ONE_VALUE.isdisjoint(text[value_start : more.end()].lower().split()):
+                value_end = more.end()
+        out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
+        done = pos = value_end
     return "".join(out) + text[done:] if out else text
 
 
@@ -589,18 +647,19 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
     return None if block_end is None else (header.end(), block_end, indent, line_break)
 
 
-# A YAML key with nothing after its ":" on its line but a comment (a list item's key too):
+# A YAML key with nothing after its ":" on its line but an anchor, a tag or a comment (a list
+# item's key too):
 # its value, if any, is on the lines below (_mask_next_line_values).
 _KEY_ALONE = (
     rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
-    r"[ \t]*:[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+    r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
 )
 # The same in JSON text: after a line break escaped, or at the start of the string (taken, not
 # looked behind for: a pattern that starts with a look-behind is tried at every character).
 _ESCAPED_KEY_ALONE = (
     rf"(?:\\n|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
     rf"(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
-    rf"[ \t]*:[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})"
+    rf"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){{0,2}}[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})"
 )
 # A line of a plain or quoted scalar that may be a secret: one word, no "key:" nor "- " nor "#".
 _SCALAR_LINE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{])[^\s:]+(?::[^\s:]+)*)[ \t]*"
