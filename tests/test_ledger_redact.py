@@ -792,3 +792,19 @@ def test_an_unquoted_value_of_several_words_is_masked_whole(text, kept):
 )
 def test_a_yaml_value_after_an_anchor_or_a_tag_is_masked(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A name right after an escaped line break or tab in JSON text (a .env file held in a JSON
+        # string) was read with the escape's letter ("nMAPBOX_KEY", no longer upper case): it stayed.
+        ('"HOST=x\\nMAPBOX_KEY=Zx9qW2eR7tY\\n"', '"HOST=x\\nMAPBOX_KEY=***\\n"'),
+        ('"a: 1\\r\\nSTRIPE_KEY: Zx9qW2eR7tY"', '"a: 1\\r\\nSTRIPE_KEY: ***"'),
+        ('"x\\tENCRYPTION_KEY=Zx9qW2eR7tY"', '"x\\tENCRYPTION_KEY=***"'),
+        # A lower-case ordinary key there stays, as elsewhere.
+        ('"x\\nresult_key=abc"', None),
+    ],
+)
+def test_a_name_after_an_escape_in_json_text_is_read_without_its_letter(text, kept):
+    assert redact(text) == (text if kept is None else kept)

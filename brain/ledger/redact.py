@@ -539,6 +539,10 @@ def _name_start(text: str, at: int) -> int:
     start, low = at, max(0, at - 100)
     while start > low and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
         start -= 1
+    if start < at and start and text[start - 1] == "\\" and text[start] in "nrt":
+        # The letter of an escape in JSON text: "\nMAPBOX_KEY=x" was read as "nMAPBOX_KEY", no
+        # longer upper case, and its value stayed.
+        start += 1
     return start
 
 
