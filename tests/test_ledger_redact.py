@@ -808,3 +808,29 @@ def test_a_yaml_value_after_an_anchor_or_a_tag_is_masked(text, kept):
 )
 def test_a_name_after_an_escape_in_json_text_is_read_without_its_letter(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+def test_yaml_secrets_in_json_text_escaped_twice_are_masked_as_in_the_file():
+    """A tool's output that quotes JSON holding the file (its breaks "\\\\n"): a value on its key's
+    line was masked to past the next key, whose value then stayed, and one below its key kept its
+    secret ("password:\\\\n  x" masked the "\\\\n")."""
+    line = json.dumps({"type": "user", "content": _write_line(_CONFIG + "api_key: Lk5jH3gF1dS\nuser: bob\n")})
+    masked = redact(line)
+    assert not [s for s in (*_SECRETS, "Lk5jH3gF1dS") if s in masked]
+    inner = json.loads(json.loads(masked)["content"])["message"]["content"][0]["input"]["content"]
+    assert inner == redact(_CONFIG) + "api_key: ***\nuser: bob\n"
+    assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ('"a: 1\\\\npassword: Zx9qW2eR7tY\\\\nuser: bob"', '"a: 1\\\\npassword: ***\\\\nuser: bob"'),
+        ('"a: 1\\\\npassword:\\\\n    Zx9qW2eR7tY\\\\nuser: bob"', '"a: 1\\\\npassword:\\\\n    ***\\\\nuser: bob"'),
+        ('\\"password: correct horse\\\\nuser: bob\\"', '\\"password: ***\\\\nuser: bob\\"'),
+        # Escaped once, "\\\\n" is a backslash and an "n": the value goes on, as before.
+        ('"token=ab\\\\ncd"', '"token=***"'),
+    ],
+)
+def test_a_line_break_escaped_twice_ends_a_value(text, kept):
+    assert redact(text) == kept

@@ -14,7 +14,9 @@ passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
-``key:``, both in a file held as a JSON string too; Russian
+``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
+several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``), after a
+YAML anchor or tag (``secret: &pw !!str x``); Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -573,6 +575,13 @@ def _mask_assignments(text: str, pattern: str) -> str:
             value_start, value_end = value.span()
         elif text[value_start] == "&":
             continue  # no YAML: a shell's "&"
+        line_end = len(text)
+        if "\\n" in text and (depth := _line_depth(text, start)) > 1:
+            # JSON escaped twice over: the value ends at its line's break, which a bare word reads past
+            line_end = found.start() if (found := _escaped(depth)[0].search(text, value_start)) else line_end
+            if line_end <= value_start:
+                continue  # nothing on the key's line: the value is below (_mask_next_line_values)
+            value_end = min(value_end, line_end)
         opening, bare, closing = _unquote(text[value_start:value_end])
         if _holds_no_secret(opening, bare):
             continue
@@ -583,7 +592,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
             done = pos = block_end
             continue
         if not opening and _runs_to_line_end(sep) and _starts_line(text, start):
-            more = _MORE_WORDS.match(text, value_end)
+            more = _MORE_WORDS.match(text, value_end, line_end)
             if more and _NOT_ONE_VALUE.isdisjoint(text[value_start : more.end()].lower().split()):
                 value_end = more.end()
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
@@ -595,25 +604,63 @@ def _mask_assignments(text: str, pattern: str) -> str:
 # sign), then nothing on its line but a comment; and each line after it.
 _BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
 _BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
-# The same in JSON text, where a file is one string and its lines end at escaped breaks (an odd
-# run of backslashes, then n, maybe an escaped r before it), as a transcript holds a tool's input
-# or output: "password: |\n  x\n" masked the "|" and kept the secret, and the value on the line
-# below "password:" stayed. A line there also ends at the string's closing quote.
-_ESCAPED_BREAK = r"(?<!\\)(?:\\\\)*\\(?:r(?:\\\\)*\\)?n"
-_ESCAPED_REST = rf"(?:(?!{_ESCAPED_BREAK})(?:[^\n\"\\]|\\[^\n]))*"
-_ESCAPED_HEADER = re.compile(rf"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})")
-_ESCAPED_LINE = re.compile(rf"({_ESCAPED_BREAK})([ \t]*)({_ESCAPED_REST})")
+# The same in JSON text, where a file is one string and its lines end at escaped breaks, as a
+# transcript holds a tool's input or output: "password: |\n  x\n" masked the "|" and kept the
+# secret, and the value on the line below "password:" stayed. A line there also ends at the
+# string's closing quote. JSON held in a JSON string (a tool's output quoted again) is escaped twice:
+# its line breaks are "\\n" and its strings' quotes \", and a file in it was read as one line
+# ("password: x\\nuser: bob" masked "x\\nuser:"; "password:\\n  x" masked the "\\n", kept x).
+# Escaped ``depth`` times over (1, 2, 4, …: a break's run of backslashes), a break is a run of
+# ``depth`` backslashes and an "n", maybe an escaped "r" before it, after escaped backslashes (runs
+# of 2 × depth); a quote ends the string after ``depth - 1`` of them.
 
 
-def _lines(text: str, pos: int, *, escaped: bool) -> Iterator[tuple[str, int, int]]:
+def _depth_of_run(run: int) -> int:
+    """How deep a run of ``run`` backslashes before an escaped character is escaped: the lowest
+    bit of the run (1, 3: once; 2, 6: twice; 4: three times), as escaped backslashes come in pairs."""
+    return run & -run
+
+
+@functools.lru_cache(maxsize=8)
+def _escaped(depth: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a line break, a block scalar's header, a line after a break) in JSON text escaped
+    ``depth`` times over."""
+    pairs = rf"(?:\\{{{2 * depth}}})*"
+    brk = rf"(?<!\\){pairs}\\{{{depth}}}(?:r{pairs}\\{{{depth}}})?n"
+    # A line's text: characters, and runs of backslashes with what they escape, up to a break or
+    # the string's end (its quote, or a plain one: the end of an enclosing string).
+    rest = rf"(?:(?!{brk})(?!{pairs}\\{{{depth - 1}}}\")(?:[^\n\"\\]|\\+[^\n\\]))*"
+    return (
+        re.compile(brk),
+        re.compile(rf"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#{rest})?(?={brk})"),
+        re.compile(rf"({brk})([ \t]*)({rest})"),
+    )
+
+
+# Where a line of JSON text starts: after an escaped break (its run) or its string's quote.
+_ESCAPED_LEAD = re.compile(r"(?:(?P<run>\\+)n|(?P<quote>\\*)\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
+
+
+def _line_depth(text: str, at: int) -> int:
+    """How deep the JSON text is escaped whose line starts before the name at ``at`` (after its
+    indentation): 0 when the line starts after no escaped break nor quote."""
+    lead = _ESCAPED_LEAD.search(text, max(0, at - 100), at)
+    if lead is None:
+        return 0
+    if lead.group("run") is not None:
+        return _depth_of_run(len(lead.group("run")))
+    return _depth_of_run(len(lead.group("quote")) + 1)
+
+
+def _lines(text: str, pos: int, *, depth: int) -> Iterator[tuple[str, int, int]]:
     """The lines after the line break at ``pos``, one after another: (the line's indentation,
     where its text starts, where it ends: a "\r" before the next break is not the line's).
-    ``escaped``: the breaks are escaped ones, in JSON text."""
-    if not escaped:
+    ``depth``: the breaks are escaped ones, in JSON text escaped that many times over (0: none)."""
+    if not depth:
         for line in _BLOCK_LINE.finditer(text, pos):
             yield line.group(1), line.start(2), line.end() - line.group(2).endswith("\r")
         return
-    for line in _ESCAPED_LINE.finditer(text, pos):
+    for line in _escaped(depth)[2].finditer(text, pos):
         if line.start() != pos:
             return  # the string ended (its quote), or a line break not escaped came first
         yield line.group(2), line.start(3), line.end()
@@ -625,22 +672,23 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
     (the end of the indicator's line, the end of the block's last line, its indentation, the
     line break that ends the indicator's line); None when no line indented more than the key
     follows."""
-    escaped = False
+    depth = 0
     header = _BLOCK_HEADER.match(text, value_start)
     if header is None and "\\n" in text:
-        header, escaped = _ESCAPED_HEADER.match(text, value_start), True
+        depth = _line_depth(text, name_start) or 1
+        header = _escaped(depth)[1].match(text, value_start)
     if header is None:
         return None
-    if escaped:  # the key's line starts after a break escaped or the string's quote: its lead alone
+    if depth:  # the key's line starts after a break escaped or the string's quote: its lead alone
         key_lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, name_start - 200) : name_start])
         column = len(key_lead.group().expandtabs()) if key_lead else 0
-        found = re.compile(_ESCAPED_BREAK).match(text, header.end())
+        found = _escaped(depth)[0].match(text, header.end())
         line_break = found.group() if found else "\\n"
     else:
         column = name_start - (text.rfind("\n", 0, name_start) + 1)
         line_break = "\n"  # a "\r" before it is in the header
     block_end, indent = None, ""
-    for lead, start, end in _lines(text, header.end(), escaped=escaped):
+    for lead, start, end in _lines(text, header.end(), depth=depth):
         if not text[start:end].strip():
             continue  # a blank line is the block's when a line of it follows
         if len(lead.expandtabs()) <= column:
@@ -659,11 +707,13 @@ _KEY_ALONE = (
     r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
 )
 # The same in JSON text: after a line break escaped, or at the start of the string (taken, not
-# looked behind for: a pattern that starts with a look-behind is tried at every character).
+# looked behind for: a pattern that starts with a look-behind is tried at every character, and so
+# is one whose every branch does not start with a character: "\\+n" tripled the time); the break
+# after it must be of the same depth (_mask_values_below).
 _ESCAPED_KEY_ALONE = (
-    rf"(?:\\n|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
+    r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
     rf"(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
-    rf"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){{0,2}}[ \t]*(?:#{_ESCAPED_REST})?(?={_ESCAPED_BREAK})"
+    r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
 )
 # A line of a plain or quoted scalar that may be a secret: one word, no "key:" nor "- " nor "#".
 _SCALAR_LINE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{])[^\s:]+(?::[^\s:]+)*)[ \t]*"
@@ -674,7 +724,7 @@ def _mask_next_line_values(text: str) -> str:
     value indented more than the key): each line of one word so indented, up to the first other.
     A mapping or a list there ("password:" then "  min_length: 8") is no value."""
     text = _mask_values_below(text, _KEY_ALONE, escaped=False)
-    if "\\n" in text:
+    if "\\n" in text:  # a break escaped however deep ends in a backslash and an "n"
         text = _mask_values_below(text, _ESCAPED_KEY_ALONE, escaped=True)
     return text
 
@@ -685,11 +735,14 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
     for key in re.finditer(pattern, text):
         if key.start("lead") < done or not _secret_name(key.group("name")):
             continue
-        if escaped and text[key.start()] == "\\" and not _escaped_break_ends_at(text, key.start("lead")):
-            continue  # an even run of backslashes, then n: a backslash, then the letter
+        depth = 0
+        if escaped:
+            depth = _line_depth(text, key.start("name") - len(key.group("q")))
+            if not depth or _depth_of_run(len(key.group("run"))) != depth:
+                continue  # "C:\\npassword:\n": a backslash and an "n" before it, a break after
         column = len(key.group("lead").expandtabs())
         block_end = None
-        for lead, start, end in _lines(text, key.end(), escaped=escaped):
+        for lead, start, end in _lines(text, key.end(), depth=depth):
             content = text[start:end]
             if not content.strip():
                 if block_end is None:
@@ -703,14 +756,6 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
             out.append(text[done:start] + f"{opening}{MASK}{closing}")
             done = block_end = end
     return "".join(out) + text[done:] if out else text
-
-
-def _escaped_break_ends_at(text: str, pos: int) -> bool:
-    """Whether the "n" before ``pos`` ends a line break escaped: an odd run of backslashes before it."""
-    at = pos - 1
-    while at > 0 and text[at - 1] == "\\":
-        at -= 1
-    return (pos - 1 - at) % 2 == 1
 
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
