@@ -105,5 +105,6 @@ class InstallRecord:
     def _write(self, record: Path, known: dict[str, list[str]]) -> None:
         config.private_folder(record.parent)
         tmp = record.with_name(f".{record.name}.tmp-{os.getpid()}")
+        config.private_file(tmp)  # which settings files brain wrote, where: the user's alone
         tmp.write_text(json.dumps(known, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, record)

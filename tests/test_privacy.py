@@ -54,6 +54,11 @@ def test_what_brain_keeps_is_readable_by_no_other_user(tmp_path, toy_vault, monk
     log("prompt: a line")
     asked = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-rerank", "sourdough"])
     assert asked.exit_code == 0, asked.output
+    # the install records: which settings files brain wrote, and where
+    for command in (["hook", "install", "--settings"], ["mcp", "install", "--vault", str(toy_vault), "--config"]):
+        installed = CliRunner().invoke(cli, [*command, str(tmp_path / "agent" / f"{command[0]}.json")])
+        assert installed.exit_code == 0, installed.output
+    assert (home / "hook-installs.json").is_file() and (home / "mcp-installs.json").is_file()
     cache = config.index_dir(toy_vault) / RECALL_CACHE_FILE  # the names, kept for the next ask
     assert (home / "brain.db").is_file() and (home / "logs" / "hook.log").is_file() and cache.is_file()
     assert readable_by_others(tmp_path / "share") == []
