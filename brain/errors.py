@@ -71,6 +71,14 @@ def newer_than_this(database: object, unknown: list[str]) -> str:
     return f"{database} was upgraded by a newer brain ({names}), which {mine} does not know"
 
 
+# said on each answer of this brain from an index a newer brain upgraded: `brain mcp`'s tools (and
+# a service that outlived an upgrade), whoever of them read it
+SUPERSEDED_ANSWER = (
+    "this brain is older than the index (a newer brain upgraded it): it no longer updates it and "
+    "answers from the index as it held it; restart the session with the newer brain, or run `brain index --rebuild`"
+)
+
+
 class NoIndexError(BrainError):
     """The vault has not been indexed yet."""
 

@@ -222,6 +222,28 @@ def test_brain_mcp_tells_the_agent_it_is_older_than_the_index(newer_index):
     assert json.loads(result.content[0].text)["warnings"].count(SUPERSEDED_ANSWER) == 1, result
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("search", {"query": "how should agent memory work", "k": 3}),
+        ("get_note", {"note": "Vannevar Bush"}),
+        ("get_note", {"note": "Vannevar Bush", "as_of": "today"}),  # from the index's history
+        ("neighbours", {"note": "Vannevar Bush"}),
+        ("history", {"note": "Vannevar Bush"}),
+        ("status", {}),
+    ],
+    ids=["search", "get_note", "get_note-as-of", "neighbours", "history", "status"],
+)
+def test_every_brain_mcp_tool_reading_the_index_says_it_is_older(newer_index, tool, arguments):
+    """Before, only search's answers said it: get_note, neighbours, history and status answered
+    from the newer index in silence."""
+    if arguments.get("as_of") == "today":
+        arguments = {**arguments, "as_of": time.strftime("%Y-%m-%d")}  # the end of this day
+    result = mcp_call(newer_index, tool, arguments)
+    assert not result.is_error, result
+    assert json.loads(result.content[0].text)["warnings"].count(SUPERSEDED_ANSWER) == 1, result
+
+
 def test_brain_mcp_answers_from_a_newer_index(newer_index):
     result = mcp_call(newer_index, "search", {"query": "how should agent memory work", "k": 3})
     assert not result.is_error, result

@@ -72,6 +72,14 @@ class Backend:
             return reply["result"]
         raise client.ServerError(reply["error"]["code"], reply["error"]["message"])
 
+    def older_than_index(self) -> bool:
+        """Whether a newer brain upgraded the vault's index (migrations this code lacks), read
+        from the index now: this process's own service learns it only as its first pass is
+        refused, and `status` reads the index here, not through the service."""
+        from ..index.store import newer_migrations
+
+        return bool(newer_migrations(config.index_dir(self.root)))
+
     def server_running(self) -> bool:
         return self.use_server and client.status(self.root, timeout=0.5) is not None
 

@@ -43,7 +43,7 @@ from pydantic import BeforeValidator, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from .. import __version__, config
-from ..errors import BrainError
+from ..errors import SUPERSEDED_ANSWER, BrainError
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
@@ -80,7 +80,8 @@ Start with `search` (a question in plain words); read a hit in full with `get_no
 links with `neighbours`; `recent_turns` lists what earlier sessions asked and changed.
 brain also keeps the vault's past: for "what did the notes say in February?" give `search` and
 `get_note` an `as_of`; for "when did this note change?" call `history`.
-Everything is read-only and stays inside the vault."""
+Everything is read-only and stays inside the vault. An answer's `warnings` say what to weigh
+in it (notes changed since the last index; this brain older than its index)."""
 
 SEARCH_DOC = """\
 Find the notes in the user's vault that answer a question: semantic search plus keyword (BM25)
@@ -282,9 +283,11 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     server = BrainServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
 
-    def answer(work: Any) -> CallToolResult:
+    def answer(work: Any, *, reads_index: bool = True) -> CallToolResult:
         try:
             data = work()
+            if reads_index and backend.older_than_index():  # every tool's answer, not search's alone
+                data = _told_older(data)
         except (client.ServerError, BrainError) as exc:
             return CallToolResult(content=[TextContent(type="text", text=wire_text(str(exc)))], is_error=True)
         except Exception as exc:  # a bug of brain's: one line here, its traceback in mcp.log
@@ -403,7 +406,8 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         ] = None,
         limit: Annotated[Count, Field(ge=1, le=200, description="At most this many turns.")] = 10,
     ) -> CallToolResult:
-        return answer(lambda: _turns(project=project, text=text, since=since, limit=limit))
+        # brain.db, not the index (a newer brain.db is said in the log as it is opened)
+        return answer(lambda: _turns(project=project, text=text, since=since, limit=limit), reads_index=False)
 
     @server.tool(description=STATUS_DOC, annotations=read_only, structured_output=False)
     def status() -> CallToolResult:
@@ -412,6 +416,14 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     for tool in server._tool_manager.list_tools():  # said to clients: the calls are refused (call_tool)
         tool.parameters["additionalProperties"] = False
     return server
+
+
+def _told_older(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` whose ``warnings`` say once that this brain is older than the index it read."""
+    warnings = list(data.get("warnings") or [])
+    if SUPERSEDED_ANSWER not in warnings:  # search's: its service said it already
+        warnings.append(SUPERSEDED_ANSWER)
+    return {**data, "warnings": warnings}
 
 
 def _first(found: dict[str, Any], limit: int) -> dict[str, Any]:
@@ -496,7 +508,7 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
         "links": st.links,
         "pending": st.pending,
         "skipped": len(st.skipped),
-        "warnings": len(st.warnings),
+        "note_warnings": len(st.warnings),  # notes read with a warning (`warnings`: what is said of the answer)
         "server": server,
     }
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import config
 from ..embed import Embedder, LazyEmbedder
-from ..errors import BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
+from ..errors import SUPERSEDED_ANSWER, BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
 from ..index import changes
 from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
 from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors, newer_index_message
@@ -65,11 +65,6 @@ T = TypeVar("T")
 EMBED_SLICE = 8  # texts the indexer embeds per turn of the model lock
 QUERY_GRACE = 60.0  # seconds a caller waits for its turn on the query thread, beyond its own wait
 PROBE_EVERY = 2.0  # seconds between checks for index changes made by another process
-# said on each answer of a service that outlived an upgrade (``superseded``): `brain mcp`'s own
-SUPERSEDED_ANSWER = (
-    "this brain is older than the index (a newer brain upgraded it): it no longer updates it and "
-    "answers from the index as it held it; restart the session with the newer brain, or run `brain index --rebuild`"
-)
 CHANGED_CHECKED = 2000  # gathered paths an answer checks for notes out of step (``_changed_notes``)
 
 
