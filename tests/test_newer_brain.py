@@ -342,6 +342,71 @@ def test_the_vectors_rebuilt_for_a_store_opened_before_the_upgrade_are_not_saved
     assert not (directory / vectors.FAISS_FILE).exists() and not (directory / vectors.SIDECAR_FILE).exists()
 
 
+def _upgraded_as(module: object, name: str, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``module.name`` (a write of a temporary file) runs with a newer brain's upgrade landing
+    first, the first time: between a look at the index before the save and the save's rename."""
+    write = getattr(module, name)
+    done: list[bool] = []
+
+    def upgraded_meanwhile(*args: object, **kwargs: object) -> object:
+        if not done:
+            done.append(True)
+            _make_newer(_index_db(vault), INDEX_MIGRATIONS.name, "notes")
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, upgraded_meanwhile)
+
+
+def test_a_recall_cache_whose_write_an_upgrade_lands_in_is_not_put_in_place(toy_vault, monkeypatch):
+    """Looked at before its write, an upgrade meanwhile left this code's recall-cache.npz in the
+    newer brain's folder; the look and the rename now hold the index's write lock."""
+    import numpy as np
+
+    from brain.recall.opening import open_recaller
+
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    kept = config.index_dir(toy_vault.resolve()) / RECALL_CACHE_FILE
+    kept.unlink(missing_ok=True)
+    recaller = open_recaller(toy_vault.resolve(), embedder=FakeEmbedder(), rerank_model=None)
+    recaller.names()
+    recaller.link_graph()
+    _upgraded_as(np, "savez", toy_vault, monkeypatch)
+    recaller.close()  # keeps them for the next run
+    assert not kept.exists()
+    assert not list(kept.parent.glob(f"{RECALL_CACHE_FILE}.*.tmp"))
+
+
+def test_vectors_rebuilt_as_an_upgrade_lands_are_not_put_in_place(toy_vault, monkeypatch):
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    directory = config.index_dir(toy_vault.resolve())
+    for name in (vectors.FAISS_FILE, vectors.DELTA_FILE, vectors.SIDECAR_FILE):
+        (directory / name).unlink(missing_ok=True)
+    store = IndexStore.open(directory, create=False)
+    try:
+        _upgraded_as(vectors, "_write_faiss", toy_vault, monkeypatch)
+        loaded = vectors.load_current(store, int(store.get_meta("dim") or 0))
+        assert loaded.size == store.chunk_count()  # answered from memory
+    finally:
+        store.close()
+    assert not (directory / vectors.FAISS_FILE).exists() and not (directory / vectors.SIDECAR_FILE).exists()
+    assert not list(directory.glob("vectors.*.tmp"))
+
+
+def test_an_indexers_vector_delta_written_as_an_upgrade_lands_is_not_put_in_place(toy_vault, monkeypatch):
+    """An older `brain index` (its notes committed) bringing the vector files level as a newer
+    brain's command upgrades the index (a migration takes no vault lock)."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    directory = config.index_dir(toy_vault.resolve())
+    before = {name: (directory / name).read_bytes() for name in (vectors.FAISS_FILE, vectors.SIDECAR_FILE)}
+    assert not (directory / vectors.DELTA_FILE).exists()
+    write(toy_vault, "Added.md", "# Added\n\nA note the older brain indexes as the newer one upgrades.\n")
+    _upgraded_as(vectors, "_write_new", toy_vault, monkeypatch)
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)  # its writes were done before
+    assert {name: (directory / name).read_bytes() for name in before} == before
+    assert not (directory / vectors.DELTA_FILE).exists()
+    assert not list(directory.glob("vectors.*.tmp"))
+
+
 # ----- the ledger (brain.db) -------------------------------------------------------------------
 
 

@@ -3353,6 +3353,44 @@ def newer_migrations(directory: Path) -> list[str]:
         return []
 
 
+def replace_unless_newer(directory: Path, moves: Sequence[tuple[Path, Path]], what: str) -> bool:
+    """Rename each written ``(temporary, final)`` pair, in order, in the index folder ``directory``
+    unless a newer brain upgraded its index; True when they were renamed.
+
+    The look and the renames hold the database's write lock, which a migration takes to record
+    itself, so no upgrade lands between them. Looked at before the file was written, one landing
+    meanwhile (a newer brain's command opening the index: it takes no vault lock) left this
+    code's file among the newer brain's. False, said in the log, when the index is newer or the
+    lock is not had within the busy timeout: what is renamed here is derived, made again by the
+    next run. The temporary files are the caller's to remove."""
+    path = directory / INDEX_FILE
+    newer: list[str] = []
+    if not path.exists():  # no database (vector files alone): no brain upgraded it
+        for temporary, final in moves:
+            os.replace(temporary, final)
+        return True
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=5)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                newer = INDEX_MIGRATIONS.unknown(conn)
+                if not newer:
+                    for temporary, final in moves:
+                        os.replace(temporary, final)
+            finally:
+                conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        log.info("%s not kept in %s: the write lock of its index was not had (%s)", what, directory, exc)
+        return False
+    if newer:
+        log.info("the index in %s was upgraded by a newer brain: %s not kept there", directory, what)
+        return False
+    return True
+
+
 def newer_index_message(path: Path, newer: list[str], *, reading: bool = False) -> str:
     """What is said of an index a newer brain upgraded: by a command that writes it (refused),
     or by one that reads it (answers from it as it is)."""

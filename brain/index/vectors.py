@@ -363,8 +363,9 @@ class VectorIndex:
             _write_new(sidecar_tmp, json.dumps(self._sidecar(base, None)).encode())
             # FAISS first: a reader pairing the new file with the old sidecar sees the
             # digests disagree and reads again, never a wrong pair.
-            os.replace(faiss_tmp, directory / FAISS_FILE)
-            os.replace(sidecar_tmp, directory / SIDECAR_FILE)
+            moves = [(faiss_tmp, directory / FAISS_FILE), (sidecar_tmp, directory / SIDECAR_FILE)]
+            if not _replace_unless_newer(directory, moves):
+                return  # kept in memory; the delta file is still the saved base's
             self.base_file = base
         finally:
             for tmp in (faiss_tmp, sidecar_tmp):
@@ -502,8 +503,7 @@ def write_delta(directory: Path, base: dict, delta: Delta, version: int, index_i
         _write_new(delta_tmp, data)
         meta = _sidecar(index_id, version, int(delta.vectors.shape[1]), count, base, described)
         _write_new(sidecar_tmp, json.dumps(meta).encode())
-        os.replace(delta_tmp, directory / DELTA_FILE)
-        os.replace(sidecar_tmp, directory / SIDECAR_FILE)
+        _replace_unless_newer(directory, [(delta_tmp, directory / DELTA_FILE), (sidecar_tmp, directory / SIDECAR_FILE)])
     finally:
         for tmp in (delta_tmp, sidecar_tmp):
             tmp.unlink(missing_ok=True)
@@ -577,11 +577,6 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         log.warning("%s: the rebuilt vector index is kept in memory only", store.why_readonly)
     elif not store.still_at_its_path():
         pass  # another index took this folder (a rebuild swapped in): its cache is not ours to write
-    elif _upgraded_since(store):
-        log.info(
-            "the index in %s was upgraded by a newer brain: the rebuilt vector index is kept in memory only",
-            store.directory,
-        )
     else:
         try:
             index.save(store.directory)
@@ -590,12 +585,12 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
     return index
 
 
-def _upgraded_since(store: IndexStore) -> bool:
-    """Whether a newer brain upgraded the index since ``store`` opened it writable: its vector
+def _replace_unless_newer(directory: Path, moves: list[tuple[Path, Path]]) -> bool:
+    """The written files renamed into place, unless a newer brain upgraded the index: its vector
     files are the newer brain's then (it may stamp them otherwise)."""
-    from .store import newer_migrations
+    from .store import replace_unless_newer
 
-    return bool(newer_migrations(store.directory))
+    return replace_unless_newer(directory, moves, "the vector index")
 
 
 def snapshot_vectors(store: IndexStore, dim: int) -> VectorIndex:

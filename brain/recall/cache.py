@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..index.store import RECALL_CACHE_FILE, newer_migrations
+from ..index.store import RECALL_CACHE_FILE, replace_unless_newer
 from .carry import Basis, Built
 
 log = logging.getLogger("brain")
@@ -56,9 +56,6 @@ def save(directory: Path, built: Built) -> bool:
     """Keep ``built`` in ``directory``; False (logged) when it cannot be written, or when a
     newer brain upgraded the index there since this process opened it (a `brain serve` or
     `brain mcp` that outlived the upgrade): that folder's files are the newer brain's."""
-    if newer_migrations(directory):
-        log.info("the index in %s was upgraded by a newer brain: its names and link graph are not kept", directory)
-        return False
     import numpy as np
 
     basis = built.basis
@@ -86,14 +83,14 @@ def save(directory: Path, built: Built) -> bool:
         try:
             with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
                 np.savez(out, **arrays)
-            os.replace(temporary, directory / RECALL_CACHE_FILE)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+            return replace_unless_newer(
+                directory, [(temporary, directory / RECALL_CACHE_FILE)], "its names and link graph"
+            )
+        finally:
+            temporary.unlink(missing_ok=True)  # renamed, or not to be
     except OSError as exc:
         log.info("could not keep the names and link graph for the next run (%s)", exc)
         return False
-    return True
 
 
 def kept_basis(directory: Path) -> Basis | None:
