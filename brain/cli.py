@@ -7,7 +7,8 @@ line, never a traceback. Heavy imports happen inside the commands that need them
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -731,8 +732,11 @@ def _ask_ab(
         click.echo(f"logged to ab_recall #{row_id} (source {source!r})", err=True)
 
 
-def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
-    """The vault and its index, opened to read (a read-only brain home is fine)."""
+@contextmanager
+def _index_read(vault: str | None) -> Iterator[tuple[Path, IndexStore]]:
+    """The vault and its index, opened to read (a read-only brain home is fine), closed after;
+    what fails inside is one line, as the open's failure is (a read of a newer brain's index
+    whose schema changed was a traceback)."""
     from .index.store import IndexStore, built_index_dir, index_errors
     from .vault import resolve_vault
 
@@ -740,7 +744,11 @@ def _open_index(vault: str | None) -> tuple[Path, IndexStore]:
     root = resolve_vault(vault)
     directory = built_index_dir(root)
     with index_errors(directory, root):
-        return root, IndexStore.open(directory, create=False, readonly_ok=True)
+        store = IndexStore.open(directory, create=False, readonly_ok=True)
+        try:
+            yield root, store
+        finally:
+            store.close()
 
 
 @cli.command()
@@ -769,11 +777,8 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     """
     from .reading import read_note
 
-    root, store = _open_index(vault)
-    try:
+    with _index_read(vault) as (root, store):
         data = read_note(store, root, note, heading=heading, max_chars=max_chars)
-    finally:
-        store.close()
     _say_ambiguity(note, data)
     if as_json:
         emit_json(data)
@@ -818,11 +823,8 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
     from .reading import neighbours as note_neighbours
 
-    _root, store = _open_index(vault)
-    try:
+    with _index_read(vault) as (_root, store):
         data = note_neighbours(store, note)
-    finally:
-        store.close()
     _say_ambiguity(note, data)
     if as_json:
         emit_json(data)

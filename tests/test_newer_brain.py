@@ -118,6 +118,85 @@ def test_commands_that_read_the_index_answer_and_say_it_once(newer_index, args):
     assert _paths(newer_index) == before  # ask's update did not write the note added
 
 
+def _make_newer_renaming(database: Path, change: str) -> None:
+    """A newer brain's migration that is not additive: it renamed what this code reads."""
+    conn = sqlite3.connect(database, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(change)
+        conn.execute(
+            "INSERT INTO _migrations (db, name, applied_at) VALUES (?, ?, ?)",
+            (INDEX_MIGRATIONS.name, NEWER, time.time()),
+        )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+RENAMES = {
+    "column": "ALTER TABLE notes RENAME COLUMN path TO vault_path",
+    "table": "ALTER TABLE note_versions RENAME TO versions",
+}
+
+
+@pytest.mark.parametrize("change", list(RENAMES), ids=list(RENAMES))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "how should agent memory work"],
+        ["ask", "how should agent memory work", "--as-of", "today"],
+        ["status"],
+        ["history", "Vannevar Bush"],
+        ["note", "Vannevar Bush"],
+        ["neighbours", "Vannevar Bush"],
+    ],
+    ids=["ask", "ask-as-of", "status", "history", "note", "neighbours"],
+)
+def test_a_newer_index_that_renamed_what_this_brain_reads_is_one_line_naming_the_way_out(toy_vault, change, args):
+    """Readers took the newer schema for additive: a column renamed was "could not be used (no
+    such column: path)", a table renamed "lacks a table it needs ... the damaged index", and
+    `brain note` and `neighbours` a traceback. Now: one line naming the newer brain and the fix."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    _make_newer_renaming(_index_db(toy_vault), RENAMES[change])
+    args = [time.strftime("%Y-%m-%d") if each == "today" else each for each in args]  # the end of this day
+    result = CliRunner().invoke(cli, [*args, "--vault", str(toy_vault)])
+    assert isinstance(result.exception, SystemExit | None), result.exception  # a traceback in a shell
+    if result.exit_code == 0:  # what it reads was not renamed (status and note read no version)
+        assert change == "table" and args[0] in ("status", "note", "neighbours"), result.output
+        return
+    assert result.exit_code == 1, result.output
+    [line] = [each for each in result.stderr.splitlines() if each.startswith("Error: ")]
+    assert REFUSED in line, result.stderr
+    assert "this brain cannot read it (no such" in line and "damaged" not in line, line
+    assert "upgrade brain to the version that made it" in line and "`brain index --rebuild`" in line, line
+
+
+@pytest.mark.parametrize(("change", "tool"), [("column", "get_note"), ("table", "history")])
+def test_brain_mcp_on_a_newer_index_it_cannot_read_says_so_at_once(toy_vault, monkeypatch, change, tool):
+    """Its own service stopped indexing with no index to answer from, still "starting": each call
+    waited its whole wait (300 s), then said the index was still loading. And a read failing on
+    the index it loaded was "OperationalError: no such table: note_versions"."""
+    from brain.mcp import backend
+
+    monkeypatch.setattr(backend, "LOCAL_WAIT", 30.0)
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    _make_newer_renaming(_index_db(toy_vault), RENAMES[change])
+    started = time.monotonic()
+    result = mcp_call(toy_vault, tool, {"note": "Vannevar Bush"})
+    assert result.is_error and time.monotonic() - started < 20, result
+    said = result.content[0].text
+    assert REFUSED in said and f"this brain cannot read it (no such {change}" in said and "\n" not in said, said
+
+
+def test_rebuild_replaces_a_newer_index_this_brain_cannot_read(toy_vault):
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    _make_newer_renaming(_index_db(toy_vault), RENAMES["column"])
+    result = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    asked = CliRunner().invoke(cli, ["ask", "how should agent memory work", "--vault", str(toy_vault)])
+    assert asked.exit_code == 0, asked.output
+
+
 def test_status_says_the_pending_note_is_not_for_this_brain_to_index(newer_index):
     result = CliRunner().invoke(cli, ["status", "--vault", str(newer_index)])
     assert "pending: 1 new, 0 changed, 0 renamed, 0 deleted  (not indexed by this brain: see newer:)" in result.stdout

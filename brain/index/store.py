@@ -3246,6 +3246,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise IndexBusyError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
             ) from exc
+        _refuse_newer_unread(directory, exc)
         # A table dropped fails every later run too ("no such table", or FTS5's "SQL logic
         # error" for one of its own): looked for on this failure path alone
         missing = _missing_tables_at(database)
@@ -3255,6 +3256,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
             raise
+        _refuse_newer_unread(directory, exc)
         missing = _missing_tables_at(database)  # FTS5 short of a table of its own: "vtable constructor failed"
         if missing:
             raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
@@ -3269,6 +3271,15 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
         raise
+
+
+def _refuse_newer_unread(directory: Path, exc: sqlite3.Error) -> None:
+    """A read failing on an index a newer brain upgraded is its schema, not damage: a migration
+    of the newer brain renamed or dropped what this code reads (the readers take the newer
+    schema for additive, which it need not be)."""
+    newer = newer_migrations(directory)
+    if newer:
+        raise NewerDatabaseError(newer_index_message(directory / INDEX_FILE, newer, unread=str(exc))) from exc
 
 
 def damaged_message(database: Path, vault: Path, reason: str) -> str:
@@ -3391,16 +3402,20 @@ def replace_unless_newer(directory: Path, moves: Sequence[tuple[Path, Path]], wh
     return True
 
 
-def newer_index_message(path: Path, newer: list[str], *, reading: bool = False) -> str:
+def newer_index_message(path: Path, newer: list[str], *, reading: bool = False, unread: str | None = None) -> str:
     """What is said of an index a newer brain upgraded: by a command that writes it (refused),
-    or by one that reads it (answers from it as it is)."""
+    by one that reads it (answers from it as it is), or by one whose read failed (``unread``:
+    SQLite's error) on what the newer brain changed."""
     what = newer_than_this(f"the index {path}", newer)
     if reading:
         return f"{what}: read as it is, never updated by this brain (upgrade brain, or `brain index --rebuild`)"
+    if unread is not None:
+        why = f"this brain cannot read it ({unread}: the newer brain changed what this brain reads)"
+    else:
+        why = "this brain does not write it (its older rules would be mixed into the newer ones)"
     return (
-        f"{what}: this brain does not write it (its older rules would be mixed into the newer ones);"
-        " upgrade brain to the version that made it, or run `brain index --rebuild` to build a new index"
-        " this brain owns (the upgraded one is moved aside, not deleted)"
+        f"{what}: {why}; upgrade brain to the version that made it, or run `brain index --rebuild` to build a"
+        " new index this brain owns (the upgraded one is moved aside, not deleted)"
     )
 
 
@@ -3446,6 +3461,9 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
 
 def missing_table_message(database: Path, vault: Path, missing: Sequence[str]) -> str:
     reason = f"no such table: {', '.join(missing)}"
+    newer = newer_migrations(database.parent)
+    if newer:  # not damage: a newer brain's migration renamed or dropped it
+        return newer_index_message(database, newer, unread=reason)
     if list(missing) == [MIGRATIONS_TABLE]:  # told again from the tables, by --repair (or it says why not)
         return (
             f"the index database {database} lost the record of the migrations it had ({reason}); run `brain index"

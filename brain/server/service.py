@@ -408,6 +408,8 @@ class Service:
         self.superseded = why
         log.error("%s; this server runs older code: it stops indexing (start `brain serve` again)", why)
         self.watcher.stopping.set()
+        if self._snapshot is None:  # no pass will load one: said now, or every call waited its whole wait
+            self._refresh()  # an index it cannot read (the newer brain changed its schema): "failed", one line
 
     def _failed(self, why: str) -> None:
         """A pass failed: the notes it left are counted, for every answer to say until one succeeds."""
@@ -896,13 +898,8 @@ class Service:
         limit = max_chars or DEFAULT_MAX_CHARS
         if as_of is not None:
             moment = as_of
-            return self.run(
-                lambda r: read_note_at(r.store, self.root, ref, moment, heading=heading, max_chars=limit),
-                timeout=QUERY_GRACE,
-            )
-        return self.run(
-            lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit), timeout=QUERY_GRACE
-        )
+            return self._read(lambda r: read_note_at(r.store, self.root, ref, moment, heading=heading, max_chars=limit))
+        return self._read(lambda r: read_note(r.store, self.root, ref, heading=heading, max_chars=limit))
 
     def history(
         self, ref: str, *, last: int | None = None, wait: float = 0.0, as_of: float | None = None
@@ -912,13 +909,19 @@ class Service:
         from ..recall.timeline import history_of
 
         self._wait_for_snapshot(time.monotonic() + wait)
-        return self.run(lambda r: history_of(r.store, ref, last=last, as_of=as_of).as_dict(), timeout=QUERY_GRACE)
+        return self._read(lambda r: history_of(r.store, ref, last=last, as_of=as_of).as_dict())
 
     def neighbours(self, ref: str, *, wait: float = 0.0) -> dict[str, Any]:
         from ..reading import neighbours
 
         self._wait_for_snapshot(time.monotonic() + wait)
-        return self.run(lambda r: neighbours(r.store, ref), timeout=QUERY_GRACE)
+        return self._read(lambda r: neighbours(r.store, ref))
+
+    def _read(self, fn: Callable[[Recaller], T]) -> T:
+        """``run`` for a note's reads: SQLite's failure is one line naming its fix, as the CLI's
+        (a newer brain's index whose schema changed was "internal: OperationalError: …")."""
+        with index_errors(config.index_dir(self.root), self.root):
+            return self.run(fn, timeout=QUERY_GRACE)
 
     def status(self) -> dict[str, Any]:
         snapshot = self._snapshot
