@@ -258,7 +258,7 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     record (moved aside, not deleted: look at them, then delete them).
     """
     from .index.status import vault_status
-    from .ledger.deferred import rejected, rejected_line, waiting
+    from .kept_aside import rejected, rejected_line, waiting
     from .output import in_column, literal
     from .server.client import status as server_status
     from .settings import bad_values, changed

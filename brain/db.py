@@ -25,6 +25,7 @@ from typing import Any
 from . import config
 from .db_migrations import MIGRATIONS
 from .errors import BrainError, newer_than_this
+from .kept_aside import is_kept_row, kept_aside_dir
 from .migrations import connect
 
 _SURROGATE = "[\ud800-\udfff]"  # compiled on first use, off the hook's start-up
@@ -54,12 +55,6 @@ def _refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
             f"{newer_than_this(path, newer)}: this brain does not write it (its older rules would be mixed"
             " into the newer ones); upgrade brain to the version that made it"
         )
-
-
-def kept_aside_dir(path: Path) -> Path:
-    """Where hooks keep the rows they could not write while an upgrade of ``path`` waits
-    (``ledger.deferred``); while it holds any, hooks leave the database alone."""
-    return path.with_name(path.name + ".kept-aside")
 
 
 def open_db(
@@ -92,12 +87,6 @@ def open_db(
         raise
     except (sqlite3.Error, OSError) as exc:
         raise database_error(path, exc) from exc
-
-
-def is_kept_row(name: str) -> bool:
-    """Whether a file of the kept-aside folder named ``name`` is a row waiting there: not a
-    hidden one (a row being written, the lock) nor ``rejected/`` (what a catch-up set aside)."""
-    return name.endswith(".json") and not name.startswith(".")
 
 
 def _holds_files(folder: Path) -> bool:

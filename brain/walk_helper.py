@@ -27,15 +27,17 @@ import logging
 import marshal
 import os
 import pickle
-import subprocess
 import sys
 import threading
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import config
 from .child_process import python_module_command, write_all
 from .index import scan_snapshot
 from .vault import Folder, Found, Link, Note, SkippedTuple, failure, walk_files
+
+if TYPE_CHECKING:  # imported where a helper starts: below HELPER_FROM notes, never
+    import subprocess
 
 log = logging.getLogger("brain")
 
@@ -71,6 +73,8 @@ class WalkHelper:
 
     @classmethod
     def start(cls, real_root: str, spec: Any) -> WalkHelper:
+        import subprocess
+
         try:
             process = subprocess.Popen(
                 COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL

@@ -98,3 +98,38 @@ def test_reading_notes_leaves_the_latin_code_pages_unloaded_until_a_note_is_not_
         "sys.stderr.write(repr((before, text, how)))\n"
     )
     assert _fresh(code).startswith("([], 'Grüße aus Łódź, Żółw', ")
+
+
+def _indexed(vault: Path) -> None:
+    from brain.index.indexer import index_vault  # the fake embedder of conftest: this process's
+
+    index_vault(vault, progress=False)
+
+
+def _command_modules(argv: list[str], modules: tuple[str, ...], home: Path) -> str:
+    """``brain argv`` run by a fresh interpreter: its exit code and which of ``modules`` it imported."""
+    code = (
+        f"import sys; sys.argv = ['brain', *{argv!r}]\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        f"sys.stderr.write(repr((code, sorted(m for m in {modules!r} if m in sys.modules))))\n"
+    )
+    return _fresh(code, BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64")
+
+
+def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vault, brain_home):
+    # `brain status` imported the indexer (and its embedding, chunking, parsing modules) for its
+    # settings check and who holds the writer lock, the postings' and the merger's modules (and
+    # subprocess) for which background work is under way, and the ledger's catch-up (brain.db,
+    # its migrations, the transcript reader) to count the files kept aside: 30 ms of its start.
+    _indexed(toy_vault)
+    heavy = (
+        "brain.index.indexer",
+        "brain.index.postings",
+        "brain.index.fts_merge",
+        "brain.ledger.deferred",
+        "brain.db",
+        "subprocess",
+    )
+    assert _command_modules(["status", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
+

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..child_process import python_module_command
 from ..errors import NewerDatabaseError
+
+if TYPE_CHECKING:  # subprocess is imported where a process is started: `brain status` starts none
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,20 @@ class Work:
     module: str  # its process: python -m <module> <index folder>
     doing: str  # for the log: "building the BM25 postings"
     failed_means: str  # what a failure leaves, for the warning
+
+
+# The kinds there are, here rather than in their modules: `brain status` asks which are under
+# way without importing the postings' and the merger's modules.
+POSTINGS = Work(
+    "postings",
+    "brain.index.postings_child",
+    "building the lexical postings",
+    "BM25 searches FTS5 until a later index pass builds them",
+)
+FTS_MERGE = Work(
+    "fts-merge", "brain.index.fts_merge_child", "merging FTS5's segments", "FTS5 merges inside saves until a later pass"
+)
+KINDS = (POSTINGS, FTS_MERGE)
 
 
 # Processes this one started, not yet waited for (``wait_for_all``).
@@ -82,6 +98,8 @@ def busy(directory: Path, name: str) -> bool:
 def start(work: Work, directory: Path) -> subprocess.Popen[bytes] | None:
     """``work``'s process started in the background on this folder, or None when one is
     already at it there. What failed before is reported first."""
+    import subprocess
+
     report_failure(work, directory)
     if busy(directory, work.name):
         log.info("%s: already under way in another process", work.doing)
@@ -101,6 +119,8 @@ def start(work: Work, directory: Path) -> subprocess.Popen[bytes] | None:
 def wait_for_all(timeout: float | None = None) -> None:
     """Wait for the processes this one started (a test, a bench, before it measures what they
     change); each killed past ``timeout`` seconds."""
+    import subprocess
+
     while _started:
         process = _started.pop()
         try:
@@ -141,6 +161,8 @@ def main(work: Work, body: Callable[[Path], object], argv: list[str]) -> int:
             # this work for its next pass to warn of
             return 0
         except BaseException:
+            import traceback
+
             _record_failure(directory, work.name, traceback.format_exc())
             raise
     return 0

