@@ -66,7 +66,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # bytes changed; tests/test_parse.py recomputes it now and fails, naming the value to set, until
 # it is set. A constant, not computed at import: that would read and parse this file in every
 # process that imports notes (``brain ask``, the server), for a value that changes only here.
-DECODING = "5b93f7b4de0d"
+DECODING = "623002a22d96"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -171,6 +171,11 @@ def _legacy(data: bytes, start: int) -> tuple[str, str] | None:
     return _latin(sample)
 
 
+# The scripts' patterns are compiled for the first note that is not UTF-8, not on import: their
+# classes beyond Latin-1 cost re ~0.3 ms each, on every start of every command that reads notes.
+_pattern = functools.cache(re.compile)
+
+
 def _non_ascii(text: str) -> int:
     return len(text) - len(text.encode("ascii", "ignore"))
 
@@ -179,7 +184,7 @@ class _Script(NamedTuple):
     """A script written in single-byte code pages, and how its words are written."""
 
     codecs: tuple[tuple[str, str], ...]  # (codec, name), the first winning a tie
-    word: re.Pattern[str]  # a word of the script's letters (and its marks) alone
+    word: str  # a word of the script's letters (and its marks) alone: a pattern (``_pattern``)
     punctuation: str  # its characters over ASCII that are in no word, left out of the share
     odd: Callable[[str], bool]  # a word in a form no word is written in
     # a word that shows the script (Hebrew's ending in a final letter): without more of them
@@ -205,8 +210,9 @@ def _one_script(data: bytes, script: _Script, shown_needed: bool) -> tuple[str, 
             continue
         high = _non_ascii(text) - sum(map(text.count, script.punctuation))
         letters = lowercase = longer = words = odd = shown = 0
-        for word in _WORD_WITH_MARKS.findall(text):
-            if script.word.fullmatch(word):
+        script_word = _pattern(script.word)
+        for word in _pattern(_WORD_WITH_MARKS).findall(text):
+            if script_word.fullmatch(word):
                 letters += len(word)
                 lowercase += sum(1 for char in word if char.islower())
                 longer += len(word) if len(word) > 1 else 0
@@ -226,12 +232,12 @@ def _cased_as_written(word: str) -> bool:
 
 # Letters and the combining marks of Hebrew (points) and Arabic (harakat), which \w leaves out.
 _MARKS = "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670"
-_WORD_WITH_MARKS = re.compile(f"(?:[^\\W\\d_]|[{_MARKS}])+")
+_WORD_WITH_MARKS = f"(?:[^\\W\\d_]|[{_MARKS}])+"
 _WESTERN_PUNCTUATION = "«»—–„“”‘’…•·°©®™±\xa0\u200c\u200d\u200e\u200f"
 
 _CYRILLIC = _Script(
     (("cp1251", "cp1251 (Cyrillic)"), ("koi8_r", "KOI8-R (Cyrillic)"), ("koi8_u", "KOI8-U (Cyrillic)")),
-    re.compile("[А-яЁёІіЇїЄєҐґЎў]+"),
+    "[А-яЁёІіЇїЄєҐґЎў]+",
     # Russian punctuation over ASCII: counted against the share, a note with «», — and № fell short
     _WESTERN_PUNCTUATION + "№",
     # Greek in cp1253 read so: its accented "ά", "έ" are cp1251's capitals ("КблзмЭсб"); no
@@ -242,7 +248,7 @@ _CYRILLIC = _Script(
 )
 _GREEK = _Script(
     (("cp1253", "cp1253 (Greek)"),),  # ISO-8859-7 differs in a few bytes
-    re.compile("[\u0386-\u03ce]+"),
+    "[\u0386-\u03ce]+",
     _WESTERN_PUNCTUATION + "΄΅",  # the accents alone; the ano teleia is "·"
     # Russian read so: "Οπθβες"; no word starts with a dialytika (Hebrew's "א", "ת" read so)
     lambda word: not _cased_as_written(word) or "ς" in word[:-1] or word[0] in "ΐΰϊϋΪΫ",
@@ -276,21 +282,21 @@ def _odd_arabic(word: str) -> bool:
         word[0] != letters[:1]
         or letters[0] in "ءؤئة"
         or "ة" in letters[:-1]
-        or _JOINED_HAMZA.search(letters[:-1]) is not None
+        or _pattern(_JOINED_HAMZA).search(letters[:-1]) is not None
         or not set(before) <= set("اوفبلك")
-        or _TANWIN_AMID.search(word) is not None
+        or _pattern(_TANWIN_AMID).search(word) is not None
     )
 
 
-_JOINED_HAMZA = re.compile("[^اأإآدذرزوؤء]ء")
-_TANWIN_AMID = re.compile("[\u064b-\u064d][\u064e-\u0652]*[^\u064b-\u0652اى]")
+_JOINED_HAMZA = "[^اأإآدذرزوؤء]ء"
+_TANWIN_AMID = "[\u064b-\u064d][\u064e-\u0652]*[^\u064b-\u0652اى]"
 
 
 _HEBREW = _Script(
     # ISO-8859-8 has its letters at the same bytes; cp1255 adds the points, and leaves 0xDF
     # (ISO's "‗") undefined
     (("cp1255", "cp1255 (Hebrew)"), ("iso8859_8", "ISO-8859-8 (Hebrew)")),
-    re.compile("[\u05b0-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u05d0-\u05ea\u05f0-\u05f2]+"),
+    "[\u05b0-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u05d0-\u05ea\u05f0-\u05f2]+",
     _WESTERN_PUNCTUATION + "₪¤־׳״‗",
     _odd_hebrew,
     # a word of three letters or more ending in a final letter: Russian read in cp1255 has
@@ -300,7 +306,7 @@ _HEBREW = _Script(
 )
 _ARABIC = _Script(
     (("cp1256", "cp1256 (Arabic)"),),
-    re.compile("[\u0621-\u0652\u0670-\u06d3]+"),
+    "[\u0621-\u0652\u0670-\u06d3]+",
     _WESTERN_PUNCTUATION + "،؛؟",
     _odd_arabic,
     # its most common letters but alef, in most of its words: Russian in KOI8-R read in cp1256
@@ -312,10 +318,10 @@ _ARABIC = _Script(
 
 def _letters_of(word: str) -> str:
     """``word`` without its Hebrew or Arabic marks."""
-    return _NO_MARKS.sub("", word)
+    return _pattern(_NO_MARKS).sub("", word)
 
 
-_NO_MARKS = re.compile(f"[{_MARKS}]")
+_NO_MARKS = f"[{_MARKS}]"
 
 
 # cp1252's characters over ASCII that are neither letters nor punctuation words are written with

@@ -133,3 +133,21 @@ def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vau
     )
     assert _command_modules(["status", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
 
+
+def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):
+    # brain.notes compiled the patterns of the Cyrillic, Greek, Hebrew and Arabic code pages on
+    # import (classes beyond Latin-1: ~0.3 ms each), for a note that is not UTF-8; postings
+    # imported mmap for reading a base: a `brain index` with nothing to do needs neither.
+    _indexed(toy_vault)
+    code = (
+        "import re, sys\n"
+        "compiled = []\n"
+        "real = re.compile\n"
+        "re.compile = lambda *a, **k: compiled.append(a[0]) or real(*a, **k)\n"
+        f"sys.argv = ['brain', 'index', '-q', '--vault', {str(toy_vault)!r}]\n"
+        "import brain.__main__ as entry\n"
+        "try:\n    entry.main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        "scripts = [p for p in compiled if isinstance(p, str) and any('\\u0370' <= c <= '\\u06ff' for c in p)]\n"
+        "sys.stderr.write(repr((code, scripts, 'mmap' in sys.modules)))\n"
+    )
+    assert _fresh(code, BRAIN_HOME=str(brain_home), BRAIN_EMBED_MODEL="fake:64") == "(0, [], False)"

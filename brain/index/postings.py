@@ -31,7 +31,6 @@ import itertools
 import json
 import logging
 import math
-import mmap
 import os
 import secrets
 import sqlite3
@@ -257,6 +256,8 @@ def _read_ahead(mapped: np.memmap) -> None:
     these arrays all over (a chunk's length for each of 100,000 matches, a binary search over
     the terms): read page by page from a cold disk that was 89 / 201 ms p50 / p95 a first search
     at 100,000 notes, 43 / 56 with this (FTS5's: 110 / 130). Warm, it costs nothing measurable."""
+    import mmap  # here: a no-op `brain index` reads no base
+
     advise = getattr(getattr(mapped, "_mmap", None), "madvise", None)
     flag = getattr(mmap, "MADV_WILLNEED", None)
     if advise is not None and flag is not None:  # not on Windows
