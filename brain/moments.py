@@ -223,9 +223,10 @@ def iso_recorded(moment: float | None) -> str | None:
     "nothing is known"), and two versions saved within one second had one time."""
     if moment is None:
         return None
-    from fractions import Fraction  # here: with decimal and numbers, 2 ms of every import of this module
-
-    ms = math.ceil(Fraction(moment) * 1000)
+    # exactly, in integers: the float is numerator / denominator (fractions' Fraction did the
+    # same, and imported decimal and numbers: 2 ms of every `brain status`)
+    numerator, denominator = float(moment).as_integer_ratio()
+    ms = -(-numerator * 1000 // denominator)
     utc = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
     return utc.isoformat(timespec="milliseconds") + "Z"
 

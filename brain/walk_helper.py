@@ -26,7 +26,6 @@ import gc
 import logging
 import marshal
 import os
-import pickle
 import sys
 import threading
 from typing import IO, TYPE_CHECKING, Any
@@ -36,8 +35,8 @@ from .child_process import python_module_command, write_all
 from .index import scan_snapshot
 from .vault import Folder, Found, Link, Note, SkippedTuple, failure, walk_files
 
-if TYPE_CHECKING:  # imported where a helper starts: below HELPER_FROM notes, never
-    import subprocess
+if TYPE_CHECKING:  # subprocess and pickle are imported where a helper starts and is spoken to:
+    import subprocess  # below HELPER_FROM notes (`brain status`, a no-op `brain index`), never
 
 log = logging.getLogger("brain")
 
@@ -92,6 +91,8 @@ class WalkHelper:
         helper that never reads costs no wait)."""
         if self._failed or self._header is None:
             return
+        import pickle
+
         try:
             payload = pickle.dumps((*self._header, tuple(snapshot)), protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PickleError, TypeError, AttributeError) as exc:  # rules that do not pickle
@@ -125,6 +126,8 @@ class WalkHelper:
         if not self._ready():
             return False
         assert self.process is not None and self.process.stdin is not None
+        import pickle
+
         try:
             if self._header is not None:
                 pickle.dump((*self._header, None), self.process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
@@ -200,6 +203,8 @@ class WalkHelper:
 
 def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     """The helper: the header, then folders until the input ends; then what it found."""
+    import pickle
+
     try:
         real_root, spec, snapshot = pickle.load(stdin)
     except EOFError:

@@ -122,6 +122,8 @@ def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vau
     # settings check and who holds the writer lock, the postings' and the merger's modules (and
     # subprocess) for which background work is under way, and the ledger's catch-up (brain.db,
     # its migrations, the transcript reader) to count the files kept aside: 30 ms of its start.
+    # The walk helper imported pickle (a helper starts past 50,000 notes), and the time history
+    # began was rounded with fractions (and decimal, numbers).
     _indexed(toy_vault)
     heavy = (
         "brain.index.indexer",
@@ -130,6 +132,8 @@ def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vau
         "brain.ledger.deferred",
         "brain.db",
         "subprocess",
+        "pickle",
+        "fractions",
     )
     assert _command_modules(["status", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
 
