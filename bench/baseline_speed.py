@@ -15,6 +15,8 @@ new and new/old.
             `brain hook prompt` with no server up
     serve   `brain serve` up for each tree: `brain ask --json` and `brain hook prompt` through it
     index   `brain index` with nothing changed; with one line appended to one note
+    status  `brain status` and `brain index` with nothing changed, without a cold `brain ask` or
+            an index pass that embeds; the modules each imports
 
 The vault (default ../shared/bench/vaults/13th-age-srd) is copied once per tree into --work,
 indexed there with the packaged MiniLM and kept for the next run (only the first embeds).
@@ -44,7 +46,7 @@ DEFAULT_VAULT = ROOT.parent / "shared" / "bench" / "vaults" / "13th-age-srd"
 QUERIES = ROOT / "bench" / "realvault" / "13th-age-srd.queries.jsonl"
 TRANSCRIPT = ROOT.parent / "shared" / "fixtures" / "claude-code" / "spotter_v2.1.38_plan_web_task_bash.jsonl"
 Run = Callable[["Tree"], tuple[float, float]]  # one run in a tree: wall and CPU milliseconds
-SECTIONS = ("start", "hook", "ask", "serve", "index")
+SECTIONS = ("start", "hook", "ask", "serve", "index", "status")
 
 
 class Tree:
@@ -279,6 +281,17 @@ def section_index(trees: list[Tree], runs: int, args: argparse.Namespace) -> Non
     )
 
 
+def section_status(trees: list[Tree], runs: int, args: argparse.Namespace) -> None:
+    print("\nbrain status and a no-op brain index")
+    for label, argv in (
+        ("brain status", ["status", "--vault"]),
+        ("brain index, nothing changed", ["index", "-q", "--vault"]),
+    ):
+        compare(trees, runs, label, lambda t, argv=argv: timed([*argv, str(t.vault)])(t))
+        counts = {t.name: [float(modules(t, [*argv, str(t.vault)]))] for t in trees}
+        row(f"modules imported: {label}", counts["old"], counts["new"], "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, required=True, help="an older tree (git archive REV | tar -x -C PATH)")
@@ -308,6 +321,7 @@ def main() -> None:
         "ask": section_ask,
         "serve": section_serve,
         "index": section_index,
+        "status": section_status,
     }
     for name in only:
         sections[name](trees, args.runs, args)
