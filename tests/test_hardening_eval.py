@@ -704,3 +704,20 @@ def test_a_relevant_note_linked_to_a_file_that_is_no_note_is_listed(tmp_path):
     with pytest.raises(QueryFileError) as caught:
         load_queries(path, vault)
     assert caught.value.problems == ["line 1 (a): Key.md (a file brain leaves out: not-a-note)"]
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_a_blank_query_file_name_is_a_usage_error_not_the_working_folder(tmp_path, given):
+    # Path("") is ".": `brain eval "$Q"` with Q unset said the query file "." is "not a regular
+    # file (a device, FIFO or socket)"
+    write(tmp_path / "v", "a.md", "# A\n")
+    result = CliRunner().invoke(cli, ["eval", given, "--vault", str(tmp_path / "v")])
+    assert result.exit_code == 2, result.output
+    assert f"{given!r} names no file: give the query file (JSON Lines)" in result.output
+    assert "FIFO" not in result.output
+
+
+def test_a_folder_as_the_query_file_says_so(tmp_path):
+    write(tmp_path / "v", "a.md", "# A\n")
+    with pytest.raises(QueryFileError, match=r"^the query file .* is a folder: name the JSON Lines file in it$"):
+        load_queries(tmp_path / "v")

@@ -94,6 +94,8 @@ def eval_command(
     from .runner import canonical_modes, format_table, run_eval
 
     setup_logging()
+    if not queries.strip():  # Path("") is ".", the working folder: "not a regular file (a device, FIFO or socket)"
+        raise click.BadParameter(f"{queries!r} names no file: give the query file (JSON Lines)", param_hint="QUERIES")
     if ab_source is not None and not ab_source.strip():  # an unset shell variable: not "log nothing"
         raise click.BadParameter("--ab-log needs a source label, e.g. --ab-log minibench", param_hint="--ab-log")
     if explain_ids:  # --explain reads queries, it neither scores nor logs them: say so, not drop them

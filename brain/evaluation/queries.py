@@ -82,7 +82,10 @@ def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | N
 
 def _read_bytes(source: Path) -> bytes:
     # stat first: opening a FIFO waits for a writer, and a device (/dev/zero) never ends
-    if not stat.S_ISREG(source.stat().st_mode):
+    mode = source.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise QueryFileError(f"the query file {source} is a folder: name the JSON Lines file in it")
+    if not stat.S_ISREG(mode):
         raise QueryFileError(f"the query file {source} is not a regular file (a device, FIFO or socket)")
     limit = MAX_FILE_MB * 1024 * 1024
     with source.open("rb") as handle:
