@@ -110,7 +110,7 @@ def main() -> None:
     os.environ.update(BRAIN_HOME=env["BRAIN_HOME"])
     sys.path.insert(0, str(ROOT))
     from brain import config
-    from brain.index.indexer import lock_path
+    from brain.index.writer_lock import lock_path
     from brain.server import runtime
 
     print(f"vault: {args.vault.name}; model: {Path(env.get('BRAIN_EMBED_MODEL', '?')).parent.name}; {load()}")

@@ -84,7 +84,7 @@ def writer_waiting(vault: str | None, *, quiet: bool = False) -> Iterator[Callab
     once, on stderr when its wait for another writer begins, and turns the error of one that gave
     up into one naming the holder as that line does (with --wait 0 or --quiet no line named it):
     by the pid the system gives, as `brain serve` only when that pid is the vault's server's."""
-    from .index.indexer import VaultLocked
+    from .index.writer_lock import VaultLocked
 
     def begun(pid: int | None) -> None:
         if not quiet:

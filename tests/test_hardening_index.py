@@ -27,11 +27,12 @@ from brain import config
 from brain.cli import cli
 from brain.errors import ModelLoadError, NoIndexError
 from brain.index import changes
-from brain.index.indexer import VaultLocked, index_vault
+from brain.index.indexer import index_vault
 from brain.index.rebuild import rebuild_dir
 from brain.index.status import vault_status
 from brain.index.store import IndexStore, damaged_message
 from brain.index.vectors import VectorIndex, load_current
+from brain.index.writer_lock import VaultLocked
 from brain.recall.opening import open_recaller
 from brain.recall.types import RecallSettings
 

@@ -20,8 +20,9 @@ import brain.embed
 from brain import config
 from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
-from brain.index.indexer import VaultLocked, index_vault, vault_lock
+from brain.index.indexer import index_vault
 from brain.index.status import vault_status
+from brain.index.writer_lock import VaultLocked, vault_lock
 
 
 def _index(vault: Path, embedder=None, **kwargs):
@@ -706,7 +707,7 @@ def test_an_index_built_with_a_model_folder_named_relative_fits_that_folder_name
 ):
     """A working directory's .env BRAIN_EMBED_MODEL=models/mini is read as that folder's absolute
     path now: the index built with it, recorded as 'models/mini', must not ask for a rebuild."""
-    from brain.index.indexer import index_mismatches
+    from brain.index.settings_fit import index_mismatches
 
     vault, _ = indexed
     (tmp_path / "project" / "models" / "mini").mkdir(parents=True)

@@ -573,7 +573,7 @@ def test_stale_index_is_updated_before_answering(bridge_vault):
 def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_vault):
     """The index cannot be updated (another process holds it, or --no-update): a deleted
     note is left out of the answer, and the warning says so and names the real cause."""
-    from brain.index.indexer import vault_lock
+    from brain.index.writer_lock import vault_lock
 
     query = "harbour crane schedule during winter storms"
     assert open_recaller(bridge_vault).ask(query, "hybrid+ppr", small()).results[0].path == "Harbour operations.md"

@@ -1016,7 +1016,7 @@ def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_
 def test_while_another_brain_index_holds_the_lock_asks_do_not_wait(toy_vault):
     from index_helpers import open_store
 
-    from brain.index.indexer import vault_lock
+    from brain.index.writer_lock import vault_lock
 
     _index(toy_vault)
     with served(toy_vault) as daemon:

@@ -19,7 +19,8 @@ from serve_helpers import LAUNCHER, holding, served, wait_until
 
 from brain import config
 from brain.cli import cli
-from brain.index.indexer import flock_holder, index_vault, lock_path
+from brain.index.indexer import index_vault
+from brain.index.writer_lock import flock_holder, lock_path
 from brain.server import runtime
 
 WAITING = "waiting for another brain process indexing this vault"

@@ -48,9 +48,9 @@ from .linking import resolve_links
 from .parsing import ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
-from .settings_fit import check_model, index_mismatches  # noqa: F401 - imported from here too
+from .settings_fit import check_model
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
-from .writer_lock import LOOK_EVERY, VaultLocked, flock_holder, indexing_now, lock_path, vault_lock  # noqa: F401
+from .writer_lock import vault_lock
 
 log = logging.getLogger("brain")
 

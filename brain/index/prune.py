@@ -19,8 +19,8 @@ from ..errors import ConfigError
 from ..migrations import disk_bytes
 from ..vault import resolve_vault
 from .history import PruneReport, prune
-from .indexer import vault_lock
 from .store import INDEX_FILE, IndexStore, built_index_dir, index_errors
+from .writer_lock import vault_lock
 
 # Seconds a vacuum waits for a reader of the state before to let go: brain serve (and brain
 # mcp) look for a changed index every 2 s (``server.service.PROBE_EVERY``), then load it.
@@ -47,7 +47,7 @@ def prune_vault(
     wait: float = 0.0,
     waiting: Callable[[int | None], None] | None = None,
 ) -> PruneReport:
-    """``wait`` and ``waiting``: for another writer at work (``indexer.vault_lock``)."""
+    """``wait`` and ``waiting``: for another writer at work (``writer_lock.vault_lock``)."""
     root = resolve_vault(vault)
     keep = config.keep_versions()
     if before is None and keep is None and not vacuum:

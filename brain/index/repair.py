@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field
 from ..errors import IndexDamagedError
 from ..text import shell_word
 from ..vault import resolve_vault
-from .indexer import vault_lock
 from .store import (
     DERIVED_TABLES,
     INDEX_FILE,
@@ -33,6 +32,7 @@ from .store import (
     rebuild_advice,
     refuse_lost_meta,
 )
+from .writer_lock import vault_lock
 
 
 @dataclass
@@ -50,7 +50,7 @@ class RepairReport:
 def repair_vault(
     vault: str | os.PathLike[str] | None, *, wait: float = 0.0, waiting: Callable[[int | None], None] | None = None
 ) -> RepairReport:
-    """``wait`` and ``waiting``: for another writer at work (``indexer.vault_lock``)."""
+    """``wait`` and ``waiting``: for another writer at work (``writer_lock.vault_lock``)."""
     started = time.perf_counter()
     root = resolve_vault(vault)
     directory = built_index_dir(root)

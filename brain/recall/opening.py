@@ -84,7 +84,8 @@ def _open(
     valid_at: str | None = None,
 ) -> Recaller:
     from ..index import changes
-    from ..index.indexer import check_model, link_fences_changed
+    from ..index.indexer import link_fences_changed
+    from ..index.settings_fit import check_model
 
     timings: dict[str, float] = {}
     warnings: list[str] = []
@@ -223,7 +224,8 @@ def _engine_changed(store: IndexStore, loaded: Embedder, recaller: Recaller) -> 
 
 def _update(root: Path, store: IndexStore, lazy: Embedder, embedder: Embedder | None, progress: bool) -> str | None:
     """Index what changed; None when done, else why it could not be done now."""
-    from ..index.indexer import VaultEmptied, VaultLocked
+    from ..index.indexer import VaultEmptied
+    from ..index.writer_lock import VaultLocked
 
     if store.readonly:
         return store.why_readonly
@@ -250,7 +252,7 @@ def open_snapshot(
     ``previous``, the snapshot it replaces, lends what this state would build the same
     (``recall/carry.py``): after an edit that changed no names, the names and the link graph.
     """
-    from ..index.indexer import check_model
+    from ..index.settings_fit import check_model
     from ..index.vectors import snapshot_vectors
 
     directory = built_index_dir(root)

@@ -45,8 +45,10 @@ from .. import config
 from ..embed import Embedder, LazyEmbedder
 from ..errors import SUPERSEDED_ANSWER, BrainError, EmptyIndexError, IndexMismatchError, NewerDatabaseError, quoted
 from ..index import changes
-from ..index.indexer import VaultLocked, check_model, index_vault  # the index modules: here, and only here
+from ..index.indexer import index_vault  # the index modules: here, and only here
+from ..index.settings_fit import check_model
 from ..index.store import INDEX_FILE, RELOAD, IndexStore, index_errors, newer_index_message
+from ..index.writer_lock import VaultLocked
 from ..migrations import connect
 from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
