@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from ledger_helpers import hook_payload, run_hook
 from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brain, served, wait_until
+from test_hardening_index import _brain, _cannot_write, _chmod_tree
 
 from brain import config
 from brain.autorecall import hook as prompt_hook
@@ -28,11 +29,11 @@ from brain.child_process import python_module_command
 from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
-from brain.errors import NewerDatabaseError
+from brain.errors import BrainError, NewerDatabaseError
 from brain.index import background, fts_merge, postings, vectors
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
-from brain.index.store import RECALL_CACHE_FILE, IndexStore
+from brain.index.store import RECALL_CACHE_FILE, IndexStore, index_errors, schema_changed
 from brain.ledger import deferred
 from brain.ledger.hook import record_stop
 from brain.server import client, protocol
@@ -195,6 +196,132 @@ def test_rebuild_replaces_a_newer_index_this_brain_cannot_read(toy_vault):
     assert result.exit_code == 0, result.output
     asked = CliRunner().invoke(cli, ["ask", "how should agent memory work", "--vault", str(toy_vault)])
     assert asked.exit_code == 0, asked.output
+
+
+def _checkpointed(database: Path) -> tuple[int, int]:
+    """``database`` with its WAL written into it (what a damaged page then holds is the file's);
+    the notes table's first page and the page size."""
+    conn = sqlite3.connect(database)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        [root] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'notes'").fetchone()
+        [size] = conn.execute("PRAGMA page_size").fetchone()
+        return root, size
+    finally:
+        conn.close()
+
+
+def _damage_notes(database: Path, how: str) -> None:
+    """A newer index damaged: the notes table's first page overwritten, its record of migrations
+    left readable (page 2), or the file cut short, which leaves its schema unreadable too."""
+    root, size = _checkpointed(database)
+    if how == "page":
+        with open(database, "r+b") as handle:
+            handle.seek((root - 1) * size)
+            handle.write(os.urandom(size))
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+        assert INDEX_MIGRATIONS.unknown(conn) == [NEWER]  # still a newer brain's index, as far as can be read
+        conn.close()
+    else:
+        os.truncate(database, database.stat().st_size // 3)
+
+
+@pytest.mark.parametrize("how", ["page", "truncated"])
+@pytest.mark.parametrize(
+    "args",
+    [["ask", "how should agent memory work"], ["status"], ["note", "Vannevar Bush"], ["history", "Vannevar Bush"]],
+    ids=["ask", "status", "note", "history"],
+)
+def test_a_newer_index_that_is_damaged_is_said_damaged_not_newer(newer_index, args, how):
+    """Once the index was newer, any failed read was blamed on the newer brain: a corrupt page of
+    notes was "this brain cannot read it (database disk image is malformed: the newer brain changed
+    what this brain reads); upgrade brain ...", which no upgrade mends. It is damage, said as such,
+    with what mends it: this brain's --repair is refused on a newer index, its --rebuild is not."""
+    _damage_notes(_index_db(newer_index), how)
+    result = CliRunner().invoke(cli, [*args, "--vault", str(newer_index)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    [line] = [each for each in result.stderr.splitlines() if each.startswith("Error: ")]
+    assert f"the index database {_index_db(newer_index)} is damaged (" in line, line
+    assert "the newer brain changed what this brain reads" not in line and "upgrade brain" not in line, line
+    assert f"`brain index --rebuild --vault {newer_index.resolve()}`" in line, line
+    if how == "page":  # its record read: this brain's --repair, which it would refuse, is not what it is told
+        assert f"a newer brain upgraded it ({NEWER}), so this brain does not repair it" in line, line
+        assert "`brain index --repair` with that brain" in line and "--repair --vault" not in line, line
+
+
+def test_the_rebuild_a_damaged_newer_index_is_told_to_run_builds_one(newer_index):
+    _damage_notes(_index_db(newer_index), "page")
+    rebuilt = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(newer_index)])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    asked = CliRunner().invoke(cli, ["ask", "how should agent memory work", "--vault", str(newer_index)])
+    assert asked.exit_code == 0 and REFUSED not in asked.output, asked.output
+
+
+def test_a_newer_index_locked_by_another_connection_is_busy_not_newer(newer_index):
+    _checkpointed(_index_db(newer_index))
+    holder = sqlite3.connect(_index_db(newer_index), isolation_level=None, timeout=0)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("INSERT INTO meta (key, value) VALUES ('held', '1')")
+        for args in (["ask", "how should agent memory work"], ["status"], ["note", "Vannevar Bush"]):
+            result = CliRunner().invoke(cli, [*args, "--vault", str(newer_index)])
+            assert result.exit_code == 1, result.output
+            [line] = [each for each in result.stderr.splitlines() if each.startswith("Error: ")]
+            assert "is busy (database is locked)" in line and "try again" in line and "newer" not in line, line
+    finally:
+        holder.close()
+
+
+@pytest.mark.slow  # a process that file modes bind
+def test_a_newer_index_that_is_damaged_in_a_read_only_home_is_said_damaged(newer_index, brain_home):
+    _cannot_write()
+    _damage_notes(_index_db(newer_index), "page")
+    _chmod_tree(brain_home, writable=False)
+    try:
+        done = _brain(brain_home, "ask", "how should agent memory work", "--vault", str(newer_index))
+    finally:
+        _chmod_tree(brain_home, writable=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    [line] = [each for each in done.stderr.splitlines() if each.startswith("Error: ")]
+    assert "is damaged (" in line and "this brain cannot read it" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("error", "newer"),
+    [
+        ("no such column: path", True),
+        ("no such table: note_versions", True),
+        ("ambiguous column name: path", True),
+        ("no such function: brain_newer_rule", True),
+        ("table notes has 12 columns but 11 values were supplied", True),
+        ("disk I/O error", False),
+        ("interrupted", False),
+        ("out of memory", False),
+    ],
+)
+def test_only_what_a_changed_schema_explains_is_said_of_the_newer_brain(newer_index, error, newer):
+    """A read of a newer index failing on the disk (an I/O error) or the process (no memory, an
+    interrupt) was "this brain cannot read it (disk I/O error: the newer brain changed what this
+    brain reads)"."""
+    directory = config.index_dir(newer_index.resolve())
+    with pytest.raises(BrainError) as raised, index_errors(directory, newer_index):
+        raise sqlite3.OperationalError(error)
+    said = str(raised.value)
+    assert isinstance(raised.value, NewerDatabaseError) is newer, said
+    assert (f"this brain cannot read it ({error}: the newer brain changed" in said) is newer, said
+    if not newer:
+        assert f"could not be used ({error})" in said, said
+
+
+def test_what_sqlite_names_damage_is_not_a_changed_schema():
+    """Python 3.11's error names: damage's words are never read as a schema's."""
+    corrupt = sqlite3.DatabaseError("malformed database schema (notes) - no such table: main.x")
+    corrupt.sqlite_errorname = "SQLITE_CORRUPT"
+    assert not schema_changed(corrupt)
+    renamed = sqlite3.OperationalError("no such column: path")
+    renamed.sqlite_errorname = "SQLITE_ERROR"
+    assert schema_changed(renamed)
 
 
 def test_status_says_the_pending_note_is_not_for_this_brain_to_index(newer_index):

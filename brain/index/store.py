@@ -3246,7 +3246,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             raise IndexBusyError(
                 f"the index database {database} is busy ({exc}): another brain process is writing it; try again"
             ) from exc
-        _refuse_newer_unread(directory, exc)
+        _refuse_newer_unread(directory, exc)  # not a disk I/O error, an interrupt, no memory: said below
         # A table dropped fails every later run too ("no such table", or FTS5's "SQL logic
         # error" for one of its own): looked for on this failure path alone
         missing = _missing_tables_at(database)
@@ -3256,11 +3256,11 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
             raise
-        _refuse_newer_unread(directory, exc)
+        _refuse_newer_unread(directory, exc)  # not a corrupt page nor a file that is no database: damage
         missing = _missing_tables_at(database)  # FTS5 short of a table of its own: "vtable constructor failed"
         if missing:
             raise IndexDamagedError(missing_table_message(database, vault, missing)) from exc
-        raise IndexDamagedError(damaged_message(database, vault, str(exc))) from exc
+        raise IndexDamagedError(damaged_message(database, vault, str(exc), newer_migrations(directory))) from exc
     except OSError as exc:
         if (
             exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
@@ -3273,21 +3273,53 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         raise
 
 
+# What SQLite says of a statement naming what the schema no longer holds as this code wrote it:
+# a table, column, index, view's function, collation, FTS5 tokenizer or virtual table module
+# gone or renamed; a column a newer table added that makes a join's name ambiguous; an INSERT
+# whose columns are not the table's; the schema changed under a prepared statement.
+_SCHEMA_CHANGED = re.compile(
+    r"no such (?:table|column|index|function|collation sequence|module|tokenizer)|ambiguous column name"
+    r"|has no column named|has \d+ columns but \d+ values were supplied|database schema has changed"
+)
+
+
+def schema_changed(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error is one a changed schema explains (a newer brain's migration that
+    renamed or dropped what this code reads), not damage, a lock, the disk or the file's modes:
+    an error of SQL (SQLITE_ERROR, or SQLITE_SCHEMA) whose words name what is not there."""
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message alone before that
+    if name and name not in ("SQLITE_ERROR", "SQLITE_SCHEMA"):
+        return False
+    return _SCHEMA_CHANGED.search(str(exc)) is not None
+
+
 def _refuse_newer_unread(directory: Path, exc: sqlite3.Error) -> None:
-    """A read failing on an index a newer brain upgraded is its schema, not damage: a migration
-    of the newer brain renamed or dropped what this code reads (the readers take the newer
-    schema for additive, which it need not be)."""
+    """A read failing on an index a newer brain upgraded for what a changed schema explains is
+    that schema, not damage: a migration of the newer brain renamed or dropped what this code
+    reads (the readers take the newer schema for additive, which it need not be). Any other
+    failure (a corrupt page, a disk I/O error) is what it is on any index, and said as such."""
+    if not schema_changed(exc):
+        return
     newer = newer_migrations(directory)
     if newer:
         raise NewerDatabaseError(newer_index_message(directory / INDEX_FILE, newer, unread=str(exc))) from exc
 
 
-def damaged_message(database: Path, vault: Path, reason: str) -> str:
+def damaged_message(database: Path, vault: Path, reason: str, newer: Sequence[str] = ()) -> str:
+    """What is said of a damaged index; of one a newer brain upgraded (``newer``: its migrations
+    this code lacks), this brain's `--repair` would be refused (it does not write it): that
+    brain's is the one to run, or this one's `--rebuild`."""
+    rebuild = f"`brain index --rebuild --vault {shell_word(vault)}`"
+    if newer:
+        return (
+            f"the index database {database} is damaged ({reason}); a newer brain upgraded it ({', '.join(newer)}),"
+            f" so this brain does not repair it: run `brain index --repair` with that brain, or {rebuild} with"
+            " this one to build a new one (the damaged one is moved aside, not deleted)"
+        )
     return (
         f"the index database {database} is damaged ({reason}); run `brain index --repair --vault {shell_word(vault)}` "
         "to rebuild its search index from its own rows (no re-embedding); if the database itself is damaged "
-        f"it says so, and `brain index --rebuild --vault {shell_word(vault)}` builds a new one (the damaged one is moved "
-        "aside, not deleted)"
+        f"it says so, and {rebuild} builds a new one (the damaged one is moved aside, not deleted)"
     )
 
 
