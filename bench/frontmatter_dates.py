@@ -1,17 +1,20 @@
-"""What reading frontmatter dates by brain/moments.py's rules (m024_frontmatter_dates) changes of a
-vault: the notes whose date or date warnings change, and the notes m024 reads again.
+"""What reading frontmatter dates by brain/moments.py's rules (m024_frontmatter_dates), in ASCII
+digits alone (m025_frontmatter_dates_in_ascii_digits), changes of a vault: the notes whose date or
+date warnings change, and the notes m024 and m025 read again.
 
 For each vault given, every markdown file with frontmatter is parsed by this checkout
 (``notes.parse_note``, the file's mtime standing in at 0); printed: how many, the notes m024
 marks to be read again (``notes.frontmatter_dates_written_otherwise``: a date field written
-otherwise than as its ISO form), each with its date fields. With ``--old DIR`` (another brain's
+otherwise than as its ISO form) and those m025 marks (``notes.frontmatter_dates_in_other_digits``:
+a date field with digits other than ASCII's), each with its date fields. With ``--old DIR`` (another brain's
 checkout, e.g. ``git archive main | tar -x -C DIR``), the same files are parsed by that code too
 (in a child process: PYTHONPATH=DIR), and the notes whose date or date warnings differ are
 listed, old and new.
 
-With ``--rows N``, m024's check (the SQL function it runs over every note's and every past
-version's frontmatter) is timed over N rows of a typical frontmatter (a title, tags, aliases, a
-YAML date and a date and time) in an in-memory table.
+With ``--rows N``, m024's and m025's checks (the SQL function each runs over every note's and
+every past version's frontmatter) are timed over N rows of a typical frontmatter (a title, tags,
+aliases, a YAML date and a date and time) in an in-memory table; m025's also over N rows whose
+title is not ASCII (Russian), which its first look (ASCII JSON: no such digit) does not pass.
 
     python bench/frontmatter_dates.py VAULT [VAULT ...] [--old DIR] [--rows N]
 """
@@ -52,7 +55,7 @@ def main() -> None:
     parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
     parser.add_argument("--rows", type=int, help="time m024's check over this many rows")
     args = parser.parse_args()
-    from brain.notes import frontmatter_dates_written_otherwise
+    from brain.notes import frontmatter_dates_in_other_digits, frontmatter_dates_written_otherwise
 
     if args.rows:
         import sqlite3
@@ -69,13 +72,28 @@ def main() -> None:
         started = time.perf_counter()
         conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_written_otherwise(frontmatter)")
         print(f"m024's check over {args.rows:,} rows: {time.perf_counter() - started:.2f} s")
+        conn.create_function("brain_dates_in_other_digits", 1, frontmatter_dates_in_other_digits, deterministic=True)
+        for what, title in (("ASCII", "A note"), ("Russian", "Заметка о памяти")):
+            conn.execute("DELETE FROM notes")
+            stored = json.dumps(meta | {"title": title, "created": "2026-01-05T10:30:00"}, ensure_ascii=False)
+            conn.executemany(
+                "INSERT INTO notes (frontmatter, hash, mtime_ns) VALUES (?, 'h', 1)", [(stored,)] * args.rows
+            )
+            started = time.perf_counter()
+            conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_in_other_digits(frontmatter)")
+            print(f"m025's check over {args.rows:,} rows, {what} titles: {time.perf_counter() - started:.2f} s")
 
     here = Path(__file__).resolve().parent.parent
     for vault in args.vaults:
         new = parsed(vault, here)
         marked = [path for path, (_, _, meta) in new.items() if frontmatter_dates_written_otherwise(json.dumps(meta))]
-        print(f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}")
-        for path in marked:
+        digits = [
+            path
+            for path, (_, _, meta) in new.items()
+            if frontmatter_dates_in_other_digits(json.dumps(meta, ensure_ascii=False))
+        ]
+        print(f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}, m025 {len(digits)}")
+        for path in dict.fromkeys(marked + digits):
             fields = {
                 k: v for k, v in new[path][2].items() if "date" in k.lower() or k.lower() in ("created", "updated")
             }

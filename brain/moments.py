@@ -68,8 +68,8 @@ def typed(text: str | None) -> str:
     """A moment as a user typed it (an option, a tool's argument), without the spaces around it:
     ASCII, or a ``ValueError``. Python's ``int`` and ``\\d`` read other scripts' digits, so
     ``٢٠٢٦١٢٠١`` and ``７d`` were read and ``٢٠٢٦-١٢-٠١`` refused (``fromisoformat`` takes ASCII
-    alone); a number setting refuses them all (config._number): so does a moment. A note's own
-    dates (``written_date``) are read as before."""
+    alone); a number setting refuses them all (config._number): so does a moment, and so does a
+    note's own date (``written_date``)."""
     value = (text or "").strip()
     if not value.isascii():
         raise ValueError(f"not ASCII: {value!r}")
@@ -97,7 +97,11 @@ def written_date(value: str) -> dt.date | dt.datetime:
     ``20260301``, a week: its Monday, as the week begins there), a date with a zone (that day:
     ``2026-12-01+03`` names where the day is, not an hour; Python's ``fromisoformat`` read it as
     03:00), or a date and time (aware when it names a zone); a ValueError otherwise
-    (``2026-12-01x10``, which Python read as 10:00)."""
+    (``2026-12-01x10``, which Python read as 10:00), and for one in other digits than ASCII's
+    (``٢٠٢٦-١٢-٠١``, fullwidth ``２０２６-１２-０１``): YAML's dates and Obsidian's date properties
+    are in ASCII digits, and those read as text there, as a typed moment (``typed``) here."""
+    if not value.isascii():
+        raise ValueError(f"not ASCII: {value!r}")
     day = _day(value, first=True)
     if day is not None:
         return day

@@ -800,7 +800,8 @@ def inline_tags(body: str) -> list[str]:
     return tags
 
 
-_DATE_OPENS = re.compile(r"(?:\+00)?(\d{4})-(\d{2})-(\d{2})(?![\w+:-])")
+# ASCII digits, as every date brain reads (``moments.written_date``): ``\d`` took other scripts'.
+_DATE_OPENS = re.compile(r"(?:\+00)?([0-9]{4})-([0-9]{2})-([0-9]{2})(?![\w+:-])")
 
 
 def _iso(value: Any) -> str | None:
@@ -825,6 +826,56 @@ def _iso(value: Any) -> str | None:
                 except ValueError:
                     return None
     return None
+
+
+def _in_ascii_digits(value: Any) -> str | None:
+    """A date field's text written in other digits than ASCII's (``٢٠٢٤-٠٣-٠١``, fullwidth
+    ``２０２４-０３-０１``, Devanagari), in ASCII's (``2024-03-01``) where that is a date brain reads;
+    else None. What the warning on such a field offers: YAML and Obsidian read it as text too."""
+    if not isinstance(value, str) or value.isascii():
+        return None
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", value.strip())  # fullwidth hyphens, colons and digits
+    ascii_text = "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c for c in text)
+    return ascii_text if ascii_text != value.strip() else None
+
+
+def _not_a_date(name: str, value: Any, outcome: str) -> str:
+    """The warning on a date field that holds no date brain reads."""
+    ascii_text = _in_ascii_digits(value)
+    if ascii_text is not None and _iso(ascii_text) is not None:
+        return (
+            f"frontmatter {name}: {quoted(_text(value))} is not a valid date (not in ASCII digits: YAML and"
+            f" Obsidian read it as text too; write {ascii_text}); {outcome}"
+        )
+    return f"frontmatter {name}: {quoted(_text(value))} is not a valid date; {outcome}"
+
+
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script than ASCII
+
+
+def frontmatter_dates_in_other_digits(frontmatter: str | None) -> bool:
+    """Whether a stored frontmatter (JSON) holds a date field with digits other than ASCII's
+    (``date: ٢٠٢٤-٠٣-٠١``), which brain read as a date before m025 and reads as none now (or, after
+    a date in ASCII digits, as before: ``2024-03-01 ٢``)."""
+    if not frontmatter:
+        return False
+    if "\\u" not in frontmatter and (frontmatter.isascii() or _OTHER_DIGIT.search(frontmatter) is None):  # most
+        return False
+    try:
+        meta = json.loads(frontmatter)
+    except ValueError:
+        return False
+    if not isinstance(meta, dict):
+        return False
+    for key, value in meta.items():
+        while isinstance(value, list) and len(value) == 1:  # [[2024-05-06]]
+            value = value[0]
+        digits = isinstance(value, str) and any(c.isdecimal() and not c.isascii() for c in value)
+        if digits and str(key).lower() in _EVERY_DATE_FIELD:
+            return True
+    return False
 
 
 def frontmatter_date(meta: dict[str, Any]) -> str | None:
@@ -877,11 +928,11 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
             continue
         iso = _iso(value)
         if iso is None:
-            invalid.append((name, quoted(_text(value))))
+            invalid.append((name, value))
         elif date is None:
             date = iso
     outcome = "ignored" if date else "the file's modification time is used instead"
-    warnings.extend(f"frontmatter {name}: {shown} is not a valid date; {outcome}" for name, shown in invalid)
+    warnings.extend(_not_a_date(name, value, outcome) for name, value in invalid)
     if date is None:
         date = dt.datetime.fromtimestamp(mtime, dt.timezone.utc).isoformat(timespec="seconds")
     return date
@@ -894,7 +945,7 @@ def _check_validity(meta: dict[str, Any], warnings: list[str]) -> None:
         if str(name).lower() not in VALID_FROM_FIELDS + VALID_TO_FIELDS or value in (None, ""):
             continue
         if _iso(value) is None:
-            warnings.append(f"frontmatter {name}: {quoted(_text(value))} is not a valid date; ignored")
+            warnings.append(_not_a_date(name, value, "ignored"))
 
 
 @dataclass(frozen=True)

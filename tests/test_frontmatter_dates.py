@@ -6,14 +6,17 @@ notes of an older index whose date may have been read so."""
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 from conftest import FakeEmbedder, write
 from index_helpers import index_into
 
+from brain.errors import ConfigError
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import IndexStore
-from brain.notes import parse_note, world_time
+from brain.moments import parse_moment, parse_world_date
+from brain.notes import WorldTime, parse_note, world_time
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,98 @@ def test_an_index_from_before_m024_reads_again_the_notes_whose_date_was_read_oth
     try:
         dates = dict(conn.execute("SELECT path, date FROM notes").fetchall())
         assert dates == {"Zoned.md": "2026-12-01", "Plain.md": "2026-12-01"}
+        assert conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions  # no new version
+    finally:
+        conn.close()
+    again = FakeEmbedder()
+    report, _ = index_into(home, vault, again)
+    assert report.changed == 0
+
+
+# Other scripts' digits: Python's ``\d`` and ``int`` read them, YAML's dates and Obsidian's date
+# properties do not (YAML 1.1's timestamp is ``[0-9]``; Obsidian writes and reads YYYY-MM-DD in ASCII),
+# and neither does a typed moment (``--as-of``, ``--valid-at``) since it is ASCII alone.
+OTHER_DIGITS = {
+    "arabic-indic": ("٢٠٢٤-٠٣-٠١", "2024-03-01"),
+    "fullwidth": ("２０２４-０３-０１", "2024-03-01"),
+    "fullwidth-hyphens": ("２０２４－０３－０１", "2024-03-01"),
+    "devanagari": ("२०२४-०३-०१", "2024-03-01"),
+    "basic": ("'٢٠٢٤٠٣٠١'", "20240301"),
+    "one-digit": ("2024-٠٣-01", "2024-03-01"),
+    "week": ("2024-W٠9", "2024-W09"),
+    "zone": ("2024-03-01+٠3", "2024-03-01+03"),
+    "date-and-time": ("٢٠٢٤-٠٣-٠١T١٠:٠٠", "2024-03-01T10:00"),
+    "then-words": ("'٢٠٢٤-٠٣-٠١ standup'", "2024-03-01 standup"),
+}
+
+
+@pytest.mark.parametrize("written", list(OTHER_DIGITS), ids=list(OTHER_DIGITS))
+def test_a_date_in_other_digits_than_ascii_is_no_date_as_in_yaml_obsidian_and_as_of(written):
+    """``date: ٢٠٢٤-٠٣-٠١`` was read as 2024-03-01 (and ``valid_from`` alike), while the same text
+    typed to --as-of or --valid-at is refused, and YAML and Obsidian read it as text."""
+    import yaml
+
+    value, ascii_form = OTHER_DIGITS[written]
+    shown = value.strip("'")
+    assert isinstance(yaml.safe_load(f"date: {value}")["date"], str)  # not a YAML date
+    with pytest.raises(ConfigError):
+        parse_world_date(shown)
+    with pytest.raises(ConfigError):
+        parse_moment(shown)
+    note = parse_note("n.md", f"---\ndate: {value}\nvalid_from: {value}\n---\nbody\n".encode(), 86400)
+    assert note.date == "1970-01-02T00:00:00+00:00"  # the file's mtime
+    hint = f"(not in ASCII digits: YAML and Obsidian read it as text too; write {ascii_form})"
+    assert note.warnings == [
+        f"frontmatter date: '{shown}' is not a valid date {hint}; the file's modification time is used instead",
+        f"frontmatter valid_from: '{shown}' is not a valid date {hint}; ignored",
+    ]
+    assert world_time(note.frontmatter) == WorldTime()
+    # what the ASCII form says is read: the hint names a date
+    fixed = parse_note("n.md", f"---\ndate: '{ascii_form}'\n---\nbody\n".encode(), 86400)
+    assert fixed.warnings == [] and not fixed.date.startswith("1970")
+
+
+def test_a_date_in_ascii_digits_then_words_in_other_digits_is_still_that_date():
+    note = parse_note("n.md", "---\ndate: 2024-03-01 الجلسة ٢\n---\nbody\n".encode(), 0)
+    assert (note.date, note.warnings) == ("2024-03-01", [])
+
+
+def test_an_index_from_before_m025_reads_again_the_notes_dated_in_other_digits(tmp_path):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    write(vault, "Arabic.md", "---\ndate: ٢٠٢٤-٠٣-٠١\nvalid_to: ٢٠٢٥-٠١-٠١\n---\n# Arabic\n\nfirst words.\n")
+    write(vault, "Plain.md", "---\ndate: 2024-03-01\ntitle: Plain ٢\n---\n# Plain\n\nother words.\n")
+    index_into(home, vault)
+    write(vault, "Arabic.md", "---\ndate: ٢٠٢٤-٠٣-٠١\nvalid_to: ٢٠٢٥-٠١-٠١\n---\n# Arabic\n\nnew words.\n")
+    _, directory = index_into(home, vault)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    mtime_date = conn.execute("SELECT date FROM notes WHERE path = 'Arabic.md'").fetchone()[0]
+    assert mtime_date.startswith(time.strftime("%Y-"))  # this code: the file's mtime, not 2024-03-01
+    # as a brain from before m025 stored them: 2024-03-01, in the note and both its versions
+    conn.execute("UPDATE notes SET date = '2024-03-01' WHERE path = 'Arabic.md'")
+    conn.execute(
+        "UPDATE note_versions SET date = '2024-03-01', world_date = '2024-03-01', valid_to = '2025-01-01'"
+        " WHERE path = 'Arabic.md'"
+    )
+    conn.execute("DELETE FROM _migrations WHERE name = 'm025_frontmatter_dates_in_ascii_digits'")
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+
+    store = IndexStore.open(directory, create=False)  # migrates
+    try:
+        assert "m025_frontmatter_dates_in_ascii_digits" in INDEX_MIGRATIONS.applied(store.conn)
+        past = store.conn.execute(
+            "SELECT DISTINCT world_date, valid_to FROM note_versions WHERE path = 'Arabic.md'"
+        ).fetchall()
+        assert [tuple(row) for row in past] == [(None, None)]  # at once, the past versions too
+    finally:
+        store.close()
+    embedder = FakeEmbedder()
+    report, _ = index_into(home, vault, embedder)
+    assert (report.changed, embedder.embedded) == (1, [])  # read again: the same bytes, no new vector
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        dates = dict(conn.execute("SELECT path, date FROM notes").fetchall())
+        assert dates["Plain.md"] == "2024-03-01" and dates["Arabic.md"].startswith(time.strftime("%Y-")), dates
         assert conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions  # no new version
     finally:
         conn.close()

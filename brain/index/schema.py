@@ -1208,6 +1208,36 @@ def m024_frontmatter_dates(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m024_frontmatter_dates")
 
 
+@INDEX_MIGRATIONS
+def m025_frontmatter_dates_in_ascii_digits(conn: sqlite3.Connection) -> None:
+    """A frontmatter date is read in ASCII digits alone, as YAML's dates and Obsidian's date
+    properties are and as a typed moment (``--as-of``) is: ``date: ٢٠٢٤-٠٣-٠١`` (or fullwidth
+    ``２０２４-０３-０１``, Devanagari…), which Python's ``\\d`` and ``int`` read as 2024-03-01, is no date
+    (a warning names it and its ASCII form). The notes whose stored frontmatter holds a date field
+    with such digits are read again by the next run, as m024's are (the same bytes make no new
+    version, and keep their vectors); their past versions' world dates are read again here, and
+    their dates where a field gives one (else the date stored stays: the file's modification
+    time then is not kept)."""
+    from ..notes import frontmatter_date, frontmatter_dates_in_other_digits, world_time
+
+    conn.create_function("brain_dates_in_other_digits", 1, frontmatter_dates_in_other_digits, deterministic=True)
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_in_other_digits(frontmatter)")
+    rows = conn.execute(
+        "SELECT id, date, frontmatter FROM note_versions WHERE brain_dates_in_other_digits(frontmatter)"
+    ).fetchall()
+    for version_id, date, frontmatter in rows:
+        meta = json.loads(frontmatter)
+        world = world_time(meta)
+        conn.execute(
+            "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
+            (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
+        )
+
+
+# As m024: it marks notes to be read again and sets past versions' dates from their frontmatter.
+INDEX_MIGRATIONS.safe_to_run_again.add("m025_frontmatter_dates_in_ascii_digits")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1316,7 +1346,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m024_frontmatter_dates",
+    "m025_frontmatter_dates_in_ascii_digits",
     frozenset(
         [
             "aliases",
