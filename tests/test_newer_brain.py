@@ -249,6 +249,19 @@ def test_a_newer_index_that_is_damaged_is_said_damaged_not_newer(newer_index, ar
         assert "`brain index --repair` with that brain" in line and "--repair --vault" not in line, line
 
 
+def test_brain_mcp_on_a_damaged_newer_index_says_it_is_damaged_at_once(newer_index, monkeypatch):
+    from brain.mcp import backend
+
+    monkeypatch.setattr(backend, "LOCAL_WAIT", 30.0)
+    _damage_notes(_index_db(newer_index), "page")
+    started = time.monotonic()
+    result = mcp_call(newer_index, "get_note", {"note": "Vannevar Bush"})
+    assert result.is_error and time.monotonic() - started < 20, result
+    said = result.content[0].text
+    assert "is damaged (database disk image is malformed)" in said and "this brain cannot read it" not in said, said
+    assert f"a newer brain upgraded it ({NEWER})" in said and "\n" not in said, said
+
+
 def test_the_rebuild_a_damaged_newer_index_is_told_to_run_builds_one(newer_index):
     _damage_notes(_index_db(newer_index), "page")
     rebuilt = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(newer_index)])
