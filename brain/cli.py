@@ -526,18 +526,11 @@ def ask(
     # Bytes the command line could not decode, before the query goes to brain serve or recall.
     text = valid_unicode(" ".join(query)).strip()
     from .errors import ConfigError, EmptyQuery, asks_nothing
-    from .server.protocol import MAX_QUERY_CHARS, cut_query
+    from .server.protocol import cut_query_said
 
     # A query over what a server takes is cut to it, the same with a server or without: one was
     # answered in-process, passing the server over, in seconds more for each MB.
-    cut = cut_query(text)
-    cut_said = (
-        f"the query is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a query takes: asked with its first "
-        f"{len(cut):,}"
-        if cut != text
-        else None
-    )
-    text = cut
+    text, cut_said = cut_query_said(text)
     if asks_nothing(text):
         raise EmptyQuery(text)
     rerank = not no_rerank and config.rerank_model_name() is not None

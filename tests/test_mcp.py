@@ -214,7 +214,6 @@ BAD_ARGUMENTS = [
     ("search", {"query": " \n\t "}, EMPTY_QUERY),
     ("search", {"query": "", "as_of": "1d"}, EMPTY_QUERY),
     ("search", {"query": '?! "'}, EMPTY_QUERY.replace("an empty query", "a query of punctuation alone")),
-    ("search", {"query": "a " * 6000}, "query: a non-empty string of at most 10,000 characters"),
     ("get_note", {"note": ""}, EMPTY_NAME),  # as `brain note ""` says it
     ("get_note", {"note": "x" * 5000}, "note: a non-empty string of at most 4,096 characters"),
     (
@@ -269,6 +268,27 @@ def _searched_three_ways(vault: Path, query: dict, check) -> None:
         out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--json", "-k", str(query["k"]), query["query"]])
         check(json.loads(out.stdout))
         assert daemon.service.queries == 2
+
+
+def test_search_asks_a_query_over_the_limit_cut_as_brain_ask_does_and_says_so(toy_vault):
+    """A query over 10,000 characters (an error log pasted whole) was refused, "query: a non-empty
+    string of at most 10,000 characters", where `brain ask` asks its first words and says so."""
+    from brain.server import protocol
+
+    _index(toy_vault)
+    long = ("how should agent memory work " + "Traceback (most recent call last): File x.py, line 3 " * 220).strip()
+    cut = protocol.cut_query(long)  # the rule `brain ask` asks it by
+    assert len(long) > protocol.MAX_QUERY_CHARS >= len(cut) and long.startswith(cut + " ")
+    said = f"the query is {len(long):,} characters, over the 10,000 a query takes: asked with its first {len(cut):,}"
+    ranked = []
+
+    def check(answer: dict) -> None:
+        assert answer["query"] == cut and answer["warnings"][0] == said, answer["warnings"]
+        assert answer["warnings"].count(said) == 1
+        ranked.append([r["path"] for r in answer["results"]])
+
+    _searched_three_ways(toy_vault, {"query": long, "k": 3}, check)  # in-process, through a server, `brain ask`
+    assert ranked[0] and ranked[0] == ranked[1] == ranked[2], ranked
 
 
 @pytest.mark.slow

@@ -101,7 +101,7 @@ def _quoted_error(phrase: str) -> str:
     "phrase, name, arguments",
     [
         ('brain note ""` print (', "search", {"query": ""}),
-        ("a long one e.g.", "search", {"query": "a " * 6000}),
+        ("a long one e.g.", "get_note", {"note": "x" * 5000}),
         ("one line too (", "search", {"query": "memory", "k": 51}),
         ("for a number is refused,", "search", {"query": "memory", "k": True}),
         ("argument the tool does not take (", "search", {"query": "memory", "asof": "2026-01-01"}),
@@ -481,3 +481,13 @@ def test_every_brain_command_the_sections_name_in_their_prose_parses():
             _parses(shlex.split(command)[1:])
             named += 1
     assert named > 30
+
+
+def test_the_cut_query_line_shown_is_the_one_search_gives():
+    from brain.server import protocol
+
+    shown = _quoted_error("its answer's `warnings` start with the line `brain ask` prints (")
+    chars = int(re.search(r"the query is ([\d,]+) characters", shown).group(1).replace(",", ""))
+    query = ("how should agent memory work " + "Traceback (most recent call last): File x.py, line 3 " * 220).strip()
+    assert len(query) == chars
+    assert protocol.cut_query_said(query)[1] == shown

@@ -302,7 +302,14 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 
     @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
     def search(
-        query: Annotated[str, Field(description="What to look for, in plain words or as a question.")],
+        query: Annotated[
+            str,
+            Field(
+                description="What to look for, in plain words or as a question; one over "
+                f"{protocol.MAX_QUERY_CHARS:,} characters is asked with its first words up to that, "
+                "as `warnings` says.",
+            ),
+        ],
         k: Annotated[Count, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
         mode: Annotated[
             str | None,
@@ -336,10 +343,15 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
             Mode.parse(chosen)
             settings = RecallSettings(k=k)
             past = {name: value for name, value in (("as_of", as_of), ("valid_at", valid_at)) if value is not None}
+            # cut as `brain ask` cuts it (a pasted error log was refused), and said as it says it
+            asked, cut_said = protocol.cut_query_said(query.strip())
             result = backend.call(
-                "ask", query=query, modes=[chosen], settings=protocol.settings_to_dict(settings), update=True, **past
+                "ask", query=asked, modes=[chosen], settings=protocol.settings_to_dict(settings), update=True, **past
             )
-            return result_json(protocol.decode_result(result["results"][0]))
+            data = result_json(protocol.decode_result(result["results"][0]))
+            if cut_said:
+                data["warnings"] = [cut_said, *data["warnings"]]
+            return data
 
         return answer(work)
 

@@ -53,8 +53,8 @@ log = logging.getLogger("brain")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # \ud800 to \udfff, a half of a pair
 UNREADABLE = "brain/unreadable"  # the method a request the SDK cannot read is handed on as
 MAX_DIGITS = 4300  # Python's own limit on the digits of an int read from text
-# A line of the client longer than this is dropped unread: a request is a few KB (a query is at
-# most 10,000 characters), and the SDK's parser holds several copies of a line it reads.
+# A line of the client longer than this is dropped unread: a request is a few KB (a query over
+# 10,000 characters is asked cut to them), and the SDK's parser holds several copies of a line it reads.
 MAX_LINE_CHARS = 16 * 1024 * 1024
 
 

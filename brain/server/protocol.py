@@ -163,6 +163,19 @@ def cut_query(query: str) -> str:
     return words.group(1) if words else query[:MAX_QUERY_CHARS]
 
 
+def cut_query_said(query: str) -> tuple[str, str | None]:
+    """``query`` as ``cut_query`` cuts it, and the warning that says so (None when it is whole):
+    what `brain ask` prints and puts first in ``warnings``, and what `brain mcp`'s ``search``
+    puts there (it refused such a query: an agent pasting a long error log got no answer)."""
+    cut = cut_query(query)
+    if cut == query:
+        return query, None
+    return cut, (
+        f"the query is {len(query):,} characters, over the {MAX_QUERY_CHARS:,} a query takes: "
+        f"asked with its first {len(cut):,}"
+    )
+
+
 def check_request(message: dict[str, Any]) -> None:
     """``ProtocolError("bad_request")`` when the server would refuse ``message`` (a request
     as ``request`` builds it); what ``parse_request`` checks once the JSON is read."""
