@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from .config import DEFAULT_RERANK_POOL
+from .errors import blank_said
 from .recall.types import DEFAULT_DEPTH, DEFAULT_MAX_NEW, DEFAULT_SEEDS, RecallSettings, default_depth
 
 
@@ -28,7 +29,7 @@ def not_blank(
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and not str(value).strip():
             option = max(param.opts, key=len) if param.opts else param.name
-            raise click.BadParameter(f"{value!r} {what}: {give}, or leave {option} out {otherwise}", ctx, param)
+            raise click.BadParameter(blank_said(str(value), what, give, option, otherwise), ctx, param)
         return to(value) if to is not None and value is not None else value
 
     return check

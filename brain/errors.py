@@ -117,6 +117,14 @@ def quoted(value: object) -> str:
     return f"{text[:QUOTED_CHARS]!r}… ({len(text):,} characters)"
 
 
+def blank_said(value: str, what: str, give: str, name: str, otherwise: str) -> str:
+    """What is said of an empty or blank text given for ``name`` (a script's ``--x "$X"`` with X
+    unset, an agent's ``""``), which names nothing rather than meaning "left out": ``'' names no
+    project: give its folder's name, or leave --project out for every project``. The CLI's
+    options (``cli_options.not_blank``) and `brain mcp`'s tools say it alike."""
+    return f"{quoted(value)} {what}: {give}, or leave {name} out {otherwise}"
+
+
 BUG_CHARS = 300  # of an exception's message in a line: it may quote a whole note
 
 

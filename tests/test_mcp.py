@@ -219,7 +219,7 @@ BAD_ARGUMENTS = [
     (
         "get_note",
         {"note": "GraphRAG", "heading": "h" * 5000},
-        "heading: a non-empty string of at most 4,096 characters",
+        "heading: string should have at most 4096 characters",  # its schema says maxLength
     ),
     ("neighbours", {"note": "   "}, EMPTY_NAME),
     ("history", {"note": " "}, EMPTY_NAME),
@@ -259,6 +259,98 @@ def test_with_a_server_a_bad_argument_is_said_and_not_answered_in_this_process(
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
 
 
+MOMENT = (
+    "is no moment: give a date (2026-02-28), a date and time, or a span back (30d), or leave as_of out for the present"
+)
+# Blank read as left out: mode "" searched with the default mode, heading "" read the whole note,
+# project "", text " " and since "" listed every turn; as_of "" and valid_at " " said "a non-empty
+# string"; each is refused naming what to give, as the CLI's options refuse blank text.
+BLANK_ARGUMENTS = [
+    (
+        "search",
+        {"query": "memory", "mode": ""},
+        "mode: '' names no mode: give one, e.g. hybrid+ppr, or leave mode out for the default",
+    ),
+    (
+        "search",
+        {"query": "memory", "mode": " "},
+        "mode: ' ' names no mode: give one, e.g. hybrid+ppr, or leave mode out",
+    ),
+    ("search", {"query": "memory", "as_of": ""}, f"as_of: '' {MOMENT}"),
+    (
+        "search",
+        {"query": "memory", "valid_at": " "},
+        "valid_at: ' ' is no date: give one, e.g. 2026-03-01, or leave valid_at out for every note",
+    ),
+    (
+        "get_note",
+        {"note": "Graph RAG", "heading": ""},
+        "heading: '' names no heading: give one, e.g. 'Setup > Linux', or leave heading out for the whole note",
+    ),
+    (
+        "get_note",
+        {"note": " ", "heading": ""},
+        "heading: '' names no heading: give one, e.g. 'Setup > Linux', or leave heading out",
+    ),
+    ("get_note", {"note": "Graph RAG", "as_of": "\t"}, f"as_of: '\\t' {MOMENT}"),
+    ("history", {"note": "Graph RAG", "as_of": ""}, f"as_of: '' {MOMENT}"),
+    (
+        "recent_turns",
+        {"project": ""},
+        "project: '' names no project: give its folder's name, or leave project out for every project",
+    ),
+    (
+        "recent_turns",
+        {"text": " "},
+        "text: ' ' holds no words: give words of the ask or the summary, or leave text out for every turn",
+    ),
+    (
+        "recent_turns",
+        {"since": ""},
+        "since: '' is no time: give a span like 7d, 12h, 2w or a date like 2026-11-01, or leave since out for every turn",
+    ),
+    (
+        "recent_turns",
+        {"project": "", "text": " ", "since": ""},
+        "project: '' names no project: give its folder's name, or leave project out for every project; text: ' ' holds no words",
+    ),
+    ("recent_turns", {"project": " " * 5000}, "project: '" + " " * 80 + "'… (5,000 characters) names no project"),
+    # the numbers: said by their schema's bounds, and checked here too
+    ("search", {"query": "memory", "k": -1}, "k: input should be greater than or equal to 1"),
+    ("neighbours", {"note": "Graph RAG", "limit": 0}, "limit: input should be greater than or equal to 1"),
+    ("history", {"note": "Graph RAG", "limit": 0}, "limit: input should be greater than or equal to 1"),
+    ("recent_turns", {"limit": 0}, "limit: input should be greater than or equal to 1"),
+    ("get_note", {"note": "Graph RAG", "max_chars": 0}, "max_chars: input should be greater than or equal to 200"),
+]
+
+
+@pytest.mark.parametrize("name, arguments, message", BLANK_ARGUMENTS)
+def test_a_blank_argument_is_refused_saying_what_to_give(toy_vault, brain_home, caplog, name, arguments, message):
+    _index(toy_vault)
+    _seed_turns()  # refused, not every turn
+    result = _call(toy_vault, name, arguments)
+    text = _texts(result)
+    assert result.is_error and text.startswith(message) and "\n" not in text, text
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@pytest.mark.slow
+def test_a_client_over_stdio_is_told_what_to_give_for_blank_text_and_asks_a_long_query_cut(toy_vault, brain_home):
+    _index(toy_vault)
+    _seed_turns()
+    calls = [(name, arguments) for name, arguments, _ in BLANK_ARGUMENTS]
+    calls.append(("search", {"query": LONG_QUERY, "k": 3}))
+    _, results = asyncio.run(_session(calls, env=brain_env(), vault=toy_vault))
+    for name, arguments, message in BLANK_ARGUMENTS:
+        result = results[(name, json.dumps(arguments, sort_keys=True))]
+        assert result.is_error and _texts(result).startswith(message) and "\n" not in _texts(result), _texts(result)
+    searched = results[("search", json.dumps(calls[-1][1], sort_keys=True))]
+    assert not searched.is_error, _texts(searched)
+    answer = json.loads(_texts(searched))
+    assert answer["warnings"][0].startswith(f"the query is {len(LONG_QUERY):,} characters, over the 10,000")
+    assert answer["results"]
+
+
 def _searched_three_ways(vault: Path, query: dict, check) -> None:
     """``check`` the answer to ``query`` from MCP's search in this process, from MCP through a
     server, and from `brain ask --json` through that server (the server's recaller, asked twice)."""
@@ -270,13 +362,16 @@ def _searched_three_ways(vault: Path, query: dict, check) -> None:
         assert daemon.service.queries == 2
 
 
+LONG_QUERY = ("how should agent memory work " + "Traceback (most recent call last): File x.py, line 3 " * 220).strip()
+
+
 def test_search_asks_a_query_over_the_limit_cut_as_brain_ask_does_and_says_so(toy_vault):
     """A query over 10,000 characters (an error log pasted whole) was refused, "query: a non-empty
     string of at most 10,000 characters", where `brain ask` asks its first words and says so."""
     from brain.server import protocol
 
     _index(toy_vault)
-    long = ("how should agent memory work " + "Traceback (most recent call last): File x.py, line 3 " * 220).strip()
+    long = LONG_QUERY
     cut = protocol.cut_query(long)  # the rule `brain ask` asks it by
     assert len(long) > protocol.MAX_QUERY_CHARS >= len(cut) and long.startswith(cut + " ")
     said = f"the query is {len(long):,} characters, over the 10,000 a query takes: asked with its first {len(cut):,}"
@@ -1111,6 +1206,26 @@ def test_the_tools_schemas_say_they_take_no_other_arguments(toy_vault):
         backend.close()
     assert {tool.name for tool in tools} == TOOLS
     assert all(tool.input_schema.get("additionalProperties") is False for tool in tools)
+
+
+def test_the_tools_schemas_say_a_text_holds_something_and_a_number_its_bounds(toy_vault):
+    """The schemas said nothing of blank text, and a number's bounds as "ge" and "le", which are
+    no JSON Schema: a client checking arguments against them let k 0 and note "" through."""
+    from test_readme_agent import _advertised
+
+    for tool, schema in _advertised(toy_vault).items():
+        for name, prop in schema["properties"].items():
+            kinds = prop.get("anyOf", [prop])
+            said = next(kind for kind in kinds if kind.get("type") != "null")
+            if said["type"] == "string":
+                assert (said["minLength"], said["pattern"]) == (1, "\\S"), (tool, name, prop)
+            else:
+                assert said["type"] == "integer" and "ge" not in prop and "le" not in prop, (tool, name, prop)
+                assert 1 <= said["minimum"] < said["maximum"], (tool, name, prop)
+    search = _advertised(toy_vault)["search"]["properties"]
+    assert (search["k"]["minimum"], search["k"]["maximum"]) == (1, 50)
+    assert "maxLength" not in search["query"]  # a longer one is asked cut, not refused
+    assert search["mode"]["anyOf"][0]["maxLength"] == 64
 
 
 def test_an_unknown_prompt_is_a_bad_request_and_no_traceback(toy_vault, caplog):

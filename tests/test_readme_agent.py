@@ -105,6 +105,7 @@ def _quoted_error(phrase: str) -> str:
         ("one line too (", "search", {"query": "memory", "k": 51}),
         ("for a number is refused,", "search", {"query": "memory", "k": True}),
         ("argument the tool does not take (", "search", {"query": "memory", "asof": "2026-01-01"}),
+        ("the words of the CLI's blank options (", "recent_turns", {"project": ""}),
     ],
 )
 def test_the_example_answers_are_what_the_tools_answer(toy_vault, phrase, name, arguments):
@@ -484,10 +485,11 @@ def test_every_brain_command_the_sections_name_in_their_prose_parses():
 
 
 def test_the_cut_query_line_shown_is_the_one_search_gives():
+    from test_mcp import LONG_QUERY
+
     from brain.server import protocol
 
     shown = _quoted_error("its answer's `warnings` start with the line `brain ask` prints (")
     chars = int(re.search(r"the query is ([\d,]+) characters", shown).group(1).replace(",", ""))
-    query = ("how should agent memory work " + "Traceback (most recent call last): File x.py, line 3 " * 220).strip()
-    assert len(query) == chars
-    assert protocol.cut_query_said(query)[1] == shown
+    assert len(LONG_QUERY) == chars
+    assert protocol.cut_query_said(LONG_QUERY)[1] == shown

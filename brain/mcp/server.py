@@ -39,11 +39,11 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
-from pydantic import BeforeValidator, Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
 from .. import __version__, config
-from ..errors import SUPERSEDED_ANSWER, BrainError
+from ..errors import SUPERSEDED_ANSWER, BrainError, blank_said
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
 from ..recall.types import BASE_MODES, DEFAULT_MODE
 from ..server import client, protocol
@@ -68,8 +68,67 @@ def _not_a_bool(value: Any) -> Any:
     return value
 
 
-# A tool's whole-number argument. At module level: the SDK reads the tools' annotations by name.
-Count = Annotated[int, BeforeValidator(_not_a_bool)]
+# Last in a whole-number argument's Annotated, after its Field: before it, pydantic could not
+# put the Field's bounds in the integer's schema, and the schema said "ge" and "le", which no
+# client reads, for JSON Schema's "minimum" and "maximum". At module level: the SDK reads the
+# tools' annotations by name.
+NOT_A_BOOL = BeforeValidator(_not_a_bool)
+
+# A text that holds something, as a schema says it (clients do not all check): the tools' text
+# arguments, the two they require (``query``, ``note``) refused blank by the protocol's check in
+# the lines `brain ask ""` and `brain note ""` print.
+SOME_TEXT: dict[str, Any] = {"minLength": 1, "pattern": r"\S"}
+Required = Annotated[str, Field(json_schema_extra=SOME_TEXT)]
+
+
+def _not_blank(what: str, give: str, otherwise: str) -> BeforeValidator:
+    """An optional text argument refused empty or blank (``blank_said``), not read as left out:
+    ``mode: ""`` searched with the default mode, ``heading: ""`` read the whole note, and
+    ``project: ""``, ``text: " "`` and ``since: ""`` listed every turn, each with no word that
+    the call was not understood."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip():
+            said = blank_said(value, what, give, info.field_name or "it", otherwise)
+            raise PydanticCustomError("blank", "{said}", {"said": said})
+        return value
+
+    return BeforeValidator(check)
+
+
+def _text(max_length: int) -> Any:
+    """A text of 1 to ``max_length`` characters, one of them not white space, as its schema says."""
+    return Field(min_length=1, max_length=max_length, pattern=r"\S")
+
+
+Mode = Annotated[
+    Annotated[str, _text(64)] | None,  # a longer one is no mode, and its error would say it back whole
+    _not_blank("names no mode", "give one, e.g. hybrid+ppr", "for the default"),
+]
+Moment = Annotated[
+    Annotated[str, _text(protocol.MAX_MOMENT_CHARS)] | None,
+    _not_blank("is no moment", "give a date (2026-02-28), a date and time, or a span back (30d)", "for the present"),
+]
+Day = Annotated[
+    Annotated[str, _text(protocol.MAX_MOMENT_CHARS)] | None,
+    _not_blank("is no date", "give one, e.g. 2026-03-01", "for every note"),
+]
+Heading = Annotated[
+    Annotated[str, _text(protocol.MAX_NOTE_CHARS)] | None,
+    _not_blank("names no heading", "give one, e.g. 'Setup > Linux'", "for the whole note"),
+]
+Project = Annotated[
+    Annotated[str, _text(4096)] | None,
+    _not_blank("names no project", "give its folder's name", "for every project"),
+]
+Words = Annotated[
+    Annotated[str, _text(10_000)] | None,
+    _not_blank("holds no words", "give words of the ask or the summary", "for every turn"),
+]
+Since = Annotated[
+    Annotated[str, _text(64)] | None,
+    _not_blank("is no time", "give a span like 7d, 12h, 2w or a date like 2026-11-01", "for every turn"),
+]
 
 INSTRUCTIONS = """\
 brain is the long-term memory of the user: their markdown vault{about}, indexed with embeddings,
@@ -303,34 +362,31 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     @server.tool(description=SEARCH_DOC, annotations=read_only, structured_output=False)
     def search(
         query: Annotated[
-            str,
+            Required,
             Field(
                 description="What to look for, in plain words or as a question; one over "
                 f"{protocol.MAX_QUERY_CHARS:,} characters is asked with its first words up to that, "
                 "as `warnings` says.",
             ),
         ],
-        k: Annotated[Count, Field(ge=1, le=MAX_K, description="How many notes to return.")] = 8,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many notes to return."), NOT_A_BOOL] = 8,
         mode: Annotated[
-            str | None,
+            Mode,  # at most 64 characters: a longer one is no mode, and its error would say it back whole
             Field(
-                max_length=64,  # a longer one is no mode, and its error would say it back whole
                 description=f"Retrieval mode: one of {', '.join(BASE_MODES)} (default {DEFAULT_MODE}); "
                 "leave it unset unless asked.",
             ),
         ] = None,
         as_of: Annotated[
-            str | None,
+            Moment,
             Field(
-                max_length=protocol.MAX_MOMENT_CHARS,
                 description="Search the vault as it was then: a date (2026-02-28), a date and time, "
                 "or a span back (30d, 2w). Unset: now.",
             ),
         ] = None,
         valid_at: Annotated[
-            str | None,
+            Day,
             Field(
-                max_length=protocol.MAX_MOMENT_CHARS,
                 description="Only notes whose frontmatter says they held on this date (2026-03-01).",
             ),
         ] = None,
@@ -357,20 +413,19 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 
     @server.tool(description=GET_NOTE_DOC, annotations=read_only, structured_output=False)
     def get_note(
-        note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
-        heading: Annotated[str | None, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
-        max_chars: Annotated[Count, Field(ge=200, le=200_000, description="Cut the text here.")] = 40_000,
+        note: Annotated[Required, Field(description="The note: its vault-relative path, its title, or an alias.")],
+        heading: Annotated[Heading, Field(description="Only this section: a heading, or a path 'A > B'.")] = None,
+        max_chars: Annotated[int, Field(ge=200, le=200_000, description="Cut the text here."), NOT_A_BOOL] = 40_000,
         as_of: Annotated[
-            str | None,
+            Moment,
             Field(
-                max_length=protocol.MAX_MOMENT_CHARS,
                 description="Read the note as it was then: a date (2026-02-28), a date and time, "
                 "or a span back (30d). Unset: as it is on disk now.",
             ),
         ] = None,
     ) -> CallToolResult:
         fields: dict[str, Any] = {"note": note, "max_chars": max_chars}
-        if heading:
+        if heading is not None:
             fields["heading"] = heading
         if as_of is not None:
             fields["as_of"] = as_of
@@ -378,23 +433,26 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 
     @server.tool(description=NEIGHBOURS_DOC, annotations=read_only, structured_output=False)
     def neighbours(
-        note: Annotated[str, Field(description="The note: its vault-relative path, its title, or an alias.")],
+        note: Annotated[Required, Field(description="The note: its vault-relative path, its title, or an alias.")],
         limit: Annotated[
-            Count, Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks.")
+            int,
+            Field(ge=1, le=MAX_NEIGHBOURS, description="At most this many links, and as many backlinks."),
+            NOT_A_BOOL,
         ] = 100,
     ) -> CallToolResult:
         return answer(lambda: _first(backend.call("neighbours", note=note), limit))
 
     @server.tool(description=HISTORY_DOC, annotations=read_only, structured_output=False)
     def history(
-        note: Annotated[str, Field(description="The note: its path, title or alias (a deleted one: its last path).")],
+        note: Annotated[
+            Required, Field(description="The note: its path, title or alias (a deleted one: its last path).")
+        ],
         limit: Annotated[
-            Count, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest.")
+            int, Field(ge=1, le=MAX_VERSIONS, description="At most this many versions, the newest."), NOT_A_BOOL
         ] = 20,
         as_of: Annotated[
-            str | None,
+            Moment,
             Field(
-                max_length=protocol.MAX_MOMENT_CHARS,
                 description="The note the name named then (a date, a date and time, or a span back such as 30d): "
                 "one that lived at a path another note holds now (`others_at_path` gives the moment).",
             ),
@@ -407,16 +465,10 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
 
     @server.tool(description=RECENT_TURNS_DOC, annotations=read_only, structured_output=False)
     def recent_turns(
-        project: Annotated[
-            str | None, Field(max_length=4096, description="Only this project (the git repository's folder name).")
-        ] = None,
-        text: Annotated[
-            str | None, Field(max_length=10_000, description="Only turns whose ask or summary holds these words.")
-        ] = None,
-        since: Annotated[
-            str | None, Field(max_length=64, description="Only turns since: 7d, 12h, 2w, 1y, or a date 2026-11-01.")
-        ] = None,
-        limit: Annotated[Count, Field(ge=1, le=200, description="At most this many turns.")] = 10,
+        project: Annotated[Project, Field(description="Only this project (the git repository's folder name).")] = None,
+        text: Annotated[Words, Field(description="Only turns whose ask or summary holds these words.")] = None,
+        since: Annotated[Since, Field(description="Only turns since: 7d, 12h, 2w, 1y, or a date 2026-11-01.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns."), NOT_A_BOOL] = 10,
     ) -> CallToolResult:
         # brain.db, not the index (a newer brain.db is said in the log as it is opened)
         return answer(lambda: _turns(project=project, text=text, since=since, limit=limit), reads_index=False)
