@@ -235,6 +235,19 @@ def _open_read_only(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def newer_ledger_warning(conn: sqlite3.Connection, path: Path | None = None) -> str | None:
+    """What a reader's answer says of a ledger a newer brain upgraded (read as it is, as this
+    code knows it: the newer brain only added to it), or None: `brain mcp`'s ``recent_turns``,
+    as its index tools say ``SUPERSEDED_ANSWER``."""
+    newer = MIGRATIONS.unknown(conn)
+    if not newer:
+        return None
+    return (
+        f"{newer_than_this(path or config.db_path(), newer)}: its turns are read as this brain knows them "
+        "(what the newer brain added to them left out); restart the session with the newer brain"
+    )
+
+
 def _upgrade(path: Path) -> sqlite3.Connection:
     """brain's own database, written by an older brain: its tables are brought up to date
     (its mode left as it is), or, when it cannot be written, that is said."""

@@ -103,8 +103,9 @@ def _check(tools, results, vault: Path) -> None:
     links = json.loads(_texts(by["neighbours"][0]))
     assert links["path"] == "AI/Graph RAG.md" and links["backlinks"]
     turns = json.loads(_texts(by["recent_turns"][0]))
-    assert [t["ask"] for t in turns] == ["add the watcher"]
-    assert [t["ask"] for t in json.loads(_texts(by["recent_turns"][1]))] == ["refactor the cart", "add the watcher"]
+    assert [t["ask"] for t in turns["turns"]] == ["add the watcher"] and turns["warnings"] == []
+    since = json.loads(_texts(by["recent_turns"][1]))["turns"]
+    assert [t["ask"] for t in since] == ["refactor the cart", "add the watcher"]
     status = json.loads(_texts(by["status"][0]))
     assert status["vault"] == str(vault.resolve()) and status["notes"] > 0
 

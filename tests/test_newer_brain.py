@@ -697,6 +697,27 @@ def test_brain_turns_reads_a_newer_ledger_with_rows_kept_aside(newer_ledger, mon
     assert len(list(kept_aside_dir(newer_ledger).glob("*.json"))) == 1
 
 
+def test_brain_mcp_recent_turns_says_in_its_answer_that_the_ledger_is_newer(newer_ledger, toy_vault):
+    """It was said in mcp.log alone: the agent read the turns as if this brain knew them all,
+    where every index tool's answer says the index is newer."""
+    from brain.ledger.store import write_turn
+
+    conn = sqlite3.connect(newer_ledger, isolation_level=None)  # as the newer brain writes it
+    conn.row_factory = sqlite3.Row
+    write_turn(conn, {"turn_key": "s:1", "session_id": "s", "ask": "fix the parser", "summary": "done"})
+    conn.close()
+    result = mcp_call(toy_vault, "recent_turns", {})
+    assert not result.is_error, result
+    answer = json.loads(result.content[0].text)
+    assert [turn["ask"] for turn in answer["turns"]] == ["fix the parser"]
+    (said,) = answer["warnings"]
+    assert said.startswith(f"{newer_ledger} was upgraded by a newer brain ({NEWER}), which ") and "\n" not in said
+    assert said.endswith("restart the session with the newer brain"), said
+    with served(toy_vault, watch=False):  # the ledger is read in brain mcp's process, server or not
+        answer = json.loads(mcp_call(toy_vault, "recent_turns", {"text": "parser"}, use_server=True).content[0].text)
+    assert len(answer["turns"]) == 1 and answer["warnings"] == [said]
+
+
 def test_the_prompt_hook_still_reads_what_the_session_was_shown(newer_ledger, capfd):
     """Its dedupe is a read: a newer brain.db is read as it is (before, each prompt showed again the
     notes the session already holds, and logged that it could not read them)."""

@@ -185,12 +185,13 @@ title or alias (`ambiguous`: the other notes the name fits). At most `limit` of 
 `truncated` say when a note has more."""
 
 RECENT_TURNS_DOC = """\
-Earlier Claude Code turns recorded by brain's Stop hook, newest first: what the user asked
-(`ask`), how the assistant answered (`summary`), the files it wrote and read, the commands it
-ran, the tools it used, with session, project, git branch and time. Use it to recall what was
-done before ("what did we change in the parser last week?"). Filter by `project` (the git
-repository's folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w, 1y or a
-date like 2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
+Earlier Claude Code turns recorded by brain's Stop hook, newest first: `turns`, each with what
+the user asked (`ask`), how the assistant answered (`summary`), the files it wrote and read, the
+commands it ran, the tools it used, with session, project, git branch and time; `warnings` say
+what to weigh in them. Use it to recall what was done before ("what did we change in the parser
+last week?"). Filter by `project` (the git repository's folder name), `text` (words in the ask or
+the summary), `since` (7d, 12h, 2w, 1y or a date like 2026-11-01); `limit` caps the rows. Secrets
+were masked when the turns were stored."""
 
 HISTORY_DOC = """\
 The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
@@ -470,7 +471,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         since: Annotated[Since, Field(description="Only turns since: 7d, 12h, 2w, 1y, or a date 2026-11-01.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns."), NOT_A_BOOL] = 10,
     ) -> CallToolResult:
-        # brain.db, not the index (a newer brain.db is said in the log as it is opened)
+        # brain.db, not the index: its own warnings (a newer brain upgraded it)
         return answer(lambda: _turns(project=project, text=text, since=since, limit=limit), reads_index=False)
 
     @server.tool(description=STATUS_DOC, annotations=read_only, structured_output=False)
@@ -549,14 +550,18 @@ def wire_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> list[dict[str, Any]]:
-    from ..db import connection
+def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> dict[str, Any]:
+    """``recent_turns``' answer: the turns, and ``warnings`` saying when a newer brain upgraded
+    the ledger (it was said in mcp.log alone, where the index's was said in every answer)."""
+    from ..db import connection, newer_ledger_warning
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
     after = parse_since(since, name="since").replace(" ", "T") if since else None
     with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
-        return recent_turns(conn, limit=limit, project=project, text=text, since=after)
+        turns = recent_turns(conn, limit=limit, project=project, text=text, since=after)
+        newer = newer_ledger_warning(conn)
+    return {"turns": turns, "warnings": [newer] if newer else []}
 
 
 def _status(root: Path, backend: Backend) -> dict[str, Any]:
