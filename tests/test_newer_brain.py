@@ -718,6 +718,31 @@ def test_brain_mcp_recent_turns_says_in_its_answer_that_the_ledger_is_newer(newe
     assert len(answer["turns"]) == 1 and answer["warnings"] == [said]
 
 
+def test_brain_mcp_says_a_newer_ledger_in_its_log_once_a_session(newer_ledger, toy_vault, caplog):
+    """Each recent_turns call logged it again, a warning on the client's stderr every time."""
+    import asyncio
+
+    from mcp import Client
+
+    from brain.mcp.backend import Backend
+    from brain.mcp.server import build_server
+
+    backend = Backend(toy_vault.resolve(), embedder=FakeEmbedder(), use_server=False, watch=False)
+
+    async def go():
+        async with Client(build_server(toy_vault.resolve(), backend)) as session:
+            return [await session.call_tool("recent_turns", {}) for _ in range(3)]
+
+    try:
+        with caplog.at_level("INFO", logger="brain"):
+            answers = asyncio.run(go())
+    finally:
+        backend.close()
+    assert all(len(json.loads(each.content[0].text)["warnings"]) == 1 for each in answers)
+    logged = [r for r in caplog.records if f"upgraded by a newer brain ({NEWER})" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].levelname == "WARNING", [r.getMessage() for r in logged]
+
+
 def test_the_prompt_hook_still_reads_what_the_session_was_shown(newer_ledger, capfd):
     """Its dedupe is a read: a newer brain.db is read as it is (before, each prompt showed again the
     notes the session already holds, and logged that it could not read them)."""

@@ -342,6 +342,7 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     # they use are imported at the top.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     server = BrainServer("brain", instructions=_instructions(root), version=__version__, log_level="WARNING")
+    logged: set[str] = set()  # what recent_turns said in the log of a newer ledger: once a session
 
     def answer(work: Any, *, reads_index: bool = True) -> CallToolResult:
         try:
@@ -472,7 +473,9 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns."), NOT_A_BOOL] = 10,
     ) -> CallToolResult:
         # brain.db, not the index: its own warnings (a newer brain upgraded it)
-        return answer(lambda: _turns(project=project, text=text, since=since, limit=limit), reads_index=False)
+        return answer(
+            lambda: _turns(project=project, text=text, since=since, limit=limit, logged=logged), reads_index=False
+        )
 
     @server.tool(description=STATUS_DOC, annotations=read_only, structured_output=False)
     def status() -> CallToolResult:
@@ -550,17 +553,22 @@ def wire_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _turns(*, project: str | None, text: str | None, since: str | None, limit: int) -> dict[str, Any]:
+def _turns(*, project: str | None, text: str | None, since: str | None, limit: int, logged: set[str]) -> dict[str, Any]:
     """``recent_turns``' answer: the turns, and ``warnings`` saying when a newer brain upgraded
-    the ledger (it was said in mcp.log alone, where the index's was said in every answer)."""
+    the ledger (it was said in mcp.log alone, where the index's was said in every answer); said
+    in the log once a session (``logged``), not on the client's stderr at every call."""
     from ..db import connection, newer_ledger_warning
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
     after = parse_since(since, name="since").replace(" ", "T") if since else None
-    with connection(read_only=True) as conn:  # a damaged or read-only brain.db is one line
+    # a damaged or read-only brain.db is one line
+    with connection(read_only=True, warn_newer=False) as conn:
         turns = recent_turns(conn, limit=limit, project=project, text=text, since=after)
         newer = newer_ledger_warning(conn)
+    if newer and newer not in logged:
+        logged.add(newer)
+        log.warning("%s", newer)
     return {"turns": turns, "warnings": [newer] if newer else []}
 
 
