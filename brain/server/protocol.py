@@ -241,6 +241,10 @@ def _check_ask(message: dict[str, Any]) -> None:
 
         if asks_nothing(message["query"]):  # the line `brain ask ""` prints
             raise ProtocolError("bad_request", str(EmptyQuery(message["query"])))
+    # Refused, not cut: brain's clients (`brain ask`, `brain mcp`'s search) cut a longer query
+    # before they send it and say so where their user reads it (``cut_query_said``); one reaching
+    # the wire uncut is from a client that does not know the rule, and cut here it would be
+    # answered a question it did not ask, with no word it is sure to show.
     _text_field(message, "query", MAX_QUERY_CHARS)
     modes = message.get("modes")
     if not isinstance(modes, list) or not 1 <= len(modes) <= 2 or not all(isinstance(m, str) for m in modes):
