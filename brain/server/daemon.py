@@ -70,6 +70,11 @@ CLIENT_TIMEOUT = 10.0
 # refusal is written: closed with bytes unread, the socket reset the client still writing it, which
 # never read why (a broken pipe). Beyond this many bytes it is closed unread.
 DRAIN_BYTES = 64 << 20
+# Seconds a connection is read on after its answer (``_linger``), for what its client still sends:
+# a request refused before it was read (``busy``, an HTTP 401 or 404), bytes after the request
+# line. Brain's clients have sent theirs and half-closed by then; a client that keeps sending
+# (or keeps its end open) is closed after these, its place taken back.
+LINGER_SECONDS = 2.0
 LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and started afresh
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
@@ -423,6 +428,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         connections = daemon.connections
         if not connections.admit(self.connection):
             self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
+            _linger(self.connection)  # the request is unread: its client, still writing it, reads why
             return
         try:
             data = self._read_request()
@@ -461,7 +467,12 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             log.exception("a request on the socket failed")
             self._send(protocol.error("internal", f"{type(exc).__name__}: {exc}"))
         finally:
-            connections.leave(self.connection)
+            try:
+                # after the answer, whatever the client sent beyond the request line is read (or
+                # what it still sends, refused mid-line): closed unread, it resets the client
+                _linger(self.connection)
+            finally:
+                connections.leave(self.connection)
 
     def _read_request(self) -> bytes:
         """The request line (up to and with its ``\\n``, or all the client sent before it stopped
@@ -597,9 +608,13 @@ class _HttpHandler(BaseHTTPRequestHandler):
             head = f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
             with contextlib.suppress(OSError):
                 self.wfile.write(head.encode() + body)
+            _linger(self.connection)  # its request unread: closed so, the client still sending gets a reset
             return
         try:
             super().handle()
+            # a refusal before the body (401, 403, 404, 405, 411, 415; the standard library's 400,
+            # 414, 431 and 501) leaves it unread: read on, the client reads its status, not a reset
+            _linger(self.connection)
         finally:
             connections.leave(self.connection)
 
@@ -685,6 +700,28 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
+
+
+def _linger(conn: socket.socket, seconds: float = LINGER_SECONDS) -> None:
+    """Close ``conn``'s writing end, its answer written, and read what its client still sends,
+    thrown away, until the client closes its end, up to ``DRAIN_BYTES`` and ``seconds``. A socket
+    closed with bytes unread (a request answered before it was read: ``busy``, an HTTP refusal)
+    resets the client, which loses the answer: still writing, a broken pipe; done, a reset where it
+    read the answer (a TCP reset throws away what the client had not yet read). Brain's clients
+    half-close after their request, so for them this ends at once."""
+    with contextlib.suppress(OSError):  # the client gone, TimeoutError: closed as it is
+        conn.shutdown(socket.SHUT_WR)  # the answer is all it gets: it reads to its end, then closes
+        deadline = time.monotonic() + seconds
+        left = DRAIN_BYTES
+        while left > 0:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return
+            conn.settimeout(wait)
+            chunk = conn.recv(min(left, 1 << 16))
+            if not chunk:
+                return
+            left -= len(chunk)
 
 
 def _refusal(uid: int | None, what: str) -> dict[str, Any] | None:
