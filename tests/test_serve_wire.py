@@ -186,3 +186,29 @@ def test_a_busy_server_s_503_reaches_an_http_client_sending_a_large_body(toy_vau
                 assert json.loads(response.read())["error"]["code"] == "busy"
             finally:
                 conn.close()
+
+
+@pytest.mark.parametrize("size", [100, 600_000])
+def test_brain_s_client_reads_an_answer_given_before_its_request_was_read(toy_vault, size):
+    """A server that answers before it reads (one started before it read them through) and
+    closes: brain's client, still writing, raised its broken pipe (or the reset that came after
+    the answer) and never read the answer, so `brain ask` said the server "did not answer"."""
+    from serve_helpers import server_socket
+
+    with server_socket(toy_vault) as listener:
+
+        def answer_unread() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.sendall(protocol.encode(protocol.error("busy", "64 requests are being answered at once")))
+
+        answering = threading.Thread(target=answer_unread)
+        answering.start()
+        try:
+            with pytest.raises(client.NoServer) as caught:
+                client.call(toy_vault.resolve(), "ping", timeout=5, pad="x" * size)
+        finally:
+            answering.join(10)
+        assert (
+            str(caught.value) == f"brain serve for {toy_vault.resolve()}: busy: 64 requests are being answered at once"
+        )

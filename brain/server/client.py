@@ -134,22 +134,38 @@ def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
 
 
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
+    """Send ``payload``, return the reply read. A server that answered before reading the whole
+    request (``busy``, from a server before it read such requests through) and closed has the
+    write fail (a broken pipe), or the read after the answer (a reset), with its answer already
+    here: it is read all the same, and the error raised only when no whole answer came."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    broken: OSError | None = None
+    chunks: list[bytes] = []
     try:
         _connect(sock, path, deadline)
         sock.settimeout(_left(deadline))
-        sock.sendall(payload)
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        while True:
-            sock.settimeout(_left(deadline))
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
+        try:
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            broken = exc
+        try:
+            while True:
+                sock.settimeout(_left(deadline))
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except ConnectionResetError as exc:
+            broken = broken or exc
     finally:
         sock.close()
-    return json.loads(b"".join(chunks).decode("utf-8"))
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except ValueError:
+        if broken is not None:  # no whole answer: the broken connection says what went wrong
+            raise broken from None
+        raise
 
 
 def _connect(sock: socket.socket, path: str, deadline: float) -> None:
