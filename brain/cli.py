@@ -24,7 +24,7 @@ from .cli_options import (
     wait_option,
     writer_waiting,
 )
-from .cli_support import BrainGroup, emit_json, library_errors, setup_logging, warn
+from .cli_support import BrainGroup, WordsCommand, emit_json, library_errors, setup_logging, warn
 from .recall.types import AB_MODES, DEFAULT_K, RecallResult, RecallSettings
 from .text import escaped, plural, shell_word, terminal_safe, valid_unicode  # re only; cli_support loaded it
 
@@ -410,7 +410,7 @@ def _span(seconds: float) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60}m"
 
 
-@cli.command()
+@cli.command(cls=WordsCommand)
 @click.argument("query", nargs=-1, required=True)
 @vault_option
 @click.option(
