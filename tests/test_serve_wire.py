@@ -212,3 +212,14 @@ def test_brain_s_client_reads_an_answer_given_before_its_request_was_read(toy_va
         assert (
             str(caught.value) == f"brain serve for {toy_vault.resolve()}: busy: 64 requests are being answered at once"
         )
+
+
+def test_bytes_after_the_request_line_do_not_cost_the_client_its_answer(toy_vault):
+    """The server read up to the line's end, answered and closed with the rest unread: a client
+    sending more after it (a second line, a tail of its own) got a broken pipe or a reset."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        line = protocol.encode(protocol.request("ping", str(daemon.root)))
+        for _ in range(3):
+            reply = json.loads(raw_exchange(daemon.socket_path, line + b"x" * 600_000))
+            assert reply["ok"] is True
