@@ -223,3 +223,20 @@ def test_bytes_after_the_request_line_do_not_cost_the_client_its_answer(toy_vaul
         for _ in range(3):
             reply = json.loads(raw_exchange(daemon.socket_path, line + b"x" * 600_000))
             assert reply["ok"] is True
+
+
+def test_a_body_over_the_limit_that_waits_for_100_continue_is_refused_at_once(toy_vault):
+    """curl sends a body over 1 MiB only once told to (``Expect: 100-continue``), or after 1 s
+    without word: the server waited for that body to read it through before its 413, so curl
+    took a second more for every such refusal, and a client that waits for good waited the
+    server's whole 10 s (this one gives up after 5)."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, headers = _http(daemon)
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        head = f"POST /v1 HTTP/1.1\r\n{lines}Content-Length: {4 << 20}\r\nExpect: 100-continue\r\n\r\n".encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(head)  # and waits to be told to send the body
+            answer = sock.recv(1 << 16)
+        assert answer.startswith(b"HTTP/1.0 413 "), answer
+        assert request(daemon, "ping")["ok"] is True
