@@ -18,7 +18,10 @@
   the socket's peer pid, an HTTP client's found through ``/proc``; the HTTP clients whose
   process is not known share one) has at most a quarter of the places being answered, and its
   questions take turns with other clients' on the query thread (``service.caller``); a
-  question whose client hung up before its turn is dropped. Garbage gets an error reply; a client that
+  question whose client hung up before its turn is dropped. After its answer a connection is
+  half-closed and read on, for ``LINGER_SECONDS``, until its client closes (``_linger``): an answer
+  given before the request was read (``busy``, an HTTP refusal) reaches a client still sending it,
+  where closing with bytes unread reset it. Garbage gets an error reply; a client that
   goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
   traceback and answered ``internal``, never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
