@@ -183,6 +183,42 @@ class Hostile:
                     break
             self.stop.wait(0.2)
 
+    def refused_slow(self, count: int = 100) -> None:
+        """``count`` connections whose request is answered before they have sent it all, each
+        then sending on slowly (a KB every 0.2 s) what the server reads on to let its answer
+        reach them: half over HTTP without the token (a 401 before the body; a Content-Length of
+        1 MB), half on the socket (a ping, then bytes after its line); again as each is closed."""
+        assert self.http is not None
+        host = self.http.split("/")[2]
+        head = (
+            f"POST /v1 HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {1 << 20}\r\n\r\n"
+        ).encode()
+        ping = json.dumps({"v": 1, "op": "ping", "vault": self.vault}).encode() + b"\n"
+        port = int(host.rsplit(":", 1)[1])
+        block = b"x" * 1024
+        while not self.stop.is_set():
+            self.held = [s for s in self.held if s.fileno() >= 0]
+            while len(self.held) < count and not self.stop.is_set():
+                try:
+                    if len(self.held) % 2:
+                        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                        sock.sendall(head)
+                    else:
+                        sock = self.connect()
+                        sock.sendall(ping)
+                    self.opened += 1
+                    self.held.append(sock)
+                except OSError:
+                    break
+            for sock in self.held:
+                try:  # on until the server closes it (its answer, and its end half-closed, ignored)
+                    sock.send(block, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    sock.close()
+            self.stop.wait(0.2)
+
     def hang_up(self) -> None:
         """Ask for k 200 and hang up before the answer, again and again."""
         line = self.ask_line(settings={"k": 200})
@@ -369,7 +405,19 @@ def main() -> None:
     try:
         record = runtime.read_record(vault)
         assert record is not None
-        names = ["none", "idle", "trickle", "huge", "garbage", "no_read", "hang_up", "heavy", "http_flood", "storm"]
+        names = [
+            "none",
+            "idle",
+            "trickle",
+            "huge",
+            "garbage",
+            "no_read",
+            "hang_up",
+            "heavy",
+            "http_flood",
+            "storm",
+            "refused_slow",
+        ]
         only = [name for name in args.only.split(",") if name]
         print(
             f"\n{'hostile client':<10} {'hook p50':>9} {'p95':>7} {'missed':>7}   {'ask p50':>8} {'p95':>7} {'missed':>7}"
