@@ -834,3 +834,44 @@ def test_yaml_secrets_in_json_text_escaped_twice_are_masked_as_in_the_file():
 )
 def test_a_line_break_escaped_twice_ends_a_value(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A passphrase a person chose (a password's, a passphrase's, a secret's name) holding one of the
+        # words that mark prose kept all but its first word: "horse is battery staple" was stored.
+        ("password: correct horse is battery staple", "password: ***"),
+        ("  PASSPHRASE: my dog is called rex  # old\n  user: bob", "  PASSPHRASE: ***  # old\n  user: bob"),
+        ("db_pass = it is in the name", "db_pass = ***"),
+        ("secret: Correct horse is battery staple", "secret: ***"),
+        ('"c": "password: correct horse is battery staple\\nuser: bob"', '"c": "password: ***\\nuser: bob"'),
+        ("пароль: это мой конь", "пароль: ***"),  # masked whole already: Russian has no prose words
+    ],
+)
+def test_a_passphrase_with_a_word_of_prose_is_masked_whole(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A sentence (a capital, then a full stop or more words of prose), a pointer to where the
+        # secret is, and Python keep all but their first word, as before.
+        ("password: see the wiki page", "password: *** the wiki page"),
+        ("Password: in the vault", "Password: *** the vault"),
+        ("        password: The password part of the URL.", "        password: *** password part of the URL."),
+        ("            client_secret: The OAuth client secret.", "            client_secret: *** OAuth client secret."),
+        (
+            "        password: The password to use for the server",
+            "        password: *** password to use for the server",
+        ),
+        ("    password = password or os.environ.get(KEY)", "    password = *** or os.environ.get(KEY)"),
+        ("    password: str or None", "    password: str or None"),  # a type: a literal, first
+        # A token or a key is issued by a machine, never a run of words: prose, as before.
+        ("        token: uses an existing delegation token", "        token: *** an existing delegation token"),
+        ("    token = token if token is not None else api_key", "    token = *** if token is not None else api_key"),
+    ],
+)
+def test_prose_and_code_after_a_secret_name_keep_their_words(text, kept):
+    assert redact(text) == kept

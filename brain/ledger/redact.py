@@ -115,12 +115,21 @@ _MORE_WORDS = re.compile(
     rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
     r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
 )
-# Words that make the rest of a line prose or code, not one value: a sentence ("password: see the
+# Words that may make the rest of a line prose or code, not one value: a sentence ("password: see the
 # wiki page", a docstring's "token: The token returned by …"), Python (token = await load(…),
-# token = x if y else z). There the first word alone is masked, as a value of one word is.
+# token = x if y else z). There the first word alone is masked, as a value of one word is. A run of
+# words without one is a value; with one, it is still a value when a person chose it (_is_one_value).
 _NOT_ONE_VALUE = frozenset(
     "a an the of to for from with by that this which is are was be see used when where"
     " if else or and not in lambda await".split()
+)
+# Python's words between operands: an expression never has two operands side by side.
+_PYTHON_KEYWORDS = frozenset("if else or and not is in await lambda for".split())
+# First words of a line that says where a secret is, or that there is none, rather than being it
+# ("password: see the wiki page", "password: in the vault", "password: not set").
+_POINTERS = frozenset(
+    "see ask check in stored kept saved from use same set via not none is was unchanged provided"
+    " given managed generated found read get taken sent shared required optional empty unknown".split()
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
 _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
@@ -497,14 +506,21 @@ _REPLACERS = {
 }
 
 
-@functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
-def _secret_name(name: str) -> bool:
-    """Whether the name of an assignment says its value is a secret (see the docstring)."""
+def _name_words(name: str) -> list[str]:
+    """The words of a secret's name, lower-cased, without qualifiers at its end (``PROD``, ``2``)
+    nor ``self``/``this``/``cls`` at its start."""
     words = [w.lower() for w in re.findall(_NAME_WORD, name)]
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
     while words and words[0] in ("self", "this", "cls"):  # self.key is the key
         words.pop(0)
+    return words
+
+
+@functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
+def _secret_name(name: str) -> bool:
+    """Whether the name of an assignment says its value is a secret (see the docstring)."""
+    words = _name_words(name)
     if not words:
         return False
     last = words[-1]
@@ -517,6 +533,42 @@ def _secret_name(name: str) -> bool:
     if last != "key" or words[-2] in _NOT_SECRET_KEYS:
         return False
     return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
+
+
+def _chosen_by_a_person(name: str) -> bool:
+    """Whether a secret's ``name`` holds what a person chooses, which may be a run of words (a
+    password, a passphrase, a secret), not what a machine issues (a token, a key, a credential)."""
+    words = _name_words(name)
+    return bool(words) and (
+        words[-1].endswith(("password", "passwd", "passphrase", "secret")) or words[-1] in ("pass", "pwd", "pw")
+    )
+
+
+def _is_one_value(words: list[str], *, chosen: bool) -> bool:
+    """Whether the words after a secret's name, to the end of its line, are its value (masked
+    whole) rather than prose or code (its first word alone is masked: it may be the secret, as in
+    "password: hunter2 and the user is bob").
+
+    Words without one of prose or Python (``_NOT_ONE_VALUE``) are a value. With one, they are code
+    when no two operands stand side by side (``token if token is not None else key``, ``str or
+    None``); and the value of a name that a machine issues (a token, a key: never a run of words)
+    is prose. A person's passphrase may hold such words ("correct horse is battery staple"), so
+    after a password's or a secret's name, words are prose only when they are a sentence (a
+    capital first, then a full stop or two words of prose: a docstring's "The password part of
+    the URL.") or say where the secret is ("see the wiki page", "in the vault": ``_POINTERS``).
+    """
+    lowered = [w.lower() for w in words]
+    prose = [w for w in lowered if w in _NOT_ONE_VALUE]
+    if not prose:
+        return True
+    if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)):
+        return False  # code
+    if not chosen or lowered[0] in _POINTERS:
+        return False
+    sentence = re.fullmatch(r"[A-Z][a-z]*", words[0]) is not None and (
+        len(prose) >= 2 or any(re.search(r"[A-Za-z][.?]\Z", w) for w in words)
+    )
+    return not sentence
 
 
 def _runs_to_line_end(sep: str) -> bool:
@@ -593,7 +645,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         if not opening and _runs_to_line_end(sep) and _starts_line(text, start):
             more = _MORE_WORDS.match(text, value_end, line_end)
-            if more and _NOT_ONE_VALUE.isdisjoint(text[value_start : more.end()].lower().split()):
+            words = text[value_start : more.end()].split() if more else []
+            if more and _is_one_value(words, chosen=_chosen_by_a_person(text[start : match.end("name")])):
                 value_end = more.end()
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
         done = pos = value_end
