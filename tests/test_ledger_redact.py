@@ -875,3 +875,36 @@ def test_a_passphrase_with_a_word_of_prose_is_masked_whole(text, kept):
 )
 def test_prose_and_code_after_a_secret_name_keep_their_words(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A tag that names a secret kept elsewhere: the name is no secret, as $DB_PASSWORD is none.
+        # It was masked ("password: !secret ***"), hiding which secret a setting uses.
+        "http:\n  api_password: !secret http_password\n",
+        "wifi:\n  password: !secret wifi_password  # secrets.yaml\n",
+        "  password: !env_var DB_PASSWORD",
+        "DbPassword: !Ref DbPasswordParameter",
+        "  MasterUserPassword: !GetAtt Secret.SecretString",
+        '"wifi:\\n  password: !secret wifi_password\\n"',
+    ],
+)
+def test_a_yaml_tag_that_names_a_secret_kept_elsewhere_keeps_the_name(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Any other tag's value is the secret, or its ciphertext.
+        ("password: !custom Zx9qW2eR7tY", "password: !custom ***"),
+        (
+            "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162636465\nnext: 1",
+            "password: !vault |\n  ***\nnext: 1",
+        ),
+        ("password: !secret |\n  Zx9qW2eR7tY\nnext: 1", "password: !secret |\n  ***\nnext: 1"),
+    ],
+)
+def test_a_value_after_another_yaml_tag_is_masked(text, kept):
+    assert redact(text) == kept

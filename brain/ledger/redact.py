@@ -157,6 +157,12 @@ _ASSIGNMENT = (
 _VALUE_AT = re.compile(_VALUE)
 # A YAML node's properties, an anchor and a tag in either order, before its value on the line.
 _YAML_PROPERTIES = re.compile(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
+# Tags whose value names a secret kept elsewhere, as a $VARIABLE does: Home Assistant's and ESPHome's
+# secrets.yaml (!secret), an environment variable (!env_var, !ENV), a CloudFormation parameter or
+# resource (!Ref, !GetAtt, !ImportValue), a file or a blueprint's input (!include, !input), GitLab's
+# !reference. The name stays (it says which secret a setting uses); a value after any other tag is
+# masked (!!str x, !vault's ciphertext, a custom tag).
+_REFERENCE_TAGS = frozenset("secret env_var env ref getatt importvalue include input reference".split())
 # A Russian secret word in the cases a label takes (пароль, пароля, паролем; токен, токена), maybe
 # a qualifier after it ("от почты", "для CI"), then ":" or "=" and the value. Plurals stay, as
 # English ones do ("пароли: в менеджере" names no secret).
@@ -624,6 +630,9 @@ def _mask_assignments(text: str, pattern: str) -> str:
             found = _YAML_PROPERTIES.match(text, value_start)
             if found is None or (value := _VALUE_AT.match(text, found.end())) is None:
                 continue  # nothing after them on the line: the value is below (_mask_next_line_values)
+            tags = re.findall(r"!([^\s\"',;!]*)", found.group().lower())
+            if text[value.start()] not in "|>" and not _REFERENCE_TAGS.isdisjoint(tags):
+                continue  # the name of a secret kept elsewhere (password: !secret db_password)
             value_start, value_end = value.span()
         elif text[value_start] == "&":
             continue  # no YAML: a shell's "&"
