@@ -908,3 +908,47 @@ def test_a_yaml_tag_that_names_a_secret_kept_elsewhere_keeps_the_name(text):
 )
 def test_a_value_after_another_yaml_tag_is_masked(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A value of several words on the lines below its key was stored as written: only a line of
+        # one word was masked.
+        ("db:\n  password:\n    correct horse battery\n  user: bob", "db:\n  password:\n    ***\n  user: bob"),
+        ("password:\n  correct horse\n  battery staple\nuser: bob", "password:\n  ***\n  ***\nuser: bob"),
+        ("passphrase:\n  correct horse is battery staple\n", "passphrase:\n  ***\n"),
+        ('{"c": "password:\\n  correct horse battery\\nuser: bob"}', '{"c": "password:\\n  ***\\nuser: bob"}'),
+        # A comment after the value below its key kept the value.
+        ("api_token:\n  Zx9qW2eR7tY  # rotate\nnext: 1", "api_token:\n  ***  # rotate\nnext: 1"),
+        # A plain scalar goes on over the lines indented under its key: only its first line was masked.
+        ("password: correct\n  horse battery\nuser: bob", "password: ***\n  ***\nuser: bob"),
+        ("  api_token: Zx9qW2eR7tY\n    Qw8eR7tY6uI\n  user: bob", "  api_token: ***\n    ***\n  user: bob"),
+        ('"password: correct horse\\n  battery staple\\nuser: bob"', '"password: ***\\n  ***\\nuser: bob"'),
+        # Block scalars in the raw text (masked whole already).
+        ("password: |\n  correct horse battery\n  second line\nnext: 1", "password: |\n  ***\nnext: 1"),
+        ("- password: >-\n    correct horse battery\n  user: bob", "- password: >-\n    ***\n  user: bob"),
+    ],
+)
+def test_a_value_of_several_words_below_its_key_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Prose under a secret's name: a sentence, a pointer; a token's name over words (never a token).
+        "Secret:\n    This is how we keep it\n",
+        "password:\n  see the wiki page\n",
+        "token:\n  some words of a note\n",
+        # A mapping, a list, a comment, a key's line that holds prose: not lines of its value.
+        "password: correct\n  min_length: 12\n",
+        "password: correct\n  - horse\n",
+        "password: correct  # note\n  horse battery\n",
+        "        token: The token returned by a previous call to\n            attach a context.\n",
+        "password: ${DB_PASSWORD}\n  horse\n",
+    ],
+)
+def test_lines_below_a_secret_name_that_are_no_value_stay(text):
+    masked = redact(text)
+    assert masked.split("\n", 1)[1] == text.split("\n", 1)[1]

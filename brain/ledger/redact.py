@@ -652,14 +652,34 @@ def _mask_assignments(text: str, pattern: str) -> str:
             out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
             done = pos = block_end
             continue
+        whole = chosen = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
         if not opening and _runs_to_line_end(sep) and _starts_line(text, start):
+            chosen = _chosen_by_a_person(text[start : match.end("name")])
             more = _MORE_WORDS.match(text, value_end, line_end)
             words = text[value_start : more.end()].split() if more else []
-            if more and _is_one_value(words, chosen=_chosen_by_a_person(text[start : match.end("name")])):
+            whole = not more or _is_one_value(words, chosen=chosen)
+            if more and whole:
                 value_end = more.end()
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
         done = pos = value_end
+        if whole and sep.strip(" \t") == ":":
+            # "password: correct\n  horse battery": the lines indented under the key are the value's
+            for below_start, below_end, quote, unquote in _continued(text, start, value_end, chosen=chosen):
+                out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
+                done = pos = below_end
     return "".join(out) + text[done:] if out else text
+
+
+def _continued(text: str, name_start: int, value_end: int, *, chosen: bool) -> list[tuple[int, int, str, str]]:
+    """The lines that go on a YAML plain scalar ending its key's line at ``value_end`` (as
+    ``_value_lines`` gives them): none when a comment or anything else follows it on the line."""
+    depth = _line_depth(text, name_start) if "\\n" in text else 0
+    after = re.compile(r"[ \t]*").match(text, value_end)
+    pos = after.end() if after else value_end
+    if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
+        return []
+    column = _key_column(text, name_start, depth=depth)
+    return _value_lines(text, pos, depth=depth, column=column, chosen=chosen, first=False)
 
 
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
@@ -729,6 +749,15 @@ def _lines(text: str, pos: int, *, depth: int) -> Iterator[tuple[str, int, int]]
         pos = line.end()
 
 
+def _key_column(text: str, name_start: int, *, depth: int) -> int:
+    """The column of the key at ``name_start`` on its line (after its indentation and a list's
+    "- "); ``depth``: its line is one of JSON text escaped that many times over (0: none)."""
+    if depth:  # the key's line starts after a break escaped or the string's quote: its lead alone
+        key_lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, name_start - 200) : name_start])
+        return len(key_lead.group().expandtabs()) if key_lead else 0
+    return name_start - (text.rfind("\n", 0, name_start) + 1)
+
+
 def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int, str, str] | None:
     """The block scalar whose indicator starts at ``value_start``, its key at ``name_start``:
     (the end of the indicator's line, the end of the block's last line, its indentation, the
@@ -741,13 +770,11 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
         header = _escaped(depth)[1].match(text, value_start)
     if header is None:
         return None
-    if depth:  # the key's line starts after a break escaped or the string's quote: its lead alone
-        key_lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, name_start - 200) : name_start])
-        column = len(key_lead.group().expandtabs()) if key_lead else 0
+    column = _key_column(text, name_start, depth=depth)
+    if depth:
         found = _escaped(depth)[0].match(text, header.end())
         line_break = found.group() if found else "\\n"
     else:
-        column = name_start - (text.rfind("\n", 0, name_start) + 1)
         line_break = "\n"  # a "\r" before it is in the header
     block_end, indent = None, ""
     for lead, start, end in _lines(text, header.end(), depth=depth):
@@ -777,8 +804,13 @@ _ESCAPED_KEY_ALONE = (
     rf"(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
     r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
 )
-# A line of a plain or quoted scalar that may be a secret: one word, no "key:" nor "- " nor "#".
-_SCALAR_LINE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{])[^\s:]+(?::[^\s:]+)*)[ \t]*"
+# A line of a plain or quoted scalar that may be a secret: a quoted one, or words (no "key:", no "- "
+# first, no "#" after a space: a comment may follow the value).
+_PLAIN_WORD = r"[^\s:]+(?::[^\s:]+)*"
+_SCALAR_LINE = re.compile(
+    rf"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|(?![-#&*!|>%@`\[{{]){_PLAIN_WORD}(?P<more>(?:[ \t]+(?!#){_PLAIN_WORD})*))"
+    r"(?:[ \t]+#.*)?[ \t]*"
+)
 
 
 def _mask_next_line_values(text: str) -> str:
@@ -803,21 +835,39 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
             if not depth or _depth_of_run(len(key.group("run"))) != depth:
                 continue  # "C:\\npassword:\n": a backslash and an "n" before it, a break after
         column = len(key.group("lead").expandtabs())
-        block_end = None
-        for lead, start, end in _lines(text, key.end(), depth=depth):
-            content = text[start:end]
-            if not content.strip():
-                if block_end is None:
-                    continue  # blank lines before the value
-                break
-            if len(lead.expandtabs()) <= column or not re.fullmatch(_SCALAR_LINE, content):
-                break
-            opening, bare, closing = _unquote(content.strip())
-            if _holds_no_secret(opening, bare):
-                break
+        chosen = _chosen_by_a_person(key.group("name"))
+        for start, end, opening, closing in _value_lines(text, key.end(), depth=depth, column=column, chosen=chosen):
             out.append(text[done:start] + f"{opening}{MASK}{closing}")
-            done = block_end = end
+            done = end
     return "".join(out) + text[done:] if out else text
+
+
+def _value_lines(
+    text: str, pos: int, *, depth: int, column: int, chosen: bool, first: bool = True
+) -> list[tuple[int, int, str, str]]:
+    """The lines after the line break at ``pos`` that hold a secret's value, indented more than
+    ``column`` (its key's): (where its value starts, where it ends, its quotes), up to the first
+    line that is none: a mapping, a list, prose (a line of several words is a value when a person
+    chose it, ``chosen``, and ``_is_one_value`` says so: a token or a key is never a run of words).
+    ``first``: the value's first lines, after which blank lines may come before them."""
+    found: list[tuple[int, int, str, str]] = []
+    for lead, start, end in _lines(text, pos, depth=depth):
+        content = text[start:end]
+        if not content.strip():
+            if first and not found:
+                continue  # blank lines before the value
+            break
+        line = _SCALAR_LINE.fullmatch(content)
+        if len(lead.expandtabs()) <= column or line is None:
+            break
+        value = line.group("value")
+        opening, bare, closing = _unquote(value)
+        if _holds_no_secret(opening, bare):
+            break
+        if line.group("more") and not (chosen and _is_one_value(value.split(), chosen=True)):
+            break
+        found.append((start, start + line.end("value"), opening, closing))
+    return found
 
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
