@@ -952,3 +952,75 @@ def test_a_value_of_several_words_below_its_key_is_masked(text, kept):
 def test_lines_below_a_secret_name_that_are_no_value_stay(text):
     masked = redact(text)
     assert masked.split("\n", 1)[1] == text.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A YAML quoted value that goes on over lines kept the lines after its first.
+        ("password: 'correct\n  horse battery'\nuser: bob", "password: '***\n  ***'\nuser: bob"),
+        (
+            'password: "correct\n  horse\n  battery"  # old\nuser: bob',
+            'password: "***\n  ***\n  ***"  # old\nuser: bob',
+        ),
+        # A Russian label with its value on the lines below it, as an English name's.
+        ("пароль:\n  это мой конь\nлогин: bob", "пароль:\n  ***\nлогин: bob"),
+        ('"токен:\\n  Zx9qW2eR7tY\\nx: 1"', '"токен:\\n  ***\\nx: 1"'),
+        # A block scalar's indicator line kept its "\r" only after a comment: it lost it otherwise.
+        ("password: |\r\n  Zx9qW2eR7tY\r\nx: 1", "password: |\r\n  ***\r\nx: 1"),
+    ],
+)
+def test_a_yaml_value_over_lines_is_masked_on_each(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A shell's single quote inside a single-quoted value ('it'\''s') ended the value there:
+        # the rest ("s a secret'") was stored.
+        ("export PASSWORD='it'\\''s a secret' && run", "export PASSWORD='***' && run"),
+        ("export PASSWORD='it'\"'\"'s a secret'; run", "export PASSWORD='***'; run"),
+        ("{\"command\": \"export PASSWORD='it'\\\\''s a secret'\"}", '{"command": "export PASSWORD=\'***\'"}'),
+        # .netrc: a machine's (or the default's) password after its login.
+        ("machine api.github.com login bob password Zx9qW2eR7tY", "machine api.github.com login bob password ***"),
+        (
+            "machine db.local\n  login bob\n  password Zx9qW2eR7tY\nmachine x",
+            "machine db.local\n  login bob\n  password ***\nmachine x",
+        ),
+        (
+            '"machine h.example\\n\\tlogin bob\\n\\tpassword Zx9qW2eR7tY\\n"',
+            '"machine h.example\\n\\tlogin bob\\n\\tpassword ***\\n"',
+        ),
+        ("default login anonymous password me@example.org", "default login anonymous password ***"),
+        # .pgpass: host:port:database:user:password, a line each.
+        ("db.example.com:5432:app:bob:Zx9qW2eR7tY", "db.example.com:5432:app:bob:***"),
+        ("localhost:*:*:postgres:hunter2\n*:*:*:*:s3cr3t\n", "localhost:*:*:postgres:***\n*:*:*:*:***\n"),
+        ('"127.0.0.1:5432:*:bob:Zx9qW2eR7tY\\n"', '"127.0.0.1:5432:*:bob:***\\n"'),
+        # Authorization headers of other schemes, or with a token and no scheme.
+        ("-H 'Authorization: Bot MTIzNDU2Nzg5.Gh7.abc' x", "-H 'Authorization: Bot ***' x"),
+        ("Authorization: SSWS 00QCjAl4MlV-WPXM", "Authorization: SSWS ***"),
+        ("Authorization: key=AAAAq2Zx9qW2eR7tY", "Authorization: key=***"),
+        ('{"Authorization": "lin_api_Zx9qW2eR7tY"}', '{"Authorization": "***"}'),
+    ],
+)
+def test_more_secrets_of_shells_and_files_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The default password is admin, change it",  # prose: no login before it
+        "machine learning login page password reset",
+        "hostname:port:database:username:password",  # .pgpass's own documentation
+        "root:x:0:0:root:/root:/bin/bash",
+        "src/app.py:12:5:E501:line",  # a linter's line: the user is a code, not a name
+        "Authorization: required for v2 endpoints",
+        "authorization = request.headers.get('Authorization')",
+        'Authorization: Digest username="bob", realm="x"',
+        "export PASSWORD='$(cat pw)'\\''x'",
+    ],
+)
+def test_shapes_like_those_secrets_stay(text):
+    assert redact(text) == text

@@ -137,6 +137,9 @@ _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
 # Bounded, so a text with many client names costs a fixed amount per name.
 _SAME_COMMAND = r"[^\n;&|]{0,400}?"
 
+# Space between the words of a file where a line break may come, maybe escaped (JSON text).
+_GAP = r"(?:[ \t\r\n]|\\+[nrt])+"
+
 # The clients of a container registry whose "login" takes a password (-p, --password-stdin).
 _LOGIN = r"(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)"
 # A key=value argument of vault: the key, then the value up to the next space.
@@ -323,6 +326,14 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"']+",
         r"\1" + MASK,
     ),
+    # An Authorization header of another scheme (Discord's Bot, Okta's SSWS, FCM's key=) or with a
+    # token and no scheme: what looks like a token (12 characters or more, a digit in them).
+    (
+        ("authorization",),
+        r"(?i)((?<![\w-])(?:proxy-)?authorization\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?(?:[a-z][\w-]*[ \t]+|key=)?)"
+        r"(?=[\w.~+/=\-]*[0-9])[\w.~+/=\-]{12,}(?![\w.~+/=\-])",
+        r"\1" + MASK,
+    ),
     # Cookies hold sessions: every value of a Cookie header, a Set-Cookie's first (its own; the
     # attributes after it, Path=/ and the rest, are not secret); curl's --cookie and -b NAME=X
     # (without "=" it names a file of cookies).
@@ -396,6 +407,23 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # vault kv put / patch, vault write: every key=value after the path is the secret kept
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
     (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
+    # .netrc: a machine's password after its login (machine HOST login USER password X, on one line
+    # or several, in JSON text too); the host has a dot or is localhost, so prose ("machine learning
+    # login page password reset") stays.
+    (
+        ("machine", "default"),
+        rf"((?<![\w-])(?:machine{_GAP}(?:[^\s\\]*[.:][^\s\\]*|localhost)|default)(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?"
+        rf"{_GAP}login{_GAP}[^\s\\]+(?:{_GAP}account{_GAP}[^\s\\]+)?{_GAP}password{_GAP}){_VALUE}",
+        None,
+    ),
+    # .pgpass: host:port:database:user:password, a line each (the host a name, an address or "*",
+    # the port digits or "*"); the password runs to the line's end.
+    (
+        (":",),
+        r"(?m)((?:^|(?<=\\n)|(?<=\r)|(?<=\"))[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*):(?:[0-9]+|\*):[^\s:\\]+:"
+        r"(?:\*|[A-Za-z_][\w.@\-]*):)((?:[^\s:\\]|\\:)+)(?=[ \t]*(?:\r?$|\\+[nr]|\\*\"))",
+        None,
+    ),
     # A secret's name in other syntaxes, judged as an assignment's name is (_secret_name):
     # an XML element (<password>x</password>, <db:apiKey>x</db:apiKey>), a .NET setting
     # (<add key="ApiSecret" value="x"/>), a Ruby symbol (:password => "x").
@@ -541,9 +569,17 @@ def _secret_name(name: str) -> bool:
     return name.isupper() or not _CREDENTIAL_KEYS.isdisjoint(words)
 
 
+def _secret_key(name: str) -> bool:
+    """Whether a YAML key alone on its line names a secret: an English name (``_secret_name``) or a
+    Russian label (``пароль``, ``токен``: ``_RUSSIAN_SECRET``)."""
+    return _secret_name(name) or re.fullmatch(_RUSSIAN_SECRET, name, re.IGNORECASE) is not None
+
+
 def _chosen_by_a_person(name: str) -> bool:
     """Whether a secret's ``name`` holds what a person chooses, which may be a run of words (a
     password, a passphrase, a secret), not what a machine issues (a token, a key, a credential)."""
+    if name.lower().startswith(("парол", "секрет")):
+        return True
     words = _name_words(name)
     return bool(words) and (
         words[-1].endswith(("password", "passwd", "passphrase", "secret")) or words[-1] in ("pass", "pwd", "pw")
@@ -646,6 +682,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
         opening, bare, closing = _unquote(text[value_start:value_end])
         if _holds_no_secret(opening, bare):
             continue
+        if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
+            value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
         if not opening and (block := _yaml_block(text, start, value_start)) is not None:
             # "password: |": the secret is on the lines below, the indicator is none.
             line_end, block_end, indent, line_break = block
@@ -662,12 +700,51 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 value_end = more.end()
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
         done = pos = value_end
+        if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
+            # "password: 'correct\n  horse battery'": a YAML quoted scalar goes on to its quote
+            for below_start, below_end in _quoted_lines(text, start, value_end, opening):
+                out.append(text[done:below_start] + MASK)
+                done = pos = below_end
         if whole and sep.strip(" \t") == ":":
             # "password: correct\n  horse battery": the lines indented under the key are the value's
             for below_start, below_end, quote, unquote in _continued(text, start, value_end, chosen=chosen):
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
     return "".join(out) + text[done:] if out else text
+
+
+# What goes on a shell's single-quoted value: a quote escaped or double-quoted ('it'\''s', 'it'"'"'s,
+# in JSON text 'it'\\''s), then the next single-quoted part or a bare word, as often as it comes.
+_SHELL_QUOTES_GO_ON = re.compile(r"(?:(?:\\+'|(?P<q>\\*)\"'(?P=q)\")(?:'[^'\n]*'|[^\s'\"\\;&|<>()]+)?)+")
+
+
+def _quoted_lines(text: str, name_start: int, value_end: int, quote: str) -> list[tuple[int, int]]:
+    """The lines of a YAML quoted scalar that its key's line at ``name_start`` opens and does not
+    close (its first line ends at ``value_end``): (start, end) of what each line holds of it, the
+    last one up to its closing quote; none when a line that is not indented under the key comes
+    first (not YAML: a quote in prose)."""
+    depth = _line_depth(text, name_start) if "\\n" in text else 0
+    if not (
+        re.match(r"\r?\n", text[value_end : value_end + 2]) if not depth else _escaped(depth)[0].match(text, value_end)
+    ):
+        return []
+    column = _key_column(text, name_start, depth=depth)
+    closing = re.compile(r"(?<!')'(?!')" if quote == "'" else r'(?<!\\)"')
+    found: list[tuple[int, int]] = []
+    for lead, start, end in _lines(text, value_end, depth=depth):
+        if len(found) >= 100:
+            break
+        content = text[start:end]
+        if not content.strip():
+            continue  # a blank line is a line break of the value
+        if len(lead.expandtabs()) <= column:
+            return []
+        if (close := closing.search(content)) is not None:
+            if close.start():
+                found.append((start, start + close.start()))
+            break
+        found.append((start, end))
+    return found
 
 
 def _continued(text: str, name_start: int, value_end: int, *, chosen: bool) -> list[tuple[int, int, str, str]]:
@@ -775,7 +852,7 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
         found = _escaped(depth)[0].match(text, header.end())
         line_break = found.group() if found else "\\n"
     else:
-        line_break = "\n"  # a "\r" before it is in the header
+        line_break = "\r\n" if text.startswith("\r", header.end()) else "\n"  # after a comment, its "\r" is in it
     block_end, indent = None, ""
     for lead, start, end in _lines(text, header.end(), depth=depth):
         if not text[start:end].strip():
@@ -788,11 +865,14 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
     return None if block_end is None else (header.end(), block_end, indent, line_break)
 
 
+# A word a YAML key holding a secret has: an English one (_secret_name judges the name) or a Russian
+# label's (пароль, токен, секрет: _RUSSIAN_SECRET).
+_KEY_HINT = rf"(?:{_HINT}|(?i:парол|токен|секрет))"
 # A YAML key with nothing after its ":" on its line but an anchor, a tag or a comment (a list
 # item's key too):
 # its value, if any, is on the lines below (_mask_next_line_values).
 _KEY_ALONE = (
-    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
+    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_KEY_HINT}[\w.\-]{{0,60}})(?P=q)"
     r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
 )
 # The same in JSON text: after a line break escaped, or at the start of the string (taken, not
@@ -801,7 +881,7 @@ _KEY_ALONE = (
 # after it must be of the same depth (_mask_values_below).
 _ESCAPED_KEY_ALONE = (
     r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
-    rf"(?P<name>[\w.\-]{{0,60}}?{_HINT}[\w.\-]{{0,60}})(?P=q)"
+    rf"(?P<name>[\w.\-]{{0,60}}?{_KEY_HINT}[\w.\-]{{0,60}})(?P=q)"
     r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
 )
 # A line of a plain or quoted scalar that may be a secret: a quoted one, or words (no "key:", no "- "
@@ -827,7 +907,7 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
     out: list[str] = []
     done = 0
     for key in re.finditer(pattern, text):
-        if key.start("lead") < done or not _secret_name(key.group("name")):
+        if key.start("lead") < done or not _secret_key(key.group("name")):
             continue
         depth = 0
         if escaped:
@@ -952,6 +1032,10 @@ def redact(text: str) -> str:
             if ":" in text:  # first: a comment after the key is taken for a value below
                 text = _mask_next_line_values(text)
             text = _mask_assignments(text, pattern)
+        elif replacement == "labelled":  # a Russian label: its value on its line or below it
+            if ":" in text:
+                text = _mask_next_line_values(text)
+            text = re.sub(pattern, _mask_labelled, text)
         else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
     if "-----END" in text:
