@@ -1024,3 +1024,32 @@ def test_more_secrets_of_shells_and_files_are_masked(text, kept):
 )
 def test_shapes_like_those_secrets_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Python's triple quotes were read as an empty string: the value after it stayed whole.
+        ('PASSWORD = """correct\nhorse"""\nX = 1', 'PASSWORD = """***"""\nX = 1'),
+        ("db_password='''Zx9qW2eR7tY'''", "db_password='''***'''"),
+        # A compose file's environment list: the value is the rest of the line, not a shell's word.
+        (
+            "environment:\n  - DB_PASSWORD=correct horse battery\n  - X=1",
+            "environment:\n  - DB_PASSWORD=***\n  - X=1",
+        ),
+    ],
+)
+def test_python_triple_quotes_and_compose_lists_are_masked_whole(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A docstring's description going on below its name is a sentence: its lines stay.
+        "    Args:\n        password: Password\n            for the account.\n",
+        "password:\n  must be at least 8 characters\n",
+    ],
+)
+def test_descriptions_below_a_secret_name_stay(text):
+    assert redact(text).split("\n")[2:] == text.split("\n")[2:]

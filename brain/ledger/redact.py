@@ -8,22 +8,27 @@ prefixes, AWS ``AKIA…``, Slack ``xox?-…``, ``xapp-…`` and webhook URLs, Di
 tokens, npm ``npm_…``, PyPI ``pypi-Ag…``, SendGrid ``SG.….…``, DigitalOcean ``dop_v1_…``,
 Shopify ``shpat_…``, age ``AGE-SECRET-KEY-1…``, Google OAuth client secrets ``GOCSPX-…``,
 Databricks ``dapi…``),
-JSON web tokens, bearer and basic auth headers, cookies (a ``Cookie:``
+JSON web tokens, Authorization headers (bearer, basic, other schemes, a bare token), cookies (a ``Cookie:``
 header's values, a ``Set-Cookie:``'s own, curl's ``--cookie``/``-b``), PEM and PGP private keys,
 passwords in URLs (``scheme://user:X@host``, the user maybe empty, ``X`` running to the
 last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets assigned to
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
 ``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
-several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``), after a
-YAML anchor or tag (``secret: &pw !!str x``); Russian
+several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``; see
+_is_one_value for words of prose), on the lines below its key or going on over them
+(``password:\\n  correct horse``, ``password: correct\\n  horse``, a quoted value over lines), after a
+YAML anchor or tag (``secret: &pw !!str x``) but for a tag naming a secret kept elsewhere
+(``!secret name``, ``!env_var``, ``!Ref``: _REFERENCE_TAGS), a shell's single-quoted value with a
+quote in it (``'it'\\''s'``); Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
 (``mysql -pX``, ``curl -u user:X``, ``sshpass -p X``, ``redis-cli -a X``, ``aws configure
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
-``key=X`` of ``vault kv put`` and ``vault write``). The key name or prefix stays so a reader knows what was
+``key=X`` of ``vault kv put`` and ``vault write``), .netrc's ``machine H login U password X`` and
+.pgpass's ``host:port:db:user:X``. The key name or prefix stays so a reader knows what was
 there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
@@ -129,7 +134,8 @@ _PYTHON_KEYWORDS = frozenset("if else or and not is in await lambda for".split()
 # ("password: see the wiki page", "password: in the vault", "password: not set").
 _POINTERS = frozenset(
     "see ask check in stored kept saved from use same set via not none is was unchanged provided"
-    " given managed generated found read get taken sent shared required optional empty unknown".split()
+    " given managed generated found read get taken sent shared required optional empty unknown must should"
+    " can will may".split()
 )
 # Cookies as curl takes them: NAME=VALUE, more after "; ".
 _COOKIES = r"[^\s\"';]*=[^\s\"';]*(?:;\s*[^\s\"';]+)*"
@@ -613,11 +619,18 @@ def _is_one_value(words: list[str], *, chosen: bool) -> bool:
     return not sentence
 
 
-def _runs_to_line_end(sep: str) -> bool:
+def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
     """Whether an unquoted value after ``sep`` is the rest of its line (``_MORE_WORDS``): after
-    YAML's ``:`` (a quoted name is JSON's or code's), or an ``=`` with a space before it."""
+    YAML's ``:`` (a quoted name is JSON's or code's), an ``=`` with a space before it, or any ``=``
+    in an item of a YAML list whose name starts at ``name_start`` (a compose file's environment:
+    ``- DB_PASSWORD=a b``)."""
     stripped = sep.strip(" \t")
-    return stripped == ":" or (stripped == "=" and sep[0] in " \t")
+    if stripped == ":" or (stripped == "=" and sep[0] in " \t"):
+        return True
+    return stripped == "=" and _LIST_ITEM.search(text, max(0, name_start - 100), name_start) is not None
+
+
+_LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
 
 
 def _starts_line(text: str, at: int) -> bool:
@@ -679,6 +692,17 @@ def _mask_assignments(text: str, pattern: str) -> str:
             if line_end <= value_start:
                 continue  # nothing on the key's line: the value is below (_mask_next_line_values)
             value_end = min(value_end, line_end)
+        if (triple := text[value_start : value_start + 3]) in ('"""', "'''"):
+            # Python's triple quotes, read as an empty string and then the value: to the closing ones
+            close = text.find(triple, value_start + 3, value_start + 4096)
+            line_end = text.find("\n", value_start)
+            inner_end = close if close >= 0 else len(text) if line_end < 0 else line_end  # unclosed: its line
+            if inner_end <= value_start + 3:
+                continue  # empty
+            value_end = inner_end + 3 if close >= 0 else inner_end
+            out.append(text[done:value_start] + f"{triple}{MASK}{triple if close >= 0 else ''}")
+            done = pos = value_end
+            continue
         opening, bare, closing = _unquote(text[value_start:value_end])
         if _holds_no_secret(opening, bare):
             continue
@@ -690,11 +714,12 @@ def _mask_assignments(text: str, pattern: str) -> str:
             out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
             done = pos = block_end
             continue
+        words: list[str] = []
         whole = chosen = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
-        if not opening and _runs_to_line_end(sep) and _starts_line(text, start):
+        if not opening and _runs_to_line_end(sep, text, start) and _starts_line(text, start):
             chosen = _chosen_by_a_person(text[start : match.end("name")])
             more = _MORE_WORDS.match(text, value_end, line_end)
-            words = text[value_start : more.end()].split() if more else []
+            words = text[value_start : more.end() if more else value_end].split()
             whole = not more or _is_one_value(words, chosen=chosen)
             if more and whole:
                 value_end = more.end()
@@ -707,7 +732,9 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 done = pos = below_end
         if whole and sep.strip(" \t") == ":":
             # "password: correct\n  horse battery": the lines indented under the key are the value's
-            for below_start, below_end, quote, unquote in _continued(text, start, value_end, chosen=chosen):
+            for below_start, below_end, quote, unquote in _continued(
+                text, start, value_end, words=words, chosen=chosen
+            ):
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
     return "".join(out) + text[done:] if out else text
@@ -747,7 +774,9 @@ def _quoted_lines(text: str, name_start: int, value_end: int, quote: str) -> lis
     return found
 
 
-def _continued(text: str, name_start: int, value_end: int, *, chosen: bool) -> list[tuple[int, int, str, str]]:
+def _continued(
+    text: str, name_start: int, value_end: int, *, words: list[str], chosen: bool
+) -> list[tuple[int, int, str, str]]:
     """The lines that go on a YAML plain scalar ending its key's line at ``value_end`` (as
     ``_value_lines`` gives them): none when a comment or anything else follows it on the line."""
     depth = _line_depth(text, name_start) if "\\n" in text else 0
@@ -756,7 +785,7 @@ def _continued(text: str, name_start: int, value_end: int, *, chosen: bool) -> l
     if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
         return []
     column = _key_column(text, name_start, depth=depth)
-    return _value_lines(text, pos, depth=depth, column=column, chosen=chosen, first=False)
+    return _value_lines(text, pos, depth=depth, column=column, chosen=chosen, before=words)
 
 
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
@@ -923,18 +952,21 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
 
 
 def _value_lines(
-    text: str, pos: int, *, depth: int, column: int, chosen: bool, first: bool = True
+    text: str, pos: int, *, depth: int, column: int, chosen: bool, before: list[str] | None = None
 ) -> list[tuple[int, int, str, str]]:
     """The lines after the line break at ``pos`` that hold a secret's value, indented more than
     ``column`` (its key's): (where its value starts, where it ends, its quotes), up to the first
     line that is none: a mapping, a list, prose (a line of several words is a value when a person
-    chose it, ``chosen``, and ``_is_one_value`` says so: a token or a key is never a run of words).
-    ``first``: the value's first lines, after which blank lines may come before them."""
+    chose it, ``chosen``, and ``_is_one_value`` says so of the value's words so far: a token or a
+    key is never a run of words). ``before``: the words of the value on its key's line, which these
+    lines go on (a docstring's "password: Password\\n    for the account." is a sentence); None:
+    the value starts below its key, after blank lines maybe."""
     found: list[tuple[int, int, str, str]] = []
+    words = list(before or [])
     for lead, start, end in _lines(text, pos, depth=depth):
         content = text[start:end]
         if not content.strip():
-            if first and not found:
+            if before is None and not found:
                 continue  # blank lines before the value
             break
         line = _SCALAR_LINE.fullmatch(content)
@@ -944,7 +976,9 @@ def _value_lines(
         opening, bare, closing = _unquote(value)
         if _holds_no_secret(opening, bare):
             break
-        if line.group("more") and not (chosen and _is_one_value(value.split(), chosen=True)):
+        words += value.split()
+        judged = line.group("more") or (before is not None and chosen)
+        if judged and not (chosen and _is_one_value(words, chosen=True)):
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
