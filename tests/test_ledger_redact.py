@@ -1053,3 +1053,23 @@ def test_python_triple_quotes_and_compose_lists_are_masked_whole(text, kept):
 )
 def test_descriptions_below_a_secret_name_stay(text):
     assert redact(text).split("\n")[2:] == text.split("\n")[2:]
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # The neighbours of the multi-word leaks that were masked already (kept so they stay so).
+        ("export PASSWORD='a b c'", "export PASSWORD='***'"),
+        ('export PASSWORD="a \\"b\\" c"', 'export PASSWORD="***"'),
+        ('mysql --password "a b" db', 'mysql --password "***" db'),
+        ("PGPASSWORD=x psql -h db", "PGPASSWORD=*** psql -h db"),
+        ("-H 'Authorization: Basic dXNlcjpodW50ZXIy'", "-H 'Authorization: Basic ***'"),
+        ("git clone https://bob:a%20b@github.com/o/r", "git clone https://bob:***@github.com/o/r"),
+        (
+            '{"c": "{\\\\\\"password\\\\\\": \\\\\\"a b\\\\\\"}"}',
+            '{"c": "{\\\\\\"password\\\\\\": \\\\\\"***\\\\\\"}"}',
+        ),
+    ],
+)
+def test_neighbours_of_the_multi_word_leaks_stay_masked(text, kept):
+    assert redact(text) == kept

@@ -414,21 +414,22 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # (its -flags, a value read from a file, @x, or from stdin, -, stay).
     (("vault",), r"(\bvault\s+(?:kv\s+(?:put|patch)|write)\b)([^\n;&|]{1,2000})", "vault"),
     # .netrc: a machine's password after its login (machine HOST login USER password X, on one line
-    # or several, in JSON text too); the host has a dot or is localhost, so prose ("machine learning
-    # login page password reset") stays.
+    # or several, in JSON text too); the pattern starts at "login" (a literal: fast) and _mask_netrc
+    # finds "machine HOST" or "default" before it, the host with a dot or localhost, so prose
+    # ("machine learning login page password reset") stays.
     (
-        ("machine", "default"),
-        rf"((?<![\w-])(?:machine{_GAP}(?:[^\s\\]*[.:][^\s\\]*|localhost)|default)(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?"
-        rf"{_GAP}login{_GAP}[^\s\\]+(?:{_GAP}account{_GAP}[^\s\\]+)?{_GAP}password{_GAP}){_VALUE}",
-        None,
+        ("login",),
+        rf"(login(?:(?<![\w-]login)|(?<=\\[nrt]login)){_GAP}[^\s\\]+(?:{_GAP}account{_GAP}[^\s\\]+)?{_GAP}password{_GAP}){_VALUE}",
+        "netrc",
     ),
-    # .pgpass: host:port:database:user:password, a line each (the host a name, an address or "*",
-    # the port digits or "*"); the password runs to the line's end.
+    # .pgpass: host:port:database:user:password, a line each (the port digits or "*"); the password
+    # runs to the line's end. The pattern starts at the colon before the port (a literal: fast) and
+    # _mask_pgpass reads the host back to the line's start: a name, an address or "*".
     (
         (":",),
-        r"(?m)((?:^|(?<=\\n)|(?<=\r)|(?<=\"))[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*):(?:[0-9]+|\*):[^\s:\\]+:"
-        r"(?:\*|[A-Za-z_][\w.@\-]*):)((?:[^\s:\\]|\\:)+)(?=[ \t]*(?:\r?$|\\+[nr]|\\*\"))",
-        None,
+        r"(?m):(?:[0-9]+|\*):[^\s:\\]+:(?:\*|[A-Za-z_][\w.@\-]*):((?:[^\s:\\]|\\:)+)"
+        r"(?=[ \t]*(?:\r?$|\\+[nr]|\\*\"))",
+        "pgpass",
     ),
     # A secret's name in other syntaxes, judged as an assignment's name is (_secret_name):
     # an XML element (<password>x</password>, <db:apiKey>x</db:apiKey>), a .NET setting
@@ -536,6 +537,28 @@ def _mask_vault(match: re.Match[str]) -> str:
     return match.group(1) + re.sub(_VAULT_PAIR, pair, match.group(2))
 
 
+_NETRC_ENTRY = re.compile(
+    rf"(?<![\w-])(?:machine{_GAP}(?:[^\s\\]*[.:][^\s\\]*|localhost)|default)"
+    rf"(?:{_GAP}(?:account|port){_GAP}[^\s\\]+)?{_GAP}\Z"
+)
+_PGPASS_HOST = re.compile(r"(?:^|[\r\n]|(?<!\\)(?:\\\\)*\\n|\")[ \t]*(?:\*|[\w.\-]*[A-Za-z.][\w.\-]*)\Z")
+
+
+def _mask_netrc(match: re.Match[str]) -> str:
+    # "login U password X" masked where "machine HOST" or "default" comes right before it.
+    if _NETRC_ENTRY.search(match.string, max(0, match.start() - 300), match.start()) is None:
+        return match.group(0)
+    return _mask_value(match)
+
+
+def _mask_pgpass(match: re.Match[str]) -> str:
+    # ":port:db:user:X" masked where a host starts the line before it.
+    if _PGPASS_HOST.search(match.string, max(0, match.start() - 300), match.start()) is None:
+        return match.group(0)
+    start, end = match.span(1)
+    return match.string[match.start() : start] + MASK + match.string[end : match.end()]
+
+
 _REPLACERS = {
     None: _mask_value,
     "labelled": _mask_labelled,
@@ -543,6 +566,8 @@ _REPLACERS = {
     "named": _mask_named,
     "cookie": _mask_cookies,
     "vault": _mask_vault,
+    "netrc": _mask_netrc,
+    "pgpass": _mask_pgpass,
 }
 
 
@@ -894,25 +919,34 @@ def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int,
     return None if block_end is None else (header.end(), block_end, indent, line_break)
 
 
-# A word a YAML key holding a secret has: an English one (_secret_name judges the name) or a Russian
-# label's (пароль, токен, секрет: _RUSSIAN_SECRET).
-_KEY_HINT = rf"(?:{_HINT}|(?i:парол|токен|секрет))"
 # A YAML key with nothing after its ":" on its line but an anchor, a tag or a comment (a list
-# item's key too):
+# item's key too), holding ``hint``, a word of a secret's name (English, or a Russian label's: each
+# set of patterns runs when its words occur, so English text does not pay for the Russian ones):
 # its value, if any, is on the lines below (_mask_next_line_values).
-_KEY_ALONE = (
-    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{_KEY_HINT}[\w.\-]{{0,60}})(?P=q)"
-    r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
-)
+def _key_alone(hint: str) -> str:
+    return (
+        rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)(?P<name>[\w.\-]{{0,60}}?{hint}[\w.\-]{{0,60}})(?P=q)"
+        r"[ \t]*:(?:[ \t]+[&!][^\s\"',;]*){0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+    )
+
+
 # The same in JSON text: after a line break escaped, or at the start of the string (taken, not
 # looked behind for: a pattern that starts with a look-behind is tried at every character, and so
 # is one whose every branch does not start with a character: "\\+n" tripled the time); the break
 # after it must be of the same depth (_mask_values_below).
-_ESCAPED_KEY_ALONE = (
-    r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
-    rf"(?P<name>[\w.\-]{{0,60}}?{_KEY_HINT}[\w.\-]{{0,60}})(?P=q)"
-    r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
-)
+def _escaped_key_alone(hint: str) -> str:
+    return (
+        r"(?:\\\\*n|\\\\*\"|\")(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<q>(?:\\+[\"'])?)"
+        rf"(?P<name>[\w.\-]{{0,60}}?{hint}[\w.\-]{{0,60}})(?P=q)"
+        r"[ \t]*:(?:[ \t]+[&!][^\s\"',;\\]*){0,2}[ \t]*(?:#[^\n\"]*?)?(?<!\\)(?=(?P<run>\\+)(?:r\\+)?n)"
+    )
+
+
+_RUSSIAN_HINT = r"(?i:парол|токен|секрет)"
+_KEYS_ALONE = {
+    False: (_key_alone(_HINT), _escaped_key_alone(_HINT)),
+    True: (_key_alone(_RUSSIAN_HINT), _escaped_key_alone(_RUSSIAN_HINT)),
+}
 # A line of a plain or quoted scalar that may be a secret: a quoted one, or words (no "key:", no "- "
 # first, no "#" after a space: a comment may follow the value).
 _PLAIN_WORD = r"[^\s:]+(?::[^\s:]+)*"
@@ -922,13 +956,15 @@ _SCALAR_LINE = re.compile(
 )
 
 
-def _mask_next_line_values(text: str) -> str:
+def _mask_next_line_values(text: str, *, russian: bool = False) -> str:
     """Mask a secret's YAML value written on the lines below its key ("password:", then the
-    value indented more than the key): each line of one word so indented, up to the first other.
-    A mapping or a list there ("password:" then "  min_length: 8") is no value."""
-    text = _mask_values_below(text, _KEY_ALONE, escaped=False)
+    value indented more than the key): each line so indented that holds it (_value_lines), up to
+    the first other. A mapping or a list there ("password:" then "  min_length: 8") is no value.
+    ``russian``: the keys are Russian labels (пароль:), else English names."""
+    raw, escaped = _KEYS_ALONE[russian]
+    text = _mask_values_below(text, raw, escaped=False)
     if "\\n" in text:  # a break escaped however deep ends in a backslash and an "n"
-        text = _mask_values_below(text, _ESCAPED_KEY_ALONE, escaped=True)
+        text = _mask_values_below(text, escaped, escaped=True)
     return text
 
 
@@ -1068,7 +1104,7 @@ def redact(text: str) -> str:
             text = _mask_assignments(text, pattern)
         elif replacement == "labelled":  # a Russian label: its value on its line or below it
             if ":" in text:
-                text = _mask_next_line_values(text)
+                text = _mask_next_line_values(text, russian=True)
             text = re.sub(pattern, _mask_labelled, text)
         else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
