@@ -333,11 +333,13 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"\1" + MASK,
     ),
     # An Authorization header of another scheme (Discord's Bot, Okta's SSWS, FCM's key=) or with a
-    # token and no scheme: what looks like a token (12 characters or more, a digit in them).
+    # token and no scheme: what looks like a token (12 characters or more, a digit in them), after a
+    # header's ":" (authorization = base64.decodebytes(…) is code), not a scheme's name=value
+    # parameters (OAuth oauth_token=…, AWS4's Credential=…: masked as assignments).
     (
         ("authorization",),
-        r"(?i)((?<![\w-])(?:proxy-)?authorization\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?(?:[a-z][\w-]*[ \t]+|key=)?)"
-        r"(?=[\w.~+/=\-]*[0-9])[\w.~+/=\-]{12,}(?![\w.~+/=\-])",
+        r"(?i)((?<![\w-])(?:proxy-)?authorization\\*[\"']?[ \t]*:[ \t]*\\*[\"']?(?:[a-z][\w-]*[ \t]+|key=)?)"
+        r"(?!(?-i:[A-Za-z][A-Za-z_]*=))(?=[\w.~+/=\-]*[0-9])[\w.~+/=\-]{12,}(?![\w.~+/=\-(])",
         r"\1" + MASK,
     ),
     # Cookies hold sessions: every value of a Cookie header, a Set-Cookie's first (its own; the
@@ -617,7 +619,7 @@ def _chosen_by_a_person(name: str) -> bool:
     )
 
 
-def _is_one_value(words: list[str], *, chosen: bool) -> bool:
+def _is_one_value(words: list[str], *, chosen: bool, name: str = "") -> bool:
     """Whether the words after a secret's name, to the end of its line, are its value (masked
     whole) rather than prose or code (its first word alone is masked: it may be the secret, as in
     "password: hunter2 and the user is bob").
@@ -628,7 +630,9 @@ def _is_one_value(words: list[str], *, chosen: bool) -> bool:
     is prose. A person's passphrase may hold such words ("correct horse is battery staple"), so
     after a password's or a secret's name, words are prose only when they are a sentence (a
     capital first, then a full stop or two words of prose: a docstring's "The password part of
-    the URL.") or say where the secret is ("see the wiki page", "in the vault": ``_POINTERS``).
+    the URL."), say where the secret is ("see the wiki page", "in the vault": ``_POINTERS``) or
+    start with a word of the ``name`` they follow, as a description does ("password: password to
+    use with username").
     """
     lowered = [w.lower() for w in words]
     prose = [w for w in lowered if w in _NOT_ONE_VALUE]
@@ -636,7 +640,7 @@ def _is_one_value(words: list[str], *, chosen: bool) -> bool:
         return True
     if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)):
         return False  # code
-    if not chosen or lowered[0] in _POINTERS:
+    if not chosen or lowered[0] in _POINTERS or lowered[0] in _name_words(name):
         return False
     sentence = re.fullmatch(r"[A-Z][a-z]*", words[0]) is not None and (
         len(prose) >= 2 or any(re.search(r"[A-Za-z][.?]\Z", w) for w in words)
@@ -745,7 +749,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
             chosen = _chosen_by_a_person(text[start : match.end("name")])
             more = _MORE_WORDS.match(text, value_end, line_end)
             words = text[value_start : more.end() if more else value_end].split()
-            whole = not more or _is_one_value(words, chosen=chosen)
+            whole = not more or _is_one_value(words, chosen=chosen, name=text[start : match.end("name")])
             if more and whole:
                 value_end = more.end()
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
@@ -758,7 +762,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if whole and sep.strip(" \t") == ":":
             # "password: correct\n  horse battery": the lines indented under the key are the value's
             for below_start, below_end, quote, unquote in _continued(
-                text, start, value_end, words=words, chosen=chosen
+                text, start, value_end, name=text[start : match.end("name")], words=words, chosen=chosen
             ):
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
@@ -800,7 +804,7 @@ def _quoted_lines(text: str, name_start: int, value_end: int, quote: str) -> lis
 
 
 def _continued(
-    text: str, name_start: int, value_end: int, *, words: list[str], chosen: bool
+    text: str, name_start: int, value_end: int, *, name: str, words: list[str], chosen: bool
 ) -> list[tuple[int, int, str, str]]:
     """The lines that go on a YAML plain scalar ending its key's line at ``value_end`` (as
     ``_value_lines`` gives them): none when a comment or anything else follows it on the line."""
@@ -810,7 +814,7 @@ def _continued(
     if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
         return []
     column = _key_column(text, name_start, depth=depth)
-    return _value_lines(text, pos, depth=depth, column=column, chosen=chosen, before=words)
+    return _value_lines(text, pos, depth=depth, column=column, name=name, chosen=chosen, before=words)
 
 
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
@@ -981,14 +985,16 @@ def _mask_values_below(text: str, pattern: str, *, escaped: bool) -> str:
                 continue  # "C:\\npassword:\n": a backslash and an "n" before it, a break after
         column = len(key.group("lead").expandtabs())
         chosen = _chosen_by_a_person(key.group("name"))
-        for start, end, opening, closing in _value_lines(text, key.end(), depth=depth, column=column, chosen=chosen):
+        for start, end, opening, closing in _value_lines(
+            text, key.end(), depth=depth, column=column, name=key.group("name"), chosen=chosen
+        ):
             out.append(text[done:start] + f"{opening}{MASK}{closing}")
             done = end
     return "".join(out) + text[done:] if out else text
 
 
 def _value_lines(
-    text: str, pos: int, *, depth: int, column: int, chosen: bool, before: list[str] | None = None
+    text: str, pos: int, *, depth: int, column: int, name: str, chosen: bool, before: list[str] | None = None
 ) -> list[tuple[int, int, str, str]]:
     """The lines after the line break at ``pos`` that hold a secret's value, indented more than
     ``column`` (its key's): (where its value starts, where it ends, its quotes), up to the first
@@ -1014,7 +1020,7 @@ def _value_lines(
             break
         words += value.split()
         judged = line.group("more") or (before is not None and chosen)
-        if judged and not (chosen and _is_one_value(words, chosen=True)):
+        if judged and not (chosen and _is_one_value(words, chosen=True, name=name)):
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
