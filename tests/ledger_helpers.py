@@ -142,6 +142,20 @@ def run_hook(stdin: bytes, home: Path, *, timeout: float = 30, **env_extra: str)
     )
 
 
+def run_changed_hook(
+    prelude: str, stdin: bytes, home: Path, *, timeout: float = 60, **env_extra: str
+) -> subprocess.CompletedProcess:
+    """``brain hook stop`` in a process of its own that first runs ``prelude``, Python that changes
+    brain's modules before the hook starts: a read or an upgrade made as slow as a huge one, the
+    seconds a hook keeps in reserve made wider than the process needs on a loaded machine."""
+    _, env = brain_command()
+    env.update(BRAIN_HOME=str(home), PYTHONPATH=str(ROOT), **env_extra)
+    code = f"{prelude}\nimport sys\nsys.argv = ['brain', 'hook', 'stop']\nfrom brain.__main__ import main\nmain()\n"
+    return subprocess.run(
+        [sys.executable, "-c", code], input=stdin, env=env, capture_output=True, timeout=timeout, cwd=home
+    )
+
+
 def assert_masked(text: str, secret: str, kept: str) -> None:
     """``secret`` is gone, ``kept`` (what says what was there) stays, and masking again changes nothing."""
     masked = redact(text)

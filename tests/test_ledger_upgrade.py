@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ledger_helpers import Transcript, brain_command
+from ledger_helpers import Transcript, brain_command, run_changed_hook
 
 from brain import config
 from brain.autorecall import hook as prompt_hook
@@ -67,27 +67,25 @@ def _applied(path: Path) -> list[str]:
         conn.close()
 
 
-def _slow_upgrade_hook(home: Path, stdin: bytes, budget: str) -> subprocess.CompletedProcess:
-    """``brain hook stop`` whose m004 first reads as long as its scan of a ledger of millions of
-    turns would (SQLite work, which SQLite can interrupt, as it can the scan)."""
-    code = (
-        "import sys\n"
-        "from brain.db_migrations import MIGRATIONS\n"
-        "names = [name for name, _ in MIGRATIONS.steps]\n"
-        "i = names.index('m004_turns_partial')\n"
-        "real = MIGRATIONS.steps[i][1]\n"
-        "def m004_turns_partial(conn):\n"
-        "    real(conn)\n"
-        "    conn.execute('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) '\n"
-        "                 'SELECT count(*) FROM c')\n"
-        "MIGRATIONS.steps[i] = ('m004_turns_partial', m004_turns_partial)\n"
-        "sys.argv = ['brain', 'hook', 'stop']\n"
-        "from brain.__main__ import main\n"
-        "main()\n"
-    )
-    _, env = brain_command()
-    env.update(BRAIN_HOME=str(home), PYTHONPATH=str(ROOT), BRAIN_HOOK_BUDGET=budget)
-    return subprocess.run([sys.executable, "-c", code], input=stdin, env=env, capture_output=True, timeout=60)
+# ``brain hook stop`` whose m004 first reads as long as its scan of a ledger of millions of turns
+# would (SQLite work, which SQLite can interrupt, as it can the scan). The part of the budget kept
+# to write the row aside (0.1 s in brain) is 0.4 s of a 4 s budget: on a loaded machine (load 10 and
+# more) a 1 s budget was spent starting Python and reading the turn, or its 0.1 s on waiting for
+# the CPU, and the test failed with brain doing what it should; how long brain needs is a speed
+# claim (bench/hook_scale.py --upgrade-from), not this test's.
+SLOW_UPGRADE = """
+import brain.ledger.hook as hook
+from brain.db_migrations import MIGRATIONS
+hook.KEEP_ASIDE_RESERVE = 1.0
+names = [name for name, _ in MIGRATIONS.steps]
+i = names.index('m004_turns_partial')
+real = MIGRATIONS.steps[i][1]
+def m004_turns_partial(conn):
+    real(conn)
+    conn.execute('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) '
+                 'SELECT count(*) FROM c')
+MIGRATIONS.steps[i] = ('m004_turns_partial', m004_turns_partial)
+"""
 
 
 @pytest.mark.slow
@@ -104,7 +102,7 @@ def test_a_stop_hook_whose_upgrade_outlasts_its_budget_still_records_its_turn(tm
         "hook_event_name": "Stop",
     }
 
-    proc = _slow_upgrade_hook(tmp_path, json.dumps(payload).encode(), budget="1")
+    proc = run_changed_hook(SLOW_UPGRADE, json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="4")
 
     assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
     log_file = tmp_path / "logs" / "hook.log"
