@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -311,6 +312,15 @@ def _moments(at: dict[str, float]) -> dict[str, str]:
     }
 
 
+# "is in the future (…; now is 2026-12-06 13:21)": the doors are asked seconds apart, and a minute
+# may turn between two of them (it did, a test started at 13:21:59.5): the moment is masked.
+_NOW_IS = re.compile(r"(?<=; now is )\d{4}-\d\d-\d\d \d\d:\d\d(?=\))")
+
+
+def _unclocked(text: str) -> str:
+    return _NOW_IS.sub("then", text)
+
+
 @pytest.mark.parametrize("kind", ["before history", "in the future", "unreadable", "past the calendar"])
 def test_a_moment_that_cannot_be_answered_is_the_same_line_from_every_door(edited, kind):
     vault, at = edited
@@ -318,19 +328,22 @@ def test_a_moment_that_cannot_be_answered_is_the_same_line_from_every_door(edite
     args = ["ask", "--vault", str(vault), "--as-of", moment, QUESTION]
     code, out, err = _invoke(*args, "--no-server")
     assert code != 0 and out == "" and err.startswith("Error: ") and len(err.strip().splitlines()) == 1
-    line = err.strip().removeprefix("Error: ")
+    if kind == "in the future":
+        assert _NOW_IS.search(err), err
+    line = _unclocked(err.strip().removeprefix("Error: "))
     with served(vault, watch=False) as daemon:
-        assert _invoke(*args) == (code, out, err)
+        code2, out2, err2 = _invoke(*args)
+        assert (code2, out2, _unclocked(err2)) == (code, out, _unclocked(err))
         with pytest.raises(client.ServerError) as refused:
             client.call(daemon.root, "ask", timeout=10, query=QUESTION, modes=["vector"], settings={}, as_of=moment)
-        assert str(refused.value) == line
+        assert _unclocked(str(refused.value)) == line
         assert refused.value.code == ("brain_error" if kind == "before history" else "bad_request")
         result = _mcp(vault, "search", {"query": QUESTION, "as_of": moment}, use_server=True)
-        assert result.is_error and _text(result) == line
+        assert result.is_error and _unclocked(_text(result)) == line
         note = _mcp(vault, "get_note", {"note": "Home", "as_of": moment}, use_server=True)
-        assert note.is_error and _text(note) == line
+        assert note.is_error and _unclocked(_text(note)) == line
     result = _mcp(vault, "search", {"query": QUESTION, "as_of": moment})
-    assert result.is_error and _text(result) == line
+    assert result.is_error and _unclocked(_text(result)) == line
     assert "Traceback" not in err
 
 
