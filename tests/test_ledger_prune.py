@@ -35,6 +35,17 @@ NOW = time.time()
 CUTOFF = NOW - 100 * DAY
 
 
+@pytest.fixture(autouse=True)
+def now(monkeypatch) -> float:
+    """NOW and CUTOFF as each test starts, not as the suite was collected: the CLI's spans
+    (``--before 100d``) count from when it runs, and the rows an hour after CUTOFF were pruned by a
+    test reached more than an hour into the run (a whole suite on a loaded machine)."""
+    moment = time.time()
+    monkeypatch.setattr(sys.modules[__name__], "NOW", moment)
+    monkeypatch.setattr(sys.modules[__name__], "CUTOFF", moment - 100 * DAY)
+    return moment
+
+
 def _iso(moment: float) -> str:  # the turns' and recalls' format
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
 
