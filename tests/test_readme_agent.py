@@ -265,8 +265,9 @@ def test_what_the_agent_sees_is_what_the_hook_renders_from_the_mini_vaults_notes
 RECALLS = _section("`brain recalls`")
 
 
-def _recalls_seeded(vault: str) -> None:
-    """The README's session: its two prompts listed, and the four before them it counts."""
+def _recalls_seeded(vault: str) -> str:
+    """The README's session: its two prompts listed, and the four before them it counts; returns
+    the day (UTC) it is recorded on, today's as it was seeded."""
     from brain.autorecall.store import write_recall
     from brain.db import connection
     from brain.ledger.store import write_turn
@@ -336,6 +337,7 @@ def _recalls_seeded(vault: str) -> None:
             conn,
             {"turn_key": "t1", "session_id": session, "files_read": [read], "ended_at": f"{at}:59.000Z"},
         )
+    return today
 
 
 @pytest.fixture
@@ -348,12 +350,13 @@ def utc(monkeypatch):
 
 
 def test_brain_recalls_outputs_are_what_it_prints_for_the_session_described(utc):
-    _recalls_seeded("/tmp/readme/notes")
+    # the day the rows were recorded on, not one read again after: a midnight between the two
+    # made the README's day tomorrow's, where brain recalls shows the rows' own
+    today = _recalls_seeded("/tmp/readme/notes")
     (console,) = _blocks(RECALLS, "console")
     commands = re.split(r"^\$ brain (.*)\n", console, flags=re.M)[1:]
     assert len(commands) == 4  # -n 2, --stats --days 7
     shown_day = re.search(r"^(\d{4}-\d\d-\d\d) ", console, re.M).group(1)
-    today = time.strftime("%Y-%m-%d", time.gmtime())
     for args, shown in zip(commands[::2], commands[1::2], strict=True):
         result = CliRunner().invoke(cli, args.split())
         assert result.exit_code == 0, result.output
