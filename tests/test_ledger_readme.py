@@ -44,18 +44,14 @@ def _session(path) -> str:
 
 
 @pytest.fixture
-def ledger(tmp_path, monkeypatch):
+def ledger(tmp_path, utc):
     """The README's ledger: the three real transcripts stopped in a folder named shop (UTC)."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
     shop = tmp_path / "shop"
     shop.mkdir()
     for name in FIXTURES:
         path = fixture(name)
         record_stop(hook_payload(path, session_id=_session(path), cwd=str(shop)))
-    yield db_path()
-    monkeypatch.delenv("TZ")
-    time.tzset()
+    return db_path()
 
 
 def test_read_it_back_outputs_are_what_brain_turns_prints(ledger):

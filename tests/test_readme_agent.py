@@ -340,15 +340,6 @@ def _recalls_seeded(vault: str) -> str:
     return today
 
 
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
-
-
 def test_brain_recalls_outputs_are_what_it_prints_for_the_session_described(utc):
     # the day the rows were recorded on, not one read again after: a midnight between the two
     # made the README's day tomorrow's, where brain recalls shows the rows' own
