@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from brain import config
-from brain.chunking import embedding_text, parse_strategy
+from brain.chunking import embedding_text
 from brain.index.parsing import parse_and_chunk
 from brain.index.schema import FTS_TOKENIZERS
 from brain.index.tokens import index_words
@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--queries", nargs="*", type=Path, default=[])
     parser.add_argument("--index", type=Path, help="an index folder from before m023 to time the migration on")
     args = parser.parse_args()
-    parsed = parse_strategy(config.chunking())
+    parsed = config.parse_chunking(config.chunking())
     assert parsed is not None
     strategy, with_path = parsed
     for vault in args.vaults:

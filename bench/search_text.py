@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from brain import config
-from brain.chunking import embedding_text, parse_strategy
+from brain.chunking import embedding_text
 from brain.index.parsing import parse_and_chunk
 from brain.index.schema import FTS_TOKENIZERS
 from brain.text import for_search, may_search_otherwise
@@ -75,7 +75,7 @@ def main() -> None:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    parsed = parse_strategy(config.chunking())
+    parsed = config.parse_chunking(config.chunking())
     assert parsed is not None
     strategy, with_path = parsed
     for vault in args.vaults:

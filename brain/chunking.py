@@ -13,6 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from .config import DEFAULT_CHUNKING
 from .links import _FENCE, fence_language, heading_of
 from .text import for_search
 
@@ -300,25 +301,14 @@ def chunk_body(
     return chunks
 
 
-# ----- strategies (BRAIN_CHUNKING) ----------------------------------------------------------
+# ----- strategies (BRAIN_CHUNKING: their names in config.py) ---------------------------------
 
 WINDOW_CHARS = 1200
 WINDOW_OVERLAP = 200
-STRATEGIES = ("heading", "short", "note", "windows")
 # "short": heading-aware, cut to what a 256-token model (all-MiniLM-L6-v2) reads whole: a
 # section up to MAX_CHARS (1600) stays one chunk, but such a model sees only its first ~1000
 # characters, so a long section's tail was invisible to the dense lane.
 SHORT_TARGET, SHORT_OVERLAP, SHORT_MAX = 700, 110, 1000
-DEFAULT_STRATEGY = "heading"
-PATH_SUFFIX = "+path"  # e.g. BRAIN_CHUNKING=heading+path: the note's folders in front of every chunk
-
-
-def parse_strategy(value: str) -> tuple[str, bool] | None:
-    """("heading", True) for "heading+path"; None when the value is not a strategy."""
-    base, plus, rest = value.partition("+")
-    if base not in STRATEGIES or (plus and rest != PATH_SUFFIX[1:]):
-        return None
-    return base, bool(plus)
 
 
 def chunk_windows(body: str, size: int = WINDOW_CHARS, overlap: int = WINDOW_OVERLAP) -> list[Chunk]:
@@ -387,7 +377,7 @@ def _closes(line: str, fence: str) -> bool:
     return match is not None and match.group(1).startswith(fence) and line.strip() == match.group(1)
 
 
-def chunk_note(body: str, strategy: str = DEFAULT_STRATEGY) -> list[Chunk]:
+def chunk_note(body: str, strategy: str = DEFAULT_CHUNKING) -> list[Chunk]:
     """Chunks by strategy (without "+path"): ``heading`` (heading-aware, the default), ``short``
     (heading-aware, at most SHORT_MAX characters), ``note`` (a note that fits in MAX_CHARS is
     one chunk, headings and all; longer notes heading-aware) or ``windows`` (plain overlapping

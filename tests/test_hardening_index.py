@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import assert_faiss_matches
 
+import brain.build_settings
 import brain.embed
 from brain import config
 from brain.cli import cli
@@ -133,7 +134,7 @@ def test_rebuild_with_a_model_that_cannot_load_keeps_the_old_index(indexed, monk
     def cannot_load(name: str):
         raise ModelLoadError(f"cannot load the embedding model {name!r}: no such model")
 
-    monkeypatch.setitem(brain.embed._REGISTRY, "broken", cannot_load)
+    monkeypatch.setitem(brain.build_settings.EMBEDDERS, "broken", cannot_load)
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "broken:64")
     _one_line_error(_invoke("index", "--vault", str(vault), "--rebuild"), "cannot load the embedding model")
 

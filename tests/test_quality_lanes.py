@@ -1061,14 +1061,15 @@ def test_an_index_from_before_chunking_was_recorded_counts_as_heading(tmp_path, 
 def test_path_strategies_put_the_folders_in_front_of_every_chunk(tmp_path, monkeypatch):
     from conftest import FakeEmbedder
 
-    from brain.chunking import Chunk, embedding_text, parse_strategy
+    from brain.chunking import Chunk, embedding_text
+    from brain.config import parse_chunking
 
     assert embedding_text("Trello", Chunk(0, ("Features",), "Boards."), "Work/PM Software/Trello.md") == (
         "Work > PM Software > Trello > Features\n\nBoards."
     )
     assert embedding_text("Top", Chunk(0, (), "x"), "Top.md") == "Top\n\nx"
-    assert parse_strategy("heading+path") == ("heading", True) and parse_strategy("windows") == ("windows", False)
-    assert parse_strategy("heading+folders") is None and parse_strategy("lines") is None
+    assert parse_chunking("heading+path") == ("heading", True) and parse_chunking("windows") == ("windows", False)
+    assert parse_chunking("heading+folders") is None and parse_chunking("lines") is None
     root = tmp_path / "v"
     write(root, "Work/PM Software/Trello.md", "Boards and cards.\n")
     monkeypatch.setenv("BRAIN_CHUNKING", "note+path")

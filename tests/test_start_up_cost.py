@@ -106,15 +106,16 @@ def _indexed(vault: Path) -> None:
     index_vault(vault, progress=False)
 
 
-def _command_modules(argv: list[str], modules: tuple[str, ...], home: Path) -> str:
-    """``brain argv`` run by a fresh interpreter: its exit code and which of ``modules`` it imported."""
+def _command_modules(argv: list[str], modules: tuple[str, ...], home: Path, **env: str) -> str:
+    """``brain argv`` run by a fresh interpreter (``env`` added to its environment): its exit
+    code and which of ``modules`` it imported."""
     code = (
         f"import sys; sys.argv = ['brain', *{argv!r}]\n"
         "import brain.__main__ as entry\n"
         "try:\n    entry.main()\nexcept SystemExit as exc:\n    code = exc.code\n"
         f"sys.stderr.write(repr((code, sorted(m for m in {modules!r} if m in sys.modules))))\n"
     )
-    return _fresh(code, BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64")
+    return _fresh(code, BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64", **env)
 
 
 def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vault, brain_home):
@@ -136,6 +137,17 @@ def test_brain_status_imports_neither_the_indexer_nor_the_ledger_writers(toy_vau
         "fractions",
     )
     assert _command_modules(["status", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
+
+
+def test_brain_status_checks_the_settings_without_the_embedding_and_chunking_code(toy_vault, brain_home):
+    # The settings check (index/settings_fit.py) read the model's backend and prefixes from
+    # brain.embed, and config read BRAIN_CHUNKING's strategies from brain.chunking (its patterns
+    # compiled on import): both are told by build_settings.py, a chunking the index was not
+    # built with too (its `settings:` line).
+    _indexed(toy_vault)
+    argv, heavy = ["status", "--vault", str(toy_vault)], ("brain.embed", "brain.chunking")
+    assert _command_modules(argv, heavy, brain_home) == "(0, [])"
+    assert _command_modules(argv, heavy, brain_home, BRAIN_CHUNKING="windows") == "(0, [])"
 
 
 def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import config
-from ..chunking import Chunk, embedding_text, parse_strategy
-from ..embed import Embedder, backend_name, load_embedder
+from ..build_settings import backend_name
+from ..chunking import Chunk, embedding_text
+from ..embed import Embedder, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
@@ -251,7 +252,7 @@ class _Run:
         self.removed_ids: list[int] = []
         self.history = Recorder(store, config.keep_versions(), config.version_interval())
         self.chunking = config.chunking()
-        self.chunk_strategy, self.chunk_path = parse_strategy(self.chunking) or ("heading", False)
+        self.chunk_strategy, self.chunk_path = config.parse_chunking(self.chunking) or ("heading", False)
         self.link_fences = config.link_fences()
 
     def run(self) -> None:

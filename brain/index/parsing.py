@@ -34,7 +34,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .. import config
 from ..child_process import python_module_command, write_all
-from ..chunking import DEFAULT_STRATEGY, Chunk, chunk_note, is_drawing, without_drawing
+from ..chunking import Chunk, chunk_note, is_drawing, without_drawing
 from ..errors import bug_summary
 from ..links import Link
 from ..notes import Note, parse_note
@@ -83,7 +83,11 @@ def _parse_one(item: Work) -> Parsed | ParseFailed:
 
 
 def parse_and_chunk(
-    path: str, data: bytes, mtime: float, link_fences: frozenset[str] = frozenset(), strategy: str = DEFAULT_STRATEGY
+    path: str,
+    data: bytes,
+    mtime: float,
+    link_fences: frozenset[str] = frozenset(),
+    strategy: str = config.DEFAULT_CHUNKING,
 ) -> Parsed:
     """One note's parse and chunks (its title alone when it has no body: still findable), and
     its bytes compressed for its version (``version_text.py``): here, so that workers do it."""

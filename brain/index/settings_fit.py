@@ -1,14 +1,15 @@
 """Whether an index fits this process's settings: the embedding model, its prefixes, the
 lexical tokenizer and the chunking an index was built with, against those set now. Reads the
 index's meta alone (no model is loaded): `brain status` says what `brain index` and `brain ask`
-would refuse without importing the indexer's modules."""
+would refuse without importing the indexer's modules, nor the embedding and chunking code
+(this process's settings are read from build_settings.py)."""
 
 from __future__ import annotations
 
 import os
 
 from .. import config
-from ..embed import backend_name, expected_prefixes
+from ..build_settings import backend_name, expected_prefixes
 from ..errors import IndexMismatchError
 from ..text import shell_word
 from .store import IndexStore
