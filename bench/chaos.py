@@ -83,7 +83,7 @@ LAUNCH = (
     "from brain.__main__ import main; sys.argv = ['brain'] + sys.argv[1:]; main()"
 )
 SMALL = (
-    "import brain.index.parsing as pa, brain.index.postings as po, brain.index.fts_merge as fm; "
+    "import brain.index.parsing as pa, brain.index.postings_due as po, brain.index.fts_merge as fm; "
     "pa.PARALLEL_FROM = 16; po.REBUILD_MIN = 20; po.EARLY_FROM = 50; fm.START_AT = 2; fm.MIN_PAGES = 4"
 )
 # A brain.db upgrade longer than any hook's budget (tests/test_ledger_upgrade.py's): m004 runs

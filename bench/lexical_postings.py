@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 import scale  # noqa: E402
 
 from brain import config  # noqa: E402
-from brain.index import postings  # noqa: E402
+from brain.index import postings, postings_due  # noqa: E402
 from brain.index.store import IndexStore  # noqa: E402
 from brain.recall import lexical  # noqa: E402
 
@@ -85,8 +85,8 @@ def main() -> None:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         store.close()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        size = (directory / postings.FILE).stat().st_size / 1e6
-        print(f"build: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MB, {postings.FILE} {size:.1f} MB")
+        size = (directory / postings_due.FILE).stat().st_size / 1e6
+        print(f"build: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MB, {postings_due.FILE} {size:.1f} MB")
 
     store = IndexStore.open_snapshot(directory, split_searches=True)
     texts = scale._queries(args.queries)

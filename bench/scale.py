@@ -241,7 +241,7 @@ class Timers:
 
 
 def _instrument_indexer() -> Timers:
-    from brain.index import changes, indexer, parsing, postings, store, vectors
+    from brain.index import changes, indexer, parsing, postings_due, store, vectors
 
     t = Timers()
     t.wrap(changes, "plan", "plan (scan + note stats)")
@@ -255,8 +255,8 @@ def _instrument_indexer() -> Timers:
     t.wrap(vectors, "write_delta", "FAISS delta write")
     t.wrap(vectors.VectorIndex, "load_file", "FAISS load")
     t.wrap(vectors.VectorIndex, "rebuild", "FAISS rebuild from SQLite")
-    t.wrap(postings._Child, "start", "lexical postings: a child started to build them")
-    t.wrap(postings._Child, "finish", "lexical postings: the wait for that child after the rest of the run")
+    t.wrap(postings_due._Child, "start", "lexical postings: a child started to build them")
+    t.wrap(postings_due._Child, "finish", "lexical postings: the wait for that child after the rest of the run")
     return t
 
 
@@ -664,12 +664,12 @@ def _builds_done(vault: Path) -> None:
     """Wait for the lexical postings' bases being built in the background (by this phase's
     passes, or a server's): the next phase measures without one beside it."""
     from brain.config import index_dir
-    from brain.index import background, fts_merge, postings
+    from brain.index import background, fts_merge, postings_due
 
     background.wait_for_all()
     directory = index_dir(vault)
     if directory.is_dir():
-        for work in (postings.BUILD, fts_merge.MERGE):
+        for work in (postings_due.BUILD, fts_merge.MERGE):
             with background.held(directory, work.name, wait=True):
                 pass
 

@@ -929,7 +929,7 @@ def test_status_json_schema(indexed):
 def test_status_says_what_runs_in_the_background(indexed):
     """Work a run left to a process of its own (the BM25 postings' build, FTS5's merges) is
     shown while that process holds its lock, and not otherwise."""
-    from brain.index import background, fts_merge, postings
+    from brain.index import background, fts_merge, postings_due
 
     vault, _ = indexed
     directory = config.index_dir(vault)
@@ -941,7 +941,7 @@ def test_status_says_what_runs_in_the_background(indexed):
         human = _invoke("status", "--vault", str(vault)).stdout
     assert data["background"] == ["merging FTS5's segments"]
     assert "background: merging FTS5's segments (a process a run left; brain answers as before meanwhile)" in human
-    with background.held(directory, postings.BUILD.name, wait=False):
+    with background.held(directory, postings_due.BUILD.name, wait=False):
         data = json.loads(_invoke("status", "--vault", str(vault), "--json").stdout)
     assert data["background"] == ["building the lexical postings"]
 
@@ -1122,13 +1122,13 @@ def test_no_op_run_with_lexical_postings_never_imports_numpy(toy_vault, monkeypa
     (importing it was 74 ms of a no-op `brain index` at 100,000 notes)."""
     import subprocess
 
-    from brain.index import background, postings
+    from brain.index import background, postings_due
     from brain.index.store import built_index_dir
 
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")  # from one chunk: the toy vault has a base
     index_vault(toy_vault, progress=False)
     background.wait_for_all(60)  # built in the background
-    assert postings.read_header(built_index_dir(toy_vault)) is not None
+    assert postings_due.read_header(built_index_dir(toy_vault)) is not None
     code = (
         "import sys\n"
         "from brain.index.indexer import index_vault\n"

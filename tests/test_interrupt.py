@@ -399,7 +399,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     _write_state(vault, final=True)
     with environ(BRAIN_HOME=str(home)):
         directory = config.index_dir(vault)
-    early = "import brain.index.postings as p; p.EARLY_FROM = 1; " + WRAPPER  # its child started early
+    early = "import brain.index.postings_due as p; p.EARLY_FROM = 1; " + WRAPPER  # its child started early
     started = time.time()
     proc = subprocess.Popen(
         [sys.executable, "-c", early, str(COMMIT_EVERY), "index", "--vault", str(vault)],

@@ -30,7 +30,7 @@ from brain.cli import cli
 from brain.db import NewerLedger, kept_aside_dir, open_db
 from brain.db_migrations import MIGRATIONS
 from brain.errors import BrainError, NewerDatabaseError
-from brain.index import background, fts_merge, postings, vectors
+from brain.index import background, fts_merge, postings_due, vectors
 from brain.index.indexer import index_vault
 from brain.index.schema import INDEX_MIGRATIONS
 from brain.index.store import RECALL_CACHE_FILE, IndexStore, index_errors, schema_changed
@@ -483,7 +483,7 @@ def _folder(vault: Path) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("work", [fts_merge.MERGE, postings.BUILD], ids=["fts-merge", "postings"])
+@pytest.mark.parametrize("work", [fts_merge.MERGE, postings_due.BUILD], ids=["fts-merge", "postings"])
 def test_a_background_child_started_on_a_newer_index_writes_nothing_into_it(newer_index, work):
     """Before, the child's refused open was recorded as its failure (``<name>.failed``, a
     traceback), which the newer brain's next pass warned of as its own work failing."""

@@ -25,7 +25,7 @@ from conftest import REAL_VAULTS, write
 from index_helpers import CheapEmbedder, environ, index_into
 
 from brain.child_process import python_module_command
-from brain.index import background, indexer, postings, postings_child
+from brain.index import background, indexer, postings, postings_child, postings_due
 from brain.index.store import INDEX_FILE, IndexStore
 from brain.recall import lexical
 
@@ -126,7 +126,7 @@ def _fts5_counts(store: IndexStore, words: list[str]) -> dict[str, int]:
 
 def test_same_hits_and_scores_as_fts5(index, monkeypatch):
     _, _, directory = index
-    assert (directory / postings.FILE).stat().st_mode & 0o077 == 0  # the vault's words: the owner's alone
+    assert (directory / postings_due.FILE).stat().st_mode & 0o077 == 0  # the vault's words: the owner's alone
     assert _compare(directory, monkeypatch) > 200
 
 
@@ -180,9 +180,9 @@ def test_edits_since_the_base_are_scored_as_fts5_does(index, monkeypatch):
     store = IndexStore.open(directory)
     try:
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] > 0
-        monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-        monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
-        with postings.refreshing(store, vault):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
+        monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+        monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
+        with postings_due.refreshing(store, vault):  # BRAIN_LEXICAL_POSTINGS=1: from one chunk
             pass
         background.wait_for_all(60)  # built in the background
         assert store.conn.execute("SELECT count(*) FROM postings_log").fetchone()[0] == 0
@@ -277,8 +277,8 @@ def test_an_index_restored_from_a_backup_is_not_read_with_a_newer_base(index, mo
     store = IndexStore.open(directory)
     try:
         store.conn.execute("VACUUM INTO ?", (str(backup),))
-        monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-        monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+        monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+        monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     finally:
         store.close()
     _edit(vault, 5)
@@ -296,7 +296,7 @@ def test_an_index_restored_from_a_backup_is_not_read_with_a_newer_base(index, mo
 
 def test_a_damaged_file_is_not_read(index, monkeypatch):
     _, _, directory = index
-    path = directory / postings.FILE
+    path = directory / postings_due.FILE
     data = bytearray(path.read_bytes())
     path.write_bytes(bytes(data[: len(data) // 2]))
     assert postings.load(directory) is None
@@ -308,9 +308,9 @@ def test_a_header_length_past_the_file_is_not_read(index, monkeypatch, length):
     """The header's length damaged (a flipped bit): an OverflowError or a MemoryError from
     load() failed every BM25 search, where a damaged file must mean FTS5."""
     _, _, directory = index
-    path = directory / postings.FILE
+    path = directory / postings_due.FILE
     data = path.read_bytes()
-    path.write_bytes(postings.MAGIC + length + data[len(postings.MAGIC) + 8 :])
+    path.write_bytes(postings_due.MAGIC + length + data[len(postings_due.MAGIC) + 8 :])
     assert postings.load(directory) is None
     assert _compare(directory, monkeypatch, ["amber filler", "basil"]) == 0
 
@@ -318,7 +318,7 @@ def test_a_header_length_past_the_file_is_not_read(index, monkeypatch, length):
 @pytest.mark.parametrize("header", [b"[]", b'{"format": 1, "arrays": []}', b'{"format": 1, "arrays": {"doc_ids": 5}}'])
 def test_a_header_of_another_shape_is_not_read(index, monkeypatch, header):
     _, _, directory = index
-    (directory / postings.FILE).write_bytes(postings.MAGIC + len(header).to_bytes(8, "little") + header)
+    (directory / postings_due.FILE).write_bytes(postings_due.MAGIC + len(header).to_bytes(8, "little") + header)
     assert postings.load(directory) is None
     assert _compare(directory, monkeypatch, ["amber filler", "basil"]) == 0
 
@@ -329,7 +329,7 @@ def test_postings_damaged_inside_fall_back_to_fts5(index, monkeypatch):
     base = postings.load(directory)
     assert base is not None
     offset, _, count = base.header["arrays"]["docs_text"]
-    path = directory / postings.FILE
+    path = directory / postings_due.FILE
     data = bytearray(path.read_bytes())
     data[offset : offset + 4 * count] = b"\xff\xff\xff\x7f" * count
     path.write_bytes(bytes(data))
@@ -346,13 +346,13 @@ def test_off_and_small_indexes_have_no_postings(tmp_path, monkeypatch):
     _vault(vault, notes=20)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     _, directory = index_into(home, vault, CheapEmbedder())
-    assert (directory / postings.FILE).exists()
+    assert (directory / postings_due.FILE).exists()
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "off")
     index_into(home, vault, CheapEmbedder())
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
     monkeypatch.delenv("BRAIN_LEXICAL_POSTINGS")  # the default: from 50,000 chunks
     index_into(home, vault, CheapEmbedder())
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
 
 
 def _assert_stamped(directory: Path) -> None:
@@ -366,10 +366,10 @@ def _assert_stamped(directory: Path) -> None:
         store.close()
 
 
-def _record_children(monkeypatch) -> list[postings._Child]:
+def _record_children(monkeypatch) -> list[postings_due._Child]:
     """The children building a base, as they are started."""
-    started: list[postings._Child] = []
-    real_start = postings._Child.start
+    started: list[postings_due._Child] = []
+    real_start = postings_due._Child.start
 
     def start(store, **options):
         child = real_start(store, **options)
@@ -377,14 +377,14 @@ def _record_children(monkeypatch) -> list[postings._Child]:
             started.append(child)
         return child
 
-    monkeypatch.setattr(postings._Child, "start", start)
+    monkeypatch.setattr(postings_due._Child, "start", start)
     return started
 
 
 def _early(monkeypatch, early: bool) -> None:
     """A first build of a test's few notes starts its child early (or, as by default for so
     few, once its chunks are written), and commits every eight chunks."""
-    monkeypatch.setattr(postings, "EARLY_FROM", 1 if early else 10**9)
+    monkeypatch.setattr(postings_due, "EARLY_FROM", 1 if early else 10**9)
     monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 8)
 
 
@@ -453,14 +453,14 @@ def test_an_error_while_the_child_builds_stops_it(tmp_path, monkeypatch, early):
     assert len(started) == 1 and started[0].process.returncode is not None  # killed, and waited for
     assert started[0].errors is None if not early else started[0].errors.closed
     directory = next((home / "vaults").glob("vault-*[!k]"))
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
 
 
 def _command(monkeypatch, command: Callable[[str], list[str]]) -> None:
     """The command a postings child is started with, early (``postings``) or in the
     background (``background``)."""
-    monkeypatch.setattr(postings, "python_module_command", command)
+    monkeypatch.setattr(postings_due, "python_module_command", command)
     monkeypatch.setattr(background, "python_module_command", command)
 
 
@@ -491,7 +491,7 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
     _command(monkeypatch, _child_that(failing))
     with caplog.at_level(logging.WARNING):
         _, directory = index_into(home, vault, CheapEmbedder())
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
     if early:
         assert (
@@ -500,7 +500,7 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
         )
         return
     assert "failed" not in caplog.text
-    assert background.failure_file(directory, postings.BUILD.name).stat().st_mode & 0o077 == 0
+    assert background.failure_file(directory, postings_due.BUILD.name).stat().st_mode & 0o077 == 0
     _command(monkeypatch, python_module_command)
     write(vault, "d0/one more.md", "# one more\n\namber\n")
     with caplog.at_level(logging.WARNING):
@@ -509,7 +509,7 @@ def test_a_child_that_fails_to_build_leaves_fts5_answering(tmp_path, monkeypatch
         "building the lexical postings failed in the background (RuntimeError: the disk is on fire): BM25 searches"
         " FTS5 until a later index pass builds them" in caplog.text
     )
-    assert not background.failure_file(directory, postings.BUILD.name).exists()  # said once
+    assert not background.failure_file(directory, postings_due.BUILD.name).exists()  # said once
     assert _compare(directory, monkeypatch, ["amber filler"]) > 0  # and built by that pass
 
 
@@ -537,12 +537,12 @@ def test_a_child_killed_while_it_writes_leaves_fts5_answering_and_the_next_run_m
     if early:
         assert "the process building them failed: it exited with status -9" in caplog.text
     assert [p.name for p in directory.glob("postings.bin*")] != []  # the orphan
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
     assert _compare(directory, monkeypatch, ["amber filler"]) == 0
     _command(monkeypatch, python_module_command)
     write(vault, "d0/one more.md", "# one more\n\namber\n")
     index_into(home, vault, CheapEmbedder())
-    assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]
+    assert [p.name for p in directory.glob("postings.bin*")] == [postings_due.FILE]
     assert _compare(directory, monkeypatch, ["amber filler"]) > 0
 
 
@@ -554,12 +554,12 @@ def test_a_child_left_running_by_a_killed_run_never_gets_its_base_stamped_wrongl
     vault, home = tmp_path / "vault", tmp_path / "home"
     _vault(vault, notes=40)
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
-    monkeypatch.setattr(postings, "REBUILD_MIN", 0)  # every changed run builds a new base
-    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)  # every changed run builds a new base
+    monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     _, directory = index_into(home, vault, CheapEmbedder())
     _edit(vault, 0)
     store = IndexStore.open(directory)
-    orphan = postings._Child.start(store)  # the killed run's child: never finished, never stamped
+    orphan = postings_due._Child.start(store)  # the killed run's child: never finished, never stamped
     assert orphan is not None
     try:
         index_into(home, vault, CheapEmbedder())  # the next run, its own child beside the orphan
@@ -597,7 +597,7 @@ def _gated(gate: Path) -> str:
 def _builder_starts(directory: Path) -> bool:
     """Whether a process takes the builder's lock within a minute (one just started)."""
     deadline = time.monotonic() + 60
-    while not background.busy(directory, postings.BUILD.name):
+    while not background.busy(directory, postings_due.BUILD.name):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -616,8 +616,8 @@ def test_a_pass_never_waits_for_its_base_and_queries_read_the_one_before_meanwhi
     base is in place, a fresh state reads it, and a snapshot opened before (a server's, until
     its next pass) still reads the one before rather than falling to FTS5."""
     vault, home, directory = index
-    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     old = _stamp(directory)
     gate = tmp_path / "gate"
     _command(monkeypatch, _child_that(_gated(gate)))
@@ -630,7 +630,7 @@ def test_a_pass_never_waits_for_its_base_and_queries_read_the_one_before_meanwhi
     try:
         gate.touch()
         background.wait_for_all(60)
-        assert not background.busy(directory, postings.BUILD.name)
+        assert not background.busy(directory, postings_due.BUILD.name)
         assert _stamp(directory) not in (None, old)
         _assert_stamped(directory)
         assert _compare(directory, monkeypatch) > 200  # the new base
@@ -661,8 +661,8 @@ def test_a_base_built_in_the_background_outlives_the_process_that_started_it(ind
     boot = _child_that(_gated(gate))("brain.index.postings_child")[2]
     script = (
         "import sys\n"
-        "import brain.index.background as background, brain.index.postings as postings\n"
-        "postings.REBUILD_MIN = 0; postings.REBUILD_SHARE = 0.0\n"
+        "import brain.index.background as background, brain.index.postings_due as postings_due\n"
+        "postings_due.REBUILD_MIN = 0; postings_due.REBUILD_SHARE = 0.0\n"
         f"background.python_module_command = lambda module: [sys.executable, '-c', {boot!r}]\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from pathlib import Path\nfrom index_helpers import CheapEmbedder\nfrom brain.index.indexer import index_vault\n"
@@ -679,7 +679,7 @@ def test_a_base_built_in_the_background_outlives_the_process_that_started_it(ind
         assert _stamp(directory) == old
     finally:
         gate.touch()
-        with background.held(directory, postings.BUILD.name, wait=True):  # the child done
+        with background.held(directory, postings_due.BUILD.name, wait=True):  # the child done
             pass
     assert _stamp(directory) not in (None, old)
     _assert_stamped(directory)
@@ -689,11 +689,11 @@ def test_one_base_is_built_at_a_time(index, monkeypatch, caplog):
     """While another process builds a base, a pass that wants one starts none: the other's
     will do. Once it is done, the next pass builds."""
     vault, home, directory = index
-    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     started = _record_children(monkeypatch)
     old = _stamp(directory)
-    with background.held(directory, postings.BUILD.name, wait=False) as held:
+    with background.held(directory, postings_due.BUILD.name, wait=False) as held:
         assert held
         _edit(vault, 7)
         with caplog.at_level(logging.INFO, logger="brain"):
@@ -750,8 +750,8 @@ def test_kill_9_of_a_base_building_in_the_background(index, monkeypatch, tmp_pat
     import signal
 
     vault, home, directory = index
-    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     started = _record_children(monkeypatch)
     _command(monkeypatch, _child_that(_gated(tmp_path / "never")))
     old = _stamp(directory)
@@ -763,13 +763,13 @@ def test_kill_9_of_a_base_building_in_the_background(index, monkeypatch, tmp_pat
     assert list(directory.glob("postings.bin.*.tmp"))  # written, waiting at the gate
     os.killpg(started[0].process.pid, signal.SIGKILL)
     background.wait_for_all(60)
-    assert not background.busy(directory, postings.BUILD.name)
+    assert not background.busy(directory, postings_due.BUILD.name)
     assert _stamp(directory) == old
     assert _compare(directory, monkeypatch) > 200
     _command(monkeypatch, python_module_command)
     _edit(vault, 12)
     index_into(home, vault, CheapEmbedder())
-    assert [p.name for p in directory.glob("postings.bin*")] == [postings.FILE]
+    assert [p.name for p in directory.glob("postings.bin*")] == [postings_due.FILE]
     assert _stamp(directory) not in (None, old)
     assert _compare(directory, monkeypatch) > 200
 
@@ -811,8 +811,8 @@ def test_a_large_first_build_reads_its_chunks_as_it_commits_them(tmp_path, monke
     assert _compare(directory, monkeypatch, ["amber filler", "basil cedar", "ёлка jasper"]) > 0
     # the next run, a few notes changed, does not start one early (the index has chunks)
     _edit(vault, 0)
-    monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-    monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+    monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+    monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
     index_into(home, vault, CheapEmbedder())
     assert len(started) == 2 and started[1].kept == 0
     _assert_stamped(directory)
@@ -858,10 +858,10 @@ def test_an_early_child_whose_run_ends_without_go_writes_nothing(index):
     """A run stopped or killed (`kill -9`) while its early child reads: the child's input ends
     without `go`, and it ends too, writing nothing (no file, no orphan to clean)."""
     _, _, directory = index
-    (directory / postings.FILE).unlink()
+    (directory / postings_due.FILE).unlink()
     store = IndexStore.open(directory)
     try:
-        child = postings._Child.start(store, early=True)
+        child = postings_due._Child.start(store, early=True)
         assert child is not None
         child.tell(b"more")
         if hasattr(os, "getpriority"):  # it reads at a lower priority than the run's
@@ -926,7 +926,7 @@ def test_a_trigram_index_stays_on_fts5(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
     with environ(BRAIN_FTS_TOKENIZER="trigram"):
         _, directory = index_into(home, vault, CheapEmbedder())
-    assert not (directory / postings.FILE).exists()
+    assert not (directory / postings_due.FILE).exists()
 
 
 @pytest.mark.parametrize("name", ["13th-age-srd", "vaultofknowledge"])
@@ -959,8 +959,8 @@ def test_a_snapshot_keeps_answering_for_its_own_state(index, monkeypatch):
         for rebuild in (False, True):
             _edit(vault, 20 + rebuild)
             if rebuild:
-                monkeypatch.setattr(postings, "REBUILD_MIN", 0)
-                monkeypatch.setattr(postings, "REBUILD_SHARE", 0.0)
+                monkeypatch.setattr(postings_due, "REBUILD_MIN", 0)
+                monkeypatch.setattr(postings_due, "REBUILD_SHARE", 0.0)
             index_into(home, vault, CheapEmbedder())
             assert before.fts_search(expression, (4.0, 2.0, 1.0), 50) == then
             assert _compare(directory, monkeypatch, ["amber cedar jasper", "fresh basil"]) > 0

@@ -150,6 +150,23 @@ def test_brain_status_checks_the_settings_without_the_embedding_and_chunking_cod
     assert _command_modules(argv, heavy, brain_home, BRAIN_CHUNKING="windows") == "(0, [])"
 
 
+def test_a_no_op_index_decides_on_a_postings_build_without_the_build_code(toy_vault, brain_home, monkeypatch):
+    # Whether a pass is due to build a new base of the lexical postings was decided in
+    # index/postings.py: a `brain index` with nothing to do imported its build and search code
+    # (with brain.numeric, tokens, tempfiles) to read the base's header. postings_due.py decides;
+    # with a base in place (BRAIN_LEXICAL_POSTINGS=1: from one chunk) and with postings off.
+    from brain.index import background
+    from brain.index.store import built_index_dir
+
+    monkeypatch.setenv("BRAIN_LEXICAL_POSTINGS", "1")
+    _indexed(toy_vault)
+    background.wait_for_all(60)  # the base built in the background
+    assert (built_index_dir(toy_vault) / "postings.bin").is_file()
+    argv, heavy = ["index", "-q", "--vault", str(toy_vault)], ("brain.index.postings", "numpy")
+    assert _command_modules(argv, heavy, brain_home, BRAIN_LEXICAL_POSTINGS="1") == "(0, [])"
+    assert _command_modules(argv, heavy, brain_home, BRAIN_LEXICAL_POSTINGS="off") == "(0, [])"
+
+
 def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):
     # brain.notes compiled the patterns of the Cyrillic, Greek, Hebrew and Arabic code pages on
     # import (classes beyond Latin-1: ~0.3 ms each), for a note that is not UTF-8; postings

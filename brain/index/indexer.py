@@ -43,7 +43,7 @@ from ..vault import (
     resolve_vault,
     vault_file,
 )
-from . import changes, fts_merge, postings, vectors
+from . import changes, fts_merge, postings_due, vectors
 from .history import Recorder
 from .linking import resolve_links
 from .parsing import ParseFailed, Parser, Work
@@ -270,7 +270,7 @@ class _Run:
         self.report.unchanged = len(plan.unchanged)
         self.report.symlinks = plan.links
         self._relink_if_fences_changed(plan.unchanged)
-        with postings.refreshing(self.store, self.root, len(plan.candidates)) as lexical:
+        with postings_due.refreshing(self.store, self.root, len(plan.candidates)) as lexical:
             self._write(plan, lexical)
             lexical.chunks_written()  # its child reads them (the rest of them) while the run goes on
             if self.store.links_dirty():
@@ -287,7 +287,7 @@ class _Run:
         except (OSError, sqlite3.Error) as exc:
             log.warning("FTS5's merges not started in the background (%s): FTS5 merges inside saves meanwhile", exc)
 
-    def _write(self, plan: changes.Plan, lexical: postings.Refresh) -> None:
+    def _write(self, plan: changes.Plan, lexical: postings_due.Refresh) -> None:
         """The changes of ``plan`` into the index: notes parsed, embedded and committed in
         batches (``lexical`` told of each commit), deleted notes removed, skipped files listed."""
         batch: list[_Pending] = []

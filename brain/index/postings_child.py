@@ -1,4 +1,4 @@
-"""The child process that builds a lexical postings file, for ``postings._Child``.
+"""The child process that builds a lexical postings file, for ``postings_due._Child``.
 
 Run (by ``child_process``) with the index folder as its argument: takes the builders' lock
 (``background``), writes the file and installs it (``postings.install``: put in
@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import background, postings
+from . import background, postings, postings_due
 from .store import IndexStore
 
 EARLY_NICENESS = 10  # 20,000 notes, eight pairs alternating: the build 23.3 -> 21.5 s (medians)
@@ -30,8 +30,8 @@ EARLY_NICENESS = 10  # 20,000 notes, eight pairs alternating: the build 23.3 -> 
 def main(argv: list[str]) -> int:
     directory = Path(argv[1])
     if "--early" not in argv[2:]:
-        return background.main(postings.BUILD, lambda d: _build(d, early=False), argv)
-    with background.held(directory, postings.BUILD.name, wait=True):
+        return background.main(postings_due.BUILD, lambda d: _build(d, early=False), argv)
+    with background.held(directory, postings_due.BUILD.name, wait=True):
         return _build(directory, early=True)
 
 
@@ -51,7 +51,7 @@ def _build(directory: Path, *, early: bool) -> int:
                 return 0
         written = postings.write_base(store, reader)
         if written is None:
-            postings.clear(store)
+            postings_due.clear(store)
             installed = False
         else:
             installed = postings.install(store, written)
