@@ -127,7 +127,7 @@ def prune_command(
       brain prune --ledger --before 2026-01-01 --vacuum --json
       brain prune --ledger --vacuum
     """
-    from .index.history import local_time, parse_moment
+    from .moments import local_time, parse_moment
 
     setup_logging(as_json)
     if ledger:
@@ -173,8 +173,8 @@ def prune_command(
 
 def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
     """`brain prune --ledger`: the brain database, which belongs to no vault."""
-    from .index.history import local_time, parse_moment
     from .ledger.prune import prune_ledger
+    from .moments import local_time, parse_moment
 
     if vault is not None:
         raise click.UsageError(

@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 
 from .errors import quoted
 from .links import HEADING_START, Link, extract_links, mask_code, mask_comments, property_links
-from .moments import written_date
 
 DATE_FIELDS = ("date", "created", "created_at", "creation_date", "updated", "modified", "last_modified")
 # World time: when what a note says holds, as the note states it (never the file's mtime).
@@ -812,6 +811,8 @@ def _iso(value: Any) -> str | None:
     if isinstance(value, (list, tuple)) and len(value) == 1:  # an unquoted [[2024-05-06]]
         return _iso(value[0])
     if isinstance(value, str):
+        from .moments import written_date  # here: a `brain index` with no note to parse reads no date
+
         text = value.strip().strip("[]").strip()
         try:  # a date stays a date, quoted or not; a date with a zone is that day
             return written_date(text).isoformat()

@@ -265,7 +265,7 @@ def time_arg(moment: float) -> str:
 
 def test_valid_at_takes_a_date_or_a_date_and_time_and_nothing_after():
     from brain.errors import ConfigError
-    from brain.index.history import parse_world_date
+    from brain.moments import parse_world_date
 
     for good in ("2026-03-01", " 2026-03-01 ", "2026-03-01T10:00", "2026-03-01 10:00:00+02:00", "2026-03-01T10:00Z"):
         assert parse_world_date(good) == "2026-03-01", good
@@ -279,8 +279,7 @@ def test_valid_at_reads_a_week_and_a_basic_date_as_as_of_does():
     refused it), where `--as-of 2026-W09` is its Sunday: the same day now, whatever the Python."""
     import datetime as dt
 
-    from brain.index.history import parse_world_date
-    from brain.moments import parse_moment
+    from brain.moments import parse_moment, parse_world_date
 
     for week in ("2026-W09", "2026w09", "2026-W09-7", "20260301"):
         assert parse_world_date(week) == "2026-03-01", week

@@ -22,9 +22,8 @@ from brain.db import connection
 from brain.embed import register_embedder
 from brain.errors import ConfigError
 from brain.evaluation.queries import load_queries
-from brain.index.history import iso_time, local_time, parse_moment, parse_world_date
 from brain.index.indexer import index_vault
-from brain.moments import past_moment
+from brain.moments import iso_time, local_time, parse_moment, parse_world_date, past_moment
 from brain.recall.dates import Period, query_period
 from brain.recall.opening import open_recaller
 from brain.telemetry import ABRow, log_ab, parse_since

@@ -167,6 +167,15 @@ def test_a_no_op_index_decides_on_a_postings_build_without_the_build_code(toy_va
     assert _command_modules(argv, heavy, brain_home, BRAIN_LEXICAL_POSTINGS="off") == "(0, [])"
 
 
+def test_a_no_op_index_loads_neither_the_parser_nor_the_chunker_nor_the_model_code(toy_vault, brain_home):
+    # A `brain index` with no note to read imported the parser (with pickle, subprocess and
+    # concurrent.futures for its worker processes), the chunker, the embedding code and
+    # brain.moments (a note's date): none of them had a note to work on.
+    _indexed(toy_vault)
+    heavy = ("brain.index.parsing", "brain.chunking", "brain.embed", "brain.moments", "pickle", "subprocess")
+    assert _command_modules(["index", "-q", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
+
+
 def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):
     # brain.notes compiled the patterns of the Cyrillic, Greek, Hebrew and Arabic code pages on
     # import (classes beyond Latin-1: ~0.3 ms each), for a note that is not UTF-8; postings

@@ -31,10 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import BrainError
-
-# Dates as people type them live in brain/moments.py (the client side of `brain ask` reads them
-# there, without the index's modules); named here too, where the rest of brain finds them.
-from ..moments import iso_time, local_time, parse_moment, parse_world_date  # noqa: F401
 from ..notes import Note, WorldTime, content_hash, world_time
 from .linking import resolve_as_now
 from .store import NAMES_CLOCK
@@ -306,6 +302,8 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
             # nothing was replaced after now, nor after the latest moment history holds (later
             # than now while the clock is behind it: ``Recorder.now``)
             store.note_pruned_before(min(before, max(time.time(), store.history_latest())))
+            from ..moments import iso_time  # here: an index pass reads no date (brain/moments.py)
+
             report.before = iso_time(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
@@ -327,6 +325,8 @@ def before_history(store: IndexStore, as_of: float) -> None:
     `brain ask`, `brain serve` and `brain mcp`)."""
     since = float(store.get_meta("history_since", "0") or 0)
     if since and as_of < since:
+        from ..moments import local_time  # here: an index pass reads no date (brain/moments.py)
+
         then, began = local_time(as_of), local_time(since)
         for finer in ("seconds", "milliseconds"):  # the same minute, or second: finer tells them apart
             if then == began:

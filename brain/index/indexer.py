@@ -22,12 +22,10 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import config
 from ..build_settings import backend_name
-from ..chunking import Chunk, embedding_text
-from ..embed import Embedder, load_embedder
 from ..errors import BrainError, IndexDamagedError, IndexMismatchError, bug_summary
 from ..links import has_fence_of
 from ..notes import DECODING, Note, decode, note_date, parse_note
@@ -46,12 +44,19 @@ from ..vault import (
 from . import changes, fts_merge, postings_due, vectors
 from .history import Recorder
 from .linking import resolve_links
-from .parsing import ParseFailed, Parser, Work
 from .rebuild import rebuild as rebuild_beside
 from .rebuild import remove_leftovers
 from .settings_fit import check_model
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
 from .writer_lock import vault_lock
+
+if TYPE_CHECKING:  # the chunker, the model's code and the parser load where a note is read or embedded
+    from ..chunking import Chunk
+    from ..embed import Embedder
+    from .parsing import ParseFailed, Work
+
+    # a note read, waiting to be embedded: with its bytes, and them compressed for its version
+    _Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes, bytes]
 
 log = logging.getLogger("brain")
 
@@ -62,8 +67,6 @@ CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
 # An interrupted run loses at most one batch; small runs keep small batches.
 BULK_FROM = 2_000  # notes to read
 BULK_BATCHES = 4
-# a note read, waiting to be embedded: with its bytes, and them compressed for its version
-_Pending = tuple[Note, VaultFile, int | None, list[Chunk], bytes, bytes]
 
 
 @dataclass
@@ -142,6 +145,14 @@ def warn_if_engine_changed(store: IndexStore, embedder: Embedder) -> str | None:
 _ENGINE_WARNED: set[tuple[str, str]] = set()
 
 
+def _load_embedder(model_name: str) -> Embedder:
+    """``embed.load_embedder``, imported when a pass embeds: a pass with nothing to embed
+    (`brain index` with nothing changed) imports no embedding code."""
+    from ..embed import load_embedder
+
+    return load_embedder(model_name)
+
+
 def index_vault(
     vault: str | os.PathLike[str] | None,
     *,
@@ -150,7 +161,7 @@ def index_vault(
     rebuild: bool = False,
     keep_history: bool = True,
     progress: bool = True,
-    load: Callable[[str], Embedder] = load_embedder,
+    load: Callable[[str], Embedder] = _load_embedder,
     verify: bool | Collection[str] = False,
     wait: float = 0.0,
     waiting: Callable[[int | None], None] | None = None,
@@ -300,60 +311,63 @@ class _Run:
         reading = len(plan.candidates) + len(plan.rechecks)
         bar = _progress_bar(reading, self.progress and bool(reading))
         try:
-            with Parser[changes.Change](len(plan.candidates)) as parser:
-                work = ((change, self._to_parse(change)) for change in changes.read(plan, self.store))
-                for change, parsed in parser.parsed(work):
-                    if change.kind == changes.SAME:
-                        bar.update(1)
-                        continue
-                    if change.kind == changes.SKIPPED:
-                        assert change.skip is not None
-                        self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
-                        self.report.warned_skips += 1
-                        self.report.unchanged -= change.recheck  # its stat had counted it unchanged
-                        bar.update(1)
-                        continue
-                    if change.kind == changes.TOUCHED:
-                        assert change.note_id is not None
-                        stat = change.file
-                        date = note_date(change.data, stat.mtime_ns / 1e9) if change.data is not None else None
-                        with self.store.transaction():
-                            if self.store.touch_note(change.note_id, stat.size, stat.mtime_ns, date):
-                                self.report.redated += 1
-                            if change.data is not None:
-                                self.history.touched(change.note_id, change.data)
-                        self.report.unchanged += 1
-                        bar.update(1)
-                        continue
-                    assert parsed is not None
-                    if isinstance(parsed, ParseFailed):
-                        self._parse_failed(plan, change, parsed)
-                        bar.update(1)
-                        continue
-                    note, chunks, text = parsed
-                    file, data = change.file, change.data
-                    assert data is not None
-                    for message in note.warnings:
-                        self._warn(file.path, message)
-                    if change.kind == changes.RENAMED and not self._embeds_otherwise(change, note):
-                        assert change.note_id is not None
-                        self._rename(change.note_id, note, file, data)
-                        bar.update(1)
-                        continue
-                    batch.append((note, file, change.note_id, chunks, data, text))
-                    batch_chunks += len(chunks)
-                    if change.kind == changes.NEW:
-                        self.report.new += 1
-                    elif change.kind == changes.RENAMED:  # and embedded again: its title came from its name
-                        self.report.renamed += 1
-                    else:
-                        self.report.changed += 1
-                        self.report.unchanged -= change.recheck  # its stat had counted it unchanged
-                    if batch_chunks >= per_batch:
-                        self._flush(batch)
-                        lexical.committed()
-                        bar.update(len(batch))
-                        batch, batch_chunks = [], 0
+            if reading:  # else nothing to read (nothing changed): the parser is not loaded
+                from .parsing import ParseFailed, Parser
+
+                with Parser[changes.Change](len(plan.candidates)) as parser:
+                    work = ((change, self._to_parse(change)) for change in changes.read(plan, self.store))
+                    for change, parsed in parser.parsed(work):
+                        if change.kind == changes.SAME:
+                            bar.update(1)
+                            continue
+                        if change.kind == changes.SKIPPED:
+                            assert change.skip is not None
+                            self._warn(change.skip.path, f"skipped ({change.skip.reason}): {change.skip.detail}")
+                            self.report.warned_skips += 1
+                            self.report.unchanged -= change.recheck  # its stat had counted it unchanged
+                            bar.update(1)
+                            continue
+                        if change.kind == changes.TOUCHED:
+                            assert change.note_id is not None
+                            stat = change.file
+                            date = note_date(change.data, stat.mtime_ns / 1e9) if change.data is not None else None
+                            with self.store.transaction():
+                                if self.store.touch_note(change.note_id, stat.size, stat.mtime_ns, date):
+                                    self.report.redated += 1
+                                if change.data is not None:
+                                    self.history.touched(change.note_id, change.data)
+                            self.report.unchanged += 1
+                            bar.update(1)
+                            continue
+                        assert parsed is not None
+                        if isinstance(parsed, ParseFailed):
+                            self._parse_failed(plan, change, parsed)
+                            bar.update(1)
+                            continue
+                        note, chunks, text = parsed
+                        file, data = change.file, change.data
+                        assert data is not None
+                        for message in note.warnings:
+                            self._warn(file.path, message)
+                        if change.kind == changes.RENAMED and not self._embeds_otherwise(change, note):
+                            assert change.note_id is not None
+                            self._rename(change.note_id, note, file, data)
+                            bar.update(1)
+                            continue
+                        batch.append((note, file, change.note_id, chunks, data, text))
+                        batch_chunks += len(chunks)
+                        if change.kind == changes.NEW:
+                            self.report.new += 1
+                        elif change.kind == changes.RENAMED:  # and embedded again: its title came from its name
+                            self.report.renamed += 1
+                        else:
+                            self.report.changed += 1
+                            self.report.unchanged -= change.recheck  # its stat had counted it unchanged
+                        if batch_chunks >= per_batch:
+                            self._flush(batch)
+                            lexical.committed()
+                            bar.update(len(batch))
+                            batch, batch_chunks = [], 0
             if batch:
                 self._flush(batch)
                 lexical.committed()
@@ -484,6 +498,8 @@ class _Run:
         if self.store.get_meta("history_vectors_model") != self.model_name:
             done = int(self.store.get_meta("history_reembed_after", "0") or 0)
             while rows := self.store.history_chunks_to_embed(done, CHUNKS_PER_BATCH):
+                from ..chunking import Chunk, embedding_text
+
                 embedder = self._ensure_embedder()
                 texts = [
                     embedding_text(title, Chunk(0, (heading,) if heading else (), text))
@@ -537,6 +553,8 @@ class _Run:
     def _kept_vectors(self, note_id: int | None) -> dict[str, StoredVector]:
         """The changed note's vectors by the text each was embedded from: a chunk the edit left
         as it was (the same text, heading, title and, with ``…+path``, folders) keeps its vector."""
+        from ..chunking import Chunk, embedding_text
+
         found = self.store.embedded_chunks(note_id) if note_id is not None else None
         if found is None:
             return {}
@@ -555,6 +573,8 @@ class _Run:
         """Embed a batch of notes and commit them, with their vectors and their history, in one
         transaction. A changed note's chunks whose text did not change keep their vectors: an
         edit of one section embeds that section, and an edit that only removes needs no model."""
+        from ..chunking import embedding_text
+
         texts: list[str] = []
         vectors: list[StoredVector | int] = []  # each chunk's kept vector, or its text's place in texts
         for note, _, note_id, chunks, _, _ in batch:

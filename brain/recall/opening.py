@@ -193,7 +193,8 @@ def _history_warnings(store: IndexStore, root: Path, as_of: float | None) -> lis
     """What ``--as-of`` cannot see: before what was pruned (a warning, each answer says it);
     before history began nothing is known, which is an error (``before_history``), and so is
     an index short of a table (``missing_tables``)."""
-    from ..index.history import before_history, local_time
+    from ..index.history import before_history
+    from ..moments import local_time
 
     if as_of is None:
         return []

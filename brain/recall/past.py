@@ -157,7 +157,7 @@ class PastIndex(IndexStore):
     def past_warnings(self) -> list[str]:
         """A `brain prune` (or BRAIN_KEEP_VERSIONS) that dropped some of this slice after it was
         read: the rows it reads as it answers may be gone, so each answer says so."""
-        from ..index.history import local_time
+        from ..moments import local_time
 
         pruned = self.base.get_meta("history_pruned_before")
         if self.as_of is None or pruned == self._pruned_at_open or float(pruned or 0) <= self.as_of:

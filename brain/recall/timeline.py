@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BrainError, EmptyNoteName, quoted
-from ..index.history import before_history, iso_time, local_time
+from ..index.history import before_history
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..index.version_text import SegmentCache
 from ..links import Link, Resolver, heading_of, pasted_link_target
-from ..moments import iso_recorded
+from ..moments import iso_recorded, iso_time, local_time
 from ..notes import decode, split_frontmatter
 from ..output import in_column, literal
 from ..reading import (
