@@ -8,7 +8,6 @@ model reads of a note (the snippet, ``--context``'s passages, a title and headin
 from __future__ import annotations
 
 import re
-import shutil
 import unicodedata
 from typing import TYPE_CHECKING
 
@@ -91,6 +90,8 @@ def result_json(result: RecallResult) -> dict:
 def result_text(result: RecallResult, *, width: int | None = None) -> str:
     """A ranked list: rank, score, title, path › heading, snippet, and `via` for graph hits;
     no terminal control from the notes."""
+    import shutil  # here: `brain status` shows no result (shutil imports bz2 and lzma)
+
     width = width or min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = _moment_header(result, width)
     dated = bool(lines)
@@ -184,6 +185,8 @@ MIN_COLUMN = 10  # cells of a column of --ab: a row fits a terminal 28 cells wid
 
 def ab_width() -> int:
     """The cells ``brain ask --ab``'s lines take: the terminal's (a pipe's: 120), at most 160."""
+    import shutil
+
     return min(shutil.get_terminal_size((120, 20)).columns, 160)
 
 

@@ -5,13 +5,13 @@ what the user has to fix."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 from click.testing import CliRunner
 from conftest import write
 
 from brain.cli import cli
-from brain.index import rebuild
 from brain.index.store import IndexStore
 
 TYPO = "brain: WARNING: BRAIN_PROMT_K is not a brain setting and is ignored; did you mean BRAIN_PROMPT_K?\n"
@@ -30,7 +30,7 @@ def test_quiet_and_json_keep_a_warning_that_has_no_other_trace(tmp_path, monkeyp
         root = _vault(tmp_path / flag)
         assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(root)]).exit_code == 0
         with monkeypatch.context() as patched:
-            patched.setattr(rebuild.shutil, "rmtree", lambda *args, **kwargs: None)
+            patched.setattr(shutil, "rmtree", lambda *args, **kwargs: None)
             out = CliRunner().invoke(cli, ["index", "--rebuild", "--yes", flag, "--vault", str(root)])
         assert out.exit_code == 0, out.output
         assert "the replaced index could not be deleted from " in out.stderr, (flag, out.stderr)

@@ -176,6 +176,15 @@ def test_a_no_op_index_loads_neither_the_parser_nor_the_chunker_nor_the_model_co
     assert _command_modules(["index", "-q", "--vault", str(toy_vault)], heavy, brain_home) == "(0, [])"
 
 
+def test_status_and_a_no_op_index_leave_shutil_unimported(toy_vault, brain_home):
+    # brain/index/rebuild.py imported shutil (which imports bz2 and lzma) to remove what a
+    # rebuild left, and brain.output to ask the terminal's width for a result: `brain status`
+    # and a `brain index` with nothing to do have neither to do.
+    _indexed(toy_vault)
+    for argv in (["status", "--vault", str(toy_vault)], ["index", "-q", "--vault", str(toy_vault)]):
+        assert _command_modules(argv, ("shutil", "bz2", "lzma"), brain_home) == "(0, [])", argv
+
+
 def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):
     # brain.notes compiled the patterns of the Cyrillic, Greek, Hebrew and Arabic code pages on
     # import (classes beyond Latin-1: ~0.3 ms each), for a note that is not UTF-8; postings

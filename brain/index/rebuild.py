@@ -16,7 +16,6 @@ import errno
 import json
 import logging
 import os
-import shutil
 import sqlite3
 import sys
 import time
@@ -103,7 +102,7 @@ def rebuild(
                         raise
                     # Same model name, other vectors (the model folder changed): start over.
                     log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
-                    shutil.rmtree(staging)
+                    _rmtree(staging)
                     continue
                 except BaseException as exc:
                     _stopped(store, staging, said=_no_room(exc))
@@ -185,7 +184,7 @@ def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[
                 log.info("resuming the interrupted rebuild in %s", staging)
                 return store, True
         try:
-            shutil.rmtree(staging)
+            _rmtree(staging)
         except OSError as exc:  # e.g. an old index built by another user (sudo) under this name
             raise BrainError(
                 f"cannot remove {staging}, left by an earlier rebuild ({exc.strerror or exc}): delete it"
@@ -206,7 +205,7 @@ def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> 
     if store is not None:
         store.close()
     if not done:
-        shutil.rmtree(staging, ignore_errors=True)
+        _rmtree(staging, ignore_errors=True)
     elif not said:
         log.warning(
             "the rebuild stopped after %d notes; the previous index still answers, and "
@@ -233,7 +232,7 @@ def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str =
                 old = _move_aside(directory, aside)
             else:
                 old = directory.with_name(directory.name + RETIRED_SUFFIX)
-                shutil.rmtree(old, ignore_errors=True)
+                _rmtree(old, ignore_errors=True)
                 os.rename(directory, old)
             try:
                 os.rename(staging, directory)
@@ -257,9 +256,17 @@ def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str =
 
 def _remove_old(folder: Path) -> None:
     """Delete the index a rebuild replaced; what cannot be deleted is said, not left silently."""
-    shutil.rmtree(folder, ignore_errors=True)
+    _rmtree(folder, ignore_errors=True)
     if folder.exists():
         log.warning("the replaced index could not be deleted from %s; delete it yourself", folder)
+
+
+def _rmtree(folder: Path, *, ignore_errors: bool = False) -> None:
+    """``shutil.rmtree``, imported here: with nothing to remove (`brain status`, a `brain index`
+    with nothing left over) no shutil is imported, nor its bz2 and lzma."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=ignore_errors)
 
 
 def _move_aside(directory: Path, label: str = "damaged") -> Path:
