@@ -259,9 +259,9 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     """
     from .index.status import vault_status
     from .kept_aside import rejected, rejected_line, waiting
-    from .output import in_column, literal
     from .server.client import status as server_status
     from .settings import bad_values, changed
+    from .text import in_column, literal
 
     st = vault_status(vault)
     set_here = changed()
@@ -778,7 +778,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
         return
     header = f"{data['title']}  ({data['path']}" + (f" › {data['heading']}" if data["heading"] else "") + ")\n"
     if _stdout_is_terminal():
-        from .output import in_column, literal
+        from .text import in_column, literal
 
         # The note's own escape sequences would act on it (a title set, the clipboard written
         # by OSC 52): shown as text, each field cleaned on its own, the header on one line.
@@ -822,7 +822,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    from .output import in_column, literal
+    from .text import in_column, literal
 
     # Each of the vault's fields on its own (an escape's start ends with its field) and on its
     # row: a file name holding a line break ended it, the rest at the terminal's first cell.
@@ -863,8 +863,8 @@ def ab() -> None:
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
     from .db import connection
-    from .output import in_column
     from .telemetry import parse_since, report
+    from .text import in_column
 
     with connection(read_only=True) as conn:
         data = report(conn, parse_since(since), source)

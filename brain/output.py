@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
-from .text import for_model, one_line, spaced, terminal_safe, word_chars
+from .text import for_model, in_column, literal, terminal_safe, word_chars
 
 if TYPE_CHECKING:
     from .telemetry import ABRow
@@ -217,24 +217,12 @@ def _lanes_shown(sources: list[str], lanes: frozenset[str]) -> str:
     return ", ".join(dict.fromkeys(shown))
 
 
-def in_column(text: str) -> str:
-    """``text`` for a cell of a column, on a terminal: a tab had the terminal move on to its next
-    stop (counted one cell, it pushed the next column out) and a line break ended the row."""
-    return spaced(terminal_safe(text))
-
-
 def flat(text: object, width: int) -> str:
     """``text`` (a prompt, an ask, a summary: anything a row may hold, hand-edited too) flat on
     one line, its runs of white space one space, in at most ``width`` cells, with no terminal
     control: a prompt may hold pasted coloured output. Cut by code points, a CJK prompt took
     twice the cells (the terminal wrapped it under the field names)."""
     return clip(" ".join(terminal_safe("" if text is None else str(text)).split()), width)
-
-
-def literal(text: str) -> str:
-    """``text`` (a path, a query) on one line as it is: its line breaks and tabs written as
-    escapes (``one_line``), no terminal control (``terminal_safe``)."""
-    return terminal_safe(one_line(text))
 
 
 def context_bundle(result: RecallResult, budget: int) -> str:

@@ -410,6 +410,18 @@ def spaced(text: str) -> str:
     return _LINE_BREAKING.sub(" ", text)
 
 
+def in_column(text: str) -> str:
+    """``text`` for a cell of a column, on a terminal: a tab had the terminal move on to its next
+    stop (counted one cell, it pushed the next column out) and a line break ended the row."""
+    return spaced(terminal_safe(text))
+
+
+def literal(text: str) -> str:
+    """``text`` (a path, a query) on one line as it is: its line breaks and tabs written as
+    escapes (``one_line``), no terminal control (``terminal_safe``)."""
+    return terminal_safe(one_line(text))
+
+
 def shell_word(path: object) -> str:
     """``path`` as one word of a command a message asks the user to paste: "Obsidian Vault"
     run as two words was another vault, or none."""

@@ -185,6 +185,15 @@ def test_status_and_a_no_op_index_leave_shutil_unimported(toy_vault, brain_home)
         assert _command_modules(argv, ("shutil", "bz2", "lzma"), brain_home) == "(0, [])", argv
 
 
+def test_brain_status_writes_its_lines_without_the_results_module(toy_vault, brain_home):
+    # `brain status` imported brain.output, the formats of recall's results, for the two
+    # one-line helpers that write a path (``literal``) and a cell of text (``in_column``): both
+    # are brain.text's, which every command has imported already.
+    _indexed(toy_vault)
+    for argv in (["status", "--vault", str(toy_vault)], ["status", "--verbose", "--vault", str(toy_vault)]):
+        assert _command_modules(argv, ("brain.output",), brain_home) == "(0, [])", argv
+
+
 def test_a_no_op_index_compiles_no_script_pattern_and_maps_no_postings(toy_vault, brain_home):
     # brain.notes compiled the patterns of the Cyrillic, Greek, Hebrew and Arabic code pages on
     # import (classes beyond Latin-1: ~0.3 ms each), for a note that is not UTF-8; postings

@@ -74,7 +74,7 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
 
 
 def _one_line(text: object, width: int = 100) -> str:
-    from ..output import flat  # here, as in _format_recall: brain --help need not load brain.output
+    from ..output import flat  # here: brain --help need not load brain.output
 
     return flat(text, width)
 
@@ -87,7 +87,8 @@ def _number(value: object) -> float | None:
 
 
 def _format_recall(row: dict[str, Any]) -> str:
-    from ..output import clip, literal
+    from ..output import clip
+    from ..text import literal
 
     when = _one_line(row.get("created_at"))[:16].replace("T", " ")
     latency = _number(row.get("latency_ms"))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..output import cells, display_width, literal, pad
+from ..output import cells, display_width, pad
+from ..text import literal
 from .metrics import query_metrics
 from .queries import EvalQuery
 
@@ -177,7 +178,7 @@ def _cell(hit: LaneHit | None) -> str:
 
 
 def _short(path: str, width: int = 60) -> str:
-    """``path`` as its column shows it (``output.literal``), cut from the left to ``width`` cells."""
+    """``path`` as its column shows it (``text.literal``), cut from the left to ``width`` cells."""
     path = literal(path)
     if display_width(path) <= width:
         return path

@@ -275,7 +275,7 @@ def _why_partial(row: dict[str, Any]) -> str:
 
 
 def _one_line(text: object, width: int = 110) -> str:
-    from ..output import flat  # here, as literal below: brain --help need not load brain.output
+    from ..output import flat  # here: brain --help need not load brain.output
 
     return flat(text, width)
 
@@ -287,7 +287,7 @@ def _short_path(path: str, cwd: str | None) -> str:
 
 
 def _paths(paths: object, cwd: str | None, shown: int = 5) -> str:
-    from ..output import literal
+    from ..text import literal
 
     paths = [str(p) for p in _list(paths)]
     text = ", ".join(literal(_short_path(p, cwd)) for p in paths[:shown])  # a line break in one ended its row
@@ -334,7 +334,7 @@ def _format_turn(row: dict[str, Any]) -> str:
 
 
 def _format_stats(data: dict[str, Any], days: int) -> str:
-    from ..output import literal
+    from ..text import literal
 
     lines = [
         f"{plural(data['turns'], 'turn')} recorded",

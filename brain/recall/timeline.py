@@ -25,7 +25,6 @@ from ..index.version_text import SegmentCache
 from ..links import Link, Resolver, heading_of, pasted_link_target
 from ..moments import iso_recorded, iso_time, local_time
 from ..notes import decode, split_frontmatter
-from ..output import in_column, literal
 from ..reading import (
     DEFAULT_MAX_CHARS,
     NamesThen,
@@ -37,7 +36,7 @@ from ..reading import (
     match_note,
     shaped_note,
 )
-from ..text import shell_word
+from ..text import in_column, literal, shell_word
 from ..vault import resolve_vault
 from .line_diff import changed_ranges
 from .past import PastIndex
