@@ -99,6 +99,11 @@ class NotWritableError(BrainError):
     """A folder brain must write to (the brain home, an index folder) is not writable."""
 
 
+class UnusableFileError(BrainError):
+    """A file brain keeps cannot be opened for what the file itself is: this user may not read
+    it, or it is a folder, a FIFO, a symbolic link to nowhere (``file_state.unusable``)."""
+
+
 class NoSpaceError(NotWritableError):
     """The disk (or quota) holding the index is full: nothing more can be written there now."""
 

@@ -38,6 +38,7 @@ from ..errors import (
     NoIndexError,
     NoSpaceError,
     NotWritableError,
+    UnusableFileError,
     newer_than_this,
 )
 from ..links import alias_key, key_stem, link_stem, note_keys
@@ -3238,6 +3239,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except BrainError:
         raise
     except sqlite3.OperationalError as exc:
+        _refuse_unusable(database, vault, exc)  # unreadable, a folder, a FIFO: not "cannot write"
         if is_not_writable(exc):
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
         if no_room(exc):
@@ -3256,6 +3258,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.DatabaseError as exc:
         if type(exc) is not sqlite3.DatabaseError:  # IntegrityError and the like: a bug, not damage
             raise
+        _refuse_unusable(database, vault, exc)  # a FIFO is "not a database", and reading it waits for a writer
         _refuse_newer_unread(directory, exc)  # not a corrupt page nor a file that is no database: damage
         missing = _missing_tables_at(database)  # FTS5 short of a table of its own: "vtable constructor failed"
         if missing:
@@ -3267,10 +3270,38 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
             and exc.filename
             and _related(Path(exc.filename), directory)
         ):
+            _refuse_unusable(Path(exc.filename), vault, exc)
             raise NotWritableError(not_writable_message(Path(exc.filename), exc.strerror or str(exc))) from exc
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
         raise
+
+
+def _refuse_unusable(path: Path, vault: Path, exc: BaseException) -> None:
+    """Raise ``UnusableFileError`` when the failure is explained by a file of the index itself
+    (``path``, or the database's -wal and -shm): this user may not read it, or it is a folder, a
+    FIFO, a link to nowhere. SQLite's "unable to open database file" (or "disk I/O error") is
+    said of these and of a folder it may not write alike; only the latter is "cannot write"."""
+    if "locked" in str(exc) or "busy" in str(exc):
+        return
+    from ..file_state import unusable
+
+    names = {
+        INDEX_FILE: "the index database",
+        f"{INDEX_FILE}-wal": "the index's log",
+        f"{INDEX_FILE}-shm": "the index's shared memory file",
+    }
+    paths = [path.with_name(n) for n in names] if path.name == INDEX_FILE else [path]
+    for each in paths:
+        what = names.get(each.name, "the index file")
+        remake = (
+            f"then `brain index --vault {shell_word(vault)}` builds the index again"
+            if each.name == INDEX_FILE
+            else f"then `brain index --vault {shell_word(vault)}` makes it again"
+        )
+        problem = unusable(each, what, remake)
+        if problem:
+            raise UnusableFileError(problem) from exc
 
 
 # What SQLite says of a statement naming what the schema no longer holds as this code wrote it:

@@ -1,0 +1,99 @@
+"""What is wrong with a file brain keeps, when a library's word for it is not the cause.
+
+SQLite says "unable to open database file" of an index it may not read, of a folder where the
+file should be, of a symbolic link to nowhere, and of a folder it may not write alike; FAISS and
+numpy say less. ``unusable`` looks at the file itself and says which, so that the line a user
+reads names the file, what is wrong with it and what to do, never "not writable" of a file that
+cannot be read. Light: the hooks and `brain status` import it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def unusable(path: Path, what: str, remake: str) -> str | None:
+    """One line on why ``path`` (``what``: "the index database") cannot be opened for reading,
+    and what to do, when the file (or a folder on its way) says why; None when it does not (it
+    is not there, or it can be read: the cause is elsewhere, e.g. its folder cannot be written).
+    ``remake``: what makes it again once moved aside ("`brain index` builds a new one")."""
+    named = f"{what} {path}"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM):
+            return None
+        folder = _unsearchable_folder(path)
+        return (
+            f"{named} cannot be reached: the folder {folder} may not be searched by this user "
+            f"(permission denied); give your user access to it (chmod u+rwx {_word(folder)})"
+        )
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(path)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return (
+                f"{named} is a symbolic link to {target}, which does not exist (a disk not mounted?): "
+                f"mount it, or remove the link; {remake}"
+            )
+        except OSError:
+            return None
+    if stat.S_ISDIR(st.st_mode):
+        return f"{named} is a folder, not a file: move it aside; {remake}"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
+        return f"{named} is a {kind}, not a file: remove it; {remake}"
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM):
+            return None
+        return f"{named} cannot be read by this user ({_modes(st)}): {_give_access(path, st)}"
+    return None
+
+
+def _unsearchable_folder(path: Path) -> Path:
+    """The folder above ``path`` that may not be searched: the parent of the first one whose
+    ``lstat`` is refused, from the root down."""
+    for below in [*reversed(path.absolute().parents), path.absolute()]:
+        try:
+            os.lstat(below)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                return below.parent
+            break
+    return path.parent
+
+
+def _modes(st: os.stat_result) -> str:
+    return f"mode {stat.S_IMODE(st.st_mode):03o}, owner {_user(st.st_uid)}"
+
+
+def _give_access(path: Path, st: os.stat_result) -> str:
+    if st.st_uid != os.geteuid():
+        return (
+            f"it belongs to another user; make it yours (sudo chown $USER {_word(path)}), "
+            "or set BRAIN_HOME to a folder of your own"
+        )
+    return f"give your user read and write access to it (chmod u+rw {_word(path)})"
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _word(path: Path) -> str:
+    from .text import shell_word
+
+    return shell_word(path)

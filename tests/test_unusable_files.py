@@ -1,0 +1,125 @@
+"""Files brain keeps that cannot be used for what they are: one line naming the file, what is
+wrong with it (this user may not read it; a folder, a FIFO, a link to nowhere where a file should
+be) and what to do, never "cannot write" of a file that cannot be read, never a wait forever,
+and the file left as it was.
+
+Real files and a real kernel: the CLI runs in a subprocess that file modes bind (as root, which
+ignores them, through `setpriv` without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder
+
+from brain import config
+from brain.index.indexer import index_vault
+
+TESTS = Path(__file__).resolve().parent
+OTHER_USER = 12345
+
+
+def _modes_bind() -> list[str]:
+    """A command prefix for a process that file modes bind (root ignores them otherwise)."""
+    if os.name == "nt":
+        pytest.skip("POSIX file modes")
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: file modes cannot bind brain")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def _brain(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    env.pop("BRAIN_DB", None)
+    code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
+    return subprocess.run(
+        [*_modes_bind(), sys.executable, "-c", code, *args],
+        cwd=TESTS,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def _one_line(proc: subprocess.CompletedProcess, *needles: str, absent: tuple[str, ...] = ()) -> str:
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    err = proc.stderr
+    assert "Traceback" not in err and err.startswith("Error: ") and err.count("\n") == 1, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    for word in absent:
+        assert word not in err, (word, err)
+    return err
+
+
+def _state(path: Path) -> tuple[int, int, bytes | None]:
+    st = os.lstat(path)
+    data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
+    return st.st_mode, st.st_uid, data
+
+
+@pytest.fixture
+def indexed(toy_vault, brain_home):
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    return toy_vault, config.index_dir(toy_vault)
+
+
+def _unreadable(path: Path) -> None:
+    path.chmod(0)
+
+
+def _another_users(path: Path) -> None:
+    os.chown(path, OTHER_USER, OTHER_USER) if os.geteuid() == 0 else pytest.skip("chown needs root")
+    path.chmod(0o600)
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+    (path / "kept.txt").write_text("the user's\n", encoding="utf-8")
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+INDEX_CASES = {
+    "mode 000": (_unreadable, ["cannot be read by this user (mode 000", "chmod u+rw"]),
+    "another user's": (_another_users, ["cannot be read by this user (mode 600, owner uid 12345)", "chown"]),
+    "a folder": (_folder, ["is a folder, not a file: move it aside", "brain index --vault"]),
+    "a FIFO": (_fifo, ["is a FIFO, not a file: remove it", "brain index --vault"]),
+}
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("case", list(INDEX_CASES))
+def test_an_index_database_that_cannot_be_opened_says_what_is_wrong_with_it(indexed, brain_home, case):
+    """SQLite's "unable to open database file" was said as "cannot write to <the index folder>:
+    make it writable" of an index database this user may not read (the folder was writable),
+    "could not be used (disk I/O error)" of a folder, and a FIFO made `brain status` wait forever."""
+    vault, directory = indexed
+    make, needles = INDEX_CASES[case]
+    database = directory / "index.db"
+    make(database)
+    before = _state(database)
+    for args in (
+        ["status", "--vault", str(vault)],
+        ["ask", "--vault", str(vault), "wal"],
+        ["index", "--vault", str(vault)],
+    ):
+        _one_line(_brain(brain_home, *args), f"the index database {database} ", *needles, absent=("cannot write",))
+        assert _state(database) == before
