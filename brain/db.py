@@ -285,6 +285,10 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
     """One line for a failure on the brain database at ``path``: which file, what to do."""
     text = str(exc)
     name = getattr(exc, "sqlite_errorname", "")
+    if isinstance(exc, OSError) or name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        problem = _unreadable(path)  # not "cannot create" nor "check that the folder is writable"
+        if problem:
+            return BrainDatabaseError(problem)
     if isinstance(exc, OSError):
         folder = exc.filename or path.parent
         return BrainDatabaseError(
@@ -325,6 +329,17 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
     if name.startswith("SQLITE_BUSY") or "locked" in text:
         return BrainDatabaseError(f"{path} is locked by another process ({text}); try again")
     return BrainDatabaseError(f"{path}: {text}")
+
+
+def _unreadable(path: Path) -> str | None:
+    """What keeps this user from reading the brain database at ``path`` (its modes, its owner,
+    a folder above it that may not be searched, a link to nowhere); a folder or a FIFO in its
+    place is said below."""
+    if os.path.isdir(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        return None
+    from .file_state import unusable
+
+    return unusable(path, "the brain database", "brain starts a new one")
 
 
 def storable(value: Any) -> Any:

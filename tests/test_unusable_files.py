@@ -8,6 +8,7 @@ ignores them, through `setpriv` without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -123,3 +124,32 @@ def test_an_index_database_that_cannot_be_opened_says_what_is_wrong_with_it(inde
     ):
         _one_line(_brain(brain_home, *args), f"the index database {database} ", *needles, absent=("cannot write",))
         assert _state(database) == before
+
+
+def _stop_payload(tmp_path: Path) -> str:
+    from ledger_helpers import Transcript, hook_payload
+
+    transcript = Transcript(tmp_path / "t.jsonl")
+    transcript.prompt("how does the wal work")
+    transcript.text("it logs writes first")
+    return json.dumps(hook_payload(transcript.write()))
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("case", ["mode 000", "another user's"])
+def test_a_brain_database_this_user_may_not_read_is_said_so_not_cannot_create(brain_home, tmp_path, case):
+    """A brain.db that exists and may not be read was "cannot create <it> for the brain database:
+    Permission denied; make it writable", from `brain turns` and in the hooks' log alike."""
+    payload = _stop_payload(tmp_path)
+    recorded = _brain(brain_home, "hook", "stop", stdin=payload)
+    assert recorded.returncode == 0 and _brain(brain_home, "turns").returncode == 0
+    database = brain_home / "brain.db"
+    INDEX_CASES[case][0](database)
+    before = _state(database)
+    needles = ("cannot be read by this user", "chmod u+rw" if case == "mode 000" else "chown")
+    _one_line(_brain(brain_home, "turns"), f"the brain database {database} ", *needles, absent=("cannot create",))
+    hooked = _brain(brain_home, "hook", "stop", stdin=payload)
+    assert hooked.returncode == 0 and hooked.stdout == "" and hooked.stderr == "", hooked
+    logged = (brain_home / "logs" / "hook.log").read_text(encoding="utf-8").splitlines()[-1]
+    assert f"the brain database {database} cannot be read by this user" in logged and "cannot create" not in logged
+    assert _state(database) == before
