@@ -344,6 +344,11 @@ def _no_file_in_the_way(folder: Path) -> None:
     above it should be, said by whatever reads an index: `brain status` with BRAIN_HOME a file
     said "nothing indexed yet", as if the home were empty. One stat when the folder is there."""
     here, below = folder, None
+    from .file_state import unreachable  # here: a folder not to be searched is rare
+
+    cut_off = unreachable(folder, "the folder")  # Path.exists() raises PermissionError there
+    if cut_off:
+        raise ConfigError(f"{cut_off}, or set BRAIN_HOME to a folder of your own")
     while not here.exists():  # False under a file too (ENOTDIR): walk up to what is there
         if here.parent == here:
             return

@@ -25,14 +25,8 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        if exc.errno not in (errno.EACCES, errno.EPERM):
-            return None
-        folder = _unsearchable_folder(path)
-        return (
-            f"{named} cannot be reached: the folder {folder} may not be searched by this user "
-            f"(permission denied); give your user access to it (chmod u+rwx {_word(folder)})"
-        )
+    except OSError:
+        return unreachable(path, what)
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(path)
         try:
@@ -55,6 +49,21 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
         if exc.errno not in (errno.EACCES, errno.EPERM):
             return None
         return f"{named} cannot be read by this user ({_modes(st)}): {_give_access(path, st)}"
+    return None
+
+
+def unreachable(path: Path, what: str) -> str | None:
+    """One line saying that ``path`` (``what``: "the brain home's folder") cannot be reached, a
+    folder above it not to be searched by this user, and what to do; None when it can be."""
+    try:
+        os.lstat(path)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            folder = _unsearchable_folder(path)
+            return (
+                f"{what} {path} cannot be reached: the folder {folder} may not be searched by this user "
+                f"(permission denied); give your user access to it (chmod u+rwx {_word(folder)})"
+            )
     return None
 
 

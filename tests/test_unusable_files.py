@@ -153,3 +153,36 @@ def test_a_brain_database_this_user_may_not_read_is_said_so_not_cannot_create(br
     logged = (brain_home / "logs" / "hook.log").read_text(encoding="utf-8").splitlines()[-1]
     assert f"the brain database {database} cannot be read by this user" in logged and "cannot create" not in logged
     assert _state(database) == before
+
+
+@pytest.mark.slow  # subprocesses
+def test_a_brain_home_or_index_folder_not_to_be_searched_is_one_line_not_a_traceback(indexed, brain_home, tmp_path):
+    """A brain home (or a vault's index folder) of mode 000: Path.exists() raises PermissionError
+    there, and `brain status`, `brain ask`, `brain index`, `brain note` and `brain turns` died
+    of it with Python's traceback; each names the folder and the chmod that opens it."""
+    vault, directory = indexed
+    payload = _stop_payload(tmp_path)
+    assert _brain(brain_home, "hook", "stop", stdin=payload).returncode == 0
+    directory.chmod(0)
+    try:
+        _one_line(
+            _brain(brain_home, "ask", "--vault", str(vault), "wal"),
+            f"the index database {directory / 'index.db'} cannot be reached: the folder {directory} may not be searched",
+            f"chmod u+rwx {directory}",
+        )
+    finally:
+        directory.chmod(0o700)
+    brain_home.chmod(0)
+    try:
+        for args in (["status", "--vault", str(vault)], ["ask", "--vault", str(vault), "wal"], ["turns"]):
+            proc = _brain(brain_home, *args)
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+            error = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
+            assert len(error) == 1 and f"the folder {brain_home} may not be searched by this user" in error[0], (
+                proc.stderr
+            )
+            assert f"chmod u+rwx {brain_home}" in error[0]
+        hooked = _brain(brain_home, "hook", "stop", stdin=payload)
+        assert hooked.returncode == 0 and hooked.stdout == "", hooked
+    finally:
+        brain_home.chmod(0o700)

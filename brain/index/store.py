@@ -3218,7 +3218,12 @@ def _refuse_emptied(path: Path) -> None:
 def built_index_dir(root: Path) -> Path:
     """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
     directory = config.index_dir(root)
-    if not (directory / INDEX_FILE).exists():
+    if not os.path.exists(directory / INDEX_FILE):  # False where it cannot be reached, too: said here
+        from ..file_state import unreachable
+
+        cut_off = unreachable(directory / INDEX_FILE, "the index database")
+        if cut_off:
+            raise UnusableFileError(cut_off)
         if (directory.with_name(directory.name + RETIRED_SUFFIX) / INDEX_FILE).exists():
             raise NoIndexError(
                 f"a `brain index --rebuild` of {root} stopped while it swapped in the new index: run "

@@ -206,7 +206,11 @@ def _remove_orphans(folder: Path) -> None:
     process is gone): no reader looks at them, so nothing else would ever remove them."""
     from ..index.tempfiles import alive
 
-    for tmp in folder.glob(".*.tmp"):
+    try:
+        orphans = list(folder.glob(".*.tmp"))
+    except OSError:  # a folder that cannot be read (a home not to be searched): opening the database says so
+        return
+    for tmp in orphans:
         pid = tmp.name[1 : -len(".tmp")].rpartition("-")[2]
         if pid.isdigit() and not alive(int(pid)):
             with contextlib.suppress(OSError):
