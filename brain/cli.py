@@ -211,6 +211,19 @@ def index(
         f"  links: {links.get('resolved', 0)} resolved, {links.get('dangling', 0)} dangling, "
         f"{links.get('attachment', 0)} to attachments; " + _skipped(report)
     )
+    if report.unreadable:
+        click.echo(escaped(_unreadable_line(report.unreadable)))
+
+
+def _unreadable_line(unreadable: list[dict[str, str]], shown: int = 5) -> str:
+    """The files and folders this user may not read that a run skipped for the first time, by
+    name: "2 unreadable" alone did not say which notes recall no longer finds."""
+    names = [f"{u['path']} ({u['detail']})" if u["detail"] else u["path"] for u in unreadable[:shown]]
+    more = f" and {len(unreadable) - shown} more" if len(unreadable) > shown else ""
+    return (
+        f"  not indexed, this user may not read them: {', '.join(names)}{more}; give this user read access "
+        "to them and run `brain index` again (`brain status --verbose` lists every file skipped)"
+    )
 
 
 def _by_reason(counts: Iterable[tuple[str, int]]) -> str:

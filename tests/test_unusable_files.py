@@ -186,3 +186,29 @@ def test_a_brain_home_or_index_folder_not_to_be_searched_is_one_line_not_a_trace
         assert hooked.returncode == 0 and hooked.stdout == "", hooked
     finally:
         brain_home.chmod(0o700)
+
+
+@pytest.mark.slow  # subprocesses
+def test_brain_index_names_the_notes_and_folders_it_may_not_read_once(toy_vault, brain_home):
+    """`brain index` said "2 unreadable" among the files skipped, and not which: the notes recall
+    no longer finds were named only by `brain status --verbose`. The run that first meets them
+    names them (and the rest is indexed); the runs after count them, as before."""
+    note, folder = toy_vault / "AI" / "Agent memory.md", toy_vault / "Cooking"
+    note.chmod(0)
+    folder.chmod(0)
+    try:
+        first = _brain(brain_home, "index", "--vault", str(toy_vault))
+        assert first.returncode == 0, first.stderr
+        said = [line for line in first.stdout.splitlines() if "may not read" in line]
+        assert len(said) == 1, first.stdout
+        assert "AI/Agent memory.md (Permission denied)" in said[0] and "Cooking (Permission denied)" in said[0]
+        assert "2 unreadable" in first.stdout and "Traceback" not in first.stderr
+        again = _brain(brain_home, "index", "--vault", str(toy_vault))
+        assert again.returncode == 0 and "may not read" not in again.stdout, again.stdout
+        assert "2 unreadable" in again.stdout
+        status = _brain(brain_home, "status", "--vault", str(toy_vault), "--verbose")
+        assert "unreadable     AI/Agent memory.md  Permission denied" in status.stdout, status.stdout
+    finally:
+        note.chmod(0o644)
+        folder.chmod(0o755)
+    assert note.read_text(encoding="utf-8")  # left as it was

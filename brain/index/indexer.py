@@ -90,6 +90,9 @@ class IndexReport:
     links: dict[str, int] = field(default_factory=dict)
     warnings: list[dict[str, str]] = field(default_factory=list)
     warned_skips: int = 0  # of the warnings, those of a skipped file (counted in ``skipped`` too)
+    # Files and folders this user may not read, not skipped for it by the run before: said once,
+    # by name (`brain status --verbose` lists them every time), {"path", "detail"} each.
+    unreadable: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
     history_left: str | None = None  # why its history could not be carried (then it is only there)
@@ -384,6 +387,10 @@ class _Run:
                 self.history.deleted([i for p, i in plan.deleted.items() if p in hidden], now, "unreadable")
                 self.removed_ids += self.store.delete_notes(deleted)
             self.report.removed = len(plan.deleted)
+        known = {row["path"] for row in self.store.skipped() if row["reason"] == "unreadable"}
+        self.report.unreadable = [
+            {"path": s.path, "detail": s.detail} for s in plan.skipped if s.denied and s.path not in known
+        ]
         with self.store.transaction():
             self.store.replace_skipped(
                 (s.path, s.reason, s.detail, *plan.stats.get(s.path, (None, None))) for s in plan.skipped
