@@ -212,3 +212,26 @@ def test_brain_index_names_the_notes_and_folders_it_may_not_read_once(toy_vault,
         note.chmod(0o644)
         folder.chmod(0o755)
     assert note.read_text(encoding="utf-8")  # left as it was
+
+
+@pytest.mark.slow  # subprocesses
+def test_vector_and_recall_cache_files_that_cannot_be_read_are_rebuilt_and_said_of_the_file(indexed, brain_home):
+    """What brain derives (the vector index, the recall cache) is rebuilt when it cannot be
+    read; but a FIFO named vectors.json or recall-cache.npz made `brain ask` wait forever for
+    a writer, and an unreadable vectors.faiss was said in FAISS's words ("Error in
+    faiss::MmappedFileMappingOwner::PImpl::PImpl(…)"), not as the file this user may not read."""
+    vault, directory = indexed
+    ask = ["ask", "--vault", str(vault), "--json", "--no-update", "sqlite wal checkpoint"]
+    assert _brain(brain_home, *ask).returncode == 0  # writes the recall cache
+    (directory / "vectors.faiss").chmod(0)
+    asked = _brain(brain_home, *ask)
+    assert asked.returncode == 0 and json.loads(asked.stdout)["results"], asked.stderr
+    assert f"the vector index file {directory / 'vectors.faiss'} cannot be read by this user" in asked.stderr
+    assert "faiss::" not in asked.stderr and "Traceback" not in asked.stderr
+    for name in ("vectors.json", "recall-cache.npz"):
+        _fifo(directory / name)
+        asked = _brain(brain_home, *ask)
+        assert asked.returncode == 0 and json.loads(asked.stdout)["results"], asked.stderr
+        assert "Traceback" not in asked.stderr
+        if name == "vectors.json":
+            assert f"the vector index file {directory / name} is a FIFO, not a file" in asked.stderr

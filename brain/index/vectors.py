@@ -386,7 +386,7 @@ class VectorIndex:
         """The saved sidecar when it is one this version reads (no faiss import), else None.
         A format 2 sidecar describes a base without a delta."""
         try:
-            meta = json.loads((directory / SIDECAR_FILE).read_text(encoding="utf-8"))
+            meta = json.loads(_read_file(directory / SIDECAR_FILE).decode("utf-8"))
         except (OSError, ValueError):
             return None
         if isinstance(meta, dict) and meta.get("format") == 2:
@@ -532,7 +532,7 @@ def _read_delta(directory: Path, meta: dict) -> tuple[Delta | None, str | None]:
         return None, None
     path = directory / DELTA_FILE
     try:
-        data = path.read_bytes()
+        data = _read_file(path)
     except OSError:
         return None, f"{path} is missing or unreadable"
     if len(data) != described["bytes"] or hashlib.blake2b(data, digest_size=16).hexdigest() != described["digest"]:
@@ -569,7 +569,7 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
             version,
         )
     elif problem is not None:
-        log.warning("%s; rebuilding the vector index from the database", problem)
+        log.warning("%s; rebuilding the vector index from the database", _unusable_file(store.directory) or problem)
     index = VectorIndex.rebuild(store, dim, wanted)
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
@@ -784,3 +784,32 @@ def best_first(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray,
     ids, scores = ids[0][keep], scores[0][keep]
     order = np.argsort(-scores, kind="stable")[:k]
     return ids[order], scores[order]
+
+
+def _unusable_file(directory: Path) -> str | None:
+    """What the vector index's own files say of why they could not be read: this user may not
+    read one, or a folder, a FIFO, a link to nowhere stands in its place. FAISS said "Error in
+    faiss::MmappedFileMappingOwner::PImpl::PImpl(…) … could not open" of the first, and of a
+    folder "not the file its sidecar describes (size)"."""
+    from ..file_state import unusable
+
+    for name in (SIDECAR_FILE, FAISS_FILE, DELTA_FILE):
+        problem = unusable(directory / name, "the vector index file", "brain saves a new one in its place")
+        if problem:
+            return problem
+    return None
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``; OSError for anything else: a FIFO in its place
+    was waited on for a writer forever (`brain ask` hung on a FIFO named vectors.json)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)

@@ -111,6 +111,9 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     path = directory / RECALL_CACHE_FILE
     if not path.exists():
         return None
+    if not path.is_file():  # a FIFO was waited on for a writer forever (`brain ask` hung); a folder
+        log.info("%s is not a regular file: not used", path)
+        return None
     try:
         with np.load(path, allow_pickle=False) as data:
             files = set(data.files)
