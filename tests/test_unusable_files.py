@@ -235,3 +235,44 @@ def test_vector_and_recall_cache_files_that_cannot_be_read_are_rebuilt_and_said_
         assert "Traceback" not in asked.stderr
         if name == "vectors.json":
             assert f"the vector index file {directory / name} is a FIFO, not a file" in asked.stderr
+
+
+async def _mcp_calls(vault: Path, home: Path) -> dict[str, tuple[bool, str]]:
+    from mcp import Client, StdioServerParameters
+    from serve_helpers import LAUNCHER, brain_env
+
+    prefix = _modes_bind()
+    command, args = (prefix[0], [*prefix[1:], sys.executable]) if prefix else (sys.executable, [])
+    env = brain_env(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64", BRAIN_RERANK_MODEL="none")
+    params = StdioServerParameters(command=command, args=[*args, str(LAUNCHER), "mcp", "--vault", str(vault)], env=env)
+    calls = {"search": {"query": "sqlite wal", "k": 2}, "get_note": {"note": "Home"}, "status": {}}
+    answers = {}
+    async with Client(params, mode="legacy", read_timeout_seconds=30) as session:
+        for name, arguments in calls.items():
+            result = await session.call_tool(name, arguments)
+            answers[name] = (result.is_error, "".join(part.text for part in result.content))
+    return answers
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("case", ["a FIFO", "index folder 000"])
+def test_brain_mcp_tools_say_what_is_wrong_with_the_index_file(indexed, brain_home, case):
+    """`brain mcp` hung as it started on a FIFO named index.db (the count in its instructions
+    opened it read-only, waiting for a writer), and over an index folder of mode 000 each tool
+    answered "brain failed on this call (PermissionError: …)", a bug's words (Path.exists in the
+    service); each tool says what is wrong with the file, as the CLI does."""
+    import asyncio
+
+    vault, directory = indexed
+    if case == "a FIFO":
+        _fifo(directory / "index.db")
+        said = f"the index database {directory / 'index.db'} is a FIFO, not a file"
+    else:
+        directory.chmod(0)
+        said = f"cannot be reached: the folder {directory} may not be searched by this user"
+    try:
+        answers = asyncio.run(asyncio.wait_for(_mcp_calls(vault, brain_home), 90))
+    finally:
+        directory.chmod(0o700)
+    for name, (is_error, text) in answers.items():
+        assert is_error and said in text and "failed on this call" not in text, (name, text)

@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -3566,7 +3567,15 @@ def rebuild_advice(vault: Path, missing: Collection[str]) -> str:
 
 
 def _read_only(database: Path, timeout: float = 5) -> sqlite3.Connection:
-    """A connection that reads the database at this path and never writes it (nor makes it)."""
+    """A connection that reads the database at this path and never writes it (nor makes it).
+    Not of a FIFO in its place, which a read-only open waits on for a writer forever (`brain mcp`
+    hung as it started): SQLite's error for what cannot be opened instead."""
+    try:
+        regular = stat.S_ISREG(os.stat(database).st_mode)
+    except OSError:
+        regular = True  # not there, or not to be reached: SQLite's open says so
+    if not regular:
+        raise sqlite3.OperationalError(f"unable to open database file: {database} is not a regular file")
     return sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True, timeout=timeout)
 
 

@@ -297,7 +297,7 @@ class Service:
 
     def _check_model(self) -> None:
         directory = config.index_dir(self.root)
-        if not (directory / "index.db").exists():
+        if not os.path.exists(directory / "index.db"):  # a folder not to be searched: said by what opens it
             return
         with index_errors(directory, self.root):  # a full disk, damage: one line, as `brain index` says it
             store = IndexStore.open(directory, create=False)
@@ -314,7 +314,7 @@ class Service:
         started = time.monotonic()
         if batch.reason == "start" and self._snapshot is None:
             self._warm_model()
-            if (config.index_dir(self.root) / "index.db").exists():
+            if os.path.exists(config.index_dir(self.root) / "index.db"):
                 self._refresh(quiet=True)  # answer from the index as it is while the first pass runs
         # A note heard of whose size and mtime stayed (chmod, setfacl, chown) is opened again: an
         # ACL that refuses it shows in no mode bit, and the walk kept it, served, until its next save
