@@ -276,3 +276,21 @@ def test_brain_mcp_tools_say_what_is_wrong_with_the_index_file(indexed, brain_ho
         directory.chmod(0o700)
     for name, (is_error, text) in answers.items():
         assert is_error and said in text and "failed on this call" not in text, (name, text)
+
+
+@pytest.mark.slow  # subprocesses
+def test_ask_says_a_note_it_may_no_longer_read_is_left_out_not_that_it_is_gone(indexed, brain_home):
+    """`brain ask --no-update` over a note made unreadable since the index (chmod 000) said it
+    left out "the one whose file is gone, deleted or renamed": the file is there."""
+    vault, _directory = indexed
+    note = vault / "AI" / "Agent memory.md"
+    note.chmod(0)
+    try:
+        asked = _brain(brain_home, "ask", "--vault", str(vault), "--json", "--no-update", "agent memory")
+    finally:
+        note.chmod(0o644)
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert "AI/Agent memory.md" not in [r["path"] for r in answer["results"]]
+    warning = " ".join(answer["warnings"])
+    assert "(the one this user may no longer read is left out)" in warning and "gone" not in warning, warning

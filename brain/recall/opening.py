@@ -109,7 +109,7 @@ def _open(
             stale, gone = _stale(plan, store), set(plan.deleted.values())
             warnings.append(
                 f"{plural(stale, 'note')} changed since the last index and it cannot be updated now ({why}); "
-                "answering from the index as it is" + _left_out(gone)
+                "answering from the index as it is" + _left_out(gone, plan)
             )
         elif why:
             warnings.append(
@@ -120,7 +120,7 @@ def _open(
         stale, gone = _stale(plan, store), set(plan.deleted.values())
         warnings.append(
             f"{plural(stale, 'note')} changed since the last index (--no-update): results may be stale"
-            + _left_out(gone)
+            + _left_out(gone, plan)
             + "; run `brain index`"
         )
     elif relink:
@@ -176,12 +176,28 @@ def _import_search() -> None:
     import faiss  # noqa: F401  (and numpy)
 
 
-def _left_out(gone: set[int]) -> str:
+def _left_out(gone: set[int], plan: Plan) -> str:
+    """The notes left out of the answer, by why: a note this user may no longer read (chmod 000)
+    was said to be one "whose file is gone, deleted or renamed"."""
     if not gone:
         return ""
-    if len(gone) == 1:
-        return " (the one whose file is gone, deleted or renamed, is left out)"
-    return f" (the {len(gone)} whose file is gone, deleted or renamed, are left out)"
+    denied = len(plan.unreadable())
+    missing = len(gone) - denied
+    said = []
+    if missing:
+        said.append(
+            "the one whose file is gone, deleted or renamed"
+            if missing == 1 and not denied
+            else f"{missing} whose file is gone, deleted or renamed"
+        )
+    if denied:
+        said.append(
+            "the one this user may no longer read"
+            if denied == 1 and not missing
+            else f"{denied} this user may no longer read"
+        )
+    comma = "," if said[-1].endswith("renamed") else ""  # "the one whose file is gone, …, is"
+    return f" ({' and '.join(said)}{comma} {'is' if len(gone) == 1 else 'are'} left out)"
 
 
 # Tables whose loss fails a `brain ask` of the present with ``missing_table_message`` (its
