@@ -25,7 +25,7 @@ from .errors import BrainError, EmptyNoteName, bug_summary, quoted
 from .links import _FENCE, Link, Resolver, heading_of, nearest, pasted_link_target
 from .notes import looks_binary, parse_note
 from .text import yo_as_ye
-from .vault import READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
+from .vault import DENIED, READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
 
 if TYPE_CHECKING:
     from .index.store import IndexStore
@@ -232,7 +232,9 @@ def read_note(
             data = handle.read(limit + 1)
         mtime = st.st_mtime
     except OSError as exc:
-        raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc})") from exc
+        # denied: its mode, owner or an ACL changed since it was indexed; say so, and the way back
+        fix = ": give this user read access to it again, or `brain index` leaves it out" if exc.errno in DENIED else ""
+        raise NoteNotFound(f"{path} is in the index but cannot be read now ({exc.strerror or exc}){fix}") from exc
     if len(data) > limit:
         raise BrainError(f"{path} is over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)")
     if looks_binary(data):  # swapped for a binary file since it was indexed: the walk skips it

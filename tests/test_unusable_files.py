@@ -294,3 +294,21 @@ def test_ask_says_a_note_it_may_no_longer_read_is_left_out_not_that_it_is_gone(i
     assert "AI/Agent memory.md" not in [r["path"] for r in answer["results"]]
     warning = " ".join(answer["warnings"])
     assert "(the one this user may no longer read is left out)" in warning and "gone" not in warning, warning
+
+
+@pytest.mark.slow  # subprocesses
+def test_brain_note_on_a_note_it_may_no_longer_read_says_what_to_do(indexed, brain_home):
+    """`brain note` said "AI/Agent memory.md is in the index but cannot be read now (Permission
+    denied)" and stopped there; it says the way back, and leaves the file as it was."""
+    vault, _directory = indexed
+    note = vault / "AI" / "Agent memory.md"
+    note.chmod(0)
+    try:
+        _one_line(
+            _brain(brain_home, "note", "--vault", str(vault), "Agent memory"),
+            "AI/Agent memory.md is in the index but cannot be read now (Permission denied): "
+            "give this user read access to it again",
+        )
+        assert stat.S_IMODE(note.stat().st_mode) == 0
+    finally:
+        note.chmod(0o644)
