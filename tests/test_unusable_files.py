@@ -312,3 +312,32 @@ def test_brain_note_on_a_note_it_may_no_longer_read_says_what_to_do(indexed, bra
         assert stat.S_IMODE(note.stat().st_mode) == 0
     finally:
         note.chmod(0o644)
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("make", [_fifo, _folder], ids=["a FIFO", "a folder"])
+def test_a_lock_file_that_is_not_a_file_is_named_not_waited_on(indexed, brain_home, make):
+    """The vault's writer lock (<index>.lock) a FIFO: `brain status` and `brain index` waited
+    for a writer forever; a folder: `brain index` died of IsADirectoryError. The server's lock
+    (serve.lock) a FIFO: `brain status`, `brain ask` and `brain serve` waited forever."""
+    from brain.index.writer_lock import lock_path
+    from brain.server import runtime
+
+    vault, directory = indexed
+    writer = lock_path(directory)
+    writer.touch()
+    make(writer)
+    status = _brain(brain_home, "status", "--vault", str(vault))
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    kind = "FIFO" if make is _fifo else "folder"
+    _one_line(_brain(brain_home, "index", "--vault", str(vault)), f"the vault's writer lock {writer} is a {kind}")
+    assert os.path.exists(writer) and not os.path.isfile(writer)  # left as it was
+
+    served = runtime.lock_path(vault)
+    served.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    served.touch()
+    make(served)
+    for args in (["status", "--vault", str(vault)], ["ask", "--vault", str(vault), "--no-update", "wal"]):
+        proc = _brain(brain_home, *args)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+    _one_line(_brain(brain_home, "serve", "--vault", str(vault)), f"brain serve's lock {served} is a {kind}")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import config
-from ..errors import BrainError
+from ..errors import BrainError, UnusableFileError
 from .store import IndexStore
 
 
@@ -53,7 +54,7 @@ def vault_lock(
         yield
         return
     config.private_folder(directory.parent)
-    with open(lock_path(directory), "a") as handle:
+    with os.fdopen(_open_lock(lock_path(directory)), "a") as handle:
         deadline: float | None = None
         while True:
             try:
@@ -74,6 +75,29 @@ def vault_lock(
         yield
 
 
+def _open_lock(path: Path) -> int:
+    """The lock file, opened to append (made if missing): a FIFO in its place was waited on for
+    a reader forever, a folder was Python's IsADirectoryError; either, and a file this user may
+    not open, is ``UnusableFileError`` naming it."""
+    problem = None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        problem, fd = exc, -1
+    if fd >= 0 and stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    if fd >= 0:
+        os.close(fd)
+    from ..file_state import unusable
+
+    said = unusable(path, "the vault's writer lock", "brain makes a new one")
+    if said:
+        raise UnusableFileError(said) from problem
+    if problem is not None:
+        raise problem
+    raise UnusableFileError(f"the vault's writer lock {path} is not a regular file: remove it; brain makes a new one")
+
+
 def indexing_now(directory: Path) -> dict[str, int | None] | None:
     """``{"pid": ...}`` when another process holds this vault's writer lock now (its pid where
     the system says it, else None), else None. The lock is taken for a moment only (as
@@ -83,7 +107,8 @@ def indexing_now(directory: Path) -> dict[str, int | None] | None:
     except ImportError:  # Windows: no writer lock to look at
         return None
     try:
-        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO in its place is not waited on for a writer (`brain status` hung)
+        fd = os.open(lock_path(directory), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:  # none yet (nothing ever indexed here), or not ours to open
         return None
     try:

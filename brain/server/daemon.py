@@ -333,7 +333,16 @@ class Daemon:
         return f"http://{'[' + host + ']' if ':' in host else host}:{port}/v1"
 
     def _take_lock(self) -> None:
-        fd = runtime.open_lock(runtime.lock_path(self.root))  # held for the server's life
+        path = runtime.lock_path(self.root)
+        try:
+            fd = runtime.open_lock(path)  # held for the server's life
+        except OSError as exc:  # a FIFO (waited on forever before O_NONBLOCK), a folder, not ours
+            from ..file_state import unusable
+
+            said = unusable(path, "brain serve's lock", "brain serve makes a new one")
+            if said:
+                raise BrainError(said) from exc
+            raise
         if not _flock_patiently(fd):  # a client asking whether a server runs let go within the tries
             os.close(fd)
             raise AlreadyRunning(

@@ -157,7 +157,8 @@ def identity(path: Path) -> Identity | None:
 
 def open_lock(path: Path) -> int:
     """Open (or make, 0600) the lock file at ``path``; a symlink there is refused (``OSError``)."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    # O_NONBLOCK: a FIFO in its place fails (ENXIO) rather than waits for a reader forever
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
 
 
 def write_lock_pid(fd: int, *, starting: bool = False) -> None:
@@ -233,7 +234,8 @@ def lock_is_held(root: Path) -> bool:
     try:
         # never made here (no O_CREAT): a lock file a client made where the server's was removed
         # was free to take, so a running server looked stopped (and heal took the client's file)
-        fd = os.open(lock_path(root), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO in its place was waited on for a reader (`brain status` and `ask` hung)
+        fd = os.open(lock_path(root), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return False
     try:
