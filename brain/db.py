@@ -285,8 +285,10 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
     """One line for a failure on the brain database at ``path``: which file, what to do."""
     text = str(exc)
     name = getattr(exc, "sqlite_errorname", "")
-    if isinstance(exc, OSError) or name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
-        problem = _unreadable(path)  # not "cannot create" nor "check that the folder is writable"
+    if isinstance(exc, OSError) or name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")) or "unable to open" in text:
+        problem = _unreadable(path) or _unusable_beside(
+            path
+        )  # not "cannot create" nor "check that the folder is writable"
         if problem:
             return BrainDatabaseError(problem)
     if isinstance(exc, OSError):
@@ -340,6 +342,22 @@ def _unreadable(path: Path) -> str | None:
     from .file_state import unusable
 
     return unusable(path, "the brain database", "brain starts a new one")
+
+
+def _unusable_beside(path: Path) -> str | None:
+    """What is wrong with the -wal or -shm file SQLite keeps beside the database (this user may
+    not open it; a folder or a FIFO in its place): it was blamed on the database file or its
+    folder ("check that <folder> is a folder you can write", "disk I/O error")."""
+    from .file_state import unusable
+
+    for suffix, what in (
+        ("-wal", "the brain database's write-ahead log"),
+        ("-shm", "the brain database's shared memory file"),
+    ):
+        problem = unusable(path.with_name(path.name + suffix), what, "SQLite makes a new one")
+        if problem:
+            return problem
+    return None
 
 
 def storable(value: Any) -> Any:

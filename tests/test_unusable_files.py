@@ -341,3 +341,22 @@ def test_a_lock_file_that_is_not_a_file_is_named_not_waited_on(indexed, brain_ho
         proc = _brain(brain_home, *args)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
     _one_line(_brain(brain_home, "serve", "--vault", str(vault)), f"brain serve's lock {served} is a {kind}")
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.parametrize("case", ["mode 000", "a folder", "a FIFO"])
+def test_a_brain_database_log_that_cannot_be_opened_is_named_in_the_hook_log(brain_home, tmp_path, case):
+    """brain.db-wal of mode 000 or a folder: the Stop hook logged "cannot open <brain.db> (unable
+    to open database file): check that <home> is a folder you can write", a FIFO "disk I/O
+    error": neither the database nor its folder is what is wrong."""
+    payload = _stop_payload(tmp_path)
+    assert _brain(brain_home, "hook", "stop", stdin=payload).returncode == 0
+    wal = brain_home / "brain.db-wal"
+    if not wal.exists():
+        wal.touch(mode=0o600)
+    INDEX_CASES[case][0](wal)
+    hooked = _brain(brain_home, "hook", "stop", stdin=payload)
+    assert hooked.returncode == 0 and hooked.stdout == "" and hooked.stderr == "", hooked
+    logged = (brain_home / "logs" / "hook.log").read_text(encoding="utf-8").splitlines()[-1]
+    assert f"the brain database's write-ahead log {wal} " in logged, logged
+    assert "folder you can write" not in logged and "disk I/O error" not in logged
