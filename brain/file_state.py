@@ -52,6 +52,25 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
     return None
 
 
+def read_only(path: Path, what: str) -> str | None:
+    """One line saying that the file ``path`` may be read but not written by this user (its
+    modes, its owner), and what to do; None when it is not there, not a file, or writable."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM):
+            return None
+        if st.st_uid != os.geteuid():
+            fix = f"it belongs to another user; make it yours (sudo chown $USER {_word(path)})"
+        else:
+            fix = f"make it writable (chmod u+w {_word(path)})"
+        return f"{what} {path} is read-only for this user ({_modes(st)}): {fix}"
+    return None
+
+
 def unreachable(path: Path, what: str) -> str | None:
     """One line saying that ``path`` (``what``: "the brain home's folder") cannot be reached, a
     folder above it not to be searched by this user, and what to do; None when it can be."""

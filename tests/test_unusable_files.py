@@ -360,3 +360,21 @@ def test_a_brain_database_log_that_cannot_be_opened_is_named_in_the_hook_log(bra
     logged = (brain_home / "logs" / "hook.log").read_text(encoding="utf-8").splitlines()[-1]
     assert f"the brain database's write-ahead log {wal} " in logged, logged
     assert "folder you can write" not in logged and "disk I/O error" not in logged
+
+
+@pytest.mark.slow  # subprocesses
+def test_a_read_only_index_database_in_a_writable_folder_is_said_of_the_file(indexed, brain_home):
+    """index.db chmod a-w in a folder brain may write: `brain index` said "cannot write to <the
+    index folder> …: make it writable or set BRAIN_HOME" (the folder was writable: doing so
+    changed nothing). It names the file and the chmod; `brain ask` and `status` still answer."""
+    vault, directory = indexed
+    database = directory / "index.db"
+    database.chmod(0o400)
+    _one_line(
+        _brain(brain_home, "index", "--vault", str(vault)),
+        f"the index database {database} is read-only for this user (mode 400",
+        f"chmod u+w {database}",
+        absent=("BRAIN_HOME",),
+    )
+    assert _brain(brain_home, "status", "--vault", str(vault)).returncode == 0
+    assert stat.S_IMODE(database.stat().st_mode) == 0o400

@@ -3247,6 +3247,7 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
     except sqlite3.OperationalError as exc:
         _refuse_unusable(database, vault, exc)  # unreadable, a folder, a FIFO: not "cannot write"
         if is_not_writable(exc):
+            _refuse_read_only_file(database, exc)  # the file, not its folder: "make the folder writable" did nothing
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
         if no_room(exc):
             raise NoSpaceError(no_space_message(directory, str(exc))) from exc
@@ -3308,6 +3309,23 @@ def _refuse_unusable(path: Path, vault: Path, exc: BaseException) -> None:
         problem = unusable(each, what, remake)
         if problem:
             raise UnusableFileError(problem) from exc
+
+
+def _refuse_read_only_file(database: Path, exc: BaseException) -> None:
+    """``NotWritableError`` naming the index database (or its -wal, -shm) when that file, not its
+    folder, is what this user may not write (chmod a-w, another user's)."""
+    from ..file_state import read_only
+
+    if not os.access(database.parent, os.W_OK):  # the folder too (a read-only home): said of the folder
+        return
+    for name, what in (
+        ("", "the index database"),
+        ("-wal", "the index's log"),
+        ("-shm", "the index's shared memory file"),
+    ):
+        problem = read_only(database.with_name(database.name + name), what)
+        if problem:
+            raise NotWritableError(problem) from exc
 
 
 # What SQLite says of a statement naming what the schema no longer holds as this code wrote it:
