@@ -162,8 +162,13 @@ def _apply_until(conn: sqlite3.Connection, path: Path, deadline: float) -> None:
 def _open_for_reading(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
     try:
         st = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         return _nothing_recorded()
+    except NotADirectoryError as exc:  # `brain turns` said "no turns recorded yet" of a BRAIN_HOME that is a file
+        above = next((p for p in path.parents if os.path.lexists(p)), path.parent)
+        raise BrainDatabaseError(
+            f"cannot read {path}: {above} is a file, not a folder; BRAIN_HOME (and BRAIN_DB) must lead to a folder"
+        ) from exc
     except OSError as exc:
         raise database_error(path, exc) from exc
     if stat.S_ISREG(st.st_mode) and st.st_size == 0:

@@ -378,3 +378,23 @@ def test_a_read_only_index_database_in_a_writable_folder_is_said_of_the_file(ind
     )
     assert _brain(brain_home, "status", "--vault", str(vault)).returncode == 0
     assert stat.S_IMODE(database.stat().st_mode) == 0o400
+
+
+def test_brain_turns_with_a_brain_home_that_is_a_file_says_so(tmp_path, monkeypatch):
+    """BRAIN_HOME a file: `brain turns` said "no turns recorded yet", as of an empty home, while
+    no turn could ever be recorded there."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    home = tmp_path / "home"
+    home.write_text("not a folder\n", encoding="utf-8")
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    result = CliRunner().invoke(cli, ["turns"])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert result.output == (
+        f"Error: cannot read {home / 'brain.db'}: {home} is a file, not a folder; "
+        "BRAIN_HOME (and BRAIN_DB) must lead to a folder\n"
+    )
+    assert home.read_text(encoding="utf-8") == "not a folder\n"
