@@ -398,3 +398,26 @@ def test_brain_turns_with_a_brain_home_that_is_a_file_says_so(tmp_path, monkeypa
         "BRAIN_HOME (and BRAIN_DB) must lead to a folder\n"
     )
     assert home.read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_an_index_database_linked_to_a_disk_not_mounted_is_not_no_index(indexed, tmp_path):
+    """index.db a symbolic link into a folder that is not there (a disk not mounted): `brain ask`
+    said "no index for <vault> yet: run `brain index`", and `brain status` reported nothing
+    indexed, as of a vault never indexed; both name the link and where it leads."""
+    from click.testing import CliRunner
+
+    from brain.cli import cli
+
+    vault, directory = indexed
+    database = directory / "index.db"
+    target = tmp_path / "unmounted" / "index.db"
+    database.unlink()
+    database.symlink_to(target)
+    for args in (["ask", "--vault", str(vault), "wal"], ["status", "--vault", str(vault)]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert result.output.startswith(
+            f"Error: the index database {database} is a symbolic link to {target}, which does not exist"
+        ), result.output
+        assert "no index for" not in result.output
+    assert database.is_symlink() and not target.parent.exists()

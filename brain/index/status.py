@@ -14,7 +14,7 @@ from ..vault import IGNORE_FILE, resolve_vault
 from . import background, changes
 from .rebuild import rebuild_status
 from .settings_fit import index_mismatches
-from .store import INDEX_FILE, IndexStore, index_errors, newer_index_message, refuse_lost_meta
+from .store import INDEX_FILE, IndexStore, index_errors, newer_index_message, refuse_hidden_index, refuse_lost_meta
 from .writer_lock import indexing_now
 
 
@@ -54,7 +54,9 @@ def vault_status(vault: str | os.PathLike[str] | None) -> VaultStatus:
     root = resolve_vault(vault)
     directory = config.index_dir(root)
     with index_errors(directory, root):
-        indexed = (directory / INDEX_FILE).exists()
+        indexed = os.path.exists(directory / INDEX_FILE)
+        if not indexed:
+            refuse_hidden_index(directory, root)  # a link to a disk not mounted is not "nothing indexed"
         if indexed:
             store = IndexStore.open(directory, create=False, readonly_ok=True, warn_newer=False)
         else:

@@ -3219,12 +3219,8 @@ def _refuse_emptied(path: Path) -> None:
 def built_index_dir(root: Path) -> Path:
     """The folder of ``root``'s index; ``NoIndexError`` (saying how to build it) when it has none."""
     directory = config.index_dir(root)
-    if not os.path.exists(directory / INDEX_FILE):  # False where it cannot be reached, too: said here
-        from ..file_state import unreachable
-
-        cut_off = unreachable(directory / INDEX_FILE, "the index database")
-        if cut_off:
-            raise UnusableFileError(cut_off)
+    if not os.path.exists(directory / INDEX_FILE):
+        refuse_hidden_index(directory, root)
         if (directory.with_name(directory.name + RETIRED_SUFFIX) / INDEX_FILE).exists():
             raise NoIndexError(
                 f"a `brain index --rebuild` of {root} stopped while it swapped in the new index: run "
@@ -3282,6 +3278,18 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise NoSpaceError(no_space_message(directory, exc.strerror or str(exc))) from exc
         raise
+
+
+def refuse_hidden_index(directory: Path, vault: Path) -> None:
+    """``UnusableFileError`` when an index database not found at its path is there but cannot be
+    reached: a folder above it may not be searched, or it is a symbolic link to nowhere (a disk
+    not mounted). Both were "no index for <vault> yet: run `brain index`"."""
+    from ..file_state import unusable
+
+    remake = f"then `brain index --vault {shell_word(vault)}` builds the index again"
+    problem = unusable(directory / INDEX_FILE, "the index database", remake)  # one lstat when it is not there
+    if problem:
+        raise UnusableFileError(problem)
 
 
 def _refuse_unusable(path: Path, vault: Path, exc: BaseException) -> None:
