@@ -22,6 +22,7 @@ count. Run it against another tree with PYTHONPATH (the server and clients are t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -277,6 +278,60 @@ class Hostile:
         for thread in running:
             thread.join(30)
 
+    def load(self, threads: int = 16) -> None:
+        """``threads`` questions of k 200 (every option at its most) in flight at once, back to
+        back: one client process's share (a quarter) of the server's 64 places."""
+        running = [threading.Thread(target=self.heavy, daemon=True) for _ in range(threads)]
+        for thread in running:
+            thread.start()
+        self.stop.wait()
+        for thread in running:
+            thread.join(30)
+
+    def flood(self, loaders: int = 4, count: int = 2000) -> None:
+        """Every place being answered (``loaders`` processes of ``load``: 16 questions of k 200
+        in flight each), and a flood of connections that are ``busy`` at once: up to ``count``
+        each that send nothing, that send a byte a second, and that send a ping and never close
+        nor read, opened as fast as the server takes them and again as it closes them."""
+        here = [sys.executable, __file__, "--home", os.environ["BRAIN_HOME"], "--vault", self.vault]
+        children = [subprocess.Popen([*here, "--hostile", "load"], stdout=subprocess.DEVNULL) for _ in range(loaders)]
+        ping = json.dumps({"v": 1, "op": "ping", "vault": self.vault}).encode() + b"\n"
+        held: dict[str, list[socket.socket]] = {"nothing": [], "trickle": [], "never_close": []}
+
+        def open_on(kind: str) -> None:
+            mine = held[kind]
+            while not self.stop.is_set():
+                mine[:] = [s for s in mine if _alive(s)]
+                while len(mine) < count and not self.stop.is_set():
+                    try:
+                        sock = self.connect()
+                        sock.setblocking(False)
+                        if kind == "never_close":
+                            sock.send(ping)
+                    except OSError:
+                        break
+                    mine.append(sock)
+                    if len(mine) % 50 == 0:
+                        mine[:] = [s for s in mine if _alive(s)]
+                if kind == "trickle":
+                    for sock in mine:
+                        with contextlib.suppress(OSError):
+                            sock.send(b"{")
+                self.stop.wait(0.05 if kind != "trickle" else 1.0)
+
+        running = [threading.Thread(target=open_on, args=(kind,), daemon=True) for kind in held]
+        for thread in running:
+            thread.start()
+        self.stop.wait()
+        for thread in running:
+            thread.join(30)
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait(30)
+        for mine in held.values():
+            self.held.extend(mine)
+
     def heavy(self) -> None:
         """Questions with every option at its most (k 200, pool 1000, depth 1000), back to back."""
         line = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
@@ -302,6 +357,60 @@ def _open(sock: socket.socket) -> bool:
         pass
     sock.close()
     return False
+
+
+def _alive(sock: socket.socket) -> bool:
+    """Whether the server still holds ``sock`` open (what it sent, ``busy``, is read and dropped)."""
+    try:
+        while True:
+            if not sock.recv(1 << 16, socket.MSG_DONTWAIT):
+                break
+    except BlockingIOError:
+        return True
+    except OSError:
+        pass
+    sock.close()
+    return False
+
+
+class ServerUse:
+    """The server process's threads, open files and resident memory, sampled every 0.1 s
+    (``/proc``) while a scenario runs: the most of each."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.most = {"threads": 0, "fds": 0, "rss_mb": 0.0}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> ServerUse:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+    def _sample(self) -> None:
+        proc = Path(f"/proc/{self.pid}")
+        while not self.stop.wait(0.1):
+            try:
+                fields = dict(line.split(":", 1) for line in (proc / "status").read_text().splitlines())
+                fds = len(os.listdir(proc / "fd"))
+            except (OSError, ValueError):
+                continue
+            self.most["threads"] = max(self.most["threads"], int(fields["Threads"]))
+            self.most["rss_mb"] = max(self.most["rss_mb"], int(fields["VmRSS"].split()[0]) / 1024)
+            self.most["fds"] = max(self.most["fds"], fds)
+
+    def __str__(self) -> str:
+        try:
+            limits = (Path(f"/proc/{self.pid}") / "limits").read_text().splitlines()
+            nofile = next(line.split()[3] for line in limits if line.startswith("Max open files"))
+        except (OSError, StopIteration, IndexError):
+            nofile = "?"
+        most = self.most
+        return f"server: {most['threads']} threads, {most['fds']} fds (of {nofile}), {most['rss_mb']:.0f} MB at most"
 
 
 def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, Any]) -> dict[str, list[Any]]:
@@ -417,6 +526,7 @@ def main() -> None:
             "http_flood",
             "storm",
             "refused_slow",
+            "flood",
         ]
         only = [name for name in args.only.split(",") if name]
         print(
@@ -437,7 +547,8 @@ def main() -> None:
                     text=True,
                 )
                 time.sleep(args.warmup)
-            out = well_behaved(vault, queries, args.asks, record)
+            with ServerUse(record["pid"]) as use:
+                out = well_behaved(vault, queries, args.asks, record)
             opened = ""
             if hostile is not None:
                 hostile.terminate()
@@ -447,7 +558,7 @@ def main() -> None:
                 f"{name:<10} {pct(h, 50) * 1000:7.0f}ms {pct(h, 95) * 1000:5.0f}ms {len(out['hook_missed']):>4}/{args.asks}"
                 f"   {pct(a, 50) * 1000:6.0f}ms {pct(a, 95) * 1000:5.0f}ms {len(out['ask_missed']):>4}/{args.asks}"
                 f"   {pct(w, 50) * 1000:6.0f}ms {pct(w, 95) * 1000:5.0f}ms {len(out['http_missed']):>4}/{args.asks}"
-                f"   {opened}"
+                f"   {opened}; {use}"
             )
             for missed in (out["hook_missed"] + out["ask_missed"] + out["http_missed"])[:2]:
                 print(f"           e.g. {missed[:150]}")
