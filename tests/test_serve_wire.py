@@ -82,6 +82,63 @@ def test_brain_s_client_says_the_server_was_busy(toy_vault, monkeypatch):
         )
 
 
+def _handling() -> int:
+    """The server's threads answering a connection (socketserver's, one a connection)."""
+    return sum("process_request_thread" in thread.name for thread in threading.enumerate())
+
+
+def _busy_line(sock: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"}\n"):
+        chunk = sock.recv(1 << 16)
+        assert chunk, data
+        data += chunk
+    assert b'"busy"' in data, data
+    return data
+
+
+@pytest.mark.parametrize("path", ["socket", "http"])
+def test_connections_refused_busy_are_read_on_no_more_than_the_places(toy_vault, monkeypatch, path):
+    """Every place being answered, each connection coming in was refused ``busy`` and read on
+    (up to 2 s, here 30), in a thread and a descriptor of its own and no place: a flood of
+    connections that send nothing held as many as came (thousands), where they were closed at
+    once before the read-on. No more than the places are read on so; beyond, closed at once."""
+    linger = daemon_module._linger
+    monkeypatch.setattr(daemon_module, "_linger", lambda conn, seconds=30.0: linger(conn, 30.0))
+    with every_place_taken(toy_vault, monkeypatch) as daemon:
+        port, _ = _http(daemon)
+
+        def connect() -> socket.socket:
+            if path == "http":
+                return socket.create_connection(("127.0.0.1", port), timeout=10)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(10)
+            sock.connect(str(daemon.socket_path))
+            return sock
+
+        assert _handling() == PLACES  # the questions being answered
+        flood = [connect() for _ in range(3 * PLACES)]  # send nothing, and keep their end open
+        try:
+            for sock in flood:
+                _busy_line(sock)
+            wait_until(lambda: _handling() == 2 * PLACES, 10, f"{PLACES} refused connections read on, the rest closed")
+            assert (daemon.connections.refused_reading, daemon.connections.refused_closed) == (PLACES, 2 * PLACES)
+            for sock in flood:
+                sock.close()
+            flood.clear()
+            wait_until(
+                lambda: _handling() == PLACES, 10, "the refused connections' threads ended as their clients left"
+            )
+            assert daemon.connections.refused_reading == 0
+            flood.append(connect())  # a place to read on is free again
+            _busy_line(flood[0])
+            wait_until(lambda: daemon.connections.refused_reading == 1, 10, "the next refused connection read on")
+            assert daemon.connections.refused_closed == 2 * PLACES
+        finally:
+            for sock in flood:
+                sock.close()
+
+
 def _body(size: int) -> bytes:
     return b'{"v": 1, "op": "ping", "pad": "' + b"x" * size + b'"}'
 

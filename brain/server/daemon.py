@@ -21,9 +21,12 @@
   question whose client hung up before its turn is dropped. After its answer a connection is
   half-closed and read on, for ``LINGER_SECONDS``, until its client closes (``_linger``): an answer
   given before the request was read (``busy``, an HTTP refusal) reaches a client still sending it,
-  where closing with bytes unread reset it. Garbage gets an error reply; a client that
-  goes away mid-reply costs one failed write; an unexpected error (a bug) is logged with its
-  traceback and answered ``internal``, never a silent close.
+  where closing with bytes unread reset it. One refused ``busy`` holds no place: at most
+  ``MAX_CONNECTIONS`` of those are read on at once, the others closed at once (``_linger_refused``),
+  so a flood of connections while every place is answered holds no more threads and descriptors
+  than that. Garbage gets an error reply; a client that goes away mid-reply costs one failed
+  write; an unexpected error (a bug) is logged with its traceback and answered ``internal``,
+  never a silent close.
 - **HTTP** (``--http 127.0.0.1:PORT``) only on a loopback address, and only for requests that
   carry the token from ``serve.json`` (readable by the owner only) and a loopback ``Host``:
   other local users and web pages (DNS rebinding) get nothing.
@@ -440,7 +443,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         connections = daemon.connections
         if not connections.admit(self.connection):
             self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
-            _linger(self.connection)  # the request is unread: its client, still writing it, reads why
+            _linger_refused(self.connection, connections)  # its client, still writing the request, reads why
             return
         try:
             data = self._read_request()
@@ -542,6 +545,9 @@ class _Connections:
         # that one client cannot take every place with requests waiting their turn
         self.per_client = max(1, limit // 4)
         self.closed = 0  # connections closed for another
+        # connections refused ``busy`` and read on (``_linger_refused``), and those closed at
+        # once because ``limit`` of them were: they are in no place, so nothing else bounds them
+        self.refused_reading = self.refused_closed = 0
         self._lock = threading.Lock()
         self._open: dict[socket.socket, tuple[bool, float]] = {}  # → (waits on its client, since)
         self._peers: dict[socket.socket, Any] = {}  # the client of each connection being answered
@@ -586,6 +592,19 @@ class _Connections:
             self._open[conn] = (True, time.monotonic())
             return True
 
+    def read_refused(self) -> bool:
+        """Whether a connection refused ``busy`` may be read on: not when ``limit`` are already."""
+        with self._lock:
+            if self.refused_reading >= self.limit:
+                self.refused_closed += 1
+                return False
+            self.refused_reading += 1
+            return True
+
+    def refused_read(self) -> None:
+        with self._lock:
+            self.refused_reading -= 1
+
     def leave(self, conn: socket.socket) -> None:
         with self._lock:
             self._open.pop(conn, None)
@@ -620,7 +639,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
             head = f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
             with contextlib.suppress(OSError):
                 self.wfile.write(head.encode() + body)
-            _linger(self.connection)  # its request unread: closed so, the client still sending gets a reset
+            _linger_refused(self.connection, connections)  # closed unread, the client still sending got a reset
             return
         try:
             super().handle()
@@ -737,6 +756,20 @@ def _linger(conn: socket.socket, seconds: float = LINGER_SECONDS) -> None:
             if not chunk:
                 return
             left -= len(chunk)
+
+
+def _linger_refused(conn: socket.socket, connections: _Connections) -> None:
+    """``_linger`` for a connection refused ``busy``, when fewer than ``MAX_CONNECTIONS`` are read
+    on so; beyond them, closed at once. Such a connection holds no place: read on, each held its
+    thread and descriptor up to ``LINGER_SECONDS``, so a flood of connections that send nothing
+    while every place was being answered held as many as came in 2 s (thousands; shed at once
+    before the read-on), and a client of them still sending gets a reset, as before it."""
+    if not connections.read_refused():
+        return
+    try:
+        _linger(conn)
+    finally:
+        connections.refused_read()
 
 
 def _refusal(uid: int | None, what: str) -> dict[str, Any] | None:
