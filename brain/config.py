@@ -70,6 +70,12 @@ def env(name: str, default: str | None = None) -> str | None:
     return (value.strip() or default) if value is not None else default
 
 
+def _plain(number: float) -> str:
+    """A bound as one types it: 100000000, not :g's 1e+08 (BRAIN_LEXICAL_SPLIT_MATCHES said
+    "from 1 to 1e+08", BRAIN_PPR_LINK_WEIGHT "from 0 to 1e+06"); 0.8 and 0.5 as they are."""
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
 def _number(
     name: str, default: float, *, minimum: float, integer: bool, above: bool = False, maximum: float | None = None
 ) -> float:
@@ -77,9 +83,9 @@ def _number(
     if value is None:
         return default
     what = "a whole number" if integer else "a number"
-    bound = f"{'above' if above else 'at least'} {minimum:g}"
+    bound = f"{'above' if above else 'at least'} {_plain(minimum)}"
     if maximum is not None:
-        bound = f"{'above' if above else 'from'} {minimum:g} {'and at most' if above else 'to'} {maximum:g}"
+        bound = f"{'above' if above else 'from'} {_plain(minimum)} {'and at most' if above else 'to'} {_plain(maximum)}"
     try:
         # int() and float() also read 1_0 as 10 and other scripts' digits (١٠): not what one types
         # for a setting, and shown back as a number no one wrote. ASCII digits, no underscores.

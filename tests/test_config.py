@@ -290,6 +290,31 @@ def test_prompt_hook_settings(monkeypatch):
         config.prompt_chars()
 
 
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("BRAIN_LEXICAL_SPLIT_MATCHES", "a whole number from 1 to 100000000"),
+        ("BRAIN_PPR_LINK_WEIGHT", "a number from 0 to 1000000"),
+        ("BRAIN_VERSION_INTERVAL", "a number from 0 to 604800"),
+        ("BRAIN_PROMPT_BUDGET", "a number above 0 and at most 5"),
+        ("BRAIN_PPR_HUB_DAMPING", "a number from 0 to 2"),
+    ],
+)
+def test_a_bound_is_written_as_one_types_it(monkeypatch, name, said):
+    """:g wrote 100,000,000 as 1e+08 ("from 1 to 1e+08"), a bound no one types as a setting."""
+    monkeypatch.setenv(name, "many")
+    getter = {
+        "BRAIN_LEXICAL_SPLIT_MATCHES": config.lexical_split_matches,
+        "BRAIN_PPR_LINK_WEIGHT": config.ppr_link_weight,
+        "BRAIN_VERSION_INTERVAL": config.version_interval,
+        "BRAIN_PROMPT_BUDGET": config.prompt_budget,
+        "BRAIN_PPR_HUB_DAMPING": config.ppr_hub_damping,
+    }[name]
+    with pytest.raises(ConfigError) as caught:
+        getter()
+    assert str(caught.value) == f"{name} must be {said}, not 'many'"
+
+
 # ----- logs: every log file of brain's is bounded by the same rule ---------------------------
 
 
