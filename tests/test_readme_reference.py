@@ -431,6 +431,7 @@ def _option(command: str, name: str):
 
 def test_the_eval_commands_parse_and_the_defaults_said_are_brains():
     from brain.evaluation.queries import MAX_FILE_MB, QUERY_TYPES
+    from brain.recall.types import BASE_MODES
 
     for line in _blocks(EVAL, "bash")[0].splitlines():
         argv = shlex.split(line.split("  #")[0])[1:]
@@ -439,6 +440,8 @@ def test_the_eval_commands_parse_and_the_defaults_said_are_brains():
     said = _flat(EVAL)
     assert re.findall(r"`(\w+)`", said.split("`type` is one of", 1)[1].split(";", 1)[0]) == list(QUERY_TYPES)
     assert re.search(r"default `([\w+,]+)`, dense", said).group(1) == _option("eval", "modes").default
+    takes = said.split("`--modes` takes any mode `brain ask --mode` takes (", 1)[1].split(", each optionally", 1)[0]
+    assert tuple(re.findall(r"`([\w+]+)`", takes)) == BASE_MODES
     k = re.search(r"`-k` \(default (\d+), at least (\d+)\)", said)
     assert (int(k.group(1)), int(k.group(2))) == (_option("eval", "k").default, _option("eval", "k").type.min)
     assert int(re.search(r"is over (\d+) MB is refused", said).group(1)) == MAX_FILE_MB
