@@ -169,6 +169,9 @@ def test_the_json_keys_listed_are_the_ones_index_and_status_print(vault):
 def test_the_limits_the_section_gives_are_brains():
     said = _flat(INDEXING)
     assert float(re.search(r"a note over `BRAIN_MAX_NOTE_MB` \((\d+)\)", said).group(1)) == config.DEFAULT_MAX_NOTE_MB
+    wait = int(re.search(r"They wait up to `--wait SECONDS` \(default (\d+);", said).group(1))
+    for command in ("index", "prune"):  # the two that wait for another writer
+        assert next(p.default for p in cli.commands[command].params if p.name == "wait") == wait, command
 
 
 # ----- Recall: `brain ask` -------------------------------------------------------------------
