@@ -15,7 +15,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -864,19 +864,7 @@ def frontmatter_dates_in_other_digits(frontmatter: str | None) -> bool:
         return False
     if "\\u" not in frontmatter and (frontmatter.isascii() or _OTHER_DIGIT.search(frontmatter) is None):  # most
         return False
-    try:
-        meta = json.loads(frontmatter)
-    except ValueError:
-        return False
-    if not isinstance(meta, dict):
-        return False
-    for key, value in meta.items():
-        while isinstance(value, list) and len(value) == 1:  # [[2024-05-06]]
-            value = value[0]
-        digits = isinstance(value, str) and any(c.isdecimal() and not c.isascii() for c in value)
-        if digits and str(key).lower() in _EVERY_DATE_FIELD:
-            return True
-    return False
+    return any(any(c.isdecimal() and not c.isascii() for c in text) for text in _stored_date_texts(frontmatter))
 
 
 def frontmatter_date(meta: dict[str, Any]) -> str | None:
@@ -897,18 +885,23 @@ def frontmatter_dates_written_otherwise(frontmatter: str | None) -> bool:
     """Whether a stored frontmatter (JSON) holds a date field written otherwise than as the ISO
     form it reads to (``2026-12-01+03``, ``20260301``, ``2026-05-06 standup``): its reading may
     have changed with the rules (m024). YAML's own dates are stored in that form, and not named."""
+    return any(_iso(text) != text.strip() for text in _stored_date_texts(frontmatter))
+
+
+def _stored_date_texts(frontmatter: str | None) -> Iterator[str]:
+    """The texts of the date fields of a stored frontmatter (JSON), a list of one read as its
+    item (``[[2024-05-06]]``); none of a frontmatter that is no JSON object."""
     try:
         meta = json.loads(frontmatter or "{}")
     except ValueError:
-        return False
+        return
     if not isinstance(meta, dict):
-        return False
+        return
     for key, value in meta.items():
-        while isinstance(value, list) and len(value) == 1:  # [[2024-05-06]]
+        while isinstance(value, list) and len(value) == 1:
             value = value[0]
-        if str(key).lower() in _EVERY_DATE_FIELD and isinstance(value, str) and _iso(value) != value.strip():
-            return True
-    return False
+        if isinstance(value, str) and str(key).lower() in _EVERY_DATE_FIELD:
+            yield value
 
 
 def note_date(data: bytes, mtime: float) -> str:

@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import sqlite3
 import threading
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from conftest import FakeEmbedder
 
 from brain import config
@@ -557,3 +559,17 @@ def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | Non
         patch.setattr(INDEX_MIGRATIONS, "steps", steps)
         patch.setattr(store_module, "connect", counting)
         yield folded
+
+
+def modes_bind() -> list[str]:
+    """A command prefix for a process that file modes bind: as root (which ignores them), ``setpriv``
+    without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH; the test skips where that cannot be had."""
+    if os.name == "nt":
+        pytest.skip("POSIX file modes")
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: file modes cannot bind brain")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]

@@ -386,7 +386,8 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
     import subprocess
     import sys
 
-    from test_hardening_index import TESTS, _cannot_write, _chmod_tree
+    from index_helpers import modes_bind
+    from test_hardening_index import TESTS, _chmod_tree
 
     _, root = _kept(toy_vault, "names", "link_graph")
     path = _cache_file(root)
@@ -400,7 +401,7 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
             " sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
         )
         asked = subprocess.run(
-            [*_cannot_write(), sys.executable, "-c", code, "ask", "--vault", str(root), "--no-update", "memory graph"],
+            [*modes_bind(), sys.executable, "-c", code, "ask", "--vault", str(root), "--no-update", "memory graph"],
             cwd=TESTS,
             env={**os.environ, "BRAIN_HOME": str(brain_home), "BRAIN_EMBED_MODEL": "fake:64"},
             capture_output=True,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FakeEmbedder
+from index_helpers import modes_bind
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -26,25 +26,12 @@ TESTS = Path(__file__).resolve().parent
 OTHER_USER = 12345
 
 
-def _modes_bind() -> list[str]:
-    """A command prefix for a process that file modes bind (root ignores them otherwise)."""
-    if os.name == "nt":
-        pytest.skip("POSIX file modes")
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: file modes cannot bind brain")
-    caps = "-dac_override,-dac_read_search"
-    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
-
-
 def _brain(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
     env.pop("BRAIN_DB", None)
     code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run(
-        [*_modes_bind(), sys.executable, "-c", code, *args],
+        [*modes_bind(), sys.executable, "-c", code, *args],
         cwd=TESTS,
         env=env,
         input=stdin,
@@ -241,7 +228,7 @@ async def _mcp_calls(vault: Path, home: Path) -> dict[str, tuple[bool, str]]:
     from mcp import Client, StdioServerParameters
     from serve_helpers import LAUNCHER, brain_env
 
-    prefix = _modes_bind()
+    prefix = modes_bind()
     command, args = (prefix[0], [*prefix[1:], sys.executable]) if prefix else (sys.executable, [])
     env = brain_env(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64", BRAIN_RERANK_MODEL="none")
     params = StdioServerParameters(command=command, args=[*args, str(LAUNCHER), "mcp", "--vault", str(vault)], env=env)

@@ -10,7 +10,7 @@ import sys
 import time
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 
 from ..links import alias_key, note_keys
@@ -1178,6 +1178,25 @@ def m023_composed_and_narrow(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m023_composed_and_narrow")
 
 
+def _read_dates_again(conn: sqlite3.Connection, read_otherwise: Callable[[str | None], bool]) -> None:
+    """The notes whose stored frontmatter ``read_otherwise`` says the rules now read otherwise are
+    read again by the next run (hash and mtime cleared: the same bytes make no new version and keep
+    their vectors); their past versions' dates and world dates are read again here, a version's date
+    kept where no field gives one (the file's modification time then is not kept)."""
+    from ..notes import frontmatter_date, world_time
+
+    conn.create_function("brain_read_otherwise", 1, read_otherwise, deterministic=True)
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_read_otherwise(frontmatter)")
+    rows = conn.execute("SELECT id, date, frontmatter FROM note_versions WHERE brain_read_otherwise(frontmatter)")
+    for version_id, date, frontmatter in rows.fetchall():
+        meta = json.loads(frontmatter)
+        world = world_time(meta)
+        conn.execute(
+            "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
+            (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
+        )
+
+
 @INDEX_MIGRATIONS
 def m024_frontmatter_dates(conn: sqlite3.Connection) -> None:
     """A frontmatter date is read by the rules ``--as-of`` reads (``moments.written_date``):
@@ -1187,20 +1206,9 @@ def m024_frontmatter_dates(conn: sqlite3.Connection) -> None:
     than as the ISO form brain reads it to (YAML's own dates are stored so, and are left) are read
     again by the next run (the same bytes make no new version, and keep their vectors); their
     past versions' world dates, and their dates where a field gives one, are read again here."""
-    from ..notes import frontmatter_date, frontmatter_dates_written_otherwise, world_time
+    from ..notes import frontmatter_dates_written_otherwise
 
-    conn.create_function("brain_dates_written_otherwise", 1, frontmatter_dates_written_otherwise, deterministic=True)
-    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_written_otherwise(frontmatter)")
-    rows = conn.execute(
-        "SELECT id, date, frontmatter FROM note_versions WHERE brain_dates_written_otherwise(frontmatter)"
-    ).fetchall()
-    for version_id, date, frontmatter in rows:
-        meta = json.loads(frontmatter)
-        world = world_time(meta)
-        conn.execute(
-            "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
-            (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
-        )
+    _read_dates_again(conn, frontmatter_dates_written_otherwise)
 
 
 # It marks notes to be read again and sets past versions' dates from their frontmatter: run
@@ -1218,20 +1226,9 @@ def m025_frontmatter_dates_in_ascii_digits(conn: sqlite3.Connection) -> None:
     version, and keep their vectors); their past versions' world dates are read again here, and
     their dates where a field gives one (else the date stored stays: the file's modification
     time then is not kept)."""
-    from ..notes import frontmatter_date, frontmatter_dates_in_other_digits, world_time
+    from ..notes import frontmatter_dates_in_other_digits
 
-    conn.create_function("brain_dates_in_other_digits", 1, frontmatter_dates_in_other_digits, deterministic=True)
-    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_dates_in_other_digits(frontmatter)")
-    rows = conn.execute(
-        "SELECT id, date, frontmatter FROM note_versions WHERE brain_dates_in_other_digits(frontmatter)"
-    ).fetchall()
-    for version_id, date, frontmatter in rows:
-        meta = json.loads(frontmatter)
-        world = world_time(meta)
-        conn.execute(
-            "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
-            (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
-        )
+    _read_dates_again(conn, frontmatter_dates_in_other_digits)
 
 
 # As m024: it marks notes to be read again and sets past versions' dates from their frontmatter.
