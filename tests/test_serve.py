@@ -1000,13 +1000,19 @@ def test_eight_clients_while_the_watcher_indexes_get_whole_answers(tmp_path, mon
     assert torn_in_sqlite, "the update never showed a mixed state in SQLite: this test would prove nothing"
 
 
-def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_so_once(toy_vault, caplog):
+def test_an_index_rebuilt_with_another_model_keeps_the_last_good_state_and_says_so_once(toy_vault, caplog, monkeypatch):
     from conftest import FakeEmbedder
 
+    from brain.server import service as service_module
+
+    monkeypatch.setattr(service_module, "PROBE_EVERY", 0.1)  # a probe at each idle tick (1 s here)
     _index(toy_vault)
     with served(toy_vault, watch=False) as daemon:
         index_into(Path(os.environ["BRAIN_HOME"]), toy_vault, FakeEmbedder("fake:32"), rebuild=True)
-        time.sleep(6)  # three probes
+        probes = []  # counted from here: each one sees the rebuilt index
+        moved = daemon.service._moved
+        daemon.service._moved = lambda: probes.append(1) or moved()
+        wait_until(lambda: len(probes) >= 3, 30, "three probes of the rebuilt index")
         failures = [r for r in caplog.records if "could not load the index" in r.getMessage()]
         assert len(failures) == 1 and "fake:32" in failures[0].getMessage()
         reply = request(daemon, "ask", query=QUESTION, modes=["vector"], settings={"k": 2})
