@@ -8,6 +8,7 @@ inside a batch, between batches and inside VACUUM, and a Stop hook arriving duri
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import os
@@ -140,12 +141,15 @@ def test_a_time_with_an_offset_counts_in_utc(brain_home):
     path = brain_home / "brain.db"
     conn = open_db(path)
     # 23:00 on the day before at -05:00 is 04:00 UTC on the cutoff's day: after a 00:00 cutoff.
-    cutoff = time.mktime(time.strptime("2026-03-02 00:00:00", "%Y-%m-%d %H:%M:%S")) - time.timezone
+    # (mktime(...) - time.timezone was an hour early where 2 March is summer time: Sydney's.)
+    cutoff = calendar.timegm(time.strptime("2026-03-02 00:00:00", "%Y-%m-%d %H:%M:%S"))
     _recall(conn, "2026-03-01T23:00:00-05:00")
     _recall(conn, "2026-03-01T23:00:00+05:00")  # 18:00 UTC the day before: dropped
+    _recall(conn, "2026-03-02T00:30:00+01:00")  # 23:30 UTC the day before: dropped
+    _recall(conn, "2026-03-01T19:30:00-05:00")  # 00:30 UTC on the day: kept
     conn.close()
-    assert prune_ledger(cutoff, path=path).dropped["recalls"] == 1
-    assert _keys(path, "recalls") == ["2026-03-01T23:00:00-05:00"]
+    assert prune_ledger(cutoff, path=path).dropped["recalls"] == 2
+    assert _keys(path, "recalls") == ["2026-03-01T19:30:00-05:00", "2026-03-01T23:00:00-05:00"]
 
 
 def test_each_batch_is_committed_on_its_own(brain_home):
