@@ -3,7 +3,9 @@
 
 FAKE_EMBED_DELAY=<seconds> makes each embedding call that long: an index pass that can be
 interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed notes raise a
-``ModelLoadError`` with that message: an index pass that fails.
+``ModelLoadError`` with that message: an index pass that fails. FAKE_HEAL_AFTER=<path> makes
+`brain serve` leave its removed files as they are until that path exists (then it heals at its
+next check, as ever): a test asks while they are gone however slowly its `brain ask` starts.
 """
 
 from __future__ import annotations
@@ -34,6 +36,17 @@ if os.environ.get("FAKE_EMBED_FAIL"):
         raise ModelLoadError(os.environ["FAKE_EMBED_FAIL"])
 
     FakeEmbedder.embed_documents = _fail
+
+if os.environ.get("FAKE_HEAL_AFTER"):
+    from brain.server.daemon import Daemon
+
+    _heal = Daemon.heal
+
+    def _heal_when_told(self):
+        if os.path.exists(os.environ["FAKE_HEAL_AFTER"]):
+            _heal(self)
+
+    Daemon.heal = _heal_when_told
 
 from brain.__main__ import main  # noqa: E402
 

@@ -64,12 +64,17 @@ def _asked_by_the_server(vault: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_server_whose_socket_was_removed_listens_again(toy_vault, servers, brain_home):
-    pid = servers(toy_vault)
+def test_a_server_whose_socket_was_removed_listens_again(toy_vault, servers, brain_home, tmp_path):
+    # The server heals only once told (FAKE_HEAL_AFTER): the ask below raced its check 2 s on,
+    # and at load 23 `brain ask` started after the socket was back and asked the server.
+    told = tmp_path / "heal now"
+    pid = servers(toy_vault, FAKE_HEAL_AFTER=str(told))
     sock = runtime.runtime_dir(toy_vault.resolve()) / runtime.SOCKET_FILE
     sock.unlink()
     ask = run_brain(["ask", "--vault", str(toy_vault), QUESTION])  # until it heals: in-process, and said
     assert ask.returncode == 0 and b"did not answer (FileNotFoundError" in ask.stderr, ask.stderr
+    assert not sock.exists()
+    told.touch()
     wait_until(lambda: _answers(toy_vault, pid), HEALED, "the server to listen again")
     _asked_by_the_server(toy_vault)
     log = (brain_home / "logs" / "serve.log").read_text()
