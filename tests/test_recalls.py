@@ -24,16 +24,23 @@ def _iso(when: dt.datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
+def _local(day: dt.date, at: dt.time) -> dt.datetime:
+    """``at`` o'clock on the local date ``day``, in UTC."""
+    return dt.datetime.combine(day, at).astimezone().astimezone(dt.timezone.utc)  # naive: read as local
+
+
 def _clock() -> tuple[dt.datetime, dt.datetime, dt.datetime]:
-    """(now, a moment of today, the same moment yesterday). The report groups by local date:
-    "today" must be today's date whatever the hour the tests run (half an hour back from 00:10
-    is yesterday), with room for the minutes _fill adds after it."""
+    """(now, a moment of today, the same hour of the day before). The report groups by local
+    date: "today" must be today's date whatever the hour the tests run (half an hour back from
+    00:10 is yesterday), with room for the minutes _fill adds after it; "yesterday" is counted
+    on the calendar (24 h before 00:10 on the day after a spring-forward is two days before)."""
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    midnight = now.astimezone().replace(hour=0, minute=0, second=0).astimezone(dt.timezone.utc)
+    midnight = _local(now.astimezone().date(), dt.time(0))
     today = min(
         max(now - dt.timedelta(minutes=30), midnight + dt.timedelta(minutes=1)), midnight + dt.timedelta(hours=22)
     )
-    return now, today, today - dt.timedelta(days=1)
+    local = today.astimezone()
+    return now, today, _local(local.date() - dt.timedelta(days=1), local.time())
 
 
 NOW, TODAY, YESTERDAY = _clock()
@@ -105,7 +112,8 @@ def test_report_per_day(tmp_path):
         _fill(conn)
         data = store.report(conn, days=7)
     today, yesterday = data["per_day"]
-    assert today["day"] > yesterday["day"]
+    day = TODAY.astimezone().date()  # the local dates the rows fall on, the day before counted on the calendar
+    assert (today["day"], yesterday["day"]) == (day.isoformat(), (day - dt.timedelta(days=1)).isoformat())
     assert (today["prompts"], today["with_notes"], today["without_notes"]) == (13, 1, 12)
     assert today["reasons"] == {"below-threshold": 10, "slash-command": 2}
     assert today["asked"] == 11  # the two slash commands never asked the server
@@ -120,10 +128,21 @@ def test_report_per_day(tmp_path):
 
 
 def test_report_window(tmp_path):
-    with connection(tmp_path / "brain.db") as conn:
-        _fill(conn)
-        assert [d["prompts"] for d in store.report(conn, days=1)["per_day"]] == [13]
-        assert store.report(conn, days=1)["all"]["prompts"] == 13
+    # The window counts back from SQLite's 'now', the rows' day from the clock read before them: a
+    # local midnight between the two put them on the day before the window. SQLite's date after
+    # the report says whether one passed; then it is all done again on the new day.
+    global NOW, TODAY, YESTERDAY
+    for attempt in range(2):
+        with connection(tmp_path / f"brain-{attempt}.db") as conn:
+            _fill(conn)
+            per_day = [d["prompts"] for d in store.report(conn, days=1)["per_day"]]
+            total = store.report(conn, days=1)["all"]["prompts"]
+            day = conn.execute("SELECT date('now', 'localtime')").fetchone()[0]
+        if day == TODAY.astimezone().date().isoformat():
+            break
+        NOW, TODAY, YESTERDAY = _clock()
+    assert day == TODAY.astimezone().date().isoformat()
+    assert per_day == [13] and total == 13
 
 
 def test_nearest_rank_matches_the_sql():
