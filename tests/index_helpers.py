@@ -561,7 +561,7 @@ def texts_folded_by(migration: str, monkeypatch: Any) -> Iterator[list[str | Non
         yield folded
 
 
-def modes_bind() -> list[str]:
+def modes_binding_prefix() -> list[str]:
     """A command prefix for a process that file modes bind: as root (which ignores them), ``setpriv``
     without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH; the test skips where that cannot be had."""
     if os.name == "nt":

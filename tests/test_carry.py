@@ -386,7 +386,7 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
     import subprocess
     import sys
 
-    from index_helpers import modes_bind
+    from index_helpers import modes_binding_prefix
     from test_hardening_index import TESTS, _chmod_tree
 
     _, root = _kept(toy_vault, "names", "link_graph")
@@ -401,7 +401,17 @@ def test_a_read_only_index_is_read_and_never_written(toy_vault, brain_home):
             " sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
         )
         asked = subprocess.run(
-            [*modes_bind(), sys.executable, "-c", code, "ask", "--vault", str(root), "--no-update", "memory graph"],
+            [
+                *modes_binding_prefix(),
+                sys.executable,
+                "-c",
+                code,
+                "ask",
+                "--vault",
+                str(root),
+                "--no-update",
+                "memory graph",
+            ],
             cwd=TESTS,
             env={**os.environ, "BRAIN_HOME": str(brain_home), "BRAIN_EMBED_MODEL": "fake:64"},
             capture_output=True,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
-from index_helpers import assert_faiss_matches, modes_bind
+from index_helpers import assert_faiss_matches, modes_binding_prefix
 
 import brain.build_settings
 import brain.embed
@@ -404,7 +404,7 @@ def _brain(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
     code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run(
-        [*modes_bind(), sys.executable, "-c", code, *args],
+        [*modes_binding_prefix(), sys.executable, "-c", code, *args],
         cwd=TESTS,
         env=env,
         capture_output=True,
@@ -447,7 +447,7 @@ def _one_line_stderr(proc: subprocess.CompletedProcess, *needles: str) -> None:
 @pytest.mark.slow  # subprocesses
 def test_read_only_home_still_answers_status_and_ask(indexed, brain_home, read_only):
     vault, directory, _first = indexed
-    modes_bind()
+    modes_binding_prefix()
     before = _ask(vault)
     (directory / "vectors.faiss").unlink()  # the cache must be rebuilt, and cannot be saved
     read_only(brain_home)
@@ -481,7 +481,7 @@ def test_read_only_home_still_answers_status_and_ask(indexed, brain_home, read_o
 
 @pytest.mark.slow  # subprocesses
 def test_unwritable_brain_home_is_one_line_naming_the_folder(toy_vault, tmp_path, read_only):
-    modes_bind()
+    modes_binding_prefix()
     parent = tmp_path / "locked"
     parent.mkdir()
     home = parent / "brain"
@@ -499,7 +499,7 @@ def test_an_old_index_that_cannot_be_deleted_is_said_not_a_traceback(indexed, br
     """The old index left under the rebuild name (a swap's clean-up that could not delete it,
     e.g. built by another user): the next rebuild says so in one line; `index` warns."""
     vault, directory, _first = indexed
-    modes_bind()
+    modes_binding_prefix()
     staging = rebuild_dir(directory)
     shutil.copytree(directory, staging)  # no rebuild marker: the old index of a swap
     read_only(staging)
@@ -657,7 +657,7 @@ def test_skipped_rows_from_before_the_stat_columns_are_read_once_more(vault_with
 
 @pytest.mark.slow  # subprocesses
 def test_unreadable_file_is_not_stale_until_it_is_readable(tmp_path, brain_home):
-    modes_bind()
+    modes_binding_prefix()
     root = tmp_path / "vault"
     write(root, "Readable.md", "# Readable\n\nsqlite notes\n")
     secret = write(root, "Private.md", "# Private\n\nkept from brain\n")
@@ -681,7 +681,7 @@ def test_a_vault_folder_that_cannot_be_searched_is_one_line_and_deletes_nothing(
     """A vault folder listed but not searchable (mode r without x): every entry's stat failed,
     the walk found nothing and the run deleted every note, exit 0, saying nothing; its folders
     were "broken-symlink"s. A folder inside it so is "unreadable"."""
-    modes_bind()
+    modes_binding_prefix()
     assert _brain(brain_home, "index", "--vault", str(toy_vault)).returncode == 0
     toy_vault.chmod(0o644)
     try:

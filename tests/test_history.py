@@ -1207,9 +1207,10 @@ def test_a_damaged_index_is_rebuilt_and_says_its_history_is_lost(timeline):
 @pytest.mark.slow  # a subprocess that file modes bind
 def test_as_of_and_history_on_a_read_only_home(timeline, brain_home):
     """A read-only brain home still answers --as-of (the slice is built in memory) and history."""
-    from test_hardening_index import _brain, _cannot_write, _chmod_tree
+    from index_helpers import modes_binding_prefix
+    from test_hardening_index import _brain, _chmod_tree
 
-    _cannot_write()
+    modes_binding_prefix()
     root, at = timeline
     _chmod_tree(brain_home, writable=False)
     try:

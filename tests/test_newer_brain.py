@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FakeEmbedder, write
+from index_helpers import modes_binding_prefix
 from ledger_helpers import hook_payload, run_hook
 from serve_helpers import BrainProcess, kill_recorded_server, mcp_call, run_brain, served, wait_until
-from test_hardening_index import _brain, _cannot_write, _chmod_tree
+from test_hardening_index import _brain, _chmod_tree
 
 from brain import config
 from brain.autorecall import hook as prompt_hook
@@ -288,7 +289,7 @@ def test_a_newer_index_locked_by_another_connection_is_busy_not_newer(newer_inde
 
 @pytest.mark.slow  # a process that file modes bind
 def test_a_newer_index_that_is_damaged_in_a_read_only_home_is_said_damaged(newer_index, brain_home):
-    _cannot_write()
+    modes_binding_prefix()
     _damage_notes(_index_db(newer_index), "page")
     _chmod_tree(brain_home, writable=False)
     try:

@@ -536,11 +536,11 @@ def test_a_folder_unreadable_then_readable_under_a_server_file_modes_bind(toy_va
     too: the server retried every 5 s, indexing nothing. Made readable, it had no watch of its
     own. Made unreadable while watched, its notes stayed served: the watcher looked into it for
     a note, found none it could read, and took it for an empty folder."""
-    from test_hardening_index import _cannot_write
+    from index_helpers import modes_binding_prefix
 
     from brain.server import client
 
-    prefix = _cannot_write()
+    prefix = modes_binding_prefix()
     _index(toy_vault)
     root = toy_vault.resolve()
     folder = toy_vault / "Cooking"

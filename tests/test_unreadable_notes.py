@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from test_hardening_index import _brain, _cannot_write, _index, _invoke
+from index_helpers import modes_binding_prefix
+from test_hardening_index import _brain, _index, _invoke
 
 from brain import config
 from brain.index.status import vault_status
@@ -170,7 +171,7 @@ def _paths_after_index(vault: Path) -> set[str]:
 @pytest.mark.slow  # subprocesses
 def test_a_note_made_unreadable_leaves_the_index_file_modes_bind(tmp_path, brain_home):
     """The same with the kernel refusing the read (as root, ``setpriv`` without DAC override)."""
-    _cannot_write()
+    modes_binding_prefix()
     root = tmp_path / "vault"
     write(root, "Readable.md", "# Readable\n\nsqlite notes\n")
     secret = write(root, "Diary.md", SECRET)

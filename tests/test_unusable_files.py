@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FakeEmbedder
-from index_helpers import modes_bind
+from index_helpers import modes_binding_prefix
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -31,7 +31,7 @@ def _brain(home: Path, *args: str, stdin: str | None = None) -> subprocess.Compl
     env.pop("BRAIN_DB", None)
     code = "import sys, conftest; sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
     return subprocess.run(
-        [*modes_bind(), sys.executable, "-c", code, *args],
+        [*modes_binding_prefix(), sys.executable, "-c", code, *args],
         cwd=TESTS,
         env=env,
         input=stdin,
@@ -228,7 +228,7 @@ async def _mcp_calls(vault: Path, home: Path) -> dict[str, tuple[bool, str]]:
     from mcp import Client, StdioServerParameters
     from serve_helpers import LAUNCHER, brain_env
 
-    prefix = modes_bind()
+    prefix = modes_binding_prefix()
     command, args = (prefix[0], [*prefix[1:], sys.executable]) if prefix else (sys.executable, [])
     env = brain_env(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL="fake:64", BRAIN_RERANK_MODEL="none")
     params = StdioServerParameters(command=command, args=[*args, str(LAUNCHER), "mcp", "--vault", str(vault)], env=env)
