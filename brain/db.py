@@ -291,9 +291,8 @@ def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:
     text = str(exc)
     name = getattr(exc, "sqlite_errorname", "")
     if isinstance(exc, OSError) or name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")) or "unable to open" in text:
-        problem = _unreadable(path) or _unusable_beside(
-            path
-        )  # not "cannot create" nor "check that the folder is writable"
+        # the file itself, or the log beside it: not "cannot create" nor "check that the folder is writable"
+        problem = _unreadable(path) or _unusable_beside(path)
         if problem:
             return BrainDatabaseError(problem)
     if isinstance(exc, OSError):
