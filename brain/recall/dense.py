@@ -6,6 +6,12 @@ came up for questions about monsters, items and single rules. Past ``LONG_NOTE_C
 chunks a note's score is lowered by ``discount × ln(chunks / LONG_NOTE_CHUNKS)`` (0.02: a
 note of 40 chunks loses 0.018 of cosine, one of 150 loses 0.045); notes up to that size, what
 people write, are scored as they were.
+
+``max_of_n`` (λ, off by default) corrects for the draws by the query's own spread instead: the
+best of N draws from a spread σ beats one draw by about σ × e(N), e(N) the expected maximum of N
+standard normals, so a note of N chunks loses λ × σ_q × e(N), σ_q the standard deviation of the
+cosines of the chunks this search reached: much where the query's neighbourhood is spread, little
+where its cosines are flat.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ def dense_search(
     nearest: list[tuple[int, float]] | None = None,
     long_note_discount: float = 0.0,
     long_note_chunks: int = LONG_NOTE_CHUNKS,
+    max_of_n: float = 0.0,
 ) -> list[Candidate]:
     """The top ``depth`` distinct notes by their best chunk's similarity, best first.
 
@@ -41,6 +48,8 @@ def dense_search(
     third, ... (of the chunks this search reached): a note that answers across several
     passages rises. With ``long_note_discount`` > 0 a note of more than ``long_note_chunks``
     chunks scores that much less per unit of ln(chunks / long_note_chunks) (``long_note_cost``).
+    With ``max_of_n`` (λ) > 0 a note of N chunks scores λ × σ × e(N) less, σ the standard
+    deviation of the cosines of the chunks the search reached (``max_of_n_cost``).
     Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when given, receives
     the (chunk id, similarity) of the chunks the search reached, nearest first (the
     anchor_dense lane reads the first of them rather than searching again).
@@ -68,13 +77,15 @@ def dense_search(
             break
         k = min(vectors.size, k * 4)
     total = {n: score + decayed(more.get(n, []), decay) for n, (_, score) in best.items()}
-    if long_note_discount > 0:
+    if long_note_discount > 0 or max_of_n > 0:
         sizes = store.note_chunk_counts(list(best))
+        spread = spread_of(scores.tolist()) if max_of_n > 0 else 0.0
         for n in total:
             total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
+            total[n] -= max_of_n_cost(sizes.get(n, 1), spread, max_of_n)
     top = sorted(best.items(), key=lambda item: -total[item[0]])[:depth]
     out = candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
-    if decay > 0 or long_note_discount > 0:
+    if decay > 0 or long_note_discount > 0 or max_of_n > 0:
         for c in out:
             c.score = total[c.note_id]
     return out
@@ -85,6 +96,29 @@ def long_note_cost(chunks: int, discount: float, free: int = LONG_NOTE_CHUNKS) -
     if discount <= 0 or chunks <= max(free, 1):
         return 0.0
     return discount * math.log(chunks / max(free, 1))
+
+
+def spread_of(scores: list[float]) -> float:
+    """The standard deviation of these cosines (0 for fewer than two)."""
+    import statistics
+
+    return statistics.pstdev(scores) if len(scores) > 1 else 0.0
+
+
+def expected_max(n: int) -> float:
+    """E[max of n standard normals] (Blom's approximation, Φ⁻¹((n − 0.375) / (n + 0.25)): 0 for one,
+    0.59 for two, 1.55 for ten, 2.50 for a hundred; exact to 0.03)."""
+    if n <= 1:
+        return 0.0
+    import statistics
+
+    return statistics.NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+def max_of_n_cost(chunks: int, spread: float, weight: float) -> float:
+    """What a note of ``chunks`` chunks loses from its dense score under ``max_of_n`` = ``weight``,
+    for a query whose reached chunks' cosines spread by ``spread``."""
+    return weight * spread * expected_max(chunks) if weight > 0 else 0.0
 
 
 def decayed(scores: list[float], decay: float) -> float:

@@ -555,6 +555,7 @@ class Recaller:
             nearest=nearest,
             long_note_discount=settings.long_note_discount,
             long_note_chunks=settings.long_note_chunks,
+            max_of_n=settings.max_of_n,
         )
         timings["dense"] = _ms(started)
         return QueryState(query, vector, self.gate(query), {"dense": hits}, timings, nearest_chunks=nearest)
