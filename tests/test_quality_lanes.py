@@ -101,6 +101,54 @@ def test_long_notes_lose_a_little_of_their_dense_score(tmp_path):
     recaller.close()
 
 
+def test_max_of_n_takes_the_querys_spread_times_the_expected_best_of_n_off(tmp_path):
+    import math
+    from statistics import pstdev
+
+    from brain.recall.dense import expected_max, max_of_n_cost
+
+    # Blom's approximation against the exact expected maxima of 2, 10 and 100 standard normals.
+    assert expected_max(0) == 0.0 and expected_max(1) == 0.0
+    assert expected_max(2) == pytest.approx(0.5642, abs=0.03)
+    assert expected_max(10) == pytest.approx(1.5388, abs=0.03)
+    assert expected_max(100) == pytest.approx(2.5076, abs=0.03)
+    assert max_of_n_cost(40, 0.05, 0.0) == 0.0 and max_of_n_cost(1, 0.05, 1.0) == 0.0
+    assert max_of_n_cost(40, 0.05, 0.5) == pytest.approx(0.5 * 0.05 * expected_max(40))
+    root = tmp_path / "v"
+    _long_and_short(root)
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+
+    def spread(query: str) -> float:  # of the cosines of every chunk the search reaches (47 < depth × 4)
+        _, scores = recaller.vectors.search(recaller.embedder.embed_query(query), recaller.vectors.size)
+        return pstdev(scores.tolist())
+
+    query = "orchard pepper ladder kettle basket"
+    off = recaller.ask(query, "vector", RecallSettings(k=3, long_note_discount=0.0))
+    assert _paths(off)[0] == "Long.md"
+    gap = off.results[0].score - off.results[1].score
+    assert 0 < gap < 0.5 and spread(query) > 0
+    weight = gap / (spread(query) * expected_max(40)) * 1.5
+    on = recaller.ask(query, "vector", RecallSettings(k=3, long_note_discount=0.0, max_of_n=weight))
+    assert _paths(on)[:2] == ["Short.md", "Long.md"]
+    short, long = on.results[:2]
+    assert short.score == pytest.approx(short.dense_score)  # one chunk: one draw, nothing off
+    assert long.dense_score == pytest.approx(off.results[0].dense_score)  # the shown cosine stays the chunk's
+    assert long.score == pytest.approx(long.dense_score - gap * 1.5)
+    # The same weight takes off what another query's own spread gives, with the fixed discount on top.
+    other = "thunder marble pillow orchard"
+    both = recaller.ask(other, "vector", RecallSettings(k=10, max_of_n=weight))
+    long = next(c for c in both.results if c.path == "Long.md")
+    expected = weight * spread(other) * expected_max(40) + 0.02 * math.log(40 / 16)
+    assert spread(other) != pytest.approx(spread(query)) and long.score == pytest.approx(long.dense_score - expected)
+    assert RecallSettings().max_of_n == 0.0
+    for mode in ("vector", "hybrid+ppr"):
+        assert _ranked(recaller.ask(query, mode, RecallSettings(max_of_n=0.0))) == _ranked(
+            recaller.ask(query, mode, RecallSettings())
+        )
+    recaller.close()
+
+
 def test_a_past_view_counts_the_chunks_a_note_had_then(tmp_path):
     import time
 
