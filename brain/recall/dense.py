@@ -41,6 +41,7 @@ def dense_search(
     long_note_discount: float = 0.0,
     long_note_chunks: int = LONG_NOTE_CHUNKS,
     max_of_n: float = 0.0,
+    max_of_n_reached: bool = False,
 ) -> list[Candidate]:
     """The top ``depth`` distinct notes by their best chunk's similarity, best first.
 
@@ -49,7 +50,9 @@ def dense_search(
     passages rises. With ``long_note_discount`` > 0 a note of more than ``long_note_chunks``
     chunks scores that much less per unit of ln(chunks / long_note_chunks) (``long_note_cost``).
     With ``max_of_n`` (λ) > 0 a note of N chunks scores λ × σ × e(N) less, σ the standard
-    deviation of the cosines of the chunks the search reached (``max_of_n_cost``).
+    deviation of the cosines of the chunks the search reached (``max_of_n_cost``); with
+    ``max_of_n_reached`` only the share of its other chunks the search did not reach: a note
+    near the query all through is no lucky draw.
     Its shown chunk and ``dense_score`` stay the best one's. ``nearest``, when given, receives
     the (chunk id, similarity) of the chunks the search reached, nearest first (the
     anchor_dense lane reads the first of them rather than searching again).
@@ -63,11 +66,13 @@ def dense_search(
             nearest[:] = zip(ids.tolist(), scores.tolist())
         best: dict[int, tuple[int, float]] = {}  # note id -> (chunk id, score)
         more: dict[int, list[float]] = {}  # note id -> its other chunks' scores, best first
+        reached: dict[int, int] = {}  # note id -> how many of its chunks the search reached
         note_of = store.chunk_note_ids([int(i) for i in ids])
         for chunk_id, score in zip(ids.tolist(), scores.tolist()):
             note_id = note_of.get(chunk_id)
             if note_id is None:
                 continue
+            reached[note_id] = reached.get(note_id, 0) + 1
             if note_id not in best:
                 best[note_id] = (chunk_id, score)
             elif decay > 0:
@@ -82,7 +87,8 @@ def dense_search(
         spread = spread_of(scores.tolist()) if max_of_n > 0 else 0.0
         for n in total:
             total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
-            total[n] -= max_of_n_cost(sizes.get(n, 1), spread, max_of_n)
+            share = unreached_share(sizes.get(n, 1), reached.get(n, 1)) if max_of_n_reached else 1.0
+            total[n] -= share * max_of_n_cost(sizes.get(n, 1), spread, max_of_n)
     top = sorted(best.items(), key=lambda item: -total[item[0]])[:depth]
     out = candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
     if decay > 0 or long_note_discount > 0 or max_of_n > 0:
@@ -119,6 +125,13 @@ def max_of_n_cost(chunks: int, spread: float, weight: float) -> float:
     """What a note of ``chunks`` chunks loses from its dense score under ``max_of_n`` = ``weight``,
     for a query whose reached chunks' cosines spread by ``spread``."""
     return weight * spread * expected_max(chunks) if weight > 0 else 0.0
+
+
+def unreached_share(chunks: int, reached: int) -> float:
+    """The share of a note's chunks other than its best that the search did not reach (1 for one chunk)."""
+    if chunks <= 1:
+        return 1.0
+    return min(1.0, max(0.0, (chunks - reached) / (chunks - 1)))
 
 
 def decayed(scores: list[float], decay: float) -> float:

@@ -556,6 +556,7 @@ class Recaller:
             long_note_discount=settings.long_note_discount,
             long_note_chunks=settings.long_note_chunks,
             max_of_n=settings.max_of_n,
+            max_of_n_reached=settings.max_of_n_reached,
         )
         timings["dense"] = _ms(started)
         return QueryState(query, vector, self.gate(query), {"dense": hits}, timings, nearest_chunks=nearest)

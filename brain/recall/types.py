@@ -176,6 +176,7 @@ class RecallSettings:
     long_note_discount: float = DEFAULT_LONG_NOTE_DISCOUNT  # dense: × ln(chunks / long_note_chunks) off long notes
     long_note_chunks: int = LONG_NOTE_CHUNKS  # ... of more chunks than this
     max_of_n: float = 0.0  # dense: a note of N chunks loses this × σ of the reached cosines × E[max of N normals]
+    max_of_n_reached: bool = False  # ... × the share of its other chunks the search did not reach
     lexical_weights: tuple[float, ...] = DEFAULT_BM25_WEIGHTS  # bm25() weights of the FTS columns
     fusion_method: str = "rrf"  # "rrf" (ranks) or "score" (each lane's scores, min-max scaled, weighted)
     top_bonus: tuple[float, ...] = DEFAULT_TOP_BONUS  # RRF: extra votes for a lane's ranks 1, 2, ... (× its weight)
