@@ -149,6 +149,44 @@ def test_max_of_n_takes_the_querys_spread_times_the_expected_best_of_n_off(tmp_p
     recaller.close()
 
 
+def test_max_of_n_reached_spares_the_share_of_a_note_the_search_reached(tmp_path):
+    from brain.recall.dense import dense_search, unreached_share
+
+    assert unreached_share(1, 1) == 1.0 and unreached_share(40, 1) == 1.0
+    assert unreached_share(40, 40) == 0.0 and unreached_share(41, 11) == pytest.approx(0.75)
+    root = tmp_path / "v"
+    _long_and_short(root)
+    write(root, "Thunder.md", "thunder marble pillow storm.\n")  # a second note among Long.md's thunder sections
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    store, vectors = recaller.store, recaller.vectors
+    long_id = next(row.id for row in store.note_rows().values() if row.path == "Long.md")
+
+    def long_cost(query: str, reached_only: bool) -> tuple[float, int]:
+        """What Long.md loses under max_of_n 1, and how many of its chunks the search reached."""
+        nearest: list[tuple[int, float]] = []
+        vector = recaller.embedder.embed_query(query)
+        hits = dense_search(store, vectors, vector, 2, nearest=nearest, max_of_n=1.0, max_of_n_reached=reached_only)
+        long = next(c for c in hits if c.note_id == long_id)
+        note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in nearest])
+        return long.dense_score - long.score, sum(note_of.get(chunk_id) == long_id for chunk_id, _ in nearest)
+
+    # Each query spares the share of Long.md's other 39 chunks its search reached.
+    for query in ("orchard pepper ladder kettle basket", "thunder marble pillow"):
+        whole, reached = long_cost(query, False)
+        spared, _ = long_cost(query, True)
+        assert 1 < reached < 40 and whole > 0
+        assert spared == pytest.approx(whole * (40 - reached) / 39) and spared < whole
+    assert RecallSettings().max_of_n_reached is False
+    query = "thunder marble pillow"
+    on = recaller.ask(query, "vector", RecallSettings(k=2, depth=2, max_of_n=1.0, max_of_n_reached=True))
+    off = recaller.ask(query, "vector", RecallSettings(k=2, depth=2, max_of_n=1.0))
+    (long_on,) = [c for c in on.results if c.path == "Long.md"]
+    (long_off,) = [c for c in off.results if c.path == "Long.md"]
+    assert long_on.dense_score == pytest.approx(long_off.dense_score) and long_on.score > long_off.score
+    recaller.close()
+
+
 def test_a_past_view_counts_the_chunks_a_note_had_then(tmp_path):
     import time
 
