@@ -174,6 +174,15 @@ ROWS: dict[str, tuple[str, dict]] = {
     "new long_note_chunks 8": ("hybrid+ppr", {"long_note_chunks": 8}),
     "new long_note_chunks 32": ("hybrid+ppr", {"long_note_chunks": 32}),
     "new long_note_chunks 1 (every note)": ("hybrid+ppr", {"long_note_chunks": 1, "long_note_discount": 0.01}),
+    # the dense lane's query-adaptive max-of-N correction (stop 62; off in the default)
+    "new max_of_n 0.25": ("hybrid+ppr", {"max_of_n": 0.25}),
+    "new max_of_n 0.5": ("hybrid+ppr", {"max_of_n": 0.5}),
+    "new max_of_n 1": ("hybrid+ppr", {"max_of_n": 1.0}),
+    "new max_of_n 0.5 -long_note_discount": ("hybrid+ppr", {"max_of_n": 0.5, "long_note_discount": 0.0}),
+    "new max_of_n 0.5 reached": ("hybrid+ppr", {"max_of_n": 0.5, "max_of_n_reached": True}),
+    "new max_of_n 1 reached": ("hybrid+ppr", {"max_of_n": 1.0, "max_of_n_reached": True}),
+    "vector max_of_n 0.5": ("vector", {"max_of_n": 0.5}),
+    "vector max_of_n 1 reached": ("vector", {"max_of_n": 1.0, "max_of_n_reached": True}),
     # the fusion's other knobs, each moved alone from the default
     "new depth 100": ("hybrid+ppr", {"depth": 100}),
     "new depth 40": ("hybrid+ppr", {"depth": 40}),

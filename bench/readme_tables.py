@@ -110,6 +110,8 @@ STAGE_ROWS = [
     ("default with the discount past 8 chunks", "new long_note_chunks 8", "new"),
     ("default with the discount past 32 chunks", "new long_note_chunks 32", "new"),
     ("default with the discount on every note", "new long_note_chunks 1 (every note)", "new"),
+    ("a query-adaptive max-of-N correction in the dense lane", "new max_of_n 0.5", "new"),
+    ("the max-of-N correction scaled by the share", "new max_of_n 0.5 reached", "new"),
     ("score fusion (min-max scores) instead of RRF, alone", "old +score fusion", "old"),
     ("score fusion, in the default", "new +score fusion", "new"),
     ("PageRank restarts weighted by score, alone", "old +ppr_seed_scores", "old"),
