@@ -84,7 +84,7 @@ def dense_search(
     total = {n: score + decayed(more.get(n, []), decay) for n, (_, score) in best.items()}
     if long_note_discount > 0 or max_of_n > 0:
         sizes = store.note_chunk_counts(list(best))
-        spread = spread_of(scores.tolist()) if max_of_n > 0 else 0.0
+        spread = float(scores.std()) if max_of_n > 0 and len(scores) > 1 else 0.0  # σ of the reached cosines
         for n in total:
             total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
             share = unreached_share(sizes.get(n, 1), reached.get(n, 1)) if max_of_n_reached else 1.0
@@ -102,13 +102,6 @@ def long_note_cost(chunks: int, discount: float, free: int = LONG_NOTE_CHUNKS) -
     if discount <= 0 or chunks <= max(free, 1):
         return 0.0
     return discount * math.log(chunks / max(free, 1))
-
-
-def spread_of(scores: list[float]) -> float:
-    """The standard deviation of these cosines (0 for fewer than two)."""
-    import statistics
-
-    return statistics.pstdev(scores) if len(scores) > 1 else 0.0
 
 
 def expected_max(n: int) -> float:
