@@ -89,6 +89,41 @@ def test_the_day_a_note_name_states(name, day):
     assert stated_date(name) == (dt.date.fromisoformat(day) if day else None)
 
 
+# A date is written in ASCII digits (as a frontmatter date is read): Python's \d took the others
+# after an ASCII "19" or "20", so each of these was a day or a month.
+_OTHER_DIGITS = [
+    "20\u0662\u0664-03-01",  # Arabic-Indic 2, 4
+    "2\uff1024-03-01",  # a full-width 0
+    "2024-03-0\uff11",
+    "2024_03_\u0966\u0967",  # Devanagari 0, 1
+    "\u0660\u0664.11.2024",
+    "1.\u0661\u0661.2024",
+    "28 \u0438\u044e\u043d\u044f 20\u0968\u096b",  # 28 июня 20२५
+    "June \uff12\uff18, 2025",
+    "June 28, 2\uff1025",
+    "2\u0668th Jun, 2025",
+]
+
+
+@pytest.mark.parametrize("name", _OTHER_DIGITS)
+def test_a_name_with_other_scripts_digits_states_no_day(name):
+    assert stated_date(name) is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [f"what did I write on {date}" for date in _OTHER_DIGITS[:-1]]
+    + ["notes for 20\u0662\u0664-11", "notes for 2024-1\uff11", "in March 2\uff1024", "в июне 20\u0968\u096b"],
+)
+def test_a_query_with_other_scripts_digits_names_no_period(query):
+    assert query_period(query) is None
+
+
+def test_a_month_named_beside_a_day_in_other_digits_is_the_month():
+    # "2٨th Jun, 2025" is no day, and the question still names June 2025 (it was the 28th)
+    assert query_period("what did I write on 2\u0668th Jun, 2025") == _period("2025-06-01", "2025-07-01")
+
+
 @pytest.fixture
 def journal(tmp_path):
     root = tmp_path / "journal"

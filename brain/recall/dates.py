@@ -69,23 +69,27 @@ _MONTH = "|".join(
 )
 _MONTH_RE = re.compile(rf"^(?:{_MONTH})$")
 _ORDINAL = r"(?:st|nd|rd|th|-?го|-?е)?"
-_YEAR = r"((?:19|20)\d\d)"
+# A date is written in ASCII digits, as a frontmatter date is read (``moments.written_date``): ``\d``
+# took other scripts' digits, and "20٢٤-03-01" or "2０24-03-01" was a day. Such a digit is a
+# character of a word (``_W``, ``_E``), so a name mixing them states no date at all.
+_YEAR = r"((?:19|20)[0-9][0-9])"
 _W = f"(?<![{word_chars()}])"  # a word starts here (not after a vowel sign, as not after a letter)
 _E = f"(?![{word_chars()}])"  # and ends here
 
 # A note's name that is a day.
-_YEARISH = re.compile(r"(?:19|20)\d\d")
-_ISO_DAY = re.compile(rf"{_W}((?:19|20)\d\d)[-_.](\d\d)[-_.](\d\d){_E}")
-_DOTTED_DAY = re.compile(rf"{_W}(\d{{1,2}})\.(\d{{1,2}})\.((?:19|20)\d\d){_E}")
-_DAY_MONTH_YEAR = re.compile(rf"{_W}(\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(\w+)\.?,?\s+{_YEAR}{_E}")
-_MONTH_DAY_YEAR = re.compile(rf"{_W}(\w+)\.?\s+(\d{{1,2}}){_ORDINAL},?\s+{_YEAR}{_E}")
+_YEARISH = re.compile(r"(?:19|20)[0-9][0-9]")
+_ISO_DAY = re.compile(rf"{_W}{_YEAR}[-_.]([0-9][0-9])[-_.]([0-9][0-9]){_E}")
+_DOTTED_DAY = re.compile(rf"{_W}([0-9]{{1,2}})\.([0-9]{{1,2}})\.{_YEAR}{_E}")
+_DAY_MONTH_YEAR = re.compile(rf"{_W}([0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?(\w+)\.?,?\s+{_YEAR}{_E}")
+_MONTH_DAY_YEAR = re.compile(rf"{_W}(\w+)\.?\s+([0-9]{{1,2}}){_ORDINAL},?\s+{_YEAR}{_E}")
 # A query's period.
 _QUALIFIER = (
     r"(?:(?P<q>early|mid|middle of|late|beginning of|start of|end of|the end of|"
     r"начал[еоа]|середин[еуа]|конц[еа]|конец)\s+)?"
 )
 _MONTH_YEAR = re.compile(rf"{_W}{_QUALIFIER}(?:in\s+|of\s+)?(\w+)\.?,?\s+(?:of\s+)?{_YEAR}{_E}")
-_ISO_MONTH = re.compile(rf"{_W}((?:19|20)\d\d)-(\d\d){_E}(?!-\d)")
+# Not a day's first part, in any script's digits ("2024-03-１5" is no day, nor March).
+_ISO_MONTH = re.compile(rf"{_W}{_YEAR}-([0-9][0-9]){_E}(?!-\d)")
 _SEASONS = {
     "spring": (3, 3),
     "summer": (6, 3),
