@@ -271,6 +271,50 @@ def test_the_rebuild_a_damaged_newer_index_is_told_to_run_builds_one(newer_index
     assert asked.exit_code == 0 and REFUSED not in asked.output, asked.output
 
 
+def _moved_aside(vault: Path) -> list[str]:
+    return sorted(
+        p.name.rsplit(".", 1)[1].split("-")[0] for p in config.index_dir(vault.resolve()).parent.glob("*-*.*-*")
+    )
+
+
+def test_rebuild_moves_a_damaged_newer_index_aside_as_the_newer_brains(newer_index):
+    """A newer index with a damaged page went to .damaged-<time> as this brain's own, its history's
+    count read by this brain's rules from the newer brain's tables ("its history (0 past versions of
+    0 notes, 1 closed link) could not be carried"): it is that brain's, to repair, and its history is
+    not this brain's to count."""
+    _damage_notes(_index_db(newer_index), "page")
+    result = CliRunner().invoke(cli, ["index", "--rebuild", "--json", "--vault", str(newer_index)])
+    assert result.exit_code == 0, result.output
+    assert _moved_aside(newer_index) == ["newer"], result.stderr
+    report = json.loads(result.stdout)
+    assert ".newer-" in report["moved_aside"] and report["history_left"], report
+    [said] = [each for each in result.stderr.splitlines() if report["moved_aside"] in each]
+    assert f"the index (upgraded by a newer brain: {NEWER}; damaged: " in said, said
+    assert "keep that folder for a brain of that version" in said and "past version" not in said, said
+    assert "Added.md" in _paths(newer_index)
+
+
+def test_rebuild_moves_a_newer_index_that_renamed_a_table_aside_as_newer_not_damaged(toy_vault):
+    """A newer brain's rename of a table this brain reads was "the damaged index (no such table:
+    note_versions)", moved to .damaged-<time>, with "its history (0 past versions of 0 notes, 0 closed
+    links)", counted from the absence of a table."""
+    index_vault(toy_vault, embedder=FakeEmbedder(), progress=False)
+    _make_newer_renaming(_index_db(toy_vault), RENAMES["table"])
+    result = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(toy_vault)])
+    assert result.exit_code == 0, result.output
+    assert _moved_aside(toy_vault) == ["newer"], result.stderr
+    assert f"the index (upgraded by a newer brain: {NEWER}) was moved to" in result.stderr, result.stderr
+    assert "damaged" not in result.stderr and "past version" not in result.stderr, result.stderr
+
+
+def test_rebuild_over_a_newer_index_whose_record_is_unreadable_calls_it_damaged(newer_index):
+    _damage_notes(_index_db(newer_index), "truncated")  # nothing says it is a newer brain's: damaged
+    result = CliRunner().invoke(cli, ["index", "--rebuild", "--vault", str(newer_index)])
+    assert result.exit_code == 0, result.output
+    assert _moved_aside(newer_index) == ["damaged"], result.stderr
+    assert "past version" not in result.stderr, result.stderr
+
+
 def test_a_newer_index_locked_by_another_connection_is_busy_not_newer(newer_index):
     _checkpointed(_index_db(newer_index))
     holder = sqlite3.connect(_index_db(newer_index), isolation_level=None, timeout=0)

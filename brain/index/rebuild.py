@@ -59,20 +59,25 @@ def rebuild(
     was moved out of the way.
     """
     put_back_cut_swap(directory)
-    damage = IndexStore.integrity_problem(directory)
-    if damage:
+    broken, missing = IndexStore.integrity(directory)
+    # A newer brain's index (its record of migrations read, from a damaged file too): its history
+    # is read by rules this code lacks, so neither carried nor counted; it is moved aside whole,
+    # to .newer-<time>, for that brain to open (or repair) again. A table this code reads that is
+    # not there may be one that brain renamed or dropped: no evidence of damage.
+    newer = newer_migrations(directory)
+    damage: str | None
+    if newer:
+        damage = f"upgraded by a newer brain: {', '.join(newer)}" + (f"; damaged: {broken}" if broken else "")
+        keep_history = False
+    else:
+        damage = broken or (f"no such table: {', '.join(missing)}" if missing else None)
+    if broken or (damage and not newer):
         log.warning(  # the report's moved_aside line says it again, even with -q and --json
             "the index database %s is damaged (%s); building a new one beside it",
             directory / INDEX_FILE,
-            damage,
+            broken or damage,
             extra=REPORTED,
         )
-    # A newer brain's index: its history is read by rules this code lacks, so not carried; it is
-    # moved aside whole, as a damaged one is, for that brain to open again
-    newer = [] if damage else newer_migrations(directory)
-    if newer:
-        damage = f"upgraded by a newer brain: {', '.join(newer)}"
-        keep_history = False
     source = None
     lost_history = None
     # a table of the present dropped leaves the history readable: carried, as from a sound index
@@ -117,7 +122,14 @@ def rebuild(
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
         moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {report.moved_aside}"
-        if newer:
+        if newer and broken:  # kept for that brain, which can repair it: not to be deleted unread
+            report.history_left = broken
+            message = (
+                f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
+                " newer rules): what is left of it is only there, keep that folder for a brain of that version"
+                " (its `brain index --repair`)"
+            )
+        elif newer:
             message = (
                 f"{moved}; its history was not carried into the new index (this brain cannot read it by the"
                 " newer rules): a brain of that version opens it there"

@@ -484,10 +484,11 @@ class IndexStore:
             _refuse_emptied(path)
             conn = _read_only(path)
             try:
-                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
-                    return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
+                # a table of the history gone first: its absence is then no index from before history
                 if UNCARRIABLE_HISTORY.intersection(missing_tables(conn)):  # a rebuild cannot carry it
                     return {"damaged": True}
+                if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'note_versions'").fetchone():
+                    return {"past_versions": 0, "notes_with_past": 0, "closed_edges": 0, "since": None}
                 one = lambda sql: conn.execute(sql).fetchone()[0]
                 since = conn.execute("SELECT value FROM meta WHERE key = 'history_since'").fetchone()
                 return {
@@ -506,9 +507,20 @@ class IndexStore:
     @staticmethod
     def integrity_problem(directory: Path) -> str | None:
         """Why the index database in ``directory`` cannot be trusted, or None (also when absent)."""
+        damaged, missing = IndexStore.integrity(directory)
+        if damaged:
+            return damaged
+        # its rows are gone with it: a new index, this one kept aside
+        return f"no such table: {', '.join(missing)}" if missing else None
+
+    @staticmethod
+    def integrity(directory: Path) -> tuple[str | None, list[str]]:
+        """Why the index database file in ``directory`` is damaged (or None: sound, absent, or
+        busy or unreadable here, no evidence of damage), and the tables this code reads that a
+        sound file lacks: lost, or renamed by a newer brain (``newer_migrations`` tells which)."""
         path = directory / INDEX_FILE
         if not path.exists():
-            return None
+            return None, []
         try:
             _refuse_emptied(path)
             conn = _read_only(path)
@@ -518,13 +530,11 @@ class IndexStore:
             finally:
                 conn.close()
         except sqlite3.OperationalError:  # busy, or not readable here: no evidence of damage
-            return None
+            return None, []
         except sqlite3.DatabaseError as exc:
-            return str(exc)
-        if missing:  # its rows are gone with it: a new index, this one kept aside
-            return f"no such table: {', '.join(missing)}"
+            return str(exc), []
         verdict = str(row[0]) if row else "no answer from the integrity check"
-        return None if verdict == "ok" else " ".join(verdict.split())[:200]
+        return (None if verdict == "ok" else " ".join(verdict.split())[:200]), missing
 
     @staticmethod
     def uncarried_history(directory: Path) -> str | None:
