@@ -224,6 +224,30 @@ def test_vector_and_recall_cache_files_that_cannot_be_read_are_rebuilt_and_said_
             assert f"the vector index file {directory / name} is a FIFO, not a file" in asked.stderr
 
 
+@pytest.mark.slow  # subprocesses
+def test_a_folder_at_the_vector_index_file_is_one_line_not_a_rebuild_at_every_ask(indexed, brain_home):
+    """A folder where vectors.faiss goes cannot be replaced by a save (brain deletes none): every
+    `brain ask` rebuilt the vectors in memory and warned twice, "brain saves a new one in its place"
+    and then "could not save the rebuilt vector index: [Errno 21] Is a directory". It is the one
+    line that names the folder and the fix; once moved aside, the next ask saves the file."""
+    vault, directory = indexed
+    faiss_file = directory / "vectors.faiss"
+    _folder(faiss_file)
+    ask = ["ask", "--vault", str(vault), "--json", "--no-update", "sqlite wal checkpoint"]
+    for _ in range(2):
+        _one_line(
+            _brain(brain_home, *ask),
+            f"the vector index file {faiss_file} is a folder, not a file: move it aside",
+            absent=("could not save", "rebuilding"),
+        )
+    assert (faiss_file / "kept.txt").read_text(encoding="utf-8") == "the user's\n"  # left as it was
+    faiss_file.rename(directory / "moved-aside")
+    for _ in range(2):
+        asked = _brain(brain_home, *ask)
+        assert asked.returncode == 0 and json.loads(asked.stdout)["results"], asked.stderr
+    assert faiss_file.is_file() and "vector index" not in asked.stderr, asked.stderr
+
+
 async def _mcp_calls(vault: Path, home: Path) -> dict[str, tuple[bool, str]]:
     from mcp import Client, StdioServerParameters
     from serve_helpers import LAUNCHER, brain_env

@@ -569,7 +569,14 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
             version,
         )
     elif problem is not None:
-        log.warning("%s; rebuilding the vector index from the database", _unusable_file(store.directory) or problem)
+        said = _unusable_file(store.directory)
+        if said and _folder_in_place(store.directory):
+            # The save cannot replace a folder (brain deletes none), so each run would rebuild the
+            # vectors again in memory and say so twice, one line untrue ("saves a new one")
+            from ..errors import BrainError
+
+            raise BrainError(said)
+        log.warning("%s; rebuilding the vector index from the database", said or problem)
     index = VectorIndex.rebuild(store, dim, wanted)
     if store.vectors_version() != version:
         pass  # a writer moved on meanwhile and saves its own: do not put an older cache over it
@@ -798,6 +805,11 @@ def _unusable_file(directory: Path) -> str | None:
         if problem:
             return problem
     return None
+
+
+def _folder_in_place(directory: Path) -> bool:
+    """A folder (or a link to one) where a vector index file goes: a save cannot take its place."""
+    return any((directory / name).is_dir() for name in (SIDECAR_FILE, FAISS_FILE, DELTA_FILE))
 
 
 def _read_file(path: Path) -> bytes:
