@@ -783,8 +783,23 @@ def load_dotenv_files() -> list[str]:
     except OSError:  # the working directory was removed
         pass
     home = brain_home()
-    _load_env_file(home / ".env", skipped, home=home)
+    if not _cut_off(home / ".env"):
+        _load_env_file(home / ".env", skipped, home=home)
     return skipped
+
+
+def _cut_off(path: Path) -> bool:
+    """Whether a folder on the way to ``path`` may not be searched by this user (the brain home
+    at mode 000): then whatever uses the home says so in its one line, with its chmod
+    (``file_state.unreachable``); a warning that its .env cannot be read came first, a second
+    line on the same cause."""
+    try:
+        os.lstat(path)
+    except PermissionError:
+        return True
+    except OSError:
+        pass
+    return False
 
 
 # The working directory's .env is whatever repository Claude Code runs in (its hooks run there):
