@@ -39,6 +39,7 @@ from pathlib import Path
 from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
+from .file_state import unreachable, unusable
 from .index.store import INDEX_FILE, built_index_dir
 from .migrations import disk_bytes
 from .text import shell_word
@@ -213,28 +214,74 @@ def _sources(
     files: list[tuple[Path, Path]] = []
     if vault not in (None, ""):
         directory = built_index_dir(resolve_vault(vault))
-        return [(directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index")], []
-    with contextlib.suppress(OSError):
-        for directory in sorted((home / "vaults").iterdir()):
-            if _INDEX_FOLDER.fullmatch(directory.name) and (directory / INDEX_FILE).is_file():
-                databases.append((directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index"))
-    ledger = config.db_path()
-    with contextlib.suppress(OSError):
-        if ledger.is_file() and ledger.stat().st_size > 0:
-            databases.append((ledger, Path(LEDGER_FILE), "ledger"))
-            aside = kept_aside_dir(ledger)
-            for path in sorted(aside.rglob("*")) if aside.is_dir() else ():
-                # a row being written is hidden until renamed into place; the lock is no row
-                if path.is_file() and not path.name.startswith("."):
-                    files.append((path, Path(kept_aside_dir(Path(LEDGER_FILE)).name) / path.relative_to(aside)))
-    for name in HOME_FILES:
-        if (home / name).is_file():
-            files.append((home / name, Path(name)))
+        databases = [(directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index")]
+        _refuse_unreadable(databases)
+        return databases, []
+    # What this user may not read is the backup's one line, before anything is copied: passed
+    # over, an index folder of mode 000 ended the look at the vaults (those after it left out
+    # unsaid), a brain home of mode 000 was a traceback, and its vaults "nothing to back up"
+    try:
+        with _absent_is_none():
+            for directory in sorted((home / "vaults").iterdir()):
+                if _INDEX_FOLDER.fullmatch(directory.name) and (directory / INDEX_FILE).is_file():
+                    databases.append((directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index"))
+        ledger = config.db_path()
+        with _absent_is_none():
+            if ledger.is_file() and ledger.stat().st_size > 0:
+                databases.append((ledger, Path(LEDGER_FILE), "ledger"))
+                aside = kept_aside_dir(ledger)
+                for path in sorted(aside.rglob("*")) if aside.is_dir() else ():
+                    # a row being written is hidden until renamed into place; the lock is no row
+                    if path.is_file() and not path.name.startswith("."):
+                        files.append((path, Path(kept_aside_dir(Path(LEDGER_FILE)).name) / path.relative_to(aside)))
+        for name in HOME_FILES:
+            if (home / name).is_file():
+                files.append((home / name, Path(name)))
+    except PermissionError as exc:
+        raise BackupError(f"{_denied(Path(exc.filename or home))}: nothing was backed up") from exc
+    _refuse_unreadable(databases)
     if not databases:
         raise NoIndexError(
             f"nothing to back up: {home} holds no index and no ledger yet (run `brain index --vault PATH` first)"
         )
     return databases, files
+
+
+@contextlib.contextmanager
+def _absent_is_none() -> Iterator[None]:
+    """A place that is not there (or not a folder) holds nothing to copy; one this user may not
+    read is raised."""
+    try:
+        yield
+    except PermissionError:
+        raise
+    except OSError:
+        pass
+
+
+def _refuse_unreadable(databases: list[tuple[Path, Path, str]]) -> None:
+    """A database this user may not read (mode 000, another user's) is said before anything is
+    copied, as every command says it; SQLite said "unable to open database file"."""
+    for source, _, kind in databases:
+        if kind == "index":
+            said = unusable(source, "the index database", "`brain index` builds a new one")
+        else:
+            said = unusable(source, "the brain database", "brain starts a new one")
+        if said:
+            raise BackupError(f"{said}; nothing was backed up")
+
+
+def _denied(path: Path) -> str:
+    """Why this user may not read ``path``: a folder above it not to be searched, or ``path`` a
+    folder it may not list, or a file it may not read; with the chmod that gives it back."""
+    what = {"vaults": "the folder", INDEX_FILE: "the index database"}.get(path.name, "the file")
+    said = unreachable(path, what)
+    if said:
+        return said
+    return (
+        f"{path} cannot be read by this user (permission denied): give your user access to it "
+        f"(chmod u+rwx {shell_word(path)})"
+    )
 
 
 # ----- where it goes -------------------------------------------------------------------------

@@ -248,6 +248,38 @@ def test_a_folder_at_the_vector_index_file_is_one_line_not_a_rebuild_at_every_as
     assert faiss_file.is_file() and "vector index" not in asked.stderr, asked.stderr
 
 
+@pytest.mark.slow  # subprocesses
+def test_a_backup_of_what_this_user_may_not_read_is_one_line_not_a_backup_short_of_it(indexed, brain_home, tmp_path):
+    """`brain backup` looked past what it could not read: a brain home of mode 000 was a traceback
+    (PermissionError on hook-installs.json), its vaults folder "nothing to back up: … holds no index",
+    an index folder of mode 000 ended the look at the vaults (those after it left out of a backup that
+    succeeded), and an index.db of mode 000 "unable to open database file". Each is one line naming
+    it and the chmod; nothing is made at DEST."""
+    vault, _ = indexed
+    second = tmp_path / "second"
+    (second / "Note.md").parent.mkdir()
+    (second / "Note.md").write_text("# Note\n\nA second vault.\n", encoding="utf-8")
+    index_vault(second, embedder=FakeEmbedder(), progress=False)
+    first = min(config.index_dir(vault), config.index_dir(second))  # the one looked at first
+    dest = tmp_path / "copy"
+    cases = [
+        (brain_home, f"the folder {brain_home} may not be searched by this user", f"chmod u+rwx {brain_home}"),
+        (brain_home / "vaults", f"{brain_home / 'vaults'} cannot be read by this user", "chmod u+rwx"),
+        (first, f"the index database {first / 'index.db'} cannot be reached: the folder {first}", "chmod u+rwx"),
+        (first / "index.db", f"the index database {first / 'index.db'} cannot be read by this user", "chmod u+rw "),
+    ]
+    for path, *needles in cases:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        path.chmod(0)
+        try:
+            _one_line(_brain(brain_home, "backup", str(dest)), *needles, "nothing was backed up")
+        finally:
+            path.chmod(mode)
+        assert not dest.exists()
+    done = _brain(brain_home, "backup", str(dest))
+    assert done.returncode == 0 and len(list((dest / "vaults").iterdir())) == 2, done.stderr
+
+
 async def _mcp_calls(vault: Path, home: Path) -> dict[str, tuple[bool, str]]:
     from mcp import Client, StdioServerParameters
     from serve_helpers import LAUNCHER, brain_env
