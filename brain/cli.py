@@ -939,6 +939,10 @@ def _confirm_discarding_history(vault: str | None) -> bool:
     held = IndexStore.history_at(directory)
     if held is None or held.get("damaged") or not (held["past_versions"] or held["closed_edges"]):
         return False
+    # its tables read, the file may still be damaged: --keep-history would not carry it (one
+    # quick_check, only over an index with a past)
+    if IndexStore.uncarried_history(directory):
+        return False
     since = f", kept since {local_time(held['since'])}" if held["since"] else ""
     message = (
         f"`brain index --rebuild` builds a new index, and this one's history would go: "

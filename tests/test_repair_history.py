@@ -154,7 +154,9 @@ def test_a_rebuild_over_a_damaged_history_says_it_is_only_in_the_folder_moved_as
     assert len(_versions(root)) == 1  # history starts again from the rebuild
 
 
-def test_a_rebuild_over_a_damaged_file_counts_the_history_it_could_read(edited):
+def test_a_rebuild_over_a_damaged_file_offers_no_choice_and_counts_the_history_it_could_read(edited):
+    """The history's tables read, the rebuild asked to discard it or "Add --keep-history to carry it
+    over", which would not carry it from a damaged file (not on a terminal: refused)."""
     root, _ = edited
     database = _database(root)
     conn = sqlite3.connect(database)
@@ -167,7 +169,7 @@ def test_a_rebuild_over_a_damaged_file_counts_the_history_it_could_read(edited):
     with open(database, "r+b") as handle:  # the notes table's first page overwritten: the history's intact
         handle.seek((root_page - 1) * size)
         handle.write(b"\xff" * size)
-    code, _, err = _brain("index", "--rebuild", "--yes", "--quiet", "--vault", str(root))
+    code, _, err = _brain("index", "--rebuild", "--quiet", "--vault", str(root))
     assert code == 0, err
     [aside] = _aside(root)
     assert "its history (2 past versions of 1 note, " in err and f"{aside}" in err and "keep that folder" in err, err
