@@ -171,6 +171,14 @@ def test_a_brain_home_or_index_folder_not_to_be_searched_is_one_line_not_a_trace
             )
         hooked = _brain(brain_home, "hook", "stop", stdin=payload)
         assert hooked.returncode == 0 and hooked.stdout == "", hooked
+        # the hook installed, and said once that it cannot record (it was said only as the .env unread)
+        settings = tmp_path / "claude" / "settings.json"
+        installed = _brain(brain_home, "hook", "install", "--settings", str(settings))
+        assert installed.returncode == 0 and settings.is_file(), installed.stderr
+        assert installed.stderr.count("\n") == 1 and installed.stderr.startswith("note: the Stop hook cannot record"), (
+            installed.stderr
+        )
+        assert f"the folder {brain_home} may not be searched by this user" in installed.stderr, installed.stderr
     finally:
         brain_home.chmod(0o700)
 

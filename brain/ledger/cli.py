@@ -88,6 +88,8 @@ def install(
         return
     click.echo(setup.install_hooks(path, commands).message)
     _other_scope_advice(path, commands)
+    if "stop" in kinds:
+        _ledger_advice()
     if root is not None:
         _prompt_hook_advice(root)
 
@@ -119,6 +121,17 @@ def _other_scope_advice(path: Path, commands: dict[str, str]) -> None:
             ),
             err=True,
         )
+
+
+def _ledger_advice() -> None:
+    """The Stop hook exits 0 whatever happens, and logs into the brain home: one this user may not
+    search (mode 000) loses every turn unsaid, and was said at install only as its .env unread."""
+    from .. import config
+    from ..file_state import unreachable
+
+    said = unreachable(config.db_path(), "the brain database")
+    if said:
+        click.echo(escaped(f"note: the Stop hook cannot record turns until then: {said}"), err=True)
 
 
 def _prompt_hook_advice(root: Path) -> None:
