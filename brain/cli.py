@@ -266,12 +266,15 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     chunking other than the index was built with (`brain index --rebuild` fixes it). A `set:` line
     names the BRAIN_* settings given other than their default (why recall here may differ), a `bad:`
     line each one set to a value it cannot take (the hooks use the default then). A `ledger:`
-    line counts the rows the hooks kept aside while an upgrade of brain.db waits (`brain turns`
-    applies it and records them), and another the files kept aside that held no row brain can
-    record (moved aside, not deleted: look at them, then delete them).
+    line counts the turns the Stop hook recorded and says when the last began; others, the rows
+    the hooks kept aside while an upgrade of brain.db waits (`brain turns` applies it and records
+    them), the files kept aside that held no row brain can record (moved aside, not deleted: look
+    at them, then delete them), a brain.db a newer brain upgraded, or one that cannot be read.
+    brain.db is only read here: never created, never upgraded.
     """
     from .index.status import vault_status
-    from .kept_aside import rejected, rejected_line, waiting
+    from .kept_aside import rejected, rejected_line
+    from .ledger.state import ledger_state
     from .server.client import status as server_status
     from .settings import bad_values, changed
     from .text import in_column, literal
@@ -280,15 +283,13 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
     set_here = changed()
     bad = bad_values()  # what the hooks and the server would say only in their logs
     server = server_status(Path(st.vault))
-    kept_aside = waiting()  # rows the hooks could not write: an upgrade of brain.db waits
-    refused = rejected()  # files kept aside that a catch-up could not record
+    ledger = ledger_state()  # read only: brain.db is neither created nor upgraded here
     if as_json:
         emit_json(
             {
                 **st.as_dict(),
                 "server": server,
-                "ledger_kept_aside": kept_aside,
-                "ledger_rejected": len(refused),
+                **ledger,
                 "settings_set": set_here,
                 "settings_refused": bad,
             }
@@ -353,19 +354,34 @@ def status(vault: str | None, as_json: bool, verbose: bool) -> None:
             f"rebuild: {done} notes so far in {st.rebuild['path']} (a `brain index --rebuild` is running, "
             "or stopped: running it again resumes)"
         )
+    if ledger["ledger_turns"]:
+        echo(_ledger_line(ledger["ledger_turns"], ledger["ledger_last_turn"]))
+    kept_aside = ledger["ledger_kept_aside"]  # rows the hooks could not write: an upgrade of brain.db waits
     if kept_aside:
         echo(
             f"ledger: {kept_aside} row{'s' if kept_aside != 1 else ''} the hooks kept aside: an upgrade of the "
             "brain database did not fit their budget; `brain turns` applies it and records them"
         )
-    if refused:
+    if ledger["ledger_rejected"]:
+        refused = rejected()  # files kept aside that a catch-up could not record
         echo(f"ledger: {rejected_line(len(refused), refused[0].parent)}")
+    for said in (ledger["ledger_newer"], ledger["ledger_error"]):
+        if said:
+            echo(f"ledger: {said}")
     if st.warnings:
         echo(f"warnings: {len(st.warnings)}")
         for w in st.warnings if verbose else st.warnings[:5]:
             echo(f"  {literal(w['path'])}: {in_column(w['message'])}")
         if not verbose and len(st.warnings) > 5:
             echo("  ... (--verbose lists all)")
+
+
+def _ledger_line(turns: int, last: str | None) -> str:
+    """The `ledger:` line of `brain status`: the turns recorded, and when the newest began (UTC)."""
+    line = f"ledger: {turns:,} turn{'s' if turns != 1 else ''} recorded"
+    if last:
+        line += f", the last begun {last[:16].replace('T', ' ')} UTC"
+    return line
 
 
 def _server_line(server: dict | None, root: Path) -> str:

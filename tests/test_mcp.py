@@ -108,6 +108,7 @@ def _check(tools, results, vault: Path) -> None:
     assert [t["ask"] for t in since] == ["refactor the cart", "add the watcher"]
     status = json.loads(_texts(by["status"][0]))
     assert status["vault"] == str(vault.resolve()) and status["notes"] > 0
+    assert status["ledger_turns"] == 3 and status["ledger_last_turn"] == "2026-11-29T10:00:00.000Z"
 
 
 @pytest.mark.slow

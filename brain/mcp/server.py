@@ -212,7 +212,13 @@ there too, with a moment it did: history(note, as_of=that moment) gives its life
 STATUS_DOC = """\
 The state of brain's memory for this vault: how many notes and chunks are indexed and with which
 model, how many notes changed since the last index, and whether a warm `brain serve` is running
-(its uptime, queries answered and last update). Use it when results look stale or empty."""
+(its uptime, queries answered and last update). And whether earlier sessions are being recorded:
+`ledger_turns` (turns in the ledger), `ledger_last_turn` (when the newest began, UTC),
+`ledger_kept_aside` (rows the hooks kept aside, not in the ledger yet: `brain turns` records
+them), `ledger_rejected` (files kept aside that held no row brain can record), `ledger_newer`
+(said when a newer brain upgraded the ledger) and `ledger_error` (why it cannot be read), as
+`brain status --json` gives them. Use it when results look stale or empty, or recent_turns lacks
+a turn."""
 
 
 LOG_MAX_BYTES = 5_000_000  # mcp.log is moved to mcp.log.1 beyond this, and started afresh
@@ -574,6 +580,7 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
 
 def _status(root: Path, backend: Backend) -> dict[str, Any]:
     from ..index.status import vault_status
+    from ..ledger.state import ledger_state
 
     st = vault_status(root)
     server = client.status(root) if backend.use_server else None
@@ -587,6 +594,9 @@ def _status(root: Path, backend: Backend) -> dict[str, Any]:
         "skipped": len(st.skipped),
         "note_warnings": len(st.warnings),  # notes read with a warning (`warnings`: what is said of the answer)
         "server": server,
+        # `brain status --json`'s ledger_* keys, read in this process (brain.db is the user's, not
+        # the vault's): never created, upgraded nor caught up here
+        **ledger_state(),
     }
 
 

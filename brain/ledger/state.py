@@ -1,0 +1,124 @@
+"""What the turn ledger holds and whether it is recording, read without writing a byte: the
+``ledger_*`` figures ``brain status --json`` prints and ``brain mcp``'s ``status`` gives (one
+function, ``ledger_state``, for both).
+
+Opened read-only, never created, never upgraded: an older brain.db is read as it is (its
+``turns`` table has had ``started_at`` and ``created_at`` since m001), a newer one too (what
+its newer brain added left out), and the rows kept aside are counted, not recorded (``brain
+turns`` records them). Standard library, ``config``, ``kept_aside`` and the migrations' names
+only: ``brain status`` reads it without the ledger's writers or ``brain.db`` (the module).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+from typing import Any
+
+from .. import config
+from ..errors import BrainError, newer_than_this
+from ..kept_aside import rejected, waiting
+
+# The keys ``ledger_state`` gives, in its order (``brain status --json`` and MCP ``status``).
+KEYS = ("ledger_turns", "ledger_last_turn", "ledger_kept_aside", "ledger_rejected", "ledger_newer", "ledger_error")
+
+
+def ledger_state(db_path: Path | None = None) -> dict[str, Any]:
+    """The ledger's figures: ``ledger_turns`` (turns recorded; None when brain.db cannot be read),
+    ``ledger_last_turn`` (when the newest began, as ``brain turns`` lists it first: its start, else
+    when it was recorded; None without one), ``ledger_kept_aside`` (rows the hooks kept aside, not
+    in the ledger yet), ``ledger_rejected`` (files kept aside that held no row brain can record),
+    ``ledger_newer`` (what is said of a brain.db a newer brain upgraded, else None) and
+    ``ledger_error`` (why brain.db cannot be read, one line, else None). Never raises a
+    ``BrainError``: `brain status` says the rest whatever the ledger's state."""
+    state: dict[str, Any] = dict.fromkeys(KEYS)
+    try:
+        path = db_path or config.db_path()
+    except BrainError as exc:  # BRAIN_DB relative, say
+        state.update(ledger_kept_aside=0, ledger_rejected=0, ledger_error=str(exc))
+        return state
+    state["ledger_kept_aside"] = waiting(path)
+    state["ledger_rejected"] = len(rejected(path))
+    try:
+        turns, last, newer = _read(path)
+    except BrainError as exc:
+        state["ledger_error"] = str(exc)
+        return state
+    state.update(ledger_turns=turns, ledger_last_turn=last, ledger_newer=newer)
+    return state
+
+
+def _read(path: Path) -> tuple[int, str | None, str | None]:
+    """The turns in ``path``, when the newest began, and what is said when a newer brain upgraded it."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return 0, None, None  # nothing recorded yet; not created here
+    except OSError as exc:
+        raise _error(path, exc) from exc
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+        return 0, None, None
+    if not stat.S_ISREG(st.st_mode):
+        raise _error(path, sqlite3.OperationalError("not a regular file"))
+    # mode=ro reads a read-only file; a WAL database in a folder that cannot be written needs its
+    # -shm file, which cannot be made there: then immutable=1 (nobody can be writing it).
+    uri = path.resolve().as_uri()
+    for flags in ("mode=ro", "immutable=1"):
+        try:
+            conn = sqlite3.connect(f"{uri}?{flags}", uri=True, isolation_level=None, timeout=5.0)
+        except sqlite3.Error as exc:
+            raise _error(path, exc) from exc
+        try:
+            return _figures(conn, path)
+        except sqlite3.Error as exc:
+            if flags == "immutable=1" or not _read_only(exc):
+                raise _error(path, exc) from exc
+        finally:
+            conn.close()
+    raise AssertionError("unreachable")
+
+
+def _figures(conn: sqlite3.Connection, path: Path) -> tuple[int, str | None, str | None]:
+    from ..db_migrations import MIGRATIONS
+    from ..migrations import has_table
+
+    newer = MIGRATIONS.unknown(conn)
+    said = (
+        f"{newer_than_this(path, newer)}: this brain reads it as it knows it, and its hooks keep their rows "
+        "aside for the newer brain; upgrade brain to the version that made it"
+        if newer
+        else None
+    )
+    if not has_table(conn, "turns"):
+        return 0, None, said
+    conn.execute("BEGIN")  # one snapshot: the count and the newest of the same rows
+    try:
+        (turns,) = conn.execute("SELECT COUNT(*) FROM turns").fetchone()
+        # newest first as recent_turns orders them, COALESCE(started_at, created_at), asked as two
+        # parts the index on started_at answers: over the expression, every call read every row
+        (started,) = conn.execute("SELECT MAX(started_at) FROM turns").fetchone()
+        (unstarted,) = conn.execute("SELECT MAX(created_at) FROM turns WHERE started_at IS NULL").fetchone()
+    finally:
+        conn.execute("COMMIT")
+    times = [str(t) for t in (started, unstarted) if t is not None]
+    return int(turns), max(times) if times else None, said
+
+
+def _read_only(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc).lower()
+    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text or "unable to open" in text
+
+
+def _error(path: Path, exc: BaseException) -> BrainError:
+    """``db.database_error``'s one line (imported here only, when brain.db cannot be read)."""
+    if isinstance(exc, NotADirectoryError):
+        above = next((p for p in path.parents if os.path.lexists(p)), path.parent)
+        return BrainError(
+            f"cannot read {path}: {above} is a file, not a folder; BRAIN_HOME (and BRAIN_DB) must lead to a folder"
+        )
+    from ..db import database_error
+
+    return database_error(path, exc)
