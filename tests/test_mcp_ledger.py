@@ -160,7 +160,31 @@ def _make_newer(db: Path) -> None:
     conn.close()
 
 
-def test_a_newer_ledger_is_said_by_status(toy_vault):
+def test_recent_turns_says_turns_kept_aside_are_not_listed_and_leaves_them_aside(toy_vault):
+    _index(toy_vault)
+    db = config.db_path()
+    _seed(db)
+    answer = _answer(mcp_call(toy_vault, "recent_turns", {}))
+    assert len(answer["turns"]) == 3 and answer["warnings"] == []
+    _keep_aside(db, turns=2, recalls=1)  # a prompt's row is no turn: not counted
+    first = sorted(kept_aside_dir(db).glob("*.json"))[0].name.split("-")[0]
+    before = _files(db)
+    answer = _answer(mcp_call(toy_vault, "recent_turns", {}))
+    assert len(answer["turns"]) == 3
+    (said,) = answer["warnings"]
+    assert said.startswith("2 turns the Stop hook recorded (the first at 20") and "\n" not in said, said
+    assert said.endswith("`brain turns` applies it and records them"), said
+    import time
+
+    assert time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(int(first) / 1e9)) in said
+    with served(toy_vault, watch=False):
+        assert _answer(mcp_call(toy_vault, "recent_turns", {"limit": 1}, use_server=True))["warnings"] == [said]
+    assert _files(db) == before  # counted, never recorded: `brain turns` does that
+    deferred.catch_up(db)
+    assert _answer(mcp_call(toy_vault, "recent_turns", {}))["warnings"] == []
+
+
+def test_a_newer_ledger_is_said_by_status_and_its_kept_turns_wait_for_the_newer_brain(toy_vault):
     _index(toy_vault)
     db = config.db_path()
     _seed(db)
@@ -170,6 +194,10 @@ def test_a_newer_ledger_is_said_by_status(toy_vault):
     assert status["ledger_turns"] == 3 and status["ledger_kept_aside"] == 1
     assert f"{db} was upgraded by a newer brain ({NEWER})" in status["ledger_newer"]
     assert "\n" not in status["ledger_newer"] and _ledger(_status_json(toy_vault)) == status
+    newer, kept = _answer(mcp_call(toy_vault, "recent_turns", {}))["warnings"]
+    assert NEWER in newer and kept.startswith("1 turn the Stop hook recorded (the first at ")
+    assert kept.endswith(" is kept aside, not in the ledger yet, so not listed here: the newer brain that upgraded "
+                         "the ledger records it"), kept  # fmt: skip
 
 
 @pytest.mark.parametrize("damage", ["not a database", "a folder"])

@@ -1,6 +1,7 @@
 """What the turn ledger holds and whether it is recording, read without writing a byte: the
 ``ledger_*`` figures ``brain status --json`` prints and ``brain mcp``'s ``status`` gives (one
-function, ``ledger_state``, for both).
+function, ``ledger_state``, for both), and the warning ``recent_turns`` adds while turns wait
+kept aside.
 
 Opened read-only, never created, never upgraded: an older brain.db is read as it is (its
 ``turns`` table has had ``started_at`` and ``created_at`` since m001), a newer one too (what
@@ -12,17 +13,22 @@ only: ``brain status`` reads it without the ledger's writers or ``brain.db`` (th
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
 from .. import config
 from ..errors import BrainError, newer_than_this
-from ..kept_aside import rejected, waiting
+from ..kept_aside import is_kept_row, kept_aside_dir, rejected, waiting
 
 # The keys ``ledger_state`` gives, in its order (``brain status --json`` and MCP ``status``).
 KEYS = ("ledger_turns", "ledger_last_turn", "ledger_kept_aside", "ledger_rejected", "ledger_newer", "ledger_error")
+# How far into a kept-aside file its kind is: ``keep_aside`` writes the id, then the kind, before the row.
+_HEAD_BYTES = 512
+_KIND = re.compile(rb'"kind":\s*"(\w+)"')
 
 
 def ledger_state(db_path: Path | None = None) -> dict[str, Any]:
@@ -122,3 +128,54 @@ def _error(path: Path, exc: BaseException) -> BrainError:
     from ..db import database_error
 
     return database_error(path, exc)
+
+
+def kept_aside_turns(db_path: Path | None = None) -> tuple[int, str | None]:
+    """How many turns the hooks kept aside for ``db_path`` (rows of prompts not counted), and when
+    the first of them was kept (UTC, to the minute; None without any). Read, never recorded: a
+    row's kind is read from the head of its file, its time from its name (``keep_aside``'s
+    ``<time_ns>-<pid>.json``)."""
+    try:
+        folder = kept_aside_dir(db_path or config.db_path())
+        names = sorted(p.name for p in folder.iterdir() if is_kept_row(p.name))
+    except (OSError, BrainError):
+        return 0, None
+    count, first = 0, None
+    for name in names:
+        try:
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+            try:
+                head = os.read(fd, _HEAD_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+            finally:
+                os.close(fd)
+        except OSError:  # recorded and removed meanwhile, or not a file brain wrote
+            continue
+        kind = _KIND.search(head)
+        if kind is None or kind.group(1) != b"turn":
+            continue
+        count += 1
+        if first is None:
+            stamp = name.split("-", 1)[0]
+            if stamp.isdigit():
+                first = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(int(stamp) / 1e9))
+    return count, first
+
+
+def kept_aside_warning(db_path: Path | None = None, *, newer: bool = False) -> str | None:
+    """What ``recent_turns`` says while turns wait kept aside (not in the ledger, so not in its
+    answer), or None: who records them, ``brain turns`` or, for a ledger a newer brain upgraded
+    (``newer``), that brain."""
+    count, first = kept_aside_turns(db_path)
+    if not count:
+        return None
+    since = f" (the first at {first})" if first else ""
+    them = "them" if count != 1 else "it"
+    who = (
+        f"the newer brain that upgraded the ledger records {them}"
+        if newer
+        else f"an upgrade of the ledger did not fit the hook's budget; `brain turns` applies it and records {them}"
+    )
+    return (
+        f"{count} turn{'s' if count != 1 else ''} the Stop hook recorded{since} "
+        f"{'are' if count != 1 else 'is'} kept aside, not in the ledger yet, so not listed here: {who}"
+    )

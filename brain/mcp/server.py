@@ -188,10 +188,11 @@ RECENT_TURNS_DOC = """\
 Earlier Claude Code turns recorded by brain's Stop hook, newest first: `turns`, each with what
 the user asked (`ask`), how the assistant answered (`summary`), the files it wrote and read, the
 commands it ran, the tools it used, with session, project, git branch and time; `warnings` say
-what to weigh in them. Use it to recall what was done before ("what did we change in the parser
-last week?"). Filter by `project` (the git repository's folder name), `text` (words in the ask or
-the summary), `since` (7d, 12h, 2w, 1y or a date like 2026-11-01); `limit` caps the rows. Secrets
-were masked when the turns were stored."""
+what to weigh in them (a ledger a newer brain upgraded; turns the hook kept aside, not in the
+ledger yet, so not listed, and when the first was kept). Use it to recall what was done before
+("what did we change in the parser last week?"). Filter by `project` (the git repository's
+folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w, 1y or a date like
+2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
 
 HISTORY_DOC = """\
 The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
@@ -564,6 +565,7 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
     the ledger (it was said in mcp.log alone, where the index's was said in every answer); said
     in the log once a session (``logged``), not on the client's stderr at every call."""
     from ..db import connection, newer_ledger_warning
+    from ..ledger.state import kept_aside_warning
     from ..ledger.store import recent_turns
     from ..telemetry import parse_since
 
@@ -575,7 +577,9 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
     if newer and newer not in logged:
         logged.add(newer)
         log.warning("%s", newer)
-    return {"turns": turns, "warnings": [newer] if newer else []}
+    # turns the hook kept aside: counted, never recorded here (`brain turns` does, or the newer brain)
+    kept = kept_aside_warning(newer=newer is not None)
+    return {"turns": turns, "warnings": [said for said in (newer, kept) if said]}
 
 
 def _status(root: Path, backend: Backend) -> dict[str, Any]:
