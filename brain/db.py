@@ -58,7 +58,12 @@ def _refuse_newer(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def open_db(
-    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None, warn_newer: bool = True
+    path: Path | None = None,
+    *,
+    read_only: bool = False,
+    migrate_until: float | None = None,
+    warn_newer: bool = True,
+    upgrade: bool = True,
 ) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the brain database.
 
@@ -74,10 +79,13 @@ def open_db(
 
     ``warn_newer``: a read-only open of a database a newer brain upgraded says so, once, in the
     log (not a hook's: its stderr is the agent's).
+
+    ``upgrade=False`` (with ``read_only``): an older database is read as it is, never upgraded
+    (`brain mcp`, which writes nothing): its ``turns`` have had what ``recent_turns`` reads since m001.
     """
     path = path or config.db_path()
     if read_only:
-        return _open_for_reading(path, warn_newer)
+        return _open_for_reading(path, warn_newer, upgrade)
     if migrate_until is not None and _holds_files(kept_aside_dir(path)):
         raise UpgradeDeferred(f"{path}: its upgrade waits for a brain command (rows kept aside)")
     try:
@@ -99,12 +107,17 @@ def _holds_files(folder: Path) -> bool:
 
 @contextmanager
 def connection(
-    path: Path | None = None, *, read_only: bool = False, migrate_until: float | None = None, warn_newer: bool = True
+    path: Path | None = None,
+    *,
+    read_only: bool = False,
+    migrate_until: float | None = None,
+    warn_newer: bool = True,
+    upgrade: bool = True,
 ) -> Iterator[sqlite3.Connection]:
     """``open_db`` for a ``with`` block: closed after it, and SQLite errors met inside it
     (a damaged page turns up in the middle of a query) become ``BrainDatabaseError``."""
     path = path or config.db_path()
-    conn = open_db(path, read_only=read_only, migrate_until=migrate_until, warn_newer=warn_newer)
+    conn = open_db(path, read_only=read_only, migrate_until=migrate_until, warn_newer=warn_newer, upgrade=upgrade)
     try:
         yield conn
     except sqlite3.Error as exc:
@@ -159,7 +172,7 @@ def _apply_until(conn: sqlite3.Connection, path: Path, deadline: float) -> None:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
-def _open_for_reading(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
+def _open_for_reading(path: Path, warn_newer: bool = True, upgrade: bool = True) -> sqlite3.Connection:
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -179,7 +192,7 @@ def _open_for_reading(path: Path, warn_newer: bool = True) -> sqlite3.Connection
         _refuse_foreign(path)
     except OSError as exc:
         raise database_error(path, exc) from exc
-    return _open_read_only(path, warn_newer)
+    return _open_read_only(path, warn_newer, upgrade)
 
 
 def _nothing_recorded() -> sqlite3.Connection:
@@ -213,7 +226,7 @@ def _refuse_foreign(path: Path) -> None:
     )
 
 
-def _open_read_only(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
+def _open_read_only(path: Path, warn_newer: bool = True, upgrade: bool = True) -> sqlite3.Connection:
     # mode=ro reads a read-only file; a WAL database in a read-only folder also needs its
     # -shm file, which cannot be created there: then immutable=1, which reads the file as
     # it is (nobody can be writing it: nobody can write the folder).
@@ -228,7 +241,7 @@ def _open_read_only(path: Path, warn_newer: bool = True) -> sqlite3.Connection:
             if flags == "immutable=1" or not _is_read_only(exc):
                 raise database_error(path, exc) from exc
             continue
-        if pending:
+        if pending and upgrade:
             conn.close()
             return _upgrade(path)
         newer = MIGRATIONS.unknown(conn) if warn_newer else []

@@ -153,6 +153,17 @@ def test_status_neither_creates_nor_upgrades_the_ledger(toy_vault):
     assert _files(db) == before and _not_upgraded(db)
 
 
+def test_recent_turns_reads_an_older_ledger_as_it_is(toy_vault):
+    """It upgraded it, a write (of seconds at 1,000,000 turns) by a server whose tools write nothing."""
+    _index(toy_vault)
+    db = config.db_path()
+    _older_ledger(db)
+    before = _files(db)
+    listed = _answer(mcp_call(toy_vault, "recent_turns", {}))
+    assert [t["turn_key"] for t in listed["turns"]] == ["s:2", "s:1", "s:3"]
+    assert _files(db) == before and _not_upgraded(db)
+
+
 def _make_newer(db: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("ALTER TABLE turns ADD COLUMN newer_rule TEXT")

@@ -567,12 +567,15 @@ def _turns(*, project: str | None, text: str | None, since: str | None, limit: i
     from ..db import connection, newer_ledger_warning
     from ..ledger.state import kept_aside_warning
     from ..ledger.store import recent_turns
+    from ..migrations import has_table
     from ..telemetry import parse_since
 
     after = parse_since(since, name="since").replace(" ", "T") if since else None
-    # a damaged or read-only brain.db is one line
-    with connection(read_only=True, warn_newer=False) as conn:
-        turns = recent_turns(conn, limit=limit, project=project, text=text, since=after)
+    # a damaged or read-only brain.db is one line; an older one is read as it is, not upgraded
+    with connection(read_only=True, warn_newer=False, upgrade=False) as conn:
+        turns = (
+            recent_turns(conn, limit=limit, project=project, text=text, since=after) if has_table(conn, "turns") else []
+        )
         newer = newer_ledger_warning(conn)
     if newer and newer not in logged:
         logged.add(newer)
