@@ -13,8 +13,7 @@ prints, each beside ``python -c pass``:
   the lookup of what was shown, the dedupe, the write) and as a whole ``brain hook prompt``;
 - the Stop hook: in this process (``record_stop``) and as a whole ``brain hook stop``, on a
   small transcript of a new session;
-- ``brain turns`` and ``brain turns --stats`` in this process and as whole processes, and the
-  ledger figures ``brain status`` and MCP ``status`` read (``ledger_state``);
+- ``brain turns`` and ``brain turns --stats`` in this process and as whole processes;
 - the first open of a database filled by older code (``--upgrade-from NAME``: filled with the
   migrations up to NAME only), as the first hook after an upgrade pays it: each migration after
   NAME on its own, from the schema just before it (``--upgrade-only``: that alone);
@@ -336,9 +335,6 @@ def main() -> None:
     session = last_session[:8]
     line("turn_stats(session=<a prefix>)", timed(lambda: ledger.turn_stats(conn, session=session), runs))
     conn.close()
-    from brain.ledger.state import ledger_state
-
-    line("ledger_state() (brain status's, MCP status's)", timed(lambda: ledger_state(db), runs))
     brain = [sys.executable, "-m", "brain"]
     line("whole process: brain turns", [process([*brain, "turns"], env) for _ in range(runs)])
     line("whole process: brain turns --stats", [process([*brain, "turns", "--stats"], env) for _ in range(runs)])
