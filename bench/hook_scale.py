@@ -151,6 +151,7 @@ class StandIn:
         self.root, self.notes, self.n = root, notes, start  # start: past the notes a kept database was shown
         directory = runtime.runtime_dir(root)
         directory.mkdir(parents=True, exist_ok=True)
+        directory.chmod(0o700)  # the hook reads a record only from a folder of this user's alone
         path = runtime.socket_path(root)
         path.unlink(missing_ok=True)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
