@@ -1,12 +1,16 @@
 """An indexing run killed mid-way (SIGKILL, or Ctrl-C) leaves a usable index, and the next run
 finishes the job: the result equals a clean build in another brain home.
 
-The killed runs are real `brain index` subprocesses with the tiny model from
-tests/tiny_models.py. They run the CLI through a one-line wrapper that only lowers
-``brain.index.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few hundred
-notes is committed in a couple of dozen transactions and a kill lands between or inside them;
-the run that finishes the job afterwards runs in-process (the same ``index_vault`` the CLI
-calls), which saves a second model load per test.
+The killed runs are real `brain index` subprocesses with the fake embedder (conftest.py, through
+tests/brain_with_fakes.py). They run the CLI through a one-line wrapper that only lowers
+``brain.index.indexer.CHUNKS_PER_BATCH`` (1024 chunks per commit) to 16, so a vault of a few
+hundred notes is committed in a couple of dozen transactions and a kill lands between or inside
+them; the run that finishes the job afterwards runs in-process (the same ``index_vault`` the CLI
+calls). What is checked is the index a run leaves, which no embedder's insides decide. With the
+tiny sentence transformer of tests/tiny_models.py each killed run imported torch (5 s of CPU) and
+spent most of its time embedding, where most kills then landed; the fake's runs spend theirs
+writing, and more of their kills land inside a transaction (a store that committed each
+statement alone failed 2 to 6 of these 7 tests in each of 4 runs; 4 in a run with the tiny model).
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FakeEmbedder
 from index_helpers import assert_faiss_matches, environ, history_problems, index_into
-from tiny_models import shared_tiny_sentence_transformer
 
 from brain import config
 from brain.index.indexer import index_vault
@@ -41,11 +45,13 @@ FIRST_STATE = range(100)  # notes in the vault before the interrupted update
 DELETED = {3, 17, 42, 88}
 CHANGED = {i for i in range(0, 100, 7)} - DELETED
 COMMIT_EVERY = 16  # chunks per transaction in the killed runs
+TESTS = Path(__file__).resolve().parent
 # The run commits every COMMIT_EVERY chunks. It answers Ctrl-C as a terminal's brain does even
 # when the tests were started in the background: a non-interactive shell starts a background
 # job with SIGINT ignored, children inherit that, and the Ctrl-C tests' runs then exited 0.
 WRAPPER = (
-    "import signal, sys, brain.index.indexer; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    f"import sys; sys.path.insert(0, {str(TESTS)!r}); import brain_with_fakes; "
+    "import signal, brain.index.indexer; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "brain.index.indexer.CHUNKS_PER_BATCH = int(sys.argv.pop(1)); "
     "sys.argv[0] = 'brain'; from brain.__main__ import main; main()"
 )
@@ -99,11 +105,9 @@ def _write_state(vault: Path, final: bool) -> None:
 
 @pytest.fixture(scope="module")
 def model():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    folder = shared_tiny_sentence_transformer()
-    from brain.embed import load_embedder
-
-    return folder, load_embedder(str(folder))
+    """The embedder's name (what BRAIN_EMBED_MODEL says to the killed runs) and the embedder."""
+    embedder = FakeEmbedder()
+    return embedder.name, embedder
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +121,11 @@ def clean_build(tmp_path_factory, model):
     return directory
 
 
-def _env(home: Path, model_folder: Path) -> dict[str, str]:
+def _env(home: Path, model_name: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         BRAIN_HOME=str(home),
-        BRAIN_EMBED_MODEL=str(model_folder),
-        BRAIN_EMBED_BATCH="4",
+        BRAIN_EMBED_MODEL=model_name,
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
         PYTHONUNBUFFERED="1",
@@ -244,7 +247,7 @@ def _assert_same_as_clean(directory: Path, clean: Path, embedder) -> None:
 
 
 def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(tmp_path, model, clean_build):
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=False)
     first, directory = index_into(home, vault, embedder)
@@ -253,7 +256,7 @@ def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(t
 
     _write_state(vault, final=True)
     started = time.time()
-    proc = _start_wrapped(vault, _env(home, folder))
+    proc = _start_wrapped(vault, _env(home, name))
     seen = _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -288,14 +291,14 @@ def test_sigkill_mid_update_keeps_the_previous_index_and_the_next_run_finishes(t
 
 
 def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=True)
     directory = None
     with environ(BRAIN_HOME=str(home)):
         directory = config.index_dir(vault)
     started = time.time()
-    proc = _start_wrapped(vault, _env(home, folder))
+    proc = _start_wrapped(vault, _env(home, name))
     _interrupt_when_committed(proc, directory / "index.db", started, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err  # click's "Aborted!"
@@ -303,7 +306,7 @@ def test_ctrl_c_mid_first_build_then_resume(tmp_path, model, clean_build):
 
     committed = _committed(directory / "index.db", started)
     assert 0 < committed < NOTES - len(DELETED)
-    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=name):
         assert vault_status(vault).pending["new"] == NOTES - len(DELETED) - committed
         report = index_vault(vault, embedder=embedder, progress=False)
     assert report.new == NOTES - len(DELETED) - committed
@@ -332,7 +335,7 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
     inside those commits, the next run ends with what a clean build holds."""
     from brain.recall.lexical import lexical_search
 
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=True)
     with environ(BRAIN_HOME=str(home)):
@@ -341,7 +344,7 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
     started = time.time()
     proc = subprocess.Popen(
         [sys.executable, "-c", bulk, str(COMMIT_EVERY), "index", "--vault", str(vault)],
-        env=_env(home, folder),
+        env=_env(home, name),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -355,7 +358,7 @@ def test_sigkill_mid_bulk_first_build_then_the_next_run_finishes(tmp_path, model
     # The indexes it made after its writes (IndexStore.defer_indexes) are missing, and recorded.
     left = _snapshot(directory)
     assert "deferred_indexes" in left["meta"] and len(left["indexes"]) < len(_snapshot(clean_build)["indexes"])
-    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=name):
         report = index_vault(vault, embedder=embedder, progress=False)
     assert report.new == NOTES - len(DELETED) - committed
     _assert_same_as_clean(directory, clean_build, embedder)
@@ -394,7 +397,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     from brain.index import background, postings
     from brain.recall.lexical import lexical_search
 
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=True)
     with environ(BRAIN_HOME=str(home)):
@@ -403,7 +406,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
     started = time.time()
     proc = subprocess.Popen(
         [sys.executable, "-c", early, str(COMMIT_EVERY), "index", "--vault", str(vault)],
-        env={**_env(home, folder), "BRAIN_LEXICAL_POSTINGS": "1"},
+        env={**_env(home, name), "BRAIN_LEXICAL_POSTINGS": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -420,7 +423,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
         time.sleep(0.1)
     assert _postings_children(directory) == []
     assert list(directory.glob("postings.bin*")) == []
-    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder), BRAIN_LEXICAL_POSTINGS="1"):
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=name, BRAIN_LEXICAL_POSTINGS="1"):
         index_vault(vault, embedder=embedder, progress=False)
         background.wait_for_all(120)  # this run's base: built in the background
         store = IndexStore.open(directory, create=False)
@@ -440,7 +443,7 @@ def test_sigkill_mid_first_build_ends_its_early_postings_child(tmp_path, model):
 
 def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(tmp_path, model, clean_build):
     """Issue 9, item 1: `--rebuild` used to delete the old index first; killed, it left 0 notes."""
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=True)
     first, directory = index_into(home, vault, embedder)
@@ -449,7 +452,7 @@ def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(t
     staging = directory.with_name(directory.name + ".rebuild")
 
     started = time.time()
-    proc = _start_wrapped(vault, _env(home, folder), "--rebuild")
+    proc = _start_wrapped(vault, _env(home, name), "--rebuild")
     # Watching both databases: a rebuild that wrote into the index itself (as it once did)
     # is killed the same way, and then fails the checks below.
     seen = _interrupt_when_committed(proc, [staging / "index.db", directory / "index.db"], started, signal.SIGKILL)
@@ -460,7 +463,7 @@ def test_sigkill_mid_rebuild_keeps_the_old_index_and_the_next_rebuild_finishes(t
     # The old index is untouched and answers: status, search, and `brain ask` itself.
     assert _same_snapshot(_snapshot(directory), before)
     assert _search(directory, embedder, QUERIES[0]) == old_hits
-    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=name):
         status = vault_status(vault)
         assert status.notes == first.notes and status.pending == {"new": 0, "changed": 0, "renamed": 0, "deleted": 0}
         assert status.rebuild is not None and status.rebuild["notes"] >= seen
@@ -514,7 +517,7 @@ def test_sigkill_mid_update_leaves_history_consistent(tmp_path, model):
     """Issue 15: each batch's versions, past chunks and edges are committed with the batch, so
     a kill anywhere leaves no open edge without a current version, no note without its version,
     no past version without its chunks; the next run completes history as if never stopped."""
-    folder, embedder = model
+    name, embedder = model
     vault, home = tmp_path / "vault", tmp_path / "home"
     _write_state(vault, final=False)
     _, directory = index_into(home, vault, embedder)
@@ -527,7 +530,7 @@ def test_sigkill_mid_update_leaves_history_consistent(tmp_path, model):
         path, text = _note(i)
         (vault / path).write_text(text.replace("[[", "").replace("]]", ""), encoding="utf-8")
     started = time.time()
-    proc = _start_wrapped(vault, _env(home, folder))
+    proc = _start_wrapped(vault, _env(home, name))
     _interrupt_when_committed(proc, db, started, signal.SIGKILL, at_least=20)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -562,12 +565,12 @@ def test_sigkill_mid_update_leaves_history_consistent(tmp_path, model):
     changed = sorted(CHANGED)[1]
     path, old_text = _note(changed, 0)
     query = " ".join(old_text.split("\n\n")[1].split()[:12])
-    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=str(folder)):
+    with environ(BRAIN_HOME=str(home), BRAIN_EMBED_MODEL=name):
         recaller = open_recaller(vault, embedder=embedder, rerank_model=None, update=False, as_of=moment)
         try:
             # Every note: what is checked is the text a past note is read with, not where it
-            # ranks (the tiny model's random weights put every chunk within 0.003 of cosine of
-            # another, and the notes draw their words from one short list).
+            # ranks (the notes draw their words from one short list, and their vectors are near
+            # one another's).
             result = recaller.ask(query, "hybrid", RecallSettings(k=NOTES))
         finally:
             recaller.close()
@@ -579,7 +582,7 @@ def test_sigkill_mid_update_that_folds_leaves_history_consistent(tmp_path, model
     """BRAIN_VERSION_INTERVAL: a run that folds each note's quick second version into its first
     (deleting a version, extending another, moving edges) is killed part-way; each note is then
     folded or not, never half, and the next run folds the rest."""
-    folder, embedder = model
+    name, embedder = model
     monkeypatch.setenv("BRAIN_VERSION_INTERVAL", "300")
     vault, home = tmp_path / "vault", tmp_path / "home"
     count = 60
@@ -608,7 +611,7 @@ def test_sigkill_mid_update_that_folds_leaves_history_consistent(tmp_path, model
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", slowed + WRAPPER, str(COMMIT_EVERY), "index", "--vault", str(vault)],
-        env=_env(home, folder),
+        env=_env(home, name),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
