@@ -192,9 +192,11 @@ def index(
             wait=wait,
             waiting=waiting,
         )
-    if report.moved_aside:  # said even with --json and --quiet: the user has a folder to keep or delete
-        said = next(w["message"] for w in report.warnings if w["path"] == report.moved_aside)
-        click.echo(f"brain: {said}", err=True)
+    # said even with --json and --quiet: the user has a folder to keep or delete
+    for aside in [report.moved_aside, *report.kept_aside]:
+        if aside:
+            said = next(w["message"] for w in report.warnings if w["path"] == aside)
+            click.echo(f"brain: {said}", err=True)
     if as_json:
         emit_json(report.as_dict())
         return

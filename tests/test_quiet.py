@@ -5,8 +5,8 @@ what the user has to fix."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
+from pathlib import Path
 
 from click.testing import CliRunner
 from conftest import write
@@ -23,6 +23,10 @@ def _vault(tmp_path):
     return root
 
 
+def _denied(self: Path) -> None:
+    raise PermissionError(13, "Permission denied", str(self))
+
+
 def test_quiet_and_json_keep_a_warning_that_has_no_other_trace(tmp_path, monkeypatch):
     """The replaced index that could not be deleted: said on stderr, else a folder the size of the
     index is left behind unseen (-q and --json left the line out: no log, no report held it)."""
@@ -30,7 +34,7 @@ def test_quiet_and_json_keep_a_warning_that_has_no_other_trace(tmp_path, monkeyp
         root = _vault(tmp_path / flag)
         assert CliRunner().invoke(cli, ["index", "-q", "--vault", str(root)]).exit_code == 0
         with monkeypatch.context() as patched:
-            patched.setattr(shutil, "rmtree", lambda *args, **kwargs: None)
+            patched.setattr(Path, "rmdir", _denied)  # brain's files go, the folder stays
             out = CliRunner().invoke(cli, ["index", "--rebuild", "--yes", flag, "--vault", str(root)])
         assert out.exit_code == 0, out.output
         assert "the replaced index could not be deleted from " in out.stderr, (flag, out.stderr)

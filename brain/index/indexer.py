@@ -45,7 +45,7 @@ from . import changes, fts_merge, postings_due, vectors
 from .history import Recorder
 from .linking import resolve_links
 from .rebuild import rebuild as rebuild_beside
-from .rebuild import remove_leftovers
+from .rebuild import remove_leftovers, say_kept
 from .settings_fit import check_model
 from .store import IndexStore, StoredVector, index_errors, refuse_lost_meta
 from .writer_lock import vault_lock
@@ -95,6 +95,8 @@ class IndexReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_aside: str | None = None  # --rebuild over a damaged index: where the damaged one went
+    # where what a replaced index folder held that brain did not put there was kept (its files deleted)
+    kept_aside: list[str] = field(default_factory=list)
     history_left: str | None = None  # why its history could not be carried (then it is only there)
     # The walk's symlinks out of the vault (``vault.Link``): what `brain serve` watches beside
     # the vault's tree. Not part of the report a person reads.
@@ -195,7 +197,7 @@ def index_vault(
                 keep_history=keep_history,
             )
         else:
-            remove_leftovers(directory)
+            kept = remove_leftovers(directory)
             store = IndexStore.open(directory)
             try:
                 # A pass over an index short of a table it does not read this time (nothing
@@ -207,6 +209,7 @@ def index_vault(
                 report = _index_into(root, store, model_name, embedder, load, progress, verify, retry)
             finally:
                 store.close()
+            say_kept(report, kept)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 

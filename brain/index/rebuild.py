@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BrainError, IndexMismatchError, NoSpaceError
 from ..text import REPORTED
-from .store import INDEX_FILE, RETIRED_SUFFIX, IndexStore, index_errors, newer_migrations, no_room
+from .store import INDEX_FILE, RECALL_CACHE_FILE, RETIRED_SUFFIX, IndexStore, index_errors, newer_migrations, no_room
 
 if TYPE_CHECKING:
     from .indexer import IndexReport
@@ -92,10 +93,11 @@ def rebuild(
             finally:
                 old.close()
     staging = rebuild_dir(directory)
+    kept: list[str] = []  # what folders brain removes held that it did not put there
     try:
         with index_errors(staging, root):  # a failure here is about the new index, not the old
             for attempt in (1, 2):
-                store, resumed = _open_staging(staging, model_name, source)
+                store, resumed = _open_staging(staging, model_name, source, kept)
                 try:
                     if source is not None and store.get_meta("history_carry") is None:
                         store.carry_history_from(directory / INDEX_FILE)
@@ -107,7 +109,8 @@ def rebuild(
                         raise
                     # Same model name, other vectors (the model folder changed): start over.
                     log.warning("the interrupted rebuild in %s holds other vectors; starting it over", staging)
-                    _rmtree(staging)
+                    left = _remove_old(staging, directory)
+                    kept.extend([str(left)] if left else [])
                     continue
                 except BaseException as exc:
                     _stopped(store, staging, said=_no_room(exc))
@@ -118,7 +121,9 @@ def rebuild(
         raise NoSpaceError(_with_staging(str(exc), staging)) from exc
     held = IndexStore.history_at(directory) if lost_history else None
     # a newer brain's, moved aside whole for it: .newer-<time>, not .damaged-<time>
-    report.moved_aside = _swap_in(staging, directory, damage, aside="newer" if newer else "damaged")
+    report.moved_aside, swapped_out = _swap_in(staging, directory, damage, aside="newer" if newer else "damaged")
+    for each in [*kept, *swapped_out]:
+        say_kept(report, each)
     if report.moved_aside:
         # In the report, not the log: the CLI says it once, even with --json and --quiet.
         moved = f"the {'' if newer else 'damaged '}index ({damage}) was moved to {report.moved_aside}"
@@ -146,6 +151,18 @@ def rebuild(
             message = f"{moved}; delete it when you no longer need it"
         report.warnings.append({"path": report.moved_aside, "message": message})
     return report
+
+
+def say_kept(report: IndexReport, kept: str | None) -> None:
+    """In the report (the CLI says it once, even with --json and --quiet): the folder that keeps
+    what the replaced index folder held that brain did not put there."""
+    if kept:
+        report.kept_aside.append(kept)
+        message = (
+            f"the replaced index folder held files brain did not put there: they are kept in {kept}"
+            " (brain's own files deleted); move back what you need and delete that folder"
+        )
+        report.warnings.append({"path": kept, "message": message})
 
 
 def _held(held: dict[str, Any] | None) -> str:
@@ -176,9 +193,10 @@ def _with_staging(message: str, staging: Path) -> str:
     )
 
 
-def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[IndexStore, bool]:
+def _open_staging(staging: Path, model_name: str, history: str | None, kept: list[str]) -> tuple[IndexStore, bool]:
     """The rebuild folder: resumed when an interrupted rebuild with this model (carrying the
-    history of the index as it is now, or none) left it, else new."""
+    history of the index as it is now, or none) left it, else new; ``kept`` gets where what the
+    folder there held that brain did not put there was kept."""
     marker = staging / REBUILD_MARKER
     if staging.exists():
         try:
@@ -195,13 +213,14 @@ def _open_staging(staging: Path, model_name: str, history: str | None) -> tuple[
             else:
                 log.info("resuming the interrupted rebuild in %s", staging)
                 return store, True
-        try:
-            _rmtree(staging)
-        except OSError as exc:  # e.g. an old index built by another user (sudo) under this name
+        moved = _remove_old(staging, staging.with_name(staging.name[: -len(REBUILD_SUFFIX)]), said=False)
+        if moved:
+            kept.append(str(moved))
+        if staging.exists():  # e.g. an old index built by another user (sudo) under this name
             raise BrainError(
-                f"cannot remove {staging}, left by an earlier rebuild ({exc.strerror or exc}): delete it"
+                f"cannot remove {staging}, left by an earlier rebuild ({_why_not_removed(staging)}): delete it"
                 " yourself (it may belong to another user) and run `brain index --rebuild` again"
-            ) from exc
+            )
     staging.mkdir(mode=0o700, parents=True)
     marker.write_text(json.dumps({"model": model_name, "started": time.time(), "history": history}), encoding="utf-8")
     return IndexStore.open(staging), False
@@ -217,7 +236,9 @@ def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> 
     if store is not None:
         store.close()
     if not done:
-        _rmtree(staging, ignore_errors=True)
+        left = _remove_old(staging, staging.with_name(staging.name[: -len(REBUILD_SUFFIX)]), said=False)
+        if left:
+            log.warning("the stopped rebuild's folder held files brain did not put there: they are kept in %s", left)
     elif not said:
         log.warning(
             "the rebuild stopped after %d notes; the previous index still answers, and "
@@ -226,17 +247,21 @@ def _stopped(store: IndexStore | None, staging: Path, *, said: bool = False) -> 
         )
 
 
-def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str = "damaged") -> str | None:
-    """Put the completed rebuild in the index folder's place; the old folder goes whole (its
-    database with its WAL and FAISS file). Readers that hold the old database open keep
-    reading it; new readers open the new one. Returns where a damaged index was moved (named
-    ``<folder>.<aside>-<time>``)."""
+def _swap_in(
+    staging: Path, directory: Path, damage: str | None, *, aside: str = "damaged"
+) -> tuple[str | None, list[str]]:
+    """Put the completed rebuild in the index folder's place; the old folder goes (its database
+    with its WAL and FAISS file, all of brain's files in it at once). Readers that hold the old
+    database open keep reading it; new readers open the new one. Returns where a damaged index
+    was moved (named ``<folder>.<aside>-<time>``), and where what the old folder held that brain
+    did not put there was kept (``<folder>.kept-<time>``)."""
     moved = None
+    kept: list[Path] = []
     try:
         if not directory.exists():
             os.rename(staging, directory)
         elif not damage and _exchange(staging, directory):  # atomic: there is always an index to open
-            _remove_old(staging)
+            kept.extend(_kept_list(_remove_old(staging, directory)))
         else:
             # A damaged index is kept for the user, under a name nothing takes for an index;
             # a sound one waits under the retired name until the new one is in place.
@@ -244,7 +269,9 @@ def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str =
                 old = _move_aside(directory, aside)
             else:
                 old = directory.with_name(directory.name + RETIRED_SUFFIX)
-                _rmtree(old, ignore_errors=True)
+                kept.extend(_kept_list(_remove_old(old, directory)))  # one a swap cut short left
+                if old.exists():  # what could not be deleted (said): no rename goes over it
+                    _rmtree(old, ignore_errors=True)
                 os.rename(directory, old)
             try:
                 os.rename(staging, directory)
@@ -254,7 +281,7 @@ def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str =
             if damage:
                 moved = old
             else:
-                _remove_old(old)
+                kept.extend(_kept_list(_remove_old(old, directory)))
     except OSError as exc:  # e.g. Windows, where a folder with open files cannot be renamed
         raise BrainError(
             f"the rebuilt index is complete in {staging} but could not take the place of {directory} "
@@ -263,14 +290,95 @@ def _swap_in(staging: Path, directory: Path, damage: str | None, *, aside: str =
         ) from exc
     (directory / REBUILD_MARKER).unlink(missing_ok=True)
     _fsync_dir(directory.parent)
-    return str(moved) if moved else None
+    return (str(moved) if moved else None), [str(each) for each in kept]
 
 
-def _remove_old(folder: Path) -> None:
-    """Delete the index a rebuild replaced; what cannot be deleted is said, not left silently."""
-    _rmtree(folder, ignore_errors=True)
-    if folder.exists():
+def _kept_list(kept: Path | None) -> list[Path]:
+    return [kept] if kept else []
+
+
+def brains_own(name: str) -> bool:
+    """Whether a file of this name in an index folder is one brain makes there: the database
+    with its -wal, -shm and -journal, the vector files, the postings, the recall cache, the
+    background work's locks and failure marks, a rebuild's marker, and the temporary files of
+    saves of these (``tempfiles.temp_name``). Anything else is the user's."""
+    from .background import KINDS
+    from .postings_due import FILE as POSTINGS_FILE
+    from .vectors import DELTA_FILE, FAISS_FILE, SIDECAR_FILE
+
+    saved = (FAISS_FILE, DELTA_FILE, SIDECAR_FILE, POSTINGS_FILE, RECALL_CACHE_FILE)
+    own = {INDEX_FILE, *(INDEX_FILE + end for end in ("-wal", "-shm", "-journal")), *saved, REBUILD_MARKER}
+    own.update(f"{kind.name}.{end}" for kind in KINDS for end in ("lock", "failed"))
+    if name in own:
+        return True
+    for each in saved:  # <name>.<pid>.<random>.tmp
+        if name.startswith(each + "."):
+            parts = name[len(each) + 1 :].split(".")
+            return len(parts) == 3 and parts[0].isdigit() and parts[2] == "tmp"
+    return False
+
+
+def _why_not_removed(folder: Path) -> str:
+    """Why ``folder`` is still there, for the message: the error deleting one of brain's files
+    in it, or the folder itself (only brain's files are tried)."""
+    try:
+        for name in os.listdir(folder):
+            if brains_own(name) and _regular(folder / name):
+                (folder / name).unlink()
+        folder.rmdir()
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    return "it came back"
+
+
+def _remove_old(folder: Path, directory: Path, *, said: bool = True) -> Path | None:
+    """Delete the index a rebuild replaced (or a swap cut short left), brain's files in it by
+    name; what else it holds, the user's (a folder at vectors.faiss that brain refused, a note
+    put there), is kept: the folder, emptied of brain's files, goes to ``<directory>.kept-<time>``,
+    returned. What cannot be deleted is said, not left silently."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+    except FileNotFoundError:
+        return None
+    except OSError:
+        names = []
+    for name in names:
+        if brains_own(name):
+            path = folder / name
+            with contextlib.suppress(OSError):  # what is left is said below
+                if stat.S_ISREG(path.lstat().st_mode):  # a folder (or link) of that name is not brain's
+                    path.unlink()
+    try:
+        folder.rmdir()
+        return None
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:
+        left = any(not brains_own(name) or not _regular(folder / name) for name in os.listdir(folder))
+    except OSError:
+        left = False
+    if not left:
+        if not said:  # the caller says it
+            return None
         log.warning("the replaced index could not be deleted from %s; delete it yourself", folder)
+        return None
+    try:
+        return _move_aside(folder, "kept", directory)
+    except OSError:
+        log.warning(
+            "the replaced index in %s holds files brain did not put there, left in it; delete it yourself", folder
+        )
+        return None
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _rmtree(folder: Path, *, ignore_errors: bool = False) -> None:
@@ -281,11 +389,12 @@ def _rmtree(folder: Path, *, ignore_errors: bool = False) -> None:
     shutil.rmtree(folder, ignore_errors=ignore_errors)
 
 
-def _move_aside(directory: Path, label: str = "damaged") -> Path:
-    """Move a damaged index to a name of its own; never over an earlier one the user has not
-    looked at yet, even one made between the look and the rename."""
+def _move_aside(directory: Path, label: str = "damaged", named_for: Path | None = None) -> Path:
+    """Move a damaged index to a name of its own (``named_for``'s name, by default its own, with
+    the label and the time); never over an earlier one the user has not looked at yet, even one
+    made between the look and the rename."""
     for _ in range(100):
-        aside = _damaged_name(directory, label)
+        aside = _damaged_name(named_for or directory, label)
         try:
             _rename_noreplace(directory, aside)
             return aside
@@ -318,17 +427,20 @@ def put_back_cut_swap(directory: Path) -> None:
         )
 
 
-def remove_leftovers(directory: Path) -> None:
+def remove_leftovers(directory: Path) -> str | None:
     """What a swap cut short leaves: the old index under the rebuild name (without its marker)
     or under the retired name (then put back if no index took its place). A rebuild in
-    progress (marker present) is left for --rebuild."""
+    progress (marker present) is left for --rebuild. Returns where what such a folder held that
+    brain did not put there was kept, if anything."""
     put_back_cut_swap(directory)
     staging = rebuild_dir(directory)
+    kept = None
     if staging.exists() and not (staging / REBUILD_MARKER).exists():
-        _remove_old(staging)
+        kept = _remove_old(staging, directory)
     retired = directory.with_name(directory.name + RETIRED_SUFFIX)
     if retired.exists():
-        _remove_old(retired)
+        kept = _remove_old(retired, directory) or kept
+    return str(kept) if kept else None
 
 
 def _exchange(a: Path, b: Path) -> bool:
