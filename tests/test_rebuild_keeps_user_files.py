@@ -115,3 +115,18 @@ def test_brains_own_names():
         assert brains_own(name), name
     for name in ("notes.md", "index.db.bak", "vectors.faiss.old", "vectors.faiss.x.deadbeef.tmp", "serve.lock"):
         assert not brains_own(name), name
+
+
+def test_a_repair_leaves_a_folder_at_the_recall_cache_as_it_was(toy_vault):
+    """`brain index --repair` deletes the recall cache (derived from the rows it rebuilds): a folder
+    there (the user's: `brain ask` names it) made the repair, its work done, fail on
+    IsADirectoryError."""
+    _index(toy_vault)
+    directory = config.index_dir(toy_vault)
+    cache = directory / "recall-cache.npz"
+    cache.unlink(missing_ok=True)
+    cache.mkdir()
+    (cache / "mine.txt").write_text("mine", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["index", "--vault", str(toy_vault), "--repair"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert (cache / "mine.txt").read_text(encoding="utf-8") == "mine"

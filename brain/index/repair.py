@@ -13,7 +13,9 @@ A damaged database file is a ``IndexDamagedError`` that says to rebuild.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -96,7 +98,10 @@ def repair_vault(
                 f"the index database {directory / INDEX_FILE} lacks a table whose rows it cannot make again"
                 f" (no such table: {', '.join(missing)}); {rebuild_advice(root, missing)}"
             )
-        (directory / RECALL_CACHE_FILE).unlink(missing_ok=True)  # derived from the rows
+        cache_file = directory / RECALL_CACHE_FILE  # derived from the rows
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISDIR(os.lstat(cache_file).st_mode):  # a folder is the user's: `brain ask` names it
+                cache_file.unlink()
     report.seconds = round(time.perf_counter() - started, 2)
     return report
 
