@@ -93,6 +93,19 @@ def save(directory: Path, built: Built) -> bool:
         return False
 
 
+REMAKE = "the next `brain ask` keeps a new one in its place"
+
+
+def folder_in_place(directory: Path) -> bool:
+    """A folder where the kept file goes (not a link to one, which a save replaces)."""
+    import stat
+
+    try:
+        return stat.S_ISDIR(os.lstat(directory / RECALL_CACHE_FILE).st_mode)
+    except OSError:
+        return False
+
+
 def kept_basis(directory: Path) -> Basis | None:
     """The stamp of what is kept in ``directory`` (None: nothing usable), without the rest."""
     kept = load(directory, lambda _basis: (False, False))
@@ -111,8 +124,19 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     path = directory / RECALL_CACHE_FILE
     if not path.exists():
         return None
-    if not path.is_file():  # a FIFO was waited on for a writer forever (`brain ask` hung); a folder
-        log.info("%s is not a regular file: not used", path)
+    if not path.is_file():  # a FIFO was waited on for a writer forever (`brain ask` hung)
+        if folder_in_place(directory):
+            # No save replaces a folder (brain deletes none): every run would build the names and
+            # the link graph again (2.1 s at 100,000 notes), saying it in the log only. Refused,
+            # as a folder at vectors.faiss is: the command's one line with the fix.
+            from ..errors import BrainError
+            from ..file_state import unusable
+
+            raise BrainError(
+                unusable(path, "the file of names and link graph brain keeps for the next run", REMAKE)
+                or f"{path} is a folder, not a file: move it aside; {REMAKE}"
+            )
+        log.info("%s is not a regular file: not used", path)  # the next save replaces it
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
