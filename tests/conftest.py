@@ -99,6 +99,26 @@ def loggers_restored():
 
 
 @pytest.fixture(autouse=True)
+def signals_given_back():
+    """A test leaves this process's SIGINT, SIGTERM and SIGHUP handlers as it found them: an
+    in-process `brain serve` left its own, bound to a server long gone, and the rest of the run
+    ignored Ctrl-C and SIGTERM (a run under load could be stopped by kill -9 alone, its servers
+    left behind). Put back, and the test fails."""
+    import signal
+
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = [signal.getsignal(signum) for signum in handled]
+    yield
+    changed = [
+        signal.Signals(signum).name for signum, was in zip(handled, before) if signal.getsignal(signum) is not was
+    ]
+    for signum, was in zip(handled, before):
+        if was is not None:
+            signal.signal(signum, was)
+    assert not changed, f"the test left its own handlers for {', '.join(changed)}"
+
+
+@pytest.fixture(autouse=True)
 def no_background_build_left():
     """A test that started work in the background (an index pass may: the BM25 postings, FTS5's
     merges) leaves no process behind: waited for, killed past a minute."""

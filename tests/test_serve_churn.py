@@ -174,6 +174,45 @@ def test_a_server_folder_that_is_not_a_private_folder_of_ours_is_one_line_not_a_
     assert not list(elsewhere.iterdir())
 
 
+HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def test_a_server_run_in_this_process_gives_the_signals_back_failed_or_stopped(toy_vault, tmp_path, brain_logger):
+    """`brain serve` run in another program's process (a test's, by CliRunner) left its SIGTERM
+    and SIGINT handlers there, bound to a server long gone, whether it failed to start or had
+    served and stopped: that process ignored Ctrl-C and SIGTERM from then on (a run of the serve
+    tests under load, past this one, could not be stopped but by kill -9)."""
+    import threading
+
+    from brain.server import client
+
+    before = [signal.getsignal(signum) for signum in HANDLED]
+    _index(toy_vault)
+    folder = runtime.runtime_dir(toy_vault.resolve())
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.symlink_to(tmp_path)  # not a private folder of this user: the start fails
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])
+    assert result.exit_code == 1 and "is not a private folder of this user" in result.stderr, result.output
+    assert [signal.getsignal(signum) for signum in HANDLED] == before
+    folder.unlink()
+
+    def stop_by_sigterm() -> None:  # as `kill` would: the server's handler stops it
+        root = toy_vault.resolve()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (client.status(root, timeout=1.0) or {}).get("state") != "ready":
+            time.sleep(0.05)
+        if signal.getsignal(signal.SIGTERM) is not before[0]:  # the server's: else it would end pytest
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    stopper = threading.Thread(target=stop_by_sigterm, daemon=True)
+    stopper.start()
+    result = CliRunner().invoke(cli, ["serve", "--vault", str(toy_vault), "--no-watch"])
+    stopper.join(60)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "stopped serving" in (config.log_dir() / "serve.log").read_text()
+    assert [signal.getsignal(signum) for signum in HANDLED] == before
+
+
 def _graph_edges(vault: Path) -> int:
     from conftest import FakeEmbedder
 

@@ -901,9 +901,21 @@ def run_foreground(root: Path, *, http: tuple[str, int] | None, watch: bool = Tr
     nothing is left running behind that error)."""
     daemon = Daemon(root, Service(root, watch=watch), http=http)
     stop = lambda *_: daemon.request_stop()
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal closing is no reason to stop
+    # SIGHUP ignored: the terminal closing is no reason to stop. The process's own handlers are
+    # given back at the end: run in another program's process (a test's, by CliRunner), a server
+    # that failed to start or had stopped left its own there, bound to it, and that process
+    # ignored Ctrl-C and SIGTERM from then on
+    handlers = ((signal.SIGTERM, stop), (signal.SIGINT, stop), (signal.SIGHUP, signal.SIG_IGN))
+    previous = [(signum, signal.signal(signum, handler)) for signum, handler in handlers]
+    try:
+        return _serve_until_stopped(daemon, ready)
+    finally:
+        for signum, handler in previous:
+            if handler is not None:  # None: not set from Python, so nothing to give back
+                signal.signal(signum, handler)
+
+
+def _serve_until_stopped(daemon: Daemon, ready: Any) -> int:
     try:
         daemon.start()
     except BrainError as exc:
