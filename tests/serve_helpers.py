@@ -131,6 +131,16 @@ def settled(daemon: Daemon, timeout: float = 30.0) -> None:
     wait_until(lambda: not daemon.service.watcher.busy, timeout, "the watcher to settle")
 
 
+def queries_done(daemon: Daemon, timeout: float = 30.0) -> None:
+    """Wait until the query thread has run every job queued before this call (its queue is one
+    line, and it alone takes from it): a replaced snapshot's close, a fold of the WAL."""
+    from brain.server.service import _Job
+
+    job = _Job(lambda recaller: None)
+    daemon.service._jobs.put(job)
+    job.future.exception(timeout)  # its result or its error (no snapshot), or TimeoutError
+
+
 def raw_exchange(path: str | Path, payload: bytes, *, timeout: float = 10.0, shut: bool = True) -> bytes:
     """Send bytes to a server socket, return everything it answers."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

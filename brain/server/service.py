@@ -596,9 +596,7 @@ class Service:
             if job is _STOP:
                 break
             if job is _FOLD:
-                current = self._snapshot
-                if current is not None:
-                    fold_wal(current.recaller.store)
+                self._fold()
                 self._fold_asked.clear()
                 continue
             closing = isinstance(job, _Close)
@@ -629,6 +627,12 @@ class Service:
         and fold the WAL in."""
         self._let_go_of_past(present=snapshot.recaller)
         snapshot.recaller.close()
+        self._fold()
+
+    def _fold(self) -> None:
+        """Fold the WAL in up to the served snapshot's state. The snapshot is named in this
+        frame alone: named in the query loop's, the one a fold read stayed in memory once
+        replaced and closed, until the next fold (none, when the swap's own fold emptied the WAL)."""
         current = self._snapshot
         if current is not None:
             fold_wal(current.recaller.store)
