@@ -237,6 +237,36 @@ def leftover_servers() -> list[tuple[int, str]]:
     return found
 
 
+TERMINATED: list[int] = []  # the SIGTERM that stops this run, once it came
+
+
+def pytest_configure(config):
+    """SIGTERM (CI's time limit, `kill`) stops the run as Ctrl-C does: pytest ended at once, no
+    teardown ran, and the servers its tests had started ran on, orphans holding their vaults.
+    Now the test under way is cut short, its fixtures stop them, no other test runs, and the
+    check below finds any server left."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _stop_the_run)
+
+
+def _stop_the_run(signum, frame):
+    if TERMINATED:  # stopping already: another would cut the teardown that stops the servers short
+        return
+    TERMINATED.append(signum)
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    if TERMINATED:  # the interrupt was caught on the way (CliRunner turns it into exit code 1)
+        item.session.shouldstop = f"stopped by signal {TERMINATED[0]}"
+
+
+@pytest.hookimpl(trylast=True)  # after the runner's teardown of a test cut short
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get(SESSION_MARK) != str(os.getpid()):
         return  # a pytest run inside a test: the outer run checks

@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -456,3 +457,74 @@ def test_a_detached_server_started_without_stdout_drops_a_stray_print():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+INNER_RUN = """
+import time
+
+import pytest
+from serve_helpers import BrainProcess
+
+
+@pytest.fixture
+def server(tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\\n\\nalpha note about herons.\\n")
+    proc = BrainProcess(["serve", "--vault", str(vault)])
+    yield proc
+    proc.close()
+
+
+def test_serving(server):
+    print("serving", server.proc.pid, flush=True)
+    try:
+        time.sleep(600)
+    except KeyboardInterrupt:  # caught, as click's CliRunner catches it (exit code 1)
+        pass
+
+
+def test_next():
+    print("a next test ran", flush=True)
+"""
+
+
+def test_a_test_run_stopped_by_sigterm_stops_the_servers_its_tests_started(tmp_path):
+    """CI's time limit sends SIGTERM: pytest ended at once, no fixture's teardown ran, and the
+    `brain serve` processes its tests had started ran on (orphans holding their vaults). It stops
+    as Ctrl-C stops it now: the test cut short, its fixtures' teardown, no test after it (also when
+    the interrupt was caught, as CliRunner catches it), the check for servers left."""
+    inner = tmp_path / "test_inner.py"
+    inner.write_text(INNER_RUN)
+    env = brain_env(PYTHONPATH=f"{Path(__file__).parent}{os.pathsep}{Path(__file__).parents[1]}")
+    env.pop("PYTEST_BRAIN_SESSION", None)  # a run of its own, which checks for servers left itself
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "conftest", str(inner)],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    server_pid = None
+    watchdog = threading.Timer(300, run.kill)  # whatever the inner run does, this test ends
+    watchdog.start()
+    try:
+        assert run.stdout is not None
+        for line in run.stdout:  # the inner test prints its server's pid, then sleeps
+            if line.startswith("serving "):
+                server_pid = int(line.split()[1])
+                break
+        assert server_pid is not None and runtime.pid_alive(server_pid), "the inner run did not start its server"
+        run.send_signal(signal.SIGTERM)
+        rest = run.communicate(timeout=60)[0]
+        assert run.returncode == pytest.ExitCode.INTERRUPTED and "a next test ran" not in rest, rest
+        assert not runtime.pid_alive(server_pid), rest  # its fixture killed it, and waited
+    finally:
+        watchdog.cancel()
+        if run.poll() is None:
+            run.kill()
+            run.wait(30)
+        if server_pid is not None and runtime.pid_alive(server_pid):
+            os.kill(server_pid, signal.SIGKILL)
