@@ -1152,6 +1152,34 @@ def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, 
         server_module.run(toy_vault)
 
 
+def test_brain_mcp_run_in_this_process_gives_ctrl_c_back(toy_vault, monkeypatch):
+    """`brain mcp` run in another program's process (a test's) left its Ctrl-C handler there once
+    its client had gone: that process's next Ctrl-C ended it 2 s on (os._exit: no teardown, its
+    servers left running)."""
+    import signal
+
+    from brain.mcp import server as server_module
+
+    class Quiet:
+        def __init__(self, root, embedder=None):
+            pass
+
+        def warm_up(self):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(server_module, "Backend", Quiet)
+    monkeypatch.setattr(server_module, "configure_logging", lambda: None)  # it would take the test's handlers
+    before = signal.getsignal(signal.SIGINT)
+    for run in (lambda self: None, lambda self: 1 / 0):  # the client gone; an error
+        monkeypatch.setattr(server_module, "build_server", lambda root, backend, run=run: type("S", (), {"run": run})())
+        with contextlib.suppress(ZeroDivisionError):
+            server_module.run(toy_vault)
+        assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_install_refuses_an_empty_name(toy_vault, tmp_path, monkeypatch):
     # `--name ""` wrote the server under the key "" (and uninstall then removed it by that key).
     monkeypatch.chdir(tmp_path)

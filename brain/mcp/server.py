@@ -620,7 +620,7 @@ def run(root: Path, *, embedder: Any = None) -> None:
     backend.warm_up()
     log.info("brain mcp serving %s", root)
     interrupted = False
-    _bound_ctrl_c(CTRL_C_GRACE)
+    previous = _bound_ctrl_c(CTRL_C_GRACE)
     try:
         server.run()
     except BaseException as exc:
@@ -634,6 +634,8 @@ def run(root: Path, *, embedder: Any = None) -> None:
         else:
             raise
     finally:
+        if previous is not None:  # run in another program's process (a test's): its Ctrl-C is its own again
+            signal.signal(signal.SIGINT, previous)
         backend.close()
     if interrupted:
         _end_now(130)
@@ -642,13 +644,14 @@ def run(root: Path, *, embedder: Any = None) -> None:
 CTRL_C_GRACE = 2.0  # seconds the SDK's shutdown may take after Ctrl-C before the process ends anyway
 
 
-def _bound_ctrl_c(seconds: float) -> None:
+def _bound_ctrl_c(seconds: float) -> Any:
     """Ctrl-C stops brain mcp within ``seconds``. It is raised as Python raises it and the SDK
     shuts down; when that shutdown waits on something that never comes (the Ctrl-C test hung
     past 15 s now and then, CI included, with the client's stdin still open; not caught in the
-    act in a hundred runs here), the process ends anyway. A second Ctrl-C is Python's own."""
+    act in a hundred runs here), the process ends anyway. A second Ctrl-C is Python's own.
+    Returns the handler it replaced (None when it replaced none), for ``run`` to put back."""
     if threading.current_thread() is not threading.main_thread():
-        return
+        return None
 
     def on_ctrl_c(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -657,7 +660,7 @@ def _bound_ctrl_c(seconds: float) -> None:
         watchdog.start()
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_ctrl_c)
+    return signal.signal(signal.SIGINT, on_ctrl_c)
 
 
 def _only(exc: BaseException, kind: type[BaseException]) -> bool:
