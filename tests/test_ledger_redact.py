@@ -753,9 +753,10 @@ def test_yaml_lines_below_a_key_in_json_text(text, kept):
         ("token: abc def, next", "token: *** def, next"),
         ("api_key: SecretStr = Field(default=None)", "api_key: *** = Field(default=None)"),
         ("    token = token if token is not None else api_key", "    token = *** if token is not None else api_key"),
-        ("The password: see the wiki page.", "The password: *** the wiki page."),
+        # Words saying where the secret is: none of them (the first was masked, protecting nothing).
+        ("The password: see the wiki page.", "The password: see the wiki page."),
+        ("password: see the wiki page", "password: see the wiki page"),
         # Words of prose or code: the first alone, as before.
-        ("password: see the wiki page", "password: *** the wiki page"),
         (
             "        token: The token returned by a previous call",
             "        token: *** token returned by a previous call",
@@ -856,10 +857,10 @@ def test_a_passphrase_with_a_word_of_prose_is_masked_whole(text, kept):
 @pytest.mark.parametrize(
     "text, kept",
     [
-        # A sentence (a capital, then a full stop or more words of prose), a pointer to where the
-        # secret is, and Python keep all but their first word, as before.
-        ("password: see the wiki page", "password: *** the wiki page"),
-        ("Password: in the vault", "Password: *** the vault"),
+        # A description (a sentence naming what it describes) and Python keep all but their first
+        # word, as before; a pointer to where the secret is keeps all its words.
+        ("password: see the wiki page", "password: see the wiki page"),
+        ("Password: in the vault", "Password: in the vault"),
         ("        password: The password part of the URL.", "        password: *** password part of the URL."),
         ("            client_secret: The OAuth client secret.", "            client_secret: *** OAuth client secret."),
         (
@@ -1092,3 +1093,68 @@ def test_neighbours_of_the_multi_word_leaks_stay_masked(text, kept):
 )
 def test_code_and_descriptions_near_the_new_rules_stay(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A passphrase that reads as a sentence after a password's name kept all but its first word
+        # ("password: *** cat is on the mat."): a sentence is a description only when it names what it
+        # describes (a word of the name, or password, secret, token, key …).
+        ("password: The cat is on the mat.", "password: ***"),
+        ("  passphrase: My dog has fleas and so do I.\n  user: bob", "  passphrase: ***\n  user: bob"),
+        ('"c": "password: The cat is on the mat.\\nuser: bob"', '"c": "password: ***\\nuser: bob"'),
+        ("db_password = The cat is on the mat", "db_password = ***"),
+        # A password's name in prose, after other words on its line: its words were not read at all.
+        ("the wifi password: correct horse battery staple", "the wifi password: ***"),
+        ("ok, my wifi password: The cat is on the mat.", "ok, my wifi password: ***"),
+        # Said as "is": a quoted value, or one word holding a digit or a sign (no word of prose).
+        ("the wifi password is 'correct horse battery staple'.", "the wifi password is '***'."),
+        ("my password is hunter2", "my password is ***"),
+        ("the wifi password is correct horse battery staple.", "the wifi password is ***."),
+        ('"the wifi password is correct horse battery\\nnext"', '"the wifi password is ***\\nnext"'),
+        ("The root password is `Zx9q!wer` for now", "The root password is `***` for now"),
+    ],
+)
+def test_a_stated_passphrase_is_masked_whole(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Prose about a password: a description names what it describes, a pointer says where it is
+        # (its first word was masked, protecting nothing: "password: *** 1Password").
+        ("password: see 1Password", None),
+        ("Password: in the vault", None),
+        ("The password: see the wiki page.", None),
+        ("        password: The password part of the URL.", "        password: *** password part of the URL."),
+        ("    proxy_pass: The password used to authenticate.", "    proxy_pass: *** password used to authenticate."),
+        ("            client_secret: The OAuth client secret.", "            client_secret: *** OAuth client secret."),
+        ("    :param password: The password to use.", "    :param password: *** password to use."),
+        ("the password is stored in the vault", None),
+        ("reset your password if you forget it", None),
+        ("The default password is admin, change it", None),
+        ("check that the password is correct", None),
+        ("the password is 8 characters long", None),
+        ("password is required", None),
+        ("the password is valid until tomorrow", None),
+        ("Password was rejected for admin site", None),
+        ("the passphrase is limited to 1024 bytes", None),
+        ("the password is hashed with bcrypt", None),
+        ("    if password is None:", None),
+        ('# if the token is "Ġ" we replace it', None),
+        (
+            "    # Pre-pass: collect inputs of waiting-stream nodes that need to",
+            "    # Pre-pass: *** inputs of waiting-stream nodes that need to",
+        ),
+        (
+            "They do not have to be secret: they are typically just",
+            "They do not have to be secret: *** are typically just",
+        ),
+        ("        :param password: Unicode password.", "        :param password: *** password."),
+        ("  [, passphrase: <string>]}`. The object form can only", "  [, passphrase: *** The object form can only"),
+    ],
+)
+def test_prose_about_a_password_stays(text, kept):
+    assert redact(text) == (text if kept is None else kept)

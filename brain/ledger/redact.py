@@ -20,7 +20,9 @@ _is_one_value for words of prose), on the lines below its key or going on over t
 (``password:\\n  correct horse``, ``password: correct\\n  horse``, a quoted value over lines), after a
 YAML anchor or tag (``secret: &pw !!str x``) but for a tag naming a secret kept elsewhere
 (``!secret name``, ``!env_var``, ``!Ref``: _REFERENCE_TAGS), a shell's single-quoted value with a
-quote in it (``'it'\\''s'``); Russian
+quote in it (``'it'\\''s'``); a password stated in prose, after a ``:`` (``the wifi password: correct
+horse``, to the sentence's end) or ``is`` (``my password is hunter2``, a quoted value, or words with none of
+prose: ``the password is correct horse battery staple``; _mask_stated); Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -128,6 +130,8 @@ _NOT_ONE_VALUE = frozenset(
     "a an the of to for from with by that this which is are was be see used when where"
     " if else or and not in lambda await".split()
 )
+# Words that name a secret in a description, besides _STRONG's (_names_a_secret).
+_SECRET_WORDS = frozenset("pass pwd pw key keys login auth authentication passcode pin".split())
 # Python's words between operands: an expression never has two operands side by side.
 _PYTHON_KEYWORDS = frozenset("if else or and not is in await lambda for".split())
 # First words of a line that says where a secret is, or that there is none, rather than being it
@@ -164,6 +168,23 @@ _ASSIGNMENT = (
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
 _VALUE_AT = re.compile(_VALUE)
+# A secret's name in prose, then "is" ("was" after "password"; maybe a ":"), then its value
+# (_mask_stated); tried only where a trigger occurs (_mask_all_stated).
+_STATED_TRIGGERS = ("password is", "password was", "passphrase is", "passcode is", "secret is", "token is", "key is")
+# _mask_stated looks before the name: no letter, digit, "_" or "-" there.
+_STATED = (
+    r"((?:[Pp](?i:ass(?:word[ \t]+(?:is|was)|(?:phrase|code)[ \t]+is))|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
+    r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+is)|[Bb](?i:ot[ _-]?token[ \t]+is))"
+    r"(?i:(?:[ \t]*:)?[ \t]+))"
+    r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
+    r"|(?P<bare>[^\s`\"',;()]{1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
+)
+# A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
+# not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
+_STATED_WORD = re.compile(r"(?=[^\s]*[A-Za-z])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
+# A stated value that names a secret rather than being it: a constant's or a variable's name
+# (`GITHUB_TOKEN`, settings.secret_key), or code.
+_STATED_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({$].*")
 # A YAML node's properties, an anchor and a tag in either order, before its value on the line.
 _YAML_PROPERTIES = re.compile(r"(?:[&!][^\s\"',;]*[ \t]+){1,2}(?!#)")
 # Tags whose value names a secret kept elsewhere, as a $VARIABLE does: Home Assistant's and ESPHome's
@@ -447,6 +468,10 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # The same in Russian prose: "пароль: x", "токен = x", "API-ключ: x", and Russian's word order
     # for "wifi password: x", the qualifier after the word ("пароль от почты: x", "токен для CI: x").
     (("парол", "токен", "секрет", "ключ"), _RUSSIAN_ASSIGNMENT, "labelled"),
+    # A secret stated in prose with "is" ("my password is hunter2", "the wifi password is 'correct horse
+    # battery staple'"): a quoted value, or one word that holds a digit or a sign (_mask_stated), so
+    # prose about a password stays ("the password is stored in the vault", "is 8 characters long").
+    (_STATED_TRIGGERS, _STATED, "stated"),
     # password=value, "api_key": "value", DB_PASSWORD_PROD=value, app.secret_key = value,
     # --password value: a name holding a secret word, then its value (see _mask_assignments).
     (("pass", "pw", "secret", "token", "key", "credential"), _ASSIGNMENT, "assignment"),
@@ -561,6 +586,93 @@ def _mask_pgpass(match: re.Match[str]) -> str:
     return match.string[match.start() : start] + MASK + match.string[end : match.end()]
 
 
+def _mask_stated(match: re.Match[str]) -> str:
+    # "my password is ***": a quoted value, or one word that looks chosen as a password.
+    lead, quote = match.group(1), match.group("quote")
+    start = match.start()
+    if start and (match.string[start - 1].isalnum() or match.string[start - 1] in "_-"):
+        return match.group(0)  # a word that ends in one (bypass is, db-secret is: a name's, not prose)
+    if quote is not None:
+        value = match.group("quoted")
+        if _holds_no_secret("", value.strip()) or _STATED_NAME.fullmatch(value.strip()):
+            return match.group(0)
+        return f"{lead}{quote}{MASK}{quote}"
+    word, words = match.group("bare"), match.group("words")
+    if words and "pass" in lead.lower() and _is_stated_passphrase(match):
+        return f"{lead}{MASK}"
+    bare = word.rstrip(".,:;!?")
+    if len(bare) < 4 or _holds_no_secret("", bare) or _STATED_NAME.fullmatch(bare) or not _STATED_WORD.fullmatch(bare):
+        return match.group(0)
+    return f"{lead}{MASK}{word[len(bare) :]}{words}"
+
+
+_STATED_AT = re.compile(_STATED)
+
+
+def _mask_all_stated(text: str) -> str:
+    """``text`` with every secret stated with "is" masked (_mask_stated). The pattern is tried only
+    around its triggers, found in the lower-cased text: over the whole of a long text, its common
+    first letters (p, s, a) made it the slowest rule."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter lower-cased into two: offsets differ
+        return _STATED_AT.sub(_mask_stated, text)
+    starts = sorted(
+        {
+            max(0, at - 12)  # "access_token is": the name starts before the trigger
+            for trigger in _STATED_TRIGGERS
+            for at in _occurrences(lowered, trigger)
+        }
+    )
+    out: list[str] = []
+    done = 0
+    for start in starts:
+        if start < done:
+            continue
+        found = _STATED_AT.search(text, start, start + 1000)
+        if found is None or found.start() < done or found.start() > start + 12:
+            continue
+        out.append(text[done : found.start()] + _mask_stated(found))
+        done = found.end()
+    return "".join(out) + text[done:] if out else text
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + 1)
+
+
+# What prose says after "the password is" that a passphrase of words would not hold: words of prose
+# and pointers (_NOT_ONE_VALUE, _POINTERS), and these.
+_STATED_PROSE = frozenset(
+    "too very not never always also only still now currently just your my our their his her its same different"
+    " case no any all so but as at on valid invalid incorrect wrong until after before during within into"
+    " over under about than like because since unless".split()
+)
+
+
+# Where a passphrase stated in prose ends: its line's end (of a JSON string's line too), or its
+# sentence's ("… staple. Then log in").
+_STATED_END = re.compile(r"[.!]?(?:[ \t]*(?:\Z|\r|\n|\\+[nr]|\\*\")|[ \t]+[A-Z])")
+
+
+def _is_stated_passphrase(match: re.Match[str]) -> bool:
+    """Whether the words after "password is" are a passphrase ("the wifi password is correct horse
+    battery staple."): three or more words of letters up to the end of the line or of a sentence, none
+    of prose (``_NOT_ONE_VALUE``, ``_POINTERS``, ``_STATED_PROSE``), the first no participle or adverb
+    ("hashed with bcrypt", "rejected for admin site", "limited to 1024 bytes" are prose)."""
+    words = [match.group("bare"), *match.group("words").split()]
+    if len(words) < 3 or _STATED_END.match(match.string, match.end()) is None:
+        return False
+    lowered = [w.lower() for w in words]
+    if not all(w.replace("'", "").replace("-", "").isalpha() for w in lowered):
+        return False
+    if lowered[0].endswith(("ed", "ing", "ly")):
+        return False
+    return not any(w in _NOT_ONE_VALUE or w in _POINTERS or w in _STATED_PROSE for w in lowered)
+
+
 _REPLACERS = {
     None: _mask_value,
     "labelled": _mask_labelled,
@@ -619,7 +731,7 @@ def _chosen_by_a_person(name: str) -> bool:
     )
 
 
-def _is_one_value(words: list[str], *, chosen: bool, name: str = "") -> bool:
+def _is_one_value(words: list[str], *, chosen: bool, name: str = "", below: bool = False) -> bool:
     """Whether the words after a secret's name, to the end of its line, are its value (masked
     whole) rather than prose or code (its first word alone is masked: it may be the secret, as in
     "password: hunter2 and the user is bob").
@@ -629,23 +741,39 @@ def _is_one_value(words: list[str], *, chosen: bool, name: str = "") -> bool:
     None``); and the value of a name that a machine issues (a token, a key: never a run of words)
     is prose. A person's passphrase may hold such words ("correct horse is battery staple"), so
     after a password's or a secret's name, words are prose only when they are a sentence (a
-    capital first, then a full stop or two words of prose: a docstring's "The password part of
-    the URL."), say where the secret is ("see the wiki page", "in the vault": ``_POINTERS``) or
-    start with a word of the ``name`` they follow, as a description does ("password: password to
-    use with username").
+    capital first, then a full stop or two words of prose) naming a secret (a docstring's "The
+    password part of the URL."; "The cat is on the mat." is a passphrase), say where the secret is
+    ("see the wiki page", "in the vault": ``_POINTERS``; none of them is masked then) or start with
+    a word of the ``name`` they follow, as a description does ("password: password to use with
+    username"). Any run of words holding a word of the name is a description (":param password:
+    Unicode password."). ``below``: the words are on the lines below the name, where a sentence is
+    prose whatever it names (a note's text under its "Secret:" title).
     """
     lowered = [w.lower() for w in words]
+    named = _name_words(name)
+    if len(lowered) > 1 and any(w.strip(".,:;!?") in named for w in lowered):
+        return False  # a description names what it describes (":param password: Unicode password.")
     prose = [w for w in lowered if w in _NOT_ONE_VALUE]
     if not prose:
         return True
     if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)):
         return False  # code
-    if not chosen or lowered[0] in _POINTERS or lowered[0] in _name_words(name):
+    if not chosen or lowered[0] in _POINTERS or lowered[0] in named:
         return False
     sentence = re.fullmatch(r"[A-Z][a-z]*", words[0]) is not None and (
         len(prose) >= 2 or any(re.search(r"[A-Za-z][.?]\Z", w) for w in words)
     )
-    return not sentence
+    # A sentence that names no secret is a passphrase ("password: The cat is on the mat."); a
+    # description says what it describes ("The password part of the URL.", "The OAuth client secret.").
+    # On the lines below a key (``below``), a sentence is prose still: a note's text under "Secret:".
+    return not (sentence and (below or any(_names_a_secret(w, named) for w in lowered)))
+
+
+def _names_a_secret(word: str, named: list[str]) -> bool:
+    """Whether a (lower-cased) word of prose names a secret: a word of the name it follows
+    (``named``), or a secret's word (password, secrets, token, key, credentials …)."""
+    word = word.strip(".,:;!?()\"'`")
+    return word in named or word in _SECRET_WORDS or word.removesuffix("s").endswith(_STRONG)
 
 
 def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
@@ -660,6 +788,24 @@ def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
 
 
 _LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
+
+
+def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: str) -> str | None:
+    """Whether the words after the unquoted value of ``name`` (at ``start``) up to the end of its line
+    are read as a value of several words (``_MORE_WORDS``, ``_is_one_value``), and how: "line" after
+    a separator that runs to the line's end (``_runs_to_line_end``) where the name starts its line;
+    "prose" after a ":" where a password is named in prose ("the wifi password: correct horse battery
+    staple", up to a sentence's end); None: its first word alone."""
+    if _runs_to_line_end(sep, text, start):
+        if _starts_line(text, start):
+            return "line"
+        words = _name_words(name) if sep.strip(" \t") == ":" else []
+        return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase")) else None
+    return None
+
+
+# The end of a sentence in prose: a full stop, then a capital.
+_SENTENCE_END = re.compile(r"[.!?](?=[ \t]+[A-Z])")
 
 
 def _starts_line(text: str, at: int) -> bool:
@@ -745,13 +891,20 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         words: list[str] = []
         whole = chosen = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
-        if not opening and _runs_to_line_end(sep, text, start) and _starts_line(text, start):
-            chosen = _chosen_by_a_person(text[start : match.end("name")])
+        name = text[start : match.end("name")]
+        if not opening and (judged := _judged_to_line_end(text, start, sep, value_end, name)):
+            chosen = _chosen_by_a_person(name)
             more = _MORE_WORDS.match(text, value_end, line_end)
-            words = text[value_start : more.end() if more else value_end].split()
-            whole = not more or _is_one_value(words, chosen=chosen, name=text[start : match.end("name")])
+            more_end = more.end() if more else value_end
+            if more and judged == "prose" and (stop := _SENTENCE_END.search(text, value_start, more_end)):
+                more_end = max(value_end, stop.end())  # "password: hunter2. Then log in.": a sentence ends it
+                more = more if more_end > value_end else None
+            words = text[value_start:more_end].split()
+            whole = not more or _is_one_value(words, chosen=chosen, name=name)
             if more and whole:
-                value_end = more.end()
+                value_end = more_end
+            elif more and words[0].lower() in _POINTERS:
+                continue  # "password: see 1Password": where the secret is, none of it
         out.append(text[done:value_start] + f"{opening}{MASK}{closing}")
         done = pos = value_end
         if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
@@ -1020,7 +1173,7 @@ def _value_lines(
             break
         words += value.split()
         judged = line.group("more") or (before is not None and chosen)
-        if judged and not (chosen and _is_one_value(words, chosen=True, name=name)):
+        if judged and not (chosen and _is_one_value(words, chosen=True, name=name, below=True)):
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
@@ -1108,6 +1261,8 @@ def redact(text: str) -> str:
             if ":" in text:  # first: a comment after the key is taken for a value below
                 text = _mask_next_line_values(text)
             text = _mask_assignments(text, pattern)
+        elif replacement == "stated":
+            text = _mask_all_stated(text)
         elif replacement == "labelled":  # a Russian label: its value on its line or below it
             if ":" in text:
                 text = _mask_next_line_values(text, russian=True)
