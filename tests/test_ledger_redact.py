@@ -132,7 +132,7 @@ def test_redact_value_walks_json_like_values():
 
 NAMED = [
     ("SECRET_KEY=DjangoSk42val", "DjangoSk42val", "SECRET_KEY=***"),
-    ("STRIPE_SECRET_KEY=StripeSk42val x", "StripeSk42val", "STRIPE_SECRET_KEY=*** x"),
+    ("STRIPE_SECRET_KEY=StripeSk42val x", "StripeSk42val", "STRIPE_SECRET_KEY=***"),  # .env: the line
     ("ENCRYPTION_KEY=EncKey42val", "EncKey42val", "ENCRYPTION_KEY=***"),
     ("AWS_SECRET_KEY=AwsSk42val", "AwsSk42val", "AWS_SECRET_KEY=***"),
     ("OPENAI_KEY: OpenAiKey42val", "OpenAiKey42val", "OPENAI_KEY: ***"),
@@ -1158,3 +1158,29 @@ def test_a_stated_passphrase_is_masked_whole(text, kept):
 )
 def test_prose_about_a_password_stays(text, kept):
     assert redact(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A .env line (python-dotenv, docker --env-file): an unquoted value runs to the line's end, and
+        # NAME=a b c kept "b c" (read as a shell's NAME=a running b c). In doubt, the whole value goes.
+        ("PASSWORD=a b c", "PASSWORD=***"),
+        ("HOST=db\nDB_PASSWORD=correct horse battery staple\nDB_USER=bob", "HOST=db\nDB_PASSWORD=***\nDB_USER=bob"),
+        ("export API_TOKEN=two words", "export API_TOKEN=***"),
+        ('"HOST=x\\nSECRET_KEY=correct horse battery\\nX=1"', '"HOST=x\\nSECRET_KEY=***\\nX=1"'),
+        ("```env\nPASSWORD=make it so\n```", "```env\nPASSWORD=***\n```"),
+        # A command: a known command word follows (after more NAME=x maybe), a path, a flag, a shell's
+        # code block, a "$ " prompt, a Bash tool's command: the variable's value alone.
+        ("PASSWORD=x make test", "PASSWORD=*** make test"),
+        ("API_TOKEN=abc python run.py", "API_TOKEN=*** python run.py"),
+        ("DB_PASSWORD=abc DEBUG=1 npm start", "DB_PASSWORD=*** DEBUG=1 npm start"),
+        ("SECRET=abc deploy --now", "SECRET=*** deploy --now"),
+        ("SECRET=abc bin/deploy now", "SECRET=*** bin/deploy now"),
+        ("```bash\nPASSWORD=abc deploy now\n```", "```bash\nPASSWORD=*** deploy now\n```"),
+        ("$ PASSWORD=abc deploy now", "$ PASSWORD=*** deploy now"),
+        ('{"command": "PASSWORD=abc deploy now"}', '{"command": "PASSWORD=*** deploy now"}'),
+    ],
+)
+def test_a_dotenv_value_of_several_words_is_masked_whole(text, kept):
+    assert redact(text) == kept

@@ -15,7 +15,8 @@ last ``@`` a host follows, so an ``@`` or a ``/`` in it is masked too), secrets 
 a name (``key=value``, ``key: value``, ``"key": "value"``, ``--password x``, a YAML block
 scalar ``key: |`` with the lines indented under it, a YAML value on the lines below its
 ``key:``, both in a file held as a JSON string too, or as JSON in one (escaped twice); a value of
-several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``; see
+several words on a YAML, INI or .env line (``password: correct horse``, ``secret = a b``,
+``PASSWORD=a b`` unless a command follows: ``PASSWORD=x make test``; see
 _is_one_value for words of prose), on the lines below its key or going on over them
 (``password:\\n  correct horse``, ``password: correct\\n  horse``, a quoted value over lines), after a
 YAML anchor or tag (``secret: &pw !!str x``) but for a tag naming a secret kept elsewhere
@@ -117,7 +118,8 @@ _VALUE = (
 # reach the end of the line (or a " #" comment, or the end of a JSON string or its escaped line), each
 # word starting with a letter or a digit: a line where a "key:", a comma, "(", "= Field(…)" comes
 # first is code or prose ({token: i for …}, token = x or os.getenv(…)), and its first word alone
-# stays the value. A shell's NAME=a b runs command b: one word (_runs_to_line_end).
+# stays the value. So does a .env line's NAME=a b c (python-dotenv, docker's --env-file), unless it is
+# a shell's NAME=a running command b (_runs_a_command): one word.
 _MORE_WORDS = re.compile(
     rf"(?:[ \t]+(?=[^\W_])(?>{_BARE})(?<!:))+"
     r"(?=[ \t]+#|[ \t]*(?:\r|\n|\Z)|\\+[nr]|\\*\")"
@@ -793,19 +795,75 @@ _LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
 def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: str) -> str | None:
     """Whether the words after the unquoted value of ``name`` (at ``start``) up to the end of its line
     are read as a value of several words (``_MORE_WORDS``, ``_is_one_value``), and how: "line" after
-    a separator that runs to the line's end (``_runs_to_line_end``) where the name starts its line;
-    "prose" after a ":" where a password is named in prose ("the wifi password: correct horse battery
+    a separator that runs to the line's end (``_runs_to_line_end``) where the name starts its line,
+    and on a .env line, ``NAME=a b c``, unless it is a shell's command (``_runs_a_command``); "prose"
+    after a ":" where a password is named in prose ("the wifi password: correct horse battery
     staple", up to a sentence's end); None: its first word alone."""
     if _runs_to_line_end(sep, text, start):
         if _starts_line(text, start):
             return "line"
         words = _name_words(name) if sep.strip(" \t") == ":" else []
         return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase")) else None
+    if sep.rstrip(" \t") == "=" and _starts_line(text, start) and not _runs_a_command(text, start, value_end):
+        return "line"
     return None
 
 
 # The end of a sentence in prose: a full stop, then a capital.
 _SENTENCE_END = re.compile(r"[.!?](?=[ \t]+[A-Z])")
+
+
+# Words that start a command, so that NAME=x before them sets a variable for it (NAME=x make test):
+# the shell's own, interpreters, package managers, build tools, clients of the usual services.
+_COMMANDS = frozenset(
+    "sudo env exec nohup time nice timeout xargs command bash sh zsh fish source make cmake ninja python python3"
+    " py pip pip3 pipx uv uvx poetry pdm hatch pytest tox nox node nodejs npm npx yarn pnpm bun deno tsx ts-node"
+    " go cargo rustc ruby bundle rails rake irb php composer java javac mvn gradle gradlew dotnet swift kotlin"
+    " docker podman kubectl helm terraform tofu ansible ansible-playbook vagrant aws gcloud az gsutil heroku"
+    " flyctl vercel netlify firebase git gh curl wget ssh scp rsync psql pg_dump pg_restore mysql mysqldump"
+    " redis-cli mongo mongosh sqlite3 flask django-admin gunicorn uvicorn celery alembic jest vitest mocha"
+    " playwright cypress perl lua ruff mypy black brain claude code cat echo printf open".split()
+)
+# The info string of a Markdown code fence: a shell's session or script, or a .env-like file.
+_FENCE = re.compile(r"```[ \t]*([\w+.-]*)")
+_SHELL_FENCES = frozenset("bash sh shell zsh fish ksh console shell-session shellsession terminal sh-session".split())
+_SETTINGS_FENCES = frozenset("env dotenv .env ini properties conf cfg config".split())
+# A Bash tool's command in a transcript: the JSON string after "command":
+_COMMAND_KEY = re.compile(r"\\*\"command\\*\"[ \t]*:[ \t]*\\*\"\Z")
+_NEXT_ASSIGNMENT = re.compile(r"[ \t]+[A-Za-z_]\w*=[^\s\\]*")
+_NEXT_WORD = re.compile(r"[ \t]+([^\s\\\"']+)")
+
+
+def _runs_a_command(text: str, name_start: int, value_end: int) -> bool:
+    """Whether ``NAME=x …`` starting its line at ``name_start`` (its first word ending at ``value_end``)
+    sets a variable for a command (``PASSWORD=x make test``) rather than being a .env file's line,
+    whose unquoted value runs to the line's end (python-dotenv, docker's --env-file): a known command
+    word, a path, a flag or another NAME=y follows, or the line is in a shell's code block
+    or a Bash tool's command. In doubt, a setting: a command word masked is a small loss, a password
+    left is not."""
+    fence = text.rfind("```", 0, name_start)
+    if fence >= 0 and (info := _FENCE.match(text, fence)) is not None:
+        kind = info.group(1).lower()
+        if kind in _SETTINGS_FENCES:
+            return False
+        if kind in _SHELL_FENCES:
+            return True
+    if _COMMAND_KEY.search(text, max(0, name_start - 40), name_start) is not None:
+        return True
+    if _NEXT_ASSIGNMENT.match(text, value_end) is not None:
+        return True  # the shell's NAME=x OTHER=y (each masked as its own when a secret's)
+    word = _NEXT_WORD.match(text, value_end)
+    if word is None:
+        return False
+    first = word.group(1)
+    if first.lower() in _COMMANDS or "/" in first:
+        return True
+    line_end = _LINE_END.search(text, word.end())
+    rest = text[word.end() : line_end.start() if line_end else len(text)]
+    return re.search(r"(?:^|\s)--?[A-Za-z]", rest) is not None
+
+
+_LINE_END = re.compile(r"\r|\n|\\+[nr]|\\*\"")
 
 
 def _starts_line(text: str, at: int) -> bool:
