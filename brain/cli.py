@@ -796,8 +796,15 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     dropped, bytes that are not UTF-8 as U+FFFD. Into a pipe or a file its escape sequences are
     kept as they are; to a terminal its control characters and escape sequences are left out.
 
-    Only indexed notes can be read, and never anything outside the vault (absolute paths,
-    `..`, and symlinks that lead out are refused).
+    Only indexed notes can be read, as the index reaches them: a note in a folder linked in
+    from elsewhere is read. A name with `..` or an absolute path is refused, and so is a note
+    whose link now leads where the index would not go (a dot-folder, a .brainignore'd file, a
+    file that is no note).
+
+    Examples:
+      brain note "Graph RAG"
+      brain note "AI/Graph RAG.md" --heading Pitfalls
+      brain note Home --json
     """
     from .reading import read_note
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 
@@ -467,3 +468,17 @@ def test_a_russian_name_typed_with_e_for_yo_finds_its_note(tmp_path):
         store.close()
     out = CliRunner().invoke(cli, ["history", "--vault", str(root), "Елкин Петр"])
     assert out.exit_code == 0 and "Люди/Ёлкин Пётр.md" in out.stdout
+
+
+def test_note_help_says_a_note_linked_in_from_elsewhere_is_read(linked_in):
+    """`brain note --help` said "symlinks that lead out are refused" while `brain note` reads a
+    note in a folder linked in from elsewhere (the test above): a newcomer took the help's word."""
+    root, _store = linked_in
+    help_text = " ".join(CliRunner().invoke(cli, ["note", "--help"]).output.split())
+    assert "symlinks that lead out are refused" not in help_text
+    assert "linked in from elsewhere is read" in help_text
+    result = CliRunner().invoke(cli, ["note", "Linked/Inner.md", "--vault", str(root)])
+    assert result.exit_code == 0 and "Also kept elsewhere." in result.output
+    for example in re.findall(r"^\s+(brain note .+)$", CliRunner().invoke(cli, ["note", "--help"]).output, re.M):
+        ran = CliRunner().invoke(cli, [*shlex.split(example)[1:], "--vault", str(root)])
+        assert ran.exit_code == 0, (example, ran.output)
