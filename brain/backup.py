@@ -295,7 +295,12 @@ def _destination(destination: str | os.PathLike[str]) -> Path:
     if path.name in ("", ".", ".."):
         raise ConfigError(f"{raw!r} names no new folder: name one, e.g. {shell_word(str(Path(raw) / 'brain-backup'))}")
     if not path.parent.is_dir():
-        raise BackupError(f"{path.parent} is not a folder: make it first, or name a backup folder in one")
+        if not path.parent.exists():  # was "is not a folder" for one not there: make it first, with what
+            raise BackupError(
+                f"{path.parent} does not exist: make it first (mkdir -p {shell_word(str(path.parent))}), "
+                "or name a new folder in one that does"
+            )
+        raise BackupError(f"{path.parent} is not a folder: name a new folder in one")
     path = path.parent.resolve() / path.name
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise BackupError(f"{path} already exists: name a new folder (a backup never writes over anything)")

@@ -254,7 +254,8 @@ def test_what_a_backup_refuses_is_one_line_and_leaves_nothing(toy_vault, tmp_pat
         str(brain_home / "copy"): "is inside BRAIN_HOME",
         str(brain_home): "already exists and is not empty",
         str(toy_vault / "Engineering" / "copy"): f"is inside the vault {toy_vault}",
-        str(tmp_path / "missing" / "copy"): "is not a folder",
+        str(tmp_path / "missing" / "copy"): f"{tmp_path / 'missing'} does not exist: make it first (mkdir -p ",
+        str(a_file / "copy"): f"{a_file} is not a folder: name a new folder in one",
     }
     for dest, why in refused.items():
         code, out = _cli(dest)
