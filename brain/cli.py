@@ -851,7 +851,14 @@ def _stdout_is_terminal() -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (links, backlinks).")
 @library_errors
 def neighbours(note: str, vault: str | None, as_json: bool) -> None:
-    """The links of NOTE (as written, and where each resolves) and the notes linking to it."""
+    """The links of NOTE (as written, and where each resolves) and the notes linking to it.
+
+    NOTE is named as `brain note` takes it: a vault-relative path, a title or an alias.
+
+    Examples:
+      brain neighbours "Graph RAG"
+      brain neighbours "AI/Graph RAG.md" --json
+    """
     from .reading import neighbours as note_neighbours
 
     with _index_read(vault) as (_root, store):
@@ -890,7 +897,13 @@ def ab() -> None:
 
 
 @ab.command("report")
-@click.option("--since", default="7d", show_default=True, help="A span (7d, 12h, 2w, 1y) or a date (2026-11-01).")
+@click.option(
+    "--since",
+    default="7d",
+    show_default=True,
+    metavar="WHEN",
+    help="Rows logged since WHEN: a span back (7d, 12h, 2w, 1y) or a date (2026-11-01, UTC; a time and a zone may follow).",
+)
 @click.option(
     "--source",
     callback=not_blank("is no label", "give one", "for every source"),
@@ -899,7 +912,13 @@ def ab() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @library_errors
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
-    """Weekly figures: queries, share where the graph changed the top k, notes promoted."""
+    """Weekly figures: queries, share where the graph changed the top k, notes promoted.
+
+    Examples:
+      brain ab report
+      brain ab report --since 30d --source demo
+      brain ab report --since 2026-11-01 --json
+    """
     from .db import connection
     from .telemetry import parse_since, report
     from .text import in_column

@@ -187,3 +187,30 @@ def test_a_long_note_name_given_to_mcp_is_quoted_by_its_start_and_its_length(toy
         result = mcp_call(toy_vault, tool, arguments)
         text = "".join(c.text for c in result.content)
         assert result.is_error and "… (3,002 characters)" in text and len(text) < 400, text
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()):
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+
+
+def test_every_help_names_a_moment_and_the_user_scope_alike():
+    """A newcomer reading the helps side by side: `ab report --since` took TEXT where every other
+    moment (--as-of, --before) is WHEN, `hook install --user` said "all projects" where `mcp
+    install --user` says "every project", and `ab report` and `neighbours` showed no example."""
+    moments, scopes = [], []
+    for path, command in _commands(cli):
+        for param in command.params:
+            if not isinstance(param, click.Option):
+                continue
+            if param.name in ("since", "before", "as_of"):
+                moments.append((path, param.name, param.metavar))
+            if param.name == "user":
+                scopes.append((path, param.help))
+    assert moments and all(metavar == "WHEN" for _path, _name, metavar in moments), moments
+    assert scopes and all("every project" in (text or "") for _path, text in scopes), scopes
+    for args in (["ab", "report"], ["neighbours"]):
+        out = CliRunner().invoke(cli, [*args, "--help"]).output
+        assert f"brain {' '.join(args)} " in out.split("Options:")[0], out

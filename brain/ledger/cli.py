@@ -30,7 +30,7 @@ def hook() -> None:
 
 
 _settings_options = [
-    click.option("--user", is_flag=True, help="Edit ~/.claude/settings.json (all projects)."),
+    click.option("--user", is_flag=True, help="Edit ~/.claude/settings.json (every project)."),
     click.option(
         "--settings",
         "settings_file",
