@@ -236,9 +236,18 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
     try:
         # a server of another brain too (one started before an upgrade): the hook reads only
         # what every brain's results hold (a chunk, its text and scores), and never answers
-        # in-process, so passing it over would recall nothing until it is restarted
+        # in-process, so passing it over would recall nothing until it is restarted; said to be
+        # the prompt hook's, it has a place kept and goes first while other clients keep the
+        # server busy (a server from before that ignores it)
         results = client.ask(
-            root, row["prompt"], [select.MODE], RecallSettings(k=ASK_K), update=False, timeout=timeout, any_shape=True
+            root,
+            row["prompt"],
+            [select.MODE],
+            RecallSettings(k=ASK_K),
+            update=False,
+            timeout=timeout,
+            any_shape=True,
+            prompt_hook=True,
         )
     except client.NoServer as exc:
         late = time.monotonic() - asked >= timeout * 0.9

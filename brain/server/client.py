@@ -206,6 +206,7 @@ def ask(
     as_of: str | None = None,
     valid_at: str | None = None,
     any_shape: bool = False,
+    prompt_hook: bool = False,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
@@ -226,6 +227,9 @@ def ask(
     A server of another brain is ``OtherBuild``; with ``any_shape`` its results are read as far
     as they go (``protocol.decode_result``: a field it lacks has its default, one this brain does
     not know is left out).
+
+    ``prompt_hook`` says the ask is the prompt hook's (``protocol``: a place is kept for it, and
+    it goes before other clients' questions); a server from before it ignores it.
     """
     fields: dict[str, Any] = {
         "query": query,
@@ -238,6 +242,8 @@ def ask(
         fields["as_of"] = as_of
     if valid_at is not None:
         fields["valid_at"] = valid_at
+    if prompt_hook:
+        fields["prompt_hook"] = True
     if same_index:
         from .. import config
 

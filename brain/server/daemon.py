@@ -14,7 +14,9 @@
   seconds in all to send its request (and again to take its answer). At most
   ``MAX_CONNECTIONS`` are open at once, the HTTP ones counted too; a connection beyond them
   closes the one that has waited on its client longest (``_Connections``), so clients that
-  connect and say nothing, or trickle, never keep another out. One client process (``peers``:
+  connect and say nothing, or trickle, never keep another out. ``PROMPT_PLACES`` more are kept
+  for the prompt hook's asks on the socket, one a client process, taken when every other place
+  is being answered, and its questions go first on the query thread. One client process (``peers``:
   the socket's peer pid, an HTTP client's found through ``/proc``; the HTTP clients whose
   process is not known share one) has at most a quarter of the places being answered, and its
   questions take turns with other clients' on the query thread (``service.caller``); a
@@ -41,6 +43,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hmac
 import ipaddress
 import logging
@@ -52,6 +55,7 @@ import socket
 import socketserver
 import stat
 import sys
+import termios
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +72,10 @@ from .service import Service, caller
 log = logging.getLogger("brain")
 
 MAX_CONNECTIONS = 64
+# Places kept, beyond MAX_CONNECTIONS, for the prompt hook's asks on the socket (a request that
+# says ``prompt_hook``): taken only while every other place is being answered, at most one by
+# each client process (``_Connections``).
+PROMPT_PLACES = 8
 # Seconds in all a connection may take to send its request, and again to take its answer: brain's
 # clients write theirs at once, and one byte every 29 s held a connection for good under the
 # 30 s timeout each read had.
@@ -121,7 +129,7 @@ class Daemon:
         self.socket_path = runtime.runtime_dir(root) / runtime.SOCKET_FILE  # where it is: see start
         self.token = secrets.token_urlsafe(32) if http else None
         self.stopping = threading.Event()
-        self.connections = _Connections(MAX_CONNECTIONS, CLIENT_TIMEOUT)
+        self.connections = _Connections(MAX_CONNECTIONS, CLIENT_TIMEOUT, kept=PROMPT_PLACES)
         self.tcp_peers = peers.TcpPeers()
         self._lock_fd: int | None = None
         self._unix: _UnixServer | None = None
@@ -441,22 +449,28 @@ class _SocketHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         connections = daemon.connections
-        if not connections.admit(self.connection):
-            self._send(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
+        peer = _peer(self.connection)  # one place kept for the prompt hook is each process's at most
+        if not connections.admit(self.connection, peer):
+            self._send(_every_place_busy())
             _linger_refused(self.connection, connections)  # its client, still writing the request, reads why
             return
         try:
             data = self._read_request()
+            urgent = protocol.says_prompt_hook(data)
+            # at once: a connection read and not yet said to be answered looks as if it waited on
+            # its client, and may be closed for another
+            state = connections.answering(self.connection, peer, prompt_hook=urgent)
+            if state == "closed":
+                log.info("a client slow to send its request was closed for another")
+                return
             # after its request is read: a reply to a client whose request is left unread is lost
             # to it (closed with bytes unread, the socket gives the client a reset instead)
             refusal = _refusal(peers.unix_peer_uid(self.connection), "a request")
             if refusal is not None:
                 self._send(refusal)
                 return
-            peer = _peer(self.connection)
-            state = connections.answering(self.connection, peer)
-            if state == "closed":
-                log.info("a client slow to send its request was closed for another")
+            if state == "kept":  # in a place kept for the prompt hook, and not its request
+                self._send(_every_place_busy())
                 return
             if state == "crowded":
                 self._send(
@@ -468,7 +482,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
-                with caller(peer, lambda: _hung_up(self.connection)):
+                with caller(peer, lambda: _hung_up(self.connection), urgent=urgent):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
                 self._send(reply)
@@ -537,10 +551,20 @@ class _Connections:
     their client over ``timeout`` and else the one that has waited longest; a well-behaved
     client, which writes its request at once, is never that one. Only ``limit`` connections
     being answered at once make a new one ``busy``, and a client process with ``per_client``
-    being answered gets ``busy`` for one more of its own."""
+    being answered gets ``busy`` for one more of its own.
 
-    def __init__(self, limit: int, timeout: float):
-        self.limit, self.timeout = limit, timeout
+    Then ``kept`` places more are the prompt hook's: four client processes asking at once (four
+    `brain ask` loops, an MCP client's agents) had all ``limit`` places being answered, and the
+    hook, whose every prompt has 0.8 s, missed 20 prompts of 20 (``busy``). A socket connection
+    that finds every place being answered takes a kept one, closing the kept connection that has
+    waited longest on its client when none is free, but not when its client process (``peer``)
+    has one already; once its request is read, one that is not an ask saying ``prompt_hook`` is
+    ``busy`` there. Any local process can say it is the hook: the claim gets it one kept place a
+    process and a turn on the query thread before others (``Service.run``), never the ordinary
+    places of other clients."""
+
+    def __init__(self, limit: int, timeout: float, *, kept: int = 0):
+        self.limit, self.timeout, self.kept = limit, timeout, kept
         # requests of one client (``_peer``) answered at once: more of its own are busy, so
         # that one client cannot take every place with requests waiting their turn
         self.per_client = max(1, limit // 4)
@@ -551,28 +575,61 @@ class _Connections:
         self._lock = threading.Lock()
         self._open: dict[socket.socket, tuple[bool, float]] = {}  # → (waits on its client, since)
         self._peers: dict[socket.socket, Any] = {}  # the client of each connection being answered
+        self._kept: dict[socket.socket, Any] = {}  # the connections in kept places → their client
 
-    def admit(self, conn: socket.socket) -> bool:
+    def admit(self, conn: socket.socket, peer: Any = None) -> bool:
+        """Whether ``conn`` has a place: an ordinary one, or with a ``peer`` (a socket client's
+        process) one kept for the prompt hook when every other is being answered."""
         now = time.monotonic()
         with self._lock:
             for other, (on_client, since) in list(self._open.items()):
                 if on_client and now - since > self.timeout:
                     self._close(other)
-            if len(self._open) >= self.limit:
-                waiting = [(since, id(other), other) for other, (on_client, since) in self._open.items() if on_client]
-                if waiting:
-                    self._close(min(waiting)[2])
-            if len(self._open) >= self.limit:
+            if len(self._open) - len(self._kept) >= self.limit:
+                self._close_longest_waiting(kept=False)
+            if len(self._open) - len(self._kept) < self.limit:
+                self._open[conn] = (True, now)
+                return True
+            if peer is None or not self.kept:
+                return False
+            mine = next((other for other, who in self._kept.items() if who == peer), None)
+            if mine is not None:  # one a process: its last, if that waits on it (read on after its answer)
+                if not self._open[mine][0] or _unread(mine):
+                    return False
+                self._close(mine)
+            if len(self._kept) >= self.kept:
+                self._close_longest_waiting(kept=True)
+            if len(self._kept) >= self.kept:
                 return False
             self._open[conn] = (True, now)
+            self._kept[conn] = peer
             return True
 
-    def answering(self, conn: socket.socket, peer: Any = None) -> str | None:
+    def _close_longest_waiting(self, *, kept: bool) -> None:
+        """Close the connection of an ordinary place (or a ``kept`` one) that has waited longest
+        on its client, if one waits on it. One whose client has sent what the server has not
+        read yet waits on the server: on a loaded machine the prompt hook's, its request sent as
+        it connected, was closed unread for the next client to come (``busy`` refused, a flood's
+        connection), before its thread got to read it."""
+        waiting = sorted(
+            (since, id(other), other)
+            for other, (on_client, since) in self._open.items()
+            if on_client and (other in self._kept) == kept
+        )
+        for _, _, other in waiting:
+            if not _unread(other):
+                self._close(other)
+                return
+
+    def answering(self, conn: socket.socket, peer: Any = None, *, prompt_hook: bool = False) -> str | None:
         """Its request is read, the server works on it; "closed" when it was closed meanwhile,
+        "kept" when it is in a place kept for the prompt hook and ``prompt_hook`` is false,
         "crowded" when ``peer`` has ``per_client`` requests being answered already."""
         with self._lock:
             if conn not in self._open:
                 return "closed"
+            if conn in self._kept and not prompt_hook:
+                return "kept"
             if peer is not None:
                 # those of its requests whose client hung up are not counted: they are dropped
                 # before their turn, and a client that asked and left a moment ago is not crowded
@@ -609,9 +666,11 @@ class _Connections:
         with self._lock:
             self._open.pop(conn, None)
             self._peers.pop(conn, None)
+            self._kept.pop(conn, None)
 
     def _close(self, conn: socket.socket) -> None:
         del self._open[conn]
+        self._kept.pop(conn, None)
         self.closed += 1
         with contextlib.suppress(OSError):  # its thread's read or write ends at once
             conn.shutdown(socket.SHUT_RDWR)
@@ -634,8 +693,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def handle(self) -> None:
         connections: _Connections = self.server.daemon_ref.connections  # type: ignore[attr-defined]
-        if not connections.admit(self.connection):
-            body = protocol.encode(protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once"))
+        if not connections.admit(self.connection):  # no kept place: the prompt hook asks on the socket
+            body = protocol.encode(_every_place_busy())
             head = f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
             with contextlib.suppress(OSError):
                 self.wfile.write(head.encode() + body)
@@ -772,6 +831,19 @@ def _linger_refused(conn: socket.socket, connections: _Connections) -> None:
         connections.refused_read()
 
 
+def _unread(conn: socket.socket) -> int:
+    """Bytes that ``conn``'s client has sent and the server has not read (0 when it cannot be
+    told: a closed socket)."""
+    try:
+        return int.from_bytes(fcntl.ioctl(conn.fileno(), termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+    except (OSError, ValueError):
+        return 0
+
+
+def _every_place_busy() -> dict[str, Any]:
+    return protocol.error("busy", f"{MAX_CONNECTIONS} requests are being answered at once")
+
+
 def _refusal(uid: int | None, what: str) -> dict[str, Any] | None:
     """The answer to a client of ``uid`` that is neither this server's user nor root, said in the
     log; None for one that is (or whose uid the system does not say: then the socket's modes, or
@@ -828,8 +900,6 @@ def _flock_patiently(fd: int) -> bool:
     asking whether a server runs (``runtime.lock_is_held``: `brain status`, `brain ask`, the
     wait of `--stop`) holds it for microseconds, a server for good: a starting server that met
     one said "already running (starting)" and did not start."""
-    import fcntl
-
     for attempt in range(LOCK_TRIES):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -12,7 +12,8 @@ wait for its index to load or catch up before answering. Operations:
     ask        query, modes [1 or 2], settings,   → {"results": [RecallResult, ...]} (every field,
                update (bool), wait (seconds),        chunk text included; ``decode_result`` rebuilds it;
                output ("full" or "json"),            with "json", what ``brain ask --json`` prints)
-               index?, as_of?, valid_at?
+               index?, as_of?, valid_at?,
+               prompt_hook?
     note       note, heading?, max_chars?, wait?, → what ``brain note --json`` prints; with as_of,
                as_of?                                the note as it was then (``reading.read_note_at``)
     neighbours note, wait?                        → what ``brain neighbours --json`` prints
@@ -42,6 +43,12 @@ client asks about the past (``as_of``, ``valid_at``, ``history``) only a server 
 The record names the server's brain and its results' shape too (``brain``, ``shape``): a client
 of another shape (a server started before an upgrade keeps its code) asks it no ``RESULT_OPS``
 and answers in-process, saying so (``client.OtherBuild``); the prompt hook reads what it can.
+
+``prompt_hook`` (optional, true or false) says the ask is the prompt hook's, which has a hard
+deadline (``BRAIN_PROMPT_BUDGET``, 0.8 s) and one question a process: on the socket it may take
+one of the places kept for it when every other is being answered, and goes before other
+clients' questions (``daemon._Connections``, ``service.Service.run``). Added within version 1:
+a server from before it ignores it, and a request without it is any other client's.
 
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
@@ -147,6 +154,18 @@ def parse_request(data: bytes) -> dict[str, Any]:
         raise ProtocolError("bad_request", "a request is one JSON object on one line")
     check_request(message)
     return message
+
+
+def says_prompt_hook(data: bytes) -> bool:
+    """Whether the request line ``data`` is an ask that says it is the prompt hook's
+    (``"prompt_hook": true``). Another request pays a search for the word, no JSON read."""
+    if b'"prompt_hook"' not in data:
+        return False
+    try:
+        message = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("op") == "ask" and message.get("prompt_hook") is True
 
 
 def cut_query(query: str) -> str:
@@ -258,6 +277,8 @@ def _check_ask(message: dict[str, Any]) -> None:
         _int_field(settings, name, *SETTING_RANGES[name])
     if not isinstance(message.get("update", True), bool):
         raise ProtocolError("bad_request", "update: true or false")
+    if not isinstance(message.get("prompt_hook", False), bool):
+        raise ProtocolError("bad_request", "prompt_hook: true or false")
     if message.get("output", "full") not in ("full", "json"):
         raise ProtocolError("bad_request", 'output: "full" or "json"')
     past_fields(message)

@@ -3,7 +3,7 @@
 Threads, and the one thing each owns:
 
 - **The query thread** runs every operation that reads the index (``ask``, ``note``,
-  ``neighbours``), one at a time in arrival order. It is the only user of the current
+  ``neighbours``), one at a time in arrival order (the prompt hook's first: ``Service.run``). It is the only user of the current
   snapshot's SQLite connection. Callers (socket and HTTP handler threads, MCP tool threads)
   submit a job and wait for its result with a deadline. One thread is deliberate: queries take
   tens of milliseconds, the machine has few cores, and a SQLite connection is not shared.
@@ -25,6 +25,7 @@ deadline) for changes the watcher has seen, as ``brain ask`` indexes them first 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import functools
@@ -85,10 +86,12 @@ class CallerGone(Busy):
 @dataclass(frozen=True)
 class Caller:
     """Who a request came from: ``peer`` (a client process; requests of one peer take turns,
-    one at a time on the query thread) and ``gone`` (whether that request's client hung up)."""
+    one at a time on the query thread), ``gone`` (whether that request's client hung up) and
+    ``urgent`` (the prompt hook's: it goes before other clients' requests, ``Service.run``)."""
 
     peer: Any
     gone: Callable[[], bool]
+    urgent: bool = False
 
 
 _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("caller", default=None)
@@ -96,13 +99,14 @@ GONE_CHECK_EVERY = 0.1  # seconds between checks that a waiting caller's client 
 
 
 @contextlib.contextmanager
-def caller(peer: Any, gone: Callable[[], bool]) -> Iterator[None]:
+def caller(peer: Any, gone: Callable[[], bool], *, urgent: bool = False) -> Iterator[None]:
     """Within it, ``Service.run`` runs the request of ``peer`` after those of other clients
     that came meanwhile, and drops it when its client hung up before its turn. One client
     sending 64 questions at once had the prompt hook's wait behind all 64 (one query thread,
     first come first served); one asking and hanging up, again and again, had the query thread
-    answer no one while the others waited."""
-    token = _caller.set(Caller(peer, gone))
+    answer no one while the others waited. An ``urgent`` request (the prompt hook's) goes
+    before the others waiting."""
+    token = _caller.set(Caller(peer, gone, urgent))
     try:
         yield
     finally:
@@ -193,6 +197,7 @@ class _Close:
 
 _STOP = object()
 _FOLD = object()  # fold the WAL in again (``fold_wal``), between queries
+_URGENT = object()  # an urgent job waits (``Service._urgent``): the query thread wakes for it
 
 
 class Service:
@@ -231,6 +236,10 @@ class Service:
         self._snapshot: Snapshot | None = None
         self._cond = threading.Condition()
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # the prompt hook's jobs, taken before ``_jobs``'s (``_next_job``); each puts ``_URGENT``
+        # in ``_jobs`` to wake the query thread
+        self._urgent: collections.deque[_Job] = collections.deque()
+        self._after_urgent = False  # the query thread's last job was urgent
         self._query_thread = threading.Thread(target=self._query_loop, name="brain-query", daemon=True)
         self._last_probe = 0.0
         self._failed_marker: tuple | None = None  # a committed state that would not load
@@ -580,12 +589,29 @@ class Service:
 
     # ----- the query thread -------------------------------------------------------------------
 
+    def _next_job(self) -> Any:
+        """The query thread's next job: an urgent one (the prompt hook's) first, though never
+        two in a row while others wait in ``_jobs``, so that requests claiming to be urgent
+        (any local process can) do not keep the others from their turns; else ``_jobs``'s
+        first, or None after ``_past_wait`` seconds with none."""
+        if self._urgent and (not self._after_urgent or self._jobs.empty()):
+            self._after_urgent = True
+            return self._urgent.popleft()
+        try:
+            job = self._jobs.get(timeout=self._past_wait())
+        except queue.Empty:
+            return None
+        if job is not _URGENT:
+            self._after_urgent = False
+            return job
+        if not self._urgent:  # the wake-up of an urgent job taken already
+            return None
+        self._after_urgent = True
+        return self._urgent.popleft()
+
     def _query_loop(self) -> None:
         while True:
-            try:
-                job = self._jobs.get(timeout=self._past_wait())
-            except queue.Empty:
-                job = None
+            job = self._next_job()
             # Views of the past unasked for their idle time go, between any two jobs: they went
             # only once the queue was quiet that long, so a job every few seconds (questions of
             # the present, the idle probe's WAL fold tried again) kept them until the index changed
@@ -651,7 +677,10 @@ class Service:
             job.future.set_exception(exc)
 
     def run(self, fn: Callable[[Recaller], T], *, timeout: float) -> T:
-        """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``."""
+        """Run ``fn(recaller)`` on the query thread; its result, or ``Busy`` after ``timeout``.
+        Within ``caller``, after the requests of other clients that came meanwhile; an urgent
+        one (the prompt hook's, ``_next_job``) before them: behind four clients each keeping a
+        heavy question waiting, the hook's waited for all four and missed its 0.8 s."""
         if self._snapshot is None:
             with self._cond:
                 if self._snapshot is None and self.state == "failed":
@@ -672,7 +701,7 @@ class Service:
                 if time.monotonic() >= deadline:
                     raise Busy(f"no answer within {timeout:.0f} s; the server is busy")
             try:
-                return self._run(fn, deadline, who.gone, timeout)
+                return self._run(fn, deadline, who.gone, timeout, who.urgent)
             finally:
                 turn.release()
         finally:
@@ -689,9 +718,20 @@ class Service:
                 self._turns.pop(peer, None)
             return turn
 
-    def _run(self, fn: Callable[[Recaller], T], deadline: float, gone: Callable[[], bool] | None, timeout: float) -> T:
+    def _run(
+        self,
+        fn: Callable[[Recaller], T],
+        deadline: float,
+        gone: Callable[[], bool] | None,
+        timeout: float,
+        urgent: bool = False,
+    ) -> T:
         job = _Job(fn)
-        self._jobs.put(job)
+        if urgent:
+            self._urgent.append(job)
+            self._jobs.put(_URGENT)
+        else:
+            self._jobs.put(job)
         while True:
             left = deadline - time.monotonic()
             try:

@@ -1,0 +1,211 @@
+"""Room for the prompt hook when other clients keep `brain serve` busy.
+
+Four client processes asking at once (four `brain ask` loops, an MCP client's agents) had every
+place being answered, and the prompt hook, whose every prompt has 0.8 s, got ``busy``: 20 prompts
+of 20 recalled nothing (``bench/serve_fuzz.py --only flood``). Places are now kept for it, and its
+question goes first on the query thread; a process only saying it is the hook gets one of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from serve_helpers import request, served, wait_until
+from test_serve import _index
+
+from brain.autorecall import hook
+from brain.server import daemon as daemon_module
+from brain.server import protocol
+from brain.server.service import caller
+
+LOADER = """
+import socket, sys, threading
+line = sys.argv[2].encode()
+def ask():
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(sys.argv[1])
+            sock.sendall(line)
+            sock.shutdown(socket.SHUT_WR)
+            while sock.recv(65536):
+                pass
+        except OSError:
+            pass
+        finally:
+            sock.close()
+threads = [threading.Thread(target=ask, daemon=True) for _ in range(int(sys.argv[3]))]
+for t in threads:
+    t.start()
+print("asking", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def _loaders(socket_path: Path, line: bytes, *, processes: int, threads: int) -> Iterator[None]:
+    """``processes`` client processes, each asking ``line`` back to back on ``threads`` threads."""
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", LOADER, str(socket_path), line.decode(), str(threads)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for _ in range(processes)
+    ]
+    try:
+        for proc in running:
+            assert proc.stdout is not None and proc.stdout.readline() == b"asking\n"
+        yield
+    finally:
+        for proc in running:
+            proc.kill()
+        for proc in running:
+            proc.wait(30)
+            for stream in (proc.stdin, proc.stdout):
+                if stream:
+                    stream.close()
+
+
+def _slow_questions(monkeypatch, seconds: float) -> None:
+    """A question starting "slow" takes ``seconds`` more to answer."""
+    from brain.recall.pipeline import Recaller
+
+    compare = Recaller.compare
+
+    def slow_for_some(self, query, *args, **kwargs):
+        if query.startswith("slow"):
+            time.sleep(seconds)
+        return compare(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Recaller, "compare", slow_for_some)
+
+
+def test_the_prompt_hook_is_answered_while_other_clients_keep_every_place_busy(toy_vault, monkeypatch):
+    """Four processes keep every place being answered (their share each, 0.3 s questions back to
+    back): the prompt hook, on its own 0.8 s, got ``busy``, and had it got in it waited behind a
+    question of each of them. Its asks now take a kept place and go first."""
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", 8)  # a quarter each: 2 places a process
+    _slow_questions(monkeypatch, 0.3)
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        monkeypatch.setenv("BRAIN_VAULT", str(daemon.root))
+        line = protocol.encode(protocol.request("ask", str(daemon.root), query="slow question", modes=["hybrid+ppr"]))
+        with _loaders(daemon.socket_path, line, processes=4, threads=2):
+            connections = daemon.connections
+            wait_until(lambda: len(connections._peers) >= 8, 20, "every place to be answered")
+            rows = []
+            for _ in range(5):
+                started = time.monotonic()
+                payload = {"prompt": "how should agent memory work", "hook_event_name": "UserPromptSubmit"}
+                rows.append(hook.recall_for_prompt(payload, started=started, deadline=started + 0.8).row)
+        missed = [f"{row.get('reason')}: {row.get('detail')}" for row in rows if "results" not in row]
+        assert not missed, f"{len(missed)} of {len(rows)} prompts got no answer, e.g. {missed[0]}"
+        assert all(row["server_ms"] < 650 for row in rows), [row["server_ms"] for row in rows]
+
+
+def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
+    """A kept place is the prompt hook's, which asks one question a process: any local process
+    can say it is the hook, and a flood of such asks from one process, or a process of HTTP
+    clients, never takes more than one of them, nor any other client's ordinary place."""
+    connections = daemon_module._Connections(limit=4, timeout=10, kept=2)
+    pairs = [socket.socketpair() for _ in range(14)]
+    ends = iter(pairs)
+    try:
+        for peer in (1, 2, 3, 4):  # every ordinary place being answered
+            conn, _ = next(ends)
+            assert connections.admit(conn, peer)
+            assert connections.answering(conn, peer) is None
+        http, _ = next(ends)
+        assert not connections.admit(http)  # no process given: no kept place
+        first, _ = next(ends)
+        assert connections.admit(first, 99)
+        assert connections.answering(first, 99, prompt_hook=True) is None
+        assert not connections.admit(next(ends)[0], 99)  # one a process: its first is being answered
+        other, _ = next(ends)
+        assert connections.admit(other, 98)
+        assert connections.answering(other, 98, prompt_hook=False) == "kept"  # not the hook's ask: busy
+        connections.leave(other)
+        idle, _ = next(ends)
+        assert connections.admit(idle, 97)  # says nothing: the next process's closes it
+        newcomer, _ = next(ends)
+        assert connections.admit(newcomer, 96)
+        assert connections.answering(idle, 97, prompt_hook=True) == "closed"
+        assert connections.answering(newcomer, 96, prompt_hook=True) is None
+        assert not connections.admit(next(ends)[0], 95)  # both kept places being answered
+        assert connections.answered(newcomer)  # read on after its answer: its process's next closes it
+        again, again_client = next(ends)
+        assert connections.admit(again, 96)
+        assert not connections.answered(newcomer)
+        again_client.sendall(b'{"v": 1, "op": "ask"')  # sent, not yet read: it waits on the server
+        assert not connections.admit(next(ends)[0], 95)
+        connections.leave(first)
+        assert connections.admit(next(ends)[0], 95)
+    finally:
+        for server_end, client_end in pairs:
+            server_end.close()
+            client_end.close()
+
+
+def test_the_prompt_hooks_questions_go_first_but_never_keep_the_others_from_their_turns(toy_vault):
+    """The query thread takes an urgent job (the prompt hook's) before the others waiting, but
+    never two in a row while another waits: any process can say it is the hook."""
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        service = daemon.service
+        order: list[str] = []
+        taken, release = threading.Event(), threading.Event()
+        blocker = threading.Thread(target=lambda: service.run(lambda r: taken.set() or release.wait(30), timeout=60))
+        blocker.start()  # the query thread is taken, as by a long question
+        threads = []
+        try:
+            assert taken.wait(10), "the query thread did not take the first job"
+            for i, name in enumerate(["a1", "a2", "h1", "h2", "h3", "a3"]):
+
+                def ask(name: str = name, peer: int = i) -> None:
+                    with caller(peer, lambda: False, urgent=name.startswith("h")):
+                        service.run(lambda r: order.append(name), timeout=30)
+
+                threads.append(threading.Thread(target=ask))
+                threads[-1].start()
+                wait_until(lambda queued=i + 1: service._jobs.qsize() >= queued, 10, f"{name} to wait its turn")
+        finally:
+            release.set()
+            blocker.join(30)
+            for thread in threads:
+                thread.join(30)
+        assert order == ["h1", "a1", "h2", "a2", "h3", "a3"]
+
+
+def test_a_prompt_hook_request_is_told_apart_without_reading_every_request():
+    line = protocol.encode(protocol.request("ask", "/v", query="q", modes=["hybrid"], prompt_hook=True))
+    assert protocol.says_prompt_hook(line)
+    assert not protocol.says_prompt_hook(line.replace(b"true", b"false"))
+    assert not protocol.says_prompt_hook(protocol.encode(protocol.request("ping", "/v", prompt_hook=True)))
+    assert not protocol.says_prompt_hook(b'{"prompt_hook": true, \xff')
+    with pytest.raises(protocol.ProtocolError, match="prompt_hook: true or false"):
+        protocol.check_request(protocol.request("ask", "/v", query="q", modes=["hybrid"], prompt_hook="yes"))
+
+
+def test_the_prompt_hook_says_it_is_the_prompt_hook(toy_vault, monkeypatch):
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        seen: list[bool] = []
+        says = protocol.says_prompt_hook
+        monkeypatch.setattr(protocol, "says_prompt_hook", lambda data: seen.append(says(data)) or seen[-1])
+        monkeypatch.setenv("BRAIN_VAULT", str(daemon.root))
+        started = time.monotonic()
+        row = hook.recall_for_prompt(
+            {"prompt": "how should agent memory work"}, started=started, deadline=started + 5
+        ).row
+        assert "results" in row, row
+        assert request(daemon, "ask", query="agent memory", modes=["hybrid+ppr"])["ok"] is True
+        assert seen == [True, False]
