@@ -1,14 +1,20 @@
-"""Room for the prompt hook when other clients keep `brain serve` busy.
+"""Room for the prompt hook when other clients keep `brain serve` busy, and a server out of descriptors.
 
 Four client processes asking at once (four `brain ask` loops, an MCP client's agents) had every
 place being answered, and the prompt hook, whose every prompt has 0.8 s, got ``busy``: 20 prompts
 of 20 recalled nothing (``bench/serve_fuzz.py --only flood``). Places are now kept for it, and its
 question goes first on the query thread; a process only saying it is the hook gets one of them.
+
+An ``accept`` that failed for want of descriptors was dropped in silence by socketserver, which
+tried again at once, on a whole core, for as long as none was free.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_helpers import request, served, wait_until
+from serve_helpers import TESTS, brain_env, raw_exchange, request, served, wait_until
 from test_serve import _index
 
 from brain.autorecall import hook
@@ -183,6 +189,85 @@ def test_the_prompt_hooks_questions_go_first_but_never_keep_the_others_from_thei
             for thread in threads:
                 thread.join(30)
         assert order == ["h1", "a1", "h2", "a2", "h3", "a3"]
+
+
+# ----- out of descriptors -----------------------------------------------------------------------
+
+SERVER_SHORT_OF_DESCRIPTORS = """
+import logging, os, resource, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from serve_helpers import served
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(message)s")
+with served(Path(sys.argv[1]), watch=False) as daemon:
+    open_now = len(os.listdir("/proc/self/fd"))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 8, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    print(daemon.socket_path, flush=True)
+    sys.stdin.read()
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="the server's open descriptors are counted in /proc")
+def test_a_server_out_of_descriptors_says_so_once_and_waits_instead_of_spinning(toy_vault):
+    """With ``ulimit -n`` reached, ``accept`` fails (EMFILE) with the client still in the
+    backlog, so the socket stays readable: socketserver dropped the error unsaid and tried again
+    at once, a core spent for as long as it lasted and nothing in the log. It is now one warning
+    when it begins (accepts that fail and succeed by turns, as descriptors are let go and taken
+    again, are one episode), a pause between tries, and one line once none has failed for a
+    while."""
+    _index(toy_vault)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SHORT_OF_DESCRIPTORS, str(toy_vault.resolve()), str(TESTS)],
+        env=brain_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    held: list[socket.socket] = []
+    try:
+        assert server.stdout is not None
+        path = server.stdout.readline().decode().strip()
+        assert path, server.communicate(timeout=30)[1].decode()[-2000:]
+        assert raw_exchange(path, protocol.encode(protocol.request("ping", str(toy_vault.resolve()))))
+        for _ in range(20):  # 8 descriptors are left: connections saying nothing take them
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(path)
+            held.append(sock)
+        time.sleep(1.0)  # the server takes what it can, and meets EMFILE
+        before, cpu_before = time.monotonic(), _cpu_seconds(server.pid)
+        time.sleep(1.5)
+        spent = (_cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - before)
+        for sock in held:
+            sock.close()
+        held.clear()
+        reply = raw_exchange(path, protocol.encode(protocol.request("ping", str(toy_vault.resolve()))))
+        assert b'"ok":true' in reply, reply  # answered again once descriptors are free
+        time.sleep(getattr(daemon_module, "ACCEPT_QUIET", 2.0) + 1.0)  # none failing since: the episode is over
+    finally:
+        for sock in held:
+            sock.close()
+        if server.poll() is None:
+            server.send_signal(signal.SIGKILL)
+        _, err = server.communicate(timeout=30)
+    said = err.decode()
+    failing = [line for line in said.splitlines() if "cannot accept connections" in line]
+    assert len(failing) == 1, said[-3000:]
+    assert "file descriptors" in failing[0] and "ulimit -n" in failing[0], failing[0]
+    assert len([line for line in said.splitlines() if "accepting connections on the socket again" in line]) == 1
+    assert spent < 0.2, f"the server spent {spent:.0%} of a core while it could not accept"
+
+
+def test_the_limit_is_said_as_the_server_has_it():
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    said = daemon_module._short_of(OSError(24, "Too many open files"))
+    assert ("no limit" if soft == resource.RLIM_INFINITY else f"{soft:,}") in said
+    assert "ulimit -n" in daemon_module._short_of(OSError(24, "x"))
+    assert "system" in daemon_module._short_of(OSError(23, "Too many open files in system"))
 
 
 def test_a_prompt_hook_request_is_told_apart_without_reading_every_request():

@@ -43,11 +43,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hmac
 import ipaddress
 import logging
 import os
+import resource  # here, not where it is needed: importing it then takes a descriptor, of none left
 import secrets
 import select
 import signal
@@ -65,7 +67,7 @@ from typing import Any, NamedTuple
 from .. import __version__, config
 from ..errors import BrainError, ConfigError, quoted
 from ..logfile import OneLineFormatter, log_handler, log_unknown_settings
-from ..text import shell_word
+from ..text import plural, shell_word
 from . import client, peers, protocol, runtime
 from .service import Service, caller
 
@@ -93,6 +95,11 @@ LOG_MAX_BYTES = 5_000_000  # serve.log is moved to serve.log.1 beyond this, and 
 READY_TIMEOUT = 120.0  # seconds --detach waits for the index to load before returning
 HEAL_EVERY = 2.0  # seconds between checks that the lock, socket and record are still the server's
 LOCK_TRIES = 5  # 0.1 s apart: a lock still held after them is another server's
+# Seconds the accept loop waits after an accept failed for want of descriptors or memory (first,
+# then twice as long each time, up to the last): a connection left in the backlog keeps the
+# listening socket readable, and socketserver tried again at once, on a whole core, in silence.
+ACCEPT_PAUSES = (0.01, 0.2)
+ACCEPT_QUIET = 2.0  # seconds without a failed accept that end such an episode (said once, as its start)
 
 
 class AlreadyRunning(BrainError):
@@ -428,7 +435,71 @@ class Daemon:
         return reply
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _PatientAccept(socketserver.BaseServer):
+    """socketserver's ``accept``, said in the log and paused when it fails for want of file
+    descriptors (``EMFILE``: ``ulimit -n`` reached, by clients' connections as much as by the
+    server's files; ``ENFILE``: the system's) or of memory. socketserver (3.10 to 3.12 alike,
+    ``_handle_request_noblock``) drops every ``OSError`` of ``accept`` unsaid, and the client
+    left in the backlog keeps the socket readable, so its loop tried again at once: a core spent
+    while no client was let in, and nothing in the log. Now one warning when it begins, a pause
+    of ``ACCEPT_PAUSES`` between tries, and one line when none has failed for ``ACCEPT_QUIET``
+    seconds: at the limit, each descriptor let go is taken by the next client, and accepts fail
+    and succeed by turns for as long as the clients keep coming, one episode."""
+
+    what = "the socket"
+    _failing_since: float | None = None
+    _last_failed = 0.0
+    _failed = 0
+    _pause = ACCEPT_PAUSES[0]
+
+    def get_request(self) -> Any:
+        try:
+            got = super().get_request()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self._accept_failed(exc)
+            raise  # socketserver drops it; a client that left before its accept (ECONNABORTED) is no news
+        self._pause = ACCEPT_PAUSES[0]
+        return got
+
+    def _accept_failed(self, exc: OSError) -> None:
+        self._last_failed = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since, self._failed = self._last_failed, 0
+            log.warning("cannot accept connections on %s: %s; clients wait until it can", self.what, _short_of(exc))
+        self._failed += 1
+        time.sleep(self._pause)
+        self._pause = min(self._pause * 2, ACCEPT_PAUSES[1])
+
+    def service_actions(self) -> None:
+        """Between two turns of the accept loop (every ``poll_interval`` at least): the end of
+        an episode of failed accepts, said."""
+        super().service_actions()
+        if self._failing_since is not None and time.monotonic() - self._last_failed >= ACCEPT_QUIET:
+            log.info(
+                "accepting connections on %s again (%s failed over %.1f s)",
+                self.what,
+                plural(self._failed, "accept"),
+                self._last_failed - self._failing_since,
+            )
+            self._failing_since = None
+
+
+def _short_of(exc: OSError) -> str:
+    """What an accept that failed with ``exc`` was short of, and what gives more."""
+    if exc.errno == errno.EMFILE:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        most = "no limit" if soft == resource.RLIM_INFINITY else f"{soft:,}"
+        return (
+            f"all the file descriptors this process may open are open ({most}, `ulimit -n`: "
+            "a higher one in the shell that starts `brain serve` gives it more)"
+        )
+    if exc.errno == errno.ENFILE:
+        return "the system's table of open files is full (fs.file-max)"
+    return f"out of memory for connections ({exc.strerror})"
+
+
+class _UnixServer(socketserver.ThreadingMixIn, _PatientAccept, socketserver.UnixStreamServer):
     daemon_threads = True
     block_on_close = False
     request_queue_size = 128  # the listen backlog: a burst of clients waits instead of failing
@@ -676,7 +747,8 @@ class _Connections:
             conn.shutdown(socket.SHUT_RDWR)
 
 
-class _HttpServer(ThreadingHTTPServer):
+class _HttpServer(_PatientAccept, ThreadingHTTPServer):
+    what = "HTTP"
     daemon_threads = True
     block_on_close = False
     request_queue_size = 128
