@@ -594,8 +594,7 @@ class Service:
         two in a row while others wait in ``_jobs``, so that requests claiming to be urgent
         (any local process can) do not keep the others from their turns; else ``_jobs``'s
         first, or None after ``_past_wait`` seconds with none."""
-        if self._urgent and (not self._after_urgent or self._jobs.empty()):
-            self._after_urgent = True
+        if self._urgent_turn():
             return self._urgent.popleft()
         try:
             job = self._jobs.get(timeout=self._past_wait())
@@ -604,10 +603,16 @@ class Service:
         if job is not _URGENT:
             self._after_urgent = False
             return job
-        if not self._urgent:  # the wake-up of an urgent job taken already
-            return None
+        # the wake-up of an urgent job: taken already, or not its turn (passed over on the way to
+        # the other job waiting; taken as its turn, each let one more urgent job go before it)
+        return self._urgent.popleft() if self._urgent_turn() else None
+
+    def _urgent_turn(self) -> bool:
+        """Whether the next job is an urgent one (and the query thread takes it)."""
+        if not self._urgent or (self._after_urgent and not self._jobs.empty()):
+            return False
         self._after_urgent = True
-        return self._urgent.popleft()
+        return True
 
     def _query_loop(self) -> None:
         while True:
