@@ -123,7 +123,7 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
     can say it is the hook, and a flood of such asks from one process, or a process of HTTP
     clients, never takes more than one of them, nor any other client's ordinary place."""
     connections = daemon_module._Connections(limit=4, timeout=10, kept=2)
-    pairs = [socket.socketpair() for _ in range(14)]
+    pairs = [socket.socketpair() for _ in range(15)]
     ends = iter(pairs)
     try:
         for peer in (1, 2, 3, 4):  # every ordinary place being answered
@@ -134,7 +134,7 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
         assert not connections.admit(http)  # no process given: no kept place
         first, _ = next(ends)
         assert connections.admit(first, 99)
-        assert connections.answering(first, 99, prompt_hook=True) is None
+        assert connections.answering(first, 99, prompt_hook=True) == "urgent"
         assert not connections.admit(next(ends)[0], 99)  # one a process: its first is being answered
         other, _ = next(ends)
         assert connections.admit(other, 98)
@@ -142,10 +142,11 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
         connections.leave(other)
         idle, _ = next(ends)
         assert connections.admit(idle, 97)  # says nothing: the next process's closes it
+        assert not connections.admit(next(ends)[0], 97)  # not its own process's: busy, as before the places
         newcomer, _ = next(ends)
         assert connections.admit(newcomer, 96)
         assert connections.answering(idle, 97, prompt_hook=True) == "closed"
-        assert connections.answering(newcomer, 96, prompt_hook=True) is None
+        assert connections.answering(newcomer, 96, prompt_hook=True) == "urgent"
         assert not connections.admit(next(ends)[0], 95)  # both kept places being answered
         assert connections.answered(newcomer)  # read on after its answer: its process's next closes it
         again, again_client = next(ends)
@@ -155,6 +156,27 @@ def test_one_process_saying_it_is_the_prompt_hook_gets_one_kept_place():
         assert not connections.admit(next(ends)[0], 95)
         connections.leave(first)
         assert connections.admit(next(ends)[0], 95)
+    finally:
+        for server_end, client_end in pairs:
+            server_end.close()
+            client_end.close()
+
+
+def test_a_process_saying_each_of_its_questions_is_the_prompt_hooks_has_one_go_first():
+    """The hook asks one question a process: of a process's questions being answered at once,
+    one at most goes first (one saying it is the hook's while another is being answered is
+    any other client's)."""
+    connections = daemon_module._Connections(limit=8, timeout=10, kept=2)
+    pairs = [socket.socketpair() for _ in range(4)]
+    try:
+        ends = [server_end for server_end, _ in pairs]
+        assert connections.admit(ends[0], 5)
+        assert connections.answering(ends[0], 5, prompt_hook=True) == "urgent"
+        assert connections.admit(ends[1], 5)
+        assert connections.answering(ends[1], 5, prompt_hook=True) is None
+        connections.leave(ends[0])
+        assert connections.admit(ends[2], 6)
+        assert connections.answering(ends[2], 6, prompt_hook=True) == "urgent"
     finally:
         for server_end, client_end in pairs:
             server_end.close()

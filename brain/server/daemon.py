@@ -527,10 +527,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             return
         try:
             data = self._read_request()
-            urgent = protocol.says_prompt_hook(data)
             # at once: a connection read and not yet said to be answered looks as if it waited on
             # its client, and may be closed for another
-            state = connections.answering(self.connection, peer, prompt_hook=urgent)
+            state = connections.answering(self.connection, peer, prompt_hook=protocol.says_prompt_hook(data))
             if state == "closed":
                 log.info("a client slow to send its request was closed for another")
                 return
@@ -553,7 +552,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
-                with caller(peer, lambda: _hung_up(self.connection), urgent=urgent):
+                with caller(peer, lambda: _hung_up(self.connection), urgent=state == "urgent"):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
                 self._send(reply)
@@ -647,6 +646,7 @@ class _Connections:
         self._open: dict[socket.socket, tuple[bool, float]] = {}  # → (waits on its client, since)
         self._peers: dict[socket.socket, Any] = {}  # the client of each connection being answered
         self._kept: dict[socket.socket, Any] = {}  # the connections in kept places → their client
+        self._kept_read: set[socket.socket] = set()  # those of them whose request has been read
 
     def admit(self, conn: socket.socket, peer: Any = None) -> bool:
         """Whether ``conn`` has a place: an ordinary one, or with a ``peer`` (a socket client's
@@ -664,8 +664,11 @@ class _Connections:
             if peer is None or not self.kept:
                 return False
             mine = next((other for other, who in self._kept.items() if who == peer), None)
-            if mine is not None:  # one a process: its last, if that waits on it (read on after its answer)
-                if not self._open[mine][0] or _unread(mine):
+            if mine is not None:
+                # one a process: its last gives way only once answered (or refused) and read on;
+                # one waiting for its request, or being answered, keeps it (a flood of a process's
+                # connections closed each its last, each said in the log: 25,000 lines a minute)
+                if mine not in self._kept_read or not self._open[mine][0]:
                     return False
                 self._close(mine)
             if len(self._kept) >= self.kept:
@@ -693,23 +696,33 @@ class _Connections:
                 return
 
     def answering(self, conn: socket.socket, peer: Any = None, *, prompt_hook: bool = False) -> str | None:
-        """Its request is read, the server works on it; "closed" when it was closed meanwhile,
-        "kept" when it is in a place kept for the prompt hook and ``prompt_hook`` is false,
-        "crowded" when ``peer`` has ``per_client`` requests being answered already."""
+        """Its request is read, the server works on it: "urgent" for the prompt hook's, else
+        None. "closed" when it was closed meanwhile, "crowded" when ``peer`` has ``per_client``
+        requests being answered already, "kept" when it is in a place kept for the prompt hook
+        and is not its request. A request saying ``prompt_hook`` is the hook's only when its
+        client process has no other being answered: the hook asks one question a process, and a
+        process that says so of each of many questions had them all go first."""
         with self._lock:
             if conn not in self._open:
                 return "closed"
-            if conn in self._kept and not prompt_hook:
-                return "kept"
+            if conn in self._kept:
+                self._kept_read.add(conn)
+            urgent = prompt_hook
             if peer is not None:
                 # those of its requests whose client hung up are not counted: they are dropped
                 # before their turn, and a client that asked and left a moment ago is not crowded
                 mine = [other for other, who in self._peers.items() if who == peer]
-                if len(mine) >= self.per_client and sum(not _hung_up(other) for other in mine) >= self.per_client:
-                    return "crowded"
+                if mine and (len(mine) >= self.per_client or urgent):
+                    live = sum(not _hung_up(other) for other in mine)
+                    if live >= self.per_client:
+                        return "crowded"
+                    urgent = urgent and not live
+            if conn in self._kept and not urgent:
+                return "kept"
+            if peer is not None:
                 self._peers[conn] = peer
             self._open[conn] = (False, time.monotonic())
-            return None
+            return "urgent" if urgent else None
 
     def answered(self, conn: socket.socket) -> bool:
         """Its answer is ready to write; False when it was closed meanwhile."""
@@ -738,10 +751,12 @@ class _Connections:
             self._open.pop(conn, None)
             self._peers.pop(conn, None)
             self._kept.pop(conn, None)
+            self._kept_read.discard(conn)
 
     def _close(self, conn: socket.socket) -> None:
         del self._open[conn]
         self._kept.pop(conn, None)
+        self._kept_read.discard(conn)
         self.closed += 1
         with contextlib.suppress(OSError):  # its thread's read or write ends at once
             conn.shutdown(socket.SHUT_RDWR)
