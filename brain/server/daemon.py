@@ -527,8 +527,6 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             return
         try:
             data = self._read_request()
-            # at once: a connection read and not yet said to be answered looks as if it waited on
-            # its client, and may be closed for another
             state = connections.answering(self.connection, peer, prompt_hook=protocol.says_prompt_hook(data))
             if state == "closed":
                 log.info("a client slow to send its request was closed for another")
@@ -599,6 +597,9 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             read += len(chunk)
             if end >= 0:
                 break
+        # at once: read, and not yet said to be answered, it looked as if it waited on its client,
+        # and a loaded server closed the prompt hook's for the next client to come (1 in 20)
+        self.server.daemon_ref.connections.read(self.connection)  # type: ignore[attr-defined]
         self.connection.settimeout(CLIENT_TIMEOUT)
         return b"".join(chunks)
 
@@ -695,6 +696,12 @@ class _Connections:
                 self._close(other)
                 return
 
+    def read(self, conn: socket.socket) -> None:
+        """Its whole request is read: it waits on the server, not on its client."""
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = (False, self._open[conn][1])
+
     def answering(self, conn: socket.socket, peer: Any = None, *, prompt_hook: bool = False) -> str | None:
         """Its request is read, the server works on it: "urgent" for the prompt hook's, else
         None. "closed" when it was closed meanwhile, "crowded" when ``peer`` has ``per_client``
@@ -715,14 +722,20 @@ class _Connections:
                 if mine and (len(mine) >= self.per_client or urgent):
                     live = sum(not _hung_up(other) for other in mine)
                     if live >= self.per_client:
-                        return "crowded"
+                        return self._refused(conn, "crowded")
                     urgent = urgent and not live
             if conn in self._kept and not urgent:
-                return "kept"
+                return self._refused(conn, "kept")
             if peer is not None:
                 self._peers[conn] = peer
             self._open[conn] = (False, time.monotonic())
             return "urgent" if urgent else None
+
+    def _refused(self, conn: socket.socket, why: str) -> str:
+        """``why``, for a connection refused once read: its refusal is written and it is read on,
+        waiting on its client again (for another to close)."""
+        self._open[conn] = (True, self._open[conn][1])
+        return why
 
     def answered(self, conn: socket.socket) -> bool:
         """Its answer is ready to write; False when it was closed meanwhile."""
