@@ -5,7 +5,8 @@ the next run), then runs each hostile client below in a process of its own while
 client asks, one question after another, by the two paths that matter and over HTTP:
 
 - the prompt hook's (``client.ask`` as ``autorecall/hook.py`` calls it: hybrid+ppr, k 20, no
-  update, a deadline of BRAIN_PROMPT_BUDGET, 0.8 s): a miss here is a prompt recalled nothing;
+  update, saying ``prompt_hook`` where the tree's client can, a deadline of BRAIN_PROMPT_BUDGET,
+  0.8 s): a miss here is a prompt recalled nothing;
 - `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s): a miss here
   is a 10 s model load in-process instead;
 - another HTTP client's (the hook's question POSTed with the token, a deadline of 15 s): a miss
@@ -278,23 +279,34 @@ class Hostile:
         for thread in running:
             thread.join(30)
 
-    def load(self, threads: int = 16) -> None:
+    def load(self, threads: int = 16, *, as_hook: bool = False) -> None:
         """``threads`` questions of k 200 (every option at its most) in flight at once, back to
-        back: one client process's share (a quarter) of the server's 64 places."""
-        running = [threading.Thread(target=self.heavy, daemon=True) for _ in range(threads)]
+        back: one client process's share (a quarter) of the server's 64 places; ``as_hook``, each
+        saying it is the prompt hook's (``prompt_hook``), as any local process can."""
+        running = [threading.Thread(target=self.heavy, args=(as_hook,), daemon=True) for _ in range(threads)]
         for thread in running:
             thread.start()
         self.stop.wait()
         for thread in running:
             thread.join(30)
 
-    def flood(self, loaders: int = 4, count: int = 2000) -> None:
+    def load_as_hook(self) -> None:
+        """``load``, every question saying it is the prompt hook's."""
+        self.load(as_hook=True)
+
+    def hook_flood(self) -> None:
+        """``flood``, its four loaders saying each question is the prompt hook's: one place
+        kept for the hook a process, and their questions going first on the query thread, but
+        never twice in a row while another client's waits."""
+        self.flood(loader="load_as_hook")
+
+    def flood(self, loaders: int = 4, count: int = 2000, loader: str = "load") -> None:
         """Every place being answered (``loaders`` processes of ``load``: 16 questions of k 200
         in flight each), and a flood of connections that are ``busy`` at once: up to ``count``
         each that send nothing, that send a byte a second, and that send a ping and never close
         nor read, opened as fast as the server takes them and again as it closes them."""
         here = [sys.executable, __file__, "--home", os.environ["BRAIN_HOME"], "--vault", self.vault]
-        children = [subprocess.Popen([*here, "--hostile", "load"], stdout=subprocess.DEVNULL) for _ in range(loaders)]
+        children = [subprocess.Popen([*here, "--hostile", loader], stdout=subprocess.DEVNULL) for _ in range(loaders)]
         ping = json.dumps({"v": 1, "op": "ping", "vault": self.vault}).encode() + b"\n"
         held: dict[str, list[socket.socket]] = {"nothing": [], "trickle": [], "never_close": []}
 
@@ -332,9 +344,10 @@ class Hostile:
         for mine in held.values():
             self.held.extend(mine)
 
-    def heavy(self) -> None:
+    def heavy(self, as_hook: bool = False) -> None:
         """Questions with every option at its most (k 200, pool 1000, depth 1000), back to back."""
-        line = self.ask_line(settings={"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000})
+        most = {"k": 200, "depth": 1000, "seeds": 1000, "max_new": 1000, "pool": 1000}
+        line = self.ask_line(settings=most, **({"prompt_hook": True} if as_hook else {}))
         while not self.stop.is_set():
             try:
                 sock = self.connect()
@@ -416,10 +429,15 @@ class ServerUse:
 def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, Any]) -> dict[str, list[Any]]:
     """``asks`` questions by the hook's path, by `brain ask`'s and over HTTP (another HTTP
     client: the hook's question, BRAIN_SERVE_TIMEOUT), in turn: latencies, misses."""
+    import inspect
+
     from brain import config
     from brain.autorecall import hook, select
     from brain.recall.types import RecallSettings
     from brain.server import client
+
+    # as the hook asks: a tree from before the field sends none (and the server ignores it)
+    says = {"prompt_hook": True} if "prompt_hook" in inspect.signature(client.ask).parameters else {}
 
     out: dict[str, list[Any]] = {
         name: [] for name in ("hook", "hook_missed", "ask", "ask_missed", "http", "http_missed")
@@ -429,7 +447,7 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
     for i in range(asks):
         query = queries[i % len(queries)]
         for path, kwargs in (
-            ("hook", {"update": False, "timeout": config.DEFAULT_PROMPT_BUDGET}),
+            ("hook", {"update": False, "timeout": config.DEFAULT_PROMPT_BUDGET, "any_shape": True, **says}),
             ("ask", {"update": True, "same_index": True, "timeout": config.DEFAULT_SERVE_TIMEOUT}),
         ):
             started = time.perf_counter()
@@ -527,6 +545,7 @@ def main() -> None:
             "storm",
             "refused_slow",
             "flood",
+            "hook_flood",
         ]
         only = [name for name in args.only.split(",") if name]
         print(
