@@ -520,8 +520,10 @@ class _SocketHandler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon_ref  # type: ignore[attr-defined]
         connections = daemon.connections
-        peer = _peer(self.connection)  # one place kept for the prompt hook is each process's at most
-        if not connections.admit(self.connection, peer):
+        peer = _peer(self.connection)
+        # a place kept for the prompt hook is one a process at most: none where the system does
+        # not say which process a client is (each connection is its own client then)
+        if not connections.admit(self.connection, None if peer is self.connection else peer):
             self._send(_every_place_busy())
             _linger_refused(self.connection, connections)  # its client, still writing the request, reads why
             return
