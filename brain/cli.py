@@ -902,7 +902,8 @@ def ab() -> None:
     default="7d",
     show_default=True,
     metavar="WHEN",
-    help="Rows logged since WHEN: a span back (7d, 12h, 2w, 1y) or a date (2026-11-01, UTC; a time and a zone may follow).",
+    help="Rows logged since WHEN: a span back (7d, 12h, 2w, 1y) or a date (2026-11-01: from its start, local time; "
+    "a time and a zone may follow, as for --as-of).",
 )
 @click.option(
     "--source",

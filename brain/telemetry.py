@@ -131,9 +131,13 @@ def sqlite_time(moment: dt.datetime) -> str:
 def parse_since(text: str, *, name: str = "--since") -> str:
     """'7d', '12h', '30m', '2w', '1y' or an ISO date → a UTC timestamp in SQLite's format.
 
-    A date or time without a zone is UTC; one with a zone (``2026-12-02T23:00+12:00``) is
-    converted to UTC. A moment before year 1 is everything, one after 9999 nothing. ``name``
-    is what the error calls the value (``since`` for the MCP tool's argument)."""
+    A date is the start of that day (its 00:00), a date and time that moment: in local time, as
+    ``--as-of`` and ``--before`` read them (moments), unless they name a zone
+    (``2026-12-02T23:00+12:00``, ``2026-12-02+03``); then in that zone. Either is converted to
+    UTC. (A date or time without a zone was UTC, so ``--since 2026-12-02`` in Moscow counted from
+    03:00 there, where ``--as-of 2026-12-02`` is that day's end in local time.) A moment before
+    year 1 is everything, one after 9999 nothing. ``name`` is what the error calls the value
+    (``since`` for the MCP tool's argument)."""
     # ASCII only (moments.typed): ٧d and ７d were 7 days, while ٢٠٢٦-١٢-٠١ was refused.
     match = re.fullmatch(r"(\d+)\s*([mhdwy])", (text or "").strip(), re.ASCII)
     if match:
@@ -154,12 +158,14 @@ def parse_since(text: str, *, name: str = "--since") -> str:
             f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01 (a time and a zone may follow: "
             f"2026-11-01T09:00+03), not {quoted(text or '')}"  # not 10 MB of it back
         ) from exc
-    offset = since.utcoffset()
-    if offset is not None:
-        try:
-            since = since.replace(tzinfo=None) - offset
-        except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC; 9999-12-31T23:00-05:00 after 9999
-            return EVERYTHING if since.year == 1 else NOTHING
+    try:
+        if since.tzinfo is None:  # local time: its offset that day (astimezone reads a naive one so)
+            since = since.astimezone()
+        since = since.replace(tzinfo=None) - (since.utcoffset() or dt.timedelta(0))
+    except (OverflowError, ValueError, OSError):
+        # 0001-01-01T00:00+14:00 is before year 1 in UTC; 9999-12-31T23:00-05:00 after 9999 (and a
+        # local time there may be past what the platform's clock reads)
+        return EVERYTHING if since.year == 1 else NOTHING
     return sqlite_time(since)
 
 

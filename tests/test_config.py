@@ -589,7 +589,7 @@ def test_a_moment_is_written_in_ascii_digits_as_a_number_is(value):
             parse(value)
 
 
-def test_a_moment_in_ascii_is_read_as_before():
+def test_a_moment_in_ascii_is_read_as_before(utc):
     from brain.moments import parse_world_date
     from brain.telemetry import parse_since
 

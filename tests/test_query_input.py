@@ -415,28 +415,31 @@ def _report(since: str) -> tuple[str, int]:
     return data["since"], data["all"]["queries"]
 
 
-def test_ab_report_since_a_year_before_1000_keeps_four_digits():
+def test_ab_report_since_a_year_before_1000_keeps_four_digits(zone):
+    zone("UTC0")
     _ab_rows("2026-11-30 10:00:00", "2026-12-01 10:00:00", "2026-12-02 10:00:00", "2026-12-02 12:00:00")
     assert _report("1000-01-01") == ("1000-01-01 00:00:00", 4)
     assert _report("0999-01-01") == ("0999-01-01 00:00:00", 4)  # was "999-01-01", after "2026" as text
     assert _report("0001-01-01") == ("0001-01-01 00:00:00", 4)
 
 
-def test_ab_report_since_a_time_with_a_zone_is_converted_to_utc():
+def test_ab_report_since_a_time_with_a_zone_is_converted_to_utc(zone):
+    zone("UTC0")  # a moment without a zone is local time: here UTC
     _ab_rows("2026-12-02 10:59:59", "2026-12-02 11:00:00", "2026-12-02 22:00:00")
     assert _report("2026-12-02T23:00+12:00") == ("2026-12-02 11:00:00", 2)
     assert _report("2026-12-02T06:00-05:00") == ("2026-12-02 11:00:00", 2)
     assert _report("2026-12-02T11:00Z") == ("2026-12-02 11:00:00", 2)
-    assert _report("2026-12-02T11:00") == ("2026-12-02 11:00:00", 2)  # no zone: UTC, as before
+    assert _report("2026-12-02T11:00") == ("2026-12-02 11:00:00", 2)  # no zone: local time, UTC here
     assert _report("2026-12-02") == ("2026-12-02 00:00:00", 3)
     assert _report("0001-01-01T00:00+14:00") == ("0001-01-01 00:00:00", 3)  # before year 1 in UTC: everything
     assert _report("9999-12-31T23:00-05:00") == ("9999-12-31 23:59:59", 0)  # after 9999: nothing
 
 
-def test_ab_report_since_a_date_with_a_zone_counts_from_its_first_moment_there():
+def test_ab_report_since_a_date_with_a_zone_counts_from_its_first_moment_there(zone):
     """`--since 2026-12-02+03:00` (and `+03`, `+0300`) was 03:00 UTC: Python read the `+` as the
     separator of a time; it is 00:00 there, 21:00 UTC the day before. A time after any other
     character than T or a space (`2026-12-02x10`) was read as one; it is an error."""
+    zone("UTC0")
     _ab_rows("2026-12-01 20:59:59", "2026-12-01 21:00:00", "2026-12-02 02:00:00")
     for zoned in ("2026-12-02+03:00", "2026-12-02+03", "2026-12-02+0300"):
         assert _report(zoned) == ("2026-12-01 21:00:00", 2), zoned
@@ -449,8 +452,32 @@ def test_ab_report_since_a_date_with_a_zone_counts_from_its_first_moment_there()
     assert out.exit_code == 1 and "--since takes a span" in out.output and len(out.output.splitlines()) == 1
 
 
-def test_since_for_recent_turns_is_utc_with_four_digit_years():
+def test_ab_report_since_a_date_without_a_zone_is_the_start_of_that_day_in_local_time(zone):
+    """`--since 2026-12-02` was 00:00 UTC wherever brain ran (03:00 in Moscow, 19:00 the day before
+    in New York), while `--as-of` and `--before` read a moment without a zone in local time: it
+    is that day's 00:00 in local time, and a time without a zone is local time too; one naming a
+    zone is read there, as before. The MCP tool's `since` reads the same."""
+    _ab_rows("2026-12-01 20:59:59", "2026-12-01 21:00:00", "2026-12-02 04:59:59", "2026-12-02 05:00:00")
+    zone("MSK-3")
+    assert _report("2026-12-02") == ("2026-12-01 21:00:00", 3)
+    assert _report("20261202") == _report("2026-12-02T00:00") == ("2026-12-01 21:00:00", 3)
+    assert _report("2026-W49-3") == ("2026-12-01 21:00:00", 3)  # a week's day: Wednesday 2 December
+    assert _report("2026-12-02Z") == ("2026-12-02 00:00:00", 2)  # a zone named: that zone's day
+    zone("EST5EDT,M3.2.0,M11.1.0")
+    assert _report("2026-12-02") == ("2026-12-02 05:00:00", 1)
+    assert parse_since("2026-07-02") == "2026-07-02 04:00:00"  # summer time: its offset that day
+    assert parse_since("2026-12-02T08:30", name="since") == "2026-12-02 13:30:00"
+    assert parse_since("0999-01-01") == "0999-01-01 05:00:00"
+    assert parse_since("9999-12-31T23:00") == "9999-12-31 23:59:59"  # after 9999 in UTC: nothing
+    zone("KIR-14")
+    assert parse_since("0001-01-01") == "0001-01-01 00:00:00"  # before year 1 in UTC: everything
+    out = CliRunner().invoke(cli, ["ab", "report", "--help"])
+    assert "from its start, local time" in " ".join(out.output.split())
+
+
+def test_since_for_recent_turns_is_utc_with_four_digit_years(zone):
     """The MCP tool recent_turns(since=…) reads the same parser."""
+    zone("UTC0")
     assert parse_since("0999-01-01") == "0999-01-01 00:00:00"
     assert parse_since("2026-12-02T23:00+12:00") == "2026-12-02 11:00:00"
     assert parse_since("2026-12-02T23:00:00.5+05:30") == "2026-12-02 17:30:00"

@@ -192,7 +192,7 @@ what to weigh in them (a ledger a newer brain upgraded; turns the hook kept asid
 ledger yet, so not listed, and when the first was kept). Use it to recall what was done before
 ("what did we change in the parser last week?"). Filter by `project` (the git repository's
 folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w, 1y or a date like
-2026-11-01); `limit` caps the rows. Secrets were masked when the turns were stored."""
+2026-11-01: from its start, local time); `limit` caps the rows. Secrets were masked when the turns were stored."""
 
 HISTORY_DOC = """\
 The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
