@@ -921,13 +921,26 @@ def ab_report(since: str, source: str | None, as_json: bool) -> None:
       brain ab report --since 2026-11-01 --json
     """
     from .db import connection
-    from .telemetry import parse_since, report
+    from .telemetry import parse_since, report, rows_before
     from .text import in_column
 
     with connection(read_only=True) as conn:
         data = report(conn, parse_since(since), source)
+        earlier = 0 if as_json or data["rows_from"] else rows_before(conn, data["since"], source)
     if as_json:
         emit_json(data)
+        return
+    if not data["rows_from"]:  # no row in the window: say how to get one, as `brain turns` does
+        of = f" with source {terminal_safe(repr(source))}" if source else ""
+        if earlier:
+            click.echo(
+                f"no A/B rows logged{of} since {data['since']} UTC; {plural(earlier, 'row')} before it"
+                " (--since 30d, or an earlier date, reaches back)"
+            )
+        else:
+            how = "brain ask --ab" + (f" --source {terminal_safe(shell_word(source))}" if source else "")
+            how += ' "a question"'
+            click.echo(f"no A/B rows logged{of} yet ({how} logs one)")
         return
     total = data["all"]
     pair = ""

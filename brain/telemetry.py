@@ -187,6 +187,18 @@ ORDER BY gate_entity = 1
 """
 
 
+def rows_before(conn: sqlite3.Connection, since: str, source: str | None = None) -> int:
+    """How many ab_recall rows (of ``source``, looked up as ``report`` does) were logged before
+    ``since``: what an empty report's window left out."""
+    source = None if source is None else stored_source(source)
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM ab_recall WHERE created_at < :since AND (:source IS NULL OR source = :source)",
+            {"since": since, "source": source},
+        ).fetchone()[0]
+    )
+
+
 def report(conn: sqlite3.Connection, since: str, source: str | None = None) -> dict:
     """Figures over ab_recall since a time: overall and split by gate decision; ``source`` is
     looked up as ``log_ab`` stored it (``stored_source``: a lone surrogate, from a terminal that

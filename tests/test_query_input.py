@@ -411,8 +411,37 @@ def _report(since: str) -> tuple[str, int]:
     out = CliRunner().invoke(cli, ["ab", "report", "--since", since])
     assert out.exit_code == 0, out.output
     data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--since", since, "--json"]).output)
-    assert out.output.startswith(f"since {data['since']} UTC\nqueries: {data['all']['queries']} ")
+    if data["rows_from"]:
+        assert out.output.startswith(f"since {data['since']} UTC\nqueries: {data['all']['queries']} ")
+    else:  # no row in the window: one line saying so
+        assert out.output.startswith("no A/B rows logged") and out.output.count("\n") == 1, out.output
     return data["since"], data["all"]["queries"]
+
+
+def test_ab_report_with_no_rows_says_how_to_log_one():
+    """`brain ab report` with no rows printed `since … UTC` and `queries: 0 …` and nothing about
+    where rows come from, where `brain turns` and `brain recalls` say how to get some: it says
+    `brain ask --ab` logs one, and when rows were logged before the window, how many and how to
+    reach back. --json is the same object as before."""
+    out = CliRunner().invoke(cli, ["ab", "report"])
+    assert out.exit_code == 0, out.output
+    assert out.output == 'no A/B rows logged yet (brain ask --ab "a question" logs one)\n'
+    out = CliRunner().invoke(cli, ["ab", "report", "--source", "my runs"])
+    assert out.output == (
+        "no A/B rows logged with source 'my runs' yet (brain ask --ab --source 'my runs' \"a question\" logs one)\n"
+    )
+    data = json.loads(CliRunner().invoke(cli, ["ab", "report", "--json"]).output)
+    assert data["all"]["queries"] == 0 and data["rows_from"] == []
+    _ab_rows("2026-11-30 10:00:00", "2026-12-01 10:00:00")
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", "2026-12-02T00:00Z"])
+    assert out.output == (
+        "no A/B rows logged since 2026-12-02 00:00:00 UTC; 2 rows before it (--since 30d, or an earlier date,"
+        " reaches back)\n"
+    )
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", "2026-12-02T00:00Z", "--source", "other"])
+    assert out.output.startswith("no A/B rows logged with source 'other' yet (brain ask --ab --source other ")
+    out = CliRunner().invoke(cli, ["ab", "report", "--since", "2026-12-01T00:00Z"])
+    assert out.output.startswith("since 2026-12-01 00:00:00 UTC\nqueries: 1 ")
 
 
 def test_ab_report_since_a_year_before_1000_keeps_four_digits(zone):
