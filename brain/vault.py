@@ -61,10 +61,19 @@ def resolve_vault(vault: str | os.PathLike[str] | None) -> Path:
     """The vault folder from an argument or ``BRAIN_VAULT``; a clear error when it is not one."""
     path = vault_path(vault)
     if not path.exists():
-        raise ConfigError(f"vault not found: {path}{_given_by(vault)}")
+        raise ConfigError(f"vault not found: {path}{_given_by(vault)}: check the path; {_name_the_vault(vault)}")
     if not path.is_dir():
-        raise ConfigError(f"vault is not a folder: {path}{_given_by(vault)}")
+        raise ConfigError(f"vault is not a folder: {path}{_given_by(vault)}: {_name_the_vault(vault)}")
     return path
+
+
+def _name_the_vault(vault: str | os.PathLike[str] | None) -> str:
+    """How to name the vault, by where this one came from: what a user does when it is not found
+    (it said the path and no more)."""
+    if vault not in (None, ""):
+        return "--vault takes the folder of notes (BRAIN_VAULT names it for every command)"
+    where = " there" if config.dotenv_origin.get("BRAIN_VAULT") else ""
+    return f"set BRAIN_VAULT{where} to the folder of notes, or give --vault PATH"
 
 
 def _given_by(vault: str | os.PathLike[str] | None) -> str:

@@ -234,14 +234,44 @@ def test_a_vault_not_found_names_brain_vault_and_the_file_setting_it(monkeypatch
     .env file long ago is not what the user looks at."""
     monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "gone"))
     result = CliRunner().invoke(cli, ["status"])
-    assert result.output == f"Error: vault not found: {tmp_path / 'gone'} (BRAIN_VAULT)\n"
+    assert result.output.startswith(f"Error: vault not found: {tmp_path / 'gone'} (BRAIN_VAULT): ")
     monkeypatch.setitem(config.dotenv_origin, "BRAIN_VAULT", str(tmp_path / ".env"))
     (tmp_path / "file").write_text("x", encoding="utf-8")
     monkeypatch.setenv("BRAIN_VAULT", str(tmp_path / "file"))
     result = CliRunner().invoke(cli, ["status"])
-    assert (
-        result.output
-        == f"Error: vault is not a folder: {tmp_path / 'file'} (BRAIN_VAULT, set in {tmp_path / '.env'})\n"
+    assert result.output.startswith(
+        f"Error: vault is not a folder: {tmp_path / 'file'} (BRAIN_VAULT, set in {tmp_path / '.env'}): "
+    )
+
+
+def test_a_vault_not_found_says_how_to_name_the_vault(monkeypatch, tmp_path):
+    """`vault not found: PATH` said the path and no more: it says to check it and how to name the
+    vault instead, by where the path came from (--vault, BRAIN_VAULT, BRAIN_VAULT set in a .env
+    file); so does `vault is not a folder`."""
+    gone, a_file = tmp_path / "gone", tmp_path / "file"
+    a_file.write_text("x", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["status", "--vault", str(gone)])
+    assert result.exit_code == 1 and result.output == (
+        f"Error: vault not found: {gone}: check the path; --vault takes the folder of notes"
+        " (BRAIN_VAULT names it for every command)\n"
+    )
+    monkeypatch.setenv("BRAIN_VAULT", str(gone))
+    result = CliRunner().invoke(cli, ["ask", "x"])
+    assert result.exit_code == 1 and result.output == (
+        f"Error: vault not found: {gone} (BRAIN_VAULT): check the path; set BRAIN_VAULT to the folder of notes,"
+        " or give --vault PATH\n"
+    )
+    monkeypatch.setitem(config.dotenv_origin, "BRAIN_VAULT", str(tmp_path / ".env"))
+    result = CliRunner().invoke(cli, ["index"])
+    assert result.output == (
+        f"Error: vault not found: {gone} (BRAIN_VAULT, set in {tmp_path / '.env'}): check the path;"
+        " set BRAIN_VAULT there to the folder of notes, or give --vault PATH\n"
+    )
+    monkeypatch.setenv("BRAIN_VAULT", str(a_file))
+    result = CliRunner().invoke(cli, ["status"])
+    assert result.output.endswith(
+        "(BRAIN_VAULT, set in " + str(tmp_path / ".env") + "): set BRAIN_VAULT there to the folder of notes,"
+        " or give --vault PATH\n"
     )
 
 

@@ -115,7 +115,7 @@ def test_a_library_error_shows_a_name_s_escape_sequence_as_its_escape():
     assert out.exit_code == 1 and out.output == "Error: no note 'Esc\\x1b]0;pwned\\x07ape' here;\\nsecond line\\r\n"
     # a vault's path that holds ESC[2J (clear the screen): it was "vault not found: /nowhere"
     out = CliRunner().invoke(cli, ["index", "--vault", "/nowhere\x1b[2J"], color=True)
-    assert out.exit_code == 1 and "vault not found: /nowhere\\x1b[2J\n" in out.output, out.output
+    assert out.exit_code == 1 and "vault not found: /nowhere\\x1b[2J: check" in out.output, out.output
 
 
 def test_any_click_error_under_brain_shows_escapes():
