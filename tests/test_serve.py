@@ -4,7 +4,9 @@ vault boundary, the watcher, and queries while it indexes (never a torn result).
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
 import socket
 import stat
@@ -613,6 +615,27 @@ def test_status_says_whether_a_server_is_up(toy_vault):
         assert data["socket"] == str(daemon.socket_path)
         assert data["index"]["notes"] == data["index"]["notes"] > 0
         assert data["last_update"]["reason"] == "start"
+
+
+def test_the_start_pass_is_logged_as_the_first_look_at_the_vault_without_an_event_time(toy_vault, caplog):
+    """`brain serve`'s first pass logged `start: … in 11.35 s (11.35 s after the first event)`,
+    though no event came: it says it is the first look at the vault, and how long it took; a pass
+    over changes still says how long after the first of them it served them."""
+    caplog.set_level(logging.INFO, logger="brain")
+
+    def lines(reason: str) -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.getMessage().startswith(f"{reason}: ")]
+
+    with served(toy_vault) as daemon:
+        wait_until(lambda: lines("start"), 20, "the start pass's line")
+        (start,) = lines("start")
+        assert re.fullmatch(
+            r"start: the first look at the vault: \d+ new, 0 changed, 0 removed, 0 renamed in [\d.]+ s", start
+        )
+        write(toy_vault, "Fresh note.md", "# Fresh note\n\nA note written while the server runs.\n")
+        settled(daemon)
+        wait_until(lambda: lines("changes"), 20, "the change pass's line")
+        assert re.fullmatch(r"changes: 1 new, .* in [\d.]+ s \([\d.]+ s after the first event\)", lines("changes")[0])
 
 
 # ----- HTTP -------------------------------------------------------------------------------------

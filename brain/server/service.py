@@ -353,16 +353,21 @@ class Service:
                 "redated": report.redated,
                 "embedded": report.embedded,
             }
-            log.info(
-                "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%.2f s after the first event)",
-                batch.reason,
-                report.new,
-                report.changed,
-                report.removed,
-                report.renamed,
-                now - started,
-                now - batch.first_seen,
-            )
+            counts = (report.new, report.changed, report.removed, report.renamed)
+            if batch.reason == "start":  # no event came: the server looked at the vault as it found it
+                log.info(
+                    "start: the first look at the vault: %s new, %s changed, %s removed, %s renamed in %.2f s",
+                    *counts,
+                    now - started,
+                )
+            else:
+                log.info(
+                    "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%.2f s after the first event)",
+                    batch.reason,
+                    *counts,
+                    now - started,
+                    now - batch.first_seen,
+                )
 
     def led_elsewhere(self) -> str | None:
         """What to say when the vault's path now leads to another folder (a symlink put where the
