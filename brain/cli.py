@@ -801,6 +801,7 @@ def note(note: str, vault: str | None, heading: str | None, max_chars: int, as_j
     whose link now leads where the index would not go (a dot-folder, a .brainignore'd file, a
     file that is no note).
 
+    \b
     Examples:
       brain note "Graph RAG"
       brain note "AI/Graph RAG.md" --heading Pitfalls
@@ -855,6 +856,7 @@ def neighbours(note: str, vault: str | None, as_json: bool) -> None:
 
     NOTE is named as `brain note` takes it: a vault-relative path, a title or an alias.
 
+    \b
     Examples:
       brain neighbours "Graph RAG"
       brain neighbours "AI/Graph RAG.md" --json
@@ -915,6 +917,7 @@ def ab() -> None:
 def ab_report(since: str, source: str | None, as_json: bool) -> None:
     """Weekly figures: queries, share where the graph changed the top k, notes promoted.
 
+    \b
     Examples:
       brain ab report
       brain ab report --since 30d --source demo

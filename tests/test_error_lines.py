@@ -197,6 +197,22 @@ def _commands(group: click.Group, path: tuple[str, ...] = ()):
             yield from _commands(command, (*path, name))
 
 
+def test_every_helps_examples_are_one_a_line():
+    """`brain note`, `brain neighbours` and `brain ab report` showed their examples run together
+    into one paragraph (`Examples:   brain ab report   brain ab report --since 30d …`): click
+    rewraps a paragraph not marked \\b. Each example is a line of its own, as in `brain ask`."""
+    shown = 0
+    for path, _command in _commands(cli):
+        out = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80).output
+        if "Examples:" not in out:
+            continue
+        shown += 1
+        after = out.split("Examples:", 1)[1].split("\n")
+        assert after[0] == "", (path, out)  # nothing after the heading on its line
+        assert after[1].strip().startswith("brain "), (path, out)
+    assert shown >= 10
+
+
 def test_every_help_names_a_moment_and_the_user_scope_alike():
     """A newcomer reading the helps side by side: `ab report --since` took TEXT where every other
     moment (--as-of, --before) is WHEN, `hook install --user` said "all projects" where `mcp
