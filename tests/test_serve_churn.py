@@ -365,3 +365,30 @@ def test_stop_with_an_option_of_starting_is_a_usage_error(toy_vault, monkeypatch
     assert result.exit_code == 2, result.output
     assert f"--stop stops the vault's server; {named} shapes one to start: drop it" in result.output
     assert stopped == []
+
+
+def test_a_long_pass_says_how_far_it_is_in_the_log(toy_vault, monkeypatch, caplog):
+    """300 notes copied in at once, a slow model: the log said nothing of the pass until it
+    ended (5,000 new notes, minutes with a real model); now a line every so often."""
+    import logging
+
+    from conftest import FakeEmbedder
+
+    import brain.index.indexer as indexer
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.05)
+            return super().embed_documents(texts, progress=progress)
+
+    _index(toy_vault)
+    monkeypatch.setattr(indexer, "CHUNKS_PER_BATCH", 8)
+    monkeypatch.setattr(indexer, "PROGRESS_LOG_SECONDS", 0.2, raising=False)  # none before
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(toy_vault, embedder=Slow()) as daemon:
+        for i in range(300):
+            write(toy_vault, f"Copied/Note {i}.md", f"# Note {i}\n\nCopied in with the others.\n")
+        wait_until(lambda: "Copied/Note 299.md" in _paths(daemon), 60, "the copied notes")
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("indexing: ")]
+    assert said, "no progress line in the log"
+    assert all(line.endswith(" s)") and " of 300 notes read " in line for line in said), said

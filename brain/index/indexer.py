@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .. import config
 from ..build_settings import backend_name
@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the chunker, the model's code and the parser load where a n
 log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
+PROGRESS_LOG_SECONDS = 10.0  # between progress lines in the log (``progress="log"``)
 # A run over many notes (a first build) commits this many batches' worth at once: each commit
 # rewrites the pages it touched in every index over random keys (content hashes, link targets),
 # so fewer, larger ones write less (20,000 notes: 2.2 -> 1.6 GB written, 1-2 CPU seconds less).
@@ -165,7 +166,7 @@ def index_vault(
     embedder: Embedder | None = None,
     rebuild: bool = False,
     keep_history: bool = True,
-    progress: bool = True,
+    progress: bool | Literal["log"] = True,
     load: Callable[[str], Embedder] = _load_embedder,
     verify: bool | Collection[str] = False,
     wait: float = 0.0,
@@ -177,7 +178,9 @@ def index_vault(
     ``rebuild``: build a new index beside the old one and swap it in when complete, carrying
     the old one's history over unless ``keep_history`` is False. ``verify``: read every note,
     not only those whose size or mtime changed, and re-index those whose bytes differ (a
-    collection of vault-relative paths: those notes only). ``wait`` and ``waiting``: for another
+    collection of vault-relative paths: those notes only). ``progress``: a bar on a terminal's
+    stderr, or ``"log"``: a line in the log every ``PROGRESS_LOG_SECONDS`` while the notes are
+    read and committed (`brain serve`). ``wait`` and ``waiting``: for another
     writer at work (``vault_lock``). ``retry``: a note whose read failed or whose parse raised
     before, unchanged since, is read and parsed again (`brain index`); False (`brain ask`'s
     update, `brain serve`'s passes) leaves it skipped, a parse-error unless another parser failed
@@ -220,7 +223,7 @@ def _index_into(
     model_name: str,
     embedder: Embedder | None,
     load: Callable[[str], Embedder],
-    progress: bool,
+    progress: bool | Literal["log"],
     verify: bool | Collection[str] = False,
     retry: bool = True,
 ) -> IndexReport:
@@ -251,7 +254,7 @@ class _Run:
         model_name: str,
         embedder: Embedder | None,
         load: Callable[[str], Embedder],
-        progress: bool,
+        progress: bool | Literal["log"],
         verify: bool | Collection[str] = False,
         retry: bool = True,
     ):
@@ -315,7 +318,7 @@ class _Run:
             if self.store.is_empty():
                 self.store.defer_indexes()  # made again once the links are resolved (``run``)
         reading = len(plan.candidates) + len(plan.rechecks)
-        bar = _progress_bar(reading, self.progress and bool(reading))
+        bar = _progress_bar(reading, self.progress if reading else False)
         try:
             if reading:  # else nothing to read (nothing changed): the parser is not loaded
                 from .parsing import ParseFailed, Parser
@@ -598,7 +601,7 @@ class _Run:
         embedder = self._ensure_embedder() if texts or self.store.get_meta("model") is None else None
         # The bar counts notes, moved once a batch is in: a note of more chunks than a batch
         # holds (10 MB of prose: 11,600 chunks, minutes of a real model's time) held it still.
-        shown = self.progress and len(texts) > CHUNKS_PER_BATCH and sys.stderr.isatty()
+        shown = self.progress is True and len(texts) > CHUNKS_PER_BATCH and sys.stderr.isatty()
         matrix = embedder.embed_documents(texts, progress=shown) if embedder is not None else None
         self.report.embedded += len(texts)
         self.report.kept += len(vectors) - len(texts)
@@ -656,8 +659,31 @@ class _NoBar:
         pass
 
 
-def _progress_bar(total: int, enabled: bool) -> _Bar:
-    """A tqdm bar on stderr, only when asked for and stderr is a terminal."""
+class _LogBar:
+    """Progress as a line in the log every ``PROGRESS_LOG_SECONDS`` (`brain serve`'s passes:
+    a pass of 5,000 new notes said nothing until it ended, minutes on with a real model)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.done = 0
+        self.started = self.said = time.monotonic()
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.said >= PROGRESS_LOG_SECONDS and self.done < self.total:
+            self.said = now
+            log.info("indexing: %s of %s notes read (%.0f s)", f"{self.done:,}", f"{self.total:,}", now - self.started)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, enabled: bool | Literal["log"]) -> _Bar:
+    """A tqdm bar on stderr, only when asked for and stderr is a terminal; lines in the log
+    for ``"log"``."""
+    if enabled == "log":
+        return _LogBar(total)
     if not enabled or not sys.stderr.isatty():
         return _NoBar()
     from tqdm import tqdm

@@ -393,7 +393,7 @@ class Service:
                     self.root,
                     embedder=self.embedder,
                     model_name=self.model,
-                    progress=False,
+                    progress="log",  # a long pass (a `git checkout`, a folder of notes copied in) says how far it is
                     verify=recheck,
                     retry=False,
                 )
