@@ -392,3 +392,36 @@ def test_a_long_pass_says_how_far_it_is_in_the_log(toy_vault, monkeypatch, caplo
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("indexing: ")]
     assert said, "no progress line in the log"
     assert all(line.endswith(" s)") and " of 300 notes read " in line for line in said), said
+
+
+def test_a_long_pass_says_how_far_its_embedding_is_within_one_batch(toy_vault, monkeypatch, caplog):
+    """The notes' count moved once a batch was committed: a bulk batch of 4,096 chunks, half an
+    hour of a real model on a busy laptop, said nothing for as long."""
+    import logging
+
+    from conftest import FakeEmbedder
+
+    import brain.index.indexer as indexer
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.002 * len(texts))
+            return super().embed_documents(texts, progress=progress)
+
+    _index(toy_vault)
+    monkeypatch.setattr(indexer, "PROGRESS_LOG_SECONDS", 0.2, raising=False)
+    monkeypatch.setattr(indexer, "EMBED_LOG_SLICE", 32, raising=False)  # none before
+    caplog.set_level(logging.INFO, logger="brain")
+    with served(toy_vault, embedder=Slow()) as daemon:
+        for i in range(400):  # 400 chunks, one batch
+            write(toy_vault, f"Copied/Note {i}.md", f"# Note {i}\n\nCopied in with the others.\n")
+        wait_until(lambda: "Copied/Note 399.md" in _paths(daemon), 60, "the copied notes")
+        served_text = daemon.service.run(
+            lambda r: r.store.conn.execute(
+                "SELECT count(*) FROM chunks c JOIN notes n ON n.id = c.note_id WHERE n.path LIKE 'Copied/%'"
+            ).fetchone()[0],
+            timeout=10,
+        )
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("indexing: ")]
+    assert any(" chunks embedded (" in line for line in said), said
+    assert served_text == 400

@@ -62,6 +62,7 @@ log = logging.getLogger("brain")
 
 CHUNKS_PER_BATCH = 1024  # chunks embedded and committed together
 PROGRESS_LOG_SECONDS = 10.0  # between progress lines in the log (``progress="log"``)
+EMBED_LOG_SLICE = 512  # chunks embedded between looks at the time (``progress="log"``)
 # A run over many notes (a first build) commits this many batches' worth at once: each commit
 # rewrites the pages it touched in every index over random keys (content hashes, link targets),
 # so fewer, larger ones write less (20,000 notes: 2.2 -> 1.6 GB written, 1-2 CPU seconds less).
@@ -267,6 +268,7 @@ class _Run:
         self.embedder = embedder
         self.load = load
         self.progress = progress
+        self._log_bar: _LogBar | None = None  # progress said in the log (``_write``'s), told of the embedding too
         self.start_version = store.vectors_version()
         self.added_ids: list[int] = []
         self.removed_ids: list[int] = []
@@ -319,6 +321,7 @@ class _Run:
                 self.store.defer_indexes()  # made again once the links are resolved (``run``)
         reading = len(plan.candidates) + len(plan.rechecks)
         bar = _progress_bar(reading, self.progress if reading else False)
+        self._log_bar = bar if isinstance(bar, _LogBar) else None
         try:
             if reading:  # else nothing to read (nothing changed): the parser is not loaded
                 from .parsing import ParseFailed, Parser
@@ -602,7 +605,20 @@ class _Run:
         # The bar counts notes, moved once a batch is in: a note of more chunks than a batch
         # holds (10 MB of prose: 11,600 chunks, minutes of a real model's time) held it still.
         shown = self.progress is True and len(texts) > CHUNKS_PER_BATCH and sys.stderr.isatty()
-        matrix = embedder.embed_documents(texts, progress=shown) if embedder is not None else None
+        if embedder is None:
+            matrix = None
+        elif self._log_bar is not None and len(texts) > EMBED_LOG_SLICE:
+            # in slices, each said in the log: a bulk batch of 4,096 chunks is half an hour of a
+            # real model's time on a busy laptop, and the log said nothing for as long
+            import numpy as np
+
+            parts = []
+            for start in range(0, len(texts), EMBED_LOG_SLICE):
+                parts.append(embedder.embed_documents(texts[start : start + EMBED_LOG_SLICE]))
+                self._log_bar.embedded(start + len(parts[-1]), len(texts))
+            matrix = np.concatenate(parts)
+        else:
+            matrix = embedder.embed_documents(texts, progress=shown)
         self.report.embedded += len(texts)
         self.report.kept += len(vectors) - len(texts)
         offset = 0
@@ -674,6 +690,20 @@ class _LogBar:
         if now - self.said >= PROGRESS_LOG_SECONDS and self.done < self.total:
             self.said = now
             log.info("indexing: %s of %s notes read (%.0f s)", f"{self.done:,}", f"{self.total:,}", now - self.started)
+
+    def embedded(self, done: int, total: int) -> None:
+        """``done`` of the ``total`` chunks of the batch being embedded now are."""
+        now = time.monotonic()
+        if now - self.said >= PROGRESS_LOG_SECONDS and done < total:
+            self.said = now
+            log.info(
+                "indexing: %s of %s notes read, %s of the next %s chunks embedded (%.0f s)",
+                f"{self.done:,}",
+                f"{self.total:,}",
+                f"{done:,}",
+                f"{total:,}",
+                now - self.started,
+            )
 
     def close(self) -> None:
         pass
