@@ -391,7 +391,7 @@ def test_a_long_pass_says_how_far_it_is_in_the_log(toy_vault, monkeypatch, caplo
         wait_until(lambda: "Copied/Note 299.md" in _paths(daemon), 60, "the copied notes")
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("indexing: ")]
     assert said, "no progress line in the log"
-    assert all(line.endswith(" s)") and " of 300 notes read " in line for line in said), said
+    assert all(line.endswith(" s)") and " of 300 notes indexed" in line for line in said), said
 
 
 def test_a_long_pass_says_how_far_its_embedding_is_within_one_batch(toy_vault, monkeypatch, caplog):

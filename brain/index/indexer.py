@@ -689,7 +689,9 @@ class _LogBar:
         now = time.monotonic()
         if now - self.said >= PROGRESS_LOG_SECONDS and self.done < self.total:
             self.said = now
-            log.info("indexing: %s of %s notes read (%.0f s)", f"{self.done:,}", f"{self.total:,}", now - self.started)
+            log.info(
+                "indexing: %s of %s notes indexed (%.0f s)", f"{self.done:,}", f"{self.total:,}", now - self.started
+            )
 
     def embedded(self, done: int, total: int) -> None:
         """``done`` of the ``total`` chunks of the batch being embedded now are."""
@@ -697,7 +699,7 @@ class _LogBar:
         if now - self.said >= PROGRESS_LOG_SECONDS and done < total:
             self.said = now
             log.info(
-                "indexing: %s of %s notes read, %s of the next %s chunks embedded (%.0f s)",
+                "indexing: %s of %s notes indexed, %s of the next %s chunks embedded (%.0f s)",
                 f"{self.done:,}",
                 f"{self.total:,}",
                 f"{done:,}",
