@@ -425,3 +425,28 @@ def test_a_long_pass_says_how_far_its_embedding_is_within_one_batch(toy_vault, m
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("indexing: ")]
     assert any(" chunks embedded (" in line for line in said), said
     assert served_text == 400
+
+
+def test_a_note_saved_while_a_pass_runs_is_never_taken_for_served(toy_vault):
+    """Between the end of a pass and watchfiles handing over the events that came while it ran
+    (50 to 300 ms), the watcher said it was not busy: `brain ask` answered without a note saved
+    during the pass and said nothing, and `brain status` said fresh."""
+    from conftest import FakeEmbedder
+
+    class Slow(FakeEmbedder):
+        def embed_documents(self, texts, *, progress=False):
+            time.sleep(0.003 * len(texts))
+            return super().embed_documents(texts, progress=progress)
+
+    _index(toy_vault)
+    with served(toy_vault, embedder=Slow()) as daemon:
+        watcher = daemon.service.watcher
+        for i in range(300):
+            write(toy_vault, f"Copied/Note {i}.md", f"# Note {i}\n\nCopied in with the others.\n")
+        wait_until(lambda: watcher._running, 10, "the pass")
+        write(toy_vault, "Late.md", "# Late\n\nSaved while the pass ran.\n")
+        wait_until(lambda: not watcher._running, 30, "the pass to end")
+        deadline = time.monotonic() + 10
+        while watcher.busy and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert "Late.md" in _paths(daemon)

@@ -113,6 +113,7 @@ class VaultWatcher:
         self._pending: set[str] = set()
         self._first_seen: float | None = None
         self._running = False  # a pass is running
+        self._draining = False  # a pass under the watch ended; its events not yet gathered (``busy``)
         self._in_flight: frozenset[str] = frozenset()  # paths of the batch that pass is indexing
         self._started = False
         self._spec = load_ignore(root)
@@ -130,8 +131,11 @@ class VaultWatcher:
 
     @property
     def busy(self) -> bool:
-        """Changes seen (or the first scan, or a question's pass) not yet in the served index."""
-        return not self._started or self._running or bool(self._pending) or self._wanted > self._ended
+        """Changes seen (or the first scan, or a question's pass) not yet in the served index,
+        or a pass just ended whose events watchfiles has not handed over yet: a note saved while
+        a pass ran was taken for served (``brain ask`` answered without it, `brain status` said
+        fresh) until watchfiles next yielded, 50 to 300 ms on."""
+        return not self._started or self._running or self._draining or bool(self._pending) or self._wanted > self._ended
 
     @property
     def pending(self) -> int:
@@ -357,13 +361,14 @@ class VaultWatcher:
         """A pass over the whole vault; returns when it ended (the next is due from then)."""
         self._pending.clear()
         self._first_seen = now
-        self._pass(Batch("rescan", first_seen=now))
+        self._pass(Batch("rescan", first_seen=now), draining=True)
         return time.monotonic()
 
     def _watch(self, force_polling: bool | None) -> None:
         from watchfiles import watch
 
         polling = bool(force_polling or os.environ.get("WATCHFILES_FORCE_POLLING"))
+        self._draining = False  # the last watch's events are lost with it: ``_again`` has a pass for them
         self._modes = None
         if polling:
             self._poll_modes()  # what a change of mode is news against, from before the watch
@@ -406,15 +411,18 @@ class VaultWatcher:
                 if not self._pending:
                     self._first_seen = now
                 self._pending |= paths
+                self._draining = False
                 last_change = now
                 if now - (self._first_seen or now) < self.max_wait_seconds:
                     continue  # still changing: gather more before indexing
-            elif changes and self._pending and now - last_change < self.settle_ms / 1000:
-                continue  # only events that change nothing (an attachment being written): not quiet yet
+            else:
+                self._draining = False
+                if changes and self._pending and now - last_change < self.settle_ms / 1000:
+                    continue  # only events that change nothing (an attachment being written): not quiet yet
             if self._pending:  # quiet for settle_ms, or changing for too long
                 self.batches += 1
                 batch, self._pending = frozenset(self._pending), set()
-                self._pass(Batch("changes", batch, self._first_seen or now))
+                self._pass(Batch("changes", batch, self._first_seen or now), draining=True)
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 last_pass = self._rescan(now)
@@ -494,8 +502,11 @@ class VaultWatcher:
             return None
         return (st.st_dev, st.st_ino)
 
-    def _pass(self, batch: Batch) -> None:
+    def _pass(self, batch: Batch, *, draining: bool = False) -> None:
+        """``on_batch`` for ``batch``. ``draining``: under a watch, whose events from while the
+        pass ran are not in ``_pending`` until ``watch`` next yields (``busy`` till then)."""
         self._running = True
+        self._draining = draining
         self._in_flight = batch.paths
         with self._turns:  # before anything of the vault is read: it serves the questions asked so far
             self._begun += 1
