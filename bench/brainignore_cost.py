@@ -12,7 +12,7 @@ and the script prints, each the median of ``--repeat`` runs:
   note and each folder), whose answers are checked to be the same;
 - ``walk``: ``vault.walk`` with those rules, against the same walk with none, and the walk
   before (``walk before``: pathspec's spec alone, each path tried against every pattern);
-- ``note``: ``reading.not_left_out`` for one note, what `brain note` and MCP get_note check
+- ``note``: ``reading.inside_vault`` for one note, what `brain note` and MCP get_note check
   before reading it.
 
 With ``--case-insensitive`` the vault's file system is taken to be one that takes names in
@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from brain.ignore_rules import fold_case
-from brain.reading import not_left_out
+from brain.reading import inside_vault
 from brain.vault import IGNORE_FILE, IgnoreRules, load_ignore, walk
 
 
@@ -113,7 +113,7 @@ def measure(root: Path, asked: list[str], note: str, repeat: int) -> str:
     walked_before = median_s(lambda: walk(root, IgnoreRules(quick.spec)), 1) if quick is not None else 0.0
     none = IgnoreRules()
     bare = median_s(lambda: walk(root, none), repeat)
-    reading = median_s(lambda: not_left_out(root, note, note), repeat)
+    reading = median_s(lambda: inside_vault(root, note), repeat)
     ignored = sum(s.reason == "brainignore" for s in walk(root, rules).skipped)
     return (
         f"{load * 1e3:>7.1f}ms  {cached * 1e3:>7.2f}ms  {before * 1e6:>9.1f}µs  {per_path * 1e6:>7.2f}µs"
