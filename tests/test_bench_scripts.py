@@ -1,0 +1,76 @@
+"""bench/ scripts run to their end at their smallest size: a measuring tool that silently broke
+measures nothing, and the README quotes their figures. bench/hook_scale.py stopped at its
+prompt-hook check at every size (its stand-in server's runtime folder was not 0700) and
+bench/brainignore_cost.py at its import (``reading.not_left_out`` was gone) with nobody the wiser,
+since nothing ran them.
+
+Each script here runs in a process of its own, as a user runs it, at the smallest size it takes
+(seconds each: the rest of bench/ loads a model, serves a vault or builds an index of thousands of
+notes, and is left to the hand that runs it), and must end with exit 0 having printed the lines
+of its figures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+TOY = str(ROOT / "toy_vault")
+
+# script, its arguments at the smallest size, lines (or their starts) its figures print
+SCRIPTS: list[tuple[str, list[str], list[str]]] = [
+    (
+        "hook_scale.py",
+        ["--turns", "200", "--runs", "1", "--session-prompts", "10"],
+        ["whole process: brain hook prompt", "whole process: brain hook stop", "whole process: brain turns"],
+    ),
+    (
+        "brainignore_cost.py",
+        ["--notes", "50", "--folders", "5", "--patterns", "0", "10", "--repeat", "1"],
+        ["50 notes in 5 folders", "patterns       load", "(median of 1;"],
+    ),
+    ("composed_and_narrow.py", [TOY], ["toy_vault: ", " notes read again by m023"]),
+    ("decoding_cost.py", [TOY, "--repeat", "1"], ["this tree: ", " reached the legacy rules"]),
+    ("frontmatter_dates.py", [TOY], ["toy_vault: ", "notes with frontmatter; m024 reads again"]),
+    ("hidden_text.py", [TOY], ["HTML comment outside code", "for_model: "]),
+    ("invisible_chars.py", [TOY], ["toy_vault: ", " holding one, "]),
+    ("hostile_patterns.py", ["--stars", "4", "--give-up", "1"], ["inline code: runs"]),
+    (
+        "ledger_scale.py",
+        ["--turns", "200", "--recalls", "200"],
+        ["brain recalls --stats (14 days)", "Stop hook: the prompt recorded"],
+    ),
+    ("many_words.py", ["--sizes", "100", "--runs", "1"], ["   words   wall s    cpu s", "     100 "]),
+    ("search_text.py", [TOY], ["toy_vault: ", "for_search: "]),
+    ("self_tune.py", [TOY, "--out", "tuned", "--dry-run"], ["toy_vault: ", " link contexts (to ", "  anchor:   "]),
+    ("serve_heal_cost.py", ["--calls", "100", "--repeat", "1"], ["nothing moved: ", "folder removed: "]),
+    (
+        "uninstall_backups_cost.py",
+        ["--mb", "0.1", "--installs", "2", "--runs", "1"],
+        ["~/.claude.json of 0.1 MB", "uninstall, backups read  median"],
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("script", "args", "lines"), SCRIPTS, ids=[s[0] for s in SCRIPTS])
+def test_bench_script_runs_to_its_end(tmp_path, script, args, lines):
+    env = {**os.environ, "BRAIN_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1", "BRAIN_RERANK_MODEL": "none"}
+    env.pop("BRAIN_DB", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in lines:
+        assert line in done.stdout, (line, done.stdout[-2000:])
