@@ -38,6 +38,7 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
     ("decoding_cost.py", [TOY, "--repeat", "1"], ["this tree: ", " reached the legacy rules"]),
     ("frontmatter_dates.py", [TOY], ["toy_vault: ", "notes with frontmatter; m024 reads again"]),
     ("hidden_text.py", [TOY], ["HTML comment outside code", "for_model: "]),
+    ("hook_speed.py", ["--runs", "1", "--size-mb", "1"], ["brain hook stop : p50", "ratio (p50)     : "]),
     ("invisible_chars.py", [TOY], ["toy_vault: ", " holding one, "]),
     ("hostile_patterns.py", ["--stars", "4", "--give-up", "1"], ["inline code: runs"]),
     (
