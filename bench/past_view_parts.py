@@ -8,9 +8,9 @@ that allocated it, and the process's resident memory (FAISS and SQLite allocate 
 tracemalloc's sight), then after the views are closed; ``--rounds`` opens and closes them
 again, printing what is left after each round (what the allocator keeps, and reuses or not).
 
-Run it on a vault bench/serve_past.py built (``--keep`` leaves it, with its moments):
+Run it on a vault bench/serve_past.py built (it leaves it in ``--work``, with its moments):
 
-    python bench/serve_past.py --model benchfake:384 --notes 20000 --work /tmp/sp20k --keep
+    python bench/serve_past.py --model benchfake:384 --notes 20000 --work /tmp/sp20k
     python bench/past_view_parts.py --work /tmp/sp20k
 """
 
@@ -65,7 +65,7 @@ def parts(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, top: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", type=Path, required=True, help="bench/serve_past.py's --work, run with --keep")
+    parser.add_argument("--work", type=Path, required=True, help="bench/serve_past.py's --work")
     parser.add_argument("--top", type=int, default=20, help="lines of brain listed for each view")
     parser.add_argument("--views", type=int, default=2)
     parser.add_argument(
