@@ -1069,6 +1069,19 @@ def test_a_vault_whose_path_is_not_utf8_is_served(tmp_path, toy_vault):
         assert "Logging error" not in process.stderr.read().decode()
 
 
+class _QuietBackend:
+    """A backend that loads nothing: `brain mcp`'s run, its server faked, ends before any call."""
+
+    def __init__(self, root, embedder=None):
+        pass
+
+    def warm_up(self):
+        pass
+
+    def close(self):
+        pass
+
+
 def test_a_server_that_lets_a_call_time_out_is_not_asked_again_for_a_while(toy_vault, monkeypatch, caplog):
     """A `brain serve` paused with Ctrl-Z takes connections and never answers: every tool call
     of the session waited the whole BRAIN_SERVE_TIMEOUT (15 s) before answering itself."""
@@ -1121,20 +1134,10 @@ def test_ctrl_c_beside_another_error_of_the_sdk_s_tasks_ends_quietly(toy_vault, 
         def run(self):
             raise group_type("unhandled errors in a TaskGroup", [KeyboardInterrupt(), ConnectionResetError("reset")])
 
-    class Quiet:
-        def __init__(self, root, embedder=None):
-            pass
-
-        def warm_up(self):
-            pass
-
-        def close(self):
-            pass
-
     def end_now(status):
         raise SystemExit(status)
 
-    monkeypatch.setattr(server_module, "Backend", Quiet)
+    monkeypatch.setattr(server_module, "Backend", _QuietBackend)
     monkeypatch.setattr(server_module, "build_server", lambda root, backend: Stopped())
     monkeypatch.setattr(server_module, "_bound_ctrl_c", lambda seconds: None)
     monkeypatch.setattr(server_module, "_end_now", end_now)
@@ -1160,17 +1163,7 @@ def test_brain_mcp_run_in_this_process_gives_ctrl_c_back(toy_vault, monkeypatch)
 
     from brain.mcp import server as server_module
 
-    class Quiet:
-        def __init__(self, root, embedder=None):
-            pass
-
-        def warm_up(self):
-            pass
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(server_module, "Backend", Quiet)
+    monkeypatch.setattr(server_module, "Backend", _QuietBackend)
     monkeypatch.setattr(server_module, "configure_logging", lambda: None)  # it would take the test's handlers
     before = signal.getsignal(signal.SIGINT)
     for run in (lambda self: None, lambda self: 1 / 0):  # the client gone; an error
