@@ -11,6 +11,8 @@ import random
 import re
 import time
 
+import pytest
+
 from brain.chunking import chunk_note, heading_of
 from brain.ledger.transcript import prompt_text
 from brain.links import Link, Resolver, mask_code
@@ -175,3 +177,43 @@ def test_the_nearest_of_many_notes_of_one_name_in_steps_of_the_source_depth():
             assert resolver.resolve(link, "hub/hub.md") == "f0/g/same.md"
 
     assert _seconds(resolve_all) < 3
+
+
+# The turn ledger's masker, over a pasted log or .env dump of many secrets: for each one, the text
+# was searched whole (for an escaped line break, and back to its start for a code fence), n secrets
+# cost n². CPU seconds before (5878e56, at load 10 to 15) and now, for each text below: prose
+# 27.0 s, 0.5 s; .env 26.8 s, 0.6 s; a shell's block 24.5 s, 0.3 s; YAML block scalars 29.5 s,
+# 0.3 s; plain scalars going on below 34.4 s, 0.5 s; quoted ones 18.8 s, 0.3 s; JSON 35.1 s,
+# 0.2 s; one line of "password: |" 45.6 s, 0.5 s. The Stop hook masks a turn within 2 s.
+_MANY_SECRETS = {
+    "prose": ("the wifi password: a b c d\n", 20_000, "the wifi password: ***\n"),
+    "env": ("DB_PASSWORD=x y\n", 30_000, "DB_PASSWORD=***\n"),
+    "shell": ("```bash\nDB_PASSWORD=x make test\n```\n", 20_000, "```bash\nDB_PASSWORD=*** make test\n```\n"),
+    "block": ("password: |\n  s3cr3t\n", 40_000, "password: |\n  ***\n"),
+    "plain": ("password: correct\n  horse battery\n", 20_000, "password: ***\n  ***\n"),
+    "quoted": ("password: 'correct\n  horse'\n", 20_000, "password: '***\n  ***'\n"),
+    "json": ('{"password": "hunter22"}\n', 40_000, '{"password": "***"}\n'),
+    "one line": ("password: | ", 40_000, "password: *** "),
+}
+
+
+@pytest.mark.parametrize("kind", list(_MANY_SECRETS))
+def test_masking_many_secrets_costs_their_length(kind):
+    from brain.ledger.redact import redact
+
+    unit, count, masked = _MANY_SECRETS[kind]
+    assert redact(unit * 3) == masked * 3
+    text = unit * count
+    seconds = _seconds(lambda: redact(text))
+    assert seconds < 2, f"{len(text):,} characters masked in {seconds:.1f} s"
+
+
+def test_the_fence_before_a_line_is_the_one_searched_back_for():
+    from brain.ledger.redact import _Fences
+
+    rng = random.Random(13)
+    for _ in range(2_000):
+        text = "".join(rng.choice(["`", "``", "```", "````", "a", "\n"]) for _ in range(rng.randint(0, 12)))
+        fences = _Fences(text)
+        for end in range(len(text) + 2):
+            assert fences.last_before(end) == text.rfind("```", 0, end), (text, end)

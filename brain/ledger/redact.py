@@ -79,6 +79,7 @@ import functools
 import itertools
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -792,19 +793,19 @@ def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
 _LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
 
 
-def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: str) -> str | None:
+def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: str, fences: _Fences) -> str | None:
     """Whether the words after the unquoted value of ``name`` (at ``start``) up to the end of its line
     are read as a value of several words (``_MORE_WORDS``, ``_is_one_value``), and how: "line" after
     a separator that runs to the line's end (``_runs_to_line_end``) where the name starts its line,
     and on a .env line, ``NAME=a b c``, unless it is a shell's command (``_runs_a_command``); "prose"
     after a ":" where a password is named in prose ("the wifi password: correct horse battery
-    staple", up to a sentence's end); None: its first word alone."""
+    staple", up to a sentence's end); None: its first word alone. ``fences``: the text's code fences."""
     if _runs_to_line_end(sep, text, start):
         if _starts_line(text, start):
             return "line"
         words = _name_words(name) if sep.strip(" \t") == ":" else []
         return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase")) else None
-    if sep.rstrip(" \t") == "=" and _starts_line(text, start) and not _runs_a_command(text, start, value_end):
+    if sep.rstrip(" \t") == "=" and _starts_line(text, start) and not _runs_a_command(text, start, value_end, fences):
         return "line"
     return None
 
@@ -834,14 +835,31 @@ _NEXT_ASSIGNMENT = re.compile(r"[ \t]+[A-Za-z_]\w*=[^\s\\]*")
 _NEXT_WORD = re.compile(r"[ \t]+([^\s\\\"']+)")
 
 
-def _runs_a_command(text: str, name_start: int, value_end: int) -> bool:
+class _Fences:
+    """Where the "```" of a text are (each one, overlapping runs too), found once on the first
+    question: looking back to the text's start for each NAME=x line made a .env dump of n lines
+    cost n² (2,000 lines 0.3 s, 4,000 lines 1.1 s)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._at: list[int] | None = None
+
+    def last_before(self, end: int) -> int:
+        """``text.rfind("```", 0, end)``, by bisection."""
+        if self._at is None:
+            self._at = list(_occurrences(self._text, "```"))
+        i = bisect_right(self._at, end - 3)
+        return self._at[i - 1] if i else -1
+
+
+def _runs_a_command(text: str, name_start: int, value_end: int, fences: _Fences) -> bool:
     """Whether ``NAME=x …`` starting its line at ``name_start`` (its first word ending at ``value_end``)
     sets a variable for a command (``PASSWORD=x make test``) rather than being a .env file's line,
     whose unquoted value runs to the line's end (python-dotenv, docker's --env-file): a known command
     word, a path, a flag or another NAME=y follows, or the line is in a shell's code block
     or a Bash tool's command. In doubt, a setting: a command word masked is a small loss, a password
     left is not."""
-    fence = text.rfind("```", 0, name_start)
+    fence = fences.last_before(name_start)
     if fence >= 0 and (info := _FENCE.match(text, fence)) is not None:
         kind = info.group(1).lower()
         if kind in _SETTINGS_FENCES:
@@ -897,6 +915,10 @@ def _mask_assignments(text: str, pattern: str) -> str:
     compiled = re.compile(pattern)
     out: list[str] = []
     done = pos = 0
+    # Asked once of the text, not for each secret: over the whole text each time, a .env dump or a
+    # YAML file of n secrets cost n² (4,000 lines of DB_PASSWORD=x y: 3.5 s).
+    escaped = "\\n" in text
+    fences = _Fences(text)
     while (match := compiled.search(text, pos)) is not None:
         pos = match.end("sep")  # where the search goes on unless the value is masked
         start = _name_start(text, match.start())
@@ -919,7 +941,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         elif text[value_start] == "&":
             continue  # no YAML: a shell's "&"
         line_end = len(text)
-        if "\\n" in text and (depth := _line_depth(text, start)) > 1:
+        if escaped and (depth := _line_depth(text, start)) > 1:
             # JSON escaped twice over: the value ends at its line's break, which a bare word reads past
             line_end = found.start() if (found := _escaped(depth)[0].search(text, value_start)) else line_end
             if line_end <= value_start:
@@ -941,7 +963,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue
         if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
             value_end = goes_on.end()  # 'it'\''s': a quote inside a shell's single-quoted value
-        if not opening and (block := _yaml_block(text, start, value_start)) is not None:
+        if not opening and (block := _yaml_block(text, start, value_start, escaped=escaped)) is not None:
             # "password: |": the secret is on the lines below, the indicator is none.
             line_end, block_end, indent, line_break = block
             out.append(text[done:line_end] + f"{line_break}{indent}{MASK}")
@@ -950,7 +972,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         words: list[str] = []
         whole = chosen = False  # whole: the value is its line's rest, a YAML plain scalar may go on below
         name = text[start : match.end("name")]
-        if not opening and (judged := _judged_to_line_end(text, start, sep, value_end, name)):
+        if not opening and (judged := _judged_to_line_end(text, start, sep, value_end, name, fences)):
             chosen = _chosen_by_a_person(name)
             more = _MORE_WORDS.match(text, value_end, line_end)
             more_end = more.end() if more else value_end
@@ -967,13 +989,19 @@ def _mask_assignments(text: str, pattern: str) -> str:
         done = pos = value_end
         if opening in ("'", '"') and not closing and sep.strip(" \t") == ":" and _starts_line(text, start):
             # "password: 'correct\n  horse battery'": a YAML quoted scalar goes on to its quote
-            for below_start, below_end in _quoted_lines(text, start, value_end, opening):
+            for below_start, below_end in _quoted_lines(text, start, value_end, opening, escaped=escaped):
                 out.append(text[done:below_start] + MASK)
                 done = pos = below_end
         if whole and sep.strip(" \t") == ":":
             # "password: correct\n  horse battery": the lines indented under the key are the value's
             for below_start, below_end, quote, unquote in _continued(
-                text, start, value_end, name=text[start : match.end("name")], words=words, chosen=chosen
+                text,
+                start,
+                value_end,
+                name=text[start : match.end("name")],
+                words=words,
+                chosen=chosen,
+                escaped=escaped,
             ):
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
@@ -985,12 +1013,12 @@ def _mask_assignments(text: str, pattern: str) -> str:
 _SHELL_QUOTES_GO_ON = re.compile(r"(?:(?:\\+'|(?P<q>\\*)\"'(?P=q)\")(?:'[^'\n]*'|[^\s'\"\\;&|<>()]+)?)+")
 
 
-def _quoted_lines(text: str, name_start: int, value_end: int, quote: str) -> list[tuple[int, int]]:
+def _quoted_lines(text: str, name_start: int, value_end: int, quote: str, *, escaped: bool) -> list[tuple[int, int]]:
     """The lines of a YAML quoted scalar that its key's line at ``name_start`` opens and does not
     close (its first line ends at ``value_end``): (start, end) of what each line holds of it, the
     last one up to its closing quote; none when a line that is not indented under the key comes
-    first (not YAML: a quote in prose)."""
-    depth = _line_depth(text, name_start) if "\\n" in text else 0
+    first (not YAML: a quote in prose). ``escaped``: the text holds an escaped line break."""
+    depth = _line_depth(text, name_start) if escaped else 0
     if not (
         re.match(r"\r?\n", text[value_end : value_end + 2]) if not depth else _escaped(depth)[0].match(text, value_end)
     ):
@@ -1015,11 +1043,12 @@ def _quoted_lines(text: str, name_start: int, value_end: int, quote: str) -> lis
 
 
 def _continued(
-    text: str, name_start: int, value_end: int, *, name: str, words: list[str], chosen: bool
+    text: str, name_start: int, value_end: int, *, name: str, words: list[str], chosen: bool, escaped: bool
 ) -> list[tuple[int, int, str, str]]:
     """The lines that go on a YAML plain scalar ending its key's line at ``value_end`` (as
-    ``_value_lines`` gives them): none when a comment or anything else follows it on the line."""
-    depth = _line_depth(text, name_start) if "\\n" in text else 0
+    ``_value_lines`` gives them): none when a comment or anything else follows it on the line.
+    ``escaped``: the text holds an escaped line break."""
+    depth = _line_depth(text, name_start) if escaped else 0
     after = re.compile(r"[ \t]*").match(text, value_end)
     pos = after.end() if after else value_end
     if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
@@ -1104,14 +1133,14 @@ def _key_column(text: str, name_start: int, *, depth: int) -> int:
     return name_start - (text.rfind("\n", 0, name_start) + 1)
 
 
-def _yaml_block(text: str, name_start: int, value_start: int) -> tuple[int, int, str, str] | None:
+def _yaml_block(text: str, name_start: int, value_start: int, *, escaped: bool) -> tuple[int, int, str, str] | None:
     """The block scalar whose indicator starts at ``value_start``, its key at ``name_start``:
     (the end of the indicator's line, the end of the block's last line, its indentation, the
     line break that ends the indicator's line); None when no line indented more than the key
-    follows."""
+    follows. ``escaped``: the text holds an escaped line break."""
     depth = 0
     header = _BLOCK_HEADER.match(text, value_start)
-    if header is None and "\\n" in text:
+    if header is None and escaped:
         depth = _line_depth(text, name_start) or 1
         header = _escaped(depth)[1].match(text, value_start)
     if header is None:
