@@ -99,6 +99,21 @@ def loggers_restored():
 
 
 @pytest.fixture(autouse=True)
+def dotenv_record_restored():
+    """What a test's loading of .env files recorded (which file set a variable, which names it
+    passed over) goes with the test, as its environment does: a test that loaded a .env setting
+    BRAIN_VAULT left config.dotenv_origin saying so, and a later test's "vault not found" named
+    that file as where BRAIN_VAULT was set."""
+    from brain import config
+
+    saved = dict(config.dotenv_origin), dict(config.dotenv_passed_over)
+    yield
+    for record, was in zip((config.dotenv_origin, config.dotenv_passed_over), saved):
+        record.clear()
+        record.update(was)
+
+
+@pytest.fixture(autouse=True)
 def signals_given_back():
     """A test leaves this process's SIGINT, SIGTERM and SIGHUP handlers as it found them: an
     in-process `brain serve` left its own, bound to a server long gone, and the rest of the run
