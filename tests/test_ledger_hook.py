@@ -468,6 +468,35 @@ def test_a_hook_log_that_is_a_fifo_holds_no_hook(tmp_path):
     assert row["summary"] == "done"
 
 
+def test_a_fifo_where_the_unknown_settings_are_noted_holds_no_hook(tmp_path):
+    # The names of BRAIN_* variables that are no setting, last logged, are kept beside the log
+    # and read on every turn: a FIFO there was opened for reading (waiting for a writer), and
+    # the hook waited until its watchdog, the turn lost.
+    import os
+
+    (tmp_path / "logs").mkdir(mode=0o700)
+    os.mkfifo(tmp_path / "logs" / "hook-unknown-settings")
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
+    started = time.monotonic()
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="10", BRAIN_XYZZY="1")
+    took = time.monotonic() - started
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    (row,) = _rows(tmp_path / "brain.db")
+    assert row["summary"] == "done"
+    assert took < 5  # the watchdog's 10 s never came near (a loaded machine starts it in ~1 s)
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert "BRAIN_XYZZY is not a brain setting" in log and "gave up" not in log, log
+
+
+def test_the_unknown_settings_are_logged_once_not_every_turn(tmp_path):
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
+    for _ in range(2):
+        proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_XYZZY="1")
+        assert proc.returncode == 0 and proc.stderr == b""
+    log = (tmp_path / "logs" / "hook.log").read_text()
+    assert log.count("BRAIN_XYZZY is not a brain setting") == 1, log
+
+
 def test_the_watchdog_ends_the_hook_though_its_last_line_of_log_hangs(tmp_path):
     # Its last act was a line of log, then os._exit: a log on a disk that hung (a network home)
     # held the watchdog, and the hook with it, for good.

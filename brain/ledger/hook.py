@@ -403,15 +403,25 @@ def _log_unknown_settings(label: str) -> None:
             pass
         return
     said = "\n".join(lines)
+    wrote = said.encode("utf-8", "backslashreplace")
     try:
-        if seen.read_text(encoding="utf-8", errors="replace") == said:
-            return
+        # O_NONBLOCK, and only a regular file: a FIFO there held the hook until its watchdog.
+        fd = os.open(seen, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and handle.read(len(wrote) + 1) == wrote:
+                return
     except OSError:
         pass
     for line in lines:
         log(f"{label}{line}")
     try:  # after the log: its folder is made (owner-only) there
-        seen.write_text(said, encoding="utf-8", errors="backslashreplace")
+        # O_NONBLOCK: opened for writing, a FIFO with no reader waits for one (now it fails).
+        fd = os.open(seen, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                handle.truncate()
+                handle.write(wrote)
     except OSError:
         pass
 
