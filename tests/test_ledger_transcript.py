@@ -516,6 +516,27 @@ def test_a_fifo_or_folder_is_never_opened(tmp_path):
     assert read_last_turn(tmp_path).ask is None
 
 
+def test_a_file_swapped_for_a_fifo_after_the_check_is_not_waited_on(tmp_path, monkeypatch):
+    # The check (a regular file) and the open are two steps: a FIFO put there between them was
+    # opened for reading, which waits for a writer, and held the Stop hook until its watchdog.
+    import threading
+
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    real_is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file", lambda self: self == fifo or real_is_file(self))  # checked before the swap
+    turns = []
+    reader = threading.Thread(target=lambda: turns.append(read_last_turn(fifo)), daemon=True)
+    reader.start()
+    reader.join(5)
+    waited = reader.is_alive()
+    if waited:  # let it go: a writer that comes and goes ends its wait
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+    assert not waited, "the reader waited on the FIFO for a writer"
+    assert turns[0].ask is None and turns[0].unreadable == "not a regular file"
+
+
 def _counting_redact(monkeypatch) -> list[int]:
     """Replace the reader's redact with one that records the length of every text it masks."""
     calls: list[int] = []

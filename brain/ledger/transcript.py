@@ -11,8 +11,11 @@ Stop hook runs this on every turn.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -189,10 +192,15 @@ def iter_lines_backward(
     Reads blocks from the end, doubling, and stops after ``max_read`` bytes. The first
     line of a window is kept back until the block before it arrives, so no torn line is
     ever parsed as a whole one. Past ``deadline`` it raises ``OutOfTime``, among lines that
-    do not parse too.
+    do not parse too; a path that is no regular file (a FIFO, a device) raises ``OSError``.
     """
     lines = 0
-    with open(path, "rb") as f:
+    # O_NONBLOCK, then only a regular file: one swapped for a FIFO since it was checked is not
+    # waited on for a writer (the Stop hook was held until its watchdog).
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         size = f.seek(0, 2)
         pos = size
         carry = b""  # the (maybe torn) first line of the previous window
