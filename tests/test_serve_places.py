@@ -12,7 +12,9 @@ tried again at once, on a whole core, for as long as none was free.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import resource
 import signal
 import socket
@@ -336,3 +338,75 @@ def test_a_connection_whose_request_is_read_is_not_closed_for_another():
         for server_end, client_end in pairs:
             server_end.close()
             client_end.close()
+
+
+CLOSED = "a client slow to send its request was closed for another"
+
+
+def _closes_said(messages: list[str]) -> tuple[int, int]:
+    """(lines, connections) said closed for another in ``messages``: a line said as it is counts
+    one, "N more like it in the last S s: …" counts N."""
+    lines = [m for m in messages if m.endswith(CLOSED)]
+    return len(lines), sum(1 if m == CLOSED else int(m.split()[0]) for m in lines)
+
+
+def test_a_flood_of_clients_closed_for_another_is_counted_in_the_log_not_said_one_a_line(
+    toy_vault, monkeypatch, caplog
+):
+    """Each connection closed for another was a line of serve.log: 3,800 a minute beside
+    ``bench/serve_fuzz.py --only flood``, and serve.log, moved aside at 5 MB, had lost its
+    errors and passes within minutes. Now the first is said at once, and the others as a count
+    at most every ``SAY_EVERY`` seconds (said by the accept loop, when the flood is over too)."""
+    places, closes = 4, 200
+    monkeypatch.setattr(daemon_module, "MAX_CONNECTIONS", places)
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 1.0, raising=False)
+    if hasattr(daemon_module, "_Said"):  # counts of other tests' servers left aside
+        monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    clients: list[socket.socket] = []
+    with caplog.at_level("INFO", logger="brain"), served(toy_vault) as daemon:
+        started = time.monotonic()
+        try:
+            for n in range(places + closes):  # each beyond the places closes the one waiting longest
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                clients.append(sock)
+                sock.connect(str(daemon.socket_path))
+                wait_until(lambda n=n: daemon.connections.closed >= n + 1 - places, what=f"connection {n} admitted")
+        finally:
+            for sock in clients:
+                sock.close()
+
+        def said() -> tuple[int, int]:
+            return _closes_said([r.getMessage() for r in caplog.records])
+
+        wait_until(lambda: said()[1] >= closes, 20, f"{closes} closes said")
+        elapsed = time.monotonic() - started
+    messages = [r.getMessage() for r in caplog.records if r.getMessage().endswith(CLOSED)]
+    lines, counted = _closes_said(messages)
+    assert counted == closes, messages
+    assert messages[0] == CLOSED  # the first, said at once as it was
+    assert lines <= 2 + elapsed / 1.0, f"{lines} lines for {closes} closes in {elapsed:.1f} s"
+
+
+def test_a_kind_of_line_is_said_at_once_after_a_quiet_time_and_else_counted(monkeypatch, caplog):
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 0.3)
+    said = daemon_module._Said()
+    with caplog.at_level("INFO", logger="brain"):
+        for _ in range(3):
+            said.say(logging.INFO, "a client left mid-request (%s)", "BrokenPipeError")
+        said.say(logging.INFO, "a client left mid-request (%s)", "ConnectionResetError")  # a kind of its own
+        said.flush()  # nothing yet: SAY_EVERY is not over
+        assert [r.getMessage() for r in caplog.records] == [
+            "a client left mid-request (BrokenPipeError)",
+            "a client left mid-request (ConnectionResetError)",
+        ]
+        time.sleep(0.35)
+        said.flush()
+        message = caplog.records[-1].getMessage()
+        assert re.fullmatch(r"2 more like it in the last \d s: a client left mid-request \(BrokenPipeError\)", message)
+        time.sleep(0.35)
+        said.say(logging.WARNING, "a client left mid-request (%s)", "BrokenPipeError")  # quiet since: said as it is
+    assert len(caplog.records) == 4
+    assert (caplog.records[-1].getMessage(), caplog.records[-1].levelname) == (
+        "a client left mid-request (BrokenPipeError)",
+        "WARNING",
+    )

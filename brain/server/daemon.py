@@ -100,6 +100,9 @@ LOCK_TRIES = 5  # 0.1 s apart: a lock still held after them is another server's
 # listening socket readable, and socketserver tried again at once, on a whole core, in silence.
 ACCEPT_PAUSES = (0.01, 0.2)
 ACCEPT_QUIET = 2.0  # seconds without a failed accept that end such an episode (said once, as its start)
+# seconds between two lines of one kind said of a client's connection (``_Said``): a flood of
+# clients wrote one each, thousands a minute, and serve.log rotated every other line out
+SAY_EVERY = 10.0
 
 
 class AlreadyRunning(BrainError):
@@ -342,6 +345,7 @@ class Daemon:
             _unlink(self.socket_path)
         runtime.drop_one_off(self.socket_path.parent)
         self._release_lock()
+        _SAID.flush(all_of_them=True)
         log.info("stopped serving %s", self.root)
 
     def http_url(self) -> str | None:
@@ -420,7 +424,7 @@ class Daemon:
         try:
             message = protocol.parse_request(data)
         except protocol.ProtocolError as exc:
-            log.info("bad request (%s): %s", exc.code, exc.message)
+            _SAID.say(logging.INFO, "bad request (%s): %s", exc.code, exc.message, kind=f"bad request ({exc.code})")
             return protocol.error(exc.code, exc.message)
         if message["op"] == "stop":
             if os.path.realpath(message["vault"]) != str(self.root):
@@ -433,6 +437,53 @@ class Daemon:
             reply["result"]["socket"] = str(self.socket_path)
             reply["result"]["http"] = self.http_url()
         return reply
+
+
+class _Said:
+    """The lines said of one client's connection (closed for another, timed out, gone), each
+    kind said at once the first time and then at most every ``SAY_EVERY`` seconds as a count:
+    "N more like it in the last 10 s: <the last of them>". Said one a connection, a flood of
+    clients wrote 3,800 lines a minute (``bench/serve_fuzz.py --only flood``), and serve.log,
+    moved aside at ``LOG_MAX_BYTES``, lost its errors and passes within minutes, the evidence of
+    what went wrong gone when something did. The counts left are said by ``flush`` (every turn
+    of an accept loop, and when the server stops)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # kind → (when its last line was written, how many since, the level and text of the last)
+        self._kinds: dict[str, tuple[float, int, int, str]] = {}
+
+    def say(self, level: int, message: str, *args: Any, kind: str | None = None) -> None:
+        """Say ``message % args`` at ``level``, or count it: a ``kind`` of its own (by default
+        its text, the exception's name in it included) has its own count."""
+        text = message % args if args else message
+        kind = text if kind is None else kind
+        now = time.monotonic()
+        with self._lock:
+            said, more, _, _ = self._kinds.get(kind, (-SAY_EVERY, 0, level, text))
+            if now - said < SAY_EVERY:
+                self._kinds[kind] = (said, more + 1, level, text)
+                return
+            self._kinds[kind] = (now, 0, level, text)
+        if more:
+            log.log(level, "%d more like it in the last %.0f s: %s", more + 1, now - said, text)
+        else:
+            log.log(level, "%s", text)
+
+    def flush(self, *, all_of_them: bool = False) -> None:
+        """Say the counts whose ``SAY_EVERY`` is over (``all_of_them``: every count)."""
+        now = time.monotonic()
+        lines = []
+        with self._lock:
+            for kind, (said, more, level, text) in list(self._kinds.items()):
+                if more and (all_of_them or now - said >= SAY_EVERY):
+                    self._kinds[kind] = (now, 0, level, text)
+                    lines.append((level, more, now - said, text))
+        for level, more, seconds, text in lines:
+            log.log(level, "%d more like it in the last %.0f s: %s", more, seconds, text)
+
+
+_SAID = _Said()
 
 
 class _PatientAccept(socketserver.BaseServer):
@@ -475,6 +526,7 @@ class _PatientAccept(socketserver.BaseServer):
         """Between two turns of the accept loop (every ``poll_interval`` at least): the end of
         an episode of failed accepts, said."""
         super().service_actions()
+        _SAID.flush()
         if self._failing_since is not None and time.monotonic() - self._last_failed >= ACCEPT_QUIET:
             log.info(
                 "accepting connections on %s again (%s failed over %.1f s)",
@@ -531,7 +583,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             data = self._read_request()
             state = connections.answering(self.connection, peer, prompt_hook=protocol.says_prompt_hook(data))
             if state == "closed":
-                log.info("a client slow to send its request was closed for another")
+                _SAID.say(logging.INFO, "a client slow to send its request was closed for another")
                 return
             # after its request is read: a reply to a client whose request is left unread is lost
             # to it (closed with bytes unread, the socket gives the client a reset instead)
@@ -557,11 +609,11 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if connections.answered(self.connection):
                 self._send(reply)
         except TimeoutError:
-            log.info("a client sent no whole request within %.0f s", CLIENT_TIMEOUT)
+            _SAID.say(logging.INFO, "a client sent no whole request within %.0f s", CLIENT_TIMEOUT)
             # one that sent half a request and waits for its answer is told why, not just closed
             self._send(protocol.error("bad_request", f"no whole request line within {CLIENT_TIMEOUT:g} s"))
         except OSError as exc:  # reset, broken pipe: the client left
-            log.info("a client left mid-request (%s)", type(exc).__name__)
+            _SAID.say(logging.INFO, "a client left mid-request (%s)", type(exc).__name__)
         except Exception as exc:  # a bug: said in the log and to the client, never a silent close
             log.exception("a request on the socket failed")
             self._send(protocol.error("internal", f"{type(exc).__name__}: {exc}"))
@@ -610,7 +662,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             self.wfile.write(protocol.encode(reply))
             self.wfile.flush()
         except OSError as exc:  # the client left before its answer: nothing lost but the write
-            log.info("a client left before its answer (%s)", type(exc).__name__)
+            _SAID.say(logging.INFO, "a client left before its answer (%s)", type(exc).__name__)
 
 
 class _Connections:
@@ -849,7 +901,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
         try:
             body = self.rfile.read(length)
         except TimeoutError:  # the client's, not a bug: it was logged with a traceback, answered 500
-            log.info("an HTTP client sent no whole body within %.0f s", self.timeout)
+            _SAID.say(logging.INFO, "an HTTP client sent no whole body within %.0f s", self.timeout)
             return self._reply(408, protocol.error("bad_request", f"no whole request body within {self.timeout:g} s"))
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
@@ -891,7 +943,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
         except OSError as exc:
-            log.info("an HTTP client left before its answer (%s)", type(exc).__name__)
+            _SAID.say(logging.INFO, "an HTTP client left before its answer (%s)", type(exc).__name__)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
@@ -952,7 +1004,7 @@ def _refusal(uid: int | None, what: str) -> dict[str, Any] | None:
     the token, alone keep others out)."""
     if uid is None or uid in (os.getuid(), 0):
         return None
-    log.warning("refused %s from uid %s: this server answers only its own user", what, uid)
+    _SAID.say(logging.WARNING, "refused %s from uid %s: this server answers only its own user", what, uid)
     return protocol.error("refused", f"this server answers only uid {os.getuid()}, not uid {uid}")
 
 
