@@ -24,7 +24,7 @@ from typing import Any
 
 from . import config
 from .db_migrations import MIGRATIONS
-from .errors import BrainError, newer_than_this
+from .errors import BrainError, newer_than_this, read_only_failure
 from .kept_aside import is_kept_row, kept_aside_dir
 from .migrations import connect
 
@@ -238,7 +238,7 @@ def _open_read_only(path: Path, warn_newer: bool = True, upgrade: bool = True) -
             pending = MIGRATIONS.pending(conn)
         except sqlite3.Error as exc:
             conn.close()
-            if flags == "immutable=1" or not _is_read_only(exc):
+            if flags == "immutable=1" or not read_only_failure(exc):
                 raise database_error(path, exc) from exc
             continue
         if pending and upgrade:
@@ -283,20 +283,12 @@ def _upgrade(path: Path) -> sqlite3.Connection:
 
 
 def _older_or(path: Path, exc: sqlite3.Error) -> BrainDatabaseError:
-    if not _is_read_only(exc):
+    if not read_only_failure(exc):
         return database_error(path, exc)
     return BrainDatabaseError(
         f"{path} is read-only and older than this brain (its tables need an upgrade): "
         "make it and its folder writable once, then run this again"
     )
-
-
-def _is_read_only(exc: BaseException) -> bool:
-    if isinstance(exc, PermissionError):
-        return True
-    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message before that
-    text = str(exc).lower()
-    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text or "unable to open" in text
 
 
 def database_error(path: Path, exc: BaseException) -> BrainDatabaseError:

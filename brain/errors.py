@@ -130,6 +130,17 @@ def blank_said(value: str, what: str, give: str, name: str, otherwise: str) -> s
     return f"{quoted(value)} {what}: {give}, or leave {name} out {otherwise}"
 
 
+def read_only_failure(exc: BaseException) -> bool:
+    """Whether opening or reading a database failed because it may not be written here (a
+    read-only file or folder, a -shm file that cannot be made): then it is read again as it is
+    (SQLite's ``immutable=1``), or said to be read-only, not damaged."""
+    if isinstance(exc, PermissionError):
+        return True
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message before that
+    text = str(exc).lower()
+    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text or "unable to open" in text
+
+
 BUG_CHARS = 300  # of an exception's message in a line: it may quote a whole note
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import config
-from ..errors import BrainError, newer_than_this
+from ..errors import BrainError, newer_than_this, read_only_failure
 from ..kept_aside import is_kept_row, kept_aside_dir, rejected, waiting
 
 # The keys ``ledger_state`` gives, in its order (``brain status --json`` and MCP ``status``).
@@ -79,7 +79,7 @@ def _read(path: Path) -> tuple[int, str | None, str | None]:
         try:
             return _figures(conn, path)
         except sqlite3.Error as exc:
-            if flags == "immutable=1" or not _read_only(exc):
+            if flags == "immutable=1" or not read_only_failure(exc):
                 raise _error(path, exc) from exc
         finally:
             conn.close()
@@ -110,12 +110,6 @@ def _figures(conn: sqlite3.Connection, path: Path) -> tuple[int, str | None, str
         conn.execute("COMMIT")
     times = [str(t) for t in (started, unstarted) if t is not None]
     return int(turns), max(times) if times else None, said
-
-
-def _read_only(exc: BaseException) -> bool:
-    name = getattr(exc, "sqlite_errorname", "")
-    text = str(exc).lower()
-    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")) or "readonly" in text or "unable to open" in text
 
 
 def _error(path: Path, exc: BaseException) -> BrainError:
