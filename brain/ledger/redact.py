@@ -995,13 +995,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if whole and sep.strip(" \t") == ":":
             # "password: correct\n  horse battery": the lines indented under the key are the value's
             for below_start, below_end, quote, unquote in _continued(
-                text,
-                start,
-                value_end,
-                name=text[start : match.end("name")],
-                words=words,
-                chosen=chosen,
-                escaped=escaped,
+                text, start, value_end, name=name, words=words, chosen=chosen, escaped=escaped
             ):
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
