@@ -497,6 +497,56 @@ def test_the_unknown_settings_are_logged_once_not_every_turn(tmp_path):
     assert log.count("BRAIN_XYZZY is not a brain setting") == 1, log
 
 
+@pytest.mark.parametrize("held_by", ["fifo", "symlink", "dangling symlink", "empty folder"])
+def test_a_name_for_the_unknown_settings_held_by_another_kind_of_file_is_replaced(tmp_path, held_by):
+    # The note of which BRAIN_* names were said was read and written only as a regular file: a
+    # FIFO, a folder or a symlink there was never replaced, so every turn logged the names again;
+    # and a symlink was written through (the file it led to truncated, or one made where it led).
+    import os
+
+    logs = tmp_path / "logs"
+    logs.mkdir(mode=0o700)
+    seen = logs / "hook-unknown-settings"
+    target = tmp_path / "mine.txt"
+    if held_by == "fifo":
+        os.mkfifo(seen)
+    elif held_by == "symlink":
+        target.write_text("the user's own words\n")
+        seen.symlink_to(target)
+    elif held_by == "dangling symlink":
+        seen.symlink_to(target)
+    else:
+        seen.mkdir()
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
+    for _ in range(3):
+        proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_HOOK_BUDGET="10", BRAIN_XYZZY="1")
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    log = (logs / "hook.log").read_text()
+    assert log.count("BRAIN_XYZZY is not a brain setting") == 1 and "cannot note" not in log, log
+    assert seen.is_file() and not seen.is_symlink()
+    assert sorted(p.name for p in logs.iterdir()) == ["hook-unknown-settings", "hook.log"]  # no spare left
+    if held_by == "symlink":
+        assert target.read_text() == "the user's own words\n"
+    else:
+        assert not target.exists()
+    assert [row["summary"] for row in _rows(tmp_path / "brain.db")] == ["done"]  # one turn, recorded once
+
+
+def test_a_folder_with_something_in_it_where_the_unknown_settings_are_noted_is_kept(tmp_path):
+    # Not brain's to remove: it stays, whole, and the log says why the names come again.
+    logs = tmp_path / "logs"
+    (logs / "hook-unknown-settings").mkdir(parents=True, mode=0o700)
+    (logs / "hook-unknown-settings" / "keep.md").write_text("mine")
+    payload = {"session_id": "s1", "prompt_id": "p1", "cwd": str(tmp_path), "last_assistant_message": "done"}
+    proc = run_hook(json.dumps(payload).encode(), tmp_path, BRAIN_XYZZY="1")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert (logs / "hook-unknown-settings" / "keep.md").read_text() == "mine"
+    log = (logs / "hook.log").read_text()
+    assert "BRAIN_XYZZY is not a brain setting" in log
+    assert "cannot note which settings were said in" in log and "move what is there away" in log, log
+    assert sorted(p.name for p in logs.iterdir()) == ["hook-unknown-settings", "hook.log"]
+
+
 def test_the_watchdog_ends_the_hook_though_its_last_line_of_log_hangs(tmp_path):
     # Its last act was a line of log, then os._exit: a log on a disk that hung (a network home)
     # held the watchdog, and the hook with it, for good.

@@ -406,7 +406,8 @@ def _log_unknown_settings(label: str) -> None:
     wrote = said.encode("utf-8", "backslashreplace")
     try:
         # O_NONBLOCK, and only a regular file: a FIFO there held the hook until its watchdog.
-        fd = os.open(seen, os.O_RDONLY | os.O_NONBLOCK)
+        # O_NOFOLLOW: a symlink there is not brain's note (it is replaced below).
+        fd = os.open(seen, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(fd)
             if stat.S_ISREG(st.st_mode) and handle.read(len(wrote) + 1) == wrote:
@@ -416,14 +417,36 @@ def _log_unknown_settings(label: str) -> None:
     for line in lines:
         log(f"{label}{line}")
     try:  # after the log: its folder is made (owner-only) there
-        # O_NONBLOCK: opened for writing, a FIFO with no reader waits for one (now it fails).
-        fd = os.open(seen, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        _note_unknown_settings(seen, wrote)
+    except OSError as exc:
+        log(
+            f"{label}cannot note which settings were said in {seen} ({exc.strerror or exc}): "
+            "move what is there away, or they are said again on every turn"
+        )
+
+
+def _note_unknown_settings(seen: Path, wrote: bytes) -> None:
+    """Put ``wrote`` at ``seen`` as a regular file of its own: written beside it, then renamed
+    over it. Whatever held the name is replaced, not written through: a FIFO (written to, it
+    never kept the note, so every turn logged the names again), a symlink (written through, it
+    truncated the file it led to, or made one where it led nowhere), an empty folder (removed:
+    ``rmdir`` takes only an empty one). A folder with something in it stays, an OSError."""
+    spare = seen.with_name(f".{seen.name}.{os.getpid()}")
+    fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    try:
         with os.fdopen(fd, "wb") as handle:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                handle.truncate()
-                handle.write(wrote)
-    except OSError:
-        pass
+            handle.write(wrote)
+        try:
+            os.replace(spare, seen)
+        except IsADirectoryError:
+            os.rmdir(seen)  # ENOTEMPTY when it holds anything: never removed then
+            os.replace(spare, seen)
+    except BaseException:
+        try:
+            os.unlink(spare)
+        except OSError:
+            pass
+        raise
 
 
 def start_watchdog(
