@@ -638,6 +638,63 @@ def test_the_start_pass_is_logged_as_the_first_look_at_the_vault_without_an_even
         assert re.fullmatch(r"changes: 1 new, .* in [\d.]+ s \([\d.]+ s after the first event\)", lines("changes")[0])
 
 
+def test_no_lag_is_claimed_for_a_pass_no_event_told_of(toy_vault, caplog):
+    """`brain status --json`'s last_update gave the start pass a lag_s (the pass's own time, "from
+    the first event" none saw), and a rescan that found a change one from the rescan's start,
+    which `brain status` printed as "served 0.4 s after the change" of a change made minutes
+    before, unseen. Those passes have no first event and no lag (None); a change heard has both."""
+    from brain.server.watcher import Batch
+
+    caplog.set_level(logging.INFO, logger="brain")
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        wait_until(lambda: daemon.service.last_update is not None, 20, "the start pass")
+        update = daemon.service.status()["last_update"]
+        assert update["reason"] == "start" and update["lag_s"] is None and update["first_event_at"] is None
+        write(toy_vault, "Unheard.md", "# Unheard\n\nA note no event told of.\n")
+        daemon.service._on_batch(Batch("rescan"))  # what the five-minute rescan runs
+        update = json.loads(CliRunner().invoke(cli, ["status", "--vault", str(toy_vault), "--json"]).output)["server"][
+            "last_update"
+        ]
+        assert update["reason"] == "rescan" and update["new"] == 1, update
+        assert update["lag_s"] is None and update["first_event_at"] is None, update
+        line = CliRunner().invoke(cli, ["status", "--vault", str(toy_vault)]).output
+        assert "1 new, found by a pass over the whole vault)" in line and "after the change" not in line, line
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rescan: ")]
+        assert said and "no event told of it" in said[-1] and "after the first event" not in said[-1], said
+        write(toy_vault, "Heard.md", "# Heard\n\nA note an event told of.\n")
+        heard = time.monotonic() - 2.0
+        daemon.service._on_batch(Batch("changes", frozenset({"Heard.md"}), heard, heard))
+        update = daemon.service.status()["last_update"]
+        assert update["reason"] == "changes" and update["new"] == 1 and update["lag_s"] >= 2.0, update
+        assert update["first_event_at"] <= update["finished_at"], update
+
+
+def test_the_watcher_hands_no_first_event_with_a_pass_none_told_of(tmp_path):
+    """The watcher's own side: the start pass, the look once the watch is on and the rescans carry
+    no first event; a batch of changes heard carries when the first of them was heard."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches: list = []
+    watcher = VaultWatcher(vault, batches.append, settle_ms=100, rescan_seconds=1.0)
+    watcher.start()
+    try:
+        wait_until(lambda: any(b.reason == "rescan" for b in batches), 20, "a rescan")
+        before = time.monotonic()
+        write(vault, "b.md", "# B\n")
+        wait_until(lambda: any("b.md" in b.paths for b in batches), 20, "the batch of b.md")
+    finally:
+        watcher.stop()
+    assert batches[0].reason == "start"
+    for batch in batches:
+        if "b.md" in batch.paths:
+            assert batch.reason == "changes" and batch.first_event is not None and batch.first_event >= before
+        else:  # the start, the look once watching ("."), the rescans: nothing was heard
+            assert batch.first_event is None, batch
+
+
 # ----- HTTP -------------------------------------------------------------------------------------
 
 

@@ -340,12 +340,16 @@ class Service:
         if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
             return
         if changed or batch.reason == "start":
-            now = time.monotonic()
+            now, wall = time.monotonic(), time.time()
+            event = batch.first_event  # None: no event told of what this pass found (start, rescan)
             self.last_update = {
                 "reason": batch.reason,
-                "finished_at": _iso(time.time()),
+                "finished_at": _iso(wall),
                 "took_s": round(now - started, 3),
-                "lag_s": round(now - batch.first_seen, 3),  # first event seen → answerable
+                # first event heard → answerable; none when no event was heard: the start pass
+                # and a rescan claimed the pass's own time as the change's lag
+                "first_event_at": None if event is None else _iso(wall - (now - event)),
+                "lag_s": None if event is None else round(now - event, 3),
                 "new": report.new,
                 "changed": report.changed,
                 "removed": report.removed,
@@ -362,11 +366,13 @@ class Service:
                 )
             else:
                 log.info(
-                    "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%.2f s after the first event)",
+                    "%s: %s new, %s changed, %s removed, %s renamed in %.2f s (%s)",
                     batch.reason,
                     *counts,
                     now - started,
-                    now - batch.first_seen,
+                    "found by a pass over the whole vault: no event told of it"
+                    if event is None
+                    else f"{now - event:.2f} s after the first event",
                 )
 
     def led_elsewhere(self) -> str | None:

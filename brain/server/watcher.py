@@ -67,6 +67,10 @@ class Batch:
     reason: str  # start | changes | rescan
     paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/", "." the vault) that changed
     first_seen: float = field(default_factory=time.monotonic)  # when the first of them was noticed
+    # When the first event (or changed symlink or mode) among them was heard; None when none told
+    # of a change: the start pass, a rescan, a look after watching began again. What changed then
+    # changed some time before, unknown, so no lag is measured from it.
+    first_event: float | None = None
 
 
 class VaultWatcher:
@@ -112,6 +116,7 @@ class VaultWatcher:
         self._owed = 0.0  # the moment the passes so far have paid for, in ``_spacing``s
         self._pending: set[str] = set()
         self._first_seen: float | None = None
+        self._first_event: float | None = None  # when the first change heard of in ``_pending`` was
         self._running = False  # a pass is running
         self._draining = False  # a pass under the watch ended; its events not yet gathered (``busy``)
         self._in_flight: frozenset[str] = frozenset()  # paths of the batch that pass is indexing
@@ -350,6 +355,7 @@ class VaultWatcher:
         """A pass over the whole vault for what no watch heard (the gathered paths with it)."""
         started, cpu = time.monotonic(), time.thread_time()
         self._pending.clear()
+        self._first_event = None
         self._first_seen = started
         self._pass(Batch("rescan", first_seen=started))
         # its CPU, not its wall time: on a busy machine a pass waits for a CPU too, and spacing
@@ -360,6 +366,7 @@ class VaultWatcher:
     def _rescan(self, now: float) -> float:
         """A pass over the whole vault; returns when it ended (the next is due from then)."""
         self._pending.clear()
+        self._first_event = None
         self._first_seen = now
         self._pass(Batch("rescan", first_seen=now), draining=True)
         return time.monotonic()
@@ -410,6 +417,8 @@ class VaultWatcher:
             if paths:
                 if not self._pending:
                     self._first_seen = now
+                if self._first_event is None:
+                    self._first_event = now
                 self._pending |= paths
                 self._draining = False
                 last_change = now
@@ -422,7 +431,8 @@ class VaultWatcher:
             if self._pending:  # quiet for settle_ms, or changing for too long
                 self.batches += 1
                 batch, self._pending = frozenset(self._pending), set()
-                self._pass(Batch("changes", batch, self._first_seen or now), draining=True)
+                heard, self._first_event = self._first_event, None
+                self._pass(Batch("changes", batch, self._first_seen or now, heard), draining=True)
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 last_pass = self._rescan(now)
