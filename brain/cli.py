@@ -486,7 +486,7 @@ def _span(seconds: float) -> str:
     metavar="WHEN",
     help="Recall over the vault as brain knew it then: its notes, text, links and graph at that moment "
     "(a date, the end of that day, local or in the zone it names: 2026-03-01, 2026-03-01Z, 2026-03-01+03; "
-    "a date and time, 2026-03-01T14:30; or a span back like 7d, 2w). Dates are shown.",
+    "a date and time, 2026-03-01T14:30; a span back like 30m, 7d, 2w; today, yesterday, now). Dates are shown.",
 )
 @click.option(
     "--valid-at",
@@ -906,8 +906,8 @@ def ab() -> None:
     default="7d",
     show_default=True,
     metavar="WHEN",
-    help="Rows logged since WHEN: a span back (7d, 12h, 2w, 1y) or a date (2026-11-01: from its start, local time; "
-    "a time and a zone may follow, as for --as-of).",
+    help="Rows logged since WHEN: a span back (30m, 12h, 7d, 2w, 1y), today, yesterday, now, or a date (2026-11-01: "
+    "from its start, local time; a time and a zone may follow, as for --as-of).",
 )
 @click.option(
     "--source",

@@ -76,7 +76,7 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
     "--before",
     metavar="WHEN",
     help="Drop what was replaced (with --ledger: recorded) before WHEN (a date, a date and time, "
-    "or a span back like 90d, 1y).",
+    "a span back like 90d, 1y, or today, yesterday, now: as `brain ask --as-of` reads WHEN).",
 )
 @click.option(
     "--ledger",

@@ -1,5 +1,8 @@
 """Moments in time as people type them, and back: what `brain ask --as-of`, `--valid-at`,
-`brain prune --before`, `brain serve` and `brain mcp` read, and how dates are shown.
+`brain prune --before`, `brain ab report --since`, `brain serve` and `brain mcp` (``as_of``,
+``recent_turns``' ``since``) read, and how dates are shown. Every one of them takes the same
+forms (``FORMS``) and refuses others with the same words: ``--since`` read ``30m`` where
+``--as-of`` refused it, ``--as-of`` read ``2h ago`` and ``3D`` where ``--since`` refused them.
 
 Standard library only (and brain.errors): the client side of `brain ask`, which a running
 `brain serve` answers, parses ``--as-of`` here without importing the index's modules.
@@ -14,30 +17,72 @@ import time
 
 from .errors import ConfigError, quoted
 
-_SPAN = re.compile(r"\s*(\d+)\s*([hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
-_SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
+# A span back from now (``30m``, ``12h``, ``7d``, ``2w``, ``1y``, ``7 d ago``), in any case but
+# ``M``: a minute is ``m``, and ``1M`` would read as a minute where a month was meant.
+_SPAN = re.compile(r"\s*(\d+)\s*(m|[hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
+_SPAN_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}  # a year: 365 days
+_DAYS_BACK = {"today": 0, "yesterday": 1}  # a day named: local time's
+NOW = "now"
+
+# What every option and argument naming a moment takes (its error says so, in these words).
+FORMS = (
+    "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), "
+    "a span back (30m, 12h, 7d, 2w, 1y), today, yesterday or now"
+)
 
 
-def parse_moment(text: str, option: str = "--as-of") -> float:
-    """A moment in the index's own time (Unix seconds) from what a user types: a date
-    (``2026-03-01``: the end of that day, local time), a date and time (local unless it names
-    a zone), or a span back from now (``12h``, ``7d``, ``2w``, ``1y``).
+def _refused(option: str, text: str) -> ConfigError:
+    return ConfigError(f"{option} takes {FORMS}, not {quoted(text)}")
+
+
+def _span(value: str) -> tuple[str, str] | None:
+    """The digits and the unit of a span back from now, or None when ``value`` is none."""
+    span = _SPAN.fullmatch(value)
+    if span is None:
+        return None
+    if span[2] == "M":
+        raise ValueError("a minute is m: M is no unit")
+    return span[1], span[2].lower()
+
+
+def _span_seconds(span: tuple[str, str]) -> int:
+    """A span's seconds (a ValueError past the 4,300 digits ``int`` reads)."""
+    return int(span[0]) * _SPAN_SECONDS[span[1]]
+
+
+def _named(value: str, now: float) -> dt.date | str | None:
+    """The local day ``today`` or ``yesterday`` names at ``now``, ``NOW`` for ``now``, or None."""
+    word = value.lower()
+    if word == NOW:
+        return NOW
+    back = _DAYS_BACK.get(word)
+    return None if back is None else dt.date.fromtimestamp(now) - dt.timedelta(days=back)
+
+
+def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None) -> float:
+    """A moment in the index's own time (Unix seconds) from what a user types (``FORMS``): a date
+    (``2026-03-01``, ``today``, ``yesterday``: the end of that day, local time), a date and time
+    (local unless it names a zone), a span back from now (``30m``, ``12h``, ``7d``, ``2w``, ``1y``),
+    or ``now``.
 
     The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
     recall turns it back into a date and prints it, so one past either end is an error here."""
-    forms = (
-        "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), "
-        "or a span back from now (12h, 7d, 2w, 1y)"
-    )
+    now = time.time() if now is None else now
     try:
-        span = _SPAN.fullmatch(typed(text))
-        if span is None:
-            written = _date_or_datetime(typed(text))
+        value = typed(text)
+        span = _span(value)
+        named = None if span is not None else _named(value, now)
+        if span is None and named is None:
+            written = _date_or_datetime(value)
     except ValueError:
-        raise ConfigError(f"{option} takes {forms}, not {quoted(text)}") from None
+        raise _refused(option, text) from None
     try:
         if span is not None:
-            moment = time.time() - int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()] * 86400
+            moment = now - _span_seconds(span)
+        elif named == NOW:
+            moment = now
+        elif isinstance(named, dt.date):
+            moment = _end_of_day(named)
         elif isinstance(written, dt.datetime):
             moment = written.timestamp()  # naive: local time
         else:
@@ -47,9 +92,44 @@ def parse_moment(text: str, option: str = "--as-of") -> float:
     if not _fits(moment):
         raise ConfigError(
             f"{option} {quoted(text)} is at or past an end of the calendar (years 1 to 9999, in UTC and in local "
-            f"time): it takes {forms}"
+            f"time): it takes {FORMS}"
         )
     return moment
+
+
+def window_start(text: str, option: str = "--since", *, now: float | None = None) -> dt.datetime:
+    """The first moment of a window that begins at what a user types (``FORMS``; `brain ab report
+    --since`, ``recent_turns``' ``since``), as a naive UTC datetime: a date's 00:00 (``today``'s,
+    ``yesterday``'s; a week's: its Monday's), in local time unless it names a zone; a date and
+    time; a span back from now; ``now``. One before year 1 is ``datetime.min`` (everything), one
+    after 9999 ``datetime.max`` (nothing)."""
+    now = time.time() if now is None else now
+    try:
+        value = typed(text)
+        span = _span(value)
+        named = None if span is not None else _named(value, now)
+        if span is None and named is None:
+            since = first_moment(value)
+    except ValueError:
+        raise _refused(option, text) from None
+    utc_now = dt.datetime.fromtimestamp(now, dt.timezone.utc).replace(tzinfo=None)
+    if span is not None:
+        try:
+            return utc_now - dt.timedelta(seconds=_span_seconds(span))
+        except (OverflowError, ValueError):  # a span longer than the calendar (or than int() reads): everything
+            return dt.datetime.min
+    if named == NOW:
+        return utc_now
+    if isinstance(named, dt.date):
+        since = dt.datetime.combine(named, dt.time.min)
+    try:
+        if since.tzinfo is None:  # local time: its offset that day (astimezone reads a naive one so)
+            since = since.astimezone()
+        return since.replace(tzinfo=None) - (since.utcoffset() or dt.timedelta(0))
+    except (OverflowError, ValueError, OSError):
+        # 0001-01-01T00:00+14:00 is before year 1 in UTC; 9999-12-31T23:00-05:00 after 9999 (and a
+        # local time there may be past what the platform's clock reads)
+        return dt.datetime.min if since.year == 1 else dt.datetime.max
 
 
 _ISO_WEEK = re.compile(r"(\d{4})-?W(\d{2})(?:-?([1-7]))?", re.IGNORECASE)
@@ -247,8 +327,8 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
     of ``brain serve`` and ``brain mcp``): one still to come is an error, since brain knows the
     vault only up to now. A date naming today means its end, which is later today: that one is
     now (what brain knows of today so far); so does a week (``2026-W49``) holding today."""
-    moment = parse_moment(text, option)
     now = time.time() if now is None else now
+    moment = parse_moment(text, option, now=now)
     if moment <= now:
         return moment
     value = (text or "").strip()
@@ -256,7 +336,7 @@ def past_moment(text: str, option: str = "--as-of", *, now: float | None = None)
         zoned = _zoned(value)  # a date with a zone names today there
         written, zone = (zoned[1], zoned[2]) if zoned else (value, None)
         today = dt.datetime.fromtimestamp(now, zone).date()
-        if _day(written) == today:
+        if _day(written) == today or _named(value, now) == today:
             return now
         # A week means its Sunday's end: this week's was an error until Sunday, where today worked.
         week = _ISO_WEEK.fullmatch(written)

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import sqlite3
 from dataclasses import dataclass
 
 from .db import storable
-from .errors import ConfigError, quoted
 from .ledger.redact import redact, redact_value
-from .moments import first_moment
+from .moments import window_start
 from .recall.types import Candidate, Mode, RecallResult
 
 
@@ -118,10 +116,6 @@ def stored_source(source: str) -> str:
     return redact(storable(source))
 
 
-EVERYTHING = "0001-01-01 00:00:00"  # the earliest time SQLite's format can hold
-NOTHING = "9999-12-31 23:59:59"  # the latest
-
-
 def sqlite_time(moment: dt.datetime) -> str:
     """A UTC time in SQLite's format, which compares as text: the year always four digits
     (strftime's ``%Y`` writes 999, and "999-…" sorts after "1000-…")."""
@@ -129,44 +123,12 @@ def sqlite_time(moment: dt.datetime) -> str:
 
 
 def parse_since(text: str, *, name: str = "--since") -> str:
-    """'7d', '12h', '30m', '2w', '1y' or an ISO date → a UTC timestamp in SQLite's format.
-
-    A date is the start of that day (its 00:00), a date and time that moment: in local time, as
-    ``--as-of`` and ``--before`` read them (moments), unless they name a zone
-    (``2026-12-02T23:00+12:00``, ``2026-12-02+03``); then in that zone. Either is converted to
-    UTC. (A date or time without a zone was UTC, so ``--since 2026-12-02`` in Moscow counted from
-    03:00 there, where ``--as-of 2026-12-02`` is that day's end in local time.) A moment before
-    year 1 is everything, one after 9999 nothing. ``name`` is what the error calls the value
-    (``since`` for the MCP tool's argument)."""
-    # ASCII only (moments.typed): ٧d and ７d were 7 days, while ٢٠٢٦-١٢-٠١ was refused.
-    match = re.fullmatch(r"(\d+)\s*([mhdwy])", (text or "").strip(), re.ASCII)
-    if match:
-        # A year is 365 days, as --as-of's (moments): 100000y was refused where 99999999999999d,
-        # as far past year 1, was everything.
-        unit_name, per = {"m": ("minutes", 1), "h": ("hours", 1), "d": ("days", 1), "w": ("weeks", 1)}.get(
-            match.group(2), ("days", 365)
-        )
-        try:
-            since = dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit_name: int(match.group(1)) * per})
-        except (OverflowError, ValueError):  # a span longer than the calendar (or than int() reads): everything
-            return EVERYTHING
-        return sqlite_time(since.replace(tzinfo=None))
-    try:
-        since = first_moment(text)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{name} takes a span like 7d, 12h, 2w or a date like 2026-11-01 (a time and a zone may follow: "
-            f"2026-11-01T09:00+03), not {quoted(text or '')}"  # not 10 MB of it back
-        ) from exc
-    try:
-        if since.tzinfo is None:  # local time: its offset that day (astimezone reads a naive one so)
-            since = since.astimezone()
-        since = since.replace(tzinfo=None) - (since.utcoffset() or dt.timedelta(0))
-    except (OverflowError, ValueError, OSError):
-        # 0001-01-01T00:00+14:00 is before year 1 in UTC; 9999-12-31T23:00-05:00 after 9999 (and a
-        # local time there may be past what the platform's clock reads)
-        return EVERYTHING if since.year == 1 else NOTHING
-    return sqlite_time(since)
+    """What a user typed for the start of a window (``moments.FORMS``: ``7d``, ``30m``, ``2h ago``,
+    ``today``, ``2026-11-01``, ``2026-11-01T09:00+03``) → a UTC timestamp in SQLite's format
+    (``moments.window_start``: a date is the start of that day, in local time unless it names a
+    zone). A moment before year 1 is everything, one after 9999 nothing. ``name`` is what the
+    error calls the value (``since`` for the MCP tool's argument)."""
+    return sqlite_time(window_start(text, name))
 
 
 # The weekly figures. The README shows this same SQL. A row records the modes that ran: one

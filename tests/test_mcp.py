@@ -981,7 +981,7 @@ def test_a_number_written_as_a_string_is_taken(toy_vault):
     "name, arguments, message",
     [
         ("recent_turns", {"since": "x" * 10_000_000}, "since: string should have at most 64 characters"),
-        ("recent_turns", {"since": "last tuesday"}, "since takes a span like 7d, 12h, 2w or a date like"),
+        ("recent_turns", {"since": "last tuesday"}, "since takes a date (2026-03-01), a date and time"),
         ("recent_turns", {"text": "y" * 20_000}, "text: string should have at most 10000 characters"),
         ("search", {"query": "memory", "mode": "m" * 5_000_000}, "mode: string should have at most 64 characters"),
     ],

@@ -89,7 +89,7 @@ def test_as_of_past_the_calendar_is_one_line(vault, zone, when):
         out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--no-update", *extra, "--as-of", when, "x"])
         _one_line_error(out, "--as-of")
         assert (
-            "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), or a span back from now"
+            "a date (2026-03-01), a date and time (2026-03-01T14:30), either with a zone (Z, +03, +0300, +03:00), a span back"
             in out.output
         )
 
@@ -478,7 +478,9 @@ def test_ab_report_since_a_date_with_a_zone_counts_from_its_first_moment_there(z
         3,
     )  # 00:00 at -05 (read as 05:00 UTC, the same by chance)
     out = CliRunner().invoke(cli, ["ab", "report", "--since", "2026-12-02x10"])
-    assert out.exit_code == 1 and "--since takes a span" in out.output and len(out.output.splitlines()) == 1
+    assert (
+        out.exit_code == 1 and "--since takes a date (2026-03-01)" in out.output and len(out.output.splitlines()) == 1
+    )
 
 
 def test_ab_report_since_a_date_without_a_zone_is_the_start_of_that_day_in_local_time(zone):
@@ -522,7 +524,7 @@ def test_since_of_more_digits_than_int_reads_is_everything_and_a_bad_one_is_said
     with pytest.raises(ConfigError) as caught:
         parse_since("x" * 1_000_000, name="since")
     message = str(caught.value)
-    assert message.startswith("since takes a span like 7d") and len(message) < 300  # not the value back whole
+    assert message.startswith("since takes a date (2026-03-01)") and len(message) < 300  # not the value back whole
     assert message.endswith("… (1,000,000 characters)")
 
 

@@ -191,8 +191,9 @@ commands it ran, the tools it used, with session, project, git branch and time; 
 what to weigh in them (a ledger a newer brain upgraded; turns the hook kept aside, not in the
 ledger yet, so not listed, and when the first was kept). Use it to recall what was done before
 ("what did we change in the parser last week?"). Filter by `project` (the git repository's
-folder name), `text` (words in the ask or the summary), `since` (7d, 12h, 2w, 1y or a date like
-2026-11-01: from its start, local time); `limit` caps the rows. Secrets were masked when the turns were stored."""
+folder name), `text` (words in the ask or the summary), `since` (30m, 12h, 7d, 2w, 1y, today,
+yesterday, or a date like 2026-11-01: from its start, local time; a time and a zone may follow,
+2026-11-01T09:00+03); `limit` caps the rows. Secrets were masked when the turns were stored."""
 
 HISTORY_DOC = """\
 The life of one note as brain saw it: its `versions`, newest last (each with `recorded_from` and
@@ -476,7 +477,13 @@ def build_server(root: Path, backend: Backend) -> MCPServer:
     def recent_turns(
         project: Annotated[Project, Field(description="Only this project (the git repository's folder name).")] = None,
         text: Annotated[Words, Field(description="Only turns whose ask or summary holds these words.")] = None,
-        since: Annotated[Since, Field(description="Only turns since: 7d, 12h, 2w, 1y, or a date 2026-11-01.")] = None,
+        since: Annotated[
+            Since,
+            Field(
+                description="Only turns since: 30m, 12h, 7d, 2w, 1y, today, yesterday, or a date 2026-11-01 "
+                "(a time and a zone may follow: 2026-11-01T09:00+03)."
+            ),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="At most this many turns."), NOT_A_BOOL] = 10,
     ) -> CallToolResult:
         # brain.db, not the index: its own warnings (a newer brain upgraded it)

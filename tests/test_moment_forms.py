@@ -1,0 +1,164 @@
+"""Every option and argument naming a moment takes the same forms and refuses others in the same
+words: `brain ab report --since` and MCP `recent_turns(since=)` read ``30m`` where `brain ask
+--as-of`, `brain history --as-of`, `brain prune --before` and `brain serve`'s ``as_of`` refused
+it; those read ``2h ago`` and ``3D`` where ``--since`` refused them; none read ``today``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from index_helpers import index_into
+
+from brain.cli import cli
+from brain.errors import ConfigError
+from brain.moments import FORMS, parse_moment, past_moment, window_start
+from brain.server import protocol
+from brain.telemetry import parse_since
+
+# Each form a user may type, as the README and every option's help name them
+TYPED = [
+    "2026-12-01",  # a date
+    "2026-12-01T09:30",  # a date and time, to the minute
+    "2026-12-01 09:30",
+    "2026-12-01T09:30+03:00",  # with a zone
+    "2026-12-01T09:30+0300",
+    "2026-12-01T09:30Z",
+    "2026-12-01+03",  # a date with a zone
+    "30m",  # spans back from now
+    "2h",
+    "3d",
+    "2w",
+    "1y",
+    "2h ago",
+    "3D",
+    "7 d",
+    "today",
+    "Yesterday",
+    "now",
+]
+REFUSED = ["last tuesday", "1M", "2 hours", "2026-12-01x10", "tomorrow", ""]
+
+NOW = dt.datetime(2026, 12, 6, 18, 0, tzinfo=dt.timezone.utc).timestamp()
+
+
+@pytest.fixture
+def moscow():
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "MSK-3"
+    time.tzset()
+    yield
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).replace(tzinfo=None)
+
+
+@pytest.mark.usefixtures("moscow")
+def test_every_form_means_the_same_moment_to_every_parser():
+    """A window's start (--since) is a day's first moment, a moment looked back at (--as-of,
+    --before) a day's last; a span, ``now`` and a time are the same moment to both."""
+    since = {text: window_start(text, now=NOW) for text in TYPED}
+    as_of = {text: dt.datetime.fromtimestamp(parse_moment(text, now=NOW), dt.timezone.utc) for text in TYPED}
+    assert since["30m"] == as_of["30m"].replace(tzinfo=None) == _utc("2026-12-06T17:30")
+    for text, back in (("2h", 2), ("2h ago", 2), ("3D", 72), ("7 d", 168), ("3d", 72)):
+        assert since[text] == _utc("2026-12-06T18:00") - dt.timedelta(hours=back), text
+        assert as_of[text].replace(tzinfo=None) == since[text], text
+    assert since["now"] == as_of["now"].replace(tzinfo=None) == _utc("2026-12-06T18:00")
+    # today in Moscow is 6 December, from 21:00 UTC the day before; yesterday the 5th
+    assert since["today"] == _utc("2026-12-05T21:00") and since["Yesterday"] == _utc("2026-12-04T21:00")
+    assert as_of["Yesterday"].replace(tzinfo=None) == _utc("2026-12-05T20:59:59.999999")
+    assert past_moment("today", now=NOW) == NOW  # today's end is still to come: brain knows up to now
+    assert since["2026-12-01"] == _utc("2026-11-30T21:00")
+    assert since["2026-12-01T09:30"] == since["2026-12-01 09:30"] == _utc("2026-12-01T06:30")
+    assert since["2026-12-01T09:30+03:00"] == since["2026-12-01T09:30+0300"] == _utc("2026-12-01T06:30")
+    assert since["2026-12-01T09:30Z"] == _utc("2026-12-01T09:30")
+    assert since["2026-12-01+03"] == _utc("2026-11-30T21:00")
+    for text in TYPED:  # and as the commands call them, at the clock's now
+        parse_since(text)
+        past_moment(text)  # each is a moment brain can look back at
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_a_form_none_takes_is_one_error_naming_the_forms(text):
+    for option, parse in (
+        ("--since", lambda t: parse_since(t)),
+        ("since", lambda t: parse_since(t, name="since")),
+        ("--as-of", past_moment),
+        ("--before", lambda t: parse_moment(t, "--before")),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            parse(text)
+        assert str(caught.value) == f"{option} takes {FORMS}, not {text!r}"
+
+
+# ----- every command --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> tuple[Path, Path]:
+    from conftest import FakeEmbedder
+
+    home = tmp_path_factory.mktemp("forms_home")
+    vault = tmp_path_factory.mktemp("forms") / "v"
+    vault.mkdir()
+    (vault / "Okapi.md").write_text("# Okapi\n\nThe okapi procedure.\n", encoding="utf-8")
+    index_into(home, vault, FakeEmbedder())
+    return home, vault
+
+
+def _commands(vault: Path, when: str) -> dict[str, list[str]]:
+    return {
+        "--since": ["ab", "report", "--since", when],
+        "--as-of": ["ask", "--vault", str(vault), "--no-update", "--no-server", "--as-of", when, "okapi"],
+        "--before": ["prune", "--ledger", "--before", when, "--json"],
+    }
+
+
+def _history(vault: Path, when: str) -> list[str]:
+    return ["history", "Okapi", "--vault", str(vault), "--as-of", when]
+
+
+@pytest.mark.parametrize("when", TYPED + REFUSED[:-1])
+def test_every_command_takes_every_form_and_refuses_the_same_others(indexed, monkeypatch, when):
+    home, vault = indexed
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    refused = when in REFUSED
+    runs = {**_commands(vault, when), "--as-of (history)": _history(vault, when)}
+    for option, args in runs.items():
+        out = CliRunner().invoke(cli, args)
+        name = option.split()[0]
+        said = f"{name} takes {FORMS}, not {when!r}"
+        if refused:
+            assert out.exit_code == 1 and out.output == f"Error: {said}\n", (option, out.output)
+        else:  # read: what follows is the command's own answer (before history began: its own line)
+            assert said not in out.output and "takes" not in out.output, (option, out.output)
+            assert out.exit_code == 0 or "nothing is known" in out.output, (option, out.output)
+    # MCP recent_turns(since=…): its tool's function, as the server calls it
+    from brain.mcp.server import _turns
+
+    if refused:
+        with pytest.raises(ConfigError, match=f"^since takes {re.escape(FORMS)}, not "):
+            _turns(project=None, text=None, since=when, limit=10, logged=set())
+    else:
+        assert (
+            json.loads(json.dumps(_turns(project=None, text=None, since=when, limit=10, logged=set())))["turns"] == []
+        )
+    # brain serve's as_of: the request's field, read as brain ask reads --as-of
+    message = {"as_of": when}
+    if refused:
+        with pytest.raises(protocol.ProtocolError, match=f"^--as-of takes {re.escape(FORMS)}, not "):
+            protocol.past_fields(message)
+    else:
+        assert protocol.past_fields(message)[0] is not None
