@@ -218,3 +218,31 @@ def test_turns_says_a_row_cut_at_the_read_cap_is_partial(tmp_path):
         write_turn(conn, row, cut=True)
     out = CliRunner().invoke(cli, ["turns"]).output
     assert "partial  its prompt lies more than 16 MB back in the transcript" in out
+
+
+def test_turns_since_lists_the_turns_begun_since_as_recent_turns_does(tmp_path):
+    """MCP recent_turns(since=…) listed the turns since a moment; `brain turns` had no --since,
+    and the person driving the agent could not ask the ledger what the agent could."""
+    import sqlite3
+
+    from brain import config
+
+    _record(tmp_path, session="aaaa-1", ask="old work")
+    _record(tmp_path, session="bbbb-2", ask="new work")
+    conn = sqlite3.connect(config.db_path())
+    conn.execute("UPDATE turns SET started_at = '2026-01-01T09:00:00.000Z' WHERE session_id = 'aaaa-1'")
+    conn.execute("UPDATE turns SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE session_id = 'bbbb-2'")
+    conn.commit()
+    conn.close()
+    for since in ("1d", "today", "2026-06-01", "30m"):
+        result = CliRunner().invoke(cli, ["turns", "--since", since, "--json"])
+        assert result.exit_code == 0, result.output
+        assert [row["ask"] for row in json.loads(result.output)] == ["new work"], since
+    result = CliRunner().invoke(cli, ["turns", "--since", "2025-12-31", "--json"])
+    assert [row["ask"] for row in json.loads(result.output)] == ["new work", "old work"]
+    result = CliRunner().invoke(cli, ["turns", "--since", "0m", "--project", "nowhere"])
+    assert result.output == "no turns recorded for project 'nowhere' since '0m'\n"
+    result = CliRunner().invoke(cli, ["turns", "--since", "last tuesday"])
+    assert result.exit_code == 1 and result.output.startswith("Error: --since takes a date (2026-03-01)")
+    result = CliRunner().invoke(cli, ["turns", "--stats", "--since", "1d"])
+    assert result.exit_code == 2 and "--since goes with the list; --stats takes --days" in result.output

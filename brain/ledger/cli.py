@@ -222,6 +222,12 @@ def prompt() -> None:
     help="Only this project (the git root's folder name).",
 )
 @click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only turns begun since WHEN: a span back (30m, 12h, 7d), today, yesterday, or a date (2026-11-01: from "
+    "its start, local time; a time and a zone may follow), as `brain ab report --since` and MCP recent_turns read it.",
+)
+@click.option(
     "--stats", is_flag=True, help="Turns recorded; per day and project, top tools, most-touched files of the last days."
 )
 @click.option(
@@ -233,16 +239,26 @@ def prompt() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @library_errors
-def turns(limit: int, session: str | None, project: str | None, stats: bool, days: int, as_json: bool) -> None:
+def turns(
+    limit: int, session: str | None, project: str | None, since: str | None, stats: bool, days: int, as_json: bool
+) -> None:
     """The last recorded turns: ask, summary, files, tools, commands.
 
     \b
     Examples:
       brain turns
+      brain turns --since today
       brain turns --stats
       brain turns --session 491e126e --json
     """
     list_or_stats_flags(stats)
+    if stats and since is not None:  # --stats counts the last --days days with turns: it would be ignored
+        raise click.UsageError("--since goes with the list; --stats takes --days")
+    after = None
+    if since is not None:
+        from ..telemetry import parse_since
+
+        after = parse_since(since).replace(" ", "T")  # recent_turns' ISO 8601, as the MCP tool gives it
     from ..db import connection
     from .deferred import caught_up_lines
     from .store import recent_turns, turn_stats
@@ -254,7 +270,7 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         if stats:
             data = turn_stats(conn, project=project, session=session, days=days)
         else:
-            rows = recent_turns(conn, limit=limit, session=session, project=project)
+            rows = recent_turns(conn, limit=limit, session=session, project=project, since=after)
     if stats:
         if as_json:
             emit_json(data)
@@ -263,11 +279,12 @@ def turns(limit: int, session: str | None, project: str | None, stats: bool, day
         return
     if as_json:
         emit_json(rows)
-    elif not rows and (session or project):
+    elif not rows and (session or project or since is not None):
         asked = " and ".join(
             f"{what} {value!r}" for what, value in (("session", session), ("project", project)) if value
         )
-        click.echo(f"no turns recorded for {terminal_safe(asked)}")
+        said = "no turns recorded" + (f" for {asked}" if asked else "") + (f" since {since!r}" if since else "")
+        click.echo(terminal_safe(said))
     elif not rows:
         click.echo("no turns recorded yet (brain hook install, then use Claude Code)")
     else:
