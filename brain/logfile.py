@@ -13,12 +13,14 @@ in a terminal (``OneLineFormatter``).
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
 import os
 from typing import Any
 
 from . import config
+from .errors import ConfigError
 from .ledger.redact import redact
 from .text import log_record
 
@@ -58,8 +60,11 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
 
     def _open(self) -> Any:
         # 0600, at the start and each time the file is made again after moving aside: queries
-        # and note names, the user's alone (logging's open takes the umask's 0644)
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # and note names, the user's alone (logging's open takes the umask's 0644).
+        # O_NONBLOCK: a FIFO there (made to follow the log) with no reader held `brain serve` and
+        # `brain mcp` at their start for good (the MCP client waited on an answer to initialize);
+        # now the open fails at once (``log_handler`` says so), and with a reader it is written.
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
         return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
 
     def setFormatter(self, fmt: logging.Formatter | None) -> None:
@@ -76,8 +81,16 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
 
 
 def log_handler(name: str, max_bytes: int, *, errors: str | None = None) -> CappedFileHandler:
-    """A handler for ``<log dir>/<name>`` (``config.log_file``), kept under ``max_bytes``."""
-    return CappedFileHandler(config.log_file(name, max_bytes), max_bytes, errors=errors)
+    """A handler for ``<log dir>/<name>`` (``config.log_file``), kept under ``max_bytes``; a
+    ``ConfigError`` when it cannot be opened (a FIFO there that nothing reads)."""
+    path = config.log_file(name, max_bytes)
+    try:
+        return CappedFileHandler(path, max_bytes, errors=errors)
+    except OSError as exc:
+        hint = f"something must read the FIFO there (cat {path}), or remove it" if exc.errno == errno.ENXIO else ""
+        raise ConfigError(
+            f"cannot write the log {path} ({exc.strerror or exc})" + (f": {hint}" if hint else "")
+        ) from exc
 
 
 def log_unknown_settings(handler: logging.Handler) -> None:

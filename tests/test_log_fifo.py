@@ -1,0 +1,58 @@
+"""A FIFO where `brain serve` and `brain mcp` keep their logs (made to follow the log, or left by a
+tool): opened for writing, one with no reader waited for one, so the process never started (the
+MCP client waited on an answer to initialize for good). Now that is one line at once, and a FIFO
+something reads is written as a file is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from serve_helpers import run_brain
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+
+
+@pytest.mark.parametrize(
+    ("args", "log"),
+    [
+        (["serve"], "serve.log"),
+        (["serve", "--detach"], "serve.log"),
+        (["mcp"], "mcp.log"),
+    ],
+)
+def test_a_log_that_is_a_fifo_nothing_reads_is_one_line_not_a_hang(toy_vault, brain_home, args, log):
+    logs = brain_home / "logs"
+    logs.mkdir(mode=0o700)
+    os.mkfifo(logs / log)
+    try:
+        proc = run_brain([*args, "--vault", str(toy_vault)], timeout=60, BRAIN_HOME=str(brain_home))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"brain {' '.join(args)} waited for a reader of {log}")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err == (
+        f"Error: cannot write the log {logs / log} (No such device or address): something must read the FIFO "
+        f"there (cat {logs / log}), or remove it\n"
+    )
+    assert sorted(p.name for p in logs.iterdir()) == [log]  # left as it was
+
+
+def test_a_log_that_is_a_fifo_something_reads_is_written(brain_home):
+    code = (
+        "import logging, os\n"
+        "from brain.logfile import log_handler\n"
+        "path = os.path.join(os.environ['BRAIN_HOME'], 'logs', 'serve.log')\n"
+        "reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)\n"
+        "handler = log_handler('serve.log', 5_000_000)\n"
+        "handler.handle(logging.makeLogRecord({'msg': 'a line for the reader', 'levelno': 20}))\n"
+        "print(os.read(reader, 4096).decode(), end='')\n"
+    )
+    (brain_home / "logs").mkdir(mode=0o700)
+    os.mkfifo(brain_home / "logs" / "serve.log")
+    env = dict(os.environ, BRAIN_HOME=str(brain_home), PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert proc.stdout == b"a line for the reader\n"
