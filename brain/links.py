@@ -23,7 +23,11 @@ _ATTACHMENT_EXT = re.compile(
     re.IGNORECASE,
 )
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A fence opens a line (three spaces at most before it). Not a run of backticks with another
+# backtick after it on its line: "```code```" is inline code (CommonMark: a backtick fence's
+# info string holds no backtick), and read as a fence it hid the rest of the note's links,
+# tags and headings.
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`\n]*(?:\n|\Z))|~{3,})")
 # An ATX heading's start; its text is the rest of the line less closing #s (``heading_of``).
 HEADING_START = re.compile(r"^ {0,3}(#{1,6})\s")
 _BACKTICKS = re.compile(r"`+")

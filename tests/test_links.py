@@ -13,8 +13,9 @@ import pytest
 from conftest import TOY_VAULT
 from index_helpers import IndexView, index_into
 
+from brain.chunking import chunk_body
 from brain.links import Link, Resolver, extract_links, is_attachment, mask_code, nearest
-from brain.notes import parse_note
+from brain.notes import inline_tags, parse_note
 
 # ----- extraction -------------------------------------------------------------------------
 
@@ -528,3 +529,15 @@ def test_superseded_decision_links(graph):
         graph.note("Projects/Decision - Use Chroma.md")["frontmatter"]["superseded_by"]
         == "[[Decision - Use FAISS flat index]]"
     )
+
+
+def test_a_line_of_inline_code_in_triple_backticks_opens_no_fence():
+    # CommonMark (and so Obsidian): a backtick fence's info string holds no backtick, so
+    # "```make test```" is inline code; read as a fence nothing closed, it hid the rest of the note.
+    body = "Run:\n```make test```\nthen see [[After]] #checked\n\n## Results\n\nAll green.\n```\n[[In a fence]]\n```\n"
+    assert [link.target for link in extract_links(body)] == ["After"]
+    assert inline_tags(body) == ["checked"]
+    long = body.replace("Run:", "Run: " + "the suite " * 30).replace("All green.", "All green. " * 30)
+    assert [chunk.heading_path for chunk in chunk_body(long)] == [(), ("Results",)]
+    # a fence still opens with an info string, and with backticks in a tilde fence's
+    assert [link.target for link in extract_links("```python x\n[[A]]\n```\n~~~ `x`\n[[B]]\n~~~\n[[C]]")] == ["C"]

@@ -135,3 +135,43 @@ def test_an_index_an_older_brain_read_is_read_again_once(tmp_path):
         assert view.targets("A.md") == {"B.md"} and view.targets("B.md") == {"C.md"}
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
+
+
+def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes_again(tmp_path):
+    """m026: a note with a line of inline code in triple backticks, which an older brain read as a
+    fence that hid the rest of the note, is read again once by the next `brain index` (no new
+    version, nothing embedded again); the others are not."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(
+        vault,
+        {
+            "A.md": "Run:\n```make test```\nthen see [[B]] #checked\n",
+            "B.md": "```python\nprint(1)\n````\n```\n\nPlain [[A]].\n",
+        },
+    )
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it: no link and no tag after the line it read as a fence
+    conn.execute("DELETE FROM links WHERE source_id = (SELECT id FROM notes WHERE path = 'A.md')")
+    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'A.md')")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm026_inline_code_in_triple_backticks'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m026_inline_code_in_triple_backticks" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (1, 1, 0)
+    with IndexView(directory) as view:
+        assert view.targets("A.md") == {"B.md"}
+        assert view.note("A.md")["tags"] == ["checked"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []

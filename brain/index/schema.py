@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import sys
 import time
@@ -1235,6 +1236,33 @@ def m025_frontmatter_dates_in_ascii_digits(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m025_frontmatter_dates_in_ascii_digits")
 
 
+# A line that opened a fence before m026 and opens none now: a run of backticks with another
+# backtick after it on the line ("```make test```").
+_INLINE_TRIPLE_BACKTICKS = re.compile(r"^ {0,3}`{3,}(?!`)[^`\n]*`", re.MULTILINE)
+
+
+def _holds_inline_triple_backticks(text: str | None) -> bool:
+    return text is not None and _INLINE_TRIPLE_BACKTICKS.search(text) is not None
+
+
+@INDEX_MIGRATIONS
+def m026_inline_code_in_triple_backticks(conn: sqlite3.Connection) -> None:
+    """A line that starts with backticks and has another backtick after them (```` ```make test``` ````)
+    is inline code, as CommonMark and Obsidian read it, not a fence: brain read it as a fence
+    that nothing closed, and the rest of the note held no link, no tag and no heading. The notes
+    whose chunks hold such a line are read again by the next run (hash and mtime cleared: the
+    same bytes make no new version, and a chunk of the same text keeps its vector)."""
+    conn.create_function("brain_inline_triple_backticks", 1, _holds_inline_triple_backticks, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%```%`%' AND brain_inline_triple_backticks(text))"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m026_inline_code_in_triple_backticks")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1343,7 +1371,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m025_frontmatter_dates_in_ascii_digits",
+    "m026_inline_code_in_triple_backticks",
     frozenset(
         [
             "aliases",
