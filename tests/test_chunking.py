@@ -228,3 +228,46 @@ def test_an_excalidraw_drawing_is_indexed_by_its_text_not_its_scene(fence):
     # a note that is no drawing keeps a "## Drawing" section and its code
     plain = parse_and_chunk("Notes/Howto.md", b'## Drawing\n```json\n{"a": 1}\n```\n', 0.0)[1]
     assert '{"a": 1}' in plain[0].text
+
+
+def test_a_heading_ending_in_a_hash_after_a_word_keeps_it():
+    # CommonMark (and Obsidian's outline): closing #s close a heading only after a space or tab;
+    # "## Learn C#" is "Learn C#", which brain read as "Learn C".
+    body = "# Languages\n\n## Learn C#\n\nGenerics and LINQ.\n\n## F# #\n\nPipelines.\n\n### Setup ###\n\nDone.\n"
+    assert [chunk.heading_path for chunk in chunk_body(body, max_chars=30)] == [
+        ("Languages", "Learn C#"),
+        ("Languages", "F#"),
+        ("Languages", "F#", "Setup"),
+    ]
+
+
+def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_path):
+    """m027: the notes with a heading that ends in a "#" after a word, whose chunks an older
+    brain filed under a heading without it, are read again once by the next `brain index`."""
+    import sqlite3
+
+    from index_helpers import IndexView, history_problems, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("## Learn C#\n\nGenerics and LINQ.\n", encoding="utf-8")
+    (vault / "B.md").write_text("## Setup ##\n\nIssue #12 and [[A]].\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = 'Learn C' WHERE heading = 'Learn C#'")  # as an older brain filed it
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm027_headings_ending_in_a_hash'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m027_headings_ending_in_a_hash" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 1)
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Learn C#"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []

@@ -1263,6 +1263,32 @@ def m026_inline_code_in_triple_backticks(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m026_inline_code_in_triple_backticks")
 
 
+# A heading that ends in a "#" after a word ("## Learn C#"): read as closing, before m027.
+_HASH_ENDED_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[^\s#]#+[ \t]*$", re.MULTILINE)
+
+
+def _holds_hash_ended_heading(text: str | None) -> bool:
+    return text is not None and _HASH_ENDED_HEADING.search(text) is not None
+
+
+@INDEX_MIGRATIONS
+def m027_headings_ending_in_a_hash(conn: sqlite3.Connection) -> None:
+    """A heading's closing #s close it only after a space or a tab, as CommonMark and Obsidian
+    read them: brain read "## Learn C#" as "Learn C", in every chunk's heading path under it. The
+    notes whose chunks hold such a heading are read again by the next run (hash and mtime
+    cleared: the same bytes make no new version; their chunks under it, of a new heading, are
+    embedded again)."""
+    conn.create_function("brain_hash_ended_heading", 1, _holds_hash_ended_heading, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%#%' AND brain_hash_ended_heading(text))"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m027_headings_ending_in_a_hash")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1371,7 +1397,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m026_inline_code_in_triple_backticks",
+    "m027_headings_ending_in_a_hash",
     frozenset(
         [
             "aliases",
