@@ -751,6 +751,18 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, list[str]]:
     return {str(k): v for k, v in meta.items()}, body, warnings
 
 
+def _property(meta: dict[str, Any], plural: str, singular: str) -> Any:
+    """The value of the ``plural`` property, else ``singular``'s, else the first key that is
+    either in other case (``Tags:``, ``Aliases:``): Obsidian reads tags and aliases from keys
+    matching ``/^tags?$/i`` and ``/^alias(es)?$/i`` (``parseFrontMatterTags``, ``parseFrontMatterAliases``)."""
+    if plural in meta:
+        return meta[plural]
+    if singular in meta:
+        return meta[singular]
+    names = (plural, singular)
+    return next((value for key, value in meta.items() if key.lower() in names), None)
+
+
 def _string_list(value: Any) -> list[str]:
     """Frontmatter lists come as lists, comma strings, or single values. Null and empty items
     mean nothing and are dropped; numbers and dates keep their written form (``2024``); a
@@ -983,8 +995,8 @@ def parse_note(path: str, data: bytes, mtime: float, link_fences: frozenset[str]
     if len(title) > MAX_TITLE_CHARS:
         warnings.append(f"frontmatter title cut to {MAX_TITLE_CHARS:,} of its {len(title):,} characters")
         title = title[:MAX_TITLE_CHARS].rstrip()
-    aliases = list(dict.fromkeys(_string_list(meta.get("aliases", meta.get("alias")))))
-    tag_list = _frontmatter_tags(meta.get("tags", meta.get("tag"))) + inline_tags(body)
+    aliases = list(dict.fromkeys(_string_list(_property(meta, "aliases", "alias"))))
+    tag_list = _frontmatter_tags(_property(meta, "tags", "tag")) + inline_tags(body)
     # de-duplicated, first-seen order; case-insensitively, as Obsidian reads tags (#Tag and #tag
     # are one tag, shown as first written)
     firsts: dict[str, str] = {}

@@ -175,3 +175,58 @@ def test_an_index_that_read_inline_triple_backticks_as_a_fence_reads_those_notes
         assert view.note("A.md")["tags"] == ["checked"]
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
+
+
+def test_tags_and_aliases_are_read_from_their_keys_in_any_case(tmp_path):
+    # Obsidian's parseFrontMatterTags and parseFrontMatterAliases match /^tags?$/i and
+    # /^alias(es)?$/i: "Aliases:" names the note and "Tags:" tags it (brain read neither).
+    note = parse_note("B.md", b"---\nAliases: [Bee, B note]\nTAGS: project, x/y\n---\nBody #inline\n", 0)
+    assert (note.aliases, note.tags) == (["Bee", "B note"], ["project", "x/y", "inline"])
+    assert parse_note("C.md", b"---\nAlias: Sea\nTag: z\n---\n", 0).aliases == ["Sea"]
+    # the usual keys first, as before
+    assert parse_note("D.md", b"---\nTags: [other]\ntags: [usual]\n---\n", 0).tags == ["usual"]
+    vault = tmp_path / "vault"
+    _write(vault, {"A.md": "See [[Bee]].\n", "B.md": "---\nAliases: [Bee]\n---\nBody.\n"})
+    _, directory = index_into(tmp_path / "home", vault)
+    with IndexView(directory) as view:
+        assert view.targets("A.md") == {"B.md"}
+
+
+def test_an_index_that_read_no_capitalised_aliases_key_reads_those_notes_again(tmp_path):
+    """m028: a note whose "Aliases:" or "Tags:" an older brain did not read is read again once
+    by the next `brain index`, and the links to its alias resolve (nothing embedded again)."""
+    import sqlite3
+
+    from index_helpers import history_problems
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    _write(
+        vault,
+        {
+            "A.md": "See [[Bee]].\n",
+            "B.md": "---\nAliases: [Bee]\nTags: [x]\n---\nBody.\n",
+            "C.md": "---\ntags: [y]\n---\n",
+        },
+    )
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it: B without its alias and tag, A's link to the alias dangling
+    conn.execute("DELETE FROM aliases")
+    conn.execute("UPDATE notes SET aliases = '[]', tags = '[]' WHERE path = 'B.md'")
+    conn.execute("DELETE FROM tags WHERE note_id = (SELECT id FROM notes WHERE path = 'B.md')")
+    conn.execute("UPDATE links SET target_id = NULL, status = 'dangling'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm028_tags_and_aliases_in_any_case'")
+    conn.commit()
+    conn.close()
+    assert "m028_tags_and_aliases_in_any_case" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
+    with IndexView(directory) as view:
+        assert view.targets("A.md") == {"B.md"}
+        assert view.note("B.md")["tags"] == ["x"]
+    assert history_problems(db) == []

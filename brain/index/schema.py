@@ -1289,6 +1289,30 @@ def m027_headings_ending_in_a_hash(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m027_headings_ending_in_a_hash")
 
 
+# A tags or aliases key in other case than brain read before m028 ("Tags", "ALIASES"), in a
+# stored frontmatter (JSON).
+_KEY_IN_OTHER_CASE = re.compile(r'"(?!(?:tags?|alias(?:es)?)")(?i:tags?|alias(?:es)?)":')
+
+
+def _holds_key_in_other_case(frontmatter: str | None) -> bool:
+    return frontmatter is not None and _KEY_IN_OTHER_CASE.search(frontmatter) is not None
+
+
+@INDEX_MIGRATIONS
+def m028_tags_and_aliases_in_any_case(conn: sqlite3.Connection) -> None:
+    """A note's tags and aliases are read from its ``Tags:`` or ``Aliases:`` property too (any
+    case), as Obsidian reads them: brain read only ``tags``/``tag`` and ``aliases``/``alias``, so a
+    link to such an alias was dangling and the tags missing. The notes whose stored frontmatter
+    holds such a key are read again by the next run (hash and mtime cleared: the same bytes make
+    no new version, and a chunk of the same text keeps its vector)."""
+    conn.create_function("brain_key_in_other_case", 1, _holds_key_in_other_case, deterministic=True)
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_key_in_other_case(frontmatter)")
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m028_tags_and_aliases_in_any_case")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1397,7 +1421,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m027_headings_ending_in_a_hash",
+    "m028_tags_and_aliases_in_any_case",
     frozenset(
         [
             "aliases",
