@@ -108,25 +108,35 @@ def _sections(body: str) -> list[_Section]:
 
 
 def _merge_tiny(sections: list[_Section], max_chars: int) -> list[_Section]:
+    """``sections`` with the tiny ones merged into a neighbour (they are merged into in place).
+    Each size is summed once and kept: summed again at each merge over the blocks merged so
+    far, a note of 250,000 one-line headings (1 MB) took 3.3 s to chunk."""
     merged: list[_Section] = []
+    kept = 0  # the size of merged[-1]
     for section in sections:
-        previous = merged[-1] if merged else None
-        if previous is not None and (previous.size < MIN_CHARS or section.size < MIN_CHARS):
-            if previous.size + section.size + 2 <= max_chars:
+        size = section.size
+        if merged and (kept < MIN_CHARS or size < MIN_CHARS):
+            previous = merged[-1]
+            if kept + size + 2 <= max_chars:
                 # Keep the deeper context only when the pieces share it; otherwise the parent's.
                 path = _common_prefix(previous.heading_path, section.heading_path)
-                merged[-1] = _Section(path or previous.heading_path, previous.blocks + section.blocks)
+                previous.heading_path = path or previous.heading_path
+                previous.blocks.extend(section.blocks)
+                kept += size + 2
                 continue
             if (
-                previous.size < MIN_CHARS
-                and section.size > max_chars
+                kept < MIN_CHARS
+                and size > max_chars
                 and section.heading_path[: len(previous.heading_path)] == previous.heading_path
             ):
                 # A lone parent heading (or a line or two) before a section that is split by
                 # size anyway: it opens the section's first piece instead of being a chunk alone.
-                merged[-1] = _Section(section.heading_path, previous.blocks + section.blocks)
+                previous.heading_path = section.heading_path
+                previous.blocks.extend(section.blocks)
+                kept += size + 2
                 continue
         merged.append(section)
+        kept = size
     return merged
 
 
