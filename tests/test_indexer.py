@@ -413,6 +413,34 @@ def test_every_kind_of_change_in_one_run(indexed):
     assert_faiss_matches(config.index_dir(vault))
 
 
+def test_notes_of_the_same_bytes_moved_together_each_keep_their_own_identity(tmp_path):
+    """Two notes emptied to their template (the same bytes) and a third, moved to another folder
+    in one go: each new path is the note of its own name. Paired by bytes alone, Daily/a.md took
+    b.md's note (its history) and b.md became a new note, a.md's own history deleted."""
+    vault = tmp_path / "vault"
+    for name in ("a", "b", "c"):
+        write(vault, f"Daily/{name}.md", f"First draft of {name}.\n")
+    _index(vault)
+    for name in ("a", "b"):
+        write(vault, f"Daily/{name}.md", "- [ ] \n")
+    _index(vault)
+    with _view(vault) as view:
+        ids = {name: view.id(f"Daily/{name}.md") for name in ("a", "b", "c")}
+    shutil.move(vault / "Daily", vault / "Archive")
+    (vault / "Daily").mkdir()
+    write(vault, "Daily/x.md", "- [ ] \n")  # a new note of those bytes too, under another name
+    report = _index(vault)
+    assert (report.renamed, report.new, report.removed) == (3, 1, 0)
+    with _view(vault) as view:
+        assert {name: view.id(f"Archive/{name}.md") for name in ("a", "b", "c")} == ids
+        past = view.conn.execute(
+            "SELECT note_id, path FROM note_versions WHERE path LIKE 'Daily/%' AND path != 'Daily/x.md'"
+        ).fetchall()
+        assert {(note_id, path) for note_id, path in past} == {
+            (ids[name], f"Daily/{name}.md") for name in ("a", "b", "c")
+        }
+
+
 def test_copied_note_is_a_new_note_not_a_rename(indexed):
     vault, _ = indexed
     shutil.copy(vault / "AI" / "Embeddings.md", vault / "AI" / "Embeddings copy.md")

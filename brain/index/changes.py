@@ -301,6 +301,9 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     """Read each candidate of ``changes`` and classify it (see the module docstring)."""
     limit = max_note_bytes()
     deleted_by_hash = store.notes_by_hash(list(changes.deleted.values()))
+    # the file names of the new paths: a deleted note whose bytes another file holds too goes to
+    # one of its own name first (``_moved_from``)
+    new_names = {_file_name(file.path) for file, note_id in changes.candidates if note_id is None}
     for file, note_id in _read_ahead(changes.candidates):
         data, skip = read_note_bytes(file, limit)
         if skip is not None:
@@ -320,7 +323,7 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             kind = TOUCHED if same else CHANGED
             yield Change(kind, file, note_id, data)
         elif digest in deleted_by_hash:
-            old_path, old_id = deleted_by_hash.pop(digest)
+            old_path, old_id = _moved_from(deleted_by_hash, digest, file.path, new_names)
             changes.deleted.pop(old_path, None)
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
@@ -338,6 +341,31 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(CHANGED, file, note_id, data, recheck=True)
         else:  # the same bytes, or a read error that may pass: left as its stat said
             yield Change(SAME, file, note_id, recheck=True)
+
+
+def _file_name(path: str) -> str:
+    return path.rpartition("/")[2]
+
+
+def _moved_from(
+    deleted_by_hash: dict[str, list[tuple[str, int]]], digest: str, path: str, new_names: set[str]
+) -> tuple[str, int]:
+    """(path, id) of the deleted note a new ``path`` holding its bytes (``digest``) moves, taken
+    out of ``deleted_by_hash``: of several with those bytes (notes emptied, or left as their
+    template made them), the one of the same file name (a folder moved), else one whose name no
+    new path has. Taken as they came, two notes of the same bytes moved together swapped
+    histories, or one lost its own to a new note. (A new file of those bytes under another name,
+    read before a moved note of its own name, still takes the note first; the paths are read in
+    order, and waiting to pair them would hold every change back until the last is read.)"""
+    notes = deleted_by_hash[digest]
+    name = _file_name(path)
+    index = next((i for i, (old, _) in enumerate(notes) if _file_name(old) == name), None)
+    if index is None:
+        index = next((i for i, (old, _) in enumerate(notes) if _file_name(old) not in new_names), 0)
+    found = notes.pop(index)
+    if not notes:
+        del deleted_by_hash[digest]
+    return found
 
 
 def renamed(changes: Plan, store: IndexStore) -> int:

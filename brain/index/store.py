@@ -955,12 +955,16 @@ class IndexStore:
         row = self.conn.execute("SELECT hash FROM notes WHERE id = ?", (note_id,)).fetchone()
         return row[0] if row else None
 
-    def notes_by_hash(self, note_ids: Sequence[int]) -> dict[str, tuple[str, int]]:
-        """content hash → (path, id) of these notes (a deleted note whose bytes reappear is a rename)."""
-        out: dict[str, tuple[str, int]] = {}
+    def notes_by_hash(self, note_ids: Sequence[int]) -> dict[str, list[tuple[str, int]]]:
+        """content hash → [(path, id)] of these notes, by path (a deleted note whose bytes reappear
+        is a rename; several notes may hold the same bytes)."""
+        out: dict[str, list[tuple[str, int]]] = {}
         for part in _parts(note_ids):
             rows = self.conn.execute(f"SELECT id, path, hash FROM notes WHERE id IN ({_marks(part)})", part)
-            out.update((r[2], (r[1], r[0])) for r in rows)
+            for note_id, path, digest in rows:
+                out.setdefault(digest, []).append((path, note_id))
+        for notes in out.values():
+            notes.sort()
         return out
 
     def note_warnings(self) -> list[tuple[str, list[str]]]:
