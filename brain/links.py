@@ -1,8 +1,9 @@
 """Wikilinks and markdown links: extraction from a note body, and resolution as Obsidian does.
 
-Extraction ignores fenced code blocks and inline code. Resolution order:
-vault-relative path (with or without ``.md``), then file name regardless of case (ties go to
-the note nearest the linking note), then a frontmatter alias. What is left is dangling.
+Extraction ignores fenced code blocks and inline code. Resolution order: a path from the
+linking note's folder (``[[../Other/Note]]``, ``[[./Note]]``), vault-relative path (with or
+without ``.md``), then file name regardless of case (ties go to the note nearest the linking
+note), then a frontmatter alias. What is left is dangling.
 """
 
 from __future__ import annotations
@@ -274,6 +275,16 @@ def pasted_link_target(ref: str) -> str | None:
     return links[0].target or None
 
 
+def _relative_path(target: str, source: str) -> str | None:
+    """The path, without ``.md``, a wikilink's target written from the linking note's folder
+    (``[[../Other/Note]]``, ``[[./Note]]``: Obsidian's "Relative path to file" link format)
+    names, else None. Not a target whose last part ``normpath`` would take away (``../..``):
+    its keys keep the stem the target ends in (``key_stem``)."""
+    if not target.startswith(("./", "../")) or posixpath.basename(target) in ("", ".", ".."):
+        return None
+    return _strip_md(posixpath.normpath(posixpath.join(posixpath.dirname(source), target)))
+
+
 def _plain_target(match: re.Match[str]) -> bool:
     """Whether a markdown link's target (not a .md file's) is one: something, and spaces only
     between ``<`` and ``>`` (``[](<>)`` is empty, ``[sic](see above)`` is prose)."""
@@ -356,6 +367,12 @@ class Resolver:
         if link.kind == "markdown":
             return self._resolve_markdown(target, source)
         target = target.replace("\\", "/").lstrip("/")
+        relative = _relative_path(target, source)
+        if relative is not None:
+            if relative in self.by_path:
+                return self.by_path[relative]
+            if _norm(relative) in self.by_path_ci:
+                return self.by_path_ci[_norm(relative)]
         bare = _strip_md(target)
         if bare in self.by_path:
             return self.by_path[bare]
@@ -481,9 +498,12 @@ def lookup_keys(link: Link, source: str) -> LookupKeys:
         )
     target = target.replace("\\", "/").lstrip("/")
     bare = _strip_md(target)
-    # by_path / by_path_ci; _by_tail and by_name (same name key); by_alias.
+    from_folder = _relative_path(target, source)
+    # by_path / by_path_ci, from the source's folder first; _by_tail and by_name (same name key); by_alias.
     return LookupKeys(
-        frozenset({_norm(bare)}), frozenset({_norm(posixpath.basename(bare))}), frozenset({_norm(target)})
+        frozenset({_norm(bare)} if from_folder is None else {_norm(bare), _norm(from_folder)}),
+        frozenset({_norm(posixpath.basename(bare))}),
+        frozenset({_norm(target)}),
     )
 
 

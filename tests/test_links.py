@@ -541,3 +541,69 @@ def test_a_line_of_inline_code_in_triple_backticks_opens_no_fence():
     assert [chunk.heading_path for chunk in chunk_body(long)] == [(), ("Results",)]
     # a fence still opens with an info string, and with backticks in a tilde fence's
     assert [link.target for link in extract_links("```python x\n[[A]]\n```\n~~~ `x`\n[[B]]\n~~~\n[[C]]")] == ["C"]
+
+
+def test_a_wikilink_written_from_the_linking_notes_folder_resolves(tmp_path):
+    # Obsidian's "Relative path to file" link format writes [[../Other/Note|Note]] and [[./Here]];
+    # brain left them dangling (a markdown link was read so, a wikilink never).
+    resolver = Resolver(["A/Src.md", "A/Here.md", "Here.md", "Other/Note.md", "Note.md"])
+    assert [
+        resolver.resolve(link, "A/Src.md") for link in extract_links("[[../Other/Note|n]] [[./Here]] [[Here]]")
+    ] == [
+        "Other/Note.md",
+        "A/Here.md",
+        "Here.md",
+    ]
+    assert resolver.resolve(extract_links("[[../../Note]]")[0], "A/Src.md") is None  # out of the vault
+    vault = tmp_path / "vault"
+    for rel, text in {
+        "A/Src.md": "[[../Other/Note]] and [[./Here]]\n",
+        "A/Here.md": "here\n",
+        "Other/Note.md": "note\n",
+    }.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    with IndexView(directory) as view:
+        assert view.targets("A/Src.md") == {"Other/Note.md", "A/Here.md"}
+    # moved, the note's ./Here names B/Here, which a later run brings: resolved incrementally as a
+    # fresh index resolves it
+    (vault / "B").mkdir()
+    (vault / "A/Src.md").rename(vault / "B/Src.md")
+    index_into(home, vault)
+    with IndexView(directory) as view:
+        assert view.targets("B/Src.md") == {"Other/Note.md"}  # B/Here.md is not there yet
+    (vault / "B/Here.md").write_text("there\n", encoding="utf-8")
+    index_into(home, vault)
+    _, fresh = index_into(tmp_path / "fresh", vault)
+    with IndexView(directory) as view, IndexView(fresh) as again:
+        assert view.targets("B/Src.md") == again.targets("B/Src.md") == {"Other/Note.md", "B/Here.md"}
+
+
+def test_an_index_that_left_wikilinks_from_the_notes_folder_dangling_resolves_them(tmp_path):
+    """m029: the notes with a wikilink written from their folder are read again once by the next
+    `brain index` (nothing embedded again), and the links resolve."""
+    import sqlite3
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    for rel, text in {"A/Src.md": "[[../Other/Note]]\n", "Other/Note.md": "note\n", "Plain.md": "[[Note]]\n"}.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain left it: the link dangling
+    conn.execute("UPDATE links SET target_id = NULL, status = 'dangling' WHERE target = '../Other/Note'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
+    conn.commit()
+    conn.close()
+    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
+    with IndexView(directory) as view:
+        assert view.targets("A/Src.md") == {"Other/Note.md"}

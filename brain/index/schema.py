@@ -1313,6 +1313,23 @@ def m028_tags_and_aliases_in_any_case(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m028_tags_and_aliases_in_any_case")
 
 
+@INDEX_MIGRATIONS
+def m029_wikilinks_from_the_notes_folder(conn: sqlite3.Connection) -> None:
+    """A wikilink written from the linking note's folder (``[[../Other/Note]]``, ``[[./Note]]``,
+    Obsidian's "Relative path to file" format) resolves there, as Obsidian resolves it: brain left
+    it dangling. The notes that hold one are read again by the next run, and their links
+    resolved (hash and mtime cleared: the same bytes make no new version, and a chunk of the same
+    text keeps its vector)."""
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT source_id FROM links"
+        " WHERE kind != 'markdown' AND (target LIKE './%' OR target LIKE '../%'))"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m029_wikilinks_from_the_notes_folder")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1421,7 +1438,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m028_tags_and_aliases_in_any_case",
+    "m029_wikilinks_from_the_notes_folder",
     frozenset(
         [
             "aliases",
