@@ -5,8 +5,8 @@ the next run), then runs each hostile client below in a process of its own while
 client asks, one question after another, by the two paths that matter and over HTTP:
 
 - the prompt hook's (``client.ask`` as ``autorecall/hook.py`` calls it: hybrid+ppr, k 20, no
-  update, saying ``prompt_hook`` where the tree's client can, a deadline of BRAIN_PROMPT_BUDGET,
-  0.8 s): a miss here is a prompt recalled nothing;
+  update, saying ``prompt_hook`` and asking again while refused where the tree's client can, a
+  deadline of BRAIN_PROMPT_BUDGET, 0.8 s): a miss here is a prompt recalled nothing;
 - `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s): a miss here
   is a 10 s model load in-process instead;
 - another HTTP client's (the hook's question POSTed with the token, a deadline of 15 s): a miss
@@ -438,6 +438,8 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
 
     # as the hook asks: a tree from before the field sends none (and the server ignores it)
     says = {"prompt_hook": True} if "prompt_hook" in inspect.signature(client.ask).parameters else {}
+    if "tries" in inspect.signature(client.ask).parameters:  # asked again while refused, within its deadline
+        says["tries"] = hook.ASK_TRIES
 
     out: dict[str, list[Any]] = {
         name: [] for name in ("hook", "hook_missed", "ask", "ask_missed", "http", "http_missed")

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import pytest
 from conftest import FakeEmbedder
 from index_helpers import index_into
 from ledger_helpers import brain_command
-from serve_helpers import served, starting_server, wait_until
+from serve_helpers import raw_exchange, served, starting_server, wait_until
 
 from brain.autorecall import select
 from brain.autorecall.hook import parse_payload
@@ -103,13 +104,18 @@ def server(indexed):
         yield daemon
 
 
+CLOSE = "close"  # a FakeServer reply: the connection closed unread, as a place closed for another client's
+
+
 class FakeServer:
     """A socket where the vault's server should be: it hangs, or answers ``reply`` and keeps what
-    it was sent. ``close`` stops it."""
+    it was sent; with ``replies``, the next of them to each connection (the last again and again),
+    ``CLOSE`` a connection closed unread. ``close`` stops it."""
 
-    def __init__(self, root: Path, *, reply: dict[str, Any] | None = None):
-        self.root, self.reply = root, reply
+    def __init__(self, root: Path, *, reply: dict[str, Any] | None = None, replies: list[Any] | None = None):
+        self.root, self.reply, self.replies = root, reply, list(replies or ())
         self.received: list[bytes] = []
+        self.connected: list[float] = []  # when each connection was accepted (time.monotonic)
         self.held: list[socket.socket] = []
         directory = runtime.runtime_dir(root)
         runtime.make_private(directory)  # as the server makes it: a record elsewhere is not read
@@ -129,8 +135,14 @@ class FakeServer:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            if self.reply is None:
+            self.connected.append(time.monotonic())
+            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0] if self.replies else self.reply
+            if reply is None:
                 self.held.append(conn)  # never answer
+                continue
+            if reply == CLOSE:
+                conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
                 continue
             data = b""
             while not data.endswith(b"\n"):
@@ -139,7 +151,7 @@ class FakeServer:
                     break
                 data += chunk
             self.received.append(data)
-            conn.sendall(protocol.encode(self.reply))
+            conn.sendall(protocol.encode(reply))
             conn.close()
 
     def close(self) -> None:
@@ -365,6 +377,64 @@ def test_a_slow_server_costs_the_budget_and_nothing_else(indexed):
     # Gave up on the server before the budget ran out, with time left to say so.
     assert row["reason"] == "timeout" and row["server_ms"] < 1500 and row["latency_ms"] < 1500
     assert "nothing added (timeout" in _log() and "gave up" not in _log()
+
+
+BUSY = protocol.error("busy", "64 requests are being answered at once")
+
+
+def _answer_to_the_hook(root: Path) -> dict[str, Any]:
+    """What the vault's real server answers the hook's question, to be played back by a fake."""
+    with served(root, watch=False) as daemon:
+        reply = json.loads(raw_exchange(daemon.socket_path, _hook_request(root)))
+    assert reply["ok"] is True and reply["result"]["results"][0]["results"], reply
+    return reply
+
+
+def _hook_request(root: Path) -> bytes:
+    from brain.autorecall import hook
+    from brain.recall.types import RecallSettings
+
+    fields = {
+        "query": QUESTION,
+        "modes": [select.MODE],
+        "settings": protocol.settings_to_dict(RecallSettings(k=hook.ASK_K)),
+    }
+    return protocol.encode(protocol.request("ask", str(root), update=False, wait=0.0, prompt_hook=True, **fields))
+
+
+@pytest.mark.parametrize("refusal", [BUSY, CLOSE], ids=["busy", "closed-unanswered"])
+def test_a_server_that_takes_no_question_at_first_is_asked_again_within_the_budget(indexed, refusal):
+    """The hook gave up at the first ``busy`` (or its place closed for another client's) with most
+    of its 0.8 s left: the prompt went on without notes the server would have given a moment later."""
+    answer = _answer_to_the_hook(indexed)
+    with fake_server(indexed, replies=[refusal, answer]) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.8")
+    context = _context(proc)
+    assert context.startswith(select.HEADER.format(root=indexed)) and "AI/Agent memory.md" in context
+    assert len(fake.connected) == 2  # refused once, then answered: never asked again after an answer
+    assert len(fake.received) == (1 if refusal == CLOSE else 2)
+    row = _rows()[-1]
+    assert row["reason"] is None and row["shown"] >= 1
+
+
+def test_a_server_busy_throughout_costs_a_few_tries_within_the_budget_and_nothing_else(indexed):
+    from brain.autorecall import hook
+
+    with fake_server(indexed, replies=[BUSY]) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.8")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""  # the prompt goes on untouched
+    assert 2 <= len(fake.connected) <= getattr(hook, "ASK_TRIES", 4)  # asked again, a few times at most
+    (row,) = _rows()
+    assert row["reason"] == "server-unavailable" and "busy" in row["detail"] and "tries" in row["detail"]
+    assert row["latency_ms"] < 800 and row["server_ms"] < 800 - 1000 * hook.RESERVE
+    assert fake.connected[-1] - fake.connected[0] < 0.8
+
+
+def test_a_server_that_answers_with_an_error_is_not_asked_again(indexed):
+    with fake_server(indexed, replies=[protocol.error("internal", "RuntimeError: a bug")]) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert len(fake.connected) == 1 and _rows()[0]["reason"] == "server-unavailable"
 
 
 def test_hung_stdin_is_cut_off_by_the_watchdog(indexed):

@@ -37,6 +37,10 @@ from . import select
 RESERVE = 0.15  # seconds of the budget kept for the database and the output after asking
 MIN_ASK = 0.05  # less time than this left: not worth asking
 ASK_K = 20  # results asked for: the threshold and the session's dedupe thin them to BRAIN_PROMPT_K
+# Asks at most, within the budget, while the server takes no question (``busy``, or its place
+# closed for another client's before it was read: ``client.Refused``): the first refusal cost the
+# prompt its notes with most of the budget left.
+ASK_TRIES = 4
 
 # Reasons for showing nothing, besides select's (recalls.reason).
 NO_VAULT = "no-vault"
@@ -238,7 +242,7 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
         # what every brain's results hold (a chunk, its text and scores), and never answers
         # in-process, so passing it over would recall nothing until it is restarted; said to be
         # the prompt hook's, it has a place kept and goes first while other clients keep the
-        # server busy (a server from before that ignores it)
+        # server busy (a server from before that ignores it); refused, it is asked again
         results = client.ask(
             root,
             row["prompt"],
@@ -248,9 +252,11 @@ def _ask(root: Path, row: dict[str, Any], deadline: float) -> list[Any] | None:
             timeout=timeout,
             any_shape=True,
             prompt_hook=True,
+            tries=ASK_TRIES,
         )
     except client.NoServer as exc:
-        late = time.monotonic() - asked >= timeout * 0.9
+        # refused to the last try: not a timeout, however little time its tries left
+        late = not isinstance(exc, client.Refused) and time.monotonic() - asked >= timeout * 0.9
         row.update(reason=TIMEOUT if late else SERVER_UNAVAILABLE, detail=str(exc))
         return None
     except client.ServerError as exc:

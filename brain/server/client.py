@@ -29,6 +29,11 @@ from . import protocol, runtime
 # ``bad_request``: the request is wrong, wherever it is answered.
 FALL_BACK = ("starting", "busy", "internal", "wrong_vault")
 CONNECT_PAUSE = 0.02  # at most this long between tries to connect while the server's backlog is full
+# Between two tries of a request the server took no question from (``Refused``): the first pause
+# at most, doubled each time up to the last, each drawn from its second half (clients refused
+# together do not come back together); and the time that must be left after a pause for another try.
+RETRY_PAUSES = (0.025, 0.1)
+RETRY_LEFT = 0.05
 
 
 class NoServer(Exception):
@@ -38,6 +43,12 @@ class NoServer(Exception):
 class Unresponsive(NoServer):
     """A server took the connection but gave no answer in time: hung, paused (Ctrl-Z, SIGSTOP) or
     swamped. Unlike a missing server, asking it again soon costs the whole timeout again."""
+
+
+class Refused(NoServer):
+    """The server took no question: it answered ``busy`` (every place being answered), or closed
+    the connection before a byte of answer (a place closed for another client's). Nothing was
+    answered, so asking again a moment later asks nothing twice (``call``'s ``tries``)."""
 
 
 class OtherBuild(NoServer):
@@ -77,7 +88,7 @@ class ServerError(BrainError):
         self.code = code
 
 
-def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fields: Any) -> Any:
+def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, tries: int = 1, **fields: Any) -> Any:
     """Send one request to the server of vault ``root``; its ``result``, or an exception.
 
     ``NoServer`` when none answers in ``timeout`` seconds or it answers with a reason to fall
@@ -85,6 +96,11 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fiel
     ``protocol.MAX_REQUEST_BYTES``, not sent (every server refuses it). ``OtherBuild`` (a
     ``NoServer``) for a result (``protocol.RESULT_OPS``) from a server of another brain, unless
     ``any_shape``: the caller reads what it can of one.
+
+    With ``tries`` over 1, a request the server took no question from (``Refused``: ``busy``, or
+    closed unanswered) is sent again after a short pause (``RETRY_PAUSES``, jittered), up to
+    ``tries`` times in all and never past ``timeout``: a reply of any other kind, an answer or an
+    error, is never asked again, nor is a server that did not answer in time.
     """
     deadline = time.monotonic() + timeout
     record = runtime.read_record(root)
@@ -105,8 +121,31 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fiel
     payload = protocol.encode(protocol.request(op, str(root), **fields))
     if len(payload) > protocol.MAX_REQUEST_BYTES:  # what every server answers it: not sent
         raise ServerError("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
+    pause = RETRY_PAUSES[0]
+    for attempt in range(1, max(1, tries) + 1):
+        try:
+            return _call_once(root, record["socket"], payload, deadline, timeout)
+        except Refused as exc:
+            if attempt >= tries:
+                raise Refused(f"{exc} ({attempt} tries)" if attempt > 1 else str(exc)) from None
+            import random  # here: only a refused request pays for it (the prompt hook counts its imports)
+
+            wait = pause * random.uniform(0.5, 1.0)
+            if deadline - time.monotonic() - wait < RETRY_LEFT:  # no time for another try
+                raise Refused(
+                    f"{exc} ({attempt} {'tries' if attempt > 1 else 'try'}, no time left for another)"
+                ) from None
+            time.sleep(wait)
+            pause = min(pause * 2, RETRY_PAUSES[1])
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: float) -> Any:
+    """One exchange of ``call``: the ``result``, or its exceptions."""
     try:
-        reply = _exchange(record["socket"], payload, deadline)
+        reply = _exchange(path, payload, deadline)
+    except _Unanswered as exc:
+        raise Refused(f"brain serve for {root} closed the connection unanswered ({exc})") from None
     except TimeoutError as exc:
         raise Unresponsive(f"brain serve for {root} did not answer in {timeout:g} s ({exc})") from None
     except (OSError, ValueError, RecursionError) as exc:  # refused, missing socket, reset, bad or too deep JSON
@@ -118,6 +157,8 @@ def call(root: Path, op: str, *, timeout: float, any_shape: bool = False, **fiel
     raw_error = reply.get("error")
     err: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     code, text = str(err.get("code", "internal")), str(err.get("message", "no message"))
+    if code == "busy":
+        raise Refused(f"brain serve for {root}: {code}: {text}")
     if code in FALL_BACK:
         raise NoServer(f"brain serve for {root}: {code}: {text}")
     raise ServerError(code, text)
@@ -133,11 +174,16 @@ def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
     return (["past"] if past else []) + (["history_as_of"] if then else []) + (["prefixes"] if prefixes else [])
 
 
+class _Unanswered(OSError):
+    """The server closed the connection (or reset it) before sending a byte of answer."""
+
+
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
     """Send ``payload``, return the reply read. A server that answered before reading the whole
     request (``busy``, from a server before it read such requests through) and closed has the
     write fail (a broken pipe), or the read after the answer (a reset), with its answer already
-    here: it is read all the same, and the error raised only when no whole answer came."""
+    here: it is read all the same, and the error raised only when no whole answer came:
+    ``_Unanswered`` when not a byte of it did."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     broken: OSError | None = None
     chunks: list[bytes] = []
@@ -160,6 +206,9 @@ def _exchange(path: str, payload: bytes, deadline: float) -> Any:
             broken = broken or exc
     finally:
         sock.close()
+    if not chunks:
+        why = f"{type(broken).__name__}: {broken}" if broken is not None else "no reply"
+        raise _Unanswered(why)
     try:
         return json.loads(b"".join(chunks).decode("utf-8"))
     except ValueError:
@@ -207,6 +256,7 @@ def ask(
     valid_at: str | None = None,
     any_shape: bool = False,
     prompt_hook: bool = False,
+    tries: int = 1,
 ) -> list[RecallResult]:
     """One result per mode, as ``Recaller.compare`` would return them in-process.
 
@@ -230,6 +280,8 @@ def ask(
 
     ``prompt_hook`` says the ask is the prompt hook's (``protocol``: a place is kept for it, and
     it goes before other clients' questions); a server from before it ignores it.
+
+    ``tries``: asks at most, within ``timeout``, while the server takes no question (``call``).
     """
     fields: dict[str, Any] = {
         "query": query,
@@ -261,7 +313,7 @@ def ask(
         protocol.check_request(protocol.request("ask", str(root), **fields))
     except protocol.ProtocolError as exc:
         raise NoServer(f"brain serve does not take this request ({exc.message})") from None
-    result = call(root, "ask", timeout=timeout, any_shape=any_shape, **fields)
+    result = call(root, "ask", timeout=timeout, any_shape=any_shape, tries=tries, **fields)
     try:
         results = [protocol.decode_result(r) for r in result["results"]]
     except (TypeError, KeyError, protocol.ProtocolError) as exc:
