@@ -410,3 +410,76 @@ def test_a_kind_of_line_is_said_at_once_after_a_quiet_time_and_else_counted(monk
         "a client left mid-request (BrokenPipeError)",
         "WARNING",
     )
+
+
+def test_a_flood_of_one_request_that_hits_a_bug_says_its_traceback_once_and_counts_the_rest(
+    toy_vault, monkeypatch, caplog
+):
+    """Each request that hit a bug logged its whole traceback: a client sending one such request
+    again and again moved serve.log's errors out past its 5 MB within minutes. Now the first of
+    each kind (its type and the lines it was raised through) is whole, the others counted as the
+    connection lines are; a bug of another kind has its own traceback."""
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 1.0)
+    monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    requests = 60
+    _index(toy_vault)
+    with caplog.at_level("INFO", logger="brain"), served(toy_vault, watch=False) as daemon:
+
+        def broken_status() -> dict:
+            raise RuntimeError("a bug in status")
+
+        def broken_neighbours(note: str, *, wait: float = 0.0) -> dict:
+            raise KeyError("a bug in neighbours")
+
+        monkeypatch.setattr(daemon.service, "status", broken_status)
+        monkeypatch.setattr(daemon.service, "neighbours", broken_neighbours)
+        for _ in range(requests):
+            assert request(daemon, "status")["error"] == {
+                "code": "internal",
+                "message": "RuntimeError: a bug in status",
+            }
+        for _ in range(3):
+            assert request(daemon, "neighbours", note="AI/Agent memory.md")["error"]["code"] == "internal"
+    # the server's stop says the counts left
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    whole = [r for r in errors if r.exc_info]
+    assert [(r.getMessage(), type(r.exc_info[1]).__name__) for r in whole] == [
+        ("request status failed", "RuntimeError"),
+        ("request neighbours failed", "KeyError"),
+    ]
+    counted = [r.getMessage() for r in errors if not r.exc_info]
+    status_lines = [m for m in counted if "RuntimeError: a bug in status" in m]
+    assert sum(int(m.split()[0]) if m[0].isdigit() else 1 for m in status_lines) == requests - 1, counted
+    assert len(status_lines) <= 3, counted  # one count a second at most, the test's few seconds
+    assert all(re.search(r"at tests/test_serve_places\.py:\d+; its traceback is in the log at ", m) for m in counted)
+    assert daemon.service.errors == requests + 3
+
+
+def test_a_failure_said_whole_once_is_counted_after_and_one_of_another_place_is_said_whole(monkeypatch, caplog):
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 0.3)
+    said = daemon_module._Said()
+
+    def fail(where: int) -> None:
+        try:
+            if where == 1:
+                raise ValueError("one")
+            raise ValueError("two")
+        except ValueError as exc:
+            said.failed("a request failed", exc)
+
+    with caplog.at_level("INFO", logger="brain"):
+        for _ in range(3):
+            fail(1)
+        fail(2)  # the same type raised on another line: a bug of its own
+        time.sleep(0.35)
+        said.flush()
+        time.sleep(0.35)
+        fail(1)  # quiet since: said at once, as one line (its traceback was said)
+    got = [(r.getMessage(), bool(r.exc_info)) for r in caplog.records]
+    assert [w for _, w in got] == [True, True, False, False], got
+    assert re.fullmatch(
+        r"2 more like it in the last \d s: a request failed: ValueError: one "
+        r"\(at tests/test_serve_places\.py:\d+; its traceback is in the log at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)",
+        got[2][0],
+    )
+    assert got[3][0].startswith("a request failed: ValueError: one (at tests/test_serve_places.py:")

@@ -226,6 +226,9 @@ class Service:
         self.started_at = time.time()
         self.queries = 0
         self.errors = 0
+        # how a request that failed on a bug is said (``handle``): its traceback in the log; the
+        # socket's server says the first of each kind whole and counts the others (``daemon._Said``)
+        self.on_failure: Callable[[str, BaseException], None] = _log_failure
         # starting → ready; empty (``empty`` says so) while the index holds no notes, which is no
         # failure: the vault has none yet, and the watcher serves them as they are written; failed
         # (with ``failure``) when no state can load
@@ -1117,10 +1120,14 @@ class Service:
             return protocol.error("index_mismatch", str(exc))
         except BrainError as exc:
             return protocol.error("brain_error", str(exc))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a bug: said in the log (on_failure), answered internal
             self.count_error()
-            log.exception("request %s failed", message.get("op"))
+            self.on_failure(f"request {message.get('op')} failed", exc)
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+
+def _log_failure(what: str, exc: BaseException) -> None:
+    log.error("%s", what, exc_info=exc)
 
 
 def fold_wal(store: IndexStore) -> bool:
