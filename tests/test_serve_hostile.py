@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import socket
 import struct
 import subprocess
@@ -622,3 +623,75 @@ def test_an_http_client_that_sends_half_its_body_and_waits_is_told_why_not_answe
         assert json.loads(body)["error"] == {"code": "bad_request", "message": "no whole request body within 1 s"}
         assert request(daemon, "ping")["ok"] is True
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def _http_head(daemon, length: int) -> tuple[int, bytes]:
+    url = daemon.http_url()
+    assert url is not None
+    port = int(url.split(":")[2].split("/")[0])
+    token = runtime.read_record(daemon.root)["token"]
+    head = (
+        f"POST /v1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+    return port, head.encode()
+
+
+def test_an_http_client_that_closes_mid_body_is_said_as_such_counted_and_its_part_never_answered(
+    toy_vault, monkeypatch, caplog
+):
+    """A client that closed before the end of the body its Content-Length gave had what came read
+    as its request: "bad request" said of a client that had left, and a whole JSON object sent
+    before the end (a ping here) answered for no one. Now it is said as what it is, counted as the
+    other kinds of connection are; one that stopped writing and waits is told why (400)."""
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 60.0)
+    monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    _index(toy_vault)
+    clients = 20
+    with caplog.at_level("INFO", logger="brain"), served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        ping = protocol.encode(protocol.request("ping", str(daemon.root))).strip()
+        port, head = _http_head(daemon, len(ping) + 40)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(head + ping)
+            sock.shutdown(socket.SHUT_WR)  # stopped writing, and waits for the answer
+            answer = sock.makefile("rb").read()
+        said, _, body = answer.partition(b"\r\n\r\n")
+        assert said.split()[1] == b"400", answer
+        assert json.loads(body)["error"] == {
+            "code": "bad_request",
+            "message": f"the body ended at {len(ping)} of the {len(ping) + 40} bytes of its Content-Length",
+        }
+        for n in range(clients):  # closed mid-body, the answer never read
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(head + ping[: 5 + n])
+        wait_until(lambda: len(daemon.connections._open) == 0, 10, "the connections ended")
+        assert request(daemon, "ping")["ok"] is True
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if m.startswith("bad request")], messages
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], messages
+    stopped = [m for m in messages if "an HTTP client stopped mid-body" in m]
+    assert (
+        stopped[0]
+        == f"an HTTP client stopped mid-body ({len(ping)} of the {len(ping) + 40} bytes its Content-Length gives)"
+    )
+    # the others counted, said as the server stops
+    assert len(stopped) == 2 and re.fullmatch(
+        rf"{clients} more like it in the last \d+ s: an HTTP client stopped mid-body \(\d+ of the \d+ bytes .*\)",
+        stopped[1],
+    ), stopped
+
+
+def test_an_http_client_that_resets_mid_body_is_said_to_have_left_not_logged_as_a_bug(toy_vault, caplog):
+    _index(toy_vault)
+    with caplog.at_level("INFO", logger="brain"), served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, head = _http_head(daemon, 100)
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock.sendall(head + b'{"v": 1')
+        time.sleep(0.5)  # the server reads the body, and waits for the rest
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset
+        wait_until(lambda: len(daemon.connections._open) == 0, 10, "the connection ended")
+        assert request(daemon, "ping")["ok"] is True
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], messages
+    assert "an HTTP client left mid-body (ConnectionResetError)" in messages, messages

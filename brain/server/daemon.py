@@ -933,6 +933,26 @@ class _HttpHandler(BaseHTTPRequestHandler):
         except TimeoutError:  # the client's, not a bug: it was logged with a traceback, answered 500
             _SAID.say(logging.INFO, "an HTTP client sent no whole body within %.0f s", self.timeout)
             return self._reply(408, protocol.error("bad_request", f"no whole request body within {self.timeout:g} s"))
+        except OSError as exc:  # reset mid-body: the client left (it was taken for a bug, a traceback)
+            _SAID.say(logging.INFO, "an HTTP client left mid-body (%s)", type(exc).__name__)
+            return None
+        if len(body) < length:
+            # the client closed (or stopped writing) before the end its Content-Length gave: what
+            # came was read as the request, a "bad request" said of a client that had left, or a
+            # whole JSON object before the end answered for no one
+            _SAID.say(
+                logging.INFO,
+                "an HTTP client stopped mid-body (%d of the %d bytes its Content-Length gives)",
+                len(body),
+                length,
+                kind="an HTTP client stopped mid-body",
+            )
+            return self._reply(
+                400,
+                protocol.error(
+                    "bad_request", f"the body ended at {len(body)} of the {length} bytes of its Content-Length"
+                ),
+            )
         # its process, as a socket client's: before, HTTP requests took no turns and had no share,
         # so one HTTP client asking 64 questions at once had the prompt hook's behind all of them
         pid = daemon.tcp_peers.pid(self.connection)
