@@ -300,13 +300,36 @@ class Hostile:
         never twice in a row while another client's waits."""
         self.flood(loader="load_as_hook")
 
-    def flood(self, loaders: int = 4, count: int = 2000, loader: str = "load") -> None:
+    def kept_full(self) -> None:
+        """``flood``, and 8 processes more each asking the prompt hook's question back to back,
+        saying so (eight other sessions' hooks, never quiet): the places kept for the hook are
+        all being answered, and the well-behaved hook's ask finds none free now and then."""
+        self.flood(sessions=8)
+
+    def one_hook(self) -> None:
+        """Another session's prompt hook, asking back to back: its question (k 20), said to be the hook's."""
+        line = self.ask_line(settings={"k": 20}, prompt_hook=True)
+        while not self.stop.is_set():
+            try:
+                sock = self.connect()
+                sock.settimeout(30)
+                sock.sendall(line)
+                sock.shutdown(socket.SHUT_WR)
+                while sock.recv(1 << 16):
+                    pass
+                sock.close()
+            except OSError:
+                pass
+
+    def flood(self, loaders: int = 4, count: int = 2000, loader: str = "load", sessions: int = 0) -> None:
         """Every place being answered (``loaders`` processes of ``load``: 16 questions of k 200
         in flight each), and a flood of connections that are ``busy`` at once: up to ``count``
         each that send nothing, that send a byte a second, and that send a ping and never close
-        nor read, opened as fast as the server takes them and again as it closes them."""
+        nor read, opened as fast as the server takes them and again as it closes them; and
+        ``sessions`` processes of ``one_hook``."""
         here = [sys.executable, __file__, "--home", os.environ["BRAIN_HOME"], "--vault", self.vault]
-        children = [subprocess.Popen([*here, "--hostile", loader], stdout=subprocess.DEVNULL) for _ in range(loaders)]
+        kinds = [loader] * loaders + ["one_hook"] * sessions
+        children = [subprocess.Popen([*here, "--hostile", kind], stdout=subprocess.DEVNULL) for kind in kinds]
         ping = json.dumps({"v": 1, "op": "ping", "vault": self.vault}).encode() + b"\n"
         held: dict[str, list[socket.socket]] = {"nothing": [], "trickle": [], "never_close": []}
 
@@ -482,6 +505,21 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
     return out
 
 
+def _kinds_of(missed: list[str]) -> str:
+    """How many of ``missed`` (a path's misses, as ``well_behaved`` says them) are which kind."""
+    kinds = {"timed out": 0, "busy": 0, "closed unanswered": 0, "other": 0}
+    for line in missed:
+        if "did not answer in" in line:
+            kinds["timed out"] += 1
+        elif ": busy: " in line:
+            kinds["busy"] += 1
+        elif "closed the connection unanswered" in line or "JSONDecodeError" in line:  # the latter: before Refused
+            kinds["closed unanswered"] += 1
+        else:
+            kinds["other"] += 1
+    return ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n)
+
+
 def run_hostile(name: str, vault: Path, home: Path) -> None:
     """Run one hostile client on the vault's server until SIGTERM; print how many connections it opened."""
     os.environ["BRAIN_HOME"] = str(home)
@@ -548,6 +586,7 @@ def main() -> None:
             "refused_slow",
             "flood",
             "hook_flood",
+            "kept_full",
         ]
         only = [name for name in args.only.split(",") if name]
         print(
@@ -581,6 +620,8 @@ def main() -> None:
                 f"   {pct(w, 50) * 1000:6.0f}ms {pct(w, 95) * 1000:5.0f}ms {len(out['http_missed']):>4}/{args.asks}"
                 f"   {opened}; {use}"
             )
+            if out["hook_missed"]:
+                print(f"           the hook's misses: {_kinds_of(out['hook_missed'])}")
             for missed in (out["hook_missed"] + out["ask_missed"] + out["http_missed"])[:2]:
                 print(f"           e.g. {missed[:150]}")
             time.sleep(1.0)
