@@ -695,3 +695,20 @@ def test_an_http_client_that_resets_mid_body_is_said_to_have_left_not_logged_as_
     messages = [r.getMessage() for r in caplog.records]
     assert not [r for r in caplog.records if r.levelname == "ERROR"], messages
     assert "an HTTP client left mid-body (ConnectionResetError)" in messages, messages
+
+
+def test_an_http_client_that_resets_before_its_headers_end_is_said_in_the_log_not_a_traceback_on_stderr(
+    toy_vault, caplog, capfd
+):
+    _index(toy_vault)
+    with caplog.at_level("INFO", logger="brain"), served(toy_vault, watch=False, http=("127.0.0.1", 0)) as daemon:
+        port, head = _http_head(daemon, 100)
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock.sendall(head[:30])  # half its headers
+        time.sleep(0.5)  # the server reads them, and waits for the rest
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset
+        wait_until(lambda: len(daemon.connections._open) == 0, 10, "the connection ended")
+        assert request(daemon, "ping")["ok"] is True
+    assert "Traceback" not in capfd.readouterr().err
+    assert "an HTTP client left mid-request (ConnectionResetError)" in [r.getMessage() for r in caplog.records]

@@ -885,7 +885,12 @@ class _HttpHandler(BaseHTTPRequestHandler):
             _linger_refused(self.connection, connections)  # closed unread, the client still sending got a reset
             return
         try:
-            super().handle()
+            try:
+                super().handle()
+            except OSError as exc:  # reset as its request line or headers were read: it escaped to
+                # socketserver, whose traceback went to stderr (a terminal, or nowhere when detached)
+                _SAID.say(logging.INFO, "an HTTP client left mid-request (%s)", type(exc).__name__)
+                return
             # a refusal before the body (401, 403, 404, 405, 411, 415; the standard library's 400,
             # 414, 431 and 501) leaves it unread: read on, the client reads its status, not a reset
             _linger(self.connection)
