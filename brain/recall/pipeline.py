@@ -930,7 +930,9 @@ class Recaller:
         if settings.freshness > 0 and fusion.is_temporal(state.query) and pool:
             position = fusion.recency({c.note_id: c.date for c in pool})
             for c in pool:
-                c.score *= 1 + settings.freshness * position[c.note_id]
+                # A share of the score's size, up: after the reranker the scores are its logits,
+                # below zero for most passages, where × (1 + boost) put the newest note last.
+                c.score += abs(c.score) * settings.freshness * position[c.note_id]
             pool.sort(key=lambda c: -c.score)
         successors = self.successors()
         if successors and any(c.note_id in successors for c in pool[: settings.k]):

@@ -1,0 +1,47 @@
+"""Recall stages read as a reviewer: each test here failed on the code it was written against."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write
+
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+
+
+class Constant:
+    """A cross-encoder that cannot tell the passages apart, at a logit below zero (an MS MARCO
+    model scores a passage it finds irrelevant at about -5 to -11)."""
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def score(self, query, candidates):
+        return [self.value] * len(candidates)
+
+
+@pytest.fixture
+def yearly(tmp_path):
+    root = tmp_path / "dated"
+    for year in (2022, 2023, 2024, 2025):
+        head = f"---\ndate: {year}-06-01\ntitle: Launch deadline\n---\n"
+        write(root, f"Deadline {year}.md", f"{head}The launch deadline is set for the spring release.\n")
+    index_vault(root, progress=False)
+    return root
+
+
+@pytest.mark.parametrize("logit", [-5.0, 5.0])
+def test_freshness_after_the_reranker_puts_the_newest_first_also_at_scores_below_zero(yearly, monkeypatch, logit):
+    """A temporal query prefers the newest of near-equals. After a cross-encoder the scores are
+    its logits, below zero for most passages: × 1.15 made the newest note's the lowest, and
+    "what is the current launch deadline" answered the oldest of four equal notes first."""
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Constant(logit))
+    recaller = open_recaller(yearly)
+    try:
+        result = recaller.ask("what is the current launch deadline", "hybrid+rerank")
+    finally:
+        recaller.close()
+    assert result.reranked
+    assert [c.path for c in result.results] == [f"Deadline {year}.md" for year in (2025, 2024, 2023, 2022)]
+    assert [c.score for c in result.results] == sorted((c.score for c in result.results), reverse=True)
