@@ -139,7 +139,7 @@ def recall_settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             "--pool",
             type=click.IntRange(1, 1000),
             default=None,
-            help=f"Notes the reranker scores (one-hop additions come on top); lower it on slow CPUs. "
+            help=f"Notes the reranker scores, at least -k (one-hop additions come on top); lower it on slow CPUs. "
             f"[default: $BRAIN_RERANK_POOL or {DEFAULT_RERANK_POOL}]",
         ),
     ]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from click.testing import CliRunner
 from conftest import write
 
+from brain.cli import cli
 from brain.index.indexer import index_vault
 from brain.recall.opening import open_recaller
+from brain.recall.types import RecallSettings
 
 
 class Constant:
@@ -45,3 +50,24 @@ def test_freshness_after_the_reranker_puts_the_newest_first_also_at_scores_below
     assert result.reranked
     assert [c.path for c in result.results] == [f"Deadline {year}.md" for year in (2025, 2024, 2023, 2022)]
     assert [c.score for c in result.results] == sorted((c.score for c in result.results), reverse=True)
+
+
+@pytest.mark.parametrize("mode", ["vector+rerank", "hybrid+ppr+rerank"])
+def test_a_reranker_pool_smaller_than_k_still_answers_k_notes(yearly, monkeypatch, mode):
+    """The reranker scored the top --pool and the answer was those alone: `-k 4 --pool 2` gave
+    two notes of the four asked for, and nothing said why."""
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Constant(1.0))
+    recaller = open_recaller(yearly)
+    try:
+        result = recaller.ask("spring release", mode, RecallSettings(k=4, pool=2))
+    finally:
+        recaller.close()
+    assert result.reranked and len(result.results) == 4, [c.path for c in result.results]
+    out = CliRunner().invoke(
+        cli,
+        ["ask", "--vault", str(yearly), "--no-server", "--json", "-k", "4", "--pool", "2", "--mode", mode, "spring"],
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert len(data["results"]) == 4 and all(r["rerank_score"] is not None for r in data["results"])

@@ -964,10 +964,13 @@ class Recaller:
         *,
         fused: bool,
     ) -> list[Candidate]:
+        # At least the k asked for: the answer is what the reranker scored, and `-k 40` with the
+        # pool of 30 answered 30 notes.
+        scored = max(settings.pool, settings.k)
         if fused:  # the fused order already mixes every lane: take its top
-            candidates = pool[: settings.pool]
+            candidates = pool[:scored]
         else:  # the dense top, plus everything the hop added
-            candidates = [c for c in pool if c.via is None][: settings.pool] + [c for c in pool if c.via is not None]
+            candidates = [c for c in pool if c.via is None][:scored] + [c for c in pool if c.via is not None]
         missing = [c for c in candidates if c.note_id not in state.rerank_scores]
         scores = self._rerank_scores(state.query, missing, result, timings) if missing else {}
         if scores is None:  # fallback: the order the earlier stages gave
