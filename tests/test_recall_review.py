@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 from click.testing import CliRunner
@@ -71,3 +72,28 @@ def test_a_reranker_pool_smaller_than_k_still_answers_k_notes(yearly, monkeypatc
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert len(data["results"]) == 4 and all(r["rerank_score"] is not None for r in data["results"])
+
+
+@pytest.mark.parametrize(
+    ("written", "asked"),
+    [
+        (unicodedata.normalize("NFD", "crème brûlée"), unicodedata.normalize("NFC", "crème brûlée")),
+        (unicodedata.normalize("NFC", "crème brûlée"), unicodedata.normalize("NFD", "crème brûlée")),
+        ("всё включено", "все включено"),
+        ("ｓｑｌｉｔｅ ｔｕｎｉｎｇ", "sqlite tuning"),
+    ],
+)
+def test_the_entity_gate_knows_a_name_however_it_is_composed(tmp_path, written, asked):
+    """The gate keyed titles and aliases as written and looked the query up as the index searches
+    it (composed, narrow): a name a Mac wrote decomposed, or with ё, or in full width, was no
+    name of the vault to it, and `gated` followed the links of a query that names a note."""
+    root = tmp_path / "names"
+    write(root, "Dessert.md", f"---\naliases: [{written}]\n---\nA custard under burnt sugar.\n")
+    write(root, "Kitchen.md", "The [[Dessert]] is served cold.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        gate = recaller.ask(asked, "gated").gate
+    finally:
+        recaller.close()
+    assert gate.entity and "Dessert.md" in gate.reason, gate

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..text import word_chars, yo_as_ye
+from ..text import for_search, word_chars, yo_as_ye
 from .types import Gate
 
 if TYPE_CHECKING:
@@ -51,8 +51,10 @@ MAX_NAME_WORDS = 4
 
 
 def normalise_name(text: str) -> str:
-    """A name as the gate's table keys it: quotes, brackets and end punctuation off, spaces one, casefolded."""
-    text = text.strip().strip("\"'`“”«»[]").strip()
+    """A name as the gate's table keys it: quotes, brackets and end punctuation off, spaces one,
+    casefolded, ё as е, and as the index searches it (``for_search``: composed, narrow), which is
+    how the query comes (a title a Mac wrote decomposed was no name to a query typed composed)."""
+    text = yo_as_ye(for_search(text)).strip().strip("\"'`“”«»[]").strip()
     text = text.rstrip("?!.")  # not a regex: "[?!.]+$" tried every dot of a long run again
     return re.sub(r"\s+", " ", text).casefold()
 
