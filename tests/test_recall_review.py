@@ -97,3 +97,26 @@ def test_the_entity_gate_knows_a_name_however_it_is_composed(tmp_path, written, 
     finally:
         recaller.close()
     assert gate.entity and "Dessert.md" in gate.reason, gate
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_no_note_is_said_to_be_put_first_when_the_query_names_two(tmp_path, depth):
+    """The names lane marks each note it names whole; the fusion puts one first only where it is
+    the only one. A note the names lane brought to the pool kept its mark when two were named, and
+    `brain eval --explain` said "the query is the name of …, and only of it: put first"; and at
+    --depth 1 the lane listed one of the two, which was then the only one, and was put first."""
+    root = tmp_path / "twins"
+    write(root, "Alpha/Plan.md", "---\naliases: [Roadmap]\n---\nKettle lantern meadow.\n")
+    write(root, "Beta/Plan.md", "---\naliases: [Roadmap]\n---\nOrchard pepper ladder.\n")
+    for i in range(4):
+        write(root, f"Other {i}.md", f"Roadmap roadmap anchor {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        result = recaller.ask("roadmap", "hybrid", RecallSettings(depth=depth, k=6))
+        plain = recaller.ask("roadmap", "hybrid", RecallSettings(depth=depth, k=6, name_first=False))
+    finally:
+        recaller.close()
+    assert {"Alpha/Plan.md", "Beta/Plan.md"} & {c.path for c in result.results}
+    assert not [c.path for c in result.results if c.named]
+    assert [c.path for c in result.results] == [c.path for c in plain.results]

@@ -445,16 +445,19 @@ def names_search(
     chunk's cosine."""
     if is_question(query) and not compares(query):
         return []
-    found = index.search(query, depth)
+    # Two deep at least: whether the query names one note whole or two is not judged from the
+    # first alone (--depth 1 listed one of two notes of that name, and it was put first as the only one).
+    found = index.search(query, max(depth, 2))
+    whole = {m.note_id for m in found if m.whole}
+    found = found[:depth]
     if not found:
         return []
     chunks = best_chunks(store, [match.note_id for match in found], query_vector)
     picks = [(m.note_id, chunks[m.note_id][0], m.score) for m in found if m.note_id in chunks]
     out = candidates_for(store, picks, "names")
-    whole = {m.note_id for m in found if m.whole}
     for c in out:
         c.dense_score = chunks[c.note_id][1]
-        c.named = c.note_id in whole
+        c.named = c.note_id in whole and len(whole) == 1
     return out
 
 
@@ -471,6 +474,6 @@ def _drop(table: dict[str, tuple[str, ...]], key: str, word: str) -> None:
 
 
 def named_note(lane: list[Candidate]) -> int | None:
-    """The one note the query names whole (``NameMatch.whole``) among the names lane's, if only one."""
+    """The one note the query names whole (``NameMatch.whole``), if only one (the lane marks none when two)."""
     whole = [c.note_id for c in lane if c.named]
     return whole[0] if len(whole) == 1 else None

@@ -692,6 +692,8 @@ class Recaller:
                     by_note[c.note_id].sources.append(lane)
                 else:
                     by_note[c.note_id] = _copy(c)
+                    # put first below, or not at all (the names lane marks every note it names whole)
+                    by_note[c.note_id].named = False
         result.lanes = {lane: state.lanes[lane] for lane in lanes}
         if mode.ppr:
             key = "ppr+lexical" if mode.lexical else "ppr"
