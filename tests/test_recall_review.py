@@ -99,6 +99,30 @@ def test_the_entity_gate_knows_a_name_however_it_is_composed(tmp_path, written, 
     assert gate.entity and "Dessert.md" in gate.reason, gate
 
 
+def test_a_note_the_query_names_stays_first_in_a_temporal_query(tmp_path):
+    """A query that is one note's name, whole, puts that note first (README, names lane): by
+    0.003 of fused score, and freshness then added up to 15% to a newer note's: "current sprint"
+    answered a 2025 log first and the note named *Current sprint* second."""
+    root = tmp_path / "sprints"
+    write(root, "Current sprint.md", "---\ndate: 2020-01-01\n---\nGoals and owners, kettle lantern meadow.\n")
+    write(
+        root, "Sprint log 2025.md", "---\ndate: 2025-06-01\n---\nCurrent sprint. The current sprint, current sprint.\n"
+    )
+    for i in range(6):
+        write(root, f"Other {i}.md", f"---\ndate: 2021-0{i + 1}-01\n---\nUnrelated kettle anchor {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        plain = recaller.ask("current sprint", "hybrid+ppr", RecallSettings(freshness=0.0)).results
+        fresh = recaller.ask("current sprint", "hybrid+ppr").results
+    finally:
+        recaller.close()
+    assert plain[0].path == "Current sprint.md" and plain[0].named  # put first by the names lane
+    assert plain[1].path == "Sprint log 2025.md"  # the newer note: near enough for freshness to matter
+    assert [c.path for c in fresh[:2]] == ["Current sprint.md", "Sprint log 2025.md"]
+    assert [c.score for c in fresh] == sorted((c.score for c in fresh), reverse=True)
+
+
 @pytest.mark.parametrize("depth", [1, 2])
 def test_no_note_is_said_to_be_put_first_when_the_query_names_two(tmp_path, depth):
     """The names lane marks each note it names whole; the fusion puts one first only where it is
