@@ -578,6 +578,9 @@ def ask(
             raise click.BadParameter("give exactly two modes, e.g. vector,hybrid+ppr", param_hint="--ab-modes")
         given, modes = modes, [m if m.endswith("+rerank") else m + suffix for m in modes]
     else:
+        if no_rerank and mode and mode.strip().lower().endswith("+rerank"):
+            # the mode given wins over the flag, which would be dropped without a word
+            raise click.UsageError(f"--no-rerank skips the cross-encoder and --mode {mode} runs it: give one")
         modes = [mode or (("gated" if graph else DEFAULT_MODE) + suffix)]
     try:  # a bad mode is an error before any work: a usage error (2), as a bad -k is
         parsed = [str(Mode.parse(name)) for name in modes]

@@ -144,3 +144,17 @@ def test_no_note_is_said_to_be_put_first_when_the_query_names_two(tmp_path, dept
     assert {"Alpha/Plan.md", "Beta/Plan.md"} & {c.path for c in result.results}
     assert not [c.path for c in result.results if c.named]
     assert [c.path for c in result.results] == [c.path for c in plain.results]
+
+
+@pytest.mark.parametrize("mode", ["hybrid+rerank", "vector+rerank"])
+def test_no_rerank_beside_a_mode_that_reranks_is_a_usage_error(yearly, monkeypatch, mode):
+    """`--no-rerank --mode hybrid+rerank` loaded the cross-encoder and reranked, the flag dropped
+    without a word; an option `brain ask` would drop is a usage error (cli.py). (With --ab it
+    is how two modes, one reranked, are compared: --no-rerank adds +rerank to neither.)"""
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: Constant(1.0))
+    out = CliRunner().invoke(
+        cli, ["ask", "--vault", str(yearly), "--no-server", "--no-rerank", "--mode", mode, "spring"]
+    )
+    assert out.exit_code == 2, out.output
+    assert "--no-rerank" in out.output and "+rerank" in out.output
