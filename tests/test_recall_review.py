@@ -158,3 +158,36 @@ def test_no_rerank_beside_a_mode_that_reranks_is_a_usage_error(yearly, monkeypat
     )
     assert out.exit_code == 2, out.output
     assert "--no-rerank" in out.output and "+rerank" in out.output
+
+
+def test_modes_compared_rerank_the_passage_each_shows(tmp_path, monkeypatch):
+    """`Recaller.compare` (`brain ask --ab`, `brain eval`) shares the cross-encoder's scores
+    between modes; they were kept by note, and a note hybrid shows by its BM25 passage and ppr by
+    its nearest one took in ppr the score of hybrid's passage: a rerank_score of another passage
+    than the snippet, and an order by it."""
+    from brain.recall.rerank import passage
+
+    class ByPassage:
+        def score(self, query, candidates):
+            return [float(len(passage(c))) for c in candidates]
+
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-cross-encoder")
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: ByPassage())
+    root = tmp_path / "passages"
+    write(root, "O1.md", "alpha beta gamma. See [[X]].\n")
+    write(root, "O2.md", "alpha beta gamma.\n")
+    write(root, "O3.md", "alpha beta gamma kettle.\n")
+    one = "zyx " + "lantern meadow orchard pepper ladder copper valley river stone. " * 40
+    two = "alpha beta window " + "basket thunder marble pillow candle ribbon. " * 40
+    write(root, "X.md", f"# X\n\n## One\n\n{one}\n\n## Two\n\n{two}\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        results = recaller.compare("alpha beta gamma zyx", ["hybrid+rerank", "ppr+rerank"], RecallSettings(depth=2))
+    finally:
+        recaller.close()
+    shown = {(r.mode, c.path): c.heading for r in results for c in r.results}
+    assert shown["hybrid+rerank", "X.md"] != shown["ppr+rerank", "X.md"]  # two passages of one note
+    for result in results:
+        for c in result.results:
+            assert c.rerank_score == float(len(passage(c))), (result.mode, c.path, c.heading)

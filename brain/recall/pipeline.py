@@ -107,7 +107,8 @@ class QueryState:
     timings: dict[str, float]  # ms of each shared step, by name
     hop: list[Candidate] | None = None  # the one-hop additions, once computed
     failures: dict[str, str] = field(default_factory=dict)  # step → warning, for steps that fell back
-    rerank_scores: dict[int, float] = field(default_factory=dict)  # note id → cross-encoder score
+    # (note id, chunk id) → cross-encoder score: by passage, as modes show one note by different chunks
+    rerank_scores: dict[tuple[int, int], float] = field(default_factory=dict)
     match: str | None = None  # the FTS5 MATCH expression (None: the query has no searchable term) ...
     match_known: bool = False  # ... once computed
     anchor_passages: list[tuple[int, float]] | None = None  # the lexical lane's BM25 hits, which anchor_lex reads
@@ -978,22 +979,22 @@ class Recaller:
             candidates = pool[:scored]
         else:  # the dense top, plus everything the hop added
             candidates = [c for c in pool if c.via is None][:scored] + [c for c in pool if c.via is not None]
-        missing = [c for c in candidates if c.note_id not in state.rerank_scores]
+        missing = [c for c in candidates if (c.note_id, c.chunk_id) not in state.rerank_scores]
         scores = self._rerank_scores(state.query, missing, result, timings) if missing else {}
         if scores is None:  # fallback: the order the earlier stages gave
             pool.sort(key=lambda c: -c.score)
             return pool
         state.rerank_scores.update(scores)
         for candidate in candidates:
-            candidate.rerank_score = state.rerank_scores[candidate.note_id]
+            candidate.rerank_score = state.rerank_scores[candidate.note_id, candidate.chunk_id]
             candidate.score = candidate.rerank_score
         result.reranked = True
         return sorted(candidates, key=lambda c: -c.score)
 
     def _rerank_scores(
         self, query: str, pool: list[Candidate], result: RecallResult, timings: dict[str, float]
-    ) -> dict[int, float] | None:
-        """Cross-encoder scores by note id, or None (with a warning) when it cannot run."""
+    ) -> dict[tuple[int, int], float] | None:
+        """Cross-encoder scores by (note id, chunk id), or None (with a warning) when it cannot run."""
         if not self.rerank_model:
             self.reranker_error = "no reranker configured (BRAIN_RERANK_MODEL=none); the order before it kept"
         if self.reranker_error:
@@ -1019,7 +1020,7 @@ class Recaller:
             self._fall_back(result, "rerank", self.reranker_error)
             return None
         timings["rerank"] = _ms(started)
-        return {c.note_id: s for c, s in zip(pool, scores)}
+        return {(c.note_id, c.chunk_id): s for c, s in zip(pool, scores)}
 
     def _mend(self, exc: BaseException) -> str:
         """How to mend what a stage failed on, where the user can: a table the index lacks or
