@@ -30,12 +30,13 @@ def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) <= width:
         return text
-    lowered = text.casefold()
     start = 0
-    for word in _WORD.findall(query.casefold()):
-        position = lowered.find(word)
-        if position >= 0:
-            start = max(0, position - width // 3)
+    for word in _centred_words(query):
+        # where a word begins, in the text itself: "the" inside "other" is no query word, and
+        # the casefolded text's positions are not the text's where a letter folds to two ("ß")
+        found = re.search(f"(?<![{word_chars()}]){re.escape(word)}", text, re.IGNORECASE)
+        if found is not None:
+            start = max(0, found.start() - width // 3)
             break
     if start:
         space = text.find(" ", start)
@@ -44,6 +45,17 @@ def snippet(candidate: Candidate, query: str, width: int = SNIPPET_CHARS) -> str
     if start + width < len(text):
         piece = piece.rsplit(" ", 1)[0] + " …"
     return ("… " if start else "") + piece
+
+
+def _centred_words(query: str) -> list[str]:
+    """The query's words a snippet may centre on, in order: its small words ("what", "the")
+    only where it has no other."""
+    from .recall.names import STOP  # here: brain status imports this module, and shows no snippet
+    from .recall.stop_words import RUSSIAN
+
+    every = _WORD.findall(query)
+    content = [w for w in every if w.casefold() not in STOP and w.casefold() not in RUSSIAN]
+    return content or every
 
 
 def result_json(result: RecallResult) -> dict:

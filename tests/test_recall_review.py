@@ -191,3 +191,24 @@ def test_modes_compared_rerank_the_passage_each_shows(tmp_path, monkeypatch):
     for result in results:
         for c in result.results:
             assert c.rerank_score == float(len(passage(c))), (result.mode, c.path, c.heading)
+
+
+@pytest.mark.parametrize(
+    ("query", "lead"),
+    [
+        ("what is the deadline", "This other note is about the other things. "),
+        ("deadline", "Straße " * 150),  # ß casefolds to two letters: the window was found in another text
+    ],
+)
+def test_a_snippet_is_centred_on_the_word_asked_for(query, lead):
+    """The snippet centred on the first query word found anywhere in the chunk: "the" inside
+    "other", at the chunk's start, and `--json` showed an agent the start of the chunk rather than
+    the deadline asked about; and it looked in the casefolded text, whose positions are not the
+    text's where a letter folds to two."""
+    from brain.output import snippet
+    from brain.recall.types import Candidate
+
+    filler = "Kettle anchor ribbon lantern meadow orchard pepper ladder copper valley. " * 8
+    body = lead + filler + "The launch deadline is the first of June. " + filler
+    candidate = Candidate(1, "Plan.md", "Plan", 1, "", body, 0.5, 0.5)
+    assert "launch deadline is the first of June" in snippet(candidate, query)
