@@ -450,6 +450,8 @@ def names_search(
     found = index.search(query, max(depth, 2))
     whole = {m.note_id for m in found if m.whole}
     found = found[:depth]
+    if len(whole) > 1 and sum(m.whole for m in found) < 2:  # one listed of two: not the only one
+        whole = set()
     if not found:
         return []
     chunks = best_chunks(store, [match.note_id for match in found], query_vector)
@@ -457,7 +459,7 @@ def names_search(
     out = candidates_for(store, picks, "names")
     for c in out:
         c.dense_score = chunks[c.note_id][1]
-        c.named = c.note_id in whole and len(whole) == 1
+        c.named = c.note_id in whole
     return out
 
 
@@ -474,6 +476,6 @@ def _drop(table: dict[str, tuple[str, ...]], key: str, word: str) -> None:
 
 
 def named_note(lane: list[Candidate]) -> int | None:
-    """The one note the query names whole (``NameMatch.whole``), if only one (the lane marks none when two)."""
+    """The one note the query names whole (``NameMatch.whole``) among the names lane's, if only one."""
     whole = [c.note_id for c in lane if c.named]
     return whole[0] if len(whole) == 1 else None

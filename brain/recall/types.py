@@ -231,7 +231,7 @@ class Candidate:
     moved_to: str | None = None  # its path now, when not ``path``
     gone: str | None = None  # how it left the index since: deleted, unreadable
     path_reused: bool = False  # a different note is at ``path`` now
-    named: bool = False  # names lane: the query is this note's name, whole, and no other's; fused: put first
+    named: bool = False  # names lane: the query is this note's name, whole (names.NameMatch.whole); fused: put first
     agreed: bool = False  # the bridge lane and anchor_lex both put it first: put first (bridge.agreed_first)
 
 
