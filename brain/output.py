@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .moments import iso_recorded, iso_time, local_time
 from .recall.types import Candidate, Mode, RecallResult
-from .text import for_model, in_column, literal, terminal_safe, word_chars
+from .text import for_model, in_column, literal, terminal_safe, word_chars, yo_as_ye
 
 if TYPE_CHECKING:
     from .telemetry import ABRow
@@ -54,7 +54,7 @@ def _centred_words(query: str) -> list[str]:
     from .recall.stop_words import RUSSIAN
 
     every = _WORD.findall(query)
-    content = [w for w in every if w.casefold() not in STOP and w.casefold() not in RUSSIAN]
+    content = [w for w in every if w.casefold() not in STOP and yo_as_ye(w.casefold()) not in RUSSIAN]
     return content or every
 
 

@@ -198,6 +198,7 @@ def test_modes_compared_rerank_the_passage_each_shows(tmp_path, monkeypatch):
     [
         ("what is the deadline", "This other note is about the other things. "),
         ("deadline", "Straße " * 150),  # ß casefolds to two letters: the window was found in another text
+        ("моё deadline", "Это моё, и это моё. "),  # a small word of Russian, written with ё
     ],
 )
 def test_a_snippet_is_centred_on_the_word_asked_for(query, lead):
