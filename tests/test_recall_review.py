@@ -213,3 +213,34 @@ def test_a_snippet_is_centred_on_the_word_asked_for(query, lead):
     body = lead + filler + "The launch deadline is the first of June. " + filler
     candidate = Candidate(1, "Plan.md", "Plan", 1, "", body, 0.5, 0.5)
     assert "launch deadline is the first of June" in snippet(candidate, query)
+
+
+def test_a_long_note_the_hop_brings_is_scored_as_the_dense_lane_scores_it(tmp_path):
+    """The dense lane lowers a note of many chunks by the long-note discount (its best chunk is
+    high by luck); the one-hop expansion scored the same note by its best chunk alone, so in
+    `graph` and `gated` a long note outranked the notes the dense lane had discounted it below,
+    whenever the hop brought it rather than the dense lane: its score hung on --depth."""
+    root = tmp_path / "long"
+    write(root, "Hub.md", "kettle anchor ribbon harbour crane. See [[Manual]].\n")
+    sections = "".join(
+        f"## Part {i}\n\n"
+        + ("kettle anchor ribbon. " if i == 7 else "")
+        + "lantern meadow orchard pepper. " * 30
+        + "\n\n"
+        for i in range(40)
+    )
+    write(root, "Manual.md", f"# Manual\n\n{sections}")
+    for i in range(5):
+        write(root, f"Other {i}.md", f"orchard pepper ladder {i}.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        wide = recaller.ask("kettle anchor ribbon", "graph", RecallSettings(depth=10, k=10)).results
+        narrow = recaller.ask("kettle anchor ribbon", "graph", RecallSettings(depth=1, k=10)).results
+    finally:
+        recaller.close()
+    dense = next(c for c in wide if c.path == "Manual.md")
+    hopped = next(c for c in narrow if c.path == "Manual.md")
+    assert dense.via is None and hopped.via is not None  # the dense lane's, then the hop's
+    assert dense.chunk_id == hopped.chunk_id and dense.score < dense.dense_score  # discounted there
+    assert hopped.score == pytest.approx(dense.score)

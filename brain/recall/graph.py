@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .dense import best_chunks, candidates_for
-from .types import DEFAULT_MAX_NEW, DEFAULT_SEEDS, Candidate, Via
+from .dense import best_chunks, candidates_for, long_note_cost
+from .types import DEFAULT_MAX_NEW, DEFAULT_SEEDS, LONG_NOTE_CHUNKS, Candidate, Via
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,15 +45,26 @@ def expand(
     *,
     seeds: int = DEFAULT_SEEDS,
     max_new: int = DEFAULT_MAX_NEW,
+    long_note_discount: float = 0.0,
+    long_note_chunks: int = LONG_NOTE_CHUNKS,
 ) -> list[Candidate]:
-    """New candidates one hop from the top ``seeds`` of ``pool``, best first, each with ``via``."""
+    """New candidates one hop from the top ``seeds`` of ``pool``, best first, each with ``via``:
+    scored by their best chunk for the query less the long-note discount, as the dense lane
+    scores them (``dense.long_note_cost``; ``dense_score`` stays the chunk's cosine), since the
+    two are ranked together."""
     reached = first_via(store, [(c.note_id, c.path, c.title) for c in pool[:seeds]], {c.note_id for c in pool})
     if not reached:
         return []
     # Score every neighbour by its best chunk for this query, from the stored vectors.
     best = best_chunks(store, list(reached), query_vector)
-    ranked = sorted(best.items(), key=lambda item: -item[1][1])[:max_new]
+    score = {n: s for n, (_, s) in best.items()}
+    if long_note_discount > 0:
+        sizes = store.note_chunk_counts(list(best))
+        for n in score:
+            score[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
+    ranked = sorted(best.items(), key=lambda item: -score[item[0]])[:max_new]
     found = candidates_for(store, [(n, c, s) for n, (c, s) in ranked], "graph")
     for candidate in found:
         candidate.via = reached[candidate.note_id]
+        candidate.score = score[candidate.note_id]
     return found

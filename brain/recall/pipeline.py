@@ -647,7 +647,13 @@ class Recaller:
             started = time.perf_counter()
             try:
                 state.hop = graph_stage.expand(
-                    self.store, state.lanes["dense"], state.vector, seeds=settings.seeds, max_new=settings.max_new
+                    self.store,
+                    state.lanes["dense"],
+                    state.vector,
+                    seeds=settings.seeds,
+                    max_new=settings.max_new,
+                    long_note_discount=settings.long_note_discount,
+                    long_note_chunks=settings.long_note_chunks,
                 )
             except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
                 state.failures["graph"] = (
