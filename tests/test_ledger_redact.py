@@ -1184,3 +1184,45 @@ def test_prose_about_a_password_stays(text, kept):
 )
 def test_a_dotenv_value_of_several_words_is_masked_whole(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A passphrase that begins with a word of prose ("The", "my") or a pointer's ("in", "see") was
+        # read as prose, and kept whole.
+        ("The password is The cat sat down.", "The password is ***."),
+        ("my password is my dog has fleas", "my password is ***"),
+        ("The password is The cat sat down. Then log in.", "The password is ***. Then log in."),
+        ("password: in the beginning was the word", "password: ***"),
+        ("password: see you later alligator", "password: ***"),
+        ("the wifi password: in the beginning was the word", "the wifi password: ***"),
+        ('"c": "password: in the beginning was the word\\nuser: bob"', '"c": "password: ***\\nuser: bob"'),
+        ("password:\n  in the beginning was the word", "password:\n  ***"),
+    ],
+)
+def test_a_passphrase_starting_with_a_word_of_prose_is_masked_whole(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Their neighbours in prose: a determiner and a description, a pointer saying where.
+        "The password is the one from the wiki.",
+        "my password is my dog's name",
+        "the password is my birthday",
+        "the password is the last four digits",
+        "the password is your first name plus year",
+        "the password is a mix of letters and digits",
+        "password: in the vault",
+        "password: in the beginning",
+        "password: must be at least 8 characters",
+        "password: not required for local development",
+        "password: set via the PGPASSWORD variable",
+        "  password: in the vault that is shared with ops",
+        "token: in the beginning was the word",
+    ],
+)
+def test_prose_starting_as_those_passphrases_stays(text):
+    assert redact(text) == text

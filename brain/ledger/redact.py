@@ -651,7 +651,8 @@ def _occurrences(text: str, word: str) -> Iterator[int]:
 _STATED_PROSE = frozenset(
     "too very not never always also only still now currently just your my our their his her its same different"
     " case no any all so but as at on valid invalid incorrect wrong until after before during within into"
-    " over under about than like because since unless".split()
+    " over under about than like because since unless first last default usual original initial plus name"
+    " names email birthday".split()
 )
 
 
@@ -664,16 +665,25 @@ def _is_stated_passphrase(match: re.Match[str]) -> bool:
     """Whether the words after "password is" are a passphrase ("the wifi password is correct horse
     battery staple."): three or more words of letters up to the end of the line or of a sentence, none
     of prose (``_NOT_ONE_VALUE``, ``_POINTERS``, ``_STATED_PROSE``), the first no participle or adverb
-    ("hashed with bcrypt", "rejected for admin site", "limited to 1024 bytes" are prose)."""
+    ("hashed with bcrypt", "rejected for admin site", "limited to 1024 bytes" are prose). A first word
+    that is a determiner ("the", "my": _DETERMINERS) is judged with the rest when they are a sentence of
+    their own: a capital after "is" ("The password is The cat sat down."), or three words more ("my
+    password is my dog has fleas"); "the one from the wiki", "my dog's name" stay."""
     words = [match.group("bare"), *match.group("words").split()]
     if len(words) < 3 or _STATED_END.match(match.string, match.end()) is None:
         return False
     lowered = [w.lower() for w in words]
     if not all(w.replace("'", "").replace("-", "").isalpha() for w in lowered):
         return False
+    if lowered[0] in _DETERMINERS and len(words) >= (3 if words[0][0].isupper() else 4):
+        lowered = lowered[1:]  # "The cat sat down", "my dog has fleas": a sentence chosen as one
     if lowered[0].endswith(("ed", "ing", "ly")):
         return False
     return not any(w in _NOT_ONE_VALUE or w in _POINTERS or w in _STATED_PROSE for w in lowered)
+
+
+# Words that open a noun's phrase, which a passphrase may start with as prose does.
+_DETERMINERS = frozenset("the a an my our your their his her its this that".split())
 
 
 _REPLACERS = {
@@ -761,7 +771,7 @@ def _is_one_value(words: list[str], *, chosen: bool, name: str = "", below: bool
         return True
     if all(a in _PYTHON_KEYWORDS or b in _PYTHON_KEYWORDS for a, b in itertools.pairwise(lowered)):
         return False  # code
-    if not chosen or lowered[0] in _POINTERS or lowered[0] in named:
+    if not chosen or (lowered[0] in _POINTERS and _points_somewhere(words, named)) or lowered[0] in named:
         return False
     sentence = re.fullmatch(r"[A-Z][a-z]*", words[0]) is not None and (
         len(prose) >= 2 or any(re.search(r"[A-Za-z][.?]\Z", w) for w in words)
@@ -770,6 +780,38 @@ def _is_one_value(words: list[str], *, chosen: bool, name: str = "", below: bool
     # description says what it describes ("The password part of the URL.", "The OAuth client secret.").
     # On the lines below a key (``below``), a sentence is prose still: a note's text under "Secret:".
     return not (sentence and (below or any(_names_a_secret(w, named) for w in lowered)))
+
+
+# Words after a pointer's first that say where a secret is or what it must be ("in the vault", "see the
+# wiki page", "given by the admin"), besides _POINTERS, _SECRET_WORDS and a name's own (_points_somewhere).
+_PLACES = frozenset(
+    "vault vaults wiki manager keychain keyring file files env environment variable variables var config"
+    " configuration settings docs doc documentation readme page notes note ci repo repository folder directory"
+    " admin administrator ops team email mail slack chat message above below earlier sticky drawer safe server"
+    " console dashboard portal bitwarden lastpass keepass 1password onepassword doppler sops kms ssm store"
+    " storage database db characters chars length long short letters digits".split()
+)
+# A verb of a clause of its own: a pointer's words never hold one ("in the vault", "see the wiki page"), a
+# sentence chosen as a passphrase may ("in the beginning was the word").
+_CLAUSE_VERBS = frozenset("is was are were am".split())
+
+
+def _points_somewhere(words: list[str], named: list[str]) -> bool:
+    """Whether ``words``, the first a pointer's (``_POINTERS``), say where a secret is rather than being
+    it: a place, a name (a capital, a digit, a dot: "1Password", "CI", "README.md"), another pointer or a
+    word of a secret after the first ("not required for local dev"), or three words at most ("in the
+    vault") with no verb of a clause of their own. "password: in the beginning was the word" is a
+    passphrase: it was kept whole, as "password: see you later alligator" was."""
+    rest = [w.strip(".,:;!?()\"'`") for w in words[1:]]
+    for word in rest:
+        lowered = word.lower()
+        if lowered in _CLAUSE_VERBS:
+            continue
+        if lowered in _POINTERS or lowered in _PLACES or _names_a_secret(lowered, named):
+            return True
+        if (word and not word.replace("'", "").replace("-", "").isalpha()) or word != lowered:
+            return True
+    return len(words) <= 3 and _CLAUSE_VERBS.isdisjoint(w.lower() for w in rest)
 
 
 def _names_a_secret(word: str, named: list[str]) -> bool:
