@@ -1226,3 +1226,41 @@ def test_a_passphrase_starting_with_a_word_of_prose_is_masked_whole(text, kept):
 )
 def test_prose_starting_as_those_passphrases_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # The same family, said otherwise: each was kept whole.
+        ("my pass phrase is correct horse battery staple", "my pass phrase is ***"),
+        ("the pass phrase: correct horse battery staple", "the pass phrase: ***"),
+        ("my PIN is 4821", "my PIN is ***"),
+        ("SIM PIN: 048213", "SIM PIN: ***"),
+        ("the pin code is 4821.", "the pin code is ***."),
+        ("пароль — hunter22x", "пароль — ***"),
+        ("мой пароль — секрет123", "мой пароль — ***"),
+        ("The password is:\n  hunter22x\nThen log in.", "The password is:\n  ***\nThen log in."),
+        ("the wifi password is:\ncorrect horse battery staple\n", "the wifi password is:\n***\n"),
+        ('"the password is:\\nhunter22x\\nbye"', '"the password is:\\n***\\nbye"'),
+        # A word stated in JSON text ended at its string's end, not at its escaped line break.
+        ('"my password is hunter2\\nbye"', '"my password is ***\\nbye"'),
+    ],
+)
+def test_more_ways_of_stating_a_password_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the pass phrase protects the key",
+        "pin: 13",
+        "  pin: GPIO4",
+        "LED PIN is 13",
+        "the pin is loose",
+        "пароль — это ключ к аккаунту",
+        "The password is:\n- at least 8 characters\n- not your name",
+    ],
+)
+def test_neighbours_of_those_ways_stay(text):
+    assert redact(text) == text

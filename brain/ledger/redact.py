@@ -171,20 +171,43 @@ _ASSIGNMENT = (
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
 _VALUE_AT = re.compile(_VALUE)
-# A secret's name in prose, then "is" ("was" after "password"; maybe a ":"), then its value
-# (_mask_stated); tried only where a trigger occurs (_mask_all_stated).
-_STATED_TRIGGERS = ("password is", "password was", "passphrase is", "passcode is", "secret is", "token is", "key is")
+# A secret's name in prose, then "is" ("was" after "password"; maybe a ":", and the value on the line
+# below: "The password is:\n  x"), then its value (_mask_stated); a "pass phrase" then ":" too; a PIN
+# (of 4 to 8 digits: a board's "pin: 13" is no secret); a Russian "пароль — x". Tried only where a
+# trigger occurs (_mask_all_stated).
+_STATED_TRIGGERS = (
+    "password is",
+    "password was",
+    "passphrase is",
+    "pass phrase",
+    "passcode is",
+    "secret is",
+    "token is",
+    "key is",
+    "pin is",
+    "pin:",
+    "pin code",
+    "pin-code",
+    "pincode",
+    "пароль —",
+    "пароль –",
+)
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
-    r"((?:[Pp](?i:ass(?:word[ \t]+(?:is|was)|(?:phrase|code)[ \t]+is))|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
+    r"((?:[Pp](?i:ass(?:word[ \t]+(?:is|was)|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
+    r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+is)|[Bb](?i:ot[ _-]?token[ \t]+is))"
-    r"(?i:(?:[ \t]*:)?[ \t]+))"
+    r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
+    r"|(?P<pin>[Pp](?i:in(?:[ \t-]?code)?)(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*))"
+    r"|[Пп]ароль[ \t]+[—–][ \t]+)"
     r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
-    r"|(?P<bare>[^\s`\"',;()]{1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
+    r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
 )
 # A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
 # not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
-_STATED_WORD = re.compile(r"(?=[^\s]*[A-Za-z])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
+_STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
+# A PIN: digits alone.
+_PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
 # (`GITHUB_TOKEN`, settings.secret_key), or code.
 _STATED_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.\w+)+|.*[({$].*")
@@ -595,6 +618,13 @@ def _mask_stated(match: re.Match[str]) -> str:
     start = match.start()
     if start and (match.string[start - 1].isalnum() or match.string[start - 1] in "_-"):
         return match.group(0)  # a word that ends in one (bypass is, db-secret is: a name's, not prose)
+    if match.group("pin") is not None:  # "my PIN is 4821": digits alone
+        value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
+        if not _PIN.fullmatch(value):
+            return match.group(0)
+        if quote is not None:
+            return f"{lead}{quote}{MASK}{quote}"
+        return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
     if quote is not None:
         value = match.group("quoted")
         if _holds_no_secret("", value.strip()) or _STATED_NAME.fullmatch(value.strip()):
