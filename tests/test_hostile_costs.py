@@ -209,6 +209,13 @@ _MANY_SECRETS = {
     "quoted": ("password: 'correct\n  horse'\n", 20_000, "password: '***\n  ***'\n"),
     "json": ('{"password": "hunter22"}\n', 40_000, '{"password": "***"}\n'),
     "one line": ("password: | ", 40_000, "password: *** "),
+    # A Markdown table's rows (a rule new with them): each row read once, its line found by looking
+    # back to the break before it, not over a fixed window.
+    "table": (
+        "| key | value |\n|---|---|\n| password | hunter22x |\n",
+        20_000,
+        "| key | value |\n|---|---|\n| password | *** |\n",
+    ),
 }
 
 

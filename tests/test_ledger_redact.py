@@ -1264,3 +1264,42 @@ def test_more_ways_of_stating_a_password_are_masked(text, kept):
 )
 def test_neighbours_of_those_ways_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A Markdown table: a column named as a secret, or a row's first cell naming one in a table of
+        # two columns. Each cell was kept.
+        (
+            "| service | password |\n|---|---|\n| wifi | hunter22x |\n| mail | correct horse battery |",
+            "| service | password |\n|---|---|\n| wifi | *** |\n| mail | *** |",
+        ),
+        (
+            "| what | value |\n| :-- | :-- |\n| wifi password | correct horse battery staple |\n| user | bob |",
+            "| what | value |\n| :-- | :-- |\n| wifi password | *** |\n| user | bob |",
+        ),
+        (
+            '"| Сервис | Пароль |\\n|---|---|\\n| почта | секрет123 |"',
+            '"| Сервис | Пароль |\\n|---|---|\\n| почта | *** |"',
+        ),
+    ],
+)
+def test_a_password_in_a_markdown_table_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| field | type | description |\n|---|---|---|\n| password | string | The user's password |",
+        "| option | default |\n|---|---|\n| password | none |\n| max_password_length | 64 |",
+        "| key | description |\n|---|---|\n| password | required, see the vault |",
+        "a | b\n---|---\npassword | in the vault",
+        "| a | password |\n| b | hunter22x |",
+        # A column of ticks (a real vault's list of browser extensions).
+        "| Extension | Password | Source |\n| --- | --- | --- |\n| Avrodh | YES (P) | SHARE |\n| b | NO`*` | x |",
+    ],
+)
+def test_tables_that_hold_no_password_stay(text):
+    assert redact(text) == text

@@ -1253,6 +1253,8 @@ def _escaped_key_alone(hint: str) -> str:
 
 
 _RUSSIAN_HINT = r"(?i:парол|токен|секрет)"
+# A table's name of a secret, in English or Russian (_mask_tables runs only where one occurs).
+_TABLE_HINT = re.compile(r"(?i:pass|pw|secret|token|key|credential|парол|токен|секрет|ключ)")
 _KEYS_ALONE = {
     False: (_key_alone(_HINT), _escaped_key_alone(_HINT)),
     True: (_key_alone(_RUSSIAN_HINT), _escaped_key_alone(_RUSSIAN_HINT)),
@@ -1330,6 +1332,118 @@ def _value_lines(
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
+
+
+# A Markdown table's delimiter row (``|---|:--|``), found by a dash beside a pipe (a literal: fast),
+# then read whole on its line; a line of a JSON string too, its breaks escaped.
+_TABLE_DASH = re.compile(r"\|[ \t]*:?-|-:?[ \t]*\|")
+_TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*")
+# A break between a table's lines: a line break, or one escaped in JSON text.
+_TABLE_BREAK = re.compile(r"\r?\n|(?<!\\)\\(?:r\\)?n")
+# Cells that say nothing of a secret: a dash, yes or no, a tick.
+_EMPTY_CELLS = frozenset("- — – n/a na yes no y n x ✓ ✔ ✗ ✘ ? tbd todo same".split())
+
+
+def _table_lines(text: str, at: int) -> tuple[int, int]:
+    """(start, end) of the table line around ``at``: between breaks (``_TABLE_BREAK``); (at, at) for
+    a line of over 2,000 characters before ``at``: no table's."""
+    low = max(0, at - 2000)
+    plain, escaped = text.rfind("\n", low, at), text.rfind("\\n", low, at)
+    if plain < 0 and escaped < 0 and low:
+        return at, at
+    start = max(plain + 1, escaped + 2 if escaped >= 0 else 0)
+    end = _TABLE_BREAK.search(text, at)
+    return start, end.start() if end else len(text)
+
+
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The cells of the table row at ``text[start:end]``: (start, end) of each one's text, stripped;
+    what comes before a leading pipe or after a trailing one (nothing, or a JSON string's quote) is
+    no cell."""
+    bounds = [start - 1, *(pipe.start() for pipe in _PIPE.finditer(text, start, end)), end]
+    spans = []
+    for left, right in itertools.pairwise(bounds):
+        cell = text[left + 1 : right]
+        lead = len(cell) - len(cell.lstrip())
+        spans.append((left + 1 + lead, left + 1 + len(cell.rstrip())))
+    if len(spans) > 1 and _NO_CELL.fullmatch(text, start, bounds[1]):
+        spans.pop(0)
+    if len(spans) > 1 and _NO_CELL.fullmatch(text, bounds[-2] + 1, end):
+        spans.pop()
+    return spans
+
+
+_PIPE = re.compile(r"(?<!\\)\|")
+# What stands before a row's leading pipe or after its trailing one: spaces, a JSON string's quote.
+_NO_CELL = re.compile(r"[ \t]*(?:\\*\"[ \t]*)?")
+
+
+def _mask_tables(text: str) -> str:
+    """Mask a secret in a Markdown table: each cell of a column whose header names one (``| service |
+    password |``), and, in a table of two columns, the cell after one naming a secret (``| wifi
+    password | x |``), judged as a value after its name is (``_is_one_value``): a description, a
+    pointer, a literal or a dash stays."""
+    masks: list[tuple[int, int, str]] = []
+    pos = 0
+    while (dash := _TABLE_DASH.search(text, pos)) is not None:
+        rule_start, rule_end = _table_lines(text, dash.start())
+        pos = max(rule_end, dash.end())
+        if rule_start == 0 or not _TABLE_RULE.fullmatch(text, rule_start, rule_end):
+            continue
+        columns = len(_cells(text, rule_start, rule_end))
+        above = [b for b in _TABLE_BREAK.finditer(text, max(0, rule_start - 4), rule_start) if b.end() == rule_start]
+        if not above:
+            continue
+        header_start, header_end = _table_lines(text, above[-1].start())
+        header = [text[a:b] for a, b in _cells(text, header_start, header_end)]
+        if len(header) != columns:
+            continue
+        names = [re.sub(r"[*_`]", "", name).strip() for name in header]
+        secret = [bool(name) and _secret_key(name) for name in names]
+        row_end = rule_end
+        while (brk := _TABLE_BREAK.match(text, row_end)) is not None:
+            row_start, row_end = _table_lines(text, brk.end())
+            if row_end <= row_start or "|" not in text[row_start:row_end]:
+                break
+            cells = _cells(text, row_start, row_end)
+            first = re.sub(r"[*_`]", "", text[cells[0][0] : cells[0][1]]).strip()
+            for i, (a, b) in enumerate(cells[:columns]):
+                name = names[i] if secret[i] else ""
+                if not name and i == 1 and columns == 2 and first and _secret_key(first):
+                    name = first  # "| wifi password | x |": the row names it
+                if name and _is_table_secret(text[a:b], name):
+                    masks.append((a, b, text[a:b]))
+        pos = max(pos, row_end)
+    if not masks:
+        return text
+    out: list[str] = []
+    done = 0
+    for a, b, cell in masks:
+        opening, _, closing = _unquote_cell(cell)
+        out.append(text[done:a] + f"{opening}{MASK}{closing}")
+        done = b
+    return "".join(out) + text[done:]
+
+
+def _unquote_cell(cell: str) -> tuple[str, str, str]:
+    """A table cell as (opening, inside, closing): backticks or quotes around it stay."""
+    found = re.fullmatch(r"(`+|\\*[\"'])(.+)(\1)", cell)
+    return (found.group(1), found.group(2), found.group(3)) if found else ("", cell, "")
+
+
+def _is_table_secret(cell: str, name: str) -> bool:
+    """Whether a table's cell under (or beside) a secret's ``name`` holds the secret."""
+    _, bare, _ = _unquote_cell(cell)
+    bare = bare.strip()
+    if not bare or bare.lower() in _EMPTY_CELLS or _holds_no_secret("", bare) or bare.strip(":-") == "":
+        return False
+    words = [w.strip(".,;:!?") or w for w in bare.split()]
+    if re.sub(r"[`*_()\[\]]", "", words[0]).lower() in _EMPTY_CELLS:
+        return False  # a column of ticks ("YES (P)", "NO`*`": which extensions hold a password)
+    named = _name_words(name)
+    if words[0].lower() in _POINTERS and _points_somewhere(words, named):
+        return False
+    return len(words) == 1 or _is_one_value(words, chosen=_chosen_by_a_person(name), name=name)
 
 
 # A private key's body without its BEGIN line (a text that starts inside the key): the
@@ -1422,6 +1536,8 @@ def redact(text: str) -> str:
             text = re.sub(pattern, _mask_labelled, text)
         else:
             text = re.sub(pattern, _REPLACERS.get(replacement, replacement), text)
+    if "|" in text and _TABLE_DASH.search(text) is not None and re.search(_TABLE_HINT, text) is not None:
+        text = _mask_tables(text)
     if "-----END" in text:
         text = _mask_pem_bodies(text)
     if any(len(piece) >= 40 for piece in text.split()):  # a cheap test before the regex
