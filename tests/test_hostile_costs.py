@@ -239,3 +239,46 @@ def test_the_fence_before_a_line_is_the_one_searched_back_for():
         fences = _Fences(text)
         for end in range(len(text) + 2):
             assert fences.last_before(end) == text.rfind("```", 0, end), (text, end)
+
+
+def test_a_line_s_lead_is_read_back_as_the_patterns_searched_for_it():
+    # Each secret's name asked _LINE_LEAD, _LIST_ITEM or _ESCAPED_LEAD to search the 100 characters
+    # before it (a hundred tries of the pattern each), and _key_column one the 200 before: the most
+    # of a .env dump's or a transcript's masking. Reading the lead backwards gives the same answers.
+    from brain.ledger.redact import (
+        _ESCAPED_LEAD,
+        _LINE_LEAD,
+        _LIST_ITEM,
+        _depth_of_run,
+        _key_column,
+        _line_depth,
+        _runs_to_line_end,
+        _starts_line,
+    )
+
+    def old_depth(text: str, at: int) -> int:
+        lead = _ESCAPED_LEAD.search(text, max(0, at - 100), at)
+        if lead is None:
+            return 0
+        if lead.group("run") is not None:
+            return _depth_of_run(len(lead.group("run")))
+        return _depth_of_run(len(lead.group("quote")) + 1)
+
+    def old_column(text: str, at: int) -> int:
+        lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, at - 200) : at])
+        return len(lead.group().expandtabs()) if lead else 0
+
+    pieces = [" ", "\t", "-", "export", "\\", "\\\\", "n", '"', "\r", "\n", "x", "e"]
+    rng = random.Random(29)
+    for _ in range(3_000):
+        pad = rng.choice(
+            ["", "x" * rng.randint(90, 105), " " * rng.randint(90, 105), "\\" * rng.randint(95, 102)]
+            + [" -" + " " * rng.randint(194, 202), "\n" + "\t " * rng.randint(97, 101)]
+        )
+        text = pad + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        for at in range(max(0, len(pad) - 3), len(text) + 1):
+            low = max(0, at - 100)
+            assert _starts_line(text, at) == (_LINE_LEAD.search(text, low, at) is not None), (text, at)
+            assert _runs_to_line_end("=", text, at) == (_LIST_ITEM.search(text, low, at) is not None), (text, at)
+            assert _line_depth(text, at) == old_depth(text, at), (text, at)
+            assert _key_column(text, at, depth=1) == old_column(text, at), (text, at)

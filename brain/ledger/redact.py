@@ -504,9 +504,12 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
 ]
 
 
+_QUOTE_LEAD = re.compile(r"\$'|\\*[\"']")
+
+
 def _unquote(value: str) -> tuple[str, str, str]:
     """``value`` as (opening quote, inside, closing quote); quotes may be escaped (``\\"``)."""
-    lead = re.match(r"\$'|\\*[\"']", value)  # bash's ANSI-C quoting ($'x') closes with a plain '
+    lead = _QUOTE_LEAD.match(value)  # bash's ANSI-C quoting ($'x') closes with a plain '
     if lead is None:
         return "", value, ""
     quote = lead.group()
@@ -543,7 +546,10 @@ def _holds_no_secret(opening: str, bare: str) -> bool:
     (``_LITERALS``), or unquoted code (``_CODE_VALUE``)."""
     if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
         return True
-    return not opening and re.match(_CODE_VALUE, bare) is not None
+    return not opening and _CODE_VALUE_AT.match(bare) is not None
+
+
+_CODE_VALUE_AT = re.compile(_CODE_VALUE)
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
@@ -728,15 +734,19 @@ _REPLACERS = {
 }
 
 
-def _name_words(name: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # asked of each secret's name two or three times, and a text repeats them
+def _name_words(name: str) -> tuple[str, ...]:
     """The words of a secret's name, lower-cased, without qualifiers at its end (``PROD``, ``2``)
     nor ``self``/``this``/``cls`` at its start."""
-    words = [w.lower() for w in re.findall(_NAME_WORD, name)]
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
     while words and (words[-1] in _QUALIFIERS or words[-1].isdigit()):
         words.pop()
     while words and words[0] in ("self", "this", "cls"):  # self.key is the key
         words.pop(0)
-    return words
+    return tuple(words)
+
+
+_NAME_WORDS = re.compile(_NAME_WORD)
 
 
 @functools.lru_cache(maxsize=4096)  # a text repeats its names (a Ruby hash's keys, XML elements)
@@ -763,6 +773,7 @@ def _secret_key(name: str) -> bool:
     return _secret_name(name) or re.fullmatch(_RUSSIAN_SECRET, name, re.IGNORECASE) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _chosen_by_a_person(name: str) -> bool:
     """Whether a secret's ``name`` holds what a person chooses, which may be a run of words (a
     password, a passphrase, a secret), not what a machine issues (a token, a key, a credential)."""
@@ -826,7 +837,7 @@ _PLACES = frozenset(
 _CLAUSE_VERBS = frozenset("is was are were am".split())
 
 
-def _points_somewhere(words: list[str], named: list[str]) -> bool:
+def _points_somewhere(words: list[str], named: tuple[str, ...]) -> bool:
     """Whether ``words``, the first a pointer's (``_POINTERS``), say where a secret is rather than being
     it: a place, a name (a capital, a digit, a dot: "1Password", "CI", "README.md"), another pointer or a
     word of a secret after the first ("not required for local dev"), or three words at most ("in the
@@ -844,7 +855,7 @@ def _points_somewhere(words: list[str], named: list[str]) -> bool:
     return len(words) <= 3 and _CLAUSE_VERBS.isdisjoint(w.lower() for w in rest)
 
 
-def _names_a_secret(word: str, named: list[str]) -> bool:
+def _names_a_secret(word: str, named: tuple[str, ...]) -> bool:
     """Whether a (lower-cased) word of prose names a secret: a word of the name it follows
     (``named``), or a secret's word (password, secrets, token, key, credentials …)."""
     word = word.strip(".,:;!?()\"'`")
@@ -859,10 +870,48 @@ def _runs_to_line_end(sep: str, text: str = "", name_start: int = 0) -> bool:
     stripped = sep.strip(" \t")
     if stripped == ":" or (stripped == "=" and sep[0] in " \t"):
         return True
-    return stripped == "=" and _LIST_ITEM.search(text, max(0, name_start - 100), name_start) is not None
+    if stripped != "=":
+        return False
+    low = max(0, name_start - 100)
+    end, word = _lead_end(text, low, name_start)
+    return word == "-" and _breaks_line(text, low, end)
 
 
+# What _runs_to_line_end looks for before a name: a line's start, then a list's "- " (_lead_end reads it).
 _LIST_ITEM = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*-[ \t]+\Z")
+
+
+def _lead_end(text: str, low: int, at: int) -> tuple[int, str]:
+    """What leads a line up to ``at`` (and no further back than ``low``), read backwards: blanks, and
+    before them maybe a list's "-" or "export" and blanks again. (Where it ends: what starts the line
+    must end there, the word read: "-", "export" or ""). Each secret's name asked a pattern that
+    ends there (_LINE_LEAD, _LIST_ITEM, _ESCAPED_LEAD) to search the 100 characters before it, a
+    hundred tries each; this reads the few that lead the line."""
+    end = at
+    while end > low and text[end - 1] in " \t":
+        end -= 1
+    if end == at:
+        return end, ""
+    if end > low and text[end - 1] == "-":
+        word, end = "-", end - 1
+    elif end - 6 >= low and text.startswith("export", end - 6):
+        word, end = "export", end - 6
+    else:
+        return end, ""
+    while end > low and text[end - 1] in " \t":
+        end -= 1
+    return end, word
+
+
+def _breaks_line(text: str, low: int, end: int) -> bool:
+    """Whether a line starts at ``end`` (no further back than ``low``): the text's start, a line
+    break, one escaped in JSON text (a backslash and an "n") or a string's quote ends there."""
+    if end == 0:
+        return True
+    if end == low:
+        return False
+    last = text[end - 1]
+    return last in '\r\n"' or (last == "n" and end - 2 >= low and text[end - 2] == "\\")
 
 
 def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: str, fences: _Fences) -> str | None:
@@ -938,7 +987,7 @@ def _runs_a_command(text: str, name_start: int, value_end: int, fences: _Fences)
             return False
         if kind in _SHELL_FENCES:
             return True
-    if _COMMAND_KEY.search(text, max(0, name_start - 40), name_start) is not None:
+    if name_start and text[name_start - 1] == '"' and _COMMAND_KEY.search(text, max(0, name_start - 40), name_start):
         return True
     if _NEXT_ASSIGNMENT.match(text, value_end) is not None:
         return True  # the shell's NAME=x OTHER=y (each masked as its own when a secret's)
@@ -950,7 +999,10 @@ def _runs_a_command(text: str, name_start: int, value_end: int, fences: _Fences)
         return True
     line_end = _LINE_END.search(text, word.end())
     rest = text[word.end() : line_end.start() if line_end else len(text)]
-    return re.search(r"(?:^|\s)--?[A-Za-z]", rest) is not None
+    return _FLAG.search(rest) is not None
+
+
+_FLAG = re.compile(r"(?:^|\s)--?[A-Za-z]")
 
 
 _LINE_END = re.compile(r"\r|\n|\\+[nr]|\\*\"")
@@ -960,9 +1012,11 @@ def _starts_line(text: str, at: int) -> bool:
     """Whether the name at ``at`` starts its line (after its indentation, a list's "- " or
     "export "), a line of a JSON string too: a YAML, INI or .env line, not prose nor a docstring's
     ":param token: The …" (_MORE_WORDS)."""
-    return _LINE_LEAD.search(text, max(0, at - 100), at) is not None  # "^": the text's start only
+    low = max(0, at - 100)
+    return _breaks_line(text, low, _lead_end(text, low, at)[0])  # as _LINE_LEAD.search(text, low, at)
 
 
+# What _starts_line looks for (_lead_end and _breaks_line read it).
 _LINE_LEAD = re.compile(r"(?:^|[\r\n]|\\+n|\\*\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
 
 
@@ -1115,7 +1169,7 @@ def _continued(
     ``_value_lines`` gives them): none when a comment or anything else follows it on the line.
     ``escaped``: the text holds an escaped line break."""
     depth = _line_depth(text, name_start) if escaped else 0
-    after = re.compile(r"[ \t]*").match(text, value_end)
+    after = _BLANKS.match(text, value_end)
     pos = after.end() if after else value_end
     if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
         return []
@@ -1125,6 +1179,7 @@ def _continued(
 
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
 # sign), then nothing on its line but a comment; and each line after it.
+_BLANKS = re.compile(r"[ \t]*")
 _BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
 _BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
 # The same in JSON text, where a file is one string and its lines end at escaped breaks, as a
@@ -1161,18 +1216,24 @@ def _escaped(depth: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[s
 
 
 # Where a line of JSON text starts: after an escaped break (its run) or its string's quote.
+# What _line_depth looks for (_lead_end reads it).
 _ESCAPED_LEAD = re.compile(r"(?:(?P<run>\\+)n|(?P<quote>\\*)\")[ \t]*(?:(?:-|export)[ \t]+)?\Z")
 
 
 def _line_depth(text: str, at: int) -> int:
     """How deep the JSON text is escaped whose line starts before the name at ``at`` (after its
     indentation): 0 when the line starts after no escaped break nor quote."""
-    lead = _ESCAPED_LEAD.search(text, max(0, at - 100), at)
-    if lead is None:
+    low = max(0, at - 100)
+    end = _lead_end(text, low, at)[0]  # as _ESCAPED_LEAD.search(text, low, at), read backwards
+    if end == low or text[end - 1] not in 'n"':
         return 0
-    if lead.group("run") is not None:
-        return _depth_of_run(len(lead.group("run")))
-    return _depth_of_run(len(lead.group("quote")) + 1)
+    last = end - 1
+    run = last
+    while run > low and text[run - 1] == "\\":
+        run -= 1
+    if text[last] == '"':
+        return _depth_of_run(last - run + 1)
+    return _depth_of_run(last - run) if run < last else 0
 
 
 def _lines(text: str, pos: int, *, depth: int) -> Iterator[tuple[str, int, int]]:
@@ -1194,8 +1255,16 @@ def _key_column(text: str, name_start: int, *, depth: int) -> int:
     """The column of the key at ``name_start`` on its line (after its indentation and a list's
     "- "); ``depth``: its line is one of JSON text escaped that many times over (0: none)."""
     if depth:  # the key's line starts after a break escaped or the string's quote: its lead alone
-        key_lead = re.search(r"[ \t]*(?:-[ \t]+)?\Z", text[max(0, name_start - 200) : name_start])
-        return len(key_lead.group().expandtabs()) if key_lead else 0
+        # r"[ \t]*(?:-[ \t]+)?\Z" searched in the 200 characters before, read backwards
+        low = max(0, name_start - 200)
+        end = name_start
+        while end > low and text[end - 1] in " \t":
+            end -= 1
+        if low < end < name_start and text[end - 1] == "-":
+            end -= 1
+            while end > low and text[end - 1] in " \t":
+                end -= 1
+        return len(text[end:name_start].expandtabs())
     return name_start - (text.rfind("\n", 0, name_start) + 1)
 
 
