@@ -1303,3 +1303,39 @@ def test_a_password_in_a_markdown_table_is_masked(text, kept):
 )
 def test_tables_that_hold_no_password_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password stated after what it is for, with a dash, or "is now": each was kept.
+        ("The password for the router is hunter22x", "The password for the router is ***"),
+        ("the password to the admin panel was Zx9q!wer.", "the password to the admin panel was ***."),
+        ("the wifi password is now hunter22x", "the wifi password is now ***"),
+        ("wifi password - hunter22x", "wifi password - ***"),
+        ("Password — hunter22x", "Password — ***"),
+        ("мой пароль от почты — hunter22x", "мой пароль от почты — ***"),
+        ("пароль от wifi – секрет123", "пароль от wifi – ***"),
+        ("ПИН-код: 1234", "ПИН-код: ***"),
+        ("пин — 048213", "пин — ***"),
+    ],
+)
+def test_a_password_stated_after_what_it_is_for_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password for the router is stored in the vault",
+        "the password for admin is required",
+        "the password is now hashed",
+        "the password - see the wiki",
+        "password - 8 characters at least",
+        "пароль от почты — это не шутка",
+        "спина: 1234",
+        "пин: 13",
+    ],
+)
+def test_prose_after_what_a_password_is_for_stays(text):
+    assert redact(text) == text

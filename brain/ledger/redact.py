@@ -172,9 +172,10 @@ _ASSIGNMENT = (
 )
 _VALUE_AT = re.compile(_VALUE)
 # A secret's name in prose, then "is" ("was" after "password"; maybe a ":", and the value on the line
-# below: "The password is:\n  x"), then its value (_mask_stated); a "pass phrase" then ":" too; a PIN
-# (of 4 to 8 digits: a board's "pin: 13" is no secret); a Russian "пароль — x". Tried only where a
-# trigger occurs (_mask_all_stated).
+# below: "The password is:\n  x"), then its value (_mask_stated); a "password" then what it is for
+# ("for the router is x"), "is now" or a dash; a "pass phrase" then ":" too; a PIN (of 4 to 8 digits:
+# a board's "pin: 13" is no secret), a Russian ПИН-код; a Russian "пароль — x", "пароль от почты — x".
+# Tried only where a trigger occurs (_mask_all_stated).
 _STATED_TRIGGERS = (
     "password is",
     "password was",
@@ -189,17 +190,27 @@ _STATED_TRIGGERS = (
     "pin code",
     "pin-code",
     "pincode",
-    "пароль —",
-    "пароль –",
+    "password for",
+    "password to",
+    "password of",
+    "password on",
+    "password -",
+    "password —",
+    "password –",
+    "пароль",
+    "пин",
 )
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
-    r"((?:[Pp](?i:ass(?:word[ \t]+(?:is|was)|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
+    r"((?:[Pp](?i:ass(?:word(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+[—–-](?=[ \t]))"
+    r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+is)|[Bb](?i:ot[ _-]?token[ \t]+is))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
-    r"|(?P<pin>[Pp](?i:in(?:[ \t-]?code)?)(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*))"
-    r"|[Пп]ароль[ \t]+[—–][ \t]+)"
+    r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
+    r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
+    r"|[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?[ \t]+[—–][ \t]+)"
     r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
 )
