@@ -1454,6 +1454,8 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 _PIPE = re.compile(r"(?<!\\)\|")
+# Markdown's emphasis and code around a table's name of a secret (``**Password**``).
+_MARKUP = re.compile(r"[*_`]")
 # What stands before a row's leading pipe or after its trailing one: spaces, a JSON string's quote.
 _NO_CELL = re.compile(r"[ \t]*(?:\\*\"[ \t]*)?")
 
@@ -1478,27 +1480,32 @@ def _mask_tables(text: str) -> str:
         header = [text[a:b] for a, b in _cells(text, header_start, header_end)]
         if len(header) != columns:
             continue
-        names = [re.sub(r"[*_`]", "", name).strip() for name in header]
+        names = [_MARKUP.sub("", name).strip() for name in header]
         secret = [bool(name) and _secret_key(name) for name in names]
+        judged = columns == 2 or any(secret)  # else no column of a secret, nor a row's name beside its value
         row_end = rule_end
         while (brk := _TABLE_BREAK.match(text, row_end)) is not None:
-            row_start, row_end = _table_lines(text, brk.end())
+            row_start = brk.end()
+            found = _TABLE_BREAK.search(text, row_start)
+            row_end = found.start() if found else len(text)
             if row_end <= row_start or "|" not in text[row_start:row_end]:
                 break
-            cells = _cells(text, row_start, row_end)
-            first = re.sub(r"[*_`]", "", text[cells[0][0] : cells[0][1]]).strip()
-            for i, (a, b) in enumerate(cells[:columns]):
-                name = names[i] if secret[i] else ""
-                if not name and i == 1 and columns == 2 and first and _secret_key(first):
-                    name = first  # "| wifi password | x |": the row names it
-                if name and _is_table_secret(text[a:b], name):
+            if not judged:
+                continue
+            cells = _cells(text, row_start, row_end)[:columns]
+            if columns == 2 and not secret[1] and len(cells) == 2:
+                first = _MARKUP.sub("", text[cells[0][0] : cells[0][1]]).strip()
+                if first and _secret_key(first) and _is_table_secret(text[cells[1][0] : cells[1][1]], first):
+                    masks.append((*cells[1], text[cells[1][0] : cells[1][1]]))  # "| wifi password | x |"
+            for i, (a, b) in enumerate(cells):
+                if secret[i] and _is_table_secret(text[a:b], names[i]):
                     masks.append((a, b, text[a:b]))
         pos = max(pos, row_end)
     if not masks:
         return text
     out: list[str] = []
     done = 0
-    for a, b, cell in masks:
+    for a, b, cell in sorted(masks):
         opening, _, closing = _unquote_cell(cell)
         out.append(text[done:a] + f"{opening}{MASK}{closing}")
         done = b
