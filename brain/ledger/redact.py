@@ -1150,9 +1150,7 @@ def _quoted_lines(text: str, name_start: int, value_end: int, quote: str, *, esc
     last one up to its closing quote; none when a line that is not indented under the key comes
     first (not YAML: a quote in prose). ``escaped``: the text holds an escaped line break."""
     depth = _line_depth(text, name_start) if escaped else 0
-    if not (
-        re.match(r"\r?\n", text[value_end : value_end + 2]) if not depth else _escaped(depth)[0].match(text, value_end)
-    ):
+    if not (_BREAK.match(text, value_end) if not depth else _escaped(depth)[0].match(text, value_end)):
         return []
     column = _key_column(text, name_start, depth=depth)
     closing = re.compile(r"(?<!')'(?!')" if quote == "'" else r'(?<!\\)"')
@@ -1182,7 +1180,7 @@ def _continued(
     depth = _line_depth(text, name_start) if escaped else 0
     after = _BLANKS.match(text, value_end)
     pos = after.end() if after else value_end
-    if not (re.match(r"\r?\n", text[pos : pos + 2]) if not depth else _escaped(depth)[0].match(text, pos)):
+    if not (_BREAK.match(text, pos) if not depth else _escaped(depth)[0].match(text, pos)):
         return []
     column = _key_column(text, name_start, depth=depth)
     return _value_lines(text, pos, depth=depth, column=column, name=name, chosen=chosen, before=words)
@@ -1191,6 +1189,7 @@ def _continued(
 # A YAML block scalar's indicator (literal or folded, maybe an indentation and a chomping
 # sign), then nothing on its line but a comment; and each line after it.
 _BLANKS = re.compile(r"[ \t]*")
+_BREAK = re.compile(r"\r?\n")
 _BLOCK_HEADER = re.compile(r"[|>](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?(?=\r?\n)")
 _BLOCK_LINE = re.compile(r"\r?\n([ \t]*)([^\n]*)")
 # The same in JSON text, where a file is one string and its lines end at escaped breaks, as a
@@ -1399,8 +1398,10 @@ def _value_lines(
             if before is None and not found:
                 continue  # blank lines before the value
             break
+        if len(lead.expandtabs()) <= column:
+            break  # (asked first: the next key's line, or prose's, is the most common, and costs no match)
         line = _SCALAR_LINE.fullmatch(content)
-        if len(lead.expandtabs()) <= column or line is None:
+        if line is None:
             break
         value = line.group("value")
         opening, bare, closing = _unquote(value)
