@@ -1339,3 +1339,32 @@ def test_a_password_stated_after_what_it_is_for_is_masked(text, kept):
 )
 def test_prose_after_what_a_password_is_for_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password set or changed "to" a value: each was kept.
+        ("I changed the password to hunter22x", "I changed the password to ***"),
+        ("the password has been changed to Zx9q!wer.", "the password has been changed to ***."),
+        ("set the wifi password to 'correct horse battery staple'", "set the wifi password to '***'"),
+        ("Password reset to hunter22x, log in again", "Password reset to ***, log in again"),
+        ("change my password to correct horse battery staple", "change my password to ***"),
+        ("the password was changed to hunter22x", "the password was changed to ***"),
+    ],
+)
+def test_a_password_set_to_a_value_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set the password to expire in 90 days",
+        "the password was changed to meet the policy",
+        "change the password to something stronger",
+        "reset the password to the default",
+    ],
+)
+def test_a_password_set_to_prose_stays(text):
+    assert redact(text) == text

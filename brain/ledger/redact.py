@@ -173,7 +173,8 @@ _ASSIGNMENT = (
 _VALUE_AT = re.compile(_VALUE)
 # A secret's name in prose, then "is" ("was" after "password"; maybe a ":", and the value on the line
 # below: "The password is:\n  x"), then its value (_mask_stated); a "password" then what it is for
-# ("for the router is x"), "is now" or a dash; a "pass phrase" then ":" too; a PIN (of 4 to 8 digits:
+# ("for the router is x"), "is now", a dash or set to it ("changed to x"; "changed the password to x",
+# after a verb: _SET_BEFORE); a "pass phrase" then ":" too; a PIN (of 4 to 8 digits:
 # a board's "pin: 13" is no secret), a Russian ПИН-код; a Russian "пароль — x", "пароль от почты — x".
 # Tried only where a trigger occurs (_mask_all_stated).
 _STATED_TRIGGERS = (
@@ -195,6 +196,14 @@ _STATED_TRIGGERS = (
     "password of",
     "password on",
     "password -",
+    "password has",
+    "password have",
+    "password had",
+    "password got",
+    "password changed",
+    "password set",
+    "password reset",
+    "password updated",
     "password —",
     "password –",
     "пароль",
@@ -203,7 +212,8 @@ _STATED_TRIGGERS = (
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
     r"((?:[Pp](?i:ass(?:word(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
-    r"(?:[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+[—–-](?=[ \t]))"
+    r"(?:(?P<set>(?:[ \t]+(?:has|have|had)[ \t]+been|[ \t]+(?:is|was|got))?[ \t]+(?:changed|set|reset|updated)[ \t]+to)"
+    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+[—–-](?=[ \t])|(?P<to>[ \t]+to))"
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+is)|[Bb](?i:ot[ _-]?token[ \t]+is))"
@@ -217,6 +227,11 @@ _STATED = (
 # A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
 # not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
 _STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
+# A verb that sets a password, and what names it, before "password to x" ("changed the wifi password to").
+_SET_BEFORE = re.compile(
+    r"(?i:\b(?:set|setting|change|changed|changing|reset|update|updated)[ \t]+"
+    r"(?:(?:the|my|your|our|their|his|her|its|a|new|this)[ \t]+)?(?:[\w-]+[ \t]+)?)\Z"
+)
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
@@ -642,6 +657,8 @@ def _mask_stated(match: re.Match[str]) -> str:
         if quote is not None:
             return f"{lead}{quote}{MASK}{quote}"
         return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+    if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
+        return match.group(0)  # "the password to the admin panel": set to a value only after a verb
     if quote is not None:
         value = match.group("quoted")
         if _holds_no_secret("", value.strip()) or _STATED_NAME.fullmatch(value.strip()):
