@@ -1,5 +1,5 @@
 """Every option and argument naming a moment takes the same forms and refuses others in the same
-words (`brain turns --since` too, new): `brain ab report --since` and MCP `recent_turns(since=)` read ``30m`` where `brain ask
+words (`brain turns --since` and `brain recalls --since` too, new): `brain ab report --since` and MCP `recent_turns(since=)` read ``30m`` where `brain ask
 --as-of`, `brain history --as-of`, `brain prune --before` and `brain serve`'s ``as_of`` refused
 it; those read ``2h ago`` and ``3D`` where ``--since`` refused them; none read ``today``."""
 
@@ -124,6 +124,7 @@ def _commands(vault: Path, when: str) -> dict[str, list[str]]:
         "--as-of": ["ask", "--vault", str(vault), "--no-update", "--no-server", "--as-of", when, "okapi"],
         "--before": ["prune", "--ledger", "--before", when, "--json"],
         "--since (turns)": ["turns", "--since", when],
+        "--since (recalls)": ["recalls", "--since", when],
     }
 
 

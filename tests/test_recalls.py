@@ -273,6 +273,31 @@ def test_cli_lists_recent_prompts(tmp_path, monkeypatch):
     assert [r["session_id"] for r in data] == ["s0", "s0"] and data[1]["notes"][0]["path"] == "Projects/Halyard.md"
 
 
+def test_cli_since_lists_the_prompts_recorded_since_as_turns_since_does(tmp_path, monkeypatch):
+    """`brain turns --since` listed the turns since a moment; `brain recalls` had no --since, and
+    what the agent was shown this morning took a --limit guessed large enough."""
+    monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
+    with connection(tmp_path / "brain.db") as conn:
+        store.write_recall(conn, _recall(dt.datetime(2026, 1, 1, 9, tzinfo=dt.timezone.utc), session="old"))
+        store.write_recall(conn, _recall(NOW, session="new"))
+    for since in ("1d", "today", "2026-06-01", "30m", "2h ago"):
+        result = CliRunner().invoke(cli, ["recalls", "--since", since, "--json"])
+        assert result.exit_code == 0, result.output
+        assert [row["session_id"] for row in json.loads(result.output)] == ["new"], since
+    result = CliRunner().invoke(cli, ["recalls", "--since", "2025-12-31", "--json"])
+    assert [row["session_id"] for row in json.loads(result.output)] == ["new", "old"]
+    result = CliRunner().invoke(cli, ["recalls", "--since", "2025-12-31", "--session", "ol", "--json"])
+    assert [row["session_id"] for row in json.loads(result.output)] == ["old"]
+    result = CliRunner().invoke(cli, ["recalls", "--since", "2100-01-01", "--session", "new"])
+    assert result.output == "no prompts recorded for session 'new' since '2100-01-01'\n"
+    result = CliRunner().invoke(cli, ["recalls", "--since", "2100-01-01"])
+    assert result.output == "no prompts recorded since '2100-01-01'\n"
+    result = CliRunner().invoke(cli, ["recalls", "--since", "last tuesday"])
+    assert result.exit_code == 1 and result.output.startswith("Error: --since takes a date (2026-03-01)")
+    result = CliRunner().invoke(cli, ["recalls", "--stats", "--since", "1d"])
+    assert result.exit_code == 2 and "--since goes with the list; --stats takes --days" in result.output
+
+
 def test_cli_stats(tmp_path, monkeypatch):
     monkeypatch.setenv("BRAIN_DB", str(tmp_path / "brain.db"))
     result = CliRunner().invoke(cli, ["recalls", "--stats"])

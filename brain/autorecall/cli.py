@@ -30,6 +30,12 @@ from ..text import escaped, plural, terminal_safe
     help="Only this session (a prefix of the id is enough).",
 )
 @click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only prompts recorded since WHEN: a span back (30m, 12h, 7d), today, yesterday, or a date (2026-11-01: "
+    "from its start, local time; a time and a zone may follow), as `brain turns --since` reads it.",
+)
+@click.option(
     "--stats", is_flag=True, help="Per day: prompts with and without notes and why, latency, notes then read or edited."
 )
 @click.option(
@@ -37,7 +43,7 @@ from ..text import escaped, plural, terminal_safe
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @library_errors
-def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bool) -> None:
+def recalls(limit: int, session: str | None, since: str | None, stats: bool, days: int, as_json: bool) -> None:
     """What the prompt hook (`brain hook install --prompt`) added to recent prompts, or why nothing.
 
     With --stats, per day: how many prompts got notes and how many none (and why), the hook's
@@ -47,12 +53,20 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
     \b
     Examples:
       brain recalls
+      brain recalls --since today
       brain recalls --stats --days 7
       brain recalls --session 491e126e --json
     """
     if stats and session:  # the report covers every session: a filter it ignored looked applied
         raise click.UsageError("--session lists one session's prompts; --stats covers every session")
+    if stats and since is not None:  # --stats counts the last --days days: it would be ignored
+        raise click.UsageError("--since goes with the list; --stats takes --days")
     list_or_stats_flags(stats)
+    after = None
+    if since is not None:
+        from ..telemetry import parse_since
+
+        after = parse_since(since).replace(" ", "T")  # as the rows' created_at is written
     from ..db import connection
     from ..ledger.deferred import caught_up_lines
     from .store import recent_recalls, report
@@ -60,13 +74,16 @@ def recalls(limit: int, session: str | None, stats: bool, days: int, as_json: bo
     for line in caught_up_lines():  # prompts the hook kept aside while an upgrade waited for a command
         click.echo(escaped(line), err=True)
     with connection(read_only=True) as conn:
-        data: Any = report(conn, days=days) if stats else recent_recalls(conn, limit=limit, session=session)
+        data: Any = (
+            report(conn, days=days) if stats else recent_recalls(conn, limit=limit, session=session, since=after)
+        )
     if as_json:
         emit_json(data)
     elif stats:
         click.echo(_format_stats(data))
-    elif not data and session:
-        click.echo(f"no prompts recorded for session {terminal_safe(repr(session))}")
+    elif not data and (session or since is not None):
+        said = "no prompts recorded" + (f" for session {session!r}" if session else "")
+        click.echo(terminal_safe(said + (f" since {since!r}" if since is not None else "")))
     elif not data:
         click.echo("no prompts recorded yet (brain hook install --prompt --vault V, then use Claude Code)")
     else:

@@ -99,14 +99,21 @@ def shown_in_session(
     }
 
 
-def recent_recalls(conn: sqlite3.Connection, *, limit: int = 10, session: str | None = None) -> list[dict[str, Any]]:
+def recent_recalls(
+    conn: sqlite3.Connection, *, limit: int = 10, session: str | None = None, since: str | None = None
+) -> list[dict[str, Any]]:
     """The last ``limit`` recall rows, newest first; ``session`` may be a prefix of the id,
-    looked up as ``write_recall`` stored it (``storable``)."""
+    looked up as ``write_recall`` stored it (``storable``); ``since``: an ISO 8601 UTC time
+    (``2026-11-01T00:00:00``), the rows recorded at or after it."""
     session = storable(session)
-    where, args = "", []
+    clauses, args = [], []
     if session:
-        where = "WHERE session_id LIKE ? ESCAPE '\\'"
+        clauses.append("session_id LIKE ? ESCAPE '\\'")
         args.append(session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    if since:
+        clauses.append("created_at >= ?")
+        args.append(since)
+    where = "WHERE " + " AND ".join(clauses) if clauses else ""
     rows = conn.execute(
         f"SELECT * FROM recalls {where} ORDER BY created_at DESC, id DESC LIMIT ?",
         (*args, min(limit, SQLITE_INT_MAX)),
