@@ -1,12 +1,14 @@
 """What reading frontmatter dates by brain/moments.py's rules (m024_frontmatter_dates), in ASCII
-digits alone (m025_frontmatter_dates_in_ascii_digits), changes of a vault: the notes whose date or
-date warnings change, and the notes m024 and m025 read again.
+digits alone (m025_frontmatter_dates_in_ascii_digits), from their keys in any case
+(m030_date_keys_in_any_case), changes of a vault: the notes whose date or date warnings change,
+and the notes m024, m025 and m030 read again.
 
 For each vault given, every markdown file with frontmatter is parsed by this checkout
 (``notes.parse_note``, the file's mtime standing in at 0); printed: how many, the notes m024
 marks to be read again (``notes.frontmatter_dates_written_otherwise``: a date field written
 otherwise than as its ISO form) and those m025 marks (``notes.frontmatter_dates_in_other_digits``:
-a date field with digits other than ASCII's), each with its date fields. With ``--old DIR`` (another brain's
+a date field with digits other than ASCII's) and those m030 marks
+(``notes.frontmatter_date_key_in_other_case``: ``Created:``), each with its date fields. With ``--old DIR`` (another brain's
 checkout, e.g. ``git archive main | tar -x -C DIR``), the same files are parsed by that code too
 (in a child process: PYTHONPATH=DIR), and the notes whose date or date warnings differ are
 listed, old and new.
@@ -55,7 +57,11 @@ def main() -> None:
     parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
     parser.add_argument("--rows", type=int, help="time m024's check over this many rows")
     args = parser.parse_args()
-    from brain.notes import frontmatter_dates_in_other_digits, frontmatter_dates_written_otherwise
+    from brain.notes import (
+        frontmatter_date_key_in_other_case,
+        frontmatter_dates_in_other_digits,
+        frontmatter_dates_written_otherwise,
+    )
 
     if args.rows:
         import sqlite3
@@ -92,8 +98,12 @@ def main() -> None:
             for path, (_, _, meta) in new.items()
             if frontmatter_dates_in_other_digits(json.dumps(meta, ensure_ascii=False))
         ]
-        print(f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}, m025 {len(digits)}")
-        for path in dict.fromkeys(marked + digits):
+        cased = [path for path, (_, _, meta) in new.items() if frontmatter_date_key_in_other_case(json.dumps(meta))]
+        print(
+            f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}, m025 {len(digits)},"
+            f" m030 {len(cased)}"
+        )
+        for path in dict.fromkeys(marked + digits + cased):
             fields = {
                 k: v for k, v in new[path][2].items() if "date" in k.lower() or k.lower() in ("created", "updated")
             }

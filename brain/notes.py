@@ -883,11 +883,20 @@ def frontmatter_date(meta: dict[str, Any]) -> str | None:
     """The date ``meta``'s first date field that holds one gives (``_note_date`` without the
     file's modification time), or None."""
     for name in DATE_FIELDS:
-        value = meta.get(name)
+        value = _field(meta, name)[1]
         iso = _iso(value) if value not in (None, "") else None
         if iso is not None:
             return iso
     return None
+
+
+def _field(meta: dict[str, Any], name: str) -> tuple[str, Any]:
+    """The key and value of the ``name`` property (a lower-case name), else of the first key that
+    is ``name`` in other case (``Created:``), else (``name``, None): one rule for every date
+    field, as for tags and aliases (``_property``); the usual key first."""
+    if name in meta:
+        return name, meta[name]
+    return next(((key, value) for key, value in meta.items() if str(key).lower() == name), (name, None))
 
 
 _EVERY_DATE_FIELD = frozenset(DATE_FIELDS + WORLD_DATE_FIELDS + VALID_FROM_FIELDS + VALID_TO_FIELDS)
@@ -898,6 +907,18 @@ def frontmatter_dates_written_otherwise(frontmatter: str | None) -> bool:
     form it reads to (``2026-12-01+03``, ``20260301``, ``2026-05-06 standup``): its reading may
     have changed with the rules (m024). YAML's own dates are stored in that form, and not named."""
     return any(_iso(text) != text.strip() for text in _stored_date_texts(frontmatter))
+
+
+# A date field's key in other case than the usual lower (``"Created":``), in a stored frontmatter (JSON).
+_DATE_KEY_IN_OTHER_CASE = re.compile(
+    '"(?!(?:{0})")(?i:{0})":'.format("|".join(re.escape(name) for name in DATE_FIELDS))
+)
+
+
+def frontmatter_date_key_in_other_case(frontmatter: str | None) -> bool:
+    """Whether a stored frontmatter (JSON) holds a date field under a key in other case than the
+    usual lower (``Created:``, ``DATE:``), which brain did not read as the note's date before m030."""
+    return frontmatter is not None and _DATE_KEY_IN_OTHER_CASE.search(frontmatter) is not None
 
 
 def _stored_date_texts(frontmatter: str | None) -> Iterator[str]:
@@ -928,8 +949,8 @@ def _note_date(meta: dict[str, Any], mtime: float, warnings: list[str]) -> str:
     something else (an impossible ``2026-02-30``) is named in a warning."""
     date = None
     invalid = []
-    for name in DATE_FIELDS:
-        value = meta.get(name)
+    for usual in DATE_FIELDS:
+        name, value = _field(meta, usual)
         if value is None or value == "":
             continue
         iso = _iso(value)
@@ -969,9 +990,8 @@ def world_time(frontmatter: dict[str, Any]) -> WorldTime:
     """The world-time fields of a (stored, JSON-safe) frontmatter mapping; bad values are None."""
 
     def first(names: tuple[str, ...]) -> str | None:
-        lowered = {str(k).lower(): v for k, v in frontmatter.items()}
         for name in names:
-            value = lowered.get(name)
+            value = _field(frontmatter, name)[1]
             if value not in (None, ""):
                 iso = _iso(value)
                 if iso is not None:

@@ -178,3 +178,52 @@ def test_an_index_from_before_m025_reads_again_the_notes_dated_in_other_digits(t
     again = FakeEmbedder()
     report, _ = index_into(home, vault, again)
     assert report.changed == 0
+
+
+def test_a_date_key_in_any_case_dates_the_note_as_it_dates_the_world():
+    # world_time read "Created:" (any case); the note's date read "created" alone and fell back
+    # to the file's modification time (0 here: 1970).
+    note = parse_note("A.md", b"---\nCreated: 2024-01-01\n---\nBody.\n", 0)
+    assert (note.date, world_time(note.frontmatter).date) == ("2024-01-01", "2024-01-01")
+    assert parse_note("B.md", b"---\nLAST_MODIFIED: 2024-02-03\n---\n", 0).date == "2024-02-03"
+    # the usual key first, in the note's date and its world date alike (world_time took the last)
+    both = parse_note("C.md", b"---\ncreated: 2024-01-01\nCreated: 2025-05-05\n---\n", 0)
+    assert (both.date, world_time(both.frontmatter).date) == ("2024-01-01", "2024-01-01")
+    # and a key in other case that holds no date is named as written
+    odd = parse_note("D.md", b"---\nDate: soon\n---\n", 0)
+    assert odd.date.startswith("1970-") and any("frontmatter Date:" in w for w in odd.warnings), odd.warnings
+
+
+def test_an_index_from_before_m030_reads_again_the_notes_dated_by_a_capitalised_key(tmp_path):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    write(vault, "Cap.md", "---\nCreated: 2024-01-01\n---\n# Cap\n\nfirst words.\n")
+    write(vault, "Plain.md", "---\ncreated: 2024-03-01\nTitle: Plain\n---\n# Plain\n\nother words.\n")
+    index_into(home, vault)
+    write(vault, "Cap.md", "---\nCreated: 2024-01-01\n---\n# Cap\n\nnew words.\n")
+    _, directory = index_into(home, vault)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    # as a brain from before m030 stored them: the file's modification time, in the note and its versions
+    conn.execute("UPDATE notes SET date = '2026-12-06T10:00:00+00:00' WHERE path = 'Cap.md'")
+    conn.execute("UPDATE note_versions SET date = '2026-12-06T10:00:00+00:00' WHERE path = 'Cap.md'")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm030_date_keys_in_any_case'")
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+
+    store = IndexStore.open(directory, create=False)  # migrates
+    try:
+        assert "m030_date_keys_in_any_case" in INDEX_MIGRATIONS.applied(store.conn)
+        past = store.conn.execute("SELECT DISTINCT date FROM note_versions WHERE path = 'Cap.md'").fetchall()
+        assert [tuple(row) for row in past] == [("2024-01-01",)]  # at once, the past versions too
+    finally:
+        store.close()
+    embedder = FakeEmbedder()
+    report, _ = index_into(home, vault, embedder)
+    assert (report.changed, embedder.embedded) == (1, [])  # read again: the same bytes, no new vector
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        dates = dict(conn.execute("SELECT path, date FROM notes").fetchall())
+        assert dates == {"Cap.md": "2024-01-01", "Plain.md": "2024-03-01"}
+        assert conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions  # no new version
+    finally:
+        conn.close()
+    assert index_into(home, vault)[0].changed == 0  # once

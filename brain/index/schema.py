@@ -1330,6 +1330,23 @@ def m029_wikilinks_from_the_notes_folder(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m029_wikilinks_from_the_notes_folder")
 
 
+@INDEX_MIGRATIONS
+def m030_date_keys_in_any_case(conn: sqlite3.Connection) -> None:
+    """A note's date is read from its ``Created:`` or ``DATE:`` property too (any case, the usual
+    key first), as its world date already was (``world_time``): ``Created: 2024-01-01`` set the
+    world date but the note's date fell back to the file's modification time. The notes whose
+    stored frontmatter holds a date field under such a key are read again by the next run, as
+    m024's are (the same bytes make no new version, and keep their vectors); their past versions'
+    dates are read again here."""
+    from ..notes import frontmatter_date_key_in_other_case
+
+    _read_dates_again(conn, frontmatter_date_key_in_other_case)
+
+
+# As m024: it marks notes to be read again and sets past versions' dates from their frontmatter.
+INDEX_MIGRATIONS.safe_to_run_again.add("m030_date_keys_in_any_case")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1438,7 +1455,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m029_wikilinks_from_the_notes_folder",
+    "m030_date_keys_in_any_case",
     frozenset(
         [
             "aliases",
