@@ -17,6 +17,7 @@ import errno
 import logging
 import logging.handlers
 import os
+import sys
 from typing import Any
 
 from . import config
@@ -54,6 +55,7 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
     def __init__(self, path: str | os.PathLike[str], max_bytes: int, *, errors: str | None = None):
         super().__init__(path, encoding="utf-8", errors=errors)
         self.max_bytes = max_bytes
+        self._unwritable: OSError | None = None  # why the last line was dropped, None once one is written
         # A refused request quotes what was sent, a traceback ends in the exception's message:
         # either may hold a token pasted into a query, which the ledger and ab_recall mask.
         self.setFormatter(OneLineFormatter())
@@ -77,7 +79,54 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
             config.move_aside_if_over(self.baseFilename, self.max_bytes)
         except OSError:
             pass  # gone already (another process moved it), or not ours to move: write on
-        super().emit(record)  # reopens the path when the file there is not the one it holds
+        dropped = self._unwritable
+        self._unwritable = None
+        try:
+            super().emit(record)  # reopens the path when the file there is not the one it holds
+        except OSError as exc:  # reopening it: a FIFO made there again that nothing reads (ENXIO)
+            self._drop(exc, dropped)
+            return
+        if self._unwritable is not None:  # the write failed (``handleError``)
+            self._drop(self._unwritable, dropped)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        # A write the file refuses (the reader of a FIFO there went away: EPIPE; a full disk) was
+        # logging's "--- Logging error ---" and a traceback on stderr, for every line after it,
+        # and the next reopen raised out of the logging call into the server's own code.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            self._unwritable = exc
+        else:
+            super().handleError(record)
+
+    def _drop(self, exc: OSError, dropped: OSError | None) -> None:
+        """The line is dropped, and the stream with the bytes it holds (opened again, from the
+        path, for the next line: a FIFO read again, a disk with room again). The first line
+        dropped after one written says so on stderr, in one line; the next are dropped quietly."""
+        self._unwritable = exc
+        stream, self.stream = self.stream, None
+        self.dev = self.ino = -1
+        if stream is not None:
+            try:
+                stream.close()  # its buffer cannot be flushed: the file descriptor is closed still
+            except OSError:
+                pass
+        if dropped is not None:
+            return
+        path = self.baseFilename
+        until = (
+            f"something reads the FIFO there (cat {path}) or it is removed"
+            if exc.errno in (errno.EPIPE, errno.ENXIO)
+            else "it can be written"
+        )
+        try:
+            print(
+                f"brain: cannot write the log {path} ({exc.strerror or exc}): its lines are dropped until {until}",
+                file=sys.stderr,
+                flush=True,
+            )
+        except (OSError, ValueError, AttributeError):
+            pass  # no stderr either (a detached server's): the lines are dropped
 
 
 def log_handler(name: str, max_bytes: int, *, errors: str | None = None) -> CappedFileHandler:

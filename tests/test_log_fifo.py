@@ -56,3 +56,42 @@ def test_a_log_that_is_a_fifo_something_reads_is_written(brain_home):
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
     assert proc.stdout == b"a line for the reader\n"
+
+
+def test_a_fifo_whose_reader_goes_away_is_one_line_and_logging_carries_on(brain_home):
+    """The reader of a FIFO log went away: each line after was logging's "--- Logging error ---"
+    and a traceback on stderr, and once the FIFO was made again with no reader the reopen raised
+    out of the logging call into the server's own code. Now the lines are dropped, the first one
+    saying so in one line, and they are written again once something reads."""
+    code = (
+        "import logging, os\n"
+        "from brain.logfile import log_handler\n"
+        "path = os.path.join(os.environ['BRAIN_HOME'], 'logs', 'serve.log')\n"
+        "reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)\n"
+        "handler = log_handler('serve.log', 5_000_000)\n"
+        "def log(msg):\n"
+        "    handler.handle(logging.makeLogRecord({'msg': msg, 'levelno': 20}))\n"
+        "log('read')\n"
+        "print(os.read(reader, 4096).decode(), end='')\n"
+        "os.close(reader)\n"
+        "log('lost 1')\n"
+        "log('lost 2')\n"
+        "os.remove(path)\n"
+        "os.mkfifo(path)\n"
+        "log('lost 3')\n"
+        "reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)\n"
+        "log('read again')\n"
+        "print(os.read(reader, 4096).decode(), end='')\n"
+        "handler.close()\n"
+    )
+    logs = brain_home / "logs"
+    logs.mkdir(mode=0o700)
+    os.mkfifo(logs / "serve.log")
+    env = dict(os.environ, BRAIN_HOME=str(brain_home), PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, b"read\nread again\n"), proc.stderr.decode()
+    path = logs / "serve.log"
+    assert proc.stderr.decode() == (
+        f"brain: cannot write the log {path} (Broken pipe): its lines are dropped until something reads the FIFO"
+        f" there (cat {path}) or it is removed\n"
+    )
