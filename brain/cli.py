@@ -412,7 +412,12 @@ def _server_line(server: dict | None, root: Path) -> str:
     watch = server.get("watch") or {}
     if watch.get("busy"):
         pending = watch.get("pending")
-        parts.append("indexing " + (plural(pending, "change") if isinstance(pending, int) and pending else "changes"))
+        behind = watch.get("behind_s")  # from the first change heard; none for a pass no event told of
+        parts.append(
+            "indexing "
+            + (plural(pending, "change") if isinstance(pending, int) and pending else "changes")
+            + (f", the first heard {behind:.1f} s ago" if isinstance(behind, (int, float)) else "")
+        )
     update = server.get("last_update")
     if update:
         when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"

@@ -695,6 +695,50 @@ def test_the_watcher_hands_no_first_event_with_a_pass_none_told_of(tmp_path):
             assert batch.first_event is None, batch
 
 
+def test_behind_counts_from_a_change_heard_not_from_a_pass_none_told_of(tmp_path):
+    """`brain status --json`'s watch.behind_s counted from when the start pass or a rescan began,
+    as if a change had been heard then; it follows last_update.lag_s's rule now: seconds since the
+    first change heard not yet served, null while only a pass no event told of runs."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    seen: list = []
+    watcher: VaultWatcher
+
+    def on_batch(batch) -> None:  # in the pass: what `brain status` would read now
+        seen.append((batch, watcher.behind(), time.monotonic()))
+
+    watcher = VaultWatcher(vault, on_batch, settle_ms=100, rescan_seconds=1.0)
+    watcher.start()
+    try:
+        wait_until(lambda: any(b.reason == "rescan" for b, _, _ in seen), 20, "a rescan")
+        write(vault, "b.md", "# B\n")
+        wait_until(lambda: any("b.md" in b.paths for b, _, _ in seen), 20, "the batch of b.md")
+        wait_until(lambda: not watcher.busy, 20, "level")
+        assert watcher.behind() is None
+    finally:
+        watcher.stop()
+    assert seen[0][0].reason == "start"
+    for batch, behind, now in seen:
+        if batch.first_event is None:  # the start, the look once watching, the rescans
+            assert behind is None, batch
+        else:
+            assert behind is not None and 0 <= behind <= now - batch.first_event + 0.001, (batch, behind)
+
+
+def test_status_says_how_long_ago_the_first_change_indexing_was_heard(tmp_path):
+    from brain.cli import _server_line
+
+    server = {"pid": 7, "uptime_s": 5, "queries": 1, "state": "ready"}
+    server["watch"] = {"busy": True, "pending": 2, "behind_s": 2.04}
+    assert _server_line(server, tmp_path) == (
+        "server: up (pid 7, up 5s, 1 query, indexing 2 changes, the first heard 2.0 s ago)"
+    )
+    server["watch"] = {"busy": True, "pending": 1, "behind_s": None}  # a pass no event told of
+    assert _server_line(server, tmp_path) == "server: up (pid 7, up 5s, 1 query, indexing 1 change)"
+
+
 # ----- HTTP -------------------------------------------------------------------------------------
 
 

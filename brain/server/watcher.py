@@ -120,6 +120,7 @@ class VaultWatcher:
         self._running = False  # a pass is running
         self._draining = False  # a pass under the watch ended; its events not yet gathered (``busy``)
         self._in_flight: frozenset[str] = frozenset()  # paths of the batch that pass is indexing
+        self._in_flight_event: float | None = None  # when the first change of that batch was heard
         self._started = False
         self._spec = load_ignore(root)
         # From the last pass's walk (``follow``): each symlink out of the vault or nowhere →
@@ -186,8 +187,12 @@ class VaultWatcher:
             return self._turns.wait_for(lambda: self._ended >= turn or self.stopping.is_set(), wait)
 
     def behind(self) -> float | None:
-        """Seconds since the oldest change not yet served, or None when level."""
-        return None if self._first_seen is None else round(time.monotonic() - self._first_seen, 3)
+        """Seconds since the first change heard that is not yet served (gathered, or in the pass
+        now running), or None: level, or a pass no event told of (the start, a rescan), whose
+        changes changed some time before, unknown (``Batch.first_event``, ``last_update.lag_s``).
+        It counted from when such a pass began, as if a change had been heard then."""
+        heard = [when for when in (self._in_flight_event, self._first_event) if when is not None]
+        return round(time.monotonic() - min(heard), 3) if heard else None
 
     # ----- life -------------------------------------------------------------------------------
 
@@ -517,7 +522,7 @@ class VaultWatcher:
         pass ran are not in ``_pending`` until ``watch`` next yields (``busy`` till then)."""
         self._running = True
         self._draining = draining
-        self._in_flight = batch.paths
+        self._in_flight, self._in_flight_event = batch.paths, batch.first_event
         with self._turns:  # before anything of the vault is read: it serves the questions asked so far
             self._begun += 1
             self._last_begun = time.monotonic()
@@ -531,7 +536,7 @@ class VaultWatcher:
                 self._ended += 1
                 self._turns.notify_all()
             self._running = False
-            self._in_flight = frozenset()
+            self._in_flight, self._in_flight_event = frozenset(), None
             if not self._pending and self._wanted <= self._ended:
                 self._first_seen = None
 
