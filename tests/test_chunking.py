@@ -271,3 +271,57 @@ def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_pat
         assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Learn C#"]
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
+
+
+def test_a_heading_inside_an_html_comment_is_none_as_its_links_are_none():
+    # Obsidian hides an HTML comment, and brain reads no link or tag in one (links.mask_comments):
+    # a "# heading" in it made a chunk heading, the rest of the comment and what followed under it.
+    # In Obsidian's own %% comments links and tags count, and so does a heading.
+    body = (
+        "# Plan\n\nThe plan.\n\n<!--\n# Draft\nold ideas\n-->\n\nAfter the comment.\n\n"
+        "%%\n# Kept\n%%\n\nKept words.\n\n```html\n<!--\n```\n\n# After code\n\nEnd.\n"
+    )
+    paths = [chunk.heading_path for chunk in chunk_body(body, max_chars=30)]
+    assert ("Draft",) not in paths and ("Plan",) in paths, paths
+    assert paths[-2:] == [("Kept",), ("After code",)], paths
+    plan = " ".join(chunk.text for chunk in chunk_body(body, max_chars=30) if chunk.heading_path == ("Plan",))
+    assert "# Draft" in plan and "After the comment." in plan  # the comment's text stays where it was
+    # a heading line whose "#" the comment holds (it ends on that line) is none; one the comment
+    # only follows is a heading still
+    from brain.chunking import _sections
+
+    sections = _sections("<!-- x\n# Hidden -->\n\nA.\n\n# H <!-- c -->\n\nB.\n")
+    assert [section.heading_path for section in sections] == [(), ("H <!-- c -->",)]
+
+
+def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tmp_path):
+    """m031: the notes with an HTML comment in a chunk, whose chunks an older brain may have filed
+    under a heading inside the comment, are read again once by the next `brain index`."""
+    import sqlite3
+
+    from index_helpers import IndexView, history_problems, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("# Plan\n\nThe plan.\n\n<!--\n# Draft\nold ideas\n-->\n", encoding="utf-8")
+    (vault / "B.md").write_text("# Setup\n\nNo comment and [[A]].\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = 'Draft' WHERE text LIKE '%old ideas%'")  # as an older brain filed it
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm031_no_headings_in_html_comments'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 1)
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Plan"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []
+    assert index_into(home, vault)[0].changed == 0  # once

@@ -1347,6 +1347,23 @@ def m030_date_keys_in_any_case(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m030_date_keys_in_any_case")
 
 
+@INDEX_MIGRATIONS
+def m031_no_headings_in_html_comments(conn: sqlite3.Connection) -> None:
+    """A ``# heading`` inside an HTML comment (``<!-- … -->``) is none, as Obsidian hides the
+    comment and brain reads no link or tag in it: it made a chunk heading, the rest of the comment
+    and what followed filed under it. The notes with a chunk holding a comment's mark are read again
+    by the next run (hash and mtime cleared: the same bytes make no new version, and a chunk of
+    the same text keeps its vector)."""
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%<!--%' OR text LIKE '%-->%')"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m031_no_headings_in_html_comments")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1455,7 +1472,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m030_date_keys_in_any_case",
+    "m031_no_headings_in_html_comments",
     frozenset(
         [
             "aliases",
