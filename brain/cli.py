@@ -426,6 +426,11 @@ def _server_line(server: dict | None, root: Path) -> str:
             parts.append(
                 f"index loaded {when} in {update['took_s']:.1f} s" + (f" after indexing {counts}" if counts else "")
             )
+        elif update.get("reason") == "burst":  # so many events that the kernel may have dropped some
+            parts.append(
+                f"last update {when}: {counts or 'no change'}, found by a pass over the whole vault after "
+                f"a burst of events the kernel may have dropped some of"
+            )
         elif update.get("lag_s") is None:  # no event told of it (a rescan): when it changed is unknown
             parts.append(f"last update {when}: {counts or 'no change'}, found by a pass over the whole vault")
         else:

@@ -375,7 +375,12 @@ class Service:
                     now - started,
                     "found by a pass over the whole vault: no event told of it"
                     if event is None
-                    else f"{now - event:.2f} s after the first event",
+                    else f"{now - event:.2f} s after the first event"
+                    + (
+                        ", a pass over the whole vault: the kernel may have dropped events"
+                        if batch.reason == "burst"
+                        else ""
+                    ),
                 )
 
     def led_elsewhere(self) -> str | None:
@@ -1018,6 +1023,10 @@ class Service:
                 "pending": watcher.pending if watcher.busy else 0,
                 "gone": watcher.gone,
                 "behind_s": watcher.behind(),
+                # bursts so large the kernel may have dropped events of them: each started the
+                # watch again and a pass over the whole vault
+                "bursts": watcher.bursts,
+                "last_burst": watcher.last_burst,
             },
             "last_update": self.last_update,
             "past": {

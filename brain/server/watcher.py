@@ -19,6 +19,16 @@ for a question that wants the vault as it is (``catch_up_now``: no event can say
 which waits for a pass begun after it asked; questions that come while one runs share the next,
 and the passes are spaced to take at most ``CATCH_UP_SHARE`` of a CPU (``_may_begin``).
 
+A burst the kernel may have dropped events of: inotify queues at most
+``fs.inotify.max_queued_events`` events (16384 on most systems) for the watch to read; past that
+it drops them and says only "overflow", with no path, which ``watchfiles`` drops in turn (it keeps
+events that have one). A pass after the burst finds what changed, since each pass re-plans the
+whole vault, but a folder made while the queue was full was never watched, so its notes saved
+later were heard by nothing and waited for the rescan, minutes on, the server saying it was idle.
+So a burst of ``_burst_limit()`` events or more (as many as a full queue holds of new notes'
+events, four each, halved) starts the watch again (every folder watched as it is then) and a pass
+over the whole vault, said in the log and in the status (``bursts``, ``last_burst``).
+
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
 follows only the links there when it starts). So the watch also takes each folder the last
@@ -56,15 +66,33 @@ class _Rewatch(Exception):
     """The folders out of the vault to watch are no longer those being watched."""
 
 
+class _Burst(Exception):
+    """So many events came that the kernel may have dropped some (``_burst_limit``)."""
+
+
 POLL_SHARE = 0.02  # of a CPU, at most, for comparing the symlinks' targets with what the walk saw
 MODES_SHARE = 0.02  # of a CPU, at most, for looking for changes of mode under polling (``_poll_modes``)
 RETRY_SECONDS = 5.0  # between tries to watch again after watching failed
 CATCH_UP_SHARE = 0.05  # of a CPU, at most, for indexing the vault again while it cannot be watched
+QUEUE_FILE = "/proc/sys/fs/inotify/max_queued_events"
+EVENTS_PER_NOTE = 8  # a new note is four inotify events (create, open, modify, close), twice over for margin
+
+
+def _burst_limit() -> int:
+    """Events heard in one burst from which the kernel's queue may have overflowed: a full queue
+    of new notes' events, four a note, is ``max_queued_events / 4`` changes heard (4,096 of 16,384,
+    measured); half that, for notes with more events each (an mtime set, writes in chunks)."""
+    try:
+        with open(QUEUE_FILE) as f:
+            queued = int(f.read())
+    except (OSError, ValueError):
+        queued = 16384
+    return max(64, queued // EVENTS_PER_NOTE)
 
 
 @dataclass
 class Batch:
-    reason: str  # start | changes | rescan
+    reason: str  # start | changes | rescan | burst (changes the kernel may have dropped some of: ``_Burst``)
     paths: frozenset[str] = frozenset()  # vault-relative notes and folders ("Folder/", "." the vault) that changed
     first_seen: float = field(default_factory=time.monotonic)  # when the first of them was noticed
     # When the first event (or changed symlink or mode) among them was heard; None when none told
@@ -98,6 +126,12 @@ class VaultWatcher:
         self.max_wait_seconds = max_wait_seconds
         self.rescan_seconds = rescan_seconds
         self.force_polling = force_polling
+        # events heard in a burst from which the kernel may have dropped some (``_Burst``)
+        self.burst_events = _burst_limit()
+        self._heard = 0  # events watchfiles handed over since the last pass was handed its batch
+        self._burst_pass = False  # the next pass is for a burst (its batch's reason: "burst")
+        self.bursts = 0  # such bursts so far
+        self.last_burst: dict[str, Any] | None = None  # the last: when, how many events, the limit
         self.mode = "starting" if watch else "off"
         self.gone: str | None = None  # while the vault's path leads nowhere: what every answer says
         self._failing: str | None = None  # why watching failed, until it works again (said once)
@@ -241,6 +275,23 @@ class VaultWatcher:
             try:
                 self._watch(force)
                 return
+            except _Burst:
+                log.warning(
+                    "%s events heard in one burst, as many as the kernel may have dropped some of "
+                    "(fs.inotify.max_queued_events %s); watching %s again and indexing all of it "
+                    "(a folder made while its queue was full would never be heard of)",
+                    self._heard,
+                    _queue_size(),
+                    self.root,
+                )
+                self.bursts += 1
+                self.last_burst = {
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "events": self._heard,
+                    "limit": self.burst_events,
+                }
+                self._burst_pass = True
+                self._again()
             except _Rewatch:
                 # Folders linked in or out, or made readable: the events the old watch held are
                 # lost with it
@@ -392,6 +443,7 @@ class VaultWatcher:
         watching = set(self._outside)
         outside = sorted(path for path in watching if os.path.isdir(path))
         self._modes_changed = False
+        self._heard = 0
         for changes in watch(
             self.root,
             *outside,
@@ -434,10 +486,15 @@ class VaultWatcher:
                 if changes and self._pending and now - last_change < self.settle_ms / 1000:
                     continue  # only events that change nothing (an attachment being written): not quiet yet
             if self._pending:  # quiet for settle_ms, or changing for too long
+                if self._heard >= self.burst_events and not polling:
+                    raise _Burst()  # a new watch, then this batch with a pass over the whole vault
+                self._heard = 0
                 self.batches += 1
                 batch, self._pending = frozenset(self._pending), set()
                 heard, self._first_event = self._first_event, None
-                self._pass(Batch("changes", batch, self._first_seen or now, heard), draining=True)
+                reason = "burst" if self._burst_pass else "changes"
+                self._burst_pass = False
+                self._pass(Batch(reason, batch, self._first_seen or now, heard), draining=True)
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 last_pass = self._rescan(now)
@@ -550,6 +607,7 @@ class VaultWatcher:
 
     def _wakes(self, _change: object, path: str) -> bool:
         """The cheap first filter (inside watchfiles): nothing under a dot-folder wakes us."""
+        self._heard += 1  # every event takes a place in the kernel's queue, a dot-folder's too
         rel = self._rel(path)
         return rel is not None and (_is_ignore_file(rel) or not any(p.startswith(".") for p in rel.split("/")))
 
@@ -632,6 +690,15 @@ def _is_ignore_file(rel: str) -> bool:
     there; an edit of it was taken for a dot-file's and the rules stayed as they were. (On
     Linux such a file is another one, and its edit costs one pass.)"""
     return rel.lower() == IGNORE_FILE
+
+
+def _queue_size() -> str:
+    """The kernel's ``max_queued_events``, as said in the log ("?" where it cannot be read)."""
+    try:
+        with open(QUEUE_FILE) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
 
 
 def _utf8(path: Path) -> bool:

@@ -1,0 +1,133 @@
+"""The kernel's inotify queue overflowing under `brain serve`'s watcher.
+
+A watch stopped (SIGSTOP: a reader that cannot keep up, deterministically) while more events come
+than the kernel queues (``fs.inotify.max_queued_events``): the kernel drops the rest and says
+"overflow" with no path, which watchfiles drops. Folders made then were never watched, so a note
+saved in one later was heard by nothing (served only at the rescan, minutes on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify's queue is Linux's"),
+]
+
+QUEUE_FILE = Path("/proc/sys/fs/inotify/max_queued_events")
+
+CHILD = """
+import json, logging, sys, time
+from pathlib import Path
+from brain.server.watcher import VaultWatcher
+
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+
+def on_batch(batch):
+    print(json.dumps({"reason": batch.reason, "paths": sorted(batch.paths)}), flush=True)
+
+watcher = VaultWatcher(Path(sys.argv[1]), on_batch, settle_ms=300, rescan_seconds=3600)
+watcher.start()
+while watcher.mode != "events" or watcher.busy:
+    time.sleep(0.05)
+print(json.dumps({"ready": True}), flush=True)
+time.sleep(120)
+"""
+
+
+def _queued() -> int:
+    try:
+        return int(QUEUE_FILE.read_text())
+    except (OSError, ValueError):
+        pytest.skip("cannot read fs.inotify.max_queued_events")
+
+
+def _batches(proc: subprocess.Popen) -> queue.Queue:
+    out: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return out
+
+
+def _wait_for(out: queue.Queue, want, seconds: float) -> list[dict]:
+    """The batches seen until one satisfies ``want`` (or ``seconds`` pass)."""
+    seen = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            item = out.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        seen.append(item)
+        if want(item):
+            return seen
+    return seen
+
+
+def test_a_folder_made_while_the_kernel_dropped_events_is_watched_after_the_burst(tmp_path):
+    queued = _queued()
+    if queued > 65536:
+        pytest.skip(f"fs.inotify.max_queued_events is {queued}: too many events to fill it here")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "seed.md").write_text("# seed\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        out = _batches(proc)
+        assert _wait_for(out, lambda b: b.get("ready"), 30)[-1:] == [{"ready": True}]
+        os.kill(proc.pid, signal.SIGSTOP)  # the reader falls behind: the kernel's queue fills
+        try:
+            for i in range(queued // 4 + 1000):  # four events a new note: more than the queue holds
+                (vault / f"flat{i}.md").write_text("x")
+            for f in range(20):  # made once the queue is full: their creation is dropped
+                folder = vault / f"late{f:02}"
+                folder.mkdir()
+                (folder / "a.md").write_text("a")
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        # the burst's pass (or passes), then quiet
+        _wait_for(out, lambda b: False, 6)
+        (vault / "late19" / "later.md").write_text("saved after the burst")
+        seen = _wait_for(out, lambda b: "late19/later.md" in b.get("paths", ()), 8)
+        assert any("late19/later.md" in b.get("paths", ()) for b in seen), (
+            "a note saved in a folder made during the overflow was never heard"
+        )
+    finally:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+    assert "events heard in one burst" in err, err[-2000:]
+
+
+def test_status_says_a_pass_was_for_a_burst_the_kernel_may_have_dropped_events_of(tmp_path):
+    """`brain status` said "served 7.3 s after the change" of a pass that followed a burst the
+    kernel may have dropped events of; it says the pass was over the whole vault, and why."""
+    from brain.cli import _server_line
+
+    update = {"reason": "burst", "finished_at": "2026-12-06T19:28:34Z", "took_s": 6.4, "lag_s": 7.3, "new": 6040}
+    server = {"pid": 7, "uptime_s": 5, "queries": 0, "state": "ready", "watch": {}, "last_update": update}
+    line = _server_line(server, tmp_path)
+    assert "6040 new, found by a pass over the whole vault after a burst of events the kernel may" in line, line
+    assert "after the change" not in line, line
