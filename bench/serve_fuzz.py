@@ -7,8 +7,8 @@ client asks, one question after another, by the two paths that matter and over H
 - the prompt hook's (``client.ask`` as ``autorecall/hook.py`` calls it: hybrid+ppr, k 20, no
   update, saying ``prompt_hook`` and asking again while refused where the tree's client can, a
   deadline of BRAIN_PROMPT_BUDGET, 0.8 s): a miss here is a prompt recalled nothing;
-- `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s): a miss here
-  is a 10 s model load in-process instead;
+- `brain ask`'s (update, the index checked, a deadline of BRAIN_SERVE_TIMEOUT, 15 s, asking again
+  while refused where the tree's `brain ask` does): a miss here is a 10 s model load in-process instead;
 - another HTTP client's (the hook's question POSTed with the token, a deadline of 15 s): a miss
   is a 503 (busy) or no answer in time.
 
@@ -454,6 +454,7 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
     client: the hook's question, BRAIN_SERVE_TIMEOUT), in turn: latencies, misses."""
     import inspect
 
+    from brain import cli as cli_module
     from brain import config
     from brain.autorecall import hook, select
     from brain.recall.types import RecallSettings
@@ -463,6 +464,8 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
     says = {"prompt_hook": True} if "prompt_hook" in inspect.signature(client.ask).parameters else {}
     if "tries" in inspect.signature(client.ask).parameters:  # asked again while refused, within its deadline
         says["tries"] = hook.ASK_TRIES
+    # `brain ask` asks again too where the tree's does (cli.ASK_TRIES); before, once
+    ask_says = {"tries": cli_module.ASK_TRIES} if hasattr(cli_module, "ASK_TRIES") else {}
 
     out: dict[str, list[Any]] = {
         name: [] for name in ("hook", "hook_missed", "ask", "ask_missed", "http", "http_missed")
@@ -473,7 +476,7 @@ def well_behaved(root: Path, queries: list[str], asks: int, record: dict[str, An
         query = queries[i % len(queries)]
         for path, kwargs in (
             ("hook", {"update": False, "timeout": config.DEFAULT_PROMPT_BUDGET, "any_shape": True, **says}),
-            ("ask", {"update": True, "same_index": True, "timeout": config.DEFAULT_SERVE_TIMEOUT}),
+            ("ask", {"update": True, "same_index": True, "timeout": config.DEFAULT_SERVE_TIMEOUT, **ask_says}),
         ):
             started = time.perf_counter()
             try:
@@ -622,6 +625,8 @@ def main() -> None:
             )
             if out["hook_missed"]:
                 print(f"           the hook's misses: {_kinds_of(out['hook_missed'])}")
+            if out["ask_missed"]:  # each a 10 s model load in `brain ask`'s process
+                print(f"           brain ask's misses: {_kinds_of(out['ask_missed'])}")
             for missed in (out["hook_missed"] + out["ask_missed"] + out["http_missed"])[:2]:
                 print(f"           e.g. {missed[:150]}")
             time.sleep(1.0)

@@ -676,6 +676,14 @@ def _refuse_ignored_ask_options(*, graph: bool, mode: str | None, ab: bool, as_j
         raise click.UsageError("--budget goes with --context (the characters of its bundle)")
 
 
+# Asks at most, within BRAIN_SERVE_TIMEOUT, while the server takes no question (``busy``, or its
+# place closed for another client's before it was read: ``client.Refused``), after a jittered
+# pause of 12-25 ms, doubling to 50-100 ms (``client.RETRY_PAUSES``): 0.6 s at most in all. The first
+# refusal loaded the model in this process (10 s with MiniLM, and a second copy of the index in
+# memory) when the server would have answered a moment later.
+ASK_TRIES = 8
+
+
 def _ask_server(
     root: Path,
     text: str,
@@ -705,6 +713,7 @@ def _ask_server(
             same_index=True,
             as_of=as_of,
             valid_at=valid_at,
+            tries=ASK_TRIES,
         )
     except client.NoServer as exc:
         if runtime.lock_is_held(root):  # a server runs and was passed over: never in silence

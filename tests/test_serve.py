@@ -262,6 +262,67 @@ def test_a_server_from_before_the_prefixes_is_sent_none_and_not_asked_with_one(t
         assert daemon.service.queries == 2 and out.startswith(" 1.")  # answered here
 
 
+def _busy_for(daemon, asks: int | None) -> list[str]:
+    """The server answers its next ``asks`` asks (None: every one) ``busy``, as with every place
+    being answered; the ops it was sent, in order."""
+    handle, sent = daemon.service.handle, []
+
+    def refusing(message):
+        sent.append(message["op"])
+        if message["op"] == "ask" and (asks is None or sent.count("ask") <= asks):
+            return protocol.error("busy", "64 requests are being answered at once")
+        return handle(message)
+
+    daemon.service.handle = refusing
+    return sent
+
+
+def _counting_recaller(monkeypatch) -> list[Path]:
+    """Each in-process answer's vault: the model loaded here, a second index in memory."""
+    from brain.recall import opening
+
+    opened, real = [], opening.open_recaller
+
+    def counting(root, **options):
+        opened.append(root)
+        return real(root, **options)
+
+    monkeypatch.setattr(opening, "open_recaller", counting)
+    return opened
+
+
+def test_ask_refused_busy_once_asks_again_and_the_server_answers(toy_vault, monkeypatch):
+    """The first ``busy`` loaded the model in this process (10 s with MiniLM) when the server
+    would have answered a moment later."""
+    _index(toy_vault)
+    opened = _counting_recaller(monkeypatch)
+    with served(toy_vault, watch=False) as daemon:
+        sent = _busy_for(daemon, 1)
+        out, err = _invoke("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        assert daemon.service.queries == 1  # the second try was answered there
+    assert sent.count("ask") == 2 and opened == [] and err == ""
+    assert json.loads(out)["results"]
+
+
+def test_ask_refused_busy_throughout_answers_in_process_after_a_few_tries_and_says_so_once(toy_vault, monkeypatch):
+    from brain import cli as cli_module
+
+    _index(toy_vault)
+    opened = _counting_recaller(monkeypatch)
+    with served(toy_vault, watch=False) as daemon:
+        sent = _busy_for(daemon, None)
+        started = time.monotonic()
+        out, err = _invoke("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        took = time.monotonic() - started
+        assert daemon.service.queries == 0
+    assert sent.count("ask") == cli_module.ASK_TRIES and opened == [toy_vault.resolve()]
+    assert json.loads(out)["results"]  # --json on stdout as ever
+    lines = err.splitlines()
+    assert len(lines) == 1 and "busy" in lines[0] and f"({cli_module.ASK_TRIES} tries)" in lines[0]
+    assert lines[0].endswith("; answering in this process")
+    assert took < 30  # the pauses are 0.6 s at most; the rest is the in-process answer on a loaded machine
+
+
 def test_no_server_means_no_cost_and_no_message(toy_vault):
     _index(toy_vault)
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])
