@@ -418,6 +418,16 @@ def _server_line(server: dict | None, root: Path) -> str:
             + (plural(pending, "change") if isinstance(pending, int) and pending else "changes")
             + (f", the first heard {behind:.1f} s ago" if isinstance(behind, (int, float)) else "")
         )
+    failing = server.get("indexing_failing")
+    if isinstance(failing, dict) and isinstance(failing.get("failures"), int) and failing["failures"]:
+        n = failing["failures"]  # answers come from the index as it was
+        since = str(failing.get("since") or "").replace("T", " ").rstrip("Z")
+        left = failing.get("unindexed")
+        parts.append(
+            f"indexing FAILING since {since} UTC ({n} pass{'' if n == 1 else 'es'} in a row"
+            + (f", {plural(left, 'note')} not indexed" if isinstance(left, int) and left else "")
+            + f"): {escaped(str(failing.get('why')))}"
+        )
     update = server.get("last_update")
     if update:
         when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"

@@ -483,3 +483,118 @@ def test_a_failure_said_whole_once_is_counted_after_and_one_of_another_place_is_
         got[2][0],
     )
     assert got[3][0].startswith("a request failed: ValueError: one (at tests/test_serve_places.py:")
+
+
+def test_an_indexing_pass_failing_again_and_again_says_its_traceback_once_counts_the_rest_and_its_end(
+    toy_vault, monkeypatch, caplog
+):
+    """A pass that kept failing (the index folder read-only, a full disk, a vault folder at mode
+    000) logged its whole traceback every pass, every few seconds for as long as it lasted, and
+    nothing when it worked again; `brain status` said the server was up, nothing of it."""
+    from brain import cli as cli_module
+    from brain.server import service as service_module
+
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 60.0)
+    monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    failures = 25
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        real = service_module.index_vault
+
+        def read_only(*args, **kwargs):
+            raise PermissionError(13, "Permission denied", "index.db-wal")
+
+        monkeypatch.setattr(service_module, "index_vault", read_only)
+        with caplog.at_level("INFO", logger="brain"):
+            for _ in range(failures):
+                assert daemon.service._index() is None
+            failing = daemon.service.status()["indexing_failing"]
+            line = cli_module._server_line(daemon.service.status(), daemon.root)
+            monkeypatch.setattr(service_module, "index_vault", real)
+            assert daemon.service._index() is not None
+            daemon_module._SAID.flush(all_of_them=True)
+            after = daemon.service.status()["indexing_failing"]
+    said = [r for r in caplog.records if r.name == "brain" and r.levelno >= logging.WARNING]
+    whole = [r for r in said if r.exc_info]
+    assert [(r.getMessage(), type(r.exc_info[1]).__name__) for r in whole] == [
+        (f"indexing {daemon.root} failed", "PermissionError")
+    ]
+    counted = [r.getMessage() for r in said if not r.exc_info and "more like it" in r.getMessage()]
+    assert len(counted) == 1 and counted[0].startswith(f"{failures - 1} more like it in the last "), counted
+    assert "PermissionError: [Errno 13] Permission denied: 'index.db-wal'" in counted[0]
+    again = [r.getMessage() for r in said if "works again" in r.getMessage()]
+    assert len(again) == 1 and again[0].startswith(
+        f"indexing {daemon.root} works again after {failures} failures since "
+    )
+    assert len(said) == 3, [r.getMessage() for r in said]
+    assert failing["failures"] == failures and failing["why"].startswith("PermissionError: [Errno 13]")
+    assert f"indexing FAILING since {failing['since'][:10]}" in line and f"({failures} passes in a row" in line
+    assert after is None
+
+
+def test_a_pass_or_idle_check_that_raises_again_and_again_is_said_whole_once_and_its_end_said(monkeypatch, caplog):
+    from brain.server.watcher import Batch, VaultWatcher
+
+    said: list[tuple[str, str]] = []
+    fail = {"batch": True, "idle": True}
+
+    def on_batch(batch: Batch) -> None:
+        if fail["batch"]:
+            raise OSError(28, "No space left on device")
+
+    def on_idle() -> None:
+        if fail["idle"]:
+            raise PermissionError(13, "Permission denied")
+
+    watcher = VaultWatcher(
+        Path("/nonexistent-vault"),
+        on_batch,
+        on_idle=on_idle,
+        watch=False,
+        on_failure=lambda what, exc: said.append((what, type(exc).__name__)),
+    )
+    with caplog.at_level("INFO", logger="brain"):
+        for _ in range(7):
+            watcher._pass(Batch("rescan"))
+            watcher._idle()
+        assert watcher.pass_failing.failures == watcher.idle_failing.failures == 7
+        fail.update(batch=False, idle=False)
+        watcher._pass(Batch("rescan"))
+        watcher._idle()
+        watcher._idle()
+    # each failure goes to the daemon's counting (its first traceback whole), none to the log itself
+    assert said == [("an index pass failed", "OSError"), ("the idle check failed", "PermissionError")] * 7
+    lines = [r.getMessage() for r in caplog.records if r.name == "brain"]
+    assert [line.split(" since ")[0] for line in lines] == [
+        "an index pass works again after 7 failures",
+        "the idle check works again after 7 failures",
+    ], lines
+    assert watcher.pass_failing.failures == watcher.idle_failing.failures == 0
+
+
+def test_an_indexing_pass_refused_the_same_way_again_and_again_is_one_line_then_counted(toy_vault, monkeypatch, caplog):
+    """A pass refused with a reason (BrainError: a full disk, said as `brain index` says it) was
+    one line every pass; now counted as the connection lines are."""
+    from brain.errors import BrainError
+    from brain.server import service as service_module
+
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 60.0)
+    monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        full = "the disk holding ~/.brain is full: free some space, then run `brain index`"
+
+        def disk_full(*args, **kwargs):
+            raise BrainError(full)
+
+        monkeypatch.setattr(service_module, "index_vault", disk_full)
+        with caplog.at_level("INFO", logger="brain"):
+            for _ in range(10):
+                assert daemon.service._index() is None
+            daemon_module._SAID.flush(all_of_them=True)
+        assert daemon.service.status()["indexing_failing"]["why"] == full
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(lines) == 2 and lines[0] == f"indexing {daemon.root} failed: {full}", lines
+    assert re.fullmatch(
+        rf"9 more like it in the last \d+ s: indexing {re.escape(str(daemon.root))} failed: .*", lines[1]
+    )

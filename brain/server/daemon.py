@@ -142,6 +142,7 @@ class Daemon:
         self.connections = _Connections(MAX_CONNECTIONS, CLIENT_TIMEOUT, kept=PROMPT_PLACES)
         # a request that fails on a bug: its first traceback of each kind whole, then counts
         service.on_failure = lambda what, exc: _SAID.failed(what, exc)
+        service.on_said = lambda level, text: _SAID.say(level, text)  # a line again and again: counted
         self.tcp_peers = peers.TcpPeers()
         self._lock_fd: int | None = None
         self._unix: _UnixServer | None = None

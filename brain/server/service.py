@@ -55,7 +55,7 @@ from ..recall.opening import open_snapshot
 from ..recall.types import Mode, RecallResult, RecallSettings
 from ..text import plural
 from . import protocol
-from .watcher import Batch, VaultWatcher
+from .watcher import Batch, Failing, VaultWatcher
 
 if TYPE_CHECKING:
     import numpy as np
@@ -229,6 +229,9 @@ class Service:
         # how a request that failed on a bug is said (``handle``): its traceback in the log; the
         # socket's server says the first of each kind whole and counts the others (``daemon._Said``)
         self.on_failure: Callable[[str, BaseException], None] = _log_failure
+        # how a line said again and again is said (a pass failing the same way): the daemon
+        # counts repeats of a line as it counts the connection lines (``daemon._Said.say``)
+        self.on_said: Callable[[int, str], None] = lambda level, text: log.log(level, "%s", text)
         # starting → ready; empty (``empty`` says so) while the index holds no notes, which is no
         # failure: the vault has none yet, and the watcher serves them as they are written; failed
         # (with ``failure``) when no state can load
@@ -269,7 +272,11 @@ class Service:
             settle_ms=settle_ms,
             rescan_seconds=rescan_seconds,
             force_polling=force_polling,
+            on_failure=lambda what, exc: self.on_failure(what, exc),  # the daemon sets it after
         )
+        # passes of ``index_vault`` that failed in a row (``_index``): a traceback said once, the
+        # failures counted for `brain status`, the first success after said
+        self.indexing = Failing(f"indexing {root}", lambda what, exc: self.on_failure(what, exc))
 
     # ----- life -------------------------------------------------------------------------------
 
@@ -419,14 +426,16 @@ class Service:
             except NewerDatabaseError as exc:
                 self._supersede(str(exc))
                 return None
-            except BrainError as exc:
-                log.error("indexing %s failed: %s", self.root, exc)
+            except BrainError as exc:  # one line, counted as the connection lines are
+                self.on_said(logging.ERROR, f"indexing {self.root} failed: {exc}")
+                self.indexing.failed(why=str(exc))
                 self._failed(str(exc))
                 return None
-            except Exception as exc:
-                log.exception("indexing %s failed", self.root)
+            except Exception as exc:  # noqa: BLE001 - a traceback said once (on_failure), then counted
+                self.indexing.failed(exc)
                 self._failed(f"indexing failed ({type(exc).__name__}: {exc})")
                 return None
+            self.indexing.worked()
             self.unindexed = None
             return report
 
@@ -1029,6 +1038,8 @@ class Service:
                 "last_burst": watcher.last_burst,
             },
             "last_update": self.last_update,
+            # passes failing in a row (a read-only index folder, a full disk): None once one works
+            "indexing_failing": _failing(self.indexing, self.watcher.pass_failing, self.unindexed),
             "past": {
                 "views": [
                     {
@@ -1133,6 +1144,20 @@ class Service:
             self.count_error()
             self.on_failure(f"request {message.get('op')} failed", exc)
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+
+def _failing(indexing: Failing, passes: Failing, unindexed: tuple[int, str] | None) -> dict[str, Any] | None:
+    """What `brain status` says of passes failing in a row: how many, since when, the last
+    one's reason and the notes left unindexed; None while they work."""
+    failing = indexing if indexing.failures else passes
+    if not failing.failures:
+        return None
+    return {
+        "failures": failing.failures,
+        "since": _iso(failing.since or time.time()),
+        "why": failing.why,
+        "unindexed": unindexed[0] if unindexed else None,
+    }
 
 
 def _log_failure(what: str, exc: BaseException) -> None:

@@ -101,6 +101,48 @@ class Batch:
     first_event: float | None = None
 
 
+def log_failure(what: str, exc: BaseException) -> None:
+    """A failure said with its whole traceback (``brain serve``'s daemon says the first of each
+    kind whole and counts the others: ``daemon._Said.failed``)."""
+    log.error("%s", what, exc_info=exc)
+
+
+class Failing:
+    """Something done again and again (an index pass, an idle check) that may fail the same way
+    every time: a read-only index folder, a full disk, a vault folder at mode 000. Each failure
+    is handed to ``say`` (``Service.on_failure``: in the daemon, the first traceback of a kind
+    whole, the others counted), and the first success after is said with how many there were:
+    one traceback a pass wrote the same lines every few seconds for as long as it lasted."""
+
+    def __init__(self, what: str, say: Callable[[str, BaseException], None] = log_failure):
+        self.what = what
+        self.say = say
+        self.failures = 0  # since the last success
+        self.since: float | None = None  # time.time() of the first of them
+        self.why: str | None = None  # the last of them, one line
+
+    def failed(self, exc: BaseException | None = None, *, why: str | None = None) -> None:
+        """One more failure: ``exc`` is said (``say``); ``why`` alone, already said, is counted."""
+        self.failures += 1
+        if self.since is None:
+            self.since = time.time()
+        self.why = why if why is not None else f"{type(exc).__name__}: {exc}"
+        if exc is not None:
+            self.say(f"{self.what} failed", exc)
+
+    def worked(self) -> None:
+        """A success: said when failures came before it."""
+        if self.failures:
+            log.warning(
+                "%s works again after %d failure%s since %s",
+                self.what,
+                self.failures,
+                "" if self.failures == 1 else "s",
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since or time.time())),
+            )
+        self.failures, self.since, self.why = 0, None, None
+
+
 class VaultWatcher:
     """Runs ``on_batch`` on its own thread: once at start, then for every settled batch."""
 
@@ -116,10 +158,14 @@ class VaultWatcher:
         max_wait_seconds: float = 10.0,
         rescan_seconds: float = 300.0,
         force_polling: bool | None = None,
+        on_failure: Callable[[str, BaseException], None] = log_failure,
     ):
         self.root = root
         self.on_batch = on_batch
         self.on_idle = on_idle
+        # a pass or idle check that raised: its traceback said once, repeats counted (``Failing``)
+        self.pass_failing = Failing("an index pass", on_failure)
+        self.idle_failing = Failing("the idle check", on_failure)
         self.known_folder = known_folder
         self.watch_enabled = watch
         self.settle_ms = settle_ms
@@ -586,8 +632,10 @@ class VaultWatcher:
         try:
             self.passes += 1
             self.on_batch(batch)
-        except Exception:
-            log.exception("an index pass failed")
+        except Exception as exc:  # noqa: BLE001 - said (once whole, then counted), tried again at the next pass
+            self.pass_failing.failed(exc)
+        else:
+            self.pass_failing.worked()
         finally:
             with self._turns:
                 self._ended += 1
@@ -600,8 +648,10 @@ class VaultWatcher:
     def _idle(self) -> None:
         try:
             self.on_idle()
-        except Exception:
-            log.exception("idle check failed")
+        except Exception as exc:  # noqa: BLE001 - said (once whole, then counted), tried again in a moment
+            self.idle_failing.failed(exc)
+        else:
+            self.idle_failing.worked()
 
     # ----- which events matter ----------------------------------------------------------------
 
