@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from .dense import best_chunks, candidates_for
+from .ties import top_notes
 from .types import DEFAULT_ANCHOR_HUB, DEFAULT_BM25_WEIGHTS, Candidate
 
 if TYPE_CHECKING:
@@ -103,11 +104,11 @@ def _lane(
     store: IndexStore, best: dict[int, float], query_vector: np.ndarray, depth: int, source: str
 ) -> list[Candidate]:
     """The voted notes as candidates, best vote first; each shown by its best chunk for the query."""
-    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))[:depth]
+    ranked = top_notes(store, best, lambda n: -best[n], depth)
     if not ranked:
         return []
-    chunks = best_chunks(store, [note_id for note_id, _ in ranked], query_vector)
-    out = candidates_for(store, [(n, chunks[n][0], s) for n, s in ranked if n in chunks], source)
+    chunks = best_chunks(store, ranked, query_vector)
+    out = candidates_for(store, [(n, chunks[n][0], best[n]) for n in ranked if n in chunks], source)
     for c in out:
         c.dense_score = chunks[c.note_id][1]  # shown, and the tie-break; score stays the vote
     return out

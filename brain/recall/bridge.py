@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from .anchors import linked_from_chunks
 from .dense import ChunkVectors, candidates_for
 from .query_form import asks, asks_only_why, compares
+from .ties import top_notes
 from .types import Candidate, Via
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def bridge_search(
         passage = {target for targets in named.values() for target in targets}
     targets = ChunkVectors(store, list(linked_from))  # read once, scored by what is left and by the query
     by_rest = targets.best(rest)
-    order = sorted(by_rest, key=lambda n: (n not in passage, -by_rest[n][1], n))[:depth]
+    order = top_notes(store, by_rest, lambda n: (n not in passage, -by_rest[n][1]), depth)
     plain = targets.best(query_vector)
     found = candidates_for(store, [(n, *plain[n]) for n in order if n in plain], "bridge")
     sources = store.notes_brief(sorted({linked_from[c.note_id][0] for c in found}))

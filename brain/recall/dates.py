@@ -313,5 +313,5 @@ def dates_search(
     if not notes or len(notes) > MAX_NOTES:
         return []
     found = scored_candidates(store, notes, query_vector, "dates")
-    found.sort(key=lambda c: (-c.dense_score, c.note_id))
+    found.sort(key=lambda c: (-c.dense_score, c.path))
     return found[:depth]

@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .ties import top_notes
 from .types import DEFAULT_DEPTH, LONG_NOTE_CHUNKS, Candidate
 
 if TYPE_CHECKING:
@@ -89,8 +90,8 @@ def dense_search(
             total[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
             share = unreached_share(sizes.get(n, 1), reached.get(n, 1)) if max_of_n_reached else 1.0
             total[n] -= share * max_of_n_cost(sizes.get(n, 1), spread, max_of_n)
-    top = sorted(best.items(), key=lambda item: -total[item[0]])[:depth]
-    out = candidates_for(store, [(note_id, chunk_id, score) for note_id, (chunk_id, score) in top], "dense")
+    top = top_notes(store, best, lambda n: -total[n], depth)
+    out = candidates_for(store, [(n, *best[n]) for n in top], "dense")
     if decay > 0 or long_note_discount > 0 or max_of_n > 0:
         for c in out:
             c.score = total[c.note_id]

@@ -139,5 +139,5 @@ def folders_search(
         inside = set(notes)
         return [dataclasses.replace(c, sources=["folders"]) for c in dense if c.note_id in inside][:depth]
     found = scored_candidates(store, notes, query_vector, "folders")
-    found.sort(key=lambda c: (-c.dense_score, c.note_id))
+    found.sort(key=lambda c: (-c.dense_score, c.path))
     return found[:depth]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .dense import best_chunks, candidates_for, long_note_cost
+from .ties import top_notes
 from .types import DEFAULT_MAX_NEW, DEFAULT_SEEDS, LONG_NOTE_CHUNKS, Candidate, Via
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ def expand(
         sizes = store.note_chunk_counts(list(best))
         for n in score:
             score[n] -= long_note_cost(sizes.get(n, 1), long_note_discount, long_note_chunks)
-    ranked = sorted(best.items(), key=lambda item: -score[item[0]])[:max_new]
-    found = candidates_for(store, [(n, c, s) for n, (c, s) in ranked], "graph")
+    ranked = top_notes(store, score, lambda n: -score[n], max_new)
+    found = candidates_for(store, [(n, *best[n]) for n in ranked], "graph")
     for candidate in found:
         candidate.via = reached[candidate.note_id]
         candidate.score = score[candidate.note_id]

@@ -17,6 +17,7 @@ from ..index.tokens import index_words
 from ..text import CJK, marks, unpointed, word_pattern, yo_as_ye
 from .dense import candidates_for, decayed
 from .stop_words import RUSSIAN
+from .ties import top_notes
 from .types import DEFAULT_BM25_WEIGHTS, DEFAULT_DEPTH, Candidate
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ def lexical_search(
     note_of = store.chunk_note_ids([chunk_id for chunk_id, _ in hits])
     best: dict[int, tuple[int, float]] = {}
     more: dict[int, list[float]] = {}  # note id -> its further chunks' scores, best first
+    last = None  # the best chunk's score of the depth-th note: a note that ties it competes for its place
     for chunk_id, score in hits:  # best first
         note_id = note_of.get(chunk_id)
         if note_id is None:
@@ -200,14 +202,12 @@ def lexical_search(
         if note_id in best:
             if decay > 0:
                 more.setdefault(note_id, []).append(score)
-        elif len(best) < depth:
+        elif len(best) < depth or score == last:
             best[note_id] = (chunk_id, score)
+            if len(best) == depth:
+                last = score
         elif decay <= 0:
             break
-    picks = [
-        (note_id, chunk_id, score + decayed(more.get(note_id, []), decay))
-        for note_id, (chunk_id, score) in best.items()
-    ]
-    if decay > 0:
-        picks.sort(key=lambda pick: -pick[2])
-    return candidates_for(store, picks, "lexical")  # score = BM25; dense_score set by fusion
+    total = {note_id: score + decayed(more.get(note_id, []), decay) for note_id, (_, score) in best.items()}
+    top = top_notes(store, best, lambda n: -total[n], depth)
+    return candidates_for(store, [(n, best[n][0], total[n]) for n in top], "lexical")  # score = BM25

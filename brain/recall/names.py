@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..text import for_search, word_pattern
-from . import stop_words
+from . import stop_words, ties
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
 from .types import Candidate
@@ -387,7 +387,7 @@ class NameIndex:
         return sorted((w for w in found if w != key), key=lambda w: (-found[w], w))
 
     def search(self, query: str, depth: int) -> list[NameMatch]:
-        """The notes whose names the query holds, best first, at most ``depth``."""
+        """The notes whose names the query holds, best first: ``depth`` of them, and those that tie the last."""
         query_words = [w for w in words(query) if w not in STOP]
         if not query_words or depth <= 0:
             return []
@@ -432,7 +432,8 @@ class NameIndex:
                     whole.add(name.note_id)
                 if score > best.get(name.note_id, (0.0, ""))[0]:
                     best[name.note_id] = (score, name.text)
-        ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:depth]
+        # The notes tied at the cut as well: names_search orders ties by path (ties.top_notes).
+        ranked = ties.cut(sorted(best.items(), key=lambda item: -item[1][0]), lambda item: -item[1][0], depth)
         return [NameMatch(note_id, score, text, note_id in whole) for note_id, (score, text) in ranked]
 
 
@@ -454,6 +455,8 @@ def names_search(
         whole = set()
     if not found:
         return []
+    by_id = {m.note_id: m for m in found}
+    found = [by_id[n] for n in ties.top_notes(store, by_id, lambda n: -by_id[n].score, depth)]
     chunks = best_chunks(store, [match.note_id for match in found], query_vector)
     picks = [(m.note_id, chunks[m.note_id][0], m.score) for m in found if m.note_id in chunks]
     out = candidates_for(store, picks, "names")

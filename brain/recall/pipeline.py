@@ -51,6 +51,7 @@ from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
 from .past import PastIndex
 from .rerank import load_reranker
+from .ties import best_first, top_notes
 from .types import DEFAULT_MODE, GRAPH_LANES, Candidate, Gate, Mode, RecallResult, RecallSettings
 
 if TYPE_CHECKING:
@@ -583,7 +584,7 @@ class Recaller:
         # asked for and why it did not run (the A/B log compares the modes that ran).
         result.mode = str(self._mode_that_ran(state, mode, result, hopped=hopped))
         if not mode.rerank and not mode.fused:
-            pool.sort(key=lambda c: -c.score)
+            pool = best_first(pool)
         if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
         if self.gone:
@@ -761,7 +762,7 @@ class Recaller:
         self._fill_dense_scores(list(by_note.values()), state.vector)
         for note_id, candidate in by_note.items():
             candidate.score = fused.get(note_id, 0.0)
-        pool = sorted(by_note.values(), key=lambda c: (-c.score, -c.dense_score))[: max(settings.depth, settings.k)]
+        pool = best_first(list(by_note.values()))[: max(settings.depth, settings.k)]
         # What the graph added to the pool: its notes only the lanes that read the links found, the
         # anchor and bridge lanes' as well as PageRank's (counting PageRank's newcomers alone said
         # 0 where the anchor lanes, which run before it, had brought the note asked for).
@@ -904,17 +905,17 @@ class Recaller:
             seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
         if settings.ppr_hub_seeds > 0:
             seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
-        top = graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm)
-        found = dense_stage.scored_candidates(self.store, [note_id for note_id, _ in top], state.vector, "ppr")
-        value = dict(top)
+        value = dict(graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm))
+        top = top_notes(self.store, value, lambda n: -value[n], settings.depth)  # notes tied at the cut: by path
+        found = dense_stage.scored_candidates(self.store, top, state.vector, "ppr")
         for c in found:
             c.score = value[c.note_id]  # the PageRank value (dense_score stays the best chunk's cosine)
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
         outsiders = [c for c in found if c.note_id not in proposed]
         if outsiders:
-            order = sorted(seeds, key=lambda n: -seeds[n])
-            named = self.store.notes_brief(order)
+            named = self.store.notes_brief(list(seeds))
+            order = sorted(seeds, key=lambda n: (-seeds[n], named.get(n, ("",))[0]))  # equal weights: by path
             reached = graph_stage.first_via(self.store, [(n, *named[n]) for n in order if n in named], set())
             for c in outsiders:
                 c.via = reached.get(c.note_id)
@@ -947,7 +948,7 @@ class Recaller:
                 # A share of the score's size, up: after the reranker the scores are its logits,
                 # below zero for most passages, where × (1 + boost) put the newest note last.
                 c.score += abs(c.score) * settings.freshness * position[c.note_id]
-            pool.sort(key=lambda c: -c.score)
+            pool = best_first(pool)
         successors = self.successors()
         if successors and any(c.note_id in successors for c in pool[: settings.k]):
             order = fusion.order_successors_first([c.note_id for c in pool], successors)
@@ -988,14 +989,14 @@ class Recaller:
         missing = [c for c in candidates if (c.note_id, c.chunk_id) not in state.rerank_scores]
         scores = self._rerank_scores(state.query, missing, result, timings) if missing else {}
         if scores is None:  # fallback: the order the earlier stages gave
-            pool.sort(key=lambda c: -c.score)
+            pool = best_first(pool)
             return pool
         state.rerank_scores.update(scores)
         for candidate in candidates:
             candidate.rerank_score = state.rerank_scores[candidate.note_id, candidate.chunk_id]
             candidate.score = candidate.rerank_score
         result.reranked = True
-        return sorted(candidates, key=lambda c: -c.score)
+        return best_first(candidates)
 
     def _rerank_scores(
         self, query: str, pool: list[Candidate], result: RecallResult, timings: dict[str, float]

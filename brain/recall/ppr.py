@@ -386,7 +386,10 @@ class LinkGraph:
         return self.top_of(np.arange(len(scores)), scores, depth)
 
     def top_of(self, index: np.ndarray, scores: np.ndarray, depth: int) -> list[tuple[int, float]]:
-        """(note id, score) of the ``depth`` best of these notes (by index) with a positive score."""
+        """(note id, score) of the ``depth`` best of these notes (by index) with a positive score,
+        and every note that ties the last of them; best first, equal scores by note id. Which of
+        the tied keeps the place is for the caller to decide by path (ties.top_notes): a note's id
+        follows the order the index met it in, and numpy's partition order is no order at all."""
         import numpy as np
 
         if depth <= 0 or not len(scores):
@@ -394,8 +397,9 @@ class LinkGraph:
         depth = min(depth, int((scores > 0).sum()))
         if depth == 0:
             return []
-        picked = np.argpartition(-scores, depth - 1)[:depth]
-        picked = picked[np.argsort(-scores[picked], kind="stable")]
+        last = scores[np.argpartition(-scores, depth - 1)[:depth]].min()
+        picked = np.flatnonzero(scores >= last)
+        picked = picked[np.lexsort((self.note_ids[index[picked]], -scores[picked]))]
         return [(int(self.note_ids[index[i]]), float(scores[i])) for i in picked]
 
 

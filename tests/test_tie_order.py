@@ -1,0 +1,83 @@
+"""Notes that score exactly the same come in the order of their paths, whatever order the index
+met them in: a note's id follows when it was first indexed (a vault indexed afresh, a rename, a
+``--rebuild``), so ties broken by id, or by numpy's partition order, put the same vault's same
+answer in another order on another machine. Fake embedder: copies of a note tie exactly."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import write
+
+from brain.cli import cli
+from brain.index.indexer import index_vault
+from brain.recall.opening import open_recaller
+from brain.recall.types import BASE_MODES, RecallSettings
+
+QUESTION = "harbour crane winter storm schedule"
+CRANE = "# Crane schedule\n\nThe harbour crane schedule during winter storms: cranes stop above gale force.\n"
+# Copies of one note in three folders (the same text: the same cosine, BM25 and names), a hub
+# linking to all of them (a symmetric graph: the same PageRank), and notes around them.
+NOTES = {
+    "alpha/crane.md": CRANE,
+    "mid/crane.md": CRANE,
+    "zulu/crane.md": CRANE,
+    "hub.md": "# Hub\n\n[[alpha/crane]] [[mid/crane]] [[zulu/crane]] the harbour in winter.\n",
+    "alpha/storm.md": "# Storm\n\nWinter storm warnings for the harbour.\n",
+    "zulu/storm.md": "# Storm\n\nWinter storm warnings for the harbour.\n",
+    "ferry.md": "# Ferry\n\nThe ferry timetable, summer and winter.\n",
+}
+
+
+def _vault(root, paths):
+    for rel in paths:
+        write(root, rel, NOTES[rel])
+
+
+def _built_two_ways(tmp_path):
+    """The same vault twice: indexed at once, and with its notes first indexed in reverse order."""
+    first = tmp_path / "first"
+    _vault(first, sorted(NOTES))
+    index_vault(first)
+    second = tmp_path / "second"
+    for rel in sorted(NOTES, reverse=True):  # each its own index run: ids in reverse path order
+        _vault(second, [rel])
+        index_vault(second)
+    return first, second
+
+
+def _answer(vault, mode):
+    """Each lane's notes and the answer's, with their scores."""
+    recaller = open_recaller(vault)
+    try:
+        result = recaller.ask(QUESTION, mode, RecallSettings(k=10))
+    finally:
+        recaller.close()
+    # Rounded: PageRank's sums run in the order of the ids, and differ in the last bit or so.
+    lanes = {name: [(c.path, round(c.score, 12)) for c in lane] for name, lane in result.lanes.items()}
+    return lanes, [(c.path, round(c.score, 12), c.dense_score) for c in result.results]
+
+
+@pytest.mark.parametrize("mode", BASE_MODES)
+def test_ties_come_in_path_order_whatever_order_the_notes_were_indexed_in(tmp_path, mode):
+    first, second = _built_two_ways(tmp_path)
+    lanes, shown = _answer(first, mode)
+    assert _answer(second, mode) == (lanes, shown)
+    for ranked in [*lanes.values(), [(path, (score, dense)) for path, score, dense in shown]]:
+        for (path, score), (after, same) in itertools.pairwise(ranked):
+            assert score != same or path < after, ranked  # an equal score: by path
+    dense = [path for path, _ in lanes["dense"] if path.endswith("crane.md")]
+    assert dense == ["alpha/crane.md", "mid/crane.md", "zulu/crane.md"]
+
+
+def test_brain_ask_json_orders_ties_the_same_after_a_rebuild_in_another_order(tmp_path):
+    first, second = _built_two_ways(tmp_path)
+    answers = []
+    for vault in (first, second):
+        out = CliRunner().invoke(cli, ["ask", "--vault", str(vault), "--json", "-k", "10", QUESTION])
+        assert out.exit_code == 0, out.output
+        answers.append([(r["path"], r["score"]) for r in json.loads(out.stdout)["results"]])
+    assert answers[0] == answers[1]
