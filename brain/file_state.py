@@ -52,6 +52,40 @@ def unusable(path: Path, what: str, remake: str) -> str | None:
     return None
 
 
+def in_the_way(path: Path, what: str, remake: str) -> str | None:
+    """One line when what stands at ``path``, a file brain replaces whole (a save writes a new
+    file beside it and renames it over the name), is the user's and a save would fail on it or
+    lose it; None when nothing is there or a file is (brain's to replace; ``unusable`` says what
+    else is wrong with one). A folder: a rename cannot replace it, and brain deletes none. A
+    symbolic link, wherever it leads (a folder, a file, nowhere: a disk not mounted): a rename
+    replaces the link itself, not what it leads to, so the save would drop the link silently
+    and the file would not be where the user put it. Nothing is touched; the line says what to
+    do. ``remake``: what makes the file again once the name is clear."""
+    named = f"{what} {path}"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return unreachable(path, what)
+    if stat.S_ISDIR(st.st_mode):
+        return f"{named} is a folder, not a file: move it aside; {remake}"
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    target = os.readlink(path)
+    replaced = "brain saves this file by replacing it whole, which would replace the link, not what it leads to"
+    try:
+        led = os.stat(path)
+    except OSError:
+        return f"{named} is a symbolic link to {target}, which does not exist: {replaced}; remove the link; {remake}"
+    if stat.S_ISDIR(led.st_mode):
+        return f"{named} is a symbolic link to the folder {target}, not a file: remove the link; {remake}"
+    return (
+        f"{named} is a symbolic link to {target}: {replaced}; put the file in its place"
+        f" (mv {_word(Path(os.path.realpath(path)))} {_word(path)}), or remove the link; {remake}"
+    )
+
+
 def read_only(path: Path, what: str) -> str | None:
     """One line saying that the file ``path`` may be read but not written by this user (its
     modes, its owner), and what to do; None when it is not there, not a file, or writable."""

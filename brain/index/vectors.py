@@ -545,6 +545,7 @@ def _read_delta(directory: Path, meta: dict) -> tuple[Delta | None, str | None]:
 
 def load_current(store: IndexStore, dim: int) -> VectorIndex:
     """The FAISS index matching the database now: the saved files, or a rebuild (then saved)."""
+    refuse_what_is_in_the_way(store.directory)
     version, index_id = store.vectors_version(), store.index_id()
     loaded, problem = VectorIndex.load_file(store.directory)
     level = loaded is not None and (loaded.version, loaded.index_id, loaded.dim) == (version, index_id, dim)
@@ -570,12 +571,6 @@ def load_current(store: IndexStore, dim: int) -> VectorIndex:
         )
     elif problem is not None:
         said = _unusable_file(store.directory)
-        if said and _folder_in_place(store.directory):
-            # The save cannot replace a folder (brain deletes none), so each run would rebuild the
-            # vectors again in memory and say so twice, one line untrue ("saves a new one")
-            from ..errors import BrainError
-
-            raise BrainError(said)
         log.warning("%s; rebuilding the vector index from the database", said or problem)
     index = VectorIndex.rebuild(store, dim, wanted)
     if store.vectors_version() != version:
@@ -634,6 +629,7 @@ def sync(store: IndexStore, start_version: int, removed_ids: list[int], added_id
         return  # nothing was ever embedded
     version, index_id, dim = store.vectors_version(), store.index_id(), int(dim_text)
     directory = store.directory
+    refuse_what_is_in_the_way(directory)
     meta = VectorIndex.read_sidecar(directory)
     if meta is not None and meta["kind"] != wanted_kind(meta["count"], meta["kind"]):
         _save_rebuilt(store, dim)  # BRAIN_DENSE_INDEX, or the vault's size, asks for the other kind
@@ -807,9 +803,17 @@ def _unusable_file(directory: Path) -> str | None:
     return None
 
 
-def _folder_in_place(directory: Path) -> bool:
-    """A folder (or a link to one) where a vector index file goes: a save cannot take its place."""
-    return any((directory / name).is_dir() for name in (SIDECAR_FILE, FAISS_FILE, DELTA_FILE))
+def refuse_what_is_in_the_way(directory: Path) -> None:
+    """BrainError, one line, when a folder or a symbolic link stands where a vector index file
+    goes (``file_state.in_the_way``): a save would fail on it, or drop the user's link. Else each
+    run would rebuild the vectors in memory and say so twice, one line untrue ("saves a new one")."""
+    from ..errors import BrainError
+    from ..file_state import in_the_way
+
+    for name in (SIDECAR_FILE, FAISS_FILE, DELTA_FILE):
+        said = in_the_way(directory / name, "the vector index file", "brain saves a new one in its place")
+        if said:
+            raise BrainError(said)
 
 
 def _read_file(path: Path) -> bytes:

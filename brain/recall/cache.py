@@ -58,6 +58,13 @@ def save(directory: Path, built: Built) -> bool:
     `brain mcp` that outlived the upgrade): that folder's files are the newer brain's."""
     import numpy as np
 
+    from ..errors import BrainError
+
+    try:
+        refuse_what_is_in_the_way(directory)  # a user's folder or link there is never replaced
+    except BrainError as exc:
+        log.info("could not keep the names and link graph for the next run (%s)", exc)
+        return False
     basis = built.basis
     arrays: dict[str, Any] = {
         "format": np.array(FORMAT),
@@ -96,14 +103,19 @@ def save(directory: Path, built: Built) -> bool:
 REMAKE = "the next `brain ask` keeps a new one in its place"
 
 
-def folder_in_place(directory: Path) -> bool:
-    """A folder where the kept file goes (not a link to one, which a save replaces)."""
-    import stat
+def refuse_what_is_in_the_way(directory: Path) -> None:
+    """BrainError, one line, when a folder or a symbolic link stands where the kept file goes
+    (``file_state.in_the_way``): no save replaces a folder (brain deletes none), and a save would
+    drop a link; every run would build the names and the link graph again (2.1 s at 100,000
+    notes), saying it in the log only. Refused, as at vectors.faiss: the command's one line."""
+    from ..errors import BrainError
+    from ..file_state import in_the_way
 
-    try:
-        return stat.S_ISDIR(os.lstat(directory / RECALL_CACHE_FILE).st_mode)
-    except OSError:
-        return False
+    said = in_the_way(
+        directory / RECALL_CACHE_FILE, "the file of names and link graph brain keeps for the next run", REMAKE
+    )
+    if said:
+        raise BrainError(said)
 
 
 def kept_basis(directory: Path) -> Basis | None:
@@ -122,20 +134,10 @@ def load(directory: Path, worth: Callable[[Basis], tuple[bool, bool]] | None = N
     import numpy as np
 
     path = directory / RECALL_CACHE_FILE
+    refuse_what_is_in_the_way(directory)
     if not path.exists():
         return None
     if not path.is_file():  # a FIFO was waited on for a writer forever (`brain ask` hung)
-        if folder_in_place(directory):
-            # No save replaces a folder (brain deletes none): every run would build the names and
-            # the link graph again (2.1 s at 100,000 notes), saying it in the log only. Refused,
-            # as a folder at vectors.faiss is: the command's one line with the fix.
-            from ..errors import BrainError
-            from ..file_state import unusable
-
-            raise BrainError(
-                unusable(path, "the file of names and link graph brain keeps for the next run", REMAKE)
-                or f"{path} is a folder, not a file: move it aside; {REMAKE}"
-            )
         log.info("%s is not a regular file: not used", path)  # the next save replaces it
         return None
     try:
