@@ -38,10 +38,11 @@ def top_notes(store: IndexStore, note_ids: Iterable[int], key: Callable[[int], A
     notes of an equal key by path."""
     ordered = cut(sorted(note_ids, key=key), key, depth)
     keys = [key(n) for n in ordered]
-    tied = [n for i, n in enumerate(ordered) if keys[i] in (keys[i - 1] if i else None, *keys[i + 1 : i + 2])]
-    if tied:
-        paths = {n: path for n, (path, _) in store.notes_brief(tied).items()}
-        ordered.sort(key=lambda n: (key(n), paths.get(n, "")))
+    if len(set(keys)) == len(keys):  # most lists: no tie, no path read
+        return ordered[:depth]
+    tied = [n for i, n in enumerate(ordered) if (i and keys[i - 1] == keys[i]) or keys[i + 1 : i + 2] == [keys[i]]]
+    paths = {n: path for n, (path, _) in store.notes_brief(tied).items()}
+    ordered.sort(key=lambda n: (key(n), paths.get(n, "")))
     return ordered[:depth]
 
 
