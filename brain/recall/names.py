@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..text import for_search, word_pattern
-from . import stop_words, ties
+from . import stop_words
 from .dense import best_chunks, candidates_for
 from .query_form import compares, is_question
+from .ties import cut, top_notes
 from .types import Candidate
 
 if TYPE_CHECKING:
@@ -433,7 +434,7 @@ class NameIndex:
                 if score > best.get(name.note_id, (0.0, ""))[0]:
                     best[name.note_id] = (score, name.text)
         # The notes tied at the cut as well: names_search orders ties by path (ties.top_notes).
-        ranked = ties.cut(sorted(best.items(), key=lambda item: -item[1][0]), lambda item: -item[1][0], depth)
+        ranked = cut(sorted(best.items(), key=lambda item: -item[1][0]), lambda item: -item[1][0], depth)
         return [NameMatch(note_id, score, text, note_id in whole) for note_id, (score, text) in ranked]
 
 
@@ -456,7 +457,7 @@ def names_search(
     if not found:
         return []
     by_id = {m.note_id: m for m in found}
-    found = [by_id[n] for n in ties.top_notes(store, by_id, lambda n: -by_id[n].score, depth)]
+    found = [by_id[n] for n in top_notes(store, by_id, lambda n: -by_id[n].score, depth)]
     chunks = best_chunks(store, [match.note_id for match in found], query_vector)
     picks = [(m.note_id, chunks[m.note_id][0], m.score) for m in found if m.note_id in chunks]
     out = candidates_for(store, picks, "names")
