@@ -81,3 +81,37 @@ def test_brain_ask_json_orders_ties_the_same_after_a_rebuild_in_another_order(tm
         assert out.exit_code == 0, out.output
         answers.append([(r["path"], r["score"]) for r in json.loads(out.stdout)["results"]])
     assert answers[0] == answers[1]
+
+
+SUPERSEDED = {
+    "old.md": "---\nstatus: superseded\ndate: 2024-01-01\n---\n# Old plan\n\nThe old harbour plan.\n",
+    "zulu/plan.md": "---\nsupersedes: '[[old]]'\ndate: 2025-01-01\n---\n# Zulu plan\n\nA new plan. [[old]]\n",
+    "alpha/plan.md": "---\nsupersedes: '[[old]]'\ndate: 2025-01-01\n---\n# Alpha plan\n\nA new plan. [[old]]\n",
+    "gone.md": "---\nstatus: obsolete\ndate: 2024-01-01\n---\n# Gone\n\nGone now.\n",
+    "zulu/after.md": "---\ndate: 2025-02-02\n---\n# After\n\n[[gone]] is no more.\n",
+    "alpha/after.md": "---\ndate: 2025-02-02\n---\n# After\n\n[[gone]] is no more.\n",
+}
+
+
+def test_of_two_notes_that_replace_one_the_successor_is_the_first_by_path_whatever_order_they_were_indexed_in(
+    tmp_path,
+):
+    """Two notes that say they supersede one (or two of the same date linking to an obsolete
+    one): its successor was the first the index met, another after the vault was indexed anew."""
+    from index_helpers import open_store
+
+    from brain.recall.supersession import successors
+
+    found = []
+    for name, order in (("first", sorted(SUPERSEDED)), ("second", sorted(SUPERSEDED, reverse=True))):
+        vault = tmp_path / name
+        for rel in order:
+            write(vault, rel, SUPERSEDED[rel])
+            index_vault(vault)
+        store = open_store(vault)
+        try:
+            path = {note_id: p for note_id, (p, _) in store.notes_brief(store.note_ids()).items()}
+            found.append({path[old]: path[new] for old, new in successors(store).items()})
+        finally:
+            store.close()
+    assert found[0] == found[1] == {"old.md": "alpha/plan.md", "gone.md": "alpha/after.md"}

@@ -67,7 +67,9 @@ def successors(store: IndexStore) -> dict[int, int]:
 
     result: dict[int, int] = {}
     dead: set[int] = set()
-    for note_id, path, meta in notes:
+    # By path: of two notes that say they replace one, the first by path is its successor, not
+    # the first the index met (ids follow that order: another after a fresh index or a rebuild).
+    for note_id, path, meta in sorted(notes, key=lambda note: note[1]):
         for key in _FORWARD:
             for target in _targets(meta.get(key)):
                 new = resolve(target, path)
@@ -85,5 +87,8 @@ def successors(store: IndexStore) -> dict[int, int]:
         dates = store.note_dates([old, *linkers])
         newer = [i for i in linkers if dates.get(i, "") > dates.get(old, "")]
         if newer:
-            result[old] = max(newer, key=lambda i: dates.get(i, ""))
+            newest = max(dates.get(i, "") for i in newer)
+            tied = [i for i in newer if dates.get(i, "") == newest]
+            paths = store.notes_brief(tied) if len(tied) > 1 else {}
+            result[old] = min(tied, key=lambda i: paths.get(i, ("",))[0])  # of equal dates, the first by path
     return result
