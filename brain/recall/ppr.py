@@ -359,7 +359,8 @@ class LinkGraph:
         method: str | None = None,
         degree_norm: float = 0.0,
     ) -> list[tuple[int, float]]:
-        """(note id, score) of the ``depth`` notes PageRank ranks highest from ``seeds``.
+        """(note id, score) of the ``depth`` notes PageRank ranks highest from ``seeds``, and those
+        that tie the last of them (``top_of``).
 
         ``method`` (default ``BRAIN_PPR_METHOD``): ``push``, ``power``, or ``auto``: the exact
         power iteration on a graph of at most ``EXACT_UP_TO`` (links both ways plus notes),
