@@ -18,7 +18,11 @@ from brain.recall.opening import open_recaller
 from brain.recall.types import BASE_MODES, RecallSettings
 
 QUESTION = "harbour crane winter storm schedule"
-CRANE = "# Crane schedule\n\nThe harbour crane schedule during winter storms: cranes stop above gale force.\n"
+DEPTH = 5  # each lane: the copies and the storms, not the leaves (no seeds), and a cut in a tie
+CRANE = (
+    "# Crane schedule\n\nThe harbour crane schedule during winter storms: cranes stop above gale force."
+    " [[alpha/leaf]] [[zulu/leaf]]\n"
+)
 # Copies of one note in three folders (the same text: the same cosine, BM25 and names), a hub
 # linking to all of them (a symmetric graph: the same PageRank), and notes around them.
 NOTES = {
@@ -26,6 +30,9 @@ NOTES = {
     "mid/crane.md": CRANE,
     "zulu/crane.md": CRANE,
     "hub.md": "# Hub\n\n[[alpha/crane]] [[mid/crane]] [[zulu/crane]] the harbour in winter.\n",
+    # Reached by PageRank alone, through the copies, and alike: the same PageRank.
+    "alpha/leaf.md": "# Leaf\n\nNothing of it.\n",
+    "zulu/leaf.md": "# Leaf\n\nNothing of it.\n",
     "alpha/storm.md": "# Storm\n\nWinter storm warnings for the harbour.\n",
     "zulu/storm.md": "# Storm\n\nWinter storm warnings for the harbour.\n",
     "ferry.md": "# Ferry\n\nThe ferry timetable, summer and winter.\n",
@@ -53,7 +60,7 @@ def _answer(vault, mode):
     """Each lane's notes and the answer's, with their scores."""
     recaller = open_recaller(vault)
     try:
-        result = recaller.ask(QUESTION, mode, RecallSettings(k=10))
+        result = recaller.ask(QUESTION, mode, RecallSettings(k=10, depth=DEPTH))
     finally:
         recaller.close()
     # Rounded: PageRank's sums run in the order of the ids, and differ in the last bit or so.
