@@ -4,7 +4,8 @@
 ``argsort``: equal scores in numpy's partition order. It now keeps every note that ties the
 last of them and orders equal scores by note id (``lexsort``), for ``ties.top_notes`` to settle
 by path. This times ``LinkGraph.rank`` (push and power) on a random graph of ``--notes`` notes,
-the old top and the new interleaved query by query, and ``ties.top_notes`` against the plain
+the old top and the new interleaved query by query, then ``top_of`` alone over one score a
+note (the power iteration's), and ``ties.top_notes`` against the plain
 ``sorted`` it replaced over a dense lane's 240 notes (no ties: no path is read). Ratios, new
 over old; the target is at most 1.05 for a PageRank query (noise on a shared machine aside).
 
@@ -68,6 +69,14 @@ def main() -> None:
         ppr.LinkGraph.top_of = new_top_of  # type: ignore[method-assign]
         old, new = statistics.median(old_ms), statistics.median(new_ms)
         print(f"rank ({method}, {args.notes:,} notes): old {old:.2f} ms, new {new:.2f} ms, ratio {new / old:.3f}")
+    every = rng.random(args.notes)  # the power iteration's scores: one per note
+    index = np.arange(args.notes)
+    old_ms, new_ms = [], []
+    for _ in range(args.queries * 5):
+        for top_of, times in pick.sample([(_old_top_of, old_ms), (new_top_of, new_ms)], 2):
+            times.append(_time(partial(top_of, graph, index, every, 60)))
+    old, new = statistics.median(old_ms), statistics.median(new_ms)
+    print(f"top_of alone ({args.notes:,} scores): old {old:.2f} ms, new {new:.2f} ms, ratio {new / old:.3f}")
     scores = {n: float(s) for n, s in enumerate(rng.random(240))}
     plain = [_time(lambda: sorted(scores, key=lambda n: -scores[n])[:60]) for _ in range(2000)]
     settled = [_time(lambda: ties.top_notes(None, scores, lambda n: -scores[n], 60)) for _ in range(2000)]  # type: ignore[arg-type]
