@@ -122,3 +122,35 @@ def test_of_two_notes_that_replace_one_the_successor_is_the_first_by_path_whatev
         finally:
             store.close()
     assert found[0] == found[1] == {"old.md": "alpha/plan.md", "gone.md": "alpha/after.md"}
+
+
+SPELLS = {
+    "wizard.md": "# Wizard\n\nThe wizard's spells. [[spells/aaa]] [[spells/mmm]] [[spells/zzz]]\n",
+    "spells/aaa.md": "# Ember\n\nAn ember bolt that burns.\n",
+    "spells/mmm.md": "# Chill\n\nA lance of frost: cold damage.\n",
+    "spells/zzz.md": "# Stone\n\nSkin of stone.\n",
+}
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_notes_pagerank_cannot_tell_apart_come_by_their_cosine_with_the_query(tmp_path, monkeypatch, depth):
+    """The pages one note links alike (every spell of a class) share one PageRank value: the
+    question tells them apart where the walk cannot, and decides which of them the cut keeps."""
+    from brain.recall import ppr
+
+    for rel, text in SPELLS.items():
+        write(tmp_path, rel, text)
+    index_vault(tmp_path)
+    recaller = open_recaller(tmp_path)
+    try:
+        ids = {path: note_id for note_id, (path, _) in recaller.store.notes_brief(recaller.store.note_ids()).items()}
+        tied = {ids["wizard.md"]: 0.4, ids["spells/aaa.md"]: 0.2, ids["spells/mmm.md"]: 0.2, ids["spells/zzz.md"]: 0.2}
+        monkeypatch.setattr(ppr.LinkGraph, "rank", lambda self, *args, **kwargs: list(tied.items()))
+        result = recaller.ask("frost lance damage", "hybrid+ppr", RecallSettings(k=10, depth=depth))
+    finally:
+        recaller.close()
+    lane = result.lanes["ppr"]
+    assert [c.path for c in lane[:2]] == ["wizard.md", "spells/mmm.md"]  # by path, Ember (aaa) would come second
+    assert len(lane) == depth
+    spells = [(-c.dense_score, c.path) for c in lane[1:]]
+    assert spells == sorted(spells)

@@ -40,7 +40,7 @@ from ..index.store import index_errors, search_index_damaged
 from ..text import for_search, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
-from . import carry, fusion, past_carry
+from . import carry, fusion, past_carry, ties
 from . import dates as dates_stage
 from . import dense as dense_stage
 from . import folders as folders_stage
@@ -51,7 +51,7 @@ from . import ppr as ppr_stage
 from .gate import Holders, entity_gate, name_table
 from .past import PastIndex
 from .rerank import load_reranker
-from .ties import best_first, top_notes
+from .ties import best_first
 from .types import DEFAULT_MODE, GRAPH_LANES, Candidate, Gate, Mode, RecallResult, RecallSettings
 
 if TYPE_CHECKING:
@@ -906,10 +906,14 @@ class Recaller:
         if settings.ppr_hub_seeds > 0:
             seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
         value = dict(graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm))
-        top = top_notes(self.store, value, lambda n: -value[n], settings.depth)  # notes tied at the cut: by path
+        # Notes of one PageRank value (the pages one note embeds: every spell of a class) come by
+        # their best chunk's cosine with the query, then by path: what the walk cannot tell apart,
+        # the question can. Every note tied at the cut is scored, then the lane is cut.
+        top = ties.cut(sorted(value, key=lambda n: -value[n]), lambda n: -value[n], settings.depth)
         found = dense_stage.scored_candidates(self.store, top, state.vector, "ppr")
         for c in found:
             c.score = value[c.note_id]  # the PageRank value (dense_score stays the best chunk's cosine)
+        found = best_first(found)[: settings.depth]
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
         outsiders = [c for c in found if c.note_id not in proposed]
