@@ -9,6 +9,11 @@ lands, to judge each new mask (a secret?) and each mask gone (was it one?):
 
     git archive main | tar -x -C /tmp/main-tree
     python bench/mask_compare.py --old /tmp/main-tree
+
+The transcripts and vaults are looked for in ``--shared`` (by default the ``shared`` folder beside
+this checkout's: ``../shared``). Where either holds nothing to read (a copy of this checkout under
+/tmp has no ``../shared``) it stops with exit 2 and says where it looked, rather than report "0 masked
+otherwise" over texts it never read; ``--no-shared`` compares the ``--also`` folders alone, and says so.
 """
 
 from __future__ import annotations
@@ -51,21 +56,21 @@ def strings(value: Any) -> Iterator[str]:
 SUFFIXES = {".py", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".json", ".sh", ".env"}
 
 
-def texts(transcripts: Path, vaults: Path, also: list[Path]) -> Iterator[tuple[str, str]]:
-    """(where, text) for every text the comparison masks."""
-    for path in sorted(transcripts.glob("*.jsonl")):
+def texts(transcripts: Path | None, vaults: Path | None, also: list[Path]) -> Iterator[tuple[str, str, str]]:
+    """(source, where, text) for every text the comparison masks; None reads no transcripts, no vaults."""
+    for path in sorted(transcripts.glob("*.jsonl")) if transcripts else []:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            yield f"{path.name}:{number}", line
+            yield "transcripts", f"{path.name}:{number}", line
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
             for i, text in enumerate(strings(record)):
                 if len(text) > 2:
-                    yield f"{path.name}:{number}#{i}", text
-    for path in sorted(p for p in vaults.rglob("*") if p.is_file()):
+                    yield "transcripts", f"{path.name}:{number}#{i}", text
+    for path in sorted(p for p in vaults.rglob("*") if p.is_file()) if vaults else []:
         try:
-            yield str(path.relative_to(vaults)), path.read_text(encoding="utf-8")
+            yield "vaults", str(path.relative_to(vaults)), path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
     for folder in also:
@@ -73,9 +78,23 @@ def texts(transcripts: Path, vaults: Path, also: list[Path]) -> Iterator[tuple[s
             try:
                 if path.suffix not in SUFFIXES or not path.is_file() or path.stat().st_size > 1_000_000:
                     continue
-                yield str(path), path.read_text(encoding="utf-8")
+                yield "--also", str(path), path.read_text(encoding="utf-8")
             except (UnicodeDecodeError, OSError):
                 continue
+
+
+def missing(args: argparse.Namespace) -> str | None:
+    """Why the comparison would read fewer texts than it was asked to, or None."""
+    for folder in args.also:
+        if not folder.is_dir():
+            return f"--also {folder}: no such folder"
+    if args.no_shared:
+        return None if args.also else "--no-shared and no --also: there is nothing to compare"
+    if not any(args.transcripts.glob("*.jsonl")):
+        return f"no transcripts (*.jsonl) in {args.transcripts}"
+    if not args.vaults.is_dir() or not any(p.is_file() for p in args.vaults.rglob("*")):
+        return f"no vault files in {args.vaults}"
+    return None
 
 
 def around(text: str, at: int, width: int = 90) -> str:
@@ -85,14 +104,29 @@ def around(text: str, at: int, width: int = 90) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", type=Path, required=True, help="the other checkout (its brain/ledger/redact.py)")
-    parser.add_argument("--transcripts", type=Path, default=SHARED / "fixtures" / "claude-code")
-    parser.add_argument("--vaults", type=Path, default=SHARED / "bench" / "vaults")
+    parser.add_argument(
+        "--shared", type=Path, default=SHARED, help=f"the folder of fixtures/ and bench/ (default: {SHARED})"
+    )
+    parser.add_argument("--transcripts", type=Path, help="default: SHARED/fixtures/claude-code")
+    parser.add_argument("--vaults", type=Path, help="default: SHARED/bench/vaults")
     parser.add_argument("--also", type=Path, action="append", default=[], help="a folder of more text files")
+    parser.add_argument("--no-shared", action="store_true", help="compare the --also folders alone")
     args = parser.parse_args()
+    args.transcripts = args.transcripts or args.shared / "fixtures" / "claude-code"
+    args.vaults = args.vaults or args.shared / "bench" / "vaults"
+    if not (args.old / "brain" / "ledger" / "redact.py").is_file():
+        parser.exit(2, f"mask_compare.py: --old {args.old}: no brain/ledger/redact.py there\n")
+    if (why := missing(args)) is not None:
+        parser.exit(2, f"mask_compare.py: {why}; nothing compared (pass --shared DIR, or --no-shared with --also)\n")
+    if args.no_shared:
+        print(f"--no-shared: only {', '.join(map(str, args.also))} compared, no transcripts nor vaults")
+        args.transcripts = args.vaults = None
     old, new = load_redact(args.old, "redact_old"), load_redact(HERE, "redact_new")
     count = changed = 0
     seconds = {"old": 0.0, "new": 0.0}
-    for where, text in texts(args.transcripts, args.vaults, args.also):
+    read = {"transcripts": 0, "vaults": 0, "--also": 0}
+    for source, where, text in texts(args.transcripts, args.vaults, args.also):
+        read[source] += 1
         count += 1
         started = time.perf_counter()
         before = old(text)
@@ -108,8 +142,8 @@ def main() -> int:
         )
         print(f"{where}\n  old: {around(before, at)}\n  new: {around(after, at)}")
     print(
-        f"{count:,} texts, {changed:,} masked otherwise; masking took {seconds['old']:.2f} s (--old) "
-        f"and {seconds['new']:.2f} s (this checkout)"
+        f"{count:,} texts ({', '.join(f'{n:,} of {k}' for k, n in read.items())}), {changed:,} masked otherwise; "
+        f"masking took {seconds['old']:.2f} s (--old) and {seconds['new']:.2f} s (this checkout)"
     )
     return 0
 

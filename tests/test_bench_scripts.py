@@ -76,3 +76,45 @@ def test_bench_script_runs_to_its_end(tmp_path, script, args, lines):
     assert done.returncode == 0, done.stderr[-2000:]
     for line in lines:
         assert line in done.stdout, (line, done.stdout[-2000:])
+
+
+def _mask_compare(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH / "mask_compare.py"), "--old", str(ROOT), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_mask_compare_says_so_when_it_finds_no_transcripts_nor_vaults(tmp_path):
+    # Run from a copy under /tmp it found no ../shared, compared its --also files alone and said
+    # "0 masked otherwise" as if over the whole corpus.
+    also = tmp_path / "also"
+    also.mkdir()
+    (also / "a.env").write_text("PASSWORD=hunter22x\n")
+    done = _mask_compare(tmp_path, "--shared", str(tmp_path / "nowhere"), "--also", str(also))
+    assert done.returncode == 2, done.stdout
+    assert "no transcripts (*.jsonl) in " + str(tmp_path / "nowhere") in done.stderr
+    assert "masked otherwise" not in done.stdout
+    (tmp_path / "shared" / "fixtures" / "claude-code").mkdir(parents=True)
+    (tmp_path / "shared" / "fixtures" / "claude-code" / "t.jsonl").write_text('{"text": "hi"}\n')
+    done = _mask_compare(tmp_path, "--shared", str(tmp_path / "shared"))
+    assert done.returncode == 2, done.stdout
+    assert "no vault files in " in done.stderr
+
+
+def test_mask_compare_reads_what_it_is_told(tmp_path):
+    shared = tmp_path / "shared"
+    (shared / "fixtures" / "claude-code").mkdir(parents=True)
+    (shared / "fixtures" / "claude-code" / "t.jsonl").write_text('{"text": "the password is hunter22x"}\n')
+    (shared / "bench" / "vaults" / "v").mkdir(parents=True)
+    (shared / "bench" / "vaults" / "v" / "n.md").write_text("# a note\n")
+    done = _mask_compare(tmp_path, "--shared", str(shared))
+    assert done.returncode == 0, done.stderr
+    assert "4 texts (3 of transcripts, 1 of vaults, 0 of --also), 0 masked otherwise" in done.stdout
+    done = _mask_compare(tmp_path, "--no-shared", "--also", str(shared / "bench"))
+    assert done.returncode == 0, done.stderr
+    assert "--no-shared: only " in done.stdout
+    assert "1 texts (0 of transcripts, 0 of vaults, 1 of --also)" in done.stdout
