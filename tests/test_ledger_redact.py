@@ -1368,3 +1368,16 @@ def test_a_password_set_to_a_value_is_masked(text, kept):
 )
 def test_a_password_set_to_prose_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A trigger within 12 characters after the last secret stated was skipped with its name: every
+        # second line of "my password is x" kept its password.
+        ("my password is hunter22x\nmy password is Zx9q!wer\n", "my password is ***\nmy password is ***\n"),
+        ("the api token is Zx9q!wer; secret is hunter22x", "the api token is ***; secret is ***"),
+    ],
+)
+def test_a_secret_stated_right_after_another_is_masked(text, kept):
+    assert redact(text) == kept

@@ -693,10 +693,10 @@ def _mask_all_stated(text: str) -> str:
     out: list[str] = []
     done = 0
     for start in starts:
-        if start < done:
+        if start + 12 < done:  # its trigger is in the last one; one after it may start a name
             continue
-        found = _stated_at(text, start)
-        if found is None or found.start() < done:
+        found = _stated_at(text, max(start, done))
+        if found is None:
             continue
         out.append(text[done : found.start()] + _mask_stated(found))
         done = found.end()
