@@ -1381,3 +1381,53 @@ def test_a_password_set_to_prose_stays(text):
 )
 def test_a_secret_stated_right_after_another_is_masked(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password's name with no "is", ":" or "=" before its value: each was kept.
+        ("user bob, password hunter22x", "user bob, password ***"),
+        ("my password's hunter22x", "my password's ***"),
+        ("my password’s hunter22x", "my password’s ***"),
+        ("login admin password Tr0ub4dor&3", "login admin password ***"),
+        ("pw: hunter22x", "pw: ***"),
+        ("pwd Zx9q!wer.", "pwd ***."),
+        ("my pw is hunter22x", "my pw is ***"),
+        ("passwd hunter22x", "passwd ***"),
+        ("the password hunter2 is weak", "the password *** is weak"),
+        # the words after one are read for another
+        ("password manager, then The password is hunter22x", "password manager, then The password is ***"),
+        ("password hunter22x, pwd Zx9q!wer", "password ***, pwd ***"),
+    ],
+)
+def test_a_password_after_its_name_alone_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "send me the password reset link",
+        "use a password manager",
+        "the password hunter was caught",
+        "password Hunter",
+        "the password 1234 is weak",
+        "password v2.0",
+        "cd x && pwd && ls",
+        "echo $PWD a1b2",
+        '"command": "pwd"',
+        "pw: Playwright",
+        "hash the password sha256, send it utf-8",
+        "reset password user1@example.com",
+        "defaults: &pw !!str plain",
+        '<Password type="plain">',
+        "- **Password Management:** KeePassXC",
+        "the password 'field1' of the form",
+        "pass test_x1",
+        "password $DB_PASSWORD",
+        "password getpass()",
+    ],
+)
+def test_prose_and_code_after_a_password_name_alone_stay(text):
+    assert redact(text) == text

@@ -23,7 +23,9 @@ YAML anchor or tag (``secret: &pw !!str x``) but for a tag naming a secret kept 
 (``!secret name``, ``!env_var``, ``!Ref``: _REFERENCE_TAGS), a shell's single-quoted value with a
 quote in it (``'it'\\''s'``); a password stated in prose, after a ``:`` (``the wifi password: correct
 horse``, to the sentence's end) or ``is`` (``my password is hunter2``, a quoted value, or words with none of
-prose: ``the password is correct horse battery staple``; _mask_stated); Russian
+prose: ``the password is correct horse battery staple``; _mask_stated), or straight after its name
+(``user bob, password hunter22x``, ``my password's x``, ``pwd x``, ``pw: x``: one word with a letter and
+a digit or a sign, so ``password reset link`` stays); Russian
 ``пароль: x``, ``пароль от почты: x``; and in XML,
 .NET settings and Ruby symbols: ``<password>x</password>``, ``<add key="ApiSecret"
 value="x"/>``, ``:password => x``), and the password options of command-line clients
@@ -175,7 +177,10 @@ _VALUE_AT = re.compile(_VALUE)
 # below: "The password is:\n  x"), then its value (_mask_stated); a "password" then what it is for
 # ("for the router is x"), "is now", a dash or set to it ("changed to x"; "changed the password to x",
 # after a verb: _SET_BEFORE); a "pass phrase" then ":" too; a PIN (of 4 to 8 digits:
-# a board's "pin: 13" is no secret), a Russian ПИН-код; a Russian "пароль — x", "пароль от почты — x".
+# a board's "pin: 13" is no secret), a Russian ПИН-код; a Russian "пароль — x", "пароль от почты — x";
+# a password's name with no "is" at all, its value after a space, a "'s" or a ":" ("user bob, password
+# hunter22x", "my password's x", "pwd x", "pw: x"): one word, masked only as "is" masks one (a letter
+# and a digit or a sign: _STATED_WORD), so "password reset link", "password manager" stay (plain).
 # Tried only where a trigger occurs (_mask_all_stated).
 _STATED_TRIGGERS = (
     "password is",
@@ -208,6 +213,15 @@ _STATED_TRIGGERS = (
     "password –",
     "пароль",
     "пин",
+    "password ",
+    "password'",
+    "password’",
+    "passwd",
+    "passphrase ",
+    "passcode ",
+    "pw ",
+    "pw:",
+    "pwd",
 )
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
@@ -220,7 +234,8 @@ _STATED = (
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
-    r"|[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?[ \t]+[—–][ \t]+)"
+    r"|[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?[ \t]+[—–][ \t]+"
+    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code)|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)))"
     r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
 )
@@ -231,6 +246,11 @@ _STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^
 _SET_BEFORE = re.compile(
     r"(?i:\b(?:set|setting|change|changed|changing|reset|update|updated)[ \t]+"
     r"(?:(?:the|my|your|our|their|his|her|its|a|new|this)[ \t]+)?(?:[\w-]+[ \t]+)?)\Z"
+)
+# A word after a password's name alone that names how it is kept or sent, or whose it is, not the
+# password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8").
+_PLAIN_NOT_SECRET = re.compile(
+    r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+)"
 )
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
@@ -650,6 +670,25 @@ def _mask_stated(match: re.Match[str]) -> str:
     start = match.start()
     if start and (match.string[start - 1].isalnum() or match.string[start - 1] in "_-"):
         return match.group(0)  # a word that ends in one (bypass is, db-secret is: a name's, not prose)
+    if match.group("plain") is not None:  # "password hunter22x": one word, which looks chosen as one
+        if start and match.string[start - 1] in "$./\\&*":  # $PWD, os.pwd, /bin/pwd, a YAML &pw: names
+            return match.group(0)
+        word = match.group("bare")
+        if word is None:  # a quoted value names a field or a word as often as it states one
+            return match.group(0)
+        after = match.string[match.end("bare") : match.end("bare") + 1]
+        if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\"):
+            return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
+        bare = word.rstrip(".,:;!?*_~")  # "**Password Management:** KeePassXC": Markdown's marks
+        if (
+            _PLAIN_NOT_SECRET.fullmatch(bare)
+            or len(bare) < 4
+            or _holds_no_secret("", bare)
+            or _STATED_NAME.fullmatch(bare)
+            or not _STATED_WORD.fullmatch(bare)
+        ):
+            return match.group(0)
+        return f"{lead}{MASK}{word[len(bare) :]}{match.group('words')}"
     if match.group("pin") is not None:  # "my PIN is 4821": digits alone
         value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
         if not _PIN.fullmatch(value):
@@ -698,8 +737,12 @@ def _mask_all_stated(text: str) -> str:
         found = _stated_at(text, max(start, done))
         if found is None:
             continue
-        out.append(text[done : found.start()] + _mask_stated(found))
-        done = found.end()
+        masked, end = _mask_stated(found), found.end()
+        if found.group("plain") is not None and found.group("bare") is not None:
+            # its value is one word: the words after it are read for another ("password manager. The password is x")
+            masked, end = masked[: len(masked) - len(found.group("words"))], found.end("bare")
+        out.append(text[done : found.start()] + masked)
+        done = end
     return "".join(out) + text[done:] if out else text
 
 
