@@ -1431,3 +1431,23 @@ def test_a_password_after_its_name_alone_is_masked(text, kept):
 )
 def test_prose_and_code_after_a_password_name_alone_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A secret stated at the start of a line of JSON text was read as the end of a word ("npassword"):
+        # each was kept.
+        ('"notes\\npassword is hunter22x\\n"', '"notes\\npassword is ***\\n"'),
+        ('"notes\\npassword hunter22x\\n"', '"notes\\npassword ***\\n"'),
+        ('"a\\n\\tpwd Zx9q!wer"', '"a\\n\\tpwd ***"'),
+        ('"a\\\\npassword is hunter22x"', '"a\\\\npassword is ***"'),
+    ],
+)
+def test_a_secret_stated_at_a_line_start_in_json_text_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize("text", ["bypass is Zx9q!wer", "the npassword hunter22x", "C:/tmp/npwd a1b2"])
+def test_a_name_ending_a_word_stays_next_to_an_escape(text):
+    assert redact(text) == text

@@ -668,7 +668,11 @@ def _mask_stated(match: re.Match[str]) -> str:
     # "my password is ***": a quoted value, or one word that looks chosen as a password.
     lead, quote = match.group(1), match.group("quote")
     start = match.start()
-    if start and (match.string[start - 1].isalnum() or match.string[start - 1] in "_-"):
+    if (
+        start
+        and (match.string[start - 1].isalnum() or match.string[start - 1] in "_-")
+        and not _after_escaped_break(match.string, start)
+    ):
         return match.group(0)  # a word that ends in one (bypass is, db-secret is: a name's, not prose)
     if match.group("plain") is not None:  # "password hunter22x": one word, which looks chosen as one
         if start and match.string[start - 1] in "$./\\&*":  # $PWD, os.pwd, /bin/pwd, a YAML &pw: names
@@ -677,7 +681,7 @@ def _mask_stated(match: re.Match[str]) -> str:
         if word is None:  # a quoted value names a field or a word as often as it states one
             return match.group(0)
         after = match.string[match.end("bare") : match.end("bare") + 1]
-        if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\"):
+        if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\", '"'):
             return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
         bare = word.rstrip(".,:;!?*_~")  # "**Password Management:** KeePassXC": Markdown's marks
         if (
@@ -713,6 +717,12 @@ def _mask_stated(match: re.Match[str]) -> str:
 
 
 _STATED_AT = re.compile(_STATED)
+
+
+def _after_escaped_break(text: str, at: int) -> bool:
+    """Whether ``at`` follows an escaped line break or tab (``\\n``, ``\\r``, ``\\t``, escaped once or
+    more), as a line of a file held in a JSON string starts: "notes\\npassword is x" starts one."""
+    return at >= 2 and text[at - 1] in "nrt" and text[at - 2] == "\\"
 
 
 def _mask_all_stated(text: str) -> str:
