@@ -595,6 +595,42 @@ def test_a_note_whose_file_is_gone_is_never_an_answer_from_a_stale_index(bridge_
     past.close()
 
 
+class _Scores:
+    """A reranker that keeps the order it is given, and records how many passages it scored."""
+
+    def __init__(self):
+        self.scored: list[str] = []
+
+    def score(self, query, candidates):
+        self.scored += [c.path for c in candidates]
+        return [-float(i) for i in range(len(candidates))]
+
+
+@pytest.mark.parametrize("mode", ["vector", "graph", "hybrid", "hybrid+ppr", "vector+rerank", "hybrid+rerank"])
+def test_notes_whose_files_are_gone_leave_no_hole_in_the_answer(bridge_vault, monkeypatch, mode):
+    """A note whose file is gone was dropped after the lanes, the fusion and the reranker had
+    cut the pool (to --depth, to max(depth, k), to --pool): `--no-update -k 3` answered one note
+    of three, with nothing said, and the gone notes took the reranker's places. The notes below
+    take their places, and the answer says how many of the notes it found were left out."""
+    monkeypatch.setenv("BRAIN_RERANK_MODEL", "a-cross-encoder")
+    reranker = _Scores()
+    monkeypatch.setattr("brain.recall.pipeline.load_reranker", lambda name: reranker)
+    settings = RecallSettings(k=3, depth=3, seeds=3, max_new=10, pool=3)
+    before = open_recaller(bridge_vault).ask(QUESTION, "vector", settings)
+    gone = [c.path for c in before.results[:2]]
+    for path in gone:
+        (bridge_vault / path).unlink()
+    held = open_recaller(bridge_vault, update=False)
+    try:
+        result = held.ask(QUESTION, mode, settings)
+    finally:
+        held.close()
+    paths = [c.path for c in result.results]
+    assert len(paths) == 3 and not set(paths) & set(gone), (mode, paths)
+    assert not set(reranker.scored) & set(gone)
+    assert "2 notes this query found were left out: their files are gone since the last index" in result.warnings
+
+
 def test_a_renamed_note_counts_once_in_the_stale_count(bridge_vault):
     """--no-update's stale count took a rename for two changes (a new note and a deleted one),
     where `brain status` says 1 renamed; an edited note of the same size is still a change."""

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .. import config
 from ..errors import BrainError, ConfigError, EmptyQuery, IndexMismatchError, ModelLoadError, asks_nothing
 from ..index.store import index_errors, search_index_damaged
-from ..text import for_search, shell_word, valid_unicode
+from ..text import for_search, plural, shell_word, valid_unicode
 from . import anchors as anchors_stage
 from . import bridge as bridge_stage
 from . import carry, fusion, past_carry, ties
@@ -116,6 +116,8 @@ class QueryState:
     nearest_chunks: list[tuple[int, float]] = field(
         default_factory=list
     )  # the dense search's, which anchor_dense reads
+    # lane ("hop" the hop's) → the notes it found whose file is gone (Recaller.gone), left out of it
+    gone_found: dict[str, set[int]] = field(default_factory=dict)
 
 
 class Recaller:
@@ -548,11 +550,13 @@ class Recaller:
         timings["embed"] = _ms(started)
         started = time.perf_counter()
         nearest: list[tuple[int, float]] = []
+        # A note whose file is gone is no answer: the lane looks that many notes deeper, so that
+        # the notes below take their places (Recaller.gone).
         hits = dense_stage.dense_search(
             self.store,
             self.vectors,
             vector,
-            settings.depth,
+            settings.depth + len(self.gone),
             settings.chunk_decay,
             nearest=nearest,
             long_note_discount=settings.long_note_discount,
@@ -561,7 +565,9 @@ class Recaller:
             max_of_n_reached=settings.max_of_n_reached,
         )
         timings["dense"] = _ms(started)
-        return QueryState(query, vector, self.gate(query), {"dense": hits}, timings, nearest_chunks=nearest)
+        state = QueryState(query, vector, self.gate(query), {}, timings, nearest_chunks=nearest)
+        state.lanes["dense"] = self._without_gone(state, "dense", hits)[: settings.depth]
+        return state
 
     def _answer(self, state: QueryState, mode: Mode, settings: RecallSettings) -> RecallResult:
         started = time.perf_counter()
@@ -587,8 +593,20 @@ class Recaller:
             pool = best_first(pool)
         if mode.fused and settings.prefer_present:
             pool = self._freshen(state, pool, settings, timings)
-        if self.gone:
-            pool = [c for c in pool if c.note_id not in self.gone]
+        # Each lane left out the notes whose file is gone before its cut (their places the next
+        # notes'); a successor _freshen put in is left out here.
+        gone_found = {c.note_id for c in pool if c.note_id in self.gone}
+        pool = [c for c in pool if c.note_id not in self.gone]
+        ppr = {"ppr+lexical" if mode.lexical else "ppr"} if "ppr" in result.lanes else set()
+        for lane in set(result.lanes) - {"ppr"} | ppr | ({"hop"} if hopped else set()):
+            gone_found |= state.gone_found.get(lane, set())
+        if gone_found:
+            message = (
+                f"{plural(len(gone_found), 'note')} this query found {'was' if len(gone_found) == 1 else 'were'}"
+                f" left out: {'its file is' if len(gone_found) == 1 else 'their files are'} gone since the last index"
+            )
+            log.warning("%s", message)
+            result.warnings.append(message)
         result.results = pool[: settings.k]
         spans = self.store.version_spans([c.note_id for c in result.results])
         for c in result.results:
@@ -599,6 +617,14 @@ class Recaller:
         result.timings_ms = timings
         result.warnings += [w for w in self.warnings if w not in result.warnings]  # any said while answering
         return result
+
+    def _without_gone(self, state: QueryState, lane: str, found: list[Candidate]) -> list[Candidate]:
+        """What ``lane`` found without the notes whose file is gone (``Recaller.gone``), kept in
+        ``state.gone_found``: a path that no longer opens is no answer, nor a seed or a rank."""
+        if not self.gone:
+            return found
+        state.gone_found[lane] = {c.note_id for c in found if c.note_id in self.gone}
+        return [c for c in found if c.note_id not in self.gone]
 
     def _whereabouts(self, results: list[Candidate]) -> None:
         """Where each note of a view of the past is now: named by its path then, a note deleted
@@ -647,7 +673,7 @@ class Recaller:
         if state.hop is None:
             started = time.perf_counter()
             try:
-                state.hop = graph_stage.expand(
+                hop = graph_stage.expand(
                     self.store,
                     state.lanes["dense"],
                     state.vector,
@@ -656,6 +682,7 @@ class Recaller:
                     long_note_discount=settings.long_note_discount,
                     long_note_chunks=settings.long_note_chunks,
                 )
+                state.hop = self._without_gone(state, "hop", hop)
             except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
                 state.failures["graph"] = (
                     f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result{self._mend(exc)}"
@@ -681,7 +708,7 @@ class Recaller:
         if mode.lexical:
             if "lexical" not in state.lanes:
                 started = time.perf_counter()
-                state.lanes["lexical"] = self._lexical_lane(state, mode, settings)
+                state.lanes["lexical"] = self._without_gone(state, "lexical", self._lexical_lane(state, mode, settings))
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
@@ -708,7 +735,8 @@ class Recaller:
             if key not in state.lanes:
                 started = time.perf_counter()
                 try:
-                    state.lanes[key] = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
+                    ppr = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
+                    state.lanes[key] = self._without_gone(state, key, ppr)
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
                     state.failures[key] = (
                         f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
@@ -839,7 +867,7 @@ class Recaller:
         if name not in state.lanes:
             started = time.perf_counter()
             try:
-                state.lanes[name] = self._run_lane(name, state, settings)
+                state.lanes[name] = self._without_gone(state, name, self._run_lane(name, state, settings))
             except lane.failures as exc:  # never worse than without the lane
                 state.failures[name] = (
                     f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
