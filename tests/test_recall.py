@@ -137,6 +137,31 @@ def test_name_query_is_gated(bridge_vault):
     assert not question.gate.entity and question.graph_used
 
 
+def test_a_name_typed_without_its_accents_is_gated_as_the_names_lane_reads_it(tmp_path):
+    """The names lane folds accents ("creme brulee" is *Crème brûlée*), the gate did not: the
+    query that names a note was a phrase to it, and mode `gated` followed the note's links."""
+    root = tmp_path / "kitchen"
+    write(root, "Crème brûlée.md", "# Crème brûlée\n\nCustard under burnt sugar. See [[Custard]].\n")
+    write(root, "Custard.md", "# Custard\n\nEggs, milk and sugar, stirred over low heat.\n")
+    write(root, "Zoë.md", "---\naliases: [Señora Núñez]\n---\n# Zoë\n\nA cook.\n")
+    write(root, "Cafe society.md", "# Cafe society\n\nWho met whom, over coffee.\n")
+    index_vault(root, progress=False)
+    recaller = open_recaller(root)
+    try:
+        for query, path in [
+            ("creme brulee", "Crème brûlée.md"),
+            ("zoe", "Zoë.md"),
+            ("senora nunez", "Zoë.md"),
+            ("café society", "Cafe society.md"),  # and the other way: accents the title has not
+        ]:
+            result = recaller.ask(query, "gated", small())
+            assert result.gate.entity, (query, result.gate.reason)
+            assert result.gate.reason == f"the query is the title or alias of [[{path}]]"
+            assert not result.graph_used
+    finally:
+        recaller.close()
+
+
 @pytest.mark.parametrize(
     "query, entity",
     [

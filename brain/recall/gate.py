@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..text import for_search, word_chars, yo_as_ye
+from .names import fold
 from .types import Gate
 
 if TYPE_CHECKING:
@@ -52,11 +53,12 @@ MAX_NAME_WORDS = 4
 
 def normalise_name(text: str) -> str:
     """A name as the gate's table keys it: quotes, brackets and end punctuation off, spaces one,
-    casefolded, ё as е, and as the index searches it (``for_search``: composed, narrow), which is
-    how the query comes (a title a Mac wrote decomposed was no name to a query typed composed)."""
-    text = yo_as_ye(for_search(text)).strip().strip("\"'`“”«»[]").strip()
+    and folded as the names lane folds it (``names.fold``: case and accents, ё as е, as the index
+    searches it, so a title a Mac wrote decomposed is the name typed composed): "creme brulee"
+    names *Crème brûlée* to the gate as it does to that lane."""
+    text = for_search(text).strip().strip("\"'`“”«»[]").strip()
     text = text.rstrip("?!.")  # not a regex: "[?!.]+$" tried every dot of a long run again
-    return re.sub(r"\s+", " ", text).casefold()
+    return fold(re.sub(r"\s+", " ", text))
 
 
 # The notes that hold a name several notes hold, each once, in the order ``name_table`` reads
