@@ -82,10 +82,15 @@ def packaged_minilm() -> str:
 
 
 class Expansions:
-    """Graph additions for one query, cached per (hop, seeds, max_new)."""
+    """Graph additions for one query, cached per (hop, seeds, max_new), scored as the pipeline's
+    hop scores them (``settings``: the long-note discount)."""
 
-    def __init__(self, store, hits, vector):
+    def __init__(self, store, hits, vector, settings):
         self.store, self.hits, self.vector = store, hits, vector
+        self.discount = {
+            "long_note_discount": settings.long_note_discount,
+            "long_note_chunks": settings.long_note_chunks,
+        }
         self._cache: dict[tuple, list] = {}
 
     def added(self, hops: int, seeds: int, max_new: int) -> list:
@@ -94,7 +99,7 @@ class Expansions:
         key = (hops, seeds, max_new)
         if key not in self._cache:
             if hops == 1:
-                found = expand(self.store, self.hits, self.vector, seeds=seeds, max_new=max_new)
+                found = expand(self.store, self.hits, self.vector, seeds=seeds, max_new=max_new, **self.discount)
             else:
                 first = self.added(hops - 1, seeds, max_new)
                 frontier = sorted(first, key=lambda c: -c.score)
@@ -103,7 +108,12 @@ class Expansions:
                     # expand() takes its seeds from the head of the pool and skips the whole pool:
                     # frontier first, so the next hop starts from the notes the last one added.
                     found += expand(
-                        self.store, frontier + self.hits, self.vector, seeds=min(seeds, len(frontier)), max_new=max_new
+                        self.store,
+                        frontier + self.hits,
+                        self.vector,
+                        seeds=min(seeds, len(frontier)),
+                        max_new=max_new,
+                        **self.discount,
                     )
             self._cache[key] = found
         return self._cache[key]
@@ -112,7 +122,6 @@ class Expansions:
 def evaluate(args) -> dict:
     from brain.evaluation.metrics import query_metrics
     from brain.evaluation.queries import QUERY_TYPES, load_queries
-    from brain.recall.dense import dense_search
     from brain.recall.opening import open_recaller
     from brain.recall.types import RecallSettings
 
@@ -121,23 +130,23 @@ def evaluate(args) -> dict:
     recaller = open_recaller(args.vault, build=True, progress=sys.stderr.isatty())
     index_s = time.perf_counter() - started
     recaller.warm_up()
-    embedder = recaller.embedder
     settings_list = grid()
     k, depth = args.k, args.depth
     per_setting: dict[Setting, list[dict]] = {s: [] for s in settings_list}
     timing = {"embed_ms": [], "dense_ms": [], "expand_ms": []}
     consistency = {"checked": 0, "equal": 0}
+    # What `Recaller.ask` is given: its dense search (the long-note discount, chunk decay, max-of-N)
+    # and its hop score with these settings, and the grid must too, or its hops=1 rows are no mode's.
+    settings = RecallSettings(k=k, depth=depth, seeds=DEFAULT["seeds"], max_new=DEFAULT["max_new"])
     try:
         for n, q in enumerate(queries, 1):
-            t0 = time.perf_counter()
-            vector = embedder.embed_query(q.query)
-            t1 = time.perf_counter()
-            hits = dense_search(recaller.store, recaller.vectors, vector, depth)
-            t2 = time.perf_counter()
-            timing["embed_ms"].append((t1 - t0) * 1000)
-            timing["dense_ms"].append((t2 - t1) * 1000)
-            gate = recaller.gate(q.query)
-            expansions = Expansions(recaller.store, hits, vector)
+            # The pipeline's own first step (Recaller.prepare): the query as it is searched,
+            # embedded and searched as every mode's answer starts.
+            state = recaller.prepare(q.query, settings)
+            vector, hits, gate = state.vector, state.lanes["dense"], state.gate
+            timing["embed_ms"].append(state.timings["embed"])
+            timing["dense_ms"].append(state.timings["dense"])
+            expansions = Expansions(recaller.store, hits, vector, settings)
             ranked_by_setting = {}
             for setting in settings_list:
                 use_graph = setting.hops > 0 and (setting.policy == "always" or not gate.entity)
@@ -159,11 +168,7 @@ def evaluate(args) -> dict:
                     setting = (
                         Setting(0) if policy == "off" else Setting(1, DEFAULT["seeds"], DEFAULT["max_new"], policy)
                     )
-                    result = recaller.ask(
-                        q.query,
-                        mode,
-                        RecallSettings(k=k, depth=depth, seeds=DEFAULT["seeds"], max_new=DEFAULT["max_new"]),
-                    )
+                    result = recaller.ask(q.query, mode, settings)
                     consistency["checked"] += 1
                     consistency["equal"] += int([c.path for c in result.results] == ranked_by_setting[setting])
             if sys.stderr.isatty():
