@@ -41,7 +41,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -357,7 +356,7 @@ def kill(work: Path, env: dict, source: Path, wal_mb: float) -> dict:
         time.sleep(0.01)
     after_s = round(time.perf_counter() - started, 2)
     finished = proc.poll() is not None
-    os.kill(proc.pid, signal.SIGKILL)
+    proc.kill()  # SIGKILL; nothing when it has ended and been reaped (os.kill raised ProcessLookupError)
     proc.wait()
     conn = sqlite3.connect(str(directory / "index.db"))
     try:
