@@ -8,7 +8,8 @@ For each vault given, every markdown file with frontmatter is parsed by this che
 marks to be read again (``notes.frontmatter_dates_written_otherwise``: a date field written
 otherwise than as its ISO form) and those m025 marks (``notes.frontmatter_dates_in_other_digits``:
 a date field with digits other than ASCII's) and those m030 marks
-(``notes.frontmatter_date_key_in_other_case``: ``Created:``), each with its date fields. With ``--old DIR`` (another brain's
+(``notes.frontmatter_date_key_in_other_case``: ``Created:``) and those m032 marks
+(``notes.frontmatter_status_key_in_other_case``: ``Status:``), each with its date fields. With ``--old DIR`` (another brain's
 checkout, e.g. ``git archive main | tar -x -C DIR``), the same files are parsed by that code too
 (in a child process: PYTHONPATH=DIR), and the notes whose date or date warnings differ are
 listed, old and new.
@@ -61,6 +62,7 @@ def main() -> None:
         frontmatter_date_key_in_other_case,
         frontmatter_dates_in_other_digits,
         frontmatter_dates_written_otherwise,
+        frontmatter_status_key_in_other_case,
     )
 
     if args.rows:
@@ -99,13 +101,16 @@ def main() -> None:
             if frontmatter_dates_in_other_digits(json.dumps(meta, ensure_ascii=False))
         ]
         cased = [path for path, (_, _, meta) in new.items() if frontmatter_date_key_in_other_case(json.dumps(meta))]
+        status = [path for path, (_, _, meta) in new.items() if frontmatter_status_key_in_other_case(json.dumps(meta))]
         print(
             f"{vault.name}: {len(new)} notes with frontmatter; m024 reads again {len(marked)}, m025 {len(digits)},"
-            f" m030 {len(cased)}"
+            f" m030 {len(cased)}, m032 (Status:) {len(status)}"
         )
-        for path in dict.fromkeys(marked + digits + cased):
+        for path in dict.fromkeys(marked + digits + cased + status):
             fields = {
-                k: v for k, v in new[path][2].items() if "date" in k.lower() or k.lower() in ("created", "updated")
+                k: v
+                for k, v in new[path][2].items()
+                if "date" in k.lower() or k.lower() in ("created", "updated", "status")
             }
             print(f"  {path}: {fields}")
         if args.old:

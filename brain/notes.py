@@ -915,6 +915,15 @@ _DATE_KEY_IN_OTHER_CASE = re.compile(
 )
 
 
+def frontmatter_status_key_in_other_case(frontmatter: str | None) -> bool:
+    """Whether a stored frontmatter (JSON) holds a ``Status:`` key in other case than the usual
+    lower (``Status: done``), which ``world_time`` did not read as the note's status before m032."""
+    return frontmatter is not None and _STATUS_KEY_IN_OTHER_CASE.search(frontmatter) is not None
+
+
+_STATUS_KEY_IN_OTHER_CASE = re.compile('"(?!status")(?i:status)":')
+
+
 def frontmatter_date_key_in_other_case(frontmatter: str | None) -> bool:
     """Whether a stored frontmatter (JSON) holds a date field under a key in other case than the
     usual lower (``Created:``, ``DATE:``), which brain did not read as the note's date before m030."""
@@ -998,7 +1007,7 @@ def world_time(frontmatter: dict[str, Any]) -> WorldTime:
                     return iso
         return None
 
-    status = frontmatter.get("status")
+    status = _field(frontmatter, "status")[1]  # ``Status: done`` too, the usual key first
     status_text = _text(status).lower() if isinstance(status, (str, int, float)) and _text(status) else None
     return WorldTime(first(WORLD_DATE_FIELDS), first(VALID_FROM_FIELDS), first(VALID_TO_FIELDS), status_text)
 

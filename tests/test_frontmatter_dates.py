@@ -227,3 +227,47 @@ def test_an_index_from_before_m030_reads_again_the_notes_dated_by_a_capitalised_
     finally:
         conn.close()
     assert index_into(home, vault)[0].changed == 0  # once
+
+
+def test_a_status_key_in_any_case_is_the_notes_status():
+    # world_time read "status" alone: "Status: Done" left the note without one
+    note = parse_note("A.md", b"---\nStatus: Done\n---\nBody.\n", 0)
+    assert world_time(note.frontmatter).status == "done"
+    # the usual key first, as for dates
+    both = parse_note("B.md", b"---\nSTATUS: open\nstatus: done\n---\n", 0)
+    assert world_time(both.frontmatter).status == "done"
+
+
+def test_an_index_from_before_m032_reads_again_the_notes_with_a_capitalised_status(tmp_path):
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    write(vault, "Cap.md", "---\nStatus: Done\n---\n# Cap\n\nfirst words [[Plain]].\n")
+    write(vault, "Plain.md", "---\nstatus: open\n---\n# Plain\n\nother words.\n")
+    index_into(home, vault)
+    write(vault, "Cap.md", "---\nStatus: Done\n---\n# Cap\n\nnew words [[Plain]].\n")
+    _, directory = index_into(home, vault)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    # as a brain from before m032 stored them: no status, in the versions and the edges
+    conn.execute("UPDATE note_versions SET status = NULL WHERE path = 'Cap.md'")
+    conn.execute("UPDATE link_history SET note_status = NULL")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm032_status_key_in_any_case'")
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+
+    store = IndexStore.open(directory, create=False)  # migrates
+    try:
+        assert "m032_status_key_in_any_case" in INDEX_MIGRATIONS.applied(store.conn)
+        past = store.conn.execute("SELECT status FROM note_versions WHERE path = 'Cap.md'").fetchall()
+        assert [tuple(row) for row in past] == [("done",), ("done",)]  # at once, the past version too
+    finally:
+        store.close()
+    embedder = FakeEmbedder()
+    report, _ = index_into(home, vault, embedder)
+    assert (report.changed, embedder.embedded) == (1, [])  # read again: the same bytes, no new vector
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions  # no new version
+        open_edges = conn.execute("SELECT note_status FROM link_history WHERE recorded_to IS NULL").fetchall()
+        assert [tuple(row) for row in open_edges] == [("done",)]
+    finally:
+        conn.close()
+    assert index_into(home, vault)[0].changed == 0  # once

@@ -1364,6 +1364,28 @@ def m031_no_headings_in_html_comments(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m031_no_headings_in_html_comments")
 
 
+@INDEX_MIGRATIONS
+def m032_status_key_in_any_case(conn: sqlite3.Connection) -> None:
+    """A note's status is read from its ``Status:`` property too (any case, the usual key first),
+    as its dates, aliases and tags are: ``Status: done`` left it none. The notes whose stored
+    frontmatter holds such a key are read again by the next run (hash and mtime cleared: the same
+    bytes make no new version, and keep their vectors; their open edges take the status); their
+    past versions' status is read again here."""
+    from ..notes import frontmatter_status_key_in_other_case, world_time
+
+    conn.create_function("brain_status_key_in_other_case", 1, frontmatter_status_key_in_other_case, deterministic=True)
+    conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_status_key_in_other_case(frontmatter)")
+    rows = conn.execute("SELECT id, frontmatter FROM note_versions WHERE brain_status_key_in_other_case(frontmatter)")
+    for version_id, frontmatter in rows.fetchall():
+        meta = json.loads(frontmatter)
+        status = world_time(meta if isinstance(meta, dict) else {}).status
+        conn.execute("UPDATE note_versions SET status = ? WHERE id = ?", (status, version_id))
+
+
+# It marks notes to be read again and sets past versions' status from their frontmatter.
+INDEX_MIGRATIONS.safe_to_run_again.add("m032_status_key_in_any_case")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1472,7 +1494,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m031_no_headings_in_html_comments",
+    "m032_status_key_in_any_case",
     frozenset(
         [
             "aliases",
