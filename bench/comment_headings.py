@@ -1,6 +1,8 @@
-"""What reading no heading inside an HTML comment (m031_no_headings_in_html_comments) changes of
-a vault: the notes whose chunks (heading paths and texts) differ from another brain's, and the
-notes m031 reads again (a chunk holding ``<!--`` or ``-->``).
+"""What reading no heading inside an HTML comment (m031_no_headings_in_html_comments), and no HTML
+comment in a heading's text (m033_no_html_comments_in_headings), changes of a vault: the notes
+whose chunks (heading paths and texts) differ from another brain's, the notes m031 reads again (a
+chunk holding ``<!--`` or ``-->``) and, with ``--old``, those m033 reads again (a chunk heading
+holding ``<!--`` by that brain).
 
 Every markdown file is chunked by this checkout (``parse_and_chunk``, mtime 0) and, with
 ``--old DIR`` (another brain's checkout, e.g. ``git archive main | tar -x -C DIR``), by that code
@@ -49,6 +51,12 @@ def main() -> None:
         print(f"{vault.name}: {len(new)} notes; m031 reads again {len(marked)}")
         if args.old:
             old = chunked(vault, args.old)
+            headed = [
+                path
+                for path, chunks in old.items()
+                if any("<!--" in h for heading_path, _ in chunks for h in heading_path)
+            ]
+            print(f"  m033 reads again (a comment in a heading by {args.old}) {len(headed)}")
             differ = [path for path in new if old.get(path) != new[path]]
             print(f"  chunked otherwise than by {args.old}: {len(differ)}")
             for path in differ:

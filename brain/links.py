@@ -73,16 +73,42 @@ def heading_of(line: str) -> tuple[int, str] | None:
     are closing only after a space or a tab (CommonMark, and Obsidian's outline): "## C#" is
     (2, "C#"), not (2, "C").
 
+    An HTML comment in it is not its text ("# Plan <!-- draft -->" → (1, "Plan")): Obsidian
+    hides it, as it hides a heading inside one (chunking). In code (`<!-- -->`) it is text.
+
     In two steps, not one regex: "\\s+(.*?)\\s*#*\\s*$" split a run of spaces every way it
     could at every position (a heading of 1,600 spaces took 5 s to read)."""
     match = HEADING_START.match(line)
     if match is None:
         return None
-    text = line[match.end() :].strip()
+    text = line[match.end() :]
+    if "<!--" in text:
+        text = _without_comments(text)
+    text = text.strip()
     unclosed = text.rstrip("#")
     if not unclosed or unclosed[-1] in " \t":
         text = unclosed.rstrip()
     return len(match.group(1)), text
+
+
+def _without_comments(line: str) -> str:
+    """One line without the HTML comments closed on it (outside inline code), as
+    ``mask_comments`` finds them; the spaces either side of one are one ("A <!-- x --> B" → "A B")."""
+    found = mask_code(line) if "`" in line else line
+    parts: list[str] = []
+    done = 0
+    while (start := found.find("<!--", done)) >= 0:
+        end = found.find("-->", start + 2)
+        if end < 0:
+            break
+        before = line[done:start]
+        parts.append(before)
+        done = end + 3
+        if not before or before[-1] in " \t":  # one space of those either side of it
+            while done < len(line) and line[done] in " \t":
+                done += 1
+    parts.append(line[done:])
+    return "".join(parts)
 
 
 def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:

@@ -287,11 +287,32 @@ def test_a_heading_inside_an_html_comment_is_none_as_its_links_are_none():
     plan = " ".join(chunk.text for chunk in chunk_body(body, max_chars=30) if chunk.heading_path == ("Plan",))
     assert "# Draft" in plan and "After the comment." in plan  # the comment's text stays where it was
     # a heading line whose "#" the comment holds (it ends on that line) is none; one the comment
-    # only follows is a heading still
+    # only follows is a heading still, without the comment (below)
     from brain.chunking import _sections
 
     sections = _sections("<!-- x\n# Hidden -->\n\nA.\n\n# H <!-- c -->\n\nB.\n")
-    assert [section.heading_path for section in sections] == [(), ("H <!-- c -->",)]
+    assert [section.heading_path for section in sections] == [(), ("H",)]
+
+
+@pytest.mark.parametrize(
+    ("line", "heading"),
+    [
+        ("# Plan <!-- draft -->", (1, "Plan")),
+        ("## Plan <!-- draft --> ##", (2, "Plan")),
+        ("### A <!-- x --> B <!-- y -->", (3, "A B")),  # the spaces either side are one
+        ("# A<!-- x -->B", (1, "AB")),
+        ("# Use `<!-- x -->` here", (1, "Use `<!-- x -->` here")),  # in code it is text
+        ("# Plan <!-- not closed here", (1, "Plan <!-- not closed here")),  # as mask_comments
+    ],
+)
+def test_an_html_comment_in_a_heading_is_not_its_text(line, heading):
+    # Obsidian hides the comment, as it hides a heading inside one: the heading text (a chunk's
+    # heading path, what `brain ask` shows and what a [[Note#Plan]] anchor names) kept it.
+    from brain.links import heading_of
+
+    assert heading_of(line) == heading
+    chunks = chunk_body(f"{line}\n\nThe words.\n")
+    assert [chunk.heading_path for chunk in chunks] == [(heading[1],)]
 
 
 def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tmp_path):
@@ -318,6 +339,39 @@ def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tm
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
     assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 1)
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Plan"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []
+    assert index_into(home, vault)[0].changed == 0  # once
+
+
+def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tmp_path):
+    """m033: the notes with a chunk heading holding an HTML comment, which an older brain kept
+    in the heading's text, are read again once by the next `brain index`."""
+    import sqlite3
+
+    from index_helpers import IndexView, history_problems, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("# Plan <!-- draft -->\n\nThe plan.\n", encoding="utf-8")
+    (vault / "B.md").write_text("# Setup\n\nNo comment and [[A]].\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = 'Plan <!-- draft -->' WHERE heading = 'Plan'")  # as an older brain
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm033_no_html_comments_in_headings'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m033_no_html_comments_in_headings" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
     report, _ = index_into(home, vault)
     assert (report.changed, report.unchanged) == (1, 1)
     with IndexView(directory) as view:

@@ -1386,6 +1386,21 @@ def m032_status_key_in_any_case(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m032_status_key_in_any_case")
 
 
+@INDEX_MIGRATIONS
+def m033_no_html_comments_in_headings(conn: sqlite3.Connection) -> None:
+    """An HTML comment in a heading (``# Plan <!-- draft -->``) is not its text, as Obsidian hides
+    it: it stayed in the chunk's heading, what `brain ask` shows. The notes with a chunk heading
+    holding a comment's mark are read again by the next run (hash and mtime cleared: the same bytes
+    make no new version)."""
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks WHERE heading LIKE '%<!--%')"
+    )
+
+
+# It only marks notes to be read again: run again, it gives the same rows.
+INDEX_MIGRATIONS.safe_to_run_again.add("m033_no_html_comments_in_headings")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1494,7 +1509,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m032_status_key_in_any_case",
+    "m033_no_html_comments_in_headings",
     frozenset(
         [
             "aliases",
