@@ -572,6 +572,25 @@ def test_a_pass_or_idle_check_that_raises_again_and_again_is_said_whole_once_and
     assert watcher.pass_failing.failures == watcher.idle_failing.failures == 0
 
 
+def test_a_vault_path_that_leads_elsewhere_is_one_line_then_counted(toy_vault, monkeypatch, caplog):
+    """While the vault's path leads to another folder (until the server's wait sees it and
+    stops), each pass refused was its own line "…; not indexing it here"; now counted as the
+    connection lines are."""
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 60.0)
+    monkeypatch.setattr(daemon_module, "_SAID", daemon_module._Said())
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        elsewhere = f"the vault {daemon.root} now leads to /elsewhere"
+        monkeypatch.setattr(daemon.service, "led_elsewhere", lambda: elsewhere)
+        with caplog.at_level("INFO", logger="brain"):
+            for _ in range(10):
+                assert daemon.service._index() is None
+            daemon_module._SAID.flush(all_of_them=True)
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(lines) == 2 and lines[0] == f"{elsewhere}; not indexing it here", lines
+    assert re.fullmatch(rf"9 more like it in the last \d+ s: {re.escape(elsewhere)}; not indexing it here", lines[1])
+
+
 def test_an_indexing_pass_refused_the_same_way_again_and_again_is_one_line_then_counted(toy_vault, monkeypatch, caplog):
     """A pass refused with a reason (BrainError: a full disk, said as `brain index` says it) was
     one line every pass; now counted as the connection lines are."""

@@ -405,8 +405,8 @@ class Service:
         """``index_vault``, the same as `brain index`, the notes ``recheck`` read even when their
         size and mtime are as indexed; waits its turn behind another writer."""
         elsewhere = self.led_elsewhere()
-        if elsewhere:  # index_vault would follow the path into another folder's index
-            log.error("%s; not indexing it here", elsewhere)
+        if elsewhere:  # index_vault would follow the path into another folder's index; said every pass: counted
+            self.on_said(logging.ERROR, f"{elsewhere}; not indexing it here")
             return None
         while True:
             try:
