@@ -160,3 +160,24 @@ def test_frontmatter_words_match_case_aside_and_literally(tmp_path):
         assert len(store.frontmatter_rows()) == 3
     finally:
         store.close()
+
+
+def test_supersession_keys_are_read_in_any_case(tmp_path):
+    # "Status: superseded" and "Superseded_By:" were read by their lower-case keys alone, where a
+    # note's dates, status, aliases and tags are read from a key in any case, the usual first
+    root = tmp_path / "vault"
+    write(root, "Old.md", "---\ndate: 2024-01-01\nStatus: Superseded\n---\nold plan\n")
+    write(root, "New.md", "---\ndate: 2024-06-01\n---\nafter [[Old]]\n")
+    write(root, "Gone.md", '---\nSuperseded_By: "[[New]]"\n---\ngone\n')
+    write(root, "Kept.md", '---\nsuperseded_by: "[[New]]"\nSuperseded_By: "[[Gone]]"\n---\nkept\n')
+    index_vault(root, embedder=FakeEmbedder(), progress=False)
+    store = IndexStore.open(config.index_dir(root), create=False)
+    try:
+        names = {path: note_id for note_id, path, _, _ in store.frontmatter_rows()}
+        assert successors(store) == {
+            names["Old.md"]: names["New.md"],
+            names["Gone.md"]: names["New.md"],
+            names["Kept.md"]: names["New.md"],  # the usual key first
+        }
+    finally:
+        store.close()

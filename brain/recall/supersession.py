@@ -24,6 +24,14 @@ _DEAD_STATUS = {"superseded", "deprecated", "obsolete", "replaced", "outdated"}
 _WIKILINK = re.compile(r"\[\[([^\]|#]+)")
 
 
+def _field(meta: dict[str, object], name: str) -> object:
+    """The ``name`` property (lower case), else the first key that is ``name`` in other case
+    (``Status:``, ``Superseded_By:``): as notes.py reads dates, status, aliases and tags."""
+    if name in meta:
+        return meta[name]
+    return next((value for key, value in meta.items() if str(key).lower() == name), None)
+
+
 def _targets(value: object) -> list[str]:
     values = value if isinstance(value, list) else [value]
     out: list[str] = []
@@ -57,7 +65,7 @@ def successors(store: IndexStore) -> dict[int, int]:
         (Link(target, "wikilink", None, None, 0), path)
         for _, path, meta in notes
         for key in (*_FORWARD, *_BACKWARD)
-        for target in _targets(meta.get(key))
+        for target in _targets(_field(meta, key))
     ]
     resolver, id_by_path = candidate_resolver(store, named, {path: note_id for note_id, path, _ in notes})
 
@@ -71,16 +79,16 @@ def successors(store: IndexStore) -> dict[int, int]:
     # the first the index met (ids follow that order: another after a fresh index or a rebuild).
     for note_id, path, meta in sorted(notes, key=lambda note: note[1]):
         for key in _FORWARD:
-            for target in _targets(meta.get(key)):
+            for target in _targets(_field(meta, key)):
                 new = resolve(target, path)
                 if new is not None and new != note_id:
                     result[note_id] = new
         for key in _BACKWARD:
-            for target in _targets(meta.get(key)):
+            for target in _targets(_field(meta, key)):
                 old = resolve(target, path)
                 if old is not None and old != note_id:
                     result.setdefault(old, note_id)
-        if str(meta.get("status", "")).strip().lower() in _DEAD_STATUS:
+        if str(_field(meta, "status") or "").strip().lower() in _DEAD_STATUS:
             dead.add(note_id)
     for old in sorted(dead - set(result)):
         linkers = store.linkers(old)
