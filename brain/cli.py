@@ -418,6 +418,9 @@ def _server_line(server: dict | None, root: Path) -> str:
             + (plural(pending, "change") if isinstance(pending, int) and pending else "changes")
             + (f", the first heard {behind:.1f} s ago" if isinstance(behind, (int, float)) else "")
         )
+    unheard = watch.get("unheard")  # rescans that found changes the watch missed: each started it again
+    if isinstance(unheard, int) and unheard:
+        parts.append(f"watch started again {plural(unheard, 'time')}: rescans found changes no event told of")
     failing = server.get("indexing_failing")
     if isinstance(failing, dict) and isinstance(failing.get("failures"), int) and failing["failures"]:
         n = failing["failures"]  # answers come from the index as it was

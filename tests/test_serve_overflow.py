@@ -121,6 +121,93 @@ def test_a_folder_made_while_the_kernel_dropped_events_is_watched_after_the_burs
     assert "events heard in one burst" in err, err[-2000:]
 
 
+UNHEARD_CHILD = """
+import json, logging, os, sys, time
+from pathlib import Path
+from brain.server.watcher import VaultWatcher
+
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+root = Path(sys.argv[1])
+seen = {}
+
+def on_batch(batch):
+    # a pass over the whole vault, as the index's: the notes whose size or mtime changed
+    global seen
+    now = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            st = os.stat(os.path.join(folder, name))
+            now[os.path.relpath(os.path.join(folder, name), root)] = (st.st_size, st.st_mtime_ns)
+    found = len(set(now.items()) ^ set(seen.items()))
+    seen = now
+    print(json.dumps({"reason": batch.reason, "paths": sorted(batch.paths), "found": found}), flush=True)
+    return found
+
+watcher = VaultWatcher(root, on_batch, settle_ms=300, rescan_seconds=float(sys.argv[2]))
+watcher.burst_events = 10**9  # an overflow the burst rule does not catch (notes of fewer events)
+watcher.start()
+while watcher.mode != "events" or watcher.busy:
+    time.sleep(0.05)
+print(json.dumps({"ready": True}), flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_rescan_that_finds_what_no_event_told_of_watches_again(tmp_path):
+    """A folder made while the kernel's queue was full, in a burst the burst rule did not catch
+    (``burst_events`` out of reach here), was never watched: a note saved in it was found by
+    the next rescan, and every note saved there after waited for the rescan after that, minutes
+    on, until the server restarted. A rescan finding changes no event told of starts the watch
+    again, so the next note saved there is heard by an event."""
+    queued = _queued()
+    if queued > 65536:
+        pytest.skip(f"fs.inotify.max_queued_events is {queued}: too many events to fill it here")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "seed.md").write_text("# seed\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    rescan = 3.0
+    proc = subprocess.Popen(
+        [sys.executable, "-c", UNHEARD_CHILD, str(vault), str(rescan)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        out = _batches(proc)
+        assert _wait_for(out, lambda b: b.get("ready"), 30)[-1:] == [{"ready": True}]
+        os.kill(proc.pid, signal.SIGSTOP)  # the reader falls behind: the kernel's queue fills
+        try:
+            for i in range(queued // 4 + 1000):  # four events a new note: more than the queue holds
+                (vault / f"flat{i}.md").write_text("x")
+            for f in range(20):  # made once the queue is full: their creation is dropped
+                folder = vault / f"late{f:02}"
+                folder.mkdir()
+                (folder / "a.md").write_text("a")
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        _wait_for(out, lambda b: False, 2)  # the overflow's pass (or passes), then quiet
+        (vault / "late19" / "later.md").write_text("saved in a folder the watch missed")
+        seen = _wait_for(out, lambda b: b.get("reason") == "rescan" and b.get("found"), 3 * rescan + 5)
+        assert seen and seen[-1].get("found"), f"no rescan found the note no event told of: {seen}"
+        assert not any("late19/later.md" in b.get("paths", ()) for b in seen), (
+            f"the watch heard the folder after all: nothing to test here {seen}"
+        )
+        _wait_for(out, lambda b: False, 1.5)  # the watch started again, and its pass
+        (vault / "late19" / "latest.md").write_text("saved after the rescan")
+        # heard by an event: served in seconds, before the next rescan
+        seen = _wait_for(out, lambda b: "late19/latest.md" in b.get("paths", ()), rescan - 0.5)
+        assert any("late19/latest.md" in b.get("paths", ()) for b in seen), (
+            f"a note saved in a folder the watch missed was still heard by nothing after a rescan found one: {seen}"
+        )
+    finally:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+    assert "found 1 change no event told of, so the watch is missing something" in err, err[-2000:]
+    assert "events heard in one burst" not in err, err[-2000:]
+
+
 def test_status_says_a_pass_was_for_a_burst_the_kernel_may_have_dropped_events_of(tmp_path):
     """`brain status` said "served 7.3 s after the change" of a pass that followed a burst the
     kernel may have dropped events of; it says the pass was over the whole vault, and why."""

@@ -584,3 +584,46 @@ def test_a_folder_unreadable_then_readable_under_a_server_file_modes_bind(toy_va
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(30)
+
+
+def test_a_rescan_that_finds_what_no_event_told_of_watches_again_and_says_so(toy_vault, caplog):
+    """A rescan under the watch that found notes changed was taken as a safety net that worked,
+    and nothing more: the watch that missed them (a folder made while the kernel dropped events,
+    its later saves heard by nothing) stayed as it was until the server restarted. Each such
+    rescan now starts the watch again, said in the log (whole once, then counted) and by
+    `brain status --json` (watch.unheard, watch.last_unheard)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="brain")
+    _index(toy_vault)
+    with served(toy_vault, rescan_seconds=1.0) as daemon:
+        watcher = daemon.service.watcher
+        heard = watcher._relevant
+        # the watch misses everything in Lost/ (as it does a folder whose creation was dropped)
+        watcher._relevant = lambda changes: {p for p in heard(changes) if not p.startswith("Lost")}  # type: ignore[method-assign]
+        assert daemon.service.status()["watch"]["unheard"] == 0
+        write(toy_vault, "Lost/First.md", "# First\n\nA note no event told of.\n")
+        wait_until(lambda: daemon.service.status()["watch"]["unheard"] == 1, 15, "a rescan to find the note")
+        status = daemon.service.status()
+        assert status["watch"]["last_unheard"]["changes"] == 1, status["watch"]
+        assert status["last_update"]["reason"] == "rescan" and status["last_update"]["new"] == 1
+        settled(daemon)  # the watch started again, and its pass
+        write(toy_vault, "Lost/Second.md", "# Second\n\nAnother note no event told of.\n")
+        wait_until(lambda: daemon.service.status()["watch"]["unheard"] == 2, 15, "a rescan to find the second")
+        assert "Lost/Second.md" in daemon.service.run(lambda r: r.store.note_paths(), timeout=10)
+    said = [
+        r.getMessage() for r in caplog.records if "no event told of" in r.getMessage() and "rescan" in r.getMessage()
+    ]
+    whole = [s for s in said if "watching it again (said once" in s]
+    assert len(whole) == 1 and "found 1 change no event told of" in whole[0], said
+    assert any("(2 times since" in s for s in said), said
+
+
+def test_status_says_the_watch_was_started_again_for_changes_no_event_told_of(tmp_path):
+    from brain.cli import _server_line
+
+    watch = {"unheard": 2, "last_unheard": {"at": "2026-12-06T19:28:34Z", "changes": 1}}
+    server = {"pid": 7, "uptime_s": 5, "queries": 0, "state": "ready", "watch": watch, "last_update": None}
+    line = _server_line(server, tmp_path)
+    assert "watch started again 2 times: rescans found changes no event told of" in line, line
+    assert "started again" not in _server_line(dict(server, watch={"unheard": 0}), tmp_path)

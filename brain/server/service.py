@@ -327,9 +327,10 @@ class Service:
 
     # ----- the indexing thread: passes and snapshots ------------------------------------------
 
-    def _on_batch(self, batch: Batch) -> None:
+    def _on_batch(self, batch: Batch) -> int | None:
         """Index what changed (the whole vault is re-planned: renames, folders, missed events),
-        then swap in a snapshot of the new state."""
+        then swap in a snapshot of the new state; returns how many notes the pass found changed
+        (a rescan's are what no event told of: the watcher watches again), None when it failed."""
         started = time.monotonic()
         if batch.reason == "start" and self._snapshot is None:
             self._warm_model()
@@ -343,12 +344,12 @@ class Service:
         finally:
             self.blocked = False
         if report is None:
-            return
+            return None
         self.watcher.follow(report.symlinks)
         changed = report.new + report.changed + report.removed + report.renamed + report.redated
         current = self._snapshot
         if (changed or current is None or not current.complete or self._moved()) and not self._refresh():
-            return
+            return changed
         if changed or batch.reason == "start":
             now, wall = time.monotonic(), time.time()
             event = batch.first_event  # None: no event told of what this pass found (start, rescan)
@@ -389,6 +390,7 @@ class Service:
                         else ""
                     ),
                 )
+        return changed
 
     def led_elsewhere(self) -> str | None:
         """What to say when the vault's path now leads to another folder (a symlink put where the
@@ -1036,6 +1038,10 @@ class Service:
                 # watch again and a pass over the whole vault
                 "bursts": watcher.bursts,
                 "last_burst": watcher.last_burst,
+                # rescans that found changes no event told of (the watch missed them: a folder
+                # unwatched): each started the watch again
+                "unheard": watcher.unheard,
+                "last_unheard": watcher.last_unheard,
             },
             "last_update": self.last_update,
             # passes failing in a row (a read-only index folder, a full disk): None once one works

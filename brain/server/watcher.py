@@ -29,6 +29,13 @@ So a burst of ``_burst_limit()`` events or more (as many as a full queue holds o
 events, four each, halved) starts the watch again (every folder watched as it is then) and a pass
 over the whole vault, said in the log and in the status (``bursts``, ``last_burst``).
 
+A rescan that finds changes under a watch: no event told of them, so the watch missed something
+(a folder made in an overflow under that limit, a create event lost otherwise), and a folder it
+missed stays unwatched, every note saved there waiting for the next rescan, until the server
+restarts. So such a rescan (``on_batch`` returns how many notes its pass found changed) starts
+the watch again, as a burst does, said in the log (the first whole, the others counted) and in
+the status (``unheard``, ``last_unheard``).
+
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
 follows only the links there when it starts). So the watch also takes each folder the last
@@ -68,6 +75,10 @@ class _Rewatch(Exception):
 
 class _Burst(Exception):
     """So many events came that the kernel may have dropped some (``_burst_limit``)."""
+
+
+class _Unheard(Exception):
+    """A rescan under the watch found changes that no event told of: the watch missed some."""
 
 
 POLL_SHARE = 0.02  # of a CPU, at most, for comparing the symlinks' targets with what the walk saw
@@ -144,12 +155,14 @@ class Failing:
 
 
 class VaultWatcher:
-    """Runs ``on_batch`` on its own thread: once at start, then for every settled batch."""
+    """Runs ``on_batch`` on its own thread: once at start, then for every settled batch.
+    ``on_batch`` returns how many notes its pass found changed (None: not known), which for a
+    rescan is what no event told of (``_Unheard``)."""
 
     def __init__(
         self,
         root: Path,
-        on_batch: Callable[[Batch], None],
+        on_batch: Callable[[Batch], int | None],
         *,
         on_idle: Callable[[], None] = lambda: None,
         known_folder: Callable[[str], bool] = lambda rel: False,
@@ -178,6 +191,10 @@ class VaultWatcher:
         self._burst_pass = False  # the next pass is for a burst (its batch's reason: "burst")
         self.bursts = 0  # such bursts so far
         self.last_burst: dict[str, Any] | None = None  # the last: when, how many events, the limit
+        self._found = 0  # notes the last pass found changed (``on_batch``'s answer)
+        self.unheard = 0  # rescans that found changes no event told of, each starting the watch again
+        self.last_unheard: dict[str, Any] | None = None  # the last: when, how many changes
+        self._unheard_since: str | None = None  # when the first was (the log counts the others)
         self.mode = "starting" if watch else "off"
         self.gone: str | None = None  # while the vault's path leads nowhere: what every answer says
         self._failing: str | None = None  # why watching failed, until it works again (said once)
@@ -338,6 +355,8 @@ class VaultWatcher:
                 }
                 self._burst_pass = True
                 self._again()
+            except _Unheard as unheard:
+                self._restart_unheard(unheard.args[0])
             except _Rewatch:
                 # Folders linked in or out, or made readable: the events the old watch held are
                 # lost with it
@@ -401,6 +420,35 @@ class VaultWatcher:
                         exc,
                     )
                     force = True
+
+    def _restart_unheard(self, found: int) -> None:
+        """A rescan found ``found`` notes changed that no event told of: the watch missed them
+        (a folder made while the kernel's queue was full, under ``_burst_limit``; a create event
+        lost), so a folder may be unwatched, its saves heard by nothing until the next rescan.
+        The watch starts again (every folder watched as it is then), as after a burst; said whole
+        the first time, then one line with the count."""
+        self.unheard += 1
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.last_unheard = {"at": at, "changes": found}
+        if self._unheard_since is None:
+            self._unheard_since = at
+            log.warning(
+                "a rescan of %s found %s no event told of, so the watch is missing something (a folder "
+                "made while the kernel dropped events, a lost event): a note saved in a folder it missed "
+                "waits for the next rescan; watching it again (said once; brain status --json counts "
+                "them: watch.unheard)",
+                self.root,
+                plural(found, "change"),
+            )
+        else:
+            log.info(
+                "a rescan found %s no event told of (%d times since %s); watching %s again",
+                plural(found, "change"),
+                self.unheard,
+                self._unheard_since,
+                self.root,
+            )
+        self._again()
 
     def follow(self, links: Iterable[Link]) -> None:
         """The symlinks the walk of the pass now running took out of the vault (or nowhere):
@@ -544,6 +592,8 @@ class VaultWatcher:
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 last_pass = self._rescan(now)
+                if self._found and not polling:  # a poller looks at every folder: none is left out
+                    raise _Unheard(self._found)
             else:
                 self._idle()
                 continue
@@ -629,9 +679,10 @@ class VaultWatcher:
         with self._turns:  # before anything of the vault is read: it serves the questions asked so far
             self._begun += 1
             self._last_begun = time.monotonic()
+        self._found = 0
         try:
             self.passes += 1
-            self.on_batch(batch)
+            self._found = self.on_batch(batch) or 0
         except Exception as exc:  # noqa: BLE001 - said (once whole, then counted), tried again at the next pass
             self.pass_failing.failed(exc)
         else:
