@@ -627,3 +627,30 @@ def test_status_says_the_watch_was_started_again_for_changes_no_event_told_of(tm
     line = _server_line(server, tmp_path)
     assert "watch started again 2 times: rescans found changes no event told of" in line, line
     assert "started again" not in _server_line(dict(server, watch={"unheard": 0}), tmp_path)
+
+
+def test_a_note_saved_while_a_rescan_runs_is_no_sign_the_watch_missed_something(tmp_path):
+    """A rescan finds a note saved while it ran, and the watch hears it just after: the watch
+    missed nothing, and it is not started again for it (nor said to have missed changes)."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    rescans = []
+
+    def on_batch(batch) -> int:
+        if batch.reason != "rescan":
+            return 0
+        rescans.append(batch)
+        if len(rescans) == 1:  # saved during the pass, and found by it
+            write(vault, "During.md", "# During\n\nSaved while the rescan ran.\n")
+            return 1
+        return 0
+
+    watcher = VaultWatcher(vault, on_batch, settle_ms=100, rescan_seconds=1.0)
+    watcher.start()
+    try:
+        wait_until(lambda: len(rescans) >= 3, 20, "three rescans")
+    finally:
+        watcher.stop()
+    assert watcher.unheard == 0 and watcher.last_unheard is None

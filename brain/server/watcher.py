@@ -34,7 +34,8 @@ A rescan that finds changes under a watch: no event told of them, so the watch m
 missed stays unwatched, every note saved there waiting for the next rescan, until the server
 restarts. So such a rescan (``on_batch`` returns how many notes its pass found changed) starts
 the watch again, as a burst does, said in the log (the first whole, the others counted) and in
-the status (``unheard``, ``last_unheard``).
+the status (``unheard``, ``last_unheard``); unless an event came while it ran (a note saved then
+is found by the rescan and heard just after, which says nothing of a folder missed).
 
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
@@ -538,6 +539,7 @@ class VaultWatcher:
         outside = sorted(path for path in watching if os.path.isdir(path))
         self._modes_changed = False
         self._heard = 0
+        unheard = 0  # changes the last rescan found, until the events heard while it ran are gathered
         for changes in watch(
             self.root,
             *outside,
@@ -565,6 +567,12 @@ class VaultWatcher:
                 paths |= self._poll_links()
             if self.mode == "polling" and now >= self._next_modes:
                 paths |= self._poll_modes()
+            if unheard:
+                # none heard while the rescan ran: what it found, no event told of (a note saved
+                # during it is found by it and heard just after, which is no sign of a missed folder)
+                found, unheard = unheard, 0
+                if not paths:
+                    raise _Unheard(found)
             if paths:
                 if not self._pending:
                     self._first_seen = now
@@ -592,8 +600,8 @@ class VaultWatcher:
                 last_pass = time.monotonic()
             elif now - last_pass >= self.rescan_seconds:
                 last_pass = self._rescan(now)
-                if self._found and not polling:  # a poller looks at every folder: none is left out
-                    raise _Unheard(self._found)
+                if not polling:  # a poller looks at every folder: none is left out
+                    unheard = self._found  # said when the events of the pass's time are gathered
             else:
                 self._idle()
                 continue
