@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from .config import DEFAULT_CHUNKING
-from .links import _FENCE, fence_language, heading_of, mask_code, mask_comments
+from .links import _FENCE, comment_hidden_lines, fence_language, heading_in_comment, heading_of
 from .text import for_search
 
 TARGET_CHARS = 1100
@@ -75,10 +75,7 @@ def _sections(body: str) -> list[_Section]:
             sections[-1].blocks.append("\n".join(paragraph).strip("\n"))
         paragraph.clear()
 
-    # A "# heading" inside an HTML comment (``<!-- … -->``) is none: Obsidian hides the comment,
-    # and reads no link or tag in it (``links.mask_comments``); it made a chunk heading of it.
-    # Inside ``%% … %%`` a heading stays one, as its links and tags count there.
-    hidden = mask_comments(mask_code(body)).split("\n") if "<!--" in body else None
+    hidden = comment_hidden_lines(body)  # a heading inside an HTML comment is none
     for number, line in enumerate(body.split("\n")):
         fence_match = _FENCE.match(line)
         if fence is not None:
@@ -93,10 +90,8 @@ def _sections(body: str) -> list[_Section]:
             code = [line]
             continue
         heading = heading_of(line)
-        if heading and hidden is not None:
-            start = len(line) - len(line.lstrip())
-            if hidden[number][start : start + 1] != line[start : start + 1]:  # its "#" is in a comment
-                heading = None
+        if heading and hidden is not None and heading_in_comment(line, hidden[number]):
+            heading = None
         if heading:
             flush()
             level, text = heading[0], heading[1][:MAX_HEADING_CHARS]

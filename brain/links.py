@@ -206,6 +206,21 @@ def mask_comments(text: str) -> str:
     return "".join(parts)
 
 
+def comment_hidden_lines(body: str) -> list[str] | None:
+    """``body``'s lines with its code and HTML comments blanked, for ``heading_in_comment``; None
+    when it holds no comment. A "# heading" inside ``<!-- … -->`` is none: Obsidian hides the
+    comment, and reads no link or tag in it. Inside ``%% … %%`` a heading stays one, as its
+    links and tags count there."""
+    return mask_comments(mask_code(body)).split("\n") if "<!--" in body else None
+
+
+def heading_in_comment(line: str, hidden: str) -> bool:
+    """Whether a heading ``line``'s "#" is inside an HTML comment (``hidden``: that line of
+    ``comment_hidden_lines``), so it is no heading."""
+    start = len(line) - len(line.lstrip())
+    return hidden[start : start + 1] != line[start : start + 1]
+
+
 def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]:
     """All note links in a body, in order, outside code (but inside fences of the ``fences``
     languages) and outside HTML comments."""

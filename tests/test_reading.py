@@ -268,6 +268,22 @@ def test_headings_inside_code_fences_are_not_sections():
     assert found[0]["end"] == found[2]["line"]
 
 
+def test_a_heading_inside_an_html_comment_is_no_section_as_it_is_no_chunk_heading():
+    # chunking reads no heading inside an HTML comment (Obsidian hides the comment): brain note's
+    # headings did, listing "Draft" and ending the "Plan" section inside the comment, so
+    # `brain note X --heading Plan` lost what followed it.
+    body = "# Plan\n\nThe plan.\n\n<!--\n# Draft\nold ideas\n-->\n\nAfter the comment.\n\n# Next\n"
+    found = headings(body)
+    assert [h["path"] for h in found] == ["Plan", "Next"]
+    lines = body.split("\n")
+    assert "After the comment." in "\n".join(lines[found[0]["line"] : found[0]["end"]])
+    # a heading the comment only follows is one, without the comment; one in code stays one
+    assert [h["path"] for h in headings("# H <!-- c -->\n\n```html\n<!--\n```\n\n# After code\n")] == [
+        "H",
+        "After code",
+    ]
+
+
 def test_neighbours_lists_links_and_backlinks(indexed):
     _, store = indexed
     data = neighbours(store, "Graph RAG")
