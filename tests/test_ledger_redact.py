@@ -1427,6 +1427,13 @@ def test_a_password_after_its_name_alone_is_masked(text, kept):
         "pass test_x1",
         "password $DB_PASSWORD",
         "password getpass()",
+        # a numeronym, a protocol or a second factor: a word with a letter and a digit, no secret
+        "the password i18n strings",
+        "password l10n",
+        "password a11y fixes",
+        "password o11y dashboard",
+        "add the password OAuth2 flow",
+        "password 2FA-enabled accounts",
     ],
 )
 def test_prose_and_code_after_a_password_name_alone_stay(text):

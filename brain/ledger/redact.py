@@ -248,9 +248,12 @@ _SET_BEFORE = re.compile(
     r"(?:(?:the|my|your|our|their|his|her|its|a|new|this)[ \t]+)?(?:[\w-]+[ \t]+)?)\Z"
 )
 # A word after a password's name alone that names how it is kept or sent, or whose it is, not the
-# password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8").
+# password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8"),
+# a numeronym ("password i18n strings", "a11y", "o11y"), a protocol or a second factor ("password
+# OAuth2 flow", "password 2FA-enabled accounts").
 _PLAIN_NOT_SECRET = re.compile(
-    r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+)"
+    r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+"
+    r"|[a-z][0-9]{1,2}[a-z]s?|oauth[0-9.]*|[0-9]fa(?:-[a-z]+)?)"
 )
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
