@@ -1399,6 +1399,7 @@ def test_a_secret_stated_right_after_another_is_masked(text, kept):
         # the words after one are read for another
         ("password manager, then The password is hunter22x", "password manager, then The password is ***"),
         ("password hunter22x, pwd Zx9q!wer", "password ***, pwd ***"),
+        ("my sudo passwd hunter22x", "my sudo passwd ***"),  # prose: no command's start before sudo
     ],
 )
 def test_a_password_after_its_name_alone_is_masked(text, kept):
@@ -1434,6 +1435,10 @@ def test_a_password_after_its_name_alone_is_masked(text, kept):
         "password o11y dashboard",
         "add the password OAuth2 flow",
         "password 2FA-enabled accounts",
+        # the passwd command run as root: the word after it is a user's name
+        "sudo passwd deploy1",
+        "$ sudo passwd user01",
+        '{"command": "cd x && sudo -u root passwd web2"}',
     ],
 )
 def test_prose_and_code_after_a_password_name_alone_stay(text):

@@ -255,6 +255,12 @@ _PLAIN_NOT_SECRET = re.compile(
     r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+"
     r"|[a-z][0-9]{1,2}[a-z]s?|oauth[0-9.]*|[0-9]fa(?:-[a-z]+)?)"
 )
+# A command that runs "passwd" as root, the word after it a user's name: "sudo passwd deploy1", "sudo
+# -u root passwd" at a command's start (a line's, a JSON string's, after a prompt, ";", "&&", "|"), not
+# "my sudo passwd x" (the end of the 80 characters before "passwd").
+_SUDO_BEFORE = re.compile(
+    r"(?:\A|(?<=[\n;&|(`\"'$#])|(?<=\\[nt]))[ \t]*sudo(?:[ \t]+-\S+(?:[ \t]+[a-z_][\w-]*)?)*[ \t]+\Z"
+)
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
@@ -680,6 +686,8 @@ def _mask_stated(match: re.Match[str]) -> str:
     if match.group("plain") is not None:  # "password hunter22x": one word, which looks chosen as one
         if start and match.string[start - 1] in "$./\\&*":  # $PWD, os.pwd, /bin/pwd, a YAML &pw: names
             return match.group(0)
+        if match.group(0).startswith("passwd") and _SUDO_BEFORE.search(match.string, max(0, start - 80), start):
+            return match.group(0)  # "sudo passwd deploy1": the command, and the user whose password it sets
         word = match.group("bare")
         if word is None:  # a quoted value names a field or a word as often as it states one
             return match.group(0)
