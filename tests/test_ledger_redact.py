@@ -1463,3 +1463,25 @@ def test_a_secret_stated_at_a_line_start_in_json_text_is_masked(text, kept):
 @pytest.mark.parametrize("text", ["bypass is Zx9q!wer", "the npassword hunter22x", "C:/tmp/npwd a1b2"])
 def test_a_name_ending_a_word_stays_next_to_an_escape(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a table of two columns whose second says what the first's rows are, or how they fared:
+        # its cells beside a secret's name were masked as the secret's value
+        "| Test | Result |\n|---|---|\n| test_login_password | FAIL |\n| test_password123 | pass |",
+        "| Variable | Purpose |\n|---|---|\n| SECRET_KEY | Django signing key |",
+        "| Env var | **Description** |\n|---|---|\n| DB_PASSWORD | database password |",
+        "| Setting | Notes |\n|---|---|\n| password | min 8 chars |",
+    ],
+)
+def test_a_table_describing_its_secrets_stays(text):
+    assert redact(text) == text
+
+
+def test_a_table_of_values_beside_their_secrets_names_is_masked_still():
+    assert (
+        redact("| Key | Value |\n|---|---|\n| password | P@ssw0rd! |")
+        == "| Key | Value |\n|---|---|\n| password | *** |"
+    )

@@ -1519,6 +1519,13 @@ _TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\
 _TABLE_BREAK = re.compile(r"\r?\n|(?<!\\)\\(?:r\\)?n")
 # Cells that say nothing of a secret: a dash, yes or no, a tick.
 _EMPTY_CELLS = frozenset("- — – n/a na yes no y n x ✓ ✔ ✗ ✘ ? tbd todo same".split())
+# The header of a table's second column that says what its first column's rows are, or how they
+# fared, not their values: "| DB_PASSWORD | database password |" under "Purpose", "| test_login_password
+# | FAIL |" under "Result" stay.
+_DESCRIBING_HEADERS = frozenset(
+    "description descriptions purpose meaning notes note comment comments usage use what why"
+    " result results status outcome explanation details".split()
+) | {"used for", "what it is", "what for"}
 
 
 def _table_lines(text: str, at: int) -> tuple[int, int]:
@@ -1580,6 +1587,8 @@ def _mask_tables(text: str) -> str:
         names = [_MARKUP.sub("", name).strip() for name in header]
         secret = [bool(name) and _secret_key(name) for name in names]
         judged = columns == 2 or any(secret)  # else no column of a secret, nor a row's name beside its value
+        # "| Env var | Purpose |", "| Test | Result |": the second column says of the first, holds no value
+        described = columns == 2 and names[1].lower() in _DESCRIBING_HEADERS
         row_end = rule_end
         while (brk := _TABLE_BREAK.match(text, row_end)) is not None:
             row_start = brk.end()
@@ -1590,7 +1599,7 @@ def _mask_tables(text: str) -> str:
             if not judged:
                 continue
             cells = _cells(text, row_start, row_end)[:columns]
-            if columns == 2 and not secret[1] and len(cells) == 2:
+            if columns == 2 and not secret[1] and not described and len(cells) == 2:
                 first = _MARKUP.sub("", text[cells[0][0] : cells[0][1]]).strip()
                 if first and _secret_key(first) and _is_table_secret(text[cells[1][0] : cells[1][1]], first):
                     masks.append((*cells[1], text[cells[1][0] : cells[1][1]]))  # "| wifi password | x |"
