@@ -1485,3 +1485,17 @@ def test_a_table_of_values_beside_their_secrets_names_is_masked_still():
         redact("| Key | Value |\n|---|---|\n| password | P@ssw0rd! |")
         == "| Key | Value |\n|---|---|\n| password | *** |"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an option named for a secret before a table's bar or a shell's pipe: the bar was its value
+        "| --password | The password to use |",
+        "| -p, --password | password to use |",
+        "mysql --password | tee out.log",
+        "--token && make",
+    ],
+)
+def test_a_pipe_or_a_shell_operator_after_a_secret_option_is_no_value(text):
+    assert redact(text) == text

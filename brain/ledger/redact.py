@@ -1139,6 +1139,10 @@ def _name_start(text: str, at: int) -> int:
     return start
 
 
+# What follows a flag in a command or a table and is no value: a shell's operator, a table's bar.
+_OPERATORS = frozenset(["|", "||", "&&", ";", ">", ">>", "<", "&"])
+
+
 def _mask_assignments(text: str, pattern: str) -> str:
     """Mask the values of names that hold a secret; other names are read past, not eaten.
 
@@ -1158,6 +1162,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
         sep = match.group("sep")
         if text[start] != "-" and sep.isspace():  # "name value": flags only
             continue
+        if sep.isspace() and text[match.start("value") : match.end("value")] in _OPERATORS:
+            continue  # "--password | tee", "| --password | The password to use |": no value but a bar
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
         value_start, value_end = match.span("value")
