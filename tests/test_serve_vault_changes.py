@@ -654,3 +654,31 @@ def test_a_note_saved_while_a_rescan_runs_is_no_sign_the_watch_missed_something(
     finally:
         watcher.stop()
     assert watcher.unheard == 0 and watcher.last_unheard is None
+
+
+def test_events_in_a_dot_folder_over_hours_are_no_burst_at_the_next_save(tmp_path):
+    """Every event counts towards a burst (``_heard``), a dot-folder's too, but the count was
+    reset only when a batch was handed over: events no batch came of (.git's objects, Obsidian's
+    workspace.json, saved again and again) added up for as long as no note changed, so the next
+    note saved after a day of them was taken for a burst the kernel may have dropped events of (a
+    new watch, a pass over the whole vault, a warning in serve.log). A quiet moment ends a burst."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches = []
+    watcher = VaultWatcher(vault, lambda batch: batches.append(batch) or 0, settle_ms=100, rescan_seconds=3600)
+    watcher.burst_events = 40
+    watcher.start()
+    try:
+        wait_until(lambda: watcher.mode == "events" and not watcher.busy and batches, 15, "the watch to start")
+        for spell in range(6):  # quiet spells apart, as a day of git commits and workspace saves
+            for i in range(10):
+                write(vault, f".git/objects/{spell}/{i}", "blob")
+            time.sleep(0.5)
+        write(vault, "b.md", "# B\n\nSaved after the dot-folder's events.\n")
+        wait_until(lambda: any("b.md" in b.paths for b in batches), 15, "the save to be heard")
+    finally:
+        watcher.stop()
+    assert watcher.bursts == 0, watcher.last_burst
+    assert [b.reason for b in batches if "b.md" in b.paths] == ["changes"]

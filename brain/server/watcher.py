@@ -188,7 +188,7 @@ class VaultWatcher:
         self.force_polling = force_polling
         # events heard in a burst from which the kernel may have dropped some (``_Burst``)
         self.burst_events = _burst_limit()
-        self._heard = 0  # events watchfiles handed over since the last pass was handed its batch
+        self._heard = 0  # events watchfiles handed over since the last pass was handed its batch or a quiet moment
         self._burst_pass = False  # the next pass is for a burst (its batch's reason: "burst")
         self.bursts = 0  # such bursts so far
         self.last_burst: dict[str, Any] | None = None  # the last: when, how many events, the limit
@@ -567,6 +567,11 @@ class VaultWatcher:
                 paths |= self._poll_links()
             if self.mode == "polling" and now >= self._next_modes:
                 paths |= self._poll_modes()
+            if not changes and not paths and not self._pending:
+                # quiet for settle_ms with nothing gathered: what was heard before (a dot-folder's
+                # events, .git's or Obsidian's workspace, no batch came of) ended there and was no
+                # burst; counted on, a day of them made the next note saved a "burst"
+                self._heard = 0
             if unheard:
                 # none heard while the rescan ran: what it found, no event told of (a note saved
                 # during it is found by it and heard just after, which is no sign of a missed folder)
