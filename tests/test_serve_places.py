@@ -617,3 +617,29 @@ def test_an_indexing_pass_refused_the_same_way_again_and_again_is_one_line_then_
     assert re.fullmatch(
         rf"9 more like it in the last \d+ s: indexing {re.escape(str(daemon.root))} failed: .*", lines[1]
     )
+
+
+def test_lines_said_long_ago_are_not_kept_for_as_long_as_the_server_runs(monkeypatch, caplog):
+    """Each kind of line was kept in ``_Said`` for good, and a line's kind is its text unless it
+    is given one: an index pass failing each time on a path or count of its own (``on_said``)
+    added one for every pass, for as long as the server ran. A kind with nothing counted whose
+    time is over says the same as one never seen (at once), and is let go."""
+    monkeypatch.setattr(daemon_module, "SAY_EVERY", 0.3)
+    said = daemon_module._Said()
+    with caplog.at_level("INFO", logger="brain"):
+        said.say(logging.ERROR, "indexing /vault failed: cannot read Note 0.md")
+        said.say(logging.ERROR, "indexing /vault failed: cannot read Note 0.md")  # within its time: counted
+        for i in range(1, 500):
+            said.say(logging.ERROR, f"indexing /vault failed: cannot read Note {i}.md")
+        time.sleep(0.35)
+        said.flush()  # the count said, and kept for its time
+        time.sleep(0.35)
+        said.flush()
+        assert len(said._kinds) == 0, len(said._kinds)
+        said.say(logging.ERROR, "indexing /vault failed: cannot read Note 0.md")  # said at once, as before
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 502, messages[-3:]
+    assert re.fullmatch(
+        r"1 more like it in the last \d s: indexing /vault failed: cannot read Note 0\.md", messages[-2]
+    )
+    assert messages[-1] == "indexing /vault failed: cannot read Note 0.md"

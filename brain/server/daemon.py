@@ -510,6 +510,11 @@ class _Said:
                 if more and (all_of_them or now - said >= SAY_EVERY):
                     self._kinds[kind] = (now, 0, level, text)
                     lines.append((level, more, now - said, text))
+                elif not more and now - said >= SAY_EVERY:
+                    # nothing counted and its time over: said at once again, as a kind never seen
+                    # is. Kept, every line of its own (an index pass failing on a path of its own
+                    # each time, ``Service.on_said``) stayed for as long as the server ran
+                    del self._kinds[kind]
         for level, more, seconds, text in lines:
             log.log(level, "%d more like it in the last %.0f s: %s", more, seconds, text)
 
