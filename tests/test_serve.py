@@ -1705,3 +1705,29 @@ def test_serve_help_says_where_the_socket_is(toy_vault):
     assert "beside the vault's index ($BRAIN_HOME/vaults/<name>-<hash>.serve/" in said
     index, folder = config.index_dir(toy_vault), runtime.runtime_dir(toy_vault)
     assert folder.parent == index.parent and folder.name == index.name + ".serve"
+
+
+def test_a_question_the_server_took_and_gave_up_on_is_not_asked_again(toy_vault, monkeypatch):
+    """``busy`` also answers a question the server took and did not answer within its grace
+    (``Service.run``: a question still running on the query thread, which goes on), not only one
+    refused for want of a place; the client took both for "nothing was asked" and sent the
+    question again (up to 8 times for brain ask, with BRAIN_SERVE_TIMEOUT over the grace), each
+    queued behind the one still running. Only a refusal before any question is asked again."""
+    from brain.recall.pipeline import Recaller
+    from brain.server import service as service_module
+
+    _index(toy_vault)
+    monkeypatch.setattr(service_module, "QUERY_GRACE", 0.3)
+    ran, compare = [], Recaller.compare
+
+    def slow(self, *args, **kwargs):
+        ran.append(time.monotonic())
+        time.sleep(1.0)  # past the grace: the server says busy while this goes on
+        return compare(self, *args, **kwargs)
+
+    monkeypatch.setattr(Recaller, "compare", slow)
+    with served(toy_vault, watch=False) as daemon:
+        with pytest.raises(client.NoServer, match="busy"):
+            client.ask(daemon.root, QUESTION, ["hybrid"], RecallSettings(k=3), update=False, timeout=10, tries=8)
+        time.sleep(1.5)  # any question sent again would have begun by now
+    assert len(ran) == 1, f"the question ran {len(ran)} times for one ask"

@@ -48,7 +48,9 @@ class Unresponsive(NoServer):
 class Refused(NoServer):
     """The server took no question: it answered ``busy`` (every place being answered), or closed
     the connection before a byte of answer (a place closed for another client's). Nothing was
-    answered, so asking again a moment later asks nothing twice (``call``'s ``tries``)."""
+    answered, so asking again a moment later asks nothing twice (``call``'s ``tries``). Not a
+    ``busy`` with ``taken``: a question queued and not answered within the server's grace
+    (``Service.run``), which may run on; asked again, it ran again behind itself."""
 
 
 class OtherBuild(NoServer):
@@ -157,7 +159,7 @@ def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: 
     raw_error = reply.get("error")
     err: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     code, text = str(err.get("code", "internal")), str(err.get("message", "no message"))
-    if code == "busy":
+    if code == "busy" and not err.get("taken"):  # taken: queued, and run on maybe; asked again, run twice
         raise Refused(f"brain serve for {root}: {code}: {text}")
     if code in FALL_BACK:
         raise NoServer(f"brain serve for {root}: {code}: {text}")

@@ -132,8 +132,9 @@ def ok(result: Any) -> dict[str, Any]:
     return {"v": VERSION, "ok": True, "result": result}
 
 
-def error(code: str, message: str) -> dict[str, Any]:
-    return {"v": VERSION, "ok": False, "error": {"code": code, "message": message}}
+def error(code: str, message: str, **more: Any) -> dict[str, Any]:
+    """An error reply; ``more``: fields of the error beside its code and message (``taken``)."""
+    return {"v": VERSION, "ok": False, "error": {"code": code, "message": message, **more}}
 
 
 def request(op: str, vault: str, **fields: Any) -> dict[str, Any]:

@@ -1136,8 +1136,8 @@ class Service:
             return protocol.error(exc.code, exc.message)
         except Starting as exc:
             return protocol.error("starting", str(exc))
-        except Busy as exc:
-            return protocol.error("busy", str(exc))
+        except Busy as exc:  # taken: the question was queued (and may run on), not refused a place
+            return protocol.error("busy", str(exc), taken=True)
         except OutsideVault as exc:
             return protocol.error("refused", str(exc))
         except NoteNotFound as exc:
