@@ -56,6 +56,7 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
         super().__init__(path, encoding="utf-8", errors=errors)
         self.max_bytes = max_bytes
         self._unwritable: OSError | None = None  # why the last line was dropped, None once one is written
+        self._cut = False  # a line was written in part to a full pipe (``_drop``): the next starts a line
         # A refused request quotes what was sent, a traceback ends in the exception's message:
         # either may hold a token pasted into a query, which the ledger and ab_recall mask.
         self.setFormatter(OneLineFormatter())
@@ -82,6 +83,9 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
         dropped = self._unwritable
         self._unwritable = None
         try:
+            if self._cut and self.stream is not None:  # a line cut short by a full pipe ends here
+                self._cut = False
+                self.stream.write("\n")
             super().emit(record)  # reopens the path when the file there is not the one it holds
         except OSError as exc:  # reopening it: a FIFO made there again that nothing reads (ENXIO)
             self._drop(exc, dropped)
@@ -104,8 +108,16 @@ class CappedFileHandler(logging.handlers.WatchedFileHandler):
         path, for the next line: a FIFO read again, a disk with room again). The first line
         dropped after one written says so on stderr, in one line; the next are dropped quietly."""
         self._unwritable = exc
-        stream, self.stream = self.stream, None
-        self.dev = self.ino = -1
+        if isinstance(exc, BlockingIOError) and self.stream is not None:
+            # A FIFO whose reader is behind (its pipe full, EAGAIN): the line is dropped, or its end
+            # (written in part, it ends at the next line's start), and the FIFO kept open: closed,
+            # its reader (cat) read to the end of what was written, took it for the log's end, and
+            # left, every line after dropped until it was run again.
+            self._cut = True
+            stream = None
+        else:
+            stream, self.stream = self.stream, None
+            self.dev = self.ino = -1
         if stream is not None:
             try:
                 stream.close()  # its buffer cannot be flushed: the file descriptor is closed still

@@ -95,3 +95,47 @@ def test_a_fifo_whose_reader_goes_away_is_one_line_and_logging_carries_on(brain_
         f"brain: cannot write the log {path} (Broken pipe): its lines are dropped until something reads the FIFO"
         f" there (cat {path}) or it is removed\n"
     )
+
+
+def test_a_fifo_whose_reader_is_behind_keeps_it_and_cuts_no_line_into_the_next(brain_home):
+    """A reader behind (the FIFO's pipe full: EAGAIN) was taken as one gone: the FIFO was closed,
+    so the reader read to the end of what was written and took it for the log's end (cat left,
+    every line after dropped), and the line written in part ran on into the next one written.
+    Now the line is dropped and the FIFO kept open; the next line starts a line of its own."""
+    code = (
+        "import logging, os\n"
+        "from brain.logfile import log_handler\n"
+        "path = os.path.join(os.environ['BRAIN_HOME'], 'logs', 'serve.log')\n"
+        "reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)\n"
+        "handler = log_handler('serve.log', 10**9)\n"
+        "def log(msg):\n"
+        "    handler.handle(logging.makeLogRecord({'msg': msg, 'levelno': 20}))\n"
+        "for i in range(40):\n"
+        "    log(f'fill {i:02d} ' + 'y' * 9000 + ' end')\n"
+        "read = b''\n"
+        "while True:\n"
+        "    try:\n"
+        "        chunk = os.read(reader, 1 << 16)\n"
+        "    except BlockingIOError:\n"
+        "        print('open')\n"  # nothing to read, the writer still there
+        "        break\n"
+        "    if not chunk:\n"
+        "        print('end of file')\n"  # what cat takes for the end: it leaves
+        "        break\n"
+        "    read += chunk\n"
+        "log('after')\n"
+        "read += os.read(reader, 1 << 20)\n"
+        "lines = read.decode().split('\\n')\n"
+        "print(sum(1 for line in lines if line.endswith(' end')), 'whole')\n"
+        "print('after' in lines)\n"
+    )
+    logs = brain_home / "logs"
+    logs.mkdir(mode=0o700)
+    os.mkfifo(logs / "serve.log")
+    env = dict(os.environ, BRAIN_HOME=str(brain_home), PYTHONPATH=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode().split("\n")
+    assert out[0] == "open", out
+    assert int(out[1].split()[0]) >= 1 and out[2] == "True", out
+    assert "(write could not complete without blocking)" in proc.stderr.decode()
