@@ -66,7 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _S(
         "BRAIN_RERANK_POOL",
-        f"dense candidates the reranker scores, 1 to {config.MAX_RERANK_POOL:,}",
+        f"dense candidates the reranker scores (at least `-k`), 1 to {config.MAX_RERANK_POOL:,}",
         str(config.DEFAULT_RERANK_POOL),
     ),
     # indexing

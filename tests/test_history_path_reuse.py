@@ -97,7 +97,7 @@ def test_as_of_a_moment_no_note_had_that_name_is_one_line(reused):
     root, _, _, lived = reused
     with pytest.raises(BrainError, match="no note 'Nothing here' in this index or its history"):
         note_history(root, "Nothing here", as_of=lived)
-    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "A.md", "--as-of", "yesterday"])
+    out = CliRunner().invoke(cli, ["history", "--vault", str(root), "A.md", "--as-of", "the day before"])
     assert out.exit_code != 0 and "--as-of takes a date" in out.output and "Traceback" not in out.output
 
 
