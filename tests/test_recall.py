@@ -653,7 +653,10 @@ def test_notes_whose_files_are_gone_leave_no_hole_in_the_answer(bridge_vault, mo
     paths = [c.path for c in result.results]
     assert len(paths) == 3 and not set(paths) & set(gone), (mode, paths)
     assert not set(reranker.scored) & set(gone)
-    assert "2 notes this query found were left out: their files are gone since the last index" in result.warnings
+    assert (
+        "2 notes this query found were left out: their files deleted, renamed or no longer readable since the last index"
+        in result.warnings
+    )
 
 
 def test_a_renamed_note_counts_once_in_the_stale_count(bridge_vault):

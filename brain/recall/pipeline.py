@@ -609,7 +609,8 @@ class Recaller:
         if gone_found:
             message = (
                 f"{plural(len(gone_found), 'note')} this query found {'was' if len(gone_found) == 1 else 'were'}"
-                f" left out: {'its file is' if len(gone_found) == 1 else 'their files are'} gone since the last index"
+                f" left out: {'its file' if len(gone_found) == 1 else 'their files'} deleted, renamed or no longer"
+                " readable since the last index"
             )
             log.warning("%s", message)
             result.warnings.append(message)
