@@ -326,6 +326,20 @@ def _relative_path(target: str, source: str) -> str | None:
     return _strip_md(posixpath.normpath(posixpath.join(posixpath.dirname(source), target)))
 
 
+def _wikilink_path(target: str) -> str:
+    """A wikilink's target as ``Resolver.resolve`` reads it: backslashes as slashes
+    (``[[..\\Other\\Note]]``), leading slashes dropped (``[[/Note]]``)."""
+    return target.strip().replace("\\", "/").lstrip("/")
+
+
+def written_from_the_notes_folder(target: str) -> bool:
+    """Whether a wikilink's target (as written, as ``links.target`` holds it) is resolved from
+    the linking note's folder first (``_relative_path``): ``[[../Note]]``, ``[[./Note]]``, and
+    read so ``[[..\\Note]]``, ``[[/../Note]]``; not ``[[../]]`` nor ``[[./..]]``, which
+    resolve as any other target (m029 reads again the notes holding one)."""
+    return _relative_path(_wikilink_path(target), "") is not None
+
+
 def _plain_target(match: re.Match[str]) -> bool:
     """Whether a markdown link's target (not a .md file's) is one: something, and spaces only
     between ``<`` and ``>`` (``[](<>)`` is empty, ``[sic](see above)`` is prose)."""
@@ -407,7 +421,7 @@ class Resolver:
             return source
         if link.kind == "markdown":
             return self._resolve_markdown(target, source)
-        target = target.replace("\\", "/").lstrip("/")
+        target = _wikilink_path(target)
         relative = _relative_path(target, source)
         if relative is not None:
             if relative in self.by_path:
@@ -537,7 +551,7 @@ def lookup_keys(link: Link, source: str) -> LookupKeys:
             frozenset({_norm(posixpath.basename(rooted))}),
             frozenset(),
         )
-    target = target.replace("\\", "/").lstrip("/")
+    target = _wikilink_path(target)
     bare = _strip_md(target)
     from_folder = _relative_path(target, source)
     # by_path / by_path_ci, from the source's folder first; _by_tail and by_name (same name key); by_alias.

@@ -607,3 +607,46 @@ def test_an_index_that_left_wikilinks_from_the_notes_folder_dangling_resolves_th
     assert (report.changed, report.unchanged, report.embedded) == (1, 2, 0)
     with IndexView(directory) as view:
         assert view.targets("A/Src.md") == {"Other/Note.md"}
+
+
+def test_m029_reads_again_exactly_the_notes_whose_links_resolve_from_their_folder(tmp_path):
+    """m029 marks a note by its targets as the resolver reads them: ``[[..\\Other\\Note]]`` and
+    ``[[/../Other/Note]]`` resolve from the note's folder too (it missed them: left dangling), and
+    ``[[../]]`` or ``[[./..]]`` resolve as any other target (it read those notes again for nothing)."""
+    import sqlite3
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    files = {
+        "A/Back.md": "[[..\\Other\\Note]]\n",
+        "A/Rooted.md": "[[/../Other/Note]]\n",
+        "A/Here.md": "![[.\\Sib]]\n",
+        "A/Sib.md": "sib\n",
+        "A/Up.md": "[[../]] and [[./..]] and [[..]]\n",
+        "A/Md.md": "[x](../Other/Note.md)\n",
+        "Other/Note.md": "note\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / "vault" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "vault" / rel).write_text(text, encoding="utf-8")
+    home, vault = tmp_path / "home", tmp_path / "vault"
+    _, directory = index_into(home, vault)
+    with IndexView(directory) as view:
+        assert view.targets("A/Back.md") == view.targets("A/Rooted.md") == {"Other/Note.md"}
+        assert view.targets("A/Here.md") == {"A/Sib.md"}
+    conn = connect(str(directory / "index.db"))
+    written = {t for (t,) in conn.execute("SELECT target FROM links WHERE kind != 'markdown'")}
+    assert written == {"..\\Other\\Note", "/../Other/Note", ".\\Sib", "../", "./..", ".."}
+    # as an older brain left them: dangling
+    conn.execute("UPDATE links SET target_id = NULL, status = 'dangling' WHERE kind != 'markdown'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm029_wikilinks_from_the_notes_folder'")
+    conn.commit()
+    conn.close()
+    assert "m029_wikilinks_from_the_notes_folder" in INDEX_MIGRATIONS.pending(sqlite3.connect(directory / "index.db"))
+    report, _ = index_into(home, vault)
+    # A/Back, A/Rooted and A/Here read again; A/Up (and the rest) not
+    assert (report.changed, report.unchanged, report.embedded) == (3, 4, 0)
+    with IndexView(directory) as view:
+        assert view.targets("A/Back.md") == view.targets("A/Rooted.md") == {"Other/Note.md"}
+        assert view.targets("A/Here.md") == {"A/Sib.md"}

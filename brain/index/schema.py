@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 
-from ..links import alias_key, note_keys
+from ..links import alias_key, note_keys, written_from_the_notes_folder
 from ..migrations import Migrations
 from ..text import composes_or_narrows, for_search, may_search_otherwise
 
@@ -1319,10 +1319,12 @@ def m029_wikilinks_from_the_notes_folder(conn: sqlite3.Connection) -> None:
     Obsidian's "Relative path to file" format) resolves there, as Obsidian resolves it: brain left
     it dangling. The notes that hold one are read again by the next run, and their links
     resolved (hash and mtime cleared: the same bytes make no new version, and a chunk of the same
-    text keeps its vector)."""
+    text keeps its vector). A target is read as the resolver reads it (``written_from_the_notes_folder``):
+    ``[[..\\Other\\Note]]`` and ``[[/../Other/Note]]`` are such links, ``[[../]]`` is none."""
+    conn.create_function("brain_from_the_notes_folder", 1, written_from_the_notes_folder, deterministic=True)
     conn.execute(
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT source_id FROM links"
-        " WHERE kind != 'markdown' AND (target LIKE './%' OR target LIKE '../%'))"
+        " WHERE kind != 'markdown' AND target LIKE '%.%' AND brain_from_the_notes_folder(target))"
     )
 
 
