@@ -348,6 +348,41 @@ def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tm
     assert index_into(home, vault)[0].changed == 0  # once
 
 
+def test_m033_reads_again_a_note_whose_heading_with_a_comment_no_chunk_heading_holds(tmp_path):
+    """m033 marked the notes with a chunk heading holding "<!--": a heading merged into the section
+    before it is in no chunk's heading, yet it cut that chunk's heading path short ("P <!-- c -->"
+    and "P" have no common start, "P" and "P" have): such a note was not read again."""
+    from index_helpers import IndexView, index_into
+
+    from brain.migrations import connect
+
+    words = "Words of a paragraph. " * 12
+    body = f"# P\n\n{words}\n\n## Q\n\n{words}\n\n# P <!-- c -->\n\n## R\n\nshort.\n"
+    assert [chunk.heading_path for chunk in chunk_body(body)] == [("P",), ("P",)]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text(body, encoding="utf-8")
+    (vault / "B.md").write_text("# B\n\nA comment <!-- c --> in prose, not in a heading.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    # as an older brain filed it, the comment in the heading's text: under P > Q
+    chunk = (
+        "SELECT id, title, heading, text FROM chunks_fts_source WHERE id = (SELECT id FROM chunks WHERE ordinal = 1)"
+    )
+    conn.execute(f"INSERT INTO chunks_fts (chunks_fts, rowid, title, heading, text) SELECT 'delete', * FROM ({chunk})")
+    conn.execute("UPDATE chunks SET heading = 'P > Q' WHERE ordinal = 1")
+    conn.execute(f"INSERT INTO chunks_fts (rowid, title, heading, text) {chunk}")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm033_no_html_comments_in_headings'")
+    conn.commit()
+    conn.close()
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 1)
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["P", "P"]
+
+
 def test_an_index_that_kept_html_comments_in_headings_reads_those_notes_again(tmp_path):
     """m033: the notes with a chunk heading holding an HTML comment, which an older brain kept
     in the heading's text, are read again once by the next `brain index`."""

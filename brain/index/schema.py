@@ -1388,14 +1388,27 @@ def m032_status_key_in_any_case(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m032_status_key_in_any_case")
 
 
+# A heading line holding an HTML comment closed on it, as a chunk's text holds it (``heading_of``
+# drops the comment since m033).
+_HEADING_WITH_COMMENT = re.compile(r"^ {0,3}#{1,6}[^\S\n][^\n]*<!--[^\n]*-->", re.MULTILINE)
+
+
+def _holds_heading_with_comment(text: str | None) -> bool:
+    return text is not None and _HEADING_WITH_COMMENT.search(text) is not None
+
+
 @INDEX_MIGRATIONS
 def m033_no_html_comments_in_headings(conn: sqlite3.Connection) -> None:
     """An HTML comment in a heading (``# Plan <!-- draft -->``) is not its text, as Obsidian hides
     it: it stayed in the chunk's heading, what `brain ask` shows. The notes with a chunk heading
-    holding a comment's mark are read again by the next run (hash and mtime cleared: the same bytes
-    make no new version)."""
+    holding a comment's mark, or a chunk holding a heading line with a comment (a heading merged
+    into the section before, whose heading path it cut short, is in no chunk's heading: ``# P``,
+    ``## Q``, then ``# P <!-- c -->`` filed the next chunk under P > Q), are read again by the next
+    run (hash and mtime cleared: the same bytes make no new version)."""
+    conn.create_function("brain_heading_with_comment", 1, _holds_heading_with_comment, deterministic=True)
     conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks WHERE heading LIKE '%<!--%')"
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks WHERE heading LIKE '%<!--%'"
+        " OR (text LIKE '%<!--%-->%' AND brain_heading_with_comment(text)))"
     )
 
 
