@@ -1,8 +1,9 @@
 """What reading no heading inside an HTML comment (m031_no_headings_in_html_comments), and no HTML
 comment in a heading's text (m033_no_html_comments_in_headings), changes of a vault: the notes
-whose chunks (heading paths and texts) differ from another brain's, the notes m031 reads again (a
-chunk holding ``<!--`` or ``-->``) and, with ``--old``, those m033 reads again (a chunk heading
-holding ``<!--`` by that brain).
+whose chunks (heading paths and texts) differ from another brain's, the notes m031 reads again
+(``schema.may_hide_a_heading`` of their chunks, as that brain cut them with ``--old``; before, every
+note with a chunk holding ``<!--`` or ``-->``: the count it read again is given too) and, with
+``--old``, those m033 reads again (a chunk heading holding ``<!--`` by that brain).
 
 Every markdown file is chunked by this checkout (``parse_and_chunk``, mtime 0) and, with
 ``--old DIR`` (another brain's checkout, e.g. ``git archive main | tar -x -C DIR``), by that code
@@ -19,6 +20,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from brain.index.schema import may_hide_a_heading
 
 # Run as a child under PYTHONPATH=<a checkout>: each note's chunks as that brain cuts them.
 CHILD = """
@@ -47,10 +50,13 @@ def main() -> None:
     here = Path(__file__).resolve().parent.parent
     for vault in args.vaults:
         new = chunked(vault, here)
-        marked = [path for path, chunks in new.items() if any("<!--" in t or "-->" in t for _, t in chunks)]
-        print(f"{vault.name}: {len(new)} notes; m031 reads again {len(marked)}")
+        old = chunked(vault, args.old) if args.old else new
+        marked = [path for path, chunks in old.items() if may_hide_a_heading("\n".join(t for _, t in chunks))]
+        arrows = [path for path, chunks in old.items() if any("<!--" in t or "-->" in t for _, t in chunks)]
+        print(
+            f"{vault.name}: {len(new)} notes; m031 reads again {len(marked)} (every note with <!-- or -->: {len(arrows)})"
+        )
         if args.old:
-            old = chunked(vault, args.old)
             headed = [
                 path
                 for path, chunks in old.items()

@@ -348,6 +348,110 @@ def test_an_index_that_read_headings_in_html_comments_reads_those_notes_again(tm
     assert index_into(home, vault)[0].changed == 0  # once
 
 
+# Pieces of notes around m031: comments open and closed, over lines and not, headings in and out
+# of them, code that holds a comment's mark, mermaid arrows, long prose (cut into chunks with an overlap).
+_M031_PIECES = [
+    "# H",
+    "## Sub",
+    "   ### Deep",
+    "<!--",
+    "-->",
+    "<!-- c -->",
+    "<!-->",
+    "<!-- open",
+    "end -->",
+    "A --> B",
+    "graph TD",
+    "```",
+    "```mermaid",
+    "~~~",
+    "`<!--`",
+    "`-->` in code",
+    "text `x` more",
+    "",
+    "",
+    "Words of a paragraph. " * 12,
+    "Another sentence here, with [[Link]] and #tag. " * 30,
+]
+
+
+def _chunks_before_m031(body, monkeypatch):
+    """``chunk_body`` as it read ``body`` before m031: no heading hidden by an HTML comment."""
+    import brain.chunking
+
+    with monkeypatch.context() as patch:
+        patch.setattr(brain.chunking, "comment_hidden_lines", lambda body: None)
+        return chunk_body(body)
+
+
+def test_m031_marks_every_note_whose_chunks_it_changes(monkeypatch):
+    # may_hide_a_heading reads what an older brain stored (the chunks as chunked then): it must
+    # never pass over a note that m031 chunks otherwise, over random notes of m031's pieces.
+    import random
+
+    from brain.index.schema import may_hide_a_heading
+
+    rng = random.Random(31)
+    changed = 0
+    for _ in range(3000):
+        body = "\n".join(rng.choice(_M031_PIECES) for _ in range(rng.randint(1, 30)))
+        before = _chunks_before_m031(body, monkeypatch)
+        if [(c.heading_path, c.text) for c in before] != [(c.heading_path, c.text) for c in chunk_body(body)]:
+            changed += 1
+            assert may_hide_a_heading("\n".join(chunk.text for chunk in before)), body
+    assert changed > 200  # the pieces make such notes often (261)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "# Flow\n\n```mermaid\ngraph TD\n  A --> B\n```\n\n## Then\n\nA --> B, then C.\n",
+        "<!-- a comment closed on its line -->\n\n# Plan\n\nThe plan --> done.\n",
+        "# Plan\n\nThe plan.\n\n<!--\nnotes, no heading\n-->\n",
+        "# Plan\n\n<!-- unclosed\n\n# Next\n",
+    ],
+)
+def test_m031_passes_over_a_note_whose_chunks_it_leaves(body, monkeypatch):
+    from brain.index.schema import may_hide_a_heading
+
+    before = _chunks_before_m031(body, monkeypatch)
+    assert before == chunk_body(body)
+    assert not may_hide_a_heading("\n".join(chunk.text for chunk in before))
+
+
+def test_m031_reads_again_the_notes_with_a_heading_in_a_comment_and_no_other(tmp_path):
+    """m031 marked every note with "<!--" or "-->" in a chunk: a mermaid diagram's arrows, a
+    comment closed on its line, a comment after the last heading, none of whose chunks it changes."""
+    import sqlite3
+
+    from index_helpers import index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    notes = {
+        "Hidden.md": "# Plan\n\nThe plan.\n\n<!--\n# Draft\nold ideas\n-->\n",
+        "Mermaid.md": "# Flow\n\n```mermaid\ngraph TD\n  A --> B\n```\n\n## Then\n\nA --> B.\n",
+        "Closed.md": "<!-- todo -->\n\n# Plan\n\nWords.\n",
+        "Last.md": "# Plan\n\nWords.\n\n<!--\nno heading\n-->\n",
+    }
+    for name, text in notes.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = 'Draft' WHERE text LIKE '%old ideas%'")  # as an older brain filed it
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm031_no_headings_in_html_comments'")
+    conn.commit()
+    conn.close()
+    assert "m031_no_headings_in_html_comments" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (1, 3)
+
+
 def test_m033_reads_again_a_note_whose_heading_with_a_comment_no_chunk_heading_holds(tmp_path):
     """m033 marked the notes with a chunk heading holding "<!--": a heading merged into the section
     before it is in no chunk's heading, yet it cut that chunk's heading path short ("P <!-- c -->"

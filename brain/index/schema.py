@@ -3,6 +3,7 @@ the result). Never edit a released migration; append a new one."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -12,7 +13,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, groupby
 
 from ..links import alias_key, note_keys, written_from_the_notes_folder
 from ..migrations import Migrations
@@ -1349,16 +1350,61 @@ def m030_date_keys_in_any_case(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m030_date_keys_in_any_case")
 
 
+# A line a "#" opens (a heading's, before m031, where chunks hold it: whole, stripped).
+_HASH_OPENED_LINE = re.compile(r"^[ \t]*#", re.MULTILINE)
+
+
+def may_hide_a_heading(text: str | None) -> bool:
+    """Whether ``text``, a note's chunks in order one after another, may hold a line a "#" opens
+    inside an HTML comment, which m031 reads as no heading (``links.comment_hidden_lines``). It
+    never says no of a note whose chunking m031 changes (tests/test_chunking.py holds it to that
+    over random notes), and says no of a note without ``<!--``, of a comment closed on its line or
+    before any heading, and of an arrow (``A --> B``) with no comment open before it. Where code
+    may hide a comment's mark (a backtick or a tilde between its ``<!--`` and ``-->``), any "#"
+    line after its ``<!--`` with a ``-->`` after it counts: chunks hold a fence's lines in pieces,
+    and a chunk's overlap again, so what is code cannot be read from them."""
+    if text is None or "<!--" not in text:
+        return False
+    lines = [match.start() for match in _HASH_OPENED_LINE.finditer(text)]
+    done = 0
+    while lines and (start := text.find("<!--", done)) >= 0:
+        end = text.find("-->", start + 2)  # "<!-->" closes itself, as mask_comments reads it
+        if end < 0:  # an unclosed "<!--" hides nothing
+            return False
+        first = bisect.bisect_right(lines, start)
+        if "`" in text[start:end] or "~" in text[start:end]:
+            return first < len(lines) and lines[first] < text.rfind("-->")
+        if first < len(lines) and lines[first] < end:
+            return True
+        done = end + 3
+    return False
+
+
+def _notes_hiding_a_heading(conn: sqlite3.Connection) -> list[int]:
+    """The notes whose chunks (in order) ``may_hide_a_heading``: m031's."""
+    rows = conn.execute(
+        "SELECT note_id, text FROM chunks WHERE note_id IN (SELECT note_id FROM chunks WHERE text LIKE '%<!--%')"
+        " ORDER BY note_id, ordinal"
+    )
+    marked = [
+        note_id
+        for note_id, chunks in groupby(rows, key=lambda row: row[0])
+        if may_hide_a_heading("\n".join(text for _, text in chunks))
+    ]
+    return marked
+
+
 @INDEX_MIGRATIONS
 def m031_no_headings_in_html_comments(conn: sqlite3.Connection) -> None:
     """A ``# heading`` inside an HTML comment (``<!-- … -->``) is none, as Obsidian hides the
     comment and brain reads no link or tag in it: it made a chunk heading, the rest of the comment
-    and what followed filed under it. The notes with a chunk holding a comment's mark are read again
-    by the next run (hash and mtime cleared: the same bytes make no new version, and a chunk of
-    the same text keeps its vector)."""
-    conn.execute(
-        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
-        " (SELECT note_id FROM chunks WHERE text LIKE '%<!--%' OR text LIKE '%-->%')"
+    and what followed filed under it. The notes whose chunks may hold such a heading
+    (``may_hide_a_heading``: not every note with ``-->``, a mermaid arrow's mark) are read again by
+    the next run (hash and mtime cleared: the same bytes make no new version, and a chunk of the
+    same text keeps its vector)."""
+    conn.executemany(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id = ?",
+        [(note_id,) for note_id in _notes_hiding_a_heading(conn)],
     )
 
 
