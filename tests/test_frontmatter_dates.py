@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import FakeEmbedder, write
-from index_helpers import index_into
+from index_helpers import history_problems, index_into
 
 from brain.errors import ConfigError
 from brain.index.schema import INDEX_MIGRATIONS
@@ -271,3 +271,50 @@ def test_an_index_from_before_m032_reads_again_the_notes_with_a_capitalised_stat
     finally:
         conn.close()
     assert index_into(home, vault)[0].changed == 0  # once
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "column", "migration"),
+    [
+        ("Status", ("draft", "done"), "note_status", "m032_status_key_in_any_case"),
+        ("valid_from", ("2024-01-01+03", "2024-02-01+03"), "valid_from", "m024_frontmatter_dates"),
+    ],
+)
+def test_the_past_edges_take_the_world_time_a_migration_reads_again_for_their_versions(
+    tmp_path, key, values, column, migration
+):
+    """A migration that reads past versions' world time again (m024, m025, m030, m032) left the
+    edges their links made as an older brain stamped them: the link history said otherwise than
+    the versions, and the next run, finding the open edges out of step with the note, closed them
+    and opened them anew at the upgrade, as if the note had changed then. The edges follow their
+    versions: an edge over versions now read otherwise is cut where they meet."""
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    write(vault, "Plain.md", "# Plain\n\nother words.\n")
+    write(vault, "Cap.md", f"---\n{key}: {values[0]}\n---\n# Cap\n\nfirst words [[Plain]].\n")
+    index_into(home, vault)
+    write(vault, "Cap.md", f"---\n{key}: {values[1]}\n---\n# Cap\n\nnew words [[Plain]].\n")
+    _, directory = index_into(home, vault)
+    conn = sqlite3.connect(directory / "index.db", isolation_level=None)
+    edges = f"SELECT {column}, recorded_from, recorded_to FROM link_history ORDER BY recorded_from"
+    (first, start, change), (second, changed, end) = conn.execute(edges).fetchall()
+    assert first != second and change == changed and end is None
+    spans = conn.execute("SELECT recorded_from, recorded_to FROM note_versions WHERE path = 'Cap.md'").fetchall()
+    assert sorted(spans) == [(start, change), (change, None)]
+    # as a brain that did not read the key stored them: no world time, in the versions and the
+    # edges, so one edge over both versions
+    version_column = "status" if column == "note_status" else column
+    conn.execute(f"UPDATE note_versions SET {version_column} = NULL WHERE path = 'Cap.md'")
+    conn.execute("DELETE FROM link_history WHERE recorded_from = ?", (change,))
+    conn.execute(f"UPDATE link_history SET {column} = NULL, recorded_to = NULL")
+    conn.execute("DELETE FROM _migrations WHERE name = ?", (migration,))
+    conn.close()
+
+    report, _ = index_into(home, vault)  # migrates, then reads Cap.md again
+    assert report.changed == 1
+    conn = sqlite3.connect(directory / "index.db")
+    try:
+        assert conn.execute(edges).fetchall() == [(first, start, change), (second, change, None)]
+    finally:
+        conn.close()
+    assert history_problems(directory / "index.db") == []
+    assert index_into(home, vault)[0].changed == 0

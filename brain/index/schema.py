@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import math
 import re
 import sqlite3
 import sys
@@ -13,7 +14,7 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate, groupby
+from itertools import accumulate, groupby, pairwise
 
 from ..links import alias_key, note_keys, written_from_the_notes_folder
 from ..migrations import Migrations
@@ -1180,6 +1181,75 @@ def m023_composed_and_narrow(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m023_composed_and_narrow")
 
 
+# A version's world time as the edges its links made keep it (``link_history``'s world_date,
+# valid_from, valid_to, note_status): what ``Recorder._sync_edges`` compares.
+_VERSION_WORLD = "world_date, valid_from, valid_to, status"
+_Span = tuple[int, float, float | None, tuple]  # note id, recorded_from, recorded_to, world time
+
+
+def _versions_world(conn: sqlite3.Connection, version_ids: Sequence[int]) -> dict[int, _Span]:
+    out: dict[int, _Span] = {}
+    for at in range(0, len(version_ids), 500):
+        part = version_ids[at : at + 500]
+        for version_id, note_id, start, end, *world in conn.execute(
+            f"SELECT id, note_id, recorded_from, recorded_to, {_VERSION_WORLD} FROM note_versions"
+            f" WHERE id IN ({', '.join('?' * len(part))})",
+            part,
+        ):
+            out[version_id] = (note_id, start, end, tuple(world))
+    return out
+
+
+def _edges_follow_versions(conn: sqlite3.Connection, before: dict[int, _Span], after: dict[int, _Span]) -> None:
+    """The edges a note's links made while a version was current keep its world time as it is now
+    read (``after``; ``before``: as it was): a migration that reads the versions' world time
+    again (m024, m025, m030, m032) gives it to their edges too, so that the past's edges say what
+    its versions say, and the next run, reading the note again, finds its open edges in step
+    (it closed them and opened them anew: the link history said the note changed at the
+    upgrade). An edge over versions now read otherwise is cut where they meet."""
+    changed: dict[int, list[tuple[float, float, tuple, tuple]]] = {}
+    for version_id, (note_id, start, end, world) in after.items():
+        if world != before[version_id][3]:
+            changed.setdefault(note_id, []).append(
+                (start, math.inf if end is None else end, before[version_id][3], world)
+            )
+    for note_id, versions in sorted(changed.items()):
+        edges = conn.execute(
+            "SELECT id, source_id, target, kind, count, target_id, status, recorded_from, recorded_to,"
+            " world_date, valid_from, valid_to, note_status FROM link_history WHERE source_id = ?",
+            (note_id,),
+        ).fetchall()
+        for edge_id, *columns, recorded_from, recorded_to, ew, evf, evt, ens in edges:
+            stamp = (ew, evf, evt, ens)
+            ends = math.inf if recorded_to is None else recorded_to
+            ours = [v for v in versions if v[2] == stamp and v[0] < ends and v[1] > recorded_from]
+            if not ours:
+                continue
+            cuts = sorted({recorded_from, ends, *(t for v in ours for t in v[:2] if recorded_from < t < ends)})
+            pieces: list[list] = []  # [from, to, world time]
+            for start, end in pairwise(cuts):
+                world = next((v[3] for v in ours if v[0] <= start and end <= v[1]), stamp)
+                if pieces and pieces[-1][2] == world:
+                    pieces[-1][1] = end
+                else:
+                    pieces.append([start, end, world])
+            for at, (start, end, world) in enumerate(pieces):
+                row = (*world, start, None if end == math.inf else end)
+                if at == 0:
+                    conn.execute(
+                        "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ?,"
+                        " recorded_from = ?, recorded_to = ? WHERE id = ?",
+                        (*row, edge_id),
+                    )
+                else:
+                    conn.execute(
+                        "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
+                        " valid_from, valid_to, note_status, recorded_from, recorded_to)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (*columns, *row),
+                    )
+
+
 def _read_dates_again(conn: sqlite3.Connection, read_otherwise: Callable[[str | None], bool]) -> None:
     """The notes whose stored frontmatter ``read_otherwise`` says the rules now read otherwise are
     read again by the next run (hash and mtime cleared: the same bytes make no new version and keep
@@ -1189,14 +1259,18 @@ def _read_dates_again(conn: sqlite3.Connection, read_otherwise: Callable[[str | 
 
     conn.create_function("brain_read_otherwise", 1, read_otherwise, deterministic=True)
     conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_read_otherwise(frontmatter)")
-    rows = conn.execute("SELECT id, date, frontmatter FROM note_versions WHERE brain_read_otherwise(frontmatter)")
-    for version_id, date, frontmatter in rows.fetchall():
+    rows = conn.execute(
+        "SELECT id, date, frontmatter FROM note_versions WHERE brain_read_otherwise(frontmatter)"
+    ).fetchall()
+    before = _versions_world(conn, [row[0] for row in rows])
+    for version_id, date, frontmatter in rows:
         meta = json.loads(frontmatter)
         world = world_time(meta)
         conn.execute(
             "UPDATE note_versions SET date = ?, world_date = ?, valid_from = ?, valid_to = ? WHERE id = ?",
             (frontmatter_date(meta) or date, world.date, world.valid_from, world.valid_to, version_id),
         )
+    _edges_follow_versions(conn, before, _versions_world(conn, [row[0] for row in rows]))
 
 
 @INDEX_MIGRATIONS
@@ -1423,11 +1497,15 @@ def m032_status_key_in_any_case(conn: sqlite3.Connection) -> None:
 
     conn.create_function("brain_status_key_in_other_case", 1, frontmatter_status_key_in_other_case, deterministic=True)
     conn.execute("UPDATE notes SET hash = '', mtime_ns = -1 WHERE brain_status_key_in_other_case(frontmatter)")
-    rows = conn.execute("SELECT id, frontmatter FROM note_versions WHERE brain_status_key_in_other_case(frontmatter)")
-    for version_id, frontmatter in rows.fetchall():
+    rows = conn.execute(
+        "SELECT id, frontmatter FROM note_versions WHERE brain_status_key_in_other_case(frontmatter)"
+    ).fetchall()
+    before = _versions_world(conn, [row[0] for row in rows])
+    for version_id, frontmatter in rows:
         meta = json.loads(frontmatter)
         status = world_time(meta if isinstance(meta, dict) else {}).status
         conn.execute("UPDATE note_versions SET status = ? WHERE id = ?", (status, version_id))
+    _edges_follow_versions(conn, before, _versions_world(conn, [row[0] for row in rows]))
 
 
 # It marks notes to be read again and sets past versions' status from their frontmatter.
