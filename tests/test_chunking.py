@@ -273,6 +273,36 @@ def test_an_index_that_cut_the_hash_off_headings_reads_those_notes_again(tmp_pat
     assert history_problems(db) == []
 
 
+def _heading_before_m027(line):
+    """``links.heading_of`` as brain read a heading before m027: every closing "#" closed it."""
+    from brain.links import HEADING_START
+
+    match = HEADING_START.match(line)
+    return None if match is None else (len(match.group(1)), line[match.end() :].strip().rstrip("#").rstrip())
+
+
+def test_m027_marks_every_heading_it_reads_otherwise():
+    # m027 reads the chunks an older brain stored: every heading line whose text m027 changes
+    # must be found in them, a no-break space after its "#"s or before its last "#"s too
+    # ("#\u00a0Learn C#", "## C\u00a0#": the marker took only a space or a tab there, and "\s").
+    import random
+
+    from brain.index.schema import _holds_hash_ended_heading
+    from brain.links import heading_of
+
+    rng = random.Random(27)
+    changed = 0
+    for _ in range(20000):
+        line = "#" * rng.randint(1, 7) + "".join(rng.choice(" \t\u00a0\u3000#Cx") for _ in range(rng.randint(0, 8)))
+        if heading_of(line) is None or heading_of(line) == _heading_before_m027(line):
+            continue
+        changed += 1
+        text = chunk_body(f"{line}\n\nThe words.\n")[0].text  # what an older brain stored too
+        assert _holds_hash_ended_heading(text), repr(line)
+    assert changed > 500  # (961)
+    assert not _holds_hash_ended_heading("## Setup ##\n\nIssue #12, C# and F#.")
+
+
 def test_a_heading_inside_an_html_comment_is_none_as_its_links_are_none():
     # Obsidian hides an HTML comment, and brain reads no link or tag in one (links.mask_comments):
     # a "# heading" in it made a chunk heading, the rest of the comment and what followed under it.

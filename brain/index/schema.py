@@ -1338,8 +1338,10 @@ def m026_inline_code_in_triple_backticks(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m026_inline_code_in_triple_backticks")
 
 
-# A heading that ends in a "#" after a word ("## Learn C#"): read as closing, before m027.
-_HASH_ENDED_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[^\s#]#+[ \t]*$", re.MULTILINE)
+# A heading that ends in a "#" after a word ("## Learn C#"): read as closing, before m027. As
+# ``links.heading_of`` reads a heading: after its "#"s any white space (a no-break space too),
+# and its closing "#"s close only after a space or a tab ("## C\u00a0#" is "C\u00a0#" now, "C" then).
+_HASH_ENDED_HEADING = re.compile(r"^ {0,3}#{1,6}[^\S\n][^\n]*[^ \t#\n]#+[ \t]*$", re.MULTILINE)
 
 
 def _holds_hash_ended_heading(text: str | None) -> bool:
