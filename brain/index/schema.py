@@ -1344,8 +1344,15 @@ INDEX_MIGRATIONS.safe_to_run_again.add("m026_inline_code_in_triple_backticks")
 _HASH_ENDED_HEADING = re.compile(r"^ {0,3}#{1,6}[^\S\n][^\n]*[^ \t#\n]#+[ \t]*$", re.MULTILINE)
 
 
+# What every such heading ends in: a line ending in "#". Searched first, it spares the heading's
+# search most chunks (150,010 chunks of bench/upgrade_cost.py's vault: 0.3 s, against 2.2-2.8 s).
+_HASH_AT_LINE_END = re.compile(r"#[ \t]*$", re.MULTILINE)
+
+
 def _holds_hash_ended_heading(text: str | None) -> bool:
-    return text is not None and _HASH_ENDED_HEADING.search(text) is not None
+    return (
+        text is not None and _HASH_AT_LINE_END.search(text) is not None and _HASH_ENDED_HEADING.search(text) is not None
+    )
 
 
 @INDEX_MIGRATIONS
