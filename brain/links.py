@@ -116,19 +116,42 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
 
     The body of a fence whose language is in ``keep`` is left as it is: some plugins render
     their blocks, links and all (Fantasy Statblocks renders ```statblock YAML).
+
+    A fence inside a blockquote or a callout (``> ```python``) is one too, as CommonMark and
+    Obsidian read it: its lines keep their ``>`` and lose the rest, and it ends at its closing
+    fence or where the quote does (a line with fewer ``>``).
     """
     if "`" not in text and "~" not in text:  # no fence, no inline code: most notes
         return text
     out: list[str] = []
     fence: str | None = None
+    depth = 0  # the quote the open fence is in: how many ">" its lines start with
     kept = False
     for line in text.split("\n"):
+        if fence is not None and depth:
+            quoted = _quote_prefix(line, depth)
+            if quoted is None:  # the quote ended, and the fence with it
+                fence = None
+            else:
+                content = line[quoted:]
+                match = _FENCE.match(content)
+                if match and match.group(1).startswith(fence) and content.strip() == match.group(1):
+                    fence = None
+                    out.append(line[:quoted] + " " * len(content))
+                else:
+                    out.append(line if kept else line[:quoted] + " " * len(content))
+                continue
         match = _FENCE.match(line)
         if fence is None:
+            quoted = 0
+            if match is None and ">" in line[:4]:
+                quoted = _QUOTE.match(line).end()  # type: ignore[union-attr]
+                match = _FENCE.match(line[quoted:]) if quoted else None
             if match:
                 fence = match.group(1)[0] * len(match.group(1))
-                kept = bool(keep) and fence_language(line) in keep
-                out.append(" " * len(line))
+                depth = line[:quoted].count(">")
+                kept = bool(keep) and fence_language(line[quoted:]) in keep
+                out.append(line[:quoted] + " " * (len(line) - quoted))
                 continue
             out.append(_mask_inline_code(line) if "`" in line else line)
         else:
@@ -139,6 +162,22 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
                 continue
             out.append(line if kept else " " * len(line))
     return "\n".join(out)
+
+
+# A blockquote's markers at a line's start ("> ", ">> ", "> > "): a callout is one too.
+_QUOTE = re.compile(r"(?: {0,3}> ?)*")
+_ONE_QUOTE = re.compile(r" {0,3}> ?")
+
+
+def _quote_prefix(line: str, depth: int) -> int | None:
+    """Where a line's content starts past ``depth`` quote markers; None when it has fewer."""
+    end = 0
+    for _ in range(depth):
+        match = _ONE_QUOTE.match(line, end)
+        if match is None:
+            return None
+        end = match.end()
+    return end
 
 
 def _mask_inline_code(line: str) -> str:

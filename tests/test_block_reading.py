@@ -1,0 +1,27 @@
+"""Notes read as Obsidian (CommonMark) reads their blocks: setext headings, fences inside quotes
+and callouts, an HTML comment opened on a heading line, and the timeline's sections."""
+
+from __future__ import annotations
+
+from brain.links import extract_links
+from brain.notes import inline_tags
+from brain.reading import headings
+
+
+def _targets(body: str) -> list[str]:
+    return [link.target for link in extract_links(body)]
+
+
+CALLOUT = (
+    "> [!example] Build\n> ```c\n> #include <stdio.h>\n> x = [[Not a link]];\n> # not a heading\n> ```\n"
+    "> See [[Seen]] #real\n\n> ```\n> [[Also code]]\nAfter the quote: [[After]]\n"
+)
+
+
+def test_a_fence_in_a_quote_or_a_callout_is_code():
+    # Obsidian renders "> ```" as a code block inside the quote: no link, no tag in it. brain
+    # read a fence only at a line's start, and counted [[Not a link]] and the tag #include.
+    assert _targets(CALLOUT) == ["Seen", "After"]  # the quote ended, and the fence with it
+    assert inline_tags(CALLOUT) == ["real"]
+    assert _targets("> > ```\n> > [[Code]]\n> > ```\n> > [[Quoted]]\n") == ["Quoted"]
+    assert headings(CALLOUT) == []
