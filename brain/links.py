@@ -31,6 +31,7 @@ _ATTACHMENT_EXT = re.compile(
 _FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`\n]*(?:\n|\Z))|~{3,})")
 # An ATX heading's start; its text is the rest of the line less closing #s (``heading_of``).
 HEADING_START = re.compile(r"^ {0,3}(#{1,6})\s")
+_HEADING_AT = re.compile(r" {0,3}#{1,6}[ \t]")  # a heading line's start, at a position in a text
 _BACKTICKS = re.compile(r"`+")
 # Both start at the bracket, a literal, which the regex engine finds by a fast scan (an optional
 # "!" in front made it try every position: half a note's parse); an embed is a link with "!"
@@ -226,21 +227,32 @@ def mask_comments(text: str) -> str:
     """Blank out HTML comments (``<!-- … -->``, over lines too), keeping line structure and offsets.
 
     Obsidian reads no link and no tag inside one; inside its own ``%% … %%`` comments it reads
-    both, as brain does. An unclosed ``<!--`` hides nothing. A loop of ``find`` (no regex): a
-    note of a thousand unclosed ``<!--`` costs its length, not its square.
+    both, as brain does. An unclosed ``<!--`` hides nothing, nor does one opened on a heading
+    line and not closed on it (``## Setup <!-- todo``): a heading is one line, and a comment in
+    it ends there or is text (CommonMark; Obsidian's editor reads it so), so the lines after it
+    are read. A loop of ``find`` (no regex): a note of a thousand unclosed ``<!--`` costs its
+    length, not its square.
     """
     if "<!--" not in text:
         return text
     parts: list[str] = []
     done = 0
-    while (start := text.find("<!--", done)) >= 0:
-        end = text.find("-->", start + 2)  # "<!-->" closes itself, as CommonMark reads it
-        if end < 0:
-            break
+    search = 0
+    end = -1  # the first "-->" after the last "<!--": the same for each "<!--" before it
+    while (start := text.find("<!--", search)) >= 0:
+        if end < start + 2:
+            end = text.find("-->", start + 2)  # "<!-->" closes itself, as CommonMark reads it
+            if end < 0:
+                break
+        line_end = text.find("\n", start)
+        if 0 <= line_end < end and _HEADING_AT.match(text, text.rfind("\n", 0, start) + 1):
+            search = line_end  # text in its heading, not a comment over the lines below
+            continue
         end += 3
         parts.append(text[done:start])
         parts.append(re.sub(r"[^\n]", " ", text[start:end]))
-        done = end
+        done = search = end
+        end = -1
     parts.append(text[done:])
     return "".join(parts)
 

@@ -3,6 +3,7 @@ and callouts, an HTML comment opened on a heading line, and the timeline's secti
 
 from __future__ import annotations
 
+from brain.chunking import _sections
 from brain.links import extract_links
 from brain.notes import inline_tags
 from brain.reading import headings
@@ -10,6 +11,20 @@ from brain.reading import headings
 
 def _targets(body: str) -> list[str]:
     return [link.target for link in extract_links(body)]
+
+
+def test_a_comment_opened_on_a_heading_line_and_closed_below_hides_nothing():
+    # A heading is one line: a comment it opens and does not close is text in it (CommonMark;
+    # Obsidian's editor), and the lines below are read. brain hid them to the "-->": their
+    # links, tags and headings.
+    body = "## Setup <!-- todo\nSee [[Later]] and #later.\n\n# Next\n\nwords -->\n\nEnd [[Last]].\n"
+    assert _targets(body) == ["Later", "Last"]
+    assert inline_tags(body) == ["later"]
+    assert [h["path"] for h in headings(body)] == ["Setup <!-- todo", "Next"]
+    assert [section.heading_path for section in _sections(body)] == [("Setup <!-- todo",), ("Next",)]
+    # a comment opened on a line that is no heading still runs over the lines, as before
+    assert _targets("Text <!-- todo\n[[Hidden]]\n-->\n[[Seen]]\n") == ["Seen"]
+    assert _targets("<!--\n## Inside <!-- x\n[[Hidden]]\n-->\n[[Seen]]\n") == ["Seen"]
 
 
 CALLOUT = (
