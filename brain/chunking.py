@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from .config import DEFAULT_CHUNKING
-from .links import _FENCE, comment_hidden_lines, fence_language, heading_in_comment, heading_of
+from .links import _FENCE, fence_language, heading_of, outline
 from .text import for_search
 
 TARGET_CHARS = 1100
@@ -75,7 +75,7 @@ def _sections(body: str) -> list[_Section]:
             sections[-1].blocks.append("\n".join(paragraph).strip("\n"))
         paragraph.clear()
 
-    hidden = comment_hidden_lines(body)  # a heading inside an HTML comment is none
+    marks = {heading.line: heading for heading in outline(body)}  # ATX and setext, none in a comment
     for number, line in enumerate(body.split("\n")):
         fence_match = _FENCE.match(line)
         if fence is not None:
@@ -89,16 +89,17 @@ def _sections(body: str) -> list[_Section]:
             fence = fence_match.group(1)
             code = [line]
             continue
-        heading = heading_of(line)
-        if heading and hidden is not None and heading_in_comment(line, hidden[number]):
-            heading = None
+        heading = marks.get(number)
         if heading:
+            # a setext heading's text is the paragraph read so far: it opens the new section
+            above = paragraph[len(paragraph) - min(number - heading.first, len(paragraph)) :]
+            del paragraph[len(paragraph) - len(above) :]
             flush()
-            level, text = heading[0], heading[1][:MAX_HEADING_CHARS]
+            level, text = heading.level, heading.text[:MAX_HEADING_CHARS]
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, text))
-            sections.append(_Section(tuple(t for _, t in stack), [line.strip()]))
+            sections.append(_Section(tuple(t for _, t in stack), ["\n".join([*above, line]).strip()]))
             continue
         if line.strip():
             paragraph.append(line)

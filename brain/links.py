@@ -272,6 +272,85 @@ def heading_in_comment(line: str, hidden: str) -> bool:
     return hidden[start : start + 1] != line[start : start + 1]
 
 
+@dataclass(frozen=True)
+class Heading:
+    """A heading of a note's outline (``outline``)."""
+
+    line: int  # its line in the body, from 0: a setext heading's underline
+    first: int  # its first line: a setext heading's text starts above its underline
+    level: int
+    text: str
+
+
+# A setext heading's underline: "===" (level 1) or "---" (level 2), alone on its line.
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
+# A thematic break ("***", "- - -", "___"): it ends a paragraph, as does a line that opens
+# another block: a list item, a quote or callout, a table's row, HTML. A paragraph holding such
+# a line (or one opened indented by four spaces: code) is no setext heading's text: the "---"
+# after it is a break (or, after "===", the line is the paragraph's text).
+_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
+_NOT_SETEXT_TEXT = re.compile(
+    r" {0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|<|\|)|.*\|[ \t]*:?-+:?[ \t]*(?:\||$)"
+)
+
+
+def outline(body: str) -> list[Heading]:
+    """Every heading of a note body, as Obsidian reads them: ATX (``## Setup``) and setext
+    (``Title`` over ``===``, ``Sub`` over ``---``) headings outside code fences and HTML
+    comments, in order. Chunking, ``brain note``'s outline and the timeline's sections read
+    this one list.
+
+    A ``---`` under a paragraph's line is a level-2 heading of the paragraph (CommonMark;
+    Obsidian renders it so), not a break; after a blank line, a list item, a quote or a table
+    it is a break, and at a note's top the frontmatter's fence (split off before the body)."""
+    found: list[Heading] = []
+    lines = body.split("\n")
+    hidden = comment_hidden_lines(body)  # a heading inside an HTML comment is none
+    fence: str | None = None
+    para = -1  # the first line of the paragraph being read, -1 outside one
+    plain = True  # whether that paragraph may be a setext heading's text
+    for number, line in enumerate(lines):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
+                fence = None
+            continue
+        if match:
+            fence, para = match.group(1), -1
+            continue
+        if hidden is not None and hidden[number] != line and not hidden[number].strip():
+            para = -1  # a line of a comment alone: an HTML block, no paragraph's
+            continue
+        heading = heading_of(line)
+        if heading is not None:
+            if hidden is None or not heading_in_comment(line, hidden[number]):
+                found.append(Heading(number, number, *heading))
+                para = -1
+            continue
+        if not line.strip():
+            para = -1
+            continue
+        if para >= 0 and (underline := _SETEXT.fullmatch(line)):
+            if plain:
+                text = " ".join(part.strip() for part in lines[para:number])
+                text = _without_comments(text).strip() if "<!--" in text else text
+                level = 1 if underline.group(1)[0] == "=" else 2
+                found.append(Heading(number, para, level, text))
+                para = -1
+                continue
+            if underline.group(1)[0] == "-":  # a break after a list item, a quote or a table
+                para = -1
+                continue
+        if _BREAK.fullmatch(line):
+            para = -1
+            continue
+        if para < 0:
+            para = number
+            plain = not line.startswith(("    ", "\t", " \t", "  \t", "   \t"))
+        plain = plain and not _NOT_SETEXT_TEXT.match(line)
+    return found
+
+
 def extract_links(body: str, fences: frozenset[str] = frozenset()) -> list[Link]:
     """All note links in a body, in order, outside code (but inside fences of the ``fences``
     languages) and outside HTML comments."""

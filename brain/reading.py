@@ -22,16 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import BrainError, EmptyNoteName, bug_summary, quoted
-from .links import (
-    _FENCE,
-    Link,
-    Resolver,
-    comment_hidden_lines,
-    heading_in_comment,
-    heading_of,
-    nearest,
-    pasted_link_target,
-)
+from .links import Link, Resolver, nearest, outline, pasted_link_target
 from .notes import looks_binary, parse_note
 from .text import yo_as_ye
 from .vault import DENIED, READ_ERROR, excluded, left_out_now, load_ignore, max_note_bytes, megabytes
@@ -317,34 +308,21 @@ class NamesThen:
 
 
 def headings(body: str) -> list[dict[str, Any]]:
-    """Every heading outside code fences and HTML comments: its text, path (``A > B``), level, first and end line."""
+    """Every heading outside code fences and HTML comments (``links.outline``: setext ones too):
+    its text, path (``A > B``), level, first and end line."""
     found: list[dict[str, Any]] = []
     # The sections open at this line, outermost first: a heading closes those at or below its
     # level (they end where it starts) and is the last part of its own path.
     stack: list[dict[str, Any]] = []
-    fence: str | None = None
-    lines = body.split("\n")
-    hidden = comment_hidden_lines(body)  # a heading inside an HTML comment is none, as in chunks
-    for number, line in enumerate(lines):
-        fence_match = _FENCE.match(line)
-        if fence is not None:
-            if fence_match and fence_match.group(1).startswith(fence) and line.strip() == fence_match.group(1):
-                fence = None
-            continue
-        if fence_match:
-            fence = fence_match.group(1)
-            continue
-        heading = heading_of(line)
-        if not heading or (hidden is not None and heading_in_comment(line, hidden[number])):
-            continue
-        level, text = heading
-        while stack and stack[-1]["level"] >= level:
-            stack.pop()["end"] = number
-        path = " > ".join([*(s["heading"] for s in stack), text])
-        stack.append({"heading": text, "path": path, "level": level, "line": number})
+    for heading in outline(body):
+        while stack and stack[-1]["level"] >= heading.level:
+            stack.pop()["end"] = heading.first
+        path = " > ".join([*(s["heading"] for s in stack), heading.text])
+        stack.append({"heading": heading.text, "path": path, "level": heading.level, "line": heading.first})
         found.append(stack[-1])
+    lines = body.count("\n") + 1
     for section in stack:
-        section["end"] = len(lines)
+        section["end"] = lines
     return found
 
 

@@ -3,7 +3,9 @@ and callouts, an HTML comment opened on a heading line, and the timeline's secti
 
 from __future__ import annotations
 
-from brain.chunking import _sections
+import pytest
+
+from brain.chunking import _sections, chunk_body
 from brain.links import extract_links
 from brain.notes import inline_tags
 from brain.reading import headings
@@ -25,6 +27,44 @@ def test_a_comment_opened_on_a_heading_line_and_closed_below_hides_nothing():
     # a comment opened on a line that is no heading still runs over the lines, as before
     assert _targets("Text <!-- todo\n[[Hidden]]\n-->\n[[Seen]]\n") == ["Seen"]
     assert _targets("<!--\n## Inside <!-- x\n[[Hidden]]\n-->\n[[Seen]]\n") == ["Seen"]
+
+
+SETEXT = "Title\n=====\n\nThe intro.\n\nSub part\n--------\n\nThe details.\n"
+
+
+def test_setext_headings_are_headings_for_chunks_and_the_outline():
+    # Obsidian renders "Title" over "===" as a heading (level 1) and "Sub" over "---" as one of
+    # level 2; brain read them as text, the underline too, under the heading above.
+    assert [(h["path"], h["level"], h["line"], h["end"]) for h in headings(SETEXT)] == [
+        ("Title", 1, 0, 10),
+        ("Title > Sub part", 2, 5, 10),
+    ]
+    sections = _sections(SETEXT)
+    assert [section.heading_path for section in sections] == [("Title",), ("Title", "Sub part")]
+    assert sections[1].blocks[0] == "Sub part\n--------"  # the heading's lines open its section
+    long = SETEXT.replace("The details.", "The details. " * 150)
+    assert [chunk.heading_path for chunk in chunk_body(long)][-1] == ("Title", "Sub part")
+    # a paragraph of two lines is one heading's text
+    assert [h["heading"] for h in headings("One line\nand another\n===\n")] == ["One line and another"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Text.\n\n---\n\nMore.\n",  # a break after a blank line
+        "- item\n---\n",  # after a list item: a break
+        "> quoted\n---\n",  # after a quote
+        "| a | b |\n| - | - |\n| 1 | 2 |\n---\n",  # after a table
+        "    code\n---\n",  # after indented code
+        "Text.\n***\n",  # "***" is a break, never an underline
+        "```\nText\n---\n```\n",  # in code
+        "<!--\nText\n---\n-->\n",  # in a comment
+        "- item\n\n===\n",  # "===" alone is text
+    ],
+)
+def test_a_rule_or_a_line_of_equals_that_is_no_underline_is_no_heading(body):
+    assert headings(body) == []
+    assert [chunk.heading_path for chunk in chunk_body(body)] == [()]
 
 
 CALLOUT = (

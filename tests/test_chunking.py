@@ -407,10 +407,10 @@ _M031_PIECES = [
 
 def _chunks_before_m031(body, monkeypatch):
     """``chunk_body`` as it read ``body`` before m031: no heading hidden by an HTML comment."""
-    import brain.chunking
+    import brain.links
 
-    with monkeypatch.context() as patch:
-        patch.setattr(brain.chunking, "comment_hidden_lines", lambda body: None)
+    with monkeypatch.context() as patch:  # chunking reads headings by links.outline
+        patch.setattr(brain.links, "comment_hidden_lines", lambda body: None)
         return chunk_body(body)
 
 
