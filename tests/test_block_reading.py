@@ -3,6 +3,8 @@ and callouts, an HTML comment opened on a heading line, and the timeline's secti
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from brain.chunking import _sections, chunk_body
@@ -80,3 +82,18 @@ def test_a_fence_in_a_quote_or_a_callout_is_code():
     assert inline_tags(CALLOUT) == ["real"]
     assert _targets("> > ```\n> > [[Code]]\n> > ```\n> > [[Quoted]]\n") == ["Quoted"]
     assert headings(CALLOUT) == []
+
+
+def test_the_timelines_sections_are_the_notes_headings():
+    # brain history's "sections:" took a "# comment" in a code block (or an HTML comment) for a
+    # heading, and saw no setext heading.
+    from brain.recall.timeline import _summary
+
+    version = SimpleNamespace(frontmatter="{}", title="T")
+    old = ["# Deploy", "", "```sh", "# build it", "make", "```", "", "Notes", "-----", "", "one"]
+    new = ["# Deploy", "", "```sh", "# build it", "make all", "```", "", "Notes", "-----", "", "two"]
+    summary, added, removed = _summary(version, old, version, new)
+    assert (summary, added, removed) == ("+2 −2 lines; sections: Deploy, Notes", 2, 2)
+    comment = ["# Plan", "<!--", "# Draft", "-->", "text"]
+    changed = ["# Plan", "<!--", "# Draft", "-->", "text!"]
+    assert _summary(version, comment, version, changed)[0] == "+1 −1 lines; sections: Plan"

@@ -130,7 +130,7 @@ def _old_summary(old, old_text, new, new_text) -> tuple[str, int, int]:
         added += j2 - j1
         inside = [h[1] for line in new_lines[j1:j2] + old_lines[i1:i2] if (h := heading_of(line))]
         if not inside:
-            above = timeline._heading_above(new_lines, j1) if j2 > j1 else timeline._heading_above(old_lines, i1)
+            above = _old_heading_above(new_lines, j1) if j2 > j1 else _old_heading_above(old_lines, i1)
             inside = [above] if above else []
         sections += [heading for heading in inside if heading not in sections]
     parts = [f"+{added} −{removed} lines"]
@@ -139,6 +139,16 @@ def _old_summary(old, old_text, new, new_text) -> tuple[str, int, int]:
             "sections: " + ", ".join(sections[:3]) + (f" and {len(sections) - 3} more" if len(sections) > 3 else "")
         )
     return "; ".join(parts), added, removed
+
+
+def _old_heading_above(lines: list[str], index: int) -> str | None:
+    """timeline._heading_above as it was: the first line at or above ``index`` read as a heading
+    (no code block nor setext heading in these notes: ``links.outline`` reads them alike)."""
+    for line in reversed(lines[: index + 1]):
+        heading = heading_of(line)
+        if heading:
+            return heading[1]
+    return None
 
 
 def _note(rng: random.Random, lines: list[str]) -> bytes:

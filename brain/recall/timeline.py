@@ -22,7 +22,7 @@ from ..errors import BrainError, EmptyNoteName, quoted
 from ..index.history import before_history
 from ..index.store import EdgeRow, IndexStore, VersionRow, built_index_dir, index_errors
 from ..index.version_text import SegmentCache
-from ..links import Link, Resolver, heading_of, pasted_link_target
+from ..links import Heading, Link, Resolver, outline, pasted_link_target
 from ..moments import iso_recorded, iso_time, local_time
 from ..notes import decode, split_frontmatter
 from ..reading import (
@@ -344,13 +344,16 @@ def _summary(
         return "content changed (the earlier text was not kept)", 0, 0
     added = removed = 0
     sections: list[str] = []
+    # The headings as chunks and `brain note` read them: none in a code block or an HTML
+    # comment (a "# comment" line in a shell block was taken for a section), setext ones too.
+    old_outline, new_outline = outline("\n".join(old_lines)), outline("\n".join(new_lines))
     for i1, i2, j1, j2 in changed_ranges(old_lines, new_lines):  # difflib's opcodes but 'equal'
         removed += i2 - i1
         added += j2 - j1
         # The sections a change touches: those it adds or removes, else the one it sits in.
-        inside = [h[1] for line in new_lines[j1:j2] + old_lines[i1:i2] if (h := heading_of(line))]
+        inside = _headings_in(new_outline, j1, j2) + _headings_in(old_outline, i1, i2)
         if not inside:
-            above = _heading_above(new_lines, j1) if j2 > j1 else _heading_above(old_lines, i1)
+            above = _heading_above(new_outline, j1) if j2 > j1 else _heading_above(old_outline, i1)
             inside = [above] if above else []
         sections += [heading for heading in inside if heading not in sections]
     parts = [f"+{added} −{removed} lines"]
@@ -366,12 +369,15 @@ def _summary(
     return "; ".join(parts), added, removed
 
 
-def _heading_above(lines: list[str], index: int) -> str | None:
-    for line in reversed(lines[: index + 1]):
-        heading = heading_of(line)
-        if heading:
-            return heading[1]
-    return None
+def _headings_in(headings: list[Heading], start: int, end: int) -> list[str]:
+    """The headings with a line in lines ``start`` to ``end`` (not included)."""
+    return [heading.text for heading in headings if heading.first < end and heading.line >= start]
+
+
+def _heading_above(headings: list[Heading], index: int) -> str | None:
+    """The heading of the section line ``index`` is in (its own, on a heading's line)."""
+    found = bisect.bisect_right([heading.first for heading in headings], index)
+    return headings[found - 1].text if found else None
 
 
 def _changed_keys(old: str, new: str) -> list[str]:
