@@ -35,6 +35,7 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
         ["50 notes in 5 folders", "patterns       load", "(median of 1;"],
     ),
     ("composed_and_narrow.py", [TOY], ["toy_vault: ", " notes read again by m023"]),
+    ("block_reading.py", [TOY], ["toy_vault: ", " notes; m034 reads again "]),
     ("comment_headings.py", [TOY], ["toy_vault: ", " notes; m031 reads again "]),
     ("decoding_cost.py", [TOY, "--repeat", "1"], ["this tree: ", " reached the legacy rules"]),
     ("frontmatter_dates.py", [TOY], ["toy_vault: ", "notes with frontmatter; m024 reads again"]),

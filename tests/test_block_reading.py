@@ -97,3 +97,38 @@ def test_the_timelines_sections_are_the_notes_headings():
     comment = ["# Plan", "<!--", "# Draft", "-->", "text"]
     changed = ["# Plan", "<!--", "# Draft", "-->", "text!"]
     assert _summary(version, comment, version, changed)[0] == "+1 −1 lines; sections: Plan"
+
+
+def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
+    """m034: the notes with a chunk holding a setext underline under text, a fence in a quote, or
+    a heading line opening a comment it does not close are read again once by the next run."""
+    import sqlite3
+
+    from index_helpers import IndexView, history_problems, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("Intro\n=====\n\nThe intro, long enough.\n", encoding="utf-8")
+    (vault / "B.md").write_text("> ```\n> [[C]]\n> ```\n", encoding="utf-8")
+    (vault / "C.md").write_text("# Setup\n\nNo such thing, and [[A]].\n\n---\n\nA rule.\n", encoding="utf-8")
+    (vault / "D.md").write_text("## Setup <!-- todo\n\nSee [[A]].\n\n-->\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = '' WHERE heading = 'Intro'")  # as an older brain filed it
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm034_setext_headings_and_quoted_fences'")
+    conn.commit()
+    versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
+    conn.close()
+    assert "m034_setext_headings_and_quoted_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (3, 1)  # A, B and D; C's rule is no heading
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Intro"]
+        assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
+    assert history_problems(db) == []
+    assert index_into(home, vault)[0].changed == 0  # once

@@ -1,0 +1,87 @@
+"""What reading setext headings, fences in quotes and callouts, and a comment opened on a heading
+line as Obsidian does (m034_setext_headings_and_quoted_fences) changes of a vault: the notes m034
+reads again and, with ``--old``, every note whose links, tags, outline (``brain note``'s headings)
+or chunks (heading paths and texts) differ from another brain's, each difference shown.
+
+Every markdown file is read by this checkout (``parse_and_chunk`` and ``reading.headings``, mtime
+0) and, with ``--old DIR`` (another brain's checkout, e.g. ``git archive main | tar -x -C DIR``),
+by that code too, in a child process (PYTHONPATH=DIR).
+
+    python bench/block_reading.py VAULT [VAULT ...] [--old DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Run as a child under PYTHONPATH=<a checkout>: each note as that brain reads it.
+CHILD = """
+import json, pathlib, sys
+from brain.index.parsing import parse_and_chunk
+from brain.notes import parse_note
+from brain.reading import headings
+root = pathlib.Path(sys.argv[1])
+out = {}
+for path in sorted(root.rglob("*.md")):
+    name, data = path.relative_to(root).as_posix(), path.read_bytes()
+    note, chunks, _ = parse_and_chunk(name, data, 0.0)
+    out[name] = {
+        "links": [[k.target, k.kind, k.anchor, k.line] for k in note.links],
+        "tags": note.tags,
+        "outline": [h["path"] for h in headings(parse_note(name, data, 0.0).body)],
+        "chunks": [[list(c.heading_path), c.text] for c in chunks],
+    }
+json.dump(out, sys.stdout)
+"""
+
+
+def read(vault: Path, checkout: Path) -> dict[str, dict]:
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    # run in the checkout: "python -c" puts the working folder first on sys.path, before
+    # PYTHONPATH, and run from another checkout's root it read that one's brain
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(vault.resolve())], env=env, cwd=checkout, capture_output=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("vaults", nargs="+", type=Path)
+    parser.add_argument("--old", type=Path, help="another brain's checkout to compare with")
+    args = parser.parse_args()
+    here = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(here))
+    from brain.index.schema import read_otherwise_since_m034
+
+    for vault in args.vaults:
+        new = read(vault, here)
+        marked = [path for path, note in new.items() if any(read_otherwise_since_m034(t) for _, t in note["chunks"])]
+        print(f"{vault.name}: {len(new)} notes; m034 reads again {len(marked)}")
+        if not args.old:
+            continue
+        old = read(vault, args.old)
+        stored = set()  # read otherwise where an index keeps it: m034 must read these again
+        for part in ("links", "tags", "outline", "chunks"):
+            differ = [path for path in new if old.get(path, {}).get(part) != new[path][part]]
+            stored |= set(differ) if part != "outline" else set()  # brain note reads the file
+            print(f"  {part} read otherwise than by {args.old}: {len(differ)}")
+            for path in differ:
+                before, after = old.get(path, {}).get(part), new[path][part]
+                if part == "chunks":
+                    before = [h for h, _ in before or []] if before else before
+                    after = [h for h, _ in after]
+                    if before == after:
+                        print(f"    {path}: the same heading paths, a chunk's text otherwise")
+                        continue
+                print(f"    {path}: {before} -> {after}")
+        print(f"  of the {len(stored)} read otherwise in the index, m034 reads again {len(stored & set(marked))}")
+
+
+if __name__ == "__main__":
+    main()
