@@ -38,7 +38,11 @@ json.dump(out, sys.stdout)
 
 def chunked(vault: Path, checkout: Path) -> dict[str, list]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(vault)], env=env, capture_output=True, check=True)
+    # run in the checkout: "python -c" puts the working folder first on sys.path, before
+    # PYTHONPATH, and run from another checkout's root it read that one's brain, not DIR's
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(vault.resolve())], env=env, cwd=checkout, capture_output=True, check=True
+    )
     return json.loads(done.stdout)
 
 

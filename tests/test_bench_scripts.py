@@ -119,3 +119,37 @@ def test_mask_compare_reads_what_it_is_told(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "--no-shared: only " in done.stdout
     assert "1 texts (0 of transcripts, 0 of vaults, 1 of --also)" in done.stdout
+
+
+# A brain of its own, in another checkout: every note one chunk under "Other", no link, no heading.
+_OTHER_BRAIN = {
+    "brain/__init__.py": "",
+    "brain/index/__init__.py": "",
+    "brain/index/parsing.py": (
+        "from types import SimpleNamespace as N\n"
+        "def parse_and_chunk(path, data, mtime):\n"
+        "    return N(links=[], tags=[]), [N(heading_path=('Other',), text='other')], None\n"
+    ),
+    "brain/notes.py": "from types import SimpleNamespace as N\ndef parse_note(path, data, mtime):\n    return N(body='')\n",
+    "brain/reading.py": "def headings(body):\n    return []\n",
+}
+
+
+@pytest.mark.parametrize("script", ["comment_headings.py", "block_reading.py"])
+def test_old_brain_is_the_one_in_the_old_checkout_from_the_repositorys_root(tmp_path, script):
+    """--old DIR reads the notes with DIR's brain, run from any folder: "python -c" puts the working
+    folder first on sys.path, before PYTHONPATH, and run from a checkout's root (as a person runs
+    bench/) the child read that checkout's brain, and found nothing read otherwise."""
+    for name, text in _OTHER_BRAIN.items():
+        (tmp_path / "old" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "old" / name).write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), TOY, "--old", str(tmp_path / "old")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    notes = int(done.stdout.split("toy_vault: ")[1].split(" notes")[0])
+    assert f"otherwise than by {tmp_path / 'old'}: {notes}" in done.stdout, done.stdout[:2000]
