@@ -1,5 +1,5 @@
 """What reading setext headings, fences in quotes and callouts, and a comment opened on a heading
-line as Obsidian does (m034_setext_headings_and_quoted_fences) changes of a vault: the notes m034
+line as Obsidian does (m034_setext_headings_and_nested_fences) changes of a vault: the notes m034
 reads again and, with ``--old``, every note whose links, tags, outline (``brain note``'s headings)
 or chunks (heading paths and texts) differ from another brain's, each difference shown.
 

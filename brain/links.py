@@ -66,7 +66,9 @@ def has_fence_of(text: str, languages: frozenset[str]) -> bool:
     note's links depend on whether those languages' links count."""
     if not languages or ("```" not in text and "~~~" not in text):
         return False
-    return any(fence_language(line) in languages for line in text.splitlines() if _FENCE.match(line))
+    # in a quote, a callout or a list item too ("> ```statblock", "\t```statblock": mask_code)
+    heads = (line.lstrip(" \t>") for line in text.splitlines())
+    return any(fence_language(head) in languages for head in heads if _FENCE.match(head))
 
 
 def heading_of(line: str) -> tuple[int, str] | None:
@@ -120,15 +122,29 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
 
     A fence inside a blockquote or a callout (``> ```python``) is one too, as CommonMark and
     Obsidian read it: its lines keep their ``>`` and lose the rest, and it ends at its closing
-    fence or where the quote does (a line with fewer ``>``).
+    fence or where the quote does (a line with fewer ``>``). So is one indented by four columns
+    or more (a tab: a fence in a list item, as Obsidian indents them, or in indented code): it
+    ends at its closing fence or at a line indented less (the list item ended).
     """
     if "`" not in text and "~" not in text:  # no fence, no inline code: most notes
         return text
     out: list[str] = []
     fence: str | None = None
     depth = 0  # the quote the open fence is in: how many ">" its lines start with
+    deep = 0  # the columns an indented fence is indented by (0: three spaces or fewer)
     kept = False
     for line in text.split("\n"):
+        if fence is not None and deep:
+            stripped = line.strip()
+            match = _FENCE.match(stripped)
+            if match and match.group(1).startswith(fence) and stripped == match.group(1):
+                fence = None
+                out.append(" " * len(line))
+                continue
+            if not stripped or _columns(line) >= deep:
+                out.append(line if kept else " " * len(line))
+                continue
+            fence = None  # the list item (or the indented code) ended, and the fence with it
         if fence is not None and depth:
             quoted = _quote_prefix(line, depth)
             if quoted is None:  # the quote ended, and the fence with it
@@ -145,13 +161,16 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
         match = _FENCE.match(line)
         if fence is None:
             quoted = 0
+            deep = 0
             if match is None and ">" in line[:4]:
                 quoted = _QUOTE.match(line).end()  # type: ignore[union-attr]
                 match = _FENCE.match(line[quoted:]) if quoted else None
+            elif match is None and line[:1] in " \t" and (match := _INDENTED_FENCE.match(line)):
+                deep = _columns(line)
             if match:
                 fence = match.group(1)[0] * len(match.group(1))
                 depth = line[:quoted].count(">")
-                kept = bool(keep) and fence_language(line[quoted:]) in keep
+                kept = bool(keep) and fence_language(line[quoted:].lstrip(" \t")) in keep
                 out.append(line[:quoted] + " " * (len(line) - quoted))
                 continue
             out.append(_mask_inline_code(line) if "`" in line else line)
@@ -168,6 +187,15 @@ def mask_code(text: str, keep: frozenset[str] = frozenset()) -> str:
 # A blockquote's markers at a line's start ("> ", ">> ", "> > "): a callout is one too.
 _QUOTE = re.compile(r"(?: {0,3}> ?)*")
 _ONE_QUOTE = re.compile(r" {0,3}> ?")
+
+
+# A fence indented by four columns or more (``_columns``): in a list item, or in indented code.
+_INDENTED_FENCE = re.compile(r"[ \t]+(`{3,}(?=[^`\n]*\Z)|~{3,})")
+
+
+def _columns(line: str) -> int:
+    """The columns a line is indented by, a tab to the next multiple of four (CommonMark)."""
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
 
 
 def _quote_prefix(line: str, depth: int) -> int | None:

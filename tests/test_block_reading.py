@@ -84,6 +84,32 @@ def test_a_fence_in_a_quote_or_a_callout_is_code():
     assert headings(CALLOUT) == []
 
 
+LISTED = (
+    "3. Open it in an editor\n4. Type and save:\n\t```bash\n\t#!/bin/bash\n\tsee [[Not a link]] #nottag\n\n"
+    "\tfi\n\t```\n5. Then [[Seen]] #real\n- nested:\n    ~~~\n    [[Code]]\n  [[Item]]\n"
+)
+
+
+def test_a_fence_in_a_list_item_indented_by_a_tab_is_code():
+    # Obsidian indents a list item's content by a tab: a fence there (four columns in or more) is
+    # the item's code block. brain read a fence only up to three spaces in, and counted its links
+    # and tags; it ends at its closing fence or at a line indented less (the item ended).
+    assert _targets(LISTED) == ["Seen", "Item"]
+    assert inline_tags(LISTED) == ["real"]
+
+
+def test_a_kept_fence_in_a_quote_or_a_list_item_keeps_its_links():
+    # BRAIN_LINK_FENCES (statblock) keeps its links wherever the fence is, and a note holding
+    # one is found as holding one (read again when the setting changes)
+    from brain.links import has_fence_of
+
+    keep = frozenset({"statblock"})
+    for body in ("> ```statblock\n> [[Goblin]]\n> ```\n", "- monster:\n\t```statblock\n\t[[Goblin]]\n\t```\n"):
+        assert [link.target for link in extract_links(body, keep)] == ["Goblin"]
+        assert _targets(body) == []
+        assert has_fence_of(body, keep)
+
+
 def test_the_timelines_sections_are_the_notes_headings():
     # brain history's "sections:" took a "# comment" in a code block (or an HTML comment) for a
     # heading, and saw no setext heading.
@@ -100,8 +126,9 @@ def test_the_timelines_sections_are_the_notes_headings():
 
 
 def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
-    """m034: the notes with a chunk holding a setext underline under text, a fence in a quote, or
-    a heading line opening a comment it does not close are read again once by the next run."""
+    """m034: the notes with a chunk holding a setext underline under text, a fence in a quote or
+    indented in a list item, or a heading line opening a comment it does not close are read again
+    once by the next run."""
     import sqlite3
 
     from index_helpers import IndexView, history_problems, index_into
@@ -115,18 +142,19 @@ def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
     (vault / "B.md").write_text("> ```\n> [[C]]\n> ```\n", encoding="utf-8")
     (vault / "C.md").write_text("# Setup\n\nNo such thing, and [[A]].\n\n---\n\nA rule.\n", encoding="utf-8")
     (vault / "D.md").write_text("## Setup <!-- todo\n\nSee [[A]].\n\n-->\n", encoding="utf-8")
+    (vault / "E.md").write_text("- build:\n\t```\n\t[[A]]\n\t```\n", encoding="utf-8")
     home = tmp_path / "home"
     _, directory = index_into(home, vault)
     db = directory / "index.db"
     conn = connect(str(db))
     conn.execute("UPDATE chunks SET heading = '' WHERE heading = 'Intro'")  # as an older brain filed it
-    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm034_setext_headings_and_quoted_fences'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm034_setext_headings_and_nested_fences'")
     conn.commit()
     versions = conn.execute("SELECT count(*) FROM note_versions").fetchone()[0]
     conn.close()
-    assert "m034_setext_headings_and_quoted_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
     report, _ = index_into(home, vault)
-    assert (report.changed, report.unchanged) == (3, 1)  # A, B and D; C's rule is no heading
+    assert (report.changed, report.unchanged) == (4, 1)  # all but C, whose rule is no heading
     with IndexView(directory) as view:
         assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Intro"]
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions

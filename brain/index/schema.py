@@ -1550,11 +1550,13 @@ INDEX_MIGRATIONS.safe_to_run_again.add("m033_no_html_comments_in_headings")
 
 
 # What brain read otherwise before m034, in a chunk's text: a setext heading (a line of "===" or
-# "---" under a line of text that opens no list item, quote, table or heading), a fence in a quote or a callout ("> ```"), a heading line opening
-# an HTML comment it does not close.
+# "---" under a line of text that opens no list item, quote, table or heading), a fence in a
+# quote or a callout ("> ```") or indented four columns or more (in a list item), a heading line
+# opening an HTML comment it does not close.
 _READ_OTHERWISE_SINCE_M034 = re.compile(
     r"^(?! {0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[>|<]|#{1,6}[ \t]))[ \t]*\S[^\n]*\n {0,3}(?:=+|-+)[ \t]*$"
     r"|^ {0,3}>(?:[ \t]*>)*[ \t]*(?:`{3,}|~{3,})"
+    r"|^(?: {0,3}\t| {4,})[ \t]*(?:`{3,}|~{3,})"
     r"|^ {0,3}#{1,6}[ \t][^\n]*<!--(?:(?!-->)[^\n])*$",
     re.MULTILINE,
 )
@@ -1567,23 +1569,25 @@ def read_otherwise_since_m034(text: str | None) -> bool:
 
 
 @INDEX_MIGRATIONS
-def m034_setext_headings_and_quoted_fences(conn: sqlite3.Connection) -> None:
+def m034_setext_headings_and_nested_fences(conn: sqlite3.Connection) -> None:
     """Notes are read as Obsidian reads them in three more ways: a line of text over ``===`` or
     ``---`` is a heading (setext; brain read the underline as text, the section as the one
-    above it), a fence in a quote or a callout (``> ```python``) is code (its links and tags
-    counted, its ``#include`` a tag), and an HTML comment opened on a heading line and not closed
-    on it is text (it hid the lines below it to its ``-->``: their links, tags and headings). The
-    notes with a chunk holding one of these are read again by the next run (hash and mtime
-    cleared: the same bytes make no new version, and a chunk of the same text keeps its vector)."""
+    above it); a fence in a quote or a callout (``> ```python``), or in a list item indented by a
+    tab, is code (its links and tags counted, its ``#include`` a tag); and an HTML comment opened
+    on a heading line and not closed on it is text (it hid the lines below it to its ``-->``:
+    their links, tags and headings). The notes with a chunk holding one of these are read again
+    by the next run (hash and mtime cleared: the same bytes make no new version, and a chunk of
+    the same text keeps its vector)."""
     conn.create_function("brain_read_otherwise_since_m034", 1, read_otherwise_since_m034, deterministic=True)
     conn.execute(
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks"
-        " WHERE (text LIKE '%--%' OR text LIKE '%==%' OR text LIKE '%>%') AND brain_read_otherwise_since_m034(text))"
+        " WHERE (text LIKE '%--%' OR text LIKE '%==%' OR text LIKE '%```%' OR text LIKE '%~~~%')"
+        " AND brain_read_otherwise_since_m034(text))"
     )
 
 
 # It only marks notes to be read again: run again, it gives the same rows.
-INDEX_MIGRATIONS.safe_to_run_again.add("m034_setext_headings_and_quoted_fences")
+INDEX_MIGRATIONS.safe_to_run_again.add("m034_setext_headings_and_nested_fences")
 
 
 def search_past_chunks(conn: sqlite3.Connection) -> None:
@@ -1694,7 +1698,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m034_setext_headings_and_quoted_fences",
+    "m034_setext_headings_and_nested_fences",
     frozenset(
         [
             "aliases",
