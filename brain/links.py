@@ -333,7 +333,9 @@ def outline(body: str) -> list[Heading]:
     it is a break, and at a note's top the frontmatter's fence (split off before the body)."""
     found: list[Heading] = []
     lines = body.split("\n")
-    hidden = comment_hidden_lines(body)  # a heading inside an HTML comment is none
+    # a heading inside an HTML comment is none, and a line of a comment alone is no paragraph's
+    hidden = comment_hidden_lines(body)
+    code = mask_code(body).split("\n") if hidden is not None else None
     fence: str | None = None
     para = -1  # the first line of the paragraph being read, -1 outside one
     plain = True  # whether that paragraph may be a setext heading's text
@@ -346,9 +348,11 @@ def outline(body: str) -> list[Heading]:
         if match:
             fence, para = match.group(1), -1
             continue
-        if hidden is not None and hidden[number] != line and not hidden[number].strip():
-            para = -1  # a line of a comment alone: an HTML block, no paragraph's
-            continue
+        if hidden is not None and code is not None and hidden[number] != code[number]:
+            masked, shown = code[number], hidden[number]
+            if not "".join(line[i] for i in range(len(line)) if masked[i] == shown[i]).strip():
+                para = -1  # a line of a comment alone: an HTML block, no paragraph's
+                continue
         heading = heading_of(line)
         if heading is not None:
             if hidden is None or not heading_in_comment(line, hidden[number]):

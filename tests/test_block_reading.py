@@ -46,6 +46,8 @@ def test_setext_headings_are_headings_for_chunks_and_the_outline():
     assert sections[1].blocks[0] == "Sub part\n--------"  # the heading's lines open its section
     long = SETEXT.replace("The details.", "The details. " * 150)
     assert [chunk.heading_path for chunk in chunk_body(long)][-1] == ("Title", "Sub part")
+    # inline code is text of it, beside a comment too (the comment's line alone is none)
+    assert [h["heading"] for h in headings("<!-- draft -->\n`Title` <!-- x -->\n---\n")] == ["`Title`"]
     # a paragraph of two lines is one heading's text
     assert [h["heading"] for h in headings("One line\nand another\n===\n")] == ["One line and another"]
 
