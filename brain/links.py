@@ -316,6 +316,8 @@ _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
 # another block: a list item, a quote or callout, a table's row, HTML. A paragraph holding such
 # a line (or one opened indented by four spaces: code) is no setext heading's text: the "---"
 # after it is a break (or, after "===", the line is the paragraph's text).
+# What a fence, an ATX heading, an underline or a rule opens with (what ``outline`` looks at further).
+_MARKED = re.compile(r" {0,3}[`~#=*_-]")
 _BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
 _NOT_SETEXT_TEXT = re.compile(
     r" {0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|<|\|)|.*\|[ \t]*:?-+:?[ \t]*(?:\||$)"
@@ -340,12 +342,13 @@ def outline(body: str) -> list[Heading]:
     para = -1  # the first line of the paragraph being read, -1 outside one
     plain = True  # whether that paragraph may be a setext heading's text
     for number, line in enumerate(lines):
-        match = _FENCE.match(line)
+        marked = _MARKED.match(line)  # most lines open no fence, heading, underline nor rule
         if fence is not None:
+            match = _FENCE.match(line) if marked else None
             if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
                 fence = None
             continue
-        if match:
+        if marked and (match := _FENCE.match(line)):
             fence, para = match.group(1), -1
             continue
         if hidden is not None and code is not None and hidden[number] != code[number]:
@@ -353,33 +356,35 @@ def outline(body: str) -> list[Heading]:
             if not "".join(line[i] for i in range(len(line)) if masked[i] == shown[i]).strip():
                 para = -1  # a line of a comment alone: an HTML block, no paragraph's
                 continue
-        heading = heading_of(line)
+        heading = heading_of(line) if marked else None
         if heading is not None:
             if hidden is None or not heading_in_comment(line, hidden[number]):
                 found.append(Heading(number, number, *heading))
                 para = -1
             continue
-        if not line.strip():
+        if not line or line.isspace():
             para = -1
             continue
-        if para >= 0 and (underline := _SETEXT.fullmatch(line)):
-            if plain:
-                text = " ".join(part.strip() for part in lines[para:number])
-                text = _without_comments(text).strip() if "<!--" in text else text
-                level = 1 if underline.group(1)[0] == "=" else 2
-                found.append(Heading(number, para, level, text))
+        if marked:  # "=", "-", "*" or "_" first: an underline, a rule or neither
+            if para >= 0 and (underline := _SETEXT.fullmatch(line)):
+                if plain:
+                    text = " ".join(part.strip() for part in lines[para:number])
+                    text = _without_comments(text).strip() if "<!--" in text else text
+                    level = 1 if underline.group(1)[0] == "=" else 2
+                    found.append(Heading(number, para, level, text))
+                    para = -1
+                    continue
+                if underline.group(1)[0] == "-":  # a break after a list item, a quote or a table
+                    para = -1
+                    continue
+            if _BREAK.fullmatch(line):
                 para = -1
                 continue
-            if underline.group(1)[0] == "-":  # a break after a list item, a quote or a table
-                para = -1
-                continue
-        if _BREAK.fullmatch(line):
-            para = -1
-            continue
         if para < 0:
             para = number
             plain = not line.startswith(("    ", "\t", " \t", "  \t", "   \t"))
-        plain = plain and not _NOT_SETEXT_TEXT.match(line)
+        if plain:
+            plain = not _NOT_SETEXT_TEXT.match(line)
     return found
 
 
