@@ -682,3 +682,31 @@ def test_events_in_a_dot_folder_over_hours_are_no_burst_at_the_next_save(tmp_pat
         watcher.stop()
     assert watcher.bursts == 0, watcher.last_burst
     assert [b.reason for b in batches if "b.md" in b.paths] == ["changes"]
+
+
+def test_bursts_again_and_again_are_said_whole_once_then_counted(tmp_path, caplog):
+    """A vault a sync tool writes thousands of notes into every minute: each burst wrote the whole
+    warning (what the kernel may drop, why the watch starts again) every time. The first is said
+    whole, the others in one line with the count, as a rescan's unheard changes are."""
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches = []
+    watcher = VaultWatcher(vault, lambda batch: batches.append(batch) or 0, settle_ms=100, rescan_seconds=3600)
+    watcher.burst_events = 40
+    watcher.start()
+    try:
+        with caplog.at_level("INFO", logger="brain"):
+            wait_until(lambda: watcher.mode == "events" and not watcher.busy and batches, 15, "the watch to start")
+            for burst in range(3):
+                for i in range(60):  # 60 notes, an event or more each: over 40
+                    write(vault, f"sync{burst}-{i}.md", f"# {i}\n")
+                wait_until(lambda n=burst + 1: watcher.bursts == n and not watcher.busy, 15, f"burst {burst + 1}")
+    finally:
+        watcher.stop()
+    said = [r for r in caplog.records if "heard in one burst" in r.getMessage()]
+    assert [r.levelname for r in said] == ["WARNING", "INFO", "INFO"], [r.getMessage() for r in said]
+    assert "max_queued_events" in said[0].getMessage() and "max_queued_events" not in said[1].getMessage()
+    assert "(3 bursts since " in said[2].getMessage(), said[2].getMessage()
+    assert watcher.last_burst is not None and watcher.last_burst["events"] >= 40

@@ -192,6 +192,7 @@ class VaultWatcher:
         self._burst_pass = False  # the next pass is for a burst (its batch's reason: "burst")
         self.bursts = 0  # such bursts so far
         self.last_burst: dict[str, Any] | None = None  # the last: when, how many events, the limit
+        self._bursts_since: str | None = None  # when the first was (the log counts the others)
         self._found = 0  # notes the last pass found changed (``on_batch``'s answer)
         self.unheard = 0  # rescans that found changes no event told of, each starting the watch again
         self.last_unheard: dict[str, Any] | None = None  # the last: when, how many changes
@@ -340,22 +341,7 @@ class VaultWatcher:
                 self._watch(force)
                 return
             except _Burst:
-                log.warning(
-                    "%s events heard in one burst, as many as the kernel may have dropped some of "
-                    "(fs.inotify.max_queued_events %s); watching %s again and indexing all of it "
-                    "(a folder made while its queue was full would never be heard of)",
-                    self._heard,
-                    _queue_size(),
-                    self.root,
-                )
-                self.bursts += 1
-                self.last_burst = {
-                    "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "events": self._heard,
-                    "limit": self.burst_events,
-                }
-                self._burst_pass = True
-                self._again()
+                self._restart_burst()
             except _Unheard as unheard:
                 self._restart_unheard(unheard.args[0])
             except _Rewatch:
@@ -421,6 +407,36 @@ class VaultWatcher:
                         exc,
                     )
                     force = True
+
+    def _restart_burst(self) -> None:
+        """A burst of ``_heard`` events, as many as the kernel may have dropped some of: the watch
+        starts again (a folder made while its queue was full would never be heard of) with a pass
+        over the whole vault. Said whole the first time, then one line with the count: a sync tool
+        writing 3,000 notes a minute wrote the whole warning every minute."""
+        self.bursts += 1
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.last_burst = {"at": at, "events": self._heard, "limit": self.burst_events}
+        if self._bursts_since is None:
+            self._bursts_since = at
+            log.warning(
+                "%s events heard in one burst, as many as the kernel may have dropped some of "
+                "(fs.inotify.max_queued_events %s); watching %s again and indexing all of it "
+                "(a folder made while its queue was full would never be heard of; said once: "
+                "brain status --json counts them: watch.bursts)",
+                self._heard,
+                _queue_size(),
+                self.root,
+            )
+        else:
+            log.info(
+                "%s events heard in one burst (%d bursts since %s); watching %s again and indexing all of it",
+                self._heard,
+                self.bursts,
+                self._bursts_since,
+                self.root,
+            )
+        self._burst_pass = True
+        self._again()
 
     def _restart_unheard(self, found: int) -> None:
         """A rescan found ``found`` notes changed that no event told of: the watch missed them
