@@ -426,11 +426,17 @@ def _server_line(server: dict | None, root: Path) -> str:
         n = failing["failures"]  # answers come from the index as it was
         since = str(failing.get("since") or "").replace("T", " ").rstrip("Z")
         left = failing.get("unindexed")
-        parts.append(
-            f"indexing FAILING since {since} UTC ({n} pass{'' if n == 1 else 'es'} in a row"
-            + (f", {plural(left, 'note')} not indexed" if isinstance(left, int) and left else "")
-            + f"): {escaped(str(failing.get('why')))}"
-        )
+        if failing.get("what") == "idle check":  # no pass fails: what picks up another `brain index`'s work does
+            parts.append(
+                f"idle check FAILING since {since} UTC ({n} time{'' if n == 1 else 's'} in a row; what "
+                f"`brain index` writes elsewhere is not picked up): {escaped(str(failing.get('why')))}"
+            )
+        else:
+            parts.append(
+                f"indexing FAILING since {since} UTC ({n} pass{'' if n == 1 else 'es'} in a row"
+                + (f", {plural(left, 'note')} not indexed" if isinstance(left, int) and left else "")
+                + f"): {escaped(str(failing.get('why')))}"
+            )
     update = server.get("last_update")
     if update:
         when = update["finished_at"].replace("T", " ").rstrip("Z") + " UTC"

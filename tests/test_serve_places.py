@@ -572,6 +572,34 @@ def test_a_pass_or_idle_check_that_raises_again_and_again_is_said_whole_once_and
     assert watcher.pass_failing.failures == watcher.idle_failing.failures == 0
 
 
+def test_an_idle_check_failing_again_and_again_is_in_status(toy_vault, monkeypatch):
+    """The idle check (what picks up another process's `brain index`) failing every time was
+    counted (``idle_failing``) and said in the log, but `brain status` said the server was up
+    and well: ``indexing_failing`` says it, and so does the status line, once no pass fails."""
+    from brain import cli as cli_module
+
+    _index(toy_vault)
+    with served(toy_vault, watch=False) as daemon:
+        watcher = daemon.service.watcher
+
+        def unreadable() -> None:
+            raise PermissionError(13, "Permission denied", "index.db")
+
+        monkeypatch.setattr(watcher, "on_idle", unreadable)
+        for _ in range(5):
+            watcher._idle()
+        failing = daemon.service.status()["indexing_failing"]
+        line = cli_module._server_line(daemon.service.status(), daemon.root)
+        monkeypatch.setattr(watcher, "on_idle", lambda: None)
+        watcher._idle()
+        after = daemon.service.status()["indexing_failing"]
+    assert failing is not None and failing["what"] == "idle check" and failing["failures"] >= 5, failing
+    assert failing["why"].startswith("PermissionError: [Errno 13]"), failing
+    assert f"idle check FAILING since {failing['since'][:10]}" in line and "times in a row" in line, line
+    assert "indexing FAILING" not in line, line
+    assert after is None
+
+
 def test_a_vault_path_that_leads_elsewhere_is_one_line_then_counted(toy_vault, monkeypatch, caplog):
     """While the vault's path leads to another folder (until the server's wait sees it and
     stops), each pass refused was its own line "…; not indexing it here"; now counted as the

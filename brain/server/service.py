@@ -1044,8 +1044,11 @@ class Service:
                 "last_unheard": watcher.last_unheard,
             },
             "last_update": self.last_update,
-            # passes failing in a row (a read-only index folder, a full disk): None once one works
-            "indexing_failing": _failing(self.indexing, self.watcher.pass_failing, self.unindexed),
+            # passes failing in a row (a read-only index folder, a full disk), else the idle check
+            # failing in a row (what picks up another process's `brain index`): None once it works
+            "indexing_failing": _failing(
+                self.indexing, self.watcher.pass_failing, self.watcher.idle_failing, self.unindexed
+            ),
             "past": {
                 "views": [
                     {
@@ -1152,13 +1155,18 @@ class Service:
             return protocol.error("internal", f"{type(exc).__name__}: {exc}")
 
 
-def _failing(indexing: Failing, passes: Failing, unindexed: tuple[int, str] | None) -> dict[str, Any] | None:
+def _failing(
+    indexing: Failing, passes: Failing, idle: Failing, unindexed: tuple[int, str] | None
+) -> dict[str, Any] | None:
     """What `brain status` says of passes failing in a row: how many, since when, the last
-    one's reason and the notes left unindexed; None while they work."""
-    failing = indexing if indexing.failures else passes
+    one's reason and the notes left unindexed; of the idle check failing in a row (``what``:
+    "idle check") when no pass fails, as it picks up what another process's `brain index` wrote
+    (and an idle check failing every time was said nowhere but the log); None while they work."""
+    failing = indexing if indexing.failures else passes if passes.failures else idle
     if not failing.failures:
         return None
     return {
+        "what": "idle check" if failing is idle else "passes",
         "failures": failing.failures,
         "since": _iso(failing.since or time.time()),
         "why": failing.why,
