@@ -419,7 +419,14 @@ def _server_line(server: dict | None, root: Path) -> str:
             + (f", the first heard {behind:.1f} s ago" if isinstance(behind, (int, float)) else "")
         )
     unheard = watch.get("unheard")  # rescans that found changes the watch missed: each started it again
-    if isinstance(unheard, int) and unheard:
+    deaf = watch.get("no_events")  # restarts for them did not help: the vault gets no events for its changes
+    if isinstance(deaf, dict):
+        times = f" {plural(unheard, 'time')}" if isinstance(unheard, int) and unheard else ""
+        parts.append(
+            f"rescans found changes no event told of{times}: the vault looks like it gets no events "
+            "(a network or FUSE mount?); WATCHFILES_FORCE_POLLING=1 polls it"
+        )
+    elif isinstance(unheard, int) and unheard:
         parts.append(f"watch started again {plural(unheard, 'time')}: rescans found changes no event told of")
     failing = server.get("indexing_failing")
     if isinstance(failing, dict) and isinstance(failing.get("failures"), int) and failing["failures"]:

@@ -710,3 +710,75 @@ def test_bursts_again_and_again_are_said_whole_once_then_counted(tmp_path, caplo
     assert "max_queued_events" in said[0].getMessage() and "max_queued_events" not in said[1].getMessage()
     assert "(3 bursts since " in said[2].getMessage(), said[2].getMessage()
     assert watcher.last_burst is not None and watcher.last_burst["events"] >= 40
+
+
+def test_a_vault_that_gets_no_events_is_said_once_and_the_watch_left_as_it_is(tmp_path, caplog):
+    """A network or FUSE mount edited from another machine: no event comes for its changes, so
+    every rescan found changes no event told of and started the watch again, with a pass over the
+    whole vault after its own, for as long as the server ran. After ``NO_EVENTS_AFTER`` restarts
+    in a row that heard nothing, it is said once, naming the polling setting, and the rescans
+    alone find the changes."""
+    from brain.server import watcher as watcher_module
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches = []
+
+    def on_batch(batch) -> int:  # each rescan finds a note changed elsewhere, no event for it here
+        batches.append(batch)
+        return 1 if batch.reason == "rescan" else 0
+
+    watcher = VaultWatcher(vault, on_batch, settle_ms=100, rescan_seconds=0.4)
+    watcher.start()
+    try:
+        with caplog.at_level("INFO", logger="brain"):
+            wait_until(lambda: watcher.unheard >= getattr(watcher_module, "NO_EVENTS_AFTER", 3) + 4, 40, "rescans")
+    finally:
+        watcher.stop()
+    looks = [
+        batch for batch in batches if batch.paths == frozenset({"."})
+    ]  # the watch's first look, and each restart's
+    assert len(looks) == 1 + getattr(watcher_module, "NO_EVENTS_AFTER", 3), [
+        (b.reason, sorted(b.paths)) for b in batches
+    ]
+    said = [r.getMessage() for r in caplog.records if "gets no file-system events" in r.getMessage()]
+    assert len(said) == 1 and "WATCHFILES_FORCE_POLLING=1" in said[0], said
+    assert watcher.no_events is not None and watcher.no_events["rescans"] >= 4, watcher.no_events
+
+
+def test_events_between_rescans_that_find_unheard_changes_keep_the_watch_started_again(tmp_path):
+    """A watch that hears this vault (a note saved here after each restart, heard) is not taken
+    for a deaf one however many rescans find changes it missed: each starts it again, as before."""
+    from brain.server import watcher as watcher_module
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches = []
+
+    def on_batch(batch) -> int:
+        batches.append(batch)
+        if batch.paths == frozenset({"."}):  # a new watch's look: a note saved here now is heard
+            write(vault, "b.md", f"# B\n\n{len(batches)}\n")
+        return 1 if batch.reason == "rescan" else 0
+
+    watcher = VaultWatcher(vault, on_batch, settle_ms=100, rescan_seconds=0.4)
+    watcher.start()
+    try:
+        wait_until(lambda: watcher.unheard >= getattr(watcher_module, "NO_EVENTS_AFTER", 3) + 3, 40, "rescans")
+    finally:
+        watcher.stop()
+    looks = [batch for batch in batches if batch.paths == frozenset({"."})]
+    # the first look, and a restart for each rescan but maybe the last (stopped before its look)
+    assert watcher.no_events is None and len(looks) >= watcher.unheard, [(b.reason, sorted(b.paths)) for b in batches]
+
+
+def test_status_says_a_vault_gets_no_events_and_how_to_poll_it(tmp_path):
+    from brain.cli import _server_line
+
+    watch = {"unheard": 7, "no_events": {"since": "2026-12-06T19:28:34Z", "rescans": 4}}
+    server = {"pid": 7, "uptime_s": 5, "queries": 0, "state": "ready", "watch": watch, "last_update": None}
+    line = _server_line(server, tmp_path)
+    assert "rescans found changes no event told of 7 times: the vault looks like it gets no events" in line, line
+    assert "WATCHFILES_FORCE_POLLING=1" in line and "started again" not in line, line

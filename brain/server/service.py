@@ -1039,9 +1039,12 @@ class Service:
                 "bursts": watcher.bursts,
                 "last_burst": watcher.last_burst,
                 # rescans that found changes no event told of (the watch missed them: a folder
-                # unwatched): each started the watch again
+                # unwatched): each started the watch again, until ``no_events``
                 "unheard": watcher.unheard,
                 "last_unheard": watcher.last_unheard,
+                # set once restarts for them did not help: the vault looks like it gets no events
+                # for its changes (a network or FUSE mount); since when, how many rescans since
+                "no_events": watcher.no_events,
             },
             "last_update": self.last_update,
             # passes failing in a row (a read-only index folder, a full disk), else the idle check

@@ -35,7 +35,13 @@ missed stays unwatched, every note saved there waiting for the next rescan, unti
 restarts. So such a rescan (``on_batch`` returns how many notes its pass found changed) starts
 the watch again, as a burst does, said in the log (the first whole, the others counted) and in
 the status (``unheard``, ``last_unheard``); unless an event came while it ran (a note saved then
-is found by the rescan and heard just after, which says nothing of a folder missed).
+is found by the rescan and heard just after, which says nothing of a folder missed). A vault
+that gets no events for some changes (a network or FUSE mount edited from elsewhere: inotify
+hears only this machine's writes) had every rescan find changes and start the watch again, with
+a pass over the whole vault, for as long as the server ran: after ``NO_EVENTS_AFTER`` such
+restarts in a row with no event heard between them, the watcher says once that the vault looks
+like it gets no events, names ``WATCHFILES_FORCE_POLLING=1``, and starts the watch again no more
+for them (the rescan found the changes; ``no_events`` in the status).
 
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
@@ -88,6 +94,10 @@ RETRY_SECONDS = 5.0  # between tries to watch again after watching failed
 CATCH_UP_SHARE = 0.05  # of a CPU, at most, for indexing the vault again while it cannot be watched
 QUEUE_FILE = "/proc/sys/fs/inotify/max_queued_events"
 EVENTS_PER_NOTE = 8  # a new note is four inotify events (create, open, modify, close), twice over for margin
+# Rescans in a row that found changes no event told of, each starting the watch again, with no
+# event heard between them: past these the vault is taken for one that gets no events for its
+# changes (a network or FUSE mount), said once, and the watch is not started again for them
+NO_EVENTS_AFTER = 3
 
 
 def _burst_limit() -> int:
@@ -194,9 +204,13 @@ class VaultWatcher:
         self.last_burst: dict[str, Any] | None = None  # the last: when, how many events, the limit
         self._bursts_since: str | None = None  # when the first was (the log counts the others)
         self._found = 0  # notes the last pass found changed (``on_batch``'s answer)
-        self.unheard = 0  # rescans that found changes no event told of, each starting the watch again
+        self.unheard = 0  # rescans that found changes no event told of (``_missed``)
         self.last_unheard: dict[str, Any] | None = None  # the last: when, how many changes
         self._unheard_since: str | None = None  # when the first was (the log counts the others)
+        self._unheard_row = 0  # such rescans since an event was last heard
+        # once ``NO_EVENTS_AFTER`` of them did not help: since when, and how many rescans found
+        # changes no event told of since (the watch is no longer started again for them)
+        self.no_events: dict[str, Any] | None = None
         self.mode = "starting" if watch else "off"
         self.gone: str | None = None  # while the vault's path leads nowhere: what every answer says
         self._failing: str | None = None  # why watching failed, until it works again (said once)
@@ -438,17 +452,44 @@ class VaultWatcher:
         self._burst_pass = True
         self._again()
 
-    def _restart_unheard(self, found: int) -> None:
-        """A rescan found ``found`` notes changed that no event told of: the watch missed them
-        (a folder made while the kernel's queue was full, under ``_burst_limit``; a create event
-        lost), so a folder may be unwatched, its saves heard by nothing until the next rescan.
-        The watch starts again (every folder watched as it is then), as after a burst; said whole
-        the first time, then one line with the count."""
+    def _missed(self, found: int) -> bool:
+        """A rescan found ``found`` notes changed that no event told of: counted (the status's
+        ``unheard``); True when the watch is to start again for it (``_restart_unheard``). Not
+        once ``NO_EVENTS_AFTER`` such restarts in a row, no event heard between them, did not
+        help: the vault looks like it gets no events for its changes (a network or FUSE mount
+        edited from another machine), which a new watch does not mend, and each restart cost a
+        pass over the whole vault after the rescan's, every rescan, for as long as the server ran.
+        Said once, naming the polling setting."""
         self.unheard += 1
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.last_unheard = {"at": at, "changes": found}
+        self._unheard_row += 1
+        if self.no_events is not None:
+            self.no_events["rescans"] += 1
+            return False
+        if self._unheard_row <= NO_EVENTS_AFTER:
+            return True
+        self.no_events = {"since": at, "rescans": 1}
+        log.warning(
+            "%s rescans in a row of %s found changes no event told of, and watching it again did not help: "
+            "the vault looks like it gets no file-system events for them (a network or FUSE mount edited "
+            "elsewhere?); they wait for the rescan every %.0f s. Set WATCHFILES_FORCE_POLLING=1 for brain "
+            "serve to poll it. The watch is no longer started again for them (said once; brain status "
+            "--json: watch.no_events)",
+            self._unheard_row,
+            self.root,
+            self.rescan_seconds,
+        )
+        return False
+
+    def _restart_unheard(self, found: int) -> None:
+        """A rescan found ``found`` notes changed that no event told of (``_missed``): the watch
+        missed them (a folder made while the kernel's queue was full, under ``_burst_limit``; a
+        create event lost), so a folder may be unwatched, its saves heard by nothing until the
+        next rescan. The watch starts again (every folder watched as it is then), as after a
+        burst; said whole the first time, then one line with the count."""
         if self._unheard_since is None:
-            self._unheard_since = at
+            self._unheard_since = self.last_unheard["at"] if self.last_unheard else "?"
             log.warning(
                 "a rescan of %s found %s no event told of, so the watch is missing something (a folder "
                 "made while the kernel dropped events, a lost event): a note saved in a folder it missed "
@@ -579,6 +620,8 @@ class VaultWatcher:
                 self._again()  # what changed since the last pass, and a question waiting for one
             now = time.monotonic()
             paths = self._relevant(changes) if changes else set()
+            if paths:
+                self._unheard_row = 0  # an event heard: the watch hears this vault
             if self._links and now >= self._next_poll:
                 paths |= self._poll_links()
             if self.mode == "polling" and now >= self._next_modes:
@@ -592,7 +635,7 @@ class VaultWatcher:
                 # none heard while the rescan ran: what it found, no event told of (a note saved
                 # during it is found by it and heard just after, which is no sign of a missed folder)
                 found, unheard = unheard, 0
-                if not paths:
+                if not paths and self._missed(found):
                     raise _Unheard(found)
             if paths:
                 if not self._pending:
