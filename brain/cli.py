@@ -742,9 +742,12 @@ def _ask_server(
             tries=ASK_TRIES,
         )
     except client.NoServer as exc:
-        if runtime.lock_is_held(root):  # a server runs and was passed over: never in silence
+        # a server runs and was passed over, or dropped the question mid-answer: never in silence
+        if isinstance(exc, client.Dropped) or runtime.lock_is_held(root):
             why = str(exc)
-            if runtime.read_record(root) is None:  # removed under it, or not written yet: nothing says where it listens
+            if (
+                not isinstance(exc, client.Dropped) and runtime.read_record(root) is None
+            ):  # removed under it, or not written yet: nothing says where it listens
                 holder = runtime.lock_holder(root)
                 pid = f" (pid {holder})" if holder else ""
                 if runtime.server_starting(root):

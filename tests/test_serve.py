@@ -323,6 +323,40 @@ def test_ask_refused_busy_throughout_answers_in_process_after_a_few_tries_and_sa
     assert took < 30  # the pauses are 0.6 s at most; the rest is the in-process answer on a loaded machine
 
 
+def test_a_question_the_server_took_and_lost_is_not_asked_again(toy_vault, monkeypatch):
+    """A server that crashes on a question closes the connection unanswered, which the client took
+    for a place closed for another client's (``Refused``) and asked again, up to 8 times: under a
+    supervisor that restarts the server, one bad question crashed it 8 times. The server says it
+    took a question (``protocol.TAKEN``) before answering it, and a question taken then lost is
+    asked no more: brain ask answers in-process, saying why in one line."""
+    import contextlib
+
+    _index(toy_vault)
+    opened = _counting_recaller(monkeypatch)
+    with served(toy_vault, watch=False) as daemon:
+        taken: list[bytes] = []
+        answer = daemon.answer
+
+        def crashing(data: bytes):  # the server's end closed mid-question, as a crash closes it
+            taken.append(data)
+            for conn in list(daemon.connections._open):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+            return answer(data)
+
+        monkeypatch.setattr(daemon, "answer", crashing)
+        out, err = _invoke("ask", "--vault", str(toy_vault), "--json", QUESTION)
+        monkeypatch.setattr(daemon, "answer", answer)
+        # a client from before TAKEN reads it as the reply's whitespace
+        ping = raw_exchange(daemon.socket_path, protocol.encode(protocol.request("ping", str(daemon.root))))
+    assert len(taken) == 1 and opened == [toy_vault.resolve()]
+    assert json.loads(out)["results"]
+    lines = err.splitlines()
+    assert len(lines) == 1 and "took the question and closed the connection without an answer" in lines[0], err
+    assert lines[0].endswith("; answering in this process")
+    assert ping.startswith(protocol.TAKEN + b"{") and json.loads(ping)["ok"] is True
+
+
 def test_no_server_means_no_cost_and_no_message(toy_vault):
     _index(toy_vault)
     result = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--json", QUESTION])

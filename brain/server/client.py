@@ -47,10 +47,17 @@ class Unresponsive(NoServer):
 
 class Refused(NoServer):
     """The server took no question: it answered ``busy`` (every place being answered), or closed
-    the connection before a byte of answer (a place closed for another client's). Nothing was
+    the connection before a byte of answer (a place closed for another client's; a server of
+    this brain says one it took, ``protocol.TAKEN``, and one closed after that is ``Dropped``). Nothing was
     answered, so asking again a moment later asks nothing twice (``call``'s ``tries``). Not a
     ``busy`` with ``taken``: a question queued and not answered within the server's grace
     (``Service.run``), which may run on; asked again, it ran again behind itself."""
+
+
+class Dropped(NoServer):
+    """The server took the question (``protocol.TAKEN``) and closed the connection without an
+    answer: it crashed or was stopped mid-question. Not asked again: under a supervisor that
+    restarts the server, a question that crashes it crashed it once a try (8 for `brain ask`)."""
 
 
 class OtherBuild(NoServer):
@@ -146,6 +153,11 @@ def _call_once(root: Path, path: str, payload: bytes, deadline: float, timeout: 
     """One exchange of ``call``: the ``result``, or its exceptions."""
     try:
         reply = _exchange(path, payload, deadline)
+    except _Dropped as exc:
+        raise Dropped(
+            f"brain serve for {root} took the question and closed the connection without an answer "
+            f"(stopped or crashed mid-question? its log says; {exc})"
+        ) from None
     except _Unanswered as exc:
         raise Refused(f"brain serve for {root} closed the connection unanswered ({exc})") from None
     except TimeoutError as exc:
@@ -177,7 +189,12 @@ def _features_needed(op: str, fields: dict[str, Any]) -> list[str]:
 
 
 class _Unanswered(OSError):
-    """The server closed the connection (or reset it) before sending a byte of answer."""
+    """The server closed the connection (or reset it) before sending a byte of answer: before
+    it took the request (``protocol.TAKEN``), or a server from before that said so."""
+
+
+class _Dropped(OSError):
+    """The server took the request (``protocol.TAKEN``), then closed without a byte of answer."""
 
 
 def _exchange(path: str, payload: bytes, deadline: float) -> Any:
@@ -185,7 +202,7 @@ def _exchange(path: str, payload: bytes, deadline: float) -> Any:
     request (``busy``, from a server before it read such requests through) and closed has the
     write fail (a broken pipe), or the read after the answer (a reset), with its answer already
     here: it is read all the same, and the error raised only when no whole answer came:
-    ``_Unanswered`` when not a byte of it did."""
+    ``_Unanswered`` when not a byte came, ``_Dropped`` when only ``protocol.TAKEN`` did."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     broken: OSError | None = None
     chunks: list[bytes] = []
@@ -208,11 +225,12 @@ def _exchange(path: str, payload: bytes, deadline: float) -> Any:
             broken = broken or exc
     finally:
         sock.close()
-    if not chunks:
+    data = b"".join(chunks)
+    if not data.strip():
         why = f"{type(broken).__name__}: {broken}" if broken is not None else "no reply"
-        raise _Unanswered(why)
+        raise _Dropped(why) if data else _Unanswered(why)
     try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except ValueError:
         if broken is not None:  # no whole answer: the broken connection says what went wrong
             raise broken from None

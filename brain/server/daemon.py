@@ -640,6 +640,7 @@ class _SocketHandler(socketserver.StreamRequestHandler):
             if len(data) > protocol.MAX_REQUEST_BYTES:
                 reply = protocol.error("bad_request", f"request over {protocol.MAX_REQUEST_BYTES} bytes")
             else:
+                self._taken()
                 with caller(peer, lambda: _hung_up(self.connection), urgent=state == "urgent"):
                     reply = daemon.answer(data)
             if connections.answered(self.connection):
@@ -692,6 +693,13 @@ class _SocketHandler(socketserver.StreamRequestHandler):
         self.server.daemon_ref.connections.read(self.connection)  # type: ignore[attr-defined]
         self.connection.settimeout(CLIENT_TIMEOUT)
         return b"".join(chunks)
+
+    def _taken(self) -> None:
+        """Say the request is taken (``protocol.TAKEN``): closed without a reply after this, the
+        client knows its question was lost mid-answer (a crash) and asks it no more; closed
+        before, that it was not taken, and asks again (``client.Refused``)."""
+        with contextlib.suppress(OSError):  # the client gone: its question is dropped before its turn
+            self.connection.sendall(protocol.TAKEN)
 
     def _send(self, reply: dict[str, Any]) -> None:
         try:

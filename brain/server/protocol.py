@@ -50,6 +50,14 @@ one of the places kept for it when every other is being answered, and goes befor
 clients' questions (``daemon._Connections``, ``service.Service.run``). Added within version 1:
 a server from before it ignores it, and a request without it is any other client's.
 
+On the socket, a server takes a request it will answer (read whole, a place and a turn for it)
+by writing one space (``TAKEN``) before the reply's line, which JSON reads as whitespace: a
+connection closed before it was not taken (closed for another client's, or the server stopped
+before reading it) and may be sent again; one closed after it without a reply was taken and
+lost (the server crashed or stopped mid-question), and is not: sent again, it could crash a
+restarted server again (``client.Dropped``). Added within version 1: a client from before it
+reads the space as the reply's whitespace, and a server from before it sends none.
+
 Reply: ``{"v": 1, "ok": true, "result": ...}`` or ``{"v": 1, "ok": false, "error": {"code",
 "message"}}``. Codes: ``bad_request`` (not JSON, too large, a missing or bad field: the
 caller's mistake, said to the user, never answered elsewhere instead; ``check_request`` lets a
@@ -77,6 +85,7 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_QUERY_CHARS = 10_000
 MAX_NOTE_CHARS = 4096  # a note's name or a heading
 MAX_WAIT = 600  # seconds a request may ask the server to wait
+TAKEN = b" "  # written on the socket before a reply when the request is taken (JSON's whitespace)
 OPS = ("ping", "ask", "note", "neighbours", "history", "status", "stop")
 # What this server answers beyond the first version's requests (its record lists them): a client
 # asks about the past only of a server that knows it is being asked (one from before would
