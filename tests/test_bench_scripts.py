@@ -58,6 +58,14 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
         ["~/.claude.json of 0.1 MB", "uninstall, backups read  median"],
     ),
 ]
+if sys.platform.startswith("linux"):  # inotify's
+    SCRIPTS.append(
+        (
+            "watch_own_reads.py",
+            ["--notes", "50"],
+            ["the watch's inotify mask: ", "level: a pass over 50 notes", "read: a pass over 50 notes"],
+        )
+    )
 
 
 @pytest.mark.slow
