@@ -105,6 +105,7 @@ def server(indexed):
 
 
 CLOSE = "close"  # a FakeServer reply: the connection closed unread, as a place closed for another client's
+TAKEN_AND_LOST = "taken"  # a FakeServer reply: the request read and taken, then closed unanswered (a crash)
 
 
 class FakeServer:
@@ -151,7 +152,7 @@ class FakeServer:
                     break
                 data += chunk
             self.received.append(data)
-            conn.sendall(protocol.encode(reply))
+            conn.sendall(b" " if reply == TAKEN_AND_LOST else protocol.encode(reply))
             conn.close()
 
     def close(self) -> None:
@@ -428,6 +429,18 @@ def test_a_server_busy_throughout_costs_a_few_tries_within_the_budget_and_nothin
     assert row["reason"] == "server-unavailable" and "busy" in row["detail"] and "tries" in row["detail"]
     assert row["latency_ms"] < 800 and row["server_ms"] < 800 - 1000 * hook.RESERVE
     assert fake.connected[-1] - fake.connected[0] < 0.8
+
+
+def test_a_question_the_server_took_and_lost_is_not_asked_again(indexed):
+    """A server that crashes on the hook's question (it said it took it, then closed unanswered)
+    is not asked it again: under a supervisor that restarts it, each try crashed it again."""
+    with fake_server(indexed, replies=[TAKEN_AND_LOST]) as fake:
+        proc = run_prompt_hook(json.dumps(_payload()).encode(), indexed, BRAIN_PROMPT_BUDGET="0.8")
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert len(fake.connected) == len(fake.received) == 1
+    (row,) = _rows()
+    assert row["reason"] == "server-unavailable", row
+    assert "took the question and closed the connection without an answer" in row["detail"], row
 
 
 def test_a_server_that_answers_with_an_error_is_not_asked_again(indexed):
