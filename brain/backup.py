@@ -117,7 +117,9 @@ def backup(
             # The rows kept aside before the ledger: a row that moves into brain.db meanwhile is
             # then in both copies rather than in neither.
             for source, relative in files:
-                _copy_file(source, temp, relative)
+                # The copy's ledger is its brain.db: a BRAIN_DB of the home's .env, copied as it
+                # was, sent a brain run on the copy to the live ledger (and left the copy's unread)
+                _copy_file(source, temp, relative, _ledger_beside if relative == Path(".env") else None)
                 report.files.append(str(relative))
             total = sum(disk_bytes(source) for source, _, _ in databases)
             done = 0
@@ -451,9 +453,9 @@ def _private_folders(top: Path, folder: Path) -> None:
             os.chmod(each, 0o700)
 
 
-def _copy_file(source: Path, top: Path, relative: Path) -> None:
-    """Copy one small file to ``top / relative``, owner-only whatever its mode was (a record
-    names the user's files, a row holds a prompt)."""
+def _copy_file(source: Path, top: Path, relative: Path, change: Callable[[bytes], bytes] | None = None) -> None:
+    """Copy one small file to ``top / relative`` (its bytes through ``change``), owner-only
+    whatever its mode was (a record names the user's files, a row holds a prompt)."""
     target = top / relative
     _private_folders(top, target.parent)
     try:
@@ -461,9 +463,33 @@ def _copy_file(source: Path, top: Path, relative: Path) -> None:
             data = read.read()
     except FileNotFoundError:
         return  # a kept-aside row recorded meanwhile: it is in the ledger now
+    if change is not None:
+        data = change(data)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as write:
         write.write(data)
+
+
+LEDGER_NOTE = "# brain backup: the ledger is brain.db beside this file; BRAIN_DB, as the home had it:\n"
+
+
+def _ledger_beside(data: bytes) -> bytes:
+    """A home's ``.env`` with its ``BRAIN_DB`` lines made comments: the backup's ledger is the
+    ``brain.db`` beside it, where a brain run on the copy (or on the home restored from it)
+    looks when BRAIN_DB is not set. A file brain does not read (not UTF-8) is copied as it is."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    spans = config.dotenv_spans(text, "BRAIN_DB")
+    if not spans:
+        return data
+    head = text.rfind("\n", 0, spans[0][0]) + 1
+    for start, end in reversed(spans):
+        first = text.rfind("\n", 0, start) + 1
+        lines = text[first:end].split("\n")
+        text = text[:first] + "\n".join(f"# {line}" for line in lines) + text[end:]
+    return (text[:head] + LEDGER_NOTE + text[head:]).encode("utf-8")
 
 
 def _sync_tree(top: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -37,6 +38,7 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
       brain backup ~/backups/brain-2026-12-06
       brain backup /mnt/usb/notes-index --vault ~/notes --json
     """
+    from . import config
     from .backup import backup
 
     bar: Any = None
@@ -69,7 +71,12 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         f"{report.bytes / 1e6:,.1f} MB ({report.seconds:.1f}s)"
     )
     for copied in report.databases:
-        click.echo(f"  {copied.kind:<6}  {terminal_safe(copied.copy)}  {copied.bytes / 1e6:,.1f} MB")
+        # A ledger BRAIN_DB put elsewhere is the copy's brain.db: where it came from is said,
+        # for a restore to put it back there (or to go without BRAIN_DB)
+        elsewhere = ""
+        if copied.kind == "ledger" and Path(copied.source) != config.brain_home() / copied.copy:
+            elsewhere = f"  (BRAIN_DB {terminal_safe(copied.source)})"
+        click.echo(f"  {copied.kind:<6}  {terminal_safe(copied.copy)}  {copied.bytes / 1e6:,.1f} MB{elsewhere}")
     if report.files:
         click.echo(f"  files   {', '.join(terminal_safe(name) for name in report.files)}")
     click.echo("  left out: vector files, BM25 postings, recall caches, logs (made again from index.db as needed)")

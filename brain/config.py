@@ -896,6 +896,12 @@ _ESCAPE = r"\\([\\'\"abfnrtv])"  # any other backslash stays as written
 _VARIABLE = r"\$\{([^}:]+)(?::-([^}]*))?\}"
 
 
+def dotenv_spans(text: str, key: str) -> list[tuple[int, int]]:
+    """Where ``text``, a ``.env`` file's, assigns ``key`` (each assignment's span, from the
+    start of its line), as ``parse_dotenv`` reads it."""
+    return [match.span() for match in re.finditer(_DOTENV_LINE, text) if match.group("key") == key]
+
+
 def parse_dotenv(text: str, skipped: list[str] | None = None) -> dict[str, str]:
     """The variables of a ``.env`` file, read as python-dotenv reads them.
 

@@ -325,3 +325,37 @@ def test_a_backup_beside_a_brain_home_in_a_plain_folder_is_made(toy_vault, tmp_p
     (tmp_path / "plain" / "backups").mkdir()
     report = backup(tmp_path / "plain" / "backups" / "one")
     assert (tmp_path / "plain" / "backups" / "one").is_dir() and report.databases
+
+
+def test_a_ledger_the_homes_env_puts_elsewhere_is_the_copys_own(toy_vault, tmp_path, brain_home, monkeypatch):
+    # The home's .env was copied as it was: BRAIN_HOME pointed at the copy (or the home restored
+    # from it) read its BRAIN_DB and wrote to the live ledger, the copy's brain.db never read
+    ledger = tmp_path / "ledgers" / "ledger.db"
+    ledger.parent.mkdir()
+    (brain_home / ".env").write_text(f"# mine\nexport BRAIN_DB='{ledger}'\nBRAIN_VERSION_INTERVAL=0\n")
+    monkeypatch.setenv("BRAIN_DB", str(ledger))  # as the CLI loads it from that .env
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "before the backup"})
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy")])
+    assert result.exit_code == 0, result.output
+    assert f"ledger  brain.db  0.1 MB  (BRAIN_DB {ledger})" in result.output
+    with connection() as db:
+        write_turn(db, {"turn_key": "k1", "session_id": "s", "ask": "after the backup"})
+
+    copy = tmp_path / "copy"
+    assert "BRAIN_DB" not in config.parse_dotenv((copy / ".env").read_text())
+    assert config.parse_dotenv((copy / ".env").read_text()) == {"BRAIN_VERSION_INTERVAL": "0"}
+    monkeypatch.delenv("BRAIN_DB")
+    monkeypatch.setenv("BRAIN_HOME", str(copy))
+    turns = CliRunner().invoke(cli, ["turns", "--json", "-n", "100"])
+    assert turns.exit_code == 0, turns.output
+    assert "before the backup" in turns.output and "after the backup" not in turns.output
+    assert config.db_path() == copy / "brain.db"
+    with connection() as db:
+        write_turn(db, {"turn_key": "k2", "session_id": "s", "ask": "on the copy"})
+    live = sqlite3.connect(ledger)
+    try:  # the live ledger is not the copy's
+        assert [r[0] for r in live.execute("SELECT turn_key FROM turns ORDER BY turn_key")] == ["k0", "k1"]
+    finally:
+        live.close()
