@@ -68,6 +68,14 @@ class BackupError(BrainError):
     """The backup cannot be made (where it would go, what it would copy); nothing was left at DEST."""
 
 
+class UnsoundDatabase(BackupError):
+    """A database SQLite cannot read as one (its header or schema damaged): nothing of it can be copied."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 @dataclass
 class Copied:
     """One database copied: where from, where in the backup, its size and the check of the copy."""
@@ -78,6 +86,7 @@ class Copied:
     bytes: int
     seconds: float
     problem: str | None = None  # what SQLite's quick_check found wrong in the copy (and the source)
+    left_out: bool = False  # SQLite cannot read the source as a database: not copied (problem says why)
 
 
 @dataclass
@@ -123,6 +132,7 @@ def backup(
                 report.files.append(str(relative))
             total = sum(disk_bytes(source) for source, _, _ in databases)
             done = 0
+            unsound: list[UnsoundDatabase] = []
             for source, relative, kind in databases:
                 target = temp / relative
                 _private_folders(temp, target.parent)
@@ -132,10 +142,22 @@ def backup(
                     if progress:
                         progress(done_before + copied, max(total, done_before + copied))
 
-                size, problem = copy_database(source, target, progress=step, step_pages=step_pages)
+                try:
+                    size, problem = copy_database(source, target, progress=step, step_pages=step_pages)
+                except UnsoundDatabase as exc:
+                    # One index SQLite cannot read refused the whole backup: the ledger and every
+                    # other vault's index went without one until it was rebuilt (its history lost)
+                    unsound.append(exc)
+                    if target.parent != temp:
+                        with contextlib.suppress(OSError):
+                            target.parent.rmdir()  # its index folder, made empty above
+                    report.databases.append(Copied(kind, str(source), "", 0, 0.0, exc.reason, left_out=True))
+                    continue
                 done += size
                 seconds = round(time.perf_counter() - began, 3)
                 report.databases.append(Copied(kind, str(source), str(relative), size, seconds, problem))
+            if len(unsound) == len(databases):
+                raise unsound[0]  # a backup holding no database is none
             _sync_tree(temp)
         except OSError as exc:
             raise _os_error(exc, dest) from exc
@@ -169,8 +191,8 @@ def copy_database(
             page_size = int(src.execute("PRAGMA page_size").fetchone()[0])
             src.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise BackupError(
-                f"{source} is not a sound SQLite database ({exc}): it was not backed up; see `brain status`"
+            raise UnsoundDatabase(
+                f"{source} is not a sound SQLite database ({exc}): it was not backed up; see `brain status`", str(exc)
             ) from exc
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         dst = sqlite3.connect(str(target), isolation_level=None)

@@ -58,7 +58,12 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         if bar is not None:
             bar.close()
     for copied in report.databases:
-        if copied.problem:
+        if copied.left_out:
+            warn(
+                f"{copied.source} is not a sound SQLite database ({copied.problem}): it is left out of the "
+                "backup, the rest is in it; see `brain status`"
+            )
+        elif copied.problem:
             warn(
                 f"{copied.source} fails SQLite's check ({copied.problem}): its copy is as damaged; "
                 "see `brain index --repair` for an index"
@@ -66,11 +71,12 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(report.as_dict())
         return
+    copies = [copied for copied in report.databases if not copied.left_out]
     click.echo(
-        f"backed up to {terminal_safe(report.destination)}: {plural(len(report.databases), 'database')}, "
+        f"backed up to {terminal_safe(report.destination)}: {plural(len(copies), 'database')}, "
         f"{report.bytes / 1e6:,.1f} MB ({report.seconds:.1f}s)"
     )
-    for copied in report.databases:
+    for copied in copies:
         # A ledger BRAIN_DB put elsewhere is the copy's brain.db: where it came from is said,
         # for a restore to put it back there (or to go without BRAIN_DB)
         elsewhere = ""

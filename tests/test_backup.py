@@ -359,3 +359,36 @@ def test_a_ledger_the_homes_env_puts_elsewhere_is_the_copys_own(toy_vault, tmp_p
         assert [r[0] for r in live.execute("SELECT turn_key FROM turns ORDER BY turn_key")] == ["k0", "k1"]
     finally:
         live.close()
+
+
+def test_an_index_sqlite_cannot_read_is_left_out_and_the_rest_backed_up(toy_vault, tmp_path):
+    # It refused the whole backup: the ledger and every other vault's index went unsaved until
+    # that one was rebuilt (and its history lost with it)
+    other = write(tmp_path / "other", "Other.md", "# Other\n\nanother vault\n").parent
+    _index(toy_vault)
+    _index(other)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "kept"})
+    broken = config.index_dir(toy_vault) / INDEX_FILE
+    with broken.open("r+b") as handle:  # its header: "file is not a database"
+        handle.write(b"\0" * 100)
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("\n") == 1 and f"{broken} is not a sound SQLite database" in result.stderr
+    assert "left out of the backup, the rest is in it" in result.stderr
+    assert "backed up to" in result.stdout and "2 databases" in result.stdout
+    copy = tmp_path / "copy"
+    assert sorted(str(p.relative_to(copy)) for p in copy.rglob("*.db")) == [
+        "brain.db",
+        f"vaults/{config.index_dir(other).name}/{INDEX_FILE}",
+    ]
+    assert not (copy / "vaults" / broken.parent.name).exists()
+    _sound(copy / "vaults" / config.index_dir(other).name / INDEX_FILE)
+
+    shown = CliRunner().invoke(cli, ["backup", str(tmp_path / "json"), "--json"])
+    left = [d for d in json.loads(shown.stdout)["databases"] if d["left_out"]]
+    assert [(d["source"], d["problem"]) for d in left] == [(str(broken), "file is not a database")]
+
+    with pytest.raises(BackupError, match="is not a sound SQLite database"):  # nothing else to copy
+        backup(tmp_path / "alone", vault=str(toy_vault))
+    assert not [p for p in tmp_path.iterdir() if "alone" in p.name]
