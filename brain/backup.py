@@ -19,7 +19,7 @@ brain that opens the copy migrates it.
 
 The copy is made in a hidden folder beside DEST (owner-only, as everything brain keeps) and
 renamed to DEST when complete: a backup killed midway leaves no DEST, and its folder is
-removed by the next backup to the same place.
+removed by the next backup into the same folder.
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ HOME_FILES = ("hook-installs.json", "mcp-installs.json", ".env")
 STEP_PAGES = 2048
 _INDEX_FOLDER = re.compile(r".+-[0-9a-f]{10}")  # config.index_dir's names (not .serve, .retired, .lock)
 _TEMP_MARK = ".brain-backup-"
+# A backup's folder beside DEST: DEST's name (its first 50 characters: all of a long one made a
+# name too long for the disk), the mark, its process id and a random part.
+_TEMP_FOLDER = re.compile(r"\..*\.brain-backup-([0-9]+)-[0-9a-f]{8}", re.DOTALL)
 _LOCK = ".backup.lock"
 
 Progress = Callable[[int, int], None]  # (bytes copied so far, bytes to copy)
@@ -380,7 +383,7 @@ def _mb(size: int) -> str:
 
 
 def _temp_prefix(dest: Path) -> str:
-    return f".{dest.name}{_TEMP_MARK}"
+    return f".{dest.name[:50]}{_TEMP_MARK}"
 
 
 @contextlib.contextmanager
@@ -422,19 +425,25 @@ def _put_in_place(temp: Path, dest: Path) -> None:
 
 
 def _remove_killed(dest: Path) -> None:
-    """Remove the folders of backups to ``dest`` that were killed midway: their lock is free,
-    or (on a system without flock, or before the lock was made) their process is gone."""
-    prefix = _temp_prefix(dest)
+    """Remove the folders of backups beside ``dest`` (to it or to any other name there) that were
+    killed midway: their lock is free, or (on a system without flock, or before the lock was
+    made) their process is gone. Those of backups to other names went only when one was made
+    to the same name again, and a backup a day to a dated name never was: each killed one's
+    copy stayed, hidden, for good."""
     try:
-        entries = [e for e in os.scandir(dest.parent) if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False)]
+        entries = [
+            (entry, found)
+            for entry in os.scandir(dest.parent)
+            if (found := _TEMP_FOLDER.fullmatch(entry.name)) and entry.is_dir(follow_symlinks=False)
+        ]
     except OSError:
         return
-    for entry in entries:
-        if _abandoned(Path(entry.path), entry.name[len(prefix) :]):
+    for entry, found in entries:
+        if _abandoned(Path(entry.path), found.group(1)):
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def _abandoned(folder: Path, tail: str) -> bool:
+def _abandoned(folder: Path, pid: str) -> bool:
     if fcntl is not None:
         try:
             fd = os.open(folder / _LOCK, os.O_RDWR)
@@ -450,14 +459,11 @@ def _abandoned(folder: Path, tail: str) -> bool:
                 return False
             finally:
                 os.close(fd)
-    pid = tail.split("-", 1)[0]
-    if not pid.isdigit():
-        return False
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return True
-    except OSError:
+    except (OSError, OverflowError):  # another user's, or a number no process id is
         return False
     return False
 

@@ -392,3 +392,36 @@ def test_an_index_sqlite_cannot_read_is_left_out_and_the_rest_backed_up(toy_vaul
     with pytest.raises(BackupError, match="is not a sound SQLite database"):  # nothing else to copy
         backup(tmp_path / "alone", vault=str(toy_vault))
     assert not [p for p in tmp_path.iterdir() if "alone" in p.name]
+
+
+def test_a_killed_backups_folder_goes_with_the_next_backup_beside_it_and_a_long_name_is_taken(toy_vault, tmp_path):
+    # Only a backup to the same name removed a killed one's folder: backups to dated names
+    # (brain-2026-12-06, then -07) left each killed one's copy there, hidden, for good; and the
+    # folder's name held all of DEST's, so a DEST of 240 characters was "File name too long"
+    _index(toy_vault)
+    started = tmp_path / "started"
+    pid = os.fork()
+    if pid == 0:
+        try:
+
+            def slow(done: int, total: int) -> None:
+                started.touch()
+                time.sleep(0.2)
+
+            backup(tmp_path / "brain-2026-12-06", progress=slow, step_pages=1)
+        finally:
+            os._exit(0)
+    try:
+        _wait_for(started.exists)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name]
+    mine = tmp_path / ".mine.brain-backup-notes"  # not a backup's folder: left alone
+    mine.mkdir()
+
+    backup(tmp_path / "brain-2026-12-07")
+    assert [p.name for p in tmp_path.iterdir() if ".brain-backup-" in p.name] == [mine.name]
+    long = tmp_path / ("b" * 240)
+    backup(long)
+    _sound(long / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
