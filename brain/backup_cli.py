@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,8 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         bar.update(done - bar.n)
 
     try:
-        report = backup(dest, vault=vault, progress=progress if sys.stderr.isatty() else None)
+        with _stopped_cleanly():
+            report = backup(dest, vault=vault, progress=progress if sys.stderr.isatty() else None)
     finally:
         if bar is not None:
             bar.close()
@@ -86,3 +89,27 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
     if report.files:
         click.echo(f"  files   {', '.join(terminal_safe(name) for name in report.files)}")
     click.echo("  left out: vector files, BM25 postings, recall caches, logs (made again from index.db as needed)")
+
+
+@contextlib.contextmanager
+def _stopped_cleanly() -> Iterator[None]:
+    """SIGTERM (kill, timeout, systemd stopping a unit) and SIGHUP (the terminal closed) end the
+    backup as Ctrl-C does, its folder beside DEST removed, with the exit status the signal gives:
+    they ended the process where it was, and the partial copy stayed until a later backup there."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    handled = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    before = {signum: signal.signal(signum, stop) for signum in handled}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

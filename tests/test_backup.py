@@ -425,3 +425,30 @@ def test_a_killed_backups_folder_goes_with_the_next_backup_beside_it_and_a_long_
     long = tmp_path / ("b" * 240)
     backup(long)
     _sound(long / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
+
+
+STOPPED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from brain import backup as module
+    from brain.cli import cli
+    copied = module.copy_database
+
+    def stopped(source, target, **kwargs):  # SIGTERM while the first database is copied
+        os.kill(os.getpid(), signal.SIGTERM)
+        return copied(source, target, **kwargs)
+
+    module.copy_database = stopped
+    cli.main(["backup", sys.argv[1]])
+    """
+)
+
+
+def test_a_backup_stopped_by_sigterm_leaves_neither_dest_nor_its_folder(toy_vault, tmp_path):
+    # SIGTERM (kill, timeout, a unit stopped) ended the process where it was: its partial copy,
+    # hidden beside DEST, stayed until a later backup was made in that folder
+    _index(toy_vault)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    stopped = subprocess.run([sys.executable, "-c", STOPPED, str(tmp_path / "copy")], env=env, timeout=120)
+    assert stopped.returncode == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vault"]
