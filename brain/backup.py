@@ -40,7 +40,7 @@ from . import config
 from .db import kept_aside_dir
 from .errors import BrainError, ConfigError, NoIndexError, NoSpaceError, NotWritableError
 from .file_state import unreachable, unusable
-from .index.store import INDEX_FILE, built_index_dir
+from .index.store import INDEX_FILE, RETIRED_SUFFIX, built_index_dir
 from .migrations import disk_bytes
 from .text import shell_word
 from .vault import resolve_vault
@@ -252,6 +252,12 @@ def _sources(
             for directory in sorted((home / "vaults").iterdir()):
                 if _INDEX_FOLDER.fullmatch(directory.name) and (directory / INDEX_FILE).is_file():
                     databases.append((directory / INDEX_FILE, Path("vaults") / directory.name / INDEX_FILE, "index"))
+                elif _cut_swap(directory):
+                    # A rebuild killed between its two renames leaves the vault's one index (its
+                    # history) under the retired name, which was passed over unsaid; it is copied
+                    # into its place, where the next brain run on the home would put it back
+                    place = directory.name[: -len(RETIRED_SUFFIX)]
+                    databases.append((directory / INDEX_FILE, Path("vaults") / place / INDEX_FILE, "index"))
         ledger = config.db_path()
         with _absent_is_none():
             if ledger.is_file() and ledger.stat().st_size > 0:
@@ -272,6 +278,16 @@ def _sources(
             f"nothing to back up: {home} holds no index and no ledger yet (run `brain index --vault PATH` first)"
         )
     return databases, files
+
+
+def _cut_swap(directory: Path) -> bool:
+    """Whether ``directory`` is an index under the retired name with none in its place."""
+    name = directory.name
+    if not name.endswith(RETIRED_SUFFIX) or not _INDEX_FOLDER.fullmatch(name[: -len(RETIRED_SUFFIX)]):
+        return False
+    return (directory / INDEX_FILE).is_file() and not (
+        directory.with_name(name[: -len(RETIRED_SUFFIX)]) / INDEX_FILE
+    ).exists()
 
 
 @contextlib.contextmanager

@@ -452,3 +452,21 @@ def test_a_backup_stopped_by_sigterm_leaves_neither_dest_nor_its_folder(toy_vaul
     stopped = subprocess.run([sys.executable, "-c", STOPPED, str(tmp_path / "copy")], env=env, timeout=120)
     assert stopped.returncode == 128 + signal.SIGTERM
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vault"]
+
+
+def test_an_index_a_cut_rebuild_left_under_the_retired_name_is_copied_into_its_place(toy_vault, tmp_path):
+    # A rebuild killed between its two renames (where the system has no atomic exchange) leaves
+    # the vault's one index under <folder>.retired until the next brain run puts it back; the
+    # backup passed over it unsaid, and a backup of that home held no index of the vault
+    _index(toy_vault)
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "x"})
+    folder = config.index_dir(toy_vault)
+    folder.rename(folder.with_name(folder.name + ".retired"))
+    report = backup(tmp_path / "copy")
+    assert [d.copy for d in report.databases] == [f"vaults/{folder.name}/{INDEX_FILE}", "brain.db"]
+    _sound(tmp_path / "copy" / "vaults" / folder.name / INDEX_FILE)
+    with environ(BRAIN_HOME=str(tmp_path / "copy")):
+        ask = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-update", "--json", "WAL mode"])
+    assert ask.exit_code == 0, ask.output
+    assert json.loads(ask.stdout)["results"]
