@@ -356,6 +356,13 @@ def _destination(destination: str | os.PathLike[str]) -> Path:
             raise BackupError(
                 f"{path} already exists and is not empty: name a new folder (a backup never writes over one)"
             )
+        if os.path.ismount(path):
+            # The copy is made beside DEST, on the disk above the mount: it filled that disk (its
+            # room never asked) and ended in "Device or resource busy", the one rename refused
+            raise BackupError(
+                f"{path} is a mount point (another disk): name a new folder in it, "
+                f"e.g. brain backup {shell_word(str(path / 'brain-backup'))}"
+            )
     return path
 
 

@@ -470,3 +470,21 @@ def test_an_index_a_cut_rebuild_left_under_the_retired_name_is_copied_into_its_p
         ask = CliRunner().invoke(cli, ["ask", "--vault", str(toy_vault), "--no-update", "--json", "WAL mode"])
     assert ask.exit_code == 0, ask.output
     assert json.loads(ask.stdout)["results"]
+
+
+def test_an_empty_mount_point_is_refused_before_anything_is_written(toy_vault, tmp_path, monkeypatch):
+    # `brain backup /mnt/usb`, an empty disk mounted there: the copy was made beside it, on the
+    # disk above the mount (its room never asked), then its rename was "Device or resource busy"
+    # (seen with a tmpfs mounted on an empty folder; here the mount is told by os.path.ismount)
+    _index(toy_vault)
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr("brain.backup.os.path.ismount", lambda path: Path(path) == usb or real(path))
+    code, out = _cli(str(usb))
+    assert code == 1 and out.count("\n") == 1, out
+    assert (
+        f"{usb} is a mount point (another disk): name a new folder in it, e.g. brain backup {usb}/brain-backup" in out
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["usb", "vault"] and not list(usb.iterdir())
+    backup(usb / "brain-backup")
