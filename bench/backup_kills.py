@@ -59,6 +59,20 @@ while not stop.exists():
 print(n)
 """
 
+# With --serve: `brain serve` runs on the vault and its watcher indexes a note rewritten every 0.3 s.
+CHURNER = """
+import sys, time
+from pathlib import Path
+vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
+n = 0
+while not stop.exists():
+    n += 1
+    (vault / "Churn.md").write_text(f"# Churn\\n\\nround {n}: " + "words that change " * (n % 7 + 1) + "\\n")
+    Path(sys.argv[3]).write_text(str(n))
+    time.sleep(0.3)
+print(n)
+"""
+
 ASKER = """
 import sys, io, contextlib
 from pathlib import Path
@@ -147,6 +161,7 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=30)
     parser.add_argument("--step-pages", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--serve", action="store_true", help="brain serve's passes as the indexing writer")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     work = args.dir.resolve()
@@ -202,8 +217,16 @@ def main() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        for code, count in zip((INDEXER, ASKER), counts)
+        for code, count in zip((CHURNER if args.serve else INDEXER, ASKER), counts)
     ]
+    server = None
+    if args.serve:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "brain", "serve", "--vault", str(vault)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     hooks = 0
     try:
         import threading
@@ -234,7 +257,11 @@ def main() -> None:
         stop.touch()
         rounds = [w.communicate(timeout=600)[0].decode().strip() for w in writers]
         hooker.join()
-    print(f"writers meanwhile: {rounds[0]} indexing passes, {rounds[1]} asks, {hooks} Stop hooks")
+        if server is not None:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=120)
+    passes = "notes rewritten under brain serve" if args.serve else "indexing passes"
+    print(f"writers meanwhile: {rounds[0]} {passes}, {rounds[1]} asks, {hooks} Stop hooks")
     copy = backups / "busy"
     if hidden(copy):
         failures.append(f"the killed backups' folders are still there: {hidden(copy)}")
