@@ -75,8 +75,9 @@ def history_command(note: str, vault: str | None, last: int | None, as_of: str |
 @click.option(
     "--before",
     metavar="WHEN",
-    help="Drop what was replaced (with --ledger: recorded) before WHEN (a date, a date and time, "
-    "a span back like 90d, 1y, or today, yesterday, now: as `brain ask --as-of` reads WHEN).",
+    help="Drop what was replaced (with --ledger: recorded) before WHEN: a date, today or yesterday means the "
+    "start of that day (local time unless it names a zone: `--before today` keeps today's); a date and time, a "
+    "span back like 90d, 2h ago, or now, that moment. The output says the moment, local and UTC.",
 )
 @click.option(
     "--ledger",
@@ -127,7 +128,7 @@ def prune_command(
       brain prune --ledger --before 2026-01-01 --vacuum --json
       brain prune --ledger --vacuum
     """
-    from .moments import local_time, parse_moment
+    from .moments import parse_moment, said_moment
 
     setup_logging(as_json)
     if ledger:
@@ -137,7 +138,7 @@ def prune_command(
         return
     from .index.prune import prune_vault
 
-    moment = parse_moment(before, "--before") if before is not None else None
+    moment = parse_moment(before, "--before", date_means="start") if before is not None else None
     with writer_waiting(vault) as waiting:
         report = prune_vault(vault, before=moment, vacuum=vacuum, wait=wait, waiting=waiting)
     if as_json:
@@ -152,7 +153,7 @@ def prune_command(
         return
     what = []
     if moment is not None:
-        what.append(f"replaced before {local_time(moment)}")
+        what.append(f"replaced before {said_moment(moment)}")
     if report.keep is not None:
         had = f"{report.notes} note had" if report.notes == 1 else f"{report.notes} notes had"
         what.append(f"beyond {plural(report.keep, 'past version')} per note: {had} more")
@@ -174,7 +175,7 @@ def prune_command(
 def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: bool) -> None:
     """`brain prune --ledger`: the brain database, which belongs to no vault."""
     from .ledger.prune import prune_ledger
-    from .moments import local_time, parse_moment
+    from .moments import parse_moment, said_moment
 
     if vault is not None:
         raise click.UsageError(
@@ -184,7 +185,7 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
         raise click.UsageError(
             "--ledger needs --before WHEN (e.g. `brain prune --ledger --before 180d`), or --vacuum to compact brain.db"
         )
-    moment = parse_moment(before, "--before") if before is not None else None
+    moment = parse_moment(before, "--before", date_means="start") if before is not None else None
     report = prune_ledger(moment, vacuum=vacuum)
     if as_json:
         emit_json(report.as_dict())
@@ -205,7 +206,7 @@ def _prune_ledger(vault: str | None, before: str | None, vacuum: bool, as_json: 
     dropped = report.dropped
     click.echo(
         f"pruned {_count(dropped['turns'], 'turn')}, {_count(dropped['recalls'], 'prompt')} (recalls) and "
-        f"{_count(dropped['ab_recall'], 'A/B row')} (ab_recall) recorded before {local_time(moment)}"
+        f"{_count(dropped['ab_recall'], 'A/B row')} (ab_recall) recorded before {said_moment(moment)}"
     )
     if report.batches:
         click.echo(

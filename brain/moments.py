@@ -14,6 +14,7 @@ import datetime as dt
 import math
 import re
 import time
+from typing import Literal
 
 from .errors import ConfigError, quoted
 
@@ -23,6 +24,8 @@ _SPAN = re.compile(r"\s*(\d+)\s*(m|[hdwy])\s*(?:ago)?\s*", re.IGNORECASE)
 _SPAN_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}  # a year: 365 days
 _DAYS_BACK = {"today": 0, "yesterday": 1}  # a day named: local time's
 NOW = "now"
+
+DayEnd = Literal["end", "start"]  # which moment of a day a date means (``parse_moment``)
 
 # What every option and argument naming a moment takes (its error says so, in these words).
 FORMS = (
@@ -59,11 +62,17 @@ def _named(value: str, now: float) -> dt.date | str | None:
     return None if back is None else dt.date.fromtimestamp(now) - dt.timedelta(days=back)
 
 
-def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None) -> float:
+def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None, date_means: DayEnd = "end") -> float:
     """A moment in the index's own time (Unix seconds) from what a user types (``FORMS``): a date
-    (``2026-03-01``, ``today``, ``yesterday``: the end of that day, local time), a date and time
-    (local unless it names a zone), a span back from now (``30m``, ``12h``, ``7d``, ``2w``, ``1y``),
-    or ``now``.
+    (``2026-03-01``, ``today``, ``yesterday``, a week, a date with a zone: by ``date_means``, the
+    end of that day, local time unless it names a zone, or its start), a date and time (local
+    unless it names a zone), a span back from now (``30m``, ``12h``, ``7d``, ``2w``, ``1y``), or
+    ``now``.
+
+    Which end of a day a date means is the command's to say, as what it does with the moment
+    differs: ``--as-of 2026-03-01`` looks at the vault as it stood at the end of that day, and
+    ``brain prune --before today`` drops what came before today began, never today's own;
+    a week is its Sunday's end, or its Monday's start.
 
     The moment must be one the calendar can show, in UTC and in local time (years 1 to 9999):
     recall turns it back into a date and prints it, so one past either end is an error here."""
@@ -73,7 +82,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
         span = _span(value)
         named = None if span is not None else _named(value, now)
         if span is None and named is None:
-            written = _date_or_datetime(value)
+            written = _date_or_datetime(value) if date_means == "end" else first_moment(value)
     except ValueError:
         raise _refused(option, text) from None
     try:
@@ -82,7 +91,7 @@ def parse_moment(text: str, option: str = "--as-of", *, now: float | None = None
         elif named == NOW:
             moment = now
         elif isinstance(named, dt.date):
-            moment = _end_of_day(named)
+            moment = _end_of_day(named) if date_means == "end" else _start_of_day(named)
         elif isinstance(written, dt.datetime):
             moment = written.timestamp()  # naive: local time
         else:
@@ -267,6 +276,11 @@ def _end_of_day(day: dt.date) -> float:
     return min(math.nextafter(end, -math.inf), end - 1e-6) if past else end
 
 
+def _start_of_day(day: dt.date) -> float:
+    """The first moment of ``day`` in local time."""
+    return dt.datetime.combine(day, dt.time.min).timestamp()
+
+
 def _fits(moment: float) -> bool:
     """Whether ``moment`` is a date and time in UTC and in local time (what ``iso_time``,
     ``local_time`` and a past view's today make of it)."""
@@ -320,6 +334,23 @@ def local_time(moment: float | None) -> str:
     if moment is None:
         return ""
     return dt.datetime.fromtimestamp(moment).isoformat(sep=" ", timespec="minutes")
+
+
+def local_iso(moment: float | None) -> str | None:
+    """Unix time → ISO 8601 in local time with its offset that day, to the second (JSON:
+    ``2026-12-06T00:00:00+03:00``), None for a moment local time cannot show."""
+    if moment is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def said_moment(moment: float) -> str:
+    """A moment a command acted on, for people, to the second: local time and UTC,
+    ``2026-12-06 00:00:00 local (2026-12-05T21:00:00Z)``."""
+    return f"{dt.datetime.fromtimestamp(moment).isoformat(sep=' ', timespec='seconds')} local ({iso_time(moment)})"
 
 
 def past_moment(text: str, option: str = "--as-of", *, now: float | None = None) -> float:

@@ -984,6 +984,36 @@ def test_prune_before_a_moment_to_come_warns_only_about_what_came_before_it(time
     assert "Garden.md" in _paths(result) and result.warnings == []
 
 
+def test_prune_before_today_keeps_what_was_replaced_today_and_says_the_moment(timeline):
+    """`brain prune --before today` read today as `--as-of` does, its end: every version replaced
+    earlier today went. A date is the moment that day began (local time), and the output says the
+    moment used, in local time and in UTC."""
+    import datetime as dt
+
+    root, at = timeline
+    began = dt.datetime.combine(dt.date.today(), dt.time.min)
+    if at["created"] < began.timestamp():
+        pytest.skip("the timeline was built across midnight")
+    utc = began.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    runner = CliRunner()
+    for when in ("today", "yesterday", dt.date.today().isoformat()):
+        out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", when, "--json"])
+        assert out.exit_code == 0, out.output
+        report = json.loads(out.output)
+        assert (report["versions"], report["chunks"], report["links"]) == (0, 0, 0), (when, report)
+    assert (report["before"], report["before_local"]) == (utc, began.astimezone().isoformat(timespec="seconds"))
+    store = open_store(root)
+    try:
+        assert len(store.versions_of(store.note_id("Plans/Rollout.md") or 0)) == 4
+    finally:
+        store.close()
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "today"])
+    assert f"(replaced before {began.date().isoformat()} 00:00:00 local ({utc}))" in out.output, out.output
+    out = runner.invoke(cli, ["prune", "--vault", str(root), "--before", "0m"])  # a span: that moment, now
+    assert out.exit_code == 0 and out.output.startswith("pruned 3 past versions"), out.output
+    assert "local (" in out.output and "Z))" in out.output
+
+
 def test_a_prune_under_an_open_view_of_the_past_is_said_on_each_answer(timeline):
     """A view of the past reads its text and chunks as it answers: a `brain prune` that drops
     them after it opened leaves answers without them, so each answer says why."""

@@ -9,6 +9,7 @@ inside a batch, between batches and inside VACUUM, and a Stop hook arriving duri
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 import hashlib
 import json
 import os
@@ -239,11 +240,35 @@ def test_usage_errors_are_one_line(db, args, message):
 def test_when_is_read_as_brain_prune_reads_it(db):
     out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "yesterdayish"])
     assert out.exit_code == 1 and "--before takes a date (2026-03-01), a date and time" in out.output
-    date = time.strftime("%Y-%m-%d", time.localtime(CUTOFF - 5 * DAY))  # its end: rows 1 s before CUTOFF stay
+    date = time.strftime("%Y-%m-%d", time.localtime(CUTOFF - 5 * DAY))  # its start: rows 5 days later stay
     out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", date, "--json"])
     assert json.loads(out.output)["dropped"] == {"turns": 1, "recalls": 1, "ab_recall": 0}
     out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "14w", "--json"])  # 98 days back
     assert json.loads(out.output)["dropped"] == {"turns": 3, "recalls": 2, "ab_recall": 2}
+
+
+def test_before_today_keeps_what_was_recorded_today(brain_home):
+    """`--ledger --before today` dropped the turns and prompts recorded earlier today (today was
+    its end): a date is the start of that day, local time, and the output says that moment."""
+    began = dt.datetime.combine(dt.date.today(), dt.time.min).timestamp()
+    if began > NOW - 60:
+        pytest.skip("too close to midnight: a row a minute old was yesterday's")
+    conn = open_db(brain_home / "brain.db")
+    _turn(conn, "today", _iso(NOW - 60))
+    _turn(conn, "yesterday", _iso(began - 60))
+    _recall(conn, _iso(NOW - 60))
+    conn.close()
+    out = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "today", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["dropped"] == {"turns": 1, "recalls": 0, "ab_recall": 0}
+    assert (
+        report["before"] == began
+        and report["before_local"] == dt.datetime.fromtimestamp(began).astimezone().isoformat()
+    )
+    assert _keys(brain_home / "brain.db", "turns") == ["today"]
+    text = CliRunner().invoke(cli, ["prune", "--ledger", "--before", "today"]).output
+    assert f"recorded before {dt.date.today().isoformat()} 00:00:00 local ({report['before_utc']})" in text, text
 
 
 def test_a_file_that_is_not_a_database_is_refused_in_one_line(tmp_path, monkeypatch):

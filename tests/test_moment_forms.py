@@ -90,6 +90,22 @@ def test_every_form_means_the_same_moment_to_every_parser():
         past_moment(text)  # each is a moment brain can look back at
 
 
+@pytest.mark.usefixtures("moscow")
+def test_prune_reads_a_date_as_the_start_of_that_day_and_every_other_form_as_its_moment():
+    """`brain prune --before today` dropped today's versions and rows: a date was the end of that
+    day, as `--as-of` reads it. For what destroys history a date is the moment that day began
+    (``date_means="start"``), the same moment `--since` starts a window at; --as-of keeps the end."""
+    before = {text: parse_moment(text, "--before", now=NOW, date_means="start") for text in TYPED + ["2026-W49"]}
+    for text, moment in before.items():
+        since = window_start(text, now=NOW)
+        assert dt.datetime.fromtimestamp(moment, dt.timezone.utc).replace(tzinfo=None) == since, text
+    assert before["today"] == dt.datetime(2026, 12, 5, 21, 0, tzinfo=dt.timezone.utc).timestamp()
+    assert before["2026-W49"] == dt.datetime(2026, 11, 29, 21, 0, tzinfo=dt.timezone.utc).timestamp()  # its Monday
+    assert parse_moment("today", now=NOW) == dt.datetime(2026, 12, 6, 20, 59, 59, 999999, dt.timezone.utc).timestamp()
+    with pytest.raises(ConfigError, match="--before '0001-01-01' is at or past an end of the calendar"):
+        parse_moment("0001-01-01", "--before", date_means="start")  # 21:00 UTC the day before year 1 began
+
+
 @pytest.mark.parametrize("text", REFUSED)
 def test_a_form_none_takes_is_one_error_naming_the_forms(text):
     for option, parse in (

@@ -277,7 +277,8 @@ class PruneReport:
     chunks: int = 0
     links: int = 0
     notes: int = 0  # notes whose past was cut to BRAIN_KEEP_VERSIONS
-    before: str | None = None
+    before: str | None = None  # UTC
+    before_local: str | None = None  # the same moment in local time, with its offset
     keep: int | None = None
     bytes_before: int | None = None
     bytes_after: int | None = None
@@ -302,9 +303,9 @@ def prune(store: IndexStore, *, before: float | None, keep: int | None) -> Prune
             # nothing was replaced after now, nor after the latest moment history holds (later
             # than now while the clock is behind it: ``Recorder.now``)
             store.note_pruned_before(min(before, max(time.time(), store.history_latest())))
-            from ..moments import iso_time  # here: an index pass reads no date (brain/moments.py)
+            from ..moments import iso_time, local_iso  # here: an index pass reads no date (brain/moments.py)
 
-            report.before = iso_time(before)
+            report.before, report.before_local = iso_time(before), local_iso(before)
         if keep is not None:
             over = store.notes_over_keep(keep)
             for note_id in over:

@@ -25,6 +25,7 @@ from typing import Any
 from .. import config
 from ..db import connection
 from ..migrations import disk_bytes, write_transaction
+from ..moments import local_iso
 
 # Each table and the column that says when its row was recorded. turns.created_at is when the
 # Stop hook first wrote the row (started_at is when the prompt was typed, which a resumed
@@ -68,6 +69,7 @@ class LedgerPruneReport:
             "database": self.path,
             "before": self.before,
             "before_utc": None if self.before is None else _utc(self.before),
+            "before_local": local_iso(self.before),
             "dropped": dict(self.dropped),
             "rows": sum(self.dropped.values()),
             "bytes_before": self.bytes_before,
