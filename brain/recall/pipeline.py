@@ -625,6 +625,23 @@ class Recaller:
         result.warnings += [w for w in self.warnings if w not in result.warnings]  # any said while answering
         return result
 
+    def _live(self, state: QueryState, lane: str, depth: int, run: Callable[[int], list[Candidate]]) -> list[Candidate]:
+        """What ``run(depth)`` finds, at most ``depth`` notes, without the notes whose file is gone
+        (``Recaller.gone``): a lane cut at ``depth`` that found such is asked again as many notes
+        deeper, so that the notes below take their places, as the dense lane does. Asked once
+        while no note is gone, or none it found is."""
+        found = run(depth)
+        if not self.gone:
+            return found
+        deeper = 0
+        while True:
+            taken = sum(1 for c in found if c.note_id in self.gone)
+            if taken <= deeper or len(found) < depth + deeper:  # depth notes left, or no more
+                break
+            deeper = taken
+            found = run(depth + deeper)
+        return self._without_gone(state, lane, found)[:depth]
+
     def _without_gone(self, state: QueryState, lane: str, found: list[Candidate]) -> list[Candidate]:
         """What ``lane`` found without the notes whose file is gone (``Recaller.gone``), kept in
         ``state.gone_found``: a path that no longer opens is no answer, nor a seed or a rank."""
@@ -680,16 +697,20 @@ class Recaller:
         if state.hop is None:
             started = time.perf_counter()
             try:
-                hop = graph_stage.expand(
-                    self.store,
-                    state.lanes["dense"],
-                    state.vector,
-                    seeds=settings.seeds,
-                    max_new=settings.max_new,
-                    long_note_discount=settings.long_note_discount,
-                    long_note_chunks=settings.long_note_chunks,
+                state.hop = self._live(
+                    state,
+                    "hop",
+                    settings.max_new,
+                    lambda max_new: graph_stage.expand(
+                        self.store,
+                        state.lanes["dense"],
+                        state.vector,
+                        seeds=settings.seeds,
+                        max_new=max_new,
+                        long_note_discount=settings.long_note_discount,
+                        long_note_chunks=settings.long_note_chunks,
+                    ),
                 )
-                state.hop = self._without_gone(state, "hop", hop)
             except GRAPH_FAILURES as exc:  # never worse than no graph: the dense pool stands
                 state.failures["graph"] = (
                     f"graph stage failed ({type(exc).__name__}: {exc}); using the dense result{self._mend(exc)}"
@@ -715,7 +736,9 @@ class Recaller:
         if mode.lexical:
             if "lexical" not in state.lanes:
                 started = time.perf_counter()
-                state.lanes["lexical"] = self._without_gone(state, "lexical", self._lexical_lane(state, mode, settings))
+                state.lanes["lexical"] = self._live(
+                    state, "lexical", settings.depth, lambda depth: self._lexical_lane(state, settings, depth)
+                )
                 state.timings["lexical"] = _ms(started)
             timings["lexical"] = state.timings["lexical"]
             lanes.append("lexical")
@@ -742,8 +765,10 @@ class Recaller:
             if key not in state.lanes:
                 started = time.perf_counter()
                 try:
-                    ppr = self._ppr_lane(state, {lane: rankings[lane] for lane in seed_lanes}, settings)
-                    state.lanes[key] = self._without_gone(state, key, ppr)
+                    seeded = {lane: rankings[lane] for lane in seed_lanes}
+                    state.lanes[key] = self._live(
+                        state, key, settings.depth, lambda depth: self._ppr_lane(state, seeded, settings, depth)
+                    )
                 except GRAPH_FAILURES as exc:  # never worse than no graph: fuse without it
                     state.failures[key] = (
                         f"PageRank stage failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
@@ -824,16 +849,16 @@ class Recaller:
             log.warning("no respelling of unknown words (%s: %s)", type(exc).__name__, exc)
             return None
 
-    def _lexical_lane(self, state: QueryState, mode: Mode, settings: RecallSettings) -> list[Candidate]:
-        """The BM25 lane; its hits, best first, are kept for anchor_lex, which reads the first of
+    def _lexical_lane(self, state: QueryState, settings: RecallSettings, depth: int) -> list[Candidate]:
+        """The BM25 lane, ``depth`` notes; its hits, best first, are kept for anchor_lex, which reads the first of
         them rather than asking FTS5 again (at 100,000 notes each search scores every match)."""
         weights = tuple(settings.lexical_weights)
         try:
             # The MATCH expression reads the BM25 index's vocabulary too: a damaged one fails here first.
             expression = self._match(state, settings)
-            if expression is None or settings.depth <= 0:
+            if expression is None or depth <= 0:
                 return []
-            hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(settings.depth))
+            hits = self.store.fts_search(expression, weights, lexical_stage.search_depth(depth))
         except sqlite3.DatabaseError as exc:
             if not search_index_damaged(exc):
                 raise
@@ -850,7 +875,7 @@ class Recaller:
         return lexical_stage.lexical_search(
             self.store,
             state.query,
-            settings.depth,
+            depth,
             settings.chunk_decay,
             weights,
             expression=expression,
@@ -874,7 +899,9 @@ class Recaller:
         if name not in state.lanes:
             started = time.perf_counter()
             try:
-                state.lanes[name] = self._without_gone(state, name, self._run_lane(name, state, settings))
+                state.lanes[name] = self._live(
+                    state, name, settings.depth, lambda depth: self._run_lane(name, state, settings, depth)
+                )
             except lane.failures as exc:  # never worse than without the lane
                 state.failures[name] = (
                     f"{name} lane failed ({type(exc).__name__}: {exc}); fusing without it{self._mend(exc)}"
@@ -886,18 +913,19 @@ class Recaller:
         if name in state.failures:
             self._fall_back(result, lane.flag, state.failures[name])
 
-    def _run_lane(self, name: str, state: QueryState, settings: RecallSettings) -> list[Candidate]:
+    def _run_lane(self, name: str, state: QueryState, settings: RecallSettings, depth: int) -> list[Candidate]:
+        """The extra lane ``name``, at most ``depth`` notes."""
         if name == "names":
-            return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, settings.depth)
+            return names_stage.names_search(self.store, self.name_index(), state.query, state.vector, depth)
         if name == "dates":
             today = dt.date.fromtimestamp(self.as_of) if self.as_of is not None else None  # a past view's today
             period = dates_stage.query_period(state.query, today)
             if period is None:  # most queries: the index of days is not read
                 return []
-            return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, settings.depth)
+            return dates_stage.dates_search(self.store, self.date_index(), period, state.vector, depth)
         if name == "folders":
             return folders_stage.folders_search(
-                self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], settings.depth
+                self.store, self.folder_index(), state.query, state.vector, state.lanes["dense"], depth
             )
         if name == "bridge":
             return bridge_stage.bridge_search(
@@ -906,32 +934,46 @@ class Recaller:
                 state.vector,
                 state.lanes["dense"],
                 state.lanes["lexical"],
-                settings.depth,
+                depth,
                 settings.bridge_min_words,
                 settings.bridge_in_passage,
             )
         if name == "anchor_dense":
-            wanted = settings.depth * anchors_stage.CHUNKS_PER_NOTE
-            nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
-            if len(nearest) < min(wanted, self.vectors.size):
-                ids, scores = self.vectors.search(state.vector, wanted)
-                nearest = list(zip(ids.tolist(), scores.tolist()))
             return anchors_stage.anchor_dense(
-                self.store, nearest[:wanted], state.vector, settings.depth, settings.anchor_hub
+                self.store, self._anchor_passages(state, depth), state.vector, depth, settings.anchor_hub
             )
         if name == "anchor_lex":
             return anchors_stage.anchor_lex(
                 self.store,
                 self._match(state, settings),
                 state.vector,
-                settings.depth,
+                depth,
                 settings.anchor_hub,
                 tuple(settings.lexical_weights),
                 passages=state.anchor_passages,
+                gone=self.gone,
             )
         raise ValueError(f"no lane named {name!r}")
 
-    def _ppr_lane(self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings) -> list[Candidate]:
+    def _anchor_passages(self, state: QueryState, depth: int) -> list[tuple[int, float]]:
+        """The chunks nearest the query that anchor_dense reads (``CHUNKS_PER_NOTE`` per note
+        wanted), none of a note whose file is gone: its text is no longer in the vault, and what
+        it said about the notes it linked to is no longer said (the next chunks take its places)."""
+        wanted = depth * anchors_stage.CHUNKS_PER_NOTE
+        nearest = state.nearest_chunks  # the dense lane's search reached at least as far, when it could
+        reach = wanted
+        while True:
+            if len(nearest) < min(reach, self.vectors.size):
+                ids, scores = self.vectors.search(state.vector, reach)
+                nearest = list(zip(ids.tolist(), scores.tolist()))
+            live = anchors_stage.live_passages(self.store, nearest[:reach], self.gone)
+            if len(live) >= wanted or len(nearest) < reach or reach >= self.vectors.size:
+                return live[:wanted]
+            reach += wanted - len(live)
+
+    def _ppr_lane(
+        self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings, depth: int
+    ) -> list[Candidate]:
         graph = self.link_graph()
         if settings.ppr_seed_scores:
             scored = [[(c.note_id, c.score) for c in state.lanes[name]] for name in rankings]
@@ -940,15 +982,15 @@ class Recaller:
             seeds = ppr_stage.seed_weights(list(rankings.values()), settings.seeds)
         if settings.ppr_hub_seeds > 0:
             seeds = ppr_stage.drop_hubs(seeds, self.store.out_degrees(sorted(seeds)), settings.ppr_hub_seeds)
-        value = dict(graph.rank(seeds, settings.depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm))
+        value = dict(graph.rank(seeds, depth, alpha=settings.ppr_alpha, degree_norm=settings.ppr_degree_norm))
         # Notes of one PageRank value (the pages one note embeds: every spell of a class) come by
         # their best chunk's cosine with the query, then by path: what the walk cannot tell apart,
         # the question can. Every note tied at the cut is scored, then the lane is cut.
-        top = ties.cut(sorted(value, key=lambda n: -value[n]), lambda n: -value[n], settings.depth)
+        top = ties.cut(sorted(value, key=lambda n: -value[n]), lambda n: -value[n], depth)
         found = dense_stage.scored_candidates(self.store, top, state.vector, "ppr")
         for c in found:
             c.score = value[c.note_id]  # the PageRank value (dense_score stays the best chunk's cosine)
-        found = best_first(found)[: settings.depth]
+        found = best_first(found)[:depth]
         # Notes that only PageRank proposed say which seed reached them (the first by weight).
         proposed = {note_id for ranking in rankings.values() for note_id in ranking}
         outsiders = [c for c in found if c.note_id not in proposed]
