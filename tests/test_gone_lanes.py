@@ -85,8 +85,9 @@ def test_gone_notes_take_no_place_of_the_lexical_lane(tmp_path):
     assert sorted(_paths(result.lanes["lexical"])) == ["Live one.md", "Live two.md"], _paths(result.lanes["lexical"])
 
 
-def test_a_gone_notes_passages_vote_for_nothing_in_anchor_dense(tmp_path):
-    """anchor_dense read the chunks nearest the query, a gone note's among them: what the
+def test_a_gone_notes_passages_vote_for_nothing_in_the_anchor_lanes(tmp_path):
+    """anchor_dense read the chunks nearest the query, anchor_lex those BM25 ranks best, a gone
+    note's among them: what the
     deleted note said of the note it linked to ranked that note first. Its words are no longer
     the vault's: the next passage votes in its place."""
     root = _vault(
@@ -104,9 +105,14 @@ def test_a_gone_notes_passages_vote_for_nothing_in_anchor_dense(tmp_path):
         before = recaller.ask("platypus venom spur", "hybrid+ppr", settings)
     finally:
         recaller.close()
-    assert _paths(before.lanes["anchor_dense"]) == ["Alpha.md"]  # the vault as built: Gone source's vote
+    for lane in ("anchor_dense", "anchor_lex"):  # the vault as built: Gone source's vote
+        assert _paths(before.lanes[lane]) == ["Alpha.md"], lane
     result = _ask(root, "platypus venom spur", "hybrid+ppr", settings, ["Gone source.md"])
-    assert _paths(result.lanes["anchor_dense"]) == ["Beta.md"], _paths(result.lanes["anchor_dense"])
+    for lane in ("anchor_dense", "anchor_lex"):
+        assert _paths(result.lanes[lane]) == ["Beta.md"], (lane, _paths(result.lanes[lane]))
+    # in the ppr mode, no lexical lane: anchor_lex searches BM25 itself
+    result = _ask(root, "platypus venom spur", "ppr", settings, [])
+    assert _paths(result.lanes["anchor_lex"]) == ["Beta.md"], _paths(result.lanes["anchor_lex"])
 
 
 def test_a_gone_note_takes_no_place_of_an_extra_lane(tmp_path):
@@ -124,3 +130,22 @@ def test_a_gone_note_takes_no_place_of_an_extra_lane(tmp_path):
     settings = RecallSettings(k=5, depth=1, seeds=1, max_new=5, pool=5)
     result = _ask(root, "platypus venom spur", "hybrid+ppr", settings, ["Gone target.md"])
     assert _paths(result.lanes["anchor_dense"]) == ["Beta.md"], _paths(result.lanes["anchor_dense"])
+
+
+def test_a_gone_note_takes_no_place_of_the_pagerank_lane(tmp_path):
+    """PageRank from the dense and lexical hits reached a gone note both of them link to before
+    the note one links to: at --depth 3 the lane gave two notes, the gone one's place empty."""
+    root = _vault(
+        tmp_path / "v",
+        [
+            ("Source one.md", "# Source one\n\nPlatypus venom spur. [[Gone target]] [[Beta]]\n"),
+            ("Source two.md", "# Source two\n\nPlatypus venom, the spur. [[Gone target]]\n"),
+            ("Gone target.md", "# Gone target\n\nThe first letter.\n"),
+            ("Beta.md", "# Beta\n\nThe second letter.\n"),
+        ],
+    )
+    settings = RecallSettings(k=5, depth=3, seeds=2, max_new=5, pool=5)
+    result = _ask(root, "platypus venom spur", "ppr", settings, ["Gone target.md"])
+    assert sorted(_paths(result.lanes["ppr"])) == ["Beta.md", "Source one.md", "Source two.md"], _paths(
+        result.lanes["ppr"]
+    )
