@@ -119,6 +119,50 @@ class QuickSpec:
         # only the patterns that may match are asked
         return self._decide(sorted(self._candidates(path)), path)
 
+    def first_folder_out(self, path: str, count: int) -> int | None:
+        """Which of the first ``count`` folders on ``path`` (vault-relative: "a/b/c.md" has
+        "a/" and "a/b/") ``match_file`` leaves out first, by its place (0 for "a/"), or None.
+
+        The answer of ``match_file`` asked of each folder in turn, with each folder's names
+        and the folders above it looked up once: asked one by one, a path d folders deep
+        cost d² name lookups (1,000 deep: 0.2 s for each of `brain serve`'s events there)."""
+        folded = fold_case(path) if self.fold else path
+        if self.exact or "\n" in folded or normalize_file(folded) != folded:
+            at = 0
+            for place, name in enumerate(path.split("/")[:count]):
+                at += len(name)
+                if self.match_file(path[:at] + "/"):
+                    return place
+                at += 1
+            return None
+        found: set[int] = set()
+        if self.names:
+            found.update(self.names.get("", ()))  # the empty name after a folder's last "/"
+        at = 0
+        for place, name in enumerate(folded.split("/")[:count]):
+            at += len(name)
+            folder = folded[:at]
+            asked = folder + "/"
+            if self.paths:
+                found.update(self.paths.get(folder, ()))
+                found.update(self.paths.get(asked, ()))
+            if self.names:
+                found.update(self.names.get(name, ()))
+            for length, ends in self.ends.items():
+                if len(name) >= length:
+                    found.update(ends.get(name[len(name) - length :], ()))
+            for length, starts in self.starts.items():
+                found.update(starts.get(name[:length], ()))
+            # these match the folder's whole path: asked afresh, and only for this folder
+            here = [i for i, regex in self.alone if regex.search(asked)]
+            if self.combined is not None and self.combined.match(asked):
+                here += self.rest
+            # patterns that may match a folder above may match this one too (`a/**`): kept
+            if (found or here) and self._decide(sorted(found.union(here)), asked):
+                return place
+            at += 1
+        return None
+
     def _decide(self, places: Iterable[int], path: str) -> bool:
         """Whether the last of these patterns that matches ``path`` itself (a folder: ending in
         "/") leaves it out; False when none does."""

@@ -256,11 +256,27 @@ def excluded(rel: str, ignore: IgnoreRules | None, *, is_dir: bool = False) -> s
     What ``scan`` would decide for the path without walking to it (``brain serve``'s watcher
     asks this of every changed path).
     """
-    parts = rel.split("/")
-    for depth in range(1, len(parts)):
-        reason = name_rule("/".join(parts[:depth]), ignore, is_dir=True)
-        if reason:
-            return reason
+    # name_rule of each folder on the way, the first that says so: each folder's own name, and
+    # the rules asked of all of them in one pass (asked folder by folder, each joined again and
+    # looked up name by name, a path d deep cost d²: 1,000 deep, 0.2 s; bench/deep_walk.py).
+    folders = rel.split("/")[:-1]
+    dot = next((place for place, name in enumerate(folders) if name.startswith(".")), len(folders))
+    spec = ignore.spec if ignore is not None else None
+    if spec is not None and dot:
+        first_out = getattr(spec, "first_folder_out", None)
+        if first_out is not None:
+            place = first_out(rel, dot)
+            if place is not None:
+                return "brainignore"
+        else:  # a spec of another kind (pathspec's own): asked folder by folder
+            at = 0
+            for name in folders[:dot]:
+                at += len(name)
+                if spec.match_file(rel[:at] + "/"):
+                    return "brainignore"
+                at += 1
+    if dot < len(folders):
+        return "dot-folder"
     return name_rule(rel, ignore, is_dir=is_dir)
 
 

@@ -199,3 +199,68 @@ def test_a_rule_in_another_case_holds_where_the_file_system_takes_any_case(tmp_p
     else:
         assert len(notes) == 4
         assert vault.excluded("private/secret.md", vault.load_ignore(root)) is None
+
+
+def _excluded_one_by_one(rel: str, ignore: vault.IgnoreRules | None, *, is_dir: bool = False) -> str | None:
+    """``vault.excluded`` as it was: each folder on the way joined and asked by itself."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        reason = vault.name_rule("/".join(parts[:depth]), ignore, is_dir=True)
+        if reason:
+            return reason
+    return vault.name_rule(rel, ignore, is_dir=is_dir)
+
+
+WAY = ["a", "b", "c", "private", "drafts", "Folder a", ".hidden", "x.md", "Top.md", "", "a\nb", "scratch-1"]
+
+
+@pytest.mark.parametrize("fold", [False, True], ids=["case-sensitive", "case-insensitive"])
+@pytest.mark.parametrize("seed", range(40))
+def test_a_path_is_left_out_as_each_folder_on_it_would_leave_it_out(seed, fold):
+    """``excluded`` asks the rules of all the folders on a path in one pass: the same reason as
+    asking them folder by folder, whatever the rules (negations, anchored paths, `**`)."""
+    from brain.ignore_rules import fold_case
+
+    rng = random.Random(seed)
+    lines = rng.sample(
+        LINES + NEGATIONS + ["a/**", "!a/b/", "/a/b/", "a/b/c/", "**/c/", "c*/", "*e/"], k=rng.randint(1, 8)
+    )
+    rules = vault._parse_ignore(("\n".join(lines) + "\n").encode(), None, fold=fold)
+    for _ in range(300):
+        folders = [rng.choice(WAY) for _ in range(rng.randint(0, 6))]
+        name = rng.choice(NAMES + WAY)
+        rel = "/".join([*folders, name])
+        rel = rel.swapcase() if fold and rng.random() < 0.3 else rel
+        is_dir = rng.random() < 0.3
+        for ignore in (rules, None):
+            assert vault.excluded(rel, ignore, is_dir=is_dir) == _excluded_one_by_one(rel, ignore, is_dir=is_dir), (
+                lines,
+                rel,
+                fold_case(rel),
+            )
+
+
+@pytest.mark.parametrize("depth", [100, 400])
+def test_a_deep_path_is_looked_up_once_for_each_folder_on_it(depth, monkeypatch):
+    """`brain serve` asks ``excluded`` of every path an event names: a note 1,000 folders deep
+    cost 0.2 s an event with a two-line .brainignore, each folder's path joined again and its
+    names looked up again at each level (d² lookups). Now each name once."""
+    rules = vault._parse_ignore(b"*.tmp\nfoo/\nbar-*\n", None)
+    spec = rules.spec
+    looked_up: list[str] = []
+
+    class Counted(dict):
+        def get(self, key, default=None):
+            looked_up.append(key)
+            return super().get(key, default)
+
+    spec.names = Counted(spec.names)
+    for length, table in list(spec.ends.items()):
+        spec.ends[length] = Counted(table)
+    for length, table in list(spec.starts.items()):
+        spec.starts[length] = Counted(table)
+    rel = "/".join(["d"] * depth) + "/Note.md"
+    assert vault.excluded(rel, rules) is None
+    assert len(looked_up) <= 4 * depth + 10, len(looked_up)
+    assert vault.excluded("/".join(["d"] * depth) + "/foo/Note.md", rules) == "brainignore"
+    assert vault.excluded("d/.git/" + rel, rules) == "dot-folder"
