@@ -47,11 +47,22 @@ class BrainGroup(click.Group):
     A reader that stops early (``brain turns | head -1``) closes the pipe: the next write
     raised BrokenPipeError, which click turned into exit status 1. The reader took what it
     wanted: brain stops quietly with status 0, as ripgrep does (git dies of SIGPIPE, 141, which
-    fails a pipeline under ``set -o pipefail``)."""
+    fails a pipeline under ``set -o pipefail``).
+
+    A name that is not UTF-8 (a vault folder, a setting's value: undecodable bytes come in as
+    surrogates) is written as its escape (``\\udcff``, as an error line writes it): where
+    Python writes strictly (a UTF-8 locale other than C, macOS), `brain status` of such a
+    vault was a UnicodeEncodeError and its traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if sys.stdout is None:  # `brain status >&-`: click.echo wrote nothing, and status 0
             sys.stdout = ClosedOutput()
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+                try:  # (the C locale's surrogateescape is kept: the bytes as they were)
+                    stream.reconfigure(errors="backslashreplace")
+                except (ValueError, OSError):  # closed, or already written to in a way that forbids it
+                    pass
         return super().main(*args, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:

@@ -231,3 +231,51 @@ def test_every_help_names_a_moment_and_the_user_scope_alike():
     for args in (["ab", "report"], ["neighbours"]):
         out = CliRunner().invoke(cli, [*args, "--help"]).output
         assert f"brain {' '.join(args)} " in out.split("Options:")[0], out
+
+
+# Undecodable bytes in a name come in as surrogates (os.fsdecode): printed to a standard output
+# that writes UTF-8 strictly (a UTF-8 locale other than C, macOS; CliRunner's), each was a
+# UnicodeEncodeError and its traceback. Now written as their escape, as an error line writes them.
+BAD = os.fsdecode(b"bad-\xff-name")
+
+
+@pytest.mark.parametrize(
+    "args, env",
+    [
+        (["status", "--vault", "BAD_VAULT"], {}),
+        (["status", "--json", "--vault", "BAD_VAULT"], {}),
+        (["serve", "--stop", "--vault", "BAD_VAULT"], {}),
+        (["status", "--vault", "VAULT"], {"BRAIN_DB": BAD}),
+        (["status", "--vault", "VAULT"], {"BRAIN_PPR_METHOD": BAD}),
+        (["status", "--vault", "VAULT"], {"BRAIN_EMBED_MODEL": BAD}),
+    ],
+    ids=["status", "status-json", "serve-stop", "BRAIN_DB", "BRAIN_PPR_METHOD", "BRAIN_EMBED_MODEL"],
+)
+def test_a_name_that_is_not_utf8_is_printed_as_its_escape(tmp_path, monkeypatch, args, env):
+    vault = tmp_path / "vault"
+    bad_vault = tmp_path / BAD
+    for folder in (vault, bad_vault):
+        folder.mkdir()
+        (folder / "Note.md").write_text("# Note\n\nText.\n", encoding="utf-8")
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    args = [str(bad_vault) if a == "BAD_VAULT" else str(vault) if a == "VAULT" else a for a in args]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert not isinstance(out.exception, UnicodeEncodeError), out.exception
+    assert "Traceback" not in out.output
+    assert "bad-\\udcff-name" in out.output, out.output
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_vault_whose_name_is_not_utf8_is_shown_by_status_where_output_is_strict(tmp_path):
+    """As a terminal in an en_US.UTF-8 locale has it (PYTHONIOENCODING: this machine has only C)."""
+    bad_vault = tmp_path / BAD
+    bad_vault.mkdir()
+    done = subprocess.run(
+        [sys.executable, str(LAUNCHER), "status", "--vault", str(bad_vault)],
+        env=brain_env(BRAIN_HOME=str(tmp_path / "home"), PYTHONIOENCODING="utf-8:strict"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert b"bad-\\udcff-name" in done.stdout, done.stdout
