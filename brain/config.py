@@ -587,7 +587,9 @@ def link_fences() -> frozenset[str]:
     # As links.fence_language reads a fence's language; one it never gives ("statblock dataview",
     # "```statblock", or none at all: ",") matched no fence, and the default was gone unsaid.
     languages = frozenset(part.strip().lower().strip("{}.") for part in value.split(",") if part.strip())
-    if not languages or any(re.search(r"[\s`~]|^$", language) for language in languages):
+    # Undecodable bytes (surrogates) name no fence a note can hold, and failed the index's
+    # write of the setting (a UnicodeEncodeError and its traceback).
+    if not languages or any(re.search(r"[\s`~\ud800-\udfff]|^$", language) for language in languages):
         raise ConfigError(
             "BRAIN_LINK_FENCES must be code-fence languages separated by commas (statblock,dataview) "
             f"or none, not {quoted(value)}"

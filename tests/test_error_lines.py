@@ -279,3 +279,13 @@ def test_a_vault_whose_name_is_not_utf8_is_shown_by_status_where_output_is_stric
     )
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert b"bad-\\udcff-name" in done.stdout, done.stdout
+
+
+def test_a_fence_language_that_is_not_utf8_is_one_error_line(toy_vault):
+    """BRAIN_LINK_FENCES with undecodable bytes passed the check and failed the index's write of
+    the setting: `brain index` and `brain ask` printed a UnicodeEncodeError's traceback."""
+    for args in (["index", "-q"], ["ask", "--no-server", "memory"]):
+        out = CliRunner().invoke(cli, [*args, "--vault", str(toy_vault)], env={"BRAIN_LINK_FENCES": BAD})
+        assert out.exit_code == 1, (args, out.output, out.exception)
+        assert out.output.startswith("Error: BRAIN_LINK_FENCES must be code-fence languages"), out.output
+        assert out.output.count("\n") == 1, out.output
