@@ -289,3 +289,35 @@ def test_a_fence_language_that_is_not_utf8_is_one_error_line(toy_vault):
         assert out.exit_code == 1, (args, out.output, out.exception)
         assert out.output.startswith("Error: BRAIN_LINK_FENCES must be code-fence languages"), out.output
         assert out.output.count("\n") == 1, out.output
+
+
+@pytest.mark.parametrize(
+    "args, env",
+    [
+        (["hook", "install", "--prompt", "--vault", "BAD_VAULT"], {}),
+        (["mcp", "install", "--vault", "BAD_VAULT"], {}),
+        (["hook", "install"], {"BRAIN_HOME": "BAD_HOME"}),
+        (["mcp", "install", "--vault", "VAULT"], {"BRAIN_DB": "BAD_HOME/ledger.db"}),
+    ],
+    ids=["hook-vault", "mcp-vault", "hook-BRAIN_HOME", "mcp-BRAIN_DB"],
+)
+def test_a_path_that_is_not_utf8_is_not_written_into_claude_codes_settings(tmp_path, monkeypatch, args, env):
+    """`brain hook install --prompt` and `brain mcp install` wrote such a path into the JSON as
+    ``\\udcff``: Claude Code reads that as another path, and the hook or the server it started
+    found no vault, with nothing said. Now refused, one line, nothing written."""
+    vault, bad_vault = tmp_path / "vault", tmp_path / BAD
+    for folder in (vault, bad_vault):
+        folder.mkdir()
+        (folder / "Note.md").write_text("# Note\n\nText.\n", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "home"))
+    named = {"BAD_VAULT": str(bad_vault), "VAULT": str(vault), "BAD_HOME": str(tmp_path / BAD)}
+    args = [named.get(a, a) for a in args]
+    env = {name: value.replace("BAD_HOME", named["BAD_HOME"]) for name, value in env.items()}
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 1, (out.output, out.exception)
+    assert out.output.startswith("Error: ") and out.output.count("\n") == 1, out.output
+    assert "is not valid UTF-8, and Claude Code's settings (JSON) cannot name it" in out.output, out.output
+    assert os.listdir(project) == []

@@ -37,7 +37,7 @@ except ImportError:  # Windows: edits are not serialised
     fcntl = None  # type: ignore[assignment]
 
 from .. import config
-from ..errors import ConfigError
+from ..errors import ConfigError, quoted
 from ..install_record import FILE, FOLDER, FOLDER_THERE, InstallRecord
 
 # kind → (the Claude Code event, what a message calls it)
@@ -121,13 +121,28 @@ def brain_executable() -> list[str]:
     return [sys.executable, "-P", "-m", "brain"] if sys.version_info >= (3, 11) else [sys.executable, "-m", "brain"]
 
 
+def nameable(what: str, value: str) -> str:
+    """``value`` (a path) as Claude Code's settings can hold it, else a ConfigError: they are
+    JSON, UTF-8. A path with bytes that are not UTF-8 (surrogates here) was written as
+    ``\\udcff``, which Claude Code reads as another path: the hook or the server it started
+    found no vault, with nothing said."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(
+            f"{what} {quoted(value)} is not valid UTF-8, and Claude Code's settings (JSON) cannot name it: "
+            "rename it, or use a path that is"
+        ) from None
+    return value
+
+
 def hook_command(kind: str = "stop", vault: Path | None = None) -> str:
     """The shell command Claude Code should run: absolute, quoted, with our env vars (and, for
     the prompt hook, the vault as ``BRAIN_VAULT``)."""
-    base = " ".join(shlex.quote(part) for part in brain_executable())
+    base = " ".join(shlex.quote(nameable("brain's own path", part)) for part in brain_executable())
     pinned = pinned_env()
     if vault is not None:
-        pinned["BRAIN_VAULT"] = str(vault)
+        pinned["BRAIN_VAULT"] = nameable("the vault's path", str(vault))
     env = [f"{name}={shlex.quote(value)}" for name, value in pinned.items()]
     return " ".join([*env, base, "hook", kind])
 
@@ -136,7 +151,7 @@ def pinned_env() -> dict[str, str]:
     """The locations set in this environment (absolute), for a command Claude Code runs, so it
     writes and reads where this shell's brain does."""
     return {
-        name: str(Path(value).expanduser().absolute())
+        name: nameable(name, str(Path(value).expanduser().absolute()))
         for name in ("BRAIN_HOME", "BRAIN_DB")
         if (value := config.env(name))  # as brain_home() and db_path() read them
     }

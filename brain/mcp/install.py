@@ -24,6 +24,7 @@ from ..ledger.install import (
     editing,
     is_brain_program,
     load_settings,
+    nameable,
     pinned_env,
     put_back,
     save_settings,
@@ -45,9 +46,13 @@ def config_path(*, user: bool = False, config: Path | None = None, cwd: Path | N
 
 def server_entry(vault: Path) -> dict[str, Any]:
     """The ``mcpServers`` entry: stdio, this brain by absolute path, the vault pinned."""
-    command, *args = brain_executable()
-    entry: dict[str, Any] = {"type": "stdio", "command": command, "args": [*args, "mcp", "--vault", str(vault)]}
-    env = {**pinned_env(), **index_settings()}
+    command, *args = (nameable("brain's own path", part) for part in brain_executable())
+    entry: dict[str, Any] = {
+        "type": "stdio",
+        "command": command,
+        "args": [*args, "mcp", "--vault", nameable("the vault's path", str(vault))],
+    }
+    env = {**pinned_env(), **{name: nameable(name, value) for name, value in index_settings().items()}}
     if env:
         entry["env"] = env
     return entry
