@@ -544,3 +544,30 @@ def test_explain_an_unknown_id_is_one_clear_line(eval_vault):
     result = _invoke(queries, "--vault", vault, "--explain", "nope")
     assert result.exit_code != 0
     assert "no query with id 'nope' in the query file" in result.output
+
+
+def test_a_query_longer_than_ask_takes_is_asked_as_ask_asks_it(eval_vault, tmp_path, monkeypatch):
+    """`brain ask` asks a query of more than 10,000 characters by its first words up to that;
+    eval asked all of it, every lane of every mode reading a query of 1 MB (17 s a mode over
+    one note, ask 0.1 s), and scored what ask never answers. Now cut as ask cuts it, and said."""
+    from brain.recall.pipeline import Recaller
+    from brain.server.protocol import MAX_QUERY_CHARS, cut_query
+
+    vault, _ = eval_vault
+    long_query = "quokka rottnest " * 60_000
+    queries = write(tmp_path, "long.jsonl", _line(id="l1", query=long_query, relevant=["Animals/Quokka.md"]) + "\n")
+    asked: list[str] = []
+    ask = Recaller.ask
+
+    def counted(self, query, *args, **kwargs):
+        asked.append(query)
+        return ask(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Recaller, "ask", counted)
+    result = _invoke(queries, "--vault", vault, "--json")
+    assert result.exit_code == 0, result.output
+    assert asked and all(query == cut_query(long_query.strip()) for query in asked), {len(q) for q in asked}
+    assert all(len(query) <= MAX_QUERY_CHARS for query in asked)
+    assert json.loads(result.stdout)["queries"] == 1
+    assert "1 query(ies) over the 10,000 characters a query takes" in result.stderr, result.stderr
+    assert "l1 (959,999)" in result.stderr, result.stderr

@@ -49,6 +49,7 @@ class EvalQuery:
     partial: tuple[str, ...] = ()
     line: int = 0
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+    cut_from: int = 0  # the query was longer than a query takes (this many characters), and is cut
 
 
 def load_queries(path: str | os.PathLike[str], vault: str | os.PathLike[str] | None = None) -> list[EvalQuery]:
@@ -111,6 +112,8 @@ class _Parsed:
 
 
 def _parse(text: str) -> _Parsed:
+    from ..server.protocol import cut_query
+
     parsed = _Parsed()
     if _one_json_array(text):  # its brackets would be "not valid JSON", and the cause never named
         parsed.problems.append(
@@ -162,15 +165,20 @@ def _parse(text: str) -> _Parsed:
         if line_problems:
             continue
         extra = {k: v for k, v in record.items() if k not in (*REQUIRED, "partial")}
+        text = valid_unicode(record["query"]).strip()  # "\ud800" alone is valid JSON
+        # As `brain ask` cuts it: the score is of what ask answers, and a query of 1 MB took
+        # 17 s a mode where ask took 0.1 s (each lane read all of it).
+        asked = cut_query(text)
         parsed.queries.append(
             EvalQuery(
                 id=str(qid),
-                query=valid_unicode(record["query"]).strip(),  # "\ud800" alone is valid JSON
+                query=asked,
                 type=record["type"],
                 relevant=tuple(str(_normal_path(p)) for p in record["relevant"]),
                 partial=tuple(str(_normal_path(p)) for p in record.get("partial") or ()),
                 line=number,
                 extra=extra,
+                cut_from=len(text) if asked != text else 0,
             )
         )
     return parsed

@@ -134,6 +134,14 @@ def _run(
     ab_source: str | None,
 ) -> EvalReport:
     warnings = list(recaller.warnings)
+    cut = [q for q in queries if q.cut_from]
+    if cut:
+        from ..server.protocol import MAX_QUERY_CHARS
+
+        warnings.append(
+            f"{len(cut)} query(ies) over the {MAX_QUERY_CHARS:,} characters a query takes, asked with their "
+            f"first words up to that as `brain ask` asks them: {', '.join(f'{q.id} ({q.cut_from:,})' for q in cut)}"
+        )
     indexed = recaller.store.note_paths()
     unindexed = sorted({p for q in queries for p in q.relevant if p not in indexed})
     if unindexed:
