@@ -725,8 +725,17 @@ def left_out_now(root: Path, path: str, ignore: IgnoreRules | None = None) -> st
     *folders, name = path.split("/")
     full, prefix = os.fspath(root), ""
     real_prefix: str | None = None  # as the walk keeps it: None while the path is its own (or out)
-    for folder in folders:
-        reason = name_rule(prefix + folder, ignore, is_dir=True)
+    # The first folder on the path the rules leave out, asked in one pass (``excluded``): each
+    # folder asked by itself cost d² name lookups for a note d deep (1,000: 0.19 s a read).
+    first_out = getattr(ignore.spec, "first_folder_out", None)
+    ruled = first_out(path, len(folders)) if first_out is not None else None
+    for place, folder in enumerate(folders):
+        if folder.startswith("."):
+            reason: str | None = "dot-folder"
+        elif first_out is not None:
+            reason = "brainignore" if place == ruled else None
+        else:
+            reason = name_rule(prefix + folder, ignore, is_dir=True)
         if reason is None and real_prefix is not None and ignore.match(real_prefix + folder + "/"):
             reason = "brainignore"
         if reason:

@@ -264,3 +264,44 @@ def test_a_deep_path_is_looked_up_once_for_each_folder_on_it(depth, monkeypatch)
     assert len(looked_up) <= 4 * depth + 10, len(looked_up)
     assert vault.excluded("/".join(["d"] * depth) + "/foo/Note.md", rules) == "brainignore"
     assert vault.excluded("d/.git/" + rel, rules) == "dot-folder"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_note_on_disk_is_left_out_now_as_its_path_is(tmp_path, seed):
+    """``left_out_now`` (what reading a note asks) follows the path folder by folder; with no
+    symlink on the way its answer is ``excluded``'s, whatever the rules."""
+    rng = random.Random(seed)
+    lines = rng.sample(
+        LINES + NEGATIONS + ["a/**", "!a/b/", "/a/b/", "a/b/c/", "**/c/", "c*/", "*e/"], k=rng.randint(1, 8)
+    )
+    root = tmp_path / "vault"
+    root.mkdir()
+    rules = vault._parse_ignore(("\n".join(lines) + "\n").encode(), None)
+    for _ in range(60):
+        folders = [rng.choice([w for w in WAY if w and w != "Top.md"]) for _ in range(rng.randint(0, 5))]
+        rel = "/".join([*folders, rng.choice([n for n in NAMES if n.endswith(".md")])])
+        write(root, rel, "# x\n")
+        assert vault.left_out_now(root, rel, rules) == vault.excluded(rel, rules), (lines, rel)
+
+
+def test_a_deep_note_is_read_with_each_folder_looked_up_once(tmp_path):
+    """Reading a note asks ``left_out_now`` of it: each folder on the way was asked of the
+    rules by itself, d² name lookups for a note d deep (1,000: 0.19 s a read with a 3-line
+    .brainignore, 0.05 without)."""
+    depth = 150
+    rel = "/".join(["d"] * depth) + "/Note.md"
+    write(tmp_path, rel, "# Note\n")
+    rules = vault._parse_ignore(b"*.tmp\nfoo/\nbar-*\n", None)
+    spec = rules.spec
+    looked_up: list[str] = []
+
+    class Counted(dict):
+        def get(self, key, default=None):
+            looked_up.append(key)
+            return super().get(key, default)
+
+    spec.names = Counted(spec.names)
+    for length, table in list(spec.ends.items()):
+        spec.ends[length] = Counted(table)
+    assert vault.left_out_now(tmp_path, rel, rules) is None
+    assert len(looked_up) <= 4 * depth + 10, len(looked_up)
