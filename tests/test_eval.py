@@ -548,7 +548,7 @@ def test_explain_an_unknown_id_is_one_clear_line(eval_vault):
 
 def test_a_query_longer_than_ask_takes_is_asked_as_ask_asks_it(eval_vault, tmp_path, monkeypatch):
     """`brain ask` asks a query of more than 10,000 characters by its first words up to that;
-    eval asked all of it, every lane of every mode reading a query of 1 MB (17 s a mode over
+    eval asked all of it, every lane of every mode reading a query of 1 MB (17 s a run over
     one note, ask 0.1 s), and scored what ask never answers. Now cut as ask cuts it, and said."""
     from brain.recall.pipeline import Recaller
     from brain.server.protocol import MAX_QUERY_CHARS, cut_query

@@ -167,7 +167,7 @@ def _parse(text: str) -> _Parsed:
         extra = {k: v for k, v in record.items() if k not in (*REQUIRED, "partial")}
         text = valid_unicode(record["query"]).strip()  # "\ud800" alone is valid JSON
         # As `brain ask` cuts it: the score is of what ask answers, and a query of 1 MB took
-        # 17 s a mode where ask took 0.1 s (each lane read all of it).
+        # 17 s for a run of the default modes over one note, where ask took 0.1 s.
         asked = cut_query(text)
         parsed.queries.append(
             EvalQuery(
