@@ -36,6 +36,12 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
     ),
     ("composed_and_narrow.py", [TOY], ["toy_vault: ", " notes read again by m023"]),
     ("block_reading.py", [TOY], ["toy_vault: ", " notes; m034 reads again "]),
+    (
+        "deep_walk.py",
+        ["--depth", "30", "--wide", "100", "--folders", "4", "--repeat", "1"],
+        ["deep 30: walk ", "wide 100/4: walk ", "excluded() of the deepest note (30 folders)", ".brainignore "],
+    ),
+    ("hostile_cli.py", ["--only", "status vault="], ["6 cases, 0 failed"]),
     ("comment_headings.py", [TOY], ["toy_vault: ", " notes; m031 reads again "]),
     ("decoding_cost.py", [TOY, "--repeat", "1"], ["this tree: ", " reached the legacy rules"]),
     ("frontmatter_dates.py", [TOY], ["toy_vault: ", "notes with frontmatter; m024 reads again"]),
