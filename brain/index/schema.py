@@ -1222,32 +1222,47 @@ def _edges_follow_versions(conn: sqlite3.Connection, before: dict[int, _Span], a
         for edge_id, *columns, recorded_from, recorded_to, ew, evf, evt, ens in edges:
             stamp = (ew, evf, evt, ens)
             ends = math.inf if recorded_to is None else recorded_to
-            ours = [v for v in versions if v[2] == stamp and v[0] < ends and v[1] > recorded_from]
-            if not ours:
-                continue
-            cuts = sorted({recorded_from, ends, *(t for v in ours for t in v[:2] if recorded_from < t < ends)})
-            pieces: list[list] = []  # [from, to, world time]
-            for start, end in pairwise(cuts):
-                world = next((v[3] for v in ours if v[0] <= start and end <= v[1]), stamp)
-                if pieces and pieces[-1][2] == world:
-                    pieces[-1][1] = end
-                else:
-                    pieces.append([start, end, world])
-            for at, (start, end, world) in enumerate(pieces):
-                row = (*world, start, None if end == math.inf else end)
-                if at == 0:
-                    conn.execute(
-                        "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ?,"
-                        " recorded_from = ?, recorded_to = ? WHERE id = ?",
-                        (*row, edge_id),
-                    )
-                else:
-                    conn.execute(
-                        "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
-                        " valid_from, valid_to, note_status, recorded_from, recorded_to)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (*columns, *row),
-                    )
+            ours = [(v[0], v[1], v[3]) for v in versions if v[2] == stamp and v[0] < ends and v[1] > recorded_from]
+            if ours:
+                _cut_edge(conn, edge_id, columns, recorded_from, ends, stamp, ours)
+
+
+def _cut_edge(
+    conn: sqlite3.Connection,
+    edge_id: int,
+    columns: Sequence,
+    recorded_from: float,
+    ends: float,
+    stamp: tuple,
+    versions: Sequence[tuple[float, float, tuple]],
+) -> None:
+    """An edge (``link_history``'s row ``edge_id``: its ``columns`` from source_id to status,
+    recorded from ``recorded_from`` to ``ends``, math.inf while open, stamped ``stamp``) takes
+    the world time of the ``versions`` (from, to, world time) current over it: cut where they
+    meet, a part no version covers keeping its stamp, the parts alike one."""
+    cuts = sorted({recorded_from, ends, *(t for v in versions for t in v[:2] if recorded_from < t < ends)})
+    pieces: list[list] = []  # [from, to, world time]
+    for start, end in pairwise(cuts):
+        world = next((v[2] for v in versions if v[0] <= start and end <= v[1]), stamp)
+        if pieces and pieces[-1][2] == world:
+            pieces[-1][1] = end
+        else:
+            pieces.append([start, end, world])
+    for at, (start, end, world) in enumerate(pieces):
+        row = (*world, start, None if end == math.inf else end)
+        if at == 0:
+            conn.execute(
+                "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ?,"
+                " recorded_from = ?, recorded_to = ? WHERE id = ?",
+                (*row, edge_id),
+            )
+        else:
+            conn.execute(
+                "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
+                " valid_from, valid_to, note_status, recorded_from, recorded_to)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*columns, *row),
+            )
 
 
 def _read_dates_again(conn: sqlite3.Connection, read_otherwise: Callable[[str | None], bool]) -> None:
@@ -1590,6 +1605,106 @@ def m034_setext_headings_and_nested_fences(conn: sqlite3.Connection) -> None:
 INDEX_MIGRATIONS.safe_to_run_again.add("m034_setext_headings_and_nested_fences")
 
 
+# m027's and m033's markers as released (637aeaf): m035 marks what the markers they have now
+# catch and these missed.
+_HASH_ENDED_HEADING_AS_RELEASED = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]*[^\s#]#+[ \t]*$", re.MULTILINE)
+
+
+def _hash_ended_heading_missed(text: str | None) -> bool:
+    """Whether a chunk holds a heading m027 marks now and marked not as released (``#\u00a0C#``)."""
+    return _holds_hash_ended_heading(text) and _HASH_ENDED_HEADING_AS_RELEASED.search(text or "") is None
+
+
+def _edges_out_of_step(conn: sqlite3.Connection) -> None:
+    """Every edge of ``link_history`` takes the world time of its note's versions current over
+    it, cut where they differ (``_cut_edge``): what m024, m025, m030 and m032 as released left
+    out of step, of any note (they kept no trace of which). Found in one statement: an edge and
+    a version of its note over the same time, whose world times differ (a few, if any)."""
+    rows = conn.execute(
+        "SELECT e.id, e.source_id, e.target, e.kind, e.count, e.target_id, e.status, e.recorded_from,"
+        " e.recorded_to, e.world_date, e.valid_from, e.valid_to, e.note_status,"
+        " v.recorded_from, v.recorded_to, v.world_date, v.valid_from, v.valid_to, v.status"
+        " FROM link_history e JOIN note_versions v ON v.note_id = e.source_id"
+        " AND v.recorded_from < coalesce(e.recorded_to, 9e99) AND coalesce(v.recorded_to, 9e99) > e.recorded_from"
+        " WHERE e.id IN (SELECT e.id FROM link_history e JOIN note_versions v ON v.note_id = e.source_id"
+        " AND v.recorded_from < coalesce(e.recorded_to, 9e99) AND coalesce(v.recorded_to, 9e99) > e.recorded_from"
+        " AND NOT (v.world_date IS e.world_date AND v.valid_from IS e.valid_from AND v.valid_to IS e.valid_to"
+        " AND v.status IS e.note_status))"
+        " ORDER BY e.id, v.recorded_from"
+    )
+    touched = set()
+    for edge_id, found in groupby(rows, key=lambda row: row[0]):
+        spans = list(found)
+        _, *columns, recorded_from, recorded_to = spans[0][:9]
+        versions = [(row[13], math.inf if row[14] is None else row[14], tuple(row[15:19])) for row in spans]
+        ends = math.inf if recorded_to is None else recorded_to
+        _cut_edge(conn, edge_id, columns, recorded_from, ends, tuple(spans[0][9:13]), versions)
+        touched.add(columns[0])
+    _rejoin_edges(conn, touched)
+
+
+# What makes two edges of a note, one closed when the other opened, one edge (``_rejoin_edges``).
+_SAME_EDGE = " AND ".join(
+    f"b.{column} IS a.{column}"
+    for column in (
+        "target",
+        "kind",
+        "count",
+        "target_id",
+        "status",
+        "world_date",
+        "valid_from",
+        "valid_to",
+        "note_status",
+    )
+)
+
+
+def _rejoin_edges(conn: sqlite3.Connection, source_ids: set[int]) -> None:
+    """A note's edge closed where one alike opened is one edge: a run after m024, m025, m030 or
+    m032 as released found the open edges out of step with the note, closed them at the upgrade
+    and opened them anew, as if the note changed then; given their versions' world time
+    (``_cut_edge``), the two are alike, and joined (as ``IndexStore`` rejoins an edge a run
+    closed and opened again)."""
+    for source_id in sorted(source_ids):
+        while pair := conn.execute(
+            "SELECT a.id, b.id, b.recorded_to FROM link_history a JOIN link_history b ON b.source_id = a.source_id"
+            f" AND b.recorded_from = a.recorded_to AND {_SAME_EDGE} WHERE a.source_id = ? LIMIT 1",
+            (source_id,),
+        ).fetchone():
+            conn.execute("DELETE FROM link_history WHERE id = ?", (pair[1],))
+            conn.execute("UPDATE link_history SET recorded_to = ? WHERE id = ?", (pair[2], pair[0]))
+
+
+@INDEX_MIGRATIONS
+def m035_what_edited_migrations_missed(conn: sqlite3.Connection) -> None:
+    """m024-m033 were edited after their release, and an index that ran them as released runs
+    them no more. The notes the markers of m027, m029 and m033 catch now and as released missed
+    (a heading whose "#"s a no-break space follows, ``[[..\\Other\\Note]]`` and
+    ``[[/../Other/Note]]``, a heading with a comment merged into the section before) are read
+    again by the next run (hash and mtime cleared: the same bytes make no new version, and a
+    chunk of the same text keeps its vector); and the edges of ``link_history`` that m024, m025,
+    m030 and m032 left with an older world time than their versions' take it, of every note,
+    cut where the versions differ (``_edges_out_of_step``)."""
+    conn.create_function("brain_hash_ended_heading_missed", 1, _hash_ended_heading_missed, deterministic=True)
+    conn.create_function("brain_from_the_notes_folder", 1, written_from_the_notes_folder, deterministic=True)
+    conn.create_function("brain_heading_with_comment", 1, _holds_heading_with_comment, deterministic=True)
+    conn.execute(
+        "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN"
+        " (SELECT note_id FROM chunks WHERE text LIKE '%#%' AND brain_hash_ended_heading_missed(text))"
+        " OR id IN (SELECT source_id FROM links WHERE kind != 'markdown' AND target LIKE '%.%'"
+        " AND NOT (target LIKE './%' OR target LIKE '../%') AND brain_from_the_notes_folder(target))"
+        " OR id IN (SELECT note_id FROM chunks WHERE heading NOT LIKE '%<!--%' AND text LIKE '%<!--%-->%'"
+        " AND brain_heading_with_comment(text))"
+    )
+    _edges_out_of_step(conn)
+
+
+# It marks notes to be read again and gives edges their versions' world time: run again, it
+# gives the same rows (the edges are in step).
+INDEX_MIGRATIONS.safe_to_run_again.add("m035_what_edited_migrations_missed")
+
+
 def search_past_chunks(conn: sqlite3.Connection) -> None:
     """Give each past chunk that holds a character ``for_search`` may drop its ``search_*``
     columns: m021, and a rebuild carrying the past of an index that lacked them. (SQL's GLOB with
@@ -1698,7 +1813,7 @@ def _float16_blob(blob: bytes | None) -> bytes | None:
 # (``Migrations.tables_made``: 0.1-0.3 s, numpy imported by m015, on each `brain status`).
 # tests/test_migrations_record.py holds it to them: a new migration updates it.
 LATEST_TABLES = (
-    "m034_setext_headings_and_nested_fences",
+    "m035_what_edited_migrations_missed",
     frozenset(
         [
             "aliases",
