@@ -171,12 +171,12 @@ _MIGRATE_AND_DIE = """
 import os, signal, sys
 from brain.index import schema
 from brain.index.store import IndexStore
-real = schema._cut_edge
-def cut_then_die(*args, **kwargs):
+real = schema._write_edges
+def write_then_die(*args, **kwargs):
     real(*args, **kwargs)
-    print("cut", flush=True)
+    print("written", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
-schema._cut_edge = cut_then_die
+schema._write_edges = write_then_die
 IndexStore.open(__import__("pathlib").Path(sys.argv[1]), create=False).close()
 """
 
@@ -192,7 +192,7 @@ def test_kill_9_mid_m035_leaves_the_index_as_it_was(tmp_path):
     run = subprocess.run(
         [sys.executable, "-c", _MIGRATE_AND_DIE, str(db.parent)], capture_output=True, text=True, env=env, timeout=120
     )
-    assert run.returncode == -signal.SIGKILL and run.stdout.strip() == "cut", run.stderr  # killed inside m035
+    assert run.returncode == -signal.SIGKILL and run.stdout.strip() == "written", run.stderr  # killed inside m035
     conn = sqlite3.connect(db)
     try:
         assert M035 not in INDEX_MIGRATIONS.applied(conn)

@@ -1213,6 +1213,7 @@ def _edges_follow_versions(conn: sqlite3.Connection, before: dict[int, _Span], a
             changed.setdefault(note_id, []).append(
                 (start, math.inf if end is None else end, before[version_id][3], world)
             )
+    writes: _EdgeWrites = ([], [], [])
     for note_id, versions in sorted(changed.items()):
         edges = conn.execute(
             "SELECT id, source_id, target, kind, count, target_id, status, recorded_from, recorded_to,"
@@ -1224,11 +1225,18 @@ def _edges_follow_versions(conn: sqlite3.Connection, before: dict[int, _Span], a
             ends = math.inf if recorded_to is None else recorded_to
             ours = [(v[0], v[1], v[3]) for v in versions if v[2] == stamp and v[0] < ends and v[1] > recorded_from]
             if ours:
-                _cut_edge(conn, edge_id, columns, recorded_from, ends, stamp, ours)
+                _cut_edge(writes, edge_id, columns, recorded_from, ends, stamp, ours)
+    _write_edges(conn, writes)
+
+
+# link_history's rows ``_cut_edge`` writes: (world time, id) and (world time, recorded_from,
+# recorded_to, id) to update (most edges keep their span: its indexes are left as they are),
+# (source_id … status, world time, recorded_from, recorded_to) to insert.
+_EdgeWrites = tuple[list[tuple], list[tuple], list[tuple]]
 
 
 def _cut_edge(
-    conn: sqlite3.Connection,
+    writes: _EdgeWrites,
     edge_id: int,
     columns: Sequence,
     recorded_from: float,
@@ -1239,7 +1247,8 @@ def _cut_edge(
     """An edge (``link_history``'s row ``edge_id``: its ``columns`` from source_id to status,
     recorded from ``recorded_from`` to ``ends``, math.inf while open, stamped ``stamp``) takes
     the world time of the ``versions`` (from, to, world time) current over it: cut where they
-    meet, a part no version covers keeping its stamp, the parts alike one."""
+    meet, a part no version covers keeping its stamp, the parts alike one. The rows to write are
+    added to ``writes`` (``_write_edges`` writes them)."""
     cuts = sorted({recorded_from, ends, *(t for v in versions for t in v[:2] if recorded_from < t < ends)})
     pieces: list[list] = []  # [from, to, world time]
     for start, end in pairwise(cuts):
@@ -1250,19 +1259,28 @@ def _cut_edge(
             pieces.append([start, end, world])
     for at, (start, end, world) in enumerate(pieces):
         row = (*world, start, None if end == math.inf else end)
-        if at == 0:
-            conn.execute(
-                "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ?,"
-                " recorded_from = ?, recorded_to = ? WHERE id = ?",
-                (*row, edge_id),
-            )
+        if at == 0 and len(pieces) == 1:
+            writes[0].append((*world, edge_id))
+        elif at == 0:
+            writes[1].append((*row, edge_id))
         else:
-            conn.execute(
-                "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
-                " valid_from, valid_to, note_status, recorded_from, recorded_to)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*columns, *row),
-            )
+            writes[2].append((*columns, *row))
+
+
+def _write_edges(conn: sqlite3.Connection, writes: _EdgeWrites) -> None:
+    conn.executemany(
+        "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ? WHERE id = ?", writes[0]
+    )
+    conn.executemany(
+        "UPDATE link_history SET world_date = ?, valid_from = ?, valid_to = ?, note_status = ?,"
+        " recorded_from = ?, recorded_to = ? WHERE id = ?",
+        writes[1],
+    )
+    conn.executemany(
+        "INSERT INTO link_history (source_id, target, kind, count, target_id, status, world_date,"
+        " valid_from, valid_to, note_status, recorded_from, recorded_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        writes[2],
+    )
 
 
 def _read_dates_again(conn: sqlite3.Connection, read_otherwise: Callable[[str | None], bool]) -> None:
@@ -1633,13 +1651,15 @@ def _edges_out_of_step(conn: sqlite3.Connection) -> None:
         " ORDER BY e.id, v.recorded_from"
     )
     touched = set()
-    for edge_id, found in groupby(rows, key=lambda row: row[0]):
+    writes: _EdgeWrites = ([], [], [])
+    for edge_id, found in groupby(rows.fetchall(), key=lambda row: row[0]):
         spans = list(found)
         _, *columns, recorded_from, recorded_to = spans[0][:9]
         versions = [(row[13], math.inf if row[14] is None else row[14], tuple(row[15:19])) for row in spans]
         ends = math.inf if recorded_to is None else recorded_to
-        _cut_edge(conn, edge_id, columns, recorded_from, ends, tuple(spans[0][9:13]), versions)
+        _cut_edge(writes, edge_id, columns, recorded_from, ends, tuple(spans[0][9:13]), versions)
         touched.add(columns[0])
+    _write_edges(conn, writes)
     _rejoin_edges(conn, touched)
 
 
