@@ -106,7 +106,9 @@ def _stopped_cleanly() -> Iterator[None]:
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
+    # one ignored is left so: `nohup brain backup` ignores SIGHUP, to run on past the terminal
     handled = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    handled = [signum for signum in handled if signal.getsignal(signum) is not signal.SIG_IGN]
     before = {signum: signal.signal(signum, stop) for signum in handled}
     try:
         yield

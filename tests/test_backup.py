@@ -454,6 +454,39 @@ def test_a_backup_stopped_by_sigterm_leaves_neither_dest_nor_its_folder(toy_vaul
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vault"]
 
 
+IGNORED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from brain import backup as module
+    from brain.cli import cli
+    copied = module.copy_database
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup leaves it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def hung_up(source, target, **kwargs):  # the terminal closed while the first database is copied
+        os.kill(os.getpid(), signal.SIGHUP)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return copied(source, target, **kwargs)
+
+    module.copy_database = hung_up
+    cli.main(["backup", sys.argv[1]])
+    """
+)
+
+
+def test_a_backup_run_under_nohup_is_not_ended_by_the_terminal_closing(toy_vault, tmp_path):
+    # `nohup brain backup DEST &` ignores SIGHUP so that closing the terminal leaves it running:
+    # the handler that turns SIGHUP and SIGTERM into an exit was put over an ignored signal, and
+    # the backup ended (129) and removed its copy when the terminal closed
+    _index(toy_vault)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    run = subprocess.run(
+        [sys.executable, "-c", IGNORED, str(tmp_path / "copy")], env=env, timeout=120, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    _sound(tmp_path / "copy" / "vaults" / config.index_dir(toy_vault).name / INDEX_FILE)
+
+
 def test_an_index_a_cut_rebuild_left_under_the_retired_name_is_copied_into_its_place(toy_vault, tmp_path):
     # A rebuild killed between its two renames (where the system has no atomic exchange) leaves
     # the vault's one index under <folder>.retired until the next brain run puts it back; the
