@@ -162,3 +162,35 @@ def test_an_index_that_read_these_otherwise_reads_those_notes_again(tmp_path):
         assert view.conn.execute("SELECT count(*) FROM note_versions").fetchone()[0] == versions
     assert history_problems(db) == []
     assert index_into(home, vault)[0].changed == 0  # once
+
+
+def test_a_setext_heading_underlined_by_one_mark_is_read_again(tmp_path):
+    """m034's first look for a chunk worth its pattern took a "--" or a "==": an underline of
+    one mark ("Intro" over "=", "Sub" over "-", as CommonMark reads any length) was passed over,
+    its note left filed under the heading above it."""
+    import sqlite3
+
+    from index_helpers import IndexView, index_into
+
+    from brain.index.schema import INDEX_MIGRATIONS
+    from brain.migrations import connect
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("Intro\n=\n\nThe intro, long enough.\n", encoding="utf-8")
+    (vault / "B.md").write_text("# Top\n\nText.\n\nSub\n  - \n\nUnder it.\n", encoding="utf-8")
+    (vault / "C.md").write_text("Plain text - with a dash.\n\n- a list\n-\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _, directory = index_into(home, vault)
+    db = directory / "index.db"
+    conn = connect(str(db))
+    conn.execute("UPDATE chunks SET heading = '' WHERE heading = 'Intro'")  # as an older brain filed them
+    conn.execute("UPDATE chunks SET heading = 'Top' WHERE heading = 'Top > Sub'")
+    conn.execute("DELETE FROM _migrations WHERE db = 'index' AND name = 'm034_setext_headings_and_nested_fences'")
+    conn.commit()
+    conn.close()
+    assert "m034_setext_headings_and_nested_fences" in INDEX_MIGRATIONS.pending(sqlite3.connect(db))
+    report, _ = index_into(home, vault)
+    assert (report.changed, report.unchanged) == (2, 1)  # not C: its "-" is a list item's
+    with IndexView(directory) as view:
+        assert [chunk["heading"] for chunk in view.chunks("A.md")] == ["Intro"]

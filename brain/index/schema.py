@@ -1595,6 +1595,15 @@ _READ_OTHERWISE_SINCE_M034 = re.compile(
 )
 
 
+# A setext underline of one mark ("=" or "-", any length being one), which m034's first look
+# (a "--" or a "==" in the chunk) passes over: looked for by this before the whole pattern.
+_ONE_MARK_UNDERLINE = re.compile(r"\n {0,3}[-=][ \t]*(?:\n|\Z)")
+
+
+def _one_mark_underline(text: str | None) -> bool:
+    return text is not None and _ONE_MARK_UNDERLINE.search(text) is not None
+
+
 def read_otherwise_since_m034(text: str | None) -> bool:
     """Whether a chunk's text holds what m034's reading changed (it may read the same: a
     setext heading's text in a list item, a fence in a quote without a link in it)."""
@@ -1612,10 +1621,11 @@ def m034_setext_headings_and_nested_fences(conn: sqlite3.Connection) -> None:
     by the next run (hash and mtime cleared: the same bytes make no new version, and a chunk of
     the same text keeps its vector)."""
     conn.create_function("brain_read_otherwise_since_m034", 1, read_otherwise_since_m034, deterministic=True)
+    conn.create_function("brain_one_mark_underline", 1, _one_mark_underline, deterministic=True)
     conn.execute(
         "UPDATE notes SET hash = '', mtime_ns = -1 WHERE id IN (SELECT note_id FROM chunks"
-        " WHERE (text LIKE '%--%' OR text LIKE '%==%' OR text LIKE '%```%' OR text LIKE '%~~~%')"
-        " AND brain_read_otherwise_since_m034(text))"
+        " WHERE (text LIKE '%--%' OR text LIKE '%==%' OR text LIKE '%```%' OR text LIKE '%~~~%'"
+        " OR brain_one_mark_underline(text)) AND brain_read_otherwise_since_m034(text))"
     )
 
 
