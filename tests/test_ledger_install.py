@@ -1094,3 +1094,34 @@ def test_a_link_to_a_file_install_made_is_left_as_it_was(tmp_path):
     assert link.is_symlink() and target.is_file()
     setup.uninstall(link)
     assert link.is_symlink() and not target.exists() and not (tmp_path / "dotfiles" / "claude").exists()
+
+
+@pytest.mark.parametrize("what", ["file", "fifo", "under a file", "db a folder"])
+@pytest.mark.parametrize("command", [["hook", "install"], ["mcp", "install"]])
+def test_install_refuses_a_brain_home_or_db_that_cannot_be_one(tmp_path, monkeypatch, what, command):
+    """BRAIN_HOME a file or a FIFO (or under a file), BRAIN_DB a folder: written into the
+    settings, the hook or the server failed at every start. Refused in one line, nothing written."""
+    monkeypatch.delenv("BRAIN_DB", raising=False)
+    monkeypatch.delenv("BRAIN_HOME", raising=False)
+    place = tmp_path / "place"
+    if what == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(place)
+    elif what == "db a folder":
+        place.mkdir()
+    else:
+        place.write_text("")
+    name = "BRAIN_DB" if what == "db a folder" else "BRAIN_HOME"
+    monkeypatch.setenv(name, str(place / "sub" if what == "under a file" else place))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    args = [*command, "--vault", str(tmp_path)] if command[0] == "mcp" else command
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    line = result.output.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert name in line and ("not a folder" in line or "not a file" in line), line
+    assert "install again" in line
+    assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()

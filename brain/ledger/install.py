@@ -149,12 +149,58 @@ def hook_command(kind: str = "stop", vault: Path | None = None) -> str:
 
 def pinned_env() -> dict[str, str]:
     """The locations set in this environment (absolute), for a command Claude Code runs, so it
-    writes and reads where this shell's brain does."""
-    return {
-        name: nameable(name, str(Path(value).expanduser().absolute()))
-        for name in ("BRAIN_HOME", "BRAIN_DB")
-        if (value := config.env(name))  # as brain_home() and db_path() read them
-    }
+    writes and reads where this shell's brain does. One that cannot be what it names (a
+    ``BRAIN_HOME`` that is a file or a FIFO, a ``BRAIN_DB`` that is a folder) is refused: written
+    into the settings, the hook or the server failed at every start, said only in Claude Code's log."""
+    pinned = {}
+    for name in ("BRAIN_HOME", "BRAIN_DB"):
+        if value := config.env(name):  # as brain_home() and db_path() read them
+            path = Path(value).expanduser().absolute()
+            _refuse_unusable(name, path)
+            pinned[name] = nameable(name, str(path))
+    return pinned
+
+
+def _refuse_unusable(name: str, path: Path) -> None:
+    """A ConfigError when ``path`` (``BRAIN_HOME``, a folder; ``BRAIN_DB``, a file) is something
+    else, or lies under something that is not a folder."""
+    wanted = "a folder" if name == "BRAIN_HOME" else "a file"
+    hint = f"set {name} to {'a folder' if name == 'BRAIN_HOME' else 'a file path'} (or unset it) and install again"
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError:  # unreadable: brain's own commands say so when they open it
+        return
+    if mode is not None:
+        ok = stat.S_ISDIR(mode) if name == "BRAIN_HOME" else stat.S_ISREG(mode)
+        if not ok:
+            raise ConfigError(f"{name} {quoted(str(path))} is {_kind(mode)}, not {wanted}: {hint}")
+        return
+    for above in path.parents:  # the first that exists must be a folder to make the rest in
+        try:
+            mode = above.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return
+        if not stat.S_ISDIR(mode):
+            raise ConfigError(
+                f"{name} {quoted(str(path))} cannot be made: {quoted(str(above))} is {_kind(mode)}, not a folder; {hint}"
+            )
+        return
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a file"
 
 
 def is_ours(command: Any, kind: str = "stop") -> bool:
