@@ -125,6 +125,7 @@ def backup(
     report = BackupReport(destination=str(dest))
     _remove_killed(dest)
     with _temporary_folder(dest) as temp:
+        source: Path | None = None  # what is being copied, for an error to name
         try:
             # The rows kept aside before the ledger: a row that moves into brain.db meanwhile is
             # then in both copies rather than in neither.
@@ -169,6 +170,8 @@ def backup(
                 raise NoSpaceError(
                     f"the disk holding {dest} is full ({exc}): nothing of the backup was left there"
                 ) from exc
+            if "disk I/O" in str(exc):  # SQLITE_IOERR: a write of the copy failed
+                raise _write_failed(exc, dest, source) from exc
             raise BackupError(f"cannot back up to {dest}: {exc}; nothing was left there") from exc
         _put_in_place(temp, dest)
     report.seconds = round(time.perf_counter() - started, 3)
@@ -559,10 +562,50 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
+_TOO_LARGE = (
+    "a file of the backup is larger than this process may write (the file size limit, `ulimit -f`) "
+    "or {dest}'s file system holds; raise the limit or back up to another disk; nothing was left there"
+)
+
+
+def _write_failed(exc: sqlite3.Error, dest: Path, source: Path | None) -> BrainError:
+    """SQLite's "disk I/O error" writing a copy, its cause named where it can be told: SQLite says
+    SQLITE_FULL for ENOSPC alone, and EFBIG (the file size limit, ``ulimit -f``) and a disk filled
+    under a quota or by another writer came out as "disk I/O error", with nothing to act on."""
+    needed = disk_bytes(source) if source is not None else 0
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        unlimited = limit == resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):  # Windows: no such limit
+        limit, unlimited = 0, True
+    if not unlimited and needed > limit:
+        return NoSpaceError(
+            f"cannot write the copy of {source} ({_mb(needed)}) in {dest}: the file size limit (`ulimit -f`) "
+            f"stops a file at {_mb(limit)}; raise it (`ulimit -f unlimited`) and back up again; nothing was left there"
+        )
+    try:
+        free = shutil.disk_usage(dest.parent).free
+    except OSError:
+        free = None
+    if free is not None and free < max(needed, 1 << 20):
+        return NoSpaceError(
+            f"the disk holding {dest} is full ({exc}, {_mb(free)} free): make space there or back up to "
+            "another disk; nothing was left there"
+        )
+    return BackupError(
+        f"cannot write the backup in {dest} ({exc}): see that its disk has space and works (df, dmesg) "
+        "and that no file size limit stops the copy (`ulimit -f`); nothing was left there"
+    )
+
+
 def _os_error(exc: OSError, dest: Path) -> BrainError:
     where = exc.filename or dest
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return NoSpaceError(f"the disk holding {dest} is full ({exc.strerror}): nothing of the backup was left there")
+    if exc.errno == errno.EFBIG:
+        return NoSpaceError(f"cannot write {where} ({exc.strerror}): {_TOO_LARGE.format(dest=dest)}")
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return NotWritableError(f"cannot write {where} ({exc.strerror}): back up to a folder you can write")
     return BackupError(f"cannot back up to {dest} ({where}: {exc.strerror or exc}): nothing was left there")

@@ -521,3 +521,59 @@ def test_an_empty_mount_point_is_refused_before_anything_is_written(toy_vault, t
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["usb", "vault"] and not list(usb.iterdir())
     backup(usb / "brain-backup")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+def test_a_copy_the_file_size_limit_stops_says_so_and_the_fix(tmp_path, brain_home):
+    # SQLite's write met EFBIG ("File too large") and said "disk I/O error", naming no cause
+    import resource
+
+    db = sqlite3.connect(brain_home / "brain.db")
+    db.execute("CREATE TABLE t (x)")
+    db.executemany("INSERT INTO t VALUES (?)", [("x" * 1000,)] * 2000)  # ~2 MB
+    db.commit()
+    db.close()
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (500_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "brain", "backup", str(tmp_path / "copy")],
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "file size limit" in line and "ulimit -f" in line, line
+    assert "disk I/O error" not in line
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(("copy", ".copy."))]
+
+
+def test_a_disk_filled_midway_that_sqlite_calls_an_io_error_is_said_full(toy_vault, tmp_path, monkeypatch):
+    _index(toy_vault)
+    from brain import backup as module
+
+    copied = module.copy_database
+
+    def fills(source, target, **kwargs):
+        copied(source, target, **kwargs)
+        monkeypatch.setattr(module.shutil, "disk_usage", lambda path: SimpleNamespace(total=1, used=1, free=0))
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(module, "copy_database", fills)
+    code, out = _cli(str(tmp_path / "copy"))
+    assert code == 1 and out.count("\n") == 1, out
+    assert "is full" in out and "make space there" in out
+
+
+def test_a_file_too_large_for_dest_names_the_cause_and_the_fix(tmp_path):
+    import errno
+
+    from brain.backup import _os_error
+
+    error = _os_error(OSError(errno.EFBIG, "File too large", str(tmp_path / "x")), tmp_path / "copy")
+    assert isinstance(error, NoSpaceError)
+    assert "File too large" in str(error) and "ulimit -f" in str(error) and "another disk" in str(error)
