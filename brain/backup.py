@@ -376,6 +376,11 @@ def _refuse_place(dest: Path, home: Path, vault: str | os.PathLike[str] | None) 
     home = home.resolve()
     if dest == home or home in dest.parents:
         raise BackupError(f"{dest} is inside BRAIN_HOME ({home}): back up to a folder outside it")
+    # A BRAIN_DB outside the home keeps its kept-aside rows beside it: a backup in there was
+    # copied by the next one as rows, and held the hooks off the ledger while it was there
+    aside = kept_aside_dir(config.db_path().expanduser().absolute()).resolve()
+    if dest == aside or aside in dest.parents:
+        raise BackupError(f"{dest} is inside the ledger's kept-aside folder ({aside}): back up to a folder outside it")
     vaults = [resolve_vault(vault)] if vault not in (None, "") else []
     for above in (dest, *dest.parents):  # a folder is a vault when brain keeps an index for it
         if above in vaults or (config.index_dir(above, checked=False) / INDEX_FILE).exists():

@@ -577,3 +577,21 @@ def test_a_file_too_large_for_dest_names_the_cause_and_the_fix(tmp_path):
     error = _os_error(OSError(errno.EFBIG, "File too large", str(tmp_path / "x")), tmp_path / "copy")
     assert isinstance(error, NoSpaceError)
     assert "File too large" in str(error) and "ulimit -f" in str(error) and "another disk" in str(error)
+
+
+def test_a_dest_in_the_kept_aside_folder_of_a_ledger_outside_the_home_is_refused(tmp_path, brain_home, monkeypatch):
+    ledger = tmp_path / "ledgers" / "brain.db"
+    ledger.parent.mkdir()
+    monkeypatch.setenv("BRAIN_DB", str(ledger))
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "x"})
+    aside = kept_aside_dir(ledger)
+    aside.mkdir(exist_ok=True)
+    for dest in (aside / "copy", aside / "deeper"):
+        if dest.name == "deeper":
+            dest.mkdir()
+            dest = dest / "copy"
+        code, out = _cli(str(dest))
+        assert code == 1 and out.count("\n") == 1 and "kept-aside folder" in out, out
+    assert [p.name for p in aside.iterdir()] == ["deeper"]
+    assert not list((aside / "deeper").iterdir())
