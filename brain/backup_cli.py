@@ -14,6 +14,8 @@ from .cli_options import not_blank
 from .cli_support import emit_json, library_errors, warn
 from .text import plural, terminal_safe
 
+SHOWN = 20  # databases listed a line each; past it, the rest are summed up in one
+
 
 @click.command("backup")
 @click.argument("dest", type=click.Path(path_type=str))
@@ -79,13 +81,25 @@ def backup_command(dest: str, vault: str | None, as_json: bool) -> None:
         f"backed up to {terminal_safe(report.destination)}: {plural(len(copies), 'database')}, "
         f"{report.bytes / 1e6:,.1f} MB ({report.seconds:.1f}s)"
     )
-    for copied in copies:
+    # 300 vaults printed 300 lines: past SHOWN, the ledger and the first indexes, then the rest in one
+    shown = copies
+    if len(copies) > SHOWN:
+        ledgers = [copied for copied in copies if copied.kind != "index"]
+        shown = [copied for copied in copies if copied.kind == "index"][: SHOWN - len(ledgers)] + ledgers
+    for copied in shown:
         # A ledger BRAIN_DB put elsewhere is the copy's brain.db: where it came from is said,
         # for a restore to put it back there (or to go without BRAIN_DB)
         elsewhere = ""
         if copied.kind == "ledger" and Path(copied.source) != config.brain_home() / copied.copy:
             elsewhere = f"  (BRAIN_DB {terminal_safe(copied.source)})"
         click.echo(f"  {copied.kind:<6}  {terminal_safe(copied.copy)}  {copied.bytes / 1e6:,.1f} MB{elsewhere}")
+    if len(shown) < len(copies):
+        listed = {id(copied) for copied in shown}
+        rest = [copied for copied in copies if id(copied) not in listed]
+        click.echo(
+            f"  ... and {len(rest)} more {'index' if len(rest) == 1 else 'indexes'}, "
+            f"{sum(copied.bytes for copied in rest) / 1e6:,.1f} MB (--json lists every one)"
+        )
     if report.files:
         click.echo(f"  files   {', '.join(terminal_safe(name) for name in report.files)}")
     click.echo("  left out: vector files, BM25 postings, recall caches, logs (made again from index.db as needed)")

@@ -595,3 +595,28 @@ def test_a_dest_in_the_kept_aside_folder_of_a_ledger_outside_the_home_is_refused
         assert code == 1 and out.count("\n") == 1 and "kept-aside folder" in out, out
     assert [p.name for p in aside.iterdir()] == ["deeper"]
     assert not list((aside / "deeper").iterdir())
+
+
+def test_many_vaults_print_the_first_lines_and_the_rest_in_one_and_json_keeps_every_one(tmp_path, brain_home):
+    # 300 vaults printed 300 lines
+    SHOWN = 20  # brain.backup_cli.SHOWN
+    for n in range(SHOWN + 5):
+        folder = brain_home / "vaults" / f"v{n:03}-{n:010x}"
+        folder.mkdir(parents=True)
+        db = sqlite3.connect(folder / INDEX_FILE)
+        db.execute("CREATE TABLE t (x)")
+        db.commit()
+        db.close()
+    with connection() as db:
+        write_turn(db, {"turn_key": "k0", "session_id": "s", "ask": "x"})
+    code, out = _cli(str(tmp_path / "copy"))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith(f"backed up to {tmp_path / 'copy'}: {SHOWN + 6} databases")
+    listed = [line for line in lines if " index  " in line or " ledger  " in line]
+    assert len(listed) == SHOWN and any("ledger" in line for line in listed)
+    [rest] = [line for line in lines if "more indexes" in line]
+    assert rest.startswith("  ... and 6 more indexes, ") and "MB" in rest and "--json" in rest
+    assert len(lines) == SHOWN + 3, out  # the head, the lines, the rest, what is left out
+    result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy2"), "--json"])
+    assert len(json.loads(result.stdout)["databases"]) == SHOWN + 6
