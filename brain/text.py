@@ -427,7 +427,28 @@ def shell_word(path: object) -> str:
     run as two words was another vault, or none."""
     import shlex  # here: only a message that asks the user to paste a command quotes a path
 
-    return shlex.quote(str(path))
+    text = str(path)
+    if not _LOG_ESCAPED.search(text):
+        return shlex.quote(text)
+    # A line break (or another character an error line writes as its escape) inside '...' was
+    # printed as the two characters \n: the command pasted named another path. $'...' (bash,
+    # zsh, ksh, busybox sh; POSIX sh since 2024) reads the escapes back, each as the bytes the
+    # name holds (a lone surrogate: the one byte that was not UTF-8).
+    quoted = "".join(
+        "".join(f"\\x{byte:02x}" for byte in _name_bytes(char)) if _LOG_ESCAPED.search(char) or char in "'\\" else char
+        for char in text
+    )
+    return f"$'{quoted}'"
+
+
+def _name_bytes(char: str) -> bytes:
+    """The bytes a file name's character stands for (a lone surrogate: the byte not UTF-8)."""
+    import os
+
+    try:
+        return os.fsencode(char)
+    except UnicodeEncodeError:
+        return char.encode("utf-8", "surrogatepass")
 
 
 def plural(n: int, word: str) -> str:

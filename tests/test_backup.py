@@ -620,3 +620,19 @@ def test_many_vaults_print_the_first_lines_and_the_rest_in_one_and_json_keeps_ev
     assert len(lines) == SHOWN + 3, out  # the head, the lines, the rest, what is left out
     result = CliRunner().invoke(cli, ["backup", str(tmp_path / "copy2"), "--json"])
     assert len(json.loads(result.stdout)["databases"]) == SHOWN + 6
+
+
+def test_the_mkdir_hint_for_a_dest_whose_name_holds_a_line_break_makes_that_folder_pasted(tmp_path, brain_home):
+    # '...\n...' inside single quotes was printed as the two characters \n: pasted, the
+    # command made another folder
+    import shutil
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash here")
+    missing = tmp_path / "two\nlines 'quoted' \\ \x1b[2J"
+    code, out = _cli(str(missing / "copy"))
+    assert code == 1 and out.count("\n") == 1, out
+    command = out.split("(mkdir -p ", 1)[1].split("), or ", 1)[0]
+    subprocess.run([bash, "-c", f"mkdir -p {command}"], check=True, cwd=tmp_path, timeout=30)
+    assert missing.is_dir()
