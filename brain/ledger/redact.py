@@ -189,8 +189,11 @@ _STATED_TRIGGERS = (
     "pass phrase",
     "passcode is",
     "secret is",
+    "secret was",
     "token is",
+    "token was",
     "key is",
+    "key was",
     "pin is",
     "pin:",
     "pin code",
@@ -212,6 +215,8 @@ _STATED_TRIGGERS = (
     "password —",
     "password –",
     "пароль",
+    "кодов",
+    "секрет",
     "пин",
     "password ",
     "password'",
@@ -229,15 +234,16 @@ _STATED = (
     r"(?:(?P<set>(?:[ \t]+(?:has|have|had)[ \t]+been|[ \t]+(?:is|was|got))?[ \t]+(?:changed|set|reset|updated)[ \t]+to)"
     r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+[—–-](?=[ \t])|(?P<to>[ \t]+to))"
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
-    r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+is)"
-    r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+is)|[Bb](?i:ot[ _-]?token[ \t]+is))"
+    r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+(?:is|was))"
+    r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was))|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was)))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
-    r"|[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?[ \t]+[—–][ \t]+"
+    r"|(?:[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?|[Кк]одов(?:ое|ая)[ \t]+(?:слово|фраза)"
+    r"|[Сс]екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)[ \t]+[—–][ \t]+"
     r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code)|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)))"
     r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
-    r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[A-Za-z][A-Za-z'-]{0,40}){0,11}))"
+    r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
 )
 # A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
 # not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
@@ -279,7 +285,8 @@ _REFERENCE_TAGS = frozenset("secret env_var env ref getatt importvalue include i
 # English ones do ("пароли: в менеджере" names no secret).
 _RUSSIAN_SECRET = (
     r"(?:парол(?:ь|я|ю|ем|е)|токен(?:а|у|ом|е)?|секрет(?:а|у|ом|е)?|секретн\w{1,4}[ \t]+ключ(?:а|у|ом|е)?|парольн\w{1,4}[ \t]+фраз\w{0,2}"
-    r"|(?:api|апи)[ \t-]?ключ(?:а|у|ом|е)?|ключ(?:а|у|ом|е)?[ \t]+(?:api|апи|доступа))"
+    r"|(?:api|апи)[ \t-]?ключ(?:а|у|ом|е)?|ключ(?:а|у|ом|е)?[ \t]+(?:api|апи|доступа)"
+    r"|(?:кодов|секретн)\w{1,4}[ \t]+(?:слов(?:о|а|у|ом|е)|фраз\w{0,2}))"
 )
 _RUSSIAN_ASSIGNMENT = (
     rf"(?i)((?<!\w){_RUSSIAN_SECRET}(?:[ \t]+(?:от|для|к|ко|на)(?:[ \t]+[^\s:=\"']{{1,40}}){{1,2}})?"
@@ -548,7 +555,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     (("=>",), rf"(?<![\w:]):(?P<name>\w{{0,60}}?{_HINT}\w{{0,60}})\s*=>\s*(?P<value>{_VALUE})", "named"),
     # The same in Russian prose: "пароль: x", "токен = x", "API-ключ: x", and Russian's word order
     # for "wifi password: x", the qualifier after the word ("пароль от почты: x", "токен для CI: x").
-    (("парол", "токен", "секрет", "ключ"), _RUSSIAN_ASSIGNMENT, "labelled"),
+    (("парол", "токен", "секрет", "ключ", "кодов"), _RUSSIAN_ASSIGNMENT, "labelled"),
     # A secret stated in prose with "is" ("my password is hunter2", "the wifi password is 'correct horse
     # battery staple'"): a quoted value, or one word that holds a digit or a sign (_mask_stated), so
     # prose about a password stays ("the password is stored in the vault", "is 8 characters long").
@@ -689,8 +696,15 @@ def _mask_stated(match: re.Match[str]) -> str:
         if match.group(0).startswith("passwd") and _SUDO_BEFORE.search(match.string, max(0, start - 80), start):
             return match.group(0)  # "sudo passwd deploy1": the command, and the user whose password it sets
         word = match.group("bare")
-        if word is None:  # a quoted value names a field or a word as often as it states one
-            return match.group(0)
+        if word is None:  # a quoted value names a field or a word as often as it states one, but a
+            # passphrase's words ("my passphrase 'correct horse battery staple'") name nothing
+            value = match.group("quoted").split()
+            named = _name_words(lead.strip(" \t:'’s"))
+            if not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value):
+                return match.group(0)
+            return f"{lead}{quote}{MASK}{quote}"
+        if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
+            return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
         if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\", '"'):
             return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
@@ -719,8 +733,8 @@ def _mask_stated(match: re.Match[str]) -> str:
             return match.group(0)
         return f"{lead}{quote}{MASK}{quote}"
     word, words = match.group("bare"), match.group("words")
-    if words and "pass" in lead.lower() and _is_stated_passphrase(match):
-        return f"{lead}{MASK}"
+    if (least := _passphrase_least(lead)) and (count := _stated_passphrase(match, least=least)):
+        return f"{lead}{MASK}{_after_words(match, count)}"
     bare = word.rstrip(".,:;!?")
     if len(bare) < 4 or _holds_no_secret("", bare) or _STATED_NAME.fullmatch(bare) or not _STATED_WORD.fullmatch(bare):
         return match.group(0)
@@ -759,16 +773,18 @@ def _mask_all_stated(text: str) -> str:
         if found is None:
             continue
         masked, end = _mask_stated(found), found.end()
-        if found.group("plain") is not None and found.group("bare") is not None:
-            # its value is one word: the words after it are read for another ("password manager. The password is x")
-            masked, end = masked[: len(masked) - len(found.group("words"))], found.end("bare")
+        words = found.group("words")
+        if found.group("plain") is not None and found.group("bare") is not None and masked.endswith(words):
+            # its value is one word: the words after it are read for another ("password manager. The password is
+            # x"); a passphrase masked ("the passphrase correct horse battery staple") took them
+            masked, end = masked[: len(masked) - len(words)], found.end("bare")
         out.append(text[done : found.start()] + masked)
         done = end
     return "".join(out) + text[done:] if out else text
 
 
 # The letters a stated secret's name starts with (each branch of _STATED starts with one of them).
-_STATED_FIRST = frozenset("PpSsAaBbПп")
+_STATED_FIRST = frozenset("PpSsAaBbПпКкСс")
 
 
 def _stated_at(text: str, start: int) -> re.Match[str] | None:
@@ -799,30 +815,75 @@ _STATED_PROSE = frozenset(
 )
 
 
-# Where a passphrase stated in prose ends: its line's end (of a JSON string's line too), or its
-# sentence's ("… staple. Then log in").
-_STATED_END = re.compile(r"[.!]?(?:[ \t]*(?:\Z|\r|\n|\\+[nr]|\\*\")|[ \t]+[A-Z])")
+# The same in Russian ("пароль — это ключ к аккаунту", "пароль — обязательное поле формы"): words of
+# prose, pronouns, and what a description of a password names.
+_STATED_PROSE_RU = frozenset(
+    "это не ни и или в во на с со к ко от для по у о об обо как что чтобы где когда если то же ли был была"
+    " было были есть будет должен должна должно нужно надо можно нельзя мой моя моё мои твой твоя наш наша"
+    " ваш ваша его её их тот та этот эта такой такая очень слишком только уже ещё все всё всегда никогда при"
+    " из за до после без про через а но да нет вот там тут здесь который которая которое поле параметр"
+    " строка значение способ набор комбинация символов символы букв цифр длина пустой пустая обязательный"
+    " обязательное обязательная".split()
+)
+# Where a passphrase stated in prose ends: its line's end (of a JSON string's line too), its
+# sentence's ("… staple. Then log in"), or a clause's (a comma, a semicolon).
+_STATED_END = re.compile(r"[.!]?(?:[ \t]*(?:\Z|\r|\n|\\+[nr]|\\*\")|[ \t]+[A-ZА-ЯЁ])|[,;](?:\s|\Z)")
+# A word that joins a clause to a passphrase stated before it ("… staple and the user is bob").
+_CLAUSE_JOINS = frozenset("and but then so or while и а но потом затем или".split())
 
 
-def _is_stated_passphrase(match: re.Match[str]) -> bool:
-    """Whether the words after "password is" are a passphrase ("the wifi password is correct horse
-    battery staple."): three or more words of letters up to the end of the line or of a sentence, none
-    of prose (``_NOT_ONE_VALUE``, ``_POINTERS``, ``_STATED_PROSE``), the first no participle or adverb
-    ("hashed with bcrypt", "rejected for admin site", "limited to 1024 bytes" are prose). A first word
-    that is a determiner ("the", "my": _DETERMINERS) is judged with the rest when they are a sentence of
-    their own: a capital after "is" ("The password is The cat sat down."), or three words more ("my
-    password is my dog has fleas"); "the one from the wiki", "my dog's name" stay."""
+def _stated_passphrase(match: re.Match[str], *, least: int = 3) -> int:
+    """How many of the words stated after a secret's name (its ``bare`` word, then its ``words``) are a
+    passphrase ("the wifi password is correct horse battery staple."): ``least`` words of letters or
+    more, up to the end of the line, of a sentence or of a clause (a comma, or a word joining another
+    clause: "… staple and the user is bob"), none of prose (``_NOT_ONE_VALUE``, ``_POINTERS``,
+    ``_STATED_PROSE``, Russian's ``_STATED_PROSE_RU``), the first no participle or adverb ("hashed with
+    bcrypt", "rejected for admin site", "limited to 1024 bytes" are prose); 0: no passphrase. A first
+    word that is a determiner ("the", "my": _DETERMINERS) is judged with the rest when they are a
+    sentence of their own: a capital after "is" ("The password is The cat sat down."), or three words
+    more ("my password is my dog has fleas"); "the one from the wiki", "my dog's name" stay."""
     words = [match.group("bare"), *match.group("words").split()]
-    if len(words) < 3 or _STATED_END.match(match.string, match.end()) is None:
+    lowered = [w.lower() for w in words]
+    cut = next((i for i in range(max(least, 1), len(words)) if lowered[i] in _CLAUSE_JOINS), None)
+    if cut is not None:
+        words, lowered = words[:cut], lowered[:cut]
+    elif _STATED_END.match(match.string, match.end()) is None:
+        return 0
+    return len(words) if _is_passphrase(words, least=least) else 0
+
+
+def _is_passphrase(words: list[str], *, least: int = 3) -> bool:
+    """Whether ``words`` are a passphrase of ``least`` words or more, as _stated_passphrase judges them."""
+    if len(words) < least:
         return False
     lowered = [w.lower() for w in words]
-    if not all(w.replace("'", "").replace("-", "").isalpha() for w in lowered):
+    if not all(w.replace("'", "").replace("’", "").replace("-", "").isalpha() for w in lowered):
         return False
     if lowered[0] in _DETERMINERS and len(words) >= (3 if words[0][0].isupper() else 4):
         lowered = lowered[1:]  # "The cat sat down", "my dog has fleas": a sentence chosen as one
     if lowered[0].endswith(("ed", "ing", "ly")):
         return False
-    return not any(w in _NOT_ONE_VALUE or w in _POINTERS or w in _STATED_PROSE for w in lowered)
+    return not any(
+        w in _NOT_ONE_VALUE or w in _POINTERS or w in _STATED_PROSE or w in _STATED_PROSE_RU for w in lowered
+    )
+
+
+def _after_words(match: re.Match[str], count: int) -> str:
+    """What follows the first ``count`` words stated (its ``bare`` word, then its ``words``)."""
+    words = match.group("words")
+    if count <= 1:
+        return words
+    return words[list(re.finditer(r"\S+", words))[count - 2].end() :]
+
+
+def _passphrase_least(lead: str) -> int:
+    """How many words a passphrase stated after ``lead`` (a secret's name, then "is", a dash) holds at
+    least: three after a password's or a secret's name (a person's choice), one after a code word's
+    ("кодовое слово — синий"); 0: none after a token's, a key's, a PIN's (a machine's, never words)."""
+    lowered = lead.lower()
+    if "кодов" in lowered:
+        return 1
+    return 3 if any(word in lowered for word in ("pass", "secret", "парол", "секрет")) else 0
 
 
 # Words that open a noun's phrase, which a passphrase may start with as prose does.
@@ -884,7 +945,7 @@ def _secret_key(name: str) -> bool:
 def _chosen_by_a_person(name: str) -> bool:
     """Whether a secret's ``name`` holds what a person chooses, which may be a run of words (a
     password, a passphrase, a secret), not what a machine issues (a token, a key, a credential)."""
-    if name.lower().startswith(("парол", "секрет")):
+    if name.lower().startswith(("парол", "секрет", "кодов")):
         return True
     words = _name_words(name)
     return bool(words) and (
@@ -1032,10 +1093,16 @@ def _judged_to_line_end(text: str, start: int, sep: str, value_end: int, name: s
         if _starts_line(text, start):
             return "line"
         words = _name_words(name) if sep.strip(" \t") == ":" else []
-        return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase")) else None
+        return "prose" if words and words[-1].endswith(("password", "passwd", "passphrase", "secret")) else None
     if sep.rstrip(" \t") == "=" and _starts_line(text, start) and not _runs_a_command(text, start, value_end, fences):
         return "line"
     return None
+
+
+# Words after which "secret" is an adjective, not a secret's name: "have to be secret: they are …".
+_ADJECTIVE_BEFORE = re.compile(
+    r"(?i:\b(?:be|is|are|was|were|been|being|kept|keep|stay|stays|remain|remains|top))[ \t]+\Z"
+)
 
 
 # The end of a sentence in prose: a full stop, then a capital.
@@ -1166,6 +1233,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             continue  # "--password | tee", "| --password | The password to use |": no value but a bar
         if not _secret_name(text[start : match.end("name")]):  # cached: a text repeats its names
             continue
+        if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
+            continue  # "they do not have to be secret: they are …": the adjective, naming no secret
         value_start, value_end = match.span("value")
         if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
             # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
