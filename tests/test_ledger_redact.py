@@ -1150,7 +1150,7 @@ def test_a_stated_passphrase_is_masked_whole(text, kept):
         ),
         ("They do not have to be secret: they are typically just", None),  # the adjective names none
         ("        :param password: Unicode password.", "        :param password: *** password."),
-        ("  [, passphrase: <string>]}`. The object form can only", "  [, passphrase: *** The object form can only"),
+        ("  [, passphrase: <string>]}`. The object form can only", None),  # a placeholder: <string>
     ],
 )
 def test_prose_about_a_password_stays(text, kept):
@@ -1555,3 +1555,56 @@ def test_a_passphrase_stated_in_more_ways_is_masked(text, kept):
 )
 def test_prose_near_those_passphrases_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A placeholder where a secret would be is none: each was stored as "***".
+        "password: N/A",
+        "password: n/a",
+        "password: TBD",
+        "password: TODO",
+        "password: -",
+        "password: xxxx",
+        "password: <your password>",
+        "password: <password>",
+        "DB_PASSWORD=<your password>",
+        '"password": "<your-password>"',
+        "export API_KEY=<your-api-key>",
+        "password:\n  TBD",
+        "| Service | Password |\n|---|---|\n| wifi | N/A |\n| mail | <your password> |",
+        "пароль: <ваш пароль>",
+        "пароль: Н/Д",
+        # and a Russian label's value that says where the secret is, or that there is none
+        "пароль: в менеджере паролей",
+        "пароль: см. вики",
+        "пароль: не задан",
+        "пароль: нет",
+        "кодовое слово: в сейфе",
+        # Those kept before: a literal, stars, a pointer.
+        "password: none",
+        "password: ********",
+        "password: (see vault)",
+    ],
+)
+def test_a_placeholder_for_a_password_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Values that only look like placeholders are masked still.
+        ("password: Zx9q!werTy12", "password: ***"),
+        ("password: hunter22hunter22", "password: ***"),
+        ("password: <hunter22>", "password: ***"),
+        ("password: <b>hunter22x</b>", "password: ***"),
+        ("password: na-hunter22x", "password: ***"),
+        ("password: TBDx9q!wer", "password: ***"),
+        ("пароль: секрет123", "пароль: ***"),
+        ("пароль: в начале было слово", "пароль: ***"),
+    ],
+)
+def test_values_beside_placeholders_are_masked_still(text, kept):
+    assert redact(text) == kept

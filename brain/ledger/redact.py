@@ -594,8 +594,15 @@ def _mask_labelled(match: re.Match[str]) -> str:
     # A value after a label in prose is judged as an assignment's (_mask_assignments):
     # "пароль: None" or code is no secret.
     opening, bare, closing = _unquote(match.group(2))
-    if _holds_no_secret(opening, bare):
+    if _holds_no_secret(opening, bare) or _BRACKETED_AT.match(match.string, match.start(2)):
         return match.group(0)
+    if (
+        not opening
+        and bare.lower() in _POINTERS_RU
+        and _CLAUSE_VERBS_RU.isdisjoint(match.group("more").lower().split())
+    ):
+        return match.group(0)  # "пароль: в сейфе", "см. вики", "не задан": where it is, or none ("в начале было
+        # слово" is a passphrase: a verb of a clause of its own, as _points_somewhere reads English)
     label = match.group(1)
     sep = re.search(r"[ \t]*(?::=|[=:])[ \t]*\Z", label)
     # "пароль: один два три" is one value, as YAML's is (_MORE_WORDS); a quoted one ends at its quote.
@@ -605,13 +612,29 @@ def _mask_labelled(match: re.Match[str]) -> str:
 
 def _holds_no_secret(opening: str, bare: str) -> bool:
     """An assigned value that is no secret: empty, masked already, a $VARIABLE, a literal
-    (``_LITERALS``), or unquoted code (``_CODE_VALUE``)."""
-    if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+    (``_LITERALS``), a placeholder (``_PLACEHOLDER``), or unquoted code (``_CODE_VALUE``)."""
+    if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS or _PLACEHOLDER.fullmatch(bare):
         return True
     return not opening and _CODE_VALUE_AT.match(bare) is not None
 
 
 _CODE_VALUE_AT = re.compile(_CODE_VALUE)
+# First words of a Russian label's value that say where its secret is, or that there is none, as
+# _POINTERS do in English: "пароль: в менеджере паролей", "см. вики", "не задан", "нет".
+_POINTERS_RU = frozenset(
+    "в во на см см. смотри спроси спросите хранится хранятся лежит лежат нет не пусто пустой отсутствует"
+    " задан задаётся указан через из у тот такой как".split()
+)
+_CLAUSE_VERBS_RU = frozenset("был была было были есть будет".split())
+# A placeholder where a secret would be, no secret: "N/A", "TBD", "TODO", a dash, "xxxx", stars, a
+# "<your password>" to fill in (words, no digit: "<hunter22>" is a value in brackets). A note's
+# "password: N/A" was stored as "password: ***".
+_PLACEHOLDER = re.compile(
+    r"(?i:n/?a|н/?д|tbd|tba|todo|fixme|x{3,}|\*+|[-—–?]{1,3}|<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>)[.,;]?"
+)
+# The same where an unquoted value's first word is read alone ("<your", then "password>"): the
+# whole placeholder from its start.
+_BRACKETED_AT = re.compile(r"\\*[\"']?<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>(?![\w<])")  # not a tag: "<b>x</b>"
 
 
 def _mask_user_password(match: re.Match[str]) -> str:
@@ -1236,6 +1259,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
             continue  # "they do not have to be secret: they are …": the adjective, naming no secret
         value_start, value_end = match.span("value")
+        if text[value_start] in "<\\\"'" and _BRACKETED_AT.match(text, value_start):
+            continue  # "password: <your password>": a placeholder to fill in
         if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
             # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
             # masked as the value, or an anchor ended the search, and the value stayed.
