@@ -1608,3 +1608,42 @@ def test_a_placeholder_for_a_password_stays(text):
 )
 def test_values_beside_placeholders_are_masked_still(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A column headed as a secret a machine issues (a secret, a token, a key) that lists the secrets'
+        # names, with what is known of each beside them: each name was masked.
+        "| Secret | Rotation |\n|---|---|\n| kms-key-prod | 90 days |\n| `prod/db/api` | 30 days |",
+        "| Secret | Rotation | Owner |\n|---|---|---|\n| kms-key-prod | 90 days | ops |",
+        "| Token | Scope | Expires |\n|---|---|---|\n| GITHUB_DEPLOY_TOKEN | repo | 2027-01 |",
+        "| API key | Used by |\n|---|---|\n| stripe.live.key | billing |",
+    ],
+)
+def test_a_table_listing_secrets_by_name_stays(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A column of a secret's names beside one of values: the names were masked, the values kept.
+        (
+            "| Secret | Value |\n|---|---|\n| db | hunter22x |\n| api | correct horse battery |",
+            "| Secret | Value |\n|---|---|\n| db | *** |\n| api | *** |",
+        ),
+        # Values in such columns are masked still: not a name's shape, or under a password's header.
+        (
+            "| Secret | Rotation |\n|---|---|\n| Zx9q!wer | 90 days |\n| a1b2-c3d4 | 30 days |",
+            "| Secret | Rotation |\n|---|---|\n| *** | 90 days |\n| *** | 30 days |",
+        ),
+        (
+            "| Password | Owner |\n|---|---|\n| correct-horse-battery | bob |",
+            "| Password | Owner |\n|---|---|\n| *** | bob |",
+        ),
+        ("| Name | Secret |\n|---|---|\n| db | hunter22x |", "| Name | Secret |\n|---|---|\n| db | *** |"),
+    ],
+)
+def test_a_table_of_secrets_values_is_masked(text, kept):
+    assert redact(text) == kept

@@ -1689,6 +1689,12 @@ def _mask_tables(text: str) -> str:
         judged = columns == 2 or any(secret)  # else no column of a secret, nor a row's name beside its value
         # "| Env var | Purpose |", "| Test | Result |": the second column says of the first, holds no value
         described = columns == 2 and names[1].lower() in _DESCRIBING_HEADERS
+        # "| Secret | Value |": the column of a secret's name names it, its value is in the other one
+        valued = [any(secret) and not secret[i] and name.lower() in _VALUE_HEADERS for i, name in enumerate(names)]
+        value_of = ""
+        if any(valued):
+            value_of = names[secret.index(True)]
+            secret = [False] * columns
         row_end = rule_end
         while (brk := _TABLE_BREAK.match(text, row_end)) is not None:
             row_start = brk.end()
@@ -1704,7 +1710,12 @@ def _mask_tables(text: str) -> str:
                 if first and _secret_key(first) and _is_table_secret(text[cells[1][0] : cells[1][1]], first):
                     masks.append((*cells[1], text[cells[1][0] : cells[1][1]]))  # "| wifi password | x |"
             for i, (a, b) in enumerate(cells):
-                if secret[i] and _is_table_secret(text[a:b], names[i]):
+                of = value_of if valued[i] else names[i] if secret[i] else None
+                if (
+                    of is not None
+                    and _is_table_secret(text[a:b], of)
+                    and (valued[i] or not _names_its_secret(text[a:b], of))
+                ):
                     masks.append((a, b, text[a:b]))
         pos = max(pos, row_end)
     if not masks:
@@ -1716,6 +1727,27 @@ def _mask_tables(text: str) -> str:
         out.append(text[done:a] + f"{opening}{MASK}{closing}")
         done = b
     return "".join(out) + text[done:]
+
+
+# The header of a table's column of values, beside one naming its secrets ("| Secret | Value |").
+_VALUE_HEADERS = frozenset("value values значение значения".split())
+# A secret's name in a table's cell, as a vault, a cloud's secret manager or an environment names it
+# ("kms-key-prod", "prod/db/api", "STRIPE_SECRET_KEY"): words of one case, maybe a few digits after
+# each, joined by "-", "_", ".", "/" or ":". A value mixes them ("a1b2-c3d4", "Zx9q!wer").
+_SECRET_NAME_CELL = re.compile(
+    r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,4}(?:[-_./:](?:(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,4}|[0-9]{1,4}))+"
+)
+
+
+def _names_its_secret(cell: str, header: str) -> bool:
+    """Whether a table's cell under ``header``, a secret a machine issues (a secret, a token, a key:
+    not a person's password), names that secret rather than being it: "| Secret | Rotation |" above
+    "| kms-key-prod | 90 days |" lists the secrets a team keeps."""
+    words = _name_words(header)
+    if not words or words[-1].endswith(("password", "passwd", "passphrase")) or words[-1] in ("pass", "pwd", "pw"):
+        return False
+    _, bare, _ = _unquote_cell(cell.strip())
+    return _SECRET_NAME_CELL.fullmatch(bare.strip()) is not None
 
 
 def _unquote_cell(cell: str) -> tuple[str, str, str]:
