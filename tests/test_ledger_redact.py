@@ -1647,3 +1647,82 @@ def test_a_table_listing_secrets_by_name_stays(text):
 )
 def test_a_table_of_secrets_values_is_masked(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Found by trying to break the masker: each was kept.
+        # A container's environment, a Java or Spring setting: a name and its value as a pair.
+        ("  - name: DB_PASSWORD\n    value: hunter22x", "  - name: DB_PASSWORD\n    value: ***"),
+        ('{"name": "DB_PASSWORD", "value": "hunter22x"}', '{"name": "DB_PASSWORD", "value": "***"}'),
+        ('"- name: API_TOKEN\\n  value: abc123xyz\\n"', '"- name: API_TOKEN\\n  value: ***\\n"'),
+        ('<property name="password" value="hunter22x"/>', '<property name="password" value="***"/>'),
+        ('<entry key="password">hunter22x</entry>', '<entry key="password">***</entry>'),
+        # A command's arguments as a list; Windows' setx.
+        ('["--password", "hunter22x"]', '["--password", "***"]'),
+        ("setx DB_PASSWORD hunter22x", "setx DB_PASSWORD ***"),
+        # The shortest names as a JSON or a dict's key.
+        ('{"pass": "hunter22x"}', '{"pass": "***"}'),
+        ("{'pwd': 'Zx9q!wer'}", "{'pwd': '***'}"),
+        # Prose: a value to use as the password, "API key:", "secret key:", "pass:", an arrow.
+        ("use hunter22x as the password", "use *** as the password"),
+        ('use "correct horse battery staple" as the passphrase', 'use "***" as the passphrase'),
+        ("API key: Zx9q!wer12abc", "API key: ***"),
+        ("secret key: Zx9q!wer12", "secret key: ***"),
+        ("wifi: MyHomeNet / pass: Zx9q!wer12", "wifi: MyHomeNet / pass: ***"),
+        ("the password → hunter22x", "the password → ***"),
+        ("password -> hunter22x", "password -> ***"),
+        ("the secret phrase is correct horse battery staple", "the secret phrase is ***"),
+        # Two-factor recovery codes, a wallet's seed phrase.
+        ("recovery codes: 1234-5678 9012-3456", "recovery codes: ***"),
+        ("the recovery code is ABCD-1234-EFGH", "the recovery code is ***"),
+        ("seed phrase: " + " ".join(["abandon"] * 11 + ["about"]), "seed phrase: ***"),
+        # Russian: no dash, a hyphen, "это", "был", «», capitals, a token's and a key's dash, a longer
+        # qualifier.
+        ("пароль hunter22x", "пароль ***"),
+        ("пароль - синий кит плывёт", "пароль - ***"),
+        ("пароль это синий кит плывёт", "пароль это ***"),
+        ("пароль был hunter22x", "пароль был ***"),
+        ("пароль — «синий кит плывёт»", "пароль — «***»"),
+        ('пароль "синий кит плывёт"', 'пароль "***"'),
+        ("ПАРОЛЬ — СИНИЙ КИТ ПЛЫВЁТ", "ПАРОЛЬ — ***"),
+        ("токен — Zx9q!wer12abc", "токен — ***"),
+        ("ключ API — Zx9q!wer12", "ключ API — ***"),
+        ("пароль для входа в систему — синий кит плывёт", "пароль для входа в систему — ***"),
+    ],
+)
+def test_secrets_found_by_a_hostile_reader_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use it as the password",
+        "use the default as the password",
+        "use $DB_PASS as the password",
+        "the recovery code is sent by email",
+        "backup codes are 10 digits long",
+        "mnemonic: MOV",
+        '{"pwd": "/home/bob/project"}',
+        '{"pass": "PASSED"}',
+        '["--password", "$PW"]',
+        '_FLAGS = {"--token", "--quiet", "--type"}',
+        "- name: DB_HOST\n  value: db.local",
+        '{"name": "sort_key", "value": "abc"}',
+        '<property name="db.password" value="${db.password}"/>',
+        "API key: see the vault",
+        "secret key: str",
+        "password -> hash -> store",
+        "pass: 3 of 4",
+        "pass: test_login_1",
+        "пароль это ключ к аккаунту",
+        "пароль был изменён вчера",
+        "токен — это строка",
+        "ключ API — в сейфе",
+        "password: !secret wifi_password",
+    ],
+)
+def test_neighbours_of_what_a_hostile_reader_found_stay(text):
+    assert redact(text) == text

@@ -188,12 +188,9 @@ _STATED_TRIGGERS = (
     "passphrase is",
     "pass phrase",
     "passcode is",
-    "secret is",
-    "secret was",
-    "token is",
-    "token was",
-    "key is",
-    "key was",
+    "secret ",
+    "token ",
+    "key ",
     "pin is",
     "pin:",
     "pin code",
@@ -226,25 +223,41 @@ _STATED_TRIGGERS = (
     "passcode ",
     "pw ",
     "pw:",
+    "pass:",
+    "api key",
+    "api token",
+    "access key",
+    "access token",
+    "secret key",
+    "токен",
+    "ключ",
     "pwd",
 )
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
     r"((?:[Pp](?i:ass(?:word(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
     r"(?:(?P<set>(?:[ \t]+(?:has|have|had)[ \t]+been|[ \t]+(?:is|was|got))?[ \t]+(?:changed|set|reset|updated)[ \t]+to)"
-    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+[—–-](?=[ \t])|(?P<to>[ \t]+to))"
+    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+(?:[—–-]|->|→)(?=[ \t])|(?P<to>[ \t]+to))"
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
-    r"|[Ss](?i:ecret(?:[ _-]key)?[ \t]+(?:is|was))"
-    r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was))|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was)))"
+    r"|[Ss](?i:ecret(?:[ _-]key|[ \t]+phrase)?[ \t]+(?:is|was)|ecret[ \t]+(?:key|phrase)(?=[ \t]*:))"
+    r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was)|(?:pi|ccess|uth)[ \t]+(?:token|key)(?=[ \t]*:))"
+    r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was)))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
-    r"|(?:[Пп]ароль(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–]{1,40}){1,2}?)?|[Кк]одов(?:ое|ая)[ \t]+(?:слово|фраза)"
-    r"|[Сс]екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)[ \t]+[—–][ \t]+"
-    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code)|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)))"
-    r"(?:(?P<quote>[`\"'])(?P<quoted>[^`\"'\n]{4,200})(?P=quote)"
+    r"|(?:[Пп](?i:ароль)(?:[ \t]+(?:от|для|к|на)(?:[ \t]+[^\s:=\"'—–-]{1,40}){1,3}?)?"
+    r"|[Кк](?i:одов(?:ое|ая)[ \t]+(?:слово|фраза))|[Сс](?i:екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)"
+    r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
+    r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
+    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)"
+    r"|[Пп](?i:ароль)[ \t]+))"
+    r"(?:(?P<quote>[`\"'«])(?P<quoted>[^`\"'«»\n]{4,200})(?:(?P=quote)|»)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
 )
+# "pass:" alone, the shortest name a password is given in a note ("wifi: Home / pass: x").
+_PASS_COLON = re.compile(r"(?i:pass)[ \t]*:")
+# The quote that closes a stated value's opening one (Russian's «»).
+_CLOSING = {"«": "»"}
 # A bare word stated as a secret: letters and digits mixed, or a sign among them (hunter2, Zx9q!wer);
 # not a word ending in a full stop or a comma, nor a path, a URL, a $VARIABLE.
 _STATED_WORD = re.compile(r"(?=[^\s]*[^\W\d_])(?:(?=[^\s]*[0-9])|(?=[^\s]*[!@#%^&*+=~?]))[^\s/$]+")
@@ -553,6 +566,69 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     ),
     (("<add",), r'<add\s+key\s*=\s*"(?P<name>[^"\n]{1,80})"\s+value\s*=\s*"(?P<value>[^"\n]{1,400})"', "named"),
     (("=>",), rf"(?<![\w:]):(?P<name>\w{{0,60}}?{_HINT}\w{{0,60}})\s*=>\s*(?P<value>{_VALUE})", "named"),
+    # A setting's name and value as a pair: an element's attributes (<property name="db.password"
+    # value="x"/>, Java's <entry key="password">x</entry>), a Kubernetes or ECS container's environment
+    # (- name: DB_PASSWORD then value: x, on the next line; {"name": "DB_PASSWORD", "value": "x"}).
+    (
+        ("value",),
+        r'<[\w:.-]{1,40}\s+(?:name|key)\s*=\s*"(?P<name>[^"\n]{1,80})"\s+value\s*=\s*"(?P<value>[^"\n]{1,400})"',
+        "named",
+    ),
+    (
+        ('key="', 'name="'),
+        r'<(?P<tag>[\w:.-]{1,40})\s+(?:name|key)\s*=\s*"(?P<name>[^"\n]{1,80})"\s*>(?P<value>[^<\n]{1,400})</(?P=tag)>',
+        "named",
+    ),
+    (
+        ("value",),
+        rf"name:[ \t]*(?P<q>\\*[\"']?)(?P<name>[\w.-]{{1,80}})(?P=q)[ \t]*(?:\r?\n|\\n)[ \t]*value:[ \t]*(?P<value>{_VALUE})",
+        "named",
+    ),
+    (
+        ("value",),
+        r'name(?<="name)\\*"[ \t]*:[ \t]*\\*"(?P<name>[\w.-]{1,80})\\*"[ \t]*,\s*\\*"value\\*"[ \t]*:[ \t]*'
+        rf"(?P<value>{_VALUE})",
+        "named",
+    ),
+    # A quoted flag of a secret's name, then its value, in a list of a command's arguments
+    # (["--password", "x"], subprocess's argv); Windows' setx NAME x.
+    (
+        ('"--', "'--"),
+        rf"--(?<=[\"']--)(?P<name>[\w.-]{{1,40}})\\*[\"'][ \t]*,[ \t]*(?![\\\"']*-)"
+        rf"(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})",
+        "named",
+    ),
+    (("setx",), rf"(?i:\bsetx)[ \t]+(?P<name>[\w.-]{{1,80}})[ \t]+(?P<value>{_VALUE})", "named"),
+    # A password under the shortest names, as a JSON or a dict's key: {"pass": "x"}, {'pwd': 'x'}
+    # (_mask_short_name: a path stays, as "pwd" is also the working directory).
+    (
+        ('"pass', "'pass", '"pw', "'pw"),
+        rf"(?i:(?<![\w-])(?P<q>\\*[\"'])(?:pass|pwd|pw)(?P=q)[ \t]*:[ \t]*)(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})",
+        "short name",
+    ),
+    # A value a text says to use as a password: "use hunter22x as the password" (_mask_used_as).
+    (
+        ("as the pass", "as pass", "as my pass", "as your pass"),
+        r"(?i)(\b(?:use|using|used|enter|entered|type|typed|with|pick|picked|chose|choose)[ \t]+)"
+        r"(?P<value>`[^`\n]{1,200}`|\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'`]{4,100})"
+        r"([ \t]+as[ \t]+(?:(?:the|my|your|a)[ \t]+)?(?:pass(?:word|phrase|code)?|pass[ \t]+phrase|secret|pin)\b)",
+        "used as",
+    ),
+    # Two-factor recovery codes ("recovery codes: 1234-5678 9012-3456"), each with a digit; a wallet's
+    # seed phrase or mnemonic of 12 to 24 words.
+    (
+        ("recovery code", "backup code"),
+        r"(?i)(\b(?:recovery|backup)[ \t]+codes?(?:[ \t]+(?:is|are|was|were))?[ \t]*:?[ \t]+)"
+        r"((?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{3,})*"
+        r"(?:[ \t]*,?[ \t]+(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{3,})*)*)",
+        r"\1" + MASK,
+    ),
+    (
+        ("mnemonic", "seed phrase", "seed_phrase", "recovery phrase"),
+        r"(?i)(\b(?:(?:seed|recovery|secret|backup|wallet)[ \t_-]*(?:phrase|words)|mnemonic(?:[ \t_-]*phrase)?)"
+        r"\\*[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was)[ \t]*:?[ \t]*)\\*[\"']?)([a-z]+(?:[ \t]+[a-z]+){11,23})\b",
+        r"\1" + MASK,
+    ),
     # The same in Russian prose: "пароль: x", "токен = x", "API-ключ: x", and Russian's word order
     # for "wifi password: x", the qualifier after the word ("пароль от почты: x", "токен для CI: x").
     (("парол", "токен", "секрет", "ключ", "кодов"), _RUSSIAN_ASSIGNMENT, "labelled"),
@@ -652,12 +728,38 @@ def _mask_named(match: re.Match[str]) -> str:
     quotes, a $VARIABLE, a literal or what is masked already stay."""
     name = match.group("name").rsplit(":", 1)[-1]  # an XML namespace says nothing
     opening, bare, closing = _unquote(match.group("value").strip())
-    if not _secret_name(name) or not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+    if not _secret_name(name) or _holds_no_secret(opening, bare):
         return match.group(0)
     start, end = match.start(), match.end()
     value_start, value_end = match.span("value")
     text = match.string
     return text[start:value_start] + f"{opening}{MASK}{closing}" + text[value_end:end]
+
+
+def _mask_short_name(match: re.Match[str]) -> str:
+    """A quoted value after a quoted ``pass``, ``pwd`` or ``pw`` (a JSON or a dict's key), masked when it
+    looks chosen as a password (a letter and a digit or a sign, or a passphrase's words): not a path
+    (``"pwd": "/home/bob"``, the working directory), a test's outcome (``"pass": "PASSED"``), none."""
+    opening, bare, closing = _unquote(match.group("value"))
+    if _holds_no_secret(opening, bare) or "/" in bare or bare.startswith("~") or not closing:
+        return match.group(0)
+    if not _STATED_WORD.fullmatch(bare) and not _is_passphrase(bare.split()):
+        return match.group(0)
+    return match.string[match.start() : match.start("value")] + f"{opening}{MASK}{closing}"
+
+
+def _mask_used_as(match: re.Match[str]) -> str:
+    """A value a text says to use as a password ("use hunter22x as the password"): quoted, or one word
+    that looks chosen as one (a letter and a digit or a sign: ``_STATED_WORD``)."""
+    value = match.group("value")
+    opening, bare, closing = _unquote(value) if value[0] in "\"'" else ("", value, "")
+    if value[0] == "`":
+        opening, bare, closing = "`", value[1:-1], "`"
+    if _holds_no_secret("", bare.strip()) or _STATED_NAME.fullmatch(bare.strip()):
+        return match.group(0)
+    if not opening and (len(bare) < 4 or "/" in bare or not _STATED_WORD.fullmatch(bare)):
+        return match.group(0)
+    return f"{match.group(1)}{opening}{MASK}{closing}{match.group(3)}"
 
 
 def _mask_cookies(match: re.Match[str]) -> str:
@@ -725,7 +827,7 @@ def _mask_stated(match: re.Match[str]) -> str:
             named = _name_words(lead.strip(" \t:'’s"))
             if not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value):
                 return match.group(0)
-            return f"{lead}{quote}{MASK}{quote}"
+            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
         if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
@@ -738,6 +840,8 @@ def _mask_stated(match: re.Match[str]) -> str:
             or _holds_no_secret("", bare)
             or _STATED_NAME.fullmatch(bare)
             or not _STATED_WORD.fullmatch(bare)
+            or ("_" in bare and _PASS_COLON.match(lead) is not None)  # "pass: test_x1": a test's name
+            or (bare.startswith("!") and (bare.startswith("!!") or bare[1:].lower() in _REFERENCE_TAGS))  # a YAML tag
         ):
             return match.group(0)
         return f"{lead}{MASK}{word[len(bare) :]}{match.group('words')}"
@@ -746,7 +850,7 @@ def _mask_stated(match: re.Match[str]) -> str:
         if not _PIN.fullmatch(value):
             return match.group(0)
         if quote is not None:
-            return f"{lead}{quote}{MASK}{quote}"
+            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
         return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
     if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
         return match.group(0)  # "the password to the admin panel": set to a value only after a verb
@@ -754,7 +858,7 @@ def _mask_stated(match: re.Match[str]) -> str:
         value = match.group("quoted")
         if _holds_no_secret("", value.strip()) or _STATED_NAME.fullmatch(value.strip()):
             return match.group(0)
-        return f"{lead}{quote}{MASK}{quote}"
+        return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
     word, words = match.group("bare"), match.group("words")
     if (least := _passphrase_least(lead)) and (count := _stated_passphrase(match, least=least)):
         return f"{lead}{MASK}{_after_words(match, count)}"
@@ -807,7 +911,7 @@ def _mask_all_stated(text: str) -> str:
 
 
 # The letters a stated secret's name starts with (each branch of _STATED starts with one of them).
-_STATED_FIRST = frozenset("PpSsAaBbПпКкСс")
+_STATED_FIRST = frozenset("PpSsAaBbПпКкСсТтАа")
 
 
 def _stated_at(text: str, start: int) -> re.Match[str] | None:
@@ -922,6 +1026,8 @@ _REPLACERS = {
     "vault": _mask_vault,
     "netrc": _mask_netrc,
     "pgpass": _mask_pgpass,
+    "short name": _mask_short_name,
+    "used as": _mask_used_as,
 }
 
 
