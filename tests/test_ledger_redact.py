@@ -1697,6 +1697,19 @@ def test_secrets_found_by_a_hostile_reader_are_masked(text, kept):
 
 
 @pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A token stated as a password is ("my token is x": its shape), a "pass is": each was kept.
+        ("my token is Zx9q!wer12abc", "my token is ***"),
+        ("the gh token was 'Zx9q12wer34'", "the gh token was '***'"),
+        ("the wifi pass is hunter22x", "the wifi pass is ***"),
+    ],
+)
+def test_a_token_or_a_pass_stated_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "use it as the password",
@@ -1722,6 +1735,12 @@ def test_secrets_found_by_a_hostile_reader_are_masked(text, kept):
         "токен — это строка",
         "ключ API — в сейфе",
         "password: !secret wifi_password",
+        # a model's token, an identifier, a number; a pass of a process
+        "the token is 50256",
+        "the token is `<|endoftext|>`",
+        "the token is eos_token_2",
+        "the token is valid",
+        "the first pass is done",
     ],
 )
 def test_neighbours_of_what_a_hostile_reader_found_stay(text):

@@ -224,6 +224,7 @@ _STATED_TRIGGERS = (
     "pw ",
     "pw:",
     "pass:",
+    "pass is",
     "api key",
     "api token",
     "access key",
@@ -241,7 +242,7 @@ _STATED = (
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key|[ \t]+phrase)?[ \t]+(?:is|was)|ecret[ \t]+(?:key|phrase)(?=[ \t]*:))"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was)|(?:pi|ccess|uth)[ \t]+(?:token|key)(?=[ \t]*:))"
-    r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was)))"
+    r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was))|(?P<tok>[Tt](?i:oken[ \t]+(?:is|was))))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
@@ -249,11 +250,13 @@ _STATED = (
     r"|[Кк](?i:одов(?:ое|ая)[ \t]+(?:слово|фраза))|[Сс](?i:екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)"
     r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
     r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
-    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)"
+    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:)|(?=[ \t]+is[ \t]))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)"
     r"|[Пп](?i:ароль)[ \t]+))"
     r"(?:(?P<quote>[`\"'«])(?P<quoted>[^`\"'«»\n]{4,200})(?:(?P=quote)|»)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
 )
+# A snake_case identifier, no token: "the token is eos_token_2".
+_SNAKE = re.compile(r"[a-z]+(?:_[a-z0-9]+)+")
 # "pass:" alone, the shortest name a password is given in a note ("wifi: Home / pass: x").
 _PASS_COLON = re.compile(r"(?i:pass)[ \t]*:")
 # The quote that closes a stated value's opening one (Russian's «»).
@@ -852,6 +855,15 @@ def _mask_stated(match: re.Match[str]) -> str:
         if quote is not None:
             return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
         return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+    if match.group("tok") is not None:  # "my token is x": a token's shape, not a model's ("the token is '<|eos|>'")
+        value = match.group("quoted") if quote is not None else match.group("bare").rstrip(".,:;!?")
+        if len(value) < 8 or "|" in value or _SNAKE.fullmatch(value) or _STATED_NAME.fullmatch(value):
+            return match.group(0)
+        if not _STATED_WORD.fullmatch(value) or _holds_no_secret("", value):
+            return match.group(0)
+        if quote is not None:
+            return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
+        return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
     if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
         return match.group(0)  # "the password to the admin panel": set to a value only after a verb
     if quote is not None:
@@ -911,7 +923,7 @@ def _mask_all_stated(text: str) -> str:
 
 
 # The letters a stated secret's name starts with (each branch of _STATED starts with one of them).
-_STATED_FIRST = frozenset("PpSsAaBbПпКкСсТтАа")
+_STATED_FIRST = frozenset("PpSsAaBbTtПпКкСсТтАа")
 
 
 def _stated_at(text: str, start: int) -> re.Match[str] | None:
