@@ -606,7 +606,7 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
     # (_mask_short_name: a path stays, as "pwd" is also the working directory).
     (
         ('"pass', "'pass", '"pw', "'pw"),
-        rf"(?i:(?<![\w-])(?P<q>\\*[\"'])(?:pass|pwd|pw)(?P=q)[ \t]*:[ \t]*)(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})",
+        rf"[\"'](?i:pass|pwd|pw)\\*[\"'][ \t]*:[ \t]*(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})",
         "short name",
     ),
     # A value a text says to use as a password: "use hunter22x as the password" (_mask_used_as).
@@ -692,7 +692,9 @@ def _mask_labelled(match: re.Match[str]) -> str:
 def _holds_no_secret(opening: str, bare: str) -> bool:
     """An assigned value that is no secret: empty, masked already, a $VARIABLE, a literal
     (``_LITERALS``), a placeholder (``_PLACEHOLDER``), or unquoted code (``_CODE_VALUE``)."""
-    if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS or _PLACEHOLDER.fullmatch(bare):
+    if not bare or bare.startswith((MASK, "$")) or bare.lower() in _LITERALS:
+        return True
+    if bare[0] in _PLACEHOLDER_FIRST and _PLACEHOLDER.fullmatch(bare):
         return True
     return not opening and _CODE_VALUE_AT.match(bare) is not None
 
@@ -711,6 +713,7 @@ _CLAUSE_VERBS_RU = frozenset("был была было были есть буд�
 _PLACEHOLDER = re.compile(
     r"(?i:n/?a|н/?д|tbd|tba|todo|fixme|x{3,}|\*+|[-—–?]{1,3}|<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>)[.,;]?"
 )
+_PLACEHOLDER_FIRST = frozenset("nNнНtTfFxX*-—–?<")
 # The same where an unquoted value's first word is read alone ("<your", then "password>"): the
 # whole placeholder from its start.
 _BRACKETED_AT = re.compile(r"\\*[\"']?<[^\W\d](?:[^\W\d]|[ ./-]){0,60}>(?![\w<])")  # not a tag: "<b>x</b>"
@@ -872,7 +875,8 @@ def _mask_stated(match: re.Match[str]) -> str:
             return match.group(0)
         return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
     word, words = match.group("bare"), match.group("words")
-    if (least := _passphrase_least(lead)) and (count := _stated_passphrase(match, least=least)):
+    least = _passphrase_least(lead)
+    if least and (words or least == 1) and (count := _stated_passphrase(match, least=least)):
         return f"{lead}{MASK}{_after_words(match, count)}"
     bare = word.rstrip(".,:;!?")
     if len(bare) < 4 or _holds_no_secret("", bare) or _STATED_NAME.fullmatch(bare) or not _STATED_WORD.fullmatch(bare):
@@ -1377,7 +1381,7 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if text[start : match.end("name")] == "secret" and _ADJECTIVE_BEFORE.search(text, max(0, start - 20), start):
             continue  # "they do not have to be secret: they are …": the adjective, naming no secret
         value_start, value_end = match.span("value")
-        if text[value_start] in "<\\\"'" and _BRACKETED_AT.match(text, value_start):
+        if "<" in text[value_start : value_start + 4] and _BRACKETED_AT.match(text, value_start):
             continue  # "password: <your password>": a placeholder to fill in
         if text[value_start] in "&!" and sep.strip(" \t").endswith(":"):
             # YAML: an anchor and a tag come before the value (secret: &pw !!str x); they were
