@@ -33,8 +33,15 @@ value="x"/>``, ``:password => x``), and the password options of command-line cli
 set …_key X``, ``openssl -pass pass:X``, ``keytool -storepass X``, ``docker login -p X``,
 ``echo X | docker login --password-stdin``, ``mongo -p X``, ``sqlcmd -P X``, every
 ``key=X`` of ``vault kv put`` and ``vault write``), .netrc's ``machine H login U password X`` and
-.pgpass's ``host:port:db:user:X``. The key name or prefix stays so a reader knows what was
-there; the value becomes ``***``.
+.pgpass's ``host:port:db:user:X``; a name and its value as a pair (``- name: DB_PASSWORD`` then
+``value: x``, ``{"name": …, "value": x}``, ``<property name="password" value="x"/>``), a quoted flag's
+value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass": "x"}``; in prose,
+a passphrase after "is", a dash or its name alone, up to a clause's end (``the passphrase correct horse
+battery staple``, ``… staple and the user is bob``), a secret named "secret" (``the secret is …``),
+``use x as the password``, recovery codes, a seed phrase, Russian's ``пароль — синий кит плывёт``,
+``кодовое слово: …``. A placeholder (``N/A``, ``TBD``, ``<your password>``) is no secret, and a
+table's column of secrets' names (``| Secret | Rotation |``) keeps them. The key name or prefix stays
+so a reader knows what was there; the value becomes ``***``.
 
 Which names hold a secret. A name is a run of letters, digits, ``_``, ``-`` and ``.``
 (``DB_PASSWORD``, ``app.secret_key``, ``x-api-key``, ``clientSecret``) followed, on the
