@@ -881,38 +881,46 @@ def _rel(root: Path, path: str) -> str:
     return "" if rel == "." else rel.replace(os.sep, "/")
 
 
-def will_read(file: VaultFile) -> None:
-    """Ask the kernel to start reading a note we are about to read (``posix_fadvise``
-    WILLNEED): its disk reads overlap the work on the notes before it, with no thread taking
-    Python's lock (reading 30,000 notes from a cold disk: 5.0-5.5 s, 1.8-2.3 s so). Where the
-    call is missing or fails, the note is read when it is read."""
+def will_read(file: VaultFile) -> int | None:
+    """Open a note we are about to read and ask the kernel to start reading it
+    (``posix_fadvise`` WILLNEED): its disk reads overlap the work on the notes before it, with
+    no thread taking Python's lock (reading 30,000 notes from a cold disk: 5.0-5.5 s, 1.8-2.3 s
+    so). The open file is returned for ``read_note_bytes(fd=)`` to read and close: opened again
+    there by its path, each note was opened twice, and each open is an event in the inotify
+    queue of a watch (`brain serve`'s). None where the call is missing or the open fails (the
+    note is then opened when it is read)."""
     if not hasattr(os, "posix_fadvise"):
-        return
+        return None
     try:
-        fd = os.open(file.abspath, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put in its place: no wait
+        fd = os.open(file.abspath, _READ_FLAGS)
     except OSError:
-        return
+        return None
     try:
         os.posix_fadvise(fd, 0, file.size, os.POSIX_FADV_WILLNEED)
     except OSError:
-        pass
-    finally:
-        os.close(fd)
+        pass  # not a regular file (a FIFO put in its place): read_note_bytes says so
+    return fd
 
 
-def read_note_bytes(file: VaultFile, limit: int) -> tuple[bytes | None, Skipped | None]:
+# O_NONBLOCK: a note swapped for a FIFO since the walk (a first build reads its notes for
+# minutes after it) had the open wait for a writer for good.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+
+
+def read_note_bytes(file: VaultFile, limit: int, fd: int | None = None) -> tuple[bytes | None, Skipped | None]:
     """The bytes of a note, or the reason it is skipped (too large, binary, unreadable, no longer
-    a regular file)."""
+    a regular file). ``fd``: the note already open (``will_read``), read and closed here."""
     if file.size > limit:
+        if fd is not None:
+            os.close(fd)
         return None, Skipped(
             file.path,
             "too-large",
             f"{megabytes(file.size)} MB over the {megabytes(limit)} MB limit (BRAIN_MAX_NOTE_MB)",
         )
     try:
-        # O_NONBLOCK: a note swapped for a FIFO since the walk (a first build reads its notes
-        # for minutes after it) had the open wait for a writer for good.
-        fd = os.open(file.abspath, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        if fd is None:
+            fd = os.open(file.abspath, _READ_FLAGS)
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None, Skipped(file.path, "not-a-file")

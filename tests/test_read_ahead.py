@@ -4,7 +4,9 @@ is read and not far before, what is read the same, and nothing asked for in a sm
 
 from __future__ import annotations
 
+import collections
 import os
+import sys
 
 import pytest
 from conftest import FakeEmbedder, write
@@ -40,9 +42,9 @@ def _read(
         assert advice == os.POSIX_FADV_WILLNEED and offset == 0 and length >= 0
         events.append(("advise", by_fd[fd]))
 
-    def read(file, limit):
+    def read(file, limit, fd=None):
         events.append(("read", file.abspath))
-        return real_read(file, limit)
+        return real_read(file, limit, fd)
 
     monkeypatch.setattr(os, "open", opened)
     monkeypatch.setattr(os, "posix_fadvise", advise)
@@ -114,3 +116,43 @@ def test_verify_asks_for_every_note_ahead_too(tmp_path, monkeypatch):
     assert [kind for kind, _, _ in out] == ["same"] * 12  # each read again: the same bytes
     advised = [path for kind, path in events if kind == "advise"]
     assert sorted(advised) == sorted(path for kind, path in events if kind == "read")
+
+
+_OPENS: list[collections.Counter] = []  # while a test counts: every file opened, by path
+
+
+def _count_opens(event: str, args: tuple) -> None:
+    if _OPENS and event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENS[-1][os.fsdecode(args[0])] += 1
+
+
+sys.addaudithook(_count_opens)  # open(), os.open, Path.read_bytes alike; a hook stays for good
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_each_note_is_opened_once_when_read_ahead(tmp_path, monkeypatch, verify):
+    """Asked for ahead, each note was opened twice: once to ask the kernel for it, once again by
+    its path to read it (10,000 opens over 5,000 new notes, each an event in the inotify queue of
+    a watch). The file opened to ask is the file read."""
+    vault = tmp_path / "vault"
+    _vault(vault, 40)
+    monkeypatch.setattr(changes, "READ_AHEAD", 3)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 5)  # 2,000 in earnest: 40 notes are over it
+    if verify:
+        index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    advised: list[int] = []
+    real_advise = os.posix_fadvise
+
+    def advise(fd, offset, length, advice):
+        advised.append(fd)
+        return real_advise(fd, offset, length, advice)
+
+    monkeypatch.setattr(os, "posix_fadvise", advise)
+    _OPENS.append(collections.Counter())
+    try:
+        report = index_vault(vault, embedder=FakeEmbedder(), progress=False, verify=verify)
+    finally:
+        opens = _OPENS.pop()
+    assert report.notes == 40 and len(advised) == 40  # every note asked for ahead
+    notes = {str(path): opens[str(path)] for path in vault.rglob("*.md")}
+    assert notes == {path: 1 for path in notes}

@@ -304,8 +304,8 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
     # the file names of the new paths: a deleted note whose bytes another file holds too goes to
     # one of its own name first (``_moved_from``)
     new_names = {_file_name(file.path) for file, note_id in changes.candidates if note_id is None}
-    for file, note_id in _read_ahead(changes.candidates):
-        data, skip = read_note_bytes(file, limit)
+    for file, note_id, fd in _read_ahead(changes.candidates):
+        data, skip = read_note_bytes(file, limit, fd)
         if skip is not None:
             # its stat then: unchanged, it is not read again but by `brain index` (``plan``)
             changes.stats[skip.path] = (file.size, file.mtime_ns)
@@ -328,8 +328,8 @@ def read(changes: Plan, store: IndexStore) -> Iterator[Change]:
             yield Change(RENAMED, file, old_id, data, old_path=old_path)
         else:
             yield Change(NEW, file, None, data)
-    for file, note_id in _read_ahead(changes.rechecks):
-        data, skip = read_note_bytes(file, limit)
+    for file, note_id, fd in _read_ahead(changes.rechecks):
+        data, skip = read_note_bytes(file, limit, fd)
         # "unreadable": denied (an ACL the mode bits hide), or gone since the walk; either leaves
         # the index, and Plan.unreadable (Skipped.denied) tells which its history says
         if skip is not None and skip.reason == "unreadable":
@@ -384,15 +384,24 @@ def renamed(changes: Plan, store: IndexStore) -> int:
     return sum(change.kind == RENAMED for change in read(trial, store))
 
 
-def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T]]:
-    """``items`` in order, the kernel asked to read each note ``READ_AHEAD`` before its turn
-    when there are ``READ_AHEAD_FROM`` or more (``vault.will_read``)."""
+def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T, int | None]]:
+    """``items`` in order, each with its note open (or None), the kernel asked to read each note
+    ``READ_AHEAD`` before its turn when there are ``READ_AHEAD_FROM`` or more
+    (``vault.will_read``). The caller reads each file handed to it (``read_note_bytes(fd=)``),
+    which closes it; those not handed out yet are closed here if the caller stops early. At
+    most ``READ_AHEAD`` + 1 are open at once."""
     advised = 0 if len(items) >= READ_AHEAD_FROM else len(items)
-    for at, item in enumerate(items):
-        while advised < len(items) and advised <= at + READ_AHEAD:
-            will_read(items[advised][0])
-            advised += 1
-        yield item
+    ahead: dict[int, int | None] = {}
+    try:
+        for at, (file, item) in enumerate(items):
+            while advised < len(items) and advised <= at + READ_AHEAD:
+                ahead[advised] = will_read(items[advised][0])
+                advised += 1
+            yield file, item, ahead.pop(at, None)
+    finally:
+        for fd in ahead.values():
+            if fd is not None:
+                os.close(fd)
 
 
 def _still_skipped(file: VaultFile, record: SkipRecord | None, limit: int) -> bool:
