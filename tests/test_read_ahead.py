@@ -156,3 +156,30 @@ def test_each_note_is_opened_once_when_read_ahead(tmp_path, monkeypatch, verify)
     assert report.notes == 40 and len(advised) == 40  # every note asked for ahead
     notes = {str(path): opens[str(path)] for path in vault.rglob("*.md")}
     assert notes == {path: 1 for path in notes}
+
+
+def test_notes_asked_for_ahead_are_not_held_open_under_a_low_open_files_limit(tmp_path, monkeypatch):
+    """Held open between the hint and the read, READ_AHEAD notes would take 257 of a `ulimit -n
+    256`, SQLite's and FAISS's files none left: under a low limit the hint's file is closed at once."""
+    import resource
+
+    vault = tmp_path / "vault"
+    _vault(vault, 40)
+    monkeypatch.setattr(changes, "READ_AHEAD_FROM", 5)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    real_read = changes.read_note_bytes
+
+    def read(file, limit, fd=None):
+        held.append(len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0)
+        return real_read(file, limit, fd)
+
+    monkeypatch.setattr(changes, "read_note_bytes", read)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
+    try:
+        report = index_vault(vault, embedder=FakeEmbedder(), progress=False)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert report.notes == 40
+    if held[0]:
+        assert max(held) < min(held) + 8  # on main: 40 notes held open at the first read

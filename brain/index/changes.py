@@ -384,6 +384,19 @@ def renamed(changes: Plan, store: IndexStore) -> int:
     return sum(change.kind == RENAMED for change in read(trial, store))
 
 
+def _may_hold_open() -> bool:
+    """Whether ``READ_AHEAD`` notes may stay open between the kernel's hint and their read: not
+    where the limit on open files is low (a container's or a shell's `ulimit -n 256`), where they
+    would leave SQLite and FAISS none; each note is then opened twice, as it was."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return False
+    return soft == resource.RLIM_INFINITY or soft >= 4 * (READ_AHEAD + 1)
+
+
 def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T, int | None]]:
     """``items`` in order, each with its note open (or None), the kernel asked to read each note
     ``READ_AHEAD`` before its turn when there are ``READ_AHEAD_FROM`` or more
@@ -391,11 +404,16 @@ def _read_ahead(items: list[tuple[VaultFile, T]]) -> Iterator[tuple[VaultFile, T
     which closes it; those not handed out yet are closed here if the caller stops early. At
     most ``READ_AHEAD`` + 1 are open at once."""
     advised = 0 if len(items) >= READ_AHEAD_FROM else len(items)
+    hold = advised < len(items) and _may_hold_open()
     ahead: dict[int, int | None] = {}
     try:
         for at, (file, item) in enumerate(items):
             while advised < len(items) and advised <= at + READ_AHEAD:
-                ahead[advised] = will_read(items[advised][0])
+                fd = will_read(items[advised][0])
+                if fd is not None and not hold:
+                    os.close(fd)  # asked for, opened again when read
+                    fd = None
+                ahead[advised] = fd
                 advised += 1
             yield file, item, ahead.pop(at, None)
     finally:
