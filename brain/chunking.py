@@ -63,6 +63,9 @@ class _Section:
         return sum(len(b) for b in self.blocks) + 2 * max(0, len(self.blocks) - 1)
 
 
+_FENCE_FIRST = frozenset(" `~")  # the first characters a fence's line may have
+
+
 def _sections(body: str) -> list[_Section]:
     sections = [_Section((), [])]
     stack: list[tuple[int, str]] = []
@@ -71,13 +74,13 @@ def _sections(body: str) -> list[_Section]:
     code: list[str] = []
 
     def flush() -> None:
-        if paragraph and any(line.strip() for line in paragraph):
+        if paragraph:  # its lines are none blank
             sections[-1].blocks.append("\n".join(paragraph).strip("\n"))
         paragraph.clear()
 
     marks = {heading.line: heading for heading in outline(body)}  # ATX and setext, none in a comment
     for number, line in enumerate(body.split("\n")):
-        fence_match = _FENCE.match(line)
+        fence_match = _FENCE.match(line) if line[:1] in _FENCE_FIRST else None
         if fence is not None:
             code.append(line)
             if fence_match and fence_match.group(1).startswith(fence) and line.strip() == fence_match.group(1):

@@ -318,10 +318,21 @@ _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
 # after it is a break (or, after "===", the line is the paragraph's text).
 # What a fence, an ATX heading, an underline or a rule opens with (what ``outline`` looks at further).
 _MARKED = re.compile(r" {0,3}[`~#=*_-]")
+_MARK_FIRST = frozenset(" `~#=*_-")  # the first characters _MARKED may match
+_FENCE_MARKS = frozenset("`~")
 _BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
 _NOT_SETEXT_TEXT = re.compile(
     r" {0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|<|\|)|.*\|[ \t]*:?-+:?[ \t]*(?:\||$)"
 )
+
+
+def _plain_paragraph(lines: list[str], first: int, end: int, skipped: list[int]) -> bool:
+    """Whether the paragraph of ``lines[first:end]`` may be a setext heading's text: not opened
+    indented as code, and no line of it (but the ``skipped`` ones) opening another block."""
+    if lines[first].startswith(("    ", "\t", " \t", "  \t", "   \t")):
+        return False
+    tested = range(first, end)
+    return not any(_NOT_SETEXT_TEXT.match(lines[n]) and n not in skipped for n in tested)
 
 
 def outline(body: str) -> list[Heading]:
@@ -340,15 +351,17 @@ def outline(body: str) -> list[Heading]:
     code = mask_code(body).split("\n") if hidden is not None else None
     fence: str | None = None
     para = -1  # the first line of the paragraph being read, -1 outside one
-    plain = True  # whether that paragraph may be a setext heading's text
+    skipped: list[int] = []  # its lines of a heading inside a comment: not its text, nor tested
     for number, line in enumerate(lines):
-        marked = _MARKED.match(line)  # most lines open no fence, heading, underline nor rule
+        # most lines open no fence, heading, underline nor rule: a first character tells
+        marked = line[:1] in _MARK_FIRST and _MARKED.match(line)
+        mark = marked.group()[-1] if marked else ""  # "`", "~", "#", "=", "*", "_" or "-"
         if fence is not None:
-            match = _FENCE.match(line) if marked else None
+            match = _FENCE.match(line) if mark in _FENCE_MARKS else None
             if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
                 fence = None
             continue
-        if marked and (match := _FENCE.match(line)):
+        if mark in _FENCE_MARKS and (match := _FENCE.match(line)):
             fence, para = match.group(1), -1
             continue
         if hidden is not None and code is not None and hidden[number] != code[number]:
@@ -356,18 +369,22 @@ def outline(body: str) -> list[Heading]:
             if not "".join(line[i] for i in range(len(line)) if masked[i] == shown[i]).strip():
                 para = -1  # a line of a comment alone: an HTML block, no paragraph's
                 continue
-        heading = heading_of(line) if marked else None
+        heading = heading_of(line) if mark == "#" else None
         if heading is not None:
             if hidden is None or not heading_in_comment(line, hidden[number]):
                 found.append(Heading(number, number, *heading))
                 para = -1
+            elif para >= 0:
+                skipped.append(number)
             continue
         if not line or line.isspace():
             para = -1
             continue
         if marked:  # "=", "-", "*" or "_" first: an underline, a rule or neither
             if para >= 0 and (underline := _SETEXT.fullmatch(line)):
-                if plain:
+                # whether the paragraph may be a setext heading's text: asked only here, of a
+                # paragraph an underline follows (most paragraphs have none)
+                if _plain_paragraph(lines, para, number, skipped):
                     text = " ".join(part.strip() for part in lines[para:number])
                     text = _without_comments(text).strip() if "<!--" in text else text
                     level = 1 if underline.group(1)[0] == "=" else 2
@@ -382,9 +399,8 @@ def outline(body: str) -> list[Heading]:
                 continue
         if para < 0:
             para = number
-            plain = not line.startswith(("    ", "\t", " \t", "  \t", "   \t"))
-        if plain:
-            plain = not _NOT_SETEXT_TEXT.match(line)
+            if skipped:
+                skipped.clear()
     return found
 
 

@@ -36,6 +36,7 @@ SCRIPTS: list[tuple[str, list[str], list[str]]] = [
     ),
     ("composed_and_narrow.py", [TOY], ["toy_vault: ", " notes read again by m023"]),
     ("block_reading.py", [TOY], ["toy_vault: ", " notes; m034 reads again "]),
+    ("outline_speed.py", ["--lines", "2000", "--rounds", "1"], ['"every 10 lines"', '"new_s"']),
     (
         "deep_walk.py",
         ["--depth", "30", "--wide", "100", "--folders", "4", "--repeat", "1"],
