@@ -747,6 +747,46 @@ def test_a_vault_that_gets_no_events_is_said_once_and_the_watch_left_as_it_is(tm
     assert watcher.no_events is not None and watcher.no_events["rescans"] >= 4, watcher.no_events
 
 
+def test_a_vault_taken_for_one_without_events_that_is_heard_again_is_watched_again(tmp_path, caplog):
+    """A mount remounted: once ``no_events`` was set it was never cleared, so the status said the
+    vault gets no events however many were heard, and rescans finding changes no event told of
+    never started the watch again. An event heard clears it, said in the log once, and the next
+    such rescan starts the watch again."""
+    from brain.server import watcher as watcher_module
+    from brain.server.watcher import VaultWatcher
+
+    vault = tmp_path / "vault"
+    write(vault, "a.md", "# A\n")
+    batches = []
+
+    def on_batch(batch) -> int:  # each rescan finds a note changed elsewhere, no event for it here
+        batches.append(batch)
+        return 1 if batch.reason == "rescan" else 0
+
+    def looks() -> int:  # the watch's first look, and each restart's
+        return sum(batch.paths == frozenset({"."}) for batch in list(batches))
+
+    watcher = VaultWatcher(vault, on_batch, settle_ms=100, rescan_seconds=0.4)
+    watcher.start()
+    try:
+        with caplog.at_level("INFO", logger="brain"):
+            wait_until(lambda: watcher.no_events is not None and not watcher.busy, 40, "no events taken for")
+            before = looks()
+            assert before == 1 + getattr(watcher_module, "NO_EVENTS_AFTER", 3)
+            write(vault, "b.md", "# B\n")  # heard: the vault gets events again
+            wait_until(lambda: any("b.md" in b.paths for b in list(batches)), 15, "the save to be heard")
+            wait_until(lambda: looks() > before, 15, "an unheard rescan to start the watch again")
+            # deaf again: taken for one anew, in one line (the whole warning was said)
+            wait_until(lambda: watcher.no_events is not None, 40, "no events taken for again")
+    finally:
+        watcher.stop()
+    said = [r.getMessage() for r in caplog.records if "taken since" in r.getMessage()]
+    assert len(said) == 1 and "for a vault that gets none" in said[0], said
+    whole = [r.getMessage() for r in caplog.records if "gets no file-system events" in r.getMessage()]
+    again = [r.getMessage() for r in caplog.records if "found changes no event told of again" in r.getMessage()]
+    assert len(whole) == 1 and len(again) == 1, (whole, again)
+
+
 def test_events_between_rescans_that_find_unheard_changes_keep_the_watch_started_again(tmp_path):
     """A watch that hears this vault (a note saved here after each restart, heard) is not taken
     for a deaf one however many rescans find changes it missed: each starts it again, as before."""

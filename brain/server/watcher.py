@@ -41,7 +41,9 @@ hears only this machine's writes) had every rescan find changes and start the wa
 a pass over the whole vault, for as long as the server ran: after ``NO_EVENTS_AFTER`` such
 restarts in a row with no event heard between them, the watcher says once that the vault looks
 like it gets no events, names ``WATCHFILES_FORCE_POLLING=1``, and starts the watch again no more
-for them (the rescan found the changes; ``no_events`` in the status).
+for them (the rescan found the changes; ``no_events`` in the status). When an event is heard
+again (the mount remounted, a note saved on this machine), ``no_events`` is cleared, said in the
+log, and rescans that find changes no event told of start the watch again as before.
 
 Symlinks out of the vault, which the scan follows: no event in the vault's tree says that a
 note kept elsewhere was saved, or that a folder linked in after the watch began changed (inotify
@@ -211,6 +213,7 @@ class VaultWatcher:
         # once ``NO_EVENTS_AFTER`` of them did not help: since when, and how many rescans found
         # changes no event told of since (the watch is no longer started again for them)
         self.no_events: dict[str, Any] | None = None
+        self._no_events_said = False  # the whole warning said (a later time is one line)
         self.mode = "starting" if watch else "off"
         self.gone: str | None = None  # while the vault's path leads nowhere: what every answer says
         self._failing: str | None = None  # why watching failed, until it works again (said once)
@@ -470,6 +473,15 @@ class VaultWatcher:
         if self._unheard_row <= NO_EVENTS_AFTER:
             return True
         self.no_events = {"since": at, "rescans": 1}
+        if self._no_events_said:
+            log.info(
+                "%s rescans in a row of %s found changes no event told of again; the watch is no longer "
+                "started again for them (brain status --json: watch.no_events)",
+                self._unheard_row,
+                self.root,
+            )
+            return False
+        self._no_events_said = True
         log.warning(
             "%s rescans in a row of %s found changes no event told of, and watching it again did not help: "
             "the vault looks like it gets no file-system events for them (a network or FUSE mount edited "
@@ -481,6 +493,19 @@ class VaultWatcher:
             self.rescan_seconds,
         )
         return False
+
+    def _heard_again(self, deaf: dict[str, Any]) -> None:
+        """An event heard in a vault taken for one that gets none (``no_events``): it does now (a
+        mount remounted), so the status says so no more and a rescan finding changes no event told
+        of starts the watch again, as before. Said in the log."""
+        log.info(
+            "an event heard in %s, taken since %s for a vault that gets none (%s): rescans that find "
+            "changes no event told of start the watch again",
+            self.root,
+            deaf["since"],
+            plural(deaf["rescans"], "unheard rescan"),
+        )
+        self.no_events = None
 
     def _restart_unheard(self, found: int) -> None:
         """A rescan found ``found`` notes changed that no event told of (``_missed``): the watch
@@ -622,6 +647,8 @@ class VaultWatcher:
             paths = self._relevant(changes) if changes else set()
             if paths:
                 self._unheard_row = 0  # an event heard: the watch hears this vault
+                if self.no_events is not None:
+                    self._heard_again(self.no_events)
             if self._links and now >= self._next_poll:
                 paths |= self._poll_links()
             if self.mode == "polling" and now >= self._next_modes:
