@@ -149,3 +149,27 @@ def test_a_gone_note_takes_no_place_of_the_pagerank_lane(tmp_path):
     assert sorted(_paths(result.lanes["ppr"])) == ["Beta.md", "Source one.md", "Source two.md"], _paths(
         result.lanes["ppr"]
     )
+
+
+def test_pagerank_walks_through_no_gone_note(tmp_path):
+    """PageRank from the hits walked through a gone note's links: the note only the gone one
+    links to was ranked by its weight. Its links are no longer the vault's: the walk leaves it
+    out, and that note is reached no more."""
+    root = _vault(
+        tmp_path / "v",
+        [
+            ("Seed.md", "# Seed\n\nPlatypus venom spur. [[Gone hub]]\n"),
+            ("Gone hub.md", "# Gone hub\n\nThe hub of letters. [[Far]]\n"),
+            ("Far.md", "# Far\n\nThe third letter.\n"),
+        ],
+    )
+    settings = RecallSettings(k=5, depth=5, seeds=1, max_new=5, pool=5)
+    recaller = open_recaller(root)
+    try:
+        before = recaller.ask("platypus venom spur", "ppr", settings)
+    finally:
+        recaller.close()
+    assert "Far.md" in _paths(before.lanes["ppr"]), _paths(before.lanes["ppr"])  # the vault as built: through the hub
+    result = _ask(root, "platypus venom spur", "ppr", settings, ["Gone hub.md"])
+    assert "Far.md" not in _paths(result.lanes["ppr"]), _paths(result.lanes["ppr"])
+    assert "Seed.md" in _paths(result.lanes["ppr"]), _paths(result.lanes["ppr"])

@@ -194,3 +194,18 @@ def test_the_same_links_in_any_order_make_the_same_matrix_bit_for_bit():
     a, b = LinkGraph(store), LinkGraph(shuffled)
     for key, value in a.arrays().items():
         assert np.array_equal(value, b.arrays()[key]), key
+
+
+def test_a_graph_without_some_notes_is_the_graph_of_the_links_without_theirs():
+    """``without`` (notes whose file is gone since the last index): the same matrix, bit for bit,
+    as the graph read from an index that never held their links; the notes stay, linked to
+    nothing, and a walk from elsewhere reaches none of them. None of them linked: the graph itself."""
+    store = random_graph(300, 3000, 7)
+    graph = LinkGraph(store)
+    gone = {5, 17, 120, 10_000}  # 10,000: no note of the graph
+    rest = EdgeStore(store.notes, [(s, t, k) for s, t, k in store.edges if s not in gone and t not in gone])
+    for key, value in graph.without(gone).arrays().items():
+        assert np.array_equal(value, LinkGraph(rest).arrays()[key]), key
+    scores = exact(graph.without(gone), {3: 1.0})
+    assert not scores[np.isin(graph.note_ids, list(gone))].any()
+    assert graph.without({10_000}) is graph and graph.without(set()) is graph

@@ -148,6 +148,9 @@ class Recaller:
         self._kept_name_index: bytes | None = None  # the name index kept on disk, not read yet (carry.Built)
         self._name_index: names_stage.NameIndex | None = None
         self._link_graph: ppr_stage.LinkGraph | None = None
+        # The link graph without the links of the notes whose file is gone (Recaller.gone), made
+        # for that set and that graph: (the graph, the gone notes, the graph without their links).
+        self._living_graph: tuple[ppr_stage.LinkGraph, frozenset[int], ppr_stage.LinkGraph] | None = None
         self._successors: dict[int, int] | None = None
         self._date_index: dates_stage.DateIndex | None = None
         self._folder_index: folders_stage.FolderIndex | None = None
@@ -320,6 +323,19 @@ class Recaller:
                 log.warning("%s", message)
                 self.warnings.append(message)
         return self._link_graph
+
+    def walked_graph(self) -> ppr_stage.LinkGraph:
+        """The link graph PageRank walks: ``link_graph`` without the links to or from the notes
+        whose file is gone (``gone``), as a gone note's anchor passages vote for nothing: what it
+        linked to is no longer said. The graph itself while no note is gone; made once per set."""
+        graph = self.link_graph()
+        if not self.gone:
+            return graph
+        gone = frozenset(self.gone)
+        made = self._living_graph
+        if made is None or made[0] is not graph or made[1] != gone:
+            made = self._living_graph = (graph, gone, graph.without(gone))
+        return made[2]
 
     # ----- a view of the past: what it takes over from the present (recall/past_carry.py) --------
 
@@ -974,7 +990,7 @@ class Recaller:
     def _ppr_lane(
         self, state: QueryState, rankings: dict[str, list[int]], settings: RecallSettings, depth: int
     ) -> list[Candidate]:
-        graph = self.link_graph()
+        graph = self.walked_graph()
         if settings.ppr_seed_scores:
             scored = [[(c.note_id, c.score) for c in state.lanes[name]] for name in rankings]
             seeds = ppr_stage.seed_weights_by_score(scored, settings.seeds)

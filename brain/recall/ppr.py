@@ -19,7 +19,7 @@ Two ways to compute it over the same transition matrix (``LinkGraph.rank`` picks
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
@@ -208,6 +208,25 @@ class LinkGraph:
             np.concatenate([self._dst[keep], dst.astype(np.int32)]),
             np.concatenate([self._embed[keep], embed.astype(bool)]),
         )
+        return graph
+
+    def without(self, note_ids: Collection[int]) -> LinkGraph:
+        """This graph with no link to or from ``note_ids`` (notes whose file is gone since the
+        last index, ``Recaller.gone``): they stay in it, linked to nothing, so that no walk
+        passes through them nor reaches them; this graph itself where none of them has a link."""
+        import numpy as np
+
+        wanted = np.asarray(sorted(note_ids), dtype=np.int64)
+        found = np.searchsorted(self.note_ids, wanted)
+        inside = found < self.size
+        found = found[inside][self.note_ids[found[inside]] == wanted[inside]].astype(np.int32)
+        touched = np.isin(self._src, found) | np.isin(self._dst, found)
+        if not touched.any():
+            return self
+        keep = ~touched
+        graph = LinkGraph.__new__(LinkGraph)
+        graph.dropped = self.dropped
+        graph._build(self.note_ids, self._src[keep], self._dst[keep], self._embed[keep])
         return graph
 
     def transition_t(self) -> Any:
