@@ -173,3 +173,32 @@ def test_pagerank_walks_through_no_gone_note(tmp_path):
     result = _ask(root, "platypus venom spur", "ppr", settings, ["Gone hub.md"])
     assert "Far.md" not in _paths(result.lanes["ppr"]), _paths(result.lanes["ppr"])
     assert "Seed.md" in _paths(result.lanes["ppr"]), _paths(result.lanes["ppr"])
+
+
+def test_anchor_lex_reads_past_a_gone_note_that_fills_the_lexical_lanes_hits(tmp_path):
+    """anchor_lex reads the lexical lane's BM25 hits rather than searching again; every one of
+    them was a passage of the gone note (many sections, each the query's words), so it read
+    none and gave nothing, where a live note's passage below them links to Beta. It searches
+    deeper, as the lanes do, until it has the passages it wants."""
+    words = "The ledger of the season, written out in full by the keeper of the river station. " * 3
+    sections = "".join(
+        f"## Part {i}\n\nPlatypus venom spur, platypus spur {i}. [[Alpha]] {words}\n\n" for i in range(12)
+    )
+    root = _vault(
+        tmp_path / "v",
+        [
+            ("Gone source.md", f"# Gone source\n\n{sections}"),
+            ("Live source.md", f"# Live source\n\nA platypus venom spur, seen once. [[Beta]] {words * 2}\n"),
+            ("Alpha.md", "# Alpha\n\nThe first letter.\n"),
+            ("Beta.md", "# Beta\n\nThe second letter.\n"),
+        ],
+    )
+    settings = RecallSettings(k=5, depth=1, seeds=1, max_new=5, pool=5)
+    recaller = open_recaller(root)
+    try:
+        before = recaller.ask("platypus venom spur", "hybrid+ppr", settings)
+    finally:
+        recaller.close()
+    assert _paths(before.lanes["anchor_lex"]) == ["Alpha.md"], _paths(before.lanes["anchor_lex"])
+    result = _ask(root, "platypus venom spur", "hybrid+ppr", settings, ["Gone source.md"])
+    assert _paths(result.lanes["anchor_lex"]) == ["Beta.md"], _paths(result.lanes["anchor_lex"])

@@ -162,21 +162,26 @@ def anchor_lex(
     the lane's search halves the BM25 work of hybrid+ppr (scoring each match is most of it: 30 of
     110 ms at 100,000 notes), and measured as well as weighting every column alike, which it
     replaced (nDCG@10 +0.001, +0.002, +0.001 on the three labelled sets). The passages of the
-    notes in ``gone`` (``live_passages``) are not read: the next ones take their places."""
+    notes in ``gone`` (``live_passages``) are not read: the next ones take their places, searched
+    for deeper where the lane's hits hold too few others (a gone note of many matching sections)."""
     if depth <= 0:
         return []
     wanted = depth * CHUNKS_PER_NOTE
-    if passages is None:
-        if expression is None:
-            return []
-        reach = wanted
-        while True:
-            searched = store.fts_search(expression, weights, reach)
-            passages = live_passages(store, searched, gone)
-            if len(passages) >= wanted or len(searched) < reach:
-                break
-            reach += wanted - len(passages)
-    else:
-        passages = live_passages(store, passages, gone)
+    reach = wanted
+    if passages is not None:
+        live = live_passages(store, passages, gone)
+        # The lane searched deeper than this reads: fewer live passages than wanted, none of them
+        # left out, are all BM25 has. Some left out: the ones below them are searched for.
+        if len(live) >= wanted or len(live) == len(passages) or expression is None:
+            return _lane(store, vote(store, live[:wanted], hub), query_vector, depth, "anchor_lex")
+        reach = len(passages) + wanted - len(live)
+    elif expression is None:
+        return []
+    while True:
+        searched = store.fts_search(expression, weights, reach)
+        passages = live_passages(store, searched, gone)
+        if len(passages) >= wanted or len(searched) < reach:
+            break
+        reach += wanted - len(passages)
     passages = passages[:wanted]
     return _lane(store, vote(store, passages, hub), query_vector, depth, "anchor_lex")
