@@ -139,13 +139,14 @@ def test_a_folder_linked_in_while_serving_is_watched(toy_vault, tmp_path, pollin
     _index(toy_vault)
     with served(toy_vault, force_polling=polling) as daemon:
         os.symlink(kept, toy_vault / "Linked")
+        # Waited for, not slept on: ``settled`` gives the watcher 0.4 s to hear of a change, and a
+        # poller on a loaded machine (16 runs at once) had not looked yet, so nothing was busy.
+        wait_until(lambda: "quagga" in _text(daemon, "Linked/Zebra.md"), 60, "the linked folder's note served")
         settled(daemon)
-        assert "quagga" in _text(daemon, "Linked/Zebra.md")
         write(kept, "Zebra.md", "# Zebra\n\nThe okapi herd crosses the river.\n")
         write(kept, "Deep/Gnu.md", "# Gnu\n\nThe gnu migrates. [[Zebra]]\n")
-        settled(daemon)
-        assert "okapi" in _text(daemon, "Linked/Zebra.md")
-        assert "gnu migrates" in _text(daemon, "Linked/Deep/Gnu.md")
+        wait_until(lambda: "okapi" in _text(daemon, "Linked/Zebra.md"), 60, "the linked note's edit served")
+        wait_until(lambda: "gnu migrates" in _text(daemon, "Linked/Deep/Gnu.md"), 60, "the linked folder's new note")
         assert_served_as_indexed(daemon, toy_vault, tmp_path / "fresh")
 
 
