@@ -1745,3 +1745,40 @@ def test_a_token_or_a_pass_stated_is_masked(text, kept):
 )
 def test_neighbours_of_what_a_hostile_reader_found_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A password named for what it opens, then ":" (only "is", a dash, "set to" were read after one).
+        ("password for root: x9Qw!ab", "password for root: ***"),
+        ("Password for the db: correct horse battery staple", "Password for the db: ***"),
+        ('password for wifi: "Zx9q12wer"', 'password for wifi: "***"'),
+        # A password in brackets, in apposition, after a question: each was kept.
+        ("the password (hunter22x)", "the password (***)"),
+        ("password(x9Qw!ab) then", "password(***) then"),
+        ("the admin password, hunter22x, is old", "the admin password, ***, is old"),
+        ("the db password? hunter22x", "the db password? ***"),
+    ],
+)
+def test_a_password_named_for_what_it_opens_or_in_brackets_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password for the admin panel: see the wiki",
+        "reset the password for bob: it expired",
+        "password for root: hunter",
+        "AES password (256-bit)",
+        "the password (128-bit) is",
+        "password (2FA)",
+        "hash the password (sha256) now",
+        "the password (see docs) x",
+        "fields: username, password, token2, email",
+        "Whats the password? It is in the vault",
+    ],
+)
+def test_prose_around_a_password_named_for_what_it_opens_stays(text):
+    assert redact(text) == text

@@ -228,6 +228,9 @@ _STATED_TRIGGERS = (
     "пин",
     "password ",
     "password'",
+    "password(",
+    "password,",
+    "password?",
     "password’",
     "passwd",
     "passphrase ",
@@ -247,9 +250,9 @@ _STATED_TRIGGERS = (
 )
 # _mask_stated looks before the name: no letter, digit, "_" or "-" there.
 _STATED = (
-    r"((?:[Pp](?i:ass(?:word(?:[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
+    r"((?:[Pp](?i:ass(?:word(?P<for>[ \t]+(?:for|to|of|on)(?:[ \t]+[^\s:=\"'`,;.]{1,40}){1,3}?)?"
     r"(?:(?P<set>(?:[ \t]+(?:has|have|had)[ \t]+been|[ \t]+(?:is|was|got))?[ \t]+(?:changed|set|reset|updated)[ \t]+to)"
-    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+(?:[—–-]|->|→)(?=[ \t])|(?P<to>[ \t]+to))"
+    r"|[ \t]+(?:is|was)(?:[ \t]+now)?|[ \t]+(?:[—–-]|->|→)(?=[ \t])|(?P<to>[ \t]+to)|(?(for)(?=[ \t]*:[ \t])|(?!)))"
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key|[ \t]+phrase)?[ \t]+(?:is|was)|ecret[ \t]+(?:key|phrase)(?=[ \t]*:))"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was)|(?:pi|ccess|uth)[ \t]+(?:token|key)(?=[ \t]*:))"
@@ -261,7 +264,7 @@ _STATED = (
     r"|[Кк](?i:одов(?:ое|ая)[ \t]+(?:слово|фраза))|[Сс](?i:екрет(?:ное[ \t]+слово|ная[ \t]+фраза)?)"
     r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
     r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
-    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:)|(?=[ \t]+is[ \t]))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+)"
+    r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:)|(?=[ \t]+is[ \t]))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+|(?<=ord|ase|ode)(?P<aside>[ \t]*\([ \t]*|[?,][ \t]+))"
     r"|[Пп](?i:ароль)[ \t]+))"
     r"(?:(?P<quote>[`\"'«])(?P<quoted>[^`\"'«»\n]{4,200})(?:(?P=quote)|»)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
@@ -283,10 +286,10 @@ _SET_BEFORE = re.compile(
 # A word after a password's name alone that names how it is kept or sent, or whose it is, not the
 # password: a hash or a cipher, an encoding, an address ("the password sha256 hash", "password utf-8"),
 # a numeronym ("password i18n strings", "a11y", "o11y"), a protocol or a second factor ("password
-# OAuth2 flow", "password 2FA-enabled accounts").
+# OAuth2 flow", "password 2FA-enabled accounts"), a size ("password (256-bit)", "password 12chars").
 _PLAIN_NOT_SECRET = re.compile(
     r"(?i:sha-?[0-9]+|md[45]|utf-?(?:8|16|32)|x86(?:_64)?|aes-?[0-9]+\w*|base64|argon2\w*|pbkdf2\w*|[^@\s]+@[\w-]+\.[\w.-]+"
-    r"|[a-z][0-9]{1,2}[a-z]s?|oauth[0-9.]*|[0-9]fa(?:-[a-z]+)?)"
+    r"|[a-z][0-9]{1,2}[a-z]s?|oauth[0-9.]*|[0-9]fa(?:-[a-z]+)?|[0-9]+-[a-z]+|[0-9]+(?:chars?|bits?|bytes?|digits?))"
 )
 # A command that runs "passwd" as root, the word after it a user's name: "sudo passwd deploy1", "sudo
 # -u root passwd" at a command's start (a line's, a JSON string's, after a prompt, ";", "&&", "|"), not
@@ -294,6 +297,9 @@ _PLAIN_NOT_SECRET = re.compile(
 _SUDO_BEFORE = re.compile(
     r"(?:\A|(?<=[\n;&|(`\"'$#])|(?<=\\[nt]))[ \t]*sudo(?:[ \t]+-\S+(?:[ \t]+[a-z_][\w-]*)?)*[ \t]+\Z"
 )
+# What names one password before its name and a comma, so a value in apposition follows ("the admin
+# password, hunter22x, …"), not a list of fields' names ("username, password, token2").
+_OWNED_BEFORE = re.compile(r"(?i:\b(?:the|my|your|our|their|his|her|its|this|that)[ \t]+(?:[\w-]+[ \t]+){0,2})\Z")
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
@@ -848,6 +854,11 @@ def _mask_stated(match: re.Match[str]) -> str:
         if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
+        if (aside := match.group("aside")) is not None and (
+            (after, aside.strip()) not in ((")", "("), (",", ","), (".", ","), ("", "?"), (" ", "?"), ("\n", "?"))
+            or (aside.startswith(",") and not _OWNED_BEFORE.search(match.string, max(0, start - 40), start))
+        ):
+            return match.group(0)  # "password (hunter22x)", "the admin password, hunter22x,", "password? hunter22x"
         if word.endswith("=") or after not in ("", " ", "\t", "\r", "\n", ",", ";", ")", "\\", '"'):
             return match.group(0)  # a piece of a longer token: <Password type="plain">, password x="y"
         bare = word.rstrip(".,:;!?*_~")  # "**Password Management:** KeePassXC": Markdown's marks
