@@ -1782,3 +1782,22 @@ def test_a_password_named_for_what_it_opens_or_in_brackets_is_masked(text, kept)
 )
 def test_prose_around_a_password_named_for_what_it_opens_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A shell's default in ${NAME:-x} lost its closing brace; a Markdown code value its backticks.
+        ("${DB_PASSWORD:-hunter22x}", "${DB_PASSWORD:-***}"),
+        ("  - POSTGRES_PASSWORD=${DB_PASSWORD:-hunter22x}", "  - POSTGRES_PASSWORD=${DB_PASSWORD:-***}"),
+        ('"${API_TOKEN:=abc123def}" x', '"${API_TOKEN:=***}" x'),
+        ("PASSWORD = `hunter22x`", "PASSWORD = `***`"),
+    ],
+)
+def test_a_shell_default_and_a_code_value_keep_their_marks(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize("text", ["${DB_PASSWORD:?set it}", "${DB_PASSWORD:-}", "${DB_PASSWORD:-$OTHER}"])
+def test_a_shell_default_that_holds_no_secret_stays(text):
+    assert redact(text) == text

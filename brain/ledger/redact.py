@@ -1424,6 +1424,16 @@ def _mask_assignments(text: str, pattern: str) -> str:
             if line_end <= value_start:
                 continue  # nothing on the key's line: the value is below (_mask_next_line_values)
             value_end = min(value_end, line_end)
+        if sep in (":", ":=") and text[start - 2 : start] == "${":
+            # a shell's default, ${DB_PASSWORD:-x}: the operator and the closing brace stay (${X:?message}: no value)
+            inner = text[value_start:value_end]
+            default = inner[: inner.find("}")] if "}" in inner else inner
+            op = default[:1] if default[:1] in "-=?+" else ""
+            if op == "?" or _holds_no_secret("", default[len(op) :]):
+                continue
+            out.append(text[done : value_start + len(op)] + MASK)
+            done = pos = value_start + len(default)
+            continue
         if (triple := text[value_start : value_start + 3]) in ('"""', "'''"):
             # Python's triple quotes, read as an empty string and then the value: to the closing ones
             close = text.find(triple, value_start + 3, value_start + 4096)
@@ -1436,6 +1446,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
             done = pos = value_end
             continue
         opening, bare, closing = _unquote(text[value_start:value_end])
+        if not opening and len(bare) > 2 and bare[0] == bare[-1] == "`":
+            opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
         if _holds_no_secret(opening, bare):
             continue
         if closing == "'" and (goes_on := _SHELL_QUOTES_GO_ON.match(text, value_end)) is not None:
