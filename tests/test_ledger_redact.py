@@ -1801,3 +1801,21 @@ def test_a_shell_default_and_a_code_value_keep_their_marks(text, kept):
 @pytest.mark.parametrize("text", ["${DB_PASSWORD:?set it}", "${DB_PASSWORD:-}", "${DB_PASSWORD:-$OTHER}"])
 def test_a_shell_default_that_holds_no_secret_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", ["пароль:\n  в сейфе", "пароль:\n  см. вики", "password:\n  see the wiki"])
+def test_a_pointer_below_its_key_stays(text):
+    # "пароль:\n  в сейфе" says where the password is, as "пароль: в сейфе" does on one line
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("пароль:\n  синий кит плывёт", "пароль:\n  ***"),
+        ("пароль:\n  в начале было слово", "пароль:\n  ***"),
+        ("password:\n  hunter22x", "password:\n  ***"),
+    ],
+)
+def test_a_value_below_its_key_beside_a_pointer_is_masked_still(text, kept):
+    assert redact(text) == kept

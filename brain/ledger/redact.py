@@ -1759,12 +1759,22 @@ def _value_lines(
         opening, bare, closing = _unquote(value)
         if _holds_no_secret(opening, bare):
             break
+        if not opening and before is None and not found and _points_below(value.split()):
+            break  # "пароль:\n  в сейфе": where it is, as on the label's line
         words += value.split()
         judged = line.group("more") or (before is not None and chosen)
         if judged and not (chosen and _is_one_value(words, chosen=True, name=name, below=True)):
             break
         found.append((start, start + line.end("value"), opening, closing))
     return found
+
+
+def _points_below(words: list[str]) -> bool:
+    """Whether the first line of a Russian label's value below it says where the secret is, or that there
+    is none, as the same words on the label's line do (_mask_labelled): a pointer's word, then more ("в
+    сейфе"; a verb of a clause makes it a passphrase: "в начале было слово"). English ones are judged by
+    _is_one_value (_points_somewhere)."""
+    return len(words) > 1 and words[0].lower() in _POINTERS_RU and _CLAUSE_VERBS_RU.isdisjoint(w.lower() for w in words)
 
 
 # A Markdown table's delimiter row (``|---|:--|``), found by a dash beside a pipe (a literal: fast),
