@@ -1819,3 +1819,37 @@ def test_a_pointer_below_its_key_stays(text):
 )
 def test_a_value_below_its_key_beside_a_pointer_is_masked_still(text, kept):
     assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # Two words after a Russian dash (three were the least), a login's password of words, a password
+        # named for what it opens with no dash: each was kept.
+        ("секрет — синий кит", "секрет — ***"),
+        ("пароль — синий кит", "пароль — ***"),
+        ("логин bob, пароль синий кит", "логин bob, пароль ***"),
+        ("логин bob, пароль qwerty", "логин bob, пароль ***"),
+        ("пароль от wifi hunter22x", "пароль от wifi ***"),
+        ("пароль для root x9Qw!ab", "пароль для root ***"),
+    ],
+)
+def test_a_russian_password_of_two_words_or_after_a_login_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "секрет — простой",
+        "секрет — в тесте",
+        "пароль — обязательное поле",
+        "пароль — любой текст",
+        "пароль — это ключ",
+        "логин bob, пароль в сейфе",
+        "пароль от почты менять",
+        "пароль от wifi синий кит",
+    ],
+)
+def test_russian_prose_beside_those_passwords_stays(text):
+    assert redact(text) == text

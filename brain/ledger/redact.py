@@ -265,7 +265,7 @@ _STATED = (
     r"|[Тт](?i:окен)|[Кк](?i:люч[ \t]+(?:api|апи|доступа))|(?i:api|апи)[ \t-]?(?i:ключ))"
     r"(?:[ \t]+[—–-]|(?:[ \t]+[—–-])?[ \t]+(?i:это)|[ \t]+(?i:был|была|было|будет|теперь))[ \t]+"
     r"|(?P<plain>[Pp](?i:ass(?:word|wd|phrase|code|(?=[ \t]*:)|(?=[ \t]+is[ \t]))|wd?)(?:['’]s|[ \t]+(?i:is|was))?(?:[ \t]*:[ \t]*|[ \t]+|(?<=ord|ase|ode)(?P<aside>[ \t]*\([ \t]*|[?,][ \t]+))"
-    r"|[Пп](?i:ароль)[ \t]+))"
+    r"|[Пп](?i:ароль)(?:[ \t]+(?:от|для)[ \t]+[^\s:=\"'—–-]{1,40})?[ \t]+))"
     r"(?:(?P<quote>[`\"'«])(?P<quoted>[^`\"'«»\n]{4,200})(?:(?P=quote)|»)"
     r"|(?P<bare>(?:[^\s`\"',;()\\]|\\(?![nrt\"\\])){1,200})(?P<words>(?:[ \t]+[^\W\d_](?:[^\W\d_]|['’-]){0,40}){0,11}))"
 )
@@ -300,6 +300,8 @@ _SUDO_BEFORE = re.compile(
 # What names one password before its name and a comma, so a value in apposition follows ("the admin
 # password, hunter22x, …"), not a list of fields' names ("username, password, token2").
 _OWNED_BEFORE = re.compile(r"(?i:\b(?:the|my|your|our|their|his|her|its|this|that)[ \t]+(?:[\w-]+[ \t]+){0,2})\Z")
+# A login before a Russian password's name, which makes what follows the password ("логин bob, пароль синий кит").
+_LOGIN_BEFORE = re.compile(r"(?i:(?<!\w)(?:логин|login|user|пользователь)[ \t:]+[^\s,;]+[ \t]*[,;][ \t]*)\Z")
 # A PIN: digits alone.
 _PIN = re.compile(r"[0-9]{4,8}")
 # A stated value that names a secret rather than being it: a constant's or a variable's name
@@ -851,6 +853,12 @@ def _mask_stated(match: re.Match[str]) -> str:
             if not _is_passphrase(value) or any(_names_a_secret(w.lower(), named) for w in value):
                 return match.group(0)
             return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
+        if (
+            lead[:1] in "Пп"
+            and _LOGIN_BEFORE.search(match.string, max(0, start - 60), start)
+            and (count := _stated_passphrase(match, least=1))
+        ):
+            return f"{lead}{MASK}{_after_words(match, count)}"  # "логин bob, пароль синий кит": a login's password
         if "phrase" in lead.lower() and (count := _stated_passphrase(match)):
             return f"{lead}{MASK}{_after_words(match, count)}"  # "the passphrase correct horse battery staple"
         after = match.string[match.end("bare") : match.end("bare") + 1]
@@ -988,7 +996,8 @@ _STATED_PROSE_RU = frozenset(
     " ваш ваша его её их тот та этот эта такой такая очень слишком только уже ещё все всё всегда никогда при"
     " из за до после без про через а но да нет вот там тут здесь который которая которое поле параметр"
     " строка значение способ набор комбинация символов символы букв цифр длина пустой пустая обязательный"
-    " обязательное обязательная".split()
+    " обязательное обязательная любой любая любое любые произвольный произвольная случайный случайная"
+    " сложный сложная простой простая длинный длинная короткий короткая надёжный надёжная слабый слабая".split()
 )
 # Where a passphrase stated in prose ends: its line's end (of a JSON string's line too), its
 # sentence's ("… staple. Then log in"), or a clause's (a comma, a semicolon).
@@ -1048,6 +1057,8 @@ def _passphrase_least(lead: str) -> int:
     lowered = lead.lower()
     if "кодов" in lowered:
         return 1
+    if ("—" in lowered or "–" in lowered) and ("парол" in lowered or "секрет" in lowered):
+        return 2  # "секрет — синий кит": a dash, Russian's "is", states it (a word of prose after it keeps it)
     return 3 if any(word in lowered for word in ("pass", "secret", "парол", "секрет")) else 0
 
 
