@@ -1853,3 +1853,40 @@ def test_a_russian_password_of_two_words_or_after_a_login_is_masked(text, kept):
 )
 def test_russian_prose_beside_those_passwords_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A login and its password under one name (credentials' user was masked, its password kept), a list
+        # of one quoted value, R's "<-": each was kept.
+        ("creds: bob / hunter22x", "creds: bob / ***"),
+        ("creds: bob/hunter22x", "creds: bob/***"),
+        ("login: bob / hunter22x", "login: bob / ***"),
+        ('"login": "bob:x1y2z3w4"', '"login": "bob:***"'),
+        ("credentials: bob / hunter22x", "credentials: *** / ***"),
+        ("password: ['hunter22x']", "password: ['***']"),
+        ('{"password": ["hunter22x"]}', '{"password": ["***"]}'),
+        ('password <- "hunter22x"', 'password <- "***"'),
+        ("api_token <- 'abc123def'", "api_token <- '***'"),
+    ],
+)
+def test_a_login_s_password_a_listed_one_and_r_s_are_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "login: SSO/OAuth2",
+        "login: web/admin",
+        "login: bob/$PASS",
+        "login: https://x.y/z",
+        "password = [x for x in y]",
+        'password: ["$PW"]',
+        "password <- getLine",
+        'password <- Sys.getenv("PW")',
+    ],
+)
+def test_code_and_prose_beside_a_login_s_password_stay(text):
+    assert redact(text) == text

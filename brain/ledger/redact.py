@@ -176,7 +176,7 @@ _URL_HOST = r"(?=(?:\[[0-9A-Fa-f:.]*\]|[\w\-][\w.\-]*)(?::[0-9]+)?(?![\w.\-:@%])
 # _mask_assignments reads the whole name back from there.
 _ASSIGNMENT = (
     r"(?P<name>[PpSsTtKkCc](?i:ass|w|ecret|oken|ey|redential)[\w.\-]{0,40})"
-    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+)"
+    r"(?P<sep>(?:\\*[\"']\]?[ \t]*=>|(?:\\*[\"']\]?)?[ \t]*(?::=|[=:](?![=:>])))[ \t]*|[ \t]+<-[ \t]+|[ \t]+)"
     rf"(?P<value>&[^\s\"',;]+|{_VALUE})"  # "&": a YAML anchor (_mask_assignments)
 )
 _VALUE_AT = re.compile(_VALUE)
@@ -636,6 +636,14 @@ _RULES: list[tuple[tuple[str, ...], str, Any]] = [
         r"([ \t]+as[ \t]+(?:(?:the|my|your|a)[ \t]+)?(?:pass(?:word|phrase|code)?|pass[ \t]+phrase|secret|pin)\b)",
         "used as",
     ),
+    # A login and its password after one name: "creds: bob / hunter22x", "credentials: bob:hunter22x" (the
+    # user stays; the password must look chosen as one: _mask_user_slash_password).
+    (
+        ("creds", "credential", "login"),
+        r"(?i)(\b(?:creds|credentials?|login)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?[^\s/:\"'\\,;]{1,80}(?:[ \t]*/[ \t]*|:))"
+        r"(?P<value>[^\s\"'\\,;]{1,200})",
+        "user / password",
+    ),
     # Two-factor recovery codes ("recovery codes: 1234-5678 9012-3456"), each with a digit; a wallet's
     # seed phrase or mnemonic of 12 to 24 words.
     (
@@ -785,6 +793,22 @@ def _mask_used_as(match: re.Match[str]) -> str:
     if not opening and (len(bare) < 4 or "/" in bare or not _STATED_WORD.fullmatch(bare)):
         return match.group(0)
     return f"{match.group(1)}{opening}{MASK}{closing}{match.group(3)}"
+
+
+def _mask_user_slash_password(match: re.Match[str]) -> str:
+    """The password after a login under one name ("creds: bob / hunter22x"): one word that looks chosen
+    as one (_STATED_WORD), so "login: SSO/OAuth2" or "login: web/admin" stay."""
+    value = match.group("value")
+    bare = value.rstrip(".,:;!?)")
+    if (
+        len(bare) < 4
+        or "/" in bare
+        or _holds_no_secret("", bare)
+        or _PLAIN_NOT_SECRET.fullmatch(bare)
+        or not _STATED_WORD.fullmatch(bare)
+    ):
+        return match.group(0)
+    return f"{match.group(1)}{MASK}{value[len(bare) :]}"
 
 
 def _mask_cookies(match: re.Match[str]) -> str:
@@ -1077,6 +1101,7 @@ _REPLACERS = {
     "pgpass": _mask_pgpass,
     "short name": _mask_short_name,
     "used as": _mask_used_as,
+    "user / password": _mask_user_slash_password,
 }
 
 
@@ -1456,7 +1481,11 @@ def _mask_assignments(text: str, pattern: str) -> str:
             out.append(text[done:value_start] + f"{triple}{MASK}{triple if close >= 0 else ''}")
             done = pos = value_end
             continue
+        if text[value_start] == "[" and (listed := _ONE_LISTED.match(text, value_start)) is not None:
+            value_start, value_end = listed.span("value")  # password: ['x'], a list of one: its string
         opening, bare, closing = _unquote(text[value_start:value_end])
+        if sep.strip() == "<-" and not opening:
+            continue  # R's password <- "x"; Haskell's "password <- getLine" binds a result, no value
         if not opening and len(bare) > 2 and bare[0] == bare[-1] == "`":
             opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
         if _holds_no_secret(opening, bare):
@@ -1500,6 +1529,10 @@ def _mask_assignments(text: str, pattern: str) -> str:
                 out.append(text[done:below_start] + f"{quote}{MASK}{unquote}")
                 done = pos = below_end
     return "".join(out) + text[done:] if out else text
+
+
+# A list of one quoted value after a secret's name (YAML's flow sequence, Python's, JSON's): password: ['x'].
+_ONE_LISTED = re.compile(rf"\[[ \t]*(?P<value>{_quoted(chr(34), 'dq')}|{_quoted(chr(39), 'sq')})[ \t]*,?[ \t]*\]")
 
 
 # What goes on a shell's single-quoted value: a quote escaped or double-quoted ('it'\''s', 'it'"'"'s,
