@@ -1890,3 +1890,32 @@ def test_a_login_s_password_a_listed_one_and_r_s_are_masked(text, kept):
 )
 def test_code_and_prose_beside_a_login_s_password_stay(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        # A security question's answer stated: a name or a phrase, no digit needed; it was kept.
+        ("the security answer is fluffy the cat", "the security answer is ***"),
+        ("my security answer was Rex.", "my security answer was ***."),
+        ('security answer is "blue dog"', 'security answer is "***"'),
+        ("the security answer is fluffy. Then log in", "the security answer is ***. Then log in"),
+        ("the security answer is fluffy and the user is bob", "the security answer is *** and the user is bob"),
+    ],
+)
+def test_a_security_answer_stated_is_masked(text, kept):
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the security answer is the name of your first pet",
+        "the security answer is case-sensitive",
+        "the security answer is stored hashed",
+        "Security answer is required",
+        "the security answer is wrong",
+    ],
+)
+def test_prose_about_a_security_answer_stays(text):
+    assert redact(text) == text

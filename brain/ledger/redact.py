@@ -198,6 +198,7 @@ _STATED_TRIGGERS = (
     "secret is",
     "secret was",
     "secret phrase",
+    "security answer",
     "token is",
     "token was",
     "key is",
@@ -256,7 +257,8 @@ _STATED = (
     r"|(?:phrase|code)[ \t]+is|[ \t]+phrase(?:[ \t]+is|(?=[ \t]*:))))"
     r"|[Ss](?i:ecret(?:[ _-]key|[ \t]+phrase)?[ \t]+(?:is|was)|ecret[ \t]+(?:key|phrase)(?=[ \t]*:))"
     r"|[Aa](?i:(?:pi|ccess|uth)[ _-]?(?:token|key)[ \t]+(?:is|was)|(?:pi|ccess|uth)[ \t]+(?:token|key)(?=[ \t]*:))"
-    r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was))|(?P<tok>[Tt](?i:oken[ \t]+(?:is|was))))"
+    r"|[Bb](?i:ot[ _-]?token[ \t]+(?:is|was))|(?P<tok>[Tt](?i:oken[ \t]+(?:is|was)))"
+    r"|(?P<answer>[Ss](?i:ecurity[ \t]+answer[ \t]+(?:is|was))))"
     r"(?:[ \t]*:[ \t]*(?:\r?\n|\\n)[ \t]*|(?:[ \t]*:)?[ \t]+)"
     r"|(?P<pin>(?:[Pp](?i:in(?:[ \t-]?code)?)|[Пп](?i:ин(?:[ \t-]?код)?))"
     r"(?:[ \t]+(?i:is)(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*|[ \t]+[—–][ \t]+))"
@@ -921,6 +923,8 @@ def _mask_stated(match: re.Match[str]) -> str:
         if quote is not None:
             return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
         return f"{lead}{MASK}{match.group('bare')[len(value) :]}{match.group('words')}"
+    if match.group("answer") is not None:  # "the security answer is fluffy": words, to the clause's end
+        return _mask_answer(match)
     if match.group("to") is not None and not _SET_BEFORE.search(match.string, max(0, start - 40), start):
         return match.group(0)  # "the password to the admin panel": set to a value only after a verb
     if quote is not None:
@@ -939,6 +943,32 @@ def _mask_stated(match: re.Match[str]) -> str:
 
 
 _STATED_AT = re.compile(_STATED)
+
+
+def _mask_answer(match: re.Match[str]) -> str:
+    """A security question's answer stated ("the security answer is fluffy the cat"): a quoted value, or
+    the words up to the clause's end (_STATED_END, a joining word), any words, as an answer is a name or
+    a phrase; unless the first is one of prose ("is the name of your first pet", "is case-sensitive",
+    "is stored hashed")."""
+    lead, quote = match.group(1), match.group("quote")
+    if quote is not None:
+        return f"{lead}{quote}{MASK}{_CLOSING.get(quote, quote)}"
+    first = match.group("bare").rstrip(".,:;!?").lower()
+    if (
+        not first.replace("-", "").replace("'", "").isalnum()
+        or first.split("-")[0] in _STATED_PROSE
+        or first in _NOT_ONE_VALUE
+        or first in _POINTERS
+        or first in _DETERMINERS
+        or first.endswith(("ed", "ing", "ly"))
+        or _holds_no_secret("", first)
+    ):
+        return match.group(0)
+    words = [match.group("bare"), *match.group("words").split()]
+    cut = next((i for i, w in enumerate(words[1:], 1) if w.lower() in _CLAUSE_JOINS), len(words))
+    cut = next((i + 1 for i, w in enumerate(words[:cut]) if w[-1] in ".,;!?"), cut)  # a sentence's end
+    mark = words[cut - 1][-1] if words[cut - 1][-1] in ".,;!?" else ""
+    return f"{lead}{MASK}{mark}{_after_words(match, cut)}"
 
 
 def _after_escaped_break(text: str, at: int) -> bool:
