@@ -6,8 +6,9 @@ Each kind is one unit repeated to the size: a password named in prose, .env line
 block of NAME=x commands, YAML block scalars, plain and quoted scalars going on below their key,
 JSON, a transcript's escaped lines, one line of many keys, a Markdown table, a password straight after
 its name, a container's env pairs, a Russian passphrase after a dash, a placeholder and a passphrase
-stated before a clause. An old rule that costs the square of the size stops being timed for a kind once the next
-size would take over ``--give-up`` seconds (by its last figure, times the square of the growth).
+stated before a clause, a password's name before a bracket, a comma, a question mark. An old rule
+that costs the square of the size stops being timed for a kind once the next size would take over
+``--give-up`` seconds (by its last figure, times the square of the growth).
 
     python bench/mask_cost.py [--sizes 0.25,1,8] [--old DIR] [--give-up 60]
 """
@@ -43,6 +44,7 @@ KINDS = {
     "env pairs": "- name: DB_PASSWORD\n  value: hunter22x\n",
     "Russian dash": "пароль — синий кит плывёт, а логин bob\n",
     "placeholder": "password: <your password>\nthe secret is correct horse battery staple and more\n",
+    "password aside": "the password (optional); username, password, email; the db password? see below\n",
 }
 
 
