@@ -1525,6 +1525,8 @@ def _mask_assignments(text: str, pattern: str) -> str:
         if sep.strip() == "<-" and not opening:
             continue  # R's password <- "x"; Haskell's "password <- getLine" binds a result, no value
         if not opening and len(bare) > 2 and bare[0] == bare[-1] == "`":
+            if _CODE_VALUE_AT.match(bare, 1):
+                continue  # "token: `get_token()` may refresh": code named, as unquoted
             opening, bare, closing = "`", bare[1:-1], "`"  # PASSWORD = `x`: Markdown's code, its backticks kept
         if _holds_no_secret(opening, bare):
             continue
