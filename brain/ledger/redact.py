@@ -39,7 +39,12 @@ value in an argument list (``["--password", "x"]``), ``setx NAME x``, ``{"pass":
 a passphrase after "is", a dash or its name alone, up to a clause's end (``the passphrase correct horse
 battery staple``, ``… staple and the user is bob``), a secret named "secret" (``the secret is …``),
 ``use x as the password``, recovery codes, a seed phrase, Russian's ``пароль — синий кит плывёт``,
-``кодовое слово: …``. A placeholder (``N/A``, ``TBD``, ``<your password>``) is no secret, and a
+``кодовое слово: …``; a password named for what it opens then ``:`` (``password for root: x``), in brackets,
+in apposition or after a question (``the password (x)``, ``the admin password, x,``, ``password? x``), after
+its user (``creds: bob / x``), a security answer, a shell's default (``${DB_PASSWORD:-x}``: the brace
+stays), a list of one (``password: ['x']``), R's ``password <- "x"``; in Russian, two words after a
+dash (``секрет — синий кит``), a login's ``пароль`` (``логин bob, пароль синий кит``), ``пароль от wifi x``.
+A placeholder (``N/A``, ``TBD``, ``<your password>``) is no secret, and a
 table's column of secrets' names (``| Secret | Rotation |``) keeps them. The key name or prefix stays
 so a reader knows what was there; the value becomes ``***``.
 
