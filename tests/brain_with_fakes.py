@@ -6,15 +6,24 @@ interrupted in the middle. FAKE_EMBED_FAIL=<message> makes each call to embed no
 ``ModelLoadError`` with that message: an index pass that fails. FAKE_HEAL_AFTER=<path> makes
 `brain serve` leave its removed files as they are until that path exists (then it heals at its
 next check, as ever): a test asks while they are gone however slowly its `brain ask` starts.
+
+It answers Ctrl-C as a terminal's brain does even when the test run was started in the background
+by a script: a non-interactive shell starts a background job with SIGINT ignored, its children
+inherit that, and Python then leaves it ignored (the Ctrl-C tests of test_upgrade_wait and
+test_writer_wait waited out their timeouts for a brain that never saw the key).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import conftest  # noqa: F401 - registers fake:<dim>
 from conftest import FakeEmbedder
