@@ -741,25 +741,25 @@ def _ask_server(
             valid_at=valid_at,
             tries=ASK_TRIES,
         )
+    except client.Dropped as exc:  # it took the question and closed without an answer
+        why = str(exc)
     except client.NoServer as exc:
-        # a server runs and was passed over, or dropped the question mid-answer: never in silence
-        if isinstance(exc, client.Dropped) or runtime.lock_is_held(root):
-            why = str(exc)
-            if (
-                not isinstance(exc, client.Dropped) and runtime.read_record(root) is None
-            ):  # removed under it, or not written yet: nothing says where it listens
-                holder = runtime.lock_holder(root)
-                pid = f" (pid {holder})" if holder else ""
-                if runtime.server_starting(root):
-                    why = f"brain serve for {root} is starting{pid}"
-                else:
-                    why = f"brain serve for {root} holds the vault's lock{pid}, but its record (serve.json) is gone"
-            log.warning("%s; answering in this process", why)
-            return None, f"{why}; answering in this process"
-        return None, None
-    for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
-        log.warning("%s", message)
-    return results, None
+        if not runtime.lock_is_held(root):  # no server: answering here is the plain path
+            return None, None
+        why = str(exc)  # a server runs and was passed over: never in silence
+        if runtime.read_record(root) is None:  # removed under it, or not written yet: nothing says where it listens
+            holder = runtime.lock_holder(root)
+            pid = f" (pid {holder})" if holder else ""
+            if runtime.server_starting(root):
+                why = f"brain serve for {root} is starting{pid}"
+            else:
+                why = f"brain serve for {root} holds the vault's lock{pid}, but its record (serve.json) is gone"
+    else:
+        for message in dict.fromkeys(w for r in results for w in r.warnings):  # as an in-process run logs them
+            log.warning("%s", message)
+        return results, None
+    log.warning("%s; answering in this process", why)
+    return None, f"{why}; answering in this process"
 
 
 def _ask_ab(
