@@ -9,7 +9,10 @@ FAISS's write is made to fail as it does on a full disk (a RuntimeError naming t
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -188,3 +191,49 @@ def test_a_rebuild_stopped_by_a_full_disk_says_what_it_takes_of_it_and_resumes(t
 
     report = index_vault(toy_vault, embedder=FakeEmbedder(), progress=False, rebuild=True, keep_history=False)
     assert report.embedded == 0 and not staging.exists()  # resumed: nothing embedded again
+
+
+def _brain_limited(args: list[str], home: Path, limit: int | None) -> subprocess.CompletedProcess:
+    """`brain ARGS` in a process of its own whose files may grow to ``limit`` bytes at most
+    (``ulimit -f``; None: no limit). Python ignores SIGXFSZ, so a write past it fails (EFBIG)."""
+    import resource
+
+    def limited() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    env = {**os.environ, "BRAIN_HOME": str(home), "BRAIN_EMBED_MODEL": "fake:64", "BRAIN_RERANK_MODEL": "none"}
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("brain_with_fakes.py")), *args],
+        env=env,
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+@pytest.mark.parametrize("limit", [20_000, 300_000])
+def test_the_file_size_limit_under_index_is_named_and_nothing_is_lost(toy_vault, tmp_path, limit):
+    """A file size limit (`ulimit -f`) that stops the index's database: SQLite says only "disk I/O
+    error", and `brain index` said "the index database … could not be used (disk I/O error)" (or,
+    under 32 KB, "no room left … free some space on that disk", on a disk with room). The line
+    names the limit and the fix; the next run without it indexes everything."""
+    home = tmp_path / "home"
+    vault = ["--vault", str(toy_vault)]
+    for _ in range(2):  # a second run finds what the first left behind it
+        done = _brain_limited(["index", *vault], home, limit)
+        assert done.returncode == 1 and done.stdout == "", done
+        line = done.stderr.strip()
+        assert "\n" not in line and "Traceback" not in line, line
+        assert "file size limit" in line and "ulimit -f" in line, line
+        assert "free some space" not in line and "could not be used" not in line, line
+    done = _brain_limited(["index", "--json", *vault], home, None)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["notes"], data["chunks"]) == (35, 185), data
+    done = _brain_limited(["ask", "--no-update", "--json", "how should agent memory work", *vault], home, None)
+    assert done.returncode == 0 and json.loads(done.stdout)["results"], done.stderr

@@ -3206,6 +3206,39 @@ def no_room(exc: sqlite3.OperationalError) -> bool:
     return name in ("SQLITE_FULL", "SQLITE_IOERR_SHMSIZE") or "disk is full" in str(exc)
 
 
+def file_size_limit_met(directory: Path, exc: sqlite3.OperationalError) -> int | None:
+    """The file size limit (``ulimit -f``, bytes) when it is what stopped a write of the index
+    in ``directory``, else None. SQLite says "disk I/O error" for the write that met it (EFBIG),
+    or SQLITE_FULL-like "disk is full" for a -shm file it could not make its 32 KB: which read as
+    a broken or a full disk, on a disk with room. Told by the limit being set and a file of the
+    index having reached it (or the limit being too low for any index, under 1 MiB)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if not (name.startswith("SQLITE_IOERR") or no_room(exc) or "disk I/O error" in str(exc)):
+        return None
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):  # Windows: no such limit
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    if limit < 1 << 20:
+        return limit
+    with suppress(OSError):
+        if any(entry.stat().st_size >= limit - (1 << 20) for entry in os.scandir(directory) if entry.is_file()):
+            return limit
+    return None
+
+
+def file_size_limit_message(directory: Path, reason: str, limit: int) -> str:
+    size = f"{limit / (1 << 20):.1f} MB" if limit >= 1 << 20 else f"{limit:,} bytes"
+    return (
+        f"cannot write the index in {directory} ({reason}): the file size limit (`ulimit -f`) stops a file at "
+        f"{size}; raise it (`ulimit -f unlimited`) and run again; nothing was lost, the index as it was still answers"
+    )
+
+
 def is_not_writable(exc: sqlite3.OperationalError) -> bool:
     """SQLite's way of saying the file or its folder cannot be written (or created)."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+
@@ -3259,6 +3292,9 @@ def index_errors(directory: Path, vault: Path) -> Iterator[None]:
         if is_not_writable(exc):
             _refuse_read_only_file(database, exc)  # the file, not its folder: "make the folder writable" did nothing
             raise NotWritableError(not_writable_message(directory, str(exc))) from exc
+        limit = file_size_limit_met(directory, exc)
+        if limit is not None:
+            raise NoSpaceError(file_size_limit_message(directory, str(exc), limit)) from exc
         if no_room(exc):
             raise NoSpaceError(no_space_message(directory, str(exc))) from exc
         if "locked" in str(exc) or "busy" in str(exc):
