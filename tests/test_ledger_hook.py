@@ -617,3 +617,42 @@ def test_hook_start_up_leaves_rare_paths_unimported(tmp_path):
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     proc = subprocess.run([sys.executable, "-c", code], input=b"{}", env=env, capture_output=True, timeout=60)
     assert proc.stderr == b"[]"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no file size limit (RLIMIT_FSIZE) on Windows")
+@pytest.mark.parametrize("limit", [0, 4096, 30_000])
+def test_both_hooks_on_a_disk_with_no_room_exit_zero_print_nothing_and_the_ledger_goes_on(tmp_path, limit):
+    """The README: the hook "always exits 0, prints nothing". A disk with no room for `brain.db`
+    (here the file size limit, `ulimit -f`: no file may grow past ``limit`` bytes) loses the turn,
+    and nothing else: neither hook says a word to the agent, and what they left (an empty
+    `brain.db`, one without its tables, a -shm cut short) does not stop the next turn's row."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("lost " * 2000)  # a row larger than any page SQLite may still write
+    t.text("to the full disk " * 2000)
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(tmp_path / "home"))
+    prompt = {**hook_payload(None), "hook_event_name": "UserPromptSubmit", "prompt": "how should agent memory work"}
+    for hook, payload in (("stop", hook_payload(t.write())), ("prompt", prompt)):
+        proc = subprocess.run(
+            [*cmd, "hook", hook],
+            input=json.dumps(payload).encode(),
+            env=env,
+            capture_output=True,
+            check=False,
+            timeout=60,
+            preexec_fn=limited,
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b""), (hook, proc)
+    later = Transcript(tmp_path / "later.jsonl")
+    later.prompt("after the disk had room")
+    later.text("recorded")
+    proc = run_hook(json.dumps(hook_payload(later.write(), session_id="s2")).encode(), tmp_path / "home")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert [r["ask"] for r in _rows(tmp_path / "home" / "brain.db")] == ["after the disk had room"]
+    turns = subprocess.run([*cmd, "turns"], env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert turns.returncode == 0 and "after the disk had room" in turns.stdout, turns
