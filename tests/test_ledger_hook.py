@@ -656,3 +656,44 @@ def test_both_hooks_on_a_disk_with_no_room_exit_zero_print_nothing_and_the_ledge
     assert [r["ask"] for r in _rows(tmp_path / "home" / "brain.db")] == ["after the disk had room"]
     turns = subprocess.run([*cmd, "turns"], env=env, capture_output=True, text=True, check=False, timeout=60)
     assert turns.returncode == 0 and "after the disk had room" in turns.stdout, turns
+
+
+def test_a_secret_in_every_place_a_turn_carries_one_is_stored_nowhere(tmp_path):
+    """The README: secrets are masked "in every text field, JSON lists and objects (their keys
+    too…) before anything is written". Tried end to end on every column a turn fills (the
+    prompt, a command, a file's path, a tool's name and its input's keys, the final text, `cwd`
+    and so `project`, the transcript's path, the decisions) and on every byte the hooks leave in the brain
+    home: the database, its WAL and -shm if any, the log."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    aws = "AKIA" + "Q3EGRXJ5ZK7WMN2P"
+    key = "sk-ant-api03-" + "Zq8xW2vN7pL4kR9tY6uB3mC1dF5gH0jKaS"
+    secrets = (token, aws, key)
+    proj = tmp_path / f"proj-{token}"
+    proj.mkdir()
+    t = Transcript(tmp_path / f"t-{aws}.jsonl", cwd=str(proj))
+    t.prompt(f"deploy with token {token} please")
+    t.tool("Bash", f"pushed with {key}", command=f"git push https://x:{token}@github.com/o/r")
+    t.tool("Write", "ok", file_path=f"{proj}/creds-{aws}.txt", content=f"AWS_ACCESS_KEY_ID={aws}")
+    t.tool(f"mcp__vault__{key}", "ok", **{f"key_{token}": "v"})
+    t.text(f"Done. I decided to use {key} instead of {aws}. Token {token}.")
+    home = tmp_path / "home"
+    home.mkdir()
+    stop = hook_payload(t.write(), cwd=str(proj), last_assistant_message=f"final {token}")
+    done = run_hook(json.dumps(stop).encode(), home)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    prompt = {**stop, "hook_event_name": "UserPromptSubmit", "prompt": f"use {token} and {key}"}
+    cmd, env = brain_command()
+    env.update(BRAIN_HOME=str(home))
+    done = subprocess.run([*cmd, "hook", "prompt"], input=json.dumps(prompt).encode(), env=env, capture_output=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    (row,) = _rows(home / "brain.db")
+    assert "***" in row["ask"] and "***" in row["cwd"] and "***" in row["commands"] and "***" in row["tools"]
+    conn = sqlite3.connect(home / "brain.db")
+    try:
+        stored = [str(v) for table in ("turns", "recalls") for r in conn.execute(f"SELECT * FROM {table}") for v in r]
+    finally:
+        conn.close()
+    assert stored and not [v for v in stored if any(s in v for s in secrets)]
+    for path in [p for p in home.rglob("*") if p.is_file()]:
+        data = path.read_bytes()
+        assert not [s for s in secrets if s.encode() in data], path
